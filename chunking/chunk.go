@@ -1,0 +1,207 @@
+package chunking
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"strings"
+	"unicode/utf8"
+)
+
+// Sentinel errors of the chunking package. Chunkers wrap them so callers
+// can classify failures with errors.Is.
+var (
+	// ErrMetadataValue reports a metadata value of an unsupported type.
+	ErrMetadataValue = errors.New("chunking: unsupported metadata value")
+	// ErrInvalidOptions reports chunker options out of range or of the
+	// wrong type.
+	ErrInvalidOptions = errors.New("chunking: invalid options")
+	// ErrUnknownOption reports an option name a chunker does not know.
+	ErrUnknownOption = errors.New("chunking: unknown option")
+	// ErrNotUTF8 reports a text document that is not valid UTF-8.
+	ErrNotUTF8 = errors.New("chunking: text is not valid UTF-8")
+	// ErrUnsupportedFormat reports a document format a chunker cannot read.
+	ErrUnsupportedFormat = errors.New("chunking: unsupported format")
+	// ErrHashMismatch reports a stored hash that does not match the chunk.
+	ErrHashMismatch = errors.New("chunking: hash mismatch")
+	// ErrEmptyCollection reports sampling from a collection with no chunks.
+	ErrEmptyCollection = errors.New("chunking: empty collection")
+)
+
+// Chunk is an immutable piece of a document: its text, ordered metadata and
+// the SHA-256 hash of both (see Hash). The zero Chunk is an empty chunk with
+// no metadata and no hash; build chunks with New.
+type Chunk struct {
+	content  string
+	metadata Metadata
+	hash     string
+}
+
+// New returns a chunk of content with a deep copy of metadata, its hash
+// computed as the reference computes it.
+func New(content string, metadata Metadata) Chunk {
+	md := metadata.Clone()
+	return Chunk{content: content, metadata: md, hash: Hash(content, md)}
+}
+
+// NewWithHash returns a chunk that keeps the given hash, as when loaded from
+// a file; VerifyHash tells whether it matches. An empty hash is computed.
+func NewWithHash(content string, metadata Metadata, hash string) Chunk {
+	if hash == "" {
+		return New(content, metadata)
+	}
+	return Chunk{content: content, metadata: metadata.Clone(), hash: hash}
+}
+
+// Hash returns the reference-compatible chunk hash: the lowercase hex
+// SHA-256 of M + "\n" + content, where M is metadata rendered as Python's
+// json.dumps(metadata, indent=2, sort_keys=True).
+func Hash(content string, metadata Metadata) string {
+	b := make([]byte, 0, 64+len(content)+32*len(metadata))
+	b = appendPyJSON(b, metadata, 0)
+	b = append(b, '\n')
+	b = append(b, content...)
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// RenderMetadata returns metadata as the hash sees it: Python's
+// json.dumps(metadata, indent=2, sort_keys=True).
+func RenderMetadata(metadata Metadata) string {
+	return string(appendPyJSON(nil, metadata, 0))
+}
+
+// Content returns the chunk's text.
+func (c Chunk) Content() string { return c.content }
+
+// Metadata returns a copy of the chunk's metadata.
+func (c Chunk) Metadata() Metadata { return c.metadata.Clone() }
+
+// Get returns the metadata value of key, or def when the key is absent.
+func (c Chunk) Get(key string, def any) any {
+	if v, ok := c.metadata.Get(key); ok {
+		return v
+	}
+	return def
+}
+
+// Hash returns the chunk's hash.
+func (c Chunk) Hash() string { return c.hash }
+
+// Len returns the length of the content in characters (code points).
+func (c Chunk) Len() int { return utf8.RuneCountInString(c.content) }
+
+// VerifyHash reports whether the chunk's hash matches its content and
+// metadata.
+func (c Chunk) VerifyHash() bool { return c.hash == Hash(c.content, c.metadata) }
+
+// Truncate says which end of a long content String keeps.
+type Truncate int
+
+const (
+	// Trailing keeps the start of the content and ends it with "...".
+	Trailing Truncate = iota
+	// Leading keeps the end of the content and starts it with "...".
+	Leading
+)
+
+// NoLimit as maxChars shows the whole content in String.
+const NoLimit = -1
+
+// String returns the chunk as the reference's chunk_str shows it: the
+// rendered metadata, a newline, then the content, cut to maxChars
+// characters with "..." when longer (maxChars below 4 counts as 4;
+// NoLimit shows everything).
+func (c Chunk) String(maxChars int, truncate Truncate) string {
+	md := RenderMetadata(c.metadata)
+	return md + "\n" + truncateText(c.content, maxChars, truncate)
+}
+
+func truncateText(s string, maxChars int, truncate Truncate) string {
+	if maxChars < 0 {
+		return s
+	}
+	maxChars = max(maxChars, 4)
+	n := utf8.RuneCountInString(s)
+	if n <= maxChars {
+		return s
+	}
+	keep := maxChars - 3
+	if truncate == Leading {
+		skip := n - keep
+		i := 0
+		for skip > 0 {
+			_, size := utf8.DecodeRuneInString(s[i:])
+			i += size
+			skip--
+		}
+		return "..." + s[i:]
+	}
+	var sb strings.Builder
+	for _, r := range s {
+		if keep == 0 {
+			break
+		}
+		sb.WriteRune(r)
+		keep--
+	}
+	return sb.String() + "..."
+}
+
+// Warning is a problem a chunker met and worked around: it never stops the
+// document, and it is returned as a value, never printed.
+type Warning struct {
+	File      string `json:"file,omitempty"`
+	Line      int    `json:"line,omitempty"`
+	MessageID string `json:"message_id,omitempty"`
+	Text      string `json:"text"`
+}
+
+// String formats the warning as "file:line: text" with the parts known.
+func (w Warning) String() string {
+	var sb strings.Builder
+	if w.File != "" {
+		sb.WriteString(w.File)
+		if w.Line > 0 {
+			sb.WriteString(":")
+			sb.WriteString(itoa(w.Line))
+		}
+		sb.WriteString(": ")
+	}
+	if w.MessageID != "" {
+		sb.WriteString("<" + w.MessageID + ">: ")
+	}
+	sb.WriteString(w.Text)
+	return sb.String()
+}
+
+func itoa(n int) string {
+	return string(appendPyJSON(nil, n, 0))
+}
+
+// Document is one input to a chunker.
+type Document struct {
+	// Path is the document's name as recorded in chunk metadata "file"
+	// (cleaned, "/" separators); empty when unknown.
+	Path string
+	// Format is the document format ("markdown", "mdx", "text", "mbox",
+	// "eml", "email-json"); empty means inferred from Path's extension.
+	Format string
+	// Content is the document's bytes. Chunkers never modify or retain it.
+	Content []byte
+	// Metadata is added to every chunk after the chunker's own keys; its
+	// values win on a clash.
+	Metadata Metadata
+}
+
+// Chunker turns one document into chunks. Implementations are pure and
+// safe for concurrent use.
+type Chunker interface {
+	Chunk(doc Document) ([]Chunk, []Warning, error)
+}
+
+// ChunkerFunc adapts a function to the Chunker interface.
+type ChunkerFunc func(doc Document) ([]Chunk, []Warning, error)
+
+// Chunk calls f(doc).
+func (f ChunkerFunc) Chunk(doc Document) ([]Chunk, []Warning, error) { return f(doc) }

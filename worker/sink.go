@@ -1,0 +1,70 @@
+package worker
+
+import (
+	"context"
+
+	"github.com/chunkstream/chunkstream/chunking"
+)
+
+// Op values of a document version.
+const (
+	OpUpsert = "upsert"
+	OpDelete = "delete"
+)
+
+// Doc is the document version a sink writes: everything the sink needs to
+// know about the ingest request besides its chunks.
+type Doc struct {
+	// ID is the stable document id (the request's "id").
+	ID string
+	// Version is the sha256 hex of the content ("doc_version"); empty for
+	// a delete.
+	Version string
+	// Seq is the INGEST stream sequence of the request ("ingest_seq"); it
+	// orders versions of one document.
+	Seq uint64
+	// Op is OpUpsert or OpDelete. A delete always comes with zero chunks.
+	Op string
+	// Subject is the ingest subject the request arrived on.
+	Subject string
+	// Collection overrides the sink's default destination (Qdrant
+	// collection) when non-empty.
+	Collection string
+}
+
+// Chunk is one chunk of a document as a sink stores it.
+type Chunk struct {
+	// ID is the UUIDv5 of "<doc id>#<position>" (messages.ChunkID).
+	ID string
+	// Position is the 0-based place in the document's chunker output.
+	Position int
+	// Chunk holds the content, metadata and hash.
+	Chunk chunking.Chunk
+}
+
+// Sink stores the chunks of one document version. Write is called once per
+// processed request, also with zero chunks and for deletes, so the sink can
+// remove the document's older chunks. It returns only when the write is
+// durable; an error classified by Permanent is dead-lettered, any other is
+// retried. Write must be idempotent: the same (doc, chunks) written twice
+// leaves the same state.
+type Sink interface {
+	Write(ctx context.Context, doc Doc, chunks []Chunk) error
+}
+
+// SinkFunc adapts a function to the Sink interface.
+type SinkFunc func(ctx context.Context, doc Doc, chunks []Chunk) error
+
+// Write calls f(ctx, doc, chunks).
+func (f SinkFunc) Write(ctx context.Context, doc Doc, chunks []Chunk) error {
+	return f(ctx, doc, chunks)
+}
+
+// Records reads the document records (KV bucket CHUNKSTREAM_DOCS). Sinks
+// that must re-check whether a version was overtaken (step 4 of the
+// processing procedure) use it.
+type Records interface {
+	// NewestSeq returns the highest ingest_seq recorded for the document,
+	// 0 when there is no record.
+	NewestSeq(ctx context.Context, docID string) (uint64, error)
+}
