@@ -30,10 +30,18 @@ type OptionSpec struct {
 	Default any
 	// Usage is a one-line description for -h.
 	Usage string
+	// FlagName overrides the CLI flag name (default: Name in kebab case).
+	FlagName string
 }
 
-// Flag returns the option's CLI flag name: Name in kebab case.
-func (s OptionSpec) Flag() string { return strings.ReplaceAll(s.Name, "_", "-") }
+// Flag returns the option's CLI flag name: FlagName, else Name in kebab
+// case.
+func (s OptionSpec) Flag() string {
+	if s.FlagName != "" {
+		return s.FlagName
+	}
+	return strings.ReplaceAll(s.Name, "_", "-")
+}
 
 // Options are decoded chunker options: name → value, holding only the
 // options that were present. Values are int, bool, []int or string.
