@@ -1,0 +1,65 @@
+// Package mdblocks is chunkstream's one Markdown block scanner. It parses
+// a document with goldmark's CommonMark block parsers only (no inline
+// parsers, which would double the cost) plus a small display-math block
+// parser, and reports the document's top-level blocks as byte offsets into
+// the source, so that chunkers slice the source instead of re-rendering it.
+//
+// # API
+//
+//	blocks := mdblocks.Scan(src) // []Block, in source order
+//	for _, b := range blocks {
+//		text := src[b.Start:b.End] // whole lines, no trailing blank lines
+//		switch b.Kind {
+//		case mdblocks.Heading: // b.Level, b.Title
+//		case mdblocks.FencedCode: // b.FenceChar, b.FenceLen, b.Closed, b.BodyStart/BodyEnd
+//		case mdblocks.Table: // src[b.Start:b.BodyStart] = header + delimiter rows
+//		case mdblocks.Math: // src[b.BodyStart:b.BodyEnd] = inner lines
+//		}
+//	}
+//
+// ParseOnly runs goldmark's plain block parse, the benchmark baseline.
+//
+// # Decisions
+//
+//   - Only top-level blocks are reported. A heading inside a list item,
+//     block quote, HTML block or code block is part of that block and is
+//     never a section header.
+//   - Spans are line-aligned: Start is a line start; End is just past the
+//     last line's line break (LF; CRLF input keeps its CR inside the line)
+//     or the end of the source. Trailing blank lines (spaces, tabs, CR only)
+//     are left out; blocks never overlap and only blank lines lie between
+//     them. A block's span runs from its first line to the next top-level
+//     block, so lazy continuation lines and closing fences belong to it.
+//   - Front matter is recognised before goldmark sees the text: the first
+//     line is exactly "---" (YAML) or "+++" (TOML), trailing spaces allowed,
+//     and a later line is the same delimiter. Without a closing line there
+//     is no front matter (the "---" is then a thematic break). A leading
+//     byte-order mark is not skipped.
+//   - Heading titles are computed from the source: ATX titles are trimmed
+//     and lose a closing sequence of #s preceded by a space or tab (or
+//     making up the whole text); setext titles are their lines trimmed and
+//     joined by single spaces. Inline markup is kept as written.
+//   - Tables (GFM) are found in paragraphs: a row followed by a delimiter
+//     row (cells of -, optional colons, at least one pipe) with the same
+//     number of cells; every following line of the paragraph is a body
+//     row. Paragraph lines before the header row become their own
+//     paragraph block. Header cells are counted both with every unescaped
+//     pipe and with pipes inside code spans protected; either count
+//     matching the delimiter row makes a table. A delimiter row that
+//     goldmark reads as something else (a list item "- | -") is not seen.
+//   - Display math is a goldmark block parser (so blank lines inside do
+//     not split it): a line starting (after at most three spaces) with
+//     "$$", `\[` or `\begin{X}` opens a block only when its closing exists
+//     — a later line ending with "$$" / `\]`, or the matching `\end{X}`
+//     with same-name nesting counted — so an unclosed opener stays text.
+//     "$$x$$" alone on a line is a one-line block; "$$x$$ more" is text.
+//     Math interrupts paragraphs. The closing lines are found by one
+//     lazily built index per document, so the parse stays linear.
+//   - Link reference definitions stay paragraphs (no paragraph
+//     transformers run).
+//   - Fenced code: Closed is false for a fence running to the end of the
+//     document (or of its container); its body then runs to End.
+//
+// Scan never fails and never panics on any input, including invalid
+// UTF-8 and NUL bytes; checking the encoding is the chunkers' job.
+package mdblocks

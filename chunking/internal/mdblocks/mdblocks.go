@@ -1,0 +1,361 @@
+package mdblocks
+
+import (
+	"bytes"
+	"sync"
+
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/parser"
+	"github.com/yuin/goldmark/text"
+	"github.com/yuin/goldmark/util"
+)
+
+// Kind is the kind of a top-level block.
+type Kind uint8
+
+// Block kinds.
+const (
+	Paragraph     Kind = iota + 1 // a paragraph (also link reference definitions)
+	Heading                       // an ATX or setext heading; Level and Title set
+	FencedCode                    // a fenced code block; Fence fields set
+	IndentedCode                  // an indented code block
+	Table                         // a GFM table; Body* fields set
+	Math                          // display math: $$…$$, \[…\], \begin{X}…\end{X}
+	HTML                          // a CommonMark HTML block
+	List                          // a list, with everything nested in it
+	Quote                         // a block quote, with everything nested in it
+	ThematicBreak                 // a thematic break (---, ***, ___)
+	FrontMatter                   // leading YAML (---) or TOML (+++) front matter
+)
+
+var kindNames = [...]string{
+	Paragraph: "paragraph", Heading: "heading", FencedCode: "fenced_code",
+	IndentedCode: "indented_code", Table: "table", Math: "math", HTML: "html",
+	List: "list", Quote: "quote", ThematicBreak: "thematic_break", FrontMatter: "front_matter",
+}
+
+// String returns the kind's snake_case name.
+func (k Kind) String() string {
+	if int(k) < len(kindNames) && kindNames[k] != "" {
+		return kindNames[k]
+	}
+	return "unknown"
+}
+
+// Atomic reports whether blocks of kind k must not be cut between lines
+// without re-wrapping: fenced code, tables and display math.
+func (k Kind) Atomic() bool { return k == FencedCode || k == Table || k == Math }
+
+// Block is one top-level block of a Markdown document, as byte offsets into
+// the source given to Scan.
+//
+// src[Start:End] is the block's text as whole lines: Start is the start of
+// its first line and End is just past the line break of its last line (or
+// len(src) when the last line has none). Trailing blank lines are never part
+// of a block. Blocks are in source order and do not overlap; the bytes
+// between them are blank lines only.
+type Block struct {
+	Kind       Kind
+	Start, End int
+
+	// Level is the heading level 1–6 (Heading only).
+	Level int
+	// Title is the heading text as written: inline markup kept, trimmed,
+	// closing #s removed; setext titles spanning lines are joined by single
+	// spaces (Heading only).
+	Title string
+	// Setext reports a setext heading (Heading only).
+	Setext bool
+
+	// BodyStart and BodyEnd split the block into an opening part
+	// src[Start:BodyStart], a body src[BodyStart:BodyEnd] and a closing
+	// part src[BodyEnd:End], all whole lines:
+	//   - FencedCode: the opening fence line, the code lines, the closing
+	//     fence line (empty when the fence is unclosed);
+	//   - Math: the opening line, the inner lines, the closing line; a
+	//     one-line block is all body (BodyStart = Start, BodyEnd = End);
+	//   - Table: the header and delimiter rows, the body rows, nothing.
+	// For other kinds BodyStart = Start and BodyEnd = End.
+	BodyStart, BodyEnd int
+
+	// FenceChar and FenceLen are the opening fence's character ('`' or
+	// '~') and length (FencedCode only).
+	FenceChar byte
+	FenceLen  int
+	// Closed reports that a fenced code block has a closing fence.
+	Closed bool
+}
+
+var blockParser = sync.OnceValue(func() parser.Parser {
+	bps := append(parser.DefaultBlockParsers(), util.Prioritized(mathParser{}, 650))
+	return parser.NewParser(parser.WithBlockParsers(bps...))
+})
+
+var baselineParser = sync.OnceValue(func() parser.Parser {
+	return parser.NewParser(parser.WithBlockParsers(parser.DefaultBlockParsers()...))
+})
+
+// ParseOnly parses src with goldmark's CommonMark block parsers alone (no
+// inline parsers, no math, no tables) and discards the result. It is the
+// baseline the chunkers' benchmarks compare against.
+func ParseOnly(src []byte) int {
+	doc := baselineParser().Parse(text.NewReader(src))
+	return doc.ChildCount()
+}
+
+// Scan returns the top-level blocks of the Markdown document src, in order.
+// It never fails: any byte sequence is some Markdown. It runs in time
+// linear in len(src) and is safe for concurrent use. src is not retained.
+func Scan(src []byte) []Block {
+	blocks := make([]Block, 0, 16)
+	off := 0
+	if end := frontMatterEnd(src); end > 0 {
+		blocks = append(blocks, Block{Kind: FrontMatter, Start: 0, End: end, BodyStart: 0, BodyEnd: end})
+		off = end
+	}
+	body := src[off:]
+	doc := blockParser().Parse(text.NewReader(body))
+	// Starts of the top-level blocks, then spans from each start to the
+	// next, without trailing blank lines.
+	type top struct {
+		node  ast.Node
+		start int
+	}
+	tops := make([]top, 0, doc.ChildCount())
+	prev := 0
+	for n := doc.FirstChild(); n != nil; n = n.NextSibling() {
+		p := n.Pos()
+		if p < 0 {
+			if n.Lines().Len() > 0 {
+				p = n.Lines().At(0).Start
+			} else {
+				p = prev
+			}
+		}
+		p = max(lineStart(body, p), prev)
+		tops = append(tops, top{n, p})
+		prev = p
+	}
+	for i, t := range tops {
+		end := len(body)
+		if i+1 < len(tops) {
+			end = tops[i+1].start
+		}
+		end = trimBlankLines(body, t.start, end)
+		if end <= t.start {
+			continue
+		}
+		b := Block{Start: t.start, End: end, BodyStart: t.start, BodyEnd: end}
+		switch t.node.Kind() {
+		case ast.KindHeading:
+			h := t.node.(*ast.Heading)
+			b.Kind, b.Level = Heading, h.Level
+			b.Title, b.Setext = headingTitle(body[t.start:end])
+		case ast.KindFencedCodeBlock:
+			b.Kind = FencedCode
+			fenceInfo(body, &b)
+		case ast.KindCodeBlock:
+			b.Kind = IndentedCode
+		case ast.KindHTMLBlock:
+			b.Kind = HTML
+		case ast.KindList:
+			b.Kind = List
+		case ast.KindBlockquote:
+			b.Kind = Quote
+		case ast.KindThematicBreak:
+			b.Kind = ThematicBreak
+		case KindMathBlock:
+			b.Kind = Math
+			if first := lineEnd(body, t.start); first < end {
+				b.BodyStart, b.BodyEnd = first, lineStart(body, end-1)
+			}
+		default:
+			b.Kind = Paragraph
+			if split := splitTable(body, &b); split != nil {
+				if off != 0 {
+					split.shift(off)
+				}
+				blocks = append(blocks, *split)
+			}
+		}
+		if off != 0 {
+			b.shift(off)
+		}
+		blocks = append(blocks, b)
+	}
+	return blocks
+}
+
+func (b *Block) shift(d int) {
+	b.Start += d
+	b.End += d
+	b.BodyStart += d
+	b.BodyEnd += d
+}
+
+// frontMatterEnd returns the end of leading front matter (after its closing
+// line's break), or 0 when src does not start with front matter.
+func frontMatterEnd(src []byte) int {
+	var delim []byte
+	switch {
+	case bytes.HasPrefix(src, []byte("---")):
+		delim = []byte("---")
+	case bytes.HasPrefix(src, []byte("+++")):
+		delim = []byte("+++")
+	default:
+		return 0
+	}
+	first := lineEnd(src, 0)
+	if !isDelimLine(src[:first], delim) || first == len(src) {
+		return 0
+	}
+	for i := first; i < len(src); {
+		e := lineEnd(src, i)
+		if isDelimLine(src[i:e], delim) {
+			return e
+		}
+		i = e
+	}
+	return 0
+}
+
+// isDelimLine reports whether line is delim followed by optional spaces and
+// a line break.
+func isDelimLine(line, delim []byte) bool {
+	if !bytes.HasPrefix(line, delim) {
+		return false
+	}
+	for _, c := range line[len(delim):] {
+		if c != ' ' && c != '\t' && c != '\r' && c != '\n' {
+			return false
+		}
+	}
+	return true
+}
+
+// lineStart returns the offset of the start of the line holding src[p].
+func lineStart(src []byte, p int) int {
+	p = min(p, len(src))
+	if i := bytes.LastIndexByte(src[:p], '\n'); i >= 0 {
+		return i + 1
+	}
+	return 0
+}
+
+// lineEnd returns the offset just past the line break of the line holding
+// src[p], or len(src).
+func lineEnd(src []byte, p int) int {
+	if i := bytes.IndexByte(src[p:], '\n'); i >= 0 {
+		return p + i + 1
+	}
+	return len(src)
+}
+
+// isBlank reports whether a line holds only spaces, tabs and line breaks.
+func isBlank(line []byte) bool {
+	for _, c := range line {
+		if c != ' ' && c != '\t' && c != '\r' && c != '\n' {
+			return false
+		}
+	}
+	return true
+}
+
+// trimBlankLines returns end moved back over the blank lines at the end of
+// src[start:end], which starts at a line start.
+func trimBlankLines(src []byte, start, end int) int {
+	for end > start {
+		ls := lineStart(src, end-1)
+		if ls < start {
+			ls = start
+		}
+		if !isBlank(src[ls:end]) {
+			return end
+		}
+		end = ls
+	}
+	return start
+}
+
+// headingTitle returns the title of a top-level heading block's text.
+func headingTitle(blk []byte) (string, bool) {
+	first := lineEnd(blk, 0)
+	line := bytes.Trim(blk[:first], " \t\r\n")
+	if len(line) > 0 && line[0] == '#' && first == len(blk) || len(line) > 0 && line[0] == '#' && isATX(line) {
+		i := 0
+		for i < len(line) && line[i] == '#' {
+			i++
+		}
+		t := bytes.Trim(line[i:], " \t")
+		// Remove a closing sequence: trailing #s preceded by a space or
+		// tab, or making up the whole remaining text.
+		j := len(t)
+		for j > 0 && t[j-1] == '#' {
+			j--
+		}
+		if j == 0 {
+			t = t[:0]
+		} else if j < len(t) && (t[j-1] == ' ' || t[j-1] == '\t') {
+			t = bytes.TrimRight(t[:j], " \t")
+		}
+		return string(t), false
+	}
+	// Setext: every line but the underline, trimmed, joined by spaces.
+	var sb []byte
+	for i := 0; i < len(blk); {
+		e := lineEnd(blk, i)
+		if e == len(blk) {
+			break // the underline
+		}
+		if l := bytes.Trim(blk[i:e], " \t\r\n"); len(l) > 0 {
+			if len(sb) > 0 {
+				sb = append(sb, ' ')
+			}
+			sb = append(sb, l...)
+		}
+		i = e
+	}
+	return string(sb), true
+}
+
+// isATX reports whether a trimmed line opens an ATX heading.
+func isATX(line []byte) bool {
+	i := 0
+	for i < len(line) && line[i] == '#' {
+		i++
+	}
+	return i >= 1 && i <= 6 && (i == len(line) || line[i] == ' ' || line[i] == '\t')
+}
+
+// fenceInfo fills the fence fields of a top-level fenced code block.
+func fenceInfo(src []byte, b *Block) {
+	first := lineEnd(src, b.Start)
+	line := src[b.Start:first]
+	i := 0
+	for i < len(line) && line[i] == ' ' {
+		i++
+	}
+	if i < len(line) {
+		b.FenceChar = line[i]
+	}
+	n := 0
+	for i+n < len(line) && line[i+n] == b.FenceChar {
+		n++
+	}
+	b.FenceLen = n
+	b.BodyStart, b.BodyEnd = first, b.End
+	if first >= b.End {
+		return
+	}
+	last := lineStart(src, b.End-1)
+	l := bytes.TrimLeft(src[last:b.End], " ")
+	if b.End-last-len(l) < 4 {
+		k := 0
+		for k < len(l) && l[k] == b.FenceChar {
+			k++
+		}
+		if k >= b.FenceLen && isBlank(l[k:]) {
+			b.BodyEnd, b.Closed = last, true
+		}
+	}
+}
