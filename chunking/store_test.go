@@ -1,0 +1,222 @@
+package chunking
+
+import (
+	"bytes"
+	"errors"
+
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// referenceChunks are the chunks testdata/reference.yaml holds, written
+// by hand as the reference writes them.
+func referenceChunks() []Chunk {
+	return []Chunk{
+		New("# Intro\nFirst line", Metadata{{"h1", "Intro"}, {"index", 0}, {"file", "docs/a.md"}}),
+		New("single line: with colon", Metadata{{"index", 1}, {"file", "docs/a.md"}}),
+		New("    indented code\nafter", Metadata{{"h1", "Intro"}, {"h2", "Code"}, {"index", 2}, {"file", "docs/a.md"}}),
+		New("ends with one newline\n", Metadata{{"index", 0}, {"file", "docs/b.md"}, {"version", "1.0"},
+			{"count", "42"}, {"enabled", "true"}, {"answer", "yes"}, {"date", "2024-05-01"}, {"nothing", "null"},
+			{"ratio", 0.5}, {"big", 1e16}, {"flag", false}, {"empty", nil}, {"tags", []any{"alpha", "beta"}}}),
+		New("keeps trailing newlines\n\n\n", Metadata{{"index", 1}, {"file", "docs/b.md"}, {"title", "Café – naïve 😀"}}),
+		New("Grüße aus Köln", Metadata{{"index", 0}, {"file", "guide/ref.md"}, {"nested", Metadata{{"z", 1}, {"a", "two"}}}}),
+	}
+}
+
+func TestLoadReferenceYAML(t *testing.T) {
+	c, err := Load(filepath.Join("testdata", "reference.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := referenceChunks()
+	if c.Len() != len(want) {
+		t.Fatalf("Load(reference.yaml).Len() = %d, want %d", c.Len(), len(want))
+	}
+	for i, w := range want {
+		got := c.At(i)
+		if got.Content() != w.Content() {
+			t.Errorf("chunk %d content = %q, want %q", i, got.Content(), w.Content())
+		}
+		if !reflect.DeepEqual(got.Metadata(), w.Metadata()) {
+			t.Errorf("chunk %d metadata = %#v, want %#v", i, got.Metadata(), w.Metadata())
+		}
+		if got.Hash() != w.Hash() {
+			t.Errorf("chunk %d hash = %s, want %s", i, got.Hash(), w.Hash())
+		}
+	}
+}
+
+// trickyChunks exercise the writers' quoting and block styles.
+func trickyChunks() []Chunk {
+	return []Chunk{
+		New("", nil),
+		New("\n", Metadata{}),
+		New("  leading spaces\nnext", Metadata{{"k", "  v"}}),
+		New("trailing \nspaces \n", Metadata{{"k", "a \nb"}}),
+		New("tab\tand\r\nCRLF", Metadata{{"t", "\t"}}),
+		New("- looks like a list", Metadata{{"q", "# comment?"}, {"c", "a: b"}}),
+		New("123", Metadata{{"n", "123"}, {"f", "1.5"}, {"e", "1e3"}, {"h", "0x1F"}, {"o", "0o17"}, {"b", "0b11"}, {"u", "1_000"}}),
+		New("true", Metadata{{"yes", "yes"}, {"no", "no"}, {"on", "on"}, {"null", "null"}, {"tilde", "~"}, {"empty", ""}, {"inf", ".inf"}, {"nan", ".nan"}}),
+		New("2024-01-02", Metadata{{"d", "2024-01-02T10:00:00Z"}, {"m", "<<"}}),
+		New("unicode é 😀 \u2028 \u00a0", Metadata{{"ключ", "значение"}, {"\"q\"", "'s'"}}),
+		New("numbers", Metadata{{"i", 0}, {"neg", -7}, {"big", uint64(1 << 63)}, {"f", 1.0}, {"g", 0.1}, {"h", 1e-05}, {"x", -0.0}, {"bool", true}, {"nil", nil}}),
+		New("nested", Metadata{{"l", []any{1, "two", []any{}, Metadata{}, Metadata{{"a", []any{nil}}}}}, {"s", []string{"a", "b"}}}),
+		New("dup keys", Metadata{{"k", 1}, {"k", 2}}),
+		New("multi-line key", Metadata{{"a\nb", "v"}}),
+	}
+}
+
+func equalChunks(t *testing.T, what string, got, want []Chunk) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d chunks, want %d", what, len(got), len(want))
+	}
+	for i := range want {
+		if got[i].Content() != want[i].Content() || got[i].Hash() != want[i].Hash() ||
+			RenderMetadata(got[i].Metadata()) != RenderMetadata(want[i].Metadata()) ||
+			!reflect.DeepEqual(got[i].Metadata().Keys(), want[i].Metadata().Keys()) {
+			t.Errorf("%s: chunk %d = %q %v (%s), want %q %v (%s)", what, i,
+				got[i].Content(), got[i].Metadata(), got[i].Hash(), want[i].Content(), want[i].Metadata(), want[i].Hash())
+		}
+	}
+}
+
+func TestRoundTrip(t *testing.T) {
+	chunks := append(trickyChunks(), referenceChunks()...)
+	for _, f := range []Format{JSONL, YAML} {
+		var buf bytes.Buffer
+		if err := Encode(&buf, f, chunks); err != nil {
+			t.Fatalf("Encode(%v) = %v", f, err)
+		}
+		c, err := Decode(bytes.NewReader(buf.Bytes()), f, "x."+f.String())
+		if err != nil {
+			t.Fatalf("Decode(%v) = %v\n%s", f, err, buf.String())
+		}
+		equalChunks(t, f.String(), c.Chunks(), chunks)
+		var again bytes.Buffer
+		if err := Encode(&again, f, c.Chunks()); err != nil {
+			t.Fatal(err)
+		}
+		if again.String() != buf.String() {
+			t.Errorf("%v: second save differs:\n%s\nfirst:\n%s", f, again.String(), buf.String())
+		}
+	}
+}
+
+func TestSaveLoadFiles(t *testing.T) {
+	dir := t.TempDir()
+	c := NewCollection(referenceChunks())
+	for _, name := range []string{"a.jsonl", "a.yaml", "a.YML"} {
+		p := filepath.Join(dir, name)
+		if err := Save(p, c); err != nil {
+			t.Fatalf("Save(%s) = %v", name, err)
+		}
+		got, err := Load(p)
+		if err != nil {
+			t.Fatalf("Load(%s) = %v", name, err)
+		}
+		equalChunks(t, name, got.Chunks(), c.Chunks())
+	}
+	if err := Save(filepath.Join(dir, "a.txt"), c); !errors.Is(err, ErrUnsupportedFormat) {
+		t.Errorf("Save(a.txt) = %v, want ErrUnsupportedFormat", err)
+	}
+}
+
+func TestEmptyCollections(t *testing.T) {
+	for _, f := range []Format{JSONL, YAML} {
+		var buf bytes.Buffer
+		if err := Encode(&buf, f, nil); err != nil {
+			t.Fatal(err)
+		}
+		c, err := Decode(&buf, f, "empty")
+		if err != nil || c.Len() != 0 {
+			t.Errorf("Decode(empty %v) = %v, %v, want 0 chunks", f, c, err)
+		}
+	}
+	for _, in := range []string{"", "[]", "null", "---\n", "# only a comment\n"} {
+		c, err := DecodeYAML(strings.NewReader(in), "e.yaml")
+		if err != nil || c.Len() != 0 {
+			t.Errorf("DecodeYAML(%q) = %v, %v, want 0 chunks", in, c, err)
+		}
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	good, err := AppendJSONL(nil, New("x", Metadata{{"index", 0}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := bytes.Replace(good, []byte(`"x"`), []byte(`"y"`), 1)
+	tests := []struct {
+		name, data string
+		want       error
+		wantText   string
+	}{
+		{"h.jsonl", string(good) + "\n" + string(bad), ErrHashMismatch, "h.jsonl:3:"},
+		{"s.jsonl", string(good) + "{not json}\n", ErrSyntax, "s.jsonl:2:"},
+		{"u.jsonl", `{"content":"x","extra":1}`, ErrSyntax, "u.jsonl:1:"},
+		{"c.jsonl", `{"metadata":{}}`, ErrSyntax, "no \"content\""},
+		{"m.jsonl", `{"content":"x","metadata":[1]}`, ErrSyntax, "not an object"},
+		{"t.jsonl", `{"content":"x"} {}`, ErrSyntax, "t.jsonl:1:"},
+		{"r.jsonl", `{"content":"x","metadata":{"n":1e999}}`, ErrSyntax, "out of range"},
+		{"m.yaml", "- content: x\n  metadata: [1]\n", ErrSyntax, "m.yaml:2:"},
+		{"k.yaml", "- content: x\n  other: 1\n", ErrSyntax, "k.yaml:2:"},
+		{"n.yaml", "- metadata: {}\n", ErrSyntax, "no content"},
+		{"s.yaml", "content: x\n", ErrSyntax, "want a sequence"},
+		{"b.yaml", "- content: [\n", ErrSyntax, "b.yaml"},
+		{"d.yaml", "- content: a\n---\n- content: b\n", ErrSyntax, "more than one"},
+		{"t.yaml", "- content: x\n  metadata: {a: !!binary aGk=}\n", ErrSyntax, "unsupported tag"},
+	}
+	for _, tt := range tests {
+		f, _ := FormatOf(tt.name)
+		_, err := Decode(strings.NewReader(tt.data), f, tt.name)
+		if !errors.Is(err, tt.want) || !strings.Contains(err.Error(), tt.wantText) {
+			t.Errorf("Decode(%s) = %v, want %v containing %q", tt.name, err, tt.want, tt.wantText)
+		}
+	}
+	if _, err := Load(filepath.Join(t.TempDir(), "missing.yaml")); err == nil || !strings.Contains(err.Error(), "missing.yaml") {
+		t.Errorf("Load(missing.yaml) = %v, want an error naming the file", err)
+	}
+}
+
+func TestJSONLStoredHashKept(t *testing.T) {
+	in := `{"content":"hello","metadata":{"k":"v"},"hash":"9ee6ad59b9c7f37919c6952879cb0e3de75283d85d71afd158e1f5f16dc5f338"}` + "\n" +
+		`{"content":"x"}`
+	c, err := DecodeJSONL(strings.NewReader(in), "h.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.At(1).Hash() != "e027c3104c23a3e017e8a54d50a522aa45bc6759e2285e3631fd7f08895c4104" {
+		t.Errorf("hash of a line without one = %s", c.At(1).Hash())
+	}
+	if got := c.At(0).Metadata(); !reflect.DeepEqual(got, Metadata{{"k", "v"}}) {
+		t.Errorf("metadata = %v", got)
+	}
+}
+
+func TestJSONLTypes(t *testing.T) {
+	in := `{"content":"x","metadata":{"i":3,"f":3.0,"e":1e2,"b":true,"n":null,"l":[1,"a"],"o":{"z":1,"a":2},"u":18446744073709551615}}`
+	c, err := DecodeJSONL(strings.NewReader(in), "t.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Metadata{{"i", 3}, {"f", 3.0}, {"e", 100.0}, {"b", true}, {"n", nil}, {"l", []any{1, "a"}},
+		{"o", Metadata{{"z", 1}, {"a", 2}}}, {"u", uint64(18446744073709551615)}}
+	if got := c.At(0).Metadata(); !reflect.DeepEqual(got, want) {
+		t.Errorf("metadata = %#v, want %#v", got, want)
+	}
+}
+
+func TestWriterRejectsBadText(t *testing.T) {
+	for _, f := range []Format{JSONL, YAML} {
+		w, _ := NewChunkWriter(&bytes.Buffer{}, f)
+		if err := w.Write(New("bad \xff", nil)); !errors.Is(err, ErrNotUTF8) {
+			t.Errorf("%v Write(invalid UTF-8) = %v, want ErrNotUTF8", f, err)
+		}
+		if err := w.Write(New("x", Metadata{{"v", struct{}{}}})); !errors.Is(err, ErrMetadataValue) {
+			t.Errorf("%v Write(struct value) = %v, want ErrMetadataValue", f, err)
+		}
+	}
+}

@@ -1,0 +1,365 @@
+package chunking
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"regexp"
+	"slices"
+	"strconv"
+	"unicode/utf8"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// YAMLWriter writes chunks as the reference's YAML: one block sequence of
+// {content, metadata} mappings, metadata in its order, two-space
+// indentation, multi-line text as literal block scalars (with chomping
+// and indentation indicators as needed), strings a YAML 1.2 reader would
+// take for another type quoted, non-ASCII raw. The hash is not stored.
+type YAMLWriter struct {
+	w     io.Writer
+	buf   bytes.Buffer
+	wrote bool
+}
+
+// NewYAMLWriter returns a YAML writer to w.
+func NewYAMLWriter(w io.Writer) *YAMLWriter { return &YAMLWriter{w: w} }
+
+// Write writes one chunk as one item of the sequence. Text that is not
+// valid UTF-8 wraps ErrNotUTF8; an unsupported metadata value wraps
+// ErrMetadataValue.
+func (y *YAMLWriter) Write(ch Chunk) error {
+	item, err := chunkNode(ch)
+	if err != nil {
+		return err
+	}
+	seq := &yaml.Node{Kind: yaml.SequenceNode, Content: []*yaml.Node{item}}
+	y.buf.Reset()
+	enc := yaml.NewEncoder(&y.buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(seq); err != nil {
+		return fmt.Errorf("chunking: yaml: %w", err)
+	}
+	if err := enc.Close(); err != nil {
+		return fmt.Errorf("chunking: yaml: %w", err)
+	}
+	y.wrote = true
+	_, err = y.w.Write(y.buf.Bytes())
+	return err
+}
+
+// Close writes "[]" when no chunk was written, so that the output is
+// still a sequence.
+func (y *YAMLWriter) Close() error {
+	if y.wrote {
+		return nil
+	}
+	y.wrote = true
+	_, err := io.WriteString(y.w, "[]\n")
+	return err
+}
+
+func chunkNode(ch Chunk) (*yaml.Node, error) {
+	content, err := yamlValue(ch.content)
+	if err != nil {
+		return nil, fmt.Errorf("content: %w", err)
+	}
+	md, err := yamlValue(ch.metadata)
+	if err != nil {
+		return nil, fmt.Errorf("metadata: %w", err)
+	}
+	return &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{
+		plainKey("content"), content,
+		plainKey("metadata"), md,
+	}}, nil
+}
+
+func plainKey(s string) *yaml.Node {
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s}
+}
+
+func yamlScalar(tag, value string) *yaml.Node {
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: tag, Value: value}
+}
+
+// yamlString returns the node of a string: literal block style when it
+// spans lines, single-quoted when a YAML 1.2 core-schema reader would
+// read it as another type, else plain (the encoder itself still quotes
+// what it cannot write plain, or what its own resolver would misread).
+func yamlString(s string) (*yaml.Node, error) {
+	if !utf8.ValidString(s) {
+		return nil, ErrNotUTF8
+	}
+	n := yamlScalar("!!str", s)
+	switch {
+	case bytes.IndexByte([]byte(s), '\n') >= 0:
+		n.Style = yaml.LiteralStyle
+	case yaml12NonString(s):
+		n.Style = yaml.SingleQuotedStyle
+	}
+	return n, nil
+}
+
+var (
+	yaml12Int   = regexp.MustCompile(`^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$`)
+	yaml12Float = regexp.MustCompile(`^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$`)
+	yaml12Time  = regexp.MustCompile(`^[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:(?:[Tt]|[ \t]+)[0-9]{1,2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]*)?(?:[ \t]*(?:Z|[-+][0-9]{1,2}(?::[0-9]{2})?))?)?$`)
+)
+
+// yaml12NonString reports whether a YAML 1.2 core-schema reader (plus
+// timestamps) would read the plain scalar s as something other than a
+// string. "yes", "no", "on" and "off" are strings in YAML 1.2.
+func yaml12NonString(s string) bool {
+	switch s {
+	case "", "~", "null", "Null", "NULL", "true", "True", "TRUE", "false", "False", "FALSE":
+		return true
+	}
+	return yaml12Int.MatchString(s) || yaml12Float.MatchString(s) || yaml12Time.MatchString(s)
+}
+
+// yamlValue returns the node of a metadata value (or content string).
+func yamlValue(v any) (*yaml.Node, error) {
+	switch x := v.(type) {
+	case nil:
+		return yamlScalar("!!null", "null"), nil
+	case bool:
+		return yamlScalar("!!bool", strconv.FormatBool(x)), nil
+	case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64:
+		return yamlScalar("!!int", string(appendPyJSON(nil, x, 0))), nil
+	case float32:
+		return yamlValue(float64(x))
+	case float64:
+		switch {
+		case math.IsNaN(x):
+			return yamlScalar("!!float", ".nan"), nil
+		case math.IsInf(x, 1):
+			return yamlScalar("!!float", ".inf"), nil
+		case math.IsInf(x, -1):
+			return yamlScalar("!!float", "-.inf"), nil
+		}
+		return yamlScalar("!!float", string(appendPyFloat(nil, x))), nil
+	case string:
+		return yamlString(x)
+	case []string:
+		items := make([]any, len(x))
+		for i, s := range x {
+			items[i] = s
+		}
+		return yamlValue(items)
+	case []any:
+		n := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
+		if len(x) == 0 {
+			n.Style = yaml.FlowStyle
+		}
+		for _, e := range x {
+			en, err := yamlValue(e)
+			if err != nil {
+				return nil, err
+			}
+			n.Content = append(n.Content, en)
+		}
+		return n, nil
+	case Metadata:
+		n := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+		if len(x) == 0 {
+			n.Style = yaml.FlowStyle
+		}
+		for _, f := range x {
+			k, err := yamlString(f.Key)
+			if err != nil {
+				return nil, err
+			}
+			if k.Style == yaml.LiteralStyle {
+				k.Style = yaml.DoubleQuotedStyle // keys cannot be block scalars
+			}
+			vn, err := yamlValue(f.Value)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", f.Key, err)
+			}
+			n.Content = append(n.Content, k, vn)
+		}
+		return n, nil
+	case map[string]any:
+		md := make(Metadata, 0, len(x))
+		for _, k := range slices.Sorted(maps.Keys(x)) {
+			md = append(md, Field{k, x[k]})
+		}
+		return yamlValue(md)
+	}
+	return nil, fmt.Errorf("%w: %T", ErrMetadataValue, v)
+}
+
+// maxYAMLNodes bounds the nodes a YAML collection may expand to (aliases
+// included), so that an "billion laughs" file is an error, not a hang.
+const maxYAMLNodes = 1_000_000
+
+// DecodeYAML reads a YAML collection: one sequence (or null, or nothing)
+// of mappings with a "content" scalar and an optional "metadata" mapping.
+// A "hash" key is ignored: hashes are computed. Plain scalars are typed
+// as YAML 1.2 core schema (timestamps stay strings), integers as int
+// (uint64 above the int range), mappings as Metadata in order, sequences
+// as []any. Content is the scalar's text whatever its type. Errors wrap
+// ErrSyntax and name the file and line.
+func DecodeYAML(r io.Reader, name string) (*Collection, error) {
+	dec := yaml.NewDecoder(r)
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return NewCollection(nil), nil
+		}
+		return nil, syntaxError(name, 0, err, "bad YAML")
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		if err != nil {
+			return nil, syntaxError(name, 0, err, "bad YAML")
+		}
+		return nil, syntaxError(name, extra.Line, nil, "more than one YAML document")
+	}
+	root := &doc
+	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
+		root = root.Content[0]
+	}
+	d := yamlDecoder{name: name}
+	root = d.deref(root)
+	if root.Kind == yaml.ScalarNode && root.ShortTag() == "!!null" {
+		return NewCollection(nil), nil
+	}
+	if root.Kind != yaml.SequenceNode {
+		return nil, syntaxError(name, root.Line, nil, "want a sequence of chunks")
+	}
+	chunks := make([]Chunk, 0, len(root.Content))
+	for _, item := range root.Content {
+		ch, err := d.chunk(d.deref(item))
+		if err != nil {
+			return nil, err
+		}
+		chunks = append(chunks, ch)
+	}
+	return NewCollection(chunks), nil
+}
+
+type yamlDecoder struct {
+	name  string
+	nodes int
+}
+
+// deref follows aliases.
+func (d *yamlDecoder) deref(n *yaml.Node) *yaml.Node {
+	for i := 0; n.Kind == yaml.AliasNode && n.Alias != nil && i < 100; i++ {
+		n = n.Alias
+	}
+	return n
+}
+
+func (d *yamlDecoder) chunk(n *yaml.Node) (Chunk, error) {
+	if n.Kind != yaml.MappingNode {
+		return Chunk{}, syntaxError(d.name, n.Line, nil, "want a mapping with content and metadata")
+	}
+	var content *string
+	var md Metadata
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := d.deref(n.Content[i]), d.deref(n.Content[i+1])
+		switch k.Value {
+		case "content":
+			if v.Kind != yaml.ScalarNode {
+				return Chunk{}, syntaxError(d.name, v.Line, nil, "content is not a scalar")
+			}
+			s := v.Value
+			if v.ShortTag() == "!!null" && v.Style == 0 {
+				s = ""
+			}
+			content = &s
+		case "metadata":
+			val, err := d.value(v, 0)
+			if err != nil {
+				return Chunk{}, err
+			}
+			switch m := val.(type) {
+			case nil:
+				md = nil
+			case Metadata:
+				md = m
+			default:
+				return Chunk{}, syntaxError(d.name, v.Line, nil, "metadata is not a mapping")
+			}
+		case "hash":
+		default:
+			return Chunk{}, syntaxError(d.name, k.Line, nil, "unknown key %q", k.Value)
+		}
+	}
+	if content == nil {
+		return Chunk{}, syntaxError(d.name, n.Line, nil, "no content")
+	}
+	return New(*content, md), nil
+}
+
+// maxYAMLDepth bounds the nesting of metadata values.
+const maxYAMLDepth = 1000
+
+func (d *yamlDecoder) value(n *yaml.Node, depth int) (any, error) {
+	d.nodes++
+	if d.nodes > maxYAMLNodes || depth > maxYAMLDepth {
+		return nil, syntaxError(d.name, n.Line, nil, "metadata too large or too deep")
+	}
+	n = d.deref(n)
+	switch n.Kind {
+	case yaml.MappingNode:
+		md := make(Metadata, 0, len(n.Content)/2)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := d.deref(n.Content[i])
+			if k.Kind != yaml.ScalarNode {
+				return nil, syntaxError(d.name, k.Line, nil, "metadata key is not a scalar")
+			}
+			v, err := d.value(n.Content[i+1], depth+1)
+			if err != nil {
+				return nil, err
+			}
+			md = append(md, Field{k.Value, v})
+		}
+		return md, nil
+	case yaml.SequenceNode:
+		list := make([]any, 0, len(n.Content))
+		for _, e := range n.Content {
+			v, err := d.value(e, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			list = append(list, v)
+		}
+		return list, nil
+	case yaml.ScalarNode:
+		return d.scalar(n)
+	}
+	return nil, syntaxError(d.name, n.Line, nil, "unsupported YAML node")
+}
+
+func (d *yamlDecoder) scalar(n *yaml.Node) (any, error) {
+	switch n.ShortTag() {
+	case "!!str", "!!timestamp":
+		return n.Value, nil
+	case "!!null":
+		return nil, nil
+	case "!!bool", "!!int", "!!float":
+		var v any
+		if err := n.Decode(&v); err != nil {
+			return nil, syntaxError(d.name, n.Line, err, "bad %s", n.ShortTag())
+		}
+		switch x := v.(type) {
+		case int64:
+			if x >= math.MinInt && x <= math.MaxInt {
+				return int(x), nil
+			}
+		case int:
+			return x, nil
+		case float64:
+			return x, nil
+		}
+		return v, nil
+	}
+	return nil, syntaxError(d.name, n.Line, nil, "unsupported tag %s", n.Tag)
+}
