@@ -1,0 +1,121 @@
+package sentences
+
+// wordClass says how the word before a single period decides a boundary.
+type wordClass uint8
+
+const (
+	ordinary          wordClass = iota
+	neverEnds                   // "Dr.", "Fig.", "e.g.": qualifies what follows
+	endsBeforeCapital           // "etc.", "et al.", "Inc.": ends before a capital
+	initialLike                 // "J.", "U.S.": ends only before a sentence starter
+	number                      // "2020.", "1." (a list marker at a line start)
+)
+
+// classify returns the class of word, the text between the previous
+// whitespace and a period (without opening punctuation).
+func classify(word string) wordClass {
+	if exactNever[word] {
+		return neverEnds
+	}
+	var buf [maxTokenBytes + 1]byte
+	if len(word) > len(buf) {
+		return ordinary
+	}
+	n := 0
+	letters, digits, dots := 0, 0, 0
+	for i := 0; i < len(word); i++ {
+		c := word[i]
+		switch {
+		case c >= 'A' && c <= 'Z':
+			c += 'a' - 'A'
+			letters++
+		case c >= 'a' && c <= 'z':
+			letters++
+		case c >= '0' && c <= '9':
+			digits++
+		case c == '.':
+			dots++
+		}
+		buf[n] = c
+		n++
+	}
+	if c, ok := foldAbbrev[string(buf[:n])]; ok {
+		return c
+	}
+	switch {
+	case digits == len(word):
+		return number
+	case letters == 1 && len(word) == 1:
+		return initialLike
+	case dots > 0 && letters+dots == len(word) && letters <= 2*(dots+1):
+		return initialLike // U.S, Ph.D, U.S.A
+	}
+	return ordinary
+}
+
+// exactNever holds case-sensitive abbreviations that never end a sentence
+// ("No. 5", but "I said no. Then" ends).
+var exactNever = map[string]bool{
+	"No": true, "Nos": true, "Nr": true, "Art": true, "Vol": true, "Vols": true,
+}
+
+// foldAbbrev holds lowercase abbreviations (without their final period)
+// and their class.
+var foldAbbrev = map[string]wordClass{
+	// Titles and qualifiers that precede a name or a number.
+	"mr": neverEnds, "mrs": neverEnds, "ms": neverEnds, "mssrs": neverEnds, "messrs": neverEnds,
+	"dr": neverEnds, "drs": neverEnds, "prof": neverEnds, "profs": neverEnds, "rev": neverEnds,
+	"hon": neverEnds, "gen": neverEnds, "col": neverEnds, "capt": neverEnds, "lt": neverEnds,
+	"sgt": neverEnds, "gov": neverEnds, "pres": neverEnds, "sen": neverEnds, "rep": neverEnds,
+	"mt": neverEnds, "ft": neverEnds, "fr": neverEnds, "mme": neverEnds, "mlle": neverEnds,
+	// Scientific references.
+	"fig": neverEnds, "figs": neverEnds, "eq": neverEnds, "eqs": neverEnds, "eqn": neverEnds,
+	"eqns": neverEnds, "tab": neverEnds, "tabs": neverEnds, "tbl": neverEnds, "sec": neverEnds,
+	"secs": neverEnds, "sect": neverEnds, "ch": neverEnds, "chap": neverEnds, "ref": neverEnds,
+	"refs": neverEnds, "thm": neverEnds, "lem": neverEnds, "prop": neverEnds, "cor": neverEnds,
+	"def": neverEnds, "defn": neverEnds, "alg": neverEnds, "algo": neverEnds, "app": neverEnds,
+	"appx": neverEnds, "para": neverEnds, "pp": neverEnds, "p": neverEnds, "ex": neverEnds,
+	"exp": neverEnds, "eqref": neverEnds,
+	// Latin and connectives.
+	"e.g": neverEnds, "i.e": neverEnds, "cf": neverEnds, "vs": neverEnds, "viz": neverEnds,
+	"approx": neverEnds, "ca": neverEnds, "c.f": neverEnds, "w.r.t": neverEnds, "wrt": neverEnds,
+	"resp": neverEnds, "incl": neverEnds, "esp": neverEnds, "nb": neverEnds, "n.b": neverEnds,
+	"op": neverEnds, "viz.": neverEnds, "v": neverEnds,
+	// Abbreviations that may also end a sentence.
+	"etc": endsBeforeCapital, "al": endsBeforeCapital, "inc": endsBeforeCapital,
+	"ltd": endsBeforeCapital, "co": endsBeforeCapital, "corp": endsBeforeCapital,
+	"jr": endsBeforeCapital, "sr": endsBeforeCapital, "bros": endsBeforeCapital,
+	"llc": endsBeforeCapital, "plc": endsBeforeCapital, "st": endsBeforeCapital,
+	"ave": endsBeforeCapital, "blvd": endsBeforeCapital, "rd": endsBeforeCapital,
+	"dept": endsBeforeCapital, "univ": endsBeforeCapital, "assn": endsBeforeCapital,
+	"min": endsBeforeCapital, "max": endsBeforeCapital, "hr": endsBeforeCapital,
+	"hrs": endsBeforeCapital, "mins": endsBeforeCapital, "sec.": endsBeforeCapital,
+	"yr": endsBeforeCapital, "yrs": endsBeforeCapital, "a.m": endsBeforeCapital,
+	"p.m": endsBeforeCapital, "ed": endsBeforeCapital, "eds": endsBeforeCapital,
+	"vol.": endsBeforeCapital, "ibid": endsBeforeCapital, "misc": endsBeforeCapital,
+	"jan": endsBeforeCapital, "feb": endsBeforeCapital, "mar": endsBeforeCapital,
+	"apr": endsBeforeCapital, "jun": endsBeforeCapital, "jul": endsBeforeCapital,
+	"aug": endsBeforeCapital, "sep": endsBeforeCapital, "sept": endsBeforeCapital,
+	"oct": endsBeforeCapital, "nov": endsBeforeCapital, "dec": endsBeforeCapital,
+}
+
+// starters holds common sentence-initial words: after an initial or a
+// dotted abbreviation ("U.S."), one of these marks a new sentence.
+var starters = map[string]bool{
+	"A": true, "An": true, "The": true, "This": true, "That": true, "These": true,
+	"Those": true, "It": true, "Its": true, "In": true, "We": true, "Our": true,
+	"He": true, "She": true, "They": true, "Their": true, "His": true, "Her": true,
+	"I": true, "You": true, "Your": true, "My": true, "There": true, "Then": true,
+	"But": true, "And": true, "Or": true, "However": true, "Thus": true,
+	"Therefore": true, "Hence": true, "For": true, "If": true, "When": true,
+	"While": true, "As": true, "On": true, "At": true, "To": true, "With": true,
+	"By": true, "From": true, "After": true, "Before": true, "Here": true,
+	"Some": true, "All": true, "Each": true, "Every": true, "Not": true,
+	"What": true, "Why": true, "How": true, "Which": true, "Who": true,
+	"So": true, "Also": true, "Finally": true, "First": true, "Second": true,
+	"Next": true, "Now": true, "Note": true, "See": true, "Since": true,
+	"Although": true, "Moreover": true, "Furthermore": true, "Such": true,
+	"Both": true, "Many": true, "Most": true, "One": true, "No": true,
+	"Yet": true, "Still": true, "Because": true, "Unlike": true, "Instead": true,
+	"Similarly": true, "Consequently": true, "Indeed": true, "Only": true,
+}

@@ -1,0 +1,314 @@
+package sentences
+
+import (
+	"unicode"
+	"unicode/utf8"
+)
+
+// Span is a half-open byte range [Start, End) of a text.
+type Span struct {
+	Start, End int
+}
+
+// maxTokenBytes bounds the backward look at the word before a period:
+// no abbreviation is longer, so a longer word is an ordinary word.
+const maxTokenBytes = 24
+
+// Split returns the sentences of text as byte spans, in order.
+func Split(text string) []Span {
+	return Append(nil, text, 0, len(text), nil)
+}
+
+// Append appends to dst the sentences of text[from:to], as spans with
+// offsets into text, and returns the extended slice. protect holds sorted,
+// non-overlapping spans of text (inline math, code spans, references)
+// within which no sentence boundary falls; spans outside [from, to) are
+// ignored. Whitespace between sentences belongs to no span; a range that
+// is all whitespace yields no span.
+func Append(dst []Span, text string, from, to int, protect []Span) []Span {
+	if from < 0 || to > len(text) || from >= to {
+		return dst
+	}
+	p := 0
+	for p < len(protect) && protect[p].End <= from {
+		p++
+	}
+	start := from
+	j := from
+	for j < to && (text[j] == ' ' || text[j] == '\t') {
+		j++
+	}
+	heading := (from == 0 || text[from-1] == '\n') && isATXHeading(text, j, to)
+	for i := from; i < to; {
+		if p < len(protect) && i >= protect[p].Start {
+			if i < protect[p].End {
+				i = min(protect[p].End, to)
+			}
+			p++
+			continue
+		}
+		limit := to
+		if p < len(protect) && protect[p].Start < limit {
+			limit = protect[p].Start
+		}
+		c := text[i]
+		switch {
+		case c == '\n':
+			j := i + 1
+			for j < to && (text[j] == ' ' || text[j] == '\t' || text[j] == '\r') {
+				j++
+			}
+			if j >= to {
+				i = j
+				continue
+			}
+			if text[j] == '\n' || heading || startsBlock(text, j, to) {
+				dst = emit(dst, text, start, i)
+				start = j
+			}
+			heading = isATXHeading(text, j, to)
+			i = j
+		case c == '.' || c == '!' || c == '?' || c == 0xE2 || c == 0xE3 || c == 0xEF:
+			end, ok, n := boundary(text, start, i, limit, to)
+			if n == 0 {
+				i++
+				continue
+			}
+			if ok {
+				dst = emit(dst, text, start, end)
+				start = end
+			}
+			i = max(end, i+n)
+		default:
+			i++
+		}
+	}
+	return emit(dst, text, start, to)
+}
+
+// emit appends text[from:to] trimmed of whitespace, when not empty.
+func emit(dst []Span, text string, from, to int) []Span {
+	from, to = TrimSpace(text, from, to)
+	if from < to {
+		dst = append(dst, Span{from, to})
+	}
+	return dst
+}
+
+// terminatorAt returns the size of the sentence terminator at text[i]
+// ('.', '!', '?', '…', or a CJK full stop) and whether it is a CJK one;
+// 0 when there is none.
+func terminatorAt(text string, i, limit int) (size int, cjk bool) {
+	switch c := text[i]; c {
+	case '.', '!', '?':
+		return 1, false
+	case 0xE2: // … U+2026
+		if i+2 < limit && text[i+1] == 0x80 && text[i+2] == 0xA6 {
+			return 3, false
+		}
+	case 0xE3: // 。 U+3002
+		if i+2 < limit && text[i+1] == 0x80 && text[i+2] == 0x82 {
+			return 3, true
+		}
+	case 0xEF: // ！ U+FF01, ？ U+FF1F
+		if i+2 < limit && text[i+1] == 0xBC && (text[i+2] == 0x81 || text[i+2] == 0x9F) {
+			return 3, true
+		}
+	}
+	return 0, false
+}
+
+// closerAt returns the size of a closing quote, bracket or emphasis
+// character at text[i], or 0.
+func closerAt(text string, i, limit int) int {
+	switch c := text[i]; c {
+	case '"', '\'', ')', ']', '}', '*', '_':
+		return 1
+	case 0xE2: // ’ U+2019, ” U+201D
+		if i+2 < limit && text[i+1] == 0x80 && (text[i+2] == 0x99 || text[i+2] == 0x9D) {
+			return 3
+		}
+	case 0xE3: // 」 U+300D, 』 U+300F
+		if i+2 < limit && text[i+1] == 0x80 && (text[i+2] == 0x8D || text[i+2] == 0x8F) {
+			return 3
+		}
+	case 0xC2: // » U+00BB
+		if i+1 < limit && text[i+1] == 0xBB {
+			return 2
+		}
+	}
+	return 0
+}
+
+// boundary examines the terminator at text[i] in the sentence that began
+// at start. It returns the end of the terminator run and its closers,
+// whether a sentence ends there, and the size of the terminator at i (0
+// when text[i] starts none).
+func boundary(text string, start, i, limit, to int) (end int, ok bool, size int) {
+	size, cjk := terminatorAt(text, i, limit)
+	if size == 0 {
+		return i, false, 0
+	}
+	j := i
+	single := text[i] == '.'
+	for j < limit {
+		n, c := terminatorAt(text, j, limit)
+		if n == 0 {
+			break
+		}
+		cjk = cjk || c
+		if j > i {
+			single = false
+		}
+		j += n
+	}
+	for j < limit {
+		n := closerAt(text, j, limit)
+		if n == 0 {
+			break
+		}
+		j += n
+	}
+	if cjk {
+		return j, true, size
+	}
+	if j >= to {
+		return j, true, size
+	}
+	if sp, _ := SpaceAt(text, j); !sp {
+		return j, false, size
+	}
+	// The next word.
+	k := j
+	for k < to {
+		sp, n := SpaceAt(text, k)
+		if !sp {
+			break
+		}
+		k += n
+	}
+	for k < to {
+		if n := openerAt(text, k); n > 0 {
+			k += n
+			continue
+		}
+		break
+	}
+	if k >= to {
+		return j, true, size
+	}
+	r, _ := utf8.DecodeRuneInString(text[k:])
+	if unicode.IsLower(r) {
+		return j, false, size
+	}
+	if !single {
+		return j, true, size
+	}
+	// A single period: look at the word before it.
+	ws := i
+	for ws > start && i-ws <= maxTokenBytes {
+		c := text[ws-1]
+		if c == ' ' || c == '\t' || c == '\n' || c == '\r' {
+			break
+		}
+		if c >= utf8.RuneSelf {
+			if sp, _ := SpaceAt(text, ws-1); sp {
+				break
+			}
+		}
+		ws--
+	}
+	if i-ws > maxTokenBytes {
+		return j, true, size
+	}
+	for ws < i && (text[ws] == '(' || text[ws] == '[' || text[ws] == '"' || text[ws] == '\'' || text[ws] == '*' || text[ws] == '_') {
+		ws++
+	}
+	word := text[ws:i]
+	if word == "" {
+		return j, true, size
+	}
+	upper := unicode.IsUpper(r)
+	switch classify(word) {
+	case neverEnds:
+		return j, false, size
+	case endsBeforeCapital:
+		return j, upper, size
+	case initialLike:
+		return j, upper && startsSentence(text, k), size
+	case number:
+		// "1. Item" at the start of a line is a list marker.
+		b := ws
+		for b > start && (text[b-1] == ' ' || text[b-1] == '\t') {
+			b--
+		}
+		if b == start || text[b-1] == '\n' {
+			return j, false, size
+		}
+	}
+	return j, true, size
+}
+
+// openerAt returns the size of an opening quote, bracket or emphasis
+// character at text[i], or 0.
+func openerAt(text string, i int) int {
+	switch c := text[i]; c {
+	case '"', '\'', '(', '[', '{', '*', '_':
+		return 1
+	case 0xE2: // ‘ U+2018, “ U+201C
+		if i+2 < len(text) && text[i+1] == 0x80 && (text[i+2] == 0x98 || text[i+2] == 0x9C) {
+			return 3
+		}
+	case 0xC2: // « U+00AB, ¿ ¡
+		if i+1 < len(text) && (text[i+1] == 0xAB || text[i+1] == 0xBF || text[i+1] == 0xA1) {
+			return 2
+		}
+	}
+	return 0
+}
+
+// startsSentence reports whether the word at text[k:] is a common
+// sentence starter.
+func startsSentence(text string, k int) bool {
+	e := k
+	for e < len(text) && e-k < maxTokenBytes && isASCIILetter(text[e]) {
+		e++
+	}
+	return starters[text[k:e]]
+}
+
+func isASCIILetter(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
+
+// isATXHeading reports whether text[i:] starts an ATX heading: 1–6 '#'
+// followed by a space, a tab or the end of the line.
+func isATXHeading(text string, i, to int) bool {
+	n := 0
+	for i+n < to && text[i+n] == '#' {
+		n++
+	}
+	if n == 0 || n > 6 {
+		return false
+	}
+	return i+n == to || text[i+n] == ' ' || text[i+n] == '\t' || text[i+n] == '\n' || text[i+n] == '\r'
+}
+
+// startsBlock reports whether the line whose first non-blank byte is
+// text[j] starts a Markdown block that a sentence never runs into: a
+// heading, a block quote, a table row or a list item.
+func startsBlock(text string, j, to int) bool {
+	switch c := text[j]; {
+	case c == '#':
+		return isATXHeading(text, j, to)
+	case c == '>' || c == '|':
+		return true
+	case c == '-' || c == '*' || c == '+':
+		return j+1 < to && (text[j+1] == ' ' || text[j+1] == '\t')
+	case c >= '0' && c <= '9':
+		k := j
+		for k < to && k-j < 9 && text[k] >= '0' && text[k] <= '9' {
+			k++
+		}
+		return k+1 < to && (text[k] == '.' || text[k] == ')') && (text[k+1] == ' ' || text[k+1] == '\t')
+	}
+	return false
+}
