@@ -1,0 +1,153 @@
+package qdranttest
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"github.com/qdrant/go-client/qdrant"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+)
+
+// collection is one in-memory collection.
+type collection struct {
+	dense   map[string]*qdrant.VectorParams       // "" = the unnamed default vector
+	sparse  map[string]*qdrant.SparseVectorParams // by name
+	schema  map[string]qdrant.PayloadSchemaType
+	points  map[string]*point // by idKey
+	created *qdrant.CreateCollection
+}
+
+func (c *collection) sorted() []*point {
+	ps := make([]*point, 0, len(c.points))
+	for _, p := range c.points {
+		ps = append(ps, p)
+	}
+	slices.SortFunc(ps, func(a, b *point) int { return compareIDs(a.id, b.id) })
+	return ps
+}
+
+type collectionsServer struct {
+	qdrant.UnimplementedCollectionsServer
+	s *Server
+}
+
+// Create creates a collection.
+func (cs *collectionsServer) Create(_ context.Context, req *qdrant.CreateCollection) (*qdrant.CollectionOperationResponse, error) {
+	name := req.GetCollectionName()
+	if name == "" || strings.ContainsAny(name, "/\\\x00") {
+		return nil, invalid("collection name %q is invalid", name)
+	}
+	c := &collection{
+		dense:   map[string]*qdrant.VectorParams{},
+		sparse:  map[string]*qdrant.SparseVectorParams{},
+		schema:  map[string]qdrant.PayloadSchemaType{},
+		points:  map[string]*point{},
+		created: proto.Clone(req).(*qdrant.CreateCollection),
+	}
+	switch cfg := req.GetVectorsConfig().GetConfig().(type) {
+	case nil:
+	case *qdrant.VectorsConfig_Params:
+		c.dense[""] = cfg.Params
+	case *qdrant.VectorsConfig_ParamsMap:
+		for n, p := range cfg.ParamsMap.GetMap() {
+			c.dense[n] = p
+		}
+	}
+	for n, p := range c.dense {
+		if p.GetSize() == 0 || p.GetSize() > 65536 {
+			return nil, invalid("vector %q: size %d out of range 1..65536", n, p.GetSize())
+		}
+		if p.GetDistance() == qdrant.Distance_UnknownDistance {
+			return nil, invalid("vector %q: distance is required", n)
+		}
+	}
+	for n, p := range req.GetSparseVectorsConfig().GetMap() {
+		if _, clash := c.dense[n]; clash {
+			return nil, invalid("vector name %q used for a dense and a sparse vector", n)
+		}
+		c.sparse[n] = p
+	}
+	cs.s.mu.Lock()
+	defer cs.s.mu.Unlock()
+	if cs.s.collections[name] != nil {
+		return nil, status.Errorf(codes.AlreadyExists, "Wrong input: Collection `%s` already exists!", name)
+	}
+	cs.s.collections[name] = c
+	return &qdrant.CollectionOperationResponse{Result: true}, nil
+}
+
+// Get returns a collection's configuration, payload schema and point count.
+func (cs *collectionsServer) Get(_ context.Context, req *qdrant.GetCollectionInfoRequest) (*qdrant.GetCollectionInfoResponse, error) {
+	cs.s.mu.Lock()
+	defer cs.s.mu.Unlock()
+	c, err := cs.s.collectionLocked(req.GetCollectionName())
+	if err != nil {
+		return nil, err
+	}
+	params := &qdrant.CollectionParams{ShardNumber: 1}
+	if vp, ok := c.dense[""]; ok && len(c.dense) == 1 {
+		params.VectorsConfig = qdrant.NewVectorsConfig(proto.Clone(vp).(*qdrant.VectorParams))
+	} else if len(c.dense) > 0 {
+		m := map[string]*qdrant.VectorParams{}
+		for n, p := range c.dense {
+			m[n] = proto.Clone(p).(*qdrant.VectorParams)
+		}
+		params.VectorsConfig = qdrant.NewVectorsConfigMap(m)
+	}
+	if len(c.sparse) > 0 {
+		m := map[string]*qdrant.SparseVectorParams{}
+		for n, p := range c.sparse {
+			m[n] = proto.Clone(p).(*qdrant.SparseVectorParams)
+		}
+		params.SparseVectorsConfig = qdrant.NewSparseVectorsConfig(m)
+	}
+	schema := map[string]*qdrant.PayloadSchemaInfo{}
+	for k, t := range c.schema {
+		schema[k] = &qdrant.PayloadSchemaInfo{DataType: t}
+	}
+	n := uint64(len(c.points))
+	return &qdrant.GetCollectionInfoResponse{Result: &qdrant.CollectionInfo{
+		Status:          qdrant.CollectionStatus_Green,
+		OptimizerStatus: &qdrant.OptimizerStatus{Ok: true},
+		SegmentsCount:   1,
+		Config:          &qdrant.CollectionConfig{Params: params},
+		PayloadSchema:   schema,
+		PointsCount:     &n,
+	}}, nil
+}
+
+// List lists the collections.
+func (cs *collectionsServer) List(context.Context, *qdrant.ListCollectionsRequest) (*qdrant.ListCollectionsResponse, error) {
+	cs.s.mu.Lock()
+	defer cs.s.mu.Unlock()
+	names := make([]string, 0, len(cs.s.collections))
+	for n := range cs.s.collections {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	resp := &qdrant.ListCollectionsResponse{}
+	for _, n := range names {
+		resp.Collections = append(resp.Collections, &qdrant.CollectionDescription{Name: n})
+	}
+	return resp, nil
+}
+
+// CollectionExists tells whether a collection exists.
+func (cs *collectionsServer) CollectionExists(_ context.Context, req *qdrant.CollectionExistsRequest) (*qdrant.CollectionExistsResponse, error) {
+	cs.s.mu.Lock()
+	defer cs.s.mu.Unlock()
+	_, ok := cs.s.collections[req.GetCollectionName()]
+	return &qdrant.CollectionExistsResponse{Result: &qdrant.CollectionExists{Exists: ok}}, nil
+}
+
+// Delete deletes a collection; deleting a missing one reports false.
+func (cs *collectionsServer) Delete(_ context.Context, req *qdrant.DeleteCollection) (*qdrant.CollectionOperationResponse, error) {
+	cs.s.mu.Lock()
+	defer cs.s.mu.Unlock()
+	_, ok := cs.s.collections[req.GetCollectionName()]
+	delete(cs.s.collections, req.GetCollectionName())
+	return &qdrant.CollectionOperationResponse{Result: ok}, nil
+}

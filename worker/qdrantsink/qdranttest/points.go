@@ -1,0 +1,446 @@
+package qdranttest
+
+import (
+	"cmp"
+	"context"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+	"github.com/qdrant/go-client/qdrant"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+)
+
+// point is one stored point.
+type point struct {
+	id      *qdrant.PointId
+	payload map[string]*qdrant.Value
+	dense   map[string][]float32
+	sparse  map[string]*qdrant.SparseVector
+}
+
+var (
+	allPayload = qdrant.NewWithPayload(true)
+	allVectors = qdrant.NewWithVectors(true)
+)
+
+func (p *point) retrieved(wp *qdrant.WithPayloadSelector, wv *qdrant.WithVectorsSelector) *qdrant.RetrievedPoint {
+	rp := &qdrant.RetrievedPoint{Id: proto.Clone(p.id).(*qdrant.PointId)}
+	switch sel := wp.GetSelectorOptions().(type) {
+	case *qdrant.WithPayloadSelector_Enable:
+		if sel.Enable {
+			rp.Payload = clonePayload(p.payload, nil, nil)
+		}
+	case *qdrant.WithPayloadSelector_Include:
+		rp.Payload = clonePayload(p.payload, sel.Include.GetFields(), nil)
+	case *qdrant.WithPayloadSelector_Exclude:
+		rp.Payload = clonePayload(p.payload, nil, sel.Exclude.GetFields())
+	}
+	want := func(string) bool { return false }
+	switch sel := wv.GetSelectorOptions().(type) {
+	case *qdrant.WithVectorsSelector_Enable:
+		want = func(string) bool { return sel.Enable }
+	case *qdrant.WithVectorsSelector_Include:
+		want = func(n string) bool { return contains(sel.Include.GetNames(), n) }
+	}
+	out := map[string]*qdrant.VectorOutput{}
+	for n, d := range p.dense {
+		if want(n) {
+			out[n] = &qdrant.VectorOutput{Vector: &qdrant.VectorOutput_Dense{Dense: &qdrant.DenseVector{Data: append([]float32(nil), d...)}}}
+		}
+	}
+	for n, sv := range p.sparse {
+		if want(n) {
+			out[n] = &qdrant.VectorOutput{Vector: &qdrant.VectorOutput_Sparse{Sparse: proto.Clone(sv).(*qdrant.SparseVector)}}
+		}
+	}
+	if len(out) > 0 {
+		if v, ok := out[""]; ok && len(out) == 1 {
+			rp.Vectors = &qdrant.VectorsOutput{VectorsOptions: &qdrant.VectorsOutput_Vector{Vector: v}}
+		} else {
+			rp.Vectors = &qdrant.VectorsOutput{VectorsOptions: &qdrant.VectorsOutput_Vectors{Vectors: &qdrant.NamedVectorsOutput{Vectors: out}}}
+		}
+	}
+	return rp
+}
+
+func contains(list []string, s string) bool {
+	for _, e := range list {
+		if e == s {
+			return true
+		}
+	}
+	return false
+}
+
+func clonePayload(p map[string]*qdrant.Value, include, exclude []string) map[string]*qdrant.Value {
+	out := make(map[string]*qdrant.Value, len(p))
+	for k, v := range p {
+		if include != nil && !contains(include, k) || contains(exclude, k) {
+			continue
+		}
+		out[k] = proto.Clone(v).(*qdrant.Value)
+	}
+	return out
+}
+
+// idKey returns the canonical key of a point id, or InvalidArgument.
+func idKey(id *qdrant.PointId) (string, error) {
+	switch v := id.GetPointIdOptions().(type) {
+	case *qdrant.PointId_Num:
+		return "n" + strconv.FormatUint(v.Num, 10), nil
+	case *qdrant.PointId_Uuid:
+		u, err := uuid.Parse(v.Uuid)
+		if err != nil {
+			return "", invalid("Unable to parse UUID: %s", v.Uuid)
+		}
+		return "u" + u.String(), nil
+	default:
+		return "", invalid("point id is missing")
+	}
+}
+
+// compareIDs orders ids as Qdrant's scroll does: numbers first, then UUIDs.
+func compareIDs(a, b *qdrant.PointId) int {
+	an, aNum := a.GetPointIdOptions().(*qdrant.PointId_Num)
+	bn, bNum := b.GetPointIdOptions().(*qdrant.PointId_Num)
+	switch {
+	case aNum && bNum:
+		return cmp.Compare(an.Num, bn.Num)
+	case aNum:
+		return -1
+	case bNum:
+		return 1
+	}
+	ka, _ := idKey(a)
+	kb, _ := idKey(b)
+	return strings.Compare(ka, kb)
+}
+
+// build validates a PointStruct against the collection and converts it.
+func (c *collection) build(ps *qdrant.PointStruct) (string, *point, error) {
+	key, err := idKey(ps.GetId())
+	if err != nil {
+		return "", nil, err
+	}
+	if _, ok := ps.GetId().GetPointIdOptions().(*qdrant.PointId_Uuid); ok {
+		ps.Id = qdrant.NewIDUUID(strings.TrimPrefix(key, "u")) // canonical form, as Qdrant returns it
+	}
+	for k, v := range ps.GetPayload() {
+		if err := checkValue(k, v); err != nil {
+			return "", nil, err
+		}
+	}
+	p := &point{id: ps.GetId(), payload: ps.GetPayload(), dense: map[string][]float32{}, sparse: map[string]*qdrant.SparseVector{}}
+	if p.payload == nil {
+		p.payload = map[string]*qdrant.Value{}
+	}
+	named := map[string]*qdrant.Vector{}
+	switch v := ps.GetVectors().GetVectorsOptions().(type) {
+	case nil:
+	case *qdrant.Vectors_Vector:
+		named[""] = v.Vector
+	case *qdrant.Vectors_Vectors:
+		named = v.Vectors.GetVectors()
+	}
+	for name, vec := range named {
+		if err := c.addVector(p, name, vec); err != nil {
+			return "", nil, err
+		}
+	}
+	return key, p, nil
+}
+
+//nolint:staticcheck // the deprecated Data/Indices fields are still accepted by Qdrant
+func (c *collection) addVector(p *point, name string, vec *qdrant.Vector) error {
+	var dense []float32
+	var sparse *qdrant.SparseVector
+	switch v := vec.GetVector().(type) {
+	case *qdrant.Vector_Dense:
+		dense = v.Dense.GetData()
+	case *qdrant.Vector_Sparse:
+		sparse = v.Sparse
+	case nil:
+		if vec.GetIndices() != nil {
+			sparse = &qdrant.SparseVector{Indices: vec.GetIndices().GetData(), Values: vec.GetData()}
+		} else {
+			dense = vec.GetData()
+		}
+	default:
+		return invalid("vector %q: only dense and sparse vectors are supported by qdranttest", name)
+	}
+	if sparse != nil {
+		if _, ok := c.sparse[name]; !ok {
+			return invalid("Not existing vector name error: %s", name)
+		}
+		if len(sparse.GetIndices()) != len(sparse.GetValues()) {
+			return invalid("Sparse vector: indices and values must be of the same length")
+		}
+		seen := make(map[uint32]struct{}, len(sparse.GetIndices()))
+		for _, i := range sparse.GetIndices() {
+			if _, dup := seen[i]; dup {
+				return status.Errorf(codes.InvalidArgument, "Validation error in body: [points: sparse vector %q: indices must be unique]", name)
+			}
+			seen[i] = struct{}{}
+		}
+		p.sparse[name] = proto.Clone(sparse).(*qdrant.SparseVector)
+		return nil
+	}
+	params, ok := c.dense[name]
+	if !ok {
+		if name == "" {
+			return invalid("Not existing vector name error: (default vector)")
+		}
+		return invalid("Not existing vector name error: %s", name)
+	}
+	if uint64(len(dense)) != params.GetSize() {
+		return invalid("Vector dimension error: expected dim: %d, got %d", params.GetSize(), len(dense))
+	}
+	p.dense[name] = append([]float32(nil), dense...)
+	return nil
+}
+
+func checkValue(key string, v *qdrant.Value) error {
+	if !utf8.ValidString(key) {
+		return invalid("payload key is not valid UTF-8")
+	}
+	switch k := v.GetKind().(type) {
+	case *qdrant.Value_StringValue:
+		if !utf8.ValidString(k.StringValue) {
+			return invalid("payload %q: string is not valid UTF-8", key)
+		}
+	case *qdrant.Value_StructValue:
+		for kk, vv := range k.StructValue.GetFields() {
+			if err := checkValue(kk, vv); err != nil {
+				return err
+			}
+		}
+	case *qdrant.Value_ListValue:
+		for _, vv := range k.ListValue.GetValues() {
+			if err := checkValue(key, vv); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+type pointsServer struct {
+	qdrant.UnimplementedPointsServer
+	s *Server
+}
+
+func done(wait bool) *qdrant.PointsOperationResponse {
+	st := qdrant.UpdateStatus_Acknowledged
+	if wait {
+		st = qdrant.UpdateStatus_Completed
+	}
+	return &qdrant.PointsOperationResponse{Result: &qdrant.UpdateResult{Status: st}}
+}
+
+// Upsert inserts or overwrites points, honouring update_filter and
+// update_mode. The request is validated whole before anything is applied.
+func (ps *pointsServer) Upsert(_ context.Context, req *qdrant.UpsertPoints) (*qdrant.PointsOperationResponse, error) {
+	ps.s.mu.Lock()
+	defer ps.s.mu.Unlock()
+	c, err := ps.s.collectionLocked(req.GetCollectionName())
+	if err != nil {
+		return nil, err
+	}
+	if req.UpdateFilter != nil {
+		if err := checkFilter(req.UpdateFilter); err != nil {
+			return nil, err
+		}
+	}
+	type entry struct {
+		key string
+		p   *point
+	}
+	var batch []entry
+	for _, raw := range req.GetPoints() {
+		key, p, err := c.build(proto.Clone(raw).(*qdrant.PointStruct))
+		if err != nil {
+			return nil, err
+		}
+		batch = append(batch, entry{key, p})
+	}
+	for _, e := range batch {
+		old, exists := c.points[e.key]
+		switch req.GetUpdateMode() {
+		case qdrant.UpdateMode_InsertOnly:
+			if exists {
+				continue
+			}
+		case qdrant.UpdateMode_UpdateOnly:
+			if !exists {
+				continue
+			}
+		}
+		if exists && req.UpdateFilter != nil && !matchFilter(old, req.UpdateFilter) {
+			continue
+		}
+		c.points[e.key] = e.p
+	}
+	return done(req.GetWait()), nil
+}
+
+// Delete removes points selected by ids or by a filter.
+func (ps *pointsServer) Delete(_ context.Context, req *qdrant.DeletePoints) (*qdrant.PointsOperationResponse, error) {
+	ps.s.mu.Lock()
+	defer ps.s.mu.Unlock()
+	c, err := ps.s.collectionLocked(req.GetCollectionName())
+	if err != nil {
+		return nil, err
+	}
+	switch sel := req.GetPoints().GetPointsSelectorOneOf().(type) {
+	case *qdrant.PointsSelector_Points:
+		var keys []string
+		for _, id := range sel.Points.GetIds() {
+			k, err := idKey(id)
+			if err != nil {
+				return nil, err
+			}
+			keys = append(keys, k)
+		}
+		for _, k := range keys {
+			delete(c.points, k)
+		}
+	case *qdrant.PointsSelector_Filter:
+		if err := checkFilter(sel.Filter); err != nil {
+			return nil, err
+		}
+		for k, p := range c.points {
+			if matchFilter(p, sel.Filter) {
+				delete(c.points, k)
+			}
+		}
+	default:
+		return nil, invalid("points selector is required")
+	}
+	return done(req.GetWait()), nil
+}
+
+// Get returns points by id; missing ids are skipped, as in Qdrant.
+func (ps *pointsServer) Get(_ context.Context, req *qdrant.GetPoints) (*qdrant.GetResponse, error) {
+	ps.s.mu.Lock()
+	defer ps.s.mu.Unlock()
+	c, err := ps.s.collectionLocked(req.GetCollectionName())
+	if err != nil {
+		return nil, err
+	}
+	wp := req.GetWithPayload()
+	if wp == nil {
+		wp = allPayload
+	}
+	resp := &qdrant.GetResponse{}
+	for _, id := range req.GetIds() {
+		k, err := idKey(id)
+		if err != nil {
+			return nil, err
+		}
+		if p := c.points[k]; p != nil {
+			resp.Result = append(resp.Result, p.retrieved(wp, req.GetWithVectors()))
+		}
+	}
+	return resp, nil
+}
+
+// Scroll pages through the points matching a filter, ordered by id.
+func (ps *pointsServer) Scroll(_ context.Context, req *qdrant.ScrollPoints) (*qdrant.ScrollResponse, error) {
+	ps.s.mu.Lock()
+	defer ps.s.mu.Unlock()
+	c, err := ps.s.collectionLocked(req.GetCollectionName())
+	if err != nil {
+		return nil, err
+	}
+	if req.OrderBy != nil {
+		return nil, status.Error(codes.Unimplemented, "qdranttest: order_by is not supported")
+	}
+	if req.Filter != nil {
+		if err := checkFilter(req.Filter); err != nil {
+			return nil, err
+		}
+	}
+	limit := 10
+	if req.Limit != nil {
+		limit = int(req.GetLimit())
+	}
+	if limit == 0 {
+		return nil, invalid("limit must be positive")
+	}
+	wp := req.GetWithPayload()
+	if wp == nil {
+		wp = allPayload
+	}
+	resp := &qdrant.ScrollResponse{}
+	for _, p := range c.sorted() {
+		if req.Offset != nil && compareIDs(p.id, req.Offset) < 0 {
+			continue
+		}
+		if req.Filter != nil && !matchFilter(p, req.Filter) {
+			continue
+		}
+		if len(resp.Result) == limit {
+			resp.NextPageOffset = proto.Clone(p.id).(*qdrant.PointId)
+			break
+		}
+		resp.Result = append(resp.Result, p.retrieved(wp, req.GetWithVectors()))
+	}
+	return resp, nil
+}
+
+// Count counts the points matching a filter.
+func (ps *pointsServer) Count(_ context.Context, req *qdrant.CountPoints) (*qdrant.CountResponse, error) {
+	ps.s.mu.Lock()
+	defer ps.s.mu.Unlock()
+	c, err := ps.s.collectionLocked(req.GetCollectionName())
+	if err != nil {
+		return nil, err
+	}
+	if req.Filter != nil {
+		if err := checkFilter(req.Filter); err != nil {
+			return nil, err
+		}
+	}
+	var n uint64
+	for _, p := range c.points {
+		if req.Filter == nil || matchFilter(p, req.Filter) {
+			n++
+		}
+	}
+	return &qdrant.CountResponse{Result: &qdrant.CountResult{Count: n}}, nil
+}
+
+// CreateFieldIndex records a payload index in the collection's schema.
+func (ps *pointsServer) CreateFieldIndex(_ context.Context, req *qdrant.CreateFieldIndexCollection) (*qdrant.PointsOperationResponse, error) {
+	ps.s.mu.Lock()
+	defer ps.s.mu.Unlock()
+	c, err := ps.s.collectionLocked(req.GetCollectionName())
+	if err != nil {
+		return nil, err
+	}
+	if req.GetFieldName() == "" {
+		return nil, invalid("field name is required")
+	}
+	if req.FieldType == nil {
+		return nil, invalid("field type is required")
+	}
+	t, ok := map[qdrant.FieldType]qdrant.PayloadSchemaType{
+		qdrant.FieldType_FieldTypeKeyword:  qdrant.PayloadSchemaType_Keyword,
+		qdrant.FieldType_FieldTypeInteger:  qdrant.PayloadSchemaType_Integer,
+		qdrant.FieldType_FieldTypeFloat:    qdrant.PayloadSchemaType_Float,
+		qdrant.FieldType_FieldTypeGeo:      qdrant.PayloadSchemaType_Geo,
+		qdrant.FieldType_FieldTypeText:     qdrant.PayloadSchemaType_Text,
+		qdrant.FieldType_FieldTypeBool:     qdrant.PayloadSchemaType_Bool,
+		qdrant.FieldType_FieldTypeDatetime: qdrant.PayloadSchemaType_Datetime,
+		qdrant.FieldType_FieldTypeUuid:     qdrant.PayloadSchemaType_Uuid,
+	}[req.GetFieldType()]
+	if !ok {
+		return nil, invalid("unknown field type %v", req.GetFieldType())
+	}
+	c.schema[req.GetFieldName()] = t
+	return done(req.GetWait()), nil
+}

@@ -1,0 +1,246 @@
+package qdranttest
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/qdrant/go-client/qdrant"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// DefaultVersion is the version HealthCheck reports unless WithVersion
+// changes it.
+const DefaultVersion = "1.16.2"
+
+// Server is a running in-process Qdrant double listening on 127.0.0.1. It is
+// safe for concurrent use.
+type Server struct {
+	qdrant.UnimplementedQdrantServer
+
+	lis  net.Listener
+	grpc *grpc.Server
+
+	mu          sync.Mutex
+	version     string
+	collections map[string]*collection
+	unavailable bool
+	unavailTill time.Time
+	failNext    int
+	failCode    codes.Code
+	calls       []Call
+}
+
+// Call is one recorded RPC.
+type Call struct {
+	// Method is the short method name, for example "Upsert".
+	Method string
+	// Collection is the collection named in the request, if any.
+	Collection string
+	// Wait is the request's wait flag (write calls only).
+	Wait bool
+	// Ordering is the request's write ordering (write calls only; Weak when
+	// absent, as in Qdrant).
+	Ordering qdrant.WriteOrderingType
+	// Points is the number of points in an Upsert.
+	Points int
+	// HasUpdateFilter tells whether an Upsert carried an update_filter.
+	HasUpdateFilter bool
+	// Err is the code returned, codes.OK on success.
+	Err codes.Code
+}
+
+// Option configures a Server.
+type Option func(*Server)
+
+// WithVersion sets the version HealthCheck reports.
+func WithVersion(v string) Option { return func(s *Server) { s.version = v } }
+
+// Start starts a server on 127.0.0.1 with a free port and stops it when the
+// test ends.
+func Start(tb testing.TB, opts ...Option) *Server {
+	tb.Helper()
+	s, err := New(opts...)
+	if err != nil {
+		tb.Fatalf("qdranttest: %v", err)
+	}
+	tb.Cleanup(s.Stop)
+	return s
+}
+
+// New starts a server on 127.0.0.1 with a free port. Stop it with Stop.
+func New(opts ...Option) (*Server, error) {
+	s := &Server{version: DefaultVersion, collections: make(map[string]*collection)}
+	for _, o := range opts {
+		o(s)
+	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("listen: %w", err)
+	}
+	s.lis = lis
+	s.grpc = grpc.NewServer(grpc.UnaryInterceptor(s.intercept), grpc.MaxRecvMsgSize(64<<20))
+	qdrant.RegisterQdrantServer(s.grpc, s)
+	qdrant.RegisterCollectionsServer(s.grpc, &collectionsServer{s: s})
+	qdrant.RegisterPointsServer(s.grpc, &pointsServer{s: s})
+	go func() { _ = s.grpc.Serve(lis) }()
+	return s, nil
+}
+
+// Stop stops the server, closing open connections.
+func (s *Server) Stop() { s.grpc.Stop() }
+
+// Addr returns the server's "host:port".
+func (s *Server) Addr() string { return s.lis.Addr().String() }
+
+// Host returns the server's host, for qdrant.Config.
+func (s *Server) Host() string { return s.lis.Addr().(*net.TCPAddr).IP.String() }
+
+// Port returns the server's port, for qdrant.Config.
+func (s *Server) Port() int { return s.lis.Addr().(*net.TCPAddr).Port }
+
+// Client returns a go-client connected to the server, closed when the test
+// ends.
+func (s *Server) Client(tb testing.TB) *qdrant.Client {
+	tb.Helper()
+	c, err := qdrant.NewClient(&qdrant.Config{Host: s.Host(), Port: s.Port(), SkipCompatibilityCheck: true})
+	if err != nil {
+		tb.Fatalf("qdranttest: client: %v", err)
+	}
+	tb.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// SetVersion changes the version HealthCheck reports.
+func (s *Server) SetVersion(v string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.version = v
+}
+
+// SetUnavailable makes every call fail with Unavailable while on is true.
+func (s *Server) SetUnavailable(on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.unavailable = on
+	s.unavailTill = time.Time{}
+}
+
+// UnavailableFor makes every call fail with Unavailable for d from now.
+func (s *Server) UnavailableFor(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.unavailTill = time.Now().Add(d)
+}
+
+// FailNext makes the next n calls fail with code.
+func (s *Server) FailNext(n int, code codes.Code) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failNext, s.failCode = n, code
+}
+
+// Calls returns the calls recorded so far.
+func (s *Server) Calls() []Call {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Call(nil), s.calls...)
+}
+
+// ResetCalls forgets the recorded calls.
+func (s *Server) ResetCalls() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls = nil
+}
+
+// Points returns a copy of every point of a collection, ordered as Scroll
+// orders them, or nil when the collection does not exist.
+func (s *Server) Points(collectionName string) []*qdrant.RetrievedPoint {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.collections[collectionName]
+	if c == nil {
+		return nil
+	}
+	var out []*qdrant.RetrievedPoint
+	for _, p := range c.sorted() {
+		out = append(out, p.retrieved(allPayload, allVectors))
+	}
+	return out
+}
+
+// intercept records calls and injects failures.
+func (s *Server) intercept(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+	call := describe(info.FullMethod, req)
+	s.mu.Lock()
+	var inject error
+	switch {
+	case s.unavailable || time.Now().Before(s.unavailTill):
+		inject = status.Error(codes.Unavailable, "qdranttest: unavailable")
+	case s.failNext > 0:
+		s.failNext--
+		inject = status.Error(s.failCode, "qdranttest: injected failure")
+	}
+	s.mu.Unlock()
+	var resp any
+	err := inject
+	if err == nil {
+		resp, err = h(ctx, req)
+	}
+	call.Err = status.Code(err)
+	s.mu.Lock()
+	s.calls = append(s.calls, call)
+	s.mu.Unlock()
+	return resp, err
+}
+
+func describe(fullMethod string, req any) Call {
+	c := Call{Method: fullMethod}
+	for i := len(fullMethod) - 1; i >= 0; i-- {
+		if fullMethod[i] == '/' {
+			c.Method = fullMethod[i+1:]
+			break
+		}
+	}
+	if r, ok := req.(interface{ GetCollectionName() string }); ok {
+		c.Collection = r.GetCollectionName()
+	}
+	if r, ok := req.(interface{ GetWait() bool }); ok {
+		c.Wait = r.GetWait()
+	}
+	if r, ok := req.(interface{ GetOrdering() *qdrant.WriteOrdering }); ok {
+		c.Ordering = r.GetOrdering().GetType()
+	}
+	if r, ok := req.(*qdrant.UpsertPoints); ok {
+		c.Points = len(r.GetPoints())
+		c.HasUpdateFilter = r.UpdateFilter != nil
+	}
+	return c
+}
+
+// HealthCheck reports the configured version.
+func (s *Server) HealthCheck(context.Context, *qdrant.HealthCheckRequest) (*qdrant.HealthCheckReply, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return &qdrant.HealthCheckReply{Title: "qdrant - vector search engine (qdranttest)", Version: s.version}, nil
+}
+
+// collectionLocked returns the named collection or Qdrant's NotFound error.
+// s.mu must be held.
+func (s *Server) collectionLocked(name string) (*collection, error) {
+	c := s.collections[name]
+	if c == nil {
+		return nil, status.Errorf(codes.NotFound, "Not found: Collection `%s` doesn't exist!", name)
+	}
+	return c, nil
+}
+
+func invalid(format string, args ...any) error {
+	return status.Errorf(codes.InvalidArgument, "Wrong input: "+format, args...)
+}
