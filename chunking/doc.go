@@ -1,0 +1,76 @@
+// Package chunking is chunkstream's chunk model: the Chunk record and its
+// reference-compatible hash, the Collection of a document set's chunks,
+// their storage in YAML and JSON Lines, the Inspector that renders them
+// for people, and the folder walk every chunker shares. The chunkers live
+// in sub-packages (markdown, twostep, email); this package imports nothing
+// beyond the standard library and a YAML library, so it can be used on its
+// own.
+//
+// # Chunks and their hash
+//
+// A Chunk is immutable: content (a string), ordered Metadata and a hash.
+// The hash is the lowercase hex SHA-256 of the UTF-8 bytes of
+// M + "\n" + content, where M is the metadata rendered exactly as Python's
+// json.dumps(metadata, indent=2, sort_keys=True) renders it (keys sorted by
+// code point, later duplicate keys winning, ASCII-only output with
+// lowercase \uXXXX escapes, floats as Python's repr). It matches the
+// reference implementation byte for byte. A hash given at construction
+// (NewWithHash, as when loading) is kept; VerifyHash checks it.
+//
+// Metadata values are nil, bool, int (and the other Go integer types),
+// float64, string, []any, []string, Metadata and map[string]any. Loaders
+// produce int for integers (uint64 above the int range), float64 for other
+// numbers, Metadata for mappings (in their order) and []any for lists.
+//
+// # Sizes
+//
+// Every length is counted in characters, and a character is a Unicode code
+// point, never a byte (Chunk.Len). Content is expected to be valid UTF-8;
+// the writers refuse text that is not (ErrNotUTF8).
+//
+// # Collections
+//
+// A Collection identifies chunks by their position, so equal-hash chunks
+// keep their own places (ChunkByHash returns the first match). It knows
+// each chunk's source file (metadata "file"; UnknownFile when absent) and
+// the chunk's position within that file (collection order); Neighbours and
+// ChunkWithContext look within the chunk's file. Position arguments out of
+// range panic, like slice indexes.
+//
+// # Storage
+//
+// Save and Load pick the format by extension (.jsonl, .yaml, .yml).
+// JSONL holds one {"content", "metadata", "hash"} object per line with the
+// metadata keys in order; loading verifies each hash and reports a
+// mismatch with the line number (ErrHashMismatch). YAML holds one sequence
+// of {content, metadata} mappings in the reference's style (literal block
+// scalars for multi-line text, strings a YAML 1.2 reader would take for
+// another type quoted, "yes" plain, non-ASCII raw); the hash is not stored
+// and is computed on load, and files the reference wrote load unchanged
+// with the same hashes. In YAML, content is the scalar's text whatever its
+// resolved type; metadata scalars are typed by the YAML 1.2 core schema,
+// with timestamps kept as strings; a "hash" key is ignored and other keys
+// are an error. Malformed input wraps ErrSyntax and names the file and
+// line. NewChunkWriter streams chunks one at a time for large outputs;
+// JSONLReader reads them one at a time. NaN and infinite floats have no
+// JSON form: the JSONL writer refuses them (YAML writes .nan and .inf).
+//
+// # Concurrency and aliasing
+//
+// Chunk, Collection and Inspector are safe for concurrent use. Chunk's
+// accessors return copies of the metadata's top level; New and
+// NewCollection copy their inputs, and every slice a Collection method
+// returns is a fresh copy. Nested metadata values (lists, maps) are shared
+// and must be treated as immutable. ChunkWriter, JSONLReader and the
+// *rand.Rand passed to the sampling calls are not safe for concurrent use.
+//
+// # Chunkers
+//
+// A Chunker turns one Document into chunks and warnings. Chunker cores are
+// pure (no I/O, no logging, no global state) and safe for concurrent use;
+// warnings are values, never prints. Options are described by OptionSpec
+// and decoded by DecodeOptions: an absent option takes its default, a
+// present zero is kept. WalkFolder lists a folder's documents with the
+// spec's walk rules (recursive, hidden names skipped, symlinked folders not
+// followed, sorted by relative path in byte order, "/" separators).
+package chunking
