@@ -1,0 +1,229 @@
+package messages
+
+import (
+	"bytes"
+	"encoding/base64"
+	"fmt"
+	"mime"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/chunkstream/chunkstream/chunking"
+)
+
+// IsJSON reports whether a Content-Type header value names JSON
+// ("application/json", parameters and case ignored). Anything else,
+// including an empty value, means msgpack.
+func IsJSON(contentType string) bool {
+	if contentType == "" {
+		return false
+	}
+	mt, _, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		mt = strings.ToLower(strings.TrimSpace(contentType))
+	}
+	return mt == ContentTypeJSON
+}
+
+// EncodeIngest encodes r as JSON when contentType names JSON, else as
+// msgpack. A zero V is written as Version.
+func EncodeIngest(r *IngestRequest, contentType string) ([]byte, error) {
+	if IsJSON(contentType) {
+		return r.MarshalJSON()
+	}
+	var buf bytes.Buffer
+	if err := r.EncodeMsgpack(msgpack.NewEncoder(&buf)); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// DecodeIngest decodes an ingest request encoded as contentType says
+// (msgpack unless JSON). Errors wrap ErrDecode, or ErrVersion for a newer
+// schema. It does not Validate the request.
+func DecodeIngest(contentType string, data []byte) (IngestRequest, error) {
+	tree, err := readTree(contentType, data)
+	if err != nil {
+		return IngestRequest{}, fmt.Errorf("%w: ingest request: %w", ErrDecode, err)
+	}
+	return ingestFromTree(tree)
+}
+
+// EncodeChunkRecord encodes r as JSON when contentType names JSON, else
+// as msgpack. A zero V is written as Version.
+func EncodeChunkRecord(r *ChunkRecord, contentType string) ([]byte, error) {
+	if IsJSON(contentType) {
+		return r.MarshalJSON()
+	}
+	var buf bytes.Buffer
+	if err := r.EncodeMsgpack(msgpack.NewEncoder(&buf)); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// DecodeChunkRecord decodes a chunk or delete record. Errors wrap
+// ErrDecode, or ErrVersion for a newer schema.
+func DecodeChunkRecord(contentType string, data []byte) (ChunkRecord, error) {
+	tree, err := readTree(contentType, data)
+	if err != nil {
+		return ChunkRecord{}, fmt.Errorf("%w: chunk record: %w", ErrDecode, err)
+	}
+	return recordFromTree(tree)
+}
+
+func readTree(contentType string, data []byte) (any, error) {
+	if IsJSON(contentType) {
+		return readJSONTree(data)
+	}
+	return readMsgpackTree(data)
+}
+
+// ingestFields returns the request's wire fields in order. Content is
+// added by the caller, since its form depends on the encoding.
+func (r *IngestRequest) fields() chunking.Metadata {
+	v := r.V
+	if v == 0 {
+		v = Version
+	}
+	f := chunking.Metadata{{Key: "v", Value: v}}
+	add := func(k string, v string) {
+		if v != "" {
+			f = append(f, chunking.Field{Key: k, Value: v})
+		}
+	}
+	add("op", r.Op)
+	f = append(f, chunking.Field{Key: "id", Value: r.ID})
+	add("source", r.Source)
+	add("format", r.Format)
+	add("chunker", r.Chunker)
+	if len(r.Options) > 0 {
+		f = append(f, chunking.Field{Key: "options", Value: r.Options})
+	}
+	if r.ContentRef != nil {
+		f = append(f, chunking.Field{Key: "content_ref", Value: chunking.Metadata{
+			{Key: "bucket", Value: r.ContentRef.Bucket}, {Key: "name", Value: r.ContentRef.Name}}})
+	}
+	if len(r.Metadata) > 0 {
+		f = append(f, chunking.Field{Key: "metadata", Value: r.Metadata})
+	}
+	add("collection", r.Collection)
+	return f
+}
+
+// EncodeMsgpack implements msgpack.CustomEncoder with the wire layout.
+func (r *IngestRequest) EncodeMsgpack(e *msgpack.Encoder) error {
+	f := r.fields()
+	if r.Content != nil {
+		f = append(f, chunking.Field{Key: "content", Value: r.Content})
+	}
+	if err := writeMsgpackValue(e, f, 0); err != nil {
+		return fmt.Errorf("messages: encode ingest request: %w", err)
+	}
+	return nil
+}
+
+// DecodeMsgpack implements msgpack.CustomDecoder; see DecodeIngest.
+func (r *IngestRequest) DecodeMsgpack(d *msgpack.Decoder) error {
+	tree, err := readMsgpackValue(d, 0)
+	if err != nil {
+		return fmt.Errorf("%w: ingest request: %w", ErrDecode, err)
+	}
+	*r, err = ingestFromTree(tree)
+	return err
+}
+
+// MarshalJSON implements json.Marshaler with the wire layout: content
+// that is valid UTF-8 goes in "content", other bytes in "content_b64".
+func (r *IngestRequest) MarshalJSON() ([]byte, error) {
+	f := r.fields()
+	if r.Content != nil {
+		if utf8.Valid(r.Content) {
+			f = append(f, chunking.Field{Key: "content", Value: string(r.Content)})
+		} else {
+			f = append(f, chunking.Field{Key: "content_b64", Value: base64.StdEncoding.EncodeToString(r.Content)})
+		}
+	}
+	b, err := appendJSONValue(nil, f, 0)
+	if err != nil {
+		return nil, fmt.Errorf("messages: encode ingest request: %w", err)
+	}
+	return b, nil
+}
+
+// UnmarshalJSON implements json.Unmarshaler; see DecodeIngest.
+func (r *IngestRequest) UnmarshalJSON(data []byte) error {
+	req, err := DecodeIngest(ContentTypeJSON, data)
+	if err != nil {
+		return err
+	}
+	*r = req
+	return nil
+}
+
+func (r *ChunkRecord) fields() chunking.Metadata {
+	v := r.V
+	if v == 0 {
+		v = Version
+	}
+	f := chunking.Metadata{{Key: "v", Value: v}, {Key: "op", Value: r.Op}}
+	if r.ID != "" {
+		f = append(f, chunking.Field{Key: "id", Value: r.ID})
+	}
+	f = append(f, chunking.Field{Key: "doc_id", Value: r.DocID})
+	if r.DocVersion != "" {
+		f = append(f, chunking.Field{Key: "doc_version", Value: r.DocVersion})
+	}
+	f = append(f,
+		chunking.Field{Key: "ingest_seq", Value: r.IngestSeq},
+		chunking.Field{Key: "position", Value: r.Position},
+		chunking.Field{Key: "count", Value: r.Count})
+	if r.Op != OpDelete {
+		f = append(f, chunking.Field{Key: "content", Value: r.Content})
+		md := r.Metadata
+		if md == nil {
+			md = chunking.Metadata{}
+		}
+		f = append(f, chunking.Field{Key: "metadata", Value: md}, chunking.Field{Key: "hash", Value: r.Hash})
+	}
+	return f
+}
+
+// EncodeMsgpack implements msgpack.CustomEncoder with the wire layout.
+func (r *ChunkRecord) EncodeMsgpack(e *msgpack.Encoder) error {
+	if err := writeMsgpackValue(e, r.fields(), 0); err != nil {
+		return fmt.Errorf("messages: encode chunk record: %w", err)
+	}
+	return nil
+}
+
+// DecodeMsgpack implements msgpack.CustomDecoder; see DecodeChunkRecord.
+func (r *ChunkRecord) DecodeMsgpack(d *msgpack.Decoder) error {
+	tree, err := readMsgpackValue(d, 0)
+	if err != nil {
+		return fmt.Errorf("%w: chunk record: %w", ErrDecode, err)
+	}
+	*r, err = recordFromTree(tree)
+	return err
+}
+
+// MarshalJSON implements json.Marshaler with the wire layout.
+func (r *ChunkRecord) MarshalJSON() ([]byte, error) {
+	b, err := appendJSONValue(nil, r.fields(), 0)
+	if err != nil {
+		return nil, fmt.Errorf("messages: encode chunk record: %w", err)
+	}
+	return b, nil
+}
+
+// UnmarshalJSON implements json.Unmarshaler; see DecodeChunkRecord.
+func (r *ChunkRecord) UnmarshalJSON(data []byte) error {
+	rec, err := DecodeChunkRecord(ContentTypeJSON, data)
+	if err != nil {
+		return err
+	}
+	*r = rec
+	return nil
+}

@@ -1,0 +1,48 @@
+// Package messages holds chunkstream's wire contract: the ingest request,
+// the chunk record (and its delete form), the dead letter headers, the
+// subject and Nats-Msg-Id rules, chunk ids, and the one codec that reads
+// and writes them as msgpack (default) or JSON (Content-Type
+// application/json). Other languages publish and consume these messages;
+// DESIGN.md's tables are the reference.
+//
+// It imports only the standard library, msgpack, google/uuid (chunk ids)
+// and chunking (for chunking.Metadata): no NATS.
+//
+// Decisions the design leaves open:
+//
+//   - Decoding reads the message into a generic tree first, with the same
+//     rules for both encodings, then picks typed fields out of it. Every
+//     decoding failure wraps ErrDecode; a "v" above Version wraps
+//     ErrVersion and is checked before any other field, so a newer schema
+//     with changed field types is reported as a version problem. "v" is
+//     required (a message without it is undecodable). Unknown fields are
+//     ignored: fields are only ever added within a version.
+//   - Metadata order: maps decode into chunking.Metadata in wire order
+//     (msgpack map order, JSON object member order), recursively, because
+//     the order of a request's metadata is the order its keys are appended
+//     to every chunk's metadata, and chunk outputs (JSONL, YAML) show keys
+//     in that order. A key repeated in one map keeps its first place and
+//     takes its last value, as Python's json.loads does. The chunk hash
+//     sorts keys, so order never changes a hash. Unordered Go maps
+//     (options, map[string]any values) encode with sorted keys.
+//   - Values: integers decode as int (uint64 above the int range), floats
+//     as float64 (non-finite floats are rejected: JSON cannot carry them),
+//     msgpack str must be valid UTF-8 (only "content" may be bin), map keys
+//     must be strings, nesting is limited to 32 levels. A JSON float that is
+//     integral is written as "1.0", so it reads back as a float.
+//   - Content presence: IngestRequest.Content is nil when absent and a
+//     non-nil (possibly empty) slice when present, because no content at
+//     all is a permanent error while empty content is a valid document.
+//     msgpack writes it as bin and accepts str; JSON writes "content" when
+//     the bytes are UTF-8 and "content_b64" (standard base64) otherwise;
+//     both keys are accepted in either encoding, but not together.
+//   - Format inference (InferFormat): extension of the id, case-insensitive,
+//     ignoring a URI's query or fragment; no or an unknown extension means
+//     "markdown" (the default chunker's format; plain text is Markdown).
+//     An explicit unknown "format" is an error (ErrFormat).
+//   - Delete records use Nats-Msg-Id "<doc id>@delete@<ingest_seq>"; chunk
+//     ids never contain "@", so they cannot collide with chunk records.
+//   - The chunk subject is the prefix plus the ingest subject without its
+//     first token ("ingest.docs.x" → "chunks.docs.x").
+//   - Dead letter reasons are made one line and cut to 1 KiB.
+package messages

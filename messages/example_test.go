@@ -1,0 +1,56 @@
+package messages_test
+
+import (
+	"fmt"
+
+	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/messages"
+)
+
+func ExampleChunkID() {
+	fmt.Println(messages.ChunkID("docs/a.md", 0))
+	// Output: 792eb6ad-d4df-57d5-9e6f-cad1f78b3044
+}
+
+func ExampleIngestMsgID() {
+	content := []byte("# Hello\n")
+	fmt.Println(messages.IngestMsgID("docs/a.md", messages.ContentVersion(content), "run-1"))
+	fmt.Println(messages.DeleteMsgID("docs/b.md", "run-1"))
+	fmt.Println(messages.ChunkMsgID(messages.ChunkID("docs/a.md", 0), 42))
+	// Output:
+	// docs/a.md@90f8ec5669cd34183b9b0fdf8b94f5efb4c3672876330f4aa76088c2b4ad17be@run-1
+	// docs/b.md@delete@run-1
+	// 792eb6ad-d4df-57d5-9e6f-cad1f78b3044@42
+}
+
+func ExampleDecodeIngest() {
+	body := []byte(`{"v":1,"id":"docs/a.md","content":"# Title\n\nHello.",
+		"metadata":{"team":"docs","lang":"en"},"options":{"max_char":500}}`)
+	req, err := messages.DecodeIngest(messages.ContentTypeJSON, body)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	format, _ := req.ResolvedFormat()
+	fmt.Println(req.ID, format, messages.DefaultChunker(format), len(req.Content))
+	fmt.Println(req.Metadata.Keys(), req.Options["max_char"])
+	// Output:
+	// docs/a.md markdown markdown 15
+	// [team lang] 500
+}
+
+func ExampleEncodeChunkRecord() {
+	c := chunking.New("Hello world", chunking.Metadata{{Key: "index", Value: 0}, {Key: "file", Value: "a.md"}})
+	rec := messages.NewChunkRecord("a.md", "", 7, 0, 1, c)
+	b, _ := messages.EncodeChunkRecord(&rec, messages.ContentTypeJSON)
+	fmt.Println(string(b))
+	fmt.Println(rec.MsgID())
+	// Output:
+	// {"v":1,"op":"upsert","id":"0d89a1c2-fa4d-505f-8a12-ed093b828c70","doc_id":"a.md","ingest_seq":7,"position":0,"count":1,"content":"Hello world","metadata":{"index":0,"file":"a.md"},"hash":"a8824a3e03f94dc0998dfcca85d4ae31da55e08180e0aae4c23f34eca1e9cfab"}
+	// 0d89a1c2-fa4d-505f-8a12-ed093b828c70@7
+}
+
+func ExampleChunkSubject() {
+	fmt.Println(messages.ChunkSubject(messages.DefaultChunksPrefix, "ingest.docs.k8s"))
+	// Output: chunks.docs.k8s
+}

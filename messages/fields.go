@@ -1,0 +1,277 @@
+package messages
+
+import (
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/chunkstream/chunkstream/chunking"
+)
+
+// fieldReader reads typed fields out of a decoded map. A nil value counts
+// as absent. The first error sticks.
+type fieldReader struct {
+	m   chunking.Metadata
+	err error
+}
+
+func (fr *fieldReader) fail(key, want string, v any) {
+	if fr.err == nil {
+		fr.err = fmt.Errorf("field %q: want %s, got %T", key, want, v)
+	}
+}
+
+func (fr *fieldReader) get(key string) (any, bool) {
+	v, ok := fr.m.Get(key)
+	return v, ok && v != nil
+}
+
+func (fr *fieldReader) str(key string) string {
+	v, ok := fr.get(key)
+	if !ok {
+		return ""
+	}
+	s, isStr := v.(string)
+	if !isStr {
+		fr.fail(key, "a string", v)
+	}
+	return s
+}
+
+func (fr *fieldReader) integer(key string) int {
+	v, ok := fr.get(key)
+	if !ok {
+		return 0
+	}
+	n, isInt := v.(int)
+	if !isInt {
+		fr.fail(key, "an integer", v)
+	}
+	return n
+}
+
+func (fr *fieldReader) uint(key string) uint64 {
+	v, ok := fr.get(key)
+	if !ok {
+		return 0
+	}
+	switch n := v.(type) {
+	case int:
+		if n >= 0 {
+			return uint64(n)
+		}
+	case uint64:
+		return n
+	}
+	fr.fail(key, "a non-negative integer", v)
+	return 0
+}
+
+func (fr *fieldReader) mapping(key string) chunking.Metadata {
+	v, ok := fr.get(key)
+	if !ok {
+		return nil
+	}
+	m, isMap := v.(chunking.Metadata)
+	if !isMap {
+		fr.fail(key, "a map", v)
+		return nil
+	}
+	if err := checkNoBytes(m); err != nil && fr.err == nil {
+		fr.err = fmt.Errorf("field %q: %w", key, err)
+	}
+	if len(m) == 0 {
+		return nil
+	}
+	return m
+}
+
+// checkNoBytes rejects msgpack bin values outside "content": metadata and
+// options hold text, which JSON can carry.
+func checkNoBytes(v any) error {
+	switch x := v.(type) {
+	case []byte:
+		return errors.New("bin value where a string is expected")
+	case chunking.Metadata:
+		for _, f := range x {
+			if err := checkNoBytes(f.Value); err != nil {
+				return fmt.Errorf("%s: %w", f.Key, err)
+			}
+		}
+	case []any:
+		for _, e := range x {
+			if err := checkNoBytes(e); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// dedupTree applies Dedup to every map in a decoded value, so duplicate
+// keys resolve as in a JSON object read by Python: the last value wins,
+// in the first key's place.
+func dedupTree(v any) any {
+	switch x := v.(type) {
+	case chunking.Metadata:
+		x = dedup(x)
+		for i := range x {
+			x[i].Value = dedupTree(x[i].Value)
+		}
+		return x
+	case []any:
+		for i := range x {
+			x[i] = dedupTree(x[i])
+		}
+		return x
+	}
+	return v
+}
+
+// dedup is Metadata.Dedup in linear time: hostile messages may carry
+// many keys.
+func dedup(m chunking.Metadata) chunking.Metadata {
+	idx := make(map[string]int, len(m))
+	out := m[:0:0]
+	for _, f := range m {
+		if i, ok := idx[f.Key]; ok {
+			out[i].Value = f.Value
+			continue
+		}
+		idx[f.Key] = len(out)
+		out = append(out, f)
+	}
+	return out
+}
+
+// checkVersion reads "v": absent, not an integer or below 1 is a decode
+// error; above Version is ErrVersion.
+func checkVersion(m chunking.Metadata) (int, error) {
+	raw, ok := m.Get("v")
+	if !ok || raw == nil {
+		return 0, fmt.Errorf("%w: missing schema version \"v\"", ErrDecode)
+	}
+	v, isInt := raw.(int)
+	if !isInt {
+		if _, big := raw.(uint64); big {
+			return 0, fmt.Errorf("%w: v=%v, this reader knows up to %d", ErrVersion, raw, Version)
+		}
+		return 0, fmt.Errorf("%w: field \"v\": want an integer, got %T", ErrDecode, raw)
+	}
+	if v > Version {
+		return 0, fmt.Errorf("%w: v=%d, this reader knows up to %d", ErrVersion, v, Version)
+	}
+	if v < 1 {
+		return 0, fmt.Errorf("%w: invalid schema version v=%d", ErrDecode, v)
+	}
+	return v, nil
+}
+
+func topMap(tree any) (chunking.Metadata, error) {
+	m, ok := tree.(chunking.Metadata)
+	if !ok {
+		return nil, fmt.Errorf("%w: message is a %T, want a map", ErrDecode, tree)
+	}
+	return dedupTree(m).(chunking.Metadata), nil
+}
+
+func ingestFromTree(tree any) (IngestRequest, error) {
+	m, err := topMap(tree)
+	if err != nil {
+		return IngestRequest{}, err
+	}
+	v, err := checkVersion(m)
+	if err != nil {
+		return IngestRequest{}, err
+	}
+	fr := &fieldReader{m: m}
+	r := IngestRequest{
+		V:          v,
+		Op:         fr.str("op"),
+		ID:         fr.str("id"),
+		Source:     fr.str("source"),
+		Format:     fr.str("format"),
+		Chunker:    fr.str("chunker"),
+		Collection: fr.str("collection"),
+	}
+	if opts := fr.mapping("options"); opts != nil {
+		r.Options = opts.Map()
+	}
+	r.Metadata = fr.mapping("metadata")
+	if ref := fr.mapping("content_ref"); ref != nil {
+		rr := &fieldReader{m: ref}
+		r.ContentRef = &ContentRef{Bucket: rr.str("bucket"), Name: rr.str("name")}
+		if rr.err != nil && fr.err == nil {
+			fr.err = fmt.Errorf("content_ref: %w", rr.err)
+		}
+	}
+	if c, ok := fr.get("content"); ok {
+		switch x := c.(type) {
+		case string:
+			r.Content = []byte(x)
+		case []byte:
+			r.Content = x
+		default:
+			fr.fail("content", "bytes or a string", c)
+		}
+	}
+	if c, ok := fr.get("content_b64"); ok {
+		s, isStr := c.(string)
+		if !isStr {
+			fr.fail("content_b64", "a string", c)
+		} else if r.Content != nil {
+			if fr.err == nil {
+				fr.err = errors.New("both content and content_b64")
+			}
+		} else {
+			b, err := base64.StdEncoding.DecodeString(s)
+			if err != nil {
+				b, err = base64.RawStdEncoding.DecodeString(s)
+			}
+			if err != nil && fr.err == nil {
+				fr.err = fmt.Errorf("field \"content_b64\": %w", err)
+			}
+			r.Content = b
+			if r.Content == nil {
+				r.Content = []byte{}
+			}
+		}
+	}
+	if fr.err != nil {
+		return IngestRequest{}, fmt.Errorf("%w: ingest request: %w", ErrDecode, fr.err)
+	}
+	return r, nil
+}
+
+func recordFromTree(tree any) (ChunkRecord, error) {
+	m, err := topMap(tree)
+	if err != nil {
+		return ChunkRecord{}, err
+	}
+	v, err := checkVersion(m)
+	if err != nil {
+		return ChunkRecord{}, err
+	}
+	fr := &fieldReader{m: m}
+	r := ChunkRecord{
+		V:          v,
+		Op:         fr.str("op"),
+		ID:         fr.str("id"),
+		DocID:      fr.str("doc_id"),
+		DocVersion: fr.str("doc_version"),
+		IngestSeq:  fr.uint("ingest_seq"),
+		Position:   fr.integer("position"),
+		Count:      fr.integer("count"),
+		Content:    fr.str("content"),
+		Metadata:   fr.mapping("metadata"),
+		Hash:       fr.str("hash"),
+	}
+	if fr.err == nil && (r.Position < 0 || r.Count < 0 || r.Position > math.MaxInt32 || r.Count > math.MaxInt32) {
+		fr.err = fmt.Errorf("position %d or count %d out of range", r.Position, r.Count)
+	}
+	if fr.err != nil {
+		return ChunkRecord{}, fmt.Errorf("%w: chunk record: %w", ErrDecode, fr.err)
+	}
+	return r, nil
+}

@@ -1,0 +1,304 @@
+package messages
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"path"
+	"strconv"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/chunkstream/chunkstream/chunking"
+)
+
+// Version is the schema version this package writes and the highest it
+// reads. A message with a higher "v" is rejected with ErrVersion.
+const Version = 1
+
+// Content types of the two encodings. Messages without a Content-Type
+// header are msgpack.
+const (
+	ContentTypeMsgpack = "application/msgpack"
+	ContentTypeJSON    = "application/json"
+)
+
+// Header names used on the wire.
+const (
+	// HeaderContentType names the encoding of the payload.
+	HeaderContentType = "Content-Type"
+	// HeaderMsgID is JetStream's de-duplication header.
+	HeaderMsgID = "Nats-Msg-Id"
+	// HeaderError holds a dead letter's reason, one line.
+	HeaderError = "Chunkstream-Error"
+	// HeaderErrorKind holds KindPermanent or KindExhausted.
+	HeaderErrorKind = "Chunkstream-Error-Kind"
+	// HeaderSubject holds the subject the request was published on.
+	HeaderSubject = "Chunkstream-Subject"
+	// HeaderStreamSeq holds the request's INGEST stream sequence.
+	HeaderStreamSeq = "Chunkstream-Stream-Seq"
+	// HeaderDeliveries holds how many times the request was delivered.
+	HeaderDeliveries = "Chunkstream-Deliveries"
+)
+
+// Op values of ingest requests and chunk records.
+const (
+	OpUpsert = "upsert"
+	OpDelete = "delete"
+)
+
+// Shared default names of streams, subjects, buckets and the consumer.
+const (
+	DefaultIngestStream   = "INGEST"
+	DefaultIngestSubjects = "ingest.>"
+	DefaultIngestSubject  = "ingest.docs"
+	DefaultChunksStream   = "CHUNKS"
+	DefaultChunksPrefix   = "chunks"
+	DefaultDLQStream      = "DLQ"
+	DefaultDLQSubject     = "dlq.ingest"
+	DefaultConsumer       = "chunkers"
+	DefaultDocsBucket     = "CHUNKSTREAM_DOCS"
+	DefaultObjectsBucket  = "CHUNKSTREAM_OBJECTS"
+)
+
+// Sentinel errors. Every decoding failure wraps ErrDecode; a message of a
+// newer schema wraps ErrVersion; a decodable request that breaks the
+// contract wraps ErrInvalid (ErrNoContent for the missing-content case).
+var (
+	ErrDecode    = errors.New("messages: cannot decode message")
+	ErrVersion   = errors.New("messages: unsupported schema version")
+	ErrInvalid   = errors.New("messages: invalid request")
+	ErrNoContent = errors.New("messages: request has no content")
+	ErrFormat    = errors.New("messages: unknown format")
+)
+
+// ContentRef points at a document stored in a JetStream Object Store
+// bucket, for documents larger than the server's max payload.
+type ContentRef struct {
+	Bucket string `msgpack:"bucket" json:"bucket"`
+	Name   string `msgpack:"name" json:"name"`
+}
+
+// IngestRequest asks the workers to chunk (op "upsert") or remove (op
+// "delete") one document. The tags give the wire names; encoding and
+// decoding go through this package's codec (Encode, DecodeIngest), which
+// keeps metadata order and content presence.
+type IngestRequest struct {
+	// V is the schema version (Version when encoded by this package).
+	V int `msgpack:"v" json:"v"`
+	// Op is OpUpsert (default when empty) or OpDelete.
+	Op string `msgpack:"op,omitempty" json:"op,omitempty"`
+	// ID is the stable document id; required.
+	ID string `msgpack:"id" json:"id"`
+	// Source says where the document came from, for people.
+	Source string `msgpack:"source,omitempty" json:"source,omitempty"`
+	// Format is the document format; empty means inferred from ID.
+	Format string `msgpack:"format,omitempty" json:"format,omitempty"`
+	// Chunker names the chunker; empty means the format's default.
+	Chunker string `msgpack:"chunker,omitempty" json:"chunker,omitempty"`
+	// Options are raw chunker options under their snake_case names.
+	Options map[string]any `msgpack:"options,omitempty" json:"options,omitempty"`
+	// Content is the document inline. nil means absent; a non-nil empty
+	// slice is an empty document. JSON carries it as "content" when it is
+	// UTF-8 and as "content_b64" otherwise; msgpack as bin (str accepted).
+	Content []byte `msgpack:"content,omitempty" json:"content,omitempty"`
+	// ContentRef points at the document in an Object Store bucket.
+	ContentRef *ContentRef `msgpack:"content_ref,omitempty" json:"content_ref,omitempty"`
+	// Metadata is added to every chunk's metadata, in wire order.
+	Metadata chunking.Metadata `msgpack:"metadata,omitempty" json:"metadata,omitempty"`
+	// Collection overrides the Qdrant collection.
+	Collection string `msgpack:"collection,omitempty" json:"collection,omitempty"`
+}
+
+// IsDelete reports whether the request removes the document.
+func (r *IngestRequest) IsDelete() bool { return r.Op == OpDelete }
+
+// Validate checks the contract beyond decoding: an id, a known op, and for
+// an upsert exactly one of content and content_ref. Errors wrap ErrInvalid
+// or ErrNoContent.
+func (r *IngestRequest) Validate() error {
+	if r.ID == "" {
+		return fmt.Errorf("%w: missing id", ErrInvalid)
+	}
+	switch r.Op {
+	case "", OpUpsert:
+		if r.Content == nil && r.ContentRef == nil {
+			return fmt.Errorf("%w: %q", ErrNoContent, r.ID)
+		}
+		if r.Content != nil && r.ContentRef != nil {
+			return fmt.Errorf("%w: both content and content_ref", ErrInvalid)
+		}
+		if r.ContentRef != nil && (r.ContentRef.Bucket == "" || r.ContentRef.Name == "") {
+			return fmt.Errorf("%w: content_ref needs bucket and name", ErrInvalid)
+		}
+	case OpDelete:
+	default:
+		return fmt.Errorf("%w: unknown op %q", ErrInvalid, r.Op)
+	}
+	return nil
+}
+
+// Formats lists the document formats a request may name.
+var formats = []string{"markdown", "mdx", "text", "mbox", "eml", "email-json"}
+
+// Formats returns the document formats a request may name.
+func Formats() []string { return append([]string(nil), formats...) }
+
+// InferFormat returns the format implied by the extension of a document id
+// (".md"/".markdown" markdown, ".mdx" mdx, ".txt"/".text" text, ".mbox"
+// mbox, ".eml" eml, ".json"/".jsonl" email-json). Any other extension, or
+// none, is "markdown": plain text is valid Markdown, and the default
+// chunker reads it.
+func InferFormat(id string) string {
+	ext := strings.ToLower(path.Ext(id))
+	if i := strings.IndexAny(ext, "?#"); i >= 0 { // URIs: drop query and fragment
+		ext = ext[:i]
+	}
+	switch ext {
+	case ".mdx":
+		return "mdx"
+	case ".txt", ".text":
+		return "text"
+	case ".mbox":
+		return "mbox"
+	case ".eml":
+		return "eml"
+	case ".json", ".jsonl":
+		return "email-json"
+	}
+	return "markdown"
+}
+
+// ResolvedFormat returns the request's format: Format when set (it must
+// be one of Formats, else the error wraps ErrFormat), else InferFormat(ID).
+func (r *IngestRequest) ResolvedFormat() (string, error) {
+	if r.Format == "" {
+		return InferFormat(r.ID), nil
+	}
+	for _, f := range formats {
+		if f == r.Format {
+			return f, nil
+		}
+	}
+	return "", fmt.Errorf("%w %q", ErrFormat, r.Format)
+}
+
+// DefaultChunker returns the chunker used for a format when the request
+// names none: "email" for mbox, eml and email-json, else "markdown".
+func DefaultChunker(format string) string {
+	switch format {
+	case "mbox", "eml", "email-json":
+		return "email"
+	}
+	return "markdown"
+}
+
+// ChunkRecord is one chunk on the CHUNKS stream, or (Op OpDelete, Count 0)
+// the record saying a document version has no chunks.
+type ChunkRecord struct {
+	V          int               `msgpack:"v" json:"v"`
+	Op         string            `msgpack:"op" json:"op"`
+	ID         string            `msgpack:"id,omitempty" json:"id,omitempty"`
+	DocID      string            `msgpack:"doc_id" json:"doc_id"`
+	DocVersion string            `msgpack:"doc_version,omitempty" json:"doc_version,omitempty"`
+	IngestSeq  uint64            `msgpack:"ingest_seq" json:"ingest_seq"`
+	Position   int               `msgpack:"position" json:"position"`
+	Count      int               `msgpack:"count" json:"count"`
+	Content    string            `msgpack:"content,omitempty" json:"content,omitempty"`
+	Metadata   chunking.Metadata `msgpack:"metadata,omitempty" json:"metadata,omitempty"`
+	Hash       string            `msgpack:"hash,omitempty" json:"hash,omitempty"`
+}
+
+// NewChunkRecord returns the record of the chunk at position (of count)
+// in version docVersion, ingest sequence seq, of document docID.
+func NewChunkRecord(docID, docVersion string, seq uint64, position, count int, c chunking.Chunk) ChunkRecord {
+	return ChunkRecord{
+		V: Version, Op: OpUpsert, ID: ChunkID(docID, position), DocID: docID, DocVersion: docVersion,
+		IngestSeq: seq, Position: position, Count: count,
+		Content: c.Content(), Metadata: c.Metadata(), Hash: c.Hash(),
+	}
+}
+
+// NewDeleteRecord returns the record saying that version seq of docID has
+// no chunks (a delete, or a document that chunks to nothing). docVersion
+// is empty for a delete.
+func NewDeleteRecord(docID, docVersion string, seq uint64) ChunkRecord {
+	return ChunkRecord{V: Version, Op: OpDelete, DocID: docID, DocVersion: docVersion, IngestSeq: seq}
+}
+
+// Chunk returns the record's chunk, keeping its hash.
+func (r *ChunkRecord) Chunk() chunking.Chunk {
+	return chunking.NewWithHash(r.Content, r.Metadata, r.Hash)
+}
+
+// MsgID returns the record's Nats-Msg-Id: "<id>@<ingest_seq>" for a chunk,
+// "<doc_id>@delete@<ingest_seq>" for a delete record.
+func (r *ChunkRecord) MsgID() string {
+	if r.Op == OpDelete {
+		return DeleteRecordMsgID(r.DocID, r.IngestSeq)
+	}
+	return ChunkMsgID(r.ID, r.IngestSeq)
+}
+
+// chunkNamespace is the UUIDv5 namespace of chunk ids.
+var chunkNamespace = uuid.MustParse("213f4c7f-db65-5c3f-bc36-05b524c4bce3")
+
+// ChunkID returns the id of the chunk at position in document docID: the
+// UUIDv5 (namespace 213f4c7f-db65-5c3f-bc36-05b524c4bce3) of
+// "<doc id>#<position>".
+func ChunkID(docID string, position int) string {
+	name := make([]byte, 0, len(docID)+8)
+	name = append(name, docID...)
+	name = append(name, '#')
+	name = strconv.AppendInt(name, int64(position), 10)
+	return uuid.NewSHA1(chunkNamespace, name).String()
+}
+
+// ContentVersion returns the document version of content: its sha256 in
+// lowercase hex.
+func ContentVersion(content []byte) string {
+	sum := sha256.Sum256(content)
+	return hex.EncodeToString(sum[:])
+}
+
+// IngestMsgID returns the Nats-Msg-Id of an ingest request:
+// "<id>@<version>@<send id>", where version is the sha256 hex of the
+// content (ContentVersion) or "delete" for a delete, and sendID is unique
+// per logical send and reused by its retries.
+func IngestMsgID(docID, version, sendID string) string {
+	return docID + "@" + version + "@" + sendID
+}
+
+// DeleteMsgID returns the Nats-Msg-Id of a delete request.
+func DeleteMsgID(docID, sendID string) string { return IngestMsgID(docID, OpDelete, sendID) }
+
+// ChunkMsgID returns the Nats-Msg-Id of a chunk record:
+// "<chunk id>@<ingest_seq>".
+func ChunkMsgID(chunkID string, ingestSeq uint64) string {
+	return chunkID + "@" + strconv.FormatUint(ingestSeq, 10)
+}
+
+// DeleteRecordMsgID returns the Nats-Msg-Id of a delete record:
+// "<doc id>@delete@<ingest_seq>" (chunk ids never contain "@", so it
+// cannot collide with a chunk record's).
+func DeleteRecordMsgID(docID string, ingestSeq uint64) string {
+	return docID + "@" + OpDelete + "@" + strconv.FormatUint(ingestSeq, 10)
+}
+
+// ChunkSubject returns the subject of a document's chunk records:
+// prefix + "." + the ingest subject without its first token
+// ("ingest.docs.a" → "chunks.docs.a"). A one-token ingest subject keeps
+// its whole name ("ingest" → "chunks.ingest").
+func ChunkSubject(prefix, ingestSubject string) string {
+	tail := ingestSubject
+	if i := strings.IndexByte(ingestSubject, '.'); i >= 0 && i < len(ingestSubject)-1 {
+		tail = ingestSubject[i+1:]
+	}
+	return prefix + "." + tail
+}
+
+// ChunkSubjects returns the subject filter of every chunk record under
+// prefix ("chunks.>").
+func ChunkSubjects(prefix string) string { return prefix + ".>" }

@@ -1,0 +1,317 @@
+package messages
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/chunkstream/chunkstream/chunking"
+)
+
+// mp encodes v with the msgpack library's own encoder, as another
+// language's publisher would (maps with sorted keys for determinism).
+func mp(t testing.TB, v any) []byte {
+	t.Helper()
+	b, err := msgpack.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestDecodeIngestErrors(t *testing.T) {
+	tests := []struct {
+		name  string
+		ctype string
+		data  []byte
+		want  error
+		text  string
+	}{
+		{"bad msgpack", "", []byte{0xc1}, ErrDecode, "unsupported msgpack type"},
+		{"truncated msgpack", "", mp(t, map[string]any{"v": 1, "id": "a"})[:5], ErrDecode, ""},
+		{"msgpack not a map", "", mp(t, []any{1, 2}), ErrDecode, "want a map"},
+		{"bad json", ContentTypeJSON, []byte(`{"v":1,`), ErrDecode, ""},
+		{"json trailing", ContentTypeJSON, []byte(`{"v":1,"id":"a"} {}`), ErrDecode, "trailing"},
+		{"json not object", ContentTypeJSON, []byte(`"x"`), ErrDecode, "want a map"},
+		{"missing v", ContentTypeJSON, []byte(`{"id":"a","content":"x"}`), ErrDecode, "missing schema version"},
+		{"v zero", ContentTypeJSON, []byte(`{"v":0,"id":"a"}`), ErrDecode, "v=0"},
+		{"v string", ContentTypeJSON, []byte(`{"v":"1","id":"a"}`), ErrDecode, "want an integer"},
+		{"newer version", ContentTypeJSON, []byte(`{"v":2,"id":5}`), ErrVersion, "v=2"},
+		{"newer version msgpack", "", mp(t, map[string]any{"v": 7, "id": []int{1}}), ErrVersion, "v=7"},
+		{"id not string", ContentTypeJSON, []byte(`{"v":1,"id":5}`), ErrDecode, `field "id"`},
+		{"metadata not map", ContentTypeJSON, []byte(`{"v":1,"id":"a","metadata":[1]}`), ErrDecode, `field "metadata"`},
+		{"content number", ContentTypeJSON, []byte(`{"v":1,"id":"a","content":1}`), ErrDecode, `field "content"`},
+		{"bad base64", ContentTypeJSON, []byte(`{"v":1,"id":"a","content_b64":"!!"}`), ErrDecode, "content_b64"},
+		{"both contents", ContentTypeJSON, []byte(`{"v":1,"id":"a","content":"x","content_b64":"eA=="}`), ErrDecode, "both"},
+		{"ref bucket number", ContentTypeJSON, []byte(`{"v":1,"id":"a","content_ref":{"bucket":1}}`), ErrDecode, "content_ref"},
+		{"non-string key", "", mp(t, map[int]any{1: 2}), ErrDecode, "map key"},
+		{"invalid utf8 str", "", append([]byte{0x82, 0xa1, 'v', 0x01, 0xa2, 'i', 'd', 0xa1}, 0xff), ErrDecode, "UTF-8"},
+		{"too deep", ContentTypeJSON, []byte(`{"v":1,"id":"a","metadata":` + strings.Repeat("[", 40) + strings.Repeat("]", 40) + `}`), ErrDecode, "deeper"},
+		{"huge json number", ContentTypeJSON, []byte(`{"v":1,"id":"a","metadata":{"x":1e999}}`), ErrDecode, "out of range"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := DecodeIngest(tt.ctype, tt.data)
+			if !errors.Is(err, tt.want) {
+				t.Fatalf("DecodeIngest(%q) = %v, want an error wrapping %v", tt.data, err, tt.want)
+			}
+			if tt.text != "" && !strings.Contains(err.Error(), tt.text) {
+				t.Errorf("DecodeIngest(%q) = %v, want it to mention %q", tt.data, err, tt.text)
+			}
+		})
+	}
+}
+
+func TestDecodeIngestContent(t *testing.T) {
+	tests := []struct {
+		name  string
+		ctype string
+		data  []byte
+		want  []byte
+	}{
+		{"msgpack bin", "", mp(t, map[string]any{"v": 1, "id": "a", "content": []byte{0xff, 0}}), []byte{0xff, 0}},
+		{"msgpack str", "", mp(t, map[string]any{"v": 1, "id": "a", "content": "héllo"}), []byte("héllo")},
+		{"msgpack empty bin", "", mp(t, map[string]any{"v": 1, "id": "a", "content": []byte{}}), []byte{}},
+		{"msgpack absent", "", mp(t, map[string]any{"v": 1, "id": "a"}), nil},
+		{"msgpack nil", "", mp(t, map[string]any{"v": 1, "id": "a", "content": nil}), nil},
+		{"json string", ContentTypeJSON, []byte(`{"v":1,"id":"a","content":"x\ny"}`), []byte("x\ny")},
+		{"json empty", ContentTypeJSON, []byte(`{"v":1,"id":"a","content":""}`), []byte{}},
+		{"json b64", ContentTypeJSON, []byte(`{"v":1,"id":"a","content_b64":"/wA="}`), []byte{0xff, 0}},
+		{"json b64 unpadded", ContentTypeJSON, []byte(`{"v":1,"id":"a","content_b64":"/wA"}`), []byte{0xff, 0}},
+		{"json b64 empty", ContentTypeJSON, []byte(`{"v":1,"id":"a","content_b64":""}`), []byte{}},
+		{"content type params", "Application/JSON; charset=utf-8", []byte(`{"v":1,"id":"a","content":"z"}`), []byte("z")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req, err := DecodeIngest(tt.ctype, tt.data)
+			if err != nil {
+				t.Fatalf("DecodeIngest: %v", err)
+			}
+			if (req.Content == nil) != (tt.want == nil) || string(req.Content) != string(tt.want) {
+				t.Errorf("Content = %#v, want %#v", req.Content, tt.want)
+			}
+		})
+	}
+}
+
+func TestMetadataOrder(t *testing.T) {
+	want := chunking.Metadata{
+		{Key: "zeta", Value: "z"}, {Key: "alpha", Value: 1},
+		{Key: "nested", Value: chunking.Metadata{{Key: "b", Value: true}, {Key: "a", Value: 2.5}}},
+		{Key: "list", Value: []any{"x", nil, -3}},
+	}
+	jsonIn := []byte(`{"v":1,"id":"a","content":"","metadata":{"zeta":"x","alpha":1,"nested":{"b":true,"a":2.5},"list":["x",null,-3],"zeta":"z"}}`)
+	req, err := DecodeIngest(ContentTypeJSON, jsonIn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(req.Metadata, want) {
+		t.Fatalf("JSON metadata = %#v, want %#v", req.Metadata, want)
+	}
+	// The same request through our msgpack encoder keeps the order.
+	b, err := EncodeIngest(&req, ContentTypeMsgpack)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := DecodeIngest("", b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back.Metadata, want) {
+		t.Fatalf("msgpack metadata = %#v, want %#v", back.Metadata, want)
+	}
+}
+
+func TestRoundTrip(t *testing.T) {
+	reqs := []IngestRequest{
+		{V: 1, ID: "docs/a.md", Content: []byte("# A\n\ntext")},
+		{V: 1, ID: "x", Op: OpDelete},
+		{V: 1, Op: OpUpsert, ID: "m#t1", Source: "s", Format: "eml", Chunker: "email",
+			Options: map[string]any{"max_chars": 300, "strip_quotes": false, "levels": []any{1, 2}},
+			Content: []byte{0xff, 0xfe, 'a'}, Metadata: chunking.Metadata{{Key: "k", Value: "v"}, {Key: "f", Value: 1.0}},
+			Collection: "c"},
+		{V: 1, ID: "big", ContentRef: &ContentRef{Bucket: "B", Name: "abc"}},
+		{V: 1, ID: "empty", Content: []byte{}},
+	}
+	for _, ct := range []string{ContentTypeMsgpack, ContentTypeJSON} {
+		for _, r := range reqs {
+			b, err := EncodeIngest(&r, ct)
+			if err != nil {
+				t.Fatalf("EncodeIngest(%+v, %s): %v", r, ct, err)
+			}
+			got, err := DecodeIngest(ct, b)
+			if err != nil {
+				t.Fatalf("DecodeIngest(%s, %q): %v", ct, b, err)
+			}
+			if !reflect.DeepEqual(got, r) {
+				t.Errorf("%s round trip of %q:\n got %#v\nwant %#v", ct, r.ID, got, r)
+			}
+		}
+	}
+}
+
+func TestChunkRecordRoundTrip(t *testing.T) {
+	c := chunking.New("Hello", chunking.Metadata{{Key: "h1", Value: "T"}, {Key: "index", Value: 3}})
+	recs := []ChunkRecord{
+		NewChunkRecord("d", "abc", 9, 3, 4, c),
+		NewDeleteRecord("d", "", 10),
+		NewDeleteRecord("d", "e3b0", 11),
+	}
+	for _, ct := range []string{ContentTypeMsgpack, ContentTypeJSON} {
+		for _, r := range recs {
+			b, err := EncodeChunkRecord(&r, ct)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := DecodeChunkRecord(ct, b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, r) {
+				t.Errorf("%s round trip:\n got %#v\nwant %#v", ct, got, r)
+			}
+		}
+	}
+	got := recs[0].Chunk()
+	if !got.VerifyHash() || got.Hash() != c.Hash() {
+		t.Errorf("Chunk() hash = %s, want %s", got.Hash(), c.Hash())
+	}
+}
+
+func TestLibraryInterfaces(t *testing.T) {
+	r := IngestRequest{V: 1, ID: "a", Content: []byte("x"), Metadata: chunking.Metadata{{Key: "b", Value: 1}, {Key: "a", Value: 2}}}
+	b, err := msgpack.Marshal(&r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back IngestRequest
+	if err := msgpack.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back, r) {
+		t.Errorf("msgpack.Unmarshal = %#v, want %#v", back, r)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	tests := []struct {
+		req  IngestRequest
+		want error
+	}{
+		{IngestRequest{ID: "a", Content: []byte{}}, nil},
+		{IngestRequest{ID: "a", Op: OpDelete}, nil},
+		{IngestRequest{ID: "a", ContentRef: &ContentRef{"b", "n"}}, nil},
+		{IngestRequest{Content: []byte("x")}, ErrInvalid},
+		{IngestRequest{ID: "a"}, ErrNoContent},
+		{IngestRequest{ID: "a", Op: "upsert"}, ErrNoContent},
+		{IngestRequest{ID: "a", Op: "patch", Content: []byte("x")}, ErrInvalid},
+		{IngestRequest{ID: "a", Content: []byte("x"), ContentRef: &ContentRef{"b", "n"}}, ErrInvalid},
+		{IngestRequest{ID: "a", ContentRef: &ContentRef{Bucket: "b"}}, ErrInvalid},
+	}
+	for _, tt := range tests {
+		err := tt.req.Validate()
+		if (tt.want == nil) != (err == nil) || (tt.want != nil && !errors.Is(err, tt.want)) {
+			t.Errorf("Validate(%+v) = %v, want %v", tt.req, err, tt.want)
+		}
+	}
+}
+
+func TestInferFormat(t *testing.T) {
+	tests := map[string]string{
+		"a.md": "markdown", "A.MD": "markdown", "x/y.markdown": "markdown", "p.mdx": "mdx",
+		"n.txt": "text", "box.mbox": "mbox", "m.eml": "eml", "rows.jsonl": "email-json", "rows.json": "email-json",
+		"https://x/y.mdx?rev=2": "mdx", "inbox#thread1": "markdown", "README": "markdown", "a.go": "markdown",
+	}
+	for id, want := range tests {
+		if got := InferFormat(id); got != want {
+			t.Errorf("InferFormat(%q) = %q, want %q", id, got, want)
+		}
+	}
+	r := IngestRequest{ID: "a.md", Format: "pdf"}
+	if _, err := r.ResolvedFormat(); !errors.Is(err, ErrFormat) {
+		t.Errorf("ResolvedFormat(pdf) = %v, want ErrFormat", err)
+	}
+	for f, want := range map[string]string{"mbox": "email", "eml": "email", "email-json": "email", "mdx": "markdown", "text": "markdown"} {
+		if got := DefaultChunker(f); got != want {
+			t.Errorf("DefaultChunker(%q) = %q, want %q", f, got, want)
+		}
+	}
+}
+
+func TestChunkID(t *testing.T) {
+	if got, want := ChunkID("docs/a.md", 0), "792eb6ad-d4df-57d5-9e6f-cad1f78b3044"; got != want {
+		t.Errorf("ChunkID(docs/a.md, 0) = %s, want %s", got, want)
+	}
+	seen := map[string]bool{}
+	for _, doc := range []string{"a", "a#1", "b"} {
+		for pos := range 3 {
+			id := ChunkID(doc, pos)
+			if strings.Contains(id, "@") || seen[id] {
+				t.Errorf("ChunkID(%q, %d) = %s: duplicate or contains @", doc, pos, id)
+			}
+			seen[id] = true
+		}
+	}
+}
+
+func TestSubjects(t *testing.T) {
+	tests := map[string]string{"ingest.docs": "chunks.docs", "ingest.a.b": "chunks.a.b", "ingest": "chunks.ingest", "ingest.": "chunks.ingest."}
+	for in, want := range tests {
+		if got := ChunkSubject("chunks", in); got != want {
+			t.Errorf("ChunkSubject(chunks, %q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestDeadLetter(t *testing.T) {
+	h := map[string][]string{"Nats-Msg-Id": {"x"}}
+	dl := DeadLetter{Reason: "bad\nthing\r\n  here", Kind: KindPermanent, Subject: "ingest.docs", StreamSeq: 12, Deliveries: 3}
+	dl.Apply(h)
+	got, err := ParseDeadLetter(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := dl
+	want.Reason = "bad thing here"
+	if got != want {
+		t.Errorf("ParseDeadLetter = %+v, want %+v", got, want)
+	}
+	if _, err := ParseDeadLetter(map[string][]string{}); err == nil {
+		t.Error("ParseDeadLetter(no headers) = nil error")
+	}
+	long := strings.Repeat("é", 2000)
+	if s := OneLine(long, 1024); len(s) > 1024 || !strings.HasSuffix(s, "...") || !utf8Valid(s) {
+		t.Errorf("OneLine(long) = %d bytes, valid=%v", len(s), utf8Valid(s))
+	}
+}
+
+func utf8Valid(s string) bool { return strings.ToValidUTF8(s, "") == s }
+
+// TestManyKeysLinear guards against quadratic work on hostile maps.
+func TestManyKeysLinear(t *testing.T) {
+	var sb strings.Builder
+	sb.WriteString(`{"v":1,"id":"a","content":"","metadata":{`)
+	for i := range 100000 {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		fmt.Fprintf(&sb, `"k%d":%d`, i, i)
+	}
+	sb.WriteString(`}}`)
+	start := time.Now()
+	req, err := DecodeIngest(ContentTypeJSON, []byte(sb.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(req.Metadata) != 100000 {
+		t.Fatalf("len(Metadata) = %d, want 100000", len(req.Metadata))
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("decoding 100k keys took %v", d)
+	}
+}
