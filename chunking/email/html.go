@@ -1,0 +1,111 @@
+package email
+
+import (
+	"strings"
+
+	"golang.org/x/net/html"
+)
+
+// blockTags start and end a line when HTML becomes text.
+var blockTags = map[string]bool{
+	"p": true, "div": true, "br": true, "li": true, "tr": true, "table": true,
+	"h1": true, "h2": true, "h3": true, "h4": true, "h5": true, "h6": true,
+	"blockquote": true, "pre": true, "ul": true, "ol": true, "hr": true,
+	"section": true, "article": true, "header": true, "footer": true, "dd": true, "dt": true,
+}
+
+// htmlToText converts HTML to plain text with golang.org/x/net/html:
+// block elements and <br> become line breaks, script, style and head are
+// dropped, whitespace is collapsed outside <pre>.
+func htmlToText(s string) string {
+	z := html.NewTokenizer(strings.NewReader(s))
+	var sb strings.Builder
+	skip, pre := 0, 0
+	pendingSpace := false
+	newline := func() {
+		pendingSpace = false
+		sb.WriteByte('\n')
+	}
+	for {
+		tt := z.Next()
+		switch tt {
+		case html.ErrorToken:
+			return tidyText(sb.String())
+		case html.StartTagToken, html.EndTagToken, html.SelfClosingTagToken:
+			name, _ := z.TagName()
+			tag := string(name)
+			switch tag {
+			case "script", "style", "head", "title":
+				if tt == html.StartTagToken {
+					skip++
+				} else if tt == html.EndTagToken && skip > 0 {
+					skip--
+				}
+				continue
+			case "pre":
+				if tt == html.StartTagToken {
+					pre++
+				} else if tt == html.EndTagToken && pre > 0 {
+					pre--
+				}
+			}
+			if blockTags[tag] {
+				newline()
+			} else if tag == "td" || tag == "th" {
+				pendingSpace = true
+			}
+		case html.TextToken:
+			if skip > 0 {
+				continue
+			}
+			t := string(z.Text())
+			if pre > 0 {
+				sb.WriteString(t)
+				continue
+			}
+			fields := strings.Fields(t)
+			if len(fields) == 0 {
+				if t != "" {
+					pendingSpace = true
+				}
+				continue
+			}
+			if (pendingSpace || startsSpace(t)) && sb.Len() > 0 && !endsNewline(&sb) {
+				sb.WriteByte(' ')
+			}
+			sb.WriteString(strings.Join(fields, " "))
+			pendingSpace = endsSpace(t)
+		}
+	}
+}
+
+func startsSpace(s string) bool { return s != "" && strings.ContainsRune(" \t\n\r\f", rune(s[0])) }
+func endsSpace(s string) bool {
+	return s != "" && strings.ContainsRune(" \t\n\r\f", rune(s[len(s)-1]))
+}
+func endsNewline(sb *strings.Builder) bool {
+	s := sb.String()
+	return s == "" || s[len(s)-1] == '\n'
+}
+
+// tidyText trims every line's trailing spaces and keeps at most one blank
+// line in a row.
+func tidyText(s string) string {
+	lines := strings.Split(s, "\n")
+	out := make([]string, 0, len(lines))
+	blank := 0
+	for _, l := range lines {
+		l = strings.TrimRight(strings.ReplaceAll(l, "\u00a0", " "), " \t")
+		if strings.TrimSpace(l) == "" {
+			blank++
+			if blank > 1 {
+				continue
+			}
+			l = ""
+		} else {
+			blank = 0
+		}
+		out = append(out, l)
+	}
+	return strings.TrimSpace(strings.Join(out, "\n"))
+}

@@ -1,0 +1,296 @@
+package email
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/chunkstream/chunkstream/chunking"
+)
+
+// Mailbox is the messages of one mailbox (an mbox, a Maildir, a folder of
+// .eml files, or one .eml file) in mailbox order: file order, then order
+// within a file.
+type Mailbox struct {
+	Messages []*Message
+}
+
+// ReadOptions tune ReadMailboxWith.
+type ReadOptions struct {
+	// Mboxo reads mbox files as mboxo (only ">From " is unescaped)
+	// instead of mboxrd.
+	Mboxo bool
+}
+
+// ReadMailbox reads the mailbox at path with mboxrd mbox files; see
+// ReadMailboxWith.
+func ReadMailbox(ctx context.Context, path string) (*Mailbox, []chunking.Warning, error) {
+	return ReadMailboxWith(ctx, path, ReadOptions{})
+}
+
+// ReadMailboxWith reads the mailbox at path: a folder (walked recursively:
+// *.eml files, Maildirs, *.mbox/*.mboxrd files), a Maildir, an mbox file
+// or one .eml file. Problems inside messages are warnings; the error is
+// for a path that cannot be read at all or a cancelled context.
+func ReadMailboxWith(ctx context.Context, path string, opts ReadOptions) (*Mailbox, []chunking.Warning, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("email: read mailbox: %w", err)
+	}
+	mb := &Mailbox{}
+	var warns []chunking.Warning
+	addFile := func(p string, kind string) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return fmt.Errorf("email: read mailbox: %w", err)
+		}
+		var part *Mailbox
+		var w []chunking.Warning
+		if kind == FormatMbox {
+			part, w = ParseMbox(p, data, opts.Mboxo)
+		} else {
+			part, w = ParseEML(p, data)
+		}
+		mb.Messages = append(mb.Messages, part.Messages...)
+		warns = append(warns, w...)
+		return nil
+	}
+	if !st.IsDir() {
+		kind := FormatEML
+		if FormatOf(chunking.Document{Path: path}) == FormatMbox {
+			kind = FormatMbox
+		} else if FormatOf(chunking.Document{Path: path}) != FormatEML {
+			if looksLikeMbox(path) {
+				kind = FormatMbox
+			}
+		}
+		if err := addFile(path, kind); err != nil {
+			return nil, warns, err
+		}
+		return mb, warns, nil
+	}
+	err = filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return fmt.Errorf("email: read mailbox: %w", err)
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if p != path && strings.HasPrefix(name, ".") && !isMaildir(p) {
+				return filepath.SkipDir
+			}
+			if isMaildir(p) {
+				for _, f := range maildirFiles(p) {
+					if err := addFile(f, FormatEML); err != nil {
+						return err
+					}
+				}
+			}
+			if (name == "cur" || name == "new" || name == "tmp") && isMaildir(filepath.Dir(p)) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if strings.HasPrefix(name, ".") {
+			return nil
+		}
+		switch strings.ToLower(filepath.Ext(name)) {
+		case ".eml":
+			return addFile(p, FormatEML)
+		case ".mbox", ".mboxrd", ".mbx":
+			return addFile(p, FormatMbox)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, warns, err
+	}
+	return mb, warns, nil
+}
+
+func looksLikeMbox(p string) bool {
+	f, err := os.Open(p)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	buf := make([]byte, 5)
+	n, _ := io.ReadFull(f, buf)
+	return string(buf[:n]) == "From "
+}
+
+func isMaildir(p string) bool {
+	for _, sub := range []string{"cur", "new"} {
+		st, err := os.Stat(filepath.Join(p, sub))
+		if err != nil || !st.IsDir() {
+			return false
+		}
+	}
+	return true
+}
+
+// maildirFiles lists the messages of a Maildir: the files of cur/ and new/
+// (tmp/ holds deliveries in progress), ordered by file name, which starts
+// with the delivery time.
+func maildirFiles(dir string) []string {
+	var files []string
+	for _, sub := range []string{"cur", "new"} {
+		entries, err := os.ReadDir(filepath.Join(dir, sub))
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			if e.Type().IsRegular() && !strings.HasPrefix(e.Name(), ".") {
+				files = append(files, filepath.Join(dir, sub, e.Name()))
+			}
+		}
+	}
+	slices.SortFunc(files, func(a, b string) int { return strings.Compare(filepath.Base(a), filepath.Base(b)) })
+	return files
+}
+
+// ParseEML reads one message file as a mailbox of one message.
+func ParseEML(name string, data []byte) (*Mailbox, []chunking.Warning) {
+	m, w := ParseMessage(name, 0, data)
+	return &Mailbox{Messages: []*Message{m}}, w
+}
+
+// ParseMbox splits an mbox and reads its messages. A From_ line is a line
+// starting with "From " at the start of the file or after a blank line;
+// line endings become LF; mboxrd removes one '>' from lines matching
+// ^>+From , mboxo only from ^>From . Text before the first From_ line (or
+// a file with none) is read as one message, with a warning.
+func ParseMbox(name string, data []byte, mboxo bool) (*Mailbox, []chunking.Warning) {
+	mb := &Mailbox{}
+	var warns []chunking.Warning
+	for _, r := range SplitMbox(data, mboxo) {
+		if r.Line == 0 {
+			warns = append(warns, chunking.Warning{File: name, Line: 1, Text: "text before the first From_ line read as a message"})
+			r.Line = 1
+		}
+		m, w := ParseMessage(name, r.Line, r.Data)
+		mb.Messages = append(mb.Messages, m)
+		warns = append(warns, w...)
+	}
+	return mb, warns
+}
+
+// RawMessage is one message of an mbox: the line of its From_ line (0 for
+// text before any From_ line) and its bytes, unescaped, LF line endings.
+type RawMessage struct {
+	Line int
+	Data []byte
+}
+
+// SplitMbox splits an mbox into raw messages (see ParseMbox).
+func SplitMbox(data []byte, mboxo bool) []RawMessage {
+	data = normalizeNewlines(data)
+	var out []RawMessage
+	var cur *bytes.Buffer
+	curLine := 0
+	prevBlank := true
+	flush := func() {
+		if cur == nil {
+			return
+		}
+		b := cur.Bytes()
+		// The blank line before the next From_ line is the separator's.
+		if bytes.HasSuffix(b, []byte("\n\n")) {
+			b = b[:len(b)-1]
+		}
+		if len(b) > 0 && b[len(b)-1] != '\n' {
+			b = append(b, '\n')
+		}
+		if len(bytes.TrimSpace(b)) > 0 || curLine > 0 {
+			out = append(out, RawMessage{Line: curLine, Data: b})
+		}
+		cur = nil
+	}
+	line := 0
+	for len(data) > 0 {
+		line++
+		var l []byte
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			l, data = data[:i+1], data[i+1:]
+		} else {
+			l, data = data, nil
+		}
+		if prevBlank && bytes.HasPrefix(l, []byte("From ")) {
+			flush()
+			cur = &bytes.Buffer{}
+			curLine = line
+			prevBlank = false
+			continue
+		}
+		if cur == nil {
+			cur = &bytes.Buffer{}
+			curLine = 0
+		}
+		prevBlank = len(l) == 1 || len(l) == 0
+		if len(l) > 0 && l[0] == '>' {
+			k := 0
+			for k < len(l) && l[k] == '>' {
+				k++
+			}
+			if bytes.HasPrefix(l[k:], []byte("From ")) && (!mboxo || k == 1) {
+				l = l[1:]
+			}
+		}
+		cur.Write(l)
+	}
+	flush()
+	return out
+}
+
+// WriteMbox writes messages as an mboxrd file: a From_ line ("From
+// <sender or MAILER-DAEMON> <asctime UTC of Date>"), the raw message with
+// lines matching ^>*From  given one more '>', and a blank line.
+func WriteMbox(w io.Writer, msgs []*Message) error {
+	var buf bytes.Buffer
+	for _, m := range msgs {
+		buf.Reset()
+		sender := m.From.Email
+		if sender == "" || strings.ContainsAny(sender, " \t") {
+			sender = "MAILER-DAEMON"
+		}
+		when := time.Unix(0, 0).UTC()
+		if m.HasDate {
+			when = m.Date.UTC()
+		}
+		buf.WriteString("From " + sender + " " + when.Format("Mon Jan _2 15:04:05 2006") + "\n")
+		raw := m.Raw
+		for len(raw) > 0 {
+			var l []byte
+			if i := bytes.IndexByte(raw, '\n'); i >= 0 {
+				l, raw = raw[:i+1], raw[i+1:]
+			} else {
+				l, raw = append(slices.Clip(raw), '\n'), nil
+			}
+			k := 0
+			for k < len(l) && l[k] == '>' {
+				k++
+			}
+			if bytes.HasPrefix(l[k:], []byte("From ")) {
+				buf.WriteByte('>')
+			}
+			buf.Write(l)
+		}
+		buf.WriteByte('\n')
+		if _, err := w.Write(buf.Bytes()); err != nil {
+			return fmt.Errorf("email: write mbox: %w", err)
+		}
+	}
+	return nil
+}

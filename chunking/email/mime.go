@@ -1,0 +1,451 @@
+package email
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/mail"
+	"regexp"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/emersion/go-message"
+	_ "github.com/emersion/go-message/charset" // charsets beyond UTF-8 and ASCII
+	gomail "github.com/emersion/go-message/mail"
+
+	"github.com/chunkstream/chunkstream/chunking"
+)
+
+// Limits against mail bombs: past them the rest of a message is skipped
+// with a warning; the message and the mailbox are kept.
+const (
+	MaxMIMEDepth    = 16      // nesting of multipart entities
+	MaxMIMEParts    = 256     // entities visited in one message
+	MaxBodyBytes    = 4 << 20 // decoded text kept from one message
+	MaxHeaderBytes  = 1 << 20 // header block of one message
+	maxAncestorWalk = 10000   // loop checks give up (refusing the link) past this depth
+)
+
+// Message is one message of a mailbox, read and MIME-decoded.
+type Message struct {
+	// File is the file the message came from; Line the line of its From_
+	// line in an mbox (0 for a single-message file).
+	File string
+	Line int
+	// Raw is the message as read: LF line endings, mbox escaping removed.
+	Raw []byte
+
+	// MessageID is the first <…> token of Message-ID (else a bare x@y),
+	// without brackets; a message without one gets
+	// "missing-id-<sha256 of Raw, 16 hex>".
+	MessageID string
+	// InReplyTo and References are the ids of those headers, read
+	// leniently, without brackets.
+	InReplyTo  []string
+	References []string
+
+	// Date is the Date header as an instant with the sender's offset;
+	// HasDate is false when it is absent or unreadable.
+	Date    time.Time
+	HasDate bool
+	// Subject is the decoded Subject header.
+	Subject string
+	// From, To and Cc are the decoded addresses; From has mailing-list
+	// rewriting ("Name via List <list@…>") undone.
+	From   Address
+	To, Cc []Address
+	// Body is the decoded text: text/plain preferred, HTML converted,
+	// attachments skipped, LF line endings.
+	Body string
+}
+
+// ISODate returns the date in ISO 8601 with the sender's offset, or "".
+func (m *Message) ISODate() string {
+	if !m.HasDate {
+		return ""
+	}
+	return m.Date.Format("2006-01-02T15:04:05-07:00")
+}
+
+var (
+	angleID = regexp.MustCompile(`<([^<>]*)>`)
+	bareID  = regexp.MustCompile(`[^\s<>(),;"']+@[^\s<>(),;"']+`)
+)
+
+// ParseIDs extracts message ids leniently: every <…> token, else every
+// bare x@y token; ids are returned without brackets, whitespace removed.
+func ParseIDs(s string) []string {
+	var out []string
+	for _, m := range angleID.FindAllStringSubmatch(s, -1) {
+		id := strings.Join(strings.Fields(m[1]), "")
+		if id != "" {
+			out = append(out, id)
+		}
+	}
+	if len(out) > 0 {
+		return out
+	}
+	// Drop comments before looking for bare ids.
+	return bareID.FindAllString(stripComments(s), -1)
+}
+
+func stripComments(s string) string {
+	if !strings.Contains(s, "(") {
+		return s
+	}
+	var sb strings.Builder
+	depth := 0
+	for _, r := range s {
+		switch {
+		case r == '(':
+			depth++
+		case r == ')' && depth > 0:
+			depth--
+		case depth == 0:
+			sb.WriteRune(r)
+		}
+	}
+	return sb.String()
+}
+
+// ParseMessage reads one raw message. It never fails: problems become
+// warnings and the message keeps what could be read.
+func ParseMessage(file string, line int, raw []byte) (m *Message, warns []chunking.Warning) {
+	raw = normalizeNewlines(raw)
+	m = &Message{File: file, Line: line, Raw: raw}
+	warn := func(format string, args ...any) {
+		warns = append(warns, chunking.Warning{File: file, Line: line, MessageID: m.MessageID, Text: fmt.Sprintf(format, args...)})
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			warn("message could not be decoded (%v): body dropped", r)
+			m.Body = ""
+		}
+		if m.MessageID == "" {
+			sum := sha256.Sum256(raw)
+			m.MessageID = "missing-id-" + hex.EncodeToString(sum[:8])
+		}
+	}()
+	e, err := message.ReadWithOptions(bytes.NewReader(raw), &message.ReadOptions{MaxHeaderBytes: MaxHeaderBytes})
+	if e == nil {
+		warn("unreadable header (%v): message kept without body", err)
+		return m, warns
+	}
+	h := gomail.Header{Header: e.Header}
+	if ids := ParseIDs(h.Get("Message-Id")); len(ids) > 0 {
+		m.MessageID = ids[0]
+	} else if len(h.Get("Message-Id")) == 0 && len(bytes.TrimSpace(raw)) > 0 {
+		warn("no Message-ID: id derived from the content")
+	}
+	m.InReplyTo = ParseIDs(h.Get("In-Reply-To"))
+	m.References = ParseIDs(h.Get("References"))
+	if s, err := h.Subject(); err == nil {
+		m.Subject = s
+	} else {
+		m.Subject = toUTF8(h.Get("Subject"))
+		warn("subject not fully decoded: %v", err)
+	}
+	m.Subject = strings.Join(strings.Fields(m.Subject), " ")
+	if v := h.Get("Date"); v != "" {
+		if t, ok := parseMailDate(v); ok {
+			m.Date, m.HasDate = t, true
+		} else {
+			warn("unreadable Date %q", v)
+		}
+	}
+	from := addressList(h, "From", warn)
+	if len(from) > 0 {
+		m.From = from[0]
+	}
+	m.To = addressList(h, "To", warn)
+	m.Cc = addressList(h, "Cc", warn)
+	m.From = undoListRewrite(m.From, h, warn)
+
+	w := &walker{warn: warn}
+	if err != nil {
+		w.entityErr(err)
+	}
+	text, isHTML, _ := w.walk(e, 0)
+	if isHTML {
+		text = htmlToText(text)
+	}
+	m.Body = text
+	return m, warns
+}
+
+func normalizeNewlines(b []byte) []byte {
+	if bytes.IndexByte(b, '\r') < 0 {
+		return b
+	}
+	b = bytes.ReplaceAll(b, []byte("\r\n"), []byte("\n"))
+	return bytes.ReplaceAll(b, []byte("\r"), []byte("\n"))
+}
+
+func toUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
+}
+
+var mailDateLayouts = []string{
+	"Mon, 2 Jan 2006 15:04:05 -0700",
+	"Mon, 2 Jan 2006 15:04 -0700",
+	"2 Jan 2006 15:04:05 -0700",
+	"Mon, 2 Jan 2006 15:04:05 MST",
+	"Mon, 2 Jan 06 15:04:05 -0700",
+	"Mon, 02 Jan 2006 15:04:05 -0700",
+	"Mon Jan 2 15:04:05 2006",
+	"Mon, 2 Jan 2006 15:04:05",
+	time.RFC3339,
+}
+
+// parseMailDate reads an RFC 5322 date leniently (comments, missing day
+// names, two-digit years, named zones).
+func parseMailDate(v string) (time.Time, bool) {
+	if t, err := mail.ParseDate(v); err == nil {
+		return t, true
+	}
+	s := strings.Join(strings.Fields(stripComments(v)), " ")
+	if t, err := mail.ParseDate(s); err == nil {
+		return t, true
+	}
+	for _, l := range mailDateLayouts {
+		if t, err := time.Parse(l, s); err == nil {
+			return t, true
+		}
+	}
+	return time.Time{}, false
+}
+
+func addressList(h gomail.Header, key string, warn func(string, ...any)) []Address {
+	v := h.Get(key)
+	if strings.TrimSpace(v) == "" {
+		return nil
+	}
+	if as, err := h.AddressList(key); err == nil {
+		out := make([]Address, 0, len(as))
+		for _, a := range as {
+			out = append(out, Address{Name: toUTF8(a.Name), Email: toUTF8(a.Address)})
+		}
+		return out
+	}
+	text, err := h.Text(key)
+	if err != nil {
+		text = v
+	}
+	return lenientAddresses(toUTF8(text))
+}
+
+// lenientAddresses splits an address list that net/mail refuses: on
+// commas outside quotes and brackets; "Name <email>" or a bare email.
+func lenientAddresses(s string) []Address {
+	var parts []string
+	depth, quoted, start := 0, false, 0
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"':
+			quoted = !quoted
+		case quoted:
+		case c == '<' || c == '(':
+			depth++
+		case (c == '>' || c == ')') && depth > 0:
+			depth--
+		case (c == ',' || c == ';') && depth == 0:
+			parts = append(parts, s[start:i])
+			start = i + 1
+		}
+	}
+	parts = append(parts, s[start:])
+	var out []Address
+	for _, p := range parts {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			continue
+		}
+		var a Address
+		if i := strings.LastIndexByte(p, '<'); i >= 0 {
+			j := strings.IndexByte(p[i:], '>')
+			if j < 0 {
+				j = len(p) - i
+			}
+			a.Email = strings.TrimSpace(p[i+1 : i+j])
+			a.Name = strings.Trim(strings.TrimSpace(p[:i]), `"' `)
+		} else if strings.Contains(p, "@") {
+			a.Email = strings.Trim(stripComments(p), " \t")
+			if i, j := strings.IndexByte(p, '('), strings.LastIndexByte(p, ')'); i >= 0 && j > i {
+				a.Name = strings.TrimSpace(p[i+1 : j])
+			}
+		} else {
+			a.Name = strings.Trim(p, `"' `)
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+var viaSuffix = regexp.MustCompile(`(?i)^(.*?)\s+via\s+\S.*$`)
+
+// undoListRewrite restores the author of a mailing-list-rewritten From
+// ("Name via List <list@…>") from X-Original-From, else Reply-To, else by
+// dropping " via …" from the name.
+func undoListRewrite(from Address, h gomail.Header, warn func(string, ...any)) Address {
+	mm := viaSuffix.FindStringSubmatch(from.Name)
+	if mm == nil {
+		return from
+	}
+	name := strings.Trim(mm[1], `"' `)
+	if v := h.Get("X-Original-From"); v != "" {
+		if as := addressList(h, "X-Original-From", warn); len(as) > 0 && as[0].Email != "" {
+			a := as[0]
+			if a.Name == "" {
+				a.Name = name
+			}
+			return a
+		}
+	}
+	if as := addressList(h, "Reply-To", warn); len(as) > 0 && as[0].Email != "" && !strings.EqualFold(as[0].Email, from.Email) {
+		a := as[0]
+		if a.Name == "" || viaSuffix.MatchString(a.Name) {
+			a.Name = name
+		}
+		return a
+	}
+	return Address{Name: name, Email: from.Email}
+}
+
+// walker collects the text of a MIME tree within the bomb limits.
+type walker struct {
+	warn      func(string, ...any)
+	parts     int
+	bytes     int
+	warnedCut bool
+	stopped   bool
+}
+
+func (w *walker) entityErr(err error) {
+	switch {
+	case message.IsUnknownCharset(err):
+		w.warn("unknown charset (%v): read as UTF-8 with replacement characters", err)
+	case message.IsUnknownEncoding(err):
+		w.warn("unknown transfer encoding (%v): body read undecoded", err)
+	default:
+		w.warn("MIME entity: %v", err)
+	}
+}
+
+// walk returns the entity's text and whether it is HTML; ok is false when
+// the entity holds no text (an attachment, an image, …).
+func (w *walker) walk(e *message.Entity, depth int) (text string, isHTML, ok bool) {
+	if w.stopped {
+		return "", false, false
+	}
+	w.parts++
+	if w.parts > MaxMIMEParts {
+		w.warn("more than %d MIME parts: the rest skipped", MaxMIMEParts)
+		w.stopped = true
+		return "", false, false
+	}
+	if depth > MaxMIMEDepth {
+		w.warn("MIME nesting deeper than %d: the rest skipped", MaxMIMEDepth)
+		w.stopped = true
+		return "", false, false
+	}
+	if disp, params, err := e.Header.ContentDisposition(); err == nil && (strings.EqualFold(disp, "attachment") || params["filename"] != "") {
+		return "", false, false
+	}
+	mt, _, err := e.Header.ContentType()
+	if err != nil || mt == "" {
+		mt = "text/plain"
+	}
+	mt = strings.ToLower(mt)
+	switch {
+	case strings.HasPrefix(mt, "multipart/"):
+		mr := e.MultipartReader()
+		if mr == nil {
+			return "", false, false
+		}
+		type part struct {
+			text   string
+			isHTML bool
+		}
+		var parts []part
+		for {
+			p, err := mr.NextPart()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if p == nil {
+				w.warn("broken MIME structure (%v): the rest of the message skipped", err)
+				break
+			}
+			if err != nil {
+				w.entityErr(err)
+			}
+			if t, h, ok := w.walk(p, depth+1); ok {
+				parts = append(parts, part{t, h})
+			}
+			if w.stopped {
+				break
+			}
+		}
+		if len(parts) == 0 {
+			return "", false, false
+		}
+		if mt == "multipart/alternative" {
+			for _, p := range parts {
+				if !p.isHTML {
+					return p.text, false, true
+				}
+			}
+			return parts[0].text, true, true
+		}
+		texts := make([]string, 0, len(parts))
+		for _, p := range parts {
+			t := p.text
+			if p.isHTML {
+				t = htmlToText(t)
+			}
+			if t = strings.TrimSpace(t); t != "" {
+				texts = append(texts, t)
+			}
+		}
+		return strings.Join(texts, "\n\n"), false, true
+	case mt == "text/plain" || mt == "text/html" || mt == "text/enriched" || mt == "text/x-patch" || mt == "text/x-diff":
+		return w.read(e), mt == "text/html", true
+	}
+	return "", false, false
+}
+
+func (w *walker) read(e *message.Entity) string {
+	room := MaxBodyBytes - w.bytes
+	if room <= 0 {
+		if !w.warnedCut {
+			w.warn("body larger than %d bytes: cut", MaxBodyBytes)
+			w.warnedCut = true
+		}
+		return ""
+	}
+	b, err := io.ReadAll(io.LimitReader(e.Body, int64(room)+1))
+	if err != nil {
+		w.warn("body not fully decoded: %v", err)
+	}
+	if len(b) > room {
+		b = b[:room]
+		if !w.warnedCut {
+			w.warn("body larger than %d bytes: cut", MaxBodyBytes)
+			w.warnedCut = true
+		}
+		// Drain cheaply is not needed: the raw bytes are in memory.
+	}
+	w.bytes += len(b)
+	b = normalizeNewlines(b)
+	if !utf8.Valid(b) {
+		return strings.ToValidUTF8(string(b), "\uFFFD")
+	}
+	return string(b)
+}

@@ -1,0 +1,276 @@
+package email
+
+import (
+	"hash/fnv"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+)
+
+// Quote stripping parameters.
+const (
+	minKeptChars     = 8   // a stripped body shorter than this is kept whole
+	shingleWords     = 4   // words per shingle when matching quoted text
+	matchRatio       = 0.7 // share of a block's shingles an ancestor must hold
+	maxQuoteAncestor = 20  // nearest ancestors a quoted block is matched against
+)
+
+var (
+	attribution = regexp.MustCompile(`(?i)(wrote|writes|schrieb|a écrit|escribió|scrisse|napisał|skrev|kirjoitti|写道)\s*:?\s*$`)
+	onLine      = regexp.MustCompile(`(?i)^\s*(on|am|le|el|il|op|em|den)\s`)
+	outlookFrom = regexp.MustCompile(`^\s*\*?(From|Von|De|Van|Da|Från|Fra)\s*:\*?\s+\S`)
+	outlookSent = regexp.MustCompile(`^\s*\*?(Sent|Date|Gesendet|Envoyé|Enviado|Verzonden|Inviato|Skickat|Sendt|Datum)\s*:\*?\s+\S`)
+	origSep     = regexp.MustCompile(`^\s*(-{2,}\s*(Original Message|Forwarded message|Ursprüngliche Nachricht|Message d'origine)\s*-{2,}|_{10,})\s*$`)
+)
+
+func isQuoteLine(l string) bool {
+	return strings.HasPrefix(strings.TrimLeft(l, " \t"), ">")
+}
+
+func isBlank(l string) bool { return strings.TrimSpace(l) == "" }
+
+// stripThread strips every body of a thread against its ancestors' bodies
+// (parents[i] is the index of i's parent, -1 for a root).
+func stripThread(bodies []string, parents []int) []string {
+	out := make([]string, len(bodies))
+	shingles := make([]map[uint64]struct{}, len(bodies))
+	words := make([]string, len(bodies))
+	get := func(i int) (map[uint64]struct{}, string) {
+		if shingles[i] == nil {
+			w := normWords(strings.Split(bodies[i], "\n"))
+			words[i] = " " + strings.Join(w, " ") + " "
+			shingles[i] = shingleSet(w)
+		}
+		return shingles[i], words[i]
+	}
+	for i, b := range bodies {
+		var anc []int
+		seen := map[int]bool{i: true}
+		for p := parents[i]; p >= 0 && len(anc) < maxQuoteAncestor && !seen[p]; p = parents[p] {
+			seen[p] = true
+			anc = append(anc, p)
+		}
+		match := func(block []string) bool {
+			w := normWords(block)
+			if len(w) == 0 {
+				return true
+			}
+			if len(w) < shingleWords {
+				needle := " " + strings.Join(w, " ") + " "
+				for _, a := range anc {
+					if _, ws := get(a); strings.Contains(ws, needle) {
+						return true
+					}
+				}
+				return false
+			}
+			set := shingleSet(w)
+			hit := 0
+			for h := range set {
+				for _, a := range anc {
+					if s, _ := get(a); hasKey(s, h) {
+						hit++
+						break
+					}
+				}
+			}
+			return float64(hit) >= matchRatio*float64(len(set))
+		}
+		out[i] = stripBody(b, match)
+	}
+	return out
+}
+
+func hasKey(m map[uint64]struct{}, k uint64) bool { _, ok := m[k]; return ok }
+
+// normWords returns the words of lines with quote markers removed.
+func normWords(lines []string) []string {
+	var out []string
+	for _, l := range lines {
+		l = strings.TrimLeft(l, " \t>")
+		for _, w := range strings.Fields(l) {
+			w = strings.TrimLeft(w, ">")
+			if w != "" {
+				out = append(out, strings.ToLower(w))
+			}
+		}
+	}
+	return out
+}
+
+func shingleSet(w []string) map[uint64]struct{} {
+	set := make(map[uint64]struct{}, len(w))
+	h := fnv.New64a()
+	for i := 0; i+shingleWords <= len(w); i++ {
+		h.Reset()
+		for _, x := range w[i : i+shingleWords] {
+			h.Write([]byte(x))
+			h.Write([]byte{0})
+		}
+		set[h.Sum64()] = struct{}{}
+	}
+	return set
+}
+
+// stripBody removes from one body the quoted blocks that match returns
+// true for, and the signature; a body left with fewer than minKeptChars
+// characters is returned whole.
+func stripBody(body string, match func([]string) bool) string {
+	lines := strings.Split(body, "\n")
+	drop := make([]bool, len(lines))
+
+	// Quoted ">" blocks: maximal runs of quote lines (blank lines inside
+	// a run belong to it).
+	type block struct{ start, end int } // [start, end)
+	var blocks []block
+	for i := 0; i < len(lines); {
+		if !isQuoteLine(lines[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(lines) {
+			if isQuoteLine(lines[j]) {
+				j++
+				continue
+			}
+			k := j
+			for k < len(lines) && isBlank(lines[k]) {
+				k++
+			}
+			if k > j && k < len(lines) && isQuoteLine(lines[k]) {
+				j = k
+				continue
+			}
+			break
+		}
+		blocks = append(blocks, block{i, j})
+		i = j
+	}
+	// Interleaved replies (author text between two quoted blocks) keep
+	// their quotes: the answers need them.
+	interleaved := false
+	for k := 1; k < len(blocks); k++ {
+		for _, l := range lines[blocks[k-1].end:blocks[k].start] {
+			if !isBlank(l) && !attribution.MatchString(l) {
+				interleaved = true
+			}
+		}
+	}
+	if !interleaved {
+		for _, b := range blocks {
+			if !match(lines[b.start:b.end]) {
+				continue
+			}
+			start := b.start
+			// The attribution ("On … wrote:") just above, maybe over two
+			// lines, maybe with a blank line between.
+			k := start - 1
+			for k >= 0 && isBlank(lines[k]) && start-k <= 2 {
+				k--
+			}
+			if k >= 0 && attribution.MatchString(lines[k]) {
+				start = k
+				if k > 0 && !isBlank(lines[k-1]) && onLine.MatchString(lines[k-1]) && !onLine.MatchString(lines[k]) {
+					start = k - 1
+				}
+			}
+			for x := start; x < b.end; x++ {
+				drop[x] = true
+			}
+		}
+	}
+
+	// Outlook-style history: a From: line followed closely by Sent:/Date:,
+	// maybe under an "Original Message" rule, to the end of the body.
+	for i := 0; i < len(lines); i++ {
+		if drop[i] || !outlookFrom.MatchString(lines[i]) {
+			continue
+		}
+		sent := -1
+		for k := i + 1; k < len(lines) && k <= i+4; k++ {
+			if outlookSent.MatchString(lines[k]) {
+				sent = k
+				break
+			}
+		}
+		if sent < 0 {
+			continue
+		}
+		// The quoted text starts after the header lines.
+		k := sent + 1
+		for k < len(lines) && !isBlank(lines[k]) {
+			k++
+		}
+		if k >= len(lines) || !match(lines[k:]) {
+			continue
+		}
+		start := i
+		for start > 0 && (isBlank(lines[start-1]) || origSep.MatchString(lines[start-1])) {
+			start--
+		}
+		for x := start; x < len(lines); x++ {
+			drop[x] = true
+		}
+		break
+	}
+
+	// The signature: the last "-- " line and below, unless a patch follows.
+	for i := len(lines) - 1; i >= 0; i-- {
+		if lines[i] != "-- " {
+			continue
+		}
+		patch := false
+		for _, l := range lines[i+1:] {
+			if strings.HasPrefix(l, "diff --git") || strings.HasPrefix(l, "@@ ") {
+				patch = true
+				break
+			}
+		}
+		if !patch {
+			for x := i; x < len(lines); x++ {
+				drop[x] = true
+			}
+		}
+		break
+	}
+
+	var sb strings.Builder
+	kept := 0
+	for i, l := range lines {
+		if drop[i] {
+			continue
+		}
+		if kept > 0 {
+			sb.WriteByte('\n')
+		}
+		sb.WriteString(l)
+		kept++
+	}
+	s := collapseBlankRuns(sb.String())
+	if utf8.RuneCountInString(trimSpace(s)) < minKeptChars {
+		return body
+	}
+	return s
+}
+
+func collapseBlankRuns(s string) string {
+	if !strings.Contains(s, "\n\n\n") {
+		return s
+	}
+	lines := strings.Split(s, "\n")
+	out := lines[:0]
+	blank := 0
+	for _, l := range lines {
+		if isBlank(l) {
+			blank++
+			if blank > 1 {
+				continue
+			}
+		} else {
+			blank = 0
+		}
+		out = append(out, l)
+	}
+	return strings.Join(out, "\n")
+}

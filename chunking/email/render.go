@@ -1,0 +1,453 @@
+package email
+
+import (
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/chunkstream/chunkstream/chunking"
+)
+
+const truncatedMark = " [truncated]"
+
+// formatAddress shows an address as the reference does: "Name <email>",
+// just the name when both are equal ignoring case, whichever is present,
+// or "unknown".
+func formatAddress(a Address) string {
+	name := strings.TrimSpace(a.Name)
+	mail := strings.TrimSpace(a.Email)
+	switch {
+	case name != "" && mail != "" && strings.EqualFold(name, mail):
+		return name
+	case name != "" && mail != "":
+		return name + " <" + mail + ">"
+	case name != "":
+		return name
+	case mail != "":
+		return mail
+	}
+	return "unknown"
+}
+
+func joinAddresses(as []Address) string {
+	parts := make([]string, len(as))
+	for i, a := range as {
+		parts[i] = formatAddress(a)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// shorten cuts s to at most n characters, ending it with "…" when cut.
+func shorten(s string, n int) string {
+	if n < 1 {
+		n = 1
+	}
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	i, k := 0, 0
+	for k < n-1 {
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		k++
+	}
+	return strings.TrimRightFunc(s[:i], unicode.IsSpace) + "…"
+}
+
+// shortenList shows addresses while the list stays within n characters,
+// then " (+N more)"; a first address longer than that is shortened.
+func shortenList(as []Address, n int) string {
+	full := joinAddresses(as)
+	if utf8.RuneCountInString(full) <= n {
+		return full
+	}
+	var sb strings.Builder
+	for k, a := range as {
+		more := " (+" + strconv.Itoa(len(as)-k) + " more)"
+		s := formatAddress(a)
+		sep := ""
+		if k > 0 {
+			sep = "; "
+		}
+		rest := ""
+		if k+1 < len(as) {
+			rest = " (+" + strconv.Itoa(len(as)-k-1) + " more)"
+		}
+		if utf8.RuneCountInString(sb.String()+sep+s+rest) > n {
+			if k == 0 {
+				room := n - utf8.RuneCountInString(rest)
+				return shorten(s, room) + rest
+			}
+			return sb.String() + more
+		}
+		sb.WriteString(sep + s)
+	}
+	return sb.String()
+}
+
+// blockHeader is the "[msg #n | date | From -> To | cc: Cc]" line.
+func blockHeader(m *msg, order int, fromS, toS, ccS string) string {
+	date := m.date10
+	if date == "" {
+		date = "unknown date"
+	}
+	var sb strings.Builder
+	sb.WriteString("[msg #")
+	sb.WriteString(strconv.Itoa(order))
+	sb.WriteString(" | ")
+	sb.WriteString(date)
+	sb.WriteString(" | ")
+	sb.WriteString(fromS)
+	sb.WriteString(" -> ")
+	sb.WriteString(toS)
+	if ccS != "" {
+		sb.WriteString(" | cc: ")
+		sb.WriteString(ccS)
+	}
+	sb.WriteString("]")
+	return sb.String()
+}
+
+func formatBlock(m *msg, order int) string {
+	return blockHeader(m, order, formatAddress(m.from), joinAddresses(m.to), joinAddresses(m.cc)) + "\n" + m.body
+}
+
+// participants returns the window's labels (display casing, first
+// occurrence) per spec §4 step 5.
+func participants(ms []*msg) []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(a Address) {
+		l, ok := participantLabel(a)
+		if !ok {
+			return
+		}
+		k := strings.ToLower(l)
+		if seen[k] {
+			return
+		}
+		seen[k] = true
+		out = append(out, l)
+	}
+	for _, m := range ms {
+		add(m.from)
+		for _, a := range m.to {
+			add(a)
+		}
+		for _, a := range m.cc {
+			add(a)
+		}
+	}
+	return out
+}
+
+func participantsDisplay(labels []string) string {
+	if len(labels) == 0 {
+		return "unknown"
+	}
+	if len(labels) <= 3 {
+		return strings.Join(labels, ", ")
+	}
+	return strings.Join(labels[:3], ", ") + " (+" + strconv.Itoa(len(labels)-3) + " more)"
+}
+
+func dateRange(first, last string) string {
+	switch {
+	case first != "" && last != "":
+		return first + " to " + last
+	case first != "":
+		return first
+	case last != "":
+		return last
+	}
+	return "unknown"
+}
+
+// window is one emitted window: message positions in the path (0-based)
+// and its rendered content.
+type window struct {
+	start, end int // positions in the path, inclusive
+	content    string
+	labels     []string
+}
+
+// renderer builds chunk contents for one path.
+type renderer struct {
+	maxChars int
+	subject  string // the path's first subject, "unknown" when empty
+	ms       []*msg
+	blocks   []string // full block of each path position, lazily
+	blockLen []int
+}
+
+func (r *renderer) block(pos int) (string, int) {
+	if r.blocks[pos] == "" {
+		r.blocks[pos] = formatBlock(r.ms[pos], pos+1)
+		r.blockLen[pos] = utf8.RuneCountInString(r.blocks[pos])
+	}
+	return r.blocks[pos], r.blockLen[pos]
+}
+
+func header(subject, dates, parts string) string {
+	return "Subject: " + subject + "\nDate: " + dates + "\nParticipants: " + parts + "\n\n"
+}
+
+func (r *renderer) windowHeader(start, end int) (string, []string) {
+	labels := participants(r.ms[start : end+1])
+	return header(r.subject, dateRange(r.ms[start].date10, r.ms[end].date10), participantsDisplay(labels)), labels
+}
+
+// windows implements spec §4 step 4 with the max_chars Fix.
+func (r *renderer) windows(maxEmails, overlap int) []window {
+	n := len(r.ms)
+	var out []window
+	start, lastEnd := 0, -1
+	for start < n {
+		taken := 0
+		blockSum := 0
+		for k := start; k < n; k++ {
+			if taken >= maxEmails {
+				break
+			}
+			if taken > 0 {
+				_, bl := r.block(k)
+				h, _ := r.windowHeader(start, k)
+				if utf8.RuneCountInString(h)+blockSum+2+bl > r.maxChars {
+					break
+				}
+				blockSum += 2 + bl
+			} else {
+				_, bl := r.block(k)
+				blockSum = bl
+			}
+			taken++
+		}
+		end := start + taken - 1
+		if end <= lastEnd {
+			start = lastEnd + 1
+			continue
+		}
+		out = append(out, r.render(start, end))
+		lastEnd = end
+		if end >= n-1 {
+			break
+		}
+		start += max(1, taken-overlap)
+	}
+	return out
+}
+
+func (r *renderer) render(start, end int) window {
+	h, labels := r.windowHeader(start, end)
+	var sb strings.Builder
+	sb.WriteString(h)
+	for k := start; k <= end; k++ {
+		if k > start {
+			sb.WriteString("\n\n")
+		}
+		b, _ := r.block(k)
+		sb.WriteString(b)
+	}
+	content := sb.String()
+	if start == end && utf8.RuneCountInString(content) > r.maxChars {
+		content = r.fitSingle(start, labels)
+	}
+	return window{start: start, end: end, content: content, labels: labels}
+}
+
+// fitSingle renders a one-message window too long for max_chars: the body
+// is cut at a word boundary and marked " [truncated]"; when the headers
+// alone leave no room, the subject and participants lines are shortened
+// with "…" and the block line's From, To and Cc with "…" / " (+N more)".
+func (r *renderer) fitSingle(pos int, labels []string) string {
+	m := r.ms[pos]
+	dates := dateRange(m.date10, m.date10)
+	build := func(subject, parts, fromS, toS, ccS string) (string, int) {
+		pre := header(subject, dates, parts) + blockHeader(m, pos+1, fromS, toS, ccS) + "\n"
+		return pre, r.maxChars - utf8.RuneCountInString(pre) - utf8.RuneCountInString(truncatedMark)
+	}
+	pre, room := build(r.subject, participantsDisplay(labels), formatAddress(m.from), joinAddresses(m.to), joinAddresses(m.cc))
+	if room < 1 {
+		c := r.maxChars / 9
+		ccS := ""
+		if len(m.cc) > 0 {
+			ccS = shortenList(m.cc, c)
+		}
+		pre, room = build(shorten(r.subject, c), shorten(participantsDisplay(labels), c),
+			shorten(formatAddress(m.from), c), shortenList(m.to, c), ccS)
+	}
+	if room < 0 {
+		// Unreachable with max_chars ≥ 256; keep the bound regardless.
+		return shorten(pre, r.maxChars)
+	}
+	return pre + cutWords(m.body, room) + truncatedMark
+}
+
+// cutWords returns the longest prefix of s of at most n characters that
+// ends at a word boundary (a hard cut when the first word is longer).
+func cutWords(s string, n int) string {
+	if n <= 0 {
+		return ""
+	}
+	i, k := 0, 0
+	for i < len(s) && k < n {
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		k++
+	}
+	if i >= len(s) {
+		return s
+	}
+	cut := s[:i]
+	r, _ := utf8.DecodeRuneInString(s[i:])
+	if !isSpace(r) {
+		if j := strings.LastIndexFunc(cut, isSpace); j > 0 {
+			cut = cut[:j]
+		}
+	}
+	return strings.TrimRightFunc(cut, isSpace)
+}
+
+// isSpace is Python's str.isspace set: Unicode White_Space plus
+// U+001C–U+001F.
+func isSpace(r rune) bool {
+	return unicode.IsSpace(r) || (r >= 0x1c && r <= 0x1f) || r == 0x85 || r == 0xa0
+}
+
+func trimSpace(s string) string { return strings.TrimFunc(s, isSpace) }
+
+// chunkThread turns the messages of one thread into chunks (spec §4
+// steps 4–6), before request metadata.
+func chunkThread(threadID string, ms []*msg, maxEmails, maxChars, overlap int) []chunking.Chunk {
+	if len(ms) == 0 {
+		return nil
+	}
+	paths := threadPaths(ms)
+	type chunkDesc struct {
+		id, parent string
+		children   []any
+		w          window
+		pathIdx    int
+	}
+	var descs []*chunkDesc
+	pathWindows := make([][]*chunkDesc, len(paths))
+	for pi, p := range paths {
+		pms := make([]*msg, len(p.msgs))
+		for k, i := range p.msgs {
+			pms[k] = ms[i]
+		}
+		subject := pms[0].subject
+		shown := subject
+		if shown == "" {
+			shown = "unknown"
+		}
+		r := &renderer{maxChars: maxChars, subject: shown, ms: pms,
+			blocks: make([]string, len(pms)), blockLen: make([]int, len(pms))}
+		for wi, w := range r.windows(maxEmails, overlap) {
+			d := &chunkDesc{id: threadID + "-" + strconv.Itoa(pi) + "-" + strconv.Itoa(wi+1), w: w, pathIdx: pi, children: []any{}}
+			pathWindows[pi] = append(pathWindows[pi], d)
+			descs = append(descs, d)
+		}
+		// Parent: the closest earlier window holding the message before
+		// this window's first.
+		pw := pathWindows[pi]
+		for k, d := range pw {
+			if d.w.start == 0 {
+				continue
+			}
+			for j := k - 1; j >= 0; j-- {
+				if pw[j].w.start <= d.w.start-1 && d.w.start-1 <= pw[j].w.end {
+					d.parent = pw[j].id
+					break
+				}
+			}
+		}
+		for _, d := range pw {
+			if d.parent == "" {
+				continue
+			}
+			for _, q := range pw {
+				if q.id == d.parent {
+					q.children = append(q.children, d.id)
+				}
+			}
+		}
+	}
+	// Beyond: a trimmed path's first window hangs under the last window of
+	// the kept path holding the last shared message.
+	for pi, p := range paths {
+		if !p.trimmed || len(pathWindows[pi]) == 0 {
+			continue
+		}
+		kept := -1
+		for k, q := range paths {
+			if !q.trimmed && sameInts(q.msgs, p.keptPath) {
+				kept = k
+				break
+			}
+		}
+		if kept < 0 {
+			for k, q := range paths {
+				if sameInts(q.msgs, p.keptPath) {
+					kept = k
+					break
+				}
+			}
+		}
+		if kept < 0 {
+			continue
+		}
+		pos := -1
+		for k, i := range paths[kept].msgs {
+			if i == p.lastShared {
+				pos = k
+			}
+		}
+		kw := pathWindows[kept]
+		for j := len(kw) - 1; j >= 0; j-- {
+			if kw[j].w.start <= pos && pos <= kw[j].w.end {
+				first := pathWindows[pi][0]
+				first.parent = kw[j].id
+				kw[j].children = append(kw[j].children, first.id)
+				break
+			}
+		}
+	}
+	out := make([]chunking.Chunk, 0, len(descs))
+	for idx, d := range descs {
+		p := paths[d.pathIdx]
+		first, last := ms[p.msgs[d.w.start]], ms[p.msgs[d.w.end]]
+		parts := make([]any, len(d.w.labels))
+		for k, l := range d.w.labels {
+			parts[k] = strings.ToLower(l)
+		}
+		md := chunking.Metadata{
+			{Key: "file", Value: threadID},
+			{Key: "index", Value: idx},
+			{Key: "thread_id", Value: threadID},
+			{Key: "chunk_id", Value: d.id},
+			{Key: "parent_chunk_id", Value: d.parent},
+			{Key: "child_chunk_ids", Value: d.children},
+			{Key: "subject", Value: ms[p.msgs[0]].subject},
+			{Key: "date_start", Value: first.date10},
+			{Key: "date_end", Value: last.date10},
+			{Key: "participants", Value: parts},
+			{Key: "thread_message_count", Value: len(p.msgs)},
+		}
+		out = append(out, chunking.New(d.w.content, md))
+	}
+	return out
+}
+
+func sameInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,362 @@
+package email
+
+import (
+	"context"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/chunkstream/chunkstream/chunking"
+)
+
+// SubjectWindow is how far back a reply-style message without reply
+// headers looks for the message with its subject.
+const SubjectWindow = 30 * 24 * time.Hour
+
+// Thread is one conversation of a mailbox.
+type Thread struct {
+	// ThreadID is the root message's id, or the id of the missing parent
+	// (placeholder) its roots reply to.
+	ThreadID string
+	// Messages are the thread's messages in mailbox order.
+	Messages []*Message
+	// IDs are the messages' ids within the thread: the Message-ID, or
+	// "<id>__dup_<i>" for a later message reusing an id with another body.
+	IDs []string
+	// Parents holds each message's parent as an index into Messages, or -1
+	// for a root.
+	Parents []int
+}
+
+type container struct {
+	id           string
+	msg          int // index in the mailbox, -1 for a placeholder
+	parent       int // container index, -1 for none
+	children     []int
+	headerParent bool // the parent came from the message's own headers
+	dup          bool // a later message reusing an id with another body
+}
+
+type threader struct {
+	mb    *Mailbox
+	cs    []container
+	byID  map[string]int
+	warns []chunking.Warning
+}
+
+func (t *threader) get(id string) int {
+	if i, ok := t.byID[id]; ok {
+		return i
+	}
+	t.cs = append(t.cs, container{id: id, msg: -1, parent: -1})
+	t.byID[id] = len(t.cs) - 1
+	return len(t.cs) - 1
+}
+
+func (t *threader) warn(m *Message, text string) {
+	t.warns = append(t.warns, chunking.Warning{File: m.File, Line: m.Line, MessageID: m.MessageID, Text: text})
+}
+
+// wouldLoop reports whether making p the parent of c closes a loop (or the
+// ancestry is too deep to tell).
+func (t *threader) wouldLoop(c, p int) bool {
+	if c == p {
+		return true
+	}
+	if len(t.cs[c].children) == 0 {
+		return false
+	}
+	for k, a := 0, p; a >= 0; k, a = k+1, t.cs[a].parent {
+		if a == c || k > maxAncestorWalk {
+			return true
+		}
+	}
+	return false
+}
+
+func (t *threader) link(c, p int) {
+	if old := t.cs[c].parent; old >= 0 {
+		ch := t.cs[old].children
+		if i := slices.Index(ch, c); i >= 0 {
+			t.cs[old].children = slices.Delete(ch, i, i+1)
+		}
+	}
+	t.cs[c].parent = p
+	t.cs[p].children = append(t.cs[p].children, c)
+}
+
+var (
+	replyPrefix = regexp.MustCompile(`(?i)^\s*((re|fwd?|aw|sv|vs|antw|wg|tr|rif|odp|r)\s*(\[\d+\]|\(\d+\))?\s*[:：]\s*)`)
+	listTag     = regexp.MustCompile(`^\s*\[[^\]]*\]\s*`)
+)
+
+// isReplySubject reports whether a subject starts (after list tags) with
+// a reply or forward prefix (Re:, Fwd:, Fw:, AW:, SV:, …).
+func isReplySubject(s string) bool {
+	for {
+		t := listTag.ReplaceAllString(s, "")
+		if t == s {
+			break
+		}
+		s = t
+	}
+	return replyPrefix.MatchString(s)
+}
+
+// normSubject strips list tags and reply prefixes, collapses whitespace
+// and lowercases.
+func normSubject(s string) string {
+	for {
+		t := listTag.ReplaceAllString(s, "")
+		t = replyPrefix.ReplaceAllString(t, "")
+		if t == s {
+			break
+		}
+		s = t
+	}
+	return strings.ToLower(strings.Join(strings.Fields(s), " "))
+}
+
+// Threads groups the mailbox into threads (JWZ, spec §4): parent = the
+// first In-Reply-To id, else the last References id; the References chain
+// up to the parent adds missing ancestor links; loops are refused;
+// missing parents are placeholders; duplicate ids with the same body are
+// one message, else the later copy is renamed; reply-style messages
+// without reply headers join the most recent earlier message with the same
+// subject within SubjectWindow. Threads come in mailbox order of their
+// first message.
+func Threads(mb *Mailbox) []Thread {
+	th, _ := ThreadsWithWarnings(mb)
+	return th
+}
+
+// ThreadsWithWarnings is Threads, also returning the links it refused and
+// the duplicates it merged.
+func ThreadsWithWarnings(mb *Mailbox) ([]Thread, []chunking.Warning) {
+	t := &threader{mb: mb, byID: make(map[string]int, len(mb.Messages)*2)}
+	msgCont := make([]int, len(mb.Messages)) // container of each message, -1 when merged
+	for i, m := range mb.Messages {
+		c := t.get(m.MessageID)
+		if first := t.cs[c].msg; first >= 0 {
+			if mb.Messages[first].Body == m.Body {
+				t.warn(m, "duplicate Message-ID with the same body: merged with the first copy")
+				msgCont[i] = -1
+				continue
+			}
+			t.warn(m, "duplicate Message-ID with another body: kept as a separate message")
+			t.cs = append(t.cs, container{id: m.MessageID, msg: i, parent: -1, dup: true})
+			c = len(t.cs) - 1
+		} else {
+			t.cs[c].msg = i
+		}
+		msgCont[i] = c
+		parentID := ""
+		if len(m.InReplyTo) > 0 {
+			parentID = m.InReplyTo[0]
+		} else if len(m.References) > 0 {
+			parentID = m.References[len(m.References)-1]
+		}
+		chain := m.References
+		if parentID != "" {
+			if j := slices.Index(chain, parentID); j >= 0 {
+				chain = chain[:j+1]
+			} else {
+				chain = append(slices.Clip(chain), parentID)
+			}
+		}
+		for k := 1; k < len(chain); k++ {
+			a, b := chain[k-1], chain[k]
+			if a == b || a == m.MessageID || b == m.MessageID {
+				continue
+			}
+			cb, ca := t.get(b), t.get(a)
+			if t.cs[cb].parent >= 0 || t.cs[cb].headerParent || t.wouldLoop(cb, ca) {
+				continue
+			}
+			t.link(cb, ca)
+		}
+		if parentID == "" {
+			continue
+		}
+		if parentID == m.MessageID {
+			t.warn(m, "message replies to itself: link refused")
+			continue
+		}
+		p := t.get(parentID)
+		if t.wouldLoop(c, p) {
+			t.warn(m, "reply link to <"+parentID+"> would make a loop: refused")
+			continue
+		}
+		t.link(c, p)
+		t.cs[c].headerParent = true
+	}
+	t.subjectFallback(msgCont)
+	return t.collect(msgCont), t.warns
+}
+
+// subjectFallback links reply-style messages without reply headers to the
+// most recent earlier message with the same normalised subject.
+func (t *threader) subjectFallback(msgCont []int) {
+	type dated struct {
+		when time.Time
+		msg  int
+	}
+	var bySubject map[string][]dated
+	for i, m := range t.mb.Messages {
+		c := msgCont[i]
+		if c < 0 || len(m.InReplyTo) > 0 || len(m.References) > 0 || !m.HasDate || t.cs[c].parent >= 0 || !isReplySubject(m.Subject) {
+			continue
+		}
+		if bySubject == nil {
+			bySubject = map[string][]dated{}
+			for k, o := range t.mb.Messages {
+				if msgCont[k] >= 0 && o.HasDate {
+					s := normSubject(o.Subject)
+					bySubject[s] = append(bySubject[s], dated{o.Date, k})
+				}
+			}
+			for _, l := range bySubject {
+				slices.SortStableFunc(l, func(a, b dated) int { return a.when.Compare(b.when) })
+			}
+		}
+		s := normSubject(m.Subject)
+		if s == "" {
+			continue
+		}
+		l := bySubject[s]
+		j, _ := slices.BinarySearchFunc(l, m.Date, func(d dated, x time.Time) int { return d.when.Compare(x) })
+		for j--; j >= 0; j-- {
+			cand := l[j]
+			if m.Date.Sub(cand.when) > SubjectWindow {
+				break
+			}
+			p := msgCont[cand.msg]
+			if t.wouldLoop(c, p) {
+				continue
+			}
+			t.link(c, p)
+			t.warn(m, "no reply headers: joined <"+t.mb.Messages[cand.msg].MessageID+"> by subject")
+			break
+		}
+	}
+}
+
+// collect turns the container forest into threads.
+func (t *threader) collect(msgCont []int) []Thread {
+	type root struct {
+		c     int
+		first int // smallest mailbox index of a message below
+		msgs  []int
+	}
+	var roots []*root
+	for c := range t.cs {
+		if t.cs[c].parent >= 0 {
+			continue
+		}
+		r := &root{c: c, first: -1}
+		stack := []int{c}
+		for len(stack) > 0 {
+			x := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if m := t.cs[x].msg; m >= 0 {
+				r.msgs = append(r.msgs, m)
+			}
+			stack = append(stack, t.cs[x].children...)
+		}
+		if len(r.msgs) == 0 {
+			continue
+		}
+		slices.Sort(r.msgs)
+		r.first = r.msgs[0]
+		roots = append(roots, r)
+	}
+	slices.SortFunc(roots, func(a, b *root) int { return a.first - b.first })
+	out := make([]Thread, 0, len(roots))
+	for _, r := range roots {
+		th := Thread{Messages: make([]*Message, len(r.msgs)), IDs: make([]string, len(r.msgs)), Parents: make([]int, len(r.msgs))}
+		pos := make(map[int]int, len(r.msgs)) // mailbox index → position
+		for k, mi := range r.msgs {
+			pos[mi] = k
+			th.Messages[k] = t.mb.Messages[mi]
+			c := msgCont[mi]
+			th.IDs[k] = t.cs[c].id
+			if t.cs[c].dup {
+				th.IDs[k] = t.cs[c].id + "__dup_" + strconv.Itoa(k)
+			}
+		}
+		for k, mi := range r.msgs {
+			th.Parents[k] = -1
+			// The nearest ancestor holding a message; placeholders in
+			// between are skipped (JWZ pruning).
+			for a := t.cs[msgCont[mi]].parent; a >= 0; a = t.cs[a].parent {
+				if m := t.cs[a].msg; m >= 0 {
+					th.Parents[k] = pos[m]
+					break
+				}
+			}
+		}
+		th.ThreadID = t.cs[r.c].id
+		if t.cs[r.c].msg >= 0 {
+			th.ThreadID = th.IDs[pos[t.cs[r.c].msg]]
+		}
+		out = append(out, th)
+	}
+	return out
+}
+
+// ChunkMailbox threads a mailbox and chunks every thread.
+func (c *Chunker) ChunkMailbox(mb *Mailbox) ([]chunking.Chunk, []chunking.Warning) {
+	threads, warns := ThreadsWithWarnings(mb)
+	var out []chunking.Chunk
+	for _, th := range threads {
+		out = append(out, c.ChunkThread(th)...)
+	}
+	return out, warns
+}
+
+// ChunkThread chunks one thread of a mailbox. The result depends on the
+// thread alone, so a mailbox sharded by thread chunks as a whole would.
+func (c *Chunker) ChunkThread(th Thread) []chunking.Chunk {
+	ms := make([]*msg, len(th.Messages))
+	bodies := make([]string, len(th.Messages))
+	for k, m := range th.Messages {
+		bodies[k] = m.Body
+	}
+	if c.strip(true) {
+		bodies = stripThread(bodies, th.Parents)
+	}
+	for k, m := range th.Messages {
+		x := &msg{id: th.IDs[k], canonID: m.MessageID, subject: m.Subject, body: trimSpace(bodies[k]),
+			from: m.From, to: m.To, cc: m.Cc}
+		if p := th.Parents[k]; p >= 0 {
+			x.replyTo = th.IDs[p]
+		}
+		if m.HasDate {
+			x.when, x.parsed = m.Date, true
+			x.dateRaw = m.ISODate()
+			x.date10 = x.dateRaw[:10]
+		}
+		ms[k] = x
+	}
+	return chunkThread(th.ThreadID, ms, c.maxEmails, c.maxChars, c.overlap)
+}
+
+// ChunkPath chunks the mailbox at path (see the package function).
+func (c *Chunker) ChunkPath(ctx context.Context, path string) ([]chunking.Chunk, []chunking.Warning, error) {
+	if st, err := os.Stat(path); err == nil && !st.IsDir() && FormatOf(chunking.Document{Path: path}) == FormatEmailJSON {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, nil, err
+		}
+		return c.chunkRows(chunking.Document{Path: path, Content: data})
+	}
+	mb, warns, err := ReadMailboxWith(ctx, path, ReadOptions{Mboxo: c.mboxo})
+	if err != nil {
+		return nil, warns, err
+	}
+	chunks, w := c.ChunkMailbox(mb)
+	return chunks, append(warns, w...), nil
+}
