@@ -73,6 +73,8 @@ func TestBootstrapMatchesWorkerDefaults(t *testing.T) {
 			t.Errorf("bootstrap.sh default %s = %q, worker default %q", name, got, want)
 		}
 	}
+	// Derived in the script from the comma-separated list.
+	defaults["CHUNKSTREAM_INGEST_SUBJECTS_JSON"] = strings.ReplaceAll(defaults["CHUNKSTREAM_INGEST_SUBJECTS"], ",", `","`)
 	if docs["stream.json"] == "" || docs["consumer.json"] == "" {
 		t.Fatalf("bootstrap.sh: stream.json/consumer.json here-documents not found (got %v)", keys(docs))
 	}
@@ -100,10 +102,11 @@ func TestBootstrapMatchesWorkerDefaults(t *testing.T) {
 		prod[k] = v
 	}
 	prod["CHUNKSTREAM_REPLICAS"] = "3"
+	prod["CHUNKSTREAM_INGEST_SUBJECTS_JSON"] = `a.>","b.>`
 	var sc3 jetstream.StreamConfig
 	decodeJSONStrict(t, "stream.json (R3)", expand(docs["stream.json"], prod), &sc3)
-	if sc3.Replicas != 3 {
-		t.Errorf("stream replicas with CHUNKSTREAM_REPLICAS=3 = %d", sc3.Replicas)
+	if sc3.Replicas != 3 || len(sc3.Subjects) != 2 {
+		t.Errorf("stream with CHUNKSTREAM_REPLICAS=3 and two subjects: replicas %d, subjects %q", sc3.Replicas, sc3.Subjects)
 	}
 
 	var cc jetstream.ConsumerConfig

@@ -161,7 +161,7 @@ func TestComposeServices(t *testing.T) {
 	checkFlags(t, "cmd/producer", p.Command[1:])
 	mounted := false
 	for _, v := range p.Volumes {
-		parts := strings.Split(v, ":")
+		parts := volumeParts(v)
 		if len(parts) >= 2 && slices.Contains(p.Command, parts[1]) {
 			mounted = true
 		}
@@ -182,7 +182,7 @@ func TestComposeServices(t *testing.T) {
 func namedVolume(t *testing.T, c composeFile, svc string, s composeService, target string) {
 	t.Helper()
 	for _, v := range s.Volumes {
-		parts := strings.Split(v, ":")
+		parts := volumeParts(v)
 		if len(parts) >= 2 && parts[1] == target {
 			if _, ok := c.Volumes[parts[0]]; !ok {
 				t.Errorf("%s: volume %q for %s is not a declared named volume", svc, parts[0], target)
@@ -191,6 +191,24 @@ func namedVolume(t *testing.T, c composeFile, svc string, s composeService, targ
 		}
 	}
 	t.Errorf("%s: nothing persistent mounted at %s", svc, target)
+}
+
+// volumeParts splits a short volume syntax "source:target[:mode]", where
+// the source may hold a ${VAR:-default} interpolation.
+func volumeParts(v string) []string {
+	var vars []string
+	v = regexp.MustCompile(`\$\{[^}]*\}`).ReplaceAllStringFunc(v, func(m string) string {
+		vars = append(vars, m)
+		return "\x00"
+	})
+	parts := strings.Split(v, ":")
+	for i := range parts {
+		for strings.Contains(parts[i], "\x00") && len(vars) > 0 {
+			parts[i] = strings.Replace(parts[i], "\x00", vars[0], 1)
+			vars = vars[1:]
+		}
+	}
+	return parts
 }
 
 func hasPorts(t *testing.T, svc string, got []int, want ...int) {

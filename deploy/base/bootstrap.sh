@@ -26,16 +26,19 @@ until nats account info >/dev/null 2>&1; do
   sleep 5
 done
 
+# A comma-separated subject list becomes a JSON string list.
+CHUNKSTREAM_INGEST_SUBJECTS_JSON=$(printf '%s' "$CHUNKSTREAM_INGEST_SUBJECTS" | sed 's/,/","/g')
+
 # Durations are nanoseconds in the JetStream API: 2m duplicate window,
 # 30s ack wait.
 cat > /tmp/stream.json <<JSON
 {
-  "name": "$CHUNKSTREAM_INGEST_STREAM",
-  "subjects": ["$CHUNKSTREAM_INGEST_SUBJECTS"],
+  "name": "${CHUNKSTREAM_INGEST_STREAM}",
+  "subjects": ["${CHUNKSTREAM_INGEST_SUBJECTS_JSON}"],
   "retention": "workqueue",
   "storage": "file",
   "discard": "old",
-  "num_replicas": $CHUNKSTREAM_REPLICAS,
+  "num_replicas": ${CHUNKSTREAM_REPLICAS},
   "duplicate_window": 120000000000,
   "max_consumers": -1,
   "max_msgs": -1,
@@ -48,7 +51,7 @@ cat > /tmp/stream.json <<JSON
 JSON
 cat > /tmp/consumer.json <<JSON
 {
-  "durable_name": "$CHUNKSTREAM_CONSUMER",
+  "durable_name": "${CHUNKSTREAM_CONSUMER}",
   "deliver_policy": "all",
   "ack_policy": "explicit",
   "ack_wait": 30000000000,
@@ -58,13 +61,13 @@ cat > /tmp/consumer.json <<JSON
 }
 JSON
 
-if nats stream info "$CHUNKSTREAM_INGEST_STREAM" >/dev/null 2>&1; then
+if nats stream info "${CHUNKSTREAM_INGEST_STREAM}" >/dev/null 2>&1; then
   echo "bootstrap: stream $CHUNKSTREAM_INGEST_STREAM exists"
 else
-  nats stream add "$CHUNKSTREAM_INGEST_STREAM" --config /tmp/stream.json
+  nats stream add "${CHUNKSTREAM_INGEST_STREAM}" --config /tmp/stream.json
 fi
-if nats consumer info "$CHUNKSTREAM_INGEST_STREAM" "$CHUNKSTREAM_CONSUMER" >/dev/null 2>&1; then
+if nats consumer info "${CHUNKSTREAM_INGEST_STREAM}" "$CHUNKSTREAM_CONSUMER" >/dev/null 2>&1; then
   echo "bootstrap: consumer $CHUNKSTREAM_CONSUMER exists"
 else
-  nats consumer add "$CHUNKSTREAM_INGEST_STREAM" "$CHUNKSTREAM_CONSUMER" --config /tmp/consumer.json
+  nats consumer add "${CHUNKSTREAM_INGEST_STREAM}" "$CHUNKSTREAM_CONSUMER" --config /tmp/consumer.json
 fi
