@@ -220,3 +220,25 @@ func TestWriterRejectsBadText(t *testing.T) {
 		}
 	}
 }
+
+func TestYAMLWritesEmojiRaw(t *testing.T) {
+	chunks := []Chunk{
+		New("line one 😀\nline two 𝄞", Metadata{{"t", "naïve 😀"}, {"l", []any{"𝄞"}}}),
+		New("clash \ue001 and 😀", nil),
+	}
+	var buf bytes.Buffer
+	if err := Encode(&buf, YAML, chunks); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, want := range []string{"- content: |-\n    line one 😀\n    line two 𝄞\n", "t: naïve 😀\n", "- 𝄞\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("YAML output lacks %q:\n%s", want, out)
+		}
+	}
+	c, err := DecodeYAML(strings.NewReader(out), "e.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	equalChunks(t, "emoji", c.Chunks(), chunks)
+}

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
@@ -37,6 +38,7 @@ func (y *YAMLWriter) Write(ch Chunk) error {
 	if err != nil {
 		return err
 	}
+	hidden := hideAstral(item)
 	seq := &yaml.Node{Kind: yaml.SequenceNode, Content: []*yaml.Node{item}}
 	y.buf.Reset()
 	enc := yaml.NewEncoder(&y.buf)
@@ -48,8 +50,81 @@ func (y *YAMLWriter) Write(ch Chunk) error {
 		return fmt.Errorf("chunking: yaml: %w", err)
 	}
 	y.wrote = true
-	_, err = y.w.Write(y.buf.Bytes())
+	out := y.buf.Bytes()
+	if hidden {
+		out = revealAstral(out)
+	}
+	_, err = y.w.Write(out)
 	return err
+}
+
+// The YAML library escapes every character above U+FFFF (emoji, rare CJK)
+// in double quotes, which would turn a multi-line chunk holding one emoji
+// into a single escaped line. hideAstral stands each such character in
+// as two private-use characters (U+E000+high 10 bits, U+E400+low 10
+// bits), which the library writes raw, and revealAstral puts them back in
+// the output. It does nothing when a string already holds characters of
+// that private-use range (the library's escapes are then kept).
+const (
+	puaHigh = 0xE000
+	puaLow  = 0xE400
+	puaEnd  = 0xE800
+)
+
+func hideAstral(n *yaml.Node) bool {
+	astral, clash := false, false
+	var scan func(*yaml.Node)
+	scan = func(n *yaml.Node) {
+		for _, r := range n.Value {
+			astral = astral || r > 0xFFFF
+			clash = clash || (r >= puaHigh && r < puaEnd)
+		}
+		for _, c := range n.Content {
+			scan(c)
+		}
+	}
+	scan(n)
+	if !astral || clash {
+		return false
+	}
+	var sub func(*yaml.Node)
+	sub = func(n *yaml.Node) {
+		if n.Kind == yaml.ScalarNode && strings.ContainsFunc(n.Value, func(r rune) bool { return r > 0xFFFF }) {
+			var sb strings.Builder
+			for _, r := range n.Value {
+				if r > 0xFFFF {
+					r -= 0x10000
+					sb.WriteRune(puaHigh + r>>10)
+					sb.WriteRune(puaLow + r&0x3FF)
+					continue
+				}
+				sb.WriteRune(r)
+			}
+			n.Value = sb.String()
+		}
+		for _, c := range n.Content {
+			sub(c)
+		}
+	}
+	sub(n)
+	return true
+}
+
+func revealAstral(b []byte) []byte {
+	out := make([]byte, 0, len(b))
+	for i := 0; i < len(b); {
+		r, size := utf8.DecodeRune(b[i:])
+		if r >= puaHigh && r < puaLow {
+			if r2, size2 := utf8.DecodeRune(b[i+size:]); r2 >= puaLow && r2 < puaEnd {
+				out = utf8.AppendRune(out, 0x10000+(r-puaHigh)<<10+(r2-puaLow))
+				i += size + size2
+				continue
+			}
+		}
+		out = append(out, b[i:i+size]...)
+		i += size
+	}
+	return out
 }
 
 // Close writes "[]" when no chunk was written, so that the output is
