@@ -1,0 +1,102 @@
+// Package email chunks mailboxes into conversation windows, as spec §4 of
+// CHUNKERS.md describes (modelled on benchmax's EmailChunker, with its
+// bugs fixed): messages are threaded over the whole mailbox, each thread
+// yields one path per leaf (root → leaf), forks are compacted, and each
+// path is cut into overlapping windows of at most max_emails_per_chunk
+// messages and max_chars characters, header included.
+//
+// # Inputs
+//
+// A document is one mailbox: an mbox (Format "mbox"), one message
+// ("eml"), or canonical rows ("email-json": a JSON array or JSON Lines of
+// {id, thread_id, date, subject, body, from, to, cc, reply_to}). ChunkPath
+// and ReadMailbox also read folders: a folder of .eml files (walked
+// recursively, in lexical order; *.mbox/*.mboxrd files and Maildirs inside
+// it join the same mailbox) or a Maildir (cur/ and new/, by file name;
+// tmp/ holds deliveries in progress and is skipped). Outlook .pst/.msg
+// files are not read: convert them first with readpst (`readpst -r -o out
+// file.pst` writes mbox files; `readpst -M` writes one .eml per message),
+// then chunk the result.
+//
+// # Decisions the spec leaves open
+//
+//   - mbox: github.com/emersion/go-mbox is replaced by SplitMbox, which
+//     normalises CRLF to LF, un-escapes mboxrd (one '>' off ^>+From ) or
+//     mboxo (^>From  only), and takes as From_ line a line starting with
+//     "From " at the start of the file or after a blank line. Text before
+//     the first From_ line is read as a message, with a warning.
+//     WriteMbox writes mboxrd ("From <sender> <asctime UTC>").
+//   - MIME (go-message v0.18.2): text/plain is preferred in
+//     multipart/alternative, else the HTML part is converted to text
+//     (block elements and <br> break lines; script/style dropped); in
+//     other multiparts (mixed, related, signed) the text of every inline
+//     part is joined by a blank line. Parts with Content-Disposition
+//     attachment or a filename, non-text parts and inline message/rfc822
+//     parts are skipped. Limits: MaxMIMEDepth nesting, MaxMIMEParts
+//     entities, MaxBodyBytes of decoded text, MaxHeaderBytes of header;
+//     past them the rest of that message is skipped with a warning.
+//   - Charsets: go-message/charset; an unknown or bogus charset (also in
+//     encoded words) keeps the bytes as UTF-8 with U+FFFD replacements and
+//     a warning. A message that cannot be read at all keeps its headers
+//     (or nothing) and an empty body, with a warning; it never fails the
+//     mailbox.
+//   - A message without Message-ID gets "missing-id-<16 hex of the SHA-256
+//     of its bytes>", so a thread sent alone keeps its ids.
+//   - Dates: RFC 5322 read leniently (comments, named zones, missing
+//     weekday); the ISO form keeps the sender's offset, "-0000" shows as
+//     "+00:00". Canonical rows: the reference's datetime.fromisoformat
+//     forms (date only, T or space separator, optional fraction, Z or
+//     offset); date10 is the first 10 characters when they are YYYY-MM-DD,
+//     else the date is unknown.
+//   - Threading: the References chain is taken up to the parent (the
+//     parent appended when References lacks it), so inferred links always
+//     connect to the message that implies them: this keeps each thread's
+//     structure independent of other threads. A message's own parent
+//     replaces a link inferred from another message's References; inferred
+//     links never replace one. Placeholders between two messages are
+//     skipped (JWZ pruning): the reply hangs under the nearest message
+//     ancestor. A placeholder at the top gives its id as thread_id even
+//     with one child. Loop checks walk at most 10000 ancestors (deeper
+//     links are refused, with a warning).
+//   - Subject fallback: reply-style subjects are Re/Fwd/Fw/AW/SV/VS/WG/TR/
+//     RIF/ODP/Antw (optionally numbered, "Re[2]:"), after list tags such as
+//     "[USRP-users]"; the normalised subject drops list tags and those
+//     prefixes, collapses whitespace and lowercases. Only messages with a
+//     Date are joined, to one with a Date up to SubjectWindow earlier.
+//   - Duplicates with the same decoded body are merged silently except for
+//     a warning; Threads lists the first copy only.
+//   - List rewriting: a From name "X via Y" is undone from X-Original-From,
+//     else from a Reply-To that is not the list address (keeping the name
+//     X), else by keeping X and the list address.
+//   - Quote stripping: a quoted block is a run of '>' lines (blank lines
+//     inside belong to it) with the attribution line(s) just above it
+//     ("… wrote:", "On …" over two lines, and common translations), or an
+//     Outlook header (From: then Sent:/Date: within four lines, maybe under
+//     an "Original Message" rule or an underscore line) with everything
+//     below it. A block is removed when at least 70% of its 4-word shingles
+//     (or, for fewer than four words, the whole word sequence) occur in
+//     the 20 nearest ancestors, quote markers ignored. A message with
+//     author text between two quoted blocks (an interleaved reply) keeps
+//     all its '>' blocks. The signature is the last "-- " line and below,
+//     unless a diff hunk follows it (a patch). Canonical rows are not
+//     stripped unless strip_quotes is set.
+//   - Over-long single messages (max_chars Fix): the body is cut at a word
+//     boundary and ends " [truncated]". Only when the header lines leave no
+//     room are the subject, participants, From, To and Cc shortened, each
+//     to max_chars/9 characters ("…", and " (+N more)" for lists).
+//   - A trimmed fork path hangs under the kept path it was compared with
+//     (the first kept path with the longest shared prefix); that window
+//     lists it in child_chunk_ids after its own path's children.
+//   - Warnings carry the file and line (mbox From_ line, JSON row line) or
+//     the Message-ID; threading warnings name the message they concern.
+//
+// # Sharding
+//
+// ReadMailbox and Threads split a mailbox into threads; WriteMbox writes a
+// thread as mboxrd. Chunking that mbox alone gives the same chunks as the
+// thread gets in the whole mailbox: ids, windows and metadata depend on
+// the thread's messages only (tested on the corpus).
+//
+// Chunker is immutable and safe for concurrent use; Chunk and ChunkThread
+// are pure. The mailbox helpers take a context.Context and read files.
+package email
