@@ -1,0 +1,87 @@
+// Package markdown is chunkstream's Markdown (and MDX) chunker, spec §2:
+// the reference MarkdownChunker's parameters (min_char 1024, max_char 2048,
+// chunk_overlap 128), metadata keys and output, with the reference's
+// mistakes fixed.
+//
+//	c, err := markdown.New(chunking.Options{"max_char": 1000})
+//	chunks, warnings, err := c.Chunk(chunking.Document{Path: "docs/a.md", Content: src})
+//
+// The core (Chunk) is pure and safe for concurrent use: bytes and options
+// in, chunks and warnings out. ChunkFile and ChunkFolder read files and
+// take a context. Blocks come from the one block scanner,
+// chunking/internal/mdblocks (goldmark, blocks only); chunk text is sliced
+// from the source by offsets, never re-rendered.
+//
+// # Pipeline
+//
+//  1. Sections: the document is cut before every top-level H1–H3 heading
+//     (ATX or setext). Text before the first heading, front matter
+//     included, is a section without header metadata. A section holding
+//     only its heading joins a deeper section right after it and takes
+//     its metadata (repeatedly: "# A", "## B", "### C", text → one
+//     section {h1:A, h2:B, h3:C}).
+//  2. Fusing, one greedy pass: while len(current) < min_char and
+//     len(current)+len(next)+2 ≤ max_char, current += "\n\n" + next; header
+//     keys current lacks are added (first value wins).
+//  3. A section longer than max_char is cut into pieces — at blank lines
+//     and at the edges of fenced code, tables and display math; pieces
+//     still too long at line breaks, then sentence ends, then whitespace,
+//     then between characters — and the pieces are packed greedily into
+//     chunks of at most max_char characters, overlap included.
+//  4. Numbering and metadata: h1, h2, h3 (those present), index, file
+//     (when the document has a Path), oversize (only when true), then
+//     Document.Metadata merged (its values win; a clashing key keeps its
+//     place).
+//
+// # Decisions the spec leaves open
+//
+//   - Sizes are characters (code points) of the chunk content as emitted.
+//   - Section text runs from the section's first block to the end of its
+//     last block, without trailing whitespace; the source's own blank
+//     lines, indentation, tabs, CRs and non-breaking spaces are kept.
+//     Fused sections are joined by exactly "\n\n" (the reference's join),
+//     whatever separated them in the source.
+//   - Chunks are trimmed of leading blank lines (whole lines of
+//     whitespace; the first line keeps its indentation) and of all
+//     trailing whitespace. A chunk left empty is dropped and takes no
+//     index.
+//   - Only top-level blocks count: a heading inside a list, quote or HTML
+//     block is content, and fenced code, tables and display math are
+//     atomic only at the top level (code inside a list item splits like
+//     text).
+//   - Separators attach to the text before them, so a sentence end (".",
+//     "!", "?", optionally followed by closing quotes, brackets or
+//     emphasis marks, then whitespace) stays with its sentence; CJK
+//     "。！？" end a sentence with no space after them. No abbreviation list:
+//     "e.g. " ends a piece, which only matters for sections that must be
+//     cut inside a line.
+//   - Overlap is taken only between chunks of one split section, only
+//     from source text (never from a code block, table or math block, nor
+//     from a re-wrapped part), is a proper suffix of the previous chunk,
+//     and starts at a word start: the longest run of whole pieces of at
+//     most chunk_overlap characters, else the longest run of whole words
+//     at the end of the last piece. It shrinks when the next piece would
+//     not fit with it.
+//   - Too-long code, tables and math: parts are packed from whole lines;
+//     a code part's closing fence is added even when the original fence
+//     was unclosed (every part stays valid Markdown). Math that is not
+//     "$$" on its own lines (`\[`, `\begin{X}`, "$$ x" openers) is wrapped
+//     whole, delimiters included, in "$$" lines. When the wrapper (fence
+//     line + closing fence, or header + delimiter rows) is at least
+//     max_char long, the block is emitted whole as one oversize chunk.
+//     When the wrapper leaves less than max_char/4 for the body, parts
+//     take max_char/4 characters of body anyway and are marked oversize:
+//     this keeps the output linear in the input.
+//   - Warnings (values, with File and Line): an unclosed code fence; a
+//     block emitted (partly) as oversize. For MDX, lines refer to the
+//     cleaned text.
+//   - MDX: a document is MDX when Format is "mdx" or, without a Format,
+//     when Path ends in ".mdx". Fences are found line by line at any
+//     indentation; a tag ends at its first '>' (attribute values holding
+//     '>' are not recognised); import statements may span lines up to a
+//     line ending in from '…'; only runs of "\n" (not "\r\n") collapse.
+//   - Formats accepted: "", "markdown", "md", "mdx", "text", "txt" (text is
+//     chunked as Markdown, like the reference). Invalid UTF-8 is an error
+//     wrapping chunking.ErrNotUTF8 naming the document and the offset of
+//     the first bad byte. NUL bytes are ordinary characters.
+package markdown
