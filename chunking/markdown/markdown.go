@@ -191,4 +191,3 @@ func (c *Chunker) ChunkFolder(ctx context.Context, dir string, exts []string) ([
 
 // Chunker implements chunking.Chunker.
 var _ chunking.Chunker = (*Chunker)(nil)
-

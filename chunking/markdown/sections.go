@@ -20,11 +20,11 @@ type headers struct {
 // section is a run of top-level blocks from an H1–H3 heading (or the
 // document start) to the next one.
 type section struct {
-	start, end int // src[start:end], trailing whitespace left out
-	chars      int
-	hdr        headers
-	level      int // heading level; 0 for the preamble
-	headerOnly bool
+	start, end  int // src[start:end], trailing whitespace left out
+	chars       int
+	hdr         headers
+	level       int // heading level; 0 for the preamble
+	headerOnly  bool
 	first, last int // blocks[first:last]
 }
 
