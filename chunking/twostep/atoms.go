@@ -1,0 +1,396 @@
+package twostep
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/chunkstream/chunkstream/chunking/internal/sentences"
+)
+
+// span is a half-open byte range of the document text.
+type span = sentences.Span
+
+// maxCodeTicks bounds the backtick runs read as code span delimiters;
+// longer runs are literal text.
+const maxCodeTicks = 16
+
+// regionScan finds, in the text region s[a:b] (paragraphs, lists, quotes:
+// everything that is neither a heading nor an atomic Markdown block), the
+// display units that become atomic units of their own and the inline
+// spans that sentences may not be split inside.
+//
+// Display units: LaTeX environments \begin{X}…\end{X} (same-name nesting
+// counted; an unclosed one is text), $$…$$ and \[…\]. Inline spans: $…$
+// (opened by a '$' followed by a non-space, closed by a '$' preceded by a
+// non-space and not followed by a digit), \(…\), code spans and figure,
+// table and equation references. Apart from environments, no unit runs
+// across a blank line (a paragraph end).
+//
+// Every search that fails records how far it looked, so that no later
+// opener repeats it: the scan is linear in b-a.
+type regionScan struct {
+	s       string
+	a, b    int
+	display []span
+	inline  []span
+
+	pairs []span // closed environments, by start
+	pi    int
+
+	blank int // the next paragraph end at or after the cursor (or b)
+
+	noDollarUntil, noDDUntil, noBracketUntil, noParenUntil int
+	noTicksUntil                                           [maxCodeTicks + 1]int
+}
+
+// scanRegion appends the display units and inline spans of s[a:b] to
+// display and inline, in order, and returns the extended slices.
+func scanRegion(s string, a, b int, display, inline []span) ([]span, []span) {
+	r := regionScan{s: s, a: a, b: b, display: display, inline: inline, blank: -1}
+	r.pairs = matchEnvironments(s, a, b)
+	r.run()
+	return r.display, r.inline
+}
+
+// paraEnd returns the offset of the first blank line (the '\n' ending the
+// paragraph) at or after i, or b.
+func (r *regionScan) paraEnd(i int) int {
+	if r.blank >= i {
+		return r.blank
+	}
+	j := i
+	for {
+		k := strings.IndexByte(r.s[j:r.b], '\n')
+		if k < 0 {
+			r.blank = r.b
+			return r.b
+		}
+		j += k + 1
+		m := j
+		for m < r.b && (r.s[m] == ' ' || r.s[m] == '\t' || r.s[m] == '\r') {
+			m++
+		}
+		if m >= r.b || r.s[m] == '\n' {
+			r.blank = j - 1
+			return r.blank
+		}
+	}
+}
+
+func (r *regionScan) run() {
+	s, b := r.s, r.b
+	for i := r.a; i < b; {
+		switch s[i] {
+		case '\\':
+			i = r.backslash(i)
+		case '$':
+			i = r.dollar(i)
+		case '`':
+			i = r.ticks(i)
+		case 'F', 'f', 'T', 't', 'E', 'e':
+			if i > r.a && isAlnum(s[i-1]) {
+				i++
+				continue
+			}
+			if end := referenceEnd(s, i, b); end > i {
+				r.inline = append(r.inline, span{Start: i, End: end})
+				i = end
+				continue
+			}
+			i++
+		default:
+			i++
+		}
+	}
+}
+
+func (r *regionScan) backslash(i int) int {
+	s, b := r.s, r.b
+	if i+1 >= b {
+		return i + 1
+	}
+	switch s[i+1] {
+	case 'b':
+		for r.pi < len(r.pairs) && r.pairs[r.pi].Start < i {
+			r.pi++
+		}
+		if r.pi < len(r.pairs) && r.pairs[r.pi].Start == i {
+			end := r.pairs[r.pi].End
+			// Environments of other names may cross this one: take the
+			// union, so that no closed environment is cut.
+			for r.pi++; r.pi < len(r.pairs) && r.pairs[r.pi].Start < end; r.pi++ {
+				end = max(end, r.pairs[r.pi].End)
+			}
+			r.display = append(r.display, span{Start: i, End: end})
+			return end
+		}
+	case '[':
+		if i >= r.noBracketUntil {
+			pe := r.paraEnd(i)
+			if k := strings.Index(s[i+2:pe], `\]`); k >= 0 {
+				end := i + 2 + k + 2
+				r.display = append(r.display, span{Start: i, End: end})
+				return end
+			}
+			r.noBracketUntil = pe
+		}
+	case '(':
+		if i >= r.noParenUntil {
+			pe := r.paraEnd(i)
+			if k := strings.Index(s[i+2:pe], `\)`); k >= 0 {
+				end := i + 2 + k + 2
+				r.inline = append(r.inline, span{Start: i, End: end})
+				return end
+			}
+			r.noParenUntil = pe
+		}
+	}
+	// An escaped character (\$, \\, \`) is literal.
+	return i + 2
+}
+
+func (r *regionScan) dollar(i int) int {
+	s, b := r.s, r.b
+	if i+1 < b && s[i+1] == '$' {
+		if i >= r.noDDUntil {
+			pe := r.paraEnd(i)
+			if k := strings.Index(s[i+2:pe], "$$"); k >= 0 {
+				end := i + 2 + k + 2
+				r.display = append(r.display, span{Start: i, End: end})
+				return end
+			}
+			r.noDDUntil = pe
+		}
+		j := i
+		for j < b && s[j] == '$' {
+			j++
+		}
+		return j
+	}
+	if i < r.noDollarUntil || i+1 >= b {
+		return i + 1
+	}
+	if sp, _ := sentences.SpaceAt(s, i+1); sp {
+		return i + 1
+	}
+	pe := r.paraEnd(i)
+	for k := i + 1; k < pe; k++ {
+		switch s[k] {
+		case '\\':
+			k++
+		case '$':
+			if k+1 < pe && s[k+1] == '$' {
+				// A run of dollars neither closes inline math here nor
+				// opens it.
+				for k+1 < pe && s[k+1] == '$' {
+					k++
+				}
+				continue
+			}
+			if prevSpace(s, k) || k+1 < b && s[k+1] >= '0' && s[k+1] <= '9' {
+				continue
+			}
+			r.inline = append(r.inline, span{Start: i, End: k + 1})
+			return k + 1
+		}
+	}
+	// No closer before the paragraph ends: no later '$' of this
+	// paragraph can open math either, since closers do not depend on
+	// their opener.
+	r.noDollarUntil = pe
+	return i + 1
+}
+
+func (r *regionScan) ticks(i int) int {
+	s := r.s
+	j := i
+	for j < r.b && s[j] == '`' {
+		j++
+	}
+	n := j - i
+	if n > maxCodeTicks || i < r.noTicksUntil[n] {
+		return j
+	}
+	pe := r.paraEnd(i)
+	for k := j; k < pe; {
+		m := strings.IndexByte(s[k:pe], '`')
+		if m < 0 {
+			break
+		}
+		k += m
+		e := k
+		for e < pe && s[e] == '`' {
+			e++
+		}
+		if e-k == n {
+			r.inline = append(r.inline, span{Start: i, End: e})
+			return e
+		}
+		k = e
+	}
+	r.noTicksUntil[n] = pe
+	return j
+}
+
+// prevSpace reports whether the character before s[k] is whitespace.
+func prevSpace(s string, k int) bool {
+	c := s[k-1]
+	if c < 0x80 {
+		sp, _ := sentences.SpaceAt(s, k-1)
+		return sp
+	}
+	j := k - 1
+	for j > 0 && k-j < 4 && s[j]&0xC0 == 0x80 {
+		j--
+	}
+	sp, _ := sentences.SpaceAt(s, j)
+	return sp
+}
+
+func isAlnum(c byte) bool {
+	return c >= '0' && c <= '9' || c|0x20 >= 'a' && c|0x20 <= 'z'
+}
+
+// refWords are the reference keywords, longest first among those sharing
+// a prefix, without their first letter's case.
+var refWords = []string{
+	"igures", "igure", "igs", "ig",
+	"ables", "able", "abs", "ab",
+	"quations", "quation", "qns", "qn", "qs", "q",
+}
+
+// referenceEnd returns the end of a figure, table or equation reference
+// ("Fig. 3", "Figure 3.5", "Tab. 2", "Table 2", "Eq. (4)", "Equation 4")
+// starting at s[i], or i when there is none. A bare number's trailing
+// period is part of the reference ("See Fig. 3. The result holds." is one
+// sentence, as the spec has it); a parenthesised number ends at ')'.
+func referenceEnd(s string, i, b int) int {
+	first := s[i] | 0x20
+	j := i + 1
+	matched := false
+	for _, w := range refWords {
+		if (first == 'f' && w[0] != 'i') || (first == 't' && w[0] != 'a') || (first == 'e' && w[0] != 'q') {
+			continue
+		}
+		if strings.HasPrefix(s[j:b], w) {
+			j += len(w)
+			matched = true
+			break
+		}
+	}
+	if !matched || j < b && isAlnum(s[j]) {
+		return i
+	}
+	dot := j < b && s[j] == '.'
+	if dot {
+		j++
+	}
+	k := j
+	for k < b {
+		if s[k] == ' ' || s[k] == '\t' || s[k] == '~' {
+			k++
+		} else if s[k] == 0xC2 && k+1 < b && s[k+1] == 0xA0 {
+			k += 2
+		} else {
+			break
+		}
+	}
+	if k == j && !dot {
+		return i
+	}
+	if k < b && s[k] == '(' {
+		e := number(s, k+1, b)
+		if e == k+1 || e >= b || s[e] != ')' {
+			return i
+		}
+		return e + 1
+	}
+	e := number(s, k, b)
+	if e == k {
+		return i
+	}
+	if e < b && s[e] == '.' {
+		e++
+	}
+	return e
+}
+
+// number returns the end of a reference number at s[k]: digits, further
+// ".digits" groups, and an optional letter ("3", "3.5", "2a"), or k.
+func number(s string, k, b int) int {
+	e := k
+	for e < b && s[e] >= '0' && s[e] <= '9' {
+		e++
+	}
+	if e == k {
+		return k
+	}
+	for e+1 < b && s[e] == '.' && s[e+1] >= '0' && s[e+1] <= '9' {
+		e++
+		for e < b && s[e] >= '0' && s[e] <= '9' {
+			e++
+		}
+	}
+	if e < b && s[e]|0x20 >= 'a' && s[e]|0x20 <= 'z' && (e+1 >= b || !isAlnum(s[e+1])) {
+		e++
+	}
+	return e
+}
+
+// matchEnvironments returns the closed LaTeX environments of s[a:b],
+// sorted by start: each \begin{X} paired with the \end{X} that closes it,
+// nesting of the same name counted. An unmatched \begin or \end pairs
+// with nothing.
+func matchEnvironments(s string, a, b int) []span {
+	var pairs []span
+	var open map[string][]int
+	for i := a; i < b; {
+		k := strings.IndexByte(s[i:b], '\\')
+		if k < 0 {
+			break
+		}
+		i += k
+		switch {
+		case strings.HasPrefix(s[i:b], `\begin{`):
+			name, end := envName(s, i+len(`\begin{`), b)
+			if end < 0 {
+				i++
+				continue
+			}
+			if open == nil {
+				open = make(map[string][]int)
+			}
+			open[name] = append(open[name], i)
+			i = end
+		case strings.HasPrefix(s[i:b], `\end{`):
+			name, end := envName(s, i+len(`\end{`), b)
+			if end < 0 {
+				i++
+				continue
+			}
+			if st := open[name]; len(st) > 0 {
+				pairs = append(pairs, span{Start: st[len(st)-1], End: end})
+				open[name] = st[:len(st)-1]
+			}
+			i = end
+		default:
+			i += 2
+		}
+	}
+	slices.SortFunc(pairs, func(x, y span) int { return x.Start - y.Start })
+	return pairs
+}
+
+// envName reads an environment name (letters, digits, '*', at most 64
+// bytes) and its closing brace at s[i:], returning the name and the offset
+// after the brace, or -1.
+func envName(s string, i, b int) (string, int) {
+	j := i
+	for j < b && j-i <= 64 && (isAlnum(s[j]) || s[j] == '*' || s[j] == '-' || s[j] == '_') {
+		j++
+	}
+	if j == i || j >= b || s[j] != '}' {
+		return "", -1
+	}
+	return s[i:j], j + 1
+}

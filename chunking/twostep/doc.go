@@ -1,0 +1,107 @@
+// Package twostep is the two-step chunker for scientific and technical
+// documents (spec §3, modelled on the Eve pipeline's chunker step): split
+// by headers, then split long sections into sentences and atomic units and
+// pack them by words; merge small chunks; add overlaps and header lines.
+//
+// # Use
+//
+//	opts, err := chunking.DecodeOptions(twostep.Specs(), raw) // wire or flag map
+//	c, err := twostep.New(opts)
+//	chunks, warnings, err := c.Chunk(doc)                   // pure, concurrency-safe
+//	results, err := c.ChunkDocuments(ctx, docs, 0)          // parallel, input order
+//
+// # Options
+//
+// Every option is the reference parameter of the same name: max_chunk_size
+// (512 words), chunk_overlap (0 characters), word_overlap (0 words; beats
+// chunk_overlap), add_headers (false), merge_small_chunks (true),
+// headers_to_split_on ([1..6]; CLI flag -headers 1,2,3) and max_workers
+// (0 = one per CPU). max_workers only bounds ChunkDocuments; its CLI flag is
+// the shared -workers flag (OptionSpec.FlagName "workers"), never a second
+// one, and the worker accepts it on the wire but chunks one document per
+// message regardless. Validation: max_chunk_size ≥ 1, 0 ≤ word_overlap <
+// max_chunk_size, chunk_overlap ≥ 0, max_workers ≥ 0, levels within 1–6
+// (an empty list splits on no header).
+//
+// # Measures
+//
+// A word is a maximal run of non-whitespace; whitespace is Unicode
+// White_Space plus U+001C–U+001F (package sentences). Characters are code
+// points. Every budget comparison counts actual words.
+//
+// # Decisions the spec leaves open
+//
+//   - Formats: markdown ("md"), mdx and text; Document.Format wins, else the
+//     extension of Path (.mdx → mdx, .txt/.text → text, anything else →
+//     markdown). Any other Format is an error wrapping
+//     chunking.ErrUnsupportedFormat. MDX is read as Markdown without the
+//     Markdown chunker's MDX cleaning (JSX lines are ordinary text). Text
+//     documents have no headers, code blocks or tables; LaTeX and math
+//     units still apply. file_format is Path's extension (lowercase, no
+//     dot) when it has one, else md, mdx or txt; file is Path, omitted when
+//     empty.
+//   - Blocks come from chunking/internal/mdblocks (one goldmark block
+//     parse). Only top-level headings split; a heading at a level not in
+//     headers_to_split_on is ordinary text. The hierarchy keeps only split
+//     levels; a header clears the deeper levels.
+//   - Section text runs from its header line to the last non-blank line
+//     before the next split header (trailing whitespace trimmed). A section
+//     holding only split header lines, followed directly by a deeper split
+//     header, is joined to that section and takes its hierarchy (repeatedly:
+//     "# A⏎## B⏎### C⏎text" is one section ["#A","##B","###C"]).
+//   - Sentence split applies to a section of more than max_chunk_size
+//     words. Units: each heading line; each atomic block from mdblocks —
+//     fenced and indented code, tables (all rows), display math blocks
+//     ($$, \[, \begin at a line start, blank lines inside allowed) and
+//     front matter; in the other blocks, display math found mid-text
+//     (\begin{X}…\end{X} with same-name nesting, even across blank lines;
+//     $$…$$ and \[…\] within a paragraph) is a unit of its own, and the
+//     text between is cut into sentences. Environments of different names
+//     that cross are one unit (their union). An unclosed opener is text.
+//   - Inline spans in which no sentence ends: $…$ (the spec's rule: opened by
+//     '$' before a non-space, closed by '$' after a non-space and not before
+//     a digit; so "$5 and $10" is text but "$5 for $x$" is one span, as in
+//     Pandoc), \(…\), code spans, and references "Fig. 3", "Figure 3.5",
+//     "Figs.", "Tab. 2", "Table 2", "Eq. (4)", "Eqn. 4", "Equation 4"
+//     (either initial case; space, no-break space or '~' after the word).
+//     A bare reference number's trailing period belongs to the reference,
+//     so "See Fig. 3. The result holds." is one sentence (the spec's case);
+//     a parenthesised one ends at ')', so "See Eq. (4). It holds." is two.
+//     None of these spans runs across a blank line.
+//   - Sentence boundaries also fall at blank lines, at the end of a heading
+//     line and before list items, block quotes and table rows (package
+//     sentences documents its rules).
+//   - Packing is greedy over units; a chunk's text is the source from its
+//     first unit's start to its last unit's end, so line breaks, lists and
+//     indentation between units are kept. A unit over the budget is a chunk
+//     of its own with oversize: true (a 10 MB paragraph without a sentence
+//     end is one such chunk). A section within the budget is one chunk
+//     whatever it contains.
+//   - Merging joins with "\n\n" as the spec says (not the source gap). The
+//     current chunk's level is that of its first piece (its headers are
+//     kept); a chunk without headers (text before the first header) is
+//     compatible with every chunk, so it may absorb headed chunks, which
+//     then carry no headers.
+//   - Overlap: word_overlap N is the source text from the N-th last word of
+//     the previous chunk's own text to its end (line breaks inside kept);
+//     chunk_overlap N is the longest suffix of at most N characters starting
+//     at a word start (none when the last word is longer). It applies
+//     between all consecutive chunks of a document, across sections.
+//   - add_headers: a hierarchy header counts as present when the chunk's
+//     own text starts with it, line for line, in hierarchy order (compared
+//     whole against the heading's source lines, setext included, and against
+//     "## Title"); missing ones are inserted as "## Title" lines, shallowest
+//     first, before the overlap.
+//   - Metadata: headers (always present, [] without headers), index, file
+//     (when Path is set), file_format, oversize (only when true), then the
+//     document's metadata, whose values win on a clash.
+//   - No warnings are produced yet; the slice is always empty.
+//
+// # Cost
+//
+// One goldmark block parse, one word count per section, and for long
+// sections one linear scan for units and one for sentences: every step is
+// linear in the document, including thousands of unmatched '$' or
+// \begin and megabytes without a sentence end. A document shares one copy
+// of its text among its chunks.
+package twostep

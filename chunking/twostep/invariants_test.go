@@ -1,0 +1,236 @@
+package twostep
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/chunking/internal/mdblocks"
+	"github.com/chunkstream/chunkstream/chunking/internal/sentences"
+)
+
+// checkInvariants chunks doc with c twice and asserts the invariants of
+// spec §3 on the result, which it returns:
+//   - deterministic output;
+//   - index 0..n-1, metadata order headers, index, [file], file_format,
+//     [oversize: true]; valid UTF-8, no empty chunk;
+//   - words ≤ max_chunk_size + the overlap and header prefix unless
+//     oversize (and oversize chunks are over the budget);
+//   - no atomic unit cut: every atomic block and display unit of the
+//     source lies whole in one chunk; independently, in a source without
+//     code, every chunk balances \begin{X}/\end{X} and "$$" when the source
+//     does;
+//   - every word of the source present, in order.
+//
+// An invalid UTF-8 document must fail with chunking.ErrNotUTF8.
+func checkInvariants(t testing.TB, c *Chunker, doc chunking.Document) []chunking.Chunk {
+	t.Helper()
+	chunks, _, err := c.Chunk(doc)
+	if !utf8.Valid(doc.Content) {
+		if !errors.Is(err, chunking.ErrNotUTF8) {
+			t.Fatalf("Chunk(invalid UTF-8) error = %v, want ErrNotUTF8", err)
+		}
+		return nil
+	}
+	if err != nil {
+		t.Fatalf("Chunk(%s) error: %v", doc.Path, err)
+	}
+	again, _, _ := c.Chunk(doc)
+	if len(again) != len(chunks) {
+		t.Fatalf("Chunk(%s) not deterministic: %d then %d chunks", doc.Path, len(chunks), len(again))
+	}
+	for i := range chunks {
+		if chunks[i].Hash() != again[i].Hash() || chunks[i].Content() != again[i].Content() {
+			t.Fatalf("Chunk(%s) not deterministic at chunk %d", doc.Path, i)
+		}
+	}
+	src := string(doc.Content)
+	for i, ch := range chunks {
+		content := ch.Content()
+		if !utf8.ValidString(content) || sentences.CountWords(content) == 0 {
+			t.Fatalf("%s chunk %d: invalid or empty content %q", doc.Path, i, content)
+		}
+		md := ch.Metadata()
+		keys := md.Keys()
+		if len(keys) < 3 || keys[0] != "headers" || keys[1] != "index" {
+			t.Fatalf("%s chunk %d: metadata order %v", doc.Path, i, keys)
+		}
+		want := []string{"headers", "index"}
+		if doc.Path != "" {
+			want = append(want, "file")
+		}
+		want = append(want, "file_format")
+		if _, ok := md.Get("oversize"); ok {
+			want = append(want, "oversize")
+		}
+		for k, w := range want {
+			if _, clash := doc.Metadata.Get(w); !clash && (k >= len(keys) || keys[k] != w) {
+				t.Fatalf("%s chunk %d: metadata keys %v, want prefix %v", doc.Path, i, keys, want)
+			}
+		}
+		if idx, _ := md.Get("index"); idx != i {
+			if _, clash := doc.Metadata.Get("index"); !clash {
+				t.Fatalf("%s chunk %d: index = %v", doc.Path, i, idx)
+			}
+		}
+		words := sentences.CountWords(content)
+		if v, ok := md.Get("oversize"); ok {
+			if v != true {
+				t.Fatalf("%s chunk %d: oversize = %v, want only true", doc.Path, i, v)
+			}
+			if words <= c.maxWords {
+				t.Fatalf("%s chunk %d: oversize with %d words ≤ %d", doc.Path, i, words, c.maxWords)
+			}
+			continue
+		}
+		if limit := c.maxWords + prefixAllowance(c, md); words > limit {
+			t.Fatalf("%s chunk %d: %d words > %d:\n%s", doc.Path, i, words, limit, content)
+		}
+	}
+	checkAtomic(t, c, doc, src, chunks)
+	checkWordsInOrder(t, doc.Path, src, chunks)
+	return chunks
+}
+
+// prefixAllowance returns the most words the overlap and the added header
+// lines can add to a chunk.
+func prefixAllowance(c *Chunker, md chunking.Metadata) int {
+	n := 0
+	switch {
+	case c.wordOverlap > 0:
+		n = c.wordOverlap
+	case c.charOverlap > 0:
+		n = c.charOverlap/2 + 1
+	}
+	if c.addHeaders {
+		hs, _ := md.Get("headers")
+		list, _ := hs.([]any)
+		for _, h := range list {
+			s, _ := h.(string)
+			n += 1 + sentences.CountWords(strings.TrimLeft(s, "#"))
+		}
+	}
+	return n
+}
+
+// checkAtomic asserts that no atomic unit of the source is cut.
+func checkAtomic(t testing.TB, c *Chunker, doc chunking.Document, src string, chunks []chunking.Chunk) {
+	t.Helper()
+	format, _, _ := formatOf(doc)
+	var units []span
+	var blocks []mdblocks.Block
+	if format == formatText {
+		blocks = []mdblocks.Block{{Kind: mdblocks.Paragraph, Start: 0, End: len(src)}}
+	} else {
+		blocks = mdblocks.Scan(doc.Content)
+	}
+	for i := 0; i < len(blocks); {
+		b := blocks[i]
+		if atomicKind(b.Kind) {
+			units = append(units, span{Start: b.Start, End: b.End})
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(blocks) && blocks[j].Kind != mdblocks.Heading && !atomicKind(blocks[j].Kind) {
+			j++
+		}
+		units, _ = scanRegion(src, b.Start, blocks[j-1].End, units, nil)
+		i = j
+	}
+	k := 0
+	for _, u := range units {
+		from, to := sentences.TrimSpace(src, u.Start, u.End)
+		text := src[from:to]
+		if text == "" {
+			continue
+		}
+		for k < len(chunks) && !strings.Contains(chunks[k].Content(), text) {
+			k++
+		}
+		if k == len(chunks) {
+			t.Fatalf("%s: atomic unit cut or lost: %q", doc.Path, trunc(text))
+		}
+	}
+	// Independent of the unit scanner: balanced delimiters per chunk when
+	// the source balances them and holds no code.
+	if strings.Contains(src, "`") || strings.Contains(src, "~~~") || strings.Contains(src, "    ") || strings.Contains(src, "\t") {
+		return
+	}
+	if strings.Count(src, "$$")%2 == 0 {
+		for i, ch := range chunks {
+			if strings.Count(ch.Content(), "$$")%2 != 0 {
+				t.Fatalf("%s chunk %d: unbalanced $$:\n%s", doc.Path, i, ch.Content())
+			}
+		}
+	}
+	if envBalanced(src) {
+		for i, ch := range chunks {
+			if !envBalanced(ch.Content()) {
+				t.Fatalf("%s chunk %d: \\begin without its \\end:\n%s", doc.Path, i, ch.Content())
+			}
+		}
+	}
+}
+
+// envBalanced reports whether s has, for every environment name, as many
+// \begin{X} as \end{X} and never more ends than begins so far.
+func envBalanced(s string) bool {
+	depth := map[string]int{}
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' {
+			continue
+		}
+		var d int
+		var rest string
+		switch {
+		case strings.HasPrefix(s[i:], `\begin{`):
+			d, rest = 1, s[i+len(`\begin{`):]
+		case strings.HasPrefix(s[i:], `\end{`):
+			d, rest = -1, s[i+len(`\end{`):]
+		default:
+			continue
+		}
+		e := strings.IndexByte(rest, '}')
+		if e < 0 {
+			continue
+		}
+		depth[rest[:e]] += d
+		if depth[rest[:e]] < 0 {
+			return false
+		}
+	}
+	for _, v := range depth {
+		if v != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// checkWordsInOrder asserts that the source's words appear in the chunks,
+// in order (the chunks may add overlap and header words).
+func checkWordsInOrder(t testing.TB, name, src string, chunks []chunking.Chunk) {
+	t.Helper()
+	want := strings.FieldsFunc(src, sentences.IsSpace)
+	k := 0
+	for _, ch := range chunks {
+		for _, w := range strings.FieldsFunc(ch.Content(), sentences.IsSpace) {
+			if k < len(want) && w == want[k] {
+				k++
+			}
+		}
+	}
+	if k != len(want) {
+		t.Fatalf("%s: source word %d %q missing from the chunks (in order)", name, k, want[k])
+	}
+}
+
+func trunc(s string) string {
+	if len(s) > 200 {
+		return s[:200] + "…"
+	}
+	return s
+}

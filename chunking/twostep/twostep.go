@@ -1,0 +1,492 @@
+package twostep
+
+import (
+	"fmt"
+	"path"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/chunking/internal/mdblocks"
+	"github.com/chunkstream/chunkstream/chunking/internal/sentences"
+)
+
+// header is one level of a section's header hierarchy.
+type header struct {
+	level int
+	title string
+	// line is the heading's source text (its lines, without the final
+	// line break), for the whole-line comparison of add_headers.
+	line string
+}
+
+// key returns the header as the "headers" metadata writes it: "##Title".
+func (h header) key() string { return strings.Repeat("#", h.level) + h.title }
+
+// canonical returns the header line add_headers inserts: "## Title".
+func (h header) canonical() string { return strings.Repeat("#", h.level) + " " + h.title }
+
+// section is a run of blocks from a split header (or the document start)
+// to the next split header.
+type section struct {
+	blocks []mdblocks.Block
+	hdrs   []header
+}
+
+// unit is a sentence or an atomic unit of a section: src[start:end].
+type unit struct {
+	start, end int
+	words      int
+}
+
+// piece is a chunk before overlap and add_headers: its own text.
+type piece struct {
+	text     string
+	words    int
+	hdrs     []header
+	oversize bool
+}
+
+// level returns the piece's own header level (the deepest of its
+// hierarchy), or 0 when it has no header.
+func (p *piece) level() int {
+	if len(p.hdrs) == 0 {
+		return 0
+	}
+	return p.hdrs[len(p.hdrs)-1].level
+}
+
+// Document formats the chunker reads.
+const (
+	formatMarkdown = "markdown"
+	formatMDX      = "mdx"
+	formatText     = "text"
+)
+
+// formatOf returns the document's format (markdown, mdx or text) and its
+// file_format metadata value.
+func formatOf(doc chunking.Document) (format, fileFormat string, err error) {
+	ext := strings.ToLower(strings.TrimPrefix(path.Ext(doc.Path), "."))
+	format = doc.Format
+	if format == "" {
+		switch ext {
+		case "mdx":
+			format = formatMDX
+		case "txt", "text":
+			format = formatText
+		default:
+			format = formatMarkdown
+		}
+	}
+	switch format {
+	case formatMarkdown, "md":
+		format = formatMarkdown
+		fileFormat = "md"
+	case formatMDX:
+		fileFormat = "mdx"
+	case formatText, "txt":
+		format = formatText
+		fileFormat = "txt"
+	default:
+		return "", "", fmt.Errorf("%w: %q (twostep reads markdown, mdx and text)", chunking.ErrUnsupportedFormat, format)
+	}
+	if ext != "" {
+		fileFormat = ext
+	}
+	return format, fileFormat, nil
+}
+
+// Chunk splits doc into chunks (spec §3). It is pure and safe for
+// concurrent use; doc.Content is neither modified nor retained (the chunks
+// of one document share one copy of its text). A document that is not valid UTF-8 is an error
+// wrapping chunking.ErrNotUTF8.
+func (c *Chunker) Chunk(doc chunking.Document) ([]chunking.Chunk, []chunking.Warning, error) {
+	name := doc.Path
+	if name == "" {
+		name = "document"
+	}
+	if !utf8.Valid(doc.Content) {
+		return nil, nil, fmt.Errorf("twostep: %s: %w", name, chunking.ErrNotUTF8)
+	}
+	format, fileFormat, err := formatOf(doc)
+	if err != nil {
+		return nil, nil, fmt.Errorf("twostep: %s: %w", name, err)
+	}
+	src := string(doc.Content)
+	var blocks []mdblocks.Block
+	if format == formatText {
+		if from, to := sentences.TrimSpace(src, 0, len(src)); from < to {
+			blocks = []mdblocks.Block{{Kind: mdblocks.Paragraph, Start: 0, End: len(src), BodyEnd: len(src)}}
+		}
+	} else {
+		blocks = mdblocks.Scan(doc.Content)
+	}
+	pieces := c.split(src, c.sections(src, blocks))
+	if c.merge {
+		pieces = c.mergePieces(pieces)
+	}
+	chunks := make([]chunking.Chunk, len(pieces))
+	for i := range pieces {
+		md := make(chunking.Metadata, 0, 5+len(doc.Metadata))
+		hs := make([]any, len(pieces[i].hdrs))
+		for j, h := range pieces[i].hdrs {
+			hs[j] = h.key()
+		}
+		md = append(md, chunking.Field{Key: "headers", Value: hs}, chunking.Field{Key: "index", Value: i})
+		if doc.Path != "" {
+			md = append(md, chunking.Field{Key: "file", Value: doc.Path})
+		}
+		md = append(md, chunking.Field{Key: "file_format", Value: fileFormat})
+		if pieces[i].oversize {
+			md = append(md, chunking.Field{Key: "oversize", Value: true})
+		}
+		if len(doc.Metadata) > 0 {
+			md = md.Merge(doc.Metadata)
+		}
+		chunks[i] = chunking.New(c.content(pieces, i), md)
+	}
+	return chunks, nil, nil
+}
+
+// sections groups blocks into sections at the split levels: a section runs
+// from a split header to the next one; blocks before the first form a
+// section without headers. A section holding only header lines is joined
+// to a deeper section that follows it and takes its hierarchy.
+func (c *Chunker) sections(src string, blocks []mdblocks.Block) []section {
+	var secs []section
+	var hier []header
+	begin := 0 // first block of the current section
+	flush := func(end int, next *mdblocks.Block) {
+		if end <= begin {
+			return
+		}
+		// Join a header-only section to a deeper one that follows.
+		if next != nil && len(hier) > 0 && next.Level > hier[len(hier)-1].level {
+			onlyHeaders := true
+			for _, b := range blocks[begin:end] {
+				if b.Kind != mdblocks.Heading || !c.splitOn[b.Level] {
+					onlyHeaders = false
+					break
+				}
+			}
+			if onlyHeaders {
+				return // the next section starts at begin
+			}
+		}
+		secs = append(secs, section{blocks: blocks[begin:end], hdrs: hier})
+		begin = end
+	}
+	for i := range blocks {
+		b := &blocks[i]
+		if b.Kind != mdblocks.Heading || !c.splitOn[b.Level] {
+			continue
+		}
+		flush(i, b)
+		// The hierarchy of the new section: shallower levels kept.
+		n := 0
+		for n < len(hier) && hier[n].level < b.Level {
+			n++
+		}
+		h := make([]header, n+1)
+		copy(h, hier[:n])
+		h[n] = header{level: b.Level, title: b.Title, line: trimEnd(src, b.Start, b.End)}
+		hier = h
+	}
+	flush(len(blocks), nil)
+	return secs
+}
+
+// trimEnd returns src[start:end] without trailing whitespace.
+func trimEnd(src string, start, end int) string {
+	_, e := sentences.TrimSpace(src, start, end)
+	if e < start {
+		e = start
+	}
+	return src[start:e]
+}
+
+// atomicKind reports whether blocks of kind k are atomic units.
+func atomicKind(k mdblocks.Kind) bool {
+	switch k {
+	case mdblocks.FencedCode, mdblocks.IndentedCode, mdblocks.Table, mdblocks.Math, mdblocks.FrontMatter:
+		return true
+	}
+	return false
+}
+
+// split turns sections into pieces: a section within the word budget is
+// one piece; a longer one is cut into sentences and atomic units, packed
+// greedily by words.
+func (c *Chunker) split(src string, secs []section) []piece {
+	pieces := make([]piece, 0, len(secs))
+	var units []unit
+	var sc scratch
+	for _, s := range secs {
+		first, last := s.blocks[0], s.blocks[len(s.blocks)-1]
+		start, end := first.Start, last.End
+		_, end = sentences.TrimSpace(src, start, end)
+		if end <= start {
+			continue
+		}
+		text := src[start:end]
+		words := sentences.CountWords(text)
+		if words == 0 {
+			continue
+		}
+		if words <= c.maxWords {
+			pieces = append(pieces, piece{text: text, words: words, hdrs: s.hdrs})
+			continue
+		}
+		units = sc.sectionUnits(src, s.blocks, units[:0])
+		pieces = c.pack(src, units, s.hdrs, pieces)
+	}
+	return pieces
+}
+
+// scratch holds buffers reused across the sections of one document.
+type scratch struct {
+	display, inline, sents []span
+}
+
+// sectionUnits appends the units of a section's blocks to dst: headings
+// and atomic blocks are one unit each; runs of other blocks are scanned for
+// display math and cut into sentences.
+func (sc *scratch) sectionUnits(src string, blocks []mdblocks.Block, dst []unit) []unit {
+	add := func(start, end int) {
+		start, end = sentences.TrimSpace(src, start, end)
+		if start < end {
+			dst = append(dst, unit{start: start, end: end, words: sentences.CountWords(src[start:end])})
+		}
+	}
+	for i := 0; i < len(blocks); {
+		b := blocks[i]
+		if b.Kind == mdblocks.Heading || atomicKind(b.Kind) {
+			add(b.Start, b.End)
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(blocks) && blocks[j].Kind != mdblocks.Heading && !atomicKind(blocks[j].Kind) {
+			j++
+		}
+		a, e := b.Start, blocks[j-1].End
+		sc.display, sc.inline = scanRegion(src, a, e, sc.display[:0], sc.inline[:0])
+		from := a
+		for _, d := range sc.display {
+			sc.sents = sentences.Append(sc.sents[:0], src, from, d.Start, sc.inline)
+			for _, s := range sc.sents {
+				add(s.Start, s.End)
+			}
+			add(d.Start, d.End)
+			from = d.End
+		}
+		sc.sents = sentences.Append(sc.sents[:0], src, from, e, sc.inline)
+		for _, s := range sc.sents {
+			add(s.Start, s.End)
+		}
+		i = j
+	}
+	return dst
+}
+
+// pack appends to dst the pieces of one long section: units packed
+// greedily while their words sum to at most max_chunk_size, the source
+// text between them kept; a unit over the budget is a piece of its own,
+// marked oversize.
+func (c *Chunker) pack(src string, units []unit, hdrs []header, dst []piece) []piece {
+	first, words := -1, 0
+	flush := func(last int) {
+		if first >= 0 {
+			dst = append(dst, piece{text: src[units[first].start:units[last].end], words: words, hdrs: hdrs})
+		}
+		first, words = -1, 0
+	}
+	for i, u := range units {
+		if u.words > c.maxWords {
+			flush(i - 1)
+			dst = append(dst, piece{text: src[u.start:u.end], words: u.words, hdrs: hdrs, oversize: true})
+			continue
+		}
+		if first >= 0 && words+u.words > c.maxWords {
+			flush(i - 1)
+		}
+		if first < 0 {
+			first = i
+		}
+		words += u.words
+	}
+	flush(len(units) - 1)
+	return dst
+}
+
+// mergePieces merges small pieces, greedily left to right: the next piece
+// is appended to the current one (joined by a blank line) while their
+// words sum to at most max_chunk_size and they are compatible: either has
+// no header, or the current piece's own level is at most the next one's.
+// The merged piece keeps the current piece's headers.
+func (c *Chunker) mergePieces(pieces []piece) []piece {
+	if len(pieces) < 2 {
+		return pieces
+	}
+	out := pieces[:0:0]
+	cur := pieces[0]
+	var sb strings.Builder
+	merged := false
+	finish := func() {
+		if merged {
+			cur.text = sb.String()
+			sb = strings.Builder{}
+			merged = false
+		}
+		out = append(out, cur)
+	}
+	for _, next := range pieces[1:] {
+		l, nl := cur.level(), next.level()
+		if cur.words+next.words <= c.maxWords && (l == 0 || nl == 0 || l <= nl) {
+			if !merged {
+				sb.WriteString(cur.text)
+				merged = true
+			}
+			sb.WriteString("\n\n")
+			sb.WriteString(next.text)
+			cur.words += next.words
+			continue
+		}
+		finish()
+		cur = next
+	}
+	finish()
+	return out
+}
+
+// content returns the final text of piece i: the header lines it lacks
+// (add_headers), the overlap from the previous piece's own text, then its
+// own text.
+func (c *Chunker) content(pieces []piece, i int) string {
+	p := &pieces[i]
+	var overlap string
+	if i > 0 {
+		prev := pieces[i-1].text
+		switch {
+		case c.wordOverlap > 0:
+			overlap = lastWords(prev, c.wordOverlap)
+		case c.charOverlap > 0:
+			overlap = lastChars(prev, c.charOverlap)
+		}
+	}
+	var missing []string
+	if c.addHeaders {
+		missing = missingHeaders(p.text, p.hdrs)
+	}
+	if overlap == "" && len(missing) == 0 {
+		return p.text
+	}
+	var sb strings.Builder
+	for _, h := range missing {
+		sb.WriteString(h)
+		sb.WriteByte('\n')
+	}
+	if overlap != "" {
+		sb.WriteString(overlap)
+		sb.WriteByte(' ')
+	}
+	sb.WriteString(p.text)
+	return sb.String()
+}
+
+// lastWords returns the suffix of s that starts at its n-th last word (all
+// of s when it has fewer words).
+func lastWords(s string, n int) string {
+	end := len(s)
+	for end > 0 {
+		r, size := utf8.DecodeLastRuneInString(s[:end])
+		if !sentences.IsSpace(r) {
+			break
+		}
+		end -= size
+	}
+	inWord := false
+	for i := end; i > 0; {
+		r, size := utf8.DecodeLastRuneInString(s[:i])
+		sp := sentences.IsSpace(r)
+		if sp && inWord {
+			n--
+			if n == 0 {
+				return s[i:end]
+			}
+		}
+		inWord = !sp
+		i -= size
+	}
+	return s[:end]
+}
+
+// lastChars returns the longest suffix of s of at most n characters that
+// starts at a word start ("" when the last word alone is longer).
+func lastChars(s string, n int) string {
+	end := len(s)
+	for end > 0 {
+		r, size := utf8.DecodeLastRuneInString(s[:end])
+		if !sentences.IsSpace(r) {
+			break
+		}
+		end -= size
+	}
+	// Walk back n characters.
+	p := end
+	for k := 0; k < n && p > 0; k++ {
+		_, size := utf8.DecodeLastRuneInString(s[:p])
+		p -= size
+	}
+	// Move forward to a word start.
+	for p < end {
+		if p == 0 {
+			break
+		}
+		prev, _ := utf8.DecodeLastRuneInString(s[:p])
+		cur, size := utf8.DecodeRuneInString(s[p:])
+		if sentences.IsSpace(prev) && !sentences.IsSpace(cur) {
+			break
+		}
+		p += size
+	}
+	return s[p:end]
+}
+
+// missingHeaders returns the canonical header lines ("## Title") of hdrs,
+// shallowest first, that are not already the leading lines of text.
+// Lines are compared whole, against both the heading's source text and
+// its canonical form, so "# Intro" is not taken for "## Introduction".
+func missingHeaders(text string, hdrs []header) []string {
+	var out []string
+	pos := 0
+	for _, h := range hdrs {
+		if n := leadingLine(text[pos:], h.line); n > 0 {
+			pos += n
+			continue
+		}
+		canon := h.canonical()
+		if n := leadingLine(text[pos:], canon); n > 0 {
+			pos += n
+			continue
+		}
+		out = append(out, canon)
+	}
+	return out
+}
+
+// leadingLine returns the length of line plus its line break and any
+// blank lines after it when s starts with line as whole lines, else 0.
+func leadingLine(s, line string) int {
+	if line == "" || !strings.HasPrefix(s, line) {
+		return 0
+	}
+	n := len(line)
+	if n < len(s) && s[n] != '\n' && s[n] != '\r' {
+		return 0
+	}
+	for n < len(s) && (s[n] == '\n' || s[n] == '\r' || s[n] == ' ' || s[n] == '\t') {
+		n++
+	}
+	return n
+}
