@@ -1,0 +1,205 @@
+package qdrantsink
+
+import (
+	"hash/fnv"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"unicode"
+	"unicode/utf8"
+)
+
+func fnv1a(s string) uint32 {
+	h := fnv.New32a()
+	h.Write([]byte(s))
+	return h.Sum32()
+}
+
+// expect builds the expected vector from hand-computed per-token values.
+func expect(values map[string]float64) SparseVector {
+	sum := map[uint32]float64{}
+	for tok, v := range values {
+		sum[fnv1a(tok)] += v
+	}
+	var sv SparseVector
+	for _, idx := range slices.Sorted(mapKeys(sum)) {
+		sv.Indices = append(sv.Indices, idx)
+		sv.Values = append(sv.Values, float32(sum[idx]))
+	}
+	return sv
+}
+
+func mapKeys(m map[uint32]float64) func(func(uint32) bool) {
+	return func(yield func(uint32) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+func TestBM25HandComputed(t *testing.T) {
+	tests := []struct {
+		name  string
+		avgdl float64
+		text  string
+		want  map[string]float64
+	}{
+		// len 4 = avgdl: norm = 1.2; "the" tf 2: 2·2.2/(2+1.2) = 1.375; tf 1: 2.2/2.2 = 1.
+		{"repeat and case", 4, "The cat, the HAT.", map[string]float64{"the": 1.375, "cat": 1, "hat": 1}},
+		// len 2, avgdl 4: norm = 1.2·(0.25+0.375) = 0.75; tf 1: 2.2/1.75.
+		{"short doc", 4, "Hello, world!", map[string]float64{"hello": 2.2 / 1.75, "world": 2.2 / 1.75}},
+		// len 1, avgdl 256: norm = 1.2·(0.25+0.75/256).
+		{"digits and letters", 256, "--abc123--", map[string]float64{"abc123": 2.2 / (1 + 1.2*(0.25+0.75/256))}},
+		// Unicode letters lowercased; "é" is a letter, "-" and "’" separate; len 3.
+		{"unicode", 3, "Été—ÉTÉ’s", map[string]float64{"été": 2 * 2.2 / (2 + 1.2), "s": 2.2 / (1 + 1.2)}},
+		// Marks (U+0301 combining acute) are not letters: they split tokens.
+		{"combining mark splits", 2, "e\u0301t", map[string]float64{"e": 2.2 / 2.2, "t": 2.2 / 2.2}},
+		// Non-Latin digits are digits (Nd): "٣" (Arabic-Indic three).
+		{"arabic-indic digit", 1, "x٣", map[string]float64{"x٣": 1}},
+		// CJK ideographs are letters; a run is one token.
+		{"cjk run", 1, "日本語", map[string]float64{"日本語": 1}},
+		// Invalid UTF-8 separates tokens.
+		{"invalid utf8", 2, "ab\xffcd", map[string]float64{"ab": 1, "cd": 1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := NewBM25(tt.avgdl).Encode(tt.text)
+			want := expect(tt.want)
+			if !slices.Equal(got.Indices, want.Indices) {
+				t.Fatalf("Encode(%q).Indices = %v, want %v", tt.text, got.Indices, want.Indices)
+			}
+			for i := range want.Values {
+				if math.Abs(float64(got.Values[i]-want.Values[i])) > 1e-6 {
+					t.Fatalf("Encode(%q).Values = %v, want %v", tt.text, got.Values, want.Values)
+				}
+			}
+		})
+	}
+}
+
+func TestBM25Empty(t *testing.T) {
+	for _, s := range []string{"", "  ", "!?—", "\xff\xfe"} {
+		if sv := NewBM25(256).Encode(s); len(sv.Indices) != 0 || len(sv.Values) != 0 {
+			t.Errorf("Encode(%q) = %v, want empty", s, sv)
+		}
+	}
+}
+
+func TestBM25KnownIndex(t *testing.T) {
+	// FNV-1a 32 of "a" is 0xe40c292c: a fixed point for other languages.
+	if sv := NewBM25(1).Encode("A"); len(sv.Indices) != 1 || sv.Indices[0] != 0xe40c292c || sv.Values[0] != 1 {
+		t.Fatalf(`Encode("A") = %v, want [0xe40c292c]=1`, sv)
+	}
+}
+
+func TestBM25Collisions(t *testing.T) {
+	// "costarring" and "liquid" collide under FNV-1a 32; so do "declinate"
+	// and "macallums". Their values add into one index; repeats still count
+	// per token.
+	if fnv1a("costarring") != fnv1a("liquid") || fnv1a("declinate") != fnv1a("macallums") {
+		t.Fatal("test words do not collide")
+	}
+	text := "costarring liquid liquid declinate macallums x"
+	got := NewBM25(6).Encode(text)
+	// len 6 = avgdl: norm = 1.2.
+	one, two := 2.2/2.2, 2*2.2/3.2
+	want := expect(map[string]float64{"costarring": one + two, "declinate": 2 * one, "x": one})
+	if !slices.Equal(got.Indices, want.Indices) {
+		t.Fatalf("Indices = %v, want %v", got.Indices, want.Indices)
+	}
+	for i := range want.Values {
+		if math.Abs(float64(got.Values[i]-want.Values[i])) > 1e-6 {
+			t.Fatalf("Values = %v, want %v", got.Values, want.Values)
+		}
+	}
+}
+
+// naiveBM25 is the oracle: the formula written the obvious way.
+func naiveBM25(text string, avgdl float64) SparseVector {
+	var toks []string
+	var cur strings.Builder
+	flush := func() {
+		if cur.Len() > 0 {
+			toks = append(toks, cur.String())
+			cur.Reset()
+		}
+	}
+	for i := 0; i < len(text); {
+		r, size := utf8.DecodeRuneInString(text[i:])
+		i += size
+		if r == utf8.RuneError && size <= 1 {
+			flush()
+			continue
+		}
+		if isTokenRune(r) {
+			cur.WriteRune(toLower(r))
+		} else {
+			flush()
+		}
+	}
+	flush()
+	tf := map[string]int{}
+	for _, tk := range toks {
+		tf[tk]++
+	}
+	vals := map[string]float64{}
+	n := float64(len(toks))
+	for tk, f := range tf {
+		x := float64(f)
+		vals[tk] = x * (BM25K1 + 1) / (x + BM25K1*(1-BM25B+BM25B*n/avgdl))
+	}
+	return expect(vals)
+}
+
+func TestBM25MatchesOracle(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	alphabet := []rune("aAbBzZ09 .,-\n\tÉéßΣσς日本\u0301٣\U0001F600")
+	for range 500 {
+		var sb strings.Builder
+		for range rng.IntN(60) {
+			sb.WriteRune(alphabet[rng.IntN(len(alphabet))])
+		}
+		text := sb.String()
+		got, want := NewBM25(7).Encode(text), naiveBM25(text, 7)
+		if !slices.Equal(got.Indices, want.Indices) {
+			t.Fatalf("Encode(%q).Indices = %v, want %v", text, got.Indices, want.Indices)
+		}
+		for i := range want.Values {
+			if math.Abs(float64(got.Values[i]-want.Values[i])) > 1e-5 {
+				t.Fatalf("Encode(%q).Values = %v, want %v", text, got.Values, want.Values)
+			}
+		}
+	}
+}
+
+func FuzzBM25(f *testing.F) {
+	f.Add("The cat, the HAT.")
+	f.Add("costarring liquid")
+	f.Add("ab\xffcd Été")
+	f.Fuzz(func(t *testing.T, text string) {
+		sv := NewBM25(256).Encode(text)
+		if len(sv.Indices) != len(sv.Values) {
+			t.Fatalf("lengths differ: %d indices, %d values", len(sv.Indices), len(sv.Values))
+		}
+		for i := range sv.Indices {
+			if i > 0 && sv.Indices[i] <= sv.Indices[i-1] {
+				t.Fatalf("indices not strictly ascending: %v", sv.Indices)
+			}
+			if !(sv.Values[i] > 0) || math.IsInf(float64(sv.Values[i]), 0) {
+				t.Fatalf("value %v out of range", sv.Values[i])
+			}
+		}
+		again := NewBM25(256).Encode(text)
+		if !slices.Equal(sv.Indices, again.Indices) || !slices.Equal(sv.Values, again.Values) {
+			t.Fatal("not deterministic")
+		}
+	})
+}
+
+func isTokenRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
+
+func toLower(r rune) rune { return unicode.ToLower(r) }

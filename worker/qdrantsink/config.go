@@ -1,0 +1,108 @@
+package qdrantsink
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+)
+
+// Limits of Config.Batch and the request size cap.
+const (
+	MinBatch = 64
+	MaxBatch = 256
+	// MaxRequestBytes caps one upsert request (the encoded points); a batch
+	// is cut earlier when the next point would cross it.
+	MaxRequestBytes = 8 << 20
+	// MaxParallel caps Config.Parallel.
+	MaxParallel = 64
+)
+
+// ErrInvalidConfig reports a Config field out of range.
+var ErrInvalidConfig = errors.New("qdrantsink: invalid config")
+
+// Config configures the Qdrant sink. The env tags are the worker's
+// environment variables (parsed by cmd/worker); the defaults are in
+// envDefault and in DefaultConfig.
+type Config struct {
+	// Addr is the Qdrant gRPC address, "host:port".
+	Addr string `env:"CHUNKSTREAM_QDRANT_ADDR" envDefault:"localhost:6334"`
+	// APIKey is sent with every request when set; never logged.
+	APIKey string `env:"CHUNKSTREAM_QDRANT_API_KEY"`
+	// TLS connects with TLS (system roots unless TLSCA is set).
+	TLS bool `env:"CHUNKSTREAM_QDRANT_TLS" envDefault:"false"`
+	// TLSCA is a PEM file of CA certificates to trust instead of the
+	// system roots; requires TLS.
+	TLSCA string `env:"CHUNKSTREAM_QDRANT_TLS_CA"`
+	// Collection is the default collection; an ingest request's
+	// "collection" overrides it.
+	Collection string `env:"CHUNKSTREAM_QDRANT_COLLECTION" envDefault:"chunks"`
+	// Batch is the number of points per upsert request (MinBatch to
+	// MaxBatch); a batch is also cut before it reaches MaxRequestBytes.
+	Batch int `env:"CHUNKSTREAM_QDRANT_BATCH" envDefault:"128"`
+	// Parallel is the number of upsert requests of one document in flight.
+	Parallel int `env:"CHUNKSTREAM_QDRANT_PARALLEL" envDefault:"4"`
+	// AvgDL is the BM25 average chunk length in tokens.
+	AvgDL float64 `env:"CHUNKSTREAM_BM25_AVGDL" envDefault:"256"`
+}
+
+// DefaultConfig returns the configuration the env defaults describe.
+func DefaultConfig() Config {
+	return Config{Addr: "localhost:6334", Collection: "chunks", Batch: 128, Parallel: 4, AvgDL: DefaultAvgDL}
+}
+
+// Validate reports the first invalid field, naming its variable.
+func (c Config) Validate() error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s", ErrInvalidConfig, fmt.Sprintf(format, args...))
+	}
+	if _, _, err := splitAddr(c.Addr); err != nil {
+		return bad("CHUNKSTREAM_QDRANT_ADDR %q: %v", c.Addr, err)
+	}
+	if c.Collection == "" {
+		return bad("CHUNKSTREAM_QDRANT_COLLECTION is empty")
+	}
+	if c.Batch < MinBatch || c.Batch > MaxBatch {
+		return bad("CHUNKSTREAM_QDRANT_BATCH %d out of range %d..%d", c.Batch, MinBatch, MaxBatch)
+	}
+	if c.Parallel < 1 || c.Parallel > MaxParallel {
+		return bad("CHUNKSTREAM_QDRANT_PARALLEL %d out of range 1..%d", c.Parallel, MaxParallel)
+	}
+	if !(c.AvgDL > 0) || c.AvgDL > 1e9 {
+		return bad("CHUNKSTREAM_BM25_AVGDL %v must be positive", c.AvgDL)
+	}
+	if c.TLSCA != "" && !c.TLS {
+		return bad("CHUNKSTREAM_QDRANT_TLS_CA is set but CHUNKSTREAM_QDRANT_TLS is false")
+	}
+	return nil
+}
+
+// LogValue logs the configuration without the API key.
+func (c Config) LogValue() slog.Value {
+	return slog.GroupValue(
+		slog.String("addr", c.Addr),
+		slog.Bool("api_key_set", c.APIKey != ""),
+		slog.Bool("tls", c.TLS),
+		slog.String("tls_ca", c.TLSCA),
+		slog.String("collection", c.Collection),
+		slog.Int("batch", c.Batch),
+		slog.Int("parallel", c.Parallel),
+		slog.Float64("bm25_avgdl", c.AvgDL),
+	)
+}
+
+func splitAddr(addr string) (string, int, error) {
+	host, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", 0, err
+	}
+	if host == "" {
+		return "", 0, errors.New("missing host")
+	}
+	port, err := strconv.Atoi(p)
+	if err != nil || port < 1 || port > 65535 {
+		return "", 0, fmt.Errorf("bad port %q", p)
+	}
+	return host, port, nil
+}

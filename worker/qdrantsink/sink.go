@@ -1,0 +1,665 @@
+package qdrantsink
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"github.com/qdrant/go-client/qdrant"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/worker"
+)
+
+// Vector and payload names of a chunk point (DESIGN.md "Qdrant point").
+const (
+	VectorBM25  = "bm25"
+	VectorDense = "dense"
+
+	FieldContent    = "content"
+	FieldMetadata   = "metadata"
+	FieldDocID      = "doc_id"
+	FieldDocVersion = "doc_version"
+	FieldIngestSeq  = "ingest_seq"
+	FieldPosition   = "position"
+	FieldHash       = "hash"
+)
+
+// MinServerVersion is the oldest Qdrant the sink accepts: update_filter
+// arrived in 1.16, and older servers silently ignore it.
+const MinServerVersion = "1.16"
+
+// Sentinel errors of the sink.
+var (
+	// ErrServerTooOld reports a Qdrant older than MinServerVersion.
+	ErrServerTooOld = errors.New("qdrantsink: qdrant server too old (needs >= " + MinServerVersion + " for update_filter)")
+	// ErrCollectionMismatch reports an existing collection whose vectors do
+	// not fit the points the sink writes.
+	ErrCollectionMismatch = errors.New("qdrantsink: collection vectors do not fit")
+	// ErrEmbedding reports an embedder answer that does not fit the chunks
+	// (count or dimension).
+	ErrEmbedding = errors.New("qdrantsink: bad embedding")
+	// ErrInvalidPoint reports a chunk that cannot become a Qdrant point
+	// (payload value, UTF-8); it is always wrapped by worker.Permanent.
+	ErrInvalidPoint = errors.New("qdrantsink: invalid point")
+)
+
+// Embedder computes dense vectors. *embed.Client implements it.
+type Embedder interface {
+	// Probe asks the endpoint once and returns the vector dimension.
+	Probe(ctx context.Context) (int, error)
+	// Embed returns one vector per text, in order.
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+}
+
+// Step names the points between the steps of Write, for test hooks.
+type Step string
+
+// Steps of Write, reported to a test hook after they completed.
+const (
+	StepBegin        Step = "begin"         // about to start step 2
+	StepUpserted     Step = "upserted"      // step 2 done (also reported for zero chunks)
+	StepDeletedOlder Step = "deleted_older" // step 3 done
+	StepRechecked    Step = "rechecked"     // step 4 done
+)
+
+// Sink writes chunks into Qdrant following DESIGN.md's processing
+// procedure, steps 2 to 4 (see the package documentation). It is safe for
+// concurrent use by many goroutines.
+type Sink struct {
+	cfg      Config
+	client   *qdrant.Client
+	records  worker.Records
+	embedder Embedder
+	bm25     *BM25
+	log      *slog.Logger
+
+	ready  atomic.Bool
+	prepMu sync.Mutex
+	dims   int // dense size; 0 = no embedder or not probed yet; guarded by prepMu until ready
+
+	collMu sync.Mutex
+	colls  map[string]bool // collections known to fit
+
+	// hook, when set (tests only), is called after each step of Write.
+	hook func(ctx context.Context, step Step, doc worker.Doc)
+}
+
+// New connects to Qdrant, checks its version (below MinServerVersion is an
+// error), probes the embedder when one is given, and makes sure the default
+// collection exists and fits (a misfit is an error). embedder may be nil:
+// points then carry only the bm25 vector. When the embedder does not answer
+// yet, New still returns the sink, not ready: Ready and every Write retry
+// the probe and the default collection set-up. logger may be nil.
+func New(ctx context.Context, cfg Config, records worker.Records, embedder Embedder, logger *slog.Logger) (*Sink, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if records == nil {
+		return nil, errors.New("qdrantsink: records are required")
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	host, port, _ := splitAddr(cfg.Addr)
+	qc := &qdrant.Config{
+		Host:                   host,
+		Port:                   port,
+		APIKey:                 cfg.APIKey,
+		UseTLS:                 cfg.TLS,
+		SkipCompatibilityCheck: true, // we check the version ourselves
+		GrpcOptions:            []grpc.DialOption{grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64 << 20))},
+	}
+	if cfg.TLSCA != "" {
+		pem, err := os.ReadFile(cfg.TLSCA)
+		if err != nil {
+			return nil, fmt.Errorf("qdrantsink: CHUNKSTREAM_QDRANT_TLS_CA: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("qdrantsink: CHUNKSTREAM_QDRANT_TLS_CA %s: no PEM certificates", cfg.TLSCA)
+		}
+		qc.TLSConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	}
+	client, err := qdrant.NewClient(qc)
+	if err != nil {
+		return nil, fmt.Errorf("qdrantsink: client for %s: %w", cfg.Addr, err)
+	}
+	s := &Sink{
+		cfg: cfg, client: client, records: records, embedder: embedder,
+		bm25: NewBM25(cfg.AvgDL), log: logger, colls: map[string]bool{},
+	}
+	if err := s.checkVersion(ctx); err != nil {
+		_ = client.Close()
+		return nil, err
+	}
+	if err := s.prepare(ctx); err != nil {
+		if errors.Is(err, errProbe) && !worker.IsPermanent(err) {
+			logger.Warn("qdrantsink: embedder not answering yet; not ready", "err", err)
+			return s, nil
+		}
+		_ = client.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close closes the connections to Qdrant.
+func (s *Sink) Close() error { return s.client.Close() }
+
+// Client returns the underlying go-client, for readers and tools.
+func (s *Sink) Client() *qdrant.Client { return s.client }
+
+// Ready reports whether the sink can write: the embedder (if any) answered
+// its probe and the default collection fits. When not ready yet it tries
+// once more within ctx.
+func (s *Sink) Ready(ctx context.Context) bool {
+	if s.ready.Load() {
+		return true
+	}
+	return s.prepare(ctx) == nil
+}
+
+func (s *Sink) checkVersion(ctx context.Context) error {
+	r, err := s.client.HealthCheck(ctx)
+	if err != nil {
+		return fmt.Errorf("qdrantsink: health check %s: %w", s.cfg.Addr, err)
+	}
+	v, err := qdrant.ParseVersion(r.GetVersion())
+	if err != nil {
+		return fmt.Errorf("qdrantsink: server version %q: %w", r.GetVersion(), err)
+	}
+	if v.Major < 1 || v.Major == 1 && v.Minor < 16 {
+		return fmt.Errorf("%w: server at %s is %s", ErrServerTooOld, s.cfg.Addr, r.GetVersion())
+	}
+	s.log.Info("qdrantsink: connected", "addr", s.cfg.Addr, "version", r.GetVersion())
+	return nil
+}
+
+var errProbe = errors.New("qdrantsink: embedder probe")
+
+// prepare probes the embedder and sets up the default collection, once.
+func (s *Sink) prepare(ctx context.Context) error {
+	if s.ready.Load() {
+		return nil
+	}
+	s.prepMu.Lock()
+	defer s.prepMu.Unlock()
+	if s.ready.Load() {
+		return nil
+	}
+	if s.embedder != nil && s.dims == 0 {
+		d, err := s.embedder.Probe(ctx)
+		if err != nil {
+			return fmt.Errorf("%w: %w", errProbe, err)
+		}
+		if d <= 0 {
+			return worker.Permanent(fmt.Errorf("%w: dimension %d", errProbe, d))
+		}
+		s.dims = d
+	}
+	if err := s.ensureCollection(ctx, s.cfg.Collection); err != nil {
+		return err
+	}
+	s.ready.Store(true)
+	return nil
+}
+
+// ensureCollection creates the collection with its payload indexes when
+// missing and checks that it fits; the answer is cached per collection.
+func (s *Sink) ensureCollection(ctx context.Context, name string) error {
+	s.collMu.Lock()
+	ok := s.colls[name]
+	s.collMu.Unlock()
+	if ok {
+		return nil
+	}
+	exists, err := s.client.CollectionExists(ctx, name)
+	if err != nil {
+		return classify(fmt.Sprintf("collection %q exists", name), err)
+	}
+	if !exists {
+		err := s.client.CreateCollection(ctx, s.collectionSpec(name))
+		if err != nil {
+			// Another worker may have created it meanwhile.
+			if again, err2 := s.client.CollectionExists(ctx, name); err2 != nil || !again {
+				return classify(fmt.Sprintf("create collection %q", name), err)
+			}
+		} else {
+			s.log.Info("qdrantsink: created collection", "collection", name, "dense", s.dims)
+		}
+	}
+	info, err := s.client.GetCollectionInfo(ctx, name)
+	if err != nil {
+		return classify(fmt.Sprintf("collection %q info", name), err)
+	}
+	if err := s.fits(info); err != nil {
+		return fmt.Errorf("%w: collection %q: %w", ErrCollectionMismatch, name, err)
+	}
+	want := map[string]qdrant.FieldType{FieldDocID: qdrant.FieldType_FieldTypeKeyword, FieldIngestSeq: qdrant.FieldType_FieldTypeInteger}
+	have := map[string]qdrant.PayloadSchemaType{FieldDocID: qdrant.PayloadSchemaType_Keyword, FieldIngestSeq: qdrant.PayloadSchemaType_Integer}
+	for _, field := range []string{FieldDocID, FieldIngestSeq} {
+		if info.GetPayloadSchema()[field].GetDataType() == have[field] {
+			continue
+		}
+		_, err := s.client.CreateFieldIndex(ctx, &qdrant.CreateFieldIndexCollection{
+			CollectionName: name, FieldName: field, FieldType: want[field].Enum(),
+			Wait: qdrant.PtrOf(true), Ordering: strong(),
+		})
+		if err != nil {
+			return classify(fmt.Sprintf("collection %q index %s", name, field), err)
+		}
+	}
+	s.collMu.Lock()
+	s.colls[name] = true
+	s.collMu.Unlock()
+	return nil
+}
+
+func (s *Sink) collectionSpec(name string) *qdrant.CreateCollection {
+	cc := &qdrant.CreateCollection{
+		CollectionName: name,
+		SparseVectorsConfig: qdrant.NewSparseVectorsConfig(map[string]*qdrant.SparseVectorParams{
+			VectorBM25: {Modifier: qdrant.Modifier_Idf.Enum()},
+		}),
+	}
+	if s.dims > 0 {
+		cc.VectorsConfig = qdrant.NewVectorsConfigMap(map[string]*qdrant.VectorParams{
+			VectorDense: {Size: uint64(s.dims), Distance: qdrant.Distance_Cosine},
+		})
+	}
+	return cc
+}
+
+// fits checks an existing collection against the points the sink writes.
+func (s *Sink) fits(info *qdrant.CollectionInfo) error {
+	params := info.GetConfig().GetParams()
+	sp, ok := params.GetSparseVectorsConfig().GetMap()[VectorBM25]
+	if !ok {
+		return fmt.Errorf("no sparse vector %q", VectorBM25)
+	}
+	if sp.GetModifier() != qdrant.Modifier_Idf {
+		return fmt.Errorf("sparse vector %q has modifier %v, want Idf", VectorBM25, sp.GetModifier())
+	}
+	if _, unnamed := params.GetVectorsConfig().GetConfig().(*qdrant.VectorsConfig_Params); unnamed {
+		return errors.New("has an unnamed dense vector; points carry named vectors only")
+	}
+	if s.dims == 0 {
+		return nil
+	}
+	dp, ok := params.GetVectorsConfig().GetParamsMap().GetMap()[VectorDense]
+	if !ok {
+		return fmt.Errorf("no dense vector %q", VectorDense)
+	}
+	if dp.GetSize() != uint64(s.dims) {
+		return fmt.Errorf("dense vector %q has size %d, the embedder gives %d", VectorDense, dp.GetSize(), s.dims)
+	}
+	if dp.GetDistance() != qdrant.Distance_Cosine {
+		return fmt.Errorf("dense vector %q has distance %v, want Cosine", VectorDense, dp.GetDistance())
+	}
+	return nil
+}
+
+func strong() *qdrant.WriteOrdering {
+	return &qdrant.WriteOrdering{Type: qdrant.WriteOrderingType_Strong}
+}
+
+// Write stores one document version: upsert its points so that no newer
+// version's point is overwritten (step 2), delete the document's older
+// points (step 3), then re-read the document record and remove this
+// version's points if a newer version overtook it (step 4). A delete or a
+// document with zero chunks skips steps 2 and 4. See the package
+// documentation for why every interleaving converges.
+func (s *Sink) Write(ctx context.Context, doc worker.Doc, chunks []worker.Chunk) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if doc.ID == "" {
+		return worker.Permanent(errors.New("qdrantsink: document without id"))
+	}
+	if doc.Op == worker.OpDelete && len(chunks) > 0 {
+		return worker.Permanent(fmt.Errorf("qdrantsink: delete of %q with %d chunks", doc.ID, len(chunks)))
+	}
+	if doc.Seq > 1<<53 {
+		return worker.Permanent(fmt.Errorf("qdrantsink: ingest_seq %d too large for a payload range filter", doc.Seq))
+	}
+	if !utf8.ValidString(doc.ID) || !utf8.ValidString(doc.Collection) {
+		return worker.Permanent(fmt.Errorf("%w: document id or collection is not valid UTF-8", ErrInvalidPoint))
+	}
+	if err := s.prepare(ctx); err != nil {
+		// %v on purpose: a set-up failure is the deployment's fault, never
+		// the message's, so a permanent mark inside must not leak out.
+		return fmt.Errorf("qdrantsink: not ready: %v", err)
+	}
+	coll := s.cfg.Collection
+	if doc.Collection != "" {
+		coll = doc.Collection
+		if err := s.ensureCollection(ctx, coll); err != nil {
+			if errors.Is(err, ErrCollectionMismatch) {
+				return worker.Permanent(err)
+			}
+			return err
+		}
+	}
+	s.step(ctx, StepBegin, doc)
+	if len(chunks) > 0 {
+		points, err := s.points(ctx, doc, chunks)
+		if err != nil {
+			return err
+		}
+		if err := s.upsert(ctx, coll, doc, points); err != nil {
+			return err
+		}
+	}
+	s.step(ctx, StepUpserted, doc)
+	older := &qdrant.Filter{Must: []*qdrant.Condition{
+		qdrant.NewMatchKeyword(FieldDocID, doc.ID),
+		qdrant.NewRange(FieldIngestSeq, &qdrant.Range{Lt: qdrant.PtrOf(float64(doc.Seq))}),
+	}}
+	if err := s.deleteWhere(ctx, coll, older); err != nil {
+		return err
+	}
+	s.step(ctx, StepDeletedOlder, doc)
+	if len(chunks) == 0 {
+		return nil
+	}
+	newest, err := s.records.NewestSeq(ctx, doc.ID)
+	if err != nil {
+		return fmt.Errorf("qdrantsink: re-read record of %q: %w", doc.ID, err)
+	}
+	if newest > doc.Seq {
+		own := &qdrant.Filter{Must: []*qdrant.Condition{
+			qdrant.NewMatchKeyword(FieldDocID, doc.ID),
+			qdrant.NewMatchInt(FieldIngestSeq, int64(doc.Seq)),
+		}}
+		if err := s.deleteWhere(ctx, coll, own); err != nil {
+			return err
+		}
+		s.log.Debug("qdrantsink: overtaken; removed own points", "doc_id", doc.ID, "ingest_seq", doc.Seq, "newest_seq", newest)
+	}
+	s.step(ctx, StepRechecked, doc)
+	return nil
+}
+
+func (s *Sink) step(ctx context.Context, step Step, doc worker.Doc) {
+	if s.hook != nil {
+		s.hook(ctx, step, doc)
+	}
+}
+
+func (s *Sink) deleteWhere(ctx context.Context, coll string, f *qdrant.Filter) error {
+	_, err := s.client.Delete(ctx, &qdrant.DeletePoints{
+		CollectionName: coll,
+		Wait:           qdrant.PtrOf(true),
+		Ordering:       strong(),
+		Points:         qdrant.NewPointsSelectorFilter(f),
+	})
+	if err != nil {
+		return s.classifyWrite(coll, "delete", err)
+	}
+	return nil
+}
+
+// points builds the points of a document version: payload, bm25 and, with
+// an embedder, dense vectors.
+func (s *Sink) points(ctx context.Context, doc worker.Doc, chunks []worker.Chunk) ([]*qdrant.PointStruct, error) {
+	var dense [][]float32
+	if s.embedder != nil {
+		texts := make([]string, len(chunks))
+		for i, c := range chunks {
+			texts[i] = c.Chunk.Content()
+		}
+		var err error
+		dense, err = s.embedder.Embed(ctx, texts)
+		if err != nil {
+			return nil, fmt.Errorf("qdrantsink: embed %q: %w", doc.ID, err)
+		}
+		if len(dense) != len(chunks) {
+			return nil, fmt.Errorf("%w: %d vectors for %d chunks", ErrEmbedding, len(dense), len(chunks))
+		}
+	}
+	points := make([]*qdrant.PointStruct, len(chunks))
+	for i, c := range chunks {
+		p, err := s.point(doc, c)
+		if err != nil {
+			return nil, worker.Permanent(fmt.Errorf("%w: %q chunk %d: %w", ErrInvalidPoint, doc.ID, c.Position, err))
+		}
+		if dense != nil {
+			if len(dense[i]) != s.dims {
+				return nil, fmt.Errorf("%w: vector of size %d, want %d", ErrEmbedding, len(dense[i]), s.dims)
+			}
+			p.GetVectors().GetVectors().GetVectors()[VectorDense] = qdrant.NewVectorDense(dense[i])
+		}
+		points[i] = p
+	}
+	return points, nil
+}
+
+// point builds one point with its payload and bm25 vector.
+func (s *Sink) point(doc worker.Doc, c worker.Chunk) (*qdrant.PointStruct, error) {
+	md, err := plainMetadata(c.Chunk.Metadata())
+	if err != nil {
+		return nil, err
+	}
+	payload, err := qdrant.TryValueMap(map[string]any{
+		FieldContent:    c.Chunk.Content(),
+		FieldMetadata:   md,
+		FieldDocID:      doc.ID,
+		FieldDocVersion: doc.Version,
+		FieldIngestSeq:  int64(doc.Seq),
+		FieldPosition:   int64(c.Position),
+		FieldHash:       c.Chunk.Hash(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	vectors := map[string]*qdrant.Vector{}
+	if sv := s.bm25.Encode(c.Chunk.Content()); len(sv.Indices) > 0 {
+		vectors[VectorBM25] = qdrant.NewVectorSparse(sv.Indices, sv.Values)
+	}
+	return &qdrant.PointStruct{Id: qdrant.NewID(c.ID), Payload: payload, Vectors: qdrant.NewVectorsMap(vectors)}, nil
+}
+
+// plainMetadata converts chunk metadata into the types TryValueMap takes.
+func plainMetadata(md chunking.Metadata) (map[string]any, error) {
+	out := make(map[string]any, len(md))
+	for _, f := range md {
+		v, err := plainValue(f.Value)
+		if err != nil {
+			return nil, fmt.Errorf("metadata %q: %w", f.Key, err)
+		}
+		out[f.Key] = v // a later duplicate key wins, as in chunking.Metadata.Map
+	}
+	return out, nil
+}
+
+func plainValue(v any) (any, error) {
+	switch x := v.(type) {
+	case nil, bool, string, int, int32, int64, float64:
+		return v, nil
+	case int8:
+		return int64(x), nil
+	case int16:
+		return int64(x), nil
+	case uint8:
+		return int64(x), nil
+	case uint16:
+		return int64(x), nil
+	case uint32:
+		return int64(x), nil
+	case uint:
+		if uint64(x) > math.MaxInt64 {
+			return nil, fmt.Errorf("integer %d out of range", x)
+		}
+		return int64(x), nil
+	case uint64:
+		if x > math.MaxInt64 {
+			return nil, fmt.Errorf("integer %d out of range", x)
+		}
+		return int64(x), nil
+	case float32:
+		return float64(x), nil
+	case []string:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = e
+		}
+		return out, nil
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			pv, err := plainValue(e)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = pv
+		}
+		return out, nil
+	case chunking.Metadata:
+		return plainMetadata(x)
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			pv, err := plainValue(e)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", k, err)
+			}
+			out[k] = pv
+		}
+		return out, nil
+	default:
+		return nil, fmt.Errorf("unsupported value type %T", v)
+	}
+}
+
+// upsert writes the points in batches, Parallel requests in flight, each
+// with wait=true, strong ordering and the update_filter that protects
+// newer versions' points.
+func (s *Sink) upsert(ctx context.Context, coll string, doc worker.Doc, points []*qdrant.PointStruct) error {
+	filter := &qdrant.Filter{Must: []*qdrant.Condition{
+		qdrant.NewMatchKeyword(FieldDocID, doc.ID),
+		qdrant.NewRange(FieldIngestSeq, &qdrant.Range{Lt: qdrant.PtrOf(float64(doc.Seq))}),
+	}}
+	batches := splitBatches(points, s.cfg.Batch, MaxRequestBytes)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		wg       sync.WaitGroup
+		errOnce  sync.Once
+		firstErr error
+		sem      = make(chan struct{}, s.cfg.Parallel)
+	)
+	for _, b := range batches {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			_, err := s.client.Upsert(ctx, &qdrant.UpsertPoints{
+				CollectionName: coll,
+				Wait:           qdrant.PtrOf(true),
+				Ordering:       strong(),
+				Points:         b,
+				UpdateFilter:   filter,
+			})
+			if err != nil {
+				errOnce.Do(func() { firstErr = s.classifyWrite(coll, "upsert", err); cancel() })
+			}
+		})
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return firstErr
+	}
+	return ctx.Err()
+}
+
+// splitBatches cuts points into batches of at most n points and, where
+// possible, fewer than maxBytes encoded bytes (a single larger point goes
+// alone).
+func splitBatches(points []*qdrant.PointStruct, n, maxBytes int) [][]*qdrant.PointStruct {
+	var (
+		out   [][]*qdrant.PointStruct
+		cur   []*qdrant.PointStruct
+		bytes int
+	)
+	const overhead = 1 << 10 // request fields besides the points
+	for _, p := range points {
+		size := proto.Size(p) + 8 // field tag and length prefix
+		if len(cur) > 0 && (len(cur) == n || bytes+size+overhead > maxBytes) {
+			out = append(out, cur)
+			cur, bytes = nil, 0
+		}
+		cur = append(cur, p)
+		bytes += size
+	}
+	if len(cur) > 0 {
+		out = append(out, cur)
+	}
+	return out
+}
+
+// classifyWrite classifies a write error and forgets the collection when
+// Qdrant no longer knows it, so the next write re-creates it.
+func (s *Sink) classifyWrite(coll, op string, err error) error {
+	if status.Code(unwrapStatus(err)) == codes.NotFound {
+		s.collMu.Lock()
+		delete(s.colls, coll)
+		s.collMu.Unlock()
+		if coll == s.cfg.Collection {
+			s.ready.Store(false)
+		}
+	}
+	return classify(fmt.Sprintf("%s in %q", op, coll), err)
+}
+
+// classify maps a Qdrant error to the worker's policy: invalid data is
+// permanent, everything else (unreachable, unavailable, deadlines, a
+// vanished collection, auth) is transient; rate limits carry their delay.
+func classify(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	wrapped := fmt.Errorf("qdrantsink: %s: %w", what, err)
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return wrapped
+	}
+	var re *qdrant.QdrantResourceExhaustedError
+	if errors.As(err, &re) {
+		return worker.RetryAfter(wrapped, secondsDuration(re.RetryAfterS))
+	}
+	switch status.Code(unwrapStatus(err)) {
+	case codes.InvalidArgument, codes.FailedPrecondition, codes.OutOfRange, codes.AlreadyExists:
+		return worker.Permanent(wrapped)
+	}
+	return wrapped
+}
+
+// unwrapStatus finds the gRPC status error in err's chain.
+func unwrapStatus(err error) error {
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if _, ok := status.FromError(e); ok {
+			return e
+		}
+	}
+	return err
+}
+
+func secondsDuration(n int) time.Duration { return time.Duration(max(n, 0)) * time.Second }
