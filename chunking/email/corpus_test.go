@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -47,7 +48,7 @@ func TestCorpusReplyEdges(t *testing.T) {
 			}
 			threads := Threads(mb)
 			parentFile := map[string]string{} // child file → parent file
-			byID := map[string]string{}      // message id → first file
+			byID := map[string]string{}       // message id → first file
 			for _, m := range mb.Messages {
 				if _, ok := byID[m.MessageID]; !ok {
 					byID[m.MessageID] = filepath.Base(m.File)
@@ -163,5 +164,166 @@ func TestCorpusChunks(t *testing.T) {
 				t.Logf("%v: %d messages → %d chunks", opts, len(mb.Messages), len(chunks))
 			}
 		})
+	}
+}
+
+func chunkKey(c chunking.Chunk) string { return c.Hash() }
+
+// TestCorpusThreadAlone checks the sharding property: each thread written
+// as an mbox and chunked alone gives the chunks it gets in the mailbox.
+func TestCorpusThreadAlone(t *testing.T) {
+	for _, list := range []string{"linux-man", "usrp-users"} {
+		t.Run(list, func(t *testing.T) {
+			dir := testutil.SharedDir(t, "corpus", "email", list)
+			mb, _, err := ReadMailbox(context.Background(), dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := New(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			all, _ := c.ChunkMailbox(mb)
+			byThread := map[string][]string{}
+			for _, ch := range all {
+				tid, _ := ch.Metadata().Get("thread_id")
+				byThread[tid.(string)] = append(byThread[tid.(string)], chunkKey(ch))
+			}
+			bad := 0
+			for _, th := range Threads(mb) {
+				var buf strings.Builder
+				if err := WriteMbox(&buf, th.Messages); err != nil {
+					t.Fatal(err)
+				}
+				alone, _, err := c.Chunk(chunking.Document{Path: "thread.mbox", Content: []byte(buf.String())})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var got []string
+				for _, ch := range alone {
+					got = append(got, chunkKey(ch))
+				}
+				if !slices.Equal(got, byThread[th.ThreadID]) {
+					bad++
+					if bad <= 5 {
+						t.Errorf("thread %s (%d messages): alone %d chunks, in mailbox %d", th.ThreadID, len(th.Messages), len(got), len(byThread[th.ThreadID]))
+					}
+				}
+			}
+			if bad > 0 {
+				t.Errorf("%d threads chunk differently alone", bad)
+			}
+		})
+	}
+}
+
+// TestCorpusMboxMatchesEML checks that the mboxrd file and the same
+// messages as .eml files give the same chunks.
+func TestCorpusMboxMatchesEML(t *testing.T) {
+	mboxPath := filepath.Join(testutil.SharedDir(t, "corpus", "email"), "linux-man-01450-01749.mboxrd")
+	dir := testutil.SharedDir(t, "corpus", "email", "linux-man")
+	tmp := t.TempDir()
+	for i := 1450; i <= 1749; i++ {
+		name := filepath.Join(dir, strings.TrimSpace(strings.Replace(fmtInt5(i), " ", "0", -1))+".eml")
+		if err := os.Symlink(name, filepath.Join(tmp, filepath.Base(name))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fromMbox, _, err := ChunkPath(context.Background(), mboxPath, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromEML, _, err := ChunkPath(context.Background(), tmp, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fromMbox) == 0 || len(fromMbox) != len(fromEML) {
+		t.Fatalf("mbox gives %d chunks, .eml files %d", len(fromMbox), len(fromEML))
+	}
+	for i := range fromMbox {
+		if fromMbox[i].Hash() != fromEML[i].Hash() {
+			id, _ := fromMbox[i].Metadata().Get("chunk_id")
+			t.Errorf("chunk %d (%v) differs", i, id)
+		}
+	}
+	// The raw bytes read back equal the .eml files, CRLF aside.
+	mb, _, err := ReadMailbox(context.Background(), mboxPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(mb.Messages) != 300 {
+		t.Fatalf("mbox holds %d messages, want 300", len(mb.Messages))
+	}
+	for k, m := range mb.Messages {
+		want, err := os.ReadFile(filepath.Join(dir, fmtInt5(1450+k)+".eml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(m.Raw) != string(normalizeNewlines(want)) {
+			t.Errorf("message %d: raw bytes differ from %s.eml", k, fmtInt5(1450+k))
+		}
+	}
+}
+
+func fmtInt5(i int) string {
+	s := "0000" + strconv.Itoa(i)
+	return s[len(s)-5:]
+}
+
+// TestCorpusEdgeCases reads each edge case alone: it parses, gives chunks,
+// and the bogus charsets and self-reference give warnings.
+func TestCorpusEdgeCases(t *testing.T) {
+	dir := testutil.SharedDir(t, "corpus", "email", "edge-cases")
+	wantWarn := map[string]string{
+		"charset-bogus-8bit.eml": "charset",
+		"self-reference.eml":     "itself",
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if filepath.Ext(e.Name()) != ".eml" {
+			continue
+		}
+		t.Run(e.Name(), func(t *testing.T) {
+			chunks, warns, err := ChunkPath(context.Background(), filepath.Join(dir, e.Name()), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(chunks) != 1 {
+				t.Errorf("%d chunks, want 1", len(chunks))
+			}
+			checkChunks(t, chunks, DefaultMaxEmailsPerChunk, DefaultMaxChars)
+			if w, ok := wantWarn[e.Name()]; ok && !slices.ContainsFunc(warns, func(x chunking.Warning) bool { return strings.Contains(x.Text, w) }) {
+				t.Errorf("no warning mentioning %q in %v", w, warns)
+			}
+		})
+	}
+	// Pairs read together.
+	for _, pair := range [][2]string{
+		{"dup-msgid-double-delivery-a.eml", "dup-msgid-double-delivery-b.eml"},
+		{"dup-msgid-resend-a.eml", "dup-msgid-resend-b.eml"},
+		{"thread-index-only-root.eml", "thread-index-only-reply.eml"},
+	} {
+		tmp := t.TempDir()
+		for _, f := range pair {
+			if err := os.Symlink(filepath.Join(dir, f), filepath.Join(tmp, f)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		mb, _, err := ReadMailbox(context.Background(), tmp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		th := Threads(mb)
+		n := 0
+		for _, x := range th {
+			n += len(x.Messages)
+		}
+		t.Logf("%v: %d threads, %d messages", pair, len(th), n)
+		if len(th) != 1 {
+			t.Errorf("%v: %d threads, want 1", pair, len(th))
+		}
 	}
 }
