@@ -1,0 +1,125 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/chunkstream/chunkstream/chunking/registry"
+)
+
+// Exit statuses.
+const (
+	exitOK      = 0
+	exitFailure = 1
+	exitUsage   = 2
+)
+
+// app is the chunk command with its dependencies, so tests can run it in
+// process with their own chunkers and writers.
+type app struct {
+	entries []registry.Entry
+	stdout  io.Writer
+	stderr  io.Writer
+}
+
+// errUsage marks errors that are the caller's mistake (exit status 2).
+var errUsage = errors.New("usage")
+
+// errUsageShown marks usage errors the flag package has already printed.
+var errUsageShown = errors.New("usage shown")
+
+func usageErr(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", errUsage, fmt.Sprintf(format, args...))
+}
+
+const topUsage = `chunk splits documents into chunks, inspects chunk collections and benchmarks chunkers.
+
+usage:
+  chunk split   [-chunker NAME] [chunker flags] [-ext LIST] [-workers N] [-o FILE] PATH...
+  chunk inspect [-max-depth N] [-max-files N] [-read N | -file PATH | -sample [-seed S]] FILE
+  chunk bench   [-chunker NAME] [chunker flags] [-parse-only] [-ext LIST] DIR
+
+Run "chunk <subcommand> -h" for the flags of each subcommand.
+Exit status: 0 success, 1 a file or the command failed, 2 usage error.
+`
+
+// run executes the command line args (without the program name) and
+// returns the exit status.
+func (a *app) run(ctx context.Context, args []string) int {
+	if len(args) == 0 {
+		fmt.Fprint(a.stderr, topUsage)
+		return exitUsage
+	}
+	var err error
+	switch args[0] {
+	case "split":
+		err = a.split(ctx, args[1:])
+	case "inspect":
+		err = a.inspect(args[1:])
+	case "bench":
+		err = a.bench(ctx, args[1:])
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(a.stdout, topUsage)
+		return exitOK
+	default:
+		fmt.Fprintf(a.stderr, "chunk: unknown subcommand %q\n\n%s", args[0], topUsage)
+		return exitUsage
+	}
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.Is(err, flag.ErrHelp):
+		return exitOK
+	case errors.Is(err, errUsageShown):
+		return exitUsage
+	case errors.Is(err, errUsage):
+		fmt.Fprintf(a.stderr, "chunk %s: %v\nRun \"chunk %s -h\" for help.\n", args[0], err, args[0])
+		return exitUsage
+	case errors.Is(err, errFilesFailed):
+		return exitFailure
+	default:
+		fmt.Fprintf(a.stderr, "chunk %s: %v\n", args[0], err)
+		return exitFailure
+	}
+}
+
+// newFlagSet returns a flag set whose -h prints head, then every flag.
+func (a *app) newFlagSet(name, head string) *flag.FlagSet {
+	fs := flag.NewFlagSet("chunk "+name, flag.ContinueOnError)
+	fs.SetOutput(a.stderr)
+	fs.Usage = func() {
+		out := fs.Output()
+		fmt.Fprint(out, strings.TrimLeft(head, "\n"))
+		fmt.Fprintln(out, "\nflags:")
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parse parses args into fs, turning parse errors into usage errors (the
+// flag package has printed them already).
+func parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(io.Discard)
+			return err
+		}
+		return fmt.Errorf("%w: %w", errUsageShown, err)
+	}
+	return nil
+}
+
+// splitList splits a comma-separated flag value, dropping empty items.
+func splitList(s string) []string {
+	var out []string
+	for f := range strings.SplitSeq(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}

@@ -1,0 +1,239 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/chunking/registry"
+)
+
+// fakeEntries are chunkers with known output: "para" makes one chunk per
+// blank-line-separated paragraph and fails on documents holding "FAIL";
+// "whole" reads whole paths itself.
+func fakeEntries() []registry.Entry {
+	para := registry.Entry{
+		Name: "para",
+		Specs: func() []chunking.OptionSpec {
+			return []chunking.OptionSpec{
+				{Name: "max_char", Kind: chunking.IntOption, Default: 100, Usage: "largest chunk"},
+				{Name: "upper", Kind: chunking.BoolOption, Default: false, Usage: "upper-case the text"},
+			}
+		},
+		New: func(opts chunking.Options) (chunking.Chunker, error) {
+			if opts.Int("max_char", 100) <= 0 {
+				return nil, fmt.Errorf("%w: max_char must be > 0", chunking.ErrInvalidOptions)
+			}
+			upper := opts.Bool("upper", false)
+			return chunking.ChunkerFunc(func(doc chunking.Document) ([]chunking.Chunk, []chunking.Warning, error) {
+				s := string(doc.Content)
+				if strings.Contains(s, "FAIL") {
+					return nil, nil, fmt.Errorf("%s: %w", doc.Path, chunking.ErrNotUTF8)
+				}
+				var out []chunking.Chunk
+				for _, p := range strings.Split(s, "\n\n") {
+					if p = strings.TrimSpace(p); p == "" {
+						continue
+					}
+					if upper {
+						p = strings.ToUpper(p)
+					}
+					out = append(out, chunking.New(p, chunking.Metadata{{Key: "index", Value: len(out)}, {Key: "file", Value: doc.Path}}))
+				}
+				return out, nil, nil
+			}), nil
+		},
+		Extensions:    []string{".md"},
+		ParseOnly:     func(chunking.Document) error { return nil },
+		ParseOnlyName: "para-parse",
+	}
+	whole := registry.Entry{
+		Name: "whole",
+		Specs: func() []chunking.OptionSpec {
+			return []chunking.OptionSpec{{Name: "max_char", Kind: chunking.IntOption, Default: 50, Usage: "largest chunk (whole)"}}
+		},
+		New: func(chunking.Options) (chunking.Chunker, error) { return nil, fmt.Errorf("whole reads paths") },
+		OpenPath: func(_ context.Context, path string, _ chunking.Options) ([]chunking.Chunk, []chunking.Warning, error) {
+			return []chunking.Chunk{chunking.New("path "+filepath.Base(path), nil)},
+				[]chunking.Warning{{File: path, Text: "read whole"}}, nil
+		},
+	}
+	return []registry.Entry{para, whole}
+}
+
+func runApp(t *testing.T, entries []registry.Entry, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	a := &app{entries: entries, stdout: &out, stderr: &errb}
+	code = a.run(context.Background(), args)
+	return code, out.String(), errb.String()
+}
+
+func TestFlagHandling(t *testing.T) {
+	docs := filepath.Join("testdata", "docs")
+	tests := []struct {
+		name     string
+		args     []string
+		wantCode int
+		wantOut  string // substring of stdout
+		wantErr  string // substring of stderr
+	}{
+		{"no subcommand", nil, exitUsage, "", "usage:"},
+		{"unknown subcommand", []string{"frob"}, exitUsage, "", `unknown subcommand "frob"`},
+		{"help", []string{"help"}, exitOK, "chunk split", ""},
+		{"split no path", []string{"split", "-chunker", "para"}, exitUsage, "", "no PATH"},
+		{"split unknown flag", []string{"split", "-chunker", "para", "-bogus", docs}, exitUsage, "", "flag provided but not defined: -bogus"},
+		{"split unknown chunker", []string{"split", "-chunker", "nope", docs}, exitUsage, "", "unknown chunker"},
+		{"split flag of other chunker", []string{"split", "-chunker", "para", "-upper", "-max-char", "3", docs}, exitOK, `"FIRST PARAGRAPH`, ""},
+		{"split invalid option value", []string{"split", "-chunker", "para", "-max-char", "x", docs}, exitUsage, "", "invalid options"},
+		{"split invalid option", []string{"split", "-chunker", "para", "-max-char", "0", docs}, exitUsage, "", "max_char must be > 0"},
+		{"split bool of wrong chunker", []string{"split", "-chunker", "whole", "-upper", docs}, exitUsage, "", "does not apply to chunker whole"},
+		{"split bad -o", []string{"split", "-chunker", "para", "-o", "out.txt", docs}, exitUsage, "", "unsupported format"},
+		{"split bad workers", []string{"split", "-chunker", "para", "-workers", "0", docs}, exitUsage, "", "-workers"},
+		{"split missing path", []string{"split", "-chunker", "para", filepath.Join(docs, "none.md")}, exitFailure, "", "none.md"},
+		{"split ext", []string{"split", "-chunker", "para", "-ext", "txt", docs}, exitOK, `"file":"notes.txt"`, "1 files, 1 chunks"},
+		{"split file as given", []string{"split", "-chunker", "para", filepath.Join(docs, "sub", "z.md")}, exitOK, `"file":"testdata/docs/sub/z.md"`, ""},
+		{"split openpath", []string{"split", "-chunker", "whole", docs, filepath.Join(docs, "a.md")}, exitOK, `"content":"path a.md"`, "read whole"},
+		{"inspect no file", []string{"inspect"}, exitUsage, "", "exactly one FILE"},
+		{"inspect two modes", []string{"inspect", "-read", "1", "-sample", "x.jsonl"}, exitUsage, "", "exclude each other"},
+		{"inspect missing file", []string{"inspect", "missing.jsonl"}, exitFailure, "", "missing.jsonl"},
+		{"bench no dir", []string{"bench", "-chunker", "para"}, exitUsage, "", "exactly one DIR"},
+		{"bench parse-only flags", []string{"bench", "-chunker", "para", "-parse-only", "-max-char", "5", docs}, exitUsage, "", "no chunker flags"},
+		{"bench openpath", []string{"bench", "-chunker", "whole", docs}, exitUsage, "", "reads whole paths"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := runApp(t, fakeEntries(), tt.args...)
+			if code != tt.wantCode || !strings.Contains(out, tt.wantOut) || !strings.Contains(errOut, tt.wantErr) {
+				t.Errorf("chunk %q = %d\nstdout: %s\nstderr: %s\nwant %d, stdout with %q, stderr with %q",
+					tt.args, code, out, errOut, tt.wantCode, tt.wantOut, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestHelpDocumentsEveryFlag(t *testing.T) {
+	for _, sub := range []string{"split", "inspect", "bench"} {
+		code, out, errOut := runApp(t, fakeEntries(), sub, "-h")
+		if code != exitOK {
+			t.Errorf("chunk %s -h = %d, want 0", sub, code)
+		}
+		help := out + errOut
+		flags := map[string][]string{
+			"split":   {"-chunker", "-max-char", "-upper", "-ext", "-workers", "-o"},
+			"inspect": {"-max-depth", "-max-files", "-read", "-context", "-file", "-max-chunks", "-sample", "-seed"},
+			"bench":   {"-chunker", "-max-char", "-parse-only", "-ext"},
+		}[sub]
+		for _, f := range flags {
+			if !strings.Contains(help, "  "+f) {
+				t.Errorf("chunk %s -h does not document %s:\n%s", sub, f, help)
+			}
+		}
+		if sub != "inspect" && !strings.Contains(help, "para: reference parameter max_char, default 100") {
+			t.Errorf("chunk %s -h does not name the reference parameter of -max-char:\n%s", sub, help)
+		}
+	}
+}
+
+func TestSplitFailedFileStillWritesTheRest(t *testing.T) {
+	dir := t.TempDir()
+	for name, content := range map[string]string{"a.md": "one\n\ntwo", "b.md": "FAIL here", "c.md": "three"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := filepath.Join(dir, "out.yaml")
+	code, _, errOut := runApp(t, fakeEntries(), "split", "-chunker", "para", "-workers", "3", "-o", out, dir)
+	if code != exitFailure || !strings.Contains(errOut, "b.md") || !strings.Contains(errOut, "1 failed") {
+		t.Fatalf("split with a failing file = %d, stderr %s; want 1 naming b.md", code, errOut)
+	}
+	c, err := chunking.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, ch := range c.Chunks() {
+		got = append(got, ch.Content())
+	}
+	if strings.Join(got, "|") != "one|two|three" {
+		t.Errorf("chunks written = %q, want one, two, three", got)
+	}
+}
+
+func TestSplitWorkersKeepOrder(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 60 {
+		content := strings.Repeat(fmt.Sprintf("paragraph %d\n\n", i), i%7+1)
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%02d.md", i)), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, want, _ := runApp(t, fakeEntries(), "split", "-chunker", "para", "-workers", "1", dir)
+	for range 3 {
+		code, got, errOut := runApp(t, fakeEntries(), "split", "-chunker", "para", "-workers", "4", dir)
+		if code != exitOK || got != want {
+			t.Fatalf("split -workers 4 = %d (%s), output differs from -workers 1", code, errOut)
+		}
+	}
+	if n := strings.Count(want, "\n"); n != 234 { // Σ (i%7+1) over 60 files
+		t.Errorf("split wrote %d lines, want 234", n)
+	}
+}
+
+func TestInspectModes(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "c.jsonl")
+	if code, _, errOut := runApp(t, fakeEntries(), "split", "-chunker", "para", "-o", file, filepath.Join("testdata", "docs")); code != exitOK {
+		t.Fatalf("split = %d: %s", code, errOut)
+	}
+	tests := []struct {
+		args     []string
+		wantCode int
+		want     string
+	}{
+		{[]string{file}, exitOK, "ChunkCollection Summary\nTotal chunks: 10\nTotal files: 3\n"},
+		{[]string{"-max-depth", "1", "-max-files", "1", file}, exitOK, "├── sub/\n└── a.md (5 chunks)"},
+		{[]string{"-read", "1", file}, exitOK, "--- Context Before ---"},
+		{[]string{"-read", "99", file}, exitFailure, ""},
+		{[]string{"-file", "sub/z.md", file}, exitOK, "File: sub/z.md\nTotal chunks: 2"},
+		{[]string{"-file", "nope.md", file}, exitFailure, "File not found: nope.md"},
+		{[]string{"-sample", "-seed", "3", file}, exitOK, "Length:"},
+	}
+	for _, tt := range tests {
+		code, out, errOut := runApp(t, fakeEntries(), append([]string{"inspect"}, tt.args...)...)
+		if code != tt.wantCode || !strings.Contains(out, tt.want) {
+			t.Errorf("inspect %q = %d\n%s%s\nwant %d and %q", tt.args, code, out, errOut, tt.wantCode, tt.want)
+		}
+	}
+	_, a, _ := runApp(t, fakeEntries(), "inspect", "-sample", "-seed", "3", file)
+	_, b, _ := runApp(t, fakeEntries(), "inspect", "-sample", "-seed", "3", file)
+	if a != b {
+		t.Errorf("inspect -sample -seed 3 differs between runs")
+	}
+}
+
+var resultLine = regexp.MustCompile(`^RESULT\tchunkstream\t([a-z-]+)\t(\d+)\t(\d+)\t(\d+)\t(\d+)\t\d+\.\d{6}\t(\d+)\n$`)
+
+func TestBenchResultLine(t *testing.T) {
+	docs := filepath.Join("testdata", "docs")
+	code, out, errOut := runApp(t, fakeEntries(), "bench", "-chunker", "para", docs)
+	m := resultLine.FindStringSubmatch(out)
+	if code != exitOK || m == nil {
+		t.Fatalf("bench = %d, %q (%s); want one RESULT line", code, out, errOut)
+	}
+	// Every regular file, hidden ones included: .hidden.md, a.md, notes.txt, sub/b.md, sub/z.md.
+	if m[1] != "para" || m[2] != "5" || m[3] != "192" || m[4] != "12" || m[5] != "173" || m[6] != "27" {
+		t.Errorf("bench RESULT fields = %q", m[1:])
+	}
+	code, out, _ = runApp(t, fakeEntries(), "bench", "-chunker", "para", "-parse-only", "-ext", ".md", docs)
+	m = resultLine.FindStringSubmatch(out)
+	if code != exitOK || m == nil || m[1] != "para-parse" || m[2] != "4" || m[4] != "4" || m[5] != "0" {
+		t.Errorf("bench -parse-only = %d, %q", code, out)
+	}
+}

@@ -1,0 +1,153 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/internal/chunkflags"
+)
+
+const benchHead = `
+usage: chunk bench [-chunker NAME] [chunker flags] [-parse-only] [-ext LIST] DIR
+
+Reads every regular file under DIR into memory first (recursively, hidden
+ones included, symlinks not followed, sorted by path: the same files as the
+peer harness bench/peers/run.sh reads), then chunks them one after another
+on one goroutine, timing only the chunking calls, and prints exactly one
+line on stdout:
+
+  RESULT<TAB>chunkstream<TAB><splitter><TAB><files><TAB><bytes_in><TAB><chunks><TAB><bytes_out><TAB><seconds><TAB><max_chunk_bytes>
+
+splitter is the chunker name; bytes_out is the sum of the chunks' content
+bytes; max_chunk_bytes the largest chunk content in bytes. Documents that
+fail are counted on stderr and left out of chunks and bytes_out.
+With -parse-only, only the parse the chunker is built on runs (splitter =
+its name, e.g. goldmark-blocks); chunks then counts the documents parsed and
+bytes_out and max_chunk_bytes are 0. Add it to the peers' run with an
+EXTRA_CMDS line "chunkstream:markdown<TAB>chunk bench -chunker markdown {DIR}".
+`
+
+func (a *app) bench(ctx context.Context, args []string) error {
+	fs := a.newFlagSet("bench", benchHead)
+	cf := chunkflags.Register(fs, a.entries, "markdown")
+	parseOnly := fs.Bool("parse-only", false, "run only the chunker's underlying parse (the baseline), not the chunker")
+	ext := fs.String("ext", "", "comma-separated extensions to read (default: every regular file, as the peer harness)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	entry, raw, err := cf.Chunker()
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	if fs.NArg() != 1 {
+		return usageErr("want exactly one DIR, got %d arguments", fs.NArg())
+	}
+	var run func(doc chunking.Document) ([]chunking.Chunk, error)
+	splitter := entry.Name
+	if *parseOnly {
+		if entry.ParseOnly == nil {
+			return usageErr("chunker %s has no -parse-only baseline", entry.Name)
+		}
+		if len(raw) > 0 {
+			return usageErr("-parse-only takes no chunker flags")
+		}
+		splitter = entry.ParseOnlyName
+		run = func(doc chunking.Document) ([]chunking.Chunk, error) { return nil, entry.ParseOnly(doc) }
+	} else {
+		if entry.OpenPath != nil {
+			return usageErr("chunker %s reads whole paths; bench measures per-file chunkers", entry.Name)
+		}
+		c, err := entry.Chunker(raw)
+		if err != nil {
+			return usageErr("%v", err)
+		}
+		run = func(doc chunking.Document) ([]chunking.Chunk, error) {
+			chunks, _, err := c.Chunk(doc)
+			return chunks, err
+		}
+	}
+	docs, bytesIn, err := loadCorpus(ctx, fs.Arg(0), splitList(*ext))
+	if err != nil {
+		return err
+	}
+
+	runtime.GC()
+	var elapsed time.Duration
+	chunks, bytesOut, maxChunk, failures := 0, 0, 0, 0
+	for _, d := range docs {
+		t0 := time.Now()
+		cs, err := run(d)
+		elapsed += time.Since(t0)
+		if err != nil {
+			failures++
+			continue
+		}
+		if *parseOnly {
+			chunks++
+			continue
+		}
+		chunks += len(cs)
+		for _, c := range cs {
+			n := len(c.Content())
+			bytesOut += n
+			maxChunk = max(maxChunk, n)
+		}
+	}
+	if failures > 0 {
+		fmt.Fprintf(a.stderr, "chunk bench: %d of %d documents failed\n", failures, len(docs))
+	}
+	fmt.Fprintf(a.stdout, "RESULT\tchunkstream\t%s\t%d\t%d\t%d\t%d\t%.6f\t%d\n",
+		splitter, len(docs), bytesIn, chunks, bytesOut, elapsed.Seconds(), maxChunk)
+	return nil
+}
+
+// loadCorpus reads every regular file under dir (with one of exts, when
+// given), sorted by path, as documents named by their path relative to dir.
+func loadCorpus(ctx context.Context, dir string, exts []string) ([]chunking.Document, int, error) {
+	for i, e := range exts {
+		exts[i] = strings.ToLower(e)
+		if !strings.HasPrefix(exts[i], ".") {
+			exts[i] = "." + exts[i]
+		}
+	}
+	var paths []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if d.Type().IsRegular() && (len(exts) == 0 || slices.Contains(exts, strings.ToLower(filepath.Ext(p)))) {
+			paths = append(paths, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	slices.Sort(paths)
+	docs := make([]chunking.Document, 0, len(paths))
+	total := 0
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil, 0, err
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return nil, 0, err
+		}
+		total += len(b)
+		docs = append(docs, chunking.Document{Path: filepath.ToSlash(rel), Content: b})
+	}
+	return docs, total, nil
+}

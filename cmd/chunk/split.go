@@ -1,0 +1,284 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/chunking/registry"
+	"github.com/chunkstream/chunkstream/internal/chunkflags"
+)
+
+// errFilesFailed reports that some inputs failed (already reported on
+// stderr, one line each).
+var errFilesFailed = errors.New("some files failed")
+
+const splitHead = `
+usage: chunk split [-chunker NAME] [chunker flags] [-ext LIST] [-workers N] [-o FILE] PATH...
+
+Chunks every PATH: a file is one document whose metadata "file" is the path
+as given (cleaned, "/" separators); a folder is walked recursively with the
+spec's rules (hidden files and folders skipped, symlinked folders not
+followed, sorted by relative path) for the -ext extensions, and "file" is
+relative to that folder. A chunker that reads whole paths itself (email:
+a folder or an mbox is one mailbox) gets each PATH as one input.
+
+The chunks go to stdout as JSON Lines, or to -o FILE as JSONL (.jsonl) or
+YAML (.yaml, .yml), in input order whatever -workers is. A file that fails
+is reported on stderr with its path and the rest are still written; the
+exit status is then 1. Warnings go to stderr. A one-line summary (files,
+chunks, MB/s) ends the run on stderr.
+
+Chunker flags take the reference's parameter names in kebab case; only the
+flags you set are passed, so the chunker's defaults apply otherwise; a flag
+of another chunker is a usage error.
+`
+
+// job is one unit of split work: a file, or a whole path for OpenPath
+// chunkers.
+type job struct {
+	path string // on disk
+	name string // metadata "file"
+}
+
+// result is a job's outcome.
+type result struct {
+	chunks   []chunking.Chunk
+	warnings []chunking.Warning
+	bytes    int64
+	err      error
+}
+
+func (a *app) split(ctx context.Context, args []string) error {
+	fs := a.newFlagSet("split", splitHead)
+	cf := chunkflags.Register(fs, a.entries, "markdown")
+	ext := fs.String("ext", "", "comma-separated extensions picked in folders (default: the chunker's, e.g. .md,.mdx for markdown)")
+	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "files chunked in parallel (output order stays the input order)")
+	out := fs.String("o", "", "output file; format by extension: .jsonl, .yaml or .yml (default: JSON Lines on stdout)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	entry, raw, err := cf.Chunker()
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	if fs.NArg() == 0 {
+		return usageErr("no PATH given")
+	}
+	if *workers < 1 {
+		return usageErr("-workers must be at least 1, got %d", *workers)
+	}
+	opts, err := entry.Options(raw)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	var chunker chunking.Chunker
+	if entry.OpenPath == nil {
+		if chunker, err = entry.New(opts); err != nil {
+			return usageErr("chunker %s: %v", entry.Name, err)
+		}
+	}
+	format := chunking.JSONL
+	if *out != "" {
+		if format, err = chunking.FormatOf(*out); err != nil {
+			return usageErr("-o: %v", err)
+		}
+	}
+	exts := entry.Extensions
+	if fs.Lookup("ext") != nil && *ext != "" {
+		exts = splitList(*ext)
+	}
+
+	start := time.Now()
+	failed := 0
+	var jobs []job
+	for _, p := range fs.Args() {
+		js, err := a.listJobs(ctx, entry, p, exts)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			fmt.Fprintf(a.stderr, "chunk split: %s: %v\n", p, err)
+			failed++
+			continue
+		}
+		jobs = append(jobs, js...)
+	}
+
+	var w io.Writer = a.stdout
+	var file *os.File
+	if *out != "" {
+		if file, err = os.Create(*out); err != nil {
+			return err
+		}
+		defer file.Close()
+		w = file
+	}
+	bw := bufio.NewWriterSize(w, 1<<16)
+	cw, err := chunking.NewChunkWriter(bw, format)
+	if err != nil {
+		return err
+	}
+	process := func(j job) result {
+		if entry.OpenPath != nil {
+			chunks, warnings, err := entry.OpenPath(ctx, j.path, opts)
+			return result{chunks: chunks, warnings: warnings, bytes: pathSize(j.path), err: err}
+		}
+		content, err := os.ReadFile(j.path)
+		if err != nil {
+			return result{err: err}
+		}
+		chunks, warnings, err := chunker.Chunk(chunking.Document{Path: j.name, Content: content})
+		return result{chunks: chunks, warnings: warnings, bytes: int64(len(content)), err: err}
+	}
+	var nChunks int
+	var nBytes int64
+	err = runOrdered(ctx, jobs, *workers, process, func(j job, r result) error {
+		for _, wn := range r.warnings {
+			fmt.Fprintf(a.stderr, "chunk split: warning: %s\n", wn)
+		}
+		if r.err != nil {
+			fmt.Fprintf(a.stderr, "chunk split: %s: %v\n", j.path, r.err)
+			failed++
+			return nil
+		}
+		for _, ch := range r.chunks {
+			if err := cw.Write(ch); err != nil {
+				return fmt.Errorf("write %s: %w", j.path, err)
+			}
+		}
+		nChunks += len(r.chunks)
+		nBytes += r.bytes
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if err := cw.Close(); err != nil {
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	if file != nil {
+		if err := file.Close(); err != nil {
+			return err
+		}
+	}
+	secs := time.Since(start).Seconds()
+	mbps := 0.0
+	if secs > 0 {
+		mbps = float64(nBytes) / 1e6 / secs
+	}
+	summary := fmt.Sprintf("chunk split: %d files, %d chunks, %.2f MB in %.3f s (%.1f MB/s)", len(jobs), nChunks, float64(nBytes)/1e6, secs, mbps)
+	if failed > 0 {
+		summary += fmt.Sprintf(", %d failed", failed)
+	}
+	fmt.Fprintln(a.stderr, summary)
+	if failed > 0 {
+		return errFilesFailed
+	}
+	return nil
+}
+
+// listJobs turns one PATH argument into jobs: the path itself for
+// OpenPath chunkers and files, the walked files for folders.
+func (a *app) listJobs(ctx context.Context, entry registry.Entry, p string, exts []string) ([]job, error) {
+	info, err := os.Stat(p)
+	if err != nil {
+		return nil, err
+	}
+	if entry.OpenPath != nil || !info.IsDir() {
+		return []job{{path: p, name: filepath.ToSlash(filepath.Clean(p))}}, nil
+	}
+	files, warnings, err := chunking.WalkFolder(ctx, p, exts)
+	if err != nil {
+		return nil, err
+	}
+	for _, wn := range warnings {
+		fmt.Fprintf(a.stderr, "chunk split: warning: %s: %s\n", p, wn)
+	}
+	jobs := make([]job, len(files))
+	for i, f := range files {
+		jobs[i] = job{path: filepath.Join(p, filepath.FromSlash(f)), name: f}
+	}
+	return jobs, nil
+}
+
+// pathSize returns the size of a file, or the total size of the regular
+// files under a folder.
+func pathSize(p string) int64 {
+	var n int64
+	_ = filepath.WalkDir(p, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if info, err := d.Info(); err == nil {
+				n += info.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}
+
+// runOrdered runs process over jobs on up to workers goroutines and calls
+// emit with each result in job order, from the calling goroutine. At most
+// 2×workers jobs are started ahead of the last emitted one, so memory
+// stays bounded. It stops at the first emit error or when ctx is done.
+func runOrdered[J, R any](ctx context.Context, jobs []J, workers int, process func(J) R, emit func(J, R) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	results := make([]chan R, len(jobs))
+	for i := range results {
+		results[i] = make(chan R, 1)
+	}
+	window := make(chan struct{}, 2*workers)
+	sem := make(chan struct{}, workers)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i, j := range jobs {
+			select {
+			case window <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+			go func() {
+				defer func() { <-sem }()
+				results[i] <- process(j)
+			}()
+		}
+	}()
+	defer func() {
+		cancel()
+		<-done
+		for range workers { // wait for the started workers
+			sem <- struct{}{}
+		}
+	}()
+	for i, j := range jobs {
+		var r R
+		select {
+		case r = <-results[i]:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		<-window
+		if err := emit(j, r); err != nil {
+			return err
+		}
+	}
+	return nil
+}

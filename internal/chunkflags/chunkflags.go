@@ -1,0 +1,158 @@
+// Package chunkflags turns the registry's chunker option specs into
+// command-line flags, shared by `chunk split`, `chunk bench` and
+// `worker -local` so that every command spells chunker options the same
+// way.
+//
+// Register adds -chunker and one flag per option name of every registered
+// chunker (flag name = OptionSpec.Flag(), the reference's parameter name in
+// kebab case); an option name that two chunkers share is one flag whose
+// usage lists both. After the flag set is parsed, Chunker returns the
+// chosen entry and the raw options of the flags that were set explicitly
+// (flag.FlagSet.Visit): an unset flag leaves the option absent, so the
+// chunker's own default applies, and a flag set to zero or false is kept.
+// A set flag that the chosen chunker does not have is a usage error
+// (ErrUsage).
+package chunkflags
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/chunking/registry"
+)
+
+// ErrUsage reports a flag that does not apply to the chosen chunker.
+var ErrUsage = errors.New("chunkflags: usage")
+
+// owner is one chunker option behind a flag.
+type owner struct {
+	chunker string
+	spec    chunking.OptionSpec
+}
+
+// value is a flag's raw text; chunking.DecodeOptions parses it per the
+// chosen chunker's spec.
+type value struct {
+	s      string
+	isBool bool
+}
+
+func (v *value) String() string {
+	if v == nil {
+		return ""
+	}
+	return v.s
+}
+
+func (v *value) Set(s string) error { v.s = s; return nil }
+
+// IsBoolFlag lets boolean options be set as a bare -flag.
+func (v *value) IsBoolFlag() bool { return v.isBool }
+
+// Set holds the chunker flags registered on one flag set.
+type Set struct {
+	fs      *flag.FlagSet
+	entries []registry.Entry
+	chunker *string
+	owners  map[string][]owner // flag name → options behind it
+}
+
+// Register adds -chunker (default defaultChunker) and every chunker option
+// of entries as flags of fs.
+func Register(fs *flag.FlagSet, entries []registry.Entry, defaultChunker string) *Set {
+	s := &Set{fs: fs, entries: entries, owners: make(map[string][]owner)}
+	var names, order []string
+	for _, e := range entries {
+		names = append(names, e.Name)
+		for _, spec := range e.Specs() {
+			f := spec.Flag()
+			if _, ok := s.owners[f]; !ok {
+				order = append(order, f)
+			}
+			s.owners[f] = append(s.owners[f], owner{e.Name, spec})
+		}
+	}
+	s.chunker = fs.String("chunker", defaultChunker, "chunker to use: "+strings.Join(names, ", "))
+	for _, f := range order {
+		ows := s.owners[f]
+		v := &value{isBool: ows[0].spec.Kind == chunking.BoolOption}
+		fs.Var(v, f, usage(ows))
+	}
+	return s
+}
+
+// usage describes a flag: each chunker it belongs to, the reference
+// parameter it is, its default and its meaning.
+func usage(ows []owner) string {
+	parts := make([]string, len(ows))
+	for i, o := range ows {
+		parts[i] = fmt.Sprintf("[%s: reference parameter %s, default %s] %s",
+			o.chunker, o.spec.Name, formatDefault(o.spec.Default), o.spec.Usage)
+	}
+	return strings.Join(parts, "\n")
+}
+
+func formatDefault(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "none"
+	case string:
+		if x == "" {
+			return `""`
+		}
+		return x
+	case []int:
+		s := make([]string, len(x))
+		for i, n := range x {
+			s[i] = fmt.Sprint(n)
+		}
+		return strings.Join(s, ",")
+	}
+	return fmt.Sprint(v)
+}
+
+// Chunker returns the entry chosen by -chunker and the raw options of the
+// chunker flags set explicitly, keyed by the options' reference names.
+// Call it after fs.Parse. An unknown chunker wraps
+// registry.ErrUnknownChunker; a set flag the chunker lacks wraps ErrUsage.
+func (s *Set) Chunker() (registry.Entry, map[string]any, error) {
+	i := slices.IndexFunc(s.entries, func(e registry.Entry) bool { return e.Name == *s.chunker })
+	if i < 0 {
+		names := make([]string, len(s.entries))
+		for k, e := range s.entries {
+			names[k] = e.Name
+		}
+		return registry.Entry{}, nil, fmt.Errorf("%w %q (known: %s)", registry.ErrUnknownChunker, *s.chunker, strings.Join(names, ", "))
+	}
+	e := s.entries[i]
+	raw := make(map[string]any)
+	var err error
+	s.fs.Visit(func(f *flag.Flag) {
+		ows, ok := s.owners[f.Name]
+		if !ok || err != nil {
+			return
+		}
+		k := slices.IndexFunc(ows, func(o owner) bool { return o.chunker == e.Name })
+		if k < 0 {
+			var others []string
+			for _, o := range ows {
+				others = append(others, o.chunker)
+			}
+			err = fmt.Errorf("%w: flag -%s does not apply to chunker %s (it is an option of %s)",
+				ErrUsage, f.Name, e.Name, strings.Join(others, ", "))
+			return
+		}
+		raw[ows[k].spec.Name] = f.Value.String()
+	})
+	if err != nil {
+		return registry.Entry{}, nil, err
+	}
+	return e, raw, nil
+}
+
+// Name returns the value of -chunker.
+func (s *Set) Name() string { return *s.chunker }

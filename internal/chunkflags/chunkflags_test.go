@@ -1,0 +1,87 @@
+package chunkflags
+
+import (
+	"errors"
+	"flag"
+	"io"
+	"maps"
+	"strings"
+	"testing"
+
+	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/chunking/registry"
+)
+
+func fakeEntries() []registry.Entry {
+	newC := func(chunking.Options) (chunking.Chunker, error) {
+		return chunking.ChunkerFunc(func(chunking.Document) ([]chunking.Chunk, []chunking.Warning, error) { return nil, nil, nil }), nil
+	}
+	return []registry.Entry{
+		{Name: "alpha", New: newC, Specs: func() []chunking.OptionSpec {
+			return []chunking.OptionSpec{
+				{Name: "max_char", Kind: chunking.IntOption, Default: 2048, Usage: "largest chunk"},
+				{Name: "merge_small", Kind: chunking.BoolOption, Default: true, Usage: "merge"},
+			}
+		}},
+		{Name: "beta", New: newC, Specs: func() []chunking.OptionSpec {
+			return []chunking.OptionSpec{
+				{Name: "max_char", Kind: chunking.IntOption, Default: 1000, Usage: "largest chunk (beta)"},
+				{Name: "levels", Kind: chunking.IntListOption, Default: []int{1, 2}, Usage: "levels", FlagName: "lv"},
+			}
+		}},
+	}
+}
+
+func TestChunkerFlags(t *testing.T) {
+	tests := []struct {
+		args    []string
+		chunker string
+		raw     map[string]any
+		wantErr error
+	}{
+		{nil, "alpha", map[string]any{}, nil},
+		{[]string{"-max-char", "0"}, "alpha", map[string]any{"max_char": "0"}, nil},
+		{[]string{"-merge-small"}, "alpha", map[string]any{"merge_small": "true"}, nil},
+		{[]string{"-merge-small=false"}, "alpha", map[string]any{"merge_small": "false"}, nil},
+		{[]string{"-chunker", "beta", "-lv", "1,3", "-max-char", "9"}, "beta", map[string]any{"levels": "1,3", "max_char": "9"}, nil},
+		{[]string{"-chunker", "beta", "-merge-small"}, "", nil, ErrUsage},
+		{[]string{"-lv", "1"}, "", nil, ErrUsage},
+		{[]string{"-chunker", "gamma"}, "", nil, registry.ErrUnknownChunker},
+	}
+	for _, tt := range tests {
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		s := Register(fs, fakeEntries(), "alpha")
+		if err := fs.Parse(tt.args); err != nil {
+			t.Fatalf("Parse(%q) = %v", tt.args, err)
+		}
+		e, raw, err := s.Chunker()
+		if !errors.Is(err, tt.wantErr) {
+			t.Errorf("Chunker() after %q: err = %v, want %v", tt.args, err, tt.wantErr)
+			continue
+		}
+		if err != nil {
+			continue
+		}
+		if e.Name != tt.chunker || !maps.Equal(raw, tt.raw) {
+			t.Errorf("Chunker() after %q = %s, %v; want %s, %v", tt.args, e.Name, raw, tt.chunker, tt.raw)
+		}
+		if _, err := e.Chunker(raw); err != nil {
+			t.Errorf("e.Chunker(%v) = %v", raw, err)
+		}
+	}
+}
+
+func TestSharedFlagUsage(t *testing.T) {
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	Register(fs, fakeEntries(), "alpha")
+	u := fs.Lookup("max-char").Usage
+	for _, want := range []string{"alpha: reference parameter max_char, default 2048", "beta: reference parameter max_char, default 1000", "(beta)"} {
+		if !strings.Contains(u, want) {
+			t.Errorf("usage of -max-char = %q, want it to contain %q", u, want)
+		}
+	}
+	if fs.Lookup("lv") == nil || !strings.Contains(fs.Lookup("lv").Usage, "default 1,2") {
+		t.Errorf("-lv flag missing or without default")
+	}
+}
