@@ -1,0 +1,581 @@
+package qdrantsink
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/qdrant/go-client/qdrant"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/worker"
+	"github.com/chunkstream/chunkstream/worker/qdrantsink/qdranttest"
+	"github.com/chunkstream/chunkstream/worker/sinktest"
+)
+
+func testConfig(srv *qdranttest.Server) Config {
+	cfg := DefaultConfig()
+	cfg.Addr = srv.Addr()
+	cfg.Batch = MinBatch
+	return cfg
+}
+
+func newSink(t testing.TB, srv *qdranttest.Server, records worker.Records, emb Embedder) *Sink {
+	t.Helper()
+	s, err := New(context.Background(), testConfig(srv), records, emb, nil)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// reader returns the sinktest.Reader of a Qdrant collection.
+func reader(srv *qdranttest.Server, coll string) sinktest.Reader {
+	return sinktest.ReaderFunc(func(_ context.Context, docID string) (map[string]string, error) {
+		out := map[string]string{}
+		for _, p := range srv.Points(coll) {
+			if p.GetPayload()[FieldDocID].GetStringValue() == docID {
+				out[p.GetId().GetUuid()] = p.GetPayload()[FieldContent].GetStringValue()
+			}
+		}
+		return out, nil
+	})
+}
+
+func TestConformance(t *testing.T) {
+	sinktest.Run(t, func(t *testing.T, records worker.Records) (worker.Sink, sinktest.Reader) {
+		srv := qdranttest.Start(t)
+		return newSink(t, srv, records, nil), reader(srv, "chunks")
+	})
+}
+
+func TestConformanceWithEmbedder(t *testing.T) {
+	sinktest.Run(t, func(t *testing.T, records worker.Records) (worker.Sink, sinktest.Reader) {
+		srv := qdranttest.Start(t)
+		return newSink(t, srv, records, &fakeEmbedder{dims: 4}), reader(srv, "chunks")
+	})
+}
+
+// fakeEmbedder returns deterministic vectors of a fixed size.
+type fakeEmbedder struct {
+	mu       sync.Mutex
+	dims     int
+	probeErr error
+	calls    int
+}
+
+func (f *fakeEmbedder) Probe(context.Context) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.probeErr != nil {
+		return 0, f.probeErr
+	}
+	return f.dims, nil
+}
+
+func (f *fakeEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls++
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		out[i] = vectorOf(t, f.dims)
+	}
+	return out, nil
+}
+
+func vectorOf(text string, dims int) []float32 {
+	v := make([]float32, dims)
+	for i := range v {
+		v[i] = float32(len(text)+i) / 10
+	}
+	return v
+}
+
+func TestEveryChunkIsAPoint(t *testing.T) {
+	srv := qdranttest.Start(t)
+	records := sinktest.NewRecords()
+	s := newSink(t, srv, records, &fakeEmbedder{dims: 3})
+	doc := worker.Doc{ID: "docs/a.md", Version: "abc123", Seq: 42, Op: worker.OpUpsert, Subject: "ingest.docs"}
+	md := chunking.Metadata{
+		{Key: "file", Value: "docs/a.md"},
+		{Key: "headers", Value: chunking.Metadata{{Key: "h1", Value: "Title"}}},
+		{Key: "index", Value: 0},
+		{Key: "tags", Value: []string{"x", "y"}},
+		{Key: "small", Value: int8(3)},
+	}
+	texts := []string{"# Title\n\nFirst paragraph.", "Second paragraph, with the word paragraph twice.", "Ünïcödé text"}
+	var chunks []worker.Chunk
+	for i, text := range texts {
+		chunks = append(chunks, worker.Chunk{ID: sinktest.ChunkID(doc.ID, i), Position: i, Chunk: chunking.New(text, md.With("index", i))})
+	}
+	records.Begin(doc.ID, doc.Seq)
+	if err := s.Write(context.Background(), doc, chunks); err != nil {
+		t.Fatal(err)
+	}
+	pts := srv.Points("chunks")
+	if len(pts) != len(chunks) {
+		t.Fatalf("%d points, want %d", len(pts), len(chunks))
+	}
+	byID := map[string]*qdrant.RetrievedPoint{}
+	for _, p := range pts {
+		byID[p.GetId().GetUuid()] = p
+	}
+	if _, ok := byID["792eb6ad-d4df-57d5-9e6f-cad1f78b3044"]; !ok {
+		t.Fatalf("no point with the id of docs/a.md#0; ids %v", slices.Collect(maps.Keys(byID)))
+	}
+	for _, c := range chunks {
+		p := byID[c.ID]
+		if p == nil {
+			t.Fatalf("chunk %d (%s) has no point", c.Position, c.ID)
+		}
+		pl := p.GetPayload()
+		checks := []struct {
+			field string
+			got   any
+			want  any
+		}{
+			{FieldContent, pl[FieldContent].GetStringValue(), c.Chunk.Content()},
+			{FieldDocID, pl[FieldDocID].GetStringValue(), doc.ID},
+			{FieldDocVersion, pl[FieldDocVersion].GetStringValue(), doc.Version},
+			{FieldIngestSeq, pl[FieldIngestSeq].GetIntegerValue(), int64(42)},
+			{FieldPosition, pl[FieldPosition].GetIntegerValue(), int64(c.Position)},
+			{FieldHash, pl[FieldHash].GetStringValue(), c.Chunk.Hash()},
+			{"metadata.file", pl[FieldMetadata].GetStructValue().GetFields()["file"].GetStringValue(), "docs/a.md"},
+			{"metadata.index", pl[FieldMetadata].GetStructValue().GetFields()["index"].GetIntegerValue(), int64(c.Position)},
+			{"metadata.small", pl[FieldMetadata].GetStructValue().GetFields()["small"].GetIntegerValue(), int64(3)},
+			{"metadata.headers.h1", pl[FieldMetadata].GetStructValue().GetFields()["headers"].GetStructValue().GetFields()["h1"].GetStringValue(), "Title"},
+			{"metadata.tags[1]", pl[FieldMetadata].GetStructValue().GetFields()["tags"].GetListValue().GetValues()[1].GetStringValue(), "y"},
+		}
+		for _, ch := range checks {
+			if ch.got != ch.want {
+				t.Errorf("chunk %d payload %s = %v, want %v", c.Position, ch.field, ch.got, ch.want)
+			}
+		}
+		vs := p.GetVectors().GetVectors().GetVectors()
+		wantSparse := NewBM25(DefaultAvgDL).Encode(c.Chunk.Content())
+		gotSparse := vs[VectorBM25].GetSparse()
+		if !slices.Equal(gotSparse.GetIndices(), wantSparse.Indices) || !slices.Equal(gotSparse.GetValues(), wantSparse.Values) {
+			t.Errorf("chunk %d bm25 = %v, want %v", c.Position, gotSparse, wantSparse)
+		}
+		if got, want := vs[VectorDense].GetDense().GetData(), vectorOf(c.Chunk.Content(), 3); !slices.Equal(got, want) {
+			t.Errorf("chunk %d dense = %v, want %v", c.Position, got, want)
+		}
+	}
+}
+
+func TestCollectionSetUp(t *testing.T) {
+	srv := qdranttest.Start(t)
+	s := newSink(t, srv, sinktest.NewRecords(), &fakeEmbedder{dims: 5})
+	info, err := s.Client().GetCollectionInfo(context.Background(), "chunks")
+	if err != nil {
+		t.Fatal(err)
+	}
+	params := info.GetConfig().GetParams()
+	if m := params.GetSparseVectorsConfig().GetMap()[VectorBM25].GetModifier(); m != qdrant.Modifier_Idf {
+		t.Errorf("bm25 modifier = %v, want Idf", m)
+	}
+	d := params.GetVectorsConfig().GetParamsMap().GetMap()[VectorDense]
+	if d.GetSize() != 5 || d.GetDistance() != qdrant.Distance_Cosine {
+		t.Errorf("dense = %v, want size 5 cosine", d)
+	}
+	schema := info.GetPayloadSchema()
+	if schema[FieldDocID].GetDataType() != qdrant.PayloadSchemaType_Keyword || schema[FieldIngestSeq].GetDataType() != qdrant.PayloadSchemaType_Integer {
+		t.Errorf("payload schema = %v", schema)
+	}
+	// The indexes come before any data, and every write is wait=true with
+	// strong ordering; every upsert carries the update_filter.
+	records := sinktest.NewRecords()
+	s2 := newSink(t, srv, records, &fakeEmbedder{dims: 5})
+	doc, chunks := sinktest.Version("a.md", 1, "x", "y")
+	records.Begin(doc.ID, doc.Seq)
+	if err := s2.Write(context.Background(), doc, chunks); err != nil {
+		t.Fatal(err)
+	}
+	sawIndex := 0
+	for _, c := range srv.Calls() {
+		switch c.Method {
+		case "CreateFieldIndex":
+			sawIndex++
+		case "Upsert", "Delete":
+			if sawIndex < 2 {
+				t.Errorf("%s before both payload indexes", c.Method)
+			}
+			if !c.Wait || c.Ordering != qdrant.WriteOrderingType_Strong {
+				t.Errorf("%s: wait=%v ordering=%v, want wait=true strong", c.Method, c.Wait, c.Ordering)
+			}
+			if c.Method == "Upsert" && !c.HasUpdateFilter {
+				t.Errorf("Upsert without update_filter")
+			}
+		}
+	}
+	if sawIndex != 2 {
+		t.Errorf("%d CreateFieldIndex calls, want 2 (the second sink finds them)", sawIndex)
+	}
+}
+
+func TestServerVersion(t *testing.T) {
+	for _, tt := range []struct {
+		version string
+		ok      bool
+	}{{"1.15.5", false}, {"0.11.0", false}, {"1.16.0", true}, {"1.17.1", true}, {"2.0.0", true}, {"v1.16.3-dev", true}, {"garbage", false}} {
+		srv := qdranttest.Start(t, qdranttest.WithVersion(tt.version))
+		s, err := New(context.Background(), testConfig(srv), sinktest.NewRecords(), nil, nil)
+		if (err == nil) != tt.ok {
+			t.Errorf("New with server %s: err = %v, want ok=%v", tt.version, err, tt.ok)
+		}
+		if err == nil {
+			_ = s.Close()
+		} else if tt.version == "1.15.5" && !errors.Is(err, ErrServerTooOld) {
+			t.Errorf("New with server 1.15.5 = %v, want ErrServerTooOld", err)
+		}
+	}
+}
+
+func createCollection(t *testing.T, srv *qdranttest.Server, name string, dense map[string]*qdrant.VectorParams, modifier qdrant.Modifier) {
+	t.Helper()
+	cc := &qdrant.CreateCollection{
+		CollectionName:      name,
+		SparseVectorsConfig: qdrant.NewSparseVectorsConfig(map[string]*qdrant.SparseVectorParams{VectorBM25: {Modifier: modifier.Enum()}}),
+	}
+	if dense != nil {
+		cc.VectorsConfig = qdrant.NewVectorsConfigMap(dense)
+	}
+	if err := srv.Client(t).CreateCollection(context.Background(), cc); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestDefaultCollectionMismatchIsAStartupError(t *testing.T) {
+	tests := []struct {
+		name     string
+		dense    map[string]*qdrant.VectorParams
+		modifier qdrant.Modifier
+		emb      Embedder
+	}{
+		{"wrong dense size", map[string]*qdrant.VectorParams{VectorDense: {Size: 8, Distance: qdrant.Distance_Cosine}}, qdrant.Modifier_Idf, &fakeEmbedder{dims: 4}},
+		{"wrong distance", map[string]*qdrant.VectorParams{VectorDense: {Size: 4, Distance: qdrant.Distance_Dot}}, qdrant.Modifier_Idf, &fakeEmbedder{dims: 4}},
+		{"no dense vector", nil, qdrant.Modifier_Idf, &fakeEmbedder{dims: 4}},
+		{"no idf modifier", nil, qdrant.Modifier_None, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := qdranttest.Start(t)
+			createCollection(t, srv, "chunks", tt.dense, tt.modifier)
+			_, err := New(context.Background(), testConfig(srv), sinktest.NewRecords(), tt.emb, nil)
+			if !errors.Is(err, ErrCollectionMismatch) {
+				t.Fatalf("New = %v, want ErrCollectionMismatch", err)
+			}
+		})
+	}
+	t.Run("fitting collection", func(t *testing.T) {
+		srv := qdranttest.Start(t)
+		createCollection(t, srv, "chunks", map[string]*qdrant.VectorParams{VectorDense: {Size: 4, Distance: qdrant.Distance_Cosine}}, qdrant.Modifier_Idf)
+		if _, err := New(context.Background(), testConfig(srv), sinktest.NewRecords(), &fakeEmbedder{dims: 4}, nil); err != nil {
+			t.Fatalf("New = %v", err)
+		}
+	})
+}
+
+func TestOverrideCollection(t *testing.T) {
+	srv := qdranttest.Start(t)
+	records := sinktest.NewRecords()
+	s := newSink(t, srv, records, nil)
+	createCollection(t, srv, "misfit", nil, qdrant.Modifier_None)
+	ctx := context.Background()
+
+	doc, chunks := sinktest.Version("a.md", 1, "x")
+	doc.Collection = "misfit"
+	records.Begin(doc.ID, doc.Seq)
+	err := s.Write(ctx, doc, chunks)
+	if !worker.IsPermanent(err) || !errors.Is(err, ErrCollectionMismatch) {
+		t.Fatalf("Write to a misfit collection = %v, want a permanent ErrCollectionMismatch", err)
+	}
+
+	// A new override collection is created lazily, once.
+	srv.ResetCalls()
+	for seq := uint64(2); seq <= 4; seq++ {
+		doc, chunks := sinktest.Version("b.md", seq, "y", "z")
+		doc.Collection = "other"
+		records.Begin(doc.ID, doc.Seq)
+		if err := s.Write(ctx, doc, chunks); err != nil {
+			t.Fatal(err)
+		}
+	}
+	creates := 0
+	for _, c := range srv.Calls() {
+		if c.Method == "Create" || c.Method == "CollectionExists" {
+			creates++
+		}
+	}
+	if creates != 2 {
+		t.Errorf("%d Create/CollectionExists calls for three writes, want 2 (cached)", creates)
+	}
+	if n := len(srv.Points("other")); n != 2 {
+		t.Errorf("%d points in other, want 2", n)
+	}
+	if n := len(srv.Points("chunks")); n != 0 {
+		t.Errorf("%d points in chunks, want 0", n)
+	}
+}
+
+func TestBatches(t *testing.T) {
+	srv := qdranttest.Start(t)
+	records := sinktest.NewRecords()
+	s := newSink(t, srv, records, nil)
+	texts := make([]string, 300)
+	for i := range texts {
+		texts[i] = fmt.Sprintf("chunk number %d", i)
+	}
+	doc, chunks := sinktest.Version("big.md", 7, texts...)
+	records.Begin(doc.ID, doc.Seq)
+	srv.ResetCalls()
+	if err := s.Write(context.Background(), doc, chunks); err != nil {
+		t.Fatal(err)
+	}
+	var sizes []int
+	for _, c := range srv.Calls() {
+		if c.Method == "Upsert" {
+			sizes = append(sizes, c.Points)
+		}
+	}
+	slices.Sort(sizes)
+	if !slices.Equal(sizes, []int{44, 64, 64, 64, 64}) {
+		t.Errorf("upsert batch sizes = %v, want 4×64 + 44", sizes)
+	}
+	if n := len(srv.Points("chunks")); n != 300 {
+		t.Errorf("%d points, want 300", n)
+	}
+}
+
+func TestSplitBatchesByBytes(t *testing.T) {
+	big := strings.Repeat("x", 3<<20)
+	var pts []*qdrant.PointStruct
+	for i := range 5 {
+		pts = append(pts, &qdrant.PointStruct{Id: qdrant.NewIDNum(uint64(i)), Payload: map[string]*qdrant.Value{"content": qdrant.NewValueString(big)}})
+	}
+	var sizes []int
+	for _, b := range splitBatches(pts, 128, MaxRequestBytes) {
+		sizes = append(sizes, len(b))
+	}
+	if !slices.Equal(sizes, []int{2, 2, 1}) {
+		t.Fatalf("splitBatches of 5×3 MB = %v, want [2 2 1]", sizes)
+	}
+	huge := []*qdrant.PointStruct{{Id: qdrant.NewIDNum(1), Payload: map[string]*qdrant.Value{"content": qdrant.NewValueString(strings.Repeat("y", 9<<20))}}}
+	if b := splitBatches(huge, 128, MaxRequestBytes); len(b) != 1 || len(b[0]) != 1 {
+		t.Fatalf("a 9 MB point: %d batches", len(b))
+	}
+}
+
+func TestInvalidDataIsPermanent(t *testing.T) {
+	srv := qdranttest.Start(t)
+	records := sinktest.NewRecords()
+	s := newSink(t, srv, records, nil)
+	ctx := context.Background()
+	tests := []struct {
+		name  string
+		doc   worker.Doc
+		chunk chunking.Chunk
+	}{
+		{"invalid utf-8 content", worker.Doc{ID: "u.md", Seq: 1, Op: worker.OpUpsert}, chunking.New("bad \xff", nil)},
+		{"invalid utf-8 metadata key", worker.Doc{ID: "k.md", Seq: 1, Op: worker.OpUpsert}, chunking.New("ok", chunking.Metadata{{Key: "k\xff", Value: 1}})},
+		{"unsupported metadata value", worker.Doc{ID: "v.md", Seq: 1, Op: worker.OpUpsert}, chunking.New("ok", chunking.Metadata{{Key: "c", Value: complex(1, 2)}})},
+		{"integer out of range", worker.Doc{ID: "i.md", Seq: 1, Op: worker.OpUpsert}, chunking.New("ok", chunking.Metadata{{Key: "n", Value: uint64(1 << 63)}})},
+		{"invalid utf-8 doc id", worker.Doc{ID: "bad\xff", Seq: 1, Op: worker.OpUpsert}, chunking.New("ok", nil)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			records.Begin(tt.doc.ID, tt.doc.Seq)
+			err := s.Write(ctx, tt.doc, []worker.Chunk{{ID: sinktest.ChunkID(tt.doc.ID, 0), Chunk: tt.chunk}})
+			if !worker.IsPermanent(err) {
+				t.Fatalf("Write = %v, want a permanent error", err)
+			}
+		})
+	}
+	if err := s.Write(ctx, sinktest.Delete("d", 3), []worker.Chunk{{ID: sinktest.ChunkID("d", 0)}}); !worker.IsPermanent(err) {
+		t.Errorf("delete with chunks = %v, want permanent", err)
+	}
+}
+
+func TestServerDownThenBack(t *testing.T) {
+	srv := qdranttest.Start(t)
+	records := sinktest.NewRecords()
+	s := newSink(t, srv, records, nil)
+	ctx := context.Background()
+	doc, chunks := sinktest.Version("a.md", 1, "one", "two")
+	records.Begin(doc.ID, doc.Seq)
+	srv.SetUnavailable(true)
+	for range 3 {
+		err := s.Write(ctx, doc, chunks)
+		if err == nil || worker.IsPermanent(err) {
+			t.Fatalf("Write while down = %v, want a transient error", err)
+		}
+		if status.Code(unwrapStatus(err)) != codes.Unavailable {
+			t.Fatalf("Write while down = %v, want Unavailable inside", err)
+		}
+	}
+	srv.SetUnavailable(false)
+	if err := s.Write(ctx, doc, chunks); err != nil {
+		t.Fatalf("Write after recovery = %v", err)
+	}
+	if got, want := must(reader(srv, "chunks").Chunks(ctx, "a.md")), sinktest.Want(chunks); !maps.Equal(got, want) {
+		t.Fatalf("after recovery %v, want %v", got, want)
+	}
+	// A failure in the middle of the procedure (the delete of step 3) is
+	// transient too, and the retry converges.
+	doc2, chunks2 := sinktest.Version("a.md", 2, "uno")
+	records.Begin(doc2.ID, doc2.Seq)
+	srv.ResetCalls()
+	srv.FailNext(0, codes.OK)
+	var failed bool
+	s.hook = func(_ context.Context, step Step, d worker.Doc) {
+		if step == StepUpserted && !failed {
+			failed = true
+			srv.FailNext(1, codes.DeadlineExceeded)
+		}
+	}
+	if err := s.Write(ctx, doc2, chunks2); err == nil || worker.IsPermanent(err) {
+		t.Fatalf("Write with a failing delete = %v, want transient", err)
+	}
+	if err := s.Write(ctx, doc2, chunks2); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := must(reader(srv, "chunks").Chunks(ctx, "a.md")), sinktest.Want(chunks2); !maps.Equal(got, want) {
+		t.Fatalf("after retry %v, want %v", got, want)
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+func TestRedeliveryWritesTheSamePoints(t *testing.T) {
+	srv := qdranttest.Start(t)
+	records := sinktest.NewRecords()
+	s := newSink(t, srv, records, &fakeEmbedder{dims: 2})
+	doc, chunks := sinktest.Version("r.md", 3, "alpha beta", "gamma", "delta epsilon zeta")
+	records.Begin(doc.ID, doc.Seq)
+	ctx := context.Background()
+	if err := s.Write(ctx, doc, chunks); err != nil {
+		t.Fatal(err)
+	}
+	first := srv.Points("chunks")
+	for range 2 {
+		if err := s.Write(ctx, doc, chunks); err != nil {
+			t.Fatal(err)
+		}
+	}
+	again := srv.Points("chunks")
+	if len(first) != len(again) {
+		t.Fatalf("%d points after redelivery, want %d", len(again), len(first))
+	}
+	for i := range first {
+		if first[i].String() != again[i].String() {
+			t.Fatalf("point %d changed on redelivery:\n%v\n%v", i, first[i], again[i])
+		}
+	}
+}
+
+func TestNotReadyUntilEmbedderAnswers(t *testing.T) {
+	srv := qdranttest.Start(t)
+	emb := &fakeEmbedder{dims: 3, probeErr: errors.New("connection refused")}
+	records := sinktest.NewRecords()
+	s := newSink(t, srv, records, emb)
+	ctx := context.Background()
+	if s.Ready(ctx) {
+		t.Fatal("Ready before the embedder answered")
+	}
+	doc, chunks := sinktest.Version("a.md", 1, "x")
+	records.Begin(doc.ID, doc.Seq)
+	if err := s.Write(ctx, doc, chunks); err == nil || worker.IsPermanent(err) {
+		t.Fatalf("Write while not ready = %v, want transient", err)
+	}
+	emb.mu.Lock()
+	emb.probeErr = nil
+	emb.mu.Unlock()
+	if !s.Ready(ctx) {
+		t.Fatal("not Ready after the embedder answered")
+	}
+	if err := s.Write(ctx, doc, chunks); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestClassify(t *testing.T) {
+	tests := []struct {
+		err       error
+		permanent bool
+		delay     time.Duration
+	}{
+		{status.Error(codes.InvalidArgument, "Wrong input: Vector dimension error"), true, 0},
+		{status.Error(codes.FailedPrecondition, "x"), true, 0},
+		{status.Error(codes.Unavailable, "down"), false, 0},
+		{status.Error(codes.DeadlineExceeded, "slow"), false, 0},
+		{status.Error(codes.NotFound, "Collection `x` doesn't exist!"), false, 0},
+		{status.Error(codes.Unauthenticated, "bad key"), false, 0},
+		{status.Error(codes.Internal, "boom"), false, 0},
+		{context.Canceled, false, 0},
+		{&qdrant.QdrantResourceExhaustedError{Reason: "rate", RetryAfterS: 3}, false, 3 * time.Second},
+		{fmt.Errorf("Upsert() failed: %w", status.Error(codes.InvalidArgument, "bad")), true, 0},
+	}
+	for _, tt := range tests {
+		got := classify("op", tt.err)
+		if worker.IsPermanent(got) != tt.permanent {
+			t.Errorf("classify(%v) permanent = %v, want %v", tt.err, worker.IsPermanent(got), tt.permanent)
+		}
+		if d, _ := worker.RetryDelay(got); d != tt.delay {
+			t.Errorf("classify(%v) delay = %v, want %v", tt.err, d, tt.delay)
+		}
+		if !errors.Is(got, tt.err) {
+			t.Errorf("classify(%v) lost the cause: %v", tt.err, got)
+		}
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	ok := DefaultConfig()
+	if err := ok.Validate(); err != nil {
+		t.Fatalf("DefaultConfig().Validate() = %v", err)
+	}
+	tests := []struct {
+		name string
+		mod  func(*Config)
+		want string
+	}{
+		{"addr without port", func(c *Config) { c.Addr = "localhost" }, "CHUNKSTREAM_QDRANT_ADDR"},
+		{"addr bad port", func(c *Config) { c.Addr = "h:99999" }, "CHUNKSTREAM_QDRANT_ADDR"},
+		{"empty collection", func(c *Config) { c.Collection = "" }, "CHUNKSTREAM_QDRANT_COLLECTION"},
+		{"batch too small", func(c *Config) { c.Batch = 10 }, "CHUNKSTREAM_QDRANT_BATCH"},
+		{"batch too big", func(c *Config) { c.Batch = 1000 }, "CHUNKSTREAM_QDRANT_BATCH"},
+		{"parallel zero", func(c *Config) { c.Parallel = 0 }, "CHUNKSTREAM_QDRANT_PARALLEL"},
+		{"avgdl zero", func(c *Config) { c.AvgDL = 0 }, "CHUNKSTREAM_BM25_AVGDL"},
+		{"ca without tls", func(c *Config) { c.TLSCA = "/ca.pem" }, "CHUNKSTREAM_QDRANT_TLS_CA"},
+	}
+	for _, tt := range tests {
+		c := DefaultConfig()
+		tt.mod(&c)
+		err := c.Validate()
+		if !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: Validate() = %v, want ErrInvalidConfig naming %s", tt.name, err, tt.want)
+		}
+	}
+	c := DefaultConfig()
+	c.APIKey = "secret-key"
+	var sb strings.Builder
+	fmt.Fprint(&sb, c.LogValue())
+	if strings.Contains(sb.String(), "secret-key") {
+		t.Errorf("LogValue leaks the API key: %s", sb.String())
+	}
+}
