@@ -3,6 +3,7 @@ package email
 import (
 	"context"
 	"fmt"
+	"slices"
 	slashpath "path"
 	"strings"
 
@@ -147,6 +148,7 @@ func (c *Chunker) chunkRows(doc chunking.Document) ([]chunking.Chunk, []chunking
 		return nil, warns, err
 	}
 	ids, threads, quotes := rowsToThreads(doc.Path, rows, &warns)
+	slices.SortStableFunc(warns, func(a, b chunking.Warning) int { return a.Line - b.Line })
 	strip := c.strip(false)
 	var out []chunking.Chunk
 	for i, ms := range threads {

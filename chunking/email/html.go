@@ -14,6 +14,12 @@ var blockTags = map[string]bool{
 	"section": true, "article": true, "header": true, "footer": true, "dd": true, "dt": true,
 }
 
+// paragraphTags leave a blank line around them.
+var paragraphTags = map[string]bool{
+	"p": true, "h1": true, "h2": true, "h3": true, "h4": true, "h5": true, "h6": true,
+	"blockquote": true, "pre": true, "table": true, "ul": true, "ol": true, "hr": true,
+}
+
 // htmlToText converts HTML to plain text with golang.org/x/net/html:
 // block elements and <br> become line breaks, script, style and head are
 // dropped, whitespace is collapsed outside <pre>.
@@ -22,9 +28,21 @@ func htmlToText(s string) string {
 	var sb strings.Builder
 	skip, pre := 0, 0
 	pendingSpace := false
-	newline := func() {
+	// lineBreak starts a new line unless one is started; paragraph-like
+	// elements also leave a blank line.
+	lineBreak := func(blank bool) {
 		pendingSpace = false
-		sb.WriteByte('\n')
+		str := sb.String()
+		if str == "" {
+			return
+		}
+		if !strings.HasSuffix(str, "\n") {
+			sb.WriteByte('\n')
+			str += "\n"
+		}
+		if blank && !strings.HasSuffix(str, "\n\n") {
+			sb.WriteByte('\n')
+		}
 	}
 	for {
 		tt := z.Next()
@@ -49,8 +67,11 @@ func htmlToText(s string) string {
 					pre--
 				}
 			}
-			if blockTags[tag] {
-				newline()
+			if tag == "br" {
+				pendingSpace = false
+				sb.WriteByte('\n')
+			} else if blockTags[tag] {
+				lineBreak(paragraphTags[tag])
 			} else if tag == "td" || tag == "th" {
 				pendingSpace = true
 			}

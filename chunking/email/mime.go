@@ -118,7 +118,8 @@ func ParseMessage(file string, line int, raw []byte) (m *Message, warns []chunki
 	raw = normalizeNewlines(raw)
 	m = &Message{File: file, Line: line, Raw: raw}
 	warn := func(format string, args ...any) {
-		warns = append(warns, chunking.Warning{File: file, Line: line, MessageID: m.MessageID, Text: fmt.Sprintf(format, args...)})
+		text := strings.Join(strings.Fields(fmt.Sprintf(format, args...)), " ")
+		warns = append(warns, chunking.Warning{File: file, Line: line, MessageID: m.MessageID, Text: text})
 	}
 	defer func() {
 		if r := recover(); r != nil {
@@ -132,7 +133,8 @@ func ParseMessage(file string, line int, raw []byte) (m *Message, warns []chunki
 	}()
 	e, err := message.ReadWithOptions(bytes.NewReader(raw), &message.ReadOptions{MaxHeaderBytes: MaxHeaderBytes})
 	if e == nil {
-		warn("unreadable header (%v): message kept without body", err)
+		warn("no readable header (%v): the whole text read as the body", err)
+		m.Body = toUTF8(string(raw))
 		return m, warns
 	}
 	h := gomail.Header{Header: e.Header}
@@ -330,7 +332,11 @@ type walker struct {
 func (w *walker) entityErr(err error) {
 	switch {
 	case message.IsUnknownCharset(err):
-		w.warn("unknown charset (%v): read as UTF-8 with replacement characters", err)
+		msg := err.Error()
+		for strings.HasPrefix(msg, "unknown charset: ") {
+			msg = strings.TrimPrefix(msg, "unknown charset: ")
+		}
+		w.warn("unknown charset (%s): read as UTF-8 with replacement characters", msg)
 	case message.IsUnknownEncoding(err):
 		w.warn("unknown transfer encoding (%v): body read undecoded", err)
 	default:
