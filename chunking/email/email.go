@@ -3,8 +3,8 @@ package email
 import (
 	"context"
 	"fmt"
-	"slices"
 	slashpath "path"
+	"slices"
 	"strings"
 
 	"github.com/chunkstream/chunkstream/chunking"
