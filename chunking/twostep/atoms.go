@@ -3,6 +3,7 @@ package twostep
 import (
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/chunkstream/chunkstream/chunking/internal/sentences"
 )
@@ -115,22 +116,13 @@ func (r *regionScan) backslash(i int) int {
 			r.pi++
 		}
 		if r.pi < len(r.pairs) && r.pairs[r.pi].Start == i {
-			end := r.pairs[r.pi].End
-			// Environments of other names may cross this one: take the
-			// union, so that no closed environment is cut.
-			for r.pi++; r.pi < len(r.pairs) && r.pairs[r.pi].Start < end; r.pi++ {
-				end = max(end, r.pairs[r.pi].End)
-			}
-			r.display = append(r.display, span{Start: i, End: end})
-			return end
+			return r.addDisplay(i, r.pairs[r.pi].End)
 		}
 	case '[':
 		if i >= r.noBracketUntil {
 			pe := r.paraEnd(i)
 			if k := strings.Index(s[i+2:pe], `\]`); k >= 0 {
-				end := i + 2 + k + 2
-				r.display = append(r.display, span{Start: i, End: end})
-				return end
+				return r.addDisplay(i, i+2+k+2)
 			}
 			r.noBracketUntil = pe
 		}
@@ -138,9 +130,7 @@ func (r *regionScan) backslash(i int) int {
 		if i >= r.noParenUntil {
 			pe := r.paraEnd(i)
 			if k := strings.Index(s[i+2:pe], `\)`); k >= 0 {
-				end := i + 2 + k + 2
-				r.inline = append(r.inline, span{Start: i, End: end})
-				return end
+				return r.addInline(i, i+2+k+2)
 			}
 			r.noParenUntil = pe
 		}
@@ -155,9 +145,7 @@ func (r *regionScan) dollar(i int) int {
 		if i >= r.noDDUntil {
 			pe := r.paraEnd(i)
 			if k := strings.Index(s[i+2:pe], "$$"); k >= 0 {
-				end := i + 2 + k + 2
-				r.display = append(r.display, span{Start: i, End: end})
-				return end
+				return r.addDisplay(i, i+2+k+2)
 			}
 			r.noDDUntil = pe
 		}
@@ -190,8 +178,7 @@ func (r *regionScan) dollar(i int) int {
 			if prevSpace(s, k) || k+1 < b && s[k+1] >= '0' && s[k+1] <= '9' {
 				continue
 			}
-			r.inline = append(r.inline, span{Start: i, End: k + 1})
-			return k + 1
+			return r.addInline(i, k+1)
 		}
 	}
 	// No closer before the paragraph ends: no later '$' of this
@@ -223,13 +210,82 @@ func (r *regionScan) ticks(i int) int {
 			e++
 		}
 		if e-k == n {
-			r.inline = append(r.inline, span{Start: i, End: e})
-			return e
+			return r.addInline(i, e)
 		}
 		k = e
 	}
 	r.noTicksUntil[n] = pe
 	return j
+}
+
+// addInline records the inline span s[start:end] and returns the new scan
+// position. A closed environment beginning inside it makes it a display
+// unit instead, so that the environment is never cut.
+func (r *regionScan) addInline(start, end int) int {
+	for r.pi < len(r.pairs) && r.pairs[r.pi].Start < start {
+		r.pi++
+	}
+	if r.pi < len(r.pairs) && r.pairs[r.pi].Start < end {
+		return r.addDisplay(start, end)
+	}
+	r.inline = append(r.inline, span{Start: start, End: end})
+	return end
+}
+
+// addDisplay records the display unit s[start:end], widened to whole
+// words (a unit never splits a word between chunks) and merged with the
+// previous unit when they touch; it returns the new scan position.
+func (r *regionScan) addDisplay(start, end int) int {
+	floor := r.a
+	n := len(r.display)
+	if n > 0 {
+		floor = r.display[n-1].End
+	}
+	for start > floor {
+		c, size := utf8.DecodeLastRuneInString(r.s[:start])
+		if sentences.IsSpace(c) {
+			break
+		}
+		start -= size
+	}
+	for {
+		for end < r.b {
+			sp, size := sentences.SpaceAt(r.s, end)
+			if sp {
+				break
+			}
+			end += size
+		}
+		// Closed environments that begin inside the unit (of another
+		// name, crossing it, or inside $$…$$) join it, so that none is
+		// cut.
+		grown := false
+		for r.pi < len(r.pairs) && r.pairs[r.pi].Start < end {
+			if r.pairs[r.pi].End > end {
+				end = r.pairs[r.pi].End
+				grown = true
+			}
+			r.pi++
+		}
+		if !grown {
+			break
+		}
+	}
+	if n > 0 && start <= floor && !r.spaceBefore(floor) {
+		r.display[n-1].End = end
+		return end
+	}
+	r.display = append(r.display, span{Start: start, End: end})
+	return end
+}
+
+// spaceBefore reports whether the character before s[i] is whitespace (true
+// at the region start).
+func (r *regionScan) spaceBefore(i int) bool {
+	if i <= r.a {
+		return true
+	}
+	return prevSpace(r.s, i)
 }
 
 // prevSpace reports whether the character before s[k] is whitespace.
