@@ -1,0 +1,24 @@
+// Package clustertest holds the worker's fault and security tests against
+// real, in-process nats-servers; it has no non-test code.
+//
+// Cluster: three nats-servers clustered over routes on 127.0.0.1 (ports
+// picked free at start and kept across restarts), JetStream with file
+// storage in t.TempDir(), streams and consumer at R3. Two workers process a
+// batch of Markdown documents; when part of the chunk records have arrived
+// the INGEST stream's leader is shut down. The test then requires that
+// every document's chunk records arrive complete (every position of the
+// final count) and that no chunk id is stored twice for one ingest
+// sequence, that INGEST drains, that nothing is dead-lettered, and that the
+// restarted node rejoins and catches up on every R3 stream.
+//
+// Security: a server that requires TLS (a CA and a server certificate made
+// in the test with crypto/x509) and a user/password; the worker connects
+// with the CA and the right credentials, and fails with a clear error
+// (naming authorization or the certificate) and without echoing the
+// password when either is wrong.
+//
+// Decisions: the servers log nothing (NoLog) unless -v and
+// CHUNKSTREAM_TEST_SERVER_LOG=1; ports are chosen by listening on :0 and
+// closing, which can race with another process on a busy machine (the test
+// then fails at server start, visibly, rather than hanging).
+package clustertest

@@ -1,0 +1,341 @@
+package clustertest
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// freePorts returns n distinct free TCP ports on 127.0.0.1.
+func freePorts(t *testing.T, n int) []int {
+	t.Helper()
+	var ls []net.Listener
+	var ports []int
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	for _, l := range ls {
+		l.Close()
+	}
+	return ports
+}
+
+// node is one server of a cluster; its options are kept so it can be
+// restarted with the same name, ports and store.
+type node struct {
+	opts *server.Options
+	srv  *server.Server
+}
+
+// cluster is a three-node JetStream cluster of in-process servers.
+type cluster struct {
+	t     *testing.T
+	nodes []*node
+}
+
+func serverLog() bool { return testing.Verbose() && os.Getenv("CHUNKSTREAM_TEST_SERVER_LOG") == "1" }
+
+// newCluster starts n clustered JetStream servers and waits for a meta
+// leader.
+func newCluster(t *testing.T, n int) *cluster {
+	t.Helper()
+	ports := freePorts(t, 2*n)
+	var routes []string
+	for i := range n {
+		routes = append(routes, fmt.Sprintf("nats://127.0.0.1:%d", ports[n+i]))
+	}
+	c := &cluster{t: t}
+	for i := range n {
+		opts := &server.Options{
+			ServerName: fmt.Sprintf("n%d", i+1),
+			Host:       "127.0.0.1",
+			Port:       ports[i],
+			JetStream:  true,
+			StoreDir:   t.TempDir(),
+			Cluster: server.ClusterOpts{
+				Name: "chunkstream-test",
+				Host: "127.0.0.1",
+				Port: ports[n+i],
+			},
+			Routes:   server.RoutesFromStr(strings.Join(routes, ",")),
+			NoLog:    !serverLog(),
+			NoSigs:   true,
+			HTTPPort: -1,
+		}
+		c.nodes = append(c.nodes, &node{opts: opts})
+	}
+	for _, nd := range c.nodes {
+		c.start(nd)
+	}
+	t.Cleanup(func() {
+		for _, nd := range c.nodes {
+			if nd.srv != nil {
+				nd.srv.Shutdown()
+				nd.srv.WaitForShutdown()
+			}
+		}
+	})
+	c.waitMetaLeader(30 * time.Second)
+	return c
+}
+
+func (c *cluster) start(nd *node) {
+	c.t.Helper()
+	s, err := server.NewServer(nd.opts)
+	if err != nil {
+		c.t.Fatalf("server %s: %v", nd.opts.ServerName, err)
+	}
+	if serverLog() {
+		s.ConfigureLogger()
+	}
+	go s.Start()
+	if !s.ReadyForConnections(15 * time.Second) {
+		c.t.Fatalf("server %s not ready", nd.opts.ServerName)
+	}
+	nd.srv = s
+}
+
+// urls is the comma-separated client URL list of every node.
+func (c *cluster) urls() string {
+	var u []string
+	for _, nd := range c.nodes {
+		u = append(u, fmt.Sprintf("nats://127.0.0.1:%d", nd.opts.Port))
+	}
+	return strings.Join(u, ",")
+}
+
+func (c *cluster) byName(name string) *node {
+	for _, nd := range c.nodes {
+		if nd.opts.ServerName == name {
+			return nd
+		}
+	}
+	c.t.Fatalf("no server named %q", name)
+	return nil
+}
+
+func (c *cluster) waitMetaLeader(d time.Duration) {
+	c.t.Helper()
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		for _, nd := range c.nodes {
+			if nd.srv != nil && nd.srv.Running() && nd.srv.JetStreamIsLeader() {
+				return
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	c.t.Fatal("no JetStream meta leader elected")
+}
+
+// kill shuts a node down hard (no lame duck).
+func (c *cluster) kill(nd *node) {
+	nd.srv.Shutdown()
+	nd.srv.WaitForShutdown()
+	nd.srv = nil
+}
+
+// restart starts a killed node again with its name, ports and store.
+func (c *cluster) restart(nd *node) { c.start(nd) }
+
+// connect opens a client connection to the cluster that reconnects
+// forever, closed at the end of the test.
+func (c *cluster) connect(t *testing.T) (*nats.Conn, jetstream.JetStream) {
+	t.Helper()
+	nc, err := nats.Connect(c.urls(), nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nc, js
+}
+
+// waitFor polls cond every 50 ms until it holds or d passes.
+func waitFor(t *testing.T, d time.Duration, what string, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	last := ""
+	for time.Now().Before(deadline) {
+		ok, state := cond()
+		if ok {
+			return
+		}
+		last = state
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("timed out after %v waiting for %s (last: %s)", d, what, last)
+}
+
+// streamCurrent reports whether a stream has a leader and every replica
+// is current, with a description of its state otherwise.
+func streamCurrent(ctx context.Context, js jetstream.JetStream, name string, replicas int) (bool, string) {
+	s, err := js.Stream(ctx, name)
+	if err != nil {
+		return false, err.Error()
+	}
+	info, err := s.Info(ctx)
+	if err != nil {
+		return false, err.Error()
+	}
+	ci := info.Cluster
+	if ci == nil || ci.Leader == "" {
+		return false, "no leader"
+	}
+	if len(ci.Replicas)+1 != replicas {
+		return false, fmt.Sprintf("leader %s with %d replicas", ci.Leader, len(ci.Replicas))
+	}
+	for _, r := range ci.Replicas {
+		if !r.Current || r.Offline {
+			return false, fmt.Sprintf("replica %s current=%v offline=%v lag=%d", r.Name, r.Current, r.Offline, r.Lag)
+		}
+	}
+	return true, ""
+}
+
+// certs is a CA and a certificate it signed for 127.0.0.1 and localhost,
+// written as PEM files.
+type certs struct {
+	CAFile, CertFile, KeyFile string
+}
+
+// makeCerts creates a CA and a leaf certificate (server and client use)
+// in dir.
+func makeCerts(t *testing.T, dir, prefix string) certs {
+	t.Helper()
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	caTmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: prefix + " test CA"},
+		NotBefore:             now.Add(-time.Hour),
+		NotAfter:              now.Add(24 * time.Hour),
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caCert, err := x509.ParseCertificate(caDER)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(2),
+		Subject:      pkix.Name{CommonName: "localhost"},
+		NotBefore:    now.Add(-time.Hour),
+		NotAfter:     now.Add(24 * time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
+		DNSNames:     []string{"localhost"},
+		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1")},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, &key.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := certs{
+		CAFile:   filepath.Join(dir, prefix+"-ca.pem"),
+		CertFile: filepath.Join(dir, prefix+"-cert.pem"),
+		KeyFile:  filepath.Join(dir, prefix+"-key.pem"),
+	}
+	write := func(path, typ string, b []byte) {
+		if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: b}), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(c.CAFile, "CERTIFICATE", caDER)
+	write(c.CertFile, "CERTIFICATE", der)
+	write(c.KeyFile, "EC PRIVATE KEY", keyDER)
+	return c
+}
+
+// secureServer starts one JetStream server that requires TLS and a
+// user/password (and client certificates when verify is set).
+func secureServer(t *testing.T, c certs, user, password string, verify bool) *server.Server {
+	t.Helper()
+	tlsCfg, err := server.GenTLSConfig(&server.TLSConfigOpts{CertFile: c.CertFile, KeyFile: c.KeyFile, CaFile: c.CAFile, Verify: verify})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := &server.Options{
+		ServerName: "secure",
+		Host:       "127.0.0.1",
+		Port:       -1,
+		JetStream:  true,
+		StoreDir:   t.TempDir(),
+		TLS:        true,
+		TLSVerify:  verify,
+		TLSConfig:  tlsCfg,
+		TLSTimeout: 2,
+		Username:   user,
+		Password:   password,
+		NoLog:      !serverLog(),
+		NoSigs:     true,
+	}
+	s, err := server.NewServer(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Start()
+	if !s.ReadyForConnections(10 * time.Second) {
+		t.Fatal("secure server not ready")
+	}
+	t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
+	return s
+}
+
+// publishRetry publishes until the cluster acknowledges or ctx ends; each
+// try has its own short timeout, because a try sent while a stream leader
+// is being elected can wait forever for an answer.
+func publishRetry(ctx context.Context, js jetstream.JetStream, subject string, data []byte, hdr nats.Header) error {
+	for {
+		tctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		_, err := js.PublishMsg(tctx, &nats.Msg{Subject: subject, Data: data, Header: hdr})
+		cancel()
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("publish %s: %w (last: %v)", subject, ctx.Err(), err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
