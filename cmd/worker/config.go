@@ -1,0 +1,121 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/caarlos0/env/v11"
+
+	"github.com/chunkstream/chunkstream/worker"
+)
+
+// config is everything cmd/worker reads from the environment: the
+// worker's settings. The README's configuration table lists these env
+// tags (readme_test.go keeps it true).
+type config struct {
+	worker.Config
+}
+
+// secretVars are never flags (flags show in process lists) and never
+// logged.
+var secretVars = map[string]bool{
+	"CHUNKSTREAM_NATS_PASSWORD": true,
+	"CHUNKSTREAM_NATS_TOKEN":    true,
+}
+
+// loadConfig reads the environment (lookup) into a config.
+func loadConfig(lookup func(string) (string, bool)) (config, error) {
+	var c config
+	environ := map[string]string{}
+	for _, p := range envParams() {
+		if v, ok := lookup(p.Key); ok {
+			environ[p.Key] = v
+		}
+	}
+	if err := env.ParseWithOptions(&c, env.Options{Environment: environ}); err != nil {
+		return c, fmt.Errorf("environment: %w", err)
+	}
+	return c, nil
+}
+
+// envParams lists the env variables of config.
+func envParams() []env.FieldParams {
+	params, err := env.GetFieldParams(&config{})
+	if err != nil {
+		panic(err) // the struct's tags are constant: a test covers this
+	}
+	return params
+}
+
+// flagName returns the flag of an env variable: without the CHUNKSTREAM_
+// prefix, lower case, "-" for "_" (CHUNKSTREAM_ACK_WAIT → -ack-wait,
+// NATS_URL → -nats-url).
+func flagName(envVar string) string {
+	return strings.ReplaceAll(strings.ToLower(strings.TrimPrefix(envVar, "CHUNKSTREAM_")), "_", "-")
+}
+
+// bindFlags defines one flag per setting of c (except secrets), whose
+// default is the value read from the environment, so a flag beats its
+// variable. skip names flags the caller defines itself.
+func bindFlags(fs *flag.FlagSet, c *config, skip map[string]bool) {
+	v := reflect.ValueOf(&c.Config).Elem()
+	t := v.Type()
+	for i := range t.NumField() {
+		f := t.Field(i)
+		key, _, _ := strings.Cut(f.Tag.Get("env"), ",")
+		if key == "" || secretVars[key] {
+			continue
+		}
+		name := flagName(key)
+		if skip[name] {
+			continue
+		}
+		usage := fmt.Sprintf("%s (env %s)", strings.ToLower(splitCamel(f.Name)), key)
+		fv := v.Field(i)
+		switch p := fv.Addr().Interface().(type) {
+		case *string:
+			fs.StringVar(p, name, *p, usage)
+		case *int:
+			fs.IntVar(p, name, *p, usage)
+		case *int64:
+			fs.Int64Var(p, name, *p, usage)
+		case *bool:
+			fs.BoolVar(p, name, *p, usage)
+		case *time.Duration:
+			fs.DurationVar(p, name, *p, usage)
+		case *[]string:
+			fs.Func(name, usage+" (comma-separated)", func(s string) error {
+				*p = splitList(s)
+				return nil
+			})
+		default:
+			panic(fmt.Sprintf("cmd/worker: no flag for field %s of type %s", f.Name, f.Type))
+		}
+	}
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, e := range strings.Split(s, ",") {
+		if e = strings.TrimSpace(e); e != "" {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// splitCamel turns "NATSTLSCert" into "NATSTLS Cert"-like words for
+// usage texts.
+func splitCamel(s string) string {
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && r >= 'A' && r <= 'Z' && i+1 < len(s) && s[i+1] >= 'a' && s[i+1] <= 'z' {
+			b.WriteByte(' ')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}

@@ -1,0 +1,337 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/schollz/progressbar/v3"
+
+	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/chunking/registry"
+	"github.com/chunkstream/chunkstream/internal/chunkflags"
+	"github.com/chunkstream/chunkstream/messages"
+	"github.com/chunkstream/chunkstream/producer"
+	"github.com/chunkstream/chunkstream/worker"
+)
+
+// localFlags are the flags of local mode.
+type localFlags struct {
+	dir, out, store, ext string
+	workers              int
+	noProgress           bool
+	chunkers             *chunkflags.Set
+}
+
+// localSubject is the ingest subject local mode publishes on.
+const localSubject = "ingest.local"
+
+// startEmbedded starts an in-process JetStream server storing in dir,
+// reachable only through nats.InProcessServer.
+func startEmbedded(dir string) (*server.Server, error) {
+	ns, err := server.NewServer(&server.Options{
+		JetStream: true, StoreDir: dir, DontListen: true, NoSigs: true, NoLog: true,
+		ServerName: "chunkstream-local",
+	})
+	if err != nil {
+		return nil, fmt.Errorf("embedded server: %w", err)
+	}
+	go ns.Start()
+	if !ns.ReadyForConnections(30 * time.Second) {
+		ns.Shutdown()
+		return nil, fmt.Errorf("embedded server: not ready after 30s")
+	}
+	return ns, nil
+}
+
+// collector is local mode's sink: it keeps, per document, the chunks of
+// the newest version written, as a CHUNKS consumer would.
+type collector struct {
+	mu   sync.Mutex
+	docs map[string]collected
+}
+
+type collected struct {
+	seq    uint64
+	chunks []worker.Chunk
+}
+
+func newCollector() *collector { return &collector{docs: make(map[string]collected)} }
+
+// Write implements worker.Sink.
+func (c *collector) Write(_ context.Context, doc worker.Doc, chunks []worker.Chunk) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cur, ok := c.docs[doc.ID]; ok && cur.seq > doc.Seq {
+		return nil
+	}
+	cs := slices.Clone(chunks)
+	slices.SortFunc(cs, func(a, b worker.Chunk) int { return a.Position - b.Position })
+	c.docs[doc.ID] = collected{seq: doc.Seq, chunks: cs}
+	return nil
+}
+
+// writeTo writes every chunk, documents in sorted id order, chunks by
+// position, and returns the chunk count.
+func (c *collector) writeTo(w io.Writer, f chunking.Format) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ids := make([]string, 0, len(c.docs))
+	for id := range c.docs {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	bw := bufio.NewWriterSize(w, 1<<16)
+	cw, err := chunking.NewChunkWriter(bw, f)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, id := range ids {
+		for _, ch := range c.docs[id].chunks {
+			if err := cw.Write(ch.Chunk); err != nil {
+				return n, fmt.Errorf("write chunks of %s: %w", id, err)
+			}
+			n++
+		}
+	}
+	if err := cw.Close(); err != nil {
+		return n, err
+	}
+	return n, bw.Flush()
+}
+
+// tracker counts final results per stream sequence and says when every
+// sent request is final.
+type tracker struct {
+	mu      sync.Mutex
+	sent    map[uint64]string // stream seq → doc id
+	final   map[uint64]worker.Result
+	all     bool // every request was sent
+	done    chan struct{}
+	closed  bool
+	bar     *progressbar.ProgressBar
+	deadLet []worker.Result
+}
+
+func (t *tracker) check() {
+	if t.all && !t.closed && len(t.final) >= len(t.sent) {
+		for seq := range t.sent {
+			if _, ok := t.final[seq]; !ok {
+				return
+			}
+		}
+		t.closed = true
+		close(t.done)
+	}
+}
+
+func (t *tracker) onSent(s producer.Sent) {
+	if s.Err != nil || s.Duplicate {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.sent[s.Seq] = s.ID
+}
+
+func (t *tracker) onResult(r worker.Result) {
+	if !r.Final() {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if _, dup := t.final[r.StreamSeq]; dup {
+		return
+	}
+	t.final[r.StreamSeq] = r
+	if r.Outcome == worker.OutcomePermanent || r.Outcome == worker.OutcomeExhausted {
+		t.deadLet = append(t.deadLet, r)
+	}
+	_ = t.bar.Add(1)
+	t.check()
+}
+
+func (t *tracker) allSent() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.all = true
+	t.check()
+}
+
+// runLocal runs local mode and returns the exit status.
+func runLocal(ctx context.Context, c *config, lf *localFlags, log *slog.Logger, stdout, stderr io.Writer) (int, error) {
+	start := time.Now()
+	if lf.out == "" {
+		return 2, fmt.Errorf("%w: -local needs -out FILE", errUsage)
+	}
+	outFormat, err := chunking.FormatOf(lf.out)
+	if err != nil {
+		return 2, fmt.Errorf("%w: -out: %v", errUsage, err)
+	}
+	entry, raw, err := lf.chunkers.Chunker()
+	if err != nil {
+		return 2, fmt.Errorf("%w: %v", errUsage, err)
+	}
+	opts, err := entry.Options(raw)
+	if err != nil {
+		return 2, fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if _, err := entry.New(opts); err != nil {
+		return 2, fmt.Errorf("%w: chunker %s: %v", errUsage, entry.Name, err)
+	}
+	if entry.OpenPath != nil {
+		return 2, fmt.Errorf("%w: chunker %s reads a folder as one mailbox; local mode sends documents file by file", errUsage, entry.Name)
+	}
+	exts := entry.Extensions
+	if lf.ext != "" {
+		exts = splitList(lf.ext)
+	}
+	ids, warnings, err := chunking.WalkFolder(ctx, lf.dir, exts)
+	if err != nil {
+		return 1, err
+	}
+	for _, w := range warnings {
+		fmt.Fprintf(stderr, "worker: warning: %s\n", w)
+	}
+
+	cfg := c.Config
+	cfg.MetricsAddr = ""
+	if lf.workers > 0 {
+		cfg.Concurrency = lf.workers
+	}
+	if err := cfg.Validate(); err != nil {
+		return 2, fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+
+	store := lf.store
+	if store == "" {
+		if store, err = os.MkdirTemp("", "chunkstream-local-"); err != nil {
+			return 1, err
+		}
+		defer os.RemoveAll(store)
+	}
+	ns, err := startEmbedded(store)
+	if err != nil {
+		return 1, err
+	}
+	defer func() {
+		ns.Shutdown()
+		ns.WaitForShutdown()
+	}()
+	nc, err := nats.Connect("", nats.InProcessServer(ns), nats.Name("chunkstream-local"))
+	if err != nil {
+		return 1, fmt.Errorf("connect to the embedded server: %w", err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(cfg.Workers()*cfg.MaxPendingPublishes+256))
+	if err != nil {
+		return 1, err
+	}
+	top, err := worker.Setup(ctx, js, cfg)
+	if err != nil {
+		return 1, err
+	}
+
+	bar := progressbar.NewOptions(len(ids),
+		progressbar.OptionSetWriter(stderr),
+		progressbar.OptionSetVisibility(!lf.noProgress),
+		progressbar.OptionSetDescription("chunking"),
+		progressbar.OptionShowCount(),
+		progressbar.OptionShowIts(),
+		progressbar.OptionSetItsString("docs"),
+		progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionClearOnFinish(),
+	)
+	tr := &tracker{sent: map[uint64]string{}, final: map[uint64]worker.Result{}, done: make(chan struct{}), bar: bar}
+	coll := newCollector()
+	w, err := worker.New(nc, js, top, worker.Options{
+		Config: cfg, Logger: log, Sink: coll, NewChunker: registry.NewChunker, OnResult: tr.onResult,
+	})
+	if err != nil {
+		return 1, err
+	}
+	runCtx, stopRun := context.WithCancel(ctx)
+	defer stopRun()
+	runDone := make(chan error, 1)
+	go func() { runDone <- w.Run(runCtx) }()
+
+	p := producer.New(nc, js, producer.Options{Subject: localSubject, ObjectsBucket: cfg.ObjectsBucket})
+	batch := p.Batch(tr.onSent)
+	var inBytes int64
+	for _, id := range ids {
+		content, err := producer.ReadDocument(lf.dir, id)
+		if err != nil {
+			fmt.Fprintf(stderr, "worker: %s: %v\n", id, err)
+			continue
+		}
+		inBytes += int64(len(content))
+		err = batch.Add(ctx, producer.Document{ID: id, Content: content, Chunker: entry.Name, Options: map[string]any(opts)})
+		if err != nil {
+			break
+		}
+	}
+	if err := batch.Wait(ctx); err != nil {
+		return 1, err
+	}
+	tr.allSent()
+
+	select {
+	case <-tr.done:
+	case <-ctx.Done():
+	}
+	stopRun()
+	<-runDone
+	if err := nc.Drain(); err != nil {
+		log.Warn("drain failed", "err", err)
+	}
+	_ = bar.Finish()
+	if ctx.Err() != nil {
+		return 1, fmt.Errorf("interrupted: %w", ctx.Err())
+	}
+
+	f, err := os.Create(lf.out)
+	if err != nil {
+		return 1, err
+	}
+	nChunks, err := coll.writeTo(f, outFormat)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return 1, err
+	}
+
+	secs := time.Since(start).Seconds()
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	nDocs := len(tr.sent)
+	fmt.Fprintf(stderr, "worker -local: %d documents, %d chunks, %.2f MB in %.3f s (%.1f docs/s, %.1f chunks/s, %.2f MB/s), %d dead letters\n",
+		nDocs, nChunks, float64(inBytes)/1e6, secs, float64(nDocs)/secs, float64(nChunks)/secs, float64(inBytes)/1e6/secs, len(tr.deadLet))
+	slices.SortFunc(tr.deadLet, func(a, b worker.Result) int { return strings.Compare(a.DocID, b.DocID) })
+	for _, r := range tr.deadLet {
+		reason := ""
+		if r.Err != nil {
+			reason = messages.OneLine(r.Err.Error(), 300)
+		}
+		fmt.Fprintf(stderr, "  dead letter: %s (%s, %s): %s\n", r.DocID, r.Outcome, r.Cause, reason)
+	}
+	if len(tr.deadLet) > 0 {
+		return 1, nil
+	}
+	return 0, nil
+}

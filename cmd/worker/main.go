@@ -1,0 +1,125 @@
+// Command worker runs chunkstream's chunking workers.
+//
+// Service mode (default) connects to NATS (NATS_URL), sets up the streams,
+// buckets and consumer, and consumes ingest requests until SIGTERM. Every
+// setting is an environment variable (see the README's configuration
+// table) and a flag of the same name (CHUNKSTREAM_ACK_WAIT → -ack-wait); a
+// flag beats its variable. -healthcheck probes a running worker's /healthz
+// and /readyz and exits 0 or 1.
+//
+// Local mode runs the whole pipeline in one process:
+//
+//	worker -local DIR -out FILE [-workers N] [-store DIR] [-chunker NAME] [chunker flags]
+//
+// It starts an embedded JetStream server, enqueues every document under
+// DIR through package producer, consumes them with the worker code, and
+// writes the chunks to FILE (.jsonl, .yaml or .yml) in sorted document
+// order. It exits 0 when every document was acked, 1 when any was
+// dead-lettered, 2 on a usage error.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/chunkstream/chunkstream/chunking/registry"
+	"github.com/chunkstream/chunkstream/internal/chunkflags"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.LookupEnv)
+	stop()
+	os.Exit(code)
+}
+
+// errUsage marks command-line mistakes (exit status 2).
+var errUsage = errors.New("usage")
+
+// run is the whole command, testable: it returns the exit status.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, lookup func(string) (string, bool)) int {
+	c, err := loadConfig(lookup)
+	if err != nil {
+		fmt.Fprintf(stderr, "worker: %v\n", err)
+		return 2
+	}
+	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var lf localFlags
+	fs.StringVar(&lf.dir, "local", "", "local mode: chunk every document under this folder through an embedded server")
+	fs.StringVar(&lf.out, "out", "", "local mode: output file, .jsonl, .yaml or .yml")
+	fs.IntVar(&lf.workers, "workers", 0, "local mode: documents processed in parallel (default: -concurrency)")
+	fs.StringVar(&lf.store, "store", "", "local mode: JetStream store folder, kept (default: a temporary folder, removed)")
+	fs.StringVar(&lf.ext, "ext", "", "local mode: comma-separated extensions picked in the folder (default: the chunker's)")
+	fs.BoolVar(&lf.noProgress, "no-progress", false, "local mode: no progress bar")
+	healthcheck := fs.Bool("healthcheck", false, "probe /healthz and /readyz of the worker at -metrics-addr; exit 0 when both answer 200")
+	bindFlags(fs, &c, nil)
+	cf := chunkflags.Register(fs, registry.Entries(), "markdown")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "worker: unexpected arguments %q\n", fs.Args())
+		return 2
+	}
+	logLevelSet := false
+	fs.Visit(func(f *flag.Flag) { logLevelSet = logLevelSet || f.Name == "log-level" })
+	if _, ok := lookup("CHUNKSTREAM_LOG_LEVEL"); ok {
+		logLevelSet = true
+	}
+
+	if *healthcheck {
+		if err := healthcheckAddr(c.MetricsAddr); err != nil {
+			fmt.Fprintf(stderr, "worker: healthcheck: %v\n", err)
+			return 1
+		}
+		return 0
+	}
+	if lf.dir != "" {
+		lf.chunkers = cf
+		var log *slog.Logger
+		if logLevelSet {
+			if log, err = newLogger(stderr, c.LogLevel); err != nil {
+				fmt.Fprintf(stderr, "worker: %v\n", err)
+				return 2
+			}
+		}
+		code, err := runLocal(ctx, &c, &lf, log, stdout, stderr)
+		if err != nil {
+			fmt.Fprintf(stderr, "worker: %v\n", err)
+			if errors.Is(err, errUsage) {
+				return 2
+			}
+			return 1
+		}
+		return code
+	}
+	if lf.out != "" {
+		fmt.Fprintln(stderr, "worker: -out needs -local")
+		return 2
+	}
+	if err := c.Validate(); err != nil {
+		fmt.Fprintf(stderr, "worker: %v\n", err)
+		return 2
+	}
+	log, err := newLogger(stderr, c.LogLevel)
+	if err != nil {
+		fmt.Fprintf(stderr, "worker: %v\n", err)
+		return 2
+	}
+	if err := serve(ctx, &c, log); err != nil {
+		log.Error("worker failed", "err", err)
+		return 1
+	}
+	return 0
+}

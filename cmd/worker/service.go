@@ -1,0 +1,172 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/chunkstream/chunkstream/chunking/registry"
+	"github.com/chunkstream/chunkstream/worker"
+)
+
+// newLogger returns the JSON logger at level ("debug", "info", "warn",
+// "error").
+func newLogger(w io.Writer, level string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("CHUNKSTREAM_LOG_LEVEL: %w", err)
+	}
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l})), nil
+}
+
+// natsOptions turns the NATS settings into connection options. Secrets
+// are passed on, never logged.
+func natsOptions(c *worker.Config, log *slog.Logger) []nats.Option {
+	opts := []nats.Option{
+		nats.Name("chunkstream-worker"),
+		nats.MaxReconnects(-1),
+		nats.ReconnectWait(250 * time.Millisecond),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			log.Warn("nats disconnected", "err", err)
+		}),
+		nats.ReconnectHandler(func(nc *nats.Conn) {
+			log.Info("nats reconnected", "server", nc.ConnectedUrlRedacted())
+		}),
+	}
+	if c.NATSUser != "" {
+		opts = append(opts, nats.UserInfo(c.NATSUser, c.NATSPassword))
+	}
+	if c.NATSToken != "" {
+		opts = append(opts, nats.Token(c.NATSToken))
+	}
+	if c.NATSCreds != "" {
+		opts = append(opts, nats.UserCredentials(c.NATSCreds))
+	}
+	if c.NATSNKey != "" {
+		if o, err := nats.NkeyOptionFromSeed(c.NATSNKey); err == nil {
+			opts = append(opts, o)
+		} else {
+			opts = append(opts, func(*nats.Options) error { return fmt.Errorf("CHUNKSTREAM_NATS_NKEY: %w", err) })
+		}
+	}
+	if c.NATSTLSCert != "" {
+		opts = append(opts, nats.ClientCert(c.NATSTLSCert, c.NATSTLSKey))
+	}
+	if c.NATSTLSCA != "" {
+		opts = append(opts, nats.RootCAs(c.NATSTLSCA))
+	}
+	return opts
+}
+
+// buildSink returns the sink named by CHUNKSTREAM_SINK.
+func buildSink(ctx context.Context, c *config, js jetstream.JetStream, records worker.Records, log *slog.Logger) (worker.Sink, func(), error) {
+	switch c.Sink {
+	case worker.SinkSubject:
+		return worker.NewSubjectSink(js, c.ChunksPrefix, c.MaxPendingPublishes), func() {}, nil
+	case worker.SinkQdrant:
+		return newQdrantSink(ctx, c, records, log)
+	}
+	return nil, nil, fmt.Errorf("CHUNKSTREAM_SINK: unknown sink %q", c.Sink)
+}
+
+// serve runs the worker service until ctx is cancelled (SIGTERM), then
+// drains and waits for the connection to close.
+func serve(ctx context.Context, c *config, log *slog.Logger) error {
+	nc, err := nats.Connect(c.NATSURL, natsOptions(&c.Config, log)...)
+	if err != nil {
+		return fmt.Errorf("connect to NATS: %w", err)
+	}
+	closed := make(chan struct{})
+	nc.SetClosedHandler(func(*nats.Conn) { close(closed) })
+	defer func() {
+		if !nc.IsClosed() {
+			nc.Close()
+		}
+	}()
+	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(c.Workers()*c.MaxPendingPublishes))
+	if err != nil {
+		return err
+	}
+	setupCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	top, err := worker.Setup(setupCtx, js, c.Config)
+	cancel()
+	if err != nil {
+		return err
+	}
+	records := worker.NewKVRecords(top.Docs)
+	sink, closeSink, err := buildSink(ctx, c, js, records, log)
+	if err != nil {
+		return err
+	}
+	defer closeSink()
+	w, err := worker.New(nc, js, top, worker.Options{
+		Config: c.Config, Logger: log, Sink: sink, NewChunker: registry.NewChunker,
+	})
+	if err != nil {
+		return err
+	}
+
+	var srv *http.Server
+	if c.MetricsAddr != "" {
+		ln, err := net.Listen("tcp", c.MetricsAddr)
+		if err != nil {
+			return fmt.Errorf("CHUNKSTREAM_METRICS_ADDR: %w", err)
+		}
+		srv = &http.Server{Handler: worker.Handler(w.Metrics(), w), ReadHeaderTimeout: 5 * time.Second}
+		go func() {
+			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				log.Error("metrics server failed", "err", err)
+			}
+		}()
+	}
+	runErr := w.Run(ctx)
+
+	// Drain: flush acks and publishes, then wait for the close.
+	if err := nc.Drain(); err != nil {
+		log.Warn("drain failed", "err", err)
+	}
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		log.Warn("connection did not close after drain")
+	}
+	if srv != nil {
+		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}
+	return runErr
+}
+
+// healthcheckAddr probes /healthz and /readyz of a running worker at addr
+// (a listen address such as ":9090").
+func healthcheckAddr(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("metrics address %q: %w", addr, err)
+	}
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "127.0.0.1"
+	}
+	client := &http.Client{Timeout: 3 * time.Second}
+	for _, path := range []string{"/healthz", "/readyz"} {
+		resp, err := client.Get("http://" + net.JoinHostPort(host, port) + path)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("%s: %s", path, strings.TrimSpace(resp.Status))
+		}
+	}
+	return nil
+}

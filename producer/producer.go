@@ -1,0 +1,307 @@
+package producer
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
+
+	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/messages"
+)
+
+// Options configure a Producer. The zero value sends msgpack requests on
+// ingest.docs.
+type Options struct {
+	// Subject is where requests are published (default "ingest.docs").
+	Subject string
+	// ContentType is messages.ContentTypeMsgpack (default) or
+	// messages.ContentTypeJSON.
+	ContentType string
+	// ObjectsBucket holds documents larger than MaxInline (default
+	// CHUNKSTREAM_OBJECTS). It must exist (the worker's set-up creates it).
+	ObjectsBucket string
+	// MaxInline is the largest document sent inline; 0 derives it from the
+	// connection's max payload.
+	MaxInline int
+	// MaxPending bounds the publishes awaiting their PubAck (default 256).
+	MaxPending int
+	// SendID identifies this logical send in Nats-Msg-Id (default: a new
+	// NUID).
+	SendID string
+}
+
+// Document is one document to enqueue.
+type Document struct {
+	// ID is the stable document id (required).
+	ID string
+	// Content is the document.
+	Content []byte
+	// Format, Chunker, Options, Metadata, Source and Collection are the
+	// request fields of the same names (empty = absent).
+	Format     string
+	Chunker    string
+	Options    map[string]any
+	Metadata   chunking.Metadata
+	Source     string
+	Collection string
+}
+
+// Producer publishes ingest requests. It is safe for concurrent use.
+type Producer struct {
+	js      jetstream.JetStream
+	opts    Options
+	objects jetstream.ObjectStore
+	sem     chan struct{}
+}
+
+// New returns a producer publishing through js; nc gives the server's max
+// payload.
+func New(nc *nats.Conn, js jetstream.JetStream, opts Options) *Producer {
+	if opts.Subject == "" {
+		opts.Subject = messages.DefaultIngestSubject
+	}
+	if opts.ContentType == "" {
+		opts.ContentType = messages.ContentTypeMsgpack
+	}
+	if opts.ObjectsBucket == "" {
+		opts.ObjectsBucket = messages.DefaultObjectsBucket
+	}
+	if opts.MaxInline <= 0 {
+		opts.MaxInline = max(int(nc.MaxPayload())-64<<10, 4<<10)
+	}
+	if opts.MaxPending <= 0 {
+		opts.MaxPending = 256
+	}
+	if opts.SendID == "" {
+		opts.SendID = nuid.Next()
+	}
+	return &Producer{js: js, opts: opts, sem: make(chan struct{}, opts.MaxPending)}
+}
+
+// SendID returns the producer's send id.
+func (p *Producer) SendID() string { return p.opts.SendID }
+
+// Request builds the ingest request of doc, storing its content in the
+// Object Store when it is too large to send inline, and returns it with
+// its Nats-Msg-Id.
+func (p *Producer) Request(ctx context.Context, doc Document) (*messages.IngestRequest, string, error) {
+	if doc.ID == "" {
+		return nil, "", errors.New("producer: document without an id")
+	}
+	req := &messages.IngestRequest{
+		V: messages.Version, ID: doc.ID, Source: doc.Source, Format: doc.Format, Chunker: doc.Chunker,
+		Options: doc.Options, Metadata: doc.Metadata, Collection: doc.Collection,
+	}
+	version := messages.ContentVersion(doc.Content)
+	if len(doc.Content) > p.opts.MaxInline {
+		if err := p.putObject(ctx, version, doc.Content); err != nil {
+			return nil, "", err
+		}
+		req.ContentRef = &messages.ContentRef{Bucket: p.opts.ObjectsBucket, Name: version}
+	} else {
+		req.Content = doc.Content
+		if req.Content == nil {
+			req.Content = []byte{}
+		}
+	}
+	return req, messages.IngestMsgID(doc.ID, version, p.opts.SendID), nil
+}
+
+func (p *Producer) putObject(ctx context.Context, name string, content []byte) error {
+	if p.objects == nil {
+		s, err := p.js.ObjectStore(ctx, p.opts.ObjectsBucket)
+		if err != nil {
+			return fmt.Errorf("producer: object store %s: %w", p.opts.ObjectsBucket, err)
+		}
+		p.objects = s
+	}
+	if _, err := p.objects.GetInfo(ctx, name); err == nil {
+		return nil // content-addressed: already there
+	}
+	if _, err := p.objects.Put(ctx, jetstream.ObjectMeta{Name: name}, bytes.NewReader(content)); err != nil {
+		return fmt.Errorf("producer: store object %s: %w", name, err)
+	}
+	return nil
+}
+
+func (p *Producer) message(req *messages.IngestRequest, msgID string) (*nats.Msg, error) {
+	data, err := messages.EncodeIngest(req, p.opts.ContentType)
+	if err != nil {
+		return nil, fmt.Errorf("producer: %w", err)
+	}
+	m := nats.NewMsg(p.opts.Subject)
+	m.Data = data
+	m.Header.Set(messages.HeaderContentType, p.opts.ContentType)
+	m.Header.Set(messages.HeaderMsgID, msgID)
+	return m, nil
+}
+
+// Enqueue publishes doc and waits for its PubAck.
+func (p *Producer) Enqueue(ctx context.Context, doc Document) (*jetstream.PubAck, error) {
+	req, id, err := p.Request(ctx, doc)
+	if err != nil {
+		return nil, err
+	}
+	m, err := p.message(req, id)
+	if err != nil {
+		return nil, err
+	}
+	ack, err := p.js.PublishMsg(ctx, m)
+	if err != nil {
+		return nil, fmt.Errorf("producer: publish %q: %w", doc.ID, err)
+	}
+	return ack, nil
+}
+
+// Delete publishes a delete request for the document and waits for its
+// PubAck.
+func (p *Producer) Delete(ctx context.Context, docID string) (*jetstream.PubAck, error) {
+	req := &messages.IngestRequest{V: messages.Version, Op: messages.OpDelete, ID: docID}
+	m, err := p.message(req, messages.DeleteMsgID(docID, p.opts.SendID))
+	if err != nil {
+		return nil, err
+	}
+	ack, err := p.js.PublishMsg(ctx, m)
+	if err != nil {
+		return nil, fmt.Errorf("producer: publish delete %q: %w", docID, err)
+	}
+	return ack, nil
+}
+
+// Sent reports one enqueued document to a Batch's callback.
+type Sent struct {
+	ID    string
+	Bytes int
+	// Seq is the INGEST stream sequence; Duplicate tells that the server
+	// dropped the publish as a duplicate of an earlier one.
+	Seq       uint64
+	Duplicate bool
+	Err       error
+}
+
+// Batch publishes many documents asynchronously, at most MaxPending
+// awaiting their PubAck. Use one Batch from one goroutine; Wait collects
+// the outstanding acks.
+type Batch struct {
+	p       *Producer
+	onSent  func(Sent)
+	pending chan pendingAck
+	done    chan struct{}
+	errs    []error
+	n       int
+}
+
+type pendingAck struct {
+	f     jetstream.PubAckFuture
+	id    string
+	bytes int
+}
+
+// Batch starts a batch; onSent (may be nil) is called once per document,
+// in publish order, from the batch's own goroutine.
+func (p *Producer) Batch(onSent func(Sent)) *Batch {
+	b := &Batch{p: p, onSent: onSent, pending: make(chan pendingAck, p.opts.MaxPending), done: make(chan struct{})}
+	go b.collect()
+	return b
+}
+
+func (b *Batch) collect() {
+	defer close(b.done)
+	for pa := range b.pending {
+		s := Sent{ID: pa.id, Bytes: pa.bytes}
+		select {
+		case ack := <-pa.f.Ok():
+			s.Seq, s.Duplicate = ack.Sequence, ack.Duplicate
+		case err := <-pa.f.Err():
+			s.Err = fmt.Errorf("producer: publish %q: %w", pa.id, err)
+			b.errs = append(b.errs, s.Err)
+		}
+		<-b.p.sem
+		if b.onSent != nil {
+			b.onSent(s)
+		}
+	}
+}
+
+// Add publishes doc without waiting for its PubAck; it blocks while
+// MaxPending publishes are outstanding.
+func (b *Batch) Add(ctx context.Context, doc Document) error {
+	req, id, err := b.p.Request(ctx, doc)
+	if err != nil {
+		return err
+	}
+	m, err := b.p.message(req, id)
+	if err != nil {
+		return err
+	}
+	select {
+	case b.p.sem <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	f, err := b.p.js.PublishMsgAsync(m)
+	if err != nil {
+		<-b.p.sem
+		return fmt.Errorf("producer: publish %q: %w", doc.ID, err)
+	}
+	b.n++
+	b.pending <- pendingAck{f: f, id: doc.ID, bytes: len(doc.Content)}
+	return nil
+}
+
+// Wait waits for every outstanding PubAck and returns the publish errors,
+// joined. The batch cannot be used afterwards.
+func (b *Batch) Wait(ctx context.Context) error {
+	close(b.pending)
+	select {
+	case <-b.done:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return errors.Join(b.errs...)
+}
+
+// FolderDocuments lists the documents under dir as the folder chunkers
+// read them (chunking.WalkFolder with exts): ids relative to dir, sorted.
+// Each document's content is read lazily by ReadDocument.
+func FolderDocuments(ctx context.Context, dir string, exts []string) ([]string, []chunking.Warning, error) {
+	return chunking.WalkFolder(ctx, dir, exts)
+}
+
+// ReadDocument reads the file of id under dir.
+func ReadDocument(dir, id string) ([]byte, error) {
+	return os.ReadFile(filepath.Join(dir, filepath.FromSlash(id)))
+}
+
+// EnqueueFolder enqueues every document under dir (see FolderDocuments),
+// with the request fields of tmpl (its ID and Content are set per file).
+// It returns the number of documents published; files that cannot be read
+// are reported through onSent with Err set and not counted.
+func (p *Producer) EnqueueFolder(ctx context.Context, dir string, exts []string, tmpl Document, onSent func(Sent)) (int, []chunking.Warning, error) {
+	ids, warnings, err := FolderDocuments(ctx, dir, exts)
+	if err != nil {
+		return 0, nil, err
+	}
+	b := p.Batch(onSent)
+	for _, id := range ids {
+		content, err := ReadDocument(dir, id)
+		if err != nil {
+			warnings = append(warnings, chunking.Warning{File: id, Text: err.Error()})
+			continue
+		}
+		doc := tmpl
+		doc.ID, doc.Content = id, content
+		if err := b.Add(ctx, doc); err != nil {
+			_ = b.Wait(context.WithoutCancel(ctx))
+			return b.n, warnings, err
+		}
+	}
+	return b.n, warnings, b.Wait(ctx)
+}

@@ -1,0 +1,70 @@
+// Package worker is chunkstream's at-least-once chunking pipeline: it
+// consumes ingest requests from the JetStream stream INGEST through the
+// durable pull consumer "chunkers", chunks each document with the chunker
+// the request names, writes the chunks to a Sink, and acks only after the
+// sink confirmed. Requests that can never succeed, and requests that
+// failed MaxDeliver times, go to the DLQ stream with the reason.
+//
+// The per-message path (Worker.handle) follows DESIGN.md's five steps:
+// decode and validate, load the content (inline or from the Object Store),
+// compare-and-set the document record (KVRecords.Start; a request
+// overtaken by a newer version is acked without writing, outcome
+// "superseded"), chunk, Sink.Write, mark the record done
+// (KVRecords.Finish), double-ack. The error → queue policy is:
+//
+//   - success → DoubleAck (the ack is confirmed by the server);
+//   - an error marked Permanent (undecodable, unknown version, invalid
+//     request, no content, over MaxDocBytes, missing object, unknown
+//     format/chunker/option, invalid options, text not UTF-8, a chunker
+//     error or panic; a sink error the sink marked Permanent) → dead letter
+//     "permanent" (original payload and headers plus Chunkstream-*), then
+//     Term;
+//   - any other error on delivery n < MaxDeliver → NakWithDelay(Backoff:
+//     BackoffBase·2^(n−1) capped at BackoffMax, equal jitter, RetryAfter
+//     as a floor);
+//   - on delivery MaxDeliver → dead letter "exhausted", then Term;
+//   - a worker that died on the last delivery: the server's max-deliveries
+//     advisory is handled by one worker of the fleet (queue group), which
+//     copies the request to the DLQ (direct get by sequence) and deletes it
+//     from INGEST;
+//   - if the dead letter cannot be published, the request is NAKed, never
+//     dropped.
+//
+// Decisions the design leaves open:
+//
+//   - Pulling: a dispatcher fetches exactly as many messages as there are
+//     idle processors (Fetch with a 1 s wait), so no message waits in a
+//     local buffer while its AckWait runs; the buffer is at most
+//     Concurrency. Each processor sends an in-progress ack every AckWait/3
+//     while it works on a message.
+//   - The record is moved to the new version before chunking (after the
+//     content is loaded, since doc_version is its hash), so a superseded
+//     request costs no chunking, and a request dead-lettered part-way
+//     leaves its record pending, as DESIGN.md says.
+//   - A redelivery of a version whose record is already "done" is acked
+//     without writing (outcome "duplicate"): its write completed and only
+//     the ack was lost.
+//   - The format passed to the chunker is the request's explicit format
+//     only; without one the chunker infers it from the id, exactly as
+//     `chunk split` does from the path, so both produce the same chunks.
+//     The resolved format (messages.InferFormat) picks the default chunker
+//     and decides the UTF-8 check (markdown, mdx, text).
+//   - "source" is added to chunk metadata before the request's metadata,
+//     whose values win on a clash.
+//   - Chunkers are built once per (name, options) and cached (64 entries
+//     at most); chunkers are pure and safe for concurrent use.
+//   - Objects behind content_ref are never deleted by workers: they are
+//     content-addressed and may be shared by several requests; the
+//     bucket's TTL (7 days) removes them.
+//   - The dead letter keeps the original Nats-Msg-Id (unique per logical
+//     send), so the DLQ's duplicate window stores a request dead-lettered
+//     twice (by its worker and by the advisory handler) once.
+//   - The subject sink bounds the chunk records in flight per document
+//     (MaxPendingPublishes); the delete record is published synchronously.
+//     Chunk records are msgpack.
+//   - Shutdown (Run's ctx cancelled): stop fetching, let in-flight work
+//     finish for up to DrainTimeout, then cancel it; cancelled work is NAKed
+//     without delay (outcome "abandoned") so another worker takes it.
+//   - Metrics live in a private registry (NewMetrics); the sink is
+//     decorated by SinkMetrics.
+package worker

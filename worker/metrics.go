@@ -1,0 +1,110 @@
+package worker
+
+import (
+	"context"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+)
+
+// Outcomes of a processed message (label "outcome" of
+// chunkstream_worker_messages_total).
+const (
+	OutcomeAcked      = "acked"      // written to the sink and acked
+	OutcomeSuperseded = "superseded" // a newer version was started: acked without writing
+	OutcomeDuplicate  = "duplicate"  // this version was already done: acked without writing
+	OutcomeRetried    = "retried"    // transient failure: NAKed with backoff
+	OutcomePermanent  = "dead_letter_permanent"
+	OutcomeExhausted  = "dead_letter_exhausted"
+	OutcomeAbandoned  = "abandoned" // shutdown: NAKed for another worker
+)
+
+// Metrics are the worker's Prometheus metrics, in a private registry.
+type Metrics struct {
+	// Registry holds every metric below plus Go and process collectors.
+	Registry *prometheus.Registry
+
+	Messages     *prometheus.CounterVec
+	Chunks       prometheus.Counter
+	Bytes        prometheus.Counter
+	Latency      *prometheus.HistogramVec
+	InFlight     prometheus.Gauge
+	Redeliveries prometheus.Counter
+	DeadLetters  *prometheus.CounterVec
+	SinkWrites   *prometheus.CounterVec
+	SinkLatency  prometheus.Histogram
+}
+
+// NewMetrics creates the metrics in a new private registry.
+func NewMetrics() *Metrics {
+	m := &Metrics{
+		Registry: prometheus.NewRegistry(),
+		Messages: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "chunkstream_worker_messages_total",
+			Help: "Ingest requests handled, by outcome.",
+		}, []string{"outcome"}),
+		Chunks: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "chunkstream_worker_chunks_total",
+			Help: "Chunks written to the sink.",
+		}),
+		Bytes: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "chunkstream_worker_document_bytes_total",
+			Help: "Bytes of documents chunked.",
+		}),
+		Latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "chunkstream_worker_processing_seconds",
+			Help:    "Time from receiving an ingest request to its ack, NAK or termination, by outcome.",
+			Buckets: prometheus.ExponentialBuckets(0.001, 2.5, 14),
+		}, []string{"outcome"}),
+		InFlight: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "chunkstream_worker_in_flight",
+			Help: "Ingest requests being processed.",
+		}),
+		Redeliveries: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "chunkstream_worker_redeliveries_total",
+			Help: "Ingest requests received on a second or later delivery.",
+		}),
+		DeadLetters: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "chunkstream_worker_dead_letters_total",
+			Help: "Dead letters published, by kind and cause.",
+		}, []string{"kind", "cause"}),
+		SinkWrites: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "chunkstream_worker_sink_writes_total",
+			Help: "Sink writes, by result (ok, transient, permanent).",
+		}, []string{"result"}),
+		SinkLatency: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "chunkstream_worker_sink_write_seconds",
+			Help:    "Duration of sink writes.",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 2.5, 14),
+		}),
+	}
+	m.Registry.MustRegister(m.Messages, m.Chunks, m.Bytes, m.Latency, m.InFlight, m.Redeliveries,
+		m.DeadLetters, m.SinkWrites, m.SinkLatency,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	for _, o := range []string{OutcomeAcked, OutcomeSuperseded, OutcomeDuplicate, OutcomeRetried, OutcomePermanent, OutcomeExhausted, OutcomeAbandoned} {
+		m.Messages.WithLabelValues(o)
+	}
+	return m
+}
+
+// SinkMetrics returns a decorator that counts and times a sink's writes.
+func SinkMetrics(m *Metrics) func(Sink) Sink {
+	return func(next Sink) Sink {
+		return SinkFunc(func(ctx context.Context, doc Doc, chunks []Chunk) error {
+			start := time.Now()
+			err := next.Write(ctx, doc, chunks)
+			m.SinkLatency.Observe(time.Since(start).Seconds())
+			switch {
+			case err == nil:
+				m.SinkWrites.WithLabelValues("ok").Inc()
+				m.Chunks.Add(float64(len(chunks)))
+			case IsPermanent(err):
+				m.SinkWrites.WithLabelValues("permanent").Inc()
+			default:
+				m.SinkWrites.WithLabelValues("transient").Inc()
+			}
+			return err
+		})
+	}
+}

@@ -1,0 +1,265 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"unicode/utf8"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/messages"
+)
+
+// Causes of failures (the "cause" label of dead letters and the
+// Result.Cause of local mode's summary).
+const (
+	CauseUndecodable    = "undecodable"
+	CauseVersion        = "unknown_version"
+	CauseInvalid        = "invalid_request"
+	CauseNoContent      = "no_content"
+	CauseTooLarge       = "too_large"
+	CauseMissingObject  = "missing_object"
+	CauseObjectStore    = "object_store"
+	CauseUnknownFormat  = "unknown_format"
+	CauseNotUTF8        = "not_utf8"
+	CauseUnknownChunker = "unknown_chunker"
+	CauseUnknownOption  = "unknown_option"
+	CauseInvalidOptions = "invalid_options"
+	CauseChunkerPanic   = "chunker_panic"
+	CauseChunkerError   = "chunker_error"
+	CauseRecords        = "records"
+	CauseSink           = "sink"
+)
+
+// textFormats must be UTF-8.
+var textFormats = map[string]bool{"markdown": true, "mdx": true, "text": true}
+
+// fail records a failure on res: permanent errors are wrapped with
+// Permanent so settle dead-letters them.
+func fail(res *Result, cause string, err error, permanent bool) {
+	res.Cause = cause
+	if permanent {
+		err = Permanent(err)
+	}
+	res.Err = err
+}
+
+// process runs steps 1–5 of the processing procedure for one delivery and
+// leaves the verdict in res (Err nil means ack).
+func (w *Worker) process(ctx context.Context, msg jetstream.Msg, res *Result) {
+	req, err := messages.DecodeIngest(msg.Headers().Get(messages.HeaderContentType), msg.Data())
+	if err != nil {
+		cause := CauseUndecodable
+		if errors.Is(err, messages.ErrVersion) {
+			cause = CauseVersion
+		}
+		fail(res, cause, err, true)
+		return
+	}
+	res.DocID = req.ID
+	if err := req.Validate(); err != nil {
+		cause := CauseInvalid
+		if errors.Is(err, messages.ErrNoContent) {
+			cause = CauseNoContent
+		}
+		fail(res, cause, err, true)
+		return
+	}
+	doc := Doc{ID: req.ID, Seq: res.StreamSeq, Op: OpUpsert, Subject: msg.Subject(), Collection: req.Collection}
+	var content []byte
+	if req.IsDelete() {
+		doc.Op = OpDelete
+	} else {
+		if content, err = w.content(ctx, &req, res); err != nil {
+			return
+		}
+		doc.Version = messages.ContentVersion(content)
+		res.Bytes = len(content)
+	}
+
+	// Step 1: move the document record to this version, unless a newer
+	// one was started.
+	found, err := w.records.Start(ctx, doc.ID, Record{IngestSeq: doc.Seq, DocVersion: doc.Version, Op: doc.Op})
+	if err != nil {
+		fail(res, CauseRecords, err, false)
+		return
+	}
+	switch {
+	case found.IngestSeq > doc.Seq:
+		res.Outcome = OutcomeSuperseded
+		return
+	case found.IngestSeq == doc.Seq && found.State == StateDone:
+		res.Outcome = OutcomeDuplicate
+		return
+	}
+
+	var chunks []Chunk
+	if doc.Op == OpUpsert {
+		if chunks, err = w.chunk(&req, content, res); err != nil {
+			return
+		}
+	}
+	// Steps 2–4 belong to the sink.
+	if err := w.sink.Write(ctx, doc, chunks); err != nil {
+		fail(res, CauseSink, err, IsPermanent(err))
+		return
+	}
+	res.Chunks = len(chunks)
+	w.m.Bytes.Add(float64(len(content)))
+	// Step 5.
+	if _, err := w.records.Finish(ctx, doc.ID, doc.Seq); err != nil {
+		fail(res, CauseRecords, err, false)
+	}
+}
+
+// content returns the request's document, inline or from the Object
+// Store, within the size limit.
+func (w *Worker) content(ctx context.Context, req *messages.IngestRequest, res *Result) ([]byte, error) {
+	limit := w.cfg.MaxDocBytes
+	if req.ContentRef == nil {
+		if int64(len(req.Content)) > limit {
+			err := fmt.Errorf("document %q is %d bytes, over the limit of %d", req.ID, len(req.Content), limit)
+			fail(res, CauseTooLarge, err, true)
+			return nil, err
+		}
+		return req.Content, nil
+	}
+	ref := req.ContentRef
+	store, err := w.objectStore(ctx, ref.Bucket)
+	if err != nil {
+		permanent := errors.Is(err, jetstream.ErrBucketNotFound) || errors.Is(err, jetstream.ErrStreamNotFound) ||
+			errors.Is(err, jetstream.ErrInvalidStoreName)
+		cause := CauseObjectStore
+		if permanent {
+			cause = CauseMissingObject
+		}
+		fail(res, cause, fmt.Errorf("object store %q: %w", ref.Bucket, err), permanent)
+		return nil, err
+	}
+	info, err := store.GetInfo(ctx, ref.Name)
+	if errors.Is(err, jetstream.ErrObjectNotFound) {
+		err = fmt.Errorf("object %s/%s of %q: %w", ref.Bucket, ref.Name, req.ID, err)
+		fail(res, CauseMissingObject, err, true)
+		return nil, err
+	}
+	if err != nil {
+		fail(res, CauseObjectStore, fmt.Errorf("object %s/%s: %w", ref.Bucket, ref.Name, err), false)
+		return nil, err
+	}
+	if int64(info.Size) > limit {
+		err := fmt.Errorf("document %q is %d bytes, over the limit of %d", req.ID, info.Size, limit)
+		fail(res, CauseTooLarge, err, true)
+		return nil, err
+	}
+	obj, err := store.Get(ctx, ref.Name)
+	if err != nil {
+		permanent := errors.Is(err, jetstream.ErrObjectNotFound)
+		cause := CauseObjectStore
+		if permanent {
+			cause = CauseMissingObject
+		}
+		fail(res, cause, fmt.Errorf("object %s/%s: %w", ref.Bucket, ref.Name, err), permanent)
+		return nil, err
+	}
+	defer obj.Close()
+	data, err := io.ReadAll(io.LimitReader(obj, limit+1))
+	if err != nil {
+		// A digest mismatch or a read cut short: the object may be
+		// rewritten, so retry.
+		fail(res, CauseObjectStore, fmt.Errorf("read object %s/%s: %w", ref.Bucket, ref.Name, err), false)
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		err := fmt.Errorf("document %q is over the limit of %d bytes", req.ID, limit)
+		fail(res, CauseTooLarge, err, true)
+		return nil, err
+	}
+	return data, nil
+}
+
+func (w *Worker) objectStore(ctx context.Context, bucket string) (jetstream.ObjectStore, error) {
+	w.objMu.Lock()
+	defer w.objMu.Unlock()
+	if s, ok := w.objects[bucket]; ok {
+		return s, nil
+	}
+	s, err := w.js.ObjectStore(ctx, bucket)
+	if err != nil {
+		return nil, err
+	}
+	if len(w.objects) < 16 {
+		w.objects[bucket] = s
+	}
+	return s, nil
+}
+
+// chunk runs the request's chunker over content. Every failure here is
+// permanent: chunkers are pure, so a retry gives the same result.
+func (w *Worker) chunk(req *messages.IngestRequest, content []byte, res *Result) ([]Chunk, error) {
+	format, err := req.ResolvedFormat()
+	if err != nil {
+		fail(res, CauseUnknownFormat, err, true)
+		return nil, err
+	}
+	if textFormats[format] && !utf8.Valid(content) {
+		err := fmt.Errorf("document %q (%s): %w", req.ID, format, chunking.ErrNotUTF8)
+		fail(res, CauseNotUTF8, err, true)
+		return nil, err
+	}
+	name := req.Chunker
+	if name == "" {
+		name = messages.DefaultChunker(format)
+	}
+	ch, err := w.chunkers.get(name, req.Options)
+	if err != nil {
+		cause := CauseUnknownChunker
+		switch {
+		case errors.Is(err, chunking.ErrUnknownOption):
+			cause = CauseUnknownOption
+		case errors.Is(err, chunking.ErrInvalidOptions):
+			cause = CauseInvalidOptions
+		}
+		fail(res, cause, err, true)
+		return nil, err
+	}
+	var md chunking.Metadata
+	if req.Source != "" {
+		md = chunking.Metadata{{Key: "source", Value: req.Source}}
+	}
+	md = md.Merge(req.Metadata)
+	// Only an explicit format goes to the chunker; otherwise it infers the
+	// format from the path as `chunk split` lets it, so both give the same
+	// chunks (and the same file_format metadata).
+	out, warnings, err := safeChunk(ch, chunking.Document{Path: req.ID, Format: req.Format, Content: content, Metadata: md})
+	if err != nil {
+		var p *panicError
+		cause := CauseChunkerError
+		switch {
+		case errors.As(err, &p):
+			cause = CauseChunkerPanic
+			w.log.Error("chunker panic", "doc_id", req.ID, "err", err, "stack", string(p.stack))
+		case errors.Is(err, chunking.ErrNotUTF8):
+			cause = CauseNotUTF8
+		case errors.Is(err, chunking.ErrUnknownOption):
+			cause = CauseUnknownOption
+		case errors.Is(err, chunking.ErrInvalidOptions):
+			cause = CauseInvalidOptions
+		case errors.Is(err, chunking.ErrUnsupportedFormat):
+			cause = CauseUnknownFormat
+		}
+		err = fmt.Errorf("chunk %q with %s: %w", req.ID, name, err)
+		fail(res, cause, err, true)
+		return nil, err
+	}
+	if len(warnings) > 0 {
+		w.log.Debug("chunker warnings", "doc_id", req.ID, "warnings", len(warnings), "first", warnings[0].String())
+	}
+	chunks := make([]Chunk, len(out))
+	for i, c := range out {
+		chunks[i] = Chunk{ID: messages.ChunkID(req.ID, i), Position: i, Chunk: c}
+	}
+	return chunks, nil
+}

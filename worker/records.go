@@ -1,0 +1,144 @@
+package worker
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Record states.
+const (
+	StatePending = "pending"
+	StateDone    = "done"
+)
+
+// Record is the document record kept in the KV bucket CHUNKSTREAM_DOCS:
+// the newest version of a document any worker has started.
+type Record struct {
+	IngestSeq  uint64 `json:"ingest_seq"`
+	DocVersion string `json:"doc_version"`
+	Op         string `json:"op"`
+	State      string `json:"state"`
+}
+
+// KVRecords keeps document records in a JetStream KV bucket. Records only
+// move forward (compare-and-set on the entry's revision) and are never
+// deleted. It implements Records.
+type KVRecords struct {
+	kv jetstream.KeyValue
+}
+
+// NewKVRecords returns the record store over kv.
+func NewKVRecords(kv jetstream.KeyValue) *KVRecords { return &KVRecords{kv: kv} }
+
+// RecordKey returns the KV key of a document id: its unpadded base64url.
+func RecordKey(docID string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(docID))
+}
+
+// Get returns the document's record and its revision; ok is false when
+// there is none. A record that does not parse reads as absent at its
+// revision, so the next write replaces it.
+func (s *KVRecords) Get(ctx context.Context, docID string) (rec Record, rev uint64, ok bool, err error) {
+	e, err := s.kv.Get(ctx, RecordKey(docID))
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return Record{}, 0, false, nil
+	}
+	if err != nil {
+		return Record{}, 0, false, fmt.Errorf("worker: read record of %q: %w", docID, err)
+	}
+	if err := json.Unmarshal(e.Value(), &rec); err != nil {
+		return Record{}, e.Revision(), false, nil
+	}
+	return rec, e.Revision(), true, nil
+}
+
+// NewestSeq returns the highest ingest_seq recorded for the document, 0
+// when there is no record.
+func (s *KVRecords) NewestSeq(ctx context.Context, docID string) (uint64, error) {
+	rec, _, _, err := s.Get(ctx, docID)
+	return rec.IngestSeq, err
+}
+
+// Start is step 1 of processing version rec.IngestSeq: it sets the record
+// to rec (state pending) unless the record already holds a higher
+// sequence. It returns the record found: Start moved it forward when
+// found.IngestSeq < rec.IngestSeq; found.IngestSeq > rec.IngestSeq means
+// the request is superseded, and an equal sequence means a redelivery
+// (found.State tells whether it was finished).
+func (s *KVRecords) Start(ctx context.Context, docID string, rec Record) (found Record, err error) {
+	rec.State = StatePending
+	val, err := json.Marshal(rec)
+	if err != nil {
+		return Record{}, err
+	}
+	key := RecordKey(docID)
+	for {
+		cur, rev, ok, err := s.Get(ctx, docID)
+		if err != nil {
+			return Record{}, err
+		}
+		if ok && cur.IngestSeq >= rec.IngestSeq {
+			return cur, nil
+		}
+		if rev == 0 {
+			_, err = s.kv.Create(ctx, key, val)
+		} else {
+			_, err = s.kv.Update(ctx, key, val, rev)
+		}
+		if isCASConflict(err) {
+			continue // another worker moved it; look again
+		}
+		if err != nil {
+			return Record{}, fmt.Errorf("worker: write record of %q: %w", docID, err)
+		}
+		return cur, nil
+	}
+}
+
+// Finish is step 5: it marks version seq done, only if the record still
+// holds seq. It reports whether it did.
+func (s *KVRecords) Finish(ctx context.Context, docID string, seq uint64) (bool, error) {
+	key := RecordKey(docID)
+	for {
+		cur, rev, ok, err := s.Get(ctx, docID)
+		if err != nil {
+			return false, err
+		}
+		if !ok || cur.IngestSeq != seq {
+			return false, nil
+		}
+		if cur.State == StateDone {
+			return true, nil
+		}
+		cur.State = StateDone
+		val, err := json.Marshal(cur)
+		if err != nil {
+			return false, err
+		}
+		_, err = s.kv.Update(ctx, key, val, rev)
+		if isCASConflict(err) {
+			continue
+		}
+		if err != nil {
+			return false, fmt.Errorf("worker: finish record of %q: %w", docID, err)
+		}
+		return true, nil
+	}
+}
+
+// isCASConflict reports whether a KV write lost a compare-and-set race.
+func isCASConflict(err error) bool {
+	if err == nil {
+		return false
+	}
+	if errors.Is(err, jetstream.ErrKeyExists) {
+		return true
+	}
+	var apiErr *jetstream.APIError
+	return errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence
+}

@@ -1,0 +1,108 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/chunkstream/chunkstream/messages"
+)
+
+// SubjectSink publishes chunk records (msgpack) on
+// "<prefix>.<ingest subject tail>", one message per chunk, or one delete
+// record for a delete or a document with zero chunks. Write returns after
+// every record's PubAck arrived, with at most MaxPending records of one
+// document in flight.
+type SubjectSink struct {
+	js         jetstream.JetStream
+	prefix     string
+	maxPending int
+}
+
+// NewSubjectSink returns a subject sink publishing through js under
+// prefix ("chunks"), with at most maxPending unacknowledged publishes per
+// document.
+func NewSubjectSink(js jetstream.JetStream, prefix string, maxPending int) *SubjectSink {
+	return &SubjectSink{js: js, prefix: prefix, maxPending: max(maxPending, 1)}
+}
+
+// Write implements Sink.
+func (s *SubjectSink) Write(ctx context.Context, doc Doc, chunks []Chunk) error {
+	subject := messages.ChunkSubject(s.prefix, doc.Subject)
+	if doc.Op == OpDelete || len(chunks) == 0 {
+		rec := messages.NewDeleteRecord(doc.ID, doc.Version, doc.Seq)
+		msg, err := recordMsg(subject, &rec)
+		if err != nil {
+			return err
+		}
+		if _, err := s.js.PublishMsg(ctx, msg); err != nil {
+			return publishError(err)
+		}
+		return nil
+	}
+	pending := make([]jetstream.PubAckFuture, 0, min(len(chunks), s.maxPending))
+	wait := func(f jetstream.PubAckFuture) error {
+		select {
+		case <-f.Ok():
+			return nil
+		case err := <-f.Err():
+			return publishError(err)
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	var firstErr error
+	for _, c := range chunks {
+		if len(pending) == s.maxPending {
+			if err := wait(pending[0]); err != nil {
+				firstErr = err
+				break
+			}
+			pending = pending[1:]
+		}
+		rec := messages.NewChunkRecord(doc.ID, doc.Version, doc.Seq, c.Position, len(chunks), c.Chunk)
+		rec.ID = c.ID
+		msg, err := recordMsg(subject, &rec)
+		if err != nil {
+			firstErr = err
+			break
+		}
+		f, err := s.js.PublishMsgAsync(msg)
+		if err != nil {
+			firstErr = publishError(err)
+			break
+		}
+		pending = append(pending, f)
+	}
+	for _, f := range pending {
+		if err := wait(f); err != nil && firstErr == nil {
+			firstErr = err
+		}
+	}
+	return firstErr
+}
+
+func recordMsg(subject string, rec *messages.ChunkRecord) (*nats.Msg, error) {
+	data, err := messages.EncodeChunkRecord(rec, messages.ContentTypeMsgpack)
+	if err != nil {
+		return nil, Permanent(fmt.Errorf("worker: encode chunk record: %w", err))
+	}
+	msg := nats.NewMsg(subject)
+	msg.Data = data
+	msg.Header.Set(messages.HeaderContentType, messages.ContentTypeMsgpack)
+	msg.Header.Set(messages.HeaderMsgID, rec.MsgID())
+	return msg, nil
+}
+
+// publishError classifies a publish failure: a record larger than the
+// server's max payload can never be published; anything else (timeouts,
+// no responders while a server restarts) is transient.
+func publishError(err error) error {
+	if errors.Is(err, nats.ErrMaxPayload) {
+		return Permanent(fmt.Errorf("worker: publish chunk record: %w", err))
+	}
+	return fmt.Errorf("worker: publish chunk record: %w", err)
+}

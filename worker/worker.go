@@ -1,0 +1,469 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/chunkstream/chunkstream/messages"
+)
+
+// fetchWait is how long one pull request waits for messages. It bounds how
+// long a stop signal waits for the fetch in progress.
+const fetchWait = time.Second
+
+// Result is the final disposition of one delivery, reported to
+// Options.OnResult (local mode counts them for its progress bar).
+type Result struct {
+	DocID     string
+	Subject   string
+	StreamSeq uint64
+	// Delivery is the 1-based delivery count.
+	Delivery uint64
+	// Outcome is one of the Outcome* constants.
+	Outcome string
+	// Cause names the failure class for dead letters ("undecodable",
+	// "unknown_chunker", …) and retries.
+	Cause string
+	// Err is the failure, nil on success.
+	Err error
+	// Chunks and Bytes are the chunk count and the document size.
+	Chunks int
+	Bytes  int
+}
+
+// Final reports whether the request is finished: acked or dead-lettered
+// (not retried or abandoned).
+func (r Result) Final() bool { return r.Outcome != OutcomeRetried && r.Outcome != OutcomeAbandoned }
+
+// Options configure a Worker.
+type Options struct {
+	// Config holds the settings; New validates it.
+	Config Config
+	// Logger receives JSON logs; nil discards them.
+	Logger *slog.Logger
+	// Metrics is where the worker counts; nil creates a private set.
+	Metrics *Metrics
+	// Sink receives every processed document version (required). New
+	// decorates it with SinkMetrics.
+	Sink Sink
+	// NewChunker builds chunkers (required): registry.NewChunker.
+	NewChunker NewChunkerFunc
+	// OnResult, when set, is called after every delivery's disposition,
+	// from the processor goroutines.
+	OnResult func(Result)
+	// Backoff overrides the retry delays (tests); zero uses Config's
+	// BackoffBase and BackoffMax.
+	Backoff Backoff
+}
+
+// Worker consumes ingest requests, chunks them and writes them to its
+// sink, at least once, with dead letters for what cannot succeed.
+type Worker struct {
+	cfg      Config
+	nc       *nats.Conn
+	js       jetstream.JetStream
+	top      *Topology
+	log      *slog.Logger
+	m        *Metrics
+	sink     Sink
+	records  *KVRecords
+	chunkers *chunkerCache
+	backoff  Backoff
+	onResult func(Result)
+
+	objMu   sync.Mutex
+	objects map[string]jetstream.ObjectStore
+
+	consMu   sync.Mutex
+	consumer jetstream.Consumer
+	ready    atomic.Bool
+}
+
+// New returns a worker over an existing connection and the topology Setup
+// returned.
+func New(nc *nats.Conn, js jetstream.JetStream, top *Topology, opts Options) (*Worker, error) {
+	if err := opts.Config.Validate(); err != nil {
+		return nil, err
+	}
+	if opts.Sink == nil || opts.NewChunker == nil {
+		return nil, errors.New("worker: Options.Sink and Options.NewChunker are required")
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	m := opts.Metrics
+	if m == nil {
+		m = NewMetrics()
+	}
+	b := opts.Backoff
+	if b.Base == 0 {
+		b.Base, b.Max = opts.Config.BackoffBase, opts.Config.BackoffMax
+	}
+	w := &Worker{
+		cfg: opts.Config, nc: nc, js: js, top: top, log: log, m: m,
+		sink:     SinkMetrics(m)(opts.Sink),
+		records:  NewKVRecords(top.Docs),
+		chunkers: newChunkerCache(opts.NewChunker),
+		backoff:  b,
+		onResult: opts.OnResult,
+		objects:  map[string]jetstream.ObjectStore{opts.Config.ObjectsBucket: top.Objects},
+		consumer: top.Consumer,
+	}
+	return w, nil
+}
+
+// Records returns the worker's document record store (for sinks that
+// need Records, such as the Qdrant sink).
+func (w *Worker) Records() *KVRecords { return w.records }
+
+// Metrics returns the worker's metrics.
+func (w *Worker) Metrics() *Metrics { return w.m }
+
+// Ready reports whether the worker is connected and bound to its consumer.
+func (w *Worker) Ready() bool { return w.ready.Load() && w.nc.IsConnected() }
+
+// Run consumes until ctx is cancelled, then drains: it stops fetching,
+// lets in-flight documents finish for up to DrainTimeout, NAKs those still
+// running, and returns. It does not close the connection.
+func (w *Worker) Run(ctx context.Context) error {
+	n := w.cfg.Workers()
+	adv, err := w.watchAdvisories()
+	if err != nil {
+		return err
+	}
+	defer adv.Unsubscribe()
+
+	// Processing outlives ctx by up to DrainTimeout.
+	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelWork()
+	slots := make(chan struct{}, n)
+	for range n {
+		slots <- struct{}{}
+	}
+	work := make(chan jetstream.Msg)
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			for msg := range work {
+				w.handle(workCtx, msg)
+				slots <- struct{}{}
+			}
+		})
+	}
+	w.ready.Store(true)
+	w.log.Info("worker started", "concurrency", n, "consumer", w.cfg.Consumer, "stream", w.cfg.IngestStream)
+	w.pull(ctx, slots, work)
+	w.ready.Store(false)
+	close(work)
+
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(w.cfg.DrainTimeout):
+		w.log.Warn("drain timeout: abandoning in-flight documents", "duration", w.cfg.DrainTimeout)
+		cancelWork()
+		<-done
+	}
+	w.log.Info("worker stopped")
+	return nil
+}
+
+// pull fetches messages for idle processors only, so nothing waits in a
+// local buffer while its AckWait runs: the buffer is at most the number
+// of processors.
+func (w *Worker) pull(ctx context.Context, slots chan struct{}, work chan<- jetstream.Msg) {
+	failures := 0
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-slots:
+		}
+		k := 1
+	more:
+		for {
+			select {
+			case <-slots:
+				k++
+			default:
+				break more
+			}
+		}
+		cons := w.currentConsumer()
+		batch, err := cons.Fetch(k, jetstream.FetchMaxWait(fetchWait))
+		got := 0
+		if err == nil {
+			for msg := range batch.Messages() {
+				work <- msg
+				got++
+			}
+			err = batch.Error()
+		}
+		for range k - got {
+			slots <- struct{}{}
+		}
+		if err != nil && !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, context.DeadlineExceeded) {
+			failures++
+			w.log.Warn("fetch failed", "err", err, "failures", failures)
+			if errors.Is(err, jetstream.ErrConsumerNotFound) || errors.Is(err, jetstream.ErrConsumerDeleted) ||
+				errors.Is(err, jetstream.ErrStreamNotFound) {
+				w.ready.Store(false)
+				w.rebind(ctx)
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(min(time.Duration(failures)*100*time.Millisecond, 2*time.Second)):
+			}
+			continue
+		}
+		failures = 0
+		w.ready.Store(true)
+	}
+}
+
+func (w *Worker) currentConsumer() jetstream.Consumer {
+	w.consMu.Lock()
+	defer w.consMu.Unlock()
+	return w.consumer
+}
+
+// rebind re-runs Setup after the consumer (or its stream) disappeared, as
+// after a server lost its state.
+func (w *Worker) rebind(ctx context.Context) {
+	top, err := Setup(ctx, w.js, w.cfg)
+	if err != nil {
+		w.log.Error("set up again failed", "err", err)
+		return
+	}
+	w.consMu.Lock()
+	w.consumer, w.top.Ingest = top.Consumer, top.Ingest
+	w.consMu.Unlock()
+	w.log.Info("consumer bound again", "consumer", w.cfg.Consumer)
+}
+
+// handle processes one delivery and settles it: ack, NAK with backoff,
+// or dead letter and Term.
+func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
+	start := time.Now()
+	w.m.InFlight.Inc()
+	defer w.m.InFlight.Dec()
+
+	res := Result{Subject: msg.Subject()}
+	meta, err := msg.Metadata()
+	if err != nil {
+		// Not a JetStream message: nothing to ack or redeliver.
+		w.log.Error("message without JetStream metadata", "subject", msg.Subject(), "err", err)
+		return
+	}
+	res.StreamSeq, res.Delivery = meta.Sequence.Stream, meta.NumDelivered
+	if meta.NumDelivered > 1 {
+		w.m.Redeliveries.Inc()
+	}
+
+	hbCtx, stopHB := context.WithCancel(ctx)
+	hbDone := make(chan struct{})
+	go func() {
+		defer close(hbDone)
+		w.heartbeat(hbCtx, msg)
+	}()
+	w.process(ctx, msg, &res)
+	stopHB()
+	<-hbDone
+
+	w.settle(ctx, msg, &res)
+	elapsed := time.Since(start)
+	w.m.Messages.WithLabelValues(res.Outcome).Inc()
+	w.m.Latency.WithLabelValues(res.Outcome).Observe(elapsed.Seconds())
+	attrs := []any{"doc_id", res.DocID, "subject", res.Subject, "stream_seq", res.StreamSeq,
+		"num_delivered", res.Delivery, "outcome", res.Outcome, "chunks", res.Chunks, "bytes", res.Bytes,
+		"duration", elapsed}
+	switch {
+	case res.Err == nil:
+		w.log.Debug("processed", attrs...)
+	case res.Outcome == OutcomeRetried || res.Outcome == OutcomeAbandoned:
+		w.log.Warn("processing failed, will retry", append(attrs, "cause", res.Cause, "err", res.Err)...)
+	default:
+		w.log.Error("dead-lettered", append(attrs, "cause", res.Cause, "err", res.Err)...)
+	}
+	if w.onResult != nil {
+		w.onResult(res)
+	}
+}
+
+// heartbeat sends in-progress acks every AckWait/3 until ctx ends, so the
+// server never redelivers a message a live worker is still on.
+func (w *Worker) heartbeat(ctx context.Context, msg jetstream.Msg) {
+	t := time.NewTicker(w.cfg.AckWait / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := msg.InProgress(); err != nil {
+				w.log.Warn("in-progress ack failed", "subject", msg.Subject(), "err", err)
+			}
+		}
+	}
+}
+
+// settle acks, retries or dead-letters the delivery according to res, and
+// sets res.Outcome.
+func (w *Worker) settle(ctx context.Context, msg jetstream.Msg, res *Result) {
+	// Settling must happen even while draining.
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	switch {
+	case res.Err == nil:
+		if res.Outcome == "" {
+			res.Outcome = OutcomeAcked
+		}
+		if err := msg.DoubleAck(sctx); err != nil {
+			// The request will be redelivered; the document record makes
+			// the second run a no-op or an idempotent rewrite.
+			w.log.Warn("ack failed", "doc_id", res.DocID, "stream_seq", res.StreamSeq, "err", err)
+		}
+		return
+	case ctx.Err() != nil && !IsPermanent(res.Err):
+		res.Outcome, res.Cause = OutcomeAbandoned, "shutdown"
+		if err := msg.Nak(); err != nil {
+			w.log.Warn("nak failed", "doc_id", res.DocID, "stream_seq", res.StreamSeq, "err", err)
+		}
+		return
+	}
+	kind := messages.KindPermanent
+	res.Outcome = OutcomePermanent
+	if !IsPermanent(res.Err) {
+		if res.Delivery < uint64(w.cfg.MaxDeliver) {
+			res.Outcome = OutcomeRetried
+			if res.Cause == "" {
+				res.Cause = "transient"
+			}
+			delay := w.backoff.Delay(res.Delivery, res.Err)
+			if err := msg.NakWithDelay(delay); err != nil {
+				w.log.Warn("nak failed", "doc_id", res.DocID, "stream_seq", res.StreamSeq, "err", err)
+			}
+			return
+		}
+		kind, res.Outcome = messages.KindExhausted, OutcomeExhausted
+	}
+	dl := messages.DeadLetter{Reason: res.Err.Error(), Kind: kind, Subject: msg.Subject(),
+		StreamSeq: res.StreamSeq, Deliveries: res.Delivery}
+	if err := w.deadLetter(sctx, msg.Data(), msg.Headers(), dl); err != nil {
+		// Without the dead letter the request must stay: retry later.
+		res.Outcome, res.Err = OutcomeRetried, fmt.Errorf("%w (dead letter failed: %v)", res.Err, err)
+		if err := msg.NakWithDelay(w.backoff.Delay(res.Delivery, nil)); err != nil {
+			w.log.Warn("nak failed", "doc_id", res.DocID, "stream_seq", res.StreamSeq, "err", err)
+		}
+		return
+	}
+	w.m.DeadLetters.WithLabelValues(kind, res.Cause).Inc()
+	if err := msg.TermWithReason(res.Cause); err != nil {
+		w.log.Warn("term failed", "doc_id", res.DocID, "stream_seq", res.StreamSeq, "err", err)
+	}
+}
+
+// deadLetter publishes the original payload and headers plus the dead
+// letter headers, and waits for the PubAck. The original Nats-Msg-Id is
+// kept (it is unique per logical send), so dead-lettering the same
+// request twice stores it once; a request without one gets
+// "<stream>@<seq>".
+func (w *Worker) deadLetter(ctx context.Context, data []byte, h nats.Header, dl messages.DeadLetter) error {
+	out := nats.NewMsg(w.cfg.DLQSubject)
+	out.Data = data
+	for k, v := range h {
+		out.Header[k] = append([]string(nil), v...)
+	}
+	dl.Apply(out.Header)
+	if out.Header.Get(messages.HeaderMsgID) == "" {
+		out.Header.Set(messages.HeaderMsgID, w.cfg.IngestStream+"@"+strconv.FormatUint(dl.StreamSeq, 10))
+	}
+	if _, err := w.js.PublishMsg(ctx, out); err != nil {
+		return fmt.Errorf("worker: publish dead letter: %w", err)
+	}
+	return nil
+}
+
+// maxDeliveriesAdvisory is the JSON the server publishes when a message
+// reached MaxDeliver without an ack.
+type maxDeliveriesAdvisory struct {
+	Stream     string `json:"stream"`
+	Consumer   string `json:"consumer"`
+	StreamSeq  uint64 `json:"stream_seq"`
+	Deliveries uint64 `json:"deliveries"`
+}
+
+// AdvisorySubject returns the subject of the max-deliveries advisories of
+// a consumer.
+func AdvisorySubject(stream, consumer string) string {
+	return "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES." + stream + "." + consumer
+}
+
+// watchAdvisories handles max-deliveries advisories in a queue group, so
+// one worker of the fleet copies the request to the DLQ and deletes it
+// from INGEST: a request whose worker died on its last delivery would
+// otherwise sit in the WorkQueue forever.
+func (w *Worker) watchAdvisories() (*nats.Subscription, error) {
+	sub, err := w.nc.QueueSubscribe(AdvisorySubject(w.cfg.IngestStream, w.cfg.Consumer), "chunkstream-advisories",
+		func(m *nats.Msg) {
+			var adv maxDeliveriesAdvisory
+			if err := json.Unmarshal(m.Data, &adv); err != nil {
+				w.log.Error("bad max-deliveries advisory", "err", err)
+				return
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if err := w.exhausted(ctx, adv); err != nil {
+				w.log.Error("exhausted request not dead-lettered", "stream_seq", adv.StreamSeq, "err", err)
+			}
+		})
+	if err != nil {
+		return nil, fmt.Errorf("worker: subscribe to advisories: %w", err)
+	}
+	return sub, nil
+}
+
+func (w *Worker) exhausted(ctx context.Context, adv maxDeliveriesAdvisory) error {
+	w.consMu.Lock()
+	ingest := w.top.Ingest
+	w.consMu.Unlock()
+	raw, err := ingest.GetMsg(ctx, adv.StreamSeq)
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return nil // acked or terminated after all
+	}
+	if err != nil {
+		return fmt.Errorf("get request %d: %w", adv.StreamSeq, err)
+	}
+	dl := messages.DeadLetter{
+		Reason: fmt.Sprintf("delivered %d times without an ack (worker stopped or timed out on the last delivery)", adv.Deliveries),
+		Kind:   messages.KindExhausted, Subject: raw.Subject, StreamSeq: adv.StreamSeq, Deliveries: adv.Deliveries,
+	}
+	if err := w.deadLetter(ctx, raw.Data, raw.Header, dl); err != nil {
+		return err
+	}
+	w.m.DeadLetters.WithLabelValues(messages.KindExhausted, "max_deliveries").Inc()
+	w.m.Messages.WithLabelValues(OutcomeExhausted).Inc()
+	if err := ingest.DeleteMsg(ctx, adv.StreamSeq); err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) {
+		return fmt.Errorf("delete request %d: %w", adv.StreamSeq, err)
+	}
+	w.log.Error("dead-lettered", "stream_seq", adv.StreamSeq, "subject", raw.Subject,
+		"num_delivered", adv.Deliveries, "outcome", OutcomeExhausted, "cause", "max_deliveries")
+	if w.onResult != nil {
+		w.onResult(Result{Subject: raw.Subject, StreamSeq: adv.StreamSeq, Delivery: adv.Deliveries,
+			Outcome: OutcomeExhausted, Cause: "max_deliveries", Err: errors.New(dl.Reason)})
+	}
+	return nil
+}
