@@ -143,15 +143,16 @@ func ParseMessage(file string, line int, raw []byte) (m *Message, warns []chunki
 	} else if len(h.Get("Message-Id")) == 0 && len(bytes.TrimSpace(raw)) > 0 {
 		warn("no Message-ID: id derived from the content")
 	}
-	m.InReplyTo = ParseIDs(h.Get("In-Reply-To"))
-	m.References = ParseIDs(h.Get("References"))
+	m.MessageID = toUTF8(m.MessageID)
+	m.InReplyTo = ParseIDs(toUTF8(h.Get("In-Reply-To")))
+	m.References = ParseIDs(toUTF8(h.Get("References")))
 	if s, err := h.Subject(); err == nil {
 		m.Subject = s
 	} else {
 		m.Subject = toUTF8(h.Get("Subject"))
 		warn("subject not fully decoded: %v", err)
 	}
-	m.Subject = strings.Join(strings.Fields(m.Subject), " ")
+	m.Subject = toUTF8(strings.Join(strings.Fields(m.Subject), " "))
 	if v := h.Get("Date"); v != "" {
 		if t, ok := parseMailDate(v); ok {
 			m.Date, m.HasDate = t, true

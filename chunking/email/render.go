@@ -420,7 +420,7 @@ func chunkThread(threadID string, ms []*msg, maxEmails, maxChars, overlap int) [
 		first, last := ms[p.msgs[d.w.start]], ms[p.msgs[d.w.end]]
 		parts := make([]any, len(d.w.labels))
 		for k, l := range d.w.labels {
-			parts[k] = strings.ToLower(l)
+			parts[k] = toUTF8(strings.ToLower(l))
 		}
 		md := chunking.Metadata{
 			{Key: "file", Value: threadID},
@@ -435,7 +435,12 @@ func chunkThread(threadID string, ms []*msg, maxEmails, maxChars, overlap int) [
 			{Key: "participants", Value: parts},
 			{Key: "thread_message_count", Value: len(p.msgs)},
 		}
-		out = append(out, chunking.New(d.w.content, md))
+		for k, f := range md {
+			if str, ok := f.Value.(string); ok {
+				md[k].Value = toUTF8(str)
+			}
+		}
+		out = append(out, chunking.New(toUTF8(d.w.content), md))
 	}
 	return out
 }

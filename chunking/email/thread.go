@@ -153,48 +153,61 @@ func ThreadsWithWarnings(mb *Mailbox) ([]Thread, []chunking.Warning) {
 			t.cs[c].msg = i
 		}
 		msgCont[i] = c
-		parentID := ""
-		if len(m.InReplyTo) > 0 {
-			parentID = m.InReplyTo[0]
-		} else if len(m.References) > 0 {
-			parentID = m.References[len(m.References)-1]
-		}
-		chain := m.References
-		if parentID != "" {
-			if j := slices.Index(chain, parentID); j >= 0 {
-				chain = chain[:j+1]
-			} else {
-				chain = append(slices.Clip(chain), parentID)
+		t.linkParent(c, m)
+		// A later copy with no parent of its own hangs under the first
+		// copy, so the two stay in one thread and their ids stay unique.
+		if t.cs[c].dup && t.cs[c].parent < 0 {
+			if first := t.byID[m.MessageID]; !t.wouldLoop(c, first) {
+				t.link(c, first)
 			}
 		}
-		for k := 1; k < len(chain); k++ {
-			a, b := chain[k-1], chain[k]
-			if a == b || a == m.MessageID || b == m.MessageID {
-				continue
-			}
-			cb, ca := t.get(b), t.get(a)
-			if t.cs[cb].parent >= 0 || t.cs[cb].headerParent || t.wouldLoop(cb, ca) {
-				continue
-			}
-			t.link(cb, ca)
-		}
-		if parentID == "" {
-			continue
-		}
-		if parentID == m.MessageID {
-			t.warn(m, "message replies to itself: link refused")
-			continue
-		}
-		p := t.get(parentID)
-		if t.wouldLoop(c, p) {
-			t.warn(m, "reply link to <"+parentID+"> would make a loop: refused")
-			continue
-		}
-		t.link(c, p)
-		t.cs[c].headerParent = true
 	}
 	t.subjectFallback(msgCont)
 	return t.collect(msgCont), t.warns
+}
+
+// linkParent links message i (container c) to its parent and the
+// References chain leading to it.
+func (t *threader) linkParent(c int, m *Message) {
+	parentID := ""
+	if len(m.InReplyTo) > 0 {
+		parentID = m.InReplyTo[0]
+	} else if len(m.References) > 0 {
+		parentID = m.References[len(m.References)-1]
+	}
+	chain := m.References
+	if parentID != "" {
+		if j := slices.Index(chain, parentID); j >= 0 {
+			chain = chain[:j+1]
+		} else {
+			chain = append(slices.Clip(chain), parentID)
+		}
+	}
+	for k := 1; k < len(chain); k++ {
+		a, b := chain[k-1], chain[k]
+		if a == b || a == m.MessageID || b == m.MessageID {
+			continue
+		}
+		cb, ca := t.get(b), t.get(a)
+		if t.cs[cb].parent >= 0 || t.cs[cb].headerParent || t.wouldLoop(cb, ca) {
+			continue
+		}
+		t.link(cb, ca)
+	}
+	if parentID == "" {
+		return
+	}
+	if parentID == m.MessageID {
+		t.warn(m, "message replies to itself: link refused")
+		return
+	}
+	p := t.get(parentID)
+	if t.wouldLoop(c, p) {
+		t.warn(m, "reply link to <"+parentID+"> would make a loop: refused")
+		return
+	}
+	t.link(c, p)
+	t.cs[c].headerParent = true
 }
 
 // subjectFallback links reply-style messages without reply headers to the

@@ -1,0 +1,131 @@
+package email
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/chunkstream/chunkstream/chunking"
+)
+
+func addSeeds(f *testing.F, exts ...string) {
+	for _, ext := range exts {
+		files, _ := filepath.Glob(filepath.Join("testdata", "*"+ext))
+		for _, p := range files {
+			if data, err := os.ReadFile(p); err == nil {
+				f.Add(data)
+			}
+		}
+	}
+}
+
+// FuzzMailReader: any bytes read as an mbox (and as one message) chunk
+// without a panic, within the limits, as valid UTF-8.
+func FuzzMailReader(f *testing.F) {
+	addSeeds(f, ".mbox", ".eml")
+	f.Add([]byte("From x\nContent-Type: multipart/mixed; boundary=a\n\n--a\n--a--"))
+	c, _ := New(chunking.Options{OptMaxChars: 256, OptMaxEmailsPerChunk: 3})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, format := range []string{FormatMbox, FormatEML} {
+			chunks, _, err := c.Chunk(chunking.Document{Path: "f", Format: format, Content: data})
+			if err != nil {
+				t.Fatalf("Chunk(%s) error: %v", format, err)
+			}
+			for _, ch := range chunks {
+				if !utf8.ValidString(ch.Content()) {
+					t.Fatalf("invalid UTF-8 in %q", ch.Content())
+				}
+				if ch.Len() > 256 {
+					t.Fatalf("chunk of %d characters > 256", ch.Len())
+				}
+			}
+		}
+	})
+}
+
+// FuzzRows: any bytes read as canonical rows give chunks or a clean error.
+func FuzzRows(f *testing.F) {
+	addSeeds(f, ".json", ".jsonl")
+	c, _ := New(chunking.Options{OptMaxChars: 256})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		chunks, _, err := c.Chunk(chunking.Document{Path: "f.jsonl", Content: data})
+		if err != nil {
+			return
+		}
+		for _, ch := range chunks {
+			if ch.Len() > 256 || !utf8.ValidString(ch.Content()) {
+				t.Fatalf("bad chunk %q", ch.Content())
+			}
+		}
+	})
+}
+
+// FuzzThreader builds a mailbox from a compact description — one message
+// per line: "id|in-reply-to ids|references ids|subject|day" — and checks
+// that every message lands in exactly one thread and parents never loop.
+func FuzzThreader(f *testing.F) {
+	f.Add("a|||Plan|1\nb|a|a|Re: Plan|2\nc|b|a b|Re: Plan|3\nd|b||Re: Plan|4")
+	f.Add("x|y|y||1\ny|x|y x||2\nz|z|z x z||3")
+	f.Add("a|||S|1\na|||S|1\na|||T|2\nb|||Re: S|3\nc|||Re: S|40")
+	f.Add("p|gone|root gone||1\nq|gone2|root gone2||2")
+	f.Fuzz(func(t *testing.T, desc string) {
+		mb := &Mailbox{}
+		desc = toUTF8(desc) // ParseMessage hands the threader valid UTF-8
+		for i, line := range strings.Split(desc, "\n") {
+			if i >= 200 {
+				break
+			}
+			parts := strings.SplitN(line, "|", 5)
+			for len(parts) < 5 {
+				parts = append(parts, "")
+			}
+			day := 1
+			for _, r := range parts[4] {
+				day = (day*10 + int(r-'0')) % 400
+			}
+			m := &Message{
+				MessageID:  strings.TrimSpace(parts[0]),
+				InReplyTo:  strings.Fields(parts[1]),
+				References: strings.Fields(parts[2]),
+				Subject:    parts[3],
+				Date:       time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, day),
+				HasDate:    parts[4] != "",
+				Body:       line,
+			}
+			if m.MessageID == "" {
+				m.MessageID = "missing-" + string(rune('a'+i%26))
+			}
+			mb.Messages = append(mb.Messages, m)
+		}
+		threads, _ := ThreadsWithWarnings(mb)
+		seen := map[*Message]int{}
+		for _, th := range threads {
+			ids := map[string]bool{}
+			for k, m := range th.Messages {
+				seen[m]++
+				if ids[th.IDs[k]] {
+					t.Fatalf("thread %s: id %s twice", th.ThreadID, th.IDs[k])
+				}
+				ids[th.IDs[k]] = true
+				// Parents never loop.
+				steps := 0
+				for p := th.Parents[k]; p >= 0; p = th.Parents[p] {
+					if steps++; steps > len(th.Messages) {
+						t.Fatalf("thread %s: parent loop at %s", th.ThreadID, th.IDs[k])
+					}
+				}
+			}
+		}
+		for _, m := range mb.Messages {
+			if seen[m] > 1 {
+				t.Fatalf("message %s in %d threads", m.MessageID, seen[m])
+			}
+		}
+		c, _ := New(nil)
+		chunks, _ := c.ChunkMailbox(mb)
+		checkChunks(t, chunks, c.maxEmails, c.maxChars)
+	})
+}

@@ -1,0 +1,175 @@
+package email
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/chunkstream/chunkstream/chunking"
+)
+
+func TestNewValidates(t *testing.T) {
+	tests := []struct {
+		raw     map[string]any
+		wantErr error
+	}{
+		{nil, nil},
+		{map[string]any{OptMaxEmailsPerChunk: 1, OptMaxChars: 256, OptOverlapEmails: 0}, nil},
+		{map[string]any{OptMaxEmailsPerChunk: 0}, chunking.ErrInvalidOptions},
+		{map[string]any{OptMaxChars: 255}, chunking.ErrInvalidOptions},
+		{map[string]any{OptOverlapEmails: -1}, chunking.ErrInvalidOptions},
+		{map[string]any{OptStripQuotes: "maybe"}, chunking.ErrInvalidOptions},
+		{map[string]any{"min_char": 3}, chunking.ErrUnknownOption},
+	}
+	for _, tt := range tests {
+		opts, err := chunking.DecodeOptions(Specs(), tt.raw)
+		if err == nil {
+			_, err = New(opts)
+		}
+		if !errors.Is(err, tt.wantErr) && !(tt.wantErr == nil && err == nil) {
+			t.Errorf("New(%v) = %v, want %v", tt.raw, err, tt.wantErr)
+		}
+		if err != nil && tt.wantErr == chunking.ErrInvalidOptions {
+			for name := range tt.raw {
+				if !strings.Contains(err.Error(), name) {
+					t.Errorf("New(%v) error %q does not name the option", tt.raw, err)
+				}
+			}
+		}
+	}
+	// The effective overlap is min(overlap, max_emails-1).
+	c, err := New(chunking.Options{OptMaxEmailsPerChunk: 2, OptOverlapEmails: 5})
+	if err != nil || c.overlap != 1 {
+		t.Errorf("overlap = %d, %v; want 1", c.overlap, err)
+	}
+}
+
+func TestUnsupportedFormat(t *testing.T) {
+	c, _ := New(nil)
+	if _, _, err := c.Chunk(chunking.Document{Path: "a.md", Content: []byte("# x")}); !errors.Is(err, chunking.ErrUnsupportedFormat) {
+		t.Errorf("Chunk(a.md) = %v, want ErrUnsupportedFormat", err)
+	}
+	if _, _, err := c.Chunk(chunking.Document{Path: "a.json", Content: []byte("[1, ")}); !errors.Is(err, ErrMalformedRows) {
+		t.Errorf("Chunk(bad json) = %v, want ErrMalformedRows", err)
+	}
+}
+
+func mboxMessage(id, subject, extraHeaders, body string) string {
+	return "From x@example.org Mon Jan  1 00:00:00 2024\nFrom: X <x@example.org>\nTo: Y <y@example.org>\nSubject: " + subject +
+		"\nDate: Mon, 1 Jan 2024 10:00:00 +0000\nMessage-ID: <" + id + ">\n" + extraHeaders + "\n" + body + "\n\n"
+}
+
+// TestBombs: oversized or malicious messages give a warning and never
+// lose the other messages of the mailbox.
+func TestBombs(t *testing.T) {
+	deep := func(n int) string {
+		var sb strings.Builder
+		for i := range n {
+			fmt.Fprintf(&sb, "--b%d\nContent-Type: multipart/mixed; boundary=\"b%d\"\n\n", i, i+1)
+		}
+		fmt.Fprintf(&sb, "--b%d\nContent-Type: text/plain\n\ndeep text\n", n)
+		return sb.String()
+	}
+	many := func(n int) string {
+		var sb strings.Builder
+		for i := range n {
+			fmt.Fprintf(&sb, "--p\nContent-Type: text/plain\n\npart %d\n", i)
+		}
+		return sb.String() + "--p--\n"
+	}
+	tests := []struct {
+		name, headers, body, warn string
+	}{
+		{"nesting", "Content-Type: multipart/mixed; boundary=\"b0\"\n", deep(5000), "nesting"},
+		{"parts", "Content-Type: multipart/mixed; boundary=\"p\"\n", many(5000), "MIME parts"},
+		{"50MB body", "", strings.Repeat("all work and no play makes a big body\n", 50<<20/38), "body larger"},
+		{"base64 garbage", "Content-Transfer-Encoding: base64\n", "!!!not base64!!!", ""},
+		{"cyclic references", "In-Reply-To: <bomb@example.org>\nReferences: <ok1@example.org> <bomb@example.org> <ok1@example.org>\n", "loop", "itself"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			data := mboxMessage("ok1@example.org", "before", "", "kept before") +
+				mboxMessage("bomb@example.org", "bomb", tt.headers, tt.body) +
+				mboxMessage("ok2@example.org", "after", "", "kept after")
+			c, _ := New(nil)
+			chunks, warns, err := c.Chunk(chunking.Document{Path: "bomb.mbox", Content: []byte(data)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkChunks(t, chunks, c.maxEmails, c.maxChars)
+			var all strings.Builder
+			for _, ch := range chunks {
+				all.WriteString(ch.Content())
+			}
+			for _, want := range []string{"kept before", "kept after"} {
+				if !strings.Contains(all.String(), want) {
+					t.Errorf("lost %q", want)
+				}
+			}
+			if tt.warn != "" {
+				found := false
+				for _, w := range warns {
+					found = found || strings.Contains(w.Text, tt.warn)
+				}
+				if !found {
+					t.Errorf("no warning with %q in %v", tt.warn, warns)
+				}
+			}
+		})
+	}
+}
+
+// TestConcurrent runs one Chunker from many goroutines (run with -race).
+func TestConcurrent(t *testing.T) {
+	c, _ := New(nil)
+	doc := chunking.Document{Path: "x.mbox", Content: []byte(
+		mboxMessage("a@x", "s", "", "one") + mboxMessage("b@x", "Re: s", "In-Reply-To: <a@x>\n", "two"))}
+	want, _, _ := c.Chunk(doc)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			got, _, err := c.Chunk(doc)
+			if err != nil || len(got) != len(want) || got[0].Hash() != want[0].Hash() {
+				t.Errorf("concurrent Chunk differs: %v", err)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+func TestParseIDs(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"<a@b>", "a@b"},
+		{"  <a@b> <c@d>", "a@b c@d"},
+		{"<a@b> (Ann's message of \"Mon, 1 Jan\")", "a@b"},
+		{"abc@mail.gmail.com", "abc@mail.gmail.com"},
+		{"abc@x.com, def@y.com", "abc@x.com def@y.com"},
+		{"<a\n @b>", "a@b"},
+		{"no id here", ""},
+	}
+	for _, tt := range tests {
+		if got := strings.Join(ParseIDs(tt.in), " "); got != tt.want {
+			t.Errorf("ParseIDs(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestSplitMboxRoundTrip(t *testing.T) {
+	raw := "From: a@x\nMessage-ID: <r@x>\n\nFrom the start\n>From once\n>>From twice\nplain\n"
+	m, _ := ParseMessage("r.eml", 0, []byte(raw))
+	var buf bytes.Buffer
+	if err := WriteMbox(&buf, []*Message{m, m}); err != nil {
+		t.Fatal(err)
+	}
+	got := SplitMbox(buf.Bytes(), false)
+	if len(got) != 2 || string(got[0].Data) != raw || string(got[1].Data) != raw {
+		t.Errorf("SplitMbox(WriteMbox(m)) = %v, want twice %q", got, raw)
+	}
+	crlf := strings.ReplaceAll(buf.String(), "\n", "\r\n")
+	if got := SplitMbox([]byte(crlf), false); len(got) != 2 || string(got[0].Data) != raw {
+		t.Errorf("CRLF mbox: got %v", got)
+	}
+}
