@@ -1,0 +1,304 @@
+package clustertest
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+)
+
+var (
+	buildOnce sync.Once
+	binDir    string
+	buildErr  error
+)
+
+// TestMain removes the worker binary built by workerBinary.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
+// workerBinary builds cmd/worker once (or uses the binary named by
+// CHUNKSTREAM_TEST_WORKER_BIN): the security tests run the real program,
+// so its connection options, logging and exit status are what is tested.
+func workerBinary(t *testing.T) string {
+	t.Helper()
+	if bin := os.Getenv("CHUNKSTREAM_TEST_WORKER_BIN"); bin != "" {
+		return bin
+	}
+	buildOnce.Do(func() {
+		binDir, buildErr = os.MkdirTemp("", "chunkstream-clustertest-")
+		if buildErr != nil {
+			return
+		}
+		gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
+		if _, err := os.Stat(gobin); err != nil {
+			gobin = "go"
+		}
+		cmd := exec.Command(gobin, "build", "-o", filepath.Join(binDir, "worker"), "github.com/chunkstream/chunkstream/cmd/worker")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build ./cmd/worker: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return filepath.Join(binDir, "worker")
+}
+
+// process is a running worker binary.
+type process struct {
+	cmd    *exec.Cmd
+	out    *syncBuffer
+	done   chan struct{}
+	exit   error
+	bin    string
+	health string // metrics address
+}
+
+// syncBuffer is a bytes.Buffer safe for the process's writes and the
+// test's reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// startProcess runs the worker with exactly env (plus PATH and HOME).
+func startProcess(t *testing.T, env map[string]string) *process {
+	t.Helper()
+	bin := workerBinary(t)
+	p := &process{bin: bin, out: &syncBuffer{}, done: make(chan struct{}), health: env["CHUNKSTREAM_METRICS_ADDR"]}
+	p.cmd = exec.Command(bin)
+	p.cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
+	for k, v := range env {
+		p.cmd.Env = append(p.cmd.Env, k+"="+v)
+	}
+	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { p.exit = p.cmd.Wait(); close(p.done) }()
+	t.Cleanup(func() {
+		select {
+		case <-p.done:
+		default:
+			p.cmd.Process.Kill()
+			<-p.done
+		}
+	})
+	return p
+}
+
+// waitExit waits for the process to end and returns its exit code.
+func (p *process) waitExit(t *testing.T, d time.Duration) int {
+	t.Helper()
+	select {
+	case <-p.done:
+	case <-time.After(d):
+		t.Fatalf("worker still running after %v; output:\n%s", d, p.out.String())
+	}
+	if p.exit == nil {
+		return 0
+	}
+	if ee, ok := p.exit.(*exec.ExitError); ok {
+		return ee.ExitCode()
+	}
+	t.Fatalf("worker: %v", p.exit)
+	return -1
+}
+
+// healthy runs `worker -healthcheck` against the process, as the image's
+// HEALTHCHECK does.
+func (p *process) healthy() (bool, string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, p.bin, "-healthcheck")
+	cmd.Env = []string{"CHUNKSTREAM_METRICS_ADDR=" + p.health}
+	out, err := cmd.CombinedOutput()
+	return err == nil, strings.TrimSpace(string(out))
+}
+
+// secureEnv is the environment of a worker reaching srvURL.
+func secureEnv(t *testing.T, url string) map[string]string {
+	t.Helper()
+	return map[string]string{
+		"NATS_URL":                  url,
+		"CHUNKSTREAM_METRICS_ADDR":  fmt.Sprintf("127.0.0.1:%d", freePorts(t, 1)[0]),
+		"CHUNKSTREAM_LOG_LEVEL":     "debug",
+		"CHUNKSTREAM_DRAIN_TIMEOUT": "5s",
+		"CHUNKSTREAM_CONCURRENCY":   "1",
+	}
+}
+
+const (
+	testUser     = "chunkstream"
+	testPassword = "s3cret-pässword-do-not-log"
+)
+
+// TestWorkerConnectsWithTLSAndPassword: a server requiring TLS and a
+// user; the worker with the CA and the right password becomes ready,
+// keeps the password out of its logs and metrics, and stops cleanly on
+// SIGTERM.
+func TestWorkerConnectsWithTLSAndPassword(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the worker binary")
+	}
+	c := makeCerts(t, t.TempDir(), "server")
+	srv := secureServer(t, c, testUser, testPassword, false)
+	env := secureEnv(t, tlsURL(srv))
+	env["CHUNKSTREAM_NATS_USER"] = testUser
+	env["CHUNKSTREAM_NATS_PASSWORD"] = testPassword
+	env["CHUNKSTREAM_NATS_TLS_CA"] = c.CAFile
+	p := startProcess(t, env)
+	waitFor(t, 60*time.Second, "worker -healthcheck to pass", func() (bool, string) {
+		select {
+		case <-p.done:
+			return true, ""
+		default:
+		}
+		return p.healthy()
+	})
+	select {
+	case <-p.done:
+		t.Fatalf("worker exited: %v\n%s", p.exit, p.out.String())
+	default:
+	}
+	resp, err := http.Get("http://" + env["CHUNKSTREAM_METRICS_ADDR"] + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := p.waitExit(t, 30*time.Second); code != 0 {
+		t.Errorf("worker exit status after SIGTERM = %d, want 0\n%s", code, p.out.String())
+	}
+	for what, s := range map[string]string{"logs": p.out.String(), "/metrics": string(metrics)} {
+		if strings.Contains(s, testPassword) {
+			t.Errorf("the password appears in the worker's %s", what)
+		}
+	}
+}
+
+// TestWorkerRefusedWithClearErrors: wrong password, no CA, and a server
+// that wants a client certificate the worker lacks each end the worker
+// with status 1 and an error naming the cause, without the password.
+func TestWorkerRefusedWithClearErrors(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the worker binary")
+	}
+	dir := t.TempDir()
+	c := makeCerts(t, dir, "server")
+	srv := secureServer(t, c, testUser, testPassword, false)
+	url := tlsURL(srv)
+	mtls := secureServer(t, c, testUser, testPassword, true)
+	mtlsURL := tlsURL(mtls)
+	other := makeCerts(t, dir, "other")
+
+	for _, tc := range []struct {
+		name     string
+		url      string
+		env      map[string]string
+		want     []string // any of these, case-insensitive
+		password string
+	}{
+		{"wrong password", url, map[string]string{
+			"CHUNKSTREAM_NATS_USER": testUser, "CHUNKSTREAM_NATS_PASSWORD": "wrong-password-xyz", "CHUNKSTREAM_NATS_TLS_CA": c.CAFile,
+		}, []string{"authorization"}, "wrong-password-xyz"},
+		{"no password", url, map[string]string{
+			"CHUNKSTREAM_NATS_TLS_CA": c.CAFile,
+		}, []string{"authorization"}, ""},
+		{"unknown CA", url, map[string]string{
+			"CHUNKSTREAM_NATS_USER": testUser, "CHUNKSTREAM_NATS_PASSWORD": testPassword, "CHUNKSTREAM_NATS_TLS_CA": other.CAFile,
+		}, []string{"certificate", "x509"}, testPassword},
+		{"no client certificate", mtlsURL, map[string]string{
+			"CHUNKSTREAM_NATS_USER": testUser, "CHUNKSTREAM_NATS_PASSWORD": testPassword, "CHUNKSTREAM_NATS_TLS_CA": c.CAFile,
+		}, []string{"certificate", "tls", "eof", "reset"}, testPassword},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := secureEnv(t, tc.url)
+			for k, v := range tc.env {
+				env[k] = v
+			}
+			p := startProcess(t, env)
+			code := p.waitExit(t, 30*time.Second)
+			out := p.out.String()
+			t.Logf("exit %d: %s", code, strings.TrimSpace(out))
+			if code != 1 {
+				t.Errorf("exit status = %d, want 1\n%s", code, out)
+			}
+			found := false
+			for _, w := range tc.want {
+				found = found || strings.Contains(strings.ToLower(out), w)
+			}
+			if !found {
+				t.Errorf("output names none of %q:\n%s", tc.want, out)
+			}
+			if tc.password != "" && strings.Contains(out, tc.password) {
+				t.Errorf("the password appears in the output:\n%s", out)
+			}
+		})
+	}
+
+	// With the client certificate the mTLS server accepts the worker.
+	env := secureEnv(t, mtlsURL)
+	env["CHUNKSTREAM_NATS_USER"] = testUser
+	env["CHUNKSTREAM_NATS_PASSWORD"] = testPassword
+	env["CHUNKSTREAM_NATS_TLS_CA"] = c.CAFile
+	env["CHUNKSTREAM_NATS_TLS_CERT"] = c.CertFile
+	env["CHUNKSTREAM_NATS_TLS_KEY"] = c.KeyFile
+	p := startProcess(t, env)
+	waitFor(t, 60*time.Second, "worker with a client certificate ready", func() (bool, string) {
+		select {
+		case <-p.done:
+			return true, ""
+		default:
+		}
+		return p.healthy()
+	})
+	select {
+	case <-p.done:
+		t.Fatalf("worker with a client certificate exited: %v\n%s", p.exit, p.out.String())
+	default:
+	}
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	if code := p.waitExit(t, 30*time.Second); code != 0 {
+		t.Errorf("exit status after SIGTERM = %d, want 0", code)
+	}
+}
+
+// tlsURL is the server's client URL with the tls:// scheme.
+func tlsURL(s *server.Server) string {
+	return strings.Replace(s.ClientURL(), "nats://", "tls://", 1)
+}
