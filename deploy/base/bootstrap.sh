@@ -1,6 +1,7 @@
 #!/bin/sh
 # Idempotent creation of the INGEST stream and the "chunkers" consumer with
-# the worker's default settings (see the README's configuration table).
+# the settings the worker's Setup uses (worker/setup.go; the test
+# worker/clustertest runs these here-documents and then Setup).
 # Reads the same variables as the worker; the nats CLI takes NATS_URL,
 # NATS_USER, NATS_PASSWORD, NATS_CREDS, NATS_CERT, NATS_KEY and NATS_CA.
 set -eu
@@ -34,6 +35,7 @@ CHUNKSTREAM_INGEST_SUBJECTS_JSON=$(printf '%s' "$CHUNKSTREAM_INGEST_SUBJECTS" | 
 cat > /tmp/stream.json <<JSON
 {
   "name": "${CHUNKSTREAM_INGEST_STREAM}",
+  "description": "chunkstream ingest requests",
   "subjects": ["${CHUNKSTREAM_INGEST_SUBJECTS_JSON}"],
   "retention": "workqueue",
   "storage": "file",
@@ -52,12 +54,14 @@ JSON
 cat > /tmp/consumer.json <<JSON
 {
   "durable_name": "${CHUNKSTREAM_CONSUMER}",
+  "description": "chunkstream workers",
   "deliver_policy": "all",
   "ack_policy": "explicit",
   "ack_wait": 30000000000,
   "max_deliver": ${CHUNKSTREAM_MAX_DELIVER:-8},
+  "max_ack_pending": 10000,
   "replay_policy": "instant",
-  "num_replicas": 0
+  "num_replicas": ${CHUNKSTREAM_REPLICAS}
 }
 JSON
 
