@@ -1,0 +1,474 @@
+package producer
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/messages"
+)
+
+// ErrDuplicateID means two paths of one backfill give the same document
+// id; it is reported before anything is sent.
+var ErrDuplicateID = errors.New("producer: two paths give the same document id")
+
+// ObjectsTTL is the age limit of the objects bucket when the producer has
+// to create it (the worker's set-up normally does, with the same TTL).
+const ObjectsTTL = 7 * 24 * time.Hour
+
+// BackfillOptions configure Producer.Backfill.
+type BackfillOptions struct {
+	// Paths are the folders and files to send. A folder is walked with
+	// chunking.WalkFolder (spec §2.5) and its documents' ids are their
+	// paths relative to it; a file's id is its base name.
+	Paths []string
+	// IDPrefix is put before every document id ("docs/" + "a.md").
+	IDPrefix string
+	// Exts keeps only files with these extensions (empty: every file).
+	Exts []string
+	// Template holds the request fields copied into every document
+	// (Format, Chunker, Options, Metadata, Source, Collection); its ID and
+	// Content are ignored.
+	Template Document
+	// Mailbox reads each path as one mailbox (an mbox, a Maildir or a
+	// folder of .eml files) and sends one request per thread: id
+	// "<IDPrefix><base name of the path>#<thread id>", format mbox,
+	// chunker email, content the thread's messages as mboxrd.
+	Mailbox bool
+	// DocsBucket is the KV bucket of document records (default
+	// CHUNKSTREAM_DOCS); a missing bucket means no records.
+	DocsBucket string
+	// Force sends every document, even those whose done record holds
+	// their content's version.
+	Force bool
+	// DeleteMissing sends a delete for every document id under the same
+	// prefix whose record is not a delete but whose file (or thread) is
+	// gone.
+	DeleteMissing bool
+	// DryRun publishes nothing: OnDryRun receives each request that would
+	// be sent, and Stats.Sent counts them.
+	DryRun bool
+	// Rate limits the documents published per second (0: no limit).
+	Rate float64
+	// Retry bounds the retries of a failed publish.
+	Retry RetryOptions
+	// ObjectsTTL is the TTL of the objects bucket when it must be created
+	// (default ObjectsTTL).
+	ObjectsTTL time.Duration
+	// Readers is how many files are read and hashed at once (default 4).
+	Readers int
+	// OnProgress is called after each document settles, one call at a
+	// time.
+	OnProgress func(Stats)
+	// OnDryRun receives the planned requests of a dry run, in order.
+	OnDryRun func(Planned)
+	// Logger receives warnings; nil discards them.
+	Logger *slog.Logger
+}
+
+// source is one document of a backfill: a file to read, or content
+// already in memory (a mailbox thread).
+type source struct {
+	id      string
+	file    string
+	content []byte
+}
+
+// plan is what a backfill found: its documents in order, their ids, and
+// how to tell whether a recorded id's document is gone.
+type plan struct {
+	docs     []source
+	ids      map[string]struct{}
+	warnings []chunking.Warning
+	// roots maps a folder root to the files mode's id prefix test;
+	// mailboxes lists the "<mailbox id>#" prefixes in mailbox mode.
+	roots     []string
+	mailboxes []string
+}
+
+// Backfill sends the documents under o.Paths: one request per document,
+// skipping documents unchanged since their done record unless o.Force,
+// then (o.DeleteMissing) deletes for documents that are gone. Publishes are
+// asynchronous with at most Options.MaxPending awaiting their PubAck; every
+// PubAck is checked and a failed publish retried with its Nats-Msg-Id. The
+// error is for a backfill that could not run or was stopped (ctx, a
+// duplicate id, ErrUnavailable); documents that failed alone are in the
+// summary's Failures.
+func (p *Producer) Backfill(ctx context.Context, o BackfillOptions) (Summary, error) {
+	start := time.Now()
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	pl, err := p.plan(ctx, o)
+	if err != nil {
+		return Summary{}, err
+	}
+	var recs map[string]recordInfo
+	if !o.Force || o.DeleteMissing {
+		if recs, err = loadRecords(ctx, p.js, o.DocsBucket); err != nil {
+			return Summary{}, err
+		}
+	}
+	var deletes []string
+	if o.DeleteMissing {
+		deletes = pl.missing(recs, o.IDPrefix)
+	}
+	t := &tally{progress: o.OnProgress}
+	t.s.Total = len(pl.docs) + len(deletes)
+	t.s.Warnings = pl.warnings
+	for _, w := range pl.warnings {
+		log.Warn("backfill", "doc_id", w.File, "err", w.Text)
+	}
+	bf := &backfill{p: p, o: o, recs: recs, t: t}
+	if !o.DryRun {
+		bf.snd = newSender(ctx, p.js, p.opts.MaxPending, o.Rate, o.Retry, t.settle)
+	}
+	err = bf.run(ctx, pl.docs, deletes)
+	if bf.snd != nil {
+		bf.snd.close()
+	}
+	s := t.summary()
+	s.Elapsed = time.Since(start)
+	if err == nil && bf.snd != nil && bf.snd.isBroken() {
+		err = ErrUnavailable
+	}
+	return s, err
+}
+
+// plan walks the paths and checks that no two give the same id.
+func (p *Producer) plan(ctx context.Context, o BackfillOptions) (*plan, error) {
+	pl := &plan{ids: make(map[string]struct{})}
+	from := make(map[string]string) // id → path that gave it
+	add := func(s source, path string) error {
+		if prev, ok := from[s.id]; ok {
+			return fmt.Errorf("%w: %q from %s and %s", ErrDuplicateID, s.id, prev, path)
+		}
+		from[s.id] = path
+		pl.ids[s.id] = struct{}{}
+		pl.docs = append(pl.docs, s)
+		return nil
+	}
+	if len(o.Paths) == 0 {
+		return nil, errors.New("producer: backfill: no paths")
+	}
+	for _, path := range o.Paths {
+		if o.Mailbox {
+			docs, mailboxID, warns, err := mailboxThreads(ctx, path, o.IDPrefix)
+			if err != nil {
+				return nil, err
+			}
+			pl.warnings = append(pl.warnings, warns...)
+			pl.mailboxes = append(pl.mailboxes, mailboxID+"#")
+			for _, d := range docs {
+				if err := add(d, path); err != nil {
+					return nil, err
+				}
+			}
+			continue
+		}
+		st, err := os.Stat(path)
+		if err != nil {
+			return nil, fmt.Errorf("producer: backfill: %w", err)
+		}
+		if !st.IsDir() {
+			if err := add(source{id: o.IDPrefix + filepath.Base(path), file: path}, path); err != nil {
+				return nil, err
+			}
+			pl.roots = append(pl.roots, filepath.Dir(path))
+			continue
+		}
+		rels, warns, err := chunking.WalkFolder(ctx, path, o.Exts)
+		if err != nil {
+			return nil, fmt.Errorf("producer: backfill: %w", err)
+		}
+		for i := range warns {
+			warns[i].File = o.IDPrefix + warns[i].File
+		}
+		pl.warnings = append(pl.warnings, warns...)
+		pl.roots = append(pl.roots, path)
+		for _, rel := range rels {
+			s := source{id: o.IDPrefix + rel, file: filepath.Join(path, filepath.FromSlash(rel))}
+			if err := add(s, path); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return pl, nil
+}
+
+// missing returns the recorded ids under the backfill's prefix whose
+// record is not a delete and whose document is gone: in mailbox mode a
+// thread id of a given mailbox that the mailbox no longer has; else an id
+// not found by the walk whose file is in none of the roots (a file that is
+// only filtered out, by extension or as hidden, is not gone).
+func (pl *plan) missing(recs map[string]recordInfo, prefix string) []string {
+	var out []string
+	for id, r := range recs {
+		if r.deleted || !strings.HasPrefix(id, prefix) {
+			continue
+		}
+		if _, ok := pl.ids[id]; ok {
+			continue
+		}
+		if pl.mailboxes != nil {
+			for _, mb := range pl.mailboxes {
+				if strings.HasPrefix(id, mb) {
+					out = append(out, id)
+					break
+				}
+			}
+			continue
+		}
+		rel := strings.TrimPrefix(id, prefix)
+		if !filepath.IsLocal(filepath.FromSlash(rel)) {
+			continue
+		}
+		gone := true
+		for _, root := range pl.roots {
+			if _, err := os.Lstat(filepath.Join(root, filepath.FromSlash(rel))); !errors.Is(err, fs.ErrNotExist) {
+				gone = false
+				break
+			}
+		}
+		if gone {
+			out = append(out, id)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// backfill is one run of Producer.Backfill.
+type backfill struct {
+	p    *Producer
+	o    BackfillOptions
+	recs map[string]recordInfo
+	t    *tally
+	snd  *sender
+
+	objMu     sync.Mutex // serialises Object Store writes
+	objectsOK bool
+}
+
+// prepared is a document read, hashed and encoded, ready to publish.
+type prepared struct {
+	id     string
+	msg    *nats.Msg
+	bytes  int
+	object bool
+	skip   bool
+	err    error
+}
+
+func (b *backfill) run(ctx context.Context, docs []source, deletes []string) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	readers := b.o.Readers
+	if readers <= 0 {
+		readers = 4
+	}
+	type job struct {
+		s  source
+		ch chan prepared
+	}
+	order := make(chan chan prepared, 4*readers)
+	jobs := make(chan job, 4*readers)
+	var wg sync.WaitGroup
+	go func() {
+		defer close(order)
+		defer close(jobs)
+		for _, s := range docs {
+			ch := make(chan prepared, 1)
+			select {
+			case order <- ch:
+			case <-ctx.Done():
+				return
+			}
+			jobs <- job{s, ch} // buffered like order: never blocks for long
+		}
+	}()
+	for range readers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				j.ch <- b.prepare(ctx, j.s)
+			}
+		}()
+	}
+	defer wg.Wait()
+	sent := 0
+	stop := func(err error) error {
+		cancel()
+		if errors.Is(err, ErrUnavailable) {
+			n := len(docs) + len(deletes) - sent
+			b.t.update(func(s *Summary) {
+				s.Done += n
+				s.Failed += n
+				s.Failures = append(s.Failures, Failure{Err: fmt.Errorf("%d documents not sent: %w", n, err)})
+			})
+		}
+		return err
+	}
+	for ch := range order {
+		var pr prepared
+		select {
+		case pr = <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if err := b.publish(ctx, pr); err != nil {
+			return stop(err)
+		}
+		sent++
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	for _, id := range deletes {
+		req := &messages.IngestRequest{V: messages.Version, Op: messages.OpDelete, ID: id}
+		if b.o.DryRun {
+			b.dry(Planned{ID: id, Op: messages.OpDelete})
+			sent++
+			continue
+		}
+		m, err := b.p.message(req, messages.DeleteMsgID(id, b.p.opts.SendID))
+		if err == nil {
+			err = b.snd.send(ctx, &outgoing{msg: m, id: id, del: true})
+		}
+		if err != nil {
+			if errors.Is(err, ErrUnavailable) || ctx.Err() != nil {
+				return stop(err)
+			}
+			b.t.fail(id, 0, err)
+		}
+		sent++
+	}
+	return nil
+}
+
+// publish sends one prepared document or counts it.
+func (b *backfill) publish(ctx context.Context, pr prepared) error {
+	switch {
+	case pr.err != nil:
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		b.t.fail(pr.id, 0, pr.err)
+	case pr.skip:
+		b.t.update(func(s *Summary) { s.Done++; s.Skipped++; s.ReadBytes += int64(pr.bytes) })
+	case b.o.DryRun:
+		b.dry(Planned{ID: pr.id, Op: messages.OpUpsert, Bytes: pr.bytes, Object: pr.object})
+		b.t.update(func(s *Summary) { s.ReadBytes += int64(pr.bytes) })
+	default:
+		b.t.update(func(s *Summary) { s.ReadBytes += int64(pr.bytes) })
+		return b.snd.send(ctx, &outgoing{msg: pr.msg, id: pr.id, bytes: pr.bytes})
+	}
+	return nil
+}
+
+func (b *backfill) dry(pl Planned) {
+	if b.o.OnDryRun != nil {
+		b.o.OnDryRun(pl)
+	}
+	b.t.update(func(s *Summary) {
+		s.Done++
+		s.Sent++
+		s.Bytes += int64(pl.Bytes)
+		if pl.Op == messages.OpDelete {
+			s.Deleted++
+		}
+	})
+}
+
+// prepare reads, hashes and encodes one document; large content goes to
+// the Object Store here.
+func (b *backfill) prepare(ctx context.Context, s source) prepared {
+	pr := prepared{id: s.id}
+	content := s.content
+	if content == nil {
+		var err error
+		if content, err = os.ReadFile(s.file); err != nil {
+			pr.err = fmt.Errorf("producer: read %q: %w", s.id, err)
+			return pr
+		}
+	}
+	pr.bytes = len(content)
+	pr.object = len(content) > b.p.opts.MaxInline
+	if !b.o.Force {
+		if r, ok := b.recs[s.id]; ok && r.unchanged(sha256.Sum256(content)) {
+			pr.skip = true
+			return pr
+		}
+	}
+	if b.o.DryRun {
+		return pr
+	}
+	doc := b.o.Template
+	doc.ID, doc.Content = s.id, content
+	if b.o.Mailbox {
+		doc.Format = MailboxFormat
+		if doc.Chunker == "" {
+			doc.Chunker = MailboxChunker
+		}
+	}
+	var req *messages.IngestRequest
+	var msgID string
+	var err error
+	if pr.object {
+		b.objMu.Lock()
+		err = b.ensureObjects(ctx)
+		if err == nil {
+			req, msgID, err = b.p.Request(ctx, doc)
+		}
+		b.objMu.Unlock()
+	} else {
+		req, msgID, err = b.p.Request(ctx, doc)
+	}
+	if err == nil {
+		pr.msg, err = b.p.message(req, msgID)
+	}
+	pr.err = err
+	return pr
+}
+
+// ensureObjects creates the objects bucket when it does not exist (with
+// o.ObjectsTTL). Called with objMu held.
+func (b *backfill) ensureObjects(ctx context.Context) error {
+	if b.objectsOK {
+		return nil
+	}
+	bucket := b.p.opts.ObjectsBucket
+	_, err := b.p.js.ObjectStore(ctx, bucket)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		ttl := b.o.ObjectsTTL
+		if ttl <= 0 {
+			ttl = ObjectsTTL
+		}
+		_, err = b.p.js.CreateObjectStore(ctx, jetstream.ObjectStoreConfig{
+			Bucket: bucket, Description: "chunkstream large documents", TTL: ttl, Storage: jetstream.FileStorage,
+		})
+		if errors.Is(err, jetstream.ErrBucketExists) {
+			err = nil
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("producer: objects bucket %s: %w", bucket, err)
+	}
+	b.objectsOK = true
+	return nil
+}

@@ -1,0 +1,112 @@
+package producer
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/chunkstream/chunkstream/messages"
+	"github.com/chunkstream/chunkstream/worker"
+)
+
+// TestBackfillIncremental: 10,000 files published and consumed, each once;
+// a re-run publishes nothing; 3 changes and 1 removal publish 3 updates and
+// 1 delete; the CHUNKS change feed then equals chunking the current files.
+func TestBackfillIncremental(t *testing.T) {
+	n := 10000
+	if testing.Short() {
+		n = 1000
+	}
+	e := newEnv(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	writeFiles(t, dir, n, 200)
+
+	// 1. First run: everything is sent, once.
+	s, err := e.producer(Options{}).Backfill(ctx, BackfillOptions{Paths: []string{dir}})
+	if err != nil {
+		t.Fatalf("Backfill: %v (%+v)", err, s.Failures)
+	}
+	if s.Sent != n || s.Failed != 0 || s.Skipped != 0 || s.Duplicates != 0 {
+		t.Fatalf("first run: %+v, want %d sent", s.Stats, n)
+	}
+	ingest, err := e.js.Stream(ctx, e.cfg.IngestStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := ingest.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.State.Msgs != uint64(n) || info.State.LastSeq != uint64(n) {
+		t.Fatalf("INGEST holds %d messages (last seq %d), want %d", info.State.Msgs, info.State.LastSeq, n)
+	}
+	results := e.runWorker(ctx, n)
+	if len(results) != n {
+		t.Fatalf("worker saw %d documents, want %d", len(results), n)
+	}
+	for id, rs := range results {
+		if len(rs) != 1 || rs[0].Outcome != worker.OutcomeAcked {
+			t.Fatalf("document %s: results %+v, want one acked", id, rs)
+		}
+	}
+
+	// 2. Re-run over the unchanged folder: nothing is published.
+	s, err = e.producer(Options{}).Backfill(ctx, BackfillOptions{Paths: []string{dir}, DeleteMissing: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Sent != 0 || s.Skipped != n || s.Failed != 0 {
+		t.Fatalf("re-run: %+v, want %d skipped, 0 sent", s.Stats, n)
+	}
+
+	// 3. Three changed files and one removed: 3 updates and 1 delete.
+	for _, i := range []int{1, 2000 % n, 3333 % n} {
+		p := filepath.Join(dir, fmt.Sprintf("d%02d", i%50), fmt.Sprintf("f%05d.md", i))
+		if err := os.WriteFile(p, append(mdContent(i, 200), "\n## Changed\n\nNew text.\n"...), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gone := filepath.Join(dir, "d07", "f00007.md")
+	if err := os.Remove(gone); err != nil {
+		t.Fatal(err)
+	}
+	var planned []Planned
+	s, err = e.producer(Options{}).Backfill(ctx, BackfillOptions{Paths: []string{dir}, DeleteMissing: true, DryRun: true,
+		OnDryRun: func(p Planned) { planned = append(planned, p) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(planned) != 4 || planned[3].Op != messages.OpDelete || planned[3].ID != "d07/f00007.md" {
+		t.Fatalf("dry run planned %+v, want 3 upserts then the delete of d07/f00007.md", planned)
+	}
+	if info2, _ := ingest.Info(ctx); info2.State.LastSeq != uint64(n) {
+		t.Fatalf("dry run published: last seq %d", info2.State.LastSeq)
+	}
+	s, err = e.producer(Options{}).Backfill(ctx, BackfillOptions{Paths: []string{dir}, DeleteMissing: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Sent != 4 || s.Deleted != 1 || s.Skipped != n-4 || s.Failed != 0 {
+		t.Fatalf("incremental run: %+v, want 3 updates + 1 delete", s.Stats)
+	}
+	e.runWorker(ctx, 4)
+
+	// 4. The change feed equals chunking the folder as it is now.
+	compareViews(t, e.view(ctx), expected(t, dir, ""))
+
+	// 5. A second -delete-missing run does not delete again; -force sends all.
+	s, err = e.producer(Options{}).Backfill(ctx, BackfillOptions{Paths: []string{dir}, DeleteMissing: true})
+	if err != nil || s.Sent != 0 {
+		t.Fatalf("after the delete: %+v, %v; want nothing sent", s.Stats, err)
+	}
+	s, err = e.producer(Options{}).Backfill(ctx, BackfillOptions{Paths: []string{dir}, Force: true, DryRun: true})
+	if err != nil || s.Sent != n-1 {
+		t.Fatalf("-force dry run: %+v, %v; want %d", s.Stats, err, n-1)
+	}
+}
+

@@ -1,0 +1,116 @@
+package producer
+
+import (
+	"sync"
+	"time"
+
+	"github.com/chunkstream/chunkstream/chunking"
+)
+
+// Stats counts a backfill's or a stream's documents as they settle.
+type Stats struct {
+	// Total is the number of documents found (plus planned deletes), or
+	// of lines read from a stream.
+	Total int
+	// Done counts the documents settled: sent, skipped or failed.
+	Done int
+	// Sent counts requests the server accepted (Duplicates included),
+	// deletes included; Deleted counts the deletes among them.
+	Sent    int
+	Deleted int
+	// Duplicates counts PubAcks that reported a duplicate: a retried
+	// publish whose first copy had arrived.
+	Duplicates int
+	// Skipped counts documents unchanged since a done record.
+	Skipped int
+	// Failed counts documents not accepted: unreadable, invalid, or not
+	// acknowledged after every retry.
+	Failed int
+	// Bytes is the content size of the accepted documents; ReadBytes of
+	// every document read (sent or skipped).
+	Bytes     int64
+	ReadBytes int64
+}
+
+// Failure is one document that was not accepted.
+type Failure struct {
+	// ID is the document id ("" for a stdin line that has none).
+	ID string
+	// Line is the 1-based line number of a stdin request, 0 otherwise.
+	Line int
+	// Err says why.
+	Err error
+}
+
+// Planned is one request a dry run would send.
+type Planned struct {
+	ID    string
+	Op    string
+	Bytes int
+	// Object tells that the content would go through the Object Store.
+	Object bool
+}
+
+// Summary is the result of a backfill or a stream.
+type Summary struct {
+	Stats
+	// Elapsed is the wall time of the run.
+	Elapsed time.Duration
+	// Failures lists the documents not accepted, in order.
+	Failures []Failure
+	// Warnings are the walker's and mailbox reader's warnings.
+	Warnings []chunking.Warning
+}
+
+// OK reports whether every document was accepted or skipped.
+func (s *Summary) OK() bool { return s.Failed == 0 }
+
+// tally keeps the counters; the progress callback runs under its lock, so
+// it is called one at a time.
+type tally struct {
+	mu       sync.Mutex
+	s        Summary
+	progress func(Stats)
+}
+
+func (t *tally) update(f func(s *Summary)) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	f(&t.s)
+	if t.progress != nil {
+		t.progress(t.s.Stats)
+	}
+}
+
+func (t *tally) fail(id string, line int, err error) {
+	t.update(func(s *Summary) {
+		s.Done++
+		s.Failed++
+		s.Failures = append(s.Failures, Failure{ID: id, Line: line, Err: err})
+	})
+}
+
+// settle counts a request whose publish finished.
+func (t *tally) settle(o *outgoing) {
+	if o.err != nil {
+		t.fail(o.id, o.line, o.err)
+		return
+	}
+	t.update(func(s *Summary) {
+		s.Done++
+		s.Sent++
+		s.Bytes += int64(o.bytes)
+		if o.del {
+			s.Deleted++
+		}
+		if o.ack != nil && o.ack.Duplicate {
+			s.Duplicates++
+		}
+	})
+}
+
+func (t *tally) summary() Summary {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.s
+}

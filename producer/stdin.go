@@ -1,0 +1,175 @@
+package producer
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/chunkstream/chunkstream/messages"
+)
+
+// MaxLineBytes is the longest JSON line SendLines reads (larger lines are
+// reported and skipped): 64 MiB of content, base64-inflated, plus the
+// envelope. Larger documents belong in the Object Store.
+const MaxLineBytes = 96 << 20
+
+// StreamOptions configure Producer.SendLines.
+type StreamOptions struct {
+	// Rate limits the requests published per second (0: no limit).
+	Rate float64
+	// Retry bounds the retries of a failed publish.
+	Retry RetryOptions
+	// DryRun publishes nothing; OnDryRun receives each valid request.
+	DryRun   bool
+	OnDryRun func(Planned)
+	// OnProgress is called after each line settles, one call at a time.
+	OnProgress func(Stats)
+	// OnBadLine, when set, is called for each line that is not a valid
+	// request (also listed in the summary's Failures), as it is found.
+	OnBadLine func(Failure)
+}
+
+// SendLines reads ingest requests as JSON lines (the wire contract's
+// JSON form: content, content_b64 or content_ref) from r and publishes
+// each, re-encoded in the producer's content type, with the Nats-Msg-Id
+// of the wire contract. A line that does not decode or validate is
+// reported by its 1-based number and the stream goes on; blank lines are
+// ignored. Content larger than the inline limit goes through the Object
+// Store. Stream requests are never skipped as unchanged: each line is an
+// event.
+func (p *Producer) SendLines(ctx context.Context, r io.Reader, o StreamOptions) (Summary, error) {
+	start := time.Now()
+	t := &tally{progress: o.OnProgress}
+	var snd *sender
+	if !o.DryRun {
+		snd = newSender(ctx, p.js, p.opts.MaxPending, o.Rate, o.Retry, t.settle)
+	}
+	bf := &backfill{p: p}
+	br := bufio.NewReaderSize(r, 1<<20)
+	var runErr error
+	for n := 1; ; n++ {
+		line, tooLong, err := readLine(br, MaxLineBytes)
+		if err != nil && !errors.Is(err, io.EOF) {
+			runErr = fmt.Errorf("producer: read line %d: %w", n, err)
+			break
+		}
+		if len(bytes.TrimSpace(line)) > 0 || tooLong {
+			t.update(func(s *Summary) { s.Total++ })
+			if perr := p.sendLine(ctx, bf, snd, o, t, n, line, tooLong); perr != nil {
+				runErr = perr
+				break
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			break
+		}
+	}
+	if snd != nil {
+		snd.close()
+	}
+	s := t.summary()
+	s.Elapsed = time.Since(start)
+	if runErr == nil && snd != nil && snd.isBroken() {
+		runErr = ErrUnavailable
+	}
+	return s, runErr
+}
+
+// sendLine validates and publishes one line; the error stops the stream.
+func (p *Producer) sendLine(ctx context.Context, bf *backfill, snd *sender, o StreamOptions, t *tally, n int, line []byte, tooLong bool) error {
+	bad := func(id string, err error) {
+		f := Failure{ID: id, Line: n, Err: fmt.Errorf("line %d: %w", n, err)}
+		t.fail(f.ID, f.Line, f.Err)
+		if o.OnBadLine != nil {
+			o.OnBadLine(f)
+		}
+	}
+	if tooLong {
+		bad("", fmt.Errorf("%w: longer than %d bytes", messages.ErrInvalid, MaxLineBytes))
+		return nil
+	}
+	req, err := messages.DecodeIngest(messages.ContentTypeJSON, line)
+	if err == nil {
+		err = req.Validate()
+	}
+	if err == nil {
+		_, err = req.ResolvedFormat()
+	}
+	if err != nil {
+		bad(req.ID, err)
+		return nil
+	}
+	out := &outgoing{id: req.ID, line: n, bytes: len(req.Content), del: req.IsDelete()}
+	var msgID string
+	switch {
+	case req.IsDelete():
+		msgID = messages.DeleteMsgID(req.ID, p.opts.SendID)
+	case req.ContentRef != nil:
+		// The object is named by the sha256 of its content: its version.
+		msgID = messages.IngestMsgID(req.ID, req.ContentRef.Name, p.opts.SendID)
+	}
+	if o.DryRun {
+		bf.t = t
+		bf.o.OnDryRun = o.OnDryRun
+		op := messages.OpUpsert
+		if req.IsDelete() {
+			op = messages.OpDelete
+		}
+		bf.dry(Planned{ID: req.ID, Op: op, Bytes: len(req.Content), Object: len(req.Content) > p.opts.MaxInline})
+		return nil
+	}
+	r := &req
+	if msgID == "" { // inline content: through Request (Object Store when large)
+		doc := Document{
+			ID: req.ID, Content: req.Content, Format: req.Format, Chunker: req.Chunker, Options: req.Options,
+			Metadata: req.Metadata, Source: req.Source, Collection: req.Collection,
+		}
+		if len(doc.Content) > p.opts.MaxInline {
+			if err := bf.ensureObjects(ctx); err != nil {
+				bad(req.ID, err)
+				return nil
+			}
+		}
+		if r, msgID, err = p.Request(ctx, doc); err != nil {
+			bad(req.ID, err)
+			return nil
+		}
+	}
+	r.V = messages.Version
+	if out.msg, err = p.message(r, msgID); err != nil {
+		bad(req.ID, err)
+		return nil
+	}
+	if err := snd.send(ctx, out); err != nil {
+		t.fail(req.ID, n, err)
+		return err
+	}
+	return nil
+}
+
+// readLine reads one line (without its newline) of at most max bytes;
+// a longer line is consumed and reported with tooLong. At the end of the
+// input err is io.EOF (line may hold a last unterminated line).
+func readLine(br *bufio.Reader, max int) (line []byte, tooLong bool, err error) {
+	var buf []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if !tooLong {
+			if len(buf)+len(chunk) > max+1 {
+				tooLong, buf = true, nil
+			} else {
+				buf = append(buf, chunk...)
+			}
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		buf = bytes.TrimSuffix(buf, []byte{'\n'})
+		buf = bytes.TrimSuffix(buf, []byte{'\r'})
+		return buf, tooLong, err
+	}
+}
