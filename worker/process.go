@@ -102,6 +102,11 @@ func (w *Worker) process(ctx context.Context, msg jetstream.Msg, res *Result) {
 			return
 		}
 	}
+	if err := ctx.Err(); err != nil {
+		// Drain timeout: leave the write to the next worker.
+		fail(res, "shutdown", err, false)
+		return
+	}
 	// Steps 2–4 belong to the sink.
 	if err := w.sink.Write(ctx, doc, chunks); err != nil {
 		fail(res, CauseSink, err, IsPermanent(err))

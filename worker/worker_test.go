@@ -1,0 +1,586 @@
+package worker_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/chunkstream/chunkstream/messages"
+	"github.com/chunkstream/chunkstream/producer"
+	"github.com/chunkstream/chunkstream/worker"
+)
+
+func TestSetupIdempotent(t *testing.T) {
+	e := newEnv(t, testConfig())
+	ctx := context.Background()
+	for range 2 {
+		if _, err := worker.Setup(ctx, e.js, e.cfg); err != nil {
+			t.Fatalf("Setup again: %v", err)
+		}
+	}
+	s, err := e.js.Stream(ctx, "INGEST")
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, _ := s.Info(ctx)
+	if info.Config.Retention != jetstream.WorkQueuePolicy || info.Config.Storage != jetstream.FileStorage ||
+		info.Config.Duplicates != e.cfg.DuplicateWindow || !info.Config.AllowDirect {
+		t.Errorf("INGEST config = %+v", info.Config)
+	}
+	c, err := e.js.Stream(ctx, "CHUNKS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ci, _ := c.Info(ctx)
+	if ci.Config.Duplicates != time.Hour || ci.Config.MaxAge != 168*time.Hour {
+		t.Errorf("CHUNKS config = %+v", ci.Config)
+	}
+	cons, err := e.js.Consumer(ctx, "INGEST", "chunkers")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cinfo, _ := cons.Info(ctx)
+	if cinfo.Config.AckWait != e.cfg.AckWait || cinfo.Config.MaxDeliver != e.cfg.MaxDeliver ||
+		cinfo.Config.AckPolicy != jetstream.AckExplicitPolicy {
+		t.Errorf("consumer config = %+v", cinfo.Config)
+	}
+	// A changed setting is applied on the next start.
+	cfg := e.cfg
+	cfg.AckWait = 2 * time.Second
+	if _, err := worker.Setup(ctx, e.js, cfg); err != nil {
+		t.Fatal(err)
+	}
+	cinfo, _ = cons.Info(ctx)
+	if cinfo.Config.AckWait != 2*time.Second {
+		t.Errorf("AckWait after update = %v, want 2s", cinfo.Config.AckWait)
+	}
+}
+
+// TestEndToEnd: every chunk arrives once on CHUNKS, equal to chunking
+// directly; an empty and a whitespace document give one delete record; a
+// delete request gives a delete record; JSON and msgpack requests both
+// work.
+func TestEndToEnd(t *testing.T) {
+	e := newEnv(t, testConfig())
+	docs := markdownDocs(40)
+	docs["docs/empty.md"] = []byte{}
+	docs["docs/blank.md"] = []byte("  \n\n\t\n")
+	_, res, _ := e.startWorker(worker.Options{})
+	ids := make([]string, 0, len(docs))
+	for id := range docs {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for i, id := range ids {
+		ct := messages.ContentTypeMsgpack
+		if i%3 == 0 {
+			ct = messages.ContentTypeJSON
+		}
+		e.publish("ingest.docs.e2e", messages.IngestRequest{V: 1, ID: id, Content: docs[id]}, ct)
+	}
+	waitFor(t, 60*time.Second, "every document acked", func() bool { return len(res.finals()) == len(docs) })
+	for _, r := range res.finals() {
+		if r.Outcome != worker.OutcomeAcked {
+			t.Errorf("%s: outcome %s (%v), want acked", r.DocID, r.Outcome, r.Err)
+		}
+	}
+	recs := e.records()
+	checkComplete(t, recs, docs)
+	for _, r := range recs {
+		if r.DocID == "docs/empty.md" && (r.Op != messages.OpDelete || r.Count != 0 || r.IngestSeq == 0) {
+			t.Errorf("empty document record = %+v, want a delete record", r)
+		}
+	}
+	// Subjects follow the ingest subject's tail.
+	for _, m := range e.streamMsgs("CHUNKS") {
+		if m.Subject != "chunks.docs.e2e" {
+			t.Fatalf("chunk record subject = %q, want chunks.docs.e2e", m.Subject)
+		}
+	}
+	if n := e.pendingIngest(); n != 0 {
+		t.Errorf("INGEST holds %d requests after processing, want 0", n)
+	}
+	// A delete request publishes a delete record with its sequence.
+	seq := e.publish("ingest.docs.e2e", messages.IngestRequest{V: 1, Op: messages.OpDelete, ID: "docs/d001.md"}, "")
+	waitFor(t, 20*time.Second, "delete processed", func() bool { _, ok := res.finals()[seq]; return ok })
+	var found bool
+	for _, r := range e.records() {
+		if r.DocID == "docs/d001.md" && r.Op == messages.OpDelete && r.IngestSeq == seq {
+			found = true
+		}
+	}
+	if !found {
+		t.Error("no delete record for the delete request")
+	}
+	rec, _, ok, err := worker.NewKVRecords(e.top.Docs).Get(context.Background(), "docs/d001.md")
+	if err != nil || !ok || rec.Op != messages.OpDelete || rec.State != worker.StateDone || rec.IngestSeq != seq {
+		t.Errorf("record after delete = %+v, %v, %v", rec, ok, err)
+	}
+}
+
+// TestPoison: each poison kind gives one dead letter with its reason and
+// headers, and the good messages around it are processed.
+func TestPoison(t *testing.T) {
+	cfg := testConfig()
+	cfg.MaxDocBytes = 9000
+	e := newEnv(t, cfg)
+	_, res, _ := e.startWorker(worker.Options{})
+	good := markdownDocs(2)
+	ctx := context.Background()
+	objs, err := e.js.ObjectStore(ctx, cfg.ObjectsBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := []byte(strings.Repeat("word ", 4000))
+	if _, err := objs.PutBytes(ctx, "big", big); err != nil {
+		t.Fatal(err)
+	}
+	type poison struct {
+		name  string
+		data  []byte
+		ct    string
+		cause string
+		text  string
+	}
+	enc := func(r messages.IngestRequest, ct string) []byte {
+		b, err := messages.EncodeIngest(&r, ct)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	cases := []poison{
+		{"bad msgpack", []byte{0xc1, 0x00}, "", worker.CauseUndecodable, "cannot decode"},
+		{"bad json", []byte(`{"v":1,"id":`), messages.ContentTypeJSON, worker.CauseUndecodable, "cannot decode"},
+		{"unknown version", []byte(`{"v":9,"id":"p/v.md","content":"x"}`), messages.ContentTypeJSON, worker.CauseVersion, "v=9"},
+		{"unknown chunker", enc(messages.IngestRequest{V: 1, ID: "p/c.md", Chunker: "nope", Content: []byte("x")}, ""), "", worker.CauseUnknownChunker, "nope"},
+		{"unknown option", enc(messages.IngestRequest{V: 1, ID: "p/o.md", Options: map[string]any{"bogus": 1}, Content: []byte("x")}, ""), "", worker.CauseUnknownOption, "bogus"},
+		{"invalid options", enc(messages.IngestRequest{V: 1, ID: "p/i.md", Options: map[string]any{"max_char": "many"}, Content: []byte("x")}, ""), "", worker.CauseInvalidOptions, "max_char"},
+		{"unknown format", enc(messages.IngestRequest{V: 1, ID: "p/f.md", Format: "pdf", Content: []byte("x")}, ""), "", worker.CauseUnknownFormat, "pdf"},
+		{"not utf-8", enc(messages.IngestRequest{V: 1, ID: "p/u.md", Content: []byte("caf\xe9\n")}, ""), "", worker.CauseNotUTF8, "UTF-8"},
+		{"no content", []byte(`{"v":1,"id":"p/n.md"}`), messages.ContentTypeJSON, worker.CauseNoContent, "no content"},
+		{"too large", enc(messages.IngestRequest{V: 1, ID: "p/l.md", Content: big}, ""), "", worker.CauseTooLarge, "over the limit"},
+		{"too large object", enc(messages.IngestRequest{V: 1, ID: "p/lo.md", ContentRef: &messages.ContentRef{Bucket: cfg.ObjectsBucket, Name: "big"}}, ""), "", worker.CauseTooLarge, "over the limit"},
+		{"missing object", enc(messages.IngestRequest{V: 1, ID: "p/m.md", ContentRef: &messages.ContentRef{Bucket: cfg.ObjectsBucket, Name: "gone"}}, ""), "", worker.CauseMissingObject, "gone"},
+		{"missing bucket", enc(messages.IngestRequest{V: 1, ID: "p/mb.md", ContentRef: &messages.ContentRef{Bucket: "NOBUCKET", Name: "x"}}, ""), "", worker.CauseMissingObject, "NOBUCKET"},
+		{"chunker panic", enc(messages.IngestRequest{V: 1, ID: "p/p.md", Chunker: "panic", Content: []byte("x")}, ""), "", worker.CauseChunkerPanic, "boom"},
+	}
+	seqs := map[uint64]poison{}
+	var goodSeqs []uint64
+	i := 0
+	for id, content := range good {
+		goodSeqs = append(goodSeqs, e.publish("ingest.docs", messages.IngestRequest{V: 1, ID: id, Content: content}, ""))
+		for ; i < len(cases)*(len(goodSeqs))/len(good); i++ {
+			seqs[e.publishRaw("ingest.docs", cases[i].data, cases[i].ct)] = cases[i]
+		}
+	}
+	// A good document stored as an object.
+	objDoc := markdownDocs(3)["docs/d002.md"]
+	if _, err := objs.PutBytes(ctx, messages.ContentVersion(objDoc), objDoc); err != nil {
+		t.Fatal(err)
+	}
+	goodSeqs = append(goodSeqs, e.publish("ingest.docs", messages.IngestRequest{V: 1, ID: "docs/d002.md",
+		ContentRef: &messages.ContentRef{Bucket: cfg.ObjectsBucket, Name: messages.ContentVersion(objDoc)}}, ""))
+	good["docs/d002.md"] = objDoc
+
+	total := len(cases) + len(goodSeqs)
+	waitFor(t, 60*time.Second, "every request final", func() bool { return len(res.finals()) == total })
+	finals := res.finals()
+	for _, s := range goodSeqs {
+		if finals[s].Outcome != worker.OutcomeAcked {
+			t.Errorf("good request %d: %s (%v)", s, finals[s].Outcome, finals[s].Err)
+		}
+	}
+	checkComplete(t, e.records(), good)
+
+	dls := e.streamMsgs("DLQ")
+	if len(dls) != len(cases) {
+		t.Errorf("%d dead letters, want %d", len(dls), len(cases))
+	}
+	for _, m := range dls {
+		dl, err := messages.ParseDeadLetter(m.Header)
+		if err != nil {
+			t.Errorf("dead letter %d: %v", m.Sequence, err)
+			continue
+		}
+		pc, ok := seqs[dl.StreamSeq]
+		if !ok {
+			t.Errorf("dead letter for unexpected sequence %d: %+v", dl.StreamSeq, dl)
+			continue
+		}
+		delete(seqs, dl.StreamSeq)
+		if dl.Kind != messages.KindPermanent || dl.Subject != "ingest.docs" || dl.Deliveries != 1 ||
+			!strings.Contains(dl.Reason, pc.text) || m.Subject != "dlq.ingest" {
+			t.Errorf("%s: dead letter %+v on %s, want permanent, reason containing %q", pc.name, dl, m.Subject, pc.text)
+		}
+		if string(m.Data) != string(pc.data) || m.Header.Get(messages.HeaderContentType) != pc.ct {
+			t.Errorf("%s: dead letter payload or headers changed", pc.name)
+		}
+		if r := finals[dl.StreamSeq]; r.Cause != pc.cause {
+			t.Errorf("%s: cause %q, want %q", pc.name, r.Cause, pc.cause)
+		}
+	}
+	for _, pc := range seqs {
+		t.Errorf("%s: no dead letter", pc.name)
+	}
+	if n := e.pendingIngest(); n != 0 {
+		t.Errorf("INGEST holds %d requests, want 0 (poison must be terminated)", n)
+	}
+}
+
+// TestSlowChunker: a chunker slower than AckWait is not redelivered while
+// the worker lives, thanks to the in-progress acks.
+func TestSlowChunker(t *testing.T) {
+	cfg := testConfig()
+	cfg.AckWait = 500 * time.Millisecond
+	e := newEnv(t, cfg)
+	w, res, _ := e.startWorker(worker.Options{})
+	seq := e.publish("ingest.docs", messages.IngestRequest{V: 1, ID: "slow.md", Chunker: "slow",
+		Options: map[string]any{"sleep_ms": 1800}, Content: []byte("# Slow\n\ntext")}, "")
+	waitFor(t, 20*time.Second, "slow document", func() bool { _, ok := res.finals()[seq]; return ok })
+	time.Sleep(700 * time.Millisecond) // a redelivery would show up now
+	all := res.snapshot()
+	if len(all) != 1 || all[0].Delivery != 1 || all[0].Outcome != worker.OutcomeAcked {
+		t.Errorf("results = %+v, want one acked first delivery", all)
+	}
+	if n := metricValue(t, w.Metrics().Redeliveries); n != 0 {
+		t.Errorf("redeliveries = %v, want 0", n)
+	}
+}
+
+// flakySink fails the first n writes with a transient error, recording
+// when each write happened.
+type flakySink struct {
+	mu    sync.Mutex
+	fails int
+	times []time.Time
+	inner worker.Sink
+}
+
+func (s *flakySink) Write(ctx context.Context, doc worker.Doc, chunks []worker.Chunk) error {
+	s.mu.Lock()
+	s.times = append(s.times, time.Now())
+	fail := len(s.times) <= s.fails
+	s.mu.Unlock()
+	if fail {
+		return errors.New("sink unavailable")
+	}
+	return s.inner.Write(ctx, doc, chunks)
+}
+
+// TestTransientSink: a sink that fails transiently gets NAKs with growing
+// delays, then the document succeeds; a sink failing forever ends in an
+// exhausted dead letter after MaxDeliver.
+func TestTransientSink(t *testing.T) {
+	cfg := testConfig()
+	cfg.MaxDeliver = 4
+	cfg.BackoffBase = 150 * time.Millisecond
+	cfg.BackoffMax = 2 * time.Second
+	e := newEnv(t, cfg)
+	sink := &flakySink{fails: 2, inner: worker.NewSubjectSink(e.js, cfg.ChunksPrefix, 16)}
+	// No jitter: delays are exactly base·2^(n−1).
+	_, res, stop := e.startWorker(worker.Options{Sink: sink, Backoff: worker.Backoff{Base: cfg.BackoffBase, Max: cfg.BackoffMax, Rand: func() float64 { return 0.999 }}})
+	docs := markdownDocs(1)
+	seq := e.publish("ingest.docs", messages.IngestRequest{V: 1, ID: "docs/d000.md", Content: docs["docs/d000.md"]}, "")
+	waitFor(t, 20*time.Second, "success after retries", func() bool { _, ok := res.finals()[seq]; return ok })
+	if r := res.finals()[seq]; r.Outcome != worker.OutcomeAcked || r.Delivery != 3 {
+		t.Errorf("final = %+v, want acked on delivery 3", r)
+	}
+	sink.mu.Lock()
+	times := append([]time.Time(nil), sink.times...)
+	sink.mu.Unlock()
+	if len(times) != 3 {
+		t.Fatalf("%d writes, want 3", len(times))
+	}
+	d1, d2 := times[1].Sub(times[0]), times[2].Sub(times[1])
+	if d1 < 140*time.Millisecond || d2 < 280*time.Millisecond || d2 <= d1 {
+		t.Errorf("retry gaps %v, %v: want ≥150ms then ≥300ms, growing", d1, d2)
+	}
+	checkComplete(t, e.records(), docs)
+	stop()
+
+	// Failing forever: exhausted after MaxDeliver deliveries.
+	sink2 := &flakySink{fails: 1 << 30}
+	_, res2, _ := e.startWorker(worker.Options{Sink: sink2})
+	seq2 := e.publish("ingest.docs", messages.IngestRequest{V: 1, ID: "docs/forever.md", Content: []byte("# x\n\ny")}, "")
+	waitFor(t, 30*time.Second, "exhausted", func() bool { _, ok := res2.finals()[seq2]; return ok })
+	r := res2.finals()[seq2]
+	if r.Outcome != worker.OutcomeExhausted || r.Delivery != uint64(cfg.MaxDeliver) {
+		t.Errorf("final = %+v, want exhausted on delivery %d", r, cfg.MaxDeliver)
+	}
+	var found bool
+	for _, m := range e.streamMsgs("DLQ") {
+		dl, err := messages.ParseDeadLetter(m.Header)
+		if err == nil && dl.StreamSeq == seq2 {
+			found = true
+			if dl.Kind != messages.KindExhausted || dl.Deliveries != uint64(cfg.MaxDeliver) || !strings.Contains(dl.Reason, "sink unavailable") {
+				t.Errorf("dead letter = %+v", dl)
+			}
+		}
+	}
+	if !found {
+		t.Error("no exhausted dead letter")
+	}
+	if n := e.pendingIngest(); n != 0 {
+		t.Errorf("INGEST holds %d requests, want 0", n)
+	}
+}
+
+// TestSuperseded: a request overtaken by a newer version of its document
+// is acked without writing.
+func TestSuperseded(t *testing.T) {
+	e := newEnv(t, testConfig())
+	old := e.publish("ingest.docs", messages.IngestRequest{V: 1, ID: "a.md", Content: []byte("# Old\n\nold text")}, "")
+	newer := e.publish("ingest.docs", messages.IngestRequest{V: 1, ID: "a.md", Content: []byte("# New\n\nnew text")}, "")
+	// A worker started the newer version first.
+	recs := worker.NewKVRecords(e.top.Docs)
+	if _, err := recs.Start(context.Background(), "a.md", worker.Record{IngestSeq: newer, Op: worker.OpUpsert}); err != nil {
+		t.Fatal(err)
+	}
+	w, res, _ := e.startWorker(worker.Options{})
+	waitFor(t, 20*time.Second, "both versions", func() bool { return len(res.finals()) == 2 })
+	f := res.finals()
+	if f[old].Outcome != worker.OutcomeSuperseded || f[newer].Outcome != worker.OutcomeAcked {
+		t.Errorf("outcomes old=%s new=%s, want superseded and acked", f[old].Outcome, f[newer].Outcome)
+	}
+	for _, r := range e.records() {
+		if r.IngestSeq != newer {
+			t.Errorf("record of superseded version published: %+v", r)
+		}
+	}
+	if n := metricValue(t, w.Metrics().Messages.WithLabelValues(worker.OutcomeSuperseded)); n != 1 {
+		t.Errorf("superseded count = %v, want 1", n)
+	}
+	got, err := recs.NewestSeq(context.Background(), "a.md")
+	if err != nil || got != newer {
+		t.Errorf("NewestSeq = %d, %v; want %d", got, err, newer)
+	}
+}
+
+// TestRecordsCAS: the record only moves forward, under concurrency.
+func TestRecordsCAS(t *testing.T) {
+	e := newEnv(t, testConfig())
+	recs := worker.NewKVRecords(e.top.Docs)
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	for i := 1; i <= 20; i++ {
+		wg.Go(func() {
+			if _, err := recs.Start(ctx, "doc", worker.Record{IngestSeq: uint64(i), Op: worker.OpUpsert}); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if got, _ := recs.NewestSeq(ctx, "doc"); got != 20 {
+		t.Errorf("NewestSeq = %d after concurrent starts, want 20", got)
+	}
+	if ok, _ := recs.Finish(ctx, "doc", 19); ok {
+		t.Error("Finish(19) succeeded while the record holds 20")
+	}
+	if ok, _ := recs.Finish(ctx, "doc", 20); !ok {
+		t.Error("Finish(20) failed")
+	}
+	rec, _, _, _ := recs.Get(ctx, "doc")
+	if rec.State != worker.StateDone {
+		t.Errorf("state = %s, want done", rec.State)
+	}
+	found, _ := recs.Start(ctx, "doc", worker.Record{IngestSeq: 5})
+	if found.IngestSeq != 20 {
+		t.Errorf("Start(5) found %d, want 20 (never moves back)", found.IngestSeq)
+	}
+	if k := worker.RecordKey("docs/a b.md"); strings.ContainsAny(k, "=/+ ") {
+		t.Errorf("RecordKey = %q, want raw base64url", k)
+	}
+}
+
+// TestAdvisory: a request whose worker died on its last delivery is
+// copied to the DLQ by the max-deliveries advisory handler and deleted
+// from INGEST.
+func TestAdvisory(t *testing.T) {
+	cfg := testConfig()
+	cfg.MaxDeliver = 2
+	cfg.AckWait = 300 * time.Millisecond
+	e := newEnv(t, cfg)
+	seq := e.publish("ingest.docs", messages.IngestRequest{V: 1, ID: "dead.md", Content: []byte("x")}, "")
+	// A "worker" that takes the request and dies, twice.
+	for d := 1; d <= cfg.MaxDeliver; d++ {
+		b, err := e.top.Consumer.Fetch(1, jetstream.FetchMaxWait(3*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for range b.Messages() {
+			n++
+		}
+		if n != 1 {
+			t.Fatalf("delivery %d: fetched %d messages", d, n)
+		}
+	}
+	// A live worker handles the advisory when the last AckWait expires.
+	_, res, _ := e.startWorker(worker.Options{})
+	waitFor(t, 20*time.Second, "advisory handled", func() bool { _, ok := res.finals()[seq]; return ok })
+	if r := res.finals()[seq]; r.Outcome != worker.OutcomeExhausted || r.Cause != "max_deliveries" {
+		t.Errorf("result = %+v", r)
+	}
+	dls := e.streamMsgs("DLQ")
+	if len(dls) != 1 {
+		t.Fatalf("%d dead letters, want 1", len(dls))
+	}
+	dl, err := messages.ParseDeadLetter(dls[0].Header)
+	if err != nil || dl.Kind != messages.KindExhausted || dl.StreamSeq != seq || dl.Deliveries != 2 || dl.Subject != "ingest.docs" {
+		t.Errorf("dead letter = %+v, %v", dl, err)
+	}
+	waitFor(t, 5*time.Second, "INGEST empty", func() bool { return e.pendingIngest() == 0 })
+}
+
+// TestServerRestart: the nats-server stops and restarts mid-run with the
+// same store; nothing is lost.
+func TestServerRestart(t *testing.T) {
+	cfg := testConfig()
+	e := &env{t: t, dir: t.TempDir(), cfg: cfg}
+	port := freePort(t)
+	e.ns = startServer(t, e.dir, port)
+	e.connect()
+	docs := markdownDocs(120)
+	_, res, _ := e.startWorker(worker.Options{})
+	for id, c := range docs {
+		e.publish("ingest.docs", messages.IngestRequest{V: 1, ID: id, Content: c}, "")
+	}
+	waitFor(t, 30*time.Second, "some progress", func() bool { return len(res.finals()) >= 10 })
+	e.ns.Shutdown()
+	e.ns.WaitForShutdown()
+	time.Sleep(300 * time.Millisecond)
+	e.ns = startServer(t, e.dir, port)
+	t.Cleanup(func() { e.ns.Shutdown(); e.ns.WaitForShutdown() })
+	waitFor(t, 90*time.Second, "INGEST drained", func() bool { return e.pendingIngest() == 0 })
+	// Records of one ingest sequence are never stored twice (CHUNKS
+	// de-duplicates by <chunk id>@<ingest_seq>).
+	checkComplete(t, e.records(), docs)
+	if n := len(e.streamMsgs("DLQ")); n != 0 {
+		t.Errorf("%d dead letters, want 0", n)
+	}
+}
+
+// TestDrainAbandons: work still running when the drain timeout ends is
+// NAKed and taken by the next worker; nothing is lost.
+func TestDrainAbandons(t *testing.T) {
+	cfg := testConfig()
+	cfg.DrainTimeout = 200 * time.Millisecond
+	e := newEnv(t, cfg)
+	w, res, stop := e.startWorker(worker.Options{})
+	seq := e.publish("ingest.docs", messages.IngestRequest{V: 1, ID: "slow.md", Chunker: "slow",
+		Options: map[string]any{"sleep_ms": 1500}, Content: []byte("# S\n\nx")}, "")
+	waitFor(t, 10*time.Second, "in flight", func() bool { return metricValue(t, w.Metrics().InFlight) == 1 })
+	start := time.Now()
+	stop()
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("stop took %v with a 200ms drain timeout", d)
+	}
+	if all := res.snapshot(); len(all) != 1 || all[0].Outcome != worker.OutcomeAbandoned {
+		t.Errorf("first worker results = %+v, want one abandoned", all)
+	}
+	_, res2, _ := e.startWorker(worker.Options{})
+	waitFor(t, 20*time.Second, "second worker finishes", func() bool { _, ok := res2.finals()[seq]; return ok })
+	if r := res2.finals()[seq]; r.Outcome != worker.OutcomeAcked {
+		t.Errorf("second worker: %+v", r)
+	}
+}
+
+// metricValue reads a counter or gauge.
+func metricValue(t testing.TB, m prometheus.Metric) float64 {
+	t.Helper()
+	var out dto.Metric
+	if err := m.Write(&out); err != nil {
+		t.Fatal(err)
+	}
+	if out.Counter != nil {
+		return out.Counter.GetValue()
+	}
+	return out.Gauge.GetValue()
+}
+
+// TestHealth: /metrics serves the private registry; /readyz follows the
+// worker's state.
+func TestHealth(t *testing.T) {
+	e := newEnv(t, testConfig())
+	w, _, stop := e.startWorker(worker.Options{})
+	srv := httptest.NewServer(worker.Handler(w.Metrics(), w))
+	defer srv.Close()
+	get := func(path string) (int, string) {
+		resp, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	waitFor(t, 5*time.Second, "ready", w.Ready)
+	if code, _ := get("/readyz"); code != 200 {
+		t.Errorf("/readyz = %d, want 200", code)
+	}
+	if code, _ := get("/healthz"); code != 200 {
+		t.Errorf("/healthz = %d", code)
+	}
+	code, body := get("/metrics")
+	for _, name := range []string{"chunkstream_worker_messages_total", "chunkstream_worker_in_flight", "chunkstream_worker_redeliveries_total"} {
+		if code != 200 || !strings.Contains(body, name) {
+			t.Errorf("/metrics lacks %s", name)
+		}
+	}
+	stop()
+	if code, _ := get("/readyz"); code != 503 {
+		t.Errorf("/readyz after stop = %d, want 503", code)
+	}
+}
+
+// TestProducerLargeDocument: the producer stores documents above
+// MaxInline in the Object Store; the worker reads them back.
+func TestProducerLargeDocument(t *testing.T) {
+	e := newEnv(t, testConfig())
+	_, res, _ := e.startWorker(worker.Options{})
+	docs := markdownDocs(8)
+	p := producer.New(e.nc, e.js, producer.Options{MaxInline: 1024})
+	var sent atomic.Int64
+	b := p.Batch(func(s producer.Sent) {
+		if s.Err != nil {
+			t.Error(s.Err)
+		}
+		sent.Add(1)
+	})
+	for id, c := range docs {
+		if err := b.Add(context.Background(), producer.Document{ID: id, Content: c}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if sent.Load() != int64(len(docs)) {
+		t.Fatalf("sent %d, want %d", sent.Load(), len(docs))
+	}
+	waitFor(t, 30*time.Second, "all processed", func() bool { return len(res.finals()) == len(docs) })
+	checkComplete(t, e.records(), docs)
+	objs, _ := e.js.ObjectStore(context.Background(), e.cfg.ObjectsBucket)
+	list, _ := objs.List(context.Background())
+	if len(list) == 0 {
+		t.Error("no document went through the Object Store")
+	}
+	// A retried publish of the same send is dropped by the duplicate window.
+	ack, err := p.Enqueue(context.Background(), producer.Document{ID: "docs/d000.md", Content: docs["docs/d000.md"]})
+	if err != nil || !ack.Duplicate {
+		t.Errorf("re-publish in the same send: %+v, %v; want a duplicate", ack, err)
+	}
+}
