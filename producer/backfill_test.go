@@ -109,4 +109,3 @@ func TestBackfillIncremental(t *testing.T) {
 		t.Fatalf("-force dry run: %+v, %v; want %d", s.Stats, err, n-1)
 	}
 }
-

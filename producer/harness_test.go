@@ -1,12 +1,14 @@
 package producer
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"net"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -300,4 +302,8 @@ func mdContent(i, size int) []byte {
 		b = fmt.Appendf(b, "Paragraph %d of document %d says something worth chunking.\n\n", len(b), i)
 	}
 	return b
+}
+
+func bufioReader(s string, size int) *bufio.Reader {
+	return bufio.NewReaderSize(strings.NewReader(s), size)
 }

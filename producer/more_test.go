@@ -1,0 +1,376 @@
+package producer
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/chunkstream/chunkstream/messages"
+	"github.com/chunkstream/chunkstream/worker"
+)
+
+func TestBackfillDuplicateIDs(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	a, b := t.TempDir(), t.TempDir()
+	for _, d := range []string{a, b} {
+		if err := os.WriteFile(filepath.Join(d, "same.md"), []byte("# x\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(a, "only-a.md"), []byte("# a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		paths []string
+		ok    bool
+	}{
+		{"two roots, same relative path", []string{a, b}, false},
+		{"root and file inside it", []string{a, filepath.Join(b, "same.md")}, false},
+		{"one root", []string{a}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := e.producer(Options{}).Backfill(ctx, BackfillOptions{Paths: tc.paths, DryRun: !tc.ok})
+			if tc.ok {
+				if err != nil || s.Sent != 2 {
+					t.Fatalf("Backfill(%v) = %+v, %v; want 2 sent", tc.paths, s.Stats, err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrDuplicateID) || s.Total != 0 {
+				t.Fatalf("Backfill(%v) = %+v, %v; want ErrDuplicateID before anything", tc.paths, s.Stats, err)
+			}
+		})
+	}
+	// Nothing but the good run reached the stream.
+	st, _ := e.js.Stream(ctx, e.cfg.IngestStream)
+	info, _ := st.Info(ctx)
+	if info.State.LastSeq != 2 {
+		t.Errorf("INGEST last seq %d, want 2", info.State.LastSeq)
+	}
+}
+
+func TestBackfillIDPrefixAndExts(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	dir := t.TempDir()
+	for _, f := range []string{"a.md", "b.txt", "sub/c.MD", ".hidden/d.md", "sub/.e.md"} {
+		p := filepath.Join(dir, filepath.FromSlash(f))
+		_ = os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte("# "+f+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []string
+	_, err := e.producer(Options{}).Backfill(ctx, BackfillOptions{Paths: []string{dir}, IDPrefix: "kb/", Exts: []string{"md"},
+		DryRun: true, OnDryRun: func(p Planned) { got = append(got, p.ID) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "kb/a.md kb/sub/c.MD"; strings.Join(got, " ") != want {
+		t.Errorf("ids = %q, want %q", strings.Join(got, " "), want)
+	}
+}
+
+// TestBackfillLargeDocument: a 20 MB document goes through the Object
+// Store (named by its sha256, content_ref in the request) and comes out
+// chunked. Workers never delete objects (the bucket's TTL does).
+func TestBackfillLargeDocument(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	big := mdContent(1, 20<<20)
+	if err := os.WriteFile(filepath.Join(dir, "big.md"), big, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "small.md"), mdContent(2, 300), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if int64(len(big)) <= e.nc.MaxPayload() {
+		t.Fatalf("document of %d bytes fits the max payload %d", len(big), e.nc.MaxPayload())
+	}
+	var planned []Planned
+	if _, err := e.producer(Options{}).Backfill(ctx, BackfillOptions{Paths: []string{dir}, DryRun: true,
+		OnDryRun: func(p Planned) { planned = append(planned, p) }}); err != nil {
+		t.Fatal(err)
+	}
+	if len(planned) != 2 || !planned[0].Object || planned[1].Object {
+		t.Fatalf("planned %+v, want big.md through the Object Store only", planned)
+	}
+	s, err := e.producer(Options{}).Backfill(ctx, BackfillOptions{Paths: []string{dir}})
+	if err != nil || s.Sent != 2 {
+		t.Fatalf("Backfill = %+v, %v", s.Stats, err)
+	}
+	// The request carries content_ref to the object named by the sha256.
+	st, _ := e.js.Stream(ctx, e.cfg.IngestStream)
+	raw, err := st.GetMsg(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := messages.DecodeIngest(raw.Header.Get(messages.HeaderContentType), raw.Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	version := messages.ContentVersion(big)
+	if req.ID != "big.md" || req.Content != nil || req.ContentRef == nil ||
+		*req.ContentRef != (messages.ContentRef{Bucket: messages.DefaultObjectsBucket, Name: version}) {
+		t.Fatalf("request = id %q, content_ref %+v; want big.md → %s", req.ID, req.ContentRef, version)
+	}
+	if got := raw.Header.Get(messages.HeaderMsgID); !strings.HasPrefix(got, "big.md@"+version+"@") {
+		t.Errorf("Nats-Msg-Id = %q", got)
+	}
+	results := e.runWorker(ctx, 2)
+	if r := results["big.md"]; len(r) != 1 || r[0].Outcome != worker.OutcomeAcked || r[0].Chunks < 100 {
+		t.Fatalf("worker results for big.md: %+v", r)
+	}
+	compareViews(t, e.view(ctx), expected(t, dir, ""))
+	obs, err := e.js.ObjectStore(ctx, messages.DefaultObjectsBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := obs.GetInfo(ctx, version); err != nil {
+		t.Errorf("object %s after processing: %v (workers never delete objects)", version, err)
+	}
+	if st, err := obs.Status(ctx); err != nil || st.TTL() != 7*24*time.Hour {
+		t.Errorf("objects bucket TTL = %v, %v; want 7 days", st.TTL(), err)
+	}
+}
+
+// TestBackfillCreatesObjectsBucket: without the worker's set-up, the
+// producer creates the objects bucket with the 7-day TTL.
+func TestBackfillCreatesObjectsBucket(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	if err := e.js.DeleteObjectStore(ctx, messages.DefaultObjectsBucket); err != nil {
+		t.Fatal(err)
+	}
+	p := e.producer(Options{MaxInline: 1000})
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "a.md"), mdContent(1, 5000), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := p.Backfill(ctx, BackfillOptions{Paths: []string{dir}, ObjectsTTL: time.Hour})
+	if err != nil || s.Sent != 1 {
+		t.Fatalf("Backfill = %+v, %v", s.Stats, err)
+	}
+	obs, err := e.js.ObjectStore(ctx, messages.DefaultObjectsBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := obs.Status(ctx); st.TTL() != time.Hour {
+		t.Errorf("TTL = %v, want 1h", st.TTL())
+	}
+}
+
+// TestBackfillServerOutage: the server stopped briefly mid-backfill → the
+// producer retries with the same Nats-Msg-Id and every document is on the
+// stream once; stopped for good → the run stops and reports, and a re-run
+// after the restart completes without duplicates.
+func TestBackfillServerOutage(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	const n = 1500
+	dir := t.TempDir()
+	writeFiles(t, dir, n, 300)
+
+	// A: a short outage is ridden out by the retries.
+	var done atomic.Int64
+	stopped := make(chan struct{})
+	go func() {
+		for done.Load() < n/3 {
+			time.Sleep(5 * time.Millisecond)
+		}
+		e.stop()
+		time.Sleep(300 * time.Millisecond)
+		e.start()
+		close(stopped)
+	}()
+	s, err := e.producer(Options{MaxPending: 64}).Backfill(ctx, BackfillOptions{
+		Paths: []string{dir}, Rate: 2000,
+		Retry:      RetryOptions{Retries: 20, Wait: 100 * time.Millisecond, AckTimeout: time.Second},
+		OnProgress: func(st Stats) { done.Store(int64(st.Done)) },
+	})
+	<-stopped
+	if err != nil || s.Sent != n || s.Failed != 0 {
+		t.Fatalf("Backfill across a short outage = %+v, %v (%v)", s.Stats, err, s.Failures)
+	}
+	t.Logf("short outage: %d sent, %d acknowledged as duplicates of a retried publish", s.Sent, s.Duplicates)
+	results := e.runWorker(ctx, n)
+	checkOnce(t, results, n)
+
+	// B: an outage longer than the retries: the run stops and reports.
+	for i := range n {
+		p := filepath.Join(dir, fmt.Sprintf("d%02d", i%50), fmt.Sprintf("f%05d.md", i))
+		if err := os.WriteFile(p, mdContent(i+n, 300), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	done.Store(0)
+	go func() {
+		for done.Load() < n/3 {
+			time.Sleep(5 * time.Millisecond)
+		}
+		e.stop()
+	}()
+	s, err = e.producer(Options{MaxPending: 64}).Backfill(ctx, BackfillOptions{
+		Paths: []string{dir}, Rate: 2000,
+		Retry:      RetryOptions{Retries: 2, Wait: 50 * time.Millisecond, AckTimeout: 300 * time.Millisecond},
+		OnProgress: func(st Stats) { done.Store(int64(st.Done)) },
+	})
+	if !errors.Is(err, ErrUnavailable) || s.Failed == 0 || s.Sent+s.Failed != n || len(s.Failures) == 0 {
+		t.Fatalf("Backfill with the server gone = %+v, %v; want ErrUnavailable and failures reported", s.Stats, err)
+	}
+	t.Logf("long outage: %d sent, %d failed; first failure: %v", s.Sent, s.Failed, s.Failures[0].Err)
+	e.start()
+	if !waitConnected(e, 10*time.Second) {
+		t.Fatal("client did not reconnect")
+	}
+	first := e.pendingIngest(ctx)
+	r1 := e.runWorker(ctx, first)
+	s, err = e.producer(Options{}).Backfill(ctx, BackfillOptions{Paths: []string{dir}})
+	if err != nil || s.Failed != 0 || s.Sent+s.Skipped != n {
+		t.Fatalf("re-run = %+v, %v", s.Stats, err)
+	}
+	if s.Sent > n-first+int(s.Duplicates) {
+		t.Errorf("re-run sent %d, but only %d documents were missing", s.Sent, n-first)
+	}
+	r2 := e.runWorker(ctx, s.Sent)
+	for id, rs := range r2 {
+		r1[id] = append(r1[id], rs...)
+	}
+	checkOnce(t, r1, n)
+	compareViews(t, e.view(ctx), expected(t, dir, ""))
+}
+
+// checkOnce: every document was written exactly once.
+func checkOnce(t *testing.T, results map[string][]worker.Result, n int) {
+	t.Helper()
+	if len(results) != n {
+		t.Errorf("%d documents processed, want %d", len(results), n)
+	}
+	for id, rs := range results {
+		if len(rs) != 1 || rs[0].Outcome != worker.OutcomeAcked {
+			t.Errorf("document %s: %d results (%+v), want one acked", id, len(rs), rs)
+			return
+		}
+	}
+}
+
+func waitConnected(e *env, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		if e.nc.IsConnected() {
+			return true
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return false
+}
+
+// pendingIngest returns the number of requests waiting on INGEST.
+func (e *env) pendingIngest(ctx context.Context) int {
+	e.t.Helper()
+	st, err := e.js.Stream(ctx, e.cfg.IngestStream)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return int(info.State.Msgs)
+}
+
+func TestSendLines(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	big := strings.Repeat("big document line\n", 4000)
+	input := strings.Join([]string{
+		`{"v":1,"id":"a.md","content":"# A\n\ntext\n"}`,
+		`not json`,
+		``,
+		`{"v":1,"content":"no id"}`,
+		`{"v":1,"id":"b.txt","content_b64":"aGVsbG8="}`,
+		`{"v":1,"id":"c.md"}`,
+		`{"v":1,"id":"d.md","op":"delete"}`,
+		`{"v":1,"id":"e.md","op":"rename"}`,
+		`{"v":2,"id":"f.md","content":"x"}`,
+		`{"v":1,"id":"g.md","content":"x","format":"docx"}`,
+		`{"v":1,"id":"h.md","content":"x","content_ref":{"bucket":"B","name":"n"}}`,
+		`{"v":1,"id":"i.md","content_ref":{"bucket":"CHUNKSTREAM_OBJECTS","name":"abc"}}`,
+		`{"v":1,"id":"big.md","content":"` + strings.ReplaceAll(big, "\n", `\n`) + `"}`,
+		`{"v":1,"id":"last.md","content":"no newline at the end"}`,
+	}, "\n")
+	var bad []int
+	p := e.producer(Options{ContentType: messages.ContentTypeJSON, MaxInline: 10000})
+	s, err := p.SendLines(ctx, strings.NewReader(input), StreamOptions{OnBadLine: func(f Failure) { bad = append(bad, f.Line) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []int{2, 4, 6, 8, 9, 10, 11}; fmt.Sprint(bad) != fmt.Sprint(want) {
+		t.Errorf("bad lines = %v, want %v (%v)", bad, want, s.Failures)
+	}
+	if s.Sent != 6 || s.Deleted != 1 || s.Failed != 7 || s.Total != 13 {
+		t.Errorf("summary = %+v, want 6 sent (1 delete), 7 failed of 13", s.Stats)
+	}
+	for _, f := range s.Failures {
+		if !strings.HasPrefix(f.Err.Error(), fmt.Sprintf("line %d: ", f.Line)) {
+			t.Errorf("failure %v does not name its line", f.Err)
+		}
+	}
+	st, _ := e.js.Stream(ctx, e.cfg.IngestStream)
+	want := []struct{ id, msgID string }{
+		{"a.md", "a.md@" + messages.ContentVersion([]byte("# A\n\ntext\n")) + "@"},
+		{"b.txt", "b.txt@" + messages.ContentVersion([]byte("hello")) + "@"},
+		{"d.md", "d.md@delete@"},
+		{"i.md", "i.md@abc@"},
+		{"big.md", "big.md@" + messages.ContentVersion([]byte(big)) + "@"},
+		{"last.md", "last.md@"},
+	}
+	for i, w := range want {
+		m, err := st.GetMsg(ctx, uint64(i+1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, err := messages.DecodeIngest(m.Header.Get(messages.HeaderContentType), m.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if req.ID != w.id || !strings.HasPrefix(m.Header.Get(messages.HeaderMsgID), w.msgID) ||
+			!strings.HasSuffix(m.Header.Get(messages.HeaderMsgID), "@"+p.SendID()) {
+			t.Errorf("message %d: id %q, Nats-Msg-Id %q; want %q, %q…", i+1, req.ID, m.Header.Get(messages.HeaderMsgID), w.id, w.msgID)
+		}
+		if w.id == "b.txt" && !bytes.Equal(req.Content, []byte("hello")) {
+			t.Errorf("b.txt content = %q", req.Content)
+		}
+		if w.id == "big.md" && (req.ContentRef == nil || req.Content != nil) {
+			t.Errorf("big.md: content_ref %+v, want the Object Store", req.ContentRef)
+		}
+	}
+}
+
+func TestReadLineTooLong(t *testing.T) {
+	in := strings.Repeat("x", 100) + "\nok\n" + strings.Repeat("y", 50)
+	br := bufioReader(in, 16)
+	var got []string
+	for {
+		line, tooLong, err := readLine(br, 60)
+		got = append(got, fmt.Sprintf("%q/%v", line, tooLong))
+		if err != nil {
+			break
+		}
+	}
+	if len(got) != 3 || got[0] != `""/true` || got[1] != `"ok"/false` || got[2] != fmt.Sprintf("%q/false", strings.Repeat("y", 50)) {
+		t.Errorf("readLine = %v", got)
+	}
+}
