@@ -26,6 +26,7 @@ type msg struct {
 	parsed  bool
 	subject string
 	body    string // trimmed body as shown
+	bodyLen int    // characters of body, set by chunkThread
 	from    Address
 	to, cc  []Address
 }

@@ -294,3 +294,22 @@ func WriteMbox(w io.Writer, msgs []*Message) error {
 	}
 	return nil
 }
+
+// MailboxOf reads documents already in memory as one mailbox, in the
+// given order: mbox documents are split, others read as one message each.
+func MailboxOf(docs []chunking.Document, opts ReadOptions) (*Mailbox, []chunking.Warning) {
+	mb := &Mailbox{}
+	var warns []chunking.Warning
+	for _, d := range docs {
+		var part *Mailbox
+		var w []chunking.Warning
+		if FormatOf(d) == FormatMbox {
+			part, w = ParseMbox(d.Path, d.Content, opts.Mboxo)
+		} else {
+			part, w = ParseEML(d.Path, d.Content)
+		}
+		mb.Messages = append(mb.Messages, part.Messages...)
+		warns = append(warns, w...)
+	}
+	return mb, warns
+}

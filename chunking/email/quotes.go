@@ -1,7 +1,6 @@
 package email
 
 import (
-	"hash/fnv"
 	"regexp"
 	"strings"
 	"unicode/utf8"
@@ -16,12 +15,35 @@ const (
 )
 
 var (
-	attribution = regexp.MustCompile(`(?i)(wrote|writes|schrieb|a écrit|escribió|scrisse|napisał|skrev|kirjoitti|写道)\s*:?\s*$`)
 	onLine      = regexp.MustCompile(`(?i)^\s*(on|am|le|el|il|op|em|den)\s`)
 	outlookFrom = regexp.MustCompile(`^\s*\*?(From|Von|De|Van|Da|Från|Fra)\s*:\*?\s+\S`)
 	outlookSent = regexp.MustCompile(`^\s*\*?(Sent|Date|Gesendet|Envoyé|Enviado|Verzonden|Inviato|Skickat|Sendt|Datum)\s*:\*?\s+\S`)
 	origSep     = regexp.MustCompile(`^\s*(-{2,}\s*(Original Message|Forwarded message|Ursprüngliche Nachricht|Message d'origine)\s*-{2,}|_{10,})\s*$`)
 )
+
+// attributionWords end the attribution line of a quote ("… wrote:").
+var attributionWords = []string{"wrote", "writes", "schrieb", "a écrit", "escribió", "scrisse", "napisał", "skrev", "kirjoitti", "写道"}
+
+// isAttribution reports whether l ends like a quote attribution: one of
+// attributionWords, then maybe ':' and spaces.
+func isAttribution(l string) bool {
+	l = strings.TrimRight(l, " \t:：")
+	if len(l) < 4 {
+		return false
+	}
+	for _, w := range attributionWords {
+		if len(l) >= len(w) && strings.EqualFold(l[len(l)-len(w):], w) {
+			return true
+		}
+	}
+	return false
+}
+
+// maybeOutlookFrom is a cheap filter before the outlookFrom expression.
+func maybeOutlookFrom(l string) bool {
+	i := strings.IndexByte(l, ':')
+	return i > 0 && i < 16
+}
 
 func isQuoteLine(l string) bool {
 	return strings.HasPrefix(strings.TrimLeft(l, " \t"), ">")
@@ -35,13 +57,18 @@ func stripThread(bodies []string, parents []int) []string {
 	out := make([]string, len(bodies))
 	shingles := make([]map[uint64]struct{}, len(bodies))
 	words := make([]string, len(bodies))
-	get := func(i int) (map[uint64]struct{}, string) {
+	getShingles := func(i int) map[uint64]struct{} {
 		if shingles[i] == nil {
-			w := normWords(strings.Split(bodies[i], "\n"))
-			words[i] = " " + strings.Join(w, " ") + " "
-			shingles[i] = shingleSet(w)
+			shingles[i] = make(map[uint64]struct{}, len(bodies[i])/6)
+			eachShingle(bodies[i], func(h uint64) { shingles[i][h] = struct{}{} })
 		}
-		return shingles[i], words[i]
+		return shingles[i]
+	}
+	getWords := func(i int) string {
+		if words[i] == "" {
+			words[i] = " " + strings.Join(normWords(strings.Split(bodies[i], "\n")), " ") + " "
+		}
+		return words[i]
 	}
 	for i, b := range bodies {
 		var anc []int
@@ -51,43 +78,44 @@ func stripThread(bodies []string, parents []int) []string {
 			anc = append(anc, p)
 		}
 		match := func(block []string) bool {
+			if len(anc) == 0 {
+				return false
+			}
+			text := strings.Join(block, "\n")
+			total, hit := 0, 0
+			eachShingle(text, func(h uint64) {
+				total++
+				for _, a := range anc {
+					if _, ok := getShingles(a)[h]; ok {
+						hit++
+						return
+					}
+				}
+			})
+			if total > 0 {
+				return float64(hit) >= matchRatio*float64(total)
+			}
 			w := normWords(block)
 			if len(w) == 0 {
 				return true
 			}
-			if len(w) < shingleWords {
-				needle := " " + strings.Join(w, " ") + " "
-				for _, a := range anc {
-					if _, ws := get(a); strings.Contains(ws, needle) {
-						return true
-					}
-				}
-				return false
-			}
-			set := shingleSet(w)
-			hit := 0
-			for h := range set {
-				for _, a := range anc {
-					if s, _ := get(a); hasKey(s, h) {
-						hit++
-						break
-					}
+			needle := " " + strings.Join(w, " ") + " "
+			for _, a := range anc {
+				if strings.Contains(getWords(a), needle) {
+					return true
 				}
 			}
-			return float64(hit) >= matchRatio*float64(len(set))
+			return false
 		}
 		out[i] = stripBody(b, match)
 	}
 	return out
 }
 
-func hasKey(m map[uint64]struct{}, k uint64) bool { _, ok := m[k]; return ok }
-
-// normWords returns the words of lines with quote markers removed.
+// normWords returns the lowercased words of lines, quote markers removed.
 func normWords(lines []string) []string {
 	var out []string
 	for _, l := range lines {
-		l = strings.TrimLeft(l, " \t>")
 		for _, w := range strings.Fields(l) {
 			w = strings.TrimLeft(w, ">")
 			if w != "" {
@@ -98,18 +126,44 @@ func normWords(lines []string) []string {
 	return out
 }
 
-func shingleSet(w []string) map[uint64]struct{} {
-	set := make(map[uint64]struct{}, len(w))
-	h := fnv.New64a()
-	for i := 0; i+shingleWords <= len(w); i++ {
-		h.Reset()
-		for _, x := range w[i : i+shingleWords] {
-			h.Write([]byte(x))
-			h.Write([]byte{0})
+// eachShingle calls f with the hash of every run of shingleWords
+// consecutive words of text (words lowercased, '>' quote markers
+// dropped), without allocating.
+func eachShingle(text string, f func(uint64)) {
+	const (
+		offset = 14695981039346656037
+		prime  = 1099511628211
+	)
+	var ring [shingleWords]uint64
+	n := 0
+	i := 0
+	for i < len(text) {
+		for i < len(text) && (text[i] == ' ' || text[i] == '\t' || text[i] == '\n' || text[i] == '\r' || text[i] == '>') {
+			i++
 		}
-		set[h.Sum64()] = struct{}{}
+		if i >= len(text) {
+			break
+		}
+		h := uint64(offset)
+		for i < len(text) && text[i] != ' ' && text[i] != '\t' && text[i] != '\n' && text[i] != '\r' {
+			c := text[i]
+			if c >= 'A' && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			h = (h ^ uint64(c)) * prime
+			i++
+		}
+		ring[n%shingleWords] = h
+		n++
+		if n >= shingleWords {
+			var s uint64 = offset
+			for k := n - shingleWords; k < n; k++ {
+				s = (s ^ ring[k%shingleWords]) * prime
+				s = (s ^ (s >> 29)) * prime
+			}
+			f(s)
+		}
 	}
-	return set
 }
 
 // stripBody removes from one body the quoted blocks that match returns
@@ -152,7 +206,7 @@ func stripBody(body string, match func([]string) bool) string {
 	interleaved := false
 	for k := 1; k < len(blocks); k++ {
 		for _, l := range lines[blocks[k-1].end:blocks[k].start] {
-			if !isBlank(l) && !attribution.MatchString(l) {
+			if !isBlank(l) && !isAttribution(l) {
 				interleaved = true
 			}
 		}
@@ -169,9 +223,9 @@ func stripBody(body string, match func([]string) bool) string {
 			for k >= 0 && isBlank(lines[k]) && start-k <= 2 {
 				k--
 			}
-			if k >= 0 && attribution.MatchString(lines[k]) {
+			if k >= 0 && isAttribution(lines[k]) {
 				start = k
-				if k > 0 && !isBlank(lines[k-1]) && onLine.MatchString(lines[k-1]) && !onLine.MatchString(lines[k]) {
+				if k > 0 && !isBlank(lines[k-1]) && !onLine.MatchString(lines[k]) && onLine.MatchString(lines[k-1]) {
 					start = k - 1
 				}
 			}
@@ -184,12 +238,12 @@ func stripBody(body string, match func([]string) bool) string {
 	// Outlook-style history: a From: line followed closely by Sent:/Date:,
 	// maybe under an "Original Message" rule, to the end of the body.
 	for i := 0; i < len(lines); i++ {
-		if drop[i] || !outlookFrom.MatchString(lines[i]) {
+		if drop[i] || !maybeOutlookFrom(lines[i]) || !outlookFrom.MatchString(lines[i]) {
 			continue
 		}
 		sent := -1
 		for k := i + 1; k < len(lines) && k <= i+4; k++ {
-			if outlookSent.MatchString(lines[k]) {
+			if maybeOutlookFrom(lines[k]) && outlookSent.MatchString(lines[k]) {
 				sent = k
 				break
 			}

@@ -109,35 +109,40 @@ func blockHeader(m *msg, order int, fromS, toS, ccS string) string {
 	return sb.String()
 }
 
-func formatBlock(m *msg, order int) string {
-	return blockHeader(m, order, formatAddress(m.from), joinAddresses(m.to), joinAddresses(m.cc)) + "\n" + m.body
+// labelSet accumulates a window's participant labels (display casing,
+// first occurrence first, de-duplicated ignoring case) per spec §4 step 5.
+type labelSet struct {
+	labels []string
+	seen   map[string]bool
 }
 
-// participants returns the window's labels (display casing, first
-// occurrence) per spec §4 step 5.
-func participants(ms []*msg) []string {
-	var out []string
-	seen := map[string]bool{}
-	add := func(a Address) {
-		l, ok := participantLabel(a)
-		if !ok {
-			return
-		}
-		k := strings.ToLower(l)
-		if seen[k] {
-			return
-		}
-		seen[k] = true
-		out = append(out, l)
+func (s *labelSet) add(labels []string) {
+	if s.seen == nil {
+		s.seen = map[string]bool{}
 	}
-	for _, m := range ms {
-		add(m.from)
-		for _, a := range m.to {
-			add(a)
+	for _, l := range labels {
+		k := strings.ToLower(l)
+		if !s.seen[k] {
+			s.seen[k] = true
+			s.labels = append(s.labels, l)
 		}
-		for _, a := range m.cc {
-			add(a)
+	}
+}
+
+// messageLabels returns the labels of one message: from, then to, then cc.
+func messageLabels(m *msg) []string {
+	var out []string
+	add := func(a Address) {
+		if l, ok := participantLabel(a); ok {
+			out = append(out, l)
 		}
+	}
+	add(m.from)
+	for _, a := range m.to {
+		add(a)
+	}
+	for _, a := range m.cc {
+		add(a)
 	}
 	return out
 }
@@ -174,28 +179,46 @@ type window struct {
 
 // renderer builds chunk contents for one path.
 type renderer struct {
-	maxChars int
-	subject  string // the path's first subject, "unknown" when empty
-	ms       []*msg
-	blocks   []string // full block of each path position, lazily
-	blockLen []int
+	maxChars   int
+	subject    string // the path's first subject, "unknown" when empty
+	subjectLen int
+	ms         []*msg
+	blocks     []string // full block of each path position, lazily
+	blockLen   []int
+	labels     [][]string // participant labels of each path position, lazily
 }
 
+func (r *renderer) msgLabels(pos int) []string {
+	if r.labels[pos] == nil {
+		r.labels[pos] = append(messageLabels(r.ms[pos]), []string{}...)
+	}
+	return r.labels[pos]
+}
+
+// block returns the block line of a path position and the length of the
+// whole block (line, newline, body) in characters.
 func (r *renderer) block(pos int) (string, int) {
 	if r.blocks[pos] == "" {
-		r.blocks[pos] = formatBlock(r.ms[pos], pos+1)
-		r.blockLen[pos] = utf8.RuneCountInString(r.blocks[pos])
+		m := r.ms[pos]
+		r.blocks[pos] = blockHeader(m, pos+1, formatAddress(m.from), joinAddresses(m.to), joinAddresses(m.cc))
+		r.blockLen[pos] = utf8.RuneCountInString(r.blocks[pos]) + 1 + m.bodyLen
 	}
 	return r.blocks[pos], r.blockLen[pos]
 }
+
+// headerFixedLen is the length of header's fixed text.
+const headerFixedLen = len("Subject: \nDate: \nParticipants: \n\n")
 
 func header(subject, dates, parts string) string {
 	return "Subject: " + subject + "\nDate: " + dates + "\nParticipants: " + parts + "\n\n"
 }
 
 func (r *renderer) windowHeader(start, end int) (string, []string) {
-	labels := participants(r.ms[start : end+1])
-	return header(r.subject, dateRange(r.ms[start].date10, r.ms[end].date10), participantsDisplay(labels)), labels
+	var set labelSet
+	for k := start; k <= end; k++ {
+		set.add(r.msgLabels(k))
+	}
+	return header(r.subject, dateRange(r.ms[start].date10, r.ms[end].date10), participantsDisplay(set.labels)), set.labels
 }
 
 // windows implements spec §4 step 4 with the max_chars Fix.
@@ -206,19 +229,21 @@ func (r *renderer) windows(maxEmails, overlap int) []window {
 	for start < n {
 		taken := 0
 		blockSum := 0
+		var set labelSet
 		for k := start; k < n; k++ {
 			if taken >= maxEmails {
 				break
 			}
+			_, bl := r.block(k)
+			set.add(r.msgLabels(k))
 			if taken > 0 {
-				_, bl := r.block(k)
-				h, _ := r.windowHeader(start, k)
-				if utf8.RuneCountInString(h)+blockSum+2+bl > r.maxChars {
+				h := r.subjectLen + utf8.RuneCountInString(dateRange(r.ms[start].date10, r.ms[k].date10)) +
+					utf8.RuneCountInString(participantsDisplay(set.labels)) + headerFixedLen
+				if h+blockSum+2+bl > r.maxChars {
 					break
 				}
 				blockSum += 2 + bl
 			} else {
-				_, bl := r.block(k)
 				blockSum = bl
 			}
 			taken++
@@ -240,20 +265,29 @@ func (r *renderer) windows(maxEmails, overlap int) []window {
 
 func (r *renderer) render(start, end int) window {
 	h, labels := r.windowHeader(start, end)
+	total := utf8.RuneCountInString(h)
+	size := len(h)
+	for k := start; k <= end; k++ {
+		line, bl := r.block(k)
+		total += bl + 2
+		size += len(line) + len(r.ms[k].body) + 3
+	}
+	if start == end && total-2 > r.maxChars {
+		return window{start: start, end: end, content: r.fitSingle(start, labels), labels: labels}
+	}
 	var sb strings.Builder
+	sb.Grow(size)
 	sb.WriteString(h)
 	for k := start; k <= end; k++ {
 		if k > start {
 			sb.WriteString("\n\n")
 		}
-		b, _ := r.block(k)
-		sb.WriteString(b)
+		line, _ := r.block(k)
+		sb.WriteString(line)
+		sb.WriteByte('\n')
+		sb.WriteString(r.ms[k].body)
 	}
-	content := sb.String()
-	if start == end && utf8.RuneCountInString(content) > r.maxChars {
-		content = r.fitSingle(start, labels)
-	}
-	return window{start: start, end: end, content: content, labels: labels}
+	return window{start: start, end: end, content: sb.String(), labels: labels}
 }
 
 // fitSingle renders a one-message window too long for max_chars: the body
@@ -323,6 +357,9 @@ func chunkThread(threadID string, ms []*msg, maxEmails, maxChars, overlap int) [
 	if len(ms) == 0 {
 		return nil
 	}
+	for _, m := range ms {
+		m.bodyLen = -1
+	}
 	paths := threadPaths(ms)
 	type chunkDesc struct {
 		id, parent string
@@ -336,14 +373,17 @@ func chunkThread(threadID string, ms []*msg, maxEmails, maxChars, overlap int) [
 		pms := make([]*msg, len(p.msgs))
 		for k, i := range p.msgs {
 			pms[k] = ms[i]
+			if ms[i].bodyLen < 0 {
+				ms[i].bodyLen = utf8.RuneCountInString(ms[i].body)
+			}
 		}
 		subject := pms[0].subject
 		shown := subject
 		if shown == "" {
 			shown = "unknown"
 		}
-		r := &renderer{maxChars: maxChars, subject: shown, ms: pms,
-			blocks: make([]string, len(pms)), blockLen: make([]int, len(pms))}
+		r := &renderer{maxChars: maxChars, subject: shown, subjectLen: utf8.RuneCountInString(shown), ms: pms,
+			blocks: make([]string, len(pms)), blockLen: make([]int, len(pms)), labels: make([][]string, len(pms))}
 		for wi, w := range r.windows(maxEmails, overlap) {
 			d := &chunkDesc{id: threadID + "-" + strconv.Itoa(pi) + "-" + strconv.Itoa(wi+1), w: w, pathIdx: pi, children: []any{}}
 			pathWindows[pi] = append(pathWindows[pi], d)

@@ -1,0 +1,175 @@
+package email
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/internal/testutil"
+)
+
+func loadDocs(b *testing.B, dir string) ([]chunking.Document, int) {
+	b.Helper()
+	files, _ := filepath.Glob(filepath.Join(dir, "*.eml"))
+	var docs []chunking.Document
+	n := 0
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		docs = append(docs, chunking.Document{Path: f, Content: data})
+		n += len(data)
+	}
+	return docs, n
+}
+
+// BenchmarkParseOnly is the baseline: go-message reading and decoding
+// every message of linux-man.
+func BenchmarkParseOnly(b *testing.B) {
+	docs, n := loadDocs(b, testutil.SharedDir(b, "corpus", "email", "linux-man"))
+	b.SetBytes(int64(n))
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, d := range docs {
+			if err := ParseOnly(d); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+// BenchmarkChunkMailbox is the whole chunker over linux-man as one
+// mailbox: reading, MIME decoding, threading, stripping, windows, hashes.
+func BenchmarkChunkMailbox(b *testing.B) {
+	docs, n := loadDocs(b, testutil.SharedDir(b, "corpus", "email", "linux-man"))
+	c, _ := New(nil)
+	b.SetBytes(int64(n))
+	b.ReportAllocs()
+	for b.Loop() {
+		mb, _ := MailboxOf(docs, ReadOptions{})
+		c.ChunkMailbox(mb)
+	}
+}
+
+// syntheticMbox writes threads of 10 messages (a reply chain with a fork
+// and quoted history) for the scaling benchmark.
+func syntheticMbox(threads int) []byte {
+	var sb strings.Builder
+	for t := range threads {
+		for k := range 10 {
+			fmt.Fprintf(&sb, "From u%d@example.org Mon Jan  1 00:00:00 2024\n", k)
+			fmt.Fprintf(&sb, "From: User %d <u%d@example.org>\nTo: list@example.org\n", k, k)
+			fmt.Fprintf(&sb, "Subject: Re: topic %d\nDate: Mon, 1 Jan 2024 %02d:%02d:00 +0000\n", t, k, t%60)
+			fmt.Fprintf(&sb, "Message-ID: <t%d.m%d@example.org>\n", t, k)
+			if k > 0 {
+				p := k - 1
+				if k == 9 {
+					p = 5
+				}
+				fmt.Fprintf(&sb, "In-Reply-To: <t%d.m%d@example.org>\n", t, p)
+			}
+			fmt.Fprintf(&sb, "\nMessage %d of thread %d says something about the topic at hand.\n", k, t)
+			sb.WriteString("It has a second line, and a third one with more words in it.\n\n")
+			if k > 0 {
+				fmt.Fprintf(&sb, "On Monday User %d wrote:\n> Message %d of thread %d says something about the topic at hand.\n", k-1, k-1, t)
+				sb.WriteString("> It has a second line, and a third one with more words in it.\n")
+			}
+			sb.WriteString("\n")
+		}
+	}
+	return []byte(sb.String())
+}
+
+// BenchmarkScale compares a mailbox with its tenfold: ns/op should grow
+// about tenfold (linear in the mailbox size).
+func BenchmarkScale(b *testing.B) {
+	c, _ := New(nil)
+	for _, threads := range []int{100, 1000} {
+		data := syntheticMbox(threads)
+		b.Run(fmt.Sprintf("threads=%d", threads), func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, _, err := c.Chunk(chunking.Document{Path: "s.mbox", Content: data}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkAdversarial: one reply chain of 5000 messages in reverse
+// order, and 5000 messages with one subject and no reply headers.
+func BenchmarkAdversarial(b *testing.B) {
+	var chain, subj strings.Builder
+	for k := 4999; k >= 0; k-- {
+		fmt.Fprintf(&chain, "From x Mon Jan  1 00:00:00 2024\nMessage-ID: <c%d@x>\nIn-Reply-To: <c%d@x>\nDate: Mon, 1 Jan 2024 00:00:00 +0000\n\nbody %d\n\n", k, k-1, k)
+		fmt.Fprintf(&subj, "From x Mon Jan  1 00:00:00 2024\nMessage-ID: <s%d@x>\nSubject: Re: same\nDate: Mon, 1 Jan 2024 %02d:%02d:%02d +0000\n\nbody %d\n\n", k, k/3600%24, k/60%60, k%60, k)
+	}
+	c, _ := New(nil)
+	for name, data := range map[string][]byte{"chain": []byte(chain.String()), "subject": []byte(subj.String())} {
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				c.Chunk(chunking.Document{Path: "a.mbox", Content: data})
+			}
+		})
+	}
+}
+
+// TestSpeedRatio (with EMAIL_SPEED=1) times the parse baseline and the
+// whole chunker alternately and reports the ratio of their best runs, a
+// measure that survives a loaded machine better than two benchmarks.
+func TestSpeedRatio(t *testing.T) {
+	if os.Getenv("EMAIL_SPEED") == "" {
+		t.Skip("set EMAIL_SPEED=1")
+	}
+	dir := testutil.SharedDir(t, "corpus", "email", "linux-man")
+	files, _ := filepath.Glob(filepath.Join(dir, "*.eml"))
+	var docs []chunking.Document
+	for _, f := range files {
+		data, _ := os.ReadFile(f)
+		docs = append(docs, chunking.Document{Path: f, Content: data})
+	}
+	c, _ := New(nil)
+	// CPU time of the process: the machine is shared, wall time is not
+	// a measure.
+	cpu := func() time.Duration {
+		var ru syscall.Rusage
+		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	best := func(f func()) time.Duration {
+		runtime.GC()
+		start := cpu()
+		f()
+		return cpu() - start
+	}
+	var parse, whole time.Duration = 1 << 62, 1 << 62
+	for range 7 {
+		parse = min(parse, best(func() {
+			for _, d := range docs {
+				_ = ParseOnly(d)
+			}
+		}))
+		whole = min(whole, best(func() {
+			mb, _ := MailboxOf(docs, ReadOptions{})
+			c.ChunkMailbox(mb)
+		}))
+	}
+	t.Logf("parse %v, whole chunker %v, ratio %.2f", parse, whole, float64(whole)/float64(parse))
+	small, large := syntheticMbox(100), syntheticMbox(1000)
+	var ts, tl time.Duration = 1 << 62, 1 << 62
+	for range 5 {
+		ts = min(ts, best(func() { c.Chunk(chunking.Document{Path: "s.mbox", Content: small}) }))
+		tl = min(tl, best(func() { c.Chunk(chunking.Document{Path: "s.mbox", Content: large}) }))
+	}
+	t.Logf("scale: 1x %v, 10x %v, ratio %.2f", ts, tl, float64(tl)/float64(ts))
+}
