@@ -15,78 +15,78 @@ import (
 // and defaults, and a test keeps the two in step.
 type Config struct {
 	// NATSURL is the NATS server URL (comma-separated for several).
-	NATSURL string `env:"NATS_URL" envDefault:"nats://127.0.0.1:4222"`
+	NATSURL string `env:"NATS_URL" envDefault:"nats://127.0.0.1:4222" help:"NATS server URL(s), comma-separated"`
 	// NATSUser and NATSPassword authenticate with user and password.
-	NATSUser     string `env:"CHUNKSTREAM_NATS_USER"`
-	NATSPassword string `env:"CHUNKSTREAM_NATS_PASSWORD"`
+	NATSUser     string `env:"CHUNKSTREAM_NATS_USER" help:"NATS user name"`
+	NATSPassword string `env:"CHUNKSTREAM_NATS_PASSWORD" help:"NATS password (environment only)"`
 	// NATSToken authenticates with a token.
-	NATSToken string `env:"CHUNKSTREAM_NATS_TOKEN"`
+	NATSToken string `env:"CHUNKSTREAM_NATS_TOKEN" help:"NATS token (environment only)"`
 	// NATSCreds is a credentials file (JWT and NKey seed).
-	NATSCreds string `env:"CHUNKSTREAM_NATS_CREDS"`
+	NATSCreds string `env:"CHUNKSTREAM_NATS_CREDS" help:"NATS credentials file (JWT and NKey seed)"`
 	// NATSNKey is an NKey seed file.
-	NATSNKey string `env:"CHUNKSTREAM_NATS_NKEY"`
+	NATSNKey string `env:"CHUNKSTREAM_NATS_NKEY" help:"NATS NKey seed file"`
 	// NATSTLSCert and NATSTLSKey are a client certificate and its key.
-	NATSTLSCert string `env:"CHUNKSTREAM_NATS_TLS_CERT"`
-	NATSTLSKey  string `env:"CHUNKSTREAM_NATS_TLS_KEY"`
+	NATSTLSCert string `env:"CHUNKSTREAM_NATS_TLS_CERT" help:"TLS client certificate file"`
+	NATSTLSKey  string `env:"CHUNKSTREAM_NATS_TLS_KEY" help:"TLS client key file"`
 	// NATSTLSCA is a CA bundle that verifies the server.
-	NATSTLSCA string `env:"CHUNKSTREAM_NATS_TLS_CA"`
+	NATSTLSCA string `env:"CHUNKSTREAM_NATS_TLS_CA" help:"CA bundle that verifies the NATS server"`
 
 	// IngestStream is the stream of ingest requests (WorkQueue).
-	IngestStream string `env:"CHUNKSTREAM_INGEST_STREAM" envDefault:"INGEST"`
+	IngestStream string `env:"CHUNKSTREAM_INGEST_STREAM" envDefault:"INGEST" help:"stream of ingest requests (WorkQueue)"`
 	// IngestSubjects are the subjects of IngestStream.
-	IngestSubjects []string `env:"CHUNKSTREAM_INGEST_SUBJECTS" envDefault:"ingest.>" envSeparator:","`
+	IngestSubjects []string `env:"CHUNKSTREAM_INGEST_SUBJECTS" envDefault:"ingest.>" envSeparator:"," help:"subjects of the ingest stream, comma-separated"`
 	// ChunksStream is the stream of chunk records.
-	ChunksStream string `env:"CHUNKSTREAM_CHUNKS_STREAM" envDefault:"CHUNKS"`
+	ChunksStream string `env:"CHUNKSTREAM_CHUNKS_STREAM" envDefault:"CHUNKS" help:"stream of chunk records"`
 	// ChunksPrefix is the first token of chunk record subjects.
-	ChunksPrefix string `env:"CHUNKSTREAM_CHUNKS_PREFIX" envDefault:"chunks"`
+	ChunksPrefix string `env:"CHUNKSTREAM_CHUNKS_PREFIX" envDefault:"chunks" help:"first subject token of chunk records"`
 	// DLQStream is the stream of dead letters.
-	DLQStream string `env:"CHUNKSTREAM_DLQ_STREAM" envDefault:"DLQ"`
+	DLQStream string `env:"CHUNKSTREAM_DLQ_STREAM" envDefault:"DLQ" help:"stream of dead letters"`
 	// DLQSubject is the subject dead letters are published on.
-	DLQSubject string `env:"CHUNKSTREAM_DLQ_SUBJECT" envDefault:"dlq.ingest"`
+	DLQSubject string `env:"CHUNKSTREAM_DLQ_SUBJECT" envDefault:"dlq.ingest" help:"subject of dead letters"`
 	// Consumer is the durable pull consumer's name.
-	Consumer string `env:"CHUNKSTREAM_CONSUMER" envDefault:"chunkers"`
+	Consumer string `env:"CHUNKSTREAM_CONSUMER" envDefault:"chunkers" help:"durable pull consumer name"`
 	// DocsBucket is the KV bucket of document records.
-	DocsBucket string `env:"CHUNKSTREAM_DOCS_BUCKET" envDefault:"CHUNKSTREAM_DOCS"`
+	DocsBucket string `env:"CHUNKSTREAM_DOCS_BUCKET" envDefault:"CHUNKSTREAM_DOCS" help:"KV bucket of document records"`
 	// ObjectsBucket is the Object Store bucket of large documents.
-	ObjectsBucket string `env:"CHUNKSTREAM_OBJECTS_BUCKET" envDefault:"CHUNKSTREAM_OBJECTS"`
+	ObjectsBucket string `env:"CHUNKSTREAM_OBJECTS_BUCKET" envDefault:"CHUNKSTREAM_OBJECTS" help:"Object Store bucket of large documents"`
 	// Replicas is the replica count of every stream, bucket and the consumer.
-	Replicas int `env:"CHUNKSTREAM_REPLICAS" envDefault:"1"`
+	Replicas int `env:"CHUNKSTREAM_REPLICAS" envDefault:"1" help:"replicas of streams, buckets and consumer"`
 	// DuplicateWindow is INGEST's de-duplication window.
-	DuplicateWindow time.Duration `env:"CHUNKSTREAM_DUPLICATE_WINDOW" envDefault:"2m"`
+	DuplicateWindow time.Duration `env:"CHUNKSTREAM_DUPLICATE_WINDOW" envDefault:"2m" help:"duplicate window of the ingest stream"`
 	// ChunksDuplicateWindow is CHUNKS' de-duplication window; keep it
 	// longer than MaxDeliver × (AckWait + BackoffMax).
-	ChunksDuplicateWindow time.Duration `env:"CHUNKSTREAM_CHUNKS_DUPLICATE_WINDOW" envDefault:"1h"`
+	ChunksDuplicateWindow time.Duration `env:"CHUNKSTREAM_CHUNKS_DUPLICATE_WINDOW" envDefault:"1h" help:"duplicate window of the chunks stream"`
 	// ChunksMaxAge is CHUNKS' age limit.
-	ChunksMaxAge time.Duration `env:"CHUNKSTREAM_CHUNKS_MAX_AGE" envDefault:"168h"`
+	ChunksMaxAge time.Duration `env:"CHUNKSTREAM_CHUNKS_MAX_AGE" envDefault:"168h" help:"age limit of chunk records"`
 
 	// Concurrency is the number of documents processed at once; 0 means
 	// GOMAXPROCS.
-	Concurrency int `env:"CHUNKSTREAM_CONCURRENCY"`
+	Concurrency int `env:"CHUNKSTREAM_CONCURRENCY" help:"documents processed at once (0: GOMAXPROCS)"`
 	// AckWait is how long the server waits for an ack before redelivering;
 	// in-progress acks are sent every AckWait/3 during work.
-	AckWait time.Duration `env:"CHUNKSTREAM_ACK_WAIT" envDefault:"30s"`
+	AckWait time.Duration `env:"CHUNKSTREAM_ACK_WAIT" envDefault:"30s" help:"time before an unacknowledged request is redelivered"`
 	// MaxDeliver is how many deliveries a request gets before it is
 	// dead-lettered as exhausted.
-	MaxDeliver int `env:"CHUNKSTREAM_MAX_DELIVER" envDefault:"8"`
+	MaxDeliver int `env:"CHUNKSTREAM_MAX_DELIVER" envDefault:"8" help:"deliveries before a failing request is dead-lettered"`
 	// BackoffBase and BackoffMax bound the NAK delay after a transient
 	// failure: BackoffBase × 2^(deliveries−1), at most BackoffMax, jittered.
-	BackoffBase time.Duration `env:"CHUNKSTREAM_BACKOFF_BASE" envDefault:"1s"`
-	BackoffMax  time.Duration `env:"CHUNKSTREAM_BACKOFF_MAX" envDefault:"1m"`
+	BackoffBase time.Duration `env:"CHUNKSTREAM_BACKOFF_BASE" envDefault:"1s" help:"first retry delay"`
+	BackoffMax  time.Duration `env:"CHUNKSTREAM_BACKOFF_MAX" envDefault:"1m" help:"longest retry delay"`
 	// MaxDocBytes is the largest document accepted; larger is permanent.
-	MaxDocBytes int64 `env:"CHUNKSTREAM_MAX_DOC_BYTES" envDefault:"67108864"`
+	MaxDocBytes int64 `env:"CHUNKSTREAM_MAX_DOC_BYTES" envDefault:"67108864" help:"largest document accepted, in bytes"`
 	// MaxPendingPublishes bounds the chunk records in flight per document.
-	MaxPendingPublishes int `env:"CHUNKSTREAM_MAX_PENDING_PUBLISHES" envDefault:"256"`
+	MaxPendingPublishes int `env:"CHUNKSTREAM_MAX_PENDING_PUBLISHES" envDefault:"256" help:"chunk records in flight per document"`
 	// MetricsAddr is the listen address of /metrics, /healthz and /readyz;
 	// empty disables the server.
-	MetricsAddr string `env:"CHUNKSTREAM_METRICS_ADDR" envDefault:":9090"`
+	MetricsAddr string `env:"CHUNKSTREAM_METRICS_ADDR" envDefault:":9090" help:"listen address of /metrics, /healthz, /readyz (empty: off)"`
 	// DrainTimeout bounds the SIGTERM drain: in-flight work still running
 	// after it is NAKed. Keep the pod's grace period longer.
-	DrainTimeout time.Duration `env:"CHUNKSTREAM_DRAIN_TIMEOUT" envDefault:"25s"`
+	DrainTimeout time.Duration `env:"CHUNKSTREAM_DRAIN_TIMEOUT" envDefault:"25s" help:"longest SIGTERM drain"`
 	// LogLevel is debug, info, warn or error.
-	LogLevel string `env:"CHUNKSTREAM_LOG_LEVEL" envDefault:"info"`
+	LogLevel string `env:"CHUNKSTREAM_LOG_LEVEL" envDefault:"info" help:"log level: debug, info, warn, error"`
 	// Sink selects the sink: "subject" (chunk records on CHUNKS) or
 	// "qdrant".
-	Sink string `env:"CHUNKSTREAM_SINK" envDefault:"subject"`
+	Sink string `env:"CHUNKSTREAM_SINK" envDefault:"subject" help:"sink: subject or qdrant"`
 }
 
 // Sink names.

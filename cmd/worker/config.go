@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"reflect"
@@ -36,9 +37,32 @@ func loadConfig(lookup func(string) (string, bool)) (config, error) {
 		}
 	}
 	if err := env.ParseWithOptions(&c, env.Options{Environment: environ}); err != nil {
-		return c, fmt.Errorf("environment: %w", err)
+		return c, fmt.Errorf("environment: %w", nameVariables(err))
 	}
 	return c, nil
+}
+
+// nameVariables rewrites env's parse errors, which name struct fields, to
+// name the environment variables people set.
+func nameVariables(err error) error {
+	var agg env.AggregateError
+	if !errors.As(err, &agg) {
+		return err
+	}
+	t := reflect.TypeFor[worker.Config]()
+	var out []error
+	for _, e := range agg.Errors {
+		var pe env.ParseError
+		if errors.As(e, &pe) {
+			if f, ok := t.FieldByName(pe.Name); ok {
+				key, _, _ := strings.Cut(f.Tag.Get("env"), ",")
+				out = append(out, fmt.Errorf("%s: %w", key, pe.Err))
+				continue
+			}
+		}
+		out = append(out, e)
+	}
+	return errors.Join(out...)
 }
 
 // envParams lists the env variables of config.
@@ -73,7 +97,7 @@ func bindFlags(fs *flag.FlagSet, c *config, skip map[string]bool) {
 		if skip[name] {
 			continue
 		}
-		usage := fmt.Sprintf("%s (env %s)", strings.ToLower(splitCamel(f.Name)), key)
+		usage := fmt.Sprintf("%s (env %s)", f.Tag.Get("help"), key)
 		fv := v.Field(i)
 		switch p := fv.Addr().Interface().(type) {
 		case *string:
@@ -105,17 +129,4 @@ func splitList(s string) []string {
 		}
 	}
 	return out
-}
-
-// splitCamel turns "NATSTLSCert" into "NATSTLS Cert"-like words for
-// usage texts.
-func splitCamel(s string) string {
-	var b strings.Builder
-	for i, r := range s {
-		if i > 0 && r >= 'A' && r <= 'Z' && i+1 < len(s) && s[i+1] >= 'a' && s[i+1] <= 'z' {
-			b.WriteByte(' ')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }

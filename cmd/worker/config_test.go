@@ -1,0 +1,175 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chunkstream/chunkstream/chunking/registry"
+	"github.com/chunkstream/chunkstream/internal/chunkflags"
+	"github.com/chunkstream/chunkstream/internal/testutil"
+	"github.com/chunkstream/chunkstream/worker"
+)
+
+// TestReadmeConfigTable keeps the README's configuration table in step
+// with the config struct: the same variables, flags and defaults.
+func TestReadmeConfigTable(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join(testutil.RepoRoot(t), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(readme), "\n## Configuration\n")
+	if !ok {
+		t.Fatal("README.md has no ## Configuration section")
+	}
+	if i := strings.Index(section, "\n## "); i >= 0 {
+		section = section[:i]
+	}
+	row := regexp.MustCompile("(?m)^\\| `([A-Z_]+)` \\| (?:`(-[a-z-]+)`|—) \\| (?:`([^`]*)`)? \\|")
+	inReadme := map[string][2]string{}
+	for _, m := range row.FindAllStringSubmatch(section, -1) {
+		inReadme[m[1]] = [2]string{m[2], m[3]}
+	}
+	params := envParams()
+	if len(params) < 30 {
+		t.Fatalf("config has %d variables; tags changed?", len(params))
+	}
+	for _, p := range params {
+		got, ok := inReadme[p.Key]
+		if !ok {
+			t.Errorf("README configuration table lacks %s", p.Key)
+			continue
+		}
+		delete(inReadme, p.Key)
+		wantFlag := "-" + flagName(p.Key)
+		if secretVars[p.Key] {
+			wantFlag = ""
+		}
+		if got[0] != wantFlag || got[1] != p.DefaultValue {
+			t.Errorf("README row %s: flag %q default %q, want flag %q default %q", p.Key, got[0], got[1], wantFlag, p.DefaultValue)
+		}
+	}
+	for k := range inReadme {
+		t.Errorf("README configuration table lists %s, which the config does not have", k)
+	}
+}
+
+// TestEnvDefaultsMatch: the env defaults equal worker.DefaultConfig, and
+// they validate.
+func TestEnvDefaultsMatch(t *testing.T) {
+	c, err := loadConfig(noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := worker.DefaultConfig()
+	if fmt.Sprintf("%+v", c.Config) != fmt.Sprintf("%+v", want) {
+		t.Errorf("env defaults:\n %+v\nwant\n %+v", c.Config, want)
+	}
+	if err := c.Validate(); err != nil {
+		t.Errorf("defaults do not validate: %v", err)
+	}
+}
+
+// TestFlagBeatsEnv: environment variables are read, and a flag beats its
+// variable.
+func TestFlagBeatsEnv(t *testing.T) {
+	envs := map[string]string{
+		"NATS_URL":                    "nats://a:1",
+		"CHUNKSTREAM_ACK_WAIT":        "45s",
+		"CHUNKSTREAM_MAX_DELIVER":     "5",
+		"CHUNKSTREAM_INGEST_SUBJECTS": "ingest.a.>,ingest.b.>",
+		"CHUNKSTREAM_NATS_PASSWORD":   "secret",
+		"CHUNKSTREAM_MAX_DOC_BYTES":   "1000",
+	}
+	lookup := func(k string) (string, bool) { v, ok := envs[k]; return v, ok }
+	c, err := loadConfig(lookup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	bindFlags(fs, &c, nil)
+	chunkflags.Register(fs, registry.Entries(), "markdown") // no clash with the config flags
+	if err := fs.Parse([]string{"-ack-wait", "2s", "-nats-url", "nats://b:2"}); err != nil {
+		t.Fatal(err)
+	}
+	if c.AckWait != 2*time.Second || c.NATSURL != "nats://b:2" {
+		t.Errorf("flags did not win: AckWait=%v NATSURL=%s", c.AckWait, c.NATSURL)
+	}
+	if c.MaxDeliver != 5 || c.NATSPassword != "secret" || c.MaxDocBytes != 1000 ||
+		strings.Join(c.IngestSubjects, " ") != "ingest.a.> ingest.b.>" {
+		t.Errorf("environment not read: %+v", c.Config)
+	}
+	if fs.Lookup("nats-password") != nil || fs.Lookup("nats-token") != nil {
+		t.Error("secrets must not be flags")
+	}
+	bad := func(k string) (string, bool) {
+		if k == "CHUNKSTREAM_ACK_WAIT" {
+			return "soon", true
+		}
+		return "", false
+	}
+	if _, err := loadConfig(bad); err == nil || !strings.Contains(err.Error(), "CHUNKSTREAM_ACK_WAIT") {
+		t.Errorf("bad duration: err = %v, want it to name the variable", err)
+	}
+}
+
+func TestValidateNamesField(t *testing.T) {
+	for _, tc := range []struct {
+		mut  func(*worker.Config)
+		name string
+	}{
+		{func(c *worker.Config) { c.AckWait = time.Millisecond }, "CHUNKSTREAM_ACK_WAIT"},
+		{func(c *worker.Config) { c.MaxDeliver = 0 }, "CHUNKSTREAM_MAX_DELIVER"},
+		{func(c *worker.Config) { c.Sink = "s3" }, "CHUNKSTREAM_SINK"},
+		{func(c *worker.Config) { c.IngestStream = "a.b" }, "CHUNKSTREAM_INGEST_STREAM"},
+		{func(c *worker.Config) { c.BackoffMax = 0 }, "CHUNKSTREAM_BACKOFF_BASE"},
+		{func(c *worker.Config) { c.Replicas = 7 }, "CHUNKSTREAM_REPLICAS"},
+		{func(c *worker.Config) { c.NATSTLSCert = "c.pem" }, "CHUNKSTREAM_NATS_TLS_CERT"},
+	} {
+		c := worker.DefaultConfig()
+		tc.mut(&c)
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), tc.name) {
+			t.Errorf("Validate() = %v, want an error naming %s", err, tc.name)
+		}
+	}
+}
+
+// TestServiceHealthcheck: a service-mode worker answers -healthcheck with
+// 0 while running and 1 once stopped.
+func TestServiceHealthcheck(t *testing.T) {
+	ns := startServer(t, t.TempDir(), -1)
+	port := freePort(t)
+	addr := net.JoinHostPort("127.0.0.1", fmt.Sprint(port))
+	lookup := func(k string) (string, bool) {
+		switch k {
+		case "NATS_URL":
+			return ns.ClientURL(), true
+		case "CHUNKSTREAM_METRICS_ADDR":
+			return addr, true
+		case "CHUNKSTREAM_LOG_LEVEL":
+			return "error", true
+		}
+		return "", false
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int)
+	go func() { done <- run(ctx, nil, &bytes.Buffer{}, &bytes.Buffer{}, lookup) }()
+	waitFor(t, 20*time.Second, "healthy", func() bool {
+		return run(context.Background(), []string{"-healthcheck"}, &bytes.Buffer{}, &bytes.Buffer{}, lookup) == 0
+	})
+	cancel()
+	if code := <-done; code != 0 {
+		t.Errorf("service exit = %d after cancel, want 0", code)
+	}
+	if code := run(context.Background(), []string{"-healthcheck"}, &bytes.Buffer{}, &bytes.Buffer{}, lookup); code != 1 {
+		t.Errorf("healthcheck of a stopped worker = %d, want 1", code)
+	}
+}
