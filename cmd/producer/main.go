@@ -1,27 +1,30 @@
-// Command producer publishes files and folders as ingest requests:
+// Command producer sends documents to the INGEST stream: backfills of
+// folders (millions of files), event streams as JSON lines, and mailboxes
+// sharded by thread.
 //
-//	producer [-s NATS_URL] [-subject ingest.docs] PATH...
+//	producer [flags] PATH...          folders and files
+//	producer -chunker email [flags] MAILBOX...   one request per thread
+//	producer -stdin [flags] < requests.jsonl
 //
-// A folder is walked as the folder chunkers walk it (sorted, hidden
-// entries skipped; -ext picks the extensions, default .md and .mdx); a
-// file is sent as given. The document id is the path relative to the
-// folder, or the file's path as given. Every request is acknowledged by
-// the INGEST stream before the command exits; it prints a summary and
-// exits 0, or 1 when a path or a publish failed, 2 on a usage error.
-//
-// This is the minimal producer; the backfill producer (unchanged documents
-// skipped, mailboxes sharded by thread) extends package producer.
+// Every flag is also an environment variable (see -h; a flag beats its
+// variable). Unchanged documents (a done document record holding their
+// content's sha256) are skipped unless -force; -delete-missing sends
+// deletes for documents whose file is gone; -dry-run lists what would be
+// sent. It prints a summary and exits 0 when every request was accepted
+// (or skipped), 1 when any failed or the run could not complete, 2 on a
+// usage error. The work is done by package producer.
 package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -29,130 +32,232 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/chunkstream/chunkstream/chunking/registry"
+	"github.com/chunkstream/chunkstream/internal/chunkflags"
 	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/producer"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stderr, os.LookupEnv)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.LookupEnv)
 	stop()
 	os.Exit(code)
 }
 
-func run(ctx context.Context, args []string, stderr io.Writer, lookup func(string) (string, bool)) int {
-	defURL := "nats://127.0.0.1:4222"
-	if v, ok := lookup("NATS_URL"); ok && v != "" {
-		defURL = v
+// errUsage marks usage errors (exit status 2).
+var errUsage = errors.New("usage")
+
+// maxListedFailures bounds the failures printed one per line.
+const maxListedFailures = 100
+
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, lookup func(string) (string, bool)) int {
+	code, err := runErr(ctx, args, stdin, stdout, stderr, lookup)
+	if err != nil {
+		fmt.Fprintf(stderr, "producer: %v\n", err)
+	}
+	return code
+}
+
+func runErr(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, lookup func(string) (string, bool)) (int, error) {
+	c, err := loadConfig(lookup)
+	if err != nil {
+		return 2, err
 	}
 	fs := flag.NewFlagSet("producer", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	url := fs.String("s", defURL, "NATS server URL (env NATS_URL)")
-	subject := fs.String("subject", messages.DefaultIngestSubject, "subject to publish on (under the INGEST stream's subjects)")
-	ext := fs.String("ext", ".md,.mdx", "comma-separated extensions picked in folders")
-	jsonBody := fs.Bool("json", false, "send JSON requests instead of msgpack")
+	bindFlags(fs, &c)
+	defChunker := c.Chunker
+	if defChunker == "" {
+		defChunker = "markdown"
+	}
+	chunkers := chunkflags.Register(fs, registry.Entries(), defChunker)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: producer [-s NATS_URL] [-subject ingest.docs] [-ext LIST] PATH...")
+		fmt.Fprintln(stderr, "usage: producer [flags] PATH...\n       producer -chunker email [flags] MAILBOX...\n       producer -stdin [flags] < requests.jsonl")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return 0
+			return 0, nil
 		}
-		return 2
+		return 2, nil
 	}
-	if fs.NArg() == 0 {
+	if err := c.validate(); err != nil {
+		return 2, err
+	}
+	chunkerSet := c.Chunker != ""
+	fs.Visit(func(f *flag.Flag) { chunkerSet = chunkerSet || f.Name == "chunker" })
+	entry, raw, err := chunkers.Chunker()
+	if err != nil {
+		return 2, err
+	}
+	opts := map[string]any{}
+	if c.Options != "" {
+		_ = json.Unmarshal([]byte(c.Options), &opts) // validated
+	}
+	for k, v := range raw {
+		opts[k] = v
+	}
+	var options map[string]any
+	if len(opts) > 0 {
+		decoded, err := entry.Options(opts)
+		if err != nil {
+			return 2, err
+		}
+		if _, err := entry.New(decoded); err != nil {
+			return 2, fmt.Errorf("chunker %s: %w", entry.Name, err)
+		}
+		options = map[string]any(decoded)
+		chunkerSet = true // options belong to one chunker: name it
+	}
+	paths := fs.Args()
+	if c.Dir != "" {
+		paths = append([]string{c.Dir}, paths...)
+	}
+	if c.Stdin == (len(paths) > 0) {
 		fs.Usage()
-		return 2
+		return 2, fmt.Errorf("%w: give PATH arguments (or -dir), or -stdin", errUsage)
 	}
-	nc, err := nats.Connect(*url, nats.Name("chunkstream-producer"))
-	if err != nil {
-		fmt.Fprintf(stderr, "producer: connect: %v\n", err)
-		return 1
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		fmt.Fprintf(stderr, "producer: %v\n", err)
-		return 1
-	}
-	ct := messages.ContentTypeMsgpack
-	if *jsonBody {
-		ct = messages.ContentTypeJSON
-	}
-	p := producer.New(nc, js, producer.Options{Subject: *subject, ContentType: ct})
-	var exts []string
-	for _, e := range strings.Split(*ext, ",") {
-		if e = strings.TrimSpace(e); e != "" {
-			exts = append(exts, e)
-		}
-	}
-	start := time.Now()
-	var sent, dups, failed, nBytes int // written by the batch's goroutine until Wait
-	pathErrs := 0
-	b := p.Batch(func(s producer.Sent) {
-		switch {
-		case s.Err != nil:
-			failed++
-			fmt.Fprintf(stderr, "producer: %v\n", s.Err)
-		case s.Duplicate:
-			dups++
-		default:
-			sent++
-			nBytes += s.Bytes
-		}
-	})
-	for _, path := range fs.Args() {
-		if err := addPath(ctx, b, path, exts, stderr); err != nil {
-			fmt.Fprintf(stderr, "producer: %s: %v\n", path, err)
-			pathErrs++
-			if ctx.Err() != nil {
-				break
+	mailbox := chunkerSet && entry.Name == producer.MailboxChunker && !c.Stdin
+	exts := entry.Extensions
+	if c.Ext != "" {
+		exts = nil
+		for _, e := range strings.Split(c.Ext, ",") {
+			if e = strings.TrimSpace(e); e != "" {
+				exts = append(exts, e)
 			}
 		}
 	}
-	if err := b.Wait(ctx); err != nil && ctx.Err() != nil {
-		fmt.Fprintf(stderr, "producer: %v\n", err)
-		return 1
+
+	log := newLogger(stderr, c.LogLevel)
+	nc, err := nats.Connect(c.NATSURL, natsOptions(&c, log)...)
+	if err != nil {
+		return 1, fmt.Errorf("connect: %w", err)
 	}
-	failed += pathErrs
-	fmt.Fprintf(stderr, "producer: %d documents (%.2f MB) sent on %s in %.2f s, %d duplicates, %d failed\n",
-		sent, float64(nBytes)/1e6, *subject, time.Since(start).Seconds(), dups, failed)
-	if failed > 0 {
-		return 1
+	defer nc.Close()
+	js, err := jetstream.New(nc, jetstream.WithPublishAsyncTimeout(c.AckTimeout),
+		jetstream.WithPublishAsyncMaxPending(2*c.MaxPending))
+	if err != nil {
+		return 1, err
 	}
-	return 0
+	ct := messages.ContentTypeMsgpack
+	if c.JSON {
+		ct = messages.ContentTypeJSON
+	}
+	p := producer.New(nc, js, producer.Options{
+		Subject: c.Subject, ContentType: ct, ObjectsBucket: c.ObjectsBucket, MaxPending: c.MaxPending,
+	})
+	retry := producer.RetryOptions{Retries: c.Retries, Wait: c.RetryWait, AckTimeout: c.AckTimeout}
+	if c.Retries == 0 {
+		retry.Retries = -1
+	}
+	bar := newProgress(stderr, c.Progress)
+	dry := func(pl producer.Planned) {
+		where := ""
+		if pl.Object {
+			where = "\tobject"
+		}
+		fmt.Fprintf(stdout, "%s\t%s\t%d%s\n", pl.Op, pl.ID, pl.Bytes, where)
+	}
+	var sum producer.Summary
+	if c.Stdin {
+		sum, err = p.SendLines(ctx, stdin, producer.StreamOptions{
+			Rate: c.Rate, Retry: retry, DryRun: c.DryRun, OnDryRun: dry, OnProgress: bar.update,
+			OnBadLine: func(f producer.Failure) { bar.printf("producer: bad request: %v\n", f.Err) },
+		})
+	} else {
+		tmpl := producer.Document{Format: c.Format, Options: options, Source: c.Source, Collection: c.Collection}
+		if chunkerSet {
+			tmpl.Chunker = entry.Name
+		}
+		sum, err = p.Backfill(ctx, producer.BackfillOptions{
+			Paths: paths, IDPrefix: c.IDPrefix, Exts: exts, Template: tmpl, Mailbox: mailbox,
+			DocsBucket: c.DocsBucket, Force: c.Force, DeleteMissing: c.DeleteMissing, DryRun: c.DryRun,
+			Rate: c.Rate, Retry: retry, ObjectsTTL: c.ObjectsTTL, Readers: c.Readers,
+			OnProgress: bar.update, OnDryRun: dry, Logger: log,
+		})
+	}
+	bar.finish()
+	if drainErr := nc.Drain(); drainErr != nil {
+		log.Warn("drain", "err", drainErr)
+	}
+	printSummary(stderr, &sum, c.DryRun, c.Stdin)
+	if err != nil {
+		return 1, err
+	}
+	if !sum.OK() {
+		return 1, nil
+	}
+	return 0, nil
 }
 
-// addPath adds one file, or every document of a folder, to the batch.
-func addPath(ctx context.Context, b *producer.Batch, path string, exts []string, stderr io.Writer) error {
-	info, err := os.Stat(path)
-	if err != nil {
-		return err
-	}
-	if !info.IsDir() {
-		content, err := os.ReadFile(path)
-		if err != nil {
-			return err
+// printSummary writes the final summary and the failures.
+func printSummary(w io.Writer, s *producer.Summary, dryRun, stdin bool) {
+	for i, f := range s.Failures {
+		if i == maxListedFailures {
+			fmt.Fprintf(w, "producer: … and %d more failures\n", len(s.Failures)-i)
+			break
 		}
-		return b.Add(ctx, producer.Document{ID: filepath.ToSlash(filepath.Clean(path)), Content: content})
-	}
-	ids, warnings, err := producer.FolderDocuments(ctx, path, exts)
-	if err != nil {
-		return err
-	}
-	for _, w := range warnings {
-		fmt.Fprintf(stderr, "producer: warning: %s: %s\n", path, w)
-	}
-	for _, id := range ids {
-		content, err := producer.ReadDocument(path, id)
-		if err != nil {
-			fmt.Fprintf(stderr, "producer: %s: %v\n", id, err)
-			continue
-		}
-		if err := b.Add(ctx, producer.Document{ID: id, Content: content}); err != nil {
-			return err
+		if !stdin || f.Line == 0 { // stdin lines were reported as found
+			fmt.Fprintf(w, "producer: failed: %v\n", f.Err)
 		}
 	}
-	return nil
+	secs := max(s.Elapsed.Seconds(), 1e-9)
+	verb := "sent"
+	if dryRun {
+		verb = "would send"
+	}
+	fmt.Fprintf(w, "producer: %d documents: %d %s (%d deletes, %d duplicates), %d unchanged skipped, %d failed; %.2f MB in %s (%.0f docs/s, %.2f MB/s)\n",
+		s.Total, s.Sent, verb, s.Deleted, s.Duplicates, s.Skipped, s.Failed,
+		float64(s.Bytes)/1e6, s.Elapsed.Round(time.Millisecond), float64(s.Done)/secs, float64(s.ReadBytes)/1e6/secs)
+}
+
+// newLogger returns the JSON logger at level (unknown levels are info).
+func newLogger(w io.Writer, level string) *slog.Logger {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		l = slog.LevelInfo
+	}
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
+}
+
+// natsOptions turns the NATS settings into connection options. Secrets
+// are passed on, never logged.
+func natsOptions(c *config, log *slog.Logger) []nats.Option {
+	opts := []nats.Option{
+		nats.Name("chunkstream-producer"),
+		nats.MaxReconnects(-1),
+		nats.ReconnectWait(250 * time.Millisecond),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			if err != nil {
+				log.Warn("nats disconnected", "err", err)
+			}
+		}),
+		nats.ReconnectHandler(func(nc *nats.Conn) {
+			log.Info("nats reconnected", "server", nc.ConnectedUrlRedacted())
+		}),
+	}
+	if c.NATSUser != "" {
+		opts = append(opts, nats.UserInfo(c.NATSUser, c.NATSPassword))
+	}
+	if c.NATSToken != "" {
+		opts = append(opts, nats.Token(c.NATSToken))
+	}
+	if c.NATSCreds != "" {
+		opts = append(opts, nats.UserCredentials(c.NATSCreds))
+	}
+	if c.NATSNKey != "" {
+		if o, err := nats.NkeyOptionFromSeed(c.NATSNKey); err == nil {
+			opts = append(opts, o)
+		} else {
+			opts = append(opts, func(*nats.Options) error { return fmt.Errorf("CHUNKSTREAM_NATS_NKEY: %w", err) })
+		}
+	}
+	if c.NATSTLSCert != "" {
+		opts = append(opts, nats.ClientCert(c.NATSTLSCert, c.NATSTLSKey))
+	}
+	if c.NATSTLSCA != "" {
+		opts = append(opts, nats.RootCAs(c.NATSTLSCA))
+	}
+	return opts
 }

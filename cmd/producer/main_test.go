@@ -3,12 +3,15 @@ package main
 import (
 	"bytes"
 	"context"
+	"flag"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/caarlos0/env/v11"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -17,7 +20,10 @@ import (
 	"github.com/chunkstream/chunkstream/worker"
 )
 
-func TestProducer(t *testing.T) {
+// testServer starts an in-process JetStream server with the worker's
+// topology and returns its URL and the INGEST stream.
+func testServer(t *testing.T) (string, jetstream.Stream) {
+	t.Helper()
 	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
 	if err != nil {
 		t.Fatal(err)
@@ -26,47 +32,59 @@ func TestProducer(t *testing.T) {
 	if !ns.ReadyForConnections(10 * time.Second) {
 		t.Fatal("server not ready")
 	}
-	defer ns.Shutdown()
+	t.Cleanup(ns.Shutdown)
 	nc, err := nats.Connect(ns.ClientURL())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer nc.Close()
+	t.Cleanup(nc.Close)
 	js, _ := jetstream.New(nc)
-	ctx := context.Background()
-	top, err := worker.Setup(ctx, js, worker.DefaultConfig())
+	top, err := worker.Setup(context.Background(), js, worker.DefaultConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
+	return ns.ClientURL(), top.Ingest
+}
+
+func writeTree(t *testing.T, files map[string]string) string {
+	t.Helper()
 	dir := t.TempDir()
-	for name, body := range map[string]string{"a.md": "# A", "sub/b.mdx": "# B", ".hidden/c.md": "x", "notes.txt": "t"} {
+	for name, body := range files {
 		p := filepath.Join(dir, filepath.FromSlash(name))
-		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
 		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
+	return dir
+}
+
+func envOf(m map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+}
+
+func TestProducer(t *testing.T) {
+	url, ingest := testServer(t)
+	ctx := context.Background()
+	dir := writeTree(t, map[string]string{"a.md": "# A", "sub/b.mdx": "# B", ".hidden/c.md": "x", "notes.txt": "t"})
 	single := filepath.Join(dir, "notes.txt")
-	var stderr bytes.Buffer
-	lookup := func(k string) (string, bool) {
-		if k == "NATS_URL" {
-			return ns.ClientURL(), true
-		}
-		return "", false
-	}
-	if code := run(ctx, []string{"-subject", "ingest.test", dir, single}, &stderr, lookup); code != 0 {
+	var stdout, stderr bytes.Buffer
+	environ := envOf(map[string]string{"NATS_URL": url})
+	if code := run(ctx, []string{"-subject", "ingest.test", "-progress=false", dir, single}, nil, &stdout, &stderr, environ); code != 0 {
 		t.Fatalf("run = %d, stderr:\n%s", code, stderr.String())
 	}
-	if !strings.Contains(stderr.String(), "3 documents") {
-		t.Errorf("summary = %q, want 3 documents", stderr.String())
+	if !strings.Contains(stderr.String(), "3 documents: 3 sent") {
+		t.Errorf("summary = %q, want 3 documents sent", stderr.String())
 	}
-	info, _ := top.Ingest.Info(ctx)
+	info, _ := ingest.Info(ctx)
 	if info.State.Msgs != 3 {
 		t.Fatalf("INGEST holds %d, want 3", info.State.Msgs)
 	}
 	ids := map[string]bool{}
 	for seq := uint64(1); seq <= 3; seq++ {
-		m, err := top.Ingest.GetMsg(ctx, seq)
+		m, err := ingest.GetMsg(ctx, seq)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -77,15 +95,115 @@ func TestProducer(t *testing.T) {
 		if m.Subject != "ingest.test" || !strings.HasPrefix(m.Header.Get(messages.HeaderMsgID), req.ID+"@"+messages.ContentVersion(req.Content)+"@") {
 			t.Errorf("request %d: subject %s, msg id %s", seq, m.Subject, m.Header.Get(messages.HeaderMsgID))
 		}
+		if req.Chunker != "" {
+			t.Errorf("request %d names chunker %q without -chunker", seq, req.Chunker)
+		}
 		ids[req.ID] = true
 	}
-	if !ids["a.md"] || !ids["sub/b.mdx"] || !ids[filepath.ToSlash(single)] {
+	if !ids["a.md"] || !ids["sub/b.mdx"] || !ids["notes.txt"] {
 		t.Errorf("document ids = %v", ids)
 	}
-	if code := run(ctx, []string{filepath.Join(dir, "missing")}, &stderr, lookup); code != 1 {
-		t.Errorf("missing path: run = %d, want 1", code)
+	for _, tc := range []struct {
+		args []string
+		want int
+	}{
+		{[]string{filepath.Join(dir, "missing")}, 1},
+		{nil, 2},
+		{[]string{"-stdin", dir}, 2},
+		{[]string{"-rate", "-1", dir}, 2},
+		{[]string{"-options", "{", dir}, 2},
+		{[]string{"-options", `{"no_such_option":1}`, dir}, 2},
+		{[]string{"-max-chunk-size", "0", "-chunker", "email", dir}, 2},
+		{[]string{"-format", "docx", dir}, 2},
+	} {
+		stderr.Reset()
+		if code := run(ctx, append([]string{"-progress=false"}, tc.args...), nil, &stdout, &stderr, environ); code != tc.want {
+			t.Errorf("run(%q) = %d, want %d; stderr %s", tc.args, code, tc.want, stderr.String())
+		}
 	}
-	if code := run(ctx, nil, &stderr, lookup); code != 2 {
-		t.Errorf("no path: run = %d, want 2", code)
+}
+
+// TestFlagBeatsVariable: every setting is a variable, and a flag beats it.
+func TestFlagBeatsVariable(t *testing.T) {
+	url, _ := testServer(t)
+	ctx := context.Background()
+	dir := writeTree(t, map[string]string{"a.md": "# A", "b.txt": "B"})
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		args []string
+		want string
+	}{
+		{"variable", map[string]string{"CHUNKSTREAM_PRODUCER_ID_PREFIX": "env/"}, nil, "upsert\tenv/a.md\t3\n"},
+		{"flag beats variable", map[string]string{"CHUNKSTREAM_PRODUCER_ID_PREFIX": "env/"}, []string{"-id-prefix", "flag/"}, "upsert\tflag/a.md\t3\n"},
+		{"ext variable", map[string]string{"CHUNKSTREAM_PRODUCER_EXT": ".txt"}, nil, "upsert\tb.txt\t1\n"},
+		{"dir variable", map[string]string{"CHUNKSTREAM_PRODUCER_DIR": dir, "CHUNKSTREAM_PRODUCER_EXT": "md"}, nil, "upsert\ta.md\t3\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			environ := map[string]string{"NATS_URL": url, "CHUNKSTREAM_PRODUCER_DRY_RUN": "true", "CHUNKSTREAM_PRODUCER_PROGRESS": "false"}
+			for k, v := range tc.env {
+				environ[k] = v
+			}
+			args := tc.args
+			if tc.env["CHUNKSTREAM_PRODUCER_DIR"] == "" {
+				args = append(args, dir)
+			}
+			var stdout, stderr bytes.Buffer
+			if code := run(ctx, args, nil, &stdout, &stderr, envOf(environ)); code != 0 {
+				t.Fatalf("run = %d: %s", code, stderr.String())
+			}
+			if stdout.String() != tc.want {
+				t.Errorf("dry run lists %q, want %q", stdout.String(), tc.want)
+			}
+		})
+	}
+}
+
+func TestStdin(t *testing.T) {
+	url, ingest := testServer(t)
+	ctx := context.Background()
+	in := "{\"v\":1,\"id\":\"a.md\",\"content\":\"# A\"}\n{oops\n{\"v\":1,\"id\":\"b.md\",\"op\":\"delete\"}\n"
+	var stdout, stderr bytes.Buffer
+	code := run(ctx, []string{"-stdin", "-progress=false"}, strings.NewReader(in), &stdout, &stderr, envOf(map[string]string{"NATS_URL": url}))
+	if code != 1 {
+		t.Errorf("run = %d, want 1 (a bad line)", code)
+	}
+	if !strings.Contains(stderr.String(), "line 2: ") || !strings.Contains(stderr.String(), "2 sent (1 deletes") {
+		t.Errorf("stderr = %s", stderr.String())
+	}
+	if info, _ := ingest.Info(ctx); info.State.Msgs != 2 {
+		t.Errorf("INGEST holds %d, want 2", info.State.Msgs)
+	}
+}
+
+// TestEveryFlagHasAVariable: each flag's usage names a variable of config
+// (the chunker option flags excepted: -options is their variable), and
+// each variable but the secrets has a flag.
+func TestEveryFlagHasAVariable(t *testing.T) {
+	params, err := env.GetFieldParams(&config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vars := map[string]bool{}
+	for _, p := range params {
+		vars[p.Key] = true
+	}
+	var c config
+	fs := flag.NewFlagSet("producer", flag.ContinueOnError)
+	bindFlags(fs, &c)
+	re := regexp.MustCompile(`\(env ([A-Z_]+)\)`)
+	named := map[string]bool{}
+	fs.VisitAll(func(f *flag.Flag) {
+		m := re.FindStringSubmatch(f.Usage)
+		if m == nil || !vars[m[1]] {
+			t.Errorf("flag -%s: usage %q names no variable of config", f.Name, f.Usage)
+			return
+		}
+		named[m[1]] = true
+	})
+	for v := range vars {
+		if !named[v] && v != "CHUNKSTREAM_NATS_PASSWORD" && v != "CHUNKSTREAM_NATS_TOKEN" && v != "CHUNKSTREAM_PRODUCER_CHUNKER" {
+			t.Errorf("variable %s has no flag", v)
+		}
 	}
 }

@@ -1,0 +1,184 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/caarlos0/env/v11"
+
+	"github.com/chunkstream/chunkstream/messages"
+)
+
+// config is every setting of the producer. Each is an environment
+// variable (caarlos0/env) and a flag whose default is the variable's
+// value, so a flag beats its variable. The NATS and bucket variables are
+// the worker's shared names; the producer's own start CHUNKSTREAM_PRODUCER_.
+type config struct {
+	// NATSURL is the NATS server URL (comma-separated for several).
+	NATSURL string `env:"NATS_URL" envDefault:"nats://127.0.0.1:4222"`
+	// NATSUser and NATSPassword authenticate with user and password.
+	NATSUser     string `env:"CHUNKSTREAM_NATS_USER"`
+	NATSPassword string `env:"CHUNKSTREAM_NATS_PASSWORD"`
+	// NATSToken authenticates with a token.
+	NATSToken string `env:"CHUNKSTREAM_NATS_TOKEN"`
+	// NATSCreds is a credentials file (JWT and NKey seed).
+	NATSCreds string `env:"CHUNKSTREAM_NATS_CREDS"`
+	// NATSNKey is an NKey seed file.
+	NATSNKey string `env:"CHUNKSTREAM_NATS_NKEY"`
+	// NATSTLSCert and NATSTLSKey are a client certificate and its key.
+	NATSTLSCert string `env:"CHUNKSTREAM_NATS_TLS_CERT"`
+	NATSTLSKey  string `env:"CHUNKSTREAM_NATS_TLS_KEY"`
+	// NATSTLSCA is a CA bundle that verifies the server.
+	NATSTLSCA string `env:"CHUNKSTREAM_NATS_TLS_CA"`
+	// DocsBucket is the KV bucket of document records.
+	DocsBucket string `env:"CHUNKSTREAM_DOCS_BUCKET" envDefault:"CHUNKSTREAM_DOCS"`
+	// ObjectsBucket is the Object Store bucket of large documents.
+	ObjectsBucket string `env:"CHUNKSTREAM_OBJECTS_BUCKET" envDefault:"CHUNKSTREAM_OBJECTS"`
+	// LogLevel is debug, info, warn or error.
+	LogLevel string `env:"CHUNKSTREAM_LOG_LEVEL" envDefault:"info"`
+
+	// Dir is a folder or file to send, besides the PATH arguments.
+	Dir string `env:"CHUNKSTREAM_PRODUCER_DIR"`
+	// Subject is where requests are published.
+	Subject string `env:"CHUNKSTREAM_PRODUCER_SUBJECT" envDefault:"ingest.docs"`
+	// IDPrefix is put before every document id.
+	IDPrefix string `env:"CHUNKSTREAM_PRODUCER_ID_PREFIX"`
+	// Ext lists the extensions picked in folders (default: the chunker's).
+	Ext string `env:"CHUNKSTREAM_PRODUCER_EXT"`
+	// Chunker names the chunker of every request ("" = each format's
+	// default); email sends each path as a mailbox, one request per thread.
+	Chunker string `env:"CHUNKSTREAM_PRODUCER_CHUNKER"`
+	// Options are chunker options as a JSON object (the chunker's option
+	// flags override its keys).
+	Options string `env:"CHUNKSTREAM_PRODUCER_OPTIONS"`
+	// Format sets the format of every request ("" = from the extension).
+	Format string `env:"CHUNKSTREAM_PRODUCER_FORMAT"`
+	// Source and Collection are request fields set on every request.
+	Source     string `env:"CHUNKSTREAM_PRODUCER_SOURCE"`
+	Collection string `env:"CHUNKSTREAM_PRODUCER_COLLECTION"`
+	// Stdin reads ingest requests as JSON lines from standard input.
+	Stdin bool `env:"CHUNKSTREAM_PRODUCER_STDIN"`
+	// Force sends unchanged documents too.
+	Force bool `env:"CHUNKSTREAM_PRODUCER_FORCE"`
+	// DeleteMissing sends deletes for documents whose file is gone.
+	DeleteMissing bool `env:"CHUNKSTREAM_PRODUCER_DELETE_MISSING"`
+	// DryRun lists what would be sent and sends nothing.
+	DryRun bool `env:"CHUNKSTREAM_PRODUCER_DRY_RUN"`
+	// Rate limits documents per second (0: no limit).
+	Rate float64 `env:"CHUNKSTREAM_PRODUCER_RATE" envDefault:"0"`
+	// MaxPending bounds the publishes awaiting their PubAck.
+	MaxPending int `env:"CHUNKSTREAM_PRODUCER_MAX_PENDING" envDefault:"256"`
+	// Retries is how many times a failed publish is sent again.
+	Retries int `env:"CHUNKSTREAM_PRODUCER_RETRIES" envDefault:"5"`
+	// RetryWait is the first delay between tries (doubling, at most 10s).
+	RetryWait time.Duration `env:"CHUNKSTREAM_PRODUCER_RETRY_WAIT" envDefault:"500ms"`
+	// AckTimeout bounds the wait for one PubAck.
+	AckTimeout time.Duration `env:"CHUNKSTREAM_PRODUCER_ACK_TIMEOUT" envDefault:"10s"`
+	// ObjectsTTL is the objects bucket's TTL when the producer creates it.
+	ObjectsTTL time.Duration `env:"CHUNKSTREAM_OBJECTS_TTL" envDefault:"168h"`
+	// Readers is how many files are read and hashed at once.
+	Readers int `env:"CHUNKSTREAM_PRODUCER_READERS" envDefault:"4"`
+	// JSON sends JSON requests instead of msgpack.
+	JSON bool `env:"CHUNKSTREAM_PRODUCER_JSON"`
+	// Progress shows a progress bar (default: when stderr is a terminal).
+	Progress string `env:"CHUNKSTREAM_PRODUCER_PROGRESS" envDefault:"auto"`
+}
+
+// loadConfig reads the environment (lookup) into a config.
+func loadConfig(lookup func(string) (string, bool)) (config, error) {
+	var c config
+	params, err := env.GetFieldParams(&c)
+	if err != nil {
+		return c, err
+	}
+	environ := map[string]string{}
+	for _, p := range params {
+		if v, ok := lookup(p.Key); ok {
+			environ[p.Key] = v
+		}
+	}
+	if err := env.ParseWithOptions(&c, env.Options{Environment: environ}); err != nil {
+		return c, fmt.Errorf("environment: %w", err)
+	}
+	return c, nil
+}
+
+// bindFlags defines the flags, each defaulting to its variable's value.
+// Secrets (password, token) are variables only: flags show in process
+// lists.
+func bindFlags(fs *flag.FlagSet, c *config) {
+	fs.StringVar(&c.NATSURL, "s", c.NATSURL, "NATS server URL (env NATS_URL)")
+	fs.StringVar(&c.NATSUser, "nats-user", c.NATSUser, "NATS user; the password comes from CHUNKSTREAM_NATS_PASSWORD (env CHUNKSTREAM_NATS_USER)")
+	fs.StringVar(&c.NATSCreds, "nats-creds", c.NATSCreds, "NATS credentials file (env CHUNKSTREAM_NATS_CREDS)")
+	fs.StringVar(&c.NATSNKey, "nats-nkey", c.NATSNKey, "NATS NKey seed file (env CHUNKSTREAM_NATS_NKEY)")
+	fs.StringVar(&c.NATSTLSCert, "nats-tls-cert", c.NATSTLSCert, "client certificate (env CHUNKSTREAM_NATS_TLS_CERT)")
+	fs.StringVar(&c.NATSTLSKey, "nats-tls-key", c.NATSTLSKey, "client certificate key (env CHUNKSTREAM_NATS_TLS_KEY)")
+	fs.StringVar(&c.NATSTLSCA, "nats-tls-ca", c.NATSTLSCA, "CA bundle verifying the server (env CHUNKSTREAM_NATS_TLS_CA)")
+	fs.StringVar(&c.DocsBucket, "docs-bucket", c.DocsBucket, "KV bucket of document records (env CHUNKSTREAM_DOCS_BUCKET)")
+	fs.StringVar(&c.ObjectsBucket, "objects-bucket", c.ObjectsBucket, "Object Store bucket of large documents (env CHUNKSTREAM_OBJECTS_BUCKET)")
+	fs.DurationVar(&c.ObjectsTTL, "objects-ttl", c.ObjectsTTL, "TTL of the objects bucket when the producer creates it (env CHUNKSTREAM_OBJECTS_TTL)")
+	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error (env CHUNKSTREAM_LOG_LEVEL)")
+	fs.StringVar(&c.Dir, "dir", c.Dir, "a folder or file to send, besides the PATH arguments (env CHUNKSTREAM_PRODUCER_DIR)")
+	fs.StringVar(&c.Subject, "subject", c.Subject, "subject to publish on, under the INGEST stream's subjects (env CHUNKSTREAM_PRODUCER_SUBJECT)")
+	fs.StringVar(&c.IDPrefix, "id-prefix", c.IDPrefix, "put before every document id (env CHUNKSTREAM_PRODUCER_ID_PREFIX)")
+	fs.StringVar(&c.Ext, "ext", c.Ext, "comma-separated extensions picked in folders; default: the chunker's (env CHUNKSTREAM_PRODUCER_EXT)")
+	fs.StringVar(&c.Options, "options", c.Options, `chunker options as a JSON object, e.g. {"max_chunk_size":800}; option flags override it (env CHUNKSTREAM_PRODUCER_OPTIONS)`)
+	fs.StringVar(&c.Format, "format", c.Format, "format of every document: "+strings.Join(messages.Formats(), ", ")+"; default: from the extension (env CHUNKSTREAM_PRODUCER_FORMAT)")
+	fs.StringVar(&c.Source, "source", c.Source, "source field of every request (env CHUNKSTREAM_PRODUCER_SOURCE)")
+	fs.StringVar(&c.Collection, "collection", c.Collection, "Qdrant collection override of every request (env CHUNKSTREAM_PRODUCER_COLLECTION)")
+	fs.BoolVar(&c.Stdin, "stdin", c.Stdin, "read ingest requests as JSON lines from standard input (env CHUNKSTREAM_PRODUCER_STDIN)")
+	fs.BoolVar(&c.Force, "force", c.Force, "send unchanged documents too (env CHUNKSTREAM_PRODUCER_FORCE)")
+	fs.BoolVar(&c.DeleteMissing, "delete-missing", c.DeleteMissing, "send deletes for ids under -id-prefix whose file is gone (env CHUNKSTREAM_PRODUCER_DELETE_MISSING)")
+	fs.BoolVar(&c.DryRun, "dry-run", c.DryRun, "list what would be sent on standard output; send nothing (env CHUNKSTREAM_PRODUCER_DRY_RUN)")
+	fs.Float64Var(&c.Rate, "rate", c.Rate, "at most this many documents per second; 0: no limit (env CHUNKSTREAM_PRODUCER_RATE)")
+	fs.IntVar(&c.MaxPending, "max-pending", c.MaxPending, "publishes awaiting their PubAck at most (env CHUNKSTREAM_PRODUCER_MAX_PENDING)")
+	fs.IntVar(&c.Retries, "retries", c.Retries, "times a failed publish is sent again, same Nats-Msg-Id (env CHUNKSTREAM_PRODUCER_RETRIES)")
+	fs.DurationVar(&c.RetryWait, "retry-wait", c.RetryWait, "first delay between tries, doubling up to 10s (env CHUNKSTREAM_PRODUCER_RETRY_WAIT)")
+	fs.DurationVar(&c.AckTimeout, "ack-timeout", c.AckTimeout, "wait for one PubAck at most (env CHUNKSTREAM_PRODUCER_ACK_TIMEOUT)")
+	fs.IntVar(&c.Readers, "readers", c.Readers, "files read and hashed at once (env CHUNKSTREAM_PRODUCER_READERS)")
+	fs.BoolVar(&c.JSON, "json", c.JSON, "send JSON requests instead of msgpack (env CHUNKSTREAM_PRODUCER_JSON)")
+	fs.StringVar(&c.Progress, "progress", c.Progress, "progress bar: auto (when stderr is a terminal), true or false (env CHUNKSTREAM_PRODUCER_PROGRESS)")
+}
+
+// validate checks the settings the flag package cannot.
+func (c *config) validate() error {
+	switch {
+	case c.Rate < 0:
+		return fmt.Errorf("-rate (CHUNKSTREAM_PRODUCER_RATE) must not be negative, got %v", c.Rate)
+	case c.MaxPending <= 0:
+		return fmt.Errorf("-max-pending (CHUNKSTREAM_PRODUCER_MAX_PENDING) must be positive, got %d", c.MaxPending)
+	case c.Retries < 0:
+		return fmt.Errorf("-retries (CHUNKSTREAM_PRODUCER_RETRIES) must not be negative, got %d", c.Retries)
+	case c.Readers <= 0:
+		return fmt.Errorf("-readers (CHUNKSTREAM_PRODUCER_READERS) must be positive, got %d", c.Readers)
+	case c.Subject == "":
+		return fmt.Errorf("-subject (CHUNKSTREAM_PRODUCER_SUBJECT) is empty")
+	}
+	switch c.Progress {
+	case "auto", "true", "false":
+	default:
+		return fmt.Errorf("-progress (CHUNKSTREAM_PRODUCER_PROGRESS) is auto, true or false, got %q", c.Progress)
+	}
+	if c.Options != "" {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(c.Options), &m); err != nil {
+			return fmt.Errorf("-options (CHUNKSTREAM_PRODUCER_OPTIONS): want a JSON object: %w", err)
+		}
+	}
+	if c.Format != "" && !containsStr(messages.Formats(), c.Format) {
+		return fmt.Errorf("-format (CHUNKSTREAM_PRODUCER_FORMAT): unknown format %q", c.Format)
+	}
+	return nil
+}
+
+func containsStr(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+
+	"github.com/chunkstream/chunkstream/producer"
+)
+
+// progress shows a backfill's progress bar: documents settled of the
+// total, with files/s, MB/s, skipped and failed counts. It is created on
+// the first update (when the total is known) and is a no-op when hidden.
+type progress struct {
+	w       io.Writer
+	visible bool
+	start   time.Time
+
+	mu   sync.Mutex
+	bar  *progressbar.ProgressBar
+	last time.Time
+}
+
+// newProgress returns the bar; mode is auto (shown when w is a terminal),
+// true or false.
+func newProgress(w io.Writer, mode string) *progress {
+	visible := mode == "true"
+	if mode == "auto" {
+		if f, ok := w.(*os.File); ok {
+			if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+				visible = true
+			}
+		}
+	}
+	return &progress{w: w, visible: visible, start: time.Now()}
+}
+
+// update is the producer's OnProgress callback (called one at a time).
+func (p *progress) update(s producer.Stats) {
+	if !p.visible {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.bar == nil {
+		p.bar = progressbar.NewOptions(s.Total,
+			progressbar.OptionSetWriter(p.w),
+			progressbar.OptionSetDescription("producer"),
+			progressbar.OptionShowCount(),
+			progressbar.OptionSetPredictTime(true),
+			progressbar.OptionThrottle(100*time.Millisecond),
+			progressbar.OptionClearOnFinish(),
+		)
+	}
+	if s.Total != p.bar.GetMax() {
+		p.bar.ChangeMax(s.Total)
+	}
+	now := time.Now()
+	if now.Sub(p.last) >= 100*time.Millisecond || s.Done == s.Total {
+		p.last = now
+		secs := max(now.Sub(p.start).Seconds(), 1e-9)
+		p.bar.Describe(fmt.Sprintf("%.0f files/s %.2f MB/s, %d skipped, %d failed",
+			float64(s.Done)/secs, float64(s.ReadBytes)/1e6/secs, s.Skipped, s.Failed))
+	}
+	_ = p.bar.Set(s.Done)
+}
+
+// printf writes a line above the bar.
+func (p *progress) printf(format string, args ...any) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.bar != nil {
+		_ = p.bar.Clear()
+	}
+	fmt.Fprintf(p.w, format, args...)
+}
+
+// finish removes the bar before the summary.
+func (p *progress) finish() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.bar != nil {
+		_ = p.bar.Finish()
+	}
+}
