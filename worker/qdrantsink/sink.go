@@ -73,7 +73,7 @@ const (
 	StepBegin        Step = "begin"         // about to start step 2
 	StepUpserted     Step = "upserted"      // step 2 done (also reported for zero chunks)
 	StepDeletedOlder Step = "deleted_older" // step 3 done
-	StepRechecked    Step = "rechecked"     // step 4 done
+	StepRechecked    Step = "rechecked"     // step 4 done (also reported for zero chunks)
 )
 
 // Sink writes chunks into Qdrant following DESIGN.md's processing
@@ -374,6 +374,7 @@ func (s *Sink) Write(ctx context.Context, doc worker.Doc, chunks []worker.Chunk)
 	}
 	s.step(ctx, StepDeletedOlder, doc)
 	if len(chunks) == 0 {
+		s.step(ctx, StepRechecked, doc) // nothing of this version to take back
 		return nil
 	}
 	newest, err := s.records.NewestSeq(ctx, doc.ID)

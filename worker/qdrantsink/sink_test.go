@@ -38,14 +38,33 @@ func newSink(t testing.TB, srv *qdranttest.Server, records worker.Records, emb E
 	return s
 }
 
-// reader returns the sinktest.Reader of a Qdrant collection.
+// reader returns the sinktest.Reader of a Qdrant collection: a scroll
+// over the document's points through the go-client.
 func reader(srv *qdranttest.Server, coll string) sinktest.Reader {
-	return sinktest.ReaderFunc(func(_ context.Context, docID string) (map[string]string, error) {
+	var (
+		once   sync.Once
+		client *qdrant.Client
+		err    error
+	)
+	return sinktest.ReaderFunc(func(ctx context.Context, docID string) (map[string]string, error) {
+		once.Do(func() {
+			client, err = qdrant.NewClient(&qdrant.Config{Host: srv.Host(), Port: srv.Port(), PoolSize: 1, SkipCompatibilityCheck: true})
+		})
+		if err != nil {
+			return nil, err
+		}
+		pts, err := client.Scroll(ctx, &qdrant.ScrollPoints{
+			CollectionName: coll,
+			Filter:         &qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewMatchKeyword(FieldDocID, docID)}},
+			Limit:          qdrant.PtrOf(uint32(10000)),
+			WithPayload:    qdrant.NewWithPayloadInclude(FieldContent),
+		})
+		if err != nil {
+			return nil, err
+		}
 		out := map[string]string{}
-		for _, p := range srv.Points(coll) {
-			if p.GetPayload()[FieldDocID].GetStringValue() == docID {
-				out[p.GetId().GetUuid()] = p.GetPayload()[FieldContent].GetStringValue()
-			}
+		for _, p := range pts {
+			out[p.GetId().GetUuid()] = p.GetPayload()[FieldContent].GetStringValue()
 		}
 		return out, nil
 	})

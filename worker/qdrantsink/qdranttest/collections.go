@@ -1,6 +1,7 @@
 package qdranttest
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"strings"
@@ -25,7 +26,14 @@ func (c *collection) sorted() []*point {
 	for _, p := range c.points {
 		ps = append(ps, p)
 	}
-	slices.SortFunc(ps, func(a, b *point) int { return compareIDs(a.id, b.id) })
+	slices.SortFunc(ps, func(a, b *point) int {
+		an, aNum := a.id.GetPointIdOptions().(*qdrant.PointId_Num)
+		bn, bNum := b.id.GetPointIdOptions().(*qdrant.PointId_Num)
+		if aNum && bNum {
+			return cmp.Compare(an.Num, bn.Num)
+		}
+		return strings.Compare(a.key, b.key) // "n…" sorts before "u…"
+	})
 	return ps
 }
 

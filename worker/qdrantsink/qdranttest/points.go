@@ -16,6 +16,7 @@ import (
 
 // point is one stored point.
 type point struct {
+	key     string // idKey(id)
 	id      *qdrant.PointId
 	payload map[string]*qdrant.Value
 	dense   map[string][]float32
@@ -134,7 +135,7 @@ func (c *collection) build(ps *qdrant.PointStruct) (string, *point, error) {
 			return "", nil, err
 		}
 	}
-	p := &point{id: ps.GetId(), payload: ps.GetPayload(), dense: map[string][]float32{}, sparse: map[string]*qdrant.SparseVector{}}
+	p := &point{key: key, id: ps.GetId(), payload: ps.GetPayload(), dense: map[string][]float32{}, sparse: map[string]*qdrant.SparseVector{}}
 	if p.payload == nil {
 		p.payload = map[string]*qdrant.Value{}
 	}
