@@ -210,6 +210,9 @@ var mailDateLayouts = []string{
 // parseMailDate reads an RFC 5322 date leniently (comments, missing day
 // names, two-digit years, named zones).
 func parseMailDate(v string) (time.Time, bool) {
+	if t, ok := fastMailDate(stripComments(v)); ok {
+		return t, true
+	}
 	if t, err := mail.ParseDate(v); err == nil {
 		return t, true
 	}

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"net/mail"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/chunkstream/chunkstream/chunking"
 )
@@ -171,5 +173,33 @@ func TestSplitMboxRoundTrip(t *testing.T) {
 	crlf := strings.ReplaceAll(buf.String(), "\n", "\r\n")
 	if got := SplitMbox([]byte(crlf), false); len(got) != 2 || string(got[0].Data) != raw {
 		t.Errorf("CRLF mbox: got %v", got)
+	}
+}
+
+// TestFastMailDate checks the fast date path against net/mail.
+func TestFastMailDate(t *testing.T) {
+	for _, s := range []string{
+		"Mon, 2 Jan 2006 15:04:05 -0700", "2 Jan 2006 15:04 +0100", "Tue, 09 Jan 2024 08:00:00 +0000",
+		"Wed, 3 Jan 2024 10:00:00 -0000", "Thu, 4 Jan 2024 09:00:00 GMT", "Fri, 5 Jan 24 09:00:00 +0000",
+		"Sat, 6 Jan 2024 09:00:00 +0530 (IST)",
+	} {
+		want, err := mail.ParseDate(s)
+		got, ok := parseMailDate(s)
+		if err != nil || !ok || !got.Equal(want) || got.Format(time.RFC3339) != want.Format(time.RFC3339) {
+			t.Errorf("parseMailDate(%q) = %v %v, want %v (%v)", s, got, ok, want, err)
+		}
+	}
+	for _, s := range []string{"31 Feb 2024 10:00:00 +0000", "yesterday", "Mon, 2 Foo 2006 15:04:05 -0700"} {
+		if got, ok := fastMailDate(s); ok {
+			t.Errorf("fastMailDate(%q) = %v, want failure", s, got)
+		}
+	}
+}
+
+func TestMailDateZoneNames(t *testing.T) {
+	// RFC 5322 obsolete zones keep their offset (net/mail reads EST as +0000).
+	got, ok := parseMailDate("Fri, 5 Jan 2024 09:00:00 EST")
+	if _, off := got.Zone(); !ok || off != -5*3600 {
+		t.Errorf("EST offset = %d, want -18000", off)
 	}
 }
