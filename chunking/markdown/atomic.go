@@ -42,7 +42,7 @@ func (sp *splitter) atomic(b mdblocks.Block, end int) {
 	if wrap >= sp.max || bodyStart >= bodyEnd {
 		// No part could fit: the block is emitted whole.
 		n := utf8.RuneCount(src[b.Start:end])
-		sp.pieces = append(sp.pieces, piece{start: b.Start, end: end, chars: n, kind: pieceAtomic, oversize: n > sp.max})
+		sp.emit(piece{start: b.Start, end: end, chars: n, kind: pieceAtomic, oversize: n > sp.max})
 		sp.warnOversize(b, n)
 		return
 	}
@@ -58,9 +58,11 @@ func (sp *splitter) atomic(b mdblocks.Block, end int) {
 			return
 		}
 		body := part.String()
+		// A part never ends with blank lines either.
+		body = strings.TrimRight(body, " \t\r\n") + "\n"
 		text := open + body + close
-		n := wrap + partChars
-		sp.pieces = append(sp.pieces, piece{text: text, chars: n, kind: pieceSynth, oversize: n > sp.max})
+		n := wrap + utf8.RuneCountInString(body)
+		sp.emit(piece{text: text, chars: n, kind: pieceSynth, oversize: n > sp.max})
 		if n > sp.max && !warned {
 			sp.warnOversize(b, n)
 			warned = true
@@ -71,6 +73,9 @@ func (sp *splitter) atomic(b mdblocks.Block, end int) {
 	add := func(line []byte, n int) {
 		if partChars > 0 && partChars+n > budget {
 			flush()
+		}
+		if partChars == 0 && len(bytes.TrimSpace(line)) == 0 {
+			return // a part never starts with a blank line
 		}
 		part.Write(line)
 		if len(line) == 0 || line[len(line)-1] != '\n' {

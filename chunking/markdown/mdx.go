@@ -16,7 +16,8 @@ func CleanMDX(src []byte) []byte {
 	for p := 0; p < len(src); {
 		fs, fe := nextFence(src, p)
 		if fs > p {
-			out = append(out, cleanRegion(src[p:fs])...)
+			afterFence := len(out) > 0 && out[len(out)-1] == '\n'
+			out = append(out, cleanRegion(src[p:fs], afterFence)...)
 		}
 		out = append(out, src[fs:fe]...)
 		p = fe
@@ -59,12 +60,14 @@ func fenceRun(line []byte) (byte, int) {
 	return line[0], n
 }
 
-func cleanRegion(b []byte) []byte {
+// cleanRegion cleans text outside fences; afterFence says it follows a
+// fence's closing line break, which counts in a run of line breaks.
+func cleanRegion(b []byte, afterFence bool) []byte {
 	b = removeComments(b)
 	b = removeImports(b)
 	b = removeExports(b)
 	b = removeTags(b)
-	return collapseNewlines(b)
+	return collapseNewlines(b, afterFence)
 }
 
 func removeComments(b []byte) []byte {
@@ -234,12 +237,15 @@ func isNameByte(c byte) bool {
 }
 
 // collapseNewlines turns runs of three or more "\n" into two.
-func collapseNewlines(b []byte) []byte {
-	if !bytes.Contains(b, []byte("\n\n\n")) {
+func collapseNewlines(b []byte, afterFence bool) []byte {
+	if !bytes.Contains(b, []byte("\n\n\n")) && !(afterFence && bytes.HasPrefix(b, []byte("\n\n"))) {
 		return b
 	}
 	out := make([]byte, 0, len(b))
 	run := 0
+	if afterFence {
+		run = 1
+	}
 	for _, c := range b {
 		if c == '\n' {
 			run++

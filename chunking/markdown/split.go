@@ -38,19 +38,29 @@ type piece struct {
 	oversize   bool
 }
 
-// splitter splits one long section into pieces and packs them into chunks.
+// splitter cuts one long section into pieces and packs them, as they
+// come, into chunks: only the pieces of the chunk being built and of the
+// previous one (for the overlap) are held, so memory stays bounded by
+// max_char whatever the section's length.
 type splitter struct {
 	src          []byte
 	max, overlap int
 	lines        *lineCounter
 	warns        *[]chunking.Warning
-	pieces       []piece
 	secStart     int
+
+	out       []rawChunk
+	hdr       headers
+	cur, prev []piece
+	curSize   int
+	ovStart   int // start of the current chunk's overlap, or -1
+	ovEnd     int // end of the overlap (end of the previous chunk)
 }
 
 // section appends the chunks of a section longer than max_char.
 func (sp *splitter) section(out []rawChunk, s section, blocks []mdblocks.Block, hdr headers) []rawChunk {
-	sp.pieces = sp.pieces[:0]
+	sp.out, sp.hdr = out, hdr
+	sp.cur, sp.prev, sp.curSize = sp.cur[:0], sp.prev[:0], 0
 	sp.secStart = s.start
 	pos := s.start
 	for _, b := range blocks {
@@ -62,7 +72,7 @@ func (sp *splitter) section(out []rawChunk, s section, blocks []mdblocks.Block, 
 			sp.split(pos, b.Start, levelPara)
 		}
 		if n := utf8.RuneCount(sp.src[b.Start:end]); n <= sp.max {
-			sp.pieces = append(sp.pieces, piece{start: b.Start, end: end, chars: n, kind: pieceAtomic})
+			sp.emit(piece{start: b.Start, end: end, chars: n, kind: pieceAtomic})
 		} else {
 			sp.atomic(b, end)
 		}
@@ -71,14 +81,17 @@ func (sp *splitter) section(out []rawChunk, s section, blocks []mdblocks.Block, 
 	if pos < s.end {
 		sp.split(pos, s.end, levelPara)
 	}
-	return sp.pack(out, hdr)
+	sp.flush()
+	out = sp.out
+	sp.out = nil
+	return out
 }
 
 // split appends the pieces of src[s:e] at level or finer.
 func (sp *splitter) split(s, e, level int) {
 	n := utf8.RuneCount(sp.src[s:e])
 	if n <= sp.max {
-		sp.pieces = append(sp.pieces, piece{start: s, end: e, chars: n})
+		sp.emit(piece{start: s, end: e, chars: n})
 		return
 	}
 	if level == levelChar {
@@ -105,7 +118,7 @@ func (sp *splitter) cutChars(s, e int) {
 			p += size
 			n++
 		}
-		sp.pieces = append(sp.pieces, piece{start: s, end: p, chars: n})
+		sp.emit(piece{start: s, end: p, chars: n})
 		s = p
 	}
 }
@@ -188,50 +201,51 @@ func (sp *splitter) next(p, e, level int) int {
 	return e
 }
 
-// pack groups the pieces into chunks of at most max characters, overlap
-// included, and appends them to out.
-func (sp *splitter) pack(out []rawChunk, hdr headers) []rawChunk {
-	ps := sp.pieces
-	prevA, prevB := -1, -1
-	for i := 0; i < len(ps); {
-		ovStart, ovChars := -1, 0
-		if prevB == i && sp.overlap > 0 && ps[i].chars < sp.max {
-			ovStart, ovChars = sp.overlapStart(prevA, prevB, min(sp.overlap, sp.max-ps[i].chars))
-		}
-		size := ovChars
-		j := i
-		for j < len(ps) && size+ps[j].chars <= sp.max {
-			size += ps[j].chars
-			j++
-		}
-		oversize := false
-		if j == i {
-			j = i + 1
-			oversize = ps[i].oversize || ps[i].chars > sp.max
-		}
-		if content := sp.content(ovStart, i, j); content != "" {
-			out = append(out, rawChunk{content: content, hdr: hdr, oversize: oversize})
-			prevA, prevB = i, j
-		} else {
-			prevA, prevB = -1, -1
-		}
-		i = j
+// emit adds a piece to the chunk being built, first closing that chunk
+// when the piece does not fit in it. A new chunk starts with the overlap
+// taken from the previous one, shrunk so that the piece fits with it.
+func (sp *splitter) emit(p piece) {
+	if len(sp.cur) > 0 && sp.curSize+p.chars > sp.max {
+		sp.flush()
 	}
-	return out
+	if len(sp.cur) == 0 {
+		sp.ovStart, sp.curSize = -1, 0
+		if sp.overlap > 0 && len(sp.prev) > 0 && p.chars < sp.max {
+			sp.ovStart, sp.curSize = sp.overlapStart(sp.prev, min(sp.overlap, sp.max-p.chars))
+			sp.ovEnd = sp.prev[len(sp.prev)-1].end
+		}
+	}
+	sp.cur = append(sp.cur, p)
+	sp.curSize += p.chars
 }
 
-// overlapStart returns where the overlap taken from the chunk of pieces
-// ps[a:b] starts, and its length: the longest run of whole text pieces at
-// its end of at most limit characters, else the longest run of whole words
-// at the end of its last piece; never the whole chunk, never a cut word.
-// It returns -1, 0 when there is none.
-func (sp *splitter) overlapStart(a, b, limit int) (int, int) {
-	ps := sp.pieces
-	if limit <= 0 || b <= a || ps[b-1].kind != pieceText {
+// flush closes the chunk being built.
+func (sp *splitter) flush() {
+	if len(sp.cur) == 0 {
+		return
+	}
+	oversize := len(sp.cur) == 1 && (sp.cur[0].oversize || sp.curSize > sp.max)
+	if content := sp.content(); content != "" {
+		sp.out = append(sp.out, rawChunk{content: content, hdr: sp.hdr, oversize: oversize})
+		sp.prev, sp.cur = sp.cur, sp.prev[:0]
+	} else {
+		sp.prev, sp.cur = sp.prev[:0], sp.cur[:0]
+	}
+	sp.curSize = 0
+}
+
+// overlapStart returns where the overlap taken from the chunk of pieces ps
+// starts, and its length: the longest run of whole text pieces at its end
+// of at most limit characters, else the longest run of whole words at the
+// end of its last piece; never the whole chunk, never a cut word. It
+// returns -1, 0 when there is none.
+func (sp *splitter) overlapStart(ps []piece, limit int) (int, int) {
+	b := len(ps)
+	if limit <= 0 || b == 0 || ps[b-1].kind != pieceText {
 		return -1, 0
 	}
 	best, bestChars, sum := -1, 0, 0
-	for k := b - 1; k > a; k-- {
+	for k := b - 1; k > 0; k-- {
 		if ps[k].kind != pieceText || sum+ps[k].chars > limit {
 			break
 		}
@@ -273,11 +287,10 @@ func (sp *splitter) wordStart(p int) bool {
 	return isSpace(r)
 }
 
-// content returns the text of the chunk made of the overlap starting at
-// ovStart (or none when ovStart < 0) and pieces [i, j), trimmed of
-// surrounding blank lines.
-func (sp *splitter) content(ovStart, i, j int) string {
-	ps := sp.pieces[i:j]
+// content returns the text of the chunk being built, overlap included,
+// trimmed of surrounding blank lines.
+func (sp *splitter) content() string {
+	ps := sp.cur
 	synth := false
 	for _, p := range ps {
 		if p.kind == pieceSynth {
@@ -287,14 +300,14 @@ func (sp *splitter) content(ovStart, i, j int) string {
 	}
 	if !synth {
 		s := ps[0].start
-		if ovStart >= 0 {
-			s = ovStart
+		if sp.ovStart >= 0 {
+			s = sp.ovStart
 		}
 		return string(trimBlank(sp.src[s:ps[len(ps)-1].end]))
 	}
 	var sb strings.Builder
-	if ovStart >= 0 {
-		sb.Write(sp.src[ovStart:ps[0].start])
+	if sp.ovStart >= 0 {
+		sb.Write(sp.src[sp.ovStart:sp.ovEnd])
 	}
 	for _, p := range ps {
 		if p.kind == pieceSynth {

@@ -1,0 +1,233 @@
+// Package markdowntest holds the invariants of the Markdown chunker (spec
+// §2), shared by its golden, unit, corpus and fuzz tests.
+package markdowntest
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/chunking/internal/mdblocks"
+)
+
+// ownKeys are the chunker's metadata keys, in their required order.
+var ownKeys = []string{"h1", "h2", "h3", "index", "file", "oversize"}
+
+// Check returns the first violated invariant of chunks, the output of the
+// Markdown chunker with max_char maxChar for src (MDX-cleaned already), or
+// nil:
+//   - content is valid UTF-8, not empty or whitespace-only, with no
+//     leading blank line and no trailing whitespace;
+//   - at most maxChar characters unless metadata oversize is true (and
+//     oversize only on chunks longer than maxChar);
+//   - metadata "index" is 0..n−1, the chunker's keys come first in the
+//     order h1, h2, h3, index, file, oversize;
+//   - every word of src appears in the chunks, in order (extra words —
+//     overlap, inserted fences, repeated table header rows, "$$" wrappers —
+//     are allowed); when some word is too long to survive whole, the check
+//     is done on non-space characters instead;
+//   - the header metadata of each chunk holds the headers in force at the
+//     first source word the chunk adds (after the header-only joining of
+//     the spec).
+func Check(src []byte, chunks []chunking.Chunk, maxChar int) error {
+	for i, c := range chunks {
+		s := c.Content()
+		if !utf8.ValidString(s) {
+			return fmt.Errorf("chunk %d: invalid UTF-8", i)
+		}
+		if strings.TrimSpace(s) == "" {
+			return fmt.Errorf("chunk %d: empty or whitespace-only", i)
+		}
+		if strings.TrimRightFunc(s, unicode.IsSpace) != s {
+			return fmt.Errorf("chunk %d: trailing whitespace", i)
+		}
+		if first, _, _ := strings.Cut(s, "\n"); strings.TrimSpace(first) == "" {
+			return fmt.Errorf("chunk %d: leading blank line", i)
+		}
+		over := c.Get("oversize", false) == true
+		if n := c.Len(); n > maxChar && !over {
+			return fmt.Errorf("chunk %d: %d characters > max_char %d and not oversize", i, n, maxChar)
+		} else if over && n <= maxChar {
+			return fmt.Errorf("chunk %d: oversize but only %d characters", i, n)
+		}
+		if got := c.Get("index", nil); got != i {
+			return fmt.Errorf("chunk %d: index = %v", i, got)
+		}
+		keys := c.Metadata().Keys()
+		k := 0
+		for _, key := range ownKeys {
+			if k < len(keys) && keys[k] == key {
+				k++
+			}
+		}
+		for _, key := range keys[k:] {
+			if slices.Contains(ownKeys, key) {
+				return fmt.Errorf("chunk %d: metadata keys %v out of order", i, keys)
+			}
+		}
+	}
+	firsts, err := coverage(src, chunks, maxChar)
+	if err != nil {
+		return err
+	}
+	return checkHeaders(src, chunks, firsts)
+}
+
+// Equal reports the first difference between two runs' chunks.
+func Equal(a, b []chunking.Chunk) error {
+	if len(a) != len(b) {
+		return fmt.Errorf("%d chunks, then %d", len(a), len(b))
+	}
+	for i := range a {
+		if a[i].Content() != b[i].Content() || a[i].Hash() != b[i].Hash() {
+			return fmt.Errorf("chunk %d differs: %q / %v, then %q / %v", i, a[i].Content(), a[i].Metadata(), b[i].Content(), b[i].Metadata())
+		}
+	}
+	return nil
+}
+
+func isSpace(r rune) bool { return unicode.IsSpace(r) || r >= 0x1c && r <= 0x1f }
+
+type word struct {
+	text string
+	off  int // offset in src
+}
+
+func words(s string) []word {
+	var out []word
+	start := -1
+	for i, r := range s {
+		if isSpace(r) {
+			if start >= 0 {
+				out = append(out, word{s[start:i], start})
+				start = -1
+			}
+		} else if start < 0 {
+			start = i
+		}
+	}
+	if start >= 0 {
+		out = append(out, word{s[start:], start})
+	}
+	return out
+}
+
+// coverage checks that src's words (or, when a word may be cut, its
+// non-space characters) are a subsequence of the chunks' and returns, per
+// chunk, the source offset of the first word it adds (-1 when none).
+func coverage(src []byte, chunks []chunking.Chunk, maxChar int) ([]int, error) {
+	sw := words(string(src))
+	longest := 0
+	for _, w := range sw {
+		longest = max(longest, utf8.RuneCountInString(w.text))
+	}
+	firsts := make([]int, len(chunks))
+	p := 0
+	if longest < maxChar/4-1 {
+		for i, c := range chunks {
+			firsts[i] = -1
+			for _, w := range words(c.Content()) {
+				if p < len(sw) && w.text == sw[p].text {
+					if firsts[i] < 0 {
+						firsts[i] = sw[p].off
+					}
+					p++
+				}
+			}
+		}
+		if p < len(sw) {
+			return nil, fmt.Errorf("source word %d %q (offset %d) missing from the chunks or out of order", p, sw[p].text, sw[p].off)
+		}
+		return firsts, nil
+	}
+	// Characters: a word longer than a part may have been cut.
+	type char struct {
+		r   rune
+		off int
+	}
+	var sc []char
+	for i, r := range string(src) {
+		if !isSpace(r) {
+			sc = append(sc, char{r, i})
+		}
+	}
+	for i, c := range chunks {
+		firsts[i] = -1
+		for _, r := range c.Content() {
+			if p < len(sc) && r == sc[p].r {
+				if firsts[i] < 0 {
+					firsts[i] = sc[p].off
+				}
+				p++
+			}
+		}
+	}
+	if p < len(sc) {
+		return nil, fmt.Errorf("source character %q at offset %d missing from the chunks or out of order", sc[p].r, sc[p].off)
+	}
+	return firsts, nil
+}
+
+// inForce is the header state from one top-level H1–H3 heading on.
+type inForce struct {
+	start int
+	hdr   [3]*string
+}
+
+// checkHeaders checks each chunk's h1–h3 against the headers in force at
+// the first source word it adds.
+func checkHeaders(src []byte, chunks []chunking.Chunk, firsts []int) error {
+	blocks := mdblocks.Scan(src)
+	var states []inForce
+	var cur [3]*string
+	var headerOnly []bool
+	for i, b := range blocks {
+		if b.Kind != mdblocks.Heading || b.Level > 3 {
+			continue
+		}
+		t := b.Title
+		cur[b.Level-1] = &t
+		for d := b.Level; d < 3; d++ {
+			cur[d] = nil
+		}
+		states = append(states, inForce{start: b.Start, hdr: cur})
+		only := i+1 == len(blocks) || blocks[i+1].Kind == mdblocks.Heading && blocks[i+1].Level <= 3
+		headerOnly = append(headerOnly, only)
+	}
+	level := func(s inForce) int {
+		for l := 2; l >= 0; l-- {
+			if s.hdr[l] != nil {
+				return l + 1
+			}
+		}
+		return 0
+	}
+	for i, c := range chunks {
+		if firsts[i] < 0 {
+			continue
+		}
+		k := -1
+		for k+1 < len(states) && states[k+1].start <= firsts[i] {
+			k++
+		}
+		if k < 0 {
+			continue // preamble: no headers in force
+		}
+		// Header-only sections take the deeper section's headers.
+		for headerOnly[k] && k+1 < len(states) && level(states[k+1]) > level(states[k]) {
+			k++
+		}
+		for l, key := range []string{"h1", "h2", "h3"} {
+			want := states[k].hdr[l]
+			got, ok := c.Metadata().Get(key)
+			switch {
+			case want != nil && (!ok || got != *want):
+				return fmt.Errorf("chunk %d: %s = %v, want %q (headers in force at offset %d)", i, key, got, *want, firsts[i])
+			}
+		}
+	}
+	return nil
+}
