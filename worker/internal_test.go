@@ -1,0 +1,163 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/chunkstream/chunkstream/chunking"
+)
+
+// fakeMsg is a jetstream.Msg that records what the worker did with it.
+type fakeMsg struct {
+	mu          sync.Mutex
+	inProgress  []time.Time
+	naks        []time.Duration
+	acks, terms int
+	meta        jetstream.MsgMetadata
+}
+
+func (m *fakeMsg) Metadata() (*jetstream.MsgMetadata, error) { return &m.meta, nil }
+func (m *fakeMsg) Data() []byte                              { return nil }
+func (m *fakeMsg) Headers() nats.Header                      { return nats.Header{} }
+func (m *fakeMsg) Subject() string                           { return "ingest.docs" }
+func (m *fakeMsg) Reply() string                             { return "" }
+func (m *fakeMsg) Ack() error                                { m.mu.Lock(); m.acks++; m.mu.Unlock(); return nil }
+func (m *fakeMsg) DoubleAck(context.Context) error           { return m.Ack() }
+func (m *fakeMsg) Nak() error                                { return m.NakWithDelay(0) }
+func (m *fakeMsg) NakWithDelay(d time.Duration) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.naks = append(m.naks, d)
+	return nil
+}
+func (m *fakeMsg) InProgress() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.inProgress = append(m.inProgress, time.Now())
+	return nil
+}
+func (m *fakeMsg) Term() error                 { m.mu.Lock(); m.terms++; m.mu.Unlock(); return nil }
+func (m *fakeMsg) TermWithReason(string) error { return m.Term() }
+
+var _ jetstream.Msg = (*fakeMsg)(nil)
+
+func testWorker() *Worker {
+	cfg := DefaultConfig()
+	cfg.AckWait = 3 * time.Second
+	cfg.MaxDeliver = 5
+	return &Worker{cfg: cfg, log: slog.New(slog.DiscardHandler), m: NewMetrics(),
+		backoff: Backoff{Base: time.Second, Max: 8 * time.Second, Rand: func() float64 { return 0.5 }}}
+}
+
+// TestHeartbeat: in-progress acks every AckWait/3 while work runs, none
+// after it ends.
+func TestHeartbeat(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := testWorker()
+		msg := &fakeMsg{}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		start := time.Now()
+		go func() { w.heartbeat(ctx, msg); close(done) }()
+		time.Sleep(10*time.Second + time.Millisecond)
+		cancel()
+		<-done
+		time.Sleep(5 * time.Second)
+		if len(msg.inProgress) != 10 {
+			t.Fatalf("%d in-progress acks in 10s with AckWait 3s, want 10", len(msg.inProgress))
+		}
+		for i, at := range msg.inProgress {
+			if want := time.Duration(i+1) * time.Second; at.Sub(start) != want {
+				t.Errorf("in-progress ack %d at %v, want %v", i, at.Sub(start), want)
+			}
+		}
+	})
+}
+
+// TestSettleRetries: a transient failure is NAKed with the backoff of its
+// delivery count; success is acked.
+func TestSettleRetries(t *testing.T) {
+	w := testWorker()
+	for _, tc := range []struct {
+		delivery uint64
+		err      error
+		want     time.Duration
+	}{
+		{1, errors.New("down"), 750 * time.Millisecond},
+		{2, errors.New("down"), 1500 * time.Millisecond},
+		{4, errors.New("down"), 6 * time.Second},
+		{3, RetryAfter(errors.New("slow down"), 20*time.Second), 20 * time.Second},
+	} {
+		msg := &fakeMsg{}
+		res := &Result{Delivery: tc.delivery, Err: tc.err}
+		w.settle(context.Background(), msg, res)
+		if res.Outcome != OutcomeRetried || len(msg.naks) != 1 || msg.naks[0] != tc.want || msg.terms+msg.acks != 0 {
+			t.Errorf("delivery %d, %v: outcome %s, naks %v; want retried after %v", tc.delivery, tc.err, res.Outcome, msg.naks, tc.want)
+		}
+	}
+	msg := &fakeMsg{}
+	res := &Result{Delivery: 5}
+	w.settle(context.Background(), msg, res)
+	if res.Outcome != OutcomeAcked || msg.acks != 1 {
+		t.Errorf("success: outcome %s, acks %d", res.Outcome, msg.acks)
+	}
+	// Shutdown: a cancelled context NAKs at once for another worker.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	msg = &fakeMsg{}
+	res = &Result{Delivery: 1, Err: context.Canceled}
+	w.settle(ctx, msg, res)
+	if res.Outcome != OutcomeAbandoned || len(msg.naks) != 1 || msg.naks[0] != 0 {
+		t.Errorf("shutdown: outcome %s, naks %v", res.Outcome, msg.naks)
+	}
+}
+
+func TestBackoff(t *testing.T) {
+	b := Backoff{Base: 100 * time.Millisecond, Max: time.Second}
+	prevMax := time.Duration(0)
+	for n := uint64(1); n <= 70; n++ {
+		full := min(b.Base<<min(n-1, 20), b.Max)
+		for range 50 {
+			d := b.Delay(n, nil)
+			if d < full/2 || d > full {
+				t.Fatalf("Delay(%d) = %v, want within [%v, %v]", n, d, full/2, full)
+			}
+		}
+		if full < prevMax {
+			t.Fatalf("cap decreased at delivery %d", n)
+		}
+		prevMax = full
+	}
+	huge := Backoff{Base: time.Second, Max: 1<<63 - 1, Rand: func() float64 { return 0 }}
+	if d := huge.Delay(200, nil); d <= 0 {
+		t.Errorf("Delay with a huge max overflowed: %v", d)
+	}
+	if d := b.Delay(1, RetryAfter(errors.New("x"), 5*time.Second)); d != 5*time.Second {
+		t.Errorf("RetryAfter floor: %v, want 5s", d)
+	}
+}
+
+func TestSafeChunkRecoversPanic(t *testing.T) {
+	_, _, err := safeChunk(chunkerFunc(func() { panic("boom") }), chunkingDoc())
+	var p *panicError
+	if !errors.As(err, &p) || p.Error() != "chunker panic: boom" || len(p.stack) == 0 {
+		t.Errorf("safeChunk = %v, want a recovered panic with a stack", err)
+	}
+}
+
+func chunkerFunc(f func()) chunking.ChunkerFunc {
+	return func(chunking.Document) ([]chunking.Chunk, []chunking.Warning, error) {
+		f()
+		return nil, nil, nil
+	}
+}
+
+func chunkingDoc() chunking.Document { return chunking.Document{Path: "a.md", Content: []byte("x")} }
