@@ -2,6 +2,7 @@ package email
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -289,7 +290,11 @@ func stripBody(body string, match func([]string) bool) string {
 		break
 	}
 
+	if !slices.Contains(drop, true) {
+		return body
+	}
 	var sb strings.Builder
+	sb.Grow(len(body))
 	kept := 0
 	for i, l := range lines {
 		if drop[i] {

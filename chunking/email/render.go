@@ -1,6 +1,7 @@
 package email
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -113,18 +114,29 @@ func blockHeader(m *msg, order int, fromS, toS, ccS string) string {
 // first occurrence first, de-duplicated ignoring case) per spec §4 step 5.
 type labelSet struct {
 	labels []string
-	seen   map[string]bool
+	keys   []string        // lowercased labels, searched while few
+	seen   map[string]bool // used once there are many
 }
 
-func (s *labelSet) add(labels []string) {
-	if s.seen == nil {
-		s.seen = map[string]bool{}
-	}
-	for _, l := range labels {
-		k := strings.ToLower(l)
-		if !s.seen[k] {
+// add adds labels with their lowercased keys.
+func (s *labelSet) add(labels, keys []string) {
+	for i, l := range labels {
+		k := keys[i]
+		if s.seen != nil {
+			if s.seen[k] {
+				continue
+			}
 			s.seen[k] = true
-			s.labels = append(s.labels, l)
+		} else if slices.Contains(s.keys, k) {
+			continue
+		}
+		s.labels = append(s.labels, l)
+		s.keys = append(s.keys, k)
+		if s.seen == nil && len(s.keys) > 32 {
+			s.seen = make(map[string]bool, 64)
+			for _, x := range s.keys {
+				s.seen[x] = true
+			}
 		}
 	}
 }
@@ -186,13 +198,19 @@ type renderer struct {
 	blocks     []string // full block of each path position, lazily
 	blockLen   []int
 	labels     [][]string // participant labels of each path position, lazily
+	keys       [][]string // the labels lowercased
 }
 
-func (r *renderer) msgLabels(pos int) []string {
+func (r *renderer) msgLabels(pos int) ([]string, []string) {
 	if r.labels[pos] == nil {
-		r.labels[pos] = append(messageLabels(r.ms[pos]), []string{}...)
+		l := append(messageLabels(r.ms[pos]), []string{}...)
+		k := make([]string, len(l))
+		for i, x := range l {
+			k[i] = strings.ToLower(x)
+		}
+		r.labels[pos], r.keys[pos] = l, k
 	}
-	return r.labels[pos]
+	return r.labels[pos], r.keys[pos]
 }
 
 // block returns the block line of a path position and the length of the
@@ -383,7 +401,7 @@ func chunkThread(threadID string, ms []*msg, maxEmails, maxChars, overlap int) [
 			shown = "unknown"
 		}
 		r := &renderer{maxChars: maxChars, subject: shown, subjectLen: utf8.RuneCountInString(shown), ms: pms,
-			blocks: make([]string, len(pms)), blockLen: make([]int, len(pms)), labels: make([][]string, len(pms))}
+			blocks: make([]string, len(pms)), blockLen: make([]int, len(pms)), labels: make([][]string, len(pms)), keys: make([][]string, len(pms))}
 		for wi, w := range r.windows(maxEmails, overlap) {
 			d := &chunkDesc{id: threadID + "-" + strconv.Itoa(pi) + "-" + strconv.Itoa(wi+1), w: w, pathIdx: pi, children: []any{}}
 			pathWindows[pi] = append(pathWindows[pi], d)
