@@ -395,6 +395,37 @@ func (s *Sink) Write(ctx context.Context, doc worker.Doc, chunks []worker.Chunk)
 	return nil
 }
 
+// Superseded removes the points a superseded version of a document may
+// have left: those with doc_id = doc.ID and ingest_seq = doc.Seq. A
+// version interrupted between its upsert (step 2) and its re-check (step
+// 4), by a crash or a transient error, is redelivered and then found
+// superseded at step 1; its late upserts may have landed after the newer
+// version's step 3, and nobody else removes them. The worker calls this
+// for every request it acks as superseded, when the sink implements it; it
+// is idempotent and cheap (one filtered delete).
+func (s *Sink) Superseded(ctx context.Context, doc worker.Doc) error {
+	if doc.ID == "" || !utf8.ValidString(doc.ID) || !utf8.ValidString(doc.Collection) || doc.Seq > 1<<53 {
+		return nil // it cannot have written anything
+	}
+	if err := s.prepare(ctx); err != nil {
+		return fmt.Errorf("qdrantsink: not ready: %v", err)
+	}
+	coll := s.cfg.Collection
+	if doc.Collection != "" {
+		coll = doc.Collection
+		if err := s.ensureCollection(ctx, coll); err != nil {
+			if errors.Is(err, ErrCollectionMismatch) {
+				return nil // nothing was ever written there
+			}
+			return err
+		}
+	}
+	return s.deleteWhere(ctx, coll, &qdrant.Filter{Must: []*qdrant.Condition{
+		qdrant.NewMatchKeyword(FieldDocID, doc.ID),
+		qdrant.NewMatchInt(FieldIngestSeq, int64(doc.Seq)),
+	}})
+}
+
 func (s *Sink) step(ctx context.Context, step Step, doc worker.Doc) {
 	if s.hook != nil {
 		s.hook(ctx, step, doc)

@@ -598,3 +598,43 @@ func TestConfigValidate(t *testing.T) {
 		t.Errorf("LogValue leaks the API key: %s", sb.String())
 	}
 }
+
+// TestSupersededRemovesInterruptedUpserts: an older version upserts after
+// the newer one's step 3, then fails before its re-check; its redelivery is
+// superseded at step 1, and Superseded removes what it left.
+func TestSupersededRemovesInterruptedUpserts(t *testing.T) {
+	srv := qdranttest.Start(t)
+	records := sinktest.NewRecords()
+	s := newSink(t, srv, records, nil)
+	ctx := context.Background()
+	old, oldChunks := sinktest.Version("s.md", 1, "o0", "o1", "o2")
+	newer, newChunks := sinktest.Version("s.md", 2, "n0")
+	records.Begin(old.ID, old.Seq)
+	records.Begin(newer.ID, newer.Seq)
+	if err := s.Write(ctx, newer, newChunks); err != nil {
+		t.Fatal(err)
+	}
+	s.hook = func(_ context.Context, step Step, d worker.Doc) {
+		if step == StepUpserted && d.Seq == 1 {
+			srv.FailNext(1, codes.Unavailable) // step 3 fails
+		}
+	}
+	if err := s.Write(ctx, old, oldChunks); err == nil {
+		t.Fatal("Write with a failing step 3 succeeded")
+	}
+	s.hook = nil
+	got := must(reader(srv, "chunks").Chunks(ctx, "s.md"))
+	if len(got) != 3 {
+		t.Fatalf("after the interrupted older write: %d points, want 3 (n0 + stale o1, o2)", len(got))
+	}
+	// The redelivery is superseded at step 1; the worker calls Superseded.
+	if records.Begin(old.ID, old.Seq) {
+		t.Fatal("the older version began again")
+	}
+	if err := s.Superseded(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := must(reader(srv, "chunks").Chunks(ctx, "s.md")), sinktest.Want(newChunks); !maps.Equal(got, want) {
+		t.Fatalf("after Superseded: %v, want %v", got, want)
+	}
+}

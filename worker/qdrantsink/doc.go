@@ -1,0 +1,156 @@
+// Package qdrantsink is the worker.Sink that writes chunks into Qdrant over
+// gRPC (github.com/qdrant/go-client), with deterministic point ids, so that
+// re-ingesting a document leaves exactly its new chunks, whatever order
+// concurrent workers finish in.
+//
+// # Points and collections
+//
+// A chunk becomes one point: id = the chunk's UUIDv5 (worker.Chunk.ID);
+// payload content, metadata (nested as in the chunk), doc_id, doc_version,
+// ingest_seq, position and hash, built with the non-panicking
+// qdrant.TryValueMap (a value it cannot hold, or invalid UTF-8, is a
+// permanent ErrInvalidPoint); named vectors "bm25" (sparse, computed
+// locally, see BM25) and, with an embedder, "dense". A chunk with no
+// tokens gets no bm25 vector (named vectors are optional in Qdrant).
+//
+// A missing collection is created with the sparse vector "bm25" (IDF
+// modifier) and, with an embedder, the dense vector "dense" (cosine, size
+// probed from the embedder), then the payload indexes keyword doc_id and
+// integer ingest_seq, all before any point is written. An existing
+// collection must fit: bm25 with the IDF modifier, no unnamed dense
+// vector, and with an embedder "dense" of the probed size with cosine
+// distance. A misfit is an error from New for the default collection, and
+// a permanent error (dead letter) for a message whose "collection"
+// overrides it. Collections are checked once per sink and cached; a
+// NotFound from Qdrant drops the cache entry so the next write re-creates
+// the collection.
+//
+// New checks the server version with HealthCheck and refuses anything
+// below 1.16, where update_filter does not exist and would be silently
+// ignored. When an embedder is configured but does not answer its probe
+// yet, New returns a sink that is not Ready; Ready and every Write retry
+// the set-up, and Write fails with a transient error until it succeeds.
+//
+// # Writing a version
+//
+// The worker runs step 1 (compare-and-set the document record to S, or ack
+// as superseded) and step 5 (mark done, ack) of DESIGN.md's procedure;
+// Write runs the middle steps for version S of document D:
+//
+//  2. upsert D's points, in batches (Config.Batch points, under
+//     MaxRequestBytes each), Config.Parallel in flight, each with
+//     wait=true, strong ordering and update_filter
+//     "doc_id = D and ingest_seq < S";
+//  3. delete D's points with ingest_seq < S (wait, strong);
+//  4. re-read D's record (worker.Records); if it holds a sequence above S,
+//     delete D's points with ingest_seq = S (wait, strong).
+//
+// A delete request and a version with zero chunks run step 3 only (step 2
+// has nothing to write, so step 4 has nothing to take back).
+//
+// Errors: a Qdrant that cannot be reached, is unavailable, times out,
+// refuses the API key or no longer knows the collection gives a transient
+// error (the worker NAKs with backoff; every step is safe to repeat);
+// InvalidArgument, FailedPrecondition, OutOfRange and AlreadyExists give
+// worker.Permanent with Qdrant's reason; ResourceExhausted with a
+// retry-after gives worker.RetryAfter. A cancelled context ends Write with
+// the context's error.
+//
+// # Why every interleaving converges
+//
+// Assumptions. (a) The record of D only moves forward (compare-and-set),
+// and a version writes nothing unless its step 1 moved the record to it;
+// a redelivered version whose record was overtaken is superseded at step
+// 1 and writes nothing. (b) Qdrant applies the requests of one collection
+// in one total order consistent with real time: every request is sent with
+// wait=true and strong ordering (all writes go through the shard's leader)
+// and returns only once applied, and a single request (one upsert batch,
+// one delete) is applied atomically, update_filter included. (c) A
+// record read in step 4 that starts after a compare-and-set returned sees
+// it (the records are read from the KV stream's leader). (d) Versions of
+// D produce the same point ids only for the same positions, and one
+// version always produces the same points (redelivery is idempotent: in
+// step 2 the filter ingest_seq < S leaves an existing point of S alone,
+// and it is identical anyway).
+//
+// Let N be the highest sequence whose step 1 succeeded, and consider the
+// state once every started version has finished or been abandoned, N
+// itself having finished steps 2 and 3 (if N is abandoned part-way, the
+// record stays pending and the producer re-sends D, giving a newer N).
+//
+// No point with ingest_seq > N exists: only versions that passed step 1
+// write, and none above N did.
+//
+// Every point of N exists. N's step 2 wrote each of them: an existing
+// point with the same id had ingest_seq ≤ N. If equal, it is N's own
+// identical point (d). If lower, the update_filter matched and N's point
+// replaced it. Nothing removes a point with ingest_seq N afterwards: step
+// 3 of any version V ≤ N deletes only ingest_seq < V ≤ N; step 4 of V < N
+// deletes only ingest_seq = V; N's own step 4 reads a record that is
+// still N (nothing passed step 1 above N) and deletes nothing; and the
+// step 2 of an older version V < N cannot overwrite it, because its
+// update_filter (ingest_seq < V) does not match ingest_seq N.
+//
+// No point of an older version V < N survives. Take any point P written
+// by V's step 2; it has ingest_seq V. Either P's upsert was applied
+// before N's step 3 in Qdrant's order (b), and N's step 3 (ingest_seq <
+// N) deleted it; or it was applied after N's step 3 began. In the second
+// case N's step 1 returned before N's step 3 was sent, which was before
+// P's upsert was applied, which was before V's step 2 returned, which was
+// before V's step 4 read the record. By (a) and (c) that read returns at
+// least N > V, so V's step 4 deletes every point with ingest_seq = V, P
+// included, and it runs after all of V's upserts returned, so none of
+// them lands later. Points older than every version that ran were
+// deleted by N's step 3 like case one.
+//
+// Hence exactly N's points remain: for N a delete or a zero-chunk version,
+// none. This covers two versions in either order, a newer delete or
+// zero-chunk version racing an older upsert, and any number of versions,
+// since the argument pairs each older version with N alone. The
+// update_filter is what makes the second case safe: without it, V's late
+// upsert would overwrite N's point of the same id with V's content and
+// V's step 4 would then delete it, losing one of N's chunks.
+// race_test.go drives every interleaving of two versions (and of three)
+// at the granularity of these steps, through the real go-client.
+//
+// Interrupted versions. The argument needs V's step 4 to run after V's
+// last upsert. If V is interrupted in between (worker crash, Qdrant or the
+// record store failing at step 3 or 4), it is redelivered; if the record
+// has moved past V by then, step 1 finds V superseded and Write is never
+// called again. Its late upserts, if they landed after N's step 3, would
+// stay. So the sink also has Superseded(ctx, doc), which deletes D's points
+// with ingest_seq = V, and the worker calls it for every request it acks
+// as superseded (an optional interface, see the worker package). This
+// deletes only points of a version below N, so it is always safe. What
+// remains uncovered is a version interrupted after step 2 and then dead-
+// lettered (MaxDeliver exhausted) while a newer version completes; its
+// extra points stay until D is ingested again.
+//
+// Visibility during the race. Between steps, a reader may see stale
+// extras: after N's step 2 and before its step 3, D has N's points plus
+// the older points at other ids. For versions that do not overlap in
+// time, D never has zero points: N adds before it removes. When versions
+// do overlap, one can: if V (older) finishes step 3 after N's step 1 but
+// before N's step 2, V's step 4 removes V's points while N's are not
+// written yet, so D shows no points until N's step 2 lands. The record
+// tells the two cases apart only by state (pending vs done), which the
+// worker.Records contract does not expose; the gap is bounded by N's
+// step 2.
+//
+// # BM25
+//
+// The sparse vector is the document side of BM25; Qdrant's IDF modifier
+// supplies the IDF at query time. See BM25.Encode for the exact formula,
+// which query-side code in any language must reproduce (README, "Qdrant").
+// The avgdl setting (CHUNKSTREAM_BM25_AVGDL) must match between writers of
+// one collection; changing it makes old and new points score slightly
+// differently until they are re-ingested.
+//
+// # Limits
+//
+// ingest_seq is compared with Qdrant's float64 range, exact up to 2^53
+// (a stream would need 9·10^15 messages to pass it; Write refuses larger
+// sequences as permanent). One upsert request stays under 8 MB unless a
+// single point is larger; then it goes alone (Qdrant's default gRPC limit
+// is 64 MB).
+package qdrantsink
