@@ -78,9 +78,18 @@ func (r *regionScan) paraEnd(i int) int {
 	}
 }
 
+// scanStop marks the bytes at which regionScan.run looks closer.
+var scanStop = [256]bool{'\\': true, '$': true, '`': true, 'F': true, 'f': true, 'T': true, 't': true, 'E': true, 'e': true}
+
 func (r *regionScan) run() {
 	s, b := r.s, r.b
 	for i := r.a; i < b; {
+		for i < b && !scanStop[s[i]] {
+			i++
+		}
+		if i >= b {
+			return
+		}
 		switch s[i] {
 		case '\\':
 			i = r.backslash(i)
@@ -88,18 +97,15 @@ func (r *regionScan) run() {
 			i = r.dollar(i)
 		case '`':
 			i = r.ticks(i)
-		case 'F', 'f', 'T', 't', 'E', 'e':
+		default: // a possible reference keyword
 			if i > r.a && isAlnum(s[i-1]) {
 				i++
 				continue
 			}
 			if end := referenceEnd(s, i, b); end > i {
-				r.inline = append(r.inline, span{Start: i, End: end})
-				i = end
+				i = r.addInline(i, end)
 				continue
 			}
-			i++
-		default:
 			i++
 		}
 	}
@@ -321,6 +327,26 @@ var refWords = []string{
 // period is part of the reference ("See Fig. 3. The result holds." is one
 // sentence, as the spec has it); a parenthesised number ends at ')'.
 func referenceEnd(s string, i, b int) int {
+	if i+1 >= b {
+		return i
+	}
+	// Quick reject: the second letter of every keyword.
+	switch s[i] | 0x20 {
+	case 'f':
+		if s[i+1] != 'i' {
+			return i
+		}
+	case 't':
+		if s[i+1] != 'a' {
+			return i
+		}
+	case 'e':
+		if s[i+1] != 'q' {
+			return i
+		}
+	default:
+		return i
+	}
 	first := s[i] | 0x20
 	j := i + 1
 	matched := false

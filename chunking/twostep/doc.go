@@ -16,12 +16,13 @@
 // (512 words), chunk_overlap (0 characters), word_overlap (0 words; beats
 // chunk_overlap), add_headers (false), merge_small_chunks (true),
 // headers_to_split_on ([1..6]; CLI flag -headers 1,2,3) and max_workers
-// (0 = one per CPU). max_workers only bounds ChunkDocuments; its CLI flag is
-// the shared -workers flag (OptionSpec.FlagName "workers"), never a second
-// one, and the worker accepts it on the wire but chunks one document per
-// message regardless. Validation: max_chunk_size ≥ 1, 0 ≤ word_overlap <
-// max_chunk_size, chunk_overlap ≥ 0, max_workers ≥ 0, levels within 1–6
-// (an empty list splits on no header).
+// (0 = one per CPU). Specs, the list the wire and the CLIs use, leaves
+// max_workers out: the CLIs make a flag of every spec and already have
+// -workers (files in parallel), and the worker chunks one document per
+// message. max_workers bounds ChunkDocuments; library callers set it in
+// Options or decode it with LibrarySpecs. Validation: max_chunk_size ≥ 1,
+// 0 ≤ word_overlap < max_chunk_size, chunk_overlap ≥ 0, max_workers ≥ 0,
+// levels within 1–6 (an empty list splits on no header).
 //
 // # Measures
 //

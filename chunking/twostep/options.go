@@ -34,26 +34,36 @@ const (
 // DefaultHeadersToSplitOn returns the default header levels, 1 to 6.
 func DefaultHeadersToSplitOn() []int { return []int{1, 2, 3, 4, 5, 6} }
 
-// Specs returns the chunker's options. Each is the reference parameter of
-// the same name. max_workers has the flag name "workers": the CLIs'
-// shared -workers flag is that option, so it is never a second flag.
+// Specs returns the chunker's options for the wire and the CLIs. Each is
+// the reference parameter of the same name; headers_to_split_on has the
+// flag name "headers". max_workers is not among them: the CLIs generate a
+// flag from every spec and already have -workers (files chunked in
+// parallel), and the worker chunks one document per message, so it would
+// mean nothing there. Library callers pass it to New in Options, or decode
+// it with LibrarySpecs.
 func Specs() []chunking.OptionSpec {
 	return []chunking.OptionSpec{
 		{Name: OptMaxChunkSize, Kind: chunking.IntOption, Default: DefaultMaxChunkSize,
-			Usage: "max_chunk_size: chunk budget in words; longer sections are split into sentences"},
+			Usage: "chunk budget in words; longer sections are split into sentences (Eve chunker max_chunk_size)"},
 		{Name: OptChunkOverlap, Kind: chunking.IntOption, Default: DefaultChunkOverlap,
-			Usage: "chunk_overlap: characters of the previous chunk prefixed to each chunk (starting at a word)"},
+			Usage: "characters of the previous chunk prefixed to each chunk (starting at a word) (Eve chunker chunk_overlap)"},
 		{Name: OptWordOverlap, Kind: chunking.IntOption, Default: DefaultWordOverlap,
-			Usage: "word_overlap: words of the previous chunk prefixed to each chunk; beats chunk_overlap"},
+			Usage: "words of the previous chunk prefixed to each chunk; beats chunk_overlap (Eve chunker word_overlap)"},
 		{Name: OptAddHeaders, Kind: chunking.BoolOption, Default: DefaultAddHeaders,
-			Usage: "add_headers: start each chunk with the header lines of its hierarchy it lacks"},
+			Usage: "start each chunk with the header lines of its hierarchy it lacks (Eve chunker add_headers)"},
 		{Name: OptMergeSmallChunks, Kind: chunking.BoolOption, Default: DefaultMergeSmallChunks,
-			Usage: "merge_small_chunks: merge consecutive compatible chunks while they fit the budget"},
+			Usage: "merge consecutive compatible chunks while they fit the budget (Eve chunker merge_small_chunks)"},
 		{Name: OptHeadersToSplitOn, Kind: chunking.IntListOption, Default: DefaultHeadersToSplitOn(),
-			Usage: "headers_to_split_on: header levels (1-6) that start a section", FlagName: "headers"},
-		{Name: OptMaxWorkers, Kind: chunking.IntOption, Default: DefaultMaxWorkers,
-			Usage: "max_workers: documents chunked in parallel (0 = one per CPU)", FlagName: "workers"},
+			Usage: "header levels (1-6) that start a section (Eve chunker headers_to_split_on)", FlagName: "headers"},
 	}
+}
+
+// LibrarySpecs returns Specs plus max_workers (documents ChunkDocuments
+// chunks in parallel; 0 = one per CPU), for library callers decoding a raw
+// map in the reference's terms.
+func LibrarySpecs() []chunking.OptionSpec {
+	return append(Specs(), chunking.OptionSpec{Name: OptMaxWorkers, Kind: chunking.IntOption, Default: DefaultMaxWorkers,
+		Usage: "documents chunked in parallel by ChunkDocuments (0 = one per CPU) (Eve chunker max_workers)"})
 }
 
 // Chunker is the two-step chunker of spec §3. It is immutable and safe

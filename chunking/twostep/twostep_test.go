@@ -135,7 +135,7 @@ func TestNewValidation(t *testing.T) {
 		{map[string]any{"max_workers": 0}, ""},
 	}
 	for _, tt := range tests {
-		opts, err := chunking.DecodeOptions(Specs(), tt.raw)
+		opts, err := chunking.DecodeOptions(LibrarySpecs(), tt.raw)
 		if err != nil {
 			t.Fatalf("DecodeOptions(%v): %v", tt.raw, err)
 		}
@@ -159,11 +159,11 @@ func TestSpecs(t *testing.T) {
 	c := mustNew(t, nil)
 	opts := c.Options()
 	flags := map[string]bool{}
-	for _, s := range Specs() {
+	for _, s := range LibrarySpecs() {
 		if _, ok := opts[s.Name]; !ok {
 			t.Errorf("spec %s not an option of the chunker", s.Name)
 		}
-		if !strings.HasPrefix(s.Usage, s.Name+":") {
+		if !strings.HasSuffix(s.Usage, "(Eve chunker "+s.Name+")") {
 			t.Errorf("spec %s: usage %q does not name the reference parameter", s.Name, s.Usage)
 		}
 		if flags[s.Flag()] {
@@ -171,8 +171,13 @@ func TestSpecs(t *testing.T) {
 		}
 		flags[s.Flag()] = true
 	}
-	if !flags["headers"] || !flags["workers"] || !flags["max-chunk-size"] {
-		t.Errorf("flags = %v, want headers, workers, max-chunk-size", flags)
+	if !flags["headers"] || !flags["max-workers"] || !flags["max-chunk-size"] {
+		t.Errorf("flags = %v, want headers, max-workers, max-chunk-size", flags)
+	}
+	for _, s := range Specs() {
+		if s.Name == OptMaxWorkers || s.Flag() == "workers" {
+			t.Errorf("Specs() holds %s (flag -%s): it would clash with the CLIs' -workers", s.Name, s.Flag())
+		}
 	}
 	want := chunking.Options{"max_chunk_size": 512, "chunk_overlap": 0, "word_overlap": 0, "add_headers": false,
 		"merge_small_chunks": true, "headers_to_split_on": []int{1, 2, 3, 4, 5, 6}, "max_workers": 0}

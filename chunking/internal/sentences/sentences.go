@@ -51,6 +51,12 @@ func Append(dst []Span, text string, from, to int, protect []Span) []Span {
 		if p < len(protect) && protect[p].Start < limit {
 			limit = protect[p].Start
 		}
+		for i < limit && !stop[text[i]] {
+			i++
+		}
+		if i >= limit {
+			continue
+		}
 		c := text[i]
 		switch {
 		case c == '\n':
@@ -85,6 +91,10 @@ func Append(dst []Span, text string, from, to int, protect []Span) []Span {
 	}
 	return emit(dst, text, start, to)
 }
+
+// stop marks the bytes at which Append looks closer: line breaks and the
+// first bytes of terminators.
+var stop = [256]bool{'\n': true, '.': true, '!': true, '?': true, 0xE2: true, 0xE3: true, 0xEF: true}
 
 // emit appends text[from:to] trimmed of whitespace, when not empty.
 func emit(dst []Span, text string, from, to int) []Span {

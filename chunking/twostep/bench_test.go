@@ -1,0 +1,125 @@
+package twostep
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/chunking/internal/mdblocks"
+	"github.com/chunkstream/chunkstream/internal/testutil"
+)
+
+// loadCorpus reads the shared Markdown corpus into memory.
+func loadCorpus(b *testing.B) ([]chunking.Document, int64) {
+	b.Helper()
+	dir := testutil.SharedDir(b, "corpus", "markdown")
+	var docs []chunking.Document
+	var total int64
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".md") {
+			return err
+		}
+		src, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if !utf8.Valid(src) {
+			return nil // the chunker refuses it: not part of a speed test
+		}
+		docs = append(docs, chunking.Document{Path: p, Content: src})
+		total += int64(len(src))
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return docs, total
+}
+
+// BenchmarkCorpus chunks the shared Markdown corpus on one goroutine.
+func BenchmarkCorpus(b *testing.B) {
+	docs, total := loadCorpus(b)
+	c := mustNew(b, nil)
+	b.ReportAllocs()
+	b.SetBytes(total)
+	for b.Loop() {
+		for _, d := range docs {
+			c.Chunk(d)
+		}
+	}
+}
+
+// BenchmarkCorpusSmallChunks forces the sentence split on most sections.
+func BenchmarkCorpusSmallChunks(b *testing.B) {
+	docs, total := loadCorpus(b)
+	c := mustNew(b, chunking.Options{OptMaxChunkSize: 64, OptWordOverlap: 8, OptAddHeaders: true})
+	b.ReportAllocs()
+	b.SetBytes(total)
+	for b.Loop() {
+		for _, d := range docs {
+			c.Chunk(d)
+		}
+	}
+}
+
+// BenchmarkCorpusParseOnly is the goldmark block parse alone, the
+// baseline of the corpus benchmarks.
+func BenchmarkCorpusParseOnly(b *testing.B) {
+	docs, total := loadCorpus(b)
+	b.ReportAllocs()
+	b.SetBytes(total)
+	for b.Loop() {
+		for _, d := range docs {
+			mdblocks.ParseOnly(d.Content)
+		}
+	}
+}
+
+// BenchmarkLargeDocument chunks one document of about 100 MB built from
+// the corpus: its MB/s must match the corpus's (no super-linear cliff).
+func BenchmarkLargeDocument(b *testing.B) {
+	docs, _ := loadCorpus(b)
+	var sb strings.Builder
+	for sb.Len() < 100<<20 {
+		for _, d := range docs {
+			sb.Write(d.Content)
+			sb.WriteString("\n\n")
+			if sb.Len() >= 100<<20 {
+				break
+			}
+		}
+	}
+	doc := chunking.Document{Path: "large.md", Content: []byte(sb.String())}
+	c := mustNew(b, nil)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(doc.Content)))
+	for b.Loop() {
+		if _, _, err := c.Chunk(doc); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkAdversarial covers inputs built to find super-linear paths.
+func BenchmarkAdversarial(b *testing.B) {
+	for name, src := range map[string]string{
+		"dollars":         strings.Repeat("$a $5 ", 1<<20),
+		"no-sentence-end": strings.Repeat("word ", 2<<20),
+		"unclosed-begins": strings.Repeat(`\begin{equation} x. `, 1<<18),
+		"abbreviations":   strings.Repeat("Dr. e.g. Fig. 3. et al. J. R. ", 1<<17),
+	} {
+		b.Run(name, func(b *testing.B) {
+			c := mustNew(b, nil)
+			doc := chunking.Document{Path: "adv.md", Content: []byte(src)}
+			b.ReportAllocs()
+			b.SetBytes(int64(len(src)))
+			for b.Loop() {
+				c.Chunk(doc)
+			}
+		})
+	}
+}
