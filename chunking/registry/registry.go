@@ -11,6 +11,7 @@ import (
 	"github.com/chunkstream/chunkstream/chunking/email"
 	"github.com/chunkstream/chunkstream/chunking/internal/mdblocks"
 	"github.com/chunkstream/chunkstream/chunking/markdown"
+	"github.com/chunkstream/chunkstream/chunking/twostep"
 )
 
 // ErrUnknownChunker reports a chunker name the registry does not know.
@@ -64,6 +65,16 @@ func entries() []Entry {
 			ParseOnly:     email.ParseOnly,
 			ParseOnlyName: "go-message-parse",
 			OpenPath:      email.ChunkPath,
+		},
+		{
+			Name:  "twostep",
+			Specs: twostep.Specs,
+			New: func(opts chunking.Options) (chunking.Chunker, error) {
+				return twostep.New(opts)
+			},
+			Extensions:    []string{".md", ".mdx", ".txt"},
+			ParseOnly:     func(doc chunking.Document) error { mdblocks.ParseOnly(doc.Content); return nil },
+			ParseOnlyName: "goldmark-blocks",
 		},
 	}
 }
