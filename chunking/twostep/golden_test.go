@@ -4,29 +4,27 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/chunking/internal/sentences"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
-// goldenFence delimits chunk text in golden files.
-const goldenFence = "`````"
-
-// dump renders chunks as the golden files hold them: per chunk one line
-// "--- chunk N {metadata as ordered JSON}", then the content between
-// fences.
+// dump renders chunks as the golden files hold them, in the Markdown
+// chunker's style: a count, then per chunk one header line with its size
+// and its metadata as ordered JSON, then its text between fences.
 func dump(t testing.TB, chunks []chunking.Chunk) []byte {
 	t.Helper()
 	var b bytes.Buffer
+	b.WriteString(itoa(len(chunks)) + " chunks\n")
 	for i, ch := range chunks {
-		b.WriteString("--- chunk ")
-		b.WriteString(itoa(i))
-		b.WriteString(" {")
+		fmt.Fprintf(&b, "\n### chunk %d (%d words, %d chars) {", i, sentences.CountWords(ch.Content()), ch.Len())
 		for j, f := range ch.Metadata() {
 			if j > 0 {
 				b.WriteByte(',')
@@ -40,12 +38,9 @@ func dump(t testing.TB, chunks []chunking.Chunk) []byte {
 			b.WriteByte(':')
 			b.Write(v)
 		}
-		b.WriteString("}\n" + goldenFence + "\n")
+		b.WriteString("}\n┌────\n")
 		b.WriteString(ch.Content())
-		b.WriteString("\n" + goldenFence + "\n")
-	}
-	if len(chunks) == 0 {
-		b.WriteString("(no chunks)\n")
+		b.WriteString("\n└────\n")
 	}
 	return b.Bytes()
 }
