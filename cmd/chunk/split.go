@@ -269,6 +269,9 @@ func runOrdered[J, R any](ctx context.Context, jobs []J, workers int, process fu
 		}
 	}()
 	for i, j := range jobs {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		var r R
 		select {
 		case r = <-results[i]:
