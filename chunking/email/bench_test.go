@@ -165,6 +165,28 @@ func TestSpeedRatio(t *testing.T) {
 		}))
 	}
 	t.Logf("parse %v, whole chunker %v, ratio %.2f", parse, whole, float64(whole)/float64(parse))
+	var read, thread, chunk time.Duration = 1 << 62, 1 << 62, 1 << 62
+	var mb *Mailbox
+	var threads []Thread
+	for range 5 {
+		read = min(read, best(func() { mb, _ = MailboxOf(docs, ReadOptions{}) }))
+		thread = min(thread, best(func() { threads = Threads(mb) }))
+		chunk = min(chunk, best(func() {
+			for _, th := range threads {
+				c.ChunkThread(th)
+			}
+		}))
+	}
+	noStrip, _ := New(chunking.Options{OptStripQuotes: false})
+	var chunkNS time.Duration = 1 << 62
+	for range 5 {
+		chunkNS = min(chunkNS, best(func() {
+			for _, th := range threads {
+				noStrip.ChunkThread(th)
+			}
+		}))
+	}
+	t.Logf("read+decode %v, thread %v, chunk %v (without stripping %v)", read, thread, chunk, chunkNS)
 	small, large := syntheticMbox(100), syntheticMbox(1000)
 	var ts, tl time.Duration = 1 << 62, 1 << 62
 	for range 5 {

@@ -71,26 +71,48 @@ func (m *Message) ISODate() string {
 	return m.Date.Format("2006-01-02T15:04:05-07:00")
 }
 
-var (
-	angleID = regexp.MustCompile(`<([^<>]*)>`)
-	bareID  = regexp.MustCompile(`[^\s<>(),;"']+@[^\s<>(),;"']+`)
-)
-
 // ParseIDs extracts message ids leniently: every <…> token, else every
 // bare x@y token; ids are returned without brackets, whitespace removed.
 func ParseIDs(s string) []string {
 	var out []string
-	for _, m := range angleID.FindAllStringSubmatch(s, -1) {
-		id := strings.Join(strings.Fields(m[1]), "")
-		if id != "" {
+	rest := s
+	for {
+		i := strings.IndexByte(rest, '<')
+		if i < 0 {
+			break
+		}
+		j := strings.IndexAny(rest[i+1:], "<>")
+		if j < 0 {
+			break
+		}
+		if rest[i+1+j] == '<' { // "<a <b>": restart at the inner '<'
+			rest = rest[i+1+j:]
+			continue
+		}
+		if id := removeSpace(rest[i+1 : i+1+j]); id != "" {
 			out = append(out, id)
 		}
+		rest = rest[i+2+j:]
 	}
 	if len(out) > 0 {
 		return out
 	}
-	// Drop comments before looking for bare ids.
-	return bareID.FindAllString(stripComments(s), -1)
+	// Bare ids, outside comments.
+	for _, tok := range strings.FieldsFunc(stripComments(s), func(r rune) bool {
+		return r == ' ' || r == '\t' || r == '\n' || r == '\r' || strings.ContainsRune("<>(),;\"'", r)
+	}) {
+		if at := strings.IndexByte(tok, '@'); at > 0 && at < len(tok)-1 {
+			out = append(out, tok)
+		}
+	}
+	return out
+}
+
+func removeSpace(s string) string {
+	if !strings.ContainsAny(s, " \t\r\n") {
+		return s
+	}
+	return strings.Join(strings.Fields(s), "")
 }
 
 func stripComments(s string) string {
@@ -168,7 +190,7 @@ func ParseMessage(file string, line int, raw []byte) (m *Message, warns []chunki
 	m.Cc = addressList(h, "Cc", warn)
 	m.From = undoListRewrite(m.From, h, warn)
 
-	w := &walker{warn: warn}
+	w := &walker{warn: warn, sizeHint: len(raw)}
 	if err != nil {
 		w.entityErr(err)
 	}
@@ -233,6 +255,9 @@ func addressList(h gomail.Header, key string, warn func(string, ...any)) []Addre
 	if strings.TrimSpace(v) == "" {
 		return nil
 	}
+	if as, ok := fastAddresses(v); ok {
+		return as
+	}
 	if as, err := h.AddressList(key); err == nil {
 		out := make([]Address, 0, len(as))
 		for _, a := range as {
@@ -245,6 +270,46 @@ func addressList(h gomail.Header, key string, warn func(string, ...any)) []Addre
 		text = v
 	}
 	return lenientAddresses(toUTF8(text))
+}
+
+// fastAddresses reads the plain forms — "Name <a@b>", "<a@b>", "a@b",
+// comma-separated — of ASCII address lists without quotes, comments,
+// encoded words or groups; ok is false for anything else.
+func fastAddresses(v string) ([]Address, bool) {
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case c >= 0x80, c == '"', c == '(', c == ')', c == '\\', c == ';', c == ':', c == '[':
+			return nil, false
+		case c == '=' && i+1 < len(v) && v[i+1] == '?':
+			return nil, false
+		}
+	}
+	var out []Address
+	for p := range strings.SplitSeq(v, ",") {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			continue
+		}
+		var a Address
+		if i := strings.IndexByte(p, '<'); i >= 0 {
+			j := strings.IndexByte(p, '>')
+			if j < i || j != len(p)-1 || strings.Count(p, "<") != 1 {
+				return nil, false
+			}
+			a.Name = strings.Join(strings.Fields(p[:i]), " ")
+			a.Email = strings.TrimSpace(p[i+1 : j])
+		} else {
+			if strings.ContainsAny(p, " \t>") {
+				return nil, false
+			}
+			a.Email = p
+		}
+		if strings.Count(a.Email, "@") != 1 || strings.ContainsAny(a.Email, " \t<>") {
+			return nil, false
+		}
+		out = append(out, a)
+	}
+	return out, len(out) > 0
 }
 
 // lenientAddresses splits an address list that net/mail refuses: on
@@ -331,6 +396,7 @@ type walker struct {
 	bytes     int
 	warnedCut bool
 	stopped   bool
+	sizeHint  int // bytes of the raw message: a decoded body is rarely longer
 }
 
 func (w *walker) entityErr(err error) {
@@ -440,10 +506,13 @@ func (w *walker) read(e *message.Entity) string {
 		}
 		return ""
 	}
-	b, err := io.ReadAll(io.LimitReader(e.Body, int64(room)+1))
+	var buf bytes.Buffer
+	buf.Grow(min(w.sizeHint, room) + 512)
+	_, err := buf.ReadFrom(io.LimitReader(e.Body, int64(room)+1))
 	if err != nil {
 		w.warn("body not fully decoded: %v", err)
 	}
+	b := buf.Bytes()
 	if len(b) > room {
 		b = b[:room]
 		if !w.warnedCut {

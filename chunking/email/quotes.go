@@ -56,12 +56,14 @@ func isBlank(l string) bool { return strings.TrimSpace(l) == "" }
 // (parents[i] is the index of i's parent, -1 for a root).
 func stripThread(bodies []string, parents []int) []string {
 	out := make([]string, len(bodies))
-	shingles := make([]map[uint64]struct{}, len(bodies))
+	shingles := make([][]uint64, len(bodies)) // sorted shingle hashes
 	words := make([]string, len(bodies))
-	getShingles := func(i int) map[uint64]struct{} {
+	getShingles := func(i int) []uint64 {
 		if shingles[i] == nil {
-			shingles[i] = make(map[uint64]struct{}, len(bodies[i])/6)
-			eachShingle(bodies[i], func(h uint64) { shingles[i][h] = struct{}{} })
+			set := make([]uint64, 0, len(bodies[i])/6+1)
+			eachShingle([]string{bodies[i]}, func(h uint64) { set = append(set, h) })
+			slices.Sort(set)
+			shingles[i] = slices.Compact(set)
 		}
 		return shingles[i]
 	}
@@ -73,21 +75,18 @@ func stripThread(bodies []string, parents []int) []string {
 	}
 	for i, b := range bodies {
 		var anc []int
-		seen := map[int]bool{i: true}
-		for p := parents[i]; p >= 0 && len(anc) < maxQuoteAncestor && !seen[p]; p = parents[p] {
-			seen[p] = true
+		for p, steps := parents[i], 0; p >= 0 && p != i && len(anc) < maxQuoteAncestor && steps < len(bodies); p, steps = parents[p], steps+1 {
 			anc = append(anc, p)
 		}
 		match := func(block []string) bool {
 			if len(anc) == 0 {
 				return false
 			}
-			text := strings.Join(block, "\n")
 			total, hit := 0, 0
-			eachShingle(text, func(h uint64) {
+			eachShingle(block, func(h uint64) {
 				total++
 				for _, a := range anc {
-					if _, ok := getShingles(a)[h]; ok {
+					if _, ok := slices.BinarySearch(getShingles(a), h); ok {
 						hit++
 						return
 					}
@@ -128,41 +127,43 @@ func normWords(lines []string) []string {
 }
 
 // eachShingle calls f with the hash of every run of shingleWords
-// consecutive words of text (words lowercased, '>' quote markers
+// consecutive words of the lines (words lowercased, '>' quote markers
 // dropped), without allocating.
-func eachShingle(text string, f func(uint64)) {
+func eachShingle(lines []string, f func(uint64)) {
 	const (
 		offset = 14695981039346656037
 		prime  = 1099511628211
 	)
 	var ring [shingleWords]uint64
 	n := 0
-	i := 0
-	for i < len(text) {
-		for i < len(text) && (text[i] == ' ' || text[i] == '\t' || text[i] == '\n' || text[i] == '\r' || text[i] == '>') {
-			i++
-		}
-		if i >= len(text) {
-			break
-		}
-		h := uint64(offset)
-		for i < len(text) && text[i] != ' ' && text[i] != '\t' && text[i] != '\n' && text[i] != '\r' {
-			c := text[i]
-			if c >= 'A' && c <= 'Z' {
-				c += 'a' - 'A'
+	for _, text := range lines {
+		i := 0
+		for i < len(text) {
+			for i < len(text) && (text[i] == ' ' || text[i] == '\t' || text[i] == '\n' || text[i] == '\r' || text[i] == '>') {
+				i++
 			}
-			h = (h ^ uint64(c)) * prime
-			i++
-		}
-		ring[n%shingleWords] = h
-		n++
-		if n >= shingleWords {
-			var s uint64 = offset
-			for k := n - shingleWords; k < n; k++ {
-				s = (s ^ ring[k%shingleWords]) * prime
-				s = (s ^ (s >> 29)) * prime
+			if i >= len(text) {
+				break
 			}
-			f(s)
+			h := uint64(offset)
+			for i < len(text) && text[i] != ' ' && text[i] != '\t' && text[i] != '\n' && text[i] != '\r' {
+				c := text[i]
+				if c >= 'A' && c <= 'Z' {
+					c += 'a' - 'A'
+				}
+				h = (h ^ uint64(c)) * prime
+				i++
+			}
+			ring[n%shingleWords] = h
+			n++
+			if n >= shingleWords {
+				var s uint64 = offset
+				for k := n - shingleWords; k < n; k++ {
+					s = (s ^ ring[k%shingleWords]) * prime
+					s = (s ^ (s >> 29)) * prime
+				}
+				f(s)
+			}
 		}
 	}
 }
