@@ -72,6 +72,7 @@ func cleanRegion(b []byte, afterFence bool) []byte {
 
 func removeComments(b []byte) []byte {
 	var out []byte
+	changed := false
 	for {
 		i := bytes.Index(b, []byte("<!--"))
 		if i < 0 {
@@ -82,9 +83,10 @@ func removeComments(b []byte) []byte {
 			break
 		}
 		out = append(out, b[:i]...)
+		changed = true
 		b = b[i+4+j+3:]
 	}
-	if out == nil {
+	if !changed {
 		return b
 	}
 	return append(out, b...)
@@ -184,6 +186,7 @@ func removeExports(b []byte) []byte {
 // values holding '>' are not recognised.
 func removeTags(b []byte) []byte {
 	var out []byte
+	changed := false
 	last := 0
 	gt := -1 // cached offset of the next '>' at or after the search point
 	for i := 0; i < len(b)-1; i++ {
@@ -223,10 +226,11 @@ func removeTags(b []byte) []byte {
 			continue
 		}
 		out = append(out, b[last:i]...)
+		changed = true
 		last = end
 		i = end - 1
 	}
-	if out == nil {
+	if !changed {
 		return b
 	}
 	return append(out, b[last:]...)

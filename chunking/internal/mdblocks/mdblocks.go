@@ -114,7 +114,7 @@ func Scan(src []byte) []Block {
 		off = end
 	}
 	body := src[off:]
-	doc := blockParser().Parse(text.NewReader(body))
+	doc := blockParser().Parse(text.NewReader(limitNesting(body)))
 	// Starts of the top-level blocks, then spans from each start to the
 	// next, without trailing blank lines.
 	type top struct {

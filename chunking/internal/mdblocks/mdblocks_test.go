@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 // span is a block as the tests describe it: kind, text and the fields that
@@ -202,6 +203,59 @@ func TestLinear(t *testing.T) {
 				t.Errorf("%s: Scan allocated %d bytes for %d bytes and %d for %d: super-linear", name, a, len(small), b, len(large))
 			}
 		})
+	}
+}
+
+// minTime returns the shortest of three runs of Scan(src).
+func minTime(src []byte) time.Duration {
+	best := time.Duration(1 << 62)
+	for range 3 {
+		start := time.Now()
+		Scan(src)
+		best = min(best, time.Since(start))
+	}
+	return best
+}
+
+// TestLinearTime quadruples adversarial inputs: linear work takes about 4×
+// as long, quadratic 16×. The bound (10×) leaves room for a noisy machine.
+func TestLinearTime(t *testing.T) {
+	if testing.Short() {
+		t.Skip("timing")
+	}
+	gens := map[string]func(n int) []byte{
+		"nested lists":        func(n int) []byte { return []byte(strings.Repeat("- ", n) + "x\n") },
+		"nested ordered":      func(n int) []byte { return []byte(strings.Repeat("1. ", n) + "x\n") },
+		"nested quotes":       func(n int) []byte { return []byte(strings.Repeat("> ", n) + "x\n") },
+		"deep quote lines":    func(n int) []byte { return bytes.Repeat([]byte(strings.Repeat(">", 100)+" x\n"), n/100) },
+		"unclosed math":       func(n int) []byte { return bytes.Repeat([]byte("$$\nx\n\n"), n) },
+		"unclosed envs":       func(n int) []byte { return bytes.Repeat([]byte("\\begin{a}\nx\n\n"), n) },
+		"backtick table head": func(n int) []byte { return []byte(strings.Repeat("`|", n) + "\n" + strings.Repeat("-|", n) + "-\n") },
+	}
+	for name, gen := range gens {
+		t.Run(name, func(t *testing.T) {
+			const n = 50000
+			small, large := gen(n), gen(4*n)
+			a, b := minTime(small), minTime(large)
+			if b > 10*a+20*time.Millisecond {
+				t.Errorf("%s: Scan took %v for %d bytes and %v for %d: super-linear", name, a, len(small), b, len(large))
+			}
+		})
+	}
+}
+
+func TestLimitNesting(t *testing.T) {
+	normal := []byte("- a\n  - b\n> > > q\n1. x\n" + strings.Repeat("- ", MaxNesting) + "y\n" + strings.Repeat("- ", 40) + "\n")
+	if got := limitNesting(normal); &got[0] != &normal[0] {
+		t.Errorf("limitNesting changed a document within MaxNesting (or a thematic break): %q", got)
+	}
+	deep := []byte(strings.Repeat("> ", MaxNesting+5) + "x\n")
+	got := limitNesting(deep)
+	if len(got) != len(deep) || bytes.Equal(got, deep) || deep[0] != '>' {
+		t.Errorf("limitNesting(deep) = %q", got)
+	}
+	if got[2*MaxNesting] != 'x' {
+		t.Errorf("limitNesting(deep): marker %d = %q, want 'x'", MaxNesting+1, got[2*MaxNesting])
 	}
 }
 

@@ -1,0 +1,416 @@
+package markdown_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/chunking/internal/markdowntest"
+	"github.com/chunkstream/chunkstream/chunking/markdown"
+)
+
+func mustNew(t testing.TB, opts chunking.Options) *markdown.Chunker {
+	t.Helper()
+	c, err := markdown.New(opts)
+	if err != nil {
+		t.Fatalf("New(%v): %v", opts, err)
+	}
+	return c
+}
+
+func chunk(t testing.TB, c *markdown.Chunker, doc chunking.Document) []chunking.Chunk {
+	t.Helper()
+	chunks, _, err := c.Chunk(doc)
+	if err != nil {
+		t.Fatalf("Chunk(%q): %v", doc.Content, err)
+	}
+	return chunks
+}
+
+func TestHelloWorldHash(t *testing.T) {
+	chunks := chunk(t, mustNew(t, nil), chunking.Document{Content: []byte("Hello world")})
+	if len(chunks) != 1 {
+		t.Fatalf("Chunk(Hello world) = %d chunks, want 1", len(chunks))
+	}
+	const want = "f1cf36017b964e8158c0cb0414af8ab26af7438229af27ace253852aea5d7bea"
+	if got := chunks[0].Hash(); got != want {
+		t.Errorf("Chunk(Hello world) hash = %s, want %s (metadata %v)", got, want, chunks[0].Metadata())
+	}
+}
+
+func TestSpecCases(t *testing.T) {
+	tests := []struct {
+		name string
+		src  string
+		opts chunking.Options
+		want []string // "content|k=v,k=v" per chunk (index and file left out)
+	}{
+		{"empty", "", nil, nil},
+		{"whitespace", " \n\t \n", nil, nil},
+		{"one chunk", "# Title\nIntro para.\n\n## Setup\nInstall it.\n\n### Linux\nRun apt.\n\n## Usage\nUse it.", nil,
+			[]string{"# Title\nIntro para.\n\n## Setup\nInstall it.\n\n### Linux\nRun apt.\n\n## Usage\nUse it.|h1=Title,h2=Setup,h3=Linux"}},
+		{"header only joined", "# A\n## B\n## C\ntext", chunking.Options{"min_char": 1},
+			[]string{"# A\n## B|h1=A,h2=B", "## C\ntext|h1=A,h2=C"}},
+		{"setext", "Title\n=====\ntext", nil, []string{"Title\n=====\ntext|h1=Title"}},
+		{"no space, h4", "#NoSpace\n\n#### Deep\n\nx", chunking.Options{"min_char": 1}, []string{"#NoSpace\n\n#### Deep\n\nx|"}},
+		{"front matter", "---\ntitle: Foo\n---\n# A\nx", nil, []string{"---\ntitle: Foo\n---\n\n# A\nx|h1=A"}},
+		{"preamble fused", "Preamble\n# A\nbody", nil, []string{"Preamble\n\n# A\nbody|h1=A"}},
+		{"fuse 31 not", strings.Repeat("x", 9) + "\n\n# " + strings.Repeat("y", 18), chunking.Options{"min_char": 10, "max_char": 30, "chunk_overlap": 0},
+			[]string{strings.Repeat("x", 9) + "|", "# " + strings.Repeat("y", 18) + "|h1=" + strings.Repeat("y", 18)}},
+		{"fuse 30", strings.Repeat("x", 9) + "\n\n# " + strings.Repeat("y", 17), chunking.Options{"min_char": 10, "max_char": 30, "chunk_overlap": 0},
+			[]string{strings.Repeat("x", 9) + "\n\n# " + strings.Repeat("y", 17) + "|h1=" + strings.Repeat("y", 17)}},
+		{"fuse first wins", "# A\n" + strings.Repeat("x", 21) + "\n# B\nyy\n# C\nzz", chunking.Options{"min_char": 10, "max_char": 30, "chunk_overlap": 0},
+			[]string{"# A\n" + strings.Repeat("x", 21) + "|h1=A", "# B\nyy\n\n# C\nzz|h1=B"}},
+		{"fenced hash", "```\n# not header\n    indented\n```", nil, []string{"```\n# not header\n    indented\n```|"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c := mustNew(t, tt.opts)
+			chunks := chunk(t, c, chunking.Document{Content: []byte(tt.src)})
+			var got []string
+			for _, ch := range chunks {
+				var kv []string
+				for _, f := range ch.Metadata() {
+					if strings.HasPrefix(f.Key, "h") {
+						kv = append(kv, f.Key+"="+f.Value.(string))
+					}
+				}
+				got = append(got, ch.Content()+"|"+strings.Join(kv, ","))
+			}
+			if strings.Join(got, "\n~~\n") != strings.Join(tt.want, "\n~~\n") {
+				t.Errorf("Chunk(%q) =\n%q\nwant\n%q", tt.src, got, tt.want)
+			}
+			if err := markdowntest.Check([]byte(tt.src), chunks, tt.opts.Int("max_char", markdown.DefaultMaxChar)); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+func TestNewValidation(t *testing.T) {
+	tests := []struct {
+		opts   chunking.Options
+		option string // "" = valid
+	}{
+		{nil, ""},
+		{chunking.Options{"chunk_overlap": 0, "min_char": 0}, ""},
+		{chunking.Options{"max_char": 1, "chunk_overlap": 0}, ""},
+		{chunking.Options{"max_char": 100, "chunk_overlap": 128}, "chunk_overlap"},
+		{chunking.Options{"max_char": 100, "chunk_overlap": 100}, "chunk_overlap"},
+		{chunking.Options{"chunk_overlap": -1}, "chunk_overlap"},
+		{chunking.Options{"max_char": 0}, "max_char"},
+		{chunking.Options{"max_char": -5}, "max_char"},
+		{chunking.Options{"min_char": -1}, "min_char"},
+	}
+	for _, tt := range tests {
+		_, err := markdown.New(tt.opts)
+		if tt.option == "" {
+			if err != nil {
+				t.Errorf("New(%v) = %v, want no error", tt.opts, err)
+			}
+			continue
+		}
+		if !errors.Is(err, chunking.ErrInvalidOptions) || !strings.Contains(err.Error(), tt.option) {
+			t.Errorf("New(%v) = %v, want an ErrInvalidOptions naming %s", tt.opts, err, tt.option)
+		}
+	}
+}
+
+func TestSpecs(t *testing.T) {
+	want := map[string]int{"min_char": 1024, "max_char": 2048, "chunk_overlap": 128}
+	specs := markdown.Specs()
+	if len(specs) != len(want) {
+		t.Fatalf("Specs() = %d options, want %d", len(specs), len(want))
+	}
+	for _, s := range specs {
+		if d, ok := want[s.Name]; !ok || s.Default != d || s.Kind != chunking.IntOption {
+			t.Errorf("Specs(): %s default %v kind %v, want %v int", s.Name, s.Default, s.Kind, d)
+		}
+		if !strings.Contains(s.Usage, "reference") || !strings.Contains(s.Usage, s.Name) {
+			t.Errorf("Specs(): %s usage %q does not name the reference parameter", s.Name, s.Usage)
+		}
+	}
+	opts, err := chunking.DecodeOptions(specs, map[string]any{"chunk_overlap": float64(0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := mustNew(t, opts)
+	// Present zero keeps its value: overlap 0.
+	src := strings.Repeat("word ", 100)
+	chunks := chunk(t, c, chunking.Document{Content: []byte(src)})
+	_ = chunks
+	c2 := mustNew(t, chunking.Options{"max_char": 50, "chunk_overlap": 0})
+	chunks = chunk(t, c2, chunking.Document{Content: []byte(src)})
+	total := 0
+	for _, ch := range chunks {
+		total += len(strings.Fields(ch.Content()))
+	}
+	if total != 100 {
+		t.Errorf("overlap 0: %d words in the chunks, want exactly 100", total)
+	}
+}
+
+func TestErrors(t *testing.T) {
+	c := mustNew(t, nil)
+	_, _, err := c.Chunk(chunking.Document{Path: "dir/bad.md", Content: []byte("ok\xff\xfe")})
+	if !errors.Is(err, chunking.ErrNotUTF8) || !strings.Contains(err.Error(), "dir/bad.md") {
+		t.Errorf("Chunk(invalid UTF-8) = %v, want ErrNotUTF8 naming dir/bad.md", err)
+	}
+	_, _, err = c.Chunk(chunking.Document{Path: "x.eml", Format: "eml", Content: []byte("x")})
+	if !errors.Is(err, chunking.ErrUnsupportedFormat) {
+		t.Errorf("Chunk(format eml) = %v, want ErrUnsupportedFormat", err)
+	}
+}
+
+func TestMDXSelection(t *testing.T) {
+	c := mustNew(t, nil)
+	src := []byte("import A from 'a'\n\n# T\ntext")
+	for _, tt := range []struct {
+		doc  chunking.Document
+		mdx  bool
+		name string
+	}{
+		{chunking.Document{Path: "a.mdx"}, true, "path"},
+		{chunking.Document{Path: "a.MDX"}, true, "path upper"},
+		{chunking.Document{Path: "a.md", Format: "mdx"}, true, "format"},
+		{chunking.Document{Path: "a.mdx", Format: "markdown"}, false, "format wins"},
+		{chunking.Document{Path: "a.md"}, false, "md"},
+	} {
+		tt.doc.Content = src
+		chunks := chunk(t, c, tt.doc)
+		cleaned := !strings.Contains(chunks[0].Content(), "import")
+		if cleaned != tt.mdx {
+			t.Errorf("%s: Chunk(%+v) cleaned = %v, want %v", tt.name, tt.doc.Path, cleaned, tt.mdx)
+		}
+	}
+}
+
+func TestCleanMDX(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"a<!-- x -->b", "ab"},
+		{"import X from 'y'\nimport {\n  A,\n  B,\n} from \"z\";\ntext", "text"},
+		{"import is a word here\n", "import is a word here\n"},
+		{"export const a = {\n  b: 1,\n}\n\nkeep", "\nkeep"},
+		{"export default X\n# H", "# H"},
+		{"<Wrapper>\n\n</Wrapper>x", "x"},
+		{"<Note>kept</Note>", "<Note>kept</Note>"},
+		{"<Widget a=\"b\" />x<br />", "x<br />"},
+		{"a\n\n\n\n\nb", "a\n\nb"},
+		{"```\n<!-- k -->\n\n\n\n<W />\n```\n<W />", "```\n<!-- k -->\n\n\n\n<W />\n```\n"},
+		{"~~~\nimport X from 'y'\n", "~~~\nimport X from 'y'\n"},
+		{"<A", "<A"},
+		{"<A>\n</B>", "<A>\n</B>"},
+	}
+	for _, tt := range tests {
+		if got := string(markdown.CleanMDX([]byte(tt.in))); got != tt.want {
+			t.Errorf("CleanMDX(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestMetadataOrderAndExtras(t *testing.T) {
+	c := mustNew(t, chunking.Options{"max_char": 40, "chunk_overlap": 0})
+	src := "# A\n\n```" + strings.Repeat("x", 50) + "\ncode\n```"
+	extra := chunking.Metadata{{Key: "source", Value: "s"}, {Key: "index", Value: "caller"}}
+	chunks, warns, err := c.Chunk(chunking.Document{Path: "d/x.md", Content: []byte(src), Metadata: extra})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, ch := range chunks {
+		keys = append(keys, strings.Join(ch.Metadata().Keys(), ","))
+	}
+	want := []string{"h1,index,file,source", "h1,index,file,oversize,source"}
+	if strings.Join(keys, ";") != strings.Join(want, ";") {
+		t.Errorf("metadata keys = %q, want %q", keys, want)
+	}
+	if v := chunks[1].Get("index", nil); v != "caller" {
+		t.Errorf("extras must win on a clash: index = %v", v)
+	}
+	if len(warns) != 1 || warns[0].File != "d/x.md" || warns[0].Line != 3 {
+		t.Errorf("warnings = %v, want one oversize warning at d/x.md:3", warns)
+	}
+}
+
+func TestChunkFileAndFolder(t *testing.T) {
+	dir := t.TempDir()
+	write := func(rel, content string) {
+		p := filepath.Join(dir, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("b.md", "# B\nb")
+	write("a/x.md", "# AX\nx")
+	write("c/x.mdx", "import Y from 'y'\n\n# CX\ny")
+	write(".hidden/h.md", "# H\nh")
+	write("a/.h.md", "# H\nh")
+	write("notes.txt", "text")
+	write("bad.md", "\xff")
+	c := mustNew(t, nil)
+	ctx := context.Background()
+
+	chunks, _, err := c.ChunkFile(ctx, filepath.Join(dir, "a", "..", "a", "x.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := chunks[0].Get("file", nil), filepath.ToSlash(filepath.Join(dir, "a", "x.md")); got != want {
+		t.Errorf("ChunkFile file = %v, want %v", got, want)
+	}
+	if _, _, err := c.ChunkFile(ctx, filepath.Join(dir, "missing.md")); err == nil {
+		t.Error("ChunkFile(missing) = nil error")
+	}
+
+	chunks, warns, err := c.ChunkFolder(ctx, dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	for _, ch := range chunks {
+		files = append(files, ch.Get("file", "").(string))
+	}
+	if got, want := strings.Join(files, " "), "a/x.md b.md c/x.mdx"; got != want {
+		t.Errorf("ChunkFolder files = %q, want %q", got, want)
+	}
+	if strings.Contains(chunks[2].Content(), "import") {
+		t.Errorf("ChunkFolder: .mdx not cleaned: %q", chunks[2].Content())
+	}
+	if len(warns) != 1 || warns[0].File != "bad.md" || !strings.Contains(warns[0].Text, "UTF-8") {
+		t.Errorf("ChunkFolder warnings = %v, want one for bad.md", warns)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, _, err := c.ChunkFolder(cctx, dir, nil); !errors.Is(err, context.Canceled) {
+		t.Errorf("ChunkFolder(cancelled) = %v, want context.Canceled", err)
+	}
+}
+
+// TestConcurrent uses one Chunker from many goroutines (run with -race)
+// and expects the same output as a sequential run.
+func TestConcurrent(t *testing.T) {
+	cases := loadCases(t)
+	c := mustNew(t, chunking.Options{"max_char": 100, "min_char": 20, "chunk_overlap": 30})
+	want := make([][]chunking.Chunk, len(cases))
+	for i, tc := range cases {
+		want[i], _, _ = c.Chunk(chunking.Document{Path: tc.name, Content: tc.input})
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 8*len(cases))
+	for range 8 {
+		wg.Go(func() {
+			for i, tc := range cases {
+				got, _, _ := c.Chunk(chunking.Document{Path: tc.name, Content: tc.input})
+				if err := markdowntest.Equal(want[i], got); err != nil {
+					errs <- err
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+// allocBytes returns the bytes one Chunk call allocates: a measure of its
+// work that does not flake like wall-clock time.
+func allocBytes(c *markdown.Chunker, src []byte) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, _, _ = c.Chunk(chunking.Document{Content: src})
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// adversarial inputs of about n units each.
+var adversarial = map[string]func(n int) []byte{
+	"nested lists":    func(n int) []byte { return []byte(strings.Repeat("- ", n) + "x\n") },
+	"nested quotes":   func(n int) []byte { return []byte(strings.Repeat("> ", n) + "x\n") },
+	"unclosed fence":  func(n int) []byte { return append([]byte("```\n"), bytes.Repeat([]byte("code line\n\n"), n)...) },
+	"single line":     func(n int) []byte { return bytes.Repeat([]byte("word "), n) },
+	"one huge word":   func(n int) []byte { return bytes.Repeat([]byte("x"), 5*n) },
+	"nul bytes":       func(n int) []byte { return bytes.Repeat([]byte("\x00 \x00\n"), n) },
+	"many headers":    func(n int) []byte { return bytes.Repeat([]byte("# h\n"), n) },
+	"unclosed math":   func(n int) []byte { return bytes.Repeat([]byte("$$\nx\n\n"), n) },
+	"huge fence line": func(n int) []byte { return []byte("```" + strings.Repeat("x", 3*n) + "\n" + strings.Repeat("y\n", n) + "```\n") },
+	"table rows":      func(n int) []byte { return append([]byte("| a | b |\n|---|---|\n"), bytes.Repeat([]byte("| 1 | 2 |\n"), n)...) },
+	"mdx tags":        func(n int) []byte { return bytes.Repeat([]byte("<A <B x "), n) },
+	"sentence ends":   func(n int) []byte { return bytes.Repeat([]byte("a. "), 2*n) },
+}
+
+// minTime returns the shortest of three runs.
+func minTime(c *markdown.Chunker, src []byte) time.Duration {
+	best := time.Duration(1 << 62)
+	for range 3 {
+		start := time.Now()
+		_, _, _ = c.Chunk(chunking.Document{Content: src})
+		best = min(best, time.Since(start))
+	}
+	return best
+}
+
+// TestBadInputLinear: adversarial inputs never panic and keep the
+// invariants; quadrupling them about quadruples the work, measured as
+// bytes allocated and, with a wide margin for a noisy machine, as time
+// (quadratic work would take 16×).
+func TestBadInputLinear(t *testing.T) {
+	c := mustNew(t, chunking.Options{"max_char": 200, "min_char": 50, "chunk_overlap": 40})
+	for name, gen := range adversarial {
+		t.Run(name, func(t *testing.T) {
+			n := 10000
+			small, large := gen(n), gen(4*n)
+			for _, src := range [][]byte{small, large} {
+				chunks, _, err := c.Chunk(chunking.Document{Content: src})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := markdowntest.Check(src, chunks, 200); err != nil {
+					t.Fatal(err)
+				}
+			}
+			a, b := allocBytes(c, small), allocBytes(c, large)
+			if b > 6*a+1<<20 {
+				t.Errorf("%s: %d bytes allocated for %d bytes of input, %d for %d: super-linear", name, a, len(small), b, len(large))
+			}
+			if testing.Short() {
+				return
+			}
+			ta, tb := minTime(c, small), minTime(c, large)
+			if tb > 10*ta+20*time.Millisecond {
+				t.Errorf("%s: %v for %d bytes of input, %v for %d: super-linear", name, ta, len(small), tb, len(large))
+			}
+		})
+	}
+}
+
+// TestHugeLine chunks a 50 MB single line.
+func TestHugeLine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("50 MB input")
+	}
+	src := bytes.Repeat([]byte("lorem ipsum dolor sit amet. "), 50<<20/28)
+	c := mustNew(t, nil)
+	chunks, _, err := c.Chunk(chunking.Document{Content: src})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := markdowntest.Check(src[:0], chunks, markdown.DefaultMaxChar); err != nil {
+		t.Fatal(err)
+	}
+	if len(chunks) < len(src)/markdown.DefaultMaxChar {
+		t.Errorf("50 MB line: %d chunks, want at least %d", len(chunks), len(src)/markdown.DefaultMaxChar)
+	}
+}
