@@ -42,6 +42,9 @@ type regionScan struct {
 
 	noDollarUntil, noDDUntil, noBracketUntil, noParenUntil int
 	noTicksUntil                                           [maxCodeTicks + 1]int
+	// noFence holds, per fence character, the shortest fence length whose
+	// closing search failed (0: none yet); longer fences fail too.
+	noFenceTicks, noFenceTildes int
 }
 
 // scanRegion appends the display units and inline spans of s[a:b] to
@@ -79,7 +82,7 @@ func (r *regionScan) paraEnd(i int) int {
 }
 
 // scanStop marks the bytes at which regionScan.run looks closer.
-var scanStop = [256]bool{'\\': true, '$': true, '`': true, 'F': true, 'f': true, 'T': true, 't': true, 'E': true, 'e': true}
+var scanStop = [256]bool{'\\': true, '$': true, '`': true, '~': true, 'F': true, 'f': true, 'T': true, 't': true, 'E': true, 'e': true}
 
 func (r *regionScan) run() {
 	s, b := r.s, r.b
@@ -96,7 +99,17 @@ func (r *regionScan) run() {
 		case '$':
 			i = r.dollar(i)
 		case '`':
+			if end := r.fence(i); end > i {
+				i = end
+				continue
+			}
 			i = r.ticks(i)
+		case '~':
+			if end := r.fence(i); end > i {
+				i = end
+				continue
+			}
+			i++
 		default: // a possible reference keyword
 			if i > r.a && isAlnum(s[i-1]) {
 				i++
@@ -192,6 +205,75 @@ func (r *regionScan) dollar(i int) int {
 	// their opener.
 	r.noDollarUntil = pe
 	return i + 1
+}
+
+// fence returns the end of a fenced code block nested in a list item or
+// block quote (mdblocks reports top-level blocks only) whose opening fence
+// starts at s[i], after recording it as a display unit from its line
+// start; or i when s[i] opens none. The opening fence is 3 or more '`' or
+// '~' preceded on its line only by indentation, list markers and '>'; the
+// closing one is a line of at least as many of the same character, after
+// the same kind of prefix. An unclosed fence is text.
+func (r *regionScan) fence(i int) int {
+	s, b := r.s, r.b
+	c := s[i]
+	j := i
+	for j < b && s[j] == c {
+		j++
+	}
+	n := j - i
+	if n < 3 {
+		return i
+	}
+	failed := &r.noFenceTicks
+	if c == '~' {
+		failed = &r.noFenceTildes
+	}
+	if *failed != 0 && n >= *failed {
+		return i
+	}
+	ls := i
+	for ls > r.a && s[ls-1] != '\n' {
+		switch p := s[ls-1]; {
+		case p == ' ' || p == '\t' || p == '>' || p == '-' || p == '*' || p == '+' || p == '.' || p == ')' || p >= '0' && p <= '9':
+			ls--
+			continue
+		}
+		return i
+	}
+	if c == '`' {
+		if k := strings.IndexByte(s[j:b], '\n'); strings.IndexByte(s[j:j+max(k, 0)], '`') >= 0 || k < 0 {
+			return i // a backtick in the info string, or no body
+		}
+	}
+	for line := j; line < b; {
+		k := strings.IndexByte(s[line:b], '\n')
+		if k < 0 {
+			break
+		}
+		line += k + 1
+		e := line
+		for e < b && (s[e] == ' ' || s[e] == '\t' || s[e] == '>') {
+			e++
+		}
+		f := e
+		for f < b && s[f] == c {
+			f++
+		}
+		if f-e < n {
+			continue
+		}
+		g := f
+		for g < b && (s[g] == ' ' || s[g] == '\t' || s[g] == '\r') {
+			g++
+		}
+		if g < b && s[g] != '\n' {
+			continue
+		}
+		return r.addDisplay(ls, g)
+	}
+	*failed = n
+	return i
 }
 
 func (r *regionScan) ticks(i int) int {

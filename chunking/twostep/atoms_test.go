@@ -59,6 +59,11 @@ func TestScanRegion(t *testing.T) {
 		{"inside word", "Stable 2 is not a ref.", nil, nil},
 		{"ref nbsp", "See Fig.\u00a03 now", nil, []string{"Fig.\u00a03"}},
 		{"ref tilde", `See Fig.~\ref{x} and Fig.~3`, nil, []string{"Fig.~3"}},
+		{"fence in list", "- Step one. Run:\n  ```sh\n  echo a. B\n\n  echo c\n  ```\n- Done.", []string{"  ```sh\n  echo a. B\n\n  echo c\n  ```"}, nil},
+		{"tilde fence in quote", "> Text.\n> ~~~~\n> x. Y\n> ~~~~\nMore.", []string{"> ~~~~\n> x. Y\n> ~~~~"}, nil},
+		{"fence closed by longer", "- a\n  ```\n  x\n  `````\n", []string{"  ```\n  x\n  `````"}, nil},
+		{"unclosed fence", "- a\n  ```\n  x. Y $z$\n", nil, []string{"$z$"}},
+		{"fence mid line is code span", "a ```b``` c", nil, []string{"```b```"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -98,6 +103,8 @@ func TestScanRegionLinear(t *testing.T) {
 		"refs":      func(n int) string { return strings.Repeat("Fig. Table Eq. ( ", n) },
 		"nested":    func(n int) string { return strings.Repeat(`\begin{a}`, n) + strings.Repeat(`\end{a}`, n) },
 		"dollar nl": func(n int) string { return strings.Repeat("$a\n", n) },
+		"fences":    func(n int) string { return strings.Repeat("- ```x\n", n) },
+		"fence run": func(n int) string { return "\n" + strings.Repeat("`", n) + "\n" + strings.Repeat("~~~\n", n) },
 	}
 	for name, gen := range inputs {
 		t.Run(name, func(t *testing.T) {

@@ -59,6 +59,15 @@
 //     $$…$$ and \[…\] within a paragraph) is a unit of its own, and the
 //     text between is cut into sentences. Environments of different names
 //     that cross are one unit (their union). An unclosed opener is text.
+//     A display unit found mid-word is widened to whole words, so that no
+//     word is split between chunks.
+//   - mdblocks reports top-level blocks only, so a fenced code block nested
+//     in a list item or block quote is found here: a line whose prefix is
+//     only indentation, list markers and '>' followed by 3+ '`' or '~',
+//     closed by a later such line with at least as many of the same
+//     character, is an atomic unit from its line start (an unclosed one is
+//     text). Tables nested in lists are not detected. Atomic units keep
+//     their first line's indentation.
 //   - Inline spans in which no sentence ends: $…$ (the spec's rule: opened by
 //     '$' before a non-space, closed by '$' after a non-space and not before
 //     a digit; so "$5 and $10" is text but "$5 for $x$" is one span, as in

@@ -258,10 +258,27 @@ func (sc *scratch) sectionUnits(src string, blocks []mdblocks.Block, dst []unit)
 			dst = append(dst, unit{start: start, end: end, words: sentences.CountWords(src[start:end])})
 		}
 	}
+	// Atomic units keep the indentation of their first line (indented
+	// code, a fence nested in a list item).
+	addAtomic := func(start, end int) {
+		from, to := sentences.TrimSpace(src, start, end)
+		if from >= to {
+			return
+		}
+		if ls := strings.LastIndexByte(src[start:from], '\n'); ls >= 0 {
+			start += ls + 1
+		}
+		dst = append(dst, unit{start: start, end: to, words: sentences.CountWords(src[start:to])})
+	}
 	for i := 0; i < len(blocks); {
 		b := blocks[i]
-		if b.Kind == mdblocks.Heading || atomicKind(b.Kind) {
+		if b.Kind == mdblocks.Heading {
 			add(b.Start, b.End)
+			i++
+			continue
+		}
+		if atomicKind(b.Kind) {
+			addAtomic(b.Start, b.End)
 			i++
 			continue
 		}
@@ -277,7 +294,7 @@ func (sc *scratch) sectionUnits(src string, blocks []mdblocks.Block, dst []unit)
 			for _, s := range sc.sents {
 				add(s.Start, s.End)
 			}
-			add(d.Start, d.End)
+			addAtomic(d.Start, d.End)
 			from = d.End
 		}
 		sc.sents = sentences.Append(sc.sents[:0], src, from, e, sc.inline)
