@@ -29,6 +29,11 @@ type msg struct {
 	bodyLen int    // characters of body, set by chunkThread
 	from    Address
 	to, cc  []Address
+
+	// Cached renderings, filled while chunking the thread.
+	labels, keys    []string // participant labels and their lowercase keys
+	fromS, toS, ccS string   // the block line's address texts
+	addrDone        bool
 }
 
 // cmpDateKey orders messages by the spec's date key: unparsed dates first

@@ -197,20 +197,19 @@ type renderer struct {
 	ms         []*msg
 	blocks     []string // full block of each path position, lazily
 	blockLen   []int
-	labels     [][]string // participant labels of each path position, lazily
-	keys       [][]string // the labels lowercased
 }
 
 func (r *renderer) msgLabels(pos int) ([]string, []string) {
-	if r.labels[pos] == nil {
-		l := append(messageLabels(r.ms[pos]), []string{}...)
+	m := r.ms[pos]
+	if m.labels == nil {
+		l := append(messageLabels(m), []string{}...)
 		k := make([]string, len(l))
 		for i, x := range l {
 			k[i] = strings.ToLower(x)
 		}
-		r.labels[pos], r.keys[pos] = l, k
+		m.labels, m.keys = l, k
 	}
-	return r.labels[pos], r.keys[pos]
+	return m.labels, m.keys
 }
 
 // block returns the block line of a path position and the length of the
@@ -218,7 +217,10 @@ func (r *renderer) msgLabels(pos int) ([]string, []string) {
 func (r *renderer) block(pos int) (string, int) {
 	if r.blocks[pos] == "" {
 		m := r.ms[pos]
-		r.blocks[pos] = blockHeader(m, pos+1, formatAddress(m.from), joinAddresses(m.to), joinAddresses(m.cc))
+		if !m.addrDone {
+			m.fromS, m.toS, m.ccS, m.addrDone = formatAddress(m.from), joinAddresses(m.to), joinAddresses(m.cc), true
+		}
+		r.blocks[pos] = blockHeader(m, pos+1, m.fromS, m.toS, m.ccS)
 		r.blockLen[pos] = utf8.RuneCountInString(r.blocks[pos]) + 1 + m.bodyLen
 	}
 	return r.blocks[pos], r.blockLen[pos]
@@ -401,7 +403,7 @@ func chunkThread(threadID string, ms []*msg, maxEmails, maxChars, overlap int) [
 			shown = "unknown"
 		}
 		r := &renderer{maxChars: maxChars, subject: shown, subjectLen: utf8.RuneCountInString(shown), ms: pms,
-			blocks: make([]string, len(pms)), blockLen: make([]int, len(pms)), labels: make([][]string, len(pms)), keys: make([][]string, len(pms))}
+			blocks: make([]string, len(pms)), blockLen: make([]int, len(pms))}
 		for wi, w := range r.windows(maxEmails, overlap) {
 			d := &chunkDesc{id: threadID + "-" + strconv.Itoa(pi) + "-" + strconv.Itoa(wi+1), w: w, pathIdx: pi, children: []any{}}
 			pathWindows[pi] = append(pathWindows[pi], d)
