@@ -17,8 +17,8 @@ import (
 // 1 delete; the CHUNKS change feed then equals chunking the current files.
 func TestBackfillIncremental(t *testing.T) {
 	n := 10000
-	if testing.Short() {
-		n = 1000
+	if testing.Short() || raceEnabled {
+		n = 2000 // the 10,000-file run is the plain `go test` one
 	}
 	e := newEnv(t, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)

@@ -307,3 +307,18 @@ func mdContent(i, size int) []byte {
 func bufioReader(s string, size int) *bufio.Reader {
 	return bufio.NewReaderSize(strings.NewReader(s), size)
 }
+
+// startTCPServer starts a JetStream server on a random local port.
+func startTCPServer(tb testing.TB, dir string) *server.Server {
+	tb.Helper()
+	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: dir, NoSigs: true, NoLog: true})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	go ns.Start()
+	if !ns.ReadyForConnections(20 * time.Second) {
+		tb.Fatal("server not ready")
+	}
+	tb.Cleanup(func() { ns.Shutdown(); ns.WaitForShutdown() })
+	return ns
+}

@@ -88,7 +88,11 @@ func TestBackfillLargeDocument(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	dir := t.TempDir()
-	big := mdContent(1, 20<<20)
+	size := 20 << 20
+	if raceEnabled {
+		size = 3 << 20 // still over the 1 MiB max payload; chunking 20 MB under -race takes a minute
+	}
+	big := mdContent(1, size)
 	if err := os.WriteFile(filepath.Join(dir, "big.md"), big, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +183,10 @@ func TestBackfillServerOutage(t *testing.T) {
 	e := newEnv(t, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	const n = 1500
+	n := 1500
+	if raceEnabled {
+		n = 600
+	}
 	dir := t.TempDir()
 	writeFiles(t, dir, n, 300)
 
@@ -187,7 +194,7 @@ func TestBackfillServerOutage(t *testing.T) {
 	var done atomic.Int64
 	stopped := make(chan struct{})
 	go func() {
-		for done.Load() < n/3 {
+		for done.Load() < int64(n/3) {
 			time.Sleep(5 * time.Millisecond)
 		}
 		e.stop()
@@ -217,7 +224,7 @@ func TestBackfillServerOutage(t *testing.T) {
 	}
 	done.Store(0)
 	go func() {
-		for done.Load() < n/3 {
+		for done.Load() < int64(n/3) {
 			time.Sleep(5 * time.Millisecond)
 		}
 		e.stop()
