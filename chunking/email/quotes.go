@@ -56,14 +56,11 @@ func isBlank(l string) bool { return strings.TrimSpace(l) == "" }
 // (parents[i] is the index of i's parent, -1 for a root).
 func stripThread(bodies []string, parents []int) []string {
 	out := make([]string, len(bodies))
-	shingles := make([][]uint64, len(bodies)) // sorted shingle hashes
+	shingles := make([]*shingleFilter, len(bodies))
 	words := make([]string, len(bodies))
-	getShingles := func(i int) []uint64 {
+	getShingles := func(i int) *shingleFilter {
 		if shingles[i] == nil {
-			set := make([]uint64, 0, len(bodies[i])/6+1)
-			eachShingle([]string{bodies[i]}, func(h uint64) { set = append(set, h) })
-			slices.Sort(set)
-			shingles[i] = slices.Compact(set)
+			shingles[i] = newShingleFilter(bodies[i])
 		}
 		return shingles[i]
 	}
@@ -86,7 +83,7 @@ func stripThread(bodies []string, parents []int) []string {
 			eachShingle(block, func(h uint64) {
 				total++
 				for _, a := range anc {
-					if _, ok := slices.BinarySearch(getShingles(a), h); ok {
+					if getShingles(a).has(h) {
 						hit++
 						return
 					}
@@ -110,6 +107,37 @@ func stripThread(bodies []string, parents []int) []string {
 		out[i] = stripBody(b, match)
 	}
 	return out
+}
+
+// shingleFilter is a Bloom filter of a text's shingle hashes (16 bits a
+// shingle, two probes: about 1.4% false positives, which can only nudge
+// a block's match ratio up by that much).
+type shingleFilter struct {
+	bits []uint64
+	mask uint64
+}
+
+func newShingleFilter(text string) *shingleFilter {
+	n := 64
+	for n < len(text)/6*16 {
+		n <<= 1
+	}
+	f := &shingleFilter{bits: make([]uint64, n/64), mask: uint64(n - 1)}
+	eachShingle([]string{text}, func(h uint64) {
+		a, b := f.probes(h)
+		f.bits[a>>6] |= 1 << (a & 63)
+		f.bits[b>>6] |= 1 << (b & 63)
+	})
+	return f
+}
+
+func (f *shingleFilter) probes(h uint64) (uint64, uint64) {
+	return h & f.mask, ((h >> 32) ^ (h * 0x9e3779b97f4a7c15)) & f.mask
+}
+
+func (f *shingleFilter) has(h uint64) bool {
+	a, b := f.probes(h)
+	return f.bits[a>>6]&(1<<(a&63)) != 0 && f.bits[b>>6]&(1<<(b&63)) != 0
 }
 
 // normWords returns the lowercased words of lines, quote markers removed.
