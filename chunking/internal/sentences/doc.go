@@ -33,7 +33,10 @@
 // Independently of punctuation, a sentence always ends at a blank line,
 // at the end of an ATX heading line ("# ..."), and before a line that
 // starts a list item ("- ", "* ", "+ ", "1. ", "1) "), a block quote
-// ('>'), a heading ('#') or a table row ('|').
+// ('>'), a heading ('#') or a table row ('|'). Inside a block quote the
+// '>' of each line does not break a sentence: a quote's blank line (">")
+// and blocks nested in it do. A line after a quote without '>' is a lazy
+// continuation, as in CommonMark.
 //
 // Callers may pass protected spans (inline math, code spans, figure and
 // equation references): no boundary falls inside them and their contents

@@ -38,7 +38,10 @@ func Append(dst []Span, text string, from, to int, protect []Span) []Span {
 	for j < to && (text[j] == ' ' || text[j] == '\t') {
 		j++
 	}
-	heading := (from == 0 || text[from-1] == '\n') && isATXHeading(text, j, to)
+	atLineStart := from == 0 || text[from-1] == '\n'
+	quote := atLineStart && j < to && text[j] == '>'
+	quoteBlank := false // the current line is a quote's blank line (">")
+	heading := atLineStart && isATXHeading(text, quoteContent(text, j, to), to)
 	for i := from; i < to; {
 		if p < len(protect) && i >= protect[p].Start {
 			if i < protect[p].End {
@@ -68,11 +71,26 @@ func Append(dst []Span, text string, from, to int, protect []Span) []Span {
 				i = j
 				continue
 			}
-			if text[j] == '\n' || heading || startsBlock(text, j, to) {
+			nextQuote := text[j] == '>'
+			k := quoteContent(text, j, to)
+			var brk bool
+			switch {
+			case text[j] == '\n' || heading || quoteBlank:
+				brk = true
+			case nextQuote && quote:
+				// A block quote continues: break only at its blank
+				// lines and at blocks nested in it.
+				brk = k >= to || text[k] == '\n' || text[k] == '\r' || startsBlock(text, k, to)
+			default:
+				brk = startsBlock(text, j, to)
+			}
+			if brk {
 				dst = emit(dst, text, start, i)
 				start = j
 			}
-			heading = isATXHeading(text, j, to)
+			quote = nextQuote
+			quoteBlank = nextQuote && (k >= to || text[k] == '\n' || text[k] == '\r')
+			heading = isATXHeading(text, k, to)
 			i = j
 		case c == '.' || c == '!' || c == '?' || c == 0xE2 || c == 0xE3 || c == 0xEF:
 			end, ok, n := boundary(text, start, i, limit, to)
@@ -288,6 +306,16 @@ func startsSentence(text string, k int) bool {
 }
 
 func isASCIILetter(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
+
+// quoteContent returns the offset after the block quote markers ('>' and
+// the blanks around them) at text[j:], or j when the line is no quote.
+func quoteContent(text string, j, to int) int {
+	k := j
+	for k < to && (text[k] == '>' || (k > j && (text[k] == ' ' || text[k] == '\t'))) {
+		k++
+	}
+	return k
+}
 
 // isATXHeading reports whether text[i:] starts an ATX heading: 1–6 '#'
 // followed by a space, a tab or the end of the line.
