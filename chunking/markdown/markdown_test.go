@@ -337,19 +337,26 @@ func allocBytes(c *markdown.Chunker, src []byte) uint64 {
 
 // adversarial inputs of about n units each.
 var adversarial = map[string]func(n int) []byte{
-	"nested lists":    func(n int) []byte { return []byte(strings.Repeat("- ", n) + "x\n") },
-	"nested quotes":   func(n int) []byte { return []byte(strings.Repeat("> ", n) + "x\n") },
-	"unclosed fence":  func(n int) []byte { return append([]byte("```\n"), bytes.Repeat([]byte("code line\n\n"), n)...) },
-	"single line":     func(n int) []byte { return bytes.Repeat([]byte("word "), n) },
-	"one huge word":   func(n int) []byte { return bytes.Repeat([]byte("x"), 5*n) },
-	"nul bytes":       func(n int) []byte { return bytes.Repeat([]byte("\x00 \x00\n"), n) },
-	"many headers":    func(n int) []byte { return bytes.Repeat([]byte("# h\n"), n) },
-	"unclosed math":   func(n int) []byte { return bytes.Repeat([]byte("$$\nx\n\n"), n) },
-	"huge fence line": func(n int) []byte { return []byte("```" + strings.Repeat("x", 3*n) + "\n" + strings.Repeat("y\n", n) + "```\n") },
-	"table rows":      func(n int) []byte { return append([]byte("| a | b |\n|---|---|\n"), bytes.Repeat([]byte("| 1 | 2 |\n"), n)...) },
-	"mdx tags":        func(n int) []byte { return bytes.Repeat([]byte("<A <B x "), n) },
-	"sentence ends":   func(n int) []byte { return bytes.Repeat([]byte("a. "), 2*n) },
+	"nested lists":   func(n int) []byte { return []byte(strings.Repeat("- ", n) + "x\n") },
+	"nested quotes":  func(n int) []byte { return []byte(strings.Repeat("> ", n) + "x\n") },
+	"unclosed fence": func(n int) []byte { return append([]byte("```\n"), bytes.Repeat([]byte("code line\n\n"), n)...) },
+	"single line":    func(n int) []byte { return bytes.Repeat([]byte("word "), n) },
+	"one huge word":  func(n int) []byte { return bytes.Repeat([]byte("x"), 5*n) },
+	"nul bytes":      func(n int) []byte { return bytes.Repeat([]byte("\x00 \x00\n"), n) },
+	"many headers":   func(n int) []byte { return bytes.Repeat([]byte("# h\n"), n) },
+	"unclosed math":  func(n int) []byte { return bytes.Repeat([]byte("$$\nx\n\n"), n) },
+	"huge fence line": func(n int) []byte {
+		return []byte("```" + strings.Repeat("x", 3*n) + "\n" + strings.Repeat("y\n", n) + "```\n")
+	},
+	"table rows": func(n int) []byte {
+		return append([]byte("| a | b |\n|---|---|\n"), bytes.Repeat([]byte("| 1 | 2 |\n"), n)...)
+	},
+	"mdx tags":      func(n int) []byte { return bytes.Repeat([]byte("<A <B x "), n) },
+	"sentence ends": func(n int) []byte { return bytes.Repeat([]byte("a. "), 2*n) },
 }
+
+// raceEnabled is set by race_test.go under the race detector.
+var raceEnabled bool
 
 // minTime returns the shortest of three runs.
 func minTime(c *markdown.Chunker, src []byte) time.Duration {
@@ -385,8 +392,8 @@ func TestBadInputLinear(t *testing.T) {
 			if b > 6*a+1<<20 {
 				t.Errorf("%s: %d bytes allocated for %d bytes of input, %d for %d: super-linear", name, a, len(small), b, len(large))
 			}
-			if testing.Short() {
-				return
+			if testing.Short() || raceEnabled {
+				return // timing under the race detector means little
 			}
 			ta, tb := minTime(c, small), minTime(c, large)
 			if tb > 10*ta+20*time.Millisecond {
@@ -398,8 +405,8 @@ func TestBadInputLinear(t *testing.T) {
 
 // TestHugeLine chunks a 50 MB single line.
 func TestHugeLine(t *testing.T) {
-	if testing.Short() {
-		t.Skip("50 MB input")
+	if testing.Short() || raceEnabled {
+		t.Skip("50 MB input (slow under the race detector)")
 	}
 	src := bytes.Repeat([]byte("lorem ipsum dolor sit amet. "), 50<<20/28)
 	c := mustNew(t, nil)

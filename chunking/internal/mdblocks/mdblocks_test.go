@@ -206,6 +206,9 @@ func TestLinear(t *testing.T) {
 	}
 }
 
+// raceEnabled is set by race_test.go under the race detector.
+var raceEnabled bool
+
 // minTime returns the shortest of three runs of Scan(src).
 func minTime(src []byte) time.Duration {
 	best := time.Duration(1 << 62)
@@ -220,8 +223,8 @@ func minTime(src []byte) time.Duration {
 // TestLinearTime quadruples adversarial inputs: linear work takes about 4×
 // as long, quadratic 16×. The bound (10×) leaves room for a noisy machine.
 func TestLinearTime(t *testing.T) {
-	if testing.Short() {
-		t.Skip("timing")
+	if testing.Short() || raceEnabled {
+		t.Skip("timing (meaningless under the race detector)")
 	}
 	gens := map[string]func(n int) []byte{
 		"nested lists":        func(n int) []byte { return []byte(strings.Repeat("- ", n) + "x\n") },

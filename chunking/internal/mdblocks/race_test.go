@@ -1,0 +1,5 @@
+//go:build race
+
+package mdblocks
+
+func init() { raceEnabled = true }

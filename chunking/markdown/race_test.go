@@ -1,0 +1,5 @@
+//go:build race
+
+package markdown_test
+
+func init() { raceEnabled = true }
