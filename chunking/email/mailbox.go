@@ -194,63 +194,75 @@ type RawMessage struct {
 	Data []byte
 }
 
-// SplitMbox splits an mbox into raw messages (see ParseMbox).
+// SplitMbox splits an mbox into raw messages (see ParseMbox). Messages
+// without escaped lines share data's bytes (after CRLF normalisation).
 func SplitMbox(data []byte, mboxo bool) []RawMessage {
 	data = normalizeNewlines(data)
 	var out []RawMessage
-	var cur *bytes.Buffer
-	curLine := 0
-	prevBlank := true
-	flush := func() {
-		if cur == nil {
+	start, startLine := -1, 0 // current message: byte offset and From_ line
+	var escaped []int         // offsets of lines to unescape in the current message
+	flush := func(end int) {
+		if start < 0 {
 			return
 		}
-		b := cur.Bytes()
+		b := data[start:end]
 		// The blank line before the next From_ line is the separator's.
 		if bytes.HasSuffix(b, []byte("\n\n")) {
 			b = b[:len(b)-1]
 		}
+		if len(escaped) > 0 {
+			c := make([]byte, 0, len(b))
+			prev := start
+			for _, off := range escaped {
+				if off-start >= len(b) {
+					break
+				}
+				c = append(c, data[prev:off]...)
+				prev = off + 1 // drop one '>'
+			}
+			c = append(c, data[prev:start+len(b)]...)
+			b = c
+		}
 		if len(b) > 0 && b[len(b)-1] != '\n' {
-			b = append(b, '\n')
+			b = append(b[:len(b):len(b)], '\n')
 		}
-		if len(bytes.TrimSpace(b)) > 0 || curLine > 0 {
-			out = append(out, RawMessage{Line: curLine, Data: b})
+		if len(bytes.TrimSpace(b)) > 0 || startLine > 0 {
+			out = append(out, RawMessage{Line: startLine, Data: b})
 		}
-		cur = nil
+		start, escaped = -1, nil
 	}
 	line := 0
-	for len(data) > 0 {
+	prevBlank := true
+	for off := 0; off < len(data); {
 		line++
-		var l []byte
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			l, data = data[:i+1], data[i+1:]
-		} else {
-			l, data = data, nil
+		end := len(data)
+		if i := bytes.IndexByte(data[off:], '\n'); i >= 0 {
+			end = off + i + 1
 		}
+		l := data[off:end]
 		if prevBlank && bytes.HasPrefix(l, []byte("From ")) {
-			flush()
-			cur = &bytes.Buffer{}
-			curLine = line
+			flush(off)
+			start, startLine = end, line
 			prevBlank = false
+			off = end
 			continue
 		}
-		if cur == nil {
-			cur = &bytes.Buffer{}
-			curLine = 0
+		if start < 0 {
+			start, startLine = off, 0
 		}
-		prevBlank = len(l) == 1 || len(l) == 0
+		prevBlank = len(l) <= 1 || (len(l) == 2 && l[0] == '\r')
 		if len(l) > 0 && l[0] == '>' {
 			k := 0
 			for k < len(l) && l[k] == '>' {
 				k++
 			}
 			if bytes.HasPrefix(l[k:], []byte("From ")) && (!mboxo || k == 1) {
-				l = l[1:]
+				escaped = append(escaped, off)
 			}
 		}
-		cur.Write(l)
+		off = end
 	}
-	flush()
+	flush(len(data))
 	return out
 }
 
