@@ -82,7 +82,7 @@ func (r *regionScan) paraEnd(i int) int {
 }
 
 // scanStop marks the bytes at which regionScan.run looks closer.
-var scanStop = [256]bool{'\\': true, '$': true, '`': true, '~': true, 'F': true, 'f': true, 'T': true, 't': true, 'E': true, 'e': true}
+var scanStop = [256]bool{'\\': true, '$': true, '`': true, '~': true, '|': true, 'F': true, 'f': true, 'T': true, 't': true, 'E': true, 'e': true}
 
 func (r *regionScan) run() {
 	s, b := r.s, r.b
@@ -106,6 +106,12 @@ func (r *regionScan) run() {
 			i = r.ticks(i)
 		case '~':
 			if end := r.fence(i); end > i {
+				i = end
+				continue
+			}
+			i++
+		case '|':
+			if end := r.table(i); end > i {
 				i = end
 				continue
 			}
@@ -232,13 +238,8 @@ func (r *regionScan) fence(i int) int {
 	if *failed != 0 && n >= *failed {
 		return i
 	}
-	ls := i
-	for ls > r.a && s[ls-1] != '\n' {
-		switch p := s[ls-1]; {
-		case p == ' ' || p == '\t' || p == '>' || p == '-' || p == '*' || p == '+' || p == '.' || p == ')' || p >= '0' && p <= '9':
-			ls--
-			continue
-		}
+	ls := r.linePrefix(i)
+	if ls < 0 {
 		return i
 	}
 	if c == '`' {
@@ -274,6 +275,89 @@ func (r *regionScan) fence(i int) int {
 	}
 	*failed = n
 	return i
+}
+
+// linePrefix returns the start of the line holding s[i] when only
+// indentation, list markers and '>' precede s[i] on it, else -1.
+func (r *regionScan) linePrefix(i int) int {
+	ls := i
+	for ls > r.a && r.s[ls-1] != '\n' {
+		switch p := r.s[ls-1]; {
+		case p == ' ' || p == '\t' || p == '>' || p == '-' || p == '*' || p == '+' || p == '.' || p == ')' || p >= '0' && p <= '9':
+			ls--
+			continue
+		}
+		return -1
+	}
+	return ls
+}
+
+// table returns the end of a pipe table nested in a list item or block
+// quote (mdblocks finds top-level tables) whose header row starts at s[i],
+// after recording it as a display unit from its line start; or i when
+// there is none. A nested table is a line starting with '|' (after the
+// prefix linePrefix allows), a delimiter row, and every following line
+// that starts with '|'. Each line is visited once: a failed header line
+// is not revisited as a table start.
+func (r *regionScan) table(i int) int {
+	s, b := r.s, r.b
+	ls := r.linePrefix(i)
+	if ls < 0 {
+		return i
+	}
+	next := func(p int) (start, pipe, end int) {
+		// The line after the one holding p: its start, the offset of its
+		// first '|' after the prefix (-1 when none), its end.
+		k := strings.IndexByte(s[p:b], '\n')
+		if k < 0 {
+			return b, -1, b
+		}
+		start = p + k + 1
+		q := start
+		for q < b && (s[q] == ' ' || s[q] == '\t' || s[q] == '>') {
+			q++
+		}
+		end = b
+		if e := strings.IndexByte(s[q:b], '\n'); e >= 0 {
+			end = q + e
+		}
+		if q < b && s[q] == '|' {
+			return start, q, end
+		}
+		return start, -1, end
+	}
+	_, pipe, dend := next(i)
+	if pipe < 0 || !delimiterRow(s[pipe:dend]) {
+		return i
+	}
+	end := dend
+	for {
+		_, p, e := next(end)
+		if p < 0 {
+			break
+		}
+		end = e
+	}
+	for end > ls && (s[end-1] == '\r' || s[end-1] == ' ' || s[end-1] == '\t') {
+		end--
+	}
+	return r.addDisplay(ls, end)
+}
+
+// delimiterRow reports whether line is a table delimiter row: pipes,
+// dashes, colons and blanks, with at least one dash.
+func delimiterRow(line string) bool {
+	dash := false
+	for i := 0; i < len(line); i++ {
+		switch line[i] {
+		case '-':
+			dash = true
+		case '|', ':', ' ', '\t', '\r':
+		default:
+			return false
+		}
+	}
+	return dash
 }
 
 func (r *regionScan) ticks(i int) int {

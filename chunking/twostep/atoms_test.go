@@ -64,6 +64,10 @@ func TestScanRegion(t *testing.T) {
 		{"fence closed by longer", "- a\n  ```\n  x\n  `````\n", []string{"  ```\n  x\n  `````"}, nil},
 		{"unclosed fence", "- a\n  ```\n  x. Y $z$\n", nil, []string{"$z$"}},
 		{"fence mid line is code span", "a ```b``` c", nil, []string{"```b```"}},
+		{"table in list", "- Values. See:\n\n  | a | b. C |\n  |---|---|\n  | 1 | 2 |\n- Next.", []string{"  | a | b. C |\n  |---|---|\n  | 1 | 2 |"}, nil},
+		{"table in quote", "> | a |\n> | - |\n> | x |\n> More.", []string{"> | a |\n> | - |\n> | x |"}, nil},
+		{"pipe line without delimiter", "| not a table. Really\n| no", nil, nil},
+		{"pipe mid line", "a | b\n--|--", nil, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -104,6 +108,7 @@ func TestScanRegionLinear(t *testing.T) {
 		"nested":    func(n int) string { return strings.Repeat(`\begin{a}`, n) + strings.Repeat(`\end{a}`, n) },
 		"dollar nl": func(n int) string { return strings.Repeat("$a\n", n) },
 		"fences":    func(n int) string { return strings.Repeat("- ```x\n", n) },
+		"pipes":     func(n int) string { return strings.Repeat("| a\n", n) },
 		"fence run": func(n int) string { return "\n" + strings.Repeat("`", n) + "\n" + strings.Repeat("~~~\n", n) },
 	}
 	for name, gen := range inputs {

@@ -37,6 +37,7 @@ type section struct {
 type unit struct {
 	start, end int
 	words      int
+	heading    bool // a heading line: kept with the unit after it
 }
 
 // piece is a chunk before overlap and add_headers: its own text.
@@ -274,6 +275,9 @@ func (sc *scratch) sectionUnits(src string, blocks []mdblocks.Block, dst []unit)
 		b := blocks[i]
 		if b.Kind == mdblocks.Heading {
 			add(b.Start, b.End)
+			if n := len(dst); n > 0 && dst[n-1].start >= b.Start {
+				dst[n-1].heading = true
+			}
 			i++
 			continue
 		}
@@ -309,7 +313,8 @@ func (sc *scratch) sectionUnits(src string, blocks []mdblocks.Block, dst []unit)
 // pack appends to dst the pieces of one long section: units packed
 // greedily while their words sum to at most max_chunk_size, the source
 // text between them kept; a unit over the budget is a piece of its own,
-// marked oversize.
+// marked oversize. A heading line that fits in the next piece together
+// with the unit after it starts that piece instead of ending this one.
 func (c *Chunker) pack(src string, units []unit, hdrs []header, dst []piece) []piece {
 	first, words := -1, 0
 	flush := func(last int) {
@@ -324,7 +329,13 @@ func (c *Chunker) pack(src string, units []unit, hdrs []header, dst []piece) []p
 			dst = append(dst, piece{text: src[u.start:u.end], words: u.words, hdrs: hdrs, oversize: true})
 			continue
 		}
-		if first >= 0 && words+u.words > c.maxWords {
+		// A heading starts a new chunk rather than end one, when it fits
+		// there with the unit after it.
+		need := u.words
+		if u.heading && i+1 < len(units) && u.words+units[i+1].words <= c.maxWords {
+			need += units[i+1].words
+		}
+		if first >= 0 && words+need > c.maxWords {
 			flush(i - 1)
 		}
 		if first < 0 {
