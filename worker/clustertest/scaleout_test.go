@@ -1,0 +1,256 @@
+package clustertest
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/chunkstream/chunkstream/internal/testutil"
+	"github.com/chunkstream/chunkstream/messages"
+	"github.com/chunkstream/chunkstream/worker"
+)
+
+// TestScaleOut is the scale-out benchmark, run only with
+// CHUNKSTREAM_BENCH=1 (it takes minutes and both cores):
+//
+//	CHUNKSTREAM_BENCH=1 go test -run TestScaleOut -v -timeout 60m ./worker/clustertest
+//
+// For 1 and 2 worker processes (CHUNKSTREAM_BENCH_WORKERS, default "1,2")
+// it starts a fresh nats-server process, publishes the Markdown corpus
+// (../shared/corpus/markdown, the first CHUNKSTREAM_BENCH_MB megabytes in
+// path order, default 40) as ingest requests, then starts the workers and
+// times how long they take to drain INGEST; the CPU time of the workers
+// and of the server (from /proc) is reported beside the throughput.
+// CHUNKSTREAM_BENCH_CONCURRENCY sets each worker's CHUNKSTREAM_CONCURRENCY
+// (default GOMAXPROCS). Documents over 900 KB are left out.
+func TestScaleOut(t *testing.T) {
+	if os.Getenv("CHUNKSTREAM_BENCH") != "1" {
+		t.Skip("set CHUNKSTREAM_BENCH=1 to run the scale-out benchmark")
+	}
+	corpus := testutil.SharedDir(t, "corpus", "markdown")
+	limitMB := envInt(t, "CHUNKSTREAM_BENCH_MB", 40)
+	docs := loadCorpus(t, corpus, limitMB<<20)
+	var bytes int
+	for _, d := range docs {
+		bytes += len(d.content)
+	}
+	t.Logf("corpus: %d documents, %.1f MB (GOMAXPROCS %d, %d CPUs)", len(docs), float64(bytes)/1e6, runtime.GOMAXPROCS(0), runtime.NumCPU())
+
+	natsBin := serverBinary(t)
+	workerBin := workerBinary(t)
+	counts := strings.Split(os.Getenv("CHUNKSTREAM_BENCH_WORKERS"), ",")
+	if counts[0] == "" {
+		counts = []string{"1", "2"}
+	}
+	fmt.Printf("%-8s %9s %9s %8s %9s %12s %12s %10s\n", "workers", "docs", "seconds", "docs/s", "MB/s", "worker cpu s", "server cpu s", "chunks")
+	for _, c := range counts {
+		n, err := strconv.Atoi(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := runScaleOut(t, natsBin, workerBin, docs, n)
+		fmt.Printf("%-8d %9d %9.2f %8.1f %9.2f %12.2f %12.2f %10d\n", n, len(docs), r.wall.Seconds(),
+			float64(len(docs))/r.wall.Seconds(), float64(bytes)/1e6/r.wall.Seconds(), r.workerCPU.Seconds(), r.serverCPU.Seconds(), r.chunks)
+	}
+}
+
+type scaleResult struct {
+	wall, workerCPU, serverCPU time.Duration
+	chunks                     uint64
+}
+
+func runScaleOut(t *testing.T, natsBin, workerBin string, docs []testDoc, workers int) scaleResult {
+	t.Helper()
+	port := freePorts(t, 1)[0]
+	srv := exec.Command(natsBin, "-js", "-sd", t.TempDir(), "-a", "127.0.0.1", "-p", strconv.Itoa(port))
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { srv.Process.Signal(syscall.SIGTERM); srv.Wait() }()
+	url := fmt.Sprintf("nats://127.0.0.1:%d", port)
+	var nc *nats.Conn
+	waitFor(t, 20*time.Second, "nats-server", func() (bool, string) {
+		var err error
+		nc, err = nats.Connect(url)
+		return err == nil, fmt.Sprint(err)
+	})
+	defer nc.Close()
+	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(1024))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	defer cancel()
+	cfg := worker.DefaultConfig()
+	if _, err := worker.Setup(ctx, js, cfg); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range docs {
+		req := messages.IngestRequest{V: messages.Version, ID: d.id, Content: d.content}
+		data, err := messages.EncodeIngest(&req, messages.ContentTypeMsgpack)
+		if err != nil {
+			t.Fatal(err)
+		}
+		msg := &nats.Msg{Subject: d.subject, Data: data, Header: nats.Header{}}
+		msg.Header.Set(messages.HeaderContentType, messages.ContentTypeMsgpack)
+		msg.Header.Set(messages.HeaderMsgID, messages.IngestMsgID(d.id, messages.ContentVersion(d.content), "bench"))
+		if _, err := js.PublishMsgAsync(msg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	select {
+	case <-js.PublishAsyncComplete():
+	case <-ctx.Done():
+		t.Fatal("publishing timed out")
+	}
+	if info, err := js.Stream(ctx, cfg.IngestStream); err == nil && info.CachedInfo().State.Msgs != uint64(len(docs)) {
+		t.Logf("INGEST holds %d requests for %d documents", info.CachedInfo().State.Msgs, len(docs))
+	}
+	serverBefore := procCPU(t, srv.Process.Pid)
+
+	start := time.Now()
+	var procs []*exec.Cmd
+	exited := make(chan error, workers)
+	for _, mport := range freePorts(t, workers) {
+		cmd := exec.Command(workerBin)
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "NATS_URL=" + url,
+			fmt.Sprintf("CHUNKSTREAM_METRICS_ADDR=127.0.0.1:%d", mport), "CHUNKSTREAM_LOG_LEVEL=error"}
+		if c := os.Getenv("CHUNKSTREAM_BENCH_CONCURRENCY"); c != "" {
+			cmd.Env = append(cmd.Env, "CHUNKSTREAM_CONCURRENCY="+c)
+		}
+		cmd.Stderr = os.Stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		procs = append(procs, cmd)
+		go func() { exited <- cmd.Wait() }()
+	}
+	stream, _ := js.Stream(ctx, cfg.IngestStream)
+	cons, _ := stream.Consumer(ctx, cfg.Consumer)
+	lastLog := time.Now()
+	for {
+		ci, err := cons.Info(ctx)
+		if err == nil && ci.NumPending == 0 && ci.NumAckPending == 0 && ci.Delivered.Consumer > 0 {
+			break
+		}
+		select {
+		case err := <-exited:
+			t.Fatalf("a worker exited early: %v", err)
+		case <-ctx.Done():
+			t.Fatal("workers did not drain INGEST in time")
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Since(lastLog) > 10*time.Second && err == nil {
+			t.Logf("%d workers, %v: %d pending, %d ack pending, %d redelivered", workers, time.Since(start).Round(time.Second), ci.NumPending, ci.NumAckPending, ci.NumRedelivered)
+			lastLog = time.Now()
+		}
+	}
+	r := scaleResult{wall: time.Since(start)}
+	for _, p := range procs {
+		r.workerCPU += procCPU(t, p.Process.Pid)
+	}
+	r.serverCPU = procCPU(t, srv.Process.Pid) - serverBefore
+	for _, p := range procs {
+		p.Process.Signal(syscall.SIGTERM)
+	}
+	for range procs {
+		<-exited
+	}
+	chunks, _ := js.Stream(ctx, cfg.ChunksStream)
+	if info, err := chunks.Info(ctx); err == nil {
+		r.chunks = info.State.Msgs
+	}
+	if dlq, err := js.Stream(ctx, cfg.DLQStream); err == nil {
+		if info, err := dlq.Info(ctx); err == nil && info.State.Msgs > 0 {
+			t.Logf("%d workers: %d dead letters", workers, info.State.Msgs)
+		}
+	}
+	return r
+}
+
+// procCPU is a process's user + system CPU time from /proc/<pid>/stat.
+func procCPU(t *testing.T, pid int) time.Duration {
+	t.Helper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Fields after the parenthesised command name; utime and stime are
+	// fields 14 and 15 (1-based), in clock ticks (100 per second on Linux).
+	s := string(data)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	ut, _ := strconv.ParseInt(fields[11], 10, 64)
+	st, _ := strconv.ParseInt(fields[12], 10, 64)
+	return time.Duration(ut+st) * 10 * time.Millisecond
+}
+
+// serverBinary builds nats-server from the module cache (the version in
+// go.mod) or uses CHUNKSTREAM_TEST_NATS_BIN.
+func serverBinary(t *testing.T) string {
+	t.Helper()
+	if bin := os.Getenv("CHUNKSTREAM_TEST_NATS_BIN"); bin != "" {
+		return bin
+	}
+	out := filepath.Join(t.TempDir(), "nats-server")
+	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", out, "github.com/nats-io/nats-server/v2")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build nats-server: %v\n%s", err, b)
+	}
+	return out
+}
+
+// loadCorpus reads Markdown files under dir in path order up to limit
+// bytes, skipping files over 900 KB (above the server's 1 MB max payload
+// they would go through the Object Store, which is not what is measured).
+func loadCorpus(t *testing.T, dir string, limit int) []testDoc {
+	t.Helper()
+	var paths []string
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".md") {
+			paths = append(paths, p)
+		}
+		return nil
+	})
+	sort.Strings(paths)
+	var docs []testDoc
+	total := 0
+	for i, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil || len(b) > 900<<10 {
+			continue
+		}
+		rel, _ := filepath.Rel(dir, p)
+		docs = append(docs, testDoc{id: filepath.ToSlash(rel), subject: fmt.Sprintf("ingest.bench.%d", i), content: b})
+		total += len(b)
+		if total >= limit {
+			break
+		}
+	}
+	return docs
+}
+
+func envInt(t *testing.T, name string, def int) int {
+	t.Helper()
+	s := os.Getenv(name)
+	if s == "" {
+		return def
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return n
+}
