@@ -182,3 +182,29 @@ func ChunkPath(ctx context.Context, path string, opts chunking.Options) ([]chunk
 	}
 	return c.ChunkPath(ctx, path)
 }
+
+// ChunkDocuments chunks documents already in memory as one mailbox (the
+// files of a folder, in order): mbox documents are split, others read as
+// one message each. Canonical rows are chunked per document. It is what
+// ChunkPath does after reading the files, for callers that time the
+// chunker without I/O.
+func (c *Chunker) ChunkDocuments(docs []chunking.Document) ([]chunking.Chunk, []chunking.Warning, error) {
+	var mail []chunking.Document
+	var out []chunking.Chunk
+	var warns []chunking.Warning
+	for _, d := range docs {
+		switch FormatOf(d) {
+		case FormatEmailJSON:
+			ch, w, err := c.chunkRows(d)
+			if err != nil {
+				return nil, warns, err
+			}
+			out, warns = append(out, ch...), append(warns, w...)
+		case FormatMbox, FormatEML:
+			mail = append(mail, d)
+		}
+	}
+	mb, w := MailboxOf(mail, ReadOptions{Mboxo: c.mboxo})
+	ch, w2 := c.ChunkMailbox(mb)
+	return append(out, ch...), append(append(warns, w...), w2...), nil
+}
