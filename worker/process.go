@@ -82,7 +82,8 @@ func (w *Worker) process(ctx context.Context, msg jetstream.Msg, res *Result) {
 
 	// Step 1: move the document record to this version, unless a newer
 	// one was started.
-	found, err := w.records.Start(ctx, doc.ID, Record{IngestSeq: doc.Seq, DocVersion: doc.Version, Op: doc.Op})
+	rec := Record{IngestSeq: doc.Seq, DocVersion: doc.Version, Op: doc.Op}
+	found, rev, err := w.records.Start(ctx, doc.ID, rec)
 	if err != nil {
 		fail(res, CauseRecords, err, false)
 		return
@@ -115,7 +116,7 @@ func (w *Worker) process(ctx context.Context, msg jetstream.Msg, res *Result) {
 	res.Chunks = len(chunks)
 	w.m.Bytes.Add(float64(len(content)))
 	// Step 5.
-	if _, err := w.records.Finish(ctx, doc.ID, doc.Seq); err != nil {
+	if _, err := w.records.Finish(ctx, doc.ID, doc.Seq, rev, rec); err != nil {
 		fail(res, CauseRecords, err, false)
 	}
 }

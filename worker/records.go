@@ -69,41 +69,56 @@ func (s *KVRecords) NewestSeq(ctx context.Context, docID string) (uint64, error)
 // sequence. It returns the record found: Start moved it forward when
 // found.IngestSeq < rec.IngestSeq; found.IngestSeq > rec.IngestSeq means
 // the request is superseded, and an equal sequence means a redelivery
-// (found.State tells whether it was finished).
-func (s *KVRecords) Start(ctx context.Context, docID string, rec Record) (found Record, err error) {
+// (found.State tells whether it was finished). rev is the record's
+// revision after Start wrote it (0 when it did not), for Finish.
+func (s *KVRecords) Start(ctx context.Context, docID string, rec Record) (found Record, rev uint64, err error) {
 	rec.State = StatePending
 	val, err := json.Marshal(rec)
 	if err != nil {
-		return Record{}, err
+		return Record{}, 0, err
 	}
 	key := RecordKey(docID)
 	for {
 		cur, rev, ok, err := s.Get(ctx, docID)
 		if err != nil {
-			return Record{}, err
+			return Record{}, 0, err
 		}
 		if ok && cur.IngestSeq >= rec.IngestSeq {
-			return cur, nil
+			return cur, 0, nil
 		}
+		var newRev uint64
 		if rev == 0 {
-			_, err = s.kv.Create(ctx, key, val)
+			newRev, err = s.kv.Create(ctx, key, val)
 		} else {
-			_, err = s.kv.Update(ctx, key, val, rev)
+			newRev, err = s.kv.Update(ctx, key, val, rev)
 		}
 		if isCASConflict(err) {
 			continue // another worker moved it; look again
 		}
 		if err != nil {
-			return Record{}, fmt.Errorf("worker: write record of %q: %w", docID, err)
+			return Record{}, 0, fmt.Errorf("worker: write record of %q: %w", docID, err)
 		}
-		return cur, nil
+		return cur, newRev, nil
 	}
 }
 
 // Finish is step 5: it marks version seq done, only if the record still
-// holds seq. It reports whether it did.
-func (s *KVRecords) Finish(ctx context.Context, docID string, seq uint64) (bool, error) {
+// holds seq. It reports whether it did. rev, when not 0, is the revision
+// Start returned: if the record is unchanged since, one write suffices.
+func (s *KVRecords) Finish(ctx context.Context, docID string, seq uint64, rev uint64, rec Record) (bool, error) {
 	key := RecordKey(docID)
+	if rev != 0 {
+		rec.IngestSeq, rec.State = seq, StateDone
+		if val, err := json.Marshal(rec); err == nil {
+			_, err = s.kv.Update(ctx, key, val, rev)
+			if err == nil {
+				return true, nil
+			}
+			if !isCASConflict(err) {
+				return false, fmt.Errorf("worker: finish record of %q: %w", docID, err)
+			}
+		}
+	}
 	for {
 		cur, rev, ok, err := s.Get(ctx, docID)
 		if err != nil {

@@ -17,10 +17,6 @@ import (
 	"github.com/chunkstream/chunkstream/messages"
 )
 
-// fetchWait is how long one pull request waits for messages. It bounds how
-// long a stop signal waits for the fetch in progress.
-const fetchWait = time.Second
-
 // Result is the final disposition of one delivery, reported to
 // Options.OnResult (local mode counts them for its progress bar).
 type Result struct {
@@ -147,23 +143,17 @@ func (w *Worker) Run(ctx context.Context) error {
 	// Processing outlives ctx by up to DrainTimeout.
 	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelWork()
-	slots := make(chan struct{}, n)
-	for range n {
-		slots <- struct{}{}
-	}
 	work := make(chan jetstream.Msg)
 	var wg sync.WaitGroup
 	for range n {
 		wg.Go(func() {
 			for msg := range work {
 				w.handle(workCtx, msg)
-				slots <- struct{}{}
 			}
 		})
 	}
-	w.ready.Store(true)
 	w.log.Info("worker started", "concurrency", n, "consumer", w.cfg.Consumer, "stream", w.cfg.IngestStream)
-	w.pull(ctx, slots, work)
+	w.pull(ctx, work)
 	w.ready.Store(false)
 	close(work)
 
@@ -180,57 +170,46 @@ func (w *Worker) Run(ctx context.Context) error {
 	return nil
 }
 
-// pull fetches messages for idle processors only, so nothing waits in a
-// local buffer while its AckWait runs: the buffer is at most the number
-// of processors.
-func (w *Worker) pull(ctx context.Context, slots chan struct{}, work chan<- jetstream.Msg) {
+// pull streams messages from the consumer to the processors. The
+// client's buffer holds at most 2×Concurrency messages (at least 8:
+// smaller buffers starve the processors between pull requests),
+// and the dispatcher hands one at a time to an idle processor, so few
+// messages ever wait while their AckWait runs. On ctx's end the iterator
+// is drained: what is already buffered is still processed.
+func (w *Worker) pull(ctx context.Context, work chan<- jetstream.Msg) {
+	n := w.cfg.Workers()
 	failures := 0
-	for {
+	for ctx.Err() == nil {
+		iter, err := w.currentConsumer().Messages(jetstream.PullMaxMessages(max(2*n, 8)))
+		if err == nil {
+			w.ready.Store(true)
+			stop := context.AfterFunc(ctx, iter.Drain)
+			for {
+				var msg jetstream.Msg
+				if msg, err = iter.Next(); err != nil {
+					break
+				}
+				failures = 0
+				work <- msg
+			}
+			stop()
+			iter.Stop()
+			if errors.Is(err, jetstream.ErrMsgIteratorClosed) && ctx.Err() != nil {
+				return
+			}
+		}
+		failures++
+		w.log.Warn("consume failed", "err", err, "failures", failures)
+		if errors.Is(err, jetstream.ErrConsumerNotFound) || errors.Is(err, jetstream.ErrConsumerDeleted) ||
+			errors.Is(err, jetstream.ErrStreamNotFound) {
+			w.ready.Store(false)
+			w.rebind(ctx)
+		}
 		select {
 		case <-ctx.Done():
 			return
-		case <-slots:
+		case <-time.After(min(time.Duration(failures)*100*time.Millisecond, 2*time.Second)):
 		}
-		k := 1
-	more:
-		for {
-			select {
-			case <-slots:
-				k++
-			default:
-				break more
-			}
-		}
-		cons := w.currentConsumer()
-		batch, err := cons.Fetch(k, jetstream.FetchMaxWait(fetchWait))
-		got := 0
-		if err == nil {
-			for msg := range batch.Messages() {
-				work <- msg
-				got++
-			}
-			err = batch.Error()
-		}
-		for range k - got {
-			slots <- struct{}{}
-		}
-		if err != nil && !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, context.DeadlineExceeded) {
-			failures++
-			w.log.Warn("fetch failed", "err", err, "failures", failures)
-			if errors.Is(err, jetstream.ErrConsumerNotFound) || errors.Is(err, jetstream.ErrConsumerDeleted) ||
-				errors.Is(err, jetstream.ErrStreamNotFound) {
-				w.ready.Store(false)
-				w.rebind(ctx)
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(min(time.Duration(failures)*100*time.Millisecond, 2*time.Second)):
-			}
-			continue
-		}
-		failures = 0
-		w.ready.Store(true)
 	}
 }
 

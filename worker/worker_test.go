@@ -346,7 +346,7 @@ func TestSuperseded(t *testing.T) {
 	newer := e.publish("ingest.docs", messages.IngestRequest{V: 1, ID: "a.md", Content: []byte("# New\n\nnew text")}, "")
 	// A worker started the newer version first.
 	recs := worker.NewKVRecords(e.top.Docs)
-	if _, err := recs.Start(context.Background(), "a.md", worker.Record{IngestSeq: newer, Op: worker.OpUpsert}); err != nil {
+	if _, _, err := recs.Start(context.Background(), "a.md", worker.Record{IngestSeq: newer, Op: worker.OpUpsert}); err != nil {
 		t.Fatal(err)
 	}
 	w, res, _ := e.startWorker(worker.Options{})
@@ -377,7 +377,7 @@ func TestRecordsCAS(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := 1; i <= 20; i++ {
 		wg.Go(func() {
-			if _, err := recs.Start(ctx, "doc", worker.Record{IngestSeq: uint64(i), Op: worker.OpUpsert}); err != nil {
+			if _, _, err := recs.Start(ctx, "doc", worker.Record{IngestSeq: uint64(i), Op: worker.OpUpsert}); err != nil {
 				t.Error(err)
 			}
 		})
@@ -386,17 +386,18 @@ func TestRecordsCAS(t *testing.T) {
 	if got, _ := recs.NewestSeq(ctx, "doc"); got != 20 {
 		t.Errorf("NewestSeq = %d after concurrent starts, want 20", got)
 	}
-	if ok, _ := recs.Finish(ctx, "doc", 19); ok {
+	if ok, _ := recs.Finish(ctx, "doc", 19, 0, worker.Record{}); ok {
 		t.Error("Finish(19) succeeded while the record holds 20")
 	}
-	if ok, _ := recs.Finish(ctx, "doc", 20); !ok {
+	// A stale revision falls back to reading the record.
+	if ok, _ := recs.Finish(ctx, "doc", 20, 1, worker.Record{IngestSeq: 20, Op: worker.OpUpsert}); !ok {
 		t.Error("Finish(20) failed")
 	}
 	rec, _, _, _ := recs.Get(ctx, "doc")
 	if rec.State != worker.StateDone {
 		t.Errorf("state = %s, want done", rec.State)
 	}
-	found, _ := recs.Start(ctx, "doc", worker.Record{IngestSeq: 5})
+	found, _, _ := recs.Start(ctx, "doc", worker.Record{IngestSeq: 5})
 	if found.IngestSeq != 20 {
 		t.Errorf("Start(5) found %d, want 20 (never moves back)", found.IngestSeq)
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"sort"
 	"strings"
@@ -29,6 +30,7 @@ import (
 // localFlags are the flags of local mode.
 type localFlags struct {
 	dir, out, store, ext string
+	cpuProfile           string
 	workers              int
 	noProgress           bool
 	chunkers             *chunkflags.Set
@@ -173,6 +175,17 @@ func (t *tracker) allSent() {
 // runLocal runs local mode and returns the exit status.
 func runLocal(ctx context.Context, c *config, lf *localFlags, log *slog.Logger, stdout, stderr io.Writer) (int, error) {
 	start := time.Now()
+	if lf.cpuProfile != "" {
+		f, err := os.Create(lf.cpuProfile)
+		if err != nil {
+			return 1, err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return 1, err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	if lf.out == "" {
 		return 2, fmt.Errorf("%w: -local needs -out FILE", errUsage)
 	}

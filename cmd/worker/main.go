@@ -59,6 +59,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, lookup fu
 	fs.StringVar(&lf.store, "store", "", "local mode: JetStream store folder, kept (default: a temporary folder, removed)")
 	fs.StringVar(&lf.ext, "ext", "", "local mode: comma-separated extensions picked in the folder (default: the chunker's)")
 	fs.BoolVar(&lf.noProgress, "no-progress", false, "local mode: no progress bar")
+	fs.StringVar(&lf.cpuProfile, "cpuprofile", "", "local mode: write a CPU profile to this file")
 	healthcheck := fs.Bool("healthcheck", false, "probe /healthz and /readyz of the worker at -metrics-addr; exit 0 when both answer 200")
 	bindFlags(fs, &c, nil)
 	cf := chunkflags.Register(fs, registry.Entries(), "markdown")
