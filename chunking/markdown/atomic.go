@@ -39,6 +39,16 @@ func (sp *splitter) atomic(b mdblocks.Block, end int) {
 		open += "\n"
 	}
 	wrap := utf8.RuneCountInString(open) + utf8.RuneCountInString(close)
+	// The last part of a closed code block keeps the original closing
+	// line, which may be longer than the opening fence.
+	lastClose := close
+	if b.Kind == mdblocks.FencedCode && b.Closed && bodyEnd < end {
+		lastClose = string(src[bodyEnd:end])
+		if !strings.HasSuffix(lastClose, "\n") {
+			lastClose += "\n"
+		}
+		wrap = max(wrap, utf8.RuneCountInString(open)+utf8.RuneCountInString(lastClose))
+	}
 	if wrap >= sp.max || bodyStart >= bodyEnd {
 		// No part could fit: the block is emitted whole.
 		n := utf8.RuneCount(src[b.Start:end])
@@ -53,18 +63,24 @@ func (sp *splitter) atomic(b mdblocks.Block, end int) {
 	var part strings.Builder
 	partChars := 0
 	warned := false
-	flush := func() {
+	flush := func(last bool) {
 		if partChars == 0 {
 			return
 		}
 		body := part.String()
 		// A part never ends with blank lines either.
 		body = strings.TrimRight(body, " \t\r\n") + "\n"
-		text := open + body + close
-		n := wrap + utf8.RuneCountInString(body)
-		sp.emit(piece{text: text, chars: n, kind: pieceSynth, oversize: n > sp.max})
-		if n > sp.max && !warned {
-			sp.warnOversize(b, n)
+		cl := close
+		if last {
+			cl = lastClose
+		}
+		text := open + body + cl
+		n := utf8.RuneCountInString(text)
+		// Alone in a chunk, the part loses its last line break.
+		over := n-1 > sp.max
+		sp.emit(piece{text: text, chars: n, kind: pieceSynth, oversize: over})
+		if over && !warned {
+			sp.warnOversize(b, n-1)
 			warned = true
 		}
 		part.Reset()
@@ -72,7 +88,7 @@ func (sp *splitter) atomic(b mdblocks.Block, end int) {
 	}
 	add := func(line []byte, n int) {
 		if partChars > 0 && partChars+n > budget {
-			flush()
+			flush(false)
 		}
 		if partChars == 0 && len(bytes.TrimSpace(line)) == 0 {
 			return // a part never starts with a blank line
@@ -104,7 +120,7 @@ func (sp *splitter) atomic(b mdblocks.Block, end int) {
 		}
 		p = q
 	}
-	flush()
+	flush(true)
 }
 
 // cutPrefix returns the byte length and character count of the longest

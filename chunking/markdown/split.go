@@ -224,8 +224,10 @@ func (sp *splitter) flush() {
 	if len(sp.cur) == 0 {
 		return
 	}
-	oversize := len(sp.cur) == 1 && (sp.cur[0].oversize || sp.curSize > sp.max)
-	if content := sp.content(); content != "" {
+	content := sp.content()
+	// Oversize is decided on the text as emitted (trimmed).
+	oversize := len(content) > sp.max && utf8.RuneCountInString(content) > sp.max
+	if content != "" {
 		sp.out = append(sp.out, rawChunk{content: content, hdr: sp.hdr, oversize: oversize})
 		sp.prev, sp.cur = sp.cur, sp.prev[:0]
 	} else {

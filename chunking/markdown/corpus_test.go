@@ -1,0 +1,81 @@
+package markdown_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/chunking/internal/markdowntest"
+	"github.com/chunkstream/chunkstream/chunking/markdown"
+	"github.com/chunkstream/chunkstream/internal/testutil"
+)
+
+// corpusFiles returns the shared Markdown corpus's files (relative paths),
+// skipping the test when the corpus is absent.
+func corpusFiles(t testing.TB) (string, []string) {
+	t.Helper()
+	dir := testutil.SharedDir(t, "corpus", "markdown")
+	files, _, err := chunking.WalkFolder(context.Background(), dir, markdown.DefaultExtensions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Skip("empty corpus")
+	}
+	return dir, files
+}
+
+// TestCorpus chunks every file of ../shared/corpus/markdown (every tenth
+// with -short or the race detector) with the default options and a small max_char, and holds
+// the invariants on each.
+func TestCorpus(t *testing.T) {
+	dir, files := corpusFiles(t)
+	step := 1
+	if testing.Short() || raceEnabled {
+		step = 10
+	}
+	chunkers := map[string]*markdown.Chunker{
+		"default": mustNew(t, nil),
+		"small":   mustNew(t, chunking.Options{"max_char": 300, "min_char": 100, "chunk_overlap": 60}),
+	}
+	for name, c := range chunkers {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			failures := 0
+			for i := 0; i < len(files); i += step {
+				rel := files[i]
+				src, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				doc := chunking.Document{Path: rel, Content: src}
+				chunks, _, err := c.Chunk(doc)
+				if errors.Is(err, chunking.ErrNotUTF8) && strings.Contains(err.Error(), rel) {
+					continue // the corpus holds a file that is not UTF-8: a clear error is right
+				}
+				if err != nil {
+					t.Errorf("Chunk(%s): %v", rel, err)
+					continue
+				}
+				clean := src
+				if markdown.IsMDX(doc) {
+					clean = markdown.CleanMDX(src)
+				}
+				maxChar := 300
+				if name == "default" {
+					maxChar = markdown.DefaultMaxChar
+				}
+				if err := markdowntest.Check(clean, chunks, maxChar); err != nil {
+					t.Errorf("Chunk(%s): %v", rel, err)
+					if failures++; failures > 10 {
+						t.Fatal("too many failures")
+					}
+				}
+			}
+		})
+	}
+}
