@@ -66,8 +66,10 @@
 //     only indentation, list markers and '>' followed by 3+ '`' or '~',
 //     closed by a later such line with at least as many of the same
 //     character, is an atomic unit from its line start (an unclosed one is
-//     text). Tables nested in lists are not detected. Atomic units keep
-//     their first line's indentation.
+//     text). Likewise a nested pipe table: a line starting with '|' after
+//     such a prefix, a delimiter row, and the following '|' lines (nested
+//     tables without outer pipes are not detected). Atomic units keep their
+//     first line's indentation.
 //   - Inline spans in which no sentence ends: $…$ (the spec's rule: opened by
 //     '$' before a non-space, closed by '$' after a non-space and not before
 //     a digit; so "$5 and $10" is text but "$5 for $x$" is one span, as in
@@ -87,8 +89,8 @@
 //     of its own with oversize: true (a 10 MB paragraph without a sentence
 //     end is one such chunk). A heading line inside a long section (one not
 //     split on) is never left at the end of a chunk when it fits at the
-//     start of the next one with the unit that follows it. A section within the budget is one chunk
-//     whatever it contains.
+//     start of the next one with the unit that follows it. A section within
+//     the budget is one chunk whatever it contains.
 //   - Merging joins with "\n\n" as the spec says (not the source gap). The
 //     current chunk's level is that of its first piece (its headers are
 //     kept); a chunk without headers (text before the first header) is
@@ -103,7 +105,9 @@
 //     own text starts with it, line for line, in hierarchy order (compared
 //     whole against the heading's source lines, setext included, and against
 //     "## Title"); missing ones are inserted as "## Title" lines, shallowest
-//     first, before the overlap.
+//     first, before the overlap (so with both, a chunk whose own text starts
+//     with its header line reads "# A⏎<overlap> ## B⏎…", as the spec's order
+//     has it).
 //   - Metadata: headers (always present, [] without headers), index, file
 //     (when Path is set), file_format, oversize (only when true), then the
 //     document's metadata, whose values win on a clash.
