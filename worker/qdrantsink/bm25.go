@@ -2,6 +2,7 @@ package qdrantsink
 
 import (
 	"slices"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -21,29 +22,45 @@ const (
 	fnvPrime32  = 16777619
 )
 
-// SparseVector is a sparse vector: Indices strictly ascending, one Value
-// per index.
+// SparseVector is a sparse vector: distinct Indices, one Value per index.
 type SparseVector struct {
 	Indices []uint32
 	Values  []float32
 }
 
 // BM25 computes the document side of BM25 as sparse vectors, the IDF part
-// being left to Qdrant's IDF modifier. The zero value is not usable; build
-// it with NewBM25. It is safe for concurrent use.
+// being left to Qdrant's IDF modifier. Build it with NewBM25. It is safe
+// for concurrent use; scratch space is pooled.
 type BM25 struct {
 	avgdl float64
+	pool  sync.Pool // *bm25Scratch
 }
 
 // NewBM25 returns a BM25 encoder for an average document length avgdl (in
 // tokens, > 0).
-func NewBM25(avgdl float64) *BM25 { return &BM25{avgdl: avgdl} }
+func NewBM25(avgdl float64) *BM25 {
+	return &BM25{avgdl: avgdl, pool: sync.Pool{New: func() any { return new(bm25Scratch) }}}
+}
 
-// term is one distinct token seen in a text.
-type term struct {
-	hash uint32
-	tok  string
-	tf   int
+// bm25Term is one distinct token of a text.
+type bm25Term struct {
+	tf     int32
+	group  int32  // index of the output entry (tokens with equal hashes share one)
+	off, n int32  // the token's bytes in the arena, when tok is empty
+	tok    string // the token as a substring of the text, if it is one
+}
+
+// bm25Scratch is the reusable state of one Encode: an open-addressing
+// table keyed by token hash (an entry is hash<<32 | term index + 1; 0 is
+// empty), the terms, an arena for the lowercased tokens that are not
+// substrings of the text, and buffers.
+type bm25Scratch struct {
+	table  []uint64
+	terms  []bm25Term
+	arena  []byte
+	groups []uint32 // output indices in first-occurrence order
+	buf    []byte
+	vals   []float64
 }
 
 // Encode returns the BM25 sparse vector of text. Tokens are the maximal runs
@@ -55,102 +72,183 @@ type term struct {
 //
 // with tf its count in text and len the number of tokens in text. Distinct
 // tokens whose hashes collide add their values into one index. Indices come
-// out ascending. Invalid UTF-8 bytes separate tokens. A text without tokens
+// out in the order their first token appears in text (deterministic, and
+// cheaper than sorting; Qdrant sorts them itself). Invalid UTF-8 bytes
+// separate tokens. A text without tokens
 // has an empty vector.
 func (e *BM25) Encode(text string) SparseVector {
-	var (
-		terms []term
-		byKey = make(map[uint32]int, 64) // hash → index in terms of its first token
-		buf   = make([]byte, 0, 32)
-		n     int // tokens
-	)
-	add := func() {
-		if len(buf) == 0 {
-			return
-		}
-		n++
-		h := uint32(fnvOffset32)
-		for _, c := range buf {
-			h ^= uint32(c)
-			h *= fnvPrime32
-		}
-		if i, ok := byKey[h]; ok {
-			for j := i; j < len(terms) && terms[j].hash == h; j++ {
-				if terms[j].tok == string(buf) {
-					terms[j].tf++
-					buf = buf[:0]
-					return
-				}
-			}
-			// A collision: keep the colliding token next to its peers.
-			terms = slices.Insert(terms, i+1, term{hash: h, tok: string(buf), tf: 1})
-			for k, v := range byKey {
-				if v > i {
-					byKey[k] = v + 1
-				}
-			}
-			buf = buf[:0]
-			return
-		}
-		byKey[h] = len(terms)
-		terms = append(terms, term{hash: h, tok: string(buf), tf: 1})
-		buf = buf[:0]
+	sc := e.pool.Get().(*bm25Scratch)
+	defer e.pool.Put(sc)
+	size := 64
+	for size < len(text)/4 && size < 1<<16 {
+		size <<= 1
 	}
+	if cap(sc.table) < size {
+		sc.table = make([]uint64, size)
+	} else {
+		sc.table = sc.table[:size]
+		clear(sc.table)
+	}
+	sc.terms = sc.terms[:0]
+	sc.groups = sc.groups[:0]
+	sc.arena = sc.arena[:0]
+
+	n := 0 // tokens
+	buf := sc.buf[:0]
 	for i := 0; i < len(text); {
 		c := text[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case 'a' <= c && c <= 'z', '0' <= c && c <= '9':
-				buf = append(buf, c)
-			case 'A' <= c && c <= 'Z':
-				buf = append(buf, c+'a'-'A')
-			default:
-				add()
-			}
-			i++
+		if c < utf8.RuneSelf && asciiLower[c] == 0 {
+			i++ // an ASCII separator
 			continue
 		}
-		r, size := utf8.DecodeRuneInString(text[i:])
-		i += size
-		if r != utf8.RuneError && (unicode.IsLetter(r) || unicode.IsDigit(r)) {
-			buf = utf8.AppendRune(buf, unicode.ToLower(r))
-		} else {
-			add()
+		// Fast path: a run of ASCII letters and digits ended by an ASCII
+		// separator or the end of the text; hashed in place, copied only
+		// when it has capitals.
+		j, h, diff := i, uint32(fnvOffset32), byte(0)
+		for j < len(text) {
+			c := text[j]
+			lc := asciiLower[c]
+			if lc == 0 {
+				break
+			}
+			diff |= lc ^ c
+			h = (h ^ uint32(lc)) * fnvPrime32
+			j++
 		}
+		if j > i && (j == len(text) || text[j] < utf8.RuneSelf) {
+			n++
+			if diff == 0 {
+				addTerm(sc, text[i:j], h)
+			} else {
+				buf = buf[:0]
+				for k := i; k < j; k++ {
+					buf = append(buf, asciiLower[text[k]])
+				}
+				addTerm(sc, buf, h)
+			}
+			i = j
+			continue
+		}
+		// General path: the token has non-ASCII runes.
+		buf = buf[:0]
+		k := i
+		for k < len(text) {
+			c := text[k]
+			if c < utf8.RuneSelf {
+				lc := asciiLower[c]
+				if lc == 0 {
+					break
+				}
+				buf = append(buf, lc)
+				k++
+				continue
+			}
+			r, size := utf8.DecodeRuneInString(text[k:])
+			if r == utf8.RuneError && size == 1 || !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+				break
+			}
+			buf = utf8.AppendRune(buf, unicode.ToLower(r))
+			k += size
+		}
+		if k == i { // a non-ASCII separator (or an invalid byte)
+			_, size := utf8.DecodeRuneInString(text[i:])
+			i += size
+			continue
+		}
+		h = fnvOffset32
+		for _, b := range buf {
+			h = (h ^ uint32(b)) * fnvPrime32
+		}
+		n++
+		addTerm(sc, buf, h)
+		i = k
 	}
-	add()
+	sc.buf = buf
 	if n == 0 {
 		return SparseVector{}
 	}
 	norm := BM25K1 * (1 - BM25B + BM25B*float64(n)/e.avgdl)
-	// Sum per hash, then sort by index.
-	sv := SparseVector{Indices: make([]uint32, 0, len(byKey)), Values: make([]float32, 0, len(byKey))}
-	type iv struct {
-		idx uint32
-		val float64
+	vals := sc.vals[:0]
+	for range sc.groups {
+		vals = append(vals, 0)
 	}
-	out := make([]iv, 0, len(byKey))
-	for i := 0; i < len(terms); {
-		h := terms[i].hash
-		var v float64
-		for ; i < len(terms) && terms[i].hash == h; i++ {
-			tf := float64(terms[i].tf)
-			v += tf * (BM25K1 + 1) / (tf + norm)
-		}
-		out = append(out, iv{h, v})
+	for _, t := range sc.terms {
+		tf := float64(t.tf)
+		vals[t.group] += tf * (BM25K1 + 1) / (tf + norm)
 	}
-	slices.SortFunc(out, func(a, b iv) int {
-		switch {
-		case a.idx < b.idx:
-			return -1
-		case a.idx > b.idx:
-			return 1
-		}
-		return 0
-	})
-	for _, x := range out {
-		sv.Indices = append(sv.Indices, x.idx)
-		sv.Values = append(sv.Values, float32(x.val))
+	sc.vals = vals
+	sv := SparseVector{Indices: slices.Clone(sc.groups), Values: make([]float32, len(vals))}
+	for g, v := range vals {
+		sv.Values[g] = float32(v)
 	}
 	return sv
+}
+
+// addTerm counts the token tok with hash h. A new token whose hash equals
+// an earlier token's joins that token's output entry.
+func addTerm[T string | []byte](sc *bm25Scratch, tok T, h uint32) {
+	mask := uint32(len(sc.table) - 1)
+	group := int32(-1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		e := sc.table[i]
+		if e == 0 {
+			if group < 0 {
+				group = int32(len(sc.groups))
+				sc.groups = append(sc.groups, h)
+			}
+			t := bm25Term{tf: 1, group: group}
+			if s, ok := any(tok).(string); ok {
+				t.tok = s
+			} else {
+				t.off, t.n = int32(len(sc.arena)), int32(len(tok))
+				sc.arena = append(sc.arena, tok...)
+			}
+			sc.terms = append(sc.terms, t)
+			sc.table[i] = uint64(h)<<32 | uint64(len(sc.terms))
+			if 2*len(sc.terms) > len(sc.table) {
+				sc.grow()
+			}
+			return
+		}
+		if uint32(e>>32) != h {
+			continue
+		}
+		t := &sc.terms[uint32(e)-1]
+		if same := t.tok == string(tok); same || t.tok == "" && string(sc.arena[t.off:t.off+t.n]) == string(tok) {
+			t.tf++
+			return
+		}
+		group = t.group // a collision
+	}
+}
+
+// asciiLower maps an ASCII letter or digit to its lowercase form and every
+// other byte (ASCII separators, and all bytes ≥ 0x80) to 0. It is never
+// written.
+var asciiLower = func() (t [256]byte) {
+	for c := byte('0'); c <= '9'; c++ {
+		t[c] = c
+	}
+	for c := byte('a'); c <= 'z'; c++ {
+		t[c] = c
+		t[c-'a'+'A'] = c
+	}
+	return t
+}()
+
+// grow doubles the table and re-inserts its entries.
+func (sc *bm25Scratch) grow() {
+	old := sc.table
+	sc.table = make([]uint64, 2*len(old))
+	mask := uint32(len(sc.table) - 1)
+	for _, e := range old {
+		if e == 0 {
+			continue
+		}
+		i := uint32(e>>32) & mask
+		for sc.table[i] != 0 {
+			i = (i + 1) & mask
+		}
+		sc.table[i] = e
+	}
 }
