@@ -46,6 +46,26 @@ func maybeOutlookFrom(l string) bool {
 	return i > 0 && i < 16
 }
 
+// hasPatch reports whether lines hold a diff.
+func hasPatch(lines []string) bool {
+	for _, l := range lines {
+		if strings.HasPrefix(l, "diff --git") || strings.HasPrefix(l, "@@ -") || strings.HasPrefix(l, "+++ ") {
+			return true
+		}
+	}
+	return false
+}
+
+// hasText reports whether lines hold author text (not blank, not quoted).
+func hasText(lines []string) bool {
+	for _, l := range lines {
+		if !isBlank(l) && !isQuoteLine(l) {
+			return true
+		}
+	}
+	return false
+}
+
 func isQuoteLine(l string) bool {
 	return strings.HasPrefix(strings.TrimLeft(l, " \t"), ">")
 }
@@ -286,7 +306,9 @@ func stripBody(body string, match func([]string) bool) string {
 		for k < len(lines) && !isBlank(lines[k]) {
 			k++
 		}
-		if k >= len(lines) || !match(lines[k:]) {
+		// Not the in-body From:/Date: header git send-email puts at the top
+		// of a patch, and never a region holding a patch.
+		if !hasText(lines[:i]) || hasPatch(lines[k:]) || k >= len(lines) || !match(lines[k:]) {
 			continue
 		}
 		start := i
@@ -304,14 +326,7 @@ func stripBody(body string, match func([]string) bool) string {
 		if lines[i] != "-- " {
 			continue
 		}
-		patch := false
-		for _, l := range lines[i+1:] {
-			if strings.HasPrefix(l, "diff --git") || strings.HasPrefix(l, "@@ ") {
-				patch = true
-				break
-			}
-		}
-		if !patch {
+		if !hasPatch(lines[i+1:]) {
 			for x := i; x < len(lines); x++ {
 				drop[x] = true
 			}
