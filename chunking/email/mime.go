@@ -156,7 +156,12 @@ func ParseMessage(file string, line int, raw []byte) (m *Message, warns []chunki
 	e, err := message.ReadWithOptions(bytes.NewReader(raw), &message.ReadOptions{MaxHeaderBytes: MaxHeaderBytes})
 	if e == nil {
 		warn("no readable header (%v): the whole text read as the body", err)
-		m.Body = toUTF8(string(raw))
+		body := raw
+		if len(body) > MaxBodyBytes {
+			body = body[:MaxBodyBytes]
+			warn("body larger than %d bytes: cut", MaxBodyBytes)
+		}
+		m.Body = toUTF8(string(body))
 		return m, warns
 	}
 	h := gomail.Header{Header: e.Header}

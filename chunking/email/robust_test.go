@@ -203,3 +203,11 @@ func TestMailDateZoneNames(t *testing.T) {
 		t.Errorf("EST offset = %d, want -18000", off)
 	}
 }
+
+func TestHugeHeaderBlock(t *testing.T) {
+	raw := "X-Junk: " + strings.Repeat("x", MaxHeaderBytes+10) + "\nSubject: s\n\nbody\n"
+	m, warns := ParseMessage("h.eml", 0, []byte(raw))
+	if len(m.Body) > MaxBodyBytes || len(warns) == 0 {
+		t.Errorf("body %d bytes, warnings %v", len(m.Body), warns)
+	}
+}
