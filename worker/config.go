@@ -182,6 +182,9 @@ func (c *Config) Validate() error {
 	if c.DuplicateWindow <= 0 || c.ChunksDuplicateWindow <= 0 || c.ChunksMaxAge <= 0 {
 		bad("CHUNKSTREAM_DUPLICATE_WINDOW", "windows and max age must be positive")
 	}
+	if span := time.Duration(c.MaxDeliver) * (c.AckWait + c.BackoffMax); c.ChunksDuplicateWindow > 0 && c.ChunksDuplicateWindow < span {
+		bad("CHUNKSTREAM_CHUNKS_DUPLICATE_WINDOW", "%v is shorter than the worst redelivery span MaxDeliver × (AckWait + BackoffMax) = %v", c.ChunksDuplicateWindow, span)
+	}
 	if c.DrainTimeout < 0 {
 		bad("CHUNKSTREAM_DRAIN_TIMEOUT", "%v is negative", c.DrainTimeout)
 	}

@@ -133,6 +133,7 @@ func TestValidateNamesField(t *testing.T) {
 		{func(c *worker.Config) { c.BackoffMax = 0 }, "CHUNKSTREAM_BACKOFF_BASE"},
 		{func(c *worker.Config) { c.Replicas = 7 }, "CHUNKSTREAM_REPLICAS"},
 		{func(c *worker.Config) { c.NATSTLSCert = "c.pem" }, "CHUNKSTREAM_NATS_TLS_CERT"},
+		{func(c *worker.Config) { c.ChunksDuplicateWindow = 5 * time.Minute }, "CHUNKSTREAM_CHUNKS_DUPLICATE_WINDOW"},
 	} {
 		c := worker.DefaultConfig()
 		tc.mut(&c)

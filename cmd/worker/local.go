@@ -251,7 +251,9 @@ func runLocal(ctx context.Context, c *config, lf *localFlags, log *slog.Logger, 
 		return 1, fmt.Errorf("connect to the embedded server: %w", err)
 	}
 	defer nc.Close()
-	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(cfg.Workers()*cfg.MaxPendingPublishes+256))
+	js, err := jetstream.New(nc,
+		jetstream.WithPublishAsyncMaxPending(cfg.Workers()*cfg.MaxPendingPublishes+256),
+		jetstream.WithPublishAsyncTimeout(cfg.AckWait))
 	if err != nil {
 		return 1, err
 	}

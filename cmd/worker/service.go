@@ -92,7 +92,9 @@ func serve(ctx context.Context, c *config, log *slog.Logger) error {
 			nc.Close()
 		}
 	}()
-	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(c.Workers()*c.MaxPendingPublishes))
+	js, err := jetstream.New(nc,
+		jetstream.WithPublishAsyncMaxPending(c.Workers()*c.MaxPendingPublishes),
+		jetstream.WithPublishAsyncTimeout(c.AckWait))
 	if err != nil {
 		return err
 	}

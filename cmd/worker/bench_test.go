@@ -1,0 +1,70 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/chunkstream/chunkstream/internal/testutil"
+)
+
+// BenchmarkLocalVsSplit runs local mode (the whole pipeline through an
+// embedded JetStream) and `chunk split` over ../shared/corpus/markdown
+// with the same flags, in the same run, as separate processes, reporting
+// documents/s, chunks/s, MB/s and peak RSS. Run it alone:
+//
+//	go test -run '^$' -bench LocalVsSplit -benchtime 1x ./cmd/worker
+func BenchmarkLocalVsSplit(b *testing.B) {
+	corpus := testutil.SharedDir(b, "corpus", "markdown")
+	worker := buildBinary(b, "cmd/worker")
+	chunk := buildBinary(b, "cmd/chunk")
+	summary := regexp.MustCompile(`(\d+) (?:documents|files), (\d+) chunks, ([\d.]+) MB`)
+	for _, tc := range []struct {
+		name string
+		args func(out string) (string, []string)
+	}{
+		{"split/workers=1", func(out string) (string, []string) { return chunk, []string{"split", "-workers", "1", "-o", out, corpus} }},
+		{"local/workers=1", func(out string) (string, []string) {
+			return worker, []string{"-local", corpus, "-out", out, "-workers", "1", "-no-progress"}
+		}},
+		{"split/workers=2", func(out string) (string, []string) { return chunk, []string{"split", "-workers", "2", "-o", out, corpus} }},
+		{"local/workers=2", func(out string) (string, []string) {
+			return worker, []string{"-local", corpus, "-out", out, "-workers", "2", "-no-progress"}
+		}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			out := filepath.Join(b.TempDir(), "out.jsonl")
+			var docs, chunks, mb float64
+			var peak int64
+			var elapsed time.Duration
+			for b.Loop() {
+				bin, args := tc.args(out)
+				cmd := exec.Command(bin, args...)
+				start := time.Now()
+				stderr, _ := cmd.CombinedOutput() // exit 1: the corpus holds one non-UTF-8 file
+				elapsed += time.Since(start)
+				m := summary.FindSubmatch(stderr)
+				if m == nil {
+					b.Fatalf("%s: no summary in output:\n%s", tc.name, stderr)
+				}
+				docs, _ = strconv.ParseFloat(string(m[1]), 64)
+				chunks, _ = strconv.ParseFloat(string(m[2]), 64)
+				mb, _ = strconv.ParseFloat(string(m[3]), 64)
+				if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+					peak = max(peak, ru.Maxrss)
+				}
+				os.Remove(out)
+			}
+			secs := elapsed.Seconds() / float64(b.N)
+			b.ReportMetric(docs/secs, "docs/s")
+			b.ReportMetric(chunks/secs, "chunks/s")
+			b.ReportMetric(mb/secs, "MB/s")
+			b.ReportMetric(float64(peak)/1024, "peak-MiB")
+		})
+	}
+}
