@@ -28,11 +28,15 @@ func BenchmarkLocalVsSplit(b *testing.B) {
 		name string
 		args func(out string) (string, []string)
 	}{
-		{"split/workers=1", func(out string) (string, []string) { return chunk, []string{"split", "-workers", "1", "-o", out, corpus} }},
+		{"split/workers=1", func(out string) (string, []string) {
+			return chunk, []string{"split", "-workers", "1", "-o", out, corpus}
+		}},
 		{"local/workers=1", func(out string) (string, []string) {
 			return worker, []string{"-local", corpus, "-out", out, "-workers", "1", "-no-progress"}
 		}},
-		{"split/workers=2", func(out string) (string, []string) { return chunk, []string{"split", "-workers", "2", "-o", out, corpus} }},
+		{"split/workers=2", func(out string) (string, []string) {
+			return chunk, []string{"split", "-workers", "2", "-o", out, corpus}
+		}},
 		{"local/workers=2", func(out string) (string, []string) {
 			return worker, []string{"-local", corpus, "-out", out, "-workers", "2", "-no-progress"}
 		}},
