@@ -35,8 +35,9 @@ type regionScan struct {
 	display []span
 	inline  []span
 
-	pairs []span // closed environments, by start
-	pi    int
+	pairs    []span // closed environments, by start
+	pi       int
+	unclosed []int // offsets of \begin{X} that nothing closes
 
 	blank int // the next paragraph end at or after the cursor (or b)
 
@@ -50,10 +51,29 @@ type regionScan struct {
 // scanRegion appends the display units and inline spans of s[a:b] to
 // display and inline, in order, and returns the extended slices.
 func scanRegion(s string, a, b int, display, inline []span) ([]span, []span) {
-	r := regionScan{s: s, a: a, b: b, display: display, inline: inline, blank: -1}
-	r.pairs = matchEnvironments(s, a, b)
+	display, inline, _ = scanRegionUnclosed(s, a, b, display, inline, nil)
+	return display, inline
+}
+
+// scanRegionUnclosed is scanRegion that also appends to unclosed the
+// offsets of the unclosed \begin{X} of the region.
+func scanRegionUnclosed(s string, a, b int, display, inline []span, unclosed []int) ([]span, []span, []int) {
+	r := regionScan{s: s, a: a, b: b, display: display, inline: inline, blank: -1, unclosed: unclosed}
+	n := len(unclosed)
+	r.pairs, r.unclosed = matchEnvironments(s, a, b, r.unclosed)
 	r.run()
-	return r.display, r.inline
+	// A \begin inside a code span or inline math is not an environment.
+	kept, k := r.unclosed[:n], 0
+	for _, off := range r.unclosed[n:] {
+		for k < len(r.inline) && r.inline[k].End <= off {
+			k++
+		}
+		if k < len(r.inline) && r.inline[k].Start <= off {
+			continue
+		}
+		kept = append(kept, off)
+	}
+	return r.display, r.inline, kept
 }
 
 // paraEnd returns the offset of the first blank line (the '\n' ending the
@@ -587,9 +607,10 @@ func number(s string, k, b int) int {
 
 // matchEnvironments returns the closed LaTeX environments of s[a:b],
 // sorted by start: each \begin{X} paired with the \end{X} that closes it,
-// nesting of the same name counted. An unmatched \begin or \end pairs
-// with nothing.
-func matchEnvironments(s string, a, b int) []span {
+// nesting of the same name counted. It appends the offsets of the
+// \begin{X} that nothing closes to unclosed, in order. An unmatched \end
+// pairs with nothing.
+func matchEnvironments(s string, a, b int, unclosed []int) ([]span, []int) {
 	var pairs []span
 	var open map[string][]int
 	for i := a; i < b; {
@@ -626,7 +647,12 @@ func matchEnvironments(s string, a, b int) []span {
 		}
 	}
 	slices.SortFunc(pairs, func(x, y span) int { return x.Start - y.Start })
-	return pairs
+	n := len(unclosed)
+	for _, st := range open {
+		unclosed = append(unclosed, st...)
+	}
+	slices.Sort(unclosed[n:])
+	return pairs, unclosed
 }
 
 // envName reads an environment name (letters, digits, '*', at most 64

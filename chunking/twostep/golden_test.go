@@ -19,7 +19,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 // dump renders chunks as the golden files hold them, in the Markdown
 // chunker's style: a count, then per chunk one header line with its size
 // and its metadata as ordered JSON, then its text between fences.
-func dump(t testing.TB, chunks []chunking.Chunk) []byte {
+func dump(t testing.TB, chunks []chunking.Chunk, warns []chunking.Warning) []byte {
 	t.Helper()
 	var b bytes.Buffer
 	b.WriteString(itoa(len(chunks)) + " chunks\n")
@@ -41,6 +41,9 @@ func dump(t testing.TB, chunks []chunking.Chunk) []byte {
 		b.WriteString("}\n┌────\n")
 		b.WriteString(ch.Content())
 		b.WriteString("\n└────\n")
+	}
+	for _, w := range warns {
+		fmt.Fprintf(&b, "\n!!! warning: %s\n", w)
 	}
 	return b.Bytes()
 }
@@ -101,8 +104,10 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			chunks := checkInvariants(t, c, chunking.Document{Path: name, Content: src})
-			got := dump(t, chunks)
+			doc := chunking.Document{Path: name, Content: src}
+			chunks := checkInvariants(t, c, doc)
+			_, warns, _ := c.Chunk(doc)
+			got := dump(t, chunks, warns)
 			golden := strings.TrimSuffix(input, filepath.Ext(input)) + ".golden"
 			if *update {
 				if err := os.WriteFile(golden, got, 0o644); err != nil {

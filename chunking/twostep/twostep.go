@@ -122,7 +122,7 @@ func (c *Chunker) Chunk(doc chunking.Document) ([]chunking.Chunk, []chunking.War
 	} else {
 		blocks = mdblocks.Scan(doc.Content)
 	}
-	pieces := c.split(src, c.sections(src, blocks))
+	pieces, unclosed := c.split(src, c.sections(src, blocks))
 	if c.merge {
 		pieces = c.mergePieces(pieces)
 	}
@@ -146,7 +146,28 @@ func (c *Chunker) Chunk(doc chunking.Document) ([]chunking.Chunk, []chunking.War
 		}
 		chunks[i] = chunking.New(c.content(pieces, i), md)
 	}
-	return chunks, nil, nil
+	return chunks, unclosedWarnings(doc.Path, src, unclosed), nil
+}
+
+// unclosedWarnings reports the unclosed \begin{X} of the split sections
+// (offsets in order), one warning each with its line.
+func unclosedWarnings(file, src string, offsets []int) []chunking.Warning {
+	if len(offsets) == 0 {
+		return nil
+	}
+	ws := make([]chunking.Warning, 0, len(offsets))
+	line, at := 1, 0
+	for _, off := range offsets {
+		line += strings.Count(src[at:off], "\n")
+		at = off
+		name := src[off:]
+		if e := strings.IndexByte(name, '}'); e >= 0 {
+			name = name[:e+1]
+		}
+		ws = append(ws, chunking.Warning{File: file, Line: line,
+			Text: "twostep: " + name + " has no matching \\end: kept as text, not as one unit"})
+	}
+	return ws
 }
 
 // sections groups blocks into sections at the split levels: a section runs
@@ -217,8 +238,9 @@ func atomicKind(k mdblocks.Kind) bool {
 
 // split turns sections into pieces: a section within the word budget is
 // one piece; a longer one is cut into sentences and atomic units, packed
-// greedily by words.
-func (c *Chunker) split(src string, secs []section) []piece {
+// greedily by words. It also returns the offsets of the unclosed
+// \begin{X} met in the sections it cut.
+func (c *Chunker) split(src string, secs []section) ([]piece, []int) {
 	pieces := make([]piece, 0, len(secs))
 	var units []unit
 	var sc scratch
@@ -241,12 +263,13 @@ func (c *Chunker) split(src string, secs []section) []piece {
 		units = sc.sectionUnits(src, s.blocks, units[:0])
 		pieces = c.pack(src, units, s.hdrs, pieces)
 	}
-	return pieces
+	return pieces, sc.unclosed
 }
 
 // scratch holds buffers reused across the sections of one document.
 type scratch struct {
 	display, inline, sents []span
+	unclosed               []int // unclosed \begin{X} offsets, in order
 }
 
 // sectionUnits appends the units of a section's blocks to dst: headings
@@ -291,7 +314,7 @@ func (sc *scratch) sectionUnits(src string, blocks []mdblocks.Block, dst []unit)
 			j++
 		}
 		a, e := b.Start, blocks[j-1].End
-		sc.display, sc.inline = scanRegion(src, a, e, sc.display[:0], sc.inline[:0])
+		sc.display, sc.inline, sc.unclosed = scanRegionUnclosed(src, a, e, sc.display[:0], sc.inline[:0], sc.unclosed)
 		from := a
 		for _, d := range sc.display {
 			sc.sents = sentences.Append(sc.sents[:0], src, from, d.Start, sc.inline)

@@ -422,3 +422,20 @@ func FuzzChunk(f *testing.F) {
 		checkInvariants(t, c, chunking.Document{Path: path, Content: src})
 	})
 }
+
+func TestUnclosedWarnings(t *testing.T) {
+	c := mustNew(t, chunking.Options{OptMaxChunkSize: 3})
+	src := "Intro text here.\nUse `\\begin{document}` first. Then $\\begin{x}$ too.\n\nA \\begin{proof} opens. It never ends.\n\\begin{a} x \\end{a} closed."
+	_, warns, err := c.Chunk(chunking.Document{Path: "w.md", Content: []byte(src)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(warns) != 1 || warns[0].Line != 4 || warns[0].File != "w.md" || !strings.Contains(warns[0].Text, `\begin{proof}`) {
+		t.Errorf("warnings = %v, want one for \\begin{proof} at w.md:4", warns)
+	}
+	// A section within the budget is never cut: no warning.
+	_, warns, _ = mustNew(t, nil).Chunk(chunking.Document{Path: "w.md", Content: []byte(src)})
+	if len(warns) != 0 {
+		t.Errorf("warnings for an uncut section = %v, want none", warns)
+	}
+}
