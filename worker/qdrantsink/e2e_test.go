@@ -1,0 +1,398 @@
+package qdrantsink_test
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/qdrant/go-client/qdrant"
+
+	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/chunking/registry"
+	"github.com/chunkstream/chunkstream/messages"
+	"github.com/chunkstream/chunkstream/worker"
+	"github.com/chunkstream/chunkstream/worker/qdrantsink"
+	"github.com/chunkstream/chunkstream/worker/qdrantsink/qdranttest"
+)
+
+// e2e is one end-to-end environment: an in-process JetStream server, the
+// worker's topology, an in-process Qdrant and a worker writing into it
+// through the Qdrant sink.
+type e2e struct {
+	t       *testing.T
+	nc      *nats.Conn
+	js      jetstream.JetStream
+	cfg     worker.Config
+	top     *worker.Topology
+	qd      *qdranttest.Server
+	sink    *qdrantsink.Sink
+	mu      sync.Mutex
+	results map[uint64][]worker.Result // by stream sequence
+	sends   atomic.Int64
+}
+
+func newE2E(t *testing.T, wrap func(worker.Sink) worker.Sink) *e2e {
+	t.Helper()
+	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go ns.Start()
+	if !ns.ReadyForConnections(20 * time.Second) {
+		t.Fatal("nats-server not ready")
+	}
+	t.Cleanup(func() { ns.Shutdown(); ns.WaitForShutdown() })
+	e := &e2e{t: t, results: map[uint64][]worker.Result{}}
+	if e.nc, err = nats.Connect(ns.ClientURL()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.nc.Close)
+	if e.js, err = jetstream.New(e.nc); err != nil {
+		t.Fatal(err)
+	}
+	e.cfg = worker.DefaultConfig()
+	e.cfg.AckWait = 2 * time.Second
+	e.cfg.MaxDeliver = 20
+	e.cfg.BackoffBase = 50 * time.Millisecond
+	e.cfg.BackoffMax = 200 * time.Millisecond
+	e.cfg.Concurrency = 2
+	e.cfg.MetricsAddr = ""
+	e.cfg.DrainTimeout = 5 * time.Second
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if e.top, err = worker.Setup(ctx, e.js, e.cfg); err != nil {
+		t.Fatal(err)
+	}
+	e.qd = qdranttest.Start(t)
+	qcfg := qdrantsink.DefaultConfig()
+	qcfg.Addr = e.qd.Addr()
+	if e.sink, err = qdrantsink.New(ctx, qcfg, worker.NewKVRecords(e.top.Docs), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.sink.Close() })
+	var sink worker.Sink = e.sink
+	if wrap != nil {
+		sink = wrap(sink)
+	}
+	w, err := worker.New(e.nc, e.js, e.top, worker.Options{
+		Config: e.cfg, Sink: sink, NewChunker: slowChunkers,
+		OnResult: func(r worker.Result) {
+			e.mu.Lock()
+			defer e.mu.Unlock()
+			e.results[r.StreamSeq] = append(e.results[r.StreamSeq], r)
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := w.Run(runCtx); err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	}()
+	t.Cleanup(func() { stop(); <-done })
+	return e
+}
+
+// slowChunkers is registry.NewChunker plus "slow": markdown after a sleep
+// of the "sleep_ms" option, to make an older version finish last.
+func slowChunkers(name string, raw map[string]any) (chunking.Chunker, error) {
+	if name != "slow" {
+		return registry.NewChunker(name, raw)
+	}
+	ms, _ := raw["sleep_ms"].(int)
+	if ms == 0 {
+		if v, ok := raw["sleep_ms"].(int64); ok {
+			ms = int(v)
+		}
+	}
+	md, err := registry.NewChunker("markdown", nil)
+	if err != nil {
+		return nil, err
+	}
+	return chunking.ChunkerFunc(func(d chunking.Document) ([]chunking.Chunk, []chunking.Warning, error) {
+		time.Sleep(time.Duration(ms) * time.Millisecond)
+		return md.Chunk(d)
+	}), nil
+}
+
+func (e *e2e) publish(req messages.IngestRequest) uint64 {
+	e.t.Helper()
+	req.V = messages.Version
+	data, err := messages.EncodeIngest(&req, messages.ContentTypeMsgpack)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	m := nats.NewMsg("ingest.test")
+	m.Data = data
+	m.Header.Set(messages.HeaderContentType, messages.ContentTypeMsgpack)
+	m.Header.Set(messages.HeaderMsgID, fmt.Sprintf("%s@%d", req.ID, e.sends.Add(1)))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ack, err := e.js.PublishMsg(ctx, m)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return ack.Sequence
+}
+
+// wait waits until every sequence has a final result and returns them.
+func (e *e2e) wait(seqs ...uint64) map[uint64]worker.Result {
+	e.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		out := map[uint64]worker.Result{}
+		e.mu.Lock()
+		for _, s := range seqs {
+			for _, r := range e.results[s] {
+				if r.Final() {
+					out[s] = r
+				}
+			}
+		}
+		e.mu.Unlock()
+		if len(out) == len(seqs) {
+			return out
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("only %d of %d requests finished: %v", len(out), len(seqs), out)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (e *e2e) outcomes(seq uint64) []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []string
+	for _, r := range e.results[seq] {
+		out = append(out, r.Outcome)
+	}
+	return out
+}
+
+// stored returns the document's points as id → point.
+func (e *e2e) stored(docID string) map[string]*qdrant.RetrievedPoint {
+	out := map[string]*qdrant.RetrievedPoint{}
+	for _, p := range e.qd.Points("chunks") {
+		if p.GetPayload()[qdrantsink.FieldDocID].GetStringValue() == docID {
+			out[p.GetId().GetUuid()] = p
+		}
+	}
+	return out
+}
+
+// expected chunks a Markdown document as the worker does.
+func expected(t *testing.T, docID, content string) []chunking.Chunk {
+	t.Helper()
+	c, err := registry.NewChunker("markdown", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunks, _, err := c.Chunk(chunking.Document{Path: docID, Format: "markdown", Content: []byte(content)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return chunks
+}
+
+func (e *e2e) expectDoc(docID, content string, seq uint64) {
+	e.t.Helper()
+	want := expected(e.t, docID, content)
+	got := e.stored(docID)
+	if len(got) != len(want) {
+		e.t.Fatalf("%s: %d points, want %d chunks", docID, len(got), len(want))
+	}
+	enc := qdrantsink.NewBM25(qdrantsink.DefaultAvgDL)
+	for pos, c := range want {
+		id := messages.ChunkID(docID, pos)
+		p := got[id]
+		if p == nil {
+			e.t.Fatalf("%s: chunk %d (%s) has no point", docID, pos, id)
+		}
+		pl := p.GetPayload()
+		if pl[qdrantsink.FieldContent].GetStringValue() != c.Content() || pl[qdrantsink.FieldHash].GetStringValue() != c.Hash() ||
+			pl[qdrantsink.FieldPosition].GetIntegerValue() != int64(pos) || pl[qdrantsink.FieldIngestSeq].GetIntegerValue() != int64(seq) ||
+			pl[qdrantsink.FieldDocVersion].GetStringValue() != messages.ContentVersion([]byte(content)) {
+			e.t.Fatalf("%s: chunk %d payload %v", docID, pos, pl)
+		}
+		sv := p.GetVectors().GetVectors().GetVectors()[qdrantsink.VectorBM25].GetSparse()
+		if want := enc.Encode(c.Content()); fmt.Sprint(sv.GetIndices(), sv.GetValues()) != fmt.Sprint(want.Indices, want.Values) {
+			e.t.Fatalf("%s: chunk %d bm25 differs", docID, pos)
+		}
+	}
+}
+
+func doc(title string, paragraphs int) string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "# %s\n\n", title)
+	for i := range paragraphs {
+		fmt.Fprintf(&sb, "## Section %d of %s\n\n%s\n\n", i, title, strings.Repeat(fmt.Sprintf("Words of %s in paragraph %d. ", title, i), 40))
+	}
+	return sb.String()
+}
+
+func TestEndToEndThroughJetStream(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end to end")
+	}
+	e := newE2E(t, nil)
+
+	// Every chunk becomes a point with the right id, payload and vector.
+	docs := map[string]string{"a.md": doc("Alpha", 6), "b.md": doc("Beta", 2), "c.md": doc("Gamma", 12)}
+	seqs := map[string]uint64{}
+	for id, content := range docs {
+		seqs[id] = e.publish(messages.IngestRequest{ID: id, Content: []byte(content)})
+	}
+	for id, r := range e.wait(seqs["a.md"], seqs["b.md"], seqs["c.md"]) {
+		if r.Outcome != worker.OutcomeAcked {
+			t.Fatalf("seq %d: %s (%s)", id, r.Outcome, r.Err)
+		}
+	}
+	for id, content := range docs {
+		e.expectDoc(id, content, seqs[id])
+	}
+
+	// A changed document re-ingested leaves exactly its new chunks.
+	changed := doc("Alpha two", 2)
+	s := e.publish(messages.IngestRequest{ID: "a.md", Content: []byte(changed)})
+	e.wait(s)
+	e.expectDoc("a.md", changed, s)
+
+	// A delete removes them; the other documents stay.
+	s = e.publish(messages.IngestRequest{ID: "c.md", Op: messages.OpDelete})
+	e.wait(s)
+	if n := len(e.stored("c.md")); n != 0 {
+		t.Fatalf("c.md after delete: %d points", n)
+	}
+	e.expectDoc("b.md", docs["b.md"], seqs["b.md"])
+}
+
+// TestEndToEndRaces publishes two versions of a document back to back,
+// the older one slowed in its chunker so that it writes after the newer
+// one (older last), and the other way round (older first): both converge
+// to the newer version.
+func TestEndToEndRaces(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end to end")
+	}
+	e := newE2E(t, nil)
+	for _, slowOlder := range []bool{true, false} {
+		id := fmt.Sprintf("race-%v.md", slowOlder)
+		v1, v2 := doc("Old "+id, 8), doc("New "+id, 3)
+		r1 := messages.IngestRequest{ID: id, Content: []byte(v1), Chunker: "slow", Options: map[string]any{"sleep_ms": 10}}
+		r2 := messages.IngestRequest{ID: id, Content: []byte(v2), Chunker: "slow", Options: map[string]any{"sleep_ms": 10}}
+		if slowOlder {
+			r1.Options["sleep_ms"] = 400
+		} else {
+			r2.Options["sleep_ms"] = 400
+		}
+		s1, s2 := e.publish(r1), e.publish(r2)
+		res := e.wait(s1, s2)
+		if res[s2].Outcome != worker.OutcomeAcked {
+			t.Fatalf("newer: %s (%s)", res[s2].Outcome, res[s2].Err)
+		}
+		e.expectDoc(id, v2, s2)
+	}
+}
+
+// TestEndToEndQdrantDown: while Qdrant is unavailable, requests are NAKed
+// (nothing acked); once it returns, every document lands.
+func TestEndToEndQdrantDown(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end to end")
+	}
+	e := newE2E(t, nil)
+	e.qd.SetUnavailable(true)
+	docs := map[string]string{"x.md": doc("X", 3), "y.md": doc("Y", 4)}
+	seqs := map[string]uint64{}
+	for id, content := range docs {
+		seqs[id] = e.publish(messages.IngestRequest{ID: id, Content: []byte(content)})
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for len(e.outcomes(seqs["x.md"])) < 2 || len(e.outcomes(seqs["y.md"])) < 2 {
+		if time.Now().After(deadline) {
+			t.Fatal("no retries while Qdrant is down")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for _, s := range seqs {
+		for _, o := range e.outcomes(s) {
+			if o != worker.OutcomeRetried {
+				t.Fatalf("seq %d while Qdrant is down: %s, want only %s", s, o, worker.OutcomeRetried)
+			}
+		}
+	}
+	e.qd.SetUnavailable(false)
+	for s, r := range e.wait(seqs["x.md"], seqs["y.md"]) {
+		if r.Outcome != worker.OutcomeAcked {
+			t.Fatalf("seq %d: %s (%s)", s, r.Outcome, r.Err)
+		}
+	}
+	for id, content := range docs {
+		e.expectDoc(id, content, seqs[id])
+	}
+}
+
+// TestEndToEndRedelivery: the first write lands in Qdrant but its ack is
+// lost (the sink reports a transient error after writing); the
+// redelivery writes the same points again, nothing more.
+func TestEndToEndRedelivery(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end to end")
+	}
+	var (
+		mu     sync.Mutex
+		first  map[string]string
+		failed bool
+	)
+	var e *e2e
+	e = newE2E(t, func(s worker.Sink) worker.Sink {
+		return worker.SinkFunc(func(ctx context.Context, d worker.Doc, chunks []worker.Chunk) error {
+			if err := s.Write(ctx, d, chunks); err != nil {
+				return err
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if !failed {
+				failed = true
+				first = snapshot(e.stored(d.ID))
+				return fmt.Errorf("test: connection lost after the write")
+			}
+			return nil
+		})
+	})
+	content := doc("Redelivered", 5)
+	s := e.publish(messages.IngestRequest{ID: "r.md", Content: []byte(content)})
+	if r := e.wait(s)[s]; r.Outcome != worker.OutcomeAcked {
+		t.Fatalf("%s (%s)", r.Outcome, r.Err)
+	}
+	if o := e.outcomes(s); len(o) < 2 || o[0] != worker.OutcomeRetried {
+		t.Fatalf("outcomes %v, want a retry first", o)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if after := snapshot(e.stored("r.md")); !maps.Equal(first, after) {
+		t.Fatalf("points changed on redelivery:\n%v\n%v", first, after)
+	}
+	e.expectDoc("r.md", content, s)
+}
+
+func snapshot(points map[string]*qdrant.RetrievedPoint) map[string]string {
+	out := map[string]string{}
+	for id, p := range points {
+		out[id] = p.String()
+	}
+	return out
+}
