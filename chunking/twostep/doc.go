@@ -80,6 +80,8 @@
 //     so "See Fig. 3. The result holds." is one sentence (the spec's case);
 //     a parenthesised one ends at ')', so "See Eq. (4). It holds." is two.
 //     None of these spans runs across a blank line.
+//   - HTML blocks, lists, block quotes and thematic breaks are text: cut
+//     into sentences like paragraphs (a long HTML block may be cut inside).
 //   - Sentence boundaries also fall at blank lines, at the end of a heading
 //     line and before list items, block quotes and table rows (package
 //     sentences documents its rules).
