@@ -3,6 +3,7 @@ package email
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -127,5 +128,37 @@ func FuzzThreader(f *testing.F) {
 		c, _ := New(nil)
 		chunks, _ := c.ChunkMailbox(mb)
 		checkChunks(t, chunks, c.maxEmails, c.maxChars)
+		// Sharding: a thread threaded and chunked alone gives the same
+		// chunks (except a duplicate whose first copy is elsewhere, which
+		// doc.go documents).
+		for _, th := range threads {
+			if !selfContainedDups(th) {
+				continue
+			}
+			alone := Threads(&Mailbox{Messages: th.Messages})
+			if len(alone) != 1 {
+				t.Fatalf("thread %s splits into %d threads alone", th.ThreadID, len(alone))
+			}
+			a, b := c.ChunkThread(th), c.ChunkThread(alone[0])
+			if len(a) != len(b) {
+				t.Fatalf("thread %s: %d chunks in the mailbox, %d alone", th.ThreadID, len(a), len(b))
+			}
+			for i := range a {
+				if a[i].Hash() != b[i].Hash() {
+					t.Fatalf("thread %s: chunk %d differs alone", th.ThreadID, i)
+				}
+			}
+		}
 	})
+}
+
+// selfContainedDups reports whether every renamed duplicate of th has
+// its first copy in th too.
+func selfContainedDups(th Thread) bool {
+	for k, id := range th.IDs {
+		if id != th.Messages[k].MessageID && !slices.Contains(th.IDs, th.Messages[k].MessageID) {
+			return false
+		}
+	}
+	return true
 }
