@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"strconv"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/chunkstream/chunkstream/chunking"
@@ -128,12 +127,19 @@ func sections(src []byte, blocks []mdblocks.Block) []section {
 		}
 		out = append(out, s)
 	}
-	for i := range out {
-		s := &out[i]
-		s.end = s.start + len(bytes.TrimRightFunc(src[s.start:s.end], unicode.IsSpace))
+	// Trim each section of leading blank lines and trailing whitespace;
+	// drop sections left empty (whitespace goldmark took for text, such
+	// as a form feed).
+	kept := out[:0]
+	for _, s := range out {
+		s.start, s.end = trimSpan(src, s.start, s.end)
+		if s.start == s.end {
+			continue
+		}
 		s.chars = utf8.RuneCount(src[s.start:s.end])
+		kept = append(kept, s)
 	}
-	return out
+	return kept
 }
 
 // lineCounter turns increasing offsets into 1-based line numbers in time

@@ -323,15 +323,22 @@ func (sp *splitter) content() string {
 
 // trimBlank removes leading blank lines and trailing whitespace.
 func trimBlank(b []byte) []byte {
-	b = bytes.TrimRightFunc(b, unicode.IsSpace)
-	for len(b) > 0 {
-		k := bytes.IndexByte(b, '\n')
-		if k < 0 || len(bytes.TrimSpace(b[:k])) > 0 {
+	s, e := trimSpan(b, 0, len(b))
+	return b[s:e]
+}
+
+// trimSpan returns [s, e) without its leading blank lines (lines of
+// Unicode whitespace) and trailing whitespace.
+func trimSpan(b []byte, s, e int) (int, int) {
+	e = s + len(bytes.TrimRightFunc(b[s:e], unicode.IsSpace))
+	for s < e {
+		k := bytes.IndexByte(b[s:e], '\n')
+		if k < 0 || len(bytes.TrimSpace(b[s:s+k])) > 0 {
 			break
 		}
-		b = b[k+1:]
+		s += k + 1
 	}
-	return b
+	return s, e
 }
 
 // isSpace reports whether r separates words: Unicode White_Space plus

@@ -205,14 +205,15 @@ func checkHeaders(src []byte, chunks []chunking.Chunk, firsts []int) error {
 		}
 		return 0
 	}
+	base := -1 // firsts only grow: the state index moves forward
 	for i, c := range chunks {
 		if firsts[i] < 0 {
 			continue
 		}
-		k := -1
-		for k+1 < len(states) && states[k+1].start <= firsts[i] {
-			k++
+		for base+1 < len(states) && states[base+1].start <= firsts[i] {
+			base++
 		}
+		k := base
 		if k < 0 {
 			continue // preamble: no headers in force
 		}

@@ -1,0 +1,55 @@
+package markdown_test
+
+import (
+	"errors"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/chunking/internal/markdowntest"
+	"github.com/chunkstream/chunkstream/chunking/markdown"
+)
+
+// FuzzChunk chunks arbitrary input with arbitrary small options, as
+// Markdown and as MDX, and holds the invariants. It is seeded from the
+// golden inputs.
+func FuzzChunk(f *testing.F) {
+	for _, tc := range loadCases(f) {
+		f.Add(tc.input, uint16(60), uint16(20), uint16(15), false)
+		f.Add(tc.input, uint16(2048), uint16(1024), uint16(128), true)
+	}
+	f.Fuzz(func(t *testing.T, src []byte, maxChar, minChar, overlap uint16, mdx bool) {
+		mc := int(maxChar%400) + 1
+		opts := chunking.Options{"max_char": mc, "min_char": int(minChar % 500), "chunk_overlap": int(overlap) % mc}
+		c, err := markdown.New(opts)
+		if err != nil {
+			t.Fatalf("New(%v): %v", opts, err)
+		}
+		format := "markdown"
+		if mdx {
+			format = "mdx"
+		}
+		doc := chunking.Document{Path: "f.md", Format: format, Content: src}
+		chunks, _, err := c.Chunk(doc)
+		if !utf8.Valid(src) {
+			if !errors.Is(err, chunking.ErrNotUTF8) {
+				t.Fatalf("Chunk(invalid UTF-8) = %v, want ErrNotUTF8", err)
+			}
+			return
+		}
+		if err != nil {
+			t.Fatalf("Chunk: %v", err)
+		}
+		clean := src
+		if mdx {
+			clean = markdown.CleanMDX(src)
+		}
+		if err := markdowntest.Check(clean, chunks, mc); err != nil {
+			t.Fatalf("Chunk(%q, %v): %v", src, opts, err)
+		}
+		again, _, _ := c.Chunk(doc)
+		if err := markdowntest.Equal(chunks, again); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
