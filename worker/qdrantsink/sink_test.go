@@ -2,12 +2,16 @@ package qdrantsink
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,6 +21,7 @@ import (
 
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/worker"
+	"github.com/chunkstream/chunkstream/worker/embed"
 	"github.com/chunkstream/chunkstream/worker/qdrantsink/qdranttest"
 	"github.com/chunkstream/chunkstream/worker/sinktest"
 )
@@ -636,5 +641,59 @@ func TestSupersededRemovesInterruptedUpserts(t *testing.T) {
 	}
 	if got, want := must(reader(srv, "chunks").Chunks(ctx, "s.md")), sinktest.Want(newChunks); !maps.Equal(got, want) {
 		t.Fatalf("after Superseded: %v, want %v", got, want)
+	}
+}
+
+// TestWithEmbedClient runs the sink with the real embeddings client
+// against an OpenAI-compatible test endpoint: dense vectors land, and a
+// chunk over the input limit is a permanent error before any request.
+func TestWithEmbedClient(t *testing.T) {
+	var requests atomic.Int64
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		var req struct {
+			Input []string `json:"input"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		var data []map[string]any
+		for i, in := range req.Input {
+			data = append(data, map[string]any{"index": i, "embedding": []float32{float32(len(in)), 1}})
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{"data": data})
+	}))
+	defer api.Close()
+	cfg := embed.DefaultConfig()
+	cfg.URL, cfg.Model, cfg.MaxInputChars = api.URL, "m", 20
+	client, err := embed.New(cfg, embed.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := qdranttest.Start(t)
+	records := sinktest.NewRecords()
+	s := newSink(t, srv, records, client)
+	ctx := context.Background()
+	doc, chunks := sinktest.Version("e.md", 1, "short", "also short")
+	records.Begin(doc.ID, doc.Seq)
+	if err := s.Write(ctx, doc, chunks); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range srv.Points("chunks") {
+		d := p.GetVectors().GetVectors().GetVectors()[VectorDense].GetDense().GetData()
+		if len(d) != 2 || int(d[0]) != len(p.GetPayload()[FieldContent].GetStringValue()) {
+			t.Errorf("dense = %v", d)
+		}
+	}
+	before := requests.Load()
+	long, longChunks := sinktest.Version("l.md", 2, "fine", strings.Repeat("x", 21))
+	records.Begin(long.ID, long.Seq)
+	err = s.Write(ctx, long, longChunks)
+	if !worker.IsPermanent(err) || !errors.Is(err, embed.ErrInputTooLong) {
+		t.Fatalf("Write with an over-long chunk = %v, want permanent ErrInputTooLong", err)
+	}
+	if requests.Load() != before {
+		t.Errorf("the embedder was called for a document with an over-long chunk")
 	}
 }
