@@ -11,20 +11,36 @@ import (
 	"github.com/caarlos0/env/v11"
 
 	"github.com/chunkstream/chunkstream/worker"
+	"github.com/chunkstream/chunkstream/worker/embed"
+	"github.com/chunkstream/chunkstream/worker/qdrantsink"
 )
 
 // config is everything cmd/worker reads from the environment: the
-// worker's settings. The README's configuration table lists these env
-// tags (readme_test.go keeps it true).
+// worker's settings, and those of the Qdrant sink and its embedder (used
+// when CHUNKSTREAM_SINK=qdrant). The README's configuration table lists
+// these env tags (config_test.go keeps it true).
 type config struct {
 	worker.Config
+	Qdrant qdrantsink.Config
+	Embed  embed.Config
 }
 
 // secretVars are never flags (flags show in process lists) and never
 // logged.
 var secretVars = map[string]bool{
-	"CHUNKSTREAM_NATS_PASSWORD": true,
-	"CHUNKSTREAM_NATS_TOKEN":    true,
+	"CHUNKSTREAM_NATS_PASSWORD":  true,
+	"CHUNKSTREAM_NATS_TOKEN":     true,
+	"CHUNKSTREAM_QDRANT_API_KEY": true,
+	"CHUNKSTREAM_EMBED_API_KEY":  true,
+}
+
+// sections are the structs of config whose fields are settings.
+func (c *config) sections() []reflect.Value {
+	return []reflect.Value{
+		reflect.ValueOf(&c.Config).Elem(),
+		reflect.ValueOf(&c.Qdrant).Elem(),
+		reflect.ValueOf(&c.Embed).Elem(),
+	}
 }
 
 // loadConfig reads the environment (lookup) into a config.
@@ -49,13 +65,11 @@ func nameVariables(err error) error {
 	if !errors.As(err, &agg) {
 		return err
 	}
-	t := reflect.TypeFor[worker.Config]()
 	var out []error
 	for _, e := range agg.Errors {
 		var pe env.ParseError
 		if errors.As(e, &pe) {
-			if f, ok := t.FieldByName(pe.Name); ok {
-				key, _, _ := strings.Cut(f.Tag.Get("env"), ",")
+			if key := envKeyOfField(pe.Name); key != "" {
 				out = append(out, fmt.Errorf("%s: %w", key, pe.Err))
 				continue
 			}
@@ -63,6 +77,18 @@ func nameVariables(err error) error {
 		out = append(out, e)
 	}
 	return errors.Join(out...)
+}
+
+// envKeyOfField returns the variable of a settings field, by field name.
+func envKeyOfField(name string) string {
+	var c config
+	for _, v := range c.sections() {
+		if f, ok := v.Type().FieldByName(name); ok {
+			key, _, _ := strings.Cut(f.Tag.Get("env"), ",")
+			return key
+		}
+	}
+	return ""
 }
 
 // envParams lists the env variables of config.
@@ -85,7 +111,12 @@ func flagName(envVar string) string {
 // default is the value read from the environment, so a flag beats its
 // variable. skip names flags the caller defines itself.
 func bindFlags(fs *flag.FlagSet, c *config, skip map[string]bool) {
-	v := reflect.ValueOf(&c.Config).Elem()
+	for _, v := range c.sections() {
+		bindSection(fs, v, skip)
+	}
+}
+
+func bindSection(fs *flag.FlagSet, v reflect.Value, skip map[string]bool) {
 	t := v.Type()
 	for i := range t.NumField() {
 		f := t.Field(i)
@@ -97,7 +128,11 @@ func bindFlags(fs *flag.FlagSet, c *config, skip map[string]bool) {
 		if skip[name] {
 			continue
 		}
-		usage := fmt.Sprintf("%s (env %s)", f.Tag.Get("help"), key)
+		help := f.Tag.Get("help")
+		if help == "" {
+			help = "see the README's configuration table"
+		}
+		usage := fmt.Sprintf("%s (env %s)", help, key)
 		fv := v.Field(i)
 		switch p := fv.Addr().Interface().(type) {
 		case *string:
@@ -106,6 +141,8 @@ func bindFlags(fs *flag.FlagSet, c *config, skip map[string]bool) {
 			fs.IntVar(p, name, *p, usage)
 		case *int64:
 			fs.Int64Var(p, name, *p, usage)
+		case *float64:
+			fs.Float64Var(p, name, *p, usage)
 		case *bool:
 			fs.BoolVar(p, name, *p, usage)
 		case *time.Duration:

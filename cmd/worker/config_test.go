@@ -17,6 +17,8 @@ import (
 	"github.com/chunkstream/chunkstream/internal/chunkflags"
 	"github.com/chunkstream/chunkstream/internal/testutil"
 	"github.com/chunkstream/chunkstream/worker"
+	"github.com/chunkstream/chunkstream/worker/embed"
+	"github.com/chunkstream/chunkstream/worker/qdrantsink"
 )
 
 // TestReadmeConfigTable keeps the README's configuration table in step
@@ -33,7 +35,7 @@ func TestReadmeConfigTable(t *testing.T) {
 	if i := strings.Index(section, "\n## "); i >= 0 {
 		section = section[:i]
 	}
-	row := regexp.MustCompile("(?m)^\\| `([A-Z_]+)` \\| (?:`(-[a-z-]+)`|—) \\| (?:`([^`]*)`)? \\|")
+	row := regexp.MustCompile("(?m)^\\| `([A-Z0-9_]+)` \\| (?:`(-[a-z0-9-]+)`|—) \\| (?:`([^`]*)`)? \\|")
 	inReadme := map[string][2]string{}
 	for _, m := range row.FindAllStringSubmatch(section, -1) {
 		inReadme[m[1]] = [2]string{m[2], m[3]}
@@ -76,6 +78,10 @@ func TestEnvDefaultsMatch(t *testing.T) {
 	if err := c.Validate(); err != nil {
 		t.Errorf("defaults do not validate: %v", err)
 	}
+	if fmt.Sprintf("%+v", c.Qdrant) != fmt.Sprintf("%+v", qdrantsink.DefaultConfig()) ||
+		fmt.Sprintf("%+v", c.Embed) != fmt.Sprintf("%+v", embed.DefaultConfig()) {
+		t.Errorf("sink env defaults: %+v %+v", c.Qdrant, c.Embed)
+	}
 }
 
 // TestFlagBeatsEnv: environment variables are read, and a flag beats its
@@ -107,7 +113,7 @@ func TestFlagBeatsEnv(t *testing.T) {
 		strings.Join(c.IngestSubjects, " ") != "ingest.a.> ingest.b.>" {
 		t.Errorf("environment not read: %+v", c.Config)
 	}
-	if fs.Lookup("nats-password") != nil || fs.Lookup("nats-token") != nil {
+	if fs.Lookup("nats-password") != nil || fs.Lookup("nats-token") != nil || fs.Lookup("qdrant-api-key") != nil {
 		t.Error("secrets must not be flags")
 	}
 	bad := func(k string) (string, bool) {
