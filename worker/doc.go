@@ -32,11 +32,15 @@
 //
 // Decisions the design leaves open:
 //
-//   - Pulling: a dispatcher fetches exactly as many messages as there are
-//     idle processors (Fetch with a 1 s wait), so no message waits in a
-//     local buffer while its AckWait runs; the buffer is at most
-//     Concurrency. Each processor sends an in-progress ack every AckWait/3
-//     while it works on a message.
+//   - Pulling: one dispatcher reads the consumer through a pull iterator
+//     whose client buffer holds at most 2×Concurrency messages (at least 8:
+//     with fewer, the processors starve between pull requests), and hands
+//     one message at a time to an idle processor over an unbuffered
+//     channel. Each processor sends an in-progress ack every AckWait/3
+//     while it works on a message. A message waiting in the small buffer
+//     longer than AckWait (every processor busy on very slow documents)
+//     may be redelivered; the document record makes the second delivery
+//     a no-op ("duplicate").
 //   - The record is moved to the new version before chunking (after the
 //     content is loaded, since doc_version is its hash), so a superseded
 //     request costs no chunking, and a request dead-lettered part-way
