@@ -46,6 +46,7 @@ func ReadMailboxWith(ctx context.Context, path string, opts ReadOptions) (*Mailb
 	}
 	mb := &Mailbox{}
 	var warns []chunking.Warning
+	rd := new(reader)
 	addFile := func(p string, kind string) error {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -57,9 +58,9 @@ func ReadMailboxWith(ctx context.Context, path string, opts ReadOptions) (*Mailb
 		var part *Mailbox
 		var w []chunking.Warning
 		if kind == FormatMbox {
-			part, w = ParseMbox(p, data, opts.Mboxo)
+			part, w = rd.parseMbox(p, data, opts.Mboxo)
 		} else {
-			part, w = ParseEML(p, data)
+			part, w = rd.parseEML(p, data)
 		}
 		mb.Messages = append(mb.Messages, part.Messages...)
 		warns = append(warns, w...)
@@ -163,7 +164,11 @@ func maildirFiles(dir string) []string {
 
 // ParseEML reads one message file as a mailbox of one message.
 func ParseEML(name string, data []byte) (*Mailbox, []chunking.Warning) {
-	m, w := ParseMessage(name, 0, data)
+	return new(reader).parseEML(name, data)
+}
+
+func (rd *reader) parseEML(name string, data []byte) (*Mailbox, []chunking.Warning) {
+	m, w := rd.parse(name, 0, data)
 	return &Mailbox{Messages: []*Message{m}}, w
 }
 
@@ -173,6 +178,10 @@ func ParseEML(name string, data []byte) (*Mailbox, []chunking.Warning) {
 // ^>+From , mboxo only from ^>From . Text before the first From_ line (or
 // a file with none) is read as one message, with a warning.
 func ParseMbox(name string, data []byte, mboxo bool) (*Mailbox, []chunking.Warning) {
+	return new(reader).parseMbox(name, data, mboxo)
+}
+
+func (rd *reader) parseMbox(name string, data []byte, mboxo bool) (*Mailbox, []chunking.Warning) {
 	mb := &Mailbox{}
 	var warns []chunking.Warning
 	for _, r := range SplitMbox(data, mboxo) {
@@ -180,7 +189,7 @@ func ParseMbox(name string, data []byte, mboxo bool) (*Mailbox, []chunking.Warni
 			warns = append(warns, chunking.Warning{File: name, Line: 1, Text: "text before the first From_ line read as a message"})
 			r.Line = 1
 		}
-		m, w := ParseMessage(name, r.Line, r.Data)
+		m, w := rd.parse(name, r.Line, r.Data)
 		mb.Messages = append(mb.Messages, m)
 		warns = append(warns, w...)
 	}
@@ -312,13 +321,14 @@ func WriteMbox(w io.Writer, msgs []*Message) error {
 func MailboxOf(docs []chunking.Document, opts ReadOptions) (*Mailbox, []chunking.Warning) {
 	mb := &Mailbox{}
 	var warns []chunking.Warning
+	rd := new(reader)
 	for _, d := range docs {
 		var part *Mailbox
 		var w []chunking.Warning
 		if FormatOf(d) == FormatMbox {
-			part, w = ParseMbox(d.Path, d.Content, opts.Mboxo)
+			part, w = rd.parseMbox(d.Path, d.Content, opts.Mboxo)
 		} else {
-			part, w = ParseEML(d.Path, d.Content)
+			part, w = rd.parseEML(d.Path, d.Content)
 		}
 		mb.Messages = append(mb.Messages, part.Messages...)
 		warns = append(warns, w...)

@@ -1,6 +1,7 @@
 package email
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
@@ -16,6 +17,7 @@ import (
 	"github.com/emersion/go-message"
 	_ "github.com/emersion/go-message/charset" // charsets beyond UTF-8 and ASCII
 	gomail "github.com/emersion/go-message/mail"
+	"github.com/emersion/go-message/textproto"
 
 	"github.com/chunkstream/chunkstream/chunking"
 )
@@ -137,6 +139,39 @@ func stripComments(s string) string {
 // ParseMessage reads one raw message. It never fails: problems become
 // warnings and the message keeps what could be read.
 func ParseMessage(file string, line int, raw []byte) (m *Message, warns []chunking.Warning) {
+	return new(reader).parse(file, line, raw)
+}
+
+// reader reads messages one after another, reusing its buffer.
+type reader struct {
+	src bytes.Reader
+	buf *bufio.Reader
+}
+
+// entity reads the header of raw (at most MaxHeaderBytes) and returns the
+// entity, its body read through r's buffer.
+func (r *reader) entity(raw []byte) (*message.Entity, error) {
+	head := raw
+	if len(head) > MaxHeaderBytes {
+		head = head[:MaxHeaderBytes]
+	}
+	if bytes.Index(head, []byte("\n\n")) < 0 && len(raw) > MaxHeaderBytes {
+		return nil, fmt.Errorf("header exceeds %d bytes", MaxHeaderBytes)
+	}
+	r.src.Reset(raw)
+	if r.buf == nil {
+		r.buf = bufio.NewReaderSize(&r.src, 8192)
+	} else {
+		r.buf.Reset(&r.src)
+	}
+	h, err := textproto.ReadHeader(r.buf)
+	if err != nil {
+		return nil, err
+	}
+	return message.New(message.Header{Header: h}, r.buf)
+}
+
+func (r *reader) parse(file string, line int, raw []byte) (m *Message, warns []chunking.Warning) {
 	raw = normalizeNewlines(raw)
 	m = &Message{File: file, Line: line, Raw: raw}
 	warn := func(format string, args ...any) {
@@ -153,7 +188,7 @@ func ParseMessage(file string, line int, raw []byte) (m *Message, warns []chunki
 			m.MessageID = "missing-id-" + hex.EncodeToString(sum[:8])
 		}
 	}()
-	e, err := message.ReadWithOptions(bytes.NewReader(raw), &message.ReadOptions{MaxHeaderBytes: MaxHeaderBytes})
+	e, err := r.entity(raw)
 	if e == nil {
 		warn("no readable header (%v): the whole text read as the body", err)
 		body := raw
