@@ -108,7 +108,13 @@ func startWorker(ctx context.Context, t *testing.T, c *cluster, cfg worker.Confi
 	if err != nil {
 		t.Fatal(err)
 	}
-	js, err := jetstream.New(nc)
+	// The publish-ack timeout matters: a chunk record published to a
+	// stream leader that dies before answering never gets a PubAck, and
+	// without a timeout the sink waits forever while in-progress acks keep
+	// the request from being redelivered (seen in this test). cmd/worker
+	// needs the same option (reported to the worker's owner).
+	js, err := jetstream.New(nc, jetstream.WithPublishAsyncTimeout(5*time.Second),
+		jetstream.WithPublishAsyncMaxPending(cfg.Workers()*cfg.MaxPendingPublishes))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,13 @@
 // (naming authorization or the certificate) and without echoing the
 // password when either is wrong.
 //
-// Decisions: the servers log nothing (NoLog) unless -v and
+// Decisions: the workers' JetStream contexts set a publish-ack timeout
+// (5 s): a PubAck lost with a dying stream leader otherwise leaves the sink
+// waiting forever while in-progress acks keep the request from being
+// redelivered, which this test caught; cmd/worker needs the same option.
+// The security tests build and run cmd/worker itself (or the binary named by
+// CHUNKSTREAM_TEST_WORKER_BIN), because its connection options live in
+// package main. The servers log nothing (NoLog) unless -v and
 // CHUNKSTREAM_TEST_SERVER_LOG=1; ports are chosen by listening on :0 and
 // closing, which can race with another process on a busy machine (the test
 // then fails at server start, visibly, rather than hanging).
