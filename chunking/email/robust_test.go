@@ -211,3 +211,28 @@ func TestHugeHeaderBlock(t *testing.T) {
 		t.Errorf("body %d bytes, warnings %v", len(m.Body), warns)
 	}
 }
+
+func TestSubjects(t *testing.T) {
+	tests := []struct {
+		in    string
+		reply bool
+		norm  string
+	}{
+		{"Re: Plan", true, "plan"},
+		{"[dev] Re: [dev] RE:  Big   Plan", true, "big plan"},
+		{"Re[2]: x", true, "x"},
+		{"AW : Termin", true, "termin"},
+		{"Fwd: Re: x", true, "x"},
+		{"Revenue report", false, "revenue report"},
+		{"[USRP-users] question", false, "question"},
+		{"Re x", false, "re x"},
+	}
+	for _, tt := range tests {
+		if got := isReplySubject(tt.in); got != tt.reply {
+			t.Errorf("isReplySubject(%q) = %v, want %v", tt.in, got, tt.reply)
+		}
+		if got := normSubject(tt.in); got != tt.norm {
+			t.Errorf("normSubject(%q) = %q, want %q", tt.in, got, tt.norm)
+		}
+	}
+}

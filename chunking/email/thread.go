@@ -3,7 +3,6 @@ package email
 import (
 	"context"
 	"os"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -88,31 +87,74 @@ func (t *threader) link(c, p int) {
 	t.cs[p].children = append(t.cs[p].children, c)
 }
 
-var (
-	replyPrefix = regexp.MustCompile(`(?i)^\s*((re|fwd?|aw|sv|vs|antw|wg|tr|rif|odp|r)\s*(\[\d+\]|\(\d+\))?\s*[:：]\s*)`)
-	listTag     = regexp.MustCompile(`^\s*\[[^\]]*\]\s*`)
-)
+// replyWords are the reply and forward prefixes of subjects, lowercased.
+var replyWords = []string{"re", "fwd", "fw", "aw", "sv", "vs", "antw", "wg", "tr", "rif", "odp", "r"}
+
+// cutListTag removes one leading "[list]" tag.
+func cutListTag(s string) (string, bool) {
+	t := strings.TrimLeft(s, " \t")
+	if !strings.HasPrefix(t, "[") {
+		return s, false
+	}
+	j := strings.IndexByte(t, ']')
+	if j < 0 {
+		return s, false
+	}
+	return strings.TrimLeft(t[j+1:], " \t"), true
+}
+
+// cutReplyPrefix removes one leading reply prefix ("Re:", "FW:",
+// "Re[2]:", "AW :", "Re：").
+func cutReplyPrefix(s string) (string, bool) {
+	t := strings.TrimLeft(s, " \t")
+	k := 0
+	for k < len(t) && k <= 4 && (t[k]|0x20 >= 'a' && t[k]|0x20 <= 'z') {
+		k++
+	}
+	if k == 0 || !slices.Contains(replyWords, strings.ToLower(t[:k])) {
+		return s, false
+	}
+	rest := t[k:]
+	if len(rest) > 0 && (rest[0] == '[' || rest[0] == '(') {
+		close := byte(']')
+		if rest[0] == '(' {
+			close = ')'
+		}
+		e := strings.IndexByte(rest, close)
+		if e < 2 || !isDigits(rest[1:e]) {
+			return s, false
+		}
+		rest = rest[e+1:]
+	}
+	rest = strings.TrimLeft(rest, " \t")
+	switch {
+	case strings.HasPrefix(rest, ":"):
+		rest = rest[1:]
+	case strings.HasPrefix(rest, "："):
+		rest = rest[len("："):]
+	default:
+		return s, false
+	}
+	return strings.TrimLeft(rest, " \t"), true
+}
 
 // isReplySubject reports whether a subject starts (after list tags) with
 // a reply or forward prefix (Re:, Fwd:, Fw:, AW:, SV:, …).
 func isReplySubject(s string) bool {
-	for {
-		t := listTag.ReplaceAllString(s, "")
-		if t == s {
-			break
-		}
-		s = t
+	for ok := true; ok; {
+		s, ok = cutListTag(s)
 	}
-	return replyPrefix.MatchString(s)
+	_, ok := cutReplyPrefix(s)
+	return ok
 }
 
 // normSubject strips list tags and reply prefixes, collapses whitespace
 // and lowercases.
 func normSubject(s string) string {
 	for {
-		t := listTag.ReplaceAllString(s, "")
-		t = replyPrefix.ReplaceAllString(t, "")
-		if t == s {
+		t, a := cutListTag(s)
+		t, b := cutReplyPrefix(t)
+		if !a && !b {
 			break
 		}
 		s = t
