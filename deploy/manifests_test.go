@@ -746,6 +746,17 @@ func TestBackfillJobRunsTheProducer(t *testing.T) {
 	if r := j.Spec.Template.Spec.RestartPolicy; r != corev1.RestartPolicyOnFailure && r != corev1.RestartPolicyNever {
 		t.Errorf("backfill restartPolicy = %q", r)
 	}
+	// The producer reads the same ConfigMap: in production it names the
+	// NATS TLS files, which must be mounted.
+	prod := find[*corev1.ConfigMap](t, objs, "overlays/production", "ConfigMap", "chunkstream-config")
+	for k, v := range prod.Data {
+		if !strings.HasPrefix(k, "CHUNKSTREAM_NATS_") || !strings.HasPrefix(v, "/") {
+			continue
+		}
+		if !slices.ContainsFunc(cs[0].VolumeMounts, func(m corev1.VolumeMount) bool { return strings.HasPrefix(v, m.MountPath+"/") }) {
+			t.Errorf("backfill producer: production %s=%s is not mounted", k, v)
+		}
+	}
 }
 
 // checkFlags fails for every -flag in args that the command does not define.
@@ -778,3 +789,21 @@ func keys[M ~map[string]V, V any](m M) []string {
 }
 
 var _ = bytes.Equal
+
+// TestPodEnvironmentIsKnown checks that every chunkstream variable a pod
+// template sets (besides the ConfigMap) is one the programs read.
+func TestPodEnvironmentIsKnown(t *testing.T) {
+	objs := loadObjects(t)
+	known := knownEnv(t)
+	for _, dir := range []string{"base", "overlays/production", "backfill"} {
+		for where, tpl := range podSpecs(objs, dir) {
+			for _, c := range tpl.Spec.Containers {
+				for _, e := range c.Env {
+					if (strings.HasPrefix(e.Name, "CHUNKSTREAM_") || strings.HasPrefix(e.Name, "NATS_")) && !known[e.Name] {
+						t.Errorf("%s: container %s sets %s, which no program reads", where, c.Name, e.Name)
+					}
+				}
+			}
+		}
+	}
+}
