@@ -51,7 +51,7 @@ func (sp *splitter) atomic(b mdblocks.Block, end int) {
 	}
 	if wrap >= sp.max || bodyStart >= bodyEnd {
 		// No part could fit: the block is emitted whole.
-		n := utf8.RuneCount(src[b.Start:end])
+		n := runeCount(src[b.Start:end])
 		sp.emit(piece{start: b.Start, end: end, chars: n, kind: pieceAtomic, oversize: n > sp.max})
 		sp.warnOversize(b, n)
 		return
@@ -102,7 +102,7 @@ func (sp *splitter) atomic(b mdblocks.Block, end int) {
 	for p := bodyStart; p < bodyEnd; {
 		q := lineEndOf(src[:bodyEnd], p)
 		line := src[p:q]
-		n := utf8.RuneCount(line)
+		n := runeCount(line)
 		if line[len(line)-1] != '\n' {
 			n++ // the line break added before the closing line
 		}

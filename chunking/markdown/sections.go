@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/internal/mdblocks"
@@ -136,7 +135,7 @@ func sections(src []byte, blocks []mdblocks.Block) []section {
 		if s.start == s.end {
 			continue
 		}
-		s.chars = utf8.RuneCount(src[s.start:s.end])
+		s.chars = runeCount(src[s.start:s.end])
 		kept = append(kept, s)
 	}
 	return kept

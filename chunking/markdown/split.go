@@ -71,7 +71,7 @@ func (sp *splitter) section(out []rawChunk, s section, blocks []mdblocks.Block, 
 		if b.Start > pos {
 			sp.split(pos, b.Start, levelPara)
 		}
-		if n := utf8.RuneCount(sp.src[b.Start:end]); n <= sp.max {
+		if n := runeCount(sp.src[b.Start:end]); n <= sp.max {
 			sp.emit(piece{start: b.Start, end: end, chars: n, kind: pieceAtomic})
 		} else {
 			sp.atomic(b, end)
@@ -89,7 +89,7 @@ func (sp *splitter) section(out []rawChunk, s section, blocks []mdblocks.Block, 
 
 // split appends the pieces of src[s:e] at level or finer.
 func (sp *splitter) split(s, e, level int) {
-	n := utf8.RuneCount(sp.src[s:e])
+	n := runeCount(sp.src[s:e])
 	if n <= sp.max {
 		sp.emit(piece{start: s, end: e, chars: n})
 		return

@@ -88,8 +88,46 @@ type Block struct {
 
 var blockParser = sync.OnceValue(func() parser.Parser {
 	bps := append(parser.DefaultBlockParsers(), util.Prioritized(mathParser{}, 650))
-	return parser.NewParser(parser.WithBlockParsers(bps...))
+	return parser.NewParser(parser.WithBlockParsers(bps...),
+		parser.WithParagraphTransformers(util.Prioritized(dropParagraphLines{}, 100)))
 })
+
+// dropParagraphLines empties every closed paragraph's lines (but one, made
+// empty). goldmark
+// walks every block's lines after the block parse, even with no inline
+// parsers, and that walk costs more than the block parse itself; the
+// scanner slices the source by offsets and needs no lines. A paragraph
+// closed by a setext underline keeps them: they become the heading's.
+type dropParagraphLines struct{}
+
+func (dropParagraphLines) Transform(node *ast.Paragraph, reader text.Reader, pc parser.Context) {
+	if line, _ := reader.PeekLine(); isSetextUnderline(line) {
+		return
+	}
+	// One empty line stays: goldmark removes a paragraph with none.
+	lines := node.Lines()
+	if lines.Len() == 0 {
+		return
+	}
+	first := lines.At(0)
+	lines.SetSliced(0, 1)
+	lines.Set(0, text.NewSegment(first.Start, first.Start))
+}
+
+// isSetextUnderline reports whether line (from the current position) is a
+// run of '=' or '-' with optional spaces around it.
+func isSetextUnderline(line []byte) bool {
+	line = bytes.Trim(line, " \t\r\n")
+	if len(line) == 0 || line[0] != '=' && line[0] != '-' {
+		return false
+	}
+	for _, c := range line {
+		if c != line[0] {
+			return false
+		}
+	}
+	return true
+}
 
 var baselineParser = sync.OnceValue(func() parser.Parser {
 	return parser.NewParser(parser.WithBlockParsers(parser.DefaultBlockParsers()...))
@@ -107,9 +145,10 @@ func ParseOnly(src []byte) int {
 // It never fails: any byte sequence is some Markdown. It runs in time
 // linear in len(src) and is safe for concurrent use. src is not retained.
 func Scan(src []byte) []Block {
-	blocks := make([]Block, 0, 16)
+	var blocks []Block
 	off := 0
 	if end := frontMatterEnd(src); end > 0 {
+		blocks = make([]Block, 0, 16)
 		blocks = append(blocks, Block{Kind: FrontMatter, Start: 0, End: end, BodyStart: 0, BodyEnd: end})
 		off = end
 	}
@@ -122,6 +161,9 @@ func Scan(src []byte) []Block {
 		start int
 	}
 	tops := make([]top, 0, doc.ChildCount())
+	if blocks == nil {
+		blocks = make([]Block, 0, doc.ChildCount()+4)
+	}
 	prev := 0
 	for n := doc.FirstChild(); n != nil; n = n.NextSibling() {
 		p := n.Pos()

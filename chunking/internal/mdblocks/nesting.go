@@ -1,5 +1,7 @@
 package mdblocks
 
+import "bytes"
+
 // MaxNesting is the deepest container nesting (block quotes and list items
 // opened on one line) that Scan hands to goldmark. goldmark's time grows
 // with the square of the containers opened on one line, so a marker
@@ -54,10 +56,14 @@ func limitNesting(src []byte) []byte {
 			}
 		}
 		// Next line.
-		for i < len(src) && src[i] != '\n' {
-			i++
+		if i >= len(src) {
+			break
 		}
-		start = i + 1
+		k := bytes.IndexByte(src[i:], '\n')
+		if k < 0 {
+			break
+		}
+		start = i + k + 1
 	}
 	return out
 }

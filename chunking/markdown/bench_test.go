@@ -1,0 +1,131 @@
+package markdown_test
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/chunking/internal/mdblocks"
+	"github.com/chunkstream/chunkstream/chunking/markdown"
+)
+
+// loadCorpus reads the shared Markdown corpus into memory (skipping the
+// benchmark when it is absent).
+func loadCorpus(b *testing.B) ([]chunking.Document, int64) {
+	b.Helper()
+	dir, files := corpusFiles(b)
+	docs := make([]chunking.Document, 0, len(files))
+	var total int64
+	for _, rel := range files {
+		src, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		docs = append(docs, chunking.Document{Path: rel, Content: src})
+		total += int64(len(src))
+	}
+	return docs, total
+}
+
+// BenchmarkCorpus chunks the whole corpus per iteration; ParseOnly is
+// goldmark's block parse of the same bytes, the baseline of the speed
+// target (chunking ≤ 1.4× its time).
+func BenchmarkCorpus(b *testing.B) {
+	docs, total := loadCorpus(b)
+	c := mustNew(b, nil)
+	b.Run("chunk", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(total)
+		for b.Loop() {
+			for _, d := range docs {
+				_, _, _ = c.Chunk(d)
+			}
+		}
+	})
+	b.Run("parse-only", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(total)
+		for b.Loop() {
+			for _, d := range docs {
+				mdblocks.ParseOnly(d.Content)
+			}
+		}
+	})
+	b.Run("scan", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(total)
+		for b.Loop() {
+			for _, d := range docs {
+				mdblocks.Scan(d.Content)
+			}
+		}
+	})
+}
+
+// synthetic100MB returns a 100 MB Markdown document: the corpus files
+// concatenated (valid UTF-8 ones), or generated text when it is absent.
+func synthetic100MB(b *testing.B) []byte {
+	const size = 100 << 20
+	var buf bytes.Buffer
+	buf.Grow(size + 1<<20)
+	dir := filepath.Join("..", "..", "..", "shared", "corpus", "markdown")
+	if _, err := os.Stat(dir); err == nil {
+		docs, _ := loadCorpus(b)
+		for buf.Len() < size {
+			for _, d := range docs {
+				buf.Write(d.Content)
+				buf.WriteString("\n\n")
+				if buf.Len() >= size {
+					break
+				}
+			}
+		}
+		return bytes.ToValidUTF8(buf.Bytes(), []byte("\uFFFD"))
+	}
+	para := strings.Repeat("Some text with `code` and *emphasis*. ", 20) + "\n\n"
+	for i := 0; buf.Len() < size; i++ {
+		buf.WriteString("## Section\n\n" + para + "```go\nfunc f() {}\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n")
+	}
+	return buf.Bytes()
+}
+
+// Benchmark100MB chunks one 100 MB document (target: per-MB time no
+// worse than 1.1× the corpus's).
+func Benchmark100MB(b *testing.B) {
+	src := synthetic100MB(b)
+	c := mustNew(b, nil)
+	b.Run("chunk", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(src)))
+		for b.Loop() {
+			_, _, _ = c.Chunk(chunking.Document{Content: src})
+		}
+	})
+	b.Run("parse-only", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(src)))
+		for b.Loop() {
+			mdblocks.ParseOnly(src)
+		}
+	})
+}
+
+// BenchmarkAdversarial chunks the adversarial inputs of TestBadInputLinear
+// at a larger size, so super-linear behaviour shows as a number.
+func BenchmarkAdversarial(b *testing.B) {
+	c := mustNew(b, nil)
+	for name, gen := range adversarial {
+		src := gen(100000)
+		b.Run(strings.ReplaceAll(name, " ", "-"), func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(src)))
+			for b.Loop() {
+				_, _, _ = c.Chunk(chunking.Document{Content: src})
+			}
+		})
+	}
+	_ = markdown.DefaultMaxChar
+}
