@@ -274,9 +274,11 @@ func fmtInt5(i int) string {
 // and the bogus charsets and self-reference give warnings.
 func TestCorpusEdgeCases(t *testing.T) {
 	dir := testutil.SharedDir(t, "corpus", "email", "edge-cases")
+	// The expected warnings; every other case reads without any.
 	wantWarn := map[string]string{
-		"charset-bogus-8bit.eml": "charset",
-		"self-reference.eml":     "itself",
+		"charset-bogus-8bit.eml":        "unknown charset",
+		"charset-unicode-2-0-utf-8.eml": "unknown charset", // not a known alias: UTF-8 fallback
+		"self-reference.eml":            "itself",
 	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -295,8 +297,17 @@ func TestCorpusEdgeCases(t *testing.T) {
 				t.Errorf("%d chunks, want 1", len(chunks))
 			}
 			checkChunks(t, chunks, DefaultMaxEmailsPerChunk, DefaultMaxChars)
-			if w, ok := wantWarn[e.Name()]; ok && !slices.ContainsFunc(warns, func(x chunking.Warning) bool { return strings.Contains(x.Text, w) }) {
+			w, ok := wantWarn[e.Name()]
+			if ok && !slices.ContainsFunc(warns, func(x chunking.Warning) bool { return strings.Contains(x.Text, w) }) {
 				t.Errorf("no warning mentioning %q in %v", w, warns)
+			}
+			if !ok && len(warns) > 0 {
+				t.Errorf("unexpected warnings %v", warns)
+			}
+			for _, ch := range chunks {
+				if strings.Contains(ch.Content(), "\uFFFD") && !ok {
+					t.Errorf("replacement characters in a chunk of a known charset")
+				}
 			}
 		})
 	}
