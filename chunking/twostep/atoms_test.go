@@ -94,8 +94,8 @@ func TestScanRegionSubrange(t *testing.T) {
 // TestScanRegionLinear checks that adversarial inputs stay linear: twice
 // the input may not take much more than twice the time.
 func TestScanRegionLinear(t *testing.T) {
-	if testing.Short() {
-		t.Skip("timing test")
+	if testing.Short() || raceEnabled {
+		t.Skip("timing test (not in -short or -race runs)")
 	}
 	inputs := map[string]func(n int) string{
 		"dollars":   func(n int) string { return strings.Repeat("$a ", n) },
