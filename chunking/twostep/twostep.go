@@ -99,8 +99,10 @@ func formatOf(doc chunking.Document) (format, fileFormat string, err error) {
 
 // Chunk splits doc into chunks (spec §3). It is pure and safe for
 // concurrent use; doc.Content is neither modified nor retained (the chunks
-// of one document share one copy of its text). A document that is not valid UTF-8 is an error
-// wrapping chunking.ErrNotUTF8.
+// of one document share one copy of its text). A document that is not
+// valid UTF-8 is an error wrapping chunking.ErrNotUTF8 and naming the
+// document; an unsupported Format wraps chunking.ErrUnsupportedFormat.
+// Warnings report unclosed LaTeX environments in sections that were cut.
 func (c *Chunker) Chunk(doc chunking.Document) ([]chunking.Chunk, []chunking.Warning, error) {
 	name := doc.Path
 	if name == "" {
