@@ -151,6 +151,6 @@
 // ingest_seq is compared with Qdrant's float64 range, exact up to 2^53
 // (a stream would need 9·10^15 messages to pass it; Write refuses larger
 // sequences as permanent). One upsert request stays under 8 MB unless a
-// single point is larger; then it goes alone (Qdrant's default gRPC limit
-// is 64 MB).
+// single point is larger; then it goes alone, and Qdrant's request size
+// limit (service.max_request_size_mb, 32 MB by default) decides.
 package qdrantsink
