@@ -173,6 +173,13 @@ func (r *reader) entity(raw []byte) (*message.Entity, error) {
 
 func (r *reader) parse(file string, line int, raw []byte) (m *Message, warns []chunking.Warning) {
 	raw = normalizeNewlines(raw)
+	// An .eml saved from an mbox may still start with its From_ line.
+	// ("From :" with a space is the obsolete header syntax, not a From_ line.)
+	if bytes.HasPrefix(raw, []byte("From ")) && !bytes.HasPrefix(bytes.TrimLeft(raw[5:], " \t"), []byte(":")) {
+		if i := bytes.IndexByte(raw, '\n'); i >= 0 {
+			raw = raw[i+1:]
+		}
+	}
 	m = &Message{File: file, Line: line, Raw: raw}
 	warn := func(format string, args ...any) {
 		text := strings.Join(strings.Fields(fmt.Sprintf(format, args...)), " ")

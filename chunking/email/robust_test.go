@@ -236,3 +236,11 @@ func TestSubjects(t *testing.T) {
 		}
 	}
 }
+
+func TestEMLWithFromLine(t *testing.T) {
+	raw := "From alice@example.org Mon Jan  1 10:00:00 2024\nFrom: Alice <alice@example.org>\nSubject: s\nMessage-ID: <f@x>\n\nbody\n"
+	m, warns := ParseMessage("f.eml", 0, []byte(raw))
+	if m.MessageID != "f@x" || m.Body != "body\n" || len(warns) > 0 {
+		t.Errorf("ParseMessage = id %q body %q, warnings %v", m.MessageID, m.Body, warns)
+	}
+}
