@@ -3,11 +3,11 @@ package markdown_test
 import (
 	"bytes"
 	"os"
-	"syscall"
-	"time"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/internal/mdblocks"
