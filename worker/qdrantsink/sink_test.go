@@ -8,6 +8,8 @@ import (
 	"maps"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -695,5 +697,21 @@ func TestWithEmbedClient(t *testing.T) {
 	}
 	if requests.Load() != before {
 		t.Errorf("the embedder was called for a document with an over-long chunk")
+	}
+}
+
+func TestTLSCAFile(t *testing.T) {
+	srv := qdranttest.Start(t)
+	cfg := testConfig(srv)
+	cfg.TLS = true
+	cfg.TLSCA = filepath.Join(t.TempDir(), "missing.pem")
+	if _, err := New(context.Background(), cfg, sinktest.NewRecords(), nil, nil); err == nil || !strings.Contains(err.Error(), "CHUNKSTREAM_QDRANT_TLS_CA") {
+		t.Fatalf("New with a missing CA file = %v", err)
+	}
+	if err := os.WriteFile(cfg.TLSCA, []byte("not a certificate"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(context.Background(), cfg, sinktest.NewRecords(), nil, nil); err == nil || !strings.Contains(err.Error(), "no PEM certificates") {
+		t.Fatalf("New with a CA file without certificates = %v", err)
 	}
 }
