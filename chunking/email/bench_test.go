@@ -108,13 +108,17 @@ func BenchmarkScale(b *testing.B) {
 // BenchmarkAdversarial: one reply chain of 5000 messages in reverse
 // order, and 5000 messages with one subject and no reply headers.
 func BenchmarkAdversarial(b *testing.B) {
-	var chain, subj strings.Builder
+	var chain, subj, star strings.Builder
+	fmt.Fprintf(&star, "From x Mon Jan  1 00:00:00 2024\nMessage-ID: <root@x>\nDate: Mon, 1 Jan 2024 00:00:00 +0000\n\nroot\n\n")
+	for k := range 5000 {
+		fmt.Fprintf(&star, "From x Mon Jan  1 00:00:00 2024\nMessage-ID: <r%d@x>\nIn-Reply-To: <root@x>\nDate: Mon, 1 Jan 2024 %02d:%02d:%02d +0000\n\nreply %d\n\n", k, k/3600%24, k/60%60, k%60, k)
+	}
 	for k := 4999; k >= 0; k-- {
 		fmt.Fprintf(&chain, "From x Mon Jan  1 00:00:00 2024\nMessage-ID: <c%d@x>\nIn-Reply-To: <c%d@x>\nDate: Mon, 1 Jan 2024 00:00:00 +0000\n\nbody %d\n\n", k, k-1, k)
 		fmt.Fprintf(&subj, "From x Mon Jan  1 00:00:00 2024\nMessage-ID: <s%d@x>\nSubject: Re: same\nDate: Mon, 1 Jan 2024 %02d:%02d:%02d +0000\n\nbody %d\n\n", k, k/3600%24, k/60%60, k%60, k)
 	}
 	c, _ := New(nil)
-	for name, data := range map[string][]byte{"chain": []byte(chain.String()), "subject": []byte(subj.String())} {
+	for name, data := range map[string][]byte{"chain": []byte(chain.String()), "subject": []byte(subj.String()), "star": []byte(star.String())} {
 		b.Run(name, func(b *testing.B) {
 			b.SetBytes(int64(len(data)))
 			for b.Loop() {

@@ -58,10 +58,10 @@ func cmpDateKey(a, b *msg) int {
 // path is one root→leaf list of message indexes, with the fork link of a
 // trimmed path (spec §4 step 6, Beyond).
 type path struct {
-	msgs       []int
-	trimmed    bool
-	keptPath   []int // the kept path it shares its prefix with (trimmed only)
-	lastShared int   // index of the last shared message (trimmed only)
+	msgs      []int
+	trimmed   bool
+	kept      int // trimmed only: index in the thread's paths of the kept path it shares its prefix with
+	sharedLen int // trimmed only: messages it shares with the kept path
 }
 
 // threadPaths implements spec §4 steps 1–3 over the messages of one thread.
@@ -144,14 +144,20 @@ func threadPaths(ms []*msg) []path {
 				seen[sig] = true
 				leafPaths = append(leafPaths, p)
 			}
-			out = append(out, compact(leafPaths, ms)...)
+			base := len(out)
+			for _, p := range compact(leafPaths, ms) {
+				if p.kept >= 0 {
+					p.kept += base
+				}
+				out = append(out, p)
+			}
 			continue
 		}
 		if len(comp) == 1 {
-			out = append(out, path{msgs: []int{comp[0]}})
+			out = append(out, path{msgs: []int{comp[0]}, kept: -1})
 			continue
 		}
-		out = append(out, path{msgs: cyclePath(comp, parent, ms)})
+		out = append(out, path{msgs: cyclePath(comp, parent, ms), kept: -1})
 	}
 
 	covered := make([]bool, n)
@@ -168,7 +174,7 @@ func threadPaths(ms []*msg) []path {
 	}
 	slices.SortFunc(rest, func(a, b int) int { return strings.Compare(ms[a].id, ms[b].id) })
 	for _, i := range rest {
-		out = append(out, path{msgs: []int{i}})
+		out = append(out, path{msgs: []int{i}, kept: -1})
 	}
 	return out
 }
@@ -201,7 +207,7 @@ func compact(leafPaths [][]int, ms []*msg) []path {
 	if len(leafPaths) < 2 {
 		out := make([]path, len(leafPaths))
 		for i, p := range leafPaths {
-			out[i] = path{msgs: p}
+			out[i] = path{msgs: p, kept: -1}
 		}
 		return out
 	}
@@ -213,28 +219,50 @@ func compact(leafPaths [][]int, ms []*msg) []path {
 		}
 		return strings.Compare(lb.id, la.id)
 	})
-	compacted := []path{{msgs: sorted[0]}}
+	// A trie of the kept paths finds the longest prefix any of them shares
+	// with the current path, and the first kept path holding it, in time
+	// linear in the paths' lengths.
+	type trieKey struct{ node, msg int }
+	trie := map[trieKey]int{} // (node, message) → child node
+	firstPath := []int{-1}    // node → first kept path through it; node 0 is the root
+	insert := func(p []int, idx int) {
+		node := 0
+		for _, m := range p {
+			child, ok := trie[trieKey{node, m}]
+			if !ok {
+				child = len(firstPath)
+				trie[trieKey{node, m}] = child
+				firstPath = append(firstPath, idx)
+			}
+			node = child
+		}
+	}
+	compacted := []path{{msgs: sorted[0], kept: -1}}
+	keptFrom := []int{-1} // compacted index → compacted index of its kept path
+	insert(sorted[0], 0)
 	for _, cur := range sorted[1:] {
-		best, bestIdx := 0, -1
-		for k, kept := range compacted {
-			shared := 0
-			for shared < len(cur) && shared < len(kept.msgs) && cur[shared] == kept.msgs[shared] {
-				shared++
+		best, bestIdx, node := 0, -1, 0
+		for _, m := range cur {
+			child, ok := trie[trieKey{node, m}]
+			if !ok {
+				break
 			}
-			if shared > best {
-				best, bestIdx = shared, k
-			}
+			node = child
+			best++
+			bestIdx = firstPath[node]
 		}
 		if best > sharedPrefixThreshold {
 			compacted = append(compacted, path{
-				msgs:       cur[max(0, best-contextTailForBranch):],
-				trimmed:    true,
-				keptPath:   compacted[bestIdx].msgs,
-				lastShared: cur[best-1],
+				msgs:      cur[max(0, best-contextTailForBranch):],
+				trimmed:   true,
+				sharedLen: best,
 			})
+			keptFrom = append(keptFrom, bestIdx)
 		} else {
-			compacted = append(compacted, path{msgs: cur})
+			compacted = append(compacted, path{msgs: cur, kept: -1})
+			keptFrom = append(keptFrom, -1)
 		}
+		insert(compacted[len(compacted)-1].msgs, len(compacted)-1)
 	}
 	// Untouched paths in their leaf order, then the others in compaction
 	// order (the reference's retained-descriptor pass).
@@ -243,22 +271,31 @@ func compact(leafPaths [][]int, ms []*msg) []path {
 		remaining[signature(p.msgs)]++
 	}
 	var out []path
-	retained := map[string]bool{}
+	retained := map[string]int{} // signature → index in out
 	for _, p := range leafPaths {
 		sig := signature(p)
 		if remaining[sig] > 0 {
 			remaining[sig]--
-			retained[sig] = true
-			out = append(out, path{msgs: p})
+			retained[sig] = len(out)
+			out = append(out, path{msgs: p, kept: -1})
 		}
 	}
-	for _, p := range compacted {
+	at := make([]int, len(compacted)) // compacted index → index in out
+	for k, p := range compacted {
 		sig := signature(p.msgs)
-		if retained[sig] {
+		if i, ok := retained[sig]; ok {
+			at[k] = i
 			continue
 		}
-		retained[sig] = true
+		retained[sig] = len(out)
+		at[k] = len(out)
 		out = append(out, p)
+	}
+	// Link each trimmed path to where its kept path landed.
+	for k, p := range compacted {
+		if p.trimmed && keptFrom[k] >= 0 && out[at[k]].trimmed {
+			out[at[k]].kept = at[keptFrom[k]]
+		}
 	}
 	return out
 }

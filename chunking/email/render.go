@@ -419,17 +419,8 @@ func chunkThread(threadID string, ms []*msg, maxEmails, maxChars, overlap int) [
 			for j := k - 1; j >= 0; j-- {
 				if pw[j].w.start <= d.w.start-1 && d.w.start-1 <= pw[j].w.end {
 					d.parent = pw[j].id
+					pw[j].children = append(pw[j].children, d.id)
 					break
-				}
-			}
-		}
-		for _, d := range pw {
-			if d.parent == "" {
-				continue
-			}
-			for _, q := range pw {
-				if q.id == d.parent {
-					q.children = append(q.children, d.id)
 				}
 			}
 		}
@@ -440,30 +431,11 @@ func chunkThread(threadID string, ms []*msg, maxEmails, maxChars, overlap int) [
 		if !p.trimmed || len(pathWindows[pi]) == 0 {
 			continue
 		}
-		kept := -1
-		for k, q := range paths {
-			if !q.trimmed && sameInts(q.msgs, p.keptPath) {
-				kept = k
-				break
-			}
-		}
-		if kept < 0 {
-			for k, q := range paths {
-				if sameInts(q.msgs, p.keptPath) {
-					kept = k
-					break
-				}
-			}
-		}
+		kept := p.kept
 		if kept < 0 {
 			continue
 		}
-		pos := -1
-		for k, i := range paths[kept].msgs {
-			if i == p.lastShared {
-				pos = k
-			}
-		}
+		pos := p.sharedLen - 1 // the last shared message, in the kept path
 		kw := pathWindows[kept]
 		for j := len(kw) - 1; j >= 0; j-- {
 			if kw[j].w.start <= pos && pos <= kw[j].w.end {
@@ -503,16 +475,4 @@ func chunkThread(threadID string, ms []*msg, maxEmails, maxChars, overlap int) [
 		out = append(out, chunking.New(toUTF8(d.w.content), md))
 	}
 	return out
-}
-
-func sameInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
