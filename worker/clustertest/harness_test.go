@@ -288,8 +288,9 @@ func makeCerts(t *testing.T, dir, prefix string) certs {
 }
 
 // secureServer starts one JetStream server that requires TLS and a
-// user/password (and client certificates when verify is set).
-func secureServer(t *testing.T, c certs, user, password string, verify bool) *server.Server {
+// user/password (and client certificates when verify is set); configure
+// functions may replace the authentication.
+func secureServer(t *testing.T, c certs, user, password string, verify bool, configure ...func(*server.Options)) *server.Server {
 	t.Helper()
 	tlsCfg, err := server.GenTLSConfig(&server.TLSConfigOpts{CertFile: c.CertFile, KeyFile: c.KeyFile, CaFile: c.CAFile, Verify: verify})
 	if err != nil {
@@ -309,6 +310,9 @@ func secureServer(t *testing.T, c certs, user, password string, verify bool) *se
 		Password:   password,
 		NoLog:      !serverLog(),
 		NoSigs:     true,
+	}
+	for _, f := range configure {
+		f(opts)
 	}
 	s, err := server.NewServer(opts)
 	if err != nil {

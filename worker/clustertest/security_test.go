@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nkeys"
 )
 
 var (
@@ -301,4 +302,79 @@ func TestWorkerRefusedWithClearErrors(t *testing.T) {
 // tlsURL is the server's client URL with the tls:// scheme.
 func tlsURL(s *server.Server) string {
 	return strings.Replace(s.ClientURL(), "nats://", "tls://", 1)
+}
+
+// TestWorkerAuthMethods: over TLS, a token and an NKey seed file (the
+// other credentials the worker takes) are accepted when right and refused
+// with an authorization error when wrong, and never printed.
+func TestWorkerAuthMethods(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the worker binary")
+	}
+	dir := t.TempDir()
+	c := makeCerts(t, dir, "server")
+	const token = "t0ken-do-not-log"
+	tokenSrv := secureServer(t, c, "", "", false, func(o *server.Options) { o.Authorization = token })
+
+	user, err := nkeys.CreateUser()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, _ := user.PublicKey()
+	seed, _ := user.Seed()
+	seedFile := filepath.Join(dir, "user.nk")
+	if err := os.WriteFile(seedFile, seed, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	other, _ := nkeys.CreateUser()
+	otherSeed, _ := other.Seed()
+	otherFile := filepath.Join(dir, "other.nk")
+	if err := os.WriteFile(otherFile, otherSeed, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	nkeySrv := secureServer(t, c, "", "", false, func(o *server.Options) { o.Nkeys = []*server.NkeyUser{{Nkey: pub}} })
+
+	for _, tc := range []struct {
+		name   string
+		url    string
+		env    map[string]string
+		ok     bool
+		secret string
+	}{
+		{"token", tlsURL(tokenSrv), map[string]string{"CHUNKSTREAM_NATS_TOKEN": token}, true, token},
+		{"wrong token", tlsURL(tokenSrv), map[string]string{"CHUNKSTREAM_NATS_TOKEN": "wrong-t0ken"}, false, "wrong-t0ken"},
+		{"nkey", tlsURL(nkeySrv), map[string]string{"CHUNKSTREAM_NATS_NKEY": seedFile}, true, string(seed)},
+		{"unknown nkey", tlsURL(nkeySrv), map[string]string{"CHUNKSTREAM_NATS_NKEY": otherFile}, false, string(otherSeed)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := secureEnv(t, tc.url)
+			env["CHUNKSTREAM_NATS_TLS_CA"] = c.CAFile
+			for k, v := range tc.env {
+				env[k] = v
+			}
+			p := startProcess(t, env)
+			if tc.ok {
+				waitFor(t, 60*time.Second, "worker ready", func() (bool, string) {
+					select {
+					case <-p.done:
+						return true, ""
+					default:
+					}
+					return p.healthy()
+				})
+				p.cmd.Process.Signal(syscall.SIGTERM)
+			}
+			code := p.waitExit(t, 30*time.Second)
+			out := p.out.String()
+			switch {
+			case tc.ok && code != 0:
+				t.Errorf("exit status = %d, want 0 after SIGTERM\n%s", code, out)
+			case !tc.ok && (code != 1 || !strings.Contains(strings.ToLower(out), "authorization")):
+				t.Errorf("exit status = %d, want 1 with an authorization error\n%s", code, out)
+			}
+			if strings.Contains(out, tc.secret) {
+				t.Errorf("the secret appears in the output:\n%s", out)
+			}
+		})
+	}
 }
