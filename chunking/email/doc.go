@@ -50,11 +50,14 @@
 //     offset); date10 is the first 10 characters when they are YYYY-MM-DD,
 //     else the date is unknown.
 //   - Threading: the References chain is taken up to the parent (the
-//     parent appended when References lacks it), so inferred links always
-//     connect to the message that implies them: this keeps each thread's
-//     structure independent of other threads. A message's own parent
-//     replaces a link inferred from another message's References; inferred
-//     links never replace one. Placeholders between two messages are
+//     parent appended when References lacks it) and walked from the parent
+//     upwards, stopping at the first link it cannot add (an ancestor with
+//     another parent, a loop); when the message's own link is refused, its
+//     chain adds nothing. So inferred links always hang under the message
+//     that implies them, which keeps each thread's structure independent
+//     of other threads. A message's own parent replaces a link inferred
+//     from another message's References; inferred links never replace
+//     one. Placeholders between two messages are
 //     skipped (JWZ pruning): the reply hangs under the nearest message
 //     ancestor. A placeholder at the top gives its id as thread_id even
 //     with one child. Loop checks walk at most 10000 ancestors (deeper

@@ -77,14 +77,20 @@ func (t *threader) wouldLoop(c, p int) bool {
 }
 
 func (t *threader) link(c, p int) {
+	t.unlink(c)
+	t.cs[c].parent = p
+	t.cs[p].children = append(t.cs[p].children, c)
+}
+
+// unlink detaches c from its parent.
+func (t *threader) unlink(c int) {
 	if old := t.cs[c].parent; old >= 0 {
 		ch := t.cs[old].children
 		if i := slices.Index(ch, c); i >= 0 {
 			t.cs[old].children = slices.Delete(ch, i, i+1)
 		}
+		t.cs[c].parent = -1
 	}
-	t.cs[c].parent = p
-	t.cs[p].children = append(t.cs[p].children, c)
 }
 
 // replyWords are the reply and forward prefixes of subjects, lowercased.
@@ -217,25 +223,6 @@ func (t *threader) linkParent(c int, m *Message) {
 	} else if len(m.References) > 0 {
 		parentID = m.References[len(m.References)-1]
 	}
-	chain := m.References
-	if parentID != "" {
-		if j := slices.Index(chain, parentID); j >= 0 {
-			chain = chain[:j+1]
-		} else {
-			chain = append(slices.Clip(chain), parentID)
-		}
-	}
-	for k := 1; k < len(chain); k++ {
-		a, b := chain[k-1], chain[k]
-		if a == b || a == m.MessageID || b == m.MessageID {
-			continue
-		}
-		cb, ca := t.get(b), t.get(a)
-		if t.cs[cb].parent >= 0 || t.cs[cb].headerParent || t.wouldLoop(cb, ca) {
-			continue
-		}
-		t.link(cb, ca)
-	}
 	if parentID == "" {
 		return
 	}
@@ -245,6 +232,46 @@ func (t *threader) linkParent(c int, m *Message) {
 	}
 	p := t.get(parentID)
 	if t.wouldLoop(c, p) {
+		t.warn(m, "reply link to <"+parentID+"> would make a loop: refused")
+		return
+	}
+	// The References chain up to the parent (the parent appended when
+	// References lacks it) adds missing ancestor links, walked from the
+	// parent upwards and stopped at the first link it cannot add, so
+	// every inferred link hangs under this message's parent: the links
+	// of a thread depend on that thread's messages only.
+	chain := m.References
+	if j := slices.Index(chain, parentID); j >= 0 {
+		chain = chain[:j+1]
+	} else {
+		chain = append(slices.Clip(chain), parentID)
+	}
+	var added []int
+	for k := len(chain) - 1; k > 0; k-- {
+		a, b := chain[k-1], chain[k]
+		if a == m.MessageID || b == m.MessageID {
+			break
+		}
+		if a == b {
+			continue
+		}
+		cb, ca := t.get(b), t.get(a)
+		if old := t.cs[cb].parent; old >= 0 {
+			if old == ca {
+				continue
+			}
+			break
+		}
+		if t.cs[cb].headerParent || t.wouldLoop(cb, ca) {
+			break
+		}
+		t.link(cb, ca)
+		added = append(added, cb)
+	}
+	if t.wouldLoop(c, p) { // the inferred links closed a loop through this message
+		for _, x := range slices.Backward(added) {
+			t.unlink(x)
+		}
 		t.warn(m, "reply link to <"+parentID+"> would make a loop: refused")
 		return
 	}
