@@ -114,38 +114,12 @@ func (c *collector) writeTo(w io.Writer, f chunking.Format) (int, error) {
 	return n, bw.Flush()
 }
 
-// tracker counts final results per stream sequence and says when every
-// sent request is final.
+// tracker counts the final results and keeps the dead letters.
 type tracker struct {
 	mu      sync.Mutex
-	sent    map[uint64]string // stream seq → doc id
-	final   map[uint64]worker.Result
-	all     bool // every request was sent
-	done    chan struct{}
-	closed  bool
+	final   map[uint64]bool // stream sequences finished
 	bar     *progressbar.ProgressBar
 	deadLet []worker.Result
-}
-
-func (t *tracker) check() {
-	if t.all && !t.closed && len(t.final) >= len(t.sent) {
-		for seq := range t.sent {
-			if _, ok := t.final[seq]; !ok {
-				return
-			}
-		}
-		t.closed = true
-		close(t.done)
-	}
-}
-
-func (t *tracker) onSent(s producer.Sent) {
-	if s.Err != nil || s.Duplicate {
-		return
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.sent[s.Seq] = s.ID
 }
 
 func (t *tracker) onResult(r worker.Result) {
@@ -154,22 +128,14 @@ func (t *tracker) onResult(r worker.Result) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if _, dup := t.final[r.StreamSeq]; dup {
+	if t.final[r.StreamSeq] {
 		return
 	}
-	t.final[r.StreamSeq] = r
+	t.final[r.StreamSeq] = true
 	if r.Outcome == worker.OutcomePermanent || r.Outcome == worker.OutcomeExhausted {
 		t.deadLet = append(t.deadLet, r)
 	}
 	_ = t.bar.Add(1)
-	t.check()
-}
-
-func (t *tracker) allSent() {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.all = true
-	t.check()
 }
 
 // runLocal runs local mode and returns the exit status.
@@ -204,19 +170,18 @@ func runLocal(ctx context.Context, c *config, lf *localFlags, log *slog.Logger, 
 	if _, err := entry.New(opts); err != nil {
 		return 2, fmt.Errorf("%w: chunker %s: %v", errUsage, entry.Name, err)
 	}
-	if entry.OpenPath != nil {
-		return 2, fmt.Errorf("%w: chunker %s reads a folder as one mailbox; local mode sends documents file by file", errUsage, entry.Name)
+	// A chunker that reads whole mailboxes (email) gets one request per
+	// thread, as the producer sends mailboxes; others one per file.
+	mailbox := entry.OpenPath != nil
+	var exts []string
+	if !mailbox {
+		exts = entry.Extensions
 	}
-	exts := entry.Extensions
 	if lf.ext != "" {
 		exts = splitList(lf.ext)
 	}
-	ids, warnings, err := chunking.WalkFolder(ctx, lf.dir, exts)
-	if err != nil {
+	if _, err := os.Stat(lf.dir); err != nil {
 		return 1, err
-	}
-	for _, w := range warnings {
-		fmt.Fprintf(stderr, "worker: warning: %s\n", w)
 	}
 
 	cfg := c.Config
@@ -262,7 +227,7 @@ func runLocal(ctx context.Context, c *config, lf *localFlags, log *slog.Logger, 
 		return 1, err
 	}
 
-	bar := progressbar.NewOptions(len(ids),
+	bar := progressbar.NewOptions(-1,
 		progressbar.OptionSetWriter(stderr),
 		progressbar.OptionSetVisibility(!lf.noProgress),
 		progressbar.OptionSetDescription("chunking"),
@@ -272,7 +237,7 @@ func runLocal(ctx context.Context, c *config, lf *localFlags, log *slog.Logger, 
 		progressbar.OptionThrottle(100*time.Millisecond),
 		progressbar.OptionClearOnFinish(),
 	)
-	tr := &tracker{sent: map[uint64]string{}, final: map[uint64]worker.Result{}, done: make(chan struct{}), bar: bar}
+	tr := &tracker{final: map[uint64]bool{}, bar: bar}
 	coll := newCollector()
 	w, err := worker.New(nc, js, top, worker.Options{
 		Config: cfg, Logger: log, Sink: coll, NewChunker: registry.NewChunker, OnResult: tr.onResult,
@@ -286,28 +251,37 @@ func runLocal(ctx context.Context, c *config, lf *localFlags, log *slog.Logger, 
 	go func() { runDone <- w.Run(runCtx) }()
 
 	p := producer.New(nc, js, producer.Options{Subject: localSubject, ObjectsBucket: cfg.ObjectsBucket})
-	batch := p.Batch(tr.onSent)
-	var inBytes int64
-	for _, id := range ids {
-		content, err := producer.ReadDocument(lf.dir, id)
-		if err != nil {
-			fmt.Fprintf(stderr, "worker: %s: %v\n", id, err)
-			continue
-		}
-		inBytes += int64(len(content))
-		err = batch.Add(ctx, producer.Document{ID: id, Content: content, Chunker: entry.Name, Options: map[string]any(opts)})
-		if err != nil {
+	var maxSet sync.Once
+	sum, err := p.Backfill(ctx, producer.BackfillOptions{
+		Paths:      []string{lf.dir},
+		Exts:       exts,
+		Template:   producer.Document{Chunker: entry.Name, Options: map[string]any(opts)},
+		Mailbox:    mailbox,
+		Force:      true, // local mode writes every document, recorded or not
+		DocsBucket: cfg.DocsBucket,
+		Logger:     log,
+		OnProgress: func(s producer.Stats) { maxSet.Do(func() { bar.ChangeMax(s.Total) }) },
+	})
+	if err != nil {
+		return 1, fmt.Errorf("enqueue: %w", err)
+	}
+	for _, w := range sum.Warnings {
+		fmt.Fprintf(stderr, "worker: warning: %s\n", w)
+	}
+	for _, f := range sum.Failures {
+		fmt.Fprintf(stderr, "worker: %s: %v\n", f.ID, f.Err)
+	}
+	// INGEST is a WorkQueue: it is empty once every request was acked or
+	// dead-lettered.
+	for ctx.Err() == nil {
+		info, err := top.Ingest.Info(ctx)
+		if err == nil && info.State.Msgs == 0 {
 			break
 		}
-	}
-	if err := batch.Wait(ctx); err != nil {
-		return 1, err
-	}
-	tr.allSent()
-
-	select {
-	case <-tr.done:
-	case <-ctx.Done():
+		select {
+		case <-ctx.Done():
+		case <-time.After(20 * time.Millisecond):
+		}
 	}
 	stopRun()
 	<-runDone
@@ -334,7 +308,7 @@ func runLocal(ctx context.Context, c *config, lf *localFlags, log *slog.Logger, 
 	secs := time.Since(start).Seconds()
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
-	nDocs := len(tr.sent)
+	nDocs, inBytes := sum.Sent, sum.Bytes
 	fmt.Fprintf(stderr, "worker -local: %d documents, %d chunks, %.2f MB in %.3f s (%.1f docs/s, %.1f chunks/s, %.2f MB/s), %d dead letters\n",
 		nDocs, nChunks, float64(inBytes)/1e6, secs, float64(nDocs)/secs, float64(nChunks)/secs, float64(inBytes)/1e6/secs, len(tr.deadLet))
 	slices.SortFunc(tr.deadLet, func(a, b worker.Result) int { return strings.Compare(a.DocID, b.DocID) })
@@ -345,7 +319,7 @@ func runLocal(ctx context.Context, c *config, lf *localFlags, log *slog.Logger, 
 		}
 		fmt.Fprintf(stderr, "  dead letter: %s (%s, %s): %s\n", r.DocID, r.Outcome, r.Cause, reason)
 	}
-	if len(tr.deadLet) > 0 {
+	if len(tr.deadLet) > 0 || sum.Failed > 0 {
 		return 1, nil
 	}
 	return 0, nil

@@ -6,9 +6,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/internal/testutil"
 )
 
@@ -116,5 +118,48 @@ func TestLocalUsage(t *testing.T) {
 		if code := run(context.Background(), args, &bytes.Buffer{}, &stderr, noEnv); code != 2 {
 			t.Errorf("run(%q) = %d, want 2 (%s)", args, code, stderr.String())
 		}
+	}
+}
+
+// TestLocalMailbox: with -chunker email the folder or mbox is one mailbox
+// sent one thread per request; the chunks are chunk split's (in document
+// id order rather than the mailbox's thread order).
+func TestLocalMailbox(t *testing.T) {
+	chunkBin := buildBinary(t, "cmd/chunk")
+	mbox := []byte("From a@x.com Mon Jan  1 00:00:00 2024\n" +
+		"From: Ann <a@x.com>\nTo: Bob <b@x.com>\nSubject: Plans\nDate: Mon, 1 Jan 2024 10:00:00 +0000\nMessage-ID: <m1@x.com>\n\nShall we meet?\n\n" +
+		"From b@x.com Mon Jan  1 00:00:00 2024\n" +
+		"From: Bob <b@x.com>\nTo: Ann <a@x.com>\nSubject: Re: Plans\nDate: Mon, 1 Jan 2024 11:00:00 +0000\nMessage-ID: <m2@x.com>\nIn-Reply-To: <m1@x.com>\n\nYes, at noon.\n\n" +
+		"From c@x.com Tue Jan  2 00:00:00 2024\n" +
+		"From: Cid <c@x.com>\nTo: Ann <a@x.com>\nSubject: Other\nDate: Tue, 2 Jan 2024 09:00:00 +0000\nMessage-ID: <m3@x.com>\n\nUnrelated.\n\n")
+	dir := writeTree(t, map[string][]byte{"box.mbox": mbox})
+	path := filepath.Join(dir, "box.mbox")
+	tmp := t.TempDir()
+	got, want := filepath.Join(tmp, "local.jsonl"), filepath.Join(tmp, "split.jsonl")
+	var stderr bytes.Buffer
+	if code := run(context.Background(), []string{"-local", path, "-out", got, "-chunker", "email", "-no-progress"}, &bytes.Buffer{}, &stderr, noEnv); code != 0 {
+		t.Fatalf("worker = %d\n%s", code, stderr.String())
+	}
+	if out, err := exec.Command(chunkBin, "split", "-chunker", "email", "-o", want, path).CombinedOutput(); err != nil {
+		t.Fatalf("chunk split: %v\n%s", err, out)
+	}
+	hashes := func(p string) []string {
+		c, err := chunking.Load(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var hs []string
+		for _, ch := range c.Chunks() {
+			hs = append(hs, ch.Hash())
+		}
+		slices.Sort(hs)
+		return hs
+	}
+	g, w := hashes(got), hashes(want)
+	if len(w) < 2 || !slices.Equal(g, w) {
+		t.Errorf("local mode chunks %v, chunk split %v: want the same chunks", g, w)
+	}
+	if !strings.Contains(stderr.String(), "2 documents") {
+		t.Errorf("summary = %q, want 2 documents (one per thread)", stderr.String())
 	}
 }

@@ -14,8 +14,9 @@
 // It starts an embedded JetStream server, enqueues every document under
 // DIR through package producer, consumes them with the worker code, and
 // writes the chunks to FILE (.jsonl, .yaml or .yml) in sorted document
-// order. It exits 0 when every document was acked, 1 when any was
-// dead-lettered, 2 on a usage error.
+// order. With -chunker email, DIR (or an mbox file) is one mailbox, sent
+// one thread per request. It exits 0 when every document was acked, 1 when
+// any was dead-lettered or could not be read, 2 on a usage error.
 package main
 
 import (
