@@ -65,6 +65,11 @@ func trickyChunks() []Chunk {
 		New("nested", Metadata{{"l", []any{1, "two", []any{}, Metadata{}, Metadata{{"a", []any{nil}}}}}, {"s", []string{"a", "b"}}}),
 		New("dup keys", Metadata{{"k", 1}, {"k", 2}}),
 		New("multi-line key", Metadata{{"a\nb", "v"}}),
+		New("\tfirst line starts with a tab\nsecond", Metadata{{"t", "\tx\ny"}}),
+		New("\n  \n  \tafter blank lines\nnext", nil),
+		New("line\n\tsecond starts with a tab", nil),
+		New("LS \u2028 and NEL \u0085\nnext line", nil),
+		New("  lead\n\ttab", nil),
 	}
 }
 

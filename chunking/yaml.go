@@ -171,12 +171,30 @@ func yamlString(s string) (*yaml.Node, error) {
 	}
 	n := yamlScalar("!!str", s)
 	switch {
-	case bytes.IndexByte([]byte(s), '\n') >= 0:
+	case strings.IndexByte(s, '\n') >= 0 && firstTextLineStartsWithTab(s):
+		// A block scalar whose first non-empty line starts with a tab
+		// needs an indentation indicator that the library does not
+		// write; YAML readers reject it without one.
+		n.Style = yaml.DoubleQuotedStyle
+	case strings.IndexByte(s, '\n') >= 0:
 		n.Style = yaml.LiteralStyle
 	case yaml12NonString(s):
 		n.Style = yaml.SingleQuotedStyle
 	}
 	return n, nil
+}
+
+// firstTextLineStartsWithTab reports whether the first line of s that
+// holds more than spaces starts, after its spaces, with a tab.
+func firstTextLineStartsWithTab(s string) bool {
+	for line := range strings.SplitSeq(s, "\n") {
+		t := strings.TrimLeft(line, " ")
+		if t == "" {
+			continue
+		}
+		return t[0] == '\t'
+	}
+	return false
 }
 
 var (
