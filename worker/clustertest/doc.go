@@ -15,7 +15,8 @@
 // in the test with crypto/x509) and a user/password; the worker connects
 // with the CA and the right credentials, and fails with a clear error
 // (naming authorization or the certificate) and without echoing the
-// password when either is wrong.
+// password when either is wrong. The same for a token, an NKey seed file,
+// a creds file (server in operator/JWT mode) and mutual TLS.
 //
 // Decisions: the workers' JetStream contexts set a publish-ack timeout
 // (5 s): a PubAck lost with a dying stream leader otherwise leaves the sink

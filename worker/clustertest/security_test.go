@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/jwt/v2"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nkeys"
 )
@@ -374,6 +375,107 @@ func TestWorkerAuthMethods(t *testing.T) {
 			}
 			if strings.Contains(out, tc.secret) {
 				t.Errorf("the secret appears in the output:\n%s", out)
+			}
+		})
+	}
+}
+
+// TestWorkerCredsFile: a server in operator (JWT) mode, an account with
+// JetStream, and a user whose creds file (JWT + NKey seed) the worker reads
+// from CHUNKSTREAM_NATS_CREDS; a user of an unknown account is refused.
+func TestWorkerCredsFile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the worker binary")
+	}
+	dir := t.TempDir()
+	c := makeCerts(t, dir, "server")
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	okp, err := nkeys.CreateOperator()
+	must(err)
+	opub, _ := okp.PublicKey()
+	oc := jwt.NewOperatorClaims(opub)
+	ojwt, err := oc.Encode(okp)
+	must(err)
+	oclaims, err := jwt.DecodeOperatorClaims(ojwt)
+	must(err)
+
+	account := func(js bool) (nkeys.KeyPair, string, string) {
+		akp, err := nkeys.CreateAccount()
+		must(err)
+		apub, _ := akp.PublicKey()
+		ac := jwt.NewAccountClaims(apub)
+		if js {
+			ac.Limits.JetStreamLimits = jwt.JetStreamLimits{MemoryStorage: -1, DiskStorage: -1, Streams: -1, Consumer: -1}
+		}
+		ajwt, err := ac.Encode(okp)
+		must(err)
+		return akp, apub, ajwt
+	}
+	_, syspub, sysjwt := account(false)
+	akp, apub, ajwt := account(true)
+	resolver := &server.MemAccResolver{}
+	must(resolver.Store(syspub, sysjwt))
+	must(resolver.Store(apub, ajwt))
+
+	creds := func(name string, signer nkeys.KeyPair) (string, []byte) {
+		ukp, err := nkeys.CreateUser()
+		must(err)
+		upub, _ := ukp.PublicKey()
+		useed, _ := ukp.Seed()
+		ujwt, err := jwt.NewUserClaims(upub).Encode(signer)
+		must(err)
+		data, err := jwt.FormatUserConfig(ujwt, useed)
+		must(err)
+		path := filepath.Join(dir, name+".creds")
+		must(os.WriteFile(path, data, 0o600))
+		return path, useed
+	}
+	good, goodSeed := creds("good", akp)
+	strangerKP, _ := nkeys.CreateAccount() // never stored in the resolver
+	bad, badSeed := creds("bad", strangerKP)
+
+	srv := secureServer(t, c, "", "", false, func(o *server.Options) {
+		o.TrustedOperators = []*jwt.OperatorClaims{oclaims}
+		o.AccountResolver = resolver
+		o.SystemAccount = syspub
+	})
+	for _, tc := range []struct {
+		name  string
+		creds string
+		seed  []byte
+		ok    bool
+	}{{"creds", good, goodSeed, true}, {"unknown account", bad, badSeed, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := secureEnv(t, tlsURL(srv))
+			env["CHUNKSTREAM_NATS_TLS_CA"] = c.CAFile
+			env["CHUNKSTREAM_NATS_CREDS"] = tc.creds
+			p := startProcess(t, env)
+			if tc.ok {
+				waitFor(t, 60*time.Second, "worker ready", func() (bool, string) {
+					select {
+					case <-p.done:
+						return true, ""
+					default:
+					}
+					return p.healthy()
+				})
+				p.cmd.Process.Signal(syscall.SIGTERM)
+			}
+			code := p.waitExit(t, 30*time.Second)
+			out := p.out.String()
+			switch {
+			case tc.ok && code != 0:
+				t.Errorf("exit status = %d, want 0 after SIGTERM\n%s", code, out)
+			case !tc.ok && (code != 1 || !strings.Contains(strings.ToLower(out), "authorization")):
+				t.Errorf("exit status = %d, want 1 with an authorization error\n%s", code, out)
+			}
+			if strings.Contains(out, string(tc.seed)) {
+				t.Errorf("the NKey seed appears in the output:\n%s", out)
 			}
 		})
 	}
