@@ -46,7 +46,10 @@
 // of {content, metadata} mappings in the reference's style (literal block
 // scalars for multi-line text, strings a YAML 1.2 reader would take for
 // another type quoted, "yes" plain, non-ASCII raw); the hash is not stored
-// and is computed on load, and files the reference wrote load unchanged
+// and is computed on load (multi-line text the YAML library cannot write
+// as a block scalar, such as lines with trailing spaces or a first line
+// starting with a tab, is written double-quoted), and files the reference
+// wrote load unchanged
 // with the same hashes. In YAML, content is the scalar's text whatever its
 // resolved type; metadata scalars are typed by the YAML 1.2 core schema,
 // with timestamps kept as strings; a "hash" key is ignored and other keys
