@@ -41,7 +41,8 @@
 //     (or nothing) and an empty body, with a warning; it never fails the
 //     mailbox.
 //   - A message without Message-ID gets "missing-id-<16 hex of the SHA-256
-//     of its bytes>", so a thread sent alone keeps its ids.
+//     of its bytes, surrounding whitespace trimmed>", so a thread sent
+//     alone keeps its ids.
 //   - Dates: RFC 5322 read leniently (comments, missing weekday, two-digit
 //     years); the obsolete zone names (UT, GMT, EST … PDT) keep their RFC
 //     offsets; no zone counts as UTC. The ISO form keeps the sender's

@@ -1,6 +1,7 @@
 package email
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"slices"
@@ -30,6 +31,31 @@ func FuzzMailReader(f *testing.F) {
 	f.Add([]byte("From x\nContent-Type: multipart/mixed; boundary=a\n\n--a\n--a--"))
 	c, _ := New(chunking.Options{OptMaxChars: 256, OptMaxEmailsPerChunk: 3})
 	f.Fuzz(func(t *testing.T, data []byte) {
+		// Each thread written as mboxrd and read back chunks as it does in
+		// the mailbox (the sharding property, through the real reader).
+		mb, _ := ParseMbox("f", data, false)
+		for _, th := range Threads(mb) {
+			if !selfContainedDups(th) {
+				continue
+			}
+			var buf bytes.Buffer
+			if err := WriteMbox(&buf, th.Messages); err != nil {
+				t.Fatal(err)
+			}
+			alone, _, err := c.Chunk(chunking.Document{Path: "t.mbox", Content: buf.Bytes()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := c.ChunkThread(th)
+			if len(alone) != len(want) {
+				t.Fatalf("thread %q: %d chunks alone, %d in the mailbox", th.ThreadID, len(alone), len(want))
+			}
+			for i := range want {
+				if alone[i].Hash() != want[i].Hash() {
+					t.Fatalf("thread %q: chunk %d differs alone:\n%s\n---\n%s", th.ThreadID, i, alone[i].Content(), want[i].Content())
+				}
+			}
+		}
 		for _, format := range []string{FormatMbox, FormatEML} {
 			chunks, _, err := c.Chunk(chunking.Document{Path: "f", Format: format, Content: data})
 			if err != nil {

@@ -43,7 +43,7 @@ type Message struct {
 
 	// MessageID is the first <…> token of Message-ID (else a bare x@y),
 	// without brackets; a message without one gets
-	// "missing-id-<sha256 of Raw, 16 hex>".
+	// "missing-id-<sha256 of Raw without surrounding whitespace, 16 hex>".
 	MessageID string
 	// InReplyTo and References are the ids of those headers, read
 	// leniently, without brackets.
@@ -191,7 +191,7 @@ func (r *reader) parse(file string, line int, raw []byte) (m *Message, warns []c
 			m.Body = ""
 		}
 		if m.MessageID == "" {
-			sum := sha256.Sum256(raw)
+			sum := sha256.Sum256(bytes.TrimSpace(raw))
 			m.MessageID = "missing-id-" + hex.EncodeToString(sum[:8])
 		}
 	}()
