@@ -3,6 +3,7 @@ package chunking
 import (
 	"bytes"
 	"errors"
+	"fmt"
 
 	"path/filepath"
 	"reflect"
@@ -246,4 +247,21 @@ func TestYAMLWritesEmojiRaw(t *testing.T) {
 		t.Fatal(err)
 	}
 	equalChunks(t, "emoji", c.Chunks(), chunks)
+}
+
+func TestYAMLAliasBomb(t *testing.T) {
+	var sb strings.Builder
+	sb.WriteString("- content: x\n  metadata:\n    a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n")
+	for i := 1; i < 9; i++ {
+		fmt.Fprintf(&sb, "    a%d: &a%d [*a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d]\n", i, i, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1)
+	}
+	_, err := DecodeYAML(strings.NewReader(sb.String()), "bomb.yaml")
+	if !errors.Is(err, ErrSyntax) || !strings.Contains(err.Error(), "aliases") {
+		t.Errorf("DecodeYAML(alias bomb) = %v, want a syntax error about aliases", err)
+	}
+	small := "- content: &c shared\n  metadata: &m {k: [1, 2]}\n- content: *c\n  metadata: *m\n"
+	c, err := DecodeYAML(strings.NewReader(small), "alias.yaml")
+	if err != nil || c.Len() != 2 || c.At(1).Content() != "shared" || c.At(0).Hash() != c.At(1).Hash() {
+		t.Errorf("DecodeYAML(small aliases) = %v, %v", c, err)
+	}
 }

@@ -286,9 +286,10 @@ func yamlValue(v any) (*yaml.Node, error) {
 	return nil, fmt.Errorf("%w: %T", ErrMetadataValue, v)
 }
 
-// maxYAMLNodes bounds the nodes a YAML collection may expand to (aliases
-// included), so that an "billion laughs" file is an error, not a hang.
-const maxYAMLNodes = 1_000_000
+// maxYAMLAliasNodes bounds the metadata nodes a YAML collection may reach
+// through aliases, so that a "billion laughs" file is an error, not a
+// hang; nodes written out in the file are not limited.
+const maxYAMLAliasNodes = 1_000_000
 
 // DecodeYAML reads a YAML collection: one sequence (or null, or nothing)
 // of mappings with a "content" scalar and an optional "metadata" mapping.
@@ -327,7 +328,7 @@ func DecodeYAML(r io.Reader, name string) (*Collection, error) {
 	}
 	chunks := make([]Chunk, 0, len(root.Content))
 	for _, item := range root.Content {
-		ch, err := d.chunk(d.deref(item))
+		ch, err := d.chunk(d.deref(item), item.Kind == yaml.AliasNode)
 		if err != nil {
 			return nil, err
 		}
@@ -337,8 +338,8 @@ func DecodeYAML(r io.Reader, name string) (*Collection, error) {
 }
 
 type yamlDecoder struct {
-	name  string
-	nodes int
+	name       string
+	aliasNodes int // metadata nodes reached through aliases
 }
 
 // deref follows aliases.
@@ -349,7 +350,7 @@ func (d *yamlDecoder) deref(n *yaml.Node) *yaml.Node {
 	return n
 }
 
-func (d *yamlDecoder) chunk(n *yaml.Node) (Chunk, error) {
+func (d *yamlDecoder) chunk(n *yaml.Node, aliased bool) (Chunk, error) {
 	if n.Kind != yaml.MappingNode {
 		return Chunk{}, syntaxError(d.name, n.Line, nil, "want a mapping with content and metadata")
 	}
@@ -368,7 +369,7 @@ func (d *yamlDecoder) chunk(n *yaml.Node) (Chunk, error) {
 			}
 			content = &s
 		case "metadata":
-			val, err := d.value(v, 0)
+			val, err := d.value(n.Content[i+1], 0, aliased)
 			if err != nil {
 				return Chunk{}, err
 			}
@@ -394,10 +395,15 @@ func (d *yamlDecoder) chunk(n *yaml.Node) (Chunk, error) {
 // maxYAMLDepth bounds the nesting of metadata values.
 const maxYAMLDepth = 1000
 
-func (d *yamlDecoder) value(n *yaml.Node, depth int) (any, error) {
-	d.nodes++
-	if d.nodes > maxYAMLNodes || depth > maxYAMLDepth {
-		return nil, syntaxError(d.name, n.Line, nil, "metadata too large or too deep")
+func (d *yamlDecoder) value(n *yaml.Node, depth int, aliased bool) (any, error) {
+	if n.Kind == yaml.AliasNode {
+		aliased = true
+	}
+	if aliased {
+		d.aliasNodes++
+	}
+	if d.aliasNodes > maxYAMLAliasNodes || depth > maxYAMLDepth {
+		return nil, syntaxError(d.name, n.Line, nil, "metadata too deep, or too large through aliases")
 	}
 	n = d.deref(n)
 	switch n.Kind {
@@ -408,7 +414,7 @@ func (d *yamlDecoder) value(n *yaml.Node, depth int) (any, error) {
 			if k.Kind != yaml.ScalarNode {
 				return nil, syntaxError(d.name, k.Line, nil, "metadata key is not a scalar")
 			}
-			v, err := d.value(n.Content[i+1], depth+1)
+			v, err := d.value(n.Content[i+1], depth+1, aliased)
 			if err != nil {
 				return nil, err
 			}
@@ -418,7 +424,7 @@ func (d *yamlDecoder) value(n *yaml.Node, depth int) (any, error) {
 	case yaml.SequenceNode:
 		list := make([]any, 0, len(n.Content))
 		for _, e := range n.Content {
-			v, err := d.value(e, depth+1)
+			v, err := d.value(e, depth+1, aliased)
 			if err != nil {
 				return nil, err
 			}
