@@ -195,8 +195,8 @@ type renderer struct {
 	subject    string // the path's first subject, "unknown" when empty
 	subjectLen int
 	ms         []*msg
-	blocks     []string // full block of each path position, lazily
-	blockLen   []int
+	blocks     []string // block line ("[msg #n …]") of each path position, lazily
+	blockLen   []int    // characters of the whole block: line, newline, body
 }
 
 func (r *renderer) msgLabels(pos int) ([]string, []string) {
