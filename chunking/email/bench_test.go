@@ -205,3 +205,53 @@ func TestSpeedRatio(t *testing.T) {
 	}
 	t.Logf("scale: 1x %v, 10x %v, ratio %.2f", ts/10, tl, float64(tl)/float64(ts/10))
 }
+
+// TestBenchResult (with EMAIL_BENCH_DIR=DIR) prints the line `chunk bench
+// -chunker email DIR` would print if the CLI benchmarked whole-path
+// chunkers: every regular file under DIR read first, then chunked as one
+// mailbox on one goroutine, timing only the chunker; and the parse-only
+// baseline over the same documents.
+func TestBenchResult(t *testing.T) {
+	dir := os.Getenv("EMAIL_BENCH_DIR")
+	if dir == "" {
+		t.Skip("set EMAIL_BENCH_DIR")
+	}
+	var docs []chunking.Document
+	bytesIn := 0
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		docs = append(docs, chunking.Document{Path: p, Content: data})
+		bytesIn += len(data)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := New(nil)
+	start := time.Now()
+	chunks, _, err := c.ChunkDocuments(docs)
+	secs := time.Since(start).Seconds()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, maxOut := 0, 0
+	for _, ch := range chunks {
+		out += len(ch.Content())
+		maxOut = max(maxOut, len(ch.Content()))
+	}
+	fmt.Printf("RESULT\tchunkstream\temail\t%d\t%d\t%d\t%d\t%.6f\t%d\n", len(docs), bytesIn, len(chunks), out, secs, maxOut)
+	start = time.Now()
+	parsed := 0
+	for _, d := range docs {
+		if ParseOnly(d) == nil {
+			parsed++
+		}
+	}
+	fmt.Printf("RESULT\tchunkstream\tgo-message-parse\t%d\t%d\t%d\t0\t%.6f\t0\n", len(docs), bytesIn, parsed, time.Since(start).Seconds())
+}
