@@ -31,8 +31,9 @@
 //     (block elements and <br> break lines; script/style dropped); in
 //     other multiparts (mixed, related, signed) the text of every inline
 //     part is joined by a blank line. Parts with Content-Disposition
-//     attachment or a filename, non-text parts and inline message/rfc822
-//     parts are skipped. Limits: MaxMIMEDepth nesting, MaxMIMEParts
+//     attachment, non-text parts and inline message/rfc822 parts are
+//     skipped; inline text parts with a file name (a patch sent inline as
+//     0001-fix.patch) are kept. Limits: MaxMIMEDepth nesting, MaxMIMEParts
 //     entities, MaxBodyBytes of decoded text, MaxHeaderBytes of header;
 //     past them the rest of that message is skipped with a warning.
 //   - Charsets: go-message/charset; an unknown or bogus charset (also in

@@ -478,7 +478,7 @@ func (w *walker) walk(e *message.Entity, depth int) (text string, isHTML, ok boo
 		w.stopped = true
 		return "", false, false
 	}
-	if disp, params, err := e.Header.ContentDisposition(); err == nil && (strings.EqualFold(disp, "attachment") || params["filename"] != "") {
+	if disp, _, err := e.Header.ContentDisposition(); err == nil && strings.EqualFold(disp, "attachment") {
 		return "", false, false
 	}
 	mt, _, err := e.Header.ContentType()
