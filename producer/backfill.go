@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -63,12 +64,15 @@ type BackfillOptions struct {
 	DryRun bool
 	// Rate limits the documents published per second (0: no limit).
 	Rate float64
+	// MaxPendingBytes bounds the bytes awaiting their PubAck (default
+	// DefaultMaxPendingBytes); Options.MaxPending bounds their number.
+	MaxPendingBytes int
 	// Retry bounds the retries of a failed publish.
 	Retry RetryOptions
 	// ObjectsTTL is the TTL of the objects bucket when it must be created
 	// (default ObjectsTTL).
 	ObjectsTTL time.Duration
-	// Readers is how many files are read and hashed at once (default 4).
+	// Readers is how many files are read and hashed at once (default 8).
 	Readers int
 	// OnProgress is called after each document settles, one call at a
 	// time.
@@ -135,7 +139,7 @@ func (p *Producer) Backfill(ctx context.Context, o BackfillOptions) (Summary, er
 	}
 	bf := &backfill{p: p, o: o, recs: recs, t: t}
 	if !o.DryRun {
-		bf.snd = newSender(ctx, p.js, p.opts.MaxPending, o.Rate, o.Retry, t.settle)
+		bf.snd = newSender(ctx, p.js, p.opts.MaxPending, o.MaxPendingBytes, o.Rate, o.Retry, t.settle)
 	}
 	err = bf.run(ctx, pl.docs, deletes)
 	if bf.snd != nil {
@@ -262,7 +266,18 @@ type backfill struct {
 
 	objMu     sync.Mutex // serialises Object Store writes
 	objectsOK bool
+
+	// bufs recycles file buffers: a document's bytes are copied into its
+	// encoded request, so the buffer is free once the request is built.
+	bufs sync.Pool
 }
+
+// maxPooledBuffer is the largest file buffer kept for reuse.
+const maxPooledBuffer = 4 << 20
+
+// readAhead is how many documents a backfill reads ahead of the one it is
+// publishing.
+const readAhead = 64
 
 // prepared is a document read, hashed and encoded, ready to publish.
 type prepared struct {
@@ -279,14 +294,18 @@ func (b *backfill) run(ctx context.Context, docs []source, deletes []string) err
 	defer cancel()
 	readers := b.o.Readers
 	if readers <= 0 {
-		readers = 4
+		readers = 8
 	}
 	type job struct {
 		s  source
 		ch chan prepared
 	}
-	order := make(chan chan prepared, 4*readers)
-	jobs := make(chan job, 4*readers)
+	// Documents are read ahead of the publisher, at most readAhead of
+	// them: enough that one slow read does not stall the others (the
+	// results are taken in order), few enough to bound the memory.
+	depth := max(readAhead, 2*readers)
+	order := make(chan chan prepared, depth)
+	jobs := make(chan job, depth)
 	var wg sync.WaitGroup
 	go func() {
 		defer close(order)
@@ -401,11 +420,21 @@ func (b *backfill) prepare(ctx context.Context, s source) prepared {
 	pr := prepared{id: s.id}
 	content := s.content
 	if content == nil {
+		bp, _ := b.bufs.Get().(*[]byte)
+		if bp == nil {
+			bp = new([]byte)
+		}
+		defer func() {
+			if cap(*bp) <= maxPooledBuffer {
+				b.bufs.Put(bp)
+			}
+		}()
 		var err error
-		if content, err = os.ReadFile(s.file); err != nil {
+		if *bp, err = readFile(s.file, *bp); err != nil {
 			pr.err = fmt.Errorf("producer: read %q: %w", s.id, err)
 			return pr
 		}
+		content = *bp
 	}
 	pr.bytes = len(content)
 	pr.object = len(content) > b.p.opts.MaxInline
@@ -471,4 +500,32 @@ func (b *backfill) ensureObjects(ctx context.Context) error {
 	}
 	b.objectsOK = true
 	return nil
+}
+
+// readFile reads the file at path into buf's storage (grown when too
+// small) and returns the bytes read, like os.ReadFile without a new
+// allocation per file.
+func readFile(path string, buf []byte) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && int64(cap(buf)) < st.Size()+1 {
+		buf = make([]byte, 0, st.Size()+512)
+	}
+	buf = buf[:0]
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := f.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if errors.Is(err, io.EOF) {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
 }

@@ -44,6 +44,14 @@ func (o RetryOptions) withDefaults() RetryOptions {
 	return o
 }
 
+// DefaultMaxPendingBytes bounds the bytes of the requests awaiting their
+// PubAck, whatever their number: with 1 MiB documents, 1024 in flight
+// would otherwise hold 1 GiB.
+const DefaultMaxPendingBytes = 64 << 20
+
+// byteUnit is the granularity of the in-flight byte budget.
+const byteUnit = 64 << 10
+
 // outgoing is one request on its way: the message (its Nats-Msg-Id set
 // once, reused by every retry) and what the report needs.
 type outgoing struct {
@@ -53,13 +61,14 @@ type outgoing struct {
 	bytes int
 	del   bool
 
-	fut jetstream.PubAckFuture
-	ack *jetstream.PubAck
-	err error
+	tokens int // byte budget held while in flight
+	fut    jetstream.PubAckFuture
+	ack    *jetstream.PubAck
+	err    error
 }
 
-// sender publishes asynchronously with at most maxPending requests awaiting
-// their PubAck, checks every PubAck, and retries a failed publish with the
+// sender publishes asynchronously with at most maxPending requests (and
+// maxBytes of them) awaiting their PubAck, checks every PubAck, and retries a failed publish with the
 // same message (so the duplicate window drops a copy that did arrive).
 // After a request fails every retry the sender is broken: later failures
 // are not retried and send reports ErrUnavailable, so a dead server does
@@ -68,6 +77,7 @@ type sender struct {
 	js      jetstream.JetStream
 	retry   RetryOptions
 	sem     chan struct{}
+	bytes   chan struct{} // one token per byteUnit in flight
 	pending chan *outgoing
 	done    chan struct{}
 	settle  func(*outgoing)
@@ -80,13 +90,17 @@ type sender struct {
 // newSender starts the PubAck collector; settle is called once per
 // request, in publish order, from the collector goroutine. ctx bounds the
 // retries; close ends the collector.
-func newSender(ctx context.Context, js jetstream.JetStream, maxPending int, rate float64, retry RetryOptions, settle func(*outgoing)) *sender {
+func newSender(ctx context.Context, js jetstream.JetStream, maxPending, maxBytes int, rate float64, retry RetryOptions, settle func(*outgoing)) *sender {
 	if maxPending <= 0 {
 		maxPending = 256
+	}
+	if maxBytes <= 0 {
+		maxBytes = DefaultMaxPendingBytes
 	}
 	s := &sender{
 		js: js, retry: retry.withDefaults(),
 		sem:     make(chan struct{}, maxPending),
+		bytes:   make(chan struct{}, max(1, maxBytes/byteUnit)),
 		pending: make(chan *outgoing, maxPending),
 		done:    make(chan struct{}),
 		settle:  settle,
@@ -116,6 +130,20 @@ func (s *sender) send(ctx context.Context, o *outgoing) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+	// Only this goroutine acquires byte tokens and a request never needs
+	// more than the budget, so taking them one by one cannot deadlock.
+	o.tokens = min(cap(s.bytes), max(1, (len(o.msg.Data)+byteUnit-1)/byteUnit))
+	for i := range o.tokens {
+		select {
+		case s.bytes <- struct{}{}:
+		case <-ctx.Done():
+			for range i {
+				<-s.bytes
+			}
+			<-s.sem
+			return ctx.Err()
+		}
+	}
 	o.fut, o.err = s.js.PublishMsgAsync(o.msg)
 	s.pending <- o
 	return nil
@@ -140,6 +168,9 @@ func (s *sender) collect(ctx context.Context) {
 		}
 		if o.err != nil {
 			s.retryPublish(ctx, o)
+		}
+		for range o.tokens {
+			<-s.bytes
 		}
 		<-s.sem
 		if o.err != nil {

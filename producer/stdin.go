@@ -21,6 +21,9 @@ const MaxLineBytes = 96 << 20
 type StreamOptions struct {
 	// Rate limits the requests published per second (0: no limit).
 	Rate float64
+	// MaxPendingBytes bounds the bytes awaiting their PubAck (default
+	// DefaultMaxPendingBytes).
+	MaxPendingBytes int
 	// Retry bounds the retries of a failed publish.
 	Retry RetryOptions
 	// DryRun publishes nothing; OnDryRun receives each valid request.
@@ -46,9 +49,9 @@ func (p *Producer) SendLines(ctx context.Context, r io.Reader, o StreamOptions) 
 	t := &tally{progress: o.OnProgress}
 	var snd *sender
 	if !o.DryRun {
-		snd = newSender(ctx, p.js, p.opts.MaxPending, o.Rate, o.Retry, t.settle)
+		snd = newSender(ctx, p.js, p.opts.MaxPending, o.MaxPendingBytes, o.Rate, o.Retry, t.settle)
 	}
-	bf := &backfill{p: p}
+	bf := &backfill{p: p, t: t, o: BackfillOptions{OnDryRun: o.OnDryRun}}
 	br := bufio.NewReaderSize(r, 1<<20)
 	var runErr error
 	for n := 1; ; n++ {
@@ -113,8 +116,6 @@ func (p *Producer) sendLine(ctx context.Context, bf *backfill, snd *sender, o St
 		msgID = messages.IngestMsgID(req.ID, req.ContentRef.Name, p.opts.SendID)
 	}
 	if o.DryRun {
-		bf.t = t
-		bf.o.OnDryRun = o.OnDryRun
 		op := messages.OpUpsert
 		if req.IsDelete() {
 			op = messages.OpDelete

@@ -70,7 +70,9 @@ type config struct {
 	// Rate limits documents per second (0: no limit).
 	Rate float64 `env:"CHUNKSTREAM_PRODUCER_RATE" envDefault:"0"`
 	// MaxPending bounds the publishes awaiting their PubAck.
-	MaxPending int `env:"CHUNKSTREAM_PRODUCER_MAX_PENDING" envDefault:"256"`
+	MaxPending int `env:"CHUNKSTREAM_PRODUCER_MAX_PENDING" envDefault:"1024"`
+	// MaxPendingBytes bounds the bytes of the publishes awaiting their PubAck.
+	MaxPendingBytes int `env:"CHUNKSTREAM_PRODUCER_MAX_PENDING_BYTES" envDefault:"67108864"`
 	// Retries is how many times a failed publish is sent again.
 	Retries int `env:"CHUNKSTREAM_PRODUCER_RETRIES" envDefault:"5"`
 	// RetryWait is the first delay between tries (doubling, at most 10s).
@@ -80,7 +82,7 @@ type config struct {
 	// ObjectsTTL is the objects bucket's TTL when the producer creates it.
 	ObjectsTTL time.Duration `env:"CHUNKSTREAM_OBJECTS_TTL" envDefault:"168h"`
 	// Readers is how many files are read and hashed at once.
-	Readers int `env:"CHUNKSTREAM_PRODUCER_READERS" envDefault:"4"`
+	Readers int `env:"CHUNKSTREAM_PRODUCER_READERS" envDefault:"8"`
 	// JSON sends JSON requests instead of msgpack.
 	JSON bool `env:"CHUNKSTREAM_PRODUCER_JSON"`
 	// Progress shows a progress bar (default: when stderr is a terminal).
@@ -135,6 +137,7 @@ func bindFlags(fs *flag.FlagSet, c *config) {
 	fs.BoolVar(&c.DryRun, "dry-run", c.DryRun, "list what would be sent on standard output; send nothing (env CHUNKSTREAM_PRODUCER_DRY_RUN)")
 	fs.Float64Var(&c.Rate, "rate", c.Rate, "at most this many documents per second; 0: no limit (env CHUNKSTREAM_PRODUCER_RATE)")
 	fs.IntVar(&c.MaxPending, "max-pending", c.MaxPending, "publishes awaiting their PubAck at most (env CHUNKSTREAM_PRODUCER_MAX_PENDING)")
+	fs.IntVar(&c.MaxPendingBytes, "max-pending-bytes", c.MaxPendingBytes, "bytes of the publishes awaiting their PubAck at most (env CHUNKSTREAM_PRODUCER_MAX_PENDING_BYTES)")
 	fs.IntVar(&c.Retries, "retries", c.Retries, "times a failed publish is sent again, same Nats-Msg-Id (env CHUNKSTREAM_PRODUCER_RETRIES)")
 	fs.DurationVar(&c.RetryWait, "retry-wait", c.RetryWait, "first delay between tries, doubling up to 10s (env CHUNKSTREAM_PRODUCER_RETRY_WAIT)")
 	fs.DurationVar(&c.AckTimeout, "ack-timeout", c.AckTimeout, "wait for one PubAck at most (env CHUNKSTREAM_PRODUCER_ACK_TIMEOUT)")
@@ -150,6 +153,8 @@ func (c *config) validate() error {
 		return fmt.Errorf("-rate (CHUNKSTREAM_PRODUCER_RATE) must not be negative, got %v", c.Rate)
 	case c.MaxPending <= 0:
 		return fmt.Errorf("-max-pending (CHUNKSTREAM_PRODUCER_MAX_PENDING) must be positive, got %d", c.MaxPending)
+	case c.MaxPendingBytes <= 0:
+		return fmt.Errorf("-max-pending-bytes (CHUNKSTREAM_PRODUCER_MAX_PENDING_BYTES) must be positive, got %d", c.MaxPendingBytes)
 	case c.Retries < 0:
 		return fmt.Errorf("-retries (CHUNKSTREAM_PRODUCER_RETRIES) must not be negative, got %d", c.Retries)
 	case c.Readers <= 0:

@@ -25,6 +25,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -39,6 +40,11 @@ import (
 )
 
 func main() {
+	if _, ok := os.LookupEnv("GOGC"); !ok {
+		// The live heap is small (the requests in flight) and the garbage
+		// large (every document read and encoded): collect less often.
+		debug.SetGCPercent(400)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.LookupEnv)
 	stop()
@@ -162,7 +168,7 @@ func runErr(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	var sum producer.Summary
 	if c.Stdin {
 		sum, err = p.SendLines(ctx, stdin, producer.StreamOptions{
-			Rate: c.Rate, Retry: retry, DryRun: c.DryRun, OnDryRun: dry, OnProgress: bar.update,
+			Rate: c.Rate, MaxPendingBytes: c.MaxPendingBytes, Retry: retry, DryRun: c.DryRun, OnDryRun: dry, OnProgress: bar.update,
 			OnBadLine: func(f producer.Failure) { bar.printf("producer: bad request: %v\n", f.Err) },
 		})
 	} else {
@@ -173,7 +179,7 @@ func runErr(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		sum, err = p.Backfill(ctx, producer.BackfillOptions{
 			Paths: paths, IDPrefix: c.IDPrefix, Exts: exts, Template: tmpl, Mailbox: mailbox,
 			DocsBucket: c.DocsBucket, Force: c.Force, DeleteMissing: c.DeleteMissing, DryRun: c.DryRun,
-			Rate: c.Rate, Retry: retry, ObjectsTTL: c.ObjectsTTL, Readers: c.Readers,
+			Rate: c.Rate, MaxPendingBytes: c.MaxPendingBytes, Retry: retry, ObjectsTTL: c.ObjectsTTL, Readers: c.Readers,
 			OnProgress: bar.update, OnDryRun: dry, Logger: log,
 		})
 	}
