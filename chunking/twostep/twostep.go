@@ -284,6 +284,14 @@ func (sc *scratch) sectionUnits(src string, blocks []mdblocks.Block, dst []unit)
 			dst = append(dst, unit{start: start, end: end, words: sentences.CountWords(src[start:end])})
 		}
 	}
+	// A sentence that is a heading line nested in a block quote or list
+	// item ("> ### Title") is kept with the unit after it, as headings are.
+	addSentence := func(start, end int) {
+		add(start, end)
+		if n := len(dst); n > 0 && isHeadingLine(src[dst[n-1].start:dst[n-1].end]) {
+			dst[n-1].heading = true
+		}
+	}
 	// Atomic units keep the indentation of their first line (indented
 	// code, a fence nested in a list item).
 	addAtomic := func(start, end int) {
@@ -321,18 +329,35 @@ func (sc *scratch) sectionUnits(src string, blocks []mdblocks.Block, dst []unit)
 		for _, d := range sc.display {
 			sc.sents = sentences.Append(sc.sents[:0], src, from, d.Start, sc.inline)
 			for _, s := range sc.sents {
-				add(s.Start, s.End)
+				addSentence(s.Start, s.End)
 			}
 			addAtomic(d.Start, d.End)
 			from = d.End
 		}
 		sc.sents = sentences.Append(sc.sents[:0], src, from, e, sc.inline)
 		for _, s := range sc.sents {
-			add(s.Start, s.End)
+			addSentence(s.Start, s.End)
 		}
 		i = j
 	}
 	return dst
+}
+
+// isHeadingLine reports whether s is one line holding an ATX heading,
+// possibly behind block quote markers or a list marker.
+func isHeadingLine(s string) bool {
+	if strings.IndexByte(s, '\n') >= 0 {
+		return false
+	}
+	i := 0
+	for i < len(s) && (s[i] == '>' || s[i] == ' ' || s[i] == '\t' || s[i] == '-' || s[i] == '*' || s[i] == '+') {
+		i++
+	}
+	n := 0
+	for i+n < len(s) && s[i+n] == '#' {
+		n++
+	}
+	return n >= 1 && n <= 6 && (i+n == len(s) || s[i+n] == ' ' || s[i+n] == '\t')
 }
 
 // pack appends to dst the pieces of one long section: units packed

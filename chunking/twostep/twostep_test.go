@@ -92,6 +92,8 @@ func TestSpecCases(t *testing.T) {
 			[]want{{"One two three.", []string{}}, {"Four five six.", []string{}}}},
 		{"overlap then headers", "# H\nOne two. Three four.", chunking.Options{OptMaxChunkSize: 2, OptWordOverlap: 1, OptAddHeaders: true},
 			[]want{{"# H", []string{"#H"}}, {"# H\nH One two.", []string{"#H"}}, {"# H\ntwo. Three four.", []string{"#H"}}}},
+		{"quoted heading kept with next", "One two three. Four five.\n> ### Head\n> Six seven.", chunking.Options{OptMaxChunkSize: 8},
+			[]want{{"One two three. Four five.", []string{}}, {"> ### Head\n> Six seven.", []string{}}}},
 		{"source whitespace kept", "Intro line.\n\n- a b.\n- c d.\n\nEnd now.", chunking.Options{OptMaxChunkSize: 5},
 			[]want{{"Intro line.\n\n- a b.", []string{}}, {"- c d.\n\nEnd now.", []string{}}}},
 	}

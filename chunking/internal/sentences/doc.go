@@ -34,8 +34,8 @@
 // at the end of an ATX heading line ("# ..."), and before a line that
 // starts a list item ("- ", "* ", "+ ", "1. ", "1) "), a block quote
 // ('>'), a heading ('#') or a table row ('|'). Inside a block quote the
-// '>' of each line does not break a sentence: a quote's blank line (">")
-// and blocks nested in it do. A line after a quote without '>' is a lazy
+// '>' of each line does not break a sentence: a quote's blank line (">",
+// kept at the start of the next sentence) and blocks nested in it do. A line after a quote without '>' is a lazy
 // continuation, as in CommonMark.
 //
 // Callers may pass protected spans (inline math, code spans, figure and

@@ -40,7 +40,6 @@ func Append(dst []Span, text string, from, to int, protect []Span) []Span {
 	}
 	atLineStart := from == 0 || text[from-1] == '\n'
 	quote := atLineStart && j < to && text[j] == '>'
-	quoteBlank := false // the current line is a quote's blank line (">")
 	heading := atLineStart && isATXHeading(text, quoteContent(text, j, to), to)
 	for i := from; i < to; {
 		if p < len(protect) && i >= protect[p].Start {
@@ -75,11 +74,12 @@ func Append(dst []Span, text string, from, to int, protect []Span) []Span {
 			k := quoteContent(text, j, to)
 			var brk bool
 			switch {
-			case text[j] == '\n' || heading || quoteBlank:
+			case text[j] == '\n' || heading:
 				brk = true
 			case nextQuote && quote:
-				// A block quote continues: break only at its blank
-				// lines and at blocks nested in it.
+				// A block quote continues: break only before its blank
+				// lines (">", which then open the next sentence) and
+				// blocks nested in it.
 				brk = k >= to || text[k] == '\n' || text[k] == '\r' || startsBlock(text, k, to)
 			default:
 				brk = startsBlock(text, j, to)
@@ -89,7 +89,6 @@ func Append(dst []Span, text string, from, to int, protect []Span) []Span {
 				start = j
 			}
 			quote = nextQuote
-			quoteBlank = nextQuote && (k >= to || text[k] == '\n' || text[k] == '\r')
 			heading = isATXHeading(text, k, to)
 			i = j
 		case c == '.' || c == '!' || c == '?' || c == 0xE2 || c == 0xE3 || c == 0xEF:

@@ -79,7 +79,7 @@ func TestSplit(t *testing.T) {
 		{"hashtag", "Text\n#tag more", []string{"Text\n#tag more"}},
 		{"quote block", "Text\n> quoted", []string{"Text", "> quoted"}},
 		{"quote continues", "> One sentence\n> wraps here. Two\n> wraps too.", []string{"> One sentence\n> wraps here.", "Two\n> wraps too."}},
-		{"quote paragraphs", "> One\n>\n> Two", []string{"> One", ">", "> Two"}},
+		{"quote paragraphs", "> One\n>\n> Two", []string{"> One", ">\n> Two"}},
 		{"quote heading", "> ### Head\n> Body text", []string{"> ### Head", "> Body text"}},
 		{"quote list", "> Intro\n> - item", []string{"> Intro", "> - item"}},
 		{"quote lazy continuation", "> Quoted\nText", []string{"> Quoted\nText"}},
