@@ -76,10 +76,30 @@ func Register(fs *flag.FlagSet, entries []registry.Entry, defaultChunker string)
 func usage(ows []owner) string {
 	parts := make([]string, len(ows))
 	for i, o := range ows {
+		// The first back-quoted word names the flag's value in -h.
+		param := o.spec.Name
+		if i == 0 {
+			if p := placeholder(o.spec.Kind); p != "" {
+				param += " = `" + p + "`"
+			}
+		}
 		parts[i] = fmt.Sprintf("[%s: reference parameter %s, default %s] %s",
-			o.chunker, o.spec.Name, formatDefault(o.spec.Default), o.spec.Usage)
+			o.chunker, param, formatDefault(o.spec.Default), o.spec.Usage)
 	}
 	return strings.Join(parts, "\n")
+}
+
+// placeholder is the value name -h shows for an option kind.
+func placeholder(k chunking.OptionKind) string {
+	switch k {
+	case chunking.IntOption:
+		return "N"
+	case chunking.IntListOption:
+		return "N,N,..."
+	case chunking.StringOption:
+		return "TEXT"
+	}
+	return ""
 }
 
 func formatDefault(v any) string {
