@@ -90,7 +90,8 @@
 //     indentation between units are kept. A unit over the budget is a chunk
 //     of its own with oversize: true (a 10 MB paragraph without a sentence
 //     end is one such chunk). A heading line inside a long section (one not
-//     split on) is never left at the end of a chunk when it fits at the
+//     split on, or one nested in a quote or list item: "> ### Title") is
+//     never left at the end of a chunk when it fits at the
 //     start of the next one with the unit that follows it. A section within
 //     the budget is one chunk whatever it contains.
 //   - Merging joins with "\n\n" as the spec says (not the source gap). The
