@@ -110,7 +110,9 @@
 // chunker stays within a small multiple of it (BenchmarkParseOnly,
 // BenchmarkChunkMailbox, and TestSpeedRatio with EMAIL_SPEED=1, which
 // compares CPU times) and is linear in the mailbox (BenchmarkScale,
-// BenchmarkAdversarial).
+// BenchmarkAdversarial). TestBenchResult with EMAIL_BENCH_DIR=DIR prints
+// the RESULT lines `chunk bench` prints, for the whole-mailbox chunker
+// and the baseline.
 //
 // # Sharding
 //
