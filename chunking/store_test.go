@@ -23,6 +23,8 @@ func referenceChunks() []Chunk {
 			{"ratio", 0.5}, {"big", 1e16}, {"flag", false}, {"empty", nil}, {"tags", []any{"alpha", "beta"}}}),
 		New("keeps trailing newlines\n\n\n", Metadata{{"index", 1}, {"file", "docs/b.md"}, {"title", "Café – naïve 😀"}}),
 		New("Grüße aus Köln", Metadata{{"index", 0}, {"file", "guide/ref.md"}, {"nested", Metadata{{"z", 1}, {"a", "two"}}}}),
+		New("a long single-quoted line that the writer folded at eighty columns: it continues here, and it's one line again",
+			Metadata{{"index", 1}, {"file", "guide/ref.md"}, {"escaped", "café ☃ tab\there joined"}}),
 	}
 }
 
