@@ -21,4 +21,37 @@
 //   - Folders are walked with chunking.WalkFolder (the spec's rules: sorted,
 //     hidden entries skipped, symlinked folders not followed); the document
 //     id is the path relative to the folder, with "/" separators.
+//
+// Backfills (Producer.Backfill, SendLines; backfill.go, send.go, stdin.go,
+// mailbox.go):
+//   - Every path is planned before anything is sent: a folder's ids are
+//     IDPrefix + the relative path, a file's IDPrefix + its base name, a
+//     mailbox's threads IDPrefix + the mailbox's base name + "#" + thread
+//     id. Two paths giving one id fail with ErrDuplicateID, nothing sent.
+//   - The document records are read in one pass (a KV watch of the whole
+//     bucket; a missing bucket means none) into a compact map: a document
+//     whose sha256 equals a done, non-delete record's doc_version is
+//     skipped. The producer decodes the record's JSON itself rather than
+//     import the worker.
+//   - -delete-missing (DeleteMissing) deletes a recorded id under IDPrefix
+//     that the walk did not find only when its file exists in none of the
+//     roots: a file filtered out by extension or hidden is not gone. For
+//     mailboxes, an id under "<mailbox id>#" whose thread is gone.
+//   - Publishing: at most Options.MaxPending requests and MaxPendingBytes
+//     in flight; PubAcks are collected in order by one goroutine; a failed
+//     publish is re-sent synchronously with the same message (so its
+//     Nats-Msg-Id) up to Retry.Retries times with doubling waits. When one
+//     request exhausts its retries the run stops (ErrUnavailable) and the
+//     rest count as failed: a dead server must not cost every document its
+//     retries. A re-run finishes the job; the duplicate window and the
+//     records keep it from sending twice what was processed.
+//   - Files are read by Readers goroutines up to 64 documents ahead, in
+//     recycled buffers (the encoded request holds a copy); results are
+//     published in walk order.
+//   - The producer creates the objects bucket (TTL ObjectsTTL, 7 days) when
+//     a large document needs it and the worker's set-up has not run.
+//     Workers never delete objects.
+//   - Stdin lines are never skipped as unchanged (each is an event); a
+//     content_ref request's version in its Nats-Msg-Id is the object name,
+//     which the contract makes the content's sha256.
 package producer
