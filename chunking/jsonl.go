@@ -43,7 +43,8 @@ func (j *JSONLWriter) Write(ch Chunk) error {
 // Close does nothing: every line is already written.
 func (j *JSONLWriter) Close() error { return nil }
 
-// AppendJSONL appends ch as one JSONL line (with its newline) to b.
+// AppendJSONL appends ch as one JSONL line (with its newline) to b. The
+// chunk's own hash is written (computed when it has none).
 func AppendJSONL(b []byte, ch Chunk) ([]byte, error) {
 	var err error
 	b = append(b, `{"content":`...)
@@ -55,7 +56,11 @@ func AppendJSONL(b []byte, ch Chunk) ([]byte, error) {
 		return nil, fmt.Errorf("metadata: %w", err)
 	}
 	b = append(b, `,"hash":`...)
-	if b, err = appendJSONString(b, ch.hash); err != nil {
+	h := ch.hash
+	if h == "" { // the zero Chunk has no hash yet
+		h = Hash(ch.content, ch.metadata)
+	}
+	if b, err = appendJSONString(b, h); err != nil {
 		return nil, fmt.Errorf("hash: %w", err)
 	}
 	return append(b, '}', '\n'), nil

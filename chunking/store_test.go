@@ -132,6 +132,17 @@ func TestSaveLoadFiles(t *testing.T) {
 	}
 }
 
+func TestZeroChunkRoundTrip(t *testing.T) {
+	var buf bytes.Buffer
+	if err := Encode(&buf, JSONL, []Chunk{{}}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := DecodeJSONL(&buf, "zero.jsonl")
+	if err != nil || c.Len() != 1 || c.At(0).Hash() != New("", nil).Hash() {
+		t.Errorf("JSONL round trip of the zero Chunk = %v, %v", c, err)
+	}
+}
+
 func TestEmptyCollections(t *testing.T) {
 	for _, f := range []Format{JSONL, YAML} {
 		var buf bytes.Buffer
