@@ -3,6 +3,7 @@ package email
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -157,16 +158,11 @@ func TestCorpusChunks(t *testing.T) {
 				}
 				chunks, _ := c.ChunkMailbox(mb)
 				checkChunks(t, chunks, c.maxEmails, c.maxChars)
-				// Every message appears in at least one chunk.
-				threads := Threads(mb)
-				count := map[string]int{}
-				for _, ch := range chunks {
-					tid, _ := ch.Metadata().Get("thread_id")
-					count[tid.(string)] += strings.Count(ch.Content(), "\n[msg #")
-				}
-				for _, th := range threads {
-					if count[th.ThreadID] < len(th.Messages) {
-						t.Errorf("thread %s: %d message blocks for %d messages", th.ThreadID, count[th.ThreadID], len(th.Messages))
+				// Every message appears in at least one chunk: every message is
+				// on a path, and each path's windows cover all its positions.
+				for _, th := range Threads(mb) {
+					if err := checkCoverage(c, th); err != nil {
+						t.Errorf("thread %s: %v", th.ThreadID, err)
 					}
 				}
 				t.Logf("%v: %d messages → %d chunks", opts, len(mb.Messages), len(chunks))
@@ -345,4 +341,46 @@ func TestCorpusEdgeCases(t *testing.T) {
 			t.Errorf("%v: %d threads, want 1", pair, len(th))
 		}
 	}
+}
+
+// checkCoverage replays the chunker's path and window steps for a thread
+// and reports a message that no window holds.
+func checkCoverage(c *Chunker, th Thread) error {
+	ms := make([]*msg, len(th.Messages))
+	for k, m := range th.Messages {
+		ms[k] = &msg{id: th.IDs[k], canonID: m.MessageID, body: m.Body, from: m.From, to: m.To, cc: m.Cc, bodyLen: len(m.Body)}
+		if p := th.Parents[k]; p >= 0 {
+			ms[k].replyTo = th.IDs[p]
+		}
+		if m.HasDate {
+			ms[k].when, ms[k].parsed = m.Date, true
+		}
+	}
+	seen := make([]bool, len(ms))
+	for _, p := range threadPaths(ms) {
+		pms := make([]*msg, len(p.msgs))
+		for k, i := range p.msgs {
+			pms[k] = ms[i]
+		}
+		r := &renderer{maxChars: c.maxChars, subject: "s", subjectLen: 1, ms: pms,
+			blocks: make([]string, len(pms)), blockLen: make([]int, len(pms))}
+		covered := make([]bool, len(pms))
+		for _, w := range r.windows(c.maxEmails, c.overlap) {
+			for k := w.start; k <= w.end; k++ {
+				covered[k] = true
+			}
+		}
+		for k, ok := range covered {
+			if !ok {
+				return fmt.Errorf("path position %d (%s) in no window", k, pms[k].id)
+			}
+			seen[p.msgs[k]] = true
+		}
+	}
+	for i, ok := range seen {
+		if !ok {
+			return fmt.Errorf("message %s on no path", ms[i].id)
+		}
+	}
+	return nil
 }
