@@ -205,7 +205,7 @@ func serverBinary(t *testing.T) string {
 		return bin
 	}
 	out := filepath.Join(t.TempDir(), "nats-server")
-	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", out, "github.com/nats-io/nats-server/v2")
+	cmd := exec.Command(goCommand(), "build", "-o", out, "github.com/nats-io/nats-server/v2")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("build nats-server: %v\n%s", err, b)
 	}

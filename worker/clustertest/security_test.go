@@ -49,11 +49,7 @@ func workerBinary(t *testing.T) string {
 		if buildErr != nil {
 			return
 		}
-		gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
-		if _, err := os.Stat(gobin); err != nil {
-			gobin = "go"
-		}
-		cmd := exec.Command(gobin, "build", "-o", filepath.Join(binDir, "worker"), "github.com/chunkstream/chunkstream/cmd/worker")
+		cmd := exec.Command(goCommand(), "build", "-o", filepath.Join(binDir, "worker"), "github.com/chunkstream/chunkstream/cmd/worker")
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			buildErr = fmt.Errorf("go build ./cmd/worker: %v\n%s", err, out)
@@ -63,6 +59,22 @@ func workerBinary(t *testing.T) string {
 		t.Fatal(buildErr)
 	}
 	return filepath.Join(binDir, "worker")
+}
+
+// goCommand is the go command of the toolchain running the test, or "go"
+// from PATH when that is unknown (a -trimpath test binary).
+func goCommand() string {
+	if root := runtime.GOROOT(); root != "" {
+		if p := filepath.Join(root, "bin", "go"); fileExists(p) {
+			return p
+		}
+	}
+	return "go"
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }
 
 // process is a running worker binary.
