@@ -1,6 +1,8 @@
 package qdrantsink
 
 import (
+	"math/bits"
+	"math/rand/v2"
 	"slices"
 	"sync"
 	"unicode"
@@ -39,7 +41,13 @@ type BM25 struct {
 // NewBM25 returns a BM25 encoder for an average document length avgdl (in
 // tokens, > 0).
 func NewBM25(avgdl float64) *BM25 {
-	return &BM25{avgdl: avgdl, pool: sync.Pool{New: func() any { return new(bm25Scratch) }}}
+	e := &BM25{avgdl: avgdl}
+	e.pool.New = func() any {
+		// A random odd multiplier spreads token hashes over the table, so
+		// a text cannot be crafted to pile its tokens into one probe run.
+		return &bm25Scratch{mul: rand.Uint32() | 1}
+	}
+	return e
 }
 
 // bm25Term is one distinct token of a text.
@@ -52,15 +60,20 @@ type bm25Term struct {
 
 // bm25Scratch is the reusable state of one Encode: an open-addressing
 // table keyed by token hash (an entry is hash<<32 | term index + 1; 0 is
-// empty), the terms, an arena for the lowercased tokens that are not
-// substrings of the text, and buffers.
+// empty; slot = hash·mul >> shift) holding the first token of each hash,
+// a map for the other tokens of a hash (collisions: rare, or an attack),
+// the terms, an arena for the lowercased tokens that are not substrings of
+// the text, and buffers.
 type bm25Scratch struct {
-	table  []uint64
-	terms  []bm25Term
-	arena  []byte
-	groups []uint32 // output indices in first-occurrence order
-	buf    []byte
-	vals   []float64
+	mul     uint32
+	shift   uint32
+	table   []uint64
+	collide map[string]int32 // token → term index, for tokens whose hash an earlier token has
+	terms   []bm25Term
+	arena   []byte
+	groups  []uint32 // output indices in first-occurrence order
+	buf     []byte
+	vals    []float64
 }
 
 // Encode returns the BM25 sparse vector of text. Tokens are the maximal runs
@@ -74,8 +87,8 @@ type bm25Scratch struct {
 // tokens whose hashes collide add their values into one index. Indices come
 // out in the order their first token appears in text (deterministic, and
 // cheaper than sorting; Qdrant sorts them itself). Invalid UTF-8 bytes
-// separate tokens. A text without tokens
-// has an empty vector.
+// separate tokens. A text without tokens has an empty vector. The time is
+// linear in len(text), also for texts crafted to collide.
 func (e *BM25) Encode(text string) SparseVector {
 	sc := e.pool.Get().(*bm25Scratch)
 	defer e.pool.Put(sc)
@@ -88,6 +101,10 @@ func (e *BM25) Encode(text string) SparseVector {
 	} else {
 		sc.table = sc.table[:size]
 		clear(sc.table)
+	}
+	sc.shift = uint32(33 - bits.Len(uint(size)))
+	if sc.collide != nil {
+		clear(sc.collide)
 	}
 	sc.terms = sc.terms[:0]
 	sc.groups = sc.groups[:0]
@@ -188,23 +205,12 @@ func (e *BM25) Encode(text string) SparseVector {
 // an earlier token's joins that token's output entry.
 func addTerm[T string | []byte](sc *bm25Scratch, tok T, h uint32) {
 	mask := uint32(len(sc.table) - 1)
-	group := int32(-1)
-	for i := h & mask; ; i = (i + 1) & mask {
+	for i := (h * sc.mul) >> sc.shift; ; i = (i + 1) & mask {
 		e := sc.table[i]
 		if e == 0 {
-			if group < 0 {
-				group = int32(len(sc.groups))
-				sc.groups = append(sc.groups, h)
-			}
-			t := bm25Term{tf: 1, group: group}
-			if s, ok := any(tok).(string); ok {
-				t.tok = s
-			} else {
-				t.off, t.n = int32(len(sc.arena)), int32(len(tok))
-				sc.arena = append(sc.arena, tok...)
-			}
-			sc.terms = append(sc.terms, t)
-			sc.table[i] = uint64(h)<<32 | uint64(len(sc.terms))
+			j := newTerm(sc, tok, int32(len(sc.groups)))
+			sc.groups = append(sc.groups, h)
+			sc.table[i] = uint64(h)<<32 | uint64(j+1)
 			if 2*len(sc.terms) > len(sc.table) {
 				sc.grow()
 			}
@@ -214,12 +220,36 @@ func addTerm[T string | []byte](sc *bm25Scratch, tok T, h uint32) {
 			continue
 		}
 		t := &sc.terms[uint32(e)-1]
-		if same := t.tok == string(tok); same || t.tok == "" && string(sc.arena[t.off:t.off+t.n]) == string(tok) {
+		if t.tok == string(tok) || t.tok == "" && string(sc.arena[t.off:t.off+t.n]) == string(tok) {
 			t.tf++
 			return
 		}
-		group = t.group // a collision
+		// Another token with this hash: counted apart, summed into the
+		// first one's entry.
+		if j, ok := sc.collide[string(tok)]; ok {
+			sc.terms[j].tf++
+			return
+		}
+		if sc.collide == nil {
+			sc.collide = map[string]int32{}
+		}
+		sc.collide[string(tok)] = newTerm(sc, tok, t.group)
+		return
 	}
+}
+
+// newTerm appends a term of count 1 in output entry group and returns its
+// index.
+func newTerm[T string | []byte](sc *bm25Scratch, tok T, group int32) int32 {
+	t := bm25Term{tf: 1, group: group}
+	if s, ok := any(tok).(string); ok {
+		t.tok = s
+	} else {
+		t.off, t.n = int32(len(sc.arena)), int32(len(tok))
+		sc.arena = append(sc.arena, tok...)
+	}
+	sc.terms = append(sc.terms, t)
+	return int32(len(sc.terms) - 1)
 }
 
 // asciiLower maps an ASCII letter or digit to its lowercase form and every
@@ -240,12 +270,13 @@ var asciiLower = func() (t [256]byte) {
 func (sc *bm25Scratch) grow() {
 	old := sc.table
 	sc.table = make([]uint64, 2*len(old))
+	sc.shift--
 	mask := uint32(len(sc.table) - 1)
 	for _, e := range old {
 		if e == 0 {
 			continue
 		}
-		i := uint32(e>>32) & mask
+		i := (uint32(e>>32) * sc.mul) >> sc.shift
 		for sc.table[i] != 0 {
 			i = (i + 1) & mask
 		}

@@ -2,6 +2,7 @@ package qdrantsink
 
 import (
 	"cmp"
+	"fmt"
 	"hash/fnv"
 	"math"
 	"math/rand/v2"
@@ -228,5 +229,42 @@ func TestBM25FirstOccurrenceOrder(t *testing.T) {
 	want := []uint32{fnv1a("b"), fnv1a("a"), fnv1a("c"), fnv1a("costarring"), fnv1a("d")}
 	if !slices.Equal(sv.Indices, want) {
 		t.Fatalf("Indices = %v, want first-occurrence order %v", sv.Indices, want)
+	}
+}
+
+// TestBM25CollisionsAcrossCalls runs texts full of colliding tokens through
+// one encoder many times (its scratch space is reused) against the oracle.
+func TestBM25CollisionsAcrossCalls(t *testing.T) {
+	words := []string{"costarring", "liquid", "declinate", "macallums", "altarage", "zinke", "altarages", "zinkes", "Liquid", "other"}
+	rng := rand.New(rand.NewPCG(7, 8))
+	enc := NewBM25(5)
+	for range 300 {
+		var parts []string
+		for range rng.IntN(30) {
+			parts = append(parts, words[rng.IntN(len(words))])
+		}
+		text := strings.Join(parts, " ")
+		got, want := sortedVector(enc.Encode(text)), naiveBM25(text, 5)
+		if !slices.Equal(got.Indices, want.Indices) {
+			t.Fatalf("Encode(%q).Indices = %v, want %v", text, got.Indices, want.Indices)
+		}
+		for i := range want.Values {
+			if math.Abs(float64(got.Values[i]-want.Values[i])) > 1e-5 {
+				t.Fatalf("Encode(%q).Values = %v, want %v", text, got.Values, want.Values)
+			}
+		}
+	}
+}
+
+// TestBM25ManyDistinctTokens grows the table several times.
+func TestBM25ManyDistinctTokens(t *testing.T) {
+	var sb strings.Builder
+	for i := range 50000 {
+		fmt.Fprintf(&sb, "w%d ", i%20000)
+	}
+	text := sb.String()
+	got, want := sortedVector(NewBM25(256).Encode(text)), naiveBM25(text, 256)
+	if !slices.Equal(got.Indices, want.Indices) || len(got.Indices) != 20000 {
+		t.Fatalf("%d indices, want %d", len(got.Indices), len(want.Indices))
 	}
 }
