@@ -66,9 +66,10 @@
 //   - The subject sink bounds the chunk records in flight per document
 //     (MaxPendingPublishes); the delete record is published synchronously.
 //     Chunk records are msgpack.
-//   - Shutdown (Run's ctx cancelled): stop fetching, let in-flight work
-//     finish for up to DrainTimeout, then cancel it; cancelled work is NAKed
-//     without delay (outcome "abandoned") so another worker takes it.
+//   - Shutdown (Run's ctx cancelled): stop fetching and NAK what the pull
+//     iterator had buffered, let in-flight work finish for up to
+//     DrainTimeout, then cancel it; cancelled work is NAKed without delay
+//     (outcome "abandoned") so another worker takes it.
 //   - Metrics live in a private registry (NewMetrics); the sink is
 //     decorated by SinkMetrics.
 package worker

@@ -175,7 +175,7 @@ func (w *Worker) Run(ctx context.Context) error {
 // smaller buffers starve the processors between pull requests),
 // and the dispatcher hands one at a time to an idle processor, so few
 // messages ever wait while their AckWait runs. On ctx's end the iterator
-// is drained: what is already buffered is still processed.
+// is drained and what it had buffered is NAKed for another worker.
 func (w *Worker) pull(ctx context.Context, work chan<- jetstream.Msg) {
 	n := w.cfg.Workers()
 	failures := 0
@@ -190,7 +190,21 @@ func (w *Worker) pull(ctx context.Context, work chan<- jetstream.Msg) {
 					break
 				}
 				failures = 0
-				work <- msg
+				if ctx.Err() != nil {
+					// Draining: hand buffered messages back at once
+					// rather than wait for a processor.
+					if err := msg.Nak(); err != nil {
+						w.log.Warn("nak failed", "subject", msg.Subject(), "err", err)
+					}
+					continue
+				}
+				select {
+				case work <- msg:
+				case <-ctx.Done():
+					if err := msg.Nak(); err != nil {
+						w.log.Warn("nak failed", "subject", msg.Subject(), "err", err)
+					}
+				}
 			}
 			stop()
 			iter.Stop()
