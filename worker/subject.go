@@ -63,8 +63,11 @@ func (s *SubjectSink) Write(ctx context.Context, doc Doc, chunks []Chunk) error 
 			}
 			pending = pending[1:]
 		}
-		rec := messages.NewChunkRecord(doc.ID, doc.Version, doc.Seq, c.Position, len(chunks), c.Chunk)
-		rec.ID = c.ID
+		rec := messages.ChunkRecord{
+			V: messages.Version, Op: messages.OpUpsert, ID: c.ID, DocID: doc.ID, DocVersion: doc.Version,
+			IngestSeq: doc.Seq, Position: c.Position, Count: len(chunks),
+			Content: c.Chunk.Content(), Metadata: c.Chunk.Metadata(), Hash: c.Chunk.Hash(),
+		}
 		msg, err := recordMsg(subject, &rec)
 		if err != nil {
 			firstErr = err
