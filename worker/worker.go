@@ -72,6 +72,7 @@ type Worker struct {
 	log      *slog.Logger
 	m        *Metrics
 	sink     Sink
+	rawSink  Sink
 	records  *KVRecords
 	chunkers *chunkerCache
 	backoff  Backoff
@@ -109,6 +110,7 @@ func New(nc *nats.Conn, js jetstream.JetStream, top *Topology, opts Options) (*W
 	w := &Worker{
 		cfg: opts.Config, nc: nc, js: js, top: top, log: log, m: m,
 		sink:     SinkMetrics(m)(opts.Sink),
+		rawSink:  opts.Sink,
 		records:  NewKVRecords(top.Docs),
 		chunkers: newChunkerCache(opts.NewChunker),
 		backoff:  b,
@@ -126,8 +128,25 @@ func (w *Worker) Records() *KVRecords { return w.records }
 // Metrics returns the worker's metrics.
 func (w *Worker) Metrics() *Metrics { return w.m }
 
-// Ready reports whether the worker is connected and bound to its consumer.
-func (w *Worker) Ready() bool { return w.ready.Load() && w.nc.IsConnected() }
+// ReadySink is implemented by sinks that can tell whether they are able
+// to write (the Qdrant sink); Ready consults it.
+type ReadySink interface {
+	Ready(ctx context.Context) bool
+}
+
+// Ready reports whether the worker is connected, bound to its consumer,
+// and its sink, if it is a ReadySink, is ready.
+func (w *Worker) Ready() bool {
+	if !w.ready.Load() || !w.nc.IsConnected() {
+		return false
+	}
+	if rs, ok := w.rawSink.(ReadySink); ok {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		return rs.Ready(ctx)
+	}
+	return true
+}
 
 // Run consumes until ctx is cancelled, then drains: it stops fetching,
 // lets in-flight documents finish for up to DrainTimeout, NAKs those still
