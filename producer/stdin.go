@@ -160,7 +160,11 @@ func readLine(br *bufio.Reader, max int) (line []byte, tooLong bool, err error) 
 	for {
 		chunk, err := br.ReadSlice('\n')
 		if !tooLong {
-			if len(buf)+len(chunk) > max+1 {
+			n := len(chunk)
+			if n > 0 && chunk[n-1] == '\n' {
+				n--
+			}
+			if len(buf)+n > max {
 				tooLong, buf = true, nil
 			} else {
 				buf = append(buf, chunk...)
