@@ -585,3 +585,24 @@ func TestProducerLargeDocument(t *testing.T) {
 		t.Errorf("re-publish in the same send: %+v, %v; want a duplicate", ack, err)
 	}
 }
+
+// readySink is a sink that says whether it can write.
+type readySink struct {
+	worker.Sink
+	ready atomic.Bool
+}
+
+func (s *readySink) Ready(context.Context) bool { return s.ready.Load() }
+
+// TestReadyAsksSink: /readyz is 503 while a ReadySink is not ready.
+func TestReadyAsksSink(t *testing.T) {
+	e := newEnv(t, testConfig())
+	sink := &readySink{Sink: worker.NewSubjectSink(e.js, "chunks", 8)}
+	w, _, _ := e.startWorker(worker.Options{Sink: sink})
+	time.Sleep(200 * time.Millisecond)
+	if w.Ready() {
+		t.Error("Ready() = true while the sink is not ready")
+	}
+	sink.ready.Store(true)
+	waitFor(t, 5*time.Second, "ready", w.Ready)
+}
