@@ -44,9 +44,9 @@ func Specs() []chunking.OptionSpec {
 		{Name: OptOverlapEmails, Kind: chunking.IntOption, Default: DefaultOverlapEmails,
 			Usage: "messages repeated between consecutive windows of a path, ≥ 0 (reference overlap_emails)"},
 		{Name: OptStripQuotes, Kind: chunking.BoolOption, Default: true,
-			Usage: "remove quoted history matching an ancestor and signatures (default true for real mail, false for canonical JSON rows)"},
+			Usage: "remove quoted history matching an ancestor and signatures (default true for real mail, false for canonical JSON rows; chunkstream's own, not a reference parameter)"},
 		{Name: OptMboxo, Kind: chunking.BoolOption, Default: false,
-			Usage: "read mbox files as mboxo (only >From is unescaped) instead of mboxrd"},
+			Usage: "read mbox files as mboxo (only >From is unescaped) instead of mboxrd (chunkstream's own, not a reference parameter)"},
 	}
 }
 
