@@ -54,3 +54,30 @@ func ExampleChunkSubject() {
 	fmt.Println(messages.ChunkSubject(messages.DefaultChunksPrefix, "ingest.docs.k8s"))
 	// Output: chunks.docs.k8s
 }
+
+func ExampleDeadLetter() {
+	h := map[string][]string{messages.HeaderContentType: {messages.ContentTypeJSON}}
+	messages.DeadLetter{
+		Reason: "chunk \"a.md\" with markdown:\nchunking: text is not valid UTF-8",
+		Kind:   messages.KindPermanent, Subject: "ingest.docs", StreamSeq: 42, Deliveries: 1,
+	}.Apply(h)
+	fmt.Println(h[messages.HeaderError][0])
+	dl, _ := messages.ParseDeadLetter(h)
+	fmt.Println(dl.Kind, dl.Subject, dl.StreamSeq, dl.Deliveries)
+	// Output:
+	// chunk "a.md" with markdown: chunking: text is not valid UTF-8
+	// permanent ingest.docs 42 1
+}
+
+func ExampleInferFormat() {
+	for _, id := range []string{"docs/a.md", "guide/b.mdx", "inbox.mbox", "rows.jsonl", "inbox#thread-1"} {
+		f := messages.InferFormat(id)
+		fmt.Println(id, f, messages.DefaultChunker(f))
+	}
+	// Output:
+	// docs/a.md markdown markdown
+	// guide/b.mdx mdx markdown
+	// inbox.mbox mbox email
+	// rows.jsonl email-json email
+	// inbox#thread-1 markdown markdown
+}
