@@ -244,3 +244,16 @@ func TestEMLWithFromLine(t *testing.T) {
 		t.Errorf("ParseMessage = id %q body %q, warnings %v", m.MessageID, m.Body, warns)
 	}
 }
+
+func TestRowsWithBOM(t *testing.T) {
+	c, _ := New(nil)
+	for _, doc := range []string{
+		"\ufeff{\"id\": \"a\", \"body\": \"x\"}\n",
+		"\ufeff[{\"id\": \"a\", \"body\": \"x\"}]",
+	} {
+		chunks, _, err := c.Chunk(chunking.Document{Path: "b.jsonl", Content: []byte(doc)})
+		if err != nil || len(chunks) != 1 {
+			t.Errorf("Chunk(%q) = %d chunks, %v", doc, len(chunks), err)
+		}
+	}
+}

@@ -26,8 +26,10 @@ type row struct {
 // are not objects are skipped with a warning.
 func parseRows(name string, data []byte) ([]row, []chunking.Warning, error) {
 	var warns []chunking.Warning
-	trimmed := bytes.TrimLeft(data, " \t\r\n\ufeff")
-	trimmed = bytes.TrimPrefix(trimmed, []byte("\ufeff"))
+	if bytes.HasPrefix(data, []byte("\ufeff")) {
+		data = append([]byte("   "), data[3:]...) // a BOM: blanked, offsets kept
+	}
+	trimmed := bytes.TrimLeft(data, " \t\r\n")
 	lineOf := lineIndex(data)
 	var rows []row
 	add := func(v any, line int) {
