@@ -15,9 +15,11 @@
 //
 // What is checked:
 //   - every Kubernetes object decodes strictly (unknown or duplicate fields
-//     are errors) into its k8s.io/api type; KEDA ScaledObject, Prometheus
-//     ServiceMonitor and kustomization files decode strictly into small
-//     structs of their documented shape;
+//     are errors) into its k8s.io/api type (the ServiceMonitor into the
+//     Prometheus operator's type); the KEDA ScaledObject and kustomization
+//     files decode strictly into small structs of their documented shape;
+//   - the kustomizations render with the kustomize library, and the
+//     rendered objects decode strictly too;
 //   - every file a kustomization names exists, and every manifest is named
 //     by a kustomization (no forgotten files);
 //   - probes, ports, grace period, stream and consumer names agree with the

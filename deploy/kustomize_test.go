@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -113,7 +114,7 @@ func TestKustomizeBuilds(t *testing.T) {
 		!slices.ContainsFunc(jm, func(m corev1.VolumeMount) bool { return m.MountPath == "/scripts" }) {
 		t.Errorf("production bootstrap Job mounts %v, want /scripts and the NATS TLS files", jm)
 	}
-	if find[*ServiceMonitor](t, prod, dir, "ServiceMonitor", "chunkstream-worker") == nil {
+	if find[*monitoringv1.ServiceMonitor](t, prod, dir, "ServiceMonitor", "chunkstream-worker") == nil {
 		t.Errorf("no ServiceMonitor in production")
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -128,27 +129,6 @@ type ScaleTrigger struct {
 	} `json:"authenticationRef,omitempty"`
 }
 
-// ServiceMonitor is the Prometheus operator's ServiceMonitor
-// (monitoring.coreos.com/v1), the fields used here.
-type ServiceMonitor struct {
-	metav1.TypeMeta   `json:",inline"`
-	metav1.ObjectMeta `json:"metadata"`
-	Spec              struct {
-		Selector          metav1.LabelSelector `json:"selector"`
-		NamespaceSelector *struct {
-			Any        bool     `json:"any,omitempty"`
-			MatchNames []string `json:"matchNames,omitempty"`
-		} `json:"namespaceSelector,omitempty"`
-		Endpoints []struct {
-			Port          string `json:"port,omitempty"`
-			Path          string `json:"path,omitempty"`
-			Scheme        string `json:"scheme,omitempty"`
-			Interval      string `json:"interval,omitempty"`
-			ScrapeTimeout string `json:"scrapeTimeout,omitempty"`
-		} `json:"endpoints"`
-	} `json:"spec"`
-}
-
 // object is one decoded manifest document.
 type object struct {
 	File string // relative to deploy/
@@ -181,7 +161,7 @@ func newTyped(apiVersion, kind string) (any, error) {
 	case "keda.sh/v1alpha1/ScaledObject":
 		return &ScaledObject{}, nil
 	case "monitoring.coreos.com/v1/ServiceMonitor":
-		return &ServiceMonitor{}, nil
+		return &monitoringv1.ServiceMonitor{}, nil
 	}
 	return nil, fmt.Errorf("unexpected apiVersion/kind %s/%s", apiVersion, kind)
 }
@@ -678,7 +658,7 @@ func TestSelectorsMatchWorkerPods(t *testing.T) {
 	if svcPort == nil || int(svcPort.Port) != metricsPort(t) || svcPort.TargetPort.StrVal != "metrics" {
 		t.Errorf("Service port metrics = %+v, want port %d targeting the container port named metrics", svcPort, metricsPort(t))
 	}
-	sm := find[*ServiceMonitor](t, objs, "overlays/production", "ServiceMonitor", "chunkstream-worker")
+	sm := find[*monitoringv1.ServiceMonitor](t, objs, "overlays/production", "ServiceMonitor", "chunkstream-worker")
 	for k, v := range sm.Spec.Selector.MatchLabels {
 		if svc.Labels[k] != v {
 			t.Errorf("ServiceMonitor selector %s=%s does not match the Service labels %v", k, v, svc.Labels)
