@@ -157,13 +157,21 @@ func (s *sender) close() {
 
 func (s *sender) collect(ctx context.Context) {
 	defer close(s.done)
+	// The JetStream context may have no async publish timeout: a PubAck
+	// that never comes must not hang the run, so the wait is bounded here
+	// too (from the moment the collector reaches the request).
+	timer := time.NewTimer(s.retry.AckTimeout)
+	defer timer.Stop()
 	for o := range s.pending {
 		if o.err == nil {
+			timer.Reset(s.retry.AckTimeout)
 			select {
 			case ack := <-o.fut.Ok():
 				o.ack = ack
 			case err := <-o.fut.Err():
 				o.err = err
+			case <-timer.C:
+				o.err = jetstream.ErrAsyncPublishTimeout
 			}
 		}
 		if o.err != nil {
