@@ -787,3 +787,27 @@ func TestPodEnvironmentIsKnown(t *testing.T) {
 		}
 	}
 }
+
+// TestConcurrencyFitsMemory: every ConfigMap sets CHUNKSTREAM_CONCURRENCY
+// (the default follows the node's cores when the pod has no CPU limit),
+// and concurrency × the largest document stays within the worker's
+// memory limit.
+func TestConcurrencyFitsMemory(t *testing.T) {
+	maxDoc, err := strconv.ParseInt(workerDefault(t, "CHUNKSTREAM_MAX_DOC_BYTES"), 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range []string{"base", "overlays/production"} {
+		objs := build(t, dir)
+		cm := find[*corev1.ConfigMap](t, objs, dir, "ConfigMap", "chunkstream-config")
+		n, err := strconv.Atoi(cm.Data["CHUNKSTREAM_CONCURRENCY"])
+		if err != nil || n < 1 {
+			t.Errorf("%s: CHUNKSTREAM_CONCURRENCY = %q, want a positive number", dir, cm.Data["CHUNKSTREAM_CONCURRENCY"])
+			continue
+		}
+		c := workerContainer(t, find[*appsv1.Deployment](t, objs, dir, "Deployment", "chunkstream-worker"))
+		if lim := c.Resources.Limits.Memory().Value(); int64(n)*maxDoc > lim {
+			t.Errorf("%s: %d documents of up to %d bytes in flight exceed the %d-byte memory limit", dir, n, maxDoc, lim)
+		}
+	}
+}
