@@ -18,6 +18,15 @@
 // password when either is wrong. The same for a token, an NKey seed file,
 // a creds file (server in operator/JWT mode) and mutual TLS.
 //
+// Compose: the worker and the backfill producer of docker-compose.yml run
+// with their compose command and environment, only the NATS and Qdrant
+// addresses replaced (an in-process server and the Qdrant double), and the
+// backfilled documents must arrive as points in the compose collection.
+//
+// Bootstrap: the Kubernetes bootstrap Job's stream and consumer JSON
+// (deploy/base/bootstrap.sh) is sent to a server, then worker.Setup must
+// succeed and leave them as they are.
+//
 // Decisions: the workers' JetStream contexts set a publish-ack timeout
 // (5 s): a PubAck lost with a dying stream leader otherwise leaves the sink
 // waiting forever while in-progress acks keep the request from being

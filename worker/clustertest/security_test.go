@@ -22,12 +22,12 @@ import (
 )
 
 var (
-	buildOnce sync.Once
-	binDir    string
-	buildErr  error
+	buildMu sync.Mutex
+	binDir  string
+	built   = map[string]error{}
 )
 
-// TestMain removes the worker binary built by workerBinary.
+// TestMain removes the binaries built by commandBinary.
 func TestMain(m *testing.M) {
 	code := m.Run()
 	if binDir != "" {
@@ -39,26 +39,37 @@ func TestMain(m *testing.M) {
 // workerBinary builds cmd/worker once (or uses the binary named by
 // CHUNKSTREAM_TEST_WORKER_BIN): the security tests run the real program,
 // so its connection options, logging and exit status are what is tested.
-func workerBinary(t *testing.T) string {
+func workerBinary(t *testing.T) string { return commandBinary(t, "worker") }
+
+// commandBinary builds ./cmd/<name> once per test binary, or returns the
+// file named by CHUNKSTREAM_TEST_<NAME>_BIN.
+func commandBinary(t *testing.T, name string) string {
 	t.Helper()
-	if bin := os.Getenv("CHUNKSTREAM_TEST_WORKER_BIN"); bin != "" {
+	if bin := os.Getenv("CHUNKSTREAM_TEST_" + strings.ToUpper(name) + "_BIN"); bin != "" {
 		return bin
 	}
-	buildOnce.Do(func() {
-		binDir, buildErr = os.MkdirTemp("", "chunkstream-clustertest-")
-		if buildErr != nil {
-			return
-		}
-		cmd := exec.Command(goCommand(), "build", "-o", filepath.Join(binDir, "worker"), "github.com/chunkstream/chunkstream/cmd/worker")
-		out, err := cmd.CombinedOutput()
+	buildMu.Lock()
+	defer buildMu.Unlock()
+	if binDir == "" {
+		dir, err := os.MkdirTemp("", "chunkstream-clustertest-")
 		if err != nil {
-			buildErr = fmt.Errorf("go build ./cmd/worker: %v\n%s", err, out)
+			t.Fatal(err)
 		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
+		binDir = dir
 	}
-	return filepath.Join(binDir, "worker")
+	out := filepath.Join(binDir, name)
+	err, ok := built[name]
+	if !ok {
+		cmd := exec.Command(goCommand(), "build", "-o", out, "github.com/chunkstream/chunkstream/cmd/"+name)
+		if b, cerr := cmd.CombinedOutput(); cerr != nil {
+			err = fmt.Errorf("go build ./cmd/%s: %v\n%s", name, cerr, b)
+		}
+		built[name] = err
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // goCommand is the go command of the toolchain running the test, or "go"
@@ -109,9 +120,14 @@ func (s *syncBuffer) String() string {
 // startProcess runs the worker with exactly env (plus PATH and HOME).
 func startProcess(t *testing.T, env map[string]string) *process {
 	t.Helper()
-	bin := workerBinary(t)
+	return startCommand(t, workerBinary(t), nil, env)
+}
+
+// startCommand runs bin with args and exactly env (plus PATH and HOME).
+func startCommand(t *testing.T, bin string, args []string, env map[string]string) *process {
+	t.Helper()
 	p := &process{bin: bin, out: &syncBuffer{}, done: make(chan struct{}), health: env["CHUNKSTREAM_METRICS_ADDR"]}
-	p.cmd = exec.Command(bin)
+	p.cmd = exec.Command(bin, args...)
 	p.cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
 	for k, v := range env {
 		p.cmd.Env = append(p.cmd.Env, k+"="+v)

@@ -1,0 +1,162 @@
+package clustertest
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/chunkstream/chunkstream/internal/testutil"
+	"github.com/chunkstream/chunkstream/worker/qdrantsink/qdranttest"
+)
+
+// composeService is the part of a docker-compose.yml service this test
+// runs: the command and the environment.
+type composeService struct {
+	Command     []string          `yaml:"command"`
+	Environment map[string]string `yaml:"environment"`
+}
+
+// TestComposeConfigurationRuns runs the worker and the backfill producer
+// of docker-compose.yml as compose would (their command and environment),
+// with only the addresses of NATS and Qdrant replaced by an in-process
+// JetStream server and the in-process Qdrant double, and checks that the
+// backfilled documents end up as points in the collection the compose
+// file names, and that the worker stops cleanly.
+func TestComposeConfigurationRuns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the worker and producer binaries")
+	}
+	data, err := os.ReadFile(filepath.Join(testutil.RepoRoot(t), "docker-compose.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var compose struct {
+		Services map[string]composeService `yaml:"services"`
+	}
+	if err := yaml.Unmarshal(data, &compose); err != nil {
+		t.Fatal(err)
+	}
+	w, p := compose.Services["worker"], compose.Services["producer"]
+	if w.Environment["CHUNKSTREAM_SINK"] != "qdrant" {
+		t.Fatalf("compose worker CHUNKSTREAM_SINK = %q, want qdrant", w.Environment["CHUNKSTREAM_SINK"])
+	}
+
+	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Start()
+	if !srv.ReadyForConnections(10 * time.Second) {
+		t.Fatal("server not ready")
+	}
+	t.Cleanup(func() { srv.Shutdown(); srv.WaitForShutdown() })
+	q := qdranttest.Start(t)
+
+	// Replace only what names compose's network; everything else is the
+	// compose file's.
+	replace := func(env map[string]string, k, v string) {
+		t.Helper()
+		if _, ok := env[k]; !ok {
+			t.Fatalf("compose environment lacks %s", k)
+		}
+		env[k] = v
+	}
+	wenv := map[string]string{}
+	for k, v := range w.Environment {
+		wenv[k] = v
+	}
+	replace(wenv, "NATS_URL", srv.ClientURL())
+	replace(wenv, "CHUNKSTREAM_QDRANT_ADDR", q.Addr())
+	replace(wenv, "CHUNKSTREAM_METRICS_ADDR", fmt.Sprintf("127.0.0.1:%d", freePorts(t, 1)[0]))
+	if len(w.Command) != 1 || w.Command[0] != "worker" {
+		t.Fatalf("compose worker command = %q", w.Command)
+	}
+	wp := startProcess(t, wenv)
+	waitFor(t, 60*time.Second, "compose worker ready", func() (bool, string) {
+		select {
+		case <-wp.done:
+			return true, ""
+		default:
+		}
+		return wp.healthy()
+	})
+	select {
+	case <-wp.done:
+		t.Fatalf("compose worker exited: %v\n%s", wp.exit, wp.out.String())
+	default:
+	}
+
+	// The folder compose mounts at /corpus.
+	corpus := t.TempDir()
+	docs := map[string]string{
+		"a.md":         "# A\n\nFirst document.\n\n## Part\n\nMore text here.\n",
+		"b.md":         "# B\n\nSecond document, one paragraph.\n",
+		"guide/c.md":   "# C\n\n" + strings.Repeat("A sentence about chunking. ", 200) + "\n",
+		"ignored.json": `{"not": "markdown"}`,
+	}
+	for name, content := range docs {
+		path := filepath.Join(corpus, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var args []string
+	for _, a := range p.Command[1:] {
+		if a == "/corpus" {
+			a = corpus
+		}
+		args = append(args, a)
+	}
+	if p.Command[0] != "producer" || !strings.Contains(strings.Join(args, " "), corpus) {
+		t.Fatalf("compose producer command = %q: it does not backfill the mounted folder", p.Command)
+	}
+	penv := map[string]string{}
+	for k, v := range p.Environment {
+		penv[k] = v
+	}
+	replace(penv, "NATS_URL", srv.ClientURL())
+	pp := startCommand(t, commandBinary(t, "producer"), args, penv)
+	if code := pp.waitExit(t, 60*time.Second); code != 0 {
+		t.Fatalf("compose producer exit status %d\n%s", code, pp.out.String())
+	}
+
+	collection := w.Environment["CHUNKSTREAM_QDRANT_COLLECTION"]
+	want := map[string]bool{}
+	for name := range docs {
+		if strings.HasSuffix(name, ".md") {
+			want[name] = false
+		}
+	}
+	waitFor(t, 60*time.Second, "points of every backfilled document", func() (bool, string) {
+		seen := map[string]bool{}
+		for _, pt := range q.Points(collection) {
+			seen[pt.GetPayload()["doc_id"].GetStringValue()] = true
+		}
+		var missing []string
+		for id := range want {
+			found := false
+			for s := range seen {
+				found = found || strings.HasSuffix(s, id)
+			}
+			if !found {
+				missing = append(missing, id)
+			}
+		}
+		return len(missing) == 0, fmt.Sprintf("missing %q; collection %q holds %d points of %d documents", missing, collection, len(q.Points(collection)), len(seen))
+	})
+
+	wp.cmd.Process.Signal(syscall.SIGTERM)
+	if code := wp.waitExit(t, 40*time.Second); code != 0 {
+		t.Errorf("compose worker exit status after SIGTERM = %d\n%s", code, wp.out.String())
+	}
+}
