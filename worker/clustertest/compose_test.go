@@ -160,3 +160,65 @@ func TestComposeConfigurationRuns(t *testing.T) {
 		t.Errorf("compose worker exit status after SIGTERM = %d\n%s", code, wp.out.String())
 	}
 }
+
+// TestKubernetesConfigMapRuns starts the worker with the environment of
+// the Kubernetes base ConfigMap (deploy/base/configmap.yaml), the NATS and
+// Qdrant addresses replaced as above: it must become ready and stop on
+// SIGTERM well within the Deployment's grace period.
+func TestKubernetesConfigMapRuns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the worker binary")
+	}
+	root := testutil.RepoRoot(t)
+	data, err := os.ReadFile(filepath.Join(root, "deploy", "base", "configmap.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cm struct {
+		Data map[string]string `yaml:"data"`
+	}
+	if err := yaml.Unmarshal(data, &cm); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Start()
+	if !srv.ReadyForConnections(10 * time.Second) {
+		t.Fatal("server not ready")
+	}
+	t.Cleanup(func() { srv.Shutdown(); srv.WaitForShutdown() })
+	q := qdranttest.Start(t)
+	env := cm.Data
+	for k, v := range map[string]string{
+		"NATS_URL":                 srv.ClientURL(),
+		"CHUNKSTREAM_QDRANT_ADDR":  q.Addr(),
+		"CHUNKSTREAM_METRICS_ADDR": fmt.Sprintf("127.0.0.1:%d", freePorts(t, 1)[0]),
+	} {
+		if _, ok := env[k]; !ok {
+			t.Fatalf("ConfigMap lacks %s", k)
+		}
+		env[k] = v
+	}
+	p := startProcess(t, env)
+	waitFor(t, 60*time.Second, "worker ready", func() (bool, string) {
+		select {
+		case <-p.done:
+			return true, ""
+		default:
+		}
+		return p.healthy()
+	})
+	select {
+	case <-p.done:
+		t.Fatalf("worker exited: %v\n%s", p.exit, p.out.String())
+	default:
+	}
+	start := time.Now()
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	if code := p.waitExit(t, 40*time.Second); code != 0 {
+		t.Errorf("exit status after SIGTERM = %d\n%s", code, p.out.String())
+	}
+	t.Logf("stopped %v after SIGTERM", time.Since(start).Round(time.Millisecond))
+}
