@@ -26,8 +26,8 @@ const (
 type mathBlock struct {
 	ast.BaseBlock
 	delim mathDelim
-	// closeAt is the source offset at or before which the closing line
-	// starts: the block closes after the line containing it.
+	// closeAt is the offset (in the parsed text) at or before which the
+	// closing line starts: the block closes after the line containing it.
 	closeAt int
 	closed  bool
 }
@@ -50,7 +50,30 @@ type mathIndex struct {
 	envClose    map[int]int // offset of `\begin{X}` → offset of its matching `\end{X}`
 }
 
-var mathIndexKey = parser.NewContextKey()
+// mathSourceKey holds, in a parse's context, the *mathSource of the text
+// being parsed.
+var mathSourceKey = parser.NewContextKey()
+
+// mathSource locates the parsed text in the whole document: a long
+// document is parsed in segments, and a math block's closing line may lie
+// in a later one. The index covers the whole document and is built once,
+// on the first math opener.
+type mathSource struct {
+	base   int // offset of the parsed text in the document
+	shared *lazyMathIndex
+}
+
+type lazyMathIndex struct {
+	doc []byte
+	idx *mathIndex
+}
+
+func (l *lazyMathIndex) get() *mathIndex {
+	if l.idx == nil {
+		l.idx = buildMathIndex(l.doc)
+	}
+	return l.idx
+}
 
 func buildMathIndex(src []byte) *mathIndex {
 	idx := &mathIndex{envClose: map[int]int{}}
@@ -134,9 +157,13 @@ func (mathParser) Open(parent ast.Node, reader text.Reader, pc parser.Context) (
 		return nil, parser.NoChildren
 	}
 	rest := line[pos:]
-	src := reader.Source()
-	here := seg.Start + pos // offset of the opener in src
-	idx := pc.ComputeIfAbsent(mathIndexKey, func() any { return buildMathIndex(src) }).(*mathIndex)
+	ms, _ := pc.Get(mathSourceKey).(*mathSource)
+	if ms == nil {
+		ms = &mathSource{shared: &lazyMathIndex{doc: reader.Source()}}
+		pc.Set(mathSourceKey, ms)
+	}
+	idx := ms.shared.get()
+	here := ms.base + seg.Start + pos // offset of the opener in the document
 	trimmed := bytes.TrimRight(rest, " \t\r\n")
 	node := &mathBlock{}
 	switch {
@@ -153,7 +180,7 @@ func (mathParser) Open(parent ast.Node, reader text.Reader, pc parser.Context) (
 		if at < 0 {
 			return nil, parser.NoChildren
 		}
-		node.delim, node.closeAt = delimDollars, at
+		node.delim, node.closeAt = delimDollars, at-ms.base
 	case bytes.HasPrefix(rest, []byte(`\[`)):
 		if bytes.HasSuffix(trimmed[2:], []byte(`\]`)) {
 			node.delim, node.closed = delimBracket, true
@@ -163,17 +190,17 @@ func (mathParser) Open(parent ast.Node, reader text.Reader, pc parser.Context) (
 		if at < 0 {
 			return nil, parser.NoChildren
 		}
-		node.delim, node.closeAt = delimBracket, at
+		node.delim, node.closeAt = delimBracket, at-ms.base
 	case bytes.HasPrefix(rest, []byte(`\begin{`)):
 		end, ok := idx.envClose[here]
 		if !ok {
 			return nil, parser.NoChildren
 		}
 		node.delim = delimEnv
-		if end < seg.Stop {
+		if end-ms.base < seg.Stop {
 			node.closed = true
 		} else {
-			node.closeAt = end
+			node.closeAt = end - ms.base
 		}
 	default:
 		return nil, parser.NoChildren

@@ -141,58 +141,128 @@ func ParseOnly(src []byte) int {
 	return doc.ChildCount()
 }
 
+// SegmentSize is the size above which Scan parses a document in
+// segments, cut before a top-level ATX heading at column 0 that follows a
+// blank line, so that goldmark's tree (several times the text's size) is
+// never built for the whole of a huge document at once. A cut is kept only
+// where the block before it is closed (no fenced code, HTML block or math
+// block left open), which makes the result the same as one parse's; when
+// it is not, the segment is parsed again twice as long (so the work stays
+// linear).
+const SegmentSize = 2 << 20
+
 // Scan returns the top-level blocks of the Markdown document src, in order.
 // It never fails: any byte sequence is some Markdown. It runs in time
 // linear in len(src) and is safe for concurrent use. src is not retained.
 func Scan(src []byte) []Block {
+	blocks, _ := scan(src, SegmentSize)
+	return blocks
+}
+
+// scan is Scan with a given segment size (tests use tiny ones); it also
+// returns the number of segments parsed.
+func scan(src []byte, segmentSize int) ([]Block, int) {
 	var blocks []Block
 	off := 0
 	if end := frontMatterEnd(src); end > 0 {
-		blocks = make([]Block, 0, 16)
 		blocks = append(blocks, Block{Kind: FrontMatter, Start: 0, End: end, BodyStart: 0, BodyEnd: end})
 		off = end
 	}
 	body := src[off:]
-	doc := blockParser().Parse(text.NewReader(limitNesting(body)))
-	// Starts of the top-level blocks, then spans from each start to the
-	// next, without trailing blank lines.
-	type top struct {
-		node  ast.Node
-		start int
+	input := limitNesting(body) // same length: offsets into input are offsets into body
+	shared := &lazyMathIndex{doc: input}
+	segments := 0
+	for pos := 0; pos < len(body); {
+		end := pos
+		var doc ast.Node
+		for size := segmentSize; ; size *= 2 {
+			last := end
+			end = len(body)
+			if len(body)-pos > size {
+				end = nextCut(input, max(last+1, pos+size))
+			}
+			doc = parse(input, pos, end, shared)
+			if end == len(body) || closedAtEnd(body, pos, end, doc.LastChild()) {
+				break
+			}
+		}
+		blocks = appendBlocks(blocks, body, pos, end, doc, off)
+		segments++
+		pos = end
 	}
-	tops := make([]top, 0, doc.ChildCount())
+	return blocks, segments
+}
+
+// parse runs goldmark on input[start:end].
+func parse(input []byte, start, end int, shared *lazyMathIndex) ast.Node {
+	pc := parser.NewContext()
+	pc.Set(mathSourceKey, &mathSource{base: start, shared: shared})
+	return blockParser().Parse(text.NewReader(input[start:end]), parser.WithContext(pc))
+}
+
+// nextCut returns the start of the first line at or after p that is an ATX
+// heading at column 0 following a blank line, or len(text).
+func nextCut(input []byte, p int) int {
+	p = lineStart(input, p)
+	for p < len(input) {
+		e := lineEnd(input, p)
+		if e < len(input) && isBlank(input[p:e]) && input[e] == '#' {
+			le := lineEnd(input, e)
+			if isATX(bytes.TrimRight(input[e:le], " \t\r\n")) {
+				return e
+			}
+		}
+		p = e
+	}
+	return len(input)
+}
+
+// closedAtEnd reports whether a segment body[base:end] whose last
+// top-level block is n can end there: no block that may run on past a
+// blank line and a heading (fenced code, HTML blocks of types 1–5, display
+// math) is left open.
+func closedAtEnd(body []byte, base, end int, n ast.Node) bool {
+	switch n := n.(type) {
+	case nil:
+		return true
+	case *ast.FencedCodeBlock:
+		if n.Pos() < 0 {
+			return false
+		}
+		start := lineStart(body, base+n.Pos())
+		b := Block{Start: start, End: trimBlankLines(body, start, end)}
+		if b.End <= b.Start {
+			return false
+		}
+		fenceInfo(body, &b)
+		return b.Closed
+	case *ast.HTMLBlock:
+		return n.HTMLBlockType >= ast.HTMLBlockType6 || n.HasClosure()
+	case *mathBlock:
+		return n.closed
+	}
+	return true
+}
+
+// appendBlocks appends the top-level blocks of doc, the parse of
+// body[base:end], to blocks, with offsets shifted by off (the front
+// matter's length).
+func appendBlocks(blocks []Block, body []byte, base, end int, doc ast.Node, off int) []Block {
 	if blocks == nil {
 		blocks = make([]Block, 0, doc.ChildCount()+4)
 	}
-	prev := 0
-	for n := doc.FirstChild(); n != nil; n = n.NextSibling() {
-		p := n.Pos()
-		if p < 0 {
-			if n.Lines().Len() > 0 {
-				p = n.Lines().At(0).Start
-			} else {
-				p = prev
-			}
+	prevStart := -1
+	var prevNode ast.Node
+	emit := func(n ast.Node, start, stop int) {
+		stop = trimBlankLines(body, start, stop)
+		if stop <= start {
+			return
 		}
-		p = max(lineStart(body, p), prev)
-		tops = append(tops, top{n, p})
-		prev = p
-	}
-	for i, t := range tops {
-		end := len(body)
-		if i+1 < len(tops) {
-			end = tops[i+1].start
-		}
-		end = trimBlankLines(body, t.start, end)
-		if end <= t.start {
-			continue
-		}
-		b := Block{Start: t.start, End: end, BodyStart: t.start, BodyEnd: end}
-		switch t.node.Kind() {
+		b := Block{Start: start, End: stop, BodyStart: start, BodyEnd: stop}
+		switch n.Kind() {
 		case ast.KindHeading:
-			h := t.node.(*ast.Heading)
-			b.Kind, b.Level = Heading, h.Level
-			b.Title, b.Setext = headingTitle(body[t.start:end])
+			b.Kind, b.Level = Heading, n.(*ast.Heading).Level
+			b.Title, b.Setext = headingTitle(body[start:stop])
 		case ast.KindFencedCodeBlock:
 			b.Kind = FencedCode
 			fenceInfo(body, &b)
@@ -208,27 +278,45 @@ func Scan(src []byte) []Block {
 			b.Kind = ThematicBreak
 		case KindMathBlock:
 			b.Kind = Math
-			if first := lineEnd(body, t.start); first < end {
-				b.BodyStart, b.BodyEnd = first, lineStart(body, end-1)
+			if first := lineEnd(body, start); first < stop {
+				b.BodyStart, b.BodyEnd = first, lineStart(body, stop-1)
 			}
 		default:
 			b.Kind = Paragraph
 			if split := splitTable(body, &b); split != nil {
-				if off != 0 {
-					split.shift(off)
-				}
+				split.shift(off)
 				blocks = append(blocks, *split)
 			}
 		}
-		if off != 0 {
-			b.shift(off)
-		}
+		b.shift(off)
 		blocks = append(blocks, b)
+	}
+	prev := base
+	for n := doc.FirstChild(); n != nil; n = n.NextSibling() {
+		p := n.Pos()
+		if p < 0 {
+			if n.Lines().Len() > 0 {
+				p = n.Lines().At(0).Start
+			} else {
+				p = prev - base
+			}
+		}
+		p = max(lineStart(body, base+p), prev)
+		if prevNode != nil {
+			emit(prevNode, prevStart, p)
+		}
+		prevNode, prevStart, prev = n, p, p
+	}
+	if prevNode != nil {
+		emit(prevNode, prevStart, end)
 	}
 	return blocks
 }
 
 func (b *Block) shift(d int) {
+	if d == 0 {
+		return
+	}
 	b.Start += d
 	b.End += d
 	b.BodyStart += d
