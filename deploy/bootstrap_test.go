@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 
@@ -126,7 +125,6 @@ func TestBootstrapMatchesWorkerDefaults(t *testing.T) {
 	if want, _ := strconv.Atoi(workerDefault(t, "CHUNKSTREAM_MAX_DELIVER")); cc.MaxDeliver != want {
 		t.Errorf("consumer max_deliver = %d, worker default %d", cc.MaxDeliver, want)
 	}
-	_ = time.Second
 }
 
 func TestBootstrapJobRunsTheScript(t *testing.T) {
