@@ -765,7 +765,6 @@ func keys[M ~map[string]V, V any](m M) []string {
 	return out
 }
 
-
 // TestPodEnvironmentIsKnown checks that every chunkstream variable a pod
 // template sets (besides the ConfigMap) is one the programs read.
 func TestPodEnvironmentIsKnown(t *testing.T) {
