@@ -60,6 +60,23 @@
 //   - Fenced code: Closed is false for a fence running to the end of the
 //     document (or of its container); its body then runs to End.
 //
+//   - Speed: goldmark walks every block's lines after the block parse even
+//     with no inline parsers; a paragraph transformer empties paragraph
+//     lines so that walk costs nothing (spans come from positions, not
+//     lines). Scan costs about 0.7× goldmark's plain block parse
+//     (ParseOnly).
+//   - Linear time: goldmark's time grows with the square of the containers
+//     opened on one line, so a list or quote marker deeper than MaxNesting
+//     (32) on a line is handed to goldmark as the letter 'x' (offsets are
+//     unchanged; only content nested deeper than 32 levels reads
+//     differently). A thematic break such as "- - - -" is left alone.
+//   - Memory: a document longer than SegmentSize (2 MiB) is parsed in
+//     segments cut before a column-0 ATX heading that follows a blank
+//     line, kept only when no fenced code, HTML block (types 1–5) or math
+//     block is open at the cut (else the segment is parsed again twice as
+//     long): the blocks are those of one parse, and goldmark's tree never
+//     holds more than a segment.
+//
 // Scan never fails and never panics on any input, including invalid
 // UTF-8 and NUL bytes; checking the encoding is the chunkers' job.
 package mdblocks
