@@ -24,21 +24,25 @@
 //   - Only top-level blocks are reported. A heading inside a list item,
 //     block quote, HTML block or code block is part of that block and is
 //     never a section header.
+//
 //   - Spans are line-aligned: Start is a line start; End is just past the
 //     last line's line break (LF; CRLF input keeps its CR inside the line)
 //     or the end of the source. Trailing blank lines (spaces, tabs, CR only)
 //     are left out; blocks never overlap and only blank lines lie between
 //     them. A block's span runs from its first line to the next top-level
 //     block, so lazy continuation lines and closing fences belong to it.
+//
 //   - Front matter is recognised before goldmark sees the text: the first
 //     line is exactly "---" (YAML) or "+++" (TOML), trailing spaces allowed,
 //     and a later line is the same delimiter. Without a closing line there
 //     is no front matter (the "---" is then a thematic break). A leading
 //     byte-order mark is not skipped.
+//
 //   - Heading titles are computed from the source: ATX titles are trimmed
 //     and lose a closing sequence of #s preceded by a space or tab (or
 //     making up the whole text); setext titles are their lines trimmed and
 //     joined by single spaces. Inline markup is kept as written.
+//
 //   - Tables (GFM) are found in paragraphs: a row followed by a delimiter
 //     row (cells of -, optional colons, at least one pipe) with the same
 //     number of cells; every following line of the paragraph is a body
@@ -47,6 +51,7 @@
 //     pipe and with pipes inside code spans protected; either count
 //     matching the delimiter row makes a table. A delimiter row that
 //     goldmark reads as something else (a list item "- | -") is not seen.
+//
 //   - Display math is a goldmark block parser (so blank lines inside do
 //     not split it): a line starting (after at most three spaces) with
 //     "$$", `\[` or `\begin{X}` opens a block only when its closing exists
@@ -55,8 +60,10 @@
 //     "$$x$$" alone on a line is a one-line block; "$$x$$ more" is text.
 //     Math interrupts paragraphs. The closing lines are found by one
 //     lazily built index per document, so the parse stays linear.
+//
 //   - Link reference definitions stay paragraphs (no paragraph
 //     transformers run).
+//
 //   - Fenced code: Closed is false for a fence running to the end of the
 //     document (or of its container); its body then runs to End.
 //
@@ -65,11 +72,13 @@
 //     lines so that walk costs nothing (spans come from positions, not
 //     lines). Scan costs about 0.7× goldmark's plain block parse
 //     (ParseOnly).
+//
 //   - Linear time: goldmark's time grows with the square of the containers
 //     opened on one line, so a list or quote marker deeper than MaxNesting
 //     (32) on a line is handed to goldmark as the letter 'x' (offsets are
 //     unchanged; only content nested deeper than 32 levels reads
 //     differently). A thematic break such as "- - - -" is left alone.
+//
 //   - Memory: a document longer than SegmentSize (2 MiB) is parsed in
 //     segments cut before a column-0 ATX heading that follows a blank
 //     line, kept only when no fenced code, HTML block (types 1–5) or math
