@@ -1,0 +1,56 @@
+package mdblocks
+
+import (
+	"bytes"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/chunkstream/chunkstream/internal/testutil"
+)
+
+// TestCorpus scans every file of ../shared/corpus/markdown with the
+// invariants, then scans the corpus concatenated (about 45 MB) in
+// segments and checks the blocks against one parse of the same text.
+func TestCorpus(t *testing.T) {
+	dir := testutil.SharedDir(t, "corpus", "markdown")
+	var files []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() && (filepath.Ext(p) == ".md" || filepath.Ext(p) == ".mdx") {
+			files = append(files, p)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all bytes.Buffer
+	for _, p := range files {
+		src, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkBlocks(t, src, Scan(src))
+		all.Write(src)
+		all.WriteString("\n\n")
+	}
+	src := all.Bytes()
+	if testing.Short() {
+		src = src[:min(len(src), 8<<20)]
+	}
+	whole, _ := scan(src, len(src)+1)
+	segmented, n := scan(src, 1<<20)
+	if n < len(src)>>22 {
+		t.Errorf("scan(%d MB corpus, 1 MiB segments) parsed %d segments only", len(src)>>20, n)
+	}
+	if len(whole) != len(segmented) {
+		t.Fatalf("segmented scan: %d blocks, one parse: %d", len(segmented), len(whole))
+	}
+	for i := range whole {
+		if fmt.Sprint(whole[i]) != fmt.Sprint(segmented[i]) {
+			t.Fatalf("block %d: segmented %v, one parse %v", i, segmented[i], whole[i])
+		}
+	}
+}
