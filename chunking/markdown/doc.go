@@ -40,7 +40,7 @@
 //     last block, without trailing whitespace; the source's own blank
 //     lines, indentation, tabs, CRs and non-breaking spaces are kept.
 //     Fused sections are joined by exactly "\n\n" (the reference's join),
-//     whatever separated them in the source.
+//     whatever separated them in the source, CRLF documents included.
 //   - Chunks are trimmed of leading blank lines (whole lines of
 //     whitespace; the first line keeps its indentation) and of all
 //     trailing whitespace. A chunk left empty is dropped and takes no

@@ -95,8 +95,9 @@ func (c *Chunker) Chunk(doc chunking.Document) ([]chunking.Chunk, []chunking.War
 		return nil, warnings(doc.Path, warns), nil
 	}
 	chunks := make([]chunking.Chunk, len(raw))
+	scratch := make(chunking.Metadata, 0, 6+len(doc.Metadata)) // chunking.New copies it
 	for i, r := range raw {
-		md := make(chunking.Metadata, 0, 6+len(doc.Metadata))
+		md := scratch[:0]
 		for lvl := range 3 {
 			if r.hdr.set[lvl] {
 				md = append(md, chunking.Field{Key: hdrKeys[lvl], Value: r.hdr.title[lvl]})
