@@ -211,9 +211,11 @@ func TestBackfillServerOutage(t *testing.T) {
 	if err != nil || s.Sent != n || s.Failed != 0 {
 		t.Fatalf("Backfill across a short outage = %+v, %v (%v)", s.Stats, err, s.Failures)
 	}
+	start := time.Now()
 	t.Logf("short outage: %d sent, %d acknowledged as duplicates of a retried publish", s.Sent, s.Duplicates)
 	results := e.runWorker(ctx, n)
 	checkOnce(t, results, n)
+	t.Logf("worker done after %v", time.Since(start))
 
 	// B: an outage longer than the retries: the run stops and reports.
 	for i := range n {
@@ -238,6 +240,7 @@ func TestBackfillServerOutage(t *testing.T) {
 		t.Fatalf("Backfill with the server gone = %+v, %v; want ErrUnavailable and failures reported", s.Stats, err)
 	}
 	t.Logf("long outage: %d sent, %d failed; first failure: %v", s.Sent, s.Failed, s.Failures[0].Err)
+	t.Logf("phase B done after %v", time.Since(start))
 	e.start()
 	if !waitConnected(e, 10*time.Second) {
 		t.Fatal("client did not reconnect")
@@ -251,6 +254,7 @@ func TestBackfillServerOutage(t *testing.T) {
 	if s.Sent > n-first+int(s.Duplicates) {
 		t.Errorf("re-run sent %d, but only %d documents were missing", s.Sent, n-first)
 	}
+	t.Logf("re-run done after %v", time.Since(start))
 	r2 := e.runWorker(ctx, s.Sent)
 	for id, rs := range r2 {
 		r1[id] = append(r1[id], rs...)
