@@ -273,7 +273,10 @@ func TestWorkersSurviveStreamLeaderLoss(t *testing.T) {
 	}
 	peers := map[string]bool{}
 	for _, s := range []string{cfg.IngestStream, cfg.ChunksStream} {
-		st, _ := js.Stream(ctx, s)
+		st, err := js.Stream(ctx, s)
+		if err != nil {
+			t.Fatal(err)
+		}
 		si, err := st.Info(ctx)
 		if err != nil {
 			t.Fatal(err)

@@ -31,7 +31,10 @@ func TestClusterHarness(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	s, _ := js.Stream(ctx, "H")
+	s, err := js.Stream(ctx, "H")
+	if err != nil {
+		t.Fatal(err)
+	}
 	info, err := s.Info(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -138,8 +138,14 @@ func runScaleOut(t *testing.T, natsBin, workerBin string, docs []testDoc, worker
 		procs = append(procs, cmd)
 		go func() { exited <- cmd.Wait() }()
 	}
-	stream, _ := js.Stream(ctx, cfg.IngestStream)
-	cons, _ := stream.Consumer(ctx, cfg.Consumer)
+	stream, err := js.Stream(ctx, cfg.IngestStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cons, err := stream.Consumer(ctx, cfg.Consumer)
+	if err != nil {
+		t.Fatal(err)
+	}
 	lastLog := time.Now()
 	for {
 		ci, err := cons.Info(ctx)
@@ -169,8 +175,9 @@ func runScaleOut(t *testing.T, natsBin, workerBin string, docs []testDoc, worker
 	for range procs {
 		<-exited
 	}
-	chunks, _ := js.Stream(ctx, cfg.ChunksStream)
-	if info, err := chunks.Info(ctx); err == nil {
+	if chunks, err := js.Stream(ctx, cfg.ChunksStream); err != nil {
+		t.Fatal(err)
+	} else if info, err := chunks.Info(ctx); err == nil {
 		r.chunks = info.State.Msgs
 	}
 	if dlq, err := js.Stream(ctx, cfg.DLQStream); err == nil {
