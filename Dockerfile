@@ -1,7 +1,7 @@
 # syntax=docker/dockerfile:1
 #
-# chunkstream container image: the static binaries `worker` (entrypoint),
-# `producer` and `chunk` on an empty base, running as a non-root user.
+# chunkstream container image: the static binaries `worker` (the default
+# command), `producer` and `chunk` on an empty base, as a non-root user.
 #
 #   docker build -t chunkstream/chunkstream:dev .
 #   docker run --rm -e NATS_URL=nats://nats:4222 chunkstream/chunkstream:dev
