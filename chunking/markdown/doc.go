@@ -83,5 +83,6 @@
 //   - Formats accepted: "", "markdown", "md", "mdx", "text", "txt" (text is
 //     chunked as Markdown, like the reference). Invalid UTF-8 is an error
 //     wrapping chunking.ErrNotUTF8 naming the document and the offset of
-//     the first bad byte. NUL bytes are ordinary characters.
+//     the first bad byte. NUL bytes are ordinary characters. A leading
+//     byte-order mark is dropped.
 package markdown

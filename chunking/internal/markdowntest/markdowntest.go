@@ -69,6 +69,10 @@ func Check(src []byte, chunks []chunking.Chunk, maxChar int) error {
 			}
 		}
 	}
+	// A leading byte-order mark is an encoding mark, not text.
+	if pre := []byte("\uFEFF"); len(src) >= 3 && string(src[:3]) == string(pre) {
+		src = src[3:]
+	}
 	firsts, err := coverage(src, chunks, maxChar)
 	if err != nil {
 		return err

@@ -35,8 +35,10 @@
 //   - Front matter is recognised before goldmark sees the text: the first
 //     line is exactly "---" (YAML) or "+++" (TOML), trailing spaces allowed,
 //     and a later line is the same delimiter. Without a closing line there
-//     is no front matter (the "---" is then a thematic break). A leading
-//     byte-order mark is not skipped.
+//     is no front matter (the "---" is then a thematic break).
+//
+//   - A leading UTF-8 byte-order mark belongs to no block (front matter and
+//     headings right after it are recognised).
 //
 //   - Heading titles are computed from the source: ATX titles are trimmed
 //     and lose a closing sequence of #s preceded by a space or tab (or

@@ -50,10 +50,11 @@ func (k Kind) Atomic() bool { return k == FencedCode || k == Table || k == Math 
 // the source given to Scan.
 //
 // src[Start:End] is the block's text as whole lines: Start is the start of
-// its first line and End is just past the line break of its last line (or
-// len(src) when the last line has none). Trailing blank lines are never part
-// of a block. Blocks are in source order and do not overlap; the bytes
-// between them are blank lines only.
+// its first line (or just after a leading byte-order mark) and End is just
+// past the line break of its last line (or len(src) when the last line has
+// none). Trailing blank lines are never part of a block. Blocks are in
+// source order and do not overlap; the bytes between them are blank lines
+// only (and a leading byte-order mark).
 type Block struct {
 	Kind       Kind
 	Start, End int
@@ -141,6 +142,9 @@ func ParseOnly(src []byte) int {
 	return doc.ChildCount()
 }
 
+// bom is the UTF-8 byte-order mark.
+var bom = []byte("\uFEFF")
+
 // SegmentSize is the size above which Scan parses a document in
 // segments, cut before a top-level ATX heading at column 0 that follows a
 // blank line, so that goldmark's tree (several times the text's size) is
@@ -164,9 +168,12 @@ func Scan(src []byte) []Block {
 func scan(src []byte, segmentSize int) ([]Block, int) {
 	var blocks []Block
 	off := 0
-	if end := frontMatterEnd(src); end > 0 {
-		blocks = append(blocks, Block{Kind: FrontMatter, Start: 0, End: end, BodyStart: 0, BodyEnd: end})
-		off = end
+	if bytes.HasPrefix(src, bom) {
+		off = len(bom) // an encoding mark, in no block
+	}
+	if end := frontMatterEnd(src[off:]); end > 0 {
+		blocks = append(blocks, Block{Kind: FrontMatter, Start: off, End: off + end, BodyStart: off, BodyEnd: off + end})
+		off += end
 	}
 	body := src[off:]
 	input := limitNesting(body) // same length: offsets into input are offsets into body

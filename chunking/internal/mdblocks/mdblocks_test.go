@@ -38,11 +38,14 @@ func describe(src []byte, blocks []Block) []span {
 func checkBlocks(t testing.TB, src []byte, blocks []Block) {
 	t.Helper()
 	prev := 0
+	if bytes.HasPrefix(src, bom) {
+		prev = len(bom)
+	}
 	for i, b := range blocks {
 		if b.Start < prev || b.End > len(src) || b.Start >= b.End {
 			t.Fatalf("block %d (%s) span [%d,%d) out of order or bounds (prev end %d, len %d)", i, b.Kind, b.Start, b.End, prev, len(src))
 		}
-		if b.Start > 0 && src[b.Start-1] != '\n' {
+		if b.Start > 0 && src[b.Start-1] != '\n' && !(b.Start == len(bom) && bytes.HasPrefix(src, bom)) {
 			t.Fatalf("block %d (%s) starts mid-line at %d", i, b.Kind, b.Start)
 		}
 		if b.End < len(src) && src[b.End-1] != '\n' {
@@ -194,6 +197,9 @@ func TestScan(t *testing.T) {
 			{kind: List, text: "- a\n  # h\n- b\n\n  c\n"},
 			{kind: Quote, text: "> # q\n> more\nlazy\n"}}},
 		{"thematic", "***\n- - -\n", []span{{kind: ThematicBreak, text: "***\n"}, {kind: ThematicBreak, text: "- - -\n"}}},
+		{"byte-order mark", "\uFEFF---\na: b\n---\n# T\n", []span{
+			{kind: FrontMatter, text: "---\na: b\n---\n"},
+			{kind: Heading, text: "# T\n", level: 1, title: "T"}}},
 		{"nul and invalid utf8", "a\x00b\n\n\xff\xfe\n", []span{{kind: Paragraph, text: "a\x00b\n"}, {kind: Paragraph, text: "\xff\xfe\n"}}},
 	}
 	for _, tt := range tests {
