@@ -32,15 +32,17 @@
 //
 // Decisions the design leaves open:
 //
-//   - Pulling: one dispatcher reads the consumer through a pull iterator
-//     whose client buffer holds at most 2×Concurrency messages (at least 8:
-//     with fewer, the processors starve between pull requests), and hands
-//     one message at a time to an idle processor over an unbuffered
-//     channel. Each processor sends an in-progress ack every AckWait/3
-//     while it works on a message. A message waiting in the small buffer
-//     longer than AckWait (every processor busy on very slow documents)
-//     may be redelivered; the document record makes the second delivery
-//     a no-op ("duplicate").
+//   - Pulling: the dispatcher fetches batches of up to 2×Concurrency
+//     messages (at least 4) and hands them one at a time to idle
+//     processors over an unbuffered channel, so at most one small batch
+//     waits in the client. Fetch, not the library's continuous pull: that
+//     depends on the server's status messages reaching a reader that may
+//     be waiting for a processor, and stalled for 30 s (until a heartbeat
+//     timed out) in measurements; a fetch ends by count or after 1 s. Each
+//     processor sends an in-progress ack every AckWait/3 while it works
+//     on a message. A message waiting in the batch longer than AckWait
+//     (every processor busy on very slow documents) may be redelivered;
+//     the document record makes the second delivery a no-op ("duplicate").
 //   - The record is moved to the new version before chunking (after the
 //     content is loaded, since doc_version is its hash), so a superseded
 //     request costs no chunking, and a request dead-lettered part-way
@@ -66,8 +68,8 @@
 //   - The subject sink bounds the chunk records in flight per document
 //     (MaxPendingPublishes); the delete record is published synchronously.
 //     Chunk records are msgpack.
-//   - Shutdown (Run's ctx cancelled): stop fetching and NAK what the pull
-//     iterator had buffered, let in-flight work finish for up to
+//   - Shutdown (Run's ctx cancelled): stop fetching and NAK the rest of
+//     the current batch, let in-flight work finish for up to
 //     DrainTimeout, then cancel it; cancelled work is NAKed without delay
 //     (outcome "abandoned") so another worker takes it.
 //   - Metrics live in a private registry (NewMetrics); the sink is

@@ -189,50 +189,46 @@ func (w *Worker) Run(ctx context.Context) error {
 	return nil
 }
 
-// pull streams messages from the consumer to the processors. The
-// client's buffer holds at most 2×Concurrency messages (at least 8:
-// smaller buffers starve the processors between pull requests),
-// and the dispatcher hands one at a time to an idle processor, so few
-// messages ever wait while their AckWait runs. On ctx's end the iterator
-// is drained and what it had buffered is NAKed for another worker.
+// fetchWait is how long one pull request waits for messages; it bounds
+// how long a stop waits for the pull in progress.
+const fetchWait = time.Second
+
+// pull fetches batches of up to 2×Concurrency messages (at least 4) and
+// hands them one at a time to idle processors, so at most one batch waits
+// in the client while its AckWait runs. Fetch is used rather than the
+// library's continuous pull (Consume, Messages) because those depend on
+// the server's status messages reaching the client: when the reader waits
+// for a processor, they can be lost and the pull stalls until a heartbeat
+// times out (30 s stalls were measured); a batch ends by count or after
+// fetchWait, whatever happens to status messages. On ctx's end the
+// messages of the current batch are NAKed for another worker.
 func (w *Worker) pull(ctx context.Context, work chan<- jetstream.Msg) {
-	n := w.cfg.Workers()
+	batchSize := max(2*w.cfg.Workers(), 4)
 	failures := 0
 	for ctx.Err() == nil {
-		iter, err := w.currentConsumer().Messages(jetstream.PullMaxMessages(max(2*n, 8)))
+		batch, err := w.currentConsumer().Fetch(batchSize, jetstream.FetchMaxWait(fetchWait))
 		if err == nil {
 			w.ready.Store(true)
-			stop := context.AfterFunc(ctx, iter.Drain)
-			for {
-				var msg jetstream.Msg
-				if msg, err = iter.Next(); err != nil {
-					break
-				}
-				failures = 0
-				if ctx.Err() != nil {
-					// Draining: hand buffered messages back at once
-					// rather than wait for a processor.
-					if err := msg.Nak(); err != nil {
-						w.log.Warn("nak failed", "subject", msg.Subject(), "err", err)
-					}
-					continue
-				}
-				select {
-				case work <- msg:
-				case <-ctx.Done():
-					if err := msg.Nak(); err != nil {
-						w.log.Warn("nak failed", "subject", msg.Subject(), "err", err)
+			for msg := range batch.Messages() {
+				if ctx.Err() == nil {
+					select {
+					case work <- msg:
+						continue
+					case <-ctx.Done():
 					}
 				}
+				if err := msg.Nak(); err != nil {
+					w.log.Warn("nak failed", "subject", msg.Subject(), "err", err)
+				}
 			}
-			stop()
-			iter.Stop()
-			if errors.Is(err, jetstream.ErrMsgIteratorClosed) && ctx.Err() != nil {
-				return
-			}
+			err = batch.Error()
+		}
+		if err == nil {
+			failures = 0
+			continue
 		}
 		failures++
-		w.log.Warn("consume failed", "err", err, "failures", failures)
+		w.log.Warn("fetch failed", "err", err, "failures", failures)
 		if errors.Is(err, jetstream.ErrConsumerNotFound) || errors.Is(err, jetstream.ErrConsumerDeleted) ||
 			errors.Is(err, jetstream.ErrStreamNotFound) {
 			w.ready.Store(false)
