@@ -31,6 +31,9 @@ func NewSubjectSink(js jetstream.JetStream, prefix string, maxPending int) *Subj
 
 // Write implements Sink.
 func (s *SubjectSink) Write(ctx context.Context, doc Doc, chunks []Chunk) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	subject := messages.ChunkSubject(s.prefix, doc.Subject)
 	if doc.Op == OpDelete || len(chunks) == 0 {
 		rec := messages.NewDeleteRecord(doc.ID, doc.Version, doc.Seq)
@@ -56,6 +59,10 @@ func (s *SubjectSink) Write(ctx context.Context, doc Doc, chunks []Chunk) error 
 	}
 	var firstErr error
 	for _, c := range chunks {
+		if err := ctx.Err(); err != nil {
+			firstErr = err
+			break
+		}
 		if len(pending) == s.maxPending {
 			if err := wait(pending[0]); err != nil {
 				firstErr = err
