@@ -111,13 +111,18 @@ func (e *env) producer(opts Options) *Producer { return New(e.nc, e.js, opts) }
 // reached a final outcome; it returns the results by document id.
 func (e *env) runWorker(ctx context.Context, want int) map[string][]worker.Result {
 	e.t.Helper()
+	return e.runWorkerWith(ctx, worker.NewSubjectSink(e.js, e.cfg.ChunksPrefix, e.cfg.MaxPendingPublishes), want)
+}
+
+// runWorkerWith is runWorker writing to sink.
+func (e *env) runWorkerWith(ctx context.Context, sink worker.Sink, want int) map[string][]worker.Result {
+	e.t.Helper()
 	var mu sync.Mutex
 	results := map[string][]worker.Result{}
 	final := 0
 	done := make(chan struct{})
 	w, err := worker.New(e.nc, e.js, e.top, worker.Options{
-		Config: e.cfg, Sink: worker.NewSubjectSink(e.js, e.cfg.ChunksPrefix, e.cfg.MaxPendingPublishes),
-		NewChunker: registry.NewChunker,
+		Config: e.cfg, Sink: sink, NewChunker: registry.NewChunker,
 		OnResult: func(r worker.Result) {
 			if !r.Final() {
 				return
