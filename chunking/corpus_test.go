@@ -31,8 +31,15 @@ func TestCorpusRoundTrip(t *testing.T) {
 		return strings.ContainsAny(p, "\t\r\u0085\u2028\u2029\ufeff") || strings.HasPrefix(p, " ") ||
 			strings.Contains(p, " \n") || strings.ContainsFunc(p, func(r rune) bool { return r > 0xFFFF })
 	}
+	step := 1
+	if raceEnabled {
+		step = 5 // the race detector makes the YAML library ~10x slower
+	}
 	var chunks []Chunk
-	for _, f := range files {
+	for k, f := range files {
+		if k%step != 0 {
+			continue
+		}
 		b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(f)))
 		if err != nil || !utf8.Valid(b) {
 			continue
