@@ -49,7 +49,8 @@ const (
 	OpDelete = "delete"
 )
 
-// Shared default names of streams, subjects, buckets and the consumer.
+// Shared default names of streams, subjects, buckets and the consumer
+// (DESIGN.md); the worker's configuration can change each.
 const (
 	DefaultIngestStream   = "INGEST"
 	DefaultIngestSubjects = "ingest.>"
@@ -77,8 +78,10 @@ var (
 // ContentRef points at a document stored in a JetStream Object Store
 // bucket, for documents larger than the server's max payload.
 type ContentRef struct {
+	// Bucket is the Object Store bucket.
 	Bucket string `msgpack:"bucket" json:"bucket"`
-	Name   string `msgpack:"name" json:"name"`
+	// Name is the object's name (the sha256 hex of the content).
+	Name string `msgpack:"name" json:"name"`
 }
 
 // IngestRequest asks the workers to chunk (op "upsert") or remove (op
@@ -140,7 +143,7 @@ func (r *IngestRequest) Validate() error {
 	return nil
 }
 
-// Formats lists the document formats a request may name.
+// formats lists the document formats a request may name.
 var formats = []string{"markdown", "mdx", "text", "mbox", "eml", "email-json"}
 
 // Formats returns the document formats a request may name.
@@ -198,17 +201,27 @@ func DefaultChunker(format string) string {
 // ChunkRecord is one chunk on the CHUNKS stream, or (Op OpDelete, Count 0)
 // the record saying a document version has no chunks.
 type ChunkRecord struct {
-	V          int               `msgpack:"v" json:"v"`
-	Op         string            `msgpack:"op" json:"op"`
-	ID         string            `msgpack:"id,omitempty" json:"id,omitempty"`
-	DocID      string            `msgpack:"doc_id" json:"doc_id"`
-	DocVersion string            `msgpack:"doc_version,omitempty" json:"doc_version,omitempty"`
-	IngestSeq  uint64            `msgpack:"ingest_seq" json:"ingest_seq"`
-	Position   int               `msgpack:"position" json:"position"`
-	Count      int               `msgpack:"count" json:"count"`
-	Content    string            `msgpack:"content,omitempty" json:"content,omitempty"`
-	Metadata   chunking.Metadata `msgpack:"metadata,omitempty" json:"metadata,omitempty"`
-	Hash       string            `msgpack:"hash,omitempty" json:"hash,omitempty"`
+	// V is the schema version.
+	V int `msgpack:"v" json:"v"`
+	// Op is OpUpsert for a chunk, OpDelete for "no chunks".
+	Op string `msgpack:"op" json:"op"`
+	// ID is the chunk id (ChunkID); empty in a delete record.
+	ID string `msgpack:"id,omitempty" json:"id,omitempty"`
+	// DocID is the document id.
+	DocID string `msgpack:"doc_id" json:"doc_id"`
+	// DocVersion is the sha256 hex of the document's content.
+	DocVersion string `msgpack:"doc_version,omitempty" json:"doc_version,omitempty"`
+	// IngestSeq is the INGEST sequence of the version; consumers keep
+	// only the records of the highest one per document.
+	IngestSeq uint64 `msgpack:"ingest_seq" json:"ingest_seq"`
+	// Position is the chunk's 0-based place in the chunker output.
+	Position int `msgpack:"position" json:"position"`
+	// Count is the number of chunks of the version (0 in a delete record).
+	Count int `msgpack:"count" json:"count"`
+	// Content, Metadata and Hash are the chunk's.
+	Content  string            `msgpack:"content,omitempty" json:"content,omitempty"`
+	Metadata chunking.Metadata `msgpack:"metadata,omitempty" json:"metadata,omitempty"`
+	Hash     string            `msgpack:"hash,omitempty" json:"hash,omitempty"`
 }
 
 // NewChunkRecord returns the record of the chunk at position (of count)

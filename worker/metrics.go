@@ -25,15 +25,23 @@ type Metrics struct {
 	// Registry holds every metric below plus Go and process collectors.
 	Registry *prometheus.Registry
 
-	Messages     *prometheus.CounterVec
-	Chunks       prometheus.Counter
-	Bytes        prometheus.Counter
-	Latency      *prometheus.HistogramVec
-	InFlight     prometheus.Gauge
+	// Messages counts handled deliveries by outcome (Outcome*).
+	Messages *prometheus.CounterVec
+	// Chunks counts chunks written to the sink.
+	Chunks prometheus.Counter
+	// Bytes counts document bytes chunked and written.
+	Bytes prometheus.Counter
+	// Latency times a delivery from receipt to its ack, NAK or Term.
+	Latency *prometheus.HistogramVec
+	// InFlight is the number of deliveries being processed.
+	InFlight prometheus.Gauge
+	// Redeliveries counts deliveries after the first.
 	Redeliveries prometheus.Counter
-	DeadLetters  *prometheus.CounterVec
-	SinkWrites   *prometheus.CounterVec
-	SinkLatency  prometheus.Histogram
+	// DeadLetters counts dead letters by kind and cause.
+	DeadLetters *prometheus.CounterVec
+	// SinkWrites counts sink writes by result; SinkLatency times them.
+	SinkWrites  *prometheus.CounterVec
+	SinkLatency prometheus.Histogram
 }
 
 // NewMetrics creates the metrics in a new private registry.

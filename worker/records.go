@@ -19,10 +19,14 @@ const (
 // Record is the document record kept in the KV bucket CHUNKSTREAM_DOCS:
 // the newest version of a document any worker has started.
 type Record struct {
-	IngestSeq  uint64 `json:"ingest_seq"`
+	// IngestSeq is the INGEST sequence of the version.
+	IngestSeq uint64 `json:"ingest_seq"`
+	// DocVersion is the sha256 hex of its content, empty for a delete.
 	DocVersion string `json:"doc_version"`
-	Op         string `json:"op"`
-	State      string `json:"state"`
+	// Op is OpUpsert or OpDelete.
+	Op string `json:"op"`
+	// State is StatePending while a worker is on it, StateDone after.
+	State string `json:"state"`
 }
 
 // KVRecords keeps document records in a JetStream KV bucket. Records only

@@ -14,10 +14,14 @@ const ObjectsTTL = 7 * 24 * time.Hour
 
 // Topology is what Setup created or found.
 type Topology struct {
-	Ingest   jetstream.Stream
+	// Ingest is the stream of ingest requests.
+	Ingest jetstream.Stream
+	// Consumer is the durable pull consumer on Ingest.
 	Consumer jetstream.Consumer
-	Docs     jetstream.KeyValue
-	Objects  jetstream.ObjectStore
+	// Docs is the KV bucket of document records.
+	Docs jetstream.KeyValue
+	// Objects is the Object Store bucket of large documents.
+	Objects jetstream.ObjectStore
 }
 
 // IngestStreamConfig returns the INGEST stream's configuration: file

@@ -20,8 +20,11 @@ import (
 // Result is the final disposition of one delivery, reported to
 // Options.OnResult (local mode counts them for its progress bar).
 type Result struct {
-	DocID     string
-	Subject   string
+	// DocID is the request's document id (empty when undecodable).
+	DocID string
+	// Subject is the ingest subject.
+	Subject string
+	// StreamSeq is the request's INGEST sequence.
 	StreamSeq uint64
 	// Delivery is the 1-based delivery count.
 	Delivery uint64
