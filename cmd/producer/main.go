@@ -146,6 +146,12 @@ func runErr(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if err != nil {
 		return 1, err
 	}
+	if !c.DryRun {
+		// Fail fast, not after every retry, when nothing stores the subject.
+		if _, err := js.StreamNameBySubject(ctx, c.Subject); err != nil {
+			return 1, fmt.Errorf("no stream stores subject %s (start a worker, which sets up INGEST): %w", c.Subject, err)
+		}
+	}
 	ct := messages.ContentTypeMsgpack
 	if c.JSON {
 		ct = messages.ContentTypeJSON

@@ -115,6 +115,7 @@ func TestProducer(t *testing.T) {
 		{[]string{"-options", `{"no_such_option":1}`, dir}, 2},
 		{[]string{"-max-chunk-size", "0", "-chunker", "email", dir}, 2},
 		{[]string{"-format", "docx", dir}, 2},
+		{[]string{"-subject", "nowhere.docs", dir}, 1},
 	} {
 		stderr.Reset()
 		if code := run(ctx, append([]string{"-progress=false"}, tc.args...), nil, &stdout, &stderr, environ); code != tc.want {
