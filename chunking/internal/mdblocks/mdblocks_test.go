@@ -348,6 +348,8 @@ func FuzzScan(f *testing.F) {
 	for _, s := range []string{
 		"# a\n", "---\na: b\n---\n", "```\nx\n", "| a |\n|---|\n", "$$\n\n$$\n", "\\begin{a}\n\\end{a}\n",
 		"a\r\n===\r\n", "> - # x\n", "<!-- x\n\n-->\n", "    code\n", "+++\n+++\n",
+		"# a\n\n```\n\n# b\n\n```\n\n# c\n", "x\n\n<pre>\n\n# in\n\n</pre>\n\n# out\n",
+		"$$\n\n# m\n\n$$\n\n# n\n\\begin{a}\n\n# e\n\n\\end{a}\n", "- a\n\n# h\n\n> q\n\n# i\n",
 	} {
 		f.Add([]byte(s))
 	}
