@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -129,7 +130,7 @@ func (p *Producer) Backfill(ctx context.Context, o BackfillOptions) (Summary, er
 	}
 	var deletes []string
 	if o.DeleteMissing {
-		deletes = pl.missing(recs, o.IDPrefix)
+		deletes = pl.missing(recs, o.IDPrefix, o.Exts)
 	}
 	t := &tally{progress: o.OnProgress}
 	t.s.Total = len(pl.docs) + len(deletes)
@@ -217,9 +218,12 @@ func (p *Producer) plan(ctx context.Context, o BackfillOptions) (*plan, error) {
 // missing returns the recorded ids under the backfill's prefix whose
 // record is not a delete and whose document is gone: in mailbox mode a
 // thread id of a given mailbox that the mailbox no longer has; else an id
-// not found by the walk whose file is in none of the roots (a file that is
-// only filtered out, by extension or as hidden, is not gone).
-func (pl *plan) missing(recs map[string]recordInfo, prefix string) []string {
+// the walk could have produced (its extension passes the filter, no hidden
+// path element) that it did not find, and whose file is in none of the
+// roots. So a file only filtered out is not gone, and ids that other
+// sends put under the same prefix (a mailbox's threads, other extensions)
+// are left alone.
+func (pl *plan) missing(recs map[string]recordInfo, prefix string, exts []string) []string {
 	var out []string
 	for id, r := range recs {
 		if r.deleted || !strings.HasPrefix(id, prefix) {
@@ -238,7 +242,7 @@ func (pl *plan) missing(recs map[string]recordInfo, prefix string) []string {
 			continue
 		}
 		rel := strings.TrimPrefix(id, prefix)
-		if !filepath.IsLocal(filepath.FromSlash(rel)) {
+		if !filepath.IsLocal(filepath.FromSlash(rel)) || !walkable(rel, exts) {
 			continue
 		}
 		gone := true
@@ -254,6 +258,30 @@ func (pl *plan) missing(recs map[string]recordInfo, prefix string) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// walkable reports whether chunking.WalkFolder with exts could list rel:
+// no hidden element, and an extension in exts (any when exts is empty).
+func walkable(rel string, exts []string) bool {
+	for _, el := range strings.Split(rel, "/") {
+		if strings.HasPrefix(el, ".") {
+			return false
+		}
+	}
+	if len(exts) == 0 {
+		return true
+	}
+	ext := strings.ToLower(path.Ext(rel))
+	for _, e := range exts {
+		e = strings.ToLower(strings.TrimSpace(e))
+		if !strings.HasPrefix(e, ".") {
+			e = "." + e
+		}
+		if e == ext {
+			return true
+		}
+	}
+	return false
 }
 
 // backfill is one run of Producer.Backfill.

@@ -34,9 +34,11 @@
 //     skipped. The producer decodes the record's JSON itself rather than
 //     import the worker.
 //   - -delete-missing (DeleteMissing) deletes a recorded id under IDPrefix
-//     that the walk did not find only when its file exists in none of the
-//     roots: a file filtered out by extension or hidden is not gone. For
-//     mailboxes, an id under "<mailbox id>#" whose thread is gone.
+//     that the walk could have produced (extension in Exts, no hidden
+//     element) but did not find, only when its file exists in none of the
+//     roots: a file filtered out is not gone, and ids other sends put under
+//     the prefix are left alone. For mailboxes, an id under
+//     "<mailbox id>#" whose thread is gone.
 //   - Publishing: at most Options.MaxPending requests and MaxPendingBytes
 //     in flight; PubAcks are collected in order by one goroutine; a failed
 //     publish is re-sent synchronously with the same message (so its

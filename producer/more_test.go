@@ -385,3 +385,63 @@ func TestReadLineTooLong(t *testing.T) {
 		t.Errorf("readLine = %v", got)
 	}
 }
+
+func TestWalkable(t *testing.T) {
+	for _, tc := range []struct {
+		rel  string
+		exts []string
+		want bool
+	}{
+		{"a.md", nil, true},
+		{"a.md", []string{"md"}, true},
+		{"sub/a.MD", []string{".md"}, true},
+		{"a.txt", []string{".md", "mdx"}, false},
+		{".hidden/a.md", nil, false},
+		{"sub/.a.md", nil, false},
+		{"box.mbox#thread@x", []string{".md"}, false},
+	} {
+		if got := walkable(tc.rel, tc.exts); got != tc.want {
+			t.Errorf("walkable(%q, %q) = %v, want %v", tc.rel, tc.exts, got, tc.want)
+		}
+	}
+}
+
+// TestDeleteMissingScope: -delete-missing leaves alone what the walk could
+// not have produced (other extensions, hidden files, a mailbox's threads)
+// and files filtered out but present.
+func TestDeleteMissingScope(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	dir := t.TempDir()
+	for _, f := range []string{"a.md", "b.md", "c.txt"} {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte("# "+f+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kv, err := e.js.KeyValue(ctx, e.cfg.DocsBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"a.md", "b.md", "c.txt", "gone.md", "gone.txt", ".hidden.md", "box.mbox#t@x", "deleted.md"} {
+		op := "upsert"
+		if id == "deleted.md" {
+			op = "delete"
+		}
+		if _, err := kv.Put(ctx, recordKey(id), []byte(`{"ingest_seq":1,"doc_version":"","op":"`+op+`","state":"done"}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var deletes []string
+	_, err = e.producer(Options{}).Backfill(ctx, BackfillOptions{Paths: []string{dir}, Exts: []string{".md"}, DeleteMissing: true, DryRun: true,
+		OnDryRun: func(p Planned) {
+			if p.Op == messages.OpDelete {
+				deletes = append(deletes, p.ID)
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(deletes) != "[gone.md]" {
+		t.Errorf("deletes = %v, want [gone.md]", deletes)
+	}
+}
