@@ -71,7 +71,9 @@
 //   - Shutdown (Run's ctx cancelled): stop fetching and NAK the rest of
 //     the current batch, let in-flight work finish for up to
 //     DrainTimeout, then cancel it; cancelled work is NAKed without delay
-//     (outcome "abandoned") so another worker takes it.
+//     (outcome "abandoned") so another worker takes it. A chunker call
+//     already running is waited for (pure code cannot be interrupted; the
+//     document size limit bounds it), then its result is dropped.
 //   - Metrics live in a private registry (NewMetrics); the sink is
 //     decorated by SinkMetrics.
 package worker
