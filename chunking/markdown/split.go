@@ -71,7 +71,7 @@ func (sp *splitter) section(out []rawChunk, s section, blocks []mdblocks.Block, 
 		if b.Start > pos {
 			sp.split(pos, b.Start, levelPara)
 		}
-		if n := runeCount(sp.src[b.Start:end]); n <= sp.max {
+		if n := runeCount(sp.src[b.Start:end]); fits(sp.src[b.Start:end], n, sp.max) {
 			sp.emit(piece{start: b.Start, end: end, chars: n, kind: pieceAtomic})
 		} else {
 			sp.atomic(b, end)
@@ -90,7 +90,7 @@ func (sp *splitter) section(out []rawChunk, s section, blocks []mdblocks.Block, 
 // split appends the pieces of src[s:e] at level or finer.
 func (sp *splitter) split(s, e, level int) {
 	n := runeCount(sp.src[s:e])
-	if n <= sp.max {
+	if fits(sp.src[s:e], n, sp.max) {
 		sp.emit(piece{start: s, end: e, chars: n})
 		return
 	}
@@ -107,6 +107,18 @@ func (sp *splitter) split(s, e, level int) {
 		q = sp.next(p, e, level)
 		sp.split(p, q, level+1)
 	}
+}
+
+// fits reports whether text of n characters fits in max characters once
+// its trailing whitespace is left out, as it is when it ends a chunk. (A
+// piece that fits only so is never packed with another: its full length,
+// trailing whitespace included, is what packing counts.)
+func fits(text []byte, n, max int) bool {
+	if n <= max {
+		return true
+	}
+	trimmed := bytes.TrimRightFunc(text, unicode.IsSpace)
+	return n-runeCount(text[len(trimmed):]) <= max
 }
 
 // cutChars appends pieces of at most max characters, never inside a rune.

@@ -29,6 +29,8 @@ var ownKeys = []string{"h1", "h2", "h3", "index", "file", "oversize"}
 //     overlap, inserted fences, repeated table header rows, "$$" wrappers —
 //     are allowed); when some word is too long to survive whole, the check
 //     is done on non-space characters instead;
+//   - every top-level fenced code block, table and display math block that
+//     fits in maxChar lies whole in one chunk;
 //   - the header metadata of each chunk holds the headers in force at the
 //     first source word the chunk adds (after the header-only joining of
 //     the spec).
@@ -77,7 +79,35 @@ func Check(src []byte, chunks []chunking.Chunk, maxChar int) error {
 	if err != nil {
 		return err
 	}
-	return checkHeaders(src, chunks, firsts)
+	blocks := mdblocks.Scan(src)
+	if err := checkAtomic(src, blocks, chunks, maxChar); err != nil {
+		return err
+	}
+	return checkHeaders(src, blocks, chunks, firsts)
+}
+
+// checkAtomic checks that every top-level fenced code block, table and
+// display math block of at most maxChar characters lies whole in one chunk.
+func checkAtomic(src []byte, blocks []mdblocks.Block, chunks []chunking.Chunk, maxChar int) error {
+	j := 0
+	for _, b := range blocks {
+		if !b.Kind.Atomic() {
+			continue
+		}
+		text := strings.TrimRightFunc(string(src[b.Start:b.End]), unicode.IsSpace)
+		if utf8.RuneCountInString(text) > maxChar {
+			continue
+		}
+		k := j
+		for k < len(chunks) && !strings.Contains(chunks[k].Content(), text) {
+			k++
+		}
+		if k == len(chunks) {
+			return fmt.Errorf("%s block at offset %d (%q) is not whole in any chunk from chunk %d on", b.Kind, b.Start, text, j)
+		}
+		j = k
+	}
+	return nil
 }
 
 // Equal reports the first difference between two runs' chunks.
@@ -183,8 +213,7 @@ type inForce struct {
 
 // checkHeaders checks each chunk's h1–h3 against the headers in force at
 // the first source word it adds.
-func checkHeaders(src []byte, chunks []chunking.Chunk, firsts []int) error {
-	blocks := mdblocks.Scan(src)
+func checkHeaders(src []byte, blocks []mdblocks.Block, chunks []chunking.Chunk, firsts []int) error {
 	var states []inForce
 	var cur [3]*string
 	var headerOnly []bool
