@@ -61,10 +61,18 @@
 //     and starts at a word start: the longest run of whole pieces of at
 //     most chunk_overlap characters, else the longest run of whole words
 //     at the end of the last piece. It shrinks when the next piece would
-//     not fit with it.
-//   - Too-long code, tables and math: parts are packed from whole lines;
-//     a code part's closing fence is added even when the original fence
-//     was unclosed (every part stays valid Markdown). Math that is not
+//     not fit with it. Text without spaces (CJK) is one long word, so it
+//     gets no overlap rather than a cut one.
+//   - A piece or block fits when its text without trailing whitespace
+//     does (a code block of exactly max_char characters plus its line
+//     break stays whole, alone in its chunk).
+//   - Too-long code, tables and math: parts are packed from whole lines,
+//     never starting or ending with blank lines; a line too long for a
+//     part becomes several lines (cut after whitespace, else between
+//     characters). A code part's bare closing fence is added even when
+//     the original fence was unclosed (every part stays valid Markdown);
+//     the last part of a closed block keeps the original closing line
+//     (which may be longer than the opening fence). Math that is not
 //     "$$" on its own lines (`\[`, `\begin{X}`, "$$ x" openers) is wrapped
 //     whole, delimiters included, in "$$" lines. When the wrapper (fence
 //     line + closing fence, or header + delimiter rows) is at least
