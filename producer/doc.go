@@ -53,7 +53,8 @@
 //   - The producer creates the objects bucket (TTL ObjectsTTL, 7 days) when
 //     a large document needs it and the worker's set-up has not run.
 //     Workers never delete objects.
-//   - Stdin lines are never skipped as unchanged (each is an event); a
+//   - Stdin lines are validated as the worker would (contract, format,
+//     chunker, options) and never skipped as unchanged (each is an event); a
 //     content_ref request's version in its Nats-Msg-Id is the object name,
 //     which the contract makes the content's sha256.
 package producer

@@ -320,6 +320,10 @@ func TestSendLines(t *testing.T) {
 		`{"v":1,"id":"h.md","content":"x","content_ref":{"bucket":"B","name":"n"}}`,
 		`{"v":1,"id":"i.md","content_ref":{"bucket":"CHUNKSTREAM_OBJECTS","name":"abc"}}`,
 		`{"v":1,"id":"big.md","content":"` + strings.ReplaceAll(big, "\n", `\n`) + `"}`,
+		`{"v":1,"id":"j.md","content":"x","chunker":"nope"}`,
+		`{"v":1,"id":"k.md","content":"x","options":{"no_such_option":1}}`,
+		`{"v":1,"id":"l.md","content":"x","options":{"max_char":-5}}`,
+		`{"v":1,"id":"m.md","content":"x","chunker":"twostep"}`,
 		`{"v":1,"id":"last.md","content":"no newline at the end"}`,
 	}, "\n")
 	var bad []int
@@ -328,11 +332,11 @@ func TestSendLines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []int{2, 4, 6, 8, 9, 10, 11}; fmt.Sprint(bad) != fmt.Sprint(want) {
+	if want := []int{2, 4, 6, 8, 9, 10, 11, 14, 15, 16}; fmt.Sprint(bad) != fmt.Sprint(want) {
 		t.Errorf("bad lines = %v, want %v (%v)", bad, want, s.Failures)
 	}
-	if s.Sent != 6 || s.Deleted != 1 || s.Failed != 7 || s.Total != 13 {
-		t.Errorf("summary = %+v, want 6 sent (1 delete), 7 failed of 13", s.Stats)
+	if s.Sent != 7 || s.Deleted != 1 || s.Failed != 10 || s.Total != 17 {
+		t.Errorf("summary = %+v, want 7 sent (1 delete), 10 failed of 17", s.Stats)
 	}
 	for _, f := range s.Failures {
 		if !strings.HasPrefix(f.Err.Error(), fmt.Sprintf("line %d: ", f.Line)) {
@@ -346,6 +350,7 @@ func TestSendLines(t *testing.T) {
 		{"d.md", "d.md@delete@"},
 		{"i.md", "i.md@abc@"},
 		{"big.md", "big.md@" + messages.ContentVersion([]byte(big)) + "@"},
+		{"m.md", "m.md@"},
 		{"last.md", "last.md@"},
 	}
 	for i, w := range want {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/chunkstream/chunkstream/chunking/registry"
 	"github.com/chunkstream/chunkstream/messages"
 )
 
@@ -99,8 +100,8 @@ func (p *Producer) sendLine(ctx context.Context, bf *backfill, snd *sender, o St
 	if err == nil {
 		err = req.Validate()
 	}
-	if err == nil {
-		_, err = req.ResolvedFormat()
+	if err == nil && !req.IsDelete() {
+		err = checkChunker(&req)
 	}
 	if err != nil {
 		bad(req.ID, err)
@@ -177,4 +178,19 @@ func readLine(br *bufio.Reader, max int) (line []byte, tooLong bool, err error) 
 		buf = bytes.TrimSuffix(buf, []byte{'\r'})
 		return buf, tooLong, err
 	}
+}
+
+// checkChunker checks what the worker would refuse as permanent: an
+// unknown format, chunker or option, or invalid option values.
+func checkChunker(req *messages.IngestRequest) error {
+	format, err := req.ResolvedFormat()
+	if err != nil {
+		return err
+	}
+	name := req.Chunker
+	if name == "" {
+		name = messages.DefaultChunker(format)
+	}
+	_, err = registry.NewChunker(name, req.Options)
+	return err
 }
