@@ -59,12 +59,13 @@
 //     "$$", `\[` or `\begin{X}` opens a block only when its closing exists
 //     — a later line ending with "$$" / `\]`, or the matching `\end{X}`
 //     with same-name nesting counted — so an unclosed opener stays text.
-//     "$$x$$" alone on a line is a one-line block; "$$x$$ more" is text.
+//     "$$x$$" alone on a line is a one-line block; "$$x$$ more" and
+//     `\[Optional\] more` (escaped brackets) are text.
 //     Math interrupts paragraphs. The closing lines are found by one
 //     lazily built index per document, so the parse stays linear.
 //
-//   - Link reference definitions stay paragraphs (no paragraph
-//     transformers run).
+//   - Link reference definitions stay paragraphs (goldmark's link
+//     reference transformer is not used).
 //
 //   - Fenced code: Closed is false for a fence running to the end of the
 //     document (or of its container); its body then runs to End.

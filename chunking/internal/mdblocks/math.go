@@ -182,7 +182,10 @@ func (mathParser) Open(parent ast.Node, reader text.Reader, pc parser.Context) (
 		}
 		node.delim, node.closeAt = delimDollars, at-ms.base
 	case bytes.HasPrefix(rest, []byte(`\[`)):
-		if bytes.HasSuffix(trimmed[2:], []byte(`\]`)) {
+		if k := bytes.Index(trimmed[2:], []byte(`\]`)); k >= 0 {
+			if k+2 != len(trimmed[2:]) {
+				return nil, parser.NoChildren // `\[Optional\] text`: escaped brackets, not math
+			}
 			node.delim, node.closed = delimBracket, true
 			break
 		}

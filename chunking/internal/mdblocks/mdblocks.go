@@ -244,7 +244,35 @@ func closedAtEnd(body []byte, base, end int, n ast.Node) bool {
 		fenceInfo(body, &b)
 		return b.Closed
 	case *ast.HTMLBlock:
-		return n.HTMLBlockType >= ast.HTMLBlockType6 || n.HasClosure()
+		if n.HTMLBlockType >= ast.HTMLBlockType6 || n.HasClosure() {
+			return true
+		}
+		// A block closed on its first line has no closure line: look at
+		// its last line, which holds the end condition iff it is closed.
+		if n.Pos() < 0 {
+			return false
+		}
+		start := lineStart(body, base+n.Pos())
+		stop := trimBlankLines(body, start, end)
+		if stop <= start {
+			return false
+		}
+		last := body[lineStart(body, stop-1):stop]
+		switch n.HTMLBlockType {
+		case ast.HTMLBlockType1:
+			l := bytes.ToLower(last)
+			return bytes.Contains(l, []byte("</script>")) || bytes.Contains(l, []byte("</pre>")) ||
+				bytes.Contains(l, []byte("</style>")) || bytes.Contains(l, []byte("</textarea>"))
+		case ast.HTMLBlockType2:
+			return bytes.Contains(last, []byte("-->"))
+		case ast.HTMLBlockType3:
+			return bytes.Contains(last, []byte("?>"))
+		case ast.HTMLBlockType4:
+			return bytes.Contains(last, []byte(">"))
+		case ast.HTMLBlockType5:
+			return bytes.Contains(last, []byte("]]>"))
+		}
+		return false
 	case *mathBlock:
 		return n.closed
 	}

@@ -184,6 +184,10 @@ func TestScan(t *testing.T) {
 		{"math one line", "$$x = 1$$\n", []span{{kind: Math, text: "$$x = 1$$\n", body: "$$x = 1$$\n"}}},
 		{"math inline not block", "$$x$$ and text\n", []span{{kind: Paragraph, text: "$$x$$ and text\n"}}},
 		{"math unclosed", "$$\na\n\nb\n", []span{{kind: Paragraph, text: "$$\na\n"}, {kind: Paragraph, text: "b\n"}}},
+		{"escaped brackets not math", "\\[Optional\\] drop tables\n\n# H\n\ntext \\]\n", []span{
+			{kind: Paragraph, text: "\\[Optional\\] drop tables\n"},
+			{kind: Heading, text: "# H\n", level: 1, title: "H"},
+			{kind: Paragraph, text: "text \\]\n"}}},
 		{"math bracket", "\\[\na\n\n\\]\n", []span{{kind: Math, text: "\\[\na\n\n\\]\n", body: "a\n\n"}}},
 		{"math env nested", "\\begin{align}\n\\begin{align}\n\n\\end{align}\n\n\\end{align}\nz", []span{
 			{kind: Math, text: "\\begin{align}\n\\begin{align}\n\n\\end{align}\n\n\\end{align}\n", body: "\\begin{align}\n\n\\end{align}\n\n"},
