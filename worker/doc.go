@@ -33,14 +33,14 @@
 // Decisions the design leaves open:
 //
 //   - Pulling: the dispatcher fetches batches of up to 2×Concurrency
-//     messages (at least 4) and hands them one at a time to idle
-//     processors over an unbuffered channel, so at most one small batch
-//     waits in the client. Fetch, not the library's continuous pull: that
+//     messages (at least 4) into a queue of Concurrency messages that the
+//     processors read, so at most one small batch and the queue wait in
+//     the client, and the next fetch overlaps the processing. Fetch, not the library's continuous pull: that
 //     depends on the server's status messages reaching a reader that may
 //     be waiting for a processor, and stalled for 30 s (until a heartbeat
 //     timed out) in measurements; a fetch ends by count or after 1 s. Each
 //     processor sends an in-progress ack every AckWait/3 while it works
-//     on a message. A message waiting in the batch longer than AckWait
+//     on a message. A message waiting in the client longer than AckWait
 //     (every processor busy on very slow documents) may be redelivered;
 //     the document record makes the second delivery a no-op ("duplicate").
 //   - The record is moved to the new version before chunking (after the

@@ -165,11 +165,19 @@ func (w *Worker) Run(ctx context.Context) error {
 	// Processing outlives ctx by up to DrainTimeout.
 	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelWork()
-	work := make(chan jetstream.Msg)
+	// A small queue lets the next fetch run while the processors work.
+	work := make(chan jetstream.Msg, n)
 	var wg sync.WaitGroup
 	for range n {
 		wg.Go(func() {
 			for msg := range work {
+				if ctx.Err() != nil {
+					// Draining: not started yet, so hand it back at once.
+					if err := msg.Nak(); err != nil {
+						w.log.Warn("nak failed", "subject", msg.Subject(), "err", err)
+					}
+					continue
+				}
 				w.handle(workCtx, msg)
 			}
 		})
@@ -196,9 +204,10 @@ func (w *Worker) Run(ctx context.Context) error {
 // how long a stop waits for the pull in progress.
 const fetchWait = time.Second
 
-// pull fetches batches of up to 2×Concurrency messages (at least 4) and
-// hands them one at a time to idle processors, so at most one batch waits
-// in the client while its AckWait runs. Fetch is used rather than the
+// pull fetches batches of up to 2×Concurrency messages (at least 4) into
+// the processors' queue (Concurrency long), so at most one batch and one
+// queue of messages wait in the client while their AckWait runs, and the
+// next fetch overlaps the processing of the queue. Fetch is used rather than the
 // library's continuous pull (Consume, Messages) because those depend on
 // the server's status messages reaching the client: when the reader waits
 // for a processor, they can be lost and the pull stalls until a heartbeat
