@@ -163,9 +163,39 @@ func Scan(src []byte) []Block {
 	return blocks
 }
 
+// ScanFunc calls yield with each top-level block of src, in order, as
+// Scan returns them, and stops early when yield returns false. It holds
+// only one segment's blocks at a time (see SegmentSize), so a huge
+// document is scanned in bounded memory.
+func ScanFunc(src []byte, yield func(Block) bool) {
+	scanFunc(src, SegmentSize, func(seg []Block) bool {
+		for _, b := range seg {
+			if !yield(b) {
+				return false
+			}
+		}
+		return true
+	})
+}
+
 // scan is Scan with a given segment size (tests use tiny ones); it also
 // returns the number of segments parsed.
 func scan(src []byte, segmentSize int) ([]Block, int) {
+	var blocks []Block
+	segments := scanFunc(src, segmentSize, func(seg []Block) bool {
+		if blocks == nil {
+			blocks = make([]Block, 0, len(seg)*max(1, len(src)/max(1, segmentSize)))
+		}
+		blocks = append(blocks, seg...)
+		return true
+	})
+	return blocks, segments
+}
+
+// scanFunc parses src segment by segment and hands each segment's blocks
+// to yield (the slice is reused: yield must not keep it). It returns the
+// number of segments parsed.
+func scanFunc(src []byte, segmentSize int, yield func([]Block) bool) int {
 	var blocks []Block
 	off := 0
 	if bytes.HasPrefix(src, bom) {
@@ -196,8 +226,15 @@ func scan(src []byte, segmentSize int) ([]Block, int) {
 		blocks = appendBlocks(blocks, body, pos, end, doc, off)
 		segments++
 		pos = end
+		if len(blocks) > 0 && !yield(blocks) {
+			return segments
+		}
+		blocks = blocks[:0]
 	}
-	return blocks, segments
+	if len(blocks) > 0 {
+		yield(blocks) // front matter alone
+	}
+	return segments
 }
 
 // parse runs goldmark on input[start:end].

@@ -384,3 +384,22 @@ func BenchmarkScanAdversarial(b *testing.B) {
 		})
 	}
 }
+
+func TestScanFunc(t *testing.T) {
+	var b strings.Builder
+	for i := range 3000 {
+		fmt.Fprintf(&b, "# Section %d\n\ntext %d\n\n```\ncode\n\n# no\n```\n\n", i, i)
+	}
+	src := []byte(b.String())
+	want := Scan(src)
+	var got []Block
+	ScanFunc(src, func(b Block) bool { got = append(got, b); return true })
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("ScanFunc differs from Scan: %d blocks, want %d", len(got), len(want))
+	}
+	n := 0
+	ScanFunc(src, func(Block) bool { n++; return n < 5 })
+	if n != 5 {
+		t.Errorf("ScanFunc did not stop when yield returned false: %d calls", n)
+	}
+}
