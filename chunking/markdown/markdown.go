@@ -74,6 +74,23 @@ func IsMDX(doc chunking.Document) bool {
 // wraps chunking.ErrUnsupportedFormat. Content that is not UTF-8 wraps
 // chunking.ErrNotUTF8 and names the document.
 func (c *Chunker) Chunk(doc chunking.Document) ([]chunking.Chunk, []chunking.Warning, error) {
+	var chunks []chunking.Chunk
+	warns, err := c.ChunkFunc(doc, func(ch chunking.Chunk) bool {
+		chunks = append(chunks, ch)
+		return true
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return chunks, warns, nil
+}
+
+// ChunkFunc is Chunk for documents too large to hold all their chunks at
+// once: it calls yield with each chunk in order (the same chunks Chunk
+// returns) and stops early when yield returns false. Only the section
+// being chunked is held, so memory stays bounded by the document plus its
+// longest section. Warnings and errors are returned at the end.
+func (c *Chunker) ChunkFunc(doc chunking.Document, yield func(chunking.Chunk) bool) ([]chunking.Warning, error) {
 	name := doc.Path
 	if name == "" {
 		name = "document"
@@ -81,29 +98,25 @@ func (c *Chunker) Chunk(doc chunking.Document) ([]chunking.Chunk, []chunking.War
 	switch strings.ToLower(doc.Format) {
 	case "", "markdown", "md", "mdx", "text", "txt":
 	default:
-		return nil, nil, fmt.Errorf("markdown: %s: %w %q", name, chunking.ErrUnsupportedFormat, doc.Format)
+		return nil, fmt.Errorf("markdown: %s: %w %q", name, chunking.ErrUnsupportedFormat, doc.Format)
 	}
 	if !utf8.Valid(doc.Content) {
-		return nil, nil, fmt.Errorf("markdown: %s: %w (first bad byte at offset %d)", name, chunking.ErrNotUTF8, firstInvalid(doc.Content))
+		return nil, fmt.Errorf("markdown: %s: %w (first bad byte at offset %d)", name, chunking.ErrNotUTF8, firstInvalid(doc.Content))
 	}
 	src := doc.Content
 	if IsMDX(doc) {
 		src = CleanMDX(src)
 	}
-	raw, warns := c.split(src)
-	if len(raw) == 0 {
-		return nil, warnings(doc.Path, warns), nil
-	}
-	chunks := make([]chunking.Chunk, len(raw))
 	scratch := make(chunking.Metadata, 0, 6+len(doc.Metadata)) // chunking.New copies it
-	for i, r := range raw {
+	index := 0
+	warns := c.split(src, func(r rawChunk) bool {
 		md := scratch[:0]
 		for lvl := range 3 {
 			if r.hdr.set[lvl] {
 				md = append(md, chunking.Field{Key: hdrKeys[lvl], Value: r.hdr.title[lvl]})
 			}
 		}
-		md = append(md, chunking.Field{Key: "index", Value: i})
+		md = append(md, chunking.Field{Key: "index", Value: index})
 		if doc.Path != "" {
 			md = append(md, chunking.Field{Key: "file", Value: doc.Path})
 		}
@@ -113,9 +126,10 @@ func (c *Chunker) Chunk(doc chunking.Document) ([]chunking.Chunk, []chunking.War
 		if len(doc.Metadata) > 0 {
 			md = md.Merge(doc.Metadata)
 		}
-		chunks[i] = chunking.New(r.content, md)
-	}
-	return chunks, warnings(doc.Path, warns), nil
+		index++
+		return yield(chunking.New(r.content, md))
+	})
+	return warnings(doc.Path, warns), nil
 }
 
 var hdrKeys = [3]string{"h1", "h2", "h3"}

@@ -434,3 +434,32 @@ func TestHugeLine(t *testing.T) {
 		t.Errorf("50 MB line: %d chunks, want at least %d", len(chunks), len(src)/markdown.DefaultMaxChar)
 	}
 }
+
+func TestChunkFunc(t *testing.T) {
+	c := mustNew(t, chunking.Options{"max_char": 120, "min_char": 40, "chunk_overlap": 30})
+	for _, tc := range loadCases(t) {
+		doc := chunking.Document{Path: tc.name, Content: tc.input, Metadata: tc.extra}
+		want, wantWarns, err := c.Chunk(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []chunking.Chunk
+		warns, err := c.ChunkFunc(doc, func(ch chunking.Chunk) bool { got = append(got, ch); return true })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := markdowntest.Equal(want, got); err != nil || len(warns) != len(wantWarns) {
+			t.Errorf("ChunkFunc(%s) differs from Chunk: %v (warnings %d, want %d)", tc.name, err, len(warns), len(wantWarns))
+		}
+		if len(want) > 1 {
+			n := 0
+			_, _ = c.ChunkFunc(doc, func(chunking.Chunk) bool { n++; return false })
+			if n != 1 {
+				t.Errorf("ChunkFunc(%s) went on after yield returned false: %d calls", tc.name, n)
+			}
+		}
+	}
+	if _, err := c.ChunkFunc(chunking.Document{Path: "x.md", Content: []byte{0xff}}, func(chunking.Chunk) bool { return true }); !errors.Is(err, chunking.ErrNotUTF8) {
+		t.Errorf("ChunkFunc(invalid UTF-8) = %v, want ErrNotUTF8", err)
+	}
+}

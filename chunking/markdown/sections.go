@@ -18,12 +18,13 @@ type headers struct {
 // section is a run of top-level blocks from an H1–H3 heading (or the
 // document start) to the next one.
 type section struct {
-	start, end  int // src[start:end], trailing whitespace left out
-	chars       int
-	hdr         headers
-	level       int // heading level; 0 for the preamble
-	headerOnly  bool
-	first, last int // blocks[first:last]
+	start, end int // src[start:end], trailing whitespace left out
+	chars      int
+	hdr        headers
+	level      int  // heading level; 0 for the preamble
+	blocks     int  // number of top-level blocks
+	headerOnly bool // the section holds its heading only
+	atoms      []mdblocks.Block
 }
 
 // rawChunk is a chunk before numbering.
@@ -33,112 +34,151 @@ type rawChunk struct {
 	oversize bool
 }
 
-// split is the pure core: MDX-cleaned UTF-8 source in, chunks out.
-func (c *Chunker) split(src []byte) ([]rawChunk, []chunking.Warning) {
-	blocks := mdblocks.Scan(src)
-	lines := lineCounter{src: src}
-	var warns []chunking.Warning
-	for _, b := range blocks {
-		if b.Kind == mdblocks.FencedCode && !b.Closed {
-			warns = append(warns, chunking.Warning{Line: lines.at(b.Start),
-				Text: "unclosed code fence: the code block runs to the end of the document"})
-		}
-	}
-	secs := sections(src, blocks)
-	var out []rawChunk
-	sp := splitter{src: src, max: c.maxChar, overlap: c.overlap, lines: &lines, warns: &warns}
-	emit := func(group []section, hdr headers) {
-		if len(group) == 1 && group[0].chars > c.maxChar {
-			s := group[0]
-			out = sp.section(out, s, blocks[s.first:s.last], hdr)
-			return
-		}
-		var content string
-		if len(group) == 1 {
-			content = string(src[group[0].start:group[0].end])
-		} else {
-			var sb strings.Builder
-			n := 0
-			for _, s := range group {
-				n += s.end - s.start + 2
-			}
-			sb.Grow(n)
-			for i, s := range group {
-				if i > 0 {
-					sb.WriteString("\n\n")
-				}
-				sb.Write(src[s.start:s.end])
-			}
-			content = sb.String()
-		}
-		out = append(out, rawChunk{content: content, hdr: hdr})
-	}
-	// Fuse: one greedy forward pass.
-	for i := 0; i < len(secs); {
-		cur := secs[i]
-		hdr := cur.hdr
-		chars := cur.chars
-		j := i + 1
-		for j < len(secs) && chars < c.minChar && chars+secs[j].chars+2 <= c.maxChar {
-			chars += secs[j].chars + 2
-			for l := range 3 {
-				if !hdr.set[l] && secs[j].hdr.set[l] {
-					hdr.set[l], hdr.title[l] = true, secs[j].hdr.title[l]
-				}
-			}
-			j++
-		}
-		emit(secs[i:j], hdr)
-		i = j
-	}
-	return out, warns
+// pipeline turns the stream of top-level blocks into chunks, holding only
+// the section being built, a header-only section waiting for a deeper one,
+// and the sections being fused: memory stays bounded by the longest
+// section, not the document.
+type pipeline struct {
+	c     *Chunker
+	src   []byte
+	lines lineCounter
+	warns []chunking.Warning
+	yield func(rawChunk) bool
+	stop  bool // yield returned false
+
+	hdr     headers  // headers in force
+	cur     *section // the section being built
+	pending *section // a finished section that may still join the next
+	group   []section
+	gchars  int
+	ghdr    headers
+	sp      splitter
 }
 
-// sections splits the blocks at top-level H1–H3 headings and joins each
-// header-only section to a deeper one that follows it.
-func sections(src []byte, blocks []mdblocks.Block) []section {
-	var secs []section
-	var cur headers
-	for i, b := range blocks {
-		if b.Kind == mdblocks.Heading && b.Level <= 3 {
-			l := b.Level - 1
-			cur.set[l], cur.title[l] = true, b.Title
-			for d := l + 1; d < 3; d++ {
-				cur.set[d], cur.title[d] = false, ""
+// split is the pure core: it chunks MDX-cleaned UTF-8 source and calls
+// yield with each chunk in order, stopping when yield returns false.
+func (c *Chunker) split(src []byte, yield func(rawChunk) bool) []chunking.Warning {
+	p := &pipeline{c: c, src: src, yield: yield}
+	p.lines.src = src
+	p.sp = splitter{src: src, max: c.maxChar, overlap: c.overlap, lines: &p.lines, warns: &p.warns, yield: p.out}
+	mdblocks.ScanFunc(src, func(b mdblocks.Block) bool {
+		p.block(b)
+		return !p.stop
+	})
+	p.finish(p.cur)
+	p.cur = nil
+	if p.pending != nil {
+		p.push(*p.pending)
+	}
+	if len(p.group) > 0 {
+		p.emit()
+	}
+	return p.warns
+}
+
+// out passes a chunk on unless the consumer has stopped.
+func (p *pipeline) out(r rawChunk) {
+	if !p.stop && !p.yield(r) {
+		p.stop = true
+	}
+}
+
+// block adds one top-level block.
+func (p *pipeline) block(b mdblocks.Block) {
+	if b.Kind == mdblocks.FencedCode && !b.Closed {
+		p.warns = append(p.warns, chunking.Warning{Line: p.lines.at(b.Start),
+			Text: "unclosed code fence: the code block runs to the end of the document"})
+	}
+	if b.Kind == mdblocks.Heading && b.Level <= 3 {
+		p.finish(p.cur)
+		l := b.Level - 1
+		p.hdr.set[l], p.hdr.title[l] = true, b.Title
+		for d := l + 1; d < 3; d++ {
+			p.hdr.set[d], p.hdr.title[d] = false, ""
+		}
+		p.cur = &section{start: b.Start, hdr: p.hdr, level: b.Level}
+	} else if p.cur == nil {
+		p.cur = &section{start: b.Start} // the preamble
+	}
+	p.cur.end = b.End
+	p.cur.blocks++
+	if b.Kind.Atomic() {
+		p.cur.atoms = append(p.cur.atoms, b)
+	}
+}
+
+// finish closes a section: a header-only section waits for the next one,
+// which joins it when deeper.
+func (p *pipeline) finish(s *section) {
+	if s == nil {
+		return
+	}
+	s.headerOnly = s.level > 0 && s.blocks == 1
+	if q := p.pending; q != nil {
+		if q.headerOnly && s.level > q.level {
+			s.start = q.start // the header-only section joins the deeper one
+			s.atoms = append(q.atoms, s.atoms...)
+		} else {
+			p.push(*q)
+		}
+	}
+	p.pending = s
+}
+
+// push trims a finished section and fuses it: one greedy forward pass.
+func (p *pipeline) push(s section) {
+	s.start, s.end = trimSpan(p.src, s.start, s.end)
+	if s.start == s.end {
+		return // whitespace goldmark took for text, such as a form feed
+	}
+	s.chars = runeCount(p.src[s.start:s.end])
+	if len(p.group) > 0 {
+		if p.gchars < p.c.minChar && p.gchars+s.chars+2 <= p.c.maxChar {
+			p.group = append(p.group, s)
+			p.gchars += s.chars + 2
+			for l := range 3 {
+				if !p.ghdr.set[l] && s.hdr.set[l] {
+					p.ghdr.set[l], p.ghdr.title[l] = true, s.hdr.title[l]
+				}
 			}
-			secs = append(secs, section{start: b.Start, hdr: cur, level: b.Level, first: i})
-		} else if len(secs) == 0 {
-			secs = append(secs, section{start: b.Start, first: i})
+			return
 		}
-		s := &secs[len(secs)-1]
-		s.end, s.last = b.End, i+1
+		p.emit()
 	}
-	// Join header-only sections to a deeper section right after them.
-	out := secs[:0]
-	for i := 0; i < len(secs); i++ {
-		s := secs[i]
-		s.headerOnly = s.level > 0 && s.last-s.first == 1
-		for s.headerOnly && i+1 < len(secs) && secs[i+1].level > s.level {
-			next := secs[i+1]
-			s.end, s.last, s.hdr, s.level = next.end, next.last, next.hdr, next.level
-			s.headerOnly = next.last-next.first == 1
-			i++
+	p.group = append(p.group[:0], s)
+	p.gchars, p.ghdr = s.chars, s.hdr
+}
+
+// emit turns the fused group into chunks.
+func (p *pipeline) emit() {
+	group, src := p.group, p.src
+	defer func() { p.group = p.group[:0] }()
+	if p.stop {
+		return
+	}
+	if len(group) == 1 && group[0].chars > p.c.maxChar {
+		p.sp.section(group[0], p.ghdr)
+		return
+	}
+	var content string
+	if len(group) == 1 {
+		content = string(src[group[0].start:group[0].end])
+	} else {
+		var sb strings.Builder
+		n := 0
+		for _, s := range group {
+			n += s.end - s.start + 2
 		}
-		out = append(out, s)
-	}
-	// Trim each section of leading blank lines and trailing whitespace;
-	// drop sections left empty (whitespace goldmark took for text, such
-	// as a form feed).
-	kept := out[:0]
-	for _, s := range out {
-		s.start, s.end = trimSpan(src, s.start, s.end)
-		if s.start == s.end {
-			continue
+		sb.Grow(n)
+		for i, s := range group {
+			if i > 0 {
+				sb.WriteString("\n\n")
+			}
+			sb.Write(src[s.start:s.end])
 		}
-		s.chars = runeCount(src[s.start:s.end])
-		kept = append(kept, s)
+		content = sb.String()
 	}
-	return kept
+	p.out(rawChunk{content: content, hdr: p.ghdr})
 }
 
 // lineCounter turns increasing offsets into 1-based line numbers in time

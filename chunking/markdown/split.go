@@ -7,7 +7,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/chunkstream/chunkstream/chunking"
-	"github.com/chunkstream/chunkstream/chunking/internal/mdblocks"
 )
 
 // Split levels, coarsest first: the separators of the spec.
@@ -49,7 +48,7 @@ type splitter struct {
 	warns        *[]chunking.Warning
 	secStart     int
 
-	out       []rawChunk
+	yield     func(rawChunk)
 	hdr       headers
 	cur, prev []piece
 	curSize   int
@@ -57,14 +56,14 @@ type splitter struct {
 	ovEnd     int // end of the overlap (end of the previous chunk)
 }
 
-// section appends the chunks of a section longer than max_char.
-func (sp *splitter) section(out []rawChunk, s section, blocks []mdblocks.Block, hdr headers) []rawChunk {
-	sp.out, sp.hdr = out, hdr
+// section passes on the chunks of a section longer than max_char.
+func (sp *splitter) section(s section, hdr headers) {
+	sp.hdr = hdr
 	sp.cur, sp.prev, sp.curSize = sp.cur[:0], sp.prev[:0], 0
 	sp.secStart = s.start
 	pos := s.start
-	for _, b := range blocks {
-		if !b.Kind.Atomic() || b.Start >= s.end {
+	for _, b := range s.atoms {
+		if b.Start >= s.end || b.Start < pos {
 			continue
 		}
 		end := min(b.End, s.end)
@@ -82,9 +81,6 @@ func (sp *splitter) section(out []rawChunk, s section, blocks []mdblocks.Block, 
 		sp.split(pos, s.end, levelPara)
 	}
 	sp.flush()
-	out = sp.out
-	sp.out = nil
-	return out
 }
 
 // split appends the pieces of src[s:e] at level or finer.
@@ -240,7 +236,7 @@ func (sp *splitter) flush() {
 	// Oversize is decided on the text as emitted (trimmed).
 	oversize := len(content) > sp.max && utf8.RuneCountInString(content) > sp.max
 	if content != "" {
-		sp.out = append(sp.out, rawChunk{content: content, hdr: sp.hdr, oversize: oversize})
+		sp.yield(rawChunk{content: content, hdr: sp.hdr, oversize: oversize})
 		sp.prev, sp.cur = sp.cur, sp.prev[:0]
 	} else {
 		sp.prev, sp.cur = sp.prev[:0], sp.cur[:0]
