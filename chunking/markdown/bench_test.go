@@ -127,6 +127,13 @@ func Benchmark100MB(b *testing.B) {
 		b.SetBytes(int64(len(src)))
 		loopCPU(b, func() { _, _, _ = c.Chunk(chunking.Document{Content: src}) })
 	})
+	b.Run("chunk-func", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(src)))
+		loopCPU(b, func() {
+			_, _ = c.ChunkFunc(chunking.Document{Content: src}, func(chunking.Chunk) bool { return true })
+		})
+	})
 	b.Run("parse-only", func(b *testing.B) {
 		b.ReportAllocs()
 		b.SetBytes(int64(len(src)))
