@@ -63,6 +63,9 @@
 //     at the end of the last piece. It shrinks when the next piece would
 //     not fit with it. Text without spaces (CJK) is one long word, so it
 //     gets no overlap rather than a cut one.
+//   - A heading line (H4–H6 inside a section) that would end a chunk
+//     moves to the next chunk with the text it heads, which then starts
+//     with it instead of an overlap.
 //   - A piece or block fits when its text without trailing whitespace
 //     does (a code block of exactly max_char characters plus its line
 //     break stays whole, alone in its chunk).

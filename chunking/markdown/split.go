@@ -214,6 +214,18 @@ func (sp *splitter) next(p, e, level int) int {
 // taken from the previous one, shrunk so that the piece fits with it.
 func (sp *splitter) emit(p piece) {
 	if len(sp.cur) > 0 && sp.curSize+p.chars > sp.max {
+		// A heading that would end the chunk moves to the next one, with
+		// the text it heads (and no overlap before it).
+		if n := len(sp.cur); n > 1 && sp.isHeading(sp.cur[n-1]) && sp.cur[n-1].chars+p.chars <= sp.max {
+			carry := sp.cur[n-1]
+			sp.cur = sp.cur[:n-1]
+			sp.curSize -= carry.chars
+			sp.flush()
+			sp.cur = append(sp.cur, carry, p)
+			sp.curSize = carry.chars + p.chars
+			sp.ovStart = -1
+			return
+		}
 		sp.flush()
 	}
 	if len(sp.cur) == 0 {
@@ -225,6 +237,27 @@ func (sp *splitter) emit(p piece) {
 	}
 	sp.cur = append(sp.cur, p)
 	sp.curSize += p.chars
+}
+
+// isHeading reports whether a text piece is one ATX heading line (with
+// the blank lines after it).
+func (sp *splitter) isHeading(p piece) bool {
+	if p.kind != pieceText || p.start >= p.end || sp.src[p.start] != '#' {
+		return false
+	}
+	line := sp.src[p.start:p.end]
+	k := bytes.IndexByte(line, '\n')
+	if k >= 0 && len(bytes.TrimSpace(line[k:])) > 0 {
+		return false // more than one line
+	}
+	if k >= 0 {
+		line = line[:k]
+	}
+	i := 0
+	for i < len(line) && line[i] == '#' {
+		i++
+	}
+	return i <= 6 && (i == len(line) || line[i] == ' ' || line[i] == '\t' || line[i] == '\r')
 }
 
 // flush closes the chunk being built.
