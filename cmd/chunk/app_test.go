@@ -64,7 +64,21 @@ func fakeEntries() []registry.Entry {
 				[]chunking.Warning{{File: path, Text: "read whole"}}, nil
 		},
 	}
-	return []registry.Entry{para, whole}
+	// "mailbox" reads a folder as one input and can chunk it from memory.
+	mailbox := whole
+	mailbox.Name = "mailbox"
+	mailbox.Extensions = []string{".md"}
+	mailbox.New = func(chunking.Options) (chunking.Chunker, error) {
+		return chunking.ChunkerFunc(func(chunking.Document) ([]chunking.Chunk, []chunking.Warning, error) { return nil, nil, nil }), nil
+	}
+	mailbox.ChunkAll = func(docs []chunking.Document, _ chunking.Options) ([]chunking.Chunk, []chunking.Warning, error) {
+		var paths []string
+		for _, d := range docs {
+			paths = append(paths, d.Path)
+		}
+		return []chunking.Chunk{chunking.New(strings.Join(paths, ","), nil)}, nil, nil
+	}
+	return []registry.Entry{para, whole, mailbox}
 }
 
 func runApp(t *testing.T, entries []registry.Entry, args ...string) (code int, stdout, stderr string) {
@@ -230,6 +244,13 @@ func TestBenchResultLine(t *testing.T) {
 	// Every regular file, hidden ones included: .hidden.md, a.md, notes.txt, sub/b.md, sub/z.md.
 	if m[1] != "para" || m[2] != "5" || m[3] != "192" || m[4] != "12" || m[5] != "173" || m[6] != "27" {
 		t.Errorf("bench RESULT fields = %q", m[1:])
+	}
+	// A whole-input chunker: its own extensions, one call over all files.
+	code, out, errOut = runApp(t, fakeEntries(), "bench", "-chunker", "mailbox", docs)
+	m = resultLine.FindStringSubmatch(out)
+	want := len(".hidden.md,a.md,sub/b.md,sub/z.md")
+	if code != exitOK || m == nil || m[1] != "mailbox" || m[2] != "4" || m[4] != "1" || m[5] != fmt.Sprint(want) {
+		t.Errorf("bench -chunker mailbox = %d, %q (%s); want 4 files in 1 chunk of %d bytes", code, out, errOut, want)
 	}
 	code, out, _ = runApp(t, fakeEntries(), "bench", "-chunker", "para", "-parse-only", "-ext", ".md", docs)
 	m = resultLine.FindStringSubmatch(out)

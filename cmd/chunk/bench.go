@@ -22,7 +22,9 @@ Reads every regular file under DIR into memory first (recursively, hidden
 ones included, symlinks not followed, sorted by path: the same files as the
 peer harness bench/peers/run.sh reads), then chunks them one after another
 on one goroutine, timing only the chunking calls, and prints exactly one
-line on stdout:
+line on stdout. A chunker that reads a folder as one input (email: one
+mailbox) reads only files with its extensions (unless -ext is given) and is
+timed over one call on all of them.
 
   RESULT<TAB>chunkstream<TAB><splitter><TAB><files><TAB><bytes_in><TAB><chunks><TAB><bytes_out><TAB><seconds><TAB><max_chunk_bytes>
 
@@ -51,6 +53,7 @@ func (a *app) bench(ctx context.Context, args []string) error {
 		return usageErr("want exactly one DIR, got %d arguments", fs.NArg())
 	}
 	var run func(doc chunking.Document) ([]chunking.Chunk, error)
+	var runAll func(docs []chunking.Document) ([]chunking.Chunk, error)
 	splitter := entry.Name
 	if *parseOnly {
 		if entry.ParseOnly == nil {
@@ -62,19 +65,42 @@ func (a *app) bench(ctx context.Context, args []string) error {
 		splitter = entry.ParseOnlyName
 		run = func(doc chunking.Document) ([]chunking.Chunk, error) { return nil, entry.ParseOnly(doc) }
 	} else {
-		if entry.OpenPath != nil {
-			return usageErr("chunker %s reads whole paths; bench measures per-file chunkers", entry.Name)
-		}
-		c, err := entry.Chunker(raw)
+		opts, err := entry.Options(raw)
 		if err != nil {
 			return usageErr("%v", err)
 		}
-		run = func(doc chunking.Document) ([]chunking.Chunk, error) {
-			chunks, _, err := c.Chunk(doc)
-			return chunks, err
+		switch {
+		case entry.ChunkAll != nil:
+			// A whole-input chunker (a mailbox): one call over every
+			// document, timed from the chunker's construction.
+			if _, err := entry.New(opts); err != nil {
+				return usageErr("chunker %s: %v", entry.Name, err)
+			}
+			runAll = func(docs []chunking.Document) ([]chunking.Chunk, error) {
+				chunks, _, err := entry.ChunkAll(docs, opts)
+				return chunks, err
+			}
+		case entry.OpenPath != nil:
+			return usageErr("chunker %s reads whole paths and has no in-memory form to time", entry.Name)
+		default:
+			c, err := entry.New(opts)
+			if err != nil {
+				return usageErr("chunker %s: %v", entry.Name, err)
+			}
+			run = func(doc chunking.Document) ([]chunking.Chunk, error) {
+				chunks, _, err := c.Chunk(doc)
+				return chunks, err
+			}
 		}
 	}
-	docs, bytesIn, err := loadCorpus(ctx, fs.Arg(0), splitList(*ext))
+	exts := splitList(*ext)
+	if len(exts) == 0 && entry.ChunkAll != nil {
+		// A whole-input chunker reads its folder as one input: only the
+		// files it would pick itself belong to it (a mailbox folder may
+		// hold manifests).
+		exts = slices.Clone(entry.Extensions)
+	}
+	docs, bytesIn, err := loadCorpus(ctx, fs.Arg(0), exts)
 	if err != nil {
 		return err
 	}
@@ -82,7 +108,27 @@ func (a *app) bench(ctx context.Context, args []string) error {
 	runtime.GC()
 	var elapsed time.Duration
 	chunks, bytesOut, maxChunk, failures := 0, 0, 0, 0
+	count := func(cs []chunking.Chunk) {
+		chunks += len(cs)
+		for _, c := range cs {
+			n := len(c.Content())
+			bytesOut += n
+			maxChunk = max(maxChunk, n)
+		}
+	}
+	if runAll != nil {
+		t0 := time.Now()
+		cs, err := runAll(docs)
+		elapsed = time.Since(t0)
+		if err != nil {
+			return fmt.Errorf("chunk bench: %s: %w", fs.Arg(0), err)
+		}
+		count(cs)
+	}
 	for _, d := range docs {
+		if runAll != nil {
+			break // timed above as one input
+		}
 		t0 := time.Now()
 		cs, err := run(d)
 		elapsed += time.Since(t0)
@@ -94,12 +140,7 @@ func (a *app) bench(ctx context.Context, args []string) error {
 			chunks++
 			continue
 		}
-		chunks += len(cs)
-		for _, c := range cs {
-			n := len(c.Content())
-			bytesOut += n
-			maxChunk = max(maxChunk, n)
-		}
+		count(cs)
 	}
 	if failures > 0 {
 		fmt.Fprintf(a.stderr, "chunk bench: %d of %d documents failed\n", failures, len(docs))
