@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/internal/markdowntest"
@@ -77,5 +78,40 @@ func TestCorpus(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestCorpusAsOneDocument chunks the corpus concatenated into one
+// document (about 45 MB; 5 MB with -short or the race detector), which
+// the block scanner parses in segments, and holds the invariants.
+func TestCorpusAsOneDocument(t *testing.T) {
+	dir, files := corpusFiles(t)
+	limit := 1 << 40
+	if testing.Short() || raceEnabled {
+		limit = 5 << 20
+	}
+	var all []byte
+	for _, rel := range files {
+		if len(all) >= limit {
+			break
+		}
+		src, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !utf8.Valid(src) {
+			continue
+		}
+		all = append(append(all, src...), '\n', '\n')
+	}
+	for _, opts := range []chunking.Options{nil, {"max_char": 300, "min_char": 100, "chunk_overlap": 60}} {
+		c := mustNew(t, opts)
+		chunks, _, err := c.Chunk(chunking.Document{Path: "all.md", Content: all})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := markdowntest.Check(all, chunks, opts.Int("max_char", markdown.DefaultMaxChar)); err != nil {
+			t.Errorf("Chunk(corpus as one %d MB document, %v): %v", len(all)>>20, opts, err)
+		}
 	}
 }
