@@ -148,5 +148,5 @@ func cutPrefix(text []byte, limit int) (int, int) {
 
 func (sp *splitter) warnOversize(b mdblocks.Block, n int) {
 	*sp.warns = append(*sp.warns, chunking.Warning{Line: sp.lines.at(b.Start),
-		Text: "a " + b.Kind.String() + " part of " + itoa(n) + " characters cannot fit in max_char " + itoa(sp.max) + ": kept whole as oversize"})
+		Text: "a " + b.Kind.String() + " part of " + itoa(n) + " characters exceeds max_char " + itoa(sp.max) + ": emitted with oversize: true"})
 }
