@@ -207,13 +207,13 @@ const fetchWait = time.Second
 // pull fetches batches of up to 2×Concurrency messages (at least 4) into
 // the processors' queue (Concurrency long), so at most one batch and one
 // queue of messages wait in the client while their AckWait runs, and the
-// next fetch overlaps the processing of the queue. Fetch is used rather than the
-// library's continuous pull (Consume, Messages) because those depend on
+// next fetch overlaps the processing of the queue. Fetch is used rather
+// than the library's continuous pull (Consume, Messages), which depends on
 // the server's status messages reaching the client: when the reader waits
-// for a processor, they can be lost and the pull stalls until a heartbeat
+// for a processor they can be lost, and the pull stalls until a heartbeat
 // times out (30 s stalls were measured); a batch ends by count or after
-// fetchWait, whatever happens to status messages. On ctx's end the
-// messages of the current batch are NAKed for another worker.
+// fetchWait, whatever happens to status messages. On ctx's end the rest of
+// the current batch is NAKed for another worker.
 func (w *Worker) pull(ctx context.Context, work chan<- jetstream.Msg) {
 	batchSize := max(2*w.cfg.Workers(), 4)
 	failures := 0
