@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"runtime/pprof"
 	"slices"
 	"sort"
@@ -57,11 +58,21 @@ func startEmbedded(dir string) (*server.Server, error) {
 	return ns, nil
 }
 
-// collector is local mode's sink: it keeps, per document, the chunks of
-// the newest version written, as a CHUNKS consumer would.
+// collector is local mode's sink. It writes the chunks in document id
+// order as soon as every earlier document is settled (written, or
+// dead-lettered, or unreadable), so only the documents finished out of
+// order wait in memory. When the ids are not known in advance (mailboxes:
+// threads are found by the producer) it writes everything at the end.
 type collector struct {
-	mu   sync.Mutex
-	docs map[string]collected
+	mu      sync.Mutex
+	cw      chunking.ChunkWriter
+	order   []string             // expected ids, sorted; nil when unknown
+	next    int                  // order[next] is the next document to write
+	docs    map[string]collected // finished, not written yet
+	settled map[string]bool      // finished without chunks to write
+	written map[string]bool
+	n       int // chunks written
+	err     error
 }
 
 type collected struct {
@@ -69,24 +80,68 @@ type collected struct {
 	chunks []worker.Chunk
 }
 
-func newCollector() *collector { return &collector{docs: make(map[string]collected)} }
+func newCollector(cw chunking.ChunkWriter, order []string) *collector {
+	return &collector{cw: cw, order: order, docs: map[string]collected{}, settled: map[string]bool{}, written: map[string]bool{}}
+}
 
-// Write implements worker.Sink.
+// Write implements worker.Sink: it keeps the newest version of each
+// document.
 func (c *collector) Write(_ context.Context, doc worker.Doc, chunks []worker.Chunk) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.written[doc.ID] {
+		return nil // a redelivery of a document already written
+	}
 	if cur, ok := c.docs[doc.ID]; ok && cur.seq > doc.Seq {
 		return nil
 	}
 	cs := slices.Clone(chunks)
 	slices.SortFunc(cs, func(a, b worker.Chunk) int { return a.Position - b.Position })
 	c.docs[doc.ID] = collected{seq: doc.Seq, chunks: cs}
+	c.flushLocked()
 	return nil
 }
 
-// writeTo writes every chunk, documents in sorted id order, chunks by
-// position, and returns the chunk count.
-func (c *collector) writeTo(w io.Writer, f chunking.Format) (int, error) {
+// settle marks a document finished without a write (dead letter, unread
+// file), so the documents after it can be written.
+func (c *collector) settle(id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.settled[id] = true
+	c.flushLocked()
+}
+
+func (c *collector) writeDoc(id string) {
+	for _, ch := range c.docs[id].chunks {
+		if c.err != nil {
+			break
+		}
+		if err := c.cw.Write(ch.Chunk); err != nil {
+			c.err = fmt.Errorf("write chunks of %s: %w", id, err)
+			break
+		}
+		c.n++
+	}
+	delete(c.docs, id)
+	c.written[id] = true
+}
+
+func (c *collector) flushLocked() {
+	for c.next < len(c.order) {
+		id := c.order[c.next]
+		if _, ok := c.docs[id]; ok {
+			c.writeDoc(id)
+		} else if !c.settled[id] {
+			return
+		}
+		c.next++
+	}
+}
+
+// finish writes what is left (documents not in the expected order, or
+// every document when the order was unknown), in id order, closes the
+// chunk writer and returns the number of chunks written.
+func (c *collector) finish() (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	ids := make([]string, 0, len(c.docs))
@@ -94,24 +149,13 @@ func (c *collector) writeTo(w io.Writer, f chunking.Format) (int, error) {
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
-	bw := bufio.NewWriterSize(w, 1<<16)
-	cw, err := chunking.NewChunkWriter(bw, f)
-	if err != nil {
-		return 0, err
-	}
-	n := 0
 	for _, id := range ids {
-		for _, ch := range c.docs[id].chunks {
-			if err := cw.Write(ch.Chunk); err != nil {
-				return n, fmt.Errorf("write chunks of %s: %w", id, err)
-			}
-			n++
-		}
+		c.writeDoc(id)
 	}
-	if err := cw.Close(); err != nil {
-		return n, err
+	if err := c.cw.Close(); err != nil && c.err == nil {
+		c.err = err
 	}
-	return n, bw.Flush()
+	return c.n, c.err
 }
 
 // tracker counts the final results and keeps the dead letters.
@@ -119,6 +163,7 @@ type tracker struct {
 	mu      sync.Mutex
 	final   map[uint64]bool // stream sequences finished
 	bar     *progressbar.ProgressBar
+	coll    *collector
 	deadLet []worker.Result
 }
 
@@ -134,6 +179,7 @@ func (t *tracker) onResult(r worker.Result) {
 	t.final[r.StreamSeq] = true
 	if r.Outcome == worker.OutcomePermanent || r.Outcome == worker.OutcomeExhausted {
 		t.deadLet = append(t.deadLet, r)
+		t.coll.settle(r.DocID)
 	}
 	_ = t.bar.Add(1)
 }
@@ -180,8 +226,21 @@ func runLocal(ctx context.Context, c *config, lf *localFlags, log *slog.Logger, 
 	if lf.ext != "" {
 		exts = splitList(lf.ext)
 	}
-	if _, err := os.Stat(lf.dir); err != nil {
+	info, err := os.Stat(lf.dir)
+	if err != nil {
 		return 1, err
+	}
+	// The ids in output order, when known in advance (the producer walks
+	// folders the same way; a file's id is its base name).
+	var order []string
+	switch {
+	case mailbox:
+	case info.IsDir():
+		if order, _, err = chunking.WalkFolder(ctx, lf.dir, exts); err != nil {
+			return 1, err
+		}
+	default:
+		order = []string{filepath.Base(lf.dir)}
 	}
 
 	cfg := c.Config
@@ -237,8 +296,18 @@ func runLocal(ctx context.Context, c *config, lf *localFlags, log *slog.Logger, 
 		progressbar.OptionThrottle(100*time.Millisecond),
 		progressbar.OptionClearOnFinish(),
 	)
-	tr := &tracker{final: map[uint64]bool{}, bar: bar}
-	coll := newCollector()
+	out, err := os.Create(lf.out)
+	if err != nil {
+		return 1, err
+	}
+	defer out.Close()
+	bw := bufio.NewWriterSize(out, 1<<16)
+	cw, err := chunking.NewChunkWriter(bw, outFormat)
+	if err != nil {
+		return 1, err
+	}
+	coll := newCollector(cw, order)
+	tr := &tracker{final: map[uint64]bool{}, bar: bar, coll: coll}
 	w, err := worker.New(nc, js, top, worker.Options{
 		Config: cfg, Logger: log, Sink: coll, NewChunker: registry.NewChunker, OnResult: tr.onResult,
 	})
@@ -270,6 +339,7 @@ func runLocal(ctx context.Context, c *config, lf *localFlags, log *slog.Logger, 
 	}
 	for _, f := range sum.Failures {
 		fmt.Fprintf(stderr, "worker: %s: %v\n", f.ID, f.Err)
+		coll.settle(f.ID)
 	}
 	// INGEST is a WorkQueue: it is empty once every request was acked or
 	// dead-lettered.
@@ -293,16 +363,15 @@ func runLocal(ctx context.Context, c *config, lf *localFlags, log *slog.Logger, 
 		return 1, fmt.Errorf("interrupted: %w", ctx.Err())
 	}
 
-	f, err := os.Create(lf.out)
-	if err != nil {
-		return 1, err
+	nChunks, err := coll.finish()
+	if err == nil {
+		err = bw.Flush()
 	}
-	nChunks, err := coll.writeTo(f, outFormat)
-	if cerr := f.Close(); err == nil {
+	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return 1, err
+		return 1, fmt.Errorf("-out: %w", err)
 	}
 
 	secs := time.Since(start).Seconds()
