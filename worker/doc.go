@@ -38,7 +38,7 @@
 //     the client, and the next fetch overlaps the processing. Fetch, not the library's continuous pull: that
 //     depends on the server's status messages reaching a reader that may
 //     be waiting for a processor, and stalled for 30 s (until a heartbeat
-//     timed out) in measurements; a fetch ends by count or after 1 s. Each
+//     timed out) in measurements; a fetch ends by count or after 250 ms. Each
 //     processor sends an in-progress ack every AckWait/3 while it works
 //     on a message. A message waiting in the client longer than AckWait
 //     (every processor busy on very slow documents) may be redelivered;

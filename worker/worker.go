@@ -202,7 +202,7 @@ func (w *Worker) Run(ctx context.Context) error {
 
 // fetchWait is how long one pull request waits for messages; it bounds
 // how long a stop waits for the pull in progress.
-const fetchWait = time.Second
+const fetchWait = 250 * time.Millisecond
 
 // pull fetches batches of up to 2×Concurrency messages (at least 4) into
 // the processors' queue (Concurrency long), so at most one batch and one

@@ -319,7 +319,18 @@ func runLocal(ctx context.Context, c *config, lf *localFlags, log *slog.Logger, 
 	runDone := make(chan error, 1)
 	go func() { runDone <- w.Run(runCtx) }()
 
-	p := producer.New(nc, js, producer.Options{Subject: localSubject, ObjectsBucket: cfg.ObjectsBucket})
+	// The producer has its own connection, so that its bulk publishes do
+	// not queue in front of the worker's acks and record writes.
+	pnc, err := nats.Connect("", nats.InProcessServer(ns), nats.Name("chunkstream-local-producer"))
+	if err != nil {
+		return 1, fmt.Errorf("connect to the embedded server: %w", err)
+	}
+	defer pnc.Close()
+	pjs, err := jetstream.New(pnc)
+	if err != nil {
+		return 1, err
+	}
+	p := producer.New(pnc, pjs, producer.Options{Subject: localSubject, ObjectsBucket: cfg.ObjectsBucket})
 	var maxSet sync.Once
 	sum, err := p.Backfill(ctx, producer.BackfillOptions{
 		Paths:      []string{lf.dir},
