@@ -608,3 +608,36 @@ func TestReadyAsksSink(t *testing.T) {
 	sink.ready.Store(true)
 	waitFor(t, 5*time.Second, "ready", w.Ready)
 }
+
+// TestDeadLetterPublishFails: when the dead letter cannot be stored the
+// request is NAKed, never dropped, and dead-lettered once the DLQ is back.
+func TestDeadLetterPublishFails(t *testing.T) {
+	cfg := testConfig()
+	cfg.MaxDeliver = 20
+	e := newEnv(t, cfg)
+	ctx := context.Background()
+	if err := e.js.DeleteStream(ctx, cfg.DLQStream); err != nil {
+		t.Fatal(err)
+	}
+	_, res, _ := e.startWorker(worker.Options{})
+	seq := e.publishRaw("ingest.docs", []byte{0xc1}, "")
+	waitFor(t, 20*time.Second, "a retry after the failed dead letter", func() bool {
+		for _, r := range res.snapshot() {
+			if r.StreamSeq == seq && r.Outcome == worker.OutcomeRetried && strings.Contains(r.Err.Error(), "dead letter failed") {
+				return true
+			}
+		}
+		return false
+	})
+	if n := e.pendingIngest(); n != 1 {
+		t.Fatalf("INGEST holds %d requests, want the undelivered one", n)
+	}
+	if _, err := worker.Setup(ctx, e.js, cfg); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 20*time.Second, "dead letter", func() bool { return res.finals()[seq].Outcome == worker.OutcomePermanent })
+	if n := len(e.streamMsgs(cfg.DLQStream)); n != 1 {
+		t.Errorf("%d dead letters, want 1", n)
+	}
+	waitFor(t, 5*time.Second, "INGEST empty", func() bool { return e.pendingIngest() == 0 })
+}
