@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/worker"
 )
@@ -448,5 +450,53 @@ func TestDeleteMissingScope(t *testing.T) {
 	}
 	if fmt.Sprint(deletes) != "[gone.md]" {
 		t.Errorf("deletes = %v, want [gone.md]", deletes)
+	}
+}
+
+// TestObjectRemovedByTTL: the object of a large document outlives its
+// processing (workers never delete objects: another request may name the
+// same content) and is then removed by the bucket's TTL.
+func TestObjectRemovedByTTL(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := e.js.DeleteObjectStore(ctx, messages.DefaultObjectsBucket); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	content := mdContent(1, 5000)
+	if err := os.WriteFile(filepath.Join(dir, "a.md"), content, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const ttl = 3 * time.Second
+	s, err := e.producer(Options{MaxInline: 1000}).Backfill(ctx, BackfillOptions{Paths: []string{dir}, ObjectsTTL: ttl})
+	if err != nil || s.Sent != 1 {
+		t.Fatalf("Backfill = %+v, %v", s.Stats, err)
+	}
+	start := time.Now()
+	results := e.runWorker(ctx, 1)
+	if r := results["a.md"]; len(r) != 1 || r[0].Outcome != worker.OutcomeAcked || r[0].Chunks == 0 {
+		t.Fatalf("worker results for a.md: %+v", r)
+	}
+	compareViews(t, e.view(ctx), expected(t, dir, ""))
+	obs, err := e.js.ObjectStore(ctx, messages.DefaultObjectsBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	version := messages.ContentVersion(content)
+	if time.Since(start) < ttl {
+		if _, err := obs.GetInfo(ctx, version); err != nil {
+			t.Errorf("object %s right after processing: %v, want it kept until the TTL", version, err)
+		}
+	}
+	for {
+		_, err := obs.GetInfo(ctx, version)
+		if errors.Is(err, jetstream.ErrObjectNotFound) {
+			return
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("object %s still there %v after processing (TTL %v): %v", version, time.Since(start), ttl, err)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }
