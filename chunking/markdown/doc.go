@@ -7,8 +7,9 @@
 //	chunks, warnings, err := c.Chunk(chunking.Document{Path: "docs/a.md", Content: src})
 //
 // The core (Chunk) is pure and safe for concurrent use: bytes and options
-// in, chunks and warnings out. ChunkFile and ChunkFolder read files and
-// take a context. Blocks come from the one block scanner,
+// in, chunks and warnings out. ChunkFunc gives the same chunks one at a
+// time, for documents too large to hold all their chunks. ChunkFile and
+// ChunkFolder read files and take a context. Blocks come from the one block scanner,
 // chunking/internal/mdblocks (goldmark, blocks only); chunk text is sliced
 // from the source by offsets, never re-rendered.
 //
