@@ -90,6 +90,15 @@ func (w *Worker) process(ctx context.Context, msg jetstream.Msg, res *Result) {
 	}
 	switch {
 	case found.IngestSeq > doc.Seq:
+		// A redelivery of an overtaken version may have written before
+		// its worker died: let the sink remove it (it is idempotent and
+		// cheap when nothing was written).
+		if ss, ok := w.rawSink.(SupersededSink); ok && res.Delivery > 1 {
+			if err := ss.Superseded(ctx, doc); err != nil {
+				fail(res, CauseSink, fmt.Errorf("remove superseded version %d of %q: %w", doc.Seq, doc.ID, err), IsPermanent(err))
+				return
+			}
+		}
 		res.Outcome = OutcomeSuperseded
 		return
 	case found.IngestSeq == doc.Seq && found.State == StateDone:

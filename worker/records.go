@@ -1,12 +1,14 @@
 package worker
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -34,10 +36,21 @@ type Record struct {
 // deleted. It implements Records.
 type KVRecords struct {
 	kv jetstream.KeyValue
+	nc *nats.Conn // set by WithLeaderReads
 }
 
 // NewKVRecords returns the record store over kv.
 func NewKVRecords(kv jetstream.KeyValue) *KVRecords { return &KVRecords{kv: kv} }
+
+// WithLeaderReads returns a copy of s whose NewestSeq reads from the
+// bucket stream's leader through nc. A KV bucket allows direct gets, which
+// any replica may answer; on a replicated bucket a lagging follower could
+// hide a newer version from step 4's re-check (the Qdrant sink would then
+// keep points of an overtaken version). Reads through the leader see every
+// acknowledged compare-and-set.
+func (s *KVRecords) WithLeaderReads(nc *nats.Conn) *KVRecords {
+	return &KVRecords{kv: s.kv, nc: nc}
+}
 
 // RecordKey returns the KV key of a document id: its unpadded base64url.
 func RecordKey(docID string) string {
@@ -64,8 +77,63 @@ func (s *KVRecords) Get(ctx context.Context, docID string) (rec Record, rev uint
 // NewestSeq returns the highest ingest_seq recorded for the document, 0
 // when there is no record.
 func (s *KVRecords) NewestSeq(ctx context.Context, docID string) (uint64, error) {
-	rec, _, _, err := s.Get(ctx, docID)
-	return rec.IngestSeq, err
+	if s.nc == nil {
+		rec, _, _, err := s.Get(ctx, docID)
+		return rec.IngestSeq, err
+	}
+	data, found, err := s.leaderGet(ctx, RecordKey(docID))
+	if err != nil || !found {
+		return 0, err
+	}
+	var rec Record
+	if err := json.Unmarshal(data, &rec); err != nil {
+		return 0, nil // unparseable reads as absent, as in Get
+	}
+	return rec.IngestSeq, nil
+}
+
+// leaderGet reads the last value of key with the stream's (non-direct)
+// message get API, which the stream leader answers. A delete or purge
+// marker reads as absent.
+func (s *KVRecords) leaderGet(ctx context.Context, key string) ([]byte, bool, error) {
+	bucket := s.kv.Bucket()
+	req, err := json.Marshal(struct {
+		LastFor string `json:"last_by_subj"`
+	}{"$KV." + bucket + "." + key})
+	if err != nil {
+		return nil, false, err
+	}
+	msg, err := s.nc.RequestWithContext(ctx, "$JS.API.STREAM.MSG.GET.KV_"+bucket, req)
+	if err != nil {
+		return nil, false, fmt.Errorf("worker: read record %s from the leader: %w", key, err)
+	}
+	var resp struct {
+		Error *struct {
+			Code        int    `json:"code"`
+			ErrCode     int    `json:"err_code"`
+			Description string `json:"description"`
+		} `json:"error"`
+		Message *struct {
+			Header []byte `json:"hdrs"`
+			Data   []byte `json:"data"`
+		} `json:"message"`
+	}
+	if err := json.Unmarshal(msg.Data, &resp); err != nil {
+		return nil, false, fmt.Errorf("worker: read record %s from the leader: %w", key, err)
+	}
+	if resp.Error != nil {
+		if resp.Error.ErrCode == int(jetstream.JSErrCodeMessageNotFound) {
+			return nil, false, nil
+		}
+		return nil, false, fmt.Errorf("worker: read record %s from the leader: %s (code %d)", key, resp.Error.Description, resp.Error.ErrCode)
+	}
+	if resp.Message == nil {
+		return nil, false, nil
+	}
+	if len(resp.Message.Header) > 0 && bytes.Contains(resp.Message.Header, []byte("KV-Operation:")) {
+		return nil, false, nil // DEL or PURGE: records are never deleted, but be safe
+	}
+	return resp.Message.Data, true, nil
 }
 
 // Start is step 1 of processing version rec.IngestSeq: it sets the record

@@ -114,7 +114,7 @@ func New(nc *nats.Conn, js jetstream.JetStream, top *Topology, opts Options) (*W
 		cfg: opts.Config, nc: nc, js: js, top: top, log: log, m: m,
 		sink:     SinkMetrics(m)(opts.Sink),
 		rawSink:  opts.Sink,
-		records:  NewKVRecords(top.Docs),
+		records:  NewKVRecords(top.Docs).WithLeaderReads(nc),
 		chunkers: newChunkerCache(opts.NewChunker),
 		backoff:  b,
 		onResult: opts.OnResult,
@@ -135,6 +135,16 @@ func (w *Worker) Metrics() *Metrics { return w.m }
 // to write (the Qdrant sink); Ready consults it.
 type ReadySink interface {
 	Ready(ctx context.Context) bool
+}
+
+// SupersededSink is implemented by sinks whose writes can outlive a
+// version that was overtaken part-way (the Qdrant sink: a worker that died
+// between its upsert and step 4 leaves points of its version behind).
+// When a redelivered request is found superseded at step 1, the worker
+// calls Superseded so the sink removes what that version may have written,
+// and acks only when it succeeded.
+type SupersededSink interface {
+	Superseded(ctx context.Context, doc Doc) error
 }
 
 // Ready reports whether the worker is connected, bound to its consumer,

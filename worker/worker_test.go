@@ -641,3 +641,102 @@ func TestDeadLetterPublishFails(t *testing.T) {
 	}
 	waitFor(t, 5*time.Second, "INGEST empty", func() bool { return e.pendingIngest() == 0 })
 }
+
+// cleanupSink fails the first write of a document after a newer version
+// was started behind its back (as when a worker dies between its write and
+// the end of the procedure), and records Superseded calls.
+type cleanupSink struct {
+	worker.Sink
+	recs   *worker.KVRecords
+	newer  uint64
+	mu     sync.Mutex
+	writes int
+	calls  []worker.Doc
+}
+
+func (s *cleanupSink) Write(ctx context.Context, doc worker.Doc, chunks []worker.Chunk) error {
+	s.mu.Lock()
+	s.writes++
+	first := s.writes == 1
+	s.mu.Unlock()
+	if first {
+		if _, _, err := s.recs.Start(ctx, doc.ID, worker.Record{IngestSeq: s.newer, Op: worker.OpUpsert}); err != nil {
+			return err
+		}
+		return errors.New("worker died after its write")
+	}
+	return s.Sink.Write(ctx, doc, chunks)
+}
+
+func (s *cleanupSink) Superseded(_ context.Context, doc worker.Doc) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls = append(s.calls, doc)
+	return nil
+}
+
+// TestSupersededRedeliveryCleansUp: a redelivered request found overtaken
+// lets a SupersededSink remove what its earlier attempt wrote; a first
+// delivery found overtaken wrote nothing and costs the sink nothing.
+func TestSupersededRedeliveryCleansUp(t *testing.T) {
+	cfg := testConfig()
+	cfg.BackoffBase = 50 * time.Millisecond
+	e := newEnv(t, cfg)
+	old := e.publish("ingest.docs", messages.IngestRequest{V: 1, ID: "a.md", Content: []byte("# Old\n\nold text")}, "")
+	const newer = 1 << 20 // a version far ahead, started by "another worker"
+	sink := &cleanupSink{Sink: worker.NewSubjectSink(e.js, cfg.ChunksPrefix, 8), recs: worker.NewKVRecords(e.top.Docs), newer: newer}
+	_, res, _ := e.startWorker(worker.Options{Sink: sink})
+	waitFor(t, 20*time.Second, "the old version settled", func() bool { _, ok := res.finals()[old]; return ok })
+	if r := res.finals()[old]; r.Outcome != worker.OutcomeSuperseded || r.Delivery != 2 {
+		t.Fatalf("final = %+v, want superseded on delivery 2", r)
+	}
+	sink.mu.Lock()
+	calls := append([]worker.Doc(nil), sink.calls...)
+	sink.mu.Unlock()
+	if len(calls) != 1 || calls[0].ID != "a.md" || calls[0].Seq != old {
+		t.Errorf("Superseded calls = %+v, want one for a.md at %d", calls, old)
+	}
+
+	// A first delivery that is already overtaken: no Superseded call.
+	first := e.publish("ingest.docs", messages.IngestRequest{V: 1, ID: "a.md", Content: []byte("# Other\n\ntext")}, "")
+	waitFor(t, 20*time.Second, "the second old version settled", func() bool { _, ok := res.finals()[first]; return ok })
+	if r := res.finals()[first]; r.Outcome != worker.OutcomeSuperseded || r.Delivery != 1 {
+		t.Errorf("final = %+v, want superseded on delivery 1", r)
+	}
+	sink.mu.Lock()
+	defer sink.mu.Unlock()
+	if len(sink.calls) != 1 {
+		t.Errorf("Superseded called %d times, want once (first deliveries wrote nothing)", len(sink.calls))
+	}
+}
+
+// TestNewestSeqLeaderRead: the leader read of step 4 agrees with the KV
+// read for present, moved-forward and absent records.
+func TestNewestSeqLeaderRead(t *testing.T) {
+	e := newEnv(t, testConfig())
+	ctx := context.Background()
+	kv := worker.NewKVRecords(e.top.Docs)
+	leader := kv.WithLeaderReads(e.nc)
+	if _, _, err := kv.Start(ctx, "docs/a.md", worker.Record{IngestSeq: 7, Op: worker.OpUpsert}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := kv.Start(ctx, "docs/a.md", worker.Record{IngestSeq: 9, Op: worker.OpDelete}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := kv.Start(ctx, "b/ü.md", worker.Record{IngestSeq: 3, Op: worker.OpUpsert}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		id   string
+		want uint64
+	}{{"docs/a.md", 9}, {"b/ü.md", 3}, {"missing.md", 0}} {
+		got, err := leader.NewestSeq(ctx, tt.id)
+		if err != nil || got != tt.want {
+			t.Errorf("leader NewestSeq(%q) = %d, %v; want %d", tt.id, got, err, tt.want)
+		}
+		viaKV, err := kv.NewestSeq(ctx, tt.id)
+		if err != nil || viaKV != got {
+			t.Errorf("KV NewestSeq(%q) = %d, %v; leader read %d", tt.id, viaKV, err, got)
+		}
+	}
+}

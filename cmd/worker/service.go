@@ -104,7 +104,7 @@ func serve(ctx context.Context, c *config, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	records := worker.NewKVRecords(top.Docs)
+	records := worker.NewKVRecords(top.Docs).WithLeaderReads(nc)
 	sink, closeSink, err := buildSink(ctx, c, js, records, log)
 	if err != nil {
 		return err

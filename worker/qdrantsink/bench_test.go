@@ -180,3 +180,5 @@ func tryMarkdownSample(b *testing.B) []chunking.Document {
 }
 
 var _ worker.Sink = (*Sink)(nil)
+
+var _ worker.SupersededSink = (*Sink)(nil)
