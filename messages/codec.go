@@ -33,8 +33,10 @@ func EncodeIngest(r *IngestRequest, contentType string) ([]byte, error) {
 	if IsJSON(contentType) {
 		return r.MarshalJSON()
 	}
-	var buf bytes.Buffer
-	if err := r.EncodeMsgpack(msgpack.NewEncoder(&buf)); err != nil {
+	// Sized for the content plus the other fields, so a large document
+	// is copied once.
+	buf := bytes.NewBuffer(make([]byte, 0, len(r.Content)+len(r.ID)+len(r.Source)+512))
+	if err := r.EncodeMsgpack(msgpack.NewEncoder(buf)); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil
