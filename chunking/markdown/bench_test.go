@@ -5,9 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/internal/mdblocks"
@@ -30,16 +28,6 @@ func loadCorpus(b *testing.B) ([]chunking.Document, int64) {
 		total += int64(len(src))
 	}
 	return docs, total
-}
-
-// cpuTime returns the process's user + system CPU time: on a shared
-// machine it varies much less than wall-clock time.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // loopCPU runs f in b.Loop and reports CPU milliseconds per iteration.

@@ -9,7 +9,6 @@ import (
 	"runtime"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -358,16 +357,6 @@ var adversarial = map[string]func(n int) []byte{
 
 // raceEnabled is set by race_test.go under the race detector.
 var raceEnabled bool
-
-// threadCPU returns the CPU time the calling OS thread has used: unlike
-// wall-clock time it does not grow when other processes take the machine.
-func threadCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(1 /* RUSAGE_THREAD */, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 // minTime returns the least thread CPU time of three runs.
 func minTime(c *markdown.Chunker, src []byte) time.Duration {
