@@ -76,9 +76,10 @@ type Config struct {
 	MaxDocBytes int64 `env:"CHUNKSTREAM_MAX_DOC_BYTES" envDefault:"67108864" help:"largest document accepted, in bytes"`
 	// MaxPendingPublishes bounds the chunk records in flight per document.
 	MaxPendingPublishes int `env:"CHUNKSTREAM_MAX_PENDING_PUBLISHES" envDefault:"256" help:"chunk records in flight per document"`
-	// MetricsAddr is the listen address of /metrics, /healthz and /readyz;
-	// empty disables the server.
-	MetricsAddr string `env:"CHUNKSTREAM_METRICS_ADDR" envDefault:":9090" help:"listen address of /metrics, /healthz, /readyz (empty: off)"`
+	// MetricsAddr is the listen address of /metrics, /healthz and /readyz.
+	// An empty variable means the default; an empty -metrics-addr flag
+	// disables the server.
+	MetricsAddr string `env:"CHUNKSTREAM_METRICS_ADDR" envDefault:":9090" help:"listen address of /metrics, /healthz, /readyz (-metrics-addr '' turns it off)"`
 	// DrainTimeout bounds the SIGTERM drain: in-flight work still running
 	// after it is NAKed. Keep the pod's grace period longer.
 	DrainTimeout time.Duration `env:"CHUNKSTREAM_DRAIN_TIMEOUT" envDefault:"25s" help:"longest SIGTERM drain"`
