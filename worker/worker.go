@@ -204,11 +204,24 @@ func (w *Worker) Run(ctx context.Context) error {
 	case <-time.After(w.cfg.DrainTimeout):
 		w.log.Warn("drain timeout: abandoning in-flight documents", "duration", w.cfg.DrainTimeout)
 		cancelWork()
-		<-done
+		// Abandoned documents settle (NAK) at once, except one whose
+		// chunker call is still running: pure code cannot be interrupted.
+		// Wait a little for it, then return anyway so the process can exit
+		// within its grace period; without an ack the request is
+		// redelivered after AckWait.
+		select {
+		case <-done:
+		case <-time.After(abandonWait):
+			w.log.Error("drain: a chunker call is still running; leaving its request to be redelivered", "duration", abandonWait)
+		}
 	}
 	w.log.Info("worker stopped")
 	return nil
 }
+
+// abandonWait is how long Run waits, after the drain timeout, for chunker
+// calls still running before it returns without them.
+const abandonWait = 5 * time.Second
 
 // fetchWait is how long one pull request waits for messages; it bounds
 // how long a stop waits for the pull in progress.

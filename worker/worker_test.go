@@ -740,3 +740,24 @@ func TestNewestSeqLeaderRead(t *testing.T) {
 		}
 	}
 }
+
+// TestDrainDoesNotWaitForAHungChunker: a chunker call that does not end
+// cannot hold the worker past DrainTimeout plus a short grace, and its
+// request stays in INGEST for redelivery.
+func TestDrainDoesNotWaitForAHungChunker(t *testing.T) {
+	cfg := testConfig()
+	cfg.DrainTimeout = 200 * time.Millisecond
+	e := newEnv(t, cfg)
+	w, _, stop := e.startWorker(worker.Options{})
+	e.publish("ingest.docs", messages.IngestRequest{V: 1, ID: "hung.md", Chunker: "slow",
+		Options: map[string]any{"sleep_ms": 20000}, Content: []byte("# S\n\nx")}, "")
+	waitFor(t, 10*time.Second, "in flight", func() bool { return metricValue(t, w.Metrics().InFlight) == 1 })
+	start := time.Now()
+	stop()
+	if d := time.Since(start); d > 9*time.Second {
+		t.Errorf("stop took %v with a 200ms drain timeout and a hung chunker", d)
+	}
+	if n := e.pendingIngest(); n != 1 {
+		t.Errorf("INGEST holds %d requests, want the hung one kept", n)
+	}
+}
