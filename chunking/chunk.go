@@ -57,12 +57,21 @@ func NewWithHash(content string, metadata Metadata, hash string) Chunk {
 // SHA-256 of M + "\n" + content, where M is metadata rendered as Python's
 // json.dumps(metadata, indent=2, sort_keys=True).
 func Hash(content string, metadata Metadata) string {
-	b := make([]byte, 0, 64+len(content)+32*len(metadata))
-	b = appendPyJSON(b, metadata, 0)
+	buf := make([]byte, 0, 512)
+	b := appendPyJSON(buf, metadata, 0)
 	b = append(b, '\n')
-	b = append(b, content...)
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
+	h := sha256.New()
+	h.Write(b)
+	// The content goes through the same buffer, so it is never copied
+	// whole.
+	b = b[:cap(b)]
+	for len(content) > 0 {
+		n := copy(b, content)
+		h.Write(b[:n])
+		content = content[n:]
+	}
+	var sum [sha256.Size]byte
+	return hex.EncodeToString(h.Sum(sum[:0]))
 }
 
 // RenderMetadata returns metadata as the hash sees it: Python's

@@ -1,6 +1,10 @@
 package chunking
 
-import "testing"
+import (
+	"slices"
+	"strings"
+	"testing"
+)
 
 func TestHashVectors(t *testing.T) {
 	tests := []struct {
@@ -67,5 +71,31 @@ func TestChunkString(t *testing.T) {
 		if got := c.String(tt.max, tt.tr); got != tt.want {
 			t.Errorf("String(%d, %v) = %q, want %q", tt.max, tt.tr, got, tt.want)
 		}
+	}
+}
+
+// TestRenderMetadataLarge: metadata past the small-size path renders the
+// same as through a map, duplicates included (the last value wins).
+func TestRenderMetadataLarge(t *testing.T) {
+	var md Metadata
+	for i := range 100 {
+		md = append(md, Field{Key: string(rune('z' - i%26)) + itoa(i%40), Value: i})
+	}
+	small := append(slices.Clone(md[:20]), Field{Key: md[3].Key, Value: "dup"})
+	large := append(slices.Clone(md), Field{Key: md[50].Key, Value: "dup"}, Field{Key: md[7].Key, Value: nil})
+	for _, m := range []Metadata{large, small} {
+		if got, want := RenderMetadata(m), string(appendPyMap(nil, m.Map(), 0)); got != want {
+			t.Errorf("RenderMetadata(%d fields) = %q, want %q", len(m), got, want)
+		}
+	}
+}
+
+func BenchmarkHash(b *testing.B) {
+	content := strings.Repeat("Chunk text of a typical size, with words. ", 40)
+	md := Metadata{{"h1", "Getting started"}, {"h2", "Install"}, {"index", 3}, {"file", "docs/guide/install.md"}}
+	b.ReportAllocs()
+	b.SetBytes(int64(len(content)))
+	for b.Loop() {
+		Hash(content, md)
 	}
 }

@@ -55,7 +55,7 @@ func appendPyJSON(b []byte, v any, depth int) []byte {
 	case []any:
 		return appendPyList(b, x, depth)
 	case Metadata:
-		return appendPyMap(b, x.Map(), depth)
+		return appendPyMetadata(b, x, depth)
 	case map[string]any:
 		return appendPyMap(b, x, depth)
 	default:
@@ -109,6 +109,49 @@ func appendPyMap(b []byte, m map[string]any, depth int) []byte {
 		b = appendPyString(b, k)
 		b = append(b, ':', ' ')
 		b = appendPyJSON(b, m[k], depth+1)
+	}
+	b = appendIndent(b, depth)
+	return append(b, '}')
+}
+
+// appendPyMetadata renders m like appendPyMap renders m.Map(), without
+// building the map: the last value of each key, keys in code point order.
+func appendPyMetadata(b []byte, m Metadata, depth int) []byte {
+	if len(m) == 0 {
+		return append(b, "{}"...)
+	}
+	if len(m) > 32 {
+		// The duplicate scan below is quadratic: large metadata (from a
+		// request) goes through a map.
+		return appendPyMap(b, m.Map(), depth)
+	}
+	var idx [16]int
+	order := idx[:0]
+	for i := range m {
+		// Keep i only if no later field has the same key (later wins).
+		last := true
+		for j := i + 1; j < len(m); j++ {
+			if m[j].Key == m[i].Key {
+				last = false
+				break
+			}
+		}
+		if last {
+			order = append(order, i)
+		}
+	}
+	if !slices.IsSortedFunc(order, func(x, y int) int { return compareCodePoints(m[x].Key, m[y].Key) }) {
+		slices.SortFunc(order, func(x, y int) int { return compareCodePoints(m[x].Key, m[y].Key) })
+	}
+	b = append(b, '{')
+	for n, i := range order {
+		if n > 0 {
+			b = append(b, ',')
+		}
+		b = appendIndent(b, depth+1)
+		b = appendPyString(b, m[i].Key)
+		b = append(b, ':', ' ')
+		b = appendPyJSON(b, m[i].Value, depth+1)
 	}
 	b = appendIndent(b, depth)
 	return append(b, '}')
