@@ -209,6 +209,15 @@ type Chunker interface {
 	Chunk(doc Document) ([]Chunk, []Warning, error)
 }
 
+// StreamChunker is implemented by chunkers that can hand out the chunks
+// of a large document one by one instead of holding them all: ChunkFunc
+// calls yield with each chunk Chunk would return, in order, and stops when
+// yield returns false. Callers that only pass chunks on (writers,
+// benchmarks) prefer it.
+type StreamChunker interface {
+	ChunkFunc(doc Document, yield func(Chunk) bool) ([]Warning, error)
+}
+
 // ChunkerFunc adapts a function to the Chunker interface.
 type ChunkerFunc func(doc Document) ([]Chunk, []Warning, error)
 

@@ -54,6 +54,7 @@ func (a *app) bench(ctx context.Context, args []string) error {
 	}
 	var run func(doc chunking.Document) ([]chunking.Chunk, error)
 	var runAll func(docs []chunking.Document) ([]chunking.Chunk, error)
+	var stream func(doc chunking.Document, each func(chunking.Chunk)) error
 	splitter := entry.Name
 	if *parseOnly {
 		if entry.ParseOnly == nil {
@@ -90,6 +91,15 @@ func (a *app) bench(ctx context.Context, args []string) error {
 			run = func(doc chunking.Document) ([]chunking.Chunk, error) {
 				chunks, _, err := c.Chunk(doc)
 				return chunks, err
+			}
+			if sc, ok := c.(chunking.StreamChunker); ok {
+				// Chunks are counted as they come, not held: the
+				// measure of a large document is the chunker's, not
+				// that of a slice of all its chunks.
+				stream = func(doc chunking.Document, each func(chunking.Chunk)) error {
+					_, err := sc.ChunkFunc(doc, func(ch chunking.Chunk) bool { each(ch); return true })
+					return err
+				}
 			}
 		}
 	}
@@ -128,6 +138,23 @@ func (a *app) bench(ctx context.Context, args []string) error {
 	for _, d := range docs {
 		if runAll != nil {
 			break // timed above as one input
+		}
+		if stream != nil {
+			// Counted per document, so a failed one adds nothing.
+			n, out, biggest := 0, 0, 0
+			t0 := time.Now()
+			err := stream(d, func(c chunking.Chunk) {
+				n++
+				out += len(c.Content())
+				biggest = max(biggest, len(c.Content()))
+			})
+			elapsed += time.Since(t0)
+			if err != nil {
+				failures++
+				continue
+			}
+			chunks, bytesOut, maxChunk = chunks+n, bytesOut+out, max(maxChunk, biggest)
+			continue
 		}
 		t0 := time.Now()
 		cs, err := run(d)
