@@ -258,3 +258,46 @@ func TestBenchResultLine(t *testing.T) {
 		t.Errorf("bench -parse-only = %d, %q", code, out)
 	}
 }
+
+// streamChunker yields one chunk per line through ChunkFunc; its Chunk
+// returns nothing, so a bench that used Chunk would count no chunks.
+type streamChunker struct{}
+
+func (streamChunker) Chunk(chunking.Document) ([]chunking.Chunk, []chunking.Warning, error) {
+	return nil, nil, nil
+}
+
+func (streamChunker) ChunkFunc(doc chunking.Document, yield func(chunking.Chunk) bool) ([]chunking.Warning, error) {
+	if strings.Contains(string(doc.Content), "FAIL") {
+		yield(chunking.New("partial", nil))
+		return nil, fmt.Errorf("%s: %w", doc.Path, chunking.ErrNotUTF8)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(doc.Content)), "\n") {
+		if !yield(chunking.New(line, nil)) {
+			break
+		}
+	}
+	return nil, nil
+}
+
+// TestBenchStreams: bench counts the chunks of a StreamChunker as they
+// come, and a failed document adds none of the chunks it yielded.
+func TestBenchStreams(t *testing.T) {
+	dir := t.TempDir()
+	for name, text := range map[string]string{"a.md": "one\ntwo\nthree\n", "b.md": "FAIL\n", "c.md": "four\n"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e := fakeEntries()[0]
+	e.Name = "stream"
+	e.New = func(chunking.Options) (chunking.Chunker, error) { return streamChunker{}, nil }
+	code, out, errOut := runApp(t, []registry.Entry{e}, "bench", "-chunker", "stream", dir)
+	m := resultLine.FindStringSubmatch(out)
+	if code != exitOK || m == nil || m[4] != "4" || m[5] != "15" || m[6] != "5" {
+		t.Errorf("bench = %d, %q (%s); want 4 chunks, 15 bytes, largest 5", code, out, errOut)
+	}
+	if !strings.Contains(errOut, "1 of 3 documents failed") {
+		t.Errorf("stderr = %q, want the failed document counted", errOut)
+	}
+}
