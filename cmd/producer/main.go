@@ -35,6 +35,7 @@ import (
 
 	"github.com/chunkstream/chunkstream/chunking/registry"
 	"github.com/chunkstream/chunkstream/internal/chunkflags"
+	"github.com/chunkstream/chunkstream/internal/natsconn"
 	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/producer"
 )
@@ -236,40 +237,8 @@ func newLogger(w io.Writer, level string) *slog.Logger {
 // natsOptions turns the NATS settings into connection options. Secrets
 // are passed on, never logged.
 func natsOptions(c *config, log *slog.Logger) []nats.Option {
-	opts := []nats.Option{
-		nats.Name("chunkstream-producer"),
-		nats.MaxReconnects(-1),
-		nats.ReconnectWait(250 * time.Millisecond),
-		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
-			if err != nil {
-				log.Warn("nats disconnected", "err", err)
-			}
-		}),
-		nats.ReconnectHandler(func(nc *nats.Conn) {
-			log.Info("nats reconnected", "server", nc.ConnectedUrlRedacted())
-		}),
-	}
-	if c.NATSUser != "" {
-		opts = append(opts, nats.UserInfo(c.NATSUser, c.NATSPassword))
-	}
-	if c.NATSToken != "" {
-		opts = append(opts, nats.Token(c.NATSToken))
-	}
-	if c.NATSCreds != "" {
-		opts = append(opts, nats.UserCredentials(c.NATSCreds))
-	}
-	if c.NATSNKey != "" {
-		if o, err := nats.NkeyOptionFromSeed(c.NATSNKey); err == nil {
-			opts = append(opts, o)
-		} else {
-			opts = append(opts, func(*nats.Options) error { return fmt.Errorf("CHUNKSTREAM_NATS_NKEY: %w", err) })
-		}
-	}
-	if c.NATSTLSCert != "" {
-		opts = append(opts, nats.ClientCert(c.NATSTLSCert, c.NATSTLSKey))
-	}
-	if c.NATSTLSCA != "" {
-		opts = append(opts, nats.RootCAs(c.NATSTLSCA))
-	}
-	return opts
+	return natsconn.Options("chunkstream-producer", natsconn.Auth{
+		User: c.NATSUser, Password: c.NATSPassword, Token: c.NATSToken, Creds: c.NATSCreds, NKey: c.NATSNKey,
+		TLSCert: c.NATSTLSCert, TLSKey: c.NATSTLSKey, TLSCA: c.NATSTLSCA,
+	}, log)
 }
