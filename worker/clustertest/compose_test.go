@@ -79,14 +79,7 @@ func TestComposeConfigurationRuns(t *testing.T) {
 		t.Fatalf("compose worker command = %q", w.Command)
 	}
 	wp := startProcess(t, wenv)
-	waitFor(t, 60*time.Second, "compose worker ready", func() (bool, string) {
-		select {
-		case <-wp.done:
-			return true, ""
-		default:
-		}
-		return wp.healthy()
-	})
+	wp.waitReady(t, "compose worker ready")
 	select {
 	case <-wp.done:
 		t.Fatalf("compose worker exited: %v\n%s", wp.exit, wp.out.String())
@@ -202,14 +195,7 @@ func TestKubernetesConfigMapRuns(t *testing.T) {
 		env[k] = v
 	}
 	p := startProcess(t, env)
-	waitFor(t, 60*time.Second, "worker ready", func() (bool, string) {
-		select {
-		case <-p.done:
-			return true, ""
-		default:
-		}
-		return p.healthy()
-	})
+	p.waitReady(t, "worker ready")
 	select {
 	case <-p.done:
 		t.Fatalf("worker exited: %v\n%s", p.exit, p.out.String())

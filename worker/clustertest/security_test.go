@@ -166,6 +166,40 @@ func (p *process) waitExit(t *testing.T, d time.Duration) int {
 	return -1
 }
 
+// waitReady waits until `worker -healthcheck` passes against the process
+// or the process ends, whichever comes first.
+func (p *process) waitReady(t *testing.T, what string) {
+	t.Helper()
+	waitFor(t, 60*time.Second, what, func() (bool, string) {
+		select {
+		case <-p.done:
+			return true, ""
+		default:
+		}
+		return p.healthy()
+	})
+}
+
+// authOutcome settles a worker started with credentials: when ok, it
+// waits for readiness and sends SIGTERM, expecting exit 0; otherwise it
+// expects exit 1 with an authorization error. It returns the output.
+func (p *process) authOutcome(t *testing.T, ok bool) string {
+	t.Helper()
+	if ok {
+		p.waitReady(t, "worker ready")
+		p.cmd.Process.Signal(syscall.SIGTERM)
+	}
+	code := p.waitExit(t, 30*time.Second)
+	out := p.out.String()
+	switch {
+	case ok && code != 0:
+		t.Errorf("exit status = %d, want 0 after SIGTERM\n%s", code, out)
+	case !ok && (code != 1 || !strings.Contains(strings.ToLower(out), "authorization")):
+		t.Errorf("exit status = %d, want 1 with an authorization error\n%s", code, out)
+	}
+	return out
+}
+
 // healthy runs `worker -healthcheck` against the process, as the image's
 // HEALTHCHECK does.
 func (p *process) healthy() (bool, string) {
@@ -209,14 +243,7 @@ func TestWorkerConnectsWithTLSAndPassword(t *testing.T) {
 	env["CHUNKSTREAM_NATS_PASSWORD"] = testPassword
 	env["CHUNKSTREAM_NATS_TLS_CA"] = c.CAFile
 	p := startProcess(t, env)
-	waitFor(t, 60*time.Second, "worker -healthcheck to pass", func() (bool, string) {
-		select {
-		case <-p.done:
-			return true, ""
-		default:
-		}
-		return p.healthy()
-	})
+	p.waitReady(t, "worker -healthcheck to pass")
 	select {
 	case <-p.done:
 		t.Fatalf("worker exited: %v\n%s", p.exit, p.out.String())
@@ -309,14 +336,7 @@ func TestWorkerRefusedWithClearErrors(t *testing.T) {
 	env["CHUNKSTREAM_NATS_TLS_CERT"] = c.CertFile
 	env["CHUNKSTREAM_NATS_TLS_KEY"] = c.KeyFile
 	p := startProcess(t, env)
-	waitFor(t, 60*time.Second, "worker with a client certificate ready", func() (bool, string) {
-		select {
-		case <-p.done:
-			return true, ""
-		default:
-		}
-		return p.healthy()
-	})
+	p.waitReady(t, "worker with a client certificate ready")
 	select {
 	case <-p.done:
 		t.Fatalf("worker with a client certificate exited: %v\n%s", p.exit, p.out.String())
@@ -381,26 +401,7 @@ func TestWorkerAuthMethods(t *testing.T) {
 			for k, v := range tc.env {
 				env[k] = v
 			}
-			p := startProcess(t, env)
-			if tc.ok {
-				waitFor(t, 60*time.Second, "worker ready", func() (bool, string) {
-					select {
-					case <-p.done:
-						return true, ""
-					default:
-					}
-					return p.healthy()
-				})
-				p.cmd.Process.Signal(syscall.SIGTERM)
-			}
-			code := p.waitExit(t, 30*time.Second)
-			out := p.out.String()
-			switch {
-			case tc.ok && code != 0:
-				t.Errorf("exit status = %d, want 0 after SIGTERM\n%s", code, out)
-			case !tc.ok && (code != 1 || !strings.Contains(strings.ToLower(out), "authorization")):
-				t.Errorf("exit status = %d, want 1 with an authorization error\n%s", code, out)
-			}
+			out := startProcess(t, env).authOutcome(t, tc.ok)
 			if strings.Contains(out, tc.secret) {
 				t.Errorf("the secret appears in the output:\n%s", out)
 			}
@@ -482,26 +483,7 @@ func TestWorkerCredsFile(t *testing.T) {
 			env := secureEnv(t, tlsURL(srv))
 			env["CHUNKSTREAM_NATS_TLS_CA"] = c.CAFile
 			env["CHUNKSTREAM_NATS_CREDS"] = tc.creds
-			p := startProcess(t, env)
-			if tc.ok {
-				waitFor(t, 60*time.Second, "worker ready", func() (bool, string) {
-					select {
-					case <-p.done:
-						return true, ""
-					default:
-					}
-					return p.healthy()
-				})
-				p.cmd.Process.Signal(syscall.SIGTERM)
-			}
-			code := p.waitExit(t, 30*time.Second)
-			out := p.out.String()
-			switch {
-			case tc.ok && code != 0:
-				t.Errorf("exit status = %d, want 0 after SIGTERM\n%s", code, out)
-			case !tc.ok && (code != 1 || !strings.Contains(strings.ToLower(out), "authorization")):
-				t.Errorf("exit status = %d, want 1 with an authorization error\n%s", code, out)
-			}
+			out := startProcess(t, env).authOutcome(t, tc.ok)
 			if strings.Contains(out, string(tc.seed)) {
 				t.Errorf("the NKey seed appears in the output:\n%s", out)
 			}
