@@ -19,6 +19,7 @@ import (
 
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/registry"
+	"github.com/chunkstream/chunkstream/internal/jstest"
 	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/worker"
 )
@@ -77,22 +78,12 @@ func newEnv(t *testing.T, extra func(*server.Options)) *env {
 
 func (e *env) start() {
 	e.t.Helper()
-	opts := &server.Options{
-		Host: "127.0.0.1", Port: e.port, JetStream: true, StoreDir: e.dir,
-		NoSigs: true, NoLog: true, ServerName: "producer-test",
-	}
-	if e.extra != nil {
-		e.extra(opts)
-	}
-	ns, err := server.NewServer(opts)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	go ns.Start()
-	if !ns.ReadyForConnections(20 * time.Second) {
-		e.t.Fatal("server not ready")
-	}
-	e.ns = ns
+	e.ns = jstest.Start(e.t, e.dir, e.port, func(o *server.Options) {
+		o.ServerName = "producer-test"
+		if e.extra != nil {
+			e.extra(o)
+		}
+	})
 	e.t.Cleanup(func() { e.stop() })
 }
 
@@ -316,14 +307,5 @@ func bufioReader(s string, size int) *bufio.Reader {
 // startTCPServer starts a JetStream server on a random local port.
 func startTCPServer(tb testing.TB, dir string) *server.Server {
 	tb.Helper()
-	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: dir, NoSigs: true, NoLog: true})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	go ns.Start()
-	if !ns.ReadyForConnections(20 * time.Second) {
-		tb.Fatal("server not ready")
-	}
-	tb.Cleanup(func() { ns.Shutdown(); ns.WaitForShutdown() })
-	return ns
+	return jstest.Start(tb, dir, -1)
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/registry"
+	"github.com/chunkstream/chunkstream/internal/jstest"
 	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/worker"
 )
@@ -26,21 +27,7 @@ import (
 // listening on 127.0.0.1:port (-1 picks a free port).
 func startServer(t testing.TB, dir string, port int) *server.Server {
 	t.Helper()
-	ns, err := server.NewServer(&server.Options{
-		Host: "127.0.0.1", Port: port, JetStream: true, StoreDir: dir,
-		NoLog: os.Getenv("CHUNKSTREAM_TEST_SERVER_LOG") == "", NoSigs: true,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if os.Getenv("CHUNKSTREAM_TEST_SERVER_LOG") != "" {
-		ns.ConfigureLogger()
-	}
-	go ns.Start()
-	if !ns.ReadyForConnections(20 * time.Second) {
-		t.Fatal("nats-server not ready")
-	}
-	return ns
+	return jstest.Start(t, dir, port)
 }
 
 // testConfig is the worker configuration of the tests: short AckWait and

@@ -1,0 +1,38 @@
+// Package jstest starts in-process NATS servers with JetStream for the
+// module's tests: real servers with file storage, never mocks.
+package jstest
+
+import (
+	"os"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+)
+
+// Start starts a JetStream server on 127.0.0.1:port (-1 picks a free port)
+// storing in dir, after applying modify to its options, and waits until it
+// accepts connections. It is shut down when the test ends (Shutdown is
+// idempotent, so a test may stop it earlier and restart another on the
+// same dir). CHUNKSTREAM_TEST_SERVER_LOG=1 turns the server's log on.
+func Start(tb testing.TB, dir string, port int, modify ...func(*server.Options)) *server.Server {
+	tb.Helper()
+	logs := os.Getenv("CHUNKSTREAM_TEST_SERVER_LOG") != ""
+	opts := &server.Options{Host: "127.0.0.1", Port: port, JetStream: true, StoreDir: dir, NoLog: !logs, NoSigs: true}
+	for _, m := range modify {
+		m(opts)
+	}
+	ns, err := server.NewServer(opts)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if logs {
+		ns.ConfigureLogger()
+	}
+	go ns.Start()
+	if !ns.ReadyForConnections(20 * time.Second) {
+		tb.Fatal("nats-server not ready")
+	}
+	tb.Cleanup(func() { ns.Shutdown(); ns.WaitForShutdown() })
+	return ns
+}
