@@ -1,10 +1,10 @@
 package qdrantsink
 
 import (
+	"encoding/binary"
 	"math/bits"
 	"math/rand/v2"
-	"slices"
-	"sync"
+	"runtime"
 	"unicode"
 	"unicode/utf8"
 )
@@ -32,48 +32,31 @@ type SparseVector struct {
 
 // BM25 computes the document side of BM25 as sparse vectors, the IDF part
 // being left to Qdrant's IDF modifier. Build it with NewBM25. It is safe
-// for concurrent use; scratch space is pooled.
+// for concurrent use. Each concurrent call uses a scratch space with a
+// vocabulary cache of up to 2.5 MiB; up to GOMAXPROCS of them are kept
+// between calls, across garbage collections (a sync.Pool would drop the
+// cache at every other one).
 type BM25 struct {
 	avgdl float64
-	pool  sync.Pool // *bm25Scratch
+	free  chan *bm25Scratch
 }
 
 // NewBM25 returns a BM25 encoder for an average document length avgdl (in
 // tokens, > 0).
 func NewBM25(avgdl float64) *BM25 {
-	e := &BM25{avgdl: avgdl}
-	e.pool.New = func() any {
-		// A random odd multiplier spreads token hashes over the table, so
-		// a text cannot be crafted to pile its tokens into one probe run.
-		return &bm25Scratch{mul: rand.Uint32() | 1}
+	return &BM25{avgdl: avgdl, free: make(chan *bm25Scratch, runtime.GOMAXPROCS(0))}
+}
+
+func newBM25Scratch() *bm25Scratch {
+	// Random odd multipliers spread keys over the tables, so a text cannot
+	// be crafted to pile its tokens into one probe run.
+	sc := &bm25Scratch{
+		mul0: rand.Uint64() | 1,
+		mul1: rand.Uint64() | 1,
+		mulH: rand.Uint32() | 1,
 	}
-	return e
-}
-
-// bm25Term is one distinct token of a text.
-type bm25Term struct {
-	tf     int32
-	group  int32  // index of the output entry (tokens with equal hashes share one)
-	off, n int32  // the token's bytes in the arena, when tok is empty
-	tok    string // the token as a substring of the text, if it is one
-}
-
-// bm25Scratch is the reusable state of one Encode: an open-addressing
-// table keyed by token hash (an entry is hash<<32 | term index + 1; 0 is
-// empty; slot = hash·mul >> shift) holding the first token of each hash,
-// a map for the other tokens of a hash (collisions: rare, or an attack),
-// the terms, an arena for the lowercased tokens that are not substrings of
-// the text, and buffers.
-type bm25Scratch struct {
-	mul     uint32
-	shift   uint32
-	table   []uint64
-	collide map[string]int32 // token → term index, for tokens whose hash an earlier token has
-	terms   []bm25Term
-	arena   []byte
-	groups  []uint32 // output indices in first-occurrence order
-	buf     []byte
-	vals    []float64
+	sc.resetVocab(vocabMin)
+	return sc
 }
 
 // Encode returns the BM25 sparse vector of text. Tokens are the maximal runs
@@ -90,196 +73,596 @@ type bm25Scratch struct {
 // separate tokens. A text without tokens has an empty vector. The time is
 // linear in len(text), also for texts crafted to collide.
 func (e *BM25) Encode(text string) SparseVector {
-	sc := e.pool.Get().(*bm25Scratch)
-	defer e.pool.Put(sc)
-	size := 64
-	for size < len(text)/4 && size < 1<<16 {
-		size <<= 1
+	var sc *bm25Scratch
+	select {
+	case sc = <-e.free:
+	default:
+		sc = newBM25Scratch()
 	}
-	if cap(sc.table) < size {
-		sc.table = make([]uint64, size)
-	} else {
-		sc.table = sc.table[:size]
-		clear(sc.table)
-	}
-	sc.shift = uint32(33 - bits.Len(uint(size)))
-	if sc.collide != nil {
-		clear(sc.collide)
-	}
-	sc.terms = sc.terms[:0]
-	sc.groups = sc.groups[:0]
-	sc.arena = sc.arena[:0]
-
-	n := 0 // tokens
-	buf := sc.buf[:0]
-	for i := 0; i < len(text); {
-		c := text[i]
-		if c < utf8.RuneSelf && asciiLower[c] == 0 {
-			i++ // an ASCII separator
-			continue
-		}
-		// Fast path: a run of ASCII letters and digits ended by an ASCII
-		// separator or the end of the text; hashed in place, copied only
-		// when it has capitals.
-		j, h, diff := i, uint32(fnvOffset32), byte(0)
-		for j < len(text) {
-			c := text[j]
-			lc := asciiLower[c]
-			if lc == 0 {
-				break
-			}
-			diff |= lc ^ c
-			h = (h ^ uint32(lc)) * fnvPrime32
-			j++
-		}
-		if j > i && (j == len(text) || text[j] < utf8.RuneSelf) {
-			n++
-			if diff == 0 {
-				addTerm(sc, text[i:j], h)
-			} else {
-				buf = buf[:0]
-				for k := i; k < j; k++ {
-					buf = append(buf, asciiLower[text[k]])
-				}
-				addTerm(sc, buf, h)
-			}
-			i = j
-			continue
-		}
-		// General path: the token has non-ASCII runes.
-		buf = buf[:0]
-		k := i
-		for k < len(text) {
-			c := text[k]
-			if c < utf8.RuneSelf {
-				lc := asciiLower[c]
-				if lc == 0 {
-					break
-				}
-				buf = append(buf, lc)
-				k++
-				continue
-			}
-			r, size := utf8.DecodeRuneInString(text[k:])
-			if r == utf8.RuneError && size == 1 || !unicode.IsLetter(r) && !unicode.IsDigit(r) {
-				break
-			}
-			buf = utf8.AppendRune(buf, unicode.ToLower(r))
-			k += size
-		}
-		if k == i { // a non-ASCII separator (or an invalid byte)
-			_, size := utf8.DecodeRuneInString(text[i:])
-			i += size
-			continue
-		}
-		h = fnvOffset32
-		for _, b := range buf {
-			h = (h ^ uint32(b)) * fnvPrime32
-		}
-		n++
-		addTerm(sc, buf, h)
-		i = k
-	}
-	sc.buf = buf
-	if n == 0 {
-		return SparseVector{}
-	}
-	norm := BM25K1 * (1 - BM25B + BM25B*float64(n)/e.avgdl)
-	vals := sc.vals[:0]
-	for range sc.groups {
-		vals = append(vals, 0)
-	}
-	for _, t := range sc.terms {
-		tf := float64(t.tf)
-		vals[t.group] += tf * (BM25K1 + 1) / (tf + norm)
-	}
-	sc.vals = vals
-	sv := SparseVector{Indices: slices.Clone(sc.groups), Values: make([]float32, len(vals))}
-	for g, v := range vals {
-		sv.Values[g] = float32(v)
+	sv := sc.encode(text, e.avgdl)
+	select {
+	case e.free <- sc:
+	default: // more concurrent calls than kept scratch spaces
 	}
 	return sv
 }
 
-// addTerm counts the token tok with hash h. A new token whose hash equals
-// an earlier token's joins that token's output entry.
-func addTerm[T string | []byte](sc *bm25Scratch, tok T, h uint32) {
-	mask := uint32(len(sc.table) - 1)
-	for i := (h * sc.mul) >> sc.shift; ; i = (i + 1) & mask {
-		e := sc.table[i]
-		if e == 0 {
-			j := newTerm(sc, tok, int32(len(sc.groups)))
-			sc.groups = append(sc.groups, h)
-			sc.table[i] = uint64(h)<<32 | uint64(j+1)
-			if 2*len(sc.terms) > len(sc.table) {
-				sc.grow()
-			}
-			return
-		}
-		if uint32(e>>32) != h {
-			continue
-		}
-		t := &sc.terms[uint32(e)-1]
-		if t.tok == string(tok) || t.tok == "" && string(sc.arena[t.off:t.off+t.n]) == string(tok) {
-			t.tf++
-			return
-		}
-		// Another token with this hash: counted apart, summed into the
-		// first one's entry.
-		if j, ok := sc.collide[string(tok)]; ok {
-			sc.terms[j].tf++
-			return
-		}
-		if sc.collide == nil {
-			sc.collide = map[string]int32{}
-		}
-		sc.collide[string(tok)] = newTerm(sc, tok, t.group)
-		return
+// encode is Encode with the scratch space sc.
+func (sc *bm25Scratch) encode(text string, avgdl float64) SparseVector {
+	n, no := sc.count(text)
+	if n == 0 {
+		return SparseVector{}
 	}
+	return sc.vector(no, BM25K1*(1-BM25B+BM25B*float64(n)/avgdl))
 }
 
-// newTerm appends a term of count 1 in output entry group and returns its
-// index.
-func newTerm[T string | []byte](sc *bm25Scratch, tok T, group int32) int32 {
-	t := bm25Term{tf: 1, group: group}
-	if s, ok := any(tok).(string); ok {
-		t.tok = s
+// How Encode is fast (it must cost a small fraction of chunking):
+//
+//   - The text is classified eight bytes at a time (SWAR) into a bitmap of
+//     token bytes (ASCII letters and digits, and all non-ASCII bytes), and
+//     the bitmap's runs are flattened into start and end positions with
+//     few branches.
+//   - A run of ASCII letters and digits of at most 16 bytes (nearly every
+//     token) is loaded as two little-endian words, lowercased by setting
+//     bit 5 of each byte, and masked to its length: that pair is its key.
+//   - The key is looked up in a vocabulary table that outlives the call
+//     (it is kept with the scratch space): an entry keeps the token's FNV-1a hash, so the hash
+//     is computed once per vocabulary word, not per occurrence. An entry
+//     belongs to the current call only if it holds the call's number
+//     (epoch), so nothing is cleared between calls; a token first seen in
+//     the call takes the next position, and the counts and hashes of the
+//     call are kept by position, so the output is a sequential pass.
+//   - Runs with non-ASCII bytes take the Unicode path into the same
+//     table; tokens longer than 16 bytes go to a map.
+//   - Entries whose hashes equal another entry's are flagged when
+//     inserted, so the output is merged by hash only for calls with such
+//     a token (or a long one).
+
+// Vocabulary table sizes (entries, powers of two). The table keeps the
+// tokens of earlier calls up to half of vocabMax entries (2 MiB, and
+// 0.5 MiB for the hash set); then
+// the tokens not seen in the last vocabRecent calls are dropped, or all
+// of them if the recent ones fill a quarter of it. One call may grow the
+// table past vocabMax while it needs to.
+const (
+	vocabMin    = 1 << 10
+	vocabMax    = 1 << 16
+	vocabRecent = 256
+)
+
+// shortMax is the longest lowercased token, in bytes, kept in the
+// vocabulary table: its bytes are the key, two little-endian words padded
+// with zeros (no token byte is zero).
+const shortMax = 16
+
+// vocabEntry is one short token in the vocabulary table.
+type vocabEntry struct {
+	k0, k1 uint64 // the lowercased token's bytes; k0 == 0 marks an empty slot
+	fnv    uint32 // FNV-1a 32 of those bytes
+	epoch  uint32 // the call that saw the token last
+	pos    uint32 // its position in that call
+	shared uint32 // 1 if another entry has had the same hash
+}
+
+// bm25Scratch is the reusable state of an encoder: the vocabulary table
+// (open addressing, linear probing, slot = (k0 + k1·mul1)·mul0 >> shift),
+// the set of its hashes (hash<<32 | slot+1 at slot hash·mulH >> hshift),
+// the call counter, and per-call buffers.
+type bm25Scratch struct {
+	mul0, mul1 uint64
+	mulH       uint32
+	epoch      uint32
+	shift      uint
+	used       int
+	vocab      []vocabEntry
+	hashes     []uint64
+
+	shared bool             // a token of this call may share its hash
+	long   map[string]int32 // token → position, for long tokens of this call
+	stats  []stat           // by position: the distinct tokens of the call
+	runs   []run            // the runs of cand bits
+	pad    []byte           // the text, zero padded to whole 64-byte blocks and one more
+	cand   []uint64         // bit i: byte i is an ASCII letter or digit, or not ASCII
+	high   []uint64         // bit i: byte i is not ASCII
+	starts []uint32         // first byte of each run of cand bits
+	ends   []uint32         // last byte of each run
+	buf    []byte
+	merge  []uint64 // hash → output entry, (hash<<32 | entry+1)
+	vals   []float64
+}
+
+// resetVocab empties the vocabulary table, at size entries.
+func (sc *bm25Scratch) resetVocab(size int) {
+	if cap(sc.vocab) >= size && cap(sc.vocab) <= vocabMax {
+		sc.vocab = sc.vocab[:size]
+		clear(sc.vocab)
+		sc.hashes = sc.hashes[:size]
+		clear(sc.hashes)
 	} else {
-		t.off, t.n = int32(len(sc.arena)), int32(len(tok))
-		sc.arena = append(sc.arena, tok...)
+		sc.vocab = make([]vocabEntry, size)
+		sc.hashes = make([]uint64, size)
 	}
-	sc.terms = append(sc.terms, t)
-	return int32(len(sc.terms) - 1)
+	sc.shift = uint(65 - bits.Len(uint(size)))
+	sc.used = 0
+	sc.epoch = 1
 }
 
-// asciiLower maps an ASCII letter or digit to its lowercase form and every
-// other byte (ASCII separators, and all bytes ≥ 0x80) to 0. It is never
-// written.
-var asciiLower = func() (t [256]byte) {
-	for c := byte('0'); c <= '9'; c++ {
-		t[c] = c
+// begin starts a call on a text of n bytes: a new epoch, and room in the
+// vocabulary for the text's tokens (at most one per two bytes), or for a
+// quarter of the table if it has more.
+func (sc *bm25Scratch) begin(n int) {
+	sc.epoch++
+	switch {
+	case sc.epoch == 0 || len(sc.vocab) > vocabMax:
+		// A wrapped counter, or a table grown by one huge text.
+		sc.resetVocab(vocabMax)
+	case len(sc.vocab) == vocabMax && 2*(sc.used+min(n/2+1, vocabMax/4)) > vocabMax:
+		sc.rebuild(len(sc.vocab), func(v *vocabEntry) bool { return sc.epoch-v.epoch <= vocabRecent })
+		if 4*sc.used > vocabMax {
+			sc.resetVocab(vocabMax)
+		}
 	}
-	for c := byte('a'); c <= 'z'; c++ {
-		t[c] = c
-		t[c-'a'+'A'] = c
+	sc.shared = false
+	if len(sc.long) > 0 {
+		clear(sc.long)
+	}
+}
+
+// SWAR constants.
+const (
+	ones   = 0x0101010101010101
+	hi80   = 0x80 * ones
+	gather = 0x0102040810204080 // (m>>7)·gather>>56 packs the top bits of m's bytes
+)
+
+// classifyBytes sets cand from the 64-byte blocks of pad, and high too if a
+// byte is not ASCII; it reports whether one is.
+func classifyBytes(pad []byte, cand, high []uint64) bool {
+	var anyHigh uint64
+	for b := range cand {
+		blk := (*[64]byte)(pad[b*64:])
+		var m uint64
+		for j := range 8 {
+			w := binary.LittleEndian.Uint64(blk[j*8:])
+			h := w & hi80
+			v := w ^ h
+			// A byte v < 0x80 is ≥ c iff v + (0x80 − c) has its top bit.
+			digit := (v + 0x50*ones) &^ (v + 0x46*ones) // '0'..'9'
+			l := v | 0x20*ones
+			letter := (l + 0x1f*ones) &^ (l + 0x05*ones) // 'a'..'z' after |0x20
+			anyHigh |= h
+			m |= ((digit | letter | h) & hi80 >> 7 * gather >> 56) << (8 * j)
+		}
+		cand[b] = m
+	}
+	if anyHigh == 0 {
+		return false
+	}
+	for b := range high {
+		blk := (*[64]byte)(pad[b*64:])
+		var m uint64
+		for j := range 8 {
+			h := binary.LittleEndian.Uint64(blk[j*8:]) & hi80
+			m |= (h >> 7 * gather >> 56) << (8 * j)
+		}
+		high[b] = m
+	}
+	return true
+}
+
+// flatten writes the positions of the set bits of m, plus base, to
+// out[k:], eight at a time (out needs 8 entries of slack), and returns the
+// new k.
+func flatten(out []uint32, k int, base uint32, m uint64) int {
+	cnt := bits.OnesCount64(m)
+	for i := 0; i < cnt; i += 8 {
+		p := (*[8]uint32)(out[k+i:])
+		for j := range 8 {
+			p[j] = base + uint32(bits.TrailingZeros64(m))
+			m &= m - 1
+		}
+	}
+	return k + cnt
+}
+
+// keyMasks[l] keeps the first l bytes of a two-word key.
+var keyMasks = func() (t [32][2]uint64) {
+	for l := 1; l <= shortMax; l++ {
+		t[l][0] = ^uint64(0) >> (64 - 8*min(l, 8))
+		if l > 8 {
+			t[l][1] = ^uint64(0) >> (128 - 8*l)
+		}
 	}
 	return t
 }()
 
-// grow doubles the table and re-inserts its entries.
-func (sc *bm25Scratch) grow() {
-	old := sc.table
-	sc.table = make([]uint64, 2*len(old))
-	sc.shift--
-	mask := uint32(len(sc.table) - 1)
-	for _, e := range old {
-		if e == 0 {
+// count counts the tokens of text; it returns the number of tokens and of
+// distinct ones, whose hashes and counts are sc.stats[:no].
+func (sc *bm25Scratch) count(text string) (n, no int) {
+	sc.begin(len(text))
+	nb := (len(text) + 63) / 64
+	// One more block than the text needs: its zero padding ends every run
+	// and leaves 16 bytes past any token for its key words.
+	size := nb*64 + 64
+	if cap(sc.pad) < size {
+		sc.pad = make([]byte, size)
+		sc.cand = make([]uint64, nb+1)
+		sc.high = make([]uint64, nb+1)
+	}
+	pad, cand, high := sc.pad[:size], sc.cand[:nb+1], sc.high[:nb+1]
+	copy(pad, text)
+	clear(pad[len(text):])
+	if !classifyBytes(pad, cand, high) {
+		high = nil
+	}
+
+	// At most one run per two bytes, plus flatten's slack.
+	maxRuns := len(text)/2 + 1
+	if cap(sc.starts) < maxRuns+8 {
+		sc.starts = make([]uint32, maxRuns+8)
+		sc.ends = make([]uint32, maxRuns+8)
+		sc.runs = make([]run, maxRuns)
+		sc.stats = make([]stat, maxRuns)
+	}
+	starts, ends := sc.starts[:cap(sc.starts)], sc.ends[:cap(sc.ends)]
+	nr, k := 0, 0
+	var prev uint64 // the previous word's top bit, at bit 0
+	for b := range nb {
+		m := cand[b]
+		base := uint32(b * 64)
+		nr = flatten(starts, nr, base, m&^(m<<1|prev))
+		k = flatten(ends, k, base, m&^(m>>1|cand[b+1]<<63))
+		prev = m >> 63
+	}
+	runs := sc.runs[:nr]
+	for i := range runs {
+		s, e := starts[i], ends[i]+1
+		if high != nil && runHasHigh(high, int(s), int(e)) {
+			s |= slowRun
+		}
+		runs[i] = run{s, e}
+	}
+	for r := 0; r < len(runs); r++ {
+		r, n, no = sc.countFast(pad, runs, r, n, no)
+		if r == len(runs) {
+			break
+		}
+		// A run the fast path leaves: long, not ASCII, or not in the
+		// first two slots it hashes to.
+		s, e := int(runs[r].s&^slowRun), int(runs[r].e)
+		if runs[r].s&slowRun != 0 || e-s > shortMax {
+			n, no = sc.countSlow(text[s:e], runs[r].s&slowRun != 0, n, no)
 			continue
 		}
-		i := (uint32(e>>32) * sc.mul) >> sc.shift
-		for sc.table[i] != 0 {
+		n++
+		no = sc.countToken(asciiLower(sc, text[s:e]), no)
+	}
+	return n, no
+}
+
+// A run is the bytes [s, e) of the text; slowRun in s marks a run with
+// non-ASCII bytes.
+type run struct{ s, e uint32 }
+
+const slowRun = 1 << 31
+
+// A stat is the hash and count of a distinct token of the call.
+type stat struct{ fnv, tf uint32 }
+
+// countFast counts the runs from r on while they are ASCII tokens of at
+// most shortMax bytes found in the first two slots they hash to; it
+// returns the index of the first run it leaves (len(runs) if none) and
+// the new token and distinct token counts. It makes no calls, so that
+// its state stays in registers.
+func (sc *bm25Scratch) countFast(pad []byte, runs []run, r, n, no int) (int, int, int) {
+	vocab, shift, mul0, mul1, epoch := sc.vocab, sc.shift, sc.mul0, sc.mul1, sc.epoch
+	stats := sc.stats[:cap(sc.stats)]
+	mask := len(vocab) - 1
+	var shared uint32
+	for ; r < len(runs); r++ {
+		s, l := int(runs[r].s), int(runs[r].e)-int(runs[r].s)
+		if uint(l-1) >= shortMax { // long, or slowRun made l negative
+			break
+		}
+		kw := (*[16]byte)(pad[s:])
+		m := &keyMasks[l]
+		k0 := (binary.LittleEndian.Uint64(kw[:8]) | 0x20*ones) & m[0]
+		k1 := (binary.LittleEndian.Uint64(kw[8:]) | 0x20*ones) & m[1]
+		i := int((k0+k1*mul1)*mul0>>shift) & mask
+		if a := &vocab[i]; (a.k0^k0)|(a.k1^k1) != 0 {
 			i = (i + 1) & mask
 		}
-		sc.table[i] = e
+		v := &vocab[i]
+		if (v.k0^k0)|(v.k1^k1) != 0 {
+			break
+		}
+		// Count without branches: a token first seen in this call takes
+		// position no with count 1.
+		fresh, p := 0, v.pos
+		if v.epoch != epoch {
+			fresh, p = 1, uint32(no)
+		}
+		st := &stats[p]
+		c := st.tf
+		if fresh != 0 {
+			c = 0
+		}
+		v.epoch, v.pos = epoch, p
+		st.fnv, st.tf = v.fnv, c+1
+		shared |= v.shared
+		no += fresh
+		n++
 	}
+	if shared != 0 {
+		sc.shared = true
+	}
+	return r, n, no
+}
+
+// asciiLower returns tok (ASCII letters and digits) lowercased, in sc.buf.
+func asciiLower(sc *bm25Scratch, tok string) []byte {
+	buf := sc.buf[:0]
+	for i := 0; i < len(tok); i++ {
+		buf = append(buf, tok[i]|0x20)
+	}
+	sc.buf = buf
+	return buf
+}
+
+// runHasHigh reports whether a byte in [s, e) has its bit set in high.
+func runHasHigh(high []uint64, s, e int) bool {
+	first, last := s/64, (e-1)/64
+	for b := first; b <= last; b++ {
+		m := high[b]
+		if b == first {
+			m &= ^uint64(0) << (s % 64)
+		}
+		if b == last {
+			m &= ^uint64(0) >> (63 - (e-1)%64)
+		}
+		if m != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// countSlow counts the tokens of a run of ASCII letters and digits and
+// non-ASCII bytes (the latter only if unicode): a token longer than
+// shortMax, or a run with non-ASCII bytes, whose non-letter non-digit
+// runes and invalid bytes separate its tokens.
+func (sc *bm25Scratch) countSlow(run string, unicode bool, n, no int) (int, int) {
+	if !unicode {
+		return n + 1, sc.countToken(asciiLower(sc, run), no)
+	}
+	for i := 0; i < len(run); {
+		buf, k := lowerToken(sc.buf[:0], run[i:])
+		sc.buf = buf
+		if k == 0 { // a separator rune or an invalid byte
+			_, size := utf8.DecodeRuneInString(run[i:])
+			i += size
+			continue
+		}
+		i += k
+		n++
+		no = sc.countToken(buf, no)
+	}
+	return n, no
+}
+
+// lowerToken appends to buf the lowercased token at the start of s (ASCII
+// letters and digits, and Unicode letters and digits) and returns it with
+// the token's length in s, 0 if s starts with a separator.
+func lowerToken(buf []byte, s string) ([]byte, int) {
+	k := 0
+	for k < len(s) {
+		if c := s[k]; c < utf8.RuneSelf {
+			if c|0x20 < 'a' || c|0x20 > 'z' {
+				if c < '0' || c > '9' {
+					break
+				}
+			}
+			buf = append(buf, c|0x20)
+			k++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[k:])
+		if r == utf8.RuneError && size == 1 || !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+			break
+		}
+		buf = utf8.AppendRune(buf, unicode.ToLower(r))
+		k += size
+	}
+	return buf, k
+}
+
+// countToken counts one lowercased token off the fast path and returns the
+// new number of distinct tokens.
+func (sc *bm25Scratch) countToken(tok []byte, no int) int {
+	if len(tok) > shortMax {
+		sc.shared = true // long tokens are not in the hash set
+		if p, ok := sc.long[string(tok)]; ok {
+			sc.stats[p].tf++
+			return no
+		}
+		if sc.long == nil {
+			sc.long = map[string]int32{}
+		}
+		sc.long[string(tok)] = int32(no)
+		sc.stats[no] = stat{fnv1a32(tok), 1}
+		return no + 1
+	}
+	var key [16]byte
+	copy(key[:], tok)
+	v := &sc.vocab[sc.find(binary.LittleEndian.Uint64(key[:8]), binary.LittleEndian.Uint64(key[8:]), len(tok))]
+	if v.shared != 0 {
+		sc.shared = true
+	}
+	if v.epoch == sc.epoch {
+		sc.stats[v.pos].tf++
+		return no
+	}
+	v.epoch, v.pos = sc.epoch, uint32(no)
+	sc.stats[no] = stat{v.fnv, 1}
+	return no + 1
+}
+
+func fnv1a32(b []byte) uint32 {
+	h := uint32(fnvOffset32)
+	for _, c := range b {
+		h = (h ^ uint32(c)) * fnvPrime32
+	}
+	return h
+}
+
+// find returns the slot of the token keyed k0, k1 (l bytes), inserting it
+// if it is new.
+func (sc *bm25Scratch) find(k0, k1 uint64, l int) int {
+	mask := len(sc.vocab) - 1
+	for i := int((k0+k1*sc.mul1)*sc.mul0>>sc.shift) & mask; ; i = (i + 1) & mask {
+		v := &sc.vocab[i]
+		if v.k0 == k0 && v.k1 == k1 {
+			return i
+		}
+		if v.k0 == 0 {
+			return sc.insert(k0, k1, l)
+		}
+	}
+}
+
+// insert adds the token keyed k0, k1 (l bytes), not in the table, growing
+// the table first if it is half full, and returns its slot. The new entry
+// is not seen in this call yet.
+func (sc *bm25Scratch) insert(k0, k1 uint64, l int) int {
+	if 2*(sc.used+1) > len(sc.vocab) {
+		// Below vocabMax the table doubles, keeping everything; above, only
+		// this call's entries are kept, in a table with room for as many
+		// again.
+		if len(sc.vocab) < vocabMax {
+			sc.rebuild(2*len(sc.vocab), func(*vocabEntry) bool { return true })
+		} else {
+			sc.rebuild(2*len(sc.vocab), func(v *vocabEntry) bool { return v.epoch == sc.epoch })
+		}
+	}
+	var key [16]byte
+	binary.LittleEndian.PutUint64(key[:8], k0)
+	binary.LittleEndian.PutUint64(key[8:], k1)
+	mask := len(sc.vocab) - 1
+	i := int((k0+k1*sc.mul1)*sc.mul0>>sc.shift) & mask
+	for sc.vocab[i].k0 != 0 {
+		i = (i + 1) & mask
+	}
+	sc.vocab[i] = vocabEntry{k0: k0, k1: k1, fnv: fnv1a32(key[:l]), epoch: sc.epoch - 1}
+	sc.used++
+	sc.addHash(i)
+	return i
+}
+
+// rebuild moves the entries that keep accepts into a new table of size
+// entries, with a new hash set.
+func (sc *bm25Scratch) rebuild(size int, keep func(*vocabEntry) bool) {
+	old := sc.vocab
+	sc.vocab = make([]vocabEntry, size)
+	sc.hashes = make([]uint64, size)
+	sc.shift = uint(65 - bits.Len(uint(size)))
+	sc.used = 0
+	mask := size - 1
+	for j := range old {
+		v := &old[j]
+		if v.k0 == 0 || !keep(v) {
+			continue
+		}
+		i := int((v.k0+v.k1*sc.mul1)*sc.mul0>>sc.shift) & mask
+		for sc.vocab[i].k0 != 0 {
+			i = (i + 1) & mask
+		}
+		sc.vocab[i] = *v
+		sc.vocab[i].shared = 0
+		sc.used++
+		sc.addHash(i)
+	}
+}
+
+// addHash puts the hash of vocabulary slot i in the hash set, flagging
+// both entries if another entry has it already.
+func (sc *bm25Scratch) addHash(i int) {
+	h := sc.vocab[i].fnv
+	mask := uint32(len(sc.hashes) - 1)
+	for j := (h * sc.mulH) >> (sc.shift - 32) & mask; ; j = (j + 1) & mask {
+		e := sc.hashes[j]
+		if e == 0 {
+			sc.hashes[j] = uint64(h)<<32 | uint64(i+1)
+			return
+		}
+		if uint32(e>>32) == h {
+			sc.vocab[uint32(e)-1].shared = 1
+			sc.vocab[i].shared = 1
+			return
+		}
+	}
+}
+
+// tfLUT is how many term frequencies vector looks up rather than computes.
+const tfLUT = 8
+
+// vector builds the output from the no distinct tokens of the call, norm
+// being k1·(1 − b + b·len/avgdl). If a token may share its hash with
+// another, tokens are merged by hash into the first one's entry.
+func (sc *bm25Scratch) vector(no int, norm float64) SparseVector {
+	var lut [tfLUT]float64
+	for tf := 1; tf < tfLUT; tf++ {
+		f := float64(tf)
+		lut[tf] = f * (BM25K1 + 1) / (f + norm)
+	}
+	value := func(tf uint32) float64 {
+		if tf < tfLUT {
+			return lut[tf]
+		}
+		f := float64(tf)
+		return f * (BM25K1 + 1) / (f + norm)
+	}
+	stats := sc.stats[:no]
+	if !sc.shared {
+		sv := SparseVector{Indices: make([]uint32, no), Values: make([]float32, no)}
+		for p, st := range stats {
+			sv.Indices[p] = st.fnv
+			sv.Values[p] = float32(value(st.tf))
+		}
+		return sv
+	}
+	size := 16
+	for size < 2*no {
+		size <<= 1
+	}
+	if cap(sc.merge) < size {
+		sc.merge = make([]uint64, size)
+	}
+	merge := sc.merge[:size]
+	clear(merge)
+	shift := uint(33 - bits.Len(uint(size)))
+	mask := uint32(size - 1)
+	idx := make([]uint32, 0, no)
+	vals := sc.vals[:0]
+	for _, st := range stats {
+		h, val := st.fnv, value(st.tf)
+		for i := (h * sc.mulH) >> shift; ; i = (i + 1) & mask {
+			e := merge[i]
+			if e == 0 {
+				merge[i] = uint64(h)<<32 | uint64(len(idx)+1)
+				idx = append(idx, h)
+				vals = append(vals, val)
+				break
+			}
+			if uint32(e>>32) == h {
+				vals[uint32(e)-1] += val
+				break
+			}
+		}
+	}
+	sc.vals = vals
+	sv := SparseVector{Indices: idx, Values: make([]float32, len(vals))}
+	for g, v := range vals {
+		sv.Values[g] = float32(v)
+	}
+	return sv
 }

@@ -66,6 +66,12 @@ func TestBM25HandComputed(t *testing.T) {
 		{"cjk run", 1, "日本語", map[string]float64{"日本語": 1}},
 		// Invalid UTF-8 separates tokens.
 		{"invalid utf8", 2, "ab\xffcd", map[string]float64{"ab": 1, "cd": 1}},
+		// An ASCII token counts as one whether a non-ASCII rune is next to
+		// it or not; len 3 = avgdl.
+		{"ascii beside non-ascii", 3, "foo—Foo foo", map[string]float64{"foo": 3 * 2.2 / (3 + 1.2)}},
+		// Tokens of 8, 9, 16 and 17 bytes (the key sizes), each twice; len 8.
+		{"key sizes", 8, "abcdefgh ABCDEFGHI abcdefghijklmnop abcdefghijklmnopq ABCDEFGH abcdefghi ABCDEFGHIJKLMNOP ABCDEFGHIJKLMNOPQ",
+			map[string]float64{"abcdefgh": 2 * 2.2 / 3.2, "abcdefghi": 2 * 2.2 / 3.2, "abcdefghijklmnop": 2 * 2.2 / 3.2, "abcdefghijklmnopq": 2 * 2.2 / 3.2}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -178,12 +184,168 @@ func TestBM25MatchesOracle(t *testing.T) {
 	}
 }
 
+// checkOracle fails t unless got is the oracle's vector of text, up to
+// order.
+func checkOracle(t *testing.T, got SparseVector, text string, avgdl float64) {
+	t.Helper()
+	sorted, want := sortedVector(got), naiveBM25(text, avgdl)
+	if !slices.Equal(sorted.Indices, want.Indices) {
+		t.Fatalf("Encode(%.200q): %d indices, want %d: %v, want %v", text, len(sorted.Indices), len(want.Indices), sorted.Indices, want.Indices)
+	}
+	for i := range want.Values {
+		if math.Abs(float64(sorted.Values[i]-want.Values[i])) > 1e-5 {
+			t.Fatalf("Encode(%.200q).Values = %v, want %v", text, sorted.Values, want.Values)
+		}
+	}
+}
+
+// randomText returns a text of about n bytes of words of 1 to 20
+// characters, mostly ASCII letters of both cases and digits, with some
+// non-ASCII letters, separators of several kinds and invalid bytes.
+func randomText(rng *rand.Rand, n int, vocab int) string {
+	letters := []string{"a", "B", "c", "D", "e", "7", "0", "z", "Q", "é", "Σ", "日", "ß", "٣"}
+	seps := []string{" ", " ", " ", ", ", ".\n", "—", "\u0301", "\xff", "\t", "-", "’"}
+	var sb strings.Builder
+	for sb.Len() < n {
+		w := rng.IntN(vocab)
+		r := rand.New(rand.NewPCG(uint64(w), 9)) // word w is always spelt alike
+		for range 1 + r.IntN(20) {
+			c := letters[r.IntN(len(letters))]
+			if rng.IntN(50) == 0 { // case varies between occurrences
+				c = strings.ToUpper(c)
+			}
+			sb.WriteString(c)
+		}
+		sb.WriteString(seps[rng.IntN(len(seps))])
+	}
+	return sb.String()
+}
+
+// TestBM25MatchesOracleLongTexts compares long texts, whose runs cross the
+// 64-byte blocks of the bitmap, with the oracle, through one scratch space
+// reused call after call.
+func TestBM25MatchesOracleLongTexts(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	sc := newBM25Scratch()
+	for range 300 {
+		text := randomText(rng, rng.IntN(3000), 1+rng.IntN(400))
+		checkOracle(t, sc.encode(text, 100), text, 100)
+	}
+}
+
+// TestBM25VocabularyEviction runs enough distinct words through one scratch
+// space to fill the vocabulary many times, so that it drops the words not
+// seen lately, or all of them; every vector stays exact.
+func TestBM25VocabularyEviction(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	sc := newBM25Scratch()
+	dropped := 0
+	for call := range 400 {
+		var sb strings.Builder
+		for range 600 {
+			// Fresh words, and some common to all calls.
+			if rng.IntN(4) == 0 {
+				fmt.Fprintf(&sb, "common%d ", rng.IntN(50))
+			} else {
+				fmt.Fprintf(&sb, "w%dx%d ", call, rng.IntN(1<<20))
+			}
+		}
+		before := sc.used
+		text := sb.String()
+		checkOracle(t, sc.encode(text, 256), text, 256)
+		if sc.used < before {
+			dropped++
+		}
+		if len(sc.vocab) > vocabMax {
+			t.Fatalf("vocabulary grew to %d entries", len(sc.vocab))
+		}
+	}
+	if dropped == 0 {
+		t.Fatal("the vocabulary never dropped words: the test does not reach eviction")
+	}
+}
+
+// TestBM25EpochWrap wraps the call counter: the vocabulary starts afresh
+// and no count of an earlier call leaks in.
+func TestBM25EpochWrap(t *testing.T) {
+	sc := newBM25Scratch()
+	rng := rand.New(rand.NewPCG(7, 7))
+	sc.encode("the same words again and again", 10)
+	sc.epoch = ^uint32(0) - 3
+	for range 10 {
+		text := randomText(rng, 500, 30) + " the same words again and again"
+		checkOracle(t, sc.encode(text, 10), text, 10)
+	}
+	if sc.epoch > 100 {
+		t.Fatalf("epoch = %d after the wrap, want a fresh count", sc.epoch)
+	}
+}
+
+// TestBM25HugeText has more distinct words in one text than the
+// vocabulary keeps between calls: the table grows for it, and shrinks back
+// on the next call.
+func TestBM25HugeText(t *testing.T) {
+	sc := newBM25Scratch()
+	var sb strings.Builder
+	for i := range 3 * vocabMax / 4 {
+		fmt.Fprintf(&sb, "w%d W%d ", i, i)
+	}
+	text := sb.String()
+	checkOracle(t, sc.encode(text, 256), text, 256)
+	if len(sc.vocab) <= vocabMax {
+		t.Fatalf("vocabulary of %d entries for %d distinct words", len(sc.vocab), 3*vocabMax/4)
+	}
+	checkOracle(t, sc.encode("after the huge text", 256), "after the huge text", 256)
+	if len(sc.vocab) != vocabMax {
+		t.Fatalf("vocabulary of %d entries after a small text, want %d", len(sc.vocab), vocabMax)
+	}
+}
+
+// TestBM25LongTokenCollision finds a token longer than the vocabulary keys
+// and a short one with equal FNV-1a hashes, and checks that their values
+// add into one index.
+func TestBM25LongTokenCollision(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	word := func(n int) string {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = "abcdefghijklmnopqrstuvwxyz0123456789"[rng.IntN(36)]
+		}
+		return string(b)
+	}
+	short := map[uint32]string{}
+	for range 1 << 17 {
+		w := word(1 + rng.IntN(shortMax))
+		short[fnv1a(w)] = w
+	}
+	var long, other string
+	for range 1 << 20 {
+		w := word(shortMax + 1 + rng.IntN(8))
+		if s, ok := short[fnv1a(w)]; ok {
+			long, other = w, s
+			break
+		}
+	}
+	if long == "" {
+		t.Fatal("no collision found")
+	}
+	for _, text := range []string{long + " " + other + " " + other, other + " " + long + " x " + long} {
+		sv := NewBM25(4).Encode(text)
+		if len(sv.Indices) != len(naiveBM25(text, 4).Indices) {
+			t.Fatalf("Encode(%q) = %v: colliding tokens not merged", text, sv)
+		}
+		checkOracle(t, sv, text, 4)
+	}
+}
+
 func FuzzBM25(f *testing.F) {
 	f.Add("The cat, the HAT.")
 	f.Add("costarring liquid")
 	f.Add("ab\xffcd Été")
+	f.Add("abcdefghijklmnopq ABCDEFGHIJKLMNOP abcdefgh—abcdefghi")
 	f.Fuzz(func(t *testing.T, text string) {
 		sv := NewBM25(256).Encode(text)
+		checkOracle(t, sv, text, 256)
 		if len(sv.Indices) != len(sv.Values) {
 			t.Fatalf("lengths differ: %d indices, %d values", len(sv.Indices), len(sv.Values))
 		}
