@@ -151,6 +151,7 @@ type vocabEntry struct {
 type bm25Scratch struct {
 	mul0, mul1 uint64
 	mulH       uint32
+	portable   bool // use the Go kernels even where assembly ones exist (tests)
 	epoch      uint32
 	shift      uint
 	used       int
@@ -160,12 +161,10 @@ type bm25Scratch struct {
 	shared bool             // a token of this call may share its hash
 	long   map[string]int32 // token → position, for long tokens of this call
 	stats  []stat           // by position: the distinct tokens of the call
-	runs   []run            // the runs of cand bits
+	runs   []run            // the runs of cand bits, and the flattening's slack
 	pad    []byte           // the text, zero padded to whole 64-byte blocks and one more
 	cand   []uint64         // bit i: byte i is an ASCII letter or digit, or not ASCII
 	high   []uint64         // bit i: byte i is not ASCII
-	starts []uint32         // first byte of each run of cand bits
-	ends   []uint32         // last byte of each run
 	buf    []byte
 	merge  []uint64 // hash → output entry, (hash<<32 | entry+1)
 	vals   []float64
@@ -215,9 +214,9 @@ const (
 	gather = 0x0102040810204080 // (m>>7)·gather>>56 packs the top bits of m's bytes
 )
 
-// classifyBytes sets cand from the 64-byte blocks of pad, and high too if a
+// classifyBytesGo sets cand from the 64-byte blocks of pad, and high too if a
 // byte is not ASCII; it reports whether one is.
-func classifyBytes(pad []byte, cand, high []uint64) bool {
+func classifyBytesGo(pad []byte, cand, high []uint64) bool {
 	var anyHigh uint64
 	for b := range cand {
 		blk := (*[64]byte)(pad[b*64:])
@@ -250,15 +249,28 @@ func classifyBytes(pad []byte, cand, high []uint64) bool {
 	return true
 }
 
-// flatten writes the positions of the set bits of m, plus base, to
-// out[k:], eight at a time (out needs 8 entries of slack), and returns the
-// new k.
-func flatten(out []uint32, k int, base uint32, m uint64) int {
+// flattenStarts writes the positions of the set bits of m, plus base, to
+// the starts of runs[k:], eight at a time (runs needs 8 entries of slack),
+// and returns the new k; flattenEnds does the same for the ends, plus one.
+func flattenStarts(runs []run, k int, base uint32, m uint64) int {
 	cnt := bits.OnesCount64(m)
 	for i := 0; i < cnt; i += 8 {
-		p := (*[8]uint32)(out[k+i:])
+		p := (*[8]run)(runs[k+i:])
 		for j := range 8 {
-			p[j] = base + uint32(bits.TrailingZeros64(m))
+			p[j].s = base + uint32(bits.TrailingZeros64(m))
+			m &= m - 1
+		}
+	}
+	return k + cnt
+}
+
+func flattenEnds(runs []run, k int, base uint32, m uint64) int {
+	cnt := bits.OnesCount64(m)
+	base++
+	for i := 0; i < cnt; i += 8 {
+		p := (*[8]run)(runs[k+i:])
+		for j := range 8 {
+			p[j].e = base + uint32(bits.TrailingZeros64(m))
 			m &= m - 1
 		}
 	}
@@ -292,35 +304,37 @@ func (sc *bm25Scratch) count(text string) (n, no int) {
 	pad, cand, high := sc.pad[:size], sc.cand[:nb+1], sc.high[:nb+1]
 	copy(pad, text)
 	clear(pad[len(text):])
-	if !classifyBytes(pad, cand, high) {
+	if !sc.classify(pad, cand, high) {
 		high = nil
 	}
 
-	// At most one run per two bytes, plus flatten's slack.
+	// At most one run per two bytes, plus the flattening's slack.
 	maxRuns := len(text)/2 + 1
-	if cap(sc.starts) < maxRuns+8 {
-		sc.starts = make([]uint32, maxRuns+8)
-		sc.ends = make([]uint32, maxRuns+8)
-		sc.runs = make([]run, maxRuns)
+	if cap(sc.runs) < maxRuns+8 {
+		sc.runs = make([]run, maxRuns+8)
 		sc.stats = make([]stat, maxRuns)
 	}
-	starts, ends := sc.starts[:cap(sc.starts)], sc.ends[:cap(sc.ends)]
+	runs := sc.runs[:cap(sc.runs)]
 	nr, k := 0, 0
 	var prev uint64 // the previous word's top bit, at bit 0
 	for b := range nb {
 		m := cand[b]
 		base := uint32(b * 64)
-		nr = flatten(starts, nr, base, m&^(m<<1|prev))
-		k = flatten(ends, k, base, m&^(m>>1|cand[b+1]<<63))
+		nr = flattenStarts(runs, nr, base, m&^(m<<1|prev))
+		k = flattenEnds(runs, k, base, m&^(m>>1|cand[b+1]<<63))
 		prev = m >> 63
 	}
-	runs := sc.runs[:nr]
-	for i := range runs {
-		s, e := starts[i], ends[i]+1
-		if high != nil && runHasHigh(high, int(s), int(e)) {
-			s |= slowRun
+	runs = runs[:nr]
+	if high != nil {
+		for i, r := range runs {
+			first, last := r.s/64, (r.e-1)/64
+			if high[first]|high[last] == 0 && last-first <= 1 {
+				continue // no non-ASCII byte in the run's words
+			}
+			if runHasHigh(high, int(r.s), int(r.e)) {
+				runs[i].s |= slowRun
+			}
 		}
-		runs[i] = run{s, e}
 	}
 	for r := 0; r < len(runs); r++ {
 		r, n, no = sc.countFast(pad, runs, r, n, no)
@@ -349,12 +363,12 @@ const slowRun = 1 << 31
 // A stat is the hash and count of a distinct token of the call.
 type stat struct{ fnv, tf uint32 }
 
-// countFast counts the runs from r on while they are ASCII tokens of at
+// countFastGo counts the runs from r on while they are ASCII tokens of at
 // most shortMax bytes found in the first two slots they hash to; it
 // returns the index of the first run it leaves (len(runs) if none) and
 // the new token and distinct token counts. It makes no calls, so that
 // its state stays in registers.
-func (sc *bm25Scratch) countFast(pad []byte, runs []run, r, n, no int) (int, int, int) {
+func (sc *bm25Scratch) countFastGo(pad []byte, runs []run, r, n, no int) (int, int, int) {
 	vocab, shift, mul0, mul1, epoch := sc.vocab, sc.shift, sc.mul0, sc.mul1, sc.epoch
 	stats := sc.stats[:cap(sc.stats)]
 	mask := len(vocab) - 1

@@ -1,6 +1,7 @@
 package qdrantsink
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
 	"hash/fnv"
@@ -69,6 +70,10 @@ func TestBM25HandComputed(t *testing.T) {
 		// An ASCII token counts as one whether a non-ASCII rune is next to
 		// it or not; len 3 = avgdl.
 		{"ascii beside non-ascii", 3, "foo—Foo foo", map[string]float64{"foo": 3 * 2.2 / (3 + 1.2)}},
+		// A control byte that bit 5 would make a digit still separates.
+		{"control byte after a key", 2, "abcdefgh\x11 abcdefgh1", map[string]float64{"abcdefgh": 1, "abcdefgh1": 1}},
+		{"control bytes spelling a key's second word", 2, "abcdefgh12345678 abcdefgh\x11\x12\x13\x14\x15\x16\x17\x18",
+			map[string]float64{"abcdefgh12345678": 1, "abcdefgh": 1}},
 		// Tokens of 8, 9, 16 and 17 bytes (the key sizes), each twice; len 8.
 		{"key sizes", 8, "abcdefgh ABCDEFGHI abcdefghijklmnop abcdefghijklmnopq ABCDEFGH abcdefghi ABCDEFGHIJKLMNOP ABCDEFGHIJKLMNOPQ",
 			map[string]float64{"abcdefgh": 2 * 2.2 / 3.2, "abcdefghi": 2 * 2.2 / 3.2, "abcdefghijklmnop": 2 * 2.2 / 3.2, "abcdefghijklmnopq": 2 * 2.2 / 3.2}},
@@ -204,7 +209,8 @@ func checkOracle(t *testing.T, got SparseVector, text string, avgdl float64) {
 // non-ASCII letters, separators of several kinds and invalid bytes.
 func randomText(rng *rand.Rand, n int, vocab int) string {
 	letters := []string{"a", "B", "c", "D", "e", "7", "0", "z", "Q", "é", "Σ", "日", "ß", "٣"}
-	seps := []string{" ", " ", " ", ", ", ".\n", "—", "\u0301", "\xff", "\t", "-", "’"}
+	// "\x11" is a digit once bit 5 is set: a key must not take it in.
+	seps := []string{" ", " ", " ", ", ", ".\n", "—", "\u0301", "\xff", "\t", "-", "’", "\x11", "@"}
 	var sb strings.Builder
 	for sb.Len() < n {
 		w := rng.IntN(vocab)
@@ -344,8 +350,12 @@ func FuzzBM25(f *testing.F) {
 	f.Add("ab\xffcd Été")
 	f.Add("abcdefghijklmnopq ABCDEFGHIJKLMNOP abcdefgh—abcdefghi")
 	f.Fuzz(func(t *testing.T, text string) {
-		sv := NewBM25(256).Encode(text)
+		sc := newBM25Scratch()
+		sv := sc.encode(text, 256)
 		checkOracle(t, sv, text, 256)
+		if p := newPortableTwin(sc).encode(text, 256); !slices.Equal(sv.Indices, p.Indices) || !slices.Equal(sv.Values, p.Values) {
+			t.Fatalf("kernels disagree: %v, portable %v", sv, p)
+		}
 		if len(sv.Indices) != len(sv.Values) {
 			t.Fatalf("lengths differ: %d indices, %d values", len(sv.Indices), len(sv.Values))
 		}
@@ -428,5 +438,57 @@ func TestBM25ManyDistinctTokens(t *testing.T) {
 	got, want := sortedVector(NewBM25(256).Encode(text)), naiveBM25(text, 256)
 	if !slices.Equal(got.Indices, want.Indices) || len(got.Indices) != 20000 {
 		t.Fatalf("%d indices, want %d", len(got.Indices), len(want.Indices))
+	}
+}
+
+// newPortableTwin returns a scratch space hashing like sc but counting
+// with the Go kernels, where sc may use assembly ones.
+func newPortableTwin(sc *bm25Scratch) *bm25Scratch {
+	twin := newBM25Scratch()
+	twin.mul0, twin.mul1, twin.mulH = sc.mul0, sc.mul1, sc.mulH
+	twin.portable = true
+	return twin
+}
+
+// TestBM25KernelsMatchPortable runs the same texts through the default
+// kernels (assembly where there are some) and the Go ones: the vectors,
+// in order, and the vocabulary tables are identical.
+func TestBM25KernelsMatchPortable(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	sc := newBM25Scratch()
+	twin := newPortableTwin(sc)
+	for range 300 {
+		text := randomText(rng, rng.IntN(5000), 1+rng.IntN(3000))
+		if rng.IntN(3) == 0 {
+			text = strings.ToUpper(text)
+		}
+		got, want := sc.encode(text, 100), twin.encode(text, 100)
+		if !slices.Equal(got.Indices, want.Indices) || !slices.Equal(got.Values, want.Values) {
+			t.Fatalf("Encode(%.200q) = %v, portable kernels %v", text, got, want)
+		}
+		if !slices.Equal(sc.vocab, twin.vocab) {
+			t.Fatalf("vocabulary tables differ after %.200q", text)
+		}
+	}
+}
+
+// TestBM25ClassifyEveryByte classifies every byte value at every position
+// of a block with the default kernel and the Go one.
+func TestBM25ClassifyEveryByte(t *testing.T) {
+	sc, twin := newBM25Scratch(), newBM25Scratch()
+	twin.portable = true
+	for c := range 256 {
+		for _, filler := range []byte{' ', 'a', 0x80} {
+			pad := bytes.Repeat([]byte{filler}, 3*64)
+			for i := 0; i < 3*64; i += 7 {
+				pad[i] = byte(c)
+			}
+			cand1, high1 := make([]uint64, 3), make([]uint64, 3)
+			cand2, high2 := make([]uint64, 3), make([]uint64, 3)
+			any1, any2 := sc.classify(pad, cand1, high1), twin.classify(pad, cand2, high2)
+			if any1 != any2 || !slices.Equal(cand1, cand2) || any1 && !slices.Equal(high1, high2) {
+				t.Fatalf("byte %#x, filler %q: classify = %v %x %x, portable %v %x %x", c, filler, any1, cand1, high1, any2, cand2, high2)
+			}
+		}
 	}
 }
