@@ -249,28 +249,16 @@ func classifyBytesGo(pad []byte, cand, high []uint64) bool {
 	return true
 }
 
-// flattenStarts writes the positions of the set bits of m, plus base, to
-// the starts of runs[k:], eight at a time (runs needs 8 entries of slack),
-// and returns the new k; flattenEnds does the same for the ends, plus one.
-func flattenStarts(runs []run, k int, base uint32, m uint64) int {
+// flatten writes base plus the positions of the set bits of m, in order,
+// to bound i (runStart or runEnd) of runs[k:], eight at a time (runs needs
+// 8 entries of slack), and returns the new k.
+func flatten(runs []run, i int, k int, base uint32, m uint64) int {
 	cnt := bits.OnesCount64(m)
-	for i := 0; i < cnt; i += 8 {
-		p := (*[8]run)(runs[k+i:])
+	i &= 1
+	for n := 0; n < cnt; n += 8 {
+		p := (*[8]run)(runs[k+n:])
 		for j := range 8 {
-			p[j].s = base + uint32(bits.TrailingZeros64(m))
-			m &= m - 1
-		}
-	}
-	return k + cnt
-}
-
-func flattenEnds(runs []run, k int, base uint32, m uint64) int {
-	cnt := bits.OnesCount64(m)
-	base++
-	for i := 0; i < cnt; i += 8 {
-		p := (*[8]run)(runs[k+i:])
-		for j := range 8 {
-			p[j].e = base + uint32(bits.TrailingZeros64(m))
+			p[j][i] = base + uint32(bits.TrailingZeros64(m))
 			m &= m - 1
 		}
 	}
@@ -320,19 +308,19 @@ func (sc *bm25Scratch) count(text string) (n, no int) {
 	for b := range nb {
 		m := cand[b]
 		base := uint32(b * 64)
-		nr = flattenStarts(runs, nr, base, m&^(m<<1|prev))
-		k = flattenEnds(runs, k, base, m&^(m>>1|cand[b+1]<<63))
+		nr = flatten(runs, runStart, nr, base, m&^(m<<1|prev))
+		k = flatten(runs, runEnd, k, base+1, m&^(m>>1|cand[b+1]<<63))
 		prev = m >> 63
 	}
 	runs = runs[:nr]
 	if high != nil {
 		for i, r := range runs {
-			first, last := r.s/64, (r.e-1)/64
+			first, last := r[runStart]/64, (r[runEnd]-1)/64
 			if high[first]|high[last] == 0 && last-first <= 1 {
 				continue // no non-ASCII byte in the run's words
 			}
-			if runHasHigh(high, int(r.s), int(r.e)) {
-				runs[i].s |= slowRun
+			if runHasHigh(high, int(r[runStart]), int(r[runEnd])) {
+				runs[i][runStart] |= slowRun
 			}
 		}
 	}
@@ -343,9 +331,10 @@ func (sc *bm25Scratch) count(text string) (n, no int) {
 		}
 		// A run the fast path leaves: long, not ASCII, or not in the
 		// first two slots it hashes to.
-		s, e := int(runs[r].s&^slowRun), int(runs[r].e)
-		if runs[r].s&slowRun != 0 || e-s > shortMax {
-			n, no = sc.countSlow(text[s:e], runs[r].s&slowRun != 0, n, no)
+		slow := runs[r][runStart]&slowRun != 0
+		s, e := int(runs[r][runStart]&^slowRun), int(runs[r][runEnd])
+		if slow || e-s > shortMax {
+			n, no = sc.countSlow(text[s:e], slow, n, no)
 			continue
 		}
 		n++
@@ -354,9 +343,14 @@ func (sc *bm25Scratch) count(text string) (n, no int) {
 	return n, no
 }
 
-// A run is the bytes [s, e) of the text; slowRun in s marks a run with
-// non-ASCII bytes.
-type run struct{ s, e uint32 }
+// A run is the bytes [run[runStart], run[runEnd]) of the text; slowRun
+// in its start marks a run with non-ASCII bytes.
+type run [2]uint32
+
+const (
+	runStart = 0
+	runEnd   = 1
+)
 
 const slowRun = 1 << 31
 
@@ -374,7 +368,7 @@ func (sc *bm25Scratch) countFastGo(pad []byte, runs []run, r, n, no int) (int, i
 	mask := len(vocab) - 1
 	var shared uint32
 	for ; r < len(runs); r++ {
-		s, l := int(runs[r].s), int(runs[r].e)-int(runs[r].s)
+		s, l := int(runs[r][runStart]), int(runs[r][runEnd])-int(runs[r][runStart])
 		if uint(l-1) >= shortMax { // long, or slowRun made l negative
 			break
 		}
