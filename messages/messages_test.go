@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -325,5 +326,30 @@ func TestManyKeysLinear(t *testing.T) {
 	small, large := fastest(body(10000), 10000), fastest(body(80000), 80000)
 	if ratio := float64(large) / float64(small); ratio > 24 {
 		t.Errorf("8× the keys took %.1f× the time (%v vs %v): super-linear", ratio, large, small)
+	}
+}
+
+// TestHostileLengths decodes messages whose length prefixes claim far more
+// than they hold: each is an error, and decoding reserves about what the
+// message holds, not what it claims.
+func TestHostileLengths(t *testing.T) {
+	for _, data := range [][]byte{
+		{0xc6, 0xdf, 0xff, 0xff, 0xff},                  // bin32 of 3.5 GiB, empty
+		{0xc6, 0x7f, 0xff, 0xff, 0xff, 'x'},             // bin32 of 2 GiB, one byte
+		{0x81, 0xa1, 'v', 0xc6, 0xff, 0xff, 0xff, 0xf0}, // in a map
+		{0xdb, 0xff, 0xff, 0xff, 0xff},                  // str32
+		{0xdd, 0xff, 0xff, 0xff, 0xff},                  // array32
+		{0xdf, 0xff, 0xff, 0xff, 0xff},                  // map32
+	} {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		if _, err := DecodeIngest(ContentTypeMsgpack, data); !errors.Is(err, ErrDecode) {
+			t.Fatalf("DecodeIngest(% x) error = %v, want ErrDecode", data, err)
+		}
+		runtime.ReadMemStats(&after)
+		allocs := after.TotalAlloc - before.TotalAlloc
+		if allocs > 4<<20 {
+			t.Errorf("DecodeIngest(% x) allocated %d bytes", data, allocs)
+		}
 	}
 }

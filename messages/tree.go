@@ -88,11 +88,11 @@ func readMsgpackValue(d *msgpack.Decoder, depth int) (any, error) {
 		}
 		return s, nil
 	case msgpcode.IsBin(c):
-		b, err := d.DecodeBytes()
-		if b == nil && err == nil {
-			b = []byte{}
+		n, err := d.DecodeBytesLen()
+		if err != nil {
+			return nil, err
 		}
-		return b, err
+		return readBin(d, n)
 	case msgpcode.IsFixedArray(c), c == msgpcode.Array16, c == msgpcode.Array32:
 		n, err := d.DecodeArrayLen()
 		if err != nil {
@@ -466,4 +466,24 @@ func sortedMap(m map[string]any) chunking.Metadata {
 		out[i] = chunking.Field{Key: k, Value: m[k]}
 	}
 	return out
+}
+
+// binStep is how much readBin reserves at a time.
+const binStep = 1 << 20
+
+// readBin reads the n bytes of a bin, reserving memory as the bytes arrive
+// rather than as the length claims: the decoder's DecodeBytes allocates
+// the claimed length at once, so a five-byte message claiming a 4 GiB bin
+// would reserve 4 GiB.
+func readBin(d *msgpack.Decoder, n int) ([]byte, error) {
+	b := make([]byte, 0, min(n, binStep))
+	for len(b) < n {
+		k := min(n-len(b), binStep)
+		b = slices.Grow(b, k)
+		if err := d.ReadFull(b[len(b) : len(b)+k]); err != nil {
+			return nil, fmt.Errorf("bin of %d bytes: %w", n, err)
+		}
+		b = b[:len(b)+k]
+	}
+	return b, nil
 }
