@@ -161,9 +161,9 @@ type bm25Scratch struct {
 	shared bool             // a token of this call may share its hash
 	long   map[string]int32 // token → position, for long tokens of this call
 	stats  []stat           // by position: the distinct tokens of the call
-	runs   []run            // the runs of cand bits, and the flattening's slack
+	runs   []run            // the runs of cand bits, and the flattening's slack (Go kernels)
 	pad    []byte           // the text, zero padded to whole 64-byte blocks and one more
-	cand   []uint64         // bit i: byte i is an ASCII letter or digit, or not ASCII
+	cand   []uint64         // a zero word, then bit i: byte i is an ASCII letter or digit, or not ASCII
 	high   []uint64         // bit i: byte i is not ASCII
 	buf    []byte
 	merge  []uint64 // hash → output entry, (hash<<32 | entry+1)
@@ -282,30 +282,40 @@ func (sc *bm25Scratch) count(text string) (n, no int) {
 	sc.begin(len(text))
 	nb := (len(text) + 63) / 64
 	// One more block than the text needs: its zero padding ends every run
-	// and leaves 16 bytes past any token for its key words.
+	// and leaves 16 bytes past any token for its key words. The bitmaps
+	// have a word for it, and cand a zero word before its first.
 	size := nb*64 + 64
 	if cap(sc.pad) < size {
 		sc.pad = make([]byte, size)
-		sc.cand = make([]uint64, nb+1)
+		sc.cand = make([]uint64, nb+2)
 		sc.high = make([]uint64, nb+1)
 	}
-	pad, cand, high := sc.pad[:size], sc.cand[:nb+1], sc.high[:nb+1]
+	pad, cand, high := sc.pad[:size], sc.cand[1:nb+2], sc.high[:nb+1]
 	copy(pad, text)
 	clear(pad[len(text):])
 	if !sc.classify(pad, cand, high) {
 		high = nil
 	}
-
-	// At most one run per two bytes, plus the flattening's slack.
-	maxRuns := len(text)/2 + 1
-	if cap(sc.runs) < maxRuns+8 {
-		sc.runs = make([]run, maxRuns+8)
+	// At most one token per two bytes.
+	if maxRuns := len(text)/2 + 1; len(sc.stats) < maxRuns {
 		sc.stats = make([]stat, maxRuns)
+	}
+	return sc.countTokens(text, pad, cand, high)
+}
+
+// countRunsGo counts the tokens of text, classified into cand and high
+// (nil for an ASCII text), in Go: it flattens the runs of cand into
+// (start, end) pairs and counts them with countFastGo, leaving the others
+// to countRun.
+func (sc *bm25Scratch) countRunsGo(text string, pad []byte, cand, high []uint64) (n, no int) {
+	// At most one run per two bytes, plus the flattening's slack.
+	if maxRuns := len(text)/2 + 1; cap(sc.runs) < maxRuns+8 {
+		sc.runs = make([]run, maxRuns+8)
 	}
 	runs := sc.runs[:cap(sc.runs)]
 	nr, k := 0, 0
 	var prev uint64 // the previous word's top bit, at bit 0
-	for b := range nb {
+	for b := range len(cand) - 1 {
 		m := cand[b]
 		base := uint32(b * 64)
 		nr = flatten(runs, runStart, nr, base, m&^(m<<1|prev))
@@ -325,22 +335,33 @@ func (sc *bm25Scratch) count(text string) (n, no int) {
 		}
 	}
 	for r := 0; r < len(runs); r++ {
-		r, n, no = sc.countFast(pad, runs, r, n, no)
+		r, n, no = sc.countFastGo(pad, runs, r, n, no)
 		if r == len(runs) {
 			break
 		}
-		// A run the fast path leaves: long, not ASCII, or not in the
-		// first two slots it hashes to.
 		slow := runs[r][runStart]&slowRun != 0
-		s, e := int(runs[r][runStart]&^slowRun), int(runs[r][runEnd])
-		if slow || e-s > shortMax {
-			n, no = sc.countSlow(text[s:e], slow, n, no)
-			continue
-		}
-		n++
-		no = sc.countToken(asciiLower(sc, text[s:e]), no)
+		n, no = sc.countRun(text, int(runs[r][runStart]&^slowRun), int(runs[r][runEnd]), slow, n, no)
 	}
 	return n, no
+}
+
+// countRun counts the run text[s:e] that the fast path leaves: one with
+// non-ASCII bytes (slow), one longer than shortMax, or one not in the
+// first two slots it hashes to.
+func (sc *bm25Scratch) countRun(text string, s, e int, slow bool, n, no int) (int, int) {
+	if slow || e-s > shortMax {
+		return sc.countSlow(text[s:e], slow, n, no)
+	}
+	return n + 1, sc.countToken(asciiLower(sc, text[s:e]), no)
+}
+
+// runEndAt returns the end of the run of cand bits that starts at s.
+func runEndAt(cand []uint64, s int) int {
+	for b, t := s/64, s%64; ; b, t = b+1, 0 {
+		if z := bits.TrailingZeros64(^(cand[b] >> t)); z < 64-t {
+			return b*64 + t + z
+		}
+	}
 }
 
 // A run is the bytes [run[runStart], run[runEnd]) of the text; slowRun

@@ -4,24 +4,83 @@ package qdrantsink
 
 import "unsafe"
 
-// fastState is countFast's state for the assembly kernel: pointers to the
-// call's arrays (kept alive by the scratch space that owns them) and the
-// loop's inputs and outputs.
-type fastState struct {
-	runs   *run
-	nruns  int
-	r      int // in: first run; out: first run left
-	no     int // distinct tokens, in and out
+// scanState is the state of the assembly scanning kernel: pointers to the
+// call's arrays (kept alive by the scratch space that owns them), the
+// scan's position, and the counts.
+type scanState struct {
+	cand   *uint64 // the cand words; the word before the first is zero
+	high   *uint64 // the high words, nil for an ASCII text
 	pad    *byte
 	vocab  *vocabEntry
+	masks  *[32][2]uint64
+	stats  *stat
 	mask   uint64
 	shift  uint64
 	mul0   uint64
 	mul1   uint64
-	masks  *[32][2]uint64
-	stats  *stat
+	b      int    // the word scanned last
+	sm     uint64 // the run starts of word b not counted yet
+	bend   int    // the word to stop before
+	n      int    // tokens
+	no     int    // distinct tokens
+	s      int    // out: the start of the run left to the Go code, if exited
+	exited int
 	epoch  uint32
-	shared uint32 // out: the OR of the counted entries' shared flags
+	shared uint32 // set if a counted entry's hash is shared
+}
+
+// scanKernel counts the runs of cand from st.b, st.sm on, in the words
+// before st.bend, while they are ASCII tokens of at most shortMax bytes
+// found in the first two slots they hash to; it stops at the first other
+// run (exited, s) or at bend. It is countRunsGo's flattening and
+// countFastGo fused, with run ends read from the bitmap.
+//
+//go:noescape
+func scanKernel(st *scanState)
+
+// scanBatch is how many bitmap words (of 64 bytes of text) one kernel call
+// scans at most, so that a huge text does not hold off preemption.
+const scanBatch = 1 << 10
+
+// countTokens counts the tokens of text, classified into cand and high
+// (nil for an ASCII text), with the scanning kernel; the runs it leaves go
+// to countRun.
+func (sc *bm25Scratch) countTokens(text string, pad []byte, cand, high []uint64) (n, no int) {
+	if sc.portable {
+		return sc.countRunsGo(text, pad, cand, high)
+	}
+	nwords := len(cand) - 1 // the last is the padding's
+	st := scanState{
+		cand:  unsafe.SliceData(cand),
+		pad:   unsafe.SliceData(pad),
+		masks: &keyMasks,
+		stats: unsafe.SliceData(sc.stats),
+		mul0:  sc.mul0,
+		mul1:  sc.mul1,
+		epoch: sc.epoch,
+		b:     -1,
+	}
+	if high != nil {
+		st.high = unsafe.SliceData(high)
+	}
+	for {
+		st.vocab, st.mask, st.shift = unsafe.SliceData(sc.vocab), uint64(len(sc.vocab)-1), uint64(sc.shift)
+		st.bend = min(nwords, st.b+1+scanBatch)
+		scanKernel(&st)
+		if st.exited != 0 {
+			s := st.s
+			e := runEndAt(cand, s)
+			st.n, st.no = sc.countRun(text, s, e, high != nil && runHasHigh(high, s, e), st.n, st.no)
+			continue
+		}
+		if st.bend == nwords {
+			break
+		}
+	}
+	if st.shared != 0 {
+		sc.shared = true
+	}
+	return st.n, st.no
 }
 
 // classifyKernel is classifyBytesGo in assembly (SSE2): it always sets
@@ -41,45 +100,4 @@ func (sc *bm25Scratch) classify(pad []byte, cand, high []uint64) bool {
 	_ = pad[len(cand)*64-1]
 	_ = high[len(cand)-1]
 	return classifyKernel(unsafe.SliceData(pad), len(cand), unsafe.SliceData(cand), unsafe.SliceData(high)) != 0
-}
-
-// countFastKernel is countFastGo in assembly (bm25_amd64.s).
-//
-//go:noescape
-func countFastKernel(st *fastState)
-
-// countFast is countFastGo, run by the assembly kernel in batches (so that
-// a huge text does not hold off preemption for long).
-func (sc *bm25Scratch) countFast(pad []byte, runs []run, r, n, no int) (int, int, int) {
-	if sc.portable {
-		return sc.countFastGo(pad, runs, r, n, no)
-	}
-	const batch = 1 << 12
-	st := fastState{
-		pad:   unsafe.SliceData(pad),
-		vocab: unsafe.SliceData(sc.vocab),
-		mask:  uint64(len(sc.vocab) - 1),
-		shift: uint64(sc.shift),
-		mul0:  sc.mul0,
-		mul1:  sc.mul1,
-		masks: &keyMasks,
-		stats: unsafe.SliceData(sc.stats),
-		epoch: sc.epoch,
-		runs:  unsafe.SliceData(runs),
-		r:     r,
-		no:    no,
-	}
-	for {
-		st.nruns = min(len(runs), st.r+batch)
-		start := st.r
-		countFastKernel(&st)
-		n += st.r - start
-		if st.r < st.nruns || st.r == len(runs) {
-			break
-		}
-	}
-	if st.shared != 0 {
-		sc.shared = true
-	}
-	return st.r, n, st.no
 }

@@ -3,92 +3,152 @@
 #include "textflag.h"
 #include "go_asm.h"
 
-// func countFastKernel(st *fastState)
+// func scanKernel(st *scanState)
 //
-// Registers: DI state, R8 runs, R9 r, R10 shared, R11 pad, R12 vocab,
-// R14 mul0, R15 no, CX shift; AX BX DX SI R13 scratch.
-TEXT ·countFastKernel(SB), NOSPLIT, $0-8
+// Registers: DI state, R8 cand, R9 b, R10 sm, R11 pad, R12 vocab, R14 n,
+// R15 no; SI the run's start s; AX BX CX DX R13 scratch.
+TEXT ·scanKernel(SB), NOSPLIT, $0-8
 	MOVQ st+0(FP), DI
-	MOVQ fastState_runs(DI), R8
-	MOVQ fastState_r(DI), R9
-	MOVQ fastState_pad(DI), R11
-	MOVQ fastState_vocab(DI), R12
-	MOVQ fastState_mul0(DI), R14
-	MOVQ fastState_no(DI), R15
-	MOVQ fastState_shift(DI), CX
-	XORL R10, R10
-	CMPQ R9, fastState_nruns(DI)
-	JGE  done
+	MOVQ scanState_cand(DI), R8
+	MOVQ scanState_b(DI), R9
+	MOVQ scanState_sm(DI), R10
+	MOVQ scanState_pad(DI), R11
+	MOVQ scanState_vocab(DI), R12
+	MOVQ scanState_n(DI), R14
+	MOVQ scanState_no(DI), R15
 
-loop:
-	MOVL (R8)(R9*8), SI  // s, with slowRun
-	MOVL 4(R8)(R9*8), AX // e
-	SUBQ SI, AX          // l, negative for a slow run
-	LEAQ -1(AX), BX
-	CMPQ BX, $16
-	JAE  done            // long or slow: left to the caller
-	SHLQ $4, AX
-	ADDQ fastState_masks(DI), AX // &masks[l]
+next:
+	TESTQ R10, R10
+	JNE  have
+	// The next word: its run starts are its bits whose previous bit
+	// (across words too) is clear.
+	LEAQ 1(R9), AX
+	CMPQ AX, scanState_bend(DI)
+	JGE  finish
+	MOVQ AX, R9
+	MOVQ (R8)(R9*8), R10
+	MOVQ -8(R8)(R9*8), AX
+	SHRQ $63, AX
+	MOVQ R10, BX
+	SHLQ $1, BX
+	ORQ  AX, BX
+	NOTQ BX
+	ANDQ BX, R10
+	JMP  next
+
+have:
+	BSFQ R10, SI
+	LEAQ -1(R10), AX
+	ANDQ AX, R10         // the start is taken
+	MOVQ R9, AX
+	SHLQ $6, AX
+	ADDQ AX, SI          // s
+	// The run's length: the trailing ones of the bitmap from bit s, read
+	// as 8 bytes from byte s/8 (cand has a word past the text's).
+	MOVQ SI, AX
+	SHRQ $3, AX
+	MOVQ (R8)(AX*1), BX
+	MOVQ SI, CX
+	ANDQ $7, CX
+	SHRQ CX, BX
+	NOTQ BX
+	BSFQ BX, BX          // l; ZF if the bits ran out
+	JEQ  exit
+	LEAQ -1(BX), DX
+	CMPQ DX, $16
+	JAE  exit            // longer than shortMax
+	MOVQ scanState_high(DI), DX
+	TESTQ DX, DX
+	JEQ  ascii
+	MOVQ (DX)(AX*1), DX  // the high bits from byte s/8
+	SHRQ CX, DX
+	MOVQ BX, CX
+	MOVQ $1, AX
+	SHLQ CX, AX
+	DECQ AX
+	ANDQ AX, DX
+	JNE  exit            // a non-ASCII byte in the run
+
+ascii:
+	SHLQ $4, BX
+	ADDQ scanState_masks(DI), BX // &masks[l]
 	MOVQ (R11)(SI*1), DX
-	MOVQ 8(R11)(SI*1), BX
-	MOVQ $0x2020202020202020, SI
-	ORQ  SI, DX
-	ORQ  SI, BX
-	ANDQ (AX), DX        // k0
-	ANDQ 8(AX), BX       // k1
-	MOVQ BX, AX
-	IMULQ fastState_mul1(DI), AX
+	MOVQ 8(R11)(SI*1), AX
+	MOVQ $0x2020202020202020, CX
+	ORQ  CX, DX
+	ORQ  CX, AX
+	ANDQ (BX), DX        // k0
+	ANDQ 8(BX), AX       // k1
+	MOVQ AX, BX
+	IMULQ scanState_mul1(DI), AX
 	ADDQ DX, AX
-	IMULQ R14, AX
+	IMULQ scanState_mul0(DI), AX
+	MOVQ scanState_shift(DI), CX
 	SHRQ CX, AX
-	ANDQ fastState_mask(DI), AX // slot
-	MOVQ AX, SI
-	SHLQ $5, SI
-	ADDQ R12, SI         // &vocab[slot]
-	CMPQ DX, vocabEntry_k0(SI)
+	ANDQ scanState_mask(DI), AX // slot
+	MOVQ AX, R13
+	SHLQ $5, R13
+	ADDQ R12, R13        // &vocab[slot]
+	CMPQ DX, vocabEntry_k0(R13)
 	JNE  second
-	CMPQ BX, vocabEntry_k1(SI)
+	CMPQ BX, vocabEntry_k1(R13)
 	JEQ  found
 
 second:
 	INCQ AX
-	ANDQ fastState_mask(DI), AX
-	MOVQ AX, SI
-	SHLQ $5, SI
-	ADDQ R12, SI
-	CMPQ DX, vocabEntry_k0(SI)
-	JNE  done
-	CMPQ BX, vocabEntry_k1(SI)
-	JNE  done
+	ANDQ scanState_mask(DI), AX
+	MOVQ AX, R13
+	SHLQ $5, R13
+	ADDQ R12, R13
+	CMPQ DX, vocabEntry_k0(R13)
+	JNE  exit
+	CMPQ BX, vocabEntry_k1(R13)
+	JNE  exit
 
 found:
-	MOVL vocabEntry_fnv(SI), R13
-	ORL  vocabEntry_shared(SI), R10
-	MOVL vocabEntry_pos(SI), BX
-	MOVL fastState_epoch(DI), DX
+	MOVL vocabEntry_shared(R13), AX
+	TESTL AX, AX
+	JNE  markshared
+
+count:
+	MOVL vocabEntry_pos(R13), BX
+	MOVL scanState_epoch(DI), DX
 	XORL AX, AX
-	CMPL DX, vocabEntry_epoch(SI)
+	CMPL DX, vocabEntry_epoch(R13)
 	SETNE AL             // fresh: first seen in this call
 	CMOVQNE R15, BX      // its position: no if fresh
-	MOVL DX, vocabEntry_epoch(SI)
-	MOVL BX, vocabEntry_pos(SI)
-	MOVQ fastState_stats(DI), DX
+	MOVL DX, vocabEntry_epoch(R13)
+	MOVL BX, vocabEntry_pos(R13)
+	MOVQ scanState_stats(DI), DX
 	LEAQ (DX)(BX*8), DX  // &stats[p]
 	MOVL 4(DX), BX       // its count so far
-	LEAL -1(AX), SI      // 0 if fresh, -1 if not
-	ANDL SI, BX
+	LEAL -1(AX), CX      // 0 if fresh, -1 if not
+	ANDL CX, BX
 	INCL BX
-	MOVL R13, 0(DX)
+	MOVL vocabEntry_fnv(R13), CX
+	MOVL CX, 0(DX)
 	MOVL BX, 4(DX)
 	ADDQ AX, R15
-	INCQ R9
-	CMPQ R9, fastState_nruns(DI)
-	JLT  loop
+	INCQ R14
+	JMP  next
 
-done:
-	MOVQ R9, fastState_r(DI)
-	MOVQ R15, fastState_no(DI)
-	MOVL R10, fastState_shared(DI)
+markshared:
+	MOVL $1, scanState_shared(DI)
+	JMP  count
+
+exit:
+	MOVQ SI, scanState_s(DI)
+	MOVQ $1, scanState_exited(DI)
+	JMP  save
+
+finish:
+	MOVQ $0, scanState_exited(DI)
+
+save:
+	MOVQ R9, scanState_b(DI)
+	MOVQ R10, scanState_sm(DI)
+	MOVQ R14, scanState_n(DI)
+	MOVQ R15, scanState_no(DI)
 	RET
 
 // CLASSIFY16 classifies the 16 bytes at off(SI): the token bytes (ASCII

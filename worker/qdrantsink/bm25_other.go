@@ -2,9 +2,9 @@
 
 package qdrantsink
 
-// countFast is countFastGo where there is no assembly kernel.
-func (sc *bm25Scratch) countFast(pad []byte, runs []run, r, n, no int) (int, int, int) {
-	return sc.countFastGo(pad, runs, r, n, no)
+// countTokens is countRunsGo where there is no assembly kernel.
+func (sc *bm25Scratch) countTokens(text string, pad []byte, cand, high []uint64) (n, no int) {
+	return sc.countRunsGo(text, pad, cand, high)
 }
 
 // classify is classifyBytesGo where there is no assembly kernel.
