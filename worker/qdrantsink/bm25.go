@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // BM25 parameters fixed by the wire contract (README "Qdrant").
@@ -167,6 +168,7 @@ type bm25Scratch struct {
 	high   []uint64         // bit i: byte i is not ASCII
 	buf    []byte
 	merge  []uint64 // hash → output entry, (hash<<32 | entry+1)
+	idx    []uint32 // merged output, before it is copied out
 	vals   []float64
 }
 
@@ -652,10 +654,18 @@ func (sc *bm25Scratch) vector(no int, norm float64) SparseVector {
 	}
 	stats := sc.stats[:no]
 	if !sc.shared {
-		sv := SparseVector{Indices: make([]uint32, no), Values: make([]float32, no)}
+		var lut32 [tfLUT]float32
+		for tf, v := range lut {
+			lut32[tf] = float32(v)
+		}
+		sv := newSparseVector(no)
 		for p, st := range stats {
 			sv.Indices[p] = st.fnv
-			sv.Values[p] = float32(value(st.tf))
+			if st.tf < tfLUT {
+				sv.Values[p] = lut32[st.tf]
+			} else {
+				sv.Values[p] = float32(value(st.tf))
+			}
 		}
 		return sv
 	}
@@ -670,7 +680,7 @@ func (sc *bm25Scratch) vector(no int, norm float64) SparseVector {
 	clear(merge)
 	shift := uint(33 - bits.Len(uint(size)))
 	mask := uint32(size - 1)
-	idx := make([]uint32, 0, no)
+	idx := sc.idx[:0]
 	vals := sc.vals[:0]
 	for _, st := range stats {
 		h, val := st.fnv, value(st.tf)
@@ -688,10 +698,23 @@ func (sc *bm25Scratch) vector(no int, norm float64) SparseVector {
 			}
 		}
 	}
-	sc.vals = vals
-	sv := SparseVector{Indices: idx, Values: make([]float32, len(vals))}
+	sc.idx, sc.vals = idx, vals
+	sv := newSparseVector(len(vals))
+	copy(sv.Indices, idx)
 	for g, v := range vals {
 		sv.Values[g] = float32(v)
 	}
 	return sv
+}
+
+// newSparseVector returns a vector of n entries whose Indices and Values
+// share one allocation (a uint32 and a float32 have the same size and
+// alignment, and neither holds pointers). Both have capacity n, so an
+// append to one never runs into the other.
+func newSparseVector(n int) SparseVector {
+	buf := make([]uint32, 2*n)
+	return SparseVector{
+		Indices: buf[:n:n],
+		Values:  unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(buf[n:]))), n),
+	}
 }
