@@ -99,22 +99,28 @@ func (sc *bm25Scratch) encode(text string, avgdl float64) SparseVector {
 
 // How Encode is fast (it must cost a small fraction of chunking):
 //
-//   - The text is classified eight bytes at a time (SWAR) into a bitmap of
-//     token bytes (ASCII letters and digits, and all non-ASCII bytes), and
-//     the bitmap's runs are flattened into start and end positions with
-//     few branches.
+//   - The text is classified into a bitmap of token bytes (ASCII letters
+//     and digits, and all non-ASCII bytes), 16 bytes at a time with SSE2
+//     on amd64, 8 at a time (SWAR) elsewhere.
+//   - The runs of the bitmap are the candidate tokens. On amd64 one
+//     assembly loop takes each run start from the bitmap, reads the run's
+//     length from it, and counts the token; elsewhere the runs are first
+//     flattened into (start, end) pairs with few branches.
 //   - A run of ASCII letters and digits of at most 16 bytes (nearly every
 //     token) is loaded as two little-endian words, lowercased by setting
 //     bit 5 of each byte, and masked to its length: that pair is its key.
 //   - The key is looked up in a vocabulary table that outlives the call
-//     (it is kept with the scratch space): an entry keeps the token's FNV-1a hash, so the hash
-//     is computed once per vocabulary word, not per occurrence. An entry
-//     belongs to the current call only if it holds the call's number
-//     (epoch), so nothing is cleared between calls; a token first seen in
-//     the call takes the next position, and the counts and hashes of the
-//     call are kept by position, so the output is a sequential pass.
-//   - Runs with non-ASCII bytes take the Unicode path into the same
-//     table; tokens longer than 16 bytes go to a map.
+//     (it is kept with the scratch space): an entry keeps the token's
+//     FNV-1a hash, so the hash is computed once per vocabulary word, not
+//     per occurrence. An entry belongs to the current call only if it
+//     holds the call's number (epoch), so nothing is cleared between
+//     calls; a token first seen in the call takes the next position, and
+//     the counts and hashes of the call are kept by position, so the
+//     output is a sequential pass.
+//   - Runs with non-ASCII bytes, tokens longer than 16 bytes and tokens
+//     not in the first two slots they hash to leave the fast loop for Go
+//     code: the Unicode path and the full probe into the same table, and
+//     a map for long tokens.
 //   - Entries whose hashes equal another entry's are flagged when
 //     inserted, so the output is merged by hash only for calls with such
 //     a token (or a long one).
