@@ -10,6 +10,7 @@ import (
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/internal/mdblocks"
 	"github.com/chunkstream/chunkstream/chunking/markdown"
+	"github.com/chunkstream/chunkstream/internal/testutil"
 )
 
 // loadCorpus reads the shared Markdown corpus into memory (skipping the
@@ -32,14 +33,14 @@ func loadCorpus(b *testing.B) ([]chunking.Document, int64) {
 
 // loopCPU runs f in b.Loop and reports CPU milliseconds per iteration.
 func loopCPU(b *testing.B, f func()) {
-	start := cpuTime()
+	start := testutil.ProcessCPU()
 	n := 0
 	for b.Loop() {
 		f()
 		n++
 	}
 	if n > 0 {
-		b.ReportMetric(float64((cpuTime()-start).Milliseconds())/float64(n), "cpu-ms/op")
+		b.ReportMetric(float64((testutil.ProcessCPU()-start).Milliseconds())/float64(n), "cpu-ms/op")
 	}
 }
 

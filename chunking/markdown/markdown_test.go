@@ -15,6 +15,7 @@ import (
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/internal/markdowntest"
 	"github.com/chunkstream/chunkstream/chunking/markdown"
+	"github.com/chunkstream/chunkstream/internal/testutil"
 )
 
 func mustNew(t testing.TB, opts chunking.Options) *markdown.Chunker {
@@ -364,9 +365,9 @@ func minTime(c *markdown.Chunker, src []byte) time.Duration {
 	defer runtime.UnlockOSThread()
 	best := time.Duration(1 << 62)
 	for range 3 {
-		start := threadCPU()
+		start := testutil.ThreadCPU()
 		_, _, _ = c.Chunk(chunking.Document{Content: src})
-		best = min(best, threadCPU()-start)
+		best = min(best, testutil.ThreadCPU()-start)
 	}
 	return best
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/chunkstream/chunkstream/internal/testutil"
 )
 
 // span is a block as the tests describe it: kind, text and the fields that
@@ -273,9 +275,9 @@ func minTime(src []byte) time.Duration {
 	defer runtime.UnlockOSThread()
 	best := time.Duration(1 << 62)
 	for range 3 {
-		start := threadCPU()
+		start := testutil.ThreadCPU()
 		Scan(src)
-		best = min(best, threadCPU()-start)
+		best = min(best, testutil.ThreadCPU()-start)
 	}
 	return best
 }
