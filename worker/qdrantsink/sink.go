@@ -344,15 +344,12 @@ func (s *Sink) Write(ctx context.Context, doc worker.Doc, chunks []worker.Chunk)
 		// the message's, so a permanent mark inside must not leak out.
 		return fmt.Errorf("qdrantsink: not ready: %v", err)
 	}
-	coll := s.cfg.Collection
-	if doc.Collection != "" {
-		coll = doc.Collection
-		if err := s.ensureCollection(ctx, coll); err != nil {
-			if errors.Is(err, ErrCollectionMismatch) {
-				return worker.Permanent(err)
-			}
-			return err
+	coll, err := s.collection(ctx, doc)
+	if err != nil {
+		if errors.Is(err, ErrCollectionMismatch) {
+			return worker.Permanent(err)
 		}
+		return err
 	}
 	s.step(ctx, StepBegin, doc)
 	if len(chunks) > 0 {
@@ -382,11 +379,7 @@ func (s *Sink) Write(ctx context.Context, doc worker.Doc, chunks []worker.Chunk)
 		return fmt.Errorf("qdrantsink: re-read record of %q: %w", doc.ID, err)
 	}
 	if newest > doc.Seq {
-		own := &qdrant.Filter{Must: []*qdrant.Condition{
-			qdrant.NewMatchKeyword(FieldDocID, doc.ID),
-			qdrant.NewMatchInt(FieldIngestSeq, int64(doc.Seq)),
-		}}
-		if err := s.deleteWhere(ctx, coll, own); err != nil {
+		if err := s.deleteWhere(ctx, coll, ownPoints(doc)); err != nil {
 			return err
 		}
 		s.log.Debug("qdrantsink: overtaken; removed own points", "doc_id", doc.ID, "ingest_seq", doc.Seq, "newest_seq", newest)
@@ -410,20 +403,35 @@ func (s *Sink) Superseded(ctx context.Context, doc worker.Doc) error {
 	if err := s.prepare(ctx); err != nil {
 		return fmt.Errorf("qdrantsink: not ready: %v", err)
 	}
-	coll := s.cfg.Collection
-	if doc.Collection != "" {
-		coll = doc.Collection
-		if err := s.ensureCollection(ctx, coll); err != nil {
-			if errors.Is(err, ErrCollectionMismatch) {
-				return nil // nothing was ever written there
-			}
-			return err
+	coll, err := s.collection(ctx, doc)
+	if err != nil {
+		if errors.Is(err, ErrCollectionMismatch) {
+			return nil // nothing was ever written there
 		}
+		return err
 	}
-	return s.deleteWhere(ctx, coll, &qdrant.Filter{Must: []*qdrant.Condition{
+	return s.deleteWhere(ctx, coll, ownPoints(doc))
+}
+
+// collection returns the collection doc goes to, the default one unless
+// it names another, which is created or checked first (a misfit wraps
+// ErrCollectionMismatch).
+func (s *Sink) collection(ctx context.Context, doc worker.Doc) (string, error) {
+	if doc.Collection == "" {
+		return s.cfg.Collection, nil
+	}
+	if err := s.ensureCollection(ctx, doc.Collection); err != nil {
+		return "", err
+	}
+	return doc.Collection, nil
+}
+
+// ownPoints selects the points of exactly doc's version.
+func ownPoints(doc worker.Doc) *qdrant.Filter {
+	return &qdrant.Filter{Must: []*qdrant.Condition{
 		qdrant.NewMatchKeyword(FieldDocID, doc.ID),
 		qdrant.NewMatchInt(FieldIngestSeq, int64(doc.Seq)),
-	}})
+	}}
 }
 
 func (s *Sink) step(ctx context.Context, step Step, doc worker.Doc) {
