@@ -472,9 +472,8 @@ func (c *Chunker) content(pieces []piece, i int) string {
 	return sb.String()
 }
 
-// lastWords returns the suffix of s that starts at its n-th last word (all
-// of s when it has fewer words).
-func lastWords(s string, n int) string {
+// trailingSpaceStart returns the end of s without its trailing spaces.
+func trailingSpaceStart(s string) int {
 	end := len(s)
 	for end > 0 {
 		r, size := utf8.DecodeLastRuneInString(s[:end])
@@ -483,6 +482,13 @@ func lastWords(s string, n int) string {
 		}
 		end -= size
 	}
+	return end
+}
+
+// lastWords returns the suffix of s that starts at its n-th last word (all
+// of s when it has fewer words).
+func lastWords(s string, n int) string {
+	end := trailingSpaceStart(s)
 	inWord := false
 	for i := end; i > 0; {
 		r, size := utf8.DecodeLastRuneInString(s[:i])
@@ -502,14 +508,7 @@ func lastWords(s string, n int) string {
 // lastChars returns the longest suffix of s of at most n characters that
 // starts at a word start ("" when the last word alone is longer).
 func lastChars(s string, n int) string {
-	end := len(s)
-	for end > 0 {
-		r, size := utf8.DecodeLastRuneInString(s[:end])
-		if !sentences.IsSpace(r) {
-			break
-		}
-		end -= size
-	}
+	end := trailingSpaceStart(s)
 	// Walk back n characters.
 	p := end
 	for k := 0; k < n && p > 0; k++ {
