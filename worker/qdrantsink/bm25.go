@@ -348,19 +348,10 @@ func (sc *bm25Scratch) countRunsGo(text string, pad []byte, cand, high []uint64)
 			break
 		}
 		slow := runs[r][runStart]&slowRun != 0
-		n, no = sc.countRun(text, int(runs[r][runStart]&^slowRun), int(runs[r][runEnd]), slow, n, no)
+		s, e := int(runs[r][runStart]&^slowRun), int(runs[r][runEnd])
+		n, no = sc.countRun(text[s:e], slow, n, no)
 	}
 	return n, no
-}
-
-// countRun counts the run text[s:e] that the fast path leaves: one with
-// non-ASCII bytes (slow), one longer than shortMax, or one not in the
-// first two slots it hashes to.
-func (sc *bm25Scratch) countRun(text string, s, e int, slow bool, n, no int) (int, int) {
-	if slow || e-s > shortMax {
-		return sc.countSlow(text[s:e], slow, n, no)
-	}
-	return n + 1, sc.countToken(asciiLower(sc, text[s:e]), no)
 }
 
 // runEndAt returns the end of the run of cand bits that starts at s.
@@ -437,7 +428,7 @@ func (sc *bm25Scratch) countFastGo(pad []byte, runs []run, r, n, no int) (int, i
 }
 
 // asciiLower returns tok (ASCII letters and digits) lowercased, in sc.buf.
-func asciiLower(sc *bm25Scratch, tok string) []byte {
+func (sc *bm25Scratch) asciiLower(tok string) []byte {
 	buf := sc.buf[:0]
 	for i := 0; i < len(tok); i++ {
 		buf = append(buf, tok[i]|0x20)
@@ -464,13 +455,13 @@ func runHasHigh(high []uint64, s, e int) bool {
 	return false
 }
 
-// countSlow counts the tokens of a run of ASCII letters and digits and
-// non-ASCII bytes (the latter only if unicode): a token longer than
-// shortMax, or a run with non-ASCII bytes, whose non-letter non-digit
-// runes and invalid bytes separate its tokens.
-func (sc *bm25Scratch) countSlow(run string, unicode bool, n, no int) (int, int) {
+// countRun counts a run the fast path leaves: one with non-ASCII bytes
+// (unicode), whose non-letter non-digit runes and invalid bytes separate
+// its tokens; or an ASCII token longer than shortMax, or not in the first
+// two slots it hashes to.
+func (sc *bm25Scratch) countRun(run string, unicode bool, n, no int) (int, int) {
 	if !unicode {
-		return n + 1, sc.countToken(asciiLower(sc, run), no)
+		return n + 1, sc.countToken(sc.asciiLower(run), no)
 	}
 	for i := 0; i < len(run); {
 		buf, k := lowerToken(sc.buf[:0], run[i:])

@@ -70,7 +70,7 @@ func (sc *bm25Scratch) countTokens(text string, pad []byte, cand, high []uint64)
 		if st.exited != 0 {
 			s := st.s
 			e := runEndAt(cand, s)
-			st.n, st.no = sc.countRun(text, s, e, high != nil && runHasHigh(high, s, e), st.n, st.no)
+			st.n, st.no = sc.countRun(text[s:e], high != nil && runHasHigh(high, s, e), st.n, st.no)
 			continue
 		}
 		if st.bend == nwords {
