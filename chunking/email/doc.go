@@ -25,7 +25,11 @@
 //     mboxo (^>From  only), and takes as From_ line a line starting with
 //     "From " at the start of the file or after a blank line. Text before
 //     the first From_ line is read as a message, with a warning.
-//     WriteMbox writes mboxrd ("From <sender> <asctime UTC>").
+//     WriteMbox writes mboxrd ("From <sender> <asctime UTC>"). An .eml (or
+//     ParseMessage input) that starts with a From_ line, as one saved from
+//     an mbox may, has it dropped; a message split from an mbox keeps a
+//     "From " line that follows its separator, as content, so writing it
+//     with WriteMbox and reading it back gives the same message.
 //   - MIME (go-message v0.18.2): text/plain is preferred in
 //     multipart/alternative, else the HTML part is converted to text
 //     (block elements and <br> break lines; script/style dropped); in

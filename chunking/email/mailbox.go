@@ -168,7 +168,7 @@ func ParseEML(name string, data []byte) (*Mailbox, []chunking.Warning) {
 }
 
 func (rd *reader) parseEML(name string, data []byte) (*Mailbox, []chunking.Warning) {
-	m, w := rd.parse(name, 0, data)
+	m, w := rd.parse(name, 0, withoutFromLine(normalizeNewlines(data)))
 	return &Mailbox{Messages: []*Message{m}}, w
 }
 

@@ -139,7 +139,7 @@ func stripComments(s string) string {
 // ParseMessage reads one raw message. It never fails: problems become
 // warnings and the message keeps what could be read.
 func ParseMessage(file string, line int, raw []byte) (m *Message, warns []chunking.Warning) {
-	return new(reader).parse(file, line, raw)
+	return new(reader).parse(file, line, withoutFromLine(normalizeNewlines(raw)))
 }
 
 // reader reads messages one after another, reusing its buffer.
@@ -171,15 +171,24 @@ func (r *reader) entity(raw []byte) (*message.Entity, error) {
 	return message.New(message.Header{Header: h}, r.buf)
 }
 
-func (r *reader) parse(file string, line int, raw []byte) (m *Message, warns []chunking.Warning) {
-	raw = normalizeNewlines(raw)
-	// An .eml saved from an mbox may still start with its From_ line.
-	// ("From :" with a space is the obsolete header syntax, not a From_ line.)
+// withoutFromLine returns raw without its first line if that is a From_
+// line: an .eml saved from an mbox may still start with one. ("From :"
+// with a space is the obsolete header syntax, not a From_ line.) Messages
+// split from an mbox never go through it: their From_ line was the
+// separator, and a "From " line after it is content (WriteMbox escapes
+// it), so stripping it there would lose it when the message is written
+// and read again.
+func withoutFromLine(raw []byte) []byte {
 	if bytes.HasPrefix(raw, []byte("From ")) && !bytes.HasPrefix(bytes.TrimLeft(raw[5:], " \t"), []byte(":")) {
 		if i := bytes.IndexByte(raw, '\n'); i >= 0 {
-			raw = raw[i+1:]
+			return raw[i+1:]
 		}
 	}
+	return raw
+}
+
+func (r *reader) parse(file string, line int, raw []byte) (m *Message, warns []chunking.Warning) {
+	raw = normalizeNewlines(raw)
 	m = &Message{File: file, Line: line, Raw: raw}
 	warn := func(format string, args ...any) {
 		text := strings.Join(strings.Fields(fmt.Sprintf(format, args...)), " ")

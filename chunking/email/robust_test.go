@@ -257,3 +257,26 @@ func TestRowsWithBOM(t *testing.T) {
 		}
 	}
 }
+
+// TestMboxFromLineAfterSeparator: a "From " line right after an mbox
+// separator is content, not a second From_ line: it stays in the message,
+// and writing the message with WriteMbox and reading it back gives it
+// again (an .eml still drops a leading From_ line).
+func TestMboxFromLineAfterSeparator(t *testing.T) {
+	mb, _ := ParseMbox("f", []byte("From a@example.org Mon Jan  1 00:00:00 2024\nFrom 0\nFrom \n"), false)
+	if len(mb.Messages) != 1 || string(mb.Messages[0].Raw) != "From 0\nFrom \n" {
+		t.Fatalf("messages = %d, raw %q; want one, %q", len(mb.Messages), mb.Messages[0].Raw, "From 0\nFrom \n")
+	}
+	var buf bytes.Buffer
+	if err := WriteMbox(&buf, mb.Messages); err != nil {
+		t.Fatal(err)
+	}
+	again, _ := ParseMbox("g", buf.Bytes(), false)
+	if len(again.Messages) != 1 || string(again.Messages[0].Raw) != string(mb.Messages[0].Raw) || again.Messages[0].Body != mb.Messages[0].Body {
+		t.Fatalf("written and read again: %q, body %q; want %q, body %q", again.Messages[0].Raw, again.Messages[0].Body, mb.Messages[0].Raw, mb.Messages[0].Body)
+	}
+	eml, _ := ParseEML("m.eml", []byte("From a@example.org Mon Jan  1 00:00:00 2024\nSubject: s\n\nbody\n"))
+	if eml.Messages[0].Subject != "s" {
+		t.Fatalf("eml with a From_ line: subject %q, want %q", eml.Messages[0].Subject, "s")
+	}
+}
