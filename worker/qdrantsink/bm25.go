@@ -90,11 +90,11 @@ func (e *BM25) Encode(text string) SparseVector {
 
 // encode is Encode with the scratch space sc.
 func (sc *bm25Scratch) encode(text string, avgdl float64) SparseVector {
-	n, no := sc.count(text)
-	if n == 0 {
+	no := sc.count(text)
+	if no == 0 {
 		return SparseVector{}
 	}
-	return sc.vector(no, BM25K1*(1-BM25B+BM25B*float64(n)/avgdl))
+	return sc.vector(no, avgdl)
 }
 
 // How Encode is fast (it must cost a small fraction of chunking):
@@ -122,8 +122,12 @@ func (sc *bm25Scratch) encode(text string, avgdl float64) SparseVector {
 //     code: the Unicode path and the full probe into the same table, and
 //     a map for long tokens.
 //   - Entries whose hashes equal another entry's are flagged when
-//     inserted, so the output is merged by hash only for calls with such
-//     a token (or a long one).
+//     inserted (and their keys altered, so that the fast loop never
+//     matches them), so the output is merged by hash only for calls with
+//     such a token (or a long one).
+//   - The counts of the call are kept zero past its distinct tokens (the
+//     output pass clears them), so the fast loop counts a new token like a
+//     seen one; the number of tokens is the sum of the counts.
 
 // Vocabulary table sizes (entries, powers of two). The table keeps the
 // tokens of earlier calls up to half of vocabMax entries (2 MiB, and
@@ -144,11 +148,29 @@ const shortMax = 16
 
 // vocabEntry is one short token in the vocabulary table.
 type vocabEntry struct {
-	k0, k1 uint64 // the lowercased token's bytes; k0 == 0 marks an empty slot
+	k0, k1 uint64 // the lowercased token's bytes (k0 flipped by sharedKey if shared); k0 == 0 marks an empty slot
 	fnv    uint32 // FNV-1a 32 of those bytes
 	epoch  uint32 // the call that saw the token last
 	pos    uint32 // its position in that call
 	shared uint32 // 1 if another entry has had the same hash
+}
+
+// sharedKey is flipped in the stored k0 of a shared entry, so that the
+// fast loops, which compare the keys of ASCII tokens exactly and check
+// nothing else, leave such tokens to the Go path (find), which sees the
+// flag. The flipped key of an ASCII token has a non-ASCII byte; that of a
+// Unicode token still has one (UTF-8 sequences have two or more), and its
+// first byte is not zero (a token starts at a rune, not a continuation
+// byte): no ASCII token's key, and not an empty slot.
+const sharedKey = 0x80
+
+// key0 returns the entry's k0 as the token's bytes.
+func (v *vocabEntry) key0() uint64 { return v.k0 ^ uint64(v.shared)*sharedKey }
+
+// markShared flags the entry as sharing its hash.
+func (v *vocabEntry) markShared() {
+	v.k0 = v.key0() ^ sharedKey
+	v.shared = 1
 }
 
 // bm25Scratch is the reusable state of an encoder: the vocabulary table
@@ -167,7 +189,7 @@ type bm25Scratch struct {
 
 	shared bool             // a token of this call may share its hash
 	long   map[string]int32 // token → position, for long tokens of this call
-	stats  []stat           // by position: the distinct tokens of the call
+	stats  []stat           // by position: the distinct tokens of the call; zero past them between calls
 	runs   []run            // the runs of cand bits, and the flattening's slack (Go kernels)
 	pad    []byte           // the text, zero padded to whole 64-byte blocks and one more
 	cand   []uint64         // a zero word, then bit i: byte i is an ASCII letter or digit, or not ASCII
@@ -284,9 +306,9 @@ var keyMasks = func() (t [32][2]uint64) {
 	return t
 }()
 
-// count counts the tokens of text; it returns the number of tokens and of
-// distinct ones, whose hashes and counts are sc.stats[:no].
-func (sc *bm25Scratch) count(text string) (n, no int) {
+// count counts the tokens of text; it returns the number of distinct ones,
+// whose hashes and counts are sc.stats[:no].
+func (sc *bm25Scratch) count(text string) (no int) {
 	sc.begin(len(text))
 	nb := (len(text) + 63) / 64
 	// One more block than the text needs: its zero padding ends every run
@@ -314,8 +336,8 @@ func (sc *bm25Scratch) count(text string) (n, no int) {
 // countRunsGo counts the tokens of text, classified into cand and high
 // (nil for an ASCII text), in Go: it flattens the runs of cand into
 // (start, end) pairs and counts them with countFastGo, leaving the others
-// to countRun.
-func (sc *bm25Scratch) countRunsGo(text string, pad []byte, cand, high []uint64) (n, no int) {
+// to countRun. It returns the number of distinct tokens.
+func (sc *bm25Scratch) countRunsGo(text string, pad []byte, cand, high []uint64) (no int) {
 	// At most one run per two bytes, plus the flattening's slack.
 	if maxRuns := len(text)/2 + 1; cap(sc.runs) < maxRuns+8 {
 		sc.runs = make([]run, maxRuns+8)
@@ -343,15 +365,15 @@ func (sc *bm25Scratch) countRunsGo(text string, pad []byte, cand, high []uint64)
 		}
 	}
 	for r := 0; r < len(runs); r++ {
-		r, n, no = sc.countFastGo(pad, runs, r, n, no)
+		r, no = sc.countFastGo(pad, runs, r, no)
 		if r == len(runs) {
 			break
 		}
 		slow := runs[r][runStart]&slowRun != 0
 		s, e := int(runs[r][runStart]&^slowRun), int(runs[r][runEnd])
-		n, no = sc.countRun(text[s:e], slow, n, no)
+		no = sc.countRun(text[s:e], slow, no)
 	}
-	return n, no
+	return no
 }
 
 // runEndAt returns the end of the run of cand bits that starts at s.
@@ -378,15 +400,14 @@ const slowRun = 1 << 31
 type stat struct{ fnv, tf uint32 }
 
 // countFastGo counts the runs from r on while they are ASCII tokens of at
-// most shortMax bytes found in the first two slots they hash to; it
-// returns the index of the first run it leaves (len(runs) if none) and
-// the new token and distinct token counts. It makes no calls, so that
-// its state stays in registers.
-func (sc *bm25Scratch) countFastGo(pad []byte, runs []run, r, n, no int) (int, int, int) {
+// most shortMax bytes found (not flagged sharedKey) in the first two slots
+// they hash to; it returns the index of the first run it leaves
+// (len(runs) if none) and the new distinct token count. It makes no
+// calls, so that its state stays in registers.
+func (sc *bm25Scratch) countFastGo(pad []byte, runs []run, r, no int) (int, int) {
 	vocab, shift, mul0, mul1, epoch := sc.vocab, sc.shift, sc.mul0, sc.mul1, sc.epoch
 	stats := sc.stats[:cap(sc.stats)]
 	mask := len(vocab) - 1
-	var shared uint32
 	for ; r < len(runs); r++ {
 		s, l := int(runs[r][runStart]), int(runs[r][runEnd])-int(runs[r][runStart])
 		if uint(l-1) >= shortMax { // long, or slowRun made l negative
@@ -405,26 +426,18 @@ func (sc *bm25Scratch) countFastGo(pad []byte, runs []run, r, n, no int) (int, i
 			break
 		}
 		// Count without branches: a token first seen in this call takes
-		// position no with count 1.
+		// position no, whose count is zero.
 		fresh, p := 0, v.pos
 		if v.epoch != epoch {
 			fresh, p = 1, uint32(no)
 		}
 		st := &stats[p]
-		c := st.tf
-		if fresh != 0 {
-			c = 0
-		}
 		v.epoch, v.pos = epoch, p
-		st.fnv, st.tf = v.fnv, c+1
-		shared |= v.shared
+		st.fnv = v.fnv
+		st.tf++
 		no += fresh
-		n++
 	}
-	if shared != 0 {
-		sc.shared = true
-	}
-	return r, n, no
+	return r, no
 }
 
 // asciiLower returns tok (ASCII letters and digits) lowercased, in sc.buf.
@@ -459,9 +472,9 @@ func runHasHigh(high []uint64, s, e int) bool {
 // (unicode), whose non-letter non-digit runes and invalid bytes separate
 // its tokens; or an ASCII token longer than shortMax, or not in the first
 // two slots it hashes to.
-func (sc *bm25Scratch) countRun(run string, unicode bool, n, no int) (int, int) {
+func (sc *bm25Scratch) countRun(run string, unicode bool, no int) int {
 	if !unicode {
-		return n + 1, sc.countToken(sc.asciiLower(run), no)
+		return sc.countToken(sc.asciiLower(run), no)
 	}
 	for i := 0; i < len(run); {
 		buf, k := lowerToken(sc.buf[:0], run[i:])
@@ -472,10 +485,9 @@ func (sc *bm25Scratch) countRun(run string, unicode bool, n, no int) (int, int) 
 			continue
 		}
 		i += k
-		n++
 		no = sc.countToken(buf, no)
 	}
-	return n, no
+	return no
 }
 
 // lowerToken appends to buf the lowercased token at the start of s (ASCII
@@ -549,7 +561,7 @@ func (sc *bm25Scratch) find(k0, k1 uint64, l int) int {
 	mask := len(sc.vocab) - 1
 	for i := int((k0+k1*sc.mul1)*sc.mul0>>sc.shift) & mask; ; i = (i + 1) & mask {
 		v := &sc.vocab[i]
-		if v.k0 == k0 && v.k1 == k1 {
+		if v.key0() == k0 && v.k1 == k1 {
 			return i
 		}
 		if v.k0 == 0 {
@@ -600,12 +612,13 @@ func (sc *bm25Scratch) rebuild(size int, keep func(*vocabEntry) bool) {
 		if v.k0 == 0 || !keep(v) {
 			continue
 		}
-		i := int((v.k0+v.k1*sc.mul1)*sc.mul0>>sc.shift) & mask
+		k0 := v.key0()
+		i := int((k0+v.k1*sc.mul1)*sc.mul0>>sc.shift) & mask
 		for sc.vocab[i].k0 != 0 {
 			i = (i + 1) & mask
 		}
 		sc.vocab[i] = *v
-		sc.vocab[i].shared = 0
+		sc.vocab[i].k0, sc.vocab[i].shared = k0, 0
 		sc.used++
 		sc.addHash(i)
 	}
@@ -623,8 +636,10 @@ func (sc *bm25Scratch) addHash(i int) {
 			return
 		}
 		if uint32(e>>32) == h {
-			sc.vocab[uint32(e)-1].shared = 1
-			sc.vocab[i].shared = 1
+			if o := &sc.vocab[uint32(e)-1]; o.shared == 0 {
+				o.markShared()
+			}
+			sc.vocab[i].markShared()
 			return
 		}
 	}
@@ -633,10 +648,17 @@ func (sc *bm25Scratch) addHash(i int) {
 // tfLUT is how many term frequencies vector looks up rather than computes.
 const tfLUT = 8
 
-// vector builds the output from the no distinct tokens of the call, norm
-// being k1·(1 − b + b·len/avgdl). If a token may share its hash with
-// another, tokens are merged by hash into the first one's entry.
-func (sc *bm25Scratch) vector(no int, norm float64) SparseVector {
+// vector builds the output from the no distinct tokens of the call, and
+// clears their counts. If a token may share its hash with another, tokens
+// are merged by hash into the first one's entry.
+func (sc *bm25Scratch) vector(no int, avgdl float64) SparseVector {
+	stats := sc.stats[:no]
+	defer clear(stats)
+	n := 0
+	for _, st := range stats {
+		n += int(st.tf)
+	}
+	norm := BM25K1 * (1 - BM25B + BM25B*float64(n)/avgdl)
 	var lut [tfLUT]float64
 	for tf := 1; tf < tfLUT; tf++ {
 		f := float64(tf)
@@ -649,7 +671,6 @@ func (sc *bm25Scratch) vector(no int, norm float64) SparseVector {
 		f := float64(tf)
 		return f * (BM25K1 + 1) / (f + norm)
 	}
-	stats := sc.stats[:no]
 	if !sc.shared {
 		var lut32 [tfLUT]float32
 		for tf, v := range lut {

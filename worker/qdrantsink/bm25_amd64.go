@@ -14,26 +14,24 @@ type scanState struct {
 	vocab  *vocabEntry
 	masks  *[32][2]uint64
 	stats  *stat
-	mask   uint64
+	mask   uint64 // (len(vocab)-1)·32: the byte offsets of the slots
 	shift  uint64
 	mul0   uint64
 	mul1   uint64
 	b      int    // the word scanned last
 	sm     uint64 // the run starts of word b not counted yet
 	bend   int    // the word to stop before
-	n      int    // tokens
 	no     int    // distinct tokens
 	s      int    // out: the start of the run left to the Go code, if exited
 	exited int
 	epoch  uint32
-	shared uint32 // set if a counted entry's hash is shared
 }
 
 // scanKernel counts the runs of cand from st.b, st.sm on, in the words
 // before st.bend, while they are ASCII tokens of at most shortMax bytes
-// found in the first two slots they hash to; it stops at the first other
-// run (exited, s) or at bend. It is countRunsGo's flattening and
-// countFastGo fused, with run ends read from the bitmap.
+// found (not flagged sharedKey) in the first two slots they hash to; it
+// stops at the first other run (exited, s) or at bend. It is countRunsGo's
+// flattening and countFastGo fused, with run ends read from the bitmap.
 //
 //go:noescape
 func scanKernel(st *scanState)
@@ -45,7 +43,7 @@ const scanBatch = 1 << 10
 // countTokens counts the tokens of text, classified into cand and high
 // (nil for an ASCII text), with the scanning kernel; the runs it leaves go
 // to countRun.
-func (sc *bm25Scratch) countTokens(text string, pad []byte, cand, high []uint64) (n, no int) {
+func (sc *bm25Scratch) countTokens(text string, pad []byte, cand, high []uint64) (no int) {
 	if sc.portable {
 		return sc.countRunsGo(text, pad, cand, high)
 	}
@@ -64,23 +62,20 @@ func (sc *bm25Scratch) countTokens(text string, pad []byte, cand, high []uint64)
 		st.high = unsafe.SliceData(high)
 	}
 	for {
-		st.vocab, st.mask, st.shift = unsafe.SliceData(sc.vocab), uint64(len(sc.vocab)-1), uint64(sc.shift)
+		st.vocab, st.mask, st.shift = unsafe.SliceData(sc.vocab), uint64(len(sc.vocab)-1)*32, uint64(sc.shift)
 		st.bend = min(nwords, st.b+1+scanBatch)
 		scanKernel(&st)
 		if st.exited != 0 {
 			s := st.s
 			e := runEndAt(cand, s)
-			st.n, st.no = sc.countRun(text[s:e], high != nil && runHasHigh(high, s, e), st.n, st.no)
+			st.no = sc.countRun(text[s:e], high != nil && runHasHigh(high, s, e), st.no)
 			continue
 		}
 		if st.bend == nwords {
 			break
 		}
 	}
-	if st.shared != 0 {
-		sc.shared = true
-	}
-	return st.n, st.no
+	return st.no
 }
 
 // classifyKernel is classifyBytesGo in assembly (SSE2): it always sets

@@ -5,44 +5,43 @@
 
 // func scanKernel(st *scanState)
 //
-// Registers: DI state, R8 cand, R9 b, R10 sm, R11 pad, R12 vocab, R14 n,
-// R15 no; SI the run's start s; AX BX CX DX R13 scratch.
+// Registers: DI state, R8 cand, R9 b, R14 b·64, R10 sm, R11 pad, R12
+// vocab, R15 no; SI the run's start s; AX BX CX DX R13 scratch.
 TEXT ·scanKernel(SB), NOSPLIT, $0-8
 	MOVQ st+0(FP), DI
 	MOVQ scanState_cand(DI), R8
 	MOVQ scanState_b(DI), R9
+	MOVQ R9, R14
+	SHLQ $6, R14
 	MOVQ scanState_sm(DI), R10
 	MOVQ scanState_pad(DI), R11
 	MOVQ scanState_vocab(DI), R12
-	MOVQ scanState_n(DI), R14
 	MOVQ scanState_no(DI), R15
-
-next:
 	TESTQ R10, R10
 	JNE  have
+
+word:
 	// The next word: its run starts are its bits whose previous bit
 	// (across words too) is clear.
 	LEAQ 1(R9), AX
 	CMPQ AX, scanState_bend(DI)
 	JGE  finish
 	MOVQ AX, R9
+	ADDQ $64, R14
 	MOVQ (R8)(R9*8), R10
 	MOVQ -8(R8)(R9*8), AX
 	SHRQ $63, AX
-	MOVQ R10, BX
-	SHLQ $1, BX
+	LEAQ (R10)(R10*1), BX
 	ORQ  AX, BX
 	NOTQ BX
 	ANDQ BX, R10
-	JMP  next
+	JEQ  word
 
 have:
 	BSFQ R10, SI
 	LEAQ -1(R10), AX
 	ANDQ AX, R10         // the start is taken
-	MOVQ R9, AX
-	SHLQ $6, AX
-	ADDQ AX, SI          // s
+	ADDQ R14, SI         // s
 	// The run's length: the trailing ones of the bitmap from bit s, read
 	// as 8 bytes from byte s/8 (cand has a word past the text's).
 	MOVQ SI, AX
@@ -59,15 +58,7 @@ have:
 	JAE  exit            // longer than shortMax
 	MOVQ scanState_high(DI), DX
 	TESTQ DX, DX
-	JEQ  ascii
-	MOVQ (DX)(AX*1), DX  // the high bits from byte s/8
-	SHRQ CX, DX
-	MOVQ BX, CX
-	MOVQ $1, AX
-	SHLQ CX, AX
-	DECQ AX
-	ANDQ AX, DX
-	JNE  exit            // a non-ASCII byte in the run
+	JNE  highcheck
 
 ascii:
 	SHLQ $4, BX
@@ -84,33 +75,18 @@ ascii:
 	ADDQ DX, AX
 	IMULQ scanState_mul0(DI), AX
 	MOVQ scanState_shift(DI), CX
-	SHRQ CX, AX
-	ANDQ scanState_mask(DI), AX // slot
-	MOVQ AX, R13
-	SHLQ $5, R13
-	ADDQ R12, R13        // &vocab[slot]
+	SHRQ CX, AX          // the slot (the shift leaves no higher bit)
+	SHLQ $5, AX          // its byte offset
+	LEAQ (R12)(AX*1), R13
 	CMPQ DX, vocabEntry_k0(R13)
 	JNE  second
 	CMPQ BX, vocabEntry_k1(R13)
-	JEQ  found
-
-second:
-	INCQ AX
-	ANDQ scanState_mask(DI), AX
-	MOVQ AX, R13
-	SHLQ $5, R13
-	ADDQ R12, R13
-	CMPQ DX, vocabEntry_k0(R13)
-	JNE  exit
-	CMPQ BX, vocabEntry_k1(R13)
-	JNE  exit
-
-found:
-	MOVL vocabEntry_shared(R13), AX
-	TESTL AX, AX
-	JNE  markshared
+	JNE  second
 
 count:
+	// Count without branches: a token first seen in this call takes
+	// position no, whose count is zero (stats is zero past the call's
+	// tokens).
 	MOVL vocabEntry_pos(R13), BX
 	MOVL scanState_epoch(DI), DX
 	XORL AX, AX
@@ -121,20 +97,36 @@ count:
 	MOVL BX, vocabEntry_pos(R13)
 	MOVQ scanState_stats(DI), DX
 	LEAQ (DX)(BX*8), DX  // &stats[p]
-	MOVL 4(DX), BX       // its count so far
-	LEAL -1(AX), CX      // 0 if fresh, -1 if not
-	ANDL CX, BX
-	INCL BX
+	INCL 4(DX)
 	MOVL vocabEntry_fnv(R13), CX
 	MOVL CX, 0(DX)
-	MOVL BX, 4(DX)
 	ADDQ AX, R15
-	INCQ R14
-	JMP  next
+	TESTQ R10, R10
+	JNE  have
+	JMP  word
 
-markshared:
-	MOVL $1, scanState_shared(DI)
-	JMP  count
+second:
+	ADDQ $32, AX
+	ANDQ scanState_mask(DI), AX
+	LEAQ (R12)(AX*1), R13
+	CMPQ DX, vocabEntry_k0(R13)
+	JNE  exit
+	CMPQ BX, vocabEntry_k1(R13)
+	JEQ  count
+	JMP  exit
+
+highcheck:
+	// A non-ASCII byte in the run sends it to the Go code. AX is s/8, CX
+	// s%8, BX l.
+	MOVQ (DX)(AX*1), DX  // the high bits from byte s/8
+	SHRQ CX, DX
+	MOVQ BX, CX
+	MOVQ $1, AX
+	SHLQ CX, AX
+	DECQ AX
+	ANDQ AX, DX
+	JNE  exit
+	JMP  ascii
 
 exit:
 	MOVQ SI, scanState_s(DI)
@@ -147,7 +139,6 @@ finish:
 save:
 	MOVQ R9, scanState_b(DI)
 	MOVQ R10, scanState_sm(DI)
-	MOVQ R14, scanState_n(DI)
 	MOVQ R15, scanState_no(DI)
 	RET
 

@@ -3,7 +3,7 @@
 package qdrantsink
 
 // countTokens is countRunsGo where there is no assembly kernel.
-func (sc *bm25Scratch) countTokens(text string, pad []byte, cand, high []uint64) (n, no int) {
+func (sc *bm25Scratch) countTokens(text string, pad []byte, cand, high []uint64) (no int) {
 	return sc.countRunsGo(text, pad, cand, high)
 }
 
