@@ -191,7 +191,8 @@ type bm25Scratch struct {
 	long   map[string]int32 // token → position, for long tokens of this call
 	stats  []stat           // by position: the distinct tokens of the call; zero past them between calls
 	runs   []run            // the runs of cand bits, and the flattening's slack (Go kernels)
-	pad    []byte           // the text, zero padded to whole 64-byte blocks and one more
+	pad    []byte           // the text, zero padded to whole 64-byte blocks and one more (see padded)
+	tail   [64]byte         // the text's last partial block, zero padded
 	cand   []uint64         // a zero word, then bit i: byte i is an ASCII letter or digit, or not ASCII
 	high   []uint64         // bit i: byte i is not ASCII
 	buf    []byte
@@ -310,34 +311,45 @@ var keyMasks = func() (t [32][2]uint64) {
 // whose hashes and counts are sc.stats[:no].
 func (sc *bm25Scratch) count(text string) (no int) {
 	sc.begin(len(text))
+	if len(text) == 0 {
+		return 0
+	}
+	// The bitmaps have a word for each 64-byte block of the text and one
+	// past it, which ends every run; cand has a zero word before its first.
 	nb := (len(text) + 63) / 64
-	// One more block than the text needs: its zero padding ends every run
-	// and leaves 16 bytes past any token for its key words. The bitmaps
-	// have a word for it, and cand a zero word before its first.
-	size := nb*64 + 64
-	if cap(sc.pad) < size {
-		sc.pad = make([]byte, size)
+	if cap(sc.cand) < nb+2 {
 		sc.cand = make([]uint64, nb+2)
 		sc.high = make([]uint64, nb+1)
-	}
-	pad, cand, high := sc.pad[:size], sc.cand[1:nb+2], sc.high[:nb+1]
-	copy(pad, text)
-	clear(pad[len(text):])
-	if !sc.classify(pad, cand, high) {
-		high = nil
 	}
 	// At most one token per two bytes.
 	if maxRuns := len(text)/2 + 1; len(sc.stats) < maxRuns {
 		sc.stats = make([]stat, maxRuns)
 	}
-	return sc.countTokens(text, pad, cand, high)
+	return sc.countTokens(text, sc.cand[1:nb+2], sc.high[:nb+1])
 }
 
-// countRunsGo counts the tokens of text, classified into cand and high
-// (nil for an ASCII text), in Go: it flattens the runs of cand into
-// (start, end) pairs and counts them with countFastGo, leaving the others
-// to countRun. It returns the number of distinct tokens.
-func (sc *bm25Scratch) countRunsGo(text string, pad []byte, cand, high []uint64) (no int) {
+// padded returns text in sc.pad, zero padded to whole 64-byte blocks and
+// one more block: past any token there are 16 bytes to load its key from.
+func (sc *bm25Scratch) padded(text string) []byte {
+	size := (len(text)+63)/64*64 + 64
+	if cap(sc.pad) < size {
+		sc.pad = make([]byte, size)
+	}
+	pad := sc.pad[:size]
+	copy(pad, text)
+	clear(pad[len(text):])
+	return pad
+}
+
+// countRunsGo counts the tokens of text in Go: it classifies a padded copy
+// into cand and high, flattens the runs of cand into (start, end) pairs
+// and counts them with countFastGo, leaving the others to countRun. It
+// returns the number of distinct tokens.
+func (sc *bm25Scratch) countRunsGo(text string, cand, high []uint64) (no int) {
+	pad := sc.padded(text)
+	if !classifyBytesGo(pad, cand, high) {
+		high = nil
+	}
 	// At most one run per two bytes, plus the flattening's slack.
 	if maxRuns := len(text)/2 + 1; cap(sc.runs) < maxRuns+8 {
 		sc.runs = make([]run, maxRuns+8)

@@ -10,7 +10,7 @@ import "unsafe"
 type scanState struct {
 	cand   *uint64 // the cand words; the word before the first is zero
 	high   *uint64 // the high words, nil for an ASCII text
-	pad    *byte
+	pad    *byte   // the text, or its padded copy
 	vocab  *vocabEntry
 	masks  *[32][2]uint64
 	stats  *stat
@@ -40,17 +40,50 @@ func scanKernel(st *scanState)
 // scans at most, so that a huge text does not hold off preemption.
 const scanBatch = 1 << 10
 
-// countTokens counts the tokens of text, classified into cand and high
-// (nil for an ASCII text), with the scanning kernel; the runs it leaves go
-// to countRun.
-func (sc *bm25Scratch) countTokens(text string, pad []byte, cand, high []uint64) (no int) {
+// pageSize is the smallest page size on amd64.
+const pageSize = 4096
+
+// countTokens classifies text into cand and high with the classifying
+// kernel and counts its tokens with the scanning kernel; the runs it
+// leaves go to countRun.
+//
+// The kernels read the text where it is, without a copy: the whole
+// 64-byte blocks are classified in place and the last partial one from a
+// zero-padded copy; the scanning kernel loads each token's key as 16
+// bytes from its start, which may read up to 15 bytes past the text's end.
+// Those bytes are masked off, and are read only if they lie in the page of
+// the text's last byte (so the read cannot fault, wherever the string's
+// bytes live); otherwise the kernels run on a padded copy.
+func (sc *bm25Scratch) countTokens(text string, cand, high []uint64) (no int) {
 	if sc.portable {
-		return sc.countRunsGo(text, pad, cand, high)
+		return sc.countRunsGo(text, cand, high)
 	}
-	nwords := len(cand) - 1 // the last is the padding's
+	nwords := len(cand) - 1 // the last is past the text
+	var keys *byte
+	var anyHigh uint64
+	if end := uintptr(unsafe.Pointer(unsafe.StringData(text))) + uintptr(len(text)); (end-1)/pageSize == (end+shortMax-2)/pageSize {
+		keys = unsafe.StringData(text)
+		full := len(text) / 64
+		if full > 0 {
+			anyHigh = classifyKernel(keys, full, &cand[0], &high[0])
+		}
+		if full < nwords {
+			sc.tail = [64]byte{}
+			copy(sc.tail[:], text[full*64:])
+			anyHigh |= classifyKernel(&sc.tail[0], 1, &cand[full], &high[full])
+		}
+		cand[nwords], high[nwords] = 0, 0
+	} else {
+		pad := sc.padded(text)
+		keys = unsafe.SliceData(pad)
+		anyHigh = classifyKernel(keys, len(cand), &cand[0], &high[0])
+	}
+	if anyHigh == 0 {
+		high = nil
+	}
 	st := scanState{
 		cand:  unsafe.SliceData(cand),
-		pad:   unsafe.SliceData(pad),
+		pad:   keys,
 		masks: &keyMasks,
 		stats: unsafe.SliceData(sc.stats),
 		mul0:  sc.mul0,

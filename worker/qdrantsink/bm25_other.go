@@ -3,8 +3,8 @@
 package qdrantsink
 
 // countTokens is countRunsGo where there is no assembly kernel.
-func (sc *bm25Scratch) countTokens(text string, pad []byte, cand, high []uint64) (no int) {
-	return sc.countRunsGo(text, pad, cand, high)
+func (sc *bm25Scratch) countTokens(text string, cand, high []uint64) (no int) {
+	return sc.countRunsGo(text, cand, high)
 }
 
 // classify is classifyBytesGo where there is no assembly kernel.
