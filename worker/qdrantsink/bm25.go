@@ -124,7 +124,8 @@ func (sc *bm25Scratch) encode(text string, avgdl float64) SparseVector {
 //   - Entries whose hashes equal another entry's are flagged when
 //     inserted (and their keys altered, so that the fast loop never
 //     matches them), so the output is merged by hash only for calls with
-//     such a token (or a long one).
+//     such a token, or with a long token whose hash another token of the
+//     call has (or more than longFew long tokens).
 //   - The counts of the call are kept zero past its distinct tokens (the
 //     output pass clears them), so the fast loop counts a new token like a
 //     seen one; the number of tokens is the sum of the counts.
@@ -189,6 +190,7 @@ type bm25Scratch struct {
 
 	shared bool             // a token of this call may share its hash
 	long   map[string]int32 // token → position, for long tokens of this call
+	longAt []int32          // the positions of the long tokens of this call
 	stats  []stat           // by position: the distinct tokens of the call; zero past them between calls
 	runs   []run            // the runs of cand bits, and the flattening's slack (Go kernels)
 	pad    []byte           // the text, zero padded to whole 64-byte blocks and one more (see padded)
@@ -235,6 +237,7 @@ func (sc *bm25Scratch) begin(n int) {
 	sc.shared = false
 	if len(sc.long) > 0 {
 		clear(sc.long)
+		sc.longAt = sc.longAt[:0]
 	}
 }
 
@@ -532,7 +535,6 @@ func lowerToken(buf []byte, s string) ([]byte, int) {
 // new number of distinct tokens.
 func (sc *bm25Scratch) countToken(tok []byte, no int) int {
 	if len(tok) > shortMax {
-		sc.shared = true // long tokens are not in the hash set
 		if p, ok := sc.long[string(tok)]; ok {
 			sc.stats[p].tf++
 			return no
@@ -541,6 +543,7 @@ func (sc *bm25Scratch) countToken(tok []byte, no int) int {
 			sc.long = map[string]int32{}
 		}
 		sc.long[string(tok)] = int32(no)
+		sc.longAt = append(sc.longAt, int32(no))
 		sc.stats[no] = stat{fnv1a32(tok), 1}
 		return no + 1
 	}
@@ -671,6 +674,9 @@ func (sc *bm25Scratch) vector(no int, avgdl float64) SparseVector {
 		n += int(st.tf)
 	}
 	norm := BM25K1 * (1 - BM25B + BM25B*float64(n)/avgdl)
+	if !sc.shared && len(sc.longAt) > 0 {
+		sc.shared = longShares(stats, sc.longAt)
+	}
 	var lut [tfLUT]float64
 	for tf := 1; tf < tfLUT; tf++ {
 		f := float64(tf)
@@ -735,6 +741,28 @@ func (sc *bm25Scratch) vector(no int, avgdl float64) SparseVector {
 		sv.Values[g] = float32(v)
 	}
 	return sv
+}
+
+// longFew is how many long tokens longShares compares with every token.
+const longFew = 4
+
+// longShares reports whether a long token of the call (at the positions
+// longAt of stats) may share its hash with another token, long tokens
+// being kept out of the vocabulary's hash set: it compares the hashes of
+// up to longFew of them with every token's, and says yes for more.
+func longShares(stats []stat, longAt []int32) bool {
+	if len(longAt) > longFew {
+		return true
+	}
+	for _, lp := range longAt {
+		h := stats[lp].fnv
+		for p, st := range stats {
+			if st.fnv == h && p != int(lp) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // newSparseVector returns a vector of n entries whose Indices and Values

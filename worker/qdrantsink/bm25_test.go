@@ -308,8 +308,9 @@ func TestBM25HugeText(t *testing.T) {
 }
 
 // TestBM25LongTokenCollision finds a token longer than the vocabulary keys
-// and a short one with equal FNV-1a hashes, and checks that their values
-// add into one index.
+// and a short one with equal FNV-1a hashes, and two long ones, and checks
+// that their values add into one index: with one long token, two, and
+// more than longFew, and with long tokens that collide with nothing.
 func TestBM25LongTokenCollision(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	word := func(n int) string {
@@ -335,11 +336,28 @@ func TestBM25LongTokenCollision(t *testing.T) {
 	if long == "" {
 		t.Fatal("no collision found")
 	}
-	for _, text := range []string{long + " " + other + " " + other, other + " " + long + " x " + long} {
-		sv := NewBM25(4).Encode(text)
-		if len(sv.Indices) != len(naiveBM25(text, 4).Indices) {
-			t.Fatalf("Encode(%q) = %v: colliding tokens not merged", text, sv)
+	var long1, long2 string
+	longs := map[uint32]string{}
+	for long1 == "" {
+		w := word(shortMax + 1 + rng.IntN(8))
+		if l, ok := longs[fnv1a(w)]; ok && l != w {
+			long1, long2 = l, w
 		}
+		longs[fnv1a(w)] = w
+	}
+	many := "abcdefghijklmnopqrstu bcdefghijklmnopqrstuv cdefghijklmnopqrstuvw defghijklmnopqrstuvwx efghijklmnopqrstuvwxy"
+	enc := NewBM25(4)
+	for _, text := range []string{
+		long + " " + other + " " + other,
+		other + " " + long + " x " + long,
+		long1 + " y " + long2 + " " + long1,
+		"x " + long2 + " " + long1,
+		many + " " + long + " " + other,
+		many + " " + long1 + " " + long2,
+		many + " " + other + " " + many,
+		"z " + long + " z " + long1,
+	} {
+		sv := enc.Encode(text)
 		checkOracle(t, sv, text, 4)
 	}
 }
