@@ -283,6 +283,34 @@ func classifyBytesGo(pad []byte, cand, high []uint64) bool {
 	return true
 }
 
+// unmarkSeparators clears in cand and high (non-empty) the bits of the
+// bytes of the non-ASCII separator runes common in prose: U+2000 to U+203F
+// (spaces, dashes, quotes, ellipsis; General Punctuation has no letter or
+// digit before U+2071) and U+00A0, the no-break space. The runs around
+// them then stay on the fast path: "don’t" is two ASCII runs, not one
+// Unicode run. It returns whether a non-ASCII byte is left.
+func unmarkSeparators(text string, cand, high []uint64) bool {
+	var left uint64
+	for b, m := range high {
+		for ; m != 0; m &= m - 1 {
+			p := b*64 + bits.TrailingZeros64(m)
+			n := 0
+			switch {
+			case text[p] == 0xe2 && p+2 < len(text) && text[p+1] == 0x80 && text[p+2]&0xc0 == 0x80:
+				n = 3
+			case text[p] == 0xc2 && p+1 < len(text) && text[p+1] == 0xa0:
+				n = 2
+			}
+			for q := p; q < p+n; q++ {
+				cand[q/64] &^= 1 << (q % 64)
+				high[q/64] &^= 1 << (q % 64)
+			}
+		}
+		left |= high[b]
+	}
+	return left != 0
+}
+
 // flatten writes base plus the positions of the set bits of m, in order,
 // to bound i (runStart or runEnd) of runs[k:], eight at a time (runs needs
 // 8 entries of slack), and returns the new k.
@@ -350,7 +378,7 @@ func (sc *bm25Scratch) padded(text string) []byte {
 // returns the number of distinct tokens.
 func (sc *bm25Scratch) countRunsGo(text string, cand, high []uint64) (no int) {
 	pad := sc.padded(text)
-	if !classifyBytesGo(pad, cand, high) {
+	if !classifyBytesGo(pad, cand, high) || !unmarkSeparators(text, cand, high) {
 		high = nil
 	}
 	// At most one run per two bytes, plus the flattening's slack.

@@ -78,7 +78,7 @@ func (sc *bm25Scratch) countTokens(text string, cand, high []uint64) (no int) {
 		keys = unsafe.SliceData(pad)
 		anyHigh = classifyKernel(keys, len(cand), &cand[0], &high[0])
 	}
-	if anyHigh == 0 {
+	if anyHigh == 0 || !unmarkSeparators(text, cand, high) {
 		high = nil
 	}
 	st := scanState{

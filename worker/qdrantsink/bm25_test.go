@@ -210,7 +210,10 @@ func checkOracle(t *testing.T, got SparseVector, text string, avgdl float64) {
 func randomText(rng *rand.Rand, n int, vocab int) string {
 	letters := []string{"a", "B", "c", "D", "e", "7", "0", "z", "Q", "é", "Σ", "日", "ß", "٣"}
 	// "\x11" is a digit once bit 5 is set: a key must not take it in.
-	seps := []string{" ", " ", " ", ", ", ".\n", "—", "\u0301", "\xff", "\t", "-", "’", "\x11", "@"}
+	// The separators unmarkSeparators takes out of the runs, and byte
+	// sequences that look like them but are not.
+	seps := []string{" ", " ", " ", ", ", ".\n", "—", "\u0301", "\xff", "\t", "-", "’", "\x11", "@",
+		"“", "…", "\u00a0", "\u2000", "\u203f", "\u2071", "\xe2\x80", "\xe2\x80a", "\xc2", "\xc2\xa1"}
 	var sb strings.Builder
 	for sb.Len() < n {
 		w := rng.IntN(vocab)
@@ -367,6 +370,7 @@ func FuzzBM25(f *testing.F) {
 	f.Add("costarring liquid")
 	f.Add("ab\xffcd Été")
 	f.Add("abcdefghijklmnopq ABCDEFGHIJKLMNOP abcdefgh—abcdefghi")
+	f.Add("don’t “x”\u00a0y… \xe2\x80a \xe2\x80\u2071 \xc2\xa0\xc2")
 	f.Fuzz(func(t *testing.T, text string) {
 		sc := newBM25Scratch()
 		sv := sc.encode(text, 256)
@@ -411,6 +415,29 @@ func sortedVector(sv SparseVector) SparseVector {
 		out.Values = append(out.Values, sv.Values[i])
 	}
 	return out
+}
+
+// TestBM25UnmarkedSeparators checks that the runes unmarkSeparators takes
+// out of the runs are separators for the Unicode tables Go has, and that a
+// text of ASCII words between them has no non-ASCII byte left.
+func TestBM25UnmarkedSeparators(t *testing.T) {
+	var sb strings.Builder
+	for r := rune(0x2000); r <= 0x203f; r++ {
+		if isTokenRune(r) {
+			t.Fatalf("%U is a letter or digit", r)
+		}
+		sb.WriteString("ab")
+		sb.WriteRune(r)
+	}
+	sb.WriteString("x\u00a0y")
+	text := sb.String()
+	checkOracle(t, NewBM25(256).Encode(text), text, 256)
+	pad := make([]byte, (len(text)+63)/64*64+64)
+	copy(pad, text)
+	cand, high := make([]uint64, len(pad)/64), make([]uint64, len(pad)/64)
+	if !classifyBytesGo(pad, cand, high) || unmarkSeparators(text, cand, high) {
+		t.Fatalf("non-ASCII bytes left: %x", high)
+	}
 }
 
 func TestBM25FirstOccurrenceOrder(t *testing.T) {
