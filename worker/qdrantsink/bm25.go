@@ -2,6 +2,7 @@ package qdrantsink
 
 import (
 	"encoding/binary"
+	"math"
 	"math/bits"
 	"math/rand/v2"
 	"runtime"
@@ -200,6 +201,7 @@ type bm25Scratch struct {
 	buf    []byte
 	merge  []uint64 // hash → output entry, (hash<<32 | entry+1)
 	idx    []uint32 // merged output, before it is copied out
+	out    []uint32 // the output, before it is copied out (see output)
 	vals   []float64
 }
 
@@ -722,16 +724,17 @@ func (sc *bm25Scratch) vector(no int, avgdl float64) SparseVector {
 		for tf, v := range lut {
 			lut32[tf] = float32(v)
 		}
-		sv := newSparseVector(no)
+		out := sc.output(no)
+		idx, vals := out[:no], out[no:]
 		for p, st := range stats {
-			sv.Indices[p] = st.fnv
+			idx[p] = st.fnv
 			if st.tf < tfLUT {
-				sv.Values[p] = lut32[st.tf]
+				vals[p] = math.Float32bits(lut32[st.tf])
 			} else {
-				sv.Values[p] = float32(value(st.tf))
+				vals[p] = math.Float32bits(float32(value(st.tf)))
 			}
 		}
-		return sv
+		return newSparseVector(out)
 	}
 	size := 16
 	for size < 2*no {
@@ -763,12 +766,21 @@ func (sc *bm25Scratch) vector(no int, avgdl float64) SparseVector {
 		}
 	}
 	sc.idx, sc.vals = idx, vals
-	sv := newSparseVector(len(vals))
-	copy(sv.Indices, idx)
+	out := sc.output(len(idx))
+	copy(out, idx)
 	for g, v := range vals {
-		sv.Values[g] = float32(v)
+		out[len(idx)+g] = math.Float32bits(float32(v))
 	}
-	return sv
+	return newSparseVector(out)
+}
+
+// output returns a scratch buffer for a vector of n entries: n indices,
+// then n values as float32 bits.
+func (sc *bm25Scratch) output(n int) []uint32 {
+	if cap(sc.out) < 2*n {
+		sc.out = make([]uint32, 2*n)
+	}
+	return sc.out[:2*n]
 }
 
 // longFew is how many long tokens longShares compares with every token.
@@ -793,12 +805,15 @@ func longShares(stats []stat, longAt []int32) bool {
 	return false
 }
 
-// newSparseVector returns a vector of n entries whose Indices and Values
-// share one allocation (a uint32 and a float32 have the same size and
+// newSparseVector returns the vector built in out (see output) in one
+// allocation, which make and copy together do not zero first: its Indices
+// and Values share it (a uint32 and a float32 have the same size and
 // alignment, and neither holds pointers). Both have capacity n, so an
 // append to one never runs into the other.
-func newSparseVector(n int) SparseVector {
-	buf := make([]uint32, 2*n)
+func newSparseVector(out []uint32) SparseVector {
+	buf := make([]uint32, len(out))
+	copy(buf, out)
+	n := len(out) / 2
 	return SparseVector{
 		Indices: buf[:n:n],
 		Values:  unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(buf[n:]))), n),
