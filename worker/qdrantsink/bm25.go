@@ -75,13 +75,19 @@ func newBM25Scratch() *bm25Scratch {
 // separate tokens. A text without tokens has an empty vector. The time is
 // linear in len(text), also for texts crafted to collide.
 func (e *BM25) Encode(text string) SparseVector {
+	return e.EncodeTo(nil, text)
+}
+
+// EncodeTo is Encode with the vector in the arena a (a new allocation if a
+// is nil).
+func (e *BM25) EncodeTo(a *VectorArena, text string) SparseVector {
 	var sc *bm25Scratch
 	select {
 	case sc = <-e.free:
 	default:
 		sc = newBM25Scratch()
 	}
-	sv := sc.encode(text, e.avgdl)
+	sv := sc.encodeTo(a, text, e.avgdl)
 	select {
 	case e.free <- sc:
 	default: // more concurrent calls than kept scratch spaces
@@ -91,11 +97,16 @@ func (e *BM25) Encode(text string) SparseVector {
 
 // encode is Encode with the scratch space sc.
 func (sc *bm25Scratch) encode(text string, avgdl float64) SparseVector {
+	return sc.encodeTo(nil, text, avgdl)
+}
+
+// encodeTo is EncodeTo with the scratch space sc.
+func (sc *bm25Scratch) encodeTo(a *VectorArena, text string, avgdl float64) SparseVector {
 	no := sc.count(text)
 	if no == 0 {
 		return SparseVector{}
 	}
-	return sc.vector(no, avgdl)
+	return a.vector(sc.vector(no, avgdl))
 }
 
 // How Encode is fast (it must cost a small fraction of chunking):
@@ -192,17 +203,20 @@ type bm25Scratch struct {
 	shared bool             // a token of this call may share its hash
 	long   map[string]int32 // token → position, for long tokens of this call
 	longAt []int32          // the positions of the long tokens of this call
-	stats  []stat           // by position: the distinct tokens of the call; zero past them between calls
-	runs   []run            // the runs of cand bits, and the flattening's slack (Go kernels)
-	pad    []byte           // the text, zero padded to whole 64-byte blocks and one more (see padded)
-	tail   [64]byte         // the text's last partial block, zero padded
-	cand   []uint64         // a zero word, then bit i: byte i is an ASCII letter or digit, or not ASCII
-	high   []uint64         // bit i: byte i is not ASCII
-	buf    []byte
-	merge  []uint64 // hash → output entry, (hash<<32 | entry+1)
-	idx    []uint32 // merged output, before it is copied out
-	out    []uint32 // the output, before it is copied out (see output)
-	vals   []float64
+	// longKeys holds the bytes of the keys of long; an append that moves
+	// it leaves the earlier keys in the old array, which they keep alive.
+	longKeys []byte
+	stats    []stat   // by position: the distinct tokens of the call; zero past them between calls
+	runs     []run    // the runs of cand bits, and the flattening's slack (Go kernels)
+	pad      []byte   // the text, zero padded to whole 64-byte blocks and one more (see padded)
+	tail     [64]byte // the text's last partial block, zero padded
+	cand     []uint64 // a zero word, then bit i: byte i is an ASCII letter or digit, or not ASCII
+	high     []uint64 // bit i: byte i is not ASCII
+	buf      []byte
+	merge    []uint64 // hash → output entry, (hash<<32 | entry+1)
+	idx      []uint32 // merged output, before it is copied out
+	out      []uint32 // the output, before it is copied out (see output)
+	vals     []float64
 }
 
 // resetVocab empties the vocabulary table, at size entries.
@@ -239,6 +253,7 @@ func (sc *bm25Scratch) begin(n int) {
 	sc.shared = false
 	if len(sc.long) > 0 {
 		clear(sc.long)
+		sc.longKeys = sc.longKeys[:0]
 		sc.longAt = sc.longAt[:0]
 	}
 }
@@ -572,7 +587,11 @@ func (sc *bm25Scratch) countToken(tok []byte, no int) int {
 		if sc.long == nil {
 			sc.long = map[string]int32{}
 		}
-		sc.long[string(tok)] = int32(no)
+		// The key's bytes live in longKeys, reused from call to call once
+		// the map is cleared: no allocation per long token.
+		at := len(sc.longKeys)
+		sc.longKeys = append(sc.longKeys, tok...)
+		sc.long[unsafe.String(&sc.longKeys[at], len(tok))] = int32(no)
 		sc.longAt = append(sc.longAt, int32(no))
 		sc.stats[no] = stat{fnv1a32(tok), 1}
 		return no + 1
@@ -693,10 +712,10 @@ func (sc *bm25Scratch) addHash(i int) {
 // tfLUT is how many term frequencies vector looks up rather than computes.
 const tfLUT = 8
 
-// vector builds the output from the no distinct tokens of the call, and
-// clears their counts. If a token may share its hash with another, tokens
-// are merged by hash into the first one's entry.
-func (sc *bm25Scratch) vector(no int, avgdl float64) SparseVector {
+// vector builds the output from the no distinct tokens of the call in
+// scratch (see output), and clears their counts. If a token may share its
+// hash with another, tokens are merged by hash into the first one's entry.
+func (sc *bm25Scratch) vector(no int, avgdl float64) []uint32 {
 	stats := sc.stats[:no]
 	defer clear(stats)
 	n := 0
@@ -734,7 +753,7 @@ func (sc *bm25Scratch) vector(no int, avgdl float64) SparseVector {
 				vals[p] = math.Float32bits(float32(value(st.tf)))
 			}
 		}
-		return newSparseVector(out)
+		return out
 	}
 	size := 16
 	for size < 2*no {
@@ -771,7 +790,7 @@ func (sc *bm25Scratch) vector(no int, avgdl float64) SparseVector {
 	for g, v := range vals {
 		out[len(idx)+g] = math.Float32bits(float32(v))
 	}
-	return newSparseVector(out)
+	return out
 }
 
 // output returns a scratch buffer for a vector of n entries: n indices,
@@ -803,19 +822,4 @@ func longShares(stats []stat, longAt []int32) bool {
 		}
 	}
 	return false
-}
-
-// newSparseVector returns the vector built in out (see output) in one
-// allocation, which make and copy together do not zero first: its Indices
-// and Values share it (a uint32 and a float32 have the same size and
-// alignment, and neither holds pointers). Both have capacity n, so an
-// append to one never runs into the other.
-func newSparseVector(out []uint32) SparseVector {
-	buf := make([]uint32, len(out))
-	copy(buf, out)
-	n := len(out) / 2
-	return SparseVector{
-		Indices: buf[:n:n],
-		Values:  unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(buf[n:]))), n),
-	}
 }

@@ -85,6 +85,7 @@ type Sink struct {
 	records  worker.Records
 	embedder Embedder
 	bm25     *BM25
+	arenas   sync.Pool // *VectorArena: a Write's bm25 vectors, until its upserts return
 	log      *slog.Logger
 
 	ready  atomic.Bool
@@ -353,11 +354,19 @@ func (s *Sink) Write(ctx context.Context, doc worker.Doc, chunks []worker.Chunk)
 	}
 	s.step(ctx, StepBegin, doc)
 	if len(chunks) > 0 {
-		points, err := s.points(ctx, doc, chunks)
-		if err != nil {
-			return err
+		// The points' bm25 vectors live in the arena until the upserts
+		// have returned (upsert waits for all of its requests).
+		arena, _ := s.arenas.Get().(*VectorArena)
+		if arena == nil {
+			arena = new(VectorArena)
 		}
-		if err := s.upsert(ctx, coll, doc, points); err != nil {
+		points, err := s.points(ctx, doc, chunks, arena)
+		if err == nil {
+			err = s.upsert(ctx, coll, doc, points)
+		}
+		arena.Reset()
+		s.arenas.Put(arena)
+		if err != nil {
 			return err
 		}
 	}
@@ -453,9 +462,9 @@ func (s *Sink) deleteWhere(ctx context.Context, coll string, f *qdrant.Filter) e
 	return nil
 }
 
-// points builds the points of a document version: payload, bm25 and, with
-// an embedder, dense vectors.
-func (s *Sink) points(ctx context.Context, doc worker.Doc, chunks []worker.Chunk) ([]*qdrant.PointStruct, error) {
+// points builds the points of a document version: payload, bm25 (in
+// arena) and, with an embedder, dense vectors.
+func (s *Sink) points(ctx context.Context, doc worker.Doc, chunks []worker.Chunk, arena *VectorArena) ([]*qdrant.PointStruct, error) {
 	var dense [][]float32
 	if s.embedder != nil {
 		texts := make([]string, len(chunks))
@@ -473,7 +482,7 @@ func (s *Sink) points(ctx context.Context, doc worker.Doc, chunks []worker.Chunk
 	}
 	points := make([]*qdrant.PointStruct, len(chunks))
 	for i, c := range chunks {
-		p, err := s.point(doc, c)
+		p, err := s.point(doc, c, arena)
 		if err != nil {
 			return nil, worker.Permanent(fmt.Errorf("%w: %q chunk %d: %w", ErrInvalidPoint, doc.ID, c.Position, err))
 		}
@@ -488,8 +497,8 @@ func (s *Sink) points(ctx context.Context, doc worker.Doc, chunks []worker.Chunk
 	return points, nil
 }
 
-// point builds one point with its payload and bm25 vector.
-func (s *Sink) point(doc worker.Doc, c worker.Chunk) (*qdrant.PointStruct, error) {
+// point builds one point with its payload and bm25 vector (in arena).
+func (s *Sink) point(doc worker.Doc, c worker.Chunk, arena *VectorArena) (*qdrant.PointStruct, error) {
 	md, err := plainMetadata(c.Chunk.Metadata())
 	if err != nil {
 		return nil, err
@@ -507,7 +516,7 @@ func (s *Sink) point(doc worker.Doc, c worker.Chunk) (*qdrant.PointStruct, error
 		return nil, err
 	}
 	vectors := map[string]*qdrant.Vector{}
-	if sv := s.bm25.Encode(c.Chunk.Content()); len(sv.Indices) > 0 {
+	if sv := s.bm25.EncodeTo(arena, c.Chunk.Content()); len(sv.Indices) > 0 {
 		vectors[VectorBM25] = qdrant.NewVectorSparse(sv.Indices, sv.Values)
 	}
 	return &qdrant.PointStruct{Id: qdrant.NewID(c.ID), Payload: payload, Vectors: qdrant.NewVectorsMap(vectors)}, nil

@@ -1,0 +1,73 @@
+package qdrantsink
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestVectorArena encodes texts of every size into one arena, through
+// several Resets: each vector equals the one Encode allocates, after all
+// the others are written (none overlaps another), and once the arena has
+// grown a batch costs no allocation.
+func TestVectorArena(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 32))
+	var texts []string
+	for range 200 {
+		texts = append(texts, randomText(rng, rng.IntN(4000), 1+rng.IntN(500)))
+	}
+	var sb strings.Builder
+	for i := range arenaBlock { // a vector larger than a block
+		fmt.Fprintf(&sb, "w%d ", i)
+	}
+	texts = append(texts, "", "a", sb.String(), "b c")
+	enc := NewBM25(100)
+	want := make([]SparseVector, len(texts))
+	for i, text := range texts {
+		want[i] = enc.Encode(text)
+	}
+	var a VectorArena
+	for round := range 3 {
+		got := make([]SparseVector, len(texts))
+		for i, text := range texts {
+			got[i] = enc.EncodeTo(&a, text)
+		}
+		for i := range texts {
+			if !slices.Equal(got[i].Indices, want[i].Indices) || !slices.Equal(got[i].Values, want[i].Values) {
+				t.Fatalf("round %d, text %d: arena vector differs from Encode's", round, i)
+			}
+			if cap(got[i].Indices) != len(got[i].Indices) || cap(got[i].Values) != len(got[i].Values) {
+				t.Fatalf("round %d, text %d: capacity past the vector", round, i)
+			}
+		}
+		a.Reset()
+	}
+	// The huge text grows the vocabulary past its size between calls, a
+	// documented allocation; the others must cost none.
+	texts = slices.DeleteFunc(texts, func(s string) bool { return len(s) > 1<<16 })
+	if allocs := testing.AllocsPerRun(3, func() {
+		for _, text := range texts {
+			enc.EncodeTo(&a, text)
+		}
+		a.Reset()
+	}); allocs != 0 {
+		t.Fatalf("%v allocations per batch in a grown arena", allocs)
+	}
+}
+
+// TestVectorArenaKeeps checks that Reset keeps at most arenaKeep blocks.
+func TestVectorArenaKeeps(t *testing.T) {
+	var a VectorArena
+	for range 3 * arenaKeep {
+		a.alloc(arenaBlock)
+	}
+	if len(a.blocks) != 3*arenaKeep {
+		t.Fatalf("%d blocks for %d full-block vectors", len(a.blocks), 3*arenaKeep)
+	}
+	a.Reset()
+	if len(a.blocks) != arenaKeep {
+		t.Fatalf("%d blocks kept, want %d", len(a.blocks), arenaKeep)
+	}
+}
