@@ -2,7 +2,11 @@
 
 package qdrantsink
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+)
 
 // scanState is the state of the assembly scanning kernel: pointers to the
 // call's arrays (kept alive by the scratch space that owns them), the
@@ -111,11 +115,27 @@ func (sc *bm25Scratch) countTokens(text string, cand, high []uint64) (no int) {
 	return st.no
 }
 
-// classifyKernel is classifyBytesGo in assembly (SSE2): it always sets
-// high, and returns the OR of its words.
+// classifyKernelSSE2 is classifyBytesGo in assembly (SSE2): it always
+// sets high, and returns the OR of its words.
 //
 //go:noescape
-func classifyKernel(pad *byte, nblocks int, cand, high *uint64) uint64
+func classifyKernelSSE2(pad *byte, nblocks int, cand, high *uint64) uint64
+
+// classifyKernel512 is classifyKernelSSE2 with AVX-512BW.
+//
+//go:noescape
+func classifyKernel512(pad *byte, nblocks int, cand, high *uint64) uint64
+
+// hasAVX512 tells whether the CPU and the OS support AVX-512BW.
+var hasAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW
+
+// classifyKernel is the fastest classifying kernel the CPU has.
+func classifyKernel(pad *byte, nblocks int, cand, high *uint64) uint64 {
+	if hasAVX512 {
+		return classifyKernel512(pad, nblocks, cand, high)
+	}
+	return classifyKernelSSE2(pad, nblocks, cand, high)
+}
 
 // classify is classifyBytesGo, by the assembly kernel.
 func (sc *bm25Scratch) classify(pad []byte, cand, high []uint64) bool {

@@ -169,8 +169,8 @@ save:
 	ORQ AX, R10; \
 	ORQ BX, R11
 
-// func classifyKernel(pad *byte, nblocks int, cand, high *uint64) uint64
-TEXT ·classifyKernel(SB), NOSPLIT, $0-40
+// func classifyKernelSSE2(pad *byte, nblocks int, cand, high *uint64) uint64
+TEXT ·classifyKernelSSE2(SB), NOSPLIT, $0-40
 	MOVQ pad+0(FP), SI
 	MOVQ nblocks+8(FP), CX
 	MOVQ cand+16(FP), DI
@@ -211,5 +211,54 @@ cloop:
 	JNZ  cloop
 
 cdone:
+	MOVQ R9, ret+32(FP)
+	RET
+
+// func classifyKernel512(pad *byte, nblocks int, cand, high *uint64) uint64
+//
+// classifyKernel with AVX-512BW: one 64-byte block per step, its bits
+// straight from the compares' mask registers.
+TEXT ·classifyKernel512(SB), NOSPLIT, $0-40
+	MOVQ pad+0(FP), SI
+	MOVQ nblocks+8(FP), CX
+	MOVQ cand+16(FP), DI
+	MOVQ high+24(FP), DX
+	MOVL $0x30, AX
+	VPBROADCASTB AX, Z8  // '0'
+	MOVL $10, AX
+	VPBROADCASTB AX, Z9
+	MOVL $0x20, AX
+	VPBROADCASTB AX, Z10
+	MOVL $0x61, AX
+	VPBROADCASTB AX, Z11 // 'a'
+	MOVL $26, AX
+	VPBROADCASTB AX, Z12
+	XORQ R9, R9
+	TESTQ CX, CX
+	JZ   done512
+
+loop512:
+	VMOVDQU8 (SI), Z0
+	VPSUBB   Z8, Z0, Z1
+	VPCMPUB  $1, Z9, Z1, K1  // b−'0' < 10 (unsigned): a digit
+	VPORQ    Z10, Z0, Z2
+	VPSUBB   Z11, Z2, Z2
+	VPCMPUB  $1, Z12, Z2, K2 // (b|0x20)−'a' < 26: a letter
+	VPMOVB2M Z0, K3          // not ASCII
+	KORQ     K2, K1, K1
+	KORQ     K3, K1, K1
+	KMOVQ    K1, AX
+	KMOVQ    K3, BX
+	MOVQ     AX, (DI)
+	MOVQ     BX, (DX)
+	ORQ      BX, R9
+	ADDQ     $64, SI
+	ADDQ     $8, DI
+	ADDQ     $8, DX
+	DECQ     CX
+	JNZ      loop512
+
+done512:
+	VZEROUPPER
 	MOVQ R9, ret+32(FP)
 	RET

@@ -1,7 +1,6 @@
 package qdrantsink
 
 import (
-	"bytes"
 	"cmp"
 	"fmt"
 	"hash/fnv"
@@ -513,27 +512,6 @@ func TestBM25KernelsMatchPortable(t *testing.T) {
 		}
 		if !slices.Equal(sc.vocab, twin.vocab) {
 			t.Fatalf("vocabulary tables differ after %.200q", text)
-		}
-	}
-}
-
-// TestBM25ClassifyEveryByte classifies every byte value at every position
-// of a block with the default kernel and the Go one.
-func TestBM25ClassifyEveryByte(t *testing.T) {
-	sc, twin := newBM25Scratch(), newBM25Scratch()
-	twin.portable = true
-	for c := range 256 {
-		for _, filler := range []byte{' ', 'a', 0x80} {
-			pad := bytes.Repeat([]byte{filler}, 3*64)
-			for i := 0; i < 3*64; i += 7 {
-				pad[i] = byte(c)
-			}
-			cand1, high1 := make([]uint64, 3), make([]uint64, 3)
-			cand2, high2 := make([]uint64, 3), make([]uint64, 3)
-			any1, any2 := sc.classify(pad, cand1, high1), twin.classify(pad, cand2, high2)
-			if any1 != any2 || !slices.Equal(cand1, cand2) || any1 && !slices.Equal(high1, high2) {
-				t.Fatalf("byte %#x, filler %q: classify = %v %x %x, portable %v %x %x", c, filler, any1, cand1, high1, any2, cand2, high2)
-			}
 		}
 	}
 }
