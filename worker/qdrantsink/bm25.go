@@ -130,9 +130,10 @@ func (sc *bm25Scratch) encodeTo(a *VectorArena, text string, avgdl float64) Spar
 //     the counts and hashes of the call are kept by position, so the
 //     output is a sequential pass.
 //   - Runs with non-ASCII bytes, tokens longer than 16 bytes and tokens
-//     not in the first two slots they hash to leave the fast loop for Go
-//     code: the Unicode path and the full probe into the same table, and
-//     a map for long tokens.
+//     the fast loop does not find (new ones and flagged ones; the Go
+//     loop also leaves those past the first two slots they hash to) leave
+//     it for Go code: the Unicode path and the full probe into the same
+//     table, and a map for long tokens.
 //   - Entries whose hashes equal another entry's are flagged when
 //     inserted (and their keys altered, so that the fast loop never
 //     matches them), so the output is merged by hash only for calls with
@@ -530,8 +531,8 @@ func runHasHigh(high []uint64, s, e int) bool {
 
 // countRun counts a run the fast path leaves: one with non-ASCII bytes
 // (unicode), whose non-letter non-digit runes and invalid bytes separate
-// its tokens; or an ASCII token longer than shortMax, or not in the first
-// two slots it hashes to.
+// its tokens; or an ASCII token longer than shortMax, or one the fast loop
+// did not find.
 func (sc *bm25Scratch) countRun(run string, unicode bool, no int) int {
 	if !unicode {
 		return sc.countToken(sc.asciiLower(run), no)

@@ -106,14 +106,21 @@ count:
 	JMP  word
 
 second:
+	// The next slots, up to an empty one (the table is at most half full).
 	ADDQ $32, AX
 	ANDQ scanState_mask(DI), AX
 	LEAQ (R12)(AX*1), R13
-	CMPQ DX, vocabEntry_k0(R13)
-	JNE  exit
+	MOVQ vocabEntry_k0(R13), CX
+	CMPQ DX, CX
+	JNE  empty
 	CMPQ BX, vocabEntry_k1(R13)
 	JEQ  count
-	JMP  exit
+	JMP  second
+
+empty:
+	TESTQ CX, CX
+	JNE  second
+	JMP  exit            // not in the table: the Go code inserts it
 
 highcheck:
 	// A non-ASCII byte in the run sends it to the Go code. AX is s/8, CX

@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode"
@@ -482,6 +483,23 @@ func TestBM25ManyDistinctTokens(t *testing.T) {
 	got, want := sortedVector(NewBM25(256).Encode(text)), naiveBM25(text, 256)
 	if !slices.Equal(got.Indices, want.Indices) || len(got.Indices) != 20000 {
 		t.Fatalf("%d indices, want %d", len(got.Indices), len(want.Indices))
+	}
+}
+
+// TestBM25SharedPrefixes has thousands of distinct tokens whose first 8
+// bytes (their key's first word) are alike, each seen several times, so
+// that probes run past entries that differ only in the second word.
+func TestBM25SharedPrefixes(t *testing.T) {
+	var sb strings.Builder
+	for range 3 {
+		for i := range 6000 {
+			fmt.Fprintf(&sb, "Prefixab%s ", strconv.FormatInt(int64(i*7919), 36))
+		}
+	}
+	text := sb.String()
+	sc := newBM25Scratch()
+	for range 2 {
+		checkOracle(t, sc.encode(text, 256), text, 256)
 	}
 }
 
