@@ -223,7 +223,7 @@ cdone:
 
 // func classifyKernel512(pad *byte, nblocks int, cand, high *uint64) uint64
 //
-// classifyKernel with AVX-512BW: one 64-byte block per step, its bits
+// classifyKernelSSE2 with AVX-512BW: one 64-byte block per step, its bits
 // straight from the compares' mask registers.
 TEXT ·classifyKernel512(SB), NOSPLIT, $0-40
 	MOVQ pad+0(FP), SI
