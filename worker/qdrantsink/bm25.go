@@ -488,10 +488,11 @@ func (sc *bm25Scratch) countFastGo(pad []byte, runs []run, r, no int) (int, int)
 		}
 		// Count without branches: a token first seen in this call takes
 		// position no, whose count is zero.
-		fresh, p := 0, v.pos
+		fresh := 0
 		if v.epoch != epoch {
-			fresh, p = 1, uint32(no)
+			fresh = 1 // a SETNE
 		}
+		p := v.pos ^ (v.pos^uint32(no))&-uint32(fresh) // no if fresh, in arithmetic (the compiler branches on an if here)
 		st := &stats[p]
 		v.epoch, v.pos = epoch, p
 		st.fnv = v.fnv
