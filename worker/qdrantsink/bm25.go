@@ -111,13 +111,15 @@ func (sc *bm25Scratch) encodeTo(a *VectorArena, text string, avgdl float64) Spar
 
 // How Encode is fast (it must cost a small fraction of chunking):
 //
-//   - The text is classified into a bitmap of token bytes (ASCII letters
-//     and digits, and all non-ASCII bytes), 16 bytes at a time with SSE2
-//     on amd64, 8 at a time (SWAR) elsewhere.
-//   - The runs of the bitmap are the candidate tokens. On amd64 one
-//     assembly loop takes each run start from the bitmap, reads the run's
-//     length from it, and counts the token; elsewhere the runs are first
-//     flattened into (start, end) pairs with few branches.
+//   - The text is classified where it is into a bitmap of token bytes
+//     (ASCII letters and digits, and all non-ASCII bytes), 64 bytes at a
+//     time with AVX-512BW or 16 with SSE2 on amd64, 8 at a time (SWAR)
+//     elsewhere; the bytes of the common separator runes are then taken
+//     out (unmarkSeparators).
+//   - The runs of the bitmap are the candidate tokens. One loop (assembly
+//     on amd64, Go elsewhere) takes each run start from the bitmap, reads
+//     the run's length from it, and counts the token, without branching
+//     on whether the token is new in the call.
 //   - A run of ASCII letters and digits of at most 16 bytes (nearly every
 //     token) is loaded as two little-endian words, lowercased by setting
 //     bit 5 of each byte, and masked to its length: that pair is its key.
@@ -208,8 +210,7 @@ type bm25Scratch struct {
 	// it leaves the earlier keys in the old array, which they keep alive.
 	longKeys []byte
 	stats    []stat   // by position: the distinct tokens of the call; zero past them between calls
-	runs     []run    // the runs of cand bits, and the flattening's slack (Go kernels)
-	pad      []byte   // the text, zero padded to whole 64-byte blocks and one more (see padded)
+	pad      []byte   // the text, zero padded (see padded; amd64)
 	tail     [64]byte // the text's last partial block, zero padded
 	cand     []uint64 // a zero word, then bit i: byte i is an ASCII letter or digit, or not ASCII
 	high     []uint64 // bit i: byte i is not ASCII
@@ -266,13 +267,13 @@ const (
 	gather = 0x0102040810204080 // (m>>7)·gather>>56 packs the top bits of m's bytes
 )
 
-// classifyBytesGo sets cand from the 64-byte blocks of pad, and high too if a
-// byte is not ASCII; it reports whether one is.
-func classifyBytesGo(pad []byte, cand, high []uint64) bool {
+// classifyBytesGo sets cand and high from the 64-byte blocks of blocks,
+// eight bytes at a time; it reports whether a byte is not ASCII.
+func classifyBytesGo(blocks []byte, cand, high []uint64) bool {
 	var anyHigh uint64
 	for b := range cand {
-		blk := (*[64]byte)(pad[b*64:])
-		var m uint64
+		blk := (*[64]byte)(blocks[b*64:])
+		var m, mh uint64
 		for j := range 8 {
 			w := binary.LittleEndian.Uint64(blk[j*8:])
 			h := w & hi80
@@ -281,24 +282,37 @@ func classifyBytesGo(pad []byte, cand, high []uint64) bool {
 			digit := (v + 0x50*ones) &^ (v + 0x46*ones) // '0'..'9'
 			l := v | 0x20*ones
 			letter := (l + 0x1f*ones) &^ (l + 0x05*ones) // 'a'..'z' after |0x20
-			anyHigh |= h
 			m |= ((digit | letter | h) & hi80 >> 7 * gather >> 56) << (8 * j)
+			mh |= (h >> 7 * gather >> 56) << (8 * j)
 		}
-		cand[b] = m
+		cand[b], high[b] = m, mh
+		anyHigh |= mh
 	}
-	if anyHigh == 0 {
-		return false
+	return anyHigh != 0
+}
+
+// classifyText classifies text into cand and high (one word per 64-byte
+// block, and a zero word past the text) with classifyBlocks: the whole
+// blocks where they are, the last partial one from a zero-padded copy. It
+// reports whether a non-ASCII byte is left once the common separators are
+// taken out of the runs (unmarkSeparators).
+func (sc *bm25Scratch) classifyText(text string, cand, high []uint64, classifyBlocks func(blocks []byte, cand, high []uint64) bool) bool {
+	view := unsafe.Slice(unsafe.StringData(text), len(text)) // read only
+	nwords := len(cand) - 1
+	full := len(text) / 64
+	anyHigh := false
+	if full > 0 {
+		anyHigh = classifyBlocks(view[:full*64], cand[:full], high[:full])
 	}
-	for b := range high {
-		blk := (*[64]byte)(pad[b*64:])
-		var m uint64
-		for j := range 8 {
-			h := binary.LittleEndian.Uint64(blk[j*8:]) & hi80
-			m |= (h >> 7 * gather >> 56) << (8 * j)
+	if full < nwords {
+		sc.tail = [64]byte{}
+		copy(sc.tail[:], text[full*64:])
+		if classifyBlocks(sc.tail[:], cand[full:nwords], high[full:nwords]) {
+			anyHigh = true
 		}
-		high[b] = m
 	}
-	return true
+	cand[nwords], high[nwords] = 0, 0
+	return anyHigh && unmarkSeparators(text, cand, high)
 }
 
 // unmarkSeparators clears in cand and high (non-empty) the bits of the
@@ -327,22 +341,6 @@ func unmarkSeparators(text string, cand, high []uint64) bool {
 		left |= high[b]
 	}
 	return left != 0
-}
-
-// flatten writes base plus the positions of the set bits of m, in order,
-// to bound i (runStart or runEnd) of runs[k:], eight at a time (runs needs
-// 8 entries of slack), and returns the new k.
-func flatten(runs []run, i int, k int, base uint32, m uint64) int {
-	cnt := bits.OnesCount64(m)
-	i &= 1
-	for n := 0; n < cnt; n += 8 {
-		p := (*[8]run)(runs[k+n:])
-		for j := range 8 {
-			p[j][i] = base + uint32(bits.TrailingZeros64(m))
-			m &= m - 1
-		}
-	}
-	return k + cnt
 }
 
 // keyMasks[l] keeps the first l bytes of a two-word key.
@@ -377,62 +375,71 @@ func (sc *bm25Scratch) count(text string) (no int) {
 	return sc.countTokens(text, sc.cand[1:nb+2], sc.high[:nb+1])
 }
 
-// padded returns text in sc.pad, zero padded to whole 64-byte blocks and
-// one more block: past any token there are 16 bytes to load its key from.
-func (sc *bm25Scratch) padded(text string) []byte {
-	size := (len(text)+63)/64*64 + 64
-	if cap(sc.pad) < size {
-		sc.pad = make([]byte, size)
-	}
-	pad := sc.pad[:size]
-	copy(pad, text)
-	clear(pad[len(text):])
-	return pad
-}
-
-// countRunsGo counts the tokens of text in Go: it classifies a padded copy
-// into cand and high, flattens the runs of cand into (start, end) pairs
-// and counts them with countFastGo, leaving the others to countRun. It
-// returns the number of distinct tokens.
+// countRunsGo counts the tokens of text in Go, as scanKernel does: it
+// classifies text into cand and high, takes each run from the bitmap,
+// counts the ASCII tokens of at most shortMax bytes found in the
+// vocabulary table (not flagged sharedKey), and leaves the others to
+// countRun. It returns the number of distinct tokens.
 func (sc *bm25Scratch) countRunsGo(text string, cand, high []uint64) (no int) {
-	pad := sc.padded(text)
-	if !classifyBytesGo(pad, cand, high) || !unmarkSeparators(text, cand, high) {
+	if !sc.classifyText(text, cand, high, classifyBytesGo) {
 		high = nil
 	}
-	// At most one run per two bytes, plus the flattening's slack.
-	if maxRuns := len(text)/2 + 1; cap(sc.runs) < maxRuns+8 {
-		sc.runs = make([]run, maxRuns+8)
-	}
-	runs := sc.runs[:cap(sc.runs)]
-	nr, k := 0, 0
-	var prev uint64 // the previous word's top bit, at bit 0
+	// Keys are loaded as 16 bytes from the token's start: in the text, or
+	// for the last 15 starts from a zero-padded copy of its end.
+	view := unsafe.Slice(unsafe.StringData(text), len(text)) // read only
+	var end [2 * shortMax]byte
+	endAt := max(0, len(text)-shortMax)
+	copy(end[:], text[endAt:])
+	vocab, shift, mul0, mul1, epoch := sc.vocab, sc.shift, sc.mul0, sc.mul1, sc.epoch
+	stats := sc.stats
+	var prev uint64
 	for b := range len(cand) - 1 {
 		m := cand[b]
-		base := uint32(b * 64)
-		nr = flatten(runs, runStart, nr, base, m&^(m<<1|prev))
-		k = flatten(runs, runEnd, k, base+1, m&^(m>>1|cand[b+1]<<63))
-		prev = m >> 63
-	}
-	runs = runs[:nr]
-	if high != nil {
-		for i, r := range runs {
-			first, last := r[runStart]/64, (r[runEnd]-1)/64
-			if high[first]|high[last] == 0 && last-first <= 1 {
-				continue // no non-ASCII byte in the run's words
+		starts := m &^ (m<<1 | prev>>63)
+		prev = m
+	runs:
+		for ; starts != 0; starts &= starts - 1 {
+			t := bits.TrailingZeros64(starts)
+			s := b*64 + t
+			// The run's length, from the bitmap: up to 64 bits of it from s.
+			l := bits.TrailingZeros64(^(m>>t | cand[b+1]<<(63-t)<<1))
+			if l <= shortMax && (high == nil || (high[b]>>t|high[b+1]<<(63-t)<<1)&(1<<l-1) == 0) {
+				var kw *[16]byte
+				if s+shortMax <= len(view) {
+					kw = (*[16]byte)(view[s:])
+				} else {
+					kw = (*[16]byte)(end[s-endAt:])
+				}
+				mk := &keyMasks[l]
+				k0 := (binary.LittleEndian.Uint64(kw[:8]) | 0x20*ones) & mk[0]
+				k1 := (binary.LittleEndian.Uint64(kw[8:]) | 0x20*ones) & mk[1]
+				mask := len(vocab) - 1
+				for i := int((k0+k1*mul1)*mul0>>shift) & mask; ; i = (i + 1) & mask {
+					v := &vocab[i]
+					if v.k0 == k0 && v.k1 == k1 {
+						// Count without branches: a token first seen in
+						// this call takes position no, whose count is zero.
+						fresh := 0
+						if v.epoch != epoch {
+							fresh = 1 // a SETNE
+						}
+						p := v.pos ^ (v.pos^uint32(no))&-uint32(fresh) // no if fresh, in arithmetic (the compiler branches on an if here)
+						v.epoch, v.pos = epoch, p
+						st := &stats[p]
+						st.fnv = v.fnv
+						st.tf++
+						no += fresh
+						continue runs
+					}
+					if v.k0 == 0 {
+						break // not in the table: countRun inserts it
+					}
+				}
 			}
-			if runHasHigh(high, int(r[runStart]), int(r[runEnd])) {
-				runs[i][runStart] |= slowRun
-			}
+			e := runEndAt(cand, s)
+			no = sc.countRun(text[s:e], high != nil && runHasHigh(high, s, e), no)
+			vocab, shift = sc.vocab, sc.shift // countRun may have grown the table
 		}
-	}
-	for r := 0; r < len(runs); r++ {
-		r, no = sc.countFastGo(pad, runs, r, no)
-		if r == len(runs) {
-			break
-		}
-		slow := runs[r][runStart]&slowRun != 0
-		s, e := int(runs[r][runStart]&^slowRun), int(runs[r][runEnd])
-		no = sc.countRun(text[s:e], slow, no)
 	}
 	return no
 }
@@ -446,61 +453,8 @@ func runEndAt(cand []uint64, s int) int {
 	}
 }
 
-// A run is the bytes [run[runStart], run[runEnd]) of the text; slowRun
-// in its start marks a run with non-ASCII bytes.
-type run [2]uint32
-
-const (
-	runStart = 0
-	runEnd   = 1
-)
-
-const slowRun = 1 << 31
-
 // A stat is the hash and count of a distinct token of the call.
 type stat struct{ fnv, tf uint32 }
-
-// countFastGo counts the runs from r on while they are ASCII tokens of at
-// most shortMax bytes found (not flagged sharedKey) in the first two slots
-// they hash to; it returns the index of the first run it leaves
-// (len(runs) if none) and the new distinct token count. It makes no
-// calls, so that its state stays in registers.
-func (sc *bm25Scratch) countFastGo(pad []byte, runs []run, r, no int) (int, int) {
-	vocab, shift, mul0, mul1, epoch := sc.vocab, sc.shift, sc.mul0, sc.mul1, sc.epoch
-	stats := sc.stats[:cap(sc.stats)]
-	mask := len(vocab) - 1
-	for ; r < len(runs); r++ {
-		s, l := int(runs[r][runStart]), int(runs[r][runEnd])-int(runs[r][runStart])
-		if uint(l-1) >= shortMax { // long, or slowRun made l negative
-			break
-		}
-		kw := (*[16]byte)(pad[s:])
-		m := &keyMasks[l]
-		k0 := (binary.LittleEndian.Uint64(kw[:8]) | 0x20*ones) & m[0]
-		k1 := (binary.LittleEndian.Uint64(kw[8:]) | 0x20*ones) & m[1]
-		i := int((k0+k1*mul1)*mul0>>shift) & mask
-		if a := &vocab[i]; (a.k0^k0)|(a.k1^k1) != 0 {
-			i = (i + 1) & mask
-		}
-		v := &vocab[i]
-		if (v.k0^k0)|(v.k1^k1) != 0 {
-			break
-		}
-		// Count without branches: a token first seen in this call takes
-		// position no, whose count is zero.
-		fresh := 0
-		if v.epoch != epoch {
-			fresh = 1 // a SETNE
-		}
-		p := v.pos ^ (v.pos^uint32(no))&-uint32(fresh) // no if fresh, in arithmetic (the compiler branches on an if here)
-		st := &stats[p]
-		v.epoch, v.pos = epoch, p
-		st.fnv = v.fnv
-		st.tf++
-		no += fresh
-	}
-	return r, no
-}
 
 // asciiLower returns tok (ASCII letters and digits) lowercased, in sc.buf.
 func (sc *bm25Scratch) asciiLower(tok string) []byte {

@@ -58,32 +58,17 @@ const pageSize = 4096
 // bytes from its start, which may read up to 15 bytes past the text's end.
 // Those bytes are masked off, and are read only if they lie in the page of
 // the text's last byte (so the read cannot fault, wherever the string's
-// bytes live); otherwise the kernels run on a padded copy.
+// bytes live); otherwise the keys are loaded from a padded copy.
 func (sc *bm25Scratch) countTokens(text string, cand, high []uint64) (no int) {
 	if sc.portable {
 		return sc.countRunsGo(text, cand, high)
 	}
 	nwords := len(cand) - 1 // the last is past the text
-	var keys *byte
-	var anyHigh uint64
-	if end := uintptr(unsafe.Pointer(unsafe.StringData(text))) + uintptr(len(text)); (end-1)/pageSize == (end+shortMax-2)/pageSize {
-		keys = unsafe.StringData(text)
-		full := len(text) / 64
-		if full > 0 {
-			anyHigh = classifyKernel(keys, full, &cand[0], &high[0])
-		}
-		if full < nwords {
-			sc.tail = [64]byte{}
-			copy(sc.tail[:], text[full*64:])
-			anyHigh |= classifyKernel(&sc.tail[0], 1, &cand[full], &high[full])
-		}
-		cand[nwords], high[nwords] = 0, 0
-	} else {
-		pad := sc.padded(text)
-		keys = unsafe.SliceData(pad)
-		anyHigh = classifyKernel(keys, len(cand), &cand[0], &high[0])
+	keys := unsafe.StringData(text)
+	if end := uintptr(unsafe.Pointer(keys)) + uintptr(len(text)); (end-1)/pageSize != (end+shortMax-2)/pageSize {
+		keys = unsafe.SliceData(sc.padded(text))
 	}
-	if anyHigh == 0 || !unmarkSeparators(text, cand, high) {
+	if !sc.classifyText(text, cand, high, classifyBlocks) {
 		high = nil
 	}
 	st := scanState{
@@ -138,15 +123,22 @@ func classifyKernel(pad *byte, nblocks int, cand, high *uint64) uint64 {
 	return classifyKernelSSE2(pad, nblocks, cand, high)
 }
 
-// classify is classifyBytesGo, by the assembly kernel.
-func (sc *bm25Scratch) classify(pad []byte, cand, high []uint64) bool {
-	if sc.portable {
-		return classifyBytesGo(pad, cand, high)
-	}
-	if len(cand) == 0 {
-		return false
-	}
-	_ = pad[len(cand)*64-1]
+// classifyBlocks is classifyBytesGo by the classifying kernel.
+func classifyBlocks(blocks []byte, cand, high []uint64) bool {
+	_ = blocks[len(cand)*64-1]
 	_ = high[len(cand)-1]
-	return classifyKernel(unsafe.SliceData(pad), len(cand), unsafe.SliceData(cand), unsafe.SliceData(high)) != 0
+	return classifyKernel(unsafe.SliceData(blocks), len(cand), unsafe.SliceData(cand), unsafe.SliceData(high)) != 0
+}
+
+// padded returns text in sc.pad, zero padded with 16 bytes: past any
+// token there are 16 bytes to load its key from.
+func (sc *bm25Scratch) padded(text string) []byte {
+	size := len(text) + shortMax
+	if cap(sc.pad) < size {
+		sc.pad = make([]byte, size)
+	}
+	pad := sc.pad[:size]
+	copy(pad, text)
+	clear(pad[len(text):])
+	return pad
 }

@@ -6,8 +6,3 @@ package qdrantsink
 func (sc *bm25Scratch) countTokens(text string, cand, high []uint64) (no int) {
 	return sc.countRunsGo(text, cand, high)
 }
-
-// classify is classifyBytesGo where there is no assembly kernel.
-func (sc *bm25Scratch) classify(pad []byte, cand, high []uint64) bool {
-	return classifyBytesGo(pad, cand, high)
-}
