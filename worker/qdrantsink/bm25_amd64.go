@@ -34,9 +34,8 @@ type scanState struct {
 // scanKernel counts the runs of cand from st.b, st.sm on, in the words
 // before st.bend, while they are ASCII tokens of at most shortMax bytes
 // found (not flagged sharedKey) in the table, probing up to an empty slot;
-// it stops at the first other run (exited, s) or at bend. It is
-// countRunsGo's flattening and countFastGo fused, with run ends read from
-// the bitmap, and a full probe.
+// it stops at the first other run (exited, s) or at bend. It is the loop
+// of countRunsGo in assembly.
 //
 //go:noescape
 func scanKernel(st *scanState)
