@@ -283,7 +283,9 @@ func classifyBytesGo(blocks []byte, cand, high []uint64) bool {
 			l := v | 0x20*ones
 			letter := (l + 0x1f*ones) &^ (l + 0x05*ones) // 'a'..'z' after |0x20
 			m |= ((digit | letter | h) & hi80 >> 7 * gather >> 56) << (8 * j)
-			mh |= (h >> 7 * gather >> 56) << (8 * j)
+			if h != 0 { // rare in most texts: a predictable branch
+				mh |= (h >> 7 * gather >> 56) << (8 * j)
+			}
 		}
 		cand[b], high[b] = m, mh
 		anyHigh |= mh
