@@ -114,19 +114,16 @@ func classifyKernel512(pad *byte, nblocks int, cand, high *uint64) uint64
 // hasAVX512 tells whether the CPU and the OS support AVX-512BW.
 var hasAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW
 
-// classifyKernel is the fastest classifying kernel the CPU has.
-func classifyKernel(pad *byte, nblocks int, cand, high *uint64) uint64 {
-	if hasAVX512 {
-		return classifyKernel512(pad, nblocks, cand, high)
-	}
-	return classifyKernelSSE2(pad, nblocks, cand, high)
-}
-
-// classifyBlocks is classifyBytesGo by the classifying kernel.
+// classifyBlocks is classifyBytesGo by the fastest classifying kernel the
+// CPU has.
 func classifyBlocks(blocks []byte, cand, high []uint64) bool {
 	_ = blocks[len(cand)*64-1]
 	_ = high[len(cand)-1]
-	return classifyKernel(unsafe.SliceData(blocks), len(cand), unsafe.SliceData(cand), unsafe.SliceData(high)) != 0
+	p, n, c, h := unsafe.SliceData(blocks), len(cand), unsafe.SliceData(cand), unsafe.SliceData(high)
+	if hasAVX512 {
+		return classifyKernel512(p, n, c, h) != 0
+	}
+	return classifyKernelSSE2(p, n, c, h) != 0
 }
 
 // padded returns text in sc.pad, zero padded with 16 bytes: past any
