@@ -6,25 +6,17 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/chunkstream/chunkstream/internal/jstest"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 )
 
 func startServer(t *testing.T, opts *server.Options) string {
 	t.Helper()
-	opts.Host, opts.Port, opts.NoLog, opts.NoSigs = "127.0.0.1", -1, true, true
-	s, err := server.NewServer(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.Start()
-	if !s.ReadyForConnections(5 * time.Second) {
-		t.Fatal("nats-server not ready")
-	}
-	t.Cleanup(s.Shutdown)
-	return s.ClientURL()
+	return jstest.Start(t, t.TempDir(), -1, func(o *server.Options) {
+		o.Username, o.Password, o.Authorization = opts.Username, opts.Password, opts.Authorization
+	}).ClientURL()
 }
 
 func TestOptionsAuthenticate(t *testing.T) {

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/chunkstream/chunkstream/internal/jstest"
 	"github.com/chunkstream/chunkstream/internal/testutil"
 	"github.com/chunkstream/chunkstream/worker/qdrantsink/qdranttest"
 )
@@ -48,15 +48,7 @@ func TestComposeConfigurationRuns(t *testing.T) {
 		t.Fatalf("compose worker CHUNKSTREAM_SINK = %q, want qdrant", w.Environment["CHUNKSTREAM_SINK"])
 	}
 
-	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Start()
-	if !srv.ReadyForConnections(10 * time.Second) {
-		t.Fatal("server not ready")
-	}
-	t.Cleanup(func() { srv.Shutdown(); srv.WaitForShutdown() })
+	srv := jstest.Start(t, t.TempDir(), -1)
 	q := qdranttest.Start(t)
 
 	// Replace only what names compose's network; everything else is the
@@ -173,15 +165,7 @@ func TestKubernetesConfigMapRuns(t *testing.T) {
 	if err := yaml.Unmarshal(data, &cm); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Start()
-	if !srv.ReadyForConnections(10 * time.Second) {
-		t.Fatal("server not ready")
-	}
-	t.Cleanup(func() { srv.Shutdown(); srv.WaitForShutdown() })
+	srv := jstest.Start(t, t.TempDir(), -1)
 	q := qdranttest.Start(t)
 	env := cm.Data
 	for k, v := range map[string]string{

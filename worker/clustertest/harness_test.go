@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chunkstream/chunkstream/internal/jstest"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -296,34 +297,12 @@ func secureServer(t *testing.T, c certs, user, password string, verify bool, con
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := &server.Options{
-		ServerName: "secure",
-		Host:       "127.0.0.1",
-		Port:       -1,
-		JetStream:  true,
-		StoreDir:   t.TempDir(),
-		TLS:        true,
-		TLSVerify:  verify,
-		TLSConfig:  tlsCfg,
-		TLSTimeout: 2,
-		Username:   user,
-		Password:   password,
-		NoLog:      !serverLog(),
-		NoSigs:     true,
+	secure := func(o *server.Options) {
+		o.ServerName = "secure"
+		o.TLS, o.TLSVerify, o.TLSConfig, o.TLSTimeout = true, verify, tlsCfg, 2
+		o.Username, o.Password = user, password
 	}
-	for _, f := range configure {
-		f(opts)
-	}
-	s, err := server.NewServer(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
-		t.Fatal("secure server not ready")
-	}
-	t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
-	return s
+	return jstest.Start(t, t.TempDir(), -1, append([]func(*server.Options){secure}, configure...)...)
 }
 
 // publishRetry publishes until the cluster acknowledges or ctx ends; each
