@@ -71,12 +71,7 @@ func TestComposeConfigurationRuns(t *testing.T) {
 		t.Fatalf("compose worker command = %q", w.Command)
 	}
 	wp := startProcess(t, wenv)
-	wp.waitReady(t, "compose worker ready")
-	select {
-	case <-wp.done:
-		t.Fatalf("compose worker exited: %v\n%s", wp.exit, wp.out.String())
-	default:
-	}
+	wp.waitRunning(t, "compose worker ready")
 
 	// The folder compose mounts at /corpus.
 	corpus := t.TempDir()
@@ -179,12 +174,7 @@ func TestKubernetesConfigMapRuns(t *testing.T) {
 		env[k] = v
 	}
 	p := startProcess(t, env)
-	p.waitReady(t, "worker ready")
-	select {
-	case <-p.done:
-		t.Fatalf("worker exited: %v\n%s", p.exit, p.out.String())
-	default:
-	}
+	p.waitRunning(t, "worker ready")
 	start := time.Now()
 	p.cmd.Process.Signal(syscall.SIGTERM)
 	if code := p.waitExit(t, 40*time.Second); code != 0 {

@@ -180,6 +180,17 @@ func (p *process) waitReady(t *testing.T, what string) {
 	})
 }
 
+// waitRunning is waitReady for a process that must still be running.
+func (p *process) waitRunning(t *testing.T, what string) {
+	t.Helper()
+	p.waitReady(t, what)
+	select {
+	case <-p.done:
+		t.Fatalf("%s: the process exited: %v\n%s", what, p.exit, p.out.String())
+	default:
+	}
+}
+
 // authOutcome settles a worker started with credentials: when ok, it
 // waits for readiness and sends SIGTERM, expecting exit 0; otherwise it
 // expects exit 1 with an authorization error. It returns the output.
@@ -243,12 +254,7 @@ func TestWorkerConnectsWithTLSAndPassword(t *testing.T) {
 	env["CHUNKSTREAM_NATS_PASSWORD"] = testPassword
 	env["CHUNKSTREAM_NATS_TLS_CA"] = c.CAFile
 	p := startProcess(t, env)
-	p.waitReady(t, "worker -healthcheck to pass")
-	select {
-	case <-p.done:
-		t.Fatalf("worker exited: %v\n%s", p.exit, p.out.String())
-	default:
-	}
+	p.waitRunning(t, "worker -healthcheck to pass")
 	resp, err := http.Get("http://" + env["CHUNKSTREAM_METRICS_ADDR"] + "/metrics")
 	if err != nil {
 		t.Fatal(err)
@@ -336,12 +342,7 @@ func TestWorkerRefusedWithClearErrors(t *testing.T) {
 	env["CHUNKSTREAM_NATS_TLS_CERT"] = c.CertFile
 	env["CHUNKSTREAM_NATS_TLS_KEY"] = c.KeyFile
 	p := startProcess(t, env)
-	p.waitReady(t, "worker with a client certificate ready")
-	select {
-	case <-p.done:
-		t.Fatalf("worker with a client certificate exited: %v\n%s", p.exit, p.out.String())
-	default:
-	}
+	p.waitRunning(t, "worker with a client certificate ready")
 	p.cmd.Process.Signal(syscall.SIGTERM)
 	if code := p.waitExit(t, 30*time.Second); code != 0 {
 		t.Errorf("exit status after SIGTERM = %d, want 0", code)
