@@ -97,7 +97,7 @@ func newCluster(t *testing.T, n int) *cluster {
 			}
 		}
 	})
-	c.waitMetaLeader(30 * time.Second)
+	c.waitMetaReady(30 * time.Second)
 	return c
 }
 
@@ -136,18 +136,37 @@ func (c *cluster) byName(name string) *node {
 	return nil
 }
 
-func (c *cluster) waitMetaLeader(d time.Duration) {
+// waitMetaReady waits until a meta leader is elected and counts every
+// running node as a placement peer: online, with JetStream, and with
+// statistics received. A meta leader alone is not enough: until it has
+// every peer's statistics, creating an R3 stream fails with "no suitable
+// peers for placement".
+func (c *cluster) waitMetaReady(d time.Duration) {
 	c.t.Helper()
 	deadline := time.Now().Add(d)
+	last := "no meta leader"
 	for time.Now().Before(deadline) {
+		running := 0
+		var leader *server.Server
 		for _, nd := range c.nodes {
-			if nd.srv != nil && nd.srv.Running() && nd.srv.JetStreamIsLeader() {
+			if nd.srv == nil || !nd.srv.Running() {
+				continue
+			}
+			running++
+			if nd.srv.JetStreamIsLeader() {
+				leader = nd.srv
+			}
+		}
+		if leader != nil {
+			peers := leader.JetStreamClusterPeers()
+			if len(peers) >= running {
 				return
 			}
+			last = fmt.Sprintf("meta leader %s sees peers %v of %d running", leader.Name(), peers, running)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	c.t.Fatal("no JetStream meta leader elected")
+	c.t.Fatalf("JetStream meta group not ready after %v: %s", d, last)
 }
 
 // kill shuts a node down hard (no lame duck).
