@@ -2,6 +2,7 @@ package qdrantsink
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -47,14 +48,37 @@ func TestVectorArena(t *testing.T) {
 	// The huge text grows the vocabulary past its size between calls, a
 	// documented allocation; the others must cost none.
 	texts = slices.DeleteFunc(texts, func(s string) bool { return len(s) > 1<<16 })
-	if allocs := testing.AllocsPerRun(3, func() {
-		for _, text := range texts {
-			enc.EncodeTo(&a, text)
-		}
-		a.Reset()
-	}); allocs != 0 {
+	for _, text := range texts {
+		enc.EncodeTo(&a, text)
+	}
+	a.Reset()
+	batch := append(texts[:37:37], texts[len(texts)-3:]...) // with "", "a" and "b c"
+	if allocs := steadyAllocs(enc, &a, batch); allocs != 0 {
 		t.Fatalf("%v allocations per batch in a grown arena", allocs)
 	}
+}
+
+// steadyAllocs is testing.AllocsPerRun of encoding batch into a and
+// resetting it, the least of three tries. AllocsPerRun counts every
+// allocation of the process, and a test binary that links nats-server
+// runs its process sampler beside the test (about ten allocations a
+// second). A batch of a few milliseconds, many runs and the least of
+// three tries keep that background under one allocation per run, while
+// one allocation per call in the encoder still shows as len(batch).
+func steadyAllocs(enc *BM25, a *VectorArena, batch []string) float64 {
+	least := math.Inf(1)
+	for range 3 {
+		least = min(least, testing.AllocsPerRun(50, func() {
+			for _, text := range batch {
+				enc.EncodeTo(a, text)
+			}
+			a.Reset()
+		}))
+		if least == 0 {
+			break
+		}
+	}
+	return least
 }
 
 // TestVectorArenaKeeps checks that Reset keeps at most arenaKeep blocks.
