@@ -55,15 +55,20 @@
 //     forms (date only, T or space separator, optional fraction, Z or
 //     offset); date10 is the first 10 characters when they are YYYY-MM-DD,
 //     else the date is unknown.
-//   - Threading: the References chain is taken up to the parent (the
-//     parent appended when References lacks it) and walked from the parent
-//     upwards, stopping at the first link it cannot add (an ancestor with
-//     another parent, a loop); when the message's own link is refused, its
-//     chain adds nothing. So inferred links always hang under the message
-//     that implies them, which keeps each thread's structure independent
-//     of other threads. A message's own parent replaces a link inferred
-//     from another message's References; inferred links never replace
-//     one. Placeholders between two messages are
+//   - Threading links in two passes over the mailbox. First every
+//     message's own parent (refused when it closes a loop), then the
+//     References chains of the messages whose own link was made: the chain
+//     up to the parent (the parent appended when References lacks it),
+//     walked from the parent upwards, stopping at the first link it cannot
+//     add (an ancestor with a parent already, a loop). So a message's own
+//     parent always wins over a link inferred from another message's
+//     References, whatever their mailbox order, and inferred links hang
+//     under the message that implies them. Links are only ever added, so
+//     every decision looks at links within its own thread: this keeps
+//     each thread's structure independent of other threads. (Linking each
+//     message with its chain in one pass let an inferred link refuse a
+//     later message's own link as a loop and then be replaced, leaving
+//     the refusal behind.) Placeholders between two messages are
 //     skipped (JWZ pruning): the reply hangs under the nearest message
 //     ancestor. A placeholder at the top gives its id as thread_id even
 //     with one child. Loop checks walk at most 10000 ancestors (deeper

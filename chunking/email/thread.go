@@ -31,12 +31,11 @@ type Thread struct {
 }
 
 type container struct {
-	id           string
-	msg          int // index in the mailbox, -1 for a placeholder
-	parent       int // container index, -1 for none
-	children     []int
-	headerParent bool // the parent came from the message's own headers
-	dup          bool // a later message reusing an id with another body
+	id       string
+	msg      int // index in the mailbox, -1 for a placeholder
+	parent   int // container index, -1 for none
+	children []int
+	dup      bool // a later message reusing an id with another body
 }
 
 type threader struct {
@@ -183,9 +182,16 @@ func Threads(mb *Mailbox) []Thread {
 
 // ThreadsWithWarnings is Threads, also returning the links it refused and
 // the duplicates it merged.
+//
+// It links in two passes: first every message's own parent (from its own
+// headers), then the References chains of the messages whose own link was
+// made. Links are only ever added, so each decision sees the links of its
+// own thread only, and a thread threaded alone gets the same links (see
+// doc.go).
 func ThreadsWithWarnings(mb *Mailbox) ([]Thread, []chunking.Warning) {
 	t := &threader{mb: mb, byID: make(map[string]int, len(mb.Messages)*2)}
 	msgCont := make([]int, len(mb.Messages)) // container of each message, -1 when merged
+	linked := make([]bool, len(mb.Messages)) // the message's own link was made
 	for i, m := range mb.Messages {
 		c := t.get(m.MessageID)
 		if first := t.cs[c].msg; first >= 0 {
@@ -201,7 +207,7 @@ func ThreadsWithWarnings(mb *Mailbox) ([]Thread, []chunking.Warning) {
 			t.cs[c].msg = i
 		}
 		msgCont[i] = c
-		t.linkParent(c, m)
+		linked[i] = t.linkOwn(c, m)
 		// A later copy with no parent of its own hangs under the first
 		// copy, so the two stay in one thread and their ids stay unique.
 		if t.cs[c].dup && t.cs[c].parent < 0 {
@@ -210,47 +216,65 @@ func ThreadsWithWarnings(mb *Mailbox) ([]Thread, []chunking.Warning) {
 			}
 		}
 	}
+	for i, m := range mb.Messages {
+		if linked[i] {
+			t.linkChain(m)
+		}
+	}
 	t.subjectFallback(msgCont)
 	return t.collect(msgCont), t.warns
 }
 
-// linkParent links message i (container c) to its parent and the
-// References chain leading to it.
-func (t *threader) linkParent(c int, m *Message) {
-	parentID := ""
+// parentID is the id a message replies to: the first In-Reply-To id, else
+// the last References id, else "".
+func parentID(m *Message) string {
 	if len(m.InReplyTo) > 0 {
-		parentID = m.InReplyTo[0]
-	} else if len(m.References) > 0 {
-		parentID = m.References[len(m.References)-1]
+		return m.InReplyTo[0]
 	}
-	if parentID == "" {
-		return
+	if len(m.References) > 0 {
+		return m.References[len(m.References)-1]
 	}
-	if parentID == m.MessageID {
+	return ""
+}
+
+// linkOwn links message m (container c) to the parent its own headers
+// name, unless that is itself or closes a loop, and reports whether it
+// did.
+func (t *threader) linkOwn(c int, m *Message) bool {
+	id := parentID(m)
+	if id == "" {
+		return false
+	}
+	if id == m.MessageID {
 		t.warn(m, "message replies to itself: link refused")
-		return
+		return false
 	}
-	p := t.get(parentID)
+	p := t.get(id)
 	if t.wouldLoop(c, p) {
-		t.warn(m, "reply link to <"+parentID+"> would make a loop: refused")
-		return
+		t.warn(m, "reply link to <"+id+"> would make a loop: refused")
+		return false
 	}
-	// The References chain up to the parent (the parent appended when
-	// References lacks it) adds missing ancestor links, walked from the
-	// parent upwards and stopped at the first link it cannot add, so
-	// every inferred link hangs under this message's parent: the links
-	// of a thread depend on that thread's messages only.
+	t.link(c, p)
+	return true
+}
+
+// linkChain adds the ancestor links that message m's References imply
+// above its parent, once m is linked to it: the chain up to the parent (the parent appended when
+// References lacks it), walked from the parent upwards and stopped at the
+// first link it cannot add (an ancestor that has a parent already, or a
+// loop). Every link it adds hangs under m's parent, in m's thread.
+func (t *threader) linkChain(m *Message) {
+	id := parentID(m)
 	chain := m.References
-	if j := slices.Index(chain, parentID); j >= 0 {
+	if j := slices.Index(chain, id); j >= 0 {
 		chain = chain[:j+1]
 	} else {
-		chain = append(slices.Clip(chain), parentID)
+		chain = append(slices.Clip(chain), id)
 	}
-	var added []int
 	for k := len(chain) - 1; k > 0; k-- {
 		a, b := chain[k-1], chain[k]
 		if a == m.MessageID || b == m.MessageID {
-			break
+			return
 		}
 		if a == b {
 			continue
@@ -260,23 +284,13 @@ func (t *threader) linkParent(c int, m *Message) {
 			if old == ca {
 				continue
 			}
-			break
+			return
 		}
-		if t.cs[cb].headerParent || t.wouldLoop(cb, ca) {
-			break
+		if t.wouldLoop(cb, ca) {
+			return
 		}
 		t.link(cb, ca)
-		added = append(added, cb)
 	}
-	if t.wouldLoop(c, p) { // the inferred links closed a loop through this message
-		for _, x := range slices.Backward(added) {
-			t.unlink(x)
-		}
-		t.warn(m, "reply link to <"+parentID+"> would make a loop: refused")
-		return
-	}
-	t.link(c, p)
-	t.cs[c].headerParent = true
 }
 
 // subjectFallback links reply-style messages without reply headers to the
