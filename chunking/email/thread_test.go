@@ -18,7 +18,7 @@ func TestThreadLinks(t *testing.T) {
 		threads []string
 	}{
 		{
-			name:    "chain adds missing ancestors",
+			name: "chain adds missing ancestors",
 			// b is missing: c hangs under a through the placeholder.
 			mailbox: []string{"a -", "c b a b"},
 			parents: map[string]string{"a": "", "c": "a"},
@@ -59,7 +59,7 @@ func TestThreadLinks(t *testing.T) {
 			threads: []string{"c"},
 		},
 		{
-			name:    "chain stops at a loop",
+			name: "chain stops at a loop",
 			// c's References would put b under its own child a.
 			mailbox: []string{"b -", "a b", "c b a b"},
 			parents: map[string]string{"a": "b", "b": "", "c": "b"},
