@@ -259,10 +259,11 @@ func (t *threader) linkOwn(c int, m *Message) bool {
 }
 
 // linkChain adds the ancestor links that message m's References imply
-// above its parent, once m is linked to it: the chain up to the parent (the parent appended when
-// References lacks it), walked from the parent upwards and stopped at the
-// first link it cannot add (an ancestor that has a parent already, or a
-// loop). Every link it adds hangs under m's parent, in m's thread.
+// above its parent, once m is linked to it: the chain up to the parent
+// (the parent appended when References lacks it), walked from the parent
+// upwards and stopped at the first link it cannot add (an ancestor that
+// has a parent already, or a loop). Every link it adds hangs under m's
+// parent, in m's thread.
 func (t *threader) linkChain(m *Message) {
 	id := parentID(m)
 	chain := m.References
