@@ -154,19 +154,20 @@ func allDigits(s string) bool {
 	return true
 }
 
-// dedup returns m with one field per key: a repeated key keeps its first
-// place and takes its last value, as a Python dict built from the pairs
-// does. m itself is returned when no key repeats; otherwise m is left
-// untouched.
-func dedup(m Metadata) Metadata { return dedupCounting(m, nil) }
+// Deduplicate returns m with one field per key: a repeated key keeps its
+// first place and takes its last value, as a Python dict built from the
+// pairs does. It is the rule of every reader and writer of metadata (JSON,
+// YAML, the wire's msgpack). m itself is returned when no key repeats;
+// otherwise m is left untouched. The work is linear in len(m).
+func Deduplicate(m Metadata) Metadata { return dedupCounting(m, nil) }
 
 // smallMap is the field count up to which keys are compared pairwise: a
 // map costs more than a few comparisons.
 const smallMap = 8
 
-// dedupCounting is dedup adding one to *ops (when ops is not nil) per key
-// comparison or map operation, so that a test can check the work is
-// linear in len(m): at most smallMap per field.
+// dedupCounting is Deduplicate adding one to *ops (when ops is not nil)
+// per key comparison or map operation, so that a test can check the work
+// is linear in len(m): at most smallMap per field.
 func dedupCounting(m Metadata, ops *int) Metadata {
 	count := func(n int) {
 		if ops != nil {
@@ -229,7 +230,7 @@ func AppendJSONObject(b []byte, m Metadata) ([]byte, error) {
 }
 
 func appendJSONObject(b []byte, m Metadata, depth int) ([]byte, error) {
-	m = dedup(m)
+	m = Deduplicate(m)
 	b = append(b, '{')
 	for i, f := range m {
 		if i > 0 {
@@ -554,7 +555,7 @@ func (p *jsonParser) object(depth int) (Metadata, error) {
 				continue
 			case '}':
 				p.i++
-				return dedup(m), nil
+				return Deduplicate(m), nil
 			}
 		}
 		return nil, p.syntax("',' or '}'")

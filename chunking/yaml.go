@@ -280,7 +280,7 @@ func yamlValue(v any, depth int) (*yaml.Node, error) {
 		}
 		return n, nil
 	case Metadata:
-		x = dedup(x)
+		x = Deduplicate(x)
 		n := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
 		if len(x) == 0 {
 			n.Style = yaml.FlowStyle
@@ -444,7 +444,7 @@ func (d *yamlDecoder) value(n *yaml.Node, depth int, aliased bool) (any, error) 
 			}
 			md = append(md, Field{k.Value, v})
 		}
-		return dedup(md), nil
+		return Deduplicate(md), nil
 	case yaml.SequenceNode:
 		list := make([]any, 0, len(n.Content))
 		for _, e := range n.Content {
