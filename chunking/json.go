@@ -163,7 +163,7 @@ func Deduplicate(m Metadata) Metadata { return dedupCounting(m, nil) }
 
 // smallMap is the field count up to which keys are compared pairwise: a
 // map costs more than a few comparisons.
-const smallMap = 8
+const smallMap = 16
 
 // dedupCounting is Deduplicate adding one to *ops (when ops is not nil)
 // per key comparison or map operation, so that a test can check the work

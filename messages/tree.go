@@ -250,7 +250,7 @@ func writeMsgpackValue(e *msgpack.Encoder, v any, depth int) error {
 		return writeMsgpackValue(e, float64(x), depth)
 	case float64:
 		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return &chunking.FieldError{Err: fmt.Errorf("%w: %v has no JSON form", chunking.ErrMetadataValue, x)}
+			return &chunking.FieldError{Err: fmt.Errorf("%w: %v (the wire carries finite numbers only)", chunking.ErrMetadataValue, x)}
 		}
 		return e.EncodeFloat64(x)
 	}
