@@ -135,10 +135,10 @@ func typeName(v any) string {
 
 // shortText cuts s to a few dozen characters for an error message.
 func shortText(s string) string {
-	const max = 40
+	const limit = 40
 	n := 0
 	for i := range s {
-		if n == max {
+		if n == limit {
 			return s[:i] + "…"
 		}
 		n++
