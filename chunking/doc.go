@@ -18,9 +18,16 @@
 // (NewWithHash, as when loading) is kept; VerifyHash checks it.
 //
 // Metadata values are nil, bool, int (and the other Go integer types),
-// float64, string, []any, []string, Metadata and map[string]any. Loaders
-// produce int for integers (uint64 above the int range), float64 for other
-// numbers, Metadata for mappings (in their order) and []any for lists.
+// *big.Int, float64, string, []any, []string, Metadata and map[string]any.
+// Loaders produce int for integers, uint64 above the int range and
+// *big.Int beyond 64 bits, so an integer of any size keeps every digit
+// through YAML, JSONL and the wire, and its hash is the reference's
+// (json.dumps writes every digit of a Python int: the metadata {"n": 10^29}
+// hashes with its 30 digits). They produce float64 for other numbers,
+// Metadata for mappings (in their order; a repeated key keeps its first
+// place and takes its last value, see Deduplicate) and []any for lists.
+// In a stored chunk the metadata map is level 1, and maps and lists may
+// nest down to level MaxDepth; readers and writers refuse deeper ones.
 //
 // # Sizes
 //
@@ -42,7 +49,16 @@
 // Save and Load pick the format by extension (.jsonl, .yaml, .yml).
 // JSONL holds one {"content", "metadata", "hash"} object per line with the
 // metadata keys in order; loading verifies each hash and reports a
-// mismatch with the line number (ErrHashMismatch). YAML holds one sequence
+// mismatch with the line number (ErrHashMismatch). JSONL lines and the
+// wire's JSON messages go through one codec (AppendJSONObject,
+// DecodeJSONObject), written here rather than taken from encoding/json
+// because that package replaces invalid UTF-8 and lone surrogate escapes
+// with U+FFFD without a word: here text is never altered, and such text is
+// an error naming the field and the byte of its text (a *FieldError
+// matching ErrNotUTF8: "metadata.title: lone surrogate \ud800 at byte 5").
+// The codec writes non-ASCII text raw except U+2028 and U+2029, which it
+// escapes so that no reader splitting lines on them cuts a record, and
+// floats as Python's repr. YAML holds one sequence
 // of {content, metadata} mappings in the reference's style (literal block
 // scalars for multi-line text, strings a YAML 1.2 reader would take for
 // another type quoted, "yes" plain, non-ASCII raw); the hash is not stored

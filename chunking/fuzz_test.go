@@ -51,6 +51,8 @@ func seedStorage(f *testing.F, format Format) {
 func FuzzLoadYAML(f *testing.F) {
 	seedStorage(f, YAML)
 	f.Add([]byte("- content: &a x\n  metadata: {k: *a, l: [1, 2.5, ~, yes]}\n"))
+	_, _, bigYAML := bigIntChunk()
+	f.Add([]byte(bigYAML))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, err := DecodeYAML(bytes.NewReader(data), "fuzz.yaml")
 		if err != nil {
@@ -64,6 +66,7 @@ func FuzzLoadYAML(f *testing.F) {
 func FuzzLoadJSONL(f *testing.F) {
 	seedStorage(f, JSONL)
 	f.Add([]byte(`{"content":"x","metadata":{"a":[1,2.5,null,{"b":true}]}}` + "\n\n" + `{"content":""}`))
+	f.Add([]byte(`{"content":"x","metadata":{"n":-100000000000000000000000000000,"k":1,"k":"\u2028\ud83d\ude00"}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, err := DecodeJSONL(bytes.NewReader(data), "fuzz.jsonl")
 		if err != nil {

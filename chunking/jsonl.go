@@ -3,16 +3,9 @@ package chunking
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"maps"
-	"math"
-	"slices"
-	"strconv"
-	"strings"
-	"unicode/utf8"
 )
 
 // JSONLWriter writes chunks as JSON Lines: one object
@@ -44,16 +37,22 @@ func (j *JSONLWriter) Write(ch Chunk) error {
 func (j *JSONLWriter) Close() error { return nil }
 
 // AppendJSONL appends ch as one JSONL line (with its newline) to b. The
-// chunk's own hash is written (computed when it has none).
+// chunk's own hash is written (computed when it has none). Errors are
+// *FieldErrors naming the field ("metadata.title: invalid UTF-8 at byte
+// 3"); see AppendJSONObject for what has no JSON form.
 func AppendJSONL(b []byte, ch Chunk) ([]byte, error) {
 	var err error
 	b = append(b, `{"content":`...)
 	if b, err = appendJSONString(b, ch.content); err != nil {
-		return nil, fmt.Errorf("content: %w", err)
+		return nil, AtKey(err, "content")
 	}
 	b = append(b, `,"metadata":`...)
-	if b, err = appendJSONValue(b, ch.metadata); err != nil {
-		return nil, fmt.Errorf("metadata: %w", err)
+	md := ch.metadata
+	if md == nil {
+		md = Metadata{}
+	}
+	if b, err = appendJSONValue(b, md, 1); err != nil {
+		return nil, within(err, "metadata")
 	}
 	b = append(b, `,"hash":`...)
 	h := ch.hash
@@ -61,128 +60,9 @@ func AppendJSONL(b []byte, ch Chunk) ([]byte, error) {
 		h = Hash(ch.content, ch.metadata)
 	}
 	if b, err = appendJSONString(b, h); err != nil {
-		return nil, fmt.Errorf("hash: %w", err)
+		return nil, AtKey(err, "hash")
 	}
 	return append(b, '}', '\n'), nil
-}
-
-func appendJSONValue(b []byte, v any) ([]byte, error) {
-	var err error
-	switch x := v.(type) {
-	case nil:
-		return append(b, "null"...), nil
-	case bool, int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64:
-		return appendPyJSON(b, x, 0), nil
-	case float32:
-		return appendJSONValue(b, float64(x))
-	case float64:
-		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return nil, fmt.Errorf("%w: %v has no JSON form", ErrMetadataValue, x)
-		}
-		return appendPyFloat(b, x), nil
-	case string:
-		return appendJSONString(b, x)
-	case []string:
-		b = append(b, '[')
-		for i, s := range x {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			if b, err = appendJSONString(b, s); err != nil {
-				return nil, err
-			}
-		}
-		return append(b, ']'), nil
-	case []any:
-		b = append(b, '[')
-		for i, e := range x {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			if b, err = appendJSONValue(b, e); err != nil {
-				return nil, err
-			}
-		}
-		return append(b, ']'), nil
-	case Metadata:
-		b = append(b, '{')
-		for i, f := range x {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			if b, err = appendJSONString(b, f.Key); err != nil {
-				return nil, err
-			}
-			b = append(b, ':')
-			if b, err = appendJSONValue(b, f.Value); err != nil {
-				return nil, fmt.Errorf("%s: %w", f.Key, err)
-			}
-		}
-		return append(b, '}'), nil
-	case map[string]any:
-		b = append(b, '{')
-		for i, k := range slices.Sorted(maps.Keys(x)) {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			if b, err = appendJSONString(b, k); err != nil {
-				return nil, err
-			}
-			b = append(b, ':')
-			if b, err = appendJSONValue(b, x[k]); err != nil {
-				return nil, fmt.Errorf("%s: %w", k, err)
-			}
-		}
-		return append(b, '}'), nil
-	}
-	return nil, fmt.Errorf("%w: %T", ErrMetadataValue, v)
-}
-
-// appendJSONString appends s as a JSON string: control characters, '"'
-// and '\' escaped, U+2028 and U+2029 escaped (for JavaScript readers),
-// everything else raw.
-func appendJSONString(b []byte, s string) ([]byte, error) {
-	if !utf8.ValidString(s) {
-		return nil, ErrNotUTF8
-	}
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
-			i++
-			continue
-		}
-		if c >= utf8.RuneSelf {
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if r != '\u2028' && r != '\u2029' {
-				i += size
-				continue
-			}
-			b = append(b, s[start:i]...)
-			b = appendU(b, r)
-			i += size
-			start = i
-			continue
-		}
-		b = append(b, s[start:i]...)
-		switch c {
-		case '"', '\\':
-			b = append(b, '\\', c)
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\r':
-			b = append(b, '\\', 'r')
-		case '\t':
-			b = append(b, '\\', 't')
-		default:
-			b = appendU(b, rune(c))
-		}
-		i++
-		start = i
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"'), nil
 }
 
 // JSONLReader reads chunks from JSON Lines one at a time, verifying each
@@ -228,111 +108,68 @@ func (j *JSONLReader) Read() (Chunk, error) {
 	}
 }
 
-type jsonlRecord struct {
-	Content  *string         `json:"content"`
-	Metadata json.RawMessage `json:"metadata"`
-	Hash     *string         `json:"hash"`
-}
-
 func (j *JSONLReader) parse(line []byte) (Chunk, error) {
-	dec := json.NewDecoder(bytes.NewReader(line))
-	dec.DisallowUnknownFields()
-	var rec jsonlRecord
-	if err := dec.Decode(&rec); err != nil {
+	rec, err := DecodeJSONObject(line)
+	if err != nil {
 		return Chunk{}, syntaxError(j.name, j.line, err, "bad chunk object")
 	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return Chunk{}, syntaxError(j.name, j.line, nil, "data after the chunk object")
+	var content, hash *string
+	var md Metadata
+	for _, f := range rec {
+		switch f.Key {
+		case "content", "hash":
+			if f.Value == nil {
+				continue
+			}
+			s, ok := f.Value.(string)
+			if !ok {
+				return Chunk{}, syntaxError(j.name, j.line, nil, "%q is %s, want a string", f.Key, jsonType(f.Value))
+			}
+			if f.Key == "content" {
+				content = &s
+			} else {
+				hash = &s
+			}
+		case "metadata":
+			switch m := f.Value.(type) {
+			case nil:
+			case Metadata:
+				md = m
+			default:
+				return Chunk{}, syntaxError(j.name, j.line, nil, "metadata is not an object")
+			}
+		default:
+			return Chunk{}, syntaxError(j.name, j.line, nil, "unknown field %q", f.Key)
+		}
 	}
-	if rec.Content == nil {
+	if content == nil {
 		return Chunk{}, syntaxError(j.name, j.line, nil, `no "content"`)
 	}
-	var md Metadata
-	if len(rec.Metadata) > 0 && string(rec.Metadata) != "null" {
-		mdec := json.NewDecoder(bytes.NewReader(rec.Metadata))
-		mdec.UseNumber()
-		v, err := decodeJSONValue(mdec)
-		if err != nil {
-			return Chunk{}, syntaxError(j.name, j.line, err, "bad metadata")
-		}
-		m, ok := v.(Metadata)
-		if !ok {
-			return Chunk{}, syntaxError(j.name, j.line, nil, "metadata is not an object")
-		}
-		md = m
+	if hash == nil {
+		return New(*content, md), nil
 	}
-	if rec.Hash == nil {
-		return New(*rec.Content, md), nil
-	}
-	ch := Chunk{content: *rec.Content, metadata: md, hash: *rec.Hash}
+	ch := Chunk{content: *content, metadata: md, hash: *hash}
 	if !ch.VerifyHash() {
 		return Chunk{}, fmt.Errorf("%s:%d: %w: stored %q, computed %q", j.name, j.line, ErrHashMismatch, ch.hash, Hash(ch.content, md))
 	}
 	return ch, nil
 }
 
-// decodeJSONValue reads one JSON value: objects become Metadata (key
-// order kept), arrays []any, integers int (uint64 above the int range),
-// other numbers float64.
-func decodeJSONValue(dec *json.Decoder) (any, error) {
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, err
+// jsonType names the JSON type of a decoded value.
+func jsonType(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "a boolean"
+	case string:
+		return "a string"
+	case []any:
+		return "an array"
+	case Metadata:
+		return "an object"
 	}
-	switch t := tok.(type) {
-	case json.Delim:
-		switch t {
-		case '{':
-			md := Metadata{}
-			for dec.More() {
-				kt, err := dec.Token()
-				if err != nil {
-					return nil, err
-				}
-				k, _ := kt.(string)
-				v, err := decodeJSONValue(dec)
-				if err != nil {
-					return nil, err
-				}
-				md = append(md, Field{k, v})
-			}
-			_, err := dec.Token() // '}'
-			return md, err
-		case '[':
-			list := []any{}
-			for dec.More() {
-				v, err := decodeJSONValue(dec)
-				if err != nil {
-					return nil, err
-				}
-				list = append(list, v)
-			}
-			_, err := dec.Token() // ']'
-			return list, err
-		}
-		return nil, fmt.Errorf("unexpected %v", t)
-	case json.Number:
-		return parseJSONNumber(string(t))
-	default: // string, bool, nil
-		return t, nil
-	}
-}
-
-func parseJSONNumber(s string) (any, error) {
-	if !strings.ContainsAny(s, ".eE") {
-		if n, err := strconv.ParseInt(s, 10, 0); err == nil {
-			return int(n), nil
-		}
-		if n, err := strconv.ParseUint(s, 10, 64); err == nil {
-			return n, nil
-		}
-		return nil, fmt.Errorf("integer %s out of range", s)
-	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		return nil, fmt.Errorf("number %s out of range", s)
-	}
-	return f, nil
+	return "a number"
 }
 
 // DecodeJSONL reads a whole JSONL stream into a collection; see

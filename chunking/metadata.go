@@ -3,6 +3,7 @@ package chunking
 import (
 	"fmt"
 	"maps"
+	"math/big"
 	"slices"
 )
 
@@ -13,9 +14,10 @@ type Field struct {
 }
 
 // Metadata is an ordered list of key/value pairs. Values are nil, bool,
-// int64 (or any Go integer), float64, string, []any, Metadata or
-// map[string]any, recursively. A later duplicate key wins when the metadata
-// is read as a map or hashed, as in the reference's Python dicts.
+// int64 (or any Go integer), *big.Int (integers beyond 64 bits), float64,
+// string, []any, []string, Metadata or map[string]any, recursively. A later
+// duplicate key wins when the metadata is read as a map, hashed or written,
+// as in the reference's Python dicts.
 //
 // Metadata values are treated as immutable once attached to a Chunk; the
 // accessors of Chunk return copies of the top level.
@@ -77,21 +79,6 @@ func (m Metadata) Map() map[string]any {
 	return out
 }
 
-// Dedup returns the metadata with one field per key, in first-seen key
-// order, each holding the key's last value (the Python dict view).
-func (m Metadata) Dedup() Metadata {
-	keys := m.Keys()
-	if len(keys) == len(m) {
-		return slices.Clone(m)
-	}
-	out := make(Metadata, 0, len(keys))
-	for _, k := range keys {
-		v, _ := m.Get(k)
-		out = append(out, Field{k, v})
-	}
-	return out
-}
-
 // Clone returns a deep copy of m.
 func (m Metadata) Clone() Metadata {
 	if m == nil {
@@ -122,6 +109,11 @@ func cloneValue(v any) any {
 		return out
 	case []string:
 		return slices.Clone(x)
+	case *big.Int:
+		if x == nil {
+			return x
+		}
+		return new(big.Int).Set(x)
 	default:
 		return v
 	}
@@ -155,6 +147,11 @@ func ValidateValue(v any) error {
 		int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64:
 		return nil
 	case []string:
+		return nil
+	case *big.Int:
+		if x == nil {
+			return fmt.Errorf("%w: nil *big.Int", ErrMetadataValue)
+		}
 		return nil
 	case []any:
 		for _, e := range x {

@@ -2,6 +2,7 @@ package chunking
 
 import (
 	"math"
+	"math/big"
 	"slices"
 	"strconv"
 	"strings"
@@ -42,6 +43,11 @@ func appendPyJSON(b []byte, v any, depth int) []byte {
 		return strconv.AppendUint(b, uint64(x), 10)
 	case uint64:
 		return strconv.AppendUint(b, x, 10)
+	case *big.Int:
+		if x == nil {
+			return appendPyString(b, "<unsupported>")
+		}
+		return x.Append(b, 10) // as Python's int: every digit
 	case float32:
 		return appendPyFloat(b, float64(x))
 	case float64:

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 
 	"path/filepath"
 	"reflect"
@@ -276,5 +277,146 @@ func TestYAMLAliasBomb(t *testing.T) {
 	c, err := DecodeYAML(strings.NewReader(small), "alias.yaml")
 	if err != nil || c.Len() != 2 || c.At(1).Content() != "shared" || c.At(0).Hash() != c.At(1).Hash() {
 		t.Errorf("DecodeYAML(small aliases) = %v, %v", c, err)
+	}
+}
+
+// bigIntChunk holds integers at and beyond the 64-bit limits. Its hash
+// and its YAML are what Python's json.dumps and yaml.dump give for the
+// same content and metadata (every digit of a big integer counts).
+func bigIntChunk() (Chunk, string, string) {
+	md := Metadata{
+		{"big", bigInt("100000000000000000000000000000")}, {"neg", bigInt("-100000000000000000000000000000")},
+		{"u", uint64(math.MaxUint64)}, {"u1", bigInt("18446744073709551616")},
+		{"i", math.MinInt64}, {"i1", bigInt("-9223372036854775809")},
+		{"l", []any{bigInt("10000000000000000000000000000000000000000"), Metadata{{"x", bigInt("-1000000000000000000000000000000")}}}},
+	}
+	const referenceYAML = `- content: big integers
+  metadata:
+    big: 100000000000000000000000000000
+    neg: -100000000000000000000000000000
+    u: 18446744073709551615
+    u1: 18446744073709551616
+    i: -9223372036854775808
+    i1: -9223372036854775809
+    l:
+    - 10000000000000000000000000000000000000000
+    - x: -1000000000000000000000000000000
+`
+	return New("big integers", md), "bc572a7dbbde3e395eb488df3b096d8bbe9861b4f5d777152510cab71f878d51", referenceYAML
+}
+
+// TestBigIntegers: integers beyond 64 bits keep every digit through
+// YAML and JSONL, and the hash the reference gives.
+func TestBigIntegers(t *testing.T) {
+	ch, hash, refYAML := bigIntChunk()
+	if ch.Hash() != hash {
+		t.Fatalf("hash = %s, want the reference's %s\n%s", ch.Hash(), hash, RenderMetadata(ch.Metadata()))
+	}
+	if got := Hash("x", Metadata{{"n", bigInt("100000000000000000000000000000")}}); got != "a0ff7ae206cbd56f2959eaee89459b8949774e3b09265f393cff1dea76348286" {
+		t.Errorf("hash of {n: 10^29} = %s", got)
+	}
+	for _, f := range []Format{JSONL, YAML} {
+		var buf bytes.Buffer
+		if err := Encode(&buf, f, []Chunk{ch}); err != nil {
+			t.Fatalf("Encode(%v) = %v", f, err)
+		}
+		// The reference indents lists one step less; every line is the same
+		// after its indentation.
+		if f == YAML && trimIndent(buf.String()) != trimIndent(refYAML) {
+			t.Errorf("YAML =\n%s\nwant the reference's\n%s", buf.String(), refYAML)
+		}
+		if f == JSONL && !strings.Contains(buf.String(), `"big":100000000000000000000000000000,"neg":-100000000000000000000000000000`) {
+			t.Errorf("JSONL = %s, want the digits", buf.String())
+		}
+		c, err := Decode(bytes.NewReader(buf.Bytes()), f, "big."+f.String())
+		if err != nil {
+			t.Fatalf("Decode(%v) = %v\n%s", f, err, buf.String())
+		}
+		if got := c.At(0); !reflect.DeepEqual(got.Metadata(), ch.Metadata()) || got.Hash() != hash {
+			t.Errorf("%v round trip = %#v (%s), want %#v (%s)", f, got.Metadata(), got.Hash(), ch.Metadata(), hash)
+		}
+	}
+	c, err := DecodeYAML(strings.NewReader(refYAML), "reference.yaml")
+	if err != nil || c.At(0).Hash() != hash {
+		t.Errorf("DecodeYAML(the reference's YAML) = %v, %v, want hash %s", c, err, hash)
+	}
+	// A float stays a float, and an explicit !!int tag is an integer.
+	c, err = DecodeYAML(strings.NewReader("- content: x\n  metadata: {f: 1.0e+29, g: !!float 100000000000000000000000000000, t: !!int 100000000000000000000000000000}\n"), "tags.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Metadata{{"f", 1e29}, {"g", 1e29}, {"t", bigInt("100000000000000000000000000000")}}
+	if got := c.At(0).Metadata(); !reflect.DeepEqual(got, want) {
+		t.Errorf("tagged YAML metadata = %#v, want %#v", got, want)
+	}
+}
+
+func trimIndent(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimLeft(l, " ")
+	}
+	return strings.Join(lines, "\n")
+}
+
+// TestStorageDuplicatesAndDepth: both formats write a repeated key once
+// (first place, last value) and refuse metadata nested below MaxDepth,
+// in writing and in reading.
+func TestStorageDuplicatesAndDepth(t *testing.T) {
+	dup := New("x", Metadata{{"k", 1}, {"j", 2}, {"k", 3}})
+	// The metadata map is level 1: MaxDepth-1 more levels fit in it.
+	deep := New("x", Metadata{{"d", nestedValue(MaxDepth, 1)}})
+	ok := New("x", Metadata{{"d", nestedValue(MaxDepth-1, 1)}})
+	for _, f := range []Format{JSONL, YAML} {
+		var buf bytes.Buffer
+		if err := Encode(&buf, f, []Chunk{dup, ok}); err != nil {
+			t.Fatalf("Encode(%v) = %v", f, err)
+		}
+		c, err := Decode(bytes.NewReader(buf.Bytes()), f, "d")
+		if err != nil {
+			t.Fatalf("Decode(%v) = %v", f, err)
+		}
+		if got, want := c.At(0).Metadata(), (Metadata{{"k", 3}, {"j", 2}}); !reflect.DeepEqual(got, want) || c.At(0).Hash() != dup.Hash() {
+			t.Errorf("%v: duplicate keys read back as %v, want %v", f, got, want)
+		}
+		err = Encode(&bytes.Buffer{}, f, []Chunk{deep})
+		if err == nil || err.Error() != "metadata.d"+strings.Repeat(".a", MaxDepth-1)+": nested deeper than 32 levels" {
+			t.Errorf("%v: Encode(too deep) = %v", f, err)
+		}
+	}
+	deepYAML := "- content: x\n  metadata:\n    d: " + strings.Repeat("[", MaxDepth+1) + strings.Repeat("]", MaxDepth+1) + "\n"
+	deepJSONL := `{"content":"x","metadata":{"d":` + strings.Repeat("[", MaxDepth+1) + strings.Repeat("]", MaxDepth+1) + "}}\n"
+	for name, in := range map[string]string{"deep.yaml": deepYAML, "deep.jsonl": deepJSONL} {
+		f, _ := FormatOf(name)
+		_, err := Decode(strings.NewReader(in), f, name)
+		if !errors.Is(err, ErrSyntax) || !strings.Contains(err.Error(), "nested deeper than 32 levels") {
+			t.Errorf("Decode(%s) = %v, want a syntax error about the depth", name, err)
+		}
+	}
+}
+
+// TestJSONLText: JSONL refuses text that is not UTF-8, naming the field
+// and the byte, in writing and in reading; U+2028 is written escaped.
+func TestJSONLText(t *testing.T) {
+	_, err := AppendJSONL(nil, New("ok", Metadata{{"m", Metadata{{"t", "ab\xff"}}}}))
+	if !errors.Is(err, ErrNotUTF8) || !strings.Contains(err.Error(), "metadata.m.t: invalid UTF-8 at byte 2") {
+		t.Errorf("AppendJSONL(invalid metadata) = %v", err)
+	}
+	_, err = AppendJSONL(nil, New("héllo\xff", nil))
+	if !errors.Is(err, ErrNotUTF8) || !strings.Contains(err.Error(), "content: invalid UTF-8 at byte 6") {
+		t.Errorf("AppendJSONL(invalid content) = %v", err)
+	}
+	for in, want := range map[string]string{
+		`{"content":"héllo` + "\xff" + `"}`:                `t.jsonl:1: chunking: malformed collection file: bad chunk object: content: invalid UTF-8 at byte 6`,
+		`{"content":"x","metadata":{"title":"a\udbff b"}}`: `t.jsonl:1: chunking: malformed collection file: bad chunk object: metadata.title: lone surrogate \udbff at byte 1`,
+	} {
+		_, err := DecodeJSONL(strings.NewReader(in), "t.jsonl")
+		if !errors.Is(err, ErrSyntax) || !errors.Is(err, ErrNotUTF8) || err.Error() != want {
+			t.Errorf("DecodeJSONL(%q) = %v, want %s", in, err, want)
+		}
+	}
+	b, err := AppendJSONL(nil, New("a\u2028b\u2029c", nil))
+	if err != nil || !strings.Contains(string(b), `"a\u2028b\u2029c"`) {
+		t.Errorf("AppendJSONL(U+2028) = %s, %v", b, err)
 	}
 }

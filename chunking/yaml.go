@@ -7,6 +7,7 @@ import (
 	"io"
 	"maps"
 	"math"
+	"math/big"
 	"regexp"
 	"slices"
 	"strconv"
@@ -139,13 +140,13 @@ func (y *YAMLWriter) Close() error {
 }
 
 func chunkNode(ch Chunk) (*yaml.Node, error) {
-	content, err := yamlValue(ch.content)
+	content, err := yamlString(ch.content)
 	if err != nil {
-		return nil, fmt.Errorf("content: %w", err)
+		return nil, AtKey(err, "content")
 	}
-	md, err := yamlValue(ch.metadata)
+	md, err := yamlValue(ch.metadata, 1)
 	if err != nil {
-		return nil, fmt.Errorf("metadata: %w", err)
+		return nil, within(err, "metadata")
 	}
 	return &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{
 		plainKey("content"), content,
@@ -166,8 +167,8 @@ func yamlScalar(tag, value string) *yaml.Node {
 // read it as another type, else plain (the encoder itself still quotes
 // what it cannot write plain, or what its own resolver would misread).
 func yamlString(s string) (*yaml.Node, error) {
-	if !utf8.ValidString(s) {
-		return nil, ErrNotUTF8
+	if err := ValidateText(s); err != nil {
+		return nil, err
 	}
 	n := yamlScalar("!!str", s)
 	switch {
@@ -214,8 +215,9 @@ func yaml12NonString(s string) bool {
 	return yaml12Int.MatchString(s) || yaml12Float.MatchString(s) || yaml12Time.MatchString(s)
 }
 
-// yamlValue returns the node of a metadata value (or content string).
-func yamlValue(v any) (*yaml.Node, error) {
+// yamlValue returns the node of a metadata value, which sits at the given
+// level (see MaxDepth). Errors are *FieldErrors naming the value.
+func yamlValue(v any, depth int) (*yaml.Node, error) {
 	switch x := v.(type) {
 	case nil:
 		return yamlScalar("!!null", "null"), nil
@@ -223,8 +225,20 @@ func yamlValue(v any) (*yaml.Node, error) {
 		return yamlScalar("!!bool", strconv.FormatBool(x)), nil
 	case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64:
 		return yamlScalar("!!int", string(appendPyJSON(nil, x, 0))), nil
+	case *big.Int:
+		if x == nil {
+			return nil, &FieldError{Err: fmt.Errorf("%w: nil *big.Int", ErrMetadataValue)}
+		}
+		if x.IsInt64() || x.IsUint64() {
+			return yamlScalar("!!int", x.String()), nil
+		}
+		// The library's resolver takes digits beyond 64 bits for a float
+		// and would write "!!int 1000…" to keep the tag; tagged as a float,
+		// the digits are written plain, as the reference writes them, and
+		// read back as an integer (yamlDecoder.scalar).
+		return yamlScalar("!!float", x.String()), nil
 	case float32:
-		return yamlValue(float64(x))
+		return yamlValue(float64(x), depth)
 	case float64:
 		switch {
 		case math.IsNaN(x):
@@ -236,27 +250,37 @@ func yamlValue(v any) (*yaml.Node, error) {
 		}
 		return yamlScalar("!!float", string(appendPyFloat(nil, x))), nil
 	case string:
-		return yamlString(x)
+		n, err := yamlString(x)
+		if err != nil {
+			return nil, &FieldError{Err: err}
+		}
+		return n, nil
+	}
+	if depth > MaxDepth {
+		return nil, &FieldError{Err: errTooDeep}
+	}
+	switch x := v.(type) {
 	case []string:
 		items := make([]any, len(x))
 		for i, s := range x {
 			items[i] = s
 		}
-		return yamlValue(items)
+		return yamlValue(items, depth)
 	case []any:
 		n := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
 		if len(x) == 0 {
 			n.Style = yaml.FlowStyle
 		}
-		for _, e := range x {
-			en, err := yamlValue(e)
+		for i, e := range x {
+			en, err := yamlValue(e, depth+1)
 			if err != nil {
-				return nil, err
+				return nil, AtIndex(err, i)
 			}
 			n.Content = append(n.Content, en)
 		}
 		return n, nil
 	case Metadata:
+		x = Deduplicate(x)
 		n := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
 		if len(x) == 0 {
 			n.Style = yaml.FlowStyle
@@ -264,14 +288,14 @@ func yamlValue(v any) (*yaml.Node, error) {
 		for _, f := range x {
 			k, err := yamlString(f.Key)
 			if err != nil {
-				return nil, err
+				return nil, inKey(err)
 			}
 			if k.Style == yaml.LiteralStyle {
 				k.Style = yaml.DoubleQuotedStyle // keys cannot be block scalars
 			}
-			vn, err := yamlValue(f.Value)
+			vn, err := yamlValue(f.Value, depth+1)
 			if err != nil {
-				return nil, fmt.Errorf("%s: %w", f.Key, err)
+				return nil, within(err, f.Key)
 			}
 			n.Content = append(n.Content, k, vn)
 		}
@@ -281,9 +305,9 @@ func yamlValue(v any) (*yaml.Node, error) {
 		for _, k := range slices.Sorted(maps.Keys(x)) {
 			md = append(md, Field{k, x[k]})
 		}
-		return yamlValue(md)
+		return yamlValue(md, depth)
 	}
-	return nil, fmt.Errorf("%w: %T", ErrMetadataValue, v)
+	return nil, &FieldError{Err: fmt.Errorf("%w: %T", ErrMetadataValue, v)}
 }
 
 // maxYAMLAliasNodes bounds the metadata nodes a YAML collection may reach
@@ -369,7 +393,7 @@ func (d *yamlDecoder) chunk(n *yaml.Node, aliased bool) (Chunk, error) {
 			}
 			content = &s
 		case "metadata":
-			val, err := d.value(n.Content[i+1], 0, aliased)
+			val, err := d.value(n.Content[i+1], 1, aliased)
 			if err != nil {
 				return Chunk{}, err
 			}
@@ -392,9 +416,6 @@ func (d *yamlDecoder) chunk(n *yaml.Node, aliased bool) (Chunk, error) {
 	return New(*content, md), nil
 }
 
-// maxYAMLDepth bounds the nesting of metadata values.
-const maxYAMLDepth = 1000
-
 func (d *yamlDecoder) value(n *yaml.Node, depth int, aliased bool) (any, error) {
 	if n.Kind == yaml.AliasNode {
 		aliased = true
@@ -402,10 +423,13 @@ func (d *yamlDecoder) value(n *yaml.Node, depth int, aliased bool) (any, error) 
 	if aliased {
 		d.aliasNodes++
 	}
-	if d.aliasNodes > maxYAMLAliasNodes || depth > maxYAMLDepth {
-		return nil, syntaxError(d.name, n.Line, nil, "metadata too deep, or too large through aliases")
+	if d.aliasNodes > maxYAMLAliasNodes {
+		return nil, syntaxError(d.name, n.Line, nil, "metadata too large through aliases")
 	}
 	n = d.deref(n)
+	if depth > MaxDepth && (n.Kind == yaml.MappingNode || n.Kind == yaml.SequenceNode) {
+		return nil, syntaxError(d.name, n.Line, nil, "metadata %s", errTooDeep)
+	}
 	switch n.Kind {
 	case yaml.MappingNode:
 		md := make(Metadata, 0, len(n.Content)/2)
@@ -420,7 +444,7 @@ func (d *yamlDecoder) value(n *yaml.Node, depth int, aliased bool) (any, error) 
 			}
 			md = append(md, Field{k.Value, v})
 		}
-		return md, nil
+		return Deduplicate(md), nil
 	case yaml.SequenceNode:
 		list := make([]any, 0, len(n.Content))
 		for _, e := range n.Content {
@@ -444,6 +468,9 @@ func (d *yamlDecoder) scalar(n *yaml.Node) (any, error) {
 	case "!!null":
 		return nil, nil
 	case "!!bool", "!!int", "!!float":
+		if v, ok := bigIntScalar(n); ok {
+			return v, nil
+		}
 		var v any
 		if err := n.Decode(&v); err != nil {
 			return nil, syntaxError(d.name, n.Line, err, "bad %s", n.ShortTag())
@@ -461,4 +488,22 @@ func (d *yamlDecoder) scalar(n *yaml.Node) (any, error) {
 		return v, nil
 	}
 	return nil, syntaxError(d.name, n.Line, nil, "unsupported tag %s", n.Tag)
+}
+
+// bigIntScalar returns the integer beyond 64 bits that a plain decimal
+// scalar (or one tagged !!int) holds, as the reference reads it: the YAML
+// library resolves such digits to a float, which would change the value
+// and the hash. Scalars in the 64-bit range are left to the library.
+func bigIntScalar(n *yaml.Node) (*big.Int, bool) {
+	explicit := n.Style&yaml.TaggedStyle != 0
+	if n.ShortTag() == "!!bool" || (n.Style&^yaml.TaggedStyle) != 0 || (explicit && n.ShortTag() != "!!int") {
+		return nil, false
+	}
+	s := strings.TrimPrefix(n.Value, "+")
+	v, err := ParseInteger(s)
+	if err != nil {
+		return nil, false
+	}
+	b, ok := v.(*big.Int)
+	return b, ok
 }

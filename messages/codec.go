@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/vmihailenco/msgpack/v5"
+	"github.com/vmihailenco/msgpack/v5/msgpcode"
 
 	"github.com/chunkstream/chunkstream/chunking"
 )
@@ -42,11 +43,15 @@ func EncodeIngest(r *IngestRequest, contentType string) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// DecodeIngest decodes an ingest request encoded as contentType says
-// (msgpack unless JSON). Errors wrap ErrDecode, or ErrVersion for a newer
-// schema. It does not Validate the request.
+// DecodeIngest decodes an ingest request encoded as contentType says: JSON
+// for a JSON type, msgpack for any other; without a content type, by its
+// first byte. Errors wrap ErrDecode, or ErrVersion for a newer
+// schema; an error about one field names it ("metadata.title: lone
+// surrogate \ud800 at byte 5"). Text is never altered: invalid UTF-8 in a
+// string (content sent as msgpack bin excepted) is an error. It does not
+// Validate the request.
 func DecodeIngest(contentType string, data []byte) (IngestRequest, error) {
-	tree, err := readTree(contentType, data)
+	tree, err := readTree(contentType, data, "request")
 	if err != nil {
 		return IngestRequest{}, fmt.Errorf("%w: ingest request: %w", ErrDecode, err)
 	}
@@ -66,21 +71,99 @@ func EncodeChunkRecord(r *ChunkRecord, contentType string) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// DecodeChunkRecord decodes a chunk or delete record. Errors wrap
-// ErrDecode, or ErrVersion for a newer schema.
+// DecodeChunkRecord decodes a chunk or delete record, reading the content
+// type as DecodeIngest does. Errors wrap ErrDecode, or ErrVersion for a
+// newer schema.
 func DecodeChunkRecord(contentType string, data []byte) (ChunkRecord, error) {
-	tree, err := readTree(contentType, data)
+	tree, err := readTree(contentType, data, "chunk record")
 	if err != nil {
 		return ChunkRecord{}, fmt.Errorf("%w: chunk record: %w", ErrDecode, err)
 	}
 	return recordFromTree(tree)
 }
 
-func readTree(contentType string, data []byte) (any, error) {
-	if IsJSON(contentType) {
+func readTree(contentType string, data []byte, what string) (any, error) {
+	switch {
+	case IsJSON(contentType):
 		return readJSONTree(data)
+	case contentType != "":
+		return readMsgpackTree(data)
 	}
-	return readMsgpackTree(data)
+	switch sniff(data) {
+	case ContentTypeJSON:
+		return readJSONTree(data)
+	case ContentTypeMsgpack:
+		return readMsgpackTree(data)
+	}
+	return nil, fmt.Errorf("not a chunkstream %s: expected a msgpack map or a JSON object, got %s", what, describePayload(data))
+}
+
+// sniff returns the encoding of a message without a Content-Type header,
+// read from its first byte: ContentTypeJSON when it is '{' after optional
+// JSON whitespace, ContentTypeMsgpack when it starts a msgpack map (fixmap
+// 0x80–0x8f, map16 0xde, map32 0xdf; a map never starts with '{' or
+// whitespace), and "" for anything else, which is no message of this
+// package.
+func sniff(data []byte) string {
+	if len(data) > 0 && isMsgpackMap(data[0]) {
+		return ContentTypeMsgpack
+	}
+	if rest := bytes.TrimLeft(data, " \t\r\n"); len(rest) > 0 && rest[0] == '{' {
+		return ContentTypeJSON
+	}
+	return ""
+}
+
+func isMsgpackMap(c byte) bool {
+	return msgpcode.IsFixedMap(c) || c == msgpcode.Map16 || c == msgpcode.Map32
+}
+
+// describePayload says, for an error, what a payload that is neither a
+// msgpack map nor a JSON object looks like.
+func describePayload(data []byte) string {
+	if len(data) == 0 {
+		return "an empty payload"
+	}
+	if text := bytes.TrimLeft(data, " \t\r\n"); len(text) > 0 {
+		switch text[0] {
+		case '[':
+			return "a JSON array"
+		case '"':
+			return "a JSON string"
+		}
+	}
+	if head := data[:min(len(data), 32)]; utf8.Valid(head) && !bytes.ContainsFunc(head, func(r rune) bool {
+		return r < 0x20 && r != '\t' && r != '\n' && r != '\r' || r == 0x7f
+	}) {
+		more := ""
+		if len(head) < len(data) {
+			more = "…"
+		}
+		return fmt.Sprintf("the text %q%s", head, more)
+	}
+	c := data[0]
+	var kind string
+	switch {
+	case msgpcode.IsFixedArray(c) || c == msgpcode.Array16 || c == msgpcode.Array32:
+		kind = "a msgpack array"
+	case msgpcode.IsString(c):
+		kind = "a msgpack string"
+	case msgpcode.IsBin(c):
+		kind = "msgpack bytes"
+	case msgpcode.IsExt(c):
+		kind = "a msgpack extension"
+	case c == msgpcode.Nil:
+		kind = "msgpack nil"
+	case c == msgpcode.True || c == msgpcode.False:
+		kind = "a msgpack boolean"
+	case c == msgpcode.Float || c == msgpcode.Double:
+		kind = "a msgpack float"
+	case c == 0xc1:
+		kind = "a byte msgpack never uses"
+	default:
+		kind = "a msgpack integer"
+	}
+	return fmt.Sprintf("%s (first byte 0x%02x)", kind, c)
 }
 
 // ingestFields returns the request's wire fields in order. Content is
@@ -148,7 +231,7 @@ func (r *IngestRequest) MarshalJSON() ([]byte, error) {
 			f = append(f, chunking.Field{Key: "content_b64", Value: base64.StdEncoding.EncodeToString(r.Content)})
 		}
 	}
-	b, err := appendJSONValue(nil, f, 0)
+	b, err := chunking.AppendJSONObject(nil, f)
 	if err != nil {
 		return nil, fmt.Errorf("messages: encode ingest request: %w", err)
 	}
@@ -213,7 +296,7 @@ func (r *ChunkRecord) DecodeMsgpack(d *msgpack.Decoder) error {
 
 // MarshalJSON implements json.Marshaler with the wire layout.
 func (r *ChunkRecord) MarshalJSON() ([]byte, error) {
-	b, err := appendJSONValue(nil, r.fields(), 0)
+	b, err := chunking.AppendJSONObject(nil, r.fields())
 	if err != nil {
 		return nil, fmt.Errorf("messages: encode chunk record: %w", err)
 	}

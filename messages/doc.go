@@ -3,33 +3,59 @@
 // subject and Nats-Msg-Id rules, chunk ids, and the one codec that reads
 // and writes them as msgpack (default) or JSON (Content-Type
 // application/json). Other languages publish and consume these messages;
-// DESIGN.md's tables are the reference.
+// the README's message formats are the same contract for them.
 //
 // It imports only the standard library, msgpack, google/uuid (chunk ids)
 // and chunking (for chunking.Metadata): no NATS.
 //
 // Decisions the design leaves open:
 //
+//   - The encoding: JSON when the Content-Type names JSON, msgpack when it
+//     names anything else. A message without a Content-Type is read by its
+//     first byte: a JSON object starts with '{' after optional whitespace,
+//     a msgpack map never does (fixmap 0x80–0x8f, map16 0xde, map32 0xdf);
+//     a payload that is neither is an error saying what was expected and
+//     what came ("not a chunkstream request: expected a msgpack map or a
+//     JSON object, got a JSON array").
 //   - Decoding reads the message into a generic tree first, with the same
-//     rules for both encodings, then picks typed fields out of it. Every
-//     decoding failure wraps ErrDecode; a "v" above Version wraps
-//     ErrVersion and is checked before any other field, so a newer schema
-//     with changed field types is reported as a version problem. "v" is
-//     required (a message without it is undecodable). Unknown fields are
-//     ignored: fields are only ever added within a version.
+//     rules for both encodings, then picks typed fields out of it. JSON is
+//     read and written by chunking's codec, the one JSONL storage uses, so
+//     a JSON message and a JSONL line hold metadata the same way, byte for
+//     byte (floats as Python's repr, U+2028 and U+2029 escaped, other
+//     non-ASCII text raw). Every decoding failure wraps ErrDecode; an
+//     error about one value names its field, keys joined by "." and list
+//     positions in brackets ("metadata.tags[2]: invalid UTF-8 at byte 3").
+//     A "v" above Version wraps ErrVersion and is checked before any other
+//     field, so a newer schema with changed field types is reported as a
+//     version problem. "v" is required (a message without it is
+//     undecodable). Unknown fields are ignored: fields are only ever added
+//     within a version. A field of the wrong type is reported in the
+//     wire's words ("field \"v\": want an integer, got the string \"1\"").
 //   - Metadata order: maps decode into chunking.Metadata in wire order
 //     (msgpack map order, JSON object member order), recursively, because
 //     the order of a request's metadata is the order its keys are appended
 //     to every chunk's metadata, and chunk outputs (JSONL, YAML) show keys
 //     in that order. A key repeated in one map keeps its first place and
-//     takes its last value, as Python's json.loads does. The chunk hash
-//     sorts keys, so order never changes a hash. Unordered Go maps
-//     (options, map[string]any values) encode with sorted keys.
-//   - Values: integers decode as int (uint64 above the int range), floats
-//     as float64 (non-finite floats are rejected: JSON cannot carry them),
-//     msgpack str must be valid UTF-8 (only "content" may be bin), map keys
-//     must be strings, nesting is limited to 32 levels. A JSON float that is
-//     integral is written as "1.0", so it reads back as a float.
+//     takes its last value, as Python's json.loads does; encoders write a
+//     repeated key once, that way. The chunk hash sorts keys, so order
+//     never changes a hash. Unordered Go maps (options, map[string]any
+//     values) encode with sorted keys.
+//   - Values: integers decode as int (uint64 above the int range,
+//     *big.Int beyond 64 bits), floats as float64 (non-finite floats are
+//     rejected: JSON cannot carry them). msgpack has no integers beyond
+//     64 bits: they travel as the extension ExtBigInt, whose payload is
+//     the decimal digits, so 10^29 in metadata keeps every digit and the
+//     chunk's hash. Map keys must be strings. A message is level 0, a map
+//     or list in it level 1 (metadata is), and maps and lists may nest
+//     down to chunking.MaxDepth. A JSON float that is integral is written
+//     as "1.0", so it reads back as a float.
+//   - Text is never altered: a JSON string or msgpack str holding invalid
+//     UTF-8, or a JSON \u escape of a surrogate without its pair, is a
+//     decode error naming the field and the byte of its text ("content:
+//     invalid UTF-8 at byte 12", "metadata.title: lone surrogate \ud800 at
+//     byte 5"), never replaced with U+FFFD. Only "content" may be msgpack
+//     bin: those are bytes, which the worker checks against the document's
+//     format.
 //   - Content presence: IngestRequest.Content is nil when absent and a
 //     non-nil (possibly empty) slice when present, because no content at
 //     all is a permanent error while empty content is a valid document.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/big"
 
 	"github.com/chunkstream/chunkstream/chunking"
 )
@@ -18,7 +19,7 @@ type fieldReader struct {
 
 func (fr *fieldReader) fail(key, want string, v any) {
 	if fr.err == nil {
-		fr.err = fmt.Errorf("field %q: want %s, got %T", key, want, v)
+		fr.err = fmt.Errorf("field %q: want %s, got %s", key, want, typeName(v))
 	}
 }
 
@@ -79,7 +80,7 @@ func (fr *fieldReader) mapping(key string) chunking.Metadata {
 		return nil
 	}
 	if err := checkNoBytes(m); err != nil && fr.err == nil {
-		fr.err = fmt.Errorf("field %q: %w", key, err)
+		fr.err = chunking.AtKey(err, key)
 	}
 	if len(m) == 0 {
 		return nil
@@ -92,57 +93,57 @@ func (fr *fieldReader) mapping(key string) chunking.Metadata {
 func checkNoBytes(v any) error {
 	switch x := v.(type) {
 	case []byte:
-		return errors.New("bin value where a string is expected")
+		return &chunking.FieldError{Err: errors.New("bin value where a string is expected")}
 	case chunking.Metadata:
 		for _, f := range x {
 			if err := checkNoBytes(f.Value); err != nil {
-				return fmt.Errorf("%s: %w", f.Key, err)
+				return chunking.AtKey(err, f.Key)
 			}
 		}
 	case []any:
-		for _, e := range x {
+		for i, e := range x {
 			if err := checkNoBytes(e); err != nil {
-				return err
+				return chunking.AtIndex(err, i)
 			}
 		}
 	}
 	return nil
 }
 
-// dedupTree applies Dedup to every map in a decoded value, so duplicate
-// keys resolve as in a JSON object read by Python: the last value wins,
-// in the first key's place.
-func dedupTree(v any) any {
+// typeName names the wire type of a decoded value in the user's words.
+func typeName(v any) string {
 	switch x := v.(type) {
-	case chunking.Metadata:
-		x = dedup(x)
-		for i := range x {
-			x[i].Value = dedupTree(x[i].Value)
-		}
-		return x
+	case nil:
+		return "null"
+	case bool:
+		return "a boolean"
+	case string:
+		return fmt.Sprintf("the string %q", shortText(x))
+	case []byte:
+		return "bytes"
+	case int, uint64, *big.Int:
+		return fmt.Sprintf("the integer %v", v)
+	case float64:
+		return fmt.Sprintf("the number %v", v)
 	case []any:
-		for i := range x {
-			x[i] = dedupTree(x[i])
-		}
-		return x
+		return "a list"
+	case chunking.Metadata:
+		return "a map"
 	}
-	return v
+	return fmt.Sprintf("a %T", v)
 }
 
-// dedup is Metadata.Dedup in linear time: hostile messages may carry
-// many keys.
-func dedup(m chunking.Metadata) chunking.Metadata {
-	idx := make(map[string]int, len(m))
-	out := m[:0:0]
-	for _, f := range m {
-		if i, ok := idx[f.Key]; ok {
-			out[i].Value = f.Value
-			continue
+// shortText cuts s to a few dozen characters for an error message.
+func shortText(s string) string {
+	const limit = 40
+	n := 0
+	for i := range s {
+		if n == limit {
+			return s[:i] + "…"
 		}
-		idx[f.Key] = len(out)
-		out = append(out, f)
+		n++
 	}
-	return out
+	return s
 }
 
 // checkVersion reads "v": absent, not an integer or below 1 is a decode
@@ -154,10 +155,11 @@ func checkVersion(m chunking.Metadata) (int, error) {
 	}
 	v, isInt := raw.(int)
 	if !isInt {
-		if _, big := raw.(uint64); big {
+		switch raw.(type) {
+		case uint64, *big.Int:
 			return 0, fmt.Errorf("%w: v=%v, this reader knows up to %d", ErrVersion, raw, Version)
 		}
-		return 0, fmt.Errorf("%w: field \"v\": want an integer, got %T", ErrDecode, raw)
+		return 0, fmt.Errorf("%w: field \"v\": want an integer, got %s", ErrDecode, typeName(raw))
 	}
 	if v > Version {
 		return 0, fmt.Errorf("%w: v=%d, this reader knows up to %d", ErrVersion, v, Version)
@@ -171,9 +173,9 @@ func checkVersion(m chunking.Metadata) (int, error) {
 func topMap(tree any) (chunking.Metadata, error) {
 	m, ok := tree.(chunking.Metadata)
 	if !ok {
-		return nil, fmt.Errorf("%w: message is a %T, want a map", ErrDecode, tree)
+		return nil, fmt.Errorf("%w: message is %s, want a map", ErrDecode, typeName(tree))
 	}
-	return dedupTree(m).(chunking.Metadata), nil
+	return m, nil
 }
 
 func ingestFromTree(tree any) (IngestRequest, error) {

@@ -15,10 +15,23 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte{0xdf, 0xff, 0xff, 0xff, 0xff}, false)
 	f.Add([]byte{0xdb, 0xff, 0xff, 0xff, 0xff}, false)
 	f.Add([]byte{0xc6, 0xdf, 0xff, 0xff, 0xff}, false)
+	f.Add([]byte(" {\"v\":1,\"id\":\"a\",\"content\":\"\\ud83d\\ude00\",\"metadata\":{\"n\":-100000000000000000000000000000}}"), true)
+	f.Add([]byte{0x82, 0xa1, 'v', 0x01, 0xa1, 'n', 0xc7, 0x02, ExtBigInt, '-', '1'}, false)
 	f.Fuzz(func(t *testing.T, data []byte, isJSON bool) {
 		ct := ContentTypeMsgpack
 		if isJSON {
 			ct = ContentTypeJSON
+		}
+		// Without a Content-Type, the first byte decides: the result is
+		// that of the type it names, or an error.
+		sniffed, sniffErr := DecodeIngest("", data)
+		if typ := sniff(data); typ != "" {
+			want, wantErr := DecodeIngest(typ, data)
+			if (sniffErr == nil) != (wantErr == nil) || (sniffErr == nil && !reflect.DeepEqual(sniffed, want)) {
+				t.Fatalf("DecodeIngest(no type, %q) = %v, %v; as %s: %v, %v", data, sniffed, sniffErr, typ, want, wantErr)
+			}
+		} else if sniffErr == nil {
+			t.Fatalf("DecodeIngest(no type, %q) decoded what is neither a msgpack map nor a JSON object", data)
 		}
 		if req, err := DecodeIngest(ct, data); err == nil {
 			for _, out := range []string{ContentTypeMsgpack, ContentTypeJSON} {

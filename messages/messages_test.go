@@ -33,12 +33,13 @@ func TestDecodeIngestErrors(t *testing.T) {
 		want  error
 		text  string
 	}{
-		{"bad msgpack", "", []byte{0xc1}, ErrDecode, "unsupported msgpack type"},
+		{"bad msgpack", ContentTypeMsgpack, []byte{0xc1}, ErrDecode, "unsupported msgpack type"},
+		{"neither msgpack nor json", "", []byte{0xc1}, ErrDecode, "expected a msgpack map or a JSON object, got a byte msgpack never uses (first byte 0xc1)"},
 		{"truncated msgpack", "", mp(t, map[string]any{"v": 1, "id": "a"})[:5], ErrDecode, ""},
-		{"msgpack not a map", "", mp(t, []any{1, 2}), ErrDecode, "want a map"},
+		{"msgpack not a map", ContentTypeMsgpack, mp(t, []any{1, 2}), ErrDecode, "message is a list, want a map"},
 		{"bad json", ContentTypeJSON, []byte(`{"v":1,`), ErrDecode, ""},
 		{"json trailing", ContentTypeJSON, []byte(`{"v":1,"id":"a"} {}`), ErrDecode, "trailing"},
-		{"json not object", ContentTypeJSON, []byte(`"x"`), ErrDecode, "want a map"},
+		{"json not object", ContentTypeJSON, []byte(`"x"`), ErrDecode, "want a JSON object, got a string"},
 		{"missing v", ContentTypeJSON, []byte(`{"id":"a","content":"x"}`), ErrDecode, "missing schema version"},
 		{"v zero", ContentTypeJSON, []byte(`{"v":0,"id":"a"}`), ErrDecode, "v=0"},
 		{"v string", ContentTypeJSON, []byte(`{"v":"1","id":"a"}`), ErrDecode, "want an integer"},

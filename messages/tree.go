@@ -2,14 +2,11 @@ package messages
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
+	"math/big"
 	"slices"
-	"strconv"
-	"unicode/utf8"
 
 	"github.com/vmihailenco/msgpack/v5"
 	"github.com/vmihailenco/msgpack/v5/msgpcode"
@@ -17,16 +14,22 @@ import (
 	"github.com/chunkstream/chunkstream/chunking"
 )
 
-// maxDepth bounds the nesting of maps and arrays in a message, so a
-// hostile message cannot exhaust the stack.
-const maxDepth = 32
+// ExtBigInt is the msgpack extension type of an integer beyond 64 bits
+// (which msgpack's own integers cannot hold): its payload is the integer's
+// decimal digits in ASCII, with a leading '-' when negative and no leading
+// zeros. Integers within 64 bits are always msgpack integers.
+const ExtBigInt = 1
 
 // A message is first read into a generic tree of values: maps become
-// chunking.Metadata (keys in wire order, duplicates kept until Dedup),
-// arrays []any, strings string, msgpack bin []byte, integers int (uint64
-// above the int range), floats float64, plus bool and nil. The typed
-// messages are then built from the tree (fields.go), the same way for both
-// encodings.
+// chunking.Metadata (keys in wire order, a repeated key in its first place
+// with its last value), arrays []any, strings string, msgpack bin []byte,
+// integers int (uint64 above the int range, *big.Int beyond 64 bits),
+// floats float64, plus bool and nil. JSON goes through chunking's codec,
+// msgpack through readMsgpackValue with the same rules: the message is
+// level 0, a map or list in it level 1 and so on, down to
+// chunking.MaxDepth; errors about a value are *chunking.FieldErrors that
+// name it. The typed messages are then built from the tree (fields.go),
+// the same way for both encodings.
 
 // readMsgpackTree decodes one msgpack value from data, which must hold
 // exactly one value.
@@ -43,10 +46,8 @@ func readMsgpackTree(data []byte) (any, error) {
 	return v, nil
 }
 
+// readMsgpackValue reads one value, which sits at the given level.
 func readMsgpackValue(d *msgpack.Decoder, depth int) (any, error) {
-	if depth > maxDepth {
-		return nil, fmt.Errorf("nested deeper than %d", maxDepth)
-	}
 	c, err := d.PeekCode()
 	if err != nil {
 		return nil, err
@@ -75,7 +76,7 @@ func readMsgpackValue(d *msgpack.Decoder, depth int) (any, error) {
 			return nil, err
 		}
 		if math.IsNaN(f) || math.IsInf(f, 0) {
-			return nil, errors.New("non-finite float")
+			return nil, &chunking.FieldError{Err: errors.New("non-finite float")}
 		}
 		return f, nil
 	case msgpcode.IsString(c):
@@ -83,8 +84,8 @@ func readMsgpackValue(d *msgpack.Decoder, depth int) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		if !utf8.ValidString(s) {
-			return nil, errors.New("str is not valid UTF-8")
+		if err := chunking.ValidateText(s); err != nil {
+			return nil, &chunking.FieldError{Err: err}
 		}
 		return s, nil
 	case msgpcode.IsBin(c):
@@ -93,21 +94,29 @@ func readMsgpackValue(d *msgpack.Decoder, depth int) (any, error) {
 			return nil, err
 		}
 		return readBin(d, n)
+	case msgpcode.IsExt(c):
+		return readExt(d)
 	case msgpcode.IsFixedArray(c), c == msgpcode.Array16, c == msgpcode.Array32:
+		if depth > chunking.MaxDepth {
+			return nil, &chunking.FieldError{Err: errTooDeep}
+		}
 		n, err := d.DecodeArrayLen()
 		if err != nil {
 			return nil, err
 		}
 		out := make([]any, 0, min(n, 64))
-		for range n {
+		for i := range n {
 			v, err := readMsgpackValue(d, depth+1)
 			if err != nil {
-				return nil, err
+				return nil, atIndex(err, i)
 			}
 			out = append(out, v)
 		}
 		return out, nil
 	case msgpcode.IsFixedMap(c), c == msgpcode.Map16, c == msgpcode.Map32:
+		if depth > chunking.MaxDepth {
+			return nil, &chunking.FieldError{Err: errTooDeep}
+		}
 		n, err := d.DecodeMapLen()
 		if err != nil {
 			return nil, err
@@ -119,125 +128,80 @@ func readMsgpackValue(d *msgpack.Decoder, depth int) (any, error) {
 				return nil, err
 			}
 			if !msgpcode.IsString(kc) {
-				return nil, fmt.Errorf("map key of type 0x%02x, want str", kc)
+				return nil, &chunking.FieldError{Err: fmt.Errorf("map key of type 0x%02x, want str", kc)}
 			}
 			k, err := d.DecodeString()
 			if err != nil {
 				return nil, err
 			}
-			if !utf8.ValidString(k) {
-				return nil, errors.New("map key is not valid UTF-8")
+			if err := chunking.ValidateText(k); err != nil {
+				return nil, &chunking.FieldError{Err: fmt.Errorf("in a key: %w", err)}
 			}
 			v, err := readMsgpackValue(d, depth+1)
 			if err != nil {
-				return nil, fmt.Errorf("%s: %w", k, err)
+				return nil, atKey(err, k)
 			}
 			out = append(out, chunking.Field{Key: k, Value: v})
 		}
-		return out, nil
+		return chunking.Deduplicate(out), nil
 	}
-	return nil, fmt.Errorf("unsupported msgpack type 0x%02x", c)
+	return nil, &chunking.FieldError{Err: fmt.Errorf("unsupported msgpack type 0x%02x", c)}
 }
 
-// readJSONTree decodes one JSON value from data, which must hold exactly
-// one value. Object member order is kept.
-func readJSONTree(data []byte) (any, error) {
-	d := json.NewDecoder(bytes.NewReader(data))
-	d.UseNumber()
-	v, err := readJSONValue(d, 0)
+var errTooDeep = fmt.Errorf("nested deeper than %d levels", chunking.MaxDepth)
+
+// atKey and atIndex place a value's error at its map key or list
+// position; errors of the msgpack library itself (a message cut short)
+// are about the message, not a value, and pass unchanged.
+func atKey(err error, k string) error {
+	if _, ok := err.(*chunking.FieldError); ok {
+		return chunking.AtKey(err, k)
+	}
+	return err
+}
+
+func atIndex(err error, i int) error {
+	if _, ok := err.(*chunking.FieldError); ok {
+		return chunking.AtIndex(err, i)
+	}
+	return err
+}
+
+// readExt reads an extension value: only ExtBigInt is known.
+func readExt(d *msgpack.Decoder) (any, error) {
+	id, n, err := d.DecodeExtHeader()
 	if err != nil {
 		return nil, err
 	}
-	if _, err := d.Token(); err != io.EOF {
-		return nil, errors.New("trailing data after the message")
+	if id != ExtBigInt {
+		return nil, &chunking.FieldError{Err: fmt.Errorf("unsupported msgpack extension type %d", id)}
+	}
+	if n > chunking.MaxIntDigits+1 {
+		return nil, &chunking.FieldError{Err: fmt.Errorf("integer of %d bytes, more than %d digits", n, chunking.MaxIntDigits)}
+	}
+	b := make([]byte, n)
+	if err := d.ReadFull(b); err != nil {
+		return nil, err
+	}
+	v, err := chunking.ParseInteger(string(b))
+	if err != nil {
+		return nil, &chunking.FieldError{Err: fmt.Errorf("extension %d: %w", ExtBigInt, err)}
 	}
 	return v, nil
 }
 
-func readJSONValue(d *json.Decoder, depth int) (any, error) {
-	if depth > maxDepth {
-		return nil, fmt.Errorf("nested deeper than %d", maxDepth)
-	}
-	tok, err := d.Token()
+// readJSONTree decodes data, one JSON object, with chunking's codec.
+func readJSONTree(data []byte) (any, error) {
+	m, err := chunking.DecodeJSONObject(data)
 	if err != nil {
-		if err == io.EOF {
-			return nil, io.ErrUnexpectedEOF
-		}
 		return nil, err
 	}
-	switch t := tok.(type) {
-	case nil, bool, string:
-		return t, nil
-	case json.Number:
-		return jsonNumber(t)
-	case json.Delim:
-		switch t {
-		case '[':
-			var out []any
-			for d.More() {
-				v, err := readJSONValue(d, depth+1)
-				if err != nil {
-					return nil, err
-				}
-				out = append(out, v)
-			}
-			if _, err := d.Token(); err != nil {
-				return nil, err
-			}
-			if out == nil {
-				out = []any{}
-			}
-			return out, nil
-		case '{':
-			out := chunking.Metadata{}
-			for d.More() {
-				kt, err := d.Token()
-				if err != nil {
-					return nil, err
-				}
-				k, ok := kt.(string)
-				if !ok {
-					return nil, fmt.Errorf("object key %v", kt)
-				}
-				v, err := readJSONValue(d, depth+1)
-				if err != nil {
-					return nil, fmt.Errorf("%s: %w", k, err)
-				}
-				out = append(out, chunking.Field{Key: k, Value: v})
-			}
-			if _, err := d.Token(); err != nil {
-				return nil, err
-			}
-			return out, nil
-		}
-	}
-	return nil, fmt.Errorf("unexpected token %v", tok)
+	return m, nil
 }
 
-// jsonNumber returns an integer literal as int (uint64 above the int
-// range) and anything else as float64.
-func jsonNumber(n json.Number) (any, error) {
-	s := string(n)
-	if !bytes.ContainsAny([]byte(s), ".eE") {
-		if i, err := strconv.ParseInt(s, 10, 64); err == nil {
-			return int(i), nil
-		}
-		if u, err := strconv.ParseUint(s, 10, 64); err == nil {
-			return u, nil
-		}
-	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || math.IsInf(f, 0) {
-		return nil, fmt.Errorf("number %s out of range", s)
-	}
-	return f, nil
-}
-
-// writeMsgpackValue encodes a metadata or option value.
+// writeMsgpackValue encodes a metadata or option value, which sits at the
+// given level.
 func writeMsgpackValue(e *msgpack.Encoder, v any, depth int) error {
-	if depth > maxDepth {
-		return fmt.Errorf("nested deeper than %d", maxDepth)
-	}
 	switch x := v.(type) {
 	case nil:
 		return e.EncodeNil()
@@ -267,20 +231,40 @@ func writeMsgpackValue(e *msgpack.Encoder, v any, depth int) error {
 		return e.EncodeUint(uint64(x))
 	case uint64:
 		return e.EncodeUint(x)
+	case *big.Int:
+		switch {
+		case x == nil:
+			return &chunking.FieldError{Err: fmt.Errorf("%w: nil *big.Int", chunking.ErrMetadataValue)}
+		case x.IsInt64():
+			return e.EncodeInt(x.Int64())
+		case x.IsUint64():
+			return e.EncodeUint(x.Uint64())
+		}
+		digits := x.Append(nil, 10)
+		if err := e.EncodeExtHeader(ExtBigInt, len(digits)); err != nil {
+			return err
+		}
+		_, err := e.Writer().Write(digits)
+		return err
 	case float32:
 		return writeMsgpackValue(e, float64(x), depth)
 	case float64:
 		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return errors.New("non-finite float")
+			return &chunking.FieldError{Err: fmt.Errorf("%w: %v (the wire carries finite numbers only)", chunking.ErrMetadataValue, x)}
 		}
 		return e.EncodeFloat64(x)
+	}
+	if depth > chunking.MaxDepth {
+		return &chunking.FieldError{Err: errTooDeep}
+	}
+	switch x := v.(type) {
 	case []any:
 		if err := e.EncodeArrayLen(len(x)); err != nil {
 			return err
 		}
-		for _, el := range x {
+		for i, el := range x {
 			if err := writeMsgpackValue(e, el, depth+1); err != nil {
-				return err
+				return atIndex(err, i)
 			}
 		}
 		return nil
@@ -305,6 +289,7 @@ func writeMsgpackValue(e *msgpack.Encoder, v any, depth int) error {
 		}
 		return nil
 	case chunking.Metadata:
+		x = chunking.Deduplicate(x)
 		if err := e.EncodeMapLen(len(x)); err != nil {
 			return err
 		}
@@ -313,144 +298,14 @@ func writeMsgpackValue(e *msgpack.Encoder, v any, depth int) error {
 				return err
 			}
 			if err := writeMsgpackValue(e, f.Value, depth+1); err != nil {
-				return fmt.Errorf("%s: %w", f.Key, err)
+				return atKey(err, f.Key)
 			}
 		}
 		return nil
 	case map[string]any:
 		return writeMsgpackValue(e, sortedMap(x), depth)
 	}
-	return fmt.Errorf("unsupported value of type %T", v)
-}
-
-// appendJSONValue appends a metadata or option value as JSON.
-func appendJSONValue(b []byte, v any, depth int) ([]byte, error) {
-	if depth > maxDepth {
-		return nil, fmt.Errorf("nested deeper than %d", maxDepth)
-	}
-	switch x := v.(type) {
-	case nil:
-		return append(b, "null"...), nil
-	case bool:
-		return strconv.AppendBool(b, x), nil
-	case string:
-		return appendJSONString(b, x), nil
-	case int:
-		return strconv.AppendInt(b, int64(x), 10), nil
-	case int8:
-		return strconv.AppendInt(b, int64(x), 10), nil
-	case int16:
-		return strconv.AppendInt(b, int64(x), 10), nil
-	case int32:
-		return strconv.AppendInt(b, int64(x), 10), nil
-	case int64:
-		return strconv.AppendInt(b, x, 10), nil
-	case uint:
-		return strconv.AppendUint(b, uint64(x), 10), nil
-	case uint8:
-		return strconv.AppendUint(b, uint64(x), 10), nil
-	case uint16:
-		return strconv.AppendUint(b, uint64(x), 10), nil
-	case uint32:
-		return strconv.AppendUint(b, uint64(x), 10), nil
-	case uint64:
-		return strconv.AppendUint(b, x, 10), nil
-	case float32:
-		return appendJSONValue(b, float64(x), depth)
-	case float64:
-		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return nil, errors.New("non-finite float")
-		}
-		start := len(b)
-		b = strconv.AppendFloat(b, x, 'g', -1, 64)
-		if !bytes.ContainsAny(b[start:], ".eE") { // keep it a float when read back
-			b = append(b, ".0"...)
-		}
-		return b, nil
-	case []any:
-		b = append(b, '[')
-		for i, el := range x {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			var err error
-			if b, err = appendJSONValue(b, el, depth+1); err != nil {
-				return nil, err
-			}
-		}
-		return append(b, ']'), nil
-	case []string:
-		b = append(b, '[')
-		for i, el := range x {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendJSONString(b, el)
-		}
-		return append(b, ']'), nil
-	case []int:
-		b = append(b, '[')
-		for i, el := range x {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = strconv.AppendInt(b, int64(el), 10)
-		}
-		return append(b, ']'), nil
-	case chunking.Metadata:
-		b = append(b, '{')
-		for i, f := range x {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendJSONString(b, f.Key)
-			b = append(b, ':')
-			var err error
-			if b, err = appendJSONValue(b, f.Value, depth+1); err != nil {
-				return nil, fmt.Errorf("%s: %w", f.Key, err)
-			}
-		}
-		return append(b, '}'), nil
-	case map[string]any:
-		return appendJSONValue(b, sortedMap(x), depth)
-	}
-	return nil, fmt.Errorf("unsupported value of type %T", v)
-}
-
-// appendJSONString appends s as a JSON string. Invalid UTF-8 becomes
-// U+FFFD, as encoding/json does; HTML characters are not escaped.
-func appendJSONString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '"' || c == '\\':
-				b = append(b, '\\', c)
-			case c == '\n':
-				b = append(b, '\\', 'n')
-			case c == '\r':
-				b = append(b, '\\', 'r')
-			case c == '\t':
-				b = append(b, '\\', 't')
-			case c < 0x20 || c == 0x7f:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			default:
-				b = append(b, c)
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, "\ufffd"...)
-		} else {
-			b = append(b, s[i:i+size]...)
-		}
-		i += size
-	}
-	return append(b, '"')
+	return &chunking.FieldError{Err: fmt.Errorf("%w: %T", chunking.ErrMetadataValue, v)}
 }
 
 // sortedMap returns m as metadata in sorted key order, for a stable

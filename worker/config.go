@@ -88,7 +88,16 @@ type Config struct {
 	// Sink selects the sink: "subject" (chunk records on CHUNKS) or
 	// "qdrant".
 	Sink string `env:"CHUNKSTREAM_SINK" envDefault:"subject" help:"sink: subject or qdrant"`
+	// RecordFormat is the encoding of the chunk records the subject sink
+	// publishes: "msgpack" or "json" (readable with the nats CLI).
+	RecordFormat string `env:"CHUNKSTREAM_RECORD_FORMAT" envDefault:"msgpack" help:"encoding of chunk records: msgpack or json"`
 }
+
+// Record formats.
+const (
+	RecordFormatMsgpack = "msgpack"
+	RecordFormatJSON    = "json"
+)
 
 // Sink names.
 const (
@@ -124,6 +133,7 @@ func DefaultConfig() Config {
 		DrainTimeout:          25 * time.Second,
 		LogLevel:              "info",
 		Sink:                  SinkSubject,
+		RecordFormat:          RecordFormatMsgpack,
 	}
 }
 
@@ -191,6 +201,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Sink != SinkSubject && c.Sink != SinkQdrant {
 		bad("CHUNKSTREAM_SINK", "%q, want subject or qdrant", c.Sink)
+	}
+	if c.RecordFormat != RecordFormatMsgpack && c.RecordFormat != RecordFormatJSON {
+		bad("CHUNKSTREAM_RECORD_FORMAT", "%q, want msgpack or json", c.RecordFormat)
 	}
 	if (c.NATSTLSCert == "") != (c.NATSTLSKey == "") {
 		bad("CHUNKSTREAM_NATS_TLS_CERT", "certificate and key go together")

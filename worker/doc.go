@@ -67,7 +67,9 @@
 //     twice (by its worker and by the advisory handler) once.
 //   - The subject sink bounds the chunk records in flight per document
 //     (MaxPendingPublishes); the delete record is published synchronously.
-//     Chunk records are msgpack.
+//     Chunk records are msgpack, or JSON with RecordFormat "json" (for
+//     people reading CHUNKS with the nats CLI); each carries its
+//     Content-Type, and both decode to the same record and hash.
 //   - Shutdown (Run's ctx cancelled): stop fetching and NAK the rest of
 //     the current batch, let in-flight work finish for up to
 //     DrainTimeout, then cancel it; cancelled work is NAKed without delay

@@ -17,11 +17,20 @@ import (
 // doc_id, only the records of the highest ingest_seq seen; a delete record
 // there means no chunks.
 func TestSubjectSinkConforms(t *testing.T) {
+	for _, format := range []string{worker.RecordFormatMsgpack, worker.RecordFormatJSON} {
+		t.Run(format, func(t *testing.T) { subjectSinkConforms(t, format) })
+	}
+}
+
+func subjectSinkConforms(t *testing.T, format string) {
 	e := newEnv(t, testConfig())
 	var n atomic.Int64
 	sinktest.Run(t, func(t *testing.T, _ worker.Records) (worker.Sink, sinktest.Reader) {
 		prefix := fmt.Sprintf("chunks.t%d", n.Add(1))
 		sink := worker.NewSubjectSink(e.js, prefix, 4)
+		if err := sink.SetRecordFormat(format); err != nil {
+			t.Fatal(err)
+		}
 		reader := sinktest.ReaderFunc(func(ctx context.Context, docID string) (map[string]string, error) {
 			var top uint64
 			out := map[string]string{}

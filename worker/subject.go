@@ -11,22 +11,38 @@ import (
 	"github.com/chunkstream/chunkstream/messages"
 )
 
-// SubjectSink publishes chunk records (msgpack) on
-// "<prefix>.<ingest subject tail>", one message per chunk, or one delete
-// record for a delete or a document with zero chunks. Write returns after
-// every record's PubAck arrived, with at most MaxPending records of one
-// document in flight.
+// SubjectSink publishes chunk records (msgpack, or JSON: SetRecordFormat)
+// on "<prefix>.<ingest subject tail>", one message per chunk, or one
+// delete record for a delete or a document with zero chunks, each with
+// its Content-Type header. Write returns after every record's PubAck
+// arrived, with at most MaxPending records of one document in flight.
 type SubjectSink struct {
-	js         jetstream.JetStream
-	prefix     string
-	maxPending int
+	js          jetstream.JetStream
+	prefix      string
+	maxPending  int
+	contentType string
 }
 
-// NewSubjectSink returns a subject sink publishing through js under
-// prefix ("chunks"), with at most maxPending unacknowledged publishes per
-// document.
+// NewSubjectSink returns a subject sink publishing msgpack records through
+// js under prefix ("chunks"), with at most maxPending unacknowledged
+// publishes per document.
 func NewSubjectSink(js jetstream.JetStream, prefix string, maxPending int) *SubjectSink {
-	return &SubjectSink{js: js, prefix: prefix, maxPending: max(maxPending, 1)}
+	return &SubjectSink{js: js, prefix: prefix, maxPending: max(maxPending, 1), contentType: messages.ContentTypeMsgpack}
+}
+
+// SetRecordFormat sets the encoding of the records: RecordFormatMsgpack
+// (the default) or RecordFormatJSON; anything else is an error naming
+// CHUNKSTREAM_RECORD_FORMAT. Call it before the first Write.
+func (s *SubjectSink) SetRecordFormat(format string) error {
+	switch format {
+	case RecordFormatMsgpack:
+		s.contentType = messages.ContentTypeMsgpack
+	case RecordFormatJSON:
+		s.contentType = messages.ContentTypeJSON
+	default:
+		return fmt.Errorf("worker: CHUNKSTREAM_RECORD_FORMAT %q, want msgpack or json", format)
+	}
+	return nil
 }
 
 // Write implements Sink.
@@ -37,7 +53,7 @@ func (s *SubjectSink) Write(ctx context.Context, doc Doc, chunks []Chunk) error 
 	subject := messages.ChunkSubject(s.prefix, doc.Subject)
 	if doc.Op == OpDelete || len(chunks) == 0 {
 		rec := messages.NewDeleteRecord(doc.ID, doc.Version, doc.Seq)
-		msg, err := recordMsg(subject, &rec)
+		msg, err := s.recordMsg(subject, &rec)
 		if err != nil {
 			return err
 		}
@@ -75,7 +91,7 @@ func (s *SubjectSink) Write(ctx context.Context, doc Doc, chunks []Chunk) error 
 			IngestSeq: doc.Seq, Position: c.Position, Count: len(chunks),
 			Content: c.Chunk.Content(), Metadata: c.Chunk.Metadata(), Hash: c.Chunk.Hash(),
 		}
-		msg, err := recordMsg(subject, &rec)
+		msg, err := s.recordMsg(subject, &rec)
 		if err != nil {
 			firstErr = err
 			break
@@ -95,14 +111,14 @@ func (s *SubjectSink) Write(ctx context.Context, doc Doc, chunks []Chunk) error 
 	return firstErr
 }
 
-func recordMsg(subject string, rec *messages.ChunkRecord) (*nats.Msg, error) {
-	data, err := messages.EncodeChunkRecord(rec, messages.ContentTypeMsgpack)
+func (s *SubjectSink) recordMsg(subject string, rec *messages.ChunkRecord) (*nats.Msg, error) {
+	data, err := messages.EncodeChunkRecord(rec, s.contentType)
 	if err != nil {
 		return nil, Permanent(fmt.Errorf("worker: encode chunk record: %w", err))
 	}
 	msg := nats.NewMsg(subject)
 	msg.Data = data
-	msg.Header.Set(messages.HeaderContentType, messages.ContentTypeMsgpack)
+	msg.Header.Set(messages.HeaderContentType, s.contentType)
 	msg.Header.Set(messages.HeaderMsgID, rec.MsgID())
 	return msg, nil
 }

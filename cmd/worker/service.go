@@ -42,7 +42,11 @@ func natsOptions(c *worker.Config, log *slog.Logger) []nats.Option {
 func buildSink(ctx context.Context, c *config, js jetstream.JetStream, records worker.Records, log *slog.Logger) (worker.Sink, func(), error) {
 	switch c.Sink {
 	case worker.SinkSubject:
-		return worker.NewSubjectSink(js, c.ChunksPrefix, c.MaxPendingPublishes), func() {}, nil
+		s := worker.NewSubjectSink(js, c.ChunksPrefix, c.MaxPendingPublishes)
+		if err := s.SetRecordFormat(c.RecordFormat); err != nil {
+			return nil, nil, err
+		}
+		return s, func() {}, nil
 	case worker.SinkQdrant:
 		return newQdrantSink(ctx, c, records, log)
 	}
