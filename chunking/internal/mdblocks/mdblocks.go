@@ -208,10 +208,13 @@ func scan(src []byte, segmentSize int) ([]Block, int) {
 // scan returns the blocks of src and the number of segments parsed.
 func (sc scanner) scan(src []byte) ([]Block, int) {
 	var blocks []Block
-	segmentSize := sc.segmentSize
 	segments := sc.scanFunc(src, func(seg []Block) bool {
 		if blocks == nil {
-			blocks = make([]Block, 0, len(seg)*max(1, len(src)/max(1, segmentSize)))
+			// Room for the whole document at the first segment's density
+			// (blocks per byte): the segment may be longer than
+			// segmentSize, up to the whole document.
+			covered := max(1, seg[len(seg)-1].End)
+			blocks = make([]Block, 0, len(seg)+len(seg)*(len(src)-covered)/covered)
 		}
 		blocks = append(blocks, seg...)
 		return true

@@ -266,6 +266,7 @@ var adversarial = []struct {
 	{"table rows", func(n int) []byte { return append([]byte("a|b\n-|-\n"), bytes.Repeat([]byte("1|2\n"), n)...) }, 0},
 	{"backticks", func(n int) []byte { return []byte(strings.Repeat("`|", n) + "\n" + strings.Repeat("-|", n) + "-\n") }, 0},
 	{"long line", func(n int) []byte { return bytes.Repeat([]byte("word "), n) }, 0},
+	{"open blocks at cuts", func(n int) []byte { return bytes.Repeat([]byte("# h\n\n````\n\n# x\n\n"), n) }, 1 << 10},
 	{"open blocks at cuts, one segment", func(n int) []byte { return bytes.Repeat([]byte("# h\n\n````\n\n# x\n\n"), n) }, 0},
 }
 
