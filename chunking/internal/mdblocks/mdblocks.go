@@ -87,11 +87,15 @@ type Block struct {
 	Closed bool
 }
 
-var blockParser = sync.OnceValue(func() parser.Parser {
-	bps := append(parser.DefaultBlockParsers(), util.Prioritized(mathParser{}, 650))
+var blockParser = sync.OnceValue(func() parser.Parser { return newBlockParser(MaxNesting) })
+
+// newBlockParser returns the scanner's goldmark parser, with containers
+// nested at most maxNesting deep.
+func newBlockParser(maxNesting int) parser.Parser {
+	bps := append(boundedBlockParsers(maxNesting), util.Prioritized(mathParser{}, 650))
 	return parser.NewParser(parser.WithBlockParsers(bps...),
 		parser.WithParagraphTransformers(util.Prioritized(dropParagraphLines{}, 100)))
-})
+}
 
 // dropParagraphLines empties every closed paragraph's lines (but one, made
 // empty). goldmark
@@ -159,7 +163,7 @@ const SegmentSize = 2 << 20
 // It never fails: any byte sequence is some Markdown. It runs in time
 // linear in len(src) and is safe for concurrent use. src is not retained.
 func Scan(src []byte) []Block {
-	blocks, _ := scan(src, SegmentSize)
+	blocks, _ := defaultScanner().scan(src)
 	return blocks
 }
 
@@ -168,7 +172,7 @@ func Scan(src []byte) []Block {
 // only one segment's blocks at a time (see SegmentSize), so a huge
 // document is scanned in bounded memory.
 func ScanFunc(src []byte, yield func(Block) bool) {
-	scanFunc(src, SegmentSize, func(seg []Block) bool {
+	defaultScanner().scanFunc(src, func(seg []Block) bool {
 		for _, b := range seg {
 			if !yield(b) {
 				return false
@@ -178,13 +182,39 @@ func ScanFunc(src []byte, yield func(Block) bool) {
 	})
 }
 
+// scanner holds what Scan and ScanFunc fix and tests vary.
+type scanner struct {
+	parser      parser.Parser
+	segmentSize int
+	// peeked, when not nil, is increased by the length of every line
+	// goldmark's block parsers are handed: the parse's work, which tests
+	// count instead of timing it.
+	peeked *int
+}
+
+// defaultScanner is the scanner of Scan and ScanFunc.
+func defaultScanner() scanner {
+	return scanner{parser: blockParser(), segmentSize: SegmentSize}
+}
+
 // scan is Scan with a given segment size (tests use tiny ones); it also
 // returns the number of segments parsed.
 func scan(src []byte, segmentSize int) ([]Block, int) {
+	sc := defaultScanner()
+	sc.segmentSize = segmentSize
+	return sc.scan(src)
+}
+
+// scan returns the blocks of src and the number of segments parsed.
+func (sc scanner) scan(src []byte) ([]Block, int) {
 	var blocks []Block
-	segments := scanFunc(src, segmentSize, func(seg []Block) bool {
+	segments := sc.scanFunc(src, func(seg []Block) bool {
 		if blocks == nil {
-			blocks = make([]Block, 0, len(seg)*max(1, len(src)/max(1, segmentSize)))
+			// Room for the whole document at the first segment's density
+			// (blocks per byte): the segment may be longer than
+			// segmentSize, up to the whole document.
+			covered := max(1, seg[len(seg)-1].End)
+			blocks = make([]Block, 0, len(seg)+len(seg)*(len(src)-covered)/covered)
 		}
 		blocks = append(blocks, seg...)
 		return true
@@ -195,7 +225,7 @@ func scan(src []byte, segmentSize int) ([]Block, int) {
 // scanFunc parses src segment by segment and hands each segment's blocks
 // to yield (the slice is reused: yield must not keep it). It returns the
 // number of segments parsed.
-func scanFunc(src []byte, segmentSize int, yield func([]Block) bool) int {
+func (sc scanner) scanFunc(src []byte, yield func([]Block) bool) int {
 	var blocks []Block
 	off := 0
 	if bytes.HasPrefix(src, bom) {
@@ -206,19 +236,18 @@ func scanFunc(src []byte, segmentSize int, yield func([]Block) bool) int {
 		off += end
 	}
 	body := src[off:]
-	input := limitNesting(body) // same length: offsets into input are offsets into body
-	shared := &lazyMathIndex{doc: input}
+	shared := &lazyMathIndex{doc: body}
 	segments := 0
 	for pos := 0; pos < len(body); {
 		end := pos
 		var doc ast.Node
-		for size := segmentSize; ; size *= 2 {
+		for size := sc.segmentSize; ; size *= 2 {
 			last := end
 			end = len(body)
 			if len(body)-pos > size {
-				end = nextCut(input, max(last+1, pos+size))
+				end = nextCut(body, max(last+1, pos+size))
 			}
-			doc = parse(input, pos, end, shared)
+			doc = sc.parse(body, pos, end, shared)
 			if end == len(body) || closedAtEnd(body, pos, end, doc.LastChild()) {
 				break
 			}
@@ -237,11 +266,30 @@ func scanFunc(src []byte, segmentSize int, yield func([]Block) bool) int {
 	return segments
 }
 
-// parse runs goldmark on input[start:end].
-func parse(input []byte, start, end int, shared *lazyMathIndex) ast.Node {
+// parse runs goldmark on body[start:end].
+func (sc scanner) parse(body []byte, start, end int, shared *lazyMathIndex) ast.Node {
 	pc := parser.NewContext()
 	pc.Set(mathSourceKey, &mathSource{base: start, shared: shared})
-	return blockParser().Parse(text.NewReader(input[start:end]), parser.WithContext(pc))
+	var r text.Reader = text.NewReader(body[start:end])
+	if sc.peeked != nil {
+		r = countingReader{Reader: r, peeked: sc.peeked}
+	}
+	return sc.parser.Parse(r, parser.WithContext(pc))
+}
+
+// countingReader counts the bytes of the lines goldmark's parsers peek at:
+// each open block scans the line it is handed, so the sum is the parse's
+// work (for a list nested d deep over d lines, about d³).
+type countingReader struct {
+	text.Reader
+	peeked *int
+}
+
+// PeekLine implements text.Reader.
+func (r countingReader) PeekLine() ([]byte, text.Segment) {
+	line, seg := r.Reader.PeekLine()
+	*r.peeked += len(line)
+	return line, seg
 }
 
 // nextCut returns the start of the first line at or after p that is an ATX

@@ -3,12 +3,13 @@ package mdblocks
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"runtime"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/chunkstream/chunkstream/internal/testutil"
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/text"
 )
 
 // span is a block as the tests describe it: kind, text and the fields that
@@ -228,100 +229,247 @@ func TestParseOnly(t *testing.T) {
 	}
 }
 
-// allocBytes returns the bytes Scan allocates for src: a measure of its
-// work that does not flake like wall-clock time.
-func allocBytes(src []byte) uint64 {
+// work is what a scan costs, counted rather than timed: the bytes of the
+// lines goldmark's block parsers were handed, and the bytes allocated.
+type work struct{ peeked, alloc int }
+
+// measure scans src with sc and returns its blocks and its work.
+func measure(sc scanner, src []byte) ([]Block, work) {
+	var w work
+	sc.peeked = &w.peeked
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	Scan(src)
+	blocks, _ := sc.scan(src)
 	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc
-}
-
-// TestLinear doubles adversarial inputs and checks that the work grows
-// linearly, not quadratically.
-func TestLinear(t *testing.T) {
-	gens := map[string]func(n int) []byte{
-		"nested lists":   func(n int) []byte { return []byte(strings.Repeat("- ", n) + "x\n") },
-		"nested quotes":  func(n int) []byte { return []byte(strings.Repeat("> ", n) + "x\n") },
-		"quote lines":    func(n int) []byte { return bytes.Repeat([]byte(">>>>>>>>>> x\n"), n) },
-		"unclosed $$":    func(n int) []byte { return bytes.Repeat([]byte("$$\nx\n\n"), n) },
-		"unclosed begin": func(n int) []byte { return bytes.Repeat([]byte("\\begin{a}\nx\n\n"), n) },
-		"unclosed fence": func(n int) []byte { return append([]byte("```\n"), bytes.Repeat([]byte("x\n\n"), n)...) },
-		"table rows":     func(n int) []byte { return append([]byte("a|b\n-|-\n"), bytes.Repeat([]byte("1|2\n"), n)...) },
-		"backticks":      func(n int) []byte { return []byte(strings.Repeat("`|", n) + "\n" + strings.Repeat("-|", n) + "-\n") },
-		"long line":      func(n int) []byte { return bytes.Repeat([]byte("word "), n) },
-	}
-	for name, gen := range gens {
-		t.Run(name, func(t *testing.T) {
-			const n = 5000
-			small, large := gen(n), gen(2*n)
-			checkBlocks(t, small, Scan(small))
-			checkBlocks(t, large, Scan(large))
-			a, b := allocBytes(small), allocBytes(large)
-			if b > 3*a+1<<16 {
-				t.Errorf("%s: Scan allocated %d bytes for %d bytes and %d for %d: super-linear", name, a, len(small), b, len(large))
-			}
-		})
-	}
+	w.alloc = int(after.TotalAlloc - before.TotalAlloc)
+	return blocks, w
 }
 
 // raceEnabled is set by race_test.go under the race detector.
 var raceEnabled bool
 
-// minTime returns the least thread CPU time of three runs of Scan(src).
-func minTime(src []byte) time.Duration {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	best := time.Duration(1 << 62)
-	for range 3 {
-		start := testutil.ThreadCPU()
-		Scan(src)
-		best = min(best, testutil.ThreadCPU()-start)
-	}
-	return best
+// adversarial are inputs that cost a naive parser quadratic time, as
+// functions of a size n.
+var adversarial = []struct {
+	name        string
+	gen         func(n int) []byte
+	segmentSize int // 0: SegmentSize
+}{
+	{"nested lists", func(n int) []byte { return []byte(strings.Repeat("- ", n) + "x\n") }, 0},
+	{"nested ordered", func(n int) []byte { return []byte(strings.Repeat("1. ", n) + "x\n") }, 0},
+	{"nested quotes", func(n int) []byte { return []byte(strings.Repeat("> ", n) + "x\n") }, 0},
+	{"quote lines", func(n int) []byte { return bytes.Repeat([]byte(">>>>>>>>>> x\n"), n) }, 0},
+	{"deep quote lines", func(n int) []byte { return bytes.Repeat([]byte(strings.Repeat(">", 100)+" x\n"), n/10) }, 0},
+	{"unclosed $$", func(n int) []byte { return bytes.Repeat([]byte("$$\nx\n\n"), n) }, 0},
+	{"unclosed begin", func(n int) []byte { return bytes.Repeat([]byte("\\begin{a}\nx\n\n"), n) }, 0},
+	{"unclosed fence", func(n int) []byte { return append([]byte("```\n"), bytes.Repeat([]byte("x\n\n"), n)...) }, 0},
+	{"table rows", func(n int) []byte { return append([]byte("a|b\n-|-\n"), bytes.Repeat([]byte("1|2\n"), n)...) }, 0},
+	{"backticks", func(n int) []byte { return []byte(strings.Repeat("`|", n) + "\n" + strings.Repeat("-|", n) + "-\n") }, 0},
+	{"long line", func(n int) []byte { return bytes.Repeat([]byte("word "), n) }, 0},
+	{"open blocks at cuts", func(n int) []byte { return bytes.Repeat([]byte("# h\n\n````\n\n# x\n\n"), n) }, 1 << 10},
+	{"open blocks at cuts, one segment", func(n int) []byte { return bytes.Repeat([]byte("# h\n\n````\n\n# x\n\n"), n) }, 0},
 }
 
-// TestLinearTime multiplies adversarial inputs by 8: linear work takes
-// about 8× the CPU time, quadratic 64×. The bound (24×) leaves room for
-// cache and GC effects; thread CPU time ignores other processes.
-func TestLinearTime(t *testing.T) {
-	if testing.Short() || raceEnabled {
-		t.Skip("timing (meaningless under the race detector)")
-	}
-	gens := map[string]func(n int) []byte{
-		"nested lists":        func(n int) []byte { return []byte(strings.Repeat("- ", n) + "x\n") },
-		"nested ordered":      func(n int) []byte { return []byte(strings.Repeat("1. ", n) + "x\n") },
-		"nested quotes":       func(n int) []byte { return []byte(strings.Repeat("> ", n) + "x\n") },
-		"deep quote lines":    func(n int) []byte { return bytes.Repeat([]byte(strings.Repeat(">", 100)+" x\n"), n/100) },
-		"unclosed math":       func(n int) []byte { return bytes.Repeat([]byte("$$\nx\n\n"), n) },
-		"unclosed envs":       func(n int) []byte { return bytes.Repeat([]byte("\\begin{a}\nx\n\n"), n) },
-		"open blocks at cuts": func(n int) []byte { return bytes.Repeat([]byte("# h\n\n````\n\n# x\n\n"), n) },
-	}
-	for name, gen := range gens {
-		t.Run(name, func(t *testing.T) {
-			const n = 25000
-			small, large := gen(n), gen(8*n)
-			a, b := minTime(small), minTime(large)
-			if b > 24*a+20*time.Millisecond {
-				t.Errorf("%s: Scan took %v for %d bytes and %v for %d: super-linear", name, a, len(small), b, len(large))
+// TestLinear multiplies adversarial inputs by 8 and checks that the work
+// grows about 8×: linear work grows 8×, quadratic 64×. Both counts are
+// exact, so the bounds need no room for a busy machine: 10× for the lines
+// goldmark is handed, 16× for allocation (whose bytes per input byte
+// settle only at larger sizes: growing buffers, per-document set-up).
+func TestLinear(t *testing.T) {
+	for _, tt := range adversarial {
+		t.Run(tt.name, func(t *testing.T) {
+			const n = 5000
+			sc := defaultScanner()
+			if tt.segmentSize > 0 {
+				sc.segmentSize = tt.segmentSize
+			}
+			small, large := tt.gen(n), tt.gen(8*n)
+			blocks, a := measure(sc, small)
+			checkBlocks(t, small, blocks)
+			blocks, b := measure(sc, large)
+			checkBlocks(t, large, blocks)
+			if b.peeked > 10*a.peeked+1<<12 {
+				t.Errorf("goldmark was handed %d bytes of lines for %d bytes and %d for %d: super-linear", a.peeked, len(small), b.peeked, len(large))
+			}
+			if b.alloc > 16*a.alloc+1<<16 {
+				t.Errorf("Scan allocated %d bytes for %d bytes and %d for %d: super-linear", a.alloc, len(small), b.alloc, len(large))
 			}
 		})
 	}
 }
 
-func TestLimitNesting(t *testing.T) {
-	normal := []byte("- a\n  - b\n> > > q\n1. x\n" + strings.Repeat("- ", MaxNesting) + "y\n" + strings.Repeat("- ", 40) + "\n")
-	if got := limitNesting(normal); &got[0] != &normal[0] {
-		t.Errorf("limitNesting changed a document within MaxNesting (or a thematic break): %q", got)
+// staircase returns a container nested depth deep over depth lines: line
+// i continues the i containers above it (cont(j) for each level j) and
+// opens one more (open(i)).
+func staircase(depth int, cont, open func(level int) string) []byte {
+	var b, prefix bytes.Buffer
+	for i := range depth {
+		b.Write(prefix.Bytes())
+		b.WriteString(open(i))
+		fmt.Fprintf(&b, "level %d\n", i+1)
+		prefix.WriteString(cont(i))
 	}
-	deep := []byte(strings.Repeat("> ", MaxNesting+5) + "x\n")
-	got := limitNesting(deep)
-	if len(got) != len(deep) || bytes.Equal(got, deep) || deep[0] != '>' {
-		t.Errorf("limitNesting(deep) = %q", got)
+	return b.Bytes()
+}
+
+func always(s string) func(int) string { return func(int) string { return s } }
+
+// staircases are the nested containers of TestNestingWork.
+var staircases = []struct {
+	name       string
+	cont, open func(level int) string
+}{
+	{"list", always("  "), always("- ")},
+	{"ordered", always("   "), always("1. ")},
+	{"tabs", always("\t"), always("- ")},
+	{"quotes", always("> "), always("> ")},
+	{"lists in quotes", func(i int) string { return [2]string{"  ", "> "}[i%2] }, func(i int) string { return [2]string{"- ", "> "}[i%2] }},
+}
+
+// maxPeekedPerByte bounds the bytes of lines goldmark is handed per byte
+// of a nested document: each line is handed to every open container
+// (a list and its item per level, at most MaxNesting levels), about twice.
+const maxPeekedPerByte = 4*MaxNesting + 8
+
+// TestNestingWork nests lists and quotes over many lines, each line one
+// level deeper (the input grows with the square of the depth). Without a
+// bound every line is scanned once for each open container, so the work
+// per byte grows with the depth (the whole parse as depth³); with it the
+// work per byte is bounded and flat.
+func TestNestingWork(t *testing.T) {
+	for i, s := range staircases {
+		// The list (the first) is nested 200 to 2,400 deep, the others
+		// less, as they are slower to parse.
+		depths := []int{200, 400, 800, 1200, 1600, 2400}
+		if i > 0 {
+			depths = []int{150, 300, 600, 1200}
+		}
+		if testing.Short() || raceEnabled {
+			depths = []int{100, 200, 400}
+		}
+		t.Run(s.name, func(t *testing.T) {
+			perByte := map[int]float64{}
+			allocPerByte := map[int]float64{}
+			for _, d := range depths {
+				src := staircase(d, s.cont, s.open)
+				blocks, w := measure(defaultScanner(), src)
+				checkBlocks(t, src, blocks)
+				if len(blocks) != 1 || blocks[0].End != len(src) {
+					t.Fatalf("depth %d: %d blocks, want one container spanning the document", d, len(blocks))
+				}
+				perByte[d] = float64(w.peeked) / float64(len(src))
+				allocPerByte[d] = float64(w.alloc) / float64(len(src))
+				t.Logf("depth %d: %d bytes, %.1f bytes of lines handed to goldmark and %.1f allocated per byte", d, len(src), perByte[d], allocPerByte[d])
+				if perByte[d] > maxPeekedPerByte {
+					t.Errorf("depth %d: goldmark was handed %.1f bytes of lines per byte, want at most %d", d, perByte[d], maxPeekedPerByte)
+				}
+			}
+			// Doubling the depth quadruples the input: the work per byte
+			// stays flat where the unbounded parse's doubles.
+			hi, lo := depths[len(depths)-1], depths[len(depths)-1]/2
+			if r := perByte[hi] / perByte[lo]; r > 1.25 {
+				t.Errorf("work per byte at depth %d is %.2f× that at depth %d, want at most 1.25× (linear)", hi, r, lo)
+			}
+			if r := allocPerByte[hi] / allocPerByte[lo]; r > 1.25 {
+				t.Errorf("allocation per byte at depth %d is %.2f× that at depth %d, want at most 1.25× (linear)", hi, r, lo)
+			}
+		})
 	}
-	if got[2*MaxNesting] != 'x' {
-		t.Errorf("limitNesting(deep): marker %d = %q, want 'x'", MaxNesting+1, got[2*MaxNesting])
+}
+
+// TestNestingWorkUnbounded shows that the work count sees the cubic case:
+// without the bound, a list 300 deep already costs more per byte than
+// maxPeekedPerByte allows.
+func TestNestingWorkUnbounded(t *testing.T) {
+	sc := defaultScanner()
+	sc.parser = newBlockParser(math.MaxInt)
+	src := staircase(300, always("  "), always("- "))
+	_, w := measure(sc, src)
+	if perByte := float64(w.peeked) / float64(len(src)); perByte < 2*maxPeekedPerByte {
+		t.Errorf("unbounded parse of a list 300 deep: %.1f bytes of lines per byte, want over %d: the count does not see the nesting", perByte, 2*maxPeekedPerByte)
+	}
+}
+
+// nestingDepth returns the deepest nesting of lists and block quotes in
+// the parse of src's body (after a byte-order mark and front matter, as
+// Scan parses it) without a bound.
+func nestingDepth(src []byte) int {
+	src = bytes.TrimPrefix(src, bom)
+	src = src[frontMatterEnd(src):]
+	doc := newBlockParser(math.MaxInt).Parse(text.NewReader(src))
+	deepest := 0
+	var walk func(n ast.Node, d int)
+	walk = func(n ast.Node, d int) {
+		if n.Kind() == ast.KindList || n.Kind() == ast.KindBlockquote {
+			d++
+			deepest = max(deepest, d)
+		}
+		for c := n.FirstChild(); c != nil; c = c.NextSibling() {
+			walk(c, d)
+		}
+	}
+	walk(doc, 0)
+	return deepest
+}
+
+// checkBound checks that a scan bounded to maxNesting equals the unbounded
+// scan when src is nested at most maxNesting deep, and keeps the scanner's
+// invariants when it is nested deeper. It returns src's nesting depth.
+func checkBound(t testing.TB, src []byte, maxNesting int) int {
+	t.Helper()
+	bounded := defaultScanner()
+	bounded.parser = newBlockParser(maxNesting)
+	got, _ := bounded.scan(src)
+	checkBlocks(t, src, got)
+	depth := nestingDepth(src)
+	if depth > maxNesting {
+		return depth
+	}
+	unbounded := defaultScanner()
+	unbounded.parser = newBlockParser(math.MaxInt)
+	if want, _ := unbounded.scan(src); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("scan(%q) nested %d deep, bounded to %d:\n%v\nunbounded:\n%v", src, depth, maxNesting, got, want)
+	}
+	return depth
+}
+
+// TestNestingBound checks the bound on small nestings (bounds of 1 to 4
+// stand for MaxNesting): documents within it scan as without it, deeper
+// ones read the over-deep markers as text.
+func TestNestingBound(t *testing.T) {
+	docs := []string{
+		"- a\n  - b\n    - c\n",
+		"- a\n  - b\n    - c\n      - d\n",
+		"> a\n> > b\n> > > c\n> > > > d\n",
+		"- a\n  > b\n  > - c\n  >   > d\ntext\n===\n",
+		"- a\n  - b\n    - c\n      - ```\ntext\n===\n",
+		"- a\n  - b\n    - ```\ntext\n===\n",
+		"1. a\n   1. b\n      1. c\n         1. d\n\n# h\n",
+		"- - - - x\n- - - y\n",
+		"> > > > # h\n> > >\n",
+		"- a\n\n  - b\n\n    - c\n\n      - d\n\n        e\n",
+		"- a\n  - b\n    -\n\n      - c\n",
+	}
+	for _, doc := range docs {
+		for _, k := range []int{1, 2, 3, 4} {
+			checkBound(t, []byte(doc), k)
+		}
+	}
+	// Over the bound, the marker is text: a fence opened there does not
+	// open, the next line is a lazy continuation, and the setext
+	// underline is text too.
+	src := []byte("- a\n  - b\n    - ```\ntext\n===\n")
+	want := []span{{kind: List, text: string(src)}}
+	sc := defaultScanner()
+	sc.parser = newBlockParser(2)
+	blocks, _ := sc.scan(src)
+	if got := describe(src, blocks); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("scan(%q) bounded to 2 = %+v, want %+v", src, got, want)
+	}
+	sc.parser = newBlockParser(3)
+	blocks, _ = sc.scan(src)
+	if got := describe(src, blocks); len(got) != 2 || got[1].kind != Heading {
+		t.Errorf("scan(%q) bounded to 3 = %+v, want a list and a heading", src, got)
 	}
 }
 
@@ -339,19 +487,28 @@ func TestDeepNesting(t *testing.T) {
 	}
 }
 
+// FuzzScan checks the scanner's invariants on any input, that segments
+// change nothing, and that a bound on nesting (3 here, standing for
+// MaxNesting) changes nothing for documents nested within it.
 func FuzzScan(f *testing.F) {
 	for _, s := range []string{
 		"# a\n", "---\na: b\n---\n", "```\nx\n", "| a |\n|---|\n", "$$\n\n$$\n", "\\begin{a}\n\\end{a}\n",
 		"a\r\n===\r\n", "> - # x\n", "<!-- x\n\n-->\n", "    code\n", "+++\n+++\n",
 		"# a\n\n```\n\n# b\n\n```\n\n# c\n", "x\n\n<pre>\n\n# in\n\n</pre>\n\n# out\n",
 		"$$\n\n# m\n\n$$\n\n# n\n\\begin{a}\n\n# e\n\n\\end{a}\n", "- a\n\n# h\n\n> q\n\n# i\n",
+		"- a\n  - b\n    - c\n      - ```\ntext\n===\n", "> a\n> > b\n> > > c\n> > > > d\nlazy\n",
 	} {
 		f.Add([]byte(s))
+	}
+	// Nested deeper than MaxNesting, one level a line.
+	for _, s := range staircases {
+		f.Add(append(staircase(MaxNesting+8, s.cont, s.open), "text\n===\n"...))
 	}
 	f.Fuzz(func(t *testing.T, src []byte) {
 		blocks := Scan(src)
 		checkBlocks(t, src, blocks)
 		checkSegmented(t, src, blocks)
+		checkBound(t, src, 3)
 		for _, b := range blocks {
 			if b.Kind == Heading && (b.Level < 1 || b.Level > 6) {
 				t.Fatalf("heading level %d", b.Level)
@@ -360,19 +517,48 @@ func FuzzScan(f *testing.F) {
 	})
 }
 
+// BenchmarkScanAdversarial scans TestLinear's inputs at 8 × 25,000.
 func BenchmarkScanAdversarial(b *testing.B) {
-	for name, src := range map[string][]byte{
-		"nested-lists-10k":  []byte(strings.Repeat("- ", 10000) + "x\n"),
-		"nested-quotes-10k": []byte(strings.Repeat("> ", 10000) + "x\n"),
-		"unclosed-math":     bytes.Repeat([]byte("$$\nx\n\n"), 10000),
-	} {
-		b.Run(name, func(b *testing.B) {
+	for _, tt := range adversarial {
+		src := tt.gen(200000)
+		sc := defaultScanner()
+		if tt.segmentSize > 0 {
+			sc.segmentSize = tt.segmentSize
+		}
+		b.Run(strings.ReplaceAll(tt.name, " ", "-"), func(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(len(src)))
 			for b.Loop() {
-				Scan(src)
+				sc.scan(src)
 			}
 		})
+	}
+}
+
+// BenchmarkNesting scans lists nested 800, 1,600 and 2,400 deep, one level
+// a line, with the bound and without it (as goldmark parses them: about
+// depth³). The unbounded runs take seconds to a minute each: run with
+// -benchtime 1x, e.g.
+//
+//	go test -run '^$' -bench Nesting -benchtime 1x ./chunking/internal/mdblocks
+func BenchmarkNesting(b *testing.B) {
+	for _, d := range []int{800, 1600, 2400} {
+		src := staircase(d, always("  "), always("- "))
+		for _, bound := range []int{MaxNesting, math.MaxInt} {
+			name := fmt.Sprintf("depth-%d/bounded", d)
+			if bound == math.MaxInt {
+				name = fmt.Sprintf("depth-%d/unbounded", d)
+			}
+			sc := defaultScanner()
+			sc.parser = newBlockParser(bound)
+			b.Run(name, func(b *testing.B) {
+				b.ReportAllocs()
+				b.SetBytes(int64(len(src)))
+				for b.Loop() {
+					sc.scan(src)
+				}
+			})
+		}
 	}
 }
 
