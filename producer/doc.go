@@ -31,8 +31,8 @@
 //   - The document records are read in one pass (a KV watch of the whole
 //     bucket; a missing bucket means none) into a compact map: a document
 //     whose sha256 equals a done, non-delete record's doc_version is
-//     skipped. The producer decodes the record's JSON itself rather than
-//     import the worker.
+//     skipped. The record is messages.DocRecord, the type the workers
+//     write.
 //   - -delete-missing (DeleteMissing) deletes a recorded id under IDPrefix
 //     that the walk could have produced (extension in Exts, no hidden
 //     element) but did not find, only when its file exists in none of the

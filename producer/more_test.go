@@ -434,7 +434,7 @@ func TestDeleteMissingScope(t *testing.T) {
 		if id == "deleted.md" {
 			op = "delete"
 		}
-		if _, err := kv.Put(ctx, recordKey(id), []byte(`{"ingest_seq":1,"doc_version":"","op":"`+op+`","state":"done"}`)); err != nil {
+		if _, err := kv.Put(ctx, messages.DocRecordKey(id), []byte(`{"ingest_seq":1,"doc_version":"","op":"`+op+`","state":"done"}`)); err != nil {
 			t.Fatal(err)
 		}
 	}
