@@ -29,9 +29,6 @@ func (r recordInfo) unchanged(sum [32]byte) bool {
 // watch delivering the newest value of each key), keyed by document id.
 // A missing bucket reads as no records: nothing was ever processed.
 func loadRecords(ctx context.Context, js jetstream.JetStream, bucket string) (map[string]recordInfo, error) {
-	if bucket == "" {
-		bucket = messages.DefaultDocsBucket
-	}
 	out := make(map[string]recordInfo)
 	kv, err := js.KeyValue(ctx, bucket)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
