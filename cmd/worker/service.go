@@ -60,10 +60,12 @@ func serve(ctx context.Context, c *config, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	start := time.Now()
 	top, err := worker.Setup(ctx, js, c.Config)
 	if err != nil {
 		return err
 	}
+	log.Info("streams, buckets and consumer ready", "duration", time.Since(start).Round(time.Millisecond), "replicas", c.Replicas)
 	records := worker.NewKVRecords(top.Docs).WithLeaderReads(nc)
 	sink, closeSink, err := buildSink(ctx, c, js, records, log)
 	if err != nil {
