@@ -62,29 +62,29 @@ func Ensure(ctx context.Context, js jetstream.JetStream, cfg Config) (*Handles, 
 	var h Handles
 	var err error
 	start := time.Now()
-	if h.Ingest, err = converge(ctx, cfg, start, "stream "+cfg.IngestStream, func(ctx context.Context) (jetstream.Stream, error) {
+	if h.Ingest, err = converge(ctx, cfg, start, "set up", "stream "+cfg.IngestStream, func(ctx context.Context) (jetstream.Stream, error) {
 		return ensureStream(ctx, js, cfg.IngestStreamConfig())
 	}); err != nil {
 		return nil, err
 	}
 	for _, sc := range []jetstream.StreamConfig{cfg.ChunksStreamConfig(), cfg.DLQStreamConfig()} {
-		if _, err = converge(ctx, cfg, start, "stream "+sc.Name, func(ctx context.Context) (jetstream.Stream, error) {
+		if _, err = converge(ctx, cfg, start, "set up", "stream "+sc.Name, func(ctx context.Context) (jetstream.Stream, error) {
 			return ensureStream(ctx, js, sc)
 		}); err != nil {
 			return nil, err
 		}
 	}
-	if h.Docs, err = converge(ctx, cfg, start, "bucket "+cfg.DocsBucket, func(ctx context.Context) (jetstream.KeyValue, error) {
+	if h.Docs, err = converge(ctx, cfg, start, "set up", "bucket "+cfg.DocsBucket, func(ctx context.Context) (jetstream.KeyValue, error) {
 		return ensureKV(ctx, js, cfg.DocsBucketConfig(), true)
 	}); err != nil {
 		return nil, err
 	}
-	if h.Objects, err = converge(ctx, cfg, start, "object store "+cfg.ObjectsBucket, func(ctx context.Context) (jetstream.ObjectStore, error) {
+	if h.Objects, err = converge(ctx, cfg, start, "set up", "object store "+cfg.ObjectsBucket, func(ctx context.Context) (jetstream.ObjectStore, error) {
 		return ensureObjects(ctx, js, cfg.ObjectsBucketConfig(), true)
 	}); err != nil {
 		return nil, err
 	}
-	if h.Consumer, err = converge(ctx, cfg, start, "consumer "+cfg.Consumer, func(ctx context.Context) (jetstream.Consumer, error) {
+	if h.Consumer, err = converge(ctx, cfg, start, "set up", "consumer "+cfg.Consumer, func(ctx context.Context) (jetstream.Consumer, error) {
 		return ensureConsumer(ctx, h.Ingest, cfg.ConsumerConfig())
 	}); err != nil {
 		return nil, err
@@ -102,7 +102,7 @@ func Objects(ctx context.Context, js jetstream.JetStream, cfg Config) (jetstream
 	}
 	ctx, cancel := context.WithTimeoutCause(ctx, cfg.SetupTimeout, errSetupTimeout)
 	defer cancel()
-	return converge(ctx, cfg, time.Now(), "object store "+cfg.ObjectsBucket, func(ctx context.Context) (jetstream.ObjectStore, error) {
+	return converge(ctx, cfg, time.Now(), "set up", "object store "+cfg.ObjectsBucket, func(ctx context.Context) (jetstream.ObjectStore, error) {
 		return ensureObjects(ctx, js, cfg.ObjectsBucketConfig(), false)
 	})
 }
@@ -123,7 +123,7 @@ func StreamForSubject(ctx context.Context, js jetstream.JetStream, cfg Config, s
 	}
 	ctx, cancel := context.WithTimeoutCause(ctx, cfg.SetupTimeout, errSetupTimeout)
 	defer cancel()
-	return converge(ctx, cfg, time.Now(), "a stream for subject "+subject, func(ctx context.Context) (string, error) {
+	return converge(ctx, cfg, time.Now(), "find", "a stream for subject "+subject, func(ctx context.Context) (string, error) {
 		name, err := js.StreamNameBySubject(ctx, subject)
 		if !errors.Is(err, jetstream.ErrStreamNotFound) {
 			return name, err
@@ -148,9 +148,9 @@ func StreamForSubject(ctx context.Context, js jetstream.JetStream, cfg Config, s
 var errSetupTimeout = errors.New("topology: set-up timeout")
 
 // converge runs step until it succeeds, fails for good, or ctx ends; each
-// try has its own time-out. A try that fails with an error worth another
+// try has its own time-out. Errors say "topology: <verb> <what>: …". A try that fails with an error worth another
 // try (retryable) is repeated after a jittered backoff.
-func converge[T any](ctx context.Context, cfg Config, start time.Time, what string, step func(context.Context) (T, error)) (T, error) {
+func converge[T any](ctx context.Context, cfg Config, start time.Time, verb, what string, step func(context.Context) (T, error)) (T, error) {
 	var zero T
 	wait, limit := firstRetry, firstAttempt
 	var last error
@@ -163,7 +163,7 @@ func converge[T any](ctx context.Context, cfg Config, start time.Time, what stri
 			return v, nil
 		}
 		if ctx.Err() == nil && !retryable(err) {
-			return zero, fmt.Errorf("topology: set up %s: %w", what, err)
+			return zero, fmt.Errorf("topology: %s %s: %w", verb, what, err)
 		}
 		// A try cut short by the end of the set-up says nothing new: keep
 		// the error before it.
@@ -180,7 +180,7 @@ func converge[T any](ctx context.Context, cfg Config, start time.Time, what stri
 		case <-ctx.Done():
 		}
 		if cause := context.Cause(ctx); cause != errSetupTimeout {
-			return zero, fmt.Errorf("topology: set up %s: %w", what, cause)
+			return zero, fmt.Errorf("topology: %s %s: %w", verb, what, cause)
 		}
 		return zero, fmt.Errorf("%w: %s after %v (CHUNKSTREAM_SETUP_TIMEOUT is %v), last error: %w",
 			ErrNotReady, what, time.Since(start).Round(time.Millisecond), cfg.SetupTimeout, last)
