@@ -41,7 +41,7 @@ var (
 )
 
 // mainSource parses the main module's non-test Go files under worker/,
-// cmd/ and messages/ once.
+// cmd/, messages/, producer/, topology/ and internal/ once.
 func mainSource(t *testing.T) sourceInfo {
 	t.Helper()
 	sourceOnce.Do(func() { source, sourceErr = parseSource(repo) })
@@ -65,7 +65,7 @@ func parseSource(root string) (sourceInfo, error) {
 	types := map[string]map[string][]structField{}
 	nested := map[string]bool{} // "dir.Type" used through envPrefix
 	fset := token.NewFileSet()
-	for _, top := range []string{"worker", "cmd", "messages", "producer"} {
+	for _, top := range []string{"worker", "cmd", "messages", "producer", "topology", "internal"} {
 		err := filepath.WalkDir(filepath.Join(root, top), func(path string, d os.DirEntry, err error) error {
 			if err != nil {
 				if os.IsNotExist(err) {

@@ -71,4 +71,10 @@
 //   - The chunk subject is the prefix plus the ingest subject without its
 //     first token ("ingest.docs.x" → "chunks.docs.x").
 //   - Dead letter reasons are made one line and cut to 1 KiB.
+//   - The document record (DocRecord) is JSON, not msgpack: it lives in a
+//     KV bucket that people and other languages read with ordinary tools.
+//     Its key is the document id in unpadded base64url (DocRecordKey), so
+//     any id is a valid key. Fields are only added, and each must be safe
+//     to lose, because a writer that does not know a field drops it when
+//     it rewrites the record.
 package messages

@@ -51,7 +51,7 @@ func ExampleEncodeChunkRecord() {
 }
 
 func ExampleChunkSubject() {
-	fmt.Println(messages.ChunkSubject(messages.DefaultChunksPrefix, "ingest.docs.k8s"))
+	fmt.Println(messages.ChunkSubject("chunks", "ingest.docs.k8s"))
 	// Output: chunks.docs.k8s
 }
 

@@ -43,25 +43,10 @@ const (
 	HeaderDeliveries = "Chunkstream-Deliveries"
 )
 
-// Op values of ingest requests and chunk records.
+// Op values of ingest requests, chunk records and document records.
 const (
 	OpUpsert = "upsert"
 	OpDelete = "delete"
-)
-
-// Shared default names of streams, subjects, buckets and the consumer
-// (DESIGN.md); the worker's configuration can change each.
-const (
-	DefaultIngestStream   = "INGEST"
-	DefaultIngestSubjects = "ingest.>"
-	DefaultIngestSubject  = "ingest.docs"
-	DefaultChunksStream   = "CHUNKS"
-	DefaultChunksPrefix   = "chunks"
-	DefaultDLQStream      = "DLQ"
-	DefaultDLQSubject     = "dlq.ingest"
-	DefaultConsumer       = "chunkers"
-	DefaultDocsBucket     = "CHUNKSTREAM_DOCS"
-	DefaultObjectsBucket  = "CHUNKSTREAM_OBJECTS"
 )
 
 // Sentinel errors. Every decoding failure wraps ErrDecode; a message of a
@@ -311,7 +296,3 @@ func ChunkSubject(prefix, ingestSubject string) string {
 	}
 	return prefix + "." + tail
 }
-
-// ChunkSubjects returns the subject filter of every chunk record under
-// prefix ("chunks.>").
-func ChunkSubjects(prefix string) string { return prefix + ".>" }

@@ -17,19 +17,15 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/messages"
+	"github.com/chunkstream/chunkstream/topology"
 )
 
 // ErrDuplicateID means two paths of one backfill give the same document
 // id; it is reported before anything is sent.
 var ErrDuplicateID = errors.New("producer: two paths give the same document id")
-
-// ObjectsTTL is the age limit of the objects bucket when the producer has
-// to create it (the worker's set-up normally does, with the same TTL).
-const ObjectsTTL = 7 * 24 * time.Hour
 
 // BackfillOptions configure Producer.Backfill.
 type BackfillOptions struct {
@@ -50,9 +46,6 @@ type BackfillOptions struct {
 	// "<IDPrefix><base name of the path>#<thread id>", format mbox,
 	// chunker email, content the thread's messages as mboxrd.
 	Mailbox bool
-	// DocsBucket is the KV bucket of document records (default
-	// CHUNKSTREAM_DOCS); a missing bucket means no records.
-	DocsBucket string
 	// Force sends every document, even those whose done record holds
 	// their content's version.
 	Force bool
@@ -70,9 +63,6 @@ type BackfillOptions struct {
 	MaxPendingBytes int
 	// Retry bounds the retries of a failed publish.
 	Retry RetryOptions
-	// ObjectsTTL is the TTL of the objects bucket when it must be created
-	// (default ObjectsTTL).
-	ObjectsTTL time.Duration
 	// Readers is how many files are read and hashed at once (default 8).
 	Readers int
 	// OnProgress is called after each document settles, one call at a
@@ -124,7 +114,7 @@ func (p *Producer) Backfill(ctx context.Context, o BackfillOptions) (Summary, er
 	}
 	var recs map[string]recordInfo
 	if !o.Force || o.DeleteMissing {
-		if recs, err = loadRecords(ctx, p.js, o.DocsBucket); err != nil {
+		if recs, err = loadRecords(ctx, p.js, p.opts.Topology.DocsBucket); err != nil {
 			return Summary{}, err
 		}
 	}
@@ -503,28 +493,14 @@ func (b *backfill) prepare(ctx context.Context, s source) prepared {
 	return pr
 }
 
-// ensureObjects creates the objects bucket when it does not exist (with
-// o.ObjectsTTL). Called with objMu held.
+// ensureObjects creates the objects bucket when it does not exist, as
+// Options.Topology says (replicas, TTL). Called with objMu held.
 func (b *backfill) ensureObjects(ctx context.Context) error {
 	if b.objectsOK {
 		return nil
 	}
-	bucket := b.p.opts.ObjectsBucket
-	_, err := b.p.js.ObjectStore(ctx, bucket)
-	if errors.Is(err, jetstream.ErrBucketNotFound) {
-		ttl := b.o.ObjectsTTL
-		if ttl <= 0 {
-			ttl = ObjectsTTL
-		}
-		_, err = b.p.js.CreateObjectStore(ctx, jetstream.ObjectStoreConfig{
-			Bucket: bucket, Description: "chunkstream large documents", TTL: ttl, Storage: jetstream.FileStorage,
-		})
-		if errors.Is(err, jetstream.ErrBucketExists) {
-			err = nil
-		}
-	}
-	if err != nil {
-		return fmt.Errorf("producer: objects bucket %s: %w", bucket, err)
+	if _, err := topology.Objects(ctx, b.p.js, b.p.opts.Topology); err != nil {
+		return fmt.Errorf("producer: %w", err)
 	}
 	b.objectsOK = true
 	return nil

@@ -11,12 +11,11 @@ import (
 	"slices"
 	"strconv"
 	"testing"
-	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/chunkstream/chunkstream/messages"
+	"github.com/chunkstream/chunkstream/topology"
 )
 
 // BenchmarkBackfill4K publishes a folder of 10,000 files of ~4 KB (one
@@ -148,10 +147,8 @@ func newBenchEnv(b *testing.B) *benchEnv {
 		b.Fatal(err)
 	}
 	ctx := context.Background()
-	if _, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-		Name: messages.DefaultIngestStream, Subjects: []string{messages.DefaultIngestSubjects},
-		Storage: jetstream.FileStorage, Retention: jetstream.WorkQueuePolicy, Duplicates: 2 * time.Minute,
-	}); err != nil {
+	cfg := topology.DefaultConfig()
+	if _, err := js.CreateStream(ctx, cfg.IngestStreamConfig()); err != nil {
 		b.Fatal(err)
 	}
 	return &benchEnv{url: ns.ClientURL(), nc: nc, js: js}

@@ -31,8 +31,8 @@
 //   - The document records are read in one pass (a KV watch of the whole
 //     bucket; a missing bucket means none) into a compact map: a document
 //     whose sha256 equals a done, non-delete record's doc_version is
-//     skipped. The producer decodes the record's JSON itself rather than
-//     import the worker.
+//     skipped. The record is messages.DocRecord, the type the workers
+//     write.
 //   - -delete-missing (DeleteMissing) deletes a recorded id under IDPrefix
 //     that the walk could have produced (extension in Exts, no hidden
 //     element) but did not find, only when its file exists in none of the
@@ -50,9 +50,12 @@
 //   - Files are read by Readers goroutines up to 64 documents ahead, in
 //     recycled buffers (the encoded request holds a copy); results are
 //     published in walk order.
-//   - The producer creates the objects bucket (TTL ObjectsTTL, 7 days) when
-//     a large document needs it and the worker's set-up has not run.
-//     Workers never delete objects.
+//   - The producer creates the objects bucket when a large document needs
+//     it and the workers' set-up has not run, through topology.Objects
+//     with Options.Topology's replicas and TTL (the workers' settings);
+//     it never changes an existing bucket. Workers never delete objects.
+//   - Buckets and the default subject come from package topology, the
+//     workers' own; the document records it reads are messages.DocRecord.
 //   - Stdin lines are validated as the worker would (contract, format,
 //     chunker, options) and never skipped as unchanged (each is an event); a
 //     content_ref request's version in its Nats-Msg-Id is the object name,

@@ -2,9 +2,7 @@ package producer
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -12,17 +10,6 @@ import (
 
 	"github.com/chunkstream/chunkstream/messages"
 )
-
-// docRecord is the producer's view of a document record (DESIGN.md: KV
-// bucket CHUNKSTREAM_DOCS, key = unpadded base64url of the doc id, value
-// {"ingest_seq","doc_version","op","state"}). The JSON shape is the shared
-// contract; the producer reads it without importing the worker.
-type docRecord struct {
-	IngestSeq  uint64 `json:"ingest_seq"`
-	DocVersion string `json:"doc_version"`
-	Op         string `json:"op"`
-	State      string `json:"state"`
-}
 
 // recordInfo is what a backfill keeps per record: compact, because a
 // backfill of millions of documents holds one per document.
@@ -38,16 +25,10 @@ func (r recordInfo) unchanged(sum [32]byte) bool {
 	return r.done && !r.deleted && r.version == sum
 }
 
-// recordKey returns the KV key of a document id.
-func recordKey(docID string) string { return base64.RawURLEncoding.EncodeToString([]byte(docID)) }
-
 // loadRecords reads every document record of the bucket in one pass (a KV
 // watch delivering the newest value of each key), keyed by document id.
 // A missing bucket reads as no records: nothing was ever processed.
 func loadRecords(ctx context.Context, js jetstream.JetStream, bucket string) (map[string]recordInfo, error) {
-	if bucket == "" {
-		bucket = messages.DefaultDocsBucket
-	}
 	out := make(map[string]recordInfo)
 	kv, err := js.KeyValue(ctx, bucket)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
@@ -72,12 +53,12 @@ func loadRecords(ctx context.Context, js jetstream.JetStream, bucket string) (ma
 			if e == nil { // initial values delivered
 				return out, nil
 			}
-			id, err := base64.RawURLEncoding.DecodeString(e.Key())
-			if err != nil {
+			id, ok := messages.DocRecordID(e.Key())
+			if !ok {
 				continue // not a document record key
 			}
-			var rec docRecord
-			if json.Unmarshal(e.Value(), &rec) != nil {
+			rec, err := messages.DecodeDocRecord(e.Value())
+			if err != nil {
 				continue // unreadable: treated as absent, the document is sent
 			}
 			var info recordInfo
@@ -86,9 +67,9 @@ func loadRecords(ctx context.Context, js jetstream.JetStream, bucket string) (ma
 					info.version = [32]byte{}
 				}
 			}
-			info.done = rec.State == "done"
+			info.done = rec.State == messages.StateDone
 			info.deleted = rec.Op == messages.OpDelete
-			out[string(id)] = info
+			out[id] = info
 		}
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/chunkstream/chunkstream/chunking/registry"
 	"github.com/chunkstream/chunkstream/internal/jstest"
 	"github.com/chunkstream/chunkstream/messages"
+	"github.com/chunkstream/chunkstream/topology"
 	"github.com/chunkstream/chunkstream/worker"
 )
 
@@ -33,7 +34,7 @@ type env struct {
 	ns    *server.Server
 	nc    *nats.Conn
 	js    jetstream.JetStream
-	top   *worker.Topology
+	top   *topology.Handles
 	cfg   worker.Config
 	extra func(*server.Options)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/chunkstream/chunkstream/messages"
+	"github.com/chunkstream/chunkstream/topology"
 	"github.com/chunkstream/chunkstream/worker"
 )
 
@@ -128,7 +129,7 @@ func TestBackfillLargeDocument(t *testing.T) {
 	}
 	version := messages.ContentVersion(big)
 	if req.ID != "big.md" || req.Content != nil || req.ContentRef == nil ||
-		*req.ContentRef != (messages.ContentRef{Bucket: messages.DefaultObjectsBucket, Name: version}) {
+		*req.ContentRef != (messages.ContentRef{Bucket: e.cfg.ObjectsBucket, Name: version}) {
 		t.Fatalf("request = id %q, content_ref %+v; want big.md → %s", req.ID, req.ContentRef, version)
 	}
 	if got := raw.Header.Get(messages.HeaderMsgID); !strings.HasPrefix(got, "big.md@"+version+"@") {
@@ -139,7 +140,7 @@ func TestBackfillLargeDocument(t *testing.T) {
 		t.Fatalf("worker results for big.md: %+v", r)
 	}
 	compareViews(t, e.view(ctx), expected(t, dir, ""))
-	obs, err := e.js.ObjectStore(ctx, messages.DefaultObjectsBucket)
+	obs, err := e.js.ObjectStore(ctx, e.cfg.ObjectsBucket)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,19 +157,19 @@ func TestBackfillLargeDocument(t *testing.T) {
 func TestBackfillCreatesObjectsBucket(t *testing.T) {
 	e := newEnv(t, nil)
 	ctx := context.Background()
-	if err := e.js.DeleteObjectStore(ctx, messages.DefaultObjectsBucket); err != nil {
+	if err := e.js.DeleteObjectStore(ctx, e.cfg.ObjectsBucket); err != nil {
 		t.Fatal(err)
 	}
-	p := e.producer(Options{MaxInline: 1000})
+	p := e.producer(Options{MaxInline: 1000, Topology: topology.Config{ObjectsTTL: time.Hour}})
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "a.md"), mdContent(1, 5000), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s, err := p.Backfill(ctx, BackfillOptions{Paths: []string{dir}, ObjectsTTL: time.Hour})
+	s, err := p.Backfill(ctx, BackfillOptions{Paths: []string{dir}})
 	if err != nil || s.Sent != 1 {
 		t.Fatalf("Backfill = %+v, %v", s.Stats, err)
 	}
-	obs, err := e.js.ObjectStore(ctx, messages.DefaultObjectsBucket)
+	obs, err := e.js.ObjectStore(ctx, e.cfg.ObjectsBucket)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -434,7 +435,7 @@ func TestDeleteMissingScope(t *testing.T) {
 		if id == "deleted.md" {
 			op = "delete"
 		}
-		if _, err := kv.Put(ctx, recordKey(id), []byte(`{"ingest_seq":1,"doc_version":"","op":"`+op+`","state":"done"}`)); err != nil {
+		if _, err := kv.Put(ctx, messages.DocRecordKey(id), []byte(`{"ingest_seq":1,"doc_version":"","op":"`+op+`","state":"done"}`)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -460,7 +461,7 @@ func TestObjectRemovedByTTL(t *testing.T) {
 	e := newEnv(t, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := e.js.DeleteObjectStore(ctx, messages.DefaultObjectsBucket); err != nil {
+	if err := e.js.DeleteObjectStore(ctx, e.cfg.ObjectsBucket); err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
@@ -469,7 +470,7 @@ func TestObjectRemovedByTTL(t *testing.T) {
 		t.Fatal(err)
 	}
 	const ttl = 3 * time.Second
-	s, err := e.producer(Options{MaxInline: 1000}).Backfill(ctx, BackfillOptions{Paths: []string{dir}, ObjectsTTL: ttl})
+	s, err := e.producer(Options{MaxInline: 1000, Topology: topology.Config{ObjectsTTL: ttl}}).Backfill(ctx, BackfillOptions{Paths: []string{dir}})
 	if err != nil || s.Sent != 1 {
 		t.Fatalf("Backfill = %+v, %v", s.Stats, err)
 	}
@@ -479,7 +480,7 @@ func TestObjectRemovedByTTL(t *testing.T) {
 		t.Fatalf("worker results for a.md: %+v", r)
 	}
 	compareViews(t, e.view(ctx), expected(t, dir, ""))
-	obs, err := e.js.ObjectStore(ctx, messages.DefaultObjectsBucket)
+	obs, err := e.js.ObjectStore(ctx, e.cfg.ObjectsBucket)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,8 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -14,6 +12,7 @@ import (
 
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/messages"
+	"github.com/chunkstream/chunkstream/topology"
 )
 
 // Options configure a Producer. The zero value sends msgpack requests on
@@ -24,9 +23,12 @@ type Options struct {
 	// ContentType is messages.ContentTypeMsgpack (default) or
 	// messages.ContentTypeJSON.
 	ContentType string
-	// ObjectsBucket holds documents larger than MaxInline (default
-	// CHUNKSTREAM_OBJECTS). It must exist (the worker's set-up creates it).
-	ObjectsBucket string
+	// Topology names the buckets the producer uses (ObjectsBucket holds
+	// documents larger than MaxInline; a backfill reads the records in
+	// DocsBucket) and says how to create the objects bucket when it is
+	// missing (Replicas, ObjectsTTL, SetupTimeout): the same settings as
+	// the workers'. Fields left zero take topology.DefaultConfig's values.
+	Topology topology.Config
 	// MaxInline is the largest document sent inline; 0 derives it from the
 	// connection's max payload.
 	MaxInline int
@@ -65,14 +67,12 @@ type Producer struct {
 // payload.
 func New(nc *nats.Conn, js jetstream.JetStream, opts Options) *Producer {
 	if opts.Subject == "" {
-		opts.Subject = messages.DefaultIngestSubject
+		opts.Subject = topology.DefaultIngestSubject
 	}
 	if opts.ContentType == "" {
 		opts.ContentType = messages.ContentTypeMsgpack
 	}
-	if opts.ObjectsBucket == "" {
-		opts.ObjectsBucket = messages.DefaultObjectsBucket
-	}
+	opts.Topology = opts.Topology.WithDefaults()
 	if opts.MaxInline <= 0 {
 		opts.MaxInline = max(int(nc.MaxPayload())-64<<10, 4<<10)
 	}
@@ -104,7 +104,7 @@ func (p *Producer) Request(ctx context.Context, doc Document) (*messages.IngestR
 		if err := p.putObject(ctx, version, doc.Content); err != nil {
 			return nil, "", err
 		}
-		req.ContentRef = &messages.ContentRef{Bucket: p.opts.ObjectsBucket, Name: version}
+		req.ContentRef = &messages.ContentRef{Bucket: p.opts.Topology.ObjectsBucket, Name: version}
 	} else {
 		req.Content = doc.Content
 		if req.Content == nil {
@@ -116,9 +116,9 @@ func (p *Producer) Request(ctx context.Context, doc Document) (*messages.IngestR
 
 func (p *Producer) putObject(ctx context.Context, name string, content []byte) error {
 	if p.objects == nil {
-		s, err := p.js.ObjectStore(ctx, p.opts.ObjectsBucket)
+		s, err := topology.Objects(ctx, p.js, p.opts.Topology)
 		if err != nil {
-			return fmt.Errorf("producer: object store %s: %w", p.opts.ObjectsBucket, err)
+			return fmt.Errorf("producer: %w", err)
 		}
 		p.objects = s
 	}
@@ -266,42 +266,4 @@ func (b *Batch) Wait(ctx context.Context) error {
 		return ctx.Err()
 	}
 	return errors.Join(b.errs...)
-}
-
-// FolderDocuments lists the documents under dir as the folder chunkers
-// read them (chunking.WalkFolder with exts): ids relative to dir, sorted.
-// Each document's content is read lazily by ReadDocument.
-func FolderDocuments(ctx context.Context, dir string, exts []string) ([]string, []chunking.Warning, error) {
-	return chunking.WalkFolder(ctx, dir, exts)
-}
-
-// ReadDocument reads the file of id under dir.
-func ReadDocument(dir, id string) ([]byte, error) {
-	return os.ReadFile(filepath.Join(dir, filepath.FromSlash(id)))
-}
-
-// EnqueueFolder enqueues every document under dir (see FolderDocuments),
-// with the request fields of tmpl (its ID and Content are set per file).
-// It returns the number of documents published; files that cannot be read
-// are reported through onSent with Err set and not counted.
-func (p *Producer) EnqueueFolder(ctx context.Context, dir string, exts []string, tmpl Document, onSent func(Sent)) (int, []chunking.Warning, error) {
-	ids, warnings, err := FolderDocuments(ctx, dir, exts)
-	if err != nil {
-		return 0, nil, err
-	}
-	b := p.Batch(onSent)
-	for _, id := range ids {
-		content, err := ReadDocument(dir, id)
-		if err != nil {
-			warnings = append(warnings, chunking.Warning{File: id, Text: err.Error()})
-			continue
-		}
-		doc := tmpl
-		doc.ID, doc.Content = id, content
-		if err := b.Add(ctx, doc); err != nil {
-			_ = b.Wait(context.WithoutCancel(ctx))
-			return b.n, warnings, err
-		}
-	}
-	return b.n, warnings, b.Wait(ctx)
 }

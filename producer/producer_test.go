@@ -11,10 +11,11 @@ import (
 	"github.com/chunkstream/chunkstream/internal/jstest"
 	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/producer"
+	"github.com/chunkstream/chunkstream/topology"
 	"github.com/chunkstream/chunkstream/worker"
 )
 
-func setup(t *testing.T) (*nats.Conn, jetstream.JetStream, *worker.Topology) {
+func setup(t *testing.T) (*nats.Conn, jetstream.JetStream, *topology.Handles) {
 	t.Helper()
 	ns := jstest.Start(t, t.TempDir(), -1)
 	nc, err := nats.Connect(ns.ClientURL())

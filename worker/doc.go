@@ -61,7 +61,14 @@
 //     at most); chunkers are pure and safe for concurrent use.
 //   - Objects behind content_ref are never deleted by workers: they are
 //     content-addressed and may be shared by several requests; the
-//     bucket's TTL (7 days) removes them.
+//     bucket's TTL (CHUNKSTREAM_OBJECTS_TTL, 7 days by default) removes
+//     them.
+//   - The streams, buckets and consumer are package topology's (Config is
+//     embedded in the worker's Config). Setup is topology.Ensure, which
+//     converges when many workers start at once, within SetupTimeout; it
+//     runs again when the consumer or its stream disappears (a server that
+//     lost its state), bounded the same way. Document records are
+//     messages.DocRecord, kept by KVRecords.
 //   - The dead letter keeps the original Nats-Msg-Id (unique per logical
 //     send), so the DLQ's duplicate window stores a request dead-lettered
 //     twice (by its worker and by the advisory handler) once.

@@ -20,6 +20,7 @@ import (
 	"github.com/chunkstream/chunkstream/chunking/registry"
 	"github.com/chunkstream/chunkstream/internal/jstest"
 	"github.com/chunkstream/chunkstream/messages"
+	"github.com/chunkstream/chunkstream/topology"
 	"github.com/chunkstream/chunkstream/worker"
 )
 
@@ -52,7 +53,7 @@ type env struct {
 	nc  *nats.Conn
 	js  jetstream.JetStream
 	cfg worker.Config
-	top *worker.Topology
+	top *topology.Handles
 }
 
 func newEnv(t testing.TB, cfg worker.Config) *env {

@@ -82,7 +82,7 @@ func (w *Worker) process(ctx context.Context, msg jetstream.Msg, res *Result) {
 
 	// Step 1: move the document record to this version, unless a newer
 	// one was started.
-	rec := Record{IngestSeq: doc.Seq, DocVersion: doc.Version, Op: doc.Op}
+	rec := messages.DocRecord{IngestSeq: doc.Seq, DocVersion: doc.Version, Op: doc.Op}
 	found, rev, err := w.records.Start(ctx, doc.ID, rec)
 	if err != nil {
 		fail(res, CauseRecords, err, false)
@@ -101,7 +101,7 @@ func (w *Worker) process(ctx context.Context, msg jetstream.Msg, res *Result) {
 		}
 		res.Outcome = OutcomeSuperseded
 		return
-	case found.IngestSeq == doc.Seq && found.State == StateDone:
+	case found.IngestSeq == doc.Seq && found.State == messages.StateDone:
 		res.Outcome = OutcomeDuplicate
 		return
 	}

@@ -3,36 +3,19 @@ package worker
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/chunkstream/chunkstream/messages"
 )
 
-// Record states.
-const (
-	StatePending = "pending"
-	StateDone    = "done"
-)
-
-// Record is the document record kept in the KV bucket CHUNKSTREAM_DOCS:
-// the newest version of a document any worker has started.
-type Record struct {
-	// IngestSeq is the INGEST sequence of the version.
-	IngestSeq uint64 `json:"ingest_seq"`
-	// DocVersion is the sha256 hex of its content, empty for a delete.
-	DocVersion string `json:"doc_version"`
-	// Op is OpUpsert or OpDelete.
-	Op string `json:"op"`
-	// State is StatePending while a worker is on it, StateDone after.
-	State string `json:"state"`
-}
-
-// KVRecords keeps document records in a JetStream KV bucket. Records only
-// move forward (compare-and-set on the entry's revision) and are never
+// KVRecords keeps document records (messages.DocRecord, under
+// messages.DocRecordKey) in a JetStream KV bucket. Records only move
+// forward (compare-and-set on the entry's revision) and are never
 // deleted. It implements Records.
 type KVRecords struct {
 	kv jetstream.KeyValue
@@ -52,24 +35,19 @@ func (s *KVRecords) WithLeaderReads(nc *nats.Conn) *KVRecords {
 	return &KVRecords{kv: s.kv, nc: nc}
 }
 
-// RecordKey returns the KV key of a document id: its unpadded base64url.
-func RecordKey(docID string) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(docID))
-}
-
 // Get returns the document's record and its revision; ok is false when
 // there is none. A record that does not parse reads as absent at its
 // revision, so the next write replaces it.
-func (s *KVRecords) Get(ctx context.Context, docID string) (rec Record, rev uint64, ok bool, err error) {
-	e, err := s.kv.Get(ctx, RecordKey(docID))
+func (s *KVRecords) Get(ctx context.Context, docID string) (rec messages.DocRecord, rev uint64, ok bool, err error) {
+	e, err := s.kv.Get(ctx, messages.DocRecordKey(docID))
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return Record{}, 0, false, nil
+		return messages.DocRecord{}, 0, false, nil
 	}
 	if err != nil {
-		return Record{}, 0, false, fmt.Errorf("worker: read record of %q: %w", docID, err)
+		return messages.DocRecord{}, 0, false, fmt.Errorf("worker: read record of %q: %w", docID, err)
 	}
-	if err := json.Unmarshal(e.Value(), &rec); err != nil {
-		return Record{}, e.Revision(), false, nil
+	if rec, err = messages.DecodeDocRecord(e.Value()); err != nil {
+		return messages.DocRecord{}, e.Revision(), false, nil
 	}
 	return rec, e.Revision(), true, nil
 }
@@ -81,12 +59,12 @@ func (s *KVRecords) NewestSeq(ctx context.Context, docID string) (uint64, error)
 		rec, _, _, err := s.Get(ctx, docID)
 		return rec.IngestSeq, err
 	}
-	data, found, err := s.leaderGet(ctx, RecordKey(docID))
+	data, found, err := s.leaderGet(ctx, messages.DocRecordKey(docID))
 	if err != nil || !found {
 		return 0, err
 	}
-	var rec Record
-	if err := json.Unmarshal(data, &rec); err != nil {
+	rec, err := messages.DecodeDocRecord(data)
+	if err != nil {
 		return 0, nil // unparseable reads as absent, as in Get
 	}
 	return rec.IngestSeq, nil
@@ -143,17 +121,17 @@ func (s *KVRecords) leaderGet(ctx context.Context, key string) ([]byte, bool, er
 // the request is superseded, and an equal sequence means a redelivery
 // (found.State tells whether it was finished). rev is the record's
 // revision after Start wrote it (0 when it did not), for Finish.
-func (s *KVRecords) Start(ctx context.Context, docID string, rec Record) (found Record, rev uint64, err error) {
-	rec.State = StatePending
-	val, err := json.Marshal(rec)
+func (s *KVRecords) Start(ctx context.Context, docID string, rec messages.DocRecord) (found messages.DocRecord, rev uint64, err error) {
+	rec.State = messages.StatePending
+	val, err := messages.EncodeDocRecord(rec)
 	if err != nil {
-		return Record{}, 0, err
+		return messages.DocRecord{}, 0, err
 	}
-	key := RecordKey(docID)
+	key := messages.DocRecordKey(docID)
 	for {
 		cur, rev, ok, err := s.Get(ctx, docID)
 		if err != nil {
-			return Record{}, 0, err
+			return messages.DocRecord{}, 0, err
 		}
 		if ok && cur.IngestSeq >= rec.IngestSeq {
 			return cur, 0, nil
@@ -168,7 +146,7 @@ func (s *KVRecords) Start(ctx context.Context, docID string, rec Record) (found 
 			continue // another worker moved it; look again
 		}
 		if err != nil {
-			return Record{}, 0, fmt.Errorf("worker: write record of %q: %w", docID, err)
+			return messages.DocRecord{}, 0, fmt.Errorf("worker: write record of %q: %w", docID, err)
 		}
 		return cur, newRev, nil
 	}
@@ -177,11 +155,11 @@ func (s *KVRecords) Start(ctx context.Context, docID string, rec Record) (found 
 // Finish is step 5: it marks version seq done, only if the record still
 // holds seq. It reports whether it did. rev, when not 0, is the revision
 // Start returned: if the record is unchanged since, one write suffices.
-func (s *KVRecords) Finish(ctx context.Context, docID string, seq uint64, rev uint64, rec Record) (bool, error) {
-	key := RecordKey(docID)
+func (s *KVRecords) Finish(ctx context.Context, docID string, seq uint64, rev uint64, rec messages.DocRecord) (bool, error) {
+	key := messages.DocRecordKey(docID)
 	if rev != 0 {
-		rec.IngestSeq, rec.State = seq, StateDone
-		if val, err := json.Marshal(rec); err == nil {
+		rec.IngestSeq, rec.State = seq, messages.StateDone
+		if val, err := messages.EncodeDocRecord(rec); err == nil {
 			_, err = s.kv.Update(ctx, key, val, rev)
 			if err == nil {
 				return true, nil
@@ -199,11 +177,11 @@ func (s *KVRecords) Finish(ctx context.Context, docID string, seq uint64, rev ui
 		if !ok || cur.IngestSeq != seq {
 			return false, nil
 		}
-		if cur.State == StateDone {
+		if cur.State == messages.StateDone {
 			return true, nil
 		}
-		cur.State = StateDone
-		val, err := json.Marshal(cur)
+		cur.State = messages.StateDone
+		val, err := messages.EncodeDocRecord(cur)
 		if err != nil {
 			return false, err
 		}

@@ -4,12 +4,14 @@ import (
 	"context"
 
 	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/messages"
 )
 
-// Op values of a document version.
+// Op values of a document version: the wire's (messages.OpUpsert,
+// messages.OpDelete), named here for sinks.
 const (
-	OpUpsert = "upsert"
-	OpDelete = "delete"
+	OpUpsert = messages.OpUpsert
+	OpDelete = messages.OpDelete
 )
 
 // Doc is the document version a sink writes: everything the sink needs to

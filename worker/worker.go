@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/chunkstream/chunkstream/messages"
+	"github.com/chunkstream/chunkstream/topology"
 )
 
 // Result is the final disposition of one delivery, reported to
@@ -71,7 +72,7 @@ type Worker struct {
 	cfg      Config
 	nc       *nats.Conn
 	js       jetstream.JetStream
-	top      *Topology
+	top      *topology.Handles
 	log      *slog.Logger
 	m        *Metrics
 	sink     Sink
@@ -91,7 +92,7 @@ type Worker struct {
 
 // New returns a worker over an existing connection and the topology Setup
 // returned.
-func New(nc *nats.Conn, js jetstream.JetStream, top *Topology, opts Options) (*Worker, error) {
+func New(nc *nats.Conn, js jetstream.JetStream, top *topology.Handles, opts Options) (*Worker, error) {
 	if err := opts.Config.Validate(); err != nil {
 		return nil, err
 	}
@@ -123,10 +124,6 @@ func New(nc *nats.Conn, js jetstream.JetStream, top *Topology, opts Options) (*W
 	}
 	return w, nil
 }
-
-// Records returns the worker's document record store (for sinks that
-// need Records, such as the Qdrant sink).
-func (w *Worker) Records() *KVRecords { return w.records }
 
 // Metrics returns the worker's metrics.
 func (w *Worker) Metrics() *Metrics { return w.m }

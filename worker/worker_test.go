@@ -125,7 +125,7 @@ func TestEndToEnd(t *testing.T) {
 		t.Error("no delete record for the delete request")
 	}
 	rec, _, ok, err := worker.NewKVRecords(e.top.Docs).Get(context.Background(), "docs/d001.md")
-	if err != nil || !ok || rec.Op != messages.OpDelete || rec.State != worker.StateDone || rec.IngestSeq != seq {
+	if err != nil || !ok || rec.Op != messages.OpDelete || rec.State != messages.StateDone || rec.IngestSeq != seq {
 		t.Errorf("record after delete = %+v, %v, %v", rec, ok, err)
 	}
 }
@@ -346,7 +346,7 @@ func TestSuperseded(t *testing.T) {
 	newer := e.publish("ingest.docs", messages.IngestRequest{V: 1, ID: "a.md", Content: []byte("# New\n\nnew text")}, "")
 	// A worker started the newer version first.
 	recs := worker.NewKVRecords(e.top.Docs)
-	if _, _, err := recs.Start(context.Background(), "a.md", worker.Record{IngestSeq: newer, Op: worker.OpUpsert}); err != nil {
+	if _, _, err := recs.Start(context.Background(), "a.md", messages.DocRecord{IngestSeq: newer, Op: worker.OpUpsert}); err != nil {
 		t.Fatal(err)
 	}
 	w, res, _ := e.startWorker(worker.Options{})
@@ -377,7 +377,7 @@ func TestRecordsCAS(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := 1; i <= 20; i++ {
 		wg.Go(func() {
-			if _, _, err := recs.Start(ctx, "doc", worker.Record{IngestSeq: uint64(i), Op: worker.OpUpsert}); err != nil {
+			if _, _, err := recs.Start(ctx, "doc", messages.DocRecord{IngestSeq: uint64(i), Op: worker.OpUpsert}); err != nil {
 				t.Error(err)
 			}
 		})
@@ -386,23 +386,20 @@ func TestRecordsCAS(t *testing.T) {
 	if got, _ := recs.NewestSeq(ctx, "doc"); got != 20 {
 		t.Errorf("NewestSeq = %d after concurrent starts, want 20", got)
 	}
-	if ok, _ := recs.Finish(ctx, "doc", 19, 0, worker.Record{}); ok {
+	if ok, _ := recs.Finish(ctx, "doc", 19, 0, messages.DocRecord{}); ok {
 		t.Error("Finish(19) succeeded while the record holds 20")
 	}
 	// A stale revision falls back to reading the record.
-	if ok, _ := recs.Finish(ctx, "doc", 20, 1, worker.Record{IngestSeq: 20, Op: worker.OpUpsert}); !ok {
+	if ok, _ := recs.Finish(ctx, "doc", 20, 1, messages.DocRecord{IngestSeq: 20, Op: worker.OpUpsert}); !ok {
 		t.Error("Finish(20) failed")
 	}
 	rec, _, _, _ := recs.Get(ctx, "doc")
-	if rec.State != worker.StateDone {
+	if rec.State != messages.StateDone {
 		t.Errorf("state = %s, want done", rec.State)
 	}
-	found, _, _ := recs.Start(ctx, "doc", worker.Record{IngestSeq: 5})
+	found, _, _ := recs.Start(ctx, "doc", messages.DocRecord{IngestSeq: 5})
 	if found.IngestSeq != 20 {
 		t.Errorf("Start(5) found %d, want 20 (never moves back)", found.IngestSeq)
-	}
-	if k := worker.RecordKey("docs/a b.md"); strings.ContainsAny(k, "=/+ ") {
-		t.Errorf("RecordKey = %q, want raw base64url", k)
 	}
 }
 
@@ -660,7 +657,7 @@ func (s *cleanupSink) Write(ctx context.Context, doc worker.Doc, chunks []worker
 	first := s.writes == 1
 	s.mu.Unlock()
 	if first {
-		if _, _, err := s.recs.Start(ctx, doc.ID, worker.Record{IngestSeq: s.newer, Op: worker.OpUpsert}); err != nil {
+		if _, _, err := s.recs.Start(ctx, doc.ID, messages.DocRecord{IngestSeq: s.newer, Op: worker.OpUpsert}); err != nil {
 			return err
 		}
 		return errors.New("worker died after its write")
@@ -717,13 +714,13 @@ func TestNewestSeqLeaderRead(t *testing.T) {
 	ctx := context.Background()
 	kv := worker.NewKVRecords(e.top.Docs)
 	leader := kv.WithLeaderReads(e.nc)
-	if _, _, err := kv.Start(ctx, "docs/a.md", worker.Record{IngestSeq: 7, Op: worker.OpUpsert}); err != nil {
+	if _, _, err := kv.Start(ctx, "docs/a.md", messages.DocRecord{IngestSeq: 7, Op: worker.OpUpsert}); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := kv.Start(ctx, "docs/a.md", worker.Record{IngestSeq: 9, Op: worker.OpDelete}); err != nil {
+	if _, _, err := kv.Start(ctx, "docs/a.md", messages.DocRecord{IngestSeq: 9, Op: worker.OpDelete}); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := kv.Start(ctx, "b/ü.md", worker.Record{IngestSeq: 3, Op: worker.OpUpsert}); err != nil {
+	if _, _, err := kv.Start(ctx, "b/ü.md", messages.DocRecord{IngestSeq: 3, Op: worker.OpUpsert}); err != nil {
 		t.Fatal(err)
 	}
 	for _, tt := range []struct {

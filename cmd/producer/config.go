@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"strings"
@@ -9,34 +10,25 @@ import (
 
 	"github.com/caarlos0/env/v11"
 
+	"github.com/chunkstream/chunkstream/internal/envflag"
+	"github.com/chunkstream/chunkstream/internal/natsconn"
 	"github.com/chunkstream/chunkstream/messages"
+	"github.com/chunkstream/chunkstream/topology"
 )
 
 // config is every setting of the producer. Each is an environment
-// variable (caarlos0/env) and a flag whose default is the variable's
-// value, so a flag beats its variable. The NATS and bucket variables are
-// the worker's shared names; the producer's own start CHUNKSTREAM_PRODUCER_.
+// variable (caarlos0/env) and, mostly, a flag whose default is the
+// variable's value, so a flag beats its variable. The NATS settings and
+// the topology are the workers' (the same variables, so one set of
+// variables configures both); the producer's own start
+// CHUNKSTREAM_PRODUCER_.
 type config struct {
-	// NATSURL is the NATS server URL (comma-separated for several).
-	NATSURL string `env:"NATS_URL" envDefault:"nats://127.0.0.1:4222"`
-	// NATSUser and NATSPassword authenticate with user and password.
-	NATSUser     string `env:"CHUNKSTREAM_NATS_USER"`
-	NATSPassword string `env:"CHUNKSTREAM_NATS_PASSWORD"`
-	// NATSToken authenticates with a token.
-	NATSToken string `env:"CHUNKSTREAM_NATS_TOKEN"`
-	// NATSCreds is a credentials file (JWT and NKey seed).
-	NATSCreds string `env:"CHUNKSTREAM_NATS_CREDS"`
-	// NATSNKey is an NKey seed file.
-	NATSNKey string `env:"CHUNKSTREAM_NATS_NKEY"`
-	// NATSTLSCert and NATSTLSKey are a client certificate and its key.
-	NATSTLSCert string `env:"CHUNKSTREAM_NATS_TLS_CERT"`
-	NATSTLSKey  string `env:"CHUNKSTREAM_NATS_TLS_KEY"`
-	// NATSTLSCA is a CA bundle that verifies the server.
-	NATSTLSCA string `env:"CHUNKSTREAM_NATS_TLS_CA"`
-	// DocsBucket is the KV bucket of document records.
-	DocsBucket string `env:"CHUNKSTREAM_DOCS_BUCKET" envDefault:"CHUNKSTREAM_DOCS"`
-	// ObjectsBucket is the Object Store bucket of large documents.
-	ObjectsBucket string `env:"CHUNKSTREAM_OBJECTS_BUCKET" envDefault:"CHUNKSTREAM_OBJECTS"`
+	NATS natsconn.Config
+	// Config is the topology. The producer acts on its buckets, the
+	// objects bucket's TTL and replicas and the set-up timeout
+	// (producerTopology, which are flags too); it reads the rest from the
+	// environment only and validates it, as the workers do.
+	topology.Config
 	// LogLevel is debug, info, warn or error.
 	LogLevel string `env:"CHUNKSTREAM_LOG_LEVEL" envDefault:"info"`
 
@@ -79,8 +71,6 @@ type config struct {
 	RetryWait time.Duration `env:"CHUNKSTREAM_PRODUCER_RETRY_WAIT" envDefault:"500ms"`
 	// AckTimeout bounds the wait for one PubAck.
 	AckTimeout time.Duration `env:"CHUNKSTREAM_PRODUCER_ACK_TIMEOUT" envDefault:"10s"`
-	// ObjectsTTL is the objects bucket's TTL when the producer creates it.
-	ObjectsTTL time.Duration `env:"CHUNKSTREAM_OBJECTS_TTL" envDefault:"168h"`
 	// Readers is how many files are read and hashed at once.
 	Readers int `env:"CHUNKSTREAM_PRODUCER_READERS" envDefault:"8"`
 	// JSON sends JSON requests instead of msgpack.
@@ -108,20 +98,20 @@ func loadConfig(lookup func(string) (string, bool)) (config, error) {
 	return c, nil
 }
 
+// producerTopology lists the topology settings the producer acts on; they
+// are its topology flags.
+var producerTopology = map[string]bool{
+	"CHUNKSTREAM_DOCS_BUCKET": true, "CHUNKSTREAM_OBJECTS_BUCKET": true, "CHUNKSTREAM_OBJECTS_TTL": true,
+	"CHUNKSTREAM_REPLICAS": true, "CHUNKSTREAM_SETUP_TIMEOUT": true,
+}
+
 // bindFlags defines the flags, each defaulting to its variable's value.
 // Secrets (password, token) are variables only: flags show in process
-// lists.
+// lists. -s is the nats CLI's name for -nats-url.
 func bindFlags(fs *flag.FlagSet, c *config) {
-	fs.StringVar(&c.NATSURL, "s", c.NATSURL, "NATS server URL (env NATS_URL)")
-	fs.StringVar(&c.NATSUser, "nats-user", c.NATSUser, "NATS user; the password comes from CHUNKSTREAM_NATS_PASSWORD (env CHUNKSTREAM_NATS_USER)")
-	fs.StringVar(&c.NATSCreds, "nats-creds", c.NATSCreds, "NATS credentials file (env CHUNKSTREAM_NATS_CREDS)")
-	fs.StringVar(&c.NATSNKey, "nats-nkey", c.NATSNKey, "NATS NKey seed file (env CHUNKSTREAM_NATS_NKEY)")
-	fs.StringVar(&c.NATSTLSCert, "nats-tls-cert", c.NATSTLSCert, "client certificate (env CHUNKSTREAM_NATS_TLS_CERT)")
-	fs.StringVar(&c.NATSTLSKey, "nats-tls-key", c.NATSTLSKey, "client certificate key (env CHUNKSTREAM_NATS_TLS_KEY)")
-	fs.StringVar(&c.NATSTLSCA, "nats-tls-ca", c.NATSTLSCA, "CA bundle verifying the server (env CHUNKSTREAM_NATS_TLS_CA)")
-	fs.StringVar(&c.DocsBucket, "docs-bucket", c.DocsBucket, "KV bucket of document records (env CHUNKSTREAM_DOCS_BUCKET)")
-	fs.StringVar(&c.ObjectsBucket, "objects-bucket", c.ObjectsBucket, "Object Store bucket of large documents (env CHUNKSTREAM_OBJECTS_BUCKET)")
-	fs.DurationVar(&c.ObjectsTTL, "objects-ttl", c.ObjectsTTL, "TTL of the objects bucket when the producer creates it (env CHUNKSTREAM_OBJECTS_TTL)")
+	natsconn.BindFlags(fs, &c.NATS)
+	fs.Var(fs.Lookup("nats-url").Value, "s", "same as -nats-url (env NATS_URL)")
+	envflag.Bind(fs, &c.Config, func(v string) bool { return producerTopology[v] })
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error (env CHUNKSTREAM_LOG_LEVEL)")
 	fs.StringVar(&c.Dir, "dir", c.Dir, "a folder or file to send, besides the PATH arguments (env CHUNKSTREAM_PRODUCER_DIR)")
 	fs.StringVar(&c.Subject, "subject", c.Subject, "subject to publish on, under the INGEST stream's subjects (env CHUNKSTREAM_PRODUCER_SUBJECT)")
@@ -148,6 +138,9 @@ func bindFlags(fs *flag.FlagSet, c *config) {
 
 // validate checks the settings the flag package cannot.
 func (c *config) validate() error {
+	if err := errors.Join(c.NATS.Validate(), c.Config.Validate()); err != nil {
+		return err
+	}
 	switch {
 	case c.Rate < 0:
 		return fmt.Errorf("-rate (CHUNKSTREAM_PRODUCER_RATE) must not be negative, got %v", c.Rate)

@@ -26,18 +26,18 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
-	"strings"
 	"syscall"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/chunkstream/chunkstream/chunking/registry"
 	"github.com/chunkstream/chunkstream/internal/chunkflags"
+	"github.com/chunkstream/chunkstream/internal/envflag"
 	"github.com/chunkstream/chunkstream/internal/natsconn"
 	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/producer"
+	"github.com/chunkstream/chunkstream/topology"
 )
 
 func main() {
@@ -128,18 +128,13 @@ func runErr(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	mailbox := chunkerSet && entry.Name == producer.MailboxChunker && !c.Stdin
 	exts := entry.Extensions
 	if c.Ext != "" {
-		exts = nil
-		for _, e := range strings.Split(c.Ext, ",") {
-			if e = strings.TrimSpace(e); e != "" {
-				exts = append(exts, e)
-			}
-		}
+		exts = envflag.SplitList(c.Ext)
 	}
 
 	log := newLogger(stderr, c.LogLevel)
-	nc, err := nats.Connect(c.NATSURL, natsOptions(&c, log)...)
+	nc, err := natsconn.Connect(ctx, c.NATS, "chunkstream-producer", log)
 	if err != nil {
-		return 1, fmt.Errorf("connect: %w", err)
+		return 1, err
 	}
 	defer nc.Close()
 	js, err := jetstream.New(nc, jetstream.WithPublishAsyncTimeout(c.AckTimeout),
@@ -148,9 +143,10 @@ func runErr(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return 1, err
 	}
 	if !c.DryRun {
-		// Fail fast, not after every retry, when nothing stores the subject.
-		if _, err := js.StreamNameBySubject(ctx, c.Subject); err != nil {
-			return 1, fmt.Errorf("no stream stores subject %s (start a worker, which sets up INGEST): %w", c.Subject, err)
+		// Fail before sending anything when nothing stores the subject;
+		// wait while workers starting too may still be creating INGEST.
+		if _, err := topology.StreamForSubject(ctx, js, c.Config, c.Subject); err != nil {
+			return 1, err
 		}
 	}
 	ct := messages.ContentTypeMsgpack
@@ -158,7 +154,7 @@ func runErr(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		ct = messages.ContentTypeJSON
 	}
 	p := producer.New(nc, js, producer.Options{
-		Subject: c.Subject, ContentType: ct, ObjectsBucket: c.ObjectsBucket, MaxPending: c.MaxPending,
+		Subject: c.Subject, ContentType: ct, Topology: c.Config, MaxPending: c.MaxPending,
 	})
 	retry := producer.RetryOptions{Retries: c.Retries, Wait: c.RetryWait, AckTimeout: c.AckTimeout}
 	if c.Retries == 0 {
@@ -185,8 +181,8 @@ func runErr(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		}
 		sum, err = p.Backfill(ctx, producer.BackfillOptions{
 			Paths: paths, IDPrefix: c.IDPrefix, Exts: exts, Template: tmpl, Mailbox: mailbox,
-			DocsBucket: c.DocsBucket, Force: c.Force, DeleteMissing: c.DeleteMissing, DryRun: c.DryRun,
-			Rate: c.Rate, MaxPendingBytes: c.MaxPendingBytes, Retry: retry, ObjectsTTL: c.ObjectsTTL, Readers: c.Readers,
+			Force: c.Force, DeleteMissing: c.DeleteMissing, DryRun: c.DryRun,
+			Rate: c.Rate, MaxPendingBytes: c.MaxPendingBytes, Retry: retry, Readers: c.Readers,
 			OnProgress: bar.update, OnDryRun: dry, Logger: log,
 		})
 	}
@@ -232,13 +228,4 @@ func newLogger(w io.Writer, level string) *slog.Logger {
 		l = slog.LevelInfo
 	}
 	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
-}
-
-// natsOptions turns the NATS settings into connection options. Secrets
-// are passed on, never logged.
-func natsOptions(c *config, log *slog.Logger) []nats.Option {
-	return natsconn.Options("chunkstream-producer", natsconn.Auth{
-		User: c.NATSUser, Password: c.NATSPassword, Token: c.NATSToken, Creds: c.NATSCreds, NKey: c.NATSNKey,
-		TLSCert: c.NATSTLSCert, TLSKey: c.NATSTLSKey, TLSCA: c.NATSTLSCA,
-	}, log)
 }

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -15,7 +16,9 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/chunkstream/chunkstream/internal/jstest"
+	"github.com/chunkstream/chunkstream/internal/natsconn"
 	"github.com/chunkstream/chunkstream/messages"
+	"github.com/chunkstream/chunkstream/topology"
 	"github.com/chunkstream/chunkstream/worker"
 )
 
@@ -168,13 +171,43 @@ func TestStdin(t *testing.T) {
 	}
 }
 
+// TestEnvDefaults: the NATS and topology defaults are the shared ones,
+// and they validate.
+func TestEnvDefaults(t *testing.T) {
+	c, err := loadConfig(envOf(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.NATS != natsconn.DefaultConfig() {
+		t.Errorf("NATS defaults = %+v, want %+v", c.NATS, natsconn.DefaultConfig())
+	}
+	if !reflect.DeepEqual(c.Config, topology.DefaultConfig()) {
+		t.Errorf("topology defaults = %+v, want %+v", c.Config, topology.DefaultConfig())
+	}
+	if err := c.validate(); err != nil {
+		t.Errorf("defaults do not validate: %v", err)
+	}
+}
+
 // TestEveryFlagHasAVariable: each flag's usage names a variable of config
 // (the chunker option flags excepted: -options is their variable), and
-// each variable but the secrets has a flag.
+// each variable but the secrets and the topology settings the producer
+// does not act on has a flag.
 func TestEveryFlagHasAVariable(t *testing.T) {
 	params, err := env.GetFieldParams(&config{})
 	if err != nil {
 		t.Fatal(err)
+	}
+	topo, err := env.GetFieldParams(&topology.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	envOnly := map[string]bool{"CHUNKSTREAM_NATS_PASSWORD": true, "CHUNKSTREAM_NATS_TOKEN": true, "CHUNKSTREAM_PRODUCER_CHUNKER": true}
+	for _, p := range topo {
+		envOnly[p.Key] = !producerTopology[p.Key]
+	}
+	if len(producerTopology) != 5 || envOnly["CHUNKSTREAM_OBJECTS_TTL"] || !envOnly["CHUNKSTREAM_ACK_WAIT"] {
+		t.Fatalf("producerTopology = %v, want the buckets, TTL, replicas and set-up timeout", producerTopology)
 	}
 	vars := map[string]bool{}
 	for _, p := range params {
@@ -194,8 +227,11 @@ func TestEveryFlagHasAVariable(t *testing.T) {
 		named[m[1]] = true
 	})
 	for v := range vars {
-		if !named[v] && v != "CHUNKSTREAM_NATS_PASSWORD" && v != "CHUNKSTREAM_NATS_TOKEN" && v != "CHUNKSTREAM_PRODUCER_CHUNKER" {
+		if !named[v] && !envOnly[v] {
 			t.Errorf("variable %s has no flag", v)
+		}
+		if named[v] && envOnly[v] {
+			t.Errorf("variable %s has a flag; it is environment only for the producer", v)
 		}
 	}
 }

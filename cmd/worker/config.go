@@ -6,30 +6,32 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
-	"time"
 
 	"github.com/caarlos0/env/v11"
 
+	"github.com/chunkstream/chunkstream/internal/envflag"
+	"github.com/chunkstream/chunkstream/internal/natsconn"
 	"github.com/chunkstream/chunkstream/worker"
 	"github.com/chunkstream/chunkstream/worker/embed"
 	"github.com/chunkstream/chunkstream/worker/qdrantsink"
 )
 
-// config is everything cmd/worker reads from the environment: the
-// worker's settings, and those of the Qdrant sink and its embedder (used
-// when CHUNKSTREAM_SINK=qdrant). The README's configuration table lists
-// these env tags (config_test.go keeps it true).
+// config is everything cmd/worker reads from the environment: the NATS
+// connection, the worker's settings (with the topology), and those of the
+// Qdrant sink and its embedder (used when CHUNKSTREAM_SINK=qdrant). The
+// README's configuration table lists these env tags (config_test.go keeps
+// it true).
 type config struct {
+	NATS natsconn.Config
 	worker.Config
 	Qdrant qdrantsink.Config
 	Embed  embed.Config
 }
 
-// secretVars are never flags (flags show in process lists) and never
-// logged.
+// secretVars are the sink settings that are never flags (flags show in
+// process lists) and never logged; natsconn keeps the NATS password and
+// token to the environment itself.
 var secretVars = map[string]bool{
-	"CHUNKSTREAM_NATS_PASSWORD":  true,
-	"CHUNKSTREAM_NATS_TOKEN":     true,
 	"CHUNKSTREAM_QDRANT_API_KEY": true,
 	"CHUNKSTREAM_EMBED_API_KEY":  true,
 }
@@ -37,10 +39,16 @@ var secretVars = map[string]bool{
 // sections are the structs of config whose fields are settings.
 func (c *config) sections() []reflect.Value {
 	return []reflect.Value{
+		reflect.ValueOf(&c.NATS).Elem(),
 		reflect.ValueOf(&c.Config).Elem(),
 		reflect.ValueOf(&c.Qdrant).Elem(),
 		reflect.ValueOf(&c.Embed).Elem(),
 	}
+}
+
+// validate checks every setting, naming the variables.
+func (c *config) validate() error {
+	return errors.Join(c.NATS.Validate(), c.Config.Validate())
 }
 
 // loadConfig reads the environment (lookup) into a config.
@@ -100,70 +108,13 @@ func envParams() []env.FieldParams {
 	return params
 }
 
-// flagName returns the flag of an env variable: without the CHUNKSTREAM_
-// prefix, lower case, "-" for "_" (CHUNKSTREAM_ACK_WAIT → -ack-wait,
-// NATS_URL → -nats-url).
-func flagName(envVar string) string {
-	return strings.ReplaceAll(strings.ToLower(strings.TrimPrefix(envVar, "CHUNKSTREAM_")), "_", "-")
-}
-
 // bindFlags defines one flag per setting of c (except secrets), whose
 // default is the value read from the environment, so a flag beats its
-// variable. skip names flags the caller defines itself.
-func bindFlags(fs *flag.FlagSet, c *config, skip map[string]bool) {
-	for _, v := range c.sections() {
-		bindSection(fs, v, skip)
-	}
-}
-
-func bindSection(fs *flag.FlagSet, v reflect.Value, skip map[string]bool) {
-	t := v.Type()
-	for i := range t.NumField() {
-		f := t.Field(i)
-		key, _, _ := strings.Cut(f.Tag.Get("env"), ",")
-		if key == "" || secretVars[key] {
-			continue
-		}
-		name := flagName(key)
-		if skip[name] {
-			continue
-		}
-		help := f.Tag.Get("help")
-		if help == "" {
-			help = "see the README's configuration table"
-		}
-		usage := fmt.Sprintf("%s (env %s)", help, key)
-		fv := v.Field(i)
-		switch p := fv.Addr().Interface().(type) {
-		case *string:
-			fs.StringVar(p, name, *p, usage)
-		case *int:
-			fs.IntVar(p, name, *p, usage)
-		case *int64:
-			fs.Int64Var(p, name, *p, usage)
-		case *float64:
-			fs.Float64Var(p, name, *p, usage)
-		case *bool:
-			fs.BoolVar(p, name, *p, usage)
-		case *time.Duration:
-			fs.DurationVar(p, name, *p, usage)
-		case *[]string:
-			fs.Func(name, usage+" (comma-separated)", func(s string) error {
-				*p = splitList(s)
-				return nil
-			})
-		default:
-			panic(fmt.Sprintf("cmd/worker: no flag for field %s of type %s", f.Name, f.Type))
-		}
-	}
-}
-
-func splitList(s string) []string {
-	var out []string
-	for _, e := range strings.Split(s, ",") {
-		if e = strings.TrimSpace(e); e != "" {
-			out = append(out, e)
-		}
-	}
-	return out
+// variable (CHUNKSTREAM_ACK_WAIT → -ack-wait, NATS_URL → -nats-url).
+func bindFlags(fs *flag.FlagSet, c *config) {
+	natsconn.BindFlags(fs, &c.NATS)
+	notSecret := func(v string) bool { return !secretVars[v] }
+	envflag.Bind(fs, &c.Config, notSecret)
+	envflag.Bind(fs, &c.Qdrant, notSecret)
+	envflag.Bind(fs, &c.Embed, notSecret)
 }

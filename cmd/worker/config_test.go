@@ -15,6 +15,8 @@ import (
 
 	"github.com/chunkstream/chunkstream/chunking/registry"
 	"github.com/chunkstream/chunkstream/internal/chunkflags"
+	"github.com/chunkstream/chunkstream/internal/envflag"
+	"github.com/chunkstream/chunkstream/internal/natsconn"
 	"github.com/chunkstream/chunkstream/internal/testutil"
 	"github.com/chunkstream/chunkstream/worker"
 	"github.com/chunkstream/chunkstream/worker/embed"
@@ -44,6 +46,9 @@ func TestReadmeConfigTable(t *testing.T) {
 	if len(params) < 30 {
 		t.Fatalf("config has %d variables; tags changed?", len(params))
 	}
+	var c config
+	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
+	bindFlags(fs, &c)
 	for _, p := range params {
 		got, ok := inReadme[p.Key]
 		if !ok {
@@ -51,9 +56,9 @@ func TestReadmeConfigTable(t *testing.T) {
 			continue
 		}
 		delete(inReadme, p.Key)
-		wantFlag := "-" + flagName(p.Key)
-		if secretVars[p.Key] {
-			wantFlag = ""
+		wantFlag := "-" + envflag.Name(p.Key)
+		if fs.Lookup(envflag.Name(p.Key)) == nil {
+			wantFlag = "" // environment only
 		}
 		if got[0] != wantFlag || got[1] != p.DefaultValue {
 			t.Errorf("README row %s: flag %q default %q, want flag %q default %q", p.Key, got[0], got[1], wantFlag, p.DefaultValue)
@@ -75,7 +80,10 @@ func TestEnvDefaultsMatch(t *testing.T) {
 	if fmt.Sprintf("%+v", c.Config) != fmt.Sprintf("%+v", want) {
 		t.Errorf("env defaults:\n %+v\nwant\n %+v", c.Config, want)
 	}
-	if err := c.Validate(); err != nil {
+	if c.NATS != natsconn.DefaultConfig() {
+		t.Errorf("NATS env defaults = %+v, want %+v", c.NATS, natsconn.DefaultConfig())
+	}
+	if err := c.validate(); err != nil {
 		t.Errorf("defaults do not validate: %v", err)
 	}
 	if fmt.Sprintf("%+v", c.Qdrant) != fmt.Sprintf("%+v", qdrantsink.DefaultConfig()) ||
@@ -101,15 +109,15 @@ func TestFlagBeatsEnv(t *testing.T) {
 		t.Fatal(err)
 	}
 	fs := flag.NewFlagSet("t", flag.ContinueOnError)
-	bindFlags(fs, &c, nil)
+	bindFlags(fs, &c)
 	chunkflags.Register(fs, registry.Entries(), "markdown") // no clash with the config flags
 	if err := fs.Parse([]string{"-ack-wait", "2s", "-nats-url", "nats://b:2"}); err != nil {
 		t.Fatal(err)
 	}
-	if c.AckWait != 2*time.Second || c.NATSURL != "nats://b:2" {
-		t.Errorf("flags did not win: AckWait=%v NATSURL=%s", c.AckWait, c.NATSURL)
+	if c.AckWait != 2*time.Second || c.NATS.URL != "nats://b:2" {
+		t.Errorf("flags did not win: AckWait=%v NATS URL=%s", c.AckWait, c.NATS.URL)
 	}
-	if c.MaxDeliver != 5 || c.NATSPassword != "secret" || c.MaxDocBytes != 1000 ||
+	if c.MaxDeliver != 5 || c.NATS.Password != "secret" || c.MaxDocBytes != 1000 ||
 		strings.Join(c.IngestSubjects, " ") != "ingest.a.> ingest.b.>" {
 		t.Errorf("environment not read: %+v", c.Config)
 	}
@@ -138,7 +146,8 @@ func TestValidateNamesField(t *testing.T) {
 		{func(c *worker.Config) { c.IngestStream = "a.b" }, "CHUNKSTREAM_INGEST_STREAM"},
 		{func(c *worker.Config) { c.BackoffMax = 0 }, "CHUNKSTREAM_BACKOFF_BASE"},
 		{func(c *worker.Config) { c.Replicas = 7 }, "CHUNKSTREAM_REPLICAS"},
-		{func(c *worker.Config) { c.NATSTLSCert = "c.pem" }, "CHUNKSTREAM_NATS_TLS_CERT"},
+		{func(c *worker.Config) { c.SetupTimeout = 0 }, "CHUNKSTREAM_SETUP_TIMEOUT"},
+		{func(c *worker.Config) { c.ObjectsTTL = -time.Hour }, "CHUNKSTREAM_OBJECTS_TTL"},
 		{func(c *worker.Config) { c.ChunksDuplicateWindow = 5 * time.Minute }, "CHUNKSTREAM_CHUNKS_DUPLICATE_WINDOW"},
 	} {
 		c := worker.DefaultConfig()

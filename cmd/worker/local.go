@@ -23,6 +23,8 @@ import (
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/registry"
 	"github.com/chunkstream/chunkstream/internal/chunkflags"
+	"github.com/chunkstream/chunkstream/internal/envflag"
+	"github.com/chunkstream/chunkstream/internal/natsconn"
 	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/producer"
 	"github.com/chunkstream/chunkstream/worker"
@@ -224,7 +226,7 @@ func runLocal(ctx context.Context, c *config, lf *localFlags, log *slog.Logger, 
 		exts = entry.Extensions
 	}
 	if lf.ext != "" {
-		exts = splitList(lf.ext)
+		exts = envflag.SplitList(lf.ext)
 	}
 	info, err := os.Stat(lf.dir)
 	if err != nil {
@@ -270,7 +272,8 @@ func runLocal(ctx context.Context, c *config, lf *localFlags, log *slog.Logger, 
 		ns.Shutdown()
 		ns.WaitForShutdown()
 	}()
-	nc, err := nats.Connect("", nats.InProcessServer(ns), nats.Name("chunkstream-local"))
+	embedded := natsconn.Config{ConnectTimeout: c.NATS.ConnectTimeout}
+	nc, err := natsconn.Connect(ctx, embedded, "chunkstream-local", log, nats.InProcessServer(ns))
 	if err != nil {
 		return 1, fmt.Errorf("connect to the embedded server: %w", err)
 	}
@@ -321,7 +324,7 @@ func runLocal(ctx context.Context, c *config, lf *localFlags, log *slog.Logger, 
 
 	// The producer has its own connection, so that its bulk publishes do
 	// not queue in front of the worker's acks and record writes.
-	pnc, err := nats.Connect("", nats.InProcessServer(ns), nats.Name("chunkstream-local-producer"))
+	pnc, err := natsconn.Connect(ctx, embedded, "chunkstream-local-producer", log, nats.InProcessServer(ns))
 	if err != nil {
 		return 1, fmt.Errorf("connect to the embedded server: %w", err)
 	}
@@ -330,7 +333,7 @@ func runLocal(ctx context.Context, c *config, lf *localFlags, log *slog.Logger, 
 	if err != nil {
 		return 1, err
 	}
-	p := producer.New(pnc, pjs, producer.Options{Subject: localSubject, ObjectsBucket: cfg.ObjectsBucket})
+	p := producer.New(pnc, pjs, producer.Options{Subject: localSubject, Topology: cfg.Config})
 	var maxSet sync.Once
 	sum, err := p.Backfill(ctx, producer.BackfillOptions{
 		Paths:      []string{lf.dir},
@@ -338,7 +341,6 @@ func runLocal(ctx context.Context, c *config, lf *localFlags, log *slog.Logger, 
 		Template:   producer.Document{Chunker: entry.Name, Options: map[string]any(opts)},
 		Mailbox:    mailbox,
 		Force:      true, // local mode writes every document, recorded or not
-		DocsBucket: cfg.DocsBucket,
 		Logger:     log,
 		OnProgress: func(s producer.Stats) { maxSet.Do(func() { bar.ChangeMax(s.Total) }) },
 	})

@@ -62,7 +62,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, lookup fu
 	fs.BoolVar(&lf.noProgress, "no-progress", false, "local mode: no progress bar")
 	fs.StringVar(&lf.cpuProfile, "cpuprofile", "", "local mode: write a CPU profile to this file")
 	healthcheck := fs.Bool("healthcheck", false, "probe /healthz and /readyz of the worker at -metrics-addr; exit 0 when both answer 200")
-	bindFlags(fs, &c, nil)
+	bindFlags(fs, &c)
 	cf := chunkflags.Register(fs, registry.Entries(), "markdown")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -110,7 +110,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, lookup fu
 		fmt.Fprintln(stderr, "worker: -out needs -local")
 		return 2
 	}
-	if err := c.Validate(); err != nil {
+	if err := c.validate(); err != nil {
 		fmt.Fprintf(stderr, "worker: %v\n", err)
 		return 2
 	}

@@ -29,15 +29,6 @@ func newLogger(w io.Writer, level string) (*slog.Logger, error) {
 	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l})), nil
 }
 
-// natsOptions turns the NATS settings into connection options. Secrets
-// are passed on, never logged.
-func natsOptions(c *worker.Config, log *slog.Logger) []nats.Option {
-	return natsconn.Options("chunkstream-worker", natsconn.Auth{
-		User: c.NATSUser, Password: c.NATSPassword, Token: c.NATSToken, Creds: c.NATSCreds, NKey: c.NATSNKey,
-		TLSCert: c.NATSTLSCert, TLSKey: c.NATSTLSKey, TLSCA: c.NATSTLSCA,
-	}, log)
-}
-
 // buildSink returns the sink named by CHUNKSTREAM_SINK.
 func buildSink(ctx context.Context, c *config, js jetstream.JetStream, records worker.Records, log *slog.Logger) (worker.Sink, func(), error) {
 	switch c.Sink {
@@ -56,9 +47,9 @@ func buildSink(ctx context.Context, c *config, js jetstream.JetStream, records w
 // serve runs the worker service until ctx is cancelled (SIGTERM), then
 // drains and waits for the connection to close.
 func serve(ctx context.Context, c *config, log *slog.Logger) error {
-	nc, err := nats.Connect(c.NATSURL, natsOptions(&c.Config, log)...)
+	nc, err := natsconn.Connect(ctx, c.NATS, "chunkstream-worker", log)
 	if err != nil {
-		return fmt.Errorf("connect to NATS: %w", err)
+		return err
 	}
 	closed := make(chan struct{})
 	nc.SetClosedHandler(func(*nats.Conn) { close(closed) })
@@ -73,12 +64,12 @@ func serve(ctx context.Context, c *config, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	setupCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	top, err := worker.Setup(setupCtx, js, c.Config)
-	cancel()
+	start := time.Now()
+	top, err := worker.Setup(ctx, js, c.Config)
 	if err != nil {
 		return err
 	}
+	log.Info("streams, buckets and consumer ready", "duration", time.Since(start).Round(time.Millisecond), "replicas", c.Replicas)
 	records := worker.NewKVRecords(top.Docs).WithLeaderReads(nc)
 	sink, closeSink, err := buildSink(ctx, c, js, records, log)
 	if err != nil {

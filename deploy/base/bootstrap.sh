@@ -1,7 +1,8 @@
 #!/bin/sh
 # Idempotent creation of the INGEST stream and the "chunkers" consumer with
-# the settings the worker's Setup uses (worker/setup.go; the test
-# worker/clustertest runs these here-documents and then Setup).
+# the settings the workers' set-up uses (topology/config.go; the test
+# worker/clustertest runs these here-documents and then the set-up, which
+# must accept them unchanged).
 # Reads the same variables as the worker; the nats CLI takes NATS_URL,
 # NATS_USER, NATS_PASSWORD, NATS_CREDS, NATS_CERT, NATS_KEY and NATS_CA.
 set -eu

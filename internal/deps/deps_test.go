@@ -38,6 +38,15 @@ var rules = []rule{
 			"github.com/prometheus/", "github.com/caarlos0/env", "os/signal", module + "/worker",
 		},
 	},
+	{
+		// The topology is shared by the worker and the producer: the NATS
+		// client and nothing of either side.
+		prefix: module + "/topology",
+		forbidden: []string{
+			"github.com/qdrant/", "google.golang.org/grpc", "github.com/prometheus/", "github.com/caarlos0/env",
+			"os/signal", module + "/worker", module + "/producer", module + "/chunking", module + "/messages",
+		},
+	},
 }
 
 // Only the thin mains read the environment into config or handle signals.
@@ -119,6 +128,7 @@ func TestRulesCatchViolations(t *testing.T) {
 		{path: module + "/chunking", deps: []string{"github.com/qdrant/go-client/qdrant"}},
 		{path: module + "/messages", imports: []string{"github.com/nats-io/nats.go"}},
 		{path: module + "/worker", imports: []string{"os/signal"}},
+		{path: module + "/topology", deps: []string{module + "/worker"}},
 	}
 	for _, p := range tests {
 		if len(violations(p)) == 0 {

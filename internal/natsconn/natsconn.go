@@ -1,33 +1,104 @@
-// Package natsconn builds the NATS connection options shared by the
-// worker and the producer from their credential settings, so both commands
-// authenticate, reconnect and log connection events the same way.
+// Package natsconn is the one home of the NATS connection settings of the
+// worker and the producer: one struct with the variables both commands
+// read (Config), one way of binding its flags (BindFlags), and one way of
+// connecting (Connect), so both commands authenticate, wait for the
+// server at start, reconnect and log connection events the same way.
+//
+// Decisions:
+//
+//   - Connect waits for NATS at start: while no server answers (connection
+//     refused, a dial time-out, a name that does not resolve yet, as when
+//     the server's pod starts after the worker's) it tries again, 250 ms
+//     doubling to 2 s with jitter, for up to ConnectTimeout; then it fails
+//     with an error naming the URL (credentials hidden) and the variables
+//     to check. A server that answers and refuses (authorization, TLS, a
+//     connection closed in the handshake) is not waited for: the error is
+//     returned at once.
+//   - Once connected, reconnects are endless (every 250 ms): a running
+//     worker rides out a server restart.
+//   - The password and the token are environment variables only (flags
+//     show in process lists) and are never logged.
 package natsconn
 
 import (
+	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/url"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/nats-io/nats.go"
+
+	"github.com/chunkstream/chunkstream/internal/envflag"
 )
 
-// Auth holds the NATS credential settings (CHUNKSTREAM_NATS_*). Its
-// secrets are passed to the client and never logged.
-type Auth struct {
-	User, Password string // user and password
-	Token          string // token
-	Creds          string // creds file (JWT + NKey seed)
-	NKey           string // NKey seed file
-	TLSCert        string // client certificate file (with TLSKey)
-	TLSKey         string // client key file
-	TLSCA          string // CA file that signed the server's certificate
+// Config holds the NATS connection settings. The env tags name the
+// variables; BindFlags defines the flags of all but the secrets.
+type Config struct {
+	// URL is the NATS server URL (comma-separated for several).
+	URL string `env:"NATS_URL" envDefault:"nats://127.0.0.1:4222" help:"NATS server URL(s), comma-separated"`
+	// User and Password authenticate with user and password.
+	User     string `env:"CHUNKSTREAM_NATS_USER" help:"NATS user name"`
+	Password string `env:"CHUNKSTREAM_NATS_PASSWORD" help:"NATS password (environment only)"`
+	// Token authenticates with a token.
+	Token string `env:"CHUNKSTREAM_NATS_TOKEN" help:"NATS token (environment only)"`
+	// Creds is a credentials file (JWT and NKey seed).
+	Creds string `env:"CHUNKSTREAM_NATS_CREDS" help:"NATS credentials file (JWT and NKey seed)"`
+	// NKey is an NKey seed file.
+	NKey string `env:"CHUNKSTREAM_NATS_NKEY" help:"NATS NKey seed file"`
+	// TLSCert and TLSKey are a client certificate and its key.
+	TLSCert string `env:"CHUNKSTREAM_NATS_TLS_CERT" help:"TLS client certificate file"`
+	TLSKey  string `env:"CHUNKSTREAM_NATS_TLS_KEY" help:"TLS client key file"`
+	// TLSCA is a CA bundle that verifies the server.
+	TLSCA string `env:"CHUNKSTREAM_NATS_TLS_CA" help:"CA bundle that verifies the NATS server"`
+	// ConnectTimeout bounds the wait for a server at start.
+	ConnectTimeout time.Duration `env:"CHUNKSTREAM_CONNECT_TIMEOUT" envDefault:"30s" help:"longest wait at start for a NATS server to answer"`
 }
 
-// Options returns the connection options of a chunkstream client called
+// DefaultConfig returns the settings with every default applied, as the
+// env defaults give them.
+func DefaultConfig() Config {
+	return Config{URL: "nats://127.0.0.1:4222", ConnectTimeout: 30 * time.Second}
+}
+
+// secret reports whether a variable is environment-only.
+func secret(envVar string) bool {
+	return envVar == "CHUNKSTREAM_NATS_PASSWORD" || envVar == "CHUNKSTREAM_NATS_TOKEN"
+}
+
+// BindFlags defines the flags of c's settings (-nats-url, -nats-user, …,
+// -connect-timeout), each defaulting to the value c holds, so a flag
+// beats its variable; the password and the token get none.
+func BindFlags(fs *flag.FlagSet, c *Config) {
+	envflag.Bind(fs, c, func(v string) bool { return !secret(v) })
+}
+
+// Validate reports every bad setting, each naming its variable.
+func (c *Config) Validate() error {
+	var errs []error
+	if strings.TrimSpace(c.URL) == "" {
+		errs = append(errs, errors.New("natsconn: config NATS_URL: empty"))
+	}
+	if (c.TLSCert == "") != (c.TLSKey == "") {
+		errs = append(errs, errors.New("natsconn: config CHUNKSTREAM_NATS_TLS_CERT: certificate and key (CHUNKSTREAM_NATS_TLS_KEY) go together"))
+	}
+	if c.ConnectTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("natsconn: config CHUNKSTREAM_CONNECT_TIMEOUT: %v, want a positive duration", c.ConnectTimeout))
+	}
+	return errors.Join(errs...)
+}
+
+// options returns the connection options of a chunkstream client called
 // name: endless reconnects every 250 ms, connection events logged on log,
-// and the credentials of a. An unreadable NKey seed makes Connect fail
-// with an error naming CHUNKSTREAM_NATS_NKEY.
-func Options(name string, a Auth, log *slog.Logger) []nats.Option {
+// and the credentials of c. An unreadable NKey seed makes the connection
+// fail with an error naming CHUNKSTREAM_NATS_NKEY.
+func options(name string, c Config, log *slog.Logger) []nats.Option {
 	opts := []nats.Option{
 		nats.Name(name),
 		nats.MaxReconnects(-1),
@@ -41,27 +112,112 @@ func Options(name string, a Auth, log *slog.Logger) []nats.Option {
 			log.Info("nats reconnected", "server", nc.ConnectedUrlRedacted())
 		}),
 	}
-	if a.User != "" {
-		opts = append(opts, nats.UserInfo(a.User, a.Password))
+	if c.User != "" {
+		opts = append(opts, nats.UserInfo(c.User, c.Password))
 	}
-	if a.Token != "" {
-		opts = append(opts, nats.Token(a.Token))
+	if c.Token != "" {
+		opts = append(opts, nats.Token(c.Token))
 	}
-	if a.Creds != "" {
-		opts = append(opts, nats.UserCredentials(a.Creds))
+	if c.Creds != "" {
+		opts = append(opts, nats.UserCredentials(c.Creds))
 	}
-	if a.NKey != "" {
-		if o, err := nats.NkeyOptionFromSeed(a.NKey); err == nil {
+	if c.NKey != "" {
+		if o, err := nats.NkeyOptionFromSeed(c.NKey); err == nil {
 			opts = append(opts, o)
 		} else {
 			opts = append(opts, func(*nats.Options) error { return fmt.Errorf("CHUNKSTREAM_NATS_NKEY: %w", err) })
 		}
 	}
-	if a.TLSCert != "" {
-		opts = append(opts, nats.ClientCert(a.TLSCert, a.TLSKey))
+	if c.TLSCert != "" {
+		opts = append(opts, nats.ClientCert(c.TLSCert, c.TLSKey))
 	}
-	if a.TLSCA != "" {
-		opts = append(opts, nats.RootCAs(a.TLSCA))
+	if c.TLSCA != "" {
+		opts = append(opts, nats.RootCAs(c.TLSCA))
 	}
 	return opts
+}
+
+// Connect connects to c.URL as a client called name (with endless
+// reconnects, connection events logged on log, c's credentials, then
+// extra), waiting up to c.ConnectTimeout for a server to answer. Errors
+// name the URL with its credentials hidden.
+func Connect(ctx context.Context, c Config, name string, log *slog.Logger, extra ...nats.Option) (*nats.Conn, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	opts := append(options(name, c, log), extra...)
+	start := time.Now()
+	deadline := start.Add(c.ConnectTimeout)
+	wait := 250 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		nc, err := nats.Connect(c.URL, opts...)
+		if err == nil {
+			if attempt > 1 {
+				log.Info("nats connected", "server", nc.ConnectedUrlRedacted(), "duration", time.Since(start).Round(time.Millisecond))
+			}
+			return nc, nil
+		}
+		if !unanswered(err) {
+			return nil, fmt.Errorf("natsconn: connect to %s: %w", redact(c.URL), err)
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return nil, fmt.Errorf("natsconn: no NATS server answered at %s within %v (check NATS_URL, or give the server longer with CHUNKSTREAM_CONNECT_TIMEOUT): %w",
+				redact(c.URL), c.ConnectTimeout, err)
+		}
+		if attempt == 1 {
+			log.Warn("waiting for NATS", "url", redact(c.URL), "timeout", c.ConnectTimeout, "err", err)
+		}
+		d := min(wait/2+rand.N(wait/2), left)
+		wait = min(2*wait, 2*time.Second)
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("natsconn: connect to %s: %w", redact(c.URL), ctx.Err())
+		case <-time.After(d):
+		}
+	}
+}
+
+// unanswered reports whether a connection error means that no server
+// answered (worth waiting for) rather than that one refused the client. A
+// connection closed during the handshake counts as a refusal: that is how
+// a server requiring a client certificate answers a client without one.
+func unanswered(err error) bool {
+	if errors.Is(err, nats.ErrNoServers) || errors.Is(err, nats.ErrTimeout) || errors.Is(err, syscall.ECONNREFUSED) {
+		return true
+	}
+	var dnsErr *net.DNSError
+	if errors.As(err, &dnsErr) {
+		return true
+	}
+	var opErr *net.OpError
+	return errors.As(err, &opErr) && opErr.Op == "dial"
+}
+
+// redact returns a comma-separated URL list with every password, and
+// every user name (which may be a token), replaced by "xxxxx". A URL
+// without a scheme is read as the client reads it, as nats://.
+func redact(urls string) string {
+	parts := strings.Split(urls, ",")
+	for i, p := range parts {
+		p = strings.TrimSpace(p)
+		scheme := ""
+		if !strings.Contains(p, "://") {
+			scheme = "nats://"
+		}
+		u, err := url.Parse(scheme + p)
+		switch {
+		case err != nil && strings.Contains(p, "@"):
+			p = "xxxxx@" + p[strings.LastIndexByte(p, '@')+1:]
+		case err == nil && u.User != nil:
+			if _, ok := u.User.Password(); ok {
+				u.User = url.UserPassword(u.User.Username(), "xxxxx")
+			} else {
+				u.User = url.User("xxxxx")
+			}
+			p = strings.TrimPrefix(u.String(), scheme)
+		}
+		parts[i] = p
+	}
+	return strings.Join(parts, ",")
 }

@@ -74,8 +74,8 @@ func apiRequest(t *testing.T, nc *nats.Conn, subject string, body []byte) {
 // TestBootstrapJobMatchesWorkerSetup creates the INGEST stream and the
 // consumer exactly as the Kubernetes bootstrap Job does (its JSON, through
 // the JetStream API the nats CLI calls), then runs worker.Setup: it must
-// succeed and leave the stream and consumer as the bootstrap made them,
-// so the Job and the workers can run in either order.
+// succeed and neither update nor re-create the stream and consumer the
+// bootstrap made, so the Job and the workers can run in either order.
 func TestBootstrapJobMatchesWorkerSetup(t *testing.T) {
 	cfg := worker.DefaultConfig()
 	vars := map[string]string{
@@ -115,15 +115,21 @@ func TestBootstrapJobMatchesWorkerSetup(t *testing.T) {
 	}
 	consBefore := cons.CachedInfo().Config
 
+	writes := apiWrites(t, nc)
 	if _, err := worker.Setup(ctx, js, cfg); err != nil {
 		t.Fatalf("worker.Setup after the bootstrap Job: %v", err)
+	}
+	for _, w := range writes() {
+		if strings.HasSuffix(w, "."+cfg.IngestStream) || strings.Contains(w, "CONSUMER") {
+			t.Errorf("Setup after the bootstrap Job sent %s; the bootstrap's stream and consumer must be accepted as they are", w)
+		}
 	}
 	info, err := stream.Info(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	after := info.Config
-	want := worker.IngestStreamConfig(cfg)
+	want := cfg.IngestStreamConfig()
 	if after.Retention != want.Retention || after.Storage != want.Storage || after.Duplicates != want.Duplicates ||
 		!equalStrings(after.Subjects, want.Subjects) || after.AllowDirect != want.AllowDirect || after.Replicas != want.Replicas {
 		t.Errorf("stream after Setup = %+v, want the worker's %+v", after, want)
@@ -135,7 +141,7 @@ func TestBootstrapJobMatchesWorkerSetup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wc := worker.ConsumerConfig(cfg)
+	wc := cfg.ConsumerConfig()
 	got := ci.Config
 	if got.AckPolicy != wc.AckPolicy || got.DeliverPolicy != wc.DeliverPolicy || got.AckWait != wc.AckWait ||
 		got.MaxDeliver != wc.MaxDeliver || got.MaxAckPending != wc.MaxAckPending || got.Description != wc.Description {

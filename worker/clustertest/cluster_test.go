@@ -17,6 +17,7 @@ import (
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/registry"
 	"github.com/chunkstream/chunkstream/messages"
+	"github.com/chunkstream/chunkstream/topology"
 	"github.com/chunkstream/chunkstream/worker"
 )
 
@@ -104,7 +105,7 @@ type testWorker struct {
 // elects leaders) and runs a worker until ctx ends.
 func startWorker(ctx context.Context, t *testing.T, c *cluster, cfg worker.Config, name string, onResult func(worker.Result)) *testWorker {
 	t.Helper()
-	nc, err := nats.Connect(cfg.NATSURL, nats.Name(name), nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
+	nc, err := nats.Connect(c.urls(), nats.Name(name), nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +119,7 @@ func startWorker(ctx context.Context, t *testing.T, c *cluster, cfg worker.Confi
 	if err != nil {
 		t.Fatal(err)
 	}
-	var top *worker.Topology
+	var top *topology.Handles
 	waitFor(t, 30*time.Second, name+" topology set up", func() (bool, string) {
 		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
@@ -168,7 +169,6 @@ func TestWorkersSurviveStreamLeaderLoss(t *testing.T) {
 	c := newCluster(t, 3)
 
 	cfg := worker.DefaultConfig()
-	cfg.NATSURL = c.urls()
 	cfg.Replicas = 3
 	cfg.MetricsAddr = ""
 	cfg.Concurrency = 2

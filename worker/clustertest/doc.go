@@ -25,7 +25,18 @@
 //
 // Bootstrap: the Kubernetes bootstrap Job's stream and consumer JSON
 // (deploy/base/bootstrap.sh) is sent to a server, then worker.Setup must
-// succeed and leave them as they are.
+// succeed without updating or re-creating them.
+//
+// Start-up: three topology.Ensure started at once against a fresh
+// in-process cluster at R3 all succeed (and a fourth changes nothing,
+// a fifth with one setting changed updates only that stream); and, since
+// the race that made set-up hang (a stream update arriving while a
+// clustered create of the same stream is in flight goes unanswered)
+// depends on real timings, three cmd/worker processes started at once
+// against a fresh cluster of three nats-server processes (built from the
+// module, or CHUNKSTREAM_TEST_NATS_BIN; skipped when neither is possible)
+// with CHUNKSTREAM_REPLICAS=3 must all pass -healthcheck within the
+// set-up timeout.
 //
 // Decisions: the workers' JetStream contexts set a publish-ack timeout
 // (5 s): a PubAck lost with a dying stream leader otherwise leaves the sink

@@ -205,7 +205,8 @@ func procCPU(t *testing.T, pid int) time.Duration {
 }
 
 // serverBinary builds nats-server from the module cache (the version in
-// go.mod) or uses CHUNKSTREAM_TEST_NATS_BIN.
+// go.mod) or uses CHUNKSTREAM_TEST_NATS_BIN; it skips the test, saying
+// why, when neither is possible.
 func serverBinary(t *testing.T) string {
 	t.Helper()
 	if bin := os.Getenv("CHUNKSTREAM_TEST_NATS_BIN"); bin != "" {
@@ -214,7 +215,7 @@ func serverBinary(t *testing.T) string {
 	out := filepath.Join(t.TempDir(), "nats-server")
 	cmd := exec.Command(goCommand(), "build", "-o", out, "github.com/nats-io/nats-server/v2")
 	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build nats-server: %v\n%s", err, b)
+		t.Skipf("cannot build nats-server from the module (set CHUNKSTREAM_TEST_NATS_BIN to a nats-server binary): %v\n%s", err, b)
 	}
 	return out
 }

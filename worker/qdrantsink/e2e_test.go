@@ -18,6 +18,7 @@ import (
 	"github.com/chunkstream/chunkstream/chunking/registry"
 	"github.com/chunkstream/chunkstream/internal/jstest"
 	"github.com/chunkstream/chunkstream/messages"
+	"github.com/chunkstream/chunkstream/topology"
 	"github.com/chunkstream/chunkstream/worker"
 	"github.com/chunkstream/chunkstream/worker/qdrantsink"
 	"github.com/chunkstream/chunkstream/worker/qdrantsink/qdranttest"
@@ -31,7 +32,7 @@ type e2e struct {
 	nc      *nats.Conn
 	js      jetstream.JetStream
 	cfg     worker.Config
-	top     *worker.Topology
+	top     *topology.Handles
 	qd      *qdranttest.Server
 	sink    *qdrantsink.Sink
 	mu      sync.Mutex

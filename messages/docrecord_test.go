@@ -1,0 +1,94 @@
+package messages_test
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/chunkstream/chunkstream/messages"
+)
+
+func TestDecodeDocRecord(t *testing.T) {
+	const v = "90f8ec5669cd34183b9b0fdf8b94f5efb4c3672876330f4aa76088c2b4ad17be"
+	tests := []struct {
+		name    string
+		in      string
+		want    messages.DocRecord
+		wantErr bool
+	}{
+		{"every field", `{"ingest_seq":7,"doc_version":"` + v + `","op":"upsert","state":"done"}`,
+			messages.DocRecord{IngestSeq: 7, DocVersion: v, Op: messages.OpUpsert, State: messages.StateDone}, false},
+		{"delete, other order", `{"state":"pending","op":"delete","doc_version":"","ingest_seq":9}`,
+			messages.DocRecord{IngestSeq: 9, Op: messages.OpDelete, State: messages.StatePending}, false},
+		{"fields of a newer writer are ignored",
+			`{"ingest_seq":3,"doc_version":"` + v + `","op":"upsert","state":"done","fingerprint":"f1","chunks":12,"last_failure":{"cause":"sink","reason":"x"}}`,
+			messages.DocRecord{IngestSeq: 3, DocVersion: v, Op: messages.OpUpsert, State: messages.StateDone}, false},
+		{"absent fields keep their zero value", `{"ingest_seq":4}`, messages.DocRecord{IngestSeq: 4}, false},
+		{"not an object", `[1,2]`, messages.DocRecord{}, true},
+		{"wrong type", `{"ingest_seq":"4"}`, messages.DocRecord{}, true},
+		{"negative sequence", `{"ingest_seq":-1}`, messages.DocRecord{}, true},
+		{"not JSON", `ingest_seq=4`, messages.DocRecord{}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := messages.DecodeDocRecord([]byte(tt.in))
+			if tt.wantErr {
+				if !errors.Is(err, messages.ErrDecode) {
+					t.Errorf("DecodeDocRecord(%s) error = %v, want ErrDecode", tt.in, err)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Errorf("DecodeDocRecord(%s) = %+v, %v; want %+v", tt.in, got, err, tt.want)
+			}
+		})
+	}
+}
+
+// TestDocRecordWire pins the record's JSON: other languages read and
+// write these bytes in the KV bucket.
+func TestDocRecordWire(t *testing.T) {
+	r := messages.DocRecord{IngestSeq: 42, DocVersion: "ab", Op: messages.OpUpsert, State: messages.StatePending}
+	got, err := messages.EncodeDocRecord(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = `{"ingest_seq":42,"doc_version":"ab","op":"upsert","state":"pending"}`
+	if string(got) != want {
+		t.Errorf("EncodeDocRecord(%+v) = %s, want %s", r, got, want)
+	}
+	back, err := messages.DecodeDocRecord(got)
+	if err != nil || back != r {
+		t.Errorf("DecodeDocRecord(EncodeDocRecord(r)) = %+v, %v; want %+v", back, err, r)
+	}
+}
+
+func TestDocRecordKey(t *testing.T) {
+	for _, id := range []string{"docs/a b.md", "", "ü/ß?x=1#frag", "inbox.mbox#<a@b>", "\xff\x00"} {
+		k := messages.DocRecordKey(id)
+		if strings.ContainsAny(k, "=/+ .*>") {
+			t.Errorf("DocRecordKey(%q) = %q, want unpadded base64url (no '=', '/', '+', '.', '*', '>')", id, k)
+		}
+		back, ok := messages.DocRecordID(k)
+		if !ok || back != id {
+			t.Errorf("DocRecordID(DocRecordKey(%q)) = %q, %v", id, back, ok)
+		}
+	}
+	if _, ok := messages.DocRecordID("not base64!"); ok {
+		t.Error(`DocRecordID("not base64!") ok, want false`)
+	}
+	if _, ok := messages.DocRecordID("YQ=="); ok {
+		t.Error(`DocRecordID("YQ==") ok, want false (keys are unpadded)`)
+	}
+}
+
+func ExampleDocRecordKey() {
+	key := messages.DocRecordKey("docs/a.md")
+	rec, _ := messages.EncodeDocRecord(messages.DocRecord{IngestSeq: 7, Op: messages.OpDelete, State: messages.StateDone})
+	fmt.Println(key)
+	fmt.Println(string(rec))
+	// Output:
+	// ZG9jcy9hLm1k
+	// {"ingest_seq":7,"doc_version":"","op":"delete","state":"done"}
+}

@@ -1,0 +1,275 @@
+package topology
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// DefaultIngestSubject is the subject producers publish ingest requests on
+// by default; it is under DefaultConfig's IngestSubjects.
+const DefaultIngestSubject = "ingest.docs"
+
+// maxAckPending bounds the requests delivered to the whole fleet and not
+// yet acknowledged: room for many workers, each of which bounds its own
+// share by fetching only for idle processors.
+const maxAckPending = 10000
+
+// Config is the stream, bucket and consumer topology. The env tags name
+// the variables the commands read (the same for the worker and the
+// producer, so one set of variables configures both); envDefault and
+// DefaultConfig give the same defaults, and a test keeps them in step.
+type Config struct {
+	// IngestStream is the stream of ingest requests (WorkQueue).
+	IngestStream string `env:"CHUNKSTREAM_INGEST_STREAM" envDefault:"INGEST" help:"stream of ingest requests (WorkQueue)"`
+	// IngestSubjects are the subjects of IngestStream.
+	IngestSubjects []string `env:"CHUNKSTREAM_INGEST_SUBJECTS" envDefault:"ingest.>" envSeparator:"," help:"subjects of the ingest stream, comma-separated"`
+	// ChunksStream is the stream of chunk records.
+	ChunksStream string `env:"CHUNKSTREAM_CHUNKS_STREAM" envDefault:"CHUNKS" help:"stream of chunk records"`
+	// ChunksPrefix is the first token of chunk record subjects; the
+	// chunks stream stores ChunksPrefix + ".>".
+	ChunksPrefix string `env:"CHUNKSTREAM_CHUNKS_PREFIX" envDefault:"chunks" help:"first subject token of chunk records"`
+	// DLQStream is the stream of dead letters.
+	DLQStream string `env:"CHUNKSTREAM_DLQ_STREAM" envDefault:"DLQ" help:"stream of dead letters"`
+	// DLQSubject is the subject dead letters are published on; the DLQ
+	// stream stores every subject under its first token.
+	DLQSubject string `env:"CHUNKSTREAM_DLQ_SUBJECT" envDefault:"dlq.ingest" help:"subject of dead letters"`
+	// Consumer is the durable pull consumer's name.
+	Consumer string `env:"CHUNKSTREAM_CONSUMER" envDefault:"chunkers" help:"durable pull consumer name"`
+	// DocsBucket is the KV bucket of document records.
+	DocsBucket string `env:"CHUNKSTREAM_DOCS_BUCKET" envDefault:"CHUNKSTREAM_DOCS" help:"KV bucket of document records"`
+	// ObjectsBucket is the Object Store bucket of large documents.
+	ObjectsBucket string `env:"CHUNKSTREAM_OBJECTS_BUCKET" envDefault:"CHUNKSTREAM_OBJECTS" help:"Object Store bucket of large documents"`
+	// ObjectsTTL is the age at which objects in ObjectsBucket expire;
+	// nothing else deletes them.
+	ObjectsTTL time.Duration `env:"CHUNKSTREAM_OBJECTS_TTL" envDefault:"168h" help:"age at which stored large documents expire"`
+	// Replicas is the replica count of every stream, bucket and the
+	// consumer.
+	Replicas int `env:"CHUNKSTREAM_REPLICAS" envDefault:"1" help:"replicas of streams, buckets and consumer"`
+	// DuplicateWindow is the ingest stream's de-duplication window.
+	DuplicateWindow time.Duration `env:"CHUNKSTREAM_DUPLICATE_WINDOW" envDefault:"2m" help:"duplicate window of the ingest stream"`
+	// ChunksDuplicateWindow is the de-duplication window of the chunks
+	// and dead letter streams; keep it longer than the worst redelivery
+	// span (the worker checks).
+	ChunksDuplicateWindow time.Duration `env:"CHUNKSTREAM_CHUNKS_DUPLICATE_WINDOW" envDefault:"1h" help:"duplicate window of the chunks stream"`
+	// ChunksMaxAge is the chunks stream's age limit.
+	ChunksMaxAge time.Duration `env:"CHUNKSTREAM_CHUNKS_MAX_AGE" envDefault:"168h" help:"age limit of chunk records"`
+	// AckWait is how long the server waits for an ack before redelivering
+	// a request (the consumer's AckWait).
+	AckWait time.Duration `env:"CHUNKSTREAM_ACK_WAIT" envDefault:"30s" help:"time before an unacknowledged request is redelivered"`
+	// MaxDeliver is how many deliveries a request gets (the consumer's
+	// MaxDeliver); the worker dead-letters it as exhausted on the last.
+	MaxDeliver int `env:"CHUNKSTREAM_MAX_DELIVER" envDefault:"8" help:"deliveries before a failing request is dead-lettered"`
+	// SetupTimeout bounds Ensure (and Objects): how long a start waits for
+	// the streams, buckets and consumer to be created, updated or found
+	// while the cluster elects leaders or other processes create them too.
+	SetupTimeout time.Duration `env:"CHUNKSTREAM_SETUP_TIMEOUT" envDefault:"2m" help:"longest wait at start for the streams, buckets and consumer"`
+}
+
+// DefaultConfig returns the topology with every default applied, as the
+// env defaults give it.
+func DefaultConfig() Config {
+	return Config{
+		IngestStream:          "INGEST",
+		IngestSubjects:        []string{"ingest.>"},
+		ChunksStream:          "CHUNKS",
+		ChunksPrefix:          "chunks",
+		DLQStream:             "DLQ",
+		DLQSubject:            "dlq.ingest",
+		Consumer:              "chunkers",
+		DocsBucket:            "CHUNKSTREAM_DOCS",
+		ObjectsBucket:         "CHUNKSTREAM_OBJECTS",
+		ObjectsTTL:            7 * 24 * time.Hour,
+		Replicas:              1,
+		DuplicateWindow:       2 * time.Minute,
+		ChunksDuplicateWindow: time.Hour,
+		ChunksMaxAge:          7 * 24 * time.Hour,
+		AckWait:               30 * time.Second,
+		MaxDeliver:            8,
+		SetupTimeout:          2 * time.Minute,
+	}
+}
+
+// WithDefaults returns c with every zero setting replaced by
+// DefaultConfig's, for library callers that set only some. No setting's
+// zero value is valid, so nothing that could be asked for is lost.
+func (c Config) WithDefaults() Config {
+	d := DefaultConfig()
+	cv, dv := reflect.ValueOf(&c).Elem(), reflect.ValueOf(d)
+	for i := range cv.NumField() {
+		if cv.Field(i).IsZero() {
+			cv.Field(i).Set(dv.Field(i))
+		}
+	}
+	return c
+}
+
+// Validate reports every bad setting, each naming its variable.
+func (c *Config) Validate() error {
+	var errs []error
+	bad := func(name, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("topology: config %s: %s", name, fmt.Sprintf(format, args...)))
+	}
+	for _, n := range [][2]string{
+		{"CHUNKSTREAM_INGEST_STREAM", c.IngestStream}, {"CHUNKSTREAM_CHUNKS_STREAM", c.ChunksStream},
+		{"CHUNKSTREAM_DLQ_STREAM", c.DLQStream}, {"CHUNKSTREAM_CONSUMER", c.Consumer},
+		{"CHUNKSTREAM_DOCS_BUCKET", c.DocsBucket}, {"CHUNKSTREAM_OBJECTS_BUCKET", c.ObjectsBucket},
+	} {
+		if n[1] == "" || strings.ContainsAny(n[1], " .*>\t\r\n") {
+			bad(n[0], "%q is not a valid name", n[1])
+		}
+	}
+	if len(c.IngestSubjects) == 0 {
+		bad("CHUNKSTREAM_INGEST_SUBJECTS", "empty")
+	}
+	for _, s := range c.IngestSubjects {
+		if !validSubject(s, true) {
+			bad("CHUNKSTREAM_INGEST_SUBJECTS", "%q is not a subject", s)
+		}
+	}
+	if c.ChunksPrefix == "" || strings.ContainsAny(c.ChunksPrefix, " *>") {
+		bad("CHUNKSTREAM_CHUNKS_PREFIX", "%q is not a subject token", c.ChunksPrefix)
+	}
+	if !validSubject(c.DLQSubject, false) {
+		bad("CHUNKSTREAM_DLQ_SUBJECT", "%q is not a subject", c.DLQSubject)
+	}
+	if c.Replicas < 1 || c.Replicas > 5 {
+		bad("CHUNKSTREAM_REPLICAS", "%d, want 1 to 5", c.Replicas)
+	}
+	if c.DuplicateWindow <= 0 {
+		bad("CHUNKSTREAM_DUPLICATE_WINDOW", "%v, want a positive duration", c.DuplicateWindow)
+	}
+	if c.ChunksDuplicateWindow <= 0 {
+		bad("CHUNKSTREAM_CHUNKS_DUPLICATE_WINDOW", "%v, want a positive duration", c.ChunksDuplicateWindow)
+	}
+	if c.ChunksMaxAge <= 0 {
+		bad("CHUNKSTREAM_CHUNKS_MAX_AGE", "%v, want a positive duration", c.ChunksMaxAge)
+	} else if c.ChunksDuplicateWindow > c.ChunksMaxAge {
+		bad("CHUNKSTREAM_CHUNKS_DUPLICATE_WINDOW", "%v is longer than CHUNKSTREAM_CHUNKS_MAX_AGE %v", c.ChunksDuplicateWindow, c.ChunksMaxAge)
+	}
+	if c.ObjectsTTL <= 0 {
+		bad("CHUNKSTREAM_OBJECTS_TTL", "%v, want a positive duration (nothing else removes objects)", c.ObjectsTTL)
+	}
+	if c.AckWait < 100*time.Millisecond {
+		bad("CHUNKSTREAM_ACK_WAIT", "%v, want at least 100ms", c.AckWait)
+	}
+	if c.MaxDeliver < 1 {
+		bad("CHUNKSTREAM_MAX_DELIVER", "%d, want at least 1", c.MaxDeliver)
+	}
+	if c.SetupTimeout <= 0 {
+		bad("CHUNKSTREAM_SETUP_TIMEOUT", "%v, want a positive duration", c.SetupTimeout)
+	}
+	return errors.Join(errs...)
+}
+
+// validSubject reports whether s is a subject of non-empty tokens without
+// spaces; wildcards only when wild.
+func validSubject(s string, wild bool) bool {
+	if s == "" || strings.ContainsAny(s, " \t\r\n") {
+		return false
+	}
+	toks := strings.Split(s, ".")
+	for i, t := range toks {
+		switch {
+		case t == "":
+			return false
+		case t == "*" || (t == ">" && i == len(toks)-1):
+			if !wild {
+				return false
+			}
+		case strings.ContainsAny(t, "*>"):
+			return false
+		}
+	}
+	return true
+}
+
+// IngestStreamConfig returns the ingest stream's configuration: file
+// storage, WorkQueue retention (a request leaves the stream when acked or
+// terminated), the duplicate window, and direct gets (the max-deliveries
+// advisory handler reads requests by sequence).
+func (c *Config) IngestStreamConfig() jetstream.StreamConfig {
+	return jetstream.StreamConfig{
+		Name:        c.IngestStream,
+		Description: "chunkstream ingest requests",
+		Subjects:    c.IngestSubjects,
+		Retention:   jetstream.WorkQueuePolicy,
+		Storage:     jetstream.FileStorage,
+		Duplicates:  c.DuplicateWindow,
+		Replicas:    c.Replicas,
+		AllowDirect: true,
+	}
+}
+
+// ChunksStreamConfig returns the chunks stream's configuration: a change
+// feed with its own duplicate window and an age limit.
+func (c *Config) ChunksStreamConfig() jetstream.StreamConfig {
+	return jetstream.StreamConfig{
+		Name:        c.ChunksStream,
+		Description: "chunkstream chunk records",
+		Subjects:    []string{c.ChunksPrefix + ".>"},
+		Retention:   jetstream.LimitsPolicy,
+		Storage:     jetstream.FileStorage,
+		Duplicates:  c.ChunksDuplicateWindow,
+		MaxAge:      c.ChunksMaxAge,
+		Replicas:    c.Replicas,
+	}
+}
+
+// DLQStreamConfig returns the dead letter stream's configuration: every
+// subject under the dead letter subject's first token, kept until people
+// remove them; its duplicate window makes dead-lettering idempotent.
+func (c *Config) DLQStreamConfig() jetstream.StreamConfig {
+	first, _, _ := strings.Cut(c.DLQSubject, ".")
+	return jetstream.StreamConfig{
+		Name:        c.DLQStream,
+		Description: "chunkstream dead letters",
+		Subjects:    []string{first + ".>"},
+		Retention:   jetstream.LimitsPolicy,
+		Storage:     jetstream.FileStorage,
+		Duplicates:  c.ChunksDuplicateWindow,
+		Replicas:    c.Replicas,
+	}
+}
+
+// ConsumerConfig returns the durable pull consumer's configuration.
+func (c *Config) ConsumerConfig() jetstream.ConsumerConfig {
+	return jetstream.ConsumerConfig{
+		Durable:       c.Consumer,
+		Description:   "chunkstream workers",
+		DeliverPolicy: jetstream.DeliverAllPolicy,
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckWait:       c.AckWait,
+		MaxDeliver:    c.MaxDeliver,
+		MaxAckPending: maxAckPending,
+		Replicas:      c.Replicas,
+	}
+}
+
+// DocsBucketConfig returns the document records bucket's configuration:
+// one value per key (records only move forward), file storage.
+func (c *Config) DocsBucketConfig() jetstream.KeyValueConfig {
+	return jetstream.KeyValueConfig{
+		Bucket:      c.DocsBucket,
+		Description: "chunkstream document records",
+		History:     1,
+		Storage:     jetstream.FileStorage,
+		Replicas:    c.Replicas,
+	}
+}
+
+// ObjectsBucketConfig returns the large documents bucket's configuration:
+// objects expire after ObjectsTTL, file storage.
+func (c *Config) ObjectsBucketConfig() jetstream.ObjectStoreConfig {
+	return jetstream.ObjectStoreConfig{
+		Bucket:      c.ObjectsBucket,
+		Description: "chunkstream large documents",
+		TTL:         c.ObjectsTTL,
+		Storage:     jetstream.FileStorage,
+		Replicas:    c.Replicas,
+	}
+}

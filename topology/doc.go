@@ -1,0 +1,46 @@
+// Package topology is the one home of chunkstream's JetStream topology:
+// the names, subjects, replicas, windows, ages and TTL of the ingest,
+// chunks and dead letter streams, the document records and objects
+// buckets and the workers' durable consumer (Config, with the variables
+// the commands read), the stream and consumer configurations built from
+// them, and Ensure, which sets them up. The worker and the producer both
+// use it, so what one creates the other finds as it expects.
+//
+// It imports the standard library and the NATS client only.
+//
+// Decisions:
+//
+//   - Ensure converges under concurrency. Several workers (and the
+//     producer, and a bootstrap job using the nats CLI) may start together
+//     against a fresh cluster at any replica count. Updating a stream
+//     while another process's clustered create of it is in flight can go
+//     unanswered by the server, so Ensure never sends an update first: it
+//     looks each object up, creates it when missing (a create identical
+//     to one in flight succeeds), and updates it only when a setting it
+//     decides differs from what the server reports. Time-outs, "already in
+//     use", "no suitable peers", missing leaders and JetStream not yet up
+//     are tried again after a jittered backoff (100 ms doubling to 2 s),
+//     each try bounded to 2 s doubling to 10 s (a create identical to one
+//     in flight is sometimes never answered; the next try's lookup finds
+//     the stream), the whole by SetupTimeout; the final error
+//     names the object not ready and the last error. Other errors (a
+//     setting the server refuses to change, replicas above the cluster
+//     size) fail at once.
+//   - An update changes only the settings Ensure decides (subjects,
+//     retention, storage, duplicate window, age, replicas, direct gets;
+//     for the consumer its policies, AckWait, MaxDeliver, MaxAckPending
+//     and replicas; for buckets their replicas and history or TTL) and
+//     keeps everything else an operator or the server set. Descriptions
+//     are written at creation only. So the bootstrap job's stream and
+//     consumer, which carry the same settings spelled out with the
+//     server's defaults, are left as they are.
+//   - Objects (for the producer) only ever creates the objects bucket when
+//     it is missing and never updates it: a producer run with other
+//     settings must not change what the workers set up.
+//   - The objects bucket has a TTL (ObjectsTTL, 7 days by default) and
+//     nothing else deletes objects: they are content-addressed and may be
+//     shared by several requests.
+//   - The consumer's AckWait and MaxDeliver are topology (server-side
+//     settings of the consumer), read from the same variables as before;
+//     MaxAckPending is 10,000, room for many workers.
+package topology

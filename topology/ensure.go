@@ -1,0 +1,357 @@
+package topology
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// ErrNotReady means the topology could not be set up before
+// Config.SetupTimeout: the error also names what was not ready and wraps
+// the last error seen.
+var ErrNotReady = errors.New("topology: not ready")
+
+// Handles are the streams, consumer and buckets Ensure set up, for the
+// worker.
+type Handles struct {
+	// Ingest is the stream of ingest requests.
+	Ingest jetstream.Stream
+	// Consumer is the durable pull consumer on Ingest.
+	Consumer jetstream.Consumer
+	// Docs is the KV bucket of document records.
+	Docs jetstream.KeyValue
+	// Objects is the Object Store bucket of large documents.
+	Objects jetstream.ObjectStore
+}
+
+// Tries of one step are bounded by a time-out from firstAttempt, doubling
+// with each try up to maxAttempt (a request sent while a leader is being
+// elected, or a create identical to one in flight, may never be
+// answered; a loaded cluster may need longer to answer), and spaced by a
+// jittered backoff from firstRetry, doubling, up to maxRetry.
+const (
+	firstAttempt = 2 * time.Second
+	maxAttempt   = 10 * time.Second
+	firstRetry   = 100 * time.Millisecond
+	maxRetry     = 2 * time.Second
+)
+
+// Ensure creates the streams, the document records and objects buckets
+// and the consumer of cfg, or updates those whose settings differ from
+// cfg, and returns handles on them. Any number of processes may run it at
+// once, against a fresh or an existing cluster: each object is looked up
+// first and created only when missing (an identical concurrent create
+// succeeds), updated only when a setting cfg decides differs, and every
+// step is tried again, with jittered backoff, while the server answers
+// with a time-out, "already in use", "no suitable peers" or a missing
+// leader. The whole set-up is bounded by cfg.SetupTimeout; past it the
+// error wraps ErrNotReady, names the object not ready and wraps the last
+// error. Running it again changes nothing.
+func Ensure(ctx context.Context, js jetstream.JetStream, cfg Config) (*Handles, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeoutCause(ctx, cfg.SetupTimeout, errSetupTimeout)
+	defer cancel()
+	var h Handles
+	var err error
+	start := time.Now()
+	if h.Ingest, err = converge(ctx, cfg, start, "set up", "stream "+cfg.IngestStream, func(ctx context.Context) (jetstream.Stream, error) {
+		return ensureStream(ctx, js, cfg.IngestStreamConfig())
+	}); err != nil {
+		return nil, err
+	}
+	for _, sc := range []jetstream.StreamConfig{cfg.ChunksStreamConfig(), cfg.DLQStreamConfig()} {
+		if _, err = converge(ctx, cfg, start, "set up", "stream "+sc.Name, func(ctx context.Context) (jetstream.Stream, error) {
+			return ensureStream(ctx, js, sc)
+		}); err != nil {
+			return nil, err
+		}
+	}
+	if h.Docs, err = converge(ctx, cfg, start, "set up", "bucket "+cfg.DocsBucket, func(ctx context.Context) (jetstream.KeyValue, error) {
+		return ensureKV(ctx, js, cfg.DocsBucketConfig(), true)
+	}); err != nil {
+		return nil, err
+	}
+	if h.Objects, err = converge(ctx, cfg, start, "set up", "object store "+cfg.ObjectsBucket, func(ctx context.Context) (jetstream.ObjectStore, error) {
+		return ensureObjects(ctx, js, cfg.ObjectsBucketConfig(), true)
+	}); err != nil {
+		return nil, err
+	}
+	if h.Consumer, err = converge(ctx, cfg, start, "set up", "consumer "+cfg.Consumer, func(ctx context.Context) (jetstream.Consumer, error) {
+		return ensureConsumer(ctx, h.Ingest, cfg.ConsumerConfig())
+	}); err != nil {
+		return nil, err
+	}
+	return &h, nil
+}
+
+// Objects returns the objects bucket of cfg, creating it as cfg says
+// (replicas, TTL) when it does not exist. An existing bucket is used as it
+// is: the workers' Ensure owns its settings, and a producer run with other
+// settings must not change them. It retries and is bounded as Ensure is.
+func Objects(ctx context.Context, js jetstream.JetStream, cfg Config) (jetstream.ObjectStore, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeoutCause(ctx, cfg.SetupTimeout, errSetupTimeout)
+	defer cancel()
+	return converge(ctx, cfg, time.Now(), "set up", "object store "+cfg.ObjectsBucket, func(ctx context.Context) (jetstream.ObjectStore, error) {
+		return ensureObjects(ctx, js, cfg.ObjectsBucketConfig(), false)
+	})
+}
+
+// errIngestMissing is the retryable error of StreamForSubject while the
+// ingest stream does not exist.
+var errIngestMissing = errors.New("no stream stores the subject and the ingest stream does not exist yet (the workers' set-up creates it: start a worker)")
+
+// StreamForSubject returns the name of the stream that stores subject,
+// for a producer about to publish on it. While no stream does and cfg's
+// ingest stream does not exist yet (workers starting at the same time may
+// be creating it) it waits, retrying as Ensure does, up to
+// cfg.SetupTimeout. When the ingest stream exists but does not store
+// subject, it fails at once: waiting would not help.
+func StreamForSubject(ctx context.Context, js jetstream.JetStream, cfg Config, subject string) (string, error) {
+	if err := cfg.Validate(); err != nil {
+		return "", err
+	}
+	ctx, cancel := context.WithTimeoutCause(ctx, cfg.SetupTimeout, errSetupTimeout)
+	defer cancel()
+	return converge(ctx, cfg, time.Now(), "find", "a stream for subject "+subject, func(ctx context.Context) (string, error) {
+		name, err := js.StreamNameBySubject(ctx, subject)
+		if !errors.Is(err, jetstream.ErrStreamNotFound) {
+			return name, err
+		}
+		s, err := js.Stream(ctx, cfg.IngestStream)
+		if errors.Is(err, jetstream.ErrStreamNotFound) {
+			return "", errIngestMissing
+		}
+		if err != nil {
+			return "", err
+		}
+		// It may have been created since the first question: ask again.
+		if name, err := js.StreamNameBySubject(ctx, subject); !errors.Is(err, jetstream.ErrStreamNotFound) {
+			return name, err
+		}
+		return "", fmt.Errorf("stream %s stores %q, not subject %s", cfg.IngestStream, s.CachedInfo().Config.Subjects, subject)
+	})
+}
+
+// errSetupTimeout is the cause of the set-up context's end when
+// Config.SetupTimeout passes, told apart from the caller's cancellation.
+var errSetupTimeout = errors.New("topology: set-up timeout")
+
+// converge runs step until it succeeds, fails for good, or ctx ends; each
+// try has its own time-out. Errors say "topology: <verb> <what>: …". A try that fails with an error worth another
+// try (retryable) is repeated after a jittered backoff.
+func converge[T any](ctx context.Context, cfg Config, start time.Time, verb, what string, step func(context.Context) (T, error)) (T, error) {
+	var zero T
+	wait, limit := firstRetry, firstAttempt
+	var last error
+	for {
+		actx, cancel := context.WithTimeout(ctx, limit)
+		v, err := step(actx)
+		cancel()
+		limit = min(2*limit, maxAttempt)
+		if err == nil {
+			return v, nil
+		}
+		if ctx.Err() == nil && !retryable(err) {
+			return zero, fmt.Errorf("topology: %s %s: %w", verb, what, err)
+		}
+		// A try cut short by the end of the set-up says nothing new: keep
+		// the error before it.
+		if ctx.Err() == nil || last == nil {
+			last = err
+		}
+		// Jitter over [wait/2, wait): processes started together spread
+		// out instead of retrying in step.
+		d := wait/2 + rand.N(wait/2)
+		wait = min(2*wait, maxRetry)
+		select {
+		case <-time.After(d):
+			continue
+		case <-ctx.Done():
+		}
+		if cause := context.Cause(ctx); cause != errSetupTimeout {
+			return zero, fmt.Errorf("topology: %s %s: %w", verb, what, cause)
+		}
+		return zero, fmt.Errorf("%w: %s after %v (CHUNKSTREAM_SETUP_TIMEOUT is %v), last error: %w",
+			ErrNotReady, what, time.Since(start).Round(time.Millisecond), cfg.SetupTimeout, last)
+	}
+}
+
+// retryable reports whether err may go away by itself: a request that
+// was not answered in time, a cluster still electing leaders or placing
+// replicas, JetStream not yet up, a connection being re-established, or a
+// concurrent creator that got there first (the next try looks again).
+func retryable(err error) bool {
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
+		errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrDisconnected) ||
+		errors.Is(err, nats.ErrConnectionReconnecting) || errors.Is(err, errIngestMissing) ||
+		errors.Is(err, jetstream.ErrBucketExists) || errors.Is(err, jetstream.ErrBucketNotFound) {
+		return true
+	}
+	var apiErr *jetstream.APIError
+	if !errors.As(err, &apiErr) {
+		return false
+	}
+	if apiErr.Code == 503 || apiErr.Code == 408 {
+		return true // JetStream temporarily unavailable, insufficient resources, a time-out
+	}
+	switch apiErr.ErrorCode {
+	case jetstream.JSErrCodeStreamNameInUse, jetstream.JSErrCodeStreamNotFound,
+		jetstream.JSErrCodeConsumerAlreadyExists, jetstream.JSErrCodeConsumerExists,
+		jetstream.JSErrCodeConsumerNameExists, jetstream.JSErrCodeConsumerNotFound,
+		errCodeNoPeers, errCodeNotLeader, errCodeNotAssigned, errCodeStreamOffline, errCodeRaft:
+		return true
+	}
+	return false
+}
+
+// JetStream API error codes the jetstream package does not name.
+const (
+	errCodeNoPeers       jetstream.ErrorCode = 10005 // no suitable peers for placement
+	errCodeNotAssigned   jetstream.ErrorCode = 10007 // cluster not assigned to this server
+	errCodeNotLeader     jetstream.ErrorCode = 10009 // cluster can not handle request
+	errCodeRaft          jetstream.ErrorCode = 10041 // raft group error
+	errCodeStreamOffline jetstream.ErrorCode = 10118 // stream is offline
+)
+
+// owned applies the settings of want that Ensure decides to got, an
+// existing object's configuration, and reports whether any differed; an
+// update then changes only those, keeping what operators or the server
+// set besides.
+type owned func(got *jetstream.StreamConfig) (differs bool)
+
+// streamOwned owns what the stream builders set, except the description
+// (set at creation only).
+func streamOwned(want jetstream.StreamConfig) owned {
+	return func(got *jetstream.StreamConfig) bool {
+		differs := !slices.Equal(got.Subjects, want.Subjects) || got.Retention != want.Retention ||
+			got.Storage != want.Storage || got.Duplicates != want.Duplicates || got.MaxAge != want.MaxAge ||
+			got.Replicas != want.Replicas || got.AllowDirect != want.AllowDirect
+		got.Subjects, got.Retention, got.Storage = want.Subjects, want.Retention, want.Storage
+		got.Duplicates, got.MaxAge, got.Replicas, got.AllowDirect = want.Duplicates, want.MaxAge, want.Replicas, want.AllowDirect
+		return differs
+	}
+}
+
+// ensureStream looks the stream up, creates it when missing, and updates
+// the settings Ensure decides when they differ.
+func ensureStream(ctx context.Context, js jetstream.JetStream, want jetstream.StreamConfig) (jetstream.Stream, error) {
+	s, err := js.Stream(ctx, want.Name)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return js.CreateStream(ctx, want) // "already in use": the next try looks again
+	}
+	if err != nil {
+		return nil, err
+	}
+	cfg := s.CachedInfo().Config
+	if !streamOwned(want)(&cfg) {
+		return s, nil
+	}
+	return js.UpdateStream(ctx, cfg)
+}
+
+// statusInfo is what the KV and Object Store bucket statuses share: the
+// info of the stream behind the bucket.
+type statusInfo interface {
+	StreamInfo() *jetstream.StreamInfo
+}
+
+// reconcileBucket updates the stream behind a bucket when own finds that
+// its settings differ.
+func reconcileBucket(ctx context.Context, js jetstream.JetStream, st any, own owned) error {
+	si, ok := st.(statusInfo)
+	if !ok || si.StreamInfo() == nil {
+		return nil
+	}
+	cfg := si.StreamInfo().Config
+	if !own(&cfg) {
+		return nil
+	}
+	_, err := js.UpdateStream(ctx, cfg)
+	return err
+}
+
+// ensureKV looks the bucket up and creates it when missing; with update,
+// it brings the replicas and history of an existing bucket to want's.
+func ensureKV(ctx context.Context, js jetstream.JetStream, want jetstream.KeyValueConfig, update bool) (jetstream.KeyValue, error) {
+	kv, err := js.KeyValue(ctx, want.Bucket)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		return js.CreateKeyValue(ctx, want) // "exists": the next try looks again
+	}
+	if err != nil || !update {
+		return kv, err
+	}
+	st, err := kv.Status(ctx)
+	if err != nil {
+		return nil, err
+	}
+	history := int64(max(want.History, 1))
+	if err := reconcileBucket(ctx, js, st, func(got *jetstream.StreamConfig) bool {
+		differs := got.Replicas != want.Replicas || got.MaxMsgsPerSubject != history
+		got.Replicas, got.MaxMsgsPerSubject = want.Replicas, history
+		return differs
+	}); err != nil {
+		return nil, err
+	}
+	return kv, nil
+}
+
+// ensureObjects looks the object store up and creates it when missing;
+// with update, it brings the replicas and TTL of an existing bucket to
+// want's.
+func ensureObjects(ctx context.Context, js jetstream.JetStream, want jetstream.ObjectStoreConfig, update bool) (jetstream.ObjectStore, error) {
+	obs, err := js.ObjectStore(ctx, want.Bucket)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		return js.CreateObjectStore(ctx, want) // "exists": the next try looks again
+	}
+	if err != nil || !update {
+		return obs, err
+	}
+	st, err := obs.Status(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := reconcileBucket(ctx, js, st, func(got *jetstream.StreamConfig) bool {
+		differs := got.Replicas != want.Replicas || got.MaxAge != want.TTL
+		got.Replicas, got.MaxAge = want.Replicas, want.TTL
+		return differs
+	}); err != nil {
+		return nil, err
+	}
+	return obs, nil
+}
+
+// ensureConsumer looks the consumer up, creates it when missing, and
+// updates the settings ConsumerConfig decides when they differ (the
+// description is set at creation only; replicas 0 means the stream's).
+func ensureConsumer(ctx context.Context, s jetstream.Stream, want jetstream.ConsumerConfig) (jetstream.Consumer, error) {
+	c, err := s.Consumer(ctx, want.Durable)
+	if errors.Is(err, jetstream.ErrConsumerNotFound) {
+		return s.CreateConsumer(ctx, want) // "already exists": the next try looks again
+	}
+	if err != nil {
+		return nil, err
+	}
+	got := c.CachedInfo().Config
+	replicas := got.Replicas
+	if replicas == 0 {
+		replicas = s.CachedInfo().Config.Replicas
+	}
+	if got.DeliverPolicy == want.DeliverPolicy && got.AckPolicy == want.AckPolicy && got.AckWait == want.AckWait &&
+		got.MaxDeliver == want.MaxDeliver && got.MaxAckPending == want.MaxAckPending && replicas == want.Replicas {
+		return c, nil
+	}
+	got.DeliverPolicy, got.AckPolicy, got.AckWait = want.DeliverPolicy, want.AckPolicy, want.AckWait
+	got.MaxDeliver, got.MaxAckPending, got.Replicas = want.MaxDeliver, want.MaxAckPending, want.Replicas
+	return s.UpdateConsumer(ctx, got)
+}

@@ -1,0 +1,257 @@
+package topology_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/chunkstream/chunkstream/internal/jstest"
+	"github.com/chunkstream/chunkstream/topology"
+)
+
+func connect(t *testing.T, url string) (*nats.Conn, jetstream.JetStream) {
+	t.Helper()
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nc, js
+}
+
+// apiWrites records the JetStream API requests that create or change
+// something (stream and consumer creates and updates), from the server's
+// API audit advisories.
+type apiWrites struct {
+	nc  *nats.Conn
+	mu  sync.Mutex
+	got []string
+}
+
+func watchWrites(t *testing.T, nc *nats.Conn) *apiWrites {
+	t.Helper()
+	w := &apiWrites{nc: nc}
+	_, err := nc.Subscribe("$JS.EVENT.ADVISORY.API", func(m *nats.Msg) {
+		var adv struct {
+			Subject string `json:"subject"`
+		}
+		if json.Unmarshal(m.Data, &adv) != nil {
+			return
+		}
+		for _, p := range []string{"$JS.API.STREAM.CREATE.", "$JS.API.STREAM.UPDATE.", "$JS.API.CONSUMER.CREATE.", "$JS.API.CONSUMER.DURABLE.CREATE."} {
+			if strings.HasPrefix(adv.Subject, p) {
+				w.mu.Lock()
+				w.got = append(w.got, adv.Subject)
+				w.mu.Unlock()
+			}
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// take returns the writes seen so far (after a round trip that lets
+// advisories of finished requests arrive) and forgets them.
+func (w *apiWrites) take(t *testing.T) []string {
+	t.Helper()
+	// Advisories are sent before the API responds; a flush of this
+	// connection delivers any already published to it.
+	if err := w.nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	got := w.got
+	w.got = nil
+	return got
+}
+
+func testConfig() topology.Config {
+	c := topology.DefaultConfig()
+	c.SetupTimeout = 30 * time.Second
+	return c
+}
+
+// TestEnsureCreatesThenChangesNothing: a first Ensure creates everything;
+// a second sends no create or update; a changed setting is updated and a
+// setting Ensure does not decide (MaxBytes set by an operator) is kept.
+func TestEnsureCreatesThenChangesNothing(t *testing.T) {
+	s := jstest.Start(t, t.TempDir(), -1)
+	nc, js := connect(t, s.ClientURL())
+	writes := watchWrites(t, nc)
+	ctx := context.Background()
+	cfg := testConfig()
+
+	h, err := topology.Ensure(ctx, js, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Ingest == nil || h.Consumer == nil || h.Docs == nil || h.Objects == nil {
+		t.Fatalf("Ensure returned %+v, want every handle", h)
+	}
+	if got := writes.take(t); len(got) != 6 {
+		t.Errorf("first Ensure wrote %q, want 6 creates (3 streams, 2 buckets, 1 consumer)", got)
+	}
+	for _, name := range []string{"INGEST", "CHUNKS", "DLQ", "KV_CHUNKSTREAM_DOCS", "OBJ_CHUNKSTREAM_OBJECTS"} {
+		if _, err := js.Stream(ctx, name); err != nil {
+			t.Errorf("stream %s: %v", name, err)
+		}
+	}
+
+	if _, err := topology.Ensure(ctx, js, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if got := writes.take(t); len(got) != 0 {
+		t.Errorf("second Ensure wrote %q, want nothing", got)
+	}
+
+	// An operator's limit on INGEST, then a changed duplicate window,
+	// AckWait and objects TTL.
+	st, _ := js.Stream(ctx, "INGEST")
+	sc := st.CachedInfo().Config
+	sc.MaxBytes = 1 << 30
+	if _, err := js.UpdateStream(ctx, sc); err != nil {
+		t.Fatal(err)
+	}
+	writes.take(t)
+	cfg.DuplicateWindow = 5 * time.Minute
+	cfg.AckWait = 45 * time.Second
+	cfg.ObjectsTTL = 48 * time.Hour
+	if _, err := topology.Ensure(ctx, js, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if got := writes.take(t); len(got) != 3 {
+		t.Errorf("Ensure after three changes wrote %q, want 3 updates (INGEST, objects, consumer)", got)
+	}
+	st, _ = js.Stream(ctx, "INGEST")
+	if got := st.CachedInfo().Config; got.Duplicates != 5*time.Minute || got.MaxBytes != 1<<30 {
+		t.Errorf("INGEST after Ensure: duplicates %v, max bytes %d; want 5m and the operator's 1 GiB", got.Duplicates, got.MaxBytes)
+	}
+	c, _ := st.Consumer(ctx, "chunkers")
+	if got := c.CachedInfo().Config.AckWait; got != 45*time.Second {
+		t.Errorf("consumer AckWait = %v, want 45s", got)
+	}
+	obs, _ := js.ObjectStore(ctx, "CHUNKSTREAM_OBJECTS")
+	if st, err := obs.Status(ctx); err != nil || st.TTL() != 48*time.Hour {
+		t.Errorf("objects TTL = %v (%v), want 48h", st.TTL(), err)
+	}
+}
+
+// TestEnsureFailsAtOnceOnRefusal: a setting the server refuses for good
+// (three replicas on a single server) is reported at once, not retried
+// until the set-up timeout.
+func TestEnsureFailsAtOnceOnRefusal(t *testing.T) {
+	s := jstest.Start(t, t.TempDir(), -1)
+	_, js := connect(t, s.ClientURL())
+	cfg := testConfig()
+	cfg.Replicas = 3
+	cfg.SetupTimeout = time.Hour // a retry would outlast the test
+	_, err := topology.Ensure(context.Background(), js, cfg)
+	if err == nil || errors.Is(err, topology.ErrNotReady) || !strings.Contains(err.Error(), "stream INGEST") ||
+		!strings.Contains(strings.ToLower(err.Error()), "replicas") {
+		t.Errorf("Ensure at R3 on one server = %v, want an immediate error naming stream INGEST and replicas", err)
+	}
+}
+
+// TestEnsureGivesUpClearly: a server without JetStream never becomes
+// ready; Ensure stops at SetupTimeout with an error naming what was not
+// ready and the last error.
+func TestEnsureGivesUpClearly(t *testing.T) {
+	s := jstest.Start(t, t.TempDir(), -1, func(o *server.Options) { o.JetStream = false })
+	_, js := connect(t, s.ClientURL())
+	cfg := testConfig()
+	cfg.SetupTimeout = 500 * time.Millisecond
+	_, err := topology.Ensure(context.Background(), js, cfg)
+	if !errors.Is(err, topology.ErrNotReady) || !errors.Is(err, nats.ErrNoResponders) {
+		t.Fatalf("Ensure without JetStream = %v, want ErrNotReady wrapping the last error (no responders)", err)
+	}
+	for _, want := range []string{"stream INGEST", "CHUNKSTREAM_SETUP_TIMEOUT"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("Ensure error %q does not name %q", err, want)
+		}
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	cfg.SetupTimeout = time.Hour
+	if _, err := topology.Ensure(ctx, js, cfg); errors.Is(err, topology.ErrNotReady) || !errors.Is(err, context.Canceled) {
+		t.Errorf("Ensure with a cancelled context = %v, want context.Canceled", err)
+	}
+}
+
+// TestObjectsCreatesButNeverUpdates: Objects creates a missing bucket as
+// the config says, and leaves an existing one as it is.
+func TestObjectsCreatesButNeverUpdates(t *testing.T) {
+	s := jstest.Start(t, t.TempDir(), -1)
+	_, js := connect(t, s.ClientURL())
+	ctx := context.Background()
+	cfg := testConfig()
+	cfg.ObjectsTTL = time.Hour
+	obs, err := topology.Objects(ctx, js, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := obs.Status(ctx); st.TTL() != time.Hour {
+		t.Errorf("created TTL = %v, want 1h", st.TTL())
+	}
+	cfg.ObjectsTTL = 2 * time.Hour
+	if obs, err = topology.Objects(ctx, js, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := obs.Status(ctx); st.TTL() != time.Hour {
+		t.Errorf("TTL after Objects with 2h = %v, want the existing 1h kept", st.TTL())
+	}
+}
+
+// TestStreamForSubject: a subject INGEST stores is found; one it does not
+// store fails at once; while INGEST does not exist, StreamForSubject
+// waits for it.
+func TestStreamForSubject(t *testing.T) {
+	s := jstest.Start(t, t.TempDir(), -1)
+	_, js := connect(t, s.ClientURL())
+	ctx := context.Background()
+	cfg := testConfig()
+
+	cfg.SetupTimeout = 300 * time.Millisecond
+	if _, err := topology.StreamForSubject(ctx, js, cfg, "ingest.docs"); !errors.Is(err, topology.ErrNotReady) ||
+		!strings.Contains(err.Error(), "start a worker") {
+		t.Errorf("StreamForSubject with no INGEST = %v, want ErrNotReady saying to start a worker", err)
+	}
+
+	cfg.SetupTimeout = time.Minute
+	done := make(chan error, 1)
+	go func() {
+		name, err := topology.StreamForSubject(ctx, js, cfg, "ingest.docs")
+		if err == nil && name != "INGEST" {
+			err = errors.New("found stream " + name)
+		}
+		done <- err
+	}()
+	if _, err := js.CreateStream(ctx, cfg.IngestStreamConfig()); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Errorf("StreamForSubject while INGEST is created = %v, want INGEST", err)
+	}
+
+	cfg.SetupTimeout = time.Hour // waiting would outlast the test
+	if _, err := topology.StreamForSubject(ctx, js, cfg, "elsewhere.docs"); err == nil || errors.Is(err, topology.ErrNotReady) ||
+		!strings.Contains(err.Error(), "elsewhere.docs") {
+		t.Errorf("StreamForSubject(elsewhere.docs) = %v, want an immediate error naming the subject", err)
+	}
+}
