@@ -1,6 +1,7 @@
 package twostep
 
 import (
+	"flag"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -34,6 +35,8 @@ import (
 // boundaries we find, precision the share of ours that are Punkt's. A
 // boundary is prose when the text on both sides of it lies in paragraph
 // blocks (lists, block quotes and HTML are not prose).
+
+var punktExamples = flag.Int("punkt.examples", 3, "examples per disagreement reason in TestPunktAgreement's report")
 
 // textRun is one stretch of a section that is cut into sentences:
 // src[from:to], with the inline spans no boundary falls in.
@@ -172,7 +175,7 @@ func (d *disagreements) add(reason, example string) {
 		d.examples = map[string][]string{}
 	}
 	d.count[reason]++
-	if len(d.examples[reason]) < 3 {
+	if len(d.examples[reason]) < *punktExamples {
 		d.examples[reason] = append(d.examples[reason], example)
 	}
 }
@@ -328,17 +331,26 @@ func blockKind(blocks []mdblocks.Block, i int) mdblocks.Kind {
 type corpusAgreement struct {
 	sources       map[string]*sourceAgreement
 	missed, extra disagreements // prose only
-	extraRules    map[string]int
 }
 
-// measureAgreement runs both segmenters over every Markdown file under dir.
-func measureAgreement(t *testing.T, dir string) *corpusAgreement {
-	t.Helper()
-	o := newPunktOracle(t)
-	c := mustNew(t, nil)
-	m := &corpusAgreement{sources: map[string]*sourceAgreement{}, extraRules: map[string]int{}}
+// corpusDoc is one Markdown file of the corpus, with the stretches the
+// two-step chunker cuts into sentences.
+type corpusDoc struct {
+	rel, source string // path below the corpus folder, and its first folder
+	src         string
+	blocks      []mdblocks.Block
+	runs        []textRun
+}
+
+// readCorpusRuns reads every Markdown file under dir that the chunker
+// accepts and finds its text runs, checking that every sentence of a run
+// is one of sectionUnits' units.
+func readCorpusRuns(tb testing.TB, dir string) []corpusDoc {
+	tb.Helper()
+	c := mustNew(tb, nil)
 	var units []unit
 	var sc scratch
+	var docs []corpusDoc
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".md") {
 			return err
@@ -354,34 +366,47 @@ func measureAgreement(t *testing.T, dir string) *corpusAgreement {
 		if err != nil {
 			return err
 		}
-		source, _, _ := strings.Cut(filepath.ToSlash(rel), "/")
-		sa := m.sources[source]
-		if sa == nil {
-			sa = &sourceAgreement{}
-			m.sources[source] = sa
-		}
-		src := string(data)
-		blocks := mdblocks.Scan(data)
-		for _, sec := range c.sections(src, blocks) {
-			units = sc.sectionUnits(src, sec.blocks, units[:0])
+		doc := corpusDoc{rel: filepath.ToSlash(rel), src: string(data), blocks: mdblocks.Scan(data)}
+		doc.source, _, _ = strings.Cut(doc.rel, "/")
+		for _, sec := range c.sections(doc.src, doc.blocks) {
+			units = sc.sectionUnits(doc.src, sec.blocks, units[:0])
 			isUnit := make(map[span]bool, len(units))
 			for _, u := range units {
 				isUnit[span{Start: u.start, End: u.end}] = true
 			}
-			for _, r := range textRuns(src, sec.blocks) {
-				ours := sentences.Append(nil, src, r.from, r.to, r.protect)
-				for _, s := range ours {
+			for _, r := range textRuns(doc.src, sec.blocks) {
+				for _, s := range sentences.Append(nil, doc.src, r.from, r.to, r.protect) {
 					if !isUnit[s] {
-						t.Fatalf("%s: sentence %q is no unit of sectionUnits: textRuns has drifted from it", rel, src[s.Start:s.End])
+						tb.Fatalf("%s: sentence %q is no unit of sectionUnits: textRuns has drifted from it", rel, doc.src[s.Start:s.End])
 					}
 				}
-				m.compare(sa, src, rel, blocks, r, o.boundaries(src, r), ours)
+				doc.runs = append(doc.runs, r)
 			}
 		}
+		docs = append(docs, doc)
 		return nil
 	})
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
+	}
+	return docs
+}
+
+// measureAgreement runs both segmenters over the corpus documents.
+func measureAgreement(t *testing.T, docs []corpusDoc) *corpusAgreement {
+	t.Helper()
+	o := newPunktOracle(t)
+	m := &corpusAgreement{sources: map[string]*sourceAgreement{}}
+	for _, doc := range docs {
+		sa := m.sources[doc.source]
+		if sa == nil {
+			sa = &sourceAgreement{}
+			m.sources[doc.source] = sa
+		}
+		for _, r := range doc.runs {
+			ours := sentences.Append(nil, doc.src, r.from, r.to, r.protect)
+			m.compare(sa, doc.src, doc.rel, doc.blocks, r, o.boundaries(doc.src, r), ours)
+		}
 	}
 	return m
 }
@@ -435,7 +460,6 @@ func (m *corpusAgreement) compare(sa *sourceAgreement, src, file string, blocks 
 		case inP && !inO:
 			m.missed.add(missReason(src, r.from, r.to, b), file+": "+around(src, r.from, r.to, b))
 		case inO && !inP:
-			m.extraRules[rule]++
 			m.extra.add(rule, file+": "+around(src, r.from, r.to, b))
 		}
 	}
@@ -480,20 +504,64 @@ func TestPunktAgreement(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("reads the whole Markdown corpus; single-threaded, so nothing for the race detector")
 	}
-	m := measureAgreement(t, testutil.SharedDir(t, "corpus", "markdown"))
+	m := measureAgreement(t, readCorpusRuns(t, testutil.SharedDir(t, "corpus", "markdown")))
 	m.log(t)
 	total := m.total()
+	// Floors: the figures reached, rounded down (the issue asks for 97%
+	// of Punkt's prose boundaries).
 	for _, f := range []struct {
 		name       string
 		got, floor float64
 	}{
-		{"prose recall", total.prose.recall(), 0.98},
-		{"all recall", total.all.recall(), 0.98},
+		{"prose recall", total.prose.recall(), 0.99},
+		{"all recall", total.all.recall(), 0.99},
 		{"prose precision", total.prose.precision(), 0.91},
 		{"prose precision at sentence ends", total.prose.endPrecision(), 0.98},
+		{"all precision at sentence ends", total.all.endPrecision(), 0.95},
 	} {
 		if f.got < f.floor {
 			t.Errorf("%s = %.2f%%, below the floor of %.2f%%", f.name, 100*f.got, 100*f.floor)
 		}
 	}
+}
+
+// BenchmarkSegmenters compares our segmenter with Punkt (the Go port with
+// its English model) on the text runs the two-step chunker cuts into
+// sentences over the whole corpus: the speed side of the choice to keep
+// our own segmenter.
+func BenchmarkSegmenters(b *testing.B) {
+	docs := readCorpusRuns(b, testutil.SharedDir(b, "corpus", "markdown"))
+	var total int64
+	for _, d := range docs {
+		for _, r := range d.runs {
+			total += int64(r.to - r.from)
+		}
+	}
+	b.Run("ours", func(b *testing.B) {
+		var dst []span
+		b.ReportAllocs()
+		b.SetBytes(total)
+		for b.Loop() {
+			for _, d := range docs {
+				for _, r := range d.runs {
+					dst = sentences.Append(dst[:0], d.src, r.from, r.to, r.protect)
+				}
+			}
+		}
+	})
+	b.Run("punkt", func(b *testing.B) {
+		tok, err := english.NewSentenceTokenizer(nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		b.SetBytes(total)
+		for b.Loop() {
+			for _, d := range docs {
+				for _, r := range d.runs {
+					tok.Tokenize(d.src[r.from:r.to])
+				}
+			}
+		}
+	})
 }
