@@ -342,18 +342,22 @@ type corpusDoc struct {
 	runs        []textRun
 }
 
-// readCorpusRuns reads every Markdown file under dir that the chunker
-// accepts and finds its text runs, checking that every sentence of a run
-// is one of sectionUnits' units.
-func readCorpusRuns(tb testing.TB, dir string) []corpusDoc {
+// readCorpusRuns reads every every-th Markdown file under dir (in walk
+// order) that the chunker accepts and finds its text runs, checking that
+// every sentence of a run is one of sectionUnits' units.
+func readCorpusRuns(tb testing.TB, dir string, every int) []corpusDoc {
 	tb.Helper()
 	c := mustNew(tb, nil)
 	var units []unit
 	var sc scratch
 	var docs []corpusDoc
+	seen := 0
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".md") {
 			return err
+		}
+		if seen++; (seen-1)%every != 0 {
+			return nil
 		}
 		data, err := os.ReadFile(p)
 		if err != nil {
@@ -501,14 +505,23 @@ func (m *corpusAgreement) log(t *testing.T) {
 // TestPunktAgreement measures our sentence boundaries against Punkt's over
 // the shared Markdown corpus, and holds the floors we reached.
 func TestPunktAgreement(t *testing.T) {
-	if testing.Short() || raceEnabled {
-		t.Skip("reads the whole Markdown corpus; single-threaded, so nothing for the race detector")
+	if testing.Short() {
+		t.Skip("reads the whole Markdown corpus")
 	}
-	m := measureAgreement(t, readCorpusRuns(t, testutil.SharedDir(t, "corpus", "markdown")))
+	every := 1
+	if raceEnabled {
+		every = 16 // Punkt is too slow under the race detector for the whole corpus
+	}
+	m := measureAgreement(t, readCorpusRuns(t, testutil.SharedDir(t, "corpus", "markdown"), every))
 	m.log(t)
 	total := m.total()
-	// Floors: the figures reached, rounded down (the issue asks for 97%
-	// of Punkt's prose boundaries).
+	// Floors: the figures reached, rounded down (the aim was 97% of
+	// Punkt's prose boundaries); a sample of the corpus may fall 2 points
+	// lower.
+	margin := 0.0
+	if every > 1 {
+		margin = 0.02
+	}
 	for _, f := range []struct {
 		name       string
 		got, floor float64
@@ -519,8 +532,8 @@ func TestPunktAgreement(t *testing.T) {
 		{"prose precision at sentence ends", total.prose.endPrecision(), 0.98},
 		{"all precision at sentence ends", total.all.endPrecision(), 0.95},
 	} {
-		if f.got < f.floor {
-			t.Errorf("%s = %.2f%%, below the floor of %.2f%%", f.name, 100*f.got, 100*f.floor)
+		if f.got < f.floor-margin {
+			t.Errorf("%s = %.2f%%, below the floor of %.2f%%", f.name, 100*f.got, 100*(f.floor-margin))
 		}
 	}
 }
@@ -530,7 +543,7 @@ func TestPunktAgreement(t *testing.T) {
 // sentences over the whole corpus: the speed side of the choice to keep
 // our own segmenter.
 func BenchmarkSegmenters(b *testing.B) {
-	docs := readCorpusRuns(b, testutil.SharedDir(b, "corpus", "markdown"))
+	docs := readCorpusRuns(b, testutil.SharedDir(b, "corpus", "markdown"), 1)
 	var total int64
 	for _, d := range docs {
 		for _, r := range d.runs {
