@@ -14,8 +14,8 @@ const (
 // classify returns the class of word, the text between the previous
 // whitespace and a period (without opening punctuation).
 func classify(word string) wordClass {
-	if exactNever[word] {
-		return neverEnds
+	if c, ok := exactAbbrev[word]; ok {
+		return c
 	}
 	var buf [maxTokenBytes + 1]byte
 	if len(word) > len(buf) {
@@ -43,8 +43,8 @@ func classify(word string) wordClass {
 		return c
 	}
 	switch {
-	case digits == len(word):
-		return number
+	case digits > 0 && digits+dots == len(word):
+		return number // 2020, 1.18
 	case letters == 1 && len(word) == 1:
 		return initialLike
 	case dots > 0 && letters+dots == len(word) && letters <= 2*(dots+1):
@@ -53,46 +53,59 @@ func classify(word string) wordClass {
 	return ordinary
 }
 
-// exactNever holds case-sensitive abbreviations that never end a sentence
-// ("No. 5", but "I said no. Then" ends).
-var exactNever = map[string]bool{
-	"No": true, "Nos": true, "Nr": true, "Art": true, "Vol": true, "Vols": true,
+// exactAbbrev holds abbreviations whose class depends on their case:
+// "No. 5" but "I said no. Then"; "ca. 1900" (circa) but "San Jose, CA.
+// The"; "Ms. Lee" but "after 5 ms. The"; "Sec. 3" but "30 sec. The".
+var exactAbbrev = map[string]wordClass{
+	"No": endsBeforeCapital, "Nos": endsBeforeCapital, "Nr": endsBeforeCapital,
+	"no": endsBeforeCapital, "nos": endsBeforeCapital,
+	"Art": neverEnds, "Vol": neverEnds, "Vols": neverEnds,
+	"ca": neverEnds,
+	"Ms": neverEnds, "ms": endsBeforeCapital,
+	"Sec": neverEnds, "Secs": neverEnds, "sec": endsBeforeCapital, "secs": endsBeforeCapital,
 }
 
 // foldAbbrev holds lowercase abbreviations (without their final period)
 // and their class.
 var foldAbbrev = map[string]wordClass{
 	// Titles and qualifiers that precede a name or a number.
-	"mr": neverEnds, "mrs": neverEnds, "ms": neverEnds, "mssrs": neverEnds, "messrs": neverEnds,
+	"mr": neverEnds, "mrs": neverEnds, "mssrs": neverEnds, "messrs": neverEnds,
 	"dr": neverEnds, "drs": neverEnds, "prof": neverEnds, "profs": neverEnds, "rev": neverEnds,
 	"hon": neverEnds, "gen": neverEnds, "col": neverEnds, "capt": neverEnds, "lt": neverEnds,
 	"sgt": neverEnds, "gov": neverEnds, "pres": neverEnds, "sen": neverEnds, "rep": neverEnds,
 	"mt": neverEnds, "ft": neverEnds, "fr": neverEnds, "mme": neverEnds, "mlle": neverEnds,
 	// Scientific references.
 	"fig": neverEnds, "figs": neverEnds, "eq": neverEnds, "eqs": neverEnds, "eqn": neverEnds,
-	"eqns": neverEnds, "tab": neverEnds, "tabs": neverEnds, "tbl": neverEnds, "sec": neverEnds,
-	"secs": neverEnds, "sect": neverEnds, "ch": neverEnds, "chap": neverEnds, "ref": neverEnds,
-	"refs": neverEnds, "thm": neverEnds, "lem": neverEnds, "prop": neverEnds, "cor": neverEnds,
-	"def": neverEnds, "defn": neverEnds, "alg": neverEnds, "algo": neverEnds, "app": neverEnds,
-	"appx": neverEnds, "para": neverEnds, "pp": neverEnds, "p": neverEnds, "ex": neverEnds,
-	"exp": neverEnds, "eqref": neverEnds,
+	"eqns": neverEnds, "tbl": neverEnds,
+	"sect": neverEnds, "ch": neverEnds, "chap": neverEnds, "thm": neverEnds, "lem": neverEnds,
+	"cor": neverEnds, "appx": neverEnds, "para": neverEnds, "pp": neverEnds, "p": neverEnds,
+	"eqref": neverEnds,
+	// References that are also words of technical prose ("a git ref.",
+	// "the app."): they qualify only a number or a letter.
+	"ref": endsBeforeCapital, "refs": endsBeforeCapital, "prop": endsBeforeCapital,
+	"def": endsBeforeCapital, "defn": endsBeforeCapital, "alg": endsBeforeCapital,
+	"algo": endsBeforeCapital, "app": endsBeforeCapital, "exp": endsBeforeCapital,
+	"op": endsBeforeCapital, "tab": endsBeforeCapital, "tabs": endsBeforeCapital,
 	// Latin and connectives.
-	"e.g": neverEnds, "i.e": neverEnds, "cf": neverEnds, "vs": neverEnds, "viz": neverEnds,
-	"approx": neverEnds, "ca": neverEnds, "c.f": neverEnds, "w.r.t": neverEnds, "wrt": neverEnds,
-	"resp": neverEnds, "incl": neverEnds, "esp": neverEnds, "nb": neverEnds, "n.b": neverEnds,
-	"op": neverEnds, "viz.": neverEnds, "v": neverEnds,
+	"e.g": neverEnds, "i.e": neverEnds, "eg": neverEnds, "ie": neverEnds, "cf": neverEnds,
+	"vs": neverEnds, "viz": neverEnds, "approx": neverEnds, "c.f": neverEnds, "w.r.t": neverEnds,
+	"wrt": neverEnds, "resp": neverEnds, "incl": neverEnds, "esp": neverEnds, "nb": neverEnds,
+	"n.b": neverEnds, "v": neverEnds, "ex": neverEnds, "a.k.a": neverEnds, "aka": neverEnds,
+	// Saint before a name, street after one: like an initial, "St." ends
+	// a sentence only before a sentence starter ("Main St. The shop").
+	"st": initialLike,
 	// Abbreviations that may also end a sentence.
 	"etc": endsBeforeCapital, "al": endsBeforeCapital, "inc": endsBeforeCapital,
 	"ltd": endsBeforeCapital, "co": endsBeforeCapital, "corp": endsBeforeCapital,
 	"jr": endsBeforeCapital, "sr": endsBeforeCapital, "bros": endsBeforeCapital,
-	"llc": endsBeforeCapital, "plc": endsBeforeCapital, "st": endsBeforeCapital,
+	"llc": endsBeforeCapital, "plc": endsBeforeCapital,
 	"ave": endsBeforeCapital, "blvd": endsBeforeCapital, "rd": endsBeforeCapital,
 	"dept": endsBeforeCapital, "univ": endsBeforeCapital, "assn": endsBeforeCapital,
 	"min": endsBeforeCapital, "max": endsBeforeCapital, "hr": endsBeforeCapital,
-	"hrs": endsBeforeCapital, "mins": endsBeforeCapital, "sec.": endsBeforeCapital,
+	"hrs": endsBeforeCapital, "mins": endsBeforeCapital,
 	"yr": endsBeforeCapital, "yrs": endsBeforeCapital, "a.m": endsBeforeCapital,
 	"p.m": endsBeforeCapital, "ed": endsBeforeCapital, "eds": endsBeforeCapital,
-	"vol.": endsBeforeCapital, "ibid": endsBeforeCapital, "misc": endsBeforeCapital,
+	"ibid": endsBeforeCapital, "misc": endsBeforeCapital,
 	"jan": endsBeforeCapital, "feb": endsBeforeCapital, "mar": endsBeforeCapital,
 	"apr": endsBeforeCapital, "jun": endsBeforeCapital, "jul": endsBeforeCapital,
 	"aug": endsBeforeCapital, "sep": endsBeforeCapital, "sept": endsBeforeCapital,
@@ -118,4 +131,8 @@ var starters = map[string]bool{
 	"Both": true, "Many": true, "Most": true, "One": true, "No": true,
 	"Yet": true, "Still": true, "Because": true, "Unlike": true, "Instead": true,
 	"Similarly": true, "Consequently": true, "Indeed": true, "Only": true,
+	// Punkt's English sentence starters not listed above.
+	"According": true, "Among": true, "Despite": true, "Even": true, "Meanwhile": true,
+	"Nevertheless": true, "Nonetheless": true, "Nor": true, "Separately": true,
+	"Though": true, "Under": true,
 }

@@ -2,41 +2,96 @@
 // Punkt quality for the two-step chunker, plus the word and whitespace
 // measures of the chunking spec.
 //
-// Segment returns byte spans into the text, so the caller keeps the source
-// text (line breaks, lists, indentation) between sentences and never
-// re-joins them. Each span starts at the first non-whitespace byte of a
-// sentence and ends after its terminator and any closing quotes, brackets
-// or Markdown emphasis characters.
+// It finds over 99% of Punkt's sentence boundaries in the paragraphs of a
+// corpus of real Markdown documentation (the two-step chunker's agreement
+// test measures it against an executed Punkt), at about 60 times Punkt's
+// speed. Punkt itself is not used: its Go port is that much slower and,
+// reading Markdown as newspaper prose, wrong in the places listed below.
 //
-// # Rules
+// Split and Append return byte spans into the text, so the caller keeps
+// the source text (line breaks, lists, indentation) between sentences and
+// never re-joins them. Each span starts at the first non-whitespace byte of
+// a sentence and ends after its terminator and any closing quotes,
+// brackets or Markdown emphasis characters.
 //
-// A sentence ends at '.', '!', '?', an ellipsis ("..." or U+2026) or a
-// run of them, followed by optional closers (quotes, brackets, '*', '_')
-// and then whitespace or the end of the text. Whether such a place is a
-// boundary depends on the word before the period and the word after it:
+// # Sentence ends
 //
-//   - The next word starting with a lowercase letter is never a boundary
-//     ("e.g. the", `"Why?" he asked`, "I was... thinking").
-//   - Abbreviations that precede what they qualify (titles such as Dr.,
-//     Mr., Prof.; Fig., Eq., Tab., No., Sec.; e.g., i.e., cf., vs., viz.)
-//     are never a boundary.
-//   - Abbreviations that can end a sentence (etc., et al., Inc., Ltd.,
-//     Co., Jr.) are a boundary only before a capitalised word.
-//   - A single letter (initials: "J. R. R. Tolkien") and a word with inner
-//     periods ("U.S.", "Ph.D.") are a boundary only before a common
-//     sentence starter ("The", "This", "We", ...): "vitamin C. The" splits,
-//     "J. Smith" does not.
-//   - A period inside a token ("3.14", "example.com", "a.b") is never a
-//     boundary, since it is not followed by whitespace.
-//   - CJK full stops (。！？) end a sentence without following whitespace.
+// The rules follow Punkt, NLTK's unsupervised sentence splitter with its
+// English model, which the reference two-step chunker runs. A sentence
+// ends at '.', '!', '?', an ellipsis ("..." or U+2026) or a run of them,
+// followed by optional closers (quotes, brackets, '*', '_') and then
+// whitespace or the end of the text. CJK full stops (。！？) end a sentence
+// without following whitespace. A period inside a token ("3.14",
+// "example.com", "a.b") never ends one. Whether a terminator ends a
+// sentence depends on it and on the words around it:
 //
-// Independently of punctuation, a sentence always ends at a blank line,
-// at the end of an ATX heading line ("# ..."), and before a line that
-// starts a list item ("- ", "* ", "+ ", "1. ", "1) "), a block quote
-// ('>'), a heading ('#') or a table row ('|'). Inside a block quote the
-// '>' of each line does not break a sentence: a quote's blank line (">",
-// kept at the start of the next sentence) and blocks nested in it do. A line after a quote without '>' is a lazy
-// continuation, as in CommonMark.
+//   - '?' and '!' end a sentence whatever follows ("is it UTF-8? how many
+//     bits?"); an ellipsis ends one unless a lowercase word follows ("I
+//     was... thinking").
+//   - A terminator with closers before a lowercase word closes a quotation
+//     or an aside, not the sentence: `"Why?" he asked`, "It compiles
+//     (fast!) to binaries".
+//   - A period after an ordinary word ends a sentence, also before a
+//     lowercase word: technical prose starts sentences with identifiers
+//     ("...in the API server. kubeadm follows...").
+//   - Abbreviations that qualify what follows never end a sentence: titles
+//     (Dr., Mr., Prof., Ms.), references (Fig., Eq., Sec., Vol., pp.) and
+//     Latin and connectives (e.g., eg., i.e., ie., cf., vs., viz., approx.,
+//     incl., resp., ex., aka.).
+//   - Abbreviations that may end a sentence end it only before a
+//     capitalised word: etc., et al., Inc., Ltd., Co., Jr., months, units
+//     (min., ms., sec.), "No." ("No. 5" but "No. The kubelet..."), and words
+//     of technical prose that also abbreviate a reference (app., ref.,
+//     tab., def., prop.: "the hybrid app. This", "Ref. 12").
+//   - Case tells some abbreviations from words: "ca. 1900" (circa) but
+//     "San Jose, CA. This"; "Ms. Lee" but "5 ms. The"; "Sec. 3" but "30 sec.
+//     Then"; "I said no. Then".
+//   - A single letter (initials: "J. R. R. Tolkien"), a word with inner
+//     periods ("U.S.", "Ph.D.") and "St." end a sentence only before a common
+//     sentence starter ("The", "This", "We", "Even", ...: Punkt's frequent
+//     sentence starters and more): "vitamin C. The" and "Main St. The"
+//     split, "J. Smith", "R. A. Morris" and "St. Martin" do not.
+//   - A number ("2020.", "1.18.") ends a sentence unless a lowercase word
+//     follows; a number alone at a line start ("1.", "**1.**") is a list
+//     label, not a sentence.
+//
+// # Where we differ from Punkt
+//
+// Punkt's English model was trained on newspaper text: it lacks the
+// abbreviations of technical writing and reads Markdown as prose. Each
+// difference is deliberate and has a table test against Punkt
+// (TestPunkt):
+//
+//   - Punkt ends sentences after e.g., eg., etc. (before a lowercase
+//     word), pp., vs. and the other abbreviations above, cutting an example
+//     or a reference from its sentence; we do not.
+//   - Punkt reads the '!' of a Markdown image ("![alt](src)") as a
+//     sentence end; a terminator not followed by whitespace is none here.
+//   - Punkt splits a list label ("**1. Title**") from its text; we keep
+//     them together.
+//   - Punkt runs through line structure; a sentence also ends at the
+//     structural boundaries below.
+//
+// # Structural boundaries
+//
+// Independently of punctuation, a sentence ends where Markdown structure
+// does, so that the chunker can cut there even when the text has no
+// terminator (lists, captions, headings written in bold, lines that end
+// with a colon before an example); without these a long unpunctuated list
+// would be one unit, and one oversize chunk:
+//
+//   - at a blank line: a paragraph ends there;
+//   - at the end of an ATX heading line ("# ..."), and before one: a title
+//     is not part of the next sentence;
+//   - before a line that starts a list item ("- ", "* ", "+ ", "1. ",
+//     "1) "): each item is a unit of its own;
+//   - before a block quote line ('>') after a line that is not quoted, and
+//     inside a quote before its blank lines (">", kept at the start of the
+//     next sentence) and before blocks nested in it; the '>' of each line
+//     does not break a sentence, and a line after a quote without '>' is a
+//     lazy continuation, as in CommonMark;
+//   - before a table row ('|'): rows the block scanner did not take as a
+//     table (nested in a list or quote) are units of their own.
 //
 // Callers may pass protected spans (inline math, code spans, figure and
 // equation references): no boundary falls inside them and their contents

@@ -178,6 +178,7 @@ func boundary(text string, start, i, limit, to int) (end int, ok bool, size int)
 	}
 	j := i
 	single := text[i] == '.'
+	ellipsis := size == 3 && !cjk // U+2026
 	for j < limit {
 		n, c := terminatorAt(text, j, limit)
 		if n == 0 {
@@ -186,9 +187,11 @@ func boundary(text string, start, i, limit, to int) (end int, ok bool, size int)
 		cjk = cjk || c
 		if j > i {
 			single = false
+			ellipsis = ellipsis || text[j] == '.' && text[j-1] == '.' || n == 3 && !c
 		}
 		j += n
 	}
+	closed := j
 	for j < limit {
 		n := closerAt(text, j, limit)
 		if n == 0 {
@@ -196,6 +199,7 @@ func boundary(text string, start, i, limit, to int) (end int, ok bool, size int)
 		}
 		j += n
 	}
+	closed = j - closed // bytes of closing punctuation after the run
 	if cjk {
 		return j, true, size
 	}
@@ -225,17 +229,24 @@ func boundary(text string, start, i, limit, to int) (end int, ok bool, size int)
 		return j, true, size
 	}
 	r, _ := utf8.DecodeRuneInString(text[k:])
-	if unicode.IsLower(r) {
+	lower := unicode.IsLower(r)
+	if lower && closed > 0 {
+		// A quoted, bracketed or emphasised terminator before a lowercase
+		// word closes a quotation or an aside: `"Why?" he asked`,
+		// "(fast!) to".
 		return j, false, size
 	}
 	if !single {
-		return j, true, size
+		// '?', '!' and runs of terminators end a sentence whatever
+		// follows, an ellipsis only before a word that is not lowercase.
+		return j, !(ellipsis && lower), size
 	}
-	// A single period: look at the word before it.
+	// A single period: look at the word before it, which starts after
+	// whitespace or an opening bracket ("implementations(e.g.").
 	ws := i
 	for ws > start && i-ws <= maxTokenBytes {
 		c := text[ws-1]
-		if c == ' ' || c == '\t' || c == '\n' || c == '\r' {
+		if c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '(' || c == '[' {
 			break
 		}
 		if c >= utf8.RuneSelf {
@@ -248,12 +259,14 @@ func boundary(text string, start, i, limit, to int) (end int, ok bool, size int)
 	if i-ws > maxTokenBytes {
 		return j, true, size
 	}
+	tokenStart := ws // before the opening punctuation: "**1.**" is a list label
 	for ws < i && (text[ws] == '(' || text[ws] == '[' || text[ws] == '"' || text[ws] == '\'' || text[ws] == '*' || text[ws] == '_') {
 		ws++
 	}
 	word := text[ws:i]
 	if word == "" {
-		return j, true, size
+		// A lone period (" . ").
+		return j, !lower, size
 	}
 	upper := unicode.IsUpper(r)
 	switch classify(word) {
@@ -264,15 +277,19 @@ func boundary(text string, start, i, limit, to int) (end int, ok bool, size int)
 	case initialLike:
 		return j, upper && startsSentence(text, k), size
 	case number:
-		// "1. Item" at the start of a line is a list marker.
-		b := ws
+		if lower {
+			return j, false, size
+		}
+		// "1. Item" at the start of a line is a list label.
+		b := tokenStart
 		for b > start && (text[b-1] == ' ' || text[b-1] == '\t') {
 			b--
 		}
-		if b == start || text[b-1] == '\n' {
+		if (b == start || text[b-1] == '\n') && allDigits(word) {
 			return j, false, size
 		}
 	}
+	// Any other word ends a sentence, before a lowercase word too.
 	return j, true, size
 }
 
@@ -295,13 +312,24 @@ func openerAt(text string, i int) int {
 }
 
 // startsSentence reports whether the word at text[k:] is a common
-// sentence starter.
+// sentence starter (and not itself an initial).
 func startsSentence(text string, k int) bool {
 	e := k
 	for e < len(text) && e-k < maxTokenBytes && isASCIILetter(text[e]) {
 		e++
 	}
-	return starters[text[k:e]]
+	// "A." is an initial, not the article.
+	return starters[text[k:e]] && (e-k > 1 || e == len(text) || text[e] != '.')
+}
+
+// allDigits reports whether s is all ASCII digits.
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 func isASCIILetter(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
