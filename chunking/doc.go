@@ -15,7 +15,7 @@
 // code point, later duplicate keys winning, ASCII-only output with
 // lowercase \uXXXX escapes, floats as Python's repr). It matches the
 // reference implementation byte for byte. A hash given at construction
-// (NewWithHash, as when loading) is kept; VerifyHash checks it.
+// (NewChunkWithHash, as when loading) is kept; VerifyHash checks it.
 //
 // Metadata values are nil, bool, int (and the other Go integer types),
 // float64, string, []any, []string, Metadata and map[string]any. Loaders
@@ -61,7 +61,7 @@
 // # Concurrency and aliasing
 //
 // Chunk, Collection and Inspector are safe for concurrent use. Chunk's
-// accessors return copies of the metadata's top level; New and
+// accessors return copies of the metadata's top level; NewChunk and
 // NewCollection copy their inputs, and every slice a Collection method
 // returns is a fresh copy. Nested metadata values (lists, maps) are shared
 // and must be treated as immutable. ChunkWriter, JSONLReader and the

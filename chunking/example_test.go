@@ -6,8 +6,8 @@ import (
 	"github.com/chunkstream/chunkstream/chunking"
 )
 
-func ExampleNew() {
-	c := chunking.New("Hello world", chunking.Metadata{{Key: "index", Value: 0}})
+func ExampleNewChunk() {
+	c := chunking.NewChunk("Hello world", chunking.Metadata{{Key: "index", Value: 0}})
 	fmt.Println(c.Hash())
 	fmt.Println(c.Len(), c.VerifyHash())
 	fmt.Println(c.String(8, chunking.Trailing))
@@ -25,9 +25,9 @@ func ExampleCollection() {
 		return chunking.Metadata{{Key: "index", Value: index}, {Key: "file", Value: file}}
 	}
 	c := chunking.NewCollection([]chunking.Chunk{
-		chunking.New("# A\nintro", md("docs/a.md", 0)),
-		chunking.New("## B\nmore", md("docs/a.md", 1)),
-		chunking.New("readme", md("README.md", 0)),
+		chunking.NewChunk("# A\nintro", md("docs/a.md", 0)),
+		chunking.NewChunk("## B\nmore", md("docs/a.md", 1)),
+		chunking.NewChunk("readme", md("README.md", 0)),
 	})
 	fmt.Println(c.Len(), c.Files())
 	prev, next := c.Neighbours(1, 1, 1)
@@ -43,9 +43,9 @@ func ExampleCollection() {
 
 func ExampleInspector_Summary() {
 	c := chunking.NewCollection([]chunking.Chunk{
-		chunking.New("one", chunking.Metadata{{Key: "index", Value: 0}, {Key: "file", Value: "docs/a.md"}}),
-		chunking.New("three", chunking.Metadata{{Key: "index", Value: 1}, {Key: "file", Value: "docs/a.md"}}),
-		chunking.New("x", chunking.Metadata{{Key: "index", Value: 0}, {Key: "file", Value: "b.md"}}),
+		chunking.NewChunk("one", chunking.Metadata{{Key: "index", Value: 0}, {Key: "file", Value: "docs/a.md"}}),
+		chunking.NewChunk("three", chunking.Metadata{{Key: "index", Value: 1}, {Key: "file", Value: "docs/a.md"}}),
+		chunking.NewChunk("x", chunking.Metadata{{Key: "index", Value: 0}, {Key: "file", Value: "b.md"}}),
 	})
 	fmt.Println(chunking.NewInspector(c).Summary(chunking.DefaultMaxDepth, chunking.DefaultMaxFilesPerFolder))
 	// Output:

@@ -262,7 +262,7 @@ func (j *JSONLReader) parse(line []byte) (Chunk, error) {
 		md = m
 	}
 	if rec.Hash == nil {
-		return New(*rec.Content, md), nil
+		return NewChunk(*rec.Content, md), nil
 	}
 	ch := Chunk{content: *rec.Content, metadata: md, hash: *rec.Hash}
 	if !ch.VerifyHash() {

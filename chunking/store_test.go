@@ -15,15 +15,15 @@ import (
 // by hand as the reference writes them.
 func referenceChunks() []Chunk {
 	return []Chunk{
-		New("# Intro\nFirst line", Metadata{{"h1", "Intro"}, {"index", 0}, {"file", "docs/a.md"}}),
-		New("single line: with colon", Metadata{{"index", 1}, {"file", "docs/a.md"}}),
-		New("    indented code\nafter", Metadata{{"h1", "Intro"}, {"h2", "Code"}, {"index", 2}, {"file", "docs/a.md"}}),
-		New("ends with one newline\n", Metadata{{"index", 0}, {"file", "docs/b.md"}, {"version", "1.0"},
+		NewChunk("# Intro\nFirst line", Metadata{{"h1", "Intro"}, {"index", 0}, {"file", "docs/a.md"}}),
+		NewChunk("single line: with colon", Metadata{{"index", 1}, {"file", "docs/a.md"}}),
+		NewChunk("    indented code\nafter", Metadata{{"h1", "Intro"}, {"h2", "Code"}, {"index", 2}, {"file", "docs/a.md"}}),
+		NewChunk("ends with one newline\n", Metadata{{"index", 0}, {"file", "docs/b.md"}, {"version", "1.0"},
 			{"count", "42"}, {"enabled", "true"}, {"answer", "yes"}, {"date", "2024-05-01"}, {"nothing", "null"},
 			{"ratio", 0.5}, {"big", 1e16}, {"flag", false}, {"empty", nil}, {"tags", []any{"alpha", "beta"}}}),
-		New("keeps trailing newlines\n\n\n", Metadata{{"index", 1}, {"file", "docs/b.md"}, {"title", "Café – naïve 😀"}}),
-		New("Grüße aus Köln", Metadata{{"index", 0}, {"file", "guide/ref.md"}, {"nested", Metadata{{"z", 1}, {"a", "two"}}}}),
-		New("a long single-quoted line that the writer folded at eighty columns: it continues here, and it's one line again",
+		NewChunk("keeps trailing newlines\n\n\n", Metadata{{"index", 1}, {"file", "docs/b.md"}, {"title", "Café – naïve 😀"}}),
+		NewChunk("Grüße aus Köln", Metadata{{"index", 0}, {"file", "guide/ref.md"}, {"nested", Metadata{{"z", 1}, {"a", "two"}}}}),
+		NewChunk("a long single-quoted line that the writer folded at eighty columns: it continues here, and it's one line again",
 			Metadata{{"index", 1}, {"file", "guide/ref.md"}, {"escaped", "café ☃ tab\there joined"}}),
 	}
 }
@@ -54,25 +54,25 @@ func TestLoadReferenceYAML(t *testing.T) {
 // trickyChunks exercise the writers' quoting and block styles.
 func trickyChunks() []Chunk {
 	return []Chunk{
-		New("", nil),
-		New("\n", Metadata{}),
-		New("  leading spaces\nnext", Metadata{{"k", "  v"}}),
-		New("trailing \nspaces \n", Metadata{{"k", "a \nb"}}),
-		New("tab\tand\r\nCRLF", Metadata{{"t", "\t"}}),
-		New("- looks like a list", Metadata{{"q", "# comment?"}, {"c", "a: b"}}),
-		New("123", Metadata{{"n", "123"}, {"f", "1.5"}, {"e", "1e3"}, {"h", "0x1F"}, {"o", "0o17"}, {"b", "0b11"}, {"u", "1_000"}}),
-		New("true", Metadata{{"yes", "yes"}, {"no", "no"}, {"on", "on"}, {"null", "null"}, {"tilde", "~"}, {"empty", ""}, {"inf", ".inf"}, {"nan", ".nan"}}),
-		New("2024-01-02", Metadata{{"d", "2024-01-02T10:00:00Z"}, {"m", "<<"}}),
-		New("unicode é 😀 \u2028 \u00a0", Metadata{{"ключ", "значение"}, {"\"q\"", "'s'"}}),
-		New("numbers", Metadata{{"i", 0}, {"neg", -7}, {"big", uint64(1 << 63)}, {"f", 1.0}, {"g", 0.1}, {"h", 1e-05}, {"x", -0.0}, {"bool", true}, {"nil", nil}}),
-		New("nested", Metadata{{"l", []any{1, "two", []any{}, Metadata{}, Metadata{{"a", []any{nil}}}}}, {"s", []string{"a", "b"}}}),
-		New("dup keys", Metadata{{"k", 1}, {"k", 2}}),
-		New("multi-line key", Metadata{{"a\nb", "v"}}),
-		New("\tfirst line starts with a tab\nsecond", Metadata{{"t", "\tx\ny"}}),
-		New("\n  \n  \tafter blank lines\nnext", nil),
-		New("line\n\tsecond starts with a tab", nil),
-		New("LS \u2028 and NEL \u0085\nnext line", nil),
-		New("  lead\n\ttab", nil),
+		NewChunk("", nil),
+		NewChunk("\n", Metadata{}),
+		NewChunk("  leading spaces\nnext", Metadata{{"k", "  v"}}),
+		NewChunk("trailing \nspaces \n", Metadata{{"k", "a \nb"}}),
+		NewChunk("tab\tand\r\nCRLF", Metadata{{"t", "\t"}}),
+		NewChunk("- looks like a list", Metadata{{"q", "# comment?"}, {"c", "a: b"}}),
+		NewChunk("123", Metadata{{"n", "123"}, {"f", "1.5"}, {"e", "1e3"}, {"h", "0x1F"}, {"o", "0o17"}, {"b", "0b11"}, {"u", "1_000"}}),
+		NewChunk("true", Metadata{{"yes", "yes"}, {"no", "no"}, {"on", "on"}, {"null", "null"}, {"tilde", "~"}, {"empty", ""}, {"inf", ".inf"}, {"nan", ".nan"}}),
+		NewChunk("2024-01-02", Metadata{{"d", "2024-01-02T10:00:00Z"}, {"m", "<<"}}),
+		NewChunk("unicode é 😀 \u2028 \u00a0", Metadata{{"ключ", "значение"}, {"\"q\"", "'s'"}}),
+		NewChunk("numbers", Metadata{{"i", 0}, {"neg", -7}, {"big", uint64(1 << 63)}, {"f", 1.0}, {"g", 0.1}, {"h", 1e-05}, {"x", -0.0}, {"bool", true}, {"nil", nil}}),
+		NewChunk("nested", Metadata{{"l", []any{1, "two", []any{}, Metadata{}, Metadata{{"a", []any{nil}}}}}, {"s", []string{"a", "b"}}}),
+		NewChunk("dup keys", Metadata{{"k", 1}, {"k", 2}}),
+		NewChunk("multi-line key", Metadata{{"a\nb", "v"}}),
+		NewChunk("\tfirst line starts with a tab\nsecond", Metadata{{"t", "\tx\ny"}}),
+		NewChunk("\n  \n  \tafter blank lines\nnext", nil),
+		NewChunk("line\n\tsecond starts with a tab", nil),
+		NewChunk("LS \u2028 and NEL \u0085\nnext line", nil),
+		NewChunk("  lead\n\ttab", nil),
 	}
 }
 
@@ -138,7 +138,7 @@ func TestZeroChunkRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	c, err := DecodeJSONL(&buf, "zero.jsonl")
-	if err != nil || c.Len() != 1 || c.At(0).Hash() != New("", nil).Hash() {
+	if err != nil || c.Len() != 1 || c.At(0).Hash() != NewChunk("", nil).Hash() {
 		t.Errorf("JSONL round trip of the zero Chunk = %v, %v", c, err)
 	}
 }
@@ -163,7 +163,7 @@ func TestEmptyCollections(t *testing.T) {
 }
 
 func TestLoadErrors(t *testing.T) {
-	good, err := AppendJSONL(nil, New("x", Metadata{{"index", 0}}))
+	good, err := AppendJSONL(nil, NewChunk("x", Metadata{{"index", 0}}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,10 +231,10 @@ func TestJSONLTypes(t *testing.T) {
 func TestWriterRejectsBadText(t *testing.T) {
 	for _, f := range []Format{JSONL, YAML} {
 		w, _ := NewChunkWriter(&bytes.Buffer{}, f)
-		if err := w.Write(New("bad \xff", nil)); !errors.Is(err, ErrNotUTF8) {
+		if err := w.Write(NewChunk("bad \xff", nil)); !errors.Is(err, ErrNotUTF8) {
 			t.Errorf("%v Write(invalid UTF-8) = %v, want ErrNotUTF8", f, err)
 		}
-		if err := w.Write(New("x", Metadata{{"v", struct{}{}}})); !errors.Is(err, ErrMetadataValue) {
+		if err := w.Write(NewChunk("x", Metadata{{"v", struct{}{}}})); !errors.Is(err, ErrMetadataValue) {
 			t.Errorf("%v Write(struct value) = %v, want ErrMetadataValue", f, err)
 		}
 	}
@@ -242,8 +242,8 @@ func TestWriterRejectsBadText(t *testing.T) {
 
 func TestYAMLWritesEmojiRaw(t *testing.T) {
 	chunks := []Chunk{
-		New("line one 😀\nline two 𝄞", Metadata{{"t", "naïve 😀"}, {"l", []any{"𝄞"}}}),
-		New("clash \ue001 and 😀", nil),
+		NewChunk("line one 😀\nline two 𝄞", Metadata{{"t", "naïve 😀"}, {"l", []any{"𝄞"}}}),
+		NewChunk("clash \ue001 and 😀", nil),
 	}
 	var buf bytes.Buffer
 	if err := Encode(&buf, YAML, chunks); err != nil {

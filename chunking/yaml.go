@@ -389,7 +389,7 @@ func (d *yamlDecoder) chunk(n *yaml.Node, aliased bool) (Chunk, error) {
 	if content == nil {
 		return Chunk{}, syntaxError(d.name, n.Line, nil, "no content")
 	}
-	return New(*content, md), nil
+	return NewChunk(*content, md), nil
 }
 
 // maxYAMLDepth bounds the nesting of metadata values.

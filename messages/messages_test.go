@@ -157,7 +157,7 @@ func TestRoundTrip(t *testing.T) {
 }
 
 func TestChunkRecordRoundTrip(t *testing.T) {
-	c := chunking.New("Hello", chunking.Metadata{{Key: "h1", Value: "T"}, {Key: "index", Value: 3}})
+	c := chunking.NewChunk("Hello", chunking.Metadata{{Key: "h1", Value: "T"}, {Key: "index", Value: 3}})
 	recs := []ChunkRecord{
 		NewChunkRecord("d", "abc", 9, 3, 4, c),
 		NewDeleteRecord("d", "", 10),

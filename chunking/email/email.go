@@ -168,7 +168,7 @@ func withMetadata(chunks []chunking.Chunk, md chunking.Metadata) []chunking.Chun
 		return chunks
 	}
 	for i, ch := range chunks {
-		chunks[i] = chunking.New(ch.Content(), ch.Metadata().Merge(md))
+		chunks[i] = chunking.NewChunk(ch.Content(), ch.Metadata().Merge(md))
 	}
 	return chunks
 }

@@ -107,7 +107,7 @@ func (c *Chunker) ChunkFunc(doc chunking.Document, yield func(chunking.Chunk) bo
 	if IsMDX(doc) {
 		src = CleanMDX(src)
 	}
-	scratch := make(chunking.Metadata, 0, 6+len(doc.Metadata)) // chunking.New copies it
+	scratch := make(chunking.Metadata, 0, 6+len(doc.Metadata)) // chunking.NewChunk copies it
 	index := 0
 	warns := c.split(src, func(r rawChunk) bool {
 		md := scratch[:0]
@@ -127,7 +127,7 @@ func (c *Chunker) ChunkFunc(doc chunking.Document, yield func(chunking.Chunk) bo
 			md = md.Merge(doc.Metadata)
 		}
 		index++
-		return yield(chunking.New(r.content, md))
+		return yield(chunking.NewChunk(r.content, md))
 	})
 	return warnings(doc.Path, warns), nil
 }

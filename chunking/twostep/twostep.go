@@ -146,7 +146,7 @@ func (c *Chunker) Chunk(doc chunking.Document) ([]chunking.Chunk, []chunking.War
 		if len(doc.Metadata) > 0 {
 			md = md.Merge(doc.Metadata)
 		}
-		chunks[i] = chunking.New(c.content(pieces, i), md)
+		chunks[i] = chunking.NewChunk(c.content(pieces, i), md)
 	}
 	return chunks, unclosedWarnings(doc.Path, src, unclosed), nil
 }

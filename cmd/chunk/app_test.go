@@ -44,7 +44,7 @@ func fakeEntries() []registry.Entry {
 					if upper {
 						p = strings.ToUpper(p)
 					}
-					out = append(out, chunking.New(p, chunking.Metadata{{Key: "index", Value: len(out)}, {Key: "file", Value: doc.Path}}))
+					out = append(out, chunking.NewChunk(p, chunking.Metadata{{Key: "index", Value: len(out)}, {Key: "file", Value: doc.Path}}))
 				}
 				return out, nil, nil
 			}), nil
@@ -60,7 +60,7 @@ func fakeEntries() []registry.Entry {
 		},
 		New: func(chunking.Options) (chunking.Chunker, error) { return nil, fmt.Errorf("whole reads paths") },
 		OpenPath: func(_ context.Context, path string, _ chunking.Options) ([]chunking.Chunk, []chunking.Warning, error) {
-			return []chunking.Chunk{chunking.New("path "+filepath.Base(path), nil)},
+			return []chunking.Chunk{chunking.NewChunk("path "+filepath.Base(path), nil)},
 				[]chunking.Warning{{File: path, Text: "read whole"}}, nil
 		},
 	}
@@ -76,7 +76,7 @@ func fakeEntries() []registry.Entry {
 		for _, d := range docs {
 			paths = append(paths, d.Path)
 		}
-		return []chunking.Chunk{chunking.New(strings.Join(paths, ","), nil)}, nil, nil
+		return []chunking.Chunk{chunking.NewChunk(strings.Join(paths, ","), nil)}, nil, nil
 	}
 	return []registry.Entry{para, whole, mailbox}
 }
@@ -269,11 +269,11 @@ func (streamChunker) Chunk(chunking.Document) ([]chunking.Chunk, []chunking.Warn
 
 func (streamChunker) ChunkFunc(doc chunking.Document, yield func(chunking.Chunk) bool) ([]chunking.Warning, error) {
 	if strings.Contains(string(doc.Content), "FAIL") {
-		yield(chunking.New("partial", nil))
+		yield(chunking.NewChunk("partial", nil))
 		return nil, fmt.Errorf("%s: %w", doc.Path, chunking.ErrNotUTF8)
 	}
 	for _, line := range strings.Split(strings.TrimSpace(string(doc.Content)), "\n") {
-		if !yield(chunking.New(line, nil)) {
+		if !yield(chunking.NewChunk(line, nil)) {
 			break
 		}
 	}
