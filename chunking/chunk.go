@@ -1,6 +1,7 @@
 package chunking
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -212,10 +213,12 @@ type Chunker interface {
 // StreamChunker is implemented by chunkers that can hand out the chunks
 // of a large document one by one instead of holding them all: ChunkFunc
 // calls yield with each chunk Chunk would return, in order, and stops when
-// yield returns false. Callers that only pass chunks on (writers,
-// benchmarks) prefer it.
+// yield returns false. It also watches ctx: when ctx ends it stops within
+// a little work and returns an error wrapping ctx's error, which is how a
+// caller bounds the time one document may take. Callers that only pass
+// chunks on (writers, benchmarks, workers with a time budget) prefer it.
 type StreamChunker interface {
-	ChunkFunc(doc Document, yield func(Chunk) bool) ([]Warning, error)
+	ChunkFunc(ctx context.Context, doc Document, yield func(Chunk) bool) ([]Warning, error)
 }
 
 // ChunkerFunc adapts a function to the Chunker interface.
