@@ -158,7 +158,12 @@ func (c *Chunker) Chunk(doc chunking.Document) ([]chunking.Chunk, []chunking.War
 // returns an error wrapping ctx's error. Warnings are returned at the
 // end.
 func (c *Chunker) ChunkFunc(ctx context.Context, doc chunking.Document, yield func(chunking.Chunk) bool) ([]chunking.Warning, error) {
-	pl := poll.New(ctx)
+	return c.chunkPolled(poll.New(ctx), doc, yield)
+}
+
+// chunkPolled is ChunkFunc counting its work on pl and stopping when pl
+// sees its context end (tests read the count and end it at will).
+func (c *Chunker) chunkPolled(pl *poll.Poller, doc chunking.Document, yield func(chunking.Chunk) bool) ([]chunking.Warning, error) {
 	name := doc.Path
 	if name == "" {
 		name = "document"

@@ -2,15 +2,19 @@ package email
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"net/mail"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/chunking/internal/poll"
 )
 
 func TestNewValidates(t *testing.T) {
@@ -285,5 +289,104 @@ func TestMboxFromLineAfterSeparator(t *testing.T) {
 	eml, _ := readEML("m.eml", []byte("From a@example.org Mon Jan  1 00:00:00 2024\nSubject: s\n\nbody\n"))
 	if eml.Messages[0].Subject != "s" {
 		t.Fatalf("eml with a From_ line: subject %q, want %q", eml.Messages[0].Subject, "s")
+	}
+}
+
+// TestChunkFuncStops ends the context at a quarter, half and three
+// quarters of the work on a large mailbox and on canonical rows
+// (poll.EndAfter, no timing): the chunker returns an error wrapping
+// context.Canceled and unwinds at once once it sees the end (a few calls
+// to the poller, not one per message), whether it is reading messages,
+// stripping quotes or chunking threads.
+func TestChunkFuncStops(t *testing.T) {
+	var rows strings.Builder
+	rows.WriteString("[")
+	for i := range 3000 {
+		if i > 0 {
+			rows.WriteString(",")
+		}
+		fmt.Fprintf(&rows, `{"id":"m%d","thread_id":"t%d","date":"2024-01-01","subject":"s","body":"body %d with some words in it\n> quoted line","from":"a@x","to":[],"cc":[],"reply_to":"m%d"}`, i, i/10, i, i-1)
+	}
+	rows.WriteString("]")
+	docs := map[string]chunking.Document{
+		"mbox": {Path: "s.mbox", Content: syntheticMbox(1000)},
+		"rows": {Path: "r.json", Content: []byte(rows.String())},
+	}
+	for _, strip := range []QuoteStripping{StripAuto, StripAlways} {
+		c, _ := New(config(func(c *Config) { c.StripQuotes = strip }))
+		for name, doc := range docs {
+			t.Run(fmt.Sprintf("%s/%v", name, strip), func(t *testing.T) {
+				pl := new(poll.Poller)
+				if _, err := c.chunkPolled(pl, doc, func(chunking.Chunk) bool { return true }); err != nil {
+					t.Fatal(err)
+				}
+				total := pl.Work()
+				if total < 4*poll.Every {
+					t.Fatalf("%d units of work: too little to stop within", total)
+				}
+				for _, q := range []int{1, 2, 3} {
+					pl := poll.EndAfter(total * q / 4)
+					_, err := c.chunkPolled(pl, doc, func(chunking.Chunk) bool { return true })
+					if !errors.Is(err, context.Canceled) {
+						t.Errorf("ended at %d/4 of the work: err = %v, want context.Canceled", q, err)
+					}
+					if pl.CallsAfterEnd() > 8 {
+						t.Errorf("ended at %d/4 of the work: %d more steps after the end, want at most 8", q, pl.CallsAfterEnd())
+					}
+				}
+			})
+		}
+	}
+	c, _ := New(DefaultConfig())
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	n := 0
+	if _, err := c.ChunkFunc(ctx, docs["mbox"], func(chunking.Chunk) bool { n++; return true }); !errors.Is(err, context.Canceled) || n != 0 {
+		t.Errorf("ChunkFunc(ended context) = %d chunks, %v; want none and context.Canceled", n, err)
+	}
+	if _, _, err := c.ChunkFolder(ctx, "testdata/eml-folder"); !errors.Is(err, context.Canceled) {
+		t.Errorf("ChunkFolder(ended context) = %v, want context.Canceled", err)
+	}
+}
+
+// TestChunkMailboxMatchesFolder: ChunkMailbox on the files of a folder,
+// in walk order, gives what ChunkFolder gives on the folder; ChunkFile on
+// an mbox gives what Chunk gives on its bytes.
+func TestChunkMailboxMatchesFolder(t *testing.T) {
+	c, _ := New(DefaultConfig())
+	ctx := context.Background()
+	want, _, err := c.ChunkFolder(ctx, "testdata/eml-folder")
+	if err != nil || len(want) == 0 {
+		t.Fatalf("ChunkFolder = %d chunks, %v", len(want), err)
+	}
+	files, _, err := chunking.WalkFolder(ctx, "testdata/eml-folder", Extensions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var docs []chunking.Document
+	for _, f := range files {
+		data, err := os.ReadFile(filepath.Join("testdata/eml-folder", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs = append(docs, chunking.Document{Path: f, Content: data})
+	}
+	got, _, err := c.ChunkMailbox(docs)
+	if err != nil || len(got) != len(want) {
+		t.Fatalf("ChunkMailbox = %d chunks, %v; want %d", len(got), err, len(want))
+	}
+	for i := range want {
+		if got[i].Hash() != want[i].Hash() {
+			t.Errorf("chunk %d: ChunkMailbox and ChunkFolder differ", i)
+		}
+	}
+	data, err := os.ReadFile("testdata/fork-at-second-reply.mbox")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _, _ = c.Chunk(chunking.Document{Path: "x.mbox", Content: data})
+	got, _, err = c.ChunkFile(ctx, "testdata/fork-at-second-reply.mbox")
+	if err != nil || len(got) != len(want) || got[0].Hash() != want[0].Hash() {
+		t.Errorf("ChunkFile = %d chunks, %v; want Chunk's %d", len(got), err, len(want))
 	}
 }

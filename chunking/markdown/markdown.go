@@ -102,13 +102,12 @@ func (c *Chunker) Chunk(doc chunking.Document) ([]chunking.Chunk, []chunking.War
 // and packed, and when ctx ends returns an error wrapping ctx's error
 // (the chunks yielded so far stand). Warnings are returned at the end.
 func (c *Chunker) ChunkFunc(ctx context.Context, doc chunking.Document, yield func(chunking.Chunk) bool) ([]chunking.Warning, error) {
-	warns, _, err := c.chunkFunc(ctx, doc, yield)
-	return warns, err
+	return c.chunkPolled(poll.New(ctx), doc, yield)
 }
 
-// chunkFunc is ChunkFunc that also returns the work it counted (see
-// package poll), for the linearity tests.
-func (c *Chunker) chunkFunc(ctx context.Context, doc chunking.Document, yield func(chunking.Chunk) bool) ([]chunking.Warning, int, error) {
+// chunkPolled is ChunkFunc counting its work on pl and stopping when pl
+// sees its context end (tests read the count and end it at will).
+func (c *Chunker) chunkPolled(pl *poll.Poller, doc chunking.Document, yield func(chunking.Chunk) bool) ([]chunking.Warning, error) {
 	name := doc.Path
 	if name == "" {
 		name = "document"
@@ -116,14 +115,13 @@ func (c *Chunker) chunkFunc(ctx context.Context, doc chunking.Document, yield fu
 	switch strings.ToLower(doc.Format) {
 	case "", "markdown", "md", "mdx", "text", "txt":
 	default:
-		return nil, 0, fmt.Errorf("markdown: %s: %w %q", name, chunking.ErrUnsupportedFormat, doc.Format)
+		return nil, fmt.Errorf("markdown: %s: %w %q", name, chunking.ErrUnsupportedFormat, doc.Format)
 	}
 	if !utf8.Valid(doc.Content) {
-		return nil, 0, fmt.Errorf("markdown: %s: %w (first bad byte at offset %d)", name, chunking.ErrNotUTF8, firstInvalid(doc.Content))
+		return nil, fmt.Errorf("markdown: %s: %w (first bad byte at offset %d)", name, chunking.ErrNotUTF8, firstInvalid(doc.Content))
 	}
-	pl := poll.New(ctx)
 	if pl.Check() {
-		return nil, 0, fmt.Errorf("markdown: %s: %w", name, pl.Err())
+		return nil, fmt.Errorf("markdown: %s: %w", name, pl.Err())
 	}
 	src := doc.Content
 	if IsMDX(doc) {
@@ -152,9 +150,9 @@ func (c *Chunker) chunkFunc(ctx context.Context, doc chunking.Document, yield fu
 		return yield(chunking.NewChunk(r.content, md))
 	})
 	if pl.Stopped() {
-		return nil, pl.Work(), fmt.Errorf("markdown: %s: %w", name, pl.Err())
+		return nil, fmt.Errorf("markdown: %s: %w", name, pl.Err())
 	}
-	return warnings(doc.Path, warns), pl.Work(), nil
+	return warnings(doc.Path, warns), nil
 }
 
 var hdrKeys = [3]string{"h1", "h2", "h3"}

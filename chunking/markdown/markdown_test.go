@@ -14,6 +14,7 @@ import (
 
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/internal/markdowntest"
+	"github.com/chunkstream/chunkstream/chunking/internal/poll"
 	"github.com/chunkstream/chunkstream/chunking/markdown"
 )
 
@@ -433,5 +434,54 @@ func TestChunkFunc(t *testing.T) {
 	}
 	if _, err := c.ChunkFunc(context.Background(), chunking.Document{Path: "x.md", Content: []byte{0xff}}, func(chunking.Chunk) bool { return true }); !errors.Is(err, chunking.ErrNotUTF8) {
 		t.Errorf("ChunkFunc(invalid UTF-8) = %v, want ErrNotUTF8", err)
+	}
+}
+
+// TestChunkFuncStops ends the context at a quarter, half and three
+// quarters of the work on large inputs (poll.EndAfter, no timing): the
+// chunker returns an error wrapping context.Canceled and unwinds at once
+// once it sees the end (a few calls to the poller, not one per step),
+// whatever phase it is in (blocks, cutting a long section at sentences
+// or spaces, packing, re-wrapping a long code block).
+func TestChunkFuncStops(t *testing.T) {
+	c := mustNew(t, func(c *markdown.Config) { *c = markdown.Config{MaxChar: 200, MinChar: 50, ChunkOverlap: 40} })
+	inputs := map[string][]byte{
+		"document": bytes.Repeat([]byte("## Part\n\nSome text with `code` and *emphasis*. More words here.\n\n```go\nfunc f() {}\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n"), 4000),
+	}
+	for name, gen := range adversarial {
+		inputs[name] = gen(40000)
+	}
+	for name, src := range inputs {
+		t.Run(name, func(t *testing.T) {
+			total := markdown.Work(c, src)
+			if total < 4*poll.Every {
+				t.Fatalf("%d units of work: too little to stop within", total)
+			}
+			for _, q := range []int{1, 2, 3} {
+				pl := poll.EndAfter(total * q / 4)
+				_, err := markdown.Polled(c, src, pl)
+				if !errors.Is(err, context.Canceled) {
+					t.Errorf("ended at %d/4 of the work: err = %v, want context.Canceled", q, err)
+				}
+				if pl.CallsAfterEnd() > 8 {
+					t.Errorf("ended at %d/4 of the work: %d more steps after the end, want at most 8", q, pl.CallsAfterEnd())
+				}
+			}
+		})
+	}
+	// A context that has ended before the call: no chunk, its error.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	n := 0
+	_, err := c.ChunkFunc(ctx, chunking.Document{Path: "a.md", Content: inputs["document"]}, func(chunking.Chunk) bool { n++; return true })
+	if !errors.Is(err, context.Canceled) || n != 0 || !strings.Contains(err.Error(), "a.md") {
+		t.Errorf("ChunkFunc(ended context) = %d chunks, %v; want none and context.Canceled naming a.md", n, err)
+	}
+	// Ended while a chunk is handed out: no further chunk.
+	ctx, cancel = context.WithCancel(context.Background())
+	n = 0
+	_, err = c.ChunkFunc(ctx, chunking.Document{Content: inputs["document"]}, func(chunking.Chunk) bool { n++; cancel(); return true })
+	if !errors.Is(err, context.Canceled) || n != 1 {
+		t.Errorf("ChunkFunc(cancelled in yield) = %d chunks, %v; want 1 and context.Canceled", n, err)
 	}
 }

@@ -118,27 +118,25 @@ func (c *Chunker) Chunk(doc chunking.Document) ([]chunking.Chunk, []chunking.War
 // few tens of kilobytes of work inside the sentence, unit and packing
 // loops, and when ctx ends returns an error wrapping ctx's error.
 func (c *Chunker) ChunkFunc(ctx context.Context, doc chunking.Document, yield func(chunking.Chunk) bool) ([]chunking.Warning, error) {
-	warns, _, err := c.chunkFunc(ctx, doc, yield)
-	return warns, err
+	return c.chunkPolled(poll.New(ctx), doc, yield)
 }
 
-// chunkFunc is ChunkFunc that also returns the work it counted (see
-// package poll), for the linearity tests.
-func (c *Chunker) chunkFunc(ctx context.Context, doc chunking.Document, yield func(chunking.Chunk) bool) ([]chunking.Warning, int, error) {
+// chunkPolled is ChunkFunc counting its work on pl and stopping when pl
+// sees its context end (tests read the count and end it at will).
+func (c *Chunker) chunkPolled(pl *poll.Poller, doc chunking.Document, yield func(chunking.Chunk) bool) ([]chunking.Warning, error) {
 	name := doc.Path
 	if name == "" {
 		name = "document"
 	}
 	if !utf8.Valid(doc.Content) {
-		return nil, 0, fmt.Errorf("twostep: %s: %w", name, chunking.ErrNotUTF8)
+		return nil, fmt.Errorf("twostep: %s: %w", name, chunking.ErrNotUTF8)
 	}
 	format, fileFormat, err := formatOf(doc)
 	if err != nil {
-		return nil, 0, fmt.Errorf("twostep: %s: %w", name, err)
+		return nil, fmt.Errorf("twostep: %s: %w", name, err)
 	}
-	pl := poll.New(ctx)
-	stopped := func() ([]chunking.Warning, int, error) {
-		return nil, pl.Work(), fmt.Errorf("twostep: %s: %w", name, pl.Err())
+	stopped := func() ([]chunking.Warning, error) {
+		return nil, fmt.Errorf("twostep: %s: %w", name, pl.Err())
 	}
 	if pl.Check() {
 		return stopped()
@@ -188,7 +186,7 @@ func (c *Chunker) chunkFunc(ctx context.Context, doc chunking.Document, yield fu
 			break
 		}
 	}
-	return unclosedWarnings(doc.Path, src, unclosed), pl.Work(), nil
+	return unclosedWarnings(doc.Path, src, unclosed), nil
 }
 
 // unclosedWarnings reports the unclosed \begin{X} of the split sections
@@ -375,6 +373,9 @@ func (sc *scratch) sectionUnits(src string, blocks []mdblocks.Block, dst []unit)
 		sc.display, sc.inline, sc.unclosed = scanRegionUnclosed(src, a, e, sc.display[:0], sc.inline[:0], sc.unclosed, sc.pl)
 		from := a
 		for _, d := range sc.display {
+			if sc.pl.Stopped() {
+				return dst
+			}
 			sc.sents = sentences.Append(sc.sents[:0], src, from, d.Start, sc.inline, sc.pl)
 			for _, s := range sc.sents {
 				addSentence(s.Start, s.End)

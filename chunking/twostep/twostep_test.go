@@ -15,6 +15,7 @@ import (
 
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/internal/golden"
+	"github.com/chunkstream/chunkstream/chunking/internal/poll"
 	"github.com/chunkstream/chunkstream/internal/testutil"
 )
 
@@ -274,11 +275,11 @@ var badInputs = map[string]func(n int) string{
 // like time.
 func work(t testing.TB, c *Chunker, doc chunking.Document) int {
 	t.Helper()
-	_, n, err := c.chunkFunc(context.Background(), doc, func(chunking.Chunk) bool { return true })
-	if err != nil {
+	pl := new(poll.Poller)
+	if _, err := c.chunkPolled(pl, doc, func(chunking.Chunk) bool { return true }); err != nil {
 		t.Fatal(err)
 	}
-	return n
+	return pl.Work()
 }
 
 // TestBadInput checks inputs that must neither panic nor go super-linear:
@@ -411,5 +412,113 @@ func TestUnclosedWarnings(t *testing.T) {
 	_, warns, _ = mustNew(t, nil).Chunk(chunking.Document{Path: "w.md", Content: []byte(src)})
 	if len(warns) != 0 {
 		t.Errorf("warnings for an uncut section = %v, want none", warns)
+	}
+}
+
+// TestChunkFuncStops ends the context at a quarter, half and three
+// quarters of the work on large inputs (poll.EndAfter, no timing): the
+// chunker returns an error wrapping context.Canceled and unwinds at once
+// once it sees the end (a few calls to the poller, not one per step),
+// whatever phase it is in (sections, unit scan, sentences, packing,
+// merging, overlaps).
+func TestChunkFuncStops(t *testing.T) {
+	c := mustNew(t, func(c *Config) { c.MaxChunkSize = 50; c.WordOverlap = 3; c.AddHeaders = true })
+	inputs := map[string]string{
+		"document": strings.Repeat("# Part\nSome text with $x$ and `code`. See Fig. 3. More words here.\n\n```go\nfunc f() {}\n```\n\n## Sub\nShort.\n\n", 4000),
+	}
+	for name, gen := range badInputs {
+		inputs[name] = gen(80000)
+	}
+	for name, src := range inputs {
+		t.Run(name, func(t *testing.T) {
+			doc := chunking.Document{Path: "s.md", Content: []byte(src)}
+			total := work(t, c, doc)
+			if total < 4*poll.Every {
+				t.Fatalf("%d units of work: too little to stop within", total)
+			}
+			for _, q := range []int{1, 2, 3} {
+				pl := poll.EndAfter(total * q / 4)
+				_, err := c.chunkPolled(pl, doc, func(chunking.Chunk) bool { return true })
+				if !errors.Is(err, context.Canceled) {
+					t.Errorf("ended at %d/4 of the work: err = %v, want context.Canceled", q, err)
+				}
+				if pl.CallsAfterEnd() > 8 {
+					t.Errorf("ended at %d/4 of the work: %d more steps after the end, want at most 8", q, pl.CallsAfterEnd())
+				}
+			}
+		})
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	n := 0
+	_, err := c.ChunkFunc(ctx, chunking.Document{Path: "a.md", Content: []byte(inputs["document"])}, func(chunking.Chunk) bool { n++; return true })
+	if !errors.Is(err, context.Canceled) || n != 0 || !strings.Contains(err.Error(), "a.md") {
+		t.Errorf("ChunkFunc(ended context) = %d chunks, %v; want none and context.Canceled naming a.md", n, err)
+	}
+}
+
+// TestChunkFunc: ChunkFunc yields the chunks Chunk returns, in order, and
+// stops when yield returns false.
+func TestChunkFunc(t *testing.T) {
+	c := mustNew(t, func(c *Config) { c.MaxChunkSize = 5; c.WordOverlap = 1 })
+	doc := chunking.Document{Path: "f.md", Content: []byte("# A\nOne two three. Four five six. Seven eight.\n## B\nNine ten.")}
+	want, wantWarns, err := c.Chunk(doc)
+	if err != nil || len(want) < 3 {
+		t.Fatalf("Chunk = %d chunks, %v", len(want), err)
+	}
+	var got []chunking.Chunk
+	warns, err := c.ChunkFunc(context.Background(), doc, func(ch chunking.Chunk) bool { got = append(got, ch); return true })
+	if err != nil || len(got) != len(want) || len(warns) != len(wantWarns) {
+		t.Fatalf("ChunkFunc = %d chunks, %v; want %d", len(got), err, len(want))
+	}
+	for i := range want {
+		if got[i].Hash() != want[i].Hash() {
+			t.Errorf("chunk %d differs", i)
+		}
+	}
+	n := 0
+	if _, err := c.ChunkFunc(context.Background(), doc, func(chunking.Chunk) bool { n++; return false }); err != nil || n != 1 {
+		t.Errorf("ChunkFunc stopping at the first chunk = %d calls, %v", n, err)
+	}
+}
+
+func TestChunkFileAndFolder(t *testing.T) {
+	dir := t.TempDir()
+	for name, text := range map[string]string{"b.md": "# B\nb", "a/x.txt": "plain text", "c.mdx": "# C\nc", "skip.rst": "no", ".h/h.md": "hidden", "bad.md": "\xff"} {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := mustNew(t, nil)
+	ctx := context.Background()
+	chunks, warns, err := c.ChunkFolder(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	for _, ch := range chunks {
+		files = append(files, ch.Get("file", "").(string))
+	}
+	if got, want := strings.Join(files, " "), "a/x.txt b.md c.mdx"; got != want {
+		t.Errorf("ChunkFolder files = %q, want %q", got, want)
+	}
+	if len(warns) != 1 || warns[0].File != "bad.md" {
+		t.Errorf("ChunkFolder warnings = %v, want one for bad.md", warns)
+	}
+	chunks, _, err = c.ChunkFile(ctx, filepath.Join(dir, "a", "..", "a", "x.txt"))
+	if err != nil || len(chunks) != 1 || chunks[0].Get("file", nil) != filepath.ToSlash(filepath.Join(dir, "a", "x.txt")) || chunks[0].Get("file_format", nil) != "txt" {
+		t.Errorf("ChunkFile = %v, %v", chunks, err)
+	}
+	if _, _, err := c.ChunkFile(ctx, filepath.Join(dir, "missing.md")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("ChunkFile(missing) = %v, want fs.ErrNotExist", err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, _, err := c.ChunkFolder(cctx, dir); !errors.Is(err, context.Canceled) {
+		t.Errorf("ChunkFolder(cancelled) = %v, want context.Canceled", err)
 	}
 }

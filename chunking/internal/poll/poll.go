@@ -20,11 +20,13 @@ const Every = 32 << 10
 // Poller counts work and looks at a context every Every units. The zero
 // Poller never stops. A Poller is used by one goroutine.
 type Poller struct {
-	ctx  context.Context
-	done <-chan struct{}
-	due  int // work left before the next look
-	work int // all work counted
-	err  error
+	ctx     context.Context
+	done    <-chan struct{}
+	due     int // work left before the next look
+	work    int // all work counted
+	err     error
+	endAt   int // EndAfter: the work at which the context ends
+	after   int // Add and Check calls after the end was seen
 }
 
 // New returns a Poller for ctx.
@@ -32,23 +34,45 @@ func New(ctx context.Context) *Poller {
 	return &Poller{ctx: ctx, done: ctx.Done(), due: Every}
 }
 
-// Add counts n units of work and reports whether the context has ended;
-// Err then returns its error. It looks at the context when Every units
-// have been counted since the last look.
-func (p *Poller) Add(n int) bool {
-	p.work += n
-	p.due -= n
-	if p.due > 0 || p.err != nil {
-		return p.err != nil
-	}
-	p.due = Every
-	if p.done != nil {
+// EndAfter returns a Poller whose context ends (with context.Canceled)
+// once n units of work are counted, seen at the next look as a real
+// context's end would be: tests cancel at a chosen point of the work with
+// it, without timing anything.
+func EndAfter(n int) *Poller {
+	return &Poller{due: Every, endAt: max(n, 1)}
+}
+
+// look records the context's end, if it has ended.
+func (p *Poller) look() {
+	switch {
+	case p.endAt > 0:
+		if p.work >= p.endAt {
+			p.err = context.Canceled
+		}
+	case p.done != nil:
 		select {
 		case <-p.done:
 			p.err = p.ctx.Err()
 		default:
 		}
 	}
+}
+
+// Add counts n units of work and reports whether the context has ended;
+// Err then returns its error. It looks at the context when Every units
+// have been counted since the last look.
+func (p *Poller) Add(n int) bool {
+	p.work += n
+	if p.err != nil {
+		p.after++
+		return true
+	}
+	p.due -= n
+	if p.due > 0 {
+		return false
+	}
+	p.due = Every
+	p.look()
 	return p.err != nil
 }
 
@@ -56,13 +80,11 @@ func (p *Poller) Add(n int) bool {
 // whether it has ended: for checkpoints between large steps (sections,
 // threads, files).
 func (p *Poller) Check() bool {
-	if p.err == nil && p.done != nil {
-		select {
-		case <-p.done:
-			p.err = p.ctx.Err()
-		default:
-		}
+	if p.err != nil {
+		p.after++
+		return true
 	}
+	p.look()
 	return p.err != nil
 }
 
@@ -75,3 +97,8 @@ func (p *Poller) Err() error { return p.err }
 
 // Work returns the units of work counted so far.
 func (p *Poller) Work() int { return p.work }
+
+// CallsAfterEnd returns the calls of Add and Check made after the Poller
+// saw its context end: a chunker that stops promptly makes a few while it
+// unwinds, one that goes on makes one per step.
+func (p *Poller) CallsAfterEnd() int { return p.after }
