@@ -20,13 +20,13 @@ const Every = 32 << 10
 // Poller counts work and looks at a context every Every units. The zero
 // Poller never stops. A Poller is used by one goroutine.
 type Poller struct {
-	ctx     context.Context
-	done    <-chan struct{}
-	due     int // work left before the next look
-	work    int // all work counted
-	err     error
-	endAt   int // EndAfter: the work at which the context ends
-	after   int // Add and Check calls after the end was seen
+	ctx   context.Context
+	done  <-chan struct{}
+	due   int // work left before the next look
+	work  int // all work counted
+	err   error
+	endAt int // EndAfter: the work at which the context ends
+	after int // Add and Check calls after the end was seen
 }
 
 // New returns a Poller for ctx.
