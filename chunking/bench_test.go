@@ -13,7 +13,7 @@ func benchChunks() []Chunk {
 	para := strings.Repeat("Some prose with `code`, a colon: here, and ünïcode 😀.\n", 30)
 	out := make([]Chunk, 1000)
 	for i := range out {
-		out[i] = New(para, Metadata{{"h1", "Guide"}, {"h2", fmt.Sprintf("Part %d", i/10)}, {"index", i % 10}, {"file", fmt.Sprintf("docs/f%03d.md", i/10)}})
+		out[i] = NewChunk(para, Metadata{{"h1", "Guide"}, {"h2", fmt.Sprintf("Part %d", i/10)}, {"index", i % 10}, {"file", fmt.Sprintf("docs/f%03d.md", i/10)}})
 	}
 	return out
 }

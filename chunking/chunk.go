@@ -1,6 +1,7 @@
 package chunking
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -30,25 +31,25 @@ var (
 
 // Chunk is an immutable piece of a document: its text, ordered metadata and
 // the SHA-256 hash of both (see Hash). The zero Chunk is an empty chunk with
-// no metadata and no hash; build chunks with New.
+// no metadata and no hash; build chunks with NewChunk.
 type Chunk struct {
 	content  string
 	metadata Metadata
 	hash     string
 }
 
-// New returns a chunk of content with a deep copy of metadata, its hash
+// NewChunk returns a chunk of content with a deep copy of metadata, its hash
 // computed as the reference computes it.
-func New(content string, metadata Metadata) Chunk {
+func NewChunk(content string, metadata Metadata) Chunk {
 	md := metadata.Clone()
 	return Chunk{content: content, metadata: md, hash: Hash(content, md)}
 }
 
-// NewWithHash returns a chunk that keeps the given hash, as when loaded from
+// NewChunkWithHash returns a chunk that keeps the given hash, as when loaded from
 // a file; VerifyHash tells whether it matches. An empty hash is computed.
-func NewWithHash(content string, metadata Metadata, hash string) Chunk {
+func NewChunkWithHash(content string, metadata Metadata, hash string) Chunk {
 	if hash == "" {
-		return New(content, metadata)
+		return NewChunk(content, metadata)
 	}
 	return Chunk{content: content, metadata: metadata.Clone(), hash: hash}
 }
@@ -212,10 +213,12 @@ type Chunker interface {
 // StreamChunker is implemented by chunkers that can hand out the chunks
 // of a large document one by one instead of holding them all: ChunkFunc
 // calls yield with each chunk Chunk would return, in order, and stops when
-// yield returns false. Callers that only pass chunks on (writers,
-// benchmarks) prefer it.
+// yield returns false. It also watches ctx: when ctx ends it stops within
+// a little work and returns an error wrapping ctx's error, which is how a
+// caller bounds the time one document may take. Callers that only pass
+// chunks on (writers, benchmarks, workers with a time budget) prefer it.
 type StreamChunker interface {
-	ChunkFunc(doc Document, yield func(Chunk) bool) ([]Warning, error)
+	ChunkFunc(ctx context.Context, doc Document, yield func(Chunk) bool) ([]Warning, error)
 }
 
 // ChunkerFunc adapts a function to the Chunker interface.

@@ -47,7 +47,7 @@ func TestCorpusRoundTrip(t *testing.T) {
 		paras := strings.Split(string(b), "\n\n")
 		for i, p := range paras {
 			if i < 2 || hard(p) {
-				chunks = append(chunks, New(p, Metadata{{"index", i}, {"file", f}}))
+				chunks = append(chunks, NewChunk(p, Metadata{{"index", i}, {"file", f}}))
 			}
 		}
 	}

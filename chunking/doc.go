@@ -15,7 +15,7 @@
 // code point, later duplicate keys winning, ASCII-only output with
 // lowercase \uXXXX escapes, floats as Python's repr). It matches the
 // reference implementation byte for byte. A hash given at construction
-// (NewWithHash, as when loading) is kept; VerifyHash checks it.
+// (NewChunkWithHash, as when loading) is kept; VerifyHash checks it.
 //
 // Metadata values are nil, bool, int (and the other Go integer types),
 // *big.Int, float64, string, []any, []string, Metadata and map[string]any.
@@ -77,7 +77,7 @@
 // # Concurrency and aliasing
 //
 // Chunk, Collection and Inspector are safe for concurrent use. Chunk's
-// accessors return copies of the metadata's top level; New and
+// accessors return copies of the metadata's top level; NewChunk and
 // NewCollection copy their inputs, and every slice a Collection method
 // returns is a fresh copy. Nested metadata values (lists, maps) are shared
 // and must be treated as immutable. ChunkWriter, JSONLReader and the
@@ -85,11 +85,34 @@
 //
 // # Chunkers
 //
-// A Chunker turns one Document into chunks and warnings. Chunker cores are
-// pure (no I/O, no logging, no global state) and safe for concurrent use;
-// warnings are values, never prints. Options are described by OptionSpec
-// and decoded by DecodeOptions: an absent option takes its default, a
-// present zero is kept. WalkFolder lists a folder's documents with the
-// spec's walk rules (recursive, hidden names skipped, symlinked folders not
-// followed, sorted by relative path in byte order, "/" separators).
+// A Chunker turns one Document into chunks and warnings; ChunkerFunc
+// makes a function one. Chunker cores are pure (no I/O, no logging, no
+// global state) and safe for concurrent use; warnings are values, never
+// prints. Every chunker of this module (packages markdown, twostep,
+// email) has the same shape:
+//
+//   - Config, a struct with one field per option, named after the
+//     reference's parameter (MaxChar is max_char); DefaultConfig returns
+//     the defaults, and Config.Validate names a bad field by its
+//     parameter name, wrapping ErrInvalidOptions. Zero is a value like
+//     any other (overlap 0, merging off): start from DefaultConfig and
+//     change fields.
+//   - New(Config) (*Chunker, error), which validates.
+//   - Chunk(doc): the chunks of one document, pure.
+//   - ChunkFunc(ctx, doc, yield): the same chunks one at a time
+//     (StreamChunker). It watches ctx between blocks, sections or threads
+//     and every few tens of kilobytes of work inside long loops, and ends
+//     with an error wrapping ctx's error soon after ctx ends: this is how
+//     a caller bounds the time one document may take.
+//   - ChunkFile(ctx, path) and ChunkFolder(ctx, dir): a file, and every
+//     file of a folder with the chunker's extensions (for email: a
+//     folder, Maildir or mbox read as one mailbox).
+//
+// Raw option maps (requests, flags, option files) are decoded into these
+// configurations in one place, package registry, which also resolves
+// them into the complete option map that identifies a chunker's
+// behaviour. WalkFolder lists a folder's documents with the walk rules
+// every chunker and the producer share (recursive, hidden names skipped,
+// symlinked folders not followed, sorted by relative path in byte order,
+// "/" separators).
 package chunking

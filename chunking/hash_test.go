@@ -24,9 +24,9 @@ func TestHashVectors(t *testing.T) {
 		if got := Hash(tt.content, tt.md); got != tt.want {
 			t.Errorf("Hash(%q, %v) = %s, want %s", tt.content, tt.md, got, tt.want)
 		}
-		c := New(tt.content, tt.md)
+		c := NewChunk(tt.content, tt.md)
 		if c.Hash() != tt.want || !c.VerifyHash() {
-			t.Errorf("New(%q, %v).Hash() = %s, want %s", tt.content, tt.md, c.Hash(), tt.want)
+			t.Errorf("NewChunk(%q, %v).Hash() = %s, want %s", tt.content, tt.md, c.Hash(), tt.want)
 		}
 	}
 }
@@ -54,7 +54,7 @@ func TestRenderMetadata(t *testing.T) {
 }
 
 func TestChunkString(t *testing.T) {
-	c := New("abcdefghij", nil)
+	c := NewChunk("abcdefghij", nil)
 	tests := []struct {
 		max  int
 		tr   Truncate

@@ -12,7 +12,7 @@ import (
 // 2 characters), guide/ref.md (6), guide/deep/x.md (4), z.md (1).
 func specChunks() []Chunk {
 	mk := func(content, file string, index int) Chunk {
-		return New(content, Metadata{{"index", index}, {"file", file}})
+		return NewChunk(content, Metadata{{"index", index}, {"file", file}})
 	}
 	return []Chunk{
 		mk("aaaa", "doc.md", 0),
@@ -74,10 +74,10 @@ File File Structure:`
 func TestSummaryLimitsAndDuplicates(t *testing.T) {
 	var chunks []Chunk
 	for _, f := range []string{"a/1.md", "a/2.md", "a/3.md", "a/b/c/d/deep.md", "top.md"} {
-		chunks = append(chunks, New(strings.Repeat("x", 10), Metadata{{"file", f}}))
+		chunks = append(chunks, NewChunk(strings.Repeat("x", 10), Metadata{{"file", f}}))
 	}
-	chunks = append(chunks, New(strings.Repeat("y", 30), nil)) // no file, no index
-	chunks = append(chunks, chunks[1], chunks[1])              // two repeats of a/2.md
+	chunks = append(chunks, NewChunk(strings.Repeat("y", 30), nil)) // no file, no index
+	chunks = append(chunks, chunks[1], chunks[1])                   // two repeats of a/2.md
 	got := NewInspector(NewCollection(chunks)).Summary(3, 2)
 	want := `ChunkCollection Summary
 Total chunks: 8
@@ -195,10 +195,10 @@ func TestSampling(t *testing.T) {
 
 func TestCollectionNavigation(t *testing.T) {
 	chunks := specChunks()
-	dup := New("aaaa", Metadata{{"index", 0}, {"file", "doc.md"}}) // same hash as chunk 0
-	chunks = append(chunks, dup, New("f", Metadata{{"index", 2}, {"file", "doc.md"}}))
+	dup := NewChunk("aaaa", Metadata{{"index", 0}, {"file", "doc.md"}}) // same hash as chunk 0
+	chunks = append(chunks, dup, NewChunk("f", Metadata{{"index", 2}, {"file", "doc.md"}}))
 	c := NewCollection(chunks)
-	chunks[0] = New("changed", nil)
+	chunks[0] = NewChunk("changed", nil)
 	if c.At(0).Content() != "aaaa" {
 		t.Errorf("NewCollection did not copy its input")
 	}

@@ -146,7 +146,7 @@ func (j *JSONLReader) parse(line []byte) (Chunk, error) {
 		return Chunk{}, syntaxError(j.name, j.line, nil, `no "content"`)
 	}
 	if hash == nil {
-		return New(*content, md), nil
+		return NewChunk(*content, md), nil
 	}
 	ch := Chunk{content: *content, metadata: md, hash: *hash}
 	if !ch.VerifyHash() {

@@ -16,15 +16,15 @@ import (
 // by hand as the reference writes them.
 func referenceChunks() []Chunk {
 	return []Chunk{
-		New("# Intro\nFirst line", Metadata{{"h1", "Intro"}, {"index", 0}, {"file", "docs/a.md"}}),
-		New("single line: with colon", Metadata{{"index", 1}, {"file", "docs/a.md"}}),
-		New("    indented code\nafter", Metadata{{"h1", "Intro"}, {"h2", "Code"}, {"index", 2}, {"file", "docs/a.md"}}),
-		New("ends with one newline\n", Metadata{{"index", 0}, {"file", "docs/b.md"}, {"version", "1.0"},
+		NewChunk("# Intro\nFirst line", Metadata{{"h1", "Intro"}, {"index", 0}, {"file", "docs/a.md"}}),
+		NewChunk("single line: with colon", Metadata{{"index", 1}, {"file", "docs/a.md"}}),
+		NewChunk("    indented code\nafter", Metadata{{"h1", "Intro"}, {"h2", "Code"}, {"index", 2}, {"file", "docs/a.md"}}),
+		NewChunk("ends with one newline\n", Metadata{{"index", 0}, {"file", "docs/b.md"}, {"version", "1.0"},
 			{"count", "42"}, {"enabled", "true"}, {"answer", "yes"}, {"date", "2024-05-01"}, {"nothing", "null"},
 			{"ratio", 0.5}, {"big", 1e16}, {"flag", false}, {"empty", nil}, {"tags", []any{"alpha", "beta"}}}),
-		New("keeps trailing newlines\n\n\n", Metadata{{"index", 1}, {"file", "docs/b.md"}, {"title", "Café – naïve 😀"}}),
-		New("Grüße aus Köln", Metadata{{"index", 0}, {"file", "guide/ref.md"}, {"nested", Metadata{{"z", 1}, {"a", "two"}}}}),
-		New("a long single-quoted line that the writer folded at eighty columns: it continues here, and it's one line again",
+		NewChunk("keeps trailing newlines\n\n\n", Metadata{{"index", 1}, {"file", "docs/b.md"}, {"title", "Café – naïve 😀"}}),
+		NewChunk("Grüße aus Köln", Metadata{{"index", 0}, {"file", "guide/ref.md"}, {"nested", Metadata{{"z", 1}, {"a", "two"}}}}),
+		NewChunk("a long single-quoted line that the writer folded at eighty columns: it continues here, and it's one line again",
 			Metadata{{"index", 1}, {"file", "guide/ref.md"}, {"escaped", "café ☃ tab\there joined"}}),
 	}
 }
@@ -55,25 +55,25 @@ func TestLoadReferenceYAML(t *testing.T) {
 // trickyChunks exercise the writers' quoting and block styles.
 func trickyChunks() []Chunk {
 	return []Chunk{
-		New("", nil),
-		New("\n", Metadata{}),
-		New("  leading spaces\nnext", Metadata{{"k", "  v"}}),
-		New("trailing \nspaces \n", Metadata{{"k", "a \nb"}}),
-		New("tab\tand\r\nCRLF", Metadata{{"t", "\t"}}),
-		New("- looks like a list", Metadata{{"q", "# comment?"}, {"c", "a: b"}}),
-		New("123", Metadata{{"n", "123"}, {"f", "1.5"}, {"e", "1e3"}, {"h", "0x1F"}, {"o", "0o17"}, {"b", "0b11"}, {"u", "1_000"}}),
-		New("true", Metadata{{"yes", "yes"}, {"no", "no"}, {"on", "on"}, {"null", "null"}, {"tilde", "~"}, {"empty", ""}, {"inf", ".inf"}, {"nan", ".nan"}}),
-		New("2024-01-02", Metadata{{"d", "2024-01-02T10:00:00Z"}, {"m", "<<"}}),
-		New("unicode é 😀 \u2028 \u00a0", Metadata{{"ключ", "значение"}, {"\"q\"", "'s'"}}),
-		New("numbers", Metadata{{"i", 0}, {"neg", -7}, {"big", uint64(1 << 63)}, {"f", 1.0}, {"g", 0.1}, {"h", 1e-05}, {"x", -0.0}, {"bool", true}, {"nil", nil}}),
-		New("nested", Metadata{{"l", []any{1, "two", []any{}, Metadata{}, Metadata{{"a", []any{nil}}}}}, {"s", []string{"a", "b"}}}),
-		New("dup keys", Metadata{{"k", 1}, {"k", 2}}),
-		New("multi-line key", Metadata{{"a\nb", "v"}}),
-		New("\tfirst line starts with a tab\nsecond", Metadata{{"t", "\tx\ny"}}),
-		New("\n  \n  \tafter blank lines\nnext", nil),
-		New("line\n\tsecond starts with a tab", nil),
-		New("LS \u2028 and NEL \u0085\nnext line", nil),
-		New("  lead\n\ttab", nil),
+		NewChunk("", nil),
+		NewChunk("\n", Metadata{}),
+		NewChunk("  leading spaces\nnext", Metadata{{"k", "  v"}}),
+		NewChunk("trailing \nspaces \n", Metadata{{"k", "a \nb"}}),
+		NewChunk("tab\tand\r\nCRLF", Metadata{{"t", "\t"}}),
+		NewChunk("- looks like a list", Metadata{{"q", "# comment?"}, {"c", "a: b"}}),
+		NewChunk("123", Metadata{{"n", "123"}, {"f", "1.5"}, {"e", "1e3"}, {"h", "0x1F"}, {"o", "0o17"}, {"b", "0b11"}, {"u", "1_000"}}),
+		NewChunk("true", Metadata{{"yes", "yes"}, {"no", "no"}, {"on", "on"}, {"null", "null"}, {"tilde", "~"}, {"empty", ""}, {"inf", ".inf"}, {"nan", ".nan"}}),
+		NewChunk("2024-01-02", Metadata{{"d", "2024-01-02T10:00:00Z"}, {"m", "<<"}}),
+		NewChunk("unicode é 😀 \u2028 \u00a0", Metadata{{"ключ", "значение"}, {"\"q\"", "'s'"}}),
+		NewChunk("numbers", Metadata{{"i", 0}, {"neg", -7}, {"big", uint64(1 << 63)}, {"f", 1.0}, {"g", 0.1}, {"h", 1e-05}, {"x", -0.0}, {"bool", true}, {"nil", nil}}),
+		NewChunk("nested", Metadata{{"l", []any{1, "two", []any{}, Metadata{}, Metadata{{"a", []any{nil}}}}}, {"s", []string{"a", "b"}}}),
+		NewChunk("dup keys", Metadata{{"k", 1}, {"k", 2}}),
+		NewChunk("multi-line key", Metadata{{"a\nb", "v"}}),
+		NewChunk("\tfirst line starts with a tab\nsecond", Metadata{{"t", "\tx\ny"}}),
+		NewChunk("\n  \n  \tafter blank lines\nnext", nil),
+		NewChunk("line\n\tsecond starts with a tab", nil),
+		NewChunk("LS \u2028 and NEL \u0085\nnext line", nil),
+		NewChunk("  lead\n\ttab", nil),
 	}
 }
 
@@ -139,7 +139,7 @@ func TestZeroChunkRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	c, err := DecodeJSONL(&buf, "zero.jsonl")
-	if err != nil || c.Len() != 1 || c.At(0).Hash() != New("", nil).Hash() {
+	if err != nil || c.Len() != 1 || c.At(0).Hash() != NewChunk("", nil).Hash() {
 		t.Errorf("JSONL round trip of the zero Chunk = %v, %v", c, err)
 	}
 }
@@ -164,7 +164,7 @@ func TestEmptyCollections(t *testing.T) {
 }
 
 func TestLoadErrors(t *testing.T) {
-	good, err := AppendJSONL(nil, New("x", Metadata{{"index", 0}}))
+	good, err := AppendJSONL(nil, NewChunk("x", Metadata{{"index", 0}}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,10 +232,10 @@ func TestJSONLTypes(t *testing.T) {
 func TestWriterRejectsBadText(t *testing.T) {
 	for _, f := range []Format{JSONL, YAML} {
 		w, _ := NewChunkWriter(&bytes.Buffer{}, f)
-		if err := w.Write(New("bad \xff", nil)); !errors.Is(err, ErrNotUTF8) {
+		if err := w.Write(NewChunk("bad \xff", nil)); !errors.Is(err, ErrNotUTF8) {
 			t.Errorf("%v Write(invalid UTF-8) = %v, want ErrNotUTF8", f, err)
 		}
-		if err := w.Write(New("x", Metadata{{"v", struct{}{}}})); !errors.Is(err, ErrMetadataValue) {
+		if err := w.Write(NewChunk("x", Metadata{{"v", struct{}{}}})); !errors.Is(err, ErrMetadataValue) {
 			t.Errorf("%v Write(struct value) = %v, want ErrMetadataValue", f, err)
 		}
 	}
@@ -243,8 +243,8 @@ func TestWriterRejectsBadText(t *testing.T) {
 
 func TestYAMLWritesEmojiRaw(t *testing.T) {
 	chunks := []Chunk{
-		New("line one 😀\nline two 𝄞", Metadata{{"t", "naïve 😀"}, {"l", []any{"𝄞"}}}),
-		New("clash \ue001 and 😀", nil),
+		NewChunk("line one 😀\nline two 𝄞", Metadata{{"t", "naïve 😀"}, {"l", []any{"𝄞"}}}),
+		NewChunk("clash \ue001 and 😀", nil),
 	}
 	var buf bytes.Buffer
 	if err := Encode(&buf, YAML, chunks); err != nil {
@@ -302,7 +302,7 @@ func bigIntChunk() (Chunk, string, string) {
     - 10000000000000000000000000000000000000000
     - x: -1000000000000000000000000000000
 `
-	return New("big integers", md), "bc572a7dbbde3e395eb488df3b096d8bbe9861b4f5d777152510cab71f878d51", referenceYAML
+	return NewChunk("big integers", md), "bc572a7dbbde3e395eb488df3b096d8bbe9861b4f5d777152510cab71f878d51", referenceYAML
 }
 
 // TestBigIntegers: integers beyond 64 bits keep every digit through
@@ -363,10 +363,10 @@ func trimIndent(s string) string {
 // (first place, last value) and refuse metadata nested below MaxDepth,
 // in writing and in reading.
 func TestStorageDuplicatesAndDepth(t *testing.T) {
-	dup := New("x", Metadata{{"k", 1}, {"j", 2}, {"k", 3}})
+	dup := NewChunk("x", Metadata{{"k", 1}, {"j", 2}, {"k", 3}})
 	// The metadata map is level 1: MaxDepth-1 more levels fit in it.
-	deep := New("x", Metadata{{"d", nestedValue(MaxDepth, 1)}})
-	ok := New("x", Metadata{{"d", nestedValue(MaxDepth-1, 1)}})
+	deep := NewChunk("x", Metadata{{"d", nestedValue(MaxDepth, 1)}})
+	ok := NewChunk("x", Metadata{{"d", nestedValue(MaxDepth-1, 1)}})
 	for _, f := range []Format{JSONL, YAML} {
 		var buf bytes.Buffer
 		if err := Encode(&buf, f, []Chunk{dup, ok}); err != nil {
@@ -398,11 +398,11 @@ func TestStorageDuplicatesAndDepth(t *testing.T) {
 // TestJSONLText: JSONL refuses text that is not UTF-8, naming the field
 // and the byte, in writing and in reading; U+2028 is written escaped.
 func TestJSONLText(t *testing.T) {
-	_, err := AppendJSONL(nil, New("ok", Metadata{{"m", Metadata{{"t", "ab\xff"}}}}))
+	_, err := AppendJSONL(nil, NewChunk("ok", Metadata{{"m", Metadata{{"t", "ab\xff"}}}}))
 	if !errors.Is(err, ErrNotUTF8) || !strings.Contains(err.Error(), "metadata.m.t: invalid UTF-8 at byte 2") {
 		t.Errorf("AppendJSONL(invalid metadata) = %v", err)
 	}
-	_, err = AppendJSONL(nil, New("héllo\xff", nil))
+	_, err = AppendJSONL(nil, NewChunk("héllo\xff", nil))
 	if !errors.Is(err, ErrNotUTF8) || !strings.Contains(err.Error(), "content: invalid UTF-8 at byte 6") {
 		t.Errorf("AppendJSONL(invalid content) = %v", err)
 	}
@@ -415,7 +415,7 @@ func TestJSONLText(t *testing.T) {
 			t.Errorf("DecodeJSONL(%q) = %v, want %s", in, err, want)
 		}
 	}
-	b, err := AppendJSONL(nil, New("a\u2028b\u2029c", nil))
+	b, err := AppendJSONL(nil, NewChunk("a\u2028b\u2029c", nil))
 	if err != nil || !strings.Contains(string(b), `"a\u2028b\u2029c"`) {
 		t.Errorf("AppendJSONL(U+2028) = %s, %v", b, err)
 	}

@@ -413,7 +413,7 @@ func (d *yamlDecoder) chunk(n *yaml.Node, aliased bool) (Chunk, error) {
 	if content == nil {
 		return Chunk{}, syntaxError(d.name, n.Line, nil, "no content")
 	}
-	return New(*content, md), nil
+	return NewChunk(*content, md), nil
 }
 
 func (d *yamlDecoder) value(n *yaml.Node, depth int, aliased bool) (any, error) {

@@ -36,7 +36,7 @@ func BenchmarkDecodeIngest(b *testing.B) {
 }
 
 func BenchmarkEncodeChunkRecord(b *testing.B) {
-	c := chunking.New(strings.Repeat("Chunk text with \"quotes\" and ünïcode.\n", 25),
+	c := chunking.NewChunk(strings.Repeat("Chunk text with \"quotes\" and ünïcode.\n", 25),
 		chunking.Metadata{{Key: "h1", Value: "Guide"}, {Key: "h2", Value: "Install"}, {Key: "index", Value: 3}, {Key: "file", Value: "docs/guide/install.md"}})
 	rec := NewChunkRecord("docs/guide/install.md", "abc", 7, 3, 10, c)
 	for _, ct := range []string{ContentTypeJSON, ContentTypeMsgpack} {

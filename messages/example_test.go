@@ -40,7 +40,7 @@ func ExampleDecodeIngest() {
 }
 
 func ExampleEncodeChunkRecord() {
-	c := chunking.New("Hello world", chunking.Metadata{{Key: "index", Value: 0}, {Key: "file", Value: "a.md"}})
+	c := chunking.NewChunk("Hello world", chunking.Metadata{{Key: "index", Value: 0}, {Key: "file", Value: "a.md"}})
 	rec := messages.NewChunkRecord("a.md", "", 7, 0, 1, c)
 	b, _ := messages.EncodeChunkRecord(&rec, messages.ContentTypeJSON)
 	fmt.Println(string(b))

@@ -228,7 +228,7 @@ func NewDeleteRecord(docID, docVersion string, seq uint64) ChunkRecord {
 
 // Chunk returns the record's chunk, keeping its hash.
 func (r *ChunkRecord) Chunk() chunking.Chunk {
-	return chunking.NewWithHash(r.Content, r.Metadata, r.Hash)
+	return chunking.NewChunkWithHash(r.Content, r.Metadata, r.Hash)
 }
 
 // MsgID returns the record's Nats-Msg-Id: "<id>@<ingest_seq>" for a chunk,

@@ -33,11 +33,11 @@ func ThreadID(mailboxID, threadID string) string { return mailboxID + "#" + thre
 // as mboxrd, in mailbox order. Chunking one of them alone gives the
 // chunks the thread gets when the whole mailbox is chunked.
 func mailboxThreads(ctx context.Context, path, prefix string) ([]source, string, []chunking.Warning, error) {
-	mb, warns, err := email.ReadMailbox(ctx, path)
+	mb, warns, err := email.ReadMailbox(ctx, path, false)
 	if err != nil {
 		return nil, "", nil, fmt.Errorf("producer: mailbox %s: %w", path, err)
 	}
-	threads, tw := email.ThreadsWithWarnings(mb)
+	threads, tw := email.Threads(mb)
 	warns = append(warns, tw...)
 	id := MailboxID(prefix, path)
 	docs := make([]source, 0, len(threads))

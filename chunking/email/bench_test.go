@@ -4,13 +4,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/chunking/internal/poll"
 	"github.com/chunkstream/chunkstream/internal/testutil"
 )
 
@@ -49,12 +48,13 @@ func BenchmarkParseOnly(b *testing.B) {
 // mailbox: reading, MIME decoding, threading, stripping, windows, hashes.
 func BenchmarkChunkMailbox(b *testing.B) {
 	docs, n := loadDocs(b, testutil.SharedDir(b, "corpus", "email", "linux-man"))
-	c, _ := New(nil)
+	c, _ := New(DefaultConfig())
 	b.SetBytes(int64(n))
 	b.ReportAllocs()
 	for b.Loop() {
-		mb, _ := MailboxOf(docs, ReadOptions{})
-		c.ChunkMailbox(mb)
+		if _, _, err := c.ChunkMailbox(docs); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
 
@@ -90,7 +90,7 @@ func syntheticMbox(threads int) []byte {
 // BenchmarkScale compares a mailbox with its tenfold: ns/op should grow
 // about tenfold (linear in the mailbox size).
 func BenchmarkScale(b *testing.B) {
-	c, _ := New(nil)
+	c, _ := New(DefaultConfig())
 	for _, threads := range []int{100, 1000} {
 		data := syntheticMbox(threads)
 		b.Run(fmt.Sprintf("threads=%d", threads), func(b *testing.B) {
@@ -117,7 +117,7 @@ func BenchmarkAdversarial(b *testing.B) {
 		fmt.Fprintf(&chain, "From x Mon Jan  1 00:00:00 2024\nMessage-ID: <c%d@x>\nIn-Reply-To: <c%d@x>\nDate: Mon, 1 Jan 2024 00:00:00 +0000\n\nbody %d\n\n", k, k-1, k)
 		fmt.Fprintf(&subj, "From x Mon Jan  1 00:00:00 2024\nMessage-ID: <s%d@x>\nSubject: Re: same\nDate: Mon, 1 Jan 2024 %02d:%02d:%02d +0000\n\nbody %d\n\n", k, k/3600%24, k/60%60, k%60, k)
 	}
-	c, _ := New(nil)
+	c, _ := New(DefaultConfig())
 	for name, data := range map[string][]byte{"chain": []byte(chain.String()), "subject": []byte(subj.String()), "star": []byte(star.String())} {
 		b.Run(name, func(b *testing.B) {
 			b.SetBytes(int64(len(data)))
@@ -128,82 +128,70 @@ func BenchmarkAdversarial(b *testing.B) {
 	}
 }
 
-// TestSpeedRatio (with EMAIL_SPEED=1) times the parse baseline and the
-// whole chunker alternately and reports the ratio of their best runs, a
-// measure that survives a loaded machine better than two benchmarks.
-func TestSpeedRatio(t *testing.T) {
-	if os.Getenv("EMAIL_SPEED") == "" {
-		t.Skip("set EMAIL_SPEED=1")
-	}
-	dir := testutil.SharedDir(t, "corpus", "email", "linux-man")
-	files, _ := filepath.Glob(filepath.Join(dir, "*.eml"))
-	var docs []chunking.Document
-	for _, f := range files {
-		data, _ := os.ReadFile(f)
-		docs = append(docs, chunking.Document{Path: f, Content: data})
-	}
-	c, _ := New(nil)
-	// CPU time of the process: the machine is shared, wall time is not
-	// a measure.
-	cpu := func() time.Duration {
-		var ru syscall.Rusage
-		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	}
-	best := func(f func()) time.Duration {
-		runtime.GC()
-		start := cpu()
+// BenchmarkSpeedRatio times, in each iteration, the parse baseline
+// (ParseOnly over linux-man) and the whole chunker over the same
+// messages, then the chunker's stages one by one, and reports the ratios
+// of their times: whole/parse (the chunker's cost as a multiple of
+// go-message's), and each stage's share. Measured side by side in one
+// run, the ratios survive a loaded machine better than two benchmarks.
+func BenchmarkSpeedRatio(b *testing.B) {
+	docs, n := loadDocs(b, testutil.SharedDir(b, "corpus", "email", "linux-man"))
+	c, _ := New(DefaultConfig())
+	noStrip, _ := New(config(func(c *Config) { c.StripQuotes = StripNever }))
+	timed := func(f func()) time.Duration {
+		start := time.Now()
 		f()
-		return cpu() - start
+		return time.Since(start)
 	}
-	var parse, whole time.Duration = 1 << 62, 1 << 62
-	for range 7 {
-		parse = min(parse, best(func() {
+	var parse, whole, read, thread, chunk, chunkNoStrip time.Duration
+	b.SetBytes(int64(n))
+	for b.Loop() {
+		parse += timed(func() {
 			for _, d := range docs {
 				_ = ParseOnly(d)
 			}
-		}))
-		whole = min(whole, best(func() {
-			mb, _ := MailboxOf(docs, ReadOptions{})
-			c.ChunkMailbox(mb)
-		}))
-	}
-	t.Logf("parse %v, whole chunker %v, ratio %.2f", parse, whole, float64(whole)/float64(parse))
-	var read, thread, chunk time.Duration = 1 << 62, 1 << 62, 1 << 62
-	var mb *Mailbox
-	var threads []Thread
-	for range 5 {
-		read = min(read, best(func() { mb, _ = MailboxOf(docs, ReadOptions{}) }))
-		thread = min(thread, best(func() { threads = Threads(mb) }))
-		chunk = min(chunk, best(func() {
+		})
+		whole += timed(func() { _, _, _ = c.ChunkMailbox(docs) })
+		var mb *Mailbox
+		var threads []Thread
+		read += timed(func() { mb, _ = mailboxOf(docs, false, new(poll.Poller)) })
+		thread += timed(func() { threads = threadsOf(mb) })
+		chunk += timed(func() {
 			for _, th := range threads {
-				c.ChunkThread(th)
+				c.threadChunks(th, new(poll.Poller))
 			}
-		}))
-	}
-	noStrip, _ := New(chunking.Options{OptStripQuotes: false})
-	var chunkNS time.Duration = 1 << 62
-	for range 5 {
-		chunkNS = min(chunkNS, best(func() {
+		})
+		chunkNoStrip += timed(func() {
 			for _, th := range threads {
-				noStrip.ChunkThread(th)
+				noStrip.threadChunks(th, new(poll.Poller))
 			}
-		}))
+		})
 	}
-	t.Logf("read+decode %v, thread %v, chunk %v (without stripping %v)", read, thread, chunk, chunkNS)
+	b.ReportMetric(float64(whole)/float64(parse), "whole/parse")
+	b.ReportMetric(float64(read)/float64(whole), "read/whole")
+	b.ReportMetric(float64(thread)/float64(whole), "thread/whole")
+	b.ReportMetric(float64(chunk)/float64(whole), "chunk/whole")
+	b.ReportMetric(float64(chunkNoStrip)/float64(whole), "chunk-nostrip/whole")
+}
+
+// BenchmarkScaleRatio chunks, in each iteration, a synthetic mailbox ten
+// times and its tenfold once, and reports the ratio of the two times:
+// about 1 when the chunker is linear in the mailbox.
+func BenchmarkScaleRatio(b *testing.B) {
+	c, _ := New(DefaultConfig())
 	small, large := syntheticMbox(100), syntheticMbox(1000)
-	var ts, tl time.Duration = 1 << 62, 1 << 62
-	// Ten runs of the small mailbox against one of the tenfold one, so
-	// both measures are long enough for the CPU clock's granularity.
-	for range 5 {
-		ts = min(ts, best(func() {
-			for range 10 {
-				c.Chunk(chunking.Document{Path: "s.mbox", Content: small})
-			}
-		}))
-		tl = min(tl, best(func() { c.Chunk(chunking.Document{Path: "s.mbox", Content: large}) }))
+	var ts, tl time.Duration
+	for b.Loop() {
+		start := time.Now()
+		for range 10 {
+			c.Chunk(chunking.Document{Path: "s.mbox", Content: small})
+		}
+		ts += time.Since(start)
+		start = time.Now()
+		c.Chunk(chunking.Document{Path: "s.mbox", Content: large})
+		tl += time.Since(start)
 	}
-	t.Logf("scale: 1x %v, 10x %v, ratio %.2f", ts/10, tl, float64(tl)/float64(ts/10))
+	b.ReportMetric(float64(tl)/float64(ts), "10x/1x")
 }
 
 // TestBenchResult (with EMAIL_BENCH_DIR=DIR) prints the line `chunk bench
@@ -233,9 +221,9 @@ func TestBenchResult(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, _ := New(nil)
+	c, _ := New(DefaultConfig())
 	start := time.Now()
-	chunks, _, err := c.ChunkDocuments(docs)
+	chunks, _, err := c.ChunkMailbox(docs)
 	secs := time.Since(start).Seconds()
 	if err != nil {
 		t.Fatal(err)

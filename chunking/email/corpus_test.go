@@ -43,11 +43,11 @@ func TestCorpusReplyEdges(t *testing.T) {
 	for _, list := range []string{"linux-man", "usrp-users"} {
 		t.Run(list, func(t *testing.T) {
 			dir := testutil.SharedDir(t, "corpus", "email", list)
-			mb, _, err := ReadMailbox(context.Background(), dir)
+			mb, _, err := ReadMailbox(context.Background(), dir, false)
 			if err != nil {
 				t.Fatal(err)
 			}
-			threads, twarns := ThreadsWithWarnings(mb)
+			threads, twarns := Threads(mb)
 			refused := 0
 			for _, w := range twarns {
 				if strings.Contains(w.Text, "refused") {
@@ -147,25 +147,25 @@ func TestCorpusChunks(t *testing.T) {
 	for _, list := range []string{"linux-man", "usrp-users"} {
 		t.Run(list, func(t *testing.T) {
 			dir := testutil.SharedDir(t, "corpus", "email", list)
-			mb, _, err := ReadMailbox(context.Background(), dir)
+			mb, _, err := ReadMailbox(context.Background(), dir, false)
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, opts := range []chunking.Options{nil, {OptMaxEmailsPerChunk: 3, OptMaxChars: 256, OptOverlapEmails: 1}} {
+			for _, opts := range []Config{DefaultConfig(), config(func(c *Config) { c.MaxEmailsPerChunk = 3; c.MaxChars = 256; c.OverlapEmails = 1 })} {
 				c, err := New(opts)
 				if err != nil {
 					t.Fatal(err)
 				}
-				chunks, _ := c.ChunkMailbox(mb)
-				checkChunks(t, chunks, c.maxEmails, c.maxChars)
+				chunks, _ := chunkMailbox(c, mb)
+				checkChunks(t, chunks, c.cfg.MaxEmailsPerChunk, c.cfg.MaxChars)
 				// Every message appears in at least one chunk: every message is
 				// on a path, and each path's windows cover all its positions.
-				for _, th := range Threads(mb) {
+				for _, th := range threadsOf(mb) {
 					if err := checkCoverage(c, th); err != nil {
 						t.Errorf("thread %s: %v", th.ThreadID, err)
 					}
 				}
-				t.Logf("%v: %d messages → %d chunks", opts, len(mb.Messages), len(chunks))
+				t.Logf("%+v: %d messages → %d chunks", opts, len(mb.Messages), len(chunks))
 			}
 		})
 	}
@@ -179,22 +179,22 @@ func TestCorpusThreadAlone(t *testing.T) {
 	for _, list := range []string{"linux-man", "usrp-users"} {
 		t.Run(list, func(t *testing.T) {
 			dir := testutil.SharedDir(t, "corpus", "email", list)
-			mb, _, err := ReadMailbox(context.Background(), dir)
+			mb, _, err := ReadMailbox(context.Background(), dir, false)
 			if err != nil {
 				t.Fatal(err)
 			}
-			c, err := New(nil)
+			c, err := New(DefaultConfig())
 			if err != nil {
 				t.Fatal(err)
 			}
-			all, _ := c.ChunkMailbox(mb)
+			all, _ := chunkMailbox(c, mb)
 			byThread := map[string][]string{}
 			for _, ch := range all {
 				tid, _ := ch.Metadata().Get("thread_id")
 				byThread[tid.(string)] = append(byThread[tid.(string)], chunkKey(ch))
 			}
 			bad := 0
-			for _, th := range Threads(mb) {
+			for _, th := range threadsOf(mb) {
 				var buf strings.Builder
 				if err := WriteMbox(&buf, th.Messages); err != nil {
 					t.Fatal(err)
@@ -233,11 +233,11 @@ func TestCorpusMboxMatchesEML(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	fromMbox, _, err := ChunkPath(context.Background(), mboxPath, nil)
+	fromMbox, _, err := chunkPath(t, mboxPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	fromEML, _, err := ChunkPath(context.Background(), tmp, nil)
+	fromEML, _, err := chunkPath(t, tmp)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +251,7 @@ func TestCorpusMboxMatchesEML(t *testing.T) {
 		}
 	}
 	// The raw bytes read back equal the .eml files, CRLF aside.
-	mb, _, err := ReadMailbox(context.Background(), mboxPath)
+	mb, _, err := ReadMailbox(context.Background(), mboxPath, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,14 +293,14 @@ func TestCorpusEdgeCases(t *testing.T) {
 			continue
 		}
 		t.Run(e.Name(), func(t *testing.T) {
-			chunks, warns, err := ChunkPath(context.Background(), filepath.Join(dir, e.Name()), nil)
+			chunks, warns, err := chunkPath(t, filepath.Join(dir, e.Name()))
 			if err != nil {
 				t.Fatal(err)
 			}
 			if len(chunks) != 1 {
 				t.Errorf("%d chunks, want 1", len(chunks))
 			}
-			checkChunks(t, chunks, DefaultMaxEmailsPerChunk, DefaultMaxChars)
+			checkChunks(t, chunks, DefaultConfig().MaxEmailsPerChunk, DefaultConfig().MaxChars)
 			w, ok := wantWarn[e.Name()]
 			if ok && !slices.ContainsFunc(warns, func(x chunking.Warning) bool { return strings.Contains(x.Text, w) }) {
 				t.Errorf("no warning mentioning %q in %v", w, warns)
@@ -327,11 +327,11 @@ func TestCorpusEdgeCases(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		mb, _, err := ReadMailbox(context.Background(), tmp)
+		mb, _, err := ReadMailbox(context.Background(), tmp, false)
 		if err != nil {
 			t.Fatal(err)
 		}
-		th := Threads(mb)
+		th := threadsOf(mb)
 		n := 0
 		for _, x := range th {
 			n += len(x.Messages)
@@ -362,10 +362,10 @@ func checkCoverage(c *Chunker, th Thread) error {
 		for k, i := range p.msgs {
 			pms[k] = ms[i]
 		}
-		r := &renderer{maxChars: c.maxChars, subject: "s", subjectLen: 1, ms: pms,
+		r := &renderer{maxChars: c.cfg.MaxChars, subject: "s", subjectLen: 1, ms: pms,
 			blocks: make([]string, len(pms)), blockLen: make([]int, len(pms))}
 		covered := make([]bool, len(pms))
-		for _, w := range r.windows(c.maxEmails, c.overlap) {
+		for _, w := range r.windows(c.cfg.MaxEmailsPerChunk, c.overlap) {
 			for k := w.start; k <= w.end; k++ {
 				covered[k] = true
 			}

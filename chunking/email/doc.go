@@ -1,16 +1,33 @@
-// Package email chunks mailboxes into conversation windows, as spec §4 of
-// CHUNKERS.md describes (modelled on benchmax's EmailChunker, with its
-// bugs fixed): messages are threaded over the whole mailbox, each thread
+// Package email chunks mailboxes into conversation windows (modelled on
+// benchmax's EmailChunker, with its bugs fixed): messages are threaded
+// over the whole mailbox, each thread
 // yields one path per leaf (root → leaf), forks are compacted, and each
 // path is cut into overlapping windows of at most max_emails_per_chunk
 // messages and max_chars characters, header included.
+//
+// # Use
+//
+//	cfg := email.DefaultConfig() // 10 messages, 2048 characters, 2 of overlap
+//	cfg.MaxChars = 4000
+//	c, err := email.New(cfg)
+//	chunks, warnings, err := c.ChunkFolder(ctx, "mail/") // one mailbox
+//
+// Config holds max_emails_per_chunk, max_chars and overlap_emails (the
+// reference's parameters) and strip_quotes and mboxo (chunkstream's own)
+// as fields; New validates it. Chunk chunks one document (a whole
+// mailbox) and is pure; ChunkFunc hands out the same chunks thread by
+// thread and stops soon after its context ends (it looks at the context
+// between messages and threads and while quotes are matched); ChunkFile
+// reads one file; ChunkFolder reads a folder, a Maildir or an mbox as one
+// mailbox; ChunkMailbox chunks documents already in memory as ChunkFolder
+// would chunk the folder holding them.
 //
 // # Inputs
 //
 // A document is one mailbox: an mbox (Format "mbox"), one message
 // ("eml"), or canonical rows ("email-json": a JSON array or JSON Lines of
-// {id, thread_id, date, subject, body, from, to, cc, reply_to}). ChunkPath
-// and ReadMailbox also read folders: a folder of .eml files (walked
+// {id, thread_id, date, subject, body, from, to, cc, reply_to}).
+// ChunkFolder and ReadMailbox also read folders: a folder of .eml files (walked
 // recursively, in lexical order; *.mbox/*.mboxrd files and Maildirs inside
 // it join the same mailbox) or a Maildir (cur/ and new/, by file name;
 // tmp/ holds deliveries in progress and is skipped). Outlook .pst/.msg
@@ -20,13 +37,13 @@
 //
 // # Decisions the spec leaves open
 //
-//   - mbox: github.com/emersion/go-mbox is replaced by SplitMbox, which
+//   - mbox: github.com/emersion/go-mbox is replaced by an mbox reader that
 //     normalises CRLF to LF, un-escapes mboxrd (one '>' off ^>+From ) or
 //     mboxo (^>From  only), and takes as From_ line a line starting with
 //     "From " at the start of the file or after a blank line. Text before
 //     the first From_ line is read as a message, with a warning.
-//     WriteMbox writes mboxrd ("From <sender> <asctime UTC>"). An .eml (or
-//     ParseMessage input) that starts with a From_ line, as one saved from
+//     WriteMbox writes mboxrd ("From <sender> <asctime UTC>"). An .eml that
+//     starts with a From_ line, as one saved from
 //     an mbox may, has it dropped; a message split from an mbox keeps a
 //     "From " line that follows its separator, as content, so writing it
 //     with WriteMbox and reading it back gives the same message.
@@ -37,8 +54,8 @@
 //     part is joined by a blank line. Parts with Content-Disposition
 //     attachment, non-text parts and inline message/rfc822 parts are
 //     skipped; inline text parts with a file name (a patch sent inline as
-//     0001-fix.patch) are kept. Limits: MaxMIMEDepth nesting, MaxMIMEParts
-//     entities, MaxBodyBytes of decoded text, MaxHeaderBytes of header;
+//     0001-fix.patch) are kept. Limits: 16 levels of nesting, 256
+//     entities, 4 MiB of decoded text and 1 MiB of header per message;
 //     past them the rest of that message is skipped with a warning.
 //   - Charsets: go-message/charset; an unknown or bogus charset (also in
 //     encoded words) keeps the bytes as UTF-8 with U+FFFD replacements and
@@ -77,7 +94,7 @@
 //     RIF/ODP/Antw (optionally numbered, "Re[2]:"), after list tags such as
 //     "[USRP-users]"; the normalised subject drops list tags and those
 //     prefixes, collapses whitespace and lowercases. Only messages with a
-//     Date are joined, to one with a Date up to SubjectWindow earlier.
+//     Date are joined, to one with a Date up to 30 days earlier.
 //   - Duplicates with the same decoded body are merged (with a warning);
 //     Threads lists the first copy only. A later copy with another body
 //     keeps its own reply headers; without any it hangs under the first
@@ -97,11 +114,14 @@
 //     (or, for fewer than four words, the whole word sequence) occur in
 //     the 20 nearest ancestors, quote markers and ASCII case ignored (the
 //     ancestors' shingles are kept in Bloom filters: about 1.4% false
-//     positives). A message with
+//     positives). strip_quotes (Config.StripQuotes) says which messages
+//     are stripped: "auto" (StripAuto, the default) strips real mail and
+//     keeps canonical rows as given, true (StripAlways) strips both, false
+//     (StripNever) neither. A message with
 //     author text between two quoted blocks (an interleaved reply) keeps
 //     all its '>' blocks. The signature is the last "-- " line and below,
 //     unless a diff hunk follows it (a patch). Canonical rows are not
-//     stripped unless strip_quotes is set.
+//     stripped unless strip_quotes is true.
 //   - Over-long single messages (max_chars Fix): the body is cut at a word
 //     boundary and ends " [truncated]". Only when the header lines leave no
 //     room are the subject, participants, From, To and Cc shortened, each
@@ -117,8 +137,9 @@
 // ParseOnly is the baseline of `chunk bench -parse-only`: go-message's mail
 // reader decoding the headers a chunker needs and every part. The whole
 // chunker stays within a small multiple of it (BenchmarkParseOnly,
-// BenchmarkChunkMailbox, and TestSpeedRatio with EMAIL_SPEED=1, which
-// compares CPU times) and is linear in the mailbox (BenchmarkScale,
+// BenchmarkChunkMailbox, and BenchmarkSpeedRatio, which times both side
+// by side and reports their ratio and each stage's share) and is linear
+// in the mailbox (BenchmarkScale, BenchmarkScaleRatio,
 // BenchmarkAdversarial). TestBenchResult with EMAIL_BENCH_DIR=DIR prints
 // the RESULT lines `chunk bench` prints, for the whole-mailbox chunker
 // and the baseline.
@@ -130,6 +151,6 @@
 // thread gets in the whole mailbox: ids, windows and metadata depend on
 // the thread's messages only (tested on the corpus).
 //
-// Chunker is immutable and safe for concurrent use; Chunk and ChunkThread
-// are pure. The mailbox helpers take a context.Context and read files.
+// Chunker is immutable and safe for concurrent use; Chunk is pure. The
+// mailbox helpers take a context.Context and read files.
 package email

@@ -3,208 +3,321 @@ package email
 import (
 	"context"
 	"fmt"
+	"os"
 	slashpath "path"
 	"slices"
 	"strings"
 
 	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/chunking/internal/fileio"
+	"github.com/chunkstream/chunkstream/chunking/internal/poll"
 )
 
-// Option names (the reference's parameter names, snake_case).
-const (
-	OptMaxEmailsPerChunk = "max_emails_per_chunk"
-	OptMaxChars          = "max_chars"
-	OptOverlapEmails     = "overlap_emails"
-	OptStripQuotes       = "strip_quotes"
-	OptMboxo             = "mboxo"
-)
-
-// Defaults and bounds of the options (spec §4).
-const (
-	DefaultMaxEmailsPerChunk = 10
-	DefaultMaxChars          = 2048
-	DefaultOverlapEmails     = 2
-	MinMaxChars              = 256
-)
+// Bounds of the configuration.
+const minMaxChars = 256
 
 // Document formats the chunker reads.
 const (
-	FormatMbox      = "mbox"
-	FormatEML       = "eml"
-	FormatEmailJSON = "email-json"
+	formatMbox      = "mbox"
+	formatEML       = "eml"
+	formatEmailJSON = "email-json"
 )
 
-// Specs returns the chunker's options.
-func Specs() []chunking.OptionSpec {
-	return []chunking.OptionSpec{
-		{Name: OptMaxEmailsPerChunk, Kind: chunking.IntOption, Default: DefaultMaxEmailsPerChunk,
-			Usage: "most messages in one chunk, ≥ 1 (reference max_emails_per_chunk)"},
-		{Name: OptMaxChars, Kind: chunking.IntOption, Default: DefaultMaxChars,
-			Usage: "most characters in one chunk, header included, ≥ 256 (reference max_chars)"},
-		{Name: OptOverlapEmails, Kind: chunking.IntOption, Default: DefaultOverlapEmails,
-			Usage: "messages repeated between consecutive windows of a path, ≥ 0 (reference overlap_emails)"},
-		{Name: OptStripQuotes, Kind: chunking.BoolOption, Default: true,
-			Usage: "remove quoted history matching an ancestor and signatures (default true for real mail, false for canonical JSON rows; chunkstream's own, not a reference parameter)"},
-		{Name: OptMboxo, Kind: chunking.BoolOption, Default: false,
-			Usage: "read mbox files as mboxo (only >From is unescaped) instead of mboxrd (chunkstream's own, not a reference parameter)"},
+// QuoteStripping says which messages have their quoted history and
+// signature removed (see the package documentation).
+type QuoteStripping int
+
+const (
+	// StripAuto, the default, strips real mail (mbox, eml, folders) and
+	// keeps canonical JSON rows as given.
+	StripAuto QuoteStripping = iota
+	// StripAlways strips every message, canonical rows included.
+	StripAlways
+	// StripNever keeps every message whole.
+	StripNever
+)
+
+// String returns the value as the strip_quotes option writes it: "auto",
+// "true" or "false".
+func (q QuoteStripping) String() string {
+	switch q {
+	case StripAuto:
+		return "auto"
+	case StripAlways:
+		return "true"
+	case StripNever:
+		return "false"
 	}
+	return fmt.Sprintf("QuoteStripping(%d)", int(q))
+}
+
+// Config is the email chunker's configuration. MaxEmailsPerChunk,
+// MaxChars and OverlapEmails are the reference EmailChunker's parameters
+// of the same names; StripQuotes and Mboxo are chunkstream's own.
+// DefaultConfig holds the defaults. Zero is a value like any other (no
+// overlap): start from DefaultConfig and change the fields you mean to
+// change.
+type Config struct {
+	// MaxEmailsPerChunk (max_emails_per_chunk, default 10): the most
+	// messages in one chunk; at least 1.
+	MaxEmailsPerChunk int
+	// MaxChars (max_chars, default 2048): the most characters in one
+	// chunk, header included; at least 256.
+	MaxChars int
+	// OverlapEmails (overlap_emails, default 2): messages repeated
+	// between consecutive windows of a path; at least 0 (at most
+	// MaxEmailsPerChunk-1 take effect).
+	OverlapEmails int
+	// StripQuotes (strip_quotes, default StripAuto, written "auto"; true
+	// is StripAlways, false StripNever): which messages lose quoted
+	// history matching an ancestor, and their signature.
+	StripQuotes QuoteStripping
+	// Mboxo (mboxo, default false): read mbox files as mboxo (only
+	// ">From " is unescaped) instead of mboxrd.
+	Mboxo bool
+}
+
+// DefaultConfig returns the defaults: the reference's 10 messages, 2048
+// characters and 2 messages of overlap; quotes stripped from real mail;
+// mboxrd.
+func DefaultConfig() Config {
+	return Config{MaxEmailsPerChunk: 10, MaxChars: 2048, OverlapEmails: 2}
+}
+
+// Validate checks max_emails_per_chunk ≥ 1, max_chars ≥ 256,
+// overlap_emails ≥ 0 and a known strip_quotes value. A violation wraps
+// chunking.ErrInvalidOptions and names the field by its parameter name.
+func (cfg Config) Validate() error {
+	switch {
+	case cfg.MaxEmailsPerChunk < 1:
+		return fmt.Errorf("%w: max_emails_per_chunk must be ≥ 1, got %d", chunking.ErrInvalidOptions, cfg.MaxEmailsPerChunk)
+	case cfg.MaxChars < minMaxChars:
+		return fmt.Errorf("%w: max_chars must be ≥ %d, got %d", chunking.ErrInvalidOptions, minMaxChars, cfg.MaxChars)
+	case cfg.OverlapEmails < 0:
+		return fmt.Errorf("%w: overlap_emails must be ≥ 0, got %d", chunking.ErrInvalidOptions, cfg.OverlapEmails)
+	case cfg.StripQuotes < StripAuto || cfg.StripQuotes > StripNever:
+		return fmt.Errorf("%w: strip_quotes must be StripAuto, StripAlways or StripNever, got %d", chunking.ErrInvalidOptions, int(cfg.StripQuotes))
+	}
+	return nil
 }
 
 // Chunker chunks mailboxes into thread-path windows. It is immutable and
 // safe for concurrent use.
 type Chunker struct {
-	maxEmails   int
-	maxChars    int
-	overlap     int // effective: min(overlap, maxEmails-1)
-	stripQuotes *bool
-	mboxo       bool
+	cfg     Config
+	overlap int // effective: min(OverlapEmails, MaxEmailsPerChunk-1)
 }
 
-// New validates opts and returns a Chunker. Errors wrap
-// chunking.ErrInvalidOptions and name the option.
-func New(opts chunking.Options) (*Chunker, error) {
-	c := &Chunker{
-		maxEmails: opts.Int(OptMaxEmailsPerChunk, DefaultMaxEmailsPerChunk),
-		maxChars:  opts.Int(OptMaxChars, DefaultMaxChars),
-		overlap:   opts.Int(OptOverlapEmails, DefaultOverlapEmails),
-		mboxo:     opts.Bool(OptMboxo, false),
+// New returns a Chunker for cfg, or cfg's Validate error.
+func New(cfg Config) (*Chunker, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
-	for name, v := range opts {
-		switch name {
-		case OptMaxEmailsPerChunk, OptMaxChars, OptOverlapEmails:
-			if _, ok := v.(int); !ok {
-				return nil, fmt.Errorf("%w: %s: want an integer, got %T", chunking.ErrInvalidOptions, name, v)
-			}
-		case OptStripQuotes, OptMboxo:
-			if _, ok := v.(bool); !ok {
-				return nil, fmt.Errorf("%w: %s: want a boolean, got %T", chunking.ErrInvalidOptions, name, v)
-			}
-		default:
-			return nil, fmt.Errorf("%w %q", chunking.ErrUnknownOption, name)
-		}
-	}
-	if c.maxEmails < 1 {
-		return nil, fmt.Errorf("%w: %s must be ≥ 1, got %d", chunking.ErrInvalidOptions, OptMaxEmailsPerChunk, c.maxEmails)
-	}
-	if c.maxChars < MinMaxChars {
-		return nil, fmt.Errorf("%w: %s must be ≥ %d, got %d", chunking.ErrInvalidOptions, OptMaxChars, MinMaxChars, c.maxChars)
-	}
-	if c.overlap < 0 {
-		return nil, fmt.Errorf("%w: %s must be ≥ 0, got %d", chunking.ErrInvalidOptions, OptOverlapEmails, c.overlap)
-	}
-	c.overlap = min(c.overlap, c.maxEmails-1)
-	if v, ok := opts[OptStripQuotes].(bool); ok {
-		c.stripQuotes = &v
-	}
-	return c, nil
+	return &Chunker{cfg: cfg, overlap: min(cfg.OverlapEmails, cfg.MaxEmailsPerChunk-1)}, nil
 }
 
-// FormatOf returns the document format: doc.Format when set, else the one
+// Config returns the configuration the chunker was built with.
+func (c *Chunker) Config() Config { return c.cfg }
+
+// Extensions returns the file extensions of mail files: .eml, .mbox and
+// .mboxrd (ChunkFolder also reads Maildirs and .mbx files).
+func Extensions() []string { return []string{".eml", ".mbox", ".mboxrd"} }
+
+// formatOf returns the document format: doc.Format when set, else the one
 // doc.Path's extension names (.mbox/.mboxrd, .eml, .json/.jsonl), else "".
-func FormatOf(doc chunking.Document) string {
+func formatOf(doc chunking.Document) string {
 	if doc.Format != "" {
 		return doc.Format
 	}
 	switch strings.ToLower(slashpath.Ext(doc.Path)) {
 	case ".mbox", ".mboxrd", ".mbx":
-		return FormatMbox
+		return formatMbox
 	case ".eml":
-		return FormatEML
+		return formatEML
 	case ".json", ".jsonl":
-		return FormatEmailJSON
+		return formatEmailJSON
 	}
 	return ""
 }
 
-// Chunk chunks one document, which is one mailbox: an mbox, one .eml
-// message, or canonical rows (a JSON array or JSON Lines).
+// Chunk chunks one document, which is one mailbox: an mbox (Format
+// "mbox", or a .mbox/.mboxrd/.mbx Path), one message ("eml", .eml) or
+// canonical rows ("email-json", .json/.jsonl: a JSON array or JSON
+// Lines). Any other format wraps chunking.ErrUnsupportedFormat. Chunk is
+// pure: it is ChunkFunc with a context that never ends, collecting the
+// chunks.
 func (c *Chunker) Chunk(doc chunking.Document) ([]chunking.Chunk, []chunking.Warning, error) {
-	switch f := FormatOf(doc); f {
-	case FormatEmailJSON:
-		return c.chunkRows(doc)
-	case FormatMbox:
-		mb, warns := ParseMbox(doc.Path, doc.Content, c.mboxo)
-		chunks, w2 := c.ChunkMailbox(mb)
-		return withMetadata(chunks, doc.Metadata), append(warns, w2...), nil
-	case FormatEML:
-		mb, warns := ParseEML(doc.Path, doc.Content)
-		chunks, w2 := c.ChunkMailbox(mb)
-		return withMetadata(chunks, doc.Metadata), append(warns, w2...), nil
+	return fileio.Collect(c.ChunkFunc)(context.Background(), doc)
+}
+
+// ChunkFunc is Chunk handing out the chunks one at a time: it calls yield
+// with each chunk in order (the same chunks Chunk returns), thread by
+// thread, and stops early when yield returns false. The whole mailbox is
+// read and threaded before the first chunk. It looks at ctx between
+// messages and threads and while quotes are matched, and when ctx ends
+// returns an error wrapping ctx's error. Warnings are returned at the
+// end.
+func (c *Chunker) ChunkFunc(ctx context.Context, doc chunking.Document, yield func(chunking.Chunk) bool) ([]chunking.Warning, error) {
+	return c.chunkPolled(poll.New(ctx), doc, yield)
+}
+
+// chunkPolled is ChunkFunc counting its work on pl and stopping when pl
+// sees its context end (tests read the count and end it at will).
+func (c *Chunker) chunkPolled(pl *poll.Poller, doc chunking.Document, yield func(chunking.Chunk) bool) ([]chunking.Warning, error) {
+	name := doc.Path
+	if name == "" {
+		name = "document"
+	}
+	if pl.Check() {
+		return nil, fmt.Errorf("email: %s: %w", name, pl.Err())
+	}
+	var warns []chunking.Warning
+	var err error
+	switch f := formatOf(doc); f {
+	case formatEmailJSON:
+		warns, err = c.rowsFunc(doc, pl, yield)
+	case formatMbox, formatEML:
+		mb, w := mailboxOf([]chunking.Document{doc}, c.cfg.Mboxo, pl)
+		warns = append(w, c.mailboxFunc(mb, doc.Metadata, pl, yield)...)
 	default:
-		return nil, nil, fmt.Errorf("%w: email chunker reads mbox, eml and email-json, not %q (%s)", chunking.ErrUnsupportedFormat, f, doc.Path)
+		return nil, fmt.Errorf("%w: email chunker reads mbox, eml and email-json, not %q (%s)", chunking.ErrUnsupportedFormat, f, doc.Path)
 	}
+	if pl.Stopped() {
+		return nil, fmt.Errorf("email: %s: %w", name, pl.Err())
+	}
+	return warns, err
 }
 
-func (c *Chunker) strip(def bool) bool {
-	if c.stripQuotes != nil {
-		return *c.stripQuotes
+// strip reports whether quotes are stripped; real is false for canonical
+// rows.
+func (c *Chunker) strip(real bool) bool {
+	switch c.cfg.StripQuotes {
+	case StripAlways:
+		return true
+	case StripNever:
+		return false
 	}
-	return def
+	return real
 }
 
-func (c *Chunker) chunkRows(doc chunking.Document) ([]chunking.Chunk, []chunking.Warning, error) {
+// rowsFunc chunks a document of canonical rows, passing the chunks to
+// yield.
+func (c *Chunker) rowsFunc(doc chunking.Document, pl *poll.Poller, yield func(chunking.Chunk) bool) ([]chunking.Warning, error) {
 	rows, warns, err := parseRows(doc.Path, doc.Content)
 	if err != nil {
-		return nil, warns, err
+		return warns, err
 	}
+	pl.Add(len(doc.Content))
 	ids, threads, quotes := rowsToThreads(doc.Path, rows, &warns)
 	slices.SortStableFunc(warns, func(a, b chunking.Warning) int { return a.Line - b.Line })
 	strip := c.strip(false)
-	var out []chunking.Chunk
 	for i, ms := range threads {
+		if pl.Check() {
+			return nil, nil
+		}
 		if strip {
-			stripped := stripThread(quotes[i].bodies, quotes[i].parents)
+			stripped := stripThread(quotes[i].bodies, quotes[i].parents, pl)
+			if pl.Stopped() {
+				return nil, nil
+			}
 			for k, m := range ms {
 				m.body = stripped[k]
 			}
 		}
-		out = append(out, chunkThread(ids[i], ms, c.maxEmails, c.maxChars, c.overlap)...)
+		if !yieldAll(chunkThread(ids[i], ms, c.cfg.MaxEmailsPerChunk, c.cfg.MaxChars, c.overlap), doc.Metadata, pl, yield) {
+			break
+		}
 	}
-	return withMetadata(out, doc.Metadata), warns, nil
+	return warns, nil
 }
 
-func withMetadata(chunks []chunking.Chunk, md chunking.Metadata) []chunking.Chunk {
-	if len(md) == 0 {
-		return chunks
+// yieldAll passes chunks to yield, with md merged into their metadata,
+// and reports whether to go on.
+func yieldAll(chunks []chunking.Chunk, md chunking.Metadata, pl *poll.Poller, yield func(chunking.Chunk) bool) bool {
+	for _, ch := range chunks {
+		if pl.Add(len(ch.Content())); pl.Check() {
+			return false
+		}
+		if len(md) > 0 {
+			ch = chunking.NewChunk(ch.Content(), ch.Metadata().Merge(md))
+		}
+		if !yield(ch) {
+			return false
+		}
 	}
-	for i, ch := range chunks {
-		chunks[i] = chunking.New(ch.Content(), ch.Metadata().Merge(md))
-	}
-	return chunks
+	return true
 }
 
-// ChunkPath chunks the mailbox at path: a folder of .eml files, a Maildir,
-// an mbox file, one .eml file, or a .json/.jsonl file of canonical rows.
-func ChunkPath(ctx context.Context, path string, opts chunking.Options) ([]chunking.Chunk, []chunking.Warning, error) {
-	c, err := New(opts)
+// ChunkFile reads and chunks one file as Chunk does: an mbox, an .eml
+// message or a file of canonical rows, its format following the
+// extension. To read a folder, a Maildir, or an mbox without a mail
+// extension as one mailbox, use ChunkFolder. It stops, as ChunkFunc
+// does, when ctx ends.
+func (c *Chunker) ChunkFile(ctx context.Context, p string) ([]chunking.Chunk, []chunking.Warning, error) {
+	return fileio.File(ctx, "email", p, fileio.Collect(c.ChunkFunc))
+}
+
+// ChunkFolder chunks the mailbox at path as one mailbox: a folder
+// (walked recursively in lexical order: .eml files, Maildirs, .mbox,
+// .mboxrd and .mbx files), a Maildir, an mbox file (by extension or by a
+// first line starting "From "), one .eml file, or a .json/.jsonl file of
+// canonical rows. Messages are threaded across the whole mailbox, so a
+// reply in one file joins its thread in another. Problems inside
+// messages are warnings; the error is for a path that cannot be read or
+// the end of ctx.
+func (c *Chunker) ChunkFolder(ctx context.Context, path string) ([]chunking.Chunk, []chunking.Warning, error) {
+	if st, err := os.Stat(path); err == nil && !st.IsDir() && formatOf(chunking.Document{Path: path}) == formatEmailJSON {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, nil, fmt.Errorf("email: %w", err)
+		}
+		return fileio.Collect(c.ChunkFunc)(ctx, chunking.Document{Path: path, Content: data})
+	}
+	mb, warns, err := ReadMailbox(ctx, path, c.cfg.Mboxo)
 	if err != nil {
-		return nil, nil, err
+		return nil, warns, err
 	}
-	return c.ChunkPath(ctx, path)
+	pl := poll.New(ctx)
+	var out []chunking.Chunk
+	w := c.mailboxFunc(mb, nil, pl, func(ch chunking.Chunk) bool { out = append(out, ch); return true })
+	if pl.Stopped() {
+		return nil, nil, fmt.Errorf("email: %s: %w", path, pl.Err())
+	}
+	return out, append(warns, w...), nil
 }
 
-// ChunkDocuments chunks documents already in memory as one mailbox (the
-// files of a folder, in order): mbox documents are split, others read as
-// one message each. Canonical rows are chunked per document. It is what
-// ChunkPath does after reading the files, for callers that time the
+// ChunkMailbox chunks documents already in memory as one mailbox, as
+// ChunkFolder chunks the files of a folder (give them in the order the
+// folder walk would): mbox documents are split, others read as one
+// message each, and the messages of all of them are threaded together.
+// Documents of canonical rows are chunked each on its own, first. It is
+// ChunkFolder without the file reading, for callers that time the
 // chunker without I/O.
-func (c *Chunker) ChunkDocuments(docs []chunking.Document) ([]chunking.Chunk, []chunking.Warning, error) {
+func (c *Chunker) ChunkMailbox(docs []chunking.Document) ([]chunking.Chunk, []chunking.Warning, error) {
+	pl := new(poll.Poller)
 	var mail []chunking.Document
 	var out []chunking.Chunk
 	var warns []chunking.Warning
+	collect := func(ch chunking.Chunk) bool { out = append(out, ch); return true }
 	for _, d := range docs {
-		switch FormatOf(d) {
-		case FormatEmailJSON:
-			ch, w, err := c.chunkRows(d)
+		switch formatOf(d) {
+		case formatEmailJSON:
+			w, err := c.rowsFunc(d, pl, collect)
 			if err != nil {
 				return nil, warns, err
 			}
-			out, warns = append(out, ch...), append(warns, w...)
-		case FormatMbox, FormatEML:
+			warns = append(warns, w...)
+		case formatMbox, formatEML:
 			mail = append(mail, d)
 		}
 	}
-	mb, w := MailboxOf(mail, ReadOptions{Mboxo: c.mboxo})
-	ch, w2 := c.ChunkMailbox(mb)
-	return append(out, ch...), append(append(warns, w...), w2...), nil
+	mb, w := mailboxOf(mail, c.cfg.Mboxo, pl)
+	w2 := c.mailboxFunc(mb, nil, pl, collect)
+	return out, append(append(warns, w...), w2...), nil
 }
+
+// Chunker implements chunking.Chunker and chunking.StreamChunker.
+var (
+	_ chunking.Chunker       = (*Chunker)(nil)
+	_ chunking.StreamChunker = (*Chunker)(nil)
+)

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/chunking/internal/poll"
 )
 
 func addSeeds(f *testing.F, exts ...string) {
@@ -29,12 +30,12 @@ func addSeeds(f *testing.F, exts ...string) {
 func FuzzMailReader(f *testing.F) {
 	addSeeds(f, ".mbox", ".eml")
 	f.Add([]byte("From x\nContent-Type: multipart/mixed; boundary=a\n\n--a\n--a--"))
-	c, _ := New(chunking.Options{OptMaxChars: 256, OptMaxEmailsPerChunk: 3})
+	c, _ := New(config(func(c *Config) { c.MaxChars = 256; c.MaxEmailsPerChunk = 3 }))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		// Each thread written as mboxrd and read back chunks as it does in
 		// the mailbox (the sharding property, through the real reader).
-		mb, _ := ParseMbox("f", data, false)
-		for _, th := range Threads(mb) {
+		mb, _ := readMbox("f", data, false)
+		for _, th := range threadsOf(mb) {
 			if !selfContainedDups(th) {
 				continue
 			}
@@ -46,7 +47,7 @@ func FuzzMailReader(f *testing.F) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := c.ChunkThread(th)
+			want := c.threadChunks(th, new(poll.Poller))
 			if len(alone) != len(want) {
 				t.Fatalf("thread %q: %d chunks alone, %d in the mailbox", th.ThreadID, len(alone), len(want))
 			}
@@ -56,7 +57,7 @@ func FuzzMailReader(f *testing.F) {
 				}
 			}
 		}
-		for _, format := range []string{FormatMbox, FormatEML} {
+		for _, format := range []string{formatMbox, formatEML} {
 			chunks, _, err := c.Chunk(chunking.Document{Path: "f", Format: format, Content: data})
 			if err != nil {
 				t.Fatalf("Chunk(%s) error: %v", format, err)
@@ -76,7 +77,7 @@ func FuzzMailReader(f *testing.F) {
 // FuzzRows: any bytes read as canonical rows give chunks or a clean error.
 func FuzzRows(f *testing.F) {
 	addSeeds(f, ".json", ".jsonl")
-	c, _ := New(chunking.Options{OptMaxChars: 256})
+	c, _ := New(config(func(c *Config) { c.MaxChars = 256 }))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		chunks, _, err := c.Chunk(chunking.Document{Path: "f.jsonl", Content: data})
 		if err != nil {
@@ -100,7 +101,7 @@ func FuzzThreader(f *testing.F) {
 	f.Add("p|gone|root gone||1\nq|gone2|root gone2||2")
 	f.Fuzz(func(t *testing.T, desc string) {
 		mb := &Mailbox{}
-		desc = toUTF8(desc) // ParseMessage hands the threader valid UTF-8
+		desc = toUTF8(desc) // parseMessage hands the threader valid UTF-8
 		for i, line := range strings.Split(desc, "\n") {
 			if i >= 200 {
 				break
@@ -127,7 +128,7 @@ func FuzzThreader(f *testing.F) {
 			}
 			mb.Messages = append(mb.Messages, m)
 		}
-		threads, _ := ThreadsWithWarnings(mb)
+		threads, _ := Threads(mb)
 		seen := map[*Message]int{}
 		for _, th := range threads {
 			ids := map[string]bool{}
@@ -151,9 +152,9 @@ func FuzzThreader(f *testing.F) {
 				t.Fatalf("message %s in %d threads", m.MessageID, seen[m])
 			}
 		}
-		c, _ := New(nil)
-		chunks, _ := c.ChunkMailbox(mb)
-		checkChunks(t, chunks, c.maxEmails, c.maxChars)
+		c, _ := New(DefaultConfig())
+		chunks, _ := chunkMailbox(c, mb)
+		checkChunks(t, chunks, c.cfg.MaxEmailsPerChunk, c.cfg.MaxChars)
 		// Sharding: a thread threaded and chunked alone gives the same
 		// chunks (except a duplicate whose first copy is elsewhere, which
 		// doc.go documents).
@@ -161,11 +162,11 @@ func FuzzThreader(f *testing.F) {
 			if !selfContainedDups(th) {
 				continue
 			}
-			alone := Threads(&Mailbox{Messages: th.Messages})
+			alone := threadsOf(&Mailbox{Messages: th.Messages})
 			if len(alone) != 1 {
 				t.Fatalf("thread %s splits into %d threads alone", th.ThreadID, len(alone))
 			}
-			a, b := c.ChunkThread(th), c.ChunkThread(alone[0])
+			a, b := c.threadChunks(th, new(poll.Poller)), c.threadChunks(alone[0], new(poll.Poller))
 			if len(a) != len(b) {
 				t.Fatalf("thread %s: %d chunks in the mailbox, %d alone", th.ThreadID, len(a), len(b))
 			}

@@ -1,18 +1,19 @@
-package email
+package email_test
 
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/chunking/email"
+	"github.com/chunkstream/chunkstream/chunking/internal/golden"
+	"github.com/chunkstream/chunkstream/chunking/registry"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // goldenInputs lists testdata cases: files with a mail or rows extension,
 // and folders (a folder of .eml files or a Maildir).
@@ -44,30 +45,6 @@ func goldenInputs(t *testing.T) []string {
 	return out
 }
 
-func caseName(input string) string {
-	return strings.TrimSuffix(input, filepath.Ext(input))
-}
-
-func goldenOptions(t *testing.T, name string) chunking.Options {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join("testdata", name+".options.json"))
-	if os.IsNotExist(err) {
-		return nil
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	var raw map[string]any
-	if err := json.Unmarshal(data, &raw); err != nil {
-		t.Fatalf("%s.options.json: %v", name, err)
-	}
-	opts, err := chunking.DecodeOptions(Specs(), raw)
-	if err != nil {
-		t.Fatalf("%s.options.json: %v", name, err)
-	}
-	return opts
-}
-
 // dump renders chunks and warnings readably: one header line per chunk
 // with its metadata, then its content between fences.
 func dump(chunks []chunking.Chunk, warns []chunking.Warning) string {
@@ -86,23 +63,19 @@ func dump(chunks []chunking.Chunk, warns []chunking.Warning) string {
 			b, _ := json.Marshal(f.Value)
 			parts = append(parts, f.Key+"="+string(b))
 		}
-		sb.WriteString("=== chunk " + strings.Join(parts, " ") + " len=" + itoa(c.Len()) + " hash=" + c.Hash()[:12] + "\n")
+		sb.WriteString("=== chunk " + strings.Join(parts, " ") + " len=" + strconv.Itoa(c.Len()) + " hash=" + c.Hash()[:12] + "\n")
 		sb.WriteString("-----8<-----\n" + c.Content() + "\n-----8<-----\n")
 	}
 	return sb.String()
 }
 
-func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
-
-func runCase(t *testing.T, input string, opts chunking.Options) ([]chunking.Chunk, []chunking.Warning) {
+// runCase chunks one case: a folder as one mailbox (ChunkFolder), a file
+// as one document (Chunk).
+func runCase(t *testing.T, c *email.Chunker, input string) ([]chunking.Chunk, []chunking.Warning) {
 	t.Helper()
-	c, err := New(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
 	p := filepath.Join("testdata", input)
 	if st, err := os.Stat(p); err == nil && st.IsDir() {
-		chunks, warns, err := c.ChunkPath(context.Background(), p)
+		chunks, warns, err := c.ChunkFolder(context.Background(), p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -119,52 +92,32 @@ func runCase(t *testing.T, input string, opts chunking.Options) ([]chunking.Chun
 	return chunks, warns
 }
 
+// TestGolden chunks every case in testdata/ with the options of its
+// sidecar, read as the wire reads them, checks the chunks and a second
+// run, and compares the dump with <case>.golden (go test -update
+// rewrites it).
 func TestGolden(t *testing.T) {
+	entry, err := registry.Lookup("email")
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, input := range goldenInputs(t) {
-		name := caseName(input)
+		name := golden.Stem(input)
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			opts := goldenOptions(t, name)
-			chunks, warns := runCase(t, input, opts)
-			c, _ := New(opts)
-			checkChunks(t, chunks, c.maxEmails, c.maxChars)
+			built, err := entry.New(golden.Options(t, filepath.Join("testdata", input)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := built.(*email.Chunker)
+			chunks, warns := runCase(t, c, input)
+			email.CheckChunks(t, chunks, c.Config().MaxEmailsPerChunk, c.Config().MaxChars)
 			got := dump(chunks, warns)
 			// Idempotent: a second run gives the same output.
-			if again, w2 := runCase(t, input, opts); dump(again, w2) != got {
+			if again, w2 := runCase(t, c, input); dump(again, w2) != got {
 				t.Errorf("second run differs")
 			}
-			golden := filepath.Join("testdata", name+".golden")
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update)", err)
-			}
-			if got != string(want) {
-				t.Errorf("%s differs from %s:\n%s", input, golden, lineDiff(string(want), got))
-			}
+			golden.Check(t, filepath.Join("testdata", name+".golden"), []byte(got))
 		})
 	}
-}
-
-// lineDiff shows the first differing lines.
-func lineDiff(want, got string) string {
-	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
-	for i := 0; i < len(w) || i < len(g); i++ {
-		var a, b string
-		if i < len(w) {
-			a = w[i]
-		}
-		if i < len(g) {
-			b = g[i]
-		}
-		if a != b {
-			return "line " + itoa(i+1) + ":\n  want: " + a + "\n  got:  " + b
-		}
-	}
-	return "(equal lines)"
 }

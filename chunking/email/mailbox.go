@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/chunking/internal/poll"
 )
 
 // Mailbox is the messages of one mailbox (an mbox, a Maildir, a folder of
@@ -22,24 +23,14 @@ type Mailbox struct {
 	Messages []*Message
 }
 
-// ReadOptions tune ReadMailboxWith.
-type ReadOptions struct {
-	// Mboxo reads mbox files as mboxo (only ">From " is unescaped)
-	// instead of mboxrd.
-	Mboxo bool
-}
-
-// ReadMailbox reads the mailbox at path with mboxrd mbox files; see
-// ReadMailboxWith.
-func ReadMailbox(ctx context.Context, path string) (*Mailbox, []chunking.Warning, error) {
-	return ReadMailboxWith(ctx, path, ReadOptions{})
-}
-
-// ReadMailboxWith reads the mailbox at path: a folder (walked recursively:
-// *.eml files, Maildirs, *.mbox/*.mboxrd files), a Maildir, an mbox file
-// or one .eml file. Problems inside messages are warnings; the error is
-// for a path that cannot be read at all or a cancelled context.
-func ReadMailboxWith(ctx context.Context, path string, opts ReadOptions) (*Mailbox, []chunking.Warning, error) {
+// ReadMailbox reads the mailbox at path: a folder (walked recursively, in
+// lexical order: *.eml files, Maildirs, *.mbox, *.mboxrd and *.mbx
+// files), a Maildir, an mbox file (by extension, or by a first line
+// starting "From ") or one .eml file. mboxo reads mbox files as mboxo
+// (only ">From " is unescaped) instead of mboxrd, as Config.Mboxo does.
+// Problems inside messages are warnings; the error is for a path that
+// cannot be read at all or the end of ctx.
+func ReadMailbox(ctx context.Context, path string, mboxo bool) (*Mailbox, []chunking.Warning, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("email: read mailbox: %w", err)
@@ -47,9 +38,10 @@ func ReadMailboxWith(ctx context.Context, path string, opts ReadOptions) (*Mailb
 	mb := &Mailbox{}
 	var warns []chunking.Warning
 	rd := new(reader)
+	pl := poll.New(ctx)
 	addFile := func(p string, kind string) error {
 		if err := ctx.Err(); err != nil {
-			return err
+			return fmt.Errorf("email: read mailbox: %w", err)
 		}
 		data, err := os.ReadFile(p)
 		if err != nil {
@@ -57,22 +49,25 @@ func ReadMailboxWith(ctx context.Context, path string, opts ReadOptions) (*Mailb
 		}
 		var part *Mailbox
 		var w []chunking.Warning
-		if kind == FormatMbox {
-			part, w = rd.parseMbox(p, data, opts.Mboxo)
+		if kind == formatMbox {
+			part, w = rd.parseMbox(p, data, mboxo, pl)
 		} else {
 			part, w = rd.parseEML(p, data)
+		}
+		if pl.Stopped() {
+			return fmt.Errorf("email: read mailbox: %w", pl.Err())
 		}
 		mb.Messages = append(mb.Messages, part.Messages...)
 		warns = append(warns, w...)
 		return nil
 	}
 	if !st.IsDir() {
-		kind := FormatEML
-		if FormatOf(chunking.Document{Path: path}) == FormatMbox {
-			kind = FormatMbox
-		} else if FormatOf(chunking.Document{Path: path}) != FormatEML {
+		kind := formatEML
+		if formatOf(chunking.Document{Path: path}) == formatMbox {
+			kind = formatMbox
+		} else if formatOf(chunking.Document{Path: path}) != formatEML {
 			if looksLikeMbox(path) {
-				kind = FormatMbox
+				kind = formatMbox
 			}
 		}
 		if err := addFile(path, kind); err != nil {
@@ -85,7 +80,7 @@ func ReadMailboxWith(ctx context.Context, path string, opts ReadOptions) (*Mailb
 			return fmt.Errorf("email: read mailbox: %w", err)
 		}
 		if err := ctx.Err(); err != nil {
-			return err
+			return fmt.Errorf("email: read mailbox: %w", err)
 		}
 		name := d.Name()
 		if d.IsDir() {
@@ -94,7 +89,7 @@ func ReadMailboxWith(ctx context.Context, path string, opts ReadOptions) (*Mailb
 			}
 			if isMaildir(p) {
 				for _, f := range maildirFiles(p) {
-					if err := addFile(f, FormatEML); err != nil {
+					if err := addFile(f, formatEML); err != nil {
 						return err
 					}
 				}
@@ -109,9 +104,9 @@ func ReadMailboxWith(ctx context.Context, path string, opts ReadOptions) (*Mailb
 		}
 		switch strings.ToLower(filepath.Ext(name)) {
 		case ".eml":
-			return addFile(p, FormatEML)
+			return addFile(p, formatEML)
 		case ".mbox", ".mboxrd", ".mbx":
-			return addFile(p, FormatMbox)
+			return addFile(p, formatMbox)
 		}
 		return nil
 	})
@@ -162,8 +157,8 @@ func maildirFiles(dir string) []string {
 	return files
 }
 
-// ParseEML reads one message file as a mailbox of one message.
-func ParseEML(name string, data []byte) (*Mailbox, []chunking.Warning) {
+// readEML reads one message file as a mailbox of one message.
+func readEML(name string, data []byte) (*Mailbox, []chunking.Warning) {
 	return new(reader).parseEML(name, data)
 }
 
@@ -172,19 +167,24 @@ func (rd *reader) parseEML(name string, data []byte) (*Mailbox, []chunking.Warni
 	return &Mailbox{Messages: []*Message{m}}, w
 }
 
-// ParseMbox splits an mbox and reads its messages. A From_ line is a line
+// readMbox splits an mbox and reads its messages. A From_ line is a line
 // starting with "From " at the start of the file or after a blank line;
 // line endings become LF; mboxrd removes one '>' from lines matching
 // ^>+From , mboxo only from ^>From . Text before the first From_ line (or
 // a file with none) is read as one message, with a warning.
-func ParseMbox(name string, data []byte, mboxo bool) (*Mailbox, []chunking.Warning) {
-	return new(reader).parseMbox(name, data, mboxo)
+func readMbox(name string, data []byte, mboxo bool) (*Mailbox, []chunking.Warning) {
+	return new(reader).parseMbox(name, data, mboxo, new(poll.Poller))
 }
 
-func (rd *reader) parseMbox(name string, data []byte, mboxo bool) (*Mailbox, []chunking.Warning) {
+// parseMbox is readMbox with rd's buffer; it stops early when pl sees its
+// context end (the caller then reports pl.Err()).
+func (rd *reader) parseMbox(name string, data []byte, mboxo bool, pl *poll.Poller) (*Mailbox, []chunking.Warning) {
 	mb := &Mailbox{}
 	var warns []chunking.Warning
-	for _, r := range SplitMbox(data, mboxo) {
+	for _, r := range splitMbox(data, mboxo) {
+		if pl.Add(len(r.Data)) {
+			break
+		}
 		if r.Line == 0 {
 			warns = append(warns, chunking.Warning{File: name, Line: 1, Text: "text before the first From_ line read as a message"})
 			r.Line = 1
@@ -196,18 +196,18 @@ func (rd *reader) parseMbox(name string, data []byte, mboxo bool) (*Mailbox, []c
 	return mb, warns
 }
 
-// RawMessage is one message of an mbox: the line of its From_ line (0 for
+// rawMessage is one message of an mbox: the line of its From_ line (0 for
 // text before any From_ line) and its bytes, unescaped, LF line endings.
-type RawMessage struct {
+type rawMessage struct {
 	Line int
 	Data []byte
 }
 
-// SplitMbox splits an mbox into raw messages (see ParseMbox). Messages
+// splitMbox splits an mbox into raw messages (see readMbox). Messages
 // without escaped lines share data's bytes (after CRLF normalisation).
-func SplitMbox(data []byte, mboxo bool) []RawMessage {
+func splitMbox(data []byte, mboxo bool) []rawMessage {
 	data = normalizeNewlines(data)
-	var out []RawMessage
+	var out []rawMessage
 	start, startLine := -1, 0 // current message: byte offset and From_ line
 	var escaped []int         // offsets of lines to unescape in the current message
 	flush := func(end int) {
@@ -236,7 +236,7 @@ func SplitMbox(data []byte, mboxo bool) []RawMessage {
 			b = append(b[:len(b):len(b)], '\n')
 		}
 		if len(bytes.TrimSpace(b)) > 0 || startLine > 0 {
-			out = append(out, RawMessage{Line: startLine, Data: b})
+			out = append(out, rawMessage{Line: startLine, Data: b})
 		}
 		start, escaped = -1, nil
 	}
@@ -316,19 +316,24 @@ func WriteMbox(w io.Writer, msgs []*Message) error {
 	return nil
 }
 
-// MailboxOf reads documents already in memory as one mailbox, in the
+// mailboxOf reads documents already in memory as one mailbox, in the
 // given order: mbox documents are split, others read as one message each.
-func MailboxOf(docs []chunking.Document, opts ReadOptions) (*Mailbox, []chunking.Warning) {
+// It stops early when pl sees its context end.
+func mailboxOf(docs []chunking.Document, mboxo bool, pl *poll.Poller) (*Mailbox, []chunking.Warning) {
 	mb := &Mailbox{}
 	var warns []chunking.Warning
 	rd := new(reader)
 	for _, d := range docs {
+		if pl.Stopped() {
+			break
+		}
 		var part *Mailbox
 		var w []chunking.Warning
-		if FormatOf(d) == FormatMbox {
-			part, w = rd.parseMbox(d.Path, d.Content, opts.Mboxo)
+		if formatOf(d) == formatMbox {
+			part, w = rd.parseMbox(d.Path, d.Content, mboxo, pl)
 		} else {
 			part, w = rd.parseEML(d.Path, d.Content)
+			pl.Add(len(d.Content))
 		}
 		mb.Messages = append(mb.Messages, part.Messages...)
 		warns = append(warns, w...)

@@ -25,10 +25,10 @@ import (
 // Limits against mail bombs: past them the rest of a message is skipped
 // with a warning; the message and the mailbox are kept.
 const (
-	MaxMIMEDepth    = 16      // nesting of multipart entities
-	MaxMIMEParts    = 256     // entities visited in one message
-	MaxBodyBytes    = 4 << 20 // decoded text kept from one message
-	MaxHeaderBytes  = 1 << 20 // header block of one message
+	maxMIMEDepth    = 16      // nesting of multipart entities
+	maxMIMEParts    = 256     // entities visited in one message
+	maxBodyBytes    = 4 << 20 // decoded text kept from one message
+	maxHeaderBytes  = 1 << 20 // header block of one message
 	maxAncestorWalk = 10000   // loop checks give up (refusing the link) past this depth
 )
 
@@ -65,17 +65,17 @@ type Message struct {
 	Body string
 }
 
-// ISODate returns the date in ISO 8601 with the sender's offset, or "".
-func (m *Message) ISODate() string {
+// isoDate returns the date in ISO 8601 with the sender's offset, or "".
+func (m *Message) isoDate() string {
 	if !m.HasDate {
 		return ""
 	}
 	return m.Date.Format("2006-01-02T15:04:05-07:00")
 }
 
-// ParseIDs extracts message ids leniently: every <…> token, else every
+// parseIDs extracts message ids leniently: every <…> token, else every
 // bare x@y token; ids are returned without brackets, whitespace removed.
-func ParseIDs(s string) []string {
+func parseIDs(s string) []string {
 	var out []string
 	rest := s
 	for {
@@ -136,9 +136,9 @@ func stripComments(s string) string {
 	return sb.String()
 }
 
-// ParseMessage reads one raw message. It never fails: problems become
+// parseMessage reads one raw message. It never fails: problems become
 // warnings and the message keeps what could be read.
-func ParseMessage(file string, line int, raw []byte) (m *Message, warns []chunking.Warning) {
+func parseMessage(file string, line int, raw []byte) (m *Message, warns []chunking.Warning) {
 	return new(reader).parse(file, line, withoutFromLine(normalizeNewlines(raw)))
 }
 
@@ -148,15 +148,15 @@ type reader struct {
 	buf *bufio.Reader
 }
 
-// entity reads the header of raw (at most MaxHeaderBytes) and returns the
+// entity reads the header of raw (at most maxHeaderBytes) and returns the
 // entity, its body read through r's buffer.
 func (r *reader) entity(raw []byte) (*message.Entity, error) {
 	head := raw
-	if len(head) > MaxHeaderBytes {
-		head = head[:MaxHeaderBytes]
+	if len(head) > maxHeaderBytes {
+		head = head[:maxHeaderBytes]
 	}
-	if bytes.Index(head, []byte("\n\n")) < 0 && len(raw) > MaxHeaderBytes {
-		return nil, fmt.Errorf("header exceeds %d bytes", MaxHeaderBytes)
+	if bytes.Index(head, []byte("\n\n")) < 0 && len(raw) > maxHeaderBytes {
+		return nil, fmt.Errorf("header exceeds %d bytes", maxHeaderBytes)
 	}
 	r.src.Reset(raw)
 	if r.buf == nil {
@@ -208,22 +208,22 @@ func (r *reader) parse(file string, line int, raw []byte) (m *Message, warns []c
 	if e == nil {
 		warn("no readable header (%v): the whole text read as the body", err)
 		body := raw
-		if len(body) > MaxBodyBytes {
-			body = body[:MaxBodyBytes]
-			warn("body larger than %d bytes: cut", MaxBodyBytes)
+		if len(body) > maxBodyBytes {
+			body = body[:maxBodyBytes]
+			warn("body larger than %d bytes: cut", maxBodyBytes)
 		}
 		m.Body = toUTF8(string(body))
 		return m, warns
 	}
 	h := gomail.Header{Header: e.Header}
-	if ids := ParseIDs(h.Get("Message-Id")); len(ids) > 0 {
+	if ids := parseIDs(h.Get("Message-Id")); len(ids) > 0 {
 		m.MessageID = ids[0]
 	} else if len(h.Get("Message-Id")) == 0 && len(bytes.TrimSpace(raw)) > 0 {
 		warn("no Message-ID: id derived from the content")
 	}
 	m.MessageID = toUTF8(m.MessageID)
-	m.InReplyTo = ParseIDs(toUTF8(h.Get("In-Reply-To")))
-	m.References = ParseIDs(toUTF8(h.Get("References")))
+	m.InReplyTo = parseIDs(toUTF8(h.Get("In-Reply-To")))
+	m.References = parseIDs(toUTF8(h.Get("References")))
 	if s, err := h.Subject(); err == nil {
 		m.Subject = s
 	} else {
@@ -477,13 +477,13 @@ func (w *walker) walk(e *message.Entity, depth int) (text string, isHTML, ok boo
 		return "", false, false
 	}
 	w.parts++
-	if w.parts > MaxMIMEParts {
-		w.warn("more than %d MIME parts: the rest skipped", MaxMIMEParts)
+	if w.parts > maxMIMEParts {
+		w.warn("more than %d MIME parts: the rest skipped", maxMIMEParts)
 		w.stopped = true
 		return "", false, false
 	}
-	if depth > MaxMIMEDepth {
-		w.warn("MIME nesting deeper than %d: the rest skipped", MaxMIMEDepth)
+	if depth > maxMIMEDepth {
+		w.warn("MIME nesting deeper than %d: the rest skipped", maxMIMEDepth)
 		w.stopped = true
 		return "", false, false
 	}
@@ -554,10 +554,10 @@ func (w *walker) walk(e *message.Entity, depth int) (text string, isHTML, ok boo
 }
 
 func (w *walker) read(e *message.Entity) string {
-	room := MaxBodyBytes - w.bytes
+	room := maxBodyBytes - w.bytes
 	if room <= 0 {
 		if !w.warnedCut {
-			w.warn("body larger than %d bytes: cut", MaxBodyBytes)
+			w.warn("body larger than %d bytes: cut", maxBodyBytes)
 			w.warnedCut = true
 		}
 		return ""
@@ -572,7 +572,7 @@ func (w *walker) read(e *message.Entity) string {
 	if len(b) > room {
 		b = b[:room]
 		if !w.warnedCut {
-			w.warn("body larger than %d bytes: cut", MaxBodyBytes)
+			w.warn("body larger than %d bytes: cut", maxBodyBytes)
 			w.warnedCut = true
 		}
 		// Drain cheaply is not needed: the raw bytes are in memory.

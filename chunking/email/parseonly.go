@@ -19,16 +19,16 @@ import (
 // single messages are ignored as the chunker survives them. Canonical
 // JSON rows have no MIME and are only decoded as JSON.
 func ParseOnly(doc chunking.Document) error {
-	switch FormatOf(doc) {
-	case FormatEmailJSON:
+	switch formatOf(doc) {
+	case formatEmailJSON:
 		_, _, err := parseRows(doc.Path, doc.Content)
 		return err
-	case FormatMbox:
-		for _, r := range SplitMbox(doc.Content, false) {
+	case formatMbox:
+		for _, r := range splitMbox(doc.Content, false) {
 			parseOnlyMessage(r.Data)
 		}
 		return nil
-	case FormatEML:
+	case formatEML:
 		parseOnlyMessage(doc.Content)
 		return nil
 	}

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/chunkstream/chunkstream/chunking/internal/poll"
 )
 
 // Quote stripping parameters.
@@ -73,8 +75,10 @@ func isQuoteLine(l string) bool {
 func isBlank(l string) bool { return strings.TrimSpace(l) == "" }
 
 // stripThread strips every body of a thread against its ancestors' bodies
-// (parents[i] is the index of i's parent, -1 for a root).
-func stripThread(bodies []string, parents []int) []string {
+// (parents[i] is the index of i's parent, -1 for a root). It counts the
+// bytes it strips on pl and stops early, returning nil, when pl sees its
+// context end.
+func stripThread(bodies []string, parents []int, pl *poll.Poller) []string {
 	out := make([]string, len(bodies))
 	shingles := make([]*shingleFilter, len(bodies))
 	words := make([]string, len(bodies))
@@ -91,6 +95,9 @@ func stripThread(bodies []string, parents []int) []string {
 		return words[i]
 	}
 	for i, b := range bodies {
+		if pl.Add(len(b) + 1) {
+			return nil
+		}
 		var anc []int
 		for p, steps := parents[i], 0; p >= 0 && p != i && len(anc) < maxQuoteAncestor && steps < len(bodies); p, steps = parents[p], steps+1 {
 			anc = append(anc, p)

@@ -472,7 +472,7 @@ func chunkThread(threadID string, ms []*msg, maxEmails, maxChars, overlap int) [
 				md[k].Value = toUTF8(str)
 			}
 		}
-		out = append(out, chunking.New(toUTF8(d.w.content), md))
+		out = append(out, chunking.NewChunk(toUTF8(d.w.content), md))
 	}
 	return out
 }

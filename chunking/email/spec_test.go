@@ -34,9 +34,9 @@ func rowsDoc(t *testing.T, rows []testRow) chunking.Document {
 	return chunking.Document{Path: "t.json", Content: b}
 }
 
-func mustChunk(t *testing.T, opts chunking.Options, doc chunking.Document) []chunking.Chunk {
+func mustChunk(t *testing.T, doc chunking.Document) []chunking.Chunk {
 	t.Helper()
-	c, err := New(opts)
+	c, err := New(DefaultConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func TestSpecExampleHash(t *testing.T) {
 		{ID: "m1", ThreadID: "t1", Date: "2024-01-01T10:00:00", Subject: "Plan", Body: "Body of m1.", From: addr("Alice"), To: []any{addr("Bob")}},
 		{ID: "m2", ThreadID: "t1", Date: "2024-01-02T10:00:00", Subject: "Re: Plan", Body: "Body of m2.", From: addr("Bob"), To: []any{addr("Alice")}, ReplyTo: "m1"},
 	}
-	chunks := mustChunk(t, nil, rowsDoc(t, rows))
+	chunks := mustChunk(t, rowsDoc(t, rows))
 	if len(chunks) != 1 {
 		t.Fatalf("got %d chunks, want 1", len(chunks))
 	}
@@ -111,7 +111,7 @@ func bodies(c chunking.Chunk) string {
 
 func TestSpecCases(t *testing.T) {
 	t.Run("twelve linear", func(t *testing.T) {
-		chunks := mustChunk(t, nil, rowsDoc(t, linear(12)))
+		chunks := mustChunk(t, rowsDoc(t, linear(12)))
 		if got, want := ids(chunks), "t1-0-1(p=,c=[t1-0-2]) t1-0-2(p=t1-0-1,c=[])"; got != want {
 			t.Errorf("ids = %s, want %s", got, want)
 		}
@@ -122,7 +122,7 @@ func TestSpecCases(t *testing.T) {
 	t.Run("fork", func(t *testing.T) {
 		rows := linear(3)
 		rows = append(rows, testRow{ID: "m4", ThreadID: "t1", Date: "2024-01-09", Subject: "S", Body: "Body 4.", ReplyTo: "m2"})
-		chunks := mustChunk(t, nil, rowsDoc(t, rows))
+		chunks := mustChunk(t, rowsDoc(t, rows))
 		if got, want := ids(chunks), "t1-0-1(p=,c=[]) t1-1-1(p=,c=[])"; got != want {
 			t.Errorf("ids = %s, want %s", got, want)
 		}
@@ -133,7 +133,7 @@ func TestSpecCases(t *testing.T) {
 	t.Run("late fork", func(t *testing.T) {
 		rows := linear(7)
 		rows = append(rows, testRow{ID: "m8", ThreadID: "t1", Date: "2024-01-20", Subject: "S", Body: "Body 8.", ReplyTo: "m6"})
-		chunks := mustChunk(t, nil, rowsDoc(t, rows))
+		chunks := mustChunk(t, rowsDoc(t, rows))
 		if got, want := ids(chunks), "t1-0-1(p=,c=[t1-1-1]) t1-1-1(p=t1-0-1,c=[])"; got != want {
 			t.Errorf("ids = %s, want %s", got, want)
 		}
@@ -147,7 +147,7 @@ func TestSpecCases(t *testing.T) {
 	t.Run("duplicate ids", func(t *testing.T) {
 		rows := linear(2)
 		rows = append(rows, testRow{ID: "m2", ThreadID: "t1", Date: "2024-01-03", Subject: "S", Body: "Body 3.", ReplyTo: "m1"})
-		chunks := mustChunk(t, nil, rowsDoc(t, rows))
+		chunks := mustChunk(t, rowsDoc(t, rows))
 		if got := bodies(chunks[0]) + " " + bodies(chunks[1]); got != "1,3 1,2" && got != "1,2 1,3" {
 			t.Errorf("bodies = %s", got)
 		}
@@ -155,7 +155,7 @@ func TestSpecCases(t *testing.T) {
 	t.Run("participants", func(t *testing.T) {
 		rows := []testRow{{ID: "m1", ThreadID: "t1", Date: "2024-01-01", Subject: "S", Body: "x",
 			From: addr("Carol"), To: []any{addr("Bob"), addr("Dan"), addr("Eve")}, Cc: []any{addr("Fay"), addr("Gus")}}}
-		chunks := mustChunk(t, nil, rowsDoc(t, rows))
+		chunks := mustChunk(t, rowsDoc(t, rows))
 		if !strings.Contains(chunks[0].Content(), "Participants: Carol, Bob, Dan (+3 more)\n") {
 			t.Errorf("content = %q", chunks[0].Content())
 		}

@@ -1,19 +1,18 @@
 package email
 
 import (
-	"context"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/chunking/internal/poll"
 )
 
-// SubjectWindow is how far back a reply-style message without reply
+// subjectWindow is how far back a reply-style message without reply
 // headers looks for the message with its subject.
-const SubjectWindow = 30 * 24 * time.Hour
+const subjectWindow = 30 * 24 * time.Hour
 
 // Thread is one conversation of a mailbox.
 type Thread struct {
@@ -167,28 +166,21 @@ func normSubject(s string) string {
 	return strings.ToLower(strings.Join(strings.Fields(s), " "))
 }
 
-// Threads groups the mailbox into threads (JWZ, spec §4): parent = the
-// first In-Reply-To id, else the last References id; the References chain
-// up to the parent adds missing ancestor links; loops are refused;
-// missing parents are placeholders; duplicate ids with the same body are
-// one message, else the later copy is renamed; reply-style messages
-// without reply headers join the most recent earlier message with the same
-// subject within SubjectWindow. Threads come in mailbox order of their
-// first message.
-func Threads(mb *Mailbox) []Thread {
-	th, _ := ThreadsWithWarnings(mb)
-	return th
-}
-
-// ThreadsWithWarnings is Threads, also returning the links it refused and
-// the duplicates it merged.
+// Threads groups the mailbox into threads (JWZ): parent = the first
+// In-Reply-To id, else the last References id; the References chain up to
+// the parent adds missing ancestor links; loops are refused; missing
+// parents are placeholders; duplicate ids with the same body are one
+// message, else the later copy is renamed; reply-style messages without
+// reply headers join the most recent earlier message with the same
+// subject within 30 days. Threads come in mailbox order of their first
+// message. The warnings name the links it refused and the duplicates it
+// merged.
 //
 // It links in two passes: first every message's own parent (from its own
 // headers), then the References chains of the messages whose own link was
 // made. Links are only ever added, so each decision sees the links of its
-// own thread only, and a thread threaded alone gets the same links (see
-// doc.go).
-func ThreadsWithWarnings(mb *Mailbox) ([]Thread, []chunking.Warning) {
+// own thread only, and a thread threaded alone gets the same links.
+func Threads(mb *Mailbox) ([]Thread, []chunking.Warning) {
 	t := &threader{mb: mb, byID: make(map[string]int, len(mb.Messages)*2)}
 	msgCont := make([]int, len(mb.Messages)) // container of each message, -1 when merged
 	linked := make([]bool, len(mb.Messages)) // the message's own link was made
@@ -327,7 +319,7 @@ func (t *threader) subjectFallback(msgCont []int) {
 		j, _ := slices.BinarySearchFunc(l, m.Date, func(d dated, x time.Time) int { return d.when.Compare(x) })
 		for j--; j >= 0; j-- {
 			cand := l[j]
-			if m.Date.Sub(cand.when) > SubjectWindow {
+			if m.Date.Sub(cand.when) > subjectWindow {
 				break
 			}
 			p := msgCont[cand.msg]
@@ -404,26 +396,40 @@ func (t *threader) collect(msgCont []int) []Thread {
 	return out
 }
 
-// ChunkMailbox threads a mailbox and chunks every thread.
-func (c *Chunker) ChunkMailbox(mb *Mailbox) ([]chunking.Chunk, []chunking.Warning) {
-	threads, warns := ThreadsWithWarnings(mb)
-	var out []chunking.Chunk
-	for _, th := range threads {
-		out = append(out, c.ChunkThread(th)...)
+// mailboxFunc threads a mailbox and passes the chunks of every thread,
+// with md merged into their metadata, to yield; it returns the threading
+// warnings. It stops early when yield returns false or pl sees its
+// context end.
+func (c *Chunker) mailboxFunc(mb *Mailbox, md chunking.Metadata, pl *poll.Poller, yield func(chunking.Chunk) bool) []chunking.Warning {
+	if pl.Check() {
+		return nil
 	}
-	return out, warns
+	threads, warns := Threads(mb)
+	pl.Add(len(mb.Messages))
+	for _, th := range threads {
+		if pl.Check() {
+			return nil
+		}
+		if !yieldAll(c.threadChunks(th, pl), md, pl, yield) {
+			break
+		}
+	}
+	return warns
 }
 
-// ChunkThread chunks one thread of a mailbox. The result depends on the
+// threadChunks chunks one thread of a mailbox. The result depends on the
 // thread alone, so a mailbox sharded by thread chunks as a whole would.
-func (c *Chunker) ChunkThread(th Thread) []chunking.Chunk {
+func (c *Chunker) threadChunks(th Thread, pl *poll.Poller) []chunking.Chunk {
 	ms := make([]*msg, len(th.Messages))
 	bodies := make([]string, len(th.Messages))
 	for k, m := range th.Messages {
 		bodies[k] = m.Body
 	}
 	if c.strip(true) {
-		bodies = stripThread(bodies, th.Parents)
+		bodies = stripThread(bodies, th.Parents, pl)
+		if pl.Stopped() {
+			return nil
+		}
 	}
 	for k, m := range th.Messages {
 		x := &msg{id: th.IDs[k], canonID: m.MessageID, subject: m.Subject, body: trimSpace(bodies[k]),
@@ -433,27 +439,10 @@ func (c *Chunker) ChunkThread(th Thread) []chunking.Chunk {
 		}
 		if m.HasDate {
 			x.when, x.parsed = m.Date, true
-			x.dateRaw = m.ISODate()
+			x.dateRaw = m.isoDate()
 			x.date10 = x.dateRaw[:10]
 		}
 		ms[k] = x
 	}
-	return chunkThread(th.ThreadID, ms, c.maxEmails, c.maxChars, c.overlap)
-}
-
-// ChunkPath chunks the mailbox at path (see the package function).
-func (c *Chunker) ChunkPath(ctx context.Context, path string) ([]chunking.Chunk, []chunking.Warning, error) {
-	if st, err := os.Stat(path); err == nil && !st.IsDir() && FormatOf(chunking.Document{Path: path}) == FormatEmailJSON {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return nil, nil, err
-		}
-		return c.chunkRows(chunking.Document{Path: path, Content: data})
-	}
-	mb, warns, err := ReadMailboxWith(ctx, path, ReadOptions{Mboxo: c.mboxo})
-	if err != nil {
-		return nil, warns, err
-	}
-	chunks, w := c.ChunkMailbox(mb)
-	return chunks, append(warns, w...), nil
+	return chunkThread(th.ThreadID, ms, c.cfg.MaxEmailsPerChunk, c.cfg.MaxChars, c.overlap)
 }

@@ -80,7 +80,7 @@ func TestThreadLinks(t *testing.T) {
 				}
 				mb.Messages = append(mb.Messages, m)
 			}
-			threads := Threads(mb)
+			threads := threadsOf(mb)
 			parents := map[string]string{}
 			var ids []string
 			for _, th := range threads {
@@ -97,7 +97,7 @@ func TestThreadLinks(t *testing.T) {
 			}
 			// Every thread threaded alone has the same links.
 			for _, th := range threads {
-				alone := Threads(&Mailbox{Messages: th.Messages})
+				alone := threadsOf(&Mailbox{Messages: th.Messages})
 				if len(alone) != 1 || !slices.Equal(alone[0].Parents, th.Parents) || alone[0].ThreadID != th.ThreadID {
 					t.Errorf("thread %s alone: %+v", th.ThreadID, alone)
 				}

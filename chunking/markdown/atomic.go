@@ -101,6 +101,9 @@ func (sp *splitter) atomic(b mdblocks.Block, end int) {
 	}
 	for p := bodyStart; p < bodyEnd; {
 		q := lineEndOf(src[:bodyEnd], p)
+		if sp.pl.Add(q - p) {
+			return
+		}
 		line := src[p:q]
 		n := runeCount(line)
 		if line[len(line)-1] != '\n' {

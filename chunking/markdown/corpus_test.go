@@ -20,7 +20,7 @@ import (
 func corpusFiles(t testing.TB) (string, []string) {
 	t.Helper()
 	dir := testutil.SharedDir(t, "corpus", "markdown")
-	files, _, err := chunking.WalkFolder(context.Background(), dir, markdown.DefaultExtensions)
+	files, _, err := chunking.WalkFolder(context.Background(), dir, markdown.Extensions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +41,7 @@ func TestCorpus(t *testing.T) {
 	}
 	chunkers := map[string]*markdown.Chunker{
 		"default": mustNew(t, nil),
-		"small":   mustNew(t, chunking.Options{"max_char": 300, "min_char": 100, "chunk_overlap": 60}),
+		"small":   mustNew(t, func(c *markdown.Config) { *c = markdown.Config{MaxChar: 300, MinChar: 100, ChunkOverlap: 60} }),
 	}
 	for name, c := range chunkers {
 		t.Run(name, func(t *testing.T) {
@@ -66,11 +66,7 @@ func TestCorpus(t *testing.T) {
 				if markdown.IsMDX(doc) {
 					clean = markdown.CleanMDX(src)
 				}
-				maxChar := 300
-				if name == "default" {
-					maxChar = markdown.DefaultMaxChar
-				}
-				if err := markdowntest.Check(clean, chunks, maxChar); err != nil {
+				if err := markdowntest.Check(clean, chunks, c.Config().MaxChar); err != nil {
 					t.Errorf("Chunk(%s): %v", rel, err)
 					if failures++; failures > 10 {
 						t.Fatal("too many failures")
@@ -104,14 +100,17 @@ func TestCorpusAsOneDocument(t *testing.T) {
 		}
 		all = append(append(all, src...), '\n', '\n')
 	}
-	for _, opts := range []chunking.Options{nil, {"max_char": 300, "min_char": 100, "chunk_overlap": 60}} {
-		c := mustNew(t, opts)
+	for _, cfg := range []markdown.Config{markdown.DefaultConfig(), {MaxChar: 300, MinChar: 100, ChunkOverlap: 60}} {
+		c, err := markdown.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
 		chunks, _, err := c.Chunk(chunking.Document{Path: "all.md", Content: all})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := markdowntest.Check(all, chunks, opts.Int("max_char", markdown.DefaultMaxChar)); err != nil {
-			t.Errorf("Chunk(corpus as one %d MB document, %v): %v", len(all)>>20, opts, err)
+		if err := markdowntest.Check(all, chunks, cfg.MaxChar); err != nil {
+			t.Errorf("Chunk(corpus as one %d MB document, %+v): %v", len(all)>>20, cfg, err)
 		}
 	}
 }

@@ -1,15 +1,23 @@
-// Package markdown is chunkstream's Markdown (and MDX) chunker, spec §2:
-// the reference MarkdownChunker's parameters (min_char 1024, max_char 2048,
+// Package markdown is chunkstream's Markdown (and MDX) chunker: the
+// reference MarkdownChunker's parameters (min_char 1024, max_char 2048,
 // chunk_overlap 128), metadata keys and output, with the reference's
 // mistakes fixed.
 //
-//	c, err := markdown.New(chunking.Options{"max_char": 1000})
+//	cfg := markdown.DefaultConfig() // min_char 1024, max_char 2048, chunk_overlap 128
+//	cfg.MaxChar = 1000
+//	c, err := markdown.New(cfg)
 //	chunks, warnings, err := c.Chunk(chunking.Document{Path: "docs/a.md", Content: src})
 //
-// The core (Chunk) is pure and safe for concurrent use: bytes and options
-// in, chunks and warnings out. ChunkFunc gives the same chunks one at a
-// time, for documents too large to hold all their chunks. ChunkFile and
-// ChunkFolder read files and take a context. Blocks come from the one block scanner,
+// Config holds the three parameters as fields (MinChar is min_char);
+// New validates it. The core (Chunk) is pure and safe for concurrent use:
+// bytes and options in, chunks and warnings out. ChunkFunc gives the same
+// chunks one at a time, for documents too large to hold all their
+// chunks, and stops soon after its context ends: it looks at the context
+// between blocks and every few tens of kilobytes of work while a long
+// section is cut and packed (the block parse itself is not interrupted;
+// it runs in segments of at most 2 MiB). ChunkFile and ChunkFolder read
+// files (ChunkFolder: every .md and .mdx file under a folder) and take a
+// context. Blocks come from the one block scanner,
 // chunking/internal/mdblocks (goldmark, blocks only); chunk text is sliced
 // from the source by offsets, never re-rendered.
 //

@@ -20,10 +20,10 @@ func FuzzChunk(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, src []byte, maxChar, minChar, overlap uint16, mdx bool) {
 		mc := int(maxChar%400) + 1
-		opts := chunking.Options{"max_char": mc, "min_char": int(minChar % 500), "chunk_overlap": int(overlap) % mc}
+		opts := markdown.Config{MaxChar: mc, MinChar: int(minChar % 500), ChunkOverlap: int(overlap) % mc}
 		c, err := markdown.New(opts)
 		if err != nil {
-			t.Fatalf("New(%v): %v", opts, err)
+			t.Fatalf("New(%+v): %v", opts, err)
 		}
 		format := "markdown"
 		if mdx {

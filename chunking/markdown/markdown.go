@@ -3,62 +3,77 @@ package markdown
 import (
 	"context"
 	"fmt"
-	"os"
 	"path"
-	"path/filepath"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/chunking/internal/fileio"
+	"github.com/chunkstream/chunkstream/chunking/internal/poll"
 )
 
-// Default option values, the reference MarkdownChunker's.
-const (
-	DefaultMinChar      = 1024
-	DefaultMaxChar      = 2048
-	DefaultChunkOverlap = 128
-)
-
-// Specs returns the chunker's options, under the reference's parameter
-// names.
-func Specs() []chunking.OptionSpec {
-	return []chunking.OptionSpec{
-		{Name: "min_char", Kind: chunking.IntOption, Default: DefaultMinChar,
-			Usage: "sections shorter than this many characters absorb the next one (reference MarkdownChunker min_char)"},
-		{Name: "max_char", Kind: chunking.IntOption, Default: DefaultMaxChar,
-			Usage: "largest chunk in characters, overlap included (reference MarkdownChunker max_char)"},
-		{Name: "chunk_overlap", Kind: chunking.IntOption, Default: DefaultChunkOverlap,
-			Usage: "characters of whole words repeated between chunks of one split section (reference MarkdownChunker chunk_overlap)"},
-	}
+// Config is the Markdown chunker's configuration. Each field is the
+// reference MarkdownChunker's parameter of the same name; DefaultConfig
+// holds the reference's defaults. Zero is a value like any other: start
+// from DefaultConfig and change the fields you mean to change.
+type Config struct {
+	// MinChar (min_char, default 1024): a section shorter than this many
+	// characters absorbs the next one while the two fit in MaxChar. 0
+	// fuses nothing.
+	MinChar int
+	// MaxChar (max_char, default 2048): the largest chunk in characters,
+	// overlap included; must be > 0.
+	MaxChar int
+	// ChunkOverlap (chunk_overlap, default 128): characters of whole
+	// words repeated from the previous chunk of a split section; 0 for
+	// none; must be < MaxChar.
+	ChunkOverlap int
 }
 
-// Chunker is the Markdown chunker of the spec (§2). It is immutable and
-// safe for concurrent use.
+// DefaultConfig returns the reference MarkdownChunker's defaults.
+func DefaultConfig() Config {
+	return Config{MinChar: 1024, MaxChar: 2048, ChunkOverlap: 128}
+}
+
+// Validate checks max_char > 0, min_char ≥ 0 and 0 ≤ chunk_overlap <
+// max_char. A violation wraps chunking.ErrInvalidOptions and names the
+// field by its parameter name.
+func (cfg Config) Validate() error {
+	switch {
+	case cfg.MaxChar <= 0:
+		return fmt.Errorf("%w: max_char must be > 0, got %d", chunking.ErrInvalidOptions, cfg.MaxChar)
+	case cfg.MinChar < 0:
+		return fmt.Errorf("%w: min_char must be ≥ 0, got %d", chunking.ErrInvalidOptions, cfg.MinChar)
+	case cfg.ChunkOverlap < 0:
+		return fmt.Errorf("%w: chunk_overlap must be ≥ 0, got %d", chunking.ErrInvalidOptions, cfg.ChunkOverlap)
+	case cfg.ChunkOverlap >= cfg.MaxChar:
+		return fmt.Errorf("%w: chunk_overlap (%d) must be < max_char (%d)", chunking.ErrInvalidOptions, cfg.ChunkOverlap, cfg.MaxChar)
+	}
+	return nil
+}
+
+// Chunker is the Markdown chunker. It is immutable and safe for
+// concurrent use.
 type Chunker struct {
 	minChar, maxChar, overlap int
 }
 
-// New returns a Chunker for opts (absent options take their defaults). It
-// checks max_char > 0, min_char ≥ 0 and 0 ≤ chunk_overlap < max_char; a
-// violation wraps chunking.ErrInvalidOptions and names the option.
-func New(opts chunking.Options) (*Chunker, error) {
-	c := &Chunker{
-		minChar: opts.Int("min_char", DefaultMinChar),
-		maxChar: opts.Int("max_char", DefaultMaxChar),
-		overlap: opts.Int("chunk_overlap", DefaultChunkOverlap),
+// New returns a Chunker for cfg, or cfg's Validate error.
+func New(cfg Config) (*Chunker, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
-	switch {
-	case c.maxChar <= 0:
-		return nil, fmt.Errorf("%w: max_char must be > 0, got %d", chunking.ErrInvalidOptions, c.maxChar)
-	case c.minChar < 0:
-		return nil, fmt.Errorf("%w: min_char must be ≥ 0, got %d", chunking.ErrInvalidOptions, c.minChar)
-	case c.overlap < 0:
-		return nil, fmt.Errorf("%w: chunk_overlap must be ≥ 0, got %d", chunking.ErrInvalidOptions, c.overlap)
-	case c.overlap >= c.maxChar:
-		return nil, fmt.Errorf("%w: chunk_overlap (%d) must be < max_char (%d)", chunking.ErrInvalidOptions, c.overlap, c.maxChar)
-	}
-	return c, nil
+	return &Chunker{minChar: cfg.MinChar, maxChar: cfg.MaxChar, overlap: cfg.ChunkOverlap}, nil
 }
+
+// Config returns the configuration the chunker was built with.
+func (c *Chunker) Config() Config {
+	return Config{MinChar: c.minChar, MaxChar: c.maxChar, ChunkOverlap: c.overlap}
+}
+
+// Extensions returns the file extensions ChunkFolder reads: .md and
+// .mdx.
+func Extensions() []string { return []string{".md", ".mdx"} }
 
 // IsMDX reports whether doc is MDX: Format "mdx", or no Format and a Path
 // ending in ".mdx".
@@ -72,25 +87,27 @@ func IsMDX(doc chunking.Document) bool {
 // Chunk splits one Markdown (or MDX, see IsMDX) document into chunks. The
 // formats "markdown", "md", "mdx", "text" and "" are accepted; any other
 // wraps chunking.ErrUnsupportedFormat. Content that is not UTF-8 wraps
-// chunking.ErrNotUTF8 and names the document.
+// chunking.ErrNotUTF8 and names the document. Chunk is pure: it is
+// ChunkFunc with a context that never ends, collecting the chunks.
 func (c *Chunker) Chunk(doc chunking.Document) ([]chunking.Chunk, []chunking.Warning, error) {
-	var chunks []chunking.Chunk
-	warns, err := c.ChunkFunc(doc, func(ch chunking.Chunk) bool {
-		chunks = append(chunks, ch)
-		return true
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	return chunks, warns, nil
+	return fileio.Collect(c.ChunkFunc)(context.Background(), doc)
 }
 
 // ChunkFunc is Chunk for documents too large to hold all their chunks at
-// once: it calls yield with each chunk in order (the same chunks Chunk
-// returns) and stops early when yield returns false. Only the section
-// being chunked is held, so memory stays bounded by the document plus its
-// longest section. Warnings and errors are returned at the end.
-func (c *Chunker) ChunkFunc(doc chunking.Document, yield func(chunking.Chunk) bool) ([]chunking.Warning, error) {
+// once, or whose time is bounded: it calls yield with each chunk in order
+// (the same chunks Chunk returns) and stops early when yield returns
+// false. Only the section being chunked is held, so memory stays bounded
+// by the document plus its longest section. It looks at ctx between
+// blocks and every few tens of kilobytes of work while a section is cut
+// and packed, and when ctx ends returns an error wrapping ctx's error
+// (the chunks yielded so far stand). Warnings are returned at the end.
+func (c *Chunker) ChunkFunc(ctx context.Context, doc chunking.Document, yield func(chunking.Chunk) bool) ([]chunking.Warning, error) {
+	return c.chunkPolled(poll.New(ctx), doc, yield)
+}
+
+// chunkPolled is ChunkFunc counting its work on pl and stopping when pl
+// sees its context end (tests read the count and end it at will).
+func (c *Chunker) chunkPolled(pl *poll.Poller, doc chunking.Document, yield func(chunking.Chunk) bool) ([]chunking.Warning, error) {
 	name := doc.Path
 	if name == "" {
 		name = "document"
@@ -103,13 +120,16 @@ func (c *Chunker) ChunkFunc(doc chunking.Document, yield func(chunking.Chunk) bo
 	if !utf8.Valid(doc.Content) {
 		return nil, fmt.Errorf("markdown: %s: %w (first bad byte at offset %d)", name, chunking.ErrNotUTF8, firstInvalid(doc.Content))
 	}
+	if pl.Check() {
+		return nil, fmt.Errorf("markdown: %s: %w", name, pl.Err())
+	}
 	src := doc.Content
 	if IsMDX(doc) {
 		src = CleanMDX(src)
 	}
-	scratch := make(chunking.Metadata, 0, 6+len(doc.Metadata)) // chunking.New copies it
+	scratch := make(chunking.Metadata, 0, 6+len(doc.Metadata)) // chunking.NewChunk copies it
 	index := 0
-	warns := c.split(src, func(r rawChunk) bool {
+	warns := c.split(src, pl, func(r rawChunk) bool {
 		md := scratch[:0]
 		for lvl := range 3 {
 			if r.hdr.set[lvl] {
@@ -127,8 +147,11 @@ func (c *Chunker) ChunkFunc(doc chunking.Document, yield func(chunking.Chunk) bo
 			md = md.Merge(doc.Metadata)
 		}
 		index++
-		return yield(chunking.New(r.content, md))
+		return yield(chunking.NewChunk(r.content, md))
 	})
+	if pl.Stopped() {
+		return nil, fmt.Errorf("markdown: %s: %w", name, pl.Err())
+	}
 	return warnings(doc.Path, warns), nil
 }
 
@@ -152,57 +175,25 @@ func firstInvalid(b []byte) int {
 	return -1
 }
 
-// ChunkFile reads and chunks one file. Chunk metadata "file" is path as
+// ChunkFile reads and chunks one file. Chunk metadata "file" is p as
 // given, cleaned, with "/" separators; the format follows the extension.
+// It stops, as ChunkFunc does, when ctx ends.
 func (c *Chunker) ChunkFile(ctx context.Context, p string) ([]chunking.Chunk, []chunking.Warning, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, nil, err
-	}
-	content, err := os.ReadFile(p)
-	if err != nil {
-		return nil, nil, fmt.Errorf("markdown: %w", err)
-	}
-	name := path.Clean(filepath.ToSlash(p))
-	return c.Chunk(chunking.Document{Path: name, Content: content})
+	return fileio.File(ctx, "markdown", p, fileio.Collect(c.ChunkFunc))
 }
 
-// DefaultExtensions are the file extensions ChunkFolder reads when given
-// none.
-var DefaultExtensions = []string{".md", ".mdx"}
-
-// ChunkFolder chunks every file under dir with one of exts (nil means
-// DefaultExtensions), with the walk rules of chunking.WalkFolder: in
-// relative-path byte order, "file" relative to dir with "/" separators. A
-// file that cannot be read or chunked becomes a warning and the walk goes
-// on; only a failed walk of dir itself or a cancelled ctx is an error.
-func (c *Chunker) ChunkFolder(ctx context.Context, dir string, exts []string) ([]chunking.Chunk, []chunking.Warning, error) {
-	if exts == nil {
-		exts = DefaultExtensions
-	}
-	files, warns, err := chunking.WalkFolder(ctx, dir, exts)
-	if err != nil {
-		return nil, warns, fmt.Errorf("markdown: %w", err)
-	}
-	var out []chunking.Chunk
-	for _, rel := range files {
-		if err := ctx.Err(); err != nil {
-			return out, warns, err
-		}
-		content, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))
-		if err != nil {
-			warns = append(warns, chunking.Warning{File: rel, Text: "cannot read: " + err.Error()})
-			continue
-		}
-		chunks, ws, err := c.Chunk(chunking.Document{Path: rel, Content: content})
-		warns = append(warns, ws...)
-		if err != nil {
-			warns = append(warns, chunking.Warning{File: rel, Text: err.Error()})
-			continue
-		}
-		out = append(out, chunks...)
-	}
-	return out, warns, nil
+// ChunkFolder chunks every file under dir with one of Extensions, with
+// the walk rules of chunking.WalkFolder: in relative-path byte order,
+// "file" relative to dir with "/" separators. A file that cannot be read
+// or chunked becomes a warning and the walk goes on; only a failed walk
+// of dir itself or the end of ctx is an error. For other extensions, list
+// the files with chunking.WalkFolder and chunk each with ChunkFile.
+func (c *Chunker) ChunkFolder(ctx context.Context, dir string) ([]chunking.Chunk, []chunking.Warning, error) {
+	return fileio.Folder(ctx, "markdown", dir, Extensions(), fileio.Collect(c.ChunkFunc))
 }
 
 // Chunker implements chunking.Chunker.
-var _ chunking.Chunker = (*Chunker)(nil)
+var (
+	_ chunking.Chunker       = (*Chunker)(nil)
+	_ chunking.StreamChunker = (*Chunker)(nil)
+)

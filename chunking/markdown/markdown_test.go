@@ -4,25 +4,31 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/internal/markdowntest"
+	"github.com/chunkstream/chunkstream/chunking/internal/poll"
 	"github.com/chunkstream/chunkstream/chunking/markdown"
-	"github.com/chunkstream/chunkstream/internal/testutil"
 )
 
-func mustNew(t testing.TB, opts chunking.Options) *markdown.Chunker {
+// mustNew returns a chunker of DefaultConfig changed by set (nil: the
+// defaults).
+func mustNew(t testing.TB, set func(*markdown.Config)) *markdown.Chunker {
 	t.Helper()
-	c, err := markdown.New(opts)
+	cfg := markdown.DefaultConfig()
+	if set != nil {
+		set(&cfg)
+	}
+	c, err := markdown.New(cfg)
 	if err != nil {
-		t.Fatalf("New(%v): %v", opts, err)
+		t.Fatalf("New(%+v): %v", cfg, err)
 	}
 	return c
 }
@@ -51,24 +57,24 @@ func TestSpecCases(t *testing.T) {
 	tests := []struct {
 		name string
 		src  string
-		opts chunking.Options
+		opts func(*markdown.Config)
 		want []string // "content|k=v,k=v" per chunk (index and file left out)
 	}{
 		{"empty", "", nil, nil},
 		{"whitespace", " \n\t \n", nil, nil},
 		{"one chunk", "# Title\nIntro para.\n\n## Setup\nInstall it.\n\n### Linux\nRun apt.\n\n## Usage\nUse it.", nil,
 			[]string{"# Title\nIntro para.\n\n## Setup\nInstall it.\n\n### Linux\nRun apt.\n\n## Usage\nUse it.|h1=Title,h2=Setup,h3=Linux"}},
-		{"header only joined", "# A\n## B\n## C\ntext", chunking.Options{"min_char": 1},
+		{"header only joined", "# A\n## B\n## C\ntext", func(c *markdown.Config) { c.MinChar = 1 },
 			[]string{"# A\n## B|h1=A,h2=B", "## C\ntext|h1=A,h2=C"}},
 		{"setext", "Title\n=====\ntext", nil, []string{"Title\n=====\ntext|h1=Title"}},
-		{"no space, h4", "#NoSpace\n\n#### Deep\n\nx", chunking.Options{"min_char": 1}, []string{"#NoSpace\n\n#### Deep\n\nx|"}},
+		{"no space, h4", "#NoSpace\n\n#### Deep\n\nx", func(c *markdown.Config) { c.MinChar = 1 }, []string{"#NoSpace\n\n#### Deep\n\nx|"}},
 		{"front matter", "---\ntitle: Foo\n---\n# A\nx", nil, []string{"---\ntitle: Foo\n---\n\n# A\nx|h1=A"}},
 		{"preamble fused", "Preamble\n# A\nbody", nil, []string{"Preamble\n\n# A\nbody|h1=A"}},
-		{"fuse 31 not", strings.Repeat("x", 9) + "\n\n# " + strings.Repeat("y", 18), chunking.Options{"min_char": 10, "max_char": 30, "chunk_overlap": 0},
+		{"fuse 31 not", strings.Repeat("x", 9) + "\n\n# " + strings.Repeat("y", 18), func(c *markdown.Config) { c.MinChar = 10; c.MaxChar = 30; c.ChunkOverlap = 0 },
 			[]string{strings.Repeat("x", 9) + "|", "# " + strings.Repeat("y", 18) + "|h1=" + strings.Repeat("y", 18)}},
-		{"fuse 30", strings.Repeat("x", 9) + "\n\n# " + strings.Repeat("y", 17), chunking.Options{"min_char": 10, "max_char": 30, "chunk_overlap": 0},
+		{"fuse 30", strings.Repeat("x", 9) + "\n\n# " + strings.Repeat("y", 17), func(c *markdown.Config) { c.MinChar = 10; c.MaxChar = 30; c.ChunkOverlap = 0 },
 			[]string{strings.Repeat("x", 9) + "\n\n# " + strings.Repeat("y", 17) + "|h1=" + strings.Repeat("y", 17)}},
-		{"fuse first wins", "# A\n" + strings.Repeat("x", 21) + "\n# B\nyy\n# C\nzz", chunking.Options{"min_char": 10, "max_char": 30, "chunk_overlap": 0},
+		{"fuse first wins", "# A\n" + strings.Repeat("x", 21) + "\n# B\nyy\n# C\nzz", func(c *markdown.Config) { c.MinChar = 10; c.MaxChar = 30; c.ChunkOverlap = 0 },
 			[]string{"# A\n" + strings.Repeat("x", 21) + "|h1=A", "# B\nyy\n\n# C\nzz|h1=B"}},
 		{"fenced hash", "```\n# not header\n    indented\n```", nil, []string{"```\n# not header\n    indented\n```|"}},
 	}
@@ -90,7 +96,7 @@ func TestSpecCases(t *testing.T) {
 			if strings.Join(got, "\n~~\n") != strings.Join(tt.want, "\n~~\n") {
 				t.Errorf("Chunk(%q) =\n%q\nwant\n%q", tt.src, got, tt.want)
 			}
-			if err := markdowntest.Check([]byte(tt.src), chunks, tt.opts.Int("max_char", markdown.DefaultMaxChar)); err != nil {
+			if err := markdowntest.Check([]byte(tt.src), chunks, c.Config().MaxChar); err != nil {
 				t.Error(err)
 			}
 		})
@@ -99,60 +105,50 @@ func TestSpecCases(t *testing.T) {
 
 func TestNewValidation(t *testing.T) {
 	tests := []struct {
-		opts   chunking.Options
+		cfg    markdown.Config
 		option string // "" = valid
 	}{
-		{nil, ""},
-		{chunking.Options{"chunk_overlap": 0, "min_char": 0}, ""},
-		{chunking.Options{"max_char": 1, "chunk_overlap": 0}, ""},
-		{chunking.Options{"max_char": 100, "chunk_overlap": 128}, "chunk_overlap"},
-		{chunking.Options{"max_char": 100, "chunk_overlap": 100}, "chunk_overlap"},
-		{chunking.Options{"chunk_overlap": -1}, "chunk_overlap"},
-		{chunking.Options{"max_char": 0}, "max_char"},
-		{chunking.Options{"max_char": -5}, "max_char"},
-		{chunking.Options{"min_char": -1}, "min_char"},
+		{markdown.DefaultConfig(), ""},
+		{markdown.Config{MaxChar: 2048}, ""},
+		{markdown.Config{MaxChar: 1}, ""},
+		{markdown.Config{MaxChar: 100, ChunkOverlap: 128}, "chunk_overlap"},
+		{markdown.Config{MaxChar: 100, ChunkOverlap: 100}, "chunk_overlap"},
+		{markdown.Config{MaxChar: 2048, ChunkOverlap: -1}, "chunk_overlap"},
+		{markdown.Config{}, "max_char"},
+		{markdown.Config{MaxChar: -5}, "max_char"},
+		{markdown.Config{MaxChar: 2048, MinChar: -1}, "min_char"},
 	}
 	for _, tt := range tests {
-		_, err := markdown.New(tt.opts)
+		verr := tt.cfg.Validate()
+		_, err := markdown.New(tt.cfg)
+		if fmt.Sprint(err) != fmt.Sprint(verr) {
+			t.Errorf("New(%+v) = %v, Validate() = %v: want the same error", tt.cfg, err, verr)
+		}
 		if tt.option == "" {
 			if err != nil {
-				t.Errorf("New(%v) = %v, want no error", tt.opts, err)
+				t.Errorf("New(%+v) = %v, want no error", tt.cfg, err)
 			}
 			continue
 		}
 		if !errors.Is(err, chunking.ErrInvalidOptions) || !strings.Contains(err.Error(), tt.option) {
-			t.Errorf("New(%v) = %v, want an ErrInvalidOptions naming %s", tt.opts, err, tt.option)
+			t.Errorf("New(%+v) = %v, want an ErrInvalidOptions naming %s", tt.cfg, err, tt.option)
 		}
 	}
 }
 
-func TestSpecs(t *testing.T) {
-	want := map[string]int{"min_char": 1024, "max_char": 2048, "chunk_overlap": 128}
-	specs := markdown.Specs()
-	if len(specs) != len(want) {
-		t.Fatalf("Specs() = %d options, want %d", len(specs), len(want))
+func TestConfig(t *testing.T) {
+	if got, want := markdown.DefaultConfig(), (markdown.Config{MinChar: 1024, MaxChar: 2048, ChunkOverlap: 128}); got != want {
+		t.Errorf("DefaultConfig() = %+v, want the reference's %+v", got, want)
 	}
-	for _, s := range specs {
-		if d, ok := want[s.Name]; !ok || s.Default != d || s.Kind != chunking.IntOption {
-			t.Errorf("Specs(): %s default %v kind %v, want %v int", s.Name, s.Default, s.Kind, d)
-		}
-		if !strings.Contains(s.Usage, "reference") || !strings.Contains(s.Usage, s.Name) {
-			t.Errorf("Specs(): %s usage %q does not name the reference parameter", s.Name, s.Usage)
-		}
+	cfg := markdown.Config{MaxChar: 50}
+	c := mustNew(t, func(c *markdown.Config) { *c = cfg })
+	if got := c.Config(); got != cfg {
+		t.Errorf("Config() = %+v, want %+v", got, cfg)
 	}
-	opts, err := chunking.DecodeOptions(specs, map[string]any{"chunk_overlap": float64(0)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := mustNew(t, opts)
-	// Present zero keeps its value: overlap 0.
+	// Zero is a value: no overlap, no fusing.
 	src := strings.Repeat("word ", 100)
-	chunks := chunk(t, c, chunking.Document{Content: []byte(src)})
-	_ = chunks
-	c2 := mustNew(t, chunking.Options{"max_char": 50, "chunk_overlap": 0})
-	chunks = chunk(t, c2, chunking.Document{Content: []byte(src)})
 	total := 0
-	for _, ch := range chunks {
+	for _, ch := range chunk(t, c, chunking.Document{Content: []byte(src)}) {
 		total += len(strings.Fields(ch.Content()))
 	}
 	if total != 100 {
@@ -219,7 +215,7 @@ func TestCleanMDX(t *testing.T) {
 }
 
 func TestMetadataOrderAndExtras(t *testing.T) {
-	c := mustNew(t, chunking.Options{"max_char": 40, "chunk_overlap": 0})
+	c := mustNew(t, func(c *markdown.Config) { c.MaxChar = 40; c.ChunkOverlap = 0 })
 	src := "# A\n\n```" + strings.Repeat("x", 50) + "\ncode\n```"
 	extra := chunking.Metadata{{Key: "source", Value: "s"}, {Key: "index", Value: "caller"}}
 	chunks, warns, err := c.Chunk(chunking.Document{Path: "d/x.md", Content: []byte(src), Metadata: extra})
@@ -274,7 +270,7 @@ func TestChunkFileAndFolder(t *testing.T) {
 		t.Error("ChunkFile(missing) = nil error")
 	}
 
-	chunks, warns, err := c.ChunkFolder(ctx, dir, nil)
+	chunks, warns, err := c.ChunkFolder(ctx, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,7 +289,7 @@ func TestChunkFileAndFolder(t *testing.T) {
 	}
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, _, err := c.ChunkFolder(cctx, dir, nil); !errors.Is(err, context.Canceled) {
+	if _, _, err := c.ChunkFolder(cctx, dir); !errors.Is(err, context.Canceled) {
 		t.Errorf("ChunkFolder(cancelled) = %v, want context.Canceled", err)
 	}
 }
@@ -302,7 +298,7 @@ func TestChunkFileAndFolder(t *testing.T) {
 // and expects the same output as a sequential run.
 func TestConcurrent(t *testing.T) {
 	cases := loadCases(t)
-	c := mustNew(t, chunking.Options{"max_char": 100, "min_char": 20, "chunk_overlap": 30})
+	c := mustNew(t, func(c *markdown.Config) { c.MaxChar = 100; c.MinChar = 20; c.ChunkOverlap = 30 })
 	want := make([][]chunking.Chunk, len(cases))
 	for i, tc := range cases {
 		want[i], _, _ = c.Chunk(chunking.Document{Path: tc.name, Content: tc.input})
@@ -359,25 +355,14 @@ var adversarial = map[string]func(n int) []byte{
 // raceEnabled is set by race_test.go under the race detector.
 var raceEnabled bool
 
-// minTime returns the least thread CPU time of three runs.
-func minTime(c *markdown.Chunker, src []byte) time.Duration {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	best := time.Duration(1 << 62)
-	for range 3 {
-		start := testutil.ThreadCPU()
-		_, _, _ = c.Chunk(chunking.Document{Content: src})
-		best = min(best, testutil.ThreadCPU()-start)
-	}
-	return best
-}
-
 // TestBadInputLinear: adversarial inputs never panic and keep the
 // invariants; multiplying them by 8 about multiplies the work by 8,
-// measured as bytes allocated and as the thread's CPU time (quadratic
-// work would take 64×; the bound is 24×).
+// counted as the work the chunker counts (the bytes its loops look at)
+// and as bytes allocated, never as time: quadratic work would cost 64×;
+// the bounds are 10× and 12×. The block parse (mdblocks) has its own
+// linearity tests. Timing lives in BenchmarkAdversarial.
 func TestBadInputLinear(t *testing.T) {
-	c := mustNew(t, chunking.Options{"max_char": 200, "min_char": 50, "chunk_overlap": 40})
+	c := mustNew(t, func(c *markdown.Config) { *c = markdown.Config{MaxChar: 200, MinChar: 50, ChunkOverlap: 40} })
 	for name, gen := range adversarial {
 		t.Run(name, func(t *testing.T) {
 			n := 5000
@@ -391,16 +376,13 @@ func TestBadInputLinear(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			ws, wl := markdown.Work(c, small), markdown.Work(c, large)
+			if ws < len(small) || wl > 10*ws {
+				t.Errorf("%s: work %d for %d bytes of input, %d for %d: super-linear", name, ws, len(small), wl, len(large))
+			}
 			a, b := allocBytes(c, small), allocBytes(c, large)
 			if b > 12*a+1<<20 {
 				t.Errorf("%s: %d bytes allocated for %d bytes of input, %d for %d: super-linear", name, a, len(small), b, len(large))
-			}
-			if testing.Short() || raceEnabled {
-				return // timing under the race detector means little
-			}
-			ta, tb := minTime(c, small), minTime(c, large)
-			if tb > 24*ta+20*time.Millisecond {
-				t.Errorf("%s: %v for %d bytes of input, %v for %d: super-linear", name, ta, len(small), tb, len(large))
 			}
 		})
 	}
@@ -417,16 +399,17 @@ func TestHugeLine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := markdowntest.Check(src[:0], chunks, markdown.DefaultMaxChar); err != nil {
+	maxChar := markdown.DefaultConfig().MaxChar
+	if err := markdowntest.Check(src[:0], chunks, maxChar); err != nil {
 		t.Fatal(err)
 	}
-	if len(chunks) < len(src)/markdown.DefaultMaxChar {
-		t.Errorf("50 MB line: %d chunks, want at least %d", len(chunks), len(src)/markdown.DefaultMaxChar)
+	if len(chunks) < len(src)/maxChar {
+		t.Errorf("50 MB line: %d chunks, want at least %d", len(chunks), len(src)/maxChar)
 	}
 }
 
 func TestChunkFunc(t *testing.T) {
-	c := mustNew(t, chunking.Options{"max_char": 120, "min_char": 40, "chunk_overlap": 30})
+	c := mustNew(t, func(c *markdown.Config) { c.MaxChar = 120; c.MinChar = 40; c.ChunkOverlap = 30 })
 	for _, tc := range loadCases(t) {
 		doc := chunking.Document{Path: tc.name, Content: tc.input, Metadata: tc.extra}
 		want, wantWarns, err := c.Chunk(doc)
@@ -434,7 +417,7 @@ func TestChunkFunc(t *testing.T) {
 			t.Fatal(err)
 		}
 		var got []chunking.Chunk
-		warns, err := c.ChunkFunc(doc, func(ch chunking.Chunk) bool { got = append(got, ch); return true })
+		warns, err := c.ChunkFunc(context.Background(), doc, func(ch chunking.Chunk) bool { got = append(got, ch); return true })
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -443,13 +426,62 @@ func TestChunkFunc(t *testing.T) {
 		}
 		if len(want) > 1 {
 			n := 0
-			_, _ = c.ChunkFunc(doc, func(chunking.Chunk) bool { n++; return false })
+			_, _ = c.ChunkFunc(context.Background(), doc, func(chunking.Chunk) bool { n++; return false })
 			if n != 1 {
 				t.Errorf("ChunkFunc(%s) went on after yield returned false: %d calls", tc.name, n)
 			}
 		}
 	}
-	if _, err := c.ChunkFunc(chunking.Document{Path: "x.md", Content: []byte{0xff}}, func(chunking.Chunk) bool { return true }); !errors.Is(err, chunking.ErrNotUTF8) {
+	if _, err := c.ChunkFunc(context.Background(), chunking.Document{Path: "x.md", Content: []byte{0xff}}, func(chunking.Chunk) bool { return true }); !errors.Is(err, chunking.ErrNotUTF8) {
 		t.Errorf("ChunkFunc(invalid UTF-8) = %v, want ErrNotUTF8", err)
+	}
+}
+
+// TestChunkFuncStops ends the context at a quarter, half and three
+// quarters of the work on large inputs (poll.EndAfter, no timing): the
+// chunker returns an error wrapping context.Canceled and unwinds at once
+// once it sees the end (a few calls to the poller, not one per step),
+// whatever phase it is in (blocks, cutting a long section at sentences
+// or spaces, packing, re-wrapping a long code block).
+func TestChunkFuncStops(t *testing.T) {
+	c := mustNew(t, func(c *markdown.Config) { *c = markdown.Config{MaxChar: 200, MinChar: 50, ChunkOverlap: 40} })
+	inputs := map[string][]byte{
+		"document": bytes.Repeat([]byte("## Part\n\nSome text with `code` and *emphasis*. More words here.\n\n```go\nfunc f() {}\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n"), 4000),
+	}
+	for name, gen := range adversarial {
+		inputs[name] = gen(40000)
+	}
+	for name, src := range inputs {
+		t.Run(name, func(t *testing.T) {
+			total := markdown.Work(c, src)
+			if total < 4*poll.Every {
+				t.Fatalf("%d units of work: too little to stop within", total)
+			}
+			for _, q := range []int{1, 2, 3} {
+				pl := poll.EndAfter(total * q / 4)
+				_, err := markdown.Polled(c, src, pl)
+				if !errors.Is(err, context.Canceled) {
+					t.Errorf("ended at %d/4 of the work: err = %v, want context.Canceled", q, err)
+				}
+				if pl.CallsAfterEnd() > 8 {
+					t.Errorf("ended at %d/4 of the work: %d more steps after the end, want at most 8", q, pl.CallsAfterEnd())
+				}
+			}
+		})
+	}
+	// A context that has ended before the call: no chunk, its error.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	n := 0
+	_, err := c.ChunkFunc(ctx, chunking.Document{Path: "a.md", Content: inputs["document"]}, func(chunking.Chunk) bool { n++; return true })
+	if !errors.Is(err, context.Canceled) || n != 0 || !strings.Contains(err.Error(), "a.md") {
+		t.Errorf("ChunkFunc(ended context) = %d chunks, %v; want none and context.Canceled naming a.md", n, err)
+	}
+	// Ended while a chunk is handed out: no further chunk.
+	ctx, cancel = context.WithCancel(context.Background())
+	n = 0
+	_, err = c.ChunkFunc(ctx, chunking.Document{Content: inputs["document"]}, func(chunking.Chunk) bool { n++; cancel(); return true })
+	if !errors.Is(err, context.Canceled) || n != 1 {
+		t.Errorf("ChunkFunc(cancelled in yield) = %d chunks, %v; want 1 and context.Canceled", n, err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/internal/mdblocks"
+	"github.com/chunkstream/chunkstream/chunking/internal/poll"
 )
 
 // headers are the H1–H3 titles in force.
@@ -45,6 +46,7 @@ type pipeline struct {
 	warns []chunking.Warning
 	yield func(rawChunk) bool
 	stop  bool // yield returned false
+	pl    *poll.Poller
 
 	hdr     headers  // headers in force
 	cur     *section // the section being built
@@ -56,15 +58,19 @@ type pipeline struct {
 }
 
 // split is the pure core: it chunks MDX-cleaned UTF-8 source and calls
-// yield with each chunk in order, stopping when yield returns false.
-func (c *Chunker) split(src []byte, yield func(rawChunk) bool) []chunking.Warning {
-	p := &pipeline{c: c, src: src, yield: yield}
+// yield with each chunk in order, stopping when yield returns false or
+// when pl sees its context end (the caller then reports pl.Err()).
+func (c *Chunker) split(src []byte, pl *poll.Poller, yield func(rawChunk) bool) []chunking.Warning {
+	p := &pipeline{c: c, src: src, yield: yield, pl: pl}
 	p.lines.src = src
-	p.sp = splitter{src: src, max: c.maxChar, overlap: c.overlap, lines: &p.lines, warns: &p.warns, yield: p.out}
+	p.sp = splitter{src: src, max: c.maxChar, overlap: c.overlap, lines: &p.lines, warns: &p.warns, yield: p.out, pl: pl}
 	mdblocks.ScanFunc(src, func(b mdblocks.Block) bool {
 		p.block(b)
-		return !p.stop
+		return !p.stop && !pl.Add(b.End-b.Start+1)
 	})
+	if pl.Stopped() {
+		return nil
+	}
 	p.finish(p.cur)
 	p.cur = nil
 	if p.pending != nil {
@@ -76,9 +82,14 @@ func (c *Chunker) split(src []byte, yield func(rawChunk) bool) []chunking.Warnin
 	return p.warns
 }
 
-// out passes a chunk on unless the consumer has stopped.
+// out passes a chunk on unless the consumer has stopped or the context
+// has ended.
 func (p *pipeline) out(r rawChunk) {
-	if !p.stop && !p.yield(r) {
+	if p.pl.Add(len(r.content)); p.stop || p.pl.Check() {
+		p.stop = true
+		return
+	}
+	if !p.yield(r) {
 		p.stop = true
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/chunking/internal/poll"
 )
 
 // Split levels, coarsest first: the separators of the spec.
@@ -49,6 +50,7 @@ type splitter struct {
 	secStart     int
 
 	yield     func(rawChunk)
+	pl        *poll.Poller // counts the work; stops the cutting when its context ends
 	hdr       headers
 	cur, prev []piece
 	curSize   int
@@ -63,6 +65,9 @@ func (sp *splitter) section(s section, hdr headers) {
 	sp.secStart = s.start
 	pos := s.start
 	for _, b := range s.atoms {
+		if sp.pl.Stopped() {
+			return
+		}
 		if b.Start >= s.end || b.Start < pos {
 			continue
 		}
@@ -80,11 +85,16 @@ func (sp *splitter) section(s section, hdr headers) {
 	if pos < s.end {
 		sp.split(pos, s.end, levelPara)
 	}
-	sp.flush()
+	if !sp.pl.Stopped() {
+		sp.flush()
+	}
 }
 
 // split appends the pieces of src[s:e] at level or finer.
 func (sp *splitter) split(s, e, level int) {
+	if sp.pl.Add(e - s) {
+		return
+	}
 	n := runeCount(sp.src[s:e])
 	if fits(sp.src[s:e], n, sp.max) {
 		sp.emit(piece{start: s, end: e, chars: n})
@@ -99,7 +109,7 @@ func (sp *splitter) split(s, e, level int) {
 		sp.split(s, e, level+1)
 		return
 	}
-	for p := s; p < e; p = q {
+	for p := s; p < e && !sp.pl.Stopped(); p = q {
 		q = sp.next(p, e, level)
 		sp.split(p, q, level+1)
 	}
@@ -119,7 +129,7 @@ func fits(text []byte, n, max int) bool {
 
 // cutChars appends pieces of at most max characters, never inside a rune.
 func (sp *splitter) cutChars(s, e int) {
-	for s < e {
+	for s < e && !sp.pl.Stopped() {
 		p, n := s, 0
 		for p < e && n < sp.max {
 			_, size := utf8.DecodeRune(sp.src[p:e])
@@ -127,6 +137,7 @@ func (sp *splitter) cutChars(s, e int) {
 			n++
 		}
 		sp.emit(piece{start: s, end: p, chars: n})
+		sp.pl.Add(p - s)
 		s = p
 	}
 }
@@ -138,8 +149,14 @@ func (sp *splitter) next(p, e, level int) int {
 	switch level {
 	case levelPara:
 		// After a run of blank lines that follows a non-blank line.
-		i := p
+		i, polled := p, p
 		for {
+			if i-polled >= poll.Every {
+				if sp.pl.Add(i - polled) {
+					return e
+				}
+				polled = i
+			}
 			j := bytes.IndexByte(src[i:], '\n')
 			if j < 0 {
 				return e
@@ -162,7 +179,14 @@ func (sp *splitter) next(p, e, level int) int {
 		}
 		return e
 	case levelSentence:
+		polled := p
 		for i := p; i < e; {
+			if i-polled >= poll.Every {
+				if sp.pl.Add(i - polled) {
+					return e
+				}
+				polled = i
+			}
 			c := src[i]
 			end := -1
 			switch {

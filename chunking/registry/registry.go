@@ -17,15 +17,12 @@ import (
 // ErrUnknownChunker reports a chunker name the registry does not know.
 var ErrUnknownChunker = errors.New("registry: unknown chunker")
 
-// Entry describes one chunker for the CLIs and the worker.
+// Entry describes one chunker for the CLIs and the worker: its name, its
+// options and how to build it from raw option maps. Build entries with
+// Define.
 type Entry struct {
 	// Name is the chunker's name on the wire and in -chunker flags.
 	Name string
-	// Specs lists the chunker's options (reference parameter names).
-	Specs func() []chunking.OptionSpec
-	// New builds the chunker from decoded options; errors wrap
-	// chunking.ErrInvalidOptions.
-	New func(opts chunking.Options) (chunking.Chunker, error)
 	// Extensions are the file extensions a folder walk picks by default
 	// (lower case, with the dot).
 	Extensions []string
@@ -34,58 +31,252 @@ type Entry struct {
 	ParseOnly func(doc chunking.Document) error
 	// ParseOnlyName names the ParseOnly splitter in benchmark results.
 	ParseOnlyName string
-	// OpenPath, when set, reads a whole path (file or folder) itself and
-	// chunks it as one input, as the email chunker reads a folder or mbox
-	// as one mailbox. Without it, callers walk folders with
+	// ChunkFolder, when set, chunks a whole path (a file or a folder) as
+	// one input with c, a chunker this entry built: the email chunker
+	// reads a folder or an mbox as one mailbox. Callers then hand it
+	// whole paths; without it, they walk folders with
 	// chunking.WalkFolder and chunk file by file.
-	OpenPath func(ctx context.Context, path string, opts chunking.Options) ([]chunking.Chunk, []chunking.Warning, error)
-	// ChunkAll, set with OpenPath, chunks documents already in memory as
-	// the one input OpenPath would read from their folder (the files of a
-	// mailbox), so benchmarks can time the chunker without I/O.
-	ChunkAll func(docs []chunking.Document, opts chunking.Options) ([]chunking.Chunk, []chunking.Warning, error)
+	ChunkFolder func(ctx context.Context, c chunking.Chunker, path string) ([]chunking.Chunk, []chunking.Warning, error)
+	// ChunkMailbox, set with ChunkFolder, chunks documents already in
+	// memory as the one input ChunkFolder would read from their folder
+	// (the files of a mailbox), so benchmarks can time the chunker
+	// without I/O.
+	ChunkMailbox func(c chunking.Chunker, docs []chunking.Document) ([]chunking.Chunk, []chunking.Warning, error)
+
+	options []Option
+	// build decodes layers of raw options onto the default configuration,
+	// validates it and returns its canonical map and, when wanted, the
+	// chunker.
+	build func(layers []map[string]any, chunker bool) (map[string]any, chunking.Chunker, error)
+	// checkFields reports configuration fields without an option and
+	// options without a field (for the registry's tests).
+	checkFields func() error
+}
+
+// Config is what Define needs of a chunker's configuration type: a
+// Validate method naming the bad field (by its option name) and wrapping
+// chunking.ErrInvalidOptions.
+type Config interface {
+	Validate() error
+}
+
+// Define returns the entry of a chunker called name whose configuration
+// is a C: def returns the defaults, build makes the chunker from a valid
+// C, and specs bind each option to its field of C (one spec per exported
+// field; the registry's tests check every entry). Set the entry's other
+// fields (Extensions, ParseOnly, ChunkFolder) on the result.
+func Define[C Config, K chunking.Chunker](name string, def func() C, build func(C) (K, error), specs ...Spec[C]) Entry {
+	d := def()
+	opts := make([]Option, len(specs))
+	for i, s := range specs {
+		opts[i] = s.opt
+		opts[i].Default = s.get(&d)
+	}
+	e := Entry{Name: name, options: opts}
+	e.checkFields = func() error { return checkFields(specs) }
+	e.build = func(layers []map[string]any, chunker bool) (map[string]any, chunking.Chunker, error) {
+		cfg := def()
+		for _, layer := range layers {
+			for _, k := range sortedKeys(layer) {
+				i := slices.IndexFunc(specs, func(s Spec[C]) bool { return s.opt.Name == k })
+				if i < 0 {
+					return nil, nil, unknownOption(name, k, opts)
+				}
+				v, err := decode(specs[i].opt.Kind, layer[k])
+				if err != nil {
+					return nil, nil, invalid("chunker %s: %s: %v", name, k, err)
+				}
+				if err := specs[i].set(&cfg, v); err != nil {
+					return nil, nil, invalid("chunker %s: %s: %v", name, k, err)
+				}
+			}
+		}
+		if err := cfg.Validate(); err != nil {
+			return nil, nil, fmt.Errorf("chunker %s: %w", name, err)
+		}
+		resolved := make(map[string]any, len(specs))
+		for _, s := range specs {
+			resolved[s.opt.Name] = s.get(&cfg)
+		}
+		if !chunker {
+			return resolved, nil, nil
+		}
+		c, err := build(cfg)
+		if err != nil {
+			return nil, nil, fmt.Errorf("chunker %s: %w", name, err)
+		}
+		return resolved, c, nil
+	}
+	return e
+}
+
+// unknownOption is the error of an option name the chunker lacks: it
+// names the option of another chunker, or suggests a close name.
+func unknownOption(chunker, name string, opts []Option) error {
+	msg := fmt.Sprintf("unknown option %q for chunker %s", name, chunker)
+	var known []string
+	for _, o := range opts {
+		known = append(known, o.Name)
+	}
+	if s := suggest(name, known); s != "" {
+		msg += fmt.Sprintf(" (did you mean %s?)", s)
+	} else {
+		var owners []string
+		for _, e := range entries() {
+			if e.Name != chunker && slices.ContainsFunc(e.options, func(o Option) bool { return o.Name == name }) {
+				owners = append(owners, e.Name)
+			}
+		}
+		switch {
+		case len(owners) > 0:
+			msg = fmt.Sprintf("option %q belongs to chunker %s, not %s", name, strings.Join(owners, " and "), chunker)
+		case len(known) > 0:
+			msg += " (its options: " + strings.Join(known, ", ") + ")"
+		default:
+			msg += " (it has no options)"
+		}
+	}
+	return &optionError{msg: msg, sentinel: chunking.ErrUnknownOption}
+}
+
+// Options returns the chunker's options, in the order help texts list
+// them (a fresh slice).
+func (e Entry) Options() []Option {
+	out := slices.Clone(e.options)
+	for i := range out {
+		if l, ok := out[i].Default.([]int); ok {
+			out[i].Default = slices.Clone(l)
+		}
+	}
+	return out
+}
+
+// Resolve decodes layers of raw options (wire maps, option files, flag
+// values) onto the chunker's defaults, later layers winning (pass
+// worker defaults before a request's options), and returns the complete
+// canonical option map: every option with its effective value, as an
+// int, bool, []int or string (see Kind). Equal configurations resolve
+// to equal maps, so the map, with the chunker's name, identifies the
+// chunker's behaviour; Resolve of a resolved map returns it unchanged.
+//
+// Names and types are strict: an unknown name wraps
+// chunking.ErrUnknownOption (naming the chunker that has the option, or a
+// close name), a value of the wrong type wraps chunking.ErrInvalidOptions
+// ("chunker markdown: max_char: want an integer, got the string \"abc\""),
+// as does a configuration its Validate refuses.
+func (e Entry) Resolve(layers ...map[string]any) (map[string]any, error) {
+	m, _, err := e.build(layers, false)
+	return m, err
+}
+
+// New builds the chunker from layers of raw options, as Resolve decodes
+// them.
+func (e Entry) New(layers ...map[string]any) (chunking.Chunker, error) {
+	_, c, err := e.build(layers, true)
+	return c, err
+}
+
+// Normalize checks raw options as Resolve does and returns only the
+// options raw sets, with their values converted to the kind's Go type
+// (flag strings to int, bool, []int): what a client sends on the wire so
+// that the worker's defaults still apply to the others.
+func (e Entry) Normalize(raw map[string]any) (map[string]any, error) {
+	if _, err := e.Resolve(raw); err != nil {
+		return nil, err
+	}
+	out := make(map[string]any, len(raw))
+	for k, v := range raw {
+		o := e.options[slices.IndexFunc(e.options, func(o Option) bool { return o.Name == k })]
+		out[k], _ = decode(o.Kind, v) // Resolve decoded it already
+	}
+	return out, nil
 }
 
 // entries is the list of chunkers, one entry per chunker, in the order
-// help texts list them. Add a chunker by adding its entry here.
+// help texts list them. Add a chunker by adding its entry here; add an
+// option by adding its Config field and its spec here.
 func entries() []Entry {
-	return []Entry{
-		{
-			Name:  "markdown",
-			Specs: markdown.Specs,
-			New: func(opts chunking.Options) (chunking.Chunker, error) {
-				return markdown.New(opts)
-			},
-			Extensions:    []string{".md", ".mdx"},
-			ParseOnly:     func(doc chunking.Document) error { mdblocks.ParseOnly(doc.Content); return nil },
-			ParseOnlyName: "goldmark-blocks",
+	md := Define("markdown", markdown.DefaultConfig, markdown.New,
+		IntOption("min_char", "sections shorter than this many characters absorb the next one (reference MarkdownChunker min_char)",
+			func(c *markdown.Config) *int { return &c.MinChar }),
+		IntOption("max_char", "largest chunk in characters, overlap included (reference MarkdownChunker max_char)",
+			func(c *markdown.Config) *int { return &c.MaxChar }),
+		IntOption("chunk_overlap", "characters of whole words repeated between chunks of one split section (reference MarkdownChunker chunk_overlap)",
+			func(c *markdown.Config) *int { return &c.ChunkOverlap }),
+	)
+	md.Extensions = markdown.Extensions()
+	md.ParseOnly = func(doc chunking.Document) error { mdblocks.ParseOnly(doc.Content); return nil }
+	md.ParseOnlyName = "goldmark-blocks"
+
+	em := Define("email", email.DefaultConfig, email.New,
+		IntOption("max_emails_per_chunk", "most messages in one chunk, ≥ 1 (reference max_emails_per_chunk)",
+			func(c *email.Config) *int { return &c.MaxEmailsPerChunk }),
+		IntOption("max_chars", "most characters in one chunk, header included, ≥ 256 (reference max_chars)",
+			func(c *email.Config) *int { return &c.MaxChars }),
+		IntOption("overlap_emails", "messages repeated between consecutive windows of a path, ≥ 0 (reference overlap_emails)",
+			func(c *email.Config) *int { return &c.OverlapEmails }),
+		stripQuotesOption(),
+		BoolOption("mboxo", "read mbox files as mboxo (only >From is unescaped) instead of mboxrd (chunkstream's own, not a reference parameter)",
+			func(c *email.Config) *bool { return &c.Mboxo }),
+	)
+	em.Extensions = email.Extensions()
+	em.ParseOnly = email.ParseOnly
+	em.ParseOnlyName = "go-message-parse"
+	em.ChunkFolder = func(ctx context.Context, c chunking.Chunker, path string) ([]chunking.Chunk, []chunking.Warning, error) {
+		return c.(*email.Chunker).ChunkFolder(ctx, path)
+	}
+	em.ChunkMailbox = func(c chunking.Chunker, docs []chunking.Document) ([]chunking.Chunk, []chunking.Warning, error) {
+		return c.(*email.Chunker).ChunkMailbox(docs)
+	}
+
+	ts := Define("twostep", twostep.DefaultConfig, twostep.New,
+		IntOption("max_chunk_size", "chunk budget in words; longer sections are split into sentences (Eve chunker max_chunk_size)",
+			func(c *twostep.Config) *int { return &c.MaxChunkSize }),
+		IntOption("chunk_overlap", "characters of the previous chunk prefixed to each chunk (starting at a word) (Eve chunker chunk_overlap)",
+			func(c *twostep.Config) *int { return &c.ChunkOverlap }),
+		IntOption("word_overlap", "words of the previous chunk prefixed to each chunk; beats chunk_overlap (Eve chunker word_overlap)",
+			func(c *twostep.Config) *int { return &c.WordOverlap }),
+		BoolOption("add_headers", "start each chunk with the header lines of its hierarchy it lacks (Eve chunker add_headers)",
+			func(c *twostep.Config) *bool { return &c.AddHeaders }),
+		BoolOption("merge_small_chunks", "merge consecutive compatible chunks while they fit the budget (Eve chunker merge_small_chunks)",
+			func(c *twostep.Config) *bool { return &c.MergeSmallChunks }),
+		intSetOption("headers_to_split_on", "header levels (1-6) that start a section (Eve chunker headers_to_split_on)",
+			func(c *twostep.Config) *[]int { return &c.HeadersToSplitOn }).WithFlag("headers"),
+	)
+	ts.Extensions = twostep.Extensions()
+	ts.ParseOnly = md.ParseOnly
+	ts.ParseOnlyName = "goldmark-blocks"
+
+	return []Entry{md, em, ts}
+}
+
+// stripQuotesOption binds strip_quotes, a boolean or "auto", to
+// email.Config.StripQuotes.
+func stripQuotesOption() Spec[email.Config] {
+	field := func(c *email.Config) *email.QuoteStripping { return &c.StripQuotes }
+	return Spec[email.Config]{
+		opt: newOption("strip_quotes", BoolOrAuto,
+			`remove quoted history matching an ancestor, and signatures; "auto" (the default) strips real mail and keeps canonical JSON rows (chunkstream's own, not a reference parameter)`),
+		field: func(c *email.Config) any { return field(c) },
+		set: func(c *email.Config, v any) error {
+			switch v {
+			case true:
+				*field(c) = email.StripAlways
+			case false:
+				*field(c) = email.StripNever
+			default:
+				*field(c) = email.StripAuto
+			}
+			return nil
 		},
-		{
-			Name:  "email",
-			Specs: email.Specs,
-			New: func(opts chunking.Options) (chunking.Chunker, error) {
-				return email.New(opts)
-			},
-			Extensions:    []string{".eml", ".mbox", ".mboxrd"},
-			ParseOnly:     email.ParseOnly,
-			ParseOnlyName: "go-message-parse",
-			OpenPath:      email.ChunkPath,
-			ChunkAll: func(docs []chunking.Document, opts chunking.Options) ([]chunking.Chunk, []chunking.Warning, error) {
-				c, err := email.New(opts)
-				if err != nil {
-					return nil, nil, err
-				}
-				return c.ChunkDocuments(docs)
-			},
-		},
-		{
-			Name:  "twostep",
-			Specs: twostep.Specs,
-			New: func(opts chunking.Options) (chunking.Chunker, error) {
-				return twostep.New(opts)
-			},
-			Extensions:    []string{".md", ".mdx", ".txt"},
-			ParseOnly:     func(doc chunking.Document) error { mdblocks.ParseOnly(doc.Content); return nil },
-			ParseOnlyName: "goldmark-blocks",
+		get: func(c *email.Config) any {
+			switch *field(c) {
+			case email.StripAlways:
+				return true
+			case email.StripNever:
+				return false
+			}
+			return "auto"
 		},
 	}
 }
@@ -112,29 +303,6 @@ func Lookup(name string) (Entry, error) {
 	return Entry{}, fmt.Errorf("%w %q (known: %s)", ErrUnknownChunker, name, strings.Join(Names(), ", "))
 }
 
-// Options decodes raw options (wire maps, flag values) against the
-// entry's specs; see chunking.DecodeOptions.
-func (e Entry) Options(raw map[string]any) (chunking.Options, error) {
-	opts, err := chunking.DecodeOptions(e.Specs(), raw)
-	if err != nil {
-		return nil, fmt.Errorf("chunker %s: %w", e.Name, err)
-	}
-	return opts, nil
-}
-
-// Chunker decodes raw options and builds the entry's chunker.
-func (e Entry) Chunker(raw map[string]any) (chunking.Chunker, error) {
-	opts, err := e.Options(raw)
-	if err != nil {
-		return nil, err
-	}
-	c, err := e.New(opts)
-	if err != nil {
-		return nil, fmt.Errorf("chunker %s: %w", e.Name, err)
-	}
-	return c, nil
-}
-
 // NewChunker builds the chunker called name with raw options. Errors wrap
 // ErrUnknownChunker, chunking.ErrUnknownOption or
 // chunking.ErrInvalidOptions.
@@ -143,5 +311,5 @@ func NewChunker(name string, raw map[string]any) (chunking.Chunker, error) {
 	if err != nil {
 		return nil, err
 	}
-	return e.Chunker(raw)
+	return e.New(raw)
 }

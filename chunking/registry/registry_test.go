@@ -1,19 +1,23 @@
 package registry
 
 import (
+	"encoding/json"
 	"errors"
+	"maps"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/chunking/markdown"
 )
 
 func TestEntriesWellFormed(t *testing.T) {
 	seen := map[string]bool{}
 	for _, e := range Entries() {
-		if e.Name == "" || e.Specs == nil || e.New == nil {
-			t.Errorf("entry %q lacks a name, Specs or New", e.Name)
+		if e.Name == "" || e.build == nil {
+			t.Errorf("entry %q lacks a name or was not built with Define", e.Name)
 		}
 		if seen[e.Name] {
 			t.Errorf("entry %q registered twice", e.Name)
@@ -22,24 +26,205 @@ func TestEntriesWellFormed(t *testing.T) {
 		if (e.ParseOnly == nil) != (e.ParseOnlyName == "") {
 			t.Errorf("entry %q: ParseOnly and ParseOnlyName must come together", e.Name)
 		}
+		if (e.ChunkFolder == nil) != (e.ChunkMailbox == nil) {
+			t.Errorf("entry %q: ChunkFolder and ChunkMailbox must come together", e.Name)
+		}
 		for _, x := range e.Extensions {
 			if !strings.HasPrefix(x, ".") || strings.ToLower(x) != x {
 				t.Errorf("entry %q: extension %q is not lower case with a dot", e.Name, x)
 			}
 		}
 		flags := map[string]bool{}
-		for _, s := range e.Specs() {
-			if s.Usage == "" || flags[s.Flag()] {
-				t.Errorf("entry %q: option %q lacks usage or repeats flag %q", e.Name, s.Name, s.Flag())
+		for _, o := range e.Options() {
+			if o.Usage == "" || o.Flag == "" || flags[o.Flag] {
+				t.Errorf("entry %q: option %q lacks usage or a flag, or repeats flag %q", e.Name, o.Name, o.Flag)
 			}
-			flags[s.Flag()] = true
+			flags[o.Flag] = true
 		}
-		if _, err := e.Chunker(nil); err != nil {
+		// Adding an option is adding its Config field and its spec.
+		if err := e.checkFields(); err != nil {
+			t.Errorf("entry %q: %v", e.Name, err)
+		}
+		if _, err := e.New(); err != nil {
 			t.Errorf("entry %q with default options: %v", e.Name, err)
 		}
 	}
-	if !seen["markdown"] {
-		t.Error("markdown chunker not registered")
+	for _, name := range []string{"markdown", "email", "twostep"} {
+		if !seen[name] {
+			t.Errorf("%s chunker not registered", name)
+		}
+	}
+}
+
+// TestCheckFields: the field/spec check fails on a missing spec, a spec
+// of no field and two specs of one field.
+func TestCheckFields(t *testing.T) {
+	minChar := IntOption("min_char", "u", func(c *markdown.Config) *int { return &c.MinChar })
+	maxChar := IntOption("max_char", "u", func(c *markdown.Config) *int { return &c.MaxChar })
+	overlap := IntOption("chunk_overlap", "u", func(c *markdown.Config) *int { return &c.ChunkOverlap })
+	if err := checkFields([]Spec[markdown.Config]{minChar, maxChar, overlap}); err != nil {
+		t.Errorf("checkFields(complete) = %v", err)
+	}
+	missing := []Spec[markdown.Config]{minChar, maxChar}
+	if err := checkFields(missing); err == nil || !strings.Contains(err.Error(), "ChunkOverlap") {
+		t.Errorf("checkFields(missing ChunkOverlap) = %v, want it named", err)
+	}
+	twice := []Spec[markdown.Config]{minChar, maxChar, overlap,
+		IntOption("max_chars", "u", func(c *markdown.Config) *int { return &c.MaxChar })}
+	if err := checkFields(twice); err == nil || !strings.Contains(err.Error(), "max_chars") {
+		t.Errorf("checkFields(two specs of MaxChar) = %v, want an error", err)
+	}
+	var outside int
+	stray := []Spec[markdown.Config]{minChar, maxChar, overlap,
+		IntOption("stray", "u", func(*markdown.Config) *int { return &outside })}
+	if err := checkFields(stray); err == nil || !strings.Contains(err.Error(), "stray") {
+		t.Errorf("checkFields(spec of no field) = %v, want an error", err)
+	}
+}
+
+func mustLookup(t *testing.T, name string) Entry {
+	t.Helper()
+	e, err := Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func TestResolveDefaults(t *testing.T) {
+	tests := map[string]map[string]any{
+		"markdown": {"min_char": 1024, "max_char": 2048, "chunk_overlap": 128},
+		"email":    {"max_emails_per_chunk": 10, "max_chars": 2048, "overlap_emails": 2, "strip_quotes": "auto", "mboxo": false},
+		"twostep": {"max_chunk_size": 512, "chunk_overlap": 0, "word_overlap": 0, "add_headers": false,
+			"merge_small_chunks": true, "headers_to_split_on": []int{1, 2, 3, 4, 5, 6}},
+	}
+	for name, want := range tests {
+		e := mustLookup(t, name)
+		got, err := e.Resolve()
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("Lookup(%s).Resolve() = %v, %v; want %v", name, got, err, want)
+		}
+		for _, o := range e.Options() {
+			if !reflect.DeepEqual(o.Default, want[o.Name]) {
+				t.Errorf("%s option %s: Default = %#v, want %#v", name, o.Name, o.Default, want[o.Name])
+			}
+		}
+		// A resolved map resolves to itself.
+		again, err := e.Resolve(got)
+		if err != nil || !reflect.DeepEqual(again, got) {
+			t.Errorf("%s: Resolve(Resolve()) = %v, %v; want %v", name, again, err, got)
+		}
+	}
+}
+
+func TestResolveValues(t *testing.T) {
+	md := mustLookup(t, "markdown")
+	// Integers as every decoder hands them out.
+	for _, v := range []any{int(300), int8(100), int64(300), uint64(300), uint8(200), float64(300), json.Number("300"), json.Number("3e2"), "300", " 300 "} {
+		got, err := md.Resolve(map[string]any{"chunk_overlap": 0, "max_char": v})
+		if err != nil {
+			t.Errorf("Resolve(max_char %T %v) = %v", v, v, err)
+			continue
+		}
+		if mc := got["max_char"]; mc != 300 && mc != 100 && mc != 200 {
+			t.Errorf("Resolve(max_char %T %v) max_char = %#v", v, v, mc)
+		}
+	}
+	// Layers: later ones win; the others keep the defaults.
+	got, err := md.Resolve(map[string]any{"max_char": 500, "min_char": 5}, map[string]any{"max_char": "600"}, nil)
+	want := map[string]any{"min_char": 5, "max_char": 600, "chunk_overlap": 128}
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("Resolve(layers) = %v, %v; want %v", got, err, want)
+	}
+	// Zero is a value.
+	got, err = md.Resolve(map[string]any{"chunk_overlap": 0, "min_char": 0})
+	if err != nil || got["chunk_overlap"] != 0 || got["min_char"] != 0 {
+		t.Errorf("Resolve(zeros) = %v, %v; want the zeros kept", got, err)
+	}
+
+	ts := mustLookup(t, "twostep")
+	got, err = ts.Resolve(map[string]any{"headers_to_split_on": []any{int8(3), uint16(1), 3}, "merge_small_chunks": "false", "add_headers": true})
+	if err != nil || !slices.Equal(got["headers_to_split_on"].([]int), []int{1, 3}) || got["merge_small_chunks"] != false || got["add_headers"] != true {
+		t.Errorf("twostep Resolve = %v, %v; want headers [1 3], merge false, add_headers true", got, err)
+	}
+	for _, v := range []any{"2, 1,", []int{2, 1}, []int64{1, 2, 2}} {
+		got, err := ts.Resolve(map[string]any{"headers_to_split_on": v})
+		if err != nil || !slices.Equal(got["headers_to_split_on"].([]int), []int{1, 2}) {
+			t.Errorf("Resolve(headers_to_split_on %#v) = %v, %v; want [1 2]", v, got, err)
+		}
+	}
+	got, err = ts.Resolve(map[string]any{"headers_to_split_on": []any{}})
+	if err != nil || !slices.Equal(got["headers_to_split_on"].([]int), []int{}) {
+		t.Errorf("Resolve(headers_to_split_on []) = %v, %v; want []", got, err)
+	}
+
+	em := mustLookup(t, "email")
+	for v, want := range map[any]any{true: true, "false": false, "auto": "auto", "AUTO": "auto", "1": true} {
+		got, err := em.Resolve(map[string]any{"strip_quotes": v})
+		if err != nil || got["strip_quotes"] != want {
+			t.Errorf("Resolve(strip_quotes %#v) = %v, %v; want %v", v, got, err, want)
+		}
+	}
+}
+
+func TestResolveErrors(t *testing.T) {
+	tests := []struct {
+		chunker string
+		raw     map[string]any
+		want    error
+		msg     string
+	}{
+		{"markdown", map[string]any{"max_char": "abc"}, chunking.ErrInvalidOptions, `chunker markdown: max_char: want an integer, got the string "abc"`},
+		{"markdown", map[string]any{"max_char": []any{1}}, chunking.ErrInvalidOptions, `chunker markdown: max_char: want an integer, got a list`},
+		{"markdown", map[string]any{"max_char": map[string]any{}}, chunking.ErrInvalidOptions, `max_char: want an integer, got an object`},
+		{"markdown", map[string]any{"max_char": 1.5}, chunking.ErrInvalidOptions, `max_char: want an integer, got the number 1.5`},
+		{"markdown", map[string]any{"max_char": nil}, chunking.ErrInvalidOptions, `max_char: want an integer, got null`},
+		{"markdown", map[string]any{"max_char": true}, chunking.ErrInvalidOptions, `max_char: want an integer, got the boolean true`},
+		{"markdown", map[string]any{"max_char": int64(1) << 40}, chunking.ErrInvalidOptions, `max_char: want an integer between -2147483648 and 2147483647, got the integer 1099511627776`},
+		{"markdown", map[string]any{"max_char": uint64(1) << 63}, chunking.ErrInvalidOptions, `want an integer between`},
+		{"markdown", map[string]any{"max_chars": 10}, chunking.ErrUnknownOption, `unknown option "max_chars" for chunker markdown (did you mean max_char?)`},
+		{"markdown", map[string]any{"max-char": 10}, chunking.ErrUnknownOption, `(did you mean max_char?)`},
+		{"markdown", map[string]any{"max_emails_per_chunk": 3}, chunking.ErrUnknownOption, `option "max_emails_per_chunk" belongs to chunker email, not markdown`},
+		{"markdown", map[string]any{"bogus": 1}, chunking.ErrUnknownOption, `unknown option "bogus" for chunker markdown (its options: min_char, max_char, chunk_overlap)`},
+		{"markdown", map[string]any{"max_char": 0}, chunking.ErrInvalidOptions, `chunker markdown: chunking: invalid options: max_char must be > 0, got 0`},
+		{"markdown", map[string]any{"max_char": 100}, chunking.ErrInvalidOptions, `chunk_overlap (128) must be < max_char (100)`},
+		{"twostep", map[string]any{"headers_to_split_on": []any{1, "x"}}, chunking.ErrInvalidOptions, `chunker twostep: headers_to_split_on: item 2: want an integer, got the string "x"`},
+		{"twostep", map[string]any{"headers_to_split_on": 3}, chunking.ErrInvalidOptions, `headers_to_split_on: want a list of integers, got the integer 3`},
+		{"twostep", map[string]any{"headers_to_split_on": []int{7}}, chunking.ErrInvalidOptions, `headers_to_split_on: levels must be within 1-6, got 7`},
+		{"twostep", map[string]any{"add_headers": 1}, chunking.ErrInvalidOptions, `add_headers: want a boolean, got the integer 1`},
+		{"twostep", map[string]any{"max_workers": 2}, chunking.ErrUnknownOption, `unknown option "max_workers" for chunker twostep`},
+		{"email", map[string]any{"strip_quotes": "maybe"}, chunking.ErrInvalidOptions, `strip_quotes: want a boolean or "auto", got the string "maybe"`},
+		{"email", map[string]any{"max_chars": 100}, chunking.ErrInvalidOptions, `max_chars must be ≥ 256, got 100`},
+		{"email", map[string]any{"min_char": 1}, chunking.ErrUnknownOption, `option "min_char" belongs to chunker markdown, not email`},
+		{"email", map[string]any{"chunk_overlap": 1}, chunking.ErrUnknownOption, `option "chunk_overlap" belongs to chunker markdown and twostep, not email`},
+	}
+	for _, tt := range tests {
+		_, err := mustLookup(t, tt.chunker).Resolve(tt.raw)
+		if !errors.Is(err, tt.want) || err == nil || !strings.Contains(err.Error(), tt.msg) {
+			t.Errorf("%s Resolve(%v) = %v, want %v containing %q", tt.chunker, tt.raw, err, tt.want, tt.msg)
+		}
+		if _, nerr := NewChunker(tt.chunker, tt.raw); !errors.Is(nerr, tt.want) {
+			t.Errorf("NewChunker(%s, %v) = %v, want %v", tt.chunker, tt.raw, nerr, tt.want)
+		}
+		if err != nil && strings.Contains(err.Error(), "interface") {
+			t.Errorf("%s Resolve(%v): %v names a Go type", tt.chunker, tt.raw, err)
+		}
+	}
+}
+
+func TestNormalize(t *testing.T) {
+	ts := mustLookup(t, "twostep")
+	got, err := ts.Normalize(map[string]any{"max_chunk_size": "40", "add_headers": "true", "headers_to_split_on": "2,1"})
+	want := map[string]any{"max_chunk_size": 40, "add_headers": true, "headers_to_split_on": []int{2, 1}}
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("Normalize = %v, %v; want %v (only the given options)", got, err, want)
+	}
+	if _, err := ts.Normalize(map[string]any{"word_overlap": 600}); !errors.Is(err, chunking.ErrInvalidOptions) {
+		t.Errorf("Normalize(word_overlap ≥ max_chunk_size) = %v, want ErrInvalidOptions", err)
+	}
+	got, err = ts.Normalize(nil)
+	if err != nil || len(got) != 0 {
+		t.Errorf("Normalize(nil) = %v, %v", got, err)
 	}
 }
 
@@ -52,20 +237,30 @@ func TestNewChunker(t *testing.T) {
 	if err != nil || len(chunks) != 1 || chunks[0].Content() != "Hello world" {
 		t.Errorf("markdown chunker on Hello world = %v, %v", chunks, err)
 	}
-	tests := []struct {
-		name string
-		raw  map[string]any
-		want error
-	}{
-		{"nope", nil, ErrUnknownChunker},
-		{"markdown", map[string]any{"bogus": 1}, chunking.ErrUnknownOption},
-		{"markdown", map[string]any{"max_char": "many"}, chunking.ErrInvalidOptions},
-		{"markdown", map[string]any{"max_char": 0}, chunking.ErrInvalidOptions},
+	if got := c.(*markdown.Chunker).Config(); got != (markdown.Config{MinChar: 10, MaxChar: 100}) {
+		t.Errorf("built chunker's Config = %+v", got)
 	}
-	for _, tt := range tests {
-		if _, err := NewChunker(tt.name, tt.raw); !errors.Is(err, tt.want) {
-			t.Errorf("NewChunker(%q, %v) = %v, want %v", tt.name, tt.raw, err, tt.want)
+	if _, err := NewChunker("nope", nil); !errors.Is(err, ErrUnknownChunker) {
+		t.Errorf("NewChunker(nope) = %v, want ErrUnknownChunker", err)
+	}
+}
+
+func TestOptionsAreCopies(t *testing.T) {
+	e := mustLookup(t, "twostep")
+	opts := e.Options()
+	for _, o := range opts {
+		if l, ok := o.Default.([]int); ok {
+			l[0] = 99
 		}
+	}
+	again, _ := e.Resolve()
+	if again["headers_to_split_on"].([]int)[0] != 1 {
+		t.Error("changing an Option's Default changed the chunker's defaults")
+	}
+	m := map[string]any{"headers_to_split_on": []int{1, 2}}
+	before := maps.Clone(m)
+	if _, err := e.New(m); err != nil || !reflect.DeepEqual(m, before) {
+		t.Errorf("New changed its input: %v", m)
 	}
 }
 

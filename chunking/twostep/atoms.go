@@ -5,6 +5,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/chunkstream/chunkstream/chunking/internal/poll"
 	"github.com/chunkstream/chunkstream/chunking/internal/sentences"
 )
 
@@ -46,21 +47,27 @@ type regionScan struct {
 	// noFence holds, per fence character, the shortest fence length whose
 	// closing search failed (0: none yet); longer fences fail too.
 	noFenceTicks, noFenceTildes int
+
+	// pl counts the bytes every scan and search looks at (the linearity
+	// tests read the count) and stops the scan when its context ends.
+	pl *poll.Poller
 }
 
 // scanRegion appends the display units and inline spans of s[a:b] to
 // display and inline, in order, and returns the extended slices.
 func scanRegion(s string, a, b int, display, inline []span) ([]span, []span) {
-	display, inline, _ = scanRegionUnclosed(s, a, b, display, inline, nil)
+	display, inline, _ = scanRegionUnclosed(s, a, b, display, inline, nil, new(poll.Poller))
 	return display, inline
 }
 
 // scanRegionUnclosed is scanRegion that also appends to unclosed the
-// offsets of the unclosed \begin{X} of the region.
-func scanRegionUnclosed(s string, a, b int, display, inline []span, unclosed []int) ([]span, []span, []int) {
-	r := regionScan{s: s, a: a, b: b, display: display, inline: inline, blank: -1, unclosed: unclosed}
+// offsets of the unclosed \begin{X} of the region; it counts its work on
+// pl and stops early when pl sees its context end.
+func scanRegionUnclosed(s string, a, b int, display, inline []span, unclosed []int, pl *poll.Poller) ([]span, []span, []int) {
+	r := regionScan{s: s, a: a, b: b, display: display, inline: inline, blank: -1, unclosed: unclosed, pl: pl}
 	n := len(unclosed)
 	r.pairs, r.unclosed = matchEnvironments(s, a, b, r.unclosed)
+	pl.Add(b - a)
 	r.run()
 	// A \begin inside a code span or inline math is not an environment.
 	kept, k := r.unclosed[:n], 0
@@ -86,6 +93,7 @@ func (r *regionScan) paraEnd(i int) int {
 	for {
 		k := strings.IndexByte(r.s[j:r.b], '\n')
 		if k < 0 {
+			r.pl.Add(r.b - i)
 			r.blank = r.b
 			return r.b
 		}
@@ -95,6 +103,7 @@ func (r *regionScan) paraEnd(i int) int {
 			m++
 		}
 		if m >= r.b || r.s[m] == '\n' {
+			r.pl.Add(m - i)
 			r.blank = j - 1
 			return r.blank
 		}
@@ -107,9 +116,14 @@ var scanStop = [256]bool{'\\': true, '$': true, '`': true, '~': true, '|': true,
 func (r *regionScan) run() {
 	s, b := r.s, r.b
 	for i := r.a; i < b; {
+		if r.pl.Stopped() {
+			return
+		}
+		from := i
 		for i < b && !scanStop[s[i]] {
 			i++
 		}
+		r.pl.Add(i - from + 1)
 		if i >= b {
 			return
 		}
@@ -167,16 +181,20 @@ func (r *regionScan) backslash(i int) int {
 		if i >= r.noBracketUntil {
 			pe := r.paraEnd(i)
 			if k := strings.Index(s[i+2:pe], `\]`); k >= 0 {
+				r.pl.Add(k + 4)
 				return r.addDisplay(i, i+2+k+2)
 			}
+			r.pl.Add(pe - i)
 			r.noBracketUntil = pe
 		}
 	case '(':
 		if i >= r.noParenUntil {
 			pe := r.paraEnd(i)
 			if k := strings.Index(s[i+2:pe], `\)`); k >= 0 {
+				r.pl.Add(k + 4)
 				return r.addInline(i, i+2+k+2)
 			}
+			r.pl.Add(pe - i)
 			r.noParenUntil = pe
 		}
 	}
@@ -190,8 +208,10 @@ func (r *regionScan) dollar(i int) int {
 		if i >= r.noDDUntil {
 			pe := r.paraEnd(i)
 			if k := strings.Index(s[i+2:pe], "$$"); k >= 0 {
+				r.pl.Add(k + 4)
 				return r.addDisplay(i, i+2+k+2)
 			}
+			r.pl.Add(pe - i)
 			r.noDDUntil = pe
 		}
 		j := i
@@ -223,12 +243,14 @@ func (r *regionScan) dollar(i int) int {
 			if prevSpace(s, k) || k+1 < b && s[k+1] >= '0' && s[k+1] <= '9' {
 				continue
 			}
+			r.pl.Add(k + 1 - i)
 			return r.addInline(i, k+1)
 		}
 	}
 	// No closer before the paragraph ends: no later '$' of this
 	// paragraph can open math either, since closers do not depend on
 	// their opener.
+	r.pl.Add(pe - i)
 	r.noDollarUntil = pe
 	return i + 1
 }
@@ -267,9 +289,12 @@ func (r *regionScan) fence(i int) int {
 			return i // a backtick in the info string, or no body
 		}
 	}
-	for line := j; line < b; {
+	line := j
+	defer func() { r.pl.Add(line - i) }()
+	for line < b {
 		k := strings.IndexByte(s[line:b], '\n')
 		if k < 0 {
+			line = b
 			break
 		}
 		line += k + 1
@@ -347,10 +372,12 @@ func (r *regionScan) table(i int) int {
 		return start, -1, end
 	}
 	_, pipe, dend := next(i)
+	r.pl.Add(dend - i)
 	if pipe < 0 || !delimiterRow(s[pipe:dend]) {
 		return i
 	}
 	end := dend
+	defer func() { r.pl.Add(end - dend) }()
 	for {
 		_, p, e := next(end)
 		if p < 0 {
@@ -402,10 +429,12 @@ func (r *regionScan) ticks(i int) int {
 			e++
 		}
 		if e-k == n {
+			r.pl.Add(e - i)
 			return r.addInline(i, e)
 		}
 		k = e
 	}
+	r.pl.Add(pe - i)
 	r.noTicksUntil[n] = pe
 	return j
 }
@@ -463,6 +492,7 @@ func (r *regionScan) addDisplay(start, end int) int {
 			break
 		}
 	}
+	r.pl.Add(end - start)
 	if n > 0 && start <= floor && !r.spaceBefore(floor) {
 		r.display[n-1].End = end
 		return end

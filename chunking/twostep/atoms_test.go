@@ -1,10 +1,12 @@
 package twostep
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/chunkstream/chunkstream/chunking/internal/poll"
 )
 
 func spanTexts(s string, spans []span) []string {
@@ -91,43 +93,58 @@ func TestScanRegionSubrange(t *testing.T) {
 	}
 }
 
-// TestScanRegionLinear checks that adversarial inputs stay linear: twice
-// the input may not take much more than twice the time.
+// linearInputs are adversarial inputs of scanRegion: openers without
+// closers, closers without openers, nesting.
+var linearInputs = map[string]func(n int) string{
+	"dollars":   func(n int) string { return strings.Repeat("$a ", n) },
+	"doubles":   func(n int) string { return strings.Repeat("$$a ", n) },
+	"begins":    func(n int) string { return strings.Repeat(`\begin{x} `, n) },
+	"ends":      func(n int) string { return strings.Repeat(`\end{x} `, n) },
+	"brackets":  func(n int) string { return strings.Repeat(`\[ \( `, n) },
+	"ticks":     func(n int) string { return strings.Repeat("` `` ``` ", n) },
+	"refs":      func(n int) string { return strings.Repeat("Fig. Table Eq. ( ", n) },
+	"nested":    func(n int) string { return strings.Repeat(`\begin{a}`, n) + strings.Repeat(`\end{a}`, n) },
+	"dollar nl": func(n int) string { return strings.Repeat("$a\n", n) },
+	"fences":    func(n int) string { return strings.Repeat("- ```x\n", n) },
+	"pipes":     func(n int) string { return strings.Repeat("| a\n", n) },
+	"fence run": func(n int) string { return "\n" + strings.Repeat("`", n) + "\n" + strings.Repeat("~~~\n", n) },
+}
+
+// scanWork returns the bytes scanRegion looks at in s, every search
+// included: its operation count.
+func scanWork(s string) int {
+	pl := new(poll.Poller)
+	scanRegionUnclosed(s, 0, len(s), nil, nil, nil, pl)
+	return pl.Work()
+}
+
+// TestScanRegionLinear checks that adversarial inputs stay linear,
+// counting the bytes the scan and its searches look at (not time): 8×
+// the input may cost at most 10× the work (a quadratic scan costs 64×).
 func TestScanRegionLinear(t *testing.T) {
-	if testing.Short() || raceEnabled {
-		t.Skip("timing test (not in -short or -race runs)")
-	}
-	inputs := map[string]func(n int) string{
-		"dollars":   func(n int) string { return strings.Repeat("$a ", n) },
-		"doubles":   func(n int) string { return strings.Repeat("$$a ", n) },
-		"begins":    func(n int) string { return strings.Repeat(`\begin{x} `, n) },
-		"ends":      func(n int) string { return strings.Repeat(`\end{x} `, n) },
-		"brackets":  func(n int) string { return strings.Repeat(`\[ \( `, n) },
-		"ticks":     func(n int) string { return strings.Repeat("` `` ``` ", n) },
-		"refs":      func(n int) string { return strings.Repeat("Fig. Table Eq. ( ", n) },
-		"nested":    func(n int) string { return strings.Repeat(`\begin{a}`, n) + strings.Repeat(`\end{a}`, n) },
-		"dollar nl": func(n int) string { return strings.Repeat("$a\n", n) },
-		"fences":    func(n int) string { return strings.Repeat("- ```x\n", n) },
-		"pipes":     func(n int) string { return strings.Repeat("| a\n", n) },
-		"fence run": func(n int) string { return "\n" + strings.Repeat("`", n) + "\n" + strings.Repeat("~~~\n", n) },
-	}
-	for name, gen := range inputs {
+	for name, gen := range linearInputs {
 		t.Run(name, func(t *testing.T) {
-			measure := func(n int) time.Duration {
-				s := gen(n)
-				best := time.Duration(1 << 62)
-				for range 3 {
-					start := time.Now()
-					scanRegion(s, 0, len(s), nil, nil)
-					best = min(best, time.Since(start))
-				}
-				return best
-			}
-			// 8x the input: linear is ~8x the time, quadratic ~64x.
-			small, large := measure(10000), measure(80000)
-			if large > 32*small+50*time.Millisecond {
-				t.Errorf("%s: 8x input took %v vs %v: not linear", name, large, small)
+			small, large := gen(10000), gen(80000)
+			ws, wl := scanWork(small), scanWork(large)
+			if ws < len(small) || wl > 10*ws {
+				t.Errorf("%s: scanRegion looked at %d bytes for %d bytes of input, %d for %d: not linear", name, ws, len(small), wl, len(large))
 			}
 		})
+	}
+}
+
+// BenchmarkScanRegion times scanRegion on the adversarial inputs at two
+// sizes, 8× apart: linear scans show the same MB/s at both.
+func BenchmarkScanRegion(b *testing.B) {
+	for name, gen := range linearInputs {
+		for _, n := range []int{10000, 80000} {
+			s := gen(n)
+			b.Run(fmt.Sprintf("%s/n=%d", strings.ReplaceAll(name, " ", "-"), n), func(b *testing.B) {
+				b.SetBytes(int64(len(s)))
+				for b.Loop() {
+					scanRegion(s, 0, len(s), nil, nil)
+				}
+			})
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package twostep
 
 import (
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -56,7 +57,7 @@ func BenchmarkCorpus(b *testing.B) {
 // BenchmarkCorpusSmallChunks forces the sentence split on most sections.
 func BenchmarkCorpusSmallChunks(b *testing.B) {
 	docs, total := loadCorpus(b)
-	c := mustNew(b, chunking.Options{OptMaxChunkSize: 64, OptWordOverlap: 8, OptAddHeaders: true})
+	c := mustNew(b, func(c *Config) { c.MaxChunkSize = 64; c.WordOverlap = 8; c.AddHeaders = true })
 	b.ReportAllocs()
 	b.SetBytes(total)
 	for b.Loop() {
@@ -104,22 +105,32 @@ func BenchmarkLargeDocument(b *testing.B) {
 	}
 }
 
-// BenchmarkAdversarial covers inputs built to find super-linear paths.
+// BenchmarkAdversarial chunks the inputs of TestBadInput at two sizes, 8×
+// apart, and the large inputs below: linear paths show the same MB/s at
+// both sizes, so super-linear behaviour shows as a number.
 func BenchmarkAdversarial(b *testing.B) {
-	for name, src := range map[string]string{
-		"dollars":         strings.Repeat("$a $5 ", 1<<20),
-		"no-sentence-end": strings.Repeat("word ", 2<<20),
-		"unclosed-begins": strings.Repeat(`\begin{equation} x. `, 1<<18),
-		"abbreviations":   strings.Repeat("Dr. e.g. Fig. 3. et al. J. R. ", 1<<17),
-	} {
+	c := mustNew(b, nil)
+	run := func(name, src string) {
+		doc := chunking.Document{Path: "adv.md", Content: []byte(src)}
 		b.Run(name, func(b *testing.B) {
-			c := mustNew(b, nil)
-			doc := chunking.Document{Path: "adv.md", Content: []byte(src)}
 			b.ReportAllocs()
 			b.SetBytes(int64(len(src)))
 			for b.Loop() {
 				c.Chunk(doc)
 			}
 		})
+	}
+	for name, gen := range badInputs {
+		for _, n := range []int{20000, 160000} {
+			run(fmt.Sprintf("%s/n=%d", strings.ReplaceAll(name, " ", "-"), n), gen(n))
+		}
+	}
+	for name, src := range map[string]string{
+		"dollars-large":         strings.Repeat("$a $5 ", 1<<20),
+		"no-sentence-end-large": strings.Repeat("word ", 2<<20),
+		"unclosed-begins-large": strings.Repeat(`\begin{equation} x. `, 1<<18),
+		"abbreviations-large":   strings.Repeat("Dr. e.g. Fig. 3. et al. J. R. ", 1<<17),
+	} {
+		run(name, src)
 	}
 }

@@ -1,28 +1,34 @@
 // Package twostep is the two-step chunker for scientific and technical
-// documents (spec §3, modelled on the Eve pipeline's chunker step): split
+// documents (modelled on the Eve pipeline's chunker step): split
 // by headers, then split long sections into sentences and atomic units and
 // pack them by words; merge small chunks; add overlaps and header lines.
 //
 // # Use
 //
-//	opts, err := chunking.DecodeOptions(twostep.Specs(), raw) // wire or flag map
-//	c, err := twostep.New(opts)
-//	chunks, warnings, err := c.Chunk(doc)                   // pure, concurrency-safe
-//	results, err := c.ChunkDocuments(ctx, docs, 0)          // parallel, input order
+//	cfg := twostep.DefaultConfig()
+//	cfg.MaxChunkSize = 256
+//	c, err := twostep.New(cfg)
+//	chunks, warnings, err := c.Chunk(doc) // pure, concurrency-safe
+//
+// ChunkFunc hands out the same chunks one at a time and stops soon after
+// its context ends (it looks at the context between sections and every
+// few tens of kilobytes of work in the unit, sentence and packing loops);
+// ChunkFile and ChunkFolder read files (ChunkFolder: every .md, .mdx and
+// .txt file under a folder).
 //
 // # Options
 //
-// Every option is the reference parameter of the same name: max_chunk_size
-// (512 words), chunk_overlap (0 characters), word_overlap (0 words; beats
-// chunk_overlap), add_headers (false), merge_small_chunks (true),
-// headers_to_split_on ([1..6]; CLI flag -headers 1,2,3) and max_workers
-// (0 = one per CPU). Specs, the list the wire and the CLIs use, leaves
-// max_workers out: the CLIs make a flag of every spec and already have
-// -workers (files in parallel), and the worker chunks one document per
-// message. max_workers bounds ChunkDocuments; library callers set it in
-// Options or decode it with LibrarySpecs. Validation: max_chunk_size ≥ 1,
-// 0 ≤ word_overlap < max_chunk_size, chunk_overlap ≥ 0, max_workers ≥ 0,
-// levels within 1–6 (an empty list splits on no header).
+// Every Config field is the reference parameter of the same name:
+// MaxChunkSize is max_chunk_size (512 words), ChunkOverlap chunk_overlap
+// (0 characters), WordOverlap word_overlap (0 words; beats chunk_overlap),
+// AddHeaders add_headers (false), MergeSmallChunks merge_small_chunks
+// (true), HeadersToSplitOn headers_to_split_on ([1..6]; CLI flag -headers
+// 1,2,3). The reference's max_workers (documents chunked in parallel) has
+// no field: a Chunker is safe for concurrent use, so callers chunk
+// documents in parallel themselves (the CLIs' -workers, the worker's
+// consumers). Validation: max_chunk_size ≥ 1, 0 ≤ word_overlap <
+// max_chunk_size, chunk_overlap ≥ 0, levels within 1–6 (an empty list
+// splits on no header).
 //
 // # Measures
 //

@@ -1,6 +1,7 @@
 package twostep_test
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/chunkstream/chunkstream/chunking"
@@ -8,11 +9,9 @@ import (
 )
 
 func Example() {
-	opts, err := chunking.DecodeOptions(twostep.Specs(), map[string]any{"max_chunk_size": 7})
-	if err != nil {
-		panic(err)
-	}
-	c, err := twostep.New(opts)
+	cfg := twostep.DefaultConfig()
+	cfg.MaxChunkSize = 7 // words
+	c, err := twostep.New(cfg)
 	if err != nil {
 		panic(err)
 	}
@@ -28,4 +27,28 @@ func Example() {
 	// [#Pets] "# Pets\nThe cat sat."
 	// [#Pets] "See Fig. 3. The dog ran."
 	// [#Pets] "The bird flew."
+}
+
+// ChunkFunc hands the chunks out one at a time and stops when the
+// context ends: here, after the first chunk.
+func ExampleChunker_ChunkFunc() {
+	cfg := twostep.DefaultConfig()
+	cfg.MaxChunkSize = 3
+	cfg.AddHeaders = true
+	c, err := twostep.New(cfg)
+	if err != nil {
+		panic(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	doc := chunking.Document{Path: "a.md", Content: []byte("# Title\nOne two. Three four. Five six.")}
+	_, err = c.ChunkFunc(ctx, doc, func(ch chunking.Chunk) bool {
+		fmt.Printf("%q\n", ch.Content())
+		cancel() // a time budget running out
+		return true
+	})
+	fmt.Println(err)
+	// Output:
+	// "# Title"
+	// twostep: a.md: context canceled
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/neurosnap/sentences/english"
 
 	"github.com/chunkstream/chunkstream/chunking/internal/mdblocks"
+	"github.com/chunkstream/chunkstream/chunking/internal/poll"
 	"github.com/chunkstream/chunkstream/chunking/internal/sentences"
 	"github.com/chunkstream/chunkstream/internal/testutil"
 )
@@ -122,7 +123,7 @@ func (o *punktOracle) boundaries(src string, r textRun) []int {
 // ourBoundaries returns the starts of our sentences after the first.
 func ourBoundaries(src string, r textRun) []int {
 	var out []int
-	for i, s := range sentences.Append(nil, src, r.from, r.to, r.protect) {
+	for i, s := range sentences.Append(nil, src, r.from, r.to, r.protect, &poll.Poller{}) {
 		if i > 0 {
 			out = append(out, s.Start)
 		}
@@ -349,7 +350,7 @@ func readCorpusRuns(tb testing.TB, dir string, every int) []corpusDoc {
 	tb.Helper()
 	c := mustNew(tb, nil)
 	var units []unit
-	var sc scratch
+	sc := scratch{pl: &poll.Poller{}}
 	var docs []corpusDoc
 	seen := 0
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
@@ -379,7 +380,7 @@ func readCorpusRuns(tb testing.TB, dir string, every int) []corpusDoc {
 				isUnit[span{Start: u.start, End: u.end}] = true
 			}
 			for _, r := range textRuns(doc.src, sec.blocks) {
-				for _, s := range sentences.Append(nil, doc.src, r.from, r.to, r.protect) {
+				for _, s := range sentences.Append(nil, doc.src, r.from, r.to, r.protect, &poll.Poller{}) {
 					if !isUnit[s] {
 						tb.Fatalf("%s: sentence %q is no unit of sectionUnits: textRuns has drifted from it", rel, doc.src[s.Start:s.End])
 					}
@@ -408,7 +409,7 @@ func measureAgreement(t *testing.T, docs []corpusDoc) *corpusAgreement {
 			m.sources[doc.source] = sa
 		}
 		for _, r := range doc.runs {
-			ours := sentences.Append(nil, doc.src, r.from, r.to, r.protect)
+			ours := sentences.Append(nil, doc.src, r.from, r.to, r.protect, &poll.Poller{})
 			m.compare(sa, doc.src, doc.rel, doc.blocks, r, o.boundaries(doc.src, r), ours)
 		}
 	}
@@ -557,7 +558,7 @@ func BenchmarkSegmenters(b *testing.B) {
 		for b.Loop() {
 			for _, d := range docs {
 				for _, r := range d.runs {
-					dst = sentences.Append(dst[:0], d.src, r.from, r.to, r.protect)
+					dst = sentences.Append(dst[:0], d.src, r.from, r.to, r.protect, &poll.Poller{})
 				}
 			}
 		}

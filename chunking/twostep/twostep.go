@@ -1,13 +1,16 @@
 package twostep
 
 import (
+	"context"
 	"fmt"
 	"path"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/chunking/internal/fileio"
 	"github.com/chunkstream/chunkstream/chunking/internal/mdblocks"
+	"github.com/chunkstream/chunkstream/chunking/internal/poll"
 	"github.com/chunkstream/chunkstream/chunking/internal/sentences"
 )
 
@@ -97,23 +100,46 @@ func formatOf(doc chunking.Document) (format, fileFormat string, err error) {
 	return format, fileFormat, nil
 }
 
-// Chunk splits doc into chunks (spec §3). It is pure and safe for
-// concurrent use; doc.Content is neither modified nor retained (the chunks
-// of one document share one copy of its text). A document that is not
-// valid UTF-8 is an error wrapping chunking.ErrNotUTF8 and naming the
-// document; an unsupported Format wraps chunking.ErrUnsupportedFormat.
-// Warnings report unclosed LaTeX environments in sections that were cut.
+// Chunk splits doc into chunks. It is pure and safe for concurrent use;
+// doc.Content is neither modified nor retained (the chunks of one
+// document share one copy of its text). A document that is not valid
+// UTF-8 is an error wrapping chunking.ErrNotUTF8 and naming the document;
+// an unsupported Format wraps chunking.ErrUnsupportedFormat. Warnings
+// report unclosed LaTeX environments in sections that were cut. Chunk is
+// ChunkFunc with a context that never ends, collecting the chunks.
 func (c *Chunker) Chunk(doc chunking.Document) ([]chunking.Chunk, []chunking.Warning, error) {
+	return fileio.Collect(c.ChunkFunc)(context.Background(), doc)
+}
+
+// ChunkFunc is Chunk handing out the chunks one at a time: it calls yield
+// with each chunk in order (the same chunks Chunk returns) and stops
+// early when yield returns false. The document's pieces are found before
+// the first chunk is yielded. It looks at ctx between sections and every
+// few tens of kilobytes of work inside the sentence, unit and packing
+// loops, and when ctx ends returns an error wrapping ctx's error.
+func (c *Chunker) ChunkFunc(ctx context.Context, doc chunking.Document, yield func(chunking.Chunk) bool) ([]chunking.Warning, error) {
+	return c.chunkPolled(poll.New(ctx), doc, yield)
+}
+
+// chunkPolled is ChunkFunc counting its work on pl and stopping when pl
+// sees its context end (tests read the count and end it at will).
+func (c *Chunker) chunkPolled(pl *poll.Poller, doc chunking.Document, yield func(chunking.Chunk) bool) ([]chunking.Warning, error) {
 	name := doc.Path
 	if name == "" {
 		name = "document"
 	}
 	if !utf8.Valid(doc.Content) {
-		return nil, nil, fmt.Errorf("twostep: %s: %w", name, chunking.ErrNotUTF8)
+		return nil, fmt.Errorf("twostep: %s: %w", name, chunking.ErrNotUTF8)
 	}
 	format, fileFormat, err := formatOf(doc)
 	if err != nil {
-		return nil, nil, fmt.Errorf("twostep: %s: %w", name, err)
+		return nil, fmt.Errorf("twostep: %s: %w", name, err)
+	}
+	stopped := func() ([]chunking.Warning, error) {
+		return nil, fmt.Errorf("twostep: %s: %w", name, pl.Err())
+	}
+	if pl.Check() {
+		return stopped()
 	}
 	src := string(doc.Content)
 	var blocks []mdblocks.Block
@@ -124,11 +150,17 @@ func (c *Chunker) Chunk(doc chunking.Document) ([]chunking.Chunk, []chunking.War
 	} else {
 		blocks = mdblocks.Scan(doc.Content)
 	}
-	pieces, unclosed := c.split(src, c.sections(src, blocks))
-	if c.merge {
-		pieces = c.mergePieces(pieces)
+	pl.Add(len(src))
+	if pl.Check() {
+		return stopped()
 	}
-	chunks := make([]chunking.Chunk, len(pieces))
+	pieces, unclosed := c.split(src, c.sections(src, blocks), pl)
+	if c.merge && !pl.Stopped() {
+		pieces = c.mergePieces(pieces, pl)
+	}
+	if pl.Stopped() {
+		return stopped()
+	}
 	for i := range pieces {
 		md := make(chunking.Metadata, 0, 5+len(doc.Metadata))
 		hs := make([]any, len(pieces[i].hdrs))
@@ -146,9 +178,15 @@ func (c *Chunker) Chunk(doc chunking.Document) ([]chunking.Chunk, []chunking.War
 		if len(doc.Metadata) > 0 {
 			md = md.Merge(doc.Metadata)
 		}
-		chunks[i] = chunking.New(c.content(pieces, i), md)
+		content := c.content(pieces, i)
+		if pl.Add(len(content)); pl.Check() {
+			return stopped()
+		}
+		if !yield(chunking.NewChunk(content, md)) {
+			break
+		}
 	}
-	return chunks, unclosedWarnings(doc.Path, src, unclosed), nil
+	return unclosedWarnings(doc.Path, src, unclosed), nil
 }
 
 // unclosedWarnings reports the unclosed \begin{X} of the split sections
@@ -242,11 +280,14 @@ func atomicKind(k mdblocks.Kind) bool {
 // one piece; a longer one is cut into sentences and atomic units, packed
 // greedily by words. It also returns the offsets of the unclosed
 // \begin{X} met in the sections it cut.
-func (c *Chunker) split(src string, secs []section) ([]piece, []int) {
+func (c *Chunker) split(src string, secs []section, pl *poll.Poller) ([]piece, []int) {
 	pieces := make([]piece, 0, len(secs))
 	var units []unit
-	var sc scratch
+	sc := scratch{pl: pl}
 	for _, s := range secs {
+		if pl.Stopped() {
+			return nil, nil
+		}
 		first, last := s.blocks[0], s.blocks[len(s.blocks)-1]
 		start, end := first.Start, last.End
 		_, end = sentences.TrimSpace(src, start, end)
@@ -254,6 +295,7 @@ func (c *Chunker) split(src string, secs []section) ([]piece, []int) {
 			continue
 		}
 		text := src[start:end]
+		pl.Add(len(text))
 		words := sentences.CountWords(text)
 		if words == 0 {
 			continue
@@ -263,7 +305,10 @@ func (c *Chunker) split(src string, secs []section) ([]piece, []int) {
 			continue
 		}
 		units = sc.sectionUnits(src, s.blocks, units[:0])
-		pieces = c.pack(src, units, s.hdrs, pieces)
+		if pl.Stopped() {
+			return nil, nil
+		}
+		pieces = c.pack(src, units, s.hdrs, pieces, pl)
 	}
 	return pieces, sc.unclosed
 }
@@ -272,6 +317,7 @@ func (c *Chunker) split(src string, secs []section) ([]piece, []int) {
 type scratch struct {
 	display, inline, sents []span
 	unclosed               []int // unclosed \begin{X} offsets, in order
+	pl                     *poll.Poller
 }
 
 // sectionUnits appends the units of a section's blocks to dst: headings
@@ -304,7 +350,7 @@ func (sc *scratch) sectionUnits(src string, blocks []mdblocks.Block, dst []unit)
 		}
 		dst = append(dst, unit{start: start, end: to, words: sentences.CountWords(src[start:to])})
 	}
-	for i := 0; i < len(blocks); {
+	for i := 0; i < len(blocks) && !sc.pl.Stopped(); {
 		b := blocks[i]
 		if b.Kind == mdblocks.Heading {
 			add(b.Start, b.End)
@@ -324,17 +370,20 @@ func (sc *scratch) sectionUnits(src string, blocks []mdblocks.Block, dst []unit)
 			j++
 		}
 		a, e := b.Start, blocks[j-1].End
-		sc.display, sc.inline, sc.unclosed = scanRegionUnclosed(src, a, e, sc.display[:0], sc.inline[:0], sc.unclosed)
+		sc.display, sc.inline, sc.unclosed = scanRegionUnclosed(src, a, e, sc.display[:0], sc.inline[:0], sc.unclosed, sc.pl)
 		from := a
 		for _, d := range sc.display {
-			sc.sents = sentences.Append(sc.sents[:0], src, from, d.Start, sc.inline)
+			if sc.pl.Stopped() {
+				return dst
+			}
+			sc.sents = sentences.Append(sc.sents[:0], src, from, d.Start, sc.inline, sc.pl)
 			for _, s := range sc.sents {
 				addSentence(s.Start, s.End)
 			}
 			addAtomic(d.Start, d.End)
 			from = d.End
 		}
-		sc.sents = sentences.Append(sc.sents[:0], src, from, e, sc.inline)
+		sc.sents = sentences.Append(sc.sents[:0], src, from, e, sc.inline, sc.pl)
 		for _, s := range sc.sents {
 			addSentence(s.Start, s.End)
 		}
@@ -365,7 +414,7 @@ func isHeadingLine(s string) bool {
 // text between them kept; a unit over the budget is a piece of its own,
 // marked oversize. A heading line that fits in the next piece together
 // with the unit after it starts that piece instead of ending this one.
-func (c *Chunker) pack(src string, units []unit, hdrs []header, dst []piece) []piece {
+func (c *Chunker) pack(src string, units []unit, hdrs []header, dst []piece, pl *poll.Poller) []piece {
 	first, words := -1, 0
 	flush := func(last int) {
 		if first >= 0 {
@@ -374,6 +423,9 @@ func (c *Chunker) pack(src string, units []unit, hdrs []header, dst []piece) []p
 		first, words = -1, 0
 	}
 	for i, u := range units {
+		if pl.Add(u.end - u.start) {
+			return dst
+		}
 		if u.words > c.maxWords {
 			flush(i - 1)
 			dst = append(dst, piece{text: src[u.start:u.end], words: u.words, hdrs: hdrs, oversize: true})
@@ -402,7 +454,7 @@ func (c *Chunker) pack(src string, units []unit, hdrs []header, dst []piece) []p
 // words sum to at most max_chunk_size and they are compatible: either has
 // no header, or the current piece's own level is at most the next one's.
 // The merged piece keeps the current piece's headers.
-func (c *Chunker) mergePieces(pieces []piece) []piece {
+func (c *Chunker) mergePieces(pieces []piece, pl *poll.Poller) []piece {
 	if len(pieces) < 2 {
 		return pieces
 	}
@@ -419,6 +471,9 @@ func (c *Chunker) mergePieces(pieces []piece) []piece {
 		out = append(out, cur)
 	}
 	for _, next := range pieces[1:] {
+		if pl.Add(len(next.text)) {
+			return nil
+		}
 		l, nl := cur.level(), next.level()
 		if cur.words+next.words <= c.maxWords && (l == 0 || nl == 0 || l <= nl) {
 			if !merged {

@@ -14,14 +14,22 @@ import (
 	"time"
 
 	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/chunking/internal/golden"
+	"github.com/chunkstream/chunkstream/chunking/internal/poll"
 	"github.com/chunkstream/chunkstream/internal/testutil"
 )
 
-func mustNew(t testing.TB, opts chunking.Options) *Chunker {
+// mustNew returns a chunker of DefaultConfig changed by set (nil: the
+// defaults).
+func mustNew(t testing.TB, set func(*Config)) *Chunker {
 	t.Helper()
-	c, err := New(opts)
+	cfg := DefaultConfig()
+	if set != nil {
+		set(&cfg)
+	}
+	c, err := New(cfg)
 	if err != nil {
-		t.Fatalf("New(%v): %v", opts, err)
+		t.Fatalf("New(%+v): %v", cfg, err)
 	}
 	return c
 }
@@ -53,48 +61,48 @@ func TestSpecCases(t *testing.T) {
 	tests := []struct {
 		name string
 		in   string
-		opts chunking.Options
+		opts func(*Config)
 		want []want
 	}{
 		{"intro", "# Intro\nHello world.", nil, []want{{"# Intro\nHello world.", []string{"#Intro"}}}},
 		{"merge on", "# A\nx\n## B\ny", nil, []want{{"# A\nx\n\n## B\ny", []string{"#A"}}}},
-		{"merge off", "# A\nx\n## B\ny", chunking.Options{OptMergeSmallChunks: false},
+		{"merge off", "# A\nx\n## B\ny", func(c *Config) { c.MergeSmallChunks = false },
 			[]want{{"# A\nx", []string{"#A"}}, {"## B\ny", []string{"#A", "##B"}}}},
 		{"merge refused", "## B\ny\n# A\nx", nil, []want{{"## B\ny", []string{"##B"}}, {"# A\nx", []string{"#A"}}}},
-		{"max 7", "The cat sat. The dog ran. The bird flew.", chunking.Options{OptMaxChunkSize: 7},
+		{"max 7", "The cat sat. The dog ran. The bird flew.", func(c *Config) { c.MaxChunkSize = 7 },
 			[]want{{"The cat sat. The dog ran.", []string{}}, {"The bird flew.", []string{}}}},
 		{"equation oversize", `Intro words here. \begin{equation} a + b = c + d + e \end{equation} Outro words here.`,
-			chunking.Options{OptMaxChunkSize: 5},
+			func(c *Config) { c.MaxChunkSize = 5 },
 			[]want{{"Intro words here.", []string{}}, {`\begin{equation} a + b = c + d + e \end{equation}`, []string{}}, {"Outro words here.", []string{}}}},
-		{"fig one sentence", "See Fig. 3. The result holds.", chunking.Options{OptMaxChunkSize: 3},
+		{"fig one sentence", "See Fig. 3. The result holds.", func(c *Config) { c.MaxChunkSize = 3 },
 			[]want{{"See Fig. 3. The result holds.", []string{}}}},
-		{"eq paren", "See Eq. (4). It holds.", chunking.Options{OptMaxChunkSize: 3},
+		{"eq paren", "See Eq. (4). It holds.", func(c *Config) { c.MaxChunkSize = 3 },
 			[]want{{"See Eq. (4).", []string{}}, {"It holds.", []string{}}}},
-		{"eleven maths", eleven, chunking.Options{OptMaxChunkSize: 3},
+		{"eleven maths", eleven, func(c *Config) { c.MaxChunkSize = 3 },
 			[]want{{strings.TrimSuffix(eleven, " Next."), []string{}}, {"Next.", []string{}}}},
-		{"split on 1,2", "# A\n### C\nt", chunking.Options{OptHeadersToSplitOn: []int{1, 2}},
+		{"split on 1,2", "# A\n### C\nt", func(c *Config) { c.HeadersToSplitOn = []int{1, 2} },
 			[]want{{"# A\n### C\nt", []string{"#A"}}}},
-		{"front matter", "---\ntitle: Foo\n---\n# A\nx", chunking.Options{OptMergeSmallChunks: false},
+		{"front matter", "---\ntitle: Foo\n---\n# A\nx", func(c *Config) { c.MergeSmallChunks = false },
 			[]want{{"---\ntitle: Foo\n---", []string{}}, {"# A\nx", []string{"#A"}}}},
-		{"header-only join", "# A\n## B\ntext", chunking.Options{OptMergeSmallChunks: false},
+		{"header-only join", "# A\n## B\ntext", func(c *Config) { c.MergeSmallChunks = false },
 			[]want{{"# A\n## B\ntext", []string{"#A", "##B"}}}},
-		{"header-only not deeper", "## A\n# B\ntext", chunking.Options{OptMergeSmallChunks: false},
+		{"header-only not deeper", "## A\n# B\ntext", func(c *Config) { c.MergeSmallChunks = false },
 			[]want{{"## A", []string{"##A"}}, {"# B\ntext", []string{"#B"}}}},
-		{"code header not split", "```\n# not a header\n```\n# A\nx", chunking.Options{OptMergeSmallChunks: false},
+		{"code header not split", "```\n# not a header\n```\n# A\nx", func(c *Config) { c.MergeSmallChunks = false },
 			[]want{{"```\n# not a header\n```", []string{}}, {"# A\nx", []string{"#A"}}}},
-		{"add headers whole lines", "# Intro\nText.\n## Introduction\nMore.", chunking.Options{OptMergeSmallChunks: false, OptAddHeaders: true},
+		{"add headers whole lines", "# Intro\nText.\n## Introduction\nMore.", func(c *Config) { c.MergeSmallChunks = false; c.AddHeaders = true },
 			[]want{{"# Intro\nText.", []string{"#Intro"}}, {"# Intro\n## Introduction\nMore.", []string{"#Intro", "##Introduction"}}}},
-		{"word overlap", "One two three. Four five six.", chunking.Options{OptMaxChunkSize: 3, OptWordOverlap: 2},
+		{"word overlap", "One two three. Four five six.", func(c *Config) { c.MaxChunkSize = 3; c.WordOverlap = 2 },
 			[]want{{"One two three.", []string{}}, {"two three. Four five six.", []string{}}}},
-		{"char overlap at word start", "One two three. Four five six.", chunking.Options{OptMaxChunkSize: 3, OptChunkOverlap: 9},
+		{"char overlap at word start", "One two three. Four five six.", func(c *Config) { c.MaxChunkSize = 3; c.ChunkOverlap = 9 },
 			[]want{{"One two three.", []string{}}, {"three. Four five six.", []string{}}}},
-		{"char overlap word too long", "One two three. Four five six.", chunking.Options{OptMaxChunkSize: 3, OptChunkOverlap: 5},
+		{"char overlap word too long", "One two three. Four five six.", func(c *Config) { c.MaxChunkSize = 3; c.ChunkOverlap = 5 },
 			[]want{{"One two three.", []string{}}, {"Four five six.", []string{}}}},
-		{"overlap then headers", "# H\nOne two. Three four.", chunking.Options{OptMaxChunkSize: 2, OptWordOverlap: 1, OptAddHeaders: true},
+		{"overlap then headers", "# H\nOne two. Three four.", func(c *Config) { c.MaxChunkSize = 2; c.WordOverlap = 1; c.AddHeaders = true },
 			[]want{{"# H", []string{"#H"}}, {"# H\nH One two.", []string{"#H"}}, {"# H\ntwo. Three four.", []string{"#H"}}}},
-		{"quoted heading kept with next", "One two three. Four five.\n> ### Head\n> Six seven.", chunking.Options{OptMaxChunkSize: 8},
+		{"quoted heading kept with next", "One two three. Four five.\n> ### Head\n> Six seven.", func(c *Config) { c.MaxChunkSize = 8 },
 			[]want{{"One two three. Four five.", []string{}}, {"> ### Head\n> Six seven.", []string{}}}},
-		{"source whitespace kept", "Intro line.\n\n- a b.\n- c d.\n\nEnd now.", chunking.Options{OptMaxChunkSize: 5},
+		{"source whitespace kept", "Intro line.\n\n- a b.\n- c d.\n\nEnd now.", func(c *Config) { c.MaxChunkSize = 5 },
 			[]want{{"Intro line.\n\n- a b.", []string{}}, {"- c d.\n\nEnd now.", []string{}}}},
 	}
 	for _, tt := range tests {
@@ -118,81 +126,63 @@ func TestSpecCases(t *testing.T) {
 
 func TestNewValidation(t *testing.T) {
 	tests := []struct {
-		raw  map[string]any
-		name string // option the error must name; "" = valid
+		set  func(*Config)
+		name string // parameter the error must name; "" = valid
 	}{
 		{nil, ""},
-		{map[string]any{"max_chunk_size": 1}, ""},
-		{map[string]any{"max_chunk_size": 0}, "max_chunk_size"},
-		{map[string]any{"max_chunk_size": -3}, "max_chunk_size"},
-		{map[string]any{"word_overlap": -1}, "word_overlap"},
-		{map[string]any{"word_overlap": 512}, "word_overlap"},
-		{map[string]any{"word_overlap": 511}, ""},
-		{map[string]any{"chunk_overlap": -1}, "chunk_overlap"},
-		{map[string]any{"chunk_overlap": 100000}, ""},
-		{map[string]any{"headers_to_split_on": []any{0}}, "headers_to_split_on"},
-		{map[string]any{"headers_to_split_on": "1,7"}, "headers_to_split_on"},
-		{map[string]any{"headers_to_split_on": []any{}}, ""},
-		{map[string]any{"max_workers": -1}, "max_workers"},
-		{map[string]any{"max_workers": 0}, ""},
+		{func(c *Config) { c.MaxChunkSize = 1 }, ""},
+		{func(c *Config) { c.MaxChunkSize = 0 }, "max_chunk_size"},
+		{func(c *Config) { c.MaxChunkSize = -3 }, "max_chunk_size"},
+		{func(c *Config) { c.WordOverlap = -1 }, "word_overlap"},
+		{func(c *Config) { c.WordOverlap = 512 }, "word_overlap"},
+		{func(c *Config) { c.WordOverlap = 511 }, ""},
+		{func(c *Config) { c.ChunkOverlap = -1 }, "chunk_overlap"},
+		{func(c *Config) { c.ChunkOverlap = 100000 }, ""},
+		{func(c *Config) { c.HeadersToSplitOn = []int{0} }, "headers_to_split_on"},
+		{func(c *Config) { c.HeadersToSplitOn = []int{1, 7} }, "headers_to_split_on"},
+		{func(c *Config) { c.HeadersToSplitOn = nil }, ""},
+		{func(c *Config) { *c = Config{} }, "max_chunk_size"},
 	}
 	for _, tt := range tests {
-		opts, err := chunking.DecodeOptions(LibrarySpecs(), tt.raw)
-		if err != nil {
-			t.Fatalf("DecodeOptions(%v): %v", tt.raw, err)
+		cfg := DefaultConfig()
+		if tt.set != nil {
+			tt.set(&cfg)
 		}
-		_, err = New(opts)
+		_, err := New(cfg)
+		if verr := cfg.Validate(); fmt.Sprint(err) != fmt.Sprint(verr) {
+			t.Errorf("New(%+v) = %v, Validate = %v: want the same error", cfg, err, verr)
+		}
 		if tt.name == "" {
 			if err != nil {
-				t.Errorf("New(%v) = %v, want no error", tt.raw, err)
+				t.Errorf("New(%+v) = %v, want no error", cfg, err)
 			}
 			continue
 		}
 		if !errors.Is(err, chunking.ErrInvalidOptions) || !strings.Contains(err.Error(), tt.name) {
-			t.Errorf("New(%v) = %v, want ErrInvalidOptions naming %s", tt.raw, err, tt.name)
+			t.Errorf("New(%+v) = %v, want ErrInvalidOptions naming %s", cfg, err, tt.name)
 		}
-	}
-	if _, err := chunking.DecodeOptions(Specs(), map[string]any{"min_char": 1}); !errors.Is(err, chunking.ErrUnknownOption) {
-		t.Errorf("DecodeOptions(min_char) = %v, want ErrUnknownOption", err)
 	}
 }
 
-func TestSpecs(t *testing.T) {
-	c := mustNew(t, nil)
-	opts := c.Options()
-	flags := map[string]bool{}
-	for _, s := range LibrarySpecs() {
-		if _, ok := opts[s.Name]; !ok {
-			t.Errorf("spec %s not an option of the chunker", s.Name)
-		}
-		if !strings.HasSuffix(s.Usage, "(Eve chunker "+s.Name+")") {
-			t.Errorf("spec %s: usage %q does not name the reference parameter", s.Name, s.Usage)
-		}
-		if flags[s.Flag()] {
-			t.Errorf("flag %s repeated", s.Flag())
-		}
-		flags[s.Flag()] = true
+func TestConfig(t *testing.T) {
+	if got, want := fmt.Sprintf("%+v", DefaultConfig()), "{MaxChunkSize:512 ChunkOverlap:0 WordOverlap:0 AddHeaders:false MergeSmallChunks:true HeadersToSplitOn:[1 2 3 4 5 6]}"; got != want {
+		t.Errorf("DefaultConfig() = %s, want the reference's defaults %s", got, want)
 	}
-	if !flags["headers"] || !flags["max-workers"] || !flags["max-chunk-size"] {
-		t.Errorf("flags = %v, want headers, max-workers, max-chunk-size", flags)
+	levels := []int{3, 1, 3}
+	c := mustNew(t, func(c *Config) { c.HeadersToSplitOn = levels; c.AddHeaders = true })
+	levels[0] = 6 // the chunker keeps its own copy
+	got := c.Config()
+	if !slices.Equal(got.HeadersToSplitOn, []int{1, 3}) || !got.AddHeaders || got.MaxChunkSize != 512 {
+		t.Errorf("Config() = %+v, want headers [1 3] and add_headers", got)
 	}
-	for _, s := range Specs() {
-		if s.Name == OptMaxWorkers || s.Flag() == "workers" {
-			t.Errorf("Specs() holds %s (flag -%s): it would clash with the CLIs' -workers", s.Name, s.Flag())
-		}
-	}
-	want := chunking.Options{"max_chunk_size": 512, "chunk_overlap": 0, "word_overlap": 0, "add_headers": false,
-		"merge_small_chunks": true, "headers_to_split_on": []int{1, 2, 3, 4, 5, 6}, "max_workers": 0}
-	if fmt.Sprint(opts) != fmt.Sprint(want) {
-		t.Errorf("defaults = %v, want %v", opts, want)
-	}
-	if c.Workers() < 1 {
-		t.Errorf("Workers() = %d", c.Workers())
+	got.HeadersToSplitOn[0] = 2
+	if c.Config().HeadersToSplitOn[0] != 1 {
+		t.Error("Config() shares the chunker's levels")
 	}
 }
 
 func TestMetadata(t *testing.T) {
-	c := mustNew(t, chunking.Options{OptMaxChunkSize: 2})
+	c := mustNew(t, func(c *Config) { c.MaxChunkSize = 2 })
 	doc := chunking.Document{
 		Path:     "docs/a.mdx",
 		Content:  []byte("# A\nOne two three four."),
@@ -244,45 +234,10 @@ func TestInvalidUTF8(t *testing.T) {
 	}
 }
 
-func TestChunkDocumentsOrder(t *testing.T) {
-	c := mustNew(t, chunking.Options{OptMaxChunkSize: 5})
-	var docs []chunking.Document
-	for i := range 50 {
-		body := strings.Repeat(fmt.Sprintf("Doc %d sentence here. ", i), i%7+1)
-		docs = append(docs, chunking.Document{Path: fmt.Sprintf("d%02d.md", i), Content: []byte(body)})
-	}
-	docs = append(docs, chunking.Document{Path: "bad.md", Content: []byte{0xff}})
-	for _, workers := range []int{0, 1, 3, 100} {
-		res, err := c.ChunkDocuments(context.Background(), docs, workers)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i, r := range res {
-			want, _, werr := c.Chunk(docs[i])
-			if (werr == nil) != (r.Err == nil) || len(want) != len(r.Chunks) {
-				t.Fatalf("workers=%d doc %d: %d chunks (%v), want %d (%v)", workers, i, len(r.Chunks), r.Err, len(want), werr)
-			}
-			for j := range want {
-				if want[j].Hash() != r.Chunks[j].Hash() {
-					t.Fatalf("workers=%d doc %d chunk %d differs", workers, i, j)
-				}
-			}
-		}
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if _, err := c.ChunkDocuments(ctx, docs, 2); !errors.Is(err, context.Canceled) {
-		t.Errorf("ChunkDocuments(cancelled) = %v, want context.Canceled", err)
-	}
-	if res, err := c.ChunkDocuments(context.Background(), nil, 4); err != nil || len(res) != 0 {
-		t.Errorf("ChunkDocuments(nil) = %v, %v", res, err)
-	}
-}
-
 // TestConcurrentChunk runs one chunker from many goroutines (run with
 // -race).
 func TestConcurrentChunk(t *testing.T) {
-	c := mustNew(t, chunking.Options{OptMaxChunkSize: 4, OptWordOverlap: 1, OptAddHeaders: true})
+	c := mustNew(t, func(c *Config) { c.MaxChunkSize = 4; c.WordOverlap = 1; c.AddHeaders = true })
 	doc := chunking.Document{Path: "c.md", Content: []byte("# A\nOne two. Three $x$ four. Five six.\n## B\nSeven. Eight nine ten.")}
 	want, _, _ := c.Chunk(doc)
 	var wg sync.WaitGroup
@@ -300,50 +255,47 @@ func TestConcurrentChunk(t *testing.T) {
 	wg.Wait()
 }
 
-// TestBadInput checks inputs that must neither panic nor go super-linear.
-func TestBadInput(t *testing.T) {
-	c := mustNew(t, chunking.Options{OptMaxChunkSize: 50})
-	inputs := map[string]func(n int) string{
-		"dollars":         func(n int) string { return strings.Repeat("$a $5 ", n) },
-		"only dollars":    func(n int) string { return strings.Repeat("$", n) },
-		"unclosed begins": func(n int) string { return strings.Repeat(`\begin{equation} x. `, n) },
-		"nested begins":   func(n int) string { return strings.Repeat(`\begin{a}`, n) + strings.Repeat(`\end{a}`, n) },
-		"no sentence end": func(n int) string { return strings.Repeat("word ", n) },
-		"periods":         func(n int) string { return strings.Repeat("a. ", n) },
-		"abbreviations":   func(n int) string { return strings.Repeat("Dr. e.g. Fig. 3. ", n) },
-		"headers":         func(n int) string { return strings.Repeat("# h\n", n) },
-		"table rows":      func(n int) string { return "a | b\n--|--\n" + strings.Repeat("1 | 2\n", n) },
-		"fences":          func(n int) string { return strings.Repeat("```\nx\n", n) },
-		"nested fences":   func(n int) string { return strings.Repeat("- a\n  ```\n  x\n", n) },
+// badInputs are inputs built to find super-linear paths.
+var badInputs = map[string]func(n int) string{
+	"dollars":         func(n int) string { return strings.Repeat("$a $5 ", n) },
+	"only dollars":    func(n int) string { return strings.Repeat("$", n) },
+	"unclosed begins": func(n int) string { return strings.Repeat(`\begin{equation} x. `, n) },
+	"nested begins":   func(n int) string { return strings.Repeat(`\begin{a}`, n) + strings.Repeat(`\end{a}`, n) },
+	"no sentence end": func(n int) string { return strings.Repeat("word ", n) },
+	"periods":         func(n int) string { return strings.Repeat("a. ", n) },
+	"abbreviations":   func(n int) string { return strings.Repeat("Dr. e.g. Fig. 3. ", n) },
+	"headers":         func(n int) string { return strings.Repeat("# h\n", n) },
+	"table rows":      func(n int) string { return "a | b\n--|--\n" + strings.Repeat("1 | 2\n", n) },
+	"fences":          func(n int) string { return strings.Repeat("```\nx\n", n) },
+	"nested fences":   func(n int) string { return strings.Repeat("- a\n  ```\n  x\n", n) },
+}
+
+// work returns the work c counts chunking doc: the bytes its scans and
+// loops look at (package poll), an operation count that does not flake
+// like time.
+func work(t testing.TB, c *Chunker, doc chunking.Document) int {
+	t.Helper()
+	pl := new(poll.Poller)
+	if _, err := c.chunkPolled(pl, doc, func(chunking.Chunk) bool { return true }); err != nil {
+		t.Fatal(err)
 	}
-	// Inputs whose cost is mdblocks' (many tiny Markdown blocks, one
-	// math block of deep nesting) are timed by its own tests: goldmark's
-	// time per byte grows with the number of AST nodes (memory effects),
-	// which makes a ratio test flaky here. scanRegion's share of them is
-	// timed by TestScanRegionLinear.
-	untimed := map[string]bool{"headers": true, "table rows": true, "fences": true, "nested fences": true, "nested begins": true}
-	for name, gen := range inputs {
+	return pl.Work()
+}
+
+// TestBadInput checks inputs that must neither panic nor go super-linear:
+// 8× the input may cost at most 10× the work (quadratic work costs 64×).
+// The block parse (mdblocks) has its own linearity tests. Timing lives in
+// BenchmarkAdversarial.
+func TestBadInput(t *testing.T) {
+	c := mustNew(t, func(c *Config) { c.MaxChunkSize = 50 })
+	for name, gen := range badInputs {
 		t.Run(name, func(t *testing.T) {
-			measure := func(n int) time.Duration {
-				doc := chunking.Document{Path: "bad.md", Content: []byte(gen(n))}
-				best := time.Duration(1 << 62)
-				for range 3 {
-					start := time.Now()
-					if _, _, err := c.Chunk(doc); err != nil {
-						t.Fatal(err)
-					}
-					best = min(best, time.Since(start))
-				}
-				return best
-			}
 			checkInvariants(t, c, chunking.Document{Path: "bad.md", Content: []byte(gen(2000))})
-			if testing.Short() || raceEnabled || untimed[name] {
-				return
-			}
-			// 8x the input: linear is ~8x the time, quadratic ~64x.
-			small, large := measure(20000), measure(160000)
-			if large > 32*small+100*time.Millisecond {
-				t.Errorf("%s: 8x input took %v vs %v: not linear", name, large, small)
+			small := chunking.Document{Path: "bad.md", Content: []byte(gen(20000))}
+			large := chunking.Document{Path: "bad.md", Content: []byte(gen(160000))}
+			ws, wl := work(t, c, small), work(t, c, large)
+			if ws < len(small.Content) || wl > 10*ws {
+				t.Errorf("%s: work %d for %d bytes of input, %d for %d: not linear", name, ws, len(small.Content), wl, len(large.Content))
 			}
 		})
 	}
@@ -388,7 +340,12 @@ func TestCorpus(t *testing.T) {
 	}
 	chunkers := []*Chunker{
 		mustNew(t, nil),
-		mustNew(t, chunking.Options{OptMaxChunkSize: 40, OptWordOverlap: 5, OptAddHeaders: true, OptHeadersToSplitOn: []int{1, 2, 3}}),
+		mustNew(t, func(c *Config) {
+			c.MaxChunkSize = 40
+			c.WordOverlap = 5
+			c.AddHeaders = true
+			c.HeadersToSplitOn = []int{1, 2, 3}
+		}),
 	}
 	stride := 1
 	if raceEnabled {
@@ -413,7 +370,7 @@ func TestCorpus(t *testing.T) {
 }
 
 func FuzzChunk(f *testing.F) {
-	for _, in := range goldenInputs(f) {
+	for _, in := range golden.Inputs(f, "testdata", goldenPatterns...) {
 		src, err := os.ReadFile(in)
 		if err != nil {
 			f.Fatal(err)
@@ -423,17 +380,16 @@ func FuzzChunk(f *testing.F) {
 	f.Add([]byte("$$\n$a $5 \\begin{x}\\begin{x}\\end{x}"), uint8(2), uint8(0), uint8(3), uint8(0))
 	f.Add([]byte("a\xffb"), uint8(2), uint8(0), uint8(0), uint8(0))
 	f.Fuzz(func(t *testing.T, src []byte, max, wordOverlap, charOverlap, flags uint8) {
-		opts := chunking.Options{
-			OptMaxChunkSize:     int(max%64) + 1,
-			OptWordOverlap:      int(wordOverlap) % (int(max%64) + 1),
-			OptChunkOverlap:     int(charOverlap),
-			OptAddHeaders:       flags&1 != 0,
-			OptMergeSmallChunks: flags&2 != 0,
-		}
-		if flags&4 != 0 {
-			opts[OptHeadersToSplitOn] = []int{1, 3}
-		}
-		c := mustNew(t, opts)
+		c := mustNew(t, func(c *Config) {
+			c.MaxChunkSize = int(max%64) + 1
+			c.WordOverlap = int(wordOverlap) % (int(max%64) + 1)
+			c.ChunkOverlap = int(charOverlap)
+			c.AddHeaders = flags&1 != 0
+			c.MergeSmallChunks = flags&2 != 0
+			if flags&4 != 0 {
+				c.HeadersToSplitOn = []int{1, 3}
+			}
+		})
 		path := "f.md"
 		if flags&8 != 0 {
 			path = "f.txt"
@@ -443,7 +399,7 @@ func FuzzChunk(f *testing.F) {
 }
 
 func TestUnclosedWarnings(t *testing.T) {
-	c := mustNew(t, chunking.Options{OptMaxChunkSize: 3})
+	c := mustNew(t, func(c *Config) { c.MaxChunkSize = 3 })
 	src := "Intro text here.\nUse `\\begin{document}` first. Then $\\begin{x}$ too.\n\nA \\begin{proof} opens. It never ends.\n\\begin{a} x \\end{a} closed."
 	_, warns, err := c.Chunk(chunking.Document{Path: "w.md", Content: []byte(src)})
 	if err != nil {
@@ -456,5 +412,113 @@ func TestUnclosedWarnings(t *testing.T) {
 	_, warns, _ = mustNew(t, nil).Chunk(chunking.Document{Path: "w.md", Content: []byte(src)})
 	if len(warns) != 0 {
 		t.Errorf("warnings for an uncut section = %v, want none", warns)
+	}
+}
+
+// TestChunkFuncStops ends the context at a quarter, half and three
+// quarters of the work on large inputs (poll.EndAfter, no timing): the
+// chunker returns an error wrapping context.Canceled and unwinds at once
+// once it sees the end (a few calls to the poller, not one per step),
+// whatever phase it is in (sections, unit scan, sentences, packing,
+// merging, overlaps).
+func TestChunkFuncStops(t *testing.T) {
+	c := mustNew(t, func(c *Config) { c.MaxChunkSize = 50; c.WordOverlap = 3; c.AddHeaders = true })
+	inputs := map[string]string{
+		"document": strings.Repeat("# Part\nSome text with $x$ and `code`. See Fig. 3. More words here.\n\n```go\nfunc f() {}\n```\n\n## Sub\nShort.\n\n", 4000),
+	}
+	for name, gen := range badInputs {
+		inputs[name] = gen(80000)
+	}
+	for name, src := range inputs {
+		t.Run(name, func(t *testing.T) {
+			doc := chunking.Document{Path: "s.md", Content: []byte(src)}
+			total := work(t, c, doc)
+			if total < 4*poll.Every {
+				t.Fatalf("%d units of work: too little to stop within", total)
+			}
+			for _, q := range []int{1, 2, 3} {
+				pl := poll.EndAfter(total * q / 4)
+				_, err := c.chunkPolled(pl, doc, func(chunking.Chunk) bool { return true })
+				if !errors.Is(err, context.Canceled) {
+					t.Errorf("ended at %d/4 of the work: err = %v, want context.Canceled", q, err)
+				}
+				if pl.CallsAfterEnd() > 8 {
+					t.Errorf("ended at %d/4 of the work: %d more steps after the end, want at most 8", q, pl.CallsAfterEnd())
+				}
+			}
+		})
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	n := 0
+	_, err := c.ChunkFunc(ctx, chunking.Document{Path: "a.md", Content: []byte(inputs["document"])}, func(chunking.Chunk) bool { n++; return true })
+	if !errors.Is(err, context.Canceled) || n != 0 || !strings.Contains(err.Error(), "a.md") {
+		t.Errorf("ChunkFunc(ended context) = %d chunks, %v; want none and context.Canceled naming a.md", n, err)
+	}
+}
+
+// TestChunkFunc: ChunkFunc yields the chunks Chunk returns, in order, and
+// stops when yield returns false.
+func TestChunkFunc(t *testing.T) {
+	c := mustNew(t, func(c *Config) { c.MaxChunkSize = 5; c.WordOverlap = 1 })
+	doc := chunking.Document{Path: "f.md", Content: []byte("# A\nOne two three. Four five six. Seven eight.\n## B\nNine ten.")}
+	want, wantWarns, err := c.Chunk(doc)
+	if err != nil || len(want) < 3 {
+		t.Fatalf("Chunk = %d chunks, %v", len(want), err)
+	}
+	var got []chunking.Chunk
+	warns, err := c.ChunkFunc(context.Background(), doc, func(ch chunking.Chunk) bool { got = append(got, ch); return true })
+	if err != nil || len(got) != len(want) || len(warns) != len(wantWarns) {
+		t.Fatalf("ChunkFunc = %d chunks, %v; want %d", len(got), err, len(want))
+	}
+	for i := range want {
+		if got[i].Hash() != want[i].Hash() {
+			t.Errorf("chunk %d differs", i)
+		}
+	}
+	n := 0
+	if _, err := c.ChunkFunc(context.Background(), doc, func(chunking.Chunk) bool { n++; return false }); err != nil || n != 1 {
+		t.Errorf("ChunkFunc stopping at the first chunk = %d calls, %v", n, err)
+	}
+}
+
+func TestChunkFileAndFolder(t *testing.T) {
+	dir := t.TempDir()
+	for name, text := range map[string]string{"b.md": "# B\nb", "a/x.txt": "plain text", "c.mdx": "# C\nc", "skip.rst": "no", ".h/h.md": "hidden", "bad.md": "\xff"} {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := mustNew(t, nil)
+	ctx := context.Background()
+	chunks, warns, err := c.ChunkFolder(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	for _, ch := range chunks {
+		files = append(files, ch.Get("file", "").(string))
+	}
+	if got, want := strings.Join(files, " "), "a/x.txt b.md c.mdx"; got != want {
+		t.Errorf("ChunkFolder files = %q, want %q", got, want)
+	}
+	if len(warns) != 1 || warns[0].File != "bad.md" {
+		t.Errorf("ChunkFolder warnings = %v, want one for bad.md", warns)
+	}
+	chunks, _, err = c.ChunkFile(ctx, filepath.Join(dir, "a", "..", "a", "x.txt"))
+	if err != nil || len(chunks) != 1 || chunks[0].Get("file", nil) != filepath.ToSlash(filepath.Join(dir, "a", "x.txt")) || chunks[0].Get("file_format", nil) != "txt" {
+		t.Errorf("ChunkFile = %v, %v", chunks, err)
+	}
+	if _, _, err := c.ChunkFile(ctx, filepath.Join(dir, "missing.md")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("ChunkFile(missing) = %v, want fs.ErrNotExist", err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, _, err := c.ChunkFolder(cctx, dir); !errors.Is(err, context.Canceled) {
+		t.Errorf("ChunkFolder(cancelled) = %v, want context.Canceled", err)
 	}
 }

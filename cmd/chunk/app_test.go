@@ -14,69 +14,80 @@ import (
 	"github.com/chunkstream/chunkstream/chunking/registry"
 )
 
+// paraConfig configures the fake chunkers.
+type paraConfig struct {
+	MaxChar int
+	Upper   bool
+}
+
+func (c paraConfig) Validate() error {
+	if c.MaxChar <= 0 {
+		return fmt.Errorf("%w: max_char must be > 0", chunking.ErrInvalidOptions)
+	}
+	return nil
+}
+
+// newPara makes one chunk per blank-line-separated paragraph and fails on
+// documents holding "FAIL".
+func newPara(cfg paraConfig) (chunking.ChunkerFunc, error) {
+	return func(doc chunking.Document) ([]chunking.Chunk, []chunking.Warning, error) {
+		s := string(doc.Content)
+		if strings.Contains(s, "FAIL") {
+			return nil, nil, fmt.Errorf("%s: %w", doc.Path, chunking.ErrNotUTF8)
+		}
+		var out []chunking.Chunk
+		for _, p := range strings.Split(s, "\n\n") {
+			if p = strings.TrimSpace(p); p == "" {
+				continue
+			}
+			if cfg.Upper {
+				p = strings.ToUpper(p)
+			}
+			out = append(out, chunking.NewChunk(p, chunking.Metadata{{Key: "index", Value: len(out)}, {Key: "file", Value: doc.Path}}))
+		}
+		return out, nil, nil
+	}, nil
+}
+
+// defineFake defines a fake chunker called name, built by build, with
+// the options max_char (default def) and, when upper, upper.
+func defineFake[K chunking.Chunker](name string, def int, upper bool, build func(paraConfig) (K, error)) registry.Entry {
+	specs := []registry.Spec[paraConfig]{
+		registry.IntOption("max_char", "largest chunk ("+name+")", func(c *paraConfig) *int { return &c.MaxChar }),
+	}
+	if upper {
+		specs = append(specs, registry.BoolOption("upper", "upper-case the text", func(c *paraConfig) *bool { return &c.Upper }))
+	}
+	return registry.Define(name, func() paraConfig { return paraConfig{MaxChar: def} }, build, specs...)
+}
+
 // fakeEntries are chunkers with known output: "para" makes one chunk per
 // blank-line-separated paragraph and fails on documents holding "FAIL";
-// "whole" reads whole paths itself.
+// "whole" reads whole paths itself; "mailbox" reads a folder as one input
+// and can chunk it from memory.
 func fakeEntries() []registry.Entry {
-	para := registry.Entry{
-		Name: "para",
-		Specs: func() []chunking.OptionSpec {
-			return []chunking.OptionSpec{
-				{Name: "max_char", Kind: chunking.IntOption, Default: 100, Usage: "largest chunk"},
-				{Name: "upper", Kind: chunking.BoolOption, Default: false, Usage: "upper-case the text"},
-			}
-		},
-		New: func(opts chunking.Options) (chunking.Chunker, error) {
-			if opts.Int("max_char", 100) <= 0 {
-				return nil, fmt.Errorf("%w: max_char must be > 0", chunking.ErrInvalidOptions)
-			}
-			upper := opts.Bool("upper", false)
-			return chunking.ChunkerFunc(func(doc chunking.Document) ([]chunking.Chunk, []chunking.Warning, error) {
-				s := string(doc.Content)
-				if strings.Contains(s, "FAIL") {
-					return nil, nil, fmt.Errorf("%s: %w", doc.Path, chunking.ErrNotUTF8)
-				}
-				var out []chunking.Chunk
-				for _, p := range strings.Split(s, "\n\n") {
-					if p = strings.TrimSpace(p); p == "" {
-						continue
-					}
-					if upper {
-						p = strings.ToUpper(p)
-					}
-					out = append(out, chunking.New(p, chunking.Metadata{{Key: "index", Value: len(out)}, {Key: "file", Value: doc.Path}}))
-				}
-				return out, nil, nil
-			}), nil
-		},
-		Extensions:    []string{".md"},
-		ParseOnly:     func(chunking.Document) error { return nil },
-		ParseOnlyName: "para-parse",
+	para := defineFake("para", 100, true, newPara)
+	para.Extensions = []string{".md"}
+	para.ParseOnly = func(chunking.Document) error { return nil }
+	para.ParseOnlyName = "para-parse"
+
+	empty := func(paraConfig) (chunking.ChunkerFunc, error) {
+		return func(chunking.Document) ([]chunking.Chunk, []chunking.Warning, error) { return nil, nil, nil }, nil
 	}
-	whole := registry.Entry{
-		Name: "whole",
-		Specs: func() []chunking.OptionSpec {
-			return []chunking.OptionSpec{{Name: "max_char", Kind: chunking.IntOption, Default: 50, Usage: "largest chunk (whole)"}}
-		},
-		New: func(chunking.Options) (chunking.Chunker, error) { return nil, fmt.Errorf("whole reads paths") },
-		OpenPath: func(_ context.Context, path string, _ chunking.Options) ([]chunking.Chunk, []chunking.Warning, error) {
-			return []chunking.Chunk{chunking.New("path "+filepath.Base(path), nil)},
-				[]chunking.Warning{{File: path, Text: "read whole"}}, nil
-		},
+	whole := defineFake("whole", 50, false, empty)
+	whole.ChunkFolder = func(_ context.Context, _ chunking.Chunker, path string) ([]chunking.Chunk, []chunking.Warning, error) {
+		return []chunking.Chunk{chunking.NewChunk("path "+filepath.Base(path), nil)},
+			[]chunking.Warning{{File: path, Text: "read whole"}}, nil
 	}
-	// "mailbox" reads a folder as one input and can chunk it from memory.
-	mailbox := whole
-	mailbox.Name = "mailbox"
+	mailbox := defineFake("mailbox", 50, false, empty)
 	mailbox.Extensions = []string{".md"}
-	mailbox.New = func(chunking.Options) (chunking.Chunker, error) {
-		return chunking.ChunkerFunc(func(chunking.Document) ([]chunking.Chunk, []chunking.Warning, error) { return nil, nil, nil }), nil
-	}
-	mailbox.ChunkAll = func(docs []chunking.Document, _ chunking.Options) ([]chunking.Chunk, []chunking.Warning, error) {
+	mailbox.ChunkFolder = whole.ChunkFolder
+	mailbox.ChunkMailbox = func(_ chunking.Chunker, docs []chunking.Document) ([]chunking.Chunk, []chunking.Warning, error) {
 		var paths []string
 		for _, d := range docs {
 			paths = append(paths, d.Path)
 		}
-		return []chunking.Chunk{chunking.New(strings.Join(paths, ","), nil)}, nil, nil
+		return []chunking.Chunk{chunking.NewChunk(strings.Join(paths, ","), nil)}, nil, nil
 	}
 	return []registry.Entry{para, whole, mailbox}
 }
@@ -105,7 +116,7 @@ func TestFlagHandling(t *testing.T) {
 		{"split unknown flag", []string{"split", "-chunker", "para", "-bogus", docs}, exitUsage, "", "flag provided but not defined: -bogus"},
 		{"split unknown chunker", []string{"split", "-chunker", "nope", docs}, exitUsage, "", "unknown chunker"},
 		{"split flag of other chunker", []string{"split", "-chunker", "para", "-upper", "-max-char", "3", docs}, exitOK, `"FIRST PARAGRAPH`, ""},
-		{"split invalid option value", []string{"split", "-chunker", "para", "-max-char", "x", docs}, exitUsage, "", "invalid options"},
+		{"split invalid option value", []string{"split", "-chunker", "para", "-max-char", "x", docs}, exitUsage, "", `max_char: want an integer, got the string "x"`},
 		{"split invalid option", []string{"split", "-chunker", "para", "-max-char", "0", docs}, exitUsage, "", "max_char must be > 0"},
 		{"split bool of wrong chunker", []string{"split", "-chunker", "whole", "-upper", docs}, exitUsage, "", "does not apply to chunker whole"},
 		{"split bad -o", []string{"split", "-chunker", "para", "-o", "out.txt", docs}, exitUsage, "", "unsupported format"},
@@ -267,13 +278,13 @@ func (streamChunker) Chunk(chunking.Document) ([]chunking.Chunk, []chunking.Warn
 	return nil, nil, nil
 }
 
-func (streamChunker) ChunkFunc(doc chunking.Document, yield func(chunking.Chunk) bool) ([]chunking.Warning, error) {
+func (streamChunker) ChunkFunc(_ context.Context, doc chunking.Document, yield func(chunking.Chunk) bool) ([]chunking.Warning, error) {
 	if strings.Contains(string(doc.Content), "FAIL") {
-		yield(chunking.New("partial", nil))
+		yield(chunking.NewChunk("partial", nil))
 		return nil, fmt.Errorf("%s: %w", doc.Path, chunking.ErrNotUTF8)
 	}
 	for _, line := range strings.Split(strings.TrimSpace(string(doc.Content)), "\n") {
-		if !yield(chunking.New(line, nil)) {
+		if !yield(chunking.NewChunk(line, nil)) {
 			break
 		}
 	}
@@ -289,9 +300,7 @@ func TestBenchStreams(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	e := fakeEntries()[0]
-	e.Name = "stream"
-	e.New = func(chunking.Options) (chunking.Chunker, error) { return streamChunker{}, nil }
+	e := defineFake("stream", 100, true, func(paraConfig) (streamChunker, error) { return streamChunker{}, nil })
 	code, out, errOut := runApp(t, []registry.Entry{e}, "bench", "-chunker", "stream", dir)
 	m := resultLine.FindStringSubmatch(out)
 	if code != exitOK || m == nil || m[4] != "4" || m[5] != "15" || m[6] != "5" {

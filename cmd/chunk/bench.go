@@ -66,28 +66,21 @@ func (a *app) bench(ctx context.Context, args []string) error {
 		splitter = entry.ParseOnlyName
 		run = func(doc chunking.Document) ([]chunking.Chunk, error) { return nil, entry.ParseOnly(doc) }
 	} else {
-		opts, err := entry.Options(raw)
+		c, err := entry.New(raw)
 		if err != nil {
 			return usageErr("%v", err)
 		}
 		switch {
-		case entry.ChunkAll != nil:
+		case entry.ChunkMailbox != nil:
 			// A whole-input chunker (a mailbox): one call over every
-			// document, timed from the chunker's construction.
-			if _, err := entry.New(opts); err != nil {
-				return usageErr("chunker %s: %v", entry.Name, err)
-			}
+			// document.
 			runAll = func(docs []chunking.Document) ([]chunking.Chunk, error) {
-				chunks, _, err := entry.ChunkAll(docs, opts)
+				chunks, _, err := entry.ChunkMailbox(c, docs)
 				return chunks, err
 			}
-		case entry.OpenPath != nil:
+		case entry.ChunkFolder != nil:
 			return usageErr("chunker %s reads whole paths and has no in-memory form to time", entry.Name)
 		default:
-			c, err := entry.New(opts)
-			if err != nil {
-				return usageErr("chunker %s: %v", entry.Name, err)
-			}
 			run = func(doc chunking.Document) ([]chunking.Chunk, error) {
 				chunks, _, err := c.Chunk(doc)
 				return chunks, err
@@ -97,14 +90,14 @@ func (a *app) bench(ctx context.Context, args []string) error {
 				// measure of a large document is the chunker's, not
 				// that of a slice of all its chunks.
 				stream = func(doc chunking.Document, each func(chunking.Chunk)) error {
-					_, err := sc.ChunkFunc(doc, func(ch chunking.Chunk) bool { each(ch); return true })
+					_, err := sc.ChunkFunc(ctx, doc, func(ch chunking.Chunk) bool { each(ch); return true })
 					return err
 				}
 			}
 		}
 	}
 	exts := splitList(*ext)
-	if len(exts) == 0 && entry.ChunkAll != nil {
+	if len(exts) == 0 && entry.ChunkMailbox != nil {
 		// A whole-input chunker reads its folder as one input: only the
 		// files it would pick itself belong to it (a mailbox folder may
 		// hold manifests).

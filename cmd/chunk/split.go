@@ -42,8 +42,8 @@ flags you set are passed, so the chunker's defaults apply otherwise; a flag
 of another chunker is a usage error.
 `
 
-// job is one unit of split work: a file, or a whole path for OpenPath
-// chunkers.
+// job is one unit of split work: a file, or a whole path for chunkers
+// with a ChunkFolder hook.
 type job struct {
 	path string // on disk
 	name string // metadata "file"
@@ -76,15 +76,9 @@ func (a *app) split(ctx context.Context, args []string) error {
 	if *workers < 1 {
 		return usageErr("-workers must be at least 1, got %d", *workers)
 	}
-	opts, err := entry.Options(raw)
+	chunker, err := entry.New(raw)
 	if err != nil {
 		return usageErr("%v", err)
-	}
-	var chunker chunking.Chunker
-	if entry.OpenPath == nil {
-		if chunker, err = entry.New(opts); err != nil {
-			return usageErr("chunker %s: %v", entry.Name, err)
-		}
 	}
 	format := chunking.JSONL
 	if *out != "" {
@@ -128,8 +122,8 @@ func (a *app) split(ctx context.Context, args []string) error {
 		return err
 	}
 	process := func(j job) result {
-		if entry.OpenPath != nil {
-			chunks, warnings, err := entry.OpenPath(ctx, j.path, opts)
+		if entry.ChunkFolder != nil {
+			chunks, warnings, err := entry.ChunkFolder(ctx, chunker, j.path)
 			return result{chunks: chunks, warnings: warnings, bytes: pathSize(j.path), err: err}
 		}
 		content, err := os.ReadFile(j.path)
@@ -190,13 +184,14 @@ func (a *app) split(ctx context.Context, args []string) error {
 }
 
 // listJobs turns one PATH argument into jobs: the path itself for
-// OpenPath chunkers and files, the walked files for folders.
+// chunkers with a ChunkFolder hook and for files, the walked files for
+// folders.
 func (a *app) listJobs(ctx context.Context, entry registry.Entry, p string, exts []string) ([]job, error) {
 	info, err := os.Stat(p)
 	if err != nil {
 		return nil, err
 	}
-	if entry.OpenPath != nil || !info.IsDir() {
+	if entry.ChunkFolder != nil || !info.IsDir() {
 		return []job{{path: p, name: filepath.ToSlash(filepath.Clean(p))}}, nil
 	}
 	files, warnings, err := chunking.WalkFolder(ctx, p, exts)

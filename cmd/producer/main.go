@@ -107,14 +107,9 @@ func runErr(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 	var options map[string]any
 	if len(opts) > 0 {
-		decoded, err := entry.Options(opts)
-		if err != nil {
+		if options, err = entry.Normalize(opts); err != nil {
 			return 2, err
 		}
-		if _, err := entry.New(decoded); err != nil {
-			return 2, fmt.Errorf("chunker %s: %w", entry.Name, err)
-		}
-		options = map[string]any(decoded)
 		chunkerSet = true // options belong to one chunker: name it
 	}
 	paths := fs.Args()

@@ -19,7 +19,7 @@ func TestCollectorOrder(t *testing.T) {
 	write := func(id string, seq uint64, texts ...string) {
 		var chunks []worker.Chunk
 		for i := len(texts) - 1; i >= 0; i-- { // positions arrive in any order
-			chunks = append(chunks, worker.Chunk{Position: i, Chunk: chunking.New(texts[i], chunking.Metadata{{Key: "file", Value: id}})})
+			chunks = append(chunks, worker.Chunk{Position: i, Chunk: chunking.NewChunk(texts[i], chunking.Metadata{{Key: "file", Value: id}})})
 		}
 		if err := c.Write(context.Background(), worker.Doc{ID: id, Seq: seq}, chunks); err != nil {
 			t.Fatal(err)

@@ -211,16 +211,15 @@ func runLocal(ctx context.Context, c *config, lf *localFlags, log *slog.Logger, 
 	if err != nil {
 		return 2, fmt.Errorf("%w: %v", errUsage, err)
 	}
-	opts, err := entry.Options(raw)
+	// The options set, checked and in the wire's types: the worker's
+	// defaults apply to the others.
+	opts, err := entry.Normalize(raw)
 	if err != nil {
 		return 2, fmt.Errorf("%w: %v", errUsage, err)
 	}
-	if _, err := entry.New(opts); err != nil {
-		return 2, fmt.Errorf("%w: chunker %s: %v", errUsage, entry.Name, err)
-	}
 	// A chunker that reads whole mailboxes (email) gets one request per
 	// thread, as the producer sends mailboxes; others one per file.
-	mailbox := entry.OpenPath != nil
+	mailbox := entry.ChunkFolder != nil
 	var exts []string
 	if !mailbox {
 		exts = entry.Extensions
@@ -338,7 +337,7 @@ func runLocal(ctx context.Context, c *config, lf *localFlags, log *slog.Logger, 
 	sum, err := p.Backfill(ctx, producer.BackfillOptions{
 		Paths:      []string{lf.dir},
 		Exts:       exts,
-		Template:   producer.Document{Chunker: entry.Name, Options: map[string]any(opts)},
+		Template:   producer.Document{Chunker: entry.Name, Options: opts},
 		Mailbox:    mailbox,
 		Force:      true, // local mode writes every document, recorded or not
 		Logger:     log,

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/registry"
 )
 
@@ -17,11 +16,11 @@ var ErrUsage = errors.New("chunkflags: usage")
 // owner is one chunker option behind a flag.
 type owner struct {
 	chunker string
-	spec    chunking.OptionSpec
+	opt     registry.Option
 }
 
-// value is a flag's raw text; chunking.DecodeOptions parses it per the
-// chosen chunker's spec.
+// value is a flag's raw text; the registry decodes it per the chosen
+// chunker's option.
 type value struct {
 	s      string
 	isBool bool
@@ -54,18 +53,19 @@ func Register(fs *flag.FlagSet, entries []registry.Entry, defaultChunker string)
 	var names, order []string
 	for _, e := range entries {
 		names = append(names, e.Name)
-		for _, spec := range e.Specs() {
-			f := spec.Flag()
+		for _, opt := range e.Options() {
+			f := opt.Flag
 			if _, ok := s.owners[f]; !ok {
 				order = append(order, f)
 			}
-			s.owners[f] = append(s.owners[f], owner{e.Name, spec})
+			s.owners[f] = append(s.owners[f], owner{e.Name, opt})
 		}
 	}
 	s.chunker = fs.String("chunker", defaultChunker, "chunker to use: "+strings.Join(names, ", "))
 	for _, f := range order {
 		ows := s.owners[f]
-		v := &value{isBool: ows[0].spec.Kind == chunking.BoolOption}
+		k := ows[0].opt.Kind
+		v := &value{isBool: k == registry.Bool || k == registry.BoolOrAuto}
 		fs.Var(v, f, usage(ows))
 	}
 	return s
@@ -77,26 +77,26 @@ func usage(ows []owner) string {
 	parts := make([]string, len(ows))
 	for i, o := range ows {
 		// The first back-quoted word names the flag's value in -h.
-		param := o.spec.Name
+		param := o.opt.Name
 		if i == 0 {
-			if p := placeholder(o.spec.Kind); p != "" {
+			if p := placeholder(o.opt.Kind); p != "" {
 				param += " = `" + p + "`"
 			}
 		}
 		parts[i] = fmt.Sprintf("[%s: reference parameter %s, default %s] %s",
-			o.chunker, param, formatDefault(o.spec.Default), o.spec.Usage)
+			o.chunker, param, formatDefault(o.opt.Default), o.opt.Usage)
 	}
 	return strings.Join(parts, "\n")
 }
 
 // placeholder is the value name -h shows for an option kind.
-func placeholder(k chunking.OptionKind) string {
+func placeholder(k registry.Kind) string {
 	switch k {
-	case chunking.IntOption:
+	case registry.Int:
 		return "N"
-	case chunking.IntListOption:
+	case registry.IntList:
 		return "N,N,..."
-	case chunking.StringOption:
+	case registry.String:
 		return "TEXT"
 	}
 	return ""
@@ -152,7 +152,7 @@ func (s *Set) Chunker() (registry.Entry, map[string]any, error) {
 				ErrUsage, f.Name, e.Name, strings.Join(others, ", "))
 			return
 		}
-		raw[ows[k].spec.Name] = f.Value.String()
+		raw[ows[k].opt.Name] = f.Value.String()
 	})
 	if err != nil {
 		return registry.Entry{}, nil, err

@@ -12,23 +12,35 @@ import (
 	"github.com/chunkstream/chunkstream/chunking/registry"
 )
 
+// alphaConfig and betaConfig are the configurations of two fake
+// chunkers sharing the option max_char.
+type alphaConfig struct {
+	MaxChar    int
+	MergeSmall bool
+}
+
+func (c alphaConfig) Validate() error { return nil }
+
+type betaConfig struct {
+	MaxChar int
+	Levels  []int
+}
+
+func (c betaConfig) Validate() error { return nil }
+
 func fakeEntries() []registry.Entry {
-	newC := func(chunking.Options) (chunking.Chunker, error) {
-		return chunking.ChunkerFunc(func(chunking.Document) ([]chunking.Chunk, []chunking.Warning, error) { return nil, nil, nil }), nil
-	}
+	none := chunking.ChunkerFunc(func(chunking.Document) ([]chunking.Chunk, []chunking.Warning, error) { return nil, nil, nil })
 	return []registry.Entry{
-		{Name: "alpha", New: newC, Specs: func() []chunking.OptionSpec {
-			return []chunking.OptionSpec{
-				{Name: "max_char", Kind: chunking.IntOption, Default: 2048, Usage: "largest chunk"},
-				{Name: "merge_small", Kind: chunking.BoolOption, Default: true, Usage: "merge"},
-			}
-		}},
-		{Name: "beta", New: newC, Specs: func() []chunking.OptionSpec {
-			return []chunking.OptionSpec{
-				{Name: "max_char", Kind: chunking.IntOption, Default: 1000, Usage: "largest chunk (beta)"},
-				{Name: "levels", Kind: chunking.IntListOption, Default: []int{1, 2}, Usage: "levels", FlagName: "lv"},
-			}
-		}},
+		registry.Define("alpha", func() alphaConfig { return alphaConfig{MaxChar: 2048, MergeSmall: true} },
+			func(alphaConfig) (chunking.ChunkerFunc, error) { return none, nil },
+			registry.IntOption("max_char", "largest chunk", func(c *alphaConfig) *int { return &c.MaxChar }),
+			registry.BoolOption("merge_small", "merge", func(c *alphaConfig) *bool { return &c.MergeSmall }),
+		),
+		registry.Define("beta", func() betaConfig { return betaConfig{MaxChar: 1000, Levels: []int{1, 2}} },
+			func(betaConfig) (chunking.ChunkerFunc, error) { return none, nil },
+			registry.IntOption("max_char", "largest chunk (beta)", func(c *betaConfig) *int { return &c.MaxChar }),
+			registry.IntListOption("levels", "levels", func(c *betaConfig) *[]int { return &c.Levels }).WithFlag("lv"),
+		),
 	}
 }
 
@@ -65,8 +77,8 @@ func TestChunkerFlags(t *testing.T) {
 		if e.Name != tt.chunker || !maps.Equal(raw, tt.raw) {
 			t.Errorf("Chunker() after %q = %s, %v; want %s, %v", tt.args, e.Name, raw, tt.chunker, tt.raw)
 		}
-		if _, err := e.Chunker(raw); err != nil {
-			t.Errorf("e.Chunker(%v) = %v", raw, err)
+		if _, err := e.New(raw); err != nil {
+			t.Errorf("e.New(%v) = %v", raw, err)
 		}
 	}
 }

@@ -98,16 +98,16 @@ func BenchmarkBM25VsChunking(b *testing.B) {
 			}
 			docs := corpusSample(b, tc.corpus, tc.ext)
 			chunkDocs := func() []chunking.Chunk {
-				if entry.ChunkAll != nil {
-					chunks, _, err := entry.ChunkAll(docs, chunking.Options{})
+				c, err := entry.New()
+				if err != nil {
+					b.Fatal(err)
+				}
+				if entry.ChunkMailbox != nil {
+					chunks, _, err := entry.ChunkMailbox(c, docs)
 					if err != nil {
 						b.Fatal(err)
 					}
 					return chunks
-				}
-				c, err := entry.New(chunking.Options{})
-				if err != nil {
-					b.Fatal(err)
 				}
 				return chunkWith(b, c.Chunk, docs)
 			}
@@ -173,7 +173,7 @@ func byDocument(chunks []chunking.Chunk) [][]string {
 // allocation per vector (Encode).
 func BenchmarkBM25(b *testing.B) {
 	docs := markdownSample(b)
-	c, _ := markdown.New(chunking.Options{})
+	c, _ := markdown.New(markdown.DefaultConfig())
 	perDoc := byDocument(chunkAll(b, c, docs))
 	size := 0
 	for _, texts := range perDoc {
@@ -215,7 +215,7 @@ func BenchmarkBM25(b *testing.B) {
 func BenchmarkUpsert(b *testing.B) {
 	var texts []string
 	if docs := tryMarkdownSample(b); len(docs) > 0 {
-		c, _ := markdown.New(chunking.Options{})
+		c, _ := markdown.New(markdown.DefaultConfig())
 		for _, ch := range chunkAll(b, c, docs) {
 			if len(texts) == 512 {
 				break

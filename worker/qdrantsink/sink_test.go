@@ -142,7 +142,7 @@ func TestEveryChunkIsAPoint(t *testing.T) {
 	texts := []string{"# Title\n\nFirst paragraph.", "Second paragraph, with the word paragraph twice.", "Ünïcödé text"}
 	var chunks []worker.Chunk
 	for i, text := range texts {
-		chunks = append(chunks, worker.Chunk{ID: sinktest.ChunkID(doc.ID, i), Position: i, Chunk: chunking.New(text, md.With("index", i))})
+		chunks = append(chunks, worker.Chunk{ID: sinktest.ChunkID(doc.ID, i), Position: i, Chunk: chunking.NewChunk(text, md.With("index", i))})
 	}
 	records.Begin(doc.ID, doc.Seq)
 	if err := s.Write(context.Background(), doc, chunks); err != nil {
@@ -412,11 +412,11 @@ func TestInvalidDataIsPermanent(t *testing.T) {
 		doc   worker.Doc
 		chunk chunking.Chunk
 	}{
-		{"invalid utf-8 content", worker.Doc{ID: "u.md", Seq: 1, Op: worker.OpUpsert}, chunking.New("bad \xff", nil)},
-		{"invalid utf-8 metadata key", worker.Doc{ID: "k.md", Seq: 1, Op: worker.OpUpsert}, chunking.New("ok", chunking.Metadata{{Key: "k\xff", Value: 1}})},
-		{"unsupported metadata value", worker.Doc{ID: "v.md", Seq: 1, Op: worker.OpUpsert}, chunking.New("ok", chunking.Metadata{{Key: "c", Value: complex(1, 2)}})},
-		{"integer out of range", worker.Doc{ID: "i.md", Seq: 1, Op: worker.OpUpsert}, chunking.New("ok", chunking.Metadata{{Key: "n", Value: uint64(1 << 63)}})},
-		{"invalid utf-8 doc id", worker.Doc{ID: "bad\xff", Seq: 1, Op: worker.OpUpsert}, chunking.New("ok", nil)},
+		{"invalid utf-8 content", worker.Doc{ID: "u.md", Seq: 1, Op: worker.OpUpsert}, chunking.NewChunk("bad \xff", nil)},
+		{"invalid utf-8 metadata key", worker.Doc{ID: "k.md", Seq: 1, Op: worker.OpUpsert}, chunking.NewChunk("ok", chunking.Metadata{{Key: "k\xff", Value: 1}})},
+		{"unsupported metadata value", worker.Doc{ID: "v.md", Seq: 1, Op: worker.OpUpsert}, chunking.NewChunk("ok", chunking.Metadata{{Key: "c", Value: complex(1, 2)}})},
+		{"integer out of range", worker.Doc{ID: "i.md", Seq: 1, Op: worker.OpUpsert}, chunking.NewChunk("ok", chunking.Metadata{{Key: "n", Value: uint64(1 << 63)}})},
+		{"invalid utf-8 doc id", worker.Doc{ID: "bad\xff", Seq: 1, Op: worker.OpUpsert}, chunking.NewChunk("ok", nil)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -104,7 +104,7 @@ func Version(docID string, seq uint64, texts ...string) (worker.Doc, []worker.Ch
 	var chunks []worker.Chunk
 	for i, t := range texts {
 		md := chunking.Metadata{{Key: "file", Value: docID}, {Key: "index", Value: i}}
-		chunks = append(chunks, worker.Chunk{ID: ChunkID(docID, i), Position: i, Chunk: chunking.New(t, md)})
+		chunks = append(chunks, worker.Chunk{ID: ChunkID(docID, i), Position: i, Chunk: chunking.NewChunk(t, md)})
 	}
 	return doc, chunks
 }

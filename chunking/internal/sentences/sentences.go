@@ -3,6 +3,8 @@ package sentences
 import (
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/chunkstream/chunkstream/chunking/internal/poll"
 )
 
 // Span is a half-open byte range [Start, End) of a text.
@@ -16,7 +18,7 @@ const maxTokenBytes = 24
 
 // Split returns the sentences of text as byte spans, in order.
 func Split(text string) []Span {
-	return Append(nil, text, 0, len(text), nil)
+	return Append(nil, text, 0, len(text), nil, new(poll.Poller))
 }
 
 // Append appends to dst the sentences of text[from:to], as spans with
@@ -24,8 +26,10 @@ func Split(text string) []Span {
 // non-overlapping spans of text (inline math, code spans, references)
 // within which no sentence boundary falls; spans outside [from, to) are
 // ignored. Whitespace between sentences belongs to no span; a range that
-// is all whitespace yields no span.
-func Append(dst []Span, text string, from, to int, protect []Span) []Span {
+// is all whitespace yields no span. The bytes looked at are counted on
+// pl; when pl sees its context end, Append stops early and returns what
+// it has (the caller then reports pl.Err()).
+func Append(dst []Span, text string, from, to int, protect []Span, pl *poll.Poller) []Span {
 	if from < 0 || to > len(text) || from >= to {
 		return dst
 	}
@@ -41,7 +45,14 @@ func Append(dst []Span, text string, from, to int, protect []Span) []Span {
 	atLineStart := from == 0 || text[from-1] == '\n'
 	quote := atLineStart && j < to && text[j] == '>'
 	heading := atLineStart && isATXHeading(text, quoteContent(text, j, to), to)
+	polled := from
 	for i := from; i < to; {
+		if i-polled >= poll.Every {
+			if pl.Add(i - polled) {
+				return dst
+			}
+			polled = i
+		}
 		if p < len(protect) && i >= protect[p].Start {
 			if i < protect[p].End {
 				i = min(protect[p].End, to)
@@ -106,6 +117,7 @@ func Append(dst []Span, text string, from, to int, protect []Span) []Span {
 			i++
 		}
 	}
+	pl.Add(to - polled)
 	return emit(dst, text, start, to)
 }
 

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/chunkstream/chunkstream/chunking/internal/poll"
 )
 
 func texts(text string, spans []Span) []string {
@@ -157,7 +159,7 @@ func TestAppendProtected(t *testing.T) {
 				i := strings.Index(tt.in, p)
 				protect = append(protect, Span{i, i + len(p)})
 			}
-			spans := Append(nil, tt.in, 0, len(tt.in), protect)
+			spans := Append(nil, tt.in, 0, len(tt.in), protect, new(poll.Poller))
 			got := texts(tt.in, spans)
 			if !slices.Equal(got, tt.want) {
 				t.Errorf("Append(%q, %v) = %q, want %q", tt.in, tt.protect, got, tt.want)
@@ -170,15 +172,15 @@ func TestAppendProtected(t *testing.T) {
 func TestAppendRange(t *testing.T) {
 	text := "Ignore. One two. Three. Ignore."
 	from, to := strings.Index(text, "One"), strings.LastIndex(text, " Ignore")
-	got := texts(text, Append([]Span{{0, 0}}, text, from, to, []Span{{0, 3}, {100, 101}})[1:])
+	got := texts(text, Append([]Span{{0, 0}}, text, from, to, []Span{{0, 3}, {100, 101}}, new(poll.Poller))[1:])
 	want := []string{"One two.", "Three."}
 	if !slices.Equal(got, want) {
 		t.Errorf("Append(range) = %q, want %q", got, want)
 	}
-	if got := Append(nil, text, 5, 5, nil); got != nil {
+	if got := Append(nil, text, 5, 5, nil, new(poll.Poller)); got != nil {
 		t.Errorf("Append(empty range) = %v, want nil", got)
 	}
-	if got := Append(nil, text, 0, 1000, nil); got != nil {
+	if got := Append(nil, text, 0, 1000, nil, new(poll.Poller)); got != nil {
 		t.Errorf("Append(out of range) = %v, want nil", got)
 	}
 }
@@ -273,7 +275,7 @@ func BenchmarkSplit(b *testing.B) {
 	b.SetBytes(int64(len(text)))
 	var dst []Span
 	for b.Loop() {
-		dst = Append(dst[:0], text, 0, len(text), nil)
+		dst = Append(dst[:0], text, 0, len(text), nil, new(poll.Poller))
 	}
 }
 

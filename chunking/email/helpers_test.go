@@ -1,0 +1,39 @@
+package email
+
+import (
+	"context"
+	"testing"
+
+	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/chunking/internal/poll"
+)
+
+// config returns DefaultConfig changed by set.
+func config(set func(*Config)) Config {
+	cfg := DefaultConfig()
+	set(&cfg)
+	return cfg
+}
+
+// threadsOf returns the threads of mb, without the warnings.
+func threadsOf(mb *Mailbox) []Thread {
+	th, _ := Threads(mb)
+	return th
+}
+
+// chunkMailbox threads mb and chunks every thread.
+func chunkMailbox(c *Chunker, mb *Mailbox) ([]chunking.Chunk, []chunking.Warning) {
+	var out []chunking.Chunk
+	warns := c.mailboxFunc(mb, nil, new(poll.Poller), func(ch chunking.Chunk) bool { out = append(out, ch); return true })
+	return out, warns
+}
+
+// chunkPath chunks the mailbox at path with the defaults, as ChunkFolder.
+func chunkPath(t testing.TB, path string) ([]chunking.Chunk, []chunking.Warning, error) {
+	t.Helper()
+	c, err := New(DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c.ChunkFolder(context.Background(), path)
+}

@@ -1,0 +1,84 @@
+// Package fileio holds the file and folder helpers the chunkers share:
+// ChunkFile and ChunkFolder of package markdown and package twostep are
+// File and Folder around the chunker's own ChunkFunc.
+package fileio
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+
+	"github.com/chunkstream/chunkstream/chunking"
+)
+
+// ChunkFunc chunks one document, stopping when ctx ends (the chunker's
+// ChunkFunc, collecting the chunks).
+type ChunkFunc func(ctx context.Context, doc chunking.Document) ([]chunking.Chunk, []chunking.Warning, error)
+
+// Collect turns a streaming chunk function into one that returns the
+// chunks.
+func Collect(f func(ctx context.Context, doc chunking.Document, yield func(chunking.Chunk) bool) ([]chunking.Warning, error)) ChunkFunc {
+	return func(ctx context.Context, doc chunking.Document) ([]chunking.Chunk, []chunking.Warning, error) {
+		var chunks []chunking.Chunk
+		warns, err := f(ctx, doc, func(ch chunking.Chunk) bool {
+			chunks = append(chunks, ch)
+			return true
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+		return chunks, warns, nil
+	}
+}
+
+// File reads and chunks the file at p as one document whose Path (chunk
+// metadata "file") is p cleaned, with "/" separators; the format follows
+// the extension. Errors are prefixed with pkg.
+func File(ctx context.Context, pkg, p string, chunk ChunkFunc) ([]chunking.Chunk, []chunking.Warning, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, nil, fmt.Errorf("%s: %s: %w", pkg, p, err)
+	}
+	content, err := os.ReadFile(p)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", pkg, err)
+	}
+	return chunk(ctx, chunking.Document{Path: path.Clean(filepath.ToSlash(p)), Content: content})
+}
+
+// Folder chunks every file under dir with one of exts, with the walk
+// rules of chunking.WalkFolder: in relative-path byte order, each file a
+// document whose Path is relative to dir with "/" separators. A file that
+// cannot be read or chunked becomes a warning and the walk goes on; only
+// a failed walk of dir itself or the end of ctx is an error (the chunks
+// so far are returned with it).
+func Folder(ctx context.Context, pkg, dir string, exts []string, chunk ChunkFunc) ([]chunking.Chunk, []chunking.Warning, error) {
+	files, warns, err := chunking.WalkFolder(ctx, dir, exts)
+	if err != nil {
+		return nil, warns, fmt.Errorf("%s: %w", pkg, err)
+	}
+	var out []chunking.Chunk
+	for _, rel := range files {
+		if err := ctx.Err(); err != nil {
+			return out, warns, fmt.Errorf("%s: %s: %w", pkg, dir, err)
+		}
+		content, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))
+		if err != nil {
+			warns = append(warns, chunking.Warning{File: rel, Text: "cannot read: " + err.Error()})
+			continue
+		}
+		chunks, ws, err := chunk(ctx, chunking.Document{Path: rel, Content: content})
+		warns = append(warns, ws...)
+		if err != nil {
+			if ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+				return out, warns, err
+			}
+			warns = append(warns, chunking.Warning{File: rel, Text: err.Error()})
+			continue
+		}
+		out = append(out, chunks...)
+	}
+	return out, warns, nil
+}

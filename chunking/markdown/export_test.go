@@ -1,0 +1,24 @@
+package markdown
+
+import (
+	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/chunking/internal/poll"
+)
+
+// Polled chunks src with c counting the work on pl (see package poll),
+// and returns the number of chunks yielded and the error: the linearity
+// and cancellation tests' view of the work.
+func Polled(c *Chunker, src []byte, pl *poll.Poller) (int, error) {
+	n := 0
+	_, err := c.chunkPolled(pl, chunking.Document{Content: src}, func(chunking.Chunk) bool { n++; return true })
+	return n, err
+}
+
+// Work returns the work c counts chunking src.
+func Work(c *Chunker, src []byte) int {
+	pl := new(poll.Poller)
+	if _, err := Polled(c, src, pl); err != nil {
+		panic(err)
+	}
+	return pl.Work()
+}

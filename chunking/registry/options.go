@@ -1,0 +1,394 @@
+package registry
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"math"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/chunkstream/chunkstream/chunking"
+)
+
+// Kind is the type of a chunker option's value.
+type Kind int
+
+// Option kinds. The values a Resolve map holds are, per kind: int, bool,
+// []int, string; a BoolOrAuto option holds true, false or the string
+// "auto".
+const (
+	Int Kind = iota
+	Bool
+	IntList
+	String
+	BoolOrAuto
+)
+
+// String returns the kind as errors and help texts name it.
+func (k Kind) String() string {
+	switch k {
+	case Int:
+		return "an integer"
+	case Bool:
+		return "a boolean"
+	case IntList:
+		return "a list of integers"
+	case String:
+		return "a string"
+	case BoolOrAuto:
+		return `a boolean or "auto"`
+	}
+	return fmt.Sprintf("Kind(%d)", int(k))
+}
+
+// Option describes one chunker option, for flags, help texts and docs.
+type Option struct {
+	// Name is the option's name on the wire and in option files: the
+	// reference's snake_case parameter name ("max_char").
+	Name string
+	// Flag is the option's CLI flag name: Name in kebab case unless the
+	// option names its own ("headers" for headers_to_split_on).
+	Flag string
+	// Kind is the type of the option's value.
+	Kind Kind
+	// Default is the value the option takes when no layer sets it, as
+	// Resolve writes it.
+	Default any
+	// Usage is a one-line description for -h.
+	Usage string
+}
+
+// Spec binds one option to a field of a chunker's configuration type C.
+// Build it with IntOption, BoolOption, IntListOption or StringOption.
+type Spec[C any] struct {
+	opt   Option
+	field func(*C) any            // the field's address, for the field/spec test
+	set   func(c *C, v any) error // v is already of the kind's Go type
+	get   func(c *C) any          // the canonical value
+}
+
+// WithFlag returns s with the CLI flag name flag instead of the kebab
+// case of its name.
+func (s Spec[C]) WithFlag(flag string) Spec[C] {
+	s.opt.Flag = flag
+	return s
+}
+
+func newOption(name string, kind Kind, usage string) Option {
+	return Option{Name: name, Flag: strings.ReplaceAll(name, "_", "-"), Kind: kind, Usage: usage}
+}
+
+// IntOption binds the int field that field returns to the option name.
+func IntOption[C any](name, usage string, field func(*C) *int) Spec[C] {
+	return Spec[C]{
+		opt:   newOption(name, Int, usage),
+		field: func(c *C) any { return field(c) },
+		set:   func(c *C, v any) error { *field(c) = v.(int); return nil },
+		get:   func(c *C) any { return *field(c) },
+	}
+}
+
+// BoolOption binds the bool field that field returns to the option name.
+func BoolOption[C any](name, usage string, field func(*C) *bool) Spec[C] {
+	return Spec[C]{
+		opt:   newOption(name, Bool, usage),
+		field: func(c *C) any { return field(c) },
+		set:   func(c *C, v any) error { *field(c) = v.(bool); return nil },
+		get:   func(c *C) any { return *field(c) },
+	}
+}
+
+// IntListOption binds the []int field that field returns to the option
+// name. The configuration gets its own copy of a list.
+func IntListOption[C any](name, usage string, field func(*C) *[]int) Spec[C] {
+	return Spec[C]{
+		opt:   newOption(name, IntList, usage),
+		field: func(c *C) any { return field(c) },
+		set:   func(c *C, v any) error { *field(c) = slices.Clone(v.([]int)); return nil },
+		get: func(c *C) any {
+			if l := *field(c); l != nil {
+				return slices.Clone(l)
+			}
+			return []int{}
+		},
+	}
+}
+
+// StringOption binds the string field that field returns to the option
+// name.
+func StringOption[C any](name, usage string, field func(*C) *string) Spec[C] {
+	return Spec[C]{
+		opt:   newOption(name, String, usage),
+		field: func(c *C) any { return field(c) },
+		set:   func(c *C, v any) error { *field(c) = v.(string); return nil },
+		get:   func(c *C) any { return *field(c) },
+	}
+}
+
+// intSetOption is IntListOption for a list that is a set: its canonical
+// value is sorted, without repeats, so equal sets resolve alike.
+func intSetOption[C any](name, usage string, field func(*C) *[]int) Spec[C] {
+	s := IntListOption(name, usage, field)
+	s.get = func(c *C) any {
+		l := slices.Clone(*field(c))
+		slices.Sort(l)
+		return append([]int{}, slices.Compact(l)...)
+	}
+	return s
+}
+
+// checkFields reports the exported fields of C that no spec binds, specs
+// that bind no field of C or share one: a configuration field and its
+// option are added together.
+func checkFields[C any](specs []Spec[C]) error {
+	var c C
+	base := reflect.ValueOf(&c).Elem()
+	if base.Kind() != reflect.Struct {
+		return fmt.Errorf("configuration %T is not a struct", c)
+	}
+	byAddr := map[uintptr]string{}
+	for _, s := range specs {
+		addr := reflect.ValueOf(s.field(&c)).Pointer()
+		if other, ok := byAddr[addr]; ok {
+			return fmt.Errorf("options %s and %s bind the same field of %T", other, s.opt.Name, c)
+		}
+		byAddr[addr] = s.opt.Name
+	}
+	for i := range base.NumField() {
+		f := base.Type().Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		addr := base.Field(i).Addr().Pointer()
+		if _, ok := byAddr[addr]; !ok {
+			return fmt.Errorf("field %s of %T has no option", f.Name, c)
+		}
+		delete(byAddr, addr)
+	}
+	for _, name := range byAddr {
+		return fmt.Errorf("option %s binds no exported field of %T", name, c)
+	}
+	return nil
+}
+
+// optionError is an option that is unknown or has a bad value, in the
+// user's words; it wraps chunking.ErrUnknownOption or
+// chunking.ErrInvalidOptions.
+type optionError struct {
+	msg      string
+	sentinel error
+}
+
+func (e *optionError) Error() string { return e.msg }
+func (e *optionError) Unwrap() error { return e.sentinel }
+
+func invalid(format string, args ...any) error {
+	return &optionError{msg: fmt.Sprintf(format, args...), sentinel: chunking.ErrInvalidOptions}
+}
+
+// decode converts a raw option value to the Go type of kind: int, bool,
+// []int or string (for BoolOrAuto: bool or "auto"). Integers may come as
+// any Go integer type, as integral floats (JSON), as json.Number or as
+// decimal strings (flags); booleans as bool or "true"/"false"; integer
+// lists as []int, []any (or any slice) of integers, or "1,2,3".
+func decode(kind Kind, v any) (any, error) {
+	switch kind {
+	case Int:
+		return toInt(v)
+	case Bool:
+		return toBool(v)
+	case BoolOrAuto:
+		if s, ok := v.(string); ok && strings.EqualFold(strings.TrimSpace(s), "auto") {
+			return "auto", nil
+		}
+		b, err := toBool(v)
+		if err != nil {
+			return nil, fmt.Errorf(`want a boolean or "auto", got %s`, describe(v))
+		}
+		return b, nil
+	case IntList:
+		return toInts(v)
+	case String:
+		if s, ok := v.(string); ok {
+			return s, nil
+		}
+		return nil, fmt.Errorf("want a string, got %s", describe(v))
+	}
+	return nil, fmt.Errorf("unknown option kind %d", kind)
+}
+
+func toBool(v any) (bool, error) {
+	switch x := v.(type) {
+	case bool:
+		return x, nil
+	case string:
+		if b, err := strconv.ParseBool(strings.TrimSpace(x)); err == nil {
+			return b, nil
+		}
+	}
+	return false, fmt.Errorf("want a boolean, got %s", describe(v))
+}
+
+// intRange bounds option integers: every option is a size or a count, and
+// a value past int32 is a mistake on every platform.
+const intRange = math.MaxInt32
+
+func toInt(v any) (int, error) {
+	outOfRange := func() (int, error) {
+		return 0, fmt.Errorf("want an integer between %d and %d, got %s", -intRange-1, intRange, describe(v))
+	}
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		n := rv.Int()
+		if n > intRange || n < -intRange-1 {
+			return outOfRange()
+		}
+		return int(n), nil
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		n := rv.Uint()
+		if n > intRange {
+			return outOfRange()
+		}
+		return int(n), nil
+	case reflect.Float32, reflect.Float64:
+		f := rv.Float()
+		if f != math.Trunc(f) || math.IsInf(f, 0) {
+			return 0, fmt.Errorf("want an integer, got %s", describe(v))
+		}
+		if f > intRange || f < -intRange-1 {
+			return outOfRange()
+		}
+		return int(f), nil
+	case reflect.String:
+		s := strings.TrimSpace(rv.String())
+		if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+			if n > intRange || n < -intRange-1 {
+				return outOfRange()
+			}
+			return int(n), nil
+		}
+		if _, ok := v.(json.Number); ok {
+			// An integral number written with a fraction or exponent
+			// ("10.0", "1e3").
+			if f, err := strconv.ParseFloat(s, 64); err == nil {
+				return toInt(f)
+			}
+		}
+	}
+	return 0, fmt.Errorf("want an integer, got %s", describe(v))
+}
+
+func toInts(v any) ([]int, error) {
+	if s, ok := v.(string); ok {
+		out := []int{}
+		for i, f := range strings.Split(s, ",") {
+			if f = strings.TrimSpace(f); f == "" {
+				continue
+			}
+			n, err := toInt(f)
+			if err != nil {
+				return nil, fmt.Errorf("item %d: %w", i+1, err)
+			}
+			out = append(out, n)
+		}
+		return out, nil
+	}
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Slice && rv.Kind() != reflect.Array {
+		return nil, fmt.Errorf("want a list of integers, got %s", describe(v))
+	}
+	out := make([]int, rv.Len())
+	for i := range out {
+		n, err := toInt(rv.Index(i).Interface())
+		if err != nil {
+			return nil, fmt.Errorf("item %d: %w", i+1, err)
+		}
+		out[i] = n
+	}
+	return out, nil
+}
+
+// describe names a raw value in the words of someone who wrote JSON,
+// YAML or a flag, never with Go type names.
+func describe(v any) string {
+	if v == nil {
+		return "null"
+	}
+	switch x := v.(type) {
+	case json.Number:
+		return "the number " + x.String()
+	case string:
+		if len(x) > 40 {
+			x = x[:37] + "..."
+		}
+		return "the string " + strconv.Quote(x)
+	case bool:
+		return "the boolean " + strconv.FormatBool(x)
+	}
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return fmt.Sprintf("the integer %v", v)
+	case reflect.Float32, reflect.Float64:
+		return "the number " + strconv.FormatFloat(rv.Float(), 'g', -1, 64)
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	}
+	return "a value of an unsupported type"
+}
+
+// suggest returns the known name closest to name (edit distance at most
+// 2, or the same once '-' is read as '_' and case ignored), or "".
+func suggest(name string, known []string) string {
+	norm := strings.ToLower(strings.ReplaceAll(name, "-", "_"))
+	best, bestD := "", 3
+	for _, k := range known {
+		if k == norm {
+			return k
+		}
+		if d := distance(norm, k); d < bestD {
+			best, bestD = k, d
+		}
+	}
+	return best
+}
+
+// distance is the Levenshtein distance of a and b, in bytes (option
+// names are ASCII).
+func distance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			sub := prev[j-1]
+			if a[i-1] != b[j-1] {
+				sub++
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, sub)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// sortedKeys returns m's keys in byte order, so that errors and work
+// follow one order whatever the map's.
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, cmp.Compare[string])
+	return keys
+}

@@ -1,0 +1,152 @@
+package twostep
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/chunking/internal/fileio"
+)
+
+// Config is the two-step chunker's configuration. Each field is the
+// reference parameter of the same name (Eve's chunker step);
+// DefaultConfig holds the reference's defaults. Zero is a value like any
+// other (no overlap, merging off): start from DefaultConfig and change
+// the fields you mean to change.
+type Config struct {
+	// MaxChunkSize (max_chunk_size, default 512): the chunk budget in
+	// words; a longer section is split into sentences and atomic units.
+	// At least 1.
+	MaxChunkSize int
+	// ChunkOverlap (chunk_overlap, default 0): characters of the previous
+	// chunk's end prefixed to each chunk, starting at a word. At least 0.
+	ChunkOverlap int
+	// WordOverlap (word_overlap, default 0): words of the previous chunk's
+	// end prefixed to each chunk; when set it beats ChunkOverlap. At least
+	// 0 and below MaxChunkSize.
+	WordOverlap int
+	// AddHeaders (add_headers, default false): start each chunk with the
+	// header lines of its hierarchy that its text lacks.
+	AddHeaders bool
+	// MergeSmallChunks (merge_small_chunks, default true): merge
+	// consecutive compatible chunks while they fit the budget.
+	MergeSmallChunks bool
+	// HeadersToSplitOn (headers_to_split_on, default 1–6; CLI flag
+	// -headers): the header levels that start a section, each within 1–6,
+	// in any order; an empty list splits on no header.
+	HeadersToSplitOn []int
+}
+
+// DefaultConfig returns the reference's defaults.
+func DefaultConfig() Config {
+	return Config{
+		MaxChunkSize:     512,
+		MergeSmallChunks: true,
+		HeadersToSplitOn: []int{1, 2, 3, 4, 5, 6},
+	}
+}
+
+// Validate checks max_chunk_size ≥ 1, 0 ≤ word_overlap < max_chunk_size,
+// chunk_overlap ≥ 0 and header levels within 1–6. A violation wraps
+// chunking.ErrInvalidOptions and names the field by its parameter name.
+func (cfg Config) Validate() error {
+	bad := func(name string, format string, args ...any) error {
+		return fmt.Errorf("%w: %s: %s", chunking.ErrInvalidOptions, name, fmt.Sprintf(format, args...))
+	}
+	if cfg.MaxChunkSize < 1 {
+		return bad("max_chunk_size", "must be at least 1, got %d", cfg.MaxChunkSize)
+	}
+	if cfg.WordOverlap < 0 || cfg.WordOverlap >= cfg.MaxChunkSize {
+		return bad("word_overlap", "must be in [0, max_chunk_size=%d), got %d", cfg.MaxChunkSize, cfg.WordOverlap)
+	}
+	if cfg.ChunkOverlap < 0 {
+		return bad("chunk_overlap", "must be at least 0, got %d", cfg.ChunkOverlap)
+	}
+	for _, l := range cfg.HeadersToSplitOn {
+		if l < 1 || l > 6 {
+			return bad("headers_to_split_on", "levels must be within 1-6, got %d", l)
+		}
+	}
+	return nil
+}
+
+// Chunker is the two-step chunker. It is immutable and safe for
+// concurrent use.
+type Chunker struct {
+	maxWords    int
+	charOverlap int
+	wordOverlap int
+	addHeaders  bool
+	merge       bool
+	splitOn     [7]bool
+	splitLevels []int // the levels of splitOn, ascending
+}
+
+// New returns a Chunker for cfg, or cfg's Validate error. The chunker
+// keeps its own copy of cfg.HeadersToSplitOn.
+func New(cfg Config) (*Chunker, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	c := &Chunker{
+		maxWords:    cfg.MaxChunkSize,
+		charOverlap: cfg.ChunkOverlap,
+		wordOverlap: cfg.WordOverlap,
+		addHeaders:  cfg.AddHeaders,
+		merge:       cfg.MergeSmallChunks,
+	}
+	for _, l := range cfg.HeadersToSplitOn {
+		c.splitOn[l] = true
+	}
+	for l := 1; l <= 6; l++ {
+		if c.splitOn[l] {
+			c.splitLevels = append(c.splitLevels, l)
+		}
+	}
+	return c, nil
+}
+
+// Config returns the chunker's configuration, with HeadersToSplitOn
+// ascending and without repeats (a fresh slice).
+func (c *Chunker) Config() Config {
+	levels := slices.Clone(c.splitLevels)
+	if levels == nil {
+		levels = []int{}
+	}
+	return Config{
+		MaxChunkSize:     c.maxWords,
+		ChunkOverlap:     c.charOverlap,
+		WordOverlap:      c.wordOverlap,
+		AddHeaders:       c.addHeaders,
+		MergeSmallChunks: c.merge,
+		HeadersToSplitOn: levels,
+	}
+}
+
+// Extensions returns the file extensions ChunkFolder reads: .md, .mdx and
+// .txt.
+func Extensions() []string { return []string{".md", ".mdx", ".txt"} }
+
+// ChunkFile reads and chunks one file. Chunk metadata "file" is p as
+// given, cleaned, with "/" separators; the format follows the extension.
+// It stops, as ChunkFunc does, when ctx ends.
+func (c *Chunker) ChunkFile(ctx context.Context, p string) ([]chunking.Chunk, []chunking.Warning, error) {
+	return fileio.File(ctx, "twostep", p, fileio.Collect(c.ChunkFunc))
+}
+
+// ChunkFolder chunks every file under dir with one of Extensions, with
+// the walk rules of chunking.WalkFolder: in relative-path byte order,
+// "file" relative to dir with "/" separators. A file that cannot be read
+// or chunked becomes a warning and the walk goes on; only a failed walk
+// of dir itself or the end of ctx is an error. For other extensions, list
+// the files with chunking.WalkFolder and chunk each with ChunkFile.
+func (c *Chunker) ChunkFolder(ctx context.Context, dir string) ([]chunking.Chunk, []chunking.Warning, error) {
+	return fileio.Folder(ctx, "twostep", dir, Extensions(), fileio.Collect(c.ChunkFunc))
+}
+
+// Chunker implements chunking.Chunker and chunking.StreamChunker.
+var (
+	_ chunking.Chunker       = (*Chunker)(nil)
+	_ chunking.StreamChunker = (*Chunker)(nil)
+)

@@ -1,0 +1,7 @@
+package twostep
+
+// CheckInvariants is checkInvariants, for the external golden test.
+var CheckInvariants = checkInvariants
+
+// goldenPatterns are the golden inputs in testdata/.
+var goldenPatterns = []string{"*.md", "*.mdx", "*.txt"}
