@@ -14,8 +14,11 @@ import (
 // code parts start with the opening fence line and end with a bare
 // closing fence of the same character and length; table parts repeat the
 // header and delimiter rows; math parts are wrapped in "$$" lines. Body
-// lines are packed whole; a line too long for a part is cut at words, else
-// at characters.
+// lines are packed whole, greedily, to the full budget (so the parts are
+// as few as it allows); a code or math line too long for a part is cut at
+// words, else at characters. A table row is cut only when it alone
+// exceeds max_char and its pieces fit with the header (cutRow); any other
+// row too long for a part is a part of its own, with the header.
 func (sp *splitter) atomic(b mdblocks.Block, end int) {
 	src := sp.src
 	var open, close string
@@ -56,10 +59,14 @@ func (sp *splitter) atomic(b mdblocks.Block, end int) {
 		sp.warnOversize(b, n)
 		return
 	}
-	// The budget for body lines; a floor of a quarter of max_char keeps the
-	// output linear in the input when the wrapper is nearly max_char long
-	// (parts then exceed max_char and are marked oversize).
-	budget := max(sp.max-wrap, sp.max/4, 1)
+	// The budget for body lines, line breaks included: a part's last line
+	// break is dropped when the part ends a chunk (and a part that fits
+	// only so is never packed with another piece), so the body may take
+	// max_char - wrap + 1 characters. A floor of a quarter of max_char
+	// keeps the output linear in the input when the wrapper is nearly
+	// max_char long (parts then exceed max_char and are marked oversize).
+	fit := sp.max - wrap + 1
+	budget := max(fit, sp.max/4, 1)
 	var part strings.Builder
 	partChars := 0
 	warned := false
@@ -109,7 +116,9 @@ func (sp *splitter) atomic(b mdblocks.Block, end int) {
 		if line[len(line)-1] != '\n' {
 			n++ // the line break added before the closing line
 		}
-		if n <= budget {
+		if n <= budget || b.Kind == mdblocks.Table && !cutRow(line, sp.max, fit) {
+			// A table row that is not cut is a part of its own, with the
+			// header, oversize when they do not fit together.
 			add(line, n)
 		} else {
 			// Cut the line at words, else characters, into lines of at
@@ -124,6 +133,15 @@ func (sp *splitter) atomic(b mdblocks.Block, end int) {
 		p = q
 	}
 	flush(true)
+}
+
+// cutRow reports whether a table row too long for a part is cut into
+// pieces: only when the row alone is longer than max_char and each piece
+// can fit with the header (fit, the body budget, is at least a quarter of
+// max_char). Otherwise cutting would only make oversize parts, each
+// repeating the header.
+func cutRow(line []byte, maxChar, fit int) bool {
+	return fit >= maxChar/4 && runeCount(bytes.TrimRight(line, " \t\r\n")) > maxChar
 }
 
 // cutPrefix returns the byte length and character count of the longest

@@ -31,6 +31,9 @@ var ownKeys = []string{"h1", "h2", "h3", "index", "file", "oversize"}
 //     is done on non-space characters instead;
 //   - every top-level fenced code block, table and display math block that
 //     fits in maxChar lies whole in one chunk;
+//   - a longer table is split sanely (checkTables): no row cut unless it
+//     alone exceeds maxChar, parts as few as the budget allows, and the
+//     parts within the table's size plus one header per part;
 //   - the header metadata of each chunk holds the headers in force at the
 //     first source word the chunk adds (after the header-only joining of
 //     the spec).
@@ -81,6 +84,9 @@ func Check(src []byte, chunks []chunking.Chunk, maxChar int) error {
 	}
 	blocks := mdblocks.Scan(src)
 	if err := checkAtomic(src, blocks, chunks, maxChar); err != nil {
+		return err
+	}
+	if err := checkTables(src, blocks, chunks, maxChar); err != nil {
 		return err
 	}
 	return checkHeaders(src, blocks, chunks, firsts)
