@@ -69,6 +69,7 @@ func (sp *splitter) atomic(b mdblocks.Block, end int) {
 	budget := max(fit, sp.max/4, 1)
 	var part strings.Builder
 	partChars := 0
+	partStart, partEnd := 0, 0 // the source of the part's body
 	warned := false
 	flush := func(last bool) {
 		if partChars == 0 {
@@ -85,7 +86,7 @@ func (sp *splitter) atomic(b mdblocks.Block, end int) {
 		n := utf8.RuneCountInString(text)
 		// Alone in a chunk, the part loses its last line break.
 		over := n-1 > sp.max
-		sp.emit(piece{text: text, chars: n, kind: pieceSynth, oversize: over})
+		sp.emit(piece{start: partStart, end: partEnd, text: text, chars: n, kind: pieceSynth, oversize: over})
 		if over && !warned {
 			sp.warnOversize(b, n-1)
 			warned = true
@@ -93,13 +94,18 @@ func (sp *splitter) atomic(b mdblocks.Block, end int) {
 		part.Reset()
 		partChars = 0
 	}
-	add := func(line []byte, n int) {
+	add := func(from, to, n int) {
+		line := src[from:to]
 		if partChars > 0 && partChars+n > budget {
 			flush(false)
 		}
 		if partChars == 0 && len(bytes.TrimSpace(line)) == 0 {
 			return // a part never starts with a blank line
 		}
+		if partChars == 0 {
+			partStart = from
+		}
+		partEnd = to
 		part.Write(line)
 		if len(line) == 0 || line[len(line)-1] != '\n' {
 			part.WriteByte('\n')
@@ -119,15 +125,14 @@ func (sp *splitter) atomic(b mdblocks.Block, end int) {
 		if n <= budget || b.Kind == mdblocks.Table && !cutRow(line, sp.max, fit) {
 			// A table row that is not cut is a part of its own, with the
 			// header, oversize when they do not fit together.
-			add(line, n)
+			add(p, q, n)
 		} else {
 			// Cut the line at words, else characters, into lines of at
 			// most budget characters, line break included.
-			text := bytes.TrimRight(line, "\r\n")
-			for len(text) > 0 {
-				k, m := cutPrefix(text, budget-1)
-				add(text[:k], m+1)
-				text = text[k:]
+			for t, e := p, p+len(bytes.TrimRight(line, "\r\n")); t < e; {
+				k, m := cutPrefix(src[t:e], budget-1)
+				add(t, t+k, m+1)
+				t += k
 			}
 		}
 		p = q

@@ -105,9 +105,21 @@
 //     per part, in as few parts as the budget allows. This deliberately
 //     differs from the reference, which splits a table at line breaks
 //     like text (parts without their header, not valid tables on their
-//     own), and from this chunker's earlier packing, which cut rows of
-//     wide tables into fragments and gave each its header: one real file
-//     grew from 17 thousand characters in 10 chunks to 75 thousand in 36.
+//     own), and from this chunker's earlier packing, which cut the rows of
+//     wide tables into word fragments and gave each fragment the header:
+//     on one real file that made 36 chunks of 75 thousand characters in
+//     all where the reference made 10 of 17 thousand.
+//   - Spans (chunking.Span): a chunk cut from one section, or one whole
+//     section, is verbatim: its span is the bytes of its content. Fused
+//     sections span from the first one's start to the last one's end, and
+//     are verbatim only when the source separates them by exactly "\n\n".
+//     A part of a split code block, table or math block spans the body
+//     lines or table rows it holds (the first line through the last),
+//     not the fence, header or "$$" lines it repeats or adds; a chunk
+//     holding such a part and other pieces spans from its first piece (or
+//     overlap) to its last. For MDX the offsets and lines are of the file
+//     before cleaning (CleanMDXMap maps them back), and a chunk is
+//     verbatim only when no cleaning happened inside it.
 //   - Warnings (values, with File and Line): an unclosed code fence; a
 //     block emitted (partly) as oversize. For MDX, lines refer to the
 //     cleaned text.

@@ -4,6 +4,7 @@ package markdowntest
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"unicode"
@@ -124,6 +125,9 @@ func Equal(a, b []chunking.Chunk) error {
 	for i := range a {
 		if a[i].Content() != b[i].Content() || a[i].Hash() != b[i].Hash() {
 			return fmt.Errorf("chunk %d differs: %q / %v, then %q / %v", i, a[i].Content(), a[i].Metadata(), b[i].Content(), b[i].Metadata())
+		}
+		if !reflect.DeepEqual(a[i].Span(), b[i].Span()) {
+			return fmt.Errorf("chunk %d: span %+v, then %+v", i, a[i].Span(), b[i].Span())
 		}
 	}
 	return nil
