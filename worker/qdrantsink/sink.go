@@ -36,6 +36,10 @@ const (
 	FieldIngestSeq  = "ingest_seq"
 	FieldPosition   = "position"
 	FieldHash       = "hash"
+	// FieldSpan is the chunk's source span (chunking.Span), present when
+	// the chunk has one: a map of the fields the chunk record's span
+	// holds.
+	FieldSpan = "span"
 )
 
 // MinServerVersion is the oldest Qdrant the sink accepts: update_filter
@@ -503,7 +507,7 @@ func (s *Sink) point(doc worker.Doc, c worker.Chunk, arena *VectorArena) (*qdran
 	if err != nil {
 		return nil, err
 	}
-	payload, err := qdrant.TryValueMap(map[string]any{
+	fields := map[string]any{
 		FieldContent:    c.Chunk.Content(),
 		FieldMetadata:   md,
 		FieldDocID:      doc.ID,
@@ -511,7 +515,13 @@ func (s *Sink) point(doc worker.Doc, c worker.Chunk, arena *VectorArena) (*qdran
 		FieldIngestSeq:  int64(doc.Seq),
 		FieldPosition:   int64(c.Position),
 		FieldHash:       c.Chunk.Hash(),
-	})
+	}
+	if sp := c.Chunk.Span(); !sp.IsZero() {
+		if fields[FieldSpan], err = plainMetadata(sp.Fields()); err != nil {
+			return nil, err
+		}
+	}
+	payload, err := qdrant.TryValueMap(fields)
 	if err != nil {
 		return nil, err
 	}
