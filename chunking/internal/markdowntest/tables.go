@@ -82,10 +82,12 @@ func sum(xs []int) int {
 // lines rows (as in the source) in chunks[from:], in order, and returns
 // them with the position of the chunk after the last one. A part is the
 // header lines followed by rows (or pieces of rows) in order; every row
-// must be found.
+// must be found. A piece of a row may lose whitespace at either end (a
+// cut can fall inside a run of spaces, and a chunk's end is trimmed), so
+// its size counts the whitespace around it: an upper bound.
 func findParts(chunks []chunking.Chunk, from int, hdr, rows []string, maxChar int) ([]tablePart, int, error) {
 	var parts []tablePart
-	r, rest := 0, "" // the next row, and what is left of it when cut
+	r, pos := 0, 0 // the next row, and the offset in it where its rest starts
 	for c := from; c < len(chunks) && r < len(rows); c++ {
 		lines := splitLines(chunks[c].Content())
 		for i := 0; i+len(hdr) <= len(lines) && r < len(rows); i++ {
@@ -95,32 +97,31 @@ func findParts(chunks []chunking.Chunk, from int, hdr, rows []string, maxChar in
 			var p tablePart
 			j := i + len(hdr)
 			for ; j < len(lines) && r < len(rows); j++ {
-				line := trimRight(lines[j])
-				if rest == "" && line == trimRight(rows[r]) {
-					p.sizes = append(p.sizes, utf8.RuneCountInString(rows[r])+1)
+				row := rows[r]
+				if pos == 0 && trimRight(lines[j]) == trimRight(row) {
+					p.sizes = append(p.sizes, utf8.RuneCountInString(row)+1)
 					r++
 					continue
 				}
-				left := rows[r]
-				if rest != "" {
-					left = rest
-				}
-				if line == "" || !strings.HasPrefix(left, line) {
+				piece := strings.TrimFunc(lines[j], isSpace)
+				q := pos + len(row[pos:]) - len(strings.TrimLeftFunc(row[pos:], isSpace))
+				if piece == "" || !strings.HasPrefix(row[q:], piece) {
 					break
 				}
 				// A piece of a row.
-				if row := trimRight(rows[r]); utf8.RuneCountInString(row) <= maxChar {
+				if t := trimRight(row); utf8.RuneCountInString(t) <= maxChar {
 					return nil, 0, fmt.Errorf("row %d (%q, %d characters) is cut although it fits max_char %d alone: chunk %d holds %q",
-						r, row, utf8.RuneCountInString(row), maxChar, c, line)
+						r, t, utf8.RuneCountInString(t), maxChar, c, piece)
 				}
-				rest = strings.TrimLeftFunc(left[len(line):], isSpace)
-				if trimRight(rest) == "" { // the last piece: the rest of the row
-					p.sizes = append(p.sizes, utf8.RuneCountInString(strings.TrimRight(left, "\r"))+1)
-					rest = ""
-					r++
-				} else {
-					p.sizes = append(p.sizes, utf8.RuneCountInString(left)-utf8.RuneCountInString(rest)+1)
+				end := q + len(piece)
+				if trimRight(row[end:]) == "" { // the last piece: the rest of the row
+					p.sizes = append(p.sizes, utf8.RuneCountInString(strings.TrimRight(row[pos:], "\r"))+1)
+					r, pos = r+1, 0
+					continue
 				}
+				after := end + len(row[end:]) - len(strings.TrimLeftFunc(row[end:], isSpace))
+				p.sizes = append(p.sizes, utf8.RuneCountInString(row[pos:after])+1)
+				pos = end
 			}
 			if j == i+len(hdr) {
 				continue // the header alone: not a part
