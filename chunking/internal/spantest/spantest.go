@@ -6,6 +6,7 @@ package spantest
 import (
 	"bytes"
 	"fmt"
+	"sort"
 	"unicode"
 	"unicode/utf8"
 
@@ -45,6 +46,13 @@ type Synthetic func(i int, line string) bool
 //     accepts, which are skipped when they do not continue the source.
 func Check(src Source, chunks []chunking.Chunk, synthetic Synthetic) error {
 	orig := src.Orig
+	var breaks []int // offsets of the line breaks
+	for i, c := range orig {
+		if c == '\n' {
+			breaks = append(breaks, i)
+		}
+	}
+	lineOf := func(off int) int { return 1 + sort.SearchInts(breaks, off) }
 	prevStart := 0
 	for i, c := range chunks {
 		sp := c.Span()
@@ -58,10 +66,10 @@ func Check(src Source, chunks []chunking.Chunk, synthetic Synthetic) error {
 			return fmt.Errorf("chunk %d: span starts at %d, before chunk %d's start %d", i, sp.Start, i-1, prevStart)
 		}
 		prevStart = sp.Start
-		if want := 1 + bytes.Count(orig[:sp.Start], []byte{'\n'}); sp.FirstLine != want {
+		if want := lineOf(sp.Start); sp.FirstLine != want {
 			return fmt.Errorf("chunk %d: first_line %d, byte %d is on line %d", i, sp.FirstLine, sp.Start, want)
 		}
-		if want := 1 + bytes.Count(orig[:sp.End-1], []byte{'\n'}); sp.LastLine != want {
+		if want := lineOf(sp.End - 1); sp.LastLine != want {
 			return fmt.Errorf("chunk %d: last_line %d, byte %d is on line %d", i, sp.LastLine, sp.End-1, want)
 		}
 		verbatim := c.Content() == string(orig[sp.Start:sp.End])
