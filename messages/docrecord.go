@@ -40,6 +40,14 @@ type DocRecord struct {
 	// State is StatePending while a worker is on the version, StateDone
 	// after.
 	State string `json:"state"`
+	// Fingerprint is the settings fingerprint (Settings.Fingerprint) the
+	// version was chunked with, set with StateDone on an upsert; empty in
+	// a record written before fingerprints existed, which a producer
+	// counts as processed with other settings.
+	Fingerprint string `json:"fingerprint,omitempty"`
+	// Chunks is the number of chunks the version has, set with
+	// Fingerprint (absent, 0, when it has none).
+	Chunks int `json:"chunks,omitempty"`
 }
 
 // DocRecordKey returns the KV key of a document id's record: the id's

@@ -18,8 +18,10 @@ type NewChunkerFunc func(name string, raw map[string]any) (chunking.Chunker, err
 // option sets must not grow memory without limit.
 const maxCachedChunkers = 64
 
-// chunkerCache builds chunkers once per (name, options) and reuses them;
-// chunkers are safe for concurrent use.
+// chunkerCache builds chunkers once per (name, resolved options) and
+// reuses them; chunkers are safe for concurrent use. Keyed on the
+// resolved options, requests that spell one configuration differently
+// (an option given its default value, or left out) share one chunker.
 type chunkerCache struct {
 	build NewChunkerFunc
 	mu    sync.Mutex
@@ -30,9 +32,11 @@ func newChunkerCache(build NewChunkerFunc) *chunkerCache {
 	return &chunkerCache{build: build, m: make(map[string]chunking.Chunker)}
 }
 
-// get returns the chunker for name and raw options. Construction errors
-// are returned as they are (the caller classifies them) and not cached.
-func (c *chunkerCache) get(name string, raw map[string]any) (chunking.Chunker, error) {
+// get returns the chunker for name and its resolved options (raw ones
+// for a chunker the registry does not know). Construction errors are
+// returned as they are (the caller classifies them) and not cached.
+func (c *chunkerCache) get(name string, resolved map[string]any) (chunking.Chunker, error) {
+	raw := resolved
 	keyOpts, err := json.Marshal(raw) // map keys are sorted: a canonical key
 	if err != nil {
 		return c.build(name, raw)

@@ -1,11 +1,15 @@
 package worker
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime"
 	"time"
 
+	"github.com/chunkstream/chunkstream/chunking/registry"
+	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/topology"
 )
 
@@ -45,6 +49,75 @@ type Config struct {
 	// RecordFormat is the encoding of the chunk records the subject sink
 	// publishes: "msgpack" or "json" (readable with the nats CLI).
 	RecordFormat string `env:"CHUNKSTREAM_RECORD_FORMAT" envDefault:"msgpack" help:"encoding of chunk records: msgpack or json"`
+	// Chunker is the chunker of requests that name none, where it reads
+	// their format (messages.ChunkerDefaults.Choose); empty means each
+	// format's default.
+	Chunker string `env:"CHUNKSTREAM_CHUNKER" envDefault:"markdown" help:"chunker of requests that name none, for the formats it reads"`
+	// ChunkerOptions are options of Chunker applied beneath a request's
+	// own whenever a request is chunked with Chunker: request > these >
+	// the chunker's defaults.
+	ChunkerOptions ChunkerOptions `env:"CHUNKSTREAM_CHUNKER_OPTIONS" help:"options of the default chunker beneath a request's own, as a JSON object"`
+}
+
+// ChunkerOptions are raw chunker options, read from a JSON object (an
+// environment variable, a flag); numbers stay json.Number, which the
+// registry decodes.
+type ChunkerOptions map[string]any
+
+// UnmarshalText reads a JSON object; empty text is no options.
+func (o *ChunkerOptions) UnmarshalText(text []byte) error {
+	if len(bytes.TrimSpace(text)) == 0 {
+		*o = nil
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(text))
+	dec.UseNumber()
+	var m map[string]any
+	if err := dec.Decode(&m); err != nil {
+		return fmt.Errorf("want a JSON object of chunker options: %w", err)
+	}
+	if dec.More() {
+		return errors.New("want one JSON object of chunker options, got more")
+	}
+	*o = m
+	return nil
+}
+
+// Set implements flag.Value as UnmarshalText.
+func (o *ChunkerOptions) Set(s string) error { return o.UnmarshalText([]byte(s)) }
+
+// String returns the options as a JSON object ("" when there are none).
+func (o *ChunkerOptions) String() string {
+	if o == nil || len(*o) == 0 {
+		return ""
+	}
+	b, err := json.Marshal(map[string]any(*o))
+	if err != nil {
+		return fmt.Sprint(map[string]any(*o))
+	}
+	return string(b)
+}
+
+// ChunkerDefaults returns the default chunker and its options resolved
+// through the registry (every option with its value): what the worker
+// applies, advertises and fingerprints. The error names the variable and
+// the option.
+func (c *Config) ChunkerDefaults() (messages.ChunkerDefaults, error) {
+	if c.Chunker == "" {
+		if len(c.ChunkerOptions) > 0 {
+			return messages.ChunkerDefaults{}, errors.New("worker: config CHUNKSTREAM_CHUNKER_OPTIONS: options without a chunker (set CHUNKSTREAM_CHUNKER)")
+		}
+		return messages.ChunkerDefaults{}, nil
+	}
+	e, err := registry.Lookup(c.Chunker)
+	if err != nil {
+		return messages.ChunkerDefaults{}, fmt.Errorf("worker: config CHUNKSTREAM_CHUNKER: %w", err)
+	}
+	opts, err := e.Resolve(c.ChunkerOptions)
+	if err != nil {
+		return messages.ChunkerDefaults{}, fmt.Errorf("worker: config CHUNKSTREAM_CHUNKER_OPTIONS: %w", err)
+	}
+	return messages.ChunkerDefaults{Chunker: e.Name, Options: opts}, nil
 }
 
 // Record formats.
@@ -73,6 +146,7 @@ func DefaultConfig() Config {
 		LogLevel:            "info",
 		Sink:                SinkSubject,
 		RecordFormat:        RecordFormatMsgpack,
+		Chunker:             "markdown",
 	}
 }
 
@@ -114,6 +188,9 @@ func (c *Config) Validate() error {
 	}
 	if c.RecordFormat != RecordFormatMsgpack && c.RecordFormat != RecordFormatJSON {
 		bad("CHUNKSTREAM_RECORD_FORMAT", "%q, want msgpack or json", c.RecordFormat)
+	}
+	if _, err := c.ChunkerDefaults(); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"unicode/utf8"
 
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/chunking/registry"
 	"github.com/chunkstream/chunkstream/messages"
 )
 
@@ -108,9 +110,10 @@ func (w *Worker) process(ctx context.Context, msg jetstream.Msg, res *Result) {
 
 	var chunks []Chunk
 	if doc.Op == OpUpsert {
-		if chunks, err = w.chunk(&req, content, res); err != nil {
+		if chunks, rec.Fingerprint, err = w.chunk(&req, doc.Subject, content, res); err != nil {
 			return
 		}
+		rec.Chunks = len(chunks)
 	}
 	if err := ctx.Err(); err != nil {
 		// Drain timeout: leave the write to the next worker.
@@ -211,24 +214,27 @@ func (w *Worker) objectStore(ctx context.Context, bucket string) (jetstream.Obje
 	return s, nil
 }
 
-// chunk runs the request's chunker over content. Every failure here is
-// permanent: chunkers are pure, so a retry gives the same result.
-func (w *Worker) chunk(req *messages.IngestRequest, content []byte, res *Result) ([]Chunk, error) {
+// chunk runs the request's chunker over content and returns the chunks
+// with the settings fingerprint of the request (published on subject).
+// Every failure here is permanent: chunkers are pure, so a retry gives
+// the same result.
+func (w *Worker) chunk(req *messages.IngestRequest, subject string, content []byte, res *Result) ([]Chunk, string, error) {
 	format, err := req.ResolvedFormat()
 	if err != nil {
 		fail(res, CauseUnknownFormat, err, true)
-		return nil, err
+		return nil, "", err
 	}
 	if textFormats[format] && !utf8.Valid(content) {
 		err := fmt.Errorf("document %q (%s): %w", req.ID, format, chunking.ErrNotUTF8)
 		fail(res, CauseNotUTF8, err, true)
-		return nil, err
+		return nil, "", err
 	}
-	name := req.Chunker
-	if name == "" {
-		name = messages.DefaultChunker(format)
+	// Request > worker defaults > chunker defaults.
+	settings, err := messages.ResolveSettings(req, subject, w.defaults, w.resolveOptions)
+	var ch chunking.Chunker
+	if err == nil {
+		ch, err = w.chunkers.get(settings.Chunker, settings.Options)
 	}
-	ch, err := w.chunkers.get(name, req.Options)
 	if err != nil {
 		cause := CauseUnknownChunker
 		switch {
@@ -238,7 +244,15 @@ func (w *Worker) chunk(req *messages.IngestRequest, content []byte, res *Result)
 			cause = CauseInvalidOptions
 		}
 		fail(res, cause, err, true)
-		return nil, err
+		return nil, "", err
+	}
+	name := settings.Chunker
+	// Metadata and options decoded from the wire always have a JSON form;
+	// a custom chunker's raw options may not: its record then holds no
+	// fingerprint, which reads as "other settings".
+	fingerprint, err := settings.Fingerprint()
+	if err != nil {
+		w.log.Warn("no settings fingerprint", "doc_id", req.ID, "err", err)
 	}
 	var md chunking.Metadata
 	if req.Source != "" {
@@ -267,7 +281,7 @@ func (w *Worker) chunk(req *messages.IngestRequest, content []byte, res *Result)
 		}
 		err = fmt.Errorf("chunk %q with %s: %w", req.ID, name, err)
 		fail(res, cause, err, true)
-		return nil, err
+		return nil, "", err
 	}
 	if len(warnings) > 0 {
 		w.log.Debug("chunker warnings", "doc_id", req.ID, "warnings", len(warnings), "first", warnings[0].String())
@@ -276,5 +290,21 @@ func (w *Worker) chunk(req *messages.IngestRequest, content []byte, res *Result)
 	for i, c := range out {
 		chunks[i] = Chunk{ID: messages.ChunkID(req.ID, i), Position: i, Chunk: c}
 	}
-	return chunks, nil
+	return chunks, fingerprint, nil
+}
+
+// resolveOptions resolves a chunker's option layers through the
+// registry. A chunker the registry does not know may still be one that
+// Options.NewChunker builds (a program's own): its layers are merged as
+// given, later ones winning, for NewChunker to judge.
+func (w *Worker) resolveOptions(name string, layers ...map[string]any) (map[string]any, error) {
+	opts, err := registry.Resolve(name, layers...)
+	if !errors.Is(err, registry.ErrUnknownChunker) {
+		return opts, err
+	}
+	merged := map[string]any{}
+	for _, l := range layers {
+		maps.Copy(merged, l)
+	}
+	return merged, nil
 }
