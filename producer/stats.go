@@ -21,8 +21,14 @@ type Stats struct {
 	// Duplicates counts PubAcks that reported a duplicate: a retried
 	// publish whose first copy had arrived.
 	Duplicates int
-	// Skipped counts documents unchanged since a done record.
+	// Skipped counts documents not sent: unchanged since a done record
+	// (same content, same settings), or, with ResendStale, not stale.
 	Skipped int
+	// Stale counts the documents sent (or, in a dry run, listed) because
+	// their done record holds their content but other settings: the
+	// chunker, its options, metadata, source, subject or collection
+	// changed, or the workers' chunker defaults did.
+	Stale int
 	// Failed counts documents not accepted: unreadable, invalid, or not
 	// acknowledged after every retry.
 	Failed int

@@ -170,6 +170,9 @@ func (w *Worker) Ready() bool {
 func (w *Worker) Run(ctx context.Context) error {
 	n := w.cfg.Workers()
 	if err := w.advertise(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil // stopped before it started
+		}
 		return err
 	}
 	adv, err := w.watchAdvisories()

@@ -57,6 +57,10 @@ type config struct {
 	Force bool `env:"CHUNKSTREAM_PRODUCER_FORCE"`
 	// DeleteMissing sends deletes for documents whose file is gone.
 	DeleteMissing bool `env:"CHUNKSTREAM_PRODUCER_DELETE_MISSING"`
+	// ResendStale sends only the documents processed with other settings
+	// than their request would now get (the re-chunk after a change of
+	// the workers' defaults).
+	ResendStale bool `env:"CHUNKSTREAM_PRODUCER_RESEND_STALE"`
 	// DryRun lists what would be sent and sends nothing.
 	DryRun bool `env:"CHUNKSTREAM_PRODUCER_DRY_RUN"`
 	// Rate limits documents per second (0: no limit).
@@ -124,6 +128,7 @@ func bindFlags(fs *flag.FlagSet, c *config) {
 	fs.BoolVar(&c.Stdin, "stdin", c.Stdin, "read ingest requests as JSON lines from standard input (env CHUNKSTREAM_PRODUCER_STDIN)")
 	fs.BoolVar(&c.Force, "force", c.Force, "send unchanged documents too (env CHUNKSTREAM_PRODUCER_FORCE)")
 	fs.BoolVar(&c.DeleteMissing, "delete-missing", c.DeleteMissing, "send deletes for ids under -id-prefix whose file is gone (env CHUNKSTREAM_PRODUCER_DELETE_MISSING)")
+	fs.BoolVar(&c.ResendStale, "resend-stale", c.ResendStale, "send only the documents whose record holds their content but other settings (after a change of the workers' chunker defaults); nothing new, changed or deleted (env CHUNKSTREAM_PRODUCER_RESEND_STALE)")
 	fs.BoolVar(&c.DryRun, "dry-run", c.DryRun, "list what would be sent on standard output; send nothing (env CHUNKSTREAM_PRODUCER_DRY_RUN)")
 	fs.Float64Var(&c.Rate, "rate", c.Rate, "at most this many documents per second; 0: no limit (env CHUNKSTREAM_PRODUCER_RATE)")
 	fs.IntVar(&c.MaxPending, "max-pending", c.MaxPending, "publishes awaiting their PubAck at most (env CHUNKSTREAM_PRODUCER_MAX_PENDING)")

@@ -8,9 +8,12 @@
 //
 // Every flag is also an environment variable (see -h; a flag beats its
 // variable). Unchanged documents (a done document record holding their
-// content's sha256) are skipped unless -force; -delete-missing sends
-// deletes for documents whose file is gone; -dry-run lists what would be
-// sent. It prints a summary and exits 0 when every request was accepted
+// content's sha256 and the settings fingerprint of the request) are
+// skipped unless -force; -resend-stale sends only those whose settings
+// changed (after a change of the workers' chunker defaults);
+// -delete-missing sends deletes for documents whose file is gone;
+// -dry-run lists what would be sent. A setting that has no effect in the
+// run's mode (-stdin, mailboxes, -dry-run) is a usage error. It prints a summary and exits 0 when every request was accepted
 // (or skipped), 1 when any failed or the run could not complete, 2 on a
 // usage error. The work is done by package producer.
 package main
@@ -121,6 +124,15 @@ func runErr(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return 2, fmt.Errorf("%w: give PATH arguments (or -dir), or -stdin", errUsage)
 	}
 	mailbox := chunkerSet && entry.Name == producer.MailboxChunker && !c.Stdin
+	optionFlags := map[string]bool{}
+	for _, e := range registry.Entries() {
+		for _, o := range e.Options() {
+			optionFlags[o.Flag] = true
+		}
+	}
+	if err := checkModes(given(fs, lookup), &c, optionFlags, mailbox); err != nil {
+		return 2, err
+	}
 	exts := entry.Extensions
 	if c.Ext != "" {
 		exts = envflag.SplitList(c.Ext)
@@ -176,7 +188,7 @@ func runErr(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		}
 		sum, err = p.Backfill(ctx, producer.BackfillOptions{
 			Paths: paths, IDPrefix: c.IDPrefix, Exts: exts, Template: tmpl, Mailbox: mailbox,
-			Force: c.Force, DeleteMissing: c.DeleteMissing, DryRun: c.DryRun,
+			Force: c.Force, DeleteMissing: c.DeleteMissing, ResendStale: c.ResendStale, DryRun: c.DryRun,
 			Rate: c.Rate, MaxPendingBytes: c.MaxPendingBytes, Retry: retry, Readers: c.Readers,
 			OnProgress: bar.update, OnDryRun: dry, Logger: log,
 		})
@@ -185,7 +197,7 @@ func runErr(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if drainErr := nc.Drain(); drainErr != nil {
 		log.Warn("drain", "err", drainErr)
 	}
-	printSummary(stderr, &sum, c.DryRun, c.Stdin)
+	printSummary(stderr, &sum, c.DryRun, c.Stdin, c.ResendStale)
 	if err != nil {
 		return 1, err
 	}
@@ -196,7 +208,7 @@ func runErr(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 }
 
 // printSummary writes the final summary and the failures.
-func printSummary(w io.Writer, s *producer.Summary, dryRun, stdin bool) {
+func printSummary(w io.Writer, s *producer.Summary, dryRun, stdin, resendStale bool) {
 	for i, f := range s.Failures {
 		if i == maxListedFailures {
 			fmt.Fprintf(w, "producer: … and %d more failures\n", len(s.Failures)-i)
@@ -211,8 +223,12 @@ func printSummary(w io.Writer, s *producer.Summary, dryRun, stdin bool) {
 	if dryRun {
 		verb = "would send"
 	}
-	fmt.Fprintf(w, "producer: %d documents: %d %s (%d deletes, %d duplicates), %d unchanged skipped, %d failed; %.2f MB in %s (%.0f docs/s, %.2f MB/s)\n",
-		s.Total, s.Sent, verb, s.Deleted, s.Duplicates, s.Skipped, s.Failed,
+	skipped := "unchanged"
+	if resendStale {
+		skipped = "not stale"
+	}
+	fmt.Fprintf(w, "producer: %d documents: %d %s (%d deletes, %d duplicates, %d stale), %d %s skipped, %d failed; %.2f MB in %s (%.0f docs/s, %.2f MB/s)\n",
+		s.Total, s.Sent, verb, s.Deleted, s.Duplicates, s.Stale, s.Skipped, skipped, s.Failed,
 		float64(s.Bytes)/1e6, s.Elapsed.Round(time.Millisecond), float64(s.Done)/secs, float64(s.ReadBytes)/1e6/secs)
 }
 
