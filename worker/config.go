@@ -88,6 +88,12 @@ type Config struct {
 	// Sink selects the sink: "subject" (chunk records on CHUNKS) or
 	// "qdrant".
 	Sink string `env:"CHUNKSTREAM_SINK" envDefault:"subject" help:"sink: subject or qdrant"`
+	// SinkProbeBase and SinkProbeMax bound the wait between probes of a
+	// dependency of the sink that is down (Unavailable): SinkProbeBase ×
+	// 2^(n−1), at most SinkProbeMax, jittered. The worker resumes at most
+	// about SinkProbeMax after the dependency answers again.
+	SinkProbeBase time.Duration `env:"CHUNKSTREAM_SINK_PROBE_BASE" envDefault:"1s" help:"first wait before probing a sink that is down"`
+	SinkProbeMax  time.Duration `env:"CHUNKSTREAM_SINK_PROBE_MAX" envDefault:"10s" help:"longest wait between probes of a sink that is down"`
 }
 
 // Sink names.
@@ -124,6 +130,8 @@ func DefaultConfig() Config {
 		DrainTimeout:          25 * time.Second,
 		LogLevel:              "info",
 		Sink:                  SinkSubject,
+		SinkProbeBase:         time.Second,
+		SinkProbeMax:          10 * time.Second,
 	}
 }
 
@@ -191,6 +199,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Sink != SinkSubject && c.Sink != SinkQdrant {
 		bad("CHUNKSTREAM_SINK", "%q, want subject or qdrant", c.Sink)
+	}
+	if c.SinkProbeBase <= 0 || c.SinkProbeMax < c.SinkProbeBase {
+		bad("CHUNKSTREAM_SINK_PROBE_BASE", "%v with max %v, want 0 < base <= max", c.SinkProbeBase, c.SinkProbeMax)
 	}
 	if (c.NATSTLSCert == "") != (c.NATSTLSKey == "") {
 		bad("CHUNKSTREAM_NATS_TLS_CERT", "certificate and key go together")

@@ -53,8 +53,12 @@ func testWorker() *Worker {
 	cfg := DefaultConfig()
 	cfg.AckWait = 3 * time.Second
 	cfg.MaxDeliver = 5
-	return &Worker{cfg: cfg, log: slog.New(slog.DiscardHandler), m: NewMetrics(),
-		backoff: Backoff{Base: time.Second, Max: 8 * time.Second, Rand: func() float64 { return 0.5 }}}
+	m := NewMetrics()
+	log := slog.New(slog.DiscardHandler)
+	return &Worker{cfg: cfg, log: log, m: m,
+		backoff:  Backoff{Base: time.Second, Max: 8 * time.Second, Rand: func() float64 { return 0.5 }},
+		out:      newOutageState(log, m),
+		ackSlots: make(chan struct{}, maxAckConfirmations)}
 }
 
 // TestHeartbeat: in-progress acks every AckWait/3 while work runs, none
@@ -106,6 +110,7 @@ func TestSettleRetries(t *testing.T) {
 	msg := &fakeMsg{}
 	res := &Result{Delivery: 5}
 	w.settle(context.Background(), msg, res)
+	w.acks.Wait()
 	if res.Outcome != OutcomeAcked || msg.acks != 1 {
 		t.Errorf("success: outcome %s, acks %d", res.Outcome, msg.acks)
 	}
