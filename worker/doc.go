@@ -93,10 +93,13 @@
 // the probes pass (a request that times out on its own, say) is NAKed
 // with backoff as an ordinary transient failure, so it reaches the
 // "exhausted" dead letter in the end instead of pausing the worker
-// forever; the probe backoff restarts only after a delivery succeeded, so
-// such flapping slows down. A sink that marks errors Unavailable but is
-// not a ProbeSink counts as answering after each probe wait (its next
-// write is the probe).
+// forever. The probe backoff starts again with each outage that follows
+// one the probes ended: right after an outage, a client may still hold a
+// connection that broke during it, and the write that finds it fails
+// once more. A sink that marks errors Unavailable but is not a ProbeSink
+// counts as answering after each probe wait (its next write is the
+// probe); for it the backoff keeps growing across outages until a
+// delivery succeeds.
 //
 // # Acks
 //

@@ -137,20 +137,25 @@ func (o *outageState) dependencies() ([]string, time.Duration) {
 // probe runs until ctx ends: whenever a dependency is down it probes every
 // dependency that is down, after SinkProbeBase·2^(n−1) (at most
 // SinkProbeMax, jittered, and no sooner than a RetryAfter the sink asked
-// for), and marks up those that answer. The backoff restarts only after a
-// delivery succeeded, so a sink without a probe, or one whose probe passes
-// while its writes still fail, is tried less and less often.
+// for), and marks up those that answer. The backoff restarts with an
+// outage that follows one a probe ended (a client may still hold a
+// connection broken during the outage, so a write can fail once more
+// right after it) or a delivery that succeeded; after an outage that only
+// ended because the sink cannot be probed (a trial write follows), it
+// keeps growing, so such a sink is tried less and less often.
 func (w *Worker) probe(ctx context.Context) {
 	attempt := uint64(0)
+	probed := false // the last outage ended by passing probes
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-w.out.whenDown():
 		}
-		if w.out.success.Swap(false) {
+		if w.out.success.Swap(false) || probed {
 			attempt = 0
 		}
+		probed = false
 		attempt++
 		deps, floor := w.out.dependencies()
 		delay := max(w.probeBackoff.Delay(attempt, nil), floor)
@@ -180,6 +185,7 @@ func (w *Worker) probe(ctx context.Context) {
 			w.m.SinkProbes.WithLabelValues(dep, "ok").Inc()
 			w.out.markUp(dep)
 		}
+		probed = canProbe && !w.out.isDown()
 	}
 }
 

@@ -95,6 +95,13 @@ func TestSinkOutageProcesses(t *testing.T) {
 	for i, r := range ready {
 		report += fmt.Sprintf("\n  worker %d during the hang: %s", i+1, r)
 	}
+	for i, p := range workers {
+		for _, line := range strings.Split(p.out.String(), "\n") {
+			if strings.Contains(line, `"sink down`) || strings.Contains(line, `"sink up again`) {
+				report += fmt.Sprintf("\n  worker %d: %s", i+1, line)
+			}
+		}
+	}
 	t.Log(report)
 	fmt.Println(report)
 	if sc.otherBinary {
