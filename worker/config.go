@@ -93,7 +93,7 @@ type Config struct {
 	// 2^(n−1), at most SinkProbeMax, jittered. The worker resumes at most
 	// about SinkProbeMax after the dependency answers again.
 	SinkProbeBase time.Duration `env:"CHUNKSTREAM_SINK_PROBE_BASE" envDefault:"1s" help:"first wait before probing a sink that is down"`
-	SinkProbeMax  time.Duration `env:"CHUNKSTREAM_SINK_PROBE_MAX" envDefault:"10s" help:"longest wait between probes of a sink that is down"`
+	SinkProbeMax  time.Duration `env:"CHUNKSTREAM_SINK_PROBE_MAX" envDefault:"5s" help:"longest wait between probes of a sink that is down"`
 }
 
 // Sink names.
@@ -131,7 +131,7 @@ func DefaultConfig() Config {
 		LogLevel:              "info",
 		Sink:                  SinkSubject,
 		SinkProbeBase:         time.Second,
-		SinkProbeMax:          10 * time.Second,
+		SinkProbeMax:          5 * time.Second,
 	}
 }
 
