@@ -59,6 +59,9 @@
 // never the message's. The worker then holds its messages and asks Probe
 // until the dependency answers (a health check and a listing of the
 // default collection; one embedding), without spending deliveries. A
+// connection that broke during an outage is dialled again within 5 s
+// (gRPC's own backoff grows to 2 minutes, and the go-client's pool would
+// keep failing the requests it hands to that connection). A
 // Qdrant that refuses the API key or no longer knows the collection gives
 // a transient error (the worker NAKs with backoff; every step is safe to
 // repeat); InvalidArgument, FailedPrecondition, OutOfRange and

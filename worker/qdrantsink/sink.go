@@ -16,6 +16,7 @@ import (
 
 	"github.com/qdrant/go-client/qdrant"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -44,6 +45,10 @@ const (
 	DependencyQdrant   = "qdrant"
 	DependencyEmbedder = "embedder"
 )
+
+// reconnectMax is the longest wait before a broken connection to Qdrant
+// is dialled again.
+const reconnectMax = 5 * time.Second
 
 // MinServerVersion is the oldest Qdrant the sink accepts: update_filter
 // arrived in 1.16, and older servers silently ignore it.
@@ -129,7 +134,18 @@ func New(ctx context.Context, cfg Config, records worker.Records, embedder Embed
 		APIKey:                 cfg.APIKey,
 		UseTLS:                 cfg.TLS,
 		SkipCompatibilityCheck: true, // we check the version ourselves
-		GrpcOptions:            []grpc.DialOption{grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64 << 20))},
+		GrpcOptions: []grpc.DialOption{
+			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64 << 20)),
+			// A connection that broke during an outage is dialled again
+			// within reconnectMax (gRPC's default backoff grows to 2
+			// minutes): the go-client spreads requests over a pool of
+			// connections, and one still waiting to reconnect fails every
+			// request it is given after the others recovered.
+			grpc.WithConnectParams(grpc.ConnectParams{
+				Backoff:           backoff.Config{BaseDelay: time.Second, Multiplier: 1.6, Jitter: 0.2, MaxDelay: reconnectMax},
+				MinConnectTimeout: 20 * time.Second,
+			}),
+		},
 	}
 	if cfg.TLSCA != "" {
 		pem, err := os.ReadFile(cfg.TLSCA)
