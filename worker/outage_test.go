@@ -132,8 +132,8 @@ func TestSinkOutageHoldsDeliveries(t *testing.T) {
 	if during.NumRedelivered != 0 {
 		t.Errorf("%d requests redelivered during the outage, want 0 (held with in-progress acks)", during.NumRedelivered)
 	}
-	if held := metricValue(t, m.Held); held != float64(during.NumAckPending) {
-		t.Errorf("held gauge = %v, want the %d requests in hand", held, during.NumAckPending)
+	if held := metricValue(t, m.Held); held < 1 || held > float64(during.NumAckPending) {
+		t.Errorf("held gauge = %v, want 1 to the %d requests in hand", held, during.NumAckPending)
 	}
 	if up := metricValue(t, m.SinkUp.WithLabelValues("test")); up != 0 {
 		t.Errorf("sink_up = %v during the outage, want 0", up)
