@@ -3,22 +3,31 @@
 // durable pull consumer "chunkers", chunks each document with the chunker
 // the request names, writes the chunks to a Sink, and acks only after the
 // sink confirmed. Requests that can never succeed, and requests that
-// failed MaxDeliver times, go to the DLQ stream with the reason.
+// failed MaxDeliver times, go to the DLQ stream with the reason. An outage
+// of the sink is not the message's fault: the worker holds what it has,
+// stops fetching and waits for the sink instead.
 //
-// The per-message path (Worker.handle) follows DESIGN.md's five steps:
+// The per-message path (Worker.handle) follows the five-step procedure:
 // decode and validate, load the content (inline or from the Object Store),
 // compare-and-set the document record (KVRecords.Start; a request
 // overtaken by a newer version is acked without writing, outcome
 // "superseded"), chunk, Sink.Write, mark the record done
-// (KVRecords.Finish), double-ack. The error → queue policy is:
+// (KVRecords.Finish), ack. The error → queue policy is:
 //
-//   - success → DoubleAck (the ack is confirmed by the server);
+//   - success → ack, its confirmation (DoubleAck) awaited in the
+//     background (see "Acks" below);
 //   - an error marked Permanent (undecodable, unknown version, invalid
 //     request, no content, over MaxDocBytes, missing object, unknown
 //     format/chunker/option, invalid options, text not UTF-8, a chunker
 //     error or panic; a sink error the sink marked Permanent) → dead letter
 //     "permanent" (original payload and headers plus Chunkstream-*), then
 //     Term;
+//   - an error marked Unavailable (the sink or the embedder does not
+//     answer: connection refused or lost, gRPC Unavailable or
+//     DeadlineExceeded, a request over its timeout, HTTP 5xx or 429, a
+//     stream without a leader) → the delivery is held, not NAKed, and
+//     the worker pauses (see "Sink outages" below); after MaxDeliver
+//     such failures within one delivery, the next rule applies instead;
 //   - any other error on delivery n < MaxDeliver → NakWithDelay(Backoff:
 //     BackoffBase·2^(n−1) capped at BackoffMax, equal jitter, RetryAfter
 //     as a floor);
@@ -29,6 +38,81 @@
 //     from INGEST;
 //   - if the dead letter cannot be published, the request is NAKed, never
 //     dropped.
+//
+// # Sink outages
+//
+// A sink marks an error with Unavailable(dependency, err) when the service
+// behind it does not answer; the Qdrant sink names "qdrant" and
+// "embedder", the subject sink "nats", and each implements ProbeSink, a
+// cheap check per dependency (Qdrant's health check and a collection
+// listing, one embedding of a short text, the CHUNKS stream's info). The
+// first such error makes the worker:
+//
+//   - stop fetching (pull waits until the sink answers);
+//   - hold every delivery it has, in flight or not yet started: each gets
+//     an in-progress ack at once and every AckWait/3, so the server
+//     neither redelivers it nor counts a delivery; a delivery whose write
+//     failed is processed again from the start once the sink answers (the
+//     five steps are safe to repeat: the document record makes a
+//     finished version a "duplicate" and a half-written one is rewritten
+//     idempotently);
+//   - report not ready (Ready, /readyz), set chunkstream_worker_sink_up
+//     to 0 and chunkstream_worker_sink_down_since_seconds to the outage's
+//     start, and log one "sink down" line; one "sink up again" line with
+//     the duration follows when it is back, never one per message;
+//   - probe each dependency that is down after SinkProbeBase·2^(n−1),
+//     at most SinkProbeMax, with jitter (a RetryAfter inside the error is
+//     the first wait), and resume by itself when every probe passed; the
+//     held deliveries go to the processors first.
+//
+// Why holding rather than NAKing: JetStream counts every delivery, and a
+// NAK, with or without delay, makes the next one count. To keep an outage
+// from spending deliveries with NAKs, the worker would have to keep its
+// own count of each message's own failures somewhere every worker sees
+// (the stream's messages cannot be changed; a re-published copy gets a
+// new stream sequence, which is the version order of the five steps and
+// so cannot change), and set the consumer's MaxDeliver to unlimited so the
+// server's max-deliveries advisory stops dead-lettering them, which would
+// also let a request that crashes its worker on every delivery circle
+// forever. Holding needs none of that: a held delivery is never
+// redelivered, so NumDelivered stays the count of the message's own
+// tries, the consumer's MaxDeliver and the advisory path keep their
+// meaning, at-least-once is unchanged (nothing is acked before the sink
+// confirmed; a worker that dies while holding leaves its deliveries to be
+// redelivered after AckWait, as any crash does), and the ordering and
+// duplicate guarantees of the five steps hold because a held delivery is
+// simply a long one. Other workers of the fleet notice the outage on
+// their own first write, so each holds at most one batch. What it costs:
+// a held delivery is charged once when its worker stops (SIGTERM NAKs what
+// it holds, without delay, for another worker) or dies, and a very long
+// outage can outlast the CHUNKS duplicate window, so a record published
+// before the outage and again after it may be stored twice (identical;
+// consumers keep the newest ingest_seq per document anyway).
+//
+// A delivery whose write fails as unavailable MaxDeliver times although
+// the probes pass (a request that times out on its own, say) is NAKed
+// with backoff as an ordinary transient failure, so it reaches the
+// "exhausted" dead letter in the end instead of pausing the worker
+// forever. The probe backoff starts again with each outage that follows
+// one the probes ended: right after an outage, a client may still hold a
+// connection that broke during it, and the write that finds it fails
+// once more. A sink that marks errors Unavailable but is not a ProbeSink
+// counts as answering after each probe wait (its next write is the
+// probe); for it the backoff keeps growing across outages until a
+// delivery succeeds.
+//
+// # Acks
+//
+// A processor never waits for the server to confirm an ack. The ack is
+// sent at once and its confirmation awaited in the background for at most
+// AckWait/3 (5 s at most), at most 256 at a time (beyond, the ack is sent
+// without one); an unconfirmed ack is counted (acks_unconfirmed_total) and
+// logged. A server restarted from its store has forgotten recent
+// deliveries and does not answer their acks: waiting for them (10 s each,
+// before) stalled every processor for seconds per message. Nothing
+// depends on the confirmation: an ack that was lost means a redelivery,
+// which the document record acks as a "duplicate" without writing. Run
+// waits for the pending confirmations before it returns.
 //
 // Decisions the design leaves open:
 //
@@ -46,7 +130,7 @@
 //   - The record is moved to the new version before chunking (after the
 //     content is loaded, since doc_version is its hash), so a superseded
 //     request costs no chunking, and a request dead-lettered part-way
-//     leaves its record pending, as DESIGN.md says.
+//     leaves its record pending (the producer's next run re-sends it).
 //   - A redelivery of a version whose record is already "done" is acked
 //     without writing (outcome "duplicate"): its write completed and only
 //     the ack was lost.
@@ -78,7 +162,8 @@
 //     people reading CHUNKS with the nats CLI); each carries its
 //     Content-Type, and both decode to the same record and hash.
 //   - Shutdown (Run's ctx cancelled): stop fetching and NAK the rest of
-//     the current batch, let in-flight work finish for up to
+//     the current batch and what is held for an outage, let in-flight
+//     work finish for up to
 //     DrainTimeout, then cancel it; cancelled work is NAKed without delay
 //     (outcome "abandoned") so another worker takes it. A chunker call
 //     already running is waited for (pure code cannot be interrupted; the

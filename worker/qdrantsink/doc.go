@@ -48,13 +48,25 @@
 // A delete request and a version with zero chunks run step 3 only (step 2
 // has nothing to write, so step 4 has nothing to take back).
 //
-// Errors: a Qdrant that cannot be reached, is unavailable, times out,
-// refuses the API key or no longer knows the collection gives a transient
-// error (the worker NAKs with backoff; every step is safe to repeat);
-// InvalidArgument, FailedPrecondition, OutOfRange and AlreadyExists give
-// worker.Permanent with Qdrant's reason; ResourceExhausted with a
-// retry-after gives worker.RetryAfter. A cancelled context ends Write with
-// the context's error.
+// Errors: a Qdrant that cannot be reached, is unavailable, does not
+// answer within Config.Timeout (every request has that deadline; a
+// stopped server is also caught by the go-client's keepalive pings) or
+// asks to slow down (ResourceExhausted, its retry-after kept with
+// worker.RetryAfter) is an outage: worker.Unavailable(DependencyQdrant).
+// An embedder that does not answer is worker.Unavailable
+// (DependencyEmbedder), and so is a set-up the sink cannot finish (the
+// default collection, the embedder's probe): the deployment's fault,
+// never the message's. The worker then holds its messages and asks Probe
+// until the dependency answers (a health check and a listing of the
+// default collection; one embedding), without spending deliveries. A
+// connection that broke during an outage is dialled again within 5 s
+// (gRPC's own backoff grows to 2 minutes, and the go-client's pool would
+// keep failing the requests it hands to that connection). A
+// Qdrant that refuses the API key or no longer knows the collection gives
+// a transient error (the worker NAKs with backoff; every step is safe to
+// repeat); InvalidArgument, FailedPrecondition, OutOfRange and
+// AlreadyExists give worker.Permanent with Qdrant's reason. A cancelled
+// context ends Write with the context's error.
 //
 // # Why every interleaving converges
 //
