@@ -39,8 +39,9 @@ type SparseVector struct {
 // between calls, across garbage collections (a sync.Pool would drop the
 // cache at every other one).
 type BM25 struct {
-	avgdl float64
-	free  chan *bm25Scratch
+	avgdl    float64
+	free     chan *bm25Scratch
+	portable bool // count with the Go kernels even where assembly ones exist (benchmarks)
 }
 
 // NewBM25 returns a BM25 encoder for an average document length avgdl (in
@@ -87,6 +88,7 @@ func (e *BM25) EncodeTo(a *VectorArena, text string) SparseVector {
 	default:
 		sc = newBM25Scratch()
 	}
+	sc.portable = e.portable
 	sv := sc.encodeTo(a, text, e.avgdl)
 	select {
 	case e.free <- sc:
