@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"net"
 	"strconv"
+
+	"github.com/chunkstream/chunkstream/bm25"
 )
 
 // Limits of Config.Batch and the request size cap.
@@ -49,7 +51,7 @@ type Config struct {
 
 // DefaultConfig returns the configuration the env defaults describe.
 func DefaultConfig() Config {
-	return Config{Addr: "localhost:6334", Collection: "chunks", Batch: 128, Parallel: 4, AvgDL: DefaultAvgDL}
+	return Config{Addr: "localhost:6334", Collection: "chunks", Batch: 128, Parallel: 4, AvgDL: bm25.DefaultAvgDL}
 }
 
 // Validate reports the first invalid field, naming its variable.
