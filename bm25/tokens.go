@@ -220,25 +220,36 @@ func load64[T string | []byte](s T, i int) uint64 {
 // ASCII.
 func classify[T string | []byte](blocks T, cand, high []uint64) bool {
 	var anyHigh uint64
+	high = high[:len(cand)]
 	for b := range cand {
-		var m, mh uint64
-		for j := range 8 {
-			w := load64(blocks, b*64+j*8)
-			h := w & hi80
-			v := w ^ h
-			// A byte v < 0x80 is ≥ c iff v + (0x80 − c) has its top bit.
-			digit := (v + 0x50*ones) &^ (v + 0x46*ones) // '0'..'9'
-			l := v | 0x20*ones
-			letter := (l + 0x1f*ones) &^ (l + 0x05*ones) // 'a'..'z' after |0x20
-			m |= ((digit | letter | h) & hi80 >> 7 * gather >> 56) << (8 * j)
-			if h != 0 { // rare in most texts: a predictable branch
-				mh |= (h >> 7 * gather >> 56) << (8 * j)
-			}
-		}
-		cand[b], high[b] = m, mh
-		anyHigh |= mh
+		blk := blocks[b*64 : b*64+64]
+		c0, h0 := classifyWord(load64(blk, 0))
+		c1, h1 := classifyWord(load64(blk, 8))
+		c2, h2 := classifyWord(load64(blk, 16))
+		c3, h3 := classifyWord(load64(blk, 24))
+		c4, h4 := classifyWord(load64(blk, 32))
+		c5, h5 := classifyWord(load64(blk, 40))
+		c6, h6 := classifyWord(load64(blk, 48))
+		c7, h7 := classifyWord(load64(blk, 56))
+		cand[b] = c0 | c1<<8 | c2<<16 | c3<<24 | c4<<32 | c5<<40 | c6<<48 | c7<<56
+		h := h0 | h1<<8 | h2<<16 | h3<<24 | h4<<32 | h5<<40 | h6<<48 | h7<<56
+		high[b] = h
+		anyHigh |= h
 	}
 	return anyHigh != 0
+}
+
+// classifyWord returns a bit for each of the eight bytes of w: whether it
+// is a candidate byte (an ASCII letter or digit, or not ASCII), and
+// whether it is not ASCII.
+func classifyWord(w uint64) (cand, high uint64) {
+	h := w & hi80
+	v := w ^ h
+	// A byte v < 0x80 is ≥ c iff v + (0x80 − c) has its top bit.
+	digit := (v + 0x50*ones) &^ (v + 0x46*ones) // '0'..'9'
+	l := v | 0x20*ones
+	letter := (l + 0x1f*ones) &^ (l + 0x05*ones) // 'a'..'z' after |0x20
+	return (digit | letter | h) & hi80 >> 7 * gather >> 56, h >> 7 * gather >> 56
 }
 
 // classifyText classifies text into cand and high (one word per 64-byte
@@ -330,9 +341,11 @@ func (sc *scratch) countRuns(text string, cand, high []uint64) (no int) {
 			if l <= shortMax && (high == nil || (high[b]>>t|high[b+1]<<(63-t)<<1)&(1<<l-1) == 0) {
 				var k0, k1 uint64
 				if s+shortMax <= len(text) {
-					k0, k1 = load64(text, s), load64(text, s+8)
+					k := text[s : s+shortMax]
+					k0, k1 = load64(k, 0), load64(k, 8)
 				} else {
-					k0, k1 = load64(end[:], s-endAt), load64(end[:], s-endAt+8)
+					k := end[s-endAt : s-endAt+shortMax]
+					k0, k1 = load64(k, 0), load64(k, 8)
 				}
 				mk := &keyMasks[l]
 				k0 = (k0 | 0x20*ones) & mk[0]
