@@ -93,7 +93,8 @@
 // against the simpler designs without them on the same texts. Encoding
 // takes time linear in the text, also for texts crafted to collide
 // (tables are hashed with random multipliers, which never change the
-// output). The cache is bounded (2.5 MiB per scratch space, see Encoder).
-// The package tests the encoder against a straightforward implementation
-// of the definition above, on tables, random texts and a fuzz target.
+// output). The cache is bounded (about 2.5 MiB per scratch space, see
+// Encoder). The package tests the encoder against a straightforward
+// implementation of the definition above, on tables, random texts, the
+// test vectors and a fuzz target.
 package bm25
