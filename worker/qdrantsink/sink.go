@@ -21,6 +21,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/chunkstream/chunkstream/bm25"
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/worker"
 )
@@ -96,8 +97,7 @@ type Sink struct {
 	client   *qdrant.Client
 	records  worker.Records
 	embedder Embedder
-	bm25     *BM25
-	arenas   sync.Pool // *VectorArena: a Write's bm25 vectors, until its upserts return
+	bm25     *bm25.Encoder
 	log      *slog.Logger
 
 	ready  atomic.Bool
@@ -126,6 +126,10 @@ func New(ctx context.Context, cfg Config, records worker.Records, embedder Embed
 	}
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
+	}
+	enc, err := bm25.NewEncoder(cfg.AvgDL)
+	if err != nil {
+		return nil, fmt.Errorf("qdrantsink: CHUNKSTREAM_BM25_AVGDL: %w", err)
 	}
 	host, port, _ := splitAddr(cfg.Addr)
 	qc := &qdrant.Config{
@@ -164,7 +168,7 @@ func New(ctx context.Context, cfg Config, records worker.Records, embedder Embed
 	}
 	s := &Sink{
 		cfg: cfg, client: client, records: records, embedder: embedder,
-		bm25: NewBM25(cfg.AvgDL), log: logger, colls: map[string]bool{},
+		bm25: enc, log: logger, colls: map[string]bool{},
 	}
 	if err := s.checkVersion(ctx); err != nil {
 		_ = client.Close()
@@ -395,18 +399,10 @@ func (s *Sink) Write(ctx context.Context, doc worker.Doc, chunks []worker.Chunk)
 	}
 	s.step(ctx, StepBegin, doc)
 	if len(chunks) > 0 {
-		// The points' bm25 vectors live in the arena until the upserts
-		// have returned (upsert waits for all of its requests).
-		arena, _ := s.arenas.Get().(*VectorArena)
-		if arena == nil {
-			arena = new(VectorArena)
-		}
-		points, err := s.points(ctx, doc, chunks, arena)
+		points, err := s.points(ctx, doc, chunks)
 		if err == nil {
 			err = s.upsert(ctx, coll, doc, points)
 		}
-		arena.Reset()
-		s.arenas.Put(arena)
 		if err != nil {
 			return err
 		}
@@ -560,9 +556,9 @@ func (s *Sink) deleteWhere(ctx context.Context, coll string, f *qdrant.Filter) e
 	return nil
 }
 
-// points builds the points of a document version: payload, bm25 (in
-// arena) and, with an embedder, dense vectors.
-func (s *Sink) points(ctx context.Context, doc worker.Doc, chunks []worker.Chunk, arena *VectorArena) ([]*qdrant.PointStruct, error) {
+// points builds the points of a document version: payload, bm25 and,
+// with an embedder, dense vectors.
+func (s *Sink) points(ctx context.Context, doc worker.Doc, chunks []worker.Chunk) ([]*qdrant.PointStruct, error) {
 	var dense [][]float32
 	if s.embedder != nil {
 		texts := make([]string, len(chunks))
@@ -585,7 +581,7 @@ func (s *Sink) points(ctx context.Context, doc worker.Doc, chunks []worker.Chunk
 	}
 	points := make([]*qdrant.PointStruct, len(chunks))
 	for i, c := range chunks {
-		p, err := s.point(doc, c, arena)
+		p, err := s.point(doc, c)
 		if err != nil {
 			return nil, worker.Permanent(fmt.Errorf("%w: %q chunk %d: %w", ErrInvalidPoint, doc.ID, c.Position, err))
 		}
@@ -600,8 +596,8 @@ func (s *Sink) points(ctx context.Context, doc worker.Doc, chunks []worker.Chunk
 	return points, nil
 }
 
-// point builds one point with its payload and bm25 vector (in arena).
-func (s *Sink) point(doc worker.Doc, c worker.Chunk, arena *VectorArena) (*qdrant.PointStruct, error) {
+// point builds one point with its payload and bm25 vector.
+func (s *Sink) point(doc worker.Doc, c worker.Chunk) (*qdrant.PointStruct, error) {
 	md, err := plainMetadata(c.Chunk.Metadata())
 	if err != nil {
 		return nil, err
@@ -619,7 +615,7 @@ func (s *Sink) point(doc worker.Doc, c worker.Chunk, arena *VectorArena) (*qdran
 		return nil, err
 	}
 	vectors := map[string]*qdrant.Vector{}
-	if sv := s.bm25.EncodeTo(arena, c.Chunk.Content()); len(sv.Indices) > 0 {
+	if sv := s.bm25.Document(c.Chunk.Content()); len(sv.Indices) > 0 {
 		vectors[VectorBM25] = qdrant.NewVectorSparse(sv.Indices, sv.Values)
 	}
 	return &qdrant.PointStruct{Id: qdrant.NewID(c.ID), Payload: payload, Vectors: qdrant.NewVectorsMap(vectors)}, nil
