@@ -17,7 +17,10 @@
 //
 // A first argument naming a subcommand (the table commands) runs it
 // instead: `producer dlq` lists, replays and purges dead letters
-// (dlq.go). A folder of that name is sent as ./dlq.
+// (dlq.go). A folder of that name is sent as ./dlq. The settings of a
+// subcommand are variables and flags as above; its selections (the dlq
+// filters, -json, -dry-run, -yes) are flags only, since they belong to
+// one command line.
 package main
 
 import (
