@@ -60,4 +60,32 @@
 //     chunker, options) and never skipped as unchanged (each is an event); a
 //     content_ref request's version in its Nats-Msg-Id is the object name,
 //     which the contract makes the content's sha256.
+//
+// Dead letters (DLQ; dlq.go):
+//   - List reads the DLQ stream without consuming it: an ordered consumer
+//     (no acks, nothing removed), or gets by sequence for DLQFilter.Seqs.
+//     It covers what the stream held when it started (its last sequence
+//     then), so a dead letter stored meanwhile, such as that of a replay
+//     that failed again at once, waits for the next run; when nothing
+//     arrives for a second it asks the stream whether anything is left,
+//     so dead letters deleted meanwhile cannot make it wait forever. A
+//     payload is read only as far as its document id
+//     (messages.PeekIngestID): one that does not decode is listed all the
+//     same, without an id.
+//   - Filters: kind, cause and document id prefix compare exactly; the
+//     subject filter takes NATS wildcards; all set fields must match.
+//   - Replay publishes the payload and the user headers
+//     (messages.UserHeaders) on the original subject (Chunkstream-Subject)
+//     with a fresh Nats-Msg-Id under the ingest rule, its send id
+//     "<replay send id>-dlq<DLQ sequence>", unique per dead letter, so
+//     two dead letters of one document and version are both replayed and
+//     INGEST's duplicate window never drops a replay. It waits for the
+//     PubAck and only then deletes that one dead letter: a crash in between
+//     leaves a duplicate, never a loss. A PubAck that says duplicate
+//     keeps the dead letter (the publish stored nothing). A content_ref
+//     whose object is gone (the objects bucket's TTL) is reported and
+//     kept: the request would only fail again as missing_object.
+//   - Purge deletes the selected dead letters one by one (never a purge
+//     of the stream), so a dead letter stored during the run is never
+//     deleted unseen.
 package producer

@@ -82,9 +82,15 @@ type config struct {
 // loadConfig reads the environment (lookup) into a config.
 func loadConfig(lookup func(string) (string, bool)) (config, error) {
 	var c config
-	params, err := env.GetFieldParams(&c)
+	return c, loadEnv(&c, lookup)
+}
+
+// loadEnv reads the environment (lookup) into the settings struct c
+// points to (its env tags), as every subcommand does for its own.
+func loadEnv(c any, lookup func(string) (string, bool)) error {
+	params, err := env.GetFieldParams(c)
 	if err != nil {
-		return c, err
+		return err
 	}
 	environ := map[string]string{}
 	for _, p := range params {
@@ -92,10 +98,10 @@ func loadConfig(lookup func(string) (string, bool)) (config, error) {
 			environ[p.Key] = v
 		}
 	}
-	if err := env.ParseWithOptions(&c, env.Options{Environment: environ}); err != nil {
-		return c, fmt.Errorf("environment: %w", err)
+	if err := env.ParseWithOptions(c, env.Options{Environment: environ}); err != nil {
+		return fmt.Errorf("environment: %w", err)
 	}
-	return c, nil
+	return nil
 }
 
 // producerTopology lists the topology settings the producer acts on; they

@@ -5,6 +5,7 @@
 //	producer [flags] PATH...          folders and files
 //	producer -chunker email [flags] MAILBOX...   one request per thread
 //	producer -stdin [flags] < requests.jsonl
+//	producer dlq list|replay|purge [flags]       dead letters
 //
 // Every flag is also an environment variable (see -h; a flag beats its
 // variable). Unchanged documents (a done document record holding their
@@ -13,6 +14,13 @@
 // sent. It prints a summary and exits 0 when every request was accepted
 // (or skipped), 1 when any failed or the run could not complete, 2 on a
 // usage error. The work is done by package producer.
+//
+// A first argument naming a subcommand (the table commands) runs it
+// instead: `producer dlq` lists, replays and purges dead letters
+// (dlq.go). A folder of that name is sent as ./dlq. The settings of a
+// subcommand are variables and flags as above; its selections (the dlq
+// filters, -json, -dry-run, -yes) are flags only, since they belong to
+// one command line.
 package main
 
 import (
@@ -67,6 +75,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 }
 
 func runErr(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, lookup func(string) (string, bool)) (int, error) {
+	if len(args) > 0 {
+		if cmd, ok := commands[args[0]]; ok {
+			return cmd.run(ctx, args[1:], stdin, stdout, stderr, lookup)
+		}
+	}
 	c, err := loadConfig(lookup)
 	if err != nil {
 		return 2, err
@@ -80,7 +93,7 @@ func runErr(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 	chunkers := chunkflags.Register(fs, registry.Entries(), defChunker)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: producer [flags] PATH...\n       producer -chunker email [flags] MAILBOX...\n       producer -stdin [flags] < requests.jsonl")
+		fmt.Fprintln(stderr, "usage: producer [flags] PATH...\n       producer -chunker email [flags] MAILBOX...\n       producer -stdin [flags] < requests.jsonl\n"+commandsUsage())
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
