@@ -159,10 +159,11 @@ func runErr(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 	p := producer.New(nc, js, producer.Options{
 		Subject: c.Subject, ContentType: ct, ObjectsBucket: c.ObjectsBucket, MaxPending: c.MaxPending,
+		MaxDocBytes: c.MaxDocBytes,
 	})
-	retry := producer.RetryOptions{Retries: c.Retries, Wait: c.RetryWait, AckTimeout: c.AckTimeout}
-	if c.Retries == 0 {
-		retry.Retries = -1
+	retry := producer.RetryOptions{RetryFor: c.RetryFor, Wait: c.RetryWait, AckTimeout: c.AckTimeout}
+	if c.RetryFor == 0 {
+		retry.RetryFor = -1
 	}
 	bar := newProgress(stderr, c.Progress)
 	dry := func(pl producer.Planned) {
@@ -220,8 +221,8 @@ func printSummary(w io.Writer, s *producer.Summary, dryRun, stdin bool) {
 	if dryRun {
 		verb = "would send"
 	}
-	fmt.Fprintf(w, "producer: %d documents: %d %s (%d deletes, %d duplicates), %d unchanged skipped, %d failed; %.2f MB in %s (%.0f docs/s, %.2f MB/s)\n",
-		s.Total, s.Sent, verb, s.Deleted, s.Duplicates, s.Skipped, s.Failed,
+	fmt.Fprintf(w, "producer: %d documents: %d %s (%d deletes, %d duplicates), %d unchanged skipped, %d failed (%d given up); %d retries, %d outages (%s unavailable); %.2f MB in %s (%.0f docs/s, %.2f MB/s)\n",
+		s.Total, s.Sent, verb, s.Deleted, s.Duplicates, s.Skipped, s.Failed, s.GaveUp, s.Retries, s.Outages, s.Unavailable.Round(time.Millisecond),
 		float64(s.Bytes)/1e6, s.Elapsed.Round(time.Millisecond), float64(s.Done)/secs, float64(s.ReadBytes)/1e6/secs)
 }
 
