@@ -281,8 +281,14 @@ func TestBackfillServerOutage(t *testing.T) {
 // the same document id.
 func checkIngestOnce(t *testing.T, e *env, n int) {
 	t.Helper()
+	checkStreamOnce(t, e.js, e.cfg.IngestStream, n)
+}
+
+// checkStreamOnce is checkIngestOnce for the stream name through js.
+func checkStreamOnce(t *testing.T, js jetstream.JetStream, name string, n int) {
+	t.Helper()
 	ctx := context.Background()
-	st, err := e.js.Stream(ctx, e.cfg.IngestStream)
+	st, err := js.Stream(ctx, name)
 	if err != nil {
 		t.Fatal(err)
 	}

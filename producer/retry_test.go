@@ -40,7 +40,7 @@ func startRetrier(g *gate, n int) *retrier {
 		go func() {
 			defer r.wg.Done()
 			for {
-				if err := g.enter(context.Background()); err != nil {
+				if _, err := g.enter(context.Background()); err != nil {
 					r.errs <- err
 					return
 				}
@@ -166,7 +166,7 @@ func TestGateRules(t *testing.T) {
 	g = newGate(RetryOptions{RetryFor: -1}.withDefaults())
 	defer g.stop()
 	g.failure(t0, errDown)
-	if err := g.enter(ctx); !errors.Is(err, ErrUnavailable) {
+	if _, err := g.enter(ctx); !errors.Is(err, ErrUnavailable) {
 		t.Errorf("enter with RetryFor < 0 = %v, want ErrUnavailable", err)
 	}
 
@@ -174,7 +174,7 @@ func TestGateRules(t *testing.T) {
 	g = newGate(RetryOptions{}.withDefaults())
 	defer g.stop()
 	g.failure(t0, nats.ErrConnectionClosed)
-	if err := g.enter(ctx); !errors.Is(err, ErrUnavailable) || !errors.Is(err, nats.ErrConnectionClosed) {
+	if _, err := g.enter(ctx); !errors.Is(err, ErrUnavailable) || !errors.Is(err, nats.ErrConnectionClosed) {
 		t.Errorf("enter after the connection closed = %v, want ErrUnavailable", err)
 	}
 }
@@ -364,4 +364,117 @@ func TestRefuseTooLarge(t *testing.T) {
 	if _, _, err := p.Request(ctx, Document{ID: "x", Content: make([]byte, 2001)}); !errors.Is(err, ErrTooLarge) {
 		t.Errorf("Request over the limit = %v, want ErrTooLarge", err)
 	}
+}
+
+func TestClassify(t *testing.T) {
+	api := func(code int, ec jetstream.ErrorCode) error {
+		return fmt.Errorf("nats: %w", &jetstream.APIError{Code: code, ErrorCode: ec, Description: "x"})
+	}
+	for _, tc := range []struct {
+		err  error
+		want outcome
+	}{
+		{nil, published},
+		{api(400, jetstream.JSErrCodeStreamMessageExceedsMaximum), refused},
+		{api(400, 10097), refused},
+		{api(400, 10109), refused},
+		{nats.ErrMaxPayload, refused},
+		{api(409, 10158), busy},
+		{api(429, 10167), busy},
+		{api(503, 10008), unanswered},
+		{api(400, 10202), unanswered},
+		{api(500, 10049), unanswered},
+		{nats.ErrTimeout, unanswered},
+		{nats.ErrDisconnected, unanswered},
+		{jetstream.ErrNoStreamResponse, unanswered},
+		{jetstream.ErrAsyncPublishTimeout, unanswered},
+		{errNoPubAck, unanswered},
+		{context.DeadlineExceeded, unanswered},
+	} {
+		if got := classify(tc.err); got != tc.want {
+			t.Errorf("classify(%v) = %d, want %d", tc.err, got, tc.want)
+		}
+	}
+}
+
+// TestSenderPresumesLostPubAcks: publishes the server takes but never
+// acknowledges (a core subscriber holds the subject, no stream stores it
+// yet: what a dying stream leader does to the PubAcks of the requests it
+// had). With AckTimeout far beyond the test's deadline, the run completes
+// only because PubAcks are presumed lost when none comes for
+// StallTimeout: the server is marked down, probes go out one per
+// interval, and once the stream exists every request is stored once.
+func TestSenderPresumesLostPubAcks(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	sub, err := e.nc.SubscribeSync("lost.>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	const n = 300
+	p := e.producer(Options{Subject: "lost.docs"})
+	var settled []*outgoing
+	// No async publish timeout either: nothing but the stall rule ends
+	// the wait for a PubAck that never comes.
+	js, err := jetstream.New(e.nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	retry := RetryOptions{Wait: 20 * time.Millisecond, MaxWait: 100 * time.Millisecond, AckTimeout: time.Hour, StallTimeout: 200 * time.Millisecond}
+	snd := newSender(ctx, js, 256, 0, 0, retry, func(o *outgoing) { settled = append(settled, o) })
+	// The first 256 fill the window; the rest wait for the server.
+	sent := make(chan error, 1)
+	go func() {
+		for i := range n {
+			id := fmt.Sprintf("doc-%05d.md", i)
+			req, msgID, err := p.Request(ctx, Document{ID: id, Content: mdContent(i, 200)})
+			if err == nil {
+				var m *nats.Msg
+				if m, err = p.message(req, msgID); err == nil {
+					err = snd.send(ctx, &outgoing{msg: m, id: id})
+				}
+			}
+			if err != nil {
+				sent <- err
+				return
+			}
+		}
+		sent <- nil
+	}()
+	for {
+		if outages, _, probes := snd.gate.outage(); outages > 0 && probes > 1 {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatal("the server was never marked down: PubAcks that never come were waited for")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if _, err := e.js.CreateStream(ctx, jetstream.StreamConfig{Name: "LOST", Subjects: []string{"lost.>"}, Duplicates: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-sent; err != nil {
+		t.Fatal(err)
+	}
+	snd.close()
+	if len(settled) != n {
+		t.Fatalf("%d settled, want %d", len(settled), n)
+	}
+	retried := 0
+	for _, o := range settled {
+		if o.err != nil {
+			t.Fatalf("%s: %v", o.id, o.err)
+		}
+		if o.retries > 0 {
+			retried++
+		}
+	}
+	outages, down, probes := snd.gate.outage()
+	t.Logf("%d requests retried, at most %d retries in flight; %d outages, %v down, %d probes", retried, snd.maxInFlight.Load(), outages, down, probes)
+	if retried < 2 || snd.maxInFlight.Load() < 2 {
+		t.Errorf("%d requests retried, at most %d at once; want the window retried concurrently", retried, snd.maxInFlight.Load())
+	}
+	checkStreamOnce(t, e.js, "LOST", n)
 }

@@ -26,8 +26,12 @@ var ErrUnavailable = errors.New("producer: publishing stopped: the server is una
 // the others wait; the first publish that succeeds releases them all.
 type RetryOptions struct {
 	// RetryFor is how long publishing may fail without a single success
-	// before the run gives up with ErrUnavailable (default 2 minutes;
-	// negative: give up at the first failure, no retries).
+	// before the run gives up with ErrUnavailable (default 1 minute;
+	// negative: give up at the first failure, no retries). A request is
+	// re-sent at most about AckTimeout + RetryFor after its first publish:
+	// keep that under the stream's duplicate window (INGEST's is 2
+	// minutes by default), or a request whose first copy was stored may
+	// be stored twice.
 	RetryFor time.Duration
 	// Wait is the first delay before probing a server that stopped
 	// answering, doubled for each probe up to MaxWait and jittered
@@ -37,10 +41,15 @@ type RetryOptions struct {
 	MaxWait time.Duration
 	// AckTimeout bounds the wait for a PubAck (default 10 s).
 	AckTimeout time.Duration
+	// StallTimeout is how long requests may await their PubAck without
+	// any PubAck arriving before the server is deemed to have stopped
+	// answering (default 1 s, at most AckTimeout): a stream leader that
+	// dies loses the PubAcks of the requests it had without an error.
+	StallTimeout time.Duration
 }
 
 // DefaultRetryFor is RetryOptions.RetryFor's default.
-const DefaultRetryFor = 2 * time.Minute
+const DefaultRetryFor = time.Minute
 
 func (o RetryOptions) withDefaults() RetryOptions {
 	if o.RetryFor == 0 {
@@ -56,6 +65,10 @@ func (o RetryOptions) withDefaults() RetryOptions {
 	if o.AckTimeout <= 0 {
 		o.AckTimeout = 10 * time.Second
 	}
+	if o.StallTimeout <= 0 {
+		o.StallTimeout = time.Second
+	}
+	o.StallTimeout = min(o.StallTimeout, o.AckTimeout)
 	return o
 }
 
@@ -198,41 +211,84 @@ func (s *sender) close() {
 
 func (s *sender) collect(ctx context.Context) {
 	defer close(s.settling)
-	// The JetStream context may have no async publish timeout: a PubAck
-	// that never comes must not hang the run, so the wait is bounded here
-	// too.
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for o := range s.pending {
 		if o.err == nil {
-			select {
-			case ack := <-o.fut.Ok():
-				o.ack = ack
-			case err := <-o.fut.Err():
-				o.err = err
-			default:
-				timer.Reset(time.Until(o.start.Add(s.retry.AckTimeout)))
-				select {
-				case ack := <-o.fut.Ok():
-					o.ack = ack
-				case err := <-o.fut.Err():
-					o.err = err
-				case <-timer.C:
-					o.err = jetstream.ErrAsyncPublishTimeout
-				}
-			}
+			s.await(o, timer)
 		}
-		switch {
-		case o.err == nil:
+		switch classify(o.err) {
+		case published:
 			s.gate.success(o.start)
-		case messageFault(o.err):
+		case refused:
 			s.gate.success(o.start) // the server answered; the message is at fault
+		case busy:
+			s.gate.success(o.start)
+			o.done = make(chan struct{})
+			go s.retryPublish(ctx, o)
 		default:
 			s.gate.failure(o.start, o.err)
 			o.done = make(chan struct{})
 			go s.retryPublish(ctx, o)
 		}
 		s.settling <- o
+	}
+}
+
+// errNoPubAck is the error of a request whose PubAck is presumed lost:
+// the server answered nothing for StallTimeout, or an outage began after
+// the request went out.
+var errNoPubAck = errors.New("no PubAck: the server stopped answering")
+
+// await waits for o's PubAck until the first of: the PubAck or an error;
+// o's deadline (its publish time plus AckTimeout: the JetStream context
+// may have no async publish timeout, and the deadlines pass in publish
+// order, so waiting in order costs nothing); StallTimeout without any
+// PubAck seen; an outage that began after o went out (a server that
+// stopped answering, or a stream leader gone, loses PubAcks without an
+// error: waiting out AckTimeout for each would cost the outage plus
+// AckTimeout).
+func (s *sender) await(o *outgoing, timer *time.Timer) {
+	select {
+	case ack := <-o.fut.Ok():
+		o.ack = ack
+		return
+	case err := <-o.fut.Err():
+		o.err = err
+		return
+	default:
+	}
+	deadline := o.start.Add(s.retry.AckTimeout)
+	for {
+		changed := s.gate.changes()
+		if s.gate.downSince(o.start) {
+			o.err = errNoPubAck
+			return
+		}
+		now := time.Now()
+		quiet := s.gate.lastSeenAt()
+		if quiet.Before(o.start) {
+			quiet = o.start
+		}
+		if now.Sub(quiet) >= s.retry.StallTimeout {
+			o.err = fmt.Errorf("%w for %v", errNoPubAck, now.Sub(quiet).Round(time.Millisecond))
+			return
+		}
+		if !now.Before(deadline) {
+			o.err = jetstream.ErrAsyncPublishTimeout
+			return
+		}
+		timer.Reset(min(deadline.Sub(now), quiet.Add(s.retry.StallTimeout).Sub(now)))
+		select {
+		case ack := <-o.fut.Ok():
+			o.ack = ack
+			return
+		case err := <-o.fut.Err():
+			o.err = err
+			return
+		case <-changed:
+		case <-timer.C:
+		}
 	}
 }
 
@@ -258,7 +314,12 @@ func (s *sender) settleInOrder() {
 func (s *sender) retryPublish(ctx context.Context, o *outgoing) {
 	defer close(o.done)
 	for {
-		if err := s.gate.enter(ctx); err != nil {
+		if classify(o.err) == busy && !s.pause(ctx) {
+			o.err = fmt.Errorf("%w (retrying after %w)", ctx.Err(), o.err)
+			return
+		}
+		epoch, err := s.gate.enter(ctx)
+		if err != nil {
 			if errors.Is(err, ErrUnavailable) {
 				o.err, o.gaveUp = err, true
 			} else {
@@ -271,37 +332,93 @@ func (s *sender) retryPublish(ctx context.Context, o *outgoing) {
 		for m := s.maxInFlight.Load(); n > m && !s.maxInFlight.CompareAndSwap(m, n); m = s.maxInFlight.Load() {
 		}
 		start := time.Now()
+		// The attempt is abandoned when the gate changes state: sent while
+		// up, its PubAck is presumed lost in the outage that began; a
+		// probe that hangs while another succeeded goes again at once.
 		actx, cancel := context.WithTimeout(ctx, s.retry.AckTimeout)
+		stop := context.AfterFunc(epoch, cancel)
 		ack, err := s.js.PublishMsg(actx, o.msg)
+		stop()
 		cancel()
 		s.inFlight.Add(-1)
-		if err == nil {
+		o.ack, o.err = ack, err
+		if ctx.Err() != nil && err != nil {
+			return
+		}
+		if err != nil && epoch.Err() != nil {
+			continue // superseded: through the gate again
+		}
+		switch classify(err) {
+		case published, refused:
 			s.gate.success(start)
-			o.ack, o.err = ack, nil
 			return
-		}
-		o.err = err
-		if ctx.Err() != nil {
-			return
-		}
-		if messageFault(err) {
+		case busy:
 			s.gate.success(start)
-			return
+		default:
+			s.gate.failure(start, err)
 		}
-		s.gate.failure(start, err)
 	}
 }
 
-// messageFault reports whether a publish failed because of the message
-// itself (too large, a bad header): retrying cannot help, and the server
-// is not at fault.
-func messageFault(err error) bool {
+// pause waits a jittered Wait before a request the server said it was
+// busy with is sent again; false when ctx ended.
+func (s *sender) pause(ctx context.Context) bool {
+	t := time.NewTimer(jitter(s.retry.Wait))
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// outcome is what a publish's result says.
+type outcome int
+
+const (
+	// published: the PubAck came (a duplicate's included).
+	published outcome = iota
+	// refused: the server refused the message for itself (over the
+	// stream's maximum message or header size, over the max payload, a
+	// sealed stream): retrying cannot help, and the server is up.
+	refused
+	// busy: the server answered but asks to come back (the same
+	// Nats-Msg-Id is still being stored, too many requests): retry this
+	// request after a pause, the server is up.
+	busy
+	// unanswered: timeout, disconnection, no responders, no leader,
+	// storage errors: the server may be down; retry through the gate.
+	unanswered
+)
+
+// JetStream error codes classify does not find in package jetstream.
+const (
+	errCodeHeaderTooLarge     jetstream.ErrorCode = 10097
+	errCodeStreamSealed       jetstream.ErrorCode = 10109
+	errCodeDuplicateInProcess jetstream.ErrorCode = 10158
+	errCodeTooManyRequests    jetstream.ErrorCode = 10167
+)
+
+func classify(err error) outcome {
+	if err == nil {
+		return published
+	}
 	var apiErr *jetstream.APIError
 	if errors.As(err, &apiErr) {
-		return apiErr.Code >= 400 && apiErr.Code < 500
+		switch apiErr.ErrorCode {
+		case jetstream.JSErrCodeStreamMessageExceedsMaximum, errCodeHeaderTooLarge, errCodeStreamSealed:
+			return refused
+		case errCodeDuplicateInProcess, errCodeTooManyRequests:
+			return busy
+		}
+		return unanswered
 	}
-	return errors.Is(err, nats.ErrMaxPayload) || errors.Is(err, nats.ErrBadSubject) ||
-		errors.Is(err, nats.ErrHeadersNotSupported) || errors.Is(err, nats.ErrBadHeaderMsg)
+	if errors.Is(err, nats.ErrMaxPayload) || errors.Is(err, nats.ErrBadSubject) ||
+		errors.Is(err, nats.ErrHeadersNotSupported) || errors.Is(err, nats.ErrBadHeaderMsg) {
+		return refused
+	}
+	return unanswered
 }
 
 // gate holds publishing back while the server answers no publish. It is
@@ -316,9 +433,11 @@ func messageFault(err error) bool {
 type gate struct {
 	retry RetryOptions
 
-	lastOK  atomic.Int64 // UnixNano start of the latest-started success
-	isDown  atomic.Bool  // mirrors down, read without the lock
-	stopped atomic.Bool  // mirrors err != nil
+	lastOK   atomic.Int64 // UnixNano start of the latest-started success
+	lastSeen atomic.Int64 // UnixNano of the latest success seen
+	downAt   atomic.Int64 // UnixNano of the latest outage's start
+	isDown   atomic.Bool  // mirrors down, read without the lock
+	stopped  atomic.Bool  // mirrors err != nil
 
 	mu      sync.Mutex
 	down    bool
@@ -328,7 +447,11 @@ type gate struct {
 	lastErr error
 	err     error         // set when it gave up
 	changed chan struct{} // closed and replaced on every change
-	timer   *time.Timer   // wakes the waiters when the next probe is due
+	// epoch ends when the gate goes down or up (or gives up): an attempt
+	// made before then is superseded (see retryPublish).
+	epoch    context.Context
+	endEpoch context.CancelFunc
+	timer    *time.Timer // wakes the waiters when the next probe is due
 
 	outages     int
 	probes      int
@@ -336,13 +459,38 @@ type gate struct {
 }
 
 func newGate(retry RetryOptions) *gate {
-	return &gate{retry: retry, wait: retry.Wait, changed: make(chan struct{})}
+	g := &gate{retry: retry, wait: retry.Wait, changed: make(chan struct{})}
+	g.epoch, g.endEpoch = context.WithCancel(context.Background())
+	g.lastSeen.Store(time.Now().UnixNano())
+	return g
 }
+
+// changes returns a channel closed at the gate's next change.
+func (g *gate) changes() <-chan struct{} {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.changed
+}
+
+// downSince reports whether an outage began after start: a request sent
+// at start that still awaits its PubAck has presumably lost it.
+func (g *gate) downSince(start time.Time) bool {
+	return start.UnixNano() < g.downAt.Load()
+}
+
+// lastSeen returns when the latest success was seen.
+func (g *gate) lastSeenAt() time.Time { return time.Unix(0, g.lastSeen.Load()) }
 
 // broadcast wakes every waiter; called with mu held.
 func (g *gate) broadcast() {
 	close(g.changed)
 	g.changed = make(chan struct{})
+}
+
+// flip ends the epoch and starts the next; called with mu held.
+func (g *gate) flip() {
+	g.endEpoch()
+	g.epoch, g.endEpoch = context.WithCancel(context.Background())
 }
 
 // jitter returns a delay between half and all of d.
@@ -370,6 +518,7 @@ func (g *gate) wake() {
 // success records a PubAck (or an answer refusing the message) for a
 // publish started at start.
 func (g *gate) success(start time.Time) {
+	g.lastSeen.Store(time.Now().UnixNano())
 	for t, ok := start.UnixNano(), g.lastOK.Load(); t > ok && !g.lastOK.CompareAndSwap(ok, t); ok = g.lastOK.Load() {
 	}
 	if !g.isDown.Load() {
@@ -379,6 +528,7 @@ func (g *gate) success(start time.Time) {
 	defer g.mu.Unlock()
 	if g.down && g.err == nil {
 		g.down = false
+		g.flip()
 		g.isDown.Store(false)
 		g.unavailable += time.Since(g.since)
 		g.wait = g.retry.Wait
@@ -406,9 +556,12 @@ func (g *gate) failure(start time.Time, err error) {
 		// A publish sent later has succeeded: the server has answered since.
 	default:
 		g.down = true
+		g.flip()
 		g.isDown.Store(true)
 		g.since = now
+		g.downAt.Store(now.UnixNano())
 		g.outages++
+		g.broadcast()
 		g.wait = g.retry.Wait
 		if g.retry.RetryFor < 0 {
 			g.giveUp(now, err)
@@ -427,13 +580,14 @@ func (g *gate) giveUp(now time.Time, last error) {
 		g.err = fmt.Errorf("%w (%w)", ErrUnavailable, last)
 	}
 	g.stopped.Store(true)
+	g.flip()
 	g.broadcast()
 }
 
 // enter returns when a retry may go: at once while up, else when it is
 // this retry's turn to probe. It fails with ctx's error or, once the gate
 // gave up, ErrUnavailable.
-func (g *gate) enter(ctx context.Context) error {
+func (g *gate) enter(ctx context.Context) (context.Context, error) {
 	return g.await(ctx, true)
 }
 
@@ -442,19 +596,23 @@ func (g *gate) waitUp(ctx context.Context) error {
 	if !g.isDown.Load() && !g.stopped.Load() {
 		return nil
 	}
-	return g.await(ctx, false)
+	_, err := g.await(ctx, false)
+	return err
 }
 
-func (g *gate) await(ctx context.Context, probe bool) error {
+// await is enter (probe) or waitUp; it returns the epoch the caller
+// entered in.
+func (g *gate) await(ctx context.Context, probe bool) (context.Context, error) {
 	for {
 		g.mu.Lock()
 		if g.err != nil {
 			g.mu.Unlock()
-			return g.err
+			return nil, g.err
 		}
 		if !g.down {
+			epoch := g.epoch
 			g.mu.Unlock()
-			return nil
+			return epoch, nil
 		}
 		now := time.Now()
 		if probe && !now.Before(g.next) {
@@ -462,20 +620,21 @@ func (g *gate) await(ctx context.Context, probe bool) error {
 				g.giveUp(now, g.lastErr)
 				err := g.err
 				g.mu.Unlock()
-				return err
+				return nil, err
 			}
 			g.probes++
 			g.wait = min(2*g.wait, g.retry.MaxWait)
 			g.schedule(now, g.wait)
+			epoch := g.epoch
 			g.mu.Unlock()
-			return nil
+			return epoch, nil
 		}
 		ch := g.changed
 		g.mu.Unlock()
 		select {
 		case <-ch:
 		case <-ctx.Done():
-			return ctx.Err()
+			return nil, ctx.Err()
 		}
 	}
 }

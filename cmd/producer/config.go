@@ -88,7 +88,7 @@ type config struct {
 	Progress string `env:"CHUNKSTREAM_PRODUCER_PROGRESS" envDefault:"auto"`
 	// RetryFor is how long publishing may fail without a success before
 	// the run gives up (0: at the first failure).
-	RetryFor time.Duration `env:"CHUNKSTREAM_PRODUCER_RETRY_FOR" envDefault:"2m"`
+	RetryFor time.Duration `env:"CHUNKSTREAM_PRODUCER_RETRY_FOR" envDefault:"1m"`
 	// MaxDocBytes is the largest document sent: the workers' limit, under
 	// the worker's variable name.
 	MaxDocBytes int64 `env:"CHUNKSTREAM_MAX_DOC_BYTES" envDefault:"67108864"`
@@ -148,7 +148,7 @@ func bindFlags(fs *flag.FlagSet, c *config) {
 	fs.IntVar(&c.Readers, "readers", c.Readers, "files read and hashed at once (env CHUNKSTREAM_PRODUCER_READERS)")
 	fs.BoolVar(&c.JSON, "json", c.JSON, "send JSON requests instead of msgpack (env CHUNKSTREAM_PRODUCER_JSON)")
 	fs.StringVar(&c.Progress, "progress", c.Progress, "progress bar: auto (when stderr is a terminal), true or false (env CHUNKSTREAM_PRODUCER_PROGRESS)")
-	fs.DurationVar(&c.RetryFor, "retry-for", c.RetryFor, "give up when no publish has succeeded for this long; failed publishes are re-sent with the same Nats-Msg-Id until then; 0: give up at the first failure (env CHUNKSTREAM_PRODUCER_RETRY_FOR)")
+	fs.DurationVar(&c.RetryFor, "retry-for", c.RetryFor, "give up when no publish has succeeded for this long; failed publishes are re-sent with the same Nats-Msg-Id until then; with -ack-timeout, keep it under INGEST's duplicate window; 0: give up at the first failure (env CHUNKSTREAM_PRODUCER_RETRY_FOR)")
 	fs.Int64Var(&c.MaxDocBytes, "max-doc-bytes", c.MaxDocBytes, "refuse documents larger than this, the workers' limit (env CHUNKSTREAM_MAX_DOC_BYTES)")
 }
 

@@ -237,3 +237,26 @@ func TestMaxDocBytes(t *testing.T) {
 		t.Errorf("INGEST holds %d, want a.md twice", info.State.Msgs)
 	}
 }
+
+// TestDuplicateWindowWarning: -retry-for plus -ack-timeout reaching
+// INGEST's duplicate window (2m) is warned about; the defaults are not.
+func TestDuplicateWindowWarning(t *testing.T) {
+	url, _ := testServer(t)
+	dir := writeTree(t, map[string]string{"a.md": "# A"})
+	for _, tc := range []struct {
+		args []string
+		warn bool
+	}{
+		{nil, false},
+		{[]string{"-retry-for", "115s"}, true},
+	} {
+		var stdout, stderr bytes.Buffer
+		args := append(append([]string{"-progress=false", "-force"}, tc.args...), dir)
+		if code := run(context.Background(), args, nil, &stdout, &stderr, envOf(map[string]string{"NATS_URL": url})); code != 0 {
+			t.Fatalf("run(%q) = %d: %s", args, code, stderr.String())
+		}
+		if got := strings.Contains(stderr.String(), "duplicate window"); got != tc.warn {
+			t.Errorf("run(%q): warned %v, want %v: %s", args, got, tc.warn, stderr.String())
+		}
+	}
+}
