@@ -478,7 +478,7 @@ func (g *gate) downSince(start time.Time) bool {
 	return start.UnixNano() < g.downAt.Load()
 }
 
-// lastSeen returns when the latest success was seen.
+// lastSeenAt returns when the latest success was seen.
 func (g *gate) lastSeenAt() time.Time { return time.Unix(0, g.lastSeen.Load()) }
 
 // broadcast wakes every waiter; called with mu held.
@@ -658,13 +658,14 @@ func (g *gate) outage() (outages int, down time.Duration, probes int) {
 	return g.outages, down, g.probes
 }
 
-// stop releases the gate's timer.
+// stop releases the gate's timer and epoch.
 func (g *gate) stop() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.timer != nil {
 		g.timer.Stop()
 	}
+	g.endEpoch()
 }
 
 // pacer spaces sends to at most rate per second (0: no limit). It is used
