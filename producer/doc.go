@@ -40,13 +40,47 @@
 //     the prefix are left alone. For mailboxes, an id under
 //     "<mailbox id>#" whose thread is gone.
 //   - Publishing: at most Options.MaxPending requests and MaxPendingBytes
-//     in flight; PubAcks are collected in order by one goroutine; a failed
-//     publish is re-sent synchronously with the same message (so its
-//     Nats-Msg-Id) up to Retry.Retries times with doubling waits. When one
-//     request exhausts its retries the run stops (ErrUnavailable) and the
-//     rest count as failed: a dead server must not cost every document its
-//     retries. A re-run finishes the job; the duplicate window and the
-//     records keep it from sending twice what was processed.
+//     in flight; PubAcks are collected in publish order, each waited for
+//     until its publish time plus AckTimeout (so the waits overlap). A
+//     stream leader that dies loses the PubAcks of the requests it had
+//     without an error, so a PubAck is also presumed lost when none at all
+//     has come for StallTimeout (1 s), or when an outage began after its
+//     request went out. A publish without its PubAck (lost, timeout,
+//     disconnection, no responders, no leader) is re-sent by a goroutine
+//     of its own with the same message, so the same Nats-Msg-Id and the
+//     duplicate window keeps one copy: the retries of a whole window go
+//     concurrently and a blip costs about its own length, not a wait per
+//     document. They are gated so a dead server is not hammered: the first
+//     failure (unless a publish sent later has succeeded) marks the server
+//     down; new publishes wait and the retries take turns to probe, one per
+//     backoff interval (Wait, doubling to MaxWait, jittered; a hanging
+//     probe does not delay the next); the first success, probe or late
+//     PubAck, releases them all. A retry still awaiting its PubAck when
+//     the server goes down or comes back up (a hanging probe) is
+//     abandoned and sent again through the gate, so no retry waits out
+//     AckTimeout across a state change. The client reconnects by itself
+//     meanwhile. Give-up is one bound in time, RetryOptions.RetryFor (1
+//     minute, so that AckTimeout plus RetryFor stays under INGEST's
+//     2-minute duplicate window: a re-send later than the window would be
+//     stored twice): when no publish has succeeded for that long (or the
+//     connection is closed) the run stops with ErrUnavailable and the
+//     documents in flight and not yet sent count as failed and given up; a
+//     re-run finishes the job, the duplicate window and the records keep
+//     it from sending twice what was processed. A refusal that is the
+//     message's fault (over the stream's maximum message or header size,
+//     over the max payload, a sealed stream) fails that document alone,
+//     without retries; "duplicate message id is in process" and "too many
+//     requests" are retried after a pause without marking the server
+//     down. Results are settled in publish order; Stats count retries and
+//     give-ups, Summary the outages and their total length.
+//   - Documents over Options.MaxDocBytes (default 64 MiB, the workers'
+//     default limit) are refused with ErrTooLarge (naming the document,
+//     its file, its size and the limit) before anything is stored in the
+//     Object Store or published, a file before it is read: a worker would
+//     only dead-letter them. A stdin content_ref is not checked (its
+//     object is already stored). The limit is the caller's setting (cmd/producer:
+//     -max-doc-bytes, the workers' CHUNKSTREAM_MAX_DOC_BYTES); workers do
+//     not advertise theirs, so a producer must be given the same value.
 //   - Files are read by Readers goroutines up to 64 documents ahead, in
 //     recycled buffers (the encoded request holds a copy); results are
 //     published in walk order.

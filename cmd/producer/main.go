@@ -153,9 +153,11 @@ func runErr(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if !c.DryRun {
 		// Fail before sending anything when nothing stores the subject;
 		// wait while workers starting too may still be creating INGEST.
-		if _, err := topology.StreamForSubject(ctx, js, c.Config, c.Subject); err != nil {
+		name, err := topology.StreamForSubject(ctx, js, c.Config, c.Subject)
+		if err != nil {
 			return 1, err
 		}
+		warnDuplicateWindow(ctx, js, name, &c, log)
 	}
 	ct := messages.ContentTypeMsgpack
 	if c.JSON {
@@ -163,10 +165,11 @@ func runErr(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 	p := producer.New(nc, js, producer.Options{
 		Subject: c.Subject, ContentType: ct, Topology: c.Config, MaxPending: c.MaxPending,
+		MaxDocBytes: c.MaxDocBytes,
 	})
-	retry := producer.RetryOptions{Retries: c.Retries, Wait: c.RetryWait, AckTimeout: c.AckTimeout}
-	if c.Retries == 0 {
-		retry.Retries = -1
+	retry := producer.RetryOptions{RetryFor: c.RetryFor, Wait: c.RetryWait, AckTimeout: c.AckTimeout}
+	if c.RetryFor == 0 {
+		retry.RetryFor = -1
 	}
 	bar := newProgress(stderr, c.Progress)
 	dry := func(pl producer.Planned) {
@@ -224,9 +227,23 @@ func printSummary(w io.Writer, s *producer.Summary, dryRun, stdin bool) {
 	if dryRun {
 		verb = "would send"
 	}
-	fmt.Fprintf(w, "producer: %d documents: %d %s (%d deletes, %d duplicates), %d unchanged skipped, %d failed; %.2f MB in %s (%.0f docs/s, %.2f MB/s)\n",
-		s.Total, s.Sent, verb, s.Deleted, s.Duplicates, s.Skipped, s.Failed,
+	fmt.Fprintf(w, "producer: %d documents: %d %s (%d deletes, %d duplicates), %d unchanged skipped, %d failed (%d given up); %d retries, %d outages (%s unavailable); %.2f MB in %s (%.0f docs/s, %.2f MB/s)\n",
+		s.Total, s.Sent, verb, s.Deleted, s.Duplicates, s.Skipped, s.Failed, s.GaveUp, s.Retries, s.Outages, s.Unavailable.Round(time.Millisecond),
 		float64(s.Bytes)/1e6, s.Elapsed.Round(time.Millisecond), float64(s.Done)/secs, float64(s.ReadBytes)/1e6/secs)
+}
+
+// warnDuplicateWindow warns when a request could be re-sent after the
+// stream's duplicate window: its first publish up to -ack-timeout before
+// the server was found silent, its retries up to -retry-for after.
+func warnDuplicateWindow(ctx context.Context, js jetstream.JetStream, name string, c *config, log *slog.Logger) {
+	st, err := js.Stream(ctx, name)
+	if err != nil {
+		return
+	}
+	if w := st.CachedInfo().Config.Duplicates; w > 0 && c.RetryFor+c.AckTimeout >= w {
+		log.Warn("-retry-for plus -ack-timeout reach the stream's duplicate window: a request re-sent after a long outage may be stored twice",
+			"stream", name, "retry_for", c.RetryFor.String(), "ack_timeout", c.AckTimeout.String(), "duplicate_window", w.String())
+	}
 }
 
 // newLogger returns the JSON logger at level (unknown levels are info).
