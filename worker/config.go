@@ -49,6 +49,12 @@ type Config struct {
 	// RecordFormat is the encoding of the chunk records the subject sink
 	// publishes: "msgpack" or "json" (readable with the nats CLI).
 	RecordFormat string `env:"CHUNKSTREAM_RECORD_FORMAT" envDefault:"msgpack" help:"encoding of chunk records: msgpack or json"`
+	// SinkProbeBase and SinkProbeMax bound the wait between probes of a
+	// dependency of the sink that is down (Unavailable): SinkProbeBase ×
+	// 2^(n−1), at most SinkProbeMax, jittered. The worker resumes at most
+	// about SinkProbeMax after the dependency answers again.
+	SinkProbeBase time.Duration `env:"CHUNKSTREAM_SINK_PROBE_BASE" envDefault:"1s" help:"first wait before probing a sink that is down"`
+	SinkProbeMax  time.Duration `env:"CHUNKSTREAM_SINK_PROBE_MAX" envDefault:"5s" help:"longest wait between probes of a sink that is down"`
 	// Chunker is the chunker of requests that name none, where it reads
 	// their format (messages.ChunkerDefaults.Choose); empty means each
 	// format's default.
@@ -147,6 +153,8 @@ func DefaultConfig() Config {
 		Sink:                SinkSubject,
 		RecordFormat:        RecordFormatMsgpack,
 		Chunker:             "markdown",
+		SinkProbeBase:       time.Second,
+		SinkProbeMax:        5 * time.Second,
 	}
 }
 
@@ -188,6 +196,9 @@ func (c *Config) Validate() error {
 	}
 	if c.RecordFormat != RecordFormatMsgpack && c.RecordFormat != RecordFormatJSON {
 		bad("CHUNKSTREAM_RECORD_FORMAT", "%q, want msgpack or json", c.RecordFormat)
+	}
+	if c.SinkProbeBase <= 0 || c.SinkProbeMax < c.SinkProbeBase {
+		bad("CHUNKSTREAM_SINK_PROBE_BASE", "%v with max %v, want 0 < base <= max", c.SinkProbeBase, c.SinkProbeMax)
 	}
 	if _, err := c.ChunkerDefaults(); err != nil {
 		errs = append(errs, err)

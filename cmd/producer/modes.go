@@ -50,7 +50,7 @@ var requestFlags = []string{"id-prefix", "ext", "chunker", "options", "format", 
 	"delete-missing", "resend-stale", "readers"}
 
 // Flags of publishing, which a dry run does not do.
-var publishFlags = []string{"rate", "max-pending", "max-pending-bytes", "retries", "retry-wait", "ack-timeout", "json",
+var publishFlags = []string{"rate", "max-pending", "max-pending-bytes", "retry-for", "retry-wait", "ack-timeout", "json",
 	"objects-ttl", "replicas"}
 
 // checkModes reports the first setting given that has no effect in the

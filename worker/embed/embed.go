@@ -35,6 +35,10 @@ var (
 	ErrStatus = errors.New("embed: endpoint error")
 )
 
+// Dependency is the name the client gives worker.Unavailable: its errors
+// when the endpoint does not answer are outages of the "embedder".
+const Dependency = "embedder"
+
 // Config configures the embedder. The env tags are the worker's
 // environment variables (parsed by cmd/worker).
 type Config struct {
@@ -193,11 +197,13 @@ func sleep(ctx context.Context, d time.Duration) error {
 // probeText is the input of the dimension probe.
 const probeText = "chunkstream dimension probe"
 
-// Probe embeds one short text and records the vector size, which every
-// later answer must match. With Config.Dimensions set, a different size is
-// a permanent error (ErrDimension).
+// Probe embeds one short text, in one try (no retries: the worker probes
+// with its own backoff), and records the vector size, which every later
+// answer must match. With Config.Dimensions set, a different size is a
+// permanent error (ErrDimension); once a size is recorded, a probe that
+// finds another one is ErrDimension (transient: the server changed).
 func (c *Client) Probe(ctx context.Context) (int, error) {
-	vecs, err := c.request(ctx, []string{probeText})
+	vecs, err := c.request(ctx, []string{probeText}, 1)
 	if err != nil {
 		return 0, err
 	}
@@ -208,7 +214,9 @@ func (c *Client) Probe(ctx context.Context) (int, error) {
 	if c.cfg.Dimensions > 0 && d != c.cfg.Dimensions {
 		return 0, worker.Permanent(fmt.Errorf("%w: model %q returns %d dimensions, CHUNKSTREAM_EMBED_DIMENSIONS is %d", ErrDimension, c.cfg.Model, d, c.cfg.Dimensions))
 	}
-	c.dims.Store(int64(d))
+	if !c.dims.CompareAndSwap(0, int64(d)) && c.dims.Load() != int64(d) {
+		return 0, fmt.Errorf("%w: model %q now returns %d dimensions, it returned %d", ErrDimension, c.cfg.Model, d, c.dims.Load())
+	}
 	return d, nil
 }
 
@@ -228,7 +236,7 @@ func (c *Client) Embed(ctx context.Context, texts []string) ([][]float32, error)
 	out := make([][]float32, 0, len(texts))
 	for start := 0; start < len(texts); start += c.cfg.Batch {
 		batch := texts[start:min(start+c.cfg.Batch, len(texts))]
-		vecs, err := c.request(ctx, batch)
+		vecs, err := c.request(ctx, batch, c.opts.MaxAttempts)
 		if err != nil {
 			return nil, err
 		}
@@ -263,8 +271,10 @@ type errorBody struct {
 	Error json.RawMessage `json:"error"`
 }
 
-// request sends one batch with retries on 429, 5xx and network errors.
-func (c *Client) request(ctx context.Context, inputs []string) ([][]float32, error) {
+// request sends one batch, in up to attempts tries on 429, 5xx and
+// network errors. When the tries run out on such an error, the endpoint
+// is down: the error is worker.Unavailable(Dependency).
+func (c *Client) request(ctx context.Context, inputs []string, attempts int) ([][]float32, error) {
 	body, err := json.Marshal(request{Model: c.cfg.Model, Input: inputs, Dimensions: c.cfg.Dimensions})
 	if err != nil {
 		return nil, worker.Permanent(fmt.Errorf("embed: encode request: %w", err))
@@ -284,13 +294,14 @@ func (c *Client) request(ctx context.Context, inputs []string) ([][]float32, err
 		}
 		lastErr = err
 		if retryAfter > c.opts.MaxRetryAfter {
-			return nil, worker.RetryAfter(lastErr, retryAfter)
+			return nil, worker.Unavailable(Dependency, worker.RetryAfter(lastErr, retryAfter))
 		}
-		if attempt == c.opts.MaxAttempts {
+		if attempt >= attempts {
+			err := fmt.Errorf("embed: giving up after %d attempts: %w", attempt, lastErr)
 			if retryAfter > 0 {
-				return nil, worker.RetryAfter(fmt.Errorf("embed: giving up after %d attempts: %w", attempt, lastErr), retryAfter)
+				err = worker.RetryAfter(err, retryAfter)
 			}
-			return nil, fmt.Errorf("embed: giving up after %d attempts: %w", attempt, lastErr)
+			return nil, worker.Unavailable(Dependency, err)
 		}
 		wait := retryAfter
 		if wait == 0 {

@@ -10,7 +10,7 @@
 // ingest_seq, position and hash, built with the non-panicking
 // qdrant.TryValueMap (a value it cannot hold, or invalid UTF-8, is a
 // permanent ErrInvalidPoint); named vectors "bm25" (sparse, computed
-// locally, see BM25) and, with an embedder, "dense". A chunk with no
+// locally by package bm25) and, with an embedder, "dense". A chunk with no
 // tokens gets no bm25 vector (named vectors are optional in Qdrant).
 //
 // A missing collection is created with the sparse vector "bm25" (IDF
@@ -48,13 +48,25 @@
 // A delete request and a version with zero chunks run step 3 only (step 2
 // has nothing to write, so step 4 has nothing to take back).
 //
-// Errors: a Qdrant that cannot be reached, is unavailable, times out,
-// refuses the API key or no longer knows the collection gives a transient
-// error (the worker NAKs with backoff; every step is safe to repeat);
-// InvalidArgument, FailedPrecondition, OutOfRange and AlreadyExists give
-// worker.Permanent with Qdrant's reason; ResourceExhausted with a
-// retry-after gives worker.RetryAfter. A cancelled context ends Write with
-// the context's error.
+// Errors: a Qdrant that cannot be reached, is unavailable, does not
+// answer within Config.Timeout (every request has that deadline; a
+// stopped server is also caught by the go-client's keepalive pings) or
+// asks to slow down (ResourceExhausted, its retry-after kept with
+// worker.RetryAfter) is an outage: worker.Unavailable(DependencyQdrant).
+// An embedder that does not answer is worker.Unavailable
+// (DependencyEmbedder), and so is a set-up the sink cannot finish (the
+// default collection, the embedder's probe): the deployment's fault,
+// never the message's. The worker then holds its messages and asks Probe
+// until the dependency answers (a health check and a listing of the
+// default collection; one embedding), without spending deliveries. A
+// connection that broke during an outage is dialled again within 5 s
+// (gRPC's own backoff grows to 2 minutes, and the go-client's pool would
+// keep failing the requests it hands to that connection). A
+// Qdrant that refuses the API key or no longer knows the collection gives
+// a transient error (the worker NAKs with backoff; every step is safe to
+// repeat); InvalidArgument, FailedPrecondition, OutOfRange and
+// AlreadyExists give worker.Permanent with Qdrant's reason. A cancelled
+// context ends Write with the context's error.
 //
 // # Why every interleaving converges
 //
@@ -139,43 +151,14 @@
 //
 // # BM25
 //
-// The sparse vector is the document side of BM25; Qdrant's IDF modifier
-// supplies the IDF at query time. See BM25.Encode for the exact formula,
-// which query-side code in any language must reproduce (README, "Qdrant").
-// The avgdl setting (CHUNKSTREAM_BM25_AVGDL) must match between writers of
-// one collection; changing it makes old and new points score slightly
+// The sparse vector is the document side of BM25, computed by package
+// bm25 (github.com/chunkstream/chunkstream/bm25), whose documentation
+// defines it exactly for query-side code in any language; Qdrant's IDF
+// modifier supplies the IDF at query time, and bm25.Query builds the
+// query vector. The sink keeps one bm25.Encoder for its avgdl setting
+// (CHUNKSTREAM_BM25_AVGDL), which must match between writers of one
+// collection; changing it makes old and new points score slightly
 // differently until they are re-ingested.
-//
-// The encoder is built for speed, since it runs on every chunk (its
-// budget: under a fifth of the chunkers' time). Bytes are classified into
-// a bitmap of token bytes, 64 at a time with AVX-512BW where the CPU has
-// it, 16 with SSE2 otherwise, 8 in Go elsewhere; the bytes of the common
-// non-ASCII separators of prose (U+2000 to U+203F: dashes, quotes,
-// ellipsis; and the no-break space) are then taken out of the runs, so
-// "don’t" stays two ASCII tokens. An ASCII token of up to 16 bytes (nearly
-// all of them) is looked up, as two machine words, in a vocabulary cache
-// that keeps each word's FNV-1a hash, so hashing is paid once per word, not
-// per occurrence. The cache holds up to 32,768 words; when it fills, the
-// words not seen in the last 256 texts go. Each concurrent encoding has
-// its own cache (2.5 MiB); up to GOMAXPROCS of them are kept for reuse,
-// outside sync.Pool, whose contents a garbage collection drops. Tables are
-// hashed with random multipliers, so no text can be crafted to make
-// encoding slower than linear. On amd64 the two hot loops, classifying
-// bytes and scanning the token bitmap to count the tokens found in the
-// cache, are assembly (bm25_amd64.s); they read the text in place, the
-// scanning loop loading each token's key as 16 bytes from its start, up to
-// 15 bytes past the text's end, but only when those bytes lie in the page
-// of its last byte (a read that cannot fault); near a page end the text is
-// copied first. The Go versions run elsewhere and with the purego build
-// tag; the tests check that both give the same vectors and tables, and a
-// test places texts against an unreadable page. The output is exactly that
-// of the straightforward definition, which the tests and the fuzz target
-// use as the oracle.
-//
-// Write encodes a document's vectors into a VectorArena taken from a pool
-// and reset once the document's upserts have returned (upsert waits for
-// all its requests, and gRPC has marshalled them by then), so vectors
-// cost no allocation; the arena keeps up to 1 MiB between documents.
 //
 // # Limits
 //

@@ -21,6 +21,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/chunkstream/chunkstream/bm25"
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/worker"
 	"github.com/chunkstream/chunkstream/worker/embed"
@@ -188,7 +189,7 @@ func TestEveryChunkIsAPoint(t *testing.T) {
 			}
 		}
 		vs := p.GetVectors().GetVectors().GetVectors()
-		wantSparse := NewBM25(DefaultAvgDL).Encode(c.Chunk.Content())
+		wantSparse := bm25.Document(c.Chunk.Content())
 		gotSparse := vs[VectorBM25].GetSparse()
 		if !slices.Equal(gotSparse.GetIndices(), wantSparse.Indices) || !slices.Equal(gotSparse.GetValues(), wantSparse.Values) {
 			t.Errorf("chunk %d bm25 = %v, want %v", c.Position, gotSparse, wantSparse)
@@ -448,6 +449,9 @@ func TestServerDownThenBack(t *testing.T) {
 		if status.Code(unwrapStatus(err)) != codes.Unavailable {
 			t.Fatalf("Write while down = %v, want Unavailable inside", err)
 		}
+		if dep, ok := worker.UnavailableDependency(err); !ok || dep != DependencyQdrant {
+			t.Fatalf("Write while down = %v, want it marked as an outage of %q", err, DependencyQdrant)
+		}
 	}
 	srv.SetUnavailable(false)
 	if err := s.Write(ctx, doc, chunks); err != nil {
@@ -525,12 +529,19 @@ func TestNotReadyUntilEmbedderAnswers(t *testing.T) {
 	}
 	doc, chunks := sinktest.Version("a.md", 1, "x")
 	records.Begin(doc.ID, doc.Seq)
-	if err := s.Write(ctx, doc, chunks); err == nil || worker.IsPermanent(err) {
-		t.Fatalf("Write while not ready = %v, want transient", err)
+	err := s.Write(ctx, doc, chunks)
+	if dep, ok := worker.UnavailableDependency(err); !ok || dep != DependencyEmbedder || worker.IsPermanent(err) {
+		t.Fatalf("Write while not ready = %v, want an outage of %q", err, DependencyEmbedder)
+	}
+	if err := s.Probe(ctx, DependencyEmbedder); err == nil {
+		t.Fatal("Probe(embedder) passed while the embedder does not answer")
 	}
 	emb.mu.Lock()
 	emb.probeErr = nil
 	emb.mu.Unlock()
+	if err := s.Probe(ctx, DependencyEmbedder); err != nil {
+		t.Fatalf("Probe(embedder) = %v after the embedder answered", err)
+	}
 	if !s.Ready(ctx) {
 		t.Fatal("not Ready after the embedder answered")
 	}
@@ -541,25 +552,34 @@ func TestNotReadyUntilEmbedderAnswers(t *testing.T) {
 
 func TestClassify(t *testing.T) {
 	tests := []struct {
-		err       error
-		permanent bool
-		delay     time.Duration
+		err         error
+		permanent   bool
+		unavailable bool
+		delay       time.Duration
 	}{
-		{status.Error(codes.InvalidArgument, "Wrong input: Vector dimension error"), true, 0},
-		{status.Error(codes.FailedPrecondition, "x"), true, 0},
-		{status.Error(codes.Unavailable, "down"), false, 0},
-		{status.Error(codes.DeadlineExceeded, "slow"), false, 0},
-		{status.Error(codes.NotFound, "Collection `x` doesn't exist!"), false, 0},
-		{status.Error(codes.Unauthenticated, "bad key"), false, 0},
-		{status.Error(codes.Internal, "boom"), false, 0},
-		{context.Canceled, false, 0},
-		{&qdrant.QdrantResourceExhaustedError{Reason: "rate", RetryAfterS: 3}, false, 3 * time.Second},
-		{fmt.Errorf("Upsert() failed: %w", status.Error(codes.InvalidArgument, "bad")), true, 0},
+		{status.Error(codes.InvalidArgument, "Wrong input: Vector dimension error"), true, false, 0},
+		{status.Error(codes.FailedPrecondition, "x"), true, false, 0},
+		{status.Error(codes.Unavailable, "down"), false, true, 0},
+		{status.Error(codes.DeadlineExceeded, "slow"), false, true, 0},
+		{status.Error(codes.ResourceExhausted, "busy"), false, true, 0},
+		{context.DeadlineExceeded, false, true, 0},
+		{status.Error(codes.NotFound, "Collection `x` doesn't exist!"), false, false, 0},
+		{status.Error(codes.Unauthenticated, "bad key"), false, false, 0},
+		{status.Error(codes.Internal, "boom"), false, false, 0},
+		{status.Error(codes.Canceled, "context canceled"), false, false, 0},
+		{context.Canceled, false, false, 0},
+		{&qdrant.QdrantResourceExhaustedError{Reason: "rate", RetryAfterS: 3}, false, true, 3 * time.Second},
+		{fmt.Errorf("Upsert() failed: %w", status.Error(codes.InvalidArgument, "bad")), true, false, 0},
+		{fmt.Errorf("Upsert() failed: %w", status.Error(codes.Unavailable, "connection refused")), false, true, 0},
 	}
 	for _, tt := range tests {
 		got := classify("op", tt.err)
 		if worker.IsPermanent(got) != tt.permanent {
 			t.Errorf("classify(%v) permanent = %v, want %v", tt.err, worker.IsPermanent(got), tt.permanent)
+		}
+		dep, unavailable := worker.UnavailableDependency(got)
+		if unavailable != tt.unavailable || unavailable && dep != DependencyQdrant {
+			t.Errorf("classify(%v) unavailable = %v (%q), want %v", tt.err, unavailable, dep, tt.unavailable)
 		}
 		if d, _ := worker.RetryDelay(got); d != tt.delay {
 			t.Errorf("classify(%v) delay = %v, want %v", tt.err, d, tt.delay)
@@ -567,6 +587,53 @@ func TestClassify(t *testing.T) {
 		if !errors.Is(got, tt.err) {
 			t.Errorf("classify(%v) lost the cause: %v", tt.err, got)
 		}
+	}
+}
+
+// TestProbe: the Qdrant probe fails while Qdrant does not answer (down or
+// hung past Config.Timeout) and passes once it does; a default collection
+// that disappeared is set up again by the next write.
+func TestProbe(t *testing.T) {
+	srv := qdranttest.Start(t)
+	records := sinktest.NewRecords()
+	cfg := testConfig(srv)
+	cfg.Timeout = 100 * time.Millisecond
+	s, err := New(context.Background(), cfg, records, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	ctx := context.Background()
+	if err := s.Probe(ctx, DependencyQdrant); err != nil {
+		t.Fatalf("Probe = %v while Qdrant answers", err)
+	}
+	srv.SetUnavailable(true)
+	if err := s.Probe(ctx, DependencyQdrant); !worker.IsUnavailable(err) {
+		t.Errorf("Probe = %v while Qdrant is unavailable, want an outage", err)
+	}
+	srv.SetUnavailable(false)
+	srv.Hang()
+	if err := s.Probe(ctx, DependencyQdrant); !worker.IsUnavailable(err) {
+		t.Errorf("Probe = %v while Qdrant hangs, want an outage after the timeout", err)
+	}
+	srv.Release()
+	if err := s.Probe(ctx, DependencyQdrant); err != nil {
+		t.Fatalf("Probe = %v after the hang", err)
+	}
+	// A Qdrant that lost the collection answers; the next write creates it.
+	if err := srv.Client(t).DeleteCollection(ctx, "chunks"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Probe(ctx, DependencyQdrant); err != nil {
+		t.Fatalf("Probe = %v without the collection", err)
+	}
+	doc, chunks := sinktest.Version("p.md", 1, "one")
+	records.Begin(doc.ID, doc.Seq)
+	if err := s.Write(ctx, doc, chunks); err != nil {
+		t.Fatalf("Write after the collection was lost = %v", err)
+	}
+	if err := s.Probe(ctx, "unknown"); err != nil {
+		t.Errorf("Probe(unknown) = %v, want nil", err)
 	}
 }
 
@@ -582,6 +649,7 @@ func TestConfigValidate(t *testing.T) {
 	}{
 		{"addr without port", func(c *Config) { c.Addr = "localhost" }, "CHUNKSTREAM_QDRANT_ADDR"},
 		{"addr bad port", func(c *Config) { c.Addr = "h:99999" }, "CHUNKSTREAM_QDRANT_ADDR"},
+		{"timeout zero", func(c *Config) { c.Timeout = 0 }, "CHUNKSTREAM_QDRANT_TIMEOUT"},
 		{"empty collection", func(c *Config) { c.Collection = "" }, "CHUNKSTREAM_QDRANT_COLLECTION"},
 		{"batch too small", func(c *Config) { c.Batch = 10 }, "CHUNKSTREAM_QDRANT_BATCH"},
 		{"batch too big", func(c *Config) { c.Batch = 1000 }, "CHUNKSTREAM_QDRANT_BATCH"},

@@ -30,7 +30,10 @@
 //
 // Failure injection: SetUnavailable makes every call fail with Unavailable
 // until it is cleared (or for a duration with UnavailableFor), FailNext makes
-// the next n calls fail with a chosen code. Every call is recorded (Calls),
+// the next n calls fail with a chosen code, and Hang makes every call wait
+// until Release, as a stopped server process does (the client's deadline
+// ends the call; the double keeps answering HTTP/2 pings, which a stopped
+// process would not, so only deadlines detect the hang). Every call is recorded (Calls),
 // with its wait flag and write ordering for the write calls, so tests can
 // assert how a client talks to Qdrant.
 //

@@ -282,3 +282,34 @@ func TestFailureInjection(t *testing.T) {
 		t.Fatalf("Calls = %+v", calls)
 	}
 }
+
+// TestHang: while hung, calls wait: one with a deadline ends with
+// DeadlineExceeded, one without waits until Release and then succeeds.
+func TestHang(t *testing.T) {
+	srv, c := setup(t)
+	ctx := context.Background()
+	srv.Hang()
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	_, err := c.HealthCheck(short)
+	cancel()
+	if status.Code(err) != codes.DeadlineExceeded {
+		t.Fatalf("HealthCheck while hung = %v, want DeadlineExceeded", err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Count(ctx, &qdrant.CountPoints{CollectionName: "c"})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		t.Fatalf("Count answered while hung: %v", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	srv.Release()
+	if err := <-done; err != nil {
+		t.Fatalf("Count after Release = %v", err)
+	}
+	if _, err := c.HealthCheck(ctx); err != nil {
+		t.Fatalf("HealthCheck after Release = %v", err)
+	}
+}
