@@ -78,6 +78,9 @@ type BackfillOptions struct {
 	OnProgress func(Stats)
 	// OnDryRun receives the planned requests of a dry run, in order.
 	OnDryRun func(Planned)
+	// OnSent, when set, receives each request the server accepted (its
+	// id and INGEST sequence: what Wait watches), one call at a time.
+	OnSent func(Sent)
 	// Logger receives warnings; nil discards them.
 	Logger *slog.Logger
 }
@@ -137,7 +140,7 @@ func (p *Producer) Backfill(ctx context.Context, o BackfillOptions) (Summary, er
 	if o.DeleteMissing {
 		deletes = pl.missing(recs, o.IDPrefix, o.Exts)
 	}
-	t := &tally{progress: o.OnProgress}
+	t := &tally{progress: o.OnProgress, sent: o.OnSent}
 	t.s.Total = len(pl.docs) + len(deletes)
 	t.s.Warnings = pl.warnings
 	for _, w := range pl.warnings {

@@ -40,50 +40,27 @@ func (r recordInfo) sameSettings(fp string) bool {
 	return want == r.fingerprint
 }
 
-// loadRecords reads every document record of the bucket in one pass (a KV
-// watch delivering the newest value of each key), keyed by document id.
-// A missing bucket reads as no records: nothing was ever processed.
+// loadRecords reads every document record of the bucket in one pass
+// (EachRecord), keyed by document id. A missing bucket reads as no
+// records: nothing was ever processed.
 func loadRecords(ctx context.Context, js jetstream.JetStream, bucket string) (map[string]recordInfo, error) {
 	out := make(map[string]recordInfo)
-	kv, err := js.KeyValue(ctx, bucket)
-	if errors.Is(err, jetstream.ErrBucketNotFound) {
-		return out, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("producer: document records %s: %w", bucket, err)
-	}
-	w, err := kv.WatchAll(ctx, jetstream.IgnoreDeletes())
-	if err != nil {
-		return nil, fmt.Errorf("producer: read document records %s: %w", bucket, err)
-	}
-	defer func() { _ = w.Stop() }()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case e, ok := <-w.Updates():
-			if !ok {
-				return nil, fmt.Errorf("producer: read document records %s: watcher closed", bucket)
-			}
-			if e == nil { // initial values delivered
-				return out, nil
-			}
-			id, ok := messages.DocRecordID(e.Key())
-			if !ok {
-				continue // not a document record key
-			}
-			rec, err := messages.DecodeDocRecord(e.Value())
-			if err != nil {
-				continue // unreadable: treated as absent, the document is sent
-			}
-			var info recordInfo
-			decodeSum(&info.version, rec.DocVersion)
-			decodeSum(&info.fingerprint, rec.Fingerprint)
-			info.done = rec.State == messages.StateDone
-			info.deleted = rec.Op == messages.OpDelete
-			out[id] = info
+	err := EachRecord(ctx, js, bucket, func(id string, rec messages.DocRecord, ok bool) error {
+		if !ok {
+			return nil // unreadable: treated as absent, the document is sent
 		}
+		var info recordInfo
+		decodeSum(&info.version, rec.DocVersion)
+		decodeSum(&info.fingerprint, rec.Fingerprint)
+		info.done = rec.State == messages.StateDone
+		info.deleted = rec.Op == messages.OpDelete
+		out[id] = info
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
+	return out, nil
 }
 
 // decodeSum decodes a sha256 in hex into sum, leaving it zero when s is
@@ -98,27 +75,33 @@ func decodeSum(sum *[32]byte, s string) {
 }
 
 // loadDefaults reads the chunker defaults the workers advertise
-// (messages.ChunkerDefaultsKey). None advertised (no worker started with
-// this version, or no bucket) reads as the zero defaults, those of a
+// (messages.ChunkerDefaultsKey). None advertised (no worker of this
+// version started, or no bucket) reads as the zero defaults, those of a
 // worker without chunker settings.
 func loadDefaults(ctx context.Context, js jetstream.JetStream, bucket string) (messages.ChunkerDefaults, error) {
+	d, _, err := readDefaults(ctx, js, bucket)
+	return d, err
+}
+
+// readDefaults reads the advertised chunker defaults; ok is false when
+// none are.
+func readDefaults(ctx context.Context, js jetstream.JetStream, bucket string) (d messages.ChunkerDefaults, ok bool, err error) {
 	kv, err := js.KeyValue(ctx, bucket)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
-		return messages.ChunkerDefaults{}, nil
+		return messages.ChunkerDefaults{}, false, nil
 	}
 	if err != nil {
-		return messages.ChunkerDefaults{}, fmt.Errorf("producer: document records %s: %w", bucket, err)
+		return messages.ChunkerDefaults{}, false, fmt.Errorf("producer: document records %s: %w", bucket, err)
 	}
 	e, err := kv.Get(ctx, messages.ChunkerDefaultsKey)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return messages.ChunkerDefaults{}, nil
+		return messages.ChunkerDefaults{}, false, nil
 	}
 	if err != nil {
-		return messages.ChunkerDefaults{}, fmt.Errorf("producer: read the workers' chunker defaults: %w", err)
+		return messages.ChunkerDefaults{}, false, fmt.Errorf("producer: read the workers' chunker defaults: %w", err)
 	}
-	d, err := messages.DecodeChunkerDefaults(e.Value())
-	if err != nil {
-		return messages.ChunkerDefaults{}, fmt.Errorf("producer: the workers' chunker defaults: %w", err)
+	if d, err = messages.DecodeChunkerDefaults(e.Value()); err != nil {
+		return messages.ChunkerDefaults{}, false, fmt.Errorf("producer: the workers' chunker defaults: %w", err)
 	}
-	return d, nil
+	return d, true, nil
 }

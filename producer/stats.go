@@ -89,6 +89,9 @@ type tally struct {
 	mu       sync.Mutex
 	s        Summary
 	progress func(Stats)
+	// sent, when set, receives each request the server accepted, under
+	// the lock (one call at a time).
+	sent func(Sent)
 }
 
 func (t *tally) update(f func(s *Summary)) {
@@ -135,6 +138,9 @@ func (t *tally) settle(o *outgoing) {
 		}
 		if o.ack != nil && o.ack.Duplicate {
 			s.Duplicates++
+		}
+		if t.sent != nil && o.ack != nil {
+			t.sent(Sent{ID: o.id, Bytes: o.bytes, Seq: o.ack.Sequence, Duplicate: o.ack.Duplicate})
 		}
 	})
 }

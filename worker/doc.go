@@ -151,8 +151,9 @@
 //     whenever that chunker is used), and advertised at the start of Run
 //     under messages.ChunkerDefaultsKey in the bucket of document
 //     records (rewritten only when they differ, with a warning: the last
-//     worker started wins). A chunker the registry does not know but
-//     Options.NewChunker builds (a program's own) gets its option layers
+//     worker started wins). Options.NewChunker has the last word: a
+//     chunker it builds from options the registry refuses (a program's
+//     own chunker, or one knowing more options) gets its option layers
 //     merged as given.
 //   - A finished upsert's record holds the settings fingerprint of what
 //     was used (messages.Settings) and the chunk count, so a producer can

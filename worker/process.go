@@ -294,17 +294,21 @@ func (w *Worker) chunk(req *messages.IngestRequest, subject string, content []by
 }
 
 // resolveOptions resolves a chunker's option layers through the
-// registry. A chunker the registry does not know may still be one that
-// Options.NewChunker builds (a program's own): its layers are merged as
-// given, later ones winning, for NewChunker to judge.
+// registry. Options.NewChunker has the last word, though: a chunker it
+// builds from options the registry refuses (a program's own chunker, or
+// one that knows more options) gets its layers merged as given, later
+// ones winning; otherwise the registry's error stands.
 func (w *Worker) resolveOptions(name string, layers ...map[string]any) (map[string]any, error) {
 	opts, err := registry.Resolve(name, layers...)
-	if !errors.Is(err, registry.ErrUnknownChunker) {
-		return opts, err
+	if err == nil {
+		return opts, nil
 	}
 	merged := map[string]any{}
 	for _, l := range layers {
 		maps.Copy(merged, l)
 	}
-	return merged, nil
+	if _, berr := w.chunkers.get(name, merged); berr == nil {
+		return merged, nil
+	}
+	return nil, err
 }

@@ -192,9 +192,15 @@ func runErr(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		fmt.Fprintf(stdout, "%s\t%s\t%d%s\n", pl.Op, pl.ID, pl.Bytes, where)
 	}
 	var sum producer.Summary
+	var sent []producer.Awaited
+	var onSent func(producer.Sent)
+	if c.Wait {
+		onSent = func(s producer.Sent) { sent = append(sent, producer.Awaited{ID: s.ID, Seq: s.Seq}) }
+	}
 	if c.Stdin {
 		sum, err = p.SendLines(ctx, stdin, producer.StreamOptions{
 			Rate: c.Rate, MaxPendingBytes: c.MaxPendingBytes, Retry: retry, DryRun: c.DryRun, OnDryRun: dry, OnProgress: bar.update,
+			OnSent:    onSent,
 			OnBadLine: func(f producer.Failure) { bar.printf("producer: bad request: %v\n", f.Err) },
 		})
 	} else {
@@ -206,21 +212,22 @@ func runErr(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 			Paths: paths, IDPrefix: c.IDPrefix, Exts: exts, Template: tmpl, Mailbox: mailbox,
 			Force: c.Force, DeleteMissing: c.DeleteMissing, ResendStale: c.ResendStale, DryRun: c.DryRun,
 			Rate: c.Rate, MaxPendingBytes: c.MaxPendingBytes, Retry: retry, Readers: c.Readers,
-			OnProgress: bar.update, OnDryRun: dry, Logger: log,
+			OnProgress: bar.update, OnDryRun: dry, OnSent: onSent, Logger: log,
 		})
 	}
 	bar.finish()
+	printSummary(stderr, &sum, c.DryRun, c.Stdin, c.ResendStale)
+	code := 0
+	if err == nil && c.Wait {
+		code, err = waitProcessed(ctx, js, &c, sent, stderr)
+	}
 	if drainErr := nc.Drain(); drainErr != nil {
 		log.Warn("drain", "err", drainErr)
 	}
-	printSummary(stderr, &sum, c.DryRun, c.Stdin, c.ResendStale)
-	if err != nil {
-		return 1, err
+	if err != nil || !sum.OK() {
+		code = 1
 	}
-	if !sum.OK() {
-		return 1, nil
-	}
-	return 0, nil
+	return code, err
 }
 
 // printSummary writes the final summary and the failures.

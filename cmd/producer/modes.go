@@ -51,7 +51,7 @@ var requestFlags = []string{"id-prefix", "ext", "chunker", "options", "format", 
 
 // Flags of publishing, which a dry run does not do.
 var publishFlags = []string{"rate", "max-pending", "max-pending-bytes", "retry-for", "retry-wait", "ack-timeout", "json",
-	"objects-ttl", "replicas"}
+	"objects-ttl", "replicas", "wait", "wait-timeout"}
 
 // checkModes reports the first setting given that has no effect in the
 // mode the run is in, or two that exclude each other: nothing is
@@ -87,6 +87,9 @@ func checkModes(set map[string]bool, c *config, chunkerFlags map[string]bool, ma
 				return bad(name, "has no effect with -dry-run, which publishes nothing")
 			}
 		}
+	}
+	if set["wait-timeout"] && !c.Wait {
+		return bad("wait-timeout", "has no effect without -wait")
 	}
 	if c.ResendStale {
 		for _, name := range []string{"force", "delete-missing"} {
