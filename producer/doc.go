@@ -136,4 +136,22 @@
 //   - Purge deletes the selected dead letters one by one (never a purge
 //     of the stream), so a dead letter stored during the run is never
 //     deleted unseen.
+//
+// Status and waiting (status.go, wait.go):
+//   - ReadStatus counts the document records by state (one pass, the
+//     same watch a backfill makes), and reads the consumer's backlog, the
+//     dead letter stream's size and the advertised chunker defaults; a
+//     stream, consumer or bucket not set up yet reads as empty, not as an
+//     error, so status answers before the first worker starts.
+//   - Wait decides from the document records only, which the workers move
+//     for every outcome: a record at the request's INGEST sequence (its
+//     PubAck's) that is done is done; dead-lettered is failed, with the
+//     record's last failure; a record at a higher sequence is superseded
+//     (the document's newest version is another: whether this one was
+//     written before is not recorded, and does not matter). A request
+//     whose record the worker could not move (a dead letter whose record
+//     write failed) stays pending until the timeout. Wait watches the
+//     whole bucket (current values, then changes) and keeps only the ids
+//     and sequences it waits for; OnSent hands them over as the PubAcks
+//     come.
 package producer

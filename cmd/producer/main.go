@@ -6,6 +6,7 @@
 //	producer -chunker email [flags] MAILBOX...   one request per thread
 //	producer -stdin [flags] < requests.jsonl
 //	producer dlq list|replay|purge [flags]       dead letters
+//	producer status [-json] [-id ID | -failed]   documents by state, backlog
 //
 // Every flag is also an environment variable (see -h; a flag beats its
 // variable). Unchanged documents (a done document record holding their
@@ -14,16 +15,21 @@
 // changed (after a change of the workers' chunker defaults);
 // -delete-missing sends deletes for documents whose file is gone;
 // -dry-run lists what would be sent. A setting that has no effect in the
-// run's mode (-stdin, mailboxes, -dry-run) is a usage error. It prints
-// a summary and exits 0 when every request was accepted (or skipped), 1
-// when any failed or the run could not complete, 2 on a usage error. The work is done by package producer.
+// run's mode (-stdin, mailboxes, -dry-run) is a usage error. -wait waits,
+// after publishing, until the workers processed every request sent,
+// with a progress bar and a summary of what failed and why. It prints
+// a summary and exits 0 when every request was accepted (or skipped) and,
+// with -wait, processed, 1 when any failed or the run could not
+// complete, 2 on a usage error. The work is done by package producer.
 //
 // A first argument naming a subcommand (the table commands) runs it
 // instead: `producer dlq` lists, replays and purges dead letters
-// (dlq.go). A folder of that name is sent as ./dlq. The settings of a
-// subcommand are variables and flags as above; its selections (the dlq
-// filters, -json, -dry-run, -yes) are flags only, since they belong to
-// one command line.
+// (dlq.go); `producer status` shows the documents by state, the backlog
+// and the dead letters, one document's record, or the failed ones
+// (status.go). A folder named like a subcommand is sent as ./dlq or
+// ./status. The settings of a subcommand are variables and flags as
+// above; its selections (the dlq filters, -json, -dry-run, -yes, -id,
+// -failed) are flags only, since they belong to one command line.
 package main
 
 import (
