@@ -32,14 +32,13 @@ func newChunkerCache(build NewChunkerFunc) *chunkerCache {
 	return &chunkerCache{build: build, m: make(map[string]chunking.Chunker)}
 }
 
-// get returns the chunker for name and its resolved options (raw ones
-// for a chunker the registry does not know). Construction errors are
-// returned as they are (the caller classifies them) and not cached.
-func (c *chunkerCache) get(name string, resolved map[string]any) (chunking.Chunker, error) {
-	raw := resolved
-	keyOpts, err := json.Marshal(raw) // map keys are sorted: a canonical key
+// get returns the chunker for name and its resolved options (merged raw
+// ones for a chunker only the build function knows). Construction errors
+// are returned as they are (the caller classifies them) and not cached.
+func (c *chunkerCache) get(name string, opts map[string]any) (chunking.Chunker, error) {
+	keyOpts, err := json.Marshal(opts) // map keys are sorted: a canonical key
 	if err != nil {
-		return c.build(name, raw)
+		return c.build(name, opts)
 	}
 	key := name + "\x00" + string(keyOpts)
 	c.mu.Lock()
@@ -48,7 +47,7 @@ func (c *chunkerCache) get(name string, resolved map[string]any) (chunking.Chunk
 	if ok {
 		return ch, nil
 	}
-	ch, err = c.build(name, raw)
+	ch, err = c.build(name, opts)
 	if err != nil {
 		return nil, err
 	}
