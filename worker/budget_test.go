@@ -93,21 +93,6 @@ func (b *budgetChunkers) new(name string, raw map[string]any) (chunking.Chunker,
 	return chunkersWithFaults(name, raw)
 }
 
-// deadLetters returns the dead letters by the INGEST sequence of their
-// request.
-func (e *env) deadLetters() map[uint64]messages.DeadLetter {
-	e.t.Helper()
-	out := map[uint64]messages.DeadLetter{}
-	for _, m := range e.streamMsgs("DLQ") {
-		dl, err := messages.ParseDeadLetter(m.Header)
-		if err != nil {
-			e.t.Fatalf("dead letter %d: %v", m.Sequence, err)
-		}
-		out[dl.StreamSeq] = dl
-	}
-	return out
-}
-
 // TestOneDocumentCannotHoldAWorker: documents that need more than the
 // chunking time budget go through a worker with one processor: a list
 // nested 2,400 deep, a document whose chunker works until its context
@@ -157,8 +142,8 @@ func TestOneDocumentCannotHoldAWorker(t *testing.T) {
 		if r.Outcome != worker.OutcomePermanent || r.Cause != worker.CauseTooComplex {
 			t.Errorf("%s: outcome %s, cause %q (%v), want permanent too_complex", name, r.Outcome, r.Cause, r.Err)
 		}
-		if dl.Kind != messages.KindPermanent || dl.Deliveries != 1 {
-			t.Errorf("%s: dead letter %+v, want permanent after one delivery", name, dl)
+		if dl.Kind != messages.KindPermanent || dl.Cause != worker.CauseTooComplex || dl.Deliveries != 1 {
+			t.Errorf("%s: dead letter %+v, want permanent too_complex after one delivery", name, dl)
 		}
 		for _, f := range append(figures, "too complex", "200ms budget (CHUNKSTREAM_MAX_CHUNK_TIME)") {
 			if !strings.Contains(dl.Reason, f) {
@@ -247,6 +232,9 @@ func TestChunkCountAndSizeBounds(t *testing.T) {
 		}
 		if r.Outcome != worker.OutcomePermanent || r.Cause != c.cause {
 			t.Errorf("%s: %s, cause %q (%v), want permanent %s", c.name, r.Outcome, r.Cause, r.Err, c.cause)
+		}
+		if dls[seq].Cause != c.cause {
+			t.Errorf("%s: dead letter cause %q, want %q", c.name, dls[seq].Cause, c.cause)
 		}
 		for _, s := range c.reason {
 			if !strings.Contains(dls[seq].Reason, s) {
