@@ -32,6 +32,7 @@ const (
 	CauseInvalidOptions = "invalid_options"
 	CauseChunkerPanic   = "chunker_panic"
 	CauseChunkerError   = "chunker_error"
+	CauseTooComplex     = "too_complex"
 	CauseRecords        = "records"
 	CauseSink           = "sink"
 )
@@ -110,7 +111,7 @@ func (w *Worker) process(ctx context.Context, msg jetstream.Msg, res *Result) {
 
 	var chunks []Chunk
 	if doc.Op == OpUpsert {
-		if chunks, rec.Fingerprint, err = w.chunk(&req, doc.Subject, content, res); err != nil {
+		if chunks, rec.Fingerprint, err = w.chunk(ctx, &req, doc.Subject, content, res); err != nil {
 			return
 		}
 		rec.Chunks = len(chunks)
@@ -214,11 +215,12 @@ func (w *Worker) objectStore(ctx context.Context, bucket string) (jetstream.Obje
 	return s, nil
 }
 
-// chunk runs the request's chunker over content and returns the chunks
-// with the settings fingerprint of the request (published on subject).
-// Every failure here is permanent: chunkers are pure, so a retry gives
-// the same result.
-func (w *Worker) chunk(req *messages.IngestRequest, subject string, content []byte, res *Result) ([]Chunk, string, error) {
+// chunk runs the request's chunker over content, within the
+// per-document budgets (chunkWithin), and returns the chunks with the
+// settings fingerprint of the request (published on subject). Every
+// failure here but a shutdown (ctx's end) is permanent: chunkers are
+// pure, so a retry gives the same result.
+func (w *Worker) chunk(ctx context.Context, req *messages.IngestRequest, subject string, content []byte, res *Result) ([]Chunk, string, error) {
 	format, err := req.ResolvedFormat()
 	if err != nil {
 		fail(res, CauseUnknownFormat, err, true)
@@ -231,6 +233,11 @@ func (w *Worker) chunk(req *messages.IngestRequest, subject string, content []by
 	}
 	// Request > worker defaults > chunker defaults.
 	settings, err := messages.ResolveSettings(req, subject, w.defaults, w.resolveOptions)
+	if err == nil {
+		// Only a size the request sets is bounded; its value is the
+		// resolved one.
+		err = w.checkChunkSize(settings.Chunker, req.Options, settings.Options)
+	}
 	var ch chunking.Chunker
 	if err == nil {
 		ch, err = w.chunkers.get(settings.Chunker, settings.Options)
@@ -262,11 +269,18 @@ func (w *Worker) chunk(req *messages.IngestRequest, subject string, content []by
 	// Only an explicit format goes to the chunker; otherwise it infers the
 	// format from the path as `chunk split` lets it, so both give the same
 	// chunks (and the same file_format metadata).
-	out, warnings, err := safeChunk(ch, chunking.Document{Path: req.ID, Format: req.Format, Content: content, Metadata: md})
+	out, warnings, err := w.chunkWithin(ctx, ch, chunking.Document{Path: req.ID, Format: req.Format, Content: content, Metadata: md})
+	if err != nil && ctx.Err() != nil {
+		// Shutdown: another worker chunks it again.
+		fail(res, "shutdown", err, false)
+		return nil, "", err
+	}
 	if err != nil {
 		var p *panicError
 		cause := CauseChunkerError
 		switch {
+		case errors.Is(err, errTooComplex):
+			cause = CauseTooComplex
 		case errors.As(err, &p):
 			cause = CauseChunkerPanic
 			w.log.Error("chunker panic", "doc_id", req.ID, "err", err, "stack", string(p.stack))
