@@ -100,4 +100,31 @@
 //     any id is a valid key. Fields are only added, and each must be safe
 //     to lose, because a writer that does not know a field drops it when
 //     it rewrites the record.
+//   - "Unchanged" means same content and same processing. A done upsert
+//     record holds the settings fingerprint its version was chunked with
+//     ("fingerprint") and its chunk count ("chunks"). The fingerprint is a
+//     wire contract: the sha256 hex of the canonical JSON of the resolved
+//     Settings (Settings.Fingerprint spells the bytes out): the chunker
+//     and its complete options (every option with its effective value,
+//     resolved as request > worker defaults > chunker defaults), the
+//     request's explicit format, source and metadata, the ingest subject
+//     (which names the chunk subject) and the collection override, plus
+//     FingerprintVersion. Metadata enters as a map: reordering keys
+//     changes neither a chunk's hash nor its meaning, so it is no change.
+//     The workers' sink settings (chunk subject prefix, default
+//     collection) are not in it: a change there needs a forced re-send.
+//   - Which chunker and options a request gets is defined once here
+//     (ChunkerDefaults.Choose, ResolveSettings) and resolved through the
+//     registry by the worker and the producer alike, so the producer
+//     computes the fingerprint a worker will record. A worker's defaults
+//     apply to requests that name no chunker only where the default
+//     chunker reads the format (email reads the mail formats, the others
+//     the text formats): a worker defaulting to twostep still gives a
+//     mailbox thread to the email chunker.
+//   - Workers advertise their defaults as JSON under ChunkerDefaultsKey in
+//     the bucket of document records, a key that holds a "." and so is
+//     never a record's (DocRecordID refuses it). Every worker writes it at
+//     start, the last one started winning; workers of one deployment share
+//     one configuration, and during a rolling change the key ends with the
+//     new settings once the last new worker started.
 package messages

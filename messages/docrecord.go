@@ -46,6 +46,15 @@ type DocRecord struct {
 	// State is StatePending while a worker is on the version, StateDone
 	// after, StateDeadLettered when it was dead-lettered.
 	State string `json:"state"`
+	// Fingerprint is the settings fingerprint (Settings.Fingerprint) the
+	// version was chunked with, set with StateDone on an upsert; empty in
+	// a record written before fingerprints existed (or by a worker that
+	// does not know the field), which a producer counts as processed with
+	// other settings: losing it costs one re-send.
+	Fingerprint string `json:"fingerprint,omitempty"`
+	// Chunks is the number of chunks the version has, set with
+	// Fingerprint (absent, 0, when it has none).
+	Chunks int `json:"chunks,omitempty"`
 	// LastFailure is why the version was dead-lettered, in a record of
 	// StateDeadLettered; absent otherwise (a newer version clears it).
 	// It is a hint for people (a status listing), safe to lose.

@@ -25,6 +25,9 @@ func TestDecodeDocRecord(t *testing.T) {
 		{"fields of a newer writer are ignored",
 			`{"ingest_seq":3,"doc_version":"` + v + `","op":"upsert","state":"done","fingerprint_of_the_future":"f1","chunks_of_the_future":12}`,
 			messages.DocRecord{IngestSeq: 3, DocVersion: v, Op: messages.OpUpsert, State: messages.StateDone}, false},
+		{"done with its settings fingerprint and chunk count",
+			`{"ingest_seq":3,"doc_version":"` + v + `","op":"upsert","state":"done","fingerprint":"f1","chunks":12}`,
+			messages.DocRecord{IngestSeq: 3, DocVersion: v, Op: messages.OpUpsert, State: messages.StateDone, Fingerprint: "f1", Chunks: 12}, false},
 		{"dead-lettered with its last failure",
 			`{"ingest_seq":5,"doc_version":"","op":"upsert","state":"dead_lettered","last_failure":{"cause":"unknown_option","reason":"x","time":"2025-03-04T05:06:07Z","ingest_seq":5}}`,
 			messages.DocRecord{IngestSeq: 5, Op: messages.OpUpsert, State: messages.StateDeadLettered, LastFailure: messages.Failure{

@@ -450,9 +450,18 @@ func TestBackfillResendsDeadLettered(t *testing.T) {
 	if err != nil || s.Sent != 1 || s.Skipped != 0 {
 		t.Errorf("Backfill over a dead-lettered record = %+v, %v; want it sent", s.Stats, err)
 	}
-	// The same record done is skipped: the test can tell the two apart.
+	// The same record done (with the settings fingerprint of the request
+	// the backfill would send) is skipped: the test can tell the two
+	// apart.
 	kv := e.top.Docs
+	settings, err := messages.ResolveSettings(&messages.IngestRequest{ID: "a.md"}, "ingest.docs", messages.ChunkerDefaults{}, registry.Resolve)
+	if err != nil {
+		t.Fatal(err)
+	}
 	rec.State, rec.LastFailure = messages.StateDone, messages.Failure{}
+	if rec.Fingerprint, err = settings.Fingerprint(); err != nil {
+		t.Fatal(err)
+	}
 	val, _ := messages.EncodeDocRecord(rec)
 	if _, err := kv.Put(ctx, messages.DocRecordKey("a.md"), val); err != nil {
 		t.Fatal(err)

@@ -29,10 +29,24 @@
 //     mailbox's threads IDPrefix + the mailbox's base name + "#" + thread
 //     id. Two paths giving one id fail with ErrDuplicateID, nothing sent.
 //   - The document records are read in one pass (a KV watch of the whole
-//     bucket; a missing bucket means none) into a compact map: a document
-//     whose sha256 equals a done, non-delete record's doc_version is
-//     skipped. The record is messages.DocRecord, the type the workers
+//     bucket; a missing bucket means none) into a compact map. A document
+//     is skipped only when unchanged: its sha256 equals a done, non-delete
+//     record's doc_version and the settings fingerprint of the request it
+//     would send equals the record's. The fingerprint is computed as the
+//     workers compute it (messages.ResolveSettings through the registry)
+//     with the chunker defaults the workers advertise in the same bucket
+//     (none advertised: a worker without chunker settings), once per
+//     format within a backfill (the only part of the request that varies
+//     from document to document). A record without a fingerprint counts
+//     as changed. The record is messages.DocRecord, the type the workers
 //     write.
+//   - ResendStale is the re-chunk after a change of the workers'
+//     defaults: the normal walk and checks, sending only the stale
+//     documents (same content, other fingerprint) and nothing new,
+//     changed, unfinished or deleted. A normal run sends them too; the
+//     mode exists so that a re-chunk does not also publish edits, and so
+//     that a dry run lists exactly what it will re-chunk. Stats.Stale
+//     counts the stale documents of any run.
 //   - -delete-missing (DeleteMissing) deletes a recorded id under IDPrefix
 //     that the walk could have produced (extension in Exts, no hidden
 //     element) but did not find, only when its file exists in none of the
@@ -122,4 +136,22 @@
 //   - Purge deletes the selected dead letters one by one (never a purge
 //     of the stream), so a dead letter stored during the run is never
 //     deleted unseen.
+//
+// Status and waiting (status.go, wait.go):
+//   - ReadStatus counts the document records by state (one pass, the
+//     same watch a backfill makes), and reads the consumer's backlog, the
+//     dead letter stream's size and the advertised chunker defaults; a
+//     stream, consumer or bucket not set up yet reads as empty, not as an
+//     error, so status answers before the first worker starts.
+//   - Wait decides from the document records only, which the workers move
+//     for every outcome: a record at the request's INGEST sequence (its
+//     PubAck's) that is done is done; dead-lettered is failed, with the
+//     record's last failure; a record at a higher sequence is superseded
+//     (the document's newest version is another: whether this one was
+//     written before is not recorded, and does not matter). A request
+//     whose record the worker could not move (a dead letter whose record
+//     write failed) stays pending until the timeout. Wait watches the
+//     whole bucket (current values, then changes) and keeps only the ids
+//     and sequences it waits for; OnSent hands them over as the PubAcks
+//     come.
 package producer

@@ -206,7 +206,8 @@ func (p *Producer) Delete(ctx context.Context, docID string) (*jetstream.PubAck,
 	return ack, nil
 }
 
-// Sent reports one enqueued document to a Batch's callback.
+// Sent reports one enqueued document to a Batch's callback, or to the
+// OnSent callback of a backfill or a stream.
 type Sent struct {
 	ID    string
 	Bytes int

@@ -22,8 +22,14 @@ type Stats struct {
 	// Duplicates counts PubAcks that reported a duplicate: a retried
 	// publish whose first copy had arrived.
 	Duplicates int
-	// Skipped counts documents unchanged since a done record.
+	// Skipped counts documents not sent: unchanged since a done record
+	// (same content, same settings), or, with ResendStale, not stale.
 	Skipped int
+	// Stale counts the documents sent (or, in a dry run, listed) because
+	// their done record holds their content but other settings: the
+	// chunker, its options, metadata, source, subject or collection
+	// changed, or the workers' chunker defaults did.
+	Stale int
 	// Failed counts documents not accepted: unreadable, invalid, too
 	// large, refused by the server, or given up.
 	Failed int
@@ -83,6 +89,9 @@ type tally struct {
 	mu       sync.Mutex
 	s        Summary
 	progress func(Stats)
+	// sent, when set, receives each request the server accepted, under
+	// the lock (one call at a time).
+	sent func(Sent)
 }
 
 func (t *tally) update(f func(s *Summary)) {
@@ -129,6 +138,9 @@ func (t *tally) settle(o *outgoing) {
 		}
 		if o.ack != nil && o.ack.Duplicate {
 			s.Duplicates++
+		}
+		if t.sent != nil && o.ack != nil {
+			t.sent(Sent{ID: o.id, Bytes: o.bytes, Seq: o.ack.Sequence, Duplicate: o.ack.Duplicate})
 		}
 	})
 }

@@ -30,6 +30,9 @@ type StreamOptions struct {
 	// DryRun publishes nothing; OnDryRun receives each valid request.
 	DryRun   bool
 	OnDryRun func(Planned)
+	// OnSent, when set, receives each request the server accepted, one
+	// call at a time.
+	OnSent func(Sent)
 	// OnProgress is called after each line settles, one call at a time.
 	OnProgress func(Stats)
 	// OnBadLine, when set, is called for each line that is not a valid
@@ -47,7 +50,7 @@ type StreamOptions struct {
 // event.
 func (p *Producer) SendLines(ctx context.Context, r io.Reader, o StreamOptions) (Summary, error) {
 	start := time.Now()
-	t := &tally{progress: o.OnProgress}
+	t := &tally{progress: o.OnProgress, sent: o.OnSent}
 	var snd *sender
 	if !o.DryRun {
 		snd = newSender(ctx, p.js, p.opts.MaxPending, o.MaxPendingBytes, o.Rate, o.Retry, t.settle)

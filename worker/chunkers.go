@@ -19,8 +19,10 @@ type NewChunkerFunc func(name string, raw map[string]any) (chunking.Chunker, err
 // option sets must not grow memory without limit.
 const maxCachedChunkers = 64
 
-// chunkerCache builds chunkers once per (name, options) and reuses them;
-// chunkers are safe for concurrent use.
+// chunkerCache builds chunkers once per (name, resolved options) and
+// reuses them; chunkers are safe for concurrent use. Keyed on the
+// resolved options, requests that spell one configuration differently
+// (an option given its default value, or left out) share one chunker.
 type chunkerCache struct {
 	build NewChunkerFunc
 	mu    sync.Mutex
@@ -31,12 +33,13 @@ func newChunkerCache(build NewChunkerFunc) *chunkerCache {
 	return &chunkerCache{build: build, m: make(map[string]chunking.Chunker)}
 }
 
-// get returns the chunker for name and raw options. Construction errors
+// get returns the chunker for name and its resolved options (merged raw
+// ones for a chunker only the build function knows). Construction errors
 // are returned as they are (the caller classifies them) and not cached.
-func (c *chunkerCache) get(name string, raw map[string]any) (chunking.Chunker, error) {
-	keyOpts, err := json.Marshal(raw) // map keys are sorted: a canonical key
+func (c *chunkerCache) get(name string, opts map[string]any) (chunking.Chunker, error) {
+	keyOpts, err := json.Marshal(opts) // map keys are sorted: a canonical key
 	if err != nil {
-		return c.build(name, raw)
+		return c.build(name, opts)
 	}
 	key := name + "\x00" + string(keyOpts)
 	c.mu.Lock()
@@ -45,7 +48,7 @@ func (c *chunkerCache) get(name string, raw map[string]any) (chunking.Chunker, e
 	if ok {
 		return ch, nil
 	}
-	ch, err = c.build(name, raw)
+	ch, err = c.build(name, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -1,11 +1,15 @@
 package worker
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime"
 	"time"
 
+	"github.com/chunkstream/chunkstream/chunking/registry"
+	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/topology"
 )
 
@@ -65,6 +69,75 @@ type Config struct {
 	// invalid_options. 0 means no bound.
 	MinChunkChars int `env:"CHUNKSTREAM_MIN_CHUNK_CHARS" envDefault:"32" help:"smallest max_char (markdown) or max_chars (email) a request may ask for (0: no bound)"`
 	MinChunkWords int `env:"CHUNKSTREAM_MIN_CHUNK_WORDS" envDefault:"8" help:"smallest max_chunk_size (twostep, in words) a request may ask for (0: no bound)"`
+	// Chunker is the chunker of requests that name none, where it reads
+	// their format (messages.ChunkerDefaults.Choose); empty means each
+	// format's default.
+	Chunker string `env:"CHUNKSTREAM_CHUNKER" envDefault:"markdown" help:"chunker of requests that name none, for the formats it reads"`
+	// ChunkerOptions are options of Chunker applied beneath a request's
+	// own whenever a request is chunked with Chunker: request > these >
+	// the chunker's defaults.
+	ChunkerOptions ChunkerOptions `env:"CHUNKSTREAM_CHUNKER_OPTIONS" help:"options of the default chunker beneath a request's own, as a JSON object"`
+}
+
+// ChunkerOptions are raw chunker options, read from a JSON object (an
+// environment variable, a flag); numbers stay json.Number, which the
+// registry decodes.
+type ChunkerOptions map[string]any
+
+// UnmarshalText reads a JSON object; empty text is no options.
+func (o *ChunkerOptions) UnmarshalText(text []byte) error {
+	if len(bytes.TrimSpace(text)) == 0 {
+		*o = nil
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(text))
+	dec.UseNumber()
+	var m map[string]any
+	if err := dec.Decode(&m); err != nil {
+		return fmt.Errorf("want a JSON object of chunker options: %w", err)
+	}
+	if dec.More() {
+		return errors.New("want one JSON object of chunker options, got more")
+	}
+	*o = m
+	return nil
+}
+
+// Set implements flag.Value as UnmarshalText.
+func (o *ChunkerOptions) Set(s string) error { return o.UnmarshalText([]byte(s)) }
+
+// String returns the options as a JSON object ("" when there are none).
+func (o *ChunkerOptions) String() string {
+	if o == nil || len(*o) == 0 {
+		return ""
+	}
+	b, err := json.Marshal(map[string]any(*o))
+	if err != nil {
+		return fmt.Sprint(map[string]any(*o))
+	}
+	return string(b)
+}
+
+// ChunkerDefaults returns the default chunker and its options resolved
+// through the registry (every option with its value): what the worker
+// applies, advertises and fingerprints. The error names the variable and
+// the option.
+func (c *Config) ChunkerDefaults() (messages.ChunkerDefaults, error) {
+	if c.Chunker == "" {
+		if len(c.ChunkerOptions) > 0 {
+			return messages.ChunkerDefaults{}, errors.New("worker: config CHUNKSTREAM_CHUNKER_OPTIONS: options without a chunker (set CHUNKSTREAM_CHUNKER)")
+		}
+		return messages.ChunkerDefaults{}, nil
+	}
+	e, err := registry.Lookup(c.Chunker)
+	if err != nil {
+		return messages.ChunkerDefaults{}, fmt.Errorf("worker: config CHUNKSTREAM_CHUNKER: %w", err)
+	}
+	opts, err := e.Resolve(c.ChunkerOptions)
+	if err != nil {
+		return messages.ChunkerDefaults{}, fmt.Errorf("worker: config CHUNKSTREAM_CHUNKER_OPTIONS: %w", err)
+	}
+	return messages.ChunkerDefaults{Chunker: e.Name, Options: opts}, nil
 }
 
 // Record formats.
@@ -93,6 +166,7 @@ func DefaultConfig() Config {
 		LogLevel:            "info",
 		Sink:                SinkSubject,
 		RecordFormat:        RecordFormatMsgpack,
+		Chunker:             "markdown",
 		SinkProbeBase:       time.Second,
 		SinkProbeMax:        5 * time.Second,
 		MaxChunkTime:        time.Minute,
@@ -155,6 +229,9 @@ func (c *Config) Validate() error {
 	}
 	if c.MinChunkWords < 0 {
 		bad("CHUNKSTREAM_MIN_CHUNK_WORDS", "%d is negative", c.MinChunkWords)
+	}
+	if _, err := c.ChunkerDefaults(); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

@@ -198,8 +198,26 @@
 //     and decides the UTF-8 check (markdown, mdx, text).
 //   - "source" is added to chunk metadata before the request's metadata,
 //     whose values win on a clash.
-//   - Chunkers are built once per (name, options) and cached (64 entries
-//     at most); chunkers are pure and safe for concurrent use.
+//   - Chunker settings: request > worker defaults > chunker defaults. The
+//     worker's defaults (Config.Chunker and ChunkerOptions) are validated
+//     by New through the registry, applied as messages.ChunkerDefaults
+//     says (a default chunker takes the requests of the formats it reads
+//     that name no chunker; its options lie beneath a request's own
+//     whenever that chunker is used), and advertised at the start of Run
+//     under messages.ChunkerDefaultsKey in the bucket of document
+//     records (rewritten only when they differ, with a warning: the last
+//     worker started wins). Options.NewChunker has the last word: a
+//     chunker it builds from options the registry refuses (a program's
+//     own chunker, or one knowing more options) gets its option layers
+//     merged as given.
+//   - A finished upsert's record holds the settings fingerprint of what
+//     was used (messages.Settings) and the chunk count, so a producer can
+//     tell a document processed with other settings from an unchanged
+//     one; deletes hold neither.
+//   - Chunkers are built once per (name, resolved options) and cached
+//     (64 entries at most), so requests that spell one configuration
+//     differently share a chunker; chunkers are pure and safe for
+//     concurrent use.
 //   - Objects behind content_ref are never deleted by workers: they are
 //     content-addressed and may be shared by several requests; the
 //     bucket's TTL (CHUNKSTREAM_OBJECTS_TTL, 7 days by default) removes

@@ -152,9 +152,10 @@ func (s *KVRecords) Start(ctx context.Context, docID string, rec messages.DocRec
 	}
 }
 
-// Finish is step 5: it marks version seq done, only if the record still
-// holds seq. It reports whether it did. rev, when not 0, is the revision
-// Start returned: if the record is unchanged since, one write suffices.
+// Finish is step 5: it marks version seq done, with rec's settings
+// fingerprint and chunk count, only if the record still holds seq. It
+// reports whether it did. rev, when not 0, is the revision Start
+// returned: if the record is unchanged since, one write of rec suffices.
 func (s *KVRecords) Finish(ctx context.Context, docID string, seq uint64, rev uint64, rec messages.DocRecord) (bool, error) {
 	key := messages.DocRecordKey(docID)
 	if rev != 0 {
@@ -181,6 +182,7 @@ func (s *KVRecords) Finish(ctx context.Context, docID string, seq uint64, rev ui
 			return true, nil
 		}
 		cur.State, cur.LastFailure = messages.StateDone, messages.Failure{}
+		cur.Fingerprint, cur.Chunks = rec.Fingerprint, rec.Chunks
 		val, err := messages.EncodeDocRecord(cur)
 		if err != nil {
 			return false, err

@@ -80,6 +80,7 @@ type Worker struct {
 	rawSink  Sink
 	records  *KVRecords
 	chunkers *chunkerCache
+	defaults messages.ChunkerDefaults
 	backoff  Backoff
 	onResult func(Result)
 
@@ -119,6 +120,10 @@ func New(nc *nats.Conn, js jetstream.JetStream, top *topology.Handles, opts Opti
 	if m == nil {
 		m = NewMetrics()
 	}
+	defaults, err := opts.Config.ChunkerDefaults()
+	if err != nil {
+		return nil, err
+	}
 	b := opts.Backoff
 	if b.Base == 0 {
 		b.Base, b.Max = opts.Config.BackoffBase, opts.Config.BackoffMax
@@ -129,6 +134,7 @@ func New(nc *nats.Conn, js jetstream.JetStream, top *topology.Handles, opts Opti
 		rawSink:      opts.Sink,
 		records:      NewKVRecords(top.Docs).WithLeaderReads(nc),
 		chunkers:     newChunkerCache(opts.NewChunker),
+		defaults:     defaults,
 		backoff:      b,
 		onResult:     opts.OnResult,
 		objects:      map[string]jetstream.ObjectStore{opts.Config.ObjectsBucket: top.Objects},
@@ -180,6 +186,12 @@ func (w *Worker) Ready() bool {
 // does not close the connection.
 func (w *Worker) Run(ctx context.Context) error {
 	n := w.cfg.Workers()
+	if err := w.advertise(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil // stopped before it started
+		}
+		return err
+	}
 	adv, err := w.watchAdvisories()
 	if err != nil {
 		return err

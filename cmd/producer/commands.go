@@ -20,7 +20,8 @@ type command struct {
 // its first argument, producer sends documents (`producer [flags]
 // PATH...`), so a folder named like a subcommand is given as ./NAME.
 var commands = map[string]command{
-	"dlq": {usage: "dlq list|replay|purge [flags]     list, replay or delete dead letters", run: runDLQ},
+	"dlq":    {usage: "dlq list|replay|purge [flags]     list, replay or delete dead letters", run: runDLQ},
+	"status": {usage: "status [-json] [-id ID | -failed]  documents by state, backlog, dead letters; one record; the failed", run: runStatus},
 }
 
 // commandsUsage returns the synopsis lines of the subcommands, sorted.

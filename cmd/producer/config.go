@@ -57,6 +57,15 @@ type config struct {
 	Force bool `env:"CHUNKSTREAM_PRODUCER_FORCE"`
 	// DeleteMissing sends deletes for documents whose file is gone.
 	DeleteMissing bool `env:"CHUNKSTREAM_PRODUCER_DELETE_MISSING"`
+	// ResendStale sends only the documents processed with other settings
+	// than their request would now get (the re-chunk after a change of
+	// the workers' defaults).
+	ResendStale bool `env:"CHUNKSTREAM_PRODUCER_RESEND_STALE"`
+	// Wait waits, after publishing, until the workers have processed
+	// every request sent (done, dead-lettered or superseded).
+	Wait bool `env:"CHUNKSTREAM_PRODUCER_WAIT"`
+	// WaitTimeout bounds the wait (0: no bound).
+	WaitTimeout time.Duration `env:"CHUNKSTREAM_PRODUCER_WAIT_TIMEOUT" envDefault:"0s"`
 	// DryRun lists what would be sent and sends nothing.
 	DryRun bool `env:"CHUNKSTREAM_PRODUCER_DRY_RUN"`
 	// Rate limits documents per second (0: no limit).
@@ -135,6 +144,9 @@ func bindFlags(fs *flag.FlagSet, c *config) {
 	fs.BoolVar(&c.Stdin, "stdin", c.Stdin, "read ingest requests as JSON lines from standard input (env CHUNKSTREAM_PRODUCER_STDIN)")
 	fs.BoolVar(&c.Force, "force", c.Force, "send unchanged documents too (env CHUNKSTREAM_PRODUCER_FORCE)")
 	fs.BoolVar(&c.DeleteMissing, "delete-missing", c.DeleteMissing, "send deletes for ids under -id-prefix whose file is gone (env CHUNKSTREAM_PRODUCER_DELETE_MISSING)")
+	fs.BoolVar(&c.ResendStale, "resend-stale", c.ResendStale, "send only the documents whose record holds their content but other settings (after a change of the workers' chunker defaults); nothing new, changed or deleted (env CHUNKSTREAM_PRODUCER_RESEND_STALE)")
+	fs.BoolVar(&c.Wait, "wait", c.Wait, "after publishing, wait until the workers processed every request sent; exit 1 if any was dead-lettered (env CHUNKSTREAM_PRODUCER_WAIT)")
+	fs.DurationVar(&c.WaitTimeout, "wait-timeout", c.WaitTimeout, "give up waiting after this long, listing what is still pending, exit 1; 0: no limit (env CHUNKSTREAM_PRODUCER_WAIT_TIMEOUT)")
 	fs.BoolVar(&c.DryRun, "dry-run", c.DryRun, "list what would be sent on standard output; send nothing (env CHUNKSTREAM_PRODUCER_DRY_RUN)")
 	fs.Float64Var(&c.Rate, "rate", c.Rate, "at most this many documents per second; 0: no limit (env CHUNKSTREAM_PRODUCER_RATE)")
 	fs.IntVar(&c.MaxPending, "max-pending", c.MaxPending, "publishes awaiting their PubAck at most (env CHUNKSTREAM_PRODUCER_MAX_PENDING)")
@@ -164,6 +176,8 @@ func (c *config) validate() error {
 		return fmt.Errorf("-retry-for (CHUNKSTREAM_PRODUCER_RETRY_FOR) must not be negative, got %v", c.RetryFor)
 	case c.MaxDocBytes < 1:
 		return fmt.Errorf("-max-doc-bytes (CHUNKSTREAM_MAX_DOC_BYTES) must be at least 1, got %d", c.MaxDocBytes)
+	case c.WaitTimeout < 0:
+		return fmt.Errorf("-wait-timeout (CHUNKSTREAM_PRODUCER_WAIT_TIMEOUT) must not be negative, got %v", c.WaitTimeout)
 	case c.Readers <= 0:
 		return fmt.Errorf("-readers (CHUNKSTREAM_PRODUCER_READERS) must be positive, got %d", c.Readers)
 	case c.Subject == "":

@@ -84,3 +84,26 @@ func TestREADMEDocumentsDLQ(t *testing.T) {
 		}
 	}
 }
+
+// TestREADMEDocumentsStatus keeps the README in step with producer
+// status: its flags and its forms in the producer section.
+func TestREADMEDocumentsStatus(t *testing.T) {
+	sec := readmeSection(t, "Backfills and the producer")
+	var c statusConfig
+	var a statusArgs
+	fs := flag.NewFlagSet("producer status", flag.ContinueOnError)
+	bindStatusFlags(fs, &c, &a)
+	fs.VisitAll(func(f *flag.Flag) {
+		if strings.HasPrefix(f.Name, "nats-") || f.Name == "s" || f.Name == "connect-timeout" || f.Name == "log-level" {
+			return // the connection flags, documented above
+		}
+		if !strings.Contains(sec, "`-"+f.Name+"`") && !strings.Contains(sec, "`-"+f.Name+" ") {
+			t.Errorf("README producer section does not document -%s of producer status", f.Name)
+		}
+	})
+	for _, s := range []string{"producer status", "producer status -id", "producer status -failed", "-wait-timeout"} {
+		if !strings.Contains(sec, s) {
+			t.Errorf("README producer section does not show %s", s)
+		}
+	}
+}

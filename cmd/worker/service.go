@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -47,6 +48,16 @@ func buildSink(ctx context.Context, c *config, js jetstream.JetStream, records w
 // serve runs the worker service until ctx is cancelled (SIGTERM), then
 // drains and waits for the connection to close.
 func serve(ctx context.Context, c *config, log *slog.Logger) error {
+	// Listen first: a second worker on the host fails at once, naming the
+	// setting, not after connecting and setting up.
+	var ln net.Listener
+	if c.MetricsAddr != "" {
+		var err error
+		if ln, err = listenMetrics(c.MetricsAddr); err != nil {
+			return err
+		}
+		defer ln.Close()
+	}
 	nc, err := natsconn.Connect(ctx, c.NATS, "chunkstream-worker", log)
 	if err != nil {
 		return err
@@ -84,11 +95,7 @@ func serve(ctx context.Context, c *config, log *slog.Logger) error {
 	}
 
 	var srv *http.Server
-	if c.MetricsAddr != "" {
-		ln, err := net.Listen("tcp", c.MetricsAddr)
-		if err != nil {
-			return fmt.Errorf("CHUNKSTREAM_METRICS_ADDR: %w", err)
-		}
+	if ln != nil {
 		srv = &http.Server{Handler: worker.Handler(w.Metrics(), w), ReadHeaderTimeout: 5 * time.Second}
 		go func() {
 			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -113,6 +120,20 @@ func serve(ctx context.Context, c *config, log *slog.Logger) error {
 		_ = srv.Shutdown(sctx)
 	}
 	return runErr
+}
+
+// listenMetrics listens on the metrics address; the error names the
+// variable and the flag, and for an address in use says what to do.
+func listenMetrics(addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err == nil {
+		return ln, nil
+	}
+	err = fmt.Errorf("metrics address %q (CHUNKSTREAM_METRICS_ADDR, -metrics-addr): %w", addr, err)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		err = fmt.Errorf("%w; another worker on this host may be serving there: give each worker its own CHUNKSTREAM_METRICS_ADDR (or -metrics-addr), e.g. :9091, or '' to serve no metrics", err)
+	}
+	return nil, err
 }
 
 // healthcheckAddr probes /healthz and /readyz of a running worker at addr
