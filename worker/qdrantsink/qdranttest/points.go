@@ -3,6 +3,7 @@ package qdranttest
 import (
 	"cmp"
 	"context"
+	"math"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -200,8 +201,32 @@ func (c *collection) addVector(p *point, name string, vec *qdrant.Vector) error 
 	if uint64(len(dense)) != params.GetSize() {
 		return invalid("Vector dimension error: expected dim: %d, got %d", params.GetSize(), len(dense))
 	}
-	p.dense[name] = append([]float32(nil), dense...)
+	dense = append([]float32(nil), dense...)
+	if params.GetDistance() == qdrant.Distance_Cosine {
+		normalize(dense)
+	}
+	p.dense[name] = dense
 	return nil
+}
+
+// float32Epsilon is the gap between 1 and the next float32.
+const float32Epsilon = 1.0 / (1 << 23)
+
+// normalize scales v to length 1, as Qdrant stores the vectors of a
+// cosine collection (and returns them so): a vector whose squared length
+// is below float32's epsilon, or within 1e-6 of 1, is kept as it is.
+func normalize(v []float32) {
+	var sq float32
+	for _, x := range v {
+		sq += x * x
+	}
+	if sq < float32Epsilon || math.Abs(float64(sq)-1) <= 1e-6 {
+		return
+	}
+	n := float32(math.Sqrt(float64(sq)))
+	for i := range v {
+		v[i] /= n
+	}
 }
 
 func checkValue(key string, v *qdrant.Value) error {

@@ -313,3 +313,45 @@ func TestHang(t *testing.T) {
 		t.Fatalf("HealthCheck after Release = %v", err)
 	}
 }
+
+// TestCosineVectorsAreNormalized: the dense vectors of a cosine vector are
+// stored and returned with length 1, as Qdrant does; those of a dot
+// vector as they were sent.
+func TestCosineVectorsAreNormalized(t *testing.T) {
+	srv := qdranttest.Start(t)
+	c := srv.Client(t)
+	ctx := context.Background()
+	err := c.CreateCollection(ctx, &qdrant.CreateCollection{
+		CollectionName: "n",
+		VectorsConfig: qdrant.NewVectorsConfigMap(map[string]*qdrant.VectorParams{
+			"cos": {Size: 2, Distance: qdrant.Distance_Cosine},
+			"dot": {Size: 2, Distance: qdrant.Distance_Dot},
+		}),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range [][]float32{{3, 4}, {0, 0}, {0.6, 0.8}} {
+		_, err := c.Upsert(ctx, &qdrant.UpsertPoints{CollectionName: "n", Wait: qdrant.PtrOf(true), Points: []*qdrant.PointStruct{{
+			Id:      qdrant.NewIDNum(uint64(i + 1)),
+			Vectors: qdrant.NewVectorsMap(map[string]*qdrant.Vector{"cos": qdrant.NewVectorDense(v), "dot": qdrant.NewVectorDense(v)}),
+		}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	pts, err := c.Scroll(ctx, &qdrant.ScrollPoints{CollectionName: "n", WithVectors: qdrant.NewWithVectorsInclude("cos", "dot")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][2][]float32{{{0.6, 0.8}, {3, 4}}, {{0, 0}, {0, 0}}, {{0.6, 0.8}, {0.6, 0.8}}}
+	for i, p := range pts {
+		vs := p.GetVectors().GetVectors().GetVectors()
+		if got := vs["cos"].GetDense().GetData(); !slices.Equal(got, want[i][0]) {
+			t.Errorf("point %d: cosine vector %v, want %v", i+1, got, want[i][0])
+		}
+		if got := vs["dot"].GetDense().GetData(); !slices.Equal(got, want[i][1]) {
+			t.Errorf("point %d: dot vector %v, want %v", i+1, got, want[i][1])
+		}
+	}
+}
