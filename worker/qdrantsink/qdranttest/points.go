@@ -308,7 +308,7 @@ func (ps *pointsServer) Upsert(_ context.Context, req *qdrant.UpsertPoints) (*qd
 		if exists && req.UpdateFilter != nil && !matchFilter(old, req.UpdateFilter) {
 			continue
 		}
-		c.points[e.key] = e.p
+		c.put(e.p)
 	}
 	return done(req.GetWait()), nil
 }
@@ -332,15 +332,15 @@ func (ps *pointsServer) Delete(_ context.Context, req *qdrant.DeletePoints) (*qd
 			keys = append(keys, k)
 		}
 		for _, k := range keys {
-			delete(c.points, k)
+			c.remove(k)
 		}
 	case *qdrant.PointsSelector_Filter:
 		if err := checkFilter(sel.Filter); err != nil {
 			return nil, err
 		}
-		for k, p := range c.points {
+		for _, p := range c.candidates(sel.Filter) {
 			if matchFilter(p, sel.Filter) {
-				delete(c.points, k)
+				c.remove(p.key)
 			}
 		}
 	default:
@@ -401,14 +401,18 @@ func (ps *pointsServer) Scroll(_ context.Context, req *qdrant.ScrollPoints) (*qd
 	if wp == nil {
 		wp = allPayload
 	}
-	resp := &qdrant.ScrollResponse{}
-	for _, p := range c.sorted() {
+	var matches []*point
+	for _, p := range c.candidates(req.Filter) {
 		if req.Offset != nil && compareIDs(p.id, req.Offset) < 0 {
 			continue
 		}
-		if req.Filter != nil && !matchFilter(p, req.Filter) {
-			continue
+		if req.Filter == nil || matchFilter(p, req.Filter) {
+			matches = append(matches, p)
 		}
+	}
+	sortByID(matches)
+	resp := &qdrant.ScrollResponse{}
+	for _, p := range matches {
 		if len(resp.Result) == limit {
 			resp.NextPageOffset = proto.Clone(p.id).(*qdrant.PointId)
 			break
@@ -432,7 +436,7 @@ func (ps *pointsServer) Count(_ context.Context, req *qdrant.CountPoints) (*qdra
 		}
 	}
 	var n uint64
-	for _, p := range c.points {
+	for _, p := range c.candidates(req.Filter) {
 		if req.Filter == nil || matchFilter(p, req.Filter) {
 			n++
 		}
@@ -468,5 +472,8 @@ func (ps *pointsServer) CreateFieldIndex(_ context.Context, req *qdrant.CreateFi
 		return nil, invalid("unknown field type %v", req.GetFieldType())
 	}
 	c.schema[req.GetFieldName()] = t
+	if t == qdrant.PayloadSchemaType_Keyword {
+		c.indexKeyword(req.GetFieldName())
+	}
 	return done(req.GetWait()), nil
 }
