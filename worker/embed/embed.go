@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -118,7 +117,7 @@ func (c Config) Validate() error {
 		return bad("CHUNKSTREAM_EMBED_LINGER %v out of range 0..%v", c.Linger, MaxLinger)
 	}
 	if c.Concurrency < 0 || c.Concurrency > MaxConcurrency {
-		return bad("CHUNKSTREAM_EMBED_CONCURRENCY %d out of range 1..%d", c.Concurrency, MaxConcurrency)
+		return bad("CHUNKSTREAM_EMBED_CONCURRENCY %d out of range 0..%d", c.Concurrency, MaxConcurrency)
 	}
 	if c.Dimensions < 0 || c.Dimensions > 65536 {
 		return bad("CHUNKSTREAM_EMBED_DIMENSIONS %d out of range 0..65536", c.Dimensions)
@@ -409,11 +408,17 @@ func (c *Client) sendSplit(ctx context.Context, inputs []string, live func(i int
 	errs := make([]error, len(inputs))
 	var send func(lo, hi int)
 	send = func(lo, hi int) {
-		if live != nil && !slices.ContainsFunc(seq(lo, hi), live) {
-			for i := lo; i < hi; i++ {
-				errs[i] = errSkipped
+		if live != nil {
+			waited := false
+			for i := lo; i < hi && !waited; i++ {
+				waited = live(i)
 			}
-			return
+			if !waited {
+				for i := lo; i < hi; i++ {
+					errs[i] = errSkipped
+				}
+				return
+			}
 		}
 		got, err := c.send(ctx, inputs[lo:hi])
 		switch {
@@ -431,14 +436,6 @@ func (c *Client) sendSplit(ctx context.Context, inputs []string, live func(i int
 	}
 	send(0, len(inputs))
 	return vecs, errs
-}
-
-func seq(lo, hi int) []int {
-	out := make([]int, hi-lo)
-	for i := range out {
-		out[i] = lo + i
-	}
-	return out
 }
 
 // send sends one request (with the retries of request) and checks the

@@ -116,8 +116,8 @@ func (s *Server) Close() {
 	s.srv.Close()
 }
 
-// Hold makes every request, running or new, wait before it answers
-// until Release (it still counts as in flight).
+// Hold makes every request that arrives from now on wait, before it is
+// answered, until Release (it counts as in flight meanwhile).
 func (s *Server) Hold() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
