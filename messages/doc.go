@@ -70,7 +70,30 @@
 //     ids never contain "@", so they cannot collide with chunk records.
 //   - The chunk subject is the prefix plus the ingest subject without its
 //     first token ("ingest.docs.x" → "chunks.docs.x").
-//   - Dead letter reasons are made one line and cut to 1 KiB.
+//   - Dead letter reasons are made one line and cut to 1 KiB. Beside the
+//     reason, Chunkstream-Error-Cause holds the stable snake_case cause
+//     (the label the workers' metrics use), for tools that sort dead
+//     letters; older dead letters without it parse with an empty cause.
+//   - A dead letter's Nats-Msg-Id (DeadLetterMsgID) is "<ingest
+//     stream>@<ingest seq>", followed by "@<the request's Nats-Msg-Id>"
+//     when it had one. It names one stream message, not one logical send:
+//     the worker and the max-deliveries advisory handler, which may both
+//     dead-letter the same stored request, write the same id and the dead
+//     letter stream's duplicate window keeps one, while a request
+//     published again (a replay, or a resend reusing the request's own
+//     Nats-Msg-Id) is a new stream message whose dead letter is always
+//     stored. The request's own id is appended so that a stream deleted
+//     and created again, whose sequences start over, cannot make a new
+//     dead letter look like an old one.
+//   - A dead letter carries the request's user headers (UserHeaders): all
+//     but the server's Nats-* ones (a direct get adds Nats-Stream and
+//     others; Nats-Expected-* and Nats-TTL would be checked against the
+//     dead letter stream and refuse the dead letter) and the Chunkstream-*
+//     ones it sets itself. A replay sends the same user headers with a
+//     fresh Nats-Msg-Id under the ingest rule "<id>@<version>@<send id>".
+//   - PeekIngestID reads only a request's id (the top-level map, every
+//     other value skipped unchecked, without recursion), so listing dead
+//     letters shows the id of a request that does not decode as a whole.
 //   - The document record (DocRecord) is JSON, not msgpack: it lives in a
 //     KV bucket that people and other languages read with ordinary tools.
 //     Its key is the document id in unpadded base64url (DocRecordKey), so

@@ -135,13 +135,21 @@ func (p *Producer) Backfill(ctx context.Context, o BackfillOptions) (Summary, er
 	err = bf.run(ctx, pl.docs, deletes)
 	if bf.snd != nil {
 		bf.snd.close()
+		if err == nil {
+			err = bf.snd.failed()
+		}
 	}
-	s := t.summary()
-	s.Elapsed = time.Since(start)
-	if err == nil && bf.snd != nil && bf.snd.isBroken() {
-		err = ErrUnavailable
+	if n := bf.unsent; n > 0 {
+		// After the requests in flight settled: the failures stay in walk
+		// order.
+		t.update(func(s *Summary) {
+			s.Done += n
+			s.Failed += n
+			s.GaveUp += n
+			s.Failures = append(s.Failures, Failure{Err: fmt.Errorf("%d documents not sent: %w", n, err)})
+		})
 	}
-	return s, err
+	return t.finish(start, bf.snd), err
 }
 
 // plan walks the paths and checks that no two give the same id.
@@ -281,6 +289,8 @@ type backfill struct {
 	recs map[string]recordInfo
 	t    *tally
 	snd  *sender
+	// unsent counts the documents not sent when the run gave up.
+	unsent int
 
 	objMu     sync.Mutex // serialises Object Store writes
 	objectsOK bool
@@ -352,12 +362,7 @@ func (b *backfill) run(ctx context.Context, docs []source, deletes []string) err
 	stop := func(err error) error {
 		cancel()
 		if errors.Is(err, ErrUnavailable) {
-			n := len(docs) + len(deletes) - sent
-			b.t.update(func(s *Summary) {
-				s.Done += n
-				s.Failed += n
-				s.Failures = append(s.Failures, Failure{Err: fmt.Errorf("%d documents not sent: %w", n, err)})
-			})
+			b.unsent = len(docs) + len(deletes) - sent
 		}
 		return err
 	}
@@ -448,11 +453,20 @@ func (b *backfill) prepare(ctx context.Context, s source) prepared {
 			}
 		}()
 		var err error
-		if *bp, err = readFile(s.file, *bp); err != nil {
-			pr.err = fmt.Errorf("producer: read %q: %w", s.id, err)
+		if *bp, err = readFile(s.file, *bp, b.p.opts.MaxDocBytes); err != nil {
+			var big *overLimitError
+			if errors.As(err, &big) {
+				pr.err = b.p.checkSize(s.id, s.file, big.size)
+			} else {
+				pr.err = fmt.Errorf("producer: read %q: %w", s.id, err)
+			}
 			return pr
 		}
 		content = *bp
+	}
+	if err := b.p.checkSize(s.id, s.file, int64(len(content))); err != nil {
+		pr.err = err
+		return pr
 	}
 	pr.bytes = len(content)
 	pr.object = len(content) > b.p.opts.MaxInline
@@ -506,20 +520,34 @@ func (b *backfill) ensureObjects(ctx context.Context) error {
 	return nil
 }
 
+// overLimitError is readFile's error for a file of more than its limit.
+type overLimitError struct{ size int64 }
+
+func (e *overLimitError) Error() string { return fmt.Sprintf("%d bytes, over the limit", e.size) }
+
 // readFile reads the file at path into buf's storage (grown when too
 // small) and returns the bytes read, like os.ReadFile without a new
-// allocation per file.
-func readFile(path string, buf []byte) ([]byte, error) {
+// allocation per file. A file of more than limit bytes is not read (or
+// not read further than the limit): the error is an *overLimitError.
+func readFile(path string, buf []byte, limit int64) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err == nil && int64(cap(buf)) < st.Size()+1 {
-		buf = make([]byte, 0, st.Size()+512)
+	if st, err := f.Stat(); err == nil {
+		if st.Size() > limit {
+			return nil, &overLimitError{size: st.Size()}
+		}
+		if int64(cap(buf)) < st.Size()+1 {
+			buf = make([]byte, 0, st.Size()+512)
+		}
 	}
 	buf = buf[:0]
 	for {
+		if int64(len(buf)) > limit {
+			return nil, &overLimitError{size: int64(len(buf))}
+		}
 		if len(buf) == cap(buf) {
 			buf = append(buf, 0)[:len(buf)]
 		}

@@ -20,8 +20,9 @@
 //     request, no content, over MaxDocBytes, missing object, unknown
 //     format/chunker/option, invalid options, text not UTF-8, a chunker
 //     error or panic; a sink error the sink marked Permanent) → dead letter
-//     "permanent" (original payload and headers plus Chunkstream-*), then
-//     Term;
+//     "permanent" (original payload and user headers plus Chunkstream-*,
+//     the cause in Chunkstream-Error-Cause), the failure recorded in the
+//     document record, then Term;
 //   - an error marked Unavailable (the sink or the embedder does not
 //     answer: connection refused or lost, gRPC Unavailable or
 //     DeadlineExceeded, a request over its timeout, HTTP 5xx or 429, a
@@ -36,8 +37,9 @@
 //     advisory is handled by one worker of the fleet (queue group), which
 //     copies the request to the DLQ (direct get by sequence) and deletes it
 //     from INGEST;
-//   - if the dead letter cannot be published, the request is NAKed, never
-//     dropped.
+//   - if the dead letter cannot be published, or its failure cannot be
+//     recorded, the request is NAKed, never dropped (the next try stores
+//     the same dead letter once).
 //
 // # Sink outages
 //
@@ -153,9 +155,17 @@
 //     runs again when the consumer or its stream disappears (a server that
 //     lost its state), bounded the same way. Document records are
 //     messages.DocRecord, kept by KVRecords.
-//   - The dead letter keeps the original Nats-Msg-Id (unique per logical
-//     send), so the DLQ's duplicate window stores a request dead-lettered
-//     twice (by its worker and by the advisory handler) once.
+//   - A dead letter's Nats-Msg-Id names the request's INGEST message
+//     ("<stream>@<seq>", plus "@<request's Nats-Msg-Id>" when it had one;
+//     messages.DeadLetterMsgID), so the DLQ's duplicate window stores a
+//     request dead-lettered twice (by its worker and by the advisory
+//     handler) once, while a request published again, a replay, is a new
+//     INGEST message whose dead letter is always stored. (Keeping the
+//     request's own Nats-Msg-Id, as before, made the dead letter of a
+//     replay that failed again vanish in the DLQ's one-hour window.) The
+//     request's Nats-* headers are not copied: they are the server's
+//     (a direct get adds Nats-Stream and the like) or preconditions of
+//     the original publish that the DLQ would check and refuse.
 //   - The subject sink bounds the chunk records in flight per document
 //     (MaxPendingPublishes); the delete record is published synchronously.
 //     Chunk records are msgpack, or JSON with RecordFormat "json" (for
@@ -170,4 +180,56 @@
 //     document size limit bounds it), then its result is dropped.
 //   - Metrics live in a private registry (NewMetrics); the sink is
 //     decorated by SinkMetrics.
+//
+// # Failures in the document record
+//
+// When a request with a readable document id is dead-lettered, the worker
+// records the failure (KVRecords.Fail, after the dead letter is stored):
+// the record goes to state dead_lettered with last_failure {cause,
+// reason, time, ingest_seq}, by compare-and-set and only forward. For a
+// request S of document D:
+//
+//   - record newer than S: left alone; the newest version of D is not S.
+//   - record at S (S failed after step 1: chunking, the sink, the records;
+//     or the advisory handler): pending becomes dead_lettered; done stays
+//     done (the version was written; only its ack was lost); an existing
+//     failure stays (the first dead letter is the one the DLQ keeps).
+//   - record older than S, or none (S failed before step 1: undecodable
+//     with a readable id, invalid, too large, a missing object): the
+//     record is moved to S exactly as S's step 1 would have moved it,
+//     with S's op and, when known, its version. So the records list every
+//     document whose newest request failed, however early it failed.
+//
+// This keeps the five-step procedure and its convergence argument (see
+// package qdrantsink) intact, because a recorded failure is
+// indistinguishable, for every other version, from S passing step 1 and
+// then failing before step 2, a case the procedure already has (a chunker
+// error after step 1):
+//
+//   - The record still only moves forward, and a version still writes
+//     only after its own step 1 moved the record to it: Fail moves it
+//     for S, which writes nothing.
+//   - An older version V < S arriving later, or redelivered, finds S at
+//     step 1 and is superseded, exactly as if S had started; one that
+//     passed step 1 before finds S at step 4 and removes its own points.
+//     This is the behaviour of a newer version that failed after its step
+//     1: D keeps the points of the version that finished last before S
+//     was recorded, or none if a version was still between its steps 1
+//     and 4 then; never a point of S or above.
+//   - A newer version N > S overwrites the record at its step 1
+//     (Start writes a fresh pending record: the failure is cleared) and
+//     converges as before; a replay of S is such an N, since it is a new
+//     INGEST message.
+//   - A redelivery of S itself (a Term that was lost) finds its own
+//     sequence at step 1, not done, and runs like any redelivery; step 5
+//     clears the failure.
+//   - Producers skip only records in state done, so a dead-lettered
+//     document is sent again by the next backfill, as a pending one was.
+//
+// The argument's guarantee (exactly the newest version's points remain)
+// needs the newest version to finish; when it is dead-lettered, the
+// record says so and keeps the reason until a newer version (a fix and
+// a replay, or a re-send) finishes. In the advisory handler no redelivery
+// follows, so a failure that cannot be recorded there is logged, and the
+// request, safe in the DLQ, is deleted from INGEST all the same.
 package worker

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -487,10 +486,17 @@ func (w *Worker) settle(ctx context.Context, msg jetstream.Msg, res *Result) {
 		}
 		kind, res.Outcome = messages.KindExhausted, OutcomeExhausted
 	}
-	dl := messages.DeadLetter{Reason: res.Err.Error(), Kind: kind, Subject: msg.Subject(),
+	dl := messages.DeadLetter{Reason: res.Err.Error(), Kind: kind, Cause: res.Cause, Subject: msg.Subject(),
 		StreamSeq: res.StreamSeq, Deliveries: res.Delivery}
-	if err := w.deadLetter(sctx, msg.Data(), msg.Headers(), dl); err != nil {
-		// Without the dead letter the request must stay: retry later.
+	err := w.deadLetter(sctx, msg.Data(), msg.Headers(), dl)
+	if err == nil {
+		err = w.recordFailure(sctx, msg.Data(), msg.Headers(), dl)
+	}
+	if err != nil {
+		// Without the dead letter the request must stay: retry later. A
+		// dead letter stored but not recorded is retried too: the next
+		// try stores the same dead letter once (its id names the stream
+		// message) and records it.
 		res.Outcome, res.Err = OutcomeRetried, fmt.Errorf("%w (dead letter failed: %v)", res.Err, err)
 		if err := msg.NakWithDelay(w.backoff.Delay(res.Delivery, nil)); err != nil {
 			w.log.Warn("nak failed", "doc_id", res.DocID, "stream_seq", res.StreamSeq, "err", err)
@@ -547,23 +553,56 @@ func (w *Worker) ack(msg jetstream.Msg, res *Result) {
 	})
 }
 
-// deadLetter publishes the original payload and headers plus the dead
-// letter headers, and waits for the PubAck. The original Nats-Msg-Id is
-// kept (it is unique per logical send), so dead-lettering the same
-// request twice stores it once; a request without one gets
-// "<stream>@<seq>".
+// deadLetter publishes the original payload and user headers
+// (messages.UserHeaders) plus the dead letter headers, and waits for the
+// PubAck. Its Nats-Msg-Id names the request's stream message
+// (messages.DeadLetterMsgID), so the worker and the advisory handler
+// dead-lettering the same request store it once, while a request
+// published again gets a dead letter of its own.
 func (w *Worker) deadLetter(ctx context.Context, data []byte, h nats.Header, dl messages.DeadLetter) error {
 	out := nats.NewMsg(w.cfg.DLQSubject)
 	out.Data = data
-	for k, v := range h {
-		out.Header[k] = append([]string(nil), v...)
-	}
+	out.Header = nats.Header(messages.UserHeaders(h))
 	dl.Apply(out.Header)
-	if out.Header.Get(messages.HeaderMsgID) == "" {
-		out.Header.Set(messages.HeaderMsgID, w.cfg.IngestStream+"@"+strconv.FormatUint(dl.StreamSeq, 10))
-	}
+	out.Header.Set(messages.HeaderMsgID, messages.DeadLetterMsgID(w.cfg.IngestStream, dl.StreamSeq, h.Get(messages.HeaderMsgID)))
 	if _, err := w.js.PublishMsg(ctx, out); err != nil {
 		return fmt.Errorf("worker: publish dead letter: %w", err)
+	}
+	return nil
+}
+
+// recordFailure moves the document record of a dead-lettered request to
+// the dead-lettered state with the failure (KVRecords.Fail), so the
+// record tells a status reader why the newest version failed. The id,
+// op and version come from the request; a request that does not decode
+// as a whole is recorded under the id messages.PeekIngestID reads, and
+// one without a readable id is not recorded.
+func (w *Worker) recordFailure(ctx context.Context, data []byte, h nats.Header, dl messages.DeadLetter) error {
+	ct := h.Get(messages.HeaderContentType)
+	rec := messages.DocRecord{IngestSeq: dl.StreamSeq, LastFailure: messages.Failure{
+		Cause: dl.Cause, Reason: messages.OneLine(dl.Reason, 1024), Time: time.Now().UTC(), IngestSeq: dl.StreamSeq,
+	}}
+	req, err := messages.DecodeIngest(ct, data)
+	switch {
+	case err == nil && req.ID == "":
+		return nil
+	case err == nil:
+		rec.Op = messages.OpUpsert
+		switch {
+		case req.IsDelete():
+			rec.Op = messages.OpDelete
+		case req.ContentRef != nil:
+			rec.DocVersion = req.ContentRef.Name // the content's sha256, by the contract
+		case req.Content != nil:
+			rec.DocVersion = messages.ContentVersion(req.Content)
+		}
+	default:
+		if req.ID, err = messages.PeekIngestID(ct, data); err != nil || req.ID == "" {
+			return nil
+		}
+	}
+	if _, err := w.records.Fail(ctx, req.ID, rec); err != nil {
+		return err
 	}
 	return nil
 }
@@ -607,6 +646,9 @@ func (w *Worker) watchAdvisories() (*nats.Subscription, error) {
 	return sub, nil
 }
 
+// causeMaxDeliveries is the cause of the advisory handler's dead letters.
+const causeMaxDeliveries = "max_deliveries"
+
 func (w *Worker) exhausted(ctx context.Context, adv maxDeliveriesAdvisory) error {
 	w.consMu.Lock()
 	ingest := w.top.Ingest
@@ -620,21 +662,28 @@ func (w *Worker) exhausted(ctx context.Context, adv maxDeliveriesAdvisory) error
 	}
 	dl := messages.DeadLetter{
 		Reason: fmt.Sprintf("delivered %d times without an ack (worker stopped or timed out on the last delivery)", adv.Deliveries),
-		Kind:   messages.KindExhausted, Subject: raw.Subject, StreamSeq: adv.StreamSeq, Deliveries: adv.Deliveries,
+		Kind:   messages.KindExhausted, Cause: causeMaxDeliveries, Subject: raw.Subject, StreamSeq: adv.StreamSeq,
+		Deliveries: adv.Deliveries,
 	}
 	if err := w.deadLetter(ctx, raw.Data, raw.Header, dl); err != nil {
 		return err
 	}
-	w.m.DeadLetters.WithLabelValues(messages.KindExhausted, "max_deliveries").Inc()
+	// No redelivery follows an advisory: a failure to record is logged,
+	// and the request, safe in the DLQ, is deleted all the same (its
+	// record, left pending, reads as not done).
+	if err := w.recordFailure(ctx, raw.Data, raw.Header, dl); err != nil {
+		w.log.Warn("dead letter stored, failure not recorded", "stream_seq", adv.StreamSeq, "err", err)
+	}
+	w.m.DeadLetters.WithLabelValues(messages.KindExhausted, causeMaxDeliveries).Inc()
 	w.m.Messages.WithLabelValues(OutcomeExhausted).Inc()
 	if err := ingest.DeleteMsg(ctx, adv.StreamSeq); err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) {
 		return fmt.Errorf("delete request %d: %w", adv.StreamSeq, err)
 	}
 	w.log.Error("dead-lettered", "stream_seq", adv.StreamSeq, "subject", raw.Subject,
-		"num_delivered", adv.Deliveries, "outcome", OutcomeExhausted, "cause", "max_deliveries")
+		"num_delivered", adv.Deliveries, "outcome", OutcomeExhausted, "cause", causeMaxDeliveries)
 	if w.onResult != nil {
 		w.onResult(Result{Subject: raw.Subject, StreamSeq: adv.StreamSeq, Delivery: adv.Deliveries,
-			Outcome: OutcomeExhausted, Cause: "max_deliveries", Err: errors.New(dl.Reason)})
+			Outcome: OutcomeExhausted, Cause: causeMaxDeliveries, Err: errors.New(dl.Reason)})
 	}
 	return nil
 }

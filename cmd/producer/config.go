@@ -65,10 +65,9 @@ type config struct {
 	MaxPending int `env:"CHUNKSTREAM_PRODUCER_MAX_PENDING" envDefault:"1024"`
 	// MaxPendingBytes bounds the bytes of the publishes awaiting their PubAck.
 	MaxPendingBytes int `env:"CHUNKSTREAM_PRODUCER_MAX_PENDING_BYTES" envDefault:"67108864"`
-	// Retries is how many times a failed publish is sent again.
-	Retries int `env:"CHUNKSTREAM_PRODUCER_RETRIES" envDefault:"5"`
-	// RetryWait is the first delay between tries (doubling, at most 10s).
-	RetryWait time.Duration `env:"CHUNKSTREAM_PRODUCER_RETRY_WAIT" envDefault:"500ms"`
+	// RetryWait is the first delay before probing a server that stopped
+	// answering (doubling, at most 2s).
+	RetryWait time.Duration `env:"CHUNKSTREAM_PRODUCER_RETRY_WAIT" envDefault:"250ms"`
 	// AckTimeout bounds the wait for one PubAck.
 	AckTimeout time.Duration `env:"CHUNKSTREAM_PRODUCER_ACK_TIMEOUT" envDefault:"10s"`
 	// Readers is how many files are read and hashed at once.
@@ -77,14 +76,26 @@ type config struct {
 	JSON bool `env:"CHUNKSTREAM_PRODUCER_JSON"`
 	// Progress shows a progress bar (default: when stderr is a terminal).
 	Progress string `env:"CHUNKSTREAM_PRODUCER_PROGRESS" envDefault:"auto"`
+	// RetryFor is how long publishing may fail without a success before
+	// the run gives up (0: at the first failure).
+	RetryFor time.Duration `env:"CHUNKSTREAM_PRODUCER_RETRY_FOR" envDefault:"1m"`
+	// MaxDocBytes is the largest document sent: the workers' limit, under
+	// the worker's variable name.
+	MaxDocBytes int64 `env:"CHUNKSTREAM_MAX_DOC_BYTES" envDefault:"67108864"`
 }
 
 // loadConfig reads the environment (lookup) into a config.
 func loadConfig(lookup func(string) (string, bool)) (config, error) {
 	var c config
-	params, err := env.GetFieldParams(&c)
+	return c, loadEnv(&c, lookup)
+}
+
+// loadEnv reads the environment (lookup) into the settings struct c
+// points to (its env tags), as every subcommand does for its own.
+func loadEnv(c any, lookup func(string) (string, bool)) error {
+	params, err := env.GetFieldParams(c)
 	if err != nil {
-		return c, err
+		return err
 	}
 	environ := map[string]string{}
 	for _, p := range params {
@@ -92,10 +103,10 @@ func loadConfig(lookup func(string) (string, bool)) (config, error) {
 			environ[p.Key] = v
 		}
 	}
-	if err := env.ParseWithOptions(&c, env.Options{Environment: environ}); err != nil {
-		return c, fmt.Errorf("environment: %w", err)
+	if err := env.ParseWithOptions(c, env.Options{Environment: environ}); err != nil {
+		return fmt.Errorf("environment: %w", err)
 	}
-	return c, nil
+	return nil
 }
 
 // producerTopology lists the topology settings the producer acts on; they
@@ -128,12 +139,13 @@ func bindFlags(fs *flag.FlagSet, c *config) {
 	fs.Float64Var(&c.Rate, "rate", c.Rate, "at most this many documents per second; 0: no limit (env CHUNKSTREAM_PRODUCER_RATE)")
 	fs.IntVar(&c.MaxPending, "max-pending", c.MaxPending, "publishes awaiting their PubAck at most (env CHUNKSTREAM_PRODUCER_MAX_PENDING)")
 	fs.IntVar(&c.MaxPendingBytes, "max-pending-bytes", c.MaxPendingBytes, "bytes of the publishes awaiting their PubAck at most (env CHUNKSTREAM_PRODUCER_MAX_PENDING_BYTES)")
-	fs.IntVar(&c.Retries, "retries", c.Retries, "times a failed publish is sent again, same Nats-Msg-Id (env CHUNKSTREAM_PRODUCER_RETRIES)")
-	fs.DurationVar(&c.RetryWait, "retry-wait", c.RetryWait, "first delay between tries, doubling up to 10s (env CHUNKSTREAM_PRODUCER_RETRY_WAIT)")
+	fs.DurationVar(&c.RetryWait, "retry-wait", c.RetryWait, "first delay before probing a server that stopped answering, doubling up to 2s (env CHUNKSTREAM_PRODUCER_RETRY_WAIT)")
 	fs.DurationVar(&c.AckTimeout, "ack-timeout", c.AckTimeout, "wait for one PubAck at most (env CHUNKSTREAM_PRODUCER_ACK_TIMEOUT)")
 	fs.IntVar(&c.Readers, "readers", c.Readers, "files read and hashed at once (env CHUNKSTREAM_PRODUCER_READERS)")
 	fs.BoolVar(&c.JSON, "json", c.JSON, "send JSON requests instead of msgpack (env CHUNKSTREAM_PRODUCER_JSON)")
 	fs.StringVar(&c.Progress, "progress", c.Progress, "progress bar: auto (when stderr is a terminal), true or false (env CHUNKSTREAM_PRODUCER_PROGRESS)")
+	fs.DurationVar(&c.RetryFor, "retry-for", c.RetryFor, "give up when no publish has succeeded for this long; failed publishes are re-sent with the same Nats-Msg-Id until then; with -ack-timeout, keep it under INGEST's duplicate window; 0: give up at the first failure (env CHUNKSTREAM_PRODUCER_RETRY_FOR)")
+	fs.Int64Var(&c.MaxDocBytes, "max-doc-bytes", c.MaxDocBytes, "refuse documents larger than this, the workers' limit (env CHUNKSTREAM_MAX_DOC_BYTES)")
 }
 
 // validate checks the settings the flag package cannot.
@@ -148,8 +160,10 @@ func (c *config) validate() error {
 		return fmt.Errorf("-max-pending (CHUNKSTREAM_PRODUCER_MAX_PENDING) must be positive, got %d", c.MaxPending)
 	case c.MaxPendingBytes <= 0:
 		return fmt.Errorf("-max-pending-bytes (CHUNKSTREAM_PRODUCER_MAX_PENDING_BYTES) must be positive, got %d", c.MaxPendingBytes)
-	case c.Retries < 0:
-		return fmt.Errorf("-retries (CHUNKSTREAM_PRODUCER_RETRIES) must not be negative, got %d", c.Retries)
+	case c.RetryFor < 0:
+		return fmt.Errorf("-retry-for (CHUNKSTREAM_PRODUCER_RETRY_FOR) must not be negative, got %v", c.RetryFor)
+	case c.MaxDocBytes < 1:
+		return fmt.Errorf("-max-doc-bytes (CHUNKSTREAM_MAX_DOC_BYTES) must be at least 1, got %d", c.MaxDocBytes)
 	case c.Readers <= 0:
 		return fmt.Errorf("-readers (CHUNKSTREAM_PRODUCER_READERS) must be positive, got %d", c.Readers)
 	case c.Subject == "":

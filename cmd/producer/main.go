@@ -5,6 +5,7 @@
 //	producer [flags] PATH...          folders and files
 //	producer -chunker email [flags] MAILBOX...   one request per thread
 //	producer -stdin [flags] < requests.jsonl
+//	producer dlq list|replay|purge [flags]       dead letters
 //
 // Every flag is also an environment variable (see -h; a flag beats its
 // variable). Unchanged documents (a done document record holding their
@@ -13,6 +14,13 @@
 // sent. It prints a summary and exits 0 when every request was accepted
 // (or skipped), 1 when any failed or the run could not complete, 2 on a
 // usage error. The work is done by package producer.
+//
+// A first argument naming a subcommand (the table commands) runs it
+// instead: `producer dlq` lists, replays and purges dead letters
+// (dlq.go). A folder of that name is sent as ./dlq. The settings of a
+// subcommand are variables and flags as above; its selections (the dlq
+// filters, -json, -dry-run, -yes) are flags only, since they belong to
+// one command line.
 package main
 
 import (
@@ -67,6 +75,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 }
 
 func runErr(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, lookup func(string) (string, bool)) (int, error) {
+	if len(args) > 0 {
+		if cmd, ok := commands[args[0]]; ok {
+			return cmd.run(ctx, args[1:], stdin, stdout, stderr, lookup)
+		}
+	}
 	c, err := loadConfig(lookup)
 	if err != nil {
 		return 2, err
@@ -80,7 +93,7 @@ func runErr(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 	chunkers := chunkflags.Register(fs, registry.Entries(), defChunker)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: producer [flags] PATH...\n       producer -chunker email [flags] MAILBOX...\n       producer -stdin [flags] < requests.jsonl")
+		fmt.Fprintln(stderr, "usage: producer [flags] PATH...\n       producer -chunker email [flags] MAILBOX...\n       producer -stdin [flags] < requests.jsonl\n"+commandsUsage())
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -140,9 +153,11 @@ func runErr(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if !c.DryRun {
 		// Fail before sending anything when nothing stores the subject;
 		// wait while workers starting too may still be creating INGEST.
-		if _, err := topology.StreamForSubject(ctx, js, c.Config, c.Subject); err != nil {
+		name, err := topology.StreamForSubject(ctx, js, c.Config, c.Subject)
+		if err != nil {
 			return 1, err
 		}
+		warnDuplicateWindow(ctx, js, name, &c, log)
 	}
 	ct := messages.ContentTypeMsgpack
 	if c.JSON {
@@ -150,10 +165,11 @@ func runErr(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 	p := producer.New(nc, js, producer.Options{
 		Subject: c.Subject, ContentType: ct, Topology: c.Config, MaxPending: c.MaxPending,
+		MaxDocBytes: c.MaxDocBytes,
 	})
-	retry := producer.RetryOptions{Retries: c.Retries, Wait: c.RetryWait, AckTimeout: c.AckTimeout}
-	if c.Retries == 0 {
-		retry.Retries = -1
+	retry := producer.RetryOptions{RetryFor: c.RetryFor, Wait: c.RetryWait, AckTimeout: c.AckTimeout}
+	if c.RetryFor == 0 {
+		retry.RetryFor = -1
 	}
 	bar := newProgress(stderr, c.Progress)
 	dry := func(pl producer.Planned) {
@@ -211,9 +227,23 @@ func printSummary(w io.Writer, s *producer.Summary, dryRun, stdin bool) {
 	if dryRun {
 		verb = "would send"
 	}
-	fmt.Fprintf(w, "producer: %d documents: %d %s (%d deletes, %d duplicates), %d unchanged skipped, %d failed; %.2f MB in %s (%.0f docs/s, %.2f MB/s)\n",
-		s.Total, s.Sent, verb, s.Deleted, s.Duplicates, s.Skipped, s.Failed,
+	fmt.Fprintf(w, "producer: %d documents: %d %s (%d deletes, %d duplicates), %d unchanged skipped, %d failed (%d given up); %d retries, %d outages (%s unavailable); %.2f MB in %s (%.0f docs/s, %.2f MB/s)\n",
+		s.Total, s.Sent, verb, s.Deleted, s.Duplicates, s.Skipped, s.Failed, s.GaveUp, s.Retries, s.Outages, s.Unavailable.Round(time.Millisecond),
 		float64(s.Bytes)/1e6, s.Elapsed.Round(time.Millisecond), float64(s.Done)/secs, float64(s.ReadBytes)/1e6/secs)
+}
+
+// warnDuplicateWindow warns when a request could be re-sent after the
+// stream's duplicate window: its first publish up to -ack-timeout before
+// the server was found silent, its retries up to -retry-for after.
+func warnDuplicateWindow(ctx context.Context, js jetstream.JetStream, name string, c *config, log *slog.Logger) {
+	st, err := js.Stream(ctx, name)
+	if err != nil {
+		return
+	}
+	if w := st.CachedInfo().Config.Duplicates; w > 0 && c.RetryFor+c.AckTimeout >= w {
+		log.Warn("-retry-for plus -ack-timeout reach the stream's duplicate window: a request re-sent after a long outage may be stored twice",
+			"stream", name, "retry_for", c.RetryFor.String(), "ack_timeout", c.AckTimeout.String(), "duplicate_window", w.String())
+	}
 }
 
 // newLogger returns the JSON logger at level (unknown levels are info).

@@ -332,7 +332,7 @@ func runLocal(ctx context.Context, c *config, lf *localFlags, log *slog.Logger, 
 	if err != nil {
 		return 1, err
 	}
-	p := producer.New(pnc, pjs, producer.Options{Subject: localSubject, Topology: cfg.Config})
+	p := producer.New(pnc, pjs, producer.Options{Subject: localSubject, Topology: cfg.Config, MaxDocBytes: cfg.MaxDocBytes})
 	var maxSet sync.Once
 	sum, err := p.Backfill(ctx, producer.BackfillOptions{
 		Paths:      []string{lf.dir},

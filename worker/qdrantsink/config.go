@@ -7,6 +7,8 @@ import (
 	"net"
 	"strconv"
 	"time"
+
+	"github.com/chunkstream/chunkstream/bm25"
 )
 
 // Limits of Config.Batch and the request size cap.
@@ -53,7 +55,7 @@ type Config struct {
 
 // DefaultConfig returns the configuration the env defaults describe.
 func DefaultConfig() Config {
-	return Config{Addr: "localhost:6334", Timeout: 20 * time.Second, Collection: "chunks", Batch: 128, Parallel: 4, AvgDL: DefaultAvgDL}
+	return Config{Addr: "localhost:6334", Timeout: 20 * time.Second, Collection: "chunks", Batch: 128, Parallel: 4, AvgDL: bm25.DefaultAvgDL}
 }
 
 // Validate reports the first invalid field, naming its variable.

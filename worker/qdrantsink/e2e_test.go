@@ -16,6 +16,7 @@ import (
 	"github.com/qdrant/go-client/qdrant"
 	"google.golang.org/grpc/codes"
 
+	"github.com/chunkstream/chunkstream/bm25"
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/registry"
 	"github.com/chunkstream/chunkstream/internal/jstest"
@@ -233,7 +234,6 @@ func (e *e2e) expectDoc(docID, content string, seq uint64) {
 	if len(got) != len(want) {
 		e.t.Fatalf("%s: %d points, want %d chunks", docID, len(got), len(want))
 	}
-	enc := qdrantsink.NewBM25(qdrantsink.DefaultAvgDL)
 	for pos, c := range want {
 		id := messages.ChunkID(docID, pos)
 		p := got[id]
@@ -247,7 +247,7 @@ func (e *e2e) expectDoc(docID, content string, seq uint64) {
 			e.t.Fatalf("%s: chunk %d payload %v", docID, pos, pl)
 		}
 		sv := p.GetVectors().GetVectors().GetVectors()[qdrantsink.VectorBM25].GetSparse()
-		if want := enc.Encode(c.Content()); fmt.Sprint(sv.GetIndices(), sv.GetValues()) != fmt.Sprint(want.Indices, want.Values) {
+		if want := bm25.Document(c.Content()); fmt.Sprint(sv.GetIndices(), sv.GetValues()) != fmt.Sprint(want.Indices, want.Values) {
 			e.t.Fatalf("%s: chunk %d bm25 differs", docID, pos)
 		}
 	}

@@ -23,6 +23,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/chunkstream/chunkstream/bm25"
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/worker"
 )
@@ -118,8 +119,7 @@ type Sink struct {
 	client   *qdrant.Client
 	records  worker.Records
 	embedder Embedder
-	bm25     *BM25
-	arenas   sync.Pool // *VectorArena: a Write's bm25 vectors, until its upserts return
+	bm25     *bm25.Encoder
 	log      *slog.Logger
 
 	ready  atomic.Bool
@@ -148,6 +148,10 @@ func New(ctx context.Context, cfg Config, records worker.Records, embedder Embed
 	}
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
+	}
+	enc, err := bm25.NewEncoder(cfg.AvgDL)
+	if err != nil {
+		return nil, fmt.Errorf("qdrantsink: CHUNKSTREAM_BM25_AVGDL: %w", err)
 	}
 	host, port, _ := splitAddr(cfg.Addr)
 	qc := &qdrant.Config{
@@ -186,7 +190,7 @@ func New(ctx context.Context, cfg Config, records worker.Records, embedder Embed
 	}
 	s := &Sink{
 		cfg: cfg, client: client, records: records, embedder: embedder,
-		bm25: NewBM25(cfg.AvgDL), log: logger, colls: map[string]bool{},
+		bm25: enc, log: logger, colls: map[string]bool{},
 	}
 	if err := s.checkVersion(ctx); err != nil {
 		_ = client.Close()
@@ -417,18 +421,10 @@ func (s *Sink) Write(ctx context.Context, doc worker.Doc, chunks []worker.Chunk)
 	}
 	s.step(ctx, StepBegin, doc)
 	if len(chunks) > 0 {
-		// The points' bm25 vectors live in the arena until the upserts
-		// have returned (upsert waits for all of its requests).
-		arena, _ := s.arenas.Get().(*VectorArena)
-		if arena == nil {
-			arena = new(VectorArena)
-		}
-		points, err := s.points(ctx, coll, doc, chunks, arena)
+		points, err := s.points(ctx, coll, doc, chunks)
 		if err == nil {
 			err = s.upsert(ctx, coll, doc, points)
 		}
-		arena.Reset()
-		s.arenas.Put(arena)
 		if err != nil {
 			return err
 		}
@@ -582,9 +578,9 @@ func (s *Sink) deleteWhere(ctx context.Context, coll string, f *qdrant.Filter) e
 	return nil
 }
 
-// points builds the points of a document version: payload, bm25 (in
-// arena) and, with an embedder, dense vectors.
-func (s *Sink) points(ctx context.Context, coll string, doc worker.Doc, chunks []worker.Chunk, arena *VectorArena) ([]*qdrant.PointStruct, error) {
+// points builds the points of a document version: payload, bm25 and,
+// with an embedder, dense vectors.
+func (s *Sink) points(ctx context.Context, coll string, doc worker.Doc, chunks []worker.Chunk) ([]*qdrant.PointStruct, error) {
 	var (
 		dense   [][]float32
 		digests []string
@@ -597,7 +593,7 @@ func (s *Sink) points(ctx context.Context, coll string, doc worker.Doc, chunks [
 	}
 	points := make([]*qdrant.PointStruct, len(chunks))
 	for i, c := range chunks {
-		p, err := s.point(doc, c, arena)
+		p, err := s.point(doc, c)
 		if err != nil {
 			return nil, worker.Permanent(fmt.Errorf("%w: %q chunk %d: %w", ErrInvalidPoint, doc.ID, c.Position, err))
 		}
@@ -723,8 +719,8 @@ func (s *Sink) storedVectors(ctx context.Context, coll, docID string, digests []
 	}
 }
 
-// point builds one point with its payload and bm25 vector (in arena).
-func (s *Sink) point(doc worker.Doc, c worker.Chunk, arena *VectorArena) (*qdrant.PointStruct, error) {
+// point builds one point with its payload and bm25 vector.
+func (s *Sink) point(doc worker.Doc, c worker.Chunk) (*qdrant.PointStruct, error) {
 	md, err := plainMetadata(c.Chunk.Metadata())
 	if err != nil {
 		return nil, err
@@ -742,7 +738,7 @@ func (s *Sink) point(doc worker.Doc, c worker.Chunk, arena *VectorArena) (*qdran
 		return nil, err
 	}
 	vectors := map[string]*qdrant.Vector{}
-	if sv := s.bm25.EncodeTo(arena, c.Chunk.Content()); len(sv.Indices) > 0 {
+	if sv := s.bm25.Document(c.Chunk.Content()); len(sv.Indices) > 0 {
 		vectors[VectorBM25] = qdrant.NewVectorSparse(sv.Indices, sv.Values)
 	}
 	return &qdrant.PointStruct{Id: qdrant.NewID(c.ID), Payload: payload, Vectors: qdrant.NewVectorsMap(vectors)}, nil

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/chunkstream/chunkstream/bm25"
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/worker"
 	"github.com/chunkstream/chunkstream/worker/embed"
@@ -202,7 +203,7 @@ func TestEveryChunkIsAPoint(t *testing.T) {
 			}
 		}
 		vs := p.GetVectors().GetVectors().GetVectors()
-		wantSparse := NewBM25(DefaultAvgDL).Encode(c.Chunk.Content())
+		wantSparse := bm25.Document(c.Chunk.Content())
 		gotSparse := vs[VectorBM25].GetSparse()
 		if !slices.Equal(gotSparse.GetIndices(), wantSparse.Indices) || !slices.Equal(gotSparse.GetValues(), wantSparse.Values) {
 			t.Errorf("chunk %d bm25 = %v, want %v", c.Position, gotSparse, wantSparse)
