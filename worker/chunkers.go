@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"runtime/debug"
@@ -64,13 +65,29 @@ type panicError struct {
 
 func (e *panicError) Error() string { return fmt.Sprintf("chunker panic: %v", e.value) }
 
-// safeChunk runs the chunker, turning a panic into a *panicError.
-func safeChunk(ch chunking.Chunker, doc chunking.Document) (chunks []chunking.Chunk, warnings []chunking.Warning, err error) {
+// safeChunk runs the chunker, handing its chunks to yield one at a time
+// and stopping it when yield returns false, and turns a panic into a
+// *panicError. A StreamChunker is run through ChunkFunc with ctx, so it
+// stops soon after ctx ends; any other chunker is called as Chunk, which
+// cannot be interrupted (ctx is not looked at), and its chunks are then
+// handed to yield.
+func safeChunk(ctx context.Context, ch chunking.Chunker, doc chunking.Document, yield func(chunking.Chunk) bool) (warnings []chunking.Warning, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			chunks, warnings = nil, nil
-			err = &panicError{value: r, stack: debug.Stack()}
+			warnings, err = nil, &panicError{value: r, stack: debug.Stack()}
 		}
 	}()
-	return ch.Chunk(doc)
+	if sc, ok := ch.(chunking.StreamChunker); ok {
+		return sc.ChunkFunc(ctx, doc, yield)
+	}
+	out, warnings, err := ch.Chunk(doc)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range out {
+		if !yield(c) {
+			break
+		}
+	}
+	return warnings, nil
 }

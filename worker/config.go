@@ -51,6 +51,20 @@ type Config struct {
 	// about SinkProbeMax after the dependency answers again.
 	SinkProbeBase time.Duration `env:"CHUNKSTREAM_SINK_PROBE_BASE" envDefault:"1s" help:"first wait before probing a sink that is down"`
 	SinkProbeMax  time.Duration `env:"CHUNKSTREAM_SINK_PROBE_MAX" envDefault:"5s" help:"longest wait between probes of a sink that is down"`
+	// MaxChunkTime is the time one document may take to chunk: the
+	// chunker is stopped when it runs out and the request is dead-lettered
+	// as too_complex. 0 means no limit.
+	MaxChunkTime time.Duration `env:"CHUNKSTREAM_MAX_CHUNK_TIME" envDefault:"60s" help:"longest time one document may take to chunk; longer is dead-lettered too_complex (0: no limit)"`
+	// MaxChunksPerDoc is the largest number of chunks one document may
+	// give: the chunker is stopped at the next one and the request is
+	// dead-lettered as too_complex. 0 means no limit.
+	MaxChunksPerDoc int `env:"CHUNKSTREAM_MAX_CHUNKS_PER_DOC" envDefault:"100000" help:"most chunks one document may give; more is dead-lettered too_complex (0: no limit)"`
+	// MinChunkChars and MinChunkWords are the smallest chunk size a
+	// request may ask for: max_char (markdown) and max_chars (email) in
+	// characters, max_chunk_size (twostep) in words. A request below is
+	// invalid_options. 0 means no bound.
+	MinChunkChars int `env:"CHUNKSTREAM_MIN_CHUNK_CHARS" envDefault:"32" help:"smallest max_char (markdown) or max_chars (email) a request may ask for (0: no bound)"`
+	MinChunkWords int `env:"CHUNKSTREAM_MIN_CHUNK_WORDS" envDefault:"8" help:"smallest max_chunk_size (twostep, in words) a request may ask for (0: no bound)"`
 }
 
 // Record formats.
@@ -81,6 +95,10 @@ func DefaultConfig() Config {
 		RecordFormat:        RecordFormatMsgpack,
 		SinkProbeBase:       time.Second,
 		SinkProbeMax:        5 * time.Second,
+		MaxChunkTime:        time.Minute,
+		MaxChunksPerDoc:     100_000,
+		MinChunkChars:       32,
+		MinChunkWords:       8,
 	}
 }
 
@@ -125,6 +143,18 @@ func (c *Config) Validate() error {
 	}
 	if c.SinkProbeBase <= 0 || c.SinkProbeMax < c.SinkProbeBase {
 		bad("CHUNKSTREAM_SINK_PROBE_BASE", "%v with max %v, want 0 < base <= max", c.SinkProbeBase, c.SinkProbeMax)
+	}
+	if c.MaxChunkTime < 0 {
+		bad("CHUNKSTREAM_MAX_CHUNK_TIME", "%v is negative", c.MaxChunkTime)
+	}
+	if c.MaxChunksPerDoc < 0 {
+		bad("CHUNKSTREAM_MAX_CHUNKS_PER_DOC", "%d is negative", c.MaxChunksPerDoc)
+	}
+	if c.MinChunkChars < 0 {
+		bad("CHUNKSTREAM_MIN_CHUNK_CHARS", "%d is negative", c.MinChunkChars)
+	}
+	if c.MinChunkWords < 0 {
+		bad("CHUNKSTREAM_MIN_CHUNK_WORDS", "%d is negative", c.MinChunkWords)
 	}
 	return errors.Join(errs...)
 }

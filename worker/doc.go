@@ -18,11 +18,13 @@
 //     background (see "Acks" below);
 //   - an error marked Permanent (undecodable, unknown version, invalid
 //     request, no content, over MaxDocBytes, missing object, unknown
-//     format/chunker/option, invalid options, text not UTF-8, a chunker
-//     error or panic; a sink error the sink marked Permanent) → dead letter
-//     "permanent" (original payload and user headers plus Chunkstream-*,
-//     the cause in Chunkstream-Error-Cause), the failure recorded in the
-//     document record, then Term;
+//     format/chunker/option, invalid options or a chunk size below the
+//     worker's bound, text not UTF-8, a chunker error or panic, a document
+//     over a per-document budget ("too_complex", see below); a sink error
+//     the sink marked Permanent) → dead letter "permanent" (original
+//     payload and user headers plus Chunkstream-*, the cause in
+//     Chunkstream-Error-Cause), the failure recorded in the document
+//     record, then Term;
 //   - an error marked Unavailable (the sink or the embedder does not
 //     answer: connection refused or lost, gRPC Unavailable or
 //     DeadlineExceeded, a request over its timeout, HTTP 5xx or 429, a
@@ -103,6 +105,59 @@
 // probe); for it the backoff keeps growing across outages until a
 // delivery succeeds.
 //
+// # Per-document budgets
+//
+// One valid document must not hold a processor, or its memory, for
+// long: the requests behind it wait while in-progress acks keep it. The
+// worker chunks through chunking.StreamChunker's ChunkFunc, collecting
+// the chunks as they come, within two budgets:
+//
+//   - MaxChunkTime (CHUNKSTREAM_MAX_CHUNK_TIME, 60 s): the chunker's
+//     context ends after it, and the chunkers of this module stop soon
+//     after (they watch it between blocks and every few tens of
+//     kilobytes of work; a segment of the Markdown block parse, up to
+//     the whole of a document that offers no place to cut it, runs to
+//     its end first: a second or two for a list nested 2,400 deep);
+//   - MaxChunksPerDoc (CHUNKSTREAM_MAX_CHUNKS_PER_DOC, 100,000): the
+//     chunker is stopped (yield returns false) at the first chunk over,
+//     so the records of a document that would give millions are never
+//     built. Markdown with the default min_char of 1,024 characters
+//     gives about one chunk per kilobyte or less, so a document of the
+//     default MaxDocBytes (64 MiB) stays under it; small chunk sizes
+//     reach it.
+//
+// A document over a budget is dead-lettered "permanent" with the cause
+// "too_complex" and the figures in the reason (the budget, the time
+// taken, the document's size, the chunks made until then), and the
+// chunks made are dropped: the call has returned, so nothing keeps
+// running or holds memory after it. A retry would need the same. The
+// budget counts wall-clock time, so a worker starved of CPU needs more
+// of it: keep it generous, well above what real documents take. A
+// shutdown is told apart by the worker's own context: a document whose
+// chunking the drain timeout cut short is NAKed ("abandoned", cause
+// "shutdown") for another worker, never dead-lettered.
+//
+// A chunker that ignores its context (a program's own, through
+// Options.NewChunker), or one that is not a StreamChunker (called as
+// Chunk and handed out afterwards), cannot be stopped: the worker waits
+// for it, since leaving it running would keep its CPU and memory busy
+// while the worker takes the next document, which is what the budget is
+// for. When it returns after MaxChunkTime its result is dropped and the
+// document is too_complex all the same; the chunk limit applies to its
+// result. Such a chunker is bounded only by its own code.
+//
+// Requests also may not ask for tiny chunks, which turn a document into
+// as many chunk records as it has characters: a size option a request
+// sets below MinChunkChars (CHUNKSTREAM_MIN_CHUNK_CHARS, 32: max_char of
+// markdown, max_chars of email, which itself refuses less than 256) or
+// MinChunkWords (CHUNKSTREAM_MIN_CHUNK_WORDS, 8: max_chunk_size of
+// twostep) is "invalid_options", naming the option, the value and the
+// bound. The value is read from the options as the registry resolves
+// them, whatever type the wire gave it. Only a request's own value is
+// bounded: defaults, the worker's or the chunker's, are the operator's
+// choice, and MaxChunksPerDoc still bounds what they give. Chunkers the
+// registry does not know have no bound on their options.
+//
 // # Acks
 //
 // A processor never waits for the server to confirm an ack. The ack is
@@ -175,9 +230,11 @@
 //     the current batch and what is held for an outage, let in-flight
 //     work finish for up to
 //     DrainTimeout, then cancel it; cancelled work is NAKed without delay
-//     (outcome "abandoned") so another worker takes it. A chunker call
-//     already running is waited for (pure code cannot be interrupted; the
-//     document size limit bounds it), then its result is dropped.
+//     (outcome "abandoned") so another worker takes it. The cancel also
+//     ends the chunker's context, so a chunker call stops soon after; one
+//     that ignores its context is waited for a few seconds more, then
+//     left to the process's exit (its request is redelivered after
+//     AckWait).
 //   - Metrics live in a private registry (NewMetrics); the sink is
 //     decorated by SinkMetrics.
 //

@@ -207,7 +207,7 @@ func TestBackoff(t *testing.T) {
 }
 
 func TestSafeChunkRecoversPanic(t *testing.T) {
-	_, _, err := safeChunk(chunkerFunc(func() { panic("boom") }), chunkingDoc())
+	_, err := safeChunk(context.Background(), chunkerFunc(func() { panic("boom") }), chunkingDoc(), func(chunking.Chunk) bool { return true })
 	var p *panicError
 	if !errors.As(err, &p) || p.Error() != "chunker panic: boom" || len(p.stack) == 0 {
 		t.Errorf("safeChunk = %v, want a recovered panic with a stack", err)

@@ -30,6 +30,7 @@ const (
 	CauseInvalidOptions = "invalid_options"
 	CauseChunkerPanic   = "chunker_panic"
 	CauseChunkerError   = "chunker_error"
+	CauseTooComplex     = "too_complex"
 	CauseRecords        = "records"
 	CauseSink           = "sink"
 )
@@ -108,7 +109,7 @@ func (w *Worker) process(ctx context.Context, msg jetstream.Msg, res *Result) {
 
 	var chunks []Chunk
 	if doc.Op == OpUpsert {
-		if chunks, err = w.chunk(&req, content, res); err != nil {
+		if chunks, err = w.chunk(ctx, &req, content, res); err != nil {
 			return
 		}
 	}
@@ -211,9 +212,11 @@ func (w *Worker) objectStore(ctx context.Context, bucket string) (jetstream.Obje
 	return s, nil
 }
 
-// chunk runs the request's chunker over content. Every failure here is
-// permanent: chunkers are pure, so a retry gives the same result.
-func (w *Worker) chunk(req *messages.IngestRequest, content []byte, res *Result) ([]Chunk, error) {
+// chunk runs the request's chunker over content, within the
+// per-document budgets (chunkWithin). Every failure here but a shutdown
+// (ctx's end) is permanent: chunkers are pure, so a retry gives the same
+// result.
+func (w *Worker) chunk(ctx context.Context, req *messages.IngestRequest, content []byte, res *Result) ([]Chunk, error) {
 	format, err := req.ResolvedFormat()
 	if err != nil {
 		fail(res, CauseUnknownFormat, err, true)
@@ -228,7 +231,11 @@ func (w *Worker) chunk(req *messages.IngestRequest, content []byte, res *Result)
 	if name == "" {
 		name = messages.DefaultChunker(format)
 	}
-	ch, err := w.chunkers.get(name, req.Options)
+	err = w.checkChunkSize(name, req.Options, req.Options)
+	var ch chunking.Chunker
+	if err == nil {
+		ch, err = w.chunkers.get(name, req.Options)
+	}
 	if err != nil {
 		cause := CauseUnknownChunker
 		switch {
@@ -248,11 +255,18 @@ func (w *Worker) chunk(req *messages.IngestRequest, content []byte, res *Result)
 	// Only an explicit format goes to the chunker; otherwise it infers the
 	// format from the path as `chunk split` lets it, so both give the same
 	// chunks (and the same file_format metadata).
-	out, warnings, err := safeChunk(ch, chunking.Document{Path: req.ID, Format: req.Format, Content: content, Metadata: md})
+	out, warnings, err := w.chunkWithin(ctx, ch, chunking.Document{Path: req.ID, Format: req.Format, Content: content, Metadata: md})
+	if err != nil && ctx.Err() != nil {
+		// Shutdown: another worker chunks it again.
+		fail(res, "shutdown", err, false)
+		return nil, err
+	}
 	if err != nil {
 		var p *panicError
 		cause := CauseChunkerError
 		switch {
+		case errors.Is(err, errTooComplex):
+			cause = CauseTooComplex
 		case errors.As(err, &p):
 			cause = CauseChunkerPanic
 			w.log.Error("chunker panic", "doc_id", req.ID, "err", err, "stack", string(p.stack))

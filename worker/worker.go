@@ -226,8 +226,9 @@ func (w *Worker) Run(ctx context.Context) error {
 	case <-time.After(w.cfg.DrainTimeout):
 		w.log.Warn("drain timeout: abandoning in-flight documents", "duration", w.cfg.DrainTimeout)
 		cancelWork()
-		// Abandoned documents settle (NAK) at once, except one whose
-		// chunker call is still running: pure code cannot be interrupted.
+		// Abandoned documents settle (NAK) at once, and chunker calls
+		// stop soon after (their context ends), except one of a chunker
+		// that ignores its context.
 		// Wait a little for it, then return anyway so the process can exit
 		// within its grace period; without an ack the request is
 		// redelivered after AckWait.
