@@ -14,6 +14,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/chunkstream/chunkstream/chunking/registry"
 	"github.com/chunkstream/chunkstream/internal/natsconn"
@@ -30,8 +31,9 @@ func newLogger(w io.Writer, level string) (*slog.Logger, error) {
 	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l})), nil
 }
 
-// buildSink returns the sink named by CHUNKSTREAM_SINK.
-func buildSink(ctx context.Context, c *config, js jetstream.JetStream, records worker.Records, log *slog.Logger) (worker.Sink, func(), error) {
+// buildSink returns the sink named by CHUNKSTREAM_SINK; its metrics, if
+// any, go to reg.
+func buildSink(ctx context.Context, c *config, js jetstream.JetStream, records worker.Records, log *slog.Logger, reg prometheus.Registerer) (worker.Sink, func(), error) {
 	switch c.Sink {
 	case worker.SinkSubject:
 		s := worker.NewSubjectSink(js, c.ChunksPrefix, c.MaxPendingPublishes)
@@ -40,7 +42,7 @@ func buildSink(ctx context.Context, c *config, js jetstream.JetStream, records w
 		}
 		return s, func() {}, nil
 	case worker.SinkQdrant:
-		return newQdrantSink(ctx, c, records, log)
+		return newQdrantSink(ctx, c, records, log, reg)
 	}
 	return nil, nil, fmt.Errorf("CHUNKSTREAM_SINK: unknown sink %q", c.Sink)
 }
@@ -57,6 +59,10 @@ func serve(ctx context.Context, c *config, log *slog.Logger) error {
 			return err
 		}
 		defer ln.Close()
+	}
+	if c.Concurrency == 0 && c.Sink == worker.SinkQdrant && c.Embed.Enabled() {
+		c.Concurrency = embedConcurrency(c.Embed)
+		log.Info("documents in flight set for the embedder", "concurrency", c.Concurrency)
 	}
 	nc, err := natsconn.Connect(ctx, c.NATS, "chunkstream-worker", log)
 	if err != nil {
@@ -82,13 +88,14 @@ func serve(ctx context.Context, c *config, log *slog.Logger) error {
 	}
 	log.Info("streams, buckets and consumer ready", "duration", time.Since(start).Round(time.Millisecond), "replicas", c.Replicas)
 	records := worker.NewKVRecords(top.Docs).WithLeaderReads(nc)
-	sink, closeSink, err := buildSink(ctx, c, js, records, log)
+	metrics := worker.NewMetrics()
+	sink, closeSink, err := buildSink(ctx, c, js, records, log, metrics.Registry)
 	if err != nil {
 		return err
 	}
 	defer closeSink()
 	w, err := worker.New(nc, js, top, worker.Options{
-		Config: c.Config, Logger: log, Sink: sink, NewChunker: registry.NewChunker,
+		Config: c.Config, Logger: log, Metrics: metrics, Sink: sink, NewChunker: registry.NewChunker,
 	})
 	if err != nil {
 		return err

@@ -346,6 +346,12 @@ func TestEndpointAndValidate(t *testing.T) {
 		{URL: "http://h", Model: "m", Batch: 0, MaxInputChars: 1},
 		{URL: "http://h", Model: "m", Batch: 1, MaxInputChars: 0},
 		{URL: "http://h", Model: "m", Batch: 1, MaxInputChars: 1, Dimensions: -1},
+		{URL: "http://h", Model: "m\xff", Batch: 1, MaxInputChars: 1},
+		{URL: "http://h", Model: "m", Batch: 1, MaxInputChars: 1, BatchBytes: -1},
+		{URL: "http://h", Model: "m", Batch: 1, MaxInputChars: 1, Linger: -time.Millisecond},
+		{URL: "http://h", Model: "m", Batch: 1, MaxInputChars: 1, Linger: MaxLinger + 1},
+		{URL: "http://h", Model: "m", Batch: 1, MaxInputChars: 1, Concurrency: -1},
+		{URL: "http://h", Model: "m", Batch: 1, MaxInputChars: 1, Concurrency: MaxConcurrency + 1},
 	}
 	for _, c := range bad {
 		if err := c.Validate(); !errors.Is(err, ErrInvalidConfig) {
@@ -355,5 +361,10 @@ func TestEndpointAndValidate(t *testing.T) {
 	c := Config{URL: "http://h", Model: "m", APIKey: "sekrit", Batch: 1, MaxInputChars: 1}
 	if s := fmt.Sprint(c.LogValue()); strings.Contains(s, "sekrit") {
 		t.Errorf("LogValue leaks the key: %s", s)
+	}
+	// Zero BatchBytes and Concurrency take the defaults.
+	client, err := New(c, Options{})
+	if err != nil || client.cfg.BatchBytes != DefaultBatchBytes || cap(client.slots) != DefaultConcurrency {
+		t.Errorf("New(%+v) = %+v, %v; want the default batch bytes and concurrency", c, client.cfg, err)
 	}
 }

@@ -10,8 +10,10 @@
 // ingest_seq, position and hash, built with the non-panicking
 // qdrant.TryValueMap (a value it cannot hold, or invalid UTF-8, is a
 // permanent ErrInvalidPoint); named vectors "bm25" (sparse, computed
-// locally by package bm25) and, with an embedder, "dense". A chunk with no
-// tokens gets no bm25 vector (named vectors are optional in Qdrant).
+// locally by package bm25) and, with an embedder, "dense", whose origin
+// the payload records in dense_digest, dense_model and dense_dims (see
+// "Reusing vectors"). A chunk with no tokens gets no bm25 vector (named
+// vectors are optional in Qdrant).
 //
 // A missing collection is created with the sparse vector "bm25" (IDF
 // modifier) and, with an embedder, the dense vector "dense" (cosine, size
@@ -37,7 +39,9 @@
 // as superseded) and step 5 (mark done, ack) of DESIGN.md's procedure;
 // Write runs the middle steps for version S of document D:
 //
-//  2. upsert D's points, in batches (Config.Batch points, under
+//  2. with an embedder, compute the dense vectors, reusing those D's
+//     stored points already carry (see "Reusing vectors"); upsert D's
+//     points, in batches (Config.Batch points, under
 //     MaxRequestBytes each), Config.Parallel in flight, each with
 //     wait=true, strong ordering and update_filter
 //     "doc_id = D and ingest_seq < S";
@@ -125,6 +129,11 @@
 // race_test.go drives every interleaving of two versions (and of three)
 // at the granularity of these steps, through the real go-client.
 //
+// Reusing vectors. Reading stored vectors in step 2 (below) changes where
+// a dense vector comes from, never which points are written, and it is a
+// read: the argument above holds unchanged, and the next section shows
+// that no wrong vector can land.
+//
 // Interrupted versions. The argument needs V's step 4 to run after V's
 // last upsert. If V is interrupted in between (worker crash, Qdrant or the
 // record store failing at step 3 or 4), it is redelivered; if the record
@@ -148,6 +157,53 @@
 // tells the two cases apart only by state (pending vs done), which the
 // worker.Records contract does not expose; the gap is bounded by N's
 // step 2.
+//
+// # Reusing vectors
+//
+// Qdrant itself is the cache of dense vectors; there is no other store.
+// Every point with a dense vector records in its payload where the vector
+// came from: dense_digest, the SHA-256 (hex) of exactly the text sent to
+// the embedder (the chunk's content; not the chunk's hash, which covers
+// metadata such as its index, so a chunk that merely moved would miss),
+// dense_model, the embedder's model name, and dense_dims, the vector's
+// size. Before embedding a version's chunks, step 2 reads the dense
+// vectors of D's stored points, of whatever version (one scroll filtered
+// by the indexed doc_id, 256 points a page; the digest, model and size are
+// compared in the sink, since a Qdrant in strict mode refuses filters on
+// fields without an index), and reuses a vector for every chunk whose
+// text, model and size match; only the other texts are embedded, each
+// distinct text once. Re-sending an unchanged document embeds nothing;
+// inserting a paragraph embeds the chunks whose text changed, while the
+// chunks that moved keep their vectors; another model or size embeds
+// everything again, and so do points written before these fields existed.
+// The read costs one request to Qdrant per version, bounded by
+// Config.Timeout and classified like every other.
+//
+// No wrong vector lands. Say a point's dense vector is right when the
+// model named by its dense_model returned that vector (scaled to length 1
+// in a cosine collection), of size dense_dims, for a text whose digest is
+// its dense_digest (I). Every point the sink writes satisfies (I), by
+// induction over the points' writes: its vector is either the one the
+// embedder returned for the chunk's own text in this Write, or one read
+// from a stored point with the same digest, model and size, which
+// satisfied (I) when it was read. That read is sound whatever the version
+// of the point and whatever happens to it next: a point's payload and
+// vectors are written together by one upsert and replaced together by the
+// next (the sink never updates a payload or a vector alone), and Qdrant
+// returns a point in one of the states its requests applied, so the digest
+// and the vector read belong together. A point that a later step deletes
+// (its version's step 4, a newer version's step 3, Superseded) has still
+// given a right vector; a point of a newer version read by an older one
+// gives the older a right vector for its own text, and whether that point
+// of the older version survives is decided by the argument above, exactly
+// as before. The fields are functions of the text and the embedder, so one
+// version still always produces the same points (assumption d), up to the
+// embedder's own determinism, which re-embedding needs too. A reused
+// vector is the scaled one, which Qdrant stores as it is. reuse_test.go
+// drives every interleaving of two versions that share texts at other
+// positions (and of three), with a pause after the read of stored vectors
+// too, and checks that every remaining point carries the vector of its own
+// text.
 //
 // # BM25
 //

@@ -204,41 +204,50 @@ func newEmbeddingsServer(t *testing.T) *embeddingsServer {
 // TestEndToEndEmbedderDown: the embeddings endpoint answers 503 for many
 // times the retry budget: the worker holds its requests, is not ready and
 // probes the embedder; when it answers again every document is stored,
-// with its dense vectors, on its first delivery.
+// with its dense vectors, on its first delivery. The same holds whether
+// each document sends its own requests or Run gathers them across
+// documents.
 func TestEndToEndEmbedderDown(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end to end")
 	}
-	es := newEmbeddingsServer(t)
-	client, err := embed.New(embed.Config{URL: es.URL, Model: "test", Batch: 8, MaxInputChars: 8000},
-		embed.Options{MaxAttempts: 2, BackoffBase: 10 * time.Millisecond, BackoffMax: 20 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := newE2EWith(t, e2eOptions{config: outageConfig, embedder: client})
-	es.down.Store(true)
-	backlog := e.publishBacklog(30)
-	deadline := time.Now().Add(20 * time.Second)
-	for es.refused.Load() < 6 { // the writes' two tries, then probes
-		if time.Now().After(deadline) {
-			t.Fatal("the embedder was not probed")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	e.outageDuring(2 * time.Second)
-	if up := metricValue(t, e.w.Metrics().SinkUp.WithLabelValues(qdrantsink.DependencyEmbedder)); up != 0 {
-		t.Errorf("sink_up{dependency=embedder} = %v during the outage, want 0", up)
-	}
-	es.down.Store(false)
-	e.expectAllOnFirstDelivery(backlog)
-	for _, p := range e.qd.Points("chunks") {
-		if v := p.GetVectors().GetVectors().GetVectors()[qdrantsink.VectorDense]; len(v.GetDense().GetData()) != 4 {
-			t.Fatalf("point %s has no 4-dimensional dense vector: %v", p.GetId().GetUuid(), v)
-		}
-	}
-	waitReady(t, e.w)
-	if up := metricValue(t, e.w.Metrics().SinkUp.WithLabelValues(qdrantsink.DependencyEmbedder)); up != 1 {
-		t.Errorf("sink_up{dependency=embedder} = %v after the outage, want 1", up)
+	for _, batched := range []bool{false, true} {
+		t.Run(fmt.Sprintf("batched=%v", batched), func(t *testing.T) {
+			es := newEmbeddingsServer(t)
+			client, err := embed.New(embed.Config{URL: es.URL, Model: "test", Batch: 8, MaxInputChars: 8000, Linger: time.Millisecond},
+				embed.Options{MaxAttempts: 2, BackoffBase: 10 * time.Millisecond, BackoffMax: 20 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if batched {
+				runEmbedder(t, client)
+			}
+			e := newE2EWith(t, e2eOptions{config: outageConfig, embedder: client})
+			es.down.Store(true)
+			backlog := e.publishBacklog(30)
+			deadline := time.Now().Add(20 * time.Second)
+			for es.refused.Load() < 6 { // the writes' two tries, then probes
+				if time.Now().After(deadline) {
+					t.Fatal("the embedder was not probed")
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			e.outageDuring(2 * time.Second)
+			if up := metricValue(t, e.w.Metrics().SinkUp.WithLabelValues(qdrantsink.DependencyEmbedder)); up != 0 {
+				t.Errorf("sink_up{dependency=embedder} = %v during the outage, want 0", up)
+			}
+			es.down.Store(false)
+			e.expectAllOnFirstDelivery(backlog)
+			for _, p := range e.qd.Points("chunks") {
+				if v := p.GetVectors().GetVectors().GetVectors()[qdrantsink.VectorDense]; len(v.GetDense().GetData()) != 4 {
+					t.Fatalf("point %s has no 4-dimensional dense vector: %v", p.GetId().GetUuid(), v)
+				}
+			}
+			waitReady(t, e.w)
+			if up := metricValue(t, e.w.Metrics().SinkUp.WithLabelValues(qdrantsink.DependencyEmbedder)); up != 1 {
+				t.Errorf("sink_up{dependency=embedder} = %v after the outage, want 1", up)
+			}
+		})
 	}
 }
 

@@ -2,8 +2,10 @@ package qdrantsink
 
 import (
 	"context"
+	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -38,6 +40,14 @@ const (
 	FieldIngestSeq  = "ingest_seq"
 	FieldPosition   = "position"
 	FieldHash       = "hash"
+
+	// The dense vector's origin, with an embedder: the SHA-256 (hex) of
+	// exactly the text embedded, the model's name and the vector's size.
+	// A later version reuses the vector for a chunk of the same text when
+	// all three match (see "Reusing vectors" in the package docs).
+	FieldDenseDigest = "dense_digest"
+	FieldDenseModel  = "dense_model"
+	FieldDenseDims   = "dense_dims"
 )
 
 // Dependencies the sink names in worker.Unavailable errors and accepts in
@@ -76,6 +86,17 @@ type Embedder interface {
 	Probe(ctx context.Context) (int, error)
 	// Embed returns one vector per text, in order.
 	Embed(ctx context.Context, texts []string) ([][]float32, error)
+	// Model names the model the vectors come from. A stored vector is
+	// reused only for a text embedded by the model of the same name and
+	// the same dimension.
+	Model() string
+}
+
+// ReuseCounter is implemented by embedders that count the inputs they
+// were not asked to embed because the sink reused a stored vector
+// (*embed.Client does, in its metrics).
+type ReuseCounter interface {
+	Reused(n int)
 }
 
 // Step names the points between the steps of Write, for test hooks.
@@ -84,6 +105,7 @@ type Step string
 // Steps of Write, reported to a test hook after they completed.
 const (
 	StepBegin        Step = "begin"         // about to start step 2
+	StepVectorsRead  Step = "vectors_read"  // step 2: stored dense vectors read, before embedding (with an embedder only)
 	StepUpserted     Step = "upserted"      // step 2 done (also reported for zero chunks)
 	StepDeletedOlder Step = "deleted_older" // step 3 done
 	StepRechecked    Step = "rechecked"     // step 4 done (also reported for zero chunks)
@@ -399,7 +421,7 @@ func (s *Sink) Write(ctx context.Context, doc worker.Doc, chunks []worker.Chunk)
 	}
 	s.step(ctx, StepBegin, doc)
 	if len(chunks) > 0 {
-		points, err := s.points(ctx, doc, chunks)
+		points, err := s.points(ctx, coll, doc, chunks)
 		if err == nil {
 			err = s.upsert(ctx, coll, doc, points)
 		}
@@ -558,25 +580,15 @@ func (s *Sink) deleteWhere(ctx context.Context, coll string, f *qdrant.Filter) e
 
 // points builds the points of a document version: payload, bm25 and,
 // with an embedder, dense vectors.
-func (s *Sink) points(ctx context.Context, doc worker.Doc, chunks []worker.Chunk) ([]*qdrant.PointStruct, error) {
-	var dense [][]float32
+func (s *Sink) points(ctx context.Context, coll string, doc worker.Doc, chunks []worker.Chunk) ([]*qdrant.PointStruct, error) {
+	var (
+		dense   [][]float32
+		digests []string
+	)
 	if s.embedder != nil {
-		texts := make([]string, len(chunks))
-		for i, c := range chunks {
-			texts[i] = c.Chunk.Content()
-		}
 		var err error
-		dense, err = s.embedder.Embed(ctx, texts)
-		if err != nil {
-			err = fmt.Errorf("qdrantsink: embed %q: %w", doc.ID, err)
-			if worker.IsUnavailable(err) {
-				// Named so that Probe is asked about the embedder.
-				err = worker.Unavailable(DependencyEmbedder, err)
-			}
+		if dense, digests, err = s.dense(ctx, coll, doc, chunks); err != nil {
 			return nil, err
-		}
-		if len(dense) != len(chunks) {
-			return nil, fmt.Errorf("%w: %d vectors for %d chunks", ErrEmbedding, len(dense), len(chunks))
 		}
 	}
 	points := make([]*qdrant.PointStruct, len(chunks))
@@ -590,10 +602,121 @@ func (s *Sink) points(ctx context.Context, doc worker.Doc, chunks []worker.Chunk
 				return nil, fmt.Errorf("%w: vector of size %d, want %d", ErrEmbedding, len(dense[i]), s.dims)
 			}
 			p.GetVectors().GetVectors().GetVectors()[VectorDense] = qdrant.NewVectorDense(dense[i])
+			p.Payload[FieldDenseDigest] = qdrant.NewValueString(digests[i])
+			p.Payload[FieldDenseModel] = qdrant.NewValueString(s.embedder.Model())
+			p.Payload[FieldDenseDims] = qdrant.NewValueInt(int64(s.dims))
 		}
 		points[i] = p
 	}
 	return points, nil
+}
+
+// textDigest is the digest of a text sent to the embedder.
+func textDigest(text string) string {
+	sum := sha256.Sum256([]byte(text))
+	return hex.EncodeToString(sum[:])
+}
+
+// dense returns the dense vector of each chunk and the digest of its
+// text: the vectors of texts the document's stored points already carry
+// (same digest, model and dimension) are reused, the other texts are
+// embedded, each distinct text once.
+func (s *Sink) dense(ctx context.Context, coll string, doc worker.Doc, chunks []worker.Chunk) ([][]float32, []string, error) {
+	digests := make([]string, len(chunks))
+	for i, c := range chunks {
+		digests[i] = textDigest(c.Chunk.Content())
+	}
+	known, err := s.storedVectors(ctx, coll, doc.ID, digests)
+	if err != nil {
+		return nil, nil, err
+	}
+	s.step(ctx, StepVectorsRead, doc)
+	var (
+		texts []string
+		slot  = map[string]int{} // digest → index in texts
+	)
+	for i, d := range digests {
+		if _, ok := known[d]; ok {
+			continue
+		}
+		if _, ok := slot[d]; !ok {
+			slot[d] = len(texts)
+			texts = append(texts, chunks[i].Chunk.Content())
+		}
+	}
+	var vecs [][]float32
+	if len(texts) > 0 {
+		vecs, err = s.embedder.Embed(ctx, texts)
+		if err != nil {
+			err = fmt.Errorf("qdrantsink: embed %q: %w", doc.ID, err)
+			if worker.IsUnavailable(err) {
+				// Named so that Probe is asked about the embedder.
+				err = worker.Unavailable(DependencyEmbedder, err)
+			}
+			return nil, nil, err
+		}
+		if len(vecs) != len(texts) {
+			return nil, nil, fmt.Errorf("%w: %d vectors for %d texts", ErrEmbedding, len(vecs), len(texts))
+		}
+	}
+	if rc, ok := s.embedder.(ReuseCounter); ok {
+		rc.Reused(len(chunks) - len(texts))
+	}
+	dense := make([][]float32, len(chunks))
+	for i, d := range digests {
+		if v, ok := known[d]; ok {
+			dense[i] = v
+		} else {
+			dense[i] = vecs[slot[d]]
+		}
+	}
+	return dense, digests, nil
+}
+
+// scrollPage is the number of points read per request by storedVectors.
+const scrollPage = 256
+
+// storedVectors reads the dense vectors of the document's points, of any
+// version, whose text digest is among digests and whose model and
+// dimension are the embedder's, by digest. It filters by doc_id alone
+// (indexed) and checks the rest itself: a Qdrant in strict mode refuses
+// filters on fields without an index.
+func (s *Sink) storedVectors(ctx context.Context, coll, docID string, digests []string) (map[string][]float32, error) {
+	want := make(map[string]bool, len(digests))
+	for _, d := range digests {
+		want[d] = true
+	}
+	model := s.embedder.Model()
+	known := map[string][]float32{}
+	var offset *qdrant.PointId
+	for {
+		cctx, cancel := s.callCtx(ctx)
+		pts, next, err := s.client.ScrollAndOffset(cctx, &qdrant.ScrollPoints{
+			CollectionName: coll,
+			Filter:         &qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewMatchKeyword(FieldDocID, docID)}},
+			Offset:         offset,
+			Limit:          qdrant.PtrOf(uint32(scrollPage)),
+			WithPayload:    qdrant.NewWithPayloadInclude(FieldDenseDigest, FieldDenseModel, FieldDenseDims),
+			WithVectors:    qdrant.NewWithVectorsInclude(VectorDense),
+		})
+		cancel()
+		if err != nil {
+			return nil, s.classifyWrite(coll, "read stored vectors", err)
+		}
+		for _, p := range pts {
+			pl := p.GetPayload()
+			d := pl[FieldDenseDigest].GetStringValue()
+			v := p.GetVectors().GetVectors().GetVectors()[VectorDense].GetDense().GetData()
+			if want[d] && pl[FieldDenseModel].GetStringValue() == model &&
+				pl[FieldDenseDims].GetIntegerValue() == int64(s.dims) && len(v) == s.dims {
+				known[d] = v
+			}
+		}
+		if next == nil || len(pts) == 0 {
+			return known, nil
+		}
+		offset = next
+	}
 }
 
 // point builds one point with its payload and bm25 vector.

@@ -2,18 +2,15 @@ package qdrantsink
 
 import (
 	"context"
-	"encoding/json"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"maps"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -25,6 +22,7 @@ import (
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/worker"
 	"github.com/chunkstream/chunkstream/worker/embed"
+	"github.com/chunkstream/chunkstream/worker/embed/embedtest"
 	"github.com/chunkstream/chunkstream/worker/qdrantsink/qdranttest"
 	"github.com/chunkstream/chunkstream/worker/sinktest"
 )
@@ -92,12 +90,31 @@ func TestConformanceWithEmbedder(t *testing.T) {
 	})
 }
 
-// fakeEmbedder returns deterministic vectors of a fixed size.
+// fakeEmbedder returns the test server's vectors (embedtest.Vector) of
+// a fixed size, under the model "fake" unless model is set.
 type fakeEmbedder struct {
 	mu       sync.Mutex
 	dims     int
+	model    string
 	probeErr error
 	calls    int
+	inputs   int // texts embedded
+	reused   int // texts reused, as counted by the sink
+}
+
+func (f *fakeEmbedder) Model() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.model == "" {
+		return "fake"
+	}
+	return f.model
+}
+
+func (f *fakeEmbedder) Reused(n int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.reused += n
 }
 
 func (f *fakeEmbedder) Probe(context.Context) (int, error) {
@@ -110,22 +127,16 @@ func (f *fakeEmbedder) Probe(context.Context) (int, error) {
 }
 
 func (f *fakeEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error) {
+	model := f.Model()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls++
+	f.inputs += len(texts)
 	out := make([][]float32, len(texts))
 	for i, t := range texts {
-		out[i] = vectorOf(t, f.dims)
+		out[i] = embedtest.Vector(model, t, f.dims)
 	}
 	return out, nil
-}
-
-func vectorOf(text string, dims int) []float32 {
-	v := make([]float32, dims)
-	for i := range v {
-		v[i] = float32(len(text)+i) / 10
-	}
-	return v
 }
 
 func TestEveryChunkIsAPoint(t *testing.T) {
@@ -177,6 +188,9 @@ func TestEveryChunkIsAPoint(t *testing.T) {
 			{FieldIngestSeq, pl[FieldIngestSeq].GetIntegerValue(), int64(42)},
 			{FieldPosition, pl[FieldPosition].GetIntegerValue(), int64(c.Position)},
 			{FieldHash, pl[FieldHash].GetStringValue(), c.Chunk.Hash()},
+			{FieldDenseDigest, pl[FieldDenseDigest].GetStringValue(), fmt.Sprintf("%x", sha256.Sum256([]byte(c.Chunk.Content())))},
+			{FieldDenseModel, pl[FieldDenseModel].GetStringValue(), "fake"},
+			{FieldDenseDims, pl[FieldDenseDims].GetIntegerValue(), int64(3)},
 			{"metadata.file", pl[FieldMetadata].GetStructValue().GetFields()["file"].GetStringValue(), "docs/a.md"},
 			{"metadata.index", pl[FieldMetadata].GetStructValue().GetFields()["index"].GetIntegerValue(), int64(c.Position)},
 			{"metadata.small", pl[FieldMetadata].GetStructValue().GetFields()["small"].GetIntegerValue(), int64(3)},
@@ -194,7 +208,7 @@ func TestEveryChunkIsAPoint(t *testing.T) {
 		if !slices.Equal(gotSparse.GetIndices(), wantSparse.Indices) || !slices.Equal(gotSparse.GetValues(), wantSparse.Values) {
 			t.Errorf("chunk %d bm25 = %v, want %v", c.Position, gotSparse, wantSparse)
 		}
-		if got, want := vs[VectorDense].GetDense().GetData(), vectorOf(c.Chunk.Content(), 3); !slices.Equal(got, want) {
+		if got, want := vs[VectorDense].GetDense().GetData(), embedtest.Vector("fake", c.Chunk.Content(), 3); !slices.Equal(got, want) {
 			t.Errorf("chunk %d dense = %v, want %v", c.Position, got, want)
 		}
 	}
@@ -715,28 +729,12 @@ func TestSupersededRemovesInterruptedUpserts(t *testing.T) {
 }
 
 // TestWithEmbedClient runs the sink with the real embeddings client
-// against an OpenAI-compatible test endpoint: dense vectors land, and a
-// chunk over the input limit is a permanent error before any request.
+// against the test embeddings server: dense vectors land, and a chunk over
+// the input limit is a permanent error before any request.
 func TestWithEmbedClient(t *testing.T) {
-	var requests atomic.Int64
-	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		requests.Add(1)
-		var req struct {
-			Input []string `json:"input"`
-		}
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		var data []map[string]any
-		for i, in := range req.Input {
-			data = append(data, map[string]any{"index": i, "embedding": []float32{float32(len(in)), 1}})
-		}
-		_ = json.NewEncoder(w).Encode(map[string]any{"data": data})
-	}))
-	defer api.Close()
+	api := embedtest.Start(t, embedtest.Config{Dims: 2})
 	cfg := embed.DefaultConfig()
-	cfg.URL, cfg.Model, cfg.MaxInputChars = api.URL, "m", 20
+	cfg.URL, cfg.Model, cfg.MaxInputChars = api.URL(), "m", 20
 	client, err := embed.New(cfg, embed.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -752,18 +750,18 @@ func TestWithEmbedClient(t *testing.T) {
 	}
 	for _, p := range srv.Points("chunks") {
 		d := p.GetVectors().GetVectors().GetVectors()[VectorDense].GetDense().GetData()
-		if len(d) != 2 || int(d[0]) != len(p.GetPayload()[FieldContent].GetStringValue()) {
-			t.Errorf("dense = %v", d)
+		if want := embedtest.Vector("m", p.GetPayload()[FieldContent].GetStringValue(), 2); !slices.Equal(d, want) {
+			t.Errorf("dense = %v, want %v", d, want)
 		}
 	}
-	before := requests.Load()
+	before := api.Stats().Requests
 	long, longChunks := sinktest.Version("l.md", 2, "fine", strings.Repeat("x", 21))
 	records.Begin(long.ID, long.Seq)
 	err = s.Write(ctx, long, longChunks)
 	if !worker.IsPermanent(err) || !errors.Is(err, embed.ErrInputTooLong) {
 		t.Fatalf("Write with an over-long chunk = %v, want permanent ErrInputTooLong", err)
 	}
-	if requests.Load() != before {
+	if api.Stats().Requests != before {
 		t.Errorf("the embedder was called for a document with an over-long chunk")
 	}
 }
