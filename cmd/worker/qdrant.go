@@ -43,7 +43,11 @@ func newQdrantSink(ctx context.Context, c *config, records worker.Records, log *
 		}
 		emb = client
 	}
-	s, err := qdrantsink.New(ctx, c.Qdrant, records, emb, log)
+	// A Qdrant still starting is waited for, as long as the set-up of the
+	// streams may take.
+	sctx, cancel := context.WithTimeout(ctx, c.SetupTimeout)
+	defer cancel()
+	s, err := qdrantsink.New(sctx, c.Qdrant, records, emb, log)
 	if err != nil {
 		stopEmb()
 		return nil, nil, fmt.Errorf("qdrant sink: %w", err)

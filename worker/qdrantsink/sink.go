@@ -192,11 +192,11 @@ func New(ctx context.Context, cfg Config, records worker.Records, embedder Embed
 		cfg: cfg, client: client, records: records, embedder: embedder,
 		bm25: enc, log: logger, colls: map[string]bool{},
 	}
-	if err := s.checkVersion(ctx); err != nil {
+	if err := s.whileUnavailable(ctx, "health check", s.checkVersion); err != nil {
 		_ = client.Close()
 		return nil, err
 	}
-	if err := s.prepare(ctx); err != nil {
+	if err := s.whileUnavailable(ctx, "set-up", s.prepare); err != nil {
 		if errors.Is(err, errProbe) && !worker.IsPermanent(err) {
 			logger.Warn("qdrantsink: embedder not answering yet; not ready", "err", err)
 			return s, nil
@@ -239,6 +239,32 @@ func (s *Sink) checkVersion(ctx context.Context) error {
 	}
 	s.log.Info("qdrantsink: connected", "addr", s.cfg.Addr, "version", r.GetVersion())
 	return nil
+}
+
+// whileUnavailable runs step until it succeeds, fails for another reason
+// than an outage, or ctx ends: a worker started while Qdrant (or the
+// embedder) is still starting, or slower than CHUNKSTREAM_QDRANT_TIMEOUT
+// for a moment, waits for it (logging once) instead of exiting. The wait
+// doubles from 100 ms to 2 s; ctx (the caller's start-up deadline) bounds
+// it, and its end returns the last error.
+func (s *Sink) whileUnavailable(ctx context.Context, what string, step func(context.Context) error) error {
+	wait := 100 * time.Millisecond
+	for logged := false; ; {
+		err := step(ctx)
+		if err == nil || !worker.IsUnavailable(classify(what, err)) || errors.Is(err, errProbe) {
+			return err
+		}
+		if !logged {
+			s.log.Warn("qdrantsink: waiting for Qdrant at start", "addr", s.cfg.Addr, "err", err)
+			logged = true
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 2*time.Second)
+	}
 }
 
 var errProbe = errors.New("qdrantsink: embedder probe")

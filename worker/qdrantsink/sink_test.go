@@ -781,3 +781,56 @@ func TestTLSCAFile(t *testing.T) {
 		t.Fatalf("New with a CA file without certificates = %v", err)
 	}
 }
+
+// TestNewWaitsForQdrant: a sink started while Qdrant answers Unavailable
+// (still starting) waits for it within its context instead of failing,
+// and fails with the last error when the context ends first; a permanent
+// refusal (a server too old) still fails at once.
+func TestNewWaitsForQdrant(t *testing.T) {
+	srv := qdranttest.Start(t)
+	srv.SetUnavailable(true)
+	done := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		s, err := New(ctx, testConfig(srv), sinktest.NewRecords(), nil, nil)
+		if err == nil {
+			_ = s.Close()
+		}
+		done <- err
+	}()
+	// Released only after New has asked at least twice: it waited.
+	for healthChecks(srv) < 2 {
+		select {
+		case err := <-done:
+			t.Fatalf("New returned while Qdrant was unavailable: %v", err)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	srv.SetUnavailable(false)
+	if err := <-done; err != nil {
+		t.Fatalf("New after Qdrant came up: %v", err)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	srv.SetUnavailable(true)
+	if _, err := New(ctx, testConfig(srv), sinktest.NewRecords(), nil, nil); status.Code(unwrapStatus(err)) != codes.Unavailable {
+		t.Errorf("New with Qdrant down until its context ended = %v, want the Unavailable error", err)
+	}
+	srv.SetUnavailable(false)
+	srv.SetVersion("1.15.0")
+	if _, err := New(context.Background(), testConfig(srv), sinktest.NewRecords(), nil, nil); !errors.Is(err, ErrServerTooOld) {
+		t.Errorf("New against Qdrant 1.15 = %v, want ErrServerTooOld at once", err)
+	}
+}
+
+func healthChecks(srv *qdranttest.Server) int {
+	n := 0
+	for _, c := range srv.Calls() {
+		if c.Method == "HealthCheck" {
+			n++
+		}
+	}
+	return n
+}
