@@ -313,3 +313,15 @@ func NewChunker(name string, raw map[string]any) (chunking.Chunker, error) {
 	}
 	return e.New(raw)
 }
+
+// Resolve returns the complete canonical options of the chunker called
+// name from layers of raw options, later layers winning, as
+// Entry.Resolve does. Errors wrap ErrUnknownChunker,
+// chunking.ErrUnknownOption or chunking.ErrInvalidOptions.
+func Resolve(name string, layers ...map[string]any) (map[string]any, error) {
+	e, err := Lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	return e.Resolve(layers...)
+}
