@@ -11,6 +11,13 @@ import (
 	"github.com/chunkstream/chunkstream/internal/testutil"
 )
 
+// readmeSection returns the README's section under the heading title,
+// up to the next section, failing the test when the README has none.
+func readmeSection(t *testing.T, title string) string {
+	t.Helper()
+	return docSection(t, "README.md", title)
+}
+
 // docSection returns the section "## title" of the Markdown file rel,
 // failing the test when it is absent.
 func docSection(t *testing.T, rel, title string) string {

@@ -2,9 +2,9 @@
 //
 // Service mode (default) connects to NATS (NATS_URL), sets up the streams,
 // buckets and consumer, and consumes ingest requests until SIGTERM. Every
-// setting is an environment variable (docs/configuration.md) and a flag
-// of the same name (CHUNKSTREAM_ACK_WAIT → -ack-wait); a flag beats its
-// variable. -healthcheck probes a running worker's /healthz
+// setting is an environment variable (see the README's configuration
+// table) and a flag of the same name (CHUNKSTREAM_ACK_WAIT → -ack-wait); a
+// flag beats its variable. -healthcheck probes a running worker's /healthz
 // and /readyz and exits 0 or 1.
 //
 // Local mode runs the whole pipeline in one process:

@@ -14,34 +14,26 @@ import (
 	"github.com/chunkstream/chunkstream/internal/testutil"
 )
 
-// configRow is one row of a configuration table: a variable's flag ("" for
-// none, written "—"), its default and, in docs/configuration.md, the
-// commands that read it.
+// configRow is one row of docs/configuration.md: a variable's flag (""
+// for none, written "—"), its default and the commands that read it.
 type configRow struct {
 	flag, def, readBy string
 }
 
-// readmeConfigRow matches the README's rows: | `VAR` | `-flag` or — | `default` or nothing |.
-var readmeConfigRow = regexp.MustCompile("(?m)^\\| `([A-Z0-9_]+)` \\| (?:`(-[a-z0-9-]+)`|—) \\| (?:`([^`]*)`)? \\|")
-
-// docsConfigRow matches the rows of docs/configuration.md, which add the
-// commands that read the variable: | `VAR` | flag | default | read by | meaning |.
+// docsConfigRow matches a row of docs/configuration.md:
+// | `VAR` | `-flag` or — | `default` or nothing | read by | meaning |.
 var docsConfigRow = regexp.MustCompile("(?m)^\\| `([A-Z0-9_]+)` \\| (?:`(-[a-z0-9-]+)`|—) \\| (?:`([^`]*)`)? \\| ([a-z, ]+) \\|")
 
-// configRows returns the rows re finds in text, by variable; a variable
-// with two rows is an error.
-func configRows(t *testing.T, where string, re *regexp.Regexp, text string) map[string]configRow {
+// configRows returns the rows of docs/configuration.md in text, by
+// variable; a variable with two rows is an error.
+func configRows(t *testing.T, text string) map[string]configRow {
 	t.Helper()
 	rows := map[string]configRow{}
-	for _, m := range re.FindAllStringSubmatch(text, -1) {
+	for _, m := range docsConfigRow.FindAllStringSubmatch(text, -1) {
 		if _, dup := rows[m[1]]; dup {
-			t.Errorf("%s lists %s twice", where, m[1])
+			t.Errorf("docs/configuration.md lists %s twice", m[1])
 		}
-		r := configRow{flag: m[2], def: m[3]}
-		if len(m) > 4 {
-			r.readBy = m[4]
-		}
-		rows[m[1]] = r
+		rows[m[1]] = configRow{flag: m[2], def: m[3], readBy: m[4]}
 	}
 	return rows
 }
@@ -87,11 +79,11 @@ func checkWorkerRows(t *testing.T, where string, rows map[string]configRow) {
 	}
 }
 
-// TestREADMEConfigTable keeps the configuration tables in step with the
-// config struct (the same variables, flags and defaults): those of
-// docs/configuration.md always, and the README's while it has one.
-func TestREADMEConfigTable(t *testing.T) {
-	rows := configRows(t, "docs/configuration.md", docsConfigRow, docsConfigText(t))
+// TestREADMEDocsConfigTable keeps the tables of docs/configuration.md in
+// step with the config struct: the same variables, flags and defaults,
+// and the readers they name.
+func TestREADMEDocsConfigTable(t *testing.T) {
+	rows := configRows(t, docsConfigText(t))
 	worker := map[string]configRow{}
 	for k, r := range rows {
 		if r.isReadBy("worker") {
@@ -111,10 +103,6 @@ func TestREADMEConfigTable(t *testing.T) {
 		if workerVars[k] && !r.isReadBy("worker") {
 			t.Errorf("docs/configuration.md row %s: read by %q, but the worker reads it", k, r.readBy)
 		}
-	}
-
-	if section, ok := testutil.DocSection(t, "README.md", "Configuration"); ok {
-		checkWorkerRows(t, "README configuration table", configRows(t, "README configuration table", readmeConfigRow, section))
 	}
 }
 
