@@ -4,7 +4,7 @@ import (
 	"bytes"
 )
 
-// CleanMDX returns MDX source with the MDX-only syntax removed (spec §2.6),
+// CleanMDX returns MDX source with the MDX-only syntax removed,
 // in this order and outside code fences only: HTML comments; import … from
 // '…' statements; export const|let|var|default blocks up to the next blank
 // line or header; PascalCase tag pairs holding only whitespace; self-closing
