@@ -69,6 +69,7 @@ var allow = map[string]allowed{
 	},
 	"worker/qdrantsink/qdranttest": {thirdParty: []string{
 		"github.com/google/uuid", "github.com/qdrant/go-client", "google.golang.org/grpc", "google.golang.org/protobuf"}},
+	"worker/embed/embedtest": {},
 	"worker/sinktest": {
 		module:     []string{"chunking", "worker"},
 		thirdParty: []string{"github.com/google/uuid"},
