@@ -3,7 +3,7 @@
 // subject and Nats-Msg-Id rules, chunk ids, and the one codec that reads
 // and writes them as msgpack (default) or JSON (Content-Type
 // application/json). Other languages publish and consume these messages;
-// the README's message formats are the same contract for them.
+// docs/wire.md describes the same contract for them.
 //
 // It imports only the standard library, msgpack, google/uuid (chunk ids)
 // and chunking (for chunking.Metadata): no NATS.

@@ -35,7 +35,7 @@
 // file.pst` writes mbox files; `readpst -M` writes one .eml per message),
 // then chunk the result.
 //
-// # Decisions the spec leaves open
+// # Decisions the reference leaves open
 //
 //   - mbox: github.com/emersion/go-mbox is replaced by an mbox reader that
 //     normalises CRLF to LF, un-escapes mboxrd (one '>' off ^>+From ) or

@@ -42,7 +42,7 @@
 //     Document.Metadata merged (its values win; a clashing key keeps its
 //     place).
 //
-// # Decisions the spec leaves open
+// # Decisions the reference leaves open
 //
 //   - Sizes are characters (code points) of the chunk content as emitted.
 //   - Section text runs from the section's first block to the end of its

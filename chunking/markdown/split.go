@@ -10,7 +10,7 @@ import (
 	"github.com/chunkstream/chunkstream/chunking/internal/poll"
 )
 
-// Split levels, coarsest first: the separators of the spec.
+// Split levels, coarsest first: the reference's separators.
 const (
 	levelPara     = iota // blank lines ("\n\n")
 	levelLine            // line breaks ("\n")

@@ -13,8 +13,8 @@ import (
 	"github.com/chunkstream/chunkstream/chunking/internal/spantest"
 )
 
-// checkInvariants chunks doc with c twice and asserts the invariants of
-// spec §3 on the result, which it returns:
+// checkInvariants chunks doc with c twice and asserts the chunker's
+// invariants (docs/chunkers.md) on the result, which it returns:
 //   - deterministic output;
 //   - index 0..n-1, metadata order headers, index, [file], file_format,
 //     [oversize: true]; valid UTF-8, no empty chunk;

@@ -38,7 +38,8 @@
 // # Writing a version
 //
 // The worker runs step 1 (compare-and-set the document record to S, or ack
-// as superseded) and step 5 (mark done, ack) of DESIGN.md's procedure;
+// as superseded) and step 5 (mark done, ack) of the processing procedure
+// (the worker package, docs/design.md);
 // Write runs the middle steps for version S of document D:
 //
 //  2. with an embedder, compute the dense vectors, reusing those D's

@@ -28,7 +28,7 @@ import (
 	"github.com/chunkstream/chunkstream/worker"
 )
 
-// Vector and payload names of a chunk point (DESIGN.md "Qdrant point").
+// Vector and payload names of a chunk point (docs/wire.md, "Qdrant point").
 const (
 	VectorBM25  = "bm25"
 	VectorDense = "dense"
@@ -115,8 +115,8 @@ const (
 	StepRechecked    Step = "rechecked"     // step 4 done (also reported for zero chunks)
 )
 
-// Sink writes chunks into Qdrant following DESIGN.md's processing
-// procedure, steps 2 to 4 (see the package documentation). It is safe for
+// Sink writes chunks into Qdrant following the processing procedure,
+// steps 2 to 4 (see the package documentation). It is safe for
 // concurrent use by many goroutines.
 type Sink struct {
 	cfg      Config

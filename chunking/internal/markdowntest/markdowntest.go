@@ -1,5 +1,5 @@
-// Package markdowntest holds the invariants of the Markdown chunker (spec
-// §2), shared by its golden, unit, corpus and fuzz tests.
+// Package markdowntest holds the invariants of the Markdown chunker
+// (docs/chunkers.md), shared by its golden, unit, corpus and fuzz tests.
 package markdowntest
 
 import (
@@ -36,8 +36,8 @@ var ownKeys = []string{"h1", "h2", "h3", "index", "file", "oversize"}
 //     alone exceeds maxChar, parts as few as the budget allows, and the
 //     parts within the table's size plus one header per part;
 //   - the header metadata of each chunk holds the headers in force at the
-//     first source word the chunk adds (after the header-only joining of
-//     the spec).
+//     first source word the chunk adds (after a header-only section is
+//     joined to the deeper section that follows it).
 func Check(src []byte, chunks []chunking.Chunk, maxChar int) error {
 	for i, c := range chunks {
 		s := c.Content()
