@@ -474,7 +474,11 @@ func chunkThread(threadID string, ms []*msg, maxEmails, maxChars, overlap int) [
 				md[k].Value = toUTF8(str)
 			}
 		}
-		out = append(out, chunking.NewChunk(toUTF8(d.w.content), md))
+		ids := make([]string, 0, d.w.end-d.w.start+1)
+		for _, k := range p.msgs[d.w.start : d.w.end+1] {
+			ids = append(ids, toUTF8(ms[k].canonID))
+		}
+		out = append(out, chunking.NewChunk(toUTF8(d.w.content), md).WithSpan(chunking.Span{MessageIDs: ids}))
 	}
 	return out
 }

@@ -120,6 +120,12 @@
 //     first, before the overlap (so with both, a chunk whose own text starts
 //     with its header line reads "# A⏎<overlap> ## B⏎…", as the reference's order
 //     has it).
+//   - Spans (chunking.Span): a chunk's span runs from the start of its
+//     text (or of its overlap, in the previous chunk's text) to the end of
+//     its text. Merged chunks span from the first piece to the last; a
+//     chunk is verbatim when its content is exactly those bytes, which
+//     merged pieces (joined by "\n\n" whatever separated them), overlaps
+//     (joined by one space) and add_headers lines usually prevent.
 //   - Metadata: headers (always present, [] without headers), index, file
 //     (when Path is set), file_format, oversize (only when true), then the
 //     document's metadata, whose values win on a clash.

@@ -36,14 +36,18 @@ var allow = map[string]allowed{
 		module:     []string{"chunking/internal/poll"},
 		thirdParty: []string{"github.com/yuin/goldmark"},
 	},
-	"chunking/internal/sentences":    {module: []string{"chunking/internal/poll"}},
-	"chunking/internal/golden":       {module: []string{"chunking"}},
-	"chunking/internal/markdowntest": {module: []string{"chunking", "chunking/internal/mdblocks"}},
+	"chunking/internal/sentences": {module: []string{"chunking/internal/poll"}},
+	"chunking/internal/srcspan":   {module: []string{"chunking"}},
+	"chunking/internal/golden":    {module: []string{"chunking"}},
+	"chunking/internal/spantest":  {module: []string{"chunking"}},
+	"chunking/internal/markdowntest": {module: []string{
+		"chunking", "chunking/internal/mdblocks", "chunking/internal/spantest", "chunking/markdown"}},
 	"chunking/markdown": {module: []string{
-		"chunking", "chunking/internal/fileio", "chunking/internal/mdblocks", "chunking/internal/poll"}},
+		"chunking", "chunking/internal/fileio", "chunking/internal/mdblocks", "chunking/internal/poll",
+		"chunking/internal/srcspan"}},
 	"chunking/twostep": {module: []string{
 		"chunking", "chunking/internal/fileio", "chunking/internal/mdblocks", "chunking/internal/poll",
-		"chunking/internal/sentences"}},
+		"chunking/internal/sentences", "chunking/internal/srcspan"}},
 	"chunking/email": {
 		module:     []string{"chunking", "chunking/internal/fileio", "chunking/internal/poll"},
 		thirdParty: []string{"github.com/emersion/go-message", "golang.org/x/net"},

@@ -7,7 +7,9 @@
 //
 // A chunk becomes one point: id = the chunk's UUIDv5 (worker.Chunk.ID);
 // payload content, metadata (nested as in the chunk), doc_id, doc_version,
-// ingest_seq, position and hash, built with the non-panicking
+// ingest_seq, position, hash and, when the chunk has one, span (its
+// chunking.Span as the chunk record writes it: start, end, first_line,
+// last_line, verbatim, message_ids), built with the non-panicking
 // qdrant.TryValueMap (a value it cannot hold, or invalid UTF-8, is a
 // permanent ErrInvalidPoint); named vectors "bm25" (sparse, computed
 // locally by package bm25) and, with an embedder, "dense", whose origin
