@@ -6,8 +6,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/registry"
+	"github.com/chunkstream/chunkstream/internal/jstest"
+	"github.com/chunkstream/chunkstream/internal/testutil"
 	"github.com/chunkstream/chunkstream/worker"
 	"github.com/chunkstream/chunkstream/worker/qdrantsink/qdranttest"
 )
@@ -15,7 +19,7 @@ import (
 // TestServiceQdrantSink: with CHUNKSTREAM_SINK=qdrant the service writes
 // every chunk as a point (against the in-process Qdrant double).
 func TestServiceQdrantSink(t *testing.T) {
-	ns := startServer(t, t.TempDir(), -1)
+	ns := jstest.Start(t, t.TempDir(), -1)
 	qd := qdranttest.Start(t)
 	lookup := func(k string) (string, bool) {
 		v, ok := map[string]string{
@@ -27,7 +31,7 @@ func TestServiceQdrantSink(t *testing.T) {
 		}[k]
 		return v, ok
 	}
-	_, js := connect(t, ns.ClientURL())
+	_, js := jstest.Connect(t, ns.ClientURL(), nats.MaxReconnects(-1))
 	if _, err := worker.Setup(context.Background(), js, worker.DefaultConfig()); err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +53,7 @@ func TestServiceQdrantSink(t *testing.T) {
 	done := make(chan int)
 	var stderr bytes.Buffer
 	go func() { done <- run(ctx, nil, &bytes.Buffer{}, &stderr, lookup) }()
-	waitFor(t, 30*time.Second, "points in Qdrant", func() bool {
+	testutil.WaitFor(t, 30*time.Second, "points in Qdrant", func() bool {
 		select {
 		case code := <-done:
 			t.Fatalf("worker exited with %d:\n%s", code, stderr.String())
