@@ -598,17 +598,23 @@ type readySink struct {
 
 func (s *readySink) Ready(context.Context) bool { return s.ready.Load() }
 
-// TestReadyAsksSink: /readyz is 503 while a ReadySink is not ready.
+// TestReadyAsksSink: /readyz is 503 while a ReadySink is not ready. The
+// worker is first seen ready (bound to its consumer, sink ready), so that
+// it is the sink alone that makes it unready.
 func TestReadyAsksSink(t *testing.T) {
 	e := newEnv(t, testConfig())
 	sink := &readySink{Sink: worker.NewSubjectSink(e.js, "chunks", 8)}
+	sink.ready.Store(true)
 	w, _, _ := e.startWorker(worker.Options{Sink: sink})
-	time.Sleep(200 * time.Millisecond)
+	testutil.WaitFor(t, time.Minute, "the worker bound and ready", w.Ready)
+	sink.ready.Store(false)
 	if w.Ready() {
 		t.Error("Ready() = true while the sink is not ready")
 	}
 	sink.ready.Store(true)
-	testutil.WaitFor(t, 5*time.Second, "ready", w.Ready)
+	if !w.Ready() {
+		t.Error("Ready() = false once the sink is ready again")
+	}
 }
 
 // TestDeadLetterPublishFails: when the dead letter cannot be stored the
