@@ -259,7 +259,7 @@ func TestShutdownIsNotABudget(t *testing.T) {
 	bc := &budgetChunkers{}
 	w, res, stop := e.startWorker(worker.Options{NewChunker: bc.new})
 	e.publish("ingest.docs", messages.IngestRequest{V: 1, ID: "spin.md", Chunker: "spin", Content: []byte("x")}, "")
-	testutil.WaitFor(t, 10*time.Second, "in flight", func() bool { return metricValue(t, w.Metrics().InFlight) == 1 && bc.running.Load() == 1 })
+	testutil.WaitFor(t, time.Minute, "in flight", func() bool { return metricValue(t, w.Metrics().InFlight) == 1 && bc.running.Load() == 1 })
 	stop()
 	if all := res.snapshot(); len(all) != 1 || all[0].Outcome != worker.OutcomeAbandoned || all[0].Cause != "shutdown" {
 		t.Errorf("results = %+v, want one abandoned by the shutdown", all)

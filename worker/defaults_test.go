@@ -67,7 +67,7 @@ func TestAdvertiseDefaults(t *testing.T) {
 	advertised := func() messages.ChunkerDefaults {
 		t.Helper()
 		var d messages.ChunkerDefaults
-		testutil.WaitFor(t, 10*time.Second, "advertisement", func() bool {
+		testutil.WaitFor(t, time.Minute, "advertisement", func() bool {
 			en, err := e.top.Docs.Get(ctx, messages.ChunkerDefaultsKey)
 			if err != nil {
 				return false

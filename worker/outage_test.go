@@ -113,7 +113,7 @@ func TestSinkOutageHoldsDeliveries(t *testing.T) {
 	w, res, _ := e.startWorker(worker.Options{Sink: sink, Logger: slog.New(logs)})
 	m := w.Metrics()
 
-	testutil.WaitFor(t, 10*time.Second, "the outage noticed and probed", func() bool { return sink.probes.Load() >= 3 })
+	testutil.WaitFor(t, time.Minute, "the outage noticed and probed", func() bool { return sink.probes.Load() >= 3 })
 	before := e.consumerInfo()
 	// Hold the sink down for three AckWaits: held deliveries must be kept
 	// alive by their in-progress acks.
@@ -150,7 +150,7 @@ func TestSinkOutageHoldsDeliveries(t *testing.T) {
 
 	sink.down.Store(false)
 	testutil.WaitFor(t, 60*time.Second, "every request acked", func() bool { return len(res.finals()) == len(docs) })
-	testutil.WaitFor(t, 10*time.Second, "INGEST empty", func() bool { return e.pendingIngest() == 0 })
+	testutil.WaitFor(t, time.Minute, "INGEST empty", func() bool { return e.pendingIngest() == 0 })
 	for seq, r := range res.finals() {
 		if r.Outcome != worker.OutcomeAcked || r.Delivery != 1 {
 			t.Errorf("seq %d: %s on delivery %d, want acked on the first", seq, r.Outcome, r.Delivery)
@@ -160,7 +160,7 @@ func TestSinkOutageHoldsDeliveries(t *testing.T) {
 	if n := len(e.streamMsgs(cfg.DLQStream)); n != 0 {
 		t.Errorf("%d dead letters, want 0", n)
 	}
-	testutil.WaitFor(t, 5*time.Second, "ready again", w.Ready)
+	testutil.WaitFor(t, time.Minute, "ready again", w.Ready)
 	if up := metricValue(t, m.SinkUp.WithLabelValues("test")); up != 1 {
 		t.Errorf("sink_up = %v after the outage, want 1", up)
 	}
@@ -216,7 +216,7 @@ func TestOutageDrain(t *testing.T) {
 	sink := &downSink{inner: worker.NewSubjectSink(e.js, cfg.ChunksPrefix, 16)}
 	sink.down.Store(true)
 	w, _, stop := e.startWorker(worker.Options{Sink: sink})
-	testutil.WaitFor(t, 10*time.Second, "requests held", func() bool { return metricValue(t, w.Metrics().Held) > 0 })
+	testutil.WaitFor(t, time.Minute, "requests held", func() bool { return metricValue(t, w.Metrics().Held) > 0 })
 	stop()
 	// The held requests were NAKed at once: the next worker gets them long
 	// before their AckWait would have run out.
