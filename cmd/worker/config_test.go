@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/chunkstream/chunkstream/internal/envflag"
+	"github.com/chunkstream/chunkstream/internal/jstest"
 	"github.com/chunkstream/chunkstream/internal/natsconn"
 	"github.com/chunkstream/chunkstream/internal/testutil"
 	"github.com/chunkstream/chunkstream/worker"
@@ -160,8 +161,8 @@ func TestValidateNamesField(t *testing.T) {
 // TestServiceHealthcheck: a service-mode worker answers -healthcheck with
 // 0 while running and 1 once stopped.
 func TestServiceHealthcheck(t *testing.T) {
-	ns := startServer(t, t.TempDir(), -1)
-	port := freePort(t)
+	ns := jstest.Start(t, t.TempDir(), -1)
+	port := testutil.FreePort(t)
 	addr := net.JoinHostPort("127.0.0.1", fmt.Sprint(port))
 	lookup := func(k string) (string, bool) {
 		switch k {
@@ -177,7 +178,7 @@ func TestServiceHealthcheck(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int)
 	go func() { done <- run(ctx, nil, &bytes.Buffer{}, &bytes.Buffer{}, lookup) }()
-	waitFor(t, 20*time.Second, "healthy", func() bool {
+	testutil.WaitFor(t, 20*time.Second, "healthy", func() bool {
 		return run(context.Background(), []string{"-healthcheck"}, &bytes.Buffer{}, &bytes.Buffer{}, lookup) == 0
 	})
 	cancel()
