@@ -11,7 +11,10 @@
 // chunking.Span as the chunk record writes it: start, end, first_line,
 // last_line, verbatim, message_ids), built with the non-panicking
 // qdrant.TryValueMap (a value it cannot hold, or invalid UTF-8, is a
-// permanent ErrInvalidPoint); named vectors "bm25" (sparse, computed
+// permanent ErrInvalidPoint; so is a metadata integer beyond 64 bits,
+// which the chunk model keeps exactly but a payload integer cannot, and
+// which a float would change: the document is dead-lettered, not stored
+// with another number); named vectors "bm25" (sparse, computed
 // locally by package bm25) and, with an embedder, "dense", whose origin
 // the payload records in dense_digest, dense_model and dense_dims (see
 // "Reusing vectors"). A chunk with no tokens gets no bm25 vector (named

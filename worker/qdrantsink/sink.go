@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"math/big"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -809,14 +810,19 @@ func plainValue(v any) (any, error) {
 		return int64(x), nil
 	case uint:
 		if uint64(x) > math.MaxInt64 {
-			return nil, fmt.Errorf("integer %d out of range", x)
+			return nil, tooBig(x)
 		}
 		return int64(x), nil
 	case uint64:
 		if x > math.MaxInt64 {
-			return nil, fmt.Errorf("integer %d out of range", x)
+			return nil, tooBig(x)
 		}
 		return int64(x), nil
+	case *big.Int:
+		if !x.IsInt64() {
+			return nil, tooBig(x)
+		}
+		return x.Int64(), nil
 	case float32:
 		return float64(x), nil
 	case []string:
@@ -850,6 +856,13 @@ func plainValue(v any) (any, error) {
 	default:
 		return nil, fmt.Errorf("unsupported value type %T", v)
 	}
+}
+
+// tooBig is the error for an integer that a Qdrant payload cannot hold:
+// payload integers are 64-bit, and storing it as a float would change it.
+// The document is dead-lettered rather than stored with another number.
+func tooBig(n any) error {
+	return fmt.Errorf("integer %v does not fit in a Qdrant payload's 64-bit integers (send it as a string to keep it exactly)", n)
 }
 
 // upsert writes the points in batches, Parallel requests in flight, each

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math/big"
 	"os"
 	"path/filepath"
 	"slices"
@@ -456,6 +457,7 @@ func TestInvalidDataIsPermanent(t *testing.T) {
 		{"invalid utf-8 metadata key", worker.Doc{ID: "k.md", Seq: 1, Op: worker.OpUpsert}, chunking.NewChunk("ok", chunking.Metadata{{Key: "k\xff", Value: 1}})},
 		{"unsupported metadata value", worker.Doc{ID: "v.md", Seq: 1, Op: worker.OpUpsert}, chunking.NewChunk("ok", chunking.Metadata{{Key: "c", Value: complex(1, 2)}})},
 		{"integer out of range", worker.Doc{ID: "i.md", Seq: 1, Op: worker.OpUpsert}, chunking.NewChunk("ok", chunking.Metadata{{Key: "n", Value: uint64(1 << 63)}})},
+		{"integer beyond 64 bits", worker.Doc{ID: "b.md", Seq: 1, Op: worker.OpUpsert}, chunking.NewChunk("ok", chunking.Metadata{{Key: "n", Value: new(big.Int).Lsh(big.NewInt(1), 100)}})},
 		{"invalid utf-8 doc id", worker.Doc{ID: "bad\xff", Seq: 1, Op: worker.OpUpsert}, chunking.NewChunk("ok", nil)},
 	}
 	for _, tt := range tests {
@@ -464,6 +466,9 @@ func TestInvalidDataIsPermanent(t *testing.T) {
 			err := s.Write(ctx, tt.doc, []worker.Chunk{{ID: sinktest.ChunkID(tt.doc.ID, 0), Chunk: tt.chunk}})
 			if !worker.IsPermanent(err) {
 				t.Fatalf("Write = %v, want a permanent error", err)
+			}
+			if strings.Contains(err.Error(), "unsupported value type *big.Int") {
+				t.Errorf("Write = %v, want the error to say the integer is too big", err)
 			}
 		})
 	}
