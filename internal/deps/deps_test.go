@@ -89,7 +89,7 @@ var allow = map[string]allowed{
 		module:     []string{"internal/envflag"},
 		thirdParty: []string{"github.com/nats-io/nats.go"},
 	},
-	"internal/jstest":   {thirdParty: []string{"github.com/nats-io/nats-server/v2"}},
+	"internal/jstest":   {thirdParty: []string{"github.com/nats-io/nats-server/v2", "github.com/nats-io/nats.go", "github.com/nats-io/nats.go/jetstream"}},
 	"internal/testutil": {},
 	"internal/deps":     {},
 	"cmd/chunk":         {module: []string{"chunking", "chunking/registry", "internal/chunkflags"}},
