@@ -24,8 +24,7 @@
 //     by a kustomization (no forgotten files);
 //   - probes, ports, grace period, stream and consumer names agree with the
 //     worker's defaults; containers run as non-root with a read-only root;
-//   - the Helm values hold the keys docs/deployment.md (and the README,
-//     while it has the table) names;
+//   - the Helm values hold the keys docs/deployment.md names;
 //   - docker-compose.yml parses, names the images and ports the docs
 //     promise, and sets only environment variables the programs read and
 //     docs/configuration.md lists;

@@ -50,25 +50,25 @@ func natsMonitorPort(t *testing.T) int {
 	return int(f)
 }
 
-// TestHelmValuesHoldReadmeKeys checks every row of the Helm values table
-// of docs/deployment.md (and of the README while it has one):
+// TestHelmValuesHoldDocsKeys checks every row of the Helm values table
+// of docs/deployment.md:
 // | `file` | `dotted.key` | `value` |.
-func TestHelmValuesHoldReadmeKeys(t *testing.T) {
+func TestHelmValuesHoldDocsKeys(t *testing.T) {
 	row := regexp.MustCompile("(?m)^\\|\\s*`([a-z-]+-values\\.yaml)`\\s*\\|\\s*`([A-Za-z0-9_.]+)`\\s*\\|\\s*`([^`]*)`")
-	for where, sec := range docSections(t, "docs/deployment.md", "Kubernetes", "Deploy on Kubernetes") {
-		rows := row.FindAllStringSubmatch(sec, -1)
-		if len(rows) < 6 {
-			t.Fatalf("%s Helm values table has %d rows, want at least 6", where, len(rows))
+	const where = "docs/deployment.md"
+	sec := docTable(t, where, "Kubernetes")
+	rows := row.FindAllStringSubmatch(sec, -1)
+	if len(rows) < 6 {
+		t.Fatalf("%s Helm values table has %d rows, want at least 6", where, len(rows))
+	}
+	for _, r := range rows {
+		v, ok := lookup(loadValues(t, r[1]), r[2])
+		if !ok {
+			t.Errorf("%s names %s key %s, which the file does not hold", where, r[1], r[2])
+			continue
 		}
-		for _, r := range rows {
-			v, ok := lookup(loadValues(t, r[1]), r[2])
-			if !ok {
-				t.Errorf("%s names %s key %s, which the file does not hold", where, r[1], r[2])
-				continue
-			}
-			if got := fmt.Sprint(v); got != r[3] {
-				t.Errorf("%s %s = %s, %s says %s", r[1], r[2], got, where, r[3])
-			}
+		if got := fmt.Sprint(v); got != r[3] {
+			t.Errorf("%s %s = %s, %s says %s", r[1], r[2], got, where, r[3])
 		}
 	}
 }

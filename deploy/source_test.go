@@ -302,39 +302,32 @@ func docSection(t *testing.T, rel, title string) string {
 	return b.String()
 }
 
-// docSections returns the sections that document one thing while it moves
-// from the README to docs/: the section of docs/ (required: the test
-// fails without it) and the README's (when it still has it), keyed by
-// where they are.
-func docSections(t *testing.T, docsRel, docsTitle, readmeTitle string) map[string]string {
+// docTable returns the section "## title" of the docs page rel (relative
+// to the repository root), failing the test when it is absent.
+func docTable(t *testing.T, rel, title string) string {
 	t.Helper()
-	out := map[string]string{}
-	sec := docSection(t, docsRel, docsTitle)
+	sec := docSection(t, rel, title)
 	if sec == "" {
-		t.Fatalf("%s has no `## %s` section", docsRel, docsTitle)
+		t.Fatalf("%s has no `## %s` section", rel, title)
 	}
-	out[docsRel] = sec
-	if sec := docSection(t, "README.md", readmeTitle); sec != "" {
-		out["README.md"] = sec
-	}
-	return out
+	return sec
 }
 
 // configEnvTable returns the variable names in the first column of the
-// configuration tables (docs/configuration.md, and the README's while it
-// has one): rows starting with "| `NAME`".
+// tables of docs/configuration.md: rows starting with "| `NAME`".
 func configEnvTable(t *testing.T) map[string]bool {
 	t.Helper()
+	data, err := os.ReadFile(filepath.Join(repo, "docs", "configuration.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	re := regexp.MustCompile("(?m)^\\|\\s*`((?:NATS|CHUNKSTREAM)_[A-Z0-9_]+)`")
 	out := map[string]bool{}
-	for _, rel := range []string{"docs/configuration.md", "README.md"} {
-		data, err := os.ReadFile(filepath.Join(repo, rel))
-		if err != nil {
-			continue
-		}
-		for _, m := range re.FindAllStringSubmatch(string(data), -1) {
-			out[m[1]] = true
-		}
+	for _, m := range re.FindAllStringSubmatch(string(data), -1) {
+		out[m[1]] = true
+	}
+	if len(out) < 40 {
+		t.Fatalf("docs/configuration.md names %d variables in its tables; its format changed?", len(out))
 	}
 	return out
 }

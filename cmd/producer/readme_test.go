@@ -11,13 +11,6 @@ import (
 	"github.com/chunkstream/chunkstream/internal/testutil"
 )
 
-// readmeSection returns the README's section under the heading title,
-// up to the next section, failing the test when the README has none.
-func readmeSection(t *testing.T, title string) string {
-	t.Helper()
-	return docSection(t, "README.md", title)
-}
-
 // docSection returns the section "## title" of the Markdown file rel,
 // failing the test when it is absent.
 func docSection(t *testing.T, rel, title string) string {
@@ -29,40 +22,40 @@ func docSection(t *testing.T, rel, title string) string {
 	return sec
 }
 
-// documentsFlag reports whether text documents the flag name: "`-name`"
-// or "`-name " (a flag with its argument).
-func documentsFlag(text, name string) bool {
-	return strings.Contains(text, "`-"+name+"`") || strings.Contains(text, "`-"+name+" ")
+// producerSection is the `producer` section of docs/cli.md, the
+// producer's CLI reference (its ### subsections included).
+func producerSection(t *testing.T) string {
+	t.Helper()
+	return docSection(t, "docs/cli.md", "`producer`")
 }
 
-// producerSections are the places that document the producer: the
-// `producer` section of docs/cli.md always, and the README's producer
-// section while it has one.
-func producerSections(t *testing.T) map[string]string {
+// subsection returns the part of sec under the heading "### title",
+// failing the test when there is none.
+func subsection(t *testing.T, sec, title string) string {
 	t.Helper()
-	out := map[string]string{"docs/cli.md": docSection(t, "docs/cli.md", "`producer`")}
-	if sec, ok := testutil.DocSection(t, "README.md", "Backfills and the producer"); ok {
-		out["README producer section"] = sec
+	body, ok := testutil.Subsection(sec, title)
+	if !ok {
+		t.Fatalf("docs/cli.md's producer section has no \"### %s\"", title)
 	}
-	return out
+	return body
 }
 
 // TestREADMEDocumentsEveryFlag keeps the producer's CLI reference in step
 // with the flags and their variables.
 func TestREADMEDocumentsEveryFlag(t *testing.T) {
-	for where, sec := range producerSections(t) {
-		var c config
-		fs := flag.NewFlagSet("producer", flag.ContinueOnError)
-		bindFlags(fs, &c)
-		fs.VisitAll(func(f *flag.Flag) {
-			if !documentsFlag(sec, f.Name) {
-				t.Errorf("%s does not document -%s", where, f.Name)
-			}
-		})
-		for _, v := range []string{"NATS_URL", "CHUNKSTREAM_PRODUCER_CHUNKER", "CHUNKSTREAM_PRODUCER_OPTIONS", "CHUNKSTREAM_NATS_PASSWORD", "CHUNKSTREAM_NATS_TOKEN"} {
-			if !strings.Contains(sec, v) {
-				t.Errorf("%s does not name %s", where, v)
-			}
+	sec := producerSection(t)
+	rows := testutil.TableFlags(subsection(t, sec, "Sending documents"), 0)
+	var c config
+	fs := flag.NewFlagSet("producer", flag.ContinueOnError)
+	bindFlags(fs, &c)
+	fs.VisitAll(func(f *flag.Flag) {
+		if !rows[f.Name] {
+			t.Errorf("docs/cli.md's table of producer flags has no row for -%s", f.Name)
+		}
+	})
+	for _, v := range []string{"NATS_URL", "CHUNKSTREAM_PRODUCER_CHUNKER", "CHUNKSTREAM_PRODUCER_OPTIONS", "CHUNKSTREAM_NATS_PASSWORD", "CHUNKSTREAM_NATS_TOKEN"} {
+		if !strings.Contains(sec, v) {
+			t.Errorf("docs/cli.md's producer section does not name %s", v)
 		}
 	}
 }
@@ -71,47 +64,35 @@ func TestREADMEDocumentsEveryFlag(t *testing.T) {
 // flags in the producer's CLI reference, the runbook's steps, and the
 // cause header and the record's failure in the wire format.
 func TestREADMEDocumentsDLQ(t *testing.T) {
-	for where, sec := range producerSections(t) {
-		for op := range dlqOps {
-			var c dlqConfig
-			var a dlqArgs
-			fs := flag.NewFlagSet("producer dlq "+op, flag.ContinueOnError)
-			bindDLQFlags(fs, op, &c, &a)
-			fs.VisitAll(func(f *flag.Flag) {
-				if strings.HasPrefix(f.Name, "nats-") {
-					return // the connection flags, documented above and named "-nats-*"
-				}
-				if !documentsFlag(sec, f.Name) {
-					t.Errorf("%s does not document -%s of producer dlq %s", where, f.Name, op)
-				}
-			})
-			if !strings.Contains(sec, "producer dlq "+op) {
-				t.Errorf("%s does not show producer dlq %s", where, op)
+	sec := producerSection(t)
+	rows := testutil.TableFlags(subsection(t, sec, "`producer dlq`"), 0)
+	for op := range dlqOps {
+		var c dlqConfig
+		var a dlqArgs
+		fs := flag.NewFlagSet("producer dlq "+op, flag.ContinueOnError)
+		bindDLQFlags(fs, op, &c, &a)
+		fs.VisitAll(func(f *flag.Flag) {
+			if strings.HasPrefix(f.Name, "nats-") {
+				return // the connection flags, documented above and named "-nats-*"
 			}
+			if !rows[f.Name] {
+				t.Errorf("docs/cli.md's table of producer dlq flags has no row for -%s (producer dlq %s)", f.Name, op)
+			}
+		})
+		if !strings.Contains(sec, "producer dlq "+op) {
+			t.Errorf("docs/cli.md does not show producer dlq %s", op)
 		}
 	}
-	runbooks := map[string]string{"docs/operations.md": docSection(t, "docs/operations.md", "Dead letters: a runbook")}
-	if sec, ok := testutil.DocSection(t, "README.md", "Dead letters: a runbook"); ok {
-		runbooks["README runbook"] = sec
-	}
-	for where, runbook := range runbooks {
-		for _, s := range []string{"producer dlq list", "producer dlq replay", "-dry-run", "producer dlq purge", "-yes", "last_failure"} {
-			if !strings.Contains(runbook, s) {
-				t.Errorf("%s does not mention %s", where, s)
-			}
+	runbook := docSection(t, "docs/operations.md", "Dead letters: a runbook")
+	for _, s := range []string{"producer dlq list", "producer dlq replay", "-dry-run", "producer dlq purge", "-yes", "last_failure", "producer status -failed"} {
+		if !strings.Contains(runbook, s) {
+			t.Errorf("docs/operations.md's runbook does not mention %s", s)
 		}
 	}
-	formats := map[string]string{
-		"docs/wire.md": docSection(t, "docs/wire.md", "Dead letter") + docSection(t, "docs/wire.md", "Document record"),
-	}
-	if sec, ok := testutil.DocSection(t, "README.md", "Message formats"); ok {
-		formats["README message formats"] = sec
-	}
-	for where, text := range formats {
-		for _, s := range []string{"Chunkstream-Error-Cause", "dead_lettered", "last_failure"} {
-			if !strings.Contains(text, s) {
-				t.Errorf("%s does not mention %s", where, s)
-			}
+	wire := docSection(t, "docs/wire.md", "Dead letter") + docSection(t, "docs/wire.md", "Document record")
+	for _, s := range []string{"Chunkstream-Error-Cause", "dead_lettered", "last_failure", "fingerprint"} {
+		if !strings.Contains(wire, s) {
+			t.Errorf("docs/wire.md does not mention %s", s)
 		}
 	}
 }
@@ -207,10 +188,12 @@ func TestREADMEConfigTable(t *testing.T) {
 	}
 }
 
-// TestREADMEDocumentsStatus keeps the README in step with producer
-// status: its flags and its forms in the producer section.
+// TestREADMEDocumentsStatus keeps docs/cli.md in step with producer
+// status: its flags and its forms in the producer section, and the
+// commands a backfill waits with and re-chunks with.
 func TestREADMEDocumentsStatus(t *testing.T) {
-	sec := readmeSection(t, "Backfills and the producer")
+	sec := producerSection(t)
+	rows := testutil.TableFlags(subsection(t, sec, "`producer status`"), 0)
 	var c statusConfig
 	var a statusArgs
 	fs := flag.NewFlagSet("producer status", flag.ContinueOnError)
@@ -219,13 +202,13 @@ func TestREADMEDocumentsStatus(t *testing.T) {
 		if strings.HasPrefix(f.Name, "nats-") || f.Name == "s" || f.Name == "connect-timeout" || f.Name == "log-level" {
 			return // the connection flags, documented above
 		}
-		if !strings.Contains(sec, "`-"+f.Name+"`") && !strings.Contains(sec, "`-"+f.Name+" ") {
-			t.Errorf("README producer section does not document -%s of producer status", f.Name)
+		if !rows[f.Name] {
+			t.Errorf("docs/cli.md's table of producer status flags has no row for -%s", f.Name)
 		}
 	})
-	for _, s := range []string{"producer status", "producer status -id", "producer status -failed", "-wait-timeout"} {
+	for _, s := range []string{"producer status -id", "producer status -failed", "producer -wait -wait-timeout", "producer -resend-stale -dry-run"} {
 		if !strings.Contains(sec, s) {
-			t.Errorf("README producer section does not show %s", s)
+			t.Errorf("docs/cli.md's producer section does not show %s", s)
 		}
 	}
 }

@@ -6,14 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"net"
-	"os"
-	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/chunkstream/chunkstream/internal/envflag"
 	"github.com/chunkstream/chunkstream/internal/jstest"
 	"github.com/chunkstream/chunkstream/internal/natsconn"
 	"github.com/chunkstream/chunkstream/internal/testutil"
@@ -21,54 +17,6 @@ import (
 	"github.com/chunkstream/chunkstream/worker/embed"
 	"github.com/chunkstream/chunkstream/worker/qdrantsink"
 )
-
-// TestREADMEConfigTable keeps the README's configuration table in step
-// with the config struct (the same variables, flags and defaults) while
-// the README has one; TestREADMEDocsConfigTable checks the tables of
-// docs/configuration.md.
-func TestREADMEConfigTable(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join(testutil.RepoRoot(t), "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, section, ok := strings.Cut(string(readme), "\n## Configuration\n")
-	if !ok {
-		t.Skip("README.md has no ## Configuration section: the table is docs/configuration.md's")
-	}
-	if i := strings.Index(section, "\n## "); i >= 0 {
-		section = section[:i]
-	}
-	row := regexp.MustCompile("(?m)^\\| `([A-Z0-9_]+)` \\| (?:`(-[a-z0-9-]+)`|—) \\| (?:`([^`]*)`)? \\|")
-	inReadme := map[string][2]string{}
-	for _, m := range row.FindAllStringSubmatch(section, -1) {
-		inReadme[m[1]] = [2]string{m[2], m[3]}
-	}
-	params := envParams()
-	if len(params) < 30 {
-		t.Fatalf("config has %d variables; tags changed?", len(params))
-	}
-	var c config
-	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
-	bindFlags(fs, &c)
-	for _, p := range params {
-		got, ok := inReadme[p.Key]
-		if !ok {
-			t.Errorf("README configuration table lacks %s", p.Key)
-			continue
-		}
-		delete(inReadme, p.Key)
-		wantFlag := "-" + envflag.Name(p.Key)
-		if fs.Lookup(envflag.Name(p.Key)) == nil {
-			wantFlag = "" // environment only
-		}
-		if got[0] != wantFlag || got[1] != p.DefaultValue {
-			t.Errorf("README row %s: flag %q default %q, want flag %q default %q", p.Key, got[0], got[1], wantFlag, p.DefaultValue)
-		}
-	}
-	for k := range inReadme {
-		t.Errorf("README configuration table lists %s, which the config does not have", k)
-	}
-}
 
 // TestEnvDefaultsMatch: the env defaults equal worker.DefaultConfig, and
 // they validate.

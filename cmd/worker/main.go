@@ -2,8 +2,8 @@
 //
 // Service mode (default) connects to NATS (NATS_URL), sets up the streams,
 // buckets and consumer, and consumes ingest requests until SIGTERM. Every
-// setting is an environment variable (see the README's configuration
-// table) and a flag of the same name (CHUNKSTREAM_ACK_WAIT → -ack-wait); a
+// setting is an environment variable (docs/configuration.md lists them)
+// and a flag of the same name (CHUNKSTREAM_ACK_WAIT → -ack-wait); a
 // flag beats its variable. -chunker and the chunker flags of `chunk
 // split` (or CHUNKSTREAM_CHUNKER and CHUNKSTREAM_CHUNKER_OPTIONS) are the
 // defaults of requests that name none; a bad one stops the worker at

@@ -4,14 +4,20 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/chunkstream/chunkstream/chunking/registry"
 	"github.com/chunkstream/chunkstream/internal/chunkflags"
 	"github.com/chunkstream/chunkstream/internal/envflag"
 	"github.com/chunkstream/chunkstream/internal/testutil"
+	"github.com/chunkstream/chunkstream/worker"
+	"github.com/chunkstream/chunkstream/worker/embed"
 )
 
 // configRow is one row of docs/configuration.md: a variable's flag (""
@@ -122,14 +128,20 @@ func docsConfigText(t *testing.T) string {
 
 // TestREADMEDocumentsWorkerFlags keeps the `worker` section of docs/cli.md
 // in step with the worker's own flags (local mode, -healthcheck; the
-// setting flags are the configuration table's), and its chunker flags
-// with the chunker flag table.
+// setting flags are the configuration table's): each has a row in one of
+// its tables, and each chunker flag a row in the chunker flag table.
 func TestREADMEDocumentsWorkerFlags(t *testing.T) {
 	sec, ok := testutil.DocSection(t, "docs/cli.md", "`worker`")
 	if !ok {
 		t.Fatal("docs/cli.md has no ## `worker` section")
 	}
+	rows := testutil.TableFlags(sec, 0)
 	chunk, _ := testutil.DocSection(t, "docs/cli.md", "`chunk`")
+	chunkerTable, ok := testutil.Subsection(chunk, "Chunker flags")
+	if !ok {
+		t.Fatal("docs/cli.md has no ### Chunker flags")
+	}
+	chunkerRows := testutil.TableFlags(chunkerTable, 1) // | chunker | flag | …
 	var help bytes.Buffer
 	if code := run(context.Background(), []string{"-h"}, &bytes.Buffer{}, &help, noEnv); code != 0 {
 		t.Fatalf("worker -h: exit status %d", code)
@@ -146,15 +158,106 @@ func TestREADMEDocumentsWorkerFlags(t *testing.T) {
 	for _, m := range ms {
 		name := m[1]
 		switch {
-		case settings.Lookup(name) != nil: // a setting: TestREADMEConfigTable
 		case chunkers.Lookup(name) != nil && name != "chunker":
-			if !strings.Contains(chunk, "`-"+name) {
-				t.Errorf("docs/cli.md's chunker flags do not document -%s", name)
+			if !chunkerRows[name] {
+				t.Errorf("docs/cli.md's chunker flag table has no row for -%s", name)
 			}
+		case settings.Lookup(name) != nil: // a setting: TestREADMEDocsConfigTable
 		default:
-			if !strings.Contains(sec, "`-"+name) {
-				t.Errorf("docs/cli.md's worker section does not document -%s", name)
+			if !rows[name] {
+				t.Errorf("docs/cli.md's worker section has no table row for -%s", name)
 			}
+		}
+	}
+}
+
+// docMetricRow matches a row of the metrics table of docs/operations.md:
+// | `name` | type | `label`, `label` or nothing | meaning |.
+var docMetricRow = regexp.MustCompile("(?m)^\\| `(chunkstream_[a-z0-9_]+)` \\| ([a-z]+) \\|([^|]*)\\|")
+
+// metricDesc is a metric as the code defines it: its type and labels.
+type metricDesc struct {
+	typ    string
+	labels []string
+}
+
+// codeMetrics returns every metric of the worker and of its embedder, by
+// name, from the collectors in the fields of their Metrics structs.
+func codeMetrics(t *testing.T) map[string]metricDesc {
+	t.Helper()
+	descLabels := regexp.MustCompile(`^Desc\{fqName: "([^"]+)", .*variableLabels: \{([^}]*)\}\}$`)
+	out := map[string]metricDesc{}
+	for _, m := range []any{worker.NewMetrics(), embed.NewMetrics(nil)} {
+		v := reflect.ValueOf(m).Elem()
+		for i := range v.NumField() {
+			c, ok := v.Field(i).Interface().(prometheus.Collector)
+			if !ok || v.Type().Field(i).Name == "Registry" {
+				continue
+			}
+			var typ string
+			switch c.(type) { // Gauge first: a gauge is also a Counter
+			case prometheus.Gauge, *prometheus.GaugeVec:
+				typ = "gauge"
+			case prometheus.Counter, *prometheus.CounterVec:
+				typ = "counter"
+			case prometheus.Histogram, *prometheus.HistogramVec:
+				typ = "histogram"
+			default:
+				t.Fatalf("%T.%s: a %T, which this test does not know", m, v.Type().Field(i).Name, c)
+			}
+			ch := make(chan *prometheus.Desc, 4)
+			c.Describe(ch)
+			close(ch)
+			for d := range ch {
+				sm := descLabels.FindStringSubmatch(d.String())
+				if sm == nil {
+					t.Fatalf("cannot read %s", d)
+				}
+				var labels []string
+				if sm[2] != "" {
+					labels = strings.Split(sm[2], ",")
+				}
+				out[sm[1]] = metricDesc{typ: typ, labels: labels}
+			}
+		}
+	}
+	if len(out) < 20 {
+		t.Fatalf("found %d metrics in the code; the Metrics structs changed?", len(out))
+	}
+	return out
+}
+
+// TestREADMEDocumentsEveryMetric keeps the metrics table of
+// docs/operations.md in step with the code: every metric of the worker
+// and the embedder has a row with its type and labels, and every row is a
+// metric of the code.
+func TestREADMEDocumentsEveryMetric(t *testing.T) {
+	sec, ok := testutil.DocSection(t, "docs/operations.md", "Metrics")
+	if !ok {
+		t.Fatal("docs/operations.md has no ## Metrics section")
+	}
+	code := codeMetrics(t)
+	label := regexp.MustCompile("`([a-z_]+)`")
+	seen := map[string]bool{}
+	for _, m := range docMetricRow.FindAllStringSubmatch(sec, -1) {
+		name, typ := m[1], m[2]
+		seen[name] = true
+		want, ok := code[name]
+		if !ok {
+			t.Errorf("docs/operations.md lists %s, which the code does not define", name)
+			continue
+		}
+		var labels []string
+		for _, l := range label.FindAllStringSubmatch(m[3], -1) {
+			labels = append(labels, l[1])
+		}
+		if typ != want.typ || !slices.Equal(labels, want.labels) {
+			t.Errorf("docs/operations.md row %s: %s with labels %v, want %s with labels %v", name, typ, labels, want.typ, want.labels)
+		}
+	}
+	for name := range code {
+		if !seen[name] {
+			t.Errorf("docs/operations.md's metrics table lacks %s", name)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package testutil
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -11,9 +12,7 @@ import (
 // file at rel (a path relative to the repository root, "/"-separated):
 // the lines after the heading up to the next heading of level 1 or 2,
 // its "###" subsections included. Lines inside code fences are never
-// headings. ok is false when the file or the section does not exist, so
-// tests can check a table wherever it lives while it moves between the
-// README and docs/.
+// headings. ok is false when the file or the section does not exist.
 func DocSection(t testing.TB, rel, title string) (body string, ok bool) {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(RepoRoot(t), filepath.FromSlash(rel)))
@@ -42,4 +41,54 @@ func DocSection(t testing.TB, rel, title string) (body string, ok bool) {
 		}
 	}
 	return b.String(), ok
+}
+
+// Subsection returns the part of section (a DocSection) under the heading
+// "### title", up to the next "###" heading; ok is false when there is no
+// such heading.
+func Subsection(section, title string) (body string, ok bool) {
+	var b strings.Builder
+	in, fence := false, false
+	for line := range strings.Lines(section) {
+		if strings.HasPrefix(strings.TrimLeft(line, " "), "```") {
+			fence = !fence
+		}
+		if !fence && strings.HasPrefix(line, "### ") {
+			if in {
+				break
+			}
+			in = strings.TrimSpace(strings.TrimPrefix(line, "### ")) == title
+			ok = ok || in
+			continue
+		}
+		if in {
+			b.WriteString(line)
+		}
+	}
+	return b.String(), ok
+}
+
+// tableFlag matches a flag in a table cell: `-name` or `-name ARG`.
+var tableFlag = regexp.MustCompile("`-([a-z0-9-]+)[ `=]")
+
+// TableFlags returns the flags named in cell col (0-based) of the rows of
+// the Markdown tables in text: `-name`, `-name ARG` or `-name=…`, several
+// to a cell allowed. A test that checks a table with it fails when a row
+// is removed, even if the flag is still mentioned in the prose around it.
+func TableFlags(text string, col int) map[string]bool {
+	out := map[string]bool{}
+	for line := range strings.Lines(text) {
+		if !strings.HasPrefix(line, "| ") {
+			continue
+		}
+		// An escaped \| is text inside a cell, not a border.
+		cells := strings.Split(strings.ReplaceAll(line[1:], `\|`, "\x00"), "|")
+		if col >= len(cells) {
+			continue
+		}
+		for _, m := range tableFlag.FindAllStringSubmatch(cells[col], -1) {
+			out[m[1]] = true
+		}
+	}
+	return out
 }
