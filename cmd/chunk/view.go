@@ -124,7 +124,7 @@ func (a *app) view(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		panels, title = []panelInput{first}, "chunk view: "+first.docs[0].name
+		panels, title = []panelInput{first}, "chunk view: "+filepath.ToSlash(filepath.Clean(path))
 		if overrides != nil {
 			second, err := a.documentPanel(ctx, entry, path, raw, overrides)
 			if err != nil {

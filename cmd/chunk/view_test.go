@@ -39,13 +39,19 @@ type wantPanel struct {
 	chunks []chunking.Chunk
 	sizes  []int
 	unit   string
+	budget int    // 0: none drawn
 	text   string // the document, when shaded
 }
 
 // wantChunks is the panel of chunks sized in words or characters, with
 // the document text when the page must shade it.
 func wantChunks(chunks []chunking.Chunk, words bool, text string) wantPanel {
-	w := wantPanel{chunks: chunks, sizes: make([]int, len(chunks)), unit: unitChars, text: text}
+	return wantBudget(chunks, words, 0, text)
+}
+
+// wantBudget is wantChunks with a budget line.
+func wantBudget(chunks []chunking.Chunk, words bool, budget int, text string) wantPanel {
+	w := wantPanel{chunks: chunks, sizes: make([]int, len(chunks)), unit: unitChars, budget: budget, text: text}
 	if words {
 		w.unit = unitWords
 	}
@@ -112,6 +118,18 @@ func split(t *testing.T, out string, args ...string) *chunking.Collection {
 
 const guide = "testdata/view/guide.md"
 
+// budgetOf returns the chunk budget of the named chunker configured by
+// layers: the option that caps its chunks.
+func budgetOf(t *testing.T, chunker string, layers ...map[string]any) int {
+	t.Helper()
+	resolved, err := registry.Resolve(chunker, layers...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	option := map[string]string{"markdown": "max_char", "twostep": "max_chunk_size", "email": "max_chars"}[chunker]
+	return resolved[option].(int)
+}
+
 // viewCases are the pages the golden, structure and browser tests
 // render: every chunker, -compare, and stored collections.
 func viewCases(t *testing.T, tmp string) []viewCase {
@@ -132,19 +150,19 @@ func viewCases(t *testing.T, tmp string) []viewCase {
 					if chunker != "email" {
 						text = readFile(t, path)
 					}
-					out = append(out, wantChunks(chunks, words, text))
+					out = append(out, wantBudget(chunks, words, budgetOf(t, chunker, ls...), text))
 				}
 			}
 			return out
 		}
 	}
-	stored := func(path string, words bool, text string) func(*testing.T) []wantPanel {
+	stored := func(path string, words bool, budget int, text string) func(*testing.T) []wantPanel {
 		return func(t *testing.T) []wantPanel {
 			c, err := chunking.Load(path)
 			if err != nil {
 				t.Fatal(err)
 			}
-			return []wantPanel{wantChunks(c.Chunks(), words, text)}
+			return []wantPanel{wantBudget(c.Chunks(), words, budget, text)}
 		}
 	}
 	jsonl := filepath.Join(tmp, "guide.jsonl")
@@ -165,9 +183,9 @@ func viewCases(t *testing.T, tmp string) []viewCase {
 			doc("twostep", true, guide, tsOpts, map[string]any{"headers_to_split_on": "1,2", "max_chunk_size": "60", "word_overlap": "0"})},
 		{"email", []string{"-chunker", "email", "-max-emails-per-chunk", "2", "-overlap-emails", "1", "testdata/view/thread.mbox"},
 			doc("email", false, "testdata/view/thread.mbox", emOpts)},
-		{"jsonl", []string{"-max-char", "200", jsonl}, stored(jsonl, false, readFile(t, guide))},
-		{"jsonl-twostep", []string{twostepJSONL}, stored(twostepJSONL, true, readFile(t, guide))},
-		{"yaml", []string{yaml}, stored(yaml, false, "")},
+		{"jsonl", []string{"-max-char", "200", jsonl}, stored(jsonl, false, 200, readFile(t, guide))},
+		{"jsonl-twostep", []string{twostepJSONL}, stored(twostepJSONL, true, 0, readFile(t, guide))},
+		{"yaml", []string{yaml}, stored(yaml, false, 0, "")},
 	}
 }
 

@@ -177,19 +177,30 @@ func (p panelInput) view(i int) panelView {
 func overlapsOf(chunks []viewChunk, positions []int) int {
 	n := 0
 	for k := 1; k < len(positions); k++ {
-		a, b := chunks[positions[k-1]].chunk.Span(), chunks[positions[k]].chunk.Span()
-		switch {
-		case a.HasRange() && b.HasRange():
-			if b.Start < a.End && a.Start < b.End {
-				n++
-			}
-		case len(a.MessageIDs) > 0 && len(b.MessageIDs) > 0:
-			if slices.ContainsFunc(b.MessageIDs, func(id string) bool { return slices.Contains(a.MessageIDs, id) }) {
-				n++
-			}
+		if overlap(chunks[positions[k-1]].chunk.Span(), chunks[positions[k]].chunk.Span()) {
+			n++
 		}
 	}
 	return n
+}
+
+// overlap reports whether two spans share source bytes or messages.
+func overlap(a, b chunking.Span) bool {
+	if a.HasRange() && b.HasRange() {
+		return b.Start < a.End && a.Start < b.End
+	}
+	return len(sharedMessages(a, b)) > 0
+}
+
+// sharedMessages returns the message ids of b that a holds too.
+func sharedMessages(a, b chunking.Span) []string {
+	var ids []string
+	for _, id := range b.MessageIDs {
+		if slices.Contains(a.MessageIDs, id) {
+			ids = append(ids, id)
+		}
+	}
+	return ids
 }
 
 // docView renders one document: shaded when its text is known, else its
@@ -198,12 +209,18 @@ func (p panelInput) docView(d viewDoc) docView {
 	dv := docView{Name: d.name, Shaded: d.shaded, Note: d.note}
 	if !d.shaded {
 		for k, pos := range d.chunks {
-			class := chunkClass(pos, p.chunks[pos])
-			if k > 0 && overlapsOf(p.chunks, d.chunks[k-1:k+1]) > 0 {
-				class += " overlap"
+			mv := markView{Chunk: pos, Class: chunkClass(pos, p.chunks[pos]), Title: p.describe(pos),
+				Text: p.chunks[pos].chunk.Content()}
+			if k > 0 {
+				prev, cur := p.chunks[d.chunks[k-1]].chunk.Span(), p.chunks[pos].chunk.Span()
+				if overlap(prev, cur) {
+					mv.Class += " overlap"
+					if ids := sharedMessages(prev, cur); len(ids) > 0 {
+						mv.Title += fmt.Sprintf("\nshares with chunk %d: <%s>", d.chunks[k-1], strings.Join(ids, ">, <"))
+					}
+				}
 			}
-			dv.Blocks = append(dv.Blocks, markView{Chunk: pos, Class: class,
-				Title: p.describe(pos), Text: p.chunks[pos].chunk.Content()})
+			dv.Blocks = append(dv.Blocks, mv)
 		}
 		return dv
 	}
