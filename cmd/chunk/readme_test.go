@@ -41,7 +41,7 @@ func TestREADMEDocumentsEveryFlag(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, readmeHasChunk := testutil.DocSection(t, "README.md", "The `chunk` command")
-	for _, sub := range []string{"split", "inspect", "bench"} {
+	for _, sub := range []string{"split", "inspect", "bench", "view"} {
 		if !strings.Contains(cli, "### `chunk "+sub+"`") {
 			t.Errorf("docs/cli.md has no ### `chunk %s` section", sub)
 		}

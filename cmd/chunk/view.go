@@ -23,6 +23,8 @@ const viewHead = `
 usage: chunk view [-chunker NAME] [chunker flags] [-compare OPTIONS] [-o FILE] FILE
        chunk view [-chunker NAME] [chunker flags] [-root DIR] [-file PATH] [-o FILE] COLLECTION
 
+Flags may also follow FILE: chunk view doc.md -o view.html
+
 Writes one self-contained HTML page that shows how FILE is chunked: the
 document with each chunk's source shaded in alternating colours, regions
 two chunks share striped, oversize chunks outlined in red, chunks whose
@@ -48,9 +50,10 @@ whose first line is a JSONL chunk). Each file's text is read again from
 its "file" path under -root, and the chunks are shaded on it when their
 spans still match it; otherwise (no spans, as in YAML; the file is gone
 or changed) the chunks' contents are listed one after the other. Sizes
-and the budget are those of -chunker with its flags, by default the
-chunker the metadata names (twostep chunks carry headers and
-file_format, email chunks thread_id; otherwise markdown).
+are those of -chunker, by default the chunker the metadata shows
+(twostep chunks carry headers and file_format, email chunks thread_id;
+otherwise markdown). A collection does not record its options, so the
+budget line is drawn only when its flag is given (-max-char 1000).
 `
 
 func (a *app) view(ctx context.Context, args []string) error {
