@@ -40,7 +40,8 @@
 //     several chunks nests one mark per chunk (lowest position outermost,
 //     all with class overlap), so every chunk with a span has an element
 //     and a chunk cut by another's span has several with one data-chunk.
-//     The shaded text is the document byte for byte.
+//     The shaded text is the document byte for byte, but for what HTML
+//     cannot hold: CRLF and CR read as LF, and NUL is written U+FFFD.
 //   - Sizes are measured in the unit of the budget option the resolved
 //     configuration holds: max_char (markdown) and max_chars (email) count
 //     characters, max_chunk_size (twostep) words as the two-step chunker
