@@ -119,7 +119,7 @@ func (a *app) view(ctx context.Context, args []string) error {
 		}
 		var overrides map[string]any
 		if set["compare"] {
-			if overrides, err = parseOverrides(entry, *compare); err != nil {
+			if overrides, err = parseOverrides(entry, raw, *compare); err != nil {
 				return usageErr("-compare: %v", err)
 			}
 		}
@@ -238,12 +238,9 @@ func (a *app) documentPanel(ctx context.Context, entry registry.Entry, path stri
 // entry configured by raw measures, with each file's text read from
 // root; only file's chunks when only is set.
 func (a *app) collectionPanel(c *chunking.Collection, entry registry.Entry, raw map[string]any, root, file string, only bool) (panelInput, error) {
-	var resolved map[string]any
-	var err error
-	if entry.Name != "" {
-		if resolved, err = entry.Resolve(raw); err != nil {
-			return panelInput{}, usageErr("%v", err)
-		}
+	resolved, err := entry.Resolve(raw)
+	if err != nil {
+		return panelInput{}, usageErr("%v", err)
 	}
 	m, err := measureOf(resolved)
 	if err != nil {
@@ -358,11 +355,12 @@ func settingsOf(entry registry.Entry, resolved map[string]any) []setting {
 }
 
 // parseOverrides reads -compare's "name=value,name=value" into raw
-// options of entry, checked by the registry as a request's options are.
-// Names are option names (max_char) or flag names (max-char, -max-char);
-// an item without "=" continues the value before it, so that lists read
-// naturally ("headers=1,2,max_chunk_size=100").
-func parseOverrides(entry registry.Entry, s string) (map[string]any, error) {
+// options of entry, checked by the registry over base (the chunker
+// flags) as a request's options are. Names are option names (max_char)
+// or flag names (max-char, -max-char); an item without "=" continues the
+// value before it, so that lists read naturally
+// ("headers=1,2,max_chunk_size=100").
+func parseOverrides(entry registry.Entry, base map[string]any, s string) (map[string]any, error) {
 	if strings.TrimSpace(s) == "" {
 		return nil, fmt.Errorf("no options given (want name=value,name=value)")
 	}
@@ -394,7 +392,7 @@ func parseOverrides(entry registry.Entry, s string) (map[string]any, error) {
 		raw[name] = strings.TrimSpace(value)
 		last = name
 	}
-	if _, err := entry.Resolve(raw); err != nil {
+	if _, err := entry.Resolve(base, raw); err != nil {
 		return nil, err
 	}
 	return raw, nil

@@ -532,6 +532,7 @@ func TestViewFlagErrors(t *testing.T) {
 		{"compare no name", []string{"-compare", "=3", guide}, `-compare: "=3" has no option name`},
 		{"compare not pair", []string{"-compare", "max_char", guide}, `-compare: "max_char" is not name=value`},
 		{"compare twice", []string{"-compare", "max_char=300,max-char=400", guide}, "-compare: option max_char is given twice"},
+		{"compare invalid over flags", []string{"-max-char", "100", "-compare", "chunk_overlap=150", guide}, "-compare: chunker markdown: chunking: invalid options: chunk_overlap (150) must be < max_char (100)"},
 		{"compare collection", []string{"-compare", "max_char=300", jsonl}, "-compare needs a document"},
 		{"root with document", []string{"-root", "x", guide}, "-root and -file apply to a stored collection"},
 		{"collection flags without chunker", []string{"-max-char", "100", twostepJSONL}, "chunker flags with a collection of chunker twostep's chunks need -chunker twostep"},
@@ -562,7 +563,7 @@ func TestParseOverrides(t *testing.T) {
 		{"add_headers=true,headers_to_split_on=1, 3", map[string]any{"add_headers": "true", "headers_to_split_on": "1,3"}},
 	}
 	for _, tt := range tests {
-		got, err := parseOverrides(ts, tt.in)
+		got, err := parseOverrides(ts, nil, tt.in)
 		if err != nil || !mapsEqual(got, tt.want) {
 			t.Errorf("parseOverrides(%q) = %v, %v; want %v", tt.in, got, err, tt.want)
 		}
@@ -592,7 +593,7 @@ func FuzzParseOverrides(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		raw, err := parseOverrides(md, s)
+		raw, err := parseOverrides(md, nil, s)
 		if err != nil {
 			return
 		}
