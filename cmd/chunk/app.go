@@ -36,12 +36,13 @@ func usageErr(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", errUsage, fmt.Sprintf(format, args...))
 }
 
-const topUsage = `chunk splits documents into chunks, inspects chunk collections and benchmarks chunkers.
+const topUsage = `chunk splits documents into chunks, shows how they are chunked, inspects chunk collections and benchmarks chunkers.
 
 usage:
   chunk split   [-chunker NAME] [chunker flags] [-ext LIST] [-workers N] [-o FILE] PATH...
   chunk inspect [-max-depth N] [-max-files N] [-read N | -file PATH | -sample [-seed S]] FILE
   chunk bench   [-chunker NAME] [chunker flags] [-parse-only] [-ext LIST] DIR
+  chunk view    [-chunker NAME] [chunker flags] [-compare OPTIONS] [-root DIR] [-file PATH] [-o FILE] FILE
 
 Run "chunk <subcommand> -h" for the flags of each subcommand.
 Exit status: 0 success, 1 a file or the command failed, 2 usage error.
@@ -62,6 +63,8 @@ func (a *app) run(ctx context.Context, args []string) int {
 		err = a.inspect(args[1:])
 	case "bench":
 		err = a.bench(ctx, args[1:])
+	case "view":
+		err = a.view(ctx, args[1:])
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(a.stdout, topUsage)
 		return exitOK

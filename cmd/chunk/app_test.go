@@ -144,7 +144,7 @@ func TestFlagHandling(t *testing.T) {
 }
 
 func TestHelpDocumentsEveryFlag(t *testing.T) {
-	for _, sub := range []string{"split", "inspect", "bench"} {
+	for _, sub := range []string{"split", "inspect", "bench", "view"} {
 		code, out, errOut := runApp(t, fakeEntries(), sub, "-h")
 		if code != exitOK {
 			t.Errorf("chunk %s -h = %d, want 0", sub, code)
@@ -154,6 +154,7 @@ func TestHelpDocumentsEveryFlag(t *testing.T) {
 			"split":   {"-chunker", "-max-char", "-upper", "-ext", "-workers", "-o"},
 			"inspect": {"-max-depth", "-max-files", "-read", "-context", "-file", "-max-chunks", "-sample", "-seed"},
 			"bench":   {"-chunker", "-max-char", "-parse-only", "-ext"},
+			"view":    {"-chunker", "-max-char", "-upper", "-compare", "-root", "-file", "-o"},
 		}[sub]
 		for _, f := range flags {
 			if !strings.Contains(help, "  "+f) {

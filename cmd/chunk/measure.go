@@ -1,0 +1,94 @@
+package main
+
+import (
+	"fmt"
+	"unicode/utf8"
+)
+
+// Size units, as chunk view labels them.
+const (
+	unitChars  = "characters"
+	unitWords  = "words"
+	unitTokens = "tokens"
+)
+
+// measure is how a chunker sizes its chunks: the unit, the budget (0 when
+// the configuration has none) and the option that sets it, and the size
+// of a text in that unit.
+type measure struct {
+	unit         string
+	budget       int
+	budgetOption string
+	size         func(string) int
+}
+
+// budgetOptions maps the option that caps a chunker's chunk size to the
+// unit it counts: max_char (markdown), max_chunk_size (twostep),
+// max_chars (email). The first one a configuration holds is its budget.
+var budgetOptions = []struct{ option, unit string }{
+	{"max_char", unitChars},
+	{"max_chunk_size", unitWords},
+	{"max_chars", unitChars},
+}
+
+// measureOf returns the measure of a chunker configured as resolved (the
+// canonical options registry.Entry.Resolve returns; nil when unknown):
+// the unit and budget come from the configuration, never from the
+// chunker's name. A configuration without a known budget option counts
+// characters and has no budget. A "tokenizer" option, which counts every
+// size in tokens, is refused until this command can count tokens.
+func measureOf(resolved map[string]any) (measure, error) {
+	m := measure{unit: unitChars, size: utf8.RuneCountInString}
+	for _, b := range budgetOptions {
+		v, ok := resolved[b.option]
+		if !ok {
+			continue
+		}
+		n, ok := v.(int)
+		if !ok {
+			return measure{}, fmt.Errorf("option %s is %v, want an integer", b.option, v)
+		}
+		m.budget, m.budgetOption, m.unit = n, b.option, b.unit
+		if b.unit == unitWords {
+			m.size = countWords
+		}
+		break
+	}
+	if tok, ok := resolved["tokenizer"].(string); ok && tok != "" {
+		return measure{}, fmt.Errorf("tokenizer %s: chunk view cannot count %s yet", tok, unitTokens)
+	}
+	return m, nil
+}
+
+// countWords returns the number of words of s as the two-step chunker
+// counts them: maximal runs of characters other than Unicode White_Space
+// and U+001C–U+001F.
+func countWords(s string) int {
+	n := 0
+	inWord := false
+	for _, r := range s {
+		if isWordSpace(r) {
+			inWord = false
+		} else if !inWord {
+			inWord = true
+			n++
+		}
+	}
+	return n
+}
+
+// isWordSpace reports whether r separates words: Unicode White_Space plus
+// U+001C–U+001F (the set of Python's str.split()).
+func isWordSpace(r rune) bool {
+	switch {
+	case r <= ' ':
+		return r == ' ' || (r >= '\t' && r <= '\r') || (r >= 0x1C && r <= 0x1F)
+	case r >= 0x2000 && r <= 0x200A:
+		return true
+	}
+	switch r {
+	case 0x85, 0xA0, 0x1680, 0x2028, 0x2029, 0x202F, 0x205F, 0x3000:
+		return true
+	}
+	return false
+}
