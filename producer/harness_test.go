@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -20,6 +19,7 @@ import (
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/registry"
 	"github.com/chunkstream/chunkstream/internal/jstest"
+	"github.com/chunkstream/chunkstream/internal/testutil"
 	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/topology"
 	"github.com/chunkstream/chunkstream/worker"
@@ -39,21 +39,11 @@ type env struct {
 	extra func(*server.Options)
 }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 // newEnv starts a server on a fixed local port (so it can be restarted on
 // the same store), connects and runs the worker's set-up.
 func newEnv(t *testing.T, extra func(*server.Options)) *env {
 	t.Helper()
-	e := &env{t: t, dir: t.TempDir(), port: freePort(t), extra: extra}
+	e := &env{t: t, dir: t.TempDir(), port: testutil.FreePort(t), extra: extra}
 	e.start()
 	nc, err := nats.Connect(fmt.Sprintf("nats://127.0.0.1:%d", e.port),
 		nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond), nats.ReconnectBufSize(-1))

@@ -8,12 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/chunkstream/chunkstream/internal/testutil"
 	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/topology"
 	"github.com/chunkstream/chunkstream/worker"
@@ -194,22 +194,24 @@ func TestBackfillServerOutage(t *testing.T) {
 	dir := t.TempDir()
 	writeFiles(t, dir, n, 300)
 
-	// A: a short outage is ridden out by the retries.
-	var done atomic.Int64
+	// A: a short outage is ridden out by the retries. The server stops
+	// when a third of the documents have settled (in the progress
+	// callback, so the run cannot get further first) and is back 300 ms
+	// later.
 	stopped := make(chan struct{})
-	go func() {
-		for done.Load() < int64(n/3) {
-			time.Sleep(5 * time.Millisecond)
-		}
-		e.stop()
-		time.Sleep(300 * time.Millisecond)
-		e.start()
-		close(stopped)
-	}()
 	s, err := e.producer(Options{MaxPending: 64}).Backfill(ctx, BackfillOptions{
 		Paths: []string{dir}, Rate: 2000,
-		Retry:      RetryOptions{Wait: 50 * time.Millisecond, MaxWait: 200 * time.Millisecond, AckTimeout: time.Second},
-		OnProgress: func(st Stats) { done.Store(int64(st.Done)) },
+		Retry: RetryOptions{Wait: 50 * time.Millisecond, MaxWait: 200 * time.Millisecond, AckTimeout: time.Second},
+		OnProgress: func(st Stats) {
+			if st.Done == n/3 {
+				e.stop()
+				go func() {
+					time.Sleep(300 * time.Millisecond)
+					e.start()
+					close(stopped)
+				}()
+			}
+		},
 	})
 	<-stopped
 	if err != nil || s.Sent != n || s.Failed != 0 || s.GaveUp != 0 {
@@ -235,17 +237,14 @@ func TestBackfillServerOutage(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	done.Store(0)
-	go func() {
-		for done.Load() < int64(n/3) {
-			time.Sleep(5 * time.Millisecond)
-		}
-		e.stop()
-	}()
 	s, err = e.producer(Options{MaxPending: 64}).Backfill(ctx, BackfillOptions{
 		Paths: []string{dir}, Rate: 2000,
-		Retry:      RetryOptions{RetryFor: time.Second, Wait: 50 * time.Millisecond, AckTimeout: 300 * time.Millisecond},
-		OnProgress: func(st Stats) { done.Store(int64(st.Done)) },
+		Retry: RetryOptions{RetryFor: time.Second, Wait: 50 * time.Millisecond, AckTimeout: 300 * time.Millisecond},
+		OnProgress: func(st Stats) {
+			if st.Done == n/3 {
+				e.stop()
+			}
+		},
 	})
 	if !errors.Is(err, ErrUnavailable) || s.Failed == 0 || s.Sent+s.Failed != n || len(s.Failures) == 0 {
 		t.Fatalf("Backfill with the server gone = %+v, %v; want ErrUnavailable and failures reported", s.Stats, err)
@@ -256,9 +255,7 @@ func TestBackfillServerOutage(t *testing.T) {
 	t.Logf("long outage: %d sent, %d failed; first failure: %v", s.Sent, s.Failed, s.Failures[0].Err)
 	t.Logf("phase B done after %v", time.Since(start))
 	e.start()
-	if !waitConnected(e, 10*time.Second) {
-		t.Fatal("client did not reconnect")
-	}
+	testutil.WaitFor(t, time.Minute, "the client reconnected", e.nc.IsConnected)
 	first := e.pendingIngest(ctx)
 	r1 := e.runWorker(ctx, first)
 	s, err = e.producer(Options{}).Backfill(ctx, BackfillOptions{Paths: []string{dir}})
@@ -338,17 +335,6 @@ func checkOnce(t *testing.T, results map[string][]worker.Result, n int) {
 			return
 		}
 	}
-}
-
-func waitConnected(e *env, d time.Duration) bool {
-	deadline := time.Now().Add(d)
-	for time.Now().Before(deadline) {
-		if e.nc.IsConnected() {
-			return true
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return false
 }
 
 // pendingIngest returns the number of requests waiting on INGEST.
@@ -516,48 +502,54 @@ func TestDeleteMissingScope(t *testing.T) {
 
 // TestObjectRemovedByTTL: the object of a large document outlives its
 // processing (workers never delete objects: another request may name the
-// same content) and is then removed by the bucket's TTL.
+// same content) and is then removed by the bucket's TTL. The first part
+// runs with a TTL no run reaches, so that the object found after
+// processing is kept by the worker, not by the clock; the second with a
+// short TTL, waiting until the server removes the object.
 func TestObjectRemovedByTTL(t *testing.T) {
 	e := newEnv(t, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := e.js.DeleteObjectStore(ctx, e.cfg.ObjectsBucket); err != nil {
-		t.Fatal(err)
-	}
 	dir := t.TempDir()
+	// backfill sends dir's a.md, as content, through an objects bucket
+	// made anew with ttl, and returns the object's name.
+	backfill := func(content []byte, ttl time.Duration) (jetstream.ObjectStore, string) {
+		t.Helper()
+		if err := e.js.DeleteObjectStore(ctx, e.cfg.ObjectsBucket); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "a.md"), content, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s, err := e.producer(Options{MaxInline: 1000, Topology: topology.Config{ObjectsTTL: ttl}}).Backfill(ctx, BackfillOptions{Paths: []string{dir}})
+		if err != nil || s.Sent != 1 {
+			t.Fatalf("Backfill = %+v, %v", s.Stats, err)
+		}
+		obs, err := e.js.ObjectStore(ctx, e.cfg.ObjectsBucket)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st, err := obs.Status(ctx); err != nil || st.TTL() != ttl {
+			t.Fatalf("objects bucket TTL = %v (%v), want the configured %v", st.TTL(), err, ttl)
+		}
+		return obs, messages.ContentVersion(content)
+	}
+
 	content := mdContent(1, 5000)
-	if err := os.WriteFile(filepath.Join(dir, "a.md"), content, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	const ttl = 3 * time.Second
-	s, err := e.producer(Options{MaxInline: 1000, Topology: topology.Config{ObjectsTTL: ttl}}).Backfill(ctx, BackfillOptions{Paths: []string{dir}})
-	if err != nil || s.Sent != 1 {
-		t.Fatalf("Backfill = %+v, %v", s.Stats, err)
-	}
-	start := time.Now()
+	obs, version := backfill(content, time.Hour)
 	results := e.runWorker(ctx, 1)
 	if r := results["a.md"]; len(r) != 1 || r[0].Outcome != worker.OutcomeAcked || r[0].Chunks == 0 {
 		t.Fatalf("worker results for a.md: %+v", r)
 	}
 	compareViews(t, e.view(ctx), expected(t, dir, ""))
-	obs, err := e.js.ObjectStore(ctx, e.cfg.ObjectsBucket)
-	if err != nil {
-		t.Fatal(err)
+	if _, err := obs.GetInfo(ctx, version); err != nil {
+		t.Errorf("object %s after processing: %v, want it kept until the TTL", version, err)
 	}
-	version := messages.ContentVersion(content)
-	if time.Since(start) < ttl {
-		if _, err := obs.GetInfo(ctx, version); err != nil {
-			t.Errorf("object %s right after processing: %v, want it kept until the TTL", version, err)
-		}
-	}
-	for {
+
+	const ttl = 2 * time.Second
+	obs, version = backfill(mdContent(2, 5000), ttl)
+	testutil.WaitFor(t, time.Minute, "the object removed by the TTL", func() (bool, string) {
 		_, err := obs.GetInfo(ctx, version)
-		if errors.Is(err, jetstream.ErrObjectNotFound) {
-			return
-		}
-		if ctx.Err() != nil {
-			t.Fatalf("object %s still there %v after processing (TTL %v): %v", version, time.Since(start), ttl, err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return errors.Is(err, jetstream.ErrObjectNotFound), fmt.Sprint(err)
+	})
 }

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -61,48 +62,51 @@ func startRetrier(g *gate, n int) *retrier {
 // TestGateProbesOneAtATime: while the server is down, the retries of a
 // whole window wait and only probes go out, one per backoff interval; the
 // number of probes does not grow with the window; the first success lets
-// every retry go.
+// every retry go. The gate runs on fake time (testing/synctest), so the
+// spacing of the probes does not depend on the machine's load.
 func TestGateProbesOneAtATime(t *testing.T) {
 	for _, n := range []int{1, 50, 500} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
-			g := newGate(RetryOptions{Wait: time.Millisecond, MaxWait: 4 * time.Millisecond}.withDefaults())
-			defer g.stop()
-			r := startRetrier(g, n)
-			deadline := time.Now().Add(time.Minute)
-			for {
-				if _, _, probes := g.outage(); probes >= 6 {
-					break
+			synctest.Test(t, func(t *testing.T) {
+				g := newGate(RetryOptions{Wait: time.Millisecond, MaxWait: 4 * time.Millisecond}.withDefaults())
+				defer g.stop()
+				r := startRetrier(g, n)
+				deadline := time.Now().Add(time.Minute)
+				for {
+					if _, _, probes := g.outage(); probes >= 6 {
+						break
+					}
+					if time.Now().After(deadline) {
+						r.up.Store(true)
+						t.Fatalf("no 6 probes in a minute: %d attempts while down", r.attemptsWhileDown.Load())
+					}
+					time.Sleep(time.Millisecond)
 				}
-				if time.Now().After(deadline) {
-					r.up.Store(true)
-					t.Fatalf("no 6 probes in a minute: %d attempts while down", r.attemptsWhileDown.Load())
+				r.up.Store(true)
+				r.wg.Wait()
+				close(r.errs)
+				for err := range r.errs {
+					t.Errorf("retry: %v", err)
 				}
-				time.Sleep(time.Millisecond)
-			}
-			r.up.Store(true)
-			r.wg.Wait()
-			close(r.errs)
-			for err := range r.errs {
-				t.Errorf("retry: %v", err)
-			}
-			outages, down, probes := g.outage()
-			if got := r.attemptsWhileDown.Load(); got > int64(probes) {
-				t.Errorf("%d attempts while down, but only %d probes: retries went out without their turn", got, probes)
-			}
-			if got := r.attempts.Load() - r.attemptsWhileDown.Load(); got != int64(n) {
-				t.Errorf("%d attempts after the server came up, want one per retry (%d)", got, n)
-			}
-			if outages != 1 || down <= 0 || g.failed() != nil {
-				t.Errorf("outages %d, down %v, gave up %v; want one outage, over", outages, down, g.failed())
-			}
-			// The probes are spaced: at most one per half of the first
-			// wait, whatever the window.
-			if limit := 2 + int(down/(g.retry.Wait/2)); probes > limit {
-				t.Errorf("%d probes in %v, more than one per half wait (%d)", probes, down, limit)
-			}
-			if err := g.waitUp(context.Background()); err != nil {
-				t.Errorf("waitUp after the outage = %v", err)
-			}
+				outages, down, probes := g.outage()
+				if got := r.attemptsWhileDown.Load(); got > int64(probes) {
+					t.Errorf("%d attempts while down, but only %d probes: retries went out without their turn", got, probes)
+				}
+				if got := r.attempts.Load() - r.attemptsWhileDown.Load(); got != int64(n) {
+					t.Errorf("%d attempts after the server came up, want one per retry (%d)", got, n)
+				}
+				if outages != 1 || down <= 0 || g.failed() != nil {
+					t.Errorf("outages %d, down %v, gave up %v; want one outage, over", outages, down, g.failed())
+				}
+				// The probes are spaced: at most one per half of the first
+				// wait, whatever the window.
+				if limit := 2 + int(down/(g.retry.Wait/2)); probes > limit {
+					t.Errorf("%d probes in %v, more than one per half wait (%d)", probes, down, limit)
+				}
+				if err := g.waitUp(context.Background()); err != nil {
+					t.Errorf("waitUp after the outage = %v", err)
+				}
+			})
 		})
 	}
 }
@@ -110,73 +114,77 @@ func TestGateProbesOneAtATime(t *testing.T) {
 // TestGateGivesUp: down for longer than RetryFor → every retry and every
 // new publish gets ErrUnavailable with the duration and the last error.
 func TestGateGivesUp(t *testing.T) {
-	g := newGate(RetryOptions{RetryFor: 30 * time.Millisecond, Wait: time.Millisecond, MaxWait: 2 * time.Millisecond}.withDefaults())
-	defer g.stop()
-	r := startRetrier(g, 100)
-	r.wg.Wait()
-	close(r.errs)
-	n := 0
-	for err := range r.errs {
-		n++
-		if !errors.Is(err, ErrUnavailable) || !errors.Is(err, errDown) || !strings.Contains(err.Error(), "no publish succeeded for") {
-			t.Fatalf("retry error = %v, want ErrUnavailable naming the time and the last error", err)
+	synctest.Test(t, func(t *testing.T) {
+		g := newGate(RetryOptions{RetryFor: 30 * time.Millisecond, Wait: time.Millisecond, MaxWait: 2 * time.Millisecond}.withDefaults())
+		defer g.stop()
+		r := startRetrier(g, 100)
+		r.wg.Wait()
+		close(r.errs)
+		n := 0
+		for err := range r.errs {
+			n++
+			if !errors.Is(err, ErrUnavailable) || !errors.Is(err, errDown) || !strings.Contains(err.Error(), "no publish succeeded for") {
+				t.Fatalf("retry error = %v, want ErrUnavailable naming the time and the last error", err)
+			}
 		}
-	}
-	if n != 100 {
-		t.Errorf("%d retries gave up, want 100", n)
-	}
-	_, _, probes := g.outage()
-	if got := r.attemptsWhileDown.Load(); got > int64(probes) {
-		t.Errorf("%d attempts, %d probes", got, probes)
-	}
-	if err := g.waitUp(context.Background()); !errors.Is(err, ErrUnavailable) {
-		t.Errorf("waitUp after giving up = %v, want ErrUnavailable", err)
-	}
+		if n != 100 {
+			t.Errorf("%d retries gave up, want 100", n)
+		}
+		_, _, probes := g.outage()
+		if got := r.attemptsWhileDown.Load(); got > int64(probes) {
+			t.Errorf("%d attempts, %d probes", got, probes)
+		}
+		if err := g.waitUp(context.Background()); !errors.Is(err, ErrUnavailable) {
+			t.Errorf("waitUp after giving up = %v, want ErrUnavailable", err)
+		}
+	})
 }
 
 func TestGateRules(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	t0 := time.Now()
-	t1, t2 := t0.Add(time.Millisecond), t0.Add(2*time.Millisecond)
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		t0 := time.Now()
+		t1, t2 := t0.Add(time.Millisecond), t0.Add(2*time.Millisecond)
 
-	// A failure of a publish older than a success is stale.
-	g := newGate(RetryOptions{}.withDefaults())
-	defer g.stop()
-	g.success(t1)
-	g.failure(t0, errDown)
-	if outages, _, _ := g.outage(); outages != 0 || g.waitUp(ctx) != nil {
-		t.Errorf("a failure older than a success closed the gate (%d outages)", outages)
-	}
-	g.failure(t2, errDown)
-	if outages, _, _ := g.outage(); outages != 1 {
-		t.Errorf("a newer failure: %d outages, want 1", outages)
-	}
-	short, stop := context.WithTimeout(ctx, 20*time.Millisecond)
-	defer stop()
-	if err := g.waitUp(short); !errors.Is(err, context.DeadlineExceeded) {
-		t.Errorf("waitUp while down = %v, want to wait", err)
-	}
-	g.success(t0) // any answer means the server is back
-	if err := g.waitUp(ctx); err != nil {
-		t.Errorf("waitUp after a success = %v", err)
-	}
+		// A failure of a publish older than a success is stale.
+		g := newGate(RetryOptions{}.withDefaults())
+		defer g.stop()
+		g.success(t1)
+		g.failure(t0, errDown)
+		if outages, _, _ := g.outage(); outages != 0 || g.waitUp(ctx) != nil {
+			t.Errorf("a failure older than a success closed the gate (%d outages)", outages)
+		}
+		g.failure(t2, errDown)
+		if outages, _, _ := g.outage(); outages != 1 {
+			t.Errorf("a newer failure: %d outages, want 1", outages)
+		}
+		short, stop := context.WithTimeout(ctx, 20*time.Millisecond)
+		defer stop()
+		if err := g.waitUp(short); !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("waitUp while down = %v, want to wait", err)
+		}
+		g.success(t0) // any answer means the server is back
+		if err := g.waitUp(ctx); err != nil {
+			t.Errorf("waitUp after a success = %v", err)
+		}
 
-	// RetryFor < 0: no retries.
-	g = newGate(RetryOptions{RetryFor: -1}.withDefaults())
-	defer g.stop()
-	g.failure(t0, errDown)
-	if _, err := g.enter(ctx); !errors.Is(err, ErrUnavailable) {
-		t.Errorf("enter with RetryFor < 0 = %v, want ErrUnavailable", err)
-	}
+		// RetryFor < 0: no retries.
+		g = newGate(RetryOptions{RetryFor: -1}.withDefaults())
+		defer g.stop()
+		g.failure(t0, errDown)
+		if _, err := g.enter(ctx); !errors.Is(err, ErrUnavailable) {
+			t.Errorf("enter with RetryFor < 0 = %v, want ErrUnavailable", err)
+		}
 
-	// A closed connection gives up at once.
-	g = newGate(RetryOptions{}.withDefaults())
-	defer g.stop()
-	g.failure(t0, nats.ErrConnectionClosed)
-	if _, err := g.enter(ctx); !errors.Is(err, ErrUnavailable) || !errors.Is(err, nats.ErrConnectionClosed) {
-		t.Errorf("enter after the connection closed = %v, want ErrUnavailable", err)
-	}
+		// A closed connection gives up at once.
+		g = newGate(RetryOptions{}.withDefaults())
+		defer g.stop()
+		g.failure(t0, nats.ErrConnectionClosed)
+		if _, err := g.enter(ctx); !errors.Is(err, ErrUnavailable) || !errors.Is(err, nats.ErrConnectionClosed) {
+			t.Errorf("enter after the connection closed = %v, want ErrUnavailable", err)
+		}
+	})
 }
 
 // TestSenderRetriesThroughOutage: the server stopped and restarted under
@@ -197,22 +205,23 @@ func TestSenderRetriesThroughOutage(t *testing.T) {
 	var settled []*outgoing
 	var count atomic.Int64
 	retry := RetryOptions{Wait: 20 * time.Millisecond, MaxWait: 100 * time.Millisecond, AckTimeout: 2 * time.Second}
+	// The server stops when a third of the requests have settled (in the
+	// settle callback, so the send cannot get further first) and is back
+	// 300 ms later.
+	restarted := make(chan struct{})
 	snd := newSender(ctx, e.js, 256, 0, 0, retry, func(o *outgoing) {
 		mu.Lock()
 		settled = append(settled, o)
 		mu.Unlock()
-		count.Add(1)
-	})
-	restarted := make(chan struct{})
-	go func() {
-		defer close(restarted)
-		for count.Load() < int64(n/3) && ctx.Err() == nil {
-			time.Sleep(time.Millisecond)
+		if count.Add(1) == int64(n/3) {
+			e.stop()
+			go func() {
+				defer close(restarted)
+				time.Sleep(300 * time.Millisecond)
+				e.start()
+			}()
 		}
-		e.stop()
-		time.Sleep(300 * time.Millisecond)
-		e.start()
-	}()
+	})
 	for i := range n {
 		id := fmt.Sprintf("doc-%05d.md", i)
 		content := mdContent(i, 200)

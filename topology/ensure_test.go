@@ -11,25 +11,10 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/chunkstream/chunkstream/internal/jstest"
 	"github.com/chunkstream/chunkstream/topology"
 )
-
-func connect(t *testing.T, url string) (*nats.Conn, jetstream.JetStream) {
-	t.Helper()
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return nc, js
-}
 
 // apiWrites records the JetStream API requests that create or change
 // something (stream and consumer creates and updates), from the server's
@@ -92,7 +77,7 @@ func testConfig() topology.Config {
 // setting Ensure does not decide (MaxBytes set by an operator) is kept.
 func TestEnsureCreatesThenChangesNothing(t *testing.T) {
 	s := jstest.Start(t, t.TempDir(), -1)
-	nc, js := connect(t, s.ClientURL())
+	nc, js := jstest.Connect(t, s.ClientURL())
 	writes := watchWrites(t, nc)
 	ctx := context.Background()
 	cfg := testConfig()
@@ -157,7 +142,7 @@ func TestEnsureCreatesThenChangesNothing(t *testing.T) {
 // until the set-up timeout.
 func TestEnsureFailsAtOnceOnRefusal(t *testing.T) {
 	s := jstest.Start(t, t.TempDir(), -1)
-	_, js := connect(t, s.ClientURL())
+	_, js := jstest.Connect(t, s.ClientURL())
 	cfg := testConfig()
 	cfg.Replicas = 3
 	cfg.SetupTimeout = time.Hour // a retry would outlast the test
@@ -173,7 +158,7 @@ func TestEnsureFailsAtOnceOnRefusal(t *testing.T) {
 // ready and the last error.
 func TestEnsureGivesUpClearly(t *testing.T) {
 	s := jstest.Start(t, t.TempDir(), -1, func(o *server.Options) { o.JetStream = false })
-	_, js := connect(t, s.ClientURL())
+	_, js := jstest.Connect(t, s.ClientURL())
 	cfg := testConfig()
 	cfg.SetupTimeout = 500 * time.Millisecond
 	_, err := topology.Ensure(context.Background(), js, cfg)
@@ -198,7 +183,7 @@ func TestEnsureGivesUpClearly(t *testing.T) {
 // the config says, and leaves an existing one as it is.
 func TestObjectsCreatesButNeverUpdates(t *testing.T) {
 	s := jstest.Start(t, t.TempDir(), -1)
-	_, js := connect(t, s.ClientURL())
+	_, js := jstest.Connect(t, s.ClientURL())
 	ctx := context.Background()
 	cfg := testConfig()
 	cfg.ObjectsTTL = time.Hour
@@ -223,7 +208,7 @@ func TestObjectsCreatesButNeverUpdates(t *testing.T) {
 // waits for it.
 func TestStreamForSubject(t *testing.T) {
 	s := jstest.Start(t, t.TempDir(), -1)
-	_, js := connect(t, s.ClientURL())
+	_, js := jstest.Connect(t, s.ClientURL())
 	ctx := context.Background()
 	cfg := testConfig()
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/internal/testutil"
 	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/worker"
 )
@@ -132,7 +133,7 @@ func TestOneDocumentCannotHoldAWorker(t *testing.T) {
 	stubbornSeq := e.publish("ingest.docs", messages.IngestRequest{V: 1, ID: "stubborn.md", Chunker: "stubborn",
 		Options: map[string]any{"sleep_ms": 1000}, Content: []byte("# S\n\nx")}, "")
 	smallSeq := e.publish("ingest.docs", messages.IngestRequest{V: 1, ID: "small.md", Content: small}, "")
-	waitFor(t, 3*time.Minute, "every request final", func() bool { return len(res.finals()) == 4 })
+	testutil.WaitFor(t, 3*time.Minute, "every request final", func() bool { return len(res.finals()) == 4 })
 
 	finals := res.finals()
 	dls := e.deadLetters()
@@ -220,7 +221,7 @@ func TestChunkCountAndSizeBounds(t *testing.T) {
 		seqs[e.publish("ingest.docs", messages.IngestRequest{V: 1, ID: fmt.Sprintf("b/%d.md", i), Chunker: c.chunker,
 			Options: c.opts, Content: c.content}, "")] = i
 	}
-	waitFor(t, 60*time.Second, "every request final", func() bool { return len(res.finals()) == len(cases) })
+	testutil.WaitFor(t, 60*time.Second, "every request final", func() bool { return len(res.finals()) == len(cases) })
 	dls := e.deadLetters()
 	for seq, r := range res.finals() {
 		c := cases[seqs[seq]]
@@ -258,7 +259,7 @@ func TestShutdownIsNotABudget(t *testing.T) {
 	bc := &budgetChunkers{}
 	w, res, stop := e.startWorker(worker.Options{NewChunker: bc.new})
 	e.publish("ingest.docs", messages.IngestRequest{V: 1, ID: "spin.md", Chunker: "spin", Content: []byte("x")}, "")
-	waitFor(t, 10*time.Second, "in flight", func() bool { return metricValue(t, w.Metrics().InFlight) == 1 && bc.running.Load() == 1 })
+	testutil.WaitFor(t, time.Minute, "in flight", func() bool { return metricValue(t, w.Metrics().InFlight) == 1 && bc.running.Load() == 1 })
 	stop()
 	if all := res.snapshot(); len(all) != 1 || all[0].Outcome != worker.OutcomeAbandoned || all[0].Cause != "shutdown" {
 		t.Errorf("results = %+v, want one abandoned by the shutdown", all)

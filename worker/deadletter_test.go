@@ -8,6 +8,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/chunkstream/chunkstream/internal/testutil"
 	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/worker"
 )
@@ -78,12 +79,12 @@ func TestRepublishedRequestIsDeadLetteredAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	first := e.publishWithID("ingest.docs", data, "r/a.md@v@send1")
-	waitFor(t, 20*time.Second, "first dead letter", func() bool { return res.finals()[first].Outcome == worker.OutcomePermanent })
+	testutil.WaitFor(t, 20*time.Second, "first dead letter", func() bool { return res.finals()[first].Outcome == worker.OutcomePermanent })
 	second := e.publishWithID("ingest.docs", data, "r/a.md@v@send1")
 	if second == first {
 		t.Fatal("the re-send was not stored")
 	}
-	waitFor(t, 20*time.Second, "second dead letter", func() bool { return res.finals()[second].Outcome == worker.OutcomePermanent })
+	testutil.WaitFor(t, 20*time.Second, "second dead letter", func() bool { return res.finals()[second].Outcome == worker.OutcomePermanent })
 	dls := e.deadLetters()
 	if len(dls) != 2 {
 		t.Fatalf("DLQ holds %d dead letters (%v), want 2: one per failed INGEST message", len(dls), dls)
@@ -140,7 +141,7 @@ func TestDeadLetterRecordsFailure(t *testing.T) {
 		seqs[c.id] = e.publishRaw("ingest.docs", c.data, c.ct)
 	}
 	noID := e.publishRaw("ingest.docs", []byte{0xc1}, "")
-	waitFor(t, 30*time.Second, "every request dead-lettered", func() bool { return len(res.finals()) == len(cases)+1 })
+	testutil.WaitFor(t, 30*time.Second, "every request dead-lettered", func() bool { return len(res.finals()) == len(cases)+1 })
 	for _, c := range cases {
 		rec, _, ok, err := recs.Get(ctx, c.id)
 		if err != nil || !ok {
@@ -160,7 +161,7 @@ func TestDeadLetterRecordsFailure(t *testing.T) {
 	}
 	// A newer, good version overwrites the record and clears the failure.
 	newer := e.publish("ingest.docs", messages.IngestRequest{V: 1, ID: "f/opt.md", Content: []byte("# fixed\n")}, "")
-	waitFor(t, 20*time.Second, "newer version", func() bool { return res.finals()[newer].Outcome == worker.OutcomeAcked })
+	testutil.WaitFor(t, 20*time.Second, "newer version", func() bool { return res.finals()[newer].Outcome == worker.OutcomeAcked })
 	rec, _, _, _ := recs.Get(ctx, "f/opt.md")
 	if rec.State != messages.StateDone || rec.IngestSeq != newer || rec.LastFailure != (messages.Failure{}) {
 		t.Errorf("record after a newer version = %+v, want done at %d without a failure", rec, newer)

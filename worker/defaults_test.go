@@ -9,6 +9,7 @@ import (
 
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/registry"
+	"github.com/chunkstream/chunkstream/internal/testutil"
 	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/worker"
 )
@@ -45,7 +46,7 @@ func TestChunkerCacheKeysOnResolvedOptions(t *testing.T) {
 		}
 		e.publish("ingest.docs", r, ct)
 	}
-	waitFor(t, 20*time.Second, "every request processed", func() bool { return len(res.finals()) == len(reqs) })
+	testutil.WaitFor(t, 20*time.Second, "every request processed", func() bool { return len(res.finals()) == len(reqs) })
 	for _, r := range res.finals() {
 		if r.Outcome != worker.OutcomeAcked {
 			t.Errorf("%s: %s (%v)", r.DocID, r.Outcome, r.Err)
@@ -66,7 +67,7 @@ func TestAdvertiseDefaults(t *testing.T) {
 	advertised := func() messages.ChunkerDefaults {
 		t.Helper()
 		var d messages.ChunkerDefaults
-		waitFor(t, 10*time.Second, "advertisement", func() bool {
+		testutil.WaitFor(t, time.Minute, "advertisement", func() bool {
 			en, err := e.top.Docs.Get(ctx, messages.ChunkerDefaultsKey)
 			if err != nil {
 				return false

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
 	"strings"
 	"sync"
@@ -23,13 +22,6 @@ import (
 	"github.com/chunkstream/chunkstream/topology"
 	"github.com/chunkstream/chunkstream/worker"
 )
-
-// startServer starts an in-process JetStream server storing in dir,
-// listening on 127.0.0.1:port (-1 picks a free port).
-func startServer(t testing.TB, dir string, port int) *server.Server {
-	t.Helper()
-	return jstest.Start(t, dir, port)
-}
 
 // testConfig is the worker configuration of the tests: short AckWait and
 // backoff so that redelivery tests stay quick.
@@ -59,7 +51,7 @@ type env struct {
 func newEnv(t testing.TB, cfg worker.Config) *env {
 	t.Helper()
 	e := &env{t: t, dir: t.TempDir(), cfg: cfg}
-	e.ns = startServer(t, e.dir, -1)
+	e.ns = jstest.Start(t, e.dir, -1)
 	t.Cleanup(func() { e.ns.Shutdown(); e.ns.WaitForShutdown() })
 	e.connect()
 	return e
@@ -266,29 +258,6 @@ func (e *env) pendingIngest() uint64 {
 		return 1 << 62
 	}
 	return info.State.Msgs
-}
-
-// waitFor polls cond until it holds or the timeout passes.
-func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// freePort returns a TCP port that was free a moment ago.
-func freePort(t testing.TB) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 // markdownDocs generates n Markdown documents of varied length.

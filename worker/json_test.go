@@ -13,6 +13,7 @@ import (
 
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/registry"
+	"github.com/chunkstream/chunkstream/internal/testutil"
 	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/worker"
 )
@@ -112,7 +113,7 @@ func TestBadJSONDeadLettered(t *testing.T) {
 	for _, g := range goods {
 		goodSeqs[e.publishRaw("ingest.docs", g.data, "")] = g
 	}
-	waitFor(t, 60*time.Second, "every request final", func() bool { return len(res.finals()) == len(cases)+len(goods) })
+	testutil.WaitFor(t, 60*time.Second, "every request final", func() bool { return len(res.finals()) == len(cases)+len(goods) })
 	finals := res.finals()
 
 	for seq, g := range goodSeqs {
@@ -202,7 +203,7 @@ func TestJSONRecords(t *testing.T) {
 		e.publish("ingest.docs.json", messages.IngestRequest{V: 1, ID: id, Content: content, Metadata: md}, "")
 	}
 	e.publish("ingest.docs.json", messages.IngestRequest{V: 1, ID: "empty.md", Content: []byte{}}, "")
-	waitFor(t, 60*time.Second, "every request final", func() bool { return len(res.finals()) == len(docs)+1 })
+	testutil.WaitFor(t, 60*time.Second, "every request final", func() bool { return len(res.finals()) == len(docs)+1 })
 
 	msgs := e.streamMsgs(cfg.ChunksStream)
 	if len(msgs) == 0 {
@@ -249,6 +250,9 @@ func TestJSONRecords(t *testing.T) {
 			w := want[r.Position]
 			if r.Content != w.Content() || !reflect.DeepEqual(r.Metadata, w.Metadata()) || r.Hash != w.Hash() {
 				t.Errorf("%s#%d: record %q %v %s, want %q %v %s", id, r.Position, r.Content, r.Metadata, r.Hash, w.Content(), w.Metadata(), w.Hash())
+			}
+			if !w.Span().HasRange() || !reflect.DeepEqual(r.Span, w.Span()) {
+				t.Errorf("%s#%d: record span %+v, want the chunk's %+v", id, r.Position, r.Span, w.Span())
 			}
 		}
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/chunkstream/chunkstream/internal/testutil"
 	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/worker"
 )
@@ -112,7 +113,7 @@ func TestSinkOutageHoldsDeliveries(t *testing.T) {
 	w, res, _ := e.startWorker(worker.Options{Sink: sink, Logger: slog.New(logs)})
 	m := w.Metrics()
 
-	waitFor(t, 10*time.Second, "the outage noticed and probed", func() bool { return sink.probes.Load() >= 3 })
+	testutil.WaitFor(t, time.Minute, "the outage noticed and probed", func() bool { return sink.probes.Load() >= 3 })
 	before := e.consumerInfo()
 	// Hold the sink down for three AckWaits: held deliveries must be kept
 	// alive by their in-progress acks.
@@ -148,8 +149,8 @@ func TestSinkOutageHoldsDeliveries(t *testing.T) {
 	}
 
 	sink.down.Store(false)
-	waitFor(t, 60*time.Second, "every request acked", func() bool { return len(res.finals()) == len(docs) })
-	waitFor(t, 10*time.Second, "INGEST empty", func() bool { return e.pendingIngest() == 0 })
+	testutil.WaitFor(t, 60*time.Second, "every request acked", func() bool { return len(res.finals()) == len(docs) })
+	testutil.WaitFor(t, time.Minute, "INGEST empty", func() bool { return e.pendingIngest() == 0 })
 	for seq, r := range res.finals() {
 		if r.Outcome != worker.OutcomeAcked || r.Delivery != 1 {
 			t.Errorf("seq %d: %s on delivery %d, want acked on the first", seq, r.Outcome, r.Delivery)
@@ -159,7 +160,7 @@ func TestSinkOutageHoldsDeliveries(t *testing.T) {
 	if n := len(e.streamMsgs(cfg.DLQStream)); n != 0 {
 		t.Errorf("%d dead letters, want 0", n)
 	}
-	waitFor(t, 5*time.Second, "ready again", w.Ready)
+	testutil.WaitFor(t, time.Minute, "ready again", w.Ready)
 	if up := metricValue(t, m.SinkUp.WithLabelValues("test")); up != 1 {
 		t.Errorf("sink_up = %v after the outage, want 1", up)
 	}
@@ -182,7 +183,7 @@ func TestOutageThatIsTheMessage(t *testing.T) {
 	for id, c := range docs {
 		e.publish("ingest.docs", messages.IngestRequest{V: 1, ID: id, Content: c}, "")
 	}
-	waitFor(t, 60*time.Second, "every request settled", func() bool { return len(res.finals()) == len(docs)+1 })
+	testutil.WaitFor(t, 60*time.Second, "every request settled", func() bool { return len(res.finals()) == len(docs)+1 })
 	r := res.finals()[bad]
 	if r.Outcome != worker.OutcomeExhausted || r.Delivery != uint64(cfg.MaxDeliver) {
 		t.Errorf("bad.md: %s on delivery %d, want exhausted on %d", r.Outcome, r.Delivery, cfg.MaxDeliver)
@@ -215,12 +216,12 @@ func TestOutageDrain(t *testing.T) {
 	sink := &downSink{inner: worker.NewSubjectSink(e.js, cfg.ChunksPrefix, 16)}
 	sink.down.Store(true)
 	w, _, stop := e.startWorker(worker.Options{Sink: sink})
-	waitFor(t, 10*time.Second, "requests held", func() bool { return metricValue(t, w.Metrics().Held) > 0 })
+	testutil.WaitFor(t, time.Minute, "requests held", func() bool { return metricValue(t, w.Metrics().Held) > 0 })
 	stop()
 	// The held requests were NAKed at once: the next worker gets them long
 	// before their AckWait would have run out.
 	_, res, _ := e.startWorker(worker.Options{})
-	waitFor(t, cfg.AckWait/3, "every request acked by the next worker", func() bool { return len(res.finals()) == len(docs) })
+	testutil.WaitFor(t, cfg.AckWait/3, "every request acked by the next worker", func() bool { return len(res.finals()) == len(docs) })
 	for seq, r := range res.finals() {
 		if r.Outcome != worker.OutcomeAcked || r.Delivery > 2 {
 			t.Errorf("seq %d: %s on delivery %d, want acked on the first or second", seq, r.Outcome, r.Delivery)
@@ -247,7 +248,7 @@ func TestChunksStreamMissingPauses(t *testing.T) {
 		e.publish("ingest.docs", messages.IngestRequest{V: 1, ID: id, Content: c}, "")
 	}
 	m := w.Metrics()
-	waitFor(t, 20*time.Second, "the outage probed", func() bool {
+	testutil.WaitFor(t, 20*time.Second, "the outage probed", func() bool {
 		return metricValue(t, m.SinkProbes.WithLabelValues(worker.DependencyNATS, "failed")) >= 3
 	})
 	if w.Ready() {
@@ -256,7 +257,7 @@ func TestChunksStreamMissingPauses(t *testing.T) {
 	if _, err := worker.Setup(ctx, e.js, cfg); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 60*time.Second, "every request acked", func() bool { return len(res.finals()) == len(docs) })
+	testutil.WaitFor(t, 60*time.Second, "every request acked", func() bool { return len(res.finals()) == len(docs) })
 	for seq, r := range res.finals() {
 		if r.Outcome != worker.OutcomeAcked || r.Delivery != 1 {
 			t.Errorf("seq %d: %s on delivery %d, want acked on the first", seq, r.Outcome, r.Delivery)

@@ -14,8 +14,11 @@ import (
 // code parts start with the opening fence line and end with a bare
 // closing fence of the same character and length; table parts repeat the
 // header and delimiter rows; math parts are wrapped in "$$" lines. Body
-// lines are packed whole; a line too long for a part is cut at words, else
-// at characters.
+// lines are packed whole, greedily, to the full budget (so the parts are
+// as few as it allows); a code or math line too long for a part is cut at
+// words, else at characters. A table row is cut only when it alone
+// exceeds max_char and its pieces fit with the header (cutRow); any other
+// row too long for a part is a part of its own, with the header.
 func (sp *splitter) atomic(b mdblocks.Block, end int) {
 	src := sp.src
 	var open, close string
@@ -56,12 +59,17 @@ func (sp *splitter) atomic(b mdblocks.Block, end int) {
 		sp.warnOversize(b, n)
 		return
 	}
-	// The budget for body lines; a floor of a quarter of max_char keeps the
-	// output linear in the input when the wrapper is nearly max_char long
-	// (parts then exceed max_char and are marked oversize).
-	budget := max(sp.max-wrap, sp.max/4, 1)
+	// The budget for body lines, line breaks included: a part's last line
+	// break is dropped when the part ends a chunk (and a part that fits
+	// only so is never packed with another piece), so the body may take
+	// max_char - wrap + 1 characters. A floor of a quarter of max_char
+	// keeps the output linear in the input when the wrapper is nearly
+	// max_char long (parts then exceed max_char and are marked oversize).
+	fit := sp.max - wrap + 1
+	budget := max(fit, sp.max/4, 1)
 	var part strings.Builder
 	partChars := 0
+	partStart, partEnd := 0, 0 // the source of the part's body
 	warned := false
 	flush := func(last bool) {
 		if partChars == 0 {
@@ -78,7 +86,7 @@ func (sp *splitter) atomic(b mdblocks.Block, end int) {
 		n := utf8.RuneCountInString(text)
 		// Alone in a chunk, the part loses its last line break.
 		over := n-1 > sp.max
-		sp.emit(piece{text: text, chars: n, kind: pieceSynth, oversize: over})
+		sp.emit(piece{start: partStart, end: partEnd, text: text, chars: n, kind: pieceSynth, oversize: over})
 		if over && !warned {
 			sp.warnOversize(b, n-1)
 			warned = true
@@ -86,13 +94,18 @@ func (sp *splitter) atomic(b mdblocks.Block, end int) {
 		part.Reset()
 		partChars = 0
 	}
-	add := func(line []byte, n int) {
+	add := func(from, to, n int) {
+		line := src[from:to]
 		if partChars > 0 && partChars+n > budget {
 			flush(false)
 		}
 		if partChars == 0 && len(bytes.TrimSpace(line)) == 0 {
 			return // a part never starts with a blank line
 		}
+		if partChars == 0 {
+			partStart = from
+		}
+		partEnd = to
 		part.Write(line)
 		if len(line) == 0 || line[len(line)-1] != '\n' {
 			part.WriteByte('\n')
@@ -109,21 +122,31 @@ func (sp *splitter) atomic(b mdblocks.Block, end int) {
 		if line[len(line)-1] != '\n' {
 			n++ // the line break added before the closing line
 		}
-		if n <= budget {
-			add(line, n)
+		if n <= budget || b.Kind == mdblocks.Table && !cutRow(line, sp.max, fit) {
+			// A table row that is not cut is a part of its own, with the
+			// header, oversize when they do not fit together.
+			add(p, q, n)
 		} else {
 			// Cut the line at words, else characters, into lines of at
 			// most budget characters, line break included.
-			text := bytes.TrimRight(line, "\r\n")
-			for len(text) > 0 {
-				k, m := cutPrefix(text, budget-1)
-				add(text[:k], m+1)
-				text = text[k:]
+			for t, e := p, p+len(bytes.TrimRight(line, "\r\n")); t < e; {
+				k, m := cutPrefix(src[t:e], budget-1)
+				add(t, t+k, m+1)
+				t += k
 			}
 		}
 		p = q
 	}
 	flush(true)
+}
+
+// cutRow reports whether a table row too long for a part is cut into
+// pieces: only when the row alone is longer than max_char and each piece
+// can fit with the header (fit, the body budget, is at least a quarter of
+// max_char). Otherwise cutting would only make oversize parts, each
+// repeating the header.
+func cutRow(line []byte, maxChar, fit int) bool {
+	return fit >= maxChar/4 && runeCount(bytes.TrimRight(line, " \t\r\n")) > maxChar
 }
 
 // cutPrefix returns the byte length and character count of the longest

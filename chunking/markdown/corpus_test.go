@@ -62,11 +62,7 @@ func TestCorpus(t *testing.T) {
 					t.Errorf("Chunk(%s): %v", rel, err)
 					continue
 				}
-				clean := src
-				if markdown.IsMDX(doc) {
-					clean = markdown.CleanMDX(src)
-				}
-				if err := markdowntest.Check(clean, chunks, c.Config().MaxChar); err != nil {
+				if err := markdowntest.CheckDocument(doc, chunks, c.Config().MaxChar); err != nil {
 					t.Errorf("Chunk(%s): %v", rel, err)
 					if failures++; failures > 10 {
 						t.Fatal("too many failures")
@@ -105,11 +101,12 @@ func TestCorpusAsOneDocument(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		chunks, _, err := c.Chunk(chunking.Document{Path: "all.md", Content: all})
+		doc := chunking.Document{Path: "all.md", Content: all}
+		chunks, _, err := c.Chunk(doc)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := markdowntest.Check(all, chunks, cfg.MaxChar); err != nil {
+		if err := markdowntest.CheckDocument(doc, chunks, cfg.MaxChar); err != nil {
 			t.Errorf("Chunk(corpus as one %d MB document, %+v): %v", len(all)>>20, cfg, err)
 		}
 	}

@@ -40,11 +40,7 @@ func FuzzChunk(f *testing.F) {
 		if err != nil {
 			t.Fatalf("Chunk: %v", err)
 		}
-		clean := src
-		if mdx {
-			clean = markdown.CleanMDX(src)
-		}
-		if err := markdowntest.Check(clean, chunks, mc); err != nil {
+		if err := markdowntest.CheckDocument(doc, chunks, mc); err != nil {
 			t.Fatalf("Chunk(%q, %v): %v", src, opts, err)
 		}
 		again, _, _ := c.Chunk(doc)

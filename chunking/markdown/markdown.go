@@ -10,6 +10,7 @@ import (
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/internal/fileio"
 	"github.com/chunkstream/chunkstream/chunking/internal/poll"
+	"github.com/chunkstream/chunkstream/chunking/internal/srcspan"
 )
 
 // Config is the Markdown chunker's configuration. Each field is the
@@ -56,6 +57,7 @@ func (cfg Config) Validate() error {
 // concurrent use.
 type Chunker struct {
 	minChar, maxChar, overlap int
+	noSpans                   bool // benchmarks only: chunks without spans
 }
 
 // New returns a Chunker for cfg, or cfg's Validate error.
@@ -124,9 +126,11 @@ func (c *Chunker) chunkPolled(pl *poll.Poller, doc chunking.Document, yield func
 		return nil, fmt.Errorf("markdown: %s: %w", name, pl.Err())
 	}
 	src := doc.Content
+	var offsets *OffsetMap // cleaned MDX offsets → doc.Content offsets
 	if IsMDX(doc) {
-		src = CleanMDX(src)
+		src, offsets = cleanMDX(src, !c.noSpans)
 	}
+	lines := srcspan.New(doc.Content)
 	scratch := make(chunking.Metadata, 0, 6+len(doc.Metadata)) // chunking.NewChunk copies it
 	index := 0
 	warns := c.split(src, pl, func(r rawChunk) bool {
@@ -147,7 +151,11 @@ func (c *Chunker) chunkPolled(pl *poll.Poller, doc chunking.Document, yield func
 			md = md.Merge(doc.Metadata)
 		}
 		index++
-		return yield(chunking.NewChunk(r.content, md))
+		ch := chunking.NewChunk(r.content, md)
+		if !c.noSpans && r.start < r.end {
+			ch = ch.WithSpan(lines.Span(offsets.Start(r.start), offsets.End(r.end), r.content))
+		}
+		return yield(ch)
 	})
 	if pl.Stopped() {
 		return nil, fmt.Errorf("markdown: %s: %w", name, pl.Err())

@@ -81,6 +81,7 @@ type Chunker struct {
 	merge       bool
 	splitOn     [7]bool
 	splitLevels []int // the levels of splitOn, ascending
+	noSpans     bool  // benchmarks only: chunks without spans
 }
 
 // New returns a Chunker for cfg, or cfg's Validate error. The chunker

@@ -10,25 +10,11 @@ import (
 	"testing"
 
 	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/internal/testutil"
 )
 
-// buildChunk builds the chunk command into a temporary folder.
-func buildChunk(t *testing.T) string {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("builds the command")
-	}
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skipf("go tool not found: %v", err)
-	}
-	bin := filepath.Join(t.TempDir(), "chunk")
-	cmd := exec.Command(goBin, "build", "-o", bin, ".")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
+// TestMain removes the binary TestEndToEnd builds.
+func TestMain(m *testing.M) { os.Exit(testutil.Main(m)) }
 
 func runBin(t *testing.T, bin string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
@@ -48,7 +34,10 @@ func runBin(t *testing.T, bin string, args ...string) (code int, stdout, stderr 
 }
 
 func TestEndToEnd(t *testing.T) {
-	bin := buildChunk(t)
+	if testing.Short() {
+		t.Skip("builds the command")
+	}
+	bin := testutil.Binary(t, "./cmd/chunk")
 	docs := filepath.Join("testdata", "docs")
 	dir := t.TempDir()
 

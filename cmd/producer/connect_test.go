@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,38 +12,9 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/chunkstream/chunkstream/internal/jstest"
+	"github.com/chunkstream/chunkstream/internal/testutil"
 	"github.com/chunkstream/chunkstream/worker"
 )
-
-// lockedBuffer is a bytes.Buffer the producer writes while the test
-// reads.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-func freeURL(t *testing.T) (string, int) {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	port := l.Addr().(*net.TCPAddr).Port
-	return fmt.Sprintf("nats://127.0.0.1:%d", port), port
-}
 
 // TestProducerWaitsForNATS: a producer started before any NATS server
 // waits for one (-connect-timeout), then for INGEST, and sends once both
@@ -53,25 +22,22 @@ func freeURL(t *testing.T) (string, int) {
 // variables to check.
 func TestProducerWaitsForNATS(t *testing.T) {
 	dir := writeTree(t, map[string]string{"a.md": "# A"})
-	url, port := freeURL(t)
-	stderr := &lockedBuffer{}
+	port := testutil.FreePort(t)
+	url := fmt.Sprintf("nats://127.0.0.1:%d", port)
+	stderr := &testutil.SyncBuffer{}
 	done := make(chan int, 1)
 	go func() {
 		done <- run(context.Background(), []string{"-connect-timeout", "2m", "-progress=false", dir}, nil,
 			&bytes.Buffer{}, stderr, envOf(map[string]string{"NATS_URL": url}))
 	}()
-	deadline := time.Now().Add(20 * time.Second)
-	for !strings.Contains(stderr.String(), "waiting for NATS") {
+	testutil.WaitFor(t, 20*time.Second, "the producer to say it waits for NATS", func() (bool, string) {
 		select {
 		case code := <-done:
 			t.Fatalf("producer exited with %d before a server started:\n%s", code, stderr.String())
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the producer did not say it waits for NATS:\n%s", stderr.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return strings.Contains(stderr.String(), "waiting for NATS"), stderr.String()
+	})
 	jstest.Start(t, t.TempDir(), port)
 	nc, err := nats.Connect(url)
 	if err != nil {
@@ -91,8 +57,8 @@ func TestProducerWaitsForNATS(t *testing.T) {
 	}
 
 	// No server at all: a clear error once the time-out passes.
-	none, _ := freeURL(t)
-	stderr = &lockedBuffer{}
+	none := fmt.Sprintf("nats://127.0.0.1:%d", testutil.FreePort(t))
+	stderr = &testutil.SyncBuffer{}
 	code := run(context.Background(), []string{"-connect-timeout", "300ms", "-progress=false", dir}, nil,
 		&bytes.Buffer{}, stderr, envOf(map[string]string{"NATS_URL": none}))
 	if code != 1 {

@@ -17,10 +17,14 @@ import (
 
 	"github.com/chunkstream/chunkstream/internal/jstest"
 	"github.com/chunkstream/chunkstream/internal/natsconn"
+	"github.com/chunkstream/chunkstream/internal/testutil"
 	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/topology"
 	"github.com/chunkstream/chunkstream/worker"
 )
+
+// TestMain removes the binaries the process tests build.
+func TestMain(m *testing.M) { os.Exit(testutil.Main(m)) }
 
 // testServer starts an in-process JetStream server with the worker's
 // topology and returns its URL and the INGEST stream.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +17,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/chunkstream/chunkstream/internal/testutil"
 	"github.com/chunkstream/chunkstream/worker"
 )
 
@@ -47,8 +47,8 @@ func TestOutageFigures(t *testing.T) {
 	if os.Getenv("CHUNKSTREAM_OUTAGE") != "1" {
 		t.Skip("set CHUNKSTREAM_OUTAGE=1 to run the outage scenarios with real processes")
 	}
-	natsBin := buildBinary(t, "CHUNKSTREAM_TEST_NATS_BIN", "nats-server", "github.com/nats-io/nats-server/v2")
-	bins := []struct{ name, path string }{{"this build", buildBinary(t, "CHUNKSTREAM_TEST_PRODUCER_BIN", "producer", ".")}}
+	natsBin := testutil.Binary(t, testutil.NATSServer)
+	bins := []struct{ name, path string }{{"this build", testutil.Binary(t, "./cmd/producer")}}
 	if b := os.Getenv("CHUNKSTREAM_OUTAGE_BASELINE"); b != "" {
 		bins = append(bins, struct{ name, path string }{"baseline", b})
 	}
@@ -209,21 +209,6 @@ func lastLine(s string) string {
 	return lines[len(lines)-1]
 }
 
-// buildBinary returns the binary named by the variable env, or builds pkg
-// into the test's temporary folder.
-func buildBinary(t *testing.T, env, name, pkg string) string {
-	t.Helper()
-	if bin := os.Getenv(env); bin != "" {
-		return bin
-	}
-	out := filepath.Join(t.TempDir(), name)
-	cmd := exec.Command("go", "build", "-o", out, pkg)
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build %s: %v\n%s", pkg, err, b)
-	}
-	return out
-}
-
 // procCluster is n nats-server processes, clustered when n > 1, each on a
 // fixed port and store folder so a node can be killed and restarted.
 type procCluster struct {
@@ -243,7 +228,7 @@ func freeTCPPorts(t *testing.T, n int) []int {
 	t.Helper()
 	var ports []int
 	for len(ports) < n {
-		ns := freePortsOnce(t)
+		ns := testutil.FreePort(t)
 		if !slices.Contains(ports, ns) {
 			ports = append(ports, ns)
 		}
@@ -404,15 +389,4 @@ func (c *procCluster) ingestLeader(t *testing.T) int {
 	}
 	t.Fatalf("INGEST leader %q is none of the nodes", info.Cluster.Leader)
 	return -1
-}
-
-// freePortsOnce returns a port that was free a moment ago.
-func freePortsOnce(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }

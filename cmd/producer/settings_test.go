@@ -12,6 +12,7 @@ import (
 
 	"github.com/chunkstream/chunkstream/chunking/registry"
 	"github.com/chunkstream/chunkstream/internal/jstest"
+	"github.com/chunkstream/chunkstream/internal/testutil"
 	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/worker"
 )
@@ -87,23 +88,21 @@ func TestRechunkCommands(t *testing.T) {
 				t.Error(err)
 			}
 		}()
-		for {
+		testutil.WaitFor(t, time.Minute, "the worker to finish and advertise its defaults", func() bool {
 			info, err := top.Ingest.Info(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if info.State.Msgs == 0 {
-				if e, err := top.Docs.Get(ctx, messages.ChunkerDefaultsKey); err == nil {
-					if d, _ := messages.DecodeChunkerDefaults(e.Value()); d.Chunker == cfg.Chunker {
-						return
-					}
-				}
+			if info.State.Msgs != 0 {
+				return false
 			}
-			if ctx.Err() != nil {
-				t.Fatal("worker did not finish")
+			e, err := top.Docs.Get(ctx, messages.ChunkerDefaultsKey)
+			if err != nil {
+				return false
 			}
-			time.Sleep(10 * time.Millisecond)
-		}
+			d, _ := messages.DecodeChunkerDefaults(e.Value())
+			return d.Chunker == cfg.Chunker
+		})
 	}
 	dir := writeTree(t, map[string]string{"a.md": "# A\n\nalpha", "b.md": "# B\n\nbeta", "c.mbox": testMbox})
 	environ := envOf(map[string]string{"NATS_URL": ns.ClientURL(), "CHUNKSTREAM_PRODUCER_PROGRESS": "false", "CHUNKSTREAM_PRODUCER_EXT": "md,mbox"})

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/chunkstream/chunkstream/chunking/registry"
 	"github.com/chunkstream/chunkstream/internal/jstest"
+	"github.com/chunkstream/chunkstream/internal/testutil"
 	"github.com/chunkstream/chunkstream/producer"
 	"github.com/chunkstream/chunkstream/worker"
 )
@@ -93,16 +95,13 @@ func TestWaitAndStatus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for {
+	testutil.WaitFor(t, time.Minute, "the worker idle", func() (bool, string) {
 		info, err := cons.Info(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if info.NumAckPending == 0 && info.NumPending == 0 {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return info.NumAckPending == 0 && info.NumPending == 0, fmt.Sprintf("%d pending, %d ack pending", info.NumPending, info.NumAckPending)
+	})
 	code, out, errOut := producerRun("", "status")
 	for _, want := range []string{
 		"documents: 4: 3 done, 0 pending, 1 dead-lettered, 0 deleted",

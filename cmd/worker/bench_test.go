@@ -21,8 +21,8 @@ import (
 //	go test -run '^$' -bench LocalVsSplit -benchtime 1x ./cmd/worker
 func BenchmarkLocalVsSplit(b *testing.B) {
 	corpus := testutil.SharedDir(b, "corpus", "markdown")
-	worker := buildBinary(b, "cmd/worker")
-	chunk := buildBinary(b, "cmd/chunk")
+	worker := testutil.Binary(b, "./cmd/worker")
+	chunk := testutil.Binary(b, "./cmd/chunk")
 	summary := regexp.MustCompile(`(\d+) (?:documents|files), (\d+) chunks, ([\d.]+) MB`)
 	for _, tc := range []struct {
 		name string

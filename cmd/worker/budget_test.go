@@ -14,6 +14,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/chunkstream/chunkstream/internal/jstest"
+	"github.com/chunkstream/chunkstream/internal/testutil"
 	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/worker"
 )
@@ -29,15 +31,15 @@ func TestNestedListDoesNotHoldAWorker(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds worker processes and chunks a 5.8 MB nested list")
 	}
-	bin := buildBinary(t, "cmd/worker")
+	bin := testutil.Binary(t, "./cmd/worker")
 	var deep strings.Builder
 	for i := range 2400 {
 		fmt.Fprintf(&deep, "%s- level %d\n", strings.Repeat("  ", i), i+1)
 	}
 	for _, budget := range []string{"500ms", "60s"} {
 		t.Run(budget, func(t *testing.T) {
-			ns := startServer(t, t.TempDir(), -1)
-			_, js := connect(t, ns.ClientURL())
+			ns := jstest.Start(t, t.TempDir(), -1)
+			_, js := jstest.Connect(t, ns.ClientURL(), nats.MaxReconnects(-1))
 			cfg := testWorkerConfig()
 			cfg.AckWait = 30 * time.Second // the small document waits in the worker meanwhile
 			ctx := context.Background()
@@ -69,7 +71,7 @@ func TestNestedListDoesNotHoldAWorker(t *testing.T) {
 			cmd := exec.Command(bin, "-metrics-addr", "")
 			cmd.Env = append(os.Environ(), "NATS_URL="+ns.ClientURL(), "CHUNKSTREAM_ACK_WAIT=30s",
 				"CHUNKSTREAM_CONCURRENCY=1", "CHUNKSTREAM_MAX_CHUNK_TIME="+budget, "CHUNKSTREAM_LOG_LEVEL=debug")
-			stderr := &syncBuffer{}
+			stderr := &testutil.SyncBuffer{}
 			cmd.Stderr = stderr
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
@@ -85,7 +87,7 @@ func TestNestedListDoesNotHoldAWorker(t *testing.T) {
 					t.Logf("worker stderr:\n%s", stderr.String())
 				}
 			})
-			waitFor(t, 3*time.Minute, "INGEST drained", func() bool { return streamState(t, js, "INGEST").Msgs == 0 })
+			testutil.WaitFor(t, 3*time.Minute, "INGEST drained", func() bool { return streamState(t, js, "INGEST").Msgs == 0 })
 			if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 				t.Fatal(err)
 			}

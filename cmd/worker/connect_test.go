@@ -8,15 +8,18 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/chunkstream/chunkstream/internal/jstest"
+	"github.com/chunkstream/chunkstream/internal/testutil"
 )
 
 // TestServiceWaitsForNATS: a worker started before any NATS server waits
 // for one (-connect-timeout) and becomes ready once it starts; with none
 // it fails with an error naming the URL and the variables to check.
 func TestServiceWaitsForNATS(t *testing.T) {
-	port := freePort(t)
+	port := testutil.FreePort(t)
 	url := fmt.Sprintf("nats://127.0.0.1:%d", port)
-	addr := net.JoinHostPort("127.0.0.1", fmt.Sprint(freePort(t)))
+	addr := net.JoinHostPort("127.0.0.1", fmt.Sprint(testutil.FreePort(t)))
 	lookup := func(k string) (string, bool) {
 		switch k {
 		case "NATS_URL":
@@ -30,10 +33,10 @@ func TestServiceWaitsForNATS(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	stderr := &syncBuffer{}
+	stderr := &testutil.SyncBuffer{}
 	done := make(chan int, 1)
 	go func() { done <- run(ctx, []string{"-connect-timeout", "2m"}, &bytes.Buffer{}, stderr, lookup) }()
-	waitFor(t, 20*time.Second, "the worker to wait for NATS", func() bool {
+	testutil.WaitFor(t, 20*time.Second, "the worker to wait for NATS", func() bool {
 		select {
 		case code := <-done:
 			t.Fatalf("worker exited with %d before a server started:\n%s", code, stderr.String())
@@ -41,8 +44,8 @@ func TestServiceWaitsForNATS(t *testing.T) {
 		}
 		return strings.Contains(stderr.String(), "waiting for NATS")
 	})
-	startServer(t, t.TempDir(), port)
-	waitFor(t, 60*time.Second, "the worker to be ready", func() bool {
+	jstest.Start(t, t.TempDir(), port)
+	testutil.WaitFor(t, 60*time.Second, "the worker to be ready", func() bool {
 		return run(context.Background(), []string{"-healthcheck"}, &bytes.Buffer{}, &bytes.Buffer{}, lookup) == 0
 	})
 	cancel()
@@ -51,8 +54,8 @@ func TestServiceWaitsForNATS(t *testing.T) {
 	}
 
 	// No server at all: a clear error once the time-out passes.
-	stderr = &syncBuffer{}
-	none := fmt.Sprintf("nats://127.0.0.1:%d", freePort(t))
+	stderr = &testutil.SyncBuffer{}
+	none := fmt.Sprintf("nats://127.0.0.1:%d", testutil.FreePort(t))
 	code := run(context.Background(), []string{"-connect-timeout", "300ms", "-nats-url", none}, &bytes.Buffer{}, stderr, lookup)
 	if code != 1 {
 		t.Errorf("worker with no server exit = %d, want 1", code)

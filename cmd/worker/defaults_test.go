@@ -15,6 +15,8 @@ import (
 
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/registry"
+	"github.com/chunkstream/chunkstream/internal/jstest"
+	"github.com/chunkstream/chunkstream/internal/testutil"
 	"github.com/chunkstream/chunkstream/messages"
 )
 
@@ -74,7 +76,7 @@ func TestServiceChunkerDefaults(t *testing.T) {
 			map[string]string{"CHUNKSTREAM_CHUNKER": "twostep", "CHUNKSTREAM_CHUNKER_OPTIONS": `{"max_chunk_size": 40}`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ns := startServer(t, t.TempDir(), -1)
+			ns := jstest.Start(t, t.TempDir(), -1)
 			env := map[string]string{"NATS_URL": ns.ClientURL(), "CHUNKSTREAM_METRICS_ADDR": "", "CHUNKSTREAM_LOG_LEVEL": "error"}
 			for k, v := range tc.env {
 				env[k] = v
@@ -82,7 +84,7 @@ func TestServiceChunkerDefaults(t *testing.T) {
 			lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan int, 1)
-			var stderr syncBuffer
+			var stderr testutil.SyncBuffer
 			go func() { done <- run(ctx, tc.args, &bytes.Buffer{}, &stderr, lookup) }()
 			defer func() {
 				cancel()
@@ -90,9 +92,9 @@ func TestServiceChunkerDefaults(t *testing.T) {
 					t.Errorf("worker exit %d: %s", code, stderr.String())
 				}
 			}()
-			_, js := connect(t, ns.ClientURL())
+			_, js := jstest.Connect(t, ns.ClientURL(), nats.MaxReconnects(-1))
 			var kv jetstream.KeyValue
-			waitFor(t, 20*time.Second, "defaults advertised", func() bool {
+			testutil.WaitFor(t, 20*time.Second, "defaults advertised", func() bool {
 				var err error
 				if kv, err = js.KeyValue(ctx, "CHUNKSTREAM_DOCS"); err != nil {
 					return false
@@ -122,7 +124,7 @@ func TestServiceChunkerDefaults(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			waitFor(t, 30*time.Second, "requests processed", func() bool {
+			testutil.WaitFor(t, 30*time.Second, "requests processed", func() bool {
 				for _, r := range reqs {
 					e, err := kv.Get(ctx, messages.DocRecordKey(r.ID))
 					if err != nil {
@@ -221,8 +223,8 @@ func TestFlagsWithoutEffect(t *testing.T) {
 // address: the second stops at once with an error naming the variable
 // and the flag.
 func TestMetricsAddrInUse(t *testing.T) {
-	ns := startServer(t, t.TempDir(), -1)
-	addr := net.JoinHostPort("127.0.0.1", fmt.Sprint(freePort(t)))
+	ns := jstest.Start(t, t.TempDir(), -1)
+	addr := net.JoinHostPort("127.0.0.1", fmt.Sprint(testutil.FreePort(t)))
 	lookup := func(k string) (string, bool) {
 		switch k {
 		case "NATS_URL":
@@ -238,7 +240,7 @@ func TestMetricsAddrInUse(t *testing.T) {
 	done := make(chan int, 1)
 	go func() { done <- run(ctx, nil, &bytes.Buffer{}, &bytes.Buffer{}, lookup) }()
 	defer func() { cancel(); <-done }()
-	waitFor(t, 20*time.Second, "first worker healthy", func() bool {
+	testutil.WaitFor(t, 20*time.Second, "first worker healthy", func() bool {
 		return run(context.Background(), []string{"-healthcheck"}, &bytes.Buffer{}, &bytes.Buffer{}, lookup) == 0
 	})
 	var stderr bytes.Buffer

@@ -4,105 +4,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/registry"
-	"github.com/chunkstream/chunkstream/internal/jstest"
 	"github.com/chunkstream/chunkstream/internal/testutil"
 	"github.com/chunkstream/chunkstream/messages"
 )
 
-var binDir string
-
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "chunkstream-worker-test-")
-	if err != nil {
-		panic(err)
-	}
-	binDir = dir
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
-
-var builds sync.Map // package path → *buildResult
-
-type buildResult struct {
-	once sync.Once
-	path string
-	err  error
-}
-
-// buildBinary builds a command of this module once per test run.
-func buildBinary(t testing.TB, pkg string) string {
-	t.Helper()
-	v, _ := builds.LoadOrStore(pkg, &buildResult{})
-	b := v.(*buildResult)
-	b.once.Do(func() {
-		b.path = filepath.Join(binDir, filepath.Base(pkg))
-		cmd := exec.Command("go", "build", "-o", b.path, "./"+pkg)
-		cmd.Dir = testutil.RepoRoot(t)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			b.err = fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
-		}
-	})
-	if b.err != nil {
-		t.Fatal(b.err)
-	}
-	return b.path
-}
-
-func startServer(t testing.TB, dir string, port int) *server.Server {
-	t.Helper()
-	return jstest.Start(t, dir, port)
-}
-
-func freePort(t testing.TB) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-func connect(t testing.TB, url string) (*nats.Conn, jetstream.JetStream) {
-	t.Helper()
-	nc, err := nats.Connect(url, nats.MaxReconnects(-1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return nc, js
-}
-
-func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
+func TestMain(m *testing.M) { os.Exit(testutil.Main(m)) }
 
 func streamState(t testing.TB, js jetstream.JetStream, name string) jetstream.StreamState {
 	t.Helper()

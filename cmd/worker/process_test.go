@@ -1,40 +1,25 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"os/exec"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
+	"github.com/chunkstream/chunkstream/internal/jstest"
+	"github.com/chunkstream/chunkstream/internal/testutil"
 	"github.com/chunkstream/chunkstream/worker"
 )
 
 // workerProc is a worker process built from this command.
 type workerProc struct {
 	cmd    *exec.Cmd
-	stderr *syncBuffer
+	stderr *testutil.SyncBuffer
 	done   chan error
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // processEnv is the environment of the worker processes of these tests.
@@ -50,7 +35,7 @@ func processEnv(url string) []string {
 
 func startWorkerProc(t *testing.T, bin, url string) *workerProc {
 	t.Helper()
-	p := &workerProc{stderr: &syncBuffer{}, done: make(chan error, 1)}
+	p := &workerProc{stderr: &testutil.SyncBuffer{}, done: make(chan error, 1)}
 	p.cmd = exec.Command(bin, "-metrics-addr", "127.0.0.1:0")
 	p.cmd.Env = processEnv(url)
 	p.cmd.Stderr = p.stderr
@@ -83,9 +68,9 @@ func TestKillWorker(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and kills worker processes")
 	}
-	bin := buildBinary(t, "cmd/worker")
-	ns := startServer(t, t.TempDir(), -1)
-	_, js := connect(t, ns.ClientURL())
+	bin := testutil.Binary(t, "./cmd/worker")
+	ns := jstest.Start(t, t.TempDir(), -1)
+	_, js := jstest.Connect(t, ns.ClientURL(), nats.MaxReconnects(-1))
 	if _, err := worker.Setup(context.Background(), js, testWorkerConfig()); err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +79,7 @@ func TestKillWorker(t *testing.T) {
 	var total uint64
 	for _, killAt := range []uint64{1, 300, 900} {
 		p := startWorkerProc(t, bin, ns.ClientURL())
-		waitFor(t, 60*time.Second, "chunk records", func() bool {
+		testutil.WaitFor(t, 60*time.Second, "chunk records", func() bool {
 			return streamState(t, js, "CHUNKS").Msgs >= killAt || streamState(t, js, "INGEST").Msgs == 0
 		})
 		if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
@@ -105,7 +90,7 @@ func TestKillWorker(t *testing.T) {
 		t.Logf("killed at %d chunk records, %d requests left", total, streamState(t, js, "INGEST").Msgs)
 	}
 	p := startWorkerProc(t, bin, ns.ClientURL())
-	waitFor(t, 120*time.Second, "INGEST drained", func() bool { return streamState(t, js, "INGEST").Msgs == 0 })
+	testutil.WaitFor(t, 120*time.Second, "INGEST drained", func() bool { return streamState(t, js, "INGEST").Msgs == 0 })
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -124,16 +109,16 @@ func TestSigterm(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds worker processes")
 	}
-	bin := buildBinary(t, "cmd/worker")
-	ns := startServer(t, t.TempDir(), -1)
-	_, js := connect(t, ns.ClientURL())
+	bin := testutil.Binary(t, "./cmd/worker")
+	ns := jstest.Start(t, t.TempDir(), -1)
+	_, js := jstest.Connect(t, ns.ClientURL(), nats.MaxReconnects(-1))
 	if _, err := worker.Setup(context.Background(), js, testWorkerConfig()); err != nil {
 		t.Fatal(err)
 	}
 	docs := markdownDocs(300)
 	publishDocs(t, js, docs)
 	p := startWorkerProc(t, bin, ns.ClientURL())
-	waitFor(t, 60*time.Second, "work under way", func() bool { return streamState(t, js, "CHUNKS").Msgs >= 50 })
+	testutil.WaitFor(t, 60*time.Second, "work under way", func() bool { return streamState(t, js, "CHUNKS").Msgs >= 50 })
 	start := time.Now()
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
@@ -148,7 +133,7 @@ func TestSigterm(t *testing.T) {
 	}
 	t.Logf("stopped in %v; %d requests left", time.Since(start), streamState(t, js, "INGEST").Msgs)
 	p2 := startWorkerProc(t, bin, ns.ClientURL())
-	waitFor(t, 120*time.Second, "INGEST drained", func() bool { return streamState(t, js, "INGEST").Msgs == 0 })
+	testutil.WaitFor(t, 120*time.Second, "INGEST drained", func() bool { return streamState(t, js, "INGEST").Msgs == 0 })
 	_ = p2.cmd.Process.Signal(syscall.SIGTERM)
 	<-p2.done
 	checkComplete(t, streamRecords(t, js, "CHUNKS"), docs)

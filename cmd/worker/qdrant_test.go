@@ -9,8 +9,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/registry"
+	"github.com/chunkstream/chunkstream/internal/jstest"
+	"github.com/chunkstream/chunkstream/internal/testutil"
 	"github.com/chunkstream/chunkstream/worker"
 	"github.com/chunkstream/chunkstream/worker/embed/embedtest"
 	"github.com/chunkstream/chunkstream/worker/qdrantsink"
@@ -23,7 +27,7 @@ import (
 // chunks.
 func serveQdrant(t *testing.T, env map[string]string, docs map[string][]byte) (*qdranttest.Server, []chunking.Chunk) {
 	t.Helper()
-	ns := startServer(t, t.TempDir(), -1)
+	ns := jstest.Start(t, t.TempDir(), -1)
 	qd := qdranttest.Start(t)
 	vars := map[string]string{
 		"NATS_URL":                 ns.ClientURL(),
@@ -37,7 +41,7 @@ func serveQdrant(t *testing.T, env map[string]string, docs map[string][]byte) (*
 		v, ok := vars[k]
 		return v, ok
 	}
-	_, js := connect(t, ns.ClientURL())
+	_, js := jstest.Connect(t, ns.ClientURL(), nats.MaxReconnects(-1))
 	if _, err := worker.Setup(context.Background(), js, worker.DefaultConfig()); err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +62,7 @@ func serveQdrant(t *testing.T, env map[string]string, docs map[string][]byte) (*
 	done := make(chan int)
 	var stderr bytes.Buffer
 	go func() { done <- run(ctx, nil, &bytes.Buffer{}, &stderr, lookup) }()
-	waitFor(t, 30*time.Second, "points in Qdrant", func() bool {
+	testutil.WaitFor(t, 30*time.Second, "points in Qdrant", func() bool {
 		select {
 		case code := <-done:
 			t.Fatalf("worker exited with %d:\n%s", code, stderr.String())

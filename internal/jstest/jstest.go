@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // Start starts a JetStream server on 127.0.0.1:port (-1 picks a free port)
@@ -35,4 +37,20 @@ func Start(tb testing.TB, dir string, port int, modify ...func(*server.Options))
 	}
 	tb.Cleanup(func() { ns.Shutdown(); ns.WaitForShutdown() })
 	return ns
+}
+
+// Connect connects to url with opts and returns the connection and its
+// JetStream context; the connection is closed when the test ends.
+func Connect(tb testing.TB, url string, opts ...nats.Option) (*nats.Conn, jetstream.JetStream) {
+	tb.Helper()
+	nc, err := nats.Connect(url, opts...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return nc, js
 }

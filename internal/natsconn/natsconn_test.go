@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
-	"net"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -17,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/chunkstream/chunkstream/internal/jstest"
+	"github.com/chunkstream/chunkstream/internal/testutil"
 )
 
 func startServer(t *testing.T, opts *server.Options) string {
@@ -58,16 +58,6 @@ func (r *records) logged(msg string) bool {
 		}
 	}
 	return false
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 func TestConnectAuthenticates(t *testing.T) {
@@ -116,7 +106,7 @@ func TestConnectAuthenticates(t *testing.T) {
 // TestConnectWaitsForServer: with no server listening, Connect keeps
 // trying; a server started while it waits is connected to.
 func TestConnectWaitsForServer(t *testing.T) {
-	port := freePort(t)
+	port := testutil.FreePort(t)
 	cfg := DefaultConfig()
 	cfg.URL = fmt.Sprintf("nats://127.0.0.1:%d", port)
 	cfg.ConnectTimeout = time.Minute
@@ -159,7 +149,7 @@ waiting:
 // TestConnectGivesUp: with no server, Connect fails after ConnectTimeout
 // with an error naming the URL without its password, and the variables.
 func TestConnectGivesUp(t *testing.T) {
-	port := freePort(t)
+	port := testutil.FreePort(t)
 	cfg := DefaultConfig()
 	cfg.URL = fmt.Sprintf("nats://me:s3cret@127.0.0.1:%d", port)
 	cfg.ConnectTimeout = 300 * time.Millisecond
@@ -184,7 +174,7 @@ func TestConnectGivesUp(t *testing.T) {
 // TestConnectCancelled: a cancelled context ends the wait.
 func TestConnectCancelled(t *testing.T) {
 	cfg := DefaultConfig()
-	cfg.URL = fmt.Sprintf("nats://127.0.0.1:%d", freePort(t))
+	cfg.URL = fmt.Sprintf("nats://127.0.0.1:%d", testutil.FreePort(t))
 	cfg.ConnectTimeout = time.Hour
 	ctx, cancel := context.WithCancel(context.Background())
 	rec := newRecords()

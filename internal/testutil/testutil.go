@@ -1,4 +1,3 @@
-// Package testutil holds helpers shared by the module's tests.
 package testutil
 
 import (

@@ -16,6 +16,7 @@ import (
 
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/registry"
+	"github.com/chunkstream/chunkstream/internal/testutil"
 	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/topology"
 	"github.com/chunkstream/chunkstream/worker"
@@ -120,7 +121,7 @@ func startWorker(ctx context.Context, t *testing.T, c *cluster, cfg worker.Confi
 		t.Fatal(err)
 	}
 	var top *topology.Handles
-	waitFor(t, 30*time.Second, name+" topology set up", func() (bool, string) {
+	testutil.WaitFor(t, 30*time.Second, name+" topology set up", func() (bool, string) {
 		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
 		top, err = worker.Setup(sctx, js, cfg)
@@ -215,13 +216,13 @@ func TestWorkersSurviveStreamLeaderLoss(t *testing.T) {
 		startWorker(runCtx, t, c, cfg, "worker-2", onResult),
 	}
 	for _, s := range []string{cfg.IngestStream, cfg.ChunksStream, cfg.DLQStream} {
-		waitFor(t, 30*time.Second, "stream "+s+" at R3", func() (bool, string) { return streamCurrent(ctx, js, s, 3) })
+		testutil.WaitFor(t, 30*time.Second, "stream "+s+" at R3", func() (bool, string) { return streamCurrent(ctx, js, s, 3) })
 	}
 
 	publishDocs(ctx, t, js, docs)
 
 	// Kill the INGEST leader once about a third of the documents are done.
-	waitFor(t, 60*time.Second, "a third of the documents", func() (bool, string) {
+	testutil.WaitFor(t, 60*time.Second, "a third of the documents", func() (bool, string) {
 		n := nFinished()
 		return n >= nDocs/3, fmt.Sprintf("%d finished", n)
 	})
@@ -237,11 +238,11 @@ func TestWorkersSurviveStreamLeaderLoss(t *testing.T) {
 	t.Logf("shutting down INGEST leader %s with %d of %d documents finished", info.Cluster.Leader, nFinished(), nDocs)
 	c.kill(victim)
 
-	waitFor(t, 90*time.Second, "every document finished on the survivors", func() (bool, string) {
+	testutil.WaitFor(t, 90*time.Second, "every document finished on the survivors", func() (bool, string) {
 		n := nFinished()
 		return n == nDocs, fmt.Sprintf("%d of %d finished, %d retries", n, nDocs, retried.Load())
 	})
-	waitFor(t, 30*time.Second, "INGEST drained", func() (bool, string) {
+	testutil.WaitFor(t, 30*time.Second, "INGEST drained", func() (bool, string) {
 		sctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 		defer cancel()
 		info, err := ingest.Info(sctx)
@@ -269,7 +270,7 @@ func TestWorkersSurviveStreamLeaderLoss(t *testing.T) {
 	// The node rejoins and every R3 stream (the buckets too) is current.
 	c.restart(victim)
 	for _, s := range []string{cfg.IngestStream, cfg.ChunksStream, cfg.DLQStream, "KV_" + cfg.DocsBucket, "OBJ_" + cfg.ObjectsBucket} {
-		waitFor(t, 60*time.Second, "stream "+s+" current after the restart", func() (bool, string) { return streamCurrent(ctx, js, s, 3) })
+		testutil.WaitFor(t, 60*time.Second, "stream "+s+" current after the restart", func() (bool, string) { return streamCurrent(ctx, js, s, 3) })
 	}
 	peers := map[string]bool{}
 	for _, s := range []string{cfg.IngestStream, cfg.ChunksStream} {
@@ -318,7 +319,7 @@ func checkChunks(ctx context.Context, t *testing.T, js jetstream.JetStream, cfg 
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 30*time.Second, "chunk records stored", func() (bool, string) {
+	testutil.WaitFor(t, 30*time.Second, "chunk records stored", func() (bool, string) {
 		info, err := stream.Info(ctx)
 		if err != nil {
 			return false, err.Error()

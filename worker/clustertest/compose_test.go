@@ -66,7 +66,7 @@ func TestComposeConfigurationRuns(t *testing.T) {
 	}
 	replace(wenv, "NATS_URL", srv.ClientURL())
 	replace(wenv, "CHUNKSTREAM_QDRANT_ADDR", q.Addr())
-	replace(wenv, "CHUNKSTREAM_METRICS_ADDR", fmt.Sprintf("127.0.0.1:%d", freePorts(t, 1)[0]))
+	replace(wenv, "CHUNKSTREAM_METRICS_ADDR", fmt.Sprintf("127.0.0.1:%d", testutil.FreePort(t)))
 	if len(w.Command) != 1 || w.Command[0] != "worker" {
 		t.Fatalf("compose worker command = %q", w.Command)
 	}
@@ -105,7 +105,7 @@ func TestComposeConfigurationRuns(t *testing.T) {
 		penv[k] = v
 	}
 	replace(penv, "NATS_URL", srv.ClientURL())
-	pp := startCommand(t, commandBinary(t, "producer"), args, penv)
+	pp := startCommand(t, testutil.Binary(t, "./cmd/producer"), args, penv)
 	if code := pp.waitExit(t, 60*time.Second); code != 0 {
 		t.Fatalf("compose producer exit status %d\n%s", code, pp.out.String())
 	}
@@ -117,7 +117,7 @@ func TestComposeConfigurationRuns(t *testing.T) {
 			want[name] = false
 		}
 	}
-	waitFor(t, 60*time.Second, "points of every backfilled document", func() (bool, string) {
+	testutil.WaitFor(t, 60*time.Second, "points of every backfilled document", func() (bool, string) {
 		seen := map[string]bool{}
 		for _, pt := range q.Points(collection) {
 			seen[pt.GetPayload()["doc_id"].GetStringValue()] = true
@@ -166,7 +166,7 @@ func TestKubernetesConfigMapRuns(t *testing.T) {
 	for k, v := range map[string]string{
 		"NATS_URL":                 srv.ClientURL(),
 		"CHUNKSTREAM_QDRANT_ADDR":  q.Addr(),
-		"CHUNKSTREAM_METRICS_ADDR": fmt.Sprintf("127.0.0.1:%d", freePorts(t, 1)[0]),
+		"CHUNKSTREAM_METRICS_ADDR": fmt.Sprintf("127.0.0.1:%d", testutil.FreePort(t)),
 	} {
 		if _, ok := env[k]; !ok {
 			t.Fatalf("ConfigMap lacks %s", k)

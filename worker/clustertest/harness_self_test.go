@@ -8,6 +8,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/chunkstream/chunkstream/internal/testutil"
 )
 
 // TestClusterHarness checks the harness itself: an R3 stream keeps
@@ -25,7 +27,7 @@ func TestClusterHarness(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 20*time.Second, "stream H current", func() (bool, string) { return streamCurrent(ctx, js, "H", 3) })
+	testutil.WaitFor(t, 20*time.Second, "stream H current", func() (bool, string) { return streamCurrent(ctx, js, "H", 3) })
 	for i := range 50 {
 		if _, err := js.Publish(ctx, fmt.Sprintf("h.%d", i), []byte("x")); err != nil {
 			t.Fatal(err)
@@ -50,7 +52,7 @@ func TestClusterHarness(t *testing.T) {
 		}
 	}
 	c.restart(leader)
-	waitFor(t, 30*time.Second, "stream H current after restart", func() (bool, string) { return streamCurrent(ctx, js, "H", 3) })
+	testutil.WaitFor(t, 30*time.Second, "stream H current after restart", func() (bool, string) { return streamCurrent(ctx, js, "H", 3) })
 	info, err = s.Info(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -17,30 +17,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chunkstream/chunkstream/internal/jstest"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-)
 
-// freePorts returns n distinct free TCP ports on 127.0.0.1.
-func freePorts(t *testing.T, n int) []int {
-	t.Helper()
-	var ls []net.Listener
-	var ports []int
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	for _, l := range ls {
-		l.Close()
-	}
-	return ports
-}
+	"github.com/chunkstream/chunkstream/internal/jstest"
+	"github.com/chunkstream/chunkstream/internal/testutil"
+)
 
 // node is one server of a cluster; its options are kept so it can be
 // restarted with the same name, ports and store.
@@ -61,7 +44,7 @@ func serverLog() bool { return testing.Verbose() && os.Getenv("CHUNKSTREAM_TEST_
 // leader.
 func newCluster(t *testing.T, n int) *cluster {
 	t.Helper()
-	ports := freePorts(t, 2*n)
+	ports := testutil.FreePorts(t, 2*n)
 	var routes []string
 	for i := range n {
 		routes = append(routes, fmt.Sprintf("nats://127.0.0.1:%d", ports[n+i]))
@@ -143,9 +126,7 @@ func (c *cluster) byName(name string) *node {
 // peers for placement".
 func (c *cluster) waitMetaReady(d time.Duration) {
 	c.t.Helper()
-	deadline := time.Now().Add(d)
-	last := "no meta leader"
-	for time.Now().Before(deadline) {
+	testutil.WaitFor(c.t, d, "the JetStream meta group", func() (bool, string) {
 		running := 0
 		var leader *server.Server
 		for _, nd := range c.nodes {
@@ -157,16 +138,12 @@ func (c *cluster) waitMetaReady(d time.Duration) {
 				leader = nd.srv
 			}
 		}
-		if leader != nil {
-			peers := leader.JetStreamClusterPeers()
-			if len(peers) >= running {
-				return
-			}
-			last = fmt.Sprintf("meta leader %s sees peers %v of %d running", leader.Name(), peers, running)
+		if leader == nil {
+			return false, "no meta leader"
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	c.t.Fatalf("JetStream meta group not ready after %v: %s", d, last)
+		peers := leader.JetStreamClusterPeers()
+		return len(peers) >= running, fmt.Sprintf("meta leader %s sees peers %v of %d running", leader.Name(), peers, running)
+	})
 }
 
 // kill shuts a node down hard (no lame duck).
@@ -183,32 +160,7 @@ func (c *cluster) restart(nd *node) { c.start(nd) }
 // forever, closed at the end of the test.
 func (c *cluster) connect(t *testing.T) (*nats.Conn, jetstream.JetStream) {
 	t.Helper()
-	nc, err := nats.Connect(c.urls(), nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return nc, js
-}
-
-// waitFor polls cond every 50 ms until it holds or d passes.
-func waitFor(t *testing.T, d time.Duration, what string, cond func() (bool, string)) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	last := ""
-	for time.Now().Before(deadline) {
-		ok, state := cond()
-		if ok {
-			return
-		}
-		last = state
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("timed out after %v waiting for %s (last: %s)", d, what, last)
+	return jstest.Connect(t, c.urls(), nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
 }
 
 // streamCurrent reports whether a stream has a leader and every replica

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -172,8 +171,8 @@ type scenario struct {
 
 func newScenario(t *testing.T) *scenario {
 	t.Helper()
-	sc := &scenario{t: t, natsBin: serverBinary(t), workerBin: workerBinary(t), dir: t.TempDir(),
-		port: freePorts(t, 1)[0], cfg: worker.DefaultConfig()}
+	sc := &scenario{t: t, natsBin: testutil.Binary(t, testutil.NATSServer), workerBin: testutil.Binary(t, "./cmd/worker"), dir: t.TempDir(),
+		port: testutil.FreePort(t), cfg: worker.DefaultConfig()}
 	sc.otherBinary = os.Getenv("CHUNKSTREAM_TEST_WORKER_BIN") != ""
 	sc.restartServer()
 	t.Cleanup(func() {
@@ -190,7 +189,7 @@ func newScenario(t *testing.T) *scenario {
 	})
 	url := fmt.Sprintf("nats://127.0.0.1:%d", sc.port)
 	var err error
-	waitFor(t, 20*time.Second, "nats-server", func() (bool, string) {
+	testutil.WaitFor(t, 20*time.Second, "nats-server", func() (bool, string) {
 		sc.nc, err = nats.Connect(url, nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
 		return err == nil, fmt.Sprint(err)
 	})
@@ -267,7 +266,7 @@ func (sc *scenario) publish() {
 // startWorkers starts the worker processes with default settings plus env.
 func (sc *scenario) startWorkers(env map[string]string) []*process {
 	sc.t.Helper()
-	for _, port := range freePorts(sc.t, envInt(sc.t, "CHUNKSTREAM_OUTAGE_WORKERS", 3)) {
+	for _, port := range testutil.FreePorts(sc.t, envInt(sc.t, "CHUNKSTREAM_OUTAGE_WORKERS", 3)) {
 		e := map[string]string{
 			"NATS_URL":                 fmt.Sprintf("nats://127.0.0.1:%d", sc.port),
 			"CHUNKSTREAM_METRICS_ADDR": fmt.Sprintf("127.0.0.1:%d", port),
@@ -407,13 +406,7 @@ func (p *process) ready() bool {
 // serving the Qdrant test double, and returns it with its address.
 func startQdrantDouble(t *testing.T) (*exec.Cmd, string) {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "qdrantdouble")
-	build := exec.Command(goCommand(), "build", "-o", bin, "./worker/clustertest/testdata/qdrantdouble")
-	build.Dir = testutil.RepoRoot(t)
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build qdrantdouble: %v\n%s", err, out)
-	}
-	cmd := exec.Command(bin)
+	cmd := exec.Command(testutil.Binary(t, "./worker/clustertest/testdata/qdrantdouble"))
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -49,8 +49,8 @@ func TestScaleOut(t *testing.T) {
 	}
 	t.Logf("corpus: %d documents, %.1f MB (GOMAXPROCS %d, %d CPUs)", len(docs), float64(bytes)/1e6, runtime.GOMAXPROCS(0), runtime.NumCPU())
 
-	natsBin := serverBinary(t)
-	workerBin := workerBinary(t)
+	natsBin := testutil.Binary(t, testutil.NATSServer)
+	workerBin := testutil.Binary(t, "./cmd/worker")
 	counts := strings.Split(os.Getenv("CHUNKSTREAM_BENCH_WORKERS"), ",")
 	if counts[0] == "" {
 		counts = []string{"1", "2"}
@@ -74,7 +74,7 @@ type scaleResult struct {
 
 func runScaleOut(t *testing.T, natsBin, workerBin string, docs []testDoc, workers int) scaleResult {
 	t.Helper()
-	port := freePorts(t, 1)[0]
+	port := testutil.FreePort(t)
 	srv := exec.Command(natsBin, "-js", "-sd", t.TempDir(), "-a", "127.0.0.1", "-p", strconv.Itoa(port))
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
@@ -82,7 +82,7 @@ func runScaleOut(t *testing.T, natsBin, workerBin string, docs []testDoc, worker
 	defer func() { srv.Process.Signal(syscall.SIGTERM); srv.Wait() }()
 	url := fmt.Sprintf("nats://127.0.0.1:%d", port)
 	var nc *nats.Conn
-	waitFor(t, 20*time.Second, "nats-server", func() (bool, string) {
+	testutil.WaitFor(t, 20*time.Second, "nats-server", func() (bool, string) {
 		var err error
 		nc, err = nats.Connect(url)
 		return err == nil, fmt.Sprint(err)
@@ -124,7 +124,7 @@ func runScaleOut(t *testing.T, natsBin, workerBin string, docs []testDoc, worker
 	start := time.Now()
 	var procs []*exec.Cmd
 	exited := make(chan error, workers)
-	for _, mport := range freePorts(t, workers) {
+	for _, mport := range testutil.FreePorts(t, workers) {
 		cmd := exec.Command(workerBin)
 		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "NATS_URL=" + url,
 			fmt.Sprintf("CHUNKSTREAM_METRICS_ADDR=127.0.0.1:%d", mport), "CHUNKSTREAM_LOG_LEVEL=error"}
@@ -202,22 +202,6 @@ func procCPU(t *testing.T, pid int) time.Duration {
 	ut, _ := strconv.ParseInt(fields[11], 10, 64)
 	st, _ := strconv.ParseInt(fields[12], 10, 64)
 	return time.Duration(ut+st) * 10 * time.Millisecond
-}
-
-// serverBinary builds nats-server from the module cache (the version in
-// go.mod) or uses CHUNKSTREAM_TEST_NATS_BIN; it skips the test, saying
-// why, when neither is possible.
-func serverBinary(t *testing.T) string {
-	t.Helper()
-	if bin := os.Getenv("CHUNKSTREAM_TEST_NATS_BIN"); bin != "" {
-		return bin
-	}
-	out := filepath.Join(t.TempDir(), "nats-server")
-	cmd := exec.Command(goCommand(), "build", "-o", out, "github.com/nats-io/nats-server/v2")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Skipf("cannot build nats-server from the module (set CHUNKSTREAM_TEST_NATS_BIN to a nats-server binary): %v\n%s", err, b)
-	}
-	return out
 }
 
 // loadCorpus reads Markdown files under dir in path order up to limit

@@ -1,7 +1,6 @@
 package clustertest
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -9,9 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -19,114 +16,32 @@ import (
 	"github.com/nats-io/jwt/v2"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nkeys"
+
+	"github.com/chunkstream/chunkstream/internal/testutil"
 )
 
-var (
-	buildMu sync.Mutex
-	binDir  string
-	built   = map[string]error{}
-)
-
-// TestMain removes the binaries built by commandBinary.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if binDir != "" {
-		os.RemoveAll(binDir)
-	}
-	os.Exit(code)
-}
-
-// workerBinary builds cmd/worker once (or uses the binary named by
-// CHUNKSTREAM_TEST_WORKER_BIN): the security tests run the real program,
-// so its connection options, logging and exit status are what is tested.
-func workerBinary(t *testing.T) string { return commandBinary(t, "worker") }
-
-// commandBinary builds ./cmd/<name> once per test binary, or returns the
-// file named by CHUNKSTREAM_TEST_<NAME>_BIN.
-func commandBinary(t *testing.T, name string) string {
-	t.Helper()
-	if bin := os.Getenv("CHUNKSTREAM_TEST_" + strings.ToUpper(name) + "_BIN"); bin != "" {
-		return bin
-	}
-	buildMu.Lock()
-	defer buildMu.Unlock()
-	if binDir == "" {
-		dir, err := os.MkdirTemp("", "chunkstream-clustertest-")
-		if err != nil {
-			t.Fatal(err)
-		}
-		binDir = dir
-	}
-	out := filepath.Join(binDir, name)
-	err, ok := built[name]
-	if !ok {
-		cmd := exec.Command(goCommand(), "build", "-o", out, "github.com/chunkstream/chunkstream/cmd/"+name)
-		if b, cerr := cmd.CombinedOutput(); cerr != nil {
-			err = fmt.Errorf("go build ./cmd/%s: %v\n%s", name, cerr, b)
-		}
-		built[name] = err
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-// goCommand is the go command of the toolchain running the test, or "go"
-// from PATH when that is unknown (a -trimpath test binary).
-func goCommand() string {
-	if root := runtime.GOROOT(); root != "" {
-		if p := filepath.Join(root, "bin", "go"); fileExists(p) {
-			return p
-		}
-	}
-	return "go"
-}
-
-func fileExists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
-}
+func TestMain(m *testing.M) { os.Exit(testutil.Main(m)) }
 
 // process is a running worker binary.
 type process struct {
 	cmd    *exec.Cmd
-	out    *syncBuffer
+	out    *testutil.SyncBuffer
 	done   chan struct{}
 	exit   error
 	bin    string
 	health string // metrics address
 }
 
-// syncBuffer is a bytes.Buffer safe for the process's writes and the
-// test's reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // startProcess runs the worker with exactly env (plus PATH and HOME).
 func startProcess(t *testing.T, env map[string]string) *process {
 	t.Helper()
-	return startCommand(t, workerBinary(t), nil, env)
+	return startCommand(t, testutil.Binary(t, "./cmd/worker"), nil, env)
 }
 
 // startCommand runs bin with args and exactly env (plus PATH and HOME).
 func startCommand(t *testing.T, bin string, args []string, env map[string]string) *process {
 	t.Helper()
-	p := &process{bin: bin, out: &syncBuffer{}, done: make(chan struct{}), health: env["CHUNKSTREAM_METRICS_ADDR"]}
+	p := &process{bin: bin, out: &testutil.SyncBuffer{}, done: make(chan struct{}), health: env["CHUNKSTREAM_METRICS_ADDR"]}
 	p.cmd = exec.Command(bin, args...)
 	p.cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
 	for k, v := range env {
@@ -170,7 +85,7 @@ func (p *process) waitExit(t *testing.T, d time.Duration) int {
 // or the process ends, whichever comes first.
 func (p *process) waitReady(t *testing.T, what string) {
 	t.Helper()
-	waitFor(t, 60*time.Second, what, func() (bool, string) {
+	testutil.WaitFor(t, 60*time.Second, what, func() (bool, string) {
 		select {
 		case <-p.done:
 			return true, ""
@@ -227,7 +142,7 @@ func secureEnv(t *testing.T, url string) map[string]string {
 	t.Helper()
 	return map[string]string{
 		"NATS_URL":                  url,
-		"CHUNKSTREAM_METRICS_ADDR":  fmt.Sprintf("127.0.0.1:%d", freePorts(t, 1)[0]),
+		"CHUNKSTREAM_METRICS_ADDR":  fmt.Sprintf("127.0.0.1:%d", testutil.FreePort(t)),
 		"CHUNKSTREAM_LOG_LEVEL":     "debug",
 		"CHUNKSTREAM_DRAIN_TIMEOUT": "5s",
 		"CHUNKSTREAM_CONCURRENCY":   "1",

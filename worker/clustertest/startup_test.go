@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/chunkstream/chunkstream/internal/testutil"
 	"github.com/chunkstream/chunkstream/topology"
 	"github.com/chunkstream/chunkstream/worker"
 )
@@ -32,7 +33,7 @@ type serverProcs struct {
 // peer, so what follows starts on a fresh but formed cluster.
 func startServerCluster(t *testing.T, bin string, n int) *serverProcs {
 	t.Helper()
-	ports := freePorts(t, 3*n)
+	ports := testutil.FreePorts(t, 3*n)
 	var routes []string
 	for i := range n {
 		routes = append(routes, fmt.Sprintf("nats://127.0.0.1:%d", ports[n+i]))
@@ -61,7 +62,7 @@ func startServerCluster(t *testing.T, bin string, n int) *serverProcs {
 			}
 		}
 	})
-	waitFor(t, 60*time.Second, "nats-server processes and their meta group", func() (bool, string) {
+	testutil.WaitFor(t, 60*time.Second, "nats-server processes and their meta group", func() (bool, string) {
 		state := "no meta leader"
 		for i, addr := range sp.mon {
 			select {
@@ -131,8 +132,8 @@ func TestWorkersStartTogetherOnFreshR3Cluster(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds nats-server and the worker and runs them as processes")
 	}
-	natsBin := serverBinary(t)
-	workerBin := workerBinary(t)
+	natsBin := testutil.Binary(t, testutil.NATSServer)
+	workerBin := testutil.Binary(t, "./cmd/worker")
 	sp := startServerCluster(t, natsBin, 3)
 	url := strings.Join(sp.urls, ",")
 
@@ -140,7 +141,7 @@ func TestWorkersStartTogetherOnFreshR3Cluster(t *testing.T) {
 	const deadline = 2 * time.Minute
 	start := time.Now()
 	var procs []*process
-	for _, mport := range freePorts(t, workers) {
+	for _, mport := range testutil.FreePorts(t, workers) {
 		procs = append(procs, startCommand(t, workerBin, nil, map[string]string{
 			"NATS_URL":                 url,
 			"CHUNKSTREAM_REPLICAS":     "3",
@@ -297,7 +298,7 @@ func TestEnsureConvergesOnFreshR3Cluster(t *testing.T) {
 
 	nc, js := c.connect(t)
 	for _, name := range []string{cfg.IngestStream, cfg.ChunksStream, cfg.DLQStream, "KV_" + cfg.DocsBucket, "OBJ_" + cfg.ObjectsBucket} {
-		waitFor(t, 30*time.Second, "stream "+name+" current at R3", func() (bool, string) { return streamCurrent(ctx, js, name, 3) })
+		testutil.WaitFor(t, 30*time.Second, "stream "+name+" current at R3", func() (bool, string) { return streamCurrent(ctx, js, name, 3) })
 	}
 	s, err := js.Stream(ctx, cfg.IngestStream)
 	if err != nil {

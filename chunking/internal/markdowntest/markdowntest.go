@@ -1,9 +1,10 @@
-// Package markdowntest holds the invariants of the Markdown chunker (spec
-// §2), shared by its golden, unit, corpus and fuzz tests.
+// Package markdowntest holds the invariants of the Markdown chunker
+// (docs/chunkers.md), shared by its golden, unit, corpus and fuzz tests.
 package markdowntest
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"unicode"
@@ -31,9 +32,12 @@ var ownKeys = []string{"h1", "h2", "h3", "index", "file", "oversize"}
 //     is done on non-space characters instead;
 //   - every top-level fenced code block, table and display math block that
 //     fits in maxChar lies whole in one chunk;
+//   - a longer table is split sanely (checkTables): no row cut unless it
+//     alone exceeds maxChar, parts as few as the budget allows, and the
+//     parts within the table's size plus one header per part;
 //   - the header metadata of each chunk holds the headers in force at the
-//     first source word the chunk adds (after the header-only joining of
-//     the spec).
+//     first source word the chunk adds (after a header-only section is
+//     joined to the deeper section that follows it).
 func Check(src []byte, chunks []chunking.Chunk, maxChar int) error {
 	for i, c := range chunks {
 		s := c.Content()
@@ -83,6 +87,9 @@ func Check(src []byte, chunks []chunking.Chunk, maxChar int) error {
 	if err := checkAtomic(src, blocks, chunks, maxChar); err != nil {
 		return err
 	}
+	if err := checkTables(src, blocks, chunks, maxChar); err != nil {
+		return err
+	}
 	return checkHeaders(src, blocks, chunks, firsts)
 }
 
@@ -118,6 +125,9 @@ func Equal(a, b []chunking.Chunk) error {
 	for i := range a {
 		if a[i].Content() != b[i].Content() || a[i].Hash() != b[i].Hash() {
 			return fmt.Errorf("chunk %d differs: %q / %v, then %q / %v", i, a[i].Content(), a[i].Metadata(), b[i].Content(), b[i].Metadata())
+		}
+		if !reflect.DeepEqual(a[i].Span(), b[i].Span()) {
+			return fmt.Errorf("chunk %d: span %+v, then %+v", i, a[i].Span(), b[i].Span())
 		}
 	}
 	return nil

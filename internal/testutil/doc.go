@@ -1,0 +1,25 @@
+// Package testutil holds the helpers shared by the module's tests, each
+// written once: finding the repository root and the optional shared corpus
+// (RepoRoot, SharedDir), waiting for a condition (WaitFor), picking free
+// ports (FreePort, FreePorts), a buffer a process may write while the test
+// reads it (SyncBuffer), building the programs that process tests run
+// (Binary, Main), and measuring CPU time for benchmarks (ThreadCPU,
+// ProcessCPU).
+//
+// Decisions:
+//
+//   - Tests never assert on how long something took. Work is counted
+//     (allocations, steps), fake time is used for timeouts and backoff
+//     (testing/synctest), and CPU time is only reported by opt-in
+//     benchmarks. ThreadCPU and ProcessCPU exist for those benchmarks.
+//   - WaitFor is for real servers and processes, whose progress can only be
+//     observed by polling. Its timeout is an outer guard against a hang,
+//     set far above the time the condition normally takes, so that a
+//     loaded machine does not fail the test; it is never the assertion.
+//   - Binary builds each program once per test binary, with the go
+//     command that runs the tests, into a temporary folder that Main
+//     removes when the tests end. A package that calls Binary runs its
+//     tests with Main from its TestMain. Prebuilt binaries can be named by
+//     environment variables (see Binary), so the process tests can run
+//     against a release build or where no go command is available.
+package testutil
