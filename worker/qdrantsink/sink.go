@@ -165,7 +165,7 @@ func New(ctx context.Context, cfg Config, records worker.Records, embedder Embed
 		UseTLS:                 cfg.TLS,
 		SkipCompatibilityCheck: true, // we check the version ourselves
 		GrpcOptions: []grpc.DialOption{
-			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64 << 20)),
+			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20), grpc.ForceCodecV2(protoCodec{})),
 			// A connection that broke during an outage is dialled again
 			// within reconnectMax (gRPC's default backoff grows to 2
 			// minutes): the go-client spreads requests over a pool of
