@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chunkstream/chunkstream/internal/testutil"
 	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/worker"
 )
@@ -61,7 +62,7 @@ func TestDocFirst(t *testing.T) {
 	}
 	wait := func(seq uint64) {
 		t.Helper()
-		waitFor(t, 20*time.Second, "the request", func() bool { _, ok := res.finals()[seq]; return ok })
+		testutil.WaitFor(t, 20*time.Second, "the request", func() bool { _, ok := res.finals()[seq]; return ok })
 	}
 	wait(send("a.md", "one"))
 	wait(send("a.md", "two"))
