@@ -188,6 +188,13 @@
 //     content is loaded, since doc_version is its hash), so a superseded
 //     request costs no chunking, and a request dead-lettered part-way
 //     leaves its record pending (the producer's next run re-sends it).
+//   - When step 1 finds no record, it creates one with a compare-and-set
+//     that succeeds only if the key never held a message (a record
+//     deleted by hand leaves a marker, and then it writes over the
+//     marker instead); success tells the sink, as Doc.First, that no
+//     older version of the document exists, so it can skip looking for
+//     one (the Qdrant sink skips its read of stored vectors and its
+//     delete of older points).
 //   - A redelivery of a version whose record is already "done" is acked
 //     without writing (outcome "duplicate"): its write completed and only
 //     the ack was lost.

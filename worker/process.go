@@ -86,7 +86,9 @@ func (w *Worker) process(ctx context.Context, msg jetstream.Msg, res *Result) {
 	// Step 1: move the document record to this version, unless a newer
 	// one was started.
 	rec := messages.DocRecord{IngestSeq: doc.Seq, DocVersion: doc.Version, Op: doc.Op}
-	found, rev, err := w.records.Start(ctx, doc.ID, rec)
+	st, err := w.records.start(ctx, doc.ID, rec)
+	found, rev := st.found, st.rev
+	doc.First = st.first
 	if err != nil {
 		fail(res, CauseRecords, err, false)
 		return

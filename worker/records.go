@@ -122,23 +122,52 @@ func (s *KVRecords) leaderGet(ctx context.Context, key string) ([]byte, bool, er
 // (found.State tells whether it was finished). rev is the record's
 // revision after Start wrote it (0 when it did not), for Finish.
 func (s *KVRecords) Start(ctx context.Context, docID string, rec messages.DocRecord) (found messages.DocRecord, rev uint64, err error) {
+	st, err := s.start(ctx, docID, rec)
+	return st.found, st.rev, err
+}
+
+// started is what step 1 did: the record found, the revision written (0
+// when it wrote nothing) and whether it created the record.
+type started struct {
+	found messages.DocRecord
+	rev   uint64
+	// first is true when the key never held a record (nor a deletion
+	// marker) before Start created it: no version of the document started
+	// before this one, and none below it can start after (it would find
+	// this one). The create is a compare-and-set on "no message for the
+	// key", so the answer cannot be stale.
+	first bool
+}
+
+// start is Start, also telling whether it created the record.
+func (s *KVRecords) start(ctx context.Context, docID string, rec messages.DocRecord) (started, error) {
 	rec.State = messages.StatePending
 	val, err := messages.EncodeDocRecord(rec)
 	if err != nil {
-		return messages.DocRecord{}, 0, err
+		return started{}, err
 	}
 	key := messages.DocRecordKey(docID)
 	for {
 		cur, rev, ok, err := s.Get(ctx, docID)
 		if err != nil {
-			return messages.DocRecord{}, 0, err
+			return started{}, err
 		}
 		if ok && cur.IngestSeq >= rec.IngestSeq {
-			return cur, 0, nil
+			return started{found: cur}, nil
 		}
-		var newRev uint64
+		var (
+			newRev uint64
+			first  bool
+		)
 		if rev == 0 {
-			newRev, err = s.kv.Create(ctx, key, val)
+			// Expecting revision 0 succeeds only when the key has no
+			// message at all; a deletion marker (a record someone removed)
+			// makes it fail, and Create then writes over the marker.
+			newRev, err = s.kv.Update(ctx, key, val, 0)
+			first = err == nil
+			if isCASConflict(err) {
+				newRev, err = s.kv.Create(ctx, key, val)
+			}
 		} else {
 			newRev, err = s.kv.Update(ctx, key, val, rev)
 		}
@@ -146,9 +175,9 @@ func (s *KVRecords) Start(ctx context.Context, docID string, rec messages.DocRec
 			continue // another worker moved it; look again
 		}
 		if err != nil {
-			return messages.DocRecord{}, 0, fmt.Errorf("worker: write record of %q: %w", docID, err)
+			return started{}, fmt.Errorf("worker: write record of %q: %w", docID, err)
 		}
-		return cur, newRev, nil
+		return started{found: cur, rev: newRev, first: first}, nil
 	}
 }
 
@@ -252,9 +281,11 @@ func isCASConflict(err error) bool {
 	if err == nil {
 		return false
 	}
-	if errors.Is(err, jetstream.ErrKeyExists) {
+	if errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
 		return true
 	}
+	// A replicated stream reports the conflict with another code.
 	var apiErr *jetstream.APIError
-	return errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence
+	return errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
+		apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant)
 }

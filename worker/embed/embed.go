@@ -482,7 +482,7 @@ type errorBody struct {
 // network errors. When the tries run out on such an error, the endpoint
 // is down: the error is worker.Unavailable(Dependency).
 func (c *Client) request(ctx context.Context, inputs []string, attempts int) ([][]float32, error) {
-	body, err := json.Marshal(request{Model: c.cfg.Model, Input: inputs, Dimensions: c.cfg.Dimensions})
+	body, err := encodeRequest(request{Model: c.cfg.Model, Input: inputs, Dimensions: c.cfg.Dimensions})
 	if err != nil {
 		return nil, worker.Permanent(fmt.Errorf("embed: encode request: %w", err))
 	}
@@ -521,6 +521,36 @@ func (c *Client) request(ctx context.Context, inputs []string, attempts int) ([]
 	}
 }
 
+// encodeRequest encodes a request body without escaping <, > and & (the
+// inputs are not HTML, and escaping them makes the body longer for both
+// ends to process), in a buffer sized for the inputs.
+func encodeRequest(r request) ([]byte, error) {
+	size := len(r.Model) + 64
+	for _, in := range r.Input {
+		size += len(in) + len(in)/8 + 3 // room for a few escapes, quotes, comma
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, size))
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(r); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// readBody reads an answer of at most limit bytes, in one allocation when
+// the server announced its length.
+func readBody(resp *http.Response, limit int64) ([]byte, error) {
+	if n := resp.ContentLength; n >= 0 && n <= limit {
+		buf := make([]byte, n)
+		if _, err := io.ReadFull(resp.Body, buf); err != nil {
+			return nil, err
+		}
+		return buf, nil
+	}
+	return io.ReadAll(io.LimitReader(resp.Body, limit))
+}
+
 // retryable marks an error worth another try.
 type retryable struct{ err error }
 
@@ -544,7 +574,7 @@ func (c *Client) try(ctx context.Context, body []byte, n int) ([][]float32, time
 		return nil, 0, &retryable{fmt.Errorf("embed: post %s: %w", c.url, err)}
 	}
 	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, 256<<20))
+	raw, err := readBody(resp, 256<<20)
 	c.m.request(n, time.Since(start), strconv.Itoa(resp.StatusCode))
 	if err != nil {
 		return nil, 0, &retryable{fmt.Errorf("embed: read answer: %w", err)}

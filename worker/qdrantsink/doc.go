@@ -56,7 +56,12 @@
 //     delete D's points with ingest_seq = S (wait, strong).
 //
 // A delete request and a version with zero chunks run step 3 only (step 2
-// has nothing to write, so step 4 has nothing to take back).
+// has nothing to write, so step 4 has nothing to take back). The first
+// version of a document (worker.Doc.First: its step 1 created the
+// document's record) skips the read of stored vectors and step 3: nothing
+// older exists to reuse or delete (see "First versions" below). A first
+// ingest is then one upsert per Config.Batch points and the re-read of
+// the record.
 //
 // Errors: a Qdrant that cannot be reached, is unavailable, does not
 // answer within Config.Timeout (every request has that deadline; a
@@ -140,6 +145,28 @@
 // read: the argument above holds unchanged, and the next section shows
 // that no wrong vector can land.
 //
+// First versions. The worker sets Doc.First only when the step 1 of
+// this delivery created D's record with a compare-and-set that succeeds
+// only if the key never held a message, not even a deletion marker. Then
+// no version of D passed step 1 before V (it would have left a record,
+// and records are never deleted), and no version below V can pass it
+// later (it finds V or higher, (a)). So no point of D with ingest_seq < V
+// exists when V runs, and none is written afterwards: step 3 would delete
+// nothing and the read of stored vectors would find nothing, and V skips
+// both. The argument above uses a version's step 3 only for N, to remove
+// the points of versions below N, and when N is first there are none;
+// every other step, V's step 4 included, runs as before, so a newer
+// version racing a first one converges as shown. The skip rests on the
+// compare-and-set's own answer, never on a read that could be stale, and
+// only for the delivery that made it: a redelivery of V finds its own
+// record and runs every step. A record someone deleted leaves a marker
+// and turns the skip off; one removed without a trace (a purged marker,
+// a bucket recreated) while the collection keeps D's points would let a
+// first version leave older points beside its own, one more reason the
+// records are never deleted. first_test.go drives every interleaving of
+// two versions of a new document (and of three), with the first to begin
+// skipping, and checks vectors as reuse_test.go does.
+//
 // Interrupted versions. The argument needs V's step 4 to run after V's
 // last upsert. If V is interrupted in between (worker crash, Qdrant or the
 // record store failing at step 3 or 4), it is redelivered; if the record
@@ -182,7 +209,8 @@
 // inserting a paragraph embeds the chunks whose text changed, while the
 // chunks that moved keep their vectors; another model or size embeds
 // everything again, and so do points written before these fields existed.
-// The read costs one request to Qdrant per version, bounded by
+// The read costs one request to Qdrant per version (none for the first
+// version of a document, which has nothing stored), bounded by
 // Config.Timeout and classified like every other.
 //
 // No wrong vector lands. Say a point's dense vector is right when the
@@ -229,4 +257,8 @@
 // sequences as permanent). One upsert request stays under 8 MB unless a
 // single point is larger; then it goes alone, and Qdrant's request size
 // limit (service.max_request_size_mb, 32 MB by default) decides.
+// Requests and answers are protobuf as gRPC's own codec makes them, in
+// buffers of the message's size: the default codec takes a buffer for a
+// message over 32 KB from a pool of 1 MB buffers and clears all of it
+// each time, which cost a long document's upsert more than encoding it.
 package qdrantsink

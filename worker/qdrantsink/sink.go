@@ -166,7 +166,7 @@ func New(ctx context.Context, cfg Config, records worker.Records, embedder Embed
 		UseTLS:                 cfg.TLS,
 		SkipCompatibilityCheck: true, // we check the version ourselves
 		GrpcOptions: []grpc.DialOption{
-			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64 << 20)),
+			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20), grpc.ForceCodecV2(protoCodec{})),
 			// A connection that broke during an outage is dialled again
 			// within reconnectMax (gRPC's default backoff grows to 2
 			// minutes): the go-client spreads requests over a pool of
@@ -461,12 +461,12 @@ func (s *Sink) Write(ctx context.Context, doc worker.Doc, chunks []worker.Chunk)
 		}
 	}
 	s.step(ctx, StepUpserted, doc)
-	older := &qdrant.Filter{Must: []*qdrant.Condition{
-		qdrant.NewMatchKeyword(FieldDocID, doc.ID),
-		qdrant.NewRange(FieldIngestSeq, &qdrant.Range{Lt: qdrant.PtrOf(float64(doc.Seq))}),
-	}}
-	if err := s.deleteWhere(ctx, coll, older); err != nil {
-		return err
+	// The first version of a document has no older points to delete (see
+	// "First versions" in the package documentation).
+	if !doc.First {
+		if err := s.deleteWhere(ctx, coll, olderPoints(doc)); err != nil {
+			return err
+		}
 	}
 	s.step(ctx, StepDeletedOlder, doc)
 	if len(chunks) == 0 {
@@ -580,6 +580,15 @@ func (s *Sink) collection(ctx context.Context, doc worker.Doc) (string, error) {
 	return doc.Collection, nil
 }
 
+// olderPoints selects the points of doc's document older than its
+// version; it is also the update_filter of its upserts.
+func olderPoints(doc worker.Doc) *qdrant.Filter {
+	return &qdrant.Filter{Must: []*qdrant.Condition{
+		qdrant.NewMatchKeyword(FieldDocID, doc.ID),
+		qdrant.NewRange(FieldIngestSeq, &qdrant.Range{Lt: qdrant.PtrOf(float64(doc.Seq))}),
+	}}
+}
+
 // ownPoints selects the points of exactly doc's version.
 func ownPoints(doc worker.Doc) *qdrant.Filter {
 	return &qdrant.Filter{Must: []*qdrant.Condition{
@@ -657,9 +666,15 @@ func (s *Sink) dense(ctx context.Context, coll string, doc worker.Doc, chunks []
 	for i, c := range chunks {
 		digests[i] = textDigest(c.Chunk.Content())
 	}
-	known, err := s.storedVectors(ctx, coll, doc.ID, digests)
-	if err != nil {
-		return nil, nil, err
+	// The first version of a document has no stored points to reuse.
+	var (
+		known map[string][]float32
+		err   error
+	)
+	if !doc.First {
+		if known, err = s.storedVectors(ctx, coll, doc.ID, digests); err != nil {
+			return nil, nil, err
+		}
 	}
 	s.step(ctx, StepVectorsRead, doc)
 	var (
@@ -867,13 +882,17 @@ func tooBig(n any) error {
 
 // upsert writes the points in batches, Parallel requests in flight, each
 // with wait=true, strong ordering and the update_filter that protects
-// newer versions' points.
+// newer versions' points. A single batch (most documents) is sent from
+// the calling goroutine.
 func (s *Sink) upsert(ctx context.Context, coll string, doc worker.Doc, points []*qdrant.PointStruct) error {
-	filter := &qdrant.Filter{Must: []*qdrant.Condition{
-		qdrant.NewMatchKeyword(FieldDocID, doc.ID),
-		qdrant.NewRange(FieldIngestSeq, &qdrant.Range{Lt: qdrant.PtrOf(float64(doc.Seq))}),
-	}}
+	filter := olderPoints(doc)
 	batches := splitBatches(points, s.cfg.Batch, MaxRequestBytes)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if len(batches) == 1 {
+		return s.upsertBatch(ctx, coll, filter, batches[0])
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
@@ -892,17 +911,8 @@ func (s *Sink) upsert(ctx context.Context, coll string, doc worker.Doc, points [
 		}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			cctx, cancelCall := s.callCtx(ctx)
-			defer cancelCall()
-			_, err := s.client.Upsert(cctx, &qdrant.UpsertPoints{
-				CollectionName: coll,
-				Wait:           qdrant.PtrOf(true),
-				Ordering:       strong(),
-				Points:         b,
-				UpdateFilter:   filter,
-			})
-			if err != nil {
-				errOnce.Do(func() { firstErr = s.classifyWrite(coll, "upsert", err); cancel() })
+			if err := s.upsertBatch(ctx, coll, filter, b); err != nil {
+				errOnce.Do(func() { firstErr = err; cancel() })
 			}
 		})
 	}
@@ -911,6 +921,23 @@ func (s *Sink) upsert(ctx context.Context, coll string, doc worker.Doc, points [
 		return firstErr
 	}
 	return ctx.Err()
+}
+
+// upsertBatch sends one upsert request.
+func (s *Sink) upsertBatch(ctx context.Context, coll string, filter *qdrant.Filter, points []*qdrant.PointStruct) error {
+	cctx, cancel := s.callCtx(ctx)
+	defer cancel()
+	_, err := s.client.Upsert(cctx, &qdrant.UpsertPoints{
+		CollectionName: coll,
+		Wait:           qdrant.PtrOf(true),
+		Ordering:       strong(),
+		Points:         points,
+		UpdateFilter:   filter,
+	})
+	if err != nil {
+		return s.classifyWrite(coll, "upsert", err)
+	}
+	return nil
 }
 
 // splitBatches cuts points into batches of at most n points and, where

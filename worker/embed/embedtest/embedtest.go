@@ -32,6 +32,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode"
 )
 
 // Config describes the modelled server; the zero value answers at once,
@@ -180,8 +181,20 @@ func Vector(model, text string, dims int) []float32 {
 }
 
 // Tokens is the server's token count of a text: its whitespace-separated
-// words.
-func Tokens(text string) int { return len(strings.Fields(text)) }
+// words (as strings.Fields splits them).
+func Tokens(text string) int {
+	n, inWord := 0, false
+	for _, r := range text {
+		switch {
+		case unicode.IsSpace(r):
+			inWord = false
+		case !inWord:
+			inWord = true
+			n++
+		}
+	}
+	return n
+}
 
 type request struct {
 	Model      string   `json:"model"`
@@ -294,8 +307,14 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		st.Inputs += len(req.Input)
 		st.Tokens += tokens
 	})
+	body, err := json.Marshal(ans)
+	if err != nil {
+		fail(w, http.StatusInternalServerError, err.Error())
+		return
+	}
 	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(ans)
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	_, _ = w.Write(body)
 }
 
 func (s *Server) count(f func(*Stats)) {

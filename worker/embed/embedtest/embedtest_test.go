@@ -133,3 +133,16 @@ func TestCap(t *testing.T) {
 		t.Errorf("Stats = %+v, want 1 throttled and 1 answered", st)
 	}
 }
+
+// TestTokens: a text's tokens are its fields, as strings.Fields splits
+// them.
+func TestTokens(t *testing.T) {
+	for _, text := range []string{
+		"", " ", "one", "  two words ", "tab\tand\nnewline\r\n", "no\u00a0break\u2003em space",
+		"\xff bad \xfe utf-8", "# Title\n\n- item *one*\n- item two", "a\u3000b", "trailing\v",
+	} {
+		if got, want := embedtest.Tokens(text), len(strings.Fields(text)); got != want {
+			t.Errorf("Tokens(%q) = %d, want %d", text, got, want)
+		}
+	}
+}

@@ -122,7 +122,8 @@ func compareIDs(a, b *qdrant.PointId) int {
 	return strings.Compare(ka, kb)
 }
 
-// build validates a PointStruct against the collection and converts it.
+// build validates a PointStruct against the collection and converts it;
+// the point keeps (and may change) the PointStruct's payload and vectors.
 func (c *collection) build(ps *qdrant.PointStruct) (string, *point, error) {
 	key, err := idKey(ps.GetId())
 	if err != nil {
@@ -181,14 +182,10 @@ func (c *collection) addVector(p *point, name string, vec *qdrant.Vector) error 
 		if len(sparse.GetIndices()) != len(sparse.GetValues()) {
 			return invalid("Sparse vector: indices and values must be of the same length")
 		}
-		seen := make(map[uint32]struct{}, len(sparse.GetIndices()))
-		for _, i := range sparse.GetIndices() {
-			if _, dup := seen[i]; dup {
-				return status.Errorf(codes.InvalidArgument, "Validation error in body: [points: sparse vector %q: indices must be unique]", name)
-			}
-			seen[i] = struct{}{}
+		if !uniqueIndices(sparse.GetIndices()) {
+			return status.Errorf(codes.InvalidArgument, "Validation error in body: [points: sparse vector %q: indices must be unique]", name)
 		}
-		p.sparse[name] = proto.Clone(sparse).(*qdrant.SparseVector)
+		p.sparse[name] = sparse
 		return nil
 	}
 	params, ok := c.dense[name]
@@ -201,12 +198,31 @@ func (c *collection) addVector(p *point, name string, vec *qdrant.Vector) error 
 	if uint64(len(dense)) != params.GetSize() {
 		return invalid("Vector dimension error: expected dim: %d, got %d", params.GetSize(), len(dense))
 	}
-	dense = append([]float32(nil), dense...)
 	if params.GetDistance() == qdrant.Distance_Cosine {
 		normalize(dense)
 	}
 	p.dense[name] = dense
 	return nil
+}
+
+// uniqueIndices reports whether no index repeats; increasing indices (as
+// encoders usually write them) are checked without a set.
+func uniqueIndices(ix []uint32) bool {
+	increasing := true
+	for k := 1; k < len(ix) && increasing; k++ {
+		increasing = ix[k-1] < ix[k]
+	}
+	if increasing {
+		return true
+	}
+	seen := make(map[uint32]struct{}, len(ix))
+	for _, i := range ix {
+		if _, dup := seen[i]; dup {
+			return false
+		}
+		seen[i] = struct{}{}
+	}
+	return true
 }
 
 // float32Epsilon is the gap between 1 and the next float32.
@@ -286,8 +302,10 @@ func (ps *pointsServer) Upsert(_ context.Context, req *qdrant.UpsertPoints) (*qd
 		p   *point
 	}
 	var batch []entry
+	// The request was decoded for this call alone: its points become the
+	// stored ones without a copy, as a server takes what it parsed.
 	for _, raw := range req.GetPoints() {
-		key, p, err := c.build(proto.Clone(raw).(*qdrant.PointStruct))
+		key, p, err := c.build(raw)
 		if err != nil {
 			return nil, err
 		}

@@ -85,7 +85,7 @@ func New(opts ...Option) (*Server, error) {
 		return nil, fmt.Errorf("listen: %w", err)
 	}
 	s.lis = lis
-	s.grpc = grpc.NewServer(grpc.UnaryInterceptor(s.intercept), grpc.MaxRecvMsgSize(32<<20))
+	s.grpc = grpc.NewServer(grpc.UnaryInterceptor(s.intercept), grpc.MaxRecvMsgSize(32<<20), grpc.ForceServerCodecV2(protoCodec{}))
 	qdrant.RegisterQdrantServer(s.grpc, s)
 	qdrant.RegisterCollectionsServer(s.grpc, &collectionsServer{s: s})
 	qdrant.RegisterPointsServer(s.grpc, &pointsServer{s: s})
