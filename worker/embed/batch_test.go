@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/chunkstream/chunkstream/internal/testutil"
 	"github.com/chunkstream/chunkstream/worker"
 	"github.com/chunkstream/chunkstream/worker/embed/embedtest"
 )
@@ -43,7 +44,7 @@ func batched(t *testing.T, srvCfg embedtest.Config, mod func(*Config)) (*Client,
 			t.Errorf("Run = %v", err)
 		}
 	})
-	waitFor(t, "Run to start", func() bool {
+	testutil.WaitFor(t, time.Minute, "Run to start", func() bool {
 		c.q.mu.Lock()
 		defer c.q.mu.Unlock()
 		return c.q.running
@@ -53,17 +54,6 @@ func batched(t *testing.T, srvCfg embedtest.Config, mod func(*Config)) (*Client,
 
 // waitFor polls cond until it holds (the tests never assert on timing;
 // the deadline only stops a broken test).
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
 func queued(c *Client) int {
 	c.q.mu.Lock()
 	defer c.q.mu.Unlock()
@@ -93,7 +83,7 @@ func enqueue(t *testing.T, c *Client, texts ...string) *call {
 	t.Helper()
 	before := queued(c)
 	cl := start(context.Background(), c, texts...)
-	waitFor(t, fmt.Sprintf("%d queued inputs", before+len(texts)), func() bool { return queued(c) == before+len(texts) })
+	testutil.WaitFor(t, time.Minute, fmt.Sprintf("%d queued inputs", before+len(texts)), func() bool { return queued(c) == before+len(texts) })
 	return cl
 }
 
@@ -131,7 +121,7 @@ func block(t *testing.T, c *Client, srv *embedtest.Server) (*call, func()) {
 	t.Helper()
 	srv.Hold()
 	x := start(context.Background(), c, "blocker")
-	waitFor(t, "the blocking request", func() bool { return srv.InFlight() == 1 })
+	testutil.WaitFor(t, time.Minute, "the blocking request", func() bool { return srv.InFlight() == 1 })
 	return x, srv.Release
 }
 
@@ -248,7 +238,7 @@ func TestRunCancelledWhileQueued(t *testing.T) {
 	x, release := block(t, c, srv)
 	ctx, cancel := context.WithCancel(context.Background())
 	a := start(ctx, c, "a0", "a1")
-	waitFor(t, "queued inputs", func() bool { return queued(c) == 2 })
+	testutil.WaitFor(t, time.Minute, "queued inputs", func() bool { return queued(c) == 2 })
 	cancel()
 	a.wait(t)
 	if !errors.Is(a.err, context.Canceled) || worker.IsUnavailable(a.err) {
@@ -277,7 +267,7 @@ func TestRunCancelledInFlight(t *testing.T) {
 	ctxB, cancelB := context.WithCancel(context.Background())
 	a := start(ctxA, c, "a0")
 	b := start(ctxB, c, "b0")
-	waitFor(t, "the shared request", func() bool { return srv.InFlight() == 1 })
+	testutil.WaitFor(t, time.Minute, "the shared request", func() bool { return srv.InFlight() == 1 })
 	if got := srv.Requests(); len(got) != 1 || len(got[0]) != 2 {
 		t.Fatalf("requests %q, want one with both inputs", got)
 	}
@@ -291,7 +281,7 @@ func TestRunCancelledInFlight(t *testing.T) {
 	if !errors.Is(a.err, context.Canceled) || !errors.Is(b.err, context.Canceled) {
 		t.Fatalf("Embed = %v, %v; want context.Canceled", a.err, b.err)
 	}
-	waitFor(t, "the request to be cancelled", func() bool { return srv.InFlight() == 0 })
+	testutil.WaitFor(t, time.Minute, "the request to be cancelled", func() bool { return srv.InFlight() == 0 })
 }
 
 // TestRunEndLeavesNobodyWaiting: when Run ends, calls queued or in a
@@ -308,7 +298,7 @@ func TestRunEndLeavesNobodyWaiting(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- c.Run(ctx) }()
-	waitFor(t, "Run to start", func() bool {
+	testutil.WaitFor(t, time.Minute, "Run to start", func() bool {
 		c.q.mu.Lock()
 		defer c.q.mu.Unlock()
 		return c.q.running
