@@ -38,7 +38,7 @@ func (sp *splitter) atomic(b mdblocks.Block, end int) {
 	if open != "" && !strings.HasSuffix(open, "\n") {
 		open += "\n"
 	}
-	wrap := utf8.RuneCountInString(open) + utf8.RuneCountInString(close)
+	wrap := sp.m.LenString(open) + sp.m.LenString(close)
 	// The last part of a closed code block keeps the original closing
 	// line, which may be longer than the opening fence.
 	lastClose := close
@@ -47,11 +47,11 @@ func (sp *splitter) atomic(b mdblocks.Block, end int) {
 		if !strings.HasSuffix(lastClose, "\n") {
 			lastClose += "\n"
 		}
-		wrap = max(wrap, utf8.RuneCountInString(open)+utf8.RuneCountInString(lastClose))
+		wrap = max(wrap, sp.m.LenString(open)+sp.m.LenString(lastClose))
 	}
 	if wrap >= sp.max || bodyStart >= bodyEnd {
 		// No part could fit: the block is emitted whole.
-		n := runeCount(src[b.Start:end])
+		n := sp.m.Len(src[b.Start:end])
 		sp.emit(piece{start: b.Start, end: end, chars: n, kind: pieceAtomic, oversize: n > sp.max})
 		sp.warnOversize(b, n)
 		return
@@ -75,12 +75,16 @@ func (sp *splitter) atomic(b mdblocks.Block, end int) {
 			cl = lastClose
 		}
 		text := open + body + cl
-		n := utf8.RuneCountInString(text)
+		n := sp.m.LenString(text)
 		// Alone in a chunk, the part loses its last line break.
-		over := n-1 > sp.max
+		alone := n - 1
+		if !sp.m.Exact() {
+			alone = sp.m.LenString(text[:len(text)-1])
+		}
+		over := alone > sp.max
 		sp.emit(piece{text: text, chars: n, kind: pieceSynth, oversize: over})
 		if over && !warned {
-			sp.warnOversize(b, n-1)
+			sp.warnOversize(b, alone)
 			warned = true
 		}
 		part.Reset()
@@ -105,7 +109,7 @@ func (sp *splitter) atomic(b mdblocks.Block, end int) {
 			return
 		}
 		line := src[p:q]
-		n := runeCount(line)
+		n := sp.m.Len(line)
 		if line[len(line)-1] != '\n' {
 			n++ // the line break added before the closing line
 		}
@@ -113,10 +117,10 @@ func (sp *splitter) atomic(b mdblocks.Block, end int) {
 			add(line, n)
 		} else {
 			// Cut the line at words, else characters, into lines of at
-			// most budget characters, line break included.
+			// most budget characters (tokens), line break included.
 			text := bytes.TrimRight(line, "\r\n")
 			for len(text) > 0 {
-				k, m := cutPrefix(text, budget-1)
+				k, m := sp.cutPrefix(text, budget-1)
 				add(text[:k], m+1)
 				text = text[k:]
 			}
@@ -126,12 +130,28 @@ func (sp *splitter) atomic(b mdblocks.Block, end int) {
 	flush(true)
 }
 
-// cutPrefix returns the byte length and character count of the longest
-// prefix of text of at most limit (≥ 1) characters that ends after
-// whitespace, or, when the first word is longer, of exactly limit
-// characters.
-func cutPrefix(text []byte, limit int) (int, int) {
+// cutPrefix returns the byte length and size of the longest prefix of text
+// of at most limit (≥ 1) characters that ends after whitespace, or, when
+// the first word is longer, of exactly limit characters. In token mode
+// the prefix is found by the text's own tokens (the first limit of them,
+// then back to a word start) and its size is its exact count, which may
+// differ from limit by a token or two: the part's text is counted again.
+func (sp *splitter) cutPrefix(text []byte, limit int) (int, int) {
 	limit = max(limit, 1)
+	if !sp.m.Exact() {
+		c := sp.m.Counter()
+		q := c.Cut(text, limit)
+		for p := q; p > 0 && q < len(text); p-- {
+			if !utf8.RuneStart(text[p]) || isSpaceAt(text, p) {
+				continue
+			}
+			if r, _ := utf8.DecodeLastRune(text[:p]); isSpace(r) {
+				q = p
+				break
+			}
+		}
+		return q, c.Count(text[:q])
+	}
 	lastCut, lastN := 0, 0
 	p, n := 0, 0
 	for p < len(text) && n < limit {
@@ -151,5 +171,5 @@ func cutPrefix(text []byte, limit int) (int, int) {
 
 func (sp *splitter) warnOversize(b mdblocks.Block, n int) {
 	*sp.warns = append(*sp.warns, chunking.Warning{Line: sp.lines.at(b.Start),
-		Text: "a " + b.Kind.String() + " part of " + itoa(n) + " characters exceeds max_char " + itoa(sp.max) + ": emitted with oversize: true"})
+		Text: "a " + b.Kind.String() + " part of " + itoa(n) + " " + sp.m.Unit().String() + " exceeds max_char " + itoa(sp.max) + ": emitted with oversize: true"})
 }

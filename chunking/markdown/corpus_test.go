@@ -42,6 +42,9 @@ func TestCorpus(t *testing.T) {
 	chunkers := map[string]*markdown.Chunker{
 		"default": mustNew(t, nil),
 		"small":   mustNew(t, func(c *markdown.Config) { *c = markdown.Config{MaxChar: 300, MinChar: 100, ChunkOverlap: 60} }),
+		"tokens": mustNew(t, func(c *markdown.Config) {
+			*c = markdown.Config{MaxChar: 128, MinChar: 48, ChunkOverlap: 24, Tokenizer: "cl100k_base"}
+		}),
 	}
 	for name, c := range chunkers {
 		t.Run(name, func(t *testing.T) {
@@ -66,7 +69,7 @@ func TestCorpus(t *testing.T) {
 				if markdown.IsMDX(doc) {
 					clean = markdown.CleanMDX(src)
 				}
-				if err := markdowntest.Check(clean, chunks, c.Config().MaxChar); err != nil {
+				if err := markdowntest.CheckSize(clean, chunks, c.Config().MaxChar, sizeOf(t, c)); err != nil {
 					t.Errorf("Chunk(%s): %v", rel, err)
 					if failures++; failures > 10 {
 						t.Fatal("too many failures")
@@ -100,7 +103,8 @@ func TestCorpusAsOneDocument(t *testing.T) {
 		}
 		all = append(append(all, src...), '\n', '\n')
 	}
-	for _, cfg := range []markdown.Config{markdown.DefaultConfig(), {MaxChar: 300, MinChar: 100, ChunkOverlap: 60}} {
+	for _, cfg := range []markdown.Config{markdown.DefaultConfig(), {MaxChar: 300, MinChar: 100, ChunkOverlap: 60},
+		{MaxChar: 256, MinChar: 64, ChunkOverlap: 32, Tokenizer: "o200k_base"}} {
 		c, err := markdown.New(cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -109,7 +113,7 @@ func TestCorpusAsOneDocument(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := markdowntest.Check(all, chunks, cfg.MaxChar); err != nil {
+		if err := markdowntest.CheckSize(all, chunks, cfg.MaxChar, sizeOf(t, c)); err != nil {
 			t.Errorf("Chunk(corpus as one %d MB document, %+v): %v", len(all)>>20, cfg, err)
 		}
 	}

@@ -11,11 +11,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/internal/markdowntest"
 	"github.com/chunkstream/chunkstream/chunking/internal/poll"
 	"github.com/chunkstream/chunkstream/chunking/markdown"
+	"github.com/chunkstream/chunkstream/internal/tokens"
 )
 
 // mustNew returns a chunker of DefaultConfig changed by set (nil: the
@@ -31,6 +33,21 @@ func mustNew(t testing.TB, set func(*markdown.Config)) *markdown.Chunker {
 		t.Fatalf("New(%+v): %v", cfg, err)
 	}
 	return c
+}
+
+// sizeOf returns what c's sizes count: characters, or tokens of its
+// encoding.
+func sizeOf(t testing.TB, c *markdown.Chunker) markdowntest.Size {
+	t.Helper()
+	name := c.Config().Tokenizer
+	if name == "" {
+		return utf8.RuneCountInString
+	}
+	enc, err := tokens.Get(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return enc.CountString
 }
 
 func chunk(t testing.TB, c *markdown.Chunker, doc chunking.Document) []chunking.Chunk {

@@ -36,7 +36,7 @@ func ExampleEntry_Resolve() {
 	chunks, _, _ := c.Chunk(chunking.Document{Content: []byte("# Hello\nworld")})
 	fmt.Println(len(chunks), chunks[0].Metadata())
 	// Output:
-	// map[chunk_overlap:0 max_char:1000 min_char:1024]
+	// map[chunk_overlap:0 max_char:1000 min_char:1024 tokenizer:]
 	// 1 [{h1 Hello} {index 0}]
 }
 
@@ -81,6 +81,7 @@ func ExampleEntry_Options() {
 	// -add-headers (add_headers, a boolean) default false
 	// -merge-small-chunks (merge_small_chunks, a boolean) default true
 	// -headers (headers_to_split_on, a list of integers) default [1 2 3 4 5 6]
+	// -tokenizer (tokenizer, a string) default
 }
 
 // linesConfig configures a chunker of lines: the fields are its options.

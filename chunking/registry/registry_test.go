@@ -62,20 +62,21 @@ func TestCheckFields(t *testing.T) {
 	minChar := IntOption("min_char", "u", func(c *markdown.Config) *int { return &c.MinChar })
 	maxChar := IntOption("max_char", "u", func(c *markdown.Config) *int { return &c.MaxChar })
 	overlap := IntOption("chunk_overlap", "u", func(c *markdown.Config) *int { return &c.ChunkOverlap })
-	if err := checkFields([]Spec[markdown.Config]{minChar, maxChar, overlap}); err != nil {
+	tokenizer := StringOption("tokenizer", "u", func(c *markdown.Config) *string { return &c.Tokenizer })
+	if err := checkFields([]Spec[markdown.Config]{minChar, maxChar, overlap, tokenizer}); err != nil {
 		t.Errorf("checkFields(complete) = %v", err)
 	}
-	missing := []Spec[markdown.Config]{minChar, maxChar}
+	missing := []Spec[markdown.Config]{minChar, maxChar, tokenizer}
 	if err := checkFields(missing); err == nil || !strings.Contains(err.Error(), "ChunkOverlap") {
 		t.Errorf("checkFields(missing ChunkOverlap) = %v, want it named", err)
 	}
-	twice := []Spec[markdown.Config]{minChar, maxChar, overlap,
+	twice := []Spec[markdown.Config]{minChar, maxChar, overlap, tokenizer,
 		IntOption("max_chars", "u", func(c *markdown.Config) *int { return &c.MaxChar })}
 	if err := checkFields(twice); err == nil || !strings.Contains(err.Error(), "max_chars") {
 		t.Errorf("checkFields(two specs of MaxChar) = %v, want an error", err)
 	}
 	var outside int
-	stray := []Spec[markdown.Config]{minChar, maxChar, overlap,
+	stray := []Spec[markdown.Config]{minChar, maxChar, overlap, tokenizer,
 		IntOption("stray", "u", func(*markdown.Config) *int { return &outside })}
 	if err := checkFields(stray); err == nil || !strings.Contains(err.Error(), "stray") {
 		t.Errorf("checkFields(spec of no field) = %v, want an error", err)
@@ -93,10 +94,10 @@ func mustLookup(t *testing.T, name string) Entry {
 
 func TestResolveDefaults(t *testing.T) {
 	tests := map[string]map[string]any{
-		"markdown": {"min_char": 1024, "max_char": 2048, "chunk_overlap": 128},
+		"markdown": {"min_char": 1024, "max_char": 2048, "chunk_overlap": 128, "tokenizer": ""},
 		"email":    {"max_emails_per_chunk": 10, "max_chars": 2048, "overlap_emails": 2, "strip_quotes": "auto", "mboxo": false},
 		"twostep": {"max_chunk_size": 512, "chunk_overlap": 0, "word_overlap": 0, "add_headers": false,
-			"merge_small_chunks": true, "headers_to_split_on": []int{1, 2, 3, 4, 5, 6}},
+			"merge_small_chunks": true, "headers_to_split_on": []int{1, 2, 3, 4, 5, 6}, "tokenizer": ""},
 	}
 	for name, want := range tests {
 		e := mustLookup(t, name)
@@ -132,7 +133,7 @@ func TestResolveValues(t *testing.T) {
 	}
 	// Layers: later ones win; the others keep the defaults.
 	got, err := md.Resolve(map[string]any{"max_char": 500, "min_char": 5}, map[string]any{"max_char": "600"}, nil)
-	want := map[string]any{"min_char": 5, "max_char": 600, "chunk_overlap": 128}
+	want := map[string]any{"min_char": 5, "max_char": 600, "chunk_overlap": 128, "tokenizer": ""}
 	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("Resolve(layers) = %v, %v; want %v", got, err, want)
 	}
@@ -185,7 +186,10 @@ func TestResolveErrors(t *testing.T) {
 		{"markdown", map[string]any{"max_chars": 10}, chunking.ErrUnknownOption, `unknown option "max_chars" for chunker markdown (did you mean max_char?)`},
 		{"markdown", map[string]any{"max-char": 10}, chunking.ErrUnknownOption, `(did you mean max_char?)`},
 		{"markdown", map[string]any{"max_emails_per_chunk": 3}, chunking.ErrUnknownOption, `option "max_emails_per_chunk" belongs to chunker email, not markdown`},
-		{"markdown", map[string]any{"bogus": 1}, chunking.ErrUnknownOption, `unknown option "bogus" for chunker markdown (its options: min_char, max_char, chunk_overlap)`},
+		{"markdown", map[string]any{"tokenizer": "gpt2"}, chunking.ErrInvalidOptions, `tokenizer must be empty (characters) or one of cl100k_base, o200k_base, got "gpt2"`},
+		{"twostep", map[string]any{"tokenizer": "p50k_base"}, chunking.ErrInvalidOptions, `tokenizer: must be empty (words) or one of cl100k_base, o200k_base, got "p50k_base"`},
+		{"twostep", map[string]any{"tokenizer": 5}, chunking.ErrInvalidOptions, `chunker twostep: tokenizer: want a string, got the integer 5`},
+		{"markdown", map[string]any{"bogus": 1}, chunking.ErrUnknownOption, `unknown option "bogus" for chunker markdown (its options: min_char, max_char, chunk_overlap, tokenizer)`},
 		{"markdown", map[string]any{"max_char": 0}, chunking.ErrInvalidOptions, `chunker markdown: chunking: invalid options: max_char must be > 0, got 0`},
 		{"markdown", map[string]any{"max_char": 100}, chunking.ErrInvalidOptions, `chunk_overlap (128) must be < max_char (100)`},
 		{"twostep", map[string]any{"headers_to_split_on": []any{1, "x"}}, chunking.ErrInvalidOptions, `chunker twostep: headers_to_split_on: item 2: want an integer, got the string "x"`},

@@ -142,6 +142,9 @@ func TestNewValidation(t *testing.T) {
 		{func(c *Config) { c.HeadersToSplitOn = []int{1, 7} }, "headers_to_split_on"},
 		{func(c *Config) { c.HeadersToSplitOn = nil }, ""},
 		{func(c *Config) { *c = Config{} }, "max_chunk_size"},
+		{func(c *Config) { c.Tokenizer = "cl100k_base" }, ""},
+		{func(c *Config) { c.Tokenizer = "o200k_base" }, ""},
+		{func(c *Config) { c.Tokenizer = "r50k_base" }, "tokenizer"},
 	}
 	for _, tt := range tests {
 		cfg := DefaultConfig()
@@ -165,7 +168,7 @@ func TestNewValidation(t *testing.T) {
 }
 
 func TestConfig(t *testing.T) {
-	if got, want := fmt.Sprintf("%+v", DefaultConfig()), "{MaxChunkSize:512 ChunkOverlap:0 WordOverlap:0 AddHeaders:false MergeSmallChunks:true HeadersToSplitOn:[1 2 3 4 5 6]}"; got != want {
+	if got, want := fmt.Sprintf("%+v", DefaultConfig()), "{MaxChunkSize:512 ChunkOverlap:0 WordOverlap:0 AddHeaders:false MergeSmallChunks:true HeadersToSplitOn:[1 2 3 4 5 6] Tokenizer:}"; got != want {
 		t.Errorf("DefaultConfig() = %s, want the reference's defaults %s", got, want)
 	}
 	levels := []int{3, 1, 3}
@@ -178,6 +181,9 @@ func TestConfig(t *testing.T) {
 	got.HeadersToSplitOn[0] = 2
 	if c.Config().HeadersToSplitOn[0] != 1 {
 		t.Error("Config() shares the chunker's levels")
+	}
+	if got := mustNew(t, func(c *Config) { c.Tokenizer = "o200k_base" }).Config().Tokenizer; got != "o200k_base" {
+		t.Errorf("Config().Tokenizer = %q, want o200k_base", got)
 	}
 }
 
@@ -319,7 +325,7 @@ func TestTenMegabytesWithoutSentenceEnd(t *testing.T) {
 }
 
 // TestCorpus chunks every file of the shared Markdown corpus with the
-// invariants, under two option sets.
+// invariants, under three option sets (the third in tokens).
 func TestCorpus(t *testing.T) {
 	if testing.Short() {
 		t.Skip("corpus run")
@@ -346,6 +352,12 @@ func TestCorpus(t *testing.T) {
 			c.AddHeaders = true
 			c.HeadersToSplitOn = []int{1, 2, 3}
 		}),
+		mustNew(t, func(c *Config) {
+			c.MaxChunkSize = 64
+			c.WordOverlap = 8
+			c.AddHeaders = true
+			c.Tokenizer = "cl100k_base"
+		}),
 	}
 	stride := 1
 	if raceEnabled {
@@ -364,6 +376,9 @@ func TestCorpus(t *testing.T) {
 		checkInvariants(t, chunkers[0], doc)
 		if i%4 == 0 {
 			checkInvariants(t, chunkers[1], doc)
+		}
+		if i%4 == 1 {
+			checkInvariants(t, chunkers[2], doc)
 		}
 	}
 	t.Logf("%d files", len(files))
@@ -388,6 +403,39 @@ func FuzzChunk(f *testing.F) {
 			c.MergeSmallChunks = flags&2 != 0
 			if flags&4 != 0 {
 				c.HeadersToSplitOn = []int{1, 3}
+			}
+		})
+		path := "f.md"
+		if flags&8 != 0 {
+			path = "f.txt"
+		}
+		checkInvariants(t, c, chunking.Document{Path: path, Content: src})
+	})
+}
+
+// FuzzChunkTokens is FuzzChunk with sizes in tokens (cl100k_base, or
+// o200k_base with flags bit 4).
+func FuzzChunkTokens(f *testing.F) {
+	for _, in := range golden.Inputs(f, "testdata", goldenPatterns...) {
+		src, err := os.ReadFile(in)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(src, uint8(12), uint8(3), uint8(0), uint8(0b11))
+	}
+	f.Fuzz(func(t *testing.T, src []byte, max, wordOverlap, charOverlap, flags uint8) {
+		c := mustNew(t, func(c *Config) {
+			c.MaxChunkSize = int(max%64) + 1
+			c.WordOverlap = int(wordOverlap) % (int(max%64) + 1)
+			c.ChunkOverlap = int(charOverlap)
+			c.AddHeaders = flags&1 != 0
+			c.MergeSmallChunks = flags&2 != 0
+			if flags&4 != 0 {
+				c.HeadersToSplitOn = []int{1, 3}
+			}
+			c.Tokenizer = "cl100k_base"
+			if flags&16 != 0 {
+				c.Tokenizer = "o200k_base"
 			}
 		})
 		path := "f.md"

@@ -16,13 +16,25 @@ import (
 // ownKeys are the chunker's metadata keys, in their required order.
 var ownKeys = []string{"h1", "h2", "h3", "index", "file", "oversize"}
 
+// Size measures text in the unit of max_char: characters, or tokens of
+// the chunker's encoding.
+type Size func(string) int
+
 // Check returns the first violated invariant of chunks, the output of the
 // Markdown chunker with max_char maxChar for src (MDX-cleaned already), or
-// nil:
+// nil. It is CheckSize with sizes in characters.
+func Check(src []byte, chunks []chunking.Chunk, maxChar int) error {
+	return CheckSize(src, chunks, maxChar, utf8.RuneCountInString)
+}
+
+// CheckSize returns the first violated invariant of chunks, the output of
+// the Markdown chunker with max_char maxChar in the unit size measures
+// (characters, or tokens of its tokenizer) for src (MDX-cleaned already),
+// or nil:
 //   - content is valid UTF-8, not empty or whitespace-only, with no
 //     leading blank line and no trailing whitespace;
-//   - at most maxChar characters unless metadata oversize is true (and
-//     oversize only on chunks longer than maxChar);
+//   - at most maxChar in size unless metadata oversize is true (and
+//     oversize only on chunks larger than maxChar);
 //   - metadata "index" is 0..n−1, the chunker's keys come first in the
 //     order h1, h2, h3, index, file, oversize;
 //   - every word of src appears in the chunks, in order (extra words —
@@ -30,11 +42,11 @@ var ownKeys = []string{"h1", "h2", "h3", "index", "file", "oversize"}
 //     are allowed); when some word is too long to survive whole, the check
 //     is done on non-space characters instead;
 //   - every top-level fenced code block, table and display math block that
-//     fits in maxChar lies whole in one chunk;
+//     fits in maxChar (by size) lies whole in one chunk;
 //   - the header metadata of each chunk holds the headers in force at the
 //     first source word the chunk adds (after the header-only joining of
 //     the spec).
-func Check(src []byte, chunks []chunking.Chunk, maxChar int) error {
+func CheckSize(src []byte, chunks []chunking.Chunk, maxChar int, size Size) error {
 	for i, c := range chunks {
 		s := c.Content()
 		if !utf8.ValidString(s) {
@@ -50,10 +62,10 @@ func Check(src []byte, chunks []chunking.Chunk, maxChar int) error {
 			return fmt.Errorf("chunk %d: leading blank line", i)
 		}
 		over := c.Get("oversize", false) == true
-		if n := c.Len(); n > maxChar && !over {
-			return fmt.Errorf("chunk %d: %d characters > max_char %d and not oversize", i, n, maxChar)
+		if n := size(s); n > maxChar && !over {
+			return fmt.Errorf("chunk %d: size %d > max_char %d and not oversize", i, n, maxChar)
 		} else if over && n <= maxChar {
-			return fmt.Errorf("chunk %d: oversize but only %d characters", i, n)
+			return fmt.Errorf("chunk %d: oversize but only of size %d", i, n)
 		}
 		if got := c.Get("index", nil); got != i {
 			return fmt.Errorf("chunk %d: index = %v", i, got)
@@ -75,12 +87,12 @@ func Check(src []byte, chunks []chunking.Chunk, maxChar int) error {
 	if pre := []byte("\uFEFF"); len(src) >= 3 && string(src[:3]) == string(pre) {
 		src = src[3:]
 	}
-	firsts, err := coverage(src, chunks, maxChar)
+	firsts, err := coverage(src, chunks, maxChar, size)
 	if err != nil {
 		return err
 	}
 	blocks := mdblocks.Scan(src)
-	if err := checkAtomic(src, blocks, chunks, maxChar); err != nil {
+	if err := checkAtomic(src, blocks, chunks, maxChar, size); err != nil {
 		return err
 	}
 	return checkHeaders(src, blocks, chunks, firsts)
@@ -88,14 +100,14 @@ func Check(src []byte, chunks []chunking.Chunk, maxChar int) error {
 
 // checkAtomic checks that every top-level fenced code block, table and
 // display math block of at most maxChar characters lies whole in one chunk.
-func checkAtomic(src []byte, blocks []mdblocks.Block, chunks []chunking.Chunk, maxChar int) error {
+func checkAtomic(src []byte, blocks []mdblocks.Block, chunks []chunking.Chunk, maxChar int, size Size) error {
 	j := 0
 	for _, b := range blocks {
 		if !b.Kind.Atomic() {
 			continue
 		}
 		text := strings.TrimRightFunc(string(src[b.Start:b.End]), unicode.IsSpace)
-		if utf8.RuneCountInString(text) > maxChar {
+		if size(text) > maxChar {
 			continue
 		}
 		k := j
@@ -152,11 +164,18 @@ func words(s string) []word {
 // coverage checks that src's words (or, when a word may be cut, its
 // non-space characters) are a subsequence of the chunks' and returns, per
 // chunk, the source offset of the first word it adds (-1 when none).
-func coverage(src []byte, chunks []chunking.Chunk, maxChar int) ([]int, error) {
+func coverage(src []byte, chunks []chunking.Chunk, maxChar int, size Size) ([]int, error) {
 	sw := words(string(src))
 	longest := 0
 	for _, w := range sw {
 		longest = max(longest, utf8.RuneCountInString(w.text))
+	}
+	if longest >= maxChar/4-1 {
+		// In tokens, a word is cut only when its tokens are too many.
+		longest = 0
+		for _, w := range sw {
+			longest = max(longest, size(w.text))
+		}
 	}
 	firsts := make([]int, len(chunks))
 	p := 0
