@@ -17,6 +17,7 @@ import (
 	"github.com/chunkstream/chunkstream/chunking/internal/golden"
 	"github.com/chunkstream/chunkstream/chunking/internal/poll"
 	"github.com/chunkstream/chunkstream/internal/testutil"
+	"github.com/chunkstream/chunkstream/internal/tokens/tokenstest"
 )
 
 // mustNew returns a chunker of DefaultConfig changed by set (nil: the
@@ -569,4 +570,58 @@ func TestChunkFileAndFolder(t *testing.T) {
 	if _, _, err := c.ChunkFolder(cctx, dir); !errors.Is(err, context.Canceled) {
 		t.Errorf("ChunkFolder(cancelled) = %v, want context.Canceled", err)
 	}
+}
+
+// TestCorpusTokenBudgetByReference chunks every fifth file of
+// ../shared/corpus/markdown (every fiftieth with -short or the race
+// detector) in token mode, without overlap and added headers so that each
+// chunk is its own text, and has OpenAI's tokenizer, run for real
+// (js-tiktoken under Node.js; skipped without them), count every chunk:
+// each one not marked oversize is within max_chunk_size tokens, and each
+// count equals ours.
+func TestCorpusTokenBudgetByReference(t *testing.T) {
+	tokenstest.Dir(t)
+	dir := testutil.SharedDir(t, "corpus", "markdown")
+	files, _, err := chunking.WalkFolder(context.Background(), dir, Extensions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	step := 5
+	if testing.Short() || raceEnabled {
+		step = 50
+	}
+	c := mustNew(t, func(c *Config) { c.MaxChunkSize = 256; c.Tokenizer = "cl100k_base" })
+	var texts []string
+	var ours []int
+	oversize := 0
+	for i := 0; i < len(files); i += step {
+		src, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(files[i])))
+		if err != nil {
+			t.Fatal(err)
+		}
+		chunks, _, err := c.Chunk(chunking.Document{Path: files[i], Content: src})
+		if err != nil {
+			continue // the file that is not UTF-8
+		}
+		for _, ch := range chunks {
+			if ch.Get("oversize", false) == true {
+				oversize++
+				continue
+			}
+			texts = append(texts, ch.Content())
+			ours = append(ours, c.enc.CountString(ch.Content()))
+		}
+	}
+	over := 0
+	for i, n := range tokenstest.Counts(t, "cl100k_base", texts) {
+		if n != ours[i] {
+			t.Errorf("chunk %.80q: %d tokens by the reference, %d by ours", texts[i], n, ours[i])
+		}
+		if n > c.maxWords {
+			if over++; over <= 5 {
+				t.Errorf("chunk %.80q has %d tokens by the reference > max_chunk_size %d and is not oversize", texts[i], n, c.maxWords)
+			}
+		}
+	}
+	t.Logf("cl100k_base max_chunk_size %d, every %d files: %d chunks within the budget by the reference tokenizer, %d oversize, %d over", c.maxWords, step, len(texts)-over, oversize, over)
 }
