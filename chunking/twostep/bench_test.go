@@ -54,6 +54,20 @@ func BenchmarkCorpus(b *testing.B) {
 	}
 }
 
+// BenchmarkCorpusTokens is BenchmarkCorpus in token mode: max_chunk_size
+// 512 cl100k_base tokens.
+func BenchmarkCorpusTokens(b *testing.B) {
+	docs, total := loadCorpus(b)
+	c := mustNew(b, func(c *Config) { c.Tokenizer = "cl100k_base" })
+	b.ReportAllocs()
+	b.SetBytes(total)
+	for b.Loop() {
+		for _, d := range docs {
+			c.Chunk(d)
+		}
+	}
+}
+
 // BenchmarkCorpusSmallChunks forces the sentence split on most sections.
 func BenchmarkCorpusSmallChunks(b *testing.B) {
 	docs, total := loadCorpus(b)

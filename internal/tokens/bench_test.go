@@ -3,6 +3,8 @@ package tokens
 import (
 	"testing"
 
+	"github.com/chunkstream/chunkstream/internal/testutil"
+
 	"github.com/tiktoken-go/tokenizer"
 )
 
@@ -26,11 +28,14 @@ func BenchmarkCount(b *testing.B) {
 			b.SetBytes(int64(size))
 			c := e.Counter()
 			defer c.Release()
+			cpu, n := testutil.ProcessCPU(), 0
 			for b.Loop() {
 				for _, s := range texts {
 					c.CountString(s)
 				}
+				n++
 			}
+			b.ReportMetric(float64((testutil.ProcessCPU()-cpu).Milliseconds())/float64(n), "cpu-ms/op")
 		})
 		b.Run(name+"/library", func(b *testing.B) {
 			lib, err := tokenizer.Get(tokenizer.Encoding(name))
@@ -39,11 +44,14 @@ func BenchmarkCount(b *testing.B) {
 			}
 			b.ReportAllocs()
 			b.SetBytes(int64(size))
+			cpu, n := testutil.ProcessCPU(), 0
 			for b.Loop() {
 				for _, s := range texts {
 					_, _ = lib.Count(s)
 				}
+				n++
 			}
+			b.ReportMetric(float64((testutil.ProcessCPU()-cpu).Milliseconds())/float64(n), "cpu-ms/op")
 		})
 	}
 }

@@ -29,10 +29,15 @@ const hotBits = 14
 // Encoding returns the encoding c counts with.
 func (c *Counter) Encoding() *Encoding { return c.enc }
 
-// Release gives c back to its encoding's pool; c must not be used after.
+// Release gives c back to its encoding; c must not be used after.
 func (c *Counter) Release() {
 	c.sc = scanner{}
-	c.enc.pool.Put(c)
+	e := c.enc
+	e.mu.Lock()
+	if len(e.free) < maxFree {
+		e.free = append(e.free, c)
+	}
+	e.mu.Unlock()
 }
 
 // next returns the end of the piece starting at i (< len(c.sc.s)).

@@ -31,8 +31,9 @@
 // here on the library's ranks: a piece that is a token is looked up (most
 // are, in an open-addressing table of short tokens), others are merged
 // lowest rank first, as tiktoken merges. Counters keep a cache of the
-// counts of short pieces and are pooled per encoding, so that counting
-// many short texts does not rebuild it.
+// counts of short pieces and are kept for reuse by their encoding (a free
+// list of at most 64), so that counting many short texts does not rebuild
+// it.
 //
 // The tests hold this package to OpenAI's tokenizer run for real (its
 // JavaScript port, js-tiktoken, when Node.js and the package are

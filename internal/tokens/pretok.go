@@ -226,7 +226,19 @@ func (sc *scanner) punct(i int, trail uint8, slash bool) int {
 // nextCL100K returns the end of the cl100k_base piece starting at i <
 // len(sc.s).
 func (sc *scanner) nextCL100K(i int) int {
-	if sc.s[i] == '\'' {
+	// Fast path: an ASCII letter, or a space and an ASCII letter, start a
+	// run of letters (the second alternative).
+	s := sc.s
+	if b := s[i]; b == ' ' || b < utf8.RuneSelf && asciiClass[b]&cLetter != 0 {
+		j := i
+		if b == ' ' {
+			j++
+		}
+		if j < len(s) && s[j] < utf8.RuneSelf && asciiClass[s[j]]&cLetter != 0 {
+			return sc.run(j, cLetter)
+		}
+	}
+	if s[i] == '\'' {
 		if n := sc.contraction(i); n > 0 {
 			return i + n
 		}

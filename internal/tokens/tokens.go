@@ -27,9 +27,19 @@ func Names() []string { return []string{CL100KBase, O200KBase} }
 type Encoding struct {
 	name  string
 	ranks *table
-	o200k bool      // the o200k_base pattern, else cl100k_base's
-	pool  sync.Pool // of *Counter, whose caches are costly to build
+	o200k bool // the o200k_base pattern, else cl100k_base's
+
+	// Counters given back, whose caches are costly to build and warm: a
+	// free list rather than a sync.Pool, which a garbage collection
+	// empties (chunking allocates enough to empty it every few
+	// documents).
+	mu   sync.Mutex
+	free []*Counter
 }
+
+// maxFree bounds the free list: more Counters than this are never in use
+// at once unless that many goroutines count together.
+const maxFree = 64
 
 // encodings loads each encoding once per process, on first use; an
 // Encoding never changes once built (like the Unicode tables).
@@ -71,9 +81,7 @@ func load(name string, enc tokenizer.Encoding, size int, o200k bool) (*Encoding,
 	if len(ranks) != size {
 		return nil, fmt.Errorf("tokens: loading %s: %d distinct tokens, want %d", name, len(ranks), size)
 	}
-	e := &Encoding{name: name, ranks: newTable(ranks), o200k: o200k}
-	e.pool.New = func() any { return &Counter{enc: e, m: bpe{ranks: e.ranks}} }
-	return e, nil
+	return &Encoding{name: name, ranks: newTable(ranks), o200k: o200k}, nil
 }
 
 // Name returns the encoding's name.
@@ -121,8 +129,15 @@ func (e *Encoding) Encode(text string) []int {
 	return ids
 }
 
-// Counter returns a Counter for e, taken from a pool: call Release when
-// done with it.
+// Counter returns a Counter for e, one given back earlier when there is
+// one: call Release when done with it.
 func (e *Encoding) Counter() *Counter {
-	return e.pool.Get().(*Counter)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if n := len(e.free); n > 0 {
+		c := e.free[n-1]
+		e.free = e.free[:n-1]
+		return c
+	}
+	return &Counter{enc: e, m: bpe{ranks: e.ranks}}
 }
