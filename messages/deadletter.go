@@ -1,11 +1,25 @@
 package messages
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/vmihailenco/msgpack/v5"
+	"github.com/vmihailenco/msgpack/v5/msgpcode"
+
+	"github.com/chunkstream/chunkstream/chunking"
 )
+
+// HeaderErrorCause holds a dead letter's cause: a stable snake_case
+// label ("unknown_option", "too_large", "max_deliveries", …), the same
+// as the cause label of the workers' dead letter metric. Dead letters
+// written before it existed have none.
+const HeaderErrorCause = "Chunkstream-Error-Cause"
 
 // Dead letter kinds (header Chunkstream-Error-Kind).
 const (
@@ -25,6 +39,9 @@ type DeadLetter struct {
 	Reason string
 	// Kind is KindPermanent or KindExhausted.
 	Kind string
+	// Cause is the failure's stable snake_case label (HeaderErrorCause);
+	// empty in dead letters written before the header existed.
+	Cause string
 	// Subject is the subject the request was published on.
 	Subject string
 	// StreamSeq is the request's INGEST stream sequence.
@@ -35,17 +52,24 @@ type DeadLetter struct {
 
 // Apply sets the dead letter headers on h (a nats.Header), replacing any
 // present. The reason is made one line (CR/LF become spaces) and cut to
-// 1 KiB at a rune boundary.
+// 1 KiB at a rune boundary; an empty Cause removes HeaderErrorCause.
 func (dl DeadLetter) Apply(h map[string][]string) {
 	h[HeaderError] = []string{OneLine(dl.Reason, maxReasonBytes)}
 	h[HeaderErrorKind] = []string{dl.Kind}
+	if dl.Cause != "" {
+		h[HeaderErrorCause] = []string{OneLine(dl.Cause, maxReasonBytes)}
+	} else {
+		delete(h, HeaderErrorCause)
+	}
 	h[HeaderSubject] = []string{dl.Subject}
 	h[HeaderStreamSeq] = []string{strconv.FormatUint(dl.StreamSeq, 10)}
 	h[HeaderDeliveries] = []string{strconv.FormatUint(dl.Deliveries, 10)}
 }
 
 // ParseDeadLetter reads the dead letter headers from h (a nats.Header).
-// It fails when the kind is missing or a number is malformed.
+// It fails when the kind is missing or a number is malformed; a dead
+// letter without HeaderErrorCause (written before it existed) parses with
+// an empty Cause.
 func ParseDeadLetter(h map[string][]string) (DeadLetter, error) {
 	first := func(k string) string {
 		if v := h[k]; len(v) > 0 {
@@ -53,7 +77,8 @@ func ParseDeadLetter(h map[string][]string) (DeadLetter, error) {
 		}
 		return ""
 	}
-	dl := DeadLetter{Reason: first(HeaderError), Kind: first(HeaderErrorKind), Subject: first(HeaderSubject)}
+	dl := DeadLetter{Reason: first(HeaderError), Kind: first(HeaderErrorKind), Cause: first(HeaderErrorCause),
+		Subject: first(HeaderSubject)}
 	if dl.Kind == "" {
 		return dl, fmt.Errorf("messages: not a dead letter: no %s header", HeaderErrorKind)
 	}
@@ -65,6 +90,203 @@ func ParseDeadLetter(h map[string][]string) (DeadLetter, error) {
 		return dl, fmt.Errorf("messages: dead letter %s: %w", HeaderDeliveries, err)
 	}
 	return dl, nil
+}
+
+// DeadLetterMsgID returns the Nats-Msg-Id of the dead letter of the
+// request stored at ingestSeq in the stream ingestStream:
+// "<ingest stream>@<ingest seq>", followed by "@<request's Nats-Msg-Id>"
+// when the request had one. Every writer of one request's dead letter
+// (its worker, the max-deliveries advisory handler) knows these, so the
+// dead letter stream's duplicate window stores it once; a request
+// published again is a new stream message with a new sequence, so its
+// dead letter is always stored. The request's own id guards against a
+// stream that was deleted and created again, whose sequences start over.
+func DeadLetterMsgID(ingestStream string, ingestSeq uint64, requestMsgID string) string {
+	id := ingestStream + "@" + strconv.FormatUint(ingestSeq, 10)
+	if requestMsgID != "" {
+		id += "@" + requestMsgID
+	}
+	return id
+}
+
+// IsUserHeader reports whether a header of a request is the sender's own
+// (Content-Type, tracing headers, …): not one of the server's Nats-*
+// directives and metadata (Nats-Msg-Id, Nats-Expected-*, Nats-TTL, the
+// Nats-Stream and Nats-Sequence of a direct get, …) and not a Chunkstream-*
+// dead letter header. Names are compared without regard to case. A dead
+// letter carries the request's user headers; a replay sends them again.
+func IsUserHeader(name string) bool {
+	return !hasPrefixFold(name, "Nats-") && !hasPrefixFold(name, "Chunkstream-")
+}
+
+func hasPrefixFold(s, prefix string) bool {
+	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
+}
+
+// UserHeaders returns a copy of the user headers of h (IsUserHeader).
+func UserHeaders(h map[string][]string) map[string][]string {
+	out := make(map[string][]string, len(h)+8)
+	for k, v := range h {
+		if IsUserHeader(k) {
+			out[k] = append([]string(nil), v...)
+		}
+	}
+	return out
+}
+
+// PeekIngestID returns the "id" of an ingest request, reading the
+// encoding as DecodeIngest does but only the top-level map and the id:
+// the other fields are skipped unchecked, so a request that does not
+// decode as a whole (a newer schema, a bad metadata value) still shows
+// its id. It is "" when the request has none. It fails when the payload
+// is not a map, the map is cut short, or the id is not a string of valid
+// UTF-8. When DecodeIngest succeeds, PeekIngestID returns the same id.
+func PeekIngestID(contentType string, data []byte) (string, error) {
+	isJSON := IsJSON(contentType)
+	if contentType == "" {
+		switch sniff(data) {
+		case ContentTypeJSON:
+			isJSON = true
+		case "":
+			return "", fmt.Errorf("%w: expected a msgpack map or a JSON object, got %s", ErrDecode, describePayload(data))
+		}
+	}
+	var id string
+	var err error
+	if isJSON {
+		id, err = peekJSONID(data)
+	} else {
+		id, err = peekMsgpackID(data)
+	}
+	if err != nil {
+		return "", fmt.Errorf("%w: ingest request id: %w", ErrDecode, err)
+	}
+	return id, nil
+}
+
+// peekMsgpackID reads the top-level map of a msgpack request, skipping
+// every value but "id" (the last one, as the decoder keeps a repeated
+// key's last value).
+func peekMsgpackID(data []byte) (string, error) {
+	d := msgpack.NewDecoder(bytes.NewReader(data))
+	c, err := d.PeekCode()
+	if err != nil {
+		return "", err
+	}
+	if !isMsgpackMap(c) {
+		return "", fmt.Errorf("message is %s, want a map", describePayload(data))
+	}
+	n, err := d.DecodeMapLen()
+	if err != nil {
+		return "", err
+	}
+	id := ""
+	for range n {
+		c, err := d.PeekCode()
+		if err != nil {
+			return "", err
+		}
+		key := ""
+		if msgpcode.IsString(c) {
+			if key, err = d.DecodeString(); err != nil {
+				return "", err
+			}
+		} else if err := skipMsgpack(d); err != nil {
+			return "", err
+		}
+		if key != "id" {
+			if err := skipMsgpack(d); err != nil {
+				return "", err
+			}
+			continue
+		}
+		if c, err = d.PeekCode(); err != nil {
+			return "", err
+		}
+		if !msgpcode.IsString(c) {
+			return "", errors.New(`field "id": want a string`)
+		}
+		if id, err = d.DecodeString(); err != nil {
+			return "", err
+		}
+		if !utf8.ValidString(id) {
+			return "", errors.New(`field "id": invalid UTF-8`)
+		}
+	}
+	return id, nil
+}
+
+// skipMsgpack skips one value without recursion (so nesting depth costs
+// no stack), counting the values still to skip.
+func skipMsgpack(d *msgpack.Decoder) error {
+	for pending := 1; pending > 0; pending-- {
+		c, err := d.PeekCode()
+		if err != nil {
+			return err
+		}
+		switch {
+		case isMsgpackMap(c):
+			n, err := d.DecodeMapLen()
+			if err != nil {
+				return err
+			}
+			pending += 2 * max(n, 0)
+		case msgpcode.IsFixedArray(c) || c == msgpcode.Array16 || c == msgpcode.Array32:
+			n, err := d.DecodeArrayLen()
+			if err != nil {
+				return err
+			}
+			pending += max(n, 0)
+		default:
+			if err := d.Skip(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// peekJSONID reads the top-level object of a JSON request, skipping every
+// member but "id" (the last one wins, as in decoding). The id itself is
+// read by chunking's codec, with its rules for text.
+func peekJSONID(data []byte) (string, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	tok, err := dec.Token()
+	if err != nil {
+		return "", err
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return "", errors.New("message is not a JSON object")
+	}
+	id := ""
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return "", err
+		}
+		key, _ := tok.(string)
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return "", err
+		}
+		if key != "id" {
+			continue
+		}
+		obj, err := chunking.DecodeJSONObject(append(append([]byte(`{"id":`), raw...), '}'))
+		if err != nil {
+			return "", err
+		}
+		v, _ := obj.Get("id")
+		s, ok := v.(string)
+		if !ok {
+			return "", fmt.Errorf(`field "id": want a string, got %s`, typeName(v))
+		}
+		id = s
+	}
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('}') {
+		return "", errors.New("the object is cut short")
+	}
+	return id, nil
 }
 
 // OneLine returns s with line breaks turned into spaces, cut to at most

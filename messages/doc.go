@@ -70,11 +70,61 @@
 //     ids never contain "@", so they cannot collide with chunk records.
 //   - The chunk subject is the prefix plus the ingest subject without its
 //     first token ("ingest.docs.x" → "chunks.docs.x").
-//   - Dead letter reasons are made one line and cut to 1 KiB.
+//   - Dead letter reasons are made one line and cut to 1 KiB. Beside the
+//     reason, Chunkstream-Error-Cause holds the stable snake_case cause
+//     (the label the workers' metrics use), for tools that sort dead
+//     letters; older dead letters without it parse with an empty cause.
+//   - A dead letter's Nats-Msg-Id (DeadLetterMsgID) is "<ingest
+//     stream>@<ingest seq>", followed by "@<the request's Nats-Msg-Id>"
+//     when it had one. It names one stream message, not one logical send:
+//     the worker and the max-deliveries advisory handler, which may both
+//     dead-letter the same stored request, write the same id and the dead
+//     letter stream's duplicate window keeps one, while a request
+//     published again (a replay, or a resend reusing the request's own
+//     Nats-Msg-Id) is a new stream message whose dead letter is always
+//     stored. The request's own id is appended so that a stream deleted
+//     and created again, whose sequences start over, cannot make a new
+//     dead letter look like an old one.
+//   - A dead letter carries the request's user headers (UserHeaders): all
+//     but the server's Nats-* ones (a direct get adds Nats-Stream and
+//     others; Nats-Expected-* and Nats-TTL would be checked against the
+//     dead letter stream and refuse the dead letter) and the Chunkstream-*
+//     ones it sets itself. A replay sends the same user headers with a
+//     fresh Nats-Msg-Id under the ingest rule "<id>@<version>@<send id>".
+//   - PeekIngestID reads only a request's id (the top-level map, every
+//     other value skipped unchecked, without recursion), so listing dead
+//     letters shows the id of a request that does not decode as a whole.
 //   - The document record (DocRecord) is JSON, not msgpack: it lives in a
 //     KV bucket that people and other languages read with ordinary tools.
 //     Its key is the document id in unpadded base64url (DocRecordKey), so
 //     any id is a valid key. Fields are only added, and each must be safe
 //     to lose, because a writer that does not know a field drops it when
 //     it rewrites the record.
+//   - "Unchanged" means same content and same processing. A done upsert
+//     record holds the settings fingerprint its version was chunked with
+//     ("fingerprint") and its chunk count ("chunks"). The fingerprint is a
+//     wire contract: the sha256 hex of the canonical JSON of the resolved
+//     Settings (Settings.Fingerprint spells the bytes out): the chunker
+//     and its complete options (every option with its effective value,
+//     resolved as request > worker defaults > chunker defaults), the
+//     request's explicit format, source and metadata, the ingest subject
+//     (which names the chunk subject) and the collection override, plus
+//     FingerprintVersion. Metadata enters as a map: reordering keys
+//     changes neither a chunk's hash nor its meaning, so it is no change.
+//     The workers' sink settings (chunk subject prefix, default
+//     collection) are not in it: a change there needs a forced re-send.
+//   - Which chunker and options a request gets is defined once here
+//     (ChunkerDefaults.Choose, ResolveSettings) and resolved through the
+//     registry by the worker and the producer alike, so the producer
+//     computes the fingerprint a worker will record. A worker's defaults
+//     apply to requests that name no chunker only where the default
+//     chunker reads the format (email reads the mail formats, the others
+//     the text formats): a worker defaulting to twostep still gives a
+//     mailbox thread to the email chunker.
+//   - Workers advertise their defaults as JSON under ChunkerDefaultsKey in
+//     the bucket of document records, a key that holds a "." and so is
+//     never a record's (DocRecordID refuses it). Every worker writes it at
+//     start, the last one started winning; workers of one deployment share
+//     one configuration, and during a rolling change the key ends with the
+//     new settings once the last new worker started.
 package messages

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"time"
 )
 
 // Document record states.
@@ -13,6 +14,10 @@ const (
 	StatePending = "pending"
 	// StateDone means the record's version was written to the sink.
 	StateDone = "done"
+	// StateDeadLettered means the record's version was dead-lettered
+	// (LastFailure says why) and nothing newer was started since. Like
+	// StatePending it is not done: a producer sends the document again.
+	StateDeadLettered = "dead_lettered"
 )
 
 // DocRecord is a document record: the value, as a JSON object, of the
@@ -35,11 +40,39 @@ type DocRecord struct {
 	// DocVersion is the sha256 hex of the version's content
 	// (ContentVersion), empty for a delete.
 	DocVersion string `json:"doc_version"`
-	// Op is OpUpsert or OpDelete.
+	// Op is OpUpsert or OpDelete; empty in a dead-lettered record whose
+	// request did not decode.
 	Op string `json:"op"`
 	// State is StatePending while a worker is on the version, StateDone
-	// after.
+	// after, StateDeadLettered when it was dead-lettered.
 	State string `json:"state"`
+	// Fingerprint is the settings fingerprint (Settings.Fingerprint) the
+	// version was chunked with, set with StateDone on an upsert; empty in
+	// a record written before fingerprints existed (or by a worker that
+	// does not know the field), which a producer counts as processed with
+	// other settings: losing it costs one re-send.
+	Fingerprint string `json:"fingerprint,omitempty"`
+	// Chunks is the number of chunks the version has, set with
+	// Fingerprint (absent, 0, when it has none).
+	Chunks int `json:"chunks,omitempty"`
+	// LastFailure is why the version was dead-lettered, in a record of
+	// StateDeadLettered; absent otherwise (a newer version clears it).
+	// It is a hint for people (a status listing), safe to lose.
+	LastFailure Failure `json:"last_failure,omitzero"`
+}
+
+// Failure is why a version of a document was dead-lettered.
+type Failure struct {
+	// Cause is the stable snake_case cause, as in the dead letter's
+	// Chunkstream-Error-Cause header.
+	Cause string `json:"cause"`
+	// Reason is the error, one line, as in the Chunkstream-Error header.
+	Reason string `json:"reason"`
+	// Time is when the worker dead-lettered it (UTC).
+	Time time.Time `json:"time"`
+	// IngestSeq is the INGEST stream sequence of the dead-lettered
+	// request.
+	IngestSeq uint64 `json:"ingest_seq"`
 }
 
 // DocRecordKey returns the KV key of a document id's record: the id's

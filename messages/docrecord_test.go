@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chunkstream/chunkstream/messages"
 )
@@ -22,8 +23,15 @@ func TestDecodeDocRecord(t *testing.T) {
 		{"delete, other order", `{"state":"pending","op":"delete","doc_version":"","ingest_seq":9}`,
 			messages.DocRecord{IngestSeq: 9, Op: messages.OpDelete, State: messages.StatePending}, false},
 		{"fields of a newer writer are ignored",
-			`{"ingest_seq":3,"doc_version":"` + v + `","op":"upsert","state":"done","fingerprint":"f1","chunks":12,"last_failure":{"cause":"sink","reason":"x"}}`,
+			`{"ingest_seq":3,"doc_version":"` + v + `","op":"upsert","state":"done","fingerprint_of_the_future":"f1","chunks_of_the_future":12}`,
 			messages.DocRecord{IngestSeq: 3, DocVersion: v, Op: messages.OpUpsert, State: messages.StateDone}, false},
+		{"done with its settings fingerprint and chunk count",
+			`{"ingest_seq":3,"doc_version":"` + v + `","op":"upsert","state":"done","fingerprint":"f1","chunks":12}`,
+			messages.DocRecord{IngestSeq: 3, DocVersion: v, Op: messages.OpUpsert, State: messages.StateDone, Fingerprint: "f1", Chunks: 12}, false},
+		{"dead-lettered with its last failure",
+			`{"ingest_seq":5,"doc_version":"","op":"upsert","state":"dead_lettered","last_failure":{"cause":"unknown_option","reason":"x","time":"2025-03-04T05:06:07Z","ingest_seq":5}}`,
+			messages.DocRecord{IngestSeq: 5, Op: messages.OpUpsert, State: messages.StateDeadLettered, LastFailure: messages.Failure{
+				Cause: "unknown_option", Reason: "x", Time: time.Date(2025, 3, 4, 5, 6, 7, 0, time.UTC), IngestSeq: 5}}, false},
 		{"absent fields keep their zero value", `{"ingest_seq":4}`, messages.DocRecord{IngestSeq: 4}, false},
 		{"not an object", `[1,2]`, messages.DocRecord{}, true},
 		{"wrong type", `{"ingest_seq":"4"}`, messages.DocRecord{}, true},
@@ -57,6 +65,27 @@ func TestDocRecordWire(t *testing.T) {
 	const want = `{"ingest_seq":42,"doc_version":"ab","op":"upsert","state":"pending"}`
 	if string(got) != want {
 		t.Errorf("EncodeDocRecord(%+v) = %s, want %s", r, got, want)
+	}
+	back, err := messages.DecodeDocRecord(got)
+	if err != nil || back != r {
+		t.Errorf("DecodeDocRecord(EncodeDocRecord(r)) = %+v, %v; want %+v", back, err, r)
+	}
+}
+
+// TestDocRecordWireDeadLettered pins a dead-lettered record's JSON: the
+// failure is an object, absent from every other record (see
+// TestDocRecordWire).
+func TestDocRecordWireDeadLettered(t *testing.T) {
+	r := messages.DocRecord{IngestSeq: 9, Op: messages.OpUpsert, State: messages.StateDeadLettered,
+		LastFailure: messages.Failure{Cause: "too_large", Reason: "document \"a\" is 9 bytes, over the limit of 8",
+			Time: time.Date(2025, 3, 4, 5, 6, 7, 8e6, time.UTC), IngestSeq: 9}}
+	got, err := messages.EncodeDocRecord(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = `{"ingest_seq":9,"doc_version":"","op":"upsert","state":"dead_lettered","last_failure":{"cause":"too_large","reason":"document \"a\" is 9 bytes, over the limit of 8","time":"2025-03-04T05:06:07.008Z","ingest_seq":9}}`
+	if string(got) != want {
+		t.Errorf("EncodeDocRecord(%+v) =\n%s\nwant\n%s", r, got, want)
 	}
 	back, err := messages.DecodeDocRecord(got)
 	if err != nil || back != r {

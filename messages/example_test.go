@@ -59,14 +59,16 @@ func ExampleDeadLetter() {
 	h := map[string][]string{messages.HeaderContentType: {messages.ContentTypeJSON}}
 	messages.DeadLetter{
 		Reason: "chunk \"a.md\" with markdown:\nchunking: text is not valid UTF-8",
-		Kind:   messages.KindPermanent, Subject: "ingest.docs", StreamSeq: 42, Deliveries: 1,
+		Kind:   messages.KindPermanent, Cause: "not_utf8", Subject: "ingest.docs", StreamSeq: 42, Deliveries: 1,
 	}.Apply(h)
 	fmt.Println(h[messages.HeaderError][0])
 	dl, _ := messages.ParseDeadLetter(h)
-	fmt.Println(dl.Kind, dl.Subject, dl.StreamSeq, dl.Deliveries)
+	fmt.Println(dl.Kind, dl.Cause, dl.Subject, dl.StreamSeq, dl.Deliveries)
+	fmt.Println(messages.DeadLetterMsgID("INGEST", dl.StreamSeq, "a.md@9f86d0@send-1"))
 	// Output:
 	// chunk "a.md" with markdown: chunking: text is not valid UTF-8
-	// permanent ingest.docs 42 1
+	// permanent not_utf8 ingest.docs 42 1
+	// INGEST@42@a.md@9f86d0@send-1
 }
 
 func ExampleInferFormat() {

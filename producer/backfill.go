@@ -19,6 +19,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/chunking/registry"
 	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/topology"
 )
@@ -47,8 +48,15 @@ type BackfillOptions struct {
 	// chunker email, content the thread's messages as mboxrd.
 	Mailbox bool
 	// Force sends every document, even those whose done record holds
-	// their content's version.
+	// their content's version and settings.
 	Force bool
+	// ResendStale sends only the stale documents: those whose done record
+	// holds their content's version but another settings fingerprint (or
+	// none), that is, processed with other settings than the request
+	// would now get; new, changed and unfinished documents are skipped
+	// and nothing is deleted. A normal run sends the stale documents too,
+	// with the others. It excludes Force and DeleteMissing.
+	ResendStale bool
 	// DeleteMissing sends a delete for every document id under the same
 	// prefix whose record is not a delete but whose file (or thread) is
 	// gone.
@@ -70,6 +78,9 @@ type BackfillOptions struct {
 	OnProgress func(Stats)
 	// OnDryRun receives the planned requests of a dry run, in order.
 	OnDryRun func(Planned)
+	// OnSent, when set, receives each request the server accepted (its
+	// id and INGEST sequence: what Wait watches), one call at a time.
+	OnSent func(Sent)
 	// Logger receives warnings; nil discards them.
 	Logger *slog.Logger
 }
@@ -108,13 +119,20 @@ func (p *Producer) Backfill(ctx context.Context, o BackfillOptions) (Summary, er
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	if o.ResendStale && (o.Force || o.DeleteMissing) {
+		return Summary{}, errors.New("producer: backfill: ResendStale excludes Force and DeleteMissing")
+	}
 	pl, err := p.plan(ctx, o)
 	if err != nil {
 		return Summary{}, err
 	}
 	var recs map[string]recordInfo
+	var defaults messages.ChunkerDefaults
 	if !o.Force || o.DeleteMissing {
 		if recs, err = loadRecords(ctx, p.js, p.opts.Topology.DocsBucket); err != nil {
+			return Summary{}, err
+		}
+		if defaults, err = loadDefaults(ctx, p.js, p.opts.Topology.DocsBucket); err != nil {
 			return Summary{}, err
 		}
 	}
@@ -122,26 +140,34 @@ func (p *Producer) Backfill(ctx context.Context, o BackfillOptions) (Summary, er
 	if o.DeleteMissing {
 		deletes = pl.missing(recs, o.IDPrefix, o.Exts)
 	}
-	t := &tally{progress: o.OnProgress}
+	t := &tally{progress: o.OnProgress, sent: o.OnSent}
 	t.s.Total = len(pl.docs) + len(deletes)
 	t.s.Warnings = pl.warnings
 	for _, w := range pl.warnings {
 		log.Warn("backfill", "doc_id", w.File, "err", w.Text)
 	}
-	bf := &backfill{p: p, o: o, recs: recs, t: t}
+	bf := &backfill{p: p, o: o, recs: recs, defaults: defaults, t: t}
 	if !o.DryRun {
 		bf.snd = newSender(ctx, p.js, p.opts.MaxPending, o.MaxPendingBytes, o.Rate, o.Retry, t.settle)
 	}
 	err = bf.run(ctx, pl.docs, deletes)
 	if bf.snd != nil {
 		bf.snd.close()
+		if err == nil {
+			err = bf.snd.failed()
+		}
 	}
-	s := t.summary()
-	s.Elapsed = time.Since(start)
-	if err == nil && bf.snd != nil && bf.snd.isBroken() {
-		err = ErrUnavailable
+	if n := bf.unsent; n > 0 {
+		// After the requests in flight settled: the failures stay in walk
+		// order.
+		t.update(func(s *Summary) {
+			s.Done += n
+			s.Failed += n
+			s.GaveUp += n
+			s.Failures = append(s.Failures, Failure{Err: fmt.Errorf("%d documents not sent: %w", n, err)})
+		})
 	}
-	return s, err
+	return t.finish(start, bf.snd), err
 }
 
 // plan walks the paths and checks that no two give the same id.
@@ -276,11 +302,17 @@ func walkable(rel string, exts []string) bool {
 
 // backfill is one run of Producer.Backfill.
 type backfill struct {
-	p    *Producer
-	o    BackfillOptions
-	recs map[string]recordInfo
-	t    *tally
-	snd  *sender
+	p        *Producer
+	o        BackfillOptions
+	recs     map[string]recordInfo
+	defaults messages.ChunkerDefaults // the workers', for fingerprints
+	t        *tally
+	snd      *sender
+
+	fpMu sync.Mutex
+	fps  map[string]string // settings fingerprint by resolved format
+	// unsent counts the documents not sent when the run gave up.
+	unsent int
 
 	objMu     sync.Mutex // serialises Object Store writes
 	objectsOK bool
@@ -304,6 +336,7 @@ type prepared struct {
 	bytes  int
 	object bool
 	skip   bool
+	stale  bool // content unchanged, settings not
 	err    error
 }
 
@@ -352,12 +385,7 @@ func (b *backfill) run(ctx context.Context, docs []source, deletes []string) err
 	stop := func(err error) error {
 		cancel()
 		if errors.Is(err, ErrUnavailable) {
-			n := len(docs) + len(deletes) - sent
-			b.t.update(func(s *Summary) {
-				s.Done += n
-				s.Failed += n
-				s.Failures = append(s.Failures, Failure{Err: fmt.Errorf("%d documents not sent: %w", n, err)})
-			})
+			b.unsent = len(docs) + len(deletes) - sent
 		}
 		return err
 	}
@@ -410,9 +438,19 @@ func (b *backfill) publish(ctx context.Context, pr prepared) error {
 		b.t.update(func(s *Summary) { s.Done++; s.Skipped++; s.ReadBytes += int64(pr.bytes) })
 	case b.o.DryRun:
 		b.dry(Planned{ID: pr.id, Op: messages.OpUpsert, Bytes: pr.bytes, Object: pr.object})
-		b.t.update(func(s *Summary) { s.ReadBytes += int64(pr.bytes) })
+		b.t.update(func(s *Summary) {
+			s.ReadBytes += int64(pr.bytes)
+			if pr.stale {
+				s.Stale++
+			}
+		})
 	default:
-		b.t.update(func(s *Summary) { s.ReadBytes += int64(pr.bytes) })
+		b.t.update(func(s *Summary) {
+			s.ReadBytes += int64(pr.bytes)
+			if pr.stale {
+				s.Stale++
+			}
+		})
 		return b.snd.send(ctx, &outgoing{msg: pr.msg, id: pr.id, bytes: pr.bytes})
 	}
 	return nil
@@ -448,23 +486,23 @@ func (b *backfill) prepare(ctx context.Context, s source) prepared {
 			}
 		}()
 		var err error
-		if *bp, err = readFile(s.file, *bp); err != nil {
-			pr.err = fmt.Errorf("producer: read %q: %w", s.id, err)
+		if *bp, err = readFile(s.file, *bp, b.p.opts.MaxDocBytes); err != nil {
+			var big *overLimitError
+			if errors.As(err, &big) {
+				pr.err = b.p.checkSize(s.id, s.file, big.size)
+			} else {
+				pr.err = fmt.Errorf("producer: read %q: %w", s.id, err)
+			}
 			return pr
 		}
 		content = *bp
 	}
-	pr.bytes = len(content)
-	pr.object = len(content) > b.p.opts.MaxInline
-	if !b.o.Force {
-		if r, ok := b.recs[s.id]; ok && r.unchanged(sha256.Sum256(content)) {
-			pr.skip = true
-			return pr
-		}
-	}
-	if b.o.DryRun {
+	if err := b.p.checkSize(s.id, s.file, int64(len(content))); err != nil {
+		pr.err = err
 		return pr
 	}
+	pr.bytes = len(content)
+	pr.object = len(content) > b.p.opts.MaxInline
 	doc := b.o.Template
 	doc.ID, doc.Content = s.id, content
 	if b.o.Mailbox {
@@ -472,6 +510,23 @@ func (b *backfill) prepare(ctx context.Context, s source) prepared {
 		if doc.Chunker == "" {
 			doc.Chunker = MailboxChunker
 		}
+	}
+	if !b.o.Force {
+		// Unchanged means same content and same settings.
+		r, ok := b.recs[s.id]
+		switch {
+		case ok && r.sameContent(sha256.Sum256(content)):
+			pr.skip = r.sameSettings(b.fingerprint(&doc))
+			pr.stale = !pr.skip
+		case b.o.ResendStale:
+			pr.skip = true // new, changed or unfinished: not stale
+		}
+		if pr.skip {
+			return pr
+		}
+	}
+	if b.o.DryRun {
+		return pr
 	}
 	var req *messages.IngestRequest
 	var msgID string
@@ -506,20 +561,34 @@ func (b *backfill) ensureObjects(ctx context.Context) error {
 	return nil
 }
 
+// overLimitError is readFile's error for a file of more than its limit.
+type overLimitError struct{ size int64 }
+
+func (e *overLimitError) Error() string { return fmt.Sprintf("%d bytes, over the limit", e.size) }
+
 // readFile reads the file at path into buf's storage (grown when too
 // small) and returns the bytes read, like os.ReadFile without a new
-// allocation per file.
-func readFile(path string, buf []byte) ([]byte, error) {
+// allocation per file. A file of more than limit bytes is not read (or
+// not read further than the limit): the error is an *overLimitError.
+func readFile(path string, buf []byte, limit int64) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err == nil && int64(cap(buf)) < st.Size()+1 {
-		buf = make([]byte, 0, st.Size()+512)
+	if st, err := f.Stat(); err == nil {
+		if st.Size() > limit {
+			return nil, &overLimitError{size: st.Size()}
+		}
+		if int64(cap(buf)) < st.Size()+1 {
+			buf = make([]byte, 0, st.Size()+512)
+		}
 	}
 	buf = buf[:0]
 	for {
+		if int64(len(buf)) > limit {
+			return nil, &overLimitError{size: int64(len(buf))}
+		}
 		if len(buf) == cap(buf) {
 			buf = append(buf, 0)[:len(buf)]
 		}
@@ -532,4 +601,34 @@ func readFile(path string, buf []byte) ([]byte, error) {
 			return nil, err
 		}
 	}
+}
+
+// fingerprint returns the settings fingerprint of the request doc would
+// be sent as, with the workers' chunker defaults, or "" when its settings
+// do not resolve (the worker will dead-letter it, saying why). Within one
+// backfill it depends on the document only through its format, so it is
+// computed once per format.
+func (b *backfill) fingerprint(doc *Document) string {
+	req := messages.IngestRequest{
+		ID: doc.ID, Format: doc.Format, Chunker: doc.Chunker, Options: doc.Options, Metadata: doc.Metadata,
+		Source: doc.Source, Collection: doc.Collection,
+	}
+	format, err := req.ResolvedFormat()
+	if err != nil {
+		return ""
+	}
+	b.fpMu.Lock()
+	defer b.fpMu.Unlock()
+	if fp, ok := b.fps[format]; ok {
+		return fp
+	}
+	fp := ""
+	if st, err := messages.ResolveSettings(&req, b.p.opts.Subject, b.defaults, registry.Resolve); err == nil {
+		fp, _ = st.Fingerprint()
+	}
+	if b.fps == nil {
+		b.fps = make(map[string]string)
+	}
+	b.fps[format] = fp
+	return fp
 }

@@ -29,10 +29,24 @@
 //     mailbox's threads IDPrefix + the mailbox's base name + "#" + thread
 //     id. Two paths giving one id fail with ErrDuplicateID, nothing sent.
 //   - The document records are read in one pass (a KV watch of the whole
-//     bucket; a missing bucket means none) into a compact map: a document
-//     whose sha256 equals a done, non-delete record's doc_version is
-//     skipped. The record is messages.DocRecord, the type the workers
+//     bucket; a missing bucket means none) into a compact map. A document
+//     is skipped only when unchanged: its sha256 equals a done, non-delete
+//     record's doc_version and the settings fingerprint of the request it
+//     would send equals the record's. The fingerprint is computed as the
+//     workers compute it (messages.ResolveSettings through the registry)
+//     with the chunker defaults the workers advertise in the same bucket
+//     (none advertised: a worker without chunker settings), once per
+//     format within a backfill (the only part of the request that varies
+//     from document to document). A record without a fingerprint counts
+//     as changed. The record is messages.DocRecord, the type the workers
 //     write.
+//   - ResendStale is the re-chunk after a change of the workers'
+//     defaults: the normal walk and checks, sending only the stale
+//     documents (same content, other fingerprint) and nothing new,
+//     changed, unfinished or deleted. A normal run sends them too; the
+//     mode exists so that a re-chunk does not also publish edits, and so
+//     that a dry run lists exactly what it will re-chunk. Stats.Stale
+//     counts the stale documents of any run.
 //   - -delete-missing (DeleteMissing) deletes a recorded id under IDPrefix
 //     that the walk could have produced (extension in Exts, no hidden
 //     element) but did not find, only when its file exists in none of the
@@ -40,13 +54,47 @@
 //     the prefix are left alone. For mailboxes, an id under
 //     "<mailbox id>#" whose thread is gone.
 //   - Publishing: at most Options.MaxPending requests and MaxPendingBytes
-//     in flight; PubAcks are collected in order by one goroutine; a failed
-//     publish is re-sent synchronously with the same message (so its
-//     Nats-Msg-Id) up to Retry.Retries times with doubling waits. When one
-//     request exhausts its retries the run stops (ErrUnavailable) and the
-//     rest count as failed: a dead server must not cost every document its
-//     retries. A re-run finishes the job; the duplicate window and the
-//     records keep it from sending twice what was processed.
+//     in flight; PubAcks are collected in publish order, each waited for
+//     until its publish time plus AckTimeout (so the waits overlap). A
+//     stream leader that dies loses the PubAcks of the requests it had
+//     without an error, so a PubAck is also presumed lost when none at all
+//     has come for StallTimeout (1 s), or when an outage began after its
+//     request went out. A publish without its PubAck (lost, timeout,
+//     disconnection, no responders, no leader) is re-sent by a goroutine
+//     of its own with the same message, so the same Nats-Msg-Id and the
+//     duplicate window keeps one copy: the retries of a whole window go
+//     concurrently and a blip costs about its own length, not a wait per
+//     document. They are gated so a dead server is not hammered: the first
+//     failure (unless a publish sent later has succeeded) marks the server
+//     down; new publishes wait and the retries take turns to probe, one per
+//     backoff interval (Wait, doubling to MaxWait, jittered; a hanging
+//     probe does not delay the next); the first success, probe or late
+//     PubAck, releases them all. A retry still awaiting its PubAck when
+//     the server goes down or comes back up (a hanging probe) is
+//     abandoned and sent again through the gate, so no retry waits out
+//     AckTimeout across a state change. The client reconnects by itself
+//     meanwhile. Give-up is one bound in time, RetryOptions.RetryFor (1
+//     minute, so that AckTimeout plus RetryFor stays under INGEST's
+//     2-minute duplicate window: a re-send later than the window would be
+//     stored twice): when no publish has succeeded for that long (or the
+//     connection is closed) the run stops with ErrUnavailable and the
+//     documents in flight and not yet sent count as failed and given up; a
+//     re-run finishes the job, the duplicate window and the records keep
+//     it from sending twice what was processed. A refusal that is the
+//     message's fault (over the stream's maximum message or header size,
+//     over the max payload, a sealed stream) fails that document alone,
+//     without retries; "duplicate message id is in process" and "too many
+//     requests" are retried after a pause without marking the server
+//     down. Results are settled in publish order; Stats count retries and
+//     give-ups, Summary the outages and their total length.
+//   - Documents over Options.MaxDocBytes (default 64 MiB, the workers'
+//     default limit) are refused with ErrTooLarge (naming the document,
+//     its file, its size and the limit) before anything is stored in the
+//     Object Store or published, a file before it is read: a worker would
+//     only dead-letter them. A stdin content_ref is not checked (its
+//     object is already stored). The limit is the caller's setting (cmd/producer:
+//     -max-doc-bytes, the workers' CHUNKSTREAM_MAX_DOC_BYTES); workers do
+//     not advertise theirs, so a producer must be given the same value.
 //   - Files are read by Readers goroutines up to 64 documents ahead, in
 //     recycled buffers (the encoded request holds a copy); results are
 //     published in walk order.
@@ -60,4 +108,50 @@
 //     chunker, options) and never skipped as unchanged (each is an event); a
 //     content_ref request's version in its Nats-Msg-Id is the object name,
 //     which the contract makes the content's sha256.
+//
+// Dead letters (DLQ; dlq.go):
+//   - List reads the DLQ stream without consuming it: an ordered consumer
+//     (no acks, nothing removed), or gets by sequence for DLQFilter.Seqs.
+//     It covers what the stream held when it started (its last sequence
+//     then), so a dead letter stored meanwhile, such as that of a replay
+//     that failed again at once, waits for the next run; when nothing
+//     arrives for a second it asks the stream whether anything is left,
+//     so dead letters deleted meanwhile cannot make it wait forever. A
+//     payload is read only as far as its document id
+//     (messages.PeekIngestID): one that does not decode is listed all the
+//     same, without an id.
+//   - Filters: kind, cause and document id prefix compare exactly; the
+//     subject filter takes NATS wildcards; all set fields must match.
+//   - Replay publishes the payload and the user headers
+//     (messages.UserHeaders) on the original subject (Chunkstream-Subject)
+//     with a fresh Nats-Msg-Id under the ingest rule, its send id
+//     "<replay send id>-dlq<DLQ sequence>", unique per dead letter, so
+//     two dead letters of one document and version are both replayed and
+//     INGEST's duplicate window never drops a replay. It waits for the
+//     PubAck and only then deletes that one dead letter: a crash in between
+//     leaves a duplicate, never a loss. A PubAck that says duplicate
+//     keeps the dead letter (the publish stored nothing). A content_ref
+//     whose object is gone (the objects bucket's TTL) is reported and
+//     kept: the request would only fail again as missing_object.
+//   - Purge deletes the selected dead letters one by one (never a purge
+//     of the stream), so a dead letter stored during the run is never
+//     deleted unseen.
+//
+// Status and waiting (status.go, wait.go):
+//   - ReadStatus counts the document records by state (one pass, the
+//     same watch a backfill makes), and reads the consumer's backlog, the
+//     dead letter stream's size and the advertised chunker defaults; a
+//     stream, consumer or bucket not set up yet reads as empty, not as an
+//     error, so status answers before the first worker starts.
+//   - Wait decides from the document records only, which the workers move
+//     for every outcome: a record at the request's INGEST sequence (its
+//     PubAck's) that is done is done; dead-lettered is failed, with the
+//     record's last failure; a record at a higher sequence is superseded
+//     (the document's newest version is another: whether this one was
+//     written before is not recorded, and does not matter). A request
+//     whose record the worker could not move (a dead letter whose record
+//     write failed) stays pending until the timeout. Wait watches the
+//     whole bucket (current values, then changes) and keeps only the ids
+//     and sequences it waits for; OnSent hands them over as the PubAcks
+//     come.
 package producer

@@ -179,9 +179,10 @@ func TestBackfillCreatesObjectsBucket(t *testing.T) {
 }
 
 // TestBackfillServerOutage: the server stopped briefly mid-backfill → the
-// producer retries with the same Nats-Msg-Id and every document is on the
-// stream once; stopped for good → the run stops and reports, and a re-run
-// after the restart completes without duplicates.
+// producer retries with the same Nats-Msg-Id, counts the retries and the
+// outage, and every document is on the stream once; stopped for good →
+// the run gives up after RetryFor, reports, and a re-run after the
+// restart completes without duplicates.
 func TestBackfillServerOutage(t *testing.T) {
 	e := newEnv(t, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -207,15 +208,22 @@ func TestBackfillServerOutage(t *testing.T) {
 	}()
 	s, err := e.producer(Options{MaxPending: 64}).Backfill(ctx, BackfillOptions{
 		Paths: []string{dir}, Rate: 2000,
-		Retry:      RetryOptions{Retries: 20, Wait: 100 * time.Millisecond, AckTimeout: time.Second},
+		Retry:      RetryOptions{Wait: 50 * time.Millisecond, MaxWait: 200 * time.Millisecond, AckTimeout: time.Second},
 		OnProgress: func(st Stats) { done.Store(int64(st.Done)) },
 	})
 	<-stopped
-	if err != nil || s.Sent != n || s.Failed != 0 {
+	if err != nil || s.Sent != n || s.Failed != 0 || s.GaveUp != 0 {
 		t.Fatalf("Backfill across a short outage = %+v, %v (%v)", s.Stats, err, s.Failures)
 	}
+	// Publishing at 2000/s through a stopped server: publishes failed,
+	// were retried and the outage was seen.
+	if s.Retries == 0 || s.Outages == 0 || s.Unavailable == 0 {
+		t.Errorf("short outage: %d retries, %d outages, %v unavailable; want all counted", s.Retries, s.Outages, s.Unavailable)
+	}
+	checkIngestOnce(t, e, n)
 	start := time.Now()
-	t.Logf("short outage: %d sent, %d acknowledged as duplicates of a retried publish", s.Sent, s.Duplicates)
+	t.Logf("short outage: %d sent, %d retries, %d acknowledged as duplicates of a retried publish, %d outages (%v)",
+		s.Sent, s.Retries, s.Duplicates, s.Outages, s.Unavailable)
 	results := e.runWorker(ctx, n)
 	checkOnce(t, results, n)
 	t.Logf("worker done after %v", time.Since(start))
@@ -236,11 +244,14 @@ func TestBackfillServerOutage(t *testing.T) {
 	}()
 	s, err = e.producer(Options{MaxPending: 64}).Backfill(ctx, BackfillOptions{
 		Paths: []string{dir}, Rate: 2000,
-		Retry:      RetryOptions{Retries: 2, Wait: 50 * time.Millisecond, AckTimeout: 300 * time.Millisecond},
+		Retry:      RetryOptions{RetryFor: time.Second, Wait: 50 * time.Millisecond, AckTimeout: 300 * time.Millisecond},
 		OnProgress: func(st Stats) { done.Store(int64(st.Done)) },
 	})
 	if !errors.Is(err, ErrUnavailable) || s.Failed == 0 || s.Sent+s.Failed != n || len(s.Failures) == 0 {
 		t.Fatalf("Backfill with the server gone = %+v, %v; want ErrUnavailable and failures reported", s.Stats, err)
+	}
+	if s.GaveUp == 0 || s.GaveUp > s.Failed || s.Outages == 0 {
+		t.Errorf("Backfill with the server gone: %d given up of %d failed, %d outages; want the give-up counted", s.GaveUp, s.Failed, s.Outages)
 	}
 	t.Logf("long outage: %d sent, %d failed; first failure: %v", s.Sent, s.Failed, s.Failures[0].Err)
 	t.Logf("phase B done after %v", time.Since(start))
@@ -264,6 +275,55 @@ func TestBackfillServerOutage(t *testing.T) {
 	}
 	checkOnce(t, r1, n)
 	compareViews(t, e.view(ctx), expected(t, dir, ""))
+}
+
+// checkIngestOnce: INGEST holds exactly n requests, no two with the same
+// Nats-Msg-Id (a retried publish the duplicate window did not drop) or
+// the same document id.
+func checkIngestOnce(t *testing.T, e *env, n int) {
+	t.Helper()
+	checkStreamOnce(t, e.js, e.cfg.IngestStream, n)
+}
+
+// checkStreamOnce is checkIngestOnce for the stream name through js.
+func checkStreamOnce(t *testing.T, js jetstream.JetStream, name string, n int) {
+	t.Helper()
+	ctx := context.Background()
+	st, err := js.Stream(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if int(info.State.Msgs) != n {
+		t.Errorf("INGEST holds %d requests, want %d", info.State.Msgs, n)
+	}
+	msgIDs, docIDs := map[string]int{}, map[string]int{}
+	for seq := info.State.FirstSeq; seq <= info.State.LastSeq && info.State.Msgs > 0; seq++ {
+		m, err := st.GetMsg(ctx, seq)
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, err := messages.DecodeIngest(m.Header.Get(messages.HeaderContentType), m.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		msgIDs[m.Header.Get(messages.HeaderMsgID)]++
+		docIDs[req.ID]++
+	}
+	if len(msgIDs) != n || len(docIDs) != n {
+		t.Errorf("INGEST: %d distinct Nats-Msg-Ids, %d distinct documents; want %d", len(msgIDs), len(docIDs), n)
+	}
+	for id, c := range docIDs {
+		if c != 1 {
+			t.Errorf("document %s stored %d times", id, c)
+		}
+	}
 }
 
 // checkOnce: every document was written exactly once.

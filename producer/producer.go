@@ -37,7 +37,19 @@ type Options struct {
 	// SendID identifies this logical send in Nats-Msg-Id (default: a new
 	// NUID).
 	SendID string
+	// MaxDocBytes is the largest document sent (default
+	// DefaultMaxDocBytes, the workers' default limit): a larger one is
+	// refused with ErrTooLarge before anything is stored or published,
+	// since a worker would only dead-letter it.
+	MaxDocBytes int64
 }
+
+// DefaultMaxDocBytes is Options.MaxDocBytes's default, the workers'
+// default CHUNKSTREAM_MAX_DOC_BYTES.
+const DefaultMaxDocBytes = 64 << 20
+
+// ErrTooLarge means a document is larger than Options.MaxDocBytes.
+var ErrTooLarge = errors.New("producer: document over the workers' size limit")
 
 // Document is one document to enqueue.
 type Document struct {
@@ -82,6 +94,9 @@ func New(nc *nats.Conn, js jetstream.JetStream, opts Options) *Producer {
 	if opts.SendID == "" {
 		opts.SendID = nuid.Next()
 	}
+	if opts.MaxDocBytes <= 0 {
+		opts.MaxDocBytes = DefaultMaxDocBytes
+	}
 	return &Producer{js: js, opts: opts, sem: make(chan struct{}, opts.MaxPending)}
 }
 
@@ -94,6 +109,9 @@ func (p *Producer) SendID() string { return p.opts.SendID }
 func (p *Producer) Request(ctx context.Context, doc Document) (*messages.IngestRequest, string, error) {
 	if doc.ID == "" {
 		return nil, "", errors.New("producer: document without an id")
+	}
+	if err := p.checkSize(doc.ID, "", int64(len(doc.Content))); err != nil {
+		return nil, "", err
 	}
 	req := &messages.IngestRequest{
 		V: messages.Version, ID: doc.ID, Source: doc.Source, Format: doc.Format, Chunker: doc.Chunker,
@@ -112,6 +130,19 @@ func (p *Producer) Request(ctx context.Context, doc Document) (*messages.IngestR
 		}
 	}
 	return req, messages.IngestMsgID(doc.ID, version, p.opts.SendID), nil
+}
+
+// checkSize refuses a document of size bytes over MaxDocBytes; file, when
+// known, is where it was read from.
+func (p *Producer) checkSize(id, file string, size int64) error {
+	if size <= p.opts.MaxDocBytes {
+		return nil
+	}
+	name := fmt.Sprintf("%q", id)
+	if file != "" {
+		name += " (" + file + ")"
+	}
+	return fmt.Errorf("%w: %s is %d bytes, over the limit of %d bytes", ErrTooLarge, name, size, p.opts.MaxDocBytes)
 }
 
 func (p *Producer) putObject(ctx context.Context, name string, content []byte) error {
@@ -175,7 +206,8 @@ func (p *Producer) Delete(ctx context.Context, docID string) (*jetstream.PubAck,
 	return ack, nil
 }
 
-// Sent reports one enqueued document to a Batch's callback.
+// Sent reports one enqueued document to a Batch's callback, or to the
+// OnSent callback of a backfill or a stream.
 type Sent struct {
 	ID    string
 	Bytes int

@@ -1,6 +1,7 @@
 package producer
 
 import (
+	"errors"
 	"sync"
 	"time"
 
@@ -21,11 +22,23 @@ type Stats struct {
 	// Duplicates counts PubAcks that reported a duplicate: a retried
 	// publish whose first copy had arrived.
 	Duplicates int
-	// Skipped counts documents unchanged since a done record.
+	// Skipped counts documents not sent: unchanged since a done record
+	// (same content, same settings), or, with ResendStale, not stale.
 	Skipped int
-	// Failed counts documents not accepted: unreadable, invalid, or not
-	// acknowledged after every retry.
+	// Stale counts the documents sent (or, in a dry run, listed) because
+	// their done record holds their content but other settings: the
+	// chunker, its options, metadata, source, subject or collection
+	// changed, or the workers' chunker defaults did.
+	Stale int
+	// Failed counts documents not accepted: unreadable, invalid, too
+	// large, refused by the server, or given up.
 	Failed int
+	// GaveUp counts the failed documents that were in flight or not yet
+	// sent when the run gave up because the server stayed unavailable
+	// (ErrUnavailable).
+	GaveUp int
+	// Retries counts the re-sends of publishes whose PubAck did not come.
+	Retries int
 	// Bytes is the content size of the accepted documents; ReadBytes of
 	// every document read (sent or skipped).
 	Bytes     int64
@@ -56,6 +69,11 @@ type Summary struct {
 	Stats
 	// Elapsed is the wall time of the run.
 	Elapsed time.Duration
+	// Outages counts the times publishing was held back because the
+	// server answered no publish; Unavailable is how long it was held
+	// back in all.
+	Outages     int
+	Unavailable time.Duration
 	// Failures lists the documents not accepted, in order.
 	Failures []Failure
 	// Warnings are the walker's and mailbox reader's warnings.
@@ -71,6 +89,9 @@ type tally struct {
 	mu       sync.Mutex
 	s        Summary
 	progress func(Stats)
+	// sent, when set, receives each request the server accepted, under
+	// the lock (one call at a time).
+	sent func(Sent)
 }
 
 func (t *tally) update(f func(s *Summary)) {
@@ -86,6 +107,9 @@ func (t *tally) fail(id string, line int, err error) {
 	t.update(func(s *Summary) {
 		s.Done++
 		s.Failed++
+		if errors.Is(err, ErrUnavailable) {
+			s.GaveUp++
+		}
 		s.Failures = append(s.Failures, Failure{ID: id, Line: line, Err: err})
 	})
 }
@@ -93,10 +117,19 @@ func (t *tally) fail(id string, line int, err error) {
 // settle counts a request whose publish finished.
 func (t *tally) settle(o *outgoing) {
 	if o.err != nil {
-		t.fail(o.id, o.line, o.err)
+		t.update(func(s *Summary) {
+			s.Done++
+			s.Failed++
+			s.Retries += o.retries
+			if o.gaveUp {
+				s.GaveUp++
+			}
+			s.Failures = append(s.Failures, Failure{ID: o.id, Line: o.line, Err: o.err})
+		})
 		return
 	}
 	t.update(func(s *Summary) {
+		s.Retries += o.retries
 		s.Done++
 		s.Sent++
 		s.Bytes += int64(o.bytes)
@@ -106,11 +139,21 @@ func (t *tally) settle(o *outgoing) {
 		if o.ack != nil && o.ack.Duplicate {
 			s.Duplicates++
 		}
+		if t.sent != nil && o.ack != nil {
+			t.sent(Sent{ID: o.id, Bytes: o.bytes, Seq: o.ack.Sequence, Duplicate: o.ack.Duplicate})
+		}
 	})
 }
 
-func (t *tally) summary() Summary {
+// finish returns the summary of a run that started at start and sent
+// through snd (nil for a dry run).
+func (t *tally) finish(start time.Time, snd *sender) Summary {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.s
+	s := t.s
+	s.Elapsed = time.Since(start)
+	if snd != nil {
+		s.Outages, s.Unavailable, _ = snd.gate.outage()
+	}
+	return s
 }

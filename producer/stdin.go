@@ -30,6 +30,9 @@ type StreamOptions struct {
 	// DryRun publishes nothing; OnDryRun receives each valid request.
 	DryRun   bool
 	OnDryRun func(Planned)
+	// OnSent, when set, receives each request the server accepted, one
+	// call at a time.
+	OnSent func(Sent)
 	// OnProgress is called after each line settles, one call at a time.
 	OnProgress func(Stats)
 	// OnBadLine, when set, is called for each line that is not a valid
@@ -47,7 +50,7 @@ type StreamOptions struct {
 // event.
 func (p *Producer) SendLines(ctx context.Context, r io.Reader, o StreamOptions) (Summary, error) {
 	start := time.Now()
-	t := &tally{progress: o.OnProgress}
+	t := &tally{progress: o.OnProgress, sent: o.OnSent}
 	var snd *sender
 	if !o.DryRun {
 		snd = newSender(ctx, p.js, p.opts.MaxPending, o.MaxPendingBytes, o.Rate, o.Retry, t.settle)
@@ -74,13 +77,15 @@ func (p *Producer) SendLines(ctx context.Context, r io.Reader, o StreamOptions) 
 	}
 	if snd != nil {
 		snd.close()
+		if runErr == nil {
+			runErr = snd.failed()
+		}
 	}
-	s := t.summary()
-	s.Elapsed = time.Since(start)
-	if runErr == nil && snd != nil && snd.isBroken() {
-		runErr = ErrUnavailable
+	if u, ok := errors.AsType[*unsentError](runErr); ok {
+		runErr = u.f.Err
+		t.fail(u.f.ID, u.f.Line, u.f.Err)
 	}
-	return s, runErr
+	return t.finish(start, snd), runErr
 }
 
 // sendLine validates and publishes one line; the error stops the stream.
@@ -102,6 +107,9 @@ func (p *Producer) sendLine(ctx context.Context, bf *backfill, snd *sender, o St
 	}
 	if err == nil && !req.IsDelete() {
 		err = checkChunker(&req)
+	}
+	if err == nil {
+		err = p.checkSize(req.ID, "", int64(len(req.Content)))
 	}
 	if err != nil {
 		bad(req.ID, err)
@@ -147,11 +155,17 @@ func (p *Producer) sendLine(ctx context.Context, bf *backfill, snd *sender, o St
 		return nil
 	}
 	if err := snd.send(ctx, out); err != nil {
-		t.fail(req.ID, n, err)
-		return err
+		return &unsentError{Failure{ID: req.ID, Line: n, Err: err}}
 	}
 	return nil
 }
+
+// unsentError stops a stream at a line that could not be sent; the line
+// is counted as failed once the requests in flight have settled.
+type unsentError struct{ f Failure }
+
+func (e *unsentError) Error() string { return e.f.Err.Error() }
+func (e *unsentError) Unwrap() error { return e.f.Err }
 
 // readLine reads one line (without its newline) of at most max bytes;
 // a longer line is consumed and reported with tooLong. At the end of the

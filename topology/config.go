@@ -67,7 +67,7 @@ type Config struct {
 	// SetupTimeout bounds Ensure (and Objects): how long a start waits for
 	// the streams, buckets and consumer to be created, updated or found
 	// while the cluster elects leaders or other processes create them too.
-	SetupTimeout time.Duration `env:"CHUNKSTREAM_SETUP_TIMEOUT" envDefault:"2m" help:"longest wait at start for the streams, buckets and consumer"`
+	SetupTimeout time.Duration `env:"CHUNKSTREAM_SETUP_TIMEOUT" envDefault:"2m" help:"longest wait at start for the streams, buckets and consumer (and Qdrant, with the qdrant sink)"`
 }
 
 // DefaultConfig returns the topology with every default applied, as the

@@ -1,11 +1,15 @@
 package worker
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime"
 	"time"
 
+	"github.com/chunkstream/chunkstream/chunking/registry"
+	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/topology"
 )
 
@@ -20,8 +24,8 @@ type Config struct {
 	topology.Config
 
 	// Concurrency is the number of documents processed at once; 0 means
-	// GOMAXPROCS.
-	Concurrency int `env:"CHUNKSTREAM_CONCURRENCY" help:"documents processed at once (0: GOMAXPROCS)"`
+	// GOMAXPROCS (cmd/worker raises it to fill an embedder's requests).
+	Concurrency int `env:"CHUNKSTREAM_CONCURRENCY" help:"documents processed at once (0: GOMAXPROCS; with an embedder, enough to fill its requests)"`
 	// BackoffBase and BackoffMax bound the NAK delay after a transient
 	// failure: BackoffBase × 2^(deliveries−1), at most BackoffMax, jittered.
 	BackoffBase time.Duration `env:"CHUNKSTREAM_BACKOFF_BASE" envDefault:"1s" help:"first retry delay"`
@@ -45,6 +49,95 @@ type Config struct {
 	// RecordFormat is the encoding of the chunk records the subject sink
 	// publishes: "msgpack" or "json" (readable with the nats CLI).
 	RecordFormat string `env:"CHUNKSTREAM_RECORD_FORMAT" envDefault:"msgpack" help:"encoding of chunk records: msgpack or json"`
+	// SinkProbeBase and SinkProbeMax bound the wait between probes of a
+	// dependency of the sink that is down (Unavailable): SinkProbeBase ×
+	// 2^(n−1), at most SinkProbeMax, jittered. The worker resumes at most
+	// about SinkProbeMax after the dependency answers again.
+	SinkProbeBase time.Duration `env:"CHUNKSTREAM_SINK_PROBE_BASE" envDefault:"1s" help:"first wait before probing a sink that is down"`
+	SinkProbeMax  time.Duration `env:"CHUNKSTREAM_SINK_PROBE_MAX" envDefault:"5s" help:"longest wait between probes of a sink that is down"`
+	// MaxChunkTime is the time one document may take to chunk: the
+	// chunker is stopped when it runs out and the request is dead-lettered
+	// as too_complex. 0 means no limit.
+	MaxChunkTime time.Duration `env:"CHUNKSTREAM_MAX_CHUNK_TIME" envDefault:"60s" help:"longest time one document may take to chunk; longer is dead-lettered too_complex (0: no limit)"`
+	// MaxChunksPerDoc is the largest number of chunks one document may
+	// give: the chunker is stopped at the next one and the request is
+	// dead-lettered as too_complex. 0 means no limit.
+	MaxChunksPerDoc int `env:"CHUNKSTREAM_MAX_CHUNKS_PER_DOC" envDefault:"100000" help:"most chunks one document may give; more is dead-lettered too_complex (0: no limit)"`
+	// MinChunkChars and MinChunkWords are the smallest chunk size a
+	// request may ask for: max_char (markdown) and max_chars (email) in
+	// characters, max_chunk_size (twostep) in words. A request below is
+	// invalid_options. 0 means no bound.
+	MinChunkChars int `env:"CHUNKSTREAM_MIN_CHUNK_CHARS" envDefault:"32" help:"smallest max_char (markdown) or max_chars (email) a request may ask for (0: no bound)"`
+	MinChunkWords int `env:"CHUNKSTREAM_MIN_CHUNK_WORDS" envDefault:"8" help:"smallest max_chunk_size (twostep, in words) a request may ask for (0: no bound)"`
+	// Chunker is the chunker of requests that name none, where it reads
+	// their format (messages.ChunkerDefaults.Choose); empty means each
+	// format's default.
+	Chunker string `env:"CHUNKSTREAM_CHUNKER" envDefault:"markdown" help:"chunker of requests that name none, for the formats it reads"`
+	// ChunkerOptions are options of Chunker applied beneath a request's
+	// own whenever a request is chunked with Chunker: request > these >
+	// the chunker's defaults.
+	ChunkerOptions ChunkerOptions `env:"CHUNKSTREAM_CHUNKER_OPTIONS" help:"options of the default chunker beneath a request's own, as a JSON object"`
+}
+
+// ChunkerOptions are raw chunker options, read from a JSON object (an
+// environment variable, a flag); numbers stay json.Number, which the
+// registry decodes.
+type ChunkerOptions map[string]any
+
+// UnmarshalText reads a JSON object; empty text is no options.
+func (o *ChunkerOptions) UnmarshalText(text []byte) error {
+	if len(bytes.TrimSpace(text)) == 0 {
+		*o = nil
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(text))
+	dec.UseNumber()
+	var m map[string]any
+	if err := dec.Decode(&m); err != nil {
+		return fmt.Errorf("want a JSON object of chunker options: %w", err)
+	}
+	if dec.More() {
+		return errors.New("want one JSON object of chunker options, got more")
+	}
+	*o = m
+	return nil
+}
+
+// Set implements flag.Value as UnmarshalText.
+func (o *ChunkerOptions) Set(s string) error { return o.UnmarshalText([]byte(s)) }
+
+// String returns the options as a JSON object ("" when there are none).
+func (o *ChunkerOptions) String() string {
+	if o == nil || len(*o) == 0 {
+		return ""
+	}
+	b, err := json.Marshal(map[string]any(*o))
+	if err != nil {
+		return fmt.Sprint(map[string]any(*o))
+	}
+	return string(b)
+}
+
+// ChunkerDefaults returns the default chunker and its options resolved
+// through the registry (every option with its value): what the worker
+// applies, advertises and fingerprints. The error names the variable and
+// the option.
+func (c *Config) ChunkerDefaults() (messages.ChunkerDefaults, error) {
+	if c.Chunker == "" {
+		if len(c.ChunkerOptions) > 0 {
+			return messages.ChunkerDefaults{}, errors.New("worker: config CHUNKSTREAM_CHUNKER_OPTIONS: options without a chunker (set CHUNKSTREAM_CHUNKER)")
+		}
+		return messages.ChunkerDefaults{}, nil
+	}
+	e, err := registry.Lookup(c.Chunker)
+	if err != nil {
+		return messages.ChunkerDefaults{}, fmt.Errorf("worker: config CHUNKSTREAM_CHUNKER: %w", err)
+	}
+	opts, err := e.Resolve(c.ChunkerOptions)
+	if err != nil {
+		return messages.ChunkerDefaults{}, fmt.Errorf("worker: config CHUNKSTREAM_CHUNKER_OPTIONS: %w", err)
+	}
+	return messages.ChunkerDefaults{Chunker: e.Name, Options: opts}, nil
 }
 
 // Record formats.
@@ -73,6 +166,13 @@ func DefaultConfig() Config {
 		LogLevel:            "info",
 		Sink:                SinkSubject,
 		RecordFormat:        RecordFormatMsgpack,
+		Chunker:             "markdown",
+		SinkProbeBase:       time.Second,
+		SinkProbeMax:        5 * time.Second,
+		MaxChunkTime:        time.Minute,
+		MaxChunksPerDoc:     100_000,
+		MinChunkChars:       32,
+		MinChunkWords:       8,
 	}
 }
 
@@ -114,6 +214,24 @@ func (c *Config) Validate() error {
 	}
 	if c.RecordFormat != RecordFormatMsgpack && c.RecordFormat != RecordFormatJSON {
 		bad("CHUNKSTREAM_RECORD_FORMAT", "%q, want msgpack or json", c.RecordFormat)
+	}
+	if c.SinkProbeBase <= 0 || c.SinkProbeMax < c.SinkProbeBase {
+		bad("CHUNKSTREAM_SINK_PROBE_BASE", "%v with max %v, want 0 < base <= max", c.SinkProbeBase, c.SinkProbeMax)
+	}
+	if c.MaxChunkTime < 0 {
+		bad("CHUNKSTREAM_MAX_CHUNK_TIME", "%v is negative", c.MaxChunkTime)
+	}
+	if c.MaxChunksPerDoc < 0 {
+		bad("CHUNKSTREAM_MAX_CHUNKS_PER_DOC", "%d is negative", c.MaxChunksPerDoc)
+	}
+	if c.MinChunkChars < 0 {
+		bad("CHUNKSTREAM_MIN_CHUNK_CHARS", "%d is negative", c.MinChunkChars)
+	}
+	if c.MinChunkWords < 0 {
+		bad("CHUNKSTREAM_MIN_CHUNK_WORDS", "%d is negative", c.MinChunkWords)
+	}
+	if _, err := c.ChunkerDefaults(); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

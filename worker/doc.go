@@ -3,22 +3,34 @@
 // durable pull consumer "chunkers", chunks each document with the chunker
 // the request names, writes the chunks to a Sink, and acks only after the
 // sink confirmed. Requests that can never succeed, and requests that
-// failed MaxDeliver times, go to the DLQ stream with the reason.
+// failed MaxDeliver times, go to the DLQ stream with the reason. An outage
+// of the sink is not the message's fault: the worker holds what it has,
+// stops fetching and waits for the sink instead.
 //
-// The per-message path (Worker.handle) follows DESIGN.md's five steps:
+// The per-message path (Worker.handle) follows the five-step procedure:
 // decode and validate, load the content (inline or from the Object Store),
 // compare-and-set the document record (KVRecords.Start; a request
 // overtaken by a newer version is acked without writing, outcome
 // "superseded"), chunk, Sink.Write, mark the record done
-// (KVRecords.Finish), double-ack. The error → queue policy is:
+// (KVRecords.Finish), ack. The error → queue policy is:
 //
-//   - success → DoubleAck (the ack is confirmed by the server);
+//   - success → ack, its confirmation (DoubleAck) awaited in the
+//     background (see "Acks" below);
 //   - an error marked Permanent (undecodable, unknown version, invalid
 //     request, no content, over MaxDocBytes, missing object, unknown
-//     format/chunker/option, invalid options, text not UTF-8, a chunker
-//     error or panic; a sink error the sink marked Permanent) → dead letter
-//     "permanent" (original payload and headers plus Chunkstream-*), then
-//     Term;
+//     format/chunker/option, invalid options or a chunk size below the
+//     worker's bound, text not UTF-8, a chunker error or panic, a document
+//     over a per-document budget ("too_complex", see below); a sink error
+//     the sink marked Permanent) → dead letter "permanent" (original
+//     payload and user headers plus Chunkstream-*, the cause in
+//     Chunkstream-Error-Cause), the failure recorded in the document
+//     record, then Term;
+//   - an error marked Unavailable (the sink or the embedder does not
+//     answer: connection refused or lost, gRPC Unavailable or
+//     DeadlineExceeded, a request over its timeout, HTTP 5xx or 429, a
+//     stream without a leader) → the delivery is held, not NAKed, and
+//     the worker pauses (see "Sink outages" below); after MaxDeliver
+//     such failures within one delivery, the next rule applies instead;
 //   - any other error on delivery n < MaxDeliver → NakWithDelay(Backoff:
 //     BackoffBase·2^(n−1) capped at BackoffMax, equal jitter, RetryAfter
 //     as a floor);
@@ -27,8 +39,137 @@
 //     advisory is handled by one worker of the fleet (queue group), which
 //     copies the request to the DLQ (direct get by sequence) and deletes it
 //     from INGEST;
-//   - if the dead letter cannot be published, the request is NAKed, never
-//     dropped.
+//   - if the dead letter cannot be published, or its failure cannot be
+//     recorded, the request is NAKed, never dropped (the next try stores
+//     the same dead letter once).
+//
+// # Sink outages
+//
+// A sink marks an error with Unavailable(dependency, err) when the service
+// behind it does not answer; the Qdrant sink names "qdrant" and
+// "embedder", the subject sink "nats", and each implements ProbeSink, a
+// cheap check per dependency (Qdrant's health check and a collection
+// listing, one embedding of a short text, the CHUNKS stream's info). The
+// first such error makes the worker:
+//
+//   - stop fetching (pull waits until the sink answers);
+//   - hold every delivery it has, in flight or not yet started: each gets
+//     an in-progress ack at once and every AckWait/3, so the server
+//     neither redelivers it nor counts a delivery; a delivery whose write
+//     failed is processed again from the start once the sink answers (the
+//     five steps are safe to repeat: the document record makes a
+//     finished version a "duplicate" and a half-written one is rewritten
+//     idempotently);
+//   - report not ready (Ready, /readyz), set chunkstream_worker_sink_up
+//     to 0 and chunkstream_worker_sink_down_since_seconds to the outage's
+//     start, and log one "sink down" line; one "sink up again" line with
+//     the duration follows when it is back, never one per message;
+//   - probe each dependency that is down after SinkProbeBase·2^(n−1),
+//     at most SinkProbeMax, with jitter (a RetryAfter inside the error is
+//     the first wait), and resume by itself when every probe passed; the
+//     held deliveries go to the processors first.
+//
+// Why holding rather than NAKing: JetStream counts every delivery, and a
+// NAK, with or without delay, makes the next one count. To keep an outage
+// from spending deliveries with NAKs, the worker would have to keep its
+// own count of each message's own failures somewhere every worker sees
+// (the stream's messages cannot be changed; a re-published copy gets a
+// new stream sequence, which is the version order of the five steps and
+// so cannot change), and set the consumer's MaxDeliver to unlimited so the
+// server's max-deliveries advisory stops dead-lettering them, which would
+// also let a request that crashes its worker on every delivery circle
+// forever. Holding needs none of that: a held delivery is never
+// redelivered, so NumDelivered stays the count of the message's own
+// tries, the consumer's MaxDeliver and the advisory path keep their
+// meaning, at-least-once is unchanged (nothing is acked before the sink
+// confirmed; a worker that dies while holding leaves its deliveries to be
+// redelivered after AckWait, as any crash does), and the ordering and
+// duplicate guarantees of the five steps hold because a held delivery is
+// simply a long one. Other workers of the fleet notice the outage on
+// their own first write, so each holds at most one batch. What it costs:
+// a held delivery is charged once when its worker stops (SIGTERM NAKs what
+// it holds, without delay, for another worker) or dies, and a very long
+// outage can outlast the CHUNKS duplicate window, so a record published
+// before the outage and again after it may be stored twice (identical;
+// consumers keep the newest ingest_seq per document anyway).
+//
+// A delivery whose write fails as unavailable MaxDeliver times although
+// the probes pass (a request that times out on its own, say) is NAKed
+// with backoff as an ordinary transient failure, so it reaches the
+// "exhausted" dead letter in the end instead of pausing the worker
+// forever. The probe backoff starts again with each outage that follows
+// one the probes ended: right after an outage, a client may still hold a
+// connection that broke during it, and the write that finds it fails
+// once more. A sink that marks errors Unavailable but is not a ProbeSink
+// counts as answering after each probe wait (its next write is the
+// probe); for it the backoff keeps growing across outages until a
+// delivery succeeds.
+//
+// # Per-document budgets
+//
+// One valid document must not hold a processor, or its memory, for
+// long: the requests behind it wait while in-progress acks keep it. The
+// worker chunks through chunking.StreamChunker's ChunkFunc, collecting
+// the chunks as they come, within two budgets:
+//
+//   - MaxChunkTime (CHUNKSTREAM_MAX_CHUNK_TIME, 60 s): the chunker's
+//     context ends after it, and the chunkers of this module stop soon
+//     after (they watch it between blocks and every few tens of
+//     kilobytes of work; a segment of the Markdown block parse, up to
+//     the whole of a document that offers no place to cut it, runs to
+//     its end first: a second or two for a list nested 2,400 deep);
+//   - MaxChunksPerDoc (CHUNKSTREAM_MAX_CHUNKS_PER_DOC, 100,000): the
+//     chunker is stopped (yield returns false) at the first chunk over,
+//     so the records of a document that would give millions are never
+//     built. Markdown with the default min_char of 1,024 characters
+//     gives about one chunk per kilobyte or less, so a document of the
+//     default MaxDocBytes (64 MiB) stays under it; small chunk sizes
+//     reach it.
+//
+// A document over a budget is dead-lettered "permanent" with the cause
+// "too_complex" and the figures in the reason (the budget, the time
+// taken, the document's size, the chunks made until then), and the
+// chunks made are dropped: the call has returned, so nothing keeps
+// running or holds memory after it. A retry would need the same. The
+// budget counts wall-clock time, so a worker starved of CPU needs more
+// of it: keep it generous, well above what real documents take. A
+// shutdown is told apart by the worker's own context: a document whose
+// chunking the drain timeout cut short is NAKed ("abandoned", cause
+// "shutdown") for another worker, never dead-lettered.
+//
+// A chunker that ignores its context (a program's own, through
+// Options.NewChunker), or one that is not a StreamChunker (called as
+// Chunk and handed out afterwards), cannot be stopped: the worker waits
+// for it, since leaving it running would keep its CPU and memory busy
+// while the worker takes the next document, which is what the budget is
+// for. When it returns after MaxChunkTime its result is dropped and the
+// document is too_complex all the same; the chunk limit applies to its
+// result. Such a chunker is bounded only by its own code.
+//
+// Requests also may not ask for tiny chunks, which turn a document into
+// as many chunk records as it has characters: a size option a request
+// sets below MinChunkChars (CHUNKSTREAM_MIN_CHUNK_CHARS, 32: max_char of
+// markdown, max_chars of email, which itself refuses less than 256) or
+// MinChunkWords (CHUNKSTREAM_MIN_CHUNK_WORDS, 8: max_chunk_size of
+// twostep) is "invalid_options", naming the option, the value and the
+// bound. The value is read from the options as the registry resolves
+// them, whatever type the wire gave it. Only a request's own value is
+// bounded: defaults, the worker's or the chunker's, are the operator's
+// choice, and MaxChunksPerDoc still bounds what they give. Chunkers the
+// registry does not know have no bound on their options.
+//
+// # Acks
+//
+// A processor never waits for the server to confirm an ack. The ack is
+// sent at once and its confirmation awaited in the background for at most
+// AckWait/3 (5 s at most), at most 256 at a time (beyond, the ack is sent
+// without one); an unconfirmed ack is counted (acks_unconfirmed_total) and
+// logged. A server restarted from its store has forgotten recent
+// deliveries and does not answer their acks: waiting for them (10 s each,
+// before) stalled every processor for seconds per message. Nothing
+// depends on the confirmation: an ack that was lost means a redelivery,
+// which the document record acks as a "duplicate" without writing. Run
+// waits for the pending confirmations before it returns.
 //
 // Decisions the design leaves open:
 //
@@ -46,7 +187,7 @@
 //   - The record is moved to the new version before chunking (after the
 //     content is loaded, since doc_version is its hash), so a superseded
 //     request costs no chunking, and a request dead-lettered part-way
-//     leaves its record pending, as DESIGN.md says.
+//     leaves its record pending (the producer's next run re-sends it).
 //   - A redelivery of a version whose record is already "done" is acked
 //     without writing (outcome "duplicate"): its write completed and only
 //     the ack was lost.
@@ -57,8 +198,26 @@
 //     and decides the UTF-8 check (markdown, mdx, text).
 //   - "source" is added to chunk metadata before the request's metadata,
 //     whose values win on a clash.
-//   - Chunkers are built once per (name, options) and cached (64 entries
-//     at most); chunkers are pure and safe for concurrent use.
+//   - Chunker settings: request > worker defaults > chunker defaults. The
+//     worker's defaults (Config.Chunker and ChunkerOptions) are validated
+//     by New through the registry, applied as messages.ChunkerDefaults
+//     says (a default chunker takes the requests of the formats it reads
+//     that name no chunker; its options lie beneath a request's own
+//     whenever that chunker is used), and advertised at the start of Run
+//     under messages.ChunkerDefaultsKey in the bucket of document
+//     records (rewritten only when they differ, with a warning: the last
+//     worker started wins). Options.NewChunker has the last word: a
+//     chunker it builds from options the registry refuses (a program's
+//     own chunker, or one knowing more options) gets its option layers
+//     merged as given.
+//   - A finished upsert's record holds the settings fingerprint of what
+//     was used (messages.Settings) and the chunk count, so a producer can
+//     tell a document processed with other settings from an unchanged
+//     one; deletes hold neither.
+//   - Chunkers are built once per (name, resolved options) and cached
+//     (64 entries at most), so requests that spell one configuration
+//     differently share a chunker; chunkers are pure and safe for
+//     concurrent use.
 //   - Objects behind content_ref are never deleted by workers: they are
 //     content-addressed and may be shared by several requests; the
 //     bucket's TTL (CHUNKSTREAM_OBJECTS_TTL, 7 days by default) removes
@@ -69,20 +228,83 @@
 //     runs again when the consumer or its stream disappears (a server that
 //     lost its state), bounded the same way. Document records are
 //     messages.DocRecord, kept by KVRecords.
-//   - The dead letter keeps the original Nats-Msg-Id (unique per logical
-//     send), so the DLQ's duplicate window stores a request dead-lettered
-//     twice (by its worker and by the advisory handler) once.
+//   - A dead letter's Nats-Msg-Id names the request's INGEST message
+//     ("<stream>@<seq>", plus "@<request's Nats-Msg-Id>" when it had one;
+//     messages.DeadLetterMsgID), so the DLQ's duplicate window stores a
+//     request dead-lettered twice (by its worker and by the advisory
+//     handler) once, while a request published again, a replay, is a new
+//     INGEST message whose dead letter is always stored. (Keeping the
+//     request's own Nats-Msg-Id, as before, made the dead letter of a
+//     replay that failed again vanish in the DLQ's one-hour window.) The
+//     request's Nats-* headers are not copied: they are the server's
+//     (a direct get adds Nats-Stream and the like) or preconditions of
+//     the original publish that the DLQ would check and refuse.
 //   - The subject sink bounds the chunk records in flight per document
 //     (MaxPendingPublishes); the delete record is published synchronously.
 //     Chunk records are msgpack, or JSON with RecordFormat "json" (for
 //     people reading CHUNKS with the nats CLI); each carries its
 //     Content-Type, and both decode to the same record and hash.
 //   - Shutdown (Run's ctx cancelled): stop fetching and NAK the rest of
-//     the current batch, let in-flight work finish for up to
+//     the current batch and what is held for an outage, let in-flight
+//     work finish for up to
 //     DrainTimeout, then cancel it; cancelled work is NAKed without delay
-//     (outcome "abandoned") so another worker takes it. A chunker call
-//     already running is waited for (pure code cannot be interrupted; the
-//     document size limit bounds it), then its result is dropped.
+//     (outcome "abandoned") so another worker takes it. The cancel also
+//     ends the chunker's context, so a chunker call stops soon after; one
+//     that ignores its context is waited for a few seconds more, then
+//     left to the process's exit (its request is redelivered after
+//     AckWait).
 //   - Metrics live in a private registry (NewMetrics); the sink is
 //     decorated by SinkMetrics.
+//
+// # Failures in the document record
+//
+// When a request with a readable document id is dead-lettered, the worker
+// records the failure (KVRecords.Fail, after the dead letter is stored):
+// the record goes to state dead_lettered with last_failure {cause,
+// reason, time, ingest_seq}, by compare-and-set and only forward. For a
+// request S of document D:
+//
+//   - record newer than S: left alone; the newest version of D is not S.
+//   - record at S (S failed after step 1: chunking, the sink, the records;
+//     or the advisory handler): pending becomes dead_lettered; done stays
+//     done (the version was written; only its ack was lost); an existing
+//     failure stays (the first dead letter is the one the DLQ keeps).
+//   - record older than S, or none (S failed before step 1: undecodable
+//     with a readable id, invalid, too large, a missing object): the
+//     record is moved to S exactly as S's step 1 would have moved it,
+//     with S's op and, when known, its version. So the records list every
+//     document whose newest request failed, however early it failed.
+//
+// This keeps the five-step procedure and its convergence argument (see
+// package qdrantsink) intact, because a recorded failure is
+// indistinguishable, for every other version, from S passing step 1 and
+// then failing before step 2, a case the procedure already has (a chunker
+// error after step 1):
+//
+//   - The record still only moves forward, and a version still writes
+//     only after its own step 1 moved the record to it: Fail moves it
+//     for S, which writes nothing.
+//   - An older version V < S arriving later, or redelivered, finds S at
+//     step 1 and is superseded, exactly as if S had started; one that
+//     passed step 1 before finds S at step 4 and removes its own points.
+//     This is the behaviour of a newer version that failed after its step
+//     1: D keeps the points of the version that finished last before S
+//     was recorded, or none if a version was still between its steps 1
+//     and 4 then; never a point of S or above.
+//   - A newer version N > S overwrites the record at its step 1
+//     (Start writes a fresh pending record: the failure is cleared) and
+//     converges as before; a replay of S is such an N, since it is a new
+//     INGEST message.
+//   - A redelivery of S itself (a Term that was lost) finds its own
+//     sequence at step 1, not done, and runs like any redelivery; step 5
+//     clears the failure.
+//   - Producers skip only records in state done, so a dead-lettered
+//     document is sent again by the next backfill, as a pending one was.
+//
+// The argument's guarantee (exactly the newest version's points remain)
+// needs the newest version to finish; when it is dead-lettered, the
+// record says so and keeps the reason until a newer version (a fix and
+// a replay, or a re-send) finishes. In the advisory handler no redelivery
+// follows, so a failure that cannot be recorded there is logged, and the
+// request, safe in the DLQ, is deleted from INGEST all the same.
 package worker

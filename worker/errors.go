@@ -53,3 +53,44 @@ func RetryDelay(err error) (time.Duration, bool) {
 	}
 	return 0, false
 }
+
+// unavailableError marks an outage of a service the sink writes through.
+type unavailableError struct {
+	dependency string
+	err        error
+}
+
+func (e *unavailableError) Error() string { return e.err.Error() }
+func (e *unavailableError) Unwrap() error { return e.err }
+
+// Unavailable marks err as an outage of dependency, the service a sink
+// writes through ("qdrant", "embedder", "nats"): the service did not
+// answer (connection refused, gRPC Unavailable or DeadlineExceeded, a
+// timeout, HTTP 5xx or 429), which is not the message's fault. The worker
+// then holds its messages without spending their deliveries, stops
+// fetching, reports not ready and probes the sink until it answers (see
+// the package documentation). A delay requested with RetryAfter inside err
+// is the shortest wait before the first probe. Unavailable(d, nil) is nil.
+func Unavailable(dependency string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &unavailableError{dependency: dependency, err: err}
+}
+
+// IsUnavailable reports whether err, or an error it wraps, was marked by
+// Unavailable.
+func IsUnavailable(err error) bool {
+	_, ok := UnavailableDependency(err)
+	return ok
+}
+
+// UnavailableDependency returns the dependency named by the outermost
+// Unavailable mark in err's chain.
+func UnavailableDependency(err error) (string, bool) {
+	var u *unavailableError
+	if errors.As(err, &u) {
+		return u.dependency, true
+	}
+	return "", false
+}

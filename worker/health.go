@@ -7,13 +7,15 @@ import (
 )
 
 // Probe reports whether the worker is ready: connected to NATS with its
-// consumer bound.
+// consumer bound, and no dependency of its sink down (Worker.Ready).
 type Probe interface {
 	Ready() bool
 }
 
 // Handler serves /metrics (from m's private registry), /healthz (the
-// process answers) and /readyz (200 when p is ready, else 503).
+// process answers) and /readyz (200 when p is ready, else 503: during a
+// sink outage the worker is alive but not ready, so an orchestrator keeps
+// it running and shows it unready).
 func Handler(m *Metrics, p Probe) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{Registry: m.Registry}))

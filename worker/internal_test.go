@@ -11,6 +11,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/chunkstream/chunkstream/chunking"
 )
@@ -53,8 +54,12 @@ func testWorker() *Worker {
 	cfg := DefaultConfig()
 	cfg.AckWait = 3 * time.Second
 	cfg.MaxDeliver = 5
-	return &Worker{cfg: cfg, log: slog.New(slog.DiscardHandler), m: NewMetrics(),
-		backoff: Backoff{Base: time.Second, Max: 8 * time.Second, Rand: func() float64 { return 0.5 }}}
+	m := NewMetrics()
+	log := slog.New(slog.DiscardHandler)
+	return &Worker{cfg: cfg, log: log, m: m,
+		backoff:  Backoff{Base: time.Second, Max: 8 * time.Second, Rand: func() float64 { return 0.5 }},
+		out:      newOutageState(log, m),
+		ackSlots: make(chan struct{}, maxAckConfirmations)}
 }
 
 // TestHeartbeat: in-progress acks every AckWait/3 while work runs, none
@@ -106,6 +111,7 @@ func TestSettleRetries(t *testing.T) {
 	msg := &fakeMsg{}
 	res := &Result{Delivery: 5}
 	w.settle(context.Background(), msg, res)
+	w.acks.Wait()
 	if res.Outcome != OutcomeAcked || msg.acks != 1 {
 		t.Errorf("success: outcome %s, acks %d", res.Outcome, msg.acks)
 	}
@@ -117,6 +123,61 @@ func TestSettleRetries(t *testing.T) {
 	w.settle(ctx, msg, res)
 	if res.Outcome != OutcomeAbandoned || len(msg.naks) != 1 || msg.naks[0] != 0 {
 		t.Errorf("shutdown: outcome %s, naks %v", res.Outcome, msg.naks)
+	}
+}
+
+// unansweredAckMsg is a fakeMsg whose ack confirmation never comes, as
+// after a server restart that forgot the delivery.
+type unansweredAckMsg struct{ fakeMsg }
+
+func (m *unansweredAckMsg) DoubleAck(ctx context.Context) error {
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+// TestAckNeverBlocksAProcessor: settle returns at once even when the
+// server does not answer acks (no fake time passes); each confirmation is
+// awaited in the background for exactly AckWait/3, at most 5 s; past
+// maxAckConfirmations pending ones, acks go out unconfirmed.
+func TestAckNeverBlocksAProcessor(t *testing.T) {
+	for _, tc := range []struct {
+		ackWait, confirmWait time.Duration
+	}{
+		{3 * time.Second, time.Second},
+		{time.Minute, 5 * time.Second},
+	} {
+		synctest.Test(t, func(t *testing.T) {
+			w := testWorker()
+			w.cfg.AckWait = tc.ackWait
+			start := time.Now()
+			msgs := make([]*unansweredAckMsg, maxAckConfirmations+3)
+			for i := range msgs {
+				msgs[i] = &unansweredAckMsg{}
+				res := &Result{Delivery: 1}
+				w.settle(context.Background(), msgs[i], res)
+				if res.Outcome != OutcomeAcked {
+					t.Fatalf("outcome %s, want acked", res.Outcome)
+				}
+			}
+			if d := time.Since(start); d != 0 {
+				t.Fatalf("settling %d unanswered acks took %v, want no wait", len(msgs), d)
+			}
+			// The confirmations are all pending; the last three acks went
+			// out without one.
+			for i, m := range msgs {
+				if want := i >= maxAckConfirmations; (m.acks == 1) != want {
+					t.Errorf("ack %d sent unconfirmed = %v, want %v", i, m.acks == 1, want)
+				}
+			}
+			w.acks.Wait()
+			if d := time.Since(start); d != tc.confirmWait {
+				t.Errorf("AckWait %v: confirmations given up after %v, want %v", tc.ackWait, d, tc.confirmWait)
+			}
+			var n dto.Metric
+			if err := w.m.AcksUnconfirmed.Write(&n); err != nil || n.GetCounter().GetValue() != float64(len(msgs)) {
+				t.Errorf("acks_unconfirmed_total = %v (%v), want %d", n.GetCounter().GetValue(), err, len(msgs))
+			}
+		})
 	}
 }
 
@@ -146,7 +207,7 @@ func TestBackoff(t *testing.T) {
 }
 
 func TestSafeChunkRecoversPanic(t *testing.T) {
-	_, _, err := safeChunk(chunkerFunc(func() { panic("boom") }), chunkingDoc())
+	_, err := safeChunk(context.Background(), chunkerFunc(func() { panic("boom") }), chunkingDoc(), func(chunking.Chunk) bool { return true })
 	var p *panicError
 	if !errors.As(err, &p) || p.Error() != "chunker panic: boom" || len(p.stack) == 0 {
 		t.Errorf("safeChunk = %v, want a recovered panic with a stack", err)

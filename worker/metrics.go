@@ -18,6 +18,7 @@ const (
 	OutcomePermanent  = "dead_letter_permanent"
 	OutcomeExhausted  = "dead_letter_exhausted"
 	OutcomeAbandoned  = "abandoned" // shutdown: NAKed for another worker
+	OutcomePaused     = "paused"    // a dependency of the sink is down: held, retried when it answers
 )
 
 // Metrics are the worker's Prometheus metrics, in a private registry.
@@ -42,6 +43,21 @@ type Metrics struct {
 	// SinkWrites counts sink writes by result; SinkLatency times them.
 	SinkWrites  *prometheus.CounterVec
 	SinkLatency prometheus.Histogram
+	// SinkUp is 0 while a dependency of the sink ("qdrant", "embedder",
+	// "nats") is down and 1 once it answers again; a dependency appears
+	// at its first outage.
+	SinkUp *prometheus.GaugeVec
+	// SinkDownSince is the Unix time at which the current outage of a
+	// dependency began, 0 when it is up.
+	SinkDownSince *prometheus.GaugeVec
+	// SinkProbes counts the probes of dependencies that are down, by
+	// dependency and result (ok, failed).
+	SinkProbes *prometheus.CounterVec
+	// Held is the number of deliveries held during an outage.
+	Held prometheus.Gauge
+	// AcksUnconfirmed counts acks the server did not confirm in time (the
+	// request will be redelivered and acked as a duplicate).
+	AcksUnconfirmed prometheus.Counter
 }
 
 // NewMetrics creates the metrics in a new private registry.
@@ -79,18 +95,38 @@ func NewMetrics() *Metrics {
 		}, []string{"kind", "cause"}),
 		SinkWrites: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "chunkstream_worker_sink_writes_total",
-			Help: "Sink writes, by result (ok, transient, permanent).",
+			Help: "Sink writes, by result (ok, transient, unavailable, permanent).",
 		}, []string{"result"}),
 		SinkLatency: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "chunkstream_worker_sink_write_seconds",
 			Help:    "Duration of sink writes.",
 			Buckets: prometheus.ExponentialBuckets(0.0005, 2.5, 14),
 		}),
+		SinkUp: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "chunkstream_worker_sink_up",
+			Help: "1 when a dependency of the sink answers, 0 while it is down (the worker holds its messages and fetches nothing).",
+		}, []string{"dependency"}),
+		SinkDownSince: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "chunkstream_worker_sink_down_since_seconds",
+			Help: "Unix time at which the current outage of a dependency of the sink began; 0 when it is up.",
+		}, []string{"dependency"}),
+		SinkProbes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "chunkstream_worker_sink_probes_total",
+			Help: "Probes of dependencies of the sink that are down, by dependency and result (ok, failed).",
+		}, []string{"dependency", "result"}),
+		Held: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "chunkstream_worker_held",
+			Help: "Ingest requests held (in-progress acks, no delivery spent) while a dependency of the sink is down.",
+		}),
+		AcksUnconfirmed: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "chunkstream_worker_acks_unconfirmed_total",
+			Help: "Acks the server did not confirm in time; their requests are redelivered and acked as duplicates.",
+		}),
 	}
 	m.Registry.MustRegister(m.Messages, m.Chunks, m.Bytes, m.Latency, m.InFlight, m.Redeliveries,
-		m.DeadLetters, m.SinkWrites, m.SinkLatency,
+		m.DeadLetters, m.SinkWrites, m.SinkLatency, m.SinkUp, m.SinkDownSince, m.SinkProbes, m.Held, m.AcksUnconfirmed,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	for _, o := range []string{OutcomeAcked, OutcomeSuperseded, OutcomeDuplicate, OutcomeRetried, OutcomePermanent, OutcomeExhausted, OutcomeAbandoned} {
+	for _, o := range []string{OutcomeAcked, OutcomeSuperseded, OutcomeDuplicate, OutcomeRetried, OutcomePermanent, OutcomeExhausted, OutcomeAbandoned, OutcomePaused} {
 		m.Messages.WithLabelValues(o)
 	}
 	return m
@@ -109,6 +145,8 @@ func SinkMetrics(m *Metrics) func(Sink) Sink {
 				m.Chunks.Add(float64(len(chunks)))
 			case IsPermanent(err):
 				m.SinkWrites.WithLabelValues("permanent").Inc()
+			case IsUnavailable(err):
+				m.SinkWrites.WithLabelValues("unavailable").Inc()
 			default:
 				m.SinkWrites.WithLabelValues("transient").Inc()
 			}

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"unicode/utf8"
 
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/chunking/registry"
 	"github.com/chunkstream/chunkstream/messages"
 )
 
@@ -30,6 +32,7 @@ const (
 	CauseInvalidOptions = "invalid_options"
 	CauseChunkerPanic   = "chunker_panic"
 	CauseChunkerError   = "chunker_error"
+	CauseTooComplex     = "too_complex"
 	CauseRecords        = "records"
 	CauseSink           = "sink"
 )
@@ -108,9 +111,10 @@ func (w *Worker) process(ctx context.Context, msg jetstream.Msg, res *Result) {
 
 	var chunks []Chunk
 	if doc.Op == OpUpsert {
-		if chunks, err = w.chunk(&req, content, res); err != nil {
+		if chunks, rec.Fingerprint, err = w.chunk(ctx, &req, doc.Subject, content, res); err != nil {
 			return
 		}
+		rec.Chunks = len(chunks)
 	}
 	if err := ctx.Err(); err != nil {
 		// Drain timeout: leave the write to the next worker.
@@ -211,24 +215,33 @@ func (w *Worker) objectStore(ctx context.Context, bucket string) (jetstream.Obje
 	return s, nil
 }
 
-// chunk runs the request's chunker over content. Every failure here is
-// permanent: chunkers are pure, so a retry gives the same result.
-func (w *Worker) chunk(req *messages.IngestRequest, content []byte, res *Result) ([]Chunk, error) {
+// chunk runs the request's chunker over content, within the
+// per-document budgets (chunkWithin), and returns the chunks with the
+// settings fingerprint of the request (published on subject). Every
+// failure here but a shutdown (ctx's end) is permanent: chunkers are
+// pure, so a retry gives the same result.
+func (w *Worker) chunk(ctx context.Context, req *messages.IngestRequest, subject string, content []byte, res *Result) ([]Chunk, string, error) {
 	format, err := req.ResolvedFormat()
 	if err != nil {
 		fail(res, CauseUnknownFormat, err, true)
-		return nil, err
+		return nil, "", err
 	}
 	if textFormats[format] && !utf8.Valid(content) {
 		err := fmt.Errorf("document %q (%s): %w", req.ID, format, chunking.ErrNotUTF8)
 		fail(res, CauseNotUTF8, err, true)
-		return nil, err
+		return nil, "", err
 	}
-	name := req.Chunker
-	if name == "" {
-		name = messages.DefaultChunker(format)
+	// Request > worker defaults > chunker defaults.
+	settings, err := messages.ResolveSettings(req, subject, w.defaults, w.resolveOptions)
+	if err == nil {
+		// Only a size the request sets is bounded; its value is the
+		// resolved one.
+		err = w.checkChunkSize(settings.Chunker, req.Options, settings.Options)
 	}
-	ch, err := w.chunkers.get(name, req.Options)
+	var ch chunking.Chunker
+	if err == nil {
+		ch, err = w.chunkers.get(settings.Chunker, settings.Options)
+	}
 	if err != nil {
 		cause := CauseUnknownChunker
 		switch {
@@ -238,7 +251,15 @@ func (w *Worker) chunk(req *messages.IngestRequest, content []byte, res *Result)
 			cause = CauseInvalidOptions
 		}
 		fail(res, cause, err, true)
-		return nil, err
+		return nil, "", err
+	}
+	name := settings.Chunker
+	// Metadata and options decoded from the wire always have a JSON form;
+	// a custom chunker's raw options may not: its record then holds no
+	// fingerprint, which reads as "other settings".
+	fingerprint, err := settings.Fingerprint()
+	if err != nil {
+		w.log.Warn("no settings fingerprint", "doc_id", req.ID, "err", err)
 	}
 	var md chunking.Metadata
 	if req.Source != "" {
@@ -248,11 +269,18 @@ func (w *Worker) chunk(req *messages.IngestRequest, content []byte, res *Result)
 	// Only an explicit format goes to the chunker; otherwise it infers the
 	// format from the path as `chunk split` lets it, so both give the same
 	// chunks (and the same file_format metadata).
-	out, warnings, err := safeChunk(ch, chunking.Document{Path: req.ID, Format: req.Format, Content: content, Metadata: md})
+	out, warnings, err := w.chunkWithin(ctx, ch, chunking.Document{Path: req.ID, Format: req.Format, Content: content, Metadata: md})
+	if err != nil && ctx.Err() != nil {
+		// Shutdown: another worker chunks it again.
+		fail(res, "shutdown", err, false)
+		return nil, "", err
+	}
 	if err != nil {
 		var p *panicError
 		cause := CauseChunkerError
 		switch {
+		case errors.Is(err, errTooComplex):
+			cause = CauseTooComplex
 		case errors.As(err, &p):
 			cause = CauseChunkerPanic
 			w.log.Error("chunker panic", "doc_id", req.ID, "err", err, "stack", string(p.stack))
@@ -267,7 +295,7 @@ func (w *Worker) chunk(req *messages.IngestRequest, content []byte, res *Result)
 		}
 		err = fmt.Errorf("chunk %q with %s: %w", req.ID, name, err)
 		fail(res, cause, err, true)
-		return nil, err
+		return nil, "", err
 	}
 	if len(warnings) > 0 {
 		w.log.Debug("chunker warnings", "doc_id", req.ID, "warnings", len(warnings), "first", warnings[0].String())
@@ -276,5 +304,25 @@ func (w *Worker) chunk(req *messages.IngestRequest, content []byte, res *Result)
 	for i, c := range out {
 		chunks[i] = Chunk{ID: messages.ChunkID(req.ID, i), Position: i, Chunk: c}
 	}
-	return chunks, nil
+	return chunks, fingerprint, nil
+}
+
+// resolveOptions resolves a chunker's option layers through the
+// registry. Options.NewChunker has the last word, though: a chunker it
+// builds from options the registry refuses (a program's own chunker, or
+// one that knows more options) gets its layers merged as given, later
+// ones winning; otherwise the registry's error stands.
+func (w *Worker) resolveOptions(name string, layers ...map[string]any) (map[string]any, error) {
+	opts, err := registry.Resolve(name, layers...)
+	if err == nil {
+		return opts, nil
+	}
+	merged := map[string]any{}
+	for _, l := range layers {
+		maps.Copy(merged, l)
+	}
+	if _, berr := w.chunkers.get(name, merged); berr == nil {
+		return merged, nil
+	}
+	return nil, err
 }

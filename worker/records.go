@@ -152,9 +152,10 @@ func (s *KVRecords) Start(ctx context.Context, docID string, rec messages.DocRec
 	}
 }
 
-// Finish is step 5: it marks version seq done, only if the record still
-// holds seq. It reports whether it did. rev, when not 0, is the revision
-// Start returned: if the record is unchanged since, one write suffices.
+// Finish is step 5: it marks version seq done, with rec's settings
+// fingerprint and chunk count, only if the record still holds seq. It
+// reports whether it did. rev, when not 0, is the revision Start
+// returned: if the record is unchanged since, one write of rec suffices.
 func (s *KVRecords) Finish(ctx context.Context, docID string, seq uint64, rev uint64, rec messages.DocRecord) (bool, error) {
 	key := messages.DocRecordKey(docID)
 	if rev != 0 {
@@ -180,7 +181,8 @@ func (s *KVRecords) Finish(ctx context.Context, docID string, seq uint64, rev ui
 		if cur.State == messages.StateDone {
 			return true, nil
 		}
-		cur.State = messages.StateDone
+		cur.State, cur.LastFailure = messages.StateDone, messages.Failure{}
+		cur.Fingerprint, cur.Chunks = rec.Fingerprint, rec.Chunks
 		val, err := messages.EncodeDocRecord(cur)
 		if err != nil {
 			return false, err
@@ -191,6 +193,55 @@ func (s *KVRecords) Finish(ctx context.Context, docID string, seq uint64, rev ui
 		}
 		if err != nil {
 			return false, fmt.Errorf("worker: finish record of %q: %w", docID, err)
+		}
+		return true, nil
+	}
+}
+
+// Fail records that version rec.IngestSeq of the document was
+// dead-lettered: it sets the record to rec in state
+// messages.StateDeadLettered, with rec.LastFailure, by compare-and-set,
+// and never moves it back. A record holding a newer sequence is left
+// alone (the failure is not its newest version's); one holding the same
+// sequence keeps its version and op and gets the state and failure,
+// unless it is already done (the version was written after all) or
+// dead-lettered (the first failure recorded stays, as the dead letter
+// stream keeps the first dead letter); an older or absent record is moved
+// to rec, as step 1 would have moved it: the request failed before it.
+// Fail reports whether it wrote.
+func (s *KVRecords) Fail(ctx context.Context, docID string, rec messages.DocRecord) (bool, error) {
+	key := messages.DocRecordKey(docID)
+	for {
+		cur, rev, ok, err := s.Get(ctx, docID)
+		if err != nil {
+			return false, err
+		}
+		next := rec
+		if ok && cur.IngestSeq > rec.IngestSeq {
+			return false, nil
+		}
+		if ok && cur.IngestSeq == rec.IngestSeq {
+			if cur.State == messages.StateDone || cur.State == messages.StateDeadLettered {
+				return false, nil
+			}
+			next = cur
+			next.LastFailure = rec.LastFailure
+		}
+		next.State = messages.StateDeadLettered
+		val, err := messages.EncodeDocRecord(next)
+		if err != nil {
+			return false, err
+		}
+		if rev == 0 {
+			_, err = s.kv.Create(ctx, key, val)
+		} else {
+			_, err = s.kv.Update(ctx, key, val, rev)
+		}
+		if isCASConflict(err) {
+			continue
+		}
+		if err != nil {
+			return false, fmt.Errorf("worker: record the failure of %q: %w", docID, err)
 		}
 		return true, nil
 	}

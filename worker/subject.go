@@ -15,7 +15,10 @@ import (
 // on "<prefix>.<ingest subject tail>", one message per chunk, or one
 // delete record for a delete or a document with zero chunks, each with
 // its Content-Type header. Write returns after every record's PubAck
-// arrived, with at most MaxPending records of one document in flight.
+// arrived, with at most MaxPending records of one document in flight. A
+// NATS server or stream that does not answer makes its errors Unavailable
+// (DependencyNATS), and Probe asks the stream's leader whether it answers
+// again.
 type SubjectSink struct {
 	js          jetstream.JetStream
 	prefix      string
@@ -124,11 +127,50 @@ func (s *SubjectSink) recordMsg(subject string, rec *messages.ChunkRecord) (*nat
 }
 
 // publishError classifies a publish failure: a record larger than the
-// server's max payload can never be published; anything else (timeouts,
-// no responders while a server restarts) is transient.
+// server's max payload can never be published; a server or stream that
+// does not answer (no responders while a stream has no leader or is
+// missing, a PubAck timeout, a closed or reconnecting connection, a 5xx
+// API error) is an outage of NATS (Unavailable); anything else is
+// transient.
 func publishError(err error) error {
-	if errors.Is(err, nats.ErrMaxPayload) {
-		return Permanent(fmt.Errorf("worker: publish chunk record: %w", err))
+	wrapped := fmt.Errorf("worker: publish chunk record: %w", err)
+	switch {
+	case errors.Is(err, nats.ErrMaxPayload):
+		return Permanent(wrapped)
+	case natsUnavailable(err):
+		return Unavailable(DependencyNATS, wrapped)
 	}
-	return fmt.Errorf("worker: publish chunk record: %w", err)
+	return wrapped
+}
+
+// natsUnavailable reports whether err says that NATS or a stream did not
+// answer.
+func natsUnavailable(err error) bool {
+	if errors.Is(err, context.Canceled) {
+		return false
+	}
+	for _, target := range []error{
+		nats.ErrNoResponders, jetstream.ErrNoStreamResponse, nats.ErrTimeout, jetstream.ErrAsyncPublishTimeout,
+		context.DeadlineExceeded, nats.ErrConnectionClosed, nats.ErrConnectionDraining, nats.ErrDisconnected,
+		nats.ErrConnectionReconnecting, nats.ErrNoServers, nats.ErrStaleConnection,
+	} {
+		if errors.Is(err, target) {
+			return true
+		}
+	}
+	var apiErr *jetstream.APIError
+	return errors.As(err, &apiErr) && apiErr.Code >= 500
+}
+
+// Probe implements ProbeSink: NATS answers when the stream that stores
+// the sink's subjects is found and its leader answers a stream info.
+func (s *SubjectSink) Probe(ctx context.Context, dependency string) error {
+	name, err := s.js.StreamNameBySubject(ctx, s.prefix+".probe")
+	if err != nil {
+		return fmt.Errorf("worker: probe: stream of %s.>: %w", s.prefix, err)
+	}
+	if _, err := s.js.Stream(ctx, name); err != nil {
+		return fmt.Errorf("worker: probe: stream %s: %w", name, err)
+	}
+	return nil
 }

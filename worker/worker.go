@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -42,8 +41,10 @@ type Result struct {
 }
 
 // Final reports whether the request is finished: acked or dead-lettered
-// (not retried or abandoned).
-func (r Result) Final() bool { return r.Outcome != OutcomeRetried && r.Outcome != OutcomeAbandoned }
+// (not retried, abandoned or paused).
+func (r Result) Final() bool {
+	return r.Outcome != OutcomeRetried && r.Outcome != OutcomeAbandoned && r.Outcome != OutcomePaused
+}
 
 // Options configure a Worker.
 type Options struct {
@@ -79,6 +80,7 @@ type Worker struct {
 	rawSink  Sink
 	records  *KVRecords
 	chunkers *chunkerCache
+	defaults messages.ChunkerDefaults
 	backoff  Backoff
 	onResult func(Result)
 
@@ -88,6 +90,17 @@ type Worker struct {
 	consMu   sync.Mutex
 	consumer jetstream.Consumer
 	ready    atomic.Bool
+
+	// Sink outages (outage.go).
+	out          *outageState
+	probeBackoff Backoff
+	heldMu       sync.Mutex
+	held         []*task // deliveries held during an outage, oldest first
+	draining     bool    // Run is stopping: hold NAKs instead
+
+	// Ack confirmations awaited in the background (ack).
+	acks     sync.WaitGroup
+	ackSlots chan struct{}
 }
 
 // New returns a worker over an existing connection and the topology Setup
@@ -107,20 +120,28 @@ func New(nc *nats.Conn, js jetstream.JetStream, top *topology.Handles, opts Opti
 	if m == nil {
 		m = NewMetrics()
 	}
+	defaults, err := opts.Config.ChunkerDefaults()
+	if err != nil {
+		return nil, err
+	}
 	b := opts.Backoff
 	if b.Base == 0 {
 		b.Base, b.Max = opts.Config.BackoffBase, opts.Config.BackoffMax
 	}
 	w := &Worker{
 		cfg: opts.Config, nc: nc, js: js, top: top, log: log, m: m,
-		sink:     SinkMetrics(m)(opts.Sink),
-		rawSink:  opts.Sink,
-		records:  NewKVRecords(top.Docs).WithLeaderReads(nc),
-		chunkers: newChunkerCache(opts.NewChunker),
-		backoff:  b,
-		onResult: opts.OnResult,
-		objects:  map[string]jetstream.ObjectStore{opts.Config.ObjectsBucket: top.Objects},
-		consumer: top.Consumer,
+		sink:         SinkMetrics(m)(opts.Sink),
+		rawSink:      opts.Sink,
+		records:      NewKVRecords(top.Docs).WithLeaderReads(nc),
+		chunkers:     newChunkerCache(opts.NewChunker),
+		defaults:     defaults,
+		backoff:      b,
+		onResult:     opts.OnResult,
+		objects:      map[string]jetstream.ObjectStore{opts.Config.ObjectsBucket: top.Objects},
+		consumer:     top.Consumer,
+		out:          newOutageState(log, m),
+		probeBackoff: Backoff{Base: opts.Config.SinkProbeBase, Max: opts.Config.SinkProbeMax},
+		ackSlots:     make(chan struct{}, maxAckConfirmations),
 	}
 	return w, nil
 }
@@ -145,9 +166,10 @@ type SupersededSink interface {
 }
 
 // Ready reports whether the worker is connected, bound to its consumer,
-// and its sink, if it is a ReadySink, is ready.
+// no dependency of its sink is down (Unavailable), and its sink, if it is
+// a ReadySink, is ready.
 func (w *Worker) Ready() bool {
-	if !w.ready.Load() || !w.nc.IsConnected() {
+	if !w.ready.Load() || !w.nc.IsConnected() || w.out.isDown() {
 		return false
 	}
 	if rs, ok := w.rawSink.(ReadySink); ok {
@@ -159,10 +181,17 @@ func (w *Worker) Ready() bool {
 }
 
 // Run consumes until ctx is cancelled, then drains: it stops fetching,
-// lets in-flight documents finish for up to DrainTimeout, NAKs those still
-// running, and returns. It does not close the connection.
+// NAKs the deliveries it holds for an outage, lets in-flight documents
+// finish for up to DrainTimeout, NAKs those still running, and returns. It
+// does not close the connection.
 func (w *Worker) Run(ctx context.Context) error {
 	n := w.cfg.Workers()
+	if err := w.advertise(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil // stopped before it started
+		}
+		return err
+	}
 	adv, err := w.watchAdvisories()
 	if err != nil {
 		return err
@@ -172,20 +201,27 @@ func (w *Worker) Run(ctx context.Context) error {
 	// Processing outlives ctx by up to DrainTimeout.
 	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelWork()
+	var helpers sync.WaitGroup
+	helpers.Go(func() { w.probe(ctx) })
+	helpers.Go(func() { w.holdHeartbeat(ctx) })
+	defer helpers.Wait()
 	// A small queue lets the next fetch run while the processors work.
-	work := make(chan jetstream.Msg, n)
+	work := make(chan *task, n)
 	var wg sync.WaitGroup
 	for range n {
 		wg.Go(func() {
-			for msg := range work {
-				if ctx.Err() != nil {
+			for t := range work {
+				switch {
+				case ctx.Err() != nil:
 					// Draining: not started yet, so hand it back at once.
-					if err := msg.Nak(); err != nil {
-						w.log.Warn("nak failed", "subject", msg.Subject(), "err", err)
+					if err := t.msg.Nak(); err != nil {
+						w.log.Warn("nak failed", "subject", t.msg.Subject(), "err", err)
 					}
-					continue
+				case w.out.isDown():
+					w.hold(t)
+				default:
+					w.handle(workCtx, t)
 				}
-				w.handle(workCtx, msg)
 			}
 		})
 	}
@@ -193,16 +229,18 @@ func (w *Worker) Run(ctx context.Context) error {
 	w.pull(ctx, work)
 	w.ready.Store(false)
 	close(work)
+	w.releaseHeld()
 
 	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
+	go func() { wg.Wait(); w.acks.Wait(); close(done) }()
 	select {
 	case <-done:
 	case <-time.After(w.cfg.DrainTimeout):
 		w.log.Warn("drain timeout: abandoning in-flight documents", "duration", w.cfg.DrainTimeout)
 		cancelWork()
-		// Abandoned documents settle (NAK) at once, except one whose
-		// chunker call is still running: pure code cannot be interrupted.
+		// Abandoned documents settle (NAK) at once, and chunker calls
+		// stop soon after (their context ends), except one of a chunker
+		// that ignores its context.
 		// Wait a little for it, then return anyway so the process can exit
 		// within its grace period; without an ack the request is
 		// redelivered after AckWait.
@@ -232,26 +270,33 @@ const fetchWait = 250 * time.Millisecond
 // the server's status messages reaching the client: when the reader waits
 // for a processor they can be lost, and the pull stalls until a heartbeat
 // times out (30 s stalls were measured); a batch ends by count or after
-// fetchWait, whatever happens to status messages. On ctx's end the rest of
-// the current batch is NAKed for another worker.
-func (w *Worker) pull(ctx context.Context, work chan<- jetstream.Msg) {
+// fetchWait, whatever happens to status messages. While a dependency of
+// the sink is down it fetches nothing, and the messages it has in hand are
+// held (see hold); once the sink answers again the held messages go to the
+// processors first. On ctx's end the rest of the current batch is NAKed
+// for another worker.
+func (w *Worker) pull(ctx context.Context, work chan<- *task) {
 	batchSize := max(2*w.cfg.Workers(), 4)
 	failures := 0
 	for ctx.Err() == nil {
+		if w.out.isDown() {
+			select {
+			case <-w.out.whenUp():
+			case <-ctx.Done():
+			}
+			continue
+		}
+		for _, t := range w.takeHeld() {
+			w.dispatch(ctx, work, t)
+		}
+		if w.out.isDown() {
+			continue
+		}
 		batch, err := w.currentConsumer().Fetch(batchSize, jetstream.FetchMaxWait(fetchWait))
 		if err == nil {
 			w.ready.Store(true)
 			for msg := range batch.Messages() {
-				if ctx.Err() == nil {
-					select {
-					case work <- msg:
-						continue
-					case <-ctx.Done():
-					}
-				}
-				if err := msg.Nak(); err != nil {
-					w.log.Warn("nak failed", "subject", msg.Subject(), "err", err)
-				}
+				w.dispatch(ctx, work, &task{msg: msg})
 			}
 			err = batch.Error()
 		}
@@ -271,6 +316,28 @@ func (w *Worker) pull(ctx context.Context, work chan<- jetstream.Msg) {
 			return
 		case <-time.After(min(time.Duration(failures)*100*time.Millisecond, 2*time.Second)):
 		}
+	}
+}
+
+// dispatch hands t to a processor, holds it when the sink goes down while
+// it waits, or NAKs it when ctx ends.
+func (w *Worker) dispatch(ctx context.Context, work chan<- *task, t *task) {
+	if ctx.Err() == nil && !w.out.isDown() {
+		select {
+		case work <- t:
+			return
+		case <-w.out.whenDown():
+			w.hold(t)
+			return
+		case <-ctx.Done():
+		}
+	}
+	if ctx.Err() == nil {
+		w.hold(t)
+		return
+	}
+	if err := t.msg.Nak(); err != nil {
+		w.log.Warn("nak failed", "subject", t.msg.Subject(), "err", err)
 	}
 }
 
@@ -295,12 +362,14 @@ func (w *Worker) rebind(ctx context.Context) {
 }
 
 // handle processes one delivery and settles it: ack, NAK with backoff,
-// or dead letter and Term.
-func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
+// dead letter and Term, or, when a dependency of the sink is down, hold
+// it until the sink answers again.
+func (w *Worker) handle(ctx context.Context, t *task) {
 	start := time.Now()
 	w.m.InFlight.Inc()
 	defer w.m.InFlight.Dec()
 
+	msg := t.msg
 	res := Result{Subject: msg.Subject()}
 	meta, err := msg.Metadata()
 	if err != nil {
@@ -309,7 +378,7 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 		return
 	}
 	res.StreamSeq, res.Delivery = meta.Sequence.Stream, meta.NumDelivered
-	if meta.NumDelivered > 1 {
+	if meta.NumDelivered > 1 && t.tries == 0 {
 		w.m.Redeliveries.Inc()
 	}
 
@@ -323,7 +392,12 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 	stopHB()
 	<-hbDone
 
-	w.settle(ctx, msg, &res)
+	if !w.holdForOutage(ctx, t, &res) {
+		w.settle(ctx, msg, &res)
+	}
+	if res.Err == nil {
+		w.out.success.Store(true)
+	}
 	elapsed := time.Since(start)
 	w.m.Messages.WithLabelValues(res.Outcome).Inc()
 	w.m.Latency.WithLabelValues(res.Outcome).Observe(elapsed.Seconds())
@@ -333,6 +407,9 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 	switch {
 	case res.Err == nil:
 		w.log.Debug("processed", attrs...)
+	case res.Outcome == OutcomePaused:
+		// The outage itself is logged once (sink down / up again).
+		w.log.Debug("held: sink unavailable", append(attrs, "cause", res.Cause, "err", res.Err)...)
 	case res.Outcome == OutcomeRetried || res.Outcome == OutcomeAbandoned:
 		w.log.Warn("processing failed, will retry", append(attrs, "cause", res.Cause, "err", res.Err)...)
 	default:
@@ -341,6 +418,32 @@ func (w *Worker) handle(ctx context.Context, msg jetstream.Msg) {
 	if w.onResult != nil {
 		w.onResult(res)
 	}
+}
+
+// holdForOutage holds the delivery when it failed because a dependency of
+// the sink is down (Unavailable), and reports whether it did: the message
+// is not charged a delivery, the worker stops fetching until the sink
+// answers again, and the delivery is then processed again from the start
+// (the document record makes the repetition safe). A delivery that meets
+// an outage MaxDeliver times (its write fails as unavailable although the
+// probes pass) is settled as an ordinary transient failure instead, so a
+// message whose own write looks like an outage cannot circle forever.
+func (w *Worker) holdForOutage(ctx context.Context, t *task, res *Result) bool {
+	dep, ok := UnavailableDependency(res.Err)
+	if !ok || IsPermanent(res.Err) || ctx.Err() != nil || t.tries >= w.cfg.MaxDeliver {
+		return false
+	}
+	w.out.markDown(dep, res.Err)
+	t.tries++
+	if res.Cause == "" {
+		res.Cause = "unavailable"
+	}
+	if w.hold(t) {
+		res.Outcome = OutcomePaused
+	} else {
+		res.Outcome = OutcomeAbandoned
+	}
+	return true
 }
 
 // heartbeat sends in-progress acks every AckWait/3 until ctx ends, so the
@@ -363,19 +466,12 @@ func (w *Worker) heartbeat(ctx context.Context, msg jetstream.Msg) {
 // settle acks, retries or dead-letters the delivery according to res, and
 // sets res.Outcome.
 func (w *Worker) settle(ctx context.Context, msg jetstream.Msg, res *Result) {
-	// Settling must happen even while draining.
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer cancel()
 	switch {
 	case res.Err == nil:
 		if res.Outcome == "" {
 			res.Outcome = OutcomeAcked
 		}
-		if err := msg.DoubleAck(sctx); err != nil {
-			// The request will be redelivered; the document record makes
-			// the second run a no-op or an idempotent rewrite.
-			w.log.Warn("ack failed", "doc_id", res.DocID, "stream_seq", res.StreamSeq, "err", err)
-		}
+		w.ack(msg, res)
 		return
 	case ctx.Err() != nil && !IsPermanent(res.Err):
 		res.Outcome, res.Cause = OutcomeAbandoned, "shutdown"
@@ -384,6 +480,9 @@ func (w *Worker) settle(ctx context.Context, msg jetstream.Msg, res *Result) {
 		}
 		return
 	}
+	// Settling must happen even while draining.
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
 	kind := messages.KindPermanent
 	res.Outcome = OutcomePermanent
 	if !IsPermanent(res.Err) {
@@ -400,10 +499,17 @@ func (w *Worker) settle(ctx context.Context, msg jetstream.Msg, res *Result) {
 		}
 		kind, res.Outcome = messages.KindExhausted, OutcomeExhausted
 	}
-	dl := messages.DeadLetter{Reason: res.Err.Error(), Kind: kind, Subject: msg.Subject(),
+	dl := messages.DeadLetter{Reason: res.Err.Error(), Kind: kind, Cause: res.Cause, Subject: msg.Subject(),
 		StreamSeq: res.StreamSeq, Deliveries: res.Delivery}
-	if err := w.deadLetter(sctx, msg.Data(), msg.Headers(), dl); err != nil {
-		// Without the dead letter the request must stay: retry later.
+	err := w.deadLetter(sctx, msg.Data(), msg.Headers(), dl)
+	if err == nil {
+		err = w.recordFailure(sctx, msg.Data(), msg.Headers(), dl)
+	}
+	if err != nil {
+		// Without the dead letter the request must stay: retry later. A
+		// dead letter stored but not recorded is retried too: the next
+		// try stores the same dead letter once (its id names the stream
+		// message) and records it.
 		res.Outcome, res.Err = OutcomeRetried, fmt.Errorf("%w (dead letter failed: %v)", res.Err, err)
 		if err := msg.NakWithDelay(w.backoff.Delay(res.Delivery, nil)); err != nil {
 			w.log.Warn("nak failed", "doc_id", res.DocID, "stream_seq", res.StreamSeq, "err", err)
@@ -416,23 +522,100 @@ func (w *Worker) settle(ctx context.Context, msg jetstream.Msg, res *Result) {
 	}
 }
 
-// deadLetter publishes the original payload and headers plus the dead
-// letter headers, and waits for the PubAck. The original Nats-Msg-Id is
-// kept (it is unique per logical send), so dead-lettering the same
-// request twice stores it once; a request without one gets
-// "<stream>@<seq>".
+// maxAckConfirmations bounds the ack confirmations awaited at once; past
+// it an ack is sent without awaiting its confirmation.
+const maxAckConfirmations = 256
+
+// ackConfirmWait is how long an ack's confirmation is awaited: AckWait/3,
+// at most 5 s. A server answers an ack in a round trip; one that does not
+// answer within a third of AckWait (a restarted server that forgot the
+// delivery) will redeliver the message anyway, and the document record
+// makes that redelivery a no-op.
+func (w *Worker) ackConfirmWait() time.Duration {
+	return min(w.cfg.AckWait/3, 5*time.Second)
+}
+
+// ack acks the delivery without blocking the processor: the ack is sent at
+// once and its confirmation (DoubleAck) awaited in the background for at
+// most ackConfirmWait, with at most maxAckConfirmations awaited together
+// (beyond, the ack is sent unconfirmed). An ack the server does not
+// confirm means a redelivery that the document record turns into a
+// "duplicate" ack, so nothing waits for it; Run waits for the pending
+// confirmations before it returns.
+func (w *Worker) ack(msg jetstream.Msg, res *Result) {
+	docID, seq := res.DocID, res.StreamSeq
+	select {
+	case w.ackSlots <- struct{}{}:
+	default:
+		w.m.AcksUnconfirmed.Inc()
+		if err := msg.Ack(); err != nil {
+			w.log.Warn("ack failed", "doc_id", docID, "stream_seq", seq, "err", err)
+		}
+		return
+	}
+	w.acks.Go(func() {
+		defer func() { <-w.ackSlots }()
+		ctx, cancel := context.WithTimeout(context.Background(), w.ackConfirmWait())
+		defer cancel()
+		if err := msg.DoubleAck(ctx); err != nil {
+			// The request will be redelivered; the document record makes
+			// the second run a no-op or an idempotent rewrite.
+			w.m.AcksUnconfirmed.Inc()
+			w.log.Warn("ack not confirmed", "doc_id", docID, "stream_seq", seq, "err", err)
+		}
+	})
+}
+
+// deadLetter publishes the original payload and user headers
+// (messages.UserHeaders) plus the dead letter headers, and waits for the
+// PubAck. Its Nats-Msg-Id names the request's stream message
+// (messages.DeadLetterMsgID), so the worker and the advisory handler
+// dead-lettering the same request store it once, while a request
+// published again gets a dead letter of its own.
 func (w *Worker) deadLetter(ctx context.Context, data []byte, h nats.Header, dl messages.DeadLetter) error {
 	out := nats.NewMsg(w.cfg.DLQSubject)
 	out.Data = data
-	for k, v := range h {
-		out.Header[k] = append([]string(nil), v...)
-	}
+	out.Header = nats.Header(messages.UserHeaders(h))
 	dl.Apply(out.Header)
-	if out.Header.Get(messages.HeaderMsgID) == "" {
-		out.Header.Set(messages.HeaderMsgID, w.cfg.IngestStream+"@"+strconv.FormatUint(dl.StreamSeq, 10))
-	}
+	out.Header.Set(messages.HeaderMsgID, messages.DeadLetterMsgID(w.cfg.IngestStream, dl.StreamSeq, h.Get(messages.HeaderMsgID)))
 	if _, err := w.js.PublishMsg(ctx, out); err != nil {
 		return fmt.Errorf("worker: publish dead letter: %w", err)
+	}
+	return nil
+}
+
+// recordFailure moves the document record of a dead-lettered request to
+// the dead-lettered state with the failure (KVRecords.Fail), so the
+// record tells a status reader why the newest version failed. The id,
+// op and version come from the request; a request that does not decode
+// as a whole is recorded under the id messages.PeekIngestID reads, and
+// one without a readable id is not recorded.
+func (w *Worker) recordFailure(ctx context.Context, data []byte, h nats.Header, dl messages.DeadLetter) error {
+	ct := h.Get(messages.HeaderContentType)
+	rec := messages.DocRecord{IngestSeq: dl.StreamSeq, LastFailure: messages.Failure{
+		Cause: dl.Cause, Reason: messages.OneLine(dl.Reason, 1024), Time: time.Now().UTC(), IngestSeq: dl.StreamSeq,
+	}}
+	req, err := messages.DecodeIngest(ct, data)
+	switch {
+	case err == nil && req.ID == "":
+		return nil
+	case err == nil:
+		rec.Op = messages.OpUpsert
+		switch {
+		case req.IsDelete():
+			rec.Op = messages.OpDelete
+		case req.ContentRef != nil:
+			rec.DocVersion = req.ContentRef.Name // the content's sha256, by the contract
+		case req.Content != nil:
+			rec.DocVersion = messages.ContentVersion(req.Content)
+		}
+	default:
+		if req.ID, err = messages.PeekIngestID(ct, data); err != nil || req.ID == "" {
+			return nil
+		}
+	}
+	if _, err := w.records.Fail(ctx, req.ID, rec); err != nil {
+		return err
 	}
 	return nil
 }
@@ -476,6 +659,9 @@ func (w *Worker) watchAdvisories() (*nats.Subscription, error) {
 	return sub, nil
 }
 
+// causeMaxDeliveries is the cause of the advisory handler's dead letters.
+const causeMaxDeliveries = "max_deliveries"
+
 func (w *Worker) exhausted(ctx context.Context, adv maxDeliveriesAdvisory) error {
 	w.consMu.Lock()
 	ingest := w.top.Ingest
@@ -489,21 +675,28 @@ func (w *Worker) exhausted(ctx context.Context, adv maxDeliveriesAdvisory) error
 	}
 	dl := messages.DeadLetter{
 		Reason: fmt.Sprintf("delivered %d times without an ack (worker stopped or timed out on the last delivery)", adv.Deliveries),
-		Kind:   messages.KindExhausted, Subject: raw.Subject, StreamSeq: adv.StreamSeq, Deliveries: adv.Deliveries,
+		Kind:   messages.KindExhausted, Cause: causeMaxDeliveries, Subject: raw.Subject, StreamSeq: adv.StreamSeq,
+		Deliveries: adv.Deliveries,
 	}
 	if err := w.deadLetter(ctx, raw.Data, raw.Header, dl); err != nil {
 		return err
 	}
-	w.m.DeadLetters.WithLabelValues(messages.KindExhausted, "max_deliveries").Inc()
+	// No redelivery follows an advisory: a failure to record is logged,
+	// and the request, safe in the DLQ, is deleted all the same (its
+	// record, left pending, reads as not done).
+	if err := w.recordFailure(ctx, raw.Data, raw.Header, dl); err != nil {
+		w.log.Warn("dead letter stored, failure not recorded", "stream_seq", adv.StreamSeq, "err", err)
+	}
+	w.m.DeadLetters.WithLabelValues(messages.KindExhausted, causeMaxDeliveries).Inc()
 	w.m.Messages.WithLabelValues(OutcomeExhausted).Inc()
 	if err := ingest.DeleteMsg(ctx, adv.StreamSeq); err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) {
 		return fmt.Errorf("delete request %d: %w", adv.StreamSeq, err)
 	}
 	w.log.Error("dead-lettered", "stream_seq", adv.StreamSeq, "subject", raw.Subject,
-		"num_delivered", adv.Deliveries, "outcome", OutcomeExhausted, "cause", "max_deliveries")
+		"num_delivered", adv.Deliveries, "outcome", OutcomeExhausted, "cause", causeMaxDeliveries)
 	if w.onResult != nil {
 		w.onResult(Result{Subject: raw.Subject, StreamSeq: adv.StreamSeq, Delivery: adv.Deliveries,
-			Outcome: OutcomeExhausted, Cause: "max_deliveries", Err: errors.New(dl.Reason)})
+			Outcome: OutcomeExhausted, Cause: causeMaxDeliveries, Err: errors.New(dl.Reason)})
 	}
 	return nil
 }

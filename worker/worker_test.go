@@ -452,7 +452,7 @@ func TestServerRestart(t *testing.T) {
 	e.ns = startServer(t, e.dir, port)
 	e.connect()
 	docs := markdownDocs(120)
-	_, res, _ := e.startWorker(worker.Options{})
+	w, res, _ := e.startWorker(worker.Options{})
 	for id, c := range docs {
 		e.publish("ingest.docs", messages.IngestRequest{V: 1, ID: id, Content: c}, "")
 	}
@@ -463,6 +463,9 @@ func TestServerRestart(t *testing.T) {
 	e.ns = startServer(t, e.dir, port)
 	t.Cleanup(func() { e.ns.Shutdown(); e.ns.WaitForShutdown() })
 	waitFor(t, 90*time.Second, "INGEST drained", func() bool { return e.pendingIngest() == 0 })
+	// Acks of deliveries the restarted server forgot go unanswered; no
+	// processor waited for them (TestAckNeverBlocksAProcessor).
+	t.Logf("acks not confirmed: %v", metricValue(t, w.Metrics().AcksUnconfirmed))
 	// Records of one ingest sequence are never stored twice (CHUNKS
 	// de-duplicates by <chunk id>@<ingest_seq>).
 	checkComplete(t, e.records(), docs)

@@ -73,7 +73,7 @@ func (c *Chunker) split(src []byte, m measure.Measure, pl *poll.Poller, yield fu
 	p := &pipeline{c: c, src: src, yield: yield, pl: pl, m: m}
 	p.lines.src = src
 	p.sp = splitter{src: src, max: c.maxChar, overlap: c.overlap, m: m, lines: &p.lines, warns: &p.warns, yield: p.out, pl: pl}
-	mdblocks.ScanFunc(src, func(b mdblocks.Block) bool {
+	mdblocks.ScanFuncPolled(src, pl, func(b mdblocks.Block) bool {
 		p.block(b)
 		return !p.stop && !pl.Add(b.End-b.Start+1)
 	})

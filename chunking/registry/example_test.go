@@ -36,7 +36,7 @@ func ExampleEntry_Resolve() {
 	chunks, _, _ := c.Chunk(chunking.Document{Content: []byte("# Hello\nworld")})
 	fmt.Println(len(chunks), chunks[0].Metadata())
 	// Output:
-	// map[chunk_overlap:0 max_char:1000 min_char:1024 tokenizer:]
+	// map[chunk_overlap:0 max_char:1000 min_char:1024]
 	// 1 [{h1 Hello} {index 0}]
 }
 

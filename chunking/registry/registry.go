@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -96,8 +97,12 @@ func Define[C Config, K chunking.Chunker](name string, def func() C, build func(
 			return nil, nil, fmt.Errorf("chunker %s: %w", name, err)
 		}
 		resolved := make(map[string]any, len(specs))
-		for _, s := range specs {
-			resolved[s.opt.Name] = s.get(&cfg)
+		for i, s := range specs {
+			v := s.get(&cfg)
+			if s.omitDefault && reflect.DeepEqual(v, opts[i].Default) {
+				continue
+			}
+			resolved[s.opt.Name] = v
 		}
 		if !chunker {
 			return resolved, nil, nil
@@ -205,7 +210,7 @@ func entries() []Entry {
 		IntOption("chunk_overlap", "characters (tokens with tokenizer) of whole words repeated between chunks of one split section (reference MarkdownChunker chunk_overlap)",
 			func(c *markdown.Config) *int { return &c.ChunkOverlap }),
 		StringOption("tokenizer", tokenizerUsage("min_char, max_char and chunk_overlap", "characters"),
-			func(c *markdown.Config) *string { return &c.Tokenizer }),
+			func(c *markdown.Config) *string { return &c.Tokenizer }).OmitDefault(),
 	)
 	md.Extensions = markdown.Extensions()
 	md.ParseOnly = func(doc chunking.Document) error { mdblocks.ParseOnly(doc.Content); return nil }
@@ -246,7 +251,7 @@ func entries() []Entry {
 		intSetOption("headers_to_split_on", "header levels (1-6) that start a section (Eve chunker headers_to_split_on)",
 			func(c *twostep.Config) *[]int { return &c.HeadersToSplitOn }).WithFlag("headers"),
 		StringOption("tokenizer", tokenizerUsage("max_chunk_size, word_overlap and chunk_overlap", "words (chunk_overlap: characters)"),
-			func(c *twostep.Config) *string { return &c.Tokenizer }),
+			func(c *twostep.Config) *string { return &c.Tokenizer }).OmitDefault(),
 	)
 	ts.Extensions = twostep.Extensions()
 	ts.ParseOnly = md.ParseOnly
@@ -324,4 +329,16 @@ func NewChunker(name string, raw map[string]any) (chunking.Chunker, error) {
 		return nil, err
 	}
 	return e.New(raw)
+}
+
+// Resolve returns the complete canonical options of the chunker called
+// name from layers of raw options, later layers winning, as
+// Entry.Resolve does. Errors wrap ErrUnknownChunker,
+// chunking.ErrUnknownOption or chunking.ErrInvalidOptions.
+func Resolve(name string, layers ...map[string]any) (map[string]any, error) {
+	e, err := Lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	return e.Resolve(layers...)
 }

@@ -94,10 +94,10 @@ func mustLookup(t *testing.T, name string) Entry {
 
 func TestResolveDefaults(t *testing.T) {
 	tests := map[string]map[string]any{
-		"markdown": {"min_char": 1024, "max_char": 2048, "chunk_overlap": 128, "tokenizer": ""},
+		"markdown": {"min_char": 1024, "max_char": 2048, "chunk_overlap": 128},
 		"email":    {"max_emails_per_chunk": 10, "max_chars": 2048, "overlap_emails": 2, "strip_quotes": "auto", "mboxo": false},
 		"twostep": {"max_chunk_size": 512, "chunk_overlap": 0, "word_overlap": 0, "add_headers": false,
-			"merge_small_chunks": true, "headers_to_split_on": []int{1, 2, 3, 4, 5, 6}, "tokenizer": ""},
+			"merge_small_chunks": true, "headers_to_split_on": []int{1, 2, 3, 4, 5, 6}},
 	}
 	for name, want := range tests {
 		e := mustLookup(t, name)
@@ -106,6 +106,9 @@ func TestResolveDefaults(t *testing.T) {
 			t.Errorf("Lookup(%s).Resolve() = %v, %v; want %v", name, got, err, want)
 		}
 		for _, o := range e.Options() {
+			if _, ok := want[o.Name]; !ok && o.Name == "tokenizer" && o.Default == "" {
+				continue // left out of the resolved map at its default
+			}
 			if !reflect.DeepEqual(o.Default, want[o.Name]) {
 				t.Errorf("%s option %s: Default = %#v, want %#v", name, o.Name, o.Default, want[o.Name])
 			}
@@ -114,6 +117,33 @@ func TestResolveDefaults(t *testing.T) {
 		again, err := e.Resolve(got)
 		if err != nil || !reflect.DeepEqual(again, got) {
 			t.Errorf("%s: Resolve(Resolve()) = %v, %v; want %v", name, again, err, got)
+		}
+	}
+}
+
+// TestOmitDefault: the tokenizer option is in the resolved map only when
+// set, so configurations without it keep the maps (and settings
+// fingerprints) they had before it existed; set, it resolves and round
+// trips like any option.
+func TestOmitDefault(t *testing.T) {
+	for _, name := range []string{"markdown", "twostep"} {
+		e := mustLookup(t, name)
+		for _, raw := range []map[string]any{nil, {"tokenizer": ""}} {
+			got, err := e.Resolve(raw)
+			if _, ok := got["tokenizer"]; err != nil || ok {
+				t.Errorf("%s Resolve(%v) = %v, %v; want no tokenizer key", name, raw, got, err)
+			}
+		}
+		got, err := e.Resolve(map[string]any{"tokenizer": "o200k_base"})
+		if err != nil || got["tokenizer"] != "o200k_base" {
+			t.Fatalf("%s Resolve(tokenizer o200k_base) = %v, %v", name, got, err)
+		}
+		again, err := e.Resolve(got)
+		if err != nil || !reflect.DeepEqual(again, got) {
+			t.Errorf("%s: Resolve(Resolve()) = %v, %v; want %v", name, again, err, got)
+		}
+		if c, err := e.New(got); err != nil || c == nil {
+			t.Errorf("%s New(%v) = %v", name, got, err)
 		}
 	}
 }
@@ -133,7 +163,7 @@ func TestResolveValues(t *testing.T) {
 	}
 	// Layers: later ones win; the others keep the defaults.
 	got, err := md.Resolve(map[string]any{"max_char": 500, "min_char": 5}, map[string]any{"max_char": "600"}, nil)
-	want := map[string]any{"min_char": 5, "max_char": 600, "chunk_overlap": 128, "tokenizer": ""}
+	want := map[string]any{"min_char": 5, "max_char": 600, "chunk_overlap": 128}
 	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("Resolve(layers) = %v, %v; want %v", got, err, want)
 	}

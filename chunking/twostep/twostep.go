@@ -150,7 +150,7 @@ func (c *Chunker) chunkPolled(pl *poll.Poller, doc chunking.Document, yield func
 			blocks = []mdblocks.Block{{Kind: mdblocks.Paragraph, Start: 0, End: len(src), BodyEnd: len(src)}}
 		}
 	} else {
-		blocks = mdblocks.Scan(doc.Content)
+		blocks = mdblocks.ScanPolled(doc.Content, pl)
 	}
 	pl.Add(len(src))
 	if pl.Check() {

@@ -57,6 +57,15 @@ type config struct {
 	Force bool `env:"CHUNKSTREAM_PRODUCER_FORCE"`
 	// DeleteMissing sends deletes for documents whose file is gone.
 	DeleteMissing bool `env:"CHUNKSTREAM_PRODUCER_DELETE_MISSING"`
+	// ResendStale sends only the documents processed with other settings
+	// than their request would now get (the re-chunk after a change of
+	// the workers' defaults).
+	ResendStale bool `env:"CHUNKSTREAM_PRODUCER_RESEND_STALE"`
+	// Wait waits, after publishing, until the workers have processed
+	// every request sent (done, dead-lettered or superseded).
+	Wait bool `env:"CHUNKSTREAM_PRODUCER_WAIT"`
+	// WaitTimeout bounds the wait (0: no bound).
+	WaitTimeout time.Duration `env:"CHUNKSTREAM_PRODUCER_WAIT_TIMEOUT" envDefault:"0s"`
 	// DryRun lists what would be sent and sends nothing.
 	DryRun bool `env:"CHUNKSTREAM_PRODUCER_DRY_RUN"`
 	// Rate limits documents per second (0: no limit).
@@ -65,10 +74,9 @@ type config struct {
 	MaxPending int `env:"CHUNKSTREAM_PRODUCER_MAX_PENDING" envDefault:"1024"`
 	// MaxPendingBytes bounds the bytes of the publishes awaiting their PubAck.
 	MaxPendingBytes int `env:"CHUNKSTREAM_PRODUCER_MAX_PENDING_BYTES" envDefault:"67108864"`
-	// Retries is how many times a failed publish is sent again.
-	Retries int `env:"CHUNKSTREAM_PRODUCER_RETRIES" envDefault:"5"`
-	// RetryWait is the first delay between tries (doubling, at most 10s).
-	RetryWait time.Duration `env:"CHUNKSTREAM_PRODUCER_RETRY_WAIT" envDefault:"500ms"`
+	// RetryWait is the first delay before probing a server that stopped
+	// answering (doubling, at most 2s).
+	RetryWait time.Duration `env:"CHUNKSTREAM_PRODUCER_RETRY_WAIT" envDefault:"250ms"`
 	// AckTimeout bounds the wait for one PubAck.
 	AckTimeout time.Duration `env:"CHUNKSTREAM_PRODUCER_ACK_TIMEOUT" envDefault:"10s"`
 	// Readers is how many files are read and hashed at once.
@@ -77,14 +85,26 @@ type config struct {
 	JSON bool `env:"CHUNKSTREAM_PRODUCER_JSON"`
 	// Progress shows a progress bar (default: when stderr is a terminal).
 	Progress string `env:"CHUNKSTREAM_PRODUCER_PROGRESS" envDefault:"auto"`
+	// RetryFor is how long publishing may fail without a success before
+	// the run gives up (0: at the first failure).
+	RetryFor time.Duration `env:"CHUNKSTREAM_PRODUCER_RETRY_FOR" envDefault:"1m"`
+	// MaxDocBytes is the largest document sent: the workers' limit, under
+	// the worker's variable name.
+	MaxDocBytes int64 `env:"CHUNKSTREAM_MAX_DOC_BYTES" envDefault:"67108864"`
 }
 
 // loadConfig reads the environment (lookup) into a config.
 func loadConfig(lookup func(string) (string, bool)) (config, error) {
 	var c config
-	params, err := env.GetFieldParams(&c)
+	return c, loadEnv(&c, lookup)
+}
+
+// loadEnv reads the environment (lookup) into the settings struct c
+// points to (its env tags), as every subcommand does for its own.
+func loadEnv(c any, lookup func(string) (string, bool)) error {
+	params, err := env.GetFieldParams(c)
 	if err != nil {
-		return c, err
+		return err
 	}
 	environ := map[string]string{}
 	for _, p := range params {
@@ -92,10 +112,10 @@ func loadConfig(lookup func(string) (string, bool)) (config, error) {
 			environ[p.Key] = v
 		}
 	}
-	if err := env.ParseWithOptions(&c, env.Options{Environment: environ}); err != nil {
-		return c, fmt.Errorf("environment: %w", err)
+	if err := env.ParseWithOptions(c, env.Options{Environment: environ}); err != nil {
+		return fmt.Errorf("environment: %w", err)
 	}
-	return c, nil
+	return nil
 }
 
 // producerTopology lists the topology settings the producer acts on; they
@@ -124,16 +144,20 @@ func bindFlags(fs *flag.FlagSet, c *config) {
 	fs.BoolVar(&c.Stdin, "stdin", c.Stdin, "read ingest requests as JSON lines from standard input (env CHUNKSTREAM_PRODUCER_STDIN)")
 	fs.BoolVar(&c.Force, "force", c.Force, "send unchanged documents too (env CHUNKSTREAM_PRODUCER_FORCE)")
 	fs.BoolVar(&c.DeleteMissing, "delete-missing", c.DeleteMissing, "send deletes for ids under -id-prefix whose file is gone (env CHUNKSTREAM_PRODUCER_DELETE_MISSING)")
+	fs.BoolVar(&c.ResendStale, "resend-stale", c.ResendStale, "send only the documents whose record holds their content but other settings (after a change of the workers' chunker defaults); nothing new, changed or deleted (env CHUNKSTREAM_PRODUCER_RESEND_STALE)")
+	fs.BoolVar(&c.Wait, "wait", c.Wait, "after publishing, wait until the workers processed every request sent; exit 1 if any was dead-lettered (env CHUNKSTREAM_PRODUCER_WAIT)")
+	fs.DurationVar(&c.WaitTimeout, "wait-timeout", c.WaitTimeout, "give up waiting after this long, listing what is still pending, exit 1; 0: no limit (env CHUNKSTREAM_PRODUCER_WAIT_TIMEOUT)")
 	fs.BoolVar(&c.DryRun, "dry-run", c.DryRun, "list what would be sent on standard output; send nothing (env CHUNKSTREAM_PRODUCER_DRY_RUN)")
 	fs.Float64Var(&c.Rate, "rate", c.Rate, "at most this many documents per second; 0: no limit (env CHUNKSTREAM_PRODUCER_RATE)")
 	fs.IntVar(&c.MaxPending, "max-pending", c.MaxPending, "publishes awaiting their PubAck at most (env CHUNKSTREAM_PRODUCER_MAX_PENDING)")
 	fs.IntVar(&c.MaxPendingBytes, "max-pending-bytes", c.MaxPendingBytes, "bytes of the publishes awaiting their PubAck at most (env CHUNKSTREAM_PRODUCER_MAX_PENDING_BYTES)")
-	fs.IntVar(&c.Retries, "retries", c.Retries, "times a failed publish is sent again, same Nats-Msg-Id (env CHUNKSTREAM_PRODUCER_RETRIES)")
-	fs.DurationVar(&c.RetryWait, "retry-wait", c.RetryWait, "first delay between tries, doubling up to 10s (env CHUNKSTREAM_PRODUCER_RETRY_WAIT)")
+	fs.DurationVar(&c.RetryWait, "retry-wait", c.RetryWait, "first delay before probing a server that stopped answering, doubling up to 2s (env CHUNKSTREAM_PRODUCER_RETRY_WAIT)")
 	fs.DurationVar(&c.AckTimeout, "ack-timeout", c.AckTimeout, "wait for one PubAck at most (env CHUNKSTREAM_PRODUCER_ACK_TIMEOUT)")
 	fs.IntVar(&c.Readers, "readers", c.Readers, "files read and hashed at once (env CHUNKSTREAM_PRODUCER_READERS)")
 	fs.BoolVar(&c.JSON, "json", c.JSON, "send JSON requests instead of msgpack (env CHUNKSTREAM_PRODUCER_JSON)")
 	fs.StringVar(&c.Progress, "progress", c.Progress, "progress bar: auto (when stderr is a terminal), true or false (env CHUNKSTREAM_PRODUCER_PROGRESS)")
+	fs.DurationVar(&c.RetryFor, "retry-for", c.RetryFor, "give up when no publish has succeeded for this long; failed publishes are re-sent with the same Nats-Msg-Id until then; with -ack-timeout, keep it under INGEST's duplicate window; 0: give up at the first failure (env CHUNKSTREAM_PRODUCER_RETRY_FOR)")
+	fs.Int64Var(&c.MaxDocBytes, "max-doc-bytes", c.MaxDocBytes, "refuse documents larger than this, the workers' limit (env CHUNKSTREAM_MAX_DOC_BYTES)")
 }
 
 // validate checks the settings the flag package cannot.
@@ -148,8 +172,12 @@ func (c *config) validate() error {
 		return fmt.Errorf("-max-pending (CHUNKSTREAM_PRODUCER_MAX_PENDING) must be positive, got %d", c.MaxPending)
 	case c.MaxPendingBytes <= 0:
 		return fmt.Errorf("-max-pending-bytes (CHUNKSTREAM_PRODUCER_MAX_PENDING_BYTES) must be positive, got %d", c.MaxPendingBytes)
-	case c.Retries < 0:
-		return fmt.Errorf("-retries (CHUNKSTREAM_PRODUCER_RETRIES) must not be negative, got %d", c.Retries)
+	case c.RetryFor < 0:
+		return fmt.Errorf("-retry-for (CHUNKSTREAM_PRODUCER_RETRY_FOR) must not be negative, got %v", c.RetryFor)
+	case c.MaxDocBytes < 1:
+		return fmt.Errorf("-max-doc-bytes (CHUNKSTREAM_MAX_DOC_BYTES) must be at least 1, got %d", c.MaxDocBytes)
+	case c.WaitTimeout < 0:
+		return fmt.Errorf("-wait-timeout (CHUNKSTREAM_PRODUCER_WAIT_TIMEOUT) must not be negative, got %v", c.WaitTimeout)
 	case c.Readers <= 0:
 		return fmt.Errorf("-readers (CHUNKSTREAM_PRODUCER_READERS) must be positive, got %d", c.Readers)
 	case c.Subject == "":

@@ -5,14 +5,31 @@
 //	producer [flags] PATH...          folders and files
 //	producer -chunker email [flags] MAILBOX...   one request per thread
 //	producer -stdin [flags] < requests.jsonl
+//	producer dlq list|replay|purge [flags]       dead letters
+//	producer status [-json] [-id ID | -failed]   documents by state, backlog
 //
 // Every flag is also an environment variable (see -h; a flag beats its
 // variable). Unchanged documents (a done document record holding their
-// content's sha256) are skipped unless -force; -delete-missing sends
-// deletes for documents whose file is gone; -dry-run lists what would be
-// sent. It prints a summary and exits 0 when every request was accepted
-// (or skipped), 1 when any failed or the run could not complete, 2 on a
-// usage error. The work is done by package producer.
+// content's sha256 and the settings fingerprint of the request) are
+// skipped unless -force; -resend-stale sends only those whose settings
+// changed (after a change of the workers' chunker defaults);
+// -delete-missing sends deletes for documents whose file is gone;
+// -dry-run lists what would be sent. A setting that has no effect in the
+// run's mode (-stdin, mailboxes, -dry-run) is a usage error. -wait waits,
+// after publishing, until the workers processed every request sent,
+// with a progress bar and a summary of what failed and why. It prints
+// a summary and exits 0 when every request was accepted (or skipped) and,
+// with -wait, processed, 1 when any failed or the run could not
+// complete, 2 on a usage error. The work is done by package producer.
+//
+// A first argument naming a subcommand (the table commands) runs it
+// instead: `producer dlq` lists, replays and purges dead letters
+// (dlq.go); `producer status` shows the documents by state, the backlog
+// and the dead letters, one document's record, or the failed ones
+// (status.go). A folder named like a subcommand is sent as ./dlq or
+// ./status. The settings of a subcommand are variables and flags as
+// above; its selections (the dlq filters, -json, -dry-run, -yes, -id,
+// -failed) are flags only, since they belong to one command line.
 package main
 
 import (
@@ -67,6 +84,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 }
 
 func runErr(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, lookup func(string) (string, bool)) (int, error) {
+	if len(args) > 0 {
+		if cmd, ok := commands[args[0]]; ok {
+			return cmd.run(ctx, args[1:], stdin, stdout, stderr, lookup)
+		}
+	}
 	c, err := loadConfig(lookup)
 	if err != nil {
 		return 2, err
@@ -80,7 +102,7 @@ func runErr(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 	chunkers := chunkflags.Register(fs, registry.Entries(), defChunker)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: producer [flags] PATH...\n       producer -chunker email [flags] MAILBOX...\n       producer -stdin [flags] < requests.jsonl")
+		fmt.Fprintln(stderr, "usage: producer [flags] PATH...\n       producer -chunker email [flags] MAILBOX...\n       producer -stdin [flags] < requests.jsonl\n"+commandsUsage())
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -121,6 +143,15 @@ func runErr(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return 2, fmt.Errorf("%w: give PATH arguments (or -dir), or -stdin", errUsage)
 	}
 	mailbox := chunkerSet && entry.Name == producer.MailboxChunker && !c.Stdin
+	optionFlags := map[string]bool{}
+	for _, e := range registry.Entries() {
+		for _, o := range e.Options() {
+			optionFlags[o.Flag] = true
+		}
+	}
+	if err := checkModes(given(fs, lookup), &c, optionFlags, mailbox); err != nil {
+		return 2, err
+	}
 	exts := entry.Extensions
 	if c.Ext != "" {
 		exts = envflag.SplitList(c.Ext)
@@ -140,9 +171,11 @@ func runErr(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if !c.DryRun {
 		// Fail before sending anything when nothing stores the subject;
 		// wait while workers starting too may still be creating INGEST.
-		if _, err := topology.StreamForSubject(ctx, js, c.Config, c.Subject); err != nil {
+		name, err := topology.StreamForSubject(ctx, js, c.Config, c.Subject)
+		if err != nil {
 			return 1, err
 		}
+		warnDuplicateWindow(ctx, js, name, &c, log)
 	}
 	ct := messages.ContentTypeMsgpack
 	if c.JSON {
@@ -150,10 +183,11 @@ func runErr(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 	p := producer.New(nc, js, producer.Options{
 		Subject: c.Subject, ContentType: ct, Topology: c.Config, MaxPending: c.MaxPending,
+		MaxDocBytes: c.MaxDocBytes,
 	})
-	retry := producer.RetryOptions{Retries: c.Retries, Wait: c.RetryWait, AckTimeout: c.AckTimeout}
-	if c.Retries == 0 {
-		retry.Retries = -1
+	retry := producer.RetryOptions{RetryFor: c.RetryFor, Wait: c.RetryWait, AckTimeout: c.AckTimeout}
+	if c.RetryFor == 0 {
+		retry.RetryFor = -1
 	}
 	bar := newProgress(stderr, c.Progress)
 	dry := func(pl producer.Planned) {
@@ -164,9 +198,15 @@ func runErr(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		fmt.Fprintf(stdout, "%s\t%s\t%d%s\n", pl.Op, pl.ID, pl.Bytes, where)
 	}
 	var sum producer.Summary
+	var sent []producer.Awaited
+	var onSent func(producer.Sent)
+	if c.Wait {
+		onSent = func(s producer.Sent) { sent = append(sent, producer.Awaited{ID: s.ID, Seq: s.Seq}) }
+	}
 	if c.Stdin {
 		sum, err = p.SendLines(ctx, stdin, producer.StreamOptions{
 			Rate: c.Rate, MaxPendingBytes: c.MaxPendingBytes, Retry: retry, DryRun: c.DryRun, OnDryRun: dry, OnProgress: bar.update,
+			OnSent:    onSent,
 			OnBadLine: func(f producer.Failure) { bar.printf("producer: bad request: %v\n", f.Err) },
 		})
 	} else {
@@ -176,27 +216,28 @@ func runErr(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		}
 		sum, err = p.Backfill(ctx, producer.BackfillOptions{
 			Paths: paths, IDPrefix: c.IDPrefix, Exts: exts, Template: tmpl, Mailbox: mailbox,
-			Force: c.Force, DeleteMissing: c.DeleteMissing, DryRun: c.DryRun,
+			Force: c.Force, DeleteMissing: c.DeleteMissing, ResendStale: c.ResendStale, DryRun: c.DryRun,
 			Rate: c.Rate, MaxPendingBytes: c.MaxPendingBytes, Retry: retry, Readers: c.Readers,
-			OnProgress: bar.update, OnDryRun: dry, Logger: log,
+			OnProgress: bar.update, OnDryRun: dry, OnSent: onSent, Logger: log,
 		})
 	}
 	bar.finish()
+	printSummary(stderr, &sum, c.DryRun, c.Stdin, c.ResendStale)
+	code := 0
+	if err == nil && c.Wait {
+		code, err = waitProcessed(ctx, js, &c, sent, stderr)
+	}
 	if drainErr := nc.Drain(); drainErr != nil {
 		log.Warn("drain", "err", drainErr)
 	}
-	printSummary(stderr, &sum, c.DryRun, c.Stdin)
-	if err != nil {
-		return 1, err
+	if err != nil || !sum.OK() {
+		code = 1
 	}
-	if !sum.OK() {
-		return 1, nil
-	}
-	return 0, nil
+	return code, err
 }
 
 // printSummary writes the final summary and the failures.
-func printSummary(w io.Writer, s *producer.Summary, dryRun, stdin bool) {
+func printSummary(w io.Writer, s *producer.Summary, dryRun, stdin, resendStale bool) {
 	for i, f := range s.Failures {
 		if i == maxListedFailures {
 			fmt.Fprintf(w, "producer: … and %d more failures\n", len(s.Failures)-i)
@@ -211,9 +252,27 @@ func printSummary(w io.Writer, s *producer.Summary, dryRun, stdin bool) {
 	if dryRun {
 		verb = "would send"
 	}
-	fmt.Fprintf(w, "producer: %d documents: %d %s (%d deletes, %d duplicates), %d unchanged skipped, %d failed; %.2f MB in %s (%.0f docs/s, %.2f MB/s)\n",
-		s.Total, s.Sent, verb, s.Deleted, s.Duplicates, s.Skipped, s.Failed,
+	skipped := "unchanged"
+	if resendStale {
+		skipped = "not stale"
+	}
+	fmt.Fprintf(w, "producer: %d documents: %d %s (%d deletes, %d duplicates, %d stale), %d %s skipped, %d failed (%d given up); %d retries, %d outages (%s unavailable); %.2f MB in %s (%.0f docs/s, %.2f MB/s)\n",
+		s.Total, s.Sent, verb, s.Deleted, s.Duplicates, s.Stale, s.Skipped, skipped, s.Failed, s.GaveUp, s.Retries, s.Outages, s.Unavailable.Round(time.Millisecond),
 		float64(s.Bytes)/1e6, s.Elapsed.Round(time.Millisecond), float64(s.Done)/secs, float64(s.ReadBytes)/1e6/secs)
+}
+
+// warnDuplicateWindow warns when a request could be re-sent after the
+// stream's duplicate window: its first publish up to -ack-timeout before
+// the server was found silent, its retries up to -retry-for after.
+func warnDuplicateWindow(ctx context.Context, js jetstream.JetStream, name string, c *config, log *slog.Logger) {
+	st, err := js.Stream(ctx, name)
+	if err != nil {
+		return
+	}
+	if w := st.CachedInfo().Config.Duplicates; w > 0 && c.RetryFor+c.AckTimeout >= w {
+		log.Warn("-retry-for plus -ack-timeout reach the stream's duplicate window: a request re-sent after a long outage may be stored twice",
+			"stream", name, "retry_for", c.RetryFor.String(), "ack_timeout", c.AckTimeout.String(), "duplicate_window", w.String())
+	}
 }
 
 // newLogger returns the JSON logger at level (unknown levels are info).

@@ -110,6 +110,8 @@ func TestProducer(t *testing.T) {
 		{[]string{"-max-chunk-size", "0", "-chunker", "email", dir}, 2},
 		{[]string{"-format", "docx", dir}, 2},
 		{[]string{"-subject", "nowhere.docs", dir}, 1},
+		{[]string{"-max-doc-bytes", "0", dir}, 2},
+		{[]string{"-retry-for", "-1s", dir}, 2},
 	} {
 		stderr.Reset()
 		if code := run(ctx, append([]string{"-progress=false"}, tc.args...), nil, &stdout, &stderr, environ); code != tc.want {
@@ -232,6 +234,65 @@ func TestEveryFlagHasAVariable(t *testing.T) {
 		}
 		if named[v] && envOnly[v] {
 			t.Errorf("variable %s has a flag; it is environment only for the producer", v)
+		}
+	}
+}
+
+// TestMaxDocBytes: a file over -max-doc-bytes is refused with its name,
+// size and the limit, counted as failed (exit 1); the others are sent.
+func TestMaxDocBytes(t *testing.T) {
+	url, ingest := testServer(t)
+	ctx := context.Background()
+	dir := writeTree(t, map[string]string{"a.md": "# A", "big.md": strings.Repeat("x", 1001)})
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		args []string
+	}{
+		{"flag", nil, []string{"-max-doc-bytes", "1000"}},
+		{"variable", map[string]string{"CHUNKSTREAM_MAX_DOC_BYTES": "1000"}, []string{"-force"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			environ := map[string]string{"NATS_URL": url}
+			for k, v := range tc.env {
+				environ[k] = v
+			}
+			var stdout, stderr bytes.Buffer
+			code := run(ctx, append(append([]string{"-progress=false"}, tc.args...), dir), nil, &stdout, &stderr, envOf(environ))
+			if code != 1 {
+				t.Errorf("run = %d, want 1; stderr %s", code, stderr.String())
+			}
+			for _, want := range []string{`"big.md" (` + filepath.Join(dir, "big.md") + ")", "1001 bytes", "limit of 1000 bytes", "1 sent", "1 failed"} {
+				if !strings.Contains(stderr.String(), want) {
+					t.Errorf("stderr does not say %q:\n%s", want, stderr.String())
+				}
+			}
+		})
+	}
+	if info, _ := ingest.Info(ctx); info.State.Msgs != 2 {
+		t.Errorf("INGEST holds %d, want a.md twice", info.State.Msgs)
+	}
+}
+
+// TestDuplicateWindowWarning: -retry-for plus -ack-timeout reaching
+// INGEST's duplicate window (2m) is warned about; the defaults are not.
+func TestDuplicateWindowWarning(t *testing.T) {
+	url, _ := testServer(t)
+	dir := writeTree(t, map[string]string{"a.md": "# A"})
+	for _, tc := range []struct {
+		args []string
+		warn bool
+	}{
+		{nil, false},
+		{[]string{"-retry-for", "115s"}, true},
+	} {
+		var stdout, stderr bytes.Buffer
+		args := append(append([]string{"-progress=false", "-force"}, tc.args...), dir)
+		if code := run(context.Background(), args, nil, &stdout, &stderr, envOf(map[string]string{"NATS_URL": url})); code != 0 {
+			t.Fatalf("run(%q) = %d: %s", args, code, stderr.String())
+		}
+		if got := strings.Contains(stderr.String(), "duplicate window"); got != tc.warn {
+			t.Errorf("run(%q): warned %v, want %v: %s", args, got, tc.warn, stderr.String())
 		}
 	}
 }

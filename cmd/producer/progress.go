@@ -87,3 +87,36 @@ func (p *progress) finish() {
 		_ = p.bar.Finish()
 	}
 }
+
+// waitBar shows the sent requests being processed: settled of the
+// total, with the failed and superseded counts.
+type waitBar struct {
+	p *progress
+}
+
+func newWaitBar(w io.Writer, mode string) *waitBar { return &waitBar{p: newProgress(w, mode)} }
+
+// update is Wait's OnProgress callback (called one at a time).
+func (b *waitBar) update(s producer.WaitStats) {
+	p := b.p
+	if !p.visible {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.bar == nil {
+		p.bar = progressbar.NewOptions(s.Total,
+			progressbar.OptionSetWriter(p.w),
+			progressbar.OptionSetDescription("processing"),
+			progressbar.OptionShowCount(),
+			progressbar.OptionSetPredictTime(true),
+			progressbar.OptionThrottle(100*time.Millisecond),
+			progressbar.OptionClearOnFinish(),
+		)
+	}
+	p.bar.Describe(fmt.Sprintf("processing: %d done, %d failed, %d superseded", s.Done, s.Failed, s.Superseded))
+	_ = p.bar.Set(s.Total - s.Pending)
+}
+
+// finish removes the bar before the summary.
+func (b *waitBar) finish() { b.p.finish() }

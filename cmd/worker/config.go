@@ -4,11 +4,14 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"reflect"
 	"strings"
 
 	"github.com/caarlos0/env/v11"
 
+	"github.com/chunkstream/chunkstream/chunking/registry"
+	"github.com/chunkstream/chunkstream/internal/chunkflags"
 	"github.com/chunkstream/chunkstream/internal/envflag"
 	"github.com/chunkstream/chunkstream/internal/natsconn"
 	"github.com/chunkstream/chunkstream/worker"
@@ -110,11 +113,42 @@ func envParams() []env.FieldParams {
 
 // bindFlags defines one flag per setting of c (except secrets), whose
 // default is the value read from the environment, so a flag beats its
-// variable (CHUNKSTREAM_ACK_WAIT → -ack-wait, NATS_URL → -nats-url).
-func bindFlags(fs *flag.FlagSet, c *config) {
+// variable (CHUNKSTREAM_ACK_WAIT → -ack-wait, NATS_URL → -nats-url), and
+// the chunker flags: -chunker (CHUNKSTREAM_CHUNKER) and one per chunker
+// option, which override the keys of -chunker-options
+// (CHUNKSTREAM_CHUNKER_OPTIONS); applyChunker reads them after parsing.
+func bindFlags(fs *flag.FlagSet, c *config) *chunkflags.Set {
 	natsconn.BindFlags(fs, &c.NATS)
 	notSecret := func(v string) bool { return !secretVars[v] }
-	envflag.Bind(fs, &c.Config, notSecret)
-	envflag.Bind(fs, &c.Qdrant, notSecret)
-	envflag.Bind(fs, &c.Embed, notSecret)
+	envflag.Bind(fs, &c.Config, func(v string) bool { return notSecret(v) && v != "CHUNKSTREAM_CHUNKER" })
+	bindSinkFlags(fs, c)
+	def := c.Chunker
+	if def == "" {
+		def = "markdown"
+	}
+	return chunkflags.Register(fs, registry.Entries(), def)
+}
+
+// applyChunker sets the worker's chunker defaults from the parsed flags:
+// the chunker -chunker names, and its options: -chunker-options with the
+// chunker flags given overriding its keys. It returns the chosen entry.
+// A flag of another chunker, or a bad value, is an error naming it.
+func applyChunker(c *config, cf *chunkflags.Set) (registry.Entry, error) {
+	entry, raw, err := cf.Chunker()
+	if err != nil {
+		return registry.Entry{}, err
+	}
+	if _, err := entry.Normalize(raw); err != nil {
+		return registry.Entry{}, fmt.Errorf("chunker flags: %w", err)
+	}
+	if len(raw) > 0 {
+		opts := maps.Clone(c.ChunkerOptions)
+		if opts == nil {
+			opts = worker.ChunkerOptions{}
+		}
+		maps.Copy(opts, raw)
+		c.ChunkerOptions = opts
+	}
+	c.Chunker = entry.Name
+	return entry, nil
 }

@@ -13,8 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chunkstream/chunkstream/chunking/registry"
-	"github.com/chunkstream/chunkstream/internal/chunkflags"
 	"github.com/chunkstream/chunkstream/internal/envflag"
 	"github.com/chunkstream/chunkstream/internal/natsconn"
 	"github.com/chunkstream/chunkstream/internal/testutil"
@@ -109,8 +107,7 @@ func TestFlagBeatsEnv(t *testing.T) {
 		t.Fatal(err)
 	}
 	fs := flag.NewFlagSet("t", flag.ContinueOnError)
-	bindFlags(fs, &c)
-	chunkflags.Register(fs, registry.Entries(), "markdown") // no clash with the config flags
+	bindFlags(fs, &c) // the chunker flags do not clash with the config flags
 	if err := fs.Parse([]string{"-ack-wait", "2s", "-nats-url", "nats://b:2"}); err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,6 @@ import (
 
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/registry"
-	"github.com/chunkstream/chunkstream/internal/chunkflags"
 	"github.com/chunkstream/chunkstream/internal/envflag"
 	"github.com/chunkstream/chunkstream/internal/natsconn"
 	"github.com/chunkstream/chunkstream/messages"
@@ -36,7 +35,11 @@ type localFlags struct {
 	cpuProfile           string
 	workers              int
 	noProgress           bool
-	chunkers             *chunkflags.Set
+	// chunker and options are the chunker of every request and its
+	// options (-chunker, -chunker-options and the chunker flags, or
+	// their variables).
+	chunker registry.Entry
+	options map[string]any
 }
 
 // localSubject is the ingest subject local mode publishes on.
@@ -207,13 +210,10 @@ func runLocal(ctx context.Context, c *config, lf *localFlags, log *slog.Logger, 
 	if err != nil {
 		return 2, fmt.Errorf("%w: -out: %v", errUsage, err)
 	}
-	entry, raw, err := lf.chunkers.Chunker()
-	if err != nil {
-		return 2, fmt.Errorf("%w: %v", errUsage, err)
-	}
-	// The options set, checked and in the wire's types: the worker's
+	entry := lf.chunker
+	// The options set, checked and in the wire's types: the chunker's
 	// defaults apply to the others.
-	opts, err := entry.Normalize(raw)
+	opts, err := entry.Normalize(lf.options)
 	if err != nil {
 		return 2, fmt.Errorf("%w: %v", errUsage, err)
 	}
@@ -332,7 +332,7 @@ func runLocal(ctx context.Context, c *config, lf *localFlags, log *slog.Logger, 
 	if err != nil {
 		return 1, err
 	}
-	p := producer.New(pnc, pjs, producer.Options{Subject: localSubject, Topology: cfg.Config})
+	p := producer.New(pnc, pjs, producer.Options{Subject: localSubject, Topology: cfg.Config, MaxDocBytes: cfg.MaxDocBytes})
 	var maxSet sync.Once
 	sum, err := p.Backfill(ctx, producer.BackfillOptions{
 		Paths:      []string{lf.dir},

@@ -4,8 +4,13 @@
 // buckets and consumer, and consumes ingest requests until SIGTERM. Every
 // setting is an environment variable (see the README's configuration
 // table) and a flag of the same name (CHUNKSTREAM_ACK_WAIT → -ack-wait); a
-// flag beats its variable. -healthcheck probes a running worker's /healthz
-// and /readyz and exits 0 or 1.
+// flag beats its variable. -chunker and the chunker flags of `chunk
+// split` (or CHUNKSTREAM_CHUNKER and CHUNKSTREAM_CHUNKER_OPTIONS) are the
+// defaults of requests that name none; a bad one stops the worker at
+// start. -healthcheck probes a running worker's /healthz and /readyz and
+// exits 0 or 1. A flag that has no effect in the mode chosen (a local
+// flag without -local, a connection or sink flag with it, a Qdrant flag
+// with the subject sink) is a usage error.
 //
 // Local mode runs the whole pipeline in one process:
 //
@@ -29,9 +34,6 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
-
-	"github.com/chunkstream/chunkstream/chunking/registry"
-	"github.com/chunkstream/chunkstream/internal/chunkflags"
 )
 
 func main() {
@@ -62,8 +64,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, lookup fu
 	fs.BoolVar(&lf.noProgress, "no-progress", false, "local mode: no progress bar")
 	fs.StringVar(&lf.cpuProfile, "cpuprofile", "", "local mode: write a CPU profile to this file")
 	healthcheck := fs.Bool("healthcheck", false, "probe /healthz and /readyz of the worker at -metrics-addr; exit 0 when both answer 200")
-	bindFlags(fs, &c)
-	cf := chunkflags.Register(fs, registry.Entries(), "markdown")
+	cf := bindFlags(fs, &c)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -74,21 +75,31 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, lookup fu
 		fmt.Fprintf(stderr, "worker: unexpected arguments %q\n", fs.Args())
 		return 2
 	}
+	mode := modeOf(*healthcheck, lf.dir)
+	if err := checkMode(fs, mode, &c); err != nil {
+		fmt.Fprintf(stderr, "worker: %v\n", err)
+		return 2
+	}
 	logLevelSet := false
 	fs.Visit(func(f *flag.Flag) { logLevelSet = logLevelSet || f.Name == "log-level" })
 	if _, ok := lookup("CHUNKSTREAM_LOG_LEVEL"); ok {
 		logLevelSet = true
 	}
 
-	if *healthcheck {
+	if mode == modeHealthcheck {
 		if err := healthcheckAddr(c.MetricsAddr); err != nil {
 			fmt.Fprintf(stderr, "worker: healthcheck: %v\n", err)
 			return 1
 		}
 		return 0
 	}
-	if lf.dir != "" {
-		lf.chunkers = cf
+	entry, err := applyChunker(&c, cf)
+	if err != nil {
+		fmt.Fprintf(stderr, "worker: %v\n", err)
+		return 2
+	}
+	if mode == modeLocal {
+		lf.chunker, lf.options = entry, c.ChunkerOptions
 		var log *slog.Logger
 		if logLevelSet {
 			if log, err = newLogger(stderr, c.LogLevel); err != nil {
@@ -105,10 +116,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, lookup fu
 			return 1
 		}
 		return code
-	}
-	if lf.out != "" {
-		fmt.Fprintln(stderr, "worker: -out needs -local")
-		return 2
 	}
 	if err := c.validate(); err != nil {
 		fmt.Fprintf(stderr, "worker: %v\n", err)

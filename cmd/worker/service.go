@@ -9,10 +9,12 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/chunkstream/chunkstream/chunking/registry"
 	"github.com/chunkstream/chunkstream/internal/natsconn"
@@ -29,8 +31,9 @@ func newLogger(w io.Writer, level string) (*slog.Logger, error) {
 	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l})), nil
 }
 
-// buildSink returns the sink named by CHUNKSTREAM_SINK.
-func buildSink(ctx context.Context, c *config, js jetstream.JetStream, records worker.Records, log *slog.Logger) (worker.Sink, func(), error) {
+// buildSink returns the sink named by CHUNKSTREAM_SINK; its metrics, if
+// any, go to reg.
+func buildSink(ctx context.Context, c *config, js jetstream.JetStream, records worker.Records, log *slog.Logger, reg prometheus.Registerer) (worker.Sink, func(), error) {
 	switch c.Sink {
 	case worker.SinkSubject:
 		s := worker.NewSubjectSink(js, c.ChunksPrefix, c.MaxPendingPublishes)
@@ -39,7 +42,7 @@ func buildSink(ctx context.Context, c *config, js jetstream.JetStream, records w
 		}
 		return s, func() {}, nil
 	case worker.SinkQdrant:
-		return newQdrantSink(ctx, c, records, log)
+		return newQdrantSink(ctx, c, records, log, reg)
 	}
 	return nil, nil, fmt.Errorf("CHUNKSTREAM_SINK: unknown sink %q", c.Sink)
 }
@@ -47,6 +50,20 @@ func buildSink(ctx context.Context, c *config, js jetstream.JetStream, records w
 // serve runs the worker service until ctx is cancelled (SIGTERM), then
 // drains and waits for the connection to close.
 func serve(ctx context.Context, c *config, log *slog.Logger) error {
+	// Listen first: a second worker on the host fails at once, naming the
+	// setting, not after connecting and setting up.
+	var ln net.Listener
+	if c.MetricsAddr != "" {
+		var err error
+		if ln, err = listenMetrics(c.MetricsAddr); err != nil {
+			return err
+		}
+		defer ln.Close()
+	}
+	if c.Concurrency == 0 && c.Sink == worker.SinkQdrant && c.Embed.Enabled() {
+		c.Concurrency = embedConcurrency(c.Embed)
+		log.Info("documents in flight set for the embedder", "concurrency", c.Concurrency)
+	}
 	nc, err := natsconn.Connect(ctx, c.NATS, "chunkstream-worker", log)
 	if err != nil {
 		return err
@@ -71,24 +88,21 @@ func serve(ctx context.Context, c *config, log *slog.Logger) error {
 	}
 	log.Info("streams, buckets and consumer ready", "duration", time.Since(start).Round(time.Millisecond), "replicas", c.Replicas)
 	records := worker.NewKVRecords(top.Docs).WithLeaderReads(nc)
-	sink, closeSink, err := buildSink(ctx, c, js, records, log)
+	metrics := worker.NewMetrics()
+	sink, closeSink, err := buildSink(ctx, c, js, records, log, metrics.Registry)
 	if err != nil {
 		return err
 	}
 	defer closeSink()
 	w, err := worker.New(nc, js, top, worker.Options{
-		Config: c.Config, Logger: log, Sink: sink, NewChunker: registry.NewChunker,
+		Config: c.Config, Logger: log, Metrics: metrics, Sink: sink, NewChunker: registry.NewChunker,
 	})
 	if err != nil {
 		return err
 	}
 
 	var srv *http.Server
-	if c.MetricsAddr != "" {
-		ln, err := net.Listen("tcp", c.MetricsAddr)
-		if err != nil {
-			return fmt.Errorf("CHUNKSTREAM_METRICS_ADDR: %w", err)
-		}
+	if ln != nil {
 		srv = &http.Server{Handler: worker.Handler(w.Metrics(), w), ReadHeaderTimeout: 5 * time.Second}
 		go func() {
 			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -113,6 +127,20 @@ func serve(ctx context.Context, c *config, log *slog.Logger) error {
 		_ = srv.Shutdown(sctx)
 	}
 	return runErr
+}
+
+// listenMetrics listens on the metrics address; the error names the
+// variable and the flag, and for an address in use says what to do.
+func listenMetrics(addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err == nil {
+		return ln, nil
+	}
+	err = fmt.Errorf("metrics address %q (CHUNKSTREAM_METRICS_ADDR, -metrics-addr): %w", addr, err)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		err = fmt.Errorf("%w; another worker on this host may be serving there: give each worker its own CHUNKSTREAM_METRICS_ADDR (or -metrics-addr), e.g. :9091, or '' to serve no metrics", err)
+	}
+	return nil, err
 }
 
 // healthcheckAddr probes /healthz and /readyz of a running worker at addr

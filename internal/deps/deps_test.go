@@ -51,6 +51,11 @@ var rules = []rule{
 	},
 }
 
+// stdlibOnly are the packages that depend on the standard library alone,
+// so that a program can import them and nothing else of the module (a
+// search client building bm25 query vectors).
+var stdlibOnly = []string{module + "/bm25"}
+
 // Only the thin mains read the environment into config or handle signals.
 var mainsOnly = []string{"github.com/caarlos0/env/v11", "os/signal"}
 
@@ -139,5 +144,51 @@ func TestRulesCatchViolations(t *testing.T) {
 	}
 	if v := violations(pkg{path: module + "/cmd/worker", imports: []string{"os/signal", "github.com/caarlos0/env/v11"}}); len(v) != 0 {
 		t.Errorf("violations(cmd/worker) = %v, want none", v)
+	}
+}
+
+func TestStandardLibraryOnly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	for _, p := range stdlibOnly {
+		cmd := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}} {{.Standard}}", p)
+		cmd.Dir = testutil.RepoRoot(t)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v", p, err)
+		}
+		if !bytes.Contains(out, []byte(p+" false\n")) {
+			t.Fatalf("go list -deps %s does not list the package itself:\n%s", p, out)
+		}
+		for _, d := range nonStandard(p, string(out)) {
+			t.Errorf("%s depends on %s; it may use the standard library only", p, d)
+		}
+	}
+}
+
+// nonStandard returns the packages of a `go list -deps -f '{{.ImportPath}}
+// {{.Standard}}'` listing that are not in the standard library, self
+// excepted.
+func nonStandard(self, listing string) []string {
+	var out []string
+	for _, line := range strings.Split(strings.TrimSpace(listing), "\n") {
+		path, std, _ := strings.Cut(line, " ")
+		if std != "true" && path != self {
+			out = append(out, path)
+		}
+	}
+	return out
+}
+
+func TestNonStandardCatchesDependencies(t *testing.T) {
+	// The checker itself must be able to fail.
+	self := module + "/bm25"
+	listing := "errors true\n" + module + "/internal/testutil false\nmath true\n" + self + " false\n"
+	if got := nonStandard(self, listing); len(got) != 1 || got[0] != module+"/internal/testutil" {
+		t.Errorf("nonStandard(%q) = %v, want the internal package", listing, got)
+	}
+	if got := nonStandard(self, "errors true\n"+self+" false\n"); len(got) != 0 {
+		t.Errorf("nonStandard(standard only) = %v, want none", got)
 	}
 }

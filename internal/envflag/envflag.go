@@ -24,7 +24,8 @@ func Name(envVar string) string {
 // keep accepts (nil keeps every one). The flag's default is the field's
 // current value, read from the environment before, so a flag beats its
 // variable; its usage is the field's help tag followed by "(env VAR)".
-// A []string field takes a comma-separated list. Bind panics on a field
+// A []string field takes a comma-separated list; a field whose pointer
+// is a flag.Value parses its own text. Bind panics on a field
 // type it cannot bind: the structs are constant, and a test binds them.
 func Bind(fs *flag.FlagSet, settings any, keep func(envVar string) bool) {
 	v := reflect.ValueOf(settings)
@@ -58,6 +59,8 @@ func bind(fs *flag.FlagSet, v reflect.Value, keep func(string) bool) {
 		}
 		usage := fmt.Sprintf("%s (env %s)", help, key)
 		switch p := v.Field(i).Addr().Interface().(type) {
+		case flag.Value: // a type of its own that parses its text
+			fs.Var(p, name, usage)
 		case *string:
 			fs.StringVar(p, name, *p, usage)
 		case *int:

@@ -196,7 +196,7 @@ func TestWorkersSurviveStreamLeaderLoss(t *testing.T) {
 		case worker.OutcomeAcked, worker.OutcomeDuplicate, worker.OutcomeSuperseded:
 			finished[r.DocID] = r.Outcome
 			acked.Add(1)
-		case worker.OutcomeRetried, worker.OutcomeAbandoned:
+		case worker.OutcomeRetried, worker.OutcomeAbandoned, worker.OutcomePaused:
 			retried.Add(1)
 		default:
 			failures = append(failures, fmt.Sprintf("%s: %s %s: %v", r.DocID, r.Outcome, r.Cause, r.Err))

@@ -38,6 +38,16 @@
 // with CHUNKSTREAM_REPLICAS=3 must all pass -healthcheck within the
 // set-up timeout.
 //
+// Outages (only with CHUNKSTREAM_OUTAGE=1; minutes each): real processes
+// with default settings, a nats-server built from the module, worker
+// processes and a backlog of requests. A Qdrant double process
+// (testdata/qdrantdouble serves qdranttest) is stopped with SIGSTOP for
+// 150 s and continued: no dead letter, every worker not ready during the
+// hang, every chunk stored after it. The nats-server is killed and
+// restarted on its store: no dead letter, and the drain time after the
+// restart is reported. CHUNKSTREAM_TEST_WORKER_BIN runs an older worker
+// build for comparison (figures only).
+//
 // Decisions: the workers' JetStream contexts set a publish-ack timeout
 // (5 s): a PubAck lost with a dying stream leader otherwise leaves the sink
 // waiting forever while in-progress acks keep the request from being

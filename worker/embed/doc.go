@@ -9,7 +9,34 @@
 // "error") becomes the reason.
 //
 // Decisions:
-//   - Inputs go in requests of Config.Batch, one request at a time.
+//   - One Client per worker process. While its Run runs, the inputs of
+//     all concurrent Embed calls (the documents in flight) wait in one
+//     queue and leave in shared requests: a request goes when it holds
+//     Config.Batch inputs or Config.BatchBytes bytes of text (an input
+//     larger than that goes alone), or when its oldest input has waited
+//     Config.Linger. Documents average a few chunks while servers take
+//     hundreds of inputs at the price of a few, so a request of one
+//     document's chunks wastes most of a server's work. At most
+//     Config.Concurrency requests are in flight; while all are, the
+//     queue fills the next ones. Without Run, each call sends its own
+//     requests, one at a time (still within Config.Concurrency overall).
+//   - Each call gets exactly its own vectors, in order: a request's
+//     answer is handed back input by input to the calls that queued them.
+//     A request that fails fails only the calls with inputs in it, each
+//     with the request's error (so the transient, outage and permanent
+//     rules below apply to each as if the request were its own); their
+//     other queued inputs are dropped. A request the endpoint refuses as
+//     the input's fault (400, 413, 422) is split in halves and each sent
+//     again, down to the inputs at fault: only their calls fail,
+//     permanently, with the input's index, and a request refused for its
+//     size alone ends up sent in parts that pass. The split costs about
+//     2·log2(n) requests per bad input, and only when one is refused.
+//   - Nobody waits for a request that will not be sent: a call whose ctx
+//     ends returns at once, its queued inputs are dropped, and a request
+//     no call waits for any more is cancelled. When Run's ctx ends, its
+//     requests are cancelled and every waiting call sends the inputs that
+//     have no vector yet in requests of its own, bounded by its own ctx:
+//     shutdown fails no document.
 //   - Before anything is sent, every input is checked against
 //     Config.MaxInputChars (in code points) and, when set,
 //     Config.MaxInputTokens (in tokens of Config.Tokenizer, counted as
@@ -20,18 +47,31 @@
 //     chunks in the same tokens).
 //   - 429, 5xx and network errors are retried up to Options.MaxAttempts
 //     with exponential backoff (500ms doubling to 30s); a Retry-After
-//     header (seconds or HTTP date) replaces the backoff. A Retry-After
-//     longer than Options.MaxRetryAfter, or one still pending when the
-//     attempts run out, is handed to the worker with worker.RetryAfter so
-//     the message is redelivered no sooner.
+//     header (seconds or HTTP date) replaces the backoff. When the
+//     attempts run out, or a Retry-After is longer than
+//     Options.MaxRetryAfter, the endpoint is down: the error is
+//     worker.Unavailable(Dependency), so the worker holds its messages
+//     and probes instead of spending their deliveries, and a pending
+//     Retry-After is kept with worker.RetryAfter as the first probe's
+//     wait.
 //   - 400, 413 and 422 mean the input is at fault: permanent. Other 4xx
 //     (401, 403, 404) mean the deployment is: transient, so messages are
 //     retried and, if it lasts, dead-lettered as exhausted with the reason.
-//   - Probe embeds one short text at start and records the dimension;
-//     with CHUNKSTREAM_EMBED_DIMENSIONS set, a different size is a
-//     permanent startup error. Afterwards every vector must have the probed
-//     size (ErrDimension otherwise, transient: the server changed, not the
-//     message).
+//   - Probe embeds one short text, in one try (it is the worker's outage
+//     probe too, and the worker backs off itself), and records the
+//     dimension; with CHUNKSTREAM_EMBED_DIMENSIONS set, a different size
+//     is a permanent startup error. Afterwards every vector, and every
+//     later probe, must have the recorded size (ErrDimension otherwise,
+//     transient: the server changed, not the message).
 //   - The API key is sent as "Authorization: Bearer" and never logged;
 //     texts are never logged.
+//   - Metrics (Options.Metrics, labelled with the model) show the cost:
+//     inputs embedded, inputs reused (counted by the caller through
+//     Reused), tokens (from the answers' "usage", when the server reports
+//     it), requests by status, and histograms of inputs per request and of
+//     request latency.
+//
+// Package embedtest is a test server that models a real endpoint
+// (latency per request and per input, a cap on concurrent requests,
+// usage, deterministic vectors, injected failures).
 package embed

@@ -38,6 +38,10 @@ var (
 	ErrStatus = errors.New("embed: endpoint error")
 )
 
+// Dependency is the name the client gives worker.Unavailable: its errors
+// when the endpoint does not answer are outages of the "embedder".
+const Dependency = "embedder"
+
 // Config configures the embedder. The env tags are the worker's
 // environment variables (parsed by cmd/worker).
 type Config struct {
@@ -49,8 +53,18 @@ type Config struct {
 	Model string `env:"CHUNKSTREAM_EMBED_MODEL"`
 	// APIKey is sent as a bearer token when set; never logged.
 	APIKey string `env:"CHUNKSTREAM_EMBED_API_KEY"`
-	// Batch is the number of inputs per request.
+	// Batch is the most inputs in one request.
 	Batch int `env:"CHUNKSTREAM_EMBED_BATCH" envDefault:"32"`
+	// BatchBytes caps the text bytes of the inputs of one request; an
+	// input larger than the cap goes alone. 0 means DefaultBatchBytes.
+	BatchBytes int `env:"CHUNKSTREAM_EMBED_BATCH_BYTES" envDefault:"1048576"`
+	// Linger is how long inputs wait for more (of other documents) to
+	// fill a request before it is sent part-full, while Client.Run
+	// gathers them. 0 sends what is waiting as soon as a request may go.
+	Linger time.Duration `env:"CHUNKSTREAM_EMBED_LINGER" envDefault:"5ms"`
+	// Concurrency is the number of requests in flight at once, over all
+	// documents. 0 means DefaultConcurrency.
+	Concurrency int `env:"CHUNKSTREAM_EMBED_CONCURRENCY" envDefault:"4"`
 	// Dimensions, when > 0, is sent as "dimensions" and the probe must
 	// return vectors of that size.
 	Dimensions int `env:"CHUNKSTREAM_EMBED_DIMENSIONS"`
@@ -66,10 +80,23 @@ type Config struct {
 	Tokenizer string `env:"CHUNKSTREAM_EMBED_TOKENIZER" envDefault:"cl100k_base"`
 }
 
+// Defaults of the Config fields whose zero value means "the default".
+const (
+	DefaultBatchBytes  = 1 << 20
+	DefaultConcurrency = 4
+)
+
+// Limits of Config fields.
+const (
+	MaxBatch       = 2048
+	MaxConcurrency = 256
+	MaxLinger      = 10 * time.Second
+)
+
 // DefaultConfig returns the configuration the env defaults describe
 // (disabled: no URL).
 func DefaultConfig() Config {
-	return Config{Batch: 32, MaxInputChars: 8000, Tokenizer: tokens.CL100KBase}
+	return Config{Batch: 32, BatchBytes: DefaultBatchBytes, Linger: 5 * time.Millisecond, Concurrency: DefaultConcurrency, MaxInputChars: 8000, Tokenizer: tokens.CL100KBase}
 }
 
 // Enabled reports whether an endpoint is configured.
@@ -86,8 +113,20 @@ func (c Config) Validate() error {
 	if c.Model == "" {
 		return bad("CHUNKSTREAM_EMBED_MODEL is empty")
 	}
-	if c.Batch < 1 || c.Batch > 2048 {
-		return bad("CHUNKSTREAM_EMBED_BATCH %d out of range 1..2048", c.Batch)
+	if !utf8.ValidString(c.Model) {
+		return bad("CHUNKSTREAM_EMBED_MODEL is not valid UTF-8")
+	}
+	if c.Batch < 1 || c.Batch > MaxBatch {
+		return bad("CHUNKSTREAM_EMBED_BATCH %d out of range 1..%d", c.Batch, MaxBatch)
+	}
+	if c.BatchBytes < 0 {
+		return bad("CHUNKSTREAM_EMBED_BATCH_BYTES %d must not be negative", c.BatchBytes)
+	}
+	if c.Linger < 0 || c.Linger > MaxLinger {
+		return bad("CHUNKSTREAM_EMBED_LINGER %v out of range 0..%v", c.Linger, MaxLinger)
+	}
+	if c.Concurrency < 0 || c.Concurrency > MaxConcurrency {
+		return bad("CHUNKSTREAM_EMBED_CONCURRENCY %d out of range 0..%d", c.Concurrency, MaxConcurrency)
 	}
 	if c.Dimensions < 0 || c.Dimensions > 65536 {
 		return bad("CHUNKSTREAM_EMBED_DIMENSIONS %d out of range 0..65536", c.Dimensions)
@@ -111,6 +150,9 @@ func (c Config) LogValue() slog.Value {
 		slog.String("model", c.Model),
 		slog.Bool("api_key_set", c.APIKey != ""),
 		slog.Int("batch", c.Batch),
+		slog.Int("batch_bytes", c.BatchBytes),
+		slog.Duration("linger", c.Linger),
+		slog.Int("concurrency", c.Concurrency),
 		slog.Int("dimensions", c.Dimensions),
 		slog.Int("max_input_chars", c.MaxInputChars),
 		slog.Int("max_input_tokens", c.MaxInputTokens),
@@ -141,7 +183,8 @@ func endpoint(raw string) (string, error) {
 // Options tune the client beyond Config; the zero value is the default.
 type Options struct {
 	// HTTPClient sends the requests; default: a client with a 2-minute
-	// timeout.
+	// timeout that keeps a connection per request in flight
+	// (Config.Concurrency) open between requests.
 	HTTPClient *http.Client
 	// MaxAttempts is the number of tries of one request (default 5).
 	MaxAttempts int
@@ -157,16 +200,22 @@ type Options struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 	// Logger receives retry warnings; default: discard.
 	Logger *slog.Logger
+	// Metrics counts inputs, tokens and requests (nil: not counted).
+	Metrics *Metrics
 }
 
 // Client calls an OpenAI-compatible embeddings endpoint. It is safe for
-// concurrent use.
+// concurrent use. While Run runs, the inputs of concurrent Embed calls
+// share requests; otherwise each call sends its own.
 type Client struct {
-	cfg  Config
-	url  string
-	opts Options
-	dims atomic.Int64
-	enc  *tokens.Encoding // counts MaxInputTokens; nil when it is 0
+	cfg   Config
+	url   string
+	opts  Options
+	dims  atomic.Int64
+	slots chan struct{} // one per request in flight (Config.Concurrency)
+	m     modelMetrics
+	q     queue            // the inputs waiting for a shared request (Run)
+	enc   *tokens.Encoding // counts MaxInputTokens; nil when it is 0
 }
 
 // New returns a client for cfg (validated).
@@ -175,8 +224,18 @@ func New(cfg Config, opts Options) (*Client, error) {
 		return nil, err
 	}
 	u, _ := endpoint(cfg.URL)
+	if cfg.BatchBytes == 0 {
+		cfg.BatchBytes = DefaultBatchBytes
+	}
+	if cfg.Concurrency == 0 {
+		cfg.Concurrency = DefaultConcurrency
+	}
 	if opts.HTTPClient == nil {
-		opts.HTTPClient = &http.Client{Timeout: 2 * time.Minute}
+		// The default transport keeps 2 idle connections per host: with
+		// more requests in flight, every request would open one.
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.MaxIdleConnsPerHost = cfg.Concurrency
+		opts.HTTPClient = &http.Client{Timeout: 2 * time.Minute, Transport: tr}
 	}
 	if opts.MaxAttempts <= 0 {
 		opts.MaxAttempts = 5
@@ -196,7 +255,8 @@ func New(cfg Config, opts Options) (*Client, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	c := &Client{cfg: cfg, url: u, opts: opts}
+	c := &Client{cfg: cfg, url: u, opts: opts, slots: make(chan struct{}, cfg.Concurrency), m: opts.Metrics.forModel(cfg.Model)}
+	c.q.wake = make(chan struct{}, 1)
 	if cfg.MaxInputTokens > 0 {
 		enc, err := tokens.Get(cfg.Tokenizer)
 		if err != nil {
@@ -206,6 +266,27 @@ func New(cfg Config, opts Options) (*Client, error) {
 	}
 	return c, nil
 }
+
+// Model returns the configured model name.
+func (c *Client) Model() string { return c.cfg.Model }
+
+// Reused counts n inputs that were not sent because a vector of the same
+// text from the same model was already stored (the Qdrant sink reuses the
+// vectors of unchanged chunks).
+func (c *Client) Reused(n int) { c.m.reused(n) }
+
+// acquire takes a request slot, waiting while Config.Concurrency requests
+// are in flight; release gives it back.
+func (c *Client) acquire(ctx context.Context) error {
+	select {
+	case c.slots <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("embed: waiting for a request slot: %w", ctx.Err())
+	}
+}
+
+func (c *Client) release() { <-c.slots }
 
 func sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
@@ -221,11 +302,17 @@ func sleep(ctx context.Context, d time.Duration) error {
 // probeText is the input of the dimension probe.
 const probeText = "chunkstream dimension probe"
 
-// Probe embeds one short text and records the vector size, which every
-// later answer must match. With Config.Dimensions set, a different size is
-// a permanent error (ErrDimension).
+// Probe embeds one short text, in one try (no retries: the worker probes
+// with its own backoff), and records the vector size, which every later
+// answer must match. With Config.Dimensions set, a different size is a
+// permanent error (ErrDimension); once a size is recorded, a probe that
+// finds another one is ErrDimension (transient: the server changed).
 func (c *Client) Probe(ctx context.Context) (int, error) {
-	vecs, err := c.request(ctx, []string{probeText})
+	if err := c.acquire(ctx); err != nil {
+		return 0, err
+	}
+	vecs, err := c.request(ctx, []string{probeText}, 1)
+	c.release()
 	if err != nil {
 		return 0, err
 	}
@@ -236,7 +323,9 @@ func (c *Client) Probe(ctx context.Context) (int, error) {
 	if c.cfg.Dimensions > 0 && d != c.cfg.Dimensions {
 		return 0, worker.Permanent(fmt.Errorf("%w: model %q returns %d dimensions, CHUNKSTREAM_EMBED_DIMENSIONS is %d", ErrDimension, c.cfg.Model, d, c.cfg.Dimensions))
 	}
-	c.dims.Store(int64(d))
+	if !c.dims.CompareAndSwap(0, int64(d)) && c.dims.Load() != int64(d) {
+		return 0, fmt.Errorf("%w: model %q now returns %d dimensions, it returned %d", ErrDimension, c.cfg.Model, d, c.dims.Load())
+	}
 	return d, nil
 }
 
@@ -262,33 +351,153 @@ func (c *Client) checkLengths(texts []string) error {
 // Dimensions returns the probed vector size, 0 before a successful Probe.
 func (c *Client) Dimensions() int { return int(c.dims.Load()) }
 
-// Embed returns one vector per text, in order, in requests of Config.Batch
-// inputs. A text over Config.MaxInputChars (or Config.MaxInputTokens)
-// fails the whole call with a permanent ErrInputTooLong before anything is
-// sent. Vectors of a size other than the probed one are ErrDimension.
+// Embed returns one vector per text, in order. While Run runs, the texts
+// join those of other calls in shared requests (see Run); otherwise they
+// go in requests of their own, one at a time. Either way a request holds
+// at most Config.Batch inputs and Config.BatchBytes bytes of text. A text
+// over Config.MaxInputChars fails the whole call with a permanent
+// ErrInputTooLong before anything is sent (so does one over
+// Config.MaxInputTokens); a text the endpoint refuses
+// (400, 413, 422) fails it with a permanent error naming the input, and
+// the other inputs of its request are sent again without it. Vectors of
+// a size other than the probed one are ErrDimension.
 func (c *Client) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	if err := c.checkLengths(texts); err != nil {
 		return nil, err
 	}
-	out := make([][]float32, 0, len(texts))
-	for start := 0; start < len(texts); start += c.cfg.Batch {
-		batch := texts[start:min(start+c.cfg.Batch, len(texts))]
-		vecs, err := c.request(ctx, batch)
-		if err != nil {
-			return nil, err
-		}
-		want := c.Dimensions()
-		for _, v := range vecs {
-			if want == 0 {
-				want = len(v)
-			}
-			if len(v) != want {
-				return nil, fmt.Errorf("%w: got a vector of %d dimensions, want %d", ErrDimension, len(v), want)
-			}
-		}
-		out = append(out, vecs...)
+	if len(texts) == 0 {
+		return [][]float32{}, nil
 	}
-	return out, nil
+	vecs, err := c.gather(ctx, texts)
+	if err != nil {
+		return nil, err
+	}
+	if vecs == nil {
+		vecs = make([][]float32, len(texts))
+	}
+	// What Run did not embed (it is not running, or it ended while the
+	// texts waited) goes in this call's own requests.
+	if err := c.embedAlone(ctx, texts, vecs); err != nil {
+		return nil, err
+	}
+	return vecs, nil
+}
+
+// embedAlone fills the nil entries of vecs with the vectors of their
+// texts, in requests of this call only, one at a time.
+func (c *Client) embedAlone(ctx context.Context, texts []string, vecs [][]float32) error {
+	var todo []int
+	for i, v := range vecs {
+		if v == nil {
+			todo = append(todo, i)
+		}
+	}
+	for len(todo) > 0 {
+		n, size := 0, 0
+		for n < len(todo) && c.fits(n, size, len(texts[todo[n]])) {
+			size += len(texts[todo[n]])
+			n++
+		}
+		part := todo[:n]
+		todo = todo[n:]
+		inputs := make([]string, n)
+		for k, i := range part {
+			inputs[k] = texts[i]
+		}
+		if err := c.acquire(ctx); err != nil {
+			return err
+		}
+		got, errs := c.sendSplit(ctx, inputs, nil)
+		c.release()
+		for k, i := range part {
+			if errs[k] != nil {
+				return inputError(i, errs[k])
+			}
+			vecs[i] = got[k]
+		}
+	}
+	return nil
+}
+
+// fits reports whether one more input of size bytes may join a request
+// that holds n inputs of total bytes: a request takes at most
+// Config.Batch inputs and Config.BatchBytes bytes, and at least one input.
+func (c *Client) fits(n, total, size int) bool {
+	return n == 0 || n < c.cfg.Batch && total+size <= c.cfg.BatchBytes
+}
+
+// inputError names the input of a call in a permanent error (the input
+// is at fault); other errors concern the request and stay as they are.
+func inputError(i int, err error) error {
+	if worker.IsPermanent(err) {
+		return fmt.Errorf("embed: input %d: %w", i, err)
+	}
+	return err
+}
+
+// errSkipped marks the inputs sendSplit did not send because none of the
+// callers waiting for them is still waiting.
+var errSkipped = errors.New("embed: not sent, nobody waits for it")
+
+// sendSplit embeds inputs in one request. When the endpoint refuses it as
+// the input's fault (a permanent error) and it holds more than one input,
+// it sends each half again, and so on down to the inputs at fault, so
+// that a bad input fails only itself: log2(n) extra requests per bad
+// input. It returns a vector or an error per input. live, when set, tells
+// whether anyone still waits for an input; a part with no such input is
+// not sent (errSkipped).
+func (c *Client) sendSplit(ctx context.Context, inputs []string, live func(i int) bool) ([][]float32, []error) {
+	vecs := make([][]float32, len(inputs))
+	errs := make([]error, len(inputs))
+	var send func(lo, hi int)
+	send = func(lo, hi int) {
+		if live != nil {
+			waited := false
+			for i := lo; i < hi && !waited; i++ {
+				waited = live(i)
+			}
+			if !waited {
+				for i := lo; i < hi; i++ {
+					errs[i] = errSkipped
+				}
+				return
+			}
+		}
+		got, err := c.send(ctx, inputs[lo:hi])
+		switch {
+		case err == nil:
+			copy(vecs[lo:hi], got)
+		case worker.IsPermanent(err) && hi-lo > 1:
+			mid := lo + (hi-lo)/2
+			send(lo, mid)
+			send(mid, hi)
+		default:
+			for i := lo; i < hi; i++ {
+				errs[i] = err
+			}
+		}
+	}
+	send(0, len(inputs))
+	return vecs, errs
+}
+
+// send sends one request (with the retries of request) and checks the
+// vectors' size against the probed one.
+func (c *Client) send(ctx context.Context, inputs []string) ([][]float32, error) {
+	vecs, err := c.request(ctx, inputs, c.opts.MaxAttempts)
+	if err != nil {
+		return nil, err
+	}
+	want := c.Dimensions()
+	for _, v := range vecs {
+		if want == 0 {
+			want = len(v)
+		}
+		if len(v) != want {
+			return nil, fmt.Errorf("%w: got a vector of %d dimensions, want %d", ErrDimension, len(v), want)
+		}
+	}
+	return vecs, nil
 }
 
 type request struct {
@@ -302,14 +511,20 @@ type response struct {
 		Embedding []float32 `json:"embedding"`
 		Index     *int      `json:"index"`
 	} `json:"data"`
+	Usage *struct {
+		PromptTokens int `json:"prompt_tokens"`
+		TotalTokens  int `json:"total_tokens"`
+	} `json:"usage"`
 }
 
 type errorBody struct {
 	Error json.RawMessage `json:"error"`
 }
 
-// request sends one batch with retries on 429, 5xx and network errors.
-func (c *Client) request(ctx context.Context, inputs []string) ([][]float32, error) {
+// request sends one batch, in up to attempts tries on 429, 5xx and
+// network errors. When the tries run out on such an error, the endpoint
+// is down: the error is worker.Unavailable(Dependency).
+func (c *Client) request(ctx context.Context, inputs []string, attempts int) ([][]float32, error) {
 	body, err := json.Marshal(request{Model: c.cfg.Model, Input: inputs, Dimensions: c.cfg.Dimensions})
 	if err != nil {
 		return nil, worker.Permanent(fmt.Errorf("embed: encode request: %w", err))
@@ -329,13 +544,14 @@ func (c *Client) request(ctx context.Context, inputs []string) ([][]float32, err
 		}
 		lastErr = err
 		if retryAfter > c.opts.MaxRetryAfter {
-			return nil, worker.RetryAfter(lastErr, retryAfter)
+			return nil, worker.Unavailable(Dependency, worker.RetryAfter(lastErr, retryAfter))
 		}
-		if attempt == c.opts.MaxAttempts {
+		if attempt >= attempts {
+			err := fmt.Errorf("embed: giving up after %d attempts: %w", attempt, lastErr)
 			if retryAfter > 0 {
-				return nil, worker.RetryAfter(fmt.Errorf("embed: giving up after %d attempts: %w", attempt, lastErr), retryAfter)
+				err = worker.RetryAfter(err, retryAfter)
 			}
-			return nil, fmt.Errorf("embed: giving up after %d attempts: %w", attempt, lastErr)
+			return nil, worker.Unavailable(Dependency, err)
 		}
 		wait := retryAfter
 		if wait == 0 {
@@ -364,12 +580,15 @@ func (c *Client) try(ctx context.Context, body []byte, n int) ([][]float32, time
 	if c.cfg.APIKey != "" {
 		req.Header.Set("Authorization", "Bearer "+c.cfg.APIKey)
 	}
+	start := time.Now()
 	resp, err := c.opts.HTTPClient.Do(req)
 	if err != nil {
+		c.m.request(n, time.Since(start), "error")
 		return nil, 0, &retryable{fmt.Errorf("embed: post %s: %w", c.url, err)}
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 256<<20))
+	c.m.request(n, time.Since(start), strconv.Itoa(resp.StatusCode))
 	if err != nil {
 		return nil, 0, &retryable{fmt.Errorf("embed: read answer: %w", err)}
 	}
@@ -406,6 +625,14 @@ func (c *Client) try(ctx context.Context, body []byte, n int) ([][]float32, time
 		}
 		out[idx] = d.Embedding
 	}
+	tokens := 0
+	if r.Usage != nil {
+		tokens = r.Usage.PromptTokens
+		if tokens == 0 {
+			tokens = r.Usage.TotalTokens
+		}
+	}
+	c.m.embedded(n, tokens)
 	return out, 0, nil
 }
 

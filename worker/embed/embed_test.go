@@ -190,8 +190,8 @@ func TestServerErrors(t *testing.T) {
 		}
 		c, _ := setup(t, f, nil)
 		_, err := c.Embed(context.Background(), []string{"x"})
-		if err == nil || worker.IsPermanent(err) || !errors.Is(err, ErrStatus) {
-			t.Fatalf("Embed = %v, want a transient ErrStatus", err)
+		if dep, ok := worker.UnavailableDependency(err); !ok || dep != Dependency || worker.IsPermanent(err) || !errors.Is(err, ErrStatus) {
+			t.Fatalf("Embed = %v, want an ErrStatus marking the embedder unavailable", err)
 		}
 		if len(f.requests) != 4 {
 			t.Fatalf("%d requests, want MaxAttempts = 4", len(f.requests))
@@ -201,8 +201,8 @@ func TestServerErrors(t *testing.T) {
 		f := &fakeServer{dims: 2, fail: []func(http.ResponseWriter) bool{status(429, "600")}}
 		c, _ := setup(t, f, nil)
 		_, err := c.Embed(context.Background(), []string{"x"})
-		if d, ok := worker.RetryDelay(err); !ok || d != 10*time.Minute {
-			t.Fatalf("Embed = %v (delay %v), want worker.RetryAfter 10m", err, d)
+		if d, ok := worker.RetryDelay(err); !ok || d != 10*time.Minute || !worker.IsUnavailable(err) {
+			t.Fatalf("Embed = %v (delay %v), want worker.RetryAfter 10m on an unavailable embedder", err, d)
 		}
 	})
 	t.Run("400 is permanent", func(t *testing.T) {
@@ -220,8 +220,8 @@ func TestServerErrors(t *testing.T) {
 		f := &fakeServer{dims: 2, fail: []func(http.ResponseWriter) bool{status(401, "")}}
 		c, _ := setup(t, f, nil)
 		_, err := c.Embed(context.Background(), []string{"x"})
-		if err == nil || worker.IsPermanent(err) || len(f.requests) != 1 {
-			t.Fatalf("Embed = %v after %d requests, want transient after 1", err, len(f.requests))
+		if err == nil || worker.IsPermanent(err) || worker.IsUnavailable(err) || len(f.requests) != 1 {
+			t.Fatalf("Embed = %v after %d requests, want transient (not an outage) after 1", err, len(f.requests))
 		}
 	})
 	t.Run("cancelled context stops retries", func(t *testing.T) {
@@ -236,10 +236,31 @@ func TestServerErrors(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := c.Embed(ctx, []string{"x"}); !errors.Is(err, context.Canceled) {
-			t.Fatalf("Embed = %v, want context.Canceled", err)
+		if _, err := c.Embed(ctx, []string{"x"}); !errors.Is(err, context.Canceled) || worker.IsUnavailable(err) {
+			t.Fatalf("Embed = %v, want context.Canceled, not an outage", err)
 		}
 	})
+}
+
+// TestProbe: a probe is one request, never retried; a refused one marks
+// the embedder unavailable; a later probe must find the recorded size.
+func TestProbe(t *testing.T) {
+	f := &fakeServer{dims: 3, fail: []func(http.ResponseWriter) bool{status(503, "")}}
+	c, sl := setup(t, f, nil)
+	ctx := context.Background()
+	_, err := c.Probe(ctx)
+	if dep, ok := worker.UnavailableDependency(err); !ok || dep != Dependency || len(f.requests) != 1 || len(sl.d) != 0 {
+		t.Fatalf("Probe = %v after %d requests and waits %v, want one try marking %q unavailable", err, len(f.requests), sl.d, Dependency)
+	}
+	if d, err := c.Probe(ctx); err != nil || d != 3 || c.Dimensions() != 3 {
+		t.Fatalf("Probe = %d, %v (Dimensions %d), want 3", d, err, c.Dimensions())
+	}
+	f.mu.Lock()
+	f.dims = 5
+	f.mu.Unlock()
+	if _, err := c.Probe(ctx); !errors.Is(err, ErrDimension) || worker.IsPermanent(err) || c.Dimensions() != 3 {
+		t.Fatalf("Probe after the model changed = %v (Dimensions %d), want a transient ErrDimension keeping 3", err, c.Dimensions())
+	}
 }
 
 func TestWrongDimension(t *testing.T) {
@@ -347,6 +368,12 @@ func TestEndpointAndValidate(t *testing.T) {
 		{URL: "http://h", Model: "m", Batch: 1, MaxInputChars: 1, Dimensions: -1},
 		{URL: "http://h", Model: "m", Batch: 1, MaxInputChars: 1, MaxInputTokens: -1},
 		{URL: "http://h", Model: "m", Batch: 1, MaxInputChars: 1, MaxInputTokens: 10, Tokenizer: "gpt2"},
+		{URL: "http://h", Model: "m\xff", Batch: 1, MaxInputChars: 1},
+		{URL: "http://h", Model: "m", Batch: 1, MaxInputChars: 1, BatchBytes: -1},
+		{URL: "http://h", Model: "m", Batch: 1, MaxInputChars: 1, Linger: -time.Millisecond},
+		{URL: "http://h", Model: "m", Batch: 1, MaxInputChars: 1, Linger: MaxLinger + 1},
+		{URL: "http://h", Model: "m", Batch: 1, MaxInputChars: 1, Concurrency: -1},
+		{URL: "http://h", Model: "m", Batch: 1, MaxInputChars: 1, Concurrency: MaxConcurrency + 1},
 	}
 	for _, c := range bad {
 		if err := c.Validate(); !errors.Is(err, ErrInvalidConfig) {
@@ -356,5 +383,10 @@ func TestEndpointAndValidate(t *testing.T) {
 	c := Config{URL: "http://h", Model: "m", APIKey: "sekrit", Batch: 1, MaxInputChars: 1}
 	if s := fmt.Sprint(c.LogValue()); strings.Contains(s, "sekrit") {
 		t.Errorf("LogValue leaks the key: %s", s)
+	}
+	// Zero BatchBytes and Concurrency take the defaults.
+	client, err := New(c, Options{})
+	if err != nil || client.cfg.BatchBytes != DefaultBatchBytes || cap(client.slots) != DefaultConcurrency {
+		t.Errorf("New(%+v) = %+v, %v; want the default batch bytes and concurrency", c, client.cfg, err)
 	}
 }

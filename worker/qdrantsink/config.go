@@ -6,6 +6,9 @@ import (
 	"log/slog"
 	"net"
 	"strconv"
+	"time"
+
+	"github.com/chunkstream/chunkstream/bm25"
 )
 
 // Limits of Config.Batch and the request size cap.
@@ -28,6 +31,9 @@ var ErrInvalidConfig = errors.New("qdrantsink: invalid config")
 type Config struct {
 	// Addr is the Qdrant gRPC address, "host:port".
 	Addr string `env:"CHUNKSTREAM_QDRANT_ADDR" envDefault:"localhost:6334"`
+	// Timeout bounds every request to Qdrant; a request that takes longer
+	// counts as an outage (see worker.Unavailable).
+	Timeout time.Duration `env:"CHUNKSTREAM_QDRANT_TIMEOUT" envDefault:"20s"`
 	// APIKey is sent with every request when set; never logged.
 	APIKey string `env:"CHUNKSTREAM_QDRANT_API_KEY"`
 	// TLS connects with TLS (system roots unless TLSCA is set).
@@ -49,7 +55,7 @@ type Config struct {
 
 // DefaultConfig returns the configuration the env defaults describe.
 func DefaultConfig() Config {
-	return Config{Addr: "localhost:6334", Collection: "chunks", Batch: 128, Parallel: 4, AvgDL: DefaultAvgDL}
+	return Config{Addr: "localhost:6334", Timeout: 20 * time.Second, Collection: "chunks", Batch: 128, Parallel: 4, AvgDL: bm25.DefaultAvgDL}
 }
 
 // Validate reports the first invalid field, naming its variable.
@@ -59,6 +65,9 @@ func (c Config) Validate() error {
 	}
 	if _, _, err := splitAddr(c.Addr); err != nil {
 		return bad("CHUNKSTREAM_QDRANT_ADDR %q: %v", c.Addr, err)
+	}
+	if c.Timeout <= 0 {
+		return bad("CHUNKSTREAM_QDRANT_TIMEOUT %v must be positive", c.Timeout)
 	}
 	if c.Collection == "" {
 		return bad("CHUNKSTREAM_QDRANT_COLLECTION is empty")
@@ -82,6 +91,7 @@ func (c Config) Validate() error {
 func (c Config) LogValue() slog.Value {
 	return slog.GroupValue(
 		slog.String("addr", c.Addr),
+		slog.Duration("timeout", c.Timeout),
 		slog.Bool("api_key_set", c.APIKey != ""),
 		slog.Bool("tls", c.TLS),
 		slog.String("tls_ca", c.TLSCA),

@@ -10,8 +10,10 @@
 // ingest_seq, position and hash, built with the non-panicking
 // qdrant.TryValueMap (a value it cannot hold, or invalid UTF-8, is a
 // permanent ErrInvalidPoint); named vectors "bm25" (sparse, computed
-// locally, see BM25) and, with an embedder, "dense". A chunk with no
-// tokens gets no bm25 vector (named vectors are optional in Qdrant).
+// locally by package bm25) and, with an embedder, "dense", whose origin
+// the payload records in dense_digest, dense_model and dense_dims (see
+// "Reusing vectors"). A chunk with no tokens gets no bm25 vector (named
+// vectors are optional in Qdrant).
 //
 // A missing collection is created with the sparse vector "bm25" (IDF
 // modifier) and, with an embedder, the dense vector "dense" (cosine, size
@@ -37,7 +39,9 @@
 // as superseded) and step 5 (mark done, ack) of DESIGN.md's procedure;
 // Write runs the middle steps for version S of document D:
 //
-//  2. upsert D's points, in batches (Config.Batch points, under
+//  2. with an embedder, compute the dense vectors, reusing those D's
+//     stored points already carry (see "Reusing vectors"); upsert D's
+//     points, in batches (Config.Batch points, under
 //     MaxRequestBytes each), Config.Parallel in flight, each with
 //     wait=true, strong ordering and update_filter
 //     "doc_id = D and ingest_seq < S";
@@ -48,13 +52,25 @@
 // A delete request and a version with zero chunks run step 3 only (step 2
 // has nothing to write, so step 4 has nothing to take back).
 //
-// Errors: a Qdrant that cannot be reached, is unavailable, times out,
-// refuses the API key or no longer knows the collection gives a transient
-// error (the worker NAKs with backoff; every step is safe to repeat);
-// InvalidArgument, FailedPrecondition, OutOfRange and AlreadyExists give
-// worker.Permanent with Qdrant's reason; ResourceExhausted with a
-// retry-after gives worker.RetryAfter. A cancelled context ends Write with
-// the context's error.
+// Errors: a Qdrant that cannot be reached, is unavailable, does not
+// answer within Config.Timeout (every request has that deadline; a
+// stopped server is also caught by the go-client's keepalive pings) or
+// asks to slow down (ResourceExhausted, its retry-after kept with
+// worker.RetryAfter) is an outage: worker.Unavailable(DependencyQdrant).
+// An embedder that does not answer is worker.Unavailable
+// (DependencyEmbedder), and so is a set-up the sink cannot finish (the
+// default collection, the embedder's probe): the deployment's fault,
+// never the message's. The worker then holds its messages and asks Probe
+// until the dependency answers (a health check and a listing of the
+// default collection; one embedding), without spending deliveries. A
+// connection that broke during an outage is dialled again within 5 s
+// (gRPC's own backoff grows to 2 minutes, and the go-client's pool would
+// keep failing the requests it hands to that connection). A
+// Qdrant that refuses the API key or no longer knows the collection gives
+// a transient error (the worker NAKs with backoff; every step is safe to
+// repeat); InvalidArgument, FailedPrecondition, OutOfRange and
+// AlreadyExists give worker.Permanent with Qdrant's reason. A cancelled
+// context ends Write with the context's error.
 //
 // # Why every interleaving converges
 //
@@ -113,6 +129,11 @@
 // race_test.go drives every interleaving of two versions (and of three)
 // at the granularity of these steps, through the real go-client.
 //
+// Reusing vectors. Reading stored vectors in step 2 (below) changes where
+// a dense vector comes from, never which points are written, and it is a
+// read: the argument above holds unchanged, and the next section shows
+// that no wrong vector can land.
+//
 // Interrupted versions. The argument needs V's step 4 to run after V's
 // last upsert. If V is interrupted in between (worker crash, Qdrant or the
 // record store failing at step 3 or 4), it is redelivered; if the record
@@ -137,45 +158,63 @@
 // worker.Records contract does not expose; the gap is bounded by N's
 // step 2.
 //
+// # Reusing vectors
+//
+// Qdrant itself is the cache of dense vectors; there is no other store.
+// Every point with a dense vector records in its payload where the vector
+// came from: dense_digest, the SHA-256 (hex) of exactly the text sent to
+// the embedder (the chunk's content; not the chunk's hash, which covers
+// metadata such as its index, so a chunk that merely moved would miss),
+// dense_model, the embedder's model name, and dense_dims, the vector's
+// size. Before embedding a version's chunks, step 2 reads the dense
+// vectors of D's stored points, of whatever version (one scroll filtered
+// by the indexed doc_id, 256 points a page; the digest, model and size are
+// compared in the sink, since a Qdrant in strict mode refuses filters on
+// fields without an index), and reuses a vector for every chunk whose
+// text, model and size match; only the other texts are embedded, each
+// distinct text once. Re-sending an unchanged document embeds nothing;
+// inserting a paragraph embeds the chunks whose text changed, while the
+// chunks that moved keep their vectors; another model or size embeds
+// everything again, and so do points written before these fields existed.
+// The read costs one request to Qdrant per version, bounded by
+// Config.Timeout and classified like every other.
+//
+// No wrong vector lands. Say a point's dense vector is right when the
+// model named by its dense_model returned that vector (scaled to length 1
+// in a cosine collection), of size dense_dims, for a text whose digest is
+// its dense_digest (I). Every point the sink writes satisfies (I), by
+// induction over the points' writes: its vector is either the one the
+// embedder returned for the chunk's own text in this Write, or one read
+// from a stored point with the same digest, model and size, which
+// satisfied (I) when it was read. That read is sound whatever the version
+// of the point and whatever happens to it next: a point's payload and
+// vectors are written together by one upsert and replaced together by the
+// next (the sink never updates a payload or a vector alone), and Qdrant
+// returns a point in one of the states its requests applied, so the digest
+// and the vector read belong together. A point that a later step deletes
+// (its version's step 4, a newer version's step 3, Superseded) has still
+// given a right vector; a point of a newer version read by an older one
+// gives the older a right vector for its own text, and whether that point
+// of the older version survives is decided by the argument above, exactly
+// as before. The fields are functions of the text and the embedder, so one
+// version still always produces the same points (assumption d), up to the
+// embedder's own determinism, which re-embedding needs too. A reused
+// vector is the scaled one, which Qdrant stores as it is. reuse_test.go
+// drives every interleaving of two versions that share texts at other
+// positions (and of three), with a pause after the read of stored vectors
+// too, and checks that every remaining point carries the vector of its own
+// text.
+//
 // # BM25
 //
-// The sparse vector is the document side of BM25; Qdrant's IDF modifier
-// supplies the IDF at query time. See BM25.Encode for the exact formula,
-// which query-side code in any language must reproduce (README, "Qdrant").
-// The avgdl setting (CHUNKSTREAM_BM25_AVGDL) must match between writers of
-// one collection; changing it makes old and new points score slightly
+// The sparse vector is the document side of BM25, computed by package
+// bm25 (github.com/chunkstream/chunkstream/bm25), whose documentation
+// defines it exactly for query-side code in any language; Qdrant's IDF
+// modifier supplies the IDF at query time, and bm25.Query builds the
+// query vector. The sink keeps one bm25.Encoder for its avgdl setting
+// (CHUNKSTREAM_BM25_AVGDL), which must match between writers of one
+// collection; changing it makes old and new points score slightly
 // differently until they are re-ingested.
-//
-// The encoder is built for speed, since it runs on every chunk (its
-// budget: under a fifth of the chunkers' time). Bytes are classified into
-// a bitmap of token bytes, 64 at a time with AVX-512BW where the CPU has
-// it, 16 with SSE2 otherwise, 8 in Go elsewhere; the bytes of the common
-// non-ASCII separators of prose (U+2000 to U+203F: dashes, quotes,
-// ellipsis; and the no-break space) are then taken out of the runs, so
-// "don’t" stays two ASCII tokens. An ASCII token of up to 16 bytes (nearly
-// all of them) is looked up, as two machine words, in a vocabulary cache
-// that keeps each word's FNV-1a hash, so hashing is paid once per word, not
-// per occurrence. The cache holds up to 32,768 words; when it fills, the
-// words not seen in the last 256 texts go. Each concurrent encoding has
-// its own cache (2.5 MiB); up to GOMAXPROCS of them are kept for reuse,
-// outside sync.Pool, whose contents a garbage collection drops. Tables are
-// hashed with random multipliers, so no text can be crafted to make
-// encoding slower than linear. On amd64 the two hot loops, classifying
-// bytes and scanning the token bitmap to count the tokens found in the
-// cache, are assembly (bm25_amd64.s); they read the text in place, the
-// scanning loop loading each token's key as 16 bytes from its start, up to
-// 15 bytes past the text's end, but only when those bytes lie in the page
-// of its last byte (a read that cannot fault); near a page end the text is
-// copied first. The Go versions run elsewhere and with the purego build
-// tag; the tests check that both give the same vectors and tables, and a
-// test places texts against an unreadable page. The output is exactly that
-// of the straightforward definition, which the tests and the fuzz target
-// use as the oracle.
-//
-// Write encodes a document's vectors into a VectorArena taken from a pool
-// and reset once the document's upserts have returned (upsert waits for
-// all its requests, and gRPC has marshalled them by then), so vectors
-// cost no allocation; the arena keeps up to 1 MiB between documents.
 //
 // # Limits
 //

@@ -3,6 +3,7 @@ package qdrantsink_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"maps"
 	"strings"
 	"sync"
@@ -13,7 +14,9 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/qdrant/go-client/qdrant"
+	"google.golang.org/grpc/codes"
 
+	"github.com/chunkstream/chunkstream/bm25"
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/registry"
 	"github.com/chunkstream/chunkstream/internal/jstest"
@@ -35,6 +38,7 @@ type e2e struct {
 	top     *topology.Handles
 	qd      *qdranttest.Server
 	sink    *qdrantsink.Sink
+	w       *worker.Worker
 	mu      sync.Mutex
 	results map[uint64][]worker.Result // by stream sequence
 	sends   atomic.Int64
@@ -42,6 +46,24 @@ type e2e struct {
 
 func newE2E(t *testing.T, wrap func(worker.Sink) worker.Sink) *e2e {
 	t.Helper()
+	return newE2EWith(t, e2eOptions{wrap: wrap})
+}
+
+// e2eOptions change an end-to-end environment.
+type e2eOptions struct {
+	// wrap decorates the Qdrant sink.
+	wrap func(worker.Sink) worker.Sink
+	// config changes the worker's and the sink's configuration.
+	config func(*worker.Config, *qdrantsink.Config)
+	// embedder computes dense vectors (nil: none).
+	embedder qdrantsink.Embedder
+	// logger receives the worker's logs.
+	logger *slog.Logger
+}
+
+func newE2EWith(t *testing.T, opts e2eOptions) *e2e {
+	t.Helper()
+	wrap := opts.wrap
 	ns := jstest.Start(t, t.TempDir(), -1)
 	e := &e2e{t: t, results: map[uint64][]worker.Result{}}
 	var err error
@@ -60,15 +82,18 @@ func newE2E(t *testing.T, wrap func(worker.Sink) worker.Sink) *e2e {
 	e.cfg.Concurrency = 2
 	e.cfg.MetricsAddr = ""
 	e.cfg.DrainTimeout = 5 * time.Second
+	qcfg := qdrantsink.DefaultConfig()
+	if opts.config != nil {
+		opts.config(&e.cfg, &qcfg)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	if e.top, err = worker.Setup(ctx, e.js, e.cfg); err != nil {
 		t.Fatal(err)
 	}
 	e.qd = qdranttest.Start(t)
-	qcfg := qdrantsink.DefaultConfig()
 	qcfg.Addr = e.qd.Addr()
-	if e.sink, err = qdrantsink.New(ctx, qcfg, worker.NewKVRecords(e.top.Docs), nil, nil); err != nil {
+	if e.sink, err = qdrantsink.New(ctx, qcfg, worker.NewKVRecords(e.top.Docs), opts.embedder, nil); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = e.sink.Close() })
@@ -77,7 +102,7 @@ func newE2E(t *testing.T, wrap func(worker.Sink) worker.Sink) *e2e {
 		sink = wrap(sink)
 	}
 	w, err := worker.New(e.nc, e.js, e.top, worker.Options{
-		Config: e.cfg, Sink: sink, NewChunker: slowChunkers,
+		Config: e.cfg, Sink: sink, NewChunker: slowChunkers, Logger: opts.logger,
 		OnResult: func(r worker.Result) {
 			e.mu.Lock()
 			defer e.mu.Unlock()
@@ -87,6 +112,7 @@ func newE2E(t *testing.T, wrap func(worker.Sink) worker.Sink) *e2e {
 	if err != nil {
 		t.Fatal(err)
 	}
+	e.w = w
 	runCtx, stop := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -208,7 +234,6 @@ func (e *e2e) expectDoc(docID, content string, seq uint64) {
 	if len(got) != len(want) {
 		e.t.Fatalf("%s: %d points, want %d chunks", docID, len(got), len(want))
 	}
-	enc := qdrantsink.NewBM25(qdrantsink.DefaultAvgDL)
 	for pos, c := range want {
 		id := messages.ChunkID(docID, pos)
 		p := got[id]
@@ -222,7 +247,7 @@ func (e *e2e) expectDoc(docID, content string, seq uint64) {
 			e.t.Fatalf("%s: chunk %d payload %v", docID, pos, pl)
 		}
 		sv := p.GetVectors().GetVectors().GetVectors()[qdrantsink.VectorBM25].GetSparse()
-		if want := enc.Encode(c.Content()); fmt.Sprint(sv.GetIndices(), sv.GetValues()) != fmt.Sprint(want.Indices, want.Values) {
+		if want := bm25.Document(c.Content()); fmt.Sprint(sv.GetIndices(), sv.GetValues()) != fmt.Sprint(want.Indices, want.Values) {
 			e.t.Fatalf("%s: chunk %d bm25 differs", docID, pos)
 		}
 	}
@@ -301,8 +326,9 @@ func TestEndToEndRaces(t *testing.T) {
 	}
 }
 
-// TestEndToEndQdrantDown: while Qdrant is unavailable, requests are NAKed
-// (nothing acked); once it returns, every document lands.
+// TestEndToEndQdrantDown: while Qdrant is unavailable, requests are held
+// (nothing acked, nothing NAKed, the worker not ready); once it returns,
+// every document lands on its first delivery.
 func TestEndToEndQdrantDown(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end to end")
@@ -314,29 +340,47 @@ func TestEndToEndQdrantDown(t *testing.T) {
 	for id, content := range docs {
 		seqs[id] = e.publish(messages.IngestRequest{ID: id, Content: []byte(content)})
 	}
+	// The first failed write pauses the worker: that request is held
+	// ("paused"), the other one too if it was fetched (without a result),
+	// or it waits in INGEST.
 	deadline := time.Now().Add(20 * time.Second)
-	for len(e.outcomes(seqs["x.md"])) < 2 || len(e.outcomes(seqs["y.md"])) < 2 {
+	for len(e.outcomes(seqs["x.md"]))+len(e.outcomes(seqs["y.md"])) < 1 || e.failedProbes() < 2 {
 		if time.Now().After(deadline) {
-			t.Fatal("no retries while Qdrant is down")
+			t.Fatal("requests not held, or Qdrant not probed, while it is down")
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	if e.w.Ready() {
+		t.Error("Ready() = true while Qdrant is down")
+	}
 	for _, s := range seqs {
 		for _, o := range e.outcomes(s) {
-			if o != worker.OutcomeRetried {
-				t.Fatalf("seq %d while Qdrant is down: %s, want only %s", s, o, worker.OutcomeRetried)
+			if o != worker.OutcomePaused {
+				t.Fatalf("seq %d while Qdrant is down: %s, want only %s", s, o, worker.OutcomePaused)
 			}
 		}
 	}
 	e.qd.SetUnavailable(false)
 	for s, r := range e.wait(seqs["x.md"], seqs["y.md"]) {
-		if r.Outcome != worker.OutcomeAcked {
-			t.Fatalf("seq %d: %s (%s)", s, r.Outcome, r.Err)
+		if r.Outcome != worker.OutcomeAcked || r.Delivery != 1 {
+			t.Fatalf("seq %d: %s on delivery %d (%v)", s, r.Outcome, r.Delivery, r.Err)
 		}
 	}
 	for id, content := range docs {
 		e.expectDoc(id, content, seqs[id])
 	}
+}
+
+// failedProbes counts the health checks Qdrant failed (probes of a
+// Qdrant that is down).
+func (e *e2e) failedProbes() int {
+	n := 0
+	for _, c := range e.qd.Calls() {
+		if c.Method == "HealthCheck" && c.Err != codes.OK {
+			n++
+		}
+	}
+	return n
 }
 
 // TestEndToEndRedelivery: the first write lands in Qdrant but its ack is

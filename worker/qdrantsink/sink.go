@@ -2,8 +2,10 @@ package qdrantsink
 
 import (
 	"context"
+	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -16,10 +18,12 @@ import (
 
 	"github.com/qdrant/go-client/qdrant"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/chunkstream/chunkstream/bm25"
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/worker"
 )
@@ -36,7 +40,26 @@ const (
 	FieldIngestSeq  = "ingest_seq"
 	FieldPosition   = "position"
 	FieldHash       = "hash"
+
+	// The dense vector's origin, with an embedder: the SHA-256 (hex) of
+	// exactly the text embedded, the model's name and the vector's size.
+	// A later version reuses the vector for a chunk of the same text when
+	// all three match (see "Reusing vectors" in the package docs).
+	FieldDenseDigest = "dense_digest"
+	FieldDenseModel  = "dense_model"
+	FieldDenseDims   = "dense_dims"
 )
+
+// Dependencies the sink names in worker.Unavailable errors and accepts in
+// Probe.
+const (
+	DependencyQdrant   = "qdrant"
+	DependencyEmbedder = "embedder"
+)
+
+// reconnectMax is the longest wait before a broken connection to Qdrant
+// is dialled again.
+const reconnectMax = 5 * time.Second
 
 // MinServerVersion is the oldest Qdrant the sink accepts: update_filter
 // arrived in 1.16, and older servers silently ignore it.
@@ -63,6 +86,17 @@ type Embedder interface {
 	Probe(ctx context.Context) (int, error)
 	// Embed returns one vector per text, in order.
 	Embed(ctx context.Context, texts []string) ([][]float32, error)
+	// Model names the model the vectors come from. A stored vector is
+	// reused only for a text embedded by the model of the same name and
+	// the same dimension.
+	Model() string
+}
+
+// ReuseCounter is implemented by embedders that count the inputs they
+// were not asked to embed because the sink reused a stored vector
+// (*embed.Client does, in its metrics).
+type ReuseCounter interface {
+	Reused(n int)
 }
 
 // Step names the points between the steps of Write, for test hooks.
@@ -71,6 +105,7 @@ type Step string
 // Steps of Write, reported to a test hook after they completed.
 const (
 	StepBegin        Step = "begin"         // about to start step 2
+	StepVectorsRead  Step = "vectors_read"  // step 2: stored dense vectors read, before embedding (with an embedder only)
 	StepUpserted     Step = "upserted"      // step 2 done (also reported for zero chunks)
 	StepDeletedOlder Step = "deleted_older" // step 3 done
 	StepRechecked    Step = "rechecked"     // step 4 done (also reported for zero chunks)
@@ -84,8 +119,7 @@ type Sink struct {
 	client   *qdrant.Client
 	records  worker.Records
 	embedder Embedder
-	bm25     *BM25
-	arenas   sync.Pool // *VectorArena: a Write's bm25 vectors, until its upserts return
+	bm25     *bm25.Encoder
 	log      *slog.Logger
 
 	ready  atomic.Bool
@@ -115,6 +149,10 @@ func New(ctx context.Context, cfg Config, records worker.Records, embedder Embed
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	enc, err := bm25.NewEncoder(cfg.AvgDL)
+	if err != nil {
+		return nil, fmt.Errorf("qdrantsink: CHUNKSTREAM_BM25_AVGDL: %w", err)
+	}
 	host, port, _ := splitAddr(cfg.Addr)
 	qc := &qdrant.Config{
 		Host:                   host,
@@ -122,7 +160,18 @@ func New(ctx context.Context, cfg Config, records worker.Records, embedder Embed
 		APIKey:                 cfg.APIKey,
 		UseTLS:                 cfg.TLS,
 		SkipCompatibilityCheck: true, // we check the version ourselves
-		GrpcOptions:            []grpc.DialOption{grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64 << 20))},
+		GrpcOptions: []grpc.DialOption{
+			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64 << 20)),
+			// A connection that broke during an outage is dialled again
+			// within reconnectMax (gRPC's default backoff grows to 2
+			// minutes): the go-client spreads requests over a pool of
+			// connections, and one still waiting to reconnect fails every
+			// request it is given after the others recovered.
+			grpc.WithConnectParams(grpc.ConnectParams{
+				Backoff:           backoff.Config{BaseDelay: time.Second, Multiplier: 1.6, Jitter: 0.2, MaxDelay: reconnectMax},
+				MinConnectTimeout: 20 * time.Second,
+			}),
+		},
 	}
 	if cfg.TLSCA != "" {
 		pem, err := os.ReadFile(cfg.TLSCA)
@@ -141,13 +190,13 @@ func New(ctx context.Context, cfg Config, records worker.Records, embedder Embed
 	}
 	s := &Sink{
 		cfg: cfg, client: client, records: records, embedder: embedder,
-		bm25: NewBM25(cfg.AvgDL), log: logger, colls: map[string]bool{},
+		bm25: enc, log: logger, colls: map[string]bool{},
 	}
-	if err := s.checkVersion(ctx); err != nil {
+	if err := s.whileUnavailable(ctx, "health check", s.checkVersion); err != nil {
 		_ = client.Close()
 		return nil, err
 	}
-	if err := s.prepare(ctx); err != nil {
+	if err := s.whileUnavailable(ctx, "set-up", s.prepare); err != nil {
 		if errors.Is(err, errProbe) && !worker.IsPermanent(err) {
 			logger.Warn("qdrantsink: embedder not answering yet; not ready", "err", err)
 			return s, nil
@@ -175,7 +224,9 @@ func (s *Sink) Ready(ctx context.Context) bool {
 }
 
 func (s *Sink) checkVersion(ctx context.Context) error {
-	r, err := s.client.HealthCheck(ctx)
+	cctx, cancel := s.callCtx(ctx)
+	r, err := s.client.HealthCheck(cctx)
+	cancel()
 	if err != nil {
 		return fmt.Errorf("qdrantsink: health check %s: %w", s.cfg.Addr, err)
 	}
@@ -188,6 +239,32 @@ func (s *Sink) checkVersion(ctx context.Context) error {
 	}
 	s.log.Info("qdrantsink: connected", "addr", s.cfg.Addr, "version", r.GetVersion())
 	return nil
+}
+
+// whileUnavailable runs step until it succeeds, fails for another reason
+// than an outage, or ctx ends: a worker started while Qdrant (or the
+// embedder) is still starting, or slower than CHUNKSTREAM_QDRANT_TIMEOUT
+// for a moment, waits for it (logging once) instead of exiting. The wait
+// doubles from 100 ms to 2 s; ctx (the caller's start-up deadline) bounds
+// it, and its end returns the last error.
+func (s *Sink) whileUnavailable(ctx context.Context, what string, step func(context.Context) error) error {
+	wait := 100 * time.Millisecond
+	for logged := false; ; {
+		err := step(ctx)
+		if err == nil || !worker.IsUnavailable(classify(what, err)) || errors.Is(err, errProbe) {
+			return err
+		}
+		if !logged {
+			s.log.Warn("qdrantsink: waiting for Qdrant at start", "addr", s.cfg.Addr, "err", err)
+			logged = true
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 2*time.Second)
+	}
 }
 
 var errProbe = errors.New("qdrantsink: embedder probe")
@@ -228,22 +305,26 @@ func (s *Sink) ensureCollection(ctx context.Context, name string) error {
 	if ok {
 		return nil
 	}
-	exists, err := s.client.CollectionExists(ctx, name)
+	exists, err := s.collectionExists(ctx, name)
 	if err != nil {
 		return classify(fmt.Sprintf("collection %q exists", name), err)
 	}
 	if !exists {
-		err := s.client.CreateCollection(ctx, s.collectionSpec(name))
+		cctx, cancel := s.callCtx(ctx)
+		err := s.client.CreateCollection(cctx, s.collectionSpec(name))
+		cancel()
 		if err != nil {
 			// Another worker may have created it meanwhile.
-			if again, err2 := s.client.CollectionExists(ctx, name); err2 != nil || !again {
+			if again, err2 := s.collectionExists(ctx, name); err2 != nil || !again {
 				return classify(fmt.Sprintf("create collection %q", name), err)
 			}
 		} else {
 			s.log.Info("qdrantsink: created collection", "collection", name, "dense", s.dims)
 		}
 	}
-	info, err := s.client.GetCollectionInfo(ctx, name)
+	cctx, cancel := s.callCtx(ctx)
+	info, err := s.client.GetCollectionInfo(cctx, name)
+	cancel()
 	if err != nil {
 		return classify(fmt.Sprintf("collection %q info", name), err)
 	}
@@ -256,10 +337,12 @@ func (s *Sink) ensureCollection(ctx context.Context, name string) error {
 		if info.GetPayloadSchema()[field].GetDataType() == have[field] {
 			continue
 		}
-		_, err := s.client.CreateFieldIndex(ctx, &qdrant.CreateFieldIndexCollection{
+		cctx, cancel := s.callCtx(ctx)
+		_, err := s.client.CreateFieldIndex(cctx, &qdrant.CreateFieldIndexCollection{
 			CollectionName: name, FieldName: field, FieldType: want[field].Enum(),
 			Wait: qdrant.PtrOf(true), Ordering: strong(),
 		})
+		cancel()
 		if err != nil {
 			return classify(fmt.Sprintf("collection %q index %s", name, field), err)
 		}
@@ -268,6 +351,18 @@ func (s *Sink) ensureCollection(ctx context.Context, name string) error {
 	s.colls[name] = true
 	s.collMu.Unlock()
 	return nil
+}
+
+// callCtx returns the context of one request to Qdrant: ctx bounded by
+// Config.Timeout.
+func (s *Sink) callCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, s.cfg.Timeout)
+}
+
+func (s *Sink) collectionExists(ctx context.Context, name string) (bool, error) {
+	cctx, cancel := s.callCtx(ctx)
+	defer cancel()
+	return s.client.CollectionExists(cctx, name)
 }
 
 func (s *Sink) collectionSpec(name string) *qdrant.CreateCollection {
@@ -341,9 +436,7 @@ func (s *Sink) Write(ctx context.Context, doc worker.Doc, chunks []worker.Chunk)
 		return worker.Permanent(fmt.Errorf("%w: document id or collection is not valid UTF-8", ErrInvalidPoint))
 	}
 	if err := s.prepare(ctx); err != nil {
-		// %v on purpose: a set-up failure is the deployment's fault, never
-		// the message's, so a permanent mark inside must not leak out.
-		return fmt.Errorf("qdrantsink: not ready: %v", err)
+		return notReady(ctx, err)
 	}
 	coll, err := s.collection(ctx, doc)
 	if err != nil {
@@ -354,18 +447,10 @@ func (s *Sink) Write(ctx context.Context, doc worker.Doc, chunks []worker.Chunk)
 	}
 	s.step(ctx, StepBegin, doc)
 	if len(chunks) > 0 {
-		// The points' bm25 vectors live in the arena until the upserts
-		// have returned (upsert waits for all of its requests).
-		arena, _ := s.arenas.Get().(*VectorArena)
-		if arena == nil {
-			arena = new(VectorArena)
-		}
-		points, err := s.points(ctx, doc, chunks, arena)
+		points, err := s.points(ctx, coll, doc, chunks)
 		if err == nil {
 			err = s.upsert(ctx, coll, doc, points)
 		}
-		arena.Reset()
-		s.arenas.Put(arena)
 		if err != nil {
 			return err
 		}
@@ -410,7 +495,7 @@ func (s *Sink) Superseded(ctx context.Context, doc worker.Doc) error {
 		return nil // it cannot have written anything
 	}
 	if err := s.prepare(ctx); err != nil {
-		return fmt.Errorf("qdrantsink: not ready: %v", err)
+		return notReady(ctx, err)
 	}
 	coll, err := s.collection(ctx, doc)
 	if err != nil {
@@ -420,6 +505,61 @@ func (s *Sink) Superseded(ctx context.Context, doc worker.Doc) error {
 		return err
 	}
 	return s.deleteWhere(ctx, coll, ownPoints(doc))
+}
+
+// notReady classifies a set-up failure met by a write. It is the
+// deployment's fault, never the message's: the default collection cannot
+// be set up, or the embedder does not answer its probe. So it is an outage
+// of Qdrant or of the embedder (worker.Unavailable): the worker holds its
+// messages until Probe passes, whatever the cause (a permanent mark inside
+// must not leak out, hence %v), unless ctx itself ended.
+func notReady(ctx context.Context, err error) error {
+	out := fmt.Errorf("qdrantsink: not ready: %v", err)
+	if ctx.Err() != nil {
+		return fmt.Errorf("%w: %w", out, ctx.Err())
+	}
+	dep := DependencyQdrant
+	if errors.Is(err, errProbe) {
+		dep = DependencyEmbedder
+	}
+	if d, ok := worker.RetryDelay(err); ok {
+		out = worker.RetryAfter(out, d)
+	}
+	return worker.Unavailable(dep, out)
+}
+
+// Probe implements worker.ProbeSink. DependencyQdrant answers when its
+// health check does and the default collection can be listed (a missing
+// one is forgotten, so the next write creates it again);
+// DependencyEmbedder answers when the embedder answers its probe (one try).
+// Each request is bounded by Config.Timeout.
+func (s *Sink) Probe(ctx context.Context, dependency string) error {
+	switch dependency {
+	case DependencyQdrant:
+		cctx, cancel := s.callCtx(ctx)
+		_, err := s.client.HealthCheck(cctx)
+		cancel()
+		if err != nil {
+			return classify("health check", err)
+		}
+		exists, err := s.collectionExists(ctx, s.cfg.Collection)
+		if err != nil {
+			return classify(fmt.Sprintf("collection %q exists", s.cfg.Collection), err)
+		}
+		if !exists {
+			s.forget(s.cfg.Collection)
+		}
+		return nil
+	case DependencyEmbedder:
+		if s.embedder == nil {
+			return nil
+		}
+		if _, err := s.embedder.Probe(ctx); err != nil {
+			return fmt.Errorf("qdrantsink: embedder probe: %w", err)
+		}
+		return nil
+	}
+	return nil
 }
 
 // collection returns the collection doc goes to, the default one unless
@@ -450,6 +590,8 @@ func (s *Sink) step(ctx context.Context, step Step, doc worker.Doc) {
 }
 
 func (s *Sink) deleteWhere(ctx context.Context, coll string, f *qdrant.Filter) error {
+	ctx, cancel := s.callCtx(ctx)
+	defer cancel()
 	_, err := s.client.Delete(ctx, &qdrant.DeletePoints{
 		CollectionName: coll,
 		Wait:           qdrant.PtrOf(true),
@@ -462,27 +604,22 @@ func (s *Sink) deleteWhere(ctx context.Context, coll string, f *qdrant.Filter) e
 	return nil
 }
 
-// points builds the points of a document version: payload, bm25 (in
-// arena) and, with an embedder, dense vectors.
-func (s *Sink) points(ctx context.Context, doc worker.Doc, chunks []worker.Chunk, arena *VectorArena) ([]*qdrant.PointStruct, error) {
-	var dense [][]float32
+// points builds the points of a document version: payload, bm25 and,
+// with an embedder, dense vectors.
+func (s *Sink) points(ctx context.Context, coll string, doc worker.Doc, chunks []worker.Chunk) ([]*qdrant.PointStruct, error) {
+	var (
+		dense   [][]float32
+		digests []string
+	)
 	if s.embedder != nil {
-		texts := make([]string, len(chunks))
-		for i, c := range chunks {
-			texts[i] = c.Chunk.Content()
-		}
 		var err error
-		dense, err = s.embedder.Embed(ctx, texts)
-		if err != nil {
-			return nil, fmt.Errorf("qdrantsink: embed %q: %w", doc.ID, err)
-		}
-		if len(dense) != len(chunks) {
-			return nil, fmt.Errorf("%w: %d vectors for %d chunks", ErrEmbedding, len(dense), len(chunks))
+		if dense, digests, err = s.dense(ctx, coll, doc, chunks); err != nil {
+			return nil, err
 		}
 	}
 	points := make([]*qdrant.PointStruct, len(chunks))
 	for i, c := range chunks {
-		p, err := s.point(doc, c, arena)
+		p, err := s.point(doc, c)
 		if err != nil {
 			return nil, worker.Permanent(fmt.Errorf("%w: %q chunk %d: %w", ErrInvalidPoint, doc.ID, c.Position, err))
 		}
@@ -491,14 +628,125 @@ func (s *Sink) points(ctx context.Context, doc worker.Doc, chunks []worker.Chunk
 				return nil, fmt.Errorf("%w: vector of size %d, want %d", ErrEmbedding, len(dense[i]), s.dims)
 			}
 			p.GetVectors().GetVectors().GetVectors()[VectorDense] = qdrant.NewVectorDense(dense[i])
+			p.Payload[FieldDenseDigest] = qdrant.NewValueString(digests[i])
+			p.Payload[FieldDenseModel] = qdrant.NewValueString(s.embedder.Model())
+			p.Payload[FieldDenseDims] = qdrant.NewValueInt(int64(s.dims))
 		}
 		points[i] = p
 	}
 	return points, nil
 }
 
-// point builds one point with its payload and bm25 vector (in arena).
-func (s *Sink) point(doc worker.Doc, c worker.Chunk, arena *VectorArena) (*qdrant.PointStruct, error) {
+// textDigest is the digest of a text sent to the embedder.
+func textDigest(text string) string {
+	sum := sha256.Sum256([]byte(text))
+	return hex.EncodeToString(sum[:])
+}
+
+// dense returns the dense vector of each chunk and the digest of its
+// text: the vectors of texts the document's stored points already carry
+// (same digest, model and dimension) are reused, the other texts are
+// embedded, each distinct text once.
+func (s *Sink) dense(ctx context.Context, coll string, doc worker.Doc, chunks []worker.Chunk) ([][]float32, []string, error) {
+	digests := make([]string, len(chunks))
+	for i, c := range chunks {
+		digests[i] = textDigest(c.Chunk.Content())
+	}
+	known, err := s.storedVectors(ctx, coll, doc.ID, digests)
+	if err != nil {
+		return nil, nil, err
+	}
+	s.step(ctx, StepVectorsRead, doc)
+	var (
+		texts []string
+		slot  = map[string]int{} // digest → index in texts
+	)
+	for i, d := range digests {
+		if _, ok := known[d]; ok {
+			continue
+		}
+		if _, ok := slot[d]; !ok {
+			slot[d] = len(texts)
+			texts = append(texts, chunks[i].Chunk.Content())
+		}
+	}
+	var vecs [][]float32
+	if len(texts) > 0 {
+		vecs, err = s.embedder.Embed(ctx, texts)
+		if err != nil {
+			err = fmt.Errorf("qdrantsink: embed %q: %w", doc.ID, err)
+			if worker.IsUnavailable(err) {
+				// Named so that Probe is asked about the embedder.
+				err = worker.Unavailable(DependencyEmbedder, err)
+			}
+			return nil, nil, err
+		}
+		if len(vecs) != len(texts) {
+			return nil, nil, fmt.Errorf("%w: %d vectors for %d texts", ErrEmbedding, len(vecs), len(texts))
+		}
+	}
+	if rc, ok := s.embedder.(ReuseCounter); ok {
+		rc.Reused(len(chunks) - len(texts))
+	}
+	dense := make([][]float32, len(chunks))
+	for i, d := range digests {
+		if v, ok := known[d]; ok {
+			dense[i] = v
+		} else {
+			dense[i] = vecs[slot[d]]
+		}
+	}
+	return dense, digests, nil
+}
+
+// scrollPage is the number of points read per request by storedVectors.
+const scrollPage = 256
+
+// storedVectors reads the dense vectors of the document's points, of any
+// version, whose text digest is among digests and whose model and
+// dimension are the embedder's, by digest. It filters by doc_id alone
+// (indexed) and checks the rest itself: a Qdrant in strict mode refuses
+// filters on fields without an index.
+func (s *Sink) storedVectors(ctx context.Context, coll, docID string, digests []string) (map[string][]float32, error) {
+	want := make(map[string]bool, len(digests))
+	for _, d := range digests {
+		want[d] = true
+	}
+	model := s.embedder.Model()
+	known := map[string][]float32{}
+	var offset *qdrant.PointId
+	for {
+		cctx, cancel := s.callCtx(ctx)
+		pts, next, err := s.client.ScrollAndOffset(cctx, &qdrant.ScrollPoints{
+			CollectionName: coll,
+			Filter:         &qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewMatchKeyword(FieldDocID, docID)}},
+			Offset:         offset,
+			Limit:          qdrant.PtrOf(uint32(scrollPage)),
+			WithPayload:    qdrant.NewWithPayloadInclude(FieldDenseDigest, FieldDenseModel, FieldDenseDims),
+			WithVectors:    qdrant.NewWithVectorsInclude(VectorDense),
+		})
+		cancel()
+		if err != nil {
+			return nil, s.classifyWrite(coll, "read stored vectors", err)
+		}
+		for _, p := range pts {
+			pl := p.GetPayload()
+			d := pl[FieldDenseDigest].GetStringValue()
+			v := p.GetVectors().GetVectors().GetVectors()[VectorDense].GetDense().GetData()
+			if want[d] && pl[FieldDenseModel].GetStringValue() == model &&
+				pl[FieldDenseDims].GetIntegerValue() == int64(s.dims) && len(v) == s.dims {
+				known[d] = v
+			}
+		}
+		if next == nil || len(pts) == 0 {
+			return known, nil
+		}
+		offset = next
+	}
+}
+
+// point builds one point with its payload and bm25 vector.
+func (s *Sink) point(doc worker.Doc, c worker.Chunk) (*qdrant.PointStruct, error) {
 	md, err := plainMetadata(c.Chunk.Metadata())
 	if err != nil {
 		return nil, err
@@ -516,7 +764,7 @@ func (s *Sink) point(doc worker.Doc, c worker.Chunk, arena *VectorArena) (*qdran
 		return nil, err
 	}
 	vectors := map[string]*qdrant.Vector{}
-	if sv := s.bm25.EncodeTo(arena, c.Chunk.Content()); len(sv.Indices) > 0 {
+	if sv := s.bm25.Document(c.Chunk.Content()); len(sv.Indices) > 0 {
 		vectors[VectorBM25] = qdrant.NewVectorSparse(sv.Indices, sv.Values)
 	}
 	return &qdrant.PointStruct{Id: qdrant.NewID(c.ID), Payload: payload, Vectors: qdrant.NewVectorsMap(vectors)}, nil
@@ -621,7 +869,9 @@ func (s *Sink) upsert(ctx context.Context, coll string, doc worker.Doc, points [
 		}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			_, err := s.client.Upsert(ctx, &qdrant.UpsertPoints{
+			cctx, cancelCall := s.callCtx(ctx)
+			defer cancelCall()
+			_, err := s.client.Upsert(cctx, &qdrant.UpsertPoints{
 				CollectionName: coll,
 				Wait:           qdrant.PtrOf(true),
 				Ordering:       strong(),
@@ -669,34 +919,50 @@ func splitBatches(points []*qdrant.PointStruct, n, maxBytes int) [][]*qdrant.Poi
 // Qdrant no longer knows it, so the next write re-creates it.
 func (s *Sink) classifyWrite(coll, op string, err error) error {
 	if status.Code(unwrapStatus(err)) == codes.NotFound {
-		s.collMu.Lock()
-		delete(s.colls, coll)
-		s.collMu.Unlock()
-		if coll == s.cfg.Collection {
-			s.ready.Store(false)
-		}
+		s.forget(coll)
 	}
 	return classify(fmt.Sprintf("%s in %q", op, coll), err)
 }
 
+// forget drops a collection from the cache (and makes the sink not ready
+// when it is the default one), so the next write sets it up again.
+func (s *Sink) forget(coll string) {
+	s.collMu.Lock()
+	delete(s.colls, coll)
+	s.collMu.Unlock()
+	if coll == s.cfg.Collection {
+		s.ready.Store(false)
+	}
+}
+
 // classify maps a Qdrant error to the worker's policy: invalid data is
-// permanent, everything else (unreachable, unavailable, deadlines, a
-// vanished collection, auth) is transient; rate limits carry their delay.
+// permanent; a Qdrant that does not answer (connection refused or lost,
+// Unavailable, DeadlineExceeded, a request over Config.Timeout) or asks to
+// slow down (ResourceExhausted, with its retry-after) is an outage,
+// worker.Unavailable(DependencyQdrant); anything else (a vanished
+// collection, auth, Internal) is transient. A cancelled context is left
+// as it is.
 func classify(what string, err error) error {
 	if err == nil {
 		return nil
 	}
 	wrapped := fmt.Errorf("qdrantsink: %s: %w", what, err)
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	code := status.Code(unwrapStatus(err))
+	if errors.Is(err, context.Canceled) || code == codes.Canceled {
 		return wrapped
 	}
 	var re *qdrant.QdrantResourceExhaustedError
 	if errors.As(err, &re) {
-		return worker.RetryAfter(wrapped, secondsDuration(re.RetryAfterS))
+		return worker.Unavailable(DependencyQdrant, worker.RetryAfter(wrapped, secondsDuration(re.RetryAfterS)))
 	}
-	switch status.Code(unwrapStatus(err)) {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return worker.Unavailable(DependencyQdrant, wrapped)
+	}
+	switch code {
 	case codes.InvalidArgument, codes.FailedPrecondition, codes.OutOfRange, codes.AlreadyExists:
 		return worker.Permanent(wrapped)
+	case codes.Unavailable, codes.DeadlineExceeded, codes.ResourceExhausted:
+		return worker.Unavailable(DependencyQdrant, wrapped)
 	}
 	return wrapped
 }

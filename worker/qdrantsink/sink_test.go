@@ -2,18 +2,15 @@ package qdrantsink
 
 import (
 	"context"
-	"encoding/json"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"maps"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,9 +18,11 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/chunkstream/chunkstream/bm25"
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/worker"
 	"github.com/chunkstream/chunkstream/worker/embed"
+	"github.com/chunkstream/chunkstream/worker/embed/embedtest"
 	"github.com/chunkstream/chunkstream/worker/qdrantsink/qdranttest"
 	"github.com/chunkstream/chunkstream/worker/sinktest"
 )
@@ -91,12 +90,31 @@ func TestConformanceWithEmbedder(t *testing.T) {
 	})
 }
 
-// fakeEmbedder returns deterministic vectors of a fixed size.
+// fakeEmbedder returns the test server's vectors (embedtest.Vector) of
+// a fixed size, under the model "fake" unless model is set.
 type fakeEmbedder struct {
 	mu       sync.Mutex
 	dims     int
+	model    string
 	probeErr error
 	calls    int
+	inputs   int // texts embedded
+	reused   int // texts reused, as counted by the sink
+}
+
+func (f *fakeEmbedder) Model() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.model == "" {
+		return "fake"
+	}
+	return f.model
+}
+
+func (f *fakeEmbedder) Reused(n int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.reused += n
 }
 
 func (f *fakeEmbedder) Probe(context.Context) (int, error) {
@@ -109,22 +127,16 @@ func (f *fakeEmbedder) Probe(context.Context) (int, error) {
 }
 
 func (f *fakeEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error) {
+	model := f.Model()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls++
+	f.inputs += len(texts)
 	out := make([][]float32, len(texts))
 	for i, t := range texts {
-		out[i] = vectorOf(t, f.dims)
+		out[i] = embedtest.Vector(model, t, f.dims)
 	}
 	return out, nil
-}
-
-func vectorOf(text string, dims int) []float32 {
-	v := make([]float32, dims)
-	for i := range v {
-		v[i] = float32(len(text)+i) / 10
-	}
-	return v
 }
 
 func TestEveryChunkIsAPoint(t *testing.T) {
@@ -176,6 +188,9 @@ func TestEveryChunkIsAPoint(t *testing.T) {
 			{FieldIngestSeq, pl[FieldIngestSeq].GetIntegerValue(), int64(42)},
 			{FieldPosition, pl[FieldPosition].GetIntegerValue(), int64(c.Position)},
 			{FieldHash, pl[FieldHash].GetStringValue(), c.Chunk.Hash()},
+			{FieldDenseDigest, pl[FieldDenseDigest].GetStringValue(), fmt.Sprintf("%x", sha256.Sum256([]byte(c.Chunk.Content())))},
+			{FieldDenseModel, pl[FieldDenseModel].GetStringValue(), "fake"},
+			{FieldDenseDims, pl[FieldDenseDims].GetIntegerValue(), int64(3)},
 			{"metadata.file", pl[FieldMetadata].GetStructValue().GetFields()["file"].GetStringValue(), "docs/a.md"},
 			{"metadata.index", pl[FieldMetadata].GetStructValue().GetFields()["index"].GetIntegerValue(), int64(c.Position)},
 			{"metadata.small", pl[FieldMetadata].GetStructValue().GetFields()["small"].GetIntegerValue(), int64(3)},
@@ -188,12 +203,12 @@ func TestEveryChunkIsAPoint(t *testing.T) {
 			}
 		}
 		vs := p.GetVectors().GetVectors().GetVectors()
-		wantSparse := NewBM25(DefaultAvgDL).Encode(c.Chunk.Content())
+		wantSparse := bm25.Document(c.Chunk.Content())
 		gotSparse := vs[VectorBM25].GetSparse()
 		if !slices.Equal(gotSparse.GetIndices(), wantSparse.Indices) || !slices.Equal(gotSparse.GetValues(), wantSparse.Values) {
 			t.Errorf("chunk %d bm25 = %v, want %v", c.Position, gotSparse, wantSparse)
 		}
-		if got, want := vs[VectorDense].GetDense().GetData(), vectorOf(c.Chunk.Content(), 3); !slices.Equal(got, want) {
+		if got, want := vs[VectorDense].GetDense().GetData(), embedtest.Vector("fake", c.Chunk.Content(), 3); !slices.Equal(got, want) {
 			t.Errorf("chunk %d dense = %v, want %v", c.Position, got, want)
 		}
 	}
@@ -448,6 +463,9 @@ func TestServerDownThenBack(t *testing.T) {
 		if status.Code(unwrapStatus(err)) != codes.Unavailable {
 			t.Fatalf("Write while down = %v, want Unavailable inside", err)
 		}
+		if dep, ok := worker.UnavailableDependency(err); !ok || dep != DependencyQdrant {
+			t.Fatalf("Write while down = %v, want it marked as an outage of %q", err, DependencyQdrant)
+		}
 	}
 	srv.SetUnavailable(false)
 	if err := s.Write(ctx, doc, chunks); err != nil {
@@ -525,12 +543,19 @@ func TestNotReadyUntilEmbedderAnswers(t *testing.T) {
 	}
 	doc, chunks := sinktest.Version("a.md", 1, "x")
 	records.Begin(doc.ID, doc.Seq)
-	if err := s.Write(ctx, doc, chunks); err == nil || worker.IsPermanent(err) {
-		t.Fatalf("Write while not ready = %v, want transient", err)
+	err := s.Write(ctx, doc, chunks)
+	if dep, ok := worker.UnavailableDependency(err); !ok || dep != DependencyEmbedder || worker.IsPermanent(err) {
+		t.Fatalf("Write while not ready = %v, want an outage of %q", err, DependencyEmbedder)
+	}
+	if err := s.Probe(ctx, DependencyEmbedder); err == nil {
+		t.Fatal("Probe(embedder) passed while the embedder does not answer")
 	}
 	emb.mu.Lock()
 	emb.probeErr = nil
 	emb.mu.Unlock()
+	if err := s.Probe(ctx, DependencyEmbedder); err != nil {
+		t.Fatalf("Probe(embedder) = %v after the embedder answered", err)
+	}
 	if !s.Ready(ctx) {
 		t.Fatal("not Ready after the embedder answered")
 	}
@@ -541,25 +566,34 @@ func TestNotReadyUntilEmbedderAnswers(t *testing.T) {
 
 func TestClassify(t *testing.T) {
 	tests := []struct {
-		err       error
-		permanent bool
-		delay     time.Duration
+		err         error
+		permanent   bool
+		unavailable bool
+		delay       time.Duration
 	}{
-		{status.Error(codes.InvalidArgument, "Wrong input: Vector dimension error"), true, 0},
-		{status.Error(codes.FailedPrecondition, "x"), true, 0},
-		{status.Error(codes.Unavailable, "down"), false, 0},
-		{status.Error(codes.DeadlineExceeded, "slow"), false, 0},
-		{status.Error(codes.NotFound, "Collection `x` doesn't exist!"), false, 0},
-		{status.Error(codes.Unauthenticated, "bad key"), false, 0},
-		{status.Error(codes.Internal, "boom"), false, 0},
-		{context.Canceled, false, 0},
-		{&qdrant.QdrantResourceExhaustedError{Reason: "rate", RetryAfterS: 3}, false, 3 * time.Second},
-		{fmt.Errorf("Upsert() failed: %w", status.Error(codes.InvalidArgument, "bad")), true, 0},
+		{status.Error(codes.InvalidArgument, "Wrong input: Vector dimension error"), true, false, 0},
+		{status.Error(codes.FailedPrecondition, "x"), true, false, 0},
+		{status.Error(codes.Unavailable, "down"), false, true, 0},
+		{status.Error(codes.DeadlineExceeded, "slow"), false, true, 0},
+		{status.Error(codes.ResourceExhausted, "busy"), false, true, 0},
+		{context.DeadlineExceeded, false, true, 0},
+		{status.Error(codes.NotFound, "Collection `x` doesn't exist!"), false, false, 0},
+		{status.Error(codes.Unauthenticated, "bad key"), false, false, 0},
+		{status.Error(codes.Internal, "boom"), false, false, 0},
+		{status.Error(codes.Canceled, "context canceled"), false, false, 0},
+		{context.Canceled, false, false, 0},
+		{&qdrant.QdrantResourceExhaustedError{Reason: "rate", RetryAfterS: 3}, false, true, 3 * time.Second},
+		{fmt.Errorf("Upsert() failed: %w", status.Error(codes.InvalidArgument, "bad")), true, false, 0},
+		{fmt.Errorf("Upsert() failed: %w", status.Error(codes.Unavailable, "connection refused")), false, true, 0},
 	}
 	for _, tt := range tests {
 		got := classify("op", tt.err)
 		if worker.IsPermanent(got) != tt.permanent {
 			t.Errorf("classify(%v) permanent = %v, want %v", tt.err, worker.IsPermanent(got), tt.permanent)
+		}
+		dep, unavailable := worker.UnavailableDependency(got)
+		if unavailable != tt.unavailable || unavailable && dep != DependencyQdrant {
+			t.Errorf("classify(%v) unavailable = %v (%q), want %v", tt.err, unavailable, dep, tt.unavailable)
 		}
 		if d, _ := worker.RetryDelay(got); d != tt.delay {
 			t.Errorf("classify(%v) delay = %v, want %v", tt.err, d, tt.delay)
@@ -567,6 +601,53 @@ func TestClassify(t *testing.T) {
 		if !errors.Is(got, tt.err) {
 			t.Errorf("classify(%v) lost the cause: %v", tt.err, got)
 		}
+	}
+}
+
+// TestProbe: the Qdrant probe fails while Qdrant does not answer (down or
+// hung past Config.Timeout) and passes once it does; a default collection
+// that disappeared is set up again by the next write.
+func TestProbe(t *testing.T) {
+	srv := qdranttest.Start(t)
+	records := sinktest.NewRecords()
+	cfg := testConfig(srv)
+	cfg.Timeout = 100 * time.Millisecond
+	s, err := New(context.Background(), cfg, records, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	ctx := context.Background()
+	if err := s.Probe(ctx, DependencyQdrant); err != nil {
+		t.Fatalf("Probe = %v while Qdrant answers", err)
+	}
+	srv.SetUnavailable(true)
+	if err := s.Probe(ctx, DependencyQdrant); !worker.IsUnavailable(err) {
+		t.Errorf("Probe = %v while Qdrant is unavailable, want an outage", err)
+	}
+	srv.SetUnavailable(false)
+	srv.Hang()
+	if err := s.Probe(ctx, DependencyQdrant); !worker.IsUnavailable(err) {
+		t.Errorf("Probe = %v while Qdrant hangs, want an outage after the timeout", err)
+	}
+	srv.Release()
+	if err := s.Probe(ctx, DependencyQdrant); err != nil {
+		t.Fatalf("Probe = %v after the hang", err)
+	}
+	// A Qdrant that lost the collection answers; the next write creates it.
+	if err := srv.Client(t).DeleteCollection(ctx, "chunks"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Probe(ctx, DependencyQdrant); err != nil {
+		t.Fatalf("Probe = %v without the collection", err)
+	}
+	doc, chunks := sinktest.Version("p.md", 1, "one")
+	records.Begin(doc.ID, doc.Seq)
+	if err := s.Write(ctx, doc, chunks); err != nil {
+		t.Fatalf("Write after the collection was lost = %v", err)
+	}
+	if err := s.Probe(ctx, "unknown"); err != nil {
+		t.Errorf("Probe(unknown) = %v, want nil", err)
 	}
 }
 
@@ -582,6 +663,7 @@ func TestConfigValidate(t *testing.T) {
 	}{
 		{"addr without port", func(c *Config) { c.Addr = "localhost" }, "CHUNKSTREAM_QDRANT_ADDR"},
 		{"addr bad port", func(c *Config) { c.Addr = "h:99999" }, "CHUNKSTREAM_QDRANT_ADDR"},
+		{"timeout zero", func(c *Config) { c.Timeout = 0 }, "CHUNKSTREAM_QDRANT_TIMEOUT"},
 		{"empty collection", func(c *Config) { c.Collection = "" }, "CHUNKSTREAM_QDRANT_COLLECTION"},
 		{"batch too small", func(c *Config) { c.Batch = 10 }, "CHUNKSTREAM_QDRANT_BATCH"},
 		{"batch too big", func(c *Config) { c.Batch = 1000 }, "CHUNKSTREAM_QDRANT_BATCH"},
@@ -647,28 +729,12 @@ func TestSupersededRemovesInterruptedUpserts(t *testing.T) {
 }
 
 // TestWithEmbedClient runs the sink with the real embeddings client
-// against an OpenAI-compatible test endpoint: dense vectors land, and a
-// chunk over the input limit is a permanent error before any request.
+// against the test embeddings server: dense vectors land, and a chunk over
+// the input limit is a permanent error before any request.
 func TestWithEmbedClient(t *testing.T) {
-	var requests atomic.Int64
-	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		requests.Add(1)
-		var req struct {
-			Input []string `json:"input"`
-		}
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		var data []map[string]any
-		for i, in := range req.Input {
-			data = append(data, map[string]any{"index": i, "embedding": []float32{float32(len(in)), 1}})
-		}
-		_ = json.NewEncoder(w).Encode(map[string]any{"data": data})
-	}))
-	defer api.Close()
+	api := embedtest.Start(t, embedtest.Config{Dims: 2})
 	cfg := embed.DefaultConfig()
-	cfg.URL, cfg.Model, cfg.MaxInputChars = api.URL, "m", 20
+	cfg.URL, cfg.Model, cfg.MaxInputChars = api.URL(), "m", 20
 	client, err := embed.New(cfg, embed.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -684,18 +750,18 @@ func TestWithEmbedClient(t *testing.T) {
 	}
 	for _, p := range srv.Points("chunks") {
 		d := p.GetVectors().GetVectors().GetVectors()[VectorDense].GetDense().GetData()
-		if len(d) != 2 || int(d[0]) != len(p.GetPayload()[FieldContent].GetStringValue()) {
-			t.Errorf("dense = %v", d)
+		if want := embedtest.Vector("m", p.GetPayload()[FieldContent].GetStringValue(), 2); !slices.Equal(d, want) {
+			t.Errorf("dense = %v, want %v", d, want)
 		}
 	}
-	before := requests.Load()
+	before := api.Stats().Requests
 	long, longChunks := sinktest.Version("l.md", 2, "fine", strings.Repeat("x", 21))
 	records.Begin(long.ID, long.Seq)
 	err = s.Write(ctx, long, longChunks)
 	if !worker.IsPermanent(err) || !errors.Is(err, embed.ErrInputTooLong) {
 		t.Fatalf("Write with an over-long chunk = %v, want permanent ErrInputTooLong", err)
 	}
-	if requests.Load() != before {
+	if api.Stats().Requests != before {
 		t.Errorf("the embedder was called for a document with an over-long chunk")
 	}
 }
@@ -714,4 +780,57 @@ func TestTLSCAFile(t *testing.T) {
 	if _, err := New(context.Background(), cfg, sinktest.NewRecords(), nil, nil); err == nil || !strings.Contains(err.Error(), "no PEM certificates") {
 		t.Fatalf("New with a CA file without certificates = %v", err)
 	}
+}
+
+// TestNewWaitsForQdrant: a sink started while Qdrant answers Unavailable
+// (still starting) waits for it within its context instead of failing,
+// and fails with the last error when the context ends first; a permanent
+// refusal (a server too old) still fails at once.
+func TestNewWaitsForQdrant(t *testing.T) {
+	srv := qdranttest.Start(t)
+	srv.SetUnavailable(true)
+	done := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		s, err := New(ctx, testConfig(srv), sinktest.NewRecords(), nil, nil)
+		if err == nil {
+			_ = s.Close()
+		}
+		done <- err
+	}()
+	// Released only after New has asked at least twice: it waited.
+	for healthChecks(srv) < 2 {
+		select {
+		case err := <-done:
+			t.Fatalf("New returned while Qdrant was unavailable: %v", err)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	srv.SetUnavailable(false)
+	if err := <-done; err != nil {
+		t.Fatalf("New after Qdrant came up: %v", err)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	srv.SetUnavailable(true)
+	if _, err := New(ctx, testConfig(srv), sinktest.NewRecords(), nil, nil); status.Code(unwrapStatus(err)) != codes.Unavailable {
+		t.Errorf("New with Qdrant down until its context ended = %v, want the Unavailable error", err)
+	}
+	srv.SetUnavailable(false)
+	srv.SetVersion("1.15.0")
+	if _, err := New(context.Background(), testConfig(srv), sinktest.NewRecords(), nil, nil); !errors.Is(err, ErrServerTooOld) {
+		t.Errorf("New against Qdrant 1.15 = %v, want ErrServerTooOld at once", err)
+	}
+}
+
+func healthChecks(srv *qdranttest.Server) int {
+	n := 0
+	for _, c := range srv.Calls() {
+		if c.Method == "HealthCheck" {
+			n++
+		}
+	}
+	return n
 }

@@ -17,6 +17,16 @@
 //		}
 //	}
 //
+// ScanFunc hands the blocks over one segment at a time (bounded memory).
+// ScanPolled and ScanFuncPolled do the same work and charge it, line by
+// line, to a chunker's poll.Poller: once the Poller sees its context end,
+// the parse stops even in the middle of a segment (goldmark's parser has
+// no way to be stopped, so the reader it reads lines from ends it with a
+// panic that the scanner recovers), and the stopped segment's blocks are
+// dropped. This is what lets a worker's per-document time budget stop a
+// document that is one long segment, such as a list nested thousands of
+// lines deep with no heading to cut at.
+//
 // ParseOnly runs goldmark's plain block parse, the benchmark baseline.
 //
 // # Decisions

@@ -8,6 +8,8 @@ import (
 	"github.com/yuin/goldmark/parser"
 	"github.com/yuin/goldmark/text"
 	"github.com/yuin/goldmark/util"
+
+	"github.com/chunkstream/chunkstream/chunking/internal/poll"
 )
 
 // Kind is the kind of a top-level block.
@@ -182,6 +184,37 @@ func ScanFunc(src []byte, yield func(Block) bool) {
 	})
 }
 
+// ScanFuncPolled is ScanFunc that counts the parse's work on pl (the
+// bytes of every line goldmark's block parsers are handed) and stops as
+// soon as pl sees its context end, even in the middle of a segment's
+// parse: the blocks of a segment whose parse was stopped are never
+// yielded. The caller tells a stop from the end of the document by
+// pl.Stopped().
+func ScanFuncPolled(src []byte, pl *poll.Poller, yield func(Block) bool) {
+	sc := defaultScanner()
+	sc.pl = pl
+	sc.scanFunc(src, func(seg []Block) bool {
+		for _, b := range seg {
+			if !yield(b) {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// ScanPolled is Scan with ScanFuncPolled's polling: it returns nil once pl
+// sees its context end.
+func ScanPolled(src []byte, pl *poll.Poller) []Block {
+	sc := defaultScanner()
+	sc.pl = pl
+	blocks, _ := sc.scan(src)
+	if pl.Stopped() {
+		return nil
+	}
+	return blocks
+}
+
 // scanner holds what Scan and ScanFunc fix and tests vary.
 type scanner struct {
 	parser      parser.Parser
@@ -190,6 +223,9 @@ type scanner struct {
 	// goldmark's block parsers are handed: the parse's work, which tests
 	// count instead of timing it.
 	peeked *int
+	// pl, when not nil, is charged the same work and stops the parse
+	// (stopParse) once its context has ended.
+	pl *poll.Poller
 }
 
 // defaultScanner is the scanner of Scan and ScanFunc.
@@ -247,7 +283,9 @@ func (sc scanner) scanFunc(src []byte, yield func([]Block) bool) int {
 			if len(body)-pos > size {
 				end = nextCut(body, max(last+1, pos+size))
 			}
-			doc = sc.parse(body, pos, end, shared)
+			if doc = sc.parse(body, pos, end, shared); doc == nil {
+				return segments // stopped: pl's context ended
+			}
 			if end == len(body) || closedAtEnd(body, pos, end, doc.LastChild()) {
 				break
 			}
@@ -266,15 +304,55 @@ func (sc scanner) scanFunc(src []byte, yield func([]Block) bool) int {
 	return segments
 }
 
-// parse runs goldmark on body[start:end].
-func (sc scanner) parse(body []byte, start, end int, shared *lazyMathIndex) ast.Node {
+// parse runs goldmark on body[start:end]; it returns nil when sc.pl
+// stopped the parse.
+func (sc scanner) parse(body []byte, start, end int, shared *lazyMathIndex) (doc ast.Node) {
 	pc := parser.NewContext()
 	pc.Set(mathSourceKey, &mathSource{base: start, shared: shared})
 	var r text.Reader = text.NewReader(body[start:end])
 	if sc.peeked != nil {
 		r = countingReader{Reader: r, peeked: sc.peeked}
 	}
+	if sc.pl != nil {
+		if sc.pl.Check() {
+			return nil
+		}
+		r = pollingReader{Reader: r, pl: sc.pl}
+		defer func() {
+			if v := recover(); v != nil {
+				if _, ok := v.(stopParse); !ok {
+					panic(v)
+				}
+				doc = nil
+			}
+		}()
+	}
 	return sc.parser.Parse(r, parser.WithContext(pc))
+}
+
+// stopParse is the panic value with which pollingReader leaves goldmark's
+// parse once the context has ended: the parser has no way to be stopped
+// from within, and ending its input early could leave a block parser
+// reading past the end it was promised. parse recovers it and drops the
+// partial tree.
+type stopParse struct{}
+
+// pollingReader charges the bytes of every line goldmark's parsers peek at
+// to a Poller (each line's cost is bounded by the nesting bound, so the
+// context is seen within a few tens of kilobytes of work) and stops the
+// parse once the Poller has seen its context end.
+type pollingReader struct {
+	text.Reader
+	pl *poll.Poller
+}
+
+// PeekLine implements text.Reader.
+func (r pollingReader) PeekLine() ([]byte, text.Segment) {
+	line, seg := r.Reader.PeekLine()
+	if r.pl.Add(len(line) + 1) {
+		panic(stopParse{})
+	}
+	return line, seg
 }
 
 // countingReader counts the bytes of the lines goldmark's parsers peek at:

@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"reflect"
 	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/text"
+
+	"github.com/chunkstream/chunkstream/chunking/internal/poll"
 )
 
 // span is a block as the tests describe it: kind, text and the fields that
@@ -579,4 +582,46 @@ func TestScanFunc(t *testing.T) {
 	if n != 5 {
 		t.Errorf("ScanFunc did not stop when yield returned false: %d calls", n)
 	}
+}
+
+// TestScanPolledStops ends the context part-way through the parse of one
+// segment (a list nested 1,200 deep has no cut, so it is one segment) and
+// checks that the parse stops within a bounded amount of work after the
+// end, that nothing of the stopped segment is yielded, and that a Poller
+// that never ends gives Scan's blocks.
+func TestScanPolledStops(t *testing.T) {
+	src := staircase(1200, always("  "), always("- "))
+	if got, want := ScanPolled(src, &poll.Poller{}), Scan(src); !reflect.DeepEqual(got, want) {
+		t.Fatalf("ScanPolled with a Poller that never ends = %d blocks, want Scan's %d", len(got), len(want))
+	}
+	full := poll.EndAfter(1 << 62)
+	ScanPolled(src, full)
+	for _, frac := range []int{4, 2} {
+		end := full.Work() / frac
+		pl := poll.EndAfter(end)
+		yielded := 0
+		ScanFuncPolled(src, pl, func(Block) bool { yielded++; return true })
+		if !pl.Stopped() {
+			t.Fatalf("end after %d of %d units: the scan did not stop", end, full.Work())
+		}
+		if yielded != 0 {
+			t.Errorf("end after %d units: %d blocks of the stopped segment yielded, want 0", end, yielded)
+		}
+		// One look per poll.Every units, plus one line's work (bounded by
+		// the nesting bound) before the next look.
+		if over := pl.Work() - end; over > poll.Every+longestLine(src)*(4*MaxNesting+8) {
+			t.Errorf("end after %d units: the parse went on for %d more", end, over)
+		}
+		if got := ScanPolled(src, poll.EndAfter(end)); got != nil {
+			t.Errorf("ScanPolled after its context ended = %d blocks, want nil", len(got))
+		}
+	}
+}
+
+func longestLine(src []byte) int {
+	n := 0
+	for line := range bytes.Lines(src) {
+		n = max(n, len(line))
+	}
+	return n
 }

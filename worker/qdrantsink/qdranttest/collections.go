@@ -1,7 +1,6 @@
 package qdranttest
 
 import (
-	"cmp"
 	"context"
 	"slices"
 	"strings"
@@ -17,7 +16,8 @@ type collection struct {
 	dense   map[string]*qdrant.VectorParams       // "" = the unnamed default vector
 	sparse  map[string]*qdrant.SparseVectorParams // by name
 	schema  map[string]qdrant.PayloadSchemaType
-	points  map[string]*point // by idKey
+	points  map[string]*point       // by idKey
+	indexes map[string]keywordIndex // keyword payload indexes of top-level fields
 	created *qdrant.CreateCollection
 }
 
@@ -26,14 +26,7 @@ func (c *collection) sorted() []*point {
 	for _, p := range c.points {
 		ps = append(ps, p)
 	}
-	slices.SortFunc(ps, func(a, b *point) int {
-		an, aNum := a.id.GetPointIdOptions().(*qdrant.PointId_Num)
-		bn, bNum := b.id.GetPointIdOptions().(*qdrant.PointId_Num)
-		if aNum && bNum {
-			return cmp.Compare(an.Num, bn.Num)
-		}
-		return strings.Compare(a.key, b.key) // "n…" sorts before "u…"
-	})
+	sortByID(ps)
 	return ps
 }
 
@@ -53,6 +46,7 @@ func (cs *collectionsServer) Create(_ context.Context, req *qdrant.CreateCollect
 		sparse:  map[string]*qdrant.SparseVectorParams{},
 		schema:  map[string]qdrant.PayloadSchemaType{},
 		points:  map[string]*point{},
+		indexes: map[string]keywordIndex{},
 		created: proto.Clone(req).(*qdrant.CreateCollection),
 	}
 	switch cfg := req.GetVectorsConfig().GetConfig().(type) {

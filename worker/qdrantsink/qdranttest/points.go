@@ -3,6 +3,7 @@ package qdranttest
 import (
 	"cmp"
 	"context"
+	"math"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -200,8 +201,32 @@ func (c *collection) addVector(p *point, name string, vec *qdrant.Vector) error 
 	if uint64(len(dense)) != params.GetSize() {
 		return invalid("Vector dimension error: expected dim: %d, got %d", params.GetSize(), len(dense))
 	}
-	p.dense[name] = append([]float32(nil), dense...)
+	dense = append([]float32(nil), dense...)
+	if params.GetDistance() == qdrant.Distance_Cosine {
+		normalize(dense)
+	}
+	p.dense[name] = dense
 	return nil
+}
+
+// float32Epsilon is the gap between 1 and the next float32.
+const float32Epsilon = 1.0 / (1 << 23)
+
+// normalize scales v to length 1, as Qdrant stores the vectors of a
+// cosine collection (and returns them so): a vector whose squared length
+// is below float32's epsilon, or within 1e-6 of 1, is kept as it is.
+func normalize(v []float32) {
+	var sq float32
+	for _, x := range v {
+		sq += x * x
+	}
+	if sq < float32Epsilon || math.Abs(float64(sq)-1) <= 1e-6 {
+		return
+	}
+	n := float32(math.Sqrt(float64(sq)))
+	for i := range v {
+		v[i] /= n
+	}
 }
 
 func checkValue(key string, v *qdrant.Value) error {
@@ -283,7 +308,7 @@ func (ps *pointsServer) Upsert(_ context.Context, req *qdrant.UpsertPoints) (*qd
 		if exists && req.UpdateFilter != nil && !matchFilter(old, req.UpdateFilter) {
 			continue
 		}
-		c.points[e.key] = e.p
+		c.put(e.p)
 	}
 	return done(req.GetWait()), nil
 }
@@ -307,15 +332,15 @@ func (ps *pointsServer) Delete(_ context.Context, req *qdrant.DeletePoints) (*qd
 			keys = append(keys, k)
 		}
 		for _, k := range keys {
-			delete(c.points, k)
+			c.remove(k)
 		}
 	case *qdrant.PointsSelector_Filter:
 		if err := checkFilter(sel.Filter); err != nil {
 			return nil, err
 		}
-		for k, p := range c.points {
+		for _, p := range c.candidates(sel.Filter) {
 			if matchFilter(p, sel.Filter) {
-				delete(c.points, k)
+				c.remove(p.key)
 			}
 		}
 	default:
@@ -376,14 +401,18 @@ func (ps *pointsServer) Scroll(_ context.Context, req *qdrant.ScrollPoints) (*qd
 	if wp == nil {
 		wp = allPayload
 	}
-	resp := &qdrant.ScrollResponse{}
-	for _, p := range c.sorted() {
+	var matches []*point
+	for _, p := range c.candidates(req.Filter) {
 		if req.Offset != nil && compareIDs(p.id, req.Offset) < 0 {
 			continue
 		}
-		if req.Filter != nil && !matchFilter(p, req.Filter) {
-			continue
+		if req.Filter == nil || matchFilter(p, req.Filter) {
+			matches = append(matches, p)
 		}
+	}
+	sortByID(matches)
+	resp := &qdrant.ScrollResponse{}
+	for _, p := range matches {
 		if len(resp.Result) == limit {
 			resp.NextPageOffset = proto.Clone(p.id).(*qdrant.PointId)
 			break
@@ -407,7 +436,7 @@ func (ps *pointsServer) Count(_ context.Context, req *qdrant.CountPoints) (*qdra
 		}
 	}
 	var n uint64
-	for _, p := range c.points {
+	for _, p := range c.candidates(req.Filter) {
 		if req.Filter == nil || matchFilter(p, req.Filter) {
 			n++
 		}
@@ -443,5 +472,8 @@ func (ps *pointsServer) CreateFieldIndex(_ context.Context, req *qdrant.CreateFi
 		return nil, invalid("unknown field type %v", req.GetFieldType())
 	}
 	c.schema[req.GetFieldName()] = t
+	if t == qdrant.PayloadSchemaType_Keyword {
+		c.indexKeyword(req.GetFieldName())
+	}
 	return done(req.GetWait()), nil
 }

@@ -33,6 +33,7 @@ type Server struct {
 	unavailTill time.Time
 	failNext    int
 	failCode    codes.Code
+	hung        chan struct{} // non-nil while hung; closed by Release
 	calls       []Call
 }
 
@@ -138,6 +139,28 @@ func (s *Server) UnavailableFor(d time.Duration) {
 	s.unavailTill = time.Now().Add(d)
 }
 
+// Hang makes every call from now on wait until Release, as a server whose
+// process was stopped (SIGSTOP): nothing answers, and a client sees its
+// deadline pass (DeadlineExceeded) or waits for as long as it has no
+// deadline. Calls already running finish. Hanging twice is one hang.
+func (s *Server) Hang() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.hung == nil {
+		s.hung = make(chan struct{})
+	}
+}
+
+// Release ends a Hang: the waiting calls and every later one proceed.
+func (s *Server) Release() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.hung != nil {
+		close(s.hung)
+		s.hung = nil
+	}
+}
+
 // FailNext makes the next n calls fail with code.
 func (s *Server) FailNext(n int, code codes.Code) {
 	s.mu.Lock()
@@ -178,6 +201,22 @@ func (s *Server) Points(collectionName string) []*qdrant.RetrievedPoint {
 // intercept records calls and injects failures.
 func (s *Server) intercept(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
 	call := describe(info.FullMethod, req)
+	s.mu.Lock()
+	hung := s.hung
+	s.mu.Unlock()
+	if hung != nil {
+		select {
+		case <-hung:
+		case <-ctx.Done():
+			// The client gave up; it sees its own deadline or cancellation.
+			err := status.FromContextError(ctx.Err()).Err()
+			call.Err = status.Code(err)
+			s.mu.Lock()
+			s.calls = append(s.calls, call)
+			s.mu.Unlock()
+			return nil, err
+		}
+	}
 	s.mu.Lock()
 	var inject error
 	switch {

@@ -3,6 +3,7 @@ package qdranttest_test
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -280,5 +281,163 @@ func TestFailureInjection(t *testing.T) {
 	calls := srv.Calls()
 	if len(calls) != 1 || !calls[0].Wait || calls[0].Ordering != qdrant.WriteOrderingType_Strong || calls[0].Points != 1 || !strings.EqualFold(calls[0].Method, "upsert") {
 		t.Fatalf("Calls = %+v", calls)
+	}
+}
+
+// TestHang: while hung, calls wait: one with a deadline ends with
+// DeadlineExceeded, one without waits until Release and then succeeds.
+func TestHang(t *testing.T) {
+	srv, c := setup(t)
+	ctx := context.Background()
+	srv.Hang()
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	_, err := c.HealthCheck(short)
+	cancel()
+	if status.Code(err) != codes.DeadlineExceeded {
+		t.Fatalf("HealthCheck while hung = %v, want DeadlineExceeded", err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Count(ctx, &qdrant.CountPoints{CollectionName: "c"})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		t.Fatalf("Count answered while hung: %v", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	srv.Release()
+	if err := <-done; err != nil {
+		t.Fatalf("Count after Release = %v", err)
+	}
+	if _, err := c.HealthCheck(ctx); err != nil {
+		t.Fatalf("HealthCheck after Release = %v", err)
+	}
+}
+
+// TestCosineVectorsAreNormalized: the dense vectors of a cosine vector are
+// stored and returned with length 1, as Qdrant does; those of a dot
+// vector as they were sent.
+func TestCosineVectorsAreNormalized(t *testing.T) {
+	srv := qdranttest.Start(t)
+	c := srv.Client(t)
+	ctx := context.Background()
+	err := c.CreateCollection(ctx, &qdrant.CreateCollection{
+		CollectionName: "n",
+		VectorsConfig: qdrant.NewVectorsConfigMap(map[string]*qdrant.VectorParams{
+			"cos": {Size: 2, Distance: qdrant.Distance_Cosine},
+			"dot": {Size: 2, Distance: qdrant.Distance_Dot},
+		}),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range [][]float32{{3, 4}, {0, 0}, {0.6, 0.8}} {
+		_, err := c.Upsert(ctx, &qdrant.UpsertPoints{CollectionName: "n", Wait: qdrant.PtrOf(true), Points: []*qdrant.PointStruct{{
+			Id:      qdrant.NewIDNum(uint64(i + 1)),
+			Vectors: qdrant.NewVectorsMap(map[string]*qdrant.Vector{"cos": qdrant.NewVectorDense(v), "dot": qdrant.NewVectorDense(v)}),
+		}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	pts, err := c.Scroll(ctx, &qdrant.ScrollPoints{CollectionName: "n", WithVectors: qdrant.NewWithVectorsInclude("cos", "dot")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][2][]float32{{{0.6, 0.8}, {3, 4}}, {{0, 0}, {0, 0}}, {{0.6, 0.8}, {0.6, 0.8}}}
+	for i, p := range pts {
+		vs := p.GetVectors().GetVectors().GetVectors()
+		if got := vs["cos"].GetDense().GetData(); !slices.Equal(got, want[i][0]) {
+			t.Errorf("point %d: cosine vector %v, want %v", i+1, got, want[i][0])
+		}
+		if got := vs["dot"].GetDense().GetData(); !slices.Equal(got, want[i][1]) {
+			t.Errorf("point %d: dot vector %v, want %v", i+1, got, want[i][1])
+		}
+	}
+}
+
+// TestKeywordIndexSameResults: filters narrowed by a keyword payload index
+// select exactly what a scan selects, through upserts that change the
+// indexed value, deletes by id and by filter, array values, and an index
+// created after the points.
+func TestKeywordIndexSameResults(t *testing.T) {
+	srv := qdranttest.Start(t)
+	c := srv.Client(t)
+	ctx := context.Background()
+	for _, name := range []string{"indexed", "late", "scanned"} {
+		if err := c.CreateCollection(ctx, &qdrant.CreateCollection{CollectionName: name}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.CreateFieldIndex(ctx, &qdrant.CreateFieldIndexCollection{CollectionName: "indexed", FieldName: "doc", FieldType: qdrant.FieldType_FieldTypeKeyword.Enum(), Wait: qdrant.PtrOf(true)}); err != nil {
+		t.Fatal(err)
+	}
+	apply := func(f func(coll string) error) {
+		t.Helper()
+		for _, name := range []string{"indexed", "late", "scanned"} {
+			if err := f(name); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	docs := []any{"a", "b", "c", []any{"a", "c"}, 7}
+	for step := range 300 {
+		id := qdrant.NewIDNum(uint64(rng.IntN(40)))
+		switch rng.IntN(4) {
+		case 0, 1:
+			pl := map[string]any{"doc": docs[rng.IntN(len(docs))], "n": step}
+			apply(func(coll string) error {
+				_, err := c.Upsert(ctx, &qdrant.UpsertPoints{CollectionName: coll, Wait: qdrant.PtrOf(true), Points: []*qdrant.PointStruct{{Id: id, Payload: qdrant.NewValueMap(pl)}}})
+				return err
+			})
+		case 2:
+			apply(func(coll string) error {
+				_, err := c.Delete(ctx, &qdrant.DeletePoints{CollectionName: coll, Wait: qdrant.PtrOf(true), Points: qdrant.NewPointsSelector(id)})
+				return err
+			})
+		case 3:
+			f := &qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewMatchKeyword("doc", "b"), qdrant.NewRange("n", &qdrant.Range{Lt: qdrant.PtrOf(float64(step - 50))})}}
+			apply(func(coll string) error {
+				_, err := c.Delete(ctx, &qdrant.DeletePoints{CollectionName: coll, Wait: qdrant.PtrOf(true), Points: qdrant.NewPointsSelectorFilter(f)})
+				return err
+			})
+		}
+		if step == 150 {
+			if _, err := c.CreateFieldIndex(ctx, &qdrant.CreateFieldIndexCollection{CollectionName: "late", FieldName: "doc", FieldType: qdrant.FieldType_FieldTypeKeyword.Enum(), Wait: qdrant.PtrOf(true)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if step%10 != 0 {
+			continue
+		}
+		for _, f := range []*qdrant.Filter{
+			{Must: []*qdrant.Condition{qdrant.NewMatchKeyword("doc", "a")}},
+			{Must: []*qdrant.Condition{qdrant.NewMatchKeywords("doc", "b", "c")}},
+			{Must: []*qdrant.Condition{qdrant.NewMatchKeyword("doc", "c"), qdrant.NewRange("n", &qdrant.Range{Gte: qdrant.PtrOf(float64(step / 2))})}},
+		} {
+			var want string
+			for _, name := range []string{"scanned", "indexed", "late"} {
+				pts, err := c.Scroll(ctx, &qdrant.ScrollPoints{CollectionName: name, Filter: f, Limit: qdrant.PtrOf(uint32(1000))})
+				if err != nil {
+					t.Fatal(err)
+				}
+				n, err := c.Count(ctx, &qdrant.CountPoints{CollectionName: name, Filter: f, Exact: qdrant.PtrOf(true)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var ids []uint64
+				for _, p := range pts {
+					ids = append(ids, p.GetId().GetNum())
+				}
+				got := fmt.Sprint(ids, n)
+				if name == "scanned" {
+					want = got
+				} else if got != want {
+					t.Fatalf("step %d, %s: %s selects %s, a scan %s", step, f, name, got, want)
+				}
+			}
+		}
 	}
 }

@@ -1,0 +1,276 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/chunkstream/chunkstream/internal/envflag"
+	"github.com/chunkstream/chunkstream/internal/natsconn"
+	"github.com/chunkstream/chunkstream/messages"
+	"github.com/chunkstream/chunkstream/producer"
+	"github.com/chunkstream/chunkstream/topology"
+)
+
+// dlqConfig is the settings of `producer dlq`: the connection, the
+// topology (it acts on the dead letter stream's name only) and the bound
+// of each publish and delete.
+type dlqConfig struct {
+	NATS natsconn.Config
+	topology.Config
+	// LogLevel is debug, info, warn or error.
+	LogLevel string `env:"CHUNKSTREAM_LOG_LEVEL" envDefault:"info"`
+	// AckTimeout bounds each publish and delete.
+	AckTimeout time.Duration `env:"CHUNKSTREAM_PRODUCER_ACK_TIMEOUT" envDefault:"10s"`
+}
+
+// dlqOps are the operations of `producer dlq`, with their synopses.
+var dlqOps = map[string]string{
+	"list":   "producer dlq list [filters] [-json]",
+	"replay": "producer dlq replay [filters] [-dry-run]",
+	"purge":  "producer dlq purge [filters] -yes",
+}
+
+// dlqArgs are the flags of one operation besides the settings.
+type dlqArgs struct {
+	filter producer.DLQFilter
+	seqs   string
+	json   bool
+	dryRun bool
+	yes    bool
+}
+
+// bindDLQFlags defines the flags of `producer dlq OP`.
+func bindDLQFlags(fs *flag.FlagSet, op string, c *dlqConfig, a *dlqArgs) {
+	natsconn.BindFlags(fs, &c.NATS)
+	fs.Var(fs.Lookup("nats-url").Value, "s", "same as -nats-url (env NATS_URL)")
+	envflag.Bind(fs, &c.Config, func(v string) bool { return v == "CHUNKSTREAM_DLQ_STREAM" })
+	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error (env CHUNKSTREAM_LOG_LEVEL)")
+	fs.DurationVar(&c.AckTimeout, "ack-timeout", c.AckTimeout, "wait for one PubAck or delete at most (env CHUNKSTREAM_PRODUCER_ACK_TIMEOUT)")
+	fs.StringVar(&a.filter.Kind, "kind", "", "only dead letters of this kind: permanent or exhausted")
+	fs.StringVar(&a.filter.Cause, "cause", "", "only dead letters of this cause, e.g. unknown_option (header Chunkstream-Error-Cause)")
+	fs.StringVar(&a.filter.Subject, "subject", "", "only requests first published on this subject; wildcards * and > allowed")
+	fs.StringVar(&a.filter.IDPrefix, "id-prefix", "", "only requests whose document id starts with this")
+	fs.StringVar(&a.seqs, "seq", "", "only these dead letters: comma-separated DLQ sequences")
+	switch op {
+	case "list":
+		fs.BoolVar(&a.json, "json", false, "one JSON object per dead letter instead of a tab-separated line")
+	case "replay":
+		fs.BoolVar(&a.dryRun, "dry-run", false, "check and print what would be replayed; publish and delete nothing")
+	case "purge":
+		fs.BoolVar(&a.yes, "yes", false, "delete the selected dead letters (without it, purge only says what it would delete)")
+	}
+}
+
+// parseSeqs reads -seq's comma-separated sequences.
+func parseSeqs(s string) ([]uint64, error) {
+	var out []uint64
+	for _, f := range envflag.SplitList(s) {
+		n, err := strconv.ParseUint(f, 10, 64)
+		if err != nil || n == 0 {
+			return nil, fmt.Errorf("%w: -seq: %q is not a stream sequence (a positive integer)", errUsage, f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// runDLQ is `producer dlq OP [flags]`.
+func runDLQ(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer, lookup func(string) (string, bool)) (int, error) {
+	usage := func() {
+		fmt.Fprintln(stderr, "usage: "+dlqOps["list"]+"\n       "+dlqOps["replay"]+"\n       "+dlqOps["purge"]+
+			"\nfilters: -kind K -cause C -subject S -id-prefix P -seq N,…; see producer dlq OP -h")
+	}
+	if len(args) == 0 || dlqOps[args[0]] == "" {
+		usage()
+		if len(args) == 0 {
+			return 2, fmt.Errorf("%w: dlq: say list, replay or purge", errUsage)
+		}
+		return 2, fmt.Errorf("%w: dlq: unknown operation %q: say list, replay or purge", errUsage, args[0])
+	}
+	op := args[0]
+	var c dlqConfig
+	if err := loadEnv(&c, lookup); err != nil {
+		return 2, fmt.Errorf("dlq: %w", err)
+	}
+	var a dlqArgs
+	fs := flag.NewFlagSet("producer dlq "+op, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	bindDLQFlags(fs, op, &c, &a)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: "+dlqOps[op])
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0, nil
+		}
+		return 2, nil
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return 2, fmt.Errorf("%w: dlq %s takes no arguments, got %q", errUsage, op, fs.Args())
+	}
+	if err := errors.Join(c.NATS.Validate(), c.Config.Validate()); err != nil {
+		return 2, fmt.Errorf("dlq: %w", err)
+	}
+	if c.AckTimeout <= 0 {
+		return 2, fmt.Errorf("dlq: -ack-timeout (CHUNKSTREAM_PRODUCER_ACK_TIMEOUT) must be positive, got %v", c.AckTimeout)
+	}
+	switch a.filter.Kind {
+	case "", messages.KindPermanent, messages.KindExhausted:
+	default:
+		return 2, fmt.Errorf("%w: dlq: -kind is %s or %s, got %q", errUsage, messages.KindPermanent, messages.KindExhausted, a.filter.Kind)
+	}
+	seqs, err := parseSeqs(a.seqs)
+	if err != nil {
+		return 2, fmt.Errorf("dlq: %w", err)
+	}
+	a.filter.Seqs = seqs
+
+	log := newLogger(stderr, c.LogLevel)
+	nc, err := natsconn.Connect(ctx, c.NATS, "chunkstream-producer-dlq", log)
+	if err != nil {
+		return 1, fmt.Errorf("dlq: %w", err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return 1, fmt.Errorf("dlq: %w", err)
+	}
+	d := producer.NewDLQ(js, producer.DLQOptions{Topology: c.Config, AckTimeout: c.AckTimeout})
+	var code int
+	switch op {
+	case "list":
+		code, err = dlqList(ctx, d, a, stdout, stderr)
+	case "replay":
+		code, err = dlqReplay(ctx, d, a, stdout, stderr)
+	case "purge":
+		code, err = dlqPurge(ctx, d, a, stdout, stderr)
+	}
+	if err != nil {
+		err = fmt.Errorf("dlq %s: %w", op, err)
+	}
+	return code, err
+}
+
+// cell returns s for a tab-separated line: "-" when empty, quoted (Go
+// syntax) when it holds a tab, a line break or another control
+// character, as itself otherwise.
+func cell(s string) string {
+	if s == "" {
+		return "-"
+	}
+	if strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return strconv.Quote(s)
+	}
+	return s
+}
+
+// entryLine is a dead letter as list prints it: DLQ sequence, time, doc
+// id, original subject, kind, cause, reason, deliveries.
+func entryLine(e producer.DeadLetterEntry) string {
+	reason := e.Reason
+	if e.Problem != "" {
+		reason = "not a dead letter: " + e.Problem
+	}
+	return strings.Join([]string{
+		strconv.FormatUint(e.Seq, 10), e.Time.Format(time.RFC3339), cell(e.DocID), cell(e.Subject), cell(e.Kind),
+		cell(e.Cause), cell(messages.OneLine(reason, 4096)), strconv.FormatUint(e.Deliveries, 10),
+	}, "\t")
+}
+
+// reportNotFound prints the sequences asked for that the stream does not
+// hold and returns the exit status they make.
+func reportNotFound(stderr io.Writer, notFound []uint64) int {
+	for _, seq := range notFound {
+		fmt.Fprintf(stderr, "producer: dlq: no dead letter %d\n", seq)
+	}
+	if len(notFound) > 0 {
+		return 1
+	}
+	return 0
+}
+
+func dlqList(ctx context.Context, d *producer.DLQ, a dlqArgs, stdout, stderr io.Writer) (int, error) {
+	enc := json.NewEncoder(stdout)
+	n := 0
+	notFound, err := d.List(ctx, a.filter, func(e producer.DeadLetterEntry) error {
+		n++
+		if a.json {
+			return enc.Encode(e)
+		}
+		_, err := fmt.Fprintln(stdout, entryLine(e))
+		return err
+	})
+	if err != nil {
+		return 1, err
+	}
+	fmt.Fprintf(stderr, "producer: dlq list: %d dead letters (%s)\n", n, a.filter)
+	return reportNotFound(stderr, notFound), nil
+}
+
+func dlqReplay(ctx context.Context, d *producer.DLQ, a dlqArgs, stdout, stderr io.Writer) (int, error) {
+	sum, err := d.Replay(ctx, a.filter, producer.ReplayOptions{DryRun: a.dryRun, OnResult: func(r producer.Replayed) {
+		e := r.Entry
+		switch r.Outcome {
+		case producer.ReplayDone:
+			fmt.Fprintf(stdout, "replayed\t%d\t%s\t%s\tingest seq %d\n", e.Seq, cell(e.DocID), cell(e.Subject), r.IngestSeq)
+		case producer.ReplayWould:
+			fmt.Fprintf(stdout, "would replay\t%d\t%s\t%s\t%s\n", e.Seq, cell(e.DocID), cell(e.Subject), cell(r.MsgID))
+		default:
+			fmt.Fprintf(stdout, "%s\t%d\t%s\t%s: %s\n", r.Outcome, e.Seq, cell(e.DocID), r.Why, cell(messages.OneLine(r.Err.Error(), 4096)))
+		}
+	}})
+	if err != nil {
+		return 1, err
+	}
+	verb, keep := "replayed", "kept"
+	if a.dryRun {
+		verb, keep = "would replay", "would keep"
+	}
+	line := fmt.Sprintf("producer: dlq replay: %d %s, %d %s", sum.Replayed, verb, sum.KeptTotal(), keep)
+	if len(sum.Kept) > 0 {
+		var whys []string
+		for why, n := range sum.Kept {
+			whys = append(whys, fmt.Sprintf("%d %s", n, why))
+		}
+		slices.Sort(whys)
+		line += " (" + strings.Join(whys, ", ") + ")"
+	}
+	fmt.Fprintln(stderr, line)
+	code := reportNotFound(stderr, sum.NotFound)
+	if sum.KeptTotal() > 0 {
+		code = 1
+	}
+	return code, nil
+}
+
+func dlqPurge(ctx context.Context, d *producer.DLQ, a dlqArgs, stdout, stderr io.Writer) (int, error) {
+	verb := "deleted"
+	if !a.yes {
+		verb = "would delete"
+	}
+	sum, err := d.Purge(ctx, a.filter, producer.PurgeOptions{DryRun: !a.yes, OnEntry: func(e producer.DeadLetterEntry) {
+		fmt.Fprintf(stdout, "%s\t%s\n", verb, entryLine(e))
+	}})
+	if err != nil {
+		return 1, err
+	}
+	code := reportNotFound(stderr, sum.NotFound)
+	if !a.yes {
+		return 2, fmt.Errorf("%w: would delete %d dead letters (%s), listed above; nothing was deleted: run it again with -yes to delete them",
+			errUsage, sum.Deleted, a.filter)
+	}
+	fmt.Fprintf(stderr, "producer: dlq purge: %d deleted (%s)\n", sum.Deleted, a.filter)
+	return code, nil
+}

@@ -1,0 +1,237 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/chunking/registry"
+	"github.com/chunkstream/chunkstream/messages"
+	"github.com/chunkstream/chunkstream/producer"
+	"github.com/chunkstream/chunkstream/topology"
+	"github.com/chunkstream/chunkstream/worker"
+)
+
+// dlqEnv is a server with the workers' topology and a client of it.
+type dlqEnv struct {
+	t   *testing.T
+	url string
+	nc  *nats.Conn
+	js  jetstream.JetStream
+	top *topology.Handles
+	cfg worker.Config
+}
+
+func newDLQEnv(t *testing.T) *dlqEnv {
+	t.Helper()
+	url, _ := testServer(t)
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, _ := jetstream.New(nc)
+	cfg := worker.DefaultConfig()
+	cfg.MetricsAddr = ""
+	cfg.Concurrency = 1 // dead letters in request order
+	top, err := worker.Setup(context.Background(), js, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &dlqEnv{t: t, url: url, nc: nc, js: js, top: top, cfg: cfg}
+}
+
+// producer runs the command and returns its exit status and outputs.
+func (e *dlqEnv) producer(args ...string) (int, string, string) {
+	e.t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), args, nil, &stdout, &stderr, envOf(map[string]string{"NATS_URL": e.url}))
+	return code, stdout.String(), stderr.String()
+}
+
+// work runs a worker with newChunker until n requests are final.
+func (e *dlqEnv) work(newChunker worker.NewChunkerFunc, n int) []worker.Result {
+	e.t.Helper()
+	results := make(chan worker.Result, 100)
+	w, err := worker.New(e.nc, e.js, e.top, worker.Options{Config: e.cfg, NewChunker: newChunker,
+		Sink: worker.NewSubjectSink(e.js, e.cfg.ChunksPrefix, e.cfg.MaxPendingPublishes),
+		OnResult: func(r worker.Result) {
+			if r.Final() {
+				results <- r
+			}
+		}})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	var out []worker.Result
+	for len(out) < n {
+		select {
+		case r := <-results:
+			out = append(out, r)
+		case <-time.After(30 * time.Second):
+			e.t.Fatalf("%d of %d requests final", len(out), n)
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		e.t.Fatal(err)
+	}
+	return out
+}
+
+func (e *dlqEnv) count(stream string) uint64 {
+	e.t.Helper()
+	s, err := e.js.Stream(context.Background(), stream)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	info, err := s.Info(context.Background())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return info.State.Msgs
+}
+
+// publish sends a request as a client in another language would.
+func (e *dlqEnv) publish(subject string, req messages.IngestRequest) {
+	e.t.Helper()
+	data, err := messages.EncodeIngest(&req, messages.ContentTypeJSON)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	m := nats.NewMsg(subject)
+	m.Data = data
+	m.Header.Set(messages.HeaderContentType, messages.ContentTypeJSON)
+	m.Header.Set(messages.HeaderMsgID, req.ID+"@x@client-1")
+	if _, err := e.js.PublishMsg(context.Background(), m); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// knowsHeadingAware is the registry of workers that know the markdown
+// option heading_aware (today's refuse it).
+func knowsHeadingAware(name string, raw map[string]any) (chunking.Chunker, error) {
+	if _, ok := raw["heading_aware"]; ok {
+		delete(raw, "heading_aware")
+	}
+	return registry.NewChunker(name, raw)
+}
+
+// TestDLQCommand runs the dead-letter runbook through the command: list
+// (text and JSON), a dry-run replay, a purge without -yes (nothing
+// deleted), a replay, and workers that now know the option.
+func TestDLQCommand(t *testing.T) {
+	e := newDLQEnv(t)
+	e.publish("ingest.docs.kb", messages.IngestRequest{V: 1, ID: "kb/a.md", Content: []byte("# A\n\ntext\n"), Options: map[string]any{"heading_aware": true}})
+	e.publish("ingest.docs.kb", messages.IngestRequest{V: 1, ID: "kb/b.md", Content: []byte("# B\n"), Chunker: "nope"})
+	e.work(registry.NewChunker, 2)
+
+	code, out, errOut := e.producer("dlq", "list")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if code != 0 || len(lines) != 2 || !strings.Contains(errOut, "2 dead letters") {
+		t.Fatalf("dlq list = %d\n%s\n%s", code, out, errOut)
+	}
+	fields := strings.Split(lines[0], "\t")
+	if len(fields) != 8 || fields[0] != "1" || fields[2] != "kb/a.md" || fields[3] != "ingest.docs.kb" || fields[4] != "permanent" ||
+		fields[5] != "unknown_option" || !strings.Contains(fields[6], "heading_aware") || fields[7] != "1" {
+		t.Errorf("list line = %q", fields)
+	}
+	if _, err := time.Parse(time.RFC3339, fields[1]); err != nil {
+		t.Errorf("list time %q: %v", fields[1], err)
+	}
+
+	code, out, _ = e.producer("dlq", "list", "-json", "-cause", "unknown_chunker")
+	var got producer.DeadLetterEntry
+	if err := json.Unmarshal([]byte(out), &got); code != 0 || err != nil || got.DocID != "kb/b.md" || got.Cause != "unknown_chunker" || got.Seq != 2 {
+		t.Errorf("dlq list -json -cause unknown_chunker = %d, %q, %v", code, out, err)
+	}
+
+	code, out, _ = e.producer("dlq", "replay", "-dry-run", "-id-prefix", "kb/a")
+	if code != 0 || !strings.HasPrefix(out, "would replay\t1\tkb/a.md\tingest.docs.kb\tkb/a.md@") || strings.Count(out, "\n") != 1 {
+		t.Errorf("dlq replay -dry-run = %d, %q", code, out)
+	}
+	if n, m := e.count(e.cfg.DLQStream), e.count(e.cfg.IngestStream); n != 2 || m != 0 {
+		t.Fatalf("after the dry run DLQ holds %d, INGEST %d; want 2 and 0", n, m)
+	}
+
+	code, out, errOut = e.producer("dlq", "purge", "-cause", "unknown_chunker")
+	if code != 2 || !strings.Contains(errOut, "-yes") || !strings.Contains(errOut, "would delete 1 dead letters") || !strings.Contains(out, "kb/b.md") {
+		t.Errorf("dlq purge without -yes = %d\n%s\n%s", code, out, errOut)
+	}
+	if n := e.count(e.cfg.DLQStream); n != 2 {
+		t.Fatalf("purge without -yes deleted: DLQ holds %d, want 2", n)
+	}
+
+	code, out, errOut = e.producer("dlq", "replay", "-cause", "unknown_option")
+	if code != 0 || !strings.HasPrefix(out, "replayed\t1\tkb/a.md\tingest.docs.kb\tingest seq 3") || !strings.Contains(errOut, "1 replayed, 0 kept") {
+		t.Fatalf("dlq replay = %d\n%s\n%s", code, out, errOut)
+	}
+	if r := e.work(knowsHeadingAware, 1); r[0].Outcome != worker.OutcomeAcked || r[0].DocID != "kb/a.md" || r[0].Subject != "ingest.docs.kb" {
+		t.Errorf("replayed request: %+v", r[0])
+	}
+
+	code, out, errOut = e.producer("dlq", "purge", "-yes", "-seq", "2")
+	if code != 0 || !strings.HasPrefix(out, "deleted\t2\t") || !strings.Contains(errOut, "1 deleted") {
+		t.Errorf("dlq purge -yes -seq 2 = %d\n%s\n%s", code, out, errOut)
+	}
+	if n := e.count(e.cfg.DLQStream); n != 0 {
+		t.Errorf("DLQ holds %d, want 0", n)
+	}
+}
+
+// TestDLQCommandKeeps: a replay that keeps a dead letter (its content_ref
+// object expired) says why and exits 1; a sequence that is not there is
+// reported.
+func TestDLQCommandKeeps(t *testing.T) {
+	e := newDLQEnv(t)
+	e.publish("ingest.docs", messages.IngestRequest{V: 1, ID: "big.md", ContentRef: &messages.ContentRef{Bucket: e.cfg.ObjectsBucket, Name: "expired"}})
+	if r := e.work(registry.NewChunker, 1); r[0].Cause != worker.CauseMissingObject {
+		t.Fatalf("result %+v, want missing_object", r[0])
+	}
+	code, out, errOut := e.producer("dlq", "replay")
+	if code != 1 || !strings.HasPrefix(out, "kept\t1\tbig.md\tcontent_ref expired: ") || !strings.Contains(errOut, "0 replayed, 1 kept (1 content_ref expired)") {
+		t.Errorf("dlq replay = %d\n%s\n%s", code, out, errOut)
+	}
+	if n, m := e.count(e.cfg.DLQStream), e.count(e.cfg.IngestStream); n != 1 || m != 0 {
+		t.Errorf("DLQ holds %d, INGEST %d; want 1 and 0", n, m)
+	}
+	if code, _, errOut := e.producer("dlq", "replay", "-seq", "7"); code != 1 || !strings.Contains(errOut, "no dead letter 7") {
+		t.Errorf("dlq replay -seq 7 = %d, %s", code, errOut)
+	}
+}
+
+// TestDLQUsage: the dispatch and the dlq flags' usage errors exit 2 and
+// touch nothing; -h exits 0.
+func TestDLQUsage(t *testing.T) {
+	e := newDLQEnv(t)
+	for _, tc := range []struct {
+		args []string
+		want int
+		text string
+	}{
+		{[]string{"dlq"}, 2, "say list, replay or purge"},
+		{[]string{"dlq", "frob"}, 2, `unknown operation "frob"`},
+		{[]string{"dlq", "list", "-kind", "fatal"}, 2, "-kind"},
+		{[]string{"dlq", "list", "-seq", "1,x"}, 2, "-seq"},
+		{[]string{"dlq", "list", "extra"}, 2, "takes no arguments"},
+		{[]string{"dlq", "list", "-yes"}, 2, "flag provided but not defined"},
+		{[]string{"dlq", "purge", "-dry-run"}, 2, "flag provided but not defined"},
+		{[]string{"dlq", "replay", "-h"}, 0, "-dry-run"},
+		{[]string{"-h"}, 0, "producer dlq list|replay|purge"},
+	} {
+		code, _, errOut := e.producer(tc.args...)
+		if code != tc.want || !strings.Contains(errOut, tc.text) {
+			t.Errorf("producer %q = %d, stderr %q; want %d and %q", tc.args, code, errOut, tc.want, tc.text)
+		}
+	}
+}

@@ -1,0 +1,208 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/chunkstream/chunkstream/internal/envflag"
+	"github.com/chunkstream/chunkstream/internal/natsconn"
+	"github.com/chunkstream/chunkstream/messages"
+	"github.com/chunkstream/chunkstream/producer"
+	"github.com/chunkstream/chunkstream/topology"
+)
+
+// statusConfig is the settings of `producer status`: the connection and
+// the topology it reads (the records bucket, the ingest stream and its
+// consumer, the dead letter stream).
+type statusConfig struct {
+	NATS natsconn.Config
+	topology.Config
+	// LogLevel is debug, info, warn or error.
+	LogLevel string `env:"CHUNKSTREAM_LOG_LEVEL" envDefault:"info"`
+}
+
+// statusTopology lists the topology settings status reads; they are its
+// topology flags.
+var statusTopology = map[string]bool{
+	"CHUNKSTREAM_DOCS_BUCKET": true, "CHUNKSTREAM_INGEST_STREAM": true, "CHUNKSTREAM_CONSUMER": true,
+	"CHUNKSTREAM_DLQ_STREAM": true,
+}
+
+const statusUsage = "producer status [-json] [-id ID | -failed]"
+
+// statusArgs are the selections of `producer status`, flags only.
+type statusArgs struct {
+	json, failed bool
+	id           string
+}
+
+// bindStatusFlags defines the flags of `producer status`.
+func bindStatusFlags(fs *flag.FlagSet, c *statusConfig, a *statusArgs) {
+	natsconn.BindFlags(fs, &c.NATS)
+	fs.Var(fs.Lookup("nats-url").Value, "s", "same as -nats-url (env NATS_URL)")
+	envflag.Bind(fs, &c.Config, func(v string) bool { return statusTopology[v] })
+	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error (env CHUNKSTREAM_LOG_LEVEL)")
+	fs.BoolVar(&a.json, "json", false, "print JSON: one object, or one per line with -failed")
+	fs.StringVar(&a.id, "id", "", "show this document's record: version, ingest seq, state, settings fingerprint, chunks, last failure")
+	fs.BoolVar(&a.failed, "failed", false, "list the documents whose newest version was dead-lettered, with the reasons")
+}
+
+// runStatus is `producer status`: the documents by state, the backlog
+// and the dead letters; with -id one document's record; with -failed the
+// documents whose newest version was dead-lettered, with the reasons.
+func runStatus(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer, lookup func(string) (string, bool)) (int, error) {
+	var c statusConfig
+	if err := loadEnv(&c, lookup); err != nil {
+		return 2, fmt.Errorf("status: %w", err)
+	}
+	fs := flag.NewFlagSet("producer status", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var a statusArgs
+	bindStatusFlags(fs, &c, &a)
+	asJSON, id, failed := &a.json, &a.id, &a.failed
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: "+statusUsage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0, nil
+		}
+		return 2, nil
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return 2, fmt.Errorf("%w: status takes no arguments, got %q", errUsage, fs.Args())
+	}
+	if *id != "" && *failed {
+		return 2, fmt.Errorf("%w: status: -id and -failed exclude each other", errUsage)
+	}
+	if err := errors.Join(c.NATS.Validate(), c.Config.Validate()); err != nil {
+		return 2, fmt.Errorf("status: %w", err)
+	}
+	log := newLogger(stderr, c.LogLevel)
+	nc, err := natsconn.Connect(ctx, c.NATS, "chunkstream-producer-status", log)
+	if err != nil {
+		return 1, fmt.Errorf("status: %w", err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return 1, fmt.Errorf("status: %w", err)
+	}
+	switch {
+	case *id != "":
+		return statusRecord(ctx, js, c.DocsBucket, *id, *asJSON, stdout)
+	case *failed:
+		return statusFailed(ctx, js, c.DocsBucket, *asJSON, stdout)
+	}
+	st, err := producer.ReadStatus(ctx, js, c.Config)
+	if err != nil {
+		return 1, fmt.Errorf("status: %w", err)
+	}
+	if *asJSON {
+		return 0, json.NewEncoder(stdout).Encode(st)
+	}
+	d := st.Documents
+	fmt.Fprintf(stdout, "documents: %d: %d done, %d pending, %d dead-lettered, %d deleted", d.Total, d.Done, d.Pending, d.DeadLettered, d.Deleted)
+	if d.Other > 0 {
+		fmt.Fprintf(stdout, ", %d unreadable", d.Other)
+	}
+	fmt.Fprintln(stdout)
+	if b := st.Backlog; b != nil {
+		fmt.Fprintf(stdout, "backlog: consumer %s on %s: %d pending, %d ack pending, %d redelivered\n",
+			b.Consumer, b.Stream, b.Pending, b.AckPending, b.Redelivered)
+	} else {
+		fmt.Fprintf(stdout, "backlog: no consumer %s on %s (no worker has set up yet)\n", c.Consumer, c.IngestStream)
+	}
+	if st.DeadLetters >= 0 {
+		fmt.Fprintf(stdout, "dead letters: %d in %s\n", st.DeadLetters, c.DLQStream)
+	} else {
+		fmt.Fprintf(stdout, "dead letters: no stream %s\n", c.DLQStream)
+	}
+	if st.ChunkerDefaults != nil {
+		opts, _ := json.Marshal(st.ChunkerDefaults.Options)
+		fmt.Fprintf(stdout, "worker chunker defaults: %s %s\n", cell(st.ChunkerDefaults.Chunker), opts)
+	} else {
+		fmt.Fprintln(stdout, "worker chunker defaults: none advertised")
+	}
+	return 0, nil
+}
+
+// recordJSON is a record as status -json prints it: the record's fields
+// under their wire names, after the document id.
+type recordJSON struct {
+	ID string `json:"id"`
+	messages.DocRecord
+}
+
+// statusRecord prints one document's record; a document without one is
+// status 1.
+func statusRecord(ctx context.Context, js jetstream.JetStream, bucket, id string, asJSON bool, stdout io.Writer) (int, error) {
+	rec, ok, err := producer.ReadRecord(ctx, js, bucket, id)
+	if err != nil {
+		return 1, fmt.Errorf("status: %w", err)
+	}
+	if !ok {
+		return 1, fmt.Errorf("status: no record of %q: no worker has started it (or it is not this id)", id)
+	}
+	if asJSON {
+		return 0, json.NewEncoder(stdout).Encode(recordJSON{ID: id, DocRecord: rec})
+	}
+	row := func(k, v string) { fmt.Fprintf(stdout, "%-12s %s\n", k, v) }
+	row("id", cell(id))
+	row("state", cell(rec.State))
+	row("op", cell(rec.Op))
+	row("ingest_seq", strconv.FormatUint(rec.IngestSeq, 10))
+	row("doc_version", cell(rec.DocVersion))
+	row("fingerprint", cell(rec.Fingerprint))
+	if rec.Fingerprint != "" {
+		row("chunks", strconv.Itoa(rec.Chunks))
+	} else {
+		row("chunks", "-")
+	}
+	if f := rec.LastFailure; f != (messages.Failure{}) {
+		row("last_failure", fmt.Sprintf("%s at %s (ingest seq %d): %s", cell(f.Cause), f.Time.Format(time.RFC3339), f.IngestSeq, messages.OneLine(f.Reason, 4096)))
+	}
+	return 0, nil
+}
+
+// statusFailed lists the dead-lettered documents, sorted by id: one
+// tab-separated line (id, ingest seq, time, cause, reason) or JSON object
+// each.
+func statusFailed(ctx context.Context, js jetstream.JetStream, bucket string, asJSON bool, stdout io.Writer) (int, error) {
+	var out []recordJSON
+	err := producer.EachRecord(ctx, js, bucket, func(id string, rec messages.DocRecord, ok bool) error {
+		if ok && rec.State == messages.StateDeadLettered {
+			out = append(out, recordJSON{ID: id, DocRecord: rec})
+		}
+		return nil
+	})
+	if err != nil {
+		return 1, fmt.Errorf("status: %w", err)
+	}
+	slices.SortFunc(out, func(a, b recordJSON) int { return strings.Compare(a.ID, b.ID) })
+	enc := json.NewEncoder(stdout)
+	for _, r := range out {
+		if asJSON {
+			if err := enc.Encode(r); err != nil {
+				return 1, err
+			}
+			continue
+		}
+		f := r.LastFailure
+		fmt.Fprintln(stdout, strings.Join([]string{cell(r.ID), strconv.FormatUint(r.IngestSeq, 10), f.Time.Format(time.RFC3339),
+			cell(f.Cause), cell(messages.OneLine(f.Reason, 4096))}, "\t"))
+	}
+	return 0, nil
+}

@@ -1,0 +1,166 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/chunkstream/chunkstream/chunking/registry"
+	"github.com/chunkstream/chunkstream/internal/jstest"
+	"github.com/chunkstream/chunkstream/producer"
+	"github.com/chunkstream/chunkstream/worker"
+)
+
+// TestWaitAndStatus runs through the command what a backfill Job and an
+// operator run: -wait over a run with a success, a dead letter and a
+// superseded version (exit 1, the failure's cause and reason listed),
+// -wait over good documents (exit 0), -wait with no worker (exit 1 at
+// -wait-timeout, the pending listed), then status in its forms.
+func TestWaitAndStatus(t *testing.T) {
+	ns := jstest.Start(t, t.TempDir(), -1)
+	nc, err := nats.Connect(ns.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, _ := jetstream.New(nc)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cfg := worker.DefaultConfig()
+	cfg.MetricsAddr = ""
+	top, err := worker.Setup(ctx, js, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := worker.New(nc, js, top, worker.Options{Config: cfg, Sink: worker.NewSubjectSink(js, cfg.ChunksPrefix, 16), NewChunker: registry.NewChunker})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, stopWorker := context.WithCancel(ctx)
+	workerDone := make(chan error, 1)
+	go func() { workerDone <- w.Run(wctx) }()
+	stop := func() {
+		if stopWorker != nil {
+			stopWorker()
+			stopWorker = nil
+			if err := <-workerDone; err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	defer stop()
+
+	environ := envOf(map[string]string{"NATS_URL": ns.ClientURL(), "CHUNKSTREAM_PRODUCER_PROGRESS": "false"})
+	producerRun := func(stdin string, args ...string) (int, string, string) {
+		var stdout, stderr bytes.Buffer
+		code := run(ctx, args, strings.NewReader(stdin), &stdout, &stderr, environ)
+		return code, stdout.String(), stderr.String()
+	}
+	good := writeTree(t, map[string]string{"a.md": "# A\n\nalpha\n", "b.md": "# B\n\nbeta\n"})
+	mixed := t.TempDir()
+	if err := os.WriteFile(filepath.Join(mixed, "bad.md"), []byte("# Bad\n\n\xff\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Two versions of one document in one stream: the first is
+	// superseded, or done before the second started.
+	lines := `{"v":1,"id":"twice.md","content":"# one"}` + "\n" + `{"v":1,"id":"twice.md","content":"# two"}` + "\n"
+
+	code, _, errOut := producerRun("", "-wait", good)
+	if code != 0 || !strings.Contains(errOut, "for 2 requests: 2 done, 0 failed, 0 superseded, 0 pending") {
+		t.Fatalf("producer -wait over good documents = %d:\n%s", code, errOut)
+	}
+	code, _, errOut = producerRun(lines, "-wait", "-stdin")
+	if code != 0 || !regexp.MustCompile(`for 2 requests: [12] done, 0 failed, [01] superseded, 0 pending`).MatchString(errOut) {
+		t.Fatalf("producer -wait -stdin with two versions = %d:\n%s", code, errOut)
+	}
+	code, _, errOut = producerRun("", "-wait", mixed)
+	if code != 1 || !strings.Contains(errOut, "for 1 requests: 0 done, 1 failed") ||
+		!regexp.MustCompile(`failed: bad\.md \(ingest seq \d+\): not_utf8: .*not valid UTF-8`).MatchString(errOut) {
+		t.Fatalf("producer -wait with a dead letter = %d:\n%s", code, errOut)
+	}
+
+	// status, with the worker idle (its acks confirmed).
+	cons, err := js.Consumer(ctx, cfg.IngestStream, cfg.Consumer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		info, err := cons.Info(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.NumAckPending == 0 && info.NumPending == 0 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	code, out, errOut := producerRun("", "status")
+	for _, want := range []string{
+		"documents: 4: 3 done, 0 pending, 1 dead-lettered, 0 deleted",
+		"backlog: consumer chunkers on INGEST: 0 pending, 0 ack pending, 0 redelivered",
+		"dead letters: 1 in DLQ",
+		`worker chunker defaults: markdown {"chunk_overlap":128,"max_char":2048,"min_char":1024}`,
+	} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("producer status = %d, %q (%s); want it to say %q", code, out, errOut, want)
+		}
+	}
+	code, out, _ = producerRun("", "status", "-json")
+	var st producer.Status
+	if err := json.Unmarshal([]byte(out), &st); code != 0 || err != nil || st.Documents.DeadLettered != 1 || st.DeadLetters != 1 || st.Backlog == nil {
+		t.Errorf("producer status -json = %d, %q, %v", code, out, err)
+	}
+	code, out, _ = producerRun("", "status", "-id", "bad.md")
+	if code != 0 || !regexp.MustCompile(`(?m)^state +dead_lettered$`).MatchString(out) ||
+		!regexp.MustCompile(`(?m)^last_failure +not_utf8 at \S+ \(ingest seq \d+\): .*UTF-8`).MatchString(out) {
+		t.Errorf("producer status -id bad.md = %d:\n%s", code, out)
+	}
+	code, out, _ = producerRun("", "status", "-id", "a.md", "-json")
+	var rec struct {
+		ID          string `json:"id"`
+		State       string `json:"state"`
+		Fingerprint string `json:"fingerprint"`
+		Chunks      int    `json:"chunks"`
+	}
+	if err := json.Unmarshal([]byte(out), &rec); code != 0 || err != nil || rec.ID != "a.md" || rec.State != "done" || len(rec.Fingerprint) != 64 || rec.Chunks != 1 {
+		t.Errorf("producer status -id a.md -json = %d, %q (%v)", code, out, err)
+	}
+	code, out, _ = producerRun("", "status", "-failed")
+	if fields := strings.Split(strings.TrimSpace(out), "\t"); code != 0 || strings.Count(out, "\n") != 1 || len(fields) != 5 ||
+		fields[0] != "bad.md" || fields[3] != "not_utf8" {
+		t.Errorf("producer status -failed = %d, %q", code, out)
+	}
+	if code, _, errOut := producerRun("", "status", "-id", "never.md"); code != 1 || !strings.Contains(errOut, `no record of "never.md"`) {
+		t.Errorf("producer status -id never.md = %d, %s", code, errOut)
+	}
+	if code, _, _ := producerRun("", "status", "-id", "a.md", "-failed"); code != 2 {
+		t.Errorf("producer status -id -failed = %d, want 2", code)
+	}
+
+	// No worker: the wait times out, listing what is pending.
+	stop()
+	late := writeTree(t, map[string]string{"late.md": "# Late\n"})
+	code, _, errOut = producerRun("", "-wait", "-wait-timeout", "300ms", late)
+	if code != 1 || !strings.Contains(errOut, "0 done, 0 failed, 0 superseded, 1 pending") ||
+		!regexp.MustCompile(`still pending: late\.md \(ingest seq \d+\)`).MatchString(errOut) || !strings.Contains(errOut, "requests still pending") {
+		t.Errorf("producer -wait -wait-timeout 300ms without a worker = %d:\n%s", code, errOut)
+	}
+	code, out, _ = producerRun("", "status")
+	if code != 0 || !strings.Contains(out, "backlog: consumer chunkers on INGEST: 1 pending") {
+		t.Errorf("producer status with a backlog = %d:\n%s", code, out)
+	}
+	for _, args := range [][]string{{"-wait-timeout", "1s", good}, {"-wait", "-dry-run", good}} {
+		if code, _, errOut := producerRun("", args...); code != 2 || !strings.Contains(errOut, "no effect") {
+			t.Errorf("producer %q = %d, %s; want a usage error", args, code, errOut)
+		}
+	}
+}

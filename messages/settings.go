@@ -1,0 +1,189 @@
+package messages
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+
+	"github.com/chunkstream/chunkstream/chunking"
+)
+
+// FingerprintVersion is the version of the fingerprint's definition
+// (Settings.Fingerprint); it is part of what is hashed, so a change of
+// the definition changes every fingerprint and counts as a change of
+// settings.
+const FingerprintVersion = 1
+
+// ChunkerDefaultsKey is the key, in the bucket of document records, of
+// the workers' chunker defaults (ChunkerDefaults, as JSON), which every
+// worker writes at start. Record keys are unpadded base64url
+// (DocRecordKey) and never hold a ".", so this key cannot be a
+// document's.
+const ChunkerDefaultsKey = "chunkstream.chunker-defaults"
+
+// ChunkerDefaults are the chunker settings a worker applies to requests
+// that do not set them: the chunker of requests that name none (when it
+// reads their format) and options beneath the request's own for that
+// chunker. The zero value is the built-in behaviour: each format's
+// default chunker (DefaultChunker) with its own defaults.
+type ChunkerDefaults struct {
+	// Chunker is the default chunker's name; empty means each format's
+	// default.
+	Chunker string `json:"chunker"`
+	// Options are options of Chunker, applied beneath a request's own
+	// options whenever the request is chunked with Chunker (named or
+	// chosen by default). Workers advertise them resolved: every option
+	// with its value.
+	Options map[string]any `json:"options,omitempty"`
+}
+
+// OptionResolver returns the complete canonical options of the chunker
+// called name from layers of raw options, later layers winning, as
+// registry.Resolve does; its errors are returned as they are.
+type OptionResolver func(name string, layers ...map[string]any) (map[string]any, error)
+
+// Choose returns the chunker a request gets from workers with these
+// defaults, and the layers of raw options to resolve for it, lowest
+// first: the request's chunker when it names one, else the defaults'
+// chunker when it reads the request's format (the email chunker reads
+// the mail formats, every other chunker the text formats), else the
+// format's default chunker; the defaults' options apply beneath the
+// request's when the chosen chunker is the defaults'. The error is the
+// request's unknown format (ErrFormat).
+func (d ChunkerDefaults) Choose(req *IngestRequest) (name string, layers []map[string]any, err error) {
+	format, err := req.ResolvedFormat()
+	if err != nil {
+		return "", nil, err
+	}
+	name = req.Chunker
+	if name == "" {
+		name = DefaultChunker(format)
+		if d.Chunker != "" && (d.Chunker == "email") == (name == "email") {
+			name = d.Chunker
+		}
+	}
+	if name == d.Chunker && len(d.Options) > 0 {
+		layers = append(layers, d.Options)
+	}
+	if len(req.Options) > 0 {
+		layers = append(layers, req.Options)
+	}
+	return name, layers, nil
+}
+
+// Settings are what determines a document version's chunks and where
+// they go, resolved: the settings fingerprint (Fingerprint) is their
+// hash. Build them with ResolveSettings.
+type Settings struct {
+	// Chunker is the chunker used and Options its complete resolved
+	// options (every option with its value).
+	Chunker string
+	Options map[string]any
+	// Format is the request's explicit format ("" when inferred from the
+	// id, which the record's key fixes).
+	Format string
+	// Source and Metadata are the request's; they go into every chunk's
+	// metadata.
+	Source   string
+	Metadata chunking.Metadata
+	// Subject is the ingest subject, which names the chunk subject;
+	// Collection the request's Qdrant collection override.
+	Subject    string
+	Collection string
+}
+
+// ResolveSettings returns the settings of req, published on subject, in
+// workers with chunker defaults d: the chunker Choose picks and its
+// options resolved by resolve (the registry's). Errors are Choose's and
+// resolve's, as they are.
+func ResolveSettings(req *IngestRequest, subject string, d ChunkerDefaults, resolve OptionResolver) (Settings, error) {
+	name, layers, err := d.Choose(req)
+	if err != nil {
+		return Settings{}, err
+	}
+	opts, err := resolve(name, layers...)
+	if err != nil {
+		return Settings{}, err
+	}
+	return Settings{
+		Chunker: name, Options: opts, Format: req.Format, Source: req.Source, Metadata: req.Metadata,
+		Subject: subject, Collection: req.Collection,
+	}, nil
+}
+
+// Fingerprint returns the settings fingerprint: the sha256, in lowercase
+// hex, of the settings' canonical JSON, the object
+//
+//	{"chunker":…,"collection":…,"format":…,"metadata":{…},"options":{…},"source":…,"subject":…,"v":1}
+//
+// with the keys of every object sorted by their bytes, no whitespace, a
+// repeated metadata key taking its last value, absent metadata as {},
+// strings escaped only where JSON must (plus U+2028 and U+2029),
+// integers as their digits and floats as Python's repr (1.0, 1e+16), as
+// the JSON of the wire writes them. Equal settings give equal
+// fingerprints, whatever the order of their maps. The error is a
+// metadata or option value without a JSON form.
+func (s Settings) Fingerprint() (string, error) {
+	b, err := s.canonicalJSON()
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// canonicalJSON returns the bytes Fingerprint hashes.
+func (s Settings) canonicalJSON() ([]byte, error) {
+	top := map[string]any{
+		"v": FingerprintVersion, "chunker": s.Chunker, "options": plainMap(s.Options), "format": s.Format,
+		"source": s.Source, "metadata": s.Metadata.Map(), "subject": s.Subject, "collection": s.Collection,
+	}
+	b, err := chunking.AppendJSONObject(nil, sortedMap(top))
+	if err != nil {
+		return nil, fmt.Errorf("messages: settings fingerprint: %w", err)
+	}
+	return b, nil
+}
+
+// plainMap returns m with nested metadata as maps (so that every object
+// is written with sorted keys), never nil.
+func plainMap(m map[string]any) map[string]any {
+	if m == nil {
+		return map[string]any{}
+	}
+	return sortedMap(m).Map()
+}
+
+// EncodeChunkerDefaults returns d as JSON, options with sorted keys.
+func EncodeChunkerDefaults(d ChunkerDefaults) ([]byte, error) {
+	return json.Marshal(d)
+}
+
+// DecodeChunkerDefaults reads the JSON of ChunkerDefaults; numbers in the
+// options are json.Number (the registry reads them). A value that is not
+// such an object wraps ErrDecode.
+func DecodeChunkerDefaults(data []byte) (ChunkerDefaults, error) {
+	var d ChunkerDefaults
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(&d); err != nil {
+		return ChunkerDefaults{}, fmt.Errorf("%w: chunker defaults: %v", ErrDecode, err)
+	}
+	return d, nil
+}
+
+// Equal reports whether d and o hold the same chunker and options (the
+// options compared by their JSON).
+func (d ChunkerDefaults) Equal(o ChunkerDefaults) bool {
+	if d.Chunker != o.Chunker || len(d.Options) != len(o.Options) {
+		return false
+	}
+	if len(d.Options) == 0 {
+		return true
+	}
+	a, errA := json.Marshal(d.Options)
+	b, errB := json.Marshal(o.Options)
+	return errA == nil && errB == nil && bytes.Equal(a, b)
+}

@@ -1,0 +1,472 @@
+package producer
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/chunking/registry"
+	"github.com/chunkstream/chunkstream/messages"
+	"github.com/chunkstream/chunkstream/worker"
+)
+
+// newerChunkers is the chunker registry of workers of a later release
+// that know the markdown option "heading_aware" (the workers of the tests
+// otherwise refuse it as unknown, as today's registry does).
+func newerChunkers(name string, raw map[string]any) (chunking.Chunker, error) {
+	if _, ok := raw["heading_aware"]; ok && name == "markdown" {
+		rest := map[string]any{}
+		for k, v := range raw {
+			if k != "heading_aware" {
+				rest[k] = v
+			}
+		}
+		raw = rest
+	}
+	return registry.NewChunker(name, raw)
+}
+
+// process runs a worker with the given chunkers until want requests have
+// reached a final outcome, and returns those results.
+func (e *env) process(ctx context.Context, newChunker worker.NewChunkerFunc, want int) []worker.Result {
+	e.t.Helper()
+	var mu sync.Mutex
+	var results []worker.Result
+	done := make(chan struct{})
+	w, err := worker.New(e.nc, e.js, e.top, worker.Options{
+		Config: e.cfg, Sink: worker.NewSubjectSink(e.js, e.cfg.ChunksPrefix, e.cfg.MaxPendingPublishes), NewChunker: newChunker,
+		OnResult: func(r worker.Result) {
+			if !r.Final() {
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			results = append(results, r)
+			if len(results) == want {
+				close(done)
+			}
+		},
+	})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	rctx, stop := context.WithCancel(ctx)
+	errc := make(chan error, 1)
+	go func() { errc <- w.Run(rctx) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		e.t.Fatalf("worker: fewer than %d requests finished", want)
+	}
+	stop()
+	if err := <-errc; err != nil {
+		e.t.Fatalf("worker.Run: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	return slices.Clone(results)
+}
+
+// listDLQ returns every dead letter the DLQ holds.
+func listDLQ(t *testing.T, d *DLQ, f DLQFilter) []DeadLetterEntry {
+	t.Helper()
+	var out []DeadLetterEntry
+	if _, err := d.List(context.Background(), f, func(e DeadLetterEntry) error {
+		out = append(out, e)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// streamCount returns the number of messages a stream holds.
+func (e *env) streamCount(name string) uint64 {
+	e.t.Helper()
+	s, err := e.js.Stream(context.Background(), name)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	info, err := s.Info(context.Background())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return info.State.Msgs
+}
+
+// TestDLQReplayUntilFixed: a request the workers refuse is listed,
+// replayed, fails again and is replayed again; the DLQ holds exactly the
+// newest dead letter each time and the request is always somewhere. Once
+// workers that know the option run, a replay processes it and empties the
+// DLQ.
+func TestDLQReplayUntilFixed(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	content := []byte("# Title\n\nSome text worth chunking.\n")
+	p := e.producer(Options{})
+	ack, err := p.Enqueue(ctx, Document{ID: "loop/a.md", Content: content, Options: map[string]any{"heading_aware": true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ingestSeq := ack.Sequence
+	d := NewDLQ(e.js, DLQOptions{})
+	for round := 1; round <= 3; round++ {
+		res := e.process(ctx, registry.NewChunker, 1)
+		if res[0].Outcome != worker.OutcomePermanent || res[0].StreamSeq != ingestSeq {
+			t.Fatalf("round %d: %+v, want the request at %d dead-lettered", round, res[0], ingestSeq)
+		}
+		dls := listDLQ(t, d, DLQFilter{})
+		if len(dls) != 1 {
+			t.Fatalf("round %d: DLQ holds %d dead letters, want exactly the newest", round, len(dls))
+		}
+		dl := dls[0]
+		if dl.IngestSeq != ingestSeq || dl.DocID != "loop/a.md" || dl.Cause != worker.CauseUnknownOption ||
+			dl.Kind != messages.KindPermanent || dl.Subject != "ingest.docs" || dl.Deliveries != 1 || !strings.Contains(dl.Reason, "heading_aware") {
+			t.Fatalf("round %d: dead letter %+v", round, dl)
+		}
+		var got []Replayed
+		sum, err := d.Replay(ctx, DLQFilter{}, ReplayOptions{OnResult: func(r Replayed) { got = append(got, r) }})
+		if err != nil || sum.Replayed != 1 || !sum.OK() || len(got) != 1 || got[0].Outcome != ReplayDone {
+			t.Fatalf("round %d: Replay = %+v, %v, %+v", round, sum, err, got)
+		}
+		if got[0].IngestSeq <= ingestSeq || !strings.HasPrefix(got[0].MsgID, "loop/a.md@"+messages.ContentVersion(content)+"@") {
+			t.Errorf("round %d: replayed as %d with id %s", round, got[0].IngestSeq, got[0].MsgID)
+		}
+		ingestSeq = got[0].IngestSeq
+		if n, m := e.streamCount(e.cfg.DLQStream), e.streamCount(e.cfg.IngestStream); n != 0 || m != 1 {
+			t.Fatalf("round %d: after the replay DLQ holds %d, INGEST %d; want 0 and 1", round, n, m)
+		}
+		// The replay carries the request as it was, with its own headers.
+		s, _ := e.js.Stream(ctx, e.cfg.IngestStream)
+		m, err := s.GetMsg(ctx, ingestSeq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, err := messages.DecodeIngest(m.Header.Get(messages.HeaderContentType), m.Data)
+		if err != nil || req.ID != "loop/a.md" || string(req.Content) != string(content) || m.Subject != "ingest.docs" {
+			t.Fatalf("round %d: replayed request %+v on %s, %v", round, req, m.Subject, err)
+		}
+		for k := range m.Header {
+			if strings.HasPrefix(k, "Chunkstream-") {
+				t.Errorf("round %d: replayed request carries %s", round, k)
+			}
+		}
+	}
+	// Workers that know the option: the replayed request is processed.
+	res := e.process(ctx, newerChunkers, 1)
+	if res[0].Outcome != worker.OutcomeAcked || res[0].StreamSeq != ingestSeq || res[0].Chunks == 0 {
+		t.Fatalf("fixed workers: %+v, want the replay acked with chunks", res[0])
+	}
+	if n := e.streamCount(e.cfg.DLQStream); n != 0 {
+		t.Errorf("DLQ holds %d dead letters after the fix, want 0", n)
+	}
+	rec, _, ok, err := worker.NewKVRecords(e.top.Docs).Get(ctx, "loop/a.md")
+	if err != nil || !ok || rec.State != messages.StateDone || rec.IngestSeq != ingestSeq || rec.LastFailure != (messages.Failure{}) {
+		t.Errorf("record = %+v, %v, %v; want done at %d", rec, ok, err, ingestSeq)
+	}
+}
+
+// TestDLQReplayCrashDuplicatesNeverLoses: a replay that dies between the
+// PubAck and the deletion leaves the request in INGEST and its dead letter
+// in the DLQ; the next replay sends it again, and after processing the
+// DLQ is empty and the document done.
+func TestDLQReplayCrashDuplicatesNeverLoses(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	if _, err := e.producer(Options{}).Enqueue(ctx, Document{ID: "crash/a.md", Content: []byte("# A\n\ntext\n"), Options: map[string]any{"heading_aware": 1}}); err != nil {
+		t.Fatal(err)
+	}
+	e.process(ctx, registry.NewChunker, 1)
+	crash := errors.New("killed")
+	d := NewDLQ(e.js, DLQOptions{})
+	d.afterPublish = func(DeadLetterEntry) error { return crash }
+	if _, err := d.Replay(ctx, DLQFilter{}, ReplayOptions{}); !errors.Is(err, crash) {
+		t.Fatalf("Replay = %v, want the injected crash", err)
+	}
+	if n, m := e.streamCount(e.cfg.DLQStream), e.streamCount(e.cfg.IngestStream); n != 1 || m != 1 {
+		t.Fatalf("after the crash DLQ holds %d, INGEST %d; want 1 and 1 (a duplicate, not a loss)", n, m)
+	}
+	// The operator runs the replay again.
+	sum, err := NewDLQ(e.js, DLQOptions{}).Replay(ctx, DLQFilter{}, ReplayOptions{})
+	if err != nil || sum.Replayed != 1 || !sum.OK() {
+		t.Fatalf("second Replay = %+v, %v", sum, err)
+	}
+	if n, m := e.streamCount(e.cfg.DLQStream), e.streamCount(e.cfg.IngestStream); n != 0 || m != 2 {
+		t.Fatalf("after the second replay DLQ holds %d, INGEST %d; want 0 and 2", n, m)
+	}
+	res := e.process(ctx, newerChunkers, 2)
+	outcomes := []string{res[0].Outcome, res[1].Outcome}
+	slices.Sort(outcomes)
+	if outcomes[0] != worker.OutcomeAcked || (outcomes[1] != worker.OutcomeSuperseded && outcomes[1] != worker.OutcomeAcked) {
+		t.Errorf("outcomes %v, want one acked and the other acked or superseded", outcomes)
+	}
+	if n := e.streamCount(e.cfg.DLQStream); n != 0 {
+		t.Errorf("DLQ holds %d, want 0", n)
+	}
+	rec, _, _, _ := worker.NewKVRecords(e.top.Docs).Get(ctx, "crash/a.md")
+	if rec.State != messages.StateDone {
+		t.Errorf("record %+v, want done", rec)
+	}
+}
+
+// TestDLQReplayExpiredObject: a dead letter whose content_ref object is
+// gone is reported and kept, nothing is published; once the object is
+// there again (the document put back), the replay goes through.
+func TestDLQReplayExpiredObject(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	content := mdContent(1, 6000)
+	p := e.producer(Options{MaxInline: 4096})
+	if _, err := p.Enqueue(ctx, Document{ID: "obj/a.md", Content: content, Options: map[string]any{"heading_aware": 1}}); err != nil {
+		t.Fatal(err)
+	}
+	e.process(ctx, registry.NewChunker, 1)
+	objects, err := e.js.ObjectStore(ctx, e.cfg.ObjectsBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := messages.ContentVersion(content)
+	if err := objects.Delete(ctx, name); err != nil { // as the bucket's TTL would
+		t.Fatal(err)
+	}
+	d := NewDLQ(e.js, DLQOptions{})
+	for _, dry := range []bool{true, false} {
+		var got []Replayed
+		sum, err := d.Replay(ctx, DLQFilter{}, ReplayOptions{DryRun: dry, OnResult: func(r Replayed) { got = append(got, r) }})
+		if err != nil || sum.Replayed != 0 || sum.Kept[KeptObjectExpired] != 1 || sum.OK() {
+			t.Fatalf("dry run %v: Replay = %+v, %v; want kept as expired", dry, sum, err)
+		}
+		if len(got) != 1 || got[0].Outcome != ReplayKept || !strings.Contains(got[0].Err.Error(), name) {
+			t.Errorf("dry run %v: results %+v", dry, got)
+		}
+	}
+	if n, m := e.streamCount(e.cfg.DLQStream), e.streamCount(e.cfg.IngestStream); n != 1 || m != 0 {
+		t.Fatalf("DLQ holds %d, INGEST %d; want the dead letter kept and nothing sent", n, m)
+	}
+	if _, err := objects.PutBytes(ctx, name, content); err != nil {
+		t.Fatal(err)
+	}
+	sum, err := d.Replay(ctx, DLQFilter{}, ReplayOptions{})
+	if err != nil || sum.Replayed != 1 || !sum.OK() {
+		t.Fatalf("Replay after the object is back = %+v, %v", sum, err)
+	}
+	if res := e.process(ctx, newerChunkers, 1); res[0].Outcome != worker.OutcomeAcked {
+		t.Errorf("replayed object request: %+v", res[0])
+	}
+}
+
+// publishDeadLetter stores a dead letter as a worker would (or, with no
+// kind, a message that is not one) and returns its DLQ sequence.
+func (e *env) publishDeadLetter(payload []byte, ct string, dl messages.DeadLetter) uint64 {
+	e.t.Helper()
+	m := nats.NewMsg(e.cfg.DLQSubject)
+	m.Data = payload
+	if ct != "" {
+		m.Header.Set(messages.HeaderContentType, ct)
+	}
+	if dl.Kind != "" {
+		dl.Apply(m.Header)
+	}
+	ack, err := e.js.PublishMsg(context.Background(), m)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return ack.Sequence
+}
+
+// TestDLQFilters: each filter selects exactly what it says, for list,
+// replay (dry run) and purge; purge without confirmation deletes nothing.
+func TestDLQFilters(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	req := func(id string) []byte {
+		b, err := messages.EncodeIngest(&messages.IngestRequest{V: 1, ID: id, Content: []byte("x")}, messages.ContentTypeJSON)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	perm := func(cause, subject string) messages.DeadLetter {
+		return messages.DeadLetter{Reason: "r", Kind: messages.KindPermanent, Cause: cause, Subject: subject, StreamSeq: 1, Deliveries: 1}
+	}
+	a := e.publishDeadLetter(req("kb/a.md"), messages.ContentTypeJSON, perm("unknown_option", "ingest.docs"))
+	b := e.publishDeadLetter(req("kb/b.md"), messages.ContentTypeJSON, perm("too_large", "ingest.docs.eu"))
+	c := e.publishDeadLetter(req("wiki/c.md"), messages.ContentTypeJSON, messages.DeadLetter{Reason: "r", Kind: messages.KindExhausted,
+		Cause: "max_deliveries", Subject: "ingest.mail", StreamSeq: 2, Deliveries: 8})
+	undecodable := e.publishDeadLetter([]byte{0xc1}, "", perm("undecodable", "ingest.docs"))
+	// Written before the cause header existed.
+	old := e.publishDeadLetter(req("kb/old.md"), messages.ContentTypeJSON, messages.DeadLetter{Reason: "r", Kind: messages.KindPermanent, Subject: "ingest.docs", StreamSeq: 3, Deliveries: 1})
+	stray := e.publishDeadLetter(req("kb/stray.md"), messages.ContentTypeJSON, messages.DeadLetter{})
+	d := NewDLQ(e.js, DLQOptions{})
+	seqs := func(es []DeadLetterEntry) []uint64 {
+		var out []uint64
+		for _, e := range es {
+			out = append(out, e.Seq)
+		}
+		return out
+	}
+	all := listDLQ(t, d, DLQFilter{})
+	if got := seqs(all); !slices.Equal(got, []uint64{a, b, c, undecodable, old, stray}) {
+		t.Fatalf("List(all) = %v", got)
+	}
+	if all[3].DocID != "" || all[4].Cause != "" || all[4].DocID != "kb/old.md" || all[5].Problem == "" || all[0].Problem != "" {
+		t.Errorf("entries: %+v", all)
+	}
+	tests := []struct {
+		name string
+		f    DLQFilter
+		want []uint64
+	}{
+		{"kind", DLQFilter{Kind: messages.KindExhausted}, []uint64{c}},
+		{"cause", DLQFilter{Cause: "too_large"}, []uint64{b}},
+		{"subject exact", DLQFilter{Subject: "ingest.docs"}, []uint64{a, undecodable, old}},
+		{"subject wildcard >", DLQFilter{Subject: "ingest.docs.>"}, []uint64{b}},
+		{"subject wildcard *", DLQFilter{Subject: "ingest.*"}, []uint64{a, c, undecodable, old}},
+		{"id prefix", DLQFilter{IDPrefix: "kb/"}, []uint64{a, b, old, stray}},
+		{"combined", DLQFilter{IDPrefix: "kb/", Kind: messages.KindPermanent, Subject: "ingest.docs"}, []uint64{a, old}},
+		{"seqs", DLQFilter{Seqs: []uint64{c, a, c}}, []uint64{a, c}},
+		{"seqs and cause", DLQFilter{Seqs: []uint64{a, b}, Cause: "too_large"}, []uint64{b}},
+		{"nothing", DLQFilter{Cause: "sink"}, nil},
+	}
+	for _, tt := range tests {
+		if got := seqs(listDLQ(t, d, tt.f)); !slices.Equal(got, tt.want) {
+			t.Errorf("%s: List(%s) = %v, want %v", tt.name, tt.f, got, tt.want)
+		}
+		var replayed []uint64
+		if _, err := d.Replay(ctx, tt.f, ReplayOptions{DryRun: true, OnResult: func(r Replayed) { replayed = append(replayed, r.Entry.Seq) }}); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(replayed, tt.want) {
+			t.Errorf("%s: Replay(%s, dry run) saw %v, want %v", tt.name, tt.f, replayed, tt.want)
+		}
+	}
+	if nf, _ := d.List(ctx, DLQFilter{Seqs: []uint64{a, 999}}, func(DeadLetterEntry) error { return nil }); !slices.Equal(nf, []uint64{999}) {
+		t.Errorf("List(-seq %d,999) not found = %v, want [999]", a, nf)
+	}
+	// The stray message is never replayed; the dry run says so.
+	sum, err := d.Replay(ctx, DLQFilter{Seqs: []uint64{stray}}, ReplayOptions{DryRun: true})
+	if err != nil || sum.Kept[KeptNotDeadLetter] != 1 {
+		t.Errorf("Replay(stray) = %+v, %v", sum, err)
+	}
+
+	// Purge: a dry run deletes nothing; then exactly the selection goes.
+	ps, err := d.Purge(ctx, DLQFilter{IDPrefix: "kb/"}, PurgeOptions{DryRun: true})
+	if err != nil || ps.Deleted != 4 || e.streamCount(e.cfg.DLQStream) != 6 {
+		t.Fatalf("Purge(dry run) = %+v, %v; DLQ holds %d, want 6", ps, err, e.streamCount(e.cfg.DLQStream))
+	}
+	var purged []uint64
+	ps, err = d.Purge(ctx, DLQFilter{IDPrefix: "kb/", Kind: messages.KindPermanent}, PurgeOptions{OnEntry: func(e DeadLetterEntry) { purged = append(purged, e.Seq) }})
+	if err != nil || ps.Deleted != 3 || !slices.Equal(purged, []uint64{a, b, old}) {
+		t.Fatalf("Purge = %+v, %v, deleted %v; want %v", ps, err, purged, []uint64{a, b, old})
+	}
+	if got := seqs(listDLQ(t, d, DLQFilter{})); !slices.Equal(got, []uint64{c, undecodable, stray}) {
+		t.Errorf("after the purge the DLQ holds %v", got)
+	}
+}
+
+// TestDLQListSnapshot: a listing covers what the stream held when it
+// started, in order, and ends even when the last dead letters were
+// deleted meanwhile.
+func TestDLQListSnapshot(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	dl := messages.DeadLetter{Reason: "r", Kind: messages.KindPermanent, Cause: "x", Subject: "ingest.docs", StreamSeq: 1, Deliveries: 1}
+	var seqs []uint64
+	for range 600 {
+		seqs = append(seqs, e.publishDeadLetter([]byte(`{"v":1,"id":"a"}`), messages.ContentTypeJSON, dl))
+	}
+	d := NewDLQ(e.js, DLQOptions{})
+	s, _ := e.js.Stream(ctx, e.cfg.DLQStream)
+	var got []uint64
+	_, err := d.List(ctx, DLQFilter{}, func(en DeadLetterEntry) error {
+		got = append(got, en.Seq)
+		if len(got) == 1 {
+			// Meanwhile: a new dead letter arrives and the tail is deleted.
+			e.publishDeadLetter([]byte(`{"v":1,"id":"new"}`), messages.ContentTypeJSON, dl)
+			for _, seq := range seqs[500:] {
+				if err := s.DeleteMsg(ctx, seq); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Up to 256 dead letters may already wait in the client when the tail
+	// is deleted; the listing shows those, and never the new one.
+	if len(got) < 500 || len(got) > 600 || !slices.Equal(got, seqs[:len(got)]) {
+		t.Errorf("listed %d dead letters (%v…), want the first 500 to 600 in order", len(got), got[:min(5, len(got))])
+	}
+	// Everything after the first dead letter is deleted while the listing
+	// runs, nothing new arrives: the listing still ends, with what the
+	// client had received.
+	all := listDLQ(t, d, DLQFilter{})
+	got = nil
+	_, err = d.List(ctx, DLQFilter{}, func(en DeadLetterEntry) error {
+		got = append(got, en.Seq)
+		if len(got) == 1 {
+			for _, x := range all[1:] {
+				if err := s.DeleteMsg(ctx, x.Seq); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil || len(got) == 0 || !slices.Equal(got, seqs[:len(got)]) {
+		t.Errorf("listing while the rest is deleted = %d dead letters, %v", len(got), err)
+	}
+}
+
+// TestBackfillResendsDeadLettered: the producer's skip treats a
+// dead-lettered record as not done, even when it holds the file's
+// version.
+func TestBackfillResendsDeadLettered(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	dir := t.TempDir()
+	content := []byte("# A\n")
+	if err := os.WriteFile(filepath.Join(dir, "a.md"), content, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	recs := worker.NewKVRecords(e.top.Docs)
+	rec := messages.DocRecord{IngestSeq: 1, DocVersion: messages.ContentVersion(content), Op: messages.OpUpsert,
+		LastFailure: messages.Failure{Cause: "sink", Reason: "r", Time: time.Now().UTC(), IngestSeq: 1}}
+	if _, err := recs.Fail(ctx, "a.md", rec); err != nil {
+		t.Fatal(err)
+	}
+	s, err := e.producer(Options{}).Backfill(ctx, BackfillOptions{Paths: []string{dir}, DryRun: true})
+	if err != nil || s.Sent != 1 || s.Skipped != 0 {
+		t.Errorf("Backfill over a dead-lettered record = %+v, %v; want it sent", s.Stats, err)
+	}
+	// The same record done (with the settings fingerprint of the request
+	// the backfill would send) is skipped: the test can tell the two
+	// apart.
+	kv := e.top.Docs
+	settings, err := messages.ResolveSettings(&messages.IngestRequest{ID: "a.md"}, "ingest.docs", messages.ChunkerDefaults{}, registry.Resolve)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.State, rec.LastFailure = messages.StateDone, messages.Failure{}
+	if rec.Fingerprint, err = settings.Fingerprint(); err != nil {
+		t.Fatal(err)
+	}
+	val, _ := messages.EncodeDocRecord(rec)
+	if _, err := kv.Put(ctx, messages.DocRecordKey("a.md"), val); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := e.producer(Options{}).Backfill(ctx, BackfillOptions{Paths: []string{dir}, DryRun: true}); err != nil || s.Skipped != 1 {
+		t.Errorf("Backfill over a done record = %+v, %v; want it skipped", s.Stats, err)
+	}
+}

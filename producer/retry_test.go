@@ -1,0 +1,480 @@
+package producer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/chunkstream/chunkstream/topology"
+)
+
+var errDown = errors.New("server down")
+
+// retrier runs n goroutines that retry like sender.retryPublish against a
+// fake publish that fails until up is set; it counts the attempts made
+// while down.
+type retrier struct {
+	g                 *gate
+	up                atomic.Bool
+	attempts          atomic.Int64
+	attemptsWhileDown atomic.Int64
+	wg                sync.WaitGroup
+	errs              chan error
+}
+
+func startRetrier(g *gate, n int) *retrier {
+	r := &retrier{g: g, errs: make(chan error, n)}
+	g.failure(time.Now(), errDown)
+	for range n {
+		r.wg.Add(1)
+		go func() {
+			defer r.wg.Done()
+			for {
+				if _, err := g.enter(context.Background()); err != nil {
+					r.errs <- err
+					return
+				}
+				start := time.Now()
+				r.attempts.Add(1)
+				if r.up.Load() {
+					g.success(start)
+					return
+				}
+				r.attemptsWhileDown.Add(1)
+				g.failure(start, errDown)
+			}
+		}()
+	}
+	return r
+}
+
+// TestGateProbesOneAtATime: while the server is down, the retries of a
+// whole window wait and only probes go out, one per backoff interval; the
+// number of probes does not grow with the window; the first success lets
+// every retry go.
+func TestGateProbesOneAtATime(t *testing.T) {
+	for _, n := range []int{1, 50, 500} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			g := newGate(RetryOptions{Wait: time.Millisecond, MaxWait: 4 * time.Millisecond}.withDefaults())
+			defer g.stop()
+			r := startRetrier(g, n)
+			deadline := time.Now().Add(time.Minute)
+			for {
+				if _, _, probes := g.outage(); probes >= 6 {
+					break
+				}
+				if time.Now().After(deadline) {
+					r.up.Store(true)
+					t.Fatalf("no 6 probes in a minute: %d attempts while down", r.attemptsWhileDown.Load())
+				}
+				time.Sleep(time.Millisecond)
+			}
+			r.up.Store(true)
+			r.wg.Wait()
+			close(r.errs)
+			for err := range r.errs {
+				t.Errorf("retry: %v", err)
+			}
+			outages, down, probes := g.outage()
+			if got := r.attemptsWhileDown.Load(); got > int64(probes) {
+				t.Errorf("%d attempts while down, but only %d probes: retries went out without their turn", got, probes)
+			}
+			if got := r.attempts.Load() - r.attemptsWhileDown.Load(); got != int64(n) {
+				t.Errorf("%d attempts after the server came up, want one per retry (%d)", got, n)
+			}
+			if outages != 1 || down <= 0 || g.failed() != nil {
+				t.Errorf("outages %d, down %v, gave up %v; want one outage, over", outages, down, g.failed())
+			}
+			// The probes are spaced: at most one per half of the first
+			// wait, whatever the window.
+			if limit := 2 + int(down/(g.retry.Wait/2)); probes > limit {
+				t.Errorf("%d probes in %v, more than one per half wait (%d)", probes, down, limit)
+			}
+			if err := g.waitUp(context.Background()); err != nil {
+				t.Errorf("waitUp after the outage = %v", err)
+			}
+		})
+	}
+}
+
+// TestGateGivesUp: down for longer than RetryFor → every retry and every
+// new publish gets ErrUnavailable with the duration and the last error.
+func TestGateGivesUp(t *testing.T) {
+	g := newGate(RetryOptions{RetryFor: 30 * time.Millisecond, Wait: time.Millisecond, MaxWait: 2 * time.Millisecond}.withDefaults())
+	defer g.stop()
+	r := startRetrier(g, 100)
+	r.wg.Wait()
+	close(r.errs)
+	n := 0
+	for err := range r.errs {
+		n++
+		if !errors.Is(err, ErrUnavailable) || !errors.Is(err, errDown) || !strings.Contains(err.Error(), "no publish succeeded for") {
+			t.Fatalf("retry error = %v, want ErrUnavailable naming the time and the last error", err)
+		}
+	}
+	if n != 100 {
+		t.Errorf("%d retries gave up, want 100", n)
+	}
+	_, _, probes := g.outage()
+	if got := r.attemptsWhileDown.Load(); got > int64(probes) {
+		t.Errorf("%d attempts, %d probes", got, probes)
+	}
+	if err := g.waitUp(context.Background()); !errors.Is(err, ErrUnavailable) {
+		t.Errorf("waitUp after giving up = %v, want ErrUnavailable", err)
+	}
+}
+
+func TestGateRules(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	t0 := time.Now()
+	t1, t2 := t0.Add(time.Millisecond), t0.Add(2*time.Millisecond)
+
+	// A failure of a publish older than a success is stale.
+	g := newGate(RetryOptions{}.withDefaults())
+	defer g.stop()
+	g.success(t1)
+	g.failure(t0, errDown)
+	if outages, _, _ := g.outage(); outages != 0 || g.waitUp(ctx) != nil {
+		t.Errorf("a failure older than a success closed the gate (%d outages)", outages)
+	}
+	g.failure(t2, errDown)
+	if outages, _, _ := g.outage(); outages != 1 {
+		t.Errorf("a newer failure: %d outages, want 1", outages)
+	}
+	short, stop := context.WithTimeout(ctx, 20*time.Millisecond)
+	defer stop()
+	if err := g.waitUp(short); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("waitUp while down = %v, want to wait", err)
+	}
+	g.success(t0) // any answer means the server is back
+	if err := g.waitUp(ctx); err != nil {
+		t.Errorf("waitUp after a success = %v", err)
+	}
+
+	// RetryFor < 0: no retries.
+	g = newGate(RetryOptions{RetryFor: -1}.withDefaults())
+	defer g.stop()
+	g.failure(t0, errDown)
+	if _, err := g.enter(ctx); !errors.Is(err, ErrUnavailable) {
+		t.Errorf("enter with RetryFor < 0 = %v, want ErrUnavailable", err)
+	}
+
+	// A closed connection gives up at once.
+	g = newGate(RetryOptions{}.withDefaults())
+	defer g.stop()
+	g.failure(t0, nats.ErrConnectionClosed)
+	if _, err := g.enter(ctx); !errors.Is(err, ErrUnavailable) || !errors.Is(err, nats.ErrConnectionClosed) {
+		t.Errorf("enter after the connection closed = %v, want ErrUnavailable", err)
+	}
+}
+
+// TestSenderRetriesThroughOutage: the server stopped and restarted under
+// a full-rate send: every request settles in order without error, the
+// failed ones were retried with their message and stored once, the
+// retries went concurrently, and the probes (the only waits in sequence)
+// are bounded by the outage's length, not by the window.
+func TestSenderRetriesThroughOutage(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	n := 3000
+	if raceEnabled {
+		n = 1000
+	}
+	p := e.producer(Options{})
+	var mu sync.Mutex
+	var settled []*outgoing
+	var count atomic.Int64
+	retry := RetryOptions{Wait: 20 * time.Millisecond, MaxWait: 100 * time.Millisecond, AckTimeout: 2 * time.Second}
+	snd := newSender(ctx, e.js, 256, 0, 0, retry, func(o *outgoing) {
+		mu.Lock()
+		settled = append(settled, o)
+		mu.Unlock()
+		count.Add(1)
+	})
+	restarted := make(chan struct{})
+	go func() {
+		defer close(restarted)
+		for count.Load() < int64(n/3) && ctx.Err() == nil {
+			time.Sleep(time.Millisecond)
+		}
+		e.stop()
+		time.Sleep(300 * time.Millisecond)
+		e.start()
+	}()
+	for i := range n {
+		id := fmt.Sprintf("doc-%05d.md", i)
+		content := mdContent(i, 200)
+		req, msgID, err := p.Request(ctx, Document{ID: id, Content: content})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := p.message(req, msgID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := snd.send(ctx, &outgoing{msg: m, id: id, bytes: len(content)}); err != nil {
+			t.Fatalf("send %d: %v", i, err)
+		}
+	}
+	snd.close()
+	<-restarted
+	if err := snd.failed(); err != nil {
+		t.Fatalf("sender gave up: %v", err)
+	}
+	retried, retries := 0, 0
+	for i, o := range settled {
+		if want := fmt.Sprintf("doc-%05d.md", i); o.id != want {
+			t.Fatalf("settled #%d is %s, want %s (publish order)", i, o.id, want)
+		}
+		if o.err != nil || o.ack == nil {
+			t.Fatalf("%s: %v", o.id, o.err)
+		}
+		if o.retries > 0 {
+			retried++
+			retries += o.retries
+		}
+	}
+	if len(settled) != n {
+		t.Fatalf("%d settled, want %d", len(settled), n)
+	}
+	checkIngestOnce(t, e, n)
+	outages, down, probes := snd.gate.outage()
+	maxInFlight := snd.maxInFlight.Load()
+	t.Logf("%d requests retried (%d retries), at most %d retries in flight at once; %d outages, %v down, %d probes",
+		retried, retries, maxInFlight, outages, down, probes)
+	if retried == 0 || outages == 0 {
+		t.Fatalf("no publish failed across the outage (%d retried, %d outages)", retried, outages)
+	}
+	if retried >= 2 && maxInFlight < 2 {
+		t.Errorf("%d requests were retried one at a time, want them concurrent", retried)
+	}
+	if limit := 2*outages + int(down/(retry.Wait/2)); probes > limit {
+		t.Errorf("%d probes over %d outages of %v in all, more than %d: waits in sequence grew with the window", probes, outages, down, limit)
+	}
+}
+
+// TestBackfillMessageFault: a request the stream refuses for itself (over
+// its maximum message size) fails alone, without retries or an outage;
+// the other documents go.
+func TestBackfillMessageFault(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	if _, err := e.js.CreateStream(ctx, jetstream.StreamConfig{Name: "SMALL", Subjects: []string{"small.>"}, MaxMsgSize: 2048}); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for name, size := range map[string]int{"a.md": 300, "big.md": 5000, "c.md": 300} {
+		if err := os.WriteFile(filepath.Join(dir, name), mdContent(1, size), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := e.producer(Options{Subject: "small.docs"}).Backfill(ctx, BackfillOptions{Paths: []string{dir}})
+	if err != nil || s.Sent != 2 || s.Failed != 1 || s.Retries != 0 || s.Outages != 0 || s.GaveUp != 0 {
+		t.Fatalf("Backfill = %+v (outages %d), %v; want 2 sent, big.md failed alone", s.Stats, s.Outages, err)
+	}
+	var apiErr *jetstream.APIError
+	if f := s.Failures[0]; f.ID != "big.md" || !errors.As(f.Err, &apiErr) || apiErr.ErrorCode != jetstream.JSErrCodeStreamMessageExceedsMaximum {
+		t.Errorf("failure = %+v, want big.md over the maximum message size", f)
+	}
+}
+
+// TestRefuseTooLarge: a document over MaxDocBytes is refused before
+// anything is stored (no Object Store bucket created) or published, with
+// an error naming it, its file, its size and the limit; the others go; a
+// dry run and a stdin line are refused the same way.
+func TestRefuseTooLarge(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	if err := e.js.DeleteObjectStore(ctx, topology.DefaultConfig().ObjectsBucket); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big.md")
+	for name, size := range map[string]int{"a.md": 300, "big.md": 2500, "c.md": 300} {
+		if err := os.WriteFile(filepath.Join(dir, name), mdContent(1, size)[:size], 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := e.producer(Options{MaxInline: 500, MaxDocBytes: 2000})
+	check := func(what string, s Summary, sent int) {
+		t.Helper()
+		if s.Sent != sent || s.Failed != 1 || len(s.Failures) != 1 {
+			t.Fatalf("%s = %+v, want %d sent and big.md failed", what, s.Stats, sent)
+		}
+		f := s.Failures[0]
+		if !errors.Is(f.Err, ErrTooLarge) || f.ID != "big.md" {
+			t.Fatalf("%s: failure %+v, want ErrTooLarge for big.md", what, f)
+		}
+		for _, want := range []string{`"big.md"`, "2500 bytes", "limit of 2000 bytes"} {
+			if !strings.Contains(f.Err.Error(), want) {
+				t.Errorf("%s: %q does not say %s", what, f.Err, want)
+			}
+		}
+	}
+	s, err := p.Backfill(ctx, BackfillOptions{Paths: []string{dir}, DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("dry run", s, 2)
+	s, err = p.Backfill(ctx, BackfillOptions{Paths: []string{dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("backfill", s, 2)
+	if !strings.Contains(s.Failures[0].Err.Error(), big) {
+		t.Errorf("%q does not name the file %s", s.Failures[0].Err, big)
+	}
+	checkIngestOnce(t, e, 2)
+	if _, err := e.js.ObjectStore(ctx, topology.DefaultConfig().ObjectsBucket); !errors.Is(err, jetstream.ErrBucketNotFound) {
+		t.Errorf("objects bucket after refusing the only large document: %v, want none created", err)
+	}
+	// The limit also holds for a file that grows while read, and for
+	// content in memory.
+	if _, err := readFile(big, nil, 1000); err == nil {
+		t.Error("readFile over the limit = nil error")
+	}
+	line := func(id string, size int) string {
+		return fmt.Sprintf(`{"v":1,"id":%q,"content":%q}`, id, mdContent(1, size)[:size])
+	}
+	in := strings.Join([]string{line("a.md", 300), line("big.md", 2500), line("c.md", 300)}, "\n")
+	var bad []Failure
+	s, err = p.SendLines(ctx, strings.NewReader(in), StreamOptions{OnBadLine: func(f Failure) { bad = append(bad, f) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("stdin", s, 2)
+	if len(bad) != 1 || bad[0].Line != 2 {
+		t.Errorf("bad lines = %+v, want line 2", bad)
+	}
+	if _, err := e.js.ObjectStore(ctx, topology.DefaultConfig().ObjectsBucket); !errors.Is(err, jetstream.ErrBucketNotFound) {
+		t.Errorf("objects bucket after stdin: %v, want none created", err)
+	}
+	if _, _, err := p.Request(ctx, Document{ID: "x", Content: make([]byte, 2001)}); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("Request over the limit = %v, want ErrTooLarge", err)
+	}
+}
+
+func TestClassify(t *testing.T) {
+	api := func(code int, ec jetstream.ErrorCode) error {
+		return fmt.Errorf("nats: %w", &jetstream.APIError{Code: code, ErrorCode: ec, Description: "x"})
+	}
+	for _, tc := range []struct {
+		err  error
+		want outcome
+	}{
+		{nil, published},
+		{api(400, jetstream.JSErrCodeStreamMessageExceedsMaximum), refused},
+		{api(400, 10097), refused},
+		{api(400, 10109), refused},
+		{nats.ErrMaxPayload, refused},
+		{api(409, 10158), busy},
+		{api(429, 10167), busy},
+		{api(503, 10008), unanswered},
+		{api(400, 10202), unanswered},
+		{api(500, 10049), unanswered},
+		{nats.ErrTimeout, unanswered},
+		{nats.ErrDisconnected, unanswered},
+		{jetstream.ErrNoStreamResponse, unanswered},
+		{jetstream.ErrAsyncPublishTimeout, unanswered},
+		{errNoPubAck, unanswered},
+		{context.DeadlineExceeded, unanswered},
+	} {
+		if got := classify(tc.err); got != tc.want {
+			t.Errorf("classify(%v) = %d, want %d", tc.err, got, tc.want)
+		}
+	}
+}
+
+// TestSenderPresumesLostPubAcks: publishes the server takes but never
+// acknowledges (a core subscriber holds the subject, no stream stores it
+// yet: what a dying stream leader does to the PubAcks of the requests it
+// had). With AckTimeout far beyond the test's deadline, the run completes
+// only because PubAcks are presumed lost when none comes for
+// StallTimeout: the server is marked down, probes go out one per
+// interval, and once the stream exists every request is stored once.
+func TestSenderPresumesLostPubAcks(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	sub, err := e.nc.SubscribeSync("lost.>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	const n = 300
+	p := e.producer(Options{Subject: "lost.docs"})
+	var settled []*outgoing
+	// No async publish timeout either: nothing but the stall rule ends
+	// the wait for a PubAck that never comes.
+	js, err := jetstream.New(e.nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	retry := RetryOptions{Wait: 20 * time.Millisecond, MaxWait: 100 * time.Millisecond, AckTimeout: time.Hour, StallTimeout: 200 * time.Millisecond}
+	snd := newSender(ctx, js, 256, 0, 0, retry, func(o *outgoing) { settled = append(settled, o) })
+	// The first 256 fill the window; the rest wait for the server.
+	sent := make(chan error, 1)
+	go func() {
+		for i := range n {
+			id := fmt.Sprintf("doc-%05d.md", i)
+			req, msgID, err := p.Request(ctx, Document{ID: id, Content: mdContent(i, 200)})
+			if err == nil {
+				var m *nats.Msg
+				if m, err = p.message(req, msgID); err == nil {
+					err = snd.send(ctx, &outgoing{msg: m, id: id})
+				}
+			}
+			if err != nil {
+				sent <- err
+				return
+			}
+		}
+		sent <- nil
+	}()
+	for {
+		if outages, _, probes := snd.gate.outage(); outages > 0 && probes > 1 {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatal("the server was never marked down: PubAcks that never come were waited for")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if _, err := e.js.CreateStream(ctx, jetstream.StreamConfig{Name: "LOST", Subjects: []string{"lost.>"}, Duplicates: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-sent; err != nil {
+		t.Fatal(err)
+	}
+	snd.close()
+	if len(settled) != n {
+		t.Fatalf("%d settled, want %d", len(settled), n)
+	}
+	retried := 0
+	for _, o := range settled {
+		if o.err != nil {
+			t.Fatalf("%s: %v", o.id, o.err)
+		}
+		if o.retries > 0 {
+			retried++
+		}
+	}
+	outages, down, probes := snd.gate.outage()
+	t.Logf("%d requests retried, at most %d retries in flight; %d outages, %v down, %d probes", retried, snd.maxInFlight.Load(), outages, down, probes)
+	if retried < 2 || snd.maxInFlight.Load() < 2 {
+		t.Errorf("%d requests retried, at most %d at once; want the window retried concurrently", retried, snd.maxInFlight.Load())
+	}
+	checkStreamOnce(t, e.js, "LOST", n)
+}

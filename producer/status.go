@@ -1,0 +1,185 @@
+package producer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/chunkstream/chunkstream/messages"
+	"github.com/chunkstream/chunkstream/topology"
+)
+
+// DocumentCounts counts the document records by state.
+type DocumentCounts struct {
+	// Total is the number of document records.
+	Total int `json:"total"`
+	// Done counts upserts written to the sink; Deleted deletes done.
+	Done    int `json:"done"`
+	Deleted int `json:"deleted"`
+	// Pending counts versions a worker started and has not finished (or
+	// died on); DeadLettered versions dead-lettered, newest first.
+	Pending      int `json:"pending"`
+	DeadLettered int `json:"dead_lettered"`
+	// Other counts records of a state this version does not know, or
+	// that do not parse.
+	Other int `json:"other,omitempty"`
+}
+
+// Backlog is the work queue's state: the workers' consumer on the ingest
+// stream.
+type Backlog struct {
+	// Stream and Consumer name them.
+	Stream   string `json:"stream"`
+	Consumer string `json:"consumer"`
+	// Pending counts requests not yet delivered; AckPending those
+	// delivered and not yet acknowledged (in work); Redelivered those
+	// delivered more than once and not yet acknowledged.
+	Pending     uint64 `json:"pending"`
+	AckPending  int    `json:"ack_pending"`
+	Redelivered int    `json:"redelivered"`
+}
+
+// Status is the state of the pipeline as the producer can read it: the
+// document records, the backlog, the dead letters and the chunker
+// defaults the workers advertise.
+type Status struct {
+	Documents DocumentCounts `json:"documents"`
+	// Backlog is nil when the stream or consumer does not exist (no
+	// worker set up yet).
+	Backlog *Backlog `json:"backlog"`
+	// DeadLetters is the number of messages in the dead letter stream
+	// (-1 when it does not exist).
+	DeadLetters int64 `json:"dead_letters"`
+	// ChunkerDefaults are the workers' advertised defaults, nil when none
+	// are advertised.
+	ChunkerDefaults *messages.ChunkerDefaults `json:"chunker_defaults"`
+}
+
+// ReadStatus reads the pipeline's status: one pass over the document
+// records, the consumer's and the dead letter stream's info. A bucket,
+// stream or consumer that does not exist reads as empty (nil Backlog, -1
+// dead letters).
+func ReadStatus(ctx context.Context, js jetstream.JetStream, cfg topology.Config) (Status, error) {
+	cfg = cfg.WithDefaults()
+	st := Status{DeadLetters: -1}
+	err := EachRecord(ctx, js, cfg.DocsBucket, func(_ string, rec messages.DocRecord, ok bool) error {
+		st.Documents.Total++
+		switch {
+		case !ok:
+			st.Documents.Other++
+		case rec.State == messages.StateDone && rec.Op == messages.OpDelete:
+			st.Documents.Deleted++
+		case rec.State == messages.StateDone:
+			st.Documents.Done++
+		case rec.State == messages.StatePending:
+			st.Documents.Pending++
+		case rec.State == messages.StateDeadLettered:
+			st.Documents.DeadLettered++
+		default:
+			st.Documents.Other++
+		}
+		return nil
+	})
+	if err != nil {
+		return Status{}, err
+	}
+	d, ok, err := readDefaults(ctx, js, cfg.DocsBucket)
+	if err != nil {
+		return Status{}, err
+	}
+	if ok {
+		st.ChunkerDefaults = &d
+	}
+	cons, err := js.Consumer(ctx, cfg.IngestStream, cfg.Consumer)
+	switch {
+	case err == nil:
+		info, err := cons.Info(ctx)
+		if err != nil {
+			return Status{}, fmt.Errorf("producer: status: consumer %s: %w", cfg.Consumer, err)
+		}
+		st.Backlog = &Backlog{Stream: cfg.IngestStream, Consumer: cfg.Consumer, Pending: info.NumPending,
+			AckPending: info.NumAckPending, Redelivered: info.NumRedelivered}
+	case !errors.Is(err, jetstream.ErrConsumerNotFound) && !errors.Is(err, jetstream.ErrStreamNotFound):
+		return Status{}, fmt.Errorf("producer: status: consumer %s: %w", cfg.Consumer, err)
+	}
+	dlq, err := js.Stream(ctx, cfg.DLQStream)
+	switch {
+	case err == nil:
+		info, err := dlq.Info(ctx)
+		if err != nil {
+			return Status{}, fmt.Errorf("producer: status: stream %s: %w", cfg.DLQStream, err)
+		}
+		st.DeadLetters = int64(info.State.Msgs)
+	case !errors.Is(err, jetstream.ErrStreamNotFound):
+		return Status{}, fmt.Errorf("producer: status: stream %s: %w", cfg.DLQStream, err)
+	}
+	return st, nil
+}
+
+// ReadRecord returns the document record of id in bucket; ok is false
+// when there is none (or the bucket does not exist).
+func ReadRecord(ctx context.Context, js jetstream.JetStream, bucket, id string) (rec messages.DocRecord, ok bool, err error) {
+	kv, err := js.KeyValue(ctx, bucket)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		return messages.DocRecord{}, false, nil
+	}
+	if err != nil {
+		return messages.DocRecord{}, false, fmt.Errorf("producer: document records %s: %w", bucket, err)
+	}
+	e, err := kv.Get(ctx, messages.DocRecordKey(id))
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return messages.DocRecord{}, false, nil
+	}
+	if err != nil {
+		return messages.DocRecord{}, false, fmt.Errorf("producer: record of %q: %w", id, err)
+	}
+	rec, err = messages.DecodeDocRecord(e.Value())
+	if err != nil {
+		return messages.DocRecord{}, false, fmt.Errorf("producer: record of %q: %w", id, err)
+	}
+	return rec, true, nil
+}
+
+// EachRecord calls fn with every document record of bucket, in one pass
+// (a KV watch delivering the newest value of each key), in no particular
+// order: the document id, the record, and ok false when the value does
+// not parse (rec is then zero). Keys that are not document ids (the
+// workers' chunker defaults) are passed over. A missing bucket has no
+// records. An error of fn stops the walk and is returned.
+func EachRecord(ctx context.Context, js jetstream.JetStream, bucket string, fn func(id string, rec messages.DocRecord, ok bool) error) error {
+	kv, err := js.KeyValue(ctx, bucket)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("producer: document records %s: %w", bucket, err)
+	}
+	w, err := kv.WatchAll(ctx, jetstream.IgnoreDeletes())
+	if err != nil {
+		return fmt.Errorf("producer: read document records %s: %w", bucket, err)
+	}
+	defer func() { _ = w.Stop() }()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case e, ok := <-w.Updates():
+			if !ok {
+				return fmt.Errorf("producer: read document records %s: watcher closed", bucket)
+			}
+			if e == nil { // initial values delivered
+				return nil
+			}
+			id, ok := messages.DocRecordID(e.Key())
+			if !ok {
+				continue
+			}
+			rec, err := messages.DecodeDocRecord(e.Value())
+			if err := fn(id, rec, err == nil); err != nil {
+				return err
+			}
+		}
+	}
+}

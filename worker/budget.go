@@ -1,0 +1,130 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/chunking/registry"
+)
+
+// errTooComplex marks a document that needs more than a per-document
+// budget (MaxChunkTime, MaxChunksPerDoc) to chunk.
+var errTooComplex = errors.New("too complex")
+
+// chunkWithin runs ch over doc within the per-document budgets and
+// returns its chunks. The chunker is given a context that ends after
+// MaxChunkTime and is stopped (yield returns false) at its chunk number
+// MaxChunksPerDoc+1, so a document over a budget costs at most the budget
+// and the chunks made until then, which are dropped. Over a budget, the
+// error wraps errTooComplex and gives the figures. When ctx (the worker's)
+// ends first, the error wraps ctx's error: the caller tells a shutdown
+// from a budget by ctx.Err().
+//
+// A chunker that is not a StreamChunker, or one that does not watch its
+// context, cannot be stopped: it is waited for (leaving it running would
+// keep its CPU and memory busy while the worker takes the next document,
+// which is what the budget is for), and when it returns late its result
+// is dropped and the document is too complex all the same.
+func (w *Worker) chunkWithin(ctx context.Context, ch chunking.Chunker, doc chunking.Document) ([]chunking.Chunk, []chunking.Warning, error) {
+	budget, limit := w.cfg.MaxChunkTime, w.cfg.MaxChunksPerDoc
+	cctx, cancel := ctx, context.CancelFunc(func() {})
+	if budget > 0 {
+		cctx, cancel = context.WithTimeout(ctx, budget)
+	}
+	defer cancel()
+	start := time.Now()
+	var out []chunking.Chunk
+	text, over := 0, false
+	warnings, err := safeChunk(cctx, ch, doc, func(c chunking.Chunk) bool {
+		if limit > 0 && len(out) >= limit {
+			over = true
+			return false
+		}
+		out = append(out, c)
+		text += len(c.Content())
+		return true
+	})
+	elapsed := time.Since(start)
+	overTime := budget > 0 && (err == nil && elapsed > budget ||
+		err != nil && errors.Is(err, context.DeadlineExceeded) && cctx.Err() != nil)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return nil, nil, err
+	case over:
+		return nil, nil, fmt.Errorf("%w: the %d-byte document gives more than %d chunks (CHUNKSTREAM_MAX_CHUNKS_PER_DOC): stopped at chunk %d after %v",
+			errTooComplex, len(doc.Content), limit, limit+1, roundDuration(elapsed))
+	case overTime:
+		verb := "stopped"
+		if err == nil {
+			verb = "the chunker returned" // it did not watch its context
+		}
+		return nil, nil, fmt.Errorf("%w: chunking the %d-byte document took longer than the %v budget (CHUNKSTREAM_MAX_CHUNK_TIME): %s after %v; chunks made: %d (%d bytes of text)",
+			errTooComplex, len(doc.Content), budget, verb, roundDuration(elapsed), len(out), text)
+	case err != nil:
+		return nil, nil, err
+	}
+	return out, warnings, nil
+}
+
+// roundDuration rounds d for a reason: to the millisecond, or to the
+// microsecond below one.
+func roundDuration(d time.Duration) time.Duration {
+	if d < time.Millisecond {
+		return d.Round(time.Microsecond)
+	}
+	return d.Round(time.Millisecond)
+}
+
+// sizeOption names the option of the registry's chunker name that sets
+// the largest chunk, and whether it counts words (otherwise characters).
+func sizeOption(name string) (option string, words, ok bool) {
+	switch name {
+	case "markdown":
+		return "max_char", false, true
+	case "email":
+		return "max_chars", false, true
+	case "twostep":
+		return "max_chunk_size", true, true
+	}
+	return "", false, false
+}
+
+// checkChunkSize refuses a request that asks chunker name for chunks
+// smaller than the worker accepts (MinChunkChars, MinChunkWords): a tiny
+// size turns a document into as many chunk records as it has characters
+// or words. Only a size the request itself sets is bounded; the worker's
+// own defaults and the chunker's are the operator's choice. The value is
+// read from the options resolved from layers (what the chunker is built
+// from, the request's last); options that do not resolve are left for
+// the chunker's construction to report. The error wraps
+// chunking.ErrInvalidOptions and names the option, the value and the
+// bound.
+func (w *Worker) checkChunkSize(name string, request map[string]any, layers ...map[string]any) error {
+	option, words, ok := sizeOption(name)
+	if _, set := request[option]; !ok || !set {
+		return nil
+	}
+	bound, unit, setting := w.cfg.MinChunkChars, "characters", "CHUNKSTREAM_MIN_CHUNK_CHARS"
+	if words {
+		bound, unit, setting = w.cfg.MinChunkWords, "words", "CHUNKSTREAM_MIN_CHUNK_WORDS"
+	}
+	if bound <= 0 {
+		return nil
+	}
+	e, err := registry.Lookup(name)
+	if err != nil {
+		return nil
+	}
+	resolved, err := e.Resolve(layers...)
+	if err != nil {
+		return nil
+	}
+	if v, ok := resolved[option].(int); ok && v < bound {
+		return fmt.Errorf("chunker %s: %w: %s %d is below the smallest chunk size this worker accepts, %d %s (%s)",
+			name, chunking.ErrInvalidOptions, option, v, bound, unit, setting)
+	}
+	return nil
+}

@@ -1,0 +1,257 @@
+package worker
+
+import (
+	"context"
+	"log/slog"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// DependencyNATS names the NATS server (the CHUNKS stream) in Unavailable
+// errors of the subject sink.
+const DependencyNATS = "nats"
+
+// ProbeSink is implemented by sinks that mark errors with Unavailable:
+// while a dependency is down the worker asks Probe, with backoff, whether
+// it answers again, and resumes when every dependency it saw fail does.
+// A probe must be cheap (a health check, a stream info) and write nothing.
+type ProbeSink interface {
+	// Probe checks dependency (a name the sink gave Unavailable) once and
+	// returns nil when it answers.
+	Probe(ctx context.Context, dependency string) error
+}
+
+// probeTimeout bounds one probe; the sinks' own call timeouts are usually
+// shorter.
+const probeTimeout = 10 * time.Second
+
+// task is one delivery in the worker's hands. tries counts the times it
+// met an outage during this delivery.
+type task struct {
+	msg   jetstream.Msg
+	tries int
+}
+
+// outageState tracks which dependencies of the sink are down. The worker
+// fetches nothing while any is down; Ready reports false.
+type outageState struct {
+	log *slog.Logger
+	m   *Metrics
+
+	mu      sync.Mutex
+	down    map[string]time.Time // dependency → start of its outage
+	floor   time.Duration        // longest RetryAfter seen in this outage
+	upCh    chan struct{}        // closed while no dependency is down
+	downCh  chan struct{}        // closed while some dependency is down
+	success atomic.Bool          // a delivery succeeded since the last probe round
+}
+
+func newOutageState(log *slog.Logger, m *Metrics) *outageState {
+	o := &outageState{log: log, m: m, down: map[string]time.Time{}, upCh: make(chan struct{}), downCh: make(chan struct{})}
+	close(o.upCh)
+	return o
+}
+
+// isDown reports whether some dependency is down.
+func (o *outageState) isDown() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return len(o.down) > 0
+}
+
+// whenUp returns a channel closed once no dependency is down.
+func (o *outageState) whenUp() <-chan struct{} {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.upCh
+}
+
+// whenDown returns a channel closed once some dependency is down.
+func (o *outageState) whenDown() <-chan struct{} {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.downCh
+}
+
+// markDown records that dependency did not answer; the first report of an
+// outage logs one line and sets the gauges.
+func (o *outageState) markDown(dependency string, err error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if d, ok := RetryDelay(err); ok && d > o.floor {
+		o.floor = d
+	}
+	if _, ok := o.down[dependency]; ok {
+		return
+	}
+	now := time.Now()
+	if len(o.down) == 0 {
+		o.upCh = make(chan struct{})
+		close(o.downCh)
+	}
+	o.down[dependency] = now
+	o.m.SinkUp.WithLabelValues(dependency).Set(0)
+	o.m.SinkDownSince.WithLabelValues(dependency).Set(float64(now.UnixNano()) / 1e9)
+	o.log.Warn("sink down: holding messages and probing until it answers", "dependency", dependency,
+		"since", now.UTC().Format(time.RFC3339Nano), "err", err)
+}
+
+// markUp records that dependency answers again; it logs one line with the
+// outage's duration.
+func (o *outageState) markUp(dependency string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	since, ok := o.down[dependency]
+	if !ok {
+		return
+	}
+	delete(o.down, dependency)
+	o.m.SinkUp.WithLabelValues(dependency).Set(1)
+	o.m.SinkDownSince.WithLabelValues(dependency).Set(0)
+	o.log.Info("sink up again: resuming", "dependency", dependency,
+		"since", since.UTC().Format(time.RFC3339Nano), "duration", time.Since(since))
+	if len(o.down) == 0 {
+		o.floor = 0
+		o.downCh = make(chan struct{})
+		close(o.upCh)
+	}
+}
+
+// dependencies returns the dependencies that are down, in name order, and
+// the shortest wait before the first probe.
+func (o *outageState) dependencies() ([]string, time.Duration) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	deps := make([]string, 0, len(o.down))
+	for d := range o.down {
+		deps = append(deps, d)
+	}
+	sort.Strings(deps)
+	return deps, o.floor
+}
+
+// probe runs until ctx ends: whenever a dependency is down it probes every
+// dependency that is down, after SinkProbeBase·2^(n−1) (at most
+// SinkProbeMax, jittered, and no sooner than a RetryAfter the sink asked
+// for), and marks up those that answer. The backoff restarts with an
+// outage that follows one a probe ended (a client may still hold a
+// connection broken during the outage, so a write can fail once more
+// right after it) or a delivery that succeeded; after an outage that only
+// ended because the sink cannot be probed (a trial write follows), it
+// keeps growing, so such a sink is tried less and less often.
+func (w *Worker) probe(ctx context.Context) {
+	attempt := uint64(0)
+	probed := false // the last outage ended by passing probes
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-w.out.whenDown():
+		}
+		if w.out.success.Swap(false) || probed {
+			attempt = 0
+		}
+		probed = false
+		attempt++
+		deps, floor := w.out.dependencies()
+		delay := max(w.probeBackoff.Delay(attempt, nil), floor)
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		ps, canProbe := w.rawSink.(ProbeSink)
+		for _, dep := range deps {
+			var err error
+			if canProbe {
+				pctx, cancel := context.WithTimeout(ctx, probeTimeout)
+				err = ps.Probe(pctx, dep)
+				cancel()
+			}
+			if ctx.Err() != nil {
+				return
+			}
+			if err != nil {
+				w.m.SinkProbes.WithLabelValues(dep, "failed").Inc()
+				w.log.Debug("sink probe failed", "dependency", dep, "attempt", attempt, "err", err)
+				continue
+			}
+			w.m.SinkProbes.WithLabelValues(dep, "ok").Inc()
+			w.out.markUp(dep)
+		}
+		probed = canProbe && !w.out.isDown()
+	}
+}
+
+// hold keeps a delivery during an outage: it is sent an in-progress ack
+// now and every AckWait/3 (holdHeartbeat) until the sink answers again,
+// so it is neither redelivered nor charged a delivery. While the worker
+// drains, it is NAKed for another worker instead; hold reports whether it
+// kept the delivery.
+func (w *Worker) hold(t *task) bool {
+	w.heldMu.Lock()
+	defer w.heldMu.Unlock()
+	if w.draining {
+		if err := t.msg.Nak(); err != nil {
+			w.log.Warn("nak failed", "subject", t.msg.Subject(), "err", err)
+		}
+		return false
+	}
+	if err := t.msg.InProgress(); err != nil {
+		w.log.Warn("in-progress ack failed", "subject", t.msg.Subject(), "err", err)
+	}
+	w.held = append(w.held, t)
+	w.m.Held.Set(float64(len(w.held)))
+	return true
+}
+
+// takeHeld returns the held deliveries, oldest first, and forgets them.
+func (w *Worker) takeHeld() []*task {
+	w.heldMu.Lock()
+	defer w.heldMu.Unlock()
+	out := w.held
+	w.held = nil
+	w.m.Held.Set(0)
+	return out
+}
+
+// releaseHeld starts the drain: from now on hold NAKs, and what is held is
+// NAKed (without delay) for another worker.
+func (w *Worker) releaseHeld() {
+	w.heldMu.Lock()
+	w.draining = true
+	w.heldMu.Unlock()
+	for _, t := range w.takeHeld() {
+		if err := t.msg.Nak(); err != nil {
+			w.log.Warn("nak failed", "subject", t.msg.Subject(), "err", err)
+		}
+	}
+}
+
+// holdHeartbeat sends in-progress acks for the held deliveries every
+// AckWait/3 until ctx ends.
+func (w *Worker) holdHeartbeat(ctx context.Context) {
+	tick := time.NewTicker(w.cfg.AckWait / 3)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		w.heldMu.Lock()
+		held := append([]*task(nil), w.held...)
+		w.heldMu.Unlock()
+		for _, t := range held {
+			if err := t.msg.InProgress(); err != nil {
+				w.log.Warn("in-progress ack failed", "subject", t.msg.Subject(), "err", err)
+			}
+		}
+	}
+}

@@ -1,0 +1,272 @@
+package worker_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/chunkstream/chunkstream/messages"
+	"github.com/chunkstream/chunkstream/worker"
+)
+
+// downSink wraps a sink: while down is set, every write fails as an
+// outage of the dependency "test" and so does its probe. Documents named
+// in broken fail as an outage whatever down says, while the probe passes.
+type downSink struct {
+	inner  worker.Sink
+	down   atomic.Bool
+	probes atomic.Int64
+	broken map[string]bool
+}
+
+func (s *downSink) Write(ctx context.Context, doc worker.Doc, chunks []worker.Chunk) error {
+	if s.down.Load() || s.broken[doc.ID] {
+		return worker.Unavailable("test", errors.New("test sink: connection refused"))
+	}
+	return s.inner.Write(ctx, doc, chunks)
+}
+
+func (s *downSink) Probe(_ context.Context, dependency string) error {
+	if dependency != "test" {
+		return fmt.Errorf("probe of unknown dependency %q", dependency)
+	}
+	s.probes.Add(1)
+	if s.down.Load() {
+		return errors.New("test sink: still down")
+	}
+	return nil
+}
+
+// logCounter is a slog.Handler that keeps every message.
+type logCounter struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (h *logCounter) Enabled(context.Context, slog.Level) bool { return true }
+func (h *logCounter) Handle(_ context.Context, r slog.Record) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.msgs = append(h.msgs, r.Message)
+	return nil
+}
+func (h *logCounter) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *logCounter) WithGroup(string) slog.Handler      { return h }
+
+// count returns the number of messages starting with prefix.
+func (h *logCounter) count(prefix string) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	for _, m := range h.msgs {
+		if strings.HasPrefix(m, prefix) {
+			n++
+		}
+	}
+	return n
+}
+
+// outageConfig is testConfig with quick probes and room in AckWait.
+func outageConfig() worker.Config {
+	cfg := testConfig()
+	cfg.AckWait = 2 * time.Second
+	cfg.SinkProbeBase = 20 * time.Millisecond
+	cfg.SinkProbeMax = 100 * time.Millisecond
+	return cfg
+}
+
+func (e *env) consumerInfo() *jetstream.ConsumerInfo {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	info, err := e.top.Consumer.Info(ctx)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return info
+}
+
+// TestSinkOutageHoldsDeliveries: a sink down for many times the whole
+// retry budget (MaxDeliver 3, backoff from 50 ms) and for several AckWaits
+// costs no delivery and no dead letter: the worker stops fetching, holds
+// what it has with in-progress acks, is not ready, logs the outage once,
+// and processes everything on the first delivery once the probe passes.
+func TestSinkOutageHoldsDeliveries(t *testing.T) {
+	cfg := outageConfig()
+	e := newEnv(t, cfg)
+	docs := markdownDocs(60)
+	for id, c := range docs {
+		e.publish("ingest.docs", messages.IngestRequest{V: 1, ID: id, Content: c}, "")
+	}
+	sink := &downSink{inner: worker.NewSubjectSink(e.js, cfg.ChunksPrefix, 16)}
+	sink.down.Store(true)
+	logs := &logCounter{}
+	w, res, _ := e.startWorker(worker.Options{Sink: sink, Logger: slog.New(logs)})
+	m := w.Metrics()
+
+	waitFor(t, 10*time.Second, "the outage noticed and probed", func() bool { return sink.probes.Load() >= 3 })
+	before := e.consumerInfo()
+	// Hold the sink down for three AckWaits: held deliveries must be kept
+	// alive by their in-progress acks.
+	for end := time.Now().Add(3 * cfg.AckWait); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		if w.Ready() {
+			t.Fatal("Ready() = true while the sink is down")
+		}
+	}
+	during := e.consumerInfo()
+	if during.NumPending != before.NumPending {
+		t.Errorf("requests fetched during the outage: pending went from %d to %d", before.NumPending, during.NumPending)
+	}
+	inHand := uint64(max(2*cfg.Concurrency, 4) + 2*cfg.Concurrency) // a batch, the queue, the processors
+	if during.NumAckPending == 0 || uint64(during.NumAckPending) > inHand {
+		t.Errorf("%d requests in hand during the outage, want 1 to %d", during.NumAckPending, inHand)
+	}
+	if during.NumRedelivered != 0 {
+		t.Errorf("%d requests redelivered during the outage, want 0 (held with in-progress acks)", during.NumRedelivered)
+	}
+	if held := metricValue(t, m.Held); held < 1 || held > float64(during.NumAckPending) {
+		t.Errorf("held gauge = %v, want 1 to the %d requests in hand", held, during.NumAckPending)
+	}
+	if up := metricValue(t, m.SinkUp.WithLabelValues("test")); up != 0 {
+		t.Errorf("sink_up = %v during the outage, want 0", up)
+	}
+	if since := metricValue(t, m.SinkDownSince.WithLabelValues("test")); since <= 0 {
+		t.Errorf("sink_down_since_seconds = %v during the outage, want its start", since)
+	}
+	for _, r := range res.snapshot() {
+		if r.Outcome != worker.OutcomePaused {
+			t.Fatalf("result during the outage: %+v, want only %s", r, worker.OutcomePaused)
+		}
+	}
+
+	sink.down.Store(false)
+	waitFor(t, 60*time.Second, "every request acked", func() bool { return len(res.finals()) == len(docs) })
+	waitFor(t, 10*time.Second, "INGEST empty", func() bool { return e.pendingIngest() == 0 })
+	for seq, r := range res.finals() {
+		if r.Outcome != worker.OutcomeAcked || r.Delivery != 1 {
+			t.Errorf("seq %d: %s on delivery %d, want acked on the first", seq, r.Outcome, r.Delivery)
+		}
+	}
+	checkComplete(t, e.records(), docs)
+	if n := len(e.streamMsgs(cfg.DLQStream)); n != 0 {
+		t.Errorf("%d dead letters, want 0", n)
+	}
+	waitFor(t, 5*time.Second, "ready again", w.Ready)
+	if up := metricValue(t, m.SinkUp.WithLabelValues("test")); up != 1 {
+		t.Errorf("sink_up = %v after the outage, want 1", up)
+	}
+	if down, back := logs.count("sink down"), logs.count("sink up again"); down != 1 || back != 1 {
+		t.Errorf("%d 'sink down' and %d 'sink up again' log lines, want one each", down, back)
+	}
+}
+
+// TestOutageThatIsTheMessage: a request whose write always fails as an
+// outage while the probe passes is tried MaxDeliver times per delivery,
+// then NAKed as an ordinary failure, and ends as an exhausted dead letter;
+// the other requests are acked.
+func TestOutageThatIsTheMessage(t *testing.T) {
+	cfg := outageConfig()
+	e := newEnv(t, cfg)
+	sink := &downSink{inner: worker.NewSubjectSink(e.js, cfg.ChunksPrefix, 16), broken: map[string]bool{"bad.md": true}}
+	_, res, _ := e.startWorker(worker.Options{Sink: sink})
+	bad := e.publish("ingest.docs", messages.IngestRequest{V: 1, ID: "bad.md", Content: []byte("# Bad\n\nx")}, "")
+	docs := markdownDocs(5)
+	for id, c := range docs {
+		e.publish("ingest.docs", messages.IngestRequest{V: 1, ID: id, Content: c}, "")
+	}
+	waitFor(t, 60*time.Second, "every request settled", func() bool { return len(res.finals()) == len(docs)+1 })
+	r := res.finals()[bad]
+	if r.Outcome != worker.OutcomeExhausted || r.Delivery != uint64(cfg.MaxDeliver) {
+		t.Errorf("bad.md: %s on delivery %d, want exhausted on %d", r.Outcome, r.Delivery, cfg.MaxDeliver)
+	}
+	paused := map[uint64]int{}
+	for _, r := range res.snapshot() {
+		if r.StreamSeq == bad && r.Outcome == worker.OutcomePaused {
+			paused[r.Delivery]++
+		}
+	}
+	for d := uint64(1); d <= uint64(cfg.MaxDeliver); d++ {
+		if paused[d] != cfg.MaxDeliver {
+			t.Errorf("bad.md delivery %d held %d times, want %d", d, paused[d], cfg.MaxDeliver)
+		}
+	}
+	checkComplete(t, e.records(), docs)
+}
+
+// TestOutageDrain: a worker stopped during an outage NAKs what it holds at
+// once, so the next worker takes every request, each on its second
+// delivery, and nothing is lost.
+func TestOutageDrain(t *testing.T) {
+	cfg := outageConfig()
+	cfg.AckWait = time.Minute // a request left unNAKed would wait this long
+	e := newEnv(t, cfg)
+	docs := markdownDocs(12)
+	for id, c := range docs {
+		e.publish("ingest.docs", messages.IngestRequest{V: 1, ID: id, Content: c}, "")
+	}
+	sink := &downSink{inner: worker.NewSubjectSink(e.js, cfg.ChunksPrefix, 16)}
+	sink.down.Store(true)
+	w, _, stop := e.startWorker(worker.Options{Sink: sink})
+	waitFor(t, 10*time.Second, "requests held", func() bool { return metricValue(t, w.Metrics().Held) > 0 })
+	stop()
+	// The held requests were NAKed at once: the next worker gets them long
+	// before their AckWait would have run out.
+	_, res, _ := e.startWorker(worker.Options{})
+	waitFor(t, cfg.AckWait/3, "every request acked by the next worker", func() bool { return len(res.finals()) == len(docs) })
+	for seq, r := range res.finals() {
+		if r.Outcome != worker.OutcomeAcked || r.Delivery > 2 {
+			t.Errorf("seq %d: %s on delivery %d, want acked on the first or second", seq, r.Outcome, r.Delivery)
+		}
+	}
+	checkComplete(t, e.records(), docs)
+}
+
+// TestChunksStreamMissingPauses: the subject sink's stream disappears;
+// its publishes find no responder, an outage of NATS: the worker holds
+// its requests and probes the stream until it exists again, then writes
+// everything, with no dead letter.
+func TestChunksStreamMissingPauses(t *testing.T) {
+	cfg := outageConfig()
+	e := newEnv(t, cfg)
+	ctx := context.Background()
+	if err := e.js.DeleteStream(ctx, cfg.ChunksStream); err != nil {
+		t.Fatal(err)
+	}
+	logs := &logCounter{}
+	w, res, _ := e.startWorker(worker.Options{Logger: slog.New(logs)})
+	docs := markdownDocs(8)
+	for id, c := range docs {
+		e.publish("ingest.docs", messages.IngestRequest{V: 1, ID: id, Content: c}, "")
+	}
+	m := w.Metrics()
+	waitFor(t, 20*time.Second, "the outage probed", func() bool {
+		return metricValue(t, m.SinkProbes.WithLabelValues(worker.DependencyNATS, "failed")) >= 3
+	})
+	if w.Ready() {
+		t.Error("Ready() = true while the chunks stream is missing")
+	}
+	if _, err := worker.Setup(ctx, e.js, cfg); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 60*time.Second, "every request acked", func() bool { return len(res.finals()) == len(docs) })
+	for seq, r := range res.finals() {
+		if r.Outcome != worker.OutcomeAcked || r.Delivery != 1 {
+			t.Errorf("seq %d: %s on delivery %d, want acked on the first", seq, r.Outcome, r.Delivery)
+		}
+	}
+	checkComplete(t, e.records(), docs)
+	if n := len(e.streamMsgs(cfg.DLQStream)); n != 0 {
+		t.Errorf("%d dead letters, want 0", n)
+	}
+	if down, back := logs.count("sink down"), logs.count("sink up again"); down != 1 || back != 1 {
+		t.Errorf("%d 'sink down' and %d 'sink up again' log lines, want one each", down, back)
+	}
+}
