@@ -86,7 +86,9 @@ func (sp *splitter) section(s section, hdr headers) {
 		pos = end
 	}
 	if pos < s.end {
-		sp.split(pos, s.end, levelPara)
+		// The section is longer than max_char: when no block came
+		// before, the span is the whole section and is not measured again.
+		sp.splitSpan(pos, s.end, levelPara, pos == s.start)
 	}
 	// A back-off in token mode may carry pieces to a last chunk.
 	for len(sp.cur) > 0 && !sp.pl.Stopped() {
@@ -95,13 +97,18 @@ func (sp *splitter) section(s section, hdr headers) {
 }
 
 // split appends the pieces of src[s:e] at level or finer.
-func (sp *splitter) split(s, e, level int) {
+func (sp *splitter) split(s, e, level int) { sp.splitSpan(s, e, level, false) }
+
+// splitSpan is split; over says src[s:e] is known not to fit.
+func (sp *splitter) splitSpan(s, e, level int, over bool) {
 	if sp.pl.Add(e - s) {
 		return
 	}
-	if n, ok := sp.fits(sp.src[s:e]); ok {
-		sp.emit(piece{start: s, end: e, chars: n})
-		return
+	if !over {
+		if n, ok := sp.fits(sp.src[s:e]); ok {
+			sp.emit(piece{start: s, end: e, chars: n})
+			return
+		}
 	}
 	if level == levelChar {
 		sp.cutChars(s, e)
