@@ -30,12 +30,15 @@ var (
 )
 
 // Chunk is an immutable piece of a document: its text, ordered metadata and
-// the SHA-256 hash of both (see Hash). The zero Chunk is an empty chunk with
-// no metadata and no hash; build chunks with NewChunk.
+// the SHA-256 hash of both (see Hash), and beside them its Span, where it
+// came from in its document (not hashed). The zero Chunk is an empty chunk
+// with no metadata, no hash and no span; build chunks with NewChunk (and
+// WithSpan).
 type Chunk struct {
 	content  string
 	metadata Metadata
 	hash     string
+	span     Span
 }
 
 // NewChunk returns a chunk of content with a deep copy of metadata, its hash

@@ -29,6 +29,50 @@
 // In a stored chunk the metadata map is level 1, and maps and lists may
 // nest down to level MaxDepth; readers and writers refuse deeper ones.
 //
+// # Spans
+//
+// Every chunk a chunker of this module makes says where it came from: its
+// Span, carried beside the chunk (Chunk.Span, Chunk.WithSpan), never in
+// its metadata, so hashes stay the reference's. The span is a contract
+// with the same standing as the hash; its fields, as JSONL, the wire's
+// chunk record and the Qdrant payload write them (snake_case, all
+// integers):
+//
+//	"span": {"start": 310, "end": 912, "first_line": 12, "last_line": 30, "verbatim": true}
+//	"span": {"message_ids": ["a@example.org", "b@example.org"]}
+//
+// The fields:
+//
+//   - start and end: the byte offsets [start, end) of the chunk's source
+//     in the document as given (for MDX, the file before cleaning);
+//     first_line and last_line: the 1-based lines holding byte start and
+//     byte end-1. They come together or not at all (Span.HasRange), with
+//     start < end and first_line ≤ last_line.
+//   - verbatim: true when the content is exactly the document's bytes
+//     [start, end). When false, the content was made from that source:
+//     sections joined by a blank line instead of the gap between them,
+//     MDX text with its MDX-only syntax removed, the part of a split code
+//     block, table or math block (the range covers the lines or rows the
+//     part holds; the fences, repeated header and delimiter rows and "$$"
+//     lines are added), a two-step chunk with an overlap or add_headers
+//     lines before its text (the range starts where the overlap starts in
+//     the source). In every case the range covers the source text the
+//     content holds, and nothing more; lines the chunker added are not
+//     in it.
+//   - message_ids: for email chunks, the Message-IDs (as the messages
+//     give them, or the ids the chunker gives messages without one) of
+//     the messages the chunk holds, in the chunk's order. Email chunks
+//     have no byte range: their messages are decoded, and a window's
+//     messages may come from several files.
+//
+// Fields are only ever added. The zero Span says nothing and is not
+// written. YAML storage, the reference's format, neither writes nor reads
+// spans (a "span" key is ignored), so a chunk loaded from YAML has none.
+// Readers of JSONL accept lines without "span"; a "span" that breaks the
+// rules above is a syntax error (ErrSpan inside ErrSyntax), and so is an
+// unknown field in it (the wire's reader ignores unknown fields, as it
+// does everywhere).
+//
 // # Sizes
 //
 // Every length is counted in characters, and a character is a Unicode code
@@ -47,8 +91,8 @@
 // # Storage
 //
 // Save and Load pick the format by extension (.jsonl, .yaml, .yml).
-// JSONL holds one {"content", "metadata", "hash"} object per line with the
-// metadata keys in order; loading verifies each hash and reports a
+// JSONL holds one {"content", "metadata", "hash", "span"} object per line
+// with the metadata keys in order ("span" only for chunks that have one); loading verifies each hash and reports a
 // mismatch with the line number (ErrHashMismatch). JSONL lines and the
 // wire's JSON messages go through one codec (AppendJSONObject,
 // DecodeJSONObject), written here rather than taken from encoding/json
@@ -77,7 +121,7 @@
 // # Concurrency and aliasing
 //
 // Chunk, Collection and Inspector are safe for concurrent use. Chunk's
-// accessors return copies of the metadata's top level; NewChunk and
+// accessors return copies of the metadata's top level and of the span; NewChunk and
 // NewCollection copy their inputs, and every slice a Collection method
 // returns is a fresh copy. Nested metadata values (lists, maps) are shared
 // and must be treated as immutable. ChunkWriter, JSONLReader and the

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 )
 
@@ -26,6 +27,10 @@ func checkReload(t *testing.T, f Format, c *Collection) {
 		a, b := c.At(i), again.At(i)
 		if a.Content() != b.Content() || RenderMetadata(a.Metadata()) != RenderMetadata(b.Metadata()) {
 			t.Fatalf("chunk %d changed on reload: %q %v -> %q %v", i, a.Content(), a.Metadata(), b.Content(), b.Metadata())
+		}
+		// JSONL keeps the span; YAML, the reference's format, drops it.
+		if want := a.Span(); f == YAML && !b.Span().IsZero() || f == JSONL && !reflect.DeepEqual(b.Span(), want) {
+			t.Fatalf("chunk %d: span %+v -> %+v in %v", i, want, b.Span(), f)
 		}
 	}
 	var second bytes.Buffer
@@ -67,6 +72,8 @@ func FuzzLoadJSONL(f *testing.F) {
 	seedStorage(f, JSONL)
 	f.Add([]byte(`{"content":"x","metadata":{"a":[1,2.5,null,{"b":true}]}}` + "\n\n" + `{"content":""}`))
 	f.Add([]byte(`{"content":"x","metadata":{"n":-100000000000000000000000000000,"k":1,"k":"\u2028\ud83d\ude00"}}`))
+	f.Add([]byte(`{"content":"x","span":{"start":0,"end":1,"first_line":1,"last_line":1,"verbatim":true}}` + "\n" +
+		`{"content":"y","metadata":{},"span":{"message_ids":["a@x","b@x"]}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, err := DecodeJSONL(bytes.NewReader(data), "fuzz.jsonl")
 		if err != nil {

@@ -180,9 +180,18 @@ func (d *treeDir) render(lines []string, prefix string, depth, maxDepth, maxFile
 // ReadChunk returns the chunk at position i framed by rules, as the
 // reference's read_chunk shows it: its length, then its String, with
 // previews of the previous and next chunk of its file when asked.
+//
+// A chunk with a span also shows where it came from, on a line after its
+// length: "Source: docs/a.md:12-30 (bytes 310 to 912)" (file, lines
+// and byte range; "docs/a.md:12" for one line), with ", not verbatim"
+// inside the brackets when the content is not the source text itself, and "Messages: <id>, <id>" for the messages of an email
+// chunk. Chunks without a span (YAML in the reference's format) show
+// exactly what the reference shows.
 func (in *Inspector) ReadChunk(i int, showBefore, showAfter bool, contextMaxChars int) string {
 	ch := in.c.At(i)
-	lines := []string{rule, fmt.Sprintf("Length: %d chars", ch.Len()), rule}
+	lines := []string{rule, fmt.Sprintf("Length: %d chars", ch.Len())}
+	lines = append(lines, spanLines(in.c.fileOf[i], ch.span)...)
+	lines = append(lines, rule)
 	if showBefore || showAfter {
 		ctx := in.c.ChunkWithContext(i, contextMaxChars, showBefore, showAfter)
 		if showBefore {
@@ -221,6 +230,27 @@ func (in *Inspector) ReadFile(file string, maxChunks int) string {
 		lines = append(lines, fmt.Sprintf("\n... %d more chunks in this file", len(ps)-n))
 	}
 	return strings.Join(lines, "\n")
+}
+
+// spanLines returns the lines ReadChunk shows for span s of a chunk of
+// file: none for the zero Span.
+func spanLines(file string, s Span) []string {
+	var out []string
+	if s.HasRange() {
+		where := file + ":" + strconv.Itoa(s.FirstLine)
+		if s.LastLine != s.FirstLine {
+			where += "-" + strconv.Itoa(s.LastLine)
+		}
+		line := "Source: " + where + " (bytes " + strconv.Itoa(s.Start) + " to " + strconv.Itoa(s.End)
+		if !s.Verbatim {
+			line += ", not verbatim"
+		}
+		out = append(out, line+")")
+	}
+	if len(s.MessageIDs) > 0 {
+		out = append(out, "Messages: <"+strings.Join(s.MessageIDs, ">, <")+">")
+	}
+	return out
 }
 
 // SampleChunk picks a chunk uniformly at random with r and returns its

@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// specChunks are the chunks of the spec's summary example: doc.md (4 and
+// specChunks are the chunks of the reference's summary example: doc.md (4 and
 // 2 characters), guide/ref.md (6), guide/deep/x.md (4), z.md (1).
 func specChunks() []Chunk {
 	mk := func(content, file string, index int) Chunk {

@@ -9,7 +9,8 @@ import (
 )
 
 // JSONLWriter writes chunks as JSON Lines: one object
-// {"content", "metadata", "hash"} per line, metadata keys in their order,
+// {"content", "metadata", "hash", "span"} per line ("span" only when the
+// chunk has one, see Span.Fields), metadata keys in their order,
 // non-ASCII text raw. Floats are written as Python's repr writes them
 // (always with a "." or an exponent), so they load back as floats.
 type JSONLWriter struct {
@@ -62,6 +63,12 @@ func AppendJSONL(b []byte, ch Chunk) ([]byte, error) {
 	if b, err = appendJSONString(b, h); err != nil {
 		return nil, AtKey(err, "hash")
 	}
+	if !ch.span.IsZero() {
+		b = append(b, `,"span":`...)
+		if b, err = appendJSONObject(b, ch.span.Fields(), 1); err != nil {
+			return nil, within(err, "span")
+		}
+	}
 	return append(b, '}', '\n'), nil
 }
 
@@ -84,8 +91,9 @@ func NewJSONLReader(r io.Reader, name string) *JSONLReader {
 }
 
 // Read returns the next chunk, or io.EOF after the last one. Blank lines
-// are skipped. A line that is not a {"content", "metadata", "hash"}
-// object wraps ErrSyntax; a hash that does not match wraps
+// are skipped. A line that is not a {"content", "metadata", "hash",
+// "span"} object ("span" optional, read by SpanFromFields) wraps
+// ErrSyntax; a hash that does not match wraps
 // ErrHashMismatch; both name the file and line. A line without "hash"
 // gets its hash computed.
 func (j *JSONLReader) Read() (Chunk, error) {
@@ -115,6 +123,7 @@ func (j *JSONLReader) parse(line []byte) (Chunk, error) {
 	}
 	var content, hash *string
 	var md Metadata
+	var sp Span
 	for _, f := range rec {
 		switch f.Key {
 		case "content", "hash":
@@ -138,6 +147,18 @@ func (j *JSONLReader) parse(line []byte) (Chunk, error) {
 			default:
 				return Chunk{}, syntaxError(j.name, j.line, nil, "metadata is not an object")
 			}
+		case "span":
+			if f.Value == nil {
+				continue
+			}
+			m, ok := f.Value.(Metadata)
+			if !ok {
+				return Chunk{}, syntaxError(j.name, j.line, nil, "span is %s, want an object", jsonType(f.Value))
+			}
+			var err error
+			if sp, err = SpanFromFields(m, false); err != nil {
+				return Chunk{}, syntaxError(j.name, j.line, err, "span")
+			}
 		default:
 			return Chunk{}, syntaxError(j.name, j.line, nil, "unknown field %q", f.Key)
 		}
@@ -146,9 +167,9 @@ func (j *JSONLReader) parse(line []byte) (Chunk, error) {
 		return Chunk{}, syntaxError(j.name, j.line, nil, `no "content"`)
 	}
 	if hash == nil {
-		return NewChunk(*content, md), nil
+		return NewChunk(*content, md).WithSpan(sp), nil
 	}
-	ch := Chunk{content: *content, metadata: md, hash: *hash}
+	ch := Chunk{content: *content, metadata: md, hash: *hash, span: sp}
 	if !ch.VerifyHash() {
 		return Chunk{}, fmt.Errorf("%s:%d: %w: stored %q, computed %q", j.name, j.line, ErrHashMismatch, ch.hash, Hash(ch.content, md))
 	}

@@ -11,8 +11,7 @@ import (
 )
 
 // WalkFolder lists the files under dir that a folder chunker reads, with
-// the walk rules of the spec (§2.5), shared by every chunker and the
-// producer:
+// the walk rules shared by every chunker and the producer:
 //
 //   - the walk is recursive;
 //   - files and folders whose name starts with "." are skipped (dir

@@ -405,7 +405,7 @@ func (d *yamlDecoder) chunk(n *yaml.Node, aliased bool) (Chunk, error) {
 			default:
 				return Chunk{}, syntaxError(d.name, v.Line, nil, "metadata is not a mapping")
 			}
-		case "hash":
+		case "hash", "span": // computed on load; spans are not stored in YAML
 		default:
 			return Chunk{}, syntaxError(d.name, k.Line, nil, "unknown key %q", k.Value)
 		}

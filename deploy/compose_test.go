@@ -222,50 +222,49 @@ func hasPorts(t *testing.T, svc string, got []int, want ...int) {
 
 // TestComposeEnvironmentIsConfigured checks that every variable the compose
 // file sets on the chunkstream programs is one they read (their env tags)
-// and, once the README has it, one in the configuration table.
+// and one in the configuration tables (docs/configuration.md).
 func TestComposeEnvironmentIsConfigured(t *testing.T) {
 	c := loadCompose(t)
 	known := knownEnv(t)
-	table := readmeEnvTable(t)
+	table := configEnvTable(t)
 	for _, name := range []string{"worker", "producer"} {
 		for k := range c.Services[name].Environment {
 			if !known[k] {
 				t.Errorf("compose %s sets %s, which no program reads", name, k)
 			}
 			if len(table) > 0 && !table[k] {
-				t.Errorf("compose %s sets %s, which the README configuration table lacks", name, k)
+				t.Errorf("compose %s sets %s, which the configuration tables lack", name, k)
 			}
 		}
 	}
 }
 
-// TestComposeMatchesReadme checks the README's compose table:
+// TestComposeMatchesReadme checks the compose table of docs/deployment.md
+// (and of the README while it has one):
 // | `service` | `image` | `port`, `port` |.
 func TestComposeMatchesReadme(t *testing.T) {
-	sec := readmeSection(t, "Docker Compose")
-	if sec == "" {
-		t.Fatal("README.md has no `## Docker Compose` section")
-	}
 	c := loadCompose(t)
 	row := regexp.MustCompile("(?m)^\\|\\s*`([a-z]+)`\\s*\\|\\s*`([^`]+)`\\s*\\|([^|]*)\\|")
-	rows := row.FindAllStringSubmatch(sec, -1)
-	if len(rows) < 4 {
-		t.Fatalf("README compose table has %d rows, want nats, qdrant, worker, producer", len(rows))
-	}
-	for _, r := range rows {
-		s, ok := c.Services[r[1]]
-		if !ok {
-			t.Errorf("README names compose service %s, which docker-compose.yml lacks", r[1])
-			continue
+	for where, sec := range docSections(t, "docs/deployment.md", "Docker Compose", "Docker Compose") {
+		rows := row.FindAllStringSubmatch(sec, -1)
+		if len(rows) < 4 {
+			t.Fatalf("%s compose table has %d rows, want nats, qdrant, worker, producer", where, len(rows))
 		}
-		if s.Image != r[2] {
-			t.Errorf("compose %s image = %q, README says %q", r[1], s.Image, r[2])
-		}
-		got := containerPorts(t, r[1], s.Ports)
-		for _, m := range regexp.MustCompile("`(\\d+)`").FindAllStringSubmatch(r[3], -1) {
-			n, _ := strconv.Atoi(m[1])
-			if !slices.Contains(got, n) {
-				t.Errorf("README says compose %s serves port %d; it publishes %v", r[1], n, got)
+		for _, r := range rows {
+			s, ok := c.Services[r[1]]
+			if !ok {
+				t.Errorf("%s names compose service %s, which docker-compose.yml lacks", where, r[1])
+				continue
+			}
+			if s.Image != r[2] {
+				t.Errorf("compose %s image = %q, %s says %q", r[1], s.Image, where, r[2])
+			}
+			got := containerPorts(t, r[1], s.Ports)
+			for _, m := range regexp.MustCompile("`(\\d+)`").FindAllStringSubmatch(r[3], -1) {
+				n, _ := strconv.Atoi(m[1])
+				if !slices.Contains(got, n) {
+					t.Errorf("%s says compose %s serves port %d; it publishes %v", where, r[1], n, got)
+				}
 			}
 		}
 	}

@@ -24,9 +24,11 @@
 //     by a kustomization (no forgotten files);
 //   - probes, ports, grace period, stream and consumer names agree with the
 //     worker's defaults; containers run as non-root with a read-only root;
-//   - the Helm values hold the keys the README names;
-//   - docker-compose.yml parses, names the images and ports the README
-//     promises, and sets only environment variables the programs read;
+//   - the Helm values hold the keys docs/deployment.md (and the README,
+//     while it has the table) names;
+//   - docker-compose.yml parses, names the images and ports the docs
+//     promise, and sets only environment variables the programs read and
+//     docs/configuration.md lists;
 //   - the Dockerfile builds the three commands statically and runs them as
 //     a non-root user with a health check the worker implements.
 package deploy

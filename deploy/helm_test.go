@@ -50,26 +50,25 @@ func natsMonitorPort(t *testing.T) int {
 	return int(f)
 }
 
-// TestHelmValuesHoldReadmeKeys checks every row of the README's Helm
-// values table: | `file` | `dotted.key` | `value` |.
+// TestHelmValuesHoldReadmeKeys checks every row of the Helm values table
+// of docs/deployment.md (and of the README while it has one):
+// | `file` | `dotted.key` | `value` |.
 func TestHelmValuesHoldReadmeKeys(t *testing.T) {
-	sec := readmeSection(t, "Deploy on Kubernetes")
-	if sec == "" {
-		t.Fatal("README.md has no `## Deploy on Kubernetes` section")
-	}
 	row := regexp.MustCompile("(?m)^\\|\\s*`([a-z-]+-values\\.yaml)`\\s*\\|\\s*`([A-Za-z0-9_.]+)`\\s*\\|\\s*`([^`]*)`")
-	rows := row.FindAllStringSubmatch(sec, -1)
-	if len(rows) < 6 {
-		t.Fatalf("README Helm values table has %d rows, want at least 6", len(rows))
-	}
-	for _, r := range rows {
-		v, ok := lookup(loadValues(t, r[1]), r[2])
-		if !ok {
-			t.Errorf("README names %s key %s, which the file does not hold", r[1], r[2])
-			continue
+	for where, sec := range docSections(t, "docs/deployment.md", "Kubernetes", "Deploy on Kubernetes") {
+		rows := row.FindAllStringSubmatch(sec, -1)
+		if len(rows) < 6 {
+			t.Fatalf("%s Helm values table has %d rows, want at least 6", where, len(rows))
 		}
-		if got := fmt.Sprint(v); got != r[3] {
-			t.Errorf("%s %s = %s, README says %s", r[1], r[2], got, r[3])
+		for _, r := range rows {
+			v, ok := lookup(loadValues(t, r[1]), r[2])
+			if !ok {
+				t.Errorf("%s names %s key %s, which the file does not hold", where, r[1], r[2])
+				continue
+			}
+			if got := fmt.Sprint(v); got != r[3] {
+				t.Errorf("%s %s = %s, %s says %s", r[1], r[2], got, where, r[3])
+			}
 		}
 	}
 }

@@ -534,7 +534,7 @@ func knownEnv(t *testing.T) map[string]bool {
 func TestConfigMapAgreesWithWorkerDefaults(t *testing.T) {
 	objs := loadObjects(t)
 	known := knownEnv(t)
-	table := readmeEnvTable(t)
+	table := configEnvTable(t)
 	for _, o := range objs {
 		cm, ok := o.Obj.(*corev1.ConfigMap)
 		if !ok {
@@ -545,7 +545,7 @@ func TestConfigMapAgreesWithWorkerDefaults(t *testing.T) {
 				t.Errorf("%s: ConfigMap key %s is no variable the worker reads", o.File, k)
 			}
 			if len(table) > 0 && !table[k] {
-				t.Errorf("%s: ConfigMap key %s is not in the README configuration table", o.File, k)
+				t.Errorf("%s: ConfigMap key %s is not in the configuration tables", o.File, k)
 			}
 		}
 	}

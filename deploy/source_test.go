@@ -268,11 +268,12 @@ func metricsPort(t *testing.T) int {
 	return p
 }
 
-// readmeSection returns the body of the README's `## title` section, or ""
-// when the README or the section is absent.
-func readmeSection(t *testing.T, title string) string {
+// docSection returns the body of the `## title` section of the Markdown
+// file rel (relative to the repository root), or "" when the file or the
+// section is absent. Lines inside code fences are never headings.
+func docSection(t *testing.T, rel, title string) string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(repo, "README.md"))
+	data, err := os.ReadFile(filepath.Join(repo, filepath.FromSlash(rel)))
 	if err != nil {
 		return ""
 	}
@@ -283,14 +284,14 @@ func readmeSection(t *testing.T, title string) string {
 	fence := false
 	for sc.Scan() {
 		line := sc.Text()
-		if strings.HasPrefix(line, "```") {
+		if strings.HasPrefix(strings.TrimLeft(line, " "), "```") {
 			fence = !fence
 		}
-		if !fence && strings.HasPrefix(line, "## ") {
+		if !fence && (strings.HasPrefix(line, "## ") || strings.HasPrefix(line, "# ")) {
 			if in {
 				break
 			}
-			in = strings.TrimSpace(line[3:]) == title
+			in = strings.HasPrefix(line, "## ") && strings.TrimSpace(line[3:]) == title
 			continue
 		}
 		if in {
@@ -301,18 +302,39 @@ func readmeSection(t *testing.T, title string) string {
 	return b.String()
 }
 
-// readmeEnvTable returns the variable names in the first column of the
-// README's configuration table(s): rows starting with "| `NAME`".
-func readmeEnvTable(t *testing.T) map[string]bool {
+// docSections returns the sections that document one thing while it moves
+// from the README to docs/: the section of docs/ (required: the test
+// fails without it) and the README's (when it still has it), keyed by
+// where they are.
+func docSections(t *testing.T, docsRel, docsTitle, readmeTitle string) map[string]string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(repo, "README.md"))
-	if err != nil {
-		return nil
+	out := map[string]string{}
+	sec := docSection(t, docsRel, docsTitle)
+	if sec == "" {
+		t.Fatalf("%s has no `## %s` section", docsRel, docsTitle)
 	}
+	out[docsRel] = sec
+	if sec := docSection(t, "README.md", readmeTitle); sec != "" {
+		out["README.md"] = sec
+	}
+	return out
+}
+
+// configEnvTable returns the variable names in the first column of the
+// configuration tables (docs/configuration.md, and the README's while it
+// has one): rows starting with "| `NAME`".
+func configEnvTable(t *testing.T) map[string]bool {
+	t.Helper()
 	re := regexp.MustCompile("(?m)^\\|\\s*`((?:NATS|CHUNKSTREAM)_[A-Z0-9_]+)`")
 	out := map[string]bool{}
-	for _, m := range re.FindAllStringSubmatch(string(data), -1) {
-		out[m[1]] = true
+	for _, rel := range []string{"docs/configuration.md", "README.md"} {
+		data, err := os.ReadFile(filepath.Join(repo, rel))
+		if err != nil {
+			continue
+		}
+		for _, m := range re.FindAllStringSubmatch(string(data), -1) {
+			out[m[1]] = true
+		}
 	}
 	return out
 }

@@ -272,6 +272,9 @@ func (r *ChunkRecord) fields() chunking.Metadata {
 			md = chunking.Metadata{}
 		}
 		f = append(f, chunking.Field{Key: "metadata", Value: md}, chunking.Field{Key: "hash", Value: r.Hash})
+		if !r.Span.IsZero() {
+			f = append(f, chunking.Field{Key: "span", Value: r.Span.Fields()})
+		}
 	}
 	return f
 }

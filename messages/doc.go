@@ -3,7 +3,7 @@
 // subject and Nats-Msg-Id rules, chunk ids, and the one codec that reads
 // and writes them as msgpack (default) or JSON (Content-Type
 // application/json). Other languages publish and consume these messages;
-// the README's message formats are the same contract for them.
+// docs/wire.md describes the same contract for them.
 //
 // It imports only the standard library, msgpack, google/uuid (chunk ids)
 // and chunking (for chunking.Metadata): no NATS.
@@ -62,6 +62,19 @@
 //     msgpack writes it as bin and accepts str; JSON writes "content" when
 //     the bytes are UTF-8 and "content_b64" (standard base64) otherwise;
 //     both keys are accepted in either encoding, but not together.
+//   - The chunk record's span (ChunkRecord.Span) is the chunk's
+//     chunking.Span, written after "hash" as a map in the order start,
+//     end, first_line, last_line, verbatim (when it has a byte range),
+//     message_ids (when it lists messages), and not written for the zero
+//     Span. It is a contract like the hash, and not part of it: byte
+//     offsets [start, end) and 1-based lines of the document as the
+//     producer sent it (MDX before cleaning), verbatim when the content
+//     is exactly those bytes, and the Message-IDs an email chunk holds,
+//     in its order (the chunking package documents each field). Readers
+//     ignore span fields they do not know, since fields are only ever
+//     added; a span that breaks the rules (start not before end, a range
+//     without its lines, ids that are not strings) is a decode error
+//     naming "span".
 //   - Format inference (InferFormat): extension of the id, case-insensitive,
 //     ignoring a URI's query or fragment; no or an unknown extension means
 //     "markdown" (the default chunker's format; plain text is Markdown).

@@ -269,6 +269,11 @@ func recordFromTree(tree any) (ChunkRecord, error) {
 		Metadata:   fr.mapping("metadata"),
 		Hash:       fr.str("hash"),
 	}
+	if sp := fr.mapping("span"); sp != nil && fr.err == nil {
+		if r.Span, err = chunking.SpanFromFields(sp, true); err != nil {
+			fr.err = fmt.Errorf("field \"span\": %w", err)
+		}
+	}
 	if fr.err == nil && (r.Position < 0 || r.Count < 0 || r.Position > math.MaxInt32 || r.Count > math.MaxInt32) {
 		fr.err = fmt.Errorf("position %d or count %d out of range", r.Position, r.Count)
 	}

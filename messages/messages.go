@@ -207,6 +207,10 @@ type ChunkRecord struct {
 	Content  string            `msgpack:"content,omitempty" json:"content,omitempty"`
 	Metadata chunking.Metadata `msgpack:"metadata,omitempty" json:"metadata,omitempty"`
 	Hash     string            `msgpack:"hash,omitempty" json:"hash,omitempty"`
+	// Span is where the chunk came from in its document (chunking.Span,
+	// written as chunking.Span.Fields writes it); the zero Span, as from
+	// a chunk without one, is not written. It is not part of the hash.
+	Span chunking.Span `msgpack:"span,omitempty" json:"span,omitempty"`
 }
 
 // NewChunkRecord returns the record of the chunk at position (of count)
@@ -215,7 +219,7 @@ func NewChunkRecord(docID, docVersion string, seq uint64, position, count int, c
 	return ChunkRecord{
 		V: Version, Op: OpUpsert, ID: ChunkID(docID, position), DocID: docID, DocVersion: docVersion,
 		IngestSeq: seq, Position: position, Count: count,
-		Content: c.Content(), Metadata: c.Metadata(), Hash: c.Hash(),
+		Content: c.Content(), Metadata: c.Metadata(), Hash: c.Hash(), Span: c.Span(),
 	}
 }
 
@@ -226,9 +230,9 @@ func NewDeleteRecord(docID, docVersion string, seq uint64) ChunkRecord {
 	return ChunkRecord{V: Version, Op: OpDelete, DocID: docID, DocVersion: docVersion, IngestSeq: seq}
 }
 
-// Chunk returns the record's chunk, keeping its hash.
+// Chunk returns the record's chunk, keeping its hash and span.
 func (r *ChunkRecord) Chunk() chunking.Chunk {
-	return chunking.NewChunkWithHash(r.Content, r.Metadata, r.Hash)
+	return chunking.NewChunkWithHash(r.Content, r.Metadata, r.Hash).WithSpan(r.Span)
 }
 
 // MsgID returns the record's Nats-Msg-Id: "<id>@<ingest_seq>" for a chunk,

@@ -184,6 +184,59 @@ func TestChunkRecordRoundTrip(t *testing.T) {
 	}
 }
 
+// TestChunkRecordSpan checks the span on the wire: written after the
+// hash as a map of the span's fields when the chunk has one, read back
+// whole from msgpack and JSON, absent for a chunk without one, and read
+// by another language's encoder (a plain map, unknown fields ignored).
+func TestChunkRecordSpan(t *testing.T) {
+	spans := []chunking.Span{
+		{Start: 10, End: 42, FirstLine: 2, LastLine: 5, Verbatim: true},
+		{Start: 0, End: 7, FirstLine: 1, LastLine: 1},
+		{MessageIDs: []string{"a@x", "b@x"}},
+		{},
+	}
+	for _, sp := range spans {
+		c := chunking.NewChunk("Hello", chunking.Metadata{{Key: "index", Value: 0}}).WithSpan(sp)
+		rec := NewChunkRecord("d", "abc", 9, 0, 1, c)
+		for _, ct := range []string{ContentTypeMsgpack, ContentTypeJSON} {
+			b, err := EncodeChunkRecord(&rec, ct)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := DecodeChunkRecord(ct, b)
+			if err != nil {
+				t.Fatalf("%s: %v", ct, err)
+			}
+			if !reflect.DeepEqual(got.Span, sp) || !reflect.DeepEqual(got.Chunk().Span(), sp) || got.Chunk().Hash() != c.Hash() {
+				t.Errorf("%s: span %+v (chunk %+v), want %+v", ct, got.Span, got.Chunk().Span(), sp)
+			}
+			if has := strings.Contains(string(b), "span"); has == sp.IsZero() {
+				t.Errorf("%s: span written = %v for span %+v", ct, has, sp)
+			}
+		}
+	}
+	b, err := EncodeChunkRecord(&ChunkRecord{V: 1, Op: OpUpsert, ID: "i", DocID: "d", Count: 1, Content: "x",
+		Span: chunking.Span{Start: 1, End: 3, FirstLine: 1, LastLine: 2, Verbatim: true}}, ContentTypeJSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `,"span":{"start":1,"end":3,"first_line":1,"last_line":2,"verbatim":true}}`; !strings.HasSuffix(string(b), want) {
+		t.Errorf("JSON record %s, want it to end with %s", b, want)
+	}
+	other := mp(t, map[string]any{"v": 1, "op": "upsert", "id": "i", "doc_id": "d", "ingest_seq": 1, "position": 0, "count": 1,
+		"content": "x", "hash": "h", "span": map[string]any{"start": 0, "end": 1, "first_line": 1, "last_line": 1, "verbatim": true, "later": "field"}})
+	got, err := DecodeChunkRecord(ContentTypeMsgpack, other)
+	if err != nil || !reflect.DeepEqual(got.Span, chunking.Span{Start: 0, End: 1, FirstLine: 1, LastLine: 1, Verbatim: true}) {
+		t.Errorf("DecodeChunkRecord(plain msgpack with a span) = %+v, %v", got.Span, err)
+	}
+	for _, bad := range []string{`"span":[1]`, `"span":{"start":3,"end":1,"first_line":1,"last_line":1}`, `"span":{"message_ids":[1]}`} {
+		in := `{"v":1,"op":"upsert","id":"i","doc_id":"d","ingest_seq":1,"position":0,"count":1,"content":"x","hash":"h",` + bad + `}`
+		if _, err := DecodeChunkRecord(ContentTypeJSON, []byte(in)); !errors.Is(err, ErrDecode) || !strings.Contains(err.Error(), "span") {
+			t.Errorf("DecodeChunkRecord(%s) = %v, want ErrDecode naming the span", bad, err)
+		}
+	}
+}
+
 func TestLibraryInterfaces(t *testing.T) {
 	r := IngestRequest{V: 1, ID: "a", Content: []byte("x"), Metadata: chunking.Metadata{{Key: "b", Value: 1}, {Key: "a", Value: 2}}}
 	b, err := msgpack.Marshal(&r)

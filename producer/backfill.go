@@ -31,7 +31,7 @@ var ErrDuplicateID = errors.New("producer: two paths give the same document id")
 // BackfillOptions configure Producer.Backfill.
 type BackfillOptions struct {
 	// Paths are the folders and files to send. A folder is walked with
-	// chunking.WalkFolder (spec §2.5) and its documents' ids are their
+	// chunking.WalkFolder and its documents' ids are their
 	// paths relative to it; a file's id is its base name.
 	Paths []string
 	// IDPrefix is put before every document id ("docs/" + "a.md").

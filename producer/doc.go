@@ -18,7 +18,7 @@
 //     less 64 KiB for headers and the envelope) are stored in the objects
 //     bucket under the sha256 hex of their content (written once: an
 //     existing object of that name is reused) and sent as content_ref.
-//   - Folders are walked with chunking.WalkFolder (the spec's rules: sorted,
+//   - Folders are walked with chunking.WalkFolder (the chunkers' rules: sorted,
 //     hidden entries skipped, symlinked folders not followed); the document
 //     id is the path relative to the folder, with "/" separators.
 //

@@ -16,8 +16,8 @@ import (
 // Config holds every worker setting: the topology it consumes from and
 // writes to (embedded, so cfg.IngestStream and the like read as fields of
 // Config) and its own. The env tags are read by cmd/worker
-// (caarlos0/env); the README's configuration table lists the same names
-// and defaults, and a test keeps the two in step. The NATS connection
+// (caarlos0/env); docs/configuration.md lists the same names and
+// defaults, and a test keeps the two in step. The NATS connection
 // settings are the command's, not the worker's: a Worker is given its
 // connection.
 type Config struct {

@@ -250,6 +250,9 @@ func TestJSONRecords(t *testing.T) {
 			if r.Content != w.Content() || !reflect.DeepEqual(r.Metadata, w.Metadata()) || r.Hash != w.Hash() {
 				t.Errorf("%s#%d: record %q %v %s, want %q %v %s", id, r.Position, r.Content, r.Metadata, r.Hash, w.Content(), w.Metadata(), w.Hash())
 			}
+			if !w.Span().HasRange() || !reflect.DeepEqual(r.Span, w.Span()) {
+				t.Errorf("%s#%d: record span %+v, want the chunk's %+v", id, r.Position, r.Span, w.Span())
+			}
 		}
 	}
 	if got := byDoc["empty.md"]; len(got) != 1 || got[0].Op != messages.OpDelete {

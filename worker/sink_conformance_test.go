@@ -13,7 +13,7 @@ import (
 )
 
 // TestSubjectSinkConforms runs the sink conformance suite on the subject
-// sink. Its Reader replays CHUNKS as DESIGN.md tells consumers to: per
+// sink. Its Reader replays CHUNKS as docs/wire.md tells consumers to: per
 // doc_id, only the records of the highest ingest_seq seen; a delete record
 // there means no chunks.
 func TestSubjectSinkConforms(t *testing.T) {

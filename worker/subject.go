@@ -92,7 +92,7 @@ func (s *SubjectSink) Write(ctx context.Context, doc Doc, chunks []Chunk) error 
 		rec := messages.ChunkRecord{
 			V: messages.Version, Op: messages.OpUpsert, ID: c.ID, DocID: doc.ID, DocVersion: doc.Version,
 			IngestSeq: doc.Seq, Position: c.Position, Count: len(chunks),
-			Content: c.Chunk.Content(), Metadata: c.Chunk.Metadata(), Hash: c.Chunk.Hash(),
+			Content: c.Chunk.Content(), Metadata: c.Chunk.Metadata(), Hash: c.Chunk.Hash(), Span: c.Chunk.Span(),
 		}
 		msg, err := s.recordMsg(subject, &rec)
 		if err != nil {

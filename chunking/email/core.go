@@ -8,7 +8,8 @@ import (
 	"unicode/utf8"
 )
 
-// Reference constants of fork compaction (spec §4, step 3).
+// Reference constants of fork compaction (docs/chunkers.md, "Paths and
+// windows").
 const (
 	sharedPrefixThreshold = 4 // a later path sharing more than this many messages is trimmed
 	contextTailForBranch  = 3 // a trimmed path keeps this many shared messages
@@ -36,7 +37,7 @@ type msg struct {
 	addrDone        bool
 }
 
-// cmpDateKey orders messages by the spec's date key: unparsed dates first
+// cmpDateKey orders messages by their date key: unparsed dates first
 // (by raw text), parsed ones by instant, then by the original id.
 func cmpDateKey(a, b *msg) int {
 	if a.parsed != b.parsed {
@@ -56,7 +57,8 @@ func cmpDateKey(a, b *msg) int {
 }
 
 // path is one root→leaf list of message indexes, with the fork link of a
-// trimmed path (spec §4 step 6, Beyond).
+// trimmed path (a link the reference does not make; see the package
+// documentation).
 type path struct {
 	msgs      []int
 	trimmed   bool
@@ -64,7 +66,8 @@ type path struct {
 	sharedLen int // trimmed only: messages it shares with the kept path
 }
 
-// threadPaths implements spec §4 steps 1–3 over the messages of one thread.
+// threadPaths turns the messages of one thread into paths: parents by
+// reply_to, one path per leaf, fork compaction.
 func threadPaths(ms []*msg) []path {
 	n := len(ms)
 	byID := make(map[string]int, n)
@@ -201,7 +204,7 @@ func leafPath(leaf int, parent []int) []int {
 	return rev
 }
 
-// compact implements fork compaction (spec §4 step 3) for the leaf paths
+// compact implements fork compaction for the leaf paths
 // of one component, given in leaf order.
 func compact(leafPaths [][]int, ms []*msg) []path {
 	if len(leafPaths) < 2 {

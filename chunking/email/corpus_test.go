@@ -109,8 +109,14 @@ func checkChunks(t *testing.T, chunks []chunking.Chunk, maxEmails, maxChars int)
 		if n := c.Len(); n > maxChars {
 			t.Errorf("chunk %v: %d characters > %d", id, n, maxChars)
 		}
-		if n := strings.Count(c.Content(), "\n[msg #"); n > maxEmails || n < 1 {
+		n := strings.Count(c.Content(), "\n[msg #")
+		if n > maxEmails || n < 1 {
 			t.Errorf("chunk %v: %d messages (max %d)", id, n, maxEmails)
+		}
+		// The span lists the messages: one per block (a body may hold
+		// more lookalike block lines), no byte range.
+		if sp := c.Span(); len(sp.MessageIDs) < 1 || len(sp.MessageIDs) > n || sp.HasRange() || slices.Contains(sp.MessageIDs, "") {
+			t.Errorf("chunk %v: span %+v for %d message blocks", id, sp, n)
 		}
 		if !utf8.ValidString(c.Content()) {
 			t.Errorf("chunk %v: invalid UTF-8", id)

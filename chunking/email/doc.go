@@ -35,7 +35,7 @@
 // file.pst` writes mbox files; `readpst -M` writes one .eml per message),
 // then chunk the result.
 //
-// # Decisions the spec leaves open
+// # Decisions the reference leaves open
 //
 //   - mbox: github.com/emersion/go-mbox is replaced by an mbox reader that
 //     normalises CRLF to LF, un-escapes mboxrd (one '>' off ^>+From ) or
@@ -129,6 +129,11 @@
 //   - A trimmed fork path hangs under the kept path it was compared with
 //     (the first kept path with the longest shared prefix); that window
 //     lists it in child_chunk_ids after its own path's children.
+//   - Spans (chunking.Span): a chunk's span lists the Message-IDs of the
+//     messages it holds, in the chunk's order (the ids as the messages
+//     give them, the missing-id-… ids of messages without one, a row's
+//     id); it has no byte range, since a window's text is decoded and
+//     rendered, and its messages may come from several files.
 //   - Warnings carry the file and line (mbox From_ line, JSON row line) or
 //     the Message-ID; threading warnings name the message they concern.
 //

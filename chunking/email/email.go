@@ -239,7 +239,7 @@ func yieldAll(chunks []chunking.Chunk, md chunking.Metadata, pl *poll.Poller, yi
 			return false
 		}
 		if len(md) > 0 {
-			ch = chunking.NewChunk(ch.Content(), ch.Metadata().Merge(md))
+			ch = chunking.NewChunk(ch.Content(), ch.Metadata().Merge(md)).WithSpan(ch.Span())
 		}
 		if !yield(ch) {
 			return false

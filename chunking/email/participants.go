@@ -13,8 +13,8 @@ type Address struct {
 
 const labelEdgeChars = ",;:._-"
 
-// participantLabel derives a participant label from an address per spec
-// §4 step 5. ok is false when the address yields no label.
+// participantLabel derives a participant label from an address, as the
+// reference does. ok is false when the address yields no label.
 func participantLabel(a Address) (string, bool) {
 	s := strings.TrimSpace(a.Name)
 	if s == "" {

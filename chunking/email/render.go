@@ -111,7 +111,7 @@ func blockHeader(m *msg, order int, fromS, toS, ccS string) string {
 }
 
 // labelSet accumulates a window's participant labels (display casing,
-// first occurrence first, de-duplicated ignoring case) per spec §4 step 5.
+// first occurrence first, de-duplicated ignoring case).
 type labelSet struct {
 	labels []string
 	keys   []string        // lowercased labels, searched while few
@@ -241,7 +241,9 @@ func (r *renderer) windowHeader(start, end int) (string, []string) {
 	return header(r.subject, dateRange(r.ms[start].date10, r.ms[end].date10), participantsDisplay(set.labels)), set.labels
 }
 
-// windows implements spec §4 step 4 with the max_chars Fix.
+// windows cuts a path into windows of at most maxEmails messages whose
+// formatted text, header included, stays within max_chars (the reference
+// does not bound the header; see docs/chunkers.md).
 func (r *renderer) windows(maxEmails, overlap int) []window {
 	n := len(r.ms)
 	var out []window
@@ -371,8 +373,8 @@ func isSpace(r rune) bool {
 
 func trimSpace(s string) string { return strings.TrimFunc(s, isSpace) }
 
-// chunkThread turns the messages of one thread into chunks (spec §4
-// steps 4–6), before request metadata.
+// chunkThread turns the messages of one thread into chunks (windows,
+// content and metadata), before request metadata.
 func chunkThread(threadID string, ms []*msg, maxEmails, maxChars, overlap int) []chunking.Chunk {
 	if len(ms) == 0 {
 		return nil
@@ -472,7 +474,11 @@ func chunkThread(threadID string, ms []*msg, maxEmails, maxChars, overlap int) [
 				md[k].Value = toUTF8(str)
 			}
 		}
-		out = append(out, chunking.NewChunk(toUTF8(d.w.content), md))
+		ids := make([]string, 0, d.w.end-d.w.start+1)
+		for _, k := range p.msgs[d.w.start : d.w.end+1] {
+			ids = append(ids, toUTF8(ms[k].canonID))
+		}
+		out = append(out, chunking.NewChunk(toUTF8(d.w.content), md).WithSpan(chunking.Span{MessageIDs: ids}))
 	}
 	return out
 }

@@ -14,8 +14,11 @@ import (
 // code parts start with the opening fence line and end with a bare
 // closing fence of the same character and length; table parts repeat the
 // header and delimiter rows; math parts are wrapped in "$$" lines. Body
-// lines are packed whole; a line too long for a part is cut at words, else
-// at characters.
+// lines are packed whole, greedily, to the full budget (so the parts are
+// as few as it allows); a code or math line too long for a part is cut at
+// words, else at characters. A table row is cut only when it alone
+// exceeds max_char and its pieces fit with the header (cutRow); any other
+// row too long for a part is a part of its own, with the header.
 func (sp *splitter) atomic(b mdblocks.Block, end int) {
 	src := sp.src
 	var open, close string
@@ -56,12 +59,19 @@ func (sp *splitter) atomic(b mdblocks.Block, end int) {
 		sp.warnOversize(b, n)
 		return
 	}
-	// The budget for body lines; a floor of a quarter of max_char keeps the
-	// output linear in the input when the wrapper is nearly max_char long
-	// (parts then exceed max_char and are marked oversize).
-	budget := max(sp.max-wrap, sp.max/4, 1)
+	// The budget for body lines, line breaks included: a part's last line
+	// break is dropped when the part ends a chunk (and a part that fits
+	// only so is never packed with another piece), so the body may take
+	// max_char - wrap + 1 characters, or in tokens max_char - wrap plus
+	// what that break saves (breakSaved, rowEndsPart). A floor of a
+	// quarter of max_char keeps the output linear in the input when the
+	// wrapper is nearly max_char long (parts then exceed max_char and are
+	// marked oversize).
+	fit := sp.max - wrap + sp.breakSaved(b.Kind, close, lastClose)
+	budget := max(fit, sp.max/4, 1)
 	var part strings.Builder
 	partChars := 0
+	partStart, partEnd := 0, 0 // the source of the part's body
 	warned := false
 	flush := func(last bool) {
 		if partChars == 0 {
@@ -82,7 +92,7 @@ func (sp *splitter) atomic(b mdblocks.Block, end int) {
 			alone = sp.m.LenString(text[:len(text)-1])
 		}
 		over := alone > sp.max
-		sp.emit(piece{text: text, chars: n, kind: pieceSynth, oversize: over})
+		sp.emit(piece{start: partStart, end: partEnd, text: text, chars: n, kind: pieceSynth, oversize: over})
 		if over && !warned {
 			sp.warnOversize(b, alone)
 			warned = true
@@ -90,13 +100,18 @@ func (sp *splitter) atomic(b mdblocks.Block, end int) {
 		part.Reset()
 		partChars = 0
 	}
-	add := func(line []byte, n int) {
-		if partChars > 0 && partChars+n > budget {
+	add := func(from, to, n int) {
+		line := src[from:to]
+		if partChars > 0 && partChars+n > budget && !sp.rowEndsPart(b.Kind, line, partChars, sp.max-wrap) {
 			flush(false)
 		}
 		if partChars == 0 && len(bytes.TrimSpace(line)) == 0 {
 			return // a part never starts with a blank line
 		}
+		if partChars == 0 {
+			partStart = from
+		}
+		partEnd = to
 		part.Write(line)
 		if len(line) == 0 || line[len(line)-1] != '\n' {
 			part.WriteByte('\n')
@@ -113,21 +128,68 @@ func (sp *splitter) atomic(b mdblocks.Block, end int) {
 		if line[len(line)-1] != '\n' {
 			n++ // the line break added before the closing line
 		}
-		if n <= budget {
-			add(line, n)
+		if n <= budget || b.Kind == mdblocks.Table && !sp.cutRow(line, fit) {
+			// A table row that is not cut is a part of its own, with the
+			// header, oversize when they do not fit together.
+			add(p, q, n)
 		} else {
 			// Cut the line at words, else characters, into lines of at
-			// most budget characters (tokens), line break included.
-			text := bytes.TrimRight(line, "\r\n")
-			for len(text) > 0 {
-				k, m := sp.cutPrefix(text, budget-1)
-				add(text[:k], m+1)
-				text = text[k:]
+			// most budget characters (tokens), line break included. (A
+			// table row's piece may take budget tokens: the budget counts
+			// a token for its line break, which it loses as a part's last
+			// line; see rowEndsPart.)
+			limit := budget - 1
+			if b.Kind == mdblocks.Table && !sp.m.Exact() {
+				limit = budget
+			}
+			for t, e := p, p+len(bytes.TrimRight(line, "\r\n")); t < e; {
+				k, m := sp.cutPrefix(src[t:e], limit)
+				add(t, t+k, m+1)
+				t += k
 			}
 		}
 		p = q
 	}
 	flush(true)
+}
+
+// breakSaved returns what a part loses with its last line break, dropped
+// when the part ends a chunk: one character; in tokens, what the closing
+// line of a code or math part loses without its line break (the least of
+// close's and lastClose's: a token for "```", none for "~~~", in
+// cl100k_base), and nothing for a table, whose rows are looked at one by
+// one (rowEndsPart).
+func (sp *splitter) breakSaved(kind mdblocks.Kind, close, lastClose string) int {
+	if sp.m.Exact() {
+		return 1
+	}
+	if kind == mdblocks.Table {
+		return 0
+	}
+	saved := func(s string) int { return sp.m.LenString(s) - sp.m.LenString(strings.TrimSuffix(s, "\n")) }
+	return min(saved(close), saved(lastClose))
+}
+
+// rowEndsPart reports, in token mode, whether a table row (or a piece of
+// one) that does not fit in the budget after used tokens of rows still
+// fits as the part's last row, which loses its line break (limit is
+// max_char less the header): the budget assumes that break saves nothing,
+// as for a row ending in "|", but after other text it often saves a token.
+// In characters the budget is exact already.
+func (sp *splitter) rowEndsPart(kind mdblocks.Kind, row []byte, used, limit int) bool {
+	if sp.m.Exact() || kind != mdblocks.Table || used >= limit {
+		return false
+	}
+	return sp.m.LenLimit(bytes.TrimSuffix(row, []byte("\n")), limit-used) <= limit-used
+}
+
+// cutRow reports whether a table row too long for a part is cut into
+// pieces: only when the row alone is longer than max_char (in the
+// chunker's unit) and each piece can fit with the header (fit, the body
+// budget, is at least a quarter of max_char). Otherwise cutting would
+// only make oversize parts, each repeating the header.
+func (sp *splitter) cutRow(line []byte, fit int) bool {
+	return fit >= sp.max/4 && sp.m.LenLimit(bytes.TrimRight(line, " \t\r\n"), sp.max) > sp.max
 }
 
 // cutPrefix returns the byte length and size of the longest prefix of text

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/internal/mdblocks"
@@ -162,5 +164,53 @@ func BenchmarkAdversarial(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// BenchmarkSpanCost chunks the corpus with and without spans (the
+// chunker's benchmark-only switch) in one run: every document with both,
+// in alternating order, so that both see the same machine, load and
+// garbage; it reports the ratio of their CPU times on the benchmark's
+// thread, which other processes do not inflate (target: spans/no-spans ≤
+// 1.05). Bytes count both runs.
+func BenchmarkSpanCost(b *testing.B) {
+	docs, total := loadCorpus(b)
+	for _, tc := range []struct {
+		name string
+		set  func(*markdown.Config)
+	}{
+		{"default", nil},
+		{"small", func(c *markdown.Config) { *c = markdown.Config{MaxChar: 300, MinChar: 100, ChunkOverlap: 60} }},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			with := mustNew(b, tc.set)
+			without := markdown.WithoutSpans(with)
+			run := func(c *markdown.Chunker, d chunking.Document) time.Duration {
+				start := testutil.ThreadCPU()
+				_, _, _ = c.Chunk(d)
+				return testutil.ThreadCPU() - start
+			}
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			b.ReportAllocs()
+			b.SetBytes(2 * total)
+			var tw, to time.Duration
+			i := 0
+			for b.Loop() {
+				for k, d := range docs {
+					if (i+k)%2 == 0 {
+						tw += run(with, d)
+						to += run(without, d)
+					} else {
+						to += run(without, d)
+						tw += run(with, d)
+					}
+				}
+				i++
+			}
+			if to > 0 {
+				b.ReportMetric(tw.Seconds()/to.Seconds(), "spans/no-spans")
+			}
+		})
 	}
 }

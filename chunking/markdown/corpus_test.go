@@ -66,11 +66,7 @@ func TestCorpus(t *testing.T) {
 					t.Errorf("Chunk(%s): %v", rel, err)
 					continue
 				}
-				clean := src
-				if markdown.IsMDX(doc) {
-					clean = markdown.CleanMDX(src)
-				}
-				if err := markdowntest.CheckSize(clean, chunks, c.Config().MaxChar, sizeOf(t, c)); err != nil {
+				if err := markdowntest.CheckDocument(doc, chunks, c.Config()); err != nil {
 					t.Errorf("Chunk(%s): %v", rel, err)
 					if failures++; failures > 10 {
 						t.Fatal("too many failures")
@@ -110,11 +106,12 @@ func TestCorpusAsOneDocument(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		chunks, _, err := c.Chunk(chunking.Document{Path: "all.md", Content: all})
+		doc := chunking.Document{Path: "all.md", Content: all}
+		chunks, _, err := c.Chunk(doc)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := markdowntest.CheckSize(all, chunks, cfg.MaxChar, sizeOf(t, c)); err != nil {
+		if err := markdowntest.CheckDocument(doc, chunks, cfg); err != nil {
 			t.Errorf("Chunk(corpus as one %d MB document, %+v): %v", len(all)>>20, cfg, err)
 		}
 	}

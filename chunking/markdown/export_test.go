@@ -22,3 +22,11 @@ func Work(c *Chunker, src []byte) int {
 	}
 	return pl.Work()
 }
+
+// WithoutSpans returns a copy of c that gives chunks without spans: the
+// benchmarks' baseline for what spans cost.
+func WithoutSpans(c *Chunker) *Chunker {
+	d := *c
+	d.noSpans = true
+	return &d
+}

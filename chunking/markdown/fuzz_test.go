@@ -40,11 +40,7 @@ func FuzzChunk(f *testing.F) {
 		if err != nil {
 			t.Fatalf("Chunk: %v", err)
 		}
-		clean := src
-		if mdx {
-			clean = markdown.CleanMDX(src)
-		}
-		if err := markdowntest.Check(clean, chunks, mc); err != nil {
+		if err := markdowntest.CheckDocument(doc, chunks, opts); err != nil {
 			t.Fatalf("Chunk(%q, %v): %v", src, opts, err)
 		}
 		again, _, _ := c.Chunk(doc)
@@ -71,7 +67,8 @@ func FuzzChunkTokens(f *testing.F) {
 		if err != nil {
 			t.Fatalf("New(%+v): %v", opts, err)
 		}
-		chunks, _, err := c.Chunk(chunking.Document{Path: "f.md", Content: src})
+		doc := chunking.Document{Path: "f.md", Content: src}
+		chunks, _, err := c.Chunk(doc)
 		if !utf8.Valid(src) {
 			if !errors.Is(err, chunking.ErrNotUTF8) {
 				t.Fatalf("Chunk(invalid UTF-8) = %v, want ErrNotUTF8", err)
@@ -81,7 +78,7 @@ func FuzzChunkTokens(f *testing.F) {
 		if err != nil {
 			t.Fatalf("Chunk: %v", err)
 		}
-		if err := markdowntest.CheckSize(src, chunks, mc, sizeOf(t, c)); err != nil {
+		if err := markdowntest.CheckDocument(doc, chunks, opts); err != nil {
 			t.Fatalf("Chunk(%q, %v): %v", src, opts, err)
 		}
 	})

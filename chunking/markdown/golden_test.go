@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/chunkstream/chunkstream/chunking"
@@ -65,13 +64,6 @@ func dump(t testing.TB, chunks []chunking.Chunk, warns []chunking.Warning, token
 	return b.Bytes()
 }
 
-func cleaned(c goldenCase) []byte {
-	if strings.HasSuffix(c.name, ".mdx") {
-		return markdown.CleanMDX(c.input)
-	}
-	return c.input
-}
-
 // TestGolden chunks every input in testdata/ with the options of its
 // sidecar, read as the wire reads them, checks the invariants and a
 // second run, and compares the dump with <case>.golden (go test -update
@@ -95,7 +87,7 @@ func TestGolden(t *testing.T) {
 				t.Fatalf("Chunk(%s): %v", tc.name, err)
 			}
 			if tc.extra == nil {
-				if err := markdowntest.CheckSize(cleaned(tc), chunks, c.Config().MaxChar, sizeOf(t, c)); err != nil {
+				if err := markdowntest.CheckDocument(doc, chunks, c.Config()); err != nil {
 					t.Errorf("Chunk(%s): invariant: %v", tc.name, err)
 				}
 			}

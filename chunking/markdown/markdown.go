@@ -12,6 +12,7 @@ import (
 	"github.com/chunkstream/chunkstream/chunking/internal/fileio"
 	"github.com/chunkstream/chunkstream/chunking/internal/measure"
 	"github.com/chunkstream/chunkstream/chunking/internal/poll"
+	"github.com/chunkstream/chunkstream/chunking/internal/srcspan"
 	"github.com/chunkstream/chunkstream/internal/tokens"
 )
 
@@ -68,6 +69,7 @@ func (cfg Config) Validate() error {
 type Chunker struct {
 	minChar, maxChar, overlap int
 	enc                       *tokens.Encoding // nil: sizes count characters
+	noSpans                   bool             // benchmarks only: chunks without spans
 }
 
 // New returns a Chunker for cfg, or cfg's Validate error. With a
@@ -160,9 +162,11 @@ func (c *Chunker) chunkPolled(pl *poll.Poller, doc chunking.Document, yield func
 		return nil, fmt.Errorf("markdown: %s: %w", name, pl.Err())
 	}
 	src := doc.Content
+	var offsets *OffsetMap // cleaned MDX offsets → doc.Content offsets
 	if IsMDX(doc) {
-		src = CleanMDX(src)
+		src, offsets = cleanMDX(src, !c.noSpans)
 	}
+	lines := srcspan.New(doc.Content)
 	scratch := make(chunking.Metadata, 0, 6+len(doc.Metadata)) // chunking.NewChunk copies it
 	index := 0
 	m, release := c.measure()
@@ -185,7 +189,11 @@ func (c *Chunker) chunkPolled(pl *poll.Poller, doc chunking.Document, yield func
 			md = md.Merge(doc.Metadata)
 		}
 		index++
-		return yield(chunking.NewChunk(r.content, md))
+		ch := chunking.NewChunk(r.content, md)
+		if !c.noSpans && r.start < r.end {
+			ch = ch.WithSpan(lines.Span(offsets.Start(r.start), offsets.End(r.end), r.content))
+		}
+		return yield(ch)
 	})
 	if pl.Stopped() {
 		return nil, fmt.Errorf("markdown: %s: %w", name, pl.Err())

@@ -11,13 +11,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/internal/markdowntest"
 	"github.com/chunkstream/chunkstream/chunking/internal/poll"
 	"github.com/chunkstream/chunkstream/chunking/markdown"
-	"github.com/chunkstream/chunkstream/internal/tokens"
 )
 
 // mustNew returns a chunker of DefaultConfig changed by set (nil: the
@@ -39,15 +37,11 @@ func mustNew(t testing.TB, set func(*markdown.Config)) *markdown.Chunker {
 // encoding.
 func sizeOf(t testing.TB, c *markdown.Chunker) markdowntest.Size {
 	t.Helper()
-	name := c.Config().Tokenizer
-	if name == "" {
-		return utf8.RuneCountInString
-	}
-	enc, err := tokens.Get(name)
+	size, err := markdowntest.SizeOf(c.Config())
 	if err != nil {
 		t.Fatal(err)
 	}
-	return enc.CountString
+	return size
 }
 
 func chunk(t testing.TB, c *markdown.Chunker, doc chunking.Document) []chunking.Chunk {
@@ -113,7 +107,7 @@ func TestSpecCases(t *testing.T) {
 			if strings.Join(got, "\n~~\n") != strings.Join(tt.want, "\n~~\n") {
 				t.Errorf("Chunk(%q) =\n%q\nwant\n%q", tt.src, got, tt.want)
 			}
-			if err := markdowntest.Check([]byte(tt.src), chunks, c.Config().MaxChar); err != nil {
+			if err := markdowntest.CheckDocument(chunking.Document{Content: []byte(tt.src)}, chunks, c.Config()); err != nil {
 				t.Error(err)
 			}
 		})
@@ -228,7 +222,59 @@ func TestCleanMDX(t *testing.T) {
 		if got := string(markdown.CleanMDX([]byte(tt.in))); got != tt.want {
 			t.Errorf("CleanMDX(%q) = %q, want %q", tt.in, got, tt.want)
 		}
+		if err := checkOffsetMap([]byte(tt.in)); err != nil {
+			t.Errorf("CleanMDXMap(%q): %v", tt.in, err)
+		}
 	}
+	// Each byte is mapped to its own place, runs and cuts alike.
+	src := []byte("a<!-- x -->b\n\n\n\nc<W />d")
+	clean, m := markdown.CleanMDXMap(src)
+	if string(clean) != "ab\n\ncd" {
+		t.Fatalf("CleanMDXMap(%q) = %q", src, clean)
+	}
+	for i, want := range []int{0, 11, 12, 13, 16, 22} {
+		if got := m.Start(i); got != want {
+			t.Errorf("Start(%d) = %d, want %d", i, got, want)
+		}
+	}
+	if got := m.End(2); got != 12 {
+		t.Errorf("End(2) = %d, want 12 (just after the b)", got)
+	}
+}
+
+// checkOffsetMap checks CleanMDXMap on src: the same text as CleanMDX,
+// every cleaned byte mapped to an equal source byte, in increasing order,
+// and End(i+1) = Start(i)+1.
+func checkOffsetMap(src []byte) error {
+	clean, m := markdown.CleanMDXMap(src)
+	if want := markdown.CleanMDX(src); !bytes.Equal(clean, want) {
+		return fmt.Errorf("text %q, CleanMDX gives %q", clean, want)
+	}
+	prev := -1
+	for i := range clean {
+		o := m.Start(i)
+		if o <= prev || o >= len(src) || src[o] != clean[i] {
+			return fmt.Errorf("cleaned byte %d (%q) mapped to %d (after %d)", i, clean[i], o, prev)
+		}
+		if e := m.End(i + 1); e != o+1 {
+			return fmt.Errorf("End(%d) = %d, want %d", i+1, e, o+1)
+		}
+		prev = o
+	}
+	return nil
+}
+
+// FuzzCleanMDX holds checkOffsetMap on any input.
+func FuzzCleanMDX(f *testing.F) {
+	for _, tc := range loadCases(f) {
+		f.Add(tc.input)
+	}
+	f.Add([]byte("a<!-- x -->b\n\n\n\nc<W />d\nimport X from 'y'\nexport const a = 1\n\n<A>\n</A>"))
+	f.Fuzz(func(t *testing.T, src []byte) {
+		if err := checkOffsetMap(src); err != nil {
+			t.Fatal(err)
+		}
+	})
 }
 
 func TestMetadataOrderAndExtras(t *testing.T) {
@@ -389,7 +435,7 @@ func TestBadInputLinear(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if err := markdowntest.Check(src, chunks, 200); err != nil {
+				if err := markdowntest.CheckDocument(chunking.Document{Content: src}, chunks, c.Config()); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -416,8 +462,8 @@ func TestHugeLine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	maxChar := markdown.DefaultConfig().MaxChar
-	if err := markdowntest.Check(src[:0], chunks, maxChar); err != nil {
+	maxChar := c.Config().MaxChar
+	if err := markdowntest.Check(src[:0], chunks, c.Config()); err != nil {
 		t.Fatal(err)
 	}
 	if len(chunks) < len(src)/maxChar {

@@ -35,6 +35,10 @@ type rawChunk struct {
 	content  string
 	hdr      headers
 	oversize bool
+	// start and end bound the source text the content holds (in the
+	// MDX-cleaned source): exactly it, or for content made from it
+	// (joined sections, re-wrapped parts) the text it came from.
+	start, end int
 }
 
 // pipeline turns the stream of top-level blocks into chunks, holding only
@@ -232,7 +236,7 @@ func (p *pipeline) emit() {
 		}
 		content = sb.String()
 	}
-	p.out(rawChunk{content: content, hdr: p.ghdr})
+	p.out(rawChunk{content: content, hdr: p.ghdr, start: group[0].start, end: group[len(group)-1].end})
 }
 
 // lineCounter turns increasing offsets into 1-based line numbers in time

@@ -11,7 +11,7 @@ import (
 	"github.com/chunkstream/chunkstream/chunking/internal/poll"
 )
 
-// Split levels, coarsest first: the separators of the spec.
+// Split levels, coarsest first: the reference's separators.
 const (
 	levelPara     = iota // blank lines ("\n\n")
 	levelLine            // line breaks ("\n")
@@ -32,7 +32,7 @@ const (
 // piece is an indivisible unit of a long section. Source pieces are
 // contiguous: consecutive ones in the list are adjacent in the source.
 type piece struct {
-	start, end int    // source span (text and atomic pieces)
+	start, end int    // source span (of a synthetic piece: of its body)
 	text       string // content of a synthetic piece
 	chars      int    // size in the chunker's unit (tokens of the piece alone in token mode)
 	kind       pieceKind
@@ -338,7 +338,12 @@ func (sp *splitter) flush() {
 		content, oversize, carry = sp.backOff(content)
 	}
 	if content != "" {
-		sp.yield(rawChunk{content: content, hdr: sp.hdr, oversize: oversize})
+		s := sp.cur[0].start
+		if sp.ovStart >= 0 {
+			s = sp.ovStart
+		}
+		s, e := trimSpan(sp.src, s, sp.cur[len(sp.cur)-1].end)
+		sp.yield(rawChunk{content: content, hdr: sp.hdr, oversize: oversize, start: s, end: e})
 		sp.prev, sp.cur = sp.cur, sp.prev[:0]
 	} else {
 		sp.prev, sp.cur = sp.prev[:0], sp.cur[:0]

@@ -541,7 +541,7 @@ var refWords = []string{
 // ("Fig. 3", "Figure 3.5", "Tab. 2", "Table 2", "Eq. (4)", "Equation 4")
 // starting at s[i], or i when there is none. A bare number's trailing
 // period is part of the reference ("See Fig. 3. The result holds." is one
-// sentence, as the spec has it); a parenthesised number ends at ')'.
+// sentence, as in the reference); a parenthesised number ends at ')'.
 func referenceEnd(s string, i, b int) int {
 	if i+1 >= b {
 		return i

@@ -96,6 +96,7 @@ type Chunker struct {
 	splitOn     [7]bool
 	splitLevels []int            // the levels of splitOn, ascending
 	enc         *tokens.Encoding // nil: sizes count words (overlap: words, characters)
+	noSpans     bool             // benchmarks only: chunks without spans
 }
 
 // New returns a Chunker for cfg, or cfg's Validate error. The chunker

@@ -61,7 +61,7 @@
 //   - A run without spaces (CJK) that holds sentence ends may be cut at
 //     them, as in word mode a long section is; a unit is never cut.
 //
-// # Decisions the spec leaves open
+// # Decisions the reference leaves open
 //
 //   - Formats: markdown ("md"), mdx and text; Document.Format wins, else the
 //     extension of Path (.mdx → mdx, .txt/.text → text, anything else →
@@ -101,14 +101,14 @@
 //     such a prefix, a delimiter row, and the following '|' lines (nested
 //     tables without outer pipes are not detected). Atomic units keep their
 //     first line's indentation.
-//   - Inline spans in which no sentence ends: $…$ (the spec's rule: opened by
+//   - Inline spans in which no sentence ends: $…$ (the reference's rule: opened by
 //     '$' before a non-space, closed by '$' after a non-space and not before
 //     a digit; so "$5 and $10" is text but "$5 for $x$" is one span, as in
 //     Pandoc), \(…\), code spans, and references "Fig. 3", "Figure 3.5",
 //     "Figs.", "Tab. 2", "Table 2", "Eq. (4)", "Eqn. 4", "Equation 4"
 //     (either initial case; space, no-break space or '~' after the word).
 //     A bare reference number's trailing period belongs to the reference,
-//     so "See Fig. 3. The result holds." is one sentence (the spec's case);
+//     so "See Fig. 3. The result holds." is one sentence (as in the reference);
 //     a parenthesised one ends at ')', so "See Eq. (4). It holds." is two.
 //     None of these spans runs across a blank line.
 //   - HTML blocks, lists, block quotes and thematic breaks are text: cut
@@ -128,7 +128,7 @@
 //     never left at the end of a chunk when it fits at the
 //     start of the next one with the unit that follows it. A section within
 //     the budget is one chunk whatever it contains.
-//   - Merging joins with "\n\n" as the spec says (not the source gap). The
+//   - Merging joins with "\n\n" as the reference does (not the source gap). The
 //     current chunk's level is that of its first piece (its headers are
 //     kept); a chunk without headers (text before the first header) is
 //     compatible with every chunk, so it may absorb headed chunks, which
@@ -143,8 +143,14 @@
 //     whole against the heading's source lines, setext included, and against
 //     "## Title"); missing ones are inserted as "## Title" lines, shallowest
 //     first, before the overlap (so with both, a chunk whose own text starts
-//     with its header line reads "# A⏎<overlap> ## B⏎…", as the spec's order
+//     with its header line reads "# A⏎<overlap> ## B⏎…", as the reference's order
 //     has it).
+//   - Spans (chunking.Span): a chunk's span runs from the start of its
+//     text (or of its overlap, in the previous chunk's text) to the end of
+//     its text. Merged chunks span from the first piece to the last; a
+//     chunk is verbatim when its content is exactly those bytes, which
+//     merged pieces (joined by "\n\n" whatever separated them), overlaps
+//     (joined by one space) and add_headers lines usually prevent.
 //   - Metadata: headers (always present, [] without headers), index, file
 //     (when Path is set), file_format, oversize (only when true), then the
 //     document's metadata, whose values win on a clash.

@@ -2,6 +2,7 @@ package twostep
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -9,10 +10,11 @@ import (
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/internal/mdblocks"
 	"github.com/chunkstream/chunkstream/chunking/internal/sentences"
+	"github.com/chunkstream/chunkstream/chunking/internal/spantest"
 )
 
-// checkInvariants chunks doc with c twice and asserts the invariants of
-// spec §3 on the result, which it returns:
+// checkInvariants chunks doc with c twice and asserts the chunker's
+// invariants (docs/chunkers.md) on the result, which it returns:
 //   - deterministic output;
 //   - index 0..n-1, metadata order headers, index, [file], file_format,
 //     [oversize: true]; valid UTF-8, no empty chunk;
@@ -28,6 +30,8 @@ import (
 //   - every word of the source present, in order (in token mode, where a
 //     run without spaces may be cut at a sentence end, every non-space
 //     character).
+//   - the span property (checkSpans), in every unit: spans are source
+//     offsets, whatever the budget counts.
 //
 // An invalid UTF-8 document must fail with chunking.ErrNotUTF8.
 func checkInvariants(t testing.TB, c *Chunker, doc chunking.Document) []chunking.Chunk {
@@ -106,7 +110,40 @@ func checkInvariants(t testing.TB, c *Chunker, doc chunking.Document) []chunking
 	} else {
 		checkWordsInOrder(t, doc.Path, src, chunks)
 	}
+	checkSpans(t, c, doc, chunks, again)
 	return chunks
+}
+
+// checkSpans asserts the span property (spantest.Check): a verbatim
+// chunk is the document's bytes at its span, another covers the source it
+// came from, the header lines add_headers inserts aside; and a second run
+// gives the same spans.
+func checkSpans(t testing.TB, c *Chunker, doc chunking.Document, chunks, again []chunking.Chunk) {
+	t.Helper()
+	synthetic := func(i int, line string) bool {
+		if !c.addHeaders {
+			return false
+		}
+		hs, _ := chunks[i].Metadata().Get("headers")
+		list, _ := hs.([]any)
+		// "##Title" is inserted as "## Title"; a title may itself start
+		// with '#', so the line is compared without its spaces.
+		for _, h := range list {
+			s, _ := h.(string)
+			if strings.Join(strings.Fields(line), "") == strings.Join(strings.Fields(s), "") {
+				return true
+			}
+		}
+		return false
+	}
+	if err := spantest.Check(spantest.Source{Orig: doc.Content}, chunks, synthetic); err != nil {
+		t.Fatalf("%s: span: %v", doc.Path, err)
+	}
+	for i := range chunks {
+		if !reflect.DeepEqual(chunks[i].Span(), again[i].Span()) {
+			t.Fatalf("%s chunk %d: span %+v, then %+v", doc.Path, i, chunks[i].Span(), again[i].Span())
+		}
+	}
 }
 
 // sizeOf returns what c's budget counts: words, or tokens of its

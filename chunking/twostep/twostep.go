@@ -13,6 +13,7 @@ import (
 	"github.com/chunkstream/chunkstream/chunking/internal/measure"
 	"github.com/chunkstream/chunkstream/chunking/internal/poll"
 	"github.com/chunkstream/chunkstream/chunking/internal/sentences"
+	"github.com/chunkstream/chunkstream/chunking/internal/srcspan"
 	"github.com/chunkstream/chunkstream/internal/tokens"
 )
 
@@ -45,12 +46,33 @@ type unit struct {
 	heading    bool // a heading line: kept with the unit after it
 }
 
-// piece is a chunk before overlap and add_headers: its own text.
+// piece is a chunk before overlap and add_headers: its own text, which is
+// src[start:end], or for merged pieces the texts of parts joined by
+// "\n\n".
 type piece struct {
-	text     string
-	words    int // size: words, or the exact tokens of text in token mode
-	hdrs     []header
-	oversize bool
+	text       string
+	words      int // size: words, or the exact tokens of text in token mode
+	hdrs       []header
+	oversize   bool
+	start, end int
+	parts      []span // merged pieces: the source of each joined text
+}
+
+// source returns the source offset of byte k of the piece's text (the
+// start of the next joined text for a byte of a "\n\n" join).
+func (p *piece) source(k int) int {
+	if p.parts == nil {
+		return p.start + k
+	}
+	at := 0
+	for _, s := range p.parts {
+		n := s.End - s.Start
+		if k < at+n {
+			return s.Start + max(k-at, 0)
+		}
+		at += n + 2
+	}
+	return p.end
 }
 
 // level returns the piece's own header level (the deepest of its
@@ -165,6 +187,7 @@ func (c *Chunker) chunkPolled(pl *poll.Poller, doc chunking.Document, yield func
 	if pl.Stopped() {
 		return stopped()
 	}
+	lines := srcspan.New(doc.Content)
 	for i := range pieces {
 		md := make(chunking.Metadata, 0, 5+len(doc.Metadata))
 		hs := make([]any, len(pieces[i].hdrs))
@@ -182,11 +205,19 @@ func (c *Chunker) chunkPolled(pl *poll.Poller, doc chunking.Document, yield func
 		if len(doc.Metadata) > 0 {
 			md = md.Merge(doc.Metadata)
 		}
-		content := c.content(pieces, i, m)
+		content, overlap := c.content(pieces, i, m)
 		if pl.Add(len(content)); pl.Check() {
 			return stopped()
 		}
-		if !yield(chunking.NewChunk(content, md)) {
+		ch := chunking.NewChunk(content, md)
+		if !c.noSpans {
+			start := pieces[i].start
+			if k := strings.LastIndex(pieces[max(i-1, 0)].text, overlap); overlap != "" && k >= 0 {
+				start = pieces[i-1].source(k)
+			}
+			ch = ch.WithSpan(lines.Span(start, pieces[i].end, content))
+		}
+		if !yield(ch) {
 			break
 		}
 	}
@@ -305,7 +336,7 @@ func (c *Chunker) split(src string, secs []section, m measure.Measure, pl *poll.
 			continue
 		}
 		if words <= c.maxWords {
-			pieces = append(pieces, piece{text: text, words: words, hdrs: s.hdrs})
+			pieces = append(pieces, piece{text: text, words: words, hdrs: s.hdrs, start: start, end: end})
 			continue
 		}
 		units = sc.sectionUnits(src, s.blocks, units[:0])
@@ -442,19 +473,20 @@ func (c *Chunker) pack(src string, units []unit, hdrs []header, m measure.Measur
 		if first < 0 {
 			return last + 1
 		}
-		text := src[units[first].start:units[last].end]
+		s := units[first].start
+		e := units[last].end
 		if !m.Exact() {
-			words = m.LenStringLimit(text, c.maxWords)
+			words = m.LenStringLimit(src[s:e], c.maxWords)
 			for words > c.maxWords && last > first {
 				last--
 				if last > first && units[last].heading {
 					last--
 				}
-				text = src[units[first].start:units[last].end]
-				words = m.LenStringLimit(text, c.maxWords)
+				e = units[last].end
+				words = m.LenStringLimit(src[s:e], c.maxWords)
 			}
 		}
-		dst = append(dst, piece{text: text, words: words, hdrs: hdrs})
+		dst = append(dst, piece{text: src[s:e], words: words, hdrs: hdrs, start: s, end: e})
 		first, words = -1, 0
 		return last + 1
 	}
@@ -472,7 +504,7 @@ func (c *Chunker) pack(src string, units []unit, hdrs []header, m measure.Measur
 				i = flush(i - 1)
 				continue
 			}
-			dst = append(dst, piece{text: src[u.start:u.end], words: u.words, hdrs: hdrs, oversize: true})
+			dst = append(dst, piece{text: src[u.start:u.end], words: u.words, hdrs: hdrs, oversize: true, start: u.start, end: u.end})
 		} else {
 			// A heading starts a new chunk rather than end one, when it
 			// fits there with the unit after it.
@@ -557,10 +589,13 @@ func (c *Chunker) mergePieces(pieces []piece, m measure.Measure, pl *poll.Poller
 				if !merged {
 					sb.WriteString(cur.text)
 					merged = true
+					cur.parts = []span{{Start: cur.start, End: cur.end}}
 				}
 				sb.WriteString("\n\n")
 				sb.WriteString(next.text)
 				cur.words = n
+				cur.parts = append(cur.parts, span{Start: next.start, End: next.end})
+				cur.end = next.end
 				app, try = try, app
 				continue
 			}
@@ -575,8 +610,9 @@ func (c *Chunker) mergePieces(pieces []piece, m measure.Measure, pl *poll.Poller
 
 // content returns the final text of piece i: the header lines it lacks
 // (add_headers), the overlap from the previous piece's own text, then its
-// own text.
-func (c *Chunker) content(pieces []piece, i int, m measure.Measure) string {
+// own text; and the overlap, a substring of the previous piece's text
+// ending at its last word.
+func (c *Chunker) content(pieces []piece, i int, m measure.Measure) (string, string) {
 	p := &pieces[i]
 	var overlap string
 	if i > 0 {
@@ -599,7 +635,7 @@ func (c *Chunker) content(pieces []piece, i int, m measure.Measure) string {
 		missing = missingHeaders(p.text, p.hdrs)
 	}
 	if overlap == "" && len(missing) == 0 {
-		return p.text
+		return p.text, ""
 	}
 	var sb strings.Builder
 	for _, h := range missing {
@@ -611,7 +647,7 @@ func (c *Chunker) content(pieces []piece, i int, m measure.Measure) string {
 		sb.WriteByte(' ')
 	}
 	sb.WriteString(p.text)
-	return sb.String()
+	return sb.String(), overlap
 }
 
 // trailingSpaceStart returns the end of s without its trailing spaces.

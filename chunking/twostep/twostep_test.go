@@ -49,7 +49,7 @@ func headersOf(ch chunking.Chunk) []string {
 	return out
 }
 
-// TestSpecCases holds the cases of spec §3 and a few more, as explicit
+// TestSpecCases holds the reference's documented cases and a few more, as explicit
 // expectations.
 func TestSpecCases(t *testing.T) {
 	eleven := "Let " + strings.Join(func() []string {

@@ -310,3 +310,48 @@ func TestBenchStreams(t *testing.T) {
 		t.Errorf("stderr = %q, want the failed document counted", errOut)
 	}
 }
+
+// TestInspectReadShowsSource splits with the real Markdown chunker and
+// checks that inspect -read shows each chunk's file and lines, and that
+// they hold its text.
+func TestInspectReadShowsSource(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "c.jsonl")
+	docs := filepath.Join("testdata", "docs")
+	if code, _, errOut := runApp(t, registry.Entries(), "split", "-max-char", "60", "-chunk-overlap", "0", "-o", file, docs); code != exitOK {
+		t.Fatalf("split = %d: %s", code, errOut)
+	}
+	c, err := chunking.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	source := regexp.MustCompile(`\nSource: (\S+):(\d+)(?:-(\d+))? \(bytes (\d+) to (\d+)(, not verbatim)?\)\n`)
+	for i := range c.Len() {
+		_, out, _ := runApp(t, registry.Entries(), "inspect", "-read", fmt.Sprint(i), file)
+		m := source.FindStringSubmatch(out)
+		if m == nil {
+			t.Fatalf("inspect -read %d shows no source line:\n%s", i, out)
+		}
+		ch := c.At(i)
+		sp := ch.Span()
+		f, _ := ch.Metadata().Get("file")
+		want := fmt.Sprintf("%v:%d", f, sp.FirstLine)
+		if sp.LastLine != sp.FirstLine {
+			want += fmt.Sprintf("-%d", sp.LastLine)
+		}
+		if got := m[1] + ":" + m[2] + map[bool]string{true: "-" + m[3], false: ""}[m[3] != ""]; got != want {
+			t.Errorf("chunk %d: source %s, want %s", i, got, want)
+		}
+		src, err := os.ReadFile(filepath.Join(docs, filepath.FromSlash(f.(string))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(string(src), "\n")[sp.FirstLine-1 : sp.LastLine]
+		if first, _, _ := strings.Cut(ch.Content(), "\n"); sp.Verbatim && !strings.HasPrefix(lines[0], first) {
+			t.Errorf("chunk %d: line %d is %q, the chunk starts %q", i, sp.FirstLine, lines[0], first)
+		}
+		if sp.Verbatim != (m[6] == "") {
+			t.Errorf("chunk %d: verbatim %v, inspect shows %q", i, sp.Verbatim, m[0])
+		}
+	}
+}

@@ -19,8 +19,8 @@ const benchHead = `
 usage: chunk bench [-chunker NAME] [chunker flags] [-parse-only] [-ext LIST] DIR
 
 Reads every regular file under DIR into memory first (recursively, hidden
-ones included, symlinks not followed, sorted by path: the same files as the
-peer harness bench/peers/run.sh reads), then chunks them one after another
+ones included, symlinks not followed, sorted by path: the same files as a
+peer benchmark harness reads), then chunks them one after another
 on one goroutine, timing only the chunking calls, and prints exactly one
 line on stdout. A chunker that reads a folder as one input (email: one
 mailbox) reads only files with its extensions (unless -ext is given) and is
@@ -33,8 +33,9 @@ bytes; max_chunk_bytes the largest chunk content in bytes. Documents that
 fail are counted on stderr and left out of chunks and bytes_out.
 With -parse-only, only the parse the chunker is built on runs (splitter =
 its name, e.g. goldmark-blocks); chunks then counts the documents parsed and
-bytes_out and max_chunk_bytes are 0. Add it to the peers' run with an
-EXTRA_CMDS line "chunkstream:markdown<TAB>chunk bench -chunker markdown {DIR}".
+bytes_out and max_chunk_bytes are 0. Add it to a peer harness's run with a
+line such as "chunkstream:markdown<TAB>chunk bench -chunker markdown {DIR}"
+(docs/development.md, "Benchmarks").
 `
 
 func (a *app) bench(ctx context.Context, args []string) error {

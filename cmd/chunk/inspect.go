@@ -15,14 +15,16 @@ usage: chunk inspect [-max-depth N] [-max-files N] [-read N [-context N] | -file
 Loads a chunk collection (FILE: .jsonl, .yaml or .yml; JSONL hashes are
 verified) and prints its summary: counts, chunk sizes with a histogram and
 the duplicate count, and the file tree. -read prints one chunk with its
-neighbours, -file one file's chunks, -sample a chunk picked at random.
+neighbours and, when it has a span (JSONL written by chunk split), where
+it came from ("Source: docs/a.md:12-30"), -file one file's chunks,
+-sample a chunk picked at random.
 `
 
 func (a *app) inspect(args []string) error {
 	fs := a.newFlagSet("inspect", inspectHead)
 	maxDepth := fs.Int("max-depth", chunking.DefaultMaxDepth, "folder levels of the file tree that are opened (reference summary max_depth)")
 	maxFiles := fs.Int("max-files", chunking.DefaultMaxFilesPerFolder, "files shown per folder of the tree (reference summary max_files_per_folder)")
-	read := fs.Int("read", -1, "print chunk N (0-based position in the collection) with the chunks before and after it (reference read_chunk)")
+	read := fs.Int("read", -1, "print chunk N (0-based position in the collection) with the chunks before and after it, and its source file and lines when it has a span (reference read_chunk)")
 	contextChars := fs.Int("context", chunking.DefaultContextMaxChars, "with -read: characters shown of each neighbouring chunk (reference context_max_chars)")
 	file := fs.String("file", "", "print the chunks of file PATH, as recorded in metadata \"file\" (reference read_file)")
 	maxChunks := fs.Int("max-chunks", 0, "with -file: print at most N chunks, 0 = all (reference read_file max_chunks)")

@@ -26,7 +26,7 @@ usage: chunk split [-chunker NAME] [chunker flags] [-ext LIST] [-workers N] [-o 
 
 Chunks every PATH: a file is one document whose metadata "file" is the path
 as given (cleaned, "/" separators); a folder is walked recursively with the
-spec's rules (hidden files and folders skipped, symlinked folders not
+walk rules (hidden files and folders skipped, symlinked folders not
 followed, sorted by relative path) for the -ext extensions, and "file" is
 relative to that folder. A chunker that reads whole paths itself (email:
 a folder or an mbox is one mailbox) gets each PATH as one input.

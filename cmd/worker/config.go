@@ -22,8 +22,8 @@ import (
 // config is everything cmd/worker reads from the environment: the NATS
 // connection, the worker's settings (with the topology), and those of the
 // Qdrant sink and its embedder (used when CHUNKSTREAM_SINK=qdrant). The
-// README's configuration table lists these env tags (config_test.go keeps
-// it true).
+// configuration tables of docs/configuration.md (and, while it has one,
+// the README) list these env tags (config_test.go keeps them true).
 type config struct {
 	NATS natsconn.Config
 	worker.Config

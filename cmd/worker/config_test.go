@@ -21,16 +21,18 @@ import (
 	"github.com/chunkstream/chunkstream/worker/qdrantsink"
 )
 
-// TestReadmeConfigTable keeps the README's configuration table in step
-// with the config struct: the same variables, flags and defaults.
-func TestReadmeConfigTable(t *testing.T) {
+// TestREADMEConfigTable keeps the README's configuration table in step
+// with the config struct (the same variables, flags and defaults) while
+// the README has one; TestREADMEDocsConfigTable checks the tables of
+// docs/configuration.md.
+func TestREADMEConfigTable(t *testing.T) {
 	readme, err := os.ReadFile(filepath.Join(testutil.RepoRoot(t), "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, section, ok := strings.Cut(string(readme), "\n## Configuration\n")
 	if !ok {
-		t.Fatal("README.md has no ## Configuration section")
+		t.Skip("README.md has no ## Configuration section: the table is docs/configuration.md's")
 	}
 	if i := strings.Index(section, "\n## "); i >= 0 {
 		section = section[:i]

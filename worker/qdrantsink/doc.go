@@ -7,7 +7,9 @@
 //
 // A chunk becomes one point: id = the chunk's UUIDv5 (worker.Chunk.ID);
 // payload content, metadata (nested as in the chunk), doc_id, doc_version,
-// ingest_seq, position and hash, built with the non-panicking
+// ingest_seq, position, hash and, when the chunk has one, span (its
+// chunking.Span as the chunk record writes it: start, end, first_line,
+// last_line, verbatim, message_ids), built with the non-panicking
 // qdrant.TryValueMap (a value it cannot hold, or invalid UTF-8, is a
 // permanent ErrInvalidPoint); named vectors "bm25" (sparse, computed
 // locally by package bm25) and, with an embedder, "dense", whose origin
@@ -36,7 +38,8 @@
 // # Writing a version
 //
 // The worker runs step 1 (compare-and-set the document record to S, or ack
-// as superseded) and step 5 (mark done, ack) of DESIGN.md's procedure;
+// as superseded) and step 5 (mark done, ack) of the processing procedure
+// (the worker package, docs/design.md);
 // Write runs the middle steps for version S of document D:
 //
 //  2. with an embedder, compute the dense vectors, reusing those D's

@@ -28,7 +28,7 @@ import (
 	"github.com/chunkstream/chunkstream/worker"
 )
 
-// Vector and payload names of a chunk point (DESIGN.md "Qdrant point").
+// Vector and payload names of a chunk point (docs/wire.md, "Qdrant point").
 const (
 	VectorBM25  = "bm25"
 	VectorDense = "dense"
@@ -40,6 +40,10 @@ const (
 	FieldIngestSeq  = "ingest_seq"
 	FieldPosition   = "position"
 	FieldHash       = "hash"
+	// FieldSpan is the chunk's source span (chunking.Span), present when
+	// the chunk has one: a map of the fields the chunk record's span
+	// holds.
+	FieldSpan = "span"
 
 	// The dense vector's origin, with an embedder: the SHA-256 (hex) of
 	// exactly the text embedded, the model's name and the vector's size.
@@ -111,8 +115,8 @@ const (
 	StepRechecked    Step = "rechecked"     // step 4 done (also reported for zero chunks)
 )
 
-// Sink writes chunks into Qdrant following DESIGN.md's processing
-// procedure, steps 2 to 4 (see the package documentation). It is safe for
+// Sink writes chunks into Qdrant following the processing procedure,
+// steps 2 to 4 (see the package documentation). It is safe for
 // concurrent use by many goroutines.
 type Sink struct {
 	cfg      Config
@@ -751,7 +755,7 @@ func (s *Sink) point(doc worker.Doc, c worker.Chunk) (*qdrant.PointStruct, error
 	if err != nil {
 		return nil, err
 	}
-	payload, err := qdrant.TryValueMap(map[string]any{
+	fields := map[string]any{
 		FieldContent:    c.Chunk.Content(),
 		FieldMetadata:   md,
 		FieldDocID:      doc.ID,
@@ -759,7 +763,13 @@ func (s *Sink) point(doc worker.Doc, c worker.Chunk) (*qdrant.PointStruct, error
 		FieldIngestSeq:  int64(doc.Seq),
 		FieldPosition:   int64(c.Position),
 		FieldHash:       c.Chunk.Hash(),
-	})
+	}
+	if sp := c.Chunk.Span(); !sp.IsZero() {
+		if fields[FieldSpan], err = plainMetadata(sp.Fields()); err != nil {
+			return nil, err
+		}
+	}
+	payload, err := qdrant.TryValueMap(fields)
 	if err != nil {
 		return nil, err
 	}

@@ -152,9 +152,10 @@ func TestEveryChunkIsAPoint(t *testing.T) {
 		{Key: "small", Value: int8(3)},
 	}
 	texts := []string{"# Title\n\nFirst paragraph.", "Second paragraph, with the word paragraph twice.", "Ünïcödé text"}
+	spans := []chunking.Span{{Start: 0, End: 25, FirstLine: 1, LastLine: 3, Verbatim: true}, {MessageIDs: []string{"a@x", "b@x"}}, {}}
 	var chunks []worker.Chunk
 	for i, text := range texts {
-		chunks = append(chunks, worker.Chunk{ID: sinktest.ChunkID(doc.ID, i), Position: i, Chunk: chunking.NewChunk(text, md.With("index", i))})
+		chunks = append(chunks, worker.Chunk{ID: sinktest.ChunkID(doc.ID, i), Position: i, Chunk: chunking.NewChunk(text, md.With("index", i)).WithSpan(spans[i])})
 	}
 	records.Begin(doc.ID, doc.Seq)
 	if err := s.Write(context.Background(), doc, chunks); err != nil {
@@ -201,6 +202,30 @@ func TestEveryChunkIsAPoint(t *testing.T) {
 			if ch.got != ch.want {
 				t.Errorf("chunk %d payload %s = %v, want %v", c.Position, ch.field, ch.got, ch.want)
 			}
+		}
+		// The span, beside the metadata: its fields, or nothing.
+		sp, has := pl[FieldSpan]
+		var got []string
+		for k, v := range sp.GetStructValue().GetFields() {
+			switch {
+			case k == "message_ids":
+				for _, id := range v.GetListValue().GetValues() {
+					got = append(got, k+"="+id.GetStringValue())
+				}
+			case k == "verbatim":
+				got = append(got, fmt.Sprintf("%s=%v", k, v.GetBoolValue()))
+			default:
+				got = append(got, fmt.Sprintf("%s=%d", k, v.GetIntegerValue()))
+			}
+		}
+		slices.Sort(got)
+		want := [][]string{
+			{"end=25", "first_line=1", "last_line=3", "start=0", "verbatim=true"},
+			{"message_ids=a@x", "message_ids=b@x"},
+			nil,
+		}[c.Position]
+		if !slices.Equal(got, want) || has != (want != nil) {
+			t.Errorf("chunk %d payload span = %v (present %v), want %v", c.Position, got, has, want)
 		}
 		vs := p.GetVectors().GetVectors().GetVectors()
 		wantSparse := bm25.Document(c.Chunk.Content())

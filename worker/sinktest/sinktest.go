@@ -2,7 +2,7 @@
 // an in-memory worker.Records for sink tests.
 //
 // The suite plays the worker around the sink: before each Write it moves
-// the document record forward (step 1 of DESIGN.md's processing procedure;
+// the document record forward (step 1 of the processing procedure;
 // a version whose record was already overtaken is skipped, as the worker
 // acks it as superseded), then calls Write (steps 2 to 4). It checks what
 // the sink stores through a Reader:
@@ -41,7 +41,7 @@ type Reader interface {
 	//
 	// For the Qdrant sink that is the points whose doc_id is docID. For
 	// the subject sink, whose output is a change feed, it is the replay of
-	// the CHUNKS stream the DESIGN.md way: keep, per doc_id, only the
+	// the CHUNKS stream as docs/wire.md tells consumers to: keep, per doc_id, only the
 	// records of the highest ingest_seq seen; a delete record there means
 	// no chunks.
 	Chunks(ctx context.Context, docID string) (map[string]string, error)
@@ -90,7 +90,7 @@ func (r *Records) NewestSeq(_ context.Context, docID string) (uint64, error) {
 	return r.seqs[docID], nil
 }
 
-// ChunkNamespace is the UUIDv5 namespace of chunk ids (DESIGN.md).
+// ChunkNamespace is the UUIDv5 namespace of chunk ids (messages.ChunkID).
 var ChunkNamespace = uuid.MustParse("213f4c7f-db65-5c3f-bc36-05b524c4bce3")
 
 // ChunkID returns the id of a document's chunk at a position.

@@ -1,9 +1,10 @@
-// Package markdowntest holds the invariants of the Markdown chunker (spec
-// §2), shared by its golden, unit, corpus and fuzz tests.
+// Package markdowntest holds the invariants of the Markdown chunker
+// (docs/chunkers.md), shared by its golden, unit, corpus and fuzz tests.
 package markdowntest
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"unicode"
@@ -11,30 +12,52 @@ import (
 
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/internal/mdblocks"
+	"github.com/chunkstream/chunkstream/chunking/markdown"
+	"github.com/chunkstream/chunkstream/internal/tokens"
 )
 
 // ownKeys are the chunker's metadata keys, in their required order.
 var ownKeys = []string{"h1", "h2", "h3", "index", "file", "oversize"}
 
-// Size measures text in the unit of max_char: characters, or tokens of
-// the chunker's encoding.
+// Size measures text in the unit of max_char: characters (code points),
+// or tokens of the chunker's encoding.
 type Size func(string) int
 
-// Check returns the first violated invariant of chunks, the output of the
-// Markdown chunker with max_char maxChar for src (MDX-cleaned already), or
-// nil. It is CheckSize with sizes in characters.
-func Check(src []byte, chunks []chunking.Chunk, maxChar int) error {
-	return CheckSize(src, chunks, maxChar, utf8.RuneCountInString)
+// SizeOf returns the Size of cfg: tokens of cfg.Tokenizer, or characters
+// when it is empty.
+func SizeOf(cfg markdown.Config) (Size, error) {
+	if cfg.Tokenizer == "" {
+		return utf8.RuneCountInString, nil
+	}
+	enc, err := tokens.Get(cfg.Tokenizer)
+	if err != nil {
+		return nil, fmt.Errorf("markdowntest: %w", err)
+	}
+	return enc.CountString, nil
 }
 
-// CheckSize returns the first violated invariant of chunks, the output of
-// the Markdown chunker with max_char maxChar in the unit size measures
-// (characters, or tokens of its tokenizer) for src (MDX-cleaned already),
-// or nil:
+// CheckDocument checks the chunks of doc by a Markdown chunker of
+// configuration cfg, in cfg's unit (characters, or tokens of
+// cfg.Tokenizer): Check on the text it cut (MDX cleaned), then
+// CheckSpans.
+func CheckDocument(doc chunking.Document, chunks []chunking.Chunk, cfg markdown.Config) error {
+	text := doc.Content
+	if markdown.IsMDX(doc) {
+		text = markdown.CleanMDX(doc.Content)
+	}
+	if err := Check(text, chunks, cfg); err != nil {
+		return err
+	}
+	return CheckSpans(doc, chunks, cfg)
+}
+
+// Check returns the first violated invariant of chunks, the output of the
+// Markdown chunker of configuration cfg for src (MDX-cleaned already), or
+// nil. Sizes are in cfg's unit, max_char is cfg.MaxChar:
 //   - content is valid UTF-8, not empty or whitespace-only, with no
 //     leading blank line and no trailing whitespace;
-//   - at most maxChar in size unless metadata oversize is true (and
-//     oversize only on chunks larger than maxChar);
+//   - at most max_char in size unless metadata oversize is true (and
+//     oversize only on chunks larger than max_char);
 //   - metadata "index" is 0..n−1, the chunker's keys come first in the
 //     order h1, h2, h3, index, file, oversize;
 //   - every word of src appears in the chunks, in order (extra words —
@@ -42,11 +65,19 @@ func Check(src []byte, chunks []chunking.Chunk, maxChar int) error {
 //     are allowed); when some word is too long to survive whole, the check
 //     is done on non-space characters instead;
 //   - every top-level fenced code block, table and display math block that
-//     fits in maxChar (by size) lies whole in one chunk;
+//     fits in max_char lies whole in one chunk;
+//   - a longer table is split sanely (checkTables): no row cut unless it
+//     alone exceeds max_char, parts as few as the budget allows, and the
+//     parts within the table's size plus one header per part;
 //   - the header metadata of each chunk holds the headers in force at the
-//     first source word the chunk adds (after the header-only joining of
-//     the spec).
-func CheckSize(src []byte, chunks []chunking.Chunk, maxChar int, size Size) error {
+//     first source word the chunk adds (after a header-only section is
+//     joined to the deeper section that follows it).
+func Check(src []byte, chunks []chunking.Chunk, cfg markdown.Config) error {
+	size, err := SizeOf(cfg)
+	if err != nil {
+		return err
+	}
+	maxChar := cfg.MaxChar
 	for i, c := range chunks {
 		s := c.Content()
 		if !utf8.ValidString(s) {
@@ -95,11 +126,14 @@ func CheckSize(src []byte, chunks []chunking.Chunk, maxChar int, size Size) erro
 	if err := checkAtomic(src, blocks, chunks, maxChar, size); err != nil {
 		return err
 	}
+	if err := checkTables(src, blocks, chunks, maxChar, size, cfg.Tokenizer != ""); err != nil {
+		return err
+	}
 	return checkHeaders(src, blocks, chunks, firsts)
 }
 
 // checkAtomic checks that every top-level fenced code block, table and
-// display math block of at most maxChar characters lies whole in one chunk.
+// display math block of size at most maxChar lies whole in one chunk.
 func checkAtomic(src []byte, blocks []mdblocks.Block, chunks []chunking.Chunk, maxChar int, size Size) error {
 	j := 0
 	for _, b := range blocks {
@@ -130,6 +164,9 @@ func Equal(a, b []chunking.Chunk) error {
 	for i := range a {
 		if a[i].Content() != b[i].Content() || a[i].Hash() != b[i].Hash() {
 			return fmt.Errorf("chunk %d differs: %q / %v, then %q / %v", i, a[i].Content(), a[i].Metadata(), b[i].Content(), b[i].Metadata())
+		}
+		if !reflect.DeepEqual(a[i].Span(), b[i].Span()) {
+			return fmt.Errorf("chunk %d: span %+v, then %+v", i, a[i].Span(), b[i].Span())
 		}
 	}
 	return nil

@@ -1,6 +1,6 @@
 // Package sentences is a fast, rule-based English sentence segmenter of
 // Punkt quality for the two-step chunker, plus the word and whitespace
-// measures of the chunking spec.
+// measures the chunkers share (docs/chunkers.md).
 //
 // It finds over 99% of Punkt's sentence boundaries in the paragraphs of a
 // corpus of real Markdown documentation (the two-step chunker's agreement

@@ -4,7 +4,7 @@ import (
 	"unicode/utf8"
 )
 
-// IsSpace reports whether r is whitespace in the spec's sense: Unicode
+// IsSpace reports whether r is whitespace as the chunkers count it: Unicode
 // White_Space plus U+001C–U+001F (the set of Python's str.split()).
 func IsSpace(r rune) bool {
 	if r < utf8.RuneSelf {

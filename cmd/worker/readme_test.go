@@ -1,0 +1,160 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/chunkstream/chunkstream/chunking/registry"
+	"github.com/chunkstream/chunkstream/internal/chunkflags"
+	"github.com/chunkstream/chunkstream/internal/envflag"
+	"github.com/chunkstream/chunkstream/internal/testutil"
+)
+
+// configRow is one row of docs/configuration.md: a variable's flag (""
+// for none, written "—"), its default and the commands that read it.
+type configRow struct {
+	flag, def, readBy string
+}
+
+// docsConfigRow matches a row of docs/configuration.md:
+// | `VAR` | `-flag` or — | `default` or nothing | read by | meaning |.
+var docsConfigRow = regexp.MustCompile("(?m)^\\| `([A-Z0-9_]+)` \\| (?:`(-[a-z0-9-]+)`|—) \\| (?:`([^`]*)`)? \\| ([a-z, ]+) \\|")
+
+// configRows returns the rows of docs/configuration.md in text, by
+// variable; a variable with two rows is an error.
+func configRows(t *testing.T, text string) map[string]configRow {
+	t.Helper()
+	rows := map[string]configRow{}
+	for _, m := range docsConfigRow.FindAllStringSubmatch(text, -1) {
+		if _, dup := rows[m[1]]; dup {
+			t.Errorf("docs/configuration.md lists %s twice", m[1])
+		}
+		rows[m[1]] = configRow{flag: m[2], def: m[3], readBy: m[4]}
+	}
+	return rows
+}
+
+// isReadBy reports whether a row's "read by" cell names command.
+func (r configRow) isReadBy(command string) bool {
+	for _, c := range strings.Split(r.readBy, ",") {
+		if strings.TrimSpace(c) == command {
+			return true
+		}
+	}
+	return false
+}
+
+// checkWorkerRows checks rows (the worker's, by variable) against the
+// worker's configuration: the same variables, flags and defaults.
+func checkWorkerRows(t *testing.T, where string, rows map[string]configRow) {
+	t.Helper()
+	params := envParams()
+	if len(params) < 30 {
+		t.Fatalf("config has %d variables; tags changed?", len(params))
+	}
+	var c config
+	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
+	bindFlags(fs, &c)
+	for _, p := range params {
+		got, ok := rows[p.Key]
+		if !ok {
+			t.Errorf("%s lacks %s", where, p.Key)
+			continue
+		}
+		delete(rows, p.Key)
+		wantFlag := "-" + envflag.Name(p.Key)
+		if fs.Lookup(envflag.Name(p.Key)) == nil {
+			wantFlag = "" // environment only
+		}
+		if got.flag != wantFlag || got.def != p.DefaultValue {
+			t.Errorf("%s row %s: flag %q default %q, want flag %q default %q", where, p.Key, got.flag, got.def, wantFlag, p.DefaultValue)
+		}
+	}
+	for k := range rows {
+		t.Errorf("%s lists %s for the worker, which the worker's config does not have", where, k)
+	}
+}
+
+// TestREADMEDocsConfigTable keeps the tables of docs/configuration.md in
+// step with the config struct: the same variables, flags and defaults,
+// and the readers they name.
+func TestREADMEDocsConfigTable(t *testing.T) {
+	rows := configRows(t, docsConfigText(t))
+	worker := map[string]configRow{}
+	for k, r := range rows {
+		if r.isReadBy("worker") {
+			worker[k] = r
+		} else if !r.isReadBy("producer") {
+			t.Errorf("docs/configuration.md row %s: read by %q, want worker and/or producer", k, r.readBy)
+		}
+	}
+	checkWorkerRows(t, "docs/configuration.md", worker)
+	// Every worker variable row is one the worker reads, and no worker
+	// variable hides in a row that does not say so.
+	workerVars := map[string]bool{}
+	for _, p := range envParams() {
+		workerVars[p.Key] = true
+	}
+	for k, r := range rows {
+		if workerVars[k] && !r.isReadBy("worker") {
+			t.Errorf("docs/configuration.md row %s: read by %q, but the worker reads it", k, r.readBy)
+		}
+	}
+}
+
+// docsConfigText returns the whole of docs/configuration.md.
+func docsConfigText(t *testing.T) string {
+	t.Helper()
+	var b strings.Builder
+	for _, s := range []string{"NATS connection", "Topology", "Worker", "Sink", "Qdrant", "Embedder", "Producer"} {
+		sec, ok := testutil.DocSection(t, "docs/configuration.md", s)
+		if !ok {
+			t.Errorf("docs/configuration.md has no ## %s section", s)
+		}
+		b.WriteString(sec)
+	}
+	return b.String()
+}
+
+// TestREADMEDocumentsWorkerFlags keeps the `worker` section of docs/cli.md
+// in step with the worker's own flags (local mode, -healthcheck; the
+// setting flags are the configuration table's), and its chunker flags
+// with the chunker flag table.
+func TestREADMEDocumentsWorkerFlags(t *testing.T) {
+	sec, ok := testutil.DocSection(t, "docs/cli.md", "`worker`")
+	if !ok {
+		t.Fatal("docs/cli.md has no ## `worker` section")
+	}
+	chunk, _ := testutil.DocSection(t, "docs/cli.md", "`chunk`")
+	var help bytes.Buffer
+	if code := run(context.Background(), []string{"-h"}, &bytes.Buffer{}, &help, noEnv); code != 0 {
+		t.Fatalf("worker -h: exit status %d", code)
+	}
+	ms := regexp.MustCompile(`(?m)^  -(\S+)`).FindAllStringSubmatch(help.String(), -1)
+	if len(ms) < 30 {
+		t.Fatalf("worker -h lists %d flags; the help format changed?", len(ms))
+	}
+	var c config
+	settings := flag.NewFlagSet("settings", flag.ContinueOnError)
+	bindFlags(settings, &c)
+	chunkers := flag.NewFlagSet("chunkers", flag.ContinueOnError)
+	chunkflags.Register(chunkers, registry.Entries(), "markdown")
+	for _, m := range ms {
+		name := m[1]
+		switch {
+		case settings.Lookup(name) != nil: // a setting: TestREADMEConfigTable
+		case chunkers.Lookup(name) != nil && name != "chunker":
+			if !strings.Contains(chunk, "`-"+name) {
+				t.Errorf("docs/cli.md's chunker flags do not document -%s", name)
+			}
+		default:
+			if !strings.Contains(sec, "`-"+name) {
+				t.Errorf("docs/cli.md's worker section does not document -%s", name)
+			}
+		}
+	}
+}
