@@ -181,6 +181,9 @@ func BenchmarkSpanCost(b *testing.B) {
 	}{
 		{"default", nil},
 		{"small", func(c *markdown.Config) { *c = markdown.Config{MaxChar: 300, MinChar: 100, ChunkOverlap: 60} }},
+		{"tokens", func(c *markdown.Config) {
+			*c = markdown.Config{MaxChar: 512, MinChar: 256, ChunkOverlap: 64, Tokenizer: "cl100k_base"}
+		}},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			with := mustNew(b, tc.set)

@@ -165,6 +165,7 @@ func BenchmarkSpanCost(b *testing.B) {
 	}{
 		{"default", nil},
 		{"small", func(c *Config) { c.MaxChunkSize = 64; c.WordOverlap = 8; c.AddHeaders = true }},
+		{"tokens", func(c *Config) { c.Tokenizer = "cl100k_base"; c.WordOverlap = 32 }},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			with := mustNew(b, tc.set)
