@@ -122,7 +122,8 @@ func TestCorpusAsOneDocument(t *testing.T) {
 // every fifth; ten times fewer with -short or the race detector) and has
 // OpenAI's tokenizer, run for real (js-tiktoken under Node.js; skipped
 // without them), count every chunk: each one not marked oversize is
-// within max_char tokens, and each count equals ours.
+// within max_char tokens, and each count equals ours. Every chunk also
+// holds the invariants, the span property included (CheckDocument).
 func TestCorpusTokenBudgetByReference(t *testing.T) {
 	tokenstest.Dir(t)
 	dir, files := corpusFiles(t)
@@ -151,9 +152,13 @@ func TestCorpusTokenBudgetByReference(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			chunks, _, err := c.Chunk(chunking.Document{Path: files[i], Content: src})
+			doc := chunking.Document{Path: files[i], Content: src}
+			chunks, _, err := c.Chunk(doc)
 			if err != nil {
 				continue // the file that is not UTF-8
+			}
+			if err := markdowntest.CheckDocument(doc, chunks, cfg); err != nil {
+				t.Errorf("Chunk(%s): %v", files[i], err)
 			}
 			for _, ch := range chunks {
 				if ch.Get("oversize", false) == true {
