@@ -60,6 +60,10 @@
 //     over the word starts.
 //   - A run without spaces (CJK) that holds sentence ends may be cut at
 //     them, as in word mode a long section is; a unit is never cut.
+//   - Spans follow the same rule in every unit (see Spans below): they are
+//     the source offsets of the units a chunk holds after the back-off,
+//     and of its overlap, a run of whole words of the previous chunk's
+//     own text.
 //
 // # Decisions the reference leaves open
 //
