@@ -21,20 +21,23 @@ type tablePart struct {
 
 // checkTables checks the rules of a table larger than maxChar (split
 // into parts, each repeating the header and delimiter rows), sizes
-// measured by size (tokens: whether the unit is tokens):
+// measured by size (byTokens: whether the unit is tokens):
 //   - a row is cut only when it alone is larger than maxChar;
 //   - the parts are as few as the budget allows: the first row (or piece
 //     of a row) of a part would not have fitted in the part before it:
 //     the header, the rows before it and it, without its line break (the
 //     part's last line break is dropped when the part ends a chunk), are
 //     larger than maxChar, and the rows with it, line breaks included,
-//     are larger than the floor of a quarter of maxChar (in tokens, the
-//     rows are counted one by one, which errs on the side of fewer
-//     parts: the chunker packs by that sum);
+//     are larger than the floor of a quarter of maxChar. Rows are
+//     counted one by one, as the chunker packs them, and a line break
+//     counts one: exactly so in characters; in tokens at least what the
+//     break costs the chunker, so the check never fails a part that
+//     could not take the row, though it may pass one that could by a
+//     token;
 //   - the parts hold, together, at most the table plus one header per
 //     part (in tokens, give or take a token at each line of a part: the
 //     tokens of a text are not the sum of its lines').
-func checkTables(src []byte, blocks []mdblocks.Block, chunks []chunking.Chunk, maxChar int, size Size, tokens bool) error {
+func checkTables(src []byte, blocks []mdblocks.Block, chunks []chunking.Chunk, maxChar int, size Size, byTokens bool) error {
 	var from place // earlier tables' parts end before from
 	for _, b := range blocks {
 		if b.Kind != mdblocks.Table {
@@ -64,9 +67,6 @@ func checkTables(src []byte, blocks []mdblocks.Block, chunks []chunking.Chunk, m
 			if k == 0 {
 				continue
 			}
-			// A row's line break counts one: exact in characters, at least
-			// what the chunker counts in tokens (so the check errs on the
-			// side of fewer parts).
 			used := 0
 			for _, r := range parts[k-1].rows {
 				used += size(r) + 1
@@ -78,7 +78,7 @@ func checkTables(src []byte, blocks []mdblocks.Block, chunks []chunking.Chunk, m
 			}
 		}
 		limit := size(table) + len(parts)*wrap
-		if tokens {
+		if byTokens {
 			limit += lines
 		}
 		if total > limit {
