@@ -41,7 +41,7 @@ func (sp *splitter) atomic(b mdblocks.Block, end int) {
 	if open != "" && !strings.HasSuffix(open, "\n") {
 		open += "\n"
 	}
-	wrap := utf8.RuneCountInString(open) + utf8.RuneCountInString(close)
+	wrap := sp.m.LenString(open) + sp.m.LenString(close)
 	// The last part of a closed code block keeps the original closing
 	// line, which may be longer than the opening fence.
 	lastClose := close
@@ -50,11 +50,11 @@ func (sp *splitter) atomic(b mdblocks.Block, end int) {
 		if !strings.HasSuffix(lastClose, "\n") {
 			lastClose += "\n"
 		}
-		wrap = max(wrap, utf8.RuneCountInString(open)+utf8.RuneCountInString(lastClose))
+		wrap = max(wrap, sp.m.LenString(open)+sp.m.LenString(lastClose))
 	}
 	if wrap >= sp.max || bodyStart >= bodyEnd {
 		// No part could fit: the block is emitted whole.
-		n := runeCount(src[b.Start:end])
+		n := sp.m.Len(src[b.Start:end])
 		sp.emit(piece{start: b.Start, end: end, chars: n, kind: pieceAtomic, oversize: n > sp.max})
 		sp.warnOversize(b, n)
 		return
@@ -62,10 +62,12 @@ func (sp *splitter) atomic(b mdblocks.Block, end int) {
 	// The budget for body lines, line breaks included: a part's last line
 	// break is dropped when the part ends a chunk (and a part that fits
 	// only so is never packed with another piece), so the body may take
-	// max_char - wrap + 1 characters. A floor of a quarter of max_char
-	// keeps the output linear in the input when the wrapper is nearly
-	// max_char long (parts then exceed max_char and are marked oversize).
-	fit := sp.max - wrap + 1
+	// max_char - wrap + 1 characters, or in tokens max_char - wrap plus
+	// what that break saves (breakSaved, rowEndsPart). A floor of a
+	// quarter of max_char keeps the output linear in the input when the
+	// wrapper is nearly max_char long (parts then exceed max_char and are
+	// marked oversize).
+	fit := sp.max - wrap + sp.breakSaved(b.Kind, close, lastClose)
 	budget := max(fit, sp.max/4, 1)
 	var part strings.Builder
 	partChars := 0
@@ -83,12 +85,16 @@ func (sp *splitter) atomic(b mdblocks.Block, end int) {
 			cl = lastClose
 		}
 		text := open + body + cl
-		n := utf8.RuneCountInString(text)
+		n := sp.m.LenString(text)
 		// Alone in a chunk, the part loses its last line break.
-		over := n-1 > sp.max
+		alone := n - 1
+		if !sp.m.Exact() {
+			alone = sp.m.LenString(text[:len(text)-1])
+		}
+		over := alone > sp.max
 		sp.emit(piece{start: partStart, end: partEnd, text: text, chars: n, kind: pieceSynth, oversize: over})
 		if over && !warned {
-			sp.warnOversize(b, n-1)
+			sp.warnOversize(b, alone)
 			warned = true
 		}
 		part.Reset()
@@ -96,7 +102,7 @@ func (sp *splitter) atomic(b mdblocks.Block, end int) {
 	}
 	add := func(from, to, n int) {
 		line := src[from:to]
-		if partChars > 0 && partChars+n > budget {
+		if partChars > 0 && partChars+n > budget && !sp.rowEndsPart(b.Kind, line, partChars, sp.max-wrap) {
 			flush(false)
 		}
 		if partChars == 0 && len(bytes.TrimSpace(line)) == 0 {
@@ -118,19 +124,26 @@ func (sp *splitter) atomic(b mdblocks.Block, end int) {
 			return
 		}
 		line := src[p:q]
-		n := runeCount(line)
+		n := sp.m.Len(line)
 		if line[len(line)-1] != '\n' {
 			n++ // the line break added before the closing line
 		}
-		if n <= budget || b.Kind == mdblocks.Table && !cutRow(line, sp.max, fit) {
+		if n <= budget || b.Kind == mdblocks.Table && !sp.cutRow(line, fit) {
 			// A table row that is not cut is a part of its own, with the
 			// header, oversize when they do not fit together.
 			add(p, q, n)
 		} else {
 			// Cut the line at words, else characters, into lines of at
-			// most budget characters, line break included.
+			// most budget characters (tokens), line break included. (A
+			// table row's piece may take budget tokens: the budget counts
+			// a token for its line break, which it loses as a part's last
+			// line; see rowEndsPart.)
+			limit := budget - 1
+			if b.Kind == mdblocks.Table && !sp.m.Exact() {
+				limit = budget
+			}
 			for t, e := p, p+len(bytes.TrimRight(line, "\r\n")); t < e; {
-				k, m := cutPrefix(src[t:e], budget-1)
+				k, m := sp.cutPrefix(src[t:e], limit)
 				add(t, t+k, m+1)
 				t += k
 			}
@@ -140,21 +153,67 @@ func (sp *splitter) atomic(b mdblocks.Block, end int) {
 	flush(true)
 }
 
-// cutRow reports whether a table row too long for a part is cut into
-// pieces: only when the row alone is longer than max_char and each piece
-// can fit with the header (fit, the body budget, is at least a quarter of
-// max_char). Otherwise cutting would only make oversize parts, each
-// repeating the header.
-func cutRow(line []byte, maxChar, fit int) bool {
-	return fit >= maxChar/4 && runeCount(bytes.TrimRight(line, " \t\r\n")) > maxChar
+// breakSaved returns what a part loses with its last line break, dropped
+// when the part ends a chunk: one character; in tokens, what the closing
+// line of a code or math part loses without its line break (the least of
+// close's and lastClose's: a token for "```", none for "~~~", in
+// cl100k_base), and nothing for a table, whose rows are looked at one by
+// one (rowEndsPart).
+func (sp *splitter) breakSaved(kind mdblocks.Kind, close, lastClose string) int {
+	if sp.m.Exact() {
+		return 1
+	}
+	if kind == mdblocks.Table {
+		return 0
+	}
+	saved := func(s string) int { return sp.m.LenString(s) - sp.m.LenString(strings.TrimSuffix(s, "\n")) }
+	return min(saved(close), saved(lastClose))
 }
 
-// cutPrefix returns the byte length and character count of the longest
-// prefix of text of at most limit (≥ 1) characters that ends after
-// whitespace, or, when the first word is longer, of exactly limit
-// characters.
-func cutPrefix(text []byte, limit int) (int, int) {
+// rowEndsPart reports, in token mode, whether a table row (or a piece of
+// one) that does not fit in the budget after used tokens of rows still
+// fits as the part's last row, which loses its line break (limit is
+// max_char less the header): the budget assumes that break saves nothing,
+// as for a row ending in "|", but after other text it often saves a token.
+// In characters the budget is exact already.
+func (sp *splitter) rowEndsPart(kind mdblocks.Kind, row []byte, used, limit int) bool {
+	if sp.m.Exact() || kind != mdblocks.Table || used >= limit {
+		return false
+	}
+	return sp.m.LenLimit(bytes.TrimSuffix(row, []byte("\n")), limit-used) <= limit-used
+}
+
+// cutRow reports whether a table row too long for a part is cut into
+// pieces: only when the row alone is longer than max_char (in the
+// chunker's unit) and each piece can fit with the header (fit, the body
+// budget, is at least a quarter of max_char). Otherwise cutting would
+// only make oversize parts, each repeating the header.
+func (sp *splitter) cutRow(line []byte, fit int) bool {
+	return fit >= sp.max/4 && sp.m.LenLimit(bytes.TrimRight(line, " \t\r\n"), sp.max) > sp.max
+}
+
+// cutPrefix returns the byte length and size of the longest prefix of text
+// of at most limit (≥ 1) characters that ends after whitespace, or, when
+// the first word is longer, of exactly limit characters. In token mode
+// the prefix is found by the text's own tokens (the first limit of them,
+// then back to a word start) and its size is its exact count, which may
+// differ from limit by a token or two: the part's text is counted again.
+func (sp *splitter) cutPrefix(text []byte, limit int) (int, int) {
 	limit = max(limit, 1)
+	if !sp.m.Exact() {
+		c := sp.m.Counter()
+		q := c.Cut(text, limit)
+		for p := q; p > 0 && q < len(text); p-- {
+			if !utf8.RuneStart(text[p]) || isSpaceAt(text, p) {
+				continue
+			}
+			if r, _ := utf8.DecodeLastRune(text[:p]); isSpace(r) {
+				q = p
+				break
+			}
+		}
+		return q, c.Count(text[:q])
+	}
 	lastCut, lastN := 0, 0
 	p, n := 0, 0
 	for p < len(text) && n < limit {
@@ -174,5 +233,5 @@ func cutPrefix(text []byte, limit int) (int, int) {
 
 func (sp *splitter) warnOversize(b mdblocks.Block, n int) {
 	*sp.warns = append(*sp.warns, chunking.Warning{Line: sp.lines.at(b.Start),
-		Text: "a " + b.Kind.String() + " part of " + itoa(n) + " characters exceeds max_char " + itoa(sp.max) + ": emitted with oversize: true"})
+		Text: "a " + b.Kind.String() + " part of " + itoa(n) + " " + sp.m.Unit().String() + " exceeds max_char " + itoa(sp.max) + ": emitted with oversize: true"})
 }

@@ -19,7 +19,7 @@ import (
 
 // loadCorpus reads the shared Markdown corpus into memory (skipping the
 // benchmark when it is absent).
-func loadCorpus(b *testing.B) ([]chunking.Document, int64) {
+func loadCorpus(b testing.TB) ([]chunking.Document, int64) {
 	b.Helper()
 	dir, files := corpusFiles(b)
 	docs := make([]chunking.Document, 0, len(files))
@@ -50,7 +50,9 @@ func loopCPU(b *testing.B, f func()) {
 
 // BenchmarkCorpus chunks the whole corpus per iteration; ParseOnly is
 // goldmark's block parse of the same bytes, the baseline of the speed
-// target (chunking ≤ 1.4× its time).
+// target (chunking ≤ 1.4× its time). chunk-tokens chunks it in token mode
+// (cl100k_base, max_char 512 tokens, about the byte size of the default
+// 2048 characters: the target is ≤ 3× chunk's time).
 func BenchmarkCorpus(b *testing.B) {
 	docs, total := loadCorpus(b)
 	c := mustNew(b, nil)
@@ -60,6 +62,18 @@ func BenchmarkCorpus(b *testing.B) {
 		loopCPU(b, func() {
 			for _, d := range docs {
 				_, _, _ = c.Chunk(d)
+			}
+		})
+	})
+	ct := mustNew(b, func(c *markdown.Config) {
+		*c = markdown.Config{MaxChar: 512, MinChar: 256, ChunkOverlap: 64, Tokenizer: "cl100k_base"}
+	})
+	b.Run("chunk-tokens", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(total)
+		loopCPU(b, func() {
+			for _, d := range docs {
+				_, _, _ = ct.Chunk(d)
 			}
 		})
 	})
@@ -167,6 +181,9 @@ func BenchmarkSpanCost(b *testing.B) {
 	}{
 		{"default", nil},
 		{"small", func(c *markdown.Config) { *c = markdown.Config{MaxChar: 300, MinChar: 100, ChunkOverlap: 60} }},
+		{"tokens", func(c *markdown.Config) {
+			*c = markdown.Config{MaxChar: 512, MinChar: 256, ChunkOverlap: 64, Tokenizer: "cl100k_base"}
+		}},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			with := mustNew(b, tc.set)

@@ -13,6 +13,7 @@ import (
 	"github.com/chunkstream/chunkstream/chunking/internal/markdowntest"
 	"github.com/chunkstream/chunkstream/chunking/markdown"
 	"github.com/chunkstream/chunkstream/internal/testutil"
+	"github.com/chunkstream/chunkstream/internal/tokens/tokenstest"
 )
 
 // corpusFiles returns the shared Markdown corpus's files (relative paths),
@@ -42,6 +43,9 @@ func TestCorpus(t *testing.T) {
 	chunkers := map[string]*markdown.Chunker{
 		"default": mustNew(t, nil),
 		"small":   mustNew(t, func(c *markdown.Config) { *c = markdown.Config{MaxChar: 300, MinChar: 100, ChunkOverlap: 60} }),
+		"tokens": mustNew(t, func(c *markdown.Config) {
+			*c = markdown.Config{MaxChar: 128, MinChar: 48, ChunkOverlap: 24, Tokenizer: "cl100k_base"}
+		}),
 	}
 	for name, c := range chunkers {
 		t.Run(name, func(t *testing.T) {
@@ -62,7 +66,7 @@ func TestCorpus(t *testing.T) {
 					t.Errorf("Chunk(%s): %v", rel, err)
 					continue
 				}
-				if err := markdowntest.CheckDocument(doc, chunks, c.Config().MaxChar); err != nil {
+				if err := markdowntest.CheckDocument(doc, chunks, c.Config()); err != nil {
 					t.Errorf("Chunk(%s): %v", rel, err)
 					if failures++; failures > 10 {
 						t.Fatal("too many failures")
@@ -96,7 +100,8 @@ func TestCorpusAsOneDocument(t *testing.T) {
 		}
 		all = append(append(all, src...), '\n', '\n')
 	}
-	for _, cfg := range []markdown.Config{markdown.DefaultConfig(), {MaxChar: 300, MinChar: 100, ChunkOverlap: 60}} {
+	for _, cfg := range []markdown.Config{markdown.DefaultConfig(), {MaxChar: 300, MinChar: 100, ChunkOverlap: 60},
+		{MaxChar: 256, MinChar: 64, ChunkOverlap: 32, Tokenizer: "o200k_base"}} {
 		c, err := markdown.New(cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -106,8 +111,76 @@ func TestCorpusAsOneDocument(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := markdowntest.CheckDocument(doc, chunks, cfg.MaxChar); err != nil {
+		if err := markdowntest.CheckDocument(doc, chunks, cfg); err != nil {
 			t.Errorf("Chunk(corpus as one %d MB document, %+v): %v", len(all)>>20, cfg, err)
 		}
+	}
+}
+
+// TestCorpusTokenBudgetByReference chunks ../shared/corpus/markdown in
+// token mode (cl100k_base: every file; o200k_base with a small budget:
+// every fifth; ten times fewer with -short or the race detector) and has
+// OpenAI's tokenizer, run for real (js-tiktoken under Node.js; skipped
+// without them), count every chunk: each one not marked oversize is
+// within max_char tokens, and each count equals ours. Every chunk also
+// holds the invariants, the span property included (CheckDocument).
+func TestCorpusTokenBudgetByReference(t *testing.T) {
+	tokenstest.Dir(t)
+	dir, files := corpusFiles(t)
+	scale := 1
+	if testing.Short() || raceEnabled {
+		scale = 10
+	}
+	for _, tc := range []struct {
+		cfg  markdown.Config
+		step int
+	}{
+		{markdown.Config{MaxChar: 512, MinChar: 256, ChunkOverlap: 64, Tokenizer: "cl100k_base"}, 1},
+		{markdown.Config{MaxChar: 128, MinChar: 32, ChunkOverlap: 16, Tokenizer: "o200k_base"}, 5},
+	} {
+		cfg, step := tc.cfg, tc.step*scale
+		c, err := markdown.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		size := sizeOf(t, c)
+		var texts []string
+		var ours []int
+		oversize := 0
+		for i := 0; i < len(files); i += step {
+			src, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(files[i])))
+			if err != nil {
+				t.Fatal(err)
+			}
+			doc := chunking.Document{Path: files[i], Content: src}
+			chunks, _, err := c.Chunk(doc)
+			if err != nil {
+				continue // the file that is not UTF-8
+			}
+			if err := markdowntest.CheckDocument(doc, chunks, cfg); err != nil {
+				t.Errorf("Chunk(%s): %v", files[i], err)
+			}
+			for _, ch := range chunks {
+				if ch.Get("oversize", false) == true {
+					oversize++
+					continue
+				}
+				texts = append(texts, ch.Content())
+				ours = append(ours, size(ch.Content()))
+			}
+		}
+		ref := tokenstest.Counts(t, cfg.Tokenizer, texts)
+		over := 0
+		for i, n := range ref {
+			if n != ours[i] {
+				t.Errorf("%s: chunk %.80q: %d tokens by the reference, %d by ours", cfg.Tokenizer, texts[i], n, ours[i])
+			}
+			if n > cfg.MaxChar {
+				if over++; over <= 5 {
+					t.Errorf("%s: chunk %.80q has %d tokens by the reference > max_char %d and is not oversize", cfg.Tokenizer, texts[i], n, cfg.MaxChar)
+				}
+			}
+		}
+		t.Logf("%s max_char %d, every %d files: %d chunks within the budget by the reference tokenizer, %d oversize, %d over", cfg.Tokenizer, cfg.MaxChar, step, len(texts)-over, oversize, over)
 	}
 }

@@ -42,9 +42,58 @@
 //     Document.Metadata merged (its values win; a clashing key keeps its
 //     place).
 //
+// # Token budgets
+//
+// With Config.Tokenizer set (option tokenizer: "cl100k_base" or
+// "o200k_base"; chunkstream's own), min_char, max_char and chunk_overlap
+// count tokens of that encoding instead of characters, and the pipeline
+// above is the same with sizes in tokens. Without it, sizes count
+// characters and the output is the reference's, byte for byte. In token
+// mode:
+//
+//   - A chunk's size is the exact token count of its content as emitted:
+//     no chunk has more than max_char tokens unless it is marked oversize,
+//     and oversize is decided on that exact count.
+//   - Tokens of a concatenation are not the sum of its parts' tokens, so
+//     fusing counts the joined text itself ("\n\n" seams included), kept
+//     incrementally so that each section is read about once.
+//   - Splitting a long section counts each piece on its own and packs by
+//     the sum (the search); the chunk's text is then counted whole, and
+//     when that exceeds max_char the last pieces (and a heading left last)
+//     move to the next chunk, then the overlap is dropped, until it fits.
+//     On Markdown the sum nearly always bounds the whole (pieces meet at
+//     whitespace), so this rarely happens.
+//   - The overlap is the longest run of whole pieces, else of whole words,
+//     at the end of the previous chunk whose tokens (counted on its own)
+//     are at most chunk_overlap, found by bisection.
+//   - A word longer than max_char tokens is cut into parts of at most
+//     max_char tokens at character boundaries (never inside a character,
+//     even where a token would be).
+//   - Code, table and math parts follow the rules of character mode
+//     (below) with every size in tokens: parts are packed greedily to the
+//     full budget, a table row is cut only when it alone has more than
+//     max_char tokens and its pieces fit with the header, else it is a
+//     part of its own with the header, and the floor of a quarter of
+//     max_char holds in tokens. Lines are packed by the sum of their own
+//     tokens. The line break a part loses when it ends a chunk is counted
+//     for what it saves in tokens, not assumed to save one: for code and
+//     math, what the closing line loses without it (in cl100k_base a
+//     token for "```", none for "~~~"); for a table, what its last row
+//     loses (none when the row ends in "|", which joins the break), looked
+//     at row by row. Each part is then counted whole for the oversize
+//     flag.
+//   - Spans do not depend on the unit: they are the source offsets of the
+//     pieces a chunk holds, found as in character mode (see Spans below).
+//   - Counting stops once a text is known to be over the budget, so a
+//     megabyte section costs about max_char tokens of counting to find it
+//     must be split. Tokens are counted by the module's own counter (exact
+//     to OpenAI's tokenizer; see the module's internal/tokens package),
+//     about two to three times the time of character mode overall.
+//
 // # Decisions the reference leaves open
 //
-//   - Sizes are characters (code points) of the chunk content as emitted.
+//   - Sizes are characters (code points) of the chunk content as emitted,
+//     or tokens (see Token budgets).
 //   - Section text runs from the section's first block to the end of its
 //     last block, without trailing whitespace; the source's own blank
 //     lines, indentation, tabs, CRs and non-breaking spaces are kept.

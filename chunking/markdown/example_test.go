@@ -102,3 +102,24 @@ func ExampleChunker_ChunkFolder() {
 	// a/x.mdx: "# X\nex"
 	// b.md: "# B\nbee"
 }
+
+// With a Tokenizer, the sizes count tokens of that encoding: here chunks
+// of at most 12 cl100k_base tokens.
+func ExampleConfig_tokenizer() {
+	cfg := markdown.Config{MaxChar: 12, MinChar: 0, ChunkOverlap: 0, Tokenizer: "cl100k_base"}
+	c, err := markdown.New(cfg)
+	if err != nil {
+		panic(err)
+	}
+	src := "Token budgets size chunks for an embedding model. Each chunk fits the model's input."
+	chunks, _, err := c.Chunk(chunking.Document{Content: []byte(src)})
+	if err != nil {
+		panic(err)
+	}
+	for _, ch := range chunks {
+		fmt.Printf("%q\n", ch.Content())
+	}
+	// Output:
+	// "Token budgets size chunks for an embedding model."
+	// "Each chunk fits the model's input."
+}

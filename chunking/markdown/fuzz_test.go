@@ -40,12 +40,46 @@ func FuzzChunk(f *testing.F) {
 		if err != nil {
 			t.Fatalf("Chunk: %v", err)
 		}
-		if err := markdowntest.CheckDocument(doc, chunks, mc); err != nil {
+		if err := markdowntest.CheckDocument(doc, chunks, opts); err != nil {
 			t.Fatalf("Chunk(%q, %v): %v", src, opts, err)
 		}
 		again, _, _ := c.Chunk(doc)
 		if err := markdowntest.Equal(chunks, again); err != nil {
 			t.Fatal(err)
+		}
+	})
+}
+
+// FuzzChunkTokens is FuzzChunk with sizes in tokens (cl100k_base or
+// o200k_base): the invariants hold with sizes counted in tokens.
+func FuzzChunkTokens(f *testing.F) {
+	for _, tc := range loadCases(f) {
+		f.Add(tc.input, uint16(20), uint16(8), uint16(4), false)
+		f.Add(tc.input, uint16(60), uint16(30), uint16(10), true)
+	}
+	f.Fuzz(func(t *testing.T, src []byte, maxChar, minChar, overlap uint16, o200k bool) {
+		mc := int(maxChar%200) + 1
+		opts := markdown.Config{MaxChar: mc, MinChar: int(minChar % 250), ChunkOverlap: int(overlap) % mc, Tokenizer: "cl100k_base"}
+		if o200k {
+			opts.Tokenizer = "o200k_base"
+		}
+		c, err := markdown.New(opts)
+		if err != nil {
+			t.Fatalf("New(%+v): %v", opts, err)
+		}
+		doc := chunking.Document{Path: "f.md", Content: src}
+		chunks, _, err := c.Chunk(doc)
+		if !utf8.Valid(src) {
+			if !errors.Is(err, chunking.ErrNotUTF8) {
+				t.Fatalf("Chunk(invalid UTF-8) = %v, want ErrNotUTF8", err)
+			}
+			return
+		}
+		if err != nil {
+			t.Fatalf("Chunk: %v", err)
+		}
+		if err := markdowntest.CheckDocument(doc, chunks, opts); err != nil {
+			t.Fatalf("Chunk(%q, %v): %v", src, opts, err)
 		}
 	})
 }

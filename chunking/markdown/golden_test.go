@@ -38,8 +38,9 @@ func loadCases(t testing.TB) []goldenCase {
 }
 
 // dump renders chunks and warnings readably: one header line per chunk
-// with its metadata, then its text between fences.
-func dump(t testing.TB, chunks []chunking.Chunk, warns []chunking.Warning) []byte {
+// with its size and metadata, then its text between fences. With a
+// tokenizer (name not ""), the size shows the chunk's tokens too.
+func dump(t testing.TB, chunks []chunking.Chunk, warns []chunking.Warning, tokenizer string, size markdowntest.Size) []byte {
 	t.Helper()
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "%d chunks\n", len(chunks))
@@ -48,7 +49,11 @@ func dump(t testing.TB, chunks []chunking.Chunk, warns []chunking.Warning) []byt
 		if err != nil {
 			t.Fatal(err)
 		}
-		fmt.Fprintf(&b, "\n### chunk %d (%d chars) %s\n", i, c.Len(), md)
+		if tokenizer != "" {
+			fmt.Fprintf(&b, "\n### chunk %d (%d chars, %d %s tokens) %s\n", i, c.Len(), size(c.Content()), tokenizer, md)
+		} else {
+			fmt.Fprintf(&b, "\n### chunk %d (%d chars) %s\n", i, c.Len(), md)
+		}
 		b.WriteString("┌────\n")
 		b.WriteString(c.Content())
 		b.WriteString("\n└────\n")
@@ -82,7 +87,7 @@ func TestGolden(t *testing.T) {
 				t.Fatalf("Chunk(%s): %v", tc.name, err)
 			}
 			if tc.extra == nil {
-				if err := markdowntest.CheckDocument(doc, chunks, c.Config().MaxChar); err != nil {
+				if err := markdowntest.CheckDocument(doc, chunks, c.Config()); err != nil {
 					t.Errorf("Chunk(%s): invariant: %v", tc.name, err)
 				}
 			}
@@ -91,7 +96,7 @@ func TestGolden(t *testing.T) {
 			if err := markdowntest.Equal(chunks, again); err != nil {
 				t.Errorf("Chunk(%s) second run: %v", tc.name, err)
 			}
-			golden.Check(t, golden.Stem(tc.path)+".golden", dump(t, chunks, warns))
+			golden.Check(t, golden.Stem(tc.path)+".golden", dump(t, chunks, warns, c.Config().Tokenizer, sizeOf(t, c)))
 		})
 	}
 }

@@ -4,13 +4,16 @@ import (
 	"context"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/internal/fileio"
+	"github.com/chunkstream/chunkstream/chunking/internal/measure"
 	"github.com/chunkstream/chunkstream/chunking/internal/poll"
 	"github.com/chunkstream/chunkstream/chunking/internal/srcspan"
+	"github.com/chunkstream/chunkstream/internal/tokens"
 )
 
 // Config is the Markdown chunker's configuration. Each field is the
@@ -19,16 +22,21 @@ import (
 // from DefaultConfig and change the fields you mean to change.
 type Config struct {
 	// MinChar (min_char, default 1024): a section shorter than this many
-	// characters absorbs the next one while the two fit in MaxChar. 0
-	// fuses nothing.
+	// characters (tokens with Tokenizer) absorbs the next one while the two
+	// fit in MaxChar. 0 fuses nothing.
 	MinChar int
-	// MaxChar (max_char, default 2048): the largest chunk in characters,
-	// overlap included; must be > 0.
+	// MaxChar (max_char, default 2048): the largest chunk in characters
+	// (tokens with Tokenizer), overlap included; must be > 0.
 	MaxChar int
-	// ChunkOverlap (chunk_overlap, default 128): characters of whole
-	// words repeated from the previous chunk of a split section; 0 for
-	// none; must be < MaxChar.
+	// ChunkOverlap (chunk_overlap, default 128): characters (tokens with
+	// Tokenizer) of whole words repeated from the previous chunk of a
+	// split section; 0 for none; must be < MaxChar.
 	ChunkOverlap int
+	// Tokenizer (tokenizer, default ""; chunkstream's own, not a reference
+	// parameter): the encoding whose tokens the three sizes count,
+	// "cl100k_base" or "o200k_base"; "" counts characters, as the
+	// reference does.
+	Tokenizer string
 }
 
 // DefaultConfig returns the reference MarkdownChunker's defaults.
@@ -36,11 +44,14 @@ func DefaultConfig() Config {
 	return Config{MinChar: 1024, MaxChar: 2048, ChunkOverlap: 128}
 }
 
-// Validate checks max_char > 0, min_char ≥ 0 and 0 ≤ chunk_overlap <
-// max_char. A violation wraps chunking.ErrInvalidOptions and names the
-// field by its parameter name.
+// Validate checks max_char > 0, min_char ≥ 0, 0 ≤ chunk_overlap <
+// max_char and that tokenizer is empty or a known encoding. A violation
+// wraps chunking.ErrInvalidOptions and names the field by its parameter
+// name.
 func (cfg Config) Validate() error {
 	switch {
+	case cfg.Tokenizer != "" && !slices.Contains(tokens.Names(), cfg.Tokenizer):
+		return fmt.Errorf("%w: tokenizer must be empty (characters) or one of %s, got %q", chunking.ErrInvalidOptions, strings.Join(tokens.Names(), ", "), cfg.Tokenizer)
 	case cfg.MaxChar <= 0:
 		return fmt.Errorf("%w: max_char must be > 0, got %d", chunking.ErrInvalidOptions, cfg.MaxChar)
 	case cfg.MinChar < 0:
@@ -57,20 +68,45 @@ func (cfg Config) Validate() error {
 // concurrent use.
 type Chunker struct {
 	minChar, maxChar, overlap int
-	noSpans                   bool // benchmarks only: chunks without spans
+	enc                       *tokens.Encoding // nil: sizes count characters
+	noSpans                   bool             // benchmarks only: chunks without spans
 }
 
-// New returns a Chunker for cfg, or cfg's Validate error.
+// New returns a Chunker for cfg, or cfg's Validate error. With a
+// Tokenizer, the first chunker of an encoding loads its tables (a
+// fraction of a second, once per process).
 func New(cfg Config) (*Chunker, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Chunker{minChar: cfg.MinChar, maxChar: cfg.MaxChar, overlap: cfg.ChunkOverlap}, nil
+	c := &Chunker{minChar: cfg.MinChar, maxChar: cfg.MaxChar, overlap: cfg.ChunkOverlap}
+	if cfg.Tokenizer != "" {
+		enc, err := tokens.Get(cfg.Tokenizer)
+		if err != nil {
+			return nil, fmt.Errorf("markdown: %w", err)
+		}
+		c.enc = enc
+	}
+	return c, nil
 }
 
 // Config returns the configuration the chunker was built with.
 func (c *Chunker) Config() Config {
-	return Config{MinChar: c.minChar, MaxChar: c.maxChar, ChunkOverlap: c.overlap}
+	cfg := Config{MinChar: c.minChar, MaxChar: c.maxChar, ChunkOverlap: c.overlap}
+	if c.enc != nil {
+		cfg.Tokenizer = c.enc.Name()
+	}
+	return cfg
+}
+
+// measure returns the measure of one call's sizes and a function that
+// releases it.
+func (c *Chunker) measure() (measure.Measure, func()) {
+	if c.enc == nil {
+		return measure.OfChars(), func() {}
+	}
+	ctr := c.enc.Counter()
+	return measure.OfTokens(ctr), ctr.Release
 }
 
 // Extensions returns the file extensions ChunkFolder reads: .md and
@@ -133,7 +169,9 @@ func (c *Chunker) chunkPolled(pl *poll.Poller, doc chunking.Document, yield func
 	lines := srcspan.New(doc.Content)
 	scratch := make(chunking.Metadata, 0, 6+len(doc.Metadata)) // chunking.NewChunk copies it
 	index := 0
-	warns := c.split(src, pl, func(r rawChunk) bool {
+	m, release := c.measure()
+	defer release()
+	warns := c.split(src, m, pl, func(r rawChunk) bool {
 		md := scratch[:0]
 		for lvl := range 3 {
 			if r.hdr.set[lvl] {

@@ -33,6 +33,17 @@ func mustNew(t testing.TB, set func(*markdown.Config)) *markdown.Chunker {
 	return c
 }
 
+// sizeOf returns what c's sizes count: characters, or tokens of its
+// encoding.
+func sizeOf(t testing.TB, c *markdown.Chunker) markdowntest.Size {
+	t.Helper()
+	size, err := markdowntest.SizeOf(c.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return size
+}
+
 func chunk(t testing.TB, c *markdown.Chunker, doc chunking.Document) []chunking.Chunk {
 	t.Helper()
 	chunks, _, err := c.Chunk(doc)
@@ -96,7 +107,7 @@ func TestSpecCases(t *testing.T) {
 			if strings.Join(got, "\n~~\n") != strings.Join(tt.want, "\n~~\n") {
 				t.Errorf("Chunk(%q) =\n%q\nwant\n%q", tt.src, got, tt.want)
 			}
-			if err := markdowntest.CheckDocument(chunking.Document{Content: []byte(tt.src)}, chunks, c.Config().MaxChar); err != nil {
+			if err := markdowntest.CheckDocument(chunking.Document{Content: []byte(tt.src)}, chunks, c.Config()); err != nil {
 				t.Error(err)
 			}
 		})
@@ -424,7 +435,7 @@ func TestBadInputLinear(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if err := markdowntest.CheckDocument(chunking.Document{Content: src}, chunks, 200); err != nil {
+				if err := markdowntest.CheckDocument(chunking.Document{Content: src}, chunks, c.Config()); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -451,8 +462,8 @@ func TestHugeLine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	maxChar := markdown.DefaultConfig().MaxChar
-	if err := markdowntest.Check(src[:0], chunks, maxChar); err != nil {
+	maxChar := c.Config().MaxChar
+	if err := markdowntest.Check(src[:0], chunks, c.Config()); err != nil {
 		t.Fatal(err)
 	}
 	if len(chunks) < len(src)/maxChar {

@@ -7,7 +7,9 @@ import (
 
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/internal/mdblocks"
+	"github.com/chunkstream/chunkstream/chunking/internal/measure"
 	"github.com/chunkstream/chunkstream/chunking/internal/poll"
+	"github.com/chunkstream/chunkstream/internal/tokens"
 )
 
 // headers are the H1–H3 titles in force.
@@ -59,15 +61,22 @@ type pipeline struct {
 	gchars  int
 	ghdr    headers
 	sp      splitter
+
+	// Sizes: m measures; in token mode gtok holds the fused group's text
+	// (sections joined by "\n\n") so that a join is counted exactly
+	// without counting the group again, and try is a scratch copy.
+	m    measure.Measure
+	gtok tokens.Appender
+	try  tokens.Appender
 }
 
 // split is the pure core: it chunks MDX-cleaned UTF-8 source and calls
 // yield with each chunk in order, stopping when yield returns false or
 // when pl sees its context end (the caller then reports pl.Err()).
-func (c *Chunker) split(src []byte, pl *poll.Poller, yield func(rawChunk) bool) []chunking.Warning {
-	p := &pipeline{c: c, src: src, yield: yield, pl: pl}
+func (c *Chunker) split(src []byte, m measure.Measure, pl *poll.Poller, yield func(rawChunk) bool) []chunking.Warning {
+	p := &pipeline{c: c, src: src, yield: yield, pl: pl, m: m}
 	p.lines.src = src
-	p.sp = splitter{src: src, max: c.maxChar, overlap: c.overlap, lines: &p.lines, warns: &p.warns, yield: p.out, pl: pl}
+	p.sp = splitter{src: src, max: c.maxChar, overlap: c.overlap, m: m, lines: &p.lines, warns: &p.warns, yield: p.out, pl: pl}
 	mdblocks.ScanFuncPolled(src, pl, func(b mdblocks.Block) bool {
 		p.block(b)
 		return !p.stop && !pl.Add(b.End-b.Start+1)
@@ -146,20 +155,54 @@ func (p *pipeline) push(s section) {
 	if s.start == s.end {
 		return // whitespace goldmark took for text, such as a form feed
 	}
-	s.chars = runeCount(p.src[s.start:s.end])
+	text := p.src[s.start:s.end]
+	if !p.m.Exact() {
+		p.pushTokens(s, text)
+		return
+	}
+	s.chars = p.m.Len(text)
 	if len(p.group) > 0 {
 		if p.gchars < p.c.minChar && p.gchars+s.chars+2 <= p.c.maxChar {
-			p.group = append(p.group, s)
-			p.gchars += s.chars + 2
-			for l := range 3 {
-				if !p.ghdr.set[l] && s.hdr.set[l] {
-					p.ghdr.set[l], p.ghdr.title[l] = true, s.hdr.title[l]
-				}
-			}
+			p.fuse(s, p.gchars+s.chars+2)
 			return
 		}
 		p.emit()
 	}
+	p.group = append(p.group[:0], s)
+	p.gchars, p.ghdr = s.chars, s.hdr
+}
+
+// fuse adds s to the group, whose text then has size n.
+func (p *pipeline) fuse(s section, n int) {
+	p.group = append(p.group, s)
+	p.gchars = n
+	for l := range 3 {
+		if !p.ghdr.set[l] && s.hdr.set[l] {
+			p.ghdr.set[l], p.ghdr.title[l] = true, s.hdr.title[l]
+		}
+	}
+}
+
+// pushTokens is push in token mode: the join is counted whole (its tokens
+// are not the sum of its parts'), incrementally, and a section is counted
+// on its own only when it starts a group; counting stops past max_char.
+func (p *pipeline) pushTokens(s section, text []byte) {
+	if len(p.group) > 0 {
+		if p.gchars < p.c.minChar {
+			p.try.CopyFrom(&p.gtok)
+			p.try.WriteString("\n\n")
+			p.try.Write(text)
+			if n := p.try.Count(); n <= p.c.maxChar {
+				p.gtok, p.try = p.try, p.gtok
+				p.fuse(s, n)
+				return
+			}
+		}
+		p.emit()
+	}
+	p.gtok.Reset(p.m.Counter(), p.c.maxChar)
+	p.gtok.Write(text)
+	s.chars = p.gtok.Count() // above max_char when the section is to be split
 	p.group = append(p.group[:0], s)
 	p.gchars, p.ghdr = s.chars, s.hdr
 }

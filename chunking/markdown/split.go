@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/chunking/internal/measure"
 	"github.com/chunkstream/chunkstream/chunking/internal/poll"
 )
 
@@ -33,7 +34,7 @@ const (
 type piece struct {
 	start, end int    // source span (of a synthetic piece: of its body)
 	text       string // content of a synthetic piece
-	chars      int
+	chars      int    // size in the chunker's unit (tokens of the piece alone in token mode)
 	kind       pieceKind
 	oversize   bool
 }
@@ -45,6 +46,7 @@ type piece struct {
 type splitter struct {
 	src          []byte
 	max, overlap int
+	m            measure.Measure
 	lines        *lineCounter
 	warns        *[]chunking.Warning
 	secStart     int
@@ -54,8 +56,9 @@ type splitter struct {
 	hdr       headers
 	cur, prev []piece
 	curSize   int
-	ovStart   int // start of the current chunk's overlap, or -1
-	ovEnd     int // end of the overlap (end of the previous chunk)
+	starts    []int // scratch: word starts of a piece
+	ovStart   int   // start of the current chunk's overlap, or -1
+	ovEnd     int   // end of the overlap (end of the previous chunk)
 }
 
 // section passes on the chunks of a section longer than max_char.
@@ -75,7 +78,7 @@ func (sp *splitter) section(s section, hdr headers) {
 		if b.Start > pos {
 			sp.split(pos, b.Start, levelPara)
 		}
-		if n := runeCount(sp.src[b.Start:end]); fits(sp.src[b.Start:end], n, sp.max) {
+		if n, ok := sp.fits(sp.src[b.Start:end]); ok {
 			sp.emit(piece{start: b.Start, end: end, chars: n, kind: pieceAtomic})
 		} else {
 			sp.atomic(b, end)
@@ -83,22 +86,29 @@ func (sp *splitter) section(s section, hdr headers) {
 		pos = end
 	}
 	if pos < s.end {
-		sp.split(pos, s.end, levelPara)
+		// The section is longer than max_char: when no block came
+		// before, the span is the whole section and is not measured again.
+		sp.splitSpan(pos, s.end, levelPara, pos == s.start)
 	}
-	if !sp.pl.Stopped() {
+	// A back-off in token mode may carry pieces to a last chunk.
+	for len(sp.cur) > 0 && !sp.pl.Stopped() {
 		sp.flush()
 	}
 }
 
 // split appends the pieces of src[s:e] at level or finer.
-func (sp *splitter) split(s, e, level int) {
+func (sp *splitter) split(s, e, level int) { sp.splitSpan(s, e, level, false) }
+
+// splitSpan is split; over says src[s:e] is known not to fit.
+func (sp *splitter) splitSpan(s, e, level int, over bool) {
 	if sp.pl.Add(e - s) {
 		return
 	}
-	n := runeCount(sp.src[s:e])
-	if fits(sp.src[s:e], n, sp.max) {
-		sp.emit(piece{start: s, end: e, chars: n})
-		return
+	if !over {
+		if n, ok := sp.fits(sp.src[s:e]); ok {
+			sp.emit(piece{start: s, end: e, chars: n})
+			return
+		}
 	}
 	if level == levelChar {
 		sp.cutChars(s, e)
@@ -115,30 +125,56 @@ func (sp *splitter) split(s, e, level int) {
 	}
 }
 
-// fits reports whether text of n characters fits in max characters once
-// its trailing whitespace is left out, as it is when it ends a chunk. (A
-// piece that fits only so is never packed with another: its full length,
-// trailing whitespace included, is what packing counts.)
-func fits(text []byte, n, max int) bool {
-	if n <= max {
-		return true
+// fits returns the size of text and whether it fits in max once its
+// trailing whitespace is left out, as it is when it ends a chunk. (A
+// piece that fits only so is never packed with another: its full size,
+// trailing whitespace included, is what packing counts; in token mode a
+// size past max is only known to be past it.)
+func (sp *splitter) fits(text []byte) (int, bool) {
+	n := sp.m.LenLimit(text, sp.max)
+	if n <= sp.max {
+		return n, true
 	}
 	trimmed := bytes.TrimRightFunc(text, unicode.IsSpace)
-	return n-runeCount(text[len(trimmed):]) <= max
+	if sp.m.Exact() {
+		return n, n-sp.m.Len(text[len(trimmed):]) <= sp.max
+	}
+	return n, sp.m.LenLimit(trimmed, sp.max) <= sp.max
 }
 
-// cutChars appends pieces of at most max characters, never inside a rune.
+// cutChars appends pieces of at most max characters (tokens), never
+// inside a rune.
 func (sp *splitter) cutChars(s, e int) {
 	for s < e && !sp.pl.Stopped() {
-		p, n := s, 0
-		for p < e && n < sp.max {
-			_, size := utf8.DecodeRune(sp.src[p:e])
-			p += size
-			n++
+		var p, n int
+		if sp.m.Exact() {
+			p = s
+			for p < e && n < sp.max {
+				_, size := utf8.DecodeRune(sp.src[p:e])
+				p += size
+				n++
+			}
+		} else {
+			p, n = sp.cutTokens(s, e)
 		}
 		sp.emit(piece{start: s, end: p, chars: n})
 		sp.pl.Add(p - s)
 		s = p
+	}
+}
+
+// cutTokens returns the end of the longest prefix of src[s:e] of about
+// max tokens that has at most max tokens on its own (at least one
+// character), and its tokens.
+func (sp *splitter) cutTokens(s, e int) (int, int) {
+	c := sp.m.Counter()
+	for k := sp.max; ; {
+		p := s + c.Cut(sp.src[s:e], k)
+		n := c.CountLimit(sp.src[s:p], sp.max)
+		if n <= sp.max || k == 1 {
+			return p, n
+		}
+		k = max(1, k-(n-sp.max))
 	}
 }
 
@@ -245,6 +281,11 @@ func (sp *splitter) emit(p piece) {
 			sp.cur = sp.cur[:n-1]
 			sp.curSize -= carry.chars
 			sp.flush()
+			if len(sp.cur) > 0 { // pieces a back-off carried over start the chunk
+				sp.emit(carry)
+				sp.emit(p)
+				return
+			}
 			sp.cur = append(sp.cur, carry, p)
 			sp.curSize = carry.chars + p.chars
 			sp.ovStart = -1
@@ -291,7 +332,11 @@ func (sp *splitter) flush() {
 	}
 	content := sp.content()
 	// Oversize is decided on the text as emitted (trimmed).
-	oversize := len(content) > sp.max && utf8.RuneCountInString(content) > sp.max
+	oversize := sp.over(content)
+	var carry []piece
+	if oversize && !sp.m.Exact() {
+		content, oversize, carry = sp.backOff(content)
+	}
 	if content != "" {
 		s := sp.cur[0].start
 		if sp.ovStart >= 0 {
@@ -304,6 +349,55 @@ func (sp *splitter) flush() {
 		sp.prev, sp.cur = sp.prev[:0], sp.cur[:0]
 	}
 	sp.curSize = 0
+	for _, p := range carry {
+		sp.emit(p)
+	}
+}
+
+// over reports whether content is longer than max.
+func (sp *splitter) over(content string) bool {
+	return len(content) > sp.max && sp.m.LenStringLimit(content, sp.max) > sp.max
+}
+
+// backOff makes the chunk being built fit when the sum of its pieces'
+// tokens (the search) fit but its text's exact count does not: it drops
+// pieces from its end (and a heading left last with them), then its
+// overlap, until the text fits or one piece is left, which is then
+// oversize. It returns the content, whether it is still oversize, and the
+// pieces dropped, in order, for the next chunk.
+func (sp *splitter) backOff(content string) (string, bool, []piece) {
+	k := len(sp.cur)
+	for {
+		switch {
+		case k > 1:
+			k--
+			if k > 1 && sp.isHeading(sp.cur[k-1]) {
+				k--
+			}
+		case sp.ovStart >= 0:
+			sp.ovStart = -1
+		default:
+			return content, true, sp.carried(k)
+		}
+		all := sp.cur
+		sp.cur = all[:k]
+		content = sp.content()
+		sp.cur = all
+		if !sp.over(content) {
+			return content, false, sp.carried(k)
+		}
+	}
+}
+
+// carried cuts the chunk being built to its first k pieces and returns a
+// copy of the others.
+func (sp *splitter) carried(k int) []piece {
+	if k == len(sp.cur) {
+		return nil
+	}
+	rest := append([]piece(nil), sp.cur[k:]...)
+	sp.cur = sp.cur[:k]
+	return rest
 }
 
 // overlapStart returns where the overlap taken from the chunk of pieces ps
@@ -331,6 +425,9 @@ func (sp *splitter) overlapStart(ps []piece, limit int) (int, int) {
 	}
 	// Whole words at the end of the last piece.
 	last := ps[b-1]
+	if !sp.m.Exact() {
+		return sp.overlapTokens(last, limit)
+	}
 	n := 0
 	for p := last.end; p > last.start; {
 		_, size := utf8.DecodeLastRune(sp.src[last.start:p])
@@ -344,6 +441,20 @@ func (sp *splitter) overlapStart(ps []piece, limit int) (int, int) {
 		}
 	}
 	return best, bestChars
+}
+
+// overlapTokens returns where the longest run of whole words at the end of
+// the piece last of at most limit tokens starts, and its tokens, or -1, 0.
+func (sp *splitter) overlapTokens(last piece, limit int) (int, int) {
+	starts := sp.starts[:0]
+	for p := last.start + 1; p < last.end; p++ {
+		if utf8.RuneStart(sp.src[p]) && sp.wordStart(p) {
+			starts = append(starts, p)
+		}
+	}
+	sp.starts = starts
+	start, n := measure.LongestSuffix(sp.m, sp.src[:last.end], starts, limit)
+	return start, n
 }
 
 // wordStart reports whether a word starts at p: a non-space character at

@@ -33,7 +33,11 @@
 // string (a set of header levels sorted, without repeats; strip_quotes
 // true, false or "auto"), so that equal configurations resolve to equal
 // maps; with the chunker's name it identifies the chunker's behaviour.
-// Resolving a resolved map gives it back.
+// Resolving a resolved map gives it back. The exception: an option added
+// after settings fingerprints were first recorded (tokenizer) is left out
+// while it has its default value (Spec.OmitDefault), so that a
+// configuration that does not use it resolves, and fingerprints, as it
+// did before the option existed.
 //
 // Decoding is strict about names and types and speaks the words of the
 // person who wrote the options: integers may arrive as any Go integer

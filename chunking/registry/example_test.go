@@ -81,6 +81,7 @@ func ExampleEntry_Options() {
 	// -add-headers (add_headers, a boolean) default false
 	// -merge-small-chunks (merge_small_chunks, a boolean) default true
 	// -headers (headers_to_split_on, a list of integers) default [1 2 3 4 5 6]
+	// -tokenizer (tokenizer, a string) default
 }
 
 // linesConfig configures a chunker of lines: the fields are its options.

@@ -68,6 +68,18 @@ type Spec[C any] struct {
 	field func(*C) any            // the field's address, for the field/spec test
 	set   func(c *C, v any) error // v is already of the kind's Go type
 	get   func(c *C) any          // the canonical value
+	// omitDefault leaves the option out of resolved maps while it has its
+	// default value (see OmitDefault).
+	omitDefault bool
+}
+
+// OmitDefault returns s left out of resolved maps while it has its
+// default value. Options added after settings fingerprints were recorded
+// take it, so that configurations that do not use them resolve, and
+// fingerprint, as before.
+func (s Spec[C]) OmitDefault() Spec[C] {
+	s.omitDefault = true
+	return s
 }
 
 // WithFlag returns s with the CLI flag name flag instead of the kebab

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/chunkstream/chunkstream/chunking/internal/mdblocks"
 	"github.com/chunkstream/chunkstream/chunking/markdown"
 	"github.com/chunkstream/chunkstream/chunking/twostep"
+	"github.com/chunkstream/chunkstream/internal/tokens"
 )
 
 // ErrUnknownChunker reports a chunker name the registry does not know.
@@ -95,8 +97,12 @@ func Define[C Config, K chunking.Chunker](name string, def func() C, build func(
 			return nil, nil, fmt.Errorf("chunker %s: %w", name, err)
 		}
 		resolved := make(map[string]any, len(specs))
-		for _, s := range specs {
-			resolved[s.opt.Name] = s.get(&cfg)
+		for i, s := range specs {
+			v := s.get(&cfg)
+			if s.omitDefault && reflect.DeepEqual(v, opts[i].Default) {
+				continue
+			}
+			resolved[s.opt.Name] = v
 		}
 		if !chunker {
 			return resolved, nil, nil
@@ -197,12 +203,14 @@ func (e Entry) Normalize(raw map[string]any) (map[string]any, error) {
 // option by adding its Config field and its spec here.
 func entries() []Entry {
 	md := Define("markdown", markdown.DefaultConfig, markdown.New,
-		IntOption("min_char", "sections shorter than this many characters absorb the next one (reference MarkdownChunker min_char)",
+		IntOption("min_char", "sections shorter than this many characters (tokens with tokenizer) absorb the next one (reference MarkdownChunker min_char)",
 			func(c *markdown.Config) *int { return &c.MinChar }),
-		IntOption("max_char", "largest chunk in characters, overlap included (reference MarkdownChunker max_char)",
+		IntOption("max_char", "largest chunk in characters (tokens with tokenizer), overlap included (reference MarkdownChunker max_char)",
 			func(c *markdown.Config) *int { return &c.MaxChar }),
-		IntOption("chunk_overlap", "characters of whole words repeated between chunks of one split section (reference MarkdownChunker chunk_overlap)",
+		IntOption("chunk_overlap", "characters (tokens with tokenizer) of whole words repeated between chunks of one split section (reference MarkdownChunker chunk_overlap)",
 			func(c *markdown.Config) *int { return &c.ChunkOverlap }),
+		StringOption("tokenizer", tokenizerUsage("min_char, max_char and chunk_overlap", "characters"),
+			func(c *markdown.Config) *string { return &c.Tokenizer }).OmitDefault(),
 	)
 	md.Extensions = markdown.Extensions()
 	md.ParseOnly = func(doc chunking.Document) error { mdblocks.ParseOnly(doc.Content); return nil }
@@ -230,11 +238,11 @@ func entries() []Entry {
 	}
 
 	ts := Define("twostep", twostep.DefaultConfig, twostep.New,
-		IntOption("max_chunk_size", "chunk budget in words; longer sections are split into sentences (Eve chunker max_chunk_size)",
+		IntOption("max_chunk_size", "chunk budget in words (tokens with tokenizer); longer sections are split into sentences (Eve chunker max_chunk_size)",
 			func(c *twostep.Config) *int { return &c.MaxChunkSize }),
-		IntOption("chunk_overlap", "characters of the previous chunk prefixed to each chunk (starting at a word) (Eve chunker chunk_overlap)",
+		IntOption("chunk_overlap", "characters (tokens with tokenizer) of the previous chunk prefixed to each chunk (starting at a word) (Eve chunker chunk_overlap)",
 			func(c *twostep.Config) *int { return &c.ChunkOverlap }),
-		IntOption("word_overlap", "words of the previous chunk prefixed to each chunk; beats chunk_overlap (Eve chunker word_overlap)",
+		IntOption("word_overlap", "words of the previous chunk prefixed to each chunk (with tokenizer: whole words of at most this many tokens); beats chunk_overlap (Eve chunker word_overlap)",
 			func(c *twostep.Config) *int { return &c.WordOverlap }),
 		BoolOption("add_headers", "start each chunk with the header lines of its hierarchy it lacks (Eve chunker add_headers)",
 			func(c *twostep.Config) *bool { return &c.AddHeaders }),
@@ -242,12 +250,21 @@ func entries() []Entry {
 			func(c *twostep.Config) *bool { return &c.MergeSmallChunks }),
 		intSetOption("headers_to_split_on", "header levels (1-6) that start a section (Eve chunker headers_to_split_on)",
 			func(c *twostep.Config) *[]int { return &c.HeadersToSplitOn }).WithFlag("headers"),
+		StringOption("tokenizer", tokenizerUsage("max_chunk_size, word_overlap and chunk_overlap", "words (chunk_overlap: characters)"),
+			func(c *twostep.Config) *string { return &c.Tokenizer }).OmitDefault(),
 	)
 	ts.Extensions = twostep.Extensions()
 	ts.ParseOnly = md.ParseOnly
 	ts.ParseOnlyName = "goldmark-blocks"
 
 	return []Entry{md, em, ts}
+}
+
+// tokenizerUsage is the usage of a chunker's tokenizer option, whose
+// sizes (named) count units without it.
+func tokenizerUsage(sizes, units string) string {
+	return "count " + sizes + " in tokens of this encoding (" + strings.Join(tokens.Names(), ", ") +
+		`) instead of ` + units + `; "" (the default) counts ` + units + ` (chunkstream's own, not a reference parameter)`
 }
 
 // stripQuotesOption binds strip_quotes, a boolean or "auto", to

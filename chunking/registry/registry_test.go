@@ -62,20 +62,21 @@ func TestCheckFields(t *testing.T) {
 	minChar := IntOption("min_char", "u", func(c *markdown.Config) *int { return &c.MinChar })
 	maxChar := IntOption("max_char", "u", func(c *markdown.Config) *int { return &c.MaxChar })
 	overlap := IntOption("chunk_overlap", "u", func(c *markdown.Config) *int { return &c.ChunkOverlap })
-	if err := checkFields([]Spec[markdown.Config]{minChar, maxChar, overlap}); err != nil {
+	tokenizer := StringOption("tokenizer", "u", func(c *markdown.Config) *string { return &c.Tokenizer })
+	if err := checkFields([]Spec[markdown.Config]{minChar, maxChar, overlap, tokenizer}); err != nil {
 		t.Errorf("checkFields(complete) = %v", err)
 	}
-	missing := []Spec[markdown.Config]{minChar, maxChar}
+	missing := []Spec[markdown.Config]{minChar, maxChar, tokenizer}
 	if err := checkFields(missing); err == nil || !strings.Contains(err.Error(), "ChunkOverlap") {
 		t.Errorf("checkFields(missing ChunkOverlap) = %v, want it named", err)
 	}
-	twice := []Spec[markdown.Config]{minChar, maxChar, overlap,
+	twice := []Spec[markdown.Config]{minChar, maxChar, overlap, tokenizer,
 		IntOption("max_chars", "u", func(c *markdown.Config) *int { return &c.MaxChar })}
 	if err := checkFields(twice); err == nil || !strings.Contains(err.Error(), "max_chars") {
 		t.Errorf("checkFields(two specs of MaxChar) = %v, want an error", err)
 	}
 	var outside int
-	stray := []Spec[markdown.Config]{minChar, maxChar, overlap,
+	stray := []Spec[markdown.Config]{minChar, maxChar, overlap, tokenizer,
 		IntOption("stray", "u", func(*markdown.Config) *int { return &outside })}
 	if err := checkFields(stray); err == nil || !strings.Contains(err.Error(), "stray") {
 		t.Errorf("checkFields(spec of no field) = %v, want an error", err)
@@ -105,6 +106,9 @@ func TestResolveDefaults(t *testing.T) {
 			t.Errorf("Lookup(%s).Resolve() = %v, %v; want %v", name, got, err, want)
 		}
 		for _, o := range e.Options() {
+			if _, ok := want[o.Name]; !ok && o.Name == "tokenizer" && o.Default == "" {
+				continue // left out of the resolved map at its default
+			}
 			if !reflect.DeepEqual(o.Default, want[o.Name]) {
 				t.Errorf("%s option %s: Default = %#v, want %#v", name, o.Name, o.Default, want[o.Name])
 			}
@@ -113,6 +117,33 @@ func TestResolveDefaults(t *testing.T) {
 		again, err := e.Resolve(got)
 		if err != nil || !reflect.DeepEqual(again, got) {
 			t.Errorf("%s: Resolve(Resolve()) = %v, %v; want %v", name, again, err, got)
+		}
+	}
+}
+
+// TestOmitDefault: the tokenizer option is in the resolved map only when
+// set, so configurations without it keep the maps (and settings
+// fingerprints) they had before it existed; set, it resolves and round
+// trips like any option.
+func TestOmitDefault(t *testing.T) {
+	for _, name := range []string{"markdown", "twostep"} {
+		e := mustLookup(t, name)
+		for _, raw := range []map[string]any{nil, {"tokenizer": ""}} {
+			got, err := e.Resolve(raw)
+			if _, ok := got["tokenizer"]; err != nil || ok {
+				t.Errorf("%s Resolve(%v) = %v, %v; want no tokenizer key", name, raw, got, err)
+			}
+		}
+		got, err := e.Resolve(map[string]any{"tokenizer": "o200k_base"})
+		if err != nil || got["tokenizer"] != "o200k_base" {
+			t.Fatalf("%s Resolve(tokenizer o200k_base) = %v, %v", name, got, err)
+		}
+		again, err := e.Resolve(got)
+		if err != nil || !reflect.DeepEqual(again, got) {
+			t.Errorf("%s: Resolve(Resolve()) = %v, %v; want %v", name, again, err, got)
+		}
+		if c, err := e.New(got); err != nil || c == nil {
+			t.Errorf("%s New(%v) = %v", name, got, err)
 		}
 	}
 }
@@ -185,7 +216,10 @@ func TestResolveErrors(t *testing.T) {
 		{"markdown", map[string]any{"max_chars": 10}, chunking.ErrUnknownOption, `unknown option "max_chars" for chunker markdown (did you mean max_char?)`},
 		{"markdown", map[string]any{"max-char": 10}, chunking.ErrUnknownOption, `(did you mean max_char?)`},
 		{"markdown", map[string]any{"max_emails_per_chunk": 3}, chunking.ErrUnknownOption, `option "max_emails_per_chunk" belongs to chunker email, not markdown`},
-		{"markdown", map[string]any{"bogus": 1}, chunking.ErrUnknownOption, `unknown option "bogus" for chunker markdown (its options: min_char, max_char, chunk_overlap)`},
+		{"markdown", map[string]any{"tokenizer": "gpt2"}, chunking.ErrInvalidOptions, `tokenizer must be empty (characters) or one of cl100k_base, o200k_base, got "gpt2"`},
+		{"twostep", map[string]any{"tokenizer": "p50k_base"}, chunking.ErrInvalidOptions, `tokenizer: must be empty (words) or one of cl100k_base, o200k_base, got "p50k_base"`},
+		{"twostep", map[string]any{"tokenizer": 5}, chunking.ErrInvalidOptions, `chunker twostep: tokenizer: want a string, got the integer 5`},
+		{"markdown", map[string]any{"bogus": 1}, chunking.ErrUnknownOption, `unknown option "bogus" for chunker markdown (its options: min_char, max_char, chunk_overlap, tokenizer)`},
 		{"markdown", map[string]any{"max_char": 0}, chunking.ErrInvalidOptions, `chunker markdown: chunking: invalid options: max_char must be > 0, got 0`},
 		{"markdown", map[string]any{"max_char": 100}, chunking.ErrInvalidOptions, `chunk_overlap (128) must be < max_char (100)`},
 		{"twostep", map[string]any{"headers_to_split_on": []any{1, "x"}}, chunking.ErrInvalidOptions, `chunker twostep: headers_to_split_on: item 2: want an integer, got the string "x"`},

@@ -56,6 +56,20 @@ func BenchmarkCorpus(b *testing.B) {
 	}
 }
 
+// BenchmarkCorpusTokens is BenchmarkCorpus in token mode: max_chunk_size
+// 512 cl100k_base tokens.
+func BenchmarkCorpusTokens(b *testing.B) {
+	docs, total := loadCorpus(b)
+	c := mustNew(b, func(c *Config) { c.Tokenizer = "cl100k_base" })
+	b.ReportAllocs()
+	b.SetBytes(total)
+	for b.Loop() {
+		for _, d := range docs {
+			c.Chunk(d)
+		}
+	}
+}
+
 // BenchmarkCorpusSmallChunks forces the sentence split on most sections.
 func BenchmarkCorpusSmallChunks(b *testing.B) {
 	docs, total := loadCorpus(b)
@@ -151,6 +165,7 @@ func BenchmarkSpanCost(b *testing.B) {
 	}{
 		{"default", nil},
 		{"small", func(c *Config) { c.MaxChunkSize = 64; c.WordOverlap = 8; c.AddHeaders = true }},
+		{"tokens", func(c *Config) { c.Tokenizer = "cl100k_base"; c.WordOverlap = 32 }},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			with := mustNew(b, tc.set)

@@ -4,9 +4,12 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/internal/fileio"
+	"github.com/chunkstream/chunkstream/chunking/internal/measure"
+	"github.com/chunkstream/chunkstream/internal/tokens"
 )
 
 // Config is the two-step chunker's configuration. Each field is the
@@ -16,15 +19,17 @@ import (
 // the fields you mean to change.
 type Config struct {
 	// MaxChunkSize (max_chunk_size, default 512): the chunk budget in
-	// words; a longer section is split into sentences and atomic units.
-	// At least 1.
+	// words (tokens with Tokenizer); a longer section is split into
+	// sentences and atomic units. At least 1.
 	MaxChunkSize int
-	// ChunkOverlap (chunk_overlap, default 0): characters of the previous
-	// chunk's end prefixed to each chunk, starting at a word. At least 0.
+	// ChunkOverlap (chunk_overlap, default 0): characters (tokens with
+	// Tokenizer) of the previous chunk's end prefixed to each chunk,
+	// starting at a word. At least 0.
 	ChunkOverlap int
 	// WordOverlap (word_overlap, default 0): words of the previous chunk's
-	// end prefixed to each chunk; when set it beats ChunkOverlap. At least
-	// 0 and below MaxChunkSize.
+	// end prefixed to each chunk (with Tokenizer: whole words of at most
+	// this many tokens); when set it beats ChunkOverlap. At least 0 and
+	// below MaxChunkSize.
 	WordOverlap int
 	// AddHeaders (add_headers, default false): start each chunk with the
 	// header lines of its hierarchy that its text lacks.
@@ -36,6 +41,11 @@ type Config struct {
 	// -headers): the header levels that start a section, each within 1–6,
 	// in any order; an empty list splits on no header.
 	HeadersToSplitOn []int
+	// Tokenizer (tokenizer, default ""; chunkstream's own, not a reference
+	// parameter): the encoding whose tokens max_chunk_size, word_overlap
+	// and chunk_overlap count, "cl100k_base" or "o200k_base"; "" counts
+	// words and characters, as the reference does.
+	Tokenizer string
 }
 
 // DefaultConfig returns the reference's defaults.
@@ -48,8 +58,9 @@ func DefaultConfig() Config {
 }
 
 // Validate checks max_chunk_size ≥ 1, 0 ≤ word_overlap < max_chunk_size,
-// chunk_overlap ≥ 0 and header levels within 1–6. A violation wraps
-// chunking.ErrInvalidOptions and names the field by its parameter name.
+// chunk_overlap ≥ 0, header levels within 1–6 and that tokenizer is empty
+// or a known encoding. A violation wraps chunking.ErrInvalidOptions and
+// names the field by its parameter name.
 func (cfg Config) Validate() error {
 	bad := func(name string, format string, args ...any) error {
 		return fmt.Errorf("%w: %s: %s", chunking.ErrInvalidOptions, name, fmt.Sprintf(format, args...))
@@ -68,6 +79,9 @@ func (cfg Config) Validate() error {
 			return bad("headers_to_split_on", "levels must be within 1-6, got %d", l)
 		}
 	}
+	if cfg.Tokenizer != "" && !slices.Contains(tokens.Names(), cfg.Tokenizer) {
+		return bad("tokenizer", "must be empty (words) or one of %s, got %q", strings.Join(tokens.Names(), ", "), cfg.Tokenizer)
+	}
 	return nil
 }
 
@@ -80,12 +94,15 @@ type Chunker struct {
 	addHeaders  bool
 	merge       bool
 	splitOn     [7]bool
-	splitLevels []int // the levels of splitOn, ascending
-	noSpans     bool  // benchmarks only: chunks without spans
+	splitLevels []int            // the levels of splitOn, ascending
+	enc         *tokens.Encoding // nil: sizes count words (overlap: words, characters)
+	noSpans     bool             // benchmarks only: chunks without spans
 }
 
 // New returns a Chunker for cfg, or cfg's Validate error. The chunker
-// keeps its own copy of cfg.HeadersToSplitOn.
+// keeps its own copy of cfg.HeadersToSplitOn. With a Tokenizer, the first
+// chunker of an encoding loads its tables (a fraction of a second, once
+// per process).
 func New(cfg Config) (*Chunker, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -105,7 +122,24 @@ func New(cfg Config) (*Chunker, error) {
 			c.splitLevels = append(c.splitLevels, l)
 		}
 	}
+	if cfg.Tokenizer != "" {
+		enc, err := tokens.Get(cfg.Tokenizer)
+		if err != nil {
+			return nil, fmt.Errorf("twostep: %w", err)
+		}
+		c.enc = enc
+	}
 	return c, nil
+}
+
+// measure returns the measure of one call's sizes and a function that
+// releases it.
+func (c *Chunker) measure() (measure.Measure, func()) {
+	if c.enc == nil {
+		return measure.OfWords(), func() {}
+	}
+	ctr := c.enc.Counter()
+	return measure.OfTokens(ctr), ctr.Release
 }
 
 // Config returns the chunker's configuration, with HeadersToSplitOn
@@ -115,7 +149,7 @@ func (c *Chunker) Config() Config {
 	if levels == nil {
 		levels = []int{}
 	}
-	return Config{
+	cfg := Config{
 		MaxChunkSize:     c.maxWords,
 		ChunkOverlap:     c.charOverlap,
 		WordOverlap:      c.wordOverlap,
@@ -123,6 +157,10 @@ func (c *Chunker) Config() Config {
 		MergeSmallChunks: c.merge,
 		HeadersToSplitOn: levels,
 	}
+	if c.enc != nil {
+		cfg.Tokenizer = c.enc.Name()
+	}
+	return cfg
 }
 
 // Extensions returns the file extensions ChunkFolder reads: .md, .mdx and

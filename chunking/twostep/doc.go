@@ -36,6 +36,35 @@
 // White_Space plus U+001C–U+001F (package sentences). Characters are code
 // points. Every budget comparison counts actual words.
 //
+// # Token budgets
+//
+// With Config.Tokenizer set (option tokenizer: "cl100k_base" or
+// "o200k_base"; chunkstream's own), max_chunk_size, word_overlap and
+// chunk_overlap count tokens of that encoding; without it, words and
+// characters as the reference, byte for byte. In token mode:
+//
+//   - The budget holds for each chunk's own text (as max_chunk_size does
+//     in words: overlap and added header lines come on top), counted
+//     exactly: no chunk's own text has more than max_chunk_size tokens
+//     unless it is one oversize unit.
+//   - A section is split when its tokens exceed the budget (counting
+//     stops past it). Units are counted on their own and packed by their
+//     sum plus a token per line break between them (the search); the
+//     piece's text is then counted whole and, when over, gives back its
+//     last units (and a heading left last) to the next piece.
+//   - Merging counts the joined text ("\n\n" seam included) whole,
+//     incrementally.
+//   - word_overlap N and chunk_overlap N both prefix the longest run of
+//     whole words at the end of the previous chunk's own text of at most
+//     N tokens (word_overlap wins when both are set), found by bisection
+//     over the word starts.
+//   - A run without spaces (CJK) that holds sentence ends may be cut at
+//     them, as in word mode a long section is; a unit is never cut.
+//   - Spans follow the same rule in every unit (see Spans below): they are
+//     the source offsets of the units a chunk holds after the back-off,
+//     and of its overlap, a run of whole words of the previous chunk's
+//     own text.
+//
 // # Decisions the reference leaves open
 //
 //   - Formats: markdown ("md"), mdx and text; Document.Format wins, else the

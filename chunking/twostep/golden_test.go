@@ -12,12 +12,14 @@ import (
 	"github.com/chunkstream/chunkstream/chunking/internal/sentences"
 	"github.com/chunkstream/chunkstream/chunking/registry"
 	"github.com/chunkstream/chunkstream/chunking/twostep"
+	"github.com/chunkstream/chunkstream/internal/tokens"
 )
 
 // dump renders chunks as the golden files hold them, in the Markdown
 // chunker's style: a count, then per chunk one header line with its size
-// and its metadata as ordered JSON, then its text between fences.
-func dump(t testing.TB, chunks []chunking.Chunk, warns []chunking.Warning) []byte {
+// (with a tokenizer, its tokens too) and its metadata as ordered JSON,
+// then its text between fences.
+func dump(t testing.TB, chunks []chunking.Chunk, warns []chunking.Warning, tokenizer string) []byte {
 	t.Helper()
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "%d chunks\n", len(chunks))
@@ -26,7 +28,15 @@ func dump(t testing.TB, chunks []chunking.Chunk, warns []chunking.Warning) []byt
 		if err != nil {
 			t.Fatal(err)
 		}
-		fmt.Fprintf(&b, "\n### chunk %d (%d words, %d chars) %s\n", i, sentences.CountWords(ch.Content()), ch.Len(), md)
+		if tokenizer != "" {
+			enc, err := tokens.Get(tokenizer)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprintf(&b, "\n### chunk %d (%d words, %d chars, %d %s tokens) %s\n", i, sentences.CountWords(ch.Content()), ch.Len(), enc.CountString(ch.Content()), tokenizer, md)
+		} else {
+			fmt.Fprintf(&b, "\n### chunk %d (%d words, %d chars) %s\n", i, sentences.CountWords(ch.Content()), ch.Len(), md)
+		}
 		b.WriteString("┌────\n")
 		b.WriteString(ch.Content())
 		b.WriteString("\n└────\n")
@@ -60,7 +70,7 @@ func TestGolden(t *testing.T) {
 			doc := chunking.Document{Path: name, Content: src}
 			chunks := twostep.CheckInvariants(t, c.(*twostep.Chunker), doc)
 			_, warns, _ := c.Chunk(doc)
-			golden.Check(t, golden.Stem(input)+".golden", dump(t, chunks, warns))
+			golden.Check(t, golden.Stem(input)+".golden", dump(t, chunks, warns, c.(*twostep.Chunker).Config().Tokenizer))
 		})
 	}
 }

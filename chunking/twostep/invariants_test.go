@@ -18,13 +18,20 @@ import (
 //   - deterministic output;
 //   - index 0..n-1, metadata order headers, index, [file], file_format,
 //     [oversize: true]; valid UTF-8, no empty chunk;
-//   - words ≤ max_chunk_size + the overlap and header prefix unless
-//     oversize (and oversize chunks are over the budget);
+//   - size ≤ max_chunk_size + the overlap and header prefix unless
+//     oversize (and oversize chunks are over the budget), the size in
+//     words, or in tokens with a tokenizer; in token mode also, exactly,
+//     each chunk's own text (the chunks without overlap and added headers)
+//     ≤ max_chunk_size tokens unless oversize;
 //   - no atomic unit cut: every atomic block and display unit of the
 //     source lies whole in one chunk; independently, in a source without
 //     code, every chunk balances \begin{X}/\end{X} and "$$" when the source
 //     does;
-//   - every word of the source present, in order.
+//   - every word of the source present, in order (in token mode, where a
+//     run without spaces may be cut at a sentence end, every non-space
+//     character).
+//   - the span property (checkSpans), in every unit: spans are source
+//     offsets, whatever the budget counts.
 //
 // An invalid UTF-8 document must fail with chunking.ErrNotUTF8.
 func checkInvariants(t testing.TB, c *Chunker, doc chunking.Document) []chunking.Chunk {
@@ -49,6 +56,7 @@ func checkInvariants(t testing.TB, c *Chunker, doc chunking.Document) []chunking
 		}
 	}
 	src := string(doc.Content)
+	size := sizeOf(c)
 	for i, ch := range chunks {
 		content := ch.Content()
 		if !utf8.ValidString(content) || sentences.CountWords(content) == 0 {
@@ -77,22 +85,31 @@ func checkInvariants(t testing.TB, c *Chunker, doc chunking.Document) []chunking
 				t.Fatalf("%s chunk %d: index = %v", doc.Path, i, idx)
 			}
 		}
-		words := sentences.CountWords(content)
+		words := size(content)
 		if v, ok := md.Get("oversize"); ok {
 			if v != true {
 				t.Fatalf("%s chunk %d: oversize = %v, want only true", doc.Path, i, v)
 			}
 			if words <= c.maxWords {
-				t.Fatalf("%s chunk %d: oversize with %d words ≤ %d", doc.Path, i, words, c.maxWords)
+				t.Fatalf("%s chunk %d: oversize with size %d ≤ %d", doc.Path, i, words, c.maxWords)
 			}
 			continue
 		}
-		if limit := c.maxWords + prefixAllowance(c, md); words > limit {
-			t.Fatalf("%s chunk %d: %d words > %d:\n%s", doc.Path, i, words, limit, content)
+		if limit := c.maxWords + prefixAllowance(c, md, size); words > limit {
+			t.Fatalf("%s chunk %d: size %d > %d:\n%s", doc.Path, i, words, limit, content)
 		}
 	}
+	if c.enc != nil {
+		checkOwnTokens(t, c, doc, size)
+	}
 	checkAtomic(t, c, doc, src, chunks)
-	checkWordsInOrder(t, doc.Path, src, chunks)
+	if c.enc != nil {
+		// A run without spaces (CJK) may hold sentence ends, where a
+		// token budget cuts it: the characters must be there, in order.
+		checkCharsInOrder(t, doc.Path, src, chunks)
+	} else {
+		checkWordsInOrder(t, doc.Path, src, chunks)
+	}
 	checkSpans(t, c, doc, chunks, again)
 	return chunks
 }
@@ -129,11 +146,23 @@ func checkSpans(t testing.TB, c *Chunker, doc chunking.Document, chunks, again [
 	}
 }
 
-// prefixAllowance returns the most words the overlap and the added header
-// lines can add to a chunk.
-func prefixAllowance(c *Chunker, md chunking.Metadata) int {
+// sizeOf returns what c's budget counts: words, or tokens of its
+// encoding.
+func sizeOf(c *Chunker) func(string) int {
+	if c.enc != nil {
+		return c.enc.CountString
+	}
+	return sentences.CountWords
+}
+
+// prefixAllowance returns the most the overlap and the added header lines
+// can add to a chunk's size (words, or tokens with a tokenizer, where
+// each seam may cost a token).
+func prefixAllowance(c *Chunker, md chunking.Metadata, size func(string) int) int {
 	n := 0
 	switch {
+	case c.enc != nil && (c.wordOverlap > 0 || c.charOverlap > 0):
+		n = max(c.wordOverlap, c.charOverlap) + 2
 	case c.wordOverlap > 0:
 		n = c.wordOverlap
 	case c.charOverlap > 0:
@@ -144,10 +173,38 @@ func prefixAllowance(c *Chunker, md chunking.Metadata) int {
 		list, _ := hs.([]any)
 		for _, h := range list {
 			s, _ := h.(string)
-			n += 1 + sentences.CountWords(s) // "#Title" → "# Title"
+			if c.enc != nil {
+				n += size("#"+strings.TrimLeft(s, "#")+"\n") + 2
+			} else {
+				n += 1 + sentences.CountWords(s) // "#Title" → "# Title"
+			}
 		}
 	}
 	return n
+}
+
+// checkOwnTokens chunks doc without overlap and added headers (the same
+// pieces: neither changes the packing) and asserts that each chunk, its
+// own text, has at most max_chunk_size tokens unless oversize, counted
+// exactly.
+func checkOwnTokens(t testing.TB, c *Chunker, doc chunking.Document, size func(string) int) {
+	t.Helper()
+	cfg := c.Config()
+	cfg.WordOverlap, cfg.ChunkOverlap, cfg.AddHeaders = 0, 0, false
+	own, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunks, _, err := own.Chunk(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, ch := range chunks {
+		n := size(ch.Content())
+		if over := ch.Get("oversize", false) == true; n > c.maxWords && !over || over && n <= c.maxWords {
+			t.Fatalf("%s chunk %d: own text of %d tokens, oversize %v, max_chunk_size %d:\n%s", doc.Path, i, n, over, c.maxWords, ch.Content())
+		}
+	}
 }
 
 // checkAtomic asserts that no atomic unit of the source is cut.
@@ -290,6 +347,24 @@ func checkWordsInOrder(t testing.TB, name, src string, chunks []chunking.Chunk) 
 	}
 	if k != len(want) {
 		t.Fatalf("%s: source word %d %q missing from the chunks (in order)", name, k, want[k])
+	}
+}
+
+// checkCharsInOrder asserts that the source's non-space characters appear
+// in the chunks, in order.
+func checkCharsInOrder(t testing.TB, name, src string, chunks []chunking.Chunk) {
+	t.Helper()
+	want := []rune(strings.Join(strings.FieldsFunc(src, sentences.IsSpace), ""))
+	k := 0
+	for _, ch := range chunks {
+		for _, r := range ch.Content() {
+			if k < len(want) && r == want[k] {
+				k++
+			}
+		}
+	}
+	if k != len(want) {
+		t.Fatalf("%s: source character %d %q missing from the chunks (in order)", name, k, want[k])
 	}
 }
 

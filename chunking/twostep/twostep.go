@@ -10,9 +10,11 @@ import (
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/internal/fileio"
 	"github.com/chunkstream/chunkstream/chunking/internal/mdblocks"
+	"github.com/chunkstream/chunkstream/chunking/internal/measure"
 	"github.com/chunkstream/chunkstream/chunking/internal/poll"
 	"github.com/chunkstream/chunkstream/chunking/internal/sentences"
 	"github.com/chunkstream/chunkstream/chunking/internal/srcspan"
+	"github.com/chunkstream/chunkstream/internal/tokens"
 )
 
 // header is one level of a section's header hierarchy.
@@ -40,7 +42,7 @@ type section struct {
 // unit is a sentence or an atomic unit of a section: src[start:end].
 type unit struct {
 	start, end int
-	words      int
+	words      int  // size: words, or tokens of the unit alone in token mode
 	heading    bool // a heading line: kept with the unit after it
 }
 
@@ -49,7 +51,7 @@ type unit struct {
 // "\n\n".
 type piece struct {
 	text       string
-	words      int
+	words      int // size: words, or the exact tokens of text in token mode
 	hdrs       []header
 	oversize   bool
 	start, end int
@@ -176,9 +178,11 @@ func (c *Chunker) chunkPolled(pl *poll.Poller, doc chunking.Document, yield func
 	if pl.Check() {
 		return stopped()
 	}
-	pieces, unclosed := c.split(src, c.sections(src, blocks), pl)
+	m, release := c.measure()
+	defer release()
+	pieces, unclosed := c.split(src, c.sections(src, blocks), m, pl)
 	if c.merge && !pl.Stopped() {
-		pieces = c.mergePieces(pieces, pl)
+		pieces = c.mergePieces(pieces, m, pl)
 	}
 	if pl.Stopped() {
 		return stopped()
@@ -201,7 +205,7 @@ func (c *Chunker) chunkPolled(pl *poll.Poller, doc chunking.Document, yield func
 		if len(doc.Metadata) > 0 {
 			md = md.Merge(doc.Metadata)
 		}
-		content, overlap := c.content(pieces, i)
+		content, overlap := c.content(pieces, i, m)
 		if pl.Add(len(content)); pl.Check() {
 			return stopped()
 		}
@@ -307,14 +311,14 @@ func atomicKind(k mdblocks.Kind) bool {
 	return false
 }
 
-// split turns sections into pieces: a section within the word budget is
-// one piece; a longer one is cut into sentences and atomic units, packed
-// greedily by words. It also returns the offsets of the unclosed
-// \begin{X} met in the sections it cut.
-func (c *Chunker) split(src string, secs []section, pl *poll.Poller) ([]piece, []int) {
+// split turns sections into pieces: a section within the budget is one
+// piece; a longer one is cut into sentences and atomic units, packed
+// greedily. It also returns the offsets of the unclosed \begin{X} met in
+// the sections it cut.
+func (c *Chunker) split(src string, secs []section, m measure.Measure, pl *poll.Poller) ([]piece, []int) {
 	pieces := make([]piece, 0, len(secs))
 	var units []unit
-	sc := scratch{pl: pl}
+	sc := scratch{pl: pl, m: m}
 	for _, s := range secs {
 		if pl.Stopped() {
 			return nil, nil
@@ -327,7 +331,7 @@ func (c *Chunker) split(src string, secs []section, pl *poll.Poller) ([]piece, [
 		}
 		text := src[start:end]
 		pl.Add(len(text))
-		words := sentences.CountWords(text)
+		words := m.LenStringLimit(text, c.maxWords)
 		if words == 0 {
 			continue
 		}
@@ -339,7 +343,7 @@ func (c *Chunker) split(src string, secs []section, pl *poll.Poller) ([]piece, [
 		if pl.Stopped() {
 			return nil, nil
 		}
-		pieces = c.pack(src, units, s.hdrs, pieces, pl)
+		pieces = c.pack(src, units, s.hdrs, m, pieces, pl)
 	}
 	return pieces, sc.unclosed
 }
@@ -349,6 +353,7 @@ type scratch struct {
 	display, inline, sents []span
 	unclosed               []int // unclosed \begin{X} offsets, in order
 	pl                     *poll.Poller
+	m                      measure.Measure
 }
 
 // sectionUnits appends the units of a section's blocks to dst: headings
@@ -358,7 +363,7 @@ func (sc *scratch) sectionUnits(src string, blocks []mdblocks.Block, dst []unit)
 	add := func(start, end int) {
 		start, end = sentences.TrimSpace(src, start, end)
 		if start < end {
-			dst = append(dst, unit{start: start, end: end, words: sentences.CountWords(src[start:end])})
+			dst = append(dst, unit{start: start, end: end, words: sc.m.LenString(src[start:end])})
 		}
 	}
 	// A sentence that is a heading line nested in a block quote or list
@@ -379,7 +384,7 @@ func (sc *scratch) sectionUnits(src string, blocks []mdblocks.Block, dst []unit)
 		if ls := strings.LastIndexByte(src[start:from], '\n'); ls >= 0 {
 			start += ls + 1
 		}
-		dst = append(dst, unit{start: start, end: to, words: sentences.CountWords(src[start:to])})
+		dst = append(dst, unit{start: start, end: to, words: sc.m.LenString(src[start:to])})
 	}
 	for i := 0; i < len(blocks) && !sc.pl.Stopped(); {
 		b := blocks[i]
@@ -441,52 +446,104 @@ func isHeadingLine(s string) bool {
 }
 
 // pack appends to dst the pieces of one long section: units packed
-// greedily while their words sum to at most max_chunk_size, the source
+// greedily while their sizes sum to at most max_chunk_size, the source
 // text between them kept; a unit over the budget is a piece of its own,
 // marked oversize. A heading line that fits in the next piece together
 // with the unit after it starts that piece instead of ending this one.
-func (c *Chunker) pack(src string, units []unit, hdrs []header, dst []piece, pl *poll.Poller) []piece {
+//
+// Words add up; tokens do not (pieces merge across seams), so in token
+// mode the sum is the search and each piece's text is then counted whole:
+// when it is over the budget, its last units (and a heading left last
+// with them) go to the next piece until it fits. A single unit always
+// fits, being counted alone.
+func (c *Chunker) pack(src string, units []unit, hdrs []header, m measure.Measure, dst []piece, pl *poll.Poller) []piece {
 	first, words := -1, 0
-	flush := func(last int) {
-		if first >= 0 {
-			s, e := units[first].start, units[last].end
-			dst = append(dst, piece{text: src[s:e], words: words, hdrs: hdrs, start: s, end: e})
+	// gap estimates the tokens of the source between two units (their
+	// own counts leave it out): a line break is a token of its own, a
+	// space joins the next word's token. Words: none.
+	gap := func(a, b unit) int {
+		if m.Exact() || strings.IndexByte(src[a.end:b.start], '\n') < 0 {
+			return 0
 		}
-		first, words = -1, 0
+		return 1
 	}
-	for i, u := range units {
+	// flush closes the piece of units[first..last] and returns the index
+	// of the first unit it left for the next piece.
+	flush := func(last int) int {
+		if first < 0 {
+			return last + 1
+		}
+		s := units[first].start
+		e := units[last].end
+		if !m.Exact() {
+			words = m.LenStringLimit(src[s:e], c.maxWords)
+			for words > c.maxWords && last > first {
+				last--
+				if last > first && units[last].heading {
+					last--
+				}
+				e = units[last].end
+				words = m.LenStringLimit(src[s:e], c.maxWords)
+			}
+		}
+		dst = append(dst, piece{text: src[s:e], words: words, hdrs: hdrs, start: s, end: e})
+		first, words = -1, 0
+		return last + 1
+	}
+	for i := 0; ; {
+		if i == len(units) {
+			if first < 0 {
+				break
+			}
+			i = flush(len(units) - 1)
+			continue
+		}
+		u := units[i]
+		if u.words > c.maxWords {
+			if first >= 0 {
+				i = flush(i - 1)
+				continue
+			}
+			dst = append(dst, piece{text: src[u.start:u.end], words: u.words, hdrs: hdrs, oversize: true, start: u.start, end: u.end})
+		} else {
+			// A heading starts a new chunk rather than end one, when it
+			// fits there with the unit after it.
+			need := u.words
+			if u.heading && i+1 < len(units) {
+				if n := u.words + gap(u, units[i+1]) + units[i+1].words; n <= c.maxWords {
+					need = n
+				}
+			}
+			if first >= 0 {
+				need += gap(units[i-1], u)
+			}
+			if first >= 0 && words+need > c.maxWords {
+				i = flush(i - 1)
+				continue
+			}
+			if first < 0 {
+				first = i
+			}
+			if first < i {
+				words += gap(units[i-1], u)
+			}
+			words += u.words
+		}
 		if pl.Add(u.end - u.start) {
 			return dst
 		}
-		if u.words > c.maxWords {
-			flush(i - 1)
-			dst = append(dst, piece{text: src[u.start:u.end], words: u.words, hdrs: hdrs, oversize: true, start: u.start, end: u.end})
-			continue
-		}
-		// A heading starts a new chunk rather than end one, when it fits
-		// there with the unit after it.
-		need := u.words
-		if u.heading && i+1 < len(units) && u.words+units[i+1].words <= c.maxWords {
-			need += units[i+1].words
-		}
-		if first >= 0 && words+need > c.maxWords {
-			flush(i - 1)
-		}
-		if first < 0 {
-			first = i
-		}
-		words += u.words
+		i++
 	}
-	flush(len(units) - 1)
 	return dst
 }
 
 // mergePieces merges small pieces, greedily left to right: the next piece
-// is appended to the current one (joined by a blank line) while their
-// words sum to at most max_chunk_size and they are compatible: either has
-// no header, or the current piece's own level is at most the next one's.
-// The merged piece keeps the current piece's headers.
-func (c *Chunker) mergePieces(pieces []piece, pl *poll.Poller) []piece {
+// is appended to the current one (joined by a blank line) while the
+// joined text fits max_chunk_size (its words: their sum; its tokens:
+// counted whole, incrementally) and they are compatible: either has no
+// header, or the current piece's own level is at most the next one's. The
+// merged piece keeps the current piece's headers.
+func (c *Chunker) mergePieces(pieces []piece, m measure.Measure, pl *poll.Poller) []piece {
 	if len(pieces) < 2 {
 		return pieces
 	}
@@ -494,6 +551,26 @@ func (c *Chunker) mergePieces(pieces []piece, pl *poll.Poller) []piece {
 	cur := pieces[0]
 	var sb strings.Builder
 	merged := false
+	// Token mode: app holds the current piece's text (written when a merge
+	// is first tried), try a scratch copy.
+	var app, try tokens.Appender
+	appFresh := false
+	joined := func(next *piece) (int, bool) {
+		if m.Exact() {
+			n := cur.words + next.words
+			return n, n <= c.maxWords
+		}
+		if !appFresh {
+			app.Reset(m.Counter(), c.maxWords)
+			app.WriteString(cur.text)
+			appFresh = true
+		}
+		try.CopyFrom(&app)
+		try.WriteString("\n\n")
+		try.WriteString(next.text)
+		n := try.Count()
+		return n, n <= c.maxWords
+	}
 	finish := func() {
 		if merged {
 			cur.text = sb.String()
@@ -507,21 +584,25 @@ func (c *Chunker) mergePieces(pieces []piece, pl *poll.Poller) []piece {
 			return nil
 		}
 		l, nl := cur.level(), next.level()
-		if cur.words+next.words <= c.maxWords && (l == 0 || nl == 0 || l <= nl) {
-			if !merged {
-				sb.WriteString(cur.text)
-				merged = true
-				cur.parts = []span{{Start: cur.start, End: cur.end}}
+		if l == 0 || nl == 0 || l <= nl {
+			if n, ok := joined(&next); ok {
+				if !merged {
+					sb.WriteString(cur.text)
+					merged = true
+					cur.parts = []span{{Start: cur.start, End: cur.end}}
+				}
+				sb.WriteString("\n\n")
+				sb.WriteString(next.text)
+				cur.words = n
+				cur.parts = append(cur.parts, span{Start: next.start, End: next.end})
+				cur.end = next.end
+				app, try = try, app
+				continue
 			}
-			sb.WriteString("\n\n")
-			sb.WriteString(next.text)
-			cur.words += next.words
-			cur.parts = append(cur.parts, span{Start: next.start, End: next.end})
-			cur.end = next.end
-			continue
 		}
 		finish()
 		cur = next
+		appFresh = false
 	}
 	finish()
 	return out
@@ -531,12 +612,18 @@ func (c *Chunker) mergePieces(pieces []piece, pl *poll.Poller) []piece {
 // (add_headers), the overlap from the previous piece's own text, then its
 // own text; and the overlap, a substring of the previous piece's text
 // ending at its last word.
-func (c *Chunker) content(pieces []piece, i int) (string, string) {
+func (c *Chunker) content(pieces []piece, i int, m measure.Measure) (string, string) {
 	p := &pieces[i]
 	var overlap string
 	if i > 0 {
 		prev := pieces[i-1].text
 		switch {
+		case !m.Exact() && (c.wordOverlap > 0 || c.charOverlap > 0):
+			n := c.wordOverlap
+			if n == 0 {
+				n = c.charOverlap
+			}
+			overlap = lastTokens(prev, n, m)
 		case c.wordOverlap > 0:
 			overlap = lastWords(prev, c.wordOverlap)
 		case c.charOverlap > 0:
@@ -594,6 +681,18 @@ func lastWords(s string, n int) string {
 		i -= size
 	}
 	return s[:end]
+}
+
+// lastTokens returns the longest suffix of s (trailing spaces left out)
+// that starts at a word and has at most n tokens, found by bisection over
+// the word starts ("" when the last word alone has more).
+func lastTokens(s string, n int, m measure.Measure) string {
+	end := trailingSpaceStart(s)
+	starts := sentences.WordStarts(nil, s[:end])
+	if start, _ := measure.LongestSuffix(m, s[:end], starts, n); start >= 0 {
+		return s[start:end]
+	}
+	return ""
 }
 
 // lastChars returns the longest suffix of s of at most n characters that

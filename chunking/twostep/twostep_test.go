@@ -17,6 +17,7 @@ import (
 	"github.com/chunkstream/chunkstream/chunking/internal/golden"
 	"github.com/chunkstream/chunkstream/chunking/internal/poll"
 	"github.com/chunkstream/chunkstream/internal/testutil"
+	"github.com/chunkstream/chunkstream/internal/tokens/tokenstest"
 )
 
 // mustNew returns a chunker of DefaultConfig changed by set (nil: the
@@ -142,6 +143,9 @@ func TestNewValidation(t *testing.T) {
 		{func(c *Config) { c.HeadersToSplitOn = []int{1, 7} }, "headers_to_split_on"},
 		{func(c *Config) { c.HeadersToSplitOn = nil }, ""},
 		{func(c *Config) { *c = Config{} }, "max_chunk_size"},
+		{func(c *Config) { c.Tokenizer = "cl100k_base" }, ""},
+		{func(c *Config) { c.Tokenizer = "o200k_base" }, ""},
+		{func(c *Config) { c.Tokenizer = "r50k_base" }, "tokenizer"},
 	}
 	for _, tt := range tests {
 		cfg := DefaultConfig()
@@ -165,7 +169,7 @@ func TestNewValidation(t *testing.T) {
 }
 
 func TestConfig(t *testing.T) {
-	if got, want := fmt.Sprintf("%+v", DefaultConfig()), "{MaxChunkSize:512 ChunkOverlap:0 WordOverlap:0 AddHeaders:false MergeSmallChunks:true HeadersToSplitOn:[1 2 3 4 5 6]}"; got != want {
+	if got, want := fmt.Sprintf("%+v", DefaultConfig()), "{MaxChunkSize:512 ChunkOverlap:0 WordOverlap:0 AddHeaders:false MergeSmallChunks:true HeadersToSplitOn:[1 2 3 4 5 6] Tokenizer:}"; got != want {
 		t.Errorf("DefaultConfig() = %s, want the reference's defaults %s", got, want)
 	}
 	levels := []int{3, 1, 3}
@@ -178,6 +182,9 @@ func TestConfig(t *testing.T) {
 	got.HeadersToSplitOn[0] = 2
 	if c.Config().HeadersToSplitOn[0] != 1 {
 		t.Error("Config() shares the chunker's levels")
+	}
+	if got := mustNew(t, func(c *Config) { c.Tokenizer = "o200k_base" }).Config().Tokenizer; got != "o200k_base" {
+		t.Errorf("Config().Tokenizer = %q, want o200k_base", got)
 	}
 }
 
@@ -319,7 +326,7 @@ func TestTenMegabytesWithoutSentenceEnd(t *testing.T) {
 }
 
 // TestCorpus chunks every file of the shared Markdown corpus with the
-// invariants, under two option sets.
+// invariants, under three option sets (the third in tokens).
 func TestCorpus(t *testing.T) {
 	if testing.Short() {
 		t.Skip("corpus run")
@@ -346,6 +353,12 @@ func TestCorpus(t *testing.T) {
 			c.AddHeaders = true
 			c.HeadersToSplitOn = []int{1, 2, 3}
 		}),
+		mustNew(t, func(c *Config) {
+			c.MaxChunkSize = 64
+			c.WordOverlap = 8
+			c.AddHeaders = true
+			c.Tokenizer = "cl100k_base"
+		}),
 	}
 	stride := 1
 	if raceEnabled {
@@ -364,6 +377,9 @@ func TestCorpus(t *testing.T) {
 		checkInvariants(t, chunkers[0], doc)
 		if i%4 == 0 {
 			checkInvariants(t, chunkers[1], doc)
+		}
+		if i%4 == 1 {
+			checkInvariants(t, chunkers[2], doc)
 		}
 	}
 	t.Logf("%d files", len(files))
@@ -388,6 +404,39 @@ func FuzzChunk(f *testing.F) {
 			c.MergeSmallChunks = flags&2 != 0
 			if flags&4 != 0 {
 				c.HeadersToSplitOn = []int{1, 3}
+			}
+		})
+		path := "f.md"
+		if flags&8 != 0 {
+			path = "f.txt"
+		}
+		checkInvariants(t, c, chunking.Document{Path: path, Content: src})
+	})
+}
+
+// FuzzChunkTokens is FuzzChunk with sizes in tokens (cl100k_base, or
+// o200k_base with flags bit 4).
+func FuzzChunkTokens(f *testing.F) {
+	for _, in := range golden.Inputs(f, "testdata", goldenPatterns...) {
+		src, err := os.ReadFile(in)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(src, uint8(12), uint8(3), uint8(0), uint8(0b11))
+	}
+	f.Fuzz(func(t *testing.T, src []byte, max, wordOverlap, charOverlap, flags uint8) {
+		c := mustNew(t, func(c *Config) {
+			c.MaxChunkSize = int(max%64) + 1
+			c.WordOverlap = int(wordOverlap) % (int(max%64) + 1)
+			c.ChunkOverlap = int(charOverlap)
+			c.AddHeaders = flags&1 != 0
+			c.MergeSmallChunks = flags&2 != 0
+			if flags&4 != 0 {
+				c.HeadersToSplitOn = []int{1, 3}
+			}
+			c.Tokenizer = "cl100k_base"
+			if flags&16 != 0 {
+				c.Tokenizer = "o200k_base"
 			}
 		})
 		path := "f.md"
@@ -521,4 +570,58 @@ func TestChunkFileAndFolder(t *testing.T) {
 	if _, _, err := c.ChunkFolder(cctx, dir); !errors.Is(err, context.Canceled) {
 		t.Errorf("ChunkFolder(cancelled) = %v, want context.Canceled", err)
 	}
+}
+
+// TestCorpusTokenBudgetByReference chunks every fifth file of
+// ../shared/corpus/markdown (every fiftieth with -short or the race
+// detector) in token mode, without overlap and added headers so that each
+// chunk is its own text, and has OpenAI's tokenizer, run for real
+// (js-tiktoken under Node.js; skipped without them), count every chunk:
+// each one not marked oversize is within max_chunk_size tokens, and each
+// count equals ours.
+func TestCorpusTokenBudgetByReference(t *testing.T) {
+	tokenstest.Dir(t)
+	dir := testutil.SharedDir(t, "corpus", "markdown")
+	files, _, err := chunking.WalkFolder(context.Background(), dir, Extensions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	step := 5
+	if testing.Short() || raceEnabled {
+		step = 50
+	}
+	c := mustNew(t, func(c *Config) { c.MaxChunkSize = 256; c.Tokenizer = "cl100k_base" })
+	var texts []string
+	var ours []int
+	oversize := 0
+	for i := 0; i < len(files); i += step {
+		src, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(files[i])))
+		if err != nil {
+			t.Fatal(err)
+		}
+		chunks, _, err := c.Chunk(chunking.Document{Path: files[i], Content: src})
+		if err != nil {
+			continue // the file that is not UTF-8
+		}
+		for _, ch := range chunks {
+			if ch.Get("oversize", false) == true {
+				oversize++
+				continue
+			}
+			texts = append(texts, ch.Content())
+			ours = append(ours, c.enc.CountString(ch.Content()))
+		}
+	}
+	over := 0
+	for i, n := range tokenstest.Counts(t, "cl100k_base", texts) {
+		if n != ours[i] {
+			t.Errorf("chunk %.80q: %d tokens by the reference, %d by ours", texts[i], n, ours[i])
+		}
+		if n > c.maxWords {
+			if over++; over <= 5 {
+				t.Errorf("chunk %.80q has %d tokens by the reference > max_chunk_size %d and is not oversize", texts[i], n, c.maxWords)
+			}
+		}
+	}
+	t.Logf("cl100k_base max_chunk_size %d, every %d files: %d chunks within the budget by the reference tokenizer, %d oversize, %d over", c.maxWords, step, len(texts)-over, oversize, over)
 }

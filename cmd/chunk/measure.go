@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"unicode/utf8"
+
+	"github.com/chunkstream/chunkstream/internal/tokens"
 )
 
 // Size units, as chunk view labels them.
@@ -35,8 +37,8 @@ var budgetOptions = []struct{ option, unit string }{
 // canonical options registry.Entry.Resolve returns; nil when unknown):
 // the unit and budget come from the configuration, never from the
 // chunker's name. A configuration without a known budget option counts
-// characters and has no budget. A "tokenizer" option, which counts every
-// size in tokens, is refused until this command can count tokens.
+// characters and has no budget. A "tokenizer" option counts every size in
+// tokens of its encoding, as the chunker does.
 func measureOf(resolved map[string]any) (measure, error) {
 	m := measure{unit: unitChars, size: utf8.RuneCountInString}
 	for _, b := range budgetOptions {
@@ -55,7 +57,11 @@ func measureOf(resolved map[string]any) (measure, error) {
 		break
 	}
 	if tok, ok := resolved["tokenizer"].(string); ok && tok != "" {
-		return measure{}, fmt.Errorf("tokenizer %s: chunk view cannot count %s yet", tok, unitTokens)
+		enc, err := tokens.Get(tok)
+		if err != nil {
+			return measure{}, fmt.Errorf("tokenizer %s: %w", tok, err)
+		}
+		m.unit, m.size = unitTokens, enc.CountString
 	}
 	return m, nil
 }

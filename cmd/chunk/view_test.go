@@ -18,6 +18,7 @@ import (
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/registry"
 	"github.com/chunkstream/chunkstream/internal/testutil"
+	"github.com/chunkstream/chunkstream/internal/tokens"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden pages in testdata/view/")
@@ -62,6 +63,21 @@ func wantBudget(chunks []chunking.Chunk, words bool, budget int, text string) wa
 		} else {
 			w.sizes[i] = utf8.RuneCountInString(c.Content())
 		}
+	}
+	return w
+}
+
+// wantTokens is wantBudget with sizes in tokens of the named encoding.
+func wantTokens(t *testing.T, chunks []chunking.Chunk, encoding string, budget int, text string) wantPanel {
+	t.Helper()
+	enc, err := tokens.Get(encoding)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := wantBudget(chunks, false, budget, text)
+	w.unit = unitTokens
+	for i, c := range chunks {
+		w.sizes[i] = enc.CountString(c.Content())
 	}
 	return w
 }
@@ -182,6 +198,11 @@ func viewCases(t *testing.T, tmp string) []viewCase {
 		{"twostep-compare", []string{"-chunker", "twostep", "-max-chunk-size", "40", "-word-overlap", "5", "-add-headers",
 			"-compare", "headers=1,2,max-chunk-size=60,word_overlap=0", guide},
 			doc("twostep", true, guide, tsOpts, map[string]any{"headers_to_split_on": "1,2", "max_chunk_size": "60", "word_overlap": "0"})},
+		{"markdown-tokens", []string{"-tokenizer", "cl100k_base", "-max-char", "60", "-chunk-overlap", "10", guide},
+			func(t *testing.T) []wantPanel {
+				opts := map[string]any{"tokenizer": "cl100k_base", "max_char": "60", "chunk_overlap": "10"}
+				return []wantPanel{wantTokens(t, chunkDoc(t, "markdown", guide, opts), "cl100k_base", 60, readFile(t, guide))}
+			}},
 		{"email", []string{"-chunker", "email", "-max-emails-per-chunk", "2", "-overlap-emails", "1", "testdata/view/thread.mbox"},
 			doc("email", false, "testdata/view/thread.mbox", emOpts)},
 		{"jsonl", []string{"-max-char", "200", jsonl}, stored(jsonl, false, 200, readFile(t, guide))},

@@ -37,23 +37,25 @@ var allow = map[string]allowed{
 		thirdParty: []string{"github.com/yuin/goldmark"},
 	},
 	"chunking/internal/sentences": {module: []string{"chunking/internal/poll"}},
+	"chunking/internal/measure":   {module: []string{"chunking/internal/sentences", "internal/tokens"}},
 	"chunking/internal/srcspan":   {module: []string{"chunking"}},
 	"chunking/internal/golden":    {module: []string{"chunking"}},
 	"chunking/internal/spantest":  {module: []string{"chunking"}},
 	"chunking/internal/markdowntest": {module: []string{
-		"chunking", "chunking/internal/mdblocks", "chunking/internal/spantest", "chunking/markdown"}},
+		"chunking", "chunking/internal/mdblocks", "chunking/internal/spantest", "chunking/markdown", "internal/tokens"}},
 	"chunking/markdown": {module: []string{
-		"chunking", "chunking/internal/fileio", "chunking/internal/mdblocks", "chunking/internal/poll",
-		"chunking/internal/srcspan"}},
+		"chunking", "chunking/internal/fileio", "chunking/internal/mdblocks", "chunking/internal/measure",
+		"chunking/internal/poll", "chunking/internal/srcspan", "internal/tokens"}},
 	"chunking/twostep": {module: []string{
-		"chunking", "chunking/internal/fileio", "chunking/internal/mdblocks", "chunking/internal/poll",
-		"chunking/internal/sentences", "chunking/internal/srcspan"}},
+		"chunking", "chunking/internal/fileio", "chunking/internal/mdblocks", "chunking/internal/measure",
+		"chunking/internal/poll", "chunking/internal/sentences", "chunking/internal/srcspan", "internal/tokens"}},
 	"chunking/email": {
 		module:     []string{"chunking", "chunking/internal/fileio", "chunking/internal/poll"},
 		thirdParty: []string{"github.com/emersion/go-message", "golang.org/x/net"},
 	},
 	"chunking/registry": {module: []string{
-		"chunking", "chunking/email", "chunking/internal/mdblocks", "chunking/markdown", "chunking/twostep"}},
+		"chunking", "chunking/email", "chunking/internal/mdblocks", "chunking/markdown", "chunking/twostep",
+		"internal/tokens"}},
 	"messages": {
 		module:     []string{"chunking"},
 		thirdParty: []string{"github.com/google/uuid", "github.com/vmihailenco/msgpack/v5"},
@@ -64,7 +66,7 @@ var allow = map[string]allowed{
 		thirdParty: []string{"github.com/nats-io/nats.go", "github.com/prometheus/client_golang"},
 	},
 	"worker/embed": {
-		module:     []string{"worker"},
+		module:     []string{"internal/tokens", "worker"},
 		thirdParty: []string{"github.com/prometheus/client_golang"},
 	},
 	"worker/qdrantsink": {
@@ -89,10 +91,12 @@ var allow = map[string]allowed{
 		module:     []string{"internal/envflag"},
 		thirdParty: []string{"github.com/nats-io/nats.go"},
 	},
-	"internal/jstest":   {thirdParty: []string{"github.com/nats-io/nats-server/v2", "github.com/nats-io/nats.go", "github.com/nats-io/nats.go/jetstream"}},
-	"internal/testutil": {},
-	"internal/deps":     {},
-	"cmd/chunk":         {module: []string{"chunking", "chunking/registry", "internal/chunkflags"}},
+	"internal/jstest":            {thirdParty: []string{"github.com/nats-io/nats-server/v2", "github.com/nats-io/nats.go", "github.com/nats-io/nats.go/jetstream"}},
+	"internal/testutil":          {},
+	"internal/tokens":            {thirdParty: []string{"github.com/tiktoken-go/tokenizer"}},
+	"internal/tokens/tokenstest": {module: []string{"internal/testutil"}},
+	"internal/deps":              {},
+	"cmd/chunk":                  {module: []string{"chunking", "chunking/registry", "internal/chunkflags", "internal/tokens"}},
 	"cmd/worker": {
 		module: []string{
 			"chunking", "chunking/registry", "internal/chunkflags", "internal/envflag", "internal/natsconn",
@@ -117,10 +121,11 @@ var allow = map[string]allowed{
 var libraryTests = []string{"bm25", "chunking"}
 
 // libraryTestImports are the test-only imports libraryTests may use: the
-// repository helper, goldmark (the block scanner's tests read its AST) and
-// the Punkt port, the sentence tests' oracle and never a dependency.
+// repository helper, the reference tokenizer harness (the token tests'
+// oracle), goldmark (the block scanner's tests read its AST) and the Punkt
+// port, the sentence tests' oracle and never a dependency.
 var libraryTestImports = allowed{
-	module:     []string{"internal/testutil"},
+	module:     []string{"internal/testutil", "internal/tokens/tokenstest"},
 	thirdParty: []string{"github.com/yuin/goldmark", "github.com/neurosnap/sentences"},
 }
 

@@ -38,10 +38,13 @@
 //     have no vector yet in requests of its own, bounded by its own ctx:
 //     shutdown fails no document.
 //   - Before anything is sent, every input is checked against
-//     Config.MaxInputChars (in code points): a longer one fails the whole
-//     call with a permanent ErrInputTooLong (worker.Permanent), because
-//     some servers truncate silently and the vector would not describe the
-//     chunk. Splitting is the chunker's job.
+//     Config.MaxInputChars (in code points) and, when set,
+//     Config.MaxInputTokens (in tokens of Config.Tokenizer, counted as
+//     OpenAI's tokenizer counts them): a longer one fails the whole call
+//     with a permanent ErrInputTooLong (worker.Permanent), because some
+//     servers truncate silently and the vector would not describe the
+//     chunk. Splitting is the chunker's job (its tokenizer option sizes
+//     chunks in the same tokens).
 //   - 429, 5xx and network errors are retried up to Options.MaxAttempts
 //     with exponential backoff (500ms doubling to 30s); a Retry-After
 //     header (seconds or HTTP date) replaces the backoff. When the

@@ -10,12 +10,14 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
+	"github.com/chunkstream/chunkstream/internal/tokens"
 	"github.com/chunkstream/chunkstream/worker"
 )
 
@@ -23,8 +25,9 @@ import (
 var (
 	// ErrInvalidConfig reports a Config field out of range.
 	ErrInvalidConfig = errors.New("embed: invalid config")
-	// ErrInputTooLong reports an input over Config.MaxInputChars; it is
-	// always wrapped by worker.Permanent and nothing is sent.
+	// ErrInputTooLong reports an input over Config.MaxInputChars or
+	// Config.MaxInputTokens; it is always wrapped by worker.Permanent and
+	// nothing is sent.
 	ErrInputTooLong = errors.New("embed: input too long")
 	// ErrDimension reports vectors whose size differs from the probed (or
 	// configured) dimension.
@@ -69,6 +72,12 @@ type Config struct {
 	// longer inputs are a permanent error before anything is sent, since
 	// some servers truncate silently.
 	MaxInputChars int `env:"CHUNKSTREAM_EMBED_MAX_INPUT_CHARS" envDefault:"8000"`
+	// MaxInputTokens, when > 0, is the longest input in tokens of
+	// Tokenizer, checked like MaxInputChars (both apply).
+	MaxInputTokens int `env:"CHUNKSTREAM_EMBED_MAX_INPUT_TOKENS"`
+	// Tokenizer is the encoding MaxInputTokens counts in: cl100k_base
+	// (OpenAI's text-embedding-3 and ada-002 models) or o200k_base.
+	Tokenizer string `env:"CHUNKSTREAM_EMBED_TOKENIZER" envDefault:"cl100k_base"`
 }
 
 // Defaults of the Config fields whose zero value means "the default".
@@ -87,7 +96,7 @@ const (
 // DefaultConfig returns the configuration the env defaults describe
 // (disabled: no URL).
 func DefaultConfig() Config {
-	return Config{Batch: 32, BatchBytes: DefaultBatchBytes, Linger: 5 * time.Millisecond, Concurrency: DefaultConcurrency, MaxInputChars: 8000}
+	return Config{Batch: 32, BatchBytes: DefaultBatchBytes, Linger: 5 * time.Millisecond, Concurrency: DefaultConcurrency, MaxInputChars: 8000, Tokenizer: tokens.CL100KBase}
 }
 
 // Enabled reports whether an endpoint is configured.
@@ -125,6 +134,12 @@ func (c Config) Validate() error {
 	if c.MaxInputChars < 1 {
 		return bad("CHUNKSTREAM_EMBED_MAX_INPUT_CHARS %d must be positive", c.MaxInputChars)
 	}
+	if c.MaxInputTokens < 0 {
+		return bad("CHUNKSTREAM_EMBED_MAX_INPUT_TOKENS %d must not be negative", c.MaxInputTokens)
+	}
+	if c.MaxInputTokens > 0 && !slices.Contains(tokens.Names(), c.Tokenizer) {
+		return bad("CHUNKSTREAM_EMBED_TOKENIZER %q is not one of %s", c.Tokenizer, strings.Join(tokens.Names(), ", "))
+	}
 	return nil
 }
 
@@ -140,6 +155,8 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("concurrency", c.Concurrency),
 		slog.Int("dimensions", c.Dimensions),
 		slog.Int("max_input_chars", c.MaxInputChars),
+		slog.Int("max_input_tokens", c.MaxInputTokens),
+		slog.String("tokenizer", c.Tokenizer),
 	)
 }
 
@@ -197,7 +214,8 @@ type Client struct {
 	dims  atomic.Int64
 	slots chan struct{} // one per request in flight (Config.Concurrency)
 	m     modelMetrics
-	q     queue // the inputs waiting for a shared request (Run)
+	q     queue            // the inputs waiting for a shared request (Run)
+	enc   *tokens.Encoding // counts MaxInputTokens; nil when it is 0
 }
 
 // New returns a client for cfg (validated).
@@ -239,6 +257,13 @@ func New(cfg Config, opts Options) (*Client, error) {
 	}
 	c := &Client{cfg: cfg, url: u, opts: opts, slots: make(chan struct{}, cfg.Concurrency), m: opts.Metrics.forModel(cfg.Model)}
 	c.q.wake = make(chan struct{}, 1)
+	if cfg.MaxInputTokens > 0 {
+		enc, err := tokens.Get(cfg.Tokenizer)
+		if err != nil {
+			return nil, fmt.Errorf("%w: CHUNKSTREAM_EMBED_TOKENIZER: %w", ErrInvalidConfig, err)
+		}
+		c.enc = enc
+	}
 	return c, nil
 }
 
@@ -304,6 +329,25 @@ func (c *Client) Probe(ctx context.Context) (int, error) {
 	return d, nil
 }
 
+// checkLengths returns a permanent ErrInputTooLong for the first text over
+// the character or token limit.
+func (c *Client) checkLengths(texts []string) error {
+	var ctr *tokens.Counter
+	if c.enc != nil {
+		ctr = c.enc.Counter()
+		defer ctr.Release()
+	}
+	for i, t := range texts {
+		if n := utf8.RuneCountInString(t); n > c.cfg.MaxInputChars {
+			return worker.Permanent(fmt.Errorf("%w: input %d has %d characters, CHUNKSTREAM_EMBED_MAX_INPUT_CHARS is %d", ErrInputTooLong, i, n, c.cfg.MaxInputChars))
+		}
+		if ctr != nil && ctr.CountStringLimit(t, c.cfg.MaxInputTokens) > c.cfg.MaxInputTokens {
+			return worker.Permanent(fmt.Errorf("%w: input %d has more than %d %s tokens (CHUNKSTREAM_EMBED_MAX_INPUT_TOKENS)", ErrInputTooLong, i, c.cfg.MaxInputTokens, c.enc.Name()))
+		}
+	}
+	return nil
+}
+
 // Dimensions returns the probed vector size, 0 before a successful Probe.
 func (c *Client) Dimensions() int { return int(c.dims.Load()) }
 
@@ -312,15 +356,14 @@ func (c *Client) Dimensions() int { return int(c.dims.Load()) }
 // go in requests of their own, one at a time. Either way a request holds
 // at most Config.Batch inputs and Config.BatchBytes bytes of text. A text
 // over Config.MaxInputChars fails the whole call with a permanent
-// ErrInputTooLong before anything is sent; a text the endpoint refuses
+// ErrInputTooLong before anything is sent (so does one over
+// Config.MaxInputTokens); a text the endpoint refuses
 // (400, 413, 422) fails it with a permanent error naming the input, and
 // the other inputs of its request are sent again without it. Vectors of
 // a size other than the probed one are ErrDimension.
 func (c *Client) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	for i, t := range texts {
-		if n := utf8.RuneCountInString(t); n > c.cfg.MaxInputChars {
-			return nil, worker.Permanent(fmt.Errorf("%w: input %d has %d characters, CHUNKSTREAM_EMBED_MAX_INPUT_CHARS is %d", ErrInputTooLong, i, n, c.cfg.MaxInputChars))
-		}
+	if err := c.checkLengths(texts); err != nil {
+		return nil, err
 	}
 	if len(texts) == 0 {
 		return [][]float32{}, nil

@@ -300,6 +300,26 @@ func TestOverLongInputRejectedBeforeSending(t *testing.T) {
 	}
 }
 
+// TestOverTokenLimitRejectedBeforeSending: with a token limit, an input
+// over it in tokens of the encoding is a permanent error and nothing is
+// sent; an input within it (even when long in characters) goes.
+func TestOverTokenLimitRejectedBeforeSending(t *testing.T) {
+	f := &fakeServer{dims: 2}
+	c, _ := setup(t, f, func(c *Config) { c.MaxInputTokens, c.Tokenizer = 4, "o200k_base" })
+	// "hello world" is 2 tokens; "日本語のテキストです" is more than 4.
+	_, err := c.Embed(context.Background(), []string{"hello world", "日本語のテキストです"})
+	if !errors.Is(err, ErrInputTooLong) || !worker.IsPermanent(err) || !strings.Contains(err.Error(), "input 1") {
+		t.Fatalf("Embed = %v, want permanent ErrInputTooLong for input 1", err)
+	}
+	if len(f.requests) != 0 {
+		t.Fatalf("%d requests sent, want none", len(f.requests))
+	}
+	// 29 characters, 4 tokens: within the limit.
+	if _, err := c.Embed(context.Background(), []string{"internationalization is long"}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestBadResponses(t *testing.T) {
 	tests := []struct {
 		name string
@@ -346,6 +366,8 @@ func TestEndpointAndValidate(t *testing.T) {
 		{URL: "http://h", Model: "m", Batch: 0, MaxInputChars: 1},
 		{URL: "http://h", Model: "m", Batch: 1, MaxInputChars: 0},
 		{URL: "http://h", Model: "m", Batch: 1, MaxInputChars: 1, Dimensions: -1},
+		{URL: "http://h", Model: "m", Batch: 1, MaxInputChars: 1, MaxInputTokens: -1},
+		{URL: "http://h", Model: "m", Batch: 1, MaxInputChars: 1, MaxInputTokens: 10, Tokenizer: "gpt2"},
 		{URL: "http://h", Model: "m\xff", Batch: 1, MaxInputChars: 1},
 		{URL: "http://h", Model: "m", Batch: 1, MaxInputChars: 1, BatchBytes: -1},
 		{URL: "http://h", Model: "m", Batch: 1, MaxInputChars: 1, Linger: -time.Millisecond},

@@ -12,18 +12,52 @@ import (
 
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/internal/mdblocks"
+	"github.com/chunkstream/chunkstream/chunking/markdown"
+	"github.com/chunkstream/chunkstream/internal/tokens"
 )
 
 // ownKeys are the chunker's metadata keys, in their required order.
 var ownKeys = []string{"h1", "h2", "h3", "index", "file", "oversize"}
 
+// Size measures text in the unit of max_char: characters (code points),
+// or tokens of the chunker's encoding.
+type Size func(string) int
+
+// SizeOf returns the Size of cfg: tokens of cfg.Tokenizer, or characters
+// when it is empty.
+func SizeOf(cfg markdown.Config) (Size, error) {
+	if cfg.Tokenizer == "" {
+		return utf8.RuneCountInString, nil
+	}
+	enc, err := tokens.Get(cfg.Tokenizer)
+	if err != nil {
+		return nil, fmt.Errorf("markdowntest: %w", err)
+	}
+	return enc.CountString, nil
+}
+
+// CheckDocument checks the chunks of doc by a Markdown chunker of
+// configuration cfg, in cfg's unit (characters, or tokens of
+// cfg.Tokenizer): Check on the text it cut (MDX cleaned), then
+// CheckSpans.
+func CheckDocument(doc chunking.Document, chunks []chunking.Chunk, cfg markdown.Config) error {
+	text := doc.Content
+	if markdown.IsMDX(doc) {
+		text = markdown.CleanMDX(doc.Content)
+	}
+	if err := Check(text, chunks, cfg); err != nil {
+		return err
+	}
+	return CheckSpans(doc, chunks, cfg)
+}
+
 // Check returns the first violated invariant of chunks, the output of the
-// Markdown chunker with max_char maxChar for src (MDX-cleaned already), or
-// nil:
+// Markdown chunker of configuration cfg for src (MDX-cleaned already), or
+// nil. Sizes are in cfg's unit, max_char is cfg.MaxChar:
 //   - content is valid UTF-8, not empty or whitespace-only, with no
 //     leading blank line and no trailing whitespace;
-//   - at most maxChar characters unless metadata oversize is true (and
-//     oversize only on chunks longer than maxChar);
+//   - at most max_char in size unless metadata oversize is true (and
+//     oversize only on chunks larger than max_char);
 //   - metadata "index" is 0..n−1, the chunker's keys come first in the
 //     order h1, h2, h3, index, file, oversize;
 //   - every word of src appears in the chunks, in order (extra words —
@@ -31,14 +65,19 @@ var ownKeys = []string{"h1", "h2", "h3", "index", "file", "oversize"}
 //     are allowed); when some word is too long to survive whole, the check
 //     is done on non-space characters instead;
 //   - every top-level fenced code block, table and display math block that
-//     fits in maxChar lies whole in one chunk;
+//     fits in max_char lies whole in one chunk;
 //   - a longer table is split sanely (checkTables): no row cut unless it
-//     alone exceeds maxChar, parts as few as the budget allows, and the
+//     alone exceeds max_char, parts as few as the budget allows, and the
 //     parts within the table's size plus one header per part;
 //   - the header metadata of each chunk holds the headers in force at the
 //     first source word the chunk adds (after a header-only section is
 //     joined to the deeper section that follows it).
-func Check(src []byte, chunks []chunking.Chunk, maxChar int) error {
+func Check(src []byte, chunks []chunking.Chunk, cfg markdown.Config) error {
+	size, err := SizeOf(cfg)
+	if err != nil {
+		return err
+	}
+	maxChar := cfg.MaxChar
 	for i, c := range chunks {
 		s := c.Content()
 		if !utf8.ValidString(s) {
@@ -54,10 +93,10 @@ func Check(src []byte, chunks []chunking.Chunk, maxChar int) error {
 			return fmt.Errorf("chunk %d: leading blank line", i)
 		}
 		over := c.Get("oversize", false) == true
-		if n := c.Len(); n > maxChar && !over {
-			return fmt.Errorf("chunk %d: %d characters > max_char %d and not oversize", i, n, maxChar)
+		if n := size(s); n > maxChar && !over {
+			return fmt.Errorf("chunk %d: size %d > max_char %d and not oversize", i, n, maxChar)
 		} else if over && n <= maxChar {
-			return fmt.Errorf("chunk %d: oversize but only %d characters", i, n)
+			return fmt.Errorf("chunk %d: oversize but only of size %d", i, n)
 		}
 		if got := c.Get("index", nil); got != i {
 			return fmt.Errorf("chunk %d: index = %v", i, got)
@@ -79,30 +118,30 @@ func Check(src []byte, chunks []chunking.Chunk, maxChar int) error {
 	if pre := []byte("\uFEFF"); len(src) >= 3 && string(src[:3]) == string(pre) {
 		src = src[3:]
 	}
-	firsts, err := coverage(src, chunks, maxChar)
+	firsts, err := coverage(src, chunks, maxChar, size)
 	if err != nil {
 		return err
 	}
 	blocks := mdblocks.Scan(src)
-	if err := checkAtomic(src, blocks, chunks, maxChar); err != nil {
+	if err := checkAtomic(src, blocks, chunks, maxChar, size); err != nil {
 		return err
 	}
-	if err := checkTables(src, blocks, chunks, maxChar); err != nil {
+	if err := checkTables(src, blocks, chunks, maxChar, size, cfg.Tokenizer != ""); err != nil {
 		return err
 	}
 	return checkHeaders(src, blocks, chunks, firsts)
 }
 
 // checkAtomic checks that every top-level fenced code block, table and
-// display math block of at most maxChar characters lies whole in one chunk.
-func checkAtomic(src []byte, blocks []mdblocks.Block, chunks []chunking.Chunk, maxChar int) error {
+// display math block of size at most maxChar lies whole in one chunk.
+func checkAtomic(src []byte, blocks []mdblocks.Block, chunks []chunking.Chunk, maxChar int, size Size) error {
 	j := 0
 	for _, b := range blocks {
 		if !b.Kind.Atomic() {
 			continue
 		}
 		text := strings.TrimRightFunc(string(src[b.Start:b.End]), unicode.IsSpace)
-		if utf8.RuneCountInString(text) > maxChar {
+		if size(text) > maxChar {
 			continue
 		}
 		k := j
@@ -162,11 +201,18 @@ func words(s string) []word {
 // coverage checks that src's words (or, when a word may be cut, its
 // non-space characters) are a subsequence of the chunks' and returns, per
 // chunk, the source offset of the first word it adds (-1 when none).
-func coverage(src []byte, chunks []chunking.Chunk, maxChar int) ([]int, error) {
+func coverage(src []byte, chunks []chunking.Chunk, maxChar int, size Size) ([]int, error) {
 	sw := words(string(src))
 	longest := 0
 	for _, w := range sw {
 		longest = max(longest, utf8.RuneCountInString(w.text))
+	}
+	if longest >= maxChar/4-1 {
+		// In tokens, a word is cut only when its tokens are too many.
+		longest = 0
+		for _, w := range sw {
+			longest = max(longest, size(w.text))
+		}
 	}
 	firsts := make([]int, len(chunks))
 	p := 0

@@ -4,7 +4,6 @@ import (
 	"sort"
 	"strings"
 	"unicode"
-	"unicode/utf8"
 
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/internal/mdblocks"
@@ -12,28 +11,19 @@ import (
 	"github.com/chunkstream/chunkstream/chunking/markdown"
 )
 
-// CheckDocument checks the Markdown chunker's chunks of doc, chunked with
-// max_char maxChar: Check on the text it cut (MDX cleaned), then
-// CheckSpans.
-func CheckDocument(doc chunking.Document, chunks []chunking.Chunk, maxChar int) error {
-	text := doc.Content
-	if markdown.IsMDX(doc) {
-		text = markdown.CleanMDX(doc.Content)
-	}
-	if err := Check(text, chunks, maxChar); err != nil {
-		return err
-	}
-	return CheckSpans(doc, chunks, maxChar)
-}
-
 // CheckSpans checks the spans of the chunks of doc (spantest.Check): a
 // verbatim chunk is the document's bytes at its span; another covers the
 // source it came from, the lines the chunker adds to the parts of a split
 // code block, table or math block (fences, the repeated header and
 // delimiter rows, "$$") aside. For MDX the spans are of the document
 // before cleaning, and the content is compared with the cleaned text
-// they map to.
-func CheckSpans(doc chunking.Document, chunks []chunking.Chunk, maxChar int) error {
+// they map to. Spans do not depend on cfg's unit; which blocks are split
+// does.
+func CheckSpans(doc chunking.Document, chunks []chunking.Chunk, cfg markdown.Config) error {
+	size, err := SizeOf(cfg)
+	if err != nil {
+		return err
+	}
 	src := spantest.Source{Orig: doc.Content}
 	text := doc.Content
 	if markdown.IsMDX(doc) {
@@ -46,7 +36,7 @@ func CheckSpans(doc chunking.Document, chunks []chunking.Chunk, maxChar int) err
 			return s, e, s < e && e <= len(clean) && m.Start(s) == start && m.End(e) == end
 		}
 	}
-	wrappers := wrapperLines(text, mdblocks.Scan(text), maxChar)
+	wrappers := wrapperLines(text, mdblocks.Scan(text), cfg.MaxChar, size)
 	return spantest.Check(src, chunks, func(_ int, line string) bool {
 		return wrappers[strings.TrimSpace(line)]
 	})
@@ -55,14 +45,14 @@ func CheckSpans(doc chunking.Document, chunks []chunking.Chunk, maxChar int) err
 // wrapperLines returns the lines, trimmed, that the chunker may add to
 // the parts of the blocks it splits: the opening and closing fence lines
 // and bare fences of code, the header and delimiter rows of tables, and
-// "$$" for math.
-func wrapperLines(src []byte, blocks []mdblocks.Block, maxChar int) map[string]bool {
+// "$$" for math. Only blocks larger than maxChar (by size) are split.
+func wrapperLines(src []byte, blocks []mdblocks.Block, maxChar int, size Size) map[string]bool {
 	out := map[string]bool{}
 	for _, b := range blocks {
 		if !b.Kind.Atomic() {
 			continue
 		}
-		if utf8.RuneCountInString(strings.TrimRightFunc(string(src[b.Start:b.End]), unicode.IsSpace)) <= maxChar {
+		if size(strings.TrimRightFunc(string(src[b.Start:b.End]), unicode.IsSpace)) <= maxChar {
 			continue
 		}
 		add := func(s string) {

@@ -1,0 +1,240 @@
+package tokens
+
+import (
+	"unicode/utf8"
+	"unsafe"
+)
+
+// Counter counts tokens with one encoding, keeping scratch space and a
+// cache of piece counts between calls. It is not safe for concurrent use;
+// get one from Encoding.Counter and give it back with Release.
+type Counter struct {
+	enc *Encoding
+	sc  scanner
+	m   bpe
+	hot []hotEntry // direct-mapped cache of short pieces' counts
+}
+
+// hotEntry caches the token count of one piece of at most 16 bytes.
+type hotEntry struct {
+	k0, k1 uint64
+	n      uint8 // piece length; 0 for an empty entry
+	count  uint8
+}
+
+// hotBits sizes the piece cache: 2^14 entries (384 KiB) catch about nine
+// pieces in ten of Markdown prose and code.
+const hotBits = 14
+
+// Encoding returns the encoding c counts with.
+func (c *Counter) Encoding() *Encoding { return c.enc }
+
+// Release gives c back to its encoding; c must not be used after.
+func (c *Counter) Release() {
+	c.sc = scanner{}
+	e := c.enc
+	e.mu.Lock()
+	if len(e.free) < maxFree {
+		e.free = append(e.free, c)
+	}
+	e.mu.Unlock()
+}
+
+// next returns the end of the piece starting at i (< len(c.sc.s)).
+func (c *Counter) next(i int) int {
+	if c.enc.o200k {
+		return c.sc.nextO200K(i)
+	}
+	return c.sc.nextCL100K(i)
+}
+
+// Count returns the number of tokens of text.
+func (c *Counter) Count(text []byte) int {
+	return c.CountLimit(text, len(text))
+}
+
+// CountLimit returns the number of tokens of text when it is at most
+// limit, else some number above limit: it stops counting once past limit,
+// so deciding that a long text does not fit costs about limit tokens of
+// work.
+func (c *Counter) CountLimit(text []byte, limit int) int {
+	c.sc = scanner{s: text}
+	n := 0
+	for i := 0; i < len(text) && n <= limit; {
+		j := c.next(i)
+		if piece := text[i:j]; len(piece) > (limit-n+1)*c.enc.ranks.longest {
+			n = limit + 1 // too long to fit whatever its tokens: skip the merging
+		} else {
+			n += c.pieceTokens(piece)
+		}
+		i = j
+	}
+	c.sc = scanner{}
+	return n
+}
+
+// CountString is Count for a string (not copied).
+func (c *Counter) CountString(text string) int {
+	return c.Count(bytesOf(text))
+}
+
+// CountStringLimit is CountLimit for a string (not copied).
+func (c *Counter) CountStringLimit(text string, limit int) int {
+	return c.CountLimit(bytesOf(text), limit)
+}
+
+// bytesOf returns the bytes of s without copying them; the counter only
+// reads them, and keeps no reference once it returns.
+func bytesOf(s string) []byte {
+	return unsafe.Slice(unsafe.StringData(s), len(s))
+}
+
+// cutWindow bounds the bytes Cut reads per token asked for: a long run of
+// letters is one piece, which Cut would otherwise merge whole for each
+// prefix taken from it.
+const cutWindow = 16
+
+// Cut returns the length in bytes of a prefix of text of about n ≥ 1
+// tokens that never splits a character: the first n tokens of text's
+// first 16n+64 bytes (as Count sees them), moved back to the start of a
+// character, but at least one character long. It returns len(text) when
+// text has at most n tokens, and may return a shorter prefix than n
+// tokens when its tokens are very long. The prefix counted alone may have
+// a few tokens more or less than n: count it when it matters.
+func (c *Counter) Cut(text []byte, n int) int {
+	text = text[:min(len(text), cutWindow*max(n, 1)+64)]
+	c.sc = scanner{s: text}
+	defer func() { c.sc = scanner{} }()
+	end := len(text)
+	for i := 0; i < len(text); {
+		j := c.next(i)
+		piece := text[i:j]
+		k := c.pieceTokens(piece)
+		if k < n {
+			n -= k
+			i = j
+			continue
+		}
+		end = j
+		if k > n {
+			p := c.m.parts(piece)
+			end = i + int(p[n])
+		}
+		break
+	}
+	for end < len(text) && end > 0 && !utf8.RuneStart(text[end]) {
+		end--
+	}
+	if end == 0 && len(text) > 0 {
+		_, size := utf8.DecodeRune(text)
+		end = size
+	}
+	return end
+}
+
+// pieceTokens returns the number of tokens of one piece.
+func (c *Counter) pieceTokens(piece []byte) int {
+	if len(piece) == 1 {
+		return 1
+	}
+	if len(piece) > 16 {
+		return c.slowPiece(piece)
+	}
+	var k0, k1 uint64
+	if len(piece) > 8 {
+		k0, k1 = pack(piece[:8]), pack(piece[8:])
+	} else {
+		k0 = pack(piece)
+	}
+	if c.hot == nil {
+		c.hot = make([]hotEntry, 1<<hotBits)
+	}
+	h := (k0*0x9E3779B97F4A7C15 ^ k1*0xC2B2AE3D27D4EB4F ^ uint64(len(piece))) * 0x9E3779B97F4A7C15 >> (64 - hotBits)
+	e := &c.hot[h]
+	if e.n == uint8(len(piece)) && e.k0 == k0 && e.k1 == k1 {
+		return int(e.count)
+	}
+	n := c.slowPiece(piece)
+	*e = hotEntry{k0: k0, k1: k1, n: uint8(len(piece)), count: uint8(n)}
+	return n
+}
+
+// slowPiece counts the tokens of a piece without the cache.
+func (c *Counter) slowPiece(piece []byte) int {
+	if _, ok := c.enc.ranks.rank(piece); ok {
+		return 1
+	}
+	return len(c.m.parts(piece)) - 1
+}
+
+// Appender counts the tokens of a text written to it in parts, exactly
+// (the tokens of a concatenation are not the sum of its parts' tokens) and
+// in time linear in the text: it keeps the count of the pieces that no
+// later text can change and only the bytes after them. Its zero value is
+// not usable: call Reset first.
+type Appender struct {
+	c     *Counter
+	limit int
+	done  int    // tokens of the final pieces
+	tail  []byte // the text after the final pieces
+}
+
+// Reset empties a and makes it count with c, stopping once its count is
+// known to be above limit (see Over).
+func (a *Appender) Reset(c *Counter, limit int) {
+	a.c, a.limit, a.done, a.tail = c, limit, 0, a.tail[:0]
+}
+
+// CopyFrom makes a a copy of b (reusing a's buffer).
+func (a *Appender) CopyFrom(b *Appender) {
+	a.c, a.limit, a.done = b.c, b.limit, b.done
+	a.tail = append(a.tail[:0], b.tail...)
+}
+
+// Over reports whether the text written so far is known to have more
+// than limit tokens (its final pieces alone do); once over, further writes
+// are ignored. Count tells in every case.
+func (a *Appender) Over() bool { return a.done > a.limit }
+
+// Write appends p to the text.
+func (a *Appender) Write(p []byte) {
+	if a.Over() {
+		return
+	}
+	a.tail = append(a.tail, p...)
+	c := a.c
+	c.sc = scanner{s: a.tail}
+	i := 0
+	for i < len(a.tail) {
+		c.sc.eof = false
+		j := c.next(i)
+		if c.sc.eof {
+			break // the piece may still grow or change: keep it
+		}
+		if piece := a.tail[i:j]; len(piece) > (a.limit-a.done+1)*c.enc.ranks.longest {
+			a.done = a.limit + 1
+		} else {
+			a.done += c.pieceTokens(piece)
+		}
+		i = j
+		if a.Over() {
+			break
+		}
+	}
+	c.sc = scanner{}
+	a.tail = a.tail[:copy(a.tail, a.tail[i:])]
+}
+
+// WriteString is Write for a string.
+func (a *Appender) WriteString(s string) {
+	a.Write(bytesOf(s))
+}
+
+// Count returns the number of tokens of the text written, or some number
+// above limit once Over.
+func (a *Appender) Count() int {
+	if a.Over() || len(a.tail) == 0 {
+		return a.done
+	}
+	return a.done + a.c.CountLimit(a.tail, a.limit-a.done)
+}

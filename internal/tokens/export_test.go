@@ -1,0 +1,40 @@
+package tokens
+
+import "sync"
+
+var reverses sync.Map // *Encoding → []string: the token of each rank
+
+// token returns the token of rank r (a linear build on first use).
+func (t *table) token(r uint32) (string, bool) {
+	v, ok := reverses.Load(t)
+	if !ok {
+		size := 0
+		for _, s := range t.slots {
+			if s.n != 0 {
+				size = max(size, int(s.rank)+1)
+			}
+		}
+		for _, rank := range t.long {
+			size = max(size, int(rank)+1)
+		}
+		rev := make([]string, size)
+		for _, s := range t.slots {
+			if s.n != 0 {
+				b := make([]byte, s.n)
+				for i := range b {
+					b[i] = byte(s.key >> (8 * i))
+				}
+				rev[s.rank] = string(b)
+			}
+		}
+		for tok, rank := range t.long {
+			rev[rank] = tok
+		}
+		v, _ = reverses.LoadOrStore(t, rev)
+	}
+	rev := v.([]string)
+	if int(r) >= len(rev) || rev[r] == "" {
+		return "", false
+	}
+	return rev[r], true
+}

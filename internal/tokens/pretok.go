@@ -1,0 +1,336 @@
+package tokens
+
+import (
+	"unicode"
+	"unicode/utf8"
+)
+
+// The pre-tokenizers cut text into the pieces that byte-pair encoding
+// then works on, exactly as the encodings' patterns do:
+//
+//	cl100k_base: (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
+//	o200k_base:  [^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|
+//	             [^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|
+//	             \p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+
+//
+// with leftmost-first alternation and backtracking, as the reference's
+// regular expression engine runs them. Each matcher is a hand-written
+// scanner of that pattern (a general backtracking engine costs most of
+// the time of counting); the tests hold it to the reference tokenizer.
+//
+// A matcher also reports whether it looked at the end of the text: a
+// piece whose match did not depend on where the text ends is final, the
+// same whatever text is appended (the incremental counter relies on it).
+
+// class bits of a code point.
+const (
+	cLetter  uint8 = 1 << iota // \p{L}
+	cNumber                    // \p{N}
+	cSpace                     // \s: Unicode White_Space
+	cUpper                     // o200k's [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]
+	cLower                     // o200k's [\p{Ll}\p{Lm}\p{Lo}\p{M}]
+	cNewline                   // \r or \n
+)
+
+// asciiClass holds the classes of the ASCII code points.
+var asciiClass = func() (t [utf8.RuneSelf]uint8) {
+	for r := range rune(utf8.RuneSelf) {
+		t[r] = classOfSlow(r)
+	}
+	return t
+}()
+
+func classOfSlow(r rune) uint8 {
+	var c uint8
+	if unicode.IsLetter(r) {
+		c |= cLetter
+	}
+	if unicode.IsNumber(r) {
+		c |= cNumber
+	}
+	if unicode.IsSpace(r) {
+		c |= cSpace
+	}
+	mark := unicode.IsMark(r)
+	if unicode.In(r, unicode.Lu, unicode.Lt, unicode.Lm, unicode.Lo) || mark {
+		c |= cUpper
+	}
+	if unicode.In(r, unicode.Ll, unicode.Lm, unicode.Lo) || mark {
+		c |= cLower
+	}
+	if r == '\r' || r == '\n' {
+		c |= cNewline
+	}
+	return c
+}
+
+// scanner reads code points of one text and remembers whether a matcher
+// looked past its end.
+type scanner struct {
+	s   []byte
+	eof bool // a read reached the end of s
+}
+
+// at returns the class and size of the code point at i; at the end of
+// the text it returns size 0 and records the look. Invalid UTF-8 bytes
+// are read one at a time as code points of no class (punctuation).
+func (sc *scanner) at(i int) (uint8, int) {
+	if i >= len(sc.s) {
+		sc.eof = true
+		return 0, 0
+	}
+	if b := sc.s[i]; b < utf8.RuneSelf {
+		return asciiClass[b], 1
+	}
+	r, n := utf8.DecodeRune(sc.s[i:])
+	if r == utf8.RuneError && n == 1 {
+		if !utf8.FullRune(sc.s[i:]) {
+			sc.eof = true // the end of the text may complete the character
+		}
+		return 0, 1
+	}
+	return classOfSlow(r), n
+}
+
+// isPrefix reports whether class c is [^\r\n\p{L}\p{N}] (n > 0: a code
+// point is there).
+func isPrefix(c uint8, n int) bool {
+	return n > 0 && c&(cLetter|cNumber|cNewline) == 0
+}
+
+// isOther reports whether class c is [^\s\p{L}\p{N}].
+func isOther(c uint8, n int) bool {
+	return n > 0 && c&(cLetter|cNumber|cSpace) == 0
+}
+
+// run returns the end of the run of code points from i whose class has
+// one of the bits of mask.
+func (sc *scanner) run(i int, mask uint8) int {
+	s := sc.s
+	for i < len(s) && s[i] < utf8.RuneSelf {
+		if asciiClass[s[i]]&mask == 0 {
+			return i
+		}
+		i++
+	}
+	for {
+		c, n := sc.at(i)
+		if n == 0 || c&mask == 0 {
+			return i
+		}
+		i += n
+	}
+}
+
+// contraction returns the length of (?i:'s|'t|'re|'ve|'m|'ll|'d) at i,
+// or 0. Case folding is Unicode's simple folding: 's' also matches 'S'
+// and 'ſ' (U+017F).
+func (sc *scanner) contraction(i int) int {
+	s := sc.s
+	if i >= len(s) {
+		sc.eof = true
+		return 0
+	}
+	if s[i] != '\'' {
+		return 0
+	}
+	lower := func(j int) (byte, int) {
+		if j >= len(s) {
+			sc.eof = true
+			return 0, 0
+		}
+		b := s[j]
+		if b == 0xC5 && j+1 < len(s) && s[j+1] == 0xBF { // ſ
+			return 's', 2
+		}
+		if b >= 'A' && b <= 'Z' {
+			b += 'a' - 'A'
+		}
+		return b, 1
+	}
+	b, n := lower(i + 1)
+	switch b {
+	case 's', 't', 'm', 'd':
+		return 1 + n
+	case 'r', 'v':
+		if e, m := lower(i + 1 + n); e == 'e' {
+			return 1 + n + m
+		}
+	case 'l':
+		if l, m := lower(i + 1 + n); l == 'l' {
+			return 1 + n + m
+		}
+	}
+	return 0
+}
+
+// spaces matches \s*[\r\n]+|\s+(?!\S)|\s+ at i, where a space is.
+func (sc *scanner) spaces(i int) int {
+	lastNL, lastStart, j := -1, i, i
+	for {
+		c, n := sc.at(j)
+		if n == 0 || c&cSpace == 0 {
+			break
+		}
+		if c&cNewline != 0 {
+			lastNL = j
+		}
+		lastStart = j
+		j += n
+	}
+	switch {
+	case lastNL >= 0:
+		return lastNL + 1
+	case j >= len(sc.s): // (?!\S) holds at the end: the whole run
+		return j
+	case lastStart > i: // leave the last space to the piece after
+		return lastStart
+	}
+	return j
+}
+
+// numbers matches \p{N}{1,3} at i, where a number is.
+func (sc *scanner) numbers(i int) int {
+	for k := 0; k < 3; k++ {
+		c, n := sc.at(i)
+		if n == 0 || c&cNumber == 0 {
+			break
+		}
+		i += n
+	}
+	return i
+}
+
+// punct matches ' ?[^\s\p{L}\p{N}]+' followed by a run of trail at i, or
+// returns i.
+func (sc *scanner) punct(i int, trail uint8, slash bool) int {
+	j := i
+	if sc.s[i] == ' ' {
+		j++
+	}
+	c, n := sc.at(j)
+	if !isOther(c, n) {
+		return i
+	}
+	for isOther(c, n) {
+		j += n
+		c, n = sc.at(j)
+	}
+	for n > 0 && (c&trail != 0 || slash && sc.s[j] == '/') {
+		j += n
+		c, n = sc.at(j)
+	}
+	return j
+}
+
+// nextCL100K returns the end of the cl100k_base piece starting at i <
+// len(sc.s).
+func (sc *scanner) nextCL100K(i int) int {
+	// Fast path: an ASCII letter, or a space and an ASCII letter, start a
+	// run of letters (the second alternative).
+	s := sc.s
+	if b := s[i]; b == ' ' || b < utf8.RuneSelf && asciiClass[b]&cLetter != 0 {
+		j := i
+		if b == ' ' {
+			j++
+		}
+		if j < len(s) && s[j] < utf8.RuneSelf && asciiClass[s[j]]&cLetter != 0 {
+			return sc.run(j, cLetter)
+		}
+	}
+	if s[i] == '\'' {
+		if n := sc.contraction(i); n > 0 {
+			return i + n
+		}
+	}
+	c, n := sc.at(i)
+	if c&cLetter != 0 {
+		return sc.run(i, cLetter)
+	}
+	if isPrefix(c, n) {
+		if c1, n1 := sc.at(i + n); n1 > 0 && c1&cLetter != 0 {
+			return sc.run(i+n, cLetter)
+		}
+	}
+	if c&cNumber != 0 {
+		return sc.numbers(i)
+	}
+	if j := sc.punct(i, cNewline, false); j > i {
+		return j
+	}
+	if c&cSpace != 0 {
+		return sc.spaces(i)
+	}
+	return i + n // not reached: every code point is a letter, number, space or other
+}
+
+// nextO200K returns the end of the o200k_base piece starting at i <
+// len(sc.s).
+func (sc *scanner) nextO200K(i int) int {
+	c, n := sc.at(i)
+	prefix := isPrefix(c, n)
+	// [^\r\n\p{L}\p{N}]?[upper]*[lower]+(?i:contraction)?
+	if prefix {
+		if j := sc.upperLower(i + n); j > 0 {
+			return j
+		}
+	}
+	if j := sc.upperLower(i); j > 0 {
+		return j
+	}
+	// [^\r\n\p{L}\p{N}]?[upper]+[lower]*(?i:contraction)?
+	if prefix {
+		if c1, n1 := sc.at(i + n); n1 > 0 && c1&cUpper != 0 {
+			return sc.upperThenLower(i + n)
+		}
+	}
+	if c&cUpper != 0 {
+		return sc.upperThenLower(i)
+	}
+	if c&cNumber != 0 {
+		return sc.numbers(i)
+	}
+	if j := sc.punct(i, cNewline, true); j > i {
+		return j
+	}
+	if c&cSpace != 0 {
+		return sc.spaces(i)
+	}
+	return i + n
+}
+
+// upperLower matches [upper]*[lower]+(?i:contraction)? at i, backtracking
+// as the pattern does, and returns its end, or 0 when it does not match.
+func (sc *scanner) upperLower(i int) int {
+	// The upper run [i, u), remembering its last code point that is also
+	// lower (Lm, Lo, M).
+	u, lastBoth, lastBothEnd := i, -1, -1
+	for {
+		c, n := sc.at(u)
+		if n == 0 || c&cUpper == 0 {
+			break
+		}
+		if c&cLower != 0 {
+			lastBoth, lastBothEnd = u, u+n
+		}
+		u += n
+	}
+	var end int
+	if c, n := sc.at(u); n > 0 && c&cLower != 0 {
+		end = sc.run(u, cLower)
+	} else if lastBoth >= 0 {
+		// [lower]+ takes the last code point of the run that is lower;
+		// what follows it in the run is upper only.
+		end = lastBothEnd
+	} else {
+		return 0
+	}
+	return end + sc.contraction(end)
+}
+
+// upperThenLower matches [upper]+[lower]*(?i:contraction)? at i, where an
+// upper code point is.
+func (sc *scanner) upperThenLower(i int) int {
+	end := sc.run(sc.run(i, cUpper), cLower)
+	return end + sc.contraction(end)
+}

@@ -1,0 +1,97 @@
+package tokens
+
+import (
+	"encoding/binary"
+	"math/bits"
+)
+
+// shortMax is the longest key the open-addressing table holds; longer
+// tokens live in a map.
+const shortMax = 8
+
+// table maps tokens to their ranks. Most lookups are of pieces of a few
+// bytes: those go to an open-addressing table keyed by the bytes packed
+// in a word (one probe, no string comparison), the rest to a map.
+type table struct {
+	slots []slot // power-of-two length
+	shift uint
+	long  map[string]uint32
+	pairs []uint32 // rank+1 of each two-byte token, 0 when none, indexed by its bytes
+	// longest is the length of the longest token: a piece of n bytes has
+	// at least n/longest tokens.
+	longest int
+}
+
+// slot is one entry of the short table; n = 0 marks it empty.
+type slot struct {
+	key  uint64
+	rank uint32
+	n    uint8
+}
+
+func pack(b []byte) uint64 {
+	if len(b) == 8 {
+		return binary.LittleEndian.Uint64(b)
+	}
+	var k uint64
+	for i := len(b) - 1; i >= 0; i-- {
+		k = k<<8 | uint64(b[i])
+	}
+	return k
+}
+
+func hash(k uint64, n int) uint64 {
+	return (k ^ uint64(n)<<59) * 0x9E3779B97F4A7C15
+}
+
+func newTable(ranks map[string]uint32) *table {
+	short := 0
+	for tok := range ranks {
+		if len(tok) <= shortMax {
+			short++
+		}
+	}
+	size := 1 << bits.Len(uint(short*2))
+	t := &table{slots: make([]slot, size), shift: uint(64 - bits.Len(uint(size-1))), long: map[string]uint32{}}
+	t.pairs = make([]uint32, 1<<16)
+	for tok, r := range ranks {
+		t.longest = max(t.longest, len(tok))
+		if len(tok) == 2 {
+			t.pairs[int(tok[0])<<8|int(tok[1])] = r + 1
+		}
+		if len(tok) > shortMax {
+			t.long[tok] = r
+			continue
+		}
+		k := pack([]byte(tok))
+		i := hash(k, len(tok)) >> t.shift
+		for t.slots[i].n != 0 {
+			i = (i + 1) & uint64(size-1)
+		}
+		t.slots[i] = slot{key: k, rank: r, n: uint8(len(tok))}
+	}
+	return t
+}
+
+// rank returns the rank of token b.
+func (t *table) rank(b []byte) (uint32, bool) {
+	if len(b) == 2 {
+		r := t.pairs[int(b[0])<<8|int(b[1])]
+		return r - 1, r != 0
+	}
+	if len(b) > shortMax {
+		r, ok := t.long[string(b)]
+		return r, ok
+	}
+	k, n := pack(b), uint8(len(b))
+	mask := uint64(len(t.slots) - 1)
+	for i := hash(k, len(b)) >> t.shift; ; i = (i + 1) & mask {
+		s := &t.slots[i]
+		if s.n == n && s.key == k {
+			return s.rank, true
+		}
+		if s.n == 0 {
+			return 0, false
+		}
+	}
+}
