@@ -45,8 +45,8 @@
 //   - Sizes are measured in the unit of the budget option the resolved
 //     configuration holds: max_char (markdown) and max_chars (email) count
 //     characters, max_chunk_size (twostep) words as the two-step chunker
-//     counts them. A configuration with a tokenizer option is refused
-//     until this command can count tokens. "oversize" is the chunk's
+//     counts them; with a tokenizer option, every size is tokens of its
+//     encoding, as the chunker counts them. "oversize" is the chunk's
 //     metadata marker, never recomputed.
 //   - Email chunks hold decoded messages, not a byte range of one file:
 //     they are listed one after the other, grouped by thread (metadata
