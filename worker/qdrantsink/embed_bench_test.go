@@ -120,7 +120,7 @@ func newIngestEnvWith(b *testing.B, batched bool, server embedtest.Config) *inge
 	// Documents in flight: enough for the embedder's requests in flight
 	// and the one filling to be full (as cmd/worker sets it), the same in
 	// both modes.
-	cfg.Concurrency = (serverConcurrent + 1) * benchBatch / 4
+	cfg.Concurrency = (serverConcurrent + 1) * benchBatch
 	ctx := context.Background()
 	top, err := worker.Setup(ctx, e.js, cfg)
 	if err != nil {
