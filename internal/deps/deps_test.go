@@ -70,12 +70,13 @@ var allow = map[string]allowed{
 		thirdParty: []string{"github.com/prometheus/client_golang"},
 	},
 	"worker/qdrantsink": {
-		module:     []string{"bm25", "chunking", "worker"},
+		module:     []string{"bm25", "chunking", "worker", "worker/qdrantsink/internal/grpccodec"},
 		thirdParty: []string{"github.com/qdrant/go-client", "google.golang.org/grpc", "google.golang.org/protobuf"},
 	},
-	"worker/qdrantsink/qdranttest": {thirdParty: []string{
+	"worker/qdrantsink/qdranttest": {module: []string{"worker/qdrantsink/internal/grpccodec"}, thirdParty: []string{
 		"github.com/google/uuid", "github.com/qdrant/go-client", "google.golang.org/grpc", "google.golang.org/protobuf"}},
-	"worker/embed/embedtest": {},
+	"worker/qdrantsink/internal/grpccodec": {thirdParty: []string{"google.golang.org/grpc", "google.golang.org/protobuf"}},
+	"worker/embed/embedtest":               {},
 	"worker/sinktest": {
 		module:     []string{"chunking", "worker"},
 		thirdParty: []string{"github.com/google/uuid"},

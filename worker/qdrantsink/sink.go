@@ -27,6 +27,7 @@ import (
 	"github.com/chunkstream/chunkstream/bm25"
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/worker"
+	"github.com/chunkstream/chunkstream/worker/qdrantsink/internal/grpccodec"
 )
 
 // Vector and payload names of a chunk point (docs/wire.md, "Qdrant point").
@@ -166,7 +167,7 @@ func New(ctx context.Context, cfg Config, records worker.Records, embedder Embed
 		UseTLS:                 cfg.TLS,
 		SkipCompatibilityCheck: true, // we check the version ourselves
 		GrpcOptions: []grpc.DialOption{
-			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20), grpc.ForceCodecV2(protoCodec{})),
+			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20), grpc.ForceCodecV2(grpccodec.Codec{})),
 			// A connection that broke during an outage is dialled again
 			// within reconnectMax (gRPC's default backoff grows to 2
 			// minutes): the go-client spreads requests over a pool of

@@ -12,6 +12,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/chunkstream/chunkstream/worker/qdrantsink/internal/grpccodec"
 )
 
 // DefaultVersion is the version HealthCheck reports unless WithVersion
@@ -85,7 +87,7 @@ func New(opts ...Option) (*Server, error) {
 		return nil, fmt.Errorf("listen: %w", err)
 	}
 	s.lis = lis
-	s.grpc = grpc.NewServer(grpc.UnaryInterceptor(s.intercept), grpc.MaxRecvMsgSize(32<<20), grpc.ForceServerCodecV2(protoCodec{}))
+	s.grpc = grpc.NewServer(grpc.UnaryInterceptor(s.intercept), grpc.MaxRecvMsgSize(32<<20), grpc.ForceServerCodecV2(grpccodec.Codec{}))
 	qdrant.RegisterQdrantServer(s.grpc, s)
 	qdrant.RegisterCollectionsServer(s.grpc, &collectionsServer{s: s})
 	qdrant.RegisterPointsServer(s.grpc, &pointsServer{s: s})

@@ -1,4 +1,4 @@
-package qdrantsink
+package grpccodec
 
 import (
 	"strings"
@@ -13,7 +13,7 @@ import (
 // what it encoded from one buffer or several, and keeps the plain gRPC
 // content type (an empty name adds no "+subtype").
 func TestProtoCodec(t *testing.T) {
-	if n := (protoCodec{}).Name(); n != "" {
+	if n := (Codec{}).Name(); n != "" {
 		t.Fatalf("Name = %q, want empty (content type application/grpc)", n)
 	}
 	req := &qdrant.UpsertPoints{
@@ -25,7 +25,7 @@ func TestProtoCodec(t *testing.T) {
 			Vectors: qdrant.NewVectorsMap(map[string]*qdrant.Vector{"dense": qdrant.NewVectorDense([]float32{0.5, 0.25})}),
 		}},
 	}
-	data, err := protoCodec{}.Marshal(req)
+	data, err := Codec{}.Marshal(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,17 +40,17 @@ func TestProtoCodec(t *testing.T) {
 	split := mem.BufferSlice{mem.SliceBuffer(whole[:1000]), mem.SliceBuffer(whole[1000:])}
 	for name, in := range map[string]mem.BufferSlice{"one buffer": data, "two buffers": split} {
 		var got qdrant.UpsertPoints
-		if err := (protoCodec{}).Unmarshal(in, &got); err != nil {
+		if err := (Codec{}).Unmarshal(in, &got); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		if !proto.Equal(&got, req) {
 			t.Fatalf("%s: decoded message differs", name)
 		}
 	}
-	if _, err := (protoCodec{}).Marshal("not a message"); err == nil {
+	if _, err := (Codec{}).Marshal("not a message"); err == nil {
 		t.Fatal("Marshal of a string: no error")
 	}
-	if err := (protoCodec{}).Unmarshal(data, new(string)); err == nil {
+	if err := (Codec{}).Unmarshal(data, new(string)); err == nil {
 		t.Fatal("Unmarshal into a string: no error")
 	}
 }
