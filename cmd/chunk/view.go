@@ -32,8 +32,8 @@ content was made from their source (not equal to it) underlined; pointing
 at a chunk shows its header path, size and lines. Above the text: the
 counts (chunks, oversize, overlapping, mean and largest size) and a
 histogram of chunk sizes with the budget as a red line. Sizes are in the
-chunker's unit: characters (markdown max_char, email max_chars) or words
-(twostep max_chunk_size). The page loads nothing: its style and script
+chunker's unit: characters (markdown max_char, email max_chars), words
+(twostep max_chunk_size), or tokens with -tokenizer. The page loads nothing: its style and script
 are inline, and its Content-Security-Policy forbids anything else.
 
 -compare chunks FILE a second time with OPTIONS applied over the chunker
