@@ -161,8 +161,8 @@ func TestHelpDocumentsEveryFlag(t *testing.T) {
 				t.Errorf("chunk %s -h does not document %s:\n%s", sub, f, help)
 			}
 		}
-		if sub != "inspect" && !strings.Contains(help, "para: reference parameter max_char = N, default 100") {
-			t.Errorf("chunk %s -h does not name the reference parameter of -max-char:\n%s", sub, help)
+		if sub != "inspect" && !strings.Contains(help, "para: option max_char = N, default 100") {
+			t.Errorf("chunk %s -h does not name the option of -max-char:\n%s", sub, help)
 		}
 	}
 }

@@ -71,8 +71,9 @@ func Register(fs *flag.FlagSet, entries []registry.Entry, defaultChunker string)
 	return s
 }
 
-// usage describes a flag: each chunker it belongs to, the reference
-// parameter it is, its default and its meaning.
+// usage describes a flag: each chunker it belongs to, the option it sets
+// (the reference parameter's name, or chunkstream's own option, as its
+// usage text says), its default and its meaning.
 func usage(ows []owner) string {
 	parts := make([]string, len(ows))
 	for i, o := range ows {
@@ -83,7 +84,7 @@ func usage(ows []owner) string {
 				param += " = `" + p + "`"
 			}
 		}
-		parts[i] = fmt.Sprintf("[%s: reference parameter %s, default %s] %s",
+		parts[i] = fmt.Sprintf("[%s: option %s, default %s] %s",
 			o.chunker, param, formatDefault(o.opt.Default), o.opt.Usage)
 	}
 	return strings.Join(parts, "\n")

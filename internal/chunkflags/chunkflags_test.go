@@ -88,7 +88,7 @@ func TestSharedFlagUsage(t *testing.T) {
 	fs.SetOutput(io.Discard)
 	Register(fs, fakeEntries(), "alpha")
 	u := fs.Lookup("max-char").Usage
-	for _, want := range []string{"alpha: reference parameter max_char = `N`, default 2048", "beta: reference parameter max_char, default 1000", "(beta)"} {
+	for _, want := range []string{"alpha: option max_char = `N`, default 2048", "beta: option max_char, default 1000", "(beta)"} {
 		if !strings.Contains(u, want) {
 			t.Errorf("usage of -max-char = %q, want it to contain %q", u, want)
 		}
