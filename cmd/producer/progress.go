@@ -46,16 +46,7 @@ func (p *progress) update(s producer.Stats) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.bar == nil {
-		p.bar = progressbar.NewOptions(s.Total,
-			progressbar.OptionSetWriter(p.w),
-			progressbar.OptionSetDescription("producer"),
-			progressbar.OptionShowCount(),
-			progressbar.OptionSetPredictTime(true),
-			progressbar.OptionThrottle(100*time.Millisecond),
-			progressbar.OptionClearOnFinish(),
-		)
-	}
+	p.open(s.Total, "producer")
 	if s.Total != p.bar.GetMax() {
 		p.bar.ChangeMax(s.Total)
 	}
@@ -67,6 +58,22 @@ func (p *progress) update(s producer.Stats) {
 			float64(s.Done)/secs, float64(s.ReadBytes)/1e6/secs, s.Skipped, s.Failed))
 	}
 	_ = p.bar.Set(s.Done)
+}
+
+// open creates the bar, of total steps, on the first update; called with
+// mu held.
+func (p *progress) open(total int, description string) {
+	if p.bar != nil {
+		return
+	}
+	p.bar = progressbar.NewOptions(total,
+		progressbar.OptionSetWriter(p.w),
+		progressbar.OptionSetDescription(description),
+		progressbar.OptionShowCount(),
+		progressbar.OptionSetPredictTime(true),
+		progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionClearOnFinish(),
+	)
 }
 
 // printf writes a line above the bar.
@@ -104,16 +111,7 @@ func (b *waitBar) update(s producer.WaitStats) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.bar == nil {
-		p.bar = progressbar.NewOptions(s.Total,
-			progressbar.OptionSetWriter(p.w),
-			progressbar.OptionSetDescription("processing"),
-			progressbar.OptionShowCount(),
-			progressbar.OptionSetPredictTime(true),
-			progressbar.OptionThrottle(100*time.Millisecond),
-			progressbar.OptionClearOnFinish(),
-		)
-	}
+	p.open(s.Total, "processing")
 	p.bar.Describe(fmt.Sprintf("processing: %d done, %d failed, %d superseded", s.Done, s.Failed, s.Superseded))
 	_ = p.bar.Set(s.Total - s.Pending)
 }
