@@ -46,6 +46,11 @@ type DeadLetter struct {
 	Subject string
 	// StreamSeq is the request's INGEST stream sequence.
 	StreamSeq uint64
+	// IngestSeq is the ingest_seq of the version the request was (see
+	// RequestIngestSeq): StreamSeq unless the request was a replay.
+	// Apply writes HeaderIngestSeq only when it differs from StreamSeq;
+	// ParseDeadLetter reads an absent header as StreamSeq.
+	IngestSeq uint64
 	// Deliveries is how many times the request was delivered.
 	Deliveries uint64
 }
@@ -63,6 +68,11 @@ func (dl DeadLetter) Apply(h map[string][]string) {
 	}
 	h[HeaderSubject] = []string{dl.Subject}
 	h[HeaderStreamSeq] = []string{strconv.FormatUint(dl.StreamSeq, 10)}
+	if dl.IngestSeq != 0 && dl.IngestSeq != dl.StreamSeq {
+		h[HeaderIngestSeq] = []string{strconv.FormatUint(dl.IngestSeq, 10)}
+	} else {
+		delete(h, HeaderIngestSeq)
+	}
 	h[HeaderDeliveries] = []string{strconv.FormatUint(dl.Deliveries, 10)}
 }
 
@@ -88,6 +98,12 @@ func ParseDeadLetter(h map[string][]string) (DeadLetter, error) {
 	}
 	if dl.Deliveries, err = strconv.ParseUint(first(HeaderDeliveries), 10, 64); err != nil {
 		return dl, fmt.Errorf("messages: dead letter %s: %w", HeaderDeliveries, err)
+	}
+	dl.IngestSeq = dl.StreamSeq
+	if v := first(HeaderIngestSeq); v != "" {
+		if dl.IngestSeq, err = strconv.ParseUint(v, 10, 64); err != nil || dl.IngestSeq == 0 || dl.IngestSeq > dl.StreamSeq {
+			return dl, fmt.Errorf("messages: dead letter %s: %q is not a sequence up to %d", HeaderIngestSeq, v, dl.StreamSeq)
+		}
 	}
 	return dl, nil
 }

@@ -10,8 +10,11 @@ import (
 
 func TestDeadLetterCause(t *testing.T) {
 	h := map[string][]string{}
-	dl := DeadLetter{Reason: "option bogus", Kind: KindPermanent, Cause: "unknown_option", Subject: "ingest.docs", StreamSeq: 4, Deliveries: 1}
+	dl := DeadLetter{Reason: "option bogus", Kind: KindPermanent, Cause: "unknown_option", Subject: "ingest.docs", StreamSeq: 4, IngestSeq: 4, Deliveries: 1}
 	dl.Apply(h)
+	if _, ok := h[HeaderIngestSeq]; ok {
+		t.Errorf("%s written for a request that is its own version", HeaderIngestSeq)
+	}
 	if got := h[HeaderErrorCause]; len(got) != 1 || got[0] != "unknown_option" {
 		t.Errorf("%s = %q, want unknown_option", HeaderErrorCause, got)
 	}
@@ -31,6 +34,51 @@ func TestDeadLetterCause(t *testing.T) {
 	DeadLetter{Reason: "r", Kind: KindExhausted, Subject: "s"}.Apply(h)
 	if _, ok := h[HeaderErrorCause]; ok {
 		t.Errorf("stale %s kept: %q", HeaderErrorCause, h[HeaderErrorCause])
+	}
+}
+
+// TestDeadLetterIngestSeq: a replayed request's dead letter keeps the
+// version's ingest_seq beside its own stream sequence; a header that
+// points after the request is refused.
+func TestDeadLetterIngestSeq(t *testing.T) {
+	h := map[string][]string{}
+	dl := DeadLetter{Reason: "r", Kind: KindPermanent, Subject: "ingest.docs", StreamSeq: 9, IngestSeq: 2, Deliveries: 1}
+	dl.Apply(h)
+	if got := h[HeaderIngestSeq]; len(got) != 1 || got[0] != "2" {
+		t.Errorf("%s = %q, want 2", HeaderIngestSeq, got)
+	}
+	if got, err := ParseDeadLetter(h); err != nil || got != dl {
+		t.Errorf("ParseDeadLetter = %+v, %v; want %+v", got, err, dl)
+	}
+	for _, bad := range []string{"10", "0", "x", "-1"} {
+		h[HeaderIngestSeq] = []string{bad}
+		if _, err := ParseDeadLetter(h); err == nil {
+			t.Errorf("ParseDeadLetter(%s %q) = nil error", HeaderIngestSeq, bad)
+		}
+	}
+}
+
+func TestRequestIngestSeq(t *testing.T) {
+	tests := []struct {
+		header string
+		stream uint64
+		want   uint64
+		ok     bool
+	}{
+		{"", 7, 7, true},
+		{"3", 7, 3, true},
+		{"6", 7, 6, true},
+		{"7", 7, 0, false},
+		{"8", 7, 0, false},
+		{"0", 7, 0, false},
+		{"x", 7, 0, false},
+		{" 3", 7, 0, false},
+	}
+	for _, tt := range tests {
+		got, err := RequestIngestSeq(tt.header, tt.stream)
+		if got != tt.want || (err == nil) != tt.ok || (err != nil && !errors.Is(err, ErrInvalid)) {
+			t.Errorf("RequestIngestSeq(%q, %d) = %d, %v; want %d, ok %v", tt.header, tt.stream, got, err, tt.want, tt.ok)
+		}
 	}
 }
 

@@ -18,6 +18,10 @@ const (
 	// (LastFailure says why) and nothing newer was started since. Like
 	// StatePending it is not done: a producer sends the document again.
 	StateDeadLettered = "dead_lettered"
+	// StateDismissed means the record's version was dead-lettered and an
+	// operator purged its dead letter: it was never written, and it is no
+	// longer a failure to look at. Like StatePending it is not done.
+	StateDismissed = "dismissed"
 )
 
 // DocRecord is a document record: the value, as a JSON object, of the

@@ -41,7 +41,31 @@ const (
 	HeaderStreamSeq = "Chunkstream-Stream-Seq"
 	// HeaderDeliveries holds how many times the request was delivered.
 	HeaderDeliveries = "Chunkstream-Deliveries"
+	// HeaderIngestSeq holds the ingest_seq a request counts as when it is
+	// not its own stream sequence: a replayed request keeps the place in
+	// time of the version it replays (RequestIngestSeq). On a dead letter
+	// it holds the failed request's ingest_seq.
+	HeaderIngestSeq = "Chunkstream-Ingest-Seq"
 )
+
+// RequestIngestSeq returns the ingest_seq of the request stored at
+// streamSeq whose HeaderIngestSeq value is header: streamSeq when the
+// header is empty, else the header's sequence, which must lie below
+// streamSeq (a replay is published after the version it replays). Any
+// other value wraps ErrInvalid.
+func RequestIngestSeq(header string, streamSeq uint64) (uint64, error) {
+	if header == "" {
+		return streamSeq, nil
+	}
+	seq, err := strconv.ParseUint(header, 10, 64)
+	if err != nil || seq == 0 {
+		return 0, fmt.Errorf("%w: header %s: %q is not a stream sequence", ErrInvalid, HeaderIngestSeq, header)
+	}
+	if seq >= streamSeq {
+		return 0, fmt.Errorf("%w: header %s: %d is not below the request's own sequence %d", ErrInvalid, HeaderIngestSeq, seq, streamSeq)
+	}
+	return seq, nil
+}
 
 // Op values of ingest requests, chunk records and document records.
 const (

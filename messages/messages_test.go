@@ -331,7 +331,7 @@ func TestDeadLetter(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := dl
-	want.Reason = "bad thing here"
+	want.Reason, want.IngestSeq = "bad thing here", dl.StreamSeq
 	if got != want {
 		t.Errorf("ParseDeadLetter = %+v, want %+v", got, want)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -107,8 +108,15 @@ type DeadLetterEntry struct {
 	Cause      string `json:"cause"`
 	Reason     string `json:"reason"`
 	Deliveries uint64 `json:"deliveries"`
-	// IngestSeq is the request's INGEST sequence when it failed.
+	// StreamSeq is the failed request's INGEST sequence; IngestSeq the
+	// ingest_seq of its version (StreamSeq unless it was a replay).
+	StreamSeq uint64 `json:"stream_seq"`
 	IngestSeq uint64 `json:"ingest_seq"`
+	// Standing and RecordSeq are where the version stands against its
+	// document's record, and the record's ingest_seq (0 without a
+	// record); set by DLQ.Standing, and by Replay.
+	Standing  Standing `json:"standing,omitempty"`
+	RecordSeq uint64   `json:"record_seq,omitempty"`
 	// Problem, when set, says why the message is not a readable dead
 	// letter (its headers do not parse); it is never replayed.
 	Problem string `json:"problem,omitempty"`
@@ -124,7 +132,7 @@ func newEntry(seq uint64, at time.Time, h nats.Header, data []byte) DeadLetterEn
 		e.Problem = err.Error()
 	}
 	e.Subject, e.Kind, e.Cause, e.Reason = dl.Subject, dl.Kind, dl.Cause, dl.Reason
-	e.Deliveries, e.IngestSeq = dl.Deliveries, dl.StreamSeq
+	e.Deliveries, e.StreamSeq, e.IngestSeq = dl.Deliveries, dl.StreamSeq, dl.IngestSeq
 	if id, err := messages.PeekIngestID(h.Get(messages.HeaderContentType), data); err == nil {
 		e.DocID = id
 	}
@@ -168,6 +176,23 @@ func NewDLQ(js jetstream.JetStream, opts DLQOptions) *DLQ {
 	return &DLQ{js: js, opts: opts}
 }
 
+// stream returns the dead letter stream, nil when it does not exist
+// yet (no worker has set up the topology): it holds no dead letters.
+func (d *DLQ) stream(ctx context.Context) (jetstream.Stream, error) {
+	stream, err := d.js.Stream(ctx, d.opts.Topology.DLQStream)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("dead letter stream %s: %w", d.opts.Topology.DLQStream, err)
+	}
+	return stream, nil
+}
+
+// scanInactive is how long the server keeps the consumer of a scan that
+// stopped without deleting it.
+const scanInactive = 30 * time.Second
+
 // idleWait is how long a scan waits for the next dead letter before it
 // asks the stream whether any is left (one was deleted meanwhile).
 const idleWait = time.Second
@@ -177,9 +202,12 @@ const idleWait = time.Second
 // left for the next call). It returns the sequences of f.Seqs the stream
 // does not hold, and stops at fn's first error.
 func (d *DLQ) List(ctx context.Context, f DLQFilter, fn func(DeadLetterEntry) error) (notFound []uint64, err error) {
-	stream, err := d.js.Stream(ctx, d.opts.Topology.DLQStream)
+	stream, err := d.stream(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("producer: dead letter stream %s: %w", d.opts.Topology.DLQStream, err)
+		return nil, err
+	}
+	if stream == nil {
+		return f.Seqs, nil
 	}
 	visit := func(e DeadLetterEntry) error {
 		if !f.match(&e) {
@@ -219,20 +247,29 @@ func (d *DLQ) scan(ctx context.Context, stream jetstream.Stream, fn func(DeadLet
 	name := d.opts.Topology.DLQStream
 	info, err := stream.Info(ctx)
 	if err != nil {
-		return fmt.Errorf("producer: dead letter stream %s: %w", name, err)
+		return fmt.Errorf("dead letter stream %s: %w", name, err)
 	}
 	if info.State.Msgs == 0 {
 		return nil
 	}
 	last := info.State.LastSeq
-	cons, err := stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{})
+	// The server removes a consumer left behind (a crash) after
+	// scanInactive; one that ends normally is deleted at once.
+	cons, err := stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{InactiveThreshold: scanInactive})
 	if err != nil {
-		return fmt.Errorf("producer: read %s: %w", name, err)
+		return fmt.Errorf("read %s: %w", name, err)
 	}
+	defer func() {
+		if info := cons.CachedInfo(); info != nil {
+			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d.opts.AckTimeout)
+			_ = stream.DeleteConsumer(dctx, info.Name)
+			cancel()
+		}
+	}()
 	// Dead letters hold whole documents: bound what waits in the client.
 	it, err := cons.Messages(jetstream.PullMaxMessagesWithBytesLimit(256, 16<<20))
 	if err != nil {
-		return fmt.Errorf("producer: read %s: %w", name, err)
+		return fmt.Errorf("read %s: %w", name, err)
 	}
 	defer it.Stop()
 	var seen uint64
@@ -245,7 +282,7 @@ func (d *DLQ) scan(ctx context.Context, stream jetstream.Stream, fn func(DeadLet
 				return ctx.Err()
 			}
 			if !errors.Is(err, context.DeadlineExceeded) {
-				return fmt.Errorf("producer: read %s: %w", name, err)
+				return fmt.Errorf("read %s: %w", name, err)
 			}
 			// Nothing came: is a dead letter left between seen and last?
 			next, err := stream.GetMsg(ctx, seen+1, jetstream.WithGetMsgSubject(">"))
@@ -253,13 +290,13 @@ func (d *DLQ) scan(ctx context.Context, stream jetstream.Stream, fn func(DeadLet
 				return nil
 			}
 			if err != nil {
-				return fmt.Errorf("producer: read %s: %w", name, err)
+				return fmt.Errorf("read %s: %w", name, err)
 			}
 			continue
 		}
 		meta, err := m.Metadata()
 		if err != nil {
-			return fmt.Errorf("producer: read %s: %w", name, err)
+			return fmt.Errorf("read %s: %w", name, err)
 		}
 		seq := meta.Sequence.Stream
 		if seq > last {
@@ -275,52 +312,101 @@ func (d *DLQ) scan(ctx context.Context, stream jetstream.Stream, fn func(DeadLet
 	}
 }
 
-// Replay outcomes (Replayed.Outcome).
+// Standing is where a dead letter's version stands against its
+// document's record, which only moves forward.
+type Standing string
+
 const (
-	// ReplayDone: the request was published again and its dead letter
-	// deleted.
-	ReplayDone = "replayed"
-	// ReplayWould: a dry run found nothing in the way.
-	ReplayWould = "would replay"
-	// ReplayKept: the dead letter stays; Reason says why.
-	ReplayKept = "kept"
-	// ReplayNotDeleted: the request was published again but its dead
-	// letter could not be deleted; a new replay would send it twice.
-	ReplayNotDeleted = "replayed, not deleted"
+	// StandingCurrent: the record holds no newer version (or there is no
+	// record): a replay processes the request.
+	StandingCurrent Standing = "current"
+	// StandingSuperseded: the record holds a newer version, started or
+	// done: a replay would leave the document as it is.
+	StandingSuperseded Standing = "superseded"
+	// StandingWritten: the record holds this very version, done: it was
+	// written after all (only its ack was lost).
+	StandingWritten Standing = "written"
+	// StandingUnknown: the dead letter shows no document id, or its record
+	// could not be read.
+	StandingUnknown Standing = "unknown"
 )
 
-// Reasons a dead letter is kept (Replayed.Why, ReplaySummary.Kept).
+// Standing reads e's document record and sets e.Standing and
+// e.RecordSeq.
+func (d *DLQ) Standing(ctx context.Context, e *DeadLetterEntry) error {
+	e.Standing = StandingUnknown
+	if e.DocID == "" || e.Problem != "" {
+		return nil
+	}
+	rec, ok, err := ReadRecord(ctx, d.js, d.opts.Topology.DocsBucket, e.DocID)
+	if err != nil {
+		return err
+	}
+	switch {
+	case !ok:
+		e.Standing = StandingCurrent
+	case rec.IngestSeq > e.IngestSeq:
+		e.Standing, e.RecordSeq = StandingSuperseded, rec.IngestSeq
+	case rec.IngestSeq == e.IngestSeq && rec.State == messages.StateDone:
+		e.Standing, e.RecordSeq = StandingWritten, rec.IngestSeq
+	default:
+		e.Standing, e.RecordSeq = StandingCurrent, rec.IngestSeq
+	}
+	return nil
+}
+
+// ReplayAction is what a replay did, or would do, with one dead letter.
+type ReplayAction string
+
 const (
-	KeptNotDeadLetter = "not a dead letter"
-	KeptNoSubject     = "no original subject"
-	KeptObjectExpired = "content_ref expired"
-	KeptObjectCheck   = "content_ref not checked"
-	KeptPublish       = "publish failed"
-	KeptDuplicate     = "dropped as a duplicate"
-	KeptNotDeleted    = "not deleted"
+	// ActionProcess: the request is published again, keeping its version's
+	// ingest_seq, and its dead letter deleted; a worker processes it.
+	ActionProcess ReplayAction = "process"
+	// ActionRemove: the dead letter's version is superseded or was
+	// written: nothing is published and the dead letter is deleted, since
+	// a replay could not change the document.
+	ActionRemove ReplayAction = "remove"
+	// ActionKeep: the dead letter stays; Replayed.Why says why.
+	ActionKeep ReplayAction = "keep"
 )
 
-// Replayed reports what a replay did with one dead letter.
+// KeepReason is why a replay keeps a dead letter.
+type KeepReason string
+
+const (
+	KeepNotDeadLetter KeepReason = "not_dead_letter"  // its headers do not parse
+	KeepNoSubject     KeepReason = "no_subject"       // it names no original subject
+	KeepObjectExpired KeepReason = "object_expired"   // its content_ref object is gone
+	KeepObjectCheck   KeepReason = "object_unchecked" // the object could not be checked
+	KeepRecord        KeepReason = "record_unread"    // the document record could not be read
+	KeepPublish       KeepReason = "publish_failed"   // the publish failed
+	KeepDuplicate     KeepReason = "duplicate"        // INGEST dropped the publish as a duplicate
+	KeepNotDeleted    KeepReason = "not_deleted"      // published, but the dead letter could not be deleted
+)
+
+// Replayed reports what a replay did, or would do, with one dead letter.
 type Replayed struct {
-	// Entry is the dead letter.
+	// Entry is the dead letter, with its Standing.
 	Entry DeadLetterEntry
-	// Outcome is ReplayDone, ReplayWould, ReplayKept or ReplayNotDeleted.
-	Outcome string
-	// Why is one of the Kept* reasons when the dead letter stays; Err
-	// the detail.
-	Why string
+	// Action is what was (or would be) done; DryRun tells which.
+	Action ReplayAction
+	DryRun bool
+	// Why and Err say why a dead letter is kept (ActionKeep, or a
+	// publish whose dead letter could not be deleted: ActionProcess with
+	// KeepNotDeleted).
+	Why KeepReason
 	Err error
 	// MsgID is the Nats-Msg-Id the request is (or would be) published
-	// with; IngestSeq its new INGEST sequence.
+	// with; StreamSeq its new INGEST sequence.
 	MsgID     string
-	IngestSeq uint64
+	StreamSeq uint64
 }
 
 // ReplayOptions configure Replay.
 type ReplayOptions struct {
 	// DryRun checks every selected dead letter (its headers, its
-	// content_ref object) and reports what would be done; nothing is
-	// published or deleted.
+	// document record, its content_ref object) and reports what would be
+	// done; nothing is published or deleted.
 	DryRun bool
 	// OnResult, when set, is called for every selected dead letter, in
 	// stream order.
@@ -329,12 +415,11 @@ type ReplayOptions struct {
 
 // ReplaySummary counts what a replay did.
 type ReplaySummary struct {
-	// Replayed counts the requests published again (or that would be,
-	// in a dry run).
-	Replayed int
-	// Kept counts the dead letters left in the stream by reason (the
-	// Kept* constants).
-	Kept map[string]int
+	// Processed counts the requests published again (or that would be);
+	// Removed the dead letters removed without a publish.
+	Processed, Removed int
+	// Kept counts the dead letters left in the stream, by reason.
+	Kept map[KeepReason]int
 	// NotFound lists the sequences of DLQFilter.Seqs the stream did not
 	// hold.
 	NotFound []uint64
@@ -349,41 +434,49 @@ func (s ReplaySummary) KeptTotal() int {
 	return n
 }
 
-// OK reports whether every selected dead letter was replayed and every
+// OK reports whether no selected dead letter was kept and every
 // sequence asked for was found.
 func (s ReplaySummary) OK() bool { return s.KeptTotal() == 0 && len(s.NotFound) == 0 }
 
-// Replay publishes again, in stream order, the original request of every
-// dead letter f selects that the stream held when Replay started: the
-// payload and the user headers (messages.UserHeaders) on the request's
-// original subject, with a fresh Nats-Msg-Id "<id>@<version>@<send
-// id>-dlq<seq>" (the ingest rule; a payload that does not decode uses the
-// sha256 of the payload as its version). Only after the PubAck is the
-// dead letter deleted, so a crash in between leaves the request both
-// replayed and still dead-lettered: a later replay sends it twice, which
-// the document records make harmless, and nothing is lost. A dead letter
-// is kept, and reported, when its headers do not parse, it names no
-// subject, its content_ref object has expired (or its presence cannot be
-// checked), or the publish fails. Replay returns an error only when it
-// cannot go on (the stream cannot be read, ctx ends).
+// Replay replays, in stream order, every dead letter f selects that the
+// stream held when Replay started. A replay keeps its place in time: the
+// request is published again with the header messages.HeaderIngestSeq
+// set to its version's ingest_seq, so workers order it as the version it
+// was, not as a new one. When the document's record already holds a
+// newer version (done or in work), or this version done, the replay
+// could not change the document: nothing is published and the dead
+// letter is deleted (ActionRemove); the record never moves back, so
+// that verdict cannot go stale. Otherwise the payload and the user
+// headers (messages.UserHeaders) are published on the request's original
+// subject with a fresh Nats-Msg-Id "<id>@<version>@<send id>-dlq<seq>"
+// (the ingest rule; a payload that does not decode uses the sha256 of
+// the payload as its version), and only after the PubAck is the dead
+// letter deleted, so a crash in between leaves the request both replayed
+// and still dead-lettered: a later replay finds it written or sends it
+// again, which the document records make harmless. A dead letter is kept
+// when its headers do not parse, it names no subject, its content_ref
+// object has expired (or its presence cannot be checked), its record
+// cannot be read, or the publish fails. Replay returns an error only
+// when it cannot go on (the stream cannot be read, ctx ends).
 func (d *DLQ) Replay(ctx context.Context, f DLQFilter, opts ReplayOptions) (ReplaySummary, error) {
-	sum := ReplaySummary{Kept: map[string]int{}}
-	stream, err := d.js.Stream(ctx, d.opts.Topology.DLQStream)
-	if err != nil {
-		return sum, fmt.Errorf("producer: dead letter stream %s: %w", d.opts.Topology.DLQStream, err)
+	sum := ReplaySummary{Kept: map[KeepReason]int{}}
+	stream, err := d.stream(ctx)
+	if err != nil || stream == nil {
+		sum.NotFound = f.Seqs
+		return sum, err
 	}
 	notFound, err := d.List(ctx, f, func(e DeadLetterEntry) error {
 		r, err := d.replayOne(ctx, stream, e, opts.DryRun)
 		if err != nil {
 			return err
 		}
-		switch r.Outcome {
-		case ReplayDone, ReplayWould:
-			sum.Replayed++
-		case ReplayNotDeleted:
-			sum.Replayed++
-			sum.Kept[r.Why]++
-		default:
+		switch {
+		case r.Action == ActionProcess:
+			sum.Processed++
+		case r.Action == ActionRemove:
+			sum.Removed++
+		}
+		if r.Why != "" {
 			sum.Kept[r.Why]++
 		}
 		if opts.OnResult != nil {
@@ -396,16 +489,26 @@ func (d *DLQ) Replay(ctx context.Context, f DLQFilter, opts ReplayOptions) (Repl
 }
 
 func (d *DLQ) replayOne(ctx context.Context, stream jetstream.Stream, e DeadLetterEntry, dryRun bool) (Replayed, error) {
-	r := Replayed{Entry: e, Outcome: ReplayKept}
-	kept := func(why string, err error) (Replayed, error) {
+	r := Replayed{Entry: e, Action: ActionKeep, DryRun: dryRun}
+	kept := func(why KeepReason, err error) (Replayed, error) {
 		r.Why, r.Err = why, err
 		return r, nil
 	}
 	if e.Problem != "" {
-		return kept(KeptNotDeadLetter, errors.New(e.Problem))
+		return kept(KeepNotDeadLetter, errors.New(e.Problem))
 	}
 	if e.Subject == "" {
-		return kept(KeptNoSubject, fmt.Errorf("no %s header", messages.HeaderSubject))
+		return kept(KeepNoSubject, fmt.Errorf("no %s header", messages.HeaderSubject))
+	}
+	if err := d.Standing(ctx, &r.Entry); err != nil {
+		return kept(KeepRecord, err)
+	}
+	if st := r.Entry.Standing; st == StandingSuperseded || st == StandingWritten {
+		r.Action = ActionRemove
+		if dryRun {
+			return r, nil
+		}
+		return d.deleteReplayed(ctx, stream, r)
 	}
 	ct := e.header.Get(messages.HeaderContentType)
 	id, version := e.DocID, messages.ContentVersion(e.data)
@@ -424,14 +527,15 @@ func (d *DLQ) replayOne(ctx context.Context, stream jetstream.Stream, e DeadLett
 		}
 	}
 	r.MsgID = messages.IngestMsgID(id, version, fmt.Sprintf("%s-dlq%d", d.opts.SendID, e.Seq))
+	r.Action = ActionProcess
 	if dryRun {
-		r.Outcome = ReplayWould
 		return r, nil
 	}
 	out := nats.NewMsg(e.Subject)
 	out.Data = e.data
 	out.Header = nats.Header(messages.UserHeaders(e.header))
 	out.Header.Set(messages.HeaderMsgID, r.MsgID)
+	out.Header.Set(messages.HeaderIngestSeq, strconv.FormatUint(e.IngestSeq, 10))
 	pctx, cancel := context.WithTimeout(ctx, d.opts.AckTimeout)
 	ack, err := d.js.PublishMsg(pctx, out)
 	cancel()
@@ -439,46 +543,52 @@ func (d *DLQ) replayOne(ctx context.Context, stream jetstream.Stream, e DeadLett
 		if ctx.Err() != nil {
 			return r, ctx.Err()
 		}
-		return kept(KeptPublish, fmt.Errorf("publish on %s: %w", e.Subject, err))
+		r.Action = ActionKeep
+		return kept(KeepPublish, fmt.Errorf("publish on %s: %w", e.Subject, err))
 	}
 	if ack.Duplicate {
 		// INGEST already held a message of this id, so this publish stored
 		// nothing: deleting the dead letter could lose the request. (Fresh
 		// ids make this happen only to a replay sent twice with one send
 		// id.)
-		return kept(KeptDuplicate, fmt.Errorf("%s dropped the request as a duplicate of %s (sequence %d)", ack.Stream, r.MsgID, ack.Sequence))
+		r.Action = ActionKeep
+		return kept(KeepDuplicate, fmt.Errorf("%s dropped the request as a duplicate of %s (sequence %d)", ack.Stream, r.MsgID, ack.Sequence))
 	}
-	r.IngestSeq = ack.Sequence
+	r.StreamSeq = ack.Sequence
 	if d.afterPublish != nil {
 		if err := d.afterPublish(e); err != nil {
 			return r, err
 		}
 	}
+	return d.deleteReplayed(ctx, stream, r)
+}
+
+// deleteReplayed deletes the dead letter of r after its replay; one it
+// cannot delete is reported as kept (KeepNotDeleted).
+func (d *DLQ) deleteReplayed(ctx context.Context, stream jetstream.Stream, r Replayed) (Replayed, error) {
 	dctx, cancel := context.WithTimeout(ctx, d.opts.AckTimeout)
-	err = stream.DeleteMsg(dctx, e.Seq)
+	err := stream.DeleteMsg(dctx, r.Entry.Seq)
 	cancel()
 	if err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) {
-		r.Outcome, r.Why, r.Err = ReplayNotDeleted, KeptNotDeleted, fmt.Errorf("delete dead letter %d: %w", e.Seq, err)
-		return r, nil
+		r.Why, r.Err = KeepNotDeleted, fmt.Errorf("delete dead letter %d: %w", r.Entry.Seq, err)
 	}
-	r.Outcome = ReplayDone
 	return r, nil
 }
 
 // checkObject reports whether the object behind a content_ref is still
 // there; when it is not, the reason a replay keeps the dead letter.
-func (d *DLQ) checkObject(ctx context.Context, ref *messages.ContentRef) (string, error) {
+func (d *DLQ) checkObject(ctx context.Context, ref *messages.ContentRef) (KeepReason, error) {
 	store, err := d.js.ObjectStore(ctx, ref.Bucket)
 	if errors.Is(err, jetstream.ErrBucketNotFound) || errors.Is(err, jetstream.ErrStreamNotFound) {
-		return KeptObjectExpired, fmt.Errorf("content_ref %s/%s: the bucket is gone", ref.Bucket, ref.Name)
+		return KeepObjectExpired, fmt.Errorf("content_ref %s/%s: the bucket is gone", ref.Bucket, ref.Name)
 	}
 	if err != nil {
-		return KeptObjectCheck, fmt.Errorf("content_ref %s/%s: %w", ref.Bucket, ref.Name, err)
+		return KeepObjectCheck, fmt.Errorf("content_ref %s/%s: %w", ref.Bucket, ref.Name, err)
 	}
 	if _, err := store.GetInfo(ctx, ref.Name); errors.Is(err, jetstream.ErrObjectNotFound) {
-		return KeptObjectExpired, fmt.Errorf("content_ref %s/%s has expired or was removed: put the document there again, or send it anew", ref.Bucket, ref.Name)
+		return KeepObjectExpired, fmt.Errorf("content_ref %s/%s has expired or was removed: put the document there again, or send it anew", ref.Bucket, ref.Name)
 	} else if err != nil {
-		return KeptObjectCheck, fmt.Errorf("content_ref %s/%s: %w", ref.Bucket, ref.Name, err)
+		return KeepObjectCheck, fmt.Errorf("content_ref %s/%s: %w", ref.Bucket, ref.Name, err)
 	}
 	return "", nil
 }
@@ -503,12 +613,15 @@ type PurgeSummary struct {
 
 // Purge deletes every dead letter f selects that the stream held when it
 // started, one message at a time (a dead letter stored meanwhile is
-// never deleted unseen).
+// never deleted unseen). A purged dead letter whose version is the one
+// its document's record holds as dead-lettered moves the record to
+// messages.StateDismissed, so the failure is no longer listed.
 func (d *DLQ) Purge(ctx context.Context, f DLQFilter, opts PurgeOptions) (PurgeSummary, error) {
 	var sum PurgeSummary
-	stream, err := d.js.Stream(ctx, d.opts.Topology.DLQStream)
-	if err != nil {
-		return sum, fmt.Errorf("producer: dead letter stream %s: %w", d.opts.Topology.DLQStream, err)
+	stream, err := d.stream(ctx)
+	if err != nil || stream == nil {
+		sum.NotFound = f.Seqs
+		return sum, err
 	}
 	notFound, err := d.List(ctx, f, func(e DeadLetterEntry) error {
 		if !opts.DryRun {
@@ -519,7 +632,10 @@ func (d *DLQ) Purge(ctx context.Context, f DLQFilter, opts PurgeOptions) (PurgeS
 				return nil // deleted by someone else meanwhile
 			}
 			if err != nil {
-				return fmt.Errorf("producer: delete dead letter %d: %w", e.Seq, err)
+				return fmt.Errorf("delete dead letter %d: %w", e.Seq, err)
+			}
+			if err := d.dismiss(ctx, e); err != nil {
+				return err
 			}
 		}
 		sum.Deleted++
@@ -530,4 +646,47 @@ func (d *DLQ) Purge(ctx context.Context, f DLQFilter, opts PurgeOptions) (PurgeS
 	})
 	sum.NotFound = notFound
 	return sum, err
+}
+
+// dismiss moves e's document record from dead-lettered to dismissed when
+// it still holds e's version (compare-and-set); any other record is left
+// as it is.
+func (d *DLQ) dismiss(ctx context.Context, e DeadLetterEntry) error {
+	if e.DocID == "" || e.Problem != "" {
+		return nil
+	}
+	kv, err := d.js.KeyValue(ctx, d.opts.Topology.DocsBucket)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("document records %s: %w", d.opts.Topology.DocsBucket, err)
+	}
+	key := messages.DocRecordKey(e.DocID)
+	for {
+		entry, err := kv.Get(ctx, key)
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("record of %q: %w", e.DocID, err)
+		}
+		rec, err := messages.DecodeDocRecord(entry.Value())
+		if err != nil || rec.IngestSeq != e.IngestSeq || rec.State != messages.StateDeadLettered {
+			return nil
+		}
+		rec.State, rec.LastFailure = messages.StateDismissed, messages.Failure{}
+		val, err := messages.EncodeDocRecord(rec)
+		if err != nil {
+			return err
+		}
+		_, err = kv.Update(ctx, key, val, entry.Revision())
+		if topology.IsCASConflict(err) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("dismiss the failure of %q: %w", e.DocID, err)
+		}
+		return nil
+	}
 }

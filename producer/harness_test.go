@@ -99,12 +99,18 @@ func (e *env) runWorker(ctx context.Context, want int) map[string][]worker.Resul
 // runWorkerWith is runWorker writing to sink.
 func (e *env) runWorkerWith(ctx context.Context, sink worker.Sink, want int) map[string][]worker.Result {
 	e.t.Helper()
+	return e.runWorkerChunkers(ctx, sink, registry.NewChunker, want)
+}
+
+// runWorkerChunkers is runWorkerWith with the chunkers newChunker builds.
+func (e *env) runWorkerChunkers(ctx context.Context, sink worker.Sink, newChunker worker.NewChunkerFunc, want int) map[string][]worker.Result {
+	e.t.Helper()
 	var mu sync.Mutex
 	results := map[string][]worker.Result{}
 	final := 0
 	done := make(chan struct{})
 	w, err := worker.New(e.nc, e.js, e.top, worker.Options{
-		Config: e.cfg, Sink: sink, NewChunker: registry.NewChunker,
+		Config: e.cfg, Sink: sink, NewChunker: newChunker,
 		OnResult: func(r worker.Result) {
 			if !r.Final() {
 				return

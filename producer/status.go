@@ -22,6 +22,8 @@ type DocumentCounts struct {
 	// died on); DeadLettered versions dead-lettered, newest first.
 	Pending      int `json:"pending"`
 	DeadLettered int `json:"dead_lettered"`
+	// Dismissed counts versions whose dead letter was purged.
+	Dismissed int `json:"dismissed,omitempty"`
 	// Other counts records of a state this version does not know, or
 	// that do not parse.
 	Other int `json:"other,omitempty"`
@@ -77,6 +79,8 @@ func ReadStatus(ctx context.Context, js jetstream.JetStream, cfg topology.Config
 			st.Documents.Pending++
 		case rec.State == messages.StateDeadLettered:
 			st.Documents.DeadLettered++
+		case rec.State == messages.StateDismissed:
+			st.Documents.Dismissed++
 		default:
 			st.Documents.Other++
 		}

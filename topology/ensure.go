@@ -355,3 +355,18 @@ func ensureConsumer(ctx context.Context, s jetstream.Stream, want jetstream.Cons
 	got.MaxDeliver, got.MaxAckPending, got.Replicas = want.MaxDeliver, want.MaxAckPending, want.Replicas
 	return s.UpdateConsumer(ctx, got)
 }
+
+// IsCASConflict reports whether a KV write lost a compare-and-set race:
+// the key changed since the revision the write expected.
+func IsCASConflict(err error) bool {
+	if err == nil {
+		return false
+	}
+	if errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+		return true
+	}
+	// A replicated stream reports the conflict with another code.
+	var apiErr *jetstream.APIError
+	return errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
+		apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant)
+}

@@ -71,7 +71,13 @@ func (w *Worker) process(ctx context.Context, msg jetstream.Msg, res *Result) {
 		fail(res, cause, err, true)
 		return
 	}
-	doc := Doc{ID: req.ID, Seq: res.StreamSeq, Op: OpUpsert, Subject: msg.Subject(), Collection: req.Collection}
+	seq, err := messages.RequestIngestSeq(msg.Headers().Get(messages.HeaderIngestSeq), res.StreamSeq)
+	if err != nil {
+		fail(res, CauseInvalid, err, true)
+		return
+	}
+	res.IngestSeq = seq
+	doc := Doc{ID: req.ID, Seq: seq, Op: OpUpsert, Subject: msg.Subject(), Collection: req.Collection}
 	var content []byte
 	if req.IsDelete() {
 		doc.Op = OpDelete

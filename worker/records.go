@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/chunkstream/chunkstream/messages"
+	"github.com/chunkstream/chunkstream/topology"
 )
 
 // KVRecords keeps document records (messages.DocRecord, under
@@ -142,18 +143,27 @@ type started struct {
 // start is Start, also telling whether it created the record.
 func (s *KVRecords) start(ctx context.Context, docID string, rec messages.DocRecord) (started, error) {
 	rec.State = messages.StatePending
-	val, err := messages.EncodeDocRecord(rec)
-	if err != nil {
-		return started{}, err
-	}
 	key := messages.DocRecordKey(docID)
 	for {
 		cur, rev, ok, err := s.Get(ctx, docID)
 		if err != nil {
 			return started{}, err
 		}
-		if ok && cur.IngestSeq >= rec.IngestSeq {
+		next := rec
+		if ok && cur.IngestSeq > rec.IngestSeq {
 			return started{found: cur}, nil
+		}
+		if ok && cur.IngestSeq == rec.IngestSeq {
+			if cur.State != messages.StateDeadLettered && cur.State != messages.StateDismissed {
+				return started{found: cur}, nil
+			}
+			// A replay of a dead-lettered version: it is in work again.
+			next = cur
+			next.State, next.LastFailure = messages.StatePending, messages.Failure{}
+		}
+		val, err := messages.EncodeDocRecord(next)
+		if err != nil {
+			return started{}, err
 		}
 		var (
 			newRev uint64
@@ -165,13 +175,13 @@ func (s *KVRecords) start(ctx context.Context, docID string, rec messages.DocRec
 			// makes it fail, and Create then writes over the marker.
 			newRev, err = s.kv.Update(ctx, key, val, 0)
 			first = err == nil
-			if isCASConflict(err) {
+			if topology.IsCASConflict(err) {
 				newRev, err = s.kv.Create(ctx, key, val)
 			}
 		} else {
 			newRev, err = s.kv.Update(ctx, key, val, rev)
 		}
-		if isCASConflict(err) {
+		if topology.IsCASConflict(err) {
 			continue // another worker moved it; look again
 		}
 		if err != nil {
@@ -194,7 +204,7 @@ func (s *KVRecords) Finish(ctx context.Context, docID string, seq uint64, rev ui
 			if err == nil {
 				return true, nil
 			}
-			if !isCASConflict(err) {
+			if !topology.IsCASConflict(err) {
 				return false, fmt.Errorf("worker: finish record of %q: %w", docID, err)
 			}
 		}
@@ -217,7 +227,7 @@ func (s *KVRecords) Finish(ctx context.Context, docID string, seq uint64, rev ui
 			return false, err
 		}
 		_, err = s.kv.Update(ctx, key, val, rev)
-		if isCASConflict(err) {
+		if topology.IsCASConflict(err) {
 			continue
 		}
 		if err != nil {
@@ -266,7 +276,7 @@ func (s *KVRecords) Fail(ctx context.Context, docID string, rec messages.DocReco
 		} else {
 			_, err = s.kv.Update(ctx, key, val, rev)
 		}
-		if isCASConflict(err) {
+		if topology.IsCASConflict(err) {
 			continue
 		}
 		if err != nil {
@@ -274,18 +284,4 @@ func (s *KVRecords) Fail(ctx context.Context, docID string, rec messages.DocReco
 		}
 		return true, nil
 	}
-}
-
-// isCASConflict reports whether a KV write lost a compare-and-set race.
-func isCASConflict(err error) bool {
-	if err == nil {
-		return false
-	}
-	if errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
-		return true
-	}
-	// A replicated stream reports the conflict with another code.
-	var apiErr *jetstream.APIError
-	return errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
-		apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant)
 }

@@ -26,6 +26,9 @@ type Result struct {
 	Subject string
 	// StreamSeq is the request's INGEST sequence.
 	StreamSeq uint64
+	// IngestSeq is the version's ingest_seq: StreamSeq, or the sequence a
+	// replayed request keeps (messages.RequestIngestSeq); 0 until read.
+	IngestSeq uint64
 	// Delivery is the 1-based delivery count.
 	Delivery uint64
 	// Outcome is one of the Outcome* constants.
@@ -500,7 +503,7 @@ func (w *Worker) settle(ctx context.Context, msg jetstream.Msg, res *Result) {
 		kind, res.Outcome = messages.KindExhausted, OutcomeExhausted
 	}
 	dl := messages.DeadLetter{Reason: res.Err.Error(), Kind: kind, Cause: res.Cause, Subject: msg.Subject(),
-		StreamSeq: res.StreamSeq, Deliveries: res.Delivery}
+		StreamSeq: res.StreamSeq, IngestSeq: ingestSeqOf(msg.Headers(), res.StreamSeq), Deliveries: res.Delivery}
 	err := w.deadLetter(sctx, msg.Data(), msg.Headers(), dl)
 	if err == nil {
 		err = w.recordFailure(sctx, msg.Data(), msg.Headers(), dl)
@@ -592,8 +595,8 @@ func (w *Worker) deadLetter(ctx context.Context, data []byte, h nats.Header, dl 
 // one without a readable id is not recorded.
 func (w *Worker) recordFailure(ctx context.Context, data []byte, h nats.Header, dl messages.DeadLetter) error {
 	ct := h.Get(messages.HeaderContentType)
-	rec := messages.DocRecord{IngestSeq: dl.StreamSeq, LastFailure: messages.Failure{
-		Cause: dl.Cause, Reason: messages.OneLine(dl.Reason, 1024), Time: time.Now().UTC(), IngestSeq: dl.StreamSeq,
+	rec := messages.DocRecord{IngestSeq: dl.IngestSeq, LastFailure: messages.Failure{
+		Cause: dl.Cause, Reason: messages.OneLine(dl.Reason, 1024), Time: time.Now().UTC(), IngestSeq: dl.IngestSeq,
 	}}
 	req, err := messages.DecodeIngest(ct, data)
 	switch {
@@ -618,6 +621,18 @@ func (w *Worker) recordFailure(ctx context.Context, data []byte, h nats.Header, 
 		return err
 	}
 	return nil
+}
+
+// ingestSeqOf returns the ingest_seq of the request stored at streamSeq
+// with headers h: the replayed version's sequence it carries, or
+// streamSeq when it carries none or a malformed one (such a request is
+// dead-lettered under its own sequence).
+func ingestSeqOf(h nats.Header, streamSeq uint64) uint64 {
+	seq, err := messages.RequestIngestSeq(h.Get(messages.HeaderIngestSeq), streamSeq)
+	if err != nil {
+		return streamSeq
+	}
+	return seq
 }
 
 // maxDeliveriesAdvisory is the JSON the server publishes when a message
@@ -676,7 +691,7 @@ func (w *Worker) exhausted(ctx context.Context, adv maxDeliveriesAdvisory) error
 	dl := messages.DeadLetter{
 		Reason: fmt.Sprintf("delivered %d times without an ack (worker stopped or timed out on the last delivery)", adv.Deliveries),
 		Kind:   messages.KindExhausted, Cause: causeMaxDeliveries, Subject: raw.Subject, StreamSeq: adv.StreamSeq,
-		Deliveries: adv.Deliveries,
+		IngestSeq: ingestSeqOf(raw.Header, adv.StreamSeq), Deliveries: adv.Deliveries,
 	}
 	if err := w.deadLetter(ctx, raw.Data, raw.Header, dl); err != nil {
 		return err

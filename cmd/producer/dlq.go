@@ -201,48 +201,97 @@ func reportNotFound(stderr io.Writer, notFound []uint64) int {
 	return 0
 }
 
+// standingCell describes where a dead letter's version stands.
+func standingCell(e producer.DeadLetterEntry) string {
+	if e.Standing == producer.StandingSuperseded {
+		return fmt.Sprintf("superseded by %d", e.RecordSeq)
+	}
+	return string(e.Standing)
+}
+
 func dlqList(ctx context.Context, d *producer.DLQ, a dlqArgs, stdout, stderr io.Writer) (int, error) {
 	enc := json.NewEncoder(stdout)
+	counts := map[producer.Standing]int{}
 	n := 0
 	notFound, err := d.List(ctx, a.filter, func(e producer.DeadLetterEntry) error {
 		n++
+		if err := d.Standing(ctx, &e); err != nil {
+			return err
+		}
+		counts[e.Standing]++
 		if a.json {
 			return enc.Encode(e)
 		}
-		_, err := fmt.Fprintln(stdout, entryLine(e))
+		_, err := fmt.Fprintln(stdout, entryLine(e)+"\t"+standingCell(e))
 		return err
 	})
 	if err != nil {
 		return 1, err
 	}
-	fmt.Fprintf(stderr, "producer: dlq list: %d dead letters (%s)\n", n, a.filter)
+	line := fmt.Sprintf("producer: dlq list: %d dead letters (%s)", n, a.filter)
+	if n > 0 {
+		var parts []string
+		for _, st := range []producer.Standing{producer.StandingCurrent, producer.StandingSuperseded, producer.StandingWritten, producer.StandingUnknown} {
+			if counts[st] > 0 {
+				parts = append(parts, fmt.Sprintf("%d %s", counts[st], st))
+			}
+		}
+		line += ": " + strings.Join(parts, ", ")
+	}
+	fmt.Fprintln(stderr, line)
 	return reportNotFound(stderr, notFound), nil
+}
+
+// keepText is a KeepReason in words.
+func keepText(k producer.KeepReason) string { return strings.ReplaceAll(string(k), "_", " ") }
+
+// replayLine is one dead letter as replay prints it: what happened (or
+// would), the DLQ sequence, the document id and the detail.
+func replayLine(r producer.Replayed) string {
+	e := r.Entry
+	var what, detail string
+	switch {
+	case r.Action == producer.ActionProcess && r.DryRun:
+		what, detail = "would process", fmt.Sprintf("%s: version %d", cell(e.Subject), e.IngestSeq)
+	case r.Action == producer.ActionProcess:
+		what, detail = "replayed", fmt.Sprintf("%s: version %d, INGEST message %d", cell(e.Subject), e.IngestSeq, r.StreamSeq)
+	case r.Action == producer.ActionRemove:
+		what = "superseded"
+		detail = fmt.Sprintf("by version %d", e.RecordSeq)
+		if e.Standing == producer.StandingWritten {
+			what, detail = "written", fmt.Sprintf("version %d was written after all", e.IngestSeq)
+		}
+		if r.DryRun {
+			detail += ": would delete the dead letter and send nothing"
+		} else {
+			detail += ": dead letter deleted, nothing sent"
+		}
+	default:
+		what, detail = "kept", keepText(r.Why)+": "+messages.OneLine(r.Err.Error(), 4096)
+	}
+	if r.Action != producer.ActionKeep && r.Why != "" {
+		detail += "; " + keepText(r.Why) + ": " + messages.OneLine(r.Err.Error(), 4096)
+	}
+	return strings.Join([]string{what, strconv.FormatUint(e.Seq, 10), cell(e.DocID), detail}, "\t")
 }
 
 func dlqReplay(ctx context.Context, d *producer.DLQ, a dlqArgs, stdout, stderr io.Writer) (int, error) {
 	sum, err := d.Replay(ctx, a.filter, producer.ReplayOptions{DryRun: a.dryRun, OnResult: func(r producer.Replayed) {
-		e := r.Entry
-		switch r.Outcome {
-		case producer.ReplayDone:
-			fmt.Fprintf(stdout, "replayed\t%d\t%s\t%s\tingest seq %d\n", e.Seq, cell(e.DocID), cell(e.Subject), r.IngestSeq)
-		case producer.ReplayWould:
-			fmt.Fprintf(stdout, "would replay\t%d\t%s\t%s\t%s\n", e.Seq, cell(e.DocID), cell(e.Subject), cell(r.MsgID))
-		default:
-			fmt.Fprintf(stdout, "%s\t%d\t%s\t%s: %s\n", r.Outcome, e.Seq, cell(e.DocID), r.Why, cell(messages.OneLine(r.Err.Error(), 4096)))
-		}
+		fmt.Fprintln(stdout, replayLine(r))
 	}})
 	if err != nil {
 		return 1, err
 	}
-	verb, keep := "replayed", "kept"
+	would := ""
 	if a.dryRun {
-		verb, keep = "would replay", "would keep"
+		would = "would be "
 	}
-	line := fmt.Sprintf("producer: dlq replay: %d %s, %d %s", sum.Replayed, verb, sum.KeptTotal(), keep)
+	line := fmt.Sprintf("producer: dlq replay: %d %sreplayed, %d %sremoved as superseded or written, %d %skept",
+		sum.Processed, would, sum.Removed, would, sum.KeptTotal(), would)
 	if len(sum.Kept) > 0 {
 		var whys []string
 		for why, n := range sum.Kept {
-			whys = append(whys, fmt.Sprintf("%d %s", n, why))
+			whys = append(whys, fmt.Sprintf("%d %s", n, keepText(why)))
 		}
 		slices.Sort(whys)
 		line += " (" + strings.Join(whys, ", ") + ")"

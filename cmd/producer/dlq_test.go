@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -27,6 +29,7 @@ type dlqEnv struct {
 	js  jetstream.JetStream
 	top *topology.Handles
 	cfg worker.Config
+	n   int // requests published
 }
 
 func newDLQEnv(t *testing.T) *dlqEnv {
@@ -112,7 +115,8 @@ func (e *dlqEnv) publish(subject string, req messages.IngestRequest) {
 	m := nats.NewMsg(subject)
 	m.Data = data
 	m.Header.Set(messages.HeaderContentType, messages.ContentTypeJSON)
-	m.Header.Set(messages.HeaderMsgID, req.ID+"@x@client-1")
+	e.n++
+	m.Header.Set(messages.HeaderMsgID, fmt.Sprintf("%s@x@client-%d", req.ID, e.n))
 	if _, err := e.js.PublishMsg(context.Background(), m); err != nil {
 		e.t.Fatal(err)
 	}
@@ -142,8 +146,8 @@ func TestDLQCommand(t *testing.T) {
 		t.Fatalf("dlq list = %d\n%s\n%s", code, out, errOut)
 	}
 	fields := strings.Split(lines[0], "\t")
-	if len(fields) != 8 || fields[0] != "1" || fields[2] != "kb/a.md" || fields[3] != "ingest.docs.kb" || fields[4] != "permanent" ||
-		fields[5] != "unknown_option" || !strings.Contains(fields[6], "heading_aware") || fields[7] != "1" {
+	if len(fields) != 9 || fields[0] != "1" || fields[2] != "kb/a.md" || fields[3] != "ingest.docs.kb" || fields[4] != "permanent" ||
+		fields[5] != "unknown_option" || !strings.Contains(fields[6], "heading_aware") || fields[7] != "1" || fields[8] != "current" {
 		t.Errorf("list line = %q", fields)
 	}
 	if _, err := time.Parse(time.RFC3339, fields[1]); err != nil {
@@ -157,7 +161,7 @@ func TestDLQCommand(t *testing.T) {
 	}
 
 	code, out, _ = e.producer("dlq", "replay", "-dry-run", "-id-prefix", "kb/a")
-	if code != 0 || !strings.HasPrefix(out, "would replay\t1\tkb/a.md\tingest.docs.kb\tkb/a.md@") || strings.Count(out, "\n") != 1 {
+	if code != 0 || out != "would process\t1\tkb/a.md\tingest.docs.kb: version 1\n" {
 		t.Errorf("dlq replay -dry-run = %d, %q", code, out)
 	}
 	if n, m := e.count(e.cfg.DLQStream), e.count(e.cfg.IngestStream); n != 2 || m != 0 {
@@ -173,7 +177,7 @@ func TestDLQCommand(t *testing.T) {
 	}
 
 	code, out, errOut = e.producer("dlq", "replay", "-cause", "unknown_option")
-	if code != 0 || !strings.HasPrefix(out, "replayed\t1\tkb/a.md\tingest.docs.kb\tingest seq 3") || !strings.Contains(errOut, "1 replayed, 0 kept") {
+	if code != 0 || out != "replayed\t1\tkb/a.md\tingest.docs.kb: version 1, INGEST message 3\n" || !strings.Contains(errOut, "1 replayed, 0 removed as superseded or written, 0 kept") {
 		t.Fatalf("dlq replay = %d\n%s\n%s", code, out, errOut)
 	}
 	if r := e.work(knowsHeadingAware, 1); r[0].Outcome != worker.OutcomeAcked || r[0].DocID != "kb/a.md" || r[0].Subject != "ingest.docs.kb" {
@@ -199,7 +203,7 @@ func TestDLQCommandKeeps(t *testing.T) {
 		t.Fatalf("result %+v, want missing_object", r[0])
 	}
 	code, out, errOut := e.producer("dlq", "replay")
-	if code != 1 || !strings.HasPrefix(out, "kept\t1\tbig.md\tcontent_ref expired: ") || !strings.Contains(errOut, "0 replayed, 1 kept (1 content_ref expired)") {
+	if code != 1 || !strings.HasPrefix(out, "kept\t1\tbig.md\tobject expired: ") || !strings.Contains(errOut, "1 kept (1 object expired)") {
 		t.Errorf("dlq replay = %d\n%s\n%s", code, out, errOut)
 	}
 	if n, m := e.count(e.cfg.DLQStream), e.count(e.cfg.IngestStream); n != 1 || m != 0 {
@@ -233,5 +237,105 @@ func TestDLQUsage(t *testing.T) {
 		if code != tc.want || !strings.Contains(errOut, tc.text) {
 			t.Errorf("producer %q = %d, stderr %q; want %d and %q", tc.args, code, errOut, tc.want, tc.text)
 		}
+	}
+}
+
+// agree checks that status -failed, the dead-lettered count of status
+// and the current dead letters of dlq list name the same documents, and
+// returns them.
+func (e *dlqEnv) agree(step string) []string {
+	e.t.Helper()
+	code, out, errOut := e.producer("status", "-json")
+	var st producer.Status
+	if err := json.Unmarshal([]byte(out), &st); code != 0 || err != nil {
+		e.t.Fatalf("%s: status -json = %d, %v\n%s", step, code, err, errOut)
+	}
+	code, out, errOut = e.producer("status", "-failed", "-json")
+	if code != 0 {
+		e.t.Fatalf("%s: status -failed = %d\n%s", step, code, errOut)
+	}
+	var failed []string
+	for line := range strings.Lines(out) {
+		var r struct{ ID string }
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			e.t.Fatal(err)
+		}
+		failed = append(failed, r.ID)
+	}
+	code, out, errOut = e.producer("dlq", "list", "-json")
+	if code != 0 {
+		e.t.Fatalf("%s: dlq list = %d\n%s", step, code, errOut)
+	}
+	var current []string
+	for line := range strings.Lines(out) {
+		var dl producer.DeadLetterEntry
+		if err := json.Unmarshal([]byte(line), &dl); err != nil {
+			e.t.Fatal(err)
+		}
+		if dl.Standing == producer.StandingCurrent {
+			current = append(current, dl.DocID)
+		}
+	}
+	slices.Sort(current)
+	if !slices.Equal(failed, current) || st.Documents.DeadLettered != len(failed) {
+		e.t.Errorf("%s: status -failed %v, dead-lettered count %d, current dead letters %v: want all three to agree",
+			step, failed, st.Documents.DeadLettered, current)
+	}
+	return failed
+}
+
+// TestDLQVerbsAgreeWithStatus: after list, replay, re-send and purge,
+// status -failed, the dead-lettered count and the current dead letters
+// of dlq list agree; a dead letter overtaken by a re-send is superseded,
+// and replaying it leaves the newer version in place.
+func TestDLQVerbsAgreeWithStatus(t *testing.T) {
+	e := newDLQEnv(t)
+	bad := map[string]any{"heading_aware": true}
+	for _, id := range []string{"a.md", "b.md", "c.md"} {
+		e.publish("ingest.docs", messages.IngestRequest{V: 1, ID: id, Content: []byte("# " + id + "\n\nold text\n"), Options: bad})
+	}
+	e.work(registry.NewChunker, 3)
+	if got := e.agree("after three failures"); !slices.Equal(got, []string{"a.md", "b.md", "c.md"}) {
+		t.Fatalf("failed %v, want a, b and c", got)
+	}
+
+	// b is sent again, fixed: its old dead letter is superseded.
+	e.publish("ingest.docs", messages.IngestRequest{V: 1, ID: "b.md", Content: []byte("# b\n\nnew text\n")})
+	if r := e.work(registry.NewChunker, 1); r[0].Outcome != worker.OutcomeAcked {
+		t.Fatalf("re-send of b: %+v", r[0])
+	}
+	e.agree("after the re-send of b")
+	code, out, _ := e.producer("dlq", "replay", "-dry-run", "-id-prefix", "b")
+	if code != 0 || out != "superseded\t2\tb.md\tby version 4: would delete the dead letter and send nothing\n" {
+		t.Errorf("dlq replay -dry-run -id-prefix b = %d, %q", code, out)
+	}
+	code, out, _ = e.producer("dlq", "replay", "-id-prefix", "b")
+	if code != 0 || out != "superseded\t2\tb.md\tby version 4: dead letter deleted, nothing sent\n" {
+		t.Errorf("dlq replay -id-prefix b = %d, %q", code, out)
+	}
+	if n := e.count(e.cfg.IngestStream); n != 0 {
+		t.Errorf("INGEST holds %d after replaying a superseded dead letter, want 0", n)
+	}
+	rec, _, _ := producer.ReadRecord(context.Background(), e.js, e.cfg.DocsBucket, "b.md")
+	if rec.IngestSeq != 4 || rec.State != messages.StateDone {
+		t.Errorf("record of b %+v, want version 4 done", rec)
+	}
+	e.agree("after the replay of b")
+
+	// a is replayed and fails again; c is purged.
+	e.producer("dlq", "replay", "-id-prefix", "a")
+	e.work(registry.NewChunker, 1)
+	e.agree("after a replay that failed again")
+	if code, _, errOut := e.producer("dlq", "purge", "-id-prefix", "c", "-yes"); code != 0 {
+		t.Fatalf("purge c = %d\n%s", code, errOut)
+	}
+	if got := e.agree("after the purge of c"); !slices.Equal(got, []string{"a.md"}) {
+		t.Errorf("failed %v, want a only", got)
+	}
+	// a replayed to workers that know its option: nothing failed.
+	e.producer("dlq", "replay")
+	e.work(knowsHeadingAware, 1)
+	if got := e.agree("after a replay that worked"); len(got) != 0 {
+		t.Errorf("failed %v, want none", got)
 	}
 }

@@ -115,6 +115,9 @@ func runStatus(ctx context.Context, args []string, _ io.Reader, stdout, stderr i
 	}
 	d := st.Documents
 	fmt.Fprintf(stdout, "documents: %d: %d done, %d pending, %d dead-lettered, %d deleted", d.Total, d.Done, d.Pending, d.DeadLettered, d.Deleted)
+	if d.Dismissed > 0 {
+		fmt.Fprintf(stdout, ", %d dismissed", d.Dismissed)
+	}
 	if d.Other > 0 {
 		fmt.Fprintf(stdout, ", %d unreadable", d.Other)
 	}
