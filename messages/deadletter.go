@@ -13,6 +13,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5/msgpcode"
 
 	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/fault"
 )
 
 // HeaderErrorCause holds a dead letter's cause: a stable snake_case
@@ -41,7 +42,7 @@ type DeadLetter struct {
 	Kind string
 	// Cause is the failure's stable snake_case label (HeaderErrorCause);
 	// empty in dead letters written before the header existed.
-	Cause string
+	Cause fault.Cause
 	// Subject is the subject the request was published on.
 	Subject string
 	// StreamSeq is the request's INGEST stream sequence.
@@ -62,7 +63,7 @@ func (dl DeadLetter) Apply(h map[string][]string) {
 	h[HeaderError] = []string{OneLine(dl.Reason, maxReasonBytes)}
 	h[HeaderErrorKind] = []string{dl.Kind}
 	if dl.Cause != "" {
-		h[HeaderErrorCause] = []string{OneLine(dl.Cause, maxReasonBytes)}
+		h[HeaderErrorCause] = []string{OneLine(string(dl.Cause), maxReasonBytes)}
 	} else {
 		delete(h, HeaderErrorCause)
 	}
@@ -87,7 +88,7 @@ func ParseDeadLetter(h map[string][]string) (DeadLetter, error) {
 		}
 		return ""
 	}
-	dl := DeadLetter{Reason: first(HeaderError), Kind: first(HeaderErrorKind), Cause: first(HeaderErrorCause),
+	dl := DeadLetter{Reason: first(HeaderError), Kind: first(HeaderErrorKind), Cause: fault.Cause(first(HeaderErrorCause)),
 		Subject: first(HeaderSubject)}
 	if dl.Kind == "" {
 		return dl, fmt.Errorf("messages: not a dead letter: no %s header", HeaderErrorKind)

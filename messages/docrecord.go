@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/chunkstream/chunkstream/fault"
 )
 
 // Document record states.
@@ -69,7 +71,7 @@ type DocRecord struct {
 type Failure struct {
 	// Cause is the stable snake_case cause, as in the dead letter's
 	// Chunkstream-Error-Cause header.
-	Cause string `json:"cause"`
+	Cause fault.Cause `json:"cause"`
 	// Reason is the error, one line, as in the Chunkstream-Error header.
 	Reason string `json:"reason"`
 	// Time is when the worker dead-lettered it (UTC).

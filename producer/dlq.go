@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
 
+	"github.com/chunkstream/chunkstream/fault"
 	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/topology"
 )
@@ -24,7 +25,7 @@ type DLQFilter struct {
 	// messages.KindExhausted).
 	Kind string
 	// Cause is its cause (the Chunkstream-Error-Cause header).
-	Cause string
+	Cause fault.Cause
 	// Subject matches the request's original subject (the
 	// Chunkstream-Subject header); it may hold the wildcards "*" (one
 	// token) and ">" (the rest).
@@ -51,7 +52,7 @@ func (f DLQFilter) String() string {
 		}
 	}
 	add("kind", f.Kind)
-	add("cause", f.Cause)
+	add("cause", string(f.Cause))
 	add("subject", f.Subject)
 	add("id-prefix", f.IDPrefix)
 	if len(f.Seqs) > 0 {
@@ -103,11 +104,11 @@ type DeadLetterEntry struct {
 	DocID string `json:"doc_id"`
 	// Subject is the subject the request was published on; the fields
 	// to IngestSeq are the dead letter's headers (messages.DeadLetter).
-	Subject    string `json:"subject"`
-	Kind       string `json:"kind"`
-	Cause      string `json:"cause"`
-	Reason     string `json:"reason"`
-	Deliveries uint64 `json:"deliveries"`
+	Subject    string      `json:"subject"`
+	Kind       string      `json:"kind"`
+	Cause      fault.Cause `json:"cause"`
+	Reason     string      `json:"reason"`
+	Deliveries uint64      `json:"deliveries"`
 	// StreamSeq is the failed request's INGEST sequence; IngestSeq the
 	// ingest_seq of its version (StreamSeq unless it was a replay).
 	StreamSeq uint64 `json:"stream_seq"`

@@ -16,6 +16,7 @@ import (
 
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/registry"
+	"github.com/chunkstream/chunkstream/fault"
 	"github.com/chunkstream/chunkstream/internal/jstest"
 	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/worker"
@@ -131,7 +132,7 @@ func TestDLQReplayUntilFixed(t *testing.T) {
 			t.Fatalf("round %d: DLQ holds %d dead letters, want exactly the newest", round, len(dls))
 		}
 		dl := dls[0]
-		if dl.IngestSeq != ingestSeq || dl.StreamSeq != streamSeq || dl.DocID != "loop/a.md" || dl.Cause != worker.CauseUnknownOption ||
+		if dl.IngestSeq != ingestSeq || dl.StreamSeq != streamSeq || dl.DocID != "loop/a.md" || dl.Cause != fault.CauseUnknownOption ||
 			dl.Kind != messages.KindPermanent || dl.Subject != "ingest.docs" || dl.Deliveries != 1 || !strings.Contains(dl.Reason, "heading_aware") {
 			t.Fatalf("round %d: dead letter %+v", round, dl)
 		}
@@ -209,7 +210,7 @@ func TestDLQReplayCrashDuplicatesNeverLoses(t *testing.T) {
 		t.Fatalf("after the second replay DLQ holds %d, INGEST %d; want 0 and 2", n, m)
 	}
 	res := e.process(ctx, newerChunkers, 2)
-	outcomes := []string{res[0].Outcome, res[1].Outcome}
+	outcomes := []worker.Outcome{res[0].Outcome, res[1].Outcome}
 	slices.Sort(outcomes)
 	// Two copies of one version: the second finds it done (a duplicate),
 	// or, when both run at once, writes the same chunks again.
@@ -302,7 +303,7 @@ func TestDLQFilters(t *testing.T) {
 		}
 		return b
 	}
-	perm := func(cause, subject string) messages.DeadLetter {
+	perm := func(cause fault.Cause, subject string) messages.DeadLetter {
 		return messages.DeadLetter{Reason: "r", Kind: messages.KindPermanent, Cause: cause, Subject: subject, StreamSeq: 1, Deliveries: 1}
 	}
 	a := e.publishDeadLetter(req("kb/a.md"), messages.ContentTypeJSON, perm("unknown_option", "ingest.docs"))

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chunkstream/chunkstream/fault"
 	"github.com/chunkstream/chunkstream/messages"
-	"github.com/chunkstream/chunkstream/worker"
 )
 
 // statusRun publishes, with the real producer, two good documents, one
@@ -104,9 +104,9 @@ func TestWait(t *testing.T) {
 	if res.Total != 5 || res.Failed != 1 || res.Pending != 0 || res.Done+res.Superseded != 4 || res.Done < 3 || res.OK() {
 		t.Errorf("Wait = %+v", res.WaitStats)
 	}
-	if len(res.Failures) != 1 || res.Failures[0].ID != "bad.md" || res.Failures[0].Failure.Cause != worker.CauseNotUTF8 ||
+	if len(res.Failures) != 1 || res.Failures[0].ID != "bad.md" || res.Failures[0].Failure.Cause != fault.CauseNotUTF8 ||
 		res.Failures[0].Failure.Reason == "" || res.Failures[0].Seq != seqOf(sent, "bad.md")[0] {
-		t.Errorf("failures = %+v, want bad.md with cause %s and its reason", res.Failures, worker.CauseNotUTF8)
+		t.Errorf("failures = %+v, want bad.md with cause %s and its reason", res.Failures, fault.CauseNotUTF8)
 	}
 	if last := progress[len(progress)-1]; last != res.WaitStats || progress[0].Pending != 5 {
 		t.Errorf("progress went from %+v to %+v, want from 5 pending to %+v", progress[0], last, res.WaitStats)
@@ -160,7 +160,7 @@ func TestStatus(t *testing.T) {
 	}
 
 	rec, ok, err := ReadRecord(ctx, e.js, e.cfg.DocsBucket, "bad.md")
-	if err != nil || !ok || rec.State != messages.StateDeadLettered || rec.LastFailure.Cause != worker.CauseNotUTF8 ||
+	if err != nil || !ok || rec.State != messages.StateDeadLettered || rec.LastFailure.Cause != fault.CauseNotUTF8 ||
 		rec.IngestSeq != seqOf(sent, "bad.md")[0] {
 		t.Errorf("record of bad.md = %+v, %v, %v", rec, ok, err)
 	}

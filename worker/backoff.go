@@ -3,6 +3,8 @@ package worker
 import (
 	"math/rand/v2"
 	"time"
+
+	"github.com/chunkstream/chunkstream/fault"
 )
 
 // Backoff computes the NAK delay after a transient failure.
@@ -35,7 +37,7 @@ func (b Backoff) Delay(delivery uint64, err error) time.Duration {
 		r = b.Rand
 	}
 	d = d/2 + time.Duration(r()*float64(d/2))
-	if floor, ok := RetryDelay(err); ok && floor > d {
+	if floor, ok := fault.RetryDelay(err); ok && floor > d {
 		d = floor
 	}
 	return d

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/fault"
 	"github.com/chunkstream/chunkstream/internal/testutil"
 	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/worker"
@@ -140,10 +141,10 @@ func TestOneDocumentCannotHoldAWorker(t *testing.T) {
 	tooComplex := func(name string, seq uint64, figures ...string) {
 		t.Helper()
 		r, dl := finals[seq], dls[seq]
-		if r.Outcome != worker.OutcomePermanent || r.Cause != worker.CauseTooComplex {
+		if r.Outcome != worker.OutcomePermanent || r.Cause != fault.CauseTooComplex {
 			t.Errorf("%s: outcome %s, cause %q (%v), want permanent too_complex", name, r.Outcome, r.Cause, r.Err)
 		}
-		if dl.Kind != messages.KindPermanent || dl.Cause != worker.CauseTooComplex || dl.Deliveries != 1 {
+		if dl.Kind != messages.KindPermanent || dl.Cause != fault.CauseTooComplex || dl.Deliveries != 1 {
 			t.Errorf("%s: dead letter %+v, want permanent too_complex after one delivery", name, dl)
 		}
 		for _, f := range append(figures, "too complex", "200ms budget (CHUNKSTREAM_MAX_CHUNK_TIME)") {
@@ -173,7 +174,7 @@ func TestOneDocumentCannotHoldAWorker(t *testing.T) {
 	if n := bc.spins.Load(); n != 1 {
 		t.Errorf("spin chunker called %d times, want once (a dead letter is not retried)", n)
 	}
-	if got, want := metricValue(t, w.Metrics().DeadLetters.WithLabelValues(messages.KindPermanent, worker.CauseTooComplex)), float64(len(dls)); got != want {
+	if got, want := metricValue(t, w.Metrics().DeadLetters.WithLabelValues(messages.KindPermanent, string(fault.CauseTooComplex))), float64(len(dls)); got != want {
 		t.Errorf("too_complex dead letters counted %v, want %v", got, want)
 	}
 	if n := e.pendingIngest(); n != 0 {
@@ -200,18 +201,18 @@ func TestChunkCountAndSizeBounds(t *testing.T) {
 		name, chunker string
 		opts          map[string]any
 		content       []byte
-		cause         string // "" for acked
+		cause         fault.Cause // "" for acked
 		reason        []string
 	}{
-		{"endless chunker", "endless", nil, []byte("x"), worker.CauseTooComplex,
+		{"endless chunker", "endless", nil, []byte("x"), fault.CauseTooComplex,
 			[]string{"too complex: the 1-byte document gives more than 10 chunks (CHUNKSTREAM_MAX_CHUNKS_PER_DOC): stopped at chunk 11"}},
-		{"small chunks of a long document", "", map[string]any{"max_char": 32, "chunk_overlap": 0, "min_char": 0}, long, worker.CauseTooComplex,
+		{"small chunks of a long document", "", map[string]any{"max_char": 32, "chunk_overlap": 0, "min_char": 0}, long, fault.CauseTooComplex,
 			[]string{fmt.Sprintf("the %d-byte document gives more than 10 chunks", len(long))}},
-		{"max_char below the bound", "", map[string]any{"max_char": 8, "chunk_overlap": 0}, tiny, worker.CauseInvalidOptions,
+		{"max_char below the bound", "", map[string]any{"max_char": 8, "chunk_overlap": 0}, tiny, fault.CauseInvalidOptions,
 			[]string{"max_char 8 is below the smallest chunk size this worker accepts, 32 characters (CHUNKSTREAM_MIN_CHUNK_CHARS)"}},
-		{"max_char below the bound, as a string", "markdown", map[string]any{"max_char": "1", "chunk_overlap": "0"}, tiny, worker.CauseInvalidOptions,
+		{"max_char below the bound, as a string", "markdown", map[string]any{"max_char": "1", "chunk_overlap": "0"}, tiny, fault.CauseInvalidOptions,
 			[]string{"max_char 1 is below"}},
-		{"max_chunk_size below the bound", "twostep", map[string]any{"max_chunk_size": 2}, tiny, worker.CauseInvalidOptions,
+		{"max_chunk_size below the bound", "twostep", map[string]any{"max_chunk_size": 2}, tiny, fault.CauseInvalidOptions,
 			[]string{"max_chunk_size 2 is below the smallest chunk size this worker accepts, 8 words (CHUNKSTREAM_MIN_CHUNK_WORDS)"}},
 		{"smallest accepted max_char", "", map[string]any{"max_char": 32, "chunk_overlap": 0, "min_char": 0}, tiny, "", nil},
 		{"smallest accepted max_chunk_size", "twostep", map[string]any{"max_chunk_size": 8}, tiny, "", nil},

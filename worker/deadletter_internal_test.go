@@ -11,6 +11,7 @@ import (
 
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/registry"
+	"github.com/chunkstream/chunkstream/fault"
 	"github.com/chunkstream/chunkstream/internal/jstest"
 	"github.com/chunkstream/chunkstream/messages"
 )
@@ -80,11 +81,10 @@ func TestDeadLetterWrittenTwiceStoredOnce(t *testing.T) {
 				t.Fatal("no delivery")
 			}
 			settleAsWorker := func() {
-				res := &Result{DocID: "twice.md", Subject: msg.Subject(), StreamSeq: ack.Sequence, Delivery: 1}
-				fail(res, CauseUnknownOption, errors.Join(errors.New("chunker markdown"), chunking.ErrUnknownOption), true)
-				w.settle(ctx, lostTerm{msg}, res)
-				if res.Outcome != OutcomePermanent {
-					t.Fatalf("worker's outcome %s (%v), want permanent", res.Outcome, res.Err)
+				res := Result{DocID: "twice.md", Subject: msg.Subject(), StreamSeq: ack.Sequence, Delivery: 1}
+				v := verdict{err: permanent(fault.CauseUnknownOption, errors.Join(errors.New("chunker markdown"), chunking.ErrUnknownOption))}
+				if out := w.settle(ctx, &task{msg: lostTerm{msg}}, res, v).Outcome; out != OutcomePermanent {
+					t.Fatalf("worker's outcome %s (%v), want permanent", out, v.err)
 				}
 			}
 			advisory := func() {
@@ -92,13 +92,13 @@ func TestDeadLetterWrittenTwiceStoredOnce(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			want := CauseUnknownOption
+			want := fault.CauseUnknownOption
 			if advisoryFirst {
 				// The advisory handler deletes the request; the worker's
 				// write comes after, as from a worker that held it.
 				advisory()
 				settleAsWorker()
-				want = causeMaxDeliveries
+				want = fault.CauseMaxDeliveries
 			} else {
 				settleAsWorker()
 				advisory()

@@ -8,6 +8,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/chunkstream/chunkstream/fault"
 	"github.com/chunkstream/chunkstream/internal/testutil"
 	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/worker"
@@ -95,8 +96,8 @@ func TestRepublishedRequestIsDeadLetteredAgain(t *testing.T) {
 		}
 	}
 	for _, seq := range []uint64{first, second} {
-		if dl := dls[seq]; dl.Cause != worker.CauseUnknownOption || dl.Kind != messages.KindPermanent || !strings.Contains(dl.Reason, "bogus") {
-			t.Errorf("dead letter of %d = %+v, want cause %s", seq, dl, worker.CauseUnknownOption)
+		if dl := dls[seq]; dl.Cause != fault.CauseUnknownOption || dl.Kind != messages.KindPermanent || !strings.Contains(dl.Reason, "bogus") {
+			t.Errorf("dead letter of %d = %+v, want cause %s", seq, dl, fault.CauseUnknownOption)
 		}
 	}
 	if n := e.pendingIngest(); n != 0 {
@@ -127,14 +128,14 @@ func TestDeadLetterRecordsFailure(t *testing.T) {
 		name, id string
 		data     []byte
 		ct       string
-		cause    string
+		cause    fault.Cause
 		op       string
 		version  string
 	}{
-		{"too large", "f/big.md", enc(messages.IngestRequest{V: 1, ID: "f/big.md", Content: big}), "", worker.CauseTooLarge, messages.OpUpsert, messages.ContentVersion(big)},
-		{"missing object", "f/obj.md", enc(messages.IngestRequest{V: 1, ID: "f/obj.md", ContentRef: &messages.ContentRef{Bucket: cfg.ObjectsBucket, Name: "gone"}}), "", worker.CauseMissingObject, messages.OpUpsert, "gone"},
-		{"unknown option", "f/opt.md", enc(messages.IngestRequest{V: 1, ID: "f/opt.md", Options: map[string]any{"bogus": 1}, Content: []byte("x")}), "", worker.CauseUnknownOption, messages.OpUpsert, messages.ContentVersion([]byte("x"))},
-		{"undecodable with an id", "f/utf.md", []byte(`{"v":1,"id":"f/utf.md","metadata":{"t":"\ud800"},"content":"x"}`), messages.ContentTypeJSON, worker.CauseUndecodable, "", ""},
+		{"too large", "f/big.md", enc(messages.IngestRequest{V: 1, ID: "f/big.md", Content: big}), "", fault.CauseTooLarge, messages.OpUpsert, messages.ContentVersion(big)},
+		{"missing object", "f/obj.md", enc(messages.IngestRequest{V: 1, ID: "f/obj.md", ContentRef: &messages.ContentRef{Bucket: cfg.ObjectsBucket, Name: "gone"}}), "", fault.CauseMissingObject, messages.OpUpsert, "gone"},
+		{"unknown option", "f/opt.md", enc(messages.IngestRequest{V: 1, ID: "f/opt.md", Options: map[string]any{"bogus": 1}, Content: []byte("x")}), "", fault.CauseUnknownOption, messages.OpUpsert, messages.ContentVersion([]byte("x"))},
+		{"undecodable with an id", "f/utf.md", []byte(`{"v":1,"id":"f/utf.md","metadata":{"t":"\ud800"},"content":"x"}`), messages.ContentTypeJSON, fault.CauseUndecodable, "", ""},
 	}
 	seqs := map[string]uint64{}
 	for _, c := range cases {
@@ -175,9 +176,9 @@ func TestRecordsFail(t *testing.T) {
 	e := newEnv(t, testConfig())
 	recs := worker.NewKVRecords(e.top.Docs)
 	ctx := context.Background()
-	failure := func(seq uint64, cause string) messages.DocRecord {
-		return messages.DocRecord{IngestSeq: seq, Op: messages.OpUpsert, DocVersion: "v" + cause,
-			LastFailure: messages.Failure{Cause: cause, Reason: "r " + cause, Time: time.Now().UTC(), IngestSeq: seq}}
+	failure := func(seq uint64, cause fault.Cause) messages.DocRecord {
+		return messages.DocRecord{IngestSeq: seq, Op: messages.OpUpsert, DocVersion: "v" + string(cause),
+			LastFailure: messages.Failure{Cause: cause, Reason: "r " + string(cause), Time: time.Now().UTC(), IngestSeq: seq}}
 	}
 	get := func() messages.DocRecord {
 		t.Helper()

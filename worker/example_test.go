@@ -6,17 +6,18 @@ import (
 	"fmt"
 
 	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/fault"
 	"github.com/chunkstream/chunkstream/worker"
 )
 
 // A sink of your own is a function: SinkFunc makes it a worker.Sink. This
 // one keeps the latest chunks of each document in a map; an error wrapped
-// with worker.Permanent is dead-lettered instead of retried.
+// with fault.Permanent is dead-lettered instead of retried.
 func ExampleSinkFunc() {
 	store := map[string][]string{}
 	sink := worker.SinkFunc(func(ctx context.Context, doc worker.Doc, chunks []worker.Chunk) error {
 		if doc.ID == "" {
-			return worker.Permanent(errors.New("document without id"))
+			return fault.Permanent(errors.New("document without id"))
 		}
 		if doc.Op == worker.OpDelete {
 			delete(store, doc.ID) // a delete comes with zero chunks
@@ -39,7 +40,7 @@ func ExampleSinkFunc() {
 	fmt.Println(s.Write(ctx, worker.Doc{ID: "a", Op: worker.OpUpsert}, chunks), store)
 	fmt.Println(s.Write(ctx, worker.Doc{ID: "a", Op: worker.OpDelete}, nil), store)
 	err := s.Write(ctx, worker.Doc{Op: worker.OpUpsert}, nil)
-	fmt.Println(worker.IsPermanent(err), err)
+	fmt.Println(fault.IsPermanent(err), err)
 	// Output:
 	// <nil> map[a:[first second]]
 	// <nil> map[]

@@ -14,6 +14,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/fault"
 )
 
 // fakeMsg is a jetstream.Msg that records what the worker did with it.
@@ -99,30 +100,29 @@ func TestSettleRetries(t *testing.T) {
 		{1, errors.New("down"), 750 * time.Millisecond},
 		{2, errors.New("down"), 1500 * time.Millisecond},
 		{4, errors.New("down"), 6 * time.Second},
-		{3, RetryAfter(errors.New("slow down"), 20*time.Second), 20 * time.Second},
+		{3, fault.RetryAfter(errors.New("slow down"), 20*time.Second), 20 * time.Second},
 	} {
 		msg := &fakeMsg{}
-		res := &Result{Delivery: tc.delivery, Err: tc.err}
-		w.settle(context.Background(), msg, res)
-		if res.Outcome != OutcomeRetried || len(msg.naks) != 1 || msg.naks[0] != tc.want || msg.terms+msg.acks != 0 {
-			t.Errorf("delivery %d, %v: outcome %s, naks %v; want retried after %v", tc.delivery, tc.err, res.Outcome, msg.naks, tc.want)
+		r := w.settle(context.Background(), &task{msg: msg}, Result{Delivery: tc.delivery}, verdict{err: tc.err})
+		out, cause := r.Outcome, r.Cause
+		if out != OutcomeRetried || cause != fault.CauseTransient || len(msg.naks) != 1 || msg.naks[0] != tc.want || msg.terms+msg.acks != 0 {
+			t.Errorf("delivery %d, %v: outcome %s (%s), naks %v; want retried after %v", tc.delivery, tc.err, out, cause, msg.naks, tc.want)
 		}
 	}
 	msg := &fakeMsg{}
-	res := &Result{Delivery: 5}
-	w.settle(context.Background(), msg, res)
+	out := w.settle(context.Background(), &task{msg: msg}, Result{Delivery: 5}, verdict{outcome: OutcomeAcked}).Outcome
 	w.acks.Wait()
-	if res.Outcome != OutcomeAcked || msg.acks != 1 {
-		t.Errorf("success: outcome %s, acks %d", res.Outcome, msg.acks)
+	if out != OutcomeAcked || msg.acks != 1 {
+		t.Errorf("success: outcome %s, acks %d", out, msg.acks)
 	}
 	// Shutdown: a cancelled context NAKs at once for another worker.
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	msg = &fakeMsg{}
-	res = &Result{Delivery: 1, Err: context.Canceled}
-	w.settle(ctx, msg, res)
-	if res.Outcome != OutcomeAbandoned || len(msg.naks) != 1 || msg.naks[0] != 0 {
-		t.Errorf("shutdown: outcome %s, naks %v", res.Outcome, msg.naks)
+	r := w.settle(ctx, &task{msg: msg}, Result{Delivery: 1}, verdict{err: context.Canceled})
+	out, cause := r.Outcome, r.Cause
+	if out != OutcomeAbandoned || cause != fault.CauseShutdown || len(msg.naks) != 1 || msg.naks[0] != 0 {
+		t.Errorf("shutdown: outcome %s (%s), naks %v", out, cause, msg.naks)
 	}
 }
 
@@ -153,10 +153,8 @@ func TestAckNeverBlocksAProcessor(t *testing.T) {
 			msgs := make([]*unansweredAckMsg, maxAckConfirmations+3)
 			for i := range msgs {
 				msgs[i] = &unansweredAckMsg{}
-				res := &Result{Delivery: 1}
-				w.settle(context.Background(), msgs[i], res)
-				if res.Outcome != OutcomeAcked {
-					t.Fatalf("outcome %s, want acked", res.Outcome)
+				if out := w.settle(context.Background(), &task{msg: msgs[i]}, Result{Delivery: 1}, verdict{outcome: OutcomeAcked}).Outcome; out != OutcomeAcked {
+					t.Fatalf("outcome %s, want acked", out)
 				}
 			}
 			if d := time.Since(start); d != 0 {
@@ -201,7 +199,7 @@ func TestBackoff(t *testing.T) {
 	if d := huge.Delay(200, nil); d <= 0 {
 		t.Errorf("Delay with a huge max overflowed: %v", d)
 	}
-	if d := b.Delay(1, RetryAfter(errors.New("x"), 5*time.Second)); d != 5*time.Second {
+	if d := b.Delay(1, fault.RetryAfter(errors.New("x"), 5*time.Second)); d != 5*time.Second {
 		t.Errorf("RetryAfter floor: %v, want 5s", d)
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/registry"
+	"github.com/chunkstream/chunkstream/fault"
 	"github.com/chunkstream/chunkstream/internal/testutil"
 	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/worker"
@@ -137,8 +138,8 @@ func TestBadJSONDeadLettered(t *testing.T) {
 			continue
 		}
 		delete(badSeqs, dl.StreamSeq)
-		if r := finals[dl.StreamSeq]; r.Cause != worker.CauseUndecodable || r.Outcome != worker.OutcomePermanent {
-			t.Errorf("%s: %s with cause %q, want %s with cause %q", c.name, r.Outcome, r.Cause, worker.OutcomePermanent, worker.CauseUndecodable)
+		if r := finals[dl.StreamSeq]; r.Cause != fault.CauseUndecodable || r.Outcome != worker.OutcomePermanent {
+			t.Errorf("%s: %s with cause %q, want %s with cause %q", c.name, r.Outcome, r.Cause, worker.OutcomePermanent, fault.CauseUndecodable)
 		}
 		if dl.Kind != messages.KindPermanent || !strings.HasPrefix(dl.Reason, "messages: cannot decode message: ingest request: ") ||
 			!strings.Contains(dl.Reason, c.reason) {

@@ -6,19 +6,24 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/chunkstream/chunkstream/fault"
 )
 
-// Outcomes of a processed message (label "outcome" of
-// chunkstream_worker_messages_total).
+// Outcome is what was done with a delivery: the label "outcome" of
+// chunkstream_worker_messages_total.
+type Outcome string
+
+// Outcomes of a delivery.
 const (
-	OutcomeAcked      = "acked"      // written to the sink and acked
-	OutcomeSuperseded = "superseded" // a newer version was started: acked without writing
-	OutcomeDuplicate  = "duplicate"  // this version was already done: acked without writing
-	OutcomeRetried    = "retried"    // transient failure: NAKed with backoff
-	OutcomePermanent  = "dead_letter_permanent"
-	OutcomeExhausted  = "dead_letter_exhausted"
-	OutcomeAbandoned  = "abandoned" // shutdown: NAKed for another worker
-	OutcomePaused     = "paused"    // a dependency of the sink is down: held, retried when it answers
+	OutcomeAcked      Outcome = "acked"      // written to the sink and acked
+	OutcomeSuperseded Outcome = "superseded" // a newer version was started: acked without writing
+	OutcomeDuplicate  Outcome = "duplicate"  // this version was already done: acked without writing
+	OutcomeRetried    Outcome = "retried"    // transient failure: NAKed with backoff
+	OutcomePermanent  Outcome = "dead_letter_permanent"
+	OutcomeExhausted  Outcome = "dead_letter_exhausted"
+	OutcomeAbandoned  Outcome = "abandoned" // shutdown: NAKed for another worker
+	OutcomePaused     Outcome = "paused"    // a dependency of the sink is down: held, retried when it answers
 )
 
 // Metrics are the worker's Prometheus metrics, in a private registry.
@@ -126,8 +131,8 @@ func NewMetrics() *Metrics {
 	m.Registry.MustRegister(m.Messages, m.Chunks, m.Bytes, m.Latency, m.InFlight, m.Redeliveries,
 		m.DeadLetters, m.SinkWrites, m.SinkLatency, m.SinkUp, m.SinkDownSince, m.SinkProbes, m.Held, m.AcksUnconfirmed,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	for _, o := range []string{OutcomeAcked, OutcomeSuperseded, OutcomeDuplicate, OutcomeRetried, OutcomePermanent, OutcomeExhausted, OutcomeAbandoned, OutcomePaused} {
-		m.Messages.WithLabelValues(o)
+	for _, o := range []Outcome{OutcomeAcked, OutcomeSuperseded, OutcomeDuplicate, OutcomeRetried, OutcomePermanent, OutcomeExhausted, OutcomeAbandoned, OutcomePaused} {
+		m.Messages.WithLabelValues(string(o))
 	}
 	return m
 }
@@ -143,9 +148,9 @@ func SinkMetrics(m *Metrics) func(Sink) Sink {
 			case err == nil:
 				m.SinkWrites.WithLabelValues("ok").Inc()
 				m.Chunks.Add(float64(len(chunks)))
-			case IsPermanent(err):
+			case fault.IsPermanent(err):
 				m.SinkWrites.WithLabelValues("permanent").Inc()
-			case IsUnavailable(err):
+			case fault.IsUnavailable(err):
 				m.SinkWrites.WithLabelValues("unavailable").Inc()
 			default:
 				m.SinkWrites.WithLabelValues("transient").Inc()

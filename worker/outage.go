@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/chunkstream/chunkstream/fault"
 )
 
 // DependencyNATS names the NATS server (the CHUNKS stream) in Unavailable
@@ -82,7 +84,7 @@ func (o *outageState) whenDown() <-chan struct{} {
 func (o *outageState) markDown(dependency string, err error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if d, ok := RetryDelay(err); ok && d > o.floor {
+	if d, ok := fault.RetryDelay(err); ok && d > o.floor {
 		o.floor = d
 	}
 	if _, ok := o.down[dependency]; ok {

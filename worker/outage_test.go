@@ -13,6 +13,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/chunkstream/chunkstream/fault"
 	"github.com/chunkstream/chunkstream/internal/testutil"
 	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/worker"
@@ -30,7 +31,7 @@ type downSink struct {
 
 func (s *downSink) Write(ctx context.Context, doc worker.Doc, chunks []worker.Chunk) error {
 	if s.down.Load() || s.broken[doc.ID] {
-		return worker.Unavailable("test", errors.New("test sink: connection refused"))
+		return fault.Unavailable("test", errors.New("test sink: connection refused"))
 	}
 	return s.inner.Write(ctx, doc, chunks)
 }

@@ -12,197 +12,174 @@ import (
 
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/registry"
+	"github.com/chunkstream/chunkstream/fault"
 	"github.com/chunkstream/chunkstream/messages"
-)
-
-// Causes of failures (the "cause" label of dead letters and the
-// Result.Cause of local mode's summary).
-const (
-	CauseUndecodable    = "undecodable"
-	CauseVersion        = "unknown_version"
-	CauseInvalid        = "invalid_request"
-	CauseNoContent      = "no_content"
-	CauseTooLarge       = "too_large"
-	CauseMissingObject  = "missing_object"
-	CauseObjectStore    = "object_store"
-	CauseUnknownFormat  = "unknown_format"
-	CauseNotUTF8        = "not_utf8"
-	CauseUnknownChunker = "unknown_chunker"
-	CauseUnknownOption  = "unknown_option"
-	CauseInvalidOptions = "invalid_options"
-	CauseChunkerPanic   = "chunker_panic"
-	CauseChunkerError   = "chunker_error"
-	CauseTooComplex     = "too_complex"
-	CauseRecords        = "records"
-	CauseSink           = "sink"
 )
 
 // textFormats must be UTF-8.
 var textFormats = map[string]bool{"markdown": true, "mdx": true, "text": true}
 
-// fail records a failure on res: permanent errors are wrapped with
-// Permanent so settle dead-letters them.
-func fail(res *Result, cause string, err error, permanent bool) {
-	res.Cause = cause
-	if permanent {
-		err = Permanent(err)
-	}
-	res.Err = err
+// verdict is what processing one delivery found, for settle to act on:
+// the outcome of a request to ack (err nil), or the error to retry or
+// dead-letter, tagged with its cause (fault.WithCause) and marked when
+// permanent (fault.Permanent); and what the request said.
+type verdict struct {
+	outcome Outcome // OutcomeAcked, OutcomeSuperseded or OutcomeDuplicate when err is nil
+	err     error
+	// req is the decoded request, nil when it did not decode.
+	req *messages.IngestRequest
+	// seq is the version's ingest_seq, 0 until read.
+	seq           uint64
+	chunks, bytes int
+	warnings      []chunking.Warning
 }
 
-// process runs steps 1–5 of the processing procedure for one delivery and
-// leaves the verdict in res (Err nil means ack).
-func (w *Worker) process(ctx context.Context, msg jetstream.Msg, res *Result) {
+// permanent tags err with cause and marks it permanent.
+func permanent(cause fault.Cause, err error) error {
+	return fault.Permanent(fault.WithCause(cause, err))
+}
+
+// process runs steps 1–5 of the processing procedure for one delivery of
+// the request stored at streamSeq, delivered for the delivery-th time.
+func (w *Worker) process(ctx context.Context, msg jetstream.Msg, streamSeq, delivery uint64) (v verdict) {
 	req, err := messages.DecodeIngest(msg.Headers().Get(messages.HeaderContentType), msg.Data())
 	if err != nil {
-		cause := CauseUndecodable
+		cause := fault.CauseUndecodable
 		if errors.Is(err, messages.ErrVersion) {
-			cause = CauseVersion
+			cause = fault.CauseUnknownVersion
 		}
-		fail(res, cause, err, true)
-		return
+		v.err = permanent(cause, err)
+		return v
 	}
-	res.DocID = req.ID
+	v.req = &req
 	if err := req.Validate(); err != nil {
-		cause := CauseInvalid
+		cause := fault.CauseInvalidRequest
 		if errors.Is(err, messages.ErrNoContent) {
-			cause = CauseNoContent
+			cause = fault.CauseNoContent
 		}
-		fail(res, cause, err, true)
-		return
+		v.err = permanent(cause, err)
+		return v
 	}
-	seq, err := messages.RequestIngestSeq(msg.Headers().Get(messages.HeaderIngestSeq), res.StreamSeq)
-	if err != nil {
-		fail(res, CauseInvalid, err, true)
-		return
+	if v.seq, err = messages.RequestIngestSeq(msg.Headers().Get(messages.HeaderIngestSeq), streamSeq); err != nil {
+		v.err = permanent(fault.CauseInvalidRequest, err)
+		return v
 	}
-	res.IngestSeq = seq
-	doc := Doc{ID: req.ID, Seq: seq, Op: OpUpsert, Subject: msg.Subject(), Collection: req.Collection}
+	doc := Doc{ID: req.ID, Seq: v.seq, Op: OpUpsert, Subject: msg.Subject(), Collection: req.Collection}
 	var content []byte
 	if req.IsDelete() {
 		doc.Op = OpDelete
 	} else {
-		if content, err = w.content(ctx, &req, res); err != nil {
-			return
+		if content, v.err = w.content(ctx, &req); v.err != nil {
+			return v
 		}
 		doc.Version = messages.ContentVersion(content)
-		res.Bytes = len(content)
+		v.bytes = len(content)
 	}
 
 	// Step 1: move the document record to this version, unless a newer
 	// one was started.
 	rec := messages.DocRecord{IngestSeq: doc.Seq, DocVersion: doc.Version, Op: doc.Op}
 	st, err := w.records.start(ctx, doc.ID, rec)
-	found, rev := st.found, st.rev
-	doc.First = st.first
 	if err != nil {
-		fail(res, CauseRecords, err, false)
-		return
+		v.err = fault.WithCause(fault.CauseRecords, err)
+		return v
 	}
+	doc.First = st.first
 	switch {
-	case found.IngestSeq > doc.Seq:
+	case st.found.IngestSeq > doc.Seq:
 		// A redelivery of an overtaken version may have written before
 		// its worker died: let the sink remove it (it is idempotent and
 		// cheap when nothing was written).
-		if ss, ok := w.rawSink.(SupersededSink); ok && res.Delivery > 1 {
+		if ss, ok := w.rawSink.(SupersededSink); ok && delivery > 1 {
 			if err := ss.Superseded(ctx, doc); err != nil {
-				fail(res, CauseSink, fmt.Errorf("remove superseded version %d of %q: %w", doc.Seq, doc.ID, err), IsPermanent(err))
-				return
+				v.err = fault.WithCause(fault.CauseSink, fmt.Errorf("remove superseded version %d of %q: %w", doc.Seq, doc.ID, err))
+				return v
 			}
 		}
-		res.Outcome = OutcomeSuperseded
-		return
-	case found.IngestSeq == doc.Seq && found.State == messages.StateDone:
-		res.Outcome = OutcomeDuplicate
-		return
+		v.outcome = OutcomeSuperseded
+		return v
+	case st.found.IngestSeq == doc.Seq && st.found.State == messages.StateDone:
+		v.outcome = OutcomeDuplicate
+		return v
 	}
 
 	var chunks []Chunk
 	if doc.Op == OpUpsert {
-		if chunks, rec.Fingerprint, err = w.chunk(ctx, &req, doc.Subject, content, res); err != nil {
-			return
+		if chunks, rec.Fingerprint, v.warnings, v.err = w.chunk(ctx, &req, doc.Subject, content); v.err != nil {
+			return v
 		}
 		rec.Chunks = len(chunks)
 	}
 	if err := ctx.Err(); err != nil {
 		// Drain timeout: leave the write to the next worker.
-		fail(res, "shutdown", err, false)
-		return
+		v.err = fault.WithCause(fault.CauseShutdown, err)
+		return v
 	}
 	// Steps 2–4 belong to the sink.
 	if err := w.sink.Write(ctx, doc, chunks); err != nil {
-		fail(res, CauseSink, err, IsPermanent(err))
-		return
+		v.err = fault.WithCause(fault.CauseSink, err)
+		return v
 	}
-	res.Chunks = len(chunks)
+	v.chunks = len(chunks)
 	w.m.Bytes.Add(float64(len(content)))
 	// Step 5.
-	if _, err := w.records.Finish(ctx, doc.ID, doc.Seq, rev, rec); err != nil {
-		fail(res, CauseRecords, err, false)
+	if _, err := w.records.Finish(ctx, doc.ID, doc.Seq, st.rev, rec); err != nil {
+		v.err = fault.WithCause(fault.CauseRecords, err)
+		return v
 	}
+	v.outcome = OutcomeAcked
+	return v
 }
 
 // content returns the request's document, inline or from the Object
 // Store, within the size limit.
-func (w *Worker) content(ctx context.Context, req *messages.IngestRequest, res *Result) ([]byte, error) {
+func (w *Worker) content(ctx context.Context, req *messages.IngestRequest) ([]byte, error) {
 	limit := w.cfg.MaxDocBytes
+	tooLarge := func(size int64) error {
+		return permanent(fault.CauseTooLarge, fmt.Errorf("document %q is %d bytes, over the limit of %d (CHUNKSTREAM_MAX_DOC_BYTES)", req.ID, size, limit))
+	}
 	if req.ContentRef == nil {
 		if int64(len(req.Content)) > limit {
-			err := fmt.Errorf("document %q is %d bytes, over the limit of %d", req.ID, len(req.Content), limit)
-			fail(res, CauseTooLarge, err, true)
-			return nil, err
+			return nil, tooLarge(int64(len(req.Content)))
 		}
 		return req.Content, nil
 	}
 	ref := req.ContentRef
+	// objectError classifies an Object Store failure: a bucket or object
+	// that is not there is permanent, anything else is retried.
+	objectError := func(err error, permanentIf ...error) error {
+		err = fmt.Errorf("object %s/%s of %q: %w", ref.Bucket, ref.Name, req.ID, err)
+		for _, target := range permanentIf {
+			if errors.Is(err, target) {
+				return permanent(fault.CauseMissingObject, err)
+			}
+		}
+		return fault.WithCause(fault.CauseObjectStore, err)
+	}
 	store, err := w.objectStore(ctx, ref.Bucket)
 	if err != nil {
-		permanent := errors.Is(err, jetstream.ErrBucketNotFound) || errors.Is(err, jetstream.ErrStreamNotFound) ||
-			errors.Is(err, jetstream.ErrInvalidStoreName)
-		cause := CauseObjectStore
-		if permanent {
-			cause = CauseMissingObject
-		}
-		fail(res, cause, fmt.Errorf("object store %q: %w", ref.Bucket, err), permanent)
-		return nil, err
+		return nil, objectError(err, jetstream.ErrBucketNotFound, jetstream.ErrStreamNotFound, jetstream.ErrInvalidStoreName)
 	}
 	info, err := store.GetInfo(ctx, ref.Name)
-	if errors.Is(err, jetstream.ErrObjectNotFound) {
-		err = fmt.Errorf("object %s/%s of %q: %w", ref.Bucket, ref.Name, req.ID, err)
-		fail(res, CauseMissingObject, err, true)
-		return nil, err
-	}
 	if err != nil {
-		fail(res, CauseObjectStore, fmt.Errorf("object %s/%s: %w", ref.Bucket, ref.Name, err), false)
-		return nil, err
+		return nil, objectError(err, jetstream.ErrObjectNotFound)
 	}
 	if int64(info.Size) > limit {
-		err := fmt.Errorf("document %q is %d bytes, over the limit of %d", req.ID, info.Size, limit)
-		fail(res, CauseTooLarge, err, true)
-		return nil, err
+		return nil, tooLarge(int64(info.Size))
 	}
 	obj, err := store.Get(ctx, ref.Name)
 	if err != nil {
-		permanent := errors.Is(err, jetstream.ErrObjectNotFound)
-		cause := CauseObjectStore
-		if permanent {
-			cause = CauseMissingObject
-		}
-		fail(res, cause, fmt.Errorf("object %s/%s: %w", ref.Bucket, ref.Name, err), permanent)
-		return nil, err
+		return nil, objectError(err, jetstream.ErrObjectNotFound)
 	}
 	defer obj.Close()
 	data, err := io.ReadAll(io.LimitReader(obj, limit+1))
 	if err != nil {
 		// A digest mismatch or a read cut short: the object may be
 		// rewritten, so retry.
-		fail(res, CauseObjectStore, fmt.Errorf("read object %s/%s: %w", ref.Bucket, ref.Name, err), false)
-		return nil, err
+		return nil, objectError(err)
 	}
 	if int64(len(data)) > limit {
-		err := fmt.Errorf("document %q is over the limit of %d bytes", req.ID, limit)
-		fail(res, CauseTooLarge, err, true)
-		return nil, err
+		return nil, tooLarge(int64(len(data)))
 	}
 	return data, nil
 }
@@ -223,21 +200,33 @@ func (w *Worker) objectStore(ctx context.Context, bucket string) (jetstream.Obje
 	return s, nil
 }
 
+// chunkerCause is the cause of an error choosing or building a chunker.
+func chunkerCause(err error, otherwise fault.Cause) fault.Cause {
+	switch {
+	case errors.Is(err, chunking.ErrUnknownOption):
+		return fault.CauseUnknownOption
+	case errors.Is(err, chunking.ErrInvalidOptions):
+		return fault.CauseInvalidOptions
+	case errors.Is(err, chunking.ErrNotUTF8):
+		return fault.CauseNotUTF8
+	case errors.Is(err, chunking.ErrUnsupportedFormat):
+		return fault.CauseUnknownFormat
+	}
+	return otherwise
+}
+
 // chunk runs the request's chunker over content, within the
 // per-document budgets (chunkWithin), and returns the chunks with the
-// settings fingerprint of the request (published on subject). Every
-// failure here but a shutdown (ctx's end) is permanent: chunkers are
-// pure, so a retry gives the same result.
-func (w *Worker) chunk(ctx context.Context, req *messages.IngestRequest, subject string, content []byte, res *Result) ([]Chunk, string, error) {
+// settings fingerprint of the request (published on subject) and the
+// chunker's warnings. Every failure here but a shutdown (ctx's end) is
+// permanent: chunkers are pure, so a retry gives the same result.
+func (w *Worker) chunk(ctx context.Context, req *messages.IngestRequest, subject string, content []byte) ([]Chunk, string, []chunking.Warning, error) {
 	format, err := req.ResolvedFormat()
 	if err != nil {
-		fail(res, CauseUnknownFormat, err, true)
-		return nil, "", err
+		return nil, "", nil, permanent(fault.CauseUnknownFormat, err)
 	}
 	if textFormats[format] && !utf8.Valid(content) {
-		err := fmt.Errorf("document %q (%s): %w", req.ID, format, chunking.ErrNotUTF8)
-		fail(res, CauseNotUTF8, err, true)
-		return nil, "", err
+		return nil, "", nil, permanent(fault.CauseNotUTF8, fmt.Errorf("document %q (%s): %w", req.ID, format, chunking.ErrNotUTF8))
 	}
 	// Request > worker defaults > chunker defaults.
 	settings, err := messages.ResolveSettings(req, subject, w.defaults, w.resolveOptions)
@@ -251,17 +240,8 @@ func (w *Worker) chunk(ctx context.Context, req *messages.IngestRequest, subject
 		ch, err = w.chunkers.get(settings.Chunker, settings.Options)
 	}
 	if err != nil {
-		cause := CauseUnknownChunker
-		switch {
-		case errors.Is(err, chunking.ErrUnknownOption):
-			cause = CauseUnknownOption
-		case errors.Is(err, chunking.ErrInvalidOptions):
-			cause = CauseInvalidOptions
-		}
-		fail(res, cause, err, true)
-		return nil, "", err
+		return nil, "", nil, permanent(chunkerCause(err, fault.CauseUnknownChunker), err)
 	}
-	name := settings.Chunker
 	// Metadata and options decoded from the wire always have a JSON form;
 	// a custom chunker's raw options may not: its record then holds no
 	// fingerprint, which reads as "other settings".
@@ -280,39 +260,25 @@ func (w *Worker) chunk(ctx context.Context, req *messages.IngestRequest, subject
 	out, warnings, err := w.chunkWithin(ctx, ch, chunking.Document{Path: req.ID, Format: req.Format, Content: content, Metadata: md})
 	if err != nil && ctx.Err() != nil {
 		// Shutdown: another worker chunks it again.
-		fail(res, "shutdown", err, false)
-		return nil, "", err
+		return nil, "", nil, fault.WithCause(fault.CauseShutdown, err)
 	}
 	if err != nil {
+		cause := chunkerCause(err, fault.CauseChunkerError)
 		var p *panicError
-		cause := CauseChunkerError
 		switch {
 		case errors.Is(err, errTooComplex):
-			cause = CauseTooComplex
+			cause = fault.CauseTooComplex
 		case errors.As(err, &p):
-			cause = CauseChunkerPanic
+			cause = fault.CauseChunkerPanic
 			w.log.Error("chunker panic", "doc_id", req.ID, "err", err, "stack", string(p.stack))
-		case errors.Is(err, chunking.ErrNotUTF8):
-			cause = CauseNotUTF8
-		case errors.Is(err, chunking.ErrUnknownOption):
-			cause = CauseUnknownOption
-		case errors.Is(err, chunking.ErrInvalidOptions):
-			cause = CauseInvalidOptions
-		case errors.Is(err, chunking.ErrUnsupportedFormat):
-			cause = CauseUnknownFormat
 		}
-		err = fmt.Errorf("chunk %q with %s: %w", req.ID, name, err)
-		fail(res, cause, err, true)
-		return nil, "", err
-	}
-	if len(warnings) > 0 {
-		w.log.Debug("chunker warnings", "doc_id", req.ID, "warnings", len(warnings), "first", warnings[0].String())
+		return nil, "", nil, permanent(cause, fmt.Errorf("chunk %q with %s: %w", req.ID, settings.Chunker, err))
 	}
 	chunks := make([]Chunk, len(out))
 	for i, c := range out {
 		chunks[i] = Chunk{ID: messages.ChunkID(req.ID, i), Position: i, Chunk: c}
 	}
-	return chunks, fingerprint, nil
+	return chunks, fingerprint, warnings, nil
 }
 
 // resolveOptions resolves a chunker's option layers through the

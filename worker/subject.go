@@ -8,6 +8,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/chunkstream/chunkstream/fault"
 	"github.com/chunkstream/chunkstream/messages"
 )
 
@@ -117,7 +118,7 @@ func (s *SubjectSink) Write(ctx context.Context, doc Doc, chunks []Chunk) error 
 func (s *SubjectSink) recordMsg(subject string, rec *messages.ChunkRecord) (*nats.Msg, error) {
 	data, err := messages.EncodeChunkRecord(rec, s.contentType)
 	if err != nil {
-		return nil, Permanent(fmt.Errorf("worker: encode chunk record: %w", err))
+		return nil, fault.Permanent(fmt.Errorf("worker: encode chunk record: %w", err))
 	}
 	msg := nats.NewMsg(subject)
 	msg.Data = data
@@ -136,9 +137,9 @@ func publishError(err error) error {
 	wrapped := fmt.Errorf("worker: publish chunk record: %w", err)
 	switch {
 	case errors.Is(err, nats.ErrMaxPayload):
-		return Permanent(wrapped)
+		return fault.Permanent(wrapped)
 	case natsUnavailable(err):
-		return Unavailable(DependencyNATS, wrapped)
+		return fault.Unavailable(DependencyNATS, wrapped)
 	}
 	return wrapped
 }

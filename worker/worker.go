@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/chunkstream/chunkstream/fault"
 	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/topology"
 )
@@ -27,15 +28,15 @@ type Result struct {
 	// StreamSeq is the request's INGEST sequence.
 	StreamSeq uint64
 	// IngestSeq is the version's ingest_seq: StreamSeq, or the sequence a
-	// replayed request keeps (messages.RequestIngestSeq); 0 until read.
+	// replayed request keeps (messages.RequestIngestSeq); 0 when it was
+	// not read.
 	IngestSeq uint64
 	// Delivery is the 1-based delivery count.
 	Delivery uint64
-	// Outcome is one of the Outcome* constants.
-	Outcome string
-	// Cause names the failure class for dead letters ("undecodable",
-	// "unknown_chunker", …) and retries.
-	Cause string
+	// Outcome is what was done with the delivery.
+	Outcome Outcome
+	// Cause names the failure class of dead letters and retries.
+	Cause fault.Cause
 	// Err is the failure, nil on success.
 	Err error
 	// Chunks and Bytes are the chunk count and the document size.
@@ -373,14 +374,12 @@ func (w *Worker) handle(ctx context.Context, t *task) {
 	defer w.m.InFlight.Dec()
 
 	msg := t.msg
-	res := Result{Subject: msg.Subject()}
 	meta, err := msg.Metadata()
 	if err != nil {
 		// Not a JetStream message: nothing to ack or redeliver.
 		w.log.Error("message without JetStream metadata", "subject", msg.Subject(), "err", err)
 		return
 	}
-	res.StreamSeq, res.Delivery = meta.Sequence.Stream, meta.NumDelivered
 	if meta.NumDelivered > 1 && t.tries == 0 {
 		w.m.Redeliveries.Inc()
 	}
@@ -391,19 +390,22 @@ func (w *Worker) handle(ctx context.Context, t *task) {
 		defer close(hbDone)
 		w.heartbeat(hbCtx, msg)
 	}()
-	w.process(ctx, msg, &res)
+	v := w.process(ctx, msg, meta.Sequence.Stream, meta.NumDelivered)
 	stopHB()
 	<-hbDone
 
-	if !w.holdForOutage(ctx, t, &res) {
-		w.settle(ctx, msg, &res)
+	res := Result{Subject: msg.Subject(), StreamSeq: meta.Sequence.Stream, IngestSeq: v.seq, Delivery: meta.NumDelivered,
+		Err: v.err, Chunks: v.chunks, Bytes: v.bytes}
+	if v.req != nil {
+		res.DocID = v.req.ID
 	}
+	res = w.settle(ctx, t, res, v)
 	if res.Err == nil {
 		w.out.success.Store(true)
 	}
 	elapsed := time.Since(start)
-	w.m.Messages.WithLabelValues(res.Outcome).Inc()
-	w.m.Latency.WithLabelValues(res.Outcome).Observe(elapsed.Seconds())
+	w.m.Messages.WithLabelValues(string(res.Outcome)).Inc()
+	w.m.Latency.WithLabelValues(string(res.Outcome)).Observe(elapsed.Seconds())
 	attrs := []any{"doc_id", res.DocID, "subject", res.Subject, "stream_seq", res.StreamSeq,
 		"num_delivered", res.Delivery, "outcome", res.Outcome, "chunks", res.Chunks, "bytes", res.Bytes,
 		"duration", elapsed}
@@ -418,35 +420,12 @@ func (w *Worker) handle(ctx context.Context, t *task) {
 	default:
 		w.log.Error("dead-lettered", append(attrs, "cause", res.Cause, "err", res.Err)...)
 	}
+	if len(v.warnings) > 0 {
+		w.log.Debug("chunker warnings", "doc_id", res.DocID, "warnings", len(v.warnings), "first", v.warnings[0].String())
+	}
 	if w.onResult != nil {
 		w.onResult(res)
 	}
-}
-
-// holdForOutage holds the delivery when it failed because a dependency of
-// the sink is down (Unavailable), and reports whether it did: the message
-// is not charged a delivery, the worker stops fetching until the sink
-// answers again, and the delivery is then processed again from the start
-// (the document record makes the repetition safe). A delivery that meets
-// an outage MaxDeliver times (its write fails as unavailable although the
-// probes pass) is settled as an ordinary transient failure instead, so a
-// message whose own write looks like an outage cannot circle forever.
-func (w *Worker) holdForOutage(ctx context.Context, t *task, res *Result) bool {
-	dep, ok := UnavailableDependency(res.Err)
-	if !ok || IsPermanent(res.Err) || ctx.Err() != nil || t.tries >= w.cfg.MaxDeliver {
-		return false
-	}
-	w.out.markDown(dep, res.Err)
-	t.tries++
-	if res.Cause == "" {
-		res.Cause = "unavailable"
-	}
-	if w.hold(t) {
-		res.Outcome = OutcomePaused
-	} else {
-		res.Outcome = OutcomeAbandoned
-	}
-	return true
 }
 
 // heartbeat sends in-progress acks every AckWait/3 until ctx ends, so the
@@ -466,63 +445,86 @@ func (w *Worker) heartbeat(ctx context.Context, msg jetstream.Msg) {
 	}
 }
 
-// settle acks, retries or dead-letters the delivery according to res, and
-// sets res.Outcome.
-func (w *Worker) settle(ctx context.Context, msg jetstream.Msg, res *Result) {
-	switch {
-	case res.Err == nil:
-		if res.Outcome == "" {
-			res.Outcome = OutcomeAcked
-		}
+// settle acts on the verdict of the delivery res describes: it acks,
+// holds it for an outage, NAKs it (with backoff, or at once when the
+// worker stops) or dead-letters it, and returns res with the outcome, the
+// failure's cause and error.
+func (w *Worker) settle(ctx context.Context, t *task, res Result, v verdict) Result {
+	res.Outcome, res.Cause, res.Err = w.act(ctx, t, res, v)
+	return res
+}
+
+// act is settle's work.
+func (w *Worker) act(ctx context.Context, t *task, res Result, v verdict) (Outcome, fault.Cause, error) {
+	msg := t.msg
+	if v.err == nil {
 		w.ack(msg, res)
-		return
-	case ctx.Err() != nil && !IsPermanent(res.Err):
-		res.Outcome, res.Cause = OutcomeAbandoned, "shutdown"
+		return v.outcome, "", nil
+	}
+	cause, _ := fault.CauseOf(v.err)
+	permanent := fault.IsPermanent(v.err)
+	// An outage of a dependency of the sink holds the delivery: it is not
+	// charged a delivery, the worker stops fetching until the sink answers
+	// again, and the delivery is then processed again from the start (the
+	// document record makes the repetition safe). A delivery that meets an
+	// outage MaxDeliver times (its write fails as unavailable although the
+	// probes pass) is settled as an ordinary transient failure instead, so
+	// a message whose own write looks like an outage cannot circle
+	// forever.
+	if dep, ok := fault.UnavailableDependency(v.err); ok && !permanent && ctx.Err() == nil && t.tries < w.cfg.MaxDeliver {
+		w.out.markDown(dep, v.err)
+		t.tries++
+		if cause == "" {
+			cause = fault.CauseUnavailable
+		}
+		if w.hold(t) {
+			return OutcomePaused, cause, v.err
+		}
+		return OutcomeAbandoned, cause, v.err
+	}
+	if ctx.Err() != nil && !permanent {
 		if err := msg.Nak(); err != nil {
 			w.log.Warn("nak failed", "doc_id", res.DocID, "stream_seq", res.StreamSeq, "err", err)
 		}
-		return
+		return OutcomeAbandoned, fault.CauseShutdown, v.err
+	}
+	kind, outcome := messages.KindPermanent, OutcomePermanent
+	if !permanent {
+		if cause == "" {
+			cause = fault.CauseTransient
+		}
+		if res.Delivery < uint64(w.cfg.MaxDeliver) {
+			if err := msg.NakWithDelay(w.backoff.Delay(res.Delivery, v.err)); err != nil {
+				w.log.Warn("nak failed", "doc_id", res.DocID, "stream_seq", res.StreamSeq, "err", err)
+			}
+			return OutcomeRetried, cause, v.err
+		}
+		kind, outcome = messages.KindExhausted, OutcomeExhausted
 	}
 	// Settling must happen even while draining.
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	kind := messages.KindPermanent
-	res.Outcome = OutcomePermanent
-	if !IsPermanent(res.Err) {
-		if res.Delivery < uint64(w.cfg.MaxDeliver) {
-			res.Outcome = OutcomeRetried
-			if res.Cause == "" {
-				res.Cause = "transient"
-			}
-			delay := w.backoff.Delay(res.Delivery, res.Err)
-			if err := msg.NakWithDelay(delay); err != nil {
-				w.log.Warn("nak failed", "doc_id", res.DocID, "stream_seq", res.StreamSeq, "err", err)
-			}
-			return
-		}
-		kind, res.Outcome = messages.KindExhausted, OutcomeExhausted
-	}
-	dl := messages.DeadLetter{Reason: res.Err.Error(), Kind: kind, Cause: res.Cause, Subject: msg.Subject(),
+	dl := messages.DeadLetter{Reason: v.err.Error(), Kind: kind, Cause: cause, Subject: msg.Subject(),
 		StreamSeq: res.StreamSeq, IngestSeq: ingestSeqOf(msg.Headers(), res.StreamSeq), Deliveries: res.Delivery}
 	err := w.deadLetter(sctx, msg.Data(), msg.Headers(), dl)
 	if err == nil {
-		err = w.recordFailure(sctx, msg.Data(), msg.Headers(), dl)
+		err = w.recordFailure(sctx, v.req, msg.Headers(), msg.Data(), dl)
 	}
 	if err != nil {
 		// Without the dead letter the request must stay: retry later. A
 		// dead letter stored but not recorded is retried too: the next
 		// try stores the same dead letter once (its id names the stream
 		// message) and records it.
-		res.Outcome, res.Err = OutcomeRetried, fmt.Errorf("%w (dead letter failed: %v)", res.Err, err)
 		if err := msg.NakWithDelay(w.backoff.Delay(res.Delivery, nil)); err != nil {
 			w.log.Warn("nak failed", "doc_id", res.DocID, "stream_seq", res.StreamSeq, "err", err)
 		}
-		return
+		return OutcomeRetried, cause, fmt.Errorf("%w (dead letter failed: %v)", v.err, err)
 	}
-	w.m.DeadLetters.WithLabelValues(kind, res.Cause).Inc()
-	if err := msg.TermWithReason(res.Cause); err != nil {
+	w.m.DeadLetters.WithLabelValues(kind, string(cause)).Inc()
+	if err := msg.TermWithReason(string(cause)); err != nil {
 		w.log.Warn("term failed", "doc_id", res.DocID, "stream_seq", res.StreamSeq, "err", err)
 	}
+	return outcome, cause, v.err
 }
 
 // maxAckConfirmations bounds the ack confirmations awaited at once; past
@@ -545,7 +547,7 @@ func (w *Worker) ackConfirmWait() time.Duration {
 // confirm means a redelivery that the document record turns into a
 // "duplicate" ack, so nothing waits for it; Run waits for the pending
 // confirmations before it returns.
-func (w *Worker) ack(msg jetstream.Msg, res *Result) {
+func (w *Worker) ack(msg jetstream.Msg, res Result) {
 	docID, seq := res.DocID, res.StreamSeq
 	select {
 	case w.ackSlots <- struct{}{}:
@@ -589,21 +591,17 @@ func (w *Worker) deadLetter(ctx context.Context, data []byte, h nats.Header, dl 
 
 // recordFailure moves the document record of a dead-lettered request to
 // the dead-lettered state with the failure (KVRecords.Fail), so the
-// record tells a status reader why the newest version failed. The id,
-// op and version come from the request; a request that does not decode
-// as a whole is recorded under the id messages.PeekIngestID reads, and
-// one without a readable id is not recorded.
-func (w *Worker) recordFailure(ctx context.Context, data []byte, h nats.Header, dl messages.DeadLetter) error {
-	ct := h.Get(messages.HeaderContentType)
+// record tells a status reader why the newest version failed. The id, op
+// and version come from req, the decoded request; a request that did not
+// decode (req nil) is recorded under the id messages.PeekIngestID reads
+// in its payload, and one without a readable id is not recorded.
+func (w *Worker) recordFailure(ctx context.Context, req *messages.IngestRequest, h nats.Header, data []byte, dl messages.DeadLetter) error {
 	rec := messages.DocRecord{IngestSeq: dl.IngestSeq, LastFailure: messages.Failure{
 		Cause: dl.Cause, Reason: messages.OneLine(dl.Reason, 1024), Time: time.Now().UTC(), IngestSeq: dl.IngestSeq,
 	}}
-	req, err := messages.DecodeIngest(ct, data)
-	switch {
-	case err == nil && req.ID == "":
-		return nil
-	case err == nil:
-		rec.Op = messages.OpUpsert
+	var id string
+	if req != nil {
+		id, rec.Op = req.ID, messages.OpUpsert
 		switch {
 		case req.IsDelete():
 			rec.Op = messages.OpDelete
@@ -612,15 +610,14 @@ func (w *Worker) recordFailure(ctx context.Context, data []byte, h nats.Header, 
 		case req.Content != nil:
 			rec.DocVersion = messages.ContentVersion(req.Content)
 		}
-	default:
-		if req.ID, err = messages.PeekIngestID(ct, data); err != nil || req.ID == "" {
-			return nil
-		}
+	} else {
+		id, _ = messages.PeekIngestID(h.Get(messages.HeaderContentType), data)
 	}
-	if _, err := w.records.Fail(ctx, req.ID, rec); err != nil {
-		return err
+	if id == "" {
+		return nil
 	}
-	return nil
+	_, err := w.records.Fail(ctx, id, rec)
+	return err
 }
 
 // ingestSeqOf returns the ingest_seq of the request stored at streamSeq
@@ -674,9 +671,6 @@ func (w *Worker) watchAdvisories() (*nats.Subscription, error) {
 	return sub, nil
 }
 
-// causeMaxDeliveries is the cause of the advisory handler's dead letters.
-const causeMaxDeliveries = "max_deliveries"
-
 func (w *Worker) exhausted(ctx context.Context, adv maxDeliveriesAdvisory) error {
 	w.consMu.Lock()
 	ingest := w.top.Ingest
@@ -690,7 +684,7 @@ func (w *Worker) exhausted(ctx context.Context, adv maxDeliveriesAdvisory) error
 	}
 	dl := messages.DeadLetter{
 		Reason: fmt.Sprintf("delivered %d times without an ack (worker stopped or timed out on the last delivery)", adv.Deliveries),
-		Kind:   messages.KindExhausted, Cause: causeMaxDeliveries, Subject: raw.Subject, StreamSeq: adv.StreamSeq,
+		Kind:   messages.KindExhausted, Cause: fault.CauseMaxDeliveries, Subject: raw.Subject, StreamSeq: adv.StreamSeq,
 		IngestSeq: ingestSeqOf(raw.Header, adv.StreamSeq), Deliveries: adv.Deliveries,
 	}
 	if err := w.deadLetter(ctx, raw.Data, raw.Header, dl); err != nil {
@@ -699,19 +693,23 @@ func (w *Worker) exhausted(ctx context.Context, adv maxDeliveriesAdvisory) error
 	// No redelivery follows an advisory: a failure to record is logged,
 	// and the request, safe in the DLQ, is deleted all the same (its
 	// record, left pending, reads as not done).
-	if err := w.recordFailure(ctx, raw.Data, raw.Header, dl); err != nil {
+	var req *messages.IngestRequest
+	if r, err := messages.DecodeIngest(raw.Header.Get(messages.HeaderContentType), raw.Data); err == nil {
+		req = &r
+	}
+	if err := w.recordFailure(ctx, req, raw.Header, raw.Data, dl); err != nil {
 		w.log.Warn("dead letter stored, failure not recorded", "stream_seq", adv.StreamSeq, "err", err)
 	}
-	w.m.DeadLetters.WithLabelValues(messages.KindExhausted, causeMaxDeliveries).Inc()
-	w.m.Messages.WithLabelValues(OutcomeExhausted).Inc()
+	w.m.DeadLetters.WithLabelValues(messages.KindExhausted, string(fault.CauseMaxDeliveries)).Inc()
+	w.m.Messages.WithLabelValues(string(OutcomeExhausted)).Inc()
 	if err := ingest.DeleteMsg(ctx, adv.StreamSeq); err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) {
 		return fmt.Errorf("delete request %d: %w", adv.StreamSeq, err)
 	}
 	w.log.Error("dead-lettered", "stream_seq", adv.StreamSeq, "subject", raw.Subject,
-		"num_delivered", adv.Deliveries, "outcome", OutcomeExhausted, "cause", causeMaxDeliveries)
+		"num_delivered", adv.Deliveries, "outcome", OutcomeExhausted, "cause", fault.CauseMaxDeliveries)
 	if w.onResult != nil {
 		w.onResult(Result{Subject: raw.Subject, StreamSeq: adv.StreamSeq, Delivery: adv.Deliveries,
-			Outcome: OutcomeExhausted, Cause: causeMaxDeliveries, Err: errors.New(dl.Reason)})
+			Outcome: OutcomeExhausted, Cause: fault.CauseMaxDeliveries, Err: errors.New(dl.Reason)})
 	}
 	return nil
 }

@@ -19,6 +19,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/fault"
 	"github.com/chunkstream/chunkstream/internal/jstest"
 	"github.com/chunkstream/chunkstream/internal/testutil"
 	"github.com/chunkstream/chunkstream/messages"
@@ -155,7 +156,7 @@ func TestPoison(t *testing.T) {
 		name  string
 		data  []byte
 		ct    string
-		cause string
+		cause fault.Cause
 		text  string
 	}
 	enc := func(r messages.IngestRequest, ct string) []byte {
@@ -166,20 +167,20 @@ func TestPoison(t *testing.T) {
 		return b
 	}
 	cases := []poison{
-		{"bad msgpack", []byte{0xc1, 0x00}, "", worker.CauseUndecodable, "cannot decode"},
-		{"bad json", []byte(`{"v":1,"id":`), messages.ContentTypeJSON, worker.CauseUndecodable, "cannot decode"},
-		{"unknown version", []byte(`{"v":9,"id":"p/v.md","content":"x"}`), messages.ContentTypeJSON, worker.CauseVersion, "v=9"},
-		{"unknown chunker", enc(messages.IngestRequest{V: 1, ID: "p/c.md", Chunker: "nope", Content: []byte("x")}, ""), "", worker.CauseUnknownChunker, "nope"},
-		{"unknown option", enc(messages.IngestRequest{V: 1, ID: "p/o.md", Options: map[string]any{"bogus": 1}, Content: []byte("x")}, ""), "", worker.CauseUnknownOption, "bogus"},
-		{"invalid options", enc(messages.IngestRequest{V: 1, ID: "p/i.md", Options: map[string]any{"max_char": "many"}, Content: []byte("x")}, ""), "", worker.CauseInvalidOptions, "max_char"},
-		{"unknown format", enc(messages.IngestRequest{V: 1, ID: "p/f.md", Format: "pdf", Content: []byte("x")}, ""), "", worker.CauseUnknownFormat, "pdf"},
-		{"not utf-8", enc(messages.IngestRequest{V: 1, ID: "p/u.md", Content: []byte("caf\xe9\n")}, ""), "", worker.CauseNotUTF8, "UTF-8"},
-		{"no content", []byte(`{"v":1,"id":"p/n.md"}`), messages.ContentTypeJSON, worker.CauseNoContent, "no content"},
-		{"too large", enc(messages.IngestRequest{V: 1, ID: "p/l.md", Content: big}, ""), "", worker.CauseTooLarge, "over the limit"},
-		{"too large object", enc(messages.IngestRequest{V: 1, ID: "p/lo.md", ContentRef: &messages.ContentRef{Bucket: cfg.ObjectsBucket, Name: "big"}}, ""), "", worker.CauseTooLarge, "over the limit"},
-		{"missing object", enc(messages.IngestRequest{V: 1, ID: "p/m.md", ContentRef: &messages.ContentRef{Bucket: cfg.ObjectsBucket, Name: "gone"}}, ""), "", worker.CauseMissingObject, "gone"},
-		{"missing bucket", enc(messages.IngestRequest{V: 1, ID: "p/mb.md", ContentRef: &messages.ContentRef{Bucket: "NOBUCKET", Name: "x"}}, ""), "", worker.CauseMissingObject, "NOBUCKET"},
-		{"chunker panic", enc(messages.IngestRequest{V: 1, ID: "p/p.md", Chunker: "panic", Content: []byte("x")}, ""), "", worker.CauseChunkerPanic, "boom"},
+		{"bad msgpack", []byte{0xc1, 0x00}, "", fault.CauseUndecodable, "cannot decode"},
+		{"bad json", []byte(`{"v":1,"id":`), messages.ContentTypeJSON, fault.CauseUndecodable, "cannot decode"},
+		{"unknown version", []byte(`{"v":9,"id":"p/v.md","content":"x"}`), messages.ContentTypeJSON, fault.CauseUnknownVersion, "v=9"},
+		{"unknown chunker", enc(messages.IngestRequest{V: 1, ID: "p/c.md", Chunker: "nope", Content: []byte("x")}, ""), "", fault.CauseUnknownChunker, "nope"},
+		{"unknown option", enc(messages.IngestRequest{V: 1, ID: "p/o.md", Options: map[string]any{"bogus": 1}, Content: []byte("x")}, ""), "", fault.CauseUnknownOption, "bogus"},
+		{"invalid options", enc(messages.IngestRequest{V: 1, ID: "p/i.md", Options: map[string]any{"max_char": "many"}, Content: []byte("x")}, ""), "", fault.CauseInvalidOptions, "max_char"},
+		{"unknown format", enc(messages.IngestRequest{V: 1, ID: "p/f.md", Format: "pdf", Content: []byte("x")}, ""), "", fault.CauseUnknownFormat, "pdf"},
+		{"not utf-8", enc(messages.IngestRequest{V: 1, ID: "p/u.md", Content: []byte("caf\xe9\n")}, ""), "", fault.CauseNotUTF8, "UTF-8"},
+		{"no content", []byte(`{"v":1,"id":"p/n.md"}`), messages.ContentTypeJSON, fault.CauseNoContent, "no content"},
+		{"too large", enc(messages.IngestRequest{V: 1, ID: "p/l.md", Content: big}, ""), "", fault.CauseTooLarge, "over the limit"},
+		{"too large object", enc(messages.IngestRequest{V: 1, ID: "p/lo.md", ContentRef: &messages.ContentRef{Bucket: cfg.ObjectsBucket, Name: "big"}}, ""), "", fault.CauseTooLarge, "over the limit"},
+		{"missing object", enc(messages.IngestRequest{V: 1, ID: "p/m.md", ContentRef: &messages.ContentRef{Bucket: cfg.ObjectsBucket, Name: "gone"}}, ""), "", fault.CauseMissingObject, "gone"},
+		{"missing bucket", enc(messages.IngestRequest{V: 1, ID: "p/mb.md", ContentRef: &messages.ContentRef{Bucket: "NOBUCKET", Name: "x"}}, ""), "", fault.CauseMissingObject, "NOBUCKET"},
+		{"chunker panic", enc(messages.IngestRequest{V: 1, ID: "p/p.md", Chunker: "panic", Content: []byte("x")}, ""), "", fault.CauseChunkerPanic, "boom"},
 	}
 	seqs := map[uint64]poison{}
 	var goodSeqs []uint64
@@ -380,7 +381,7 @@ func TestSuperseded(t *testing.T) {
 			t.Errorf("record of superseded version published: %+v", r)
 		}
 	}
-	if n := metricValue(t, w.Metrics().Messages.WithLabelValues(worker.OutcomeSuperseded)); n != 1 {
+	if n := metricValue(t, w.Metrics().Messages.WithLabelValues(string(worker.OutcomeSuperseded))); n != 1 {
 		t.Errorf("superseded count = %v, want 1", n)
 	}
 	got, err := recs.NewestSeq(context.Background(), "a.md")

@@ -14,6 +14,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/chunkstream/chunkstream/fault"
 	"github.com/chunkstream/chunkstream/internal/envflag"
 	"github.com/chunkstream/chunkstream/internal/natsconn"
 	"github.com/chunkstream/chunkstream/messages"
@@ -57,7 +58,8 @@ func bindDLQFlags(fs *flag.FlagSet, op string, c *dlqConfig, a *dlqArgs) {
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error (env CHUNKSTREAM_LOG_LEVEL)")
 	fs.DurationVar(&c.AckTimeout, "ack-timeout", c.AckTimeout, "wait for one PubAck or delete at most (env CHUNKSTREAM_PRODUCER_ACK_TIMEOUT)")
 	fs.StringVar(&a.filter.Kind, "kind", "", "only dead letters of this kind: permanent or exhausted")
-	fs.StringVar(&a.filter.Cause, "cause", "", "only dead letters of this cause, e.g. unknown_option (header Chunkstream-Error-Cause)")
+	fs.Func("cause", "only dead letters of this cause, e.g. unknown_option (header Chunkstream-Error-Cause)",
+		func(v string) error { a.filter.Cause = fault.Cause(v); return nil })
 	fs.StringVar(&a.filter.Subject, "subject", "", "only requests first published on this subject; wildcards * and > allowed")
 	fs.StringVar(&a.filter.IDPrefix, "id-prefix", "", "only requests whose document id starts with this")
 	fs.StringVar(&a.seqs, "seq", "", "only these dead letters: comma-separated DLQ sequences")
@@ -185,7 +187,7 @@ func entryLine(e producer.DeadLetterEntry) string {
 	}
 	return strings.Join([]string{
 		strconv.FormatUint(e.Seq, 10), e.Time.Format(time.RFC3339), cell(e.DocID), cell(e.Subject), cell(e.Kind),
-		cell(e.Cause), cell(messages.OneLine(reason, 4096)), strconv.FormatUint(e.Deliveries, 10),
+		cell(string(e.Cause)), cell(messages.OneLine(reason, 4096)), strconv.FormatUint(e.Deliveries, 10),
 	}, "\t")
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/registry"
+	"github.com/chunkstream/chunkstream/fault"
 	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/producer"
 	"github.com/chunkstream/chunkstream/topology"
@@ -199,7 +200,7 @@ func TestDLQCommand(t *testing.T) {
 func TestDLQCommandKeeps(t *testing.T) {
 	e := newDLQEnv(t)
 	e.publish("ingest.docs", messages.IngestRequest{V: 1, ID: "big.md", ContentRef: &messages.ContentRef{Bucket: e.cfg.ObjectsBucket, Name: "expired"}})
-	if r := e.work(registry.NewChunker, 1); r[0].Cause != worker.CauseMissingObject {
+	if r := e.work(registry.NewChunker, 1); r[0].Cause != fault.CauseMissingObject {
 		t.Fatalf("result %+v, want missing_object", r[0])
 	}
 	code, out, errOut := e.producer("dlq", "replay")

@@ -175,7 +175,7 @@ func statusRecord(ctx context.Context, js jetstream.JetStream, bucket, id string
 		row("chunks", "-")
 	}
 	if f := rec.LastFailure; f != (messages.Failure{}) {
-		row("last_failure", fmt.Sprintf("%s at %s (ingest seq %d): %s", cell(f.Cause), f.Time.Format(time.RFC3339), f.IngestSeq, messages.OneLine(f.Reason, 4096)))
+		row("last_failure", fmt.Sprintf("%s at %s (ingest seq %d): %s", cell(string(f.Cause)), f.Time.Format(time.RFC3339), f.IngestSeq, messages.OneLine(f.Reason, 4096)))
 	}
 	return 0, nil
 }
@@ -205,7 +205,7 @@ func statusFailed(ctx context.Context, js jetstream.JetStream, bucket string, as
 		}
 		f := r.LastFailure
 		fmt.Fprintln(stdout, strings.Join([]string{cell(r.ID), strconv.FormatUint(r.IngestSeq, 10), f.Time.Format(time.RFC3339),
-			cell(f.Cause), cell(messages.OneLine(f.Reason, 4096))}, "\t"))
+			cell(string(f.Cause)), cell(messages.OneLine(f.Reason, 4096))}, "\t"))
 	}
 	return 0, nil
 }

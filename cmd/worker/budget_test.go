@@ -14,6 +14,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/chunkstream/chunkstream/fault"
 	"github.com/chunkstream/chunkstream/internal/jstest"
 	"github.com/chunkstream/chunkstream/internal/testutil"
 	"github.com/chunkstream/chunkstream/messages"
@@ -102,14 +103,15 @@ func TestNestedListDoesNotHoldAWorker(t *testing.T) {
 			}
 			t.Logf("nested list: %s after %v: %v", deepLine["outcome"], time.Duration(deepLine["duration"].(float64)), deepLine["err"])
 			want := small
-			switch deepLine["outcome"] {
+			outcome := worker.Outcome(fmt.Sprint(deepLine["outcome"]))
+			switch outcome {
 			case worker.OutcomeAcked:
 				want = map[string][]byte{"small.md": small["small.md"], "deep.md": content}
 				if budget != "60s" {
 					t.Logf("the nested list was chunked within %s on this machine", budget)
 				}
 			case worker.OutcomePermanent:
-				if deepLine["cause"] != worker.CauseTooComplex || !strings.Contains(fmt.Sprint(deepLine["err"]), "CHUNKSTREAM_MAX_CHUNK_TIME") {
+				if deepLine["cause"] != string(fault.CauseTooComplex) || !strings.Contains(fmt.Sprint(deepLine["err"]), "CHUNKSTREAM_MAX_CHUNK_TIME") {
 					t.Errorf("nested list dead-lettered with cause %v: %v, want too_complex", deepLine["cause"], deepLine["err"])
 				}
 				if n := streamState(t, js, "DLQ").Msgs; n != 1 {
@@ -118,10 +120,10 @@ func TestNestedListDoesNotHoldAWorker(t *testing.T) {
 			default:
 				t.Errorf("nested list: outcome %v, want acked or dead-lettered too_complex", deepLine["outcome"])
 			}
-			if budget == "60s" && deepLine["outcome"] != worker.OutcomeAcked {
+			if budget == "60s" && outcome != worker.OutcomeAcked {
 				t.Errorf("with the default budget the nested list was not chunked")
 			}
-			if l := lines["small.md"]; l["outcome"] != worker.OutcomeAcked {
+			if l := lines["small.md"]; l["outcome"] != string(worker.OutcomeAcked) {
 				t.Errorf("small document behind the nested list: %v, want acked", l)
 			}
 			checkComplete(t, streamRecords(t, js, "CHUNKS"), want)

@@ -29,6 +29,7 @@ type allowed struct {
 // package of the module. TestDesignTable keeps the two equal.
 var allow = map[string]allowed{
 	"bm25":                     {},
+	"fault":                    {},
 	"chunking":                 {thirdParty: []string{"go.yaml.in/yaml/v3"}},
 	"chunking/internal/fileio": {module: []string{"chunking"}},
 	"chunking/internal/poll":   {},
@@ -57,20 +58,20 @@ var allow = map[string]allowed{
 		"chunking", "chunking/email", "chunking/internal/mdblocks", "chunking/markdown", "chunking/twostep",
 		"internal/tokens"}},
 	"messages": {
-		module:     []string{"chunking"},
+		module:     []string{"chunking", "fault"},
 		thirdParty: []string{"github.com/google/uuid", "github.com/vmihailenco/msgpack/v5"},
 	},
 	"topology": {thirdParty: []string{"github.com/nats-io/nats.go"}},
 	"worker": {
-		module:     []string{"chunking", "chunking/registry", "messages", "topology"},
+		module:     []string{"chunking", "chunking/registry", "fault", "messages", "topology"},
 		thirdParty: []string{"github.com/nats-io/nats.go", "github.com/prometheus/client_golang"},
 	},
 	"worker/embed": {
-		module:     []string{"internal/tokens", "worker"},
+		module:     []string{"fault", "internal/tokens"},
 		thirdParty: []string{"github.com/prometheus/client_golang"},
 	},
 	"worker/qdrantsink": {
-		module:     []string{"bm25", "chunking", "worker", "worker/qdrantsink/internal/grpccodec"},
+		module:     []string{"bm25", "chunking", "fault", "worker", "worker/qdrantsink/internal/grpccodec"},
 		thirdParty: []string{"github.com/qdrant/go-client", "google.golang.org/grpc", "google.golang.org/protobuf"},
 	},
 	"worker/qdrantsink/qdranttest": {module: []string{"worker/qdrantsink/internal/grpccodec"}, thirdParty: []string{
@@ -78,12 +79,12 @@ var allow = map[string]allowed{
 	"worker/qdrantsink/internal/grpccodec": {thirdParty: []string{"google.golang.org/grpc", "google.golang.org/protobuf"}},
 	"worker/embed/embedtest":               {},
 	"worker/sinktest": {
-		module:     []string{"chunking", "worker"},
+		module:     []string{"chunking", "fault", "worker"},
 		thirdParty: []string{"github.com/google/uuid"},
 	},
 	"worker/clustertest": {},
 	"producer": {
-		module:     []string{"chunking", "chunking/email", "chunking/registry", "messages", "topology"},
+		module:     []string{"chunking", "chunking/email", "chunking/registry", "fault", "messages", "topology"},
 		thirdParty: []string{"github.com/nats-io/nats.go", "github.com/nats-io/nuid"},
 	},
 	"internal/chunkflags": {module: []string{"chunking/registry"}},
@@ -108,7 +109,7 @@ var allow = map[string]allowed{
 	},
 	"cmd/producer": {
 		module: []string{
-			"chunking/registry", "internal/chunkflags", "internal/envflag", "internal/natsconn", "messages",
+			"chunking/registry", "fault", "internal/chunkflags", "internal/envflag", "internal/natsconn", "messages",
 			"producer", "topology"},
 		thirdParty: []string{"github.com/caarlos0/env/v11", "github.com/nats-io/nats.go", "github.com/schollz/progressbar/v3"},
 	},

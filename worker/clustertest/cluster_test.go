@@ -187,7 +187,7 @@ func TestWorkersSurviveStreamLeaderLoss(t *testing.T) {
 
 	// Results by document: the distinct documents finished, and the rest.
 	var mu sync.Mutex
-	finished := map[string]string{}
+	finished := map[string]worker.Outcome{}
 	var acked, retried atomic.Int64
 	var failures []string
 	onResult := func(r worker.Result) {

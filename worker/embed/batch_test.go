@@ -13,8 +13,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/chunkstream/chunkstream/fault"
 	"github.com/chunkstream/chunkstream/internal/testutil"
-	"github.com/chunkstream/chunkstream/worker"
 	"github.com/chunkstream/chunkstream/worker/embed/embedtest"
 )
 
@@ -185,7 +185,7 @@ func TestRunRefusedInputFailsOnlyItsCall(t *testing.T) {
 	x.checkOwn(t)
 	a.checkOwn(t)
 	b.wait(t)
-	if !worker.IsPermanent(b.err) || !errors.Is(b.err, ErrStatus) || !strings.Contains(b.err.Error(), "input 1") ||
+	if !fault.IsPermanent(b.err) || !errors.Is(b.err, ErrStatus) || !strings.Contains(b.err.Error(), "input 1") ||
 		!strings.Contains(b.err.Error(), "cannot be embedded") {
 		t.Fatalf("Embed(b) = %v, want a permanent ErrStatus naming input 1 with the server's reason", b.err)
 	}
@@ -210,7 +210,7 @@ func TestRunFailedRequestFailsOnlyItsCalls(t *testing.T) {
 	d.checkOwn(t)
 	for _, cl := range []*call{a, b} {
 		cl.wait(t)
-		if dep, ok := worker.UnavailableDependency(cl.err); !ok || dep != Dependency || worker.IsPermanent(cl.err) {
+		if dep, ok := fault.UnavailableDependency(cl.err); !ok || dep != Dependency || fault.IsPermanent(cl.err) {
 			t.Fatalf("Embed(%q) = %v, want the embedder unavailable", cl.texts, cl.err)
 		}
 	}
@@ -241,7 +241,7 @@ func TestRunCancelledWhileQueued(t *testing.T) {
 	testutil.WaitFor(t, time.Minute, "queued inputs", func() bool { return queued(c) == 2 })
 	cancel()
 	a.wait(t)
-	if !errors.Is(a.err, context.Canceled) || worker.IsUnavailable(a.err) {
+	if !errors.Is(a.err, context.Canceled) || fault.IsUnavailable(a.err) {
 		t.Fatalf("Embed after cancel = %v, want context.Canceled", a.err)
 	}
 	if n := queued(c); n != 0 {
@@ -390,7 +390,7 @@ func TestMetrics(t *testing.T) {
 	c := must(New(cfg, Options{Metrics: m}))
 	texts := []string{"one two three", "four", "five six"}
 	start(context.Background(), c, texts...).checkOwn(t)
-	if _, err := c.Embed(context.Background(), []string{"REJECT me"}); !worker.IsPermanent(err) {
+	if _, err := c.Embed(context.Background(), []string{"REJECT me"}); !fault.IsPermanent(err) {
 		t.Fatalf("Embed = %v, want permanent", err)
 	}
 	c.Reused(4)

@@ -41,7 +41,7 @@
 //     Config.MaxInputChars (in code points) and, when set,
 //     Config.MaxInputTokens (in tokens of Config.Tokenizer, counted as
 //     OpenAI's tokenizer counts them): a longer one fails the whole call
-//     with a permanent ErrInputTooLong (worker.Permanent), because some
+//     with a permanent ErrInputTooLong (fault.Permanent), because some
 //     servers truncate silently and the vector would not describe the
 //     chunk. Splitting is the chunker's job (its tokenizer option sizes
 //     chunks in the same tokens).
@@ -50,9 +50,9 @@
 //     header (seconds or HTTP date) replaces the backoff. When the
 //     attempts run out, or a Retry-After is longer than
 //     Options.MaxRetryAfter, the endpoint is down: the error is
-//     worker.Unavailable(Dependency), so the worker holds its messages
+//     fault.Unavailable(Dependency), so the worker holds its messages
 //     and probes instead of spending their deliveries, and a pending
-//     Retry-After is kept with worker.RetryAfter as the first probe's
+//     Retry-After is kept with fault.RetryAfter as the first probe's
 //     wait.
 //   - 400, 413 and 422 mean the input is at fault: permanent. Other 4xx
 //     (401, 403, 404) mean the deployment is: transient, so messages are

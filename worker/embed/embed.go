@@ -17,8 +17,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/chunkstream/chunkstream/fault"
 	"github.com/chunkstream/chunkstream/internal/tokens"
-	"github.com/chunkstream/chunkstream/worker"
 )
 
 // Sentinel errors of the embedder.
@@ -26,7 +26,7 @@ var (
 	// ErrInvalidConfig reports a Config field out of range.
 	ErrInvalidConfig = errors.New("embed: invalid config")
 	// ErrInputTooLong reports an input over Config.MaxInputChars or
-	// Config.MaxInputTokens; it is always wrapped by worker.Permanent and
+	// Config.MaxInputTokens; it is always wrapped by fault.Permanent and
 	// nothing is sent.
 	ErrInputTooLong = errors.New("embed: input too long")
 	// ErrDimension reports vectors whose size differs from the probed (or
@@ -38,7 +38,7 @@ var (
 	ErrStatus = errors.New("embed: endpoint error")
 )
 
-// Dependency is the name the client gives worker.Unavailable: its errors
+// Dependency is the name the client gives fault.Unavailable: its errors
 // when the endpoint does not answer are outages of the "embedder".
 const Dependency = "embedder"
 
@@ -193,7 +193,7 @@ type Options struct {
 	// MaxRetryAfter.
 	BackoffBase, BackoffMax time.Duration
 	// MaxRetryAfter caps a server's Retry-After (default 2m); longer asks
-	// end the call with worker.RetryAfter so the message waits instead.
+	// end the call with fault.RetryAfter so the message waits instead.
 	MaxRetryAfter time.Duration
 	// Sleep waits between tries; default: a timer that honours ctx. Tests
 	// replace it.
@@ -321,7 +321,7 @@ func (c *Client) Probe(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("%w: probe returned an empty vector", ErrResponse)
 	}
 	if c.cfg.Dimensions > 0 && d != c.cfg.Dimensions {
-		return 0, worker.Permanent(fmt.Errorf("%w: model %q returns %d dimensions, CHUNKSTREAM_EMBED_DIMENSIONS is %d", ErrDimension, c.cfg.Model, d, c.cfg.Dimensions))
+		return 0, fault.Permanent(fmt.Errorf("%w: model %q returns %d dimensions, CHUNKSTREAM_EMBED_DIMENSIONS is %d", ErrDimension, c.cfg.Model, d, c.cfg.Dimensions))
 	}
 	if !c.dims.CompareAndSwap(0, int64(d)) && c.dims.Load() != int64(d) {
 		return 0, fmt.Errorf("%w: model %q now returns %d dimensions, it returned %d", ErrDimension, c.cfg.Model, d, c.dims.Load())
@@ -339,10 +339,10 @@ func (c *Client) checkLengths(texts []string) error {
 	}
 	for i, t := range texts {
 		if n := utf8.RuneCountInString(t); n > c.cfg.MaxInputChars {
-			return worker.Permanent(fmt.Errorf("%w: input %d has %d characters, CHUNKSTREAM_EMBED_MAX_INPUT_CHARS is %d", ErrInputTooLong, i, n, c.cfg.MaxInputChars))
+			return fault.Permanent(fmt.Errorf("%w: input %d has %d characters, CHUNKSTREAM_EMBED_MAX_INPUT_CHARS is %d", ErrInputTooLong, i, n, c.cfg.MaxInputChars))
 		}
 		if ctr != nil && ctr.CountStringLimit(t, c.cfg.MaxInputTokens) > c.cfg.MaxInputTokens {
-			return worker.Permanent(fmt.Errorf("%w: input %d has more than %d %s tokens (CHUNKSTREAM_EMBED_MAX_INPUT_TOKENS)", ErrInputTooLong, i, c.cfg.MaxInputTokens, c.enc.Name()))
+			return fault.Permanent(fmt.Errorf("%w: input %d has more than %d %s tokens (CHUNKSTREAM_EMBED_MAX_INPUT_TOKENS)", ErrInputTooLong, i, c.cfg.MaxInputTokens, c.enc.Name()))
 		}
 	}
 	return nil
@@ -429,7 +429,7 @@ func (c *Client) fits(n, total, size int) bool {
 // inputError names the input of a call in a permanent error (the input
 // is at fault); other errors concern the request and stay as they are.
 func inputError(i int, err error) error {
-	if worker.IsPermanent(err) {
+	if fault.IsPermanent(err) {
 		return fmt.Errorf("embed: input %d: %w", i, err)
 	}
 	return err
@@ -467,7 +467,7 @@ func (c *Client) sendSplit(ctx context.Context, inputs []string, live func(i int
 		switch {
 		case err == nil:
 			copy(vecs[lo:hi], got)
-		case worker.IsPermanent(err) && hi-lo > 1:
+		case fault.IsPermanent(err) && hi-lo > 1:
 			mid := lo + (hi-lo)/2
 			send(lo, mid)
 			send(mid, hi)
@@ -523,11 +523,11 @@ type errorBody struct {
 
 // request sends one batch, in up to attempts tries on 429, 5xx and
 // network errors. When the tries run out on such an error, the endpoint
-// is down: the error is worker.Unavailable(Dependency).
+// is down: the error is fault.Unavailable(Dependency).
 func (c *Client) request(ctx context.Context, inputs []string, attempts int) ([][]float32, error) {
 	body, err := encodeRequest(request{Model: c.cfg.Model, Input: inputs, Dimensions: c.cfg.Dimensions})
 	if err != nil {
-		return nil, worker.Permanent(fmt.Errorf("embed: encode request: %w", err))
+		return nil, fault.Permanent(fmt.Errorf("embed: encode request: %w", err))
 	}
 	var lastErr error
 	for attempt := 1; ; attempt++ {
@@ -544,14 +544,14 @@ func (c *Client) request(ctx context.Context, inputs []string, attempts int) ([]
 		}
 		lastErr = err
 		if retryAfter > c.opts.MaxRetryAfter {
-			return nil, worker.Unavailable(Dependency, worker.RetryAfter(lastErr, retryAfter))
+			return nil, fault.Unavailable(Dependency, fault.RetryAfter(lastErr, retryAfter))
 		}
 		if attempt >= attempts {
 			err := fmt.Errorf("embed: giving up after %d attempts: %w", attempt, lastErr)
 			if retryAfter > 0 {
-				err = worker.RetryAfter(err, retryAfter)
+				err = fault.RetryAfter(err, retryAfter)
 			}
-			return nil, worker.Unavailable(Dependency, err)
+			return nil, fault.Unavailable(Dependency, err)
 		}
 		wait := retryAfter
 		if wait == 0 {
@@ -629,7 +629,7 @@ func (c *Client) try(ctx context.Context, body []byte, n int) ([][]float32, time
 			return nil, retryAfter(resp.Header.Get("Retry-After"), time.Now()), &retryable{err}
 		case resp.StatusCode == http.StatusBadRequest || resp.StatusCode == http.StatusRequestEntityTooLarge ||
 			resp.StatusCode == http.StatusUnprocessableEntity:
-			return nil, 0, worker.Permanent(err) // the input is at fault
+			return nil, 0, fault.Permanent(err) // the input is at fault
 		default:
 			return nil, 0, err // auth, not found: the deployment is at fault; NAK
 		}

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chunkstream/chunkstream/worker"
+	"github.com/chunkstream/chunkstream/fault"
 )
 
 // fakeServer speaks the OpenAI embeddings wire format. Its vector for a
@@ -190,7 +190,7 @@ func TestServerErrors(t *testing.T) {
 		}
 		c, _ := setup(t, f, nil)
 		_, err := c.Embed(context.Background(), []string{"x"})
-		if dep, ok := worker.UnavailableDependency(err); !ok || dep != Dependency || worker.IsPermanent(err) || !errors.Is(err, ErrStatus) {
+		if dep, ok := fault.UnavailableDependency(err); !ok || dep != Dependency || fault.IsPermanent(err) || !errors.Is(err, ErrStatus) {
 			t.Fatalf("Embed = %v, want an ErrStatus marking the embedder unavailable", err)
 		}
 		if len(f.requests) != 4 {
@@ -201,15 +201,15 @@ func TestServerErrors(t *testing.T) {
 		f := &fakeServer{dims: 2, fail: []func(http.ResponseWriter) bool{status(429, "600")}}
 		c, _ := setup(t, f, nil)
 		_, err := c.Embed(context.Background(), []string{"x"})
-		if d, ok := worker.RetryDelay(err); !ok || d != 10*time.Minute || !worker.IsUnavailable(err) {
-			t.Fatalf("Embed = %v (delay %v), want worker.RetryAfter 10m on an unavailable embedder", err, d)
+		if d, ok := fault.RetryDelay(err); !ok || d != 10*time.Minute || !fault.IsUnavailable(err) {
+			t.Fatalf("Embed = %v (delay %v), want fault.RetryAfter 10m on an unavailable embedder", err, d)
 		}
 	})
 	t.Run("400 is permanent", func(t *testing.T) {
 		f := &fakeServer{dims: 2, fail: []func(http.ResponseWriter) bool{status(400, "")}}
 		c, _ := setup(t, f, nil)
 		_, err := c.Embed(context.Background(), []string{"x"})
-		if !worker.IsPermanent(err) || !strings.Contains(err.Error(), "status 400 from the fake") {
+		if !fault.IsPermanent(err) || !strings.Contains(err.Error(), "status 400 from the fake") {
 			t.Fatalf("Embed = %v, want permanent with the server's message", err)
 		}
 		if len(f.requests) != 1 {
@@ -220,7 +220,7 @@ func TestServerErrors(t *testing.T) {
 		f := &fakeServer{dims: 2, fail: []func(http.ResponseWriter) bool{status(401, "")}}
 		c, _ := setup(t, f, nil)
 		_, err := c.Embed(context.Background(), []string{"x"})
-		if err == nil || worker.IsPermanent(err) || worker.IsUnavailable(err) || len(f.requests) != 1 {
+		if err == nil || fault.IsPermanent(err) || fault.IsUnavailable(err) || len(f.requests) != 1 {
 			t.Fatalf("Embed = %v after %d requests, want transient (not an outage) after 1", err, len(f.requests))
 		}
 	})
@@ -236,7 +236,7 @@ func TestServerErrors(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := c.Embed(ctx, []string{"x"}); !errors.Is(err, context.Canceled) || worker.IsUnavailable(err) {
+		if _, err := c.Embed(ctx, []string{"x"}); !errors.Is(err, context.Canceled) || fault.IsUnavailable(err) {
 			t.Fatalf("Embed = %v, want context.Canceled, not an outage", err)
 		}
 	})
@@ -249,7 +249,7 @@ func TestProbe(t *testing.T) {
 	c, sl := setup(t, f, nil)
 	ctx := context.Background()
 	_, err := c.Probe(ctx)
-	if dep, ok := worker.UnavailableDependency(err); !ok || dep != Dependency || len(f.requests) != 1 || len(sl.d) != 0 {
+	if dep, ok := fault.UnavailableDependency(err); !ok || dep != Dependency || len(f.requests) != 1 || len(sl.d) != 0 {
 		t.Fatalf("Probe = %v after %d requests and waits %v, want one try marking %q unavailable", err, len(f.requests), sl.d, Dependency)
 	}
 	if d, err := c.Probe(ctx); err != nil || d != 3 || c.Dimensions() != 3 {
@@ -258,7 +258,7 @@ func TestProbe(t *testing.T) {
 	f.mu.Lock()
 	f.dims = 5
 	f.mu.Unlock()
-	if _, err := c.Probe(ctx); !errors.Is(err, ErrDimension) || worker.IsPermanent(err) || c.Dimensions() != 3 {
+	if _, err := c.Probe(ctx); !errors.Is(err, ErrDimension) || fault.IsPermanent(err) || c.Dimensions() != 3 {
 		t.Fatalf("Probe after the model changed = %v (Dimensions %d), want a transient ErrDimension keeping 3", err, c.Dimensions())
 	}
 }
@@ -267,7 +267,7 @@ func TestWrongDimension(t *testing.T) {
 	f := &fakeServer{dims: 4}
 	c, _ := setup(t, f, func(c *Config) { c.Dimensions = 8 })
 	_, err := c.Probe(context.Background())
-	if !errors.Is(err, ErrDimension) || !worker.IsPermanent(err) {
+	if !errors.Is(err, ErrDimension) || !fault.IsPermanent(err) {
 		t.Fatalf("Probe = %v, want permanent ErrDimension", err)
 	}
 	// The server changes model after the probe.
@@ -288,7 +288,7 @@ func TestOverLongInputRejectedBeforeSending(t *testing.T) {
 	f := &fakeServer{dims: 2}
 	c, _ := setup(t, f, func(c *Config) { c.MaxInputChars = 5 })
 	_, err := c.Embed(context.Background(), []string{"ok", "ééééé", "toolong"})
-	if !errors.Is(err, ErrInputTooLong) || !worker.IsPermanent(err) {
+	if !errors.Is(err, ErrInputTooLong) || !fault.IsPermanent(err) {
 		t.Fatalf("Embed = %v, want permanent ErrInputTooLong", err)
 	}
 	if len(f.requests) != 0 {
@@ -308,7 +308,7 @@ func TestOverTokenLimitRejectedBeforeSending(t *testing.T) {
 	c, _ := setup(t, f, func(c *Config) { c.MaxInputTokens, c.Tokenizer = 4, "o200k_base" })
 	// "hello world" is 2 tokens; "日本語のテキストです" is more than 4.
 	_, err := c.Embed(context.Background(), []string{"hello world", "日本語のテキストです"})
-	if !errors.Is(err, ErrInputTooLong) || !worker.IsPermanent(err) || !strings.Contains(err.Error(), "input 1") {
+	if !errors.Is(err, ErrInputTooLong) || !fault.IsPermanent(err) || !strings.Contains(err.Error(), "input 1") {
 		t.Fatalf("Embed = %v, want permanent ErrInputTooLong for input 1", err)
 	}
 	if len(f.requests) != 0 {

@@ -32,7 +32,7 @@ type Config struct {
 	// Addr is the Qdrant gRPC address, "host:port".
 	Addr string `env:"CHUNKSTREAM_QDRANT_ADDR" envDefault:"localhost:6334"`
 	// Timeout bounds every request to Qdrant; a request that takes longer
-	// counts as an outage (see worker.Unavailable).
+	// counts as an outage (see fault.Unavailable).
 	Timeout time.Duration `env:"CHUNKSTREAM_QDRANT_TIMEOUT" envDefault:"20s"`
 	// APIKey is sent with every request when set; never logged.
 	APIKey string `env:"CHUNKSTREAM_QDRANT_API_KEY"`

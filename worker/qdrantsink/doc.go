@@ -67,8 +67,8 @@
 // answer within Config.Timeout (every request has that deadline; a
 // stopped server is also caught by the go-client's keepalive pings) or
 // asks to slow down (ResourceExhausted, its retry-after kept with
-// worker.RetryAfter) is an outage: worker.Unavailable(DependencyQdrant).
-// An embedder that does not answer is worker.Unavailable
+// fault.RetryAfter) is an outage: fault.Unavailable(DependencyQdrant).
+// An embedder that does not answer is fault.Unavailable
 // (DependencyEmbedder), and so is a set-up the sink cannot finish (the
 // default collection, the embedder's probe): the deployment's fault,
 // never the message's. The worker then holds its messages and asks Probe
@@ -80,7 +80,7 @@
 // Qdrant that refuses the API key or no longer knows the collection gives
 // a transient error (the worker NAKs with backoff; every step is safe to
 // repeat); InvalidArgument, FailedPrecondition, OutOfRange and
-// AlreadyExists give worker.Permanent with Qdrant's reason. A cancelled
+// AlreadyExists give fault.Permanent with Qdrant's reason. A cancelled
 // context ends Write with the context's error.
 //
 // # Why every interleaving converges

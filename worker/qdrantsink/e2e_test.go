@@ -192,10 +192,10 @@ func (e *e2e) wait(seqs ...uint64) map[uint64]worker.Result {
 	}
 }
 
-func (e *e2e) outcomes(seq uint64) []string {
+func (e *e2e) outcomes(seq uint64) []worker.Outcome {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	var out []string
+	var out []worker.Outcome
 	for _, r := range e.results[seq] {
 		out = append(out, r.Outcome)
 	}

@@ -29,7 +29,7 @@ type pipeline struct {
 	js   jetstream.JetStream
 	mu   sync.Mutex
 	cond *sync.Cond
-	done map[uint64]string // stream sequence → final outcome
+	done map[uint64]worker.Outcome // stream sequence → final outcome
 	sent int
 }
 
@@ -60,7 +60,7 @@ func newPipeline(b *testing.B) *pipeline {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = sink.Close() })
-	p := &pipeline{js: js, done: map[uint64]string{}}
+	p := &pipeline{js: js, done: map[uint64]worker.Outcome{}}
 	p.cond = sync.NewCond(&p.mu)
 	w, err := worker.New(nc, js, top, worker.Options{
 		Config: cfg, Sink: sink, NewChunker: registry.NewChunker,

@@ -26,6 +26,7 @@ import (
 
 	"github.com/chunkstream/chunkstream/bm25"
 	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/fault"
 	"github.com/chunkstream/chunkstream/worker"
 	"github.com/chunkstream/chunkstream/worker/qdrantsink/internal/grpccodec"
 )
@@ -56,7 +57,7 @@ const (
 	FieldDenseDims   = "dense_dims"
 )
 
-// Dependencies the sink names in worker.Unavailable errors and accepts in
+// Dependencies the sink names in fault.Unavailable errors and accepts in
 // Probe.
 const (
 	DependencyQdrant   = "qdrant"
@@ -82,7 +83,7 @@ var (
 	// (count or dimension).
 	ErrEmbedding = errors.New("qdrantsink: bad embedding")
 	// ErrInvalidPoint reports a chunk that cannot become a Qdrant point
-	// (payload value, UTF-8); it is always wrapped by worker.Permanent.
+	// (payload value, UTF-8); it is always wrapped by fault.Permanent.
 	ErrInvalidPoint = errors.New("qdrantsink: invalid point")
 )
 
@@ -203,7 +204,7 @@ func New(ctx context.Context, cfg Config, records worker.Records, embedder Embed
 		return nil, err
 	}
 	if err := s.whileUnavailable(ctx, "set-up", s.prepare); err != nil {
-		if errors.Is(err, errProbe) && !worker.IsPermanent(err) {
+		if errors.Is(err, errProbe) && !fault.IsPermanent(err) {
 			logger.Warn("qdrantsink: embedder not answering yet; not ready", "err", err)
 			return s, nil
 		}
@@ -257,7 +258,7 @@ func (s *Sink) whileUnavailable(ctx context.Context, what string, step func(cont
 	wait := 100 * time.Millisecond
 	for logged := false; ; {
 		err := step(ctx)
-		if err == nil || !worker.IsUnavailable(classify(what, err)) || errors.Is(err, errProbe) {
+		if err == nil || !fault.IsUnavailable(classify(what, err)) || errors.Is(err, errProbe) {
 			return err
 		}
 		if !logged {
@@ -291,7 +292,7 @@ func (s *Sink) prepare(ctx context.Context) error {
 			return fmt.Errorf("%w: %w", errProbe, err)
 		}
 		if d <= 0 {
-			return worker.Permanent(fmt.Errorf("%w: dimension %d", errProbe, d))
+			return fault.Permanent(fmt.Errorf("%w: dimension %d", errProbe, d))
 		}
 		s.dims = d
 	}
@@ -430,16 +431,16 @@ func (s *Sink) Write(ctx context.Context, doc worker.Doc, chunks []worker.Chunk)
 		return err
 	}
 	if doc.ID == "" {
-		return worker.Permanent(errors.New("qdrantsink: document without id"))
+		return fault.Permanent(errors.New("qdrantsink: document without id"))
 	}
 	if doc.Op == worker.OpDelete && len(chunks) > 0 {
-		return worker.Permanent(fmt.Errorf("qdrantsink: delete of %q with %d chunks", doc.ID, len(chunks)))
+		return fault.Permanent(fmt.Errorf("qdrantsink: delete of %q with %d chunks", doc.ID, len(chunks)))
 	}
 	if doc.Seq > 1<<53 {
-		return worker.Permanent(fmt.Errorf("qdrantsink: ingest_seq %d too large for a payload range filter", doc.Seq))
+		return fault.Permanent(fmt.Errorf("qdrantsink: ingest_seq %d too large for a payload range filter", doc.Seq))
 	}
 	if !utf8.ValidString(doc.ID) || !utf8.ValidString(doc.Collection) {
-		return worker.Permanent(fmt.Errorf("%w: document id or collection is not valid UTF-8", ErrInvalidPoint))
+		return fault.Permanent(fmt.Errorf("%w: document id or collection is not valid UTF-8", ErrInvalidPoint))
 	}
 	if err := s.prepare(ctx); err != nil {
 		return notReady(ctx, err)
@@ -447,7 +448,7 @@ func (s *Sink) Write(ctx context.Context, doc worker.Doc, chunks []worker.Chunk)
 	coll, err := s.collection(ctx, doc)
 	if err != nil {
 		if errors.Is(err, ErrCollectionMismatch) {
-			return worker.Permanent(err)
+			return fault.Permanent(err)
 		}
 		return err
 	}
@@ -516,7 +517,7 @@ func (s *Sink) Superseded(ctx context.Context, doc worker.Doc) error {
 // notReady classifies a set-up failure met by a write. It is the
 // deployment's fault, never the message's: the default collection cannot
 // be set up, or the embedder does not answer its probe. So it is an outage
-// of Qdrant or of the embedder (worker.Unavailable): the worker holds its
+// of Qdrant or of the embedder (fault.Unavailable): the worker holds its
 // messages until Probe passes, whatever the cause (a permanent mark inside
 // must not leak out, hence %v), unless ctx itself ended.
 func notReady(ctx context.Context, err error) error {
@@ -528,10 +529,10 @@ func notReady(ctx context.Context, err error) error {
 	if errors.Is(err, errProbe) {
 		dep = DependencyEmbedder
 	}
-	if d, ok := worker.RetryDelay(err); ok {
-		out = worker.RetryAfter(out, d)
+	if d, ok := fault.RetryDelay(err); ok {
+		out = fault.RetryAfter(out, d)
 	}
-	return worker.Unavailable(dep, out)
+	return fault.Unavailable(dep, out)
 }
 
 // Probe implements worker.ProbeSink. DependencyQdrant answers when its
@@ -636,7 +637,7 @@ func (s *Sink) points(ctx context.Context, coll string, doc worker.Doc, chunks [
 	for i, c := range chunks {
 		p, err := s.point(doc, c)
 		if err != nil {
-			return nil, worker.Permanent(fmt.Errorf("%w: %q chunk %d: %w", ErrInvalidPoint, doc.ID, c.Position, err))
+			return nil, fault.Permanent(fmt.Errorf("%w: %q chunk %d: %w", ErrInvalidPoint, doc.ID, c.Position, err))
 		}
 		if dense != nil {
 			if len(dense[i]) != s.dims {
@@ -696,9 +697,9 @@ func (s *Sink) dense(ctx context.Context, coll string, doc worker.Doc, chunks []
 		vecs, err = s.embedder.Embed(ctx, texts)
 		if err != nil {
 			err = fmt.Errorf("qdrantsink: embed %q: %w", doc.ID, err)
-			if worker.IsUnavailable(err) {
+			if fault.IsUnavailable(err) {
 				// Named so that Probe is asked about the embedder.
-				err = worker.Unavailable(DependencyEmbedder, err)
+				err = fault.Unavailable(DependencyEmbedder, err)
 			}
 			return nil, nil, err
 		}
@@ -990,7 +991,7 @@ func (s *Sink) forget(coll string) {
 // permanent; a Qdrant that does not answer (connection refused or lost,
 // Unavailable, DeadlineExceeded, a request over Config.Timeout) or asks to
 // slow down (ResourceExhausted, with its retry-after) is an outage,
-// worker.Unavailable(DependencyQdrant); anything else (a vanished
+// fault.Unavailable(DependencyQdrant); anything else (a vanished
 // collection, auth, Internal) is transient. A cancelled context is left
 // as it is.
 func classify(what string, err error) error {
@@ -1004,16 +1005,16 @@ func classify(what string, err error) error {
 	}
 	var re *qdrant.QdrantResourceExhaustedError
 	if errors.As(err, &re) {
-		return worker.Unavailable(DependencyQdrant, worker.RetryAfter(wrapped, secondsDuration(re.RetryAfterS)))
+		return fault.Unavailable(DependencyQdrant, fault.RetryAfter(wrapped, secondsDuration(re.RetryAfterS)))
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
-		return worker.Unavailable(DependencyQdrant, wrapped)
+		return fault.Unavailable(DependencyQdrant, wrapped)
 	}
 	switch code {
 	case codes.InvalidArgument, codes.FailedPrecondition, codes.OutOfRange, codes.AlreadyExists:
-		return worker.Permanent(wrapped)
+		return fault.Permanent(wrapped)
 	case codes.Unavailable, codes.DeadlineExceeded, codes.ResourceExhausted:
-		return worker.Unavailable(DependencyQdrant, wrapped)
+		return fault.Unavailable(DependencyQdrant, wrapped)
 	}
 	return wrapped
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/chunkstream/chunkstream/bm25"
 	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/fault"
 	"github.com/chunkstream/chunkstream/worker"
 	"github.com/chunkstream/chunkstream/worker/embed"
 	"github.com/chunkstream/chunkstream/worker/embed/embedtest"
@@ -364,7 +365,7 @@ func TestOverrideCollection(t *testing.T) {
 	doc.Collection = "misfit"
 	records.Begin(doc.ID, doc.Seq)
 	err := s.Write(ctx, doc, chunks)
-	if !worker.IsPermanent(err) || !errors.Is(err, ErrCollectionMismatch) {
+	if !fault.IsPermanent(err) || !errors.Is(err, ErrCollectionMismatch) {
 		t.Fatalf("Write to a misfit collection = %v, want a permanent ErrCollectionMismatch", err)
 	}
 
@@ -464,7 +465,7 @@ func TestInvalidDataIsPermanent(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			records.Begin(tt.doc.ID, tt.doc.Seq)
 			err := s.Write(ctx, tt.doc, []worker.Chunk{{ID: sinktest.ChunkID(tt.doc.ID, 0), Chunk: tt.chunk}})
-			if !worker.IsPermanent(err) {
+			if !fault.IsPermanent(err) {
 				t.Fatalf("Write = %v, want a permanent error", err)
 			}
 			if strings.Contains(err.Error(), "unsupported value type *big.Int") {
@@ -472,7 +473,7 @@ func TestInvalidDataIsPermanent(t *testing.T) {
 			}
 		})
 	}
-	if err := s.Write(ctx, sinktest.Delete("d", 3), []worker.Chunk{{ID: sinktest.ChunkID("d", 0)}}); !worker.IsPermanent(err) {
+	if err := s.Write(ctx, sinktest.Delete("d", 3), []worker.Chunk{{ID: sinktest.ChunkID("d", 0)}}); !fault.IsPermanent(err) {
 		t.Errorf("delete with chunks = %v, want permanent", err)
 	}
 }
@@ -487,13 +488,13 @@ func TestServerDownThenBack(t *testing.T) {
 	srv.SetUnavailable(true)
 	for range 3 {
 		err := s.Write(ctx, doc, chunks)
-		if err == nil || worker.IsPermanent(err) {
+		if err == nil || fault.IsPermanent(err) {
 			t.Fatalf("Write while down = %v, want a transient error", err)
 		}
 		if status.Code(unwrapStatus(err)) != codes.Unavailable {
 			t.Fatalf("Write while down = %v, want Unavailable inside", err)
 		}
-		if dep, ok := worker.UnavailableDependency(err); !ok || dep != DependencyQdrant {
+		if dep, ok := fault.UnavailableDependency(err); !ok || dep != DependencyQdrant {
 			t.Fatalf("Write while down = %v, want it marked as an outage of %q", err, DependencyQdrant)
 		}
 	}
@@ -517,7 +518,7 @@ func TestServerDownThenBack(t *testing.T) {
 			srv.FailNext(1, codes.DeadlineExceeded)
 		}
 	}
-	if err := s.Write(ctx, doc2, chunks2); err == nil || worker.IsPermanent(err) {
+	if err := s.Write(ctx, doc2, chunks2); err == nil || fault.IsPermanent(err) {
 		t.Fatalf("Write with a failing delete = %v, want transient", err)
 	}
 	if err := s.Write(ctx, doc2, chunks2); err != nil {
@@ -574,7 +575,7 @@ func TestNotReadyUntilEmbedderAnswers(t *testing.T) {
 	doc, chunks := sinktest.Version("a.md", 1, "x")
 	records.Begin(doc.ID, doc.Seq)
 	err := s.Write(ctx, doc, chunks)
-	if dep, ok := worker.UnavailableDependency(err); !ok || dep != DependencyEmbedder || worker.IsPermanent(err) {
+	if dep, ok := fault.UnavailableDependency(err); !ok || dep != DependencyEmbedder || fault.IsPermanent(err) {
 		t.Fatalf("Write while not ready = %v, want an outage of %q", err, DependencyEmbedder)
 	}
 	if err := s.Probe(ctx, DependencyEmbedder); err == nil {
@@ -618,14 +619,14 @@ func TestClassify(t *testing.T) {
 	}
 	for _, tt := range tests {
 		got := classify("op", tt.err)
-		if worker.IsPermanent(got) != tt.permanent {
-			t.Errorf("classify(%v) permanent = %v, want %v", tt.err, worker.IsPermanent(got), tt.permanent)
+		if fault.IsPermanent(got) != tt.permanent {
+			t.Errorf("classify(%v) permanent = %v, want %v", tt.err, fault.IsPermanent(got), tt.permanent)
 		}
-		dep, unavailable := worker.UnavailableDependency(got)
+		dep, unavailable := fault.UnavailableDependency(got)
 		if unavailable != tt.unavailable || unavailable && dep != DependencyQdrant {
 			t.Errorf("classify(%v) unavailable = %v (%q), want %v", tt.err, unavailable, dep, tt.unavailable)
 		}
-		if d, _ := worker.RetryDelay(got); d != tt.delay {
+		if d, _ := fault.RetryDelay(got); d != tt.delay {
 			t.Errorf("classify(%v) delay = %v, want %v", tt.err, d, tt.delay)
 		}
 		if !errors.Is(got, tt.err) {
@@ -652,12 +653,12 @@ func TestProbe(t *testing.T) {
 		t.Fatalf("Probe = %v while Qdrant answers", err)
 	}
 	srv.SetUnavailable(true)
-	if err := s.Probe(ctx, DependencyQdrant); !worker.IsUnavailable(err) {
+	if err := s.Probe(ctx, DependencyQdrant); !fault.IsUnavailable(err) {
 		t.Errorf("Probe = %v while Qdrant is unavailable, want an outage", err)
 	}
 	srv.SetUnavailable(false)
 	srv.Hang()
-	if err := s.Probe(ctx, DependencyQdrant); !worker.IsUnavailable(err) {
+	if err := s.Probe(ctx, DependencyQdrant); !fault.IsUnavailable(err) {
 		t.Errorf("Probe = %v while Qdrant hangs, want an outage after the timeout", err)
 	}
 	srv.Release()
@@ -788,7 +789,7 @@ func TestWithEmbedClient(t *testing.T) {
 	long, longChunks := sinktest.Version("l.md", 2, "fine", strings.Repeat("x", 21))
 	records.Begin(long.ID, long.Seq)
 	err = s.Write(ctx, long, longChunks)
-	if !worker.IsPermanent(err) || !errors.Is(err, embed.ErrInputTooLong) {
+	if !fault.IsPermanent(err) || !errors.Is(err, embed.ErrInputTooLong) {
 		t.Fatalf("Write with an over-long chunk = %v, want permanent ErrInputTooLong", err)
 	}
 	if api.Stats().Requests != before {

@@ -30,6 +30,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/fault"
 	"github.com/chunkstream/chunkstream/worker"
 )
 
@@ -197,7 +198,7 @@ func Run(t *testing.T, newSink NewSink) {
 		if err == nil {
 			t.Fatal("Write with a cancelled context = nil, want an error")
 		}
-		if worker.IsPermanent(err) {
+		if fault.IsPermanent(err) {
 			t.Fatalf("Write with a cancelled context = %v, a permanent error; want a transient one", err)
 		}
 		h.expect("c.md", nil)
