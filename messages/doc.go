@@ -75,10 +75,6 @@
 //     added; a span that breaks the rules (start not before end, a range
 //     without its lines, ids that are not strings) is a decode error
 //     naming "span".
-//   - Format inference (InferFormat): extension of the id, case-insensitive,
-//     ignoring a URI's query or fragment; no or an unknown extension means
-//     "markdown" (the default chunker's format; plain text is Markdown).
-//     An explicit unknown "format" is an error (ErrFormat).
 //   - Delete records use Nats-Msg-Id "<doc id>@delete@<ingest_seq>"; chunk
 //     ids never contain "@", so they cannot collide with chunk records.
 //   - The chunk subject is the prefix plus the ingest subject without its
@@ -126,14 +122,10 @@
 //     changes neither a chunk's hash nor its meaning, so it is no change.
 //     The workers' sink settings (chunk subject prefix, default
 //     collection) are not in it: a change there needs a forced re-send.
-//   - Which chunker and options a request gets is defined once here
-//     (ChunkerDefaults.Choose, ResolveSettings) and resolved through the
-//     registry by the worker and the producer alike, so the producer
-//     computes the fingerprint a worker will record. A worker's defaults
-//     apply to requests that name no chunker only where the default
-//     chunker reads the format (email reads the mail formats, the others
-//     the text formats): a worker defaulting to twostep still gives a
-//     mailbox thread to the email chunker.
+//   - Which chunker and options a request gets, and which format its id
+//     implies, is the registry's to say (registry.Resolver.Choose), for
+//     the worker and the producer alike, so the producer computes the
+//     fingerprint a worker will record.
 //   - Workers advertise their defaults as JSON under ChunkerDefaultsKey in
 //     the bucket of document records, a key that holds a "." and so is
 //     never a record's (DocRecordID refuses it). Every worker writes it at

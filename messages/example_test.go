@@ -31,11 +31,10 @@ func ExampleDecodeIngest() {
 		fmt.Println(err)
 		return
 	}
-	format, _ := req.ResolvedFormat()
-	fmt.Println(req.ID, format, messages.DefaultChunker(format), len(req.Content))
+	fmt.Println(req.ID, len(req.Content))
 	fmt.Println(req.Metadata.Keys(), req.Options["max_char"])
 	// Output:
-	// docs/a.md markdown markdown 15
+	// docs/a.md 15
 	// [team lang] 500
 }
 
@@ -69,17 +68,4 @@ func ExampleDeadLetter() {
 	// chunk "a.md" with markdown: chunking: text is not valid UTF-8
 	// permanent not_utf8 ingest.docs 42 1
 	// INGEST@42@a.md@9f86d0@send-1
-}
-
-func ExampleInferFormat() {
-	for _, id := range []string{"docs/a.md", "guide/b.mdx", "inbox.mbox", "rows.jsonl", "inbox#thread-1"} {
-		f := messages.InferFormat(id)
-		fmt.Println(id, f, messages.DefaultChunker(f))
-	}
-	// Output:
-	// docs/a.md markdown markdown
-	// guide/b.mdx mdx markdown
-	// inbox.mbox mbox email
-	// rows.jsonl email-json email
-	// inbox#thread-1 markdown markdown
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"path"
 	"strconv"
 	"strings"
 
@@ -81,7 +80,6 @@ var (
 	ErrVersion   = errors.New("messages: unsupported schema version")
 	ErrInvalid   = errors.New("messages: invalid request")
 	ErrNoContent = errors.New("messages: request has no content")
-	ErrFormat    = errors.New("messages: unknown format")
 )
 
 // ContentRef points at a document stored in a JetStream Object Store
@@ -150,61 +148,6 @@ func (r *IngestRequest) Validate() error {
 		return fmt.Errorf("%w: unknown op %q", ErrInvalid, r.Op)
 	}
 	return nil
-}
-
-// formats lists the document formats a request may name.
-var formats = []string{"markdown", "mdx", "text", "mbox", "eml", "email-json"}
-
-// Formats returns the document formats a request may name.
-func Formats() []string { return append([]string(nil), formats...) }
-
-// InferFormat returns the format implied by the extension of a document id
-// (".md"/".markdown" markdown, ".mdx" mdx, ".txt"/".text" text, ".mbox"
-// mbox, ".eml" eml, ".json"/".jsonl" email-json). Any other extension, or
-// none, is "markdown": plain text is valid Markdown, and the default
-// chunker reads it.
-func InferFormat(id string) string {
-	ext := strings.ToLower(path.Ext(id))
-	if i := strings.IndexAny(ext, "?#"); i >= 0 { // URIs: drop query and fragment
-		ext = ext[:i]
-	}
-	switch ext {
-	case ".mdx":
-		return "mdx"
-	case ".txt", ".text":
-		return "text"
-	case ".mbox":
-		return "mbox"
-	case ".eml":
-		return "eml"
-	case ".json", ".jsonl":
-		return "email-json"
-	}
-	return "markdown"
-}
-
-// ResolvedFormat returns the request's format: Format when set (it must
-// be one of Formats, else the error wraps ErrFormat), else InferFormat(ID).
-func (r *IngestRequest) ResolvedFormat() (string, error) {
-	if r.Format == "" {
-		return InferFormat(r.ID), nil
-	}
-	for _, f := range formats {
-		if f == r.Format {
-			return f, nil
-		}
-	}
-	return "", fmt.Errorf("%w %q", ErrFormat, r.Format)
-}
-
-// DefaultChunker returns the chunker used for a format when the request
-// names none: "email" for mbox, eml and email-json, else "markdown".
-func DefaultChunker(format string) string {
-	switch format {
-	case "mbox", "eml", "email-json":
-		return "email"
-	}
-	return "markdown"
 }
 
 // ChunkRecord is one chunk on the CHUNKS stream, or (Op OpDelete, Count 0)

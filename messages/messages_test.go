@@ -275,28 +275,6 @@ func TestValidate(t *testing.T) {
 	}
 }
 
-func TestInferFormat(t *testing.T) {
-	tests := map[string]string{
-		"a.md": "markdown", "A.MD": "markdown", "x/y.markdown": "markdown", "p.mdx": "mdx",
-		"n.txt": "text", "box.mbox": "mbox", "m.eml": "eml", "rows.jsonl": "email-json", "rows.json": "email-json",
-		"https://x/y.mdx?rev=2": "mdx", "inbox#thread1": "markdown", "README": "markdown", "a.go": "markdown",
-	}
-	for id, want := range tests {
-		if got := InferFormat(id); got != want {
-			t.Errorf("InferFormat(%q) = %q, want %q", id, got, want)
-		}
-	}
-	r := IngestRequest{ID: "a.md", Format: "pdf"}
-	if _, err := r.ResolvedFormat(); !errors.Is(err, ErrFormat) {
-		t.Errorf("ResolvedFormat(pdf) = %v, want ErrFormat", err)
-	}
-	for f, want := range map[string]string{"mbox": "email", "eml": "email", "email-json": "email", "mdx": "markdown", "text": "markdown"} {
-		if got := DefaultChunker(f); got != want {
-			t.Errorf("DefaultChunker(%q) = %q, want %q", f, got, want)
-		}
-	}
-}
-
 func TestChunkID(t *testing.T) {
 	if got, want := ChunkID("docs/a.md", 0), "792eb6ad-d4df-57d5-9e6f-cad1f78b3044"; got != want {
 		t.Errorf("ChunkID(docs/a.md, 0) = %s, want %s", got, want)

@@ -23,11 +23,12 @@ const FingerprintVersion = 1
 // document's.
 const ChunkerDefaultsKey = "chunkstream.chunker-defaults"
 
-// ChunkerDefaults are the chunker settings a worker applies to requests
-// that do not set them: the chunker of requests that name none (when it
-// reads their format) and options beneath the request's own for that
-// chunker. The zero value is the built-in behaviour: each format's
-// default chunker (DefaultChunker) with its own defaults.
+// ChunkerDefaults are the chunker settings workers apply to requests that
+// do not set them (registry.Defaults), as they advertise them: the
+// chunker of requests that name none (when it reads their format) and
+// options beneath the request's own for that chunker. The zero value is
+// the built-in behaviour: each format's default chunker with its own
+// defaults.
 type ChunkerDefaults struct {
 	// Chunker is the default chunker's name; empty means each format's
 	// default.
@@ -39,43 +40,9 @@ type ChunkerDefaults struct {
 	Options map[string]any `json:"options,omitempty"`
 }
 
-// OptionResolver returns the complete canonical options of the chunker
-// called name from layers of raw options, later layers winning, as
-// registry.Resolve does; its errors are returned as they are.
-type OptionResolver func(name string, layers ...map[string]any) (map[string]any, error)
-
-// Choose returns the chunker a request gets from workers with these
-// defaults, and the layers of raw options to resolve for it, lowest
-// first: the request's chunker when it names one, else the defaults'
-// chunker when it reads the request's format (the email chunker reads
-// the mail formats, every other chunker the text formats), else the
-// format's default chunker; the defaults' options apply beneath the
-// request's when the chosen chunker is the defaults'. The error is the
-// request's unknown format (ErrFormat).
-func (d ChunkerDefaults) Choose(req *IngestRequest) (name string, layers []map[string]any, err error) {
-	format, err := req.ResolvedFormat()
-	if err != nil {
-		return "", nil, err
-	}
-	name = req.Chunker
-	if name == "" {
-		name = DefaultChunker(format)
-		if d.Chunker != "" && (d.Chunker == "email") == (name == "email") {
-			name = d.Chunker
-		}
-	}
-	if name == d.Chunker && len(d.Options) > 0 {
-		layers = append(layers, d.Options)
-	}
-	if len(req.Options) > 0 {
-		layers = append(layers, req.Options)
-	}
-	return name, layers, nil
-}
-
 // Settings are what determines a document version's chunks and where
 // they go, resolved: the settings fingerprint (Fingerprint) is their
-// hash. Build them with ResolveSettings.
+// hash.
 type Settings struct {
 	// Chunker is the chunker used and Options its complete resolved
 	// options (every option with its value).
@@ -92,25 +59,6 @@ type Settings struct {
 	// Collection the request's Qdrant collection override.
 	Subject    string
 	Collection string
-}
-
-// ResolveSettings returns the settings of req, published on subject, in
-// workers with chunker defaults d: the chunker Choose picks and its
-// options resolved by resolve (the registry's). Errors are Choose's and
-// resolve's, as they are.
-func ResolveSettings(req *IngestRequest, subject string, d ChunkerDefaults, resolve OptionResolver) (Settings, error) {
-	name, layers, err := d.Choose(req)
-	if err != nil {
-		return Settings{}, err
-	}
-	opts, err := resolve(name, layers...)
-	if err != nil {
-		return Settings{}, err
-	}
-	return Settings{
-		Chunker: name, Options: opts, Format: req.Format, Source: req.Source, Metadata: req.Metadata,
-		Subject: subject, Collection: req.Collection,
-	}, nil
 }
 
 // Fingerprint returns the settings fingerprint: the sha256, in lowercase

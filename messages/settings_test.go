@@ -13,64 +13,6 @@ import (
 	"github.com/chunkstream/chunkstream/messages"
 )
 
-// merge is a resolver that merges layers as they are, naming the chunker:
-// enough to see which layers Choose picked.
-func merge(name string, layers ...map[string]any) (map[string]any, error) {
-	if name == "bad" {
-		return nil, errors.New("unknown chunker")
-	}
-	out := map[string]any{}
-	for _, l := range layers {
-		maps.Copy(out, l)
-	}
-	return out, nil
-}
-
-func TestChooseChunker(t *testing.T) {
-	ts := messages.ChunkerDefaults{Chunker: "twostep", Options: map[string]any{"max_chunk_size": 300, "add_headers": true}}
-	em := messages.ChunkerDefaults{Chunker: "email", Options: map[string]any{"max_chars": 4000}}
-	tests := []struct {
-		name     string
-		d        messages.ChunkerDefaults
-		req      messages.IngestRequest
-		chunker  string
-		resolved map[string]any
-	}{
-		{"no defaults, text", messages.ChunkerDefaults{}, messages.IngestRequest{ID: "a.md"}, "markdown", map[string]any{}},
-		{"no defaults, mail", messages.ChunkerDefaults{}, messages.IngestRequest{ID: "a.mbox"}, "email", map[string]any{}},
-		{"text default replaces markdown", ts, messages.IngestRequest{ID: "a.md"}, "twostep",
-			map[string]any{"max_chunk_size": 300, "add_headers": true}},
-		{"text default does not read mail", ts, messages.IngestRequest{ID: "a.eml"}, "email", map[string]any{}},
-		{"explicit format decides", ts, messages.IngestRequest{ID: "a.md", Format: "mbox"}, "email", map[string]any{}},
-		{"mail default replaces email", em, messages.IngestRequest{ID: "x#t1", Format: "mbox"}, "email", map[string]any{"max_chars": 4000}},
-		{"mail default does not read text", em, messages.IngestRequest{ID: "a.txt"}, "markdown", map[string]any{}},
-		{"request's chunker wins", ts, messages.IngestRequest{ID: "a.md", Chunker: "markdown"}, "markdown", map[string]any{}},
-		{"request's options win over the defaults'", ts,
-			messages.IngestRequest{ID: "a.md", Options: map[string]any{"max_chunk_size": 50}}, "twostep",
-			map[string]any{"max_chunk_size": 50, "add_headers": true}},
-		{"the defaults' options apply to the chunker named too", ts,
-			messages.IngestRequest{ID: "a.md", Chunker: "twostep", Options: map[string]any{"word_overlap": 2}}, "twostep",
-			map[string]any{"max_chunk_size": 300, "add_headers": true, "word_overlap": 2}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			s, err := messages.ResolveSettings(&tt.req, "ingest.docs", tt.d, merge)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if s.Chunker != tt.chunker || !maps.Equal(s.Options, tt.resolved) {
-				t.Errorf("ResolveSettings(%+v, %+v) = %s %v, want %s %v", tt.req, tt.d, s.Chunker, s.Options, tt.chunker, tt.resolved)
-			}
-		})
-	}
-	if _, err := messages.ResolveSettings(&messages.IngestRequest{ID: "a", Format: "pdf"}, "s", ts, merge); !errors.Is(err, messages.ErrFormat) {
-		t.Errorf("unknown format: err = %v, want ErrFormat", err)
-	}
-	if _, err := messages.ResolveSettings(&messages.IngestRequest{ID: "a", Chunker: "bad"}, "s", ts, merge); err == nil {
-		t.Error("a resolver's error was not returned")
-	}
-}
-
 func baseSettings() messages.Settings {
 	return messages.Settings{
 		Chunker: "markdown", Options: map[string]any{"max_char": 2048, "min_char": 0, "chunk_overlap": 0},

@@ -146,7 +146,8 @@ func (p *Producer) Backfill(ctx context.Context, o BackfillOptions) (Summary, er
 	for _, w := range pl.warnings {
 		log.Warn("backfill", "doc_id", w.File, "err", w.Text)
 	}
-	bf := &backfill{p: p, o: o, recs: recs, defaults: defaults, t: t}
+	bf := &backfill{p: p, o: o, recs: recs, t: t}
+	bf.chunkers, _ = p.opts.Chunkers.Resolver(registry.Defaults(defaults))
 	if !o.DryRun {
 		bf.snd = newSender(ctx, p.js, p.opts.MaxPending, o.MaxPendingBytes, o.Rate, o.Retry, t.settle)
 	}
@@ -302,10 +303,12 @@ func walkable(rel string, exts []string) bool {
 
 // backfill is one run of Producer.Backfill.
 type backfill struct {
-	p        *Producer
-	o        BackfillOptions
-	recs     map[string]recordInfo
-	defaults messages.ChunkerDefaults // the workers', for fingerprints
+	p    *Producer
+	o    BackfillOptions
+	recs map[string]recordInfo
+	// chunkers resolve requests with the workers' defaults, for
+	// fingerprints; nil when those do not resolve here.
+	chunkers *registry.Resolver
 	t        *tally
 	snd      *sender
 
@@ -609,26 +612,24 @@ func readFile(path string, buf []byte, limit int64) ([]byte, error) {
 // backfill it depends on the document only through its format, so it is
 // computed once per format.
 func (b *backfill) fingerprint(doc *Document) string {
-	req := messages.IngestRequest{
-		ID: doc.ID, Format: doc.Format, Chunker: doc.Chunker, Options: doc.Options, Metadata: doc.Metadata,
-		Source: doc.Source, Collection: doc.Collection,
+	if b.chunkers == nil {
+		return ""
 	}
-	format, err := req.ResolvedFormat()
+	choice, err := b.chunkers.Choose(registry.Request{ID: doc.ID, Format: doc.Format, Chunker: doc.Chunker, Options: doc.Options})
 	if err != nil {
 		return ""
 	}
 	b.fpMu.Lock()
 	defer b.fpMu.Unlock()
-	if fp, ok := b.fps[format]; ok {
+	if fp, ok := b.fps[choice.Format.Name]; ok {
 		return fp
 	}
-	fp := ""
-	if st, err := messages.ResolveSettings(&req, b.p.opts.Subject, b.defaults, registry.Resolve); err == nil {
-		fp, _ = st.Fingerprint()
-	}
+	st := messages.Settings{Chunker: choice.Entry.Name, Options: choice.Options, Format: doc.Format, Source: doc.Source,
+		Metadata: doc.Metadata, Subject: b.p.opts.Subject, Collection: doc.Collection}
+	fp, _ := st.Fingerprint()
 	if b.fps == nil {
 		b.fps = make(map[string]string)
 	}
-	b.fps[format] = fp
+	b.fps[choice.Format.Name] = fp
 	return fp
 }

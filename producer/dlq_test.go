@@ -14,8 +14,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/registry"
+	"github.com/chunkstream/chunkstream/chunking/registry/registrytest"
 	"github.com/chunkstream/chunkstream/fault"
 	"github.com/chunkstream/chunkstream/internal/jstest"
 	"github.com/chunkstream/chunkstream/messages"
@@ -25,28 +25,17 @@ import (
 // newerChunkers is the chunker registry of workers of a later release
 // that know the markdown option "heading_aware" (the workers of the tests
 // otherwise refuse it as unknown, as today's registry does).
-func newerChunkers(name string, raw map[string]any) (chunking.Chunker, error) {
-	if _, ok := raw["heading_aware"]; ok && name == "markdown" {
-		rest := map[string]any{}
-		for k, v := range raw {
-			if k != "heading_aware" {
-				rest[k] = v
-			}
-		}
-		raw = rest
-	}
-	return registry.NewChunker(name, raw)
-}
+func newerChunkers() *registry.Registry { return registrytest.With(registrytest.HeadingAware()) }
 
 // process runs a worker with the given chunkers until want requests have
 // reached a final outcome, and returns those results.
-func (e *env) process(ctx context.Context, newChunker worker.NewChunkerFunc, want int) []worker.Result {
+func (e *env) process(ctx context.Context, chunkers *registry.Registry, want int) []worker.Result {
 	e.t.Helper()
 	var mu sync.Mutex
 	var results []worker.Result
 	done := make(chan struct{})
 	w, err := worker.New(e.nc, e.js, e.top, worker.Options{
-		Config: e.cfg, Sink: worker.NewSubjectSink(e.js, e.cfg.ChunksPrefix, e.cfg.MaxPendingPublishes), NewChunker: newChunker,
+		Config: e.cfg, Sink: worker.NewSubjectSink(e.js, e.cfg.ChunksPrefix, e.cfg.MaxPendingPublishes), Chunkers: chunkers,
 		OnResult: func(r worker.Result) {
 			if !r.Final() {
 				return
@@ -123,7 +112,7 @@ func TestDLQReplayUntilFixed(t *testing.T) {
 	ingestSeq, streamSeq := ack.Sequence, ack.Sequence
 	d := NewDLQ(e.js, DLQOptions{})
 	for round := 1; round <= 3; round++ {
-		res := e.process(ctx, registry.NewChunker, 1)
+		res := e.process(ctx, nil, 1)
 		if res[0].Outcome != worker.OutcomePermanent || res[0].StreamSeq != streamSeq || res[0].IngestSeq != ingestSeq {
 			t.Fatalf("round %d: %+v, want the request at %d (version %d) dead-lettered", round, res[0], streamSeq, ingestSeq)
 		}
@@ -168,7 +157,7 @@ func TestDLQReplayUntilFixed(t *testing.T) {
 		}
 	}
 	// Workers that know the option: the replayed request is processed.
-	res := e.process(ctx, newerChunkers, 1)
+	res := e.process(ctx, newerChunkers(), 1)
 	if res[0].Outcome != worker.OutcomeAcked || res[0].StreamSeq != streamSeq || res[0].IngestSeq != ingestSeq || res[0].Chunks == 0 {
 		t.Fatalf("fixed workers: %+v, want the replay acked with chunks", res[0])
 	}
@@ -188,10 +177,10 @@ func TestDLQReplayUntilFixed(t *testing.T) {
 func TestDLQReplayCrashDuplicatesNeverLoses(t *testing.T) {
 	e := newEnv(t, nil)
 	ctx := context.Background()
-	if _, err := e.producer(Options{}).Enqueue(ctx, Document{ID: "crash/a.md", Content: []byte("# A\n\ntext\n"), Options: map[string]any{"heading_aware": 1}}); err != nil {
+	if _, err := e.producer(Options{}).Enqueue(ctx, Document{ID: "crash/a.md", Content: []byte("# A\n\ntext\n"), Options: map[string]any{"heading_aware": true}}); err != nil {
 		t.Fatal(err)
 	}
-	e.process(ctx, registry.NewChunker, 1)
+	e.process(ctx, nil, 1)
 	crash := errors.New("killed")
 	d := NewDLQ(e.js, DLQOptions{})
 	d.afterPublish = func(DeadLetterEntry) error { return crash }
@@ -209,7 +198,7 @@ func TestDLQReplayCrashDuplicatesNeverLoses(t *testing.T) {
 	if n, m := e.streamCount(e.cfg.DLQStream), e.streamCount(e.cfg.IngestStream); n != 0 || m != 2 {
 		t.Fatalf("after the second replay DLQ holds %d, INGEST %d; want 0 and 2", n, m)
 	}
-	res := e.process(ctx, newerChunkers, 2)
+	res := e.process(ctx, newerChunkers(), 2)
 	outcomes := []worker.Outcome{res[0].Outcome, res[1].Outcome}
 	slices.Sort(outcomes)
 	// Two copies of one version: the second finds it done (a duplicate),
@@ -234,10 +223,10 @@ func TestDLQReplayExpiredObject(t *testing.T) {
 	ctx := context.Background()
 	content := mdContent(1, 6000)
 	p := e.producer(Options{MaxInline: 4096})
-	if _, err := p.Enqueue(ctx, Document{ID: "obj/a.md", Content: content, Options: map[string]any{"heading_aware": 1}}); err != nil {
+	if _, err := p.Enqueue(ctx, Document{ID: "obj/a.md", Content: content, Options: map[string]any{"heading_aware": true}}); err != nil {
 		t.Fatal(err)
 	}
-	e.process(ctx, registry.NewChunker, 1)
+	e.process(ctx, nil, 1)
 	objects, err := e.js.ObjectStore(ctx, e.cfg.ObjectsBucket)
 	if err != nil {
 		t.Fatal(err)
@@ -267,7 +256,7 @@ func TestDLQReplayExpiredObject(t *testing.T) {
 	if err != nil || sum.Processed != 1 || !sum.OK() {
 		t.Fatalf("Replay after the object is back = %+v, %v", sum, err)
 	}
-	if res := e.process(ctx, newerChunkers, 1); res[0].Outcome != worker.OutcomeAcked {
+	if res := e.process(ctx, newerChunkers(), 1); res[0].Outcome != worker.OutcomeAcked {
 		t.Errorf("replayed object request: %+v", res[0])
 	}
 }
@@ -466,10 +455,11 @@ func TestBackfillResendsDeadLettered(t *testing.T) {
 	// the backfill would send) is skipped: the test can tell the two
 	// apart.
 	kv := e.top.Docs
-	settings, err := messages.ResolveSettings(&messages.IngestRequest{ID: "a.md"}, "ingest.docs", messages.ChunkerDefaults{}, registry.Resolve)
+	opts, err := registry.Default().Resolve("markdown")
 	if err != nil {
 		t.Fatal(err)
 	}
+	settings := messages.Settings{Chunker: "markdown", Options: opts, Subject: "ingest.docs"}
 	rec.State, rec.LastFailure = messages.StateDone, messages.Failure{}
 	if rec.Fingerprint, err = settings.Fingerprint(); err != nil {
 		t.Fatal(err)

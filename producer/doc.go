@@ -33,7 +33,7 @@
 //     is skipped only when unchanged: its sha256 equals a done, non-delete
 //     record's doc_version and the settings fingerprint of the request it
 //     would send equals the record's. The fingerprint is computed as the
-//     workers compute it (messages.ResolveSettings through the registry)
+//     workers compute it (registry.Resolver.Choose, Options.Chunkers)
 //     with the chunker defaults the workers advertise in the same bucket
 //     (none advertised: a worker without chunker settings), once per
 //     format within a backfill (the only part of the request that varies

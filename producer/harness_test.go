@@ -99,18 +99,18 @@ func (e *env) runWorker(ctx context.Context, want int) map[string][]worker.Resul
 // runWorkerWith is runWorker writing to sink.
 func (e *env) runWorkerWith(ctx context.Context, sink worker.Sink, want int) map[string][]worker.Result {
 	e.t.Helper()
-	return e.runWorkerChunkers(ctx, sink, registry.NewChunker, want)
+	return e.runWorkerChunkers(ctx, sink, nil, want)
 }
 
 // runWorkerChunkers is runWorkerWith with the chunkers newChunker builds.
-func (e *env) runWorkerChunkers(ctx context.Context, sink worker.Sink, newChunker worker.NewChunkerFunc, want int) map[string][]worker.Result {
+func (e *env) runWorkerChunkers(ctx context.Context, sink worker.Sink, chunkers *registry.Registry, want int) map[string][]worker.Result {
 	e.t.Helper()
 	var mu sync.Mutex
 	results := map[string][]worker.Result{}
 	final := 0
 	done := make(chan struct{})
 	w, err := worker.New(e.nc, e.js, e.top, worker.Options{
-		Config: e.cfg, Sink: sink, NewChunker: newChunker,
+		Config: e.cfg, Sink: sink, Chunkers: chunkers,
 		OnResult: func(r worker.Result) {
 			if !r.Final() {
 				return
@@ -229,12 +229,16 @@ func expected(t *testing.T, dir, prefix string) map[string][]string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		format := messages.InferFormat(id)
-		c, err := registry.NewChunker(messages.DefaultChunker(format), nil)
+		rs, _ := registry.Default().Resolver(registry.Defaults{})
+		choice, err := rs.Choose(registry.Request{ID: id})
 		if err != nil {
 			t.Fatal(err)
 		}
-		chunks, _, err := c.Chunk(chunking.Document{Path: prefix + id, Format: format, Content: content})
+		c, err := rs.Chunker(choice)
+		if err != nil {
+			t.Fatal(err)
+		}
+		chunks, _, err := c.Chunk(chunking.Document{Path: prefix + id, Format: choice.Format.Name, Content: content})
 		if err != nil {
 			t.Fatal(err)
 		}

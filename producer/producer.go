@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nuid"
 
 	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/chunking/registry"
 	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/topology"
 )
@@ -42,6 +43,9 @@ type Options struct {
 	// refused with ErrTooLarge before anything is stored or published,
 	// since a worker would only dead-letter it.
 	MaxDocBytes int64
+	// Chunkers are the chunkers the workers know, to resolve requests as
+	// they will (default: registry.Default()).
+	Chunkers *registry.Registry
 }
 
 // DefaultMaxDocBytes is Options.MaxDocBytes's default, the workers'
@@ -73,6 +77,9 @@ type Producer struct {
 	opts    Options
 	objects jetstream.ObjectStore
 	sem     chan struct{}
+	// checks resolves requests without the workers' defaults, to refuse
+	// what any worker would.
+	checks *registry.Resolver
 }
 
 // New returns a producer publishing through js; nc gives the server's max
@@ -97,7 +104,11 @@ func New(nc *nats.Conn, js jetstream.JetStream, opts Options) *Producer {
 	if opts.MaxDocBytes <= 0 {
 		opts.MaxDocBytes = DefaultMaxDocBytes
 	}
-	return &Producer{js: js, opts: opts, sem: make(chan struct{}, opts.MaxPending)}
+	if opts.Chunkers == nil {
+		opts.Chunkers = registry.Default()
+	}
+	checks, _ := opts.Chunkers.Resolver(registry.Defaults{}) // zero defaults always resolve
+	return &Producer{js: js, opts: opts, sem: make(chan struct{}, opts.MaxPending), checks: checks}
 }
 
 // SendID returns the producer's send id.

@@ -75,7 +75,7 @@ func newReplayCase(t *testing.T, s replaySink) *replayCase {
 
 // work runs a fresh worker (as after a restart) until n requests are final.
 func (c *replayCase) work(n int) map[string][]worker.Result {
-	return c.runWorkerChunkers(c.ctx, c.sink, newerChunkers, n)
+	return c.runWorkerChunkers(c.ctx, c.sink, newerChunkers(), n)
 }
 
 // workToday is work with the chunkers of today's workers, which refuse

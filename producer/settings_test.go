@@ -103,7 +103,7 @@ func TestRerunOnSettingsChange(t *testing.T) {
 		e.runWorker(ctx, len(got))
 	}
 	// The records hold the fingerprint of what was used: the last run's.
-	opts, err := registry.Resolve("twostep")
+	opts, err := registry.Default().Resolve("twostep")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +200,7 @@ func TestResendStale(t *testing.T) {
 	for _, id := range []string{"a.md", "b.md"} {
 		rec, _, _, _ := worker.NewKVRecords(e.top.Docs).Get(ctx, id)
 		content, _ := os.ReadFile(filepath.Join(dir, id))
-		c, _ := registry.NewChunker("twostep", map[string]any{"max_chunk_size": 300})
+		c, _ := registry.Default().NewChunker("twostep", map[string]any{"max_chunk_size": 300})
 		chunks, _, _ := c.Chunk(chunking.Document{Path: id, Content: content})
 		if rec.Chunks != len(chunks) {
 			t.Errorf("%s: record says %d chunks, twostep max_chunk_size 300 gives %d", id, rec.Chunks, len(chunks))
@@ -223,7 +223,7 @@ func TestResendStale(t *testing.T) {
 func (e *env) startWorker(ctx context.Context) (stop func()) {
 	e.t.Helper()
 	w, err := worker.New(e.nc, e.js, e.top, worker.Options{
-		Config: e.cfg, Sink: worker.NewSubjectSink(e.js, e.cfg.ChunksPrefix, e.cfg.MaxPendingPublishes), NewChunker: registry.NewChunker,
+		Config: e.cfg, Sink: worker.NewSubjectSink(e.js, e.cfg.ChunksPrefix, e.cfg.MaxPendingPublishes),
 	})
 	if err != nil {
 		e.t.Fatal(err)

@@ -106,7 +106,7 @@ func (p *Producer) sendLine(ctx context.Context, bf *backfill, snd *sender, o St
 		err = req.Validate()
 	}
 	if err == nil && !req.IsDelete() {
-		err = checkChunker(&req)
+		err = p.checkChunker(&req)
 	}
 	if err == nil {
 		err = p.checkSize(req.ID, "", int64(len(req.Content)))
@@ -196,15 +196,11 @@ func readLine(br *bufio.Reader, max int) (line []byte, tooLong bool, err error) 
 
 // checkChunker checks what the worker would refuse as permanent: an
 // unknown format, chunker or option, or invalid option values.
-func checkChunker(req *messages.IngestRequest) error {
-	format, err := req.ResolvedFormat()
+func (p *Producer) checkChunker(req *messages.IngestRequest) error {
+	choice, err := p.checks.Choose(registry.Request{ID: req.ID, Format: req.Format, Chunker: req.Chunker, Options: req.Options})
 	if err != nil {
 		return err
 	}
-	name := req.Chunker
-	if name == "" {
-		name = messages.DefaultChunker(format)
-	}
-	_, err = registry.NewChunker(name, req.Options)
+	_, err = p.checks.Chunker(choice)
 	return err
 }

@@ -78,53 +78,28 @@ func roundDuration(d time.Duration) time.Duration {
 	return d.Round(time.Millisecond)
 }
 
-// sizeOption names the option of the registry's chunker name that sets
-// the largest chunk, and whether it counts words (otherwise characters).
-func sizeOption(name string) (option string, words, ok bool) {
-	switch name {
-	case "markdown":
-		return "max_char", false, true
-	case "email":
-		return "max_chars", false, true
-	case "twostep":
-		return "max_chunk_size", true, true
-	}
-	return "", false, false
-}
-
-// checkChunkSize refuses a request that asks chunker name for chunks
-// smaller than the worker accepts (MinChunkChars, MinChunkWords): a tiny
-// size turns a document into as many chunk records as it has characters
-// or words. Only a size the request itself sets is bounded; the worker's
-// own defaults and the chunker's are the operator's choice. The value is
-// read from the options resolved from layers (what the chunker is built
-// from, the request's last); options that do not resolve are left for
-// the chunker's construction to report. The error wraps
-// chunking.ErrInvalidOptions and names the option, the value and the
-// bound.
-func (w *Worker) checkChunkSize(name string, request map[string]any, layers ...map[string]any) error {
-	option, words, ok := sizeOption(name)
-	if _, set := request[option]; !ok || !set {
+// checkChunkSize refuses a request that asks for chunks smaller than the
+// worker accepts in the unit its size counts (MinChunkChars,
+// MinChunkWords, MinChunkTokens): a tiny size turns a document into as
+// many chunk records as it has characters, words or tokens. Only a size
+// the request itself sets is bounded; the worker's own defaults and the
+// chunker's are the operator's choice. The error wraps
+// chunking.ErrInvalidOptions and names the option, the value, the bound
+// and its setting.
+func (w *Worker) checkChunkSize(c registry.Choice) error {
+	if !c.SizeSet {
 		return nil
 	}
-	bound, unit, setting := w.cfg.MinChunkChars, "characters", "CHUNKSTREAM_MIN_CHUNK_CHARS"
-	if words {
-		bound, unit, setting = w.cfg.MinChunkWords, "words", "CHUNKSTREAM_MIN_CHUNK_WORDS"
+	bound, setting := w.cfg.MinChunkChars, "CHUNKSTREAM_MIN_CHUNK_CHARS"
+	switch c.Unit {
+	case registry.Words:
+		bound, setting = w.cfg.MinChunkWords, "CHUNKSTREAM_MIN_CHUNK_WORDS"
+	case registry.Tokens:
+		bound, setting = w.cfg.MinChunkTokens, "CHUNKSTREAM_MIN_CHUNK_TOKENS"
 	}
-	if bound <= 0 {
+	if c.Size >= bound {
 		return nil
 	}
-	e, err := registry.Lookup(name)
-	if err != nil {
-		return nil
-	}
-	resolved, err := e.Resolve(layers...)
-	if err != nil {
-		return nil
-	}
-	if v, ok := resolved[option].(int); ok && v < bound {
-		return fmt.Errorf("chunker %s: %w: %s %d is below the smallest chunk size this worker accepts, %d %s (%s)",
-			name, chunking.ErrInvalidOptions, option, v, bound, unit, setting)
-	}
-	return nil
+	return fmt.Errorf("chunker %s: %w: %s %d is below the smallest chunk size this worker accepts, %d %s (%s)",
+		c.Entry.Name, chunking.ErrInvalidOptions, c.Entry.Size, c.Size, bound, c.Unit, setting)
 }

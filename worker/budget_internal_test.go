@@ -129,8 +129,9 @@ func TestChunkWithin(t *testing.T) {
 	}
 }
 
-// TestCheckChunkSize: the smallest chunk size a request may ask for,
-// read from the resolved options whatever type the wire gave it.
+// TestCheckChunkSize: the smallest chunk size a request may ask for, in
+// the unit its size counts, read from the resolved options whatever type
+// the wire gave it.
 func TestCheckChunkSize(t *testing.T) {
 	cases := []struct {
 		name    string
@@ -149,14 +150,23 @@ func TestCheckChunkSize(t *testing.T) {
 		{"email below", "email", map[string]any{"max_chars": 300}, 512, "max_chars 300 is below the smallest chunk size this worker accepts, 512 characters"},
 		{"twostep below", "twostep", map[string]any{"max_chunk_size": 3}, 32, "max_chunk_size 3 is below the smallest chunk size this worker accepts, 8 words (CHUNKSTREAM_MIN_CHUNK_WORDS)"},
 		{"twostep at the bound", "twostep", map[string]any{"max_chunk_size": 8}, 32, ""},
-		{"options the chunker refuses are its own to report", "markdown", map[string]any{"max_char": 1}, 32, ""},
-		{"a chunker the registry does not know", "custom", map[string]any{"max_char": 1}, 32, ""},
+		// 20 tokens are about 80 characters: the bound is in tokens.
+		{"markdown in tokens", "markdown", map[string]any{"max_char": 20, "min_char": 0, "chunk_overlap": 0, "tokenizer": "cl100k_base"}, 32, ""},
+		{"markdown in tokens below", "markdown", map[string]any{"max_char": 4, "min_char": 0, "chunk_overlap": 0, "tokenizer": "cl100k_base"}, 32, "max_char 4 is below the smallest chunk size this worker accepts, 8 tokens (CHUNKSTREAM_MIN_CHUNK_TOKENS)"},
+		{"twostep in tokens", "twostep", map[string]any{"max_chunk_size": 20, "tokenizer": "o200k_base"}, 32, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			w := testWorker()
 			w.cfg.MinChunkChars = c.chars
-			err := w.checkChunkSize(c.chunker, c.opts, c.opts)
+			choice, err := w.chunkers.Choose(registry.Request{ID: "a.md", Chunker: c.chunker, Options: c.opts})
+			if c.chunker == "email" {
+				choice, err = w.chunkers.Choose(registry.Request{ID: "a.mbox", Chunker: c.chunker, Options: c.opts})
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = w.checkChunkSize(choice)
 			if c.want == "" {
 				if err != nil {
 					t.Errorf("checkChunkSize = %v, want nil", err)
@@ -167,24 +177,5 @@ func TestCheckChunkSize(t *testing.T) {
 				t.Errorf("checkChunkSize = %v, want ErrInvalidOptions containing %q", err, c.want)
 			}
 		})
-	}
-}
-
-// TestSizeOptions: every registry chunker with a size option names one
-// it has, as an integer.
-func TestSizeOptions(t *testing.T) {
-	for _, e := range registry.Entries() {
-		name, _, ok := sizeOption(e.Name)
-		if !ok {
-			t.Errorf("chunker %s has no size option: add it to sizeOption or decide it needs none", e.Name)
-			continue
-		}
-		found := false
-		for _, o := range e.Options() {
-			found = found || o.Name == name && o.Kind == registry.Int
-		}
-		if !found {
-			t.Errorf("chunker %s: size option %q is not one of its integer options", e.Name, name)
-		}
 	}
 }

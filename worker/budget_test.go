@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/chunking/registry"
+	"github.com/chunkstream/chunkstream/chunking/registry/registrytest"
 	"github.com/chunkstream/chunkstream/fault"
 	"github.com/chunkstream/chunkstream/internal/testutil"
 	"github.com/chunkstream/chunkstream/messages"
@@ -54,45 +56,48 @@ type budgetChunkers struct {
 	yields  atomic.Int64 // chunks endless handed out
 }
 
-func (b *budgetChunkers) new(name string, raw map[string]any) (chunking.Chunker, error) {
-	switch name {
-	case "spin":
-		return streamFunc(func(ctx context.Context, _ chunking.Document, _ func(chunking.Chunk) bool) ([]chunking.Warning, error) {
-			b.running.Add(1)
-			defer b.running.Add(-1)
-			b.spins.Add(1)
-			for n := 0; ; n++ {
-				if n%1024 == 0 && ctx.Err() != nil {
-					return nil, fmt.Errorf("spin: %w", ctx.Err())
-				}
-			}
-		}), nil
-	case "stubborn":
-		ms, _ := raw["sleep_ms"].(int)
-		md, err := chunkersWithFaults("markdown", nil)
-		if err != nil {
-			return nil, err
-		}
-		return streamFunc(func(_ context.Context, doc chunking.Document, yield func(chunking.Chunk) bool) ([]chunking.Warning, error) {
-			b.running.Add(1)
-			defer b.running.Add(-1)
-			time.Sleep(time.Duration(ms) * time.Millisecond)
-			// Chunked with a context that never ends: this chunker does
-			// not watch the one it was given.
-			return md.(chunking.StreamChunker).ChunkFunc(context.Background(), doc, yield)
-		}), nil
-	case "endless":
-		return streamFunc(func(_ context.Context, _ chunking.Document, yield func(chunking.Chunk) bool) ([]chunking.Warning, error) {
-			for i := range 1_000_000 {
-				b.yields.Add(1)
-				if !yield(chunking.NewChunk(fmt.Sprintf("chunk %d", i), nil)) {
-					break
-				}
-			}
-			return nil, nil
-		}), nil
+// registry returns the default registry with the fault chunkers and
+// these.
+func (b *budgetChunkers) registry() *registry.Registry {
+	md, err := registry.Default().NewChunker("markdown", nil)
+	if err != nil {
+		panic(err)
 	}
-	return chunkersWithFaults(name, raw)
+	return registrytest.With(append(faultEntries(),
+		registrytest.Func("spin", func(registrytest.Config) (chunking.Chunker, error) {
+			return streamFunc(func(ctx context.Context, _ chunking.Document, _ func(chunking.Chunk) bool) ([]chunking.Warning, error) {
+				b.running.Add(1)
+				defer b.running.Add(-1)
+				b.spins.Add(1)
+				for n := 0; ; n++ {
+					if n%1024 == 0 && ctx.Err() != nil {
+						return nil, fmt.Errorf("spin: %w", ctx.Err())
+					}
+				}
+			}), nil
+		}),
+		registrytest.Func("stubborn", func(c registrytest.Config) (chunking.Chunker, error) {
+			return streamFunc(func(_ context.Context, doc chunking.Document, yield func(chunking.Chunk) bool) ([]chunking.Warning, error) {
+				b.running.Add(1)
+				defer b.running.Add(-1)
+				time.Sleep(time.Duration(c.SleepMS) * time.Millisecond)
+				// Chunked with a context that never ends: this chunker does
+				// not watch the one it was given.
+				return md.(chunking.StreamChunker).ChunkFunc(context.Background(), doc, yield)
+			}), nil
+		}),
+		registrytest.Func("endless", func(registrytest.Config) (chunking.Chunker, error) {
+			return streamFunc(func(_ context.Context, _ chunking.Document, yield func(chunking.Chunk) bool) ([]chunking.Warning, error) {
+				for i := range 1_000_000 {
+					b.yields.Add(1)
+					if !yield(chunking.NewChunk(fmt.Sprintf("chunk %d", i), nil)) {
+						break
+					}
+				}
+				return nil, nil
+			}), nil
+		}),
+	)...)
 }
 
 // TestOneDocumentCannotHoldAWorker: documents that need more than the
@@ -115,7 +120,7 @@ func TestOneDocumentCannotHoldAWorker(t *testing.T) {
 	cfg.AckWait = 2 * time.Minute
 	e := newEnv(t, cfg)
 	bc := &budgetChunkers{}
-	w, res, _ := e.startWorker(worker.Options{NewChunker: bc.new})
+	w, res, _ := e.startWorker(worker.Options{Chunkers: bc.registry()})
 
 	deep := nestedList(2400)
 	small := []byte("# Small\n\nA short document behind the slow ones.\n")
@@ -193,7 +198,7 @@ func TestChunkCountAndSizeBounds(t *testing.T) {
 	cfg.MaxChunksPerDoc = 10
 	e := newEnv(t, cfg)
 	bc := &budgetChunkers{}
-	_, res, _ := e.startWorker(worker.Options{NewChunker: bc.new})
+	_, res, _ := e.startWorker(worker.Options{Chunkers: bc.registry()})
 
 	long := []byte(strings.Repeat("The quick brown fox jumps over the lazy dog again. ", 40))
 	tiny := []byte("# Tiny\n\nSmall enough.\n")
@@ -258,7 +263,7 @@ func TestShutdownIsNotABudget(t *testing.T) {
 	cfg.MaxChunkTime = time.Hour
 	e := newEnv(t, cfg)
 	bc := &budgetChunkers{}
-	w, res, stop := e.startWorker(worker.Options{NewChunker: bc.new})
+	w, res, stop := e.startWorker(worker.Options{Chunkers: bc.registry()})
 	e.publish("ingest.docs", messages.IngestRequest{V: 1, ID: "spin.md", Chunker: "spin", Content: []byte("x")}, "")
 	testutil.WaitFor(t, time.Minute, "in flight", func() bool { return metricValue(t, w.Metrics().InFlight) == 1 && bc.running.Load() == 1 })
 	stop()

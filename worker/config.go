@@ -8,8 +8,6 @@ import (
 	"runtime"
 	"time"
 
-	"github.com/chunkstream/chunkstream/chunking/registry"
-	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/topology"
 )
 
@@ -63,15 +61,17 @@ type Config struct {
 	// give: the chunker is stopped at the next one and the request is
 	// dead-lettered as too_complex. 0 means no limit.
 	MaxChunksPerDoc int `env:"CHUNKSTREAM_MAX_CHUNKS_PER_DOC" envDefault:"100000" help:"most chunks one document may give; more is dead-lettered too_complex (0: no limit)"`
-	// MinChunkChars and MinChunkWords are the smallest chunk size a
-	// request may ask for: max_char (markdown) and max_chars (email) in
-	// characters, max_chunk_size (twostep) in words. A request below is
-	// invalid_options. 0 means no bound.
-	MinChunkChars int `env:"CHUNKSTREAM_MIN_CHUNK_CHARS" envDefault:"32" help:"smallest max_char (markdown) or max_chars (email) a request may ask for (0: no bound)"`
-	MinChunkWords int `env:"CHUNKSTREAM_MIN_CHUNK_WORDS" envDefault:"8" help:"smallest max_chunk_size (twostep, in words) a request may ask for (0: no bound)"`
+	// MinChunkChars, MinChunkWords and MinChunkTokens are the smallest
+	// chunk size a request may ask for, in the unit its chunker's size
+	// option counts: characters (max_char of markdown, max_chars of
+	// email), words (max_chunk_size of twostep) or tokens (either, with
+	// a tokenizer). A request below is invalid_options. 0 means no bound.
+	MinChunkChars  int `env:"CHUNKSTREAM_MIN_CHUNK_CHARS" envDefault:"32" help:"smallest chunk size in characters a request may ask for: max_char (markdown), max_chars (email) (0: no bound)"`
+	MinChunkWords  int `env:"CHUNKSTREAM_MIN_CHUNK_WORDS" envDefault:"8" help:"smallest chunk size in words a request may ask for: max_chunk_size (twostep) (0: no bound)"`
+	MinChunkTokens int `env:"CHUNKSTREAM_MIN_CHUNK_TOKENS" envDefault:"8" help:"smallest chunk size in tokens a request may ask for, with a tokenizer (0: no bound)"`
 	// Chunker is the chunker of requests that name none, where it reads
-	// their format (messages.ChunkerDefaults.Choose); empty means each
-	// format's default.
+	// their format (registry.Resolver.Choose); empty means each format's
+	// default.
 	Chunker string `env:"CHUNKSTREAM_CHUNKER" envDefault:"markdown" help:"chunker of requests that name none, for the formats it reads"`
 	// ChunkerOptions are options of Chunker applied beneath a request's
 	// own whenever a request is chunked with Chunker: request > these >
@@ -118,28 +118,6 @@ func (o *ChunkerOptions) String() string {
 	return string(b)
 }
 
-// ChunkerDefaults returns the default chunker and its options resolved
-// through the registry (every option with its value): what the worker
-// applies, advertises and fingerprints. The error names the variable and
-// the option.
-func (c *Config) ChunkerDefaults() (messages.ChunkerDefaults, error) {
-	if c.Chunker == "" {
-		if len(c.ChunkerOptions) > 0 {
-			return messages.ChunkerDefaults{}, errors.New("worker: config CHUNKSTREAM_CHUNKER_OPTIONS: options without a chunker (set CHUNKSTREAM_CHUNKER)")
-		}
-		return messages.ChunkerDefaults{}, nil
-	}
-	e, err := registry.Lookup(c.Chunker)
-	if err != nil {
-		return messages.ChunkerDefaults{}, fmt.Errorf("worker: config CHUNKSTREAM_CHUNKER: %w", err)
-	}
-	opts, err := e.Resolve(c.ChunkerOptions)
-	if err != nil {
-		return messages.ChunkerDefaults{}, fmt.Errorf("worker: config CHUNKSTREAM_CHUNKER_OPTIONS: %w", err)
-	}
-	return messages.ChunkerDefaults{Chunker: e.Name, Options: opts}, nil
-}
-
 // Record formats.
 const (
 	RecordFormatMsgpack = "msgpack"
@@ -173,6 +151,7 @@ func DefaultConfig() Config {
 		MaxChunksPerDoc:     100_000,
 		MinChunkChars:       32,
 		MinChunkWords:       8,
+		MinChunkTokens:      8,
 	}
 }
 
@@ -230,8 +209,8 @@ func (c *Config) Validate() error {
 	if c.MinChunkWords < 0 {
 		bad("CHUNKSTREAM_MIN_CHUNK_WORDS", "%d is negative", c.MinChunkWords)
 	}
-	if _, err := c.ChunkerDefaults(); err != nil {
-		errs = append(errs, err)
+	if c.MinChunkTokens < 0 {
+		bad("CHUNKSTREAM_MIN_CHUNK_TOKENS", "%d is negative", c.MinChunkTokens)
 	}
 	return errors.Join(errs...)
 }

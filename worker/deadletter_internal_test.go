@@ -10,7 +10,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/chunkstream/chunkstream/chunking"
-	"github.com/chunkstream/chunkstream/chunking/registry"
 	"github.com/chunkstream/chunkstream/fault"
 	"github.com/chunkstream/chunkstream/internal/jstest"
 	"github.com/chunkstream/chunkstream/messages"
@@ -57,7 +56,7 @@ func TestDeadLetterWrittenTwiceStoredOnce(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			w, err := New(nc, js, top, Options{Config: cfg, Sink: nopSink{}, NewChunker: registry.NewChunker})
+			w, err := New(nc, js, top, Options{Config: cfg, Sink: nopSink{}})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -13,7 +13,9 @@ import (
 // ChunkerDefaults returns the chunker defaults the worker applies to
 // requests that do not set them (Config.Chunker and ChunkerOptions,
 // resolved), as it advertises them.
-func (w *Worker) ChunkerDefaults() messages.ChunkerDefaults { return w.defaults }
+func (w *Worker) ChunkerDefaults() messages.ChunkerDefaults {
+	return messages.ChunkerDefaults(w.chunkers.Defaults())
+}
 
 // advertise writes the worker's chunker defaults under
 // messages.ChunkerDefaultsKey in the bucket of document records, where
@@ -22,7 +24,8 @@ func (w *Worker) ChunkerDefaults() messages.ChunkerDefaults { return w.defaults 
 // workers started before had other settings) is replaced, with a
 // warning: the last worker started wins.
 func (w *Worker) advertise(ctx context.Context) error {
-	val, err := messages.EncodeChunkerDefaults(w.defaults)
+	defaults := w.ChunkerDefaults()
+	val, err := messages.EncodeChunkerDefaults(defaults)
 	if err != nil {
 		return fmt.Errorf("worker: advertise chunker defaults: %w", err)
 	}
@@ -31,7 +34,7 @@ func (w *Worker) advertise(ctx context.Context) error {
 	switch {
 	case err == nil:
 		cur, derr := messages.DecodeChunkerDefaults(e.Value())
-		if derr == nil && cur.Equal(w.defaults) {
+		if derr == nil && cur.Equal(defaults) {
 			return nil
 		}
 		w.log.Warn("replacing the chunker defaults other workers advertised: until they restart with these, their records hold other settings fingerprints",

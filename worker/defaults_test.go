@@ -9,6 +9,7 @@ import (
 
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/registry"
+	"github.com/chunkstream/chunkstream/chunking/registry/registrytest"
 	"github.com/chunkstream/chunkstream/internal/testutil"
 	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/worker"
@@ -24,13 +25,14 @@ func TestChunkerCacheKeysOnResolvedOptions(t *testing.T) {
 	e := newEnv(t, cfg)
 	var mu sync.Mutex
 	built := map[string]int{}
-	counting := func(name string, raw map[string]any) (chunking.Chunker, error) {
+	md, _ := registry.Default().Lookup("markdown")
+	counting := md.Wrap(func(resolved map[string]any, c chunking.Chunker) chunking.Chunker {
 		mu.Lock()
-		built[fmt.Sprint(raw["max_char"])]++
+		built[fmt.Sprint(resolved["max_char"])]++
 		mu.Unlock()
-		return registry.NewChunker(name, raw)
-	}
-	_, res, _ := e.startWorker(worker.Options{NewChunker: counting})
+		return c
+	})
+	_, res, _ := e.startWorker(worker.Options{Chunkers: registrytest.With(counting)})
 	reqs := []messages.IngestRequest{
 		{ID: "a.md"},
 		{ID: "b.md", Chunker: "markdown"},

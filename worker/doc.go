@@ -138,7 +138,7 @@
 // "shutdown") for another worker, never dead-lettered.
 //
 // A chunker that ignores its context (a program's own, through
-// Options.NewChunker), or one that is not a StreamChunker (called as
+// Options.Chunkers), or one that is not a StreamChunker (called as
 // Chunk and handed out afterwards), cannot be stopped: the worker waits
 // for it, since leaving it running would keep its CPU and memory busy
 // while the worker takes the next document, which is what the budget is
@@ -201,22 +201,21 @@
 //   - The format passed to the chunker is the request's explicit format
 //     only; without one the chunker infers it from the id, exactly as
 //     `chunk split` does from the path, so both produce the same chunks.
-//     The resolved format (messages.InferFormat) picks the default chunker
-//     and decides the UTF-8 check (markdown, mdx, text).
+//     The resolved format (registry.Registry.InferFormat) picks the
+//     default chunker and decides the UTF-8 check (its Text formats).
 //   - "source" is added to chunk metadata before the request's metadata,
 //     whose values win on a clash.
-//   - Chunker settings: request > worker defaults > chunker defaults. The
-//     worker's defaults (Config.Chunker and ChunkerOptions) are validated
-//     by New through the registry, applied as messages.ChunkerDefaults
-//     says (a default chunker takes the requests of the formats it reads
-//     that name no chunker; its options lie beneath a request's own
-//     whenever that chunker is used), and advertised at the start of Run
-//     under messages.ChunkerDefaultsKey in the bucket of document
-//     records (rewritten only when they differ, with a warning: the last
-//     worker started wins). Options.NewChunker has the last word: a
-//     chunker it builds from options the registry refuses (a program's
-//     own chunker, or one knowing more options) gets its option layers
-//     merged as given.
+//   - Chunker settings: request > worker defaults > chunker defaults,
+//     resolved once per request by the registry's Resolver (the worker
+//     never names a chunker). The worker's defaults (Config.Chunker and
+//     ChunkerOptions) are validated by New against Options.Chunkers (a
+//     default chunker takes the requests of the formats it reads that
+//     name no chunker; its options lie beneath a request's own whenever
+//     that chunker is used), and advertised at the start of Run under
+//     messages.ChunkerDefaultsKey in the bucket of document records
+//     (rewritten only when they differ, with a warning: the last worker
+//     started wins). A program serves its own chunkers by handing the
+//     worker a registry that lists them.
 //   - A finished upsert's record holds the settings fingerprint of what
 //     was used (messages.Settings) and the chunk count, so a producer can
 //     tell a document processed with other settings from an unchanged

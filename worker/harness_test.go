@@ -17,6 +17,7 @@ import (
 
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/registry"
+	"github.com/chunkstream/chunkstream/chunking/registry/registrytest"
 	"github.com/chunkstream/chunkstream/internal/jstest"
 	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/topology"
@@ -75,27 +76,26 @@ func (e *env) connect() {
 	}
 }
 
-// chunkersWithFaults is registry.NewChunker plus test chunkers: "panic"
-// panics, "slow" sleeps for the "sleep_ms" option and then chunks as
-// markdown.
-func chunkersWithFaults(name string, raw map[string]any) (chunking.Chunker, error) {
-	switch name {
-	case "panic":
-		return chunking.ChunkerFunc(func(chunking.Document) ([]chunking.Chunk, []chunking.Warning, error) {
-			panic("boom")
-		}), nil
-	case "slow":
-		ms, _ := raw["sleep_ms"].(int)
-		md, err := registry.NewChunker("markdown", nil)
-		if err != nil {
-			return nil, err
-		}
-		return chunking.ChunkerFunc(func(d chunking.Document) ([]chunking.Chunk, []chunking.Warning, error) {
-			time.Sleep(time.Duration(ms) * time.Millisecond)
-			return md.Chunk(d)
-		}), nil
+// faultEntries are test chunkers: "panic" panics, "slow" sleeps for the
+// "sleep_ms" option and then chunks as markdown.
+func faultEntries() []registry.Entry {
+	md, err := registry.Default().NewChunker("markdown", nil)
+	if err != nil {
+		panic(err)
 	}
-	return registry.NewChunker(name, raw)
+	return []registry.Entry{
+		registrytest.Func("panic", func(registrytest.Config) (chunking.Chunker, error) {
+			return chunking.ChunkerFunc(func(chunking.Document) ([]chunking.Chunk, []chunking.Warning, error) {
+				panic("boom")
+			}), nil
+		}),
+		registrytest.Func("slow", func(c registrytest.Config) (chunking.Chunker, error) {
+			return chunking.ChunkerFunc(func(d chunking.Document) ([]chunking.Chunk, []chunking.Warning, error) {
+				time.Sleep(time.Duration(c.SleepMS) * time.Millisecond)
+				return md.Chunk(d)
+			}), nil
+		}),
+	}
 }
 
 // results collects worker.Results.
@@ -134,8 +134,8 @@ func (e *env) startWorker(opts worker.Options) (*worker.Worker, *results, func()
 	if opts.Sink == nil {
 		opts.Sink = worker.NewSubjectSink(e.js, e.cfg.ChunksPrefix, e.cfg.MaxPendingPublishes)
 	}
-	if opts.NewChunker == nil {
-		opts.NewChunker = chunkersWithFaults
+	if opts.Chunkers == nil {
+		opts.Chunkers = registrytest.With(faultEntries()...)
 	}
 	opts.Config = e.cfg
 	if testing.Verbose() && opts.Logger == nil {
@@ -285,7 +285,7 @@ func markdownDocs(n int) map[string][]byte {
 // expectedChunks chunks content as the worker should.
 func expectedChunks(t testing.TB, id string, content []byte) []chunking.Chunk {
 	t.Helper()
-	ch, err := registry.NewChunker("markdown", nil)
+	ch, err := registry.Default().NewChunker("markdown", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/chunking/registry"
 	"github.com/chunkstream/chunkstream/fault"
 )
 
@@ -57,7 +58,11 @@ func testWorker() *Worker {
 	cfg.MaxDeliver = 5
 	m := NewMetrics()
 	log := slog.New(slog.DiscardHandler)
-	return &Worker{cfg: cfg, log: log, m: m,
+	chunkers, err := registry.Default().Resolver(registry.Defaults{})
+	if err != nil {
+		panic(err)
+	}
+	return &Worker{cfg: cfg, log: log, m: m, chunkers: chunkers,
 		backoff:  Backoff{Base: time.Second, Max: 8 * time.Second, Rand: func() float64 { return 0.5 }},
 		out:      newOutageState(log, m),
 		ackSlots: make(chan struct{}, maxAckConfirmations)}

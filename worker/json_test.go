@@ -23,7 +23,7 @@ import (
 // carrying md.
 func chunksWithMetadata(t testing.TB, id string, content []byte, md chunking.Metadata) []chunking.Chunk {
 	t.Helper()
-	ch, err := registry.NewChunker("markdown", nil)
+	ch, err := registry.Default().NewChunker("markdown", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"unicode/utf8"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -15,9 +14,6 @@ import (
 	"github.com/chunkstream/chunkstream/fault"
 	"github.com/chunkstream/chunkstream/messages"
 )
-
-// textFormats must be UTF-8.
-var textFormats = map[string]bool{"markdown": true, "mdx": true, "text": true}
 
 // verdict is what processing one delivery found, for settle to act on:
 // the outcome of a request to ack (err nil), or the error to retry or
@@ -221,30 +217,26 @@ func chunkerCause(err error, otherwise fault.Cause) fault.Cause {
 // chunker's warnings. Every failure here but a shutdown (ctx's end) is
 // permanent: chunkers are pure, so a retry gives the same result.
 func (w *Worker) chunk(ctx context.Context, req *messages.IngestRequest, subject string, content []byte) ([]Chunk, string, []chunking.Warning, error) {
-	format, err := req.ResolvedFormat()
-	if err != nil {
+	// Request > worker defaults > chunker defaults, resolved once.
+	choice, err := w.chunkers.Choose(registry.Request{ID: req.ID, Format: req.Format, Chunker: req.Chunker, Options: req.Options})
+	if errors.Is(err, registry.ErrUnknownFormat) {
 		return nil, "", nil, permanent(fault.CauseUnknownFormat, err)
 	}
-	if textFormats[format] && !utf8.Valid(content) {
-		return nil, "", nil, permanent(fault.CauseNotUTF8, fmt.Errorf("document %q (%s): %w", req.ID, format, chunking.ErrNotUTF8))
+	if err == nil && choice.Format.Text && !utf8.Valid(content) {
+		return nil, "", nil, permanent(fault.CauseNotUTF8, fmt.Errorf("document %q (%s): %w", req.ID, choice.Format.Name, chunking.ErrNotUTF8))
 	}
-	// Request > worker defaults > chunker defaults.
-	settings, err := messages.ResolveSettings(req, subject, w.defaults, w.resolveOptions)
 	if err == nil {
-		// Only a size the request sets is bounded; its value is the
-		// resolved one.
-		err = w.checkChunkSize(settings.Chunker, req.Options, settings.Options)
+		err = w.checkChunkSize(choice)
 	}
 	var ch chunking.Chunker
 	if err == nil {
-		ch, err = w.chunkers.get(settings.Chunker, settings.Options)
+		ch, err = w.chunkers.Chunker(choice)
 	}
 	if err != nil {
 		return nil, "", nil, permanent(chunkerCause(err, fault.CauseUnknownChunker), err)
 	}
-	// Metadata and options decoded from the wire always have a JSON form;
-	// a custom chunker's raw options may not: its record then holds no
-	// fingerprint, which reads as "other settings".
+	settings := messages.Settings{Chunker: choice.Entry.Name, Options: choice.Options, Format: req.Format,
+		Source: req.Source, Metadata: req.Metadata, Subject: subject, Collection: req.Collection}
 	fingerprint, err := settings.Fingerprint()
 	if err != nil {
 		w.log.Warn("no settings fingerprint", "doc_id", req.ID, "err", err)
@@ -272,31 +264,11 @@ func (w *Worker) chunk(ctx context.Context, req *messages.IngestRequest, subject
 			cause = fault.CauseChunkerPanic
 			w.log.Error("chunker panic", "doc_id", req.ID, "err", err, "stack", string(p.stack))
 		}
-		return nil, "", nil, permanent(cause, fmt.Errorf("chunk %q with %s: %w", req.ID, settings.Chunker, err))
+		return nil, "", nil, permanent(cause, fmt.Errorf("chunk %q with %s: %w", req.ID, choice.Entry.Name, err))
 	}
 	chunks := make([]Chunk, len(out))
 	for i, c := range out {
 		chunks[i] = Chunk{ID: messages.ChunkID(req.ID, i), Position: i, Chunk: c}
 	}
 	return chunks, fingerprint, warnings, nil
-}
-
-// resolveOptions resolves a chunker's option layers through the
-// registry. Options.NewChunker has the last word, though: a chunker it
-// builds from options the registry refuses (a program's own chunker, or
-// one that knows more options) gets its layers merged as given, later
-// ones winning; otherwise the registry's error stands.
-func (w *Worker) resolveOptions(name string, layers ...map[string]any) (map[string]any, error) {
-	opts, err := registry.Resolve(name, layers...)
-	if err == nil {
-		return opts, nil
-	}
-	merged := map[string]any{}
-	for _, l := range layers {
-		maps.Copy(merged, l)
-	}
-	if _, berr := w.chunkers.get(name, merged); berr == nil {
-		return merged, nil
-	}
-	return nil, err
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/chunkstream/chunkstream/chunking/registry"
 	"github.com/chunkstream/chunkstream/fault"
 	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/topology"
@@ -61,8 +62,9 @@ type Options struct {
 	// Sink receives every processed document version (required). New
 	// decorates it with SinkMetrics.
 	Sink Sink
-	// NewChunker builds chunkers (required): registry.NewChunker.
-	NewChunker NewChunkerFunc
+	// Chunkers are the chunkers requests may name; nil means
+	// registry.Default().
+	Chunkers *registry.Registry
 	// OnResult, when set, is called after every delivery's disposition,
 	// from the processor goroutines.
 	OnResult func(Result)
@@ -83,8 +85,7 @@ type Worker struct {
 	sink     Sink
 	rawSink  Sink
 	records  *KVRecords
-	chunkers *chunkerCache
-	defaults messages.ChunkerDefaults
+	chunkers *registry.Resolver
 	backoff  Backoff
 	onResult func(Result)
 
@@ -113,8 +114,16 @@ func New(nc *nats.Conn, js jetstream.JetStream, top *topology.Handles, opts Opti
 	if err := opts.Config.Validate(); err != nil {
 		return nil, err
 	}
-	if opts.Sink == nil || opts.NewChunker == nil {
-		return nil, errors.New("worker: Options.Sink and Options.NewChunker are required")
+	if opts.Sink == nil {
+		return nil, errors.New("worker: Options.Sink is required")
+	}
+	reg := opts.Chunkers
+	if reg == nil {
+		reg = registry.Default()
+	}
+	chunkers, err := reg.Resolver(registry.Defaults{Chunker: opts.Config.Chunker, Options: opts.Config.ChunkerOptions})
+	if err != nil {
+		return nil, fmt.Errorf("worker: Config.Chunker, Config.ChunkerOptions: %w", err)
 	}
 	log := opts.Logger
 	if log == nil {
@@ -123,10 +132,6 @@ func New(nc *nats.Conn, js jetstream.JetStream, top *topology.Handles, opts Opti
 	m := opts.Metrics
 	if m == nil {
 		m = NewMetrics()
-	}
-	defaults, err := opts.Config.ChunkerDefaults()
-	if err != nil {
-		return nil, err
 	}
 	b := opts.Backoff
 	if b.Base == 0 {
@@ -137,8 +142,7 @@ func New(nc *nats.Conn, js jetstream.JetStream, top *topology.Handles, opts Opti
 		sink:         SinkMetrics(m)(opts.Sink),
 		rawSink:      opts.Sink,
 		records:      NewKVRecords(top.Docs).WithLeaderReads(nc),
-		chunkers:     newChunkerCache(opts.NewChunker),
-		defaults:     defaults,
+		chunkers:     chunkers,
 		backoff:      b,
 		onResult:     opts.OnResult,
 		objects:      map[string]jetstream.ObjectStore{opts.Config.ObjectsBucket: top.Objects},

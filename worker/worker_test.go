@@ -19,6 +19,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/chunking/registry/registrytest"
 	"github.com/chunkstream/chunkstream/fault"
 	"github.com/chunkstream/chunkstream/internal/jstest"
 	"github.com/chunkstream/chunkstream/internal/testutil"
@@ -773,16 +774,13 @@ func TestDrainDoesNotWaitForAHungChunker(t *testing.T) {
 	cfg.DrainTimeout = 200 * time.Millisecond
 	e := newEnv(t, cfg)
 	release := make(chan struct{})
-	hung := func(name string, raw map[string]any) (chunking.Chunker, error) {
-		if name != "hung" {
-			return chunkersWithFaults(name, raw)
-		}
+	hung := registrytest.Func("hung", func(registrytest.Config) (chunking.Chunker, error) {
 		return chunking.ChunkerFunc(func(chunking.Document) ([]chunking.Chunk, []chunking.Warning, error) {
 			<-release
 			return nil, nil, nil
 		}), nil
-	}
-	w, _, stop := e.startWorker(worker.Options{NewChunker: hung})
+	})
+	w, _, stop := e.startWorker(worker.Options{Chunkers: registrytest.With(hung)})
 	t.Cleanup(func() { close(release) }) // runs before the stop startWorker registered
 	e.publish("ingest.docs", messages.IngestRequest{V: 1, ID: "hung.md", Chunker: "hung", Content: []byte("# S\n\nx")}, "")
 	testutil.WaitFor(t, time.Minute, "in flight", func() bool { return metricValue(t, w.Metrics().InFlight) == 1 })

@@ -97,7 +97,7 @@ func runCase(t *testing.T, c *email.Chunker, input string) ([]chunking.Chunk, []
 // run, and compares the dump with <case>.golden (go test -update
 // rewrites it).
 func TestGolden(t *testing.T) {
-	entry, err := registry.Lookup("email")
+	entry, err := registry.Default().Lookup("email")
 	if err != nil {
 		t.Fatal(err)
 	}

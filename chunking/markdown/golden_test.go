@@ -69,7 +69,7 @@ func dump(t testing.TB, chunks []chunking.Chunk, warns []chunking.Warning, token
 // second run, and compares the dump with <case>.golden (go test -update
 // rewrites it).
 func TestGolden(t *testing.T) {
-	entry, err := registry.Lookup("markdown")
+	entry, err := registry.Default().Lookup("markdown")
 	if err != nil {
 		t.Fatal(err)
 	}

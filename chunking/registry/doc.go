@@ -1,18 +1,33 @@
-// Package registry lists chunkstream's chunkers for the CLIs and the
-// worker, and is the one place where raw option maps (requests from the
-// wire, CLI flags, option files) become the chunkers' typed
-// configurations.
+// Package registry is the one home of chunker policy: which chunkers
+// exist, which formats each reads (and so which chunker a format gets by
+// default), what its size option counts, its options and defaults, and
+// the one place where raw option maps (requests from the wire, CLI
+// flags, option files) become the chunkers' typed configurations. The
+// worker, the producer and the commands ask it and never name a chunker.
 //
 // # Entries
 //
-// Each Entry holds a chunker's name, its options (Options: name, flag,
-// kind, default, usage, for flags and help texts), the file extensions a
-// folder walk picks for it, and optional hooks: a parse-only baseline
-// for benchmarks, and ChunkFolder/ChunkMailbox for chunkers that read a
-// whole folder or mailbox as one input (email). The list is a literal in
-// one function (entries), one entry per chunker, so that adding a
-// chunker is adding one entry; Entries returns a fresh copy each time:
-// the registry holds no mutable global state.
+// Each Entry holds a chunker's name, the formats it reads (Format: name,
+// extensions, whether it must be UTF-8), its size option and the Unit it
+// counts (Tokens instead when its "tokenizer" option is set), its
+// options (Options: name, flag, kind, default, usage, for flags and help
+// texts), the file extensions a folder walk picks for it, and ChunkFolder
+// for chunkers that read a whole folder or mailbox as one input (email).
+// Default lists chunkstream's own, one entry per chunker, so that adding
+// a chunker is adding one entry there; New builds any other Registry (a
+// program's own chunkers, a test's). Each call builds anew: there is no
+// global state.
+//
+// # Resolving a request
+//
+// A Resolver holds a registry and the workers' Defaults. Choose resolves
+// one request once: its format (explicit, or implied by the id's
+// extension, the first chunker's own format when none claims it), its
+// chunker (named, else the defaults' chunker when it reads the format,
+// else the first that reads it), and its options, request over defaults
+// over the chunker's own; the Choice also carries the size the request
+// asks for, in its unit. Chunker builds the chunker, once per
+// configuration.
 //
 // Define builds an entry from a chunker's configuration type C (a struct
 // with a Validate method), its defaults, its constructor and one Spec per

@@ -14,7 +14,7 @@ import (
 // layers win) and returns every option with its effective value; New
 // builds the chunker from the same layers.
 func ExampleEntry_Resolve() {
-	md, err := registry.Lookup("markdown")
+	md, err := registry.Default().Lookup("markdown")
 	if err != nil {
 		panic(err)
 	}
@@ -43,7 +43,7 @@ func ExampleEntry_Resolve() {
 // Mistakes are errors in the words of the person who wrote the options,
 // and keep the chunking package's sentinels for errors.Is.
 func ExampleEntry_Resolve_errors() {
-	md, err := registry.Lookup("markdown")
+	md, err := registry.Default().Lookup("markdown")
 	if err != nil {
 		panic(err)
 	}
@@ -67,7 +67,7 @@ func ExampleEntry_Resolve_errors() {
 
 // Options lists a chunker's options, for flags and help texts.
 func ExampleEntry_Options() {
-	ts, err := registry.Lookup("twostep")
+	ts, err := registry.Default().Lookup("twostep")
 	if err != nil {
 		panic(err)
 	}

@@ -192,6 +192,9 @@ func checkFields[C any](specs []Spec[C]) error {
 type optionError struct {
 	msg      string
 	sentinel error
+	// chunker and option name an unknown option without a close name, for
+	// the Registry to name the chunker that has it.
+	chunker, option string
 }
 
 func (e *optionError) Error() string { return e.msg }

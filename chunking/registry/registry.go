@@ -10,7 +10,6 @@ import (
 
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/email"
-	"github.com/chunkstream/chunkstream/chunking/internal/mdblocks"
 	"github.com/chunkstream/chunkstream/chunking/markdown"
 	"github.com/chunkstream/chunkstream/chunking/twostep"
 	"github.com/chunkstream/chunkstream/internal/tokens"
@@ -19,31 +18,29 @@ import (
 // ErrUnknownChunker reports a chunker name the registry does not know.
 var ErrUnknownChunker = errors.New("registry: unknown chunker")
 
-// Entry describes one chunker for the CLIs and the worker: its name, its
-// options and how to build it from raw option maps. Build entries with
-// Define.
+// Entry describes one chunker: its name, the formats it reads, its size
+// option, its options and how to build it from raw option maps. Build
+// entries with Define and add them to a Registry.
 type Entry struct {
 	// Name is the chunker's name on the wire and in -chunker flags.
 	Name string
+	// Formats are the document formats the chunker reads, the first its
+	// own default.
+	Formats []Format
 	// Extensions are the file extensions a folder walk picks by default
 	// (lower case, with the dot).
 	Extensions []string
-	// ParseOnly, when set, runs only the parse the chunker is built on (the
-	// baseline of `chunk bench -parse-only`), discarding the result.
-	ParseOnly func(doc chunking.Document) error
-	// ParseOnlyName names the ParseOnly splitter in benchmark results.
-	ParseOnlyName string
+	// Size is the option that bounds a chunk's size, in Unit (Tokens
+	// instead when the option "tokenizer" is set); empty when it has
+	// none.
+	Size string
+	Unit Unit
 	// ChunkFolder, when set, chunks a whole path (a file or a folder) as
 	// one input with c, a chunker this entry built: the email chunker
 	// reads a folder or an mbox as one mailbox. Callers then hand it
 	// whole paths; without it, they walk folders with
 	// chunking.WalkFolder and chunk file by file.
 	ChunkFolder func(ctx context.Context, c chunking.Chunker, path string) ([]chunking.Chunk, []chunking.Warning, error)
-	// ChunkMailbox, set with ChunkFolder, chunks documents already in
-	// memory as the one input ChunkFolder would read from their folder
-	// (the files of a mailbox), so benchmarks can time the chunker
-	// without I/O.
-	ChunkMailbox func(c chunking.Chunker, docs []chunking.Document) ([]chunking.Chunk, []chunking.Warning, error)
 
 	options []Option
 	// build decodes layers of raw options onto the default configuration,
@@ -54,6 +51,37 @@ type Entry struct {
 	// options without a field (for the registry's tests).
 	checkFields func() error
 }
+
+// Unit is what a chunker's size counts.
+type Unit string
+
+// Units of chunk sizes.
+const (
+	Characters Unit = "characters"
+	Words      Unit = "words"
+	Tokens     Unit = "tokens"
+)
+
+// Format is a document format a request may name.
+type Format struct {
+	// Name is the format's name on the wire ("markdown").
+	Name string
+	// Extensions are the file extensions that imply it (lower case, with
+	// the dot).
+	Extensions []string
+	// Text formats must be valid UTF-8.
+	Text bool
+}
+
+// The formats of chunkstream's chunkers.
+var (
+	Markdown  = Format{Name: "markdown", Extensions: []string{".md", ".markdown"}, Text: true}
+	MDX       = Format{Name: "mdx", Extensions: []string{".mdx"}, Text: true}
+	Text      = Format{Name: "text", Extensions: []string{".txt", ".text"}, Text: true}
+	Mbox      = Format{Name: "mbox", Extensions: []string{".mbox"}}
+	EML       = Format{Name: "eml", Extensions: []string{".eml"}}
+	EmailJSON = Format{Name: "email-json", Extensions: []string{".json", ".jsonl"}}
+)
 
 // Config is what Define needs of a chunker's configuration type: a
 // Validate method naming the bad field (by its option name) and wrapping
@@ -117,32 +145,26 @@ func Define[C Config, K chunking.Chunker](name string, def func() C, build func(
 }
 
 // unknownOption is the error of an option name the chunker lacks: it
-// names the option of another chunker, or suggests a close name.
+// suggests a close name, or lists the chunker's options (a Registry names
+// the chunker that has it instead, when one does).
 func unknownOption(chunker, name string, opts []Option) error {
 	msg := fmt.Sprintf("unknown option %q for chunker %s", name, chunker)
 	var known []string
 	for _, o := range opts {
 		known = append(known, o.Name)
 	}
-	if s := suggest(name, known); s != "" {
-		msg += fmt.Sprintf(" (did you mean %s?)", s)
-	} else {
-		var owners []string
-		for _, e := range entries() {
-			if e.Name != chunker && slices.ContainsFunc(e.options, func(o Option) bool { return o.Name == name }) {
-				owners = append(owners, e.Name)
-			}
-		}
-		switch {
-		case len(owners) > 0:
-			msg = fmt.Sprintf("option %q belongs to chunker %s, not %s", name, strings.Join(owners, " and "), chunker)
-		case len(known) > 0:
-			msg += " (its options: " + strings.Join(known, ", ") + ")"
-		default:
-			msg += " (it has no options)"
-		}
+	e := &optionError{msg: msg, sentinel: chunking.ErrUnknownOption}
+	switch s := suggest(name, known); {
+	case s != "":
+		e.msg += fmt.Sprintf(" (did you mean %s?)", s)
+	case len(known) > 0:
+		e.chunker, e.option = chunker, name
+		e.msg += " (its options: " + strings.Join(known, ", ") + ")"
+	default:
+		e.chunker, e.option = chunker, name
+		e.msg += " (it has no options)"
 	}
-	return &optionError{msg: msg, sentinel: chunking.ErrUnknownOption}
+	return e
 }
 
 // Options returns the chunker's options, in the order help texts list
@@ -198,10 +220,11 @@ func (e Entry) Normalize(raw map[string]any) (map[string]any, error) {
 	return out, nil
 }
 
-// entries is the list of chunkers, one entry per chunker, in the order
-// help texts list them. Add a chunker by adding its entry here; add an
-// option by adding its Config field and its spec here.
-func entries() []Entry {
+// Default returns the registry of chunkstream's chunkers: markdown,
+// email and twostep. Each call builds it anew: there is no global state.
+// Add a chunker by adding its entry here; add an option by adding its
+// Config field and its spec here.
+func Default() *Registry {
 	md := Define("markdown", markdown.DefaultConfig, markdown.New,
 		IntOption("min_char", "sections shorter than this many characters (tokens with tokenizer) absorb the next one (reference MarkdownChunker min_char)",
 			func(c *markdown.Config) *int { return &c.MinChar }),
@@ -212,9 +235,9 @@ func entries() []Entry {
 		StringOption("tokenizer", tokenizerUsage("min_char, max_char and chunk_overlap", "characters"),
 			func(c *markdown.Config) *string { return &c.Tokenizer }).OmitDefault(),
 	)
+	md.Formats = []Format{Markdown, MDX, Text}
 	md.Extensions = markdown.Extensions()
-	md.ParseOnly = func(doc chunking.Document) error { mdblocks.ParseOnly(doc.Content); return nil }
-	md.ParseOnlyName = "goldmark-blocks"
+	md.Size, md.Unit = "max_char", Characters
 
 	em := Define("email", email.DefaultConfig, email.New,
 		IntOption("max_emails_per_chunk", "most messages in one chunk, ≥ 1 (reference max_emails_per_chunk)",
@@ -227,14 +250,11 @@ func entries() []Entry {
 		BoolOption("mboxo", "read mbox files as mboxo (only >From is unescaped) instead of mboxrd (chunkstream's own, not a reference parameter)",
 			func(c *email.Config) *bool { return &c.Mboxo }),
 	)
+	em.Formats = []Format{Mbox, EML, EmailJSON}
 	em.Extensions = email.Extensions()
-	em.ParseOnly = email.ParseOnly
-	em.ParseOnlyName = "go-message-parse"
+	em.Size, em.Unit = "max_chars", Characters
 	em.ChunkFolder = func(ctx context.Context, c chunking.Chunker, path string) ([]chunking.Chunk, []chunking.Warning, error) {
 		return c.(*email.Chunker).ChunkFolder(ctx, path)
-	}
-	em.ChunkMailbox = func(c chunking.Chunker, docs []chunking.Document) ([]chunking.Chunk, []chunking.Warning, error) {
-		return c.(*email.Chunker).ChunkMailbox(docs)
 	}
 
 	ts := Define("twostep", twostep.DefaultConfig, twostep.New,
@@ -253,11 +273,15 @@ func entries() []Entry {
 		StringOption("tokenizer", tokenizerUsage("max_chunk_size, word_overlap and chunk_overlap", "words (chunk_overlap: characters)"),
 			func(c *twostep.Config) *string { return &c.Tokenizer }).OmitDefault(),
 	)
+	ts.Formats = []Format{Markdown, MDX, Text}
 	ts.Extensions = twostep.Extensions()
-	ts.ParseOnly = md.ParseOnly
-	ts.ParseOnlyName = "goldmark-blocks"
+	ts.Size, ts.Unit = "max_chunk_size", Words
 
-	return []Entry{md, em, ts}
+	r, err := New(md, em, ts)
+	if err != nil {
+		panic(err) // the entries above are fixed: a test builds them
+	}
+	return r
 }
 
 // tokenizerUsage is the usage of a chunker's tokenizer option, whose
@@ -298,47 +322,17 @@ func stripQuotesOption() Spec[email.Config] {
 	}
 }
 
-// Entries returns every registered chunker, in a fresh slice.
-func Entries() []Entry { return entries() }
-
-// Names returns the registered chunker names.
-func Names() []string {
-	var names []string
-	for _, e := range entries() {
-		names = append(names, e.Name)
+// Wrap returns e whose chunkers pass through wrap, with the resolved
+// options they were built from: a decorator (metrics, tracing, faults in
+// tests).
+func (e Entry) Wrap(wrap func(resolved map[string]any, c chunking.Chunker) chunking.Chunker) Entry {
+	build := e.build
+	e.build = func(layers []map[string]any, chunker bool) (map[string]any, chunking.Chunker, error) {
+		m, c, err := build(layers, chunker)
+		if err != nil || !chunker {
+			return m, c, err
+		}
+		return m, wrap(m, c), nil
 	}
-	return names
-}
-
-// Lookup returns the entry of the chunker called name; an unknown name
-// wraps ErrUnknownChunker.
-func Lookup(name string) (Entry, error) {
-	es := entries()
-	if i := slices.IndexFunc(es, func(e Entry) bool { return e.Name == name }); i >= 0 {
-		return es[i], nil
-	}
-	return Entry{}, fmt.Errorf("%w %q (known: %s)", ErrUnknownChunker, name, strings.Join(Names(), ", "))
-}
-
-// NewChunker builds the chunker called name with raw options. Errors wrap
-// ErrUnknownChunker, chunking.ErrUnknownOption or
-// chunking.ErrInvalidOptions.
-func NewChunker(name string, raw map[string]any) (chunking.Chunker, error) {
-	e, err := Lookup(name)
-	if err != nil {
-		return nil, err
-	}
-	return e.New(raw)
-}
-
-// Resolve returns the complete canonical options of the chunker called
-// name from layers of raw options, later layers winning, as
-// Entry.Resolve does. Errors wrap ErrUnknownChunker,
-// chunking.ErrUnknownOption or chunking.ErrInvalidOptions.
-func Resolve(name string, layers ...map[string]any) (map[string]any, error) {
-	e, err := Lookup(name)
-	if err != nil {
-		return nil, err
-	}
-	return e.Resolve(layers...)
+	return e
 }

@@ -15,7 +15,7 @@ import (
 
 func TestEntriesWellFormed(t *testing.T) {
 	seen := map[string]bool{}
-	for _, e := range Entries() {
+	for _, e := range Default().Entries() {
 		if e.Name == "" || e.build == nil {
 			t.Errorf("entry %q lacks a name or was not built with Define", e.Name)
 		}
@@ -23,11 +23,15 @@ func TestEntriesWellFormed(t *testing.T) {
 			t.Errorf("entry %q registered twice", e.Name)
 		}
 		seen[e.Name] = true
-		if (e.ParseOnly == nil) != (e.ParseOnlyName == "") {
-			t.Errorf("entry %q: ParseOnly and ParseOnlyName must come together", e.Name)
+		c, err := e.New()
+		if err != nil {
+			t.Fatalf("entry %q: %v", e.Name, err)
 		}
-		if (e.ChunkFolder == nil) != (e.ChunkMailbox == nil) {
-			t.Errorf("entry %q: ChunkFolder and ChunkMailbox must come together", e.Name)
+		if b, ok := c.(interface {
+			Baseline() string
+			ParseOnly(chunking.Document) error
+		}); !ok || b.Baseline() == "" || b.ParseOnly(chunking.Document{Path: "a" + e.Formats[0].Extensions[0], Content: []byte("# x\n\ntext")}) != nil {
+			t.Errorf("entry %q: its chunker has no parse-only baseline", e.Name)
 		}
 		for _, x := range e.Extensions {
 			if !strings.HasPrefix(x, ".") || strings.ToLower(x) != x {
@@ -85,7 +89,7 @@ func TestCheckFields(t *testing.T) {
 
 func mustLookup(t *testing.T, name string) Entry {
 	t.Helper()
-	e, err := Lookup(name)
+	e, err := Default().Lookup(name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +107,7 @@ func TestResolveDefaults(t *testing.T) {
 		e := mustLookup(t, name)
 		got, err := e.Resolve()
 		if err != nil || !reflect.DeepEqual(got, want) {
-			t.Errorf("Lookup(%s).Resolve() = %v, %v; want %v", name, got, err, want)
+			t.Errorf("Default().Lookup(%s).Resolve() = %v, %v; want %v", name, got, err, want)
 		}
 		for _, o := range e.Options() {
 			if _, ok := want[o.Name]; !ok && o.Name == "tokenizer" && o.Default == "" {
@@ -237,8 +241,8 @@ func TestResolveErrors(t *testing.T) {
 		if !errors.Is(err, tt.want) || err == nil || !strings.Contains(err.Error(), tt.msg) {
 			t.Errorf("%s Resolve(%v) = %v, want %v containing %q", tt.chunker, tt.raw, err, tt.want, tt.msg)
 		}
-		if _, nerr := NewChunker(tt.chunker, tt.raw); !errors.Is(nerr, tt.want) {
-			t.Errorf("NewChunker(%s, %v) = %v, want %v", tt.chunker, tt.raw, nerr, tt.want)
+		if _, nerr := Default().NewChunker(tt.chunker, tt.raw); !errors.Is(nerr, tt.want) {
+			t.Errorf("Default().NewChunker(%s, %v) = %v, want %v", tt.chunker, tt.raw, nerr, tt.want)
 		}
 		if err != nil && strings.Contains(err.Error(), "interface") {
 			t.Errorf("%s Resolve(%v): %v names a Go type", tt.chunker, tt.raw, err)
@@ -263,7 +267,7 @@ func TestNormalize(t *testing.T) {
 }
 
 func TestNewChunker(t *testing.T) {
-	c, err := NewChunker("markdown", map[string]any{"max_char": "100", "min_char": 10, "chunk_overlap": 0})
+	c, err := Default().NewChunker("markdown", map[string]any{"max_char": "100", "min_char": 10, "chunk_overlap": 0})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,8 +278,8 @@ func TestNewChunker(t *testing.T) {
 	if got := c.(*markdown.Chunker).Config(); got != (markdown.Config{MinChar: 10, MaxChar: 100}) {
 		t.Errorf("built chunker's Config = %+v", got)
 	}
-	if _, err := NewChunker("nope", nil); !errors.Is(err, ErrUnknownChunker) {
-		t.Errorf("NewChunker(nope) = %v, want ErrUnknownChunker", err)
+	if _, err := Default().NewChunker("nope", nil); !errors.Is(err, ErrUnknownChunker) {
+		t.Errorf("Default().NewChunker(nope) = %v, want ErrUnknownChunker", err)
 	}
 }
 
@@ -299,14 +303,11 @@ func TestOptionsAreCopies(t *testing.T) {
 }
 
 func TestLookup(t *testing.T) {
-	e, err := Lookup("markdown")
+	e, err := Default().Lookup("markdown")
 	if err != nil || e.Name != "markdown" || !slices.Contains(e.Extensions, ".md") {
-		t.Errorf("Lookup(markdown) = %+v, %v", e, err)
+		t.Errorf("Default().Lookup(markdown) = %+v, %v", e, err)
 	}
-	if _, err := Lookup("Markdown"); !errors.Is(err, ErrUnknownChunker) || !strings.Contains(err.Error(), "markdown") {
-		t.Errorf("Lookup(Markdown) = %v, want ErrUnknownChunker listing the known names", err)
-	}
-	if err := e.ParseOnly(chunking.Document{Content: []byte("# x\n\ntext")}); err != nil {
-		t.Errorf("ParseOnly = %v", err)
+	if _, err := Default().Lookup("Markdown"); !errors.Is(err, ErrUnknownChunker) || !strings.Contains(err.Error(), "markdown") {
+		t.Errorf("Default().Lookup(Markdown) = %v, want ErrUnknownChunker listing the known names", err)
 	}
 }

@@ -51,7 +51,7 @@ func dump(t testing.TB, chunks []chunking.Chunk, warns []chunking.Warning, token
 // sidecar, read as the wire reads them, checks the invariants and
 // compares the dump with <case>.golden (go test -update rewrites it).
 func TestGolden(t *testing.T) {
-	entry, err := registry.Lookup("twostep")
+	entry, err := registry.Default().Lookup("twostep")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/registry"
+	"github.com/chunkstream/chunkstream/chunking/registry/registrytest"
 )
 
 // paraConfig configures the fake chunkers.
@@ -65,11 +66,30 @@ func defineFake[K chunking.Chunker](name string, def int, upper bool, build func
 // blank-line-separated paragraph and fails on documents holding "FAIL";
 // "whole" reads whole paths itself; "mailbox" reads a folder as one input
 // and can chunk it from memory.
+// paraChunker is newPara's chunker with a parse-only baseline.
+type paraChunker struct{ chunking.ChunkerFunc }
+
+func (paraChunker) Baseline() string                  { return "para-parse" }
+func (paraChunker) ParseOnly(chunking.Document) error { return nil }
+
+// mailboxFake chunks a mailbox from memory into one chunk naming its
+// files.
+type mailboxFake struct{ chunking.ChunkerFunc }
+
+func (mailboxFake) ChunkMailbox(docs []chunking.Document) ([]chunking.Chunk, []chunking.Warning, error) {
+	var paths []string
+	for _, d := range docs {
+		paths = append(paths, d.Path)
+	}
+	return []chunking.Chunk{chunking.NewChunk(strings.Join(paths, ","), nil)}, nil, nil
+}
+
 func fakeEntries() []registry.Entry {
-	para := defineFake("para", 100, true, newPara)
+	para := defineFake("para", 100, true, func(c paraConfig) (paraChunker, error) {
+		f, err := newPara(c)
+		return paraChunker{f}, err
+	})
 	para.Extensions = []string{".md"}
-	para.ParseOnly = func(chunking.Document) error { return nil }
-	para.ParseOnlyName = "para-parse"
 
 	empty := func(paraConfig) (chunking.ChunkerFunc, error) {
 		return func(chunking.Document) ([]chunking.Chunk, []chunking.Warning, error) { return nil, nil, nil }, nil
@@ -79,16 +99,12 @@ func fakeEntries() []registry.Entry {
 		return []chunking.Chunk{chunking.NewChunk("path "+filepath.Base(path), nil)},
 			[]chunking.Warning{{File: path, Text: "read whole"}}, nil
 	}
-	mailbox := defineFake("mailbox", 50, false, empty)
+	mailbox := defineFake("mailbox", 50, false, func(c paraConfig) (mailboxFake, error) {
+		f, err := empty(c)
+		return mailboxFake{f}, err
+	})
 	mailbox.Extensions = []string{".md"}
 	mailbox.ChunkFolder = whole.ChunkFolder
-	mailbox.ChunkMailbox = func(_ chunking.Chunker, docs []chunking.Document) ([]chunking.Chunk, []chunking.Warning, error) {
-		var paths []string
-		for _, d := range docs {
-			paths = append(paths, d.Path)
-		}
-		return []chunking.Chunk{chunking.NewChunk(strings.Join(paths, ","), nil)}, nil, nil
-	}
 	return []registry.Entry{para, whole, mailbox}
 }
 
@@ -319,7 +335,7 @@ func TestInspectReadShowsSource(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "c.jsonl")
 	docs := filepath.Join("testdata", "docs")
-	if code, _, errOut := runApp(t, registry.Entries(), "split", "-max-char", "60", "-chunk-overlap", "0", "-o", file, docs); code != exitOK {
+	if code, _, errOut := runApp(t, registry.Default().Entries(), "split", "-max-char", "60", "-chunk-overlap", "0", "-o", file, docs); code != exitOK {
 		t.Fatalf("split = %d: %s", code, errOut)
 	}
 	c, err := chunking.Load(file)
@@ -328,7 +344,7 @@ func TestInspectReadShowsSource(t *testing.T) {
 	}
 	source := regexp.MustCompile(`\nSource: (\S+):(\d+)(?:-(\d+))? \(bytes (\d+) to (\d+)(, not verbatim)?\)\n`)
 	for i := range c.Len() {
-		_, out, _ := runApp(t, registry.Entries(), "inspect", "-read", fmt.Sprint(i), file)
+		_, out, _ := runApp(t, registry.Default().Entries(), "inspect", "-read", fmt.Sprint(i), file)
 		m := source.FindStringSubmatch(out)
 		if m == nil {
 			t.Fatalf("inspect -read %d shows no source line:\n%s", i, out)
@@ -354,5 +370,27 @@ func TestInspectReadShowsSource(t *testing.T) {
 		if sp.Verbatim != (m[6] == "") {
 			t.Errorf("chunk %d: verbatim %v, inspect shows %q", i, sp.Verbatim, m[0])
 		}
+	}
+}
+
+// TestExtraChunkerCLI: a chunker none of the module's packages knows,
+// registered in the command's registry, is served with its own flags.
+func TestExtraChunkerCLI(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "a.lines"), []byte("one\ntwo\nthree\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "out.jsonl")
+	entries := registrytest.With(registrytest.Lines()).Entries()
+	code, _, errOut := runApp(t, entries, "split", "-chunker", "lines", "-per-chunk", "1", "-o", out, dir)
+	if code != 0 {
+		t.Fatalf("chunk split -chunker lines = %d\n%s", code, errOut)
+	}
+	c, err := chunking.Load(out)
+	if err != nil || len(c.Chunks()) != 3 || c.Chunks()[2].Content() != "three" {
+		t.Errorf("chunks %+v, %v; want one per line", c, err)
+	}
+	if code, _, errOut := runApp(t, entries, "split", "-chunker", "lines", "-per-chunk", "0", "-o", out, dir); code != 2 || !strings.Contains(errOut, "per_chunk") {
+		t.Errorf("-per-chunk 0 = %d, %s; want a usage error naming per_chunk", code, errOut)
 	}
 }

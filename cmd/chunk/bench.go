@@ -38,6 +38,18 @@ line such as "chunkstream:markdown<TAB>chunk bench -chunker markdown {DIR}"
 (docs/development.md, "Benchmarks").
 `
 
+// baseline is a chunker whose underlying parse runs alone for
+// -parse-only.
+type baseline interface {
+	Baseline() string
+	ParseOnly(doc chunking.Document) error
+}
+
+// mailboxChunker chunks the files of a mailbox, in memory, as one input.
+type mailboxChunker interface {
+	ChunkMailbox(docs []chunking.Document) ([]chunking.Chunk, []chunking.Warning, error)
+}
+
 func (a *app) bench(ctx context.Context, args []string) error {
 	fs := a.newFlagSet("bench", benchHead)
 	cf := chunkflags.Register(fs, a.entries, "markdown")
@@ -57,26 +69,28 @@ func (a *app) bench(ctx context.Context, args []string) error {
 	var runAll func(docs []chunking.Document) ([]chunking.Chunk, error)
 	var stream func(doc chunking.Document, each func(chunking.Chunk)) error
 	splitter := entry.Name
+	c, err := entry.New(raw)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	mailbox, isMailbox := c.(mailboxChunker)
 	if *parseOnly {
-		if entry.ParseOnly == nil {
+		b, ok := c.(baseline)
+		if !ok {
 			return usageErr("chunker %s has no -parse-only baseline", entry.Name)
 		}
 		if len(raw) > 0 {
 			return usageErr("-parse-only takes no chunker flags")
 		}
-		splitter = entry.ParseOnlyName
-		run = func(doc chunking.Document) ([]chunking.Chunk, error) { return nil, entry.ParseOnly(doc) }
+		splitter = b.Baseline()
+		run = func(doc chunking.Document) ([]chunking.Chunk, error) { return nil, b.ParseOnly(doc) }
 	} else {
-		c, err := entry.New(raw)
-		if err != nil {
-			return usageErr("%v", err)
-		}
 		switch {
-		case entry.ChunkMailbox != nil:
+		case isMailbox:
 			// A whole-input chunker (a mailbox): one call over every
 			// document.
 			runAll = func(docs []chunking.Document) ([]chunking.Chunk, error) {
-				chunks, _, err := entry.ChunkMailbox(c, docs)
+				chunks, _, err := mailbox.ChunkMailbox(docs)
 				return chunks, err
 			}
 		case entry.ChunkFolder != nil:
@@ -98,7 +112,7 @@ func (a *app) bench(ctx context.Context, args []string) error {
 		}
 	}
 	exts := splitList(*ext)
-	if len(exts) == 0 && entry.ChunkMailbox != nil {
+	if len(exts) == 0 && isMailbox {
 		// A whole-input chunker reads its folder as one input: only the
 		// files it would pick itself belong to it (a mailbox folder may
 		// hold manifests).

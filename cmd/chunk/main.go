@@ -11,7 +11,7 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := (&app{entries: registry.Entries(), stdout: os.Stdout, stderr: os.Stderr}).run(ctx, os.Args[1:])
+	code := (&app{entries: registry.Default().Entries(), stdout: os.Stdout, stderr: os.Stderr}).run(ctx, os.Args[1:])
 	stop()
 	os.Exit(code)
 }

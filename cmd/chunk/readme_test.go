@@ -13,7 +13,7 @@ import (
 func chunkFlags(t *testing.T, sub string) []string {
 	t.Helper()
 	flagLine := regexp.MustCompile(`(?m)^  -(\S+)`)
-	_, out, errOut := runApp(t, registry.Entries(), sub, "-h")
+	_, out, errOut := runApp(t, registry.Default().Entries(), sub, "-h")
 	ms := flagLine.FindAllStringSubmatch(out+errOut, -1)
 	if len(ms) < 3 {
 		t.Fatalf("chunk %s -h lists %d flags; the help format changed?", sub, len(ms))

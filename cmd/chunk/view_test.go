@@ -86,7 +86,7 @@ func wantTokens(t *testing.T, chunks []chunking.Chunk, encoding string, budget i
 // the test sees it: the registry's chunker, run directly.
 func chunkDoc(t *testing.T, chunker, path string, layers ...map[string]any) []chunking.Chunk {
 	t.Helper()
-	entry, err := registry.Lookup(chunker)
+	entry, err := registry.Default().Lookup(chunker)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func readFile(t *testing.T, path string) string {
 // split stores the chunks of args (chunk split's arguments) at out.
 func split(t *testing.T, out string, args ...string) *chunking.Collection {
 	t.Helper()
-	code, _, errOut := runApp(t, registry.Entries(), append([]string{"split", "-o", out}, args...)...)
+	code, _, errOut := runApp(t, registry.Default().Entries(), append([]string{"split", "-o", out}, args...)...)
 	if code != exitOK {
 		t.Fatalf("chunk split %q = %d: %s", args, code, errOut)
 	}
@@ -139,7 +139,7 @@ const guide = "testdata/view/guide.md"
 // layers: the option that caps its chunks.
 func budgetOf(t *testing.T, chunker string, layers ...map[string]any) int {
 	t.Helper()
-	resolved, err := registry.Resolve(chunker, layers...)
+	resolved, err := registry.Default().Resolve(chunker, layers...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +214,7 @@ func viewCases(t *testing.T, tmp string) []viewCase {
 // renderView runs chunk view with args and returns the page.
 func renderView(t *testing.T, out string, args ...string) string {
 	t.Helper()
-	code, _, errOut := runApp(t, registry.Entries(), append([]string{"view", "-o", out}, args...)...)
+	code, _, errOut := runApp(t, registry.Default().Entries(), append([]string{"view", "-o", out}, args...)...)
 	if code != exitOK {
 		t.Fatalf("chunk view %q = %d: %s", args, code, errOut)
 	}
@@ -561,7 +561,7 @@ func TestViewFlagErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, _, errOut := runApp(t, registry.Entries(), append([]string{"view", "-o", filepath.Join(dir, "v.html")}, tt.args...)...)
+			code, _, errOut := runApp(t, registry.Default().Entries(), append([]string{"view", "-o", filepath.Join(dir, "v.html")}, tt.args...)...)
 			if code == exitOK || !strings.Contains(errOut, tt.wantErr) {
 				t.Errorf("chunk view %q = %d, stderr %q; want a failure saying %q", tt.args, code, errOut, tt.wantErr)
 			}
@@ -570,7 +570,7 @@ func TestViewFlagErrors(t *testing.T) {
 }
 
 func TestParseOverrides(t *testing.T) {
-	ts, err := registry.Lookup("twostep")
+	ts, err := registry.Default().Lookup("twostep")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -609,7 +609,7 @@ func FuzzParseOverrides(f *testing.F) {
 	for _, s := range []string{"max_char=1000,chunk_overlap=0", "headers=1,2,max_chunk_size=3", "=", ",", "a=b=c", "-max-char=5"} {
 		f.Add(s)
 	}
-	md, err := registry.Lookup("markdown")
+	md, err := registry.Default().Lookup("markdown")
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -629,7 +629,7 @@ func FuzzParseOverrides(f *testing.F) {
 func FuzzViewPage(f *testing.F) {
 	f.Add([]byte(readFileF(f, guide)), uint8(60))
 	f.Add([]byte("</script><img src=x onerror=alert(1)>\n\n# <b>h</b>\n\n| a |\n| - |\n| b |\n"), uint8(40))
-	md, err := registry.Lookup("markdown")
+	md, err := registry.Default().Lookup("markdown")
 	if err != nil {
 		f.Fatal(err)
 	}

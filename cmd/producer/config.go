@@ -10,9 +10,9 @@ import (
 
 	"github.com/caarlos0/env/v11"
 
+	"github.com/chunkstream/chunkstream/chunking/registry"
 	"github.com/chunkstream/chunkstream/internal/envflag"
 	"github.com/chunkstream/chunkstream/internal/natsconn"
-	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/topology"
 )
 
@@ -138,7 +138,7 @@ func bindFlags(fs *flag.FlagSet, c *config) {
 	fs.StringVar(&c.IDPrefix, "id-prefix", c.IDPrefix, "put before every document id (env CHUNKSTREAM_PRODUCER_ID_PREFIX)")
 	fs.StringVar(&c.Ext, "ext", c.Ext, "comma-separated extensions picked in folders; default: the chunker's (env CHUNKSTREAM_PRODUCER_EXT)")
 	fs.StringVar(&c.Options, "options", c.Options, `chunker options as a JSON object, e.g. {"max_chunk_size":800}; option flags override it (env CHUNKSTREAM_PRODUCER_OPTIONS)`)
-	fs.StringVar(&c.Format, "format", c.Format, "format of every document: "+strings.Join(messages.Formats(), ", ")+"; default: from the extension (env CHUNKSTREAM_PRODUCER_FORMAT)")
+	fs.StringVar(&c.Format, "format", c.Format, "format of every document: "+strings.Join(registry.Default().FormatNames(), ", ")+"; default: from the extension (env CHUNKSTREAM_PRODUCER_FORMAT)")
 	fs.StringVar(&c.Source, "source", c.Source, "source field of every request (env CHUNKSTREAM_PRODUCER_SOURCE)")
 	fs.StringVar(&c.Collection, "collection", c.Collection, "Qdrant collection override of every request (env CHUNKSTREAM_PRODUCER_COLLECTION)")
 	fs.BoolVar(&c.Stdin, "stdin", c.Stdin, "read ingest requests as JSON lines from standard input (env CHUNKSTREAM_PRODUCER_STDIN)")
@@ -194,7 +194,7 @@ func (c *config) validate() error {
 			return fmt.Errorf("-options (CHUNKSTREAM_PRODUCER_OPTIONS): want a JSON object: %w", err)
 		}
 	}
-	if c.Format != "" && !containsStr(messages.Formats(), c.Format) {
+	if c.Format != "" && !containsStr(registry.Default().FormatNames(), c.Format) {
 		return fmt.Errorf("-format (CHUNKSTREAM_PRODUCER_FORMAT): unknown format %q", c.Format)
 	}
 	return nil

@@ -13,8 +13,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/registry"
+	"github.com/chunkstream/chunkstream/chunking/registry/registrytest"
 	"github.com/chunkstream/chunkstream/fault"
 	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/producer"
@@ -61,10 +61,10 @@ func (e *dlqEnv) producer(args ...string) (int, string, string) {
 }
 
 // work runs a worker with newChunker until n requests are final.
-func (e *dlqEnv) work(newChunker worker.NewChunkerFunc, n int) []worker.Result {
+func (e *dlqEnv) work(chunkers *registry.Registry, n int) []worker.Result {
 	e.t.Helper()
 	results := make(chan worker.Result, 100)
-	w, err := worker.New(e.nc, e.js, e.top, worker.Options{Config: e.cfg, NewChunker: newChunker,
+	w, err := worker.New(e.nc, e.js, e.top, worker.Options{Config: e.cfg, Chunkers: chunkers,
 		Sink: worker.NewSubjectSink(e.js, e.cfg.ChunksPrefix, e.cfg.MaxPendingPublishes),
 		OnResult: func(r worker.Result) {
 			if r.Final() {
@@ -125,12 +125,7 @@ func (e *dlqEnv) publish(subject string, req messages.IngestRequest) {
 
 // knowsHeadingAware is the registry of workers that know the markdown
 // option heading_aware (today's refuse it).
-func knowsHeadingAware(name string, raw map[string]any) (chunking.Chunker, error) {
-	if _, ok := raw["heading_aware"]; ok {
-		delete(raw, "heading_aware")
-	}
-	return registry.NewChunker(name, raw)
-}
+func knowsHeadingAware() *registry.Registry { return registrytest.With(registrytest.HeadingAware()) }
 
 // TestDLQCommand runs the dead-letter runbook through the command: list
 // (text and JSON), a dry-run replay, a purge without -yes (nothing
@@ -139,7 +134,7 @@ func TestDLQCommand(t *testing.T) {
 	e := newDLQEnv(t)
 	e.publish("ingest.docs.kb", messages.IngestRequest{V: 1, ID: "kb/a.md", Content: []byte("# A\n\ntext\n"), Options: map[string]any{"heading_aware": true}})
 	e.publish("ingest.docs.kb", messages.IngestRequest{V: 1, ID: "kb/b.md", Content: []byte("# B\n"), Chunker: "nope"})
-	e.work(registry.NewChunker, 2)
+	e.work(nil, 2)
 
 	code, out, errOut := e.producer("dlq", "list")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
@@ -181,7 +176,7 @@ func TestDLQCommand(t *testing.T) {
 	if code != 0 || out != "replayed\t1\tkb/a.md\tingest.docs.kb: version 1, INGEST message 3\n" || !strings.Contains(errOut, "1 replayed, 0 removed as superseded or written, 0 kept") {
 		t.Fatalf("dlq replay = %d\n%s\n%s", code, out, errOut)
 	}
-	if r := e.work(knowsHeadingAware, 1); r[0].Outcome != worker.OutcomeAcked || r[0].DocID != "kb/a.md" || r[0].Subject != "ingest.docs.kb" {
+	if r := e.work(knowsHeadingAware(), 1); r[0].Outcome != worker.OutcomeAcked || r[0].DocID != "kb/a.md" || r[0].Subject != "ingest.docs.kb" {
 		t.Errorf("replayed request: %+v", r[0])
 	}
 
@@ -200,7 +195,7 @@ func TestDLQCommand(t *testing.T) {
 func TestDLQCommandKeeps(t *testing.T) {
 	e := newDLQEnv(t)
 	e.publish("ingest.docs", messages.IngestRequest{V: 1, ID: "big.md", ContentRef: &messages.ContentRef{Bucket: e.cfg.ObjectsBucket, Name: "expired"}})
-	if r := e.work(registry.NewChunker, 1); r[0].Cause != fault.CauseMissingObject {
+	if r := e.work(nil, 1); r[0].Cause != fault.CauseMissingObject {
 		t.Fatalf("result %+v, want missing_object", r[0])
 	}
 	code, out, errOut := e.producer("dlq", "replay")
@@ -295,14 +290,14 @@ func TestDLQVerbsAgreeWithStatus(t *testing.T) {
 	for _, id := range []string{"a.md", "b.md", "c.md"} {
 		e.publish("ingest.docs", messages.IngestRequest{V: 1, ID: id, Content: []byte("# " + id + "\n\nold text\n"), Options: bad})
 	}
-	e.work(registry.NewChunker, 3)
+	e.work(nil, 3)
 	if got := e.agree("after three failures"); !slices.Equal(got, []string{"a.md", "b.md", "c.md"}) {
 		t.Fatalf("failed %v, want a, b and c", got)
 	}
 
 	// b is sent again, fixed: its old dead letter is superseded.
 	e.publish("ingest.docs", messages.IngestRequest{V: 1, ID: "b.md", Content: []byte("# b\n\nnew text\n")})
-	if r := e.work(registry.NewChunker, 1); r[0].Outcome != worker.OutcomeAcked {
+	if r := e.work(nil, 1); r[0].Outcome != worker.OutcomeAcked {
 		t.Fatalf("re-send of b: %+v", r[0])
 	}
 	e.agree("after the re-send of b")
@@ -325,7 +320,7 @@ func TestDLQVerbsAgreeWithStatus(t *testing.T) {
 
 	// a is replayed and fails again; c is purged.
 	e.producer("dlq", "replay", "-id-prefix", "a")
-	e.work(registry.NewChunker, 1)
+	e.work(nil, 1)
 	e.agree("after a replay that failed again")
 	if code, _, errOut := e.producer("dlq", "purge", "-id-prefix", "c", "-yes"); code != 0 {
 		t.Fatalf("purge c = %d\n%s", code, errOut)
@@ -335,7 +330,7 @@ func TestDLQVerbsAgreeWithStatus(t *testing.T) {
 	}
 	// a replayed to workers that know its option: nothing failed.
 	e.producer("dlq", "replay")
-	e.work(knowsHeadingAware, 1)
+	e.work(knowsHeadingAware(), 1)
 	if got := e.agree("after a replay that worked"); len(got) != 0 {
 		t.Errorf("failed %v, want none", got)
 	}

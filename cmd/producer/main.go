@@ -100,7 +100,7 @@ func runErr(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if defChunker == "" {
 		defChunker = "markdown"
 	}
-	chunkers := chunkflags.Register(fs, registry.Entries(), defChunker)
+	chunkers := chunkflags.Register(fs, registry.Default().Entries(), defChunker)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: producer [flags] PATH...\n       producer -chunker email [flags] MAILBOX...\n       producer -stdin [flags] < requests.jsonl\n"+commandsUsage())
 		fs.PrintDefaults()
@@ -144,7 +144,7 @@ func runErr(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 	mailbox := chunkerSet && entry.Name == producer.MailboxChunker && !c.Stdin
 	optionFlags := map[string]bool{}
-	for _, e := range registry.Entries() {
+	for _, e := range registry.Default().Entries() {
 		for _, o := range e.Options() {
 			optionFlags[o.Flag] = true
 		}

@@ -10,7 +10,6 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/chunkstream/chunkstream/chunking/registry"
 	"github.com/chunkstream/chunkstream/internal/jstest"
 	"github.com/chunkstream/chunkstream/internal/testutil"
 	"github.com/chunkstream/chunkstream/messages"
@@ -75,7 +74,7 @@ func TestRechunkCommands(t *testing.T) {
 	// process runs a worker with cfg until the INGEST stream is empty.
 	process := func(cfg worker.Config) {
 		t.Helper()
-		w, err := worker.New(nc, js, top, worker.Options{Config: cfg, Sink: worker.NewSubjectSink(js, cfg.ChunksPrefix, 16), NewChunker: registry.NewChunker})
+		w, err := worker.New(nc, js, top, worker.Options{Config: cfg, Sink: worker.NewSubjectSink(js, cfg.ChunksPrefix, 16)})
 		if err != nil {
 			t.Fatal(err)
 		}

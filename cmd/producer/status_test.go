@@ -15,7 +15,6 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/chunkstream/chunkstream/chunking/registry"
 	"github.com/chunkstream/chunkstream/internal/jstest"
 	"github.com/chunkstream/chunkstream/internal/testutil"
 	"github.com/chunkstream/chunkstream/producer"
@@ -43,7 +42,7 @@ func TestWaitAndStatus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := worker.New(nc, js, top, worker.Options{Config: cfg, Sink: worker.NewSubjectSink(js, cfg.ChunksPrefix, 16), NewChunker: registry.NewChunker})
+	w, err := worker.New(nc, js, top, worker.Options{Config: cfg, Sink: worker.NewSubjectSink(js, cfg.ChunksPrefix, 16)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -126,7 +126,7 @@ func bindFlags(fs *flag.FlagSet, c *config) *chunkflags.Set {
 	if def == "" {
 		def = "markdown"
 	}
-	return chunkflags.Register(fs, registry.Entries(), def)
+	return chunkflags.Register(fs, registry.Default().Entries(), def)
 }
 
 // applyChunker sets the worker's chunker defaults from the parsed flags:
@@ -150,5 +150,8 @@ func applyChunker(c *config, cf *chunkflags.Set) (registry.Entry, error) {
 		c.ChunkerOptions = opts
 	}
 	c.Chunker = entry.Name
+	if _, err := registry.Default().Resolver(registry.Defaults{Chunker: c.Chunker, Options: c.ChunkerOptions}); err != nil {
+		return registry.Entry{}, fmt.Errorf("config CHUNKSTREAM_CHUNKER_OPTIONS: %w", err)
+	}
 	return entry, nil
 }

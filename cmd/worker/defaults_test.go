@@ -37,7 +37,7 @@ func longDoc(n int) []byte {
 // hashesOf chunks content with the chunker name and raw options.
 func hashesOf(t *testing.T, id string, content []byte, name string, opts map[string]any) []string {
 	t.Helper()
-	c, err := registry.NewChunker(name, opts)
+	c, err := registry.Default().NewChunker(name, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +155,7 @@ func TestServiceChunkerDefaults(t *testing.T) {
 				t.Fatal(err)
 			}
 			rec, _ := messages.DecodeDocRecord(e.Value())
-			opts, _ := registry.Resolve("twostep", map[string]any{"max_chunk_size": 300})
+			opts, _ := registry.Default().Resolve("twostep", map[string]any{"max_chunk_size": 300})
 			want, _ := messages.Settings{Chunker: "twostep", Options: opts, Subject: "ingest.docs"}.Fingerprint()
 			if rec.Fingerprint != want || rec.Chunks != len(with300) {
 				t.Errorf("record %+v, want fingerprint %s and %d chunks", rec, want, len(with300))

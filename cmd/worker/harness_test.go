@@ -87,7 +87,7 @@ func markdownDocs(n int) map[string][]byte {
 // sequence, equal to chunking directly.
 func checkComplete(t testing.TB, recs []messages.ChunkRecord, docs map[string][]byte) {
 	t.Helper()
-	ch, err := registry.NewChunker("markdown", nil)
+	ch, err := registry.Default().NewChunker("markdown", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

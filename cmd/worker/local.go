@@ -311,7 +311,7 @@ func runLocal(ctx context.Context, c *config, lf *localFlags, log *slog.Logger, 
 	coll := newCollector(cw, order)
 	tr := &tracker{final: map[uint64]bool{}, bar: bar, coll: coll}
 	w, err := worker.New(nc, js, top, worker.Options{
-		Config: cfg, Logger: log, Sink: coll, NewChunker: registry.NewChunker, OnResult: tr.onResult,
+		Config: cfg, Logger: log, Sink: coll, OnResult: tr.onResult,
 	})
 	if err != nil {
 		return 1, err

@@ -46,7 +46,7 @@ func serveQdrant(t *testing.T, env map[string]string, docs map[string][]byte) (*
 		t.Fatal(err)
 	}
 	publishDocs(t, js, docs)
-	ch, err := registry.NewChunker("markdown", nil)
+	ch, err := registry.Default().NewChunker("markdown", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func TestServiceQdrantSink(t *testing.T) {
 // and every point carries the vector of its own text.
 func TestServiceQdrantSinkWithEmbedder(t *testing.T) {
 	docs := markdownDocs(6)
-	ch, err := registry.NewChunker("markdown", nil)
+	ch, err := registry.Default().NewChunker("markdown", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

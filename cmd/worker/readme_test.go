@@ -154,7 +154,7 @@ func TestREADMEDocumentsWorkerFlags(t *testing.T) {
 	settings := flag.NewFlagSet("settings", flag.ContinueOnError)
 	bindFlags(settings, &c)
 	chunkers := flag.NewFlagSet("chunkers", flag.ContinueOnError)
-	chunkflags.Register(chunkers, registry.Entries(), "markdown")
+	chunkflags.Register(chunkers, registry.Default().Entries(), "markdown")
 	for _, m := range ms {
 		name := m[1]
 		switch {

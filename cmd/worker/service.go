@@ -16,7 +16,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/chunkstream/chunkstream/chunking/registry"
 	"github.com/chunkstream/chunkstream/internal/natsconn"
 	"github.com/chunkstream/chunkstream/worker"
 )
@@ -95,7 +94,7 @@ func serve(ctx context.Context, c *config, log *slog.Logger) error {
 	}
 	defer closeSink()
 	w, err := worker.New(nc, js, top, worker.Options{
-		Config: c.Config, Logger: log, Metrics: metrics, Sink: sink, NewChunker: registry.NewChunker,
+		Config: c.Config, Logger: log, Metrics: metrics, Sink: sink,
 	})
 	if err != nil {
 		return err

@@ -57,6 +57,7 @@ var allow = map[string]allowed{
 	"chunking/registry": {module: []string{
 		"chunking", "chunking/email", "chunking/internal/mdblocks", "chunking/markdown", "chunking/twostep",
 		"internal/tokens"}},
+	"chunking/registry/registrytest": {module: []string{"chunking", "chunking/markdown", "chunking/registry"}},
 	"messages": {
 		module:     []string{"chunking", "fault"},
 		thirdParty: []string{"github.com/google/uuid", "github.com/vmihailenco/msgpack/v5"},

@@ -35,7 +35,7 @@ type testDoc struct {
 // a heading and paragraphs, some long enough to need several chunks.
 func makeDocs(t *testing.T, n int) []testDoc {
 	t.Helper()
-	ch, err := registry.NewChunker("markdown", nil)
+	ch, err := registry.Default().NewChunker("markdown", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,11 +131,11 @@ func startWorker(ctx context.Context, t *testing.T, c *cluster, cfg worker.Confi
 		return true, ""
 	})
 	w, err := worker.New(nc, js, top, worker.Options{
-		Config:     cfg,
-		Logger:     slog.New(slog.NewJSONHandler(testWriter{t, name}, &slog.HandlerOptions{Level: slog.LevelWarn})),
-		Sink:       worker.NewSubjectSink(js, cfg.ChunksPrefix, cfg.MaxPendingPublishes),
-		NewChunker: registry.NewChunker,
-		OnResult:   onResult,
+		Config: cfg,
+		Logger: slog.New(slog.NewJSONHandler(testWriter{t, name}, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Sink:   worker.NewSubjectSink(js, cfg.ChunksPrefix, cfg.MaxPendingPublishes),
+
+		OnResult: onResult,
 	})
 	if err != nil {
 		t.Fatal(err)

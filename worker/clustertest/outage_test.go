@@ -332,7 +332,7 @@ func (sc *scenario) logCount(s string) int {
 // expectedChunks is the number of chunks the documents make.
 func (sc *scenario) expectedChunks() int {
 	sc.t.Helper()
-	c, err := registry.NewChunker("markdown", nil)
+	c, err := registry.Default().NewChunker("markdown", nil)
 	if err != nil {
 		sc.t.Fatal(err)
 	}

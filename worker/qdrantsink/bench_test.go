@@ -93,7 +93,7 @@ func BenchmarkBM25VsChunking(b *testing.B) {
 		{"email", "email/linux-man", ".eml"},
 	} {
 		b.Run(tc.chunker, func(b *testing.B) {
-			entry, err := registry.Lookup(tc.chunker)
+			entry, err := registry.Default().Lookup(tc.chunker)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -103,8 +103,10 @@ func BenchmarkBM25VsChunking(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if entry.ChunkMailbox != nil {
-					chunks, _, err := entry.ChunkMailbox(c, docs)
+				if mb, ok := c.(interface {
+					ChunkMailbox([]chunking.Document) ([]chunking.Chunk, []chunking.Warning, error)
+				}); ok {
+					chunks, _, err := mb.ChunkMailbox(docs)
 					if err != nil {
 						b.Fatal(err)
 					}

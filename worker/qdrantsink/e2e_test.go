@@ -19,6 +19,7 @@ import (
 	"github.com/chunkstream/chunkstream/bm25"
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/registry"
+	"github.com/chunkstream/chunkstream/chunking/registry/registrytest"
 	"github.com/chunkstream/chunkstream/internal/jstest"
 	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/topology"
@@ -102,7 +103,7 @@ func newE2EWith(t *testing.T, opts e2eOptions) *e2e {
 		sink = wrap(sink)
 	}
 	w, err := worker.New(e.nc, e.js, e.top, worker.Options{
-		Config: e.cfg, Sink: sink, NewChunker: slowChunkers, Logger: opts.logger,
+		Config: e.cfg, Sink: sink, Chunkers: slowChunkers(), Logger: opts.logger,
 		OnResult: func(r worker.Result) {
 			e.mu.Lock()
 			defer e.mu.Unlock()
@@ -125,26 +126,19 @@ func newE2EWith(t *testing.T, opts e2eOptions) *e2e {
 	return e
 }
 
-// slowChunkers is registry.NewChunker plus "slow": markdown after a sleep
-// of the "sleep_ms" option, to make an older version finish last.
-func slowChunkers(name string, raw map[string]any) (chunking.Chunker, error) {
-	if name != "slow" {
-		return registry.NewChunker(name, raw)
-	}
-	ms, _ := raw["sleep_ms"].(int)
-	if ms == 0 {
-		if v, ok := raw["sleep_ms"].(int64); ok {
-			ms = int(v)
-		}
-	}
-	md, err := registry.NewChunker("markdown", nil)
+// slowChunkers are the default chunkers plus "slow": markdown after a
+// sleep of the "sleep_ms" option, to make an older version finish last.
+func slowChunkers() *registry.Registry {
+	md, err := registry.Default().NewChunker("markdown", nil)
 	if err != nil {
-		return nil, err
+		panic(err)
 	}
-	return chunking.ChunkerFunc(func(d chunking.Document) ([]chunking.Chunk, []chunking.Warning, error) {
-		time.Sleep(time.Duration(ms) * time.Millisecond)
-		return md.Chunk(d)
-	}), nil
+	return registrytest.With(registrytest.Func("slow", func(c registrytest.Config) (chunking.Chunker, error) {
+		return chunking.ChunkerFunc(func(d chunking.Document) ([]chunking.Chunk, []chunking.Warning, error) {
+			time.Sleep(time.Duration(c.SleepMS) * time.Millisecond)
+			return md.Chunk(d)
+		}), nil
+	}))
 }
 
 func (e *e2e) publish(req messages.IngestRequest) uint64 {
@@ -216,7 +210,7 @@ func (e *e2e) stored(docID string) map[string]*qdrant.RetrievedPoint {
 // expected chunks a Markdown document as the worker does.
 func expected(t *testing.T, docID, content string) []chunking.Chunk {
 	t.Helper()
-	c, err := registry.NewChunker("markdown", nil)
+	c, err := registry.Default().NewChunker("markdown", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

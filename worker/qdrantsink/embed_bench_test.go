@@ -146,7 +146,7 @@ func newIngestEnvWith(b *testing.B, batched bool, server embedtest.Config) *inge
 	}
 	b.Cleanup(func() { _ = sink.Close() })
 	w, err := worker.New(e.nc, e.js, top, worker.Options{
-		Config: cfg, Sink: sink, NewChunker: registry.NewChunker,
+		Config: cfg, Sink: sink,
 		OnResult: func(r worker.Result) {
 			if r.Final() {
 				e.finals.Add(1)
@@ -330,7 +330,7 @@ func editedCopy(b *testing.B, dir string) (edited, changed int) {
 		return nil
 	})
 	slices.Sort(paths)
-	c, err := registry.NewChunker("markdown", nil)
+	c, err := registry.Default().NewChunker("markdown", nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -63,7 +63,7 @@ func newPipeline(b *testing.B) *pipeline {
 	p := &pipeline{js: js, done: map[uint64]worker.Outcome{}}
 	p.cond = sync.NewCond(&p.mu)
 	w, err := worker.New(nc, js, top, worker.Options{
-		Config: cfg, Sink: sink, NewChunker: registry.NewChunker,
+		Config: cfg, Sink: sink,
 		OnResult: func(r worker.Result) {
 			if !r.Final() {
 				return
@@ -168,7 +168,7 @@ func BenchmarkPipeline(b *testing.B) {
 // encodeCPU returns the thread CPU time of encoding the chunks of docs
 // (chunked as the worker chunks Markdown) n times with a warm encoder.
 func encodeCPU(b *testing.B, docs []chunking.Document, n int) time.Duration {
-	md, err := registry.NewChunker("markdown", nil)
+	md, err := registry.Default().NewChunker("markdown", nil)
 	if err != nil {
 		b.Fatal(err)
 	}

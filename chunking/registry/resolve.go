@@ -1,0 +1,318 @@
+package registry
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/chunkstream/chunkstream/chunking"
+)
+
+// ErrUnknownFormat reports a document format no chunker of the registry
+// reads.
+var ErrUnknownFormat = errors.New("registry: unknown format")
+
+// Registry is a set of chunkers, in the order help texts list them. It is
+// what the rest of the code asks about chunkers: which exist, which
+// formats they read and which reads a format by default, what their
+// options and sizes are, and how a request's settings resolve. Default
+// returns chunkstream's own; New builds any other.
+type Registry struct {
+	entries []Entry
+}
+
+// New returns the registry of entries, which must have distinct names and
+// each read at least one format.
+func New(entries ...Entry) (*Registry, error) {
+	for i, e := range entries {
+		if e.Name == "" || e.build == nil {
+			return nil, fmt.Errorf("registry: entry %d: build it with Define", i)
+		}
+		if len(e.Formats) == 0 {
+			return nil, fmt.Errorf("registry: chunker %s reads no format", e.Name)
+		}
+		if slices.ContainsFunc(entries[:i], func(o Entry) bool { return o.Name == e.Name }) {
+			return nil, fmt.Errorf("registry: chunker %s listed twice", e.Name)
+		}
+	}
+	r := &Registry{entries: slices.Clone(entries)}
+	// An entry of the registry names, in an unknown-option error, the
+	// registry's chunkers that have the option.
+	for i := range r.entries {
+		build := r.entries[i].build
+		r.entries[i].build = func(layers []map[string]any, chunker bool) (map[string]any, chunking.Chunker, error) {
+			m, c, err := build(layers, chunker)
+			return m, c, r.explain(err)
+		}
+	}
+	return r, nil
+}
+
+// Entries returns the registry's entries, in a fresh slice.
+func (r *Registry) Entries() []Entry { return slices.Clone(r.entries) }
+
+// Names returns the chunkers' names.
+func (r *Registry) Names() []string {
+	names := make([]string, len(r.entries))
+	for i, e := range r.entries {
+		names[i] = e.Name
+	}
+	return names
+}
+
+// Lookup returns the entry of the chunker called name; an unknown name
+// wraps ErrUnknownChunker.
+func (r *Registry) Lookup(name string) (Entry, error) {
+	if i := slices.IndexFunc(r.entries, func(e Entry) bool { return e.Name == name }); i >= 0 {
+		return r.entries[i], nil
+	}
+	return Entry{}, fmt.Errorf("%w %q (known: %s)", ErrUnknownChunker, name, strings.Join(r.Names(), ", "))
+}
+
+// NewChunker builds the chunker called name with raw options. Errors wrap
+// ErrUnknownChunker, chunking.ErrUnknownOption or
+// chunking.ErrInvalidOptions.
+func (r *Registry) NewChunker(name string, raw map[string]any) (chunking.Chunker, error) {
+	e, err := r.Lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	return e.New(raw)
+}
+
+// Resolve returns the complete canonical options of the chunker called
+// name from layers of raw options, later layers winning, as
+// Entry.Resolve does. Errors wrap ErrUnknownChunker,
+// chunking.ErrUnknownOption or chunking.ErrInvalidOptions.
+func (r *Registry) Resolve(name string, layers ...map[string]any) (map[string]any, error) {
+	e, err := r.Lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	return e.Resolve(layers...)
+}
+
+// explain names, in an unknown-option error, the chunkers that have the
+// option.
+func (r *Registry) explain(err error) error {
+	var oe *optionError
+	if !errors.As(err, &oe) || oe.option == "" {
+		return err
+	}
+	var owners []string
+	for _, e := range r.entries {
+		if e.Name != oe.chunker && slices.ContainsFunc(e.options, func(o Option) bool { return o.Name == oe.option }) {
+			owners = append(owners, e.Name)
+		}
+	}
+	if len(owners) == 0 {
+		return err
+	}
+	return &optionError{sentinel: chunking.ErrUnknownOption,
+		msg: fmt.Sprintf("option %q belongs to chunker %s, not %s", oe.option, strings.Join(owners, " and "), oe.chunker)}
+}
+
+// Formats returns the formats the registry's chunkers read, each once, in
+// the entries' order.
+func (r *Registry) Formats() []Format {
+	var out []Format
+	for _, e := range r.entries {
+		for _, f := range e.Formats {
+			if !slices.ContainsFunc(out, func(o Format) bool { return o.Name == f.Name }) {
+				out = append(out, f)
+			}
+		}
+	}
+	return out
+}
+
+// FormatNames returns the names of Formats.
+func (r *Registry) FormatNames() []string {
+	var names []string
+	for _, f := range r.Formats() {
+		names = append(names, f.Name)
+	}
+	return names
+}
+
+// Format returns the format called name; an unknown one wraps
+// ErrUnknownFormat.
+func (r *Registry) Format(name string) (Format, error) {
+	fs := r.Formats()
+	if i := slices.IndexFunc(fs, func(f Format) bool { return f.Name == name }); i >= 0 {
+		return fs[i], nil
+	}
+	return Format{}, fmt.Errorf("%w %q (known: %s)", ErrUnknownFormat, name, strings.Join(r.FormatNames(), ", "))
+}
+
+// InferFormat returns the format a document id implies by its extension
+// (case-insensitive; a query or fragment of a URI is ignored); the first
+// chunker's own format (markdown: plain text is valid Markdown) when no
+// format claims the extension.
+func (r *Registry) InferFormat(id string) Format {
+	ext := strings.ToLower(path.Ext(id))
+	if i := strings.IndexAny(ext, "?#"); i >= 0 {
+		ext = ext[:i]
+	}
+	fs := r.Formats()
+	for _, f := range fs {
+		if slices.Contains(f.Extensions, ext) {
+			return f
+		}
+	}
+	return fs[0]
+}
+
+// Defaults are chunker settings applied to requests that do not set
+// them: the chunker of requests that name none, when it reads their
+// format, and options beneath a request's own whenever the request is
+// chunked with that chunker. The zero value applies each format's default
+// chunker with its own defaults.
+type Defaults struct {
+	Chunker string         `json:"chunker"`
+	Options map[string]any `json:"options,omitempty"`
+}
+
+// Request is what a request says about its chunking.
+type Request struct {
+	// ID is the document id, which implies the format when Format is
+	// empty.
+	ID, Format string
+	// Chunker is the chunker asked for; empty for the default.
+	Chunker string
+	// Options are the request's raw options.
+	Options map[string]any
+}
+
+// Choice is how a request is chunked: the chunker, the format, and the
+// options resolved once (request > defaults > the chunker's own).
+type Choice struct {
+	Entry  Entry
+	Format Format
+	// Options are the complete canonical options (Entry.Resolve).
+	Options map[string]any
+	// Size is the value of the entry's size option, in Unit; SizeSet
+	// tells whether the request itself set it.
+	Size    int
+	Unit    Unit
+	SizeSet bool
+}
+
+// maxCachedChunkers bounds a Resolver's chunker cache: requests with
+// ever-new option sets must not grow memory without limit.
+const maxCachedChunkers = 64
+
+// Resolver resolves requests against a registry and defaults, and builds
+// their chunkers once per configuration. It is safe for concurrent use.
+type Resolver struct {
+	reg      *Registry
+	defaults Defaults
+	mu       sync.Mutex
+	cache    map[string]chunking.Chunker
+}
+
+// Resolver returns the resolver of requests with defaults d, which it
+// resolves first: an unknown chunker or option of d is an error, and
+// Defaults returns d with every option of its chunker.
+func (r *Registry) Resolver(d Defaults) (*Resolver, error) {
+	if d.Chunker == "" && len(d.Options) > 0 {
+		return nil, errors.New("registry: default options without a default chunker")
+	}
+	if d.Chunker != "" {
+		opts, err := r.Resolve(d.Chunker, d.Options)
+		if err != nil {
+			return nil, err
+		}
+		d.Options = opts
+	}
+	return &Resolver{reg: r, defaults: d, cache: map[string]chunking.Chunker{}}, nil
+}
+
+// Registry returns the resolver's registry.
+func (rs *Resolver) Registry() *Registry { return rs.reg }
+
+// Defaults returns the resolved defaults.
+func (rs *Resolver) Defaults() Defaults { return rs.defaults }
+
+// Choose returns how req is chunked: its format (req.Format, or the one
+// its id implies), its chunker (req.Chunker, else the defaults' chunker
+// when it reads the format, else the first chunker that reads it) and the
+// options resolved once, the defaults' beneath the request's when the
+// chunker is the defaults'. Errors wrap ErrUnknownFormat,
+// ErrUnknownChunker, chunking.ErrUnknownOption or
+// chunking.ErrInvalidOptions.
+func (rs *Resolver) Choose(req Request) (Choice, error) {
+	r := rs.reg
+	format := r.InferFormat(req.ID)
+	if req.Format != "" {
+		f, err := r.Format(req.Format)
+		if err != nil {
+			return Choice{}, err
+		}
+		format = f
+	}
+	reads := func(e Entry) bool {
+		return slices.ContainsFunc(e.Formats, func(f Format) bool { return f.Name == format.Name })
+	}
+	name := req.Chunker
+	if name == "" {
+		if d, err := r.Lookup(rs.defaults.Chunker); err == nil && reads(d) {
+			name = d.Name
+		} else if i := slices.IndexFunc(r.entries, reads); i >= 0 {
+			name = r.entries[i].Name
+		}
+	}
+	e, err := r.Lookup(name)
+	if err != nil {
+		return Choice{}, err
+	}
+	var layers []map[string]any
+	if name == rs.defaults.Chunker && len(rs.defaults.Options) > 0 {
+		layers = append(layers, rs.defaults.Options)
+	}
+	if len(req.Options) > 0 {
+		layers = append(layers, req.Options)
+	}
+	opts, err := e.Resolve(layers...)
+	if err != nil {
+		return Choice{}, err
+	}
+	c := Choice{Entry: e, Format: format, Options: opts, Unit: e.Unit}
+	if e.Size != "" {
+		c.Size, _ = opts[e.Size].(int)
+		_, c.SizeSet = req.Options[e.Size]
+	}
+	if t, _ := opts["tokenizer"].(string); t != "" {
+		c.Unit = Tokens
+	}
+	return c, nil
+}
+
+// Chunker returns the chunker of c, built once per configuration and
+// shared (chunkers are safe for concurrent use).
+func (rs *Resolver) Chunker(c Choice) (chunking.Chunker, error) {
+	key, err := json.Marshal(c.Options) // map keys are sorted: a canonical key
+	if err != nil {
+		return nil, err
+	}
+	k := c.Entry.Name + "\x00" + string(key)
+	rs.mu.Lock()
+	ch, ok := rs.cache[k]
+	rs.mu.Unlock()
+	if ok {
+		return ch, nil
+	}
+	if ch, err = c.Entry.New(c.Options); err != nil {
+		return nil, err
+	}
+	rs.mu.Lock()
+	if len(rs.cache) < maxCachedChunkers {
+		rs.cache[k] = ch
+	}
+	rs.mu.Unlock()
+	return ch, nil
+}

@@ -1,0 +1,172 @@
+package registry_test
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/chunking/registry"
+)
+
+func TestInferFormat(t *testing.T) {
+	r := registry.Default()
+	tests := map[string]string{
+		"a.md": "markdown", "A.MD": "markdown", "x/y.markdown": "markdown", "p.mdx": "mdx",
+		"n.txt": "text", "box.mbox": "mbox", "m.eml": "eml", "rows.jsonl": "email-json", "rows.json": "email-json",
+		"https://x/y.mdx?rev=2": "mdx", "inbox#thread1": "markdown", "README": "markdown", "a.go": "markdown",
+	}
+	for id, want := range tests {
+		if got := r.InferFormat(id).Name; got != want {
+			t.Errorf("InferFormat(%q) = %q, want %q", id, got, want)
+		}
+	}
+	if _, err := r.Format("pdf"); !errors.Is(err, registry.ErrUnknownFormat) {
+		t.Errorf("Format(pdf) = %v, want ErrUnknownFormat", err)
+	}
+}
+
+// resolved returns the default options of chunker with extra on top.
+func resolved(t *testing.T, chunker string, extra map[string]any) map[string]any {
+	t.Helper()
+	m, err := registry.Default().Resolve(chunker, extra)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestChoose(t *testing.T) {
+	ts := registry.Defaults{Chunker: "twostep", Options: map[string]any{"max_chunk_size": 300, "add_headers": true}}
+	em := registry.Defaults{Chunker: "email", Options: map[string]any{"max_chars": 4000}}
+	tests := []struct {
+		name     string
+		d        registry.Defaults
+		req      registry.Request
+		chunker  string
+		format   string
+		resolved map[string]any
+	}{
+		{"no defaults, text", registry.Defaults{}, registry.Request{ID: "a.md"}, "markdown", "markdown", resolved(t, "markdown", nil)},
+		{"no defaults, mail", registry.Defaults{}, registry.Request{ID: "a.mbox"}, "email", "mbox", resolved(t, "email", nil)},
+		{"text default replaces markdown", ts, registry.Request{ID: "a.md"}, "twostep", "markdown",
+			resolved(t, "twostep", ts.Options)},
+		{"text default does not read mail", ts, registry.Request{ID: "a.eml"}, "email", "eml", resolved(t, "email", nil)},
+		{"explicit format decides", ts, registry.Request{ID: "a.md", Format: "mbox"}, "email", "mbox", resolved(t, "email", nil)},
+		{"mail default replaces email", em, registry.Request{ID: "x#t1", Format: "mbox"}, "email", "mbox", resolved(t, "email", em.Options)},
+		{"mail default does not read text", em, registry.Request{ID: "a.txt"}, "markdown", "text", resolved(t, "markdown", nil)},
+		{"request's chunker wins", ts, registry.Request{ID: "a.md", Chunker: "markdown"}, "markdown", "markdown", resolved(t, "markdown", nil)},
+		{"request's options win over the defaults'", ts,
+			registry.Request{ID: "a.md", Options: map[string]any{"max_chunk_size": 50}}, "twostep", "markdown",
+			resolved(t, "twostep", map[string]any{"max_chunk_size": 50, "add_headers": true})},
+		{"the defaults' options apply to the chunker named too", ts,
+			registry.Request{ID: "a.md", Chunker: "twostep", Options: map[string]any{"word_overlap": 2}}, "twostep", "markdown",
+			resolved(t, "twostep", map[string]any{"max_chunk_size": 300, "add_headers": true, "word_overlap": 2})},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rs, err := registry.Default().Resolver(tt.d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := rs.Choose(tt.req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Entry.Name != tt.chunker || c.Format.Name != tt.format || fmt.Sprint(c.Options) != fmt.Sprint(tt.resolved) {
+				t.Errorf("Choose(%+v) with %+v = %s %s %v, want %s %s %v", tt.req, tt.d, c.Entry.Name, c.Format.Name, c.Options,
+					tt.chunker, tt.format, tt.resolved)
+			}
+		})
+	}
+	rs, _ := registry.Default().Resolver(ts)
+	for _, tc := range []struct {
+		req  registry.Request
+		want error
+	}{
+		{registry.Request{ID: "a", Format: "pdf"}, registry.ErrUnknownFormat},
+		{registry.Request{ID: "a", Chunker: "bad"}, registry.ErrUnknownChunker},
+		{registry.Request{ID: "a", Options: map[string]any{"max_char": 10}}, chunking.ErrUnknownOption},
+		{registry.Request{ID: "a", Options: map[string]any{"max_chunk_size": "x"}}, chunking.ErrInvalidOptions},
+	} {
+		if _, err := rs.Choose(tc.req); !errors.Is(err, tc.want) {
+			t.Errorf("Choose(%+v) = %v, want %v", tc.req, err, tc.want)
+		}
+	}
+	if _, err := registry.Default().Resolver(registry.Defaults{Chunker: "markdown", Options: map[string]any{"bogus": 1}}); !errors.Is(err, chunking.ErrUnknownOption) {
+		t.Errorf("Resolver with an unknown default option = %v", err)
+	}
+}
+
+// TestChooseSize: the size a request sets, in its unit: tokens with a
+// tokenizer.
+func TestChooseSize(t *testing.T) {
+	rs, _ := registry.Default().Resolver(registry.Defaults{})
+	for _, tc := range []struct {
+		req  registry.Request
+		size int
+		unit registry.Unit
+		set  bool
+	}{
+		{registry.Request{ID: "a.md"}, 2048, registry.Characters, false},
+		{registry.Request{ID: "a.md", Options: map[string]any{"max_char": 500}}, 500, registry.Characters, true},
+		{registry.Request{ID: "a.md", Options: map[string]any{"max_char": 500, "tokenizer": "cl100k_base"}}, 500, registry.Tokens, true},
+		{registry.Request{ID: "a.md", Chunker: "twostep"}, 512, registry.Words, false},
+		{registry.Request{ID: "a.mbox"}, 2048, registry.Characters, false},
+	} {
+		c, err := rs.Choose(tc.req)
+		if err != nil || c.Size != tc.size || c.Unit != tc.unit || c.SizeSet != tc.set {
+			t.Errorf("Choose(%+v) = size %d %s set %v, %v; want %d %s %v", tc.req, c.Size, c.Unit, c.SizeSet, err, tc.size, tc.unit, tc.set)
+		}
+	}
+}
+
+// TestSizeOptions: every chunker's size option is one of its integer
+// options.
+func TestSizeOptions(t *testing.T) {
+	for _, e := range registry.Default().Entries() {
+		found := false
+		for _, o := range e.Options() {
+			found = found || o.Name == e.Size && o.Kind == registry.Int
+		}
+		if !found || e.Unit == "" {
+			t.Errorf("chunker %s: size option %q (%s) is not one of its integer options", e.Name, e.Size, e.Unit)
+		}
+	}
+}
+
+// TestResolverCachesChunkers: one chunker per configuration, however the
+// request spells it.
+func TestResolverCachesChunkers(t *testing.T) {
+	built := 0
+	md, _ := registry.Default().Lookup("markdown")
+	md = md.Wrap(func(_ map[string]any, c chunking.Chunker) chunking.Chunker { built++; return c })
+	r, err := registry.New(md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, _ := r.Resolver(registry.Defaults{})
+	for _, opts := range []map[string]any{nil, {"max_char": 2048}, {"max_char": 2048.0, "min_char": 1024}, {"max_char": 300}} {
+		c, err := rs.Choose(registry.Request{ID: "a.md", Options: opts})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := rs.Chunker(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if built != 2 {
+		t.Errorf("built %d chunkers, want 2 (the default configuration and max_char 300)", built)
+	}
+}
+
+func TestNewRefuses(t *testing.T) {
+	md, _ := registry.Default().Lookup("markdown")
+	if _, err := registry.New(md, md); err == nil {
+		t.Error("New with a name twice = nil error")
+	}
+	md.Formats = nil
+	if _, err := registry.New(md); err == nil {
+		t.Error("New with an entry that reads no format = nil error")
+	}
+}
