@@ -42,11 +42,12 @@ type BackfillOptions struct {
 	// (Format, Chunker, Options, Metadata, Source, Collection); its ID and
 	// Content are ignored.
 	Template Document
-	// Mailbox reads each path as one mailbox (an mbox, a Maildir or a
-	// folder of .eml files) and sends one request per thread: id
-	// "<IDPrefix><base name of the path>#<thread id>", format mbox,
-	// chunker email, content the thread's messages as mboxrd.
-	Mailbox bool
+	// Split, when set, reads each path as one input split into parts (a
+	// mailbox, an mbox, a Maildir or a folder of .eml files, into its
+	// threads: the email chunker's registry.Entry.Split) and sends one
+	// request per part: id "<IDPrefix><base name of the path>#<part id>",
+	// the part's format, Template's chunker.
+	Split Splitter
 	// Force sends every document, even those whose done record holds
 	// their content's version and settings.
 	Force bool
@@ -91,6 +92,7 @@ type source struct {
 	id      string
 	file    string
 	content []byte
+	format  string // a part's format (Split); "" for files
 }
 
 // plan is what a backfill found: its documents in order, their ids, and
@@ -100,9 +102,9 @@ type plan struct {
 	ids      map[string]struct{}
 	warnings []chunking.Warning
 	// roots maps a folder root to the files mode's id prefix test;
-	// mailboxes lists the "<mailbox id>#" prefixes in mailbox mode.
-	roots     []string
-	mailboxes []string
+	// inputs lists the "<input id>#" prefixes of split inputs.
+	roots  []string
+	inputs []string
 }
 
 // Backfill sends the documents under o.Paths: one request per document,
@@ -188,13 +190,13 @@ func (p *Producer) plan(ctx context.Context, o BackfillOptions) (*plan, error) {
 		return nil, errors.New("producer: backfill: no paths")
 	}
 	for _, path := range o.Paths {
-		if o.Mailbox {
-			docs, mailboxID, warns, err := mailboxThreads(ctx, path, o.IDPrefix)
+		if o.Split != nil {
+			docs, inputID, warns, err := splitInput(ctx, o.Split, path, o.IDPrefix)
 			if err != nil {
 				return nil, err
 			}
 			pl.warnings = append(pl.warnings, warns...)
-			pl.mailboxes = append(pl.mailboxes, mailboxID+"#")
+			pl.inputs = append(pl.inputs, inputID+"#")
 			for _, d := range docs {
 				if err := add(d, path); err != nil {
 					return nil, err
@@ -249,8 +251,8 @@ func (pl *plan) missing(recs map[string]recordInfo, prefix string, exts []string
 		if _, ok := pl.ids[id]; ok {
 			continue
 		}
-		if pl.mailboxes != nil {
-			for _, mb := range pl.mailboxes {
+		if pl.inputs != nil {
+			for _, mb := range pl.inputs {
 				if strings.HasPrefix(id, mb) {
 					out = append(out, id)
 					break
@@ -508,11 +510,8 @@ func (b *backfill) prepare(ctx context.Context, s source) prepared {
 	pr.object = len(content) > b.p.opts.MaxInline
 	doc := b.o.Template
 	doc.ID, doc.Content = s.id, content
-	if b.o.Mailbox {
-		doc.Format = MailboxFormat
-		if doc.Chunker == "" {
-			doc.Chunker = MailboxChunker
-		}
+	if s.format != "" {
+		doc.Format = s.format
 	}
 	if !b.o.Force {
 		// Unchanged means same content and same settings.

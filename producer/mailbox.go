@@ -1,56 +1,38 @@
 package producer
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"path/filepath"
 
 	"github.com/chunkstream/chunkstream/chunking"
-	"github.com/chunkstream/chunkstream/chunking/email"
 )
 
-// MailboxFormat and MailboxChunker are the format and chunker of the
-// per-thread requests of a mailbox backfill.
-const (
-	MailboxFormat  = "mbox"
-	MailboxChunker = "email"
-)
+// Splitter splits the input at path into parts chunked one by one (a
+// mailbox into its threads: registry.Entry.Split).
+type Splitter func(ctx context.Context, path string) ([]chunking.Document, []chunking.Warning, error)
 
-// MailboxID returns the mailbox id of a mailbox path: prefix + the base
-// name of the path ("lists/" + "linux-man.mbox").
-func MailboxID(prefix, path string) string {
+// InputID returns the id of a split input: prefix + the base name of its
+// path ("lists/" + "linux-man.mbox").
+func InputID(prefix, path string) string {
 	return prefix + filepath.Base(filepath.Clean(path))
 }
 
-// ThreadID returns the document id of a thread of a mailbox:
-// "<mailbox id>#<thread id>".
-func ThreadID(mailboxID, threadID string) string { return mailboxID + "#" + threadID }
+// PartID returns the document id of a part of a split input:
+// "<input id>#<part id>".
+func PartID(inputID, partID string) string { return inputID + "#" + partID }
 
-// mailboxThreads reads the mailbox at path once, threads it with the email
-// chunker's threader, and returns one document per thread, in mailbox
-// order of the threads' first messages: content = the thread's messages
-// as mboxrd, in mailbox order. Chunking one of them alone gives the
-// chunks the thread gets when the whole mailbox is chunked.
-func mailboxThreads(ctx context.Context, path, prefix string) ([]source, string, []chunking.Warning, error) {
-	mb, warns, err := email.ReadMailbox(ctx, path, false)
+// splitInput reads the input at path once with split and returns one
+// source per part, in the splitter's order, with the input's id.
+func splitInput(ctx context.Context, split Splitter, path, prefix string) ([]source, string, []chunking.Warning, error) {
+	parts, warns, err := split(ctx, path)
 	if err != nil {
-		return nil, "", nil, fmt.Errorf("producer: mailbox %s: %w", path, err)
+		return nil, "", nil, fmt.Errorf("producer: %w", err)
 	}
-	threads, tw := email.Threads(mb)
-	warns = append(warns, tw...)
-	id := MailboxID(prefix, path)
-	docs := make([]source, 0, len(threads))
-	for _, th := range threads {
-		var buf bytes.Buffer
-		if err := email.WriteMbox(&buf, th.Messages); err != nil {
-			return nil, "", nil, fmt.Errorf("producer: mailbox %s: thread %s: %w", path, th.ThreadID, err)
-		}
-		content := buf.Bytes()
-		if content == nil {
-			content = []byte{}
-		}
-		docs = append(docs, source{id: ThreadID(id, th.ThreadID), content: content})
+	id := InputID(prefix, path)
+	docs := make([]source, 0, len(parts))
+	for _, p := range parts {
+		docs = append(docs, source{id: PartID(id, p.Path), content: p.Content, format: p.Format})
 	}
 	return docs, id, warns, nil
 }

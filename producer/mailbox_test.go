@@ -30,7 +30,7 @@ func TestMailboxPerThread(t *testing.T) {
 		t.Fatal(err)
 	}
 	threads, _ := email.Threads(mb)
-	s, err := e.producer(Options{}).Backfill(ctx, BackfillOptions{Paths: []string{path}, Mailbox: true, IDPrefix: "lists/"})
+	s, err := e.producer(Options{}).Backfill(ctx, BackfillOptions{Paths: []string{path}, Split: email.SplitThreads, Template: Document{Chunker: "email"}, IDPrefix: "lists/"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,8 +50,8 @@ func TestMailboxPerThread(t *testing.T) {
 		t.Fatal(err)
 	}
 	mailboxID := "lists/linux-man-01450-01749.mboxrd"
-	if req.ID != ThreadID(mailboxID, threads[0].ThreadID) || req.Format != "mbox" || req.Chunker != "email" {
-		t.Errorf("first request: id %q format %q chunker %q; want %q, mbox, email", req.ID, req.Format, req.Chunker, ThreadID(mailboxID, threads[0].ThreadID))
+	if req.ID != PartID(mailboxID, threads[0].ThreadID) || req.Format != "mbox" || req.Chunker != "email" {
+		t.Errorf("first request: id %q format %q chunker %q; want %q, mbox, email", req.ID, req.Format, req.Chunker, PartID(mailboxID, threads[0].ThreadID))
 	}
 
 	results := e.runWorker(ctx, len(threads))
@@ -77,7 +77,7 @@ func TestMailboxPerThread(t *testing.T) {
 	want := map[string][]string{}
 	for _, ch := range whole {
 		tid, _ := ch.Metadata().Get("thread_id")
-		id := ThreadID(mailboxID, tid.(string))
+		id := PartID(mailboxID, tid.(string))
 		want[id] = append(want[id], ch.Hash())
 	}
 	got := e.view(ctx)
@@ -91,7 +91,7 @@ func TestMailboxPerThread(t *testing.T) {
 	}
 
 	// Re-running skips every thread; a thread that disappears is deleted.
-	s, err = e.producer(Options{}).Backfill(ctx, BackfillOptions{Paths: []string{path}, Mailbox: true, IDPrefix: "lists/", DeleteMissing: true})
+	s, err = e.producer(Options{}).Backfill(ctx, BackfillOptions{Paths: []string{path}, Split: email.SplitThreads, Template: Document{Chunker: "email"}, IDPrefix: "lists/", DeleteMissing: true})
 	if err != nil || s.Sent != 0 || s.Skipped != len(threads) {
 		t.Fatalf("re-run = %+v, %v; want every thread skipped", s.Stats, err)
 	}
@@ -106,14 +106,14 @@ func TestMailboxPerThread(t *testing.T) {
 		t.Fatal(err)
 	}
 	var planned []Planned
-	if _, err := e.producer(Options{}).Backfill(ctx, BackfillOptions{Paths: []string{short}, Mailbox: true, IDPrefix: "lists/",
+	if _, err := e.producer(Options{}).Backfill(ctx, BackfillOptions{Paths: []string{short}, Split: email.SplitThreads, Template: Document{Chunker: "email"}, IDPrefix: "lists/",
 		DeleteMissing: true, DryRun: true, OnDryRun: func(p Planned) { planned = append(planned, p) }}); err != nil {
 		t.Fatal(err)
 	}
 	shortThreads, _ := email.Threads(&email.Mailbox{Messages: kept})
 	kept2 := map[string]bool{}
 	for _, th := range shortThreads {
-		kept2[ThreadID(mailboxID, th.ThreadID)] = true
+		kept2[PartID(mailboxID, th.ThreadID)] = true
 	}
 	var deletes []string
 	for _, p := range planned {
@@ -126,7 +126,7 @@ func TestMailboxPerThread(t *testing.T) {
 	}
 	var wantDeletes []string
 	for _, th := range threads {
-		if id := ThreadID(mailboxID, th.ThreadID); !kept2[id] {
+		if id := PartID(mailboxID, th.ThreadID); !kept2[id] {
 			wantDeletes = append(wantDeletes, id)
 		}
 	}

@@ -41,6 +41,17 @@ type Entry struct {
 	// whole paths; without it, they walk folders with
 	// chunking.WalkFolder and chunk file by file.
 	ChunkFolder func(ctx context.Context, c chunking.Chunker, path string) ([]chunking.Chunk, []chunking.Warning, error)
+	// Split, when set, splits the input at path into documents the
+	// chunker chunks one by one with the chunks it would give the whole
+	// (a mailbox into its threads): each Document's Path is its part's
+	// id within the input, Format its format. A producer then sends one
+	// request per part, so that a changed part is all that is chunked
+	// again.
+	Split func(ctx context.Context, path string) ([]chunking.Document, []chunking.Warning, error)
+	// Marks are metadata keys that every chunk of this chunker holds and
+	// no other's does, to tell which chunker made a stored chunk; none
+	// for the chunker whose chunks are told by the absence of the others'.
+	Marks []string
 
 	options []Option
 	// build decodes layers of raw options onto the default configuration,
@@ -256,6 +267,8 @@ func Default() *Registry {
 	em.ChunkFolder = func(ctx context.Context, c chunking.Chunker, path string) ([]chunking.Chunk, []chunking.Warning, error) {
 		return c.(*email.Chunker).ChunkFolder(ctx, path)
 	}
+	em.Split = email.SplitThreads
+	em.Marks = []string{"thread_id"}
 
 	ts := Define("twostep", twostep.DefaultConfig, twostep.New,
 		IntOption("max_chunk_size", "chunk budget in words (tokens with tokenizer); longer sections are split into sentences (Eve chunker max_chunk_size)",
@@ -276,6 +289,7 @@ func Default() *Registry {
 	ts.Formats = []Format{Markdown, MDX, Text}
 	ts.Extensions = twostep.Extensions()
 	ts.Size, ts.Unit = "max_chunk_size", Words
+	ts.Marks = []string{"headers", "file_format"}
 
 	r, err := New(md, em, ts)
 	if err != nil {

@@ -316,3 +316,25 @@ func (rs *Resolver) Chunker(c Choice) (chunking.Chunker, error) {
 	rs.mu.Unlock()
 	return ch, nil
 }
+
+// Made returns the entry of the chunker that made a stored chunk with
+// metadata md: the one with the most Marks that md holds all of, else the
+// first one without marks.
+func (r *Registry) Made(md chunking.Metadata) Entry {
+	best, bestMarks := -1, 0
+	for i, e := range r.entries {
+		held := len(e.Marks) > 0
+		for _, k := range e.Marks {
+			if _, ok := md.Get(k); !ok {
+				held = false
+			}
+		}
+		if held && len(e.Marks) > bestMarks {
+			best, bestMarks = i, len(e.Marks)
+		}
+	}
+	if best < 0 {
+		best = max(slices.IndexFunc(r.entries, func(e Entry) bool { return len(e.Marks) == 0 }), 0)
+	}
+	return r.entries[best]
+}

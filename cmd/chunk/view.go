@@ -101,7 +101,11 @@ func (a *app) view(ctx context.Context, args []string) error {
 			return err
 		}
 		if !set["chunker"] && c.Len() > 0 {
-			if guessed, ok := a.entry(guessChunker(c.At(0))); ok && guessed.Name != entry.Name {
+			reg, err := registry.New(a.entries...)
+			if err != nil {
+				return err
+			}
+			if guessed := reg.Made(c.At(0).Metadata()); guessed.Name != entry.Name {
 				if len(raw) > 0 {
 					return usageErr("chunker flags with a collection of chunker %s's chunks need -chunker %s", guessed.Name, guessed.Name)
 				}
@@ -432,19 +436,4 @@ func loadCollection(path string) (*chunking.Collection, error) {
 	}
 	defer f.Close()
 	return chunking.DecodeJSONL(bufio.NewReaderSize(f, 1<<16), path)
-}
-
-// guessChunker names the chunker that made a stored chunk, from its
-// metadata: email chunks have thread_id, two-step chunks headers and
-// file_format, anything else is taken for markdown.
-func guessChunker(c chunking.Chunk) string {
-	md := c.Metadata()
-	has := func(k string) bool { _, ok := md.Get(k); return ok }
-	switch {
-	case has("thread_id"):
-		return "email"
-	case has("headers") && has("file_format"):
-		return "twostep"
-	}
-	return "markdown"
 }

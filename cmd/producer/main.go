@@ -142,7 +142,9 @@ func runErr(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		fs.Usage()
 		return 2, fmt.Errorf("%w: give PATH arguments (or -dir), or -stdin", errUsage)
 	}
-	mailbox := chunkerSet && entry.Name == producer.MailboxChunker && !c.Stdin
+	// A chunker that splits its inputs (email: a mailbox into threads)
+	// named for paths: one request per part.
+	mailbox := chunkerSet && entry.Split != nil && !c.Stdin
 	optionFlags := map[string]bool{}
 	for _, e := range registry.Default().Entries() {
 		for _, o := range e.Options() {
@@ -214,8 +216,12 @@ func runErr(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		if chunkerSet {
 			tmpl.Chunker = entry.Name
 		}
+		var split producer.Splitter
+		if mailbox {
+			split = entry.Split
+		}
 		sum, err = p.Backfill(ctx, producer.BackfillOptions{
-			Paths: paths, IDPrefix: c.IDPrefix, Exts: exts, Template: tmpl, Mailbox: mailbox,
+			Paths: paths, IDPrefix: c.IDPrefix, Exts: exts, Template: tmpl, Split: split,
 			Force: c.Force, DeleteMissing: c.DeleteMissing, ResendStale: c.ResendStale, DryRun: c.DryRun,
 			Rate: c.Rate, MaxPendingBytes: c.MaxPendingBytes, Retry: retry, Readers: c.Readers,
 			OnProgress: bar.update, OnDryRun: dry, OnSent: onSent, Logger: log,

@@ -217,9 +217,10 @@ func runLocal(ctx context.Context, c *config, lf *localFlags, log *slog.Logger, 
 	if err != nil {
 		return 2, fmt.Errorf("%w: %v", errUsage, err)
 	}
-	// A chunker that reads whole mailboxes (email) gets one request per
-	// thread, as the producer sends mailboxes; others one per file.
-	mailbox := entry.ChunkFolder != nil
+	// A chunker that splits its inputs (email: a mailbox into threads)
+	// gets one request per part, as the producer sends them; others one
+	// per file.
+	mailbox := entry.Split != nil
 	var exts []string
 	if !mailbox {
 		exts = entry.Extensions
@@ -338,7 +339,7 @@ func runLocal(ctx context.Context, c *config, lf *localFlags, log *slog.Logger, 
 		Paths:      []string{lf.dir},
 		Exts:       exts,
 		Template:   producer.Document{Chunker: entry.Name, Options: opts},
-		Mailbox:    mailbox,
+		Split:      entry.Split,
 		Force:      true, // local mode writes every document, recorded or not
 		Logger:     log,
 		OnProgress: func(s producer.Stats) { maxSet.Do(func() { bar.ChangeMax(s.Total) }) },

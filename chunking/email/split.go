@@ -1,0 +1,37 @@
+package email
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+
+	"github.com/chunkstream/chunkstream/chunking"
+)
+
+// SplitThreads reads the mailbox at path once (as ChunkFolder does),
+// threads it, and returns one document per thread, in mailbox order of
+// the threads' first messages: Path is the thread id, Format "mbox",
+// Content the thread's messages as mboxrd, in mailbox order. Chunking one
+// of them alone gives the chunks the thread gets when the whole mailbox
+// is chunked.
+func SplitThreads(ctx context.Context, path string) ([]chunking.Document, []chunking.Warning, error) {
+	mb, warns, err := ReadMailbox(ctx, path, false)
+	if err != nil {
+		return nil, nil, fmt.Errorf("email: mailbox %s: %w", path, err)
+	}
+	threads, tw := Threads(mb)
+	warns = append(warns, tw...)
+	docs := make([]chunking.Document, 0, len(threads))
+	for _, th := range threads {
+		var buf bytes.Buffer
+		if err := WriteMbox(&buf, th.Messages); err != nil {
+			return nil, nil, fmt.Errorf("email: mailbox %s: thread %s: %w", path, th.ThreadID, err)
+		}
+		content := buf.Bytes()
+		if content == nil {
+			content = []byte{}
+		}
+		docs = append(docs, chunking.Document{Path: th.ThreadID, Format: formatMbox, Content: content})
+	}
+	return docs, warns, nil
+}
