@@ -73,7 +73,7 @@ var allow = map[string]allowed{
 		module:     []string{"bm25", "chunking", "worker", "worker/qdrantsink/internal/grpccodec"},
 		thirdParty: []string{"github.com/qdrant/go-client", "google.golang.org/grpc", "google.golang.org/protobuf"},
 	},
-	"worker/qdrantsink/qdranttest": {module: []string{"worker/qdrantsink/internal/grpccodec"}, thirdParty: []string{
+	"worker/qdrantsink/qdranttest": {module: []string{"bm25", "worker/qdrantsink/internal/grpccodec"}, thirdParty: []string{
 		"github.com/google/uuid", "github.com/qdrant/go-client", "google.golang.org/grpc", "google.golang.org/protobuf"}},
 	"worker/qdrantsink/internal/grpccodec": {thirdParty: []string{"google.golang.org/grpc", "google.golang.org/protobuf"}},
 	"worker/embed/embedtest":               {},
