@@ -18,8 +18,8 @@ require (
 	github.com/prometheus/client_model v0.6.3
 	github.com/qdrant/go-client v1.17.1
 	github.com/schollz/progressbar/v3 v3.19.1
-	github.com/spaolacci/murmur3 v1.1.0
 	github.com/tiktoken-go/tokenizer v0.10.0
+	github.com/twmb/murmur3 v1.2.2
 	github.com/vmihailenco/msgpack/v5 v5.4.1
 	github.com/yuin/goldmark v1.8.7
 	go.yaml.in/yaml/v3 v3.0.6

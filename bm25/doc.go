@@ -19,7 +19,7 @@
 // point's "bm25" vector (the Qdrant sink, with an Encoder for the
 // configured average chunk length). The package depends on the standard
 // library, the Snowball stemmers of github.com/kljensen/snowball and the
-// murmur3 of github.com/spaolacci/murmur3 only, so a search client can
+// murmur3 of github.com/twmb/murmur3 only, so a search client can
 // import it alone.
 //
 // # The vectors
@@ -137,7 +137,8 @@
 // (stemming is the costly step); it finds tokens with a byte loop for
 // ASCII. BenchmarkDocument runs it against the straightforward
 // implementation on the same texts. Encoding takes time linear in the
-// text. spaolacci/murmur3 reads the text in the machine's byte order, so
-// the package's indices are right on little-endian machines (amd64,
-// arm64) only; the test vectors tell.
+// text. (twmb/murmur3 reads the bytes as little-endian words on every
+// machine, as murmur3 is defined; spaolacci/murmur3, which it forks,
+// reads them in the machine's order and fails the race detector's
+// pointer checks.)
 package bm25

@@ -9,7 +9,7 @@ import (
 
 	"github.com/kljensen/snowball/english"
 	"github.com/kljensen/snowball/norwegian"
-	"github.com/spaolacci/murmur3"
+	"github.com/twmb/murmur3"
 )
 
 // stopwordFiles holds NLTK's stop word lists, one word per line.
@@ -89,7 +89,7 @@ func (p *pipeline) word(token string) word {
 // UTF-8 bytes, read as a signed 32-bit integer, made non-negative. The
 // hash 0x80000000 has no positive counterpart and gives 2147483648.
 func tokenID(term string) uint32 {
-	h := int32(murmur3.Sum32([]byte(term)))
+	h := int32(murmur3.StringSum32(term))
 	if h < 0 {
 		return uint32(-int64(h))
 	}

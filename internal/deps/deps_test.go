@@ -28,7 +28,7 @@ type allowed struct {
 // allow is the layout table of docs/design.md ("Packages"), one entry per
 // package of the module. TestDesignTable keeps the two equal.
 var allow = map[string]allowed{
-	"bm25":                     {thirdParty: []string{"github.com/kljensen/snowball", "github.com/spaolacci/murmur3"}},
+	"bm25":                     {thirdParty: []string{"github.com/kljensen/snowball", "github.com/twmb/murmur3"}},
 	"chunking":                 {thirdParty: []string{"go.yaml.in/yaml/v3"}},
 	"chunking/internal/fileio": {module: []string{"chunking"}},
 	"chunking/internal/poll":   {},
@@ -174,7 +174,7 @@ var rules = []rule{
 // can import them and nothing else of the module (a search client
 // building bm25 query vectors).
 var narrowDeps = map[string][]string{
-	module + "/bm25": {"github.com/kljensen/snowball", "github.com/spaolacci/murmur3"},
+	module + "/bm25": {"github.com/kljensen/snowball", "github.com/twmb/murmur3"},
 }
 
 // Only the thin mains read the environment into config or handle signals.
@@ -516,8 +516,8 @@ func TestNonStandardCatchesDependencies(t *testing.T) {
 	if got := nonStandard(self, "errors true\n"+self+" false\n"); len(got) != 0 {
 		t.Errorf("nonStandard(standard only) = %v, want none", got)
 	}
-	roots := []string{"github.com/spaolacci/murmur3"}
-	deps := []string{"github.com/spaolacci/murmur3", "github.com/spaolacci/murmur3x", module + "/internal/testutil"}
+	roots := []string{"github.com/twmb/murmur3"}
+	deps := []string{"github.com/twmb/murmur3", "github.com/twmb/murmur3x", module + "/internal/testutil"}
 	if got := outside(deps, roots); !slices.Equal(got, deps[1:]) {
 		t.Errorf("outside(%v, %v) = %v, want %v", deps, roots, got, deps[1:])
 	}
