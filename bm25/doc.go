@@ -44,11 +44,15 @@
 // hyphens, underscores, combining marks that are not Other_Alphabetic
 // (such as U+0301 or the Devanagari virama) split words: "don't" gives
 // "don" and "t". Tokens are maximal runs; there is no length limit.
-// Unicode 15.0.0 (Go's tables; a test fails when a Go release brings
-// others): Qdrant is built with Rust's tables, of a version as recent or
-// more, which differ only on characters assigned since. A byte of the
-// text that does not begin well-formed UTF-8 separates tokens (Qdrant
-// accepts only valid UTF-8, so such text never reaches it).
+// The character properties and mappings are those of Unicode 17.0.0,
+// Rust's since 1.94, with which Qdrant 1.17 and later are built (Qdrant
+// 1.15.3 to 1.16, built with older Rust, has Unicode 16.0.0, which lacks
+// only the characters new in 17.0.0). In Go: Go's tables (Unicode 15.0.0)
+// with the differences in unicode17.go, generated from and checked against
+// Node.js's Unicode 17.0.0 tables for every character (TestUnicodeTables;
+// Rust 1.95's agree, character for character). A byte of the text that
+// does not begin well-formed UTF-8 separates tokens (Qdrant accepts only
+// valid UTF-8, so such text never reaches it).
 //
 // Lowercasing. Each token is lowercased as Rust's str::to_lowercase does,
 // by Unicode's full lowercase mapping: each character by its lowercase

@@ -10,7 +10,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/chunkstream/chunkstream/chunking/markdown"
 	"github.com/chunkstream/chunkstream/internal/testutil"
@@ -183,4 +185,41 @@ func TestOracleCorpus(t *testing.T) {
 	}
 	t.Logf("%d texts of %d chunks (%d bytes) and 5 queries: indices equal, %d values one ulp from the oracle's, the others bit-identical",
 		compared, len(chunks), size, offByOne)
+}
+
+// unicodeText returns a text of n characters drawn from every assigned
+// character of Go's Unicode tables (but surrogates and private use), with
+// runs of letters, numbers and the sigma, dotted I and marks that make
+// lowercasing depend on context.
+func unicodeText(rng *rand.Rand, n int) string {
+	var sb strings.Builder
+	special := []rune{'Σ', 'İ', 'ς', '\u0345', '\u0301', 'ʰ', 'A', 'a', '1', ' '}
+	for sb.Len() < n {
+		var r rune
+		if rng.IntN(3) == 0 {
+			r = special[rng.IntN(len(special))]
+		} else {
+			r = rune(rng.IntN(0x32000))
+		}
+		if !unicode.In(r, unicode.L, unicode.M, unicode.N, unicode.P, unicode.S, unicode.Z, unicode.Cc, unicode.Cf) {
+			continue
+		}
+		sb.WriteRune(r)
+	}
+	return sb.String()
+}
+
+// TestOracleUnicode compares texts of characters from all of Unicode with
+// the oracle: the alphanumeric classes and the lowercase mappings,
+// context included, of Go's tables and JavaScript's agree.
+func TestOracleUnicode(t *testing.T) {
+	oracleDir(t)
+	rng := rand.New(rand.NewPCG(7, 8))
+	var texts []string
+	for range 400 {
+		texts = append(texts, unicodeText(rng, 1+rng.IntN(400)))
+	}
+	for _, lang := range []Language{None, English} {
+		compareOracle(t, encoder(t, lang, 10), texts)
+	}
 }

@@ -99,10 +99,27 @@ func tokenID(term string) uint32 {
 // isAlnum reports whether r is alphanumeric as Rust's char::is_alphanumeric
 // has it: the derived property Alphabetic (letters, letter numbers,
 // Other_Alphabetic, Other_Lowercase, Other_Uppercase) or a number (Nd,
-// Nl, No).
+// Nl, No), by Unicode unicodeVersion (Go's tables and alnumAdded).
 func isAlnum(r rune) bool {
 	return unicode.IsLetter(r) || unicode.IsNumber(r) ||
-		unicode.In(r, unicode.Other_Alphabetic, unicode.Other_Lowercase, unicode.Other_Uppercase)
+		unicode.In(r, unicode.Other_Alphabetic, unicode.Other_Lowercase, unicode.Other_Uppercase, alnumAdded)
+}
+
+// lowerRune is the lowercase mapping of a character to one character (all
+// but İ) by Unicode unicodeVersion.
+func lowerRune(r rune) rune {
+	if l, ok := lowerAdded[r]; ok {
+		return l
+	}
+	return unicode.ToLower(r)
+}
+
+// lower1 is the full lowercase mapping of one character, out of context.
+func lower1(r rune) string {
+	if r == 'İ' {
+		return "i\u0307"
+	}
+	return string(lowerRune(r))
 }
 
 // asciiAlnum tells which ASCII bytes are alphanumeric.
@@ -152,7 +169,7 @@ func lowerUnicode(s string) string {
 				b.WriteRune('σ')
 			}
 		default:
-			b.WriteRune(unicode.ToLower(r))
+			b.WriteRune(lowerRune(r))
 		}
 	}
 	return b.String()
@@ -184,18 +201,26 @@ func finalSigma(s string, i int) bool {
 	return true
 }
 
-// cased is Unicode's derived property Cased.
+// cased is Unicode's derived property Cased (Lu, Ll, Lt, Other_Lowercase,
+// Other_Uppercase), by Unicode unicodeVersion.
 func cased(r rune) bool {
+	if unicode.Is(casedRemoved, r) {
+		return false
+	}
 	return unicode.IsUpper(r) || unicode.IsLower(r) || unicode.IsTitle(r) ||
-		unicode.In(r, unicode.Other_Lowercase, unicode.Other_Uppercase)
+		unicode.In(r, unicode.Other_Lowercase, unicode.Other_Uppercase, casedAdded)
 }
 
 // caseIgnorable is Unicode's derived property Case_Ignorable for the
-// characters of a token: the general categories Mn, Me, Cf, Lm and Sk.
-// (The property's other members, the Word_Break classes MidLetter,
-// MidNumLet and Single_Quote, are not alphanumeric, so never in a token.)
+// characters of a token, by Unicode unicodeVersion: the general
+// categories Mn, Me, Cf, Lm and Sk. (The property's other members, the
+// Word_Break classes MidLetter, MidNumLet and Single_Quote, are not
+// alphanumeric, so never in a token.)
 func caseIgnorable(r rune) bool {
-	return unicode.In(r, unicode.Mn, unicode.Me, unicode.Cf, unicode.Lm, unicode.Sk)
+	if unicode.Is(ignorableRemoved, r) {
+		return false
+	}
+	return unicode.In(r, unicode.Mn, unicode.Me, unicode.Cf, unicode.Lm, unicode.Sk, ignorableAdded)
 }
 
 // cacheMax bounds the words a scratch space remembers; the cache starts
