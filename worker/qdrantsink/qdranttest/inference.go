@@ -79,6 +79,8 @@ func (s *Server) encoderFor(opts map[string]*qdrant.Value) (*bm25.Encoder, error
 			}
 			l, err := bm25.ParseLanguage(name.StringValue)
 			switch {
+			case name.StringValue == "": // bm25's English default, but a name Qdrant does not know
+				lang = bm25.None
 			case err == nil:
 				lang = l
 			case errors.Is(err, bm25.ErrUnsupportedLanguage) && slices.Contains(qdrantLanguages, name.StringValue):

@@ -70,6 +70,8 @@ func TestInference(t *testing.T) {
 		{"BM25", map[string]any{"avg_len": 100}, bm25.English, 100},
 		{bm25.Model, map[string]any{"language": "none", "avg_len": 7.5}, bm25.None, 7.5},
 		{bm25.Model, map[string]any{"language": "klingon"}, bm25.None, 256}, // unknown to Qdrant: no stop words, no stemmer
+		{bm25.Model, map[string]any{"language": "English"}, bm25.None, 256}, // Qdrant's names are lowercase
+		{bm25.Model, map[string]any{"language": ""}, bm25.None, 256},
 		{bm25.Model, map[string]any{"language": "no", "k": 1.2, "b": 0.75, "tokenizer": "word", "lowercase": true, "unknown": 1}, bm25.Norwegian, 256},
 	}
 	for i, tt := range tests {
