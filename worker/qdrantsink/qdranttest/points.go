@@ -191,11 +191,8 @@ func (c *collection) addVector(p *point, name string, vec *qdrant.Vector, infer 
 		if _, ok := c.sparse[name]; !ok {
 			return invalid("Not existing vector name error: %s", name)
 		}
-		if len(sparse.GetIndices()) != len(sparse.GetValues()) {
-			return invalid("Sparse vector: indices and values must be of the same length")
-		}
-		if !uniqueIndices(sparse.GetIndices()) {
-			return status.Errorf(codes.InvalidArgument, "Validation error in body: [points: sparse vector %q: indices must be unique]", name)
+		if err := checkSparse(sparse, "points: sparse vector "+strconv.Quote(name)); err != nil {
+			return err
 		}
 		p.sparse[name] = sparse
 		return nil
@@ -214,6 +211,18 @@ func (c *collection) addVector(p *point, name string, vec *qdrant.Vector, infer 
 		normalize(dense)
 	}
 	p.dense[name] = dense
+	return nil
+}
+
+// checkSparse refuses a sparse vector whose lengths differ or whose
+// indices repeat, as Qdrant does; where names the vector in the message.
+func checkSparse(sv *qdrant.SparseVector, where string) error {
+	if len(sv.GetIndices()) != len(sv.GetValues()) {
+		return invalid("Sparse vector: indices and values must be of the same length")
+	}
+	if !uniqueIndices(sv.GetIndices()) {
+		return status.Errorf(codes.InvalidArgument, "Validation error in body: [%s: indices must be unique]", where)
+	}
 	return nil
 }
 

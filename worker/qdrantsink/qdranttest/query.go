@@ -216,11 +216,8 @@ func (s *Server) nearest(c *collection, in *qdrant.VectorInput, st stage, candid
 		if !ok {
 			return nil, notVector(c, st.using)
 		}
-		if len(sparse.GetIndices()) != len(sparse.GetValues()) {
-			return nil, invalid("Sparse vector: indices and values must be of the same length")
-		}
-		if !uniqueIndices(sparse.GetIndices()) {
-			return nil, invalid("Validation error in body: [query: sparse vector indices must be unique]")
+		if err := checkSparse(sparse, "query: sparse vector"); err != nil {
+			return nil, err
 		}
 		q := sortedSparse(sparse)
 		if params.GetModifier() == qdrant.Modifier_Idf {
