@@ -1,92 +1,166 @@
 package bm25
 
 import (
+	"errors"
 	"fmt"
 	"math"
-	"math/bits"
 	"runtime"
+	"slices"
+	"strconv"
 )
+
+// Model is the name of Qdrant's built-in BM25 model, whose vectors this
+// package computes: a Qdrant Document with this model gives the same
+// vector server-side.
+const Model = "qdrant/bm25"
 
 // The parameters of the document values (see the package documentation).
 const (
-	// K1 is the term-frequency saturation k1.
+	// K1 is the term-frequency saturation k1 (Qdrant's option "k").
 	K1 = 1.2
-	// B is the length normalisation b.
+	// B is the length normalisation b (Qdrant's option "b").
 	B = 0.75
 	// DefaultAvgDL is the average document length, in tokens, that
-	// Document assumes.
+	// Document assumes (Qdrant's option "avg_len" and its default).
 	DefaultAvgDL = 256
 )
 
+// A Language selects the stop words and the stemmer (Qdrant's option
+// "language").
+type Language string
+
+// The languages an Encoder supports.
+const (
+	// English removes NLTK's English stop words and applies the Snowball
+	// English (Porter2) stemmer: Qdrant's default.
+	English Language = "english"
+	// Norwegian removes NLTK's Norwegian stop words and applies the
+	// Snowball Norwegian stemmer.
+	Norwegian Language = "norwegian"
+	// None removes no stop words and stems nothing; Qdrant does the same
+	// for any language name it does not know, "none" included.
+	None Language = "none"
+)
+
+// Languages lists the supported languages.
+var Languages = []Language{English, Norwegian, None}
+
+// ErrUnsupportedLanguage is the error (wrapped) of a language this package
+// cannot compute Qdrant's vectors for.
+var ErrUnsupportedLanguage = errors.New("bm25: unsupported language")
+
+// ParseLanguage returns the language named s: a name of Languages, or
+// Qdrant's two-letter alias of one ("en", "no"); the empty string is
+// English, Qdrant's default. Any other name is refused with an error
+// wrapping ErrUnsupportedLanguage that names the supported ones.
+func ParseLanguage(s string) (Language, error) {
+	switch s {
+	case "", "english", "en":
+		return English, nil
+	case "norwegian", "no":
+		return Norwegian, nil
+	case "none":
+		return None, nil
+	}
+	return "", fmt.Errorf("%w %q: supported are english (en), norwegian (no) and none", ErrUnsupportedLanguage, s)
+}
+
 // A Vector is a sparse vector: Values[i] is the value at Indices[i].
-// Indices are distinct; they come in the order of the first occurrence of
-// their token in the text. The empty vector (no tokens) has nil slices.
+// Indices are distinct and increasing. The empty vector (no tokens) has
+// nil slices.
 type Vector struct {
 	Indices []uint32
 	Values  []float32
 }
 
-// Document returns the document vector of text for the average document
-// length DefaultAvgDL. Its scratch space lives for the one call; an
-// Encoder keeps its scratch spaces, with their vocabulary caches, and
-// encodes many texts faster.
+// Document returns the document vector of text for English and the
+// average document length DefaultAvgDL, as Qdrant's qdrant/bm25 with its
+// defaults computes it. It keeps nothing between calls; an Encoder keeps
+// a cache of the words it has seen and encodes many texts faster.
 func Document(text string) Vector {
-	sc := newScratch(oneShotSize(len(text)))
-	return sc.document(text, DefaultAvgDL)
+	return defaultPipeline.document(newScratch(), text, DefaultAvgDL)
 }
 
-// Query returns the query vector of text: the indices of its tokens, each
-// once, in the order of their first occurrence, with the value 1. It does
-// not depend on the average document length. Send it as the sparse query
-// of a vector whose collection applies the IDF modifier.
+// Query returns the English query vector of text: the indices of its
+// tokens, each once, increasing, with the value 1. It does not depend on
+// the average document length. Send it as the sparse query of a vector
+// whose collection applies the IDF modifier.
 func Query(text string) Vector {
-	sc := newScratch(oneShotSize(len(text)))
-	return sc.query(text)
+	return defaultPipeline.query(newScratch(), text)
 }
 
-// oneShotSize is the vocabulary table size of a scratch space for one text
-// of n bytes: room for its tokens (at most one per two bytes) at half
-// load, at most vocabMin.
-func oneShotSize(n int) int {
-	return min(vocabMin, 1<<bits.Len(uint(n|15)+2))
-}
-
-// An Encoder computes document vectors for one average document length,
-// and query vectors. It is safe for concurrent use. Each concurrent call
-// uses a scratch space: a vocabulary cache of up to about 2.5 MiB, and
-// buffers the size of the longest text it has encoded. Up to GOMAXPROCS
-// of them are kept between calls, across garbage collections (a sync.Pool
-// would drop the caches at every other one).
+// An Encoder computes document vectors for one language and average
+// document length, and query vectors for the language. It is safe for
+// concurrent use. Each concurrent call uses a scratch space with a cache
+// of the words it has seen (at most cacheMax, about 4 MiB); up to
+// GOMAXPROCS of them are kept between calls.
 type Encoder struct {
-	avgdl float64
-	free  chan *scratch
+	p      *pipeline
+	avgdl  float64
+	free   chan *scratch
+	encode string
 }
 
-// NewEncoder returns an Encoder for the average document length avgdl, in
-// tokens: a positive finite number. Every writer of one collection must
-// use the same avgdl.
-func NewEncoder(avgdl float64) (*Encoder, error) {
+// NewEncoder returns an Encoder for the language (see ParseLanguage for
+// the names it accepts) and the average document length avgdl, in tokens:
+// a positive finite number. Every writer of one collection must use the
+// same language and avgdl.
+func NewEncoder(language Language, avgdl float64) (*Encoder, error) {
+	lang, err := ParseLanguage(string(language))
+	if err != nil {
+		return nil, err
+	}
 	if !(avgdl > 0) || math.IsInf(avgdl, 1) {
 		return nil, fmt.Errorf("bm25: average document length %v is not a positive finite number of tokens", avgdl)
 	}
-	return &Encoder{avgdl: avgdl, free: make(chan *scratch, runtime.GOMAXPROCS(0))}, nil
+	return &Encoder{
+		p:      pipelines[lang],
+		avgdl:  avgdl,
+		free:   make(chan *scratch, runtime.GOMAXPROCS(0)),
+		encode: encoding(lang, avgdl),
+	}, nil
 }
+
+// encoding is the canonical description of the vectors of lang and avgdl.
+func encoding(lang Language, avgdl float64) string {
+	return Model + " language=" + string(lang) + " k=" + strconv.FormatFloat(K1, 'g', -1, 64) +
+		" b=" + strconv.FormatFloat(B, 'g', -1, 64) + " avg_len=" + strconv.FormatFloat(avgdl, 'g', -1, 64)
+}
+
+// Language returns the encoder's language.
+func (e *Encoder) Language() Language { return e.p.lang }
 
 // AvgDL returns the encoder's average document length, in tokens.
 func (e *Encoder) AvgDL() float64 { return e.avgdl }
+
+// Encoding returns the canonical description of the encoder's vectors,
+// "qdrant/bm25 language=english k=1.2 b=0.75 avg_len=256" for the
+// defaults: the model, then Qdrant's names of its options with their
+// values (numbers in Go's shortest 'g' form). Two encoders give the same
+// vectors exactly when their descriptions are equal, so a collection can
+// store it to tell whether a writer or a query matches its points.
+func (e *Encoder) Encoding() string { return e.encode }
+
+// Options returns the options of a Qdrant Document with model Model that
+// make Qdrant compute this encoder's vectors server-side: "language" and
+// "avg_len" (k and b are Qdrant's defaults).
+func (e *Encoder) Options() map[string]any {
+	return map[string]any{"language": string(e.p.lang), "avg_len": e.avgdl}
+}
 
 // Document returns the document vector of text.
 func (e *Encoder) Document(text string) Vector {
 	sc := e.get()
 	defer e.put(sc)
-	return sc.document(text, e.avgdl)
+	return e.p.document(sc, text, e.avgdl)
 }
 
-// Query returns the query vector of text, as the function Query does.
+// Query returns the query vector of text, as the function Query does for
+// English.
 func (e *Encoder) Query(text string) Vector {
 	sc := e.get()
 	defer e.put(sc)
-	return sc.query(text)
+	return e.p.query(sc, text)
 }
 
 func (e *Encoder) get() *scratch {
@@ -94,7 +168,7 @@ func (e *Encoder) get() *scratch {
 	case sc := <-e.free:
 		return sc
 	default:
-		return newScratch(vocabMin)
+		return newCachingScratch()
 	}
 }
 
@@ -106,156 +180,73 @@ func (e *Encoder) put(sc *scratch) {
 }
 
 // document returns the document vector of text.
-func (sc *scratch) document(text string, avgdl float64) Vector {
-	return sc.documentVector(sc.count(text), avgdl)
-}
-
-// documentVector returns the document vector of the no distinct tokens
-// counted in sc.stats.
-func (sc *scratch) documentVector(no int, avgdl float64) Vector {
-	if no == 0 {
+func (p *pipeline) document(sc *scratch, text string, avgdl float64) Vector {
+	n := p.count(sc, text)
+	defer sc.reset()
+	if n == 0 {
 		return Vector{}
 	}
-	stats := sc.stats[:no]
-	defer clear(stats) // counts stay zero past the distinct tokens
-	n := 0
-	for _, st := range stats {
-		n += int(st.tf)
+	// Qdrant: tf·(k1+1) / k1.mul_add(1 − b + b·n/avg_len, tf), in binary64;
+	// the denominator is one fused multiply-add, rounded once.
+	k1, b := float64(K1), float64(B)
+	x := (1 - b) + b*float64(n)/avgdl
+	value := func(tf int32) float32 {
+		f := float64(tf)
+		return float32(f * (k1 + 1) / math.FMA(k1, x, f))
 	}
-	// The explicit conversion rounds the product, so that no compiler fuses
-	// it with the addition below into one multiply-add: the values must be
-	// the same on every machine and in every language.
-	norm := float64(K1 * (1 - B + B*float64(n)/avgdl))
-	var lut [tfLUT]float64
-	for tf := 1; tf < tfLUT; tf++ {
-		lut[tf] = value(float64(tf), norm)
-	}
-	if !sc.mayShare(stats) {
-		v := Vector{Indices: make([]uint32, no), Values: make([]float32, no)}
-		var lut32 [tfLUT]float32
-		for tf, w := range lut {
-			lut32[tf] = float32(w)
+	v := Vector{Indices: make([]uint32, 0, len(sc.terms)), Values: make([]float32, 0, len(sc.terms))}
+	for _, t := range sc.terms {
+		w := value(t.tf)
+		for o := t.other; o >= 0; o = sc.terms[o].other {
+			// Distinct words of one index: Qdrant keeps the value of one of
+			// them, depending on its hash map's order; this is the largest.
+			w = max(w, value(sc.terms[o].tf))
 		}
-		for p, st := range stats {
-			v.Indices[p] = st.fnv
-			if st.tf < tfLUT {
-				v.Values[p] = lut32[st.tf]
-			} else {
-				v.Values[p] = float32(value(float64(st.tf), norm))
-			}
+		if t.first {
+			v.Indices = append(v.Indices, t.id)
+			v.Values = append(v.Values, w)
 		}
-		return v
 	}
-	idx, vals := sc.mergeByHash(stats, func(tf uint32) float64 {
-		if tf < tfLUT {
-			return lut[tf]
-		}
-		return value(float64(tf), norm)
-	})
-	v := Vector{Indices: make([]uint32, len(idx)), Values: make([]float32, len(idx))}
-	copy(v.Indices, idx)
-	for i, w := range vals {
-		v.Values[i] = float32(w)
-	}
+	sortVector(&v)
 	return v
 }
 
-// value is the document value of a token counted tf times in a text of
-// normalised length norm.
-func value(tf, norm float64) float64 {
-	return tf * (K1 + 1) / (tf + norm)
-}
-
-// tfLUT is how many term frequencies document looks up rather than
-// computes.
-const tfLUT = 8
-
 // query returns the query vector of text.
-func (sc *scratch) query(text string) Vector {
-	no := sc.count(text)
-	if no == 0 {
+func (p *pipeline) query(sc *scratch, text string) Vector {
+	n := p.count(sc, text)
+	defer sc.reset()
+	if n == 0 {
 		return Vector{}
 	}
-	stats := sc.stats[:no]
-	defer clear(stats)
-	idx := sc.idx[:0]
-	if sc.mayShare(stats) {
-		idx, _ = sc.mergeByHash(stats, func(uint32) float64 { return 0 })
-	} else {
-		for _, st := range stats {
-			idx = append(idx, st.fnv)
+	v := Vector{Indices: make([]uint32, 0, len(sc.terms))}
+	for _, t := range sc.terms {
+		if t.first {
+			v.Indices = append(v.Indices, t.id)
 		}
-		sc.idx = idx
 	}
-	v := Vector{Indices: make([]uint32, len(idx)), Values: make([]float32, len(idx))}
-	copy(v.Indices, idx)
+	slices.Sort(v.Indices)
+	v.Values = make([]float32, len(v.Indices))
 	for i := range v.Values {
 		v.Values[i] = 1
 	}
 	return v
 }
 
-// mayShare reports whether a distinct token of the call may have the
-// index of another: one the vocabulary flagged, or a long token (long
-// tokens stay out of the vocabulary's hash set).
-func (sc *scratch) mayShare(stats []stat) bool {
-	return sc.shared || len(sc.longAt) > 0 && longShares(stats, sc.longAt)
-}
-
-// mergeByHash merges the distinct tokens stats by hash, in the order of
-// their first occurrence, adding their values (value of their count) in
-// that order. The slices are scratch space, valid until the next call.
-func (sc *scratch) mergeByHash(stats []stat, value func(tf uint32) float64) ([]uint32, []float64) {
-	size := 16
-	for size < 2*len(stats) {
-		size <<= 1
+// sortVector sorts v's entries by index.
+func sortVector(v *Vector) {
+	if slices.IsSorted(v.Indices) {
+		return
 	}
-	if cap(sc.merge) < size {
-		sc.merge = make([]uint64, size)
+	perm := make([]int, len(v.Indices))
+	for i := range perm {
+		perm[i] = i
 	}
-	merge := sc.merge[:size]
-	clear(merge)
-	shift := uint(33 - bits.Len(uint(size)))
-	mask := uint32(size - 1)
-	idx, vals := sc.idx[:0], sc.vals[:0]
-	for _, st := range stats {
-		h, w := st.fnv, value(st.tf)
-		for i := (h * sc.mulH) >> shift; ; i = (i + 1) & mask {
-			e := merge[i]
-			if e == 0 {
-				merge[i] = uint64(h)<<32 | uint64(len(idx)+1)
-				idx = append(idx, h)
-				vals = append(vals, w)
-				break
-			}
-			if uint32(e>>32) == h {
-				vals[uint32(e)-1] += w
-				break
-			}
-		}
+	slices.SortFunc(perm, func(a, b int) int {
+		return int(int64(v.Indices[a]) - int64(v.Indices[b]))
+	})
+	idx, vals := make([]uint32, len(perm)), make([]float32, len(perm))
+	for i, p := range perm {
+		idx[i], vals[i] = v.Indices[p], v.Values[p]
 	}
-	sc.idx, sc.vals = idx, vals
-	return idx, vals
-}
-
-// longFew is how many long tokens longShares compares with every token.
-const longFew = 4
-
-// longShares reports whether a long token of the call (at the positions
-// longAt of stats) may share its hash with another token: it compares
-// the hashes of up to longFew of them with every token's, and says yes
-// for more.
-func longShares(stats []stat, longAt []int32) bool {
-	if len(longAt) > longFew {
-		return true
-	}
-	for _, lp := range longAt {
-		h := stats[lp].fnv
-		for p, st := range stats {
-			if st.fnv == h && p != int(lp) {
-				return true
-			}
-		}
-	}
-	return false
+	v.Indices, v.Values = idx, vals
 }

@@ -1,100 +1,148 @@
-// Package bm25 computes the sparse vectors of BM25 retrieval without a
-// model: Document gives a text's document vector (term-frequency weights
-// normalised by length), Query a search text's query vector; the inverse
-// document frequency comes from the collection at search time (Qdrant's
-// IDF modifier). It imports only the standard library, so a program that
-// only searches needs nothing else of the module.
+// Package bm25 computes the sparse vectors of BM25 retrieval as Qdrant's
+// built-in model qdrant/bm25 does: Document gives a text's document vector
+// (term-frequency weights normalised by length), Query a search text's
+// query vector; the inverse document frequency comes from the collection
+// at search time (Qdrant's IDF modifier). The vectors equal, index for
+// index and value for value, those Qdrant computes server-side for a
+// Document{text, model: "qdrant/bm25"} with its default options, so
+// points written with this package and queries sent as Qdrant Documents
+// (or the reverse) match.
 //
 //	q := bm25.Query("rotate NATS credentials")
 //	// q.Indices, q.Values: the sparse query of the collection's "bm25" vector
 //
-// The chunkstream worker writes the document vector of every chunk as the
+// An Encoder computes the vectors of one language and average document
+// length; Encoding describes them in one string
+// ("qdrant/bm25 language=english k=1.2 b=0.75 avg_len=256") that a
+// collection can store to remember how its points were written. The
+// chunkstream worker writes the document vector of every chunk as the
 // point's "bm25" vector (the Qdrant sink, with an Encoder for the
-// configured average chunk length).
+// configured average chunk length). The package depends on the standard
+// library, the Snowball stemmers of github.com/kljensen/snowball and the
+// murmur3 of github.com/twmb/murmur3 only, so a search client can
+// import it alone.
 //
 // # The vectors
 //
-// This section is the definition, for implementations in any language:
-// a query must produce the indices the worker wrote, and another writer
-// to the same collection the same values, bit for bit. testdata/vectors.json
-// holds test vectors (texts, their average document length, indices and
-// values with their binary32 bits).
+// This section is the definition, for implementations in any language.
+// testdata/vectors.json holds test vectors (texts, language, average
+// document length, document indices and values with their binary32
+// bits, query indices). It follows Qdrant's source (the bm25 crate and
+// the full-text tokenizer of its segment crate, Qdrant 1.15.3 to 1.19);
+// where Qdrant leaves a choice open, the choice is stated.
 //
-// Tokens. The text is UTF-8, decoded code point by code point. A byte
-// that does not begin a well-formed UTF-8 sequence (no overlong forms, no
-// surrogates, nothing above U+10FFFF) is a separator of its own, and
-// decoding resumes at the next byte; decoders that replace ill-formed
-// sequences by U+FFFD give the same tokens, U+FFFD not being a letter. A
-// token is a maximal run of code points that are letters (general
-// category L: Lu, Ll, Lt, Lm, Lo) or decimal digits (Nd), by Unicode
-// 15.0.0, the tables of the Go release that builds the package (a test
-// fails when a Go upgrade brings other tables, so that the change of
-// vectors is a decision). Everything else separates tokens. Nothing is
-// normalised: a combining mark (M) splits "e\u0301t" into "e" and "t".
+// Parameters. k1 = 1.2 (K1), b = 0.75 (B), the average document length
+// avg_len (DefaultAvgDL, 256, unless an Encoder says otherwise) and a
+// language: English (Qdrant's default), Norwegian, or none.
 //
-// Lowercasing. Each code point of a token is replaced by its simple
-// lowercase mapping (UnicodeData.txt, field 13; itself if it has none):
-// no context, no special or full case mapping. So "İ" (U+0130) becomes
-// "i", "Σ" becomes "σ" in every position, "ẞ" becomes "ß", the Kelvin
-// sign becomes "k". (Python's str.lower applies full mappings: "İ" there
-// becomes "i̇".)
+// Tokens. The text is split at every character that is not alphanumeric
+// as Rust's char::is_alphanumeric defines it: a character is
+// alphanumeric when it has the Unicode property Alphabetic (letters,
+// letter numbers, and the Other_Alphabetic, Other_Lowercase and
+// Other_Uppercase characters such as the vowel signs of Indic scripts or
+// Ⓐ) or is a number (Nd, Nl, No: "x²" is one token). Apostrophes,
+// hyphens, underscores, combining marks that are not Other_Alphabetic
+// (such as U+0301 or the Devanagari virama) split words: "don't" gives
+// "don" and "t". Tokens are maximal runs; there is no length limit.
+// The character properties and mappings are those of Unicode 17.0.0,
+// Rust's since 1.94, with which Qdrant 1.17 and later are built (Qdrant
+// 1.15.3 to 1.16, built with older Rust, has Unicode 16.0.0, which lacks
+// only the characters new in 17.0.0). In Go: Go's tables (Unicode 15.0.0)
+// with the differences in unicode17.go, generated from and checked against
+// Node.js's Unicode 17.0.0 tables for every character (TestUnicodeTables;
+// Rust 1.95's agree, character for character). A byte of the text that
+// does not begin well-formed UTF-8 separates tokens (Qdrant accepts only
+// valid UTF-8, so such text never reaches it).
 //
-// Index. A token's index is the 32-bit FNV-1a hash of the UTF-8 bytes of
-// its lowercased form: h = 2166136261, then for each byte c,
-// h = (h XOR c) × 16777619 mod 2³². "a" has the index 0xe40c292c.
+// Lowercasing. Each token is lowercased as Rust's str::to_lowercase does,
+// by Unicode's full lowercase mapping: each character by its lowercase
+// mapping (itself if it has none), "İ" (U+0130) by the two characters
+// "i̇" (i, U+0307), and "Σ" by the Final_Sigma rule: "ς" when a cased
+// character precedes it in the token and none follows it (case-ignorable
+// characters skipped both ways), "σ" otherwise. No other context and no
+// locale: the Turkish dotless i is not special.
 //
-// Document values. Let n be the number of tokens in the text (every
-// occurrence) and, for each distinct lowercased token t, tf its number of
-// occurrences. With k1 = 1.2 (K1), b = 0.75 (B) and avgdl the average
-// document length in tokens (DefaultAvgDL, 256, unless an Encoder says
-// otherwise), t weighs
+// Stop words. A lowercased token in the language's list is dropped: NLTK's
+// stop word list of the language (stopwords/english.txt, 179 words, and
+// stopwords/norwegian.txt, as Qdrant embeds them); none for the language
+// none. English entries with an apostrophe ("don't") never match a token.
 //
-//	norm = 1.2 × (0.25 + (0.75 × n) / avgdl)
-//	w(t) = (tf × 2.2) / (tf + norm)
+// Stemming. The remaining tokens are stemmed by the language's Snowball
+// stemmer (English is Porter2; Qdrant's Rust port and this package's Go
+// port agree on the Snowball vocabularies of both languages); none for
+// the language none. The stemmed token is the term.
 //
-// in IEEE 754 binary64 arithmetic, each operation rounded to nearest
-// even in the order the parentheses give, none fused (no multiply-add);
-// 1.2, 0.75 and 2.2 (k1 + 1) are the binary64 values nearest those
-// decimals, and 0.25 (1 − b) is exact.
+// Index. A term's index is the murmur3 32-bit hash (x86 variant, seed 0)
+// of its UTF-8 bytes, read as a two's-complement 32-bit integer and made
+// non-negative: h < 2³¹ gives h, h ≥ 2³¹ gives 2³² − h, so 0x80000000
+// gives 2147483648 (Rust's i32::unsigned_abs). Distinct terms can share an
+// index, hash and sign collisions both ("gbmpjdbf", "fvwldqtb" and
+// "twnlzxvc" share 0x12345678).
 //
-// Collisions. Distinct tokens with the same index make one entry, whose
-// value is the sum of their weights, added in binary64 in the order of
-// the tokens' first occurrences. Each entry's value is then rounded once
-// to binary32 (nearest even).
+// Document values. Let n be the number of terms of the text (every
+// occurrence, stop words excluded) and, for each distinct term, tf its
+// number of occurrences. In IEEE 754 binary64 arithmetic,
 //
-// Order. The entries come in the order of the first occurrence of their
-// index in the text. Qdrant sorts them; the order matters only to compare
-// vectors byte for byte. A text without tokens has the empty vector, and
-// the worker then writes no bm25 vector for it.
+//	x = (1 − b) + (b·n)/avg_len                      each operation rounded
+//	w = (tf·(k1 + 1)) / fma(k1, x, tf)               fma: one rounding
 //
-// Query values. A query vector has the same entries, in the same order,
-// each with the value 1: every distinct index once, whatever its count.
-// Qdrant's IDF modifier multiplies each query value by its index's IDF
-// over the collection and scores a point by the dot product, so a query
-// of ones scores Σ idf(t)·w(t) over the distinct query tokens t: BM25.
-// This is also the query FastEmbed's BM25 sends to Qdrant. Counts instead
-// of ones would weigh a word repeated in the query more, which BM25 does
-// not; and two query words sharing an index must count once, since the
-// document value at that index already adds both words' weights. A query
-// vector needs no avgdl.
+// where fma(a, x, c) is a·x + c rounded once (Qdrant's f64::mul_add),
+// k1 + 1 is computed in binary64 from the nearest binary64 values of 1.2
+// and 1, and every other operation is rounded to nearest even; w is then
+// rounded once to binary32 (nearest even). The vector holds one entry per
+// distinct index, indices increasing. Distinct terms of one index: Qdrant
+// keeps the value of one of them, which one depending on the order of a
+// randomly seeded hash map; this package keeps the largest (the value of
+// the most frequent term), one of Qdrant's possible results. A text
+// without terms has the empty vector (Qdrant stores an empty sparse
+// vector; the worker writes none).
 //
-// avgdl must be the same for every writer of a collection: with another
-// one, old and new points score slightly differently until re-ingested.
+// Query values. A query vector holds each distinct index of the query's
+// terms once, increasing, with the value 1; it does not depend on
+// avg_len. Qdrant's IDF modifier multiplies each query value by its
+// index's IDF over the collection and scores a point by the dot product,
+// so a query scores Σ idf(t)·w(t) over its distinct terms: BM25. (Qdrant
+// 1.15.3 to 1.18.0 sent the indices in the order of their first
+// occurrence, which scores the same.)
 //
-// # Speed
+// Every writer of a collection must use the same language and avg_len
+// (Encoding tells them apart): with others, old and new points score
+// differently until re-ingested, and a query of another language misses
+// terms.
 //
-// Document runs on every chunk the worker writes, so an Encoder is built
-// for speed, in portable Go: it finds tokens in a bitmap of the text's
-// letter and digit bytes computed eight bytes at a time, and it keeps a
-// vocabulary cache of the recent words with their hashes (an ASCII word
-// of up to 16 bytes, nearly all of them, is looked up as two machine
-// words), so a word is hashed once rather than at every occurrence. Each
-// part must earn its keep in BenchmarkDocument, which runs the encoder
-// against the simpler designs without them on the same texts. Encoding
-// takes time linear in the text, also for texts crafted to collide
-// (tables are hashed with random multipliers, which never change the
-// output). The cache is bounded (about 2.5 MiB per scratch space, see
-// Encoder). The package tests the encoder against a straightforward
-// implementation of the definition above, on tables, random texts, the
-// test vectors and a fuzz target.
+// # Qdrant versions and options
+//
+// Qdrant computes qdrant/bm25 server-side since 1.15.2; from 1.15.3 its
+// defaults are this package's English vectors (1.15.2 neither lowercased
+// nor removed stop words nor stemmed by default). A Document's options
+// "language" ("english", "en", "norwegian", "no"; any name Qdrant does not
+// know, such as "none", turns stop words and stemming off, which is this
+// package's None) and "avg_len" select an Encoder's vectors; Options
+// gives them. Qdrant's other options (k, b, lowercase, ascii_folding,
+// stopwords, stemmer, min_token_len, max_token_len, tokenizer) must keep
+// their defaults. Languages whose Snowball stemmer has no Go port that
+// agrees with Qdrant's word for word are refused (ParseLanguage): the
+// Go ports of Spanish, French and Russian differ on short words, and those
+// of Swedish and Hungarian could not be checked against Qdrant's.
+//
+// # Verification and speed
+//
+// The tests compare the Encoder with a straightforward implementation of
+// this definition (on tables, random texts, the test vectors and a fuzz
+// target), and with an independent one, testdata/oracle/bm25.mjs: the
+// same definition in JavaScript, built from JavaScript's Unicode regular
+// expressions and case mapping, NLTK's stop words, Snowball's JavaScript
+// stemmers, a JavaScript murmur3 and an exact fused multiply-add, on the
+// test vectors, random texts and every chunk of a Markdown corpus.
+//
+// An Encoder keeps, per scratch space, a cache from each token as it
+// appears in the text to its term and index, so that a word is lowercased,
+// looked up, stemmed and hashed once rather than at every occurrence
+// (stemming is the costly step); it finds tokens with a byte loop for
+// ASCII. BenchmarkDocument runs it against the straightforward
+// implementation on the same texts. Encoding takes time linear in the
+// text. (twmb/murmur3 reads the bytes as little-endian words on every
+// machine, as murmur3 is defined; spaolacci/murmur3, which it forks,
+// reads them in the machine's order and fails the race detector's
+// pointer checks.)
 package bm25

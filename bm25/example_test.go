@@ -7,36 +7,34 @@ import (
 )
 
 func ExampleDocument() {
-	// "the" (index 0xb40eb21c) twice, then cat, sat, on, mat: six tokens.
-	v := bm25.Document("The cat sat on the mat.")
+	// "the" and "on" are stop words; "cats" and "cat" are one term, "cat".
+	v := bm25.Document("The cats sat on the cat mat.")
 	for i, index := range v.Indices {
-		fmt.Printf("%#08x %.4f\n", index, v.Values[i])
+		fmt.Printf("%d %.4f\n", index, v.Values[i])
 	}
 	// Output:
-	// 0xb40eb21c 1.8957
-	// 0x06745c07 1.6653
-	// 0xd61c92d7 1.6653
-	// 0x61342fd0 1.6653
-	// 0xe3a2f5fd 1.6653
+	// 69083019 1.6742
+	// 703717300 1.6742
+	// 1751422759 1.9014
 }
 
 func ExampleQuery() {
-	// Each distinct token once, with the value 1.
-	q := bm25.Query("the cat, THE MAT")
+	// Each distinct term once, increasing, with the value 1.
+	q := bm25.Query("the cat, THE CATS")
 	fmt.Println(q.Indices, q.Values)
 	// Output:
-	// [3020861980 108289031 3819107837] [1 1 1]
+	// [1751422759] [1]
 }
 
 func ExampleEncoder() {
-	enc, err := bm25.NewEncoder(100) // chunks of about 100 tokens
+	enc, err := bm25.NewEncoder(bm25.English, 100) // chunks of about 100 tokens
 	if err != nil {
 		panic(err)
 	}
-	v := enc.Document("Rotate the credentials, then reload the server.")
-	fmt.Println(len(v.Indices), "distinct tokens")
-	fmt.Printf("%#08x %.4f\n", v.Indices[1], v.Values[1])
+	v := enc.Document("Rotate the credentials, then reload the servers.")
+	fmt.Println(len(v.Indices), "distinct terms")
+	fmt.Println(enc.Encoding())
 	// Output:
-	// 6 distinct tokens
-	// 0xb40eb21c 1.8620
+	// 4 distinct terms
+	// qdrant/bm25 language=english k=1.2 b=0.75 avg_len=100
 }

@@ -28,7 +28,7 @@ type allowed struct {
 // allow is the layout table of docs/design.md ("Packages"), one entry per
 // package of the module. TestDesignTable keeps the two equal.
 var allow = map[string]allowed{
-	"bm25":                     {},
+	"bm25":                     {thirdParty: []string{"github.com/kljensen/snowball", "github.com/twmb/murmur3"}},
 	"fault":                    {},
 	"chunking":                 {thirdParty: []string{"go.yaml.in/yaml/v3"}},
 	"chunking/internal/fileio": {module: []string{"chunking"}},
@@ -75,7 +75,7 @@ var allow = map[string]allowed{
 		module:     []string{"bm25", "chunking", "fault", "worker", "worker/qdrantsink/internal/grpccodec"},
 		thirdParty: []string{"github.com/qdrant/go-client", "google.golang.org/grpc", "google.golang.org/protobuf"},
 	},
-	"worker/qdrantsink/qdranttest": {module: []string{"worker/qdrantsink/internal/grpccodec"}, thirdParty: []string{
+	"worker/qdrantsink/qdranttest": {module: []string{"bm25", "worker/qdrantsink/internal/grpccodec"}, thirdParty: []string{
 		"github.com/google/uuid", "github.com/qdrant/go-client", "google.golang.org/grpc", "google.golang.org/protobuf"}},
 	"worker/qdrantsink/internal/grpccodec": {thirdParty: []string{"google.golang.org/grpc", "google.golang.org/protobuf"}},
 	"worker/embed/embedtest":               {},
@@ -171,10 +171,13 @@ var rules = []rule{
 	},
 }
 
-// stdlibOnly are the packages that depend on the standard library alone,
-// so that a program can import them and nothing else of the module (a
-// search client building bm25 query vectors).
-var stdlibOnly = []string{module + "/bm25"}
+// narrowDeps are the packages that depend, even indirectly, on the
+// standard library and the listed module roots alone, so that a program
+// can import them and nothing else of the module (a search client
+// building bm25 query vectors).
+var narrowDeps = map[string][]string{
+	module + "/bm25": {"github.com/kljensen/snowball", "github.com/twmb/murmur3"},
+}
 
 // Only the thin mains read the environment into config or handle signals.
 var mainsOnly = []string{"github.com/caarlos0/env/v11", "os/signal"}
@@ -460,11 +463,11 @@ func TestDesignTableCatchesDrift(t *testing.T) {
 	}
 }
 
-func TestStandardLibraryOnly(t *testing.T) {
+func TestNarrowDependencies(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go list")
 	}
-	for _, p := range stdlibOnly {
+	for p, roots := range narrowDeps {
 		cmd := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}} {{.Standard}}", p)
 		cmd.Dir = testutil.RepoRoot(t)
 		out, err := cmd.Output()
@@ -474,10 +477,21 @@ func TestStandardLibraryOnly(t *testing.T) {
 		if !bytes.Contains(out, []byte(p+" false\n")) {
 			t.Fatalf("go list -deps %s does not list the package itself:\n%s", p, out)
 		}
-		for _, d := range nonStandard(p, string(out)) {
-			t.Errorf("%s depends on %s; it may use the standard library only", p, d)
+		for _, d := range outside(nonStandard(p, string(out)), roots) {
+			t.Errorf("%s depends on %s; it may use the standard library and %v only", p, d, roots)
 		}
 	}
+}
+
+// outside returns the packages of deps under none of the module roots.
+func outside(deps, roots []string) []string {
+	var out []string
+	for _, d := range deps {
+		if !slices.ContainsFunc(roots, func(r string) bool { return d == r || strings.HasPrefix(d, r+"/") }) {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // nonStandard returns the packages of a `go list -deps -f '{{.ImportPath}}
@@ -503,5 +517,10 @@ func TestNonStandardCatchesDependencies(t *testing.T) {
 	}
 	if got := nonStandard(self, "errors true\n"+self+" false\n"); len(got) != 0 {
 		t.Errorf("nonStandard(standard only) = %v, want none", got)
+	}
+	roots := []string{"github.com/twmb/murmur3"}
+	deps := []string{"github.com/twmb/murmur3", "github.com/twmb/murmur3x", module + "/internal/testutil"}
+	if got := outside(deps, roots); !slices.Equal(got, deps[1:]) {
+		t.Errorf("outside(%v, %v) = %v, want %v", deps, roots, got, deps[1:])
 	}
 }

@@ -18,6 +18,7 @@
 // reachable even indirectly (nothing below chunking reaches NATS, Qdrant,
 // msgpack, gRPC, Prometheus or the pipeline; messages and topology stay
 // free of the sinks), only cmd/* may import caarlos0/env and os/signal,
-// and package bm25 depends on the standard library alone. Each checker has
+// and package bm25 depends on the standard library, the Snowball stemmers
+// and murmur3 alone, even indirectly. Each checker has
 // a test of its own that feeds it violations it must report.
 package deps

@@ -133,7 +133,7 @@ func benchmarkBM25VsChunking(b *testing.B, docs []chunking.Document, chunkDocs f
 	for _, ch := range chunkDocs() {
 		texts = append(texts, ch.Content())
 	}
-	enc, err := bm25.NewEncoder(bm25.DefaultAvgDL)
+	enc, err := bm25.NewEncoder(bm25.English, bm25.DefaultAvgDL)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -182,7 +182,7 @@ func encodeCPU(b *testing.B, docs []chunking.Document, n int) time.Duration {
 			texts = append(texts, c.Content())
 		}
 	}
-	enc, err := bm25.NewEncoder(bm25.DefaultAvgDL)
+	enc, err := bm25.NewEncoder(bm25.English, bm25.DefaultAvgDL)
 	if err != nil {
 		b.Fatal(err)
 	}

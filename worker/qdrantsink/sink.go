@@ -156,7 +156,7 @@ func New(ctx context.Context, cfg Config, records worker.Records, embedder Embed
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	enc, err := bm25.NewEncoder(cfg.AvgDL)
+	enc, err := bm25.NewEncoder(bm25.English, cfg.AvgDL)
 	if err != nil {
 		return nil, fmt.Errorf("qdrantsink: CHUNKSTREAM_BM25_AVGDL: %w", err)
 	}

@@ -19,6 +19,8 @@ type collection struct {
 	points  map[string]*point       // by idKey
 	indexes map[string]keywordIndex // keyword payload indexes of top-level fields
 	created *qdrant.CreateCollection
+	// metadata is the collection's metadata (Qdrant 1.15.4 and later).
+	metadata map[string]*qdrant.Value
 }
 
 func (c *collection) sorted() []*point {
@@ -77,6 +79,9 @@ func (cs *collectionsServer) Create(_ context.Context, req *qdrant.CreateCollect
 	if cs.s.collections[name] != nil {
 		return nil, status.Errorf(codes.AlreadyExists, "Wrong input: Collection `%s` already exists!", name)
 	}
+	if hasMetadata(cs.s.version) {
+		c.metadata = mergeMetadata(nil, req.GetMetadata())
+	}
 	cs.s.collections[name] = c
 	return &qdrant.CollectionOperationResponse{Result: true}, nil
 }
@@ -115,10 +120,55 @@ func (cs *collectionsServer) Get(_ context.Context, req *qdrant.GetCollectionInf
 		Status:          qdrant.CollectionStatus_Green,
 		OptimizerStatus: &qdrant.OptimizerStatus{Ok: true},
 		SegmentsCount:   1,
-		Config:          &qdrant.CollectionConfig{Params: params},
+		Config:          &qdrant.CollectionConfig{Params: params, Metadata: mergeMetadata(nil, c.metadata)},
 		PayloadSchema:   schema,
 		PointsCount:     &n,
 	}}, nil
+}
+
+// hasMetadata reports whether a server of version keeps collection
+// metadata: older ones do not know the field, and protobuf drops it.
+func hasMetadata(version string) bool { return atLeast(version, 1, 15, 4) }
+
+// mergeMetadata returns a copy of dst with src merged in as Qdrant merges
+// metadata: key by key at the top level, a null value removing its key.
+func mergeMetadata(dst, src map[string]*qdrant.Value) map[string]*qdrant.Value {
+	out := make(map[string]*qdrant.Value, len(dst)+len(src))
+	for k, v := range dst {
+		out[k] = proto.Clone(v).(*qdrant.Value)
+	}
+	for k, v := range src {
+		if _, null := v.GetKind().(*qdrant.Value_NullValue); null {
+			delete(out, k)
+			continue
+		}
+		out[k] = proto.Clone(v).(*qdrant.Value)
+	}
+	return out
+}
+
+// Update changes a collection's metadata, merged into the stored one; the
+// double implements no other change.
+func (cs *collectionsServer) Update(_ context.Context, req *qdrant.UpdateCollection) (*qdrant.CollectionOperationResponse, error) {
+	if req.OptimizersConfig != nil || req.Params != nil || req.HnswConfig != nil || req.VectorsConfig != nil ||
+		req.QuantizationConfig != nil || req.SparseVectorsConfig != nil || req.StrictModeConfig != nil {
+		return nil, status.Error(codes.Unimplemented, "qdranttest: collection updates other than metadata are not supported")
+	}
+	for k, v := range req.GetMetadata() {
+		if err := checkValue(k, v); err != nil {
+			return nil, err
+		}
+	}
+	cs.s.mu.Lock()
+	defer cs.s.mu.Unlock()
+	c, err := cs.s.collectionLocked(req.GetCollectionName())
+	if err != nil {
+		return nil, err
+	}
+	if hasMetadata(cs.s.version) && len(req.GetMetadata()) > 0 {
+		c.metadata = mergeMetadata(c.metadata, req.GetMetadata())
+	}
+	return &qdrant.CollectionOperationResponse{Result: true}, nil
 }
 
 // List lists the collections.

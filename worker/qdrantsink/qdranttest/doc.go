@@ -5,11 +5,15 @@
 //
 // It is small, and faithful where chunkstream depends on Qdrant:
 //
-//   - HealthCheck reports a configurable version (default DefaultVersion).
+//   - HealthCheck reports a configurable version (default DefaultVersion);
+//     the version also decides what the double accepts, as below.
 //   - Collections: Create (named dense vectors with size and distance, named
-//     sparse vectors with a modifier), Get (config, payload schema, point
-//     count), List, CollectionExists, Delete. Creating an existing collection
-//     fails with AlreadyExists.
+//     sparse vectors with a modifier, metadata), Get (config with the
+//     metadata, payload schema, point count), Update (metadata only: merged
+//     into the stored metadata key by key, a null value removing its key, as
+//     Qdrant merges it), List, CollectionExists, Delete. Creating an existing
+//     collection fails with AlreadyExists. A server before 1.15.4 keeps no
+//     metadata: it does not know the field, and protobuf drops it silently.
 //   - Points: Upsert (atomic per request; update_filter: an existing point is
 //     overwritten only when it matches the filter, a new point is always
 //     inserted; update_mode), Delete by ids or by filter, Get, Scroll (ordered
@@ -22,6 +26,35 @@
 //     of a cosine vector are stored, and returned, scaled to length 1, as
 //     Qdrant does (one already of length 1 within 1e-6, or of length 0, is
 //     kept as it is).
+//   - Server-side BM25: a sparse vector given as a Document with the model
+//     qdrant/bm25 (or bm25, any case) is computed by package bm25, for the
+//     document (Upsert) or the query (Query), with the options Qdrant reads:
+//     language (one bm25 supports; a name Qdrant does not know turns stop
+//     words and stemming off, as in Qdrant) and avg_len (positive and finite,
+//     else InvalidArgument, as Qdrant 1.18.3 and later check). Options
+//     changing k, b, the tokenizer or the preprocessing, and languages Qdrant
+//     knows but bm25 does not, are Unimplemented. A server before 1.15.2
+//     answers a Document with Internal ("InferenceService is not
+//     initialized", as 1.13 to 1.15.1 do without an inference service;
+//     servers before 1.13 do not know the field at all); 1.15.2, whose
+//     defaults did no lowercasing, stop words or stemming, is Unimplemented;
+//     another model is Internal (no inference service configured).
+//   - Query (the universal query API): nested prefetches (depth at most 64),
+//     the filter of a query or prefetch propagated into its prefetches,
+//     fusion by RRF (1/((position+1)/weight + k − 1), k 2 unless Rrf gives
+//     it, weights) and DBSF (each list normalised between mean ∓ 3 standard
+//     deviations), nearest by a dense vector (the collection's distance:
+//     cosine, dot, Euclid, Manhattan), a sparse vector (the dot product with
+//     the IDF modifier idf = ln((N − n + 0.5)/(n + 0.5) + 1), N the points
+//     holding the vector, n those with the index; a search finds only the
+//     points sharing an index with the query) or a Document, rescoring of
+//     prefetched points, no query (points in id order), using, limit
+//     (default 10), offset, score_threshold, with_payload (default none)
+//     and with_vectors. Scores are computed in binary32 as Qdrant does; sums
+//     may round differently in the last bit. Points of equal score come in
+//     id order (RRF: in the order first met), where Qdrant promises no
+//     order. Other queries (recommend, discover, order_by, formulas, MMR,
+//     ids as vectors, lookup_from) are Unimplemented.
 //   - Filters: must, should, must_not, min_should, nested filters, has_id,
 //     and field conditions with match (keyword, integer, bool, keywords,
 //     integers, except), range, is_empty and is_null on dotted payload
@@ -44,7 +77,7 @@
 // with its wait flag and write ordering for the write calls, so tests can
 // assert how a client talks to Qdrant.
 //
-// What it does not do: search and query, vectors other than dense and
-// sparse, quantization, shards, replicas, snapshots, aliases, the REST API.
+// What it does not do: the Search and Recommend APIs, vectors other than
+// dense and sparse, quantization, shards, replicas, snapshots, aliases, the REST API.
 // Writes are applied synchronously, so wait=false behaves like wait=true.
 package qdranttest

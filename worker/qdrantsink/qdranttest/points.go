@@ -124,7 +124,8 @@ func compareIDs(a, b *qdrant.PointId) int {
 
 // build validates a PointStruct against the collection and converts it;
 // the point keeps (and may change) the PointStruct's payload and vectors.
-func (c *collection) build(ps *qdrant.PointStruct) (string, *point, error) {
+// infer computes the sparse vector of a Document.
+func (c *collection) build(ps *qdrant.PointStruct, infer func(*qdrant.Document) (*qdrant.SparseVector, error)) (string, *point, error) {
 	key, err := idKey(ps.GetId())
 	if err != nil {
 		return "", nil, err
@@ -150,7 +151,7 @@ func (c *collection) build(ps *qdrant.PointStruct) (string, *point, error) {
 		named = v.Vectors.GetVectors()
 	}
 	for name, vec := range named {
-		if err := c.addVector(p, name, vec); err != nil {
+		if err := c.addVector(p, name, vec, infer); err != nil {
 			return "", nil, err
 		}
 	}
@@ -158,7 +159,7 @@ func (c *collection) build(ps *qdrant.PointStruct) (string, *point, error) {
 }
 
 //nolint:staticcheck // the deprecated Data/Indices fields are still accepted by Qdrant
-func (c *collection) addVector(p *point, name string, vec *qdrant.Vector) error {
+func (c *collection) addVector(p *point, name string, vec *qdrant.Vector, infer func(*qdrant.Document) (*qdrant.SparseVector, error)) error {
 	var dense []float32
 	var sparse *qdrant.SparseVector
 	switch v := vec.GetVector().(type) {
@@ -166,6 +167,17 @@ func (c *collection) addVector(p *point, name string, vec *qdrant.Vector) error 
 		dense = v.Dense.GetData()
 	case *qdrant.Vector_Sparse:
 		sparse = v.Sparse
+	case *qdrant.Vector_Document:
+		sv, err := infer(v.Document)
+		if err != nil {
+			return err
+		}
+		if _, ok := c.sparse[name]; !ok {
+			if _, ok := c.dense[name]; ok {
+				return invalid("Conversion between sparse and regular vectors failed")
+			}
+		}
+		sparse = sv
 	case nil:
 		if vec.GetIndices() != nil {
 			sparse = &qdrant.SparseVector{Indices: vec.GetIndices().GetData(), Values: vec.GetData()}
@@ -179,11 +191,8 @@ func (c *collection) addVector(p *point, name string, vec *qdrant.Vector) error 
 		if _, ok := c.sparse[name]; !ok {
 			return invalid("Not existing vector name error: %s", name)
 		}
-		if len(sparse.GetIndices()) != len(sparse.GetValues()) {
-			return invalid("Sparse vector: indices and values must be of the same length")
-		}
-		if !uniqueIndices(sparse.GetIndices()) {
-			return status.Errorf(codes.InvalidArgument, "Validation error in body: [points: sparse vector %q: indices must be unique]", name)
+		if err := checkSparse(sparse, "points: sparse vector "+strconv.Quote(name)); err != nil {
+			return err
 		}
 		p.sparse[name] = sparse
 		return nil
@@ -202,6 +211,18 @@ func (c *collection) addVector(p *point, name string, vec *qdrant.Vector) error 
 		normalize(dense)
 	}
 	p.dense[name] = dense
+	return nil
+}
+
+// checkSparse refuses a sparse vector whose lengths differ or whose
+// indices repeat, as Qdrant does; where names the vector in the message.
+func checkSparse(sv *qdrant.SparseVector, where string) error {
+	if len(sv.GetIndices()) != len(sv.GetValues()) {
+		return invalid("Sparse vector: indices and values must be of the same length")
+	}
+	if !uniqueIndices(sv.GetIndices()) {
+		return status.Errorf(codes.InvalidArgument, "Validation error in body: [%s: indices must be unique]", where)
+	}
 	return nil
 }
 
@@ -305,7 +326,7 @@ func (ps *pointsServer) Upsert(_ context.Context, req *qdrant.UpsertPoints) (*qd
 	// The request was decoded for this call alone: its points become the
 	// stored ones without a copy, as a server takes what it parsed.
 	for _, raw := range req.GetPoints() {
-		key, p, err := c.build(raw)
+		key, p, err := c.build(raw, func(d *qdrant.Document) (*qdrant.SparseVector, error) { return ps.s.infer(d, false) })
 		if err != nil {
 			return nil, err
 		}

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/chunkstream/chunkstream/bm25"
 	"github.com/chunkstream/chunkstream/worker/qdrantsink/internal/grpccodec"
 )
 
@@ -37,6 +38,7 @@ type Server struct {
 	failCode    codes.Code
 	hung        chan struct{} // non-nil while hung; closed by Release
 	calls       []Call
+	encoders    map[string]*bm25.Encoder // server-side BM25, by language and avg_len
 }
 
 // Call is one recorded RPC.
