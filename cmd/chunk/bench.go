@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/chunkstream/chunkstream/chunking"
-	"github.com/chunkstream/chunkstream/internal/chunkflags"
+	"github.com/chunkstream/chunkstream/cmd/internal/chunkflags"
 )
 
 const benchHead = `

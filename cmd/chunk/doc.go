@@ -12,7 +12,7 @@
 // The subcommands live in app.go (dispatch and shared flag handling),
 // split.go, inspect.go, bench.go and view.go (with viewpage.go, the page,
 // and measure.go, chunk sizes); chunker flags come from
-// internal/chunkflags, generated from every chunking/registry entry.
+// cmd/internal/chunkflags, generated from every chunking/registry entry.
 // Decisions: a folder's chunks record "file" relative to that folder (the
 // reference's chunk_folder), a file's the path as given (chunk_file);
 // -workers defaults to GOMAXPROCS and never changes the output order; bench

@@ -14,7 +14,7 @@ import (
 
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/registry"
-	"github.com/chunkstream/chunkstream/internal/chunkflags"
+	"github.com/chunkstream/chunkstream/cmd/internal/chunkflags"
 )
 
 // errFilesFailed reports that some inputs failed (already reported on

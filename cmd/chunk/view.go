@@ -16,7 +16,7 @@ import (
 
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/registry"
-	"github.com/chunkstream/chunkstream/internal/chunkflags"
+	"github.com/chunkstream/chunkstream/cmd/internal/chunkflags"
 )
 
 const viewHead = `

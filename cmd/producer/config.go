@@ -11,8 +11,8 @@ import (
 	"github.com/caarlos0/env/v11"
 
 	"github.com/chunkstream/chunkstream/chunking/registry"
-	"github.com/chunkstream/chunkstream/internal/envflag"
-	"github.com/chunkstream/chunkstream/internal/natsconn"
+	"github.com/chunkstream/chunkstream/cmd/internal/envflag"
+	"github.com/chunkstream/chunkstream/cmd/internal/natsconn"
 	"github.com/chunkstream/chunkstream/topology"
 )
 

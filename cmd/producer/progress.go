@@ -3,12 +3,12 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"sync"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
 
+	"github.com/chunkstream/chunkstream/cmd/internal/tty"
 	"github.com/chunkstream/chunkstream/producer"
 )
 
@@ -28,14 +28,7 @@ type progress struct {
 // newProgress returns the bar; mode is auto (shown when w is a terminal),
 // true or false.
 func newProgress(w io.Writer, mode string) *progress {
-	visible := mode == "true"
-	if mode == "auto" {
-		if f, ok := w.(*os.File); ok {
-			if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
-				visible = true
-			}
-		}
-	}
+	visible := mode == "true" || mode == "auto" && tty.Is(w)
 	return &progress{w: w, visible: visible, start: time.Now()}
 }
 

@@ -11,9 +11,9 @@ import (
 	"github.com/caarlos0/env/v11"
 
 	"github.com/chunkstream/chunkstream/chunking/registry"
-	"github.com/chunkstream/chunkstream/internal/chunkflags"
-	"github.com/chunkstream/chunkstream/internal/envflag"
-	"github.com/chunkstream/chunkstream/internal/natsconn"
+	"github.com/chunkstream/chunkstream/cmd/internal/chunkflags"
+	"github.com/chunkstream/chunkstream/cmd/internal/envflag"
+	"github.com/chunkstream/chunkstream/cmd/internal/natsconn"
 	"github.com/chunkstream/chunkstream/worker"
 	"github.com/chunkstream/chunkstream/worker/embed"
 	"github.com/chunkstream/chunkstream/worker/qdrantsink"

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/chunkstream/chunkstream/internal/jstest"
-	"github.com/chunkstream/chunkstream/internal/natsconn"
+	"github.com/chunkstream/chunkstream/cmd/internal/natsconn"
 	"github.com/chunkstream/chunkstream/internal/testutil"
 	"github.com/chunkstream/chunkstream/worker"
 	"github.com/chunkstream/chunkstream/worker/embed"

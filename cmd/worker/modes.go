@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/chunkstream/chunkstream/internal/envflag"
-	"github.com/chunkstream/chunkstream/internal/natsconn"
+	"github.com/chunkstream/chunkstream/cmd/internal/envflag"
+	"github.com/chunkstream/chunkstream/cmd/internal/natsconn"
 	"github.com/chunkstream/chunkstream/worker"
 )
 

@@ -13,8 +13,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/chunkstream/chunkstream/chunking/registry"
-	"github.com/chunkstream/chunkstream/internal/chunkflags"
-	"github.com/chunkstream/chunkstream/internal/envflag"
+	"github.com/chunkstream/chunkstream/cmd/internal/chunkflags"
+	"github.com/chunkstream/chunkstream/cmd/internal/envflag"
 	"github.com/chunkstream/chunkstream/internal/testutil"
 	"github.com/chunkstream/chunkstream/worker"
 	"github.com/chunkstream/chunkstream/worker/embed"

@@ -88,10 +88,10 @@ var allow = map[string]allowed{
 		module:     []string{"chunking", "chunking/email", "chunking/registry", "fault", "messages", "topology"},
 		thirdParty: []string{"github.com/nats-io/nats.go", "github.com/nats-io/nuid"},
 	},
-	"internal/chunkflags": {module: []string{"chunking/registry"}},
-	"internal/envflag":    {},
-	"internal/natsconn": {
-		module:     []string{"internal/envflag"},
+	"cmd/internal/chunkflags": {module: []string{"chunking/registry"}},
+	"cmd/internal/envflag":    {},
+	"cmd/internal/natsconn": {
+		module:     []string{"cmd/internal/envflag"},
 		thirdParty: []string{"github.com/nats-io/nats.go"},
 	},
 	"internal/jstest":            {thirdParty: []string{"github.com/nats-io/nats-server/v2", "github.com/nats-io/nats.go", "github.com/nats-io/nats.go/jetstream"}},
@@ -99,19 +99,24 @@ var allow = map[string]allowed{
 	"internal/tokens":            {thirdParty: []string{"github.com/tiktoken-go/tokenizer"}},
 	"internal/tokens/tokenstest": {module: []string{"internal/testutil"}},
 	"internal/deps":              {},
-	"cmd/chunk":                  {module: []string{"chunking", "chunking/registry", "internal/chunkflags", "internal/tokens"}},
+	"cmd/chunk":                  {module: []string{"chunking", "chunking/registry", "cmd/internal/chunkflags", "internal/tokens"}},
+	"cmd/internal/local": {
+		module:     []string{"chunking", "chunking/registry", "producer", "worker"},
+		thirdParty: []string{"github.com/nats-io/nats-server/v2", "github.com/nats-io/nats.go"},
+	},
+	"cmd/internal/tty": {},
 	"cmd/worker": {
 		module: []string{
-			"chunking", "chunking/registry", "internal/chunkflags", "internal/envflag", "internal/natsconn",
-			"messages", "producer", "worker", "worker/embed", "worker/qdrantsink"},
+			"chunking", "chunking/registry", "cmd/internal/chunkflags", "cmd/internal/envflag", "cmd/internal/local",
+			"cmd/internal/natsconn", "cmd/internal/tty", "messages", "worker", "worker/embed", "worker/qdrantsink"},
 		thirdParty: []string{
-			"github.com/caarlos0/env/v11", "github.com/nats-io/nats-server/v2", "github.com/nats-io/nats.go",
+			"github.com/caarlos0/env/v11", "github.com/nats-io/nats.go",
 			"github.com/prometheus/client_golang", "github.com/schollz/progressbar/v3"},
 	},
 	"cmd/producer": {
 		module: []string{
-			"chunking/registry", "fault", "internal/chunkflags", "internal/envflag", "internal/natsconn", "messages",
-			"producer", "topology"},
+			"chunking/registry", "fault", "cmd/internal/chunkflags", "cmd/internal/envflag", "cmd/internal/natsconn",
+			"cmd/internal/tty", "messages", "producer", "topology"},
 		thirdParty: []string{"github.com/caarlos0/env/v11", "github.com/nats-io/nats.go", "github.com/schollz/progressbar/v3"},
 	},
 }

@@ -35,7 +35,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/chunkstream/chunkstream/internal/envflag"
+	"github.com/chunkstream/chunkstream/cmd/internal/envflag"
 )
 
 // Config holds the NATS connection settings. The env tags name the

@@ -1,0 +1,305 @@
+// Package local is the worker's local mode: the whole pipeline in one
+// process. It starts an embedded JetStream server, runs the real producer
+// over a folder and the real worker with a sink that writes the chunks to
+// a file in document order, and stops when every request is settled. Its
+// output is what `chunk split` writes for the same folder.
+package local
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/chunking/registry"
+	"github.com/chunkstream/chunkstream/producer"
+	"github.com/chunkstream/chunkstream/worker"
+)
+
+// Subject is the ingest subject local mode publishes on.
+const Subject = "ingest.local"
+
+// Options configure a local run.
+type Options struct {
+	// Dir is the folder (or file) to chunk; Out the output file, JSON
+	// Lines or YAML by its extension.
+	Dir, Out string
+	// Exts are the extensions picked in Dir; nil means the chunker's.
+	Exts []string
+	// Store is the JetStream store folder, kept; empty means a temporary
+	// folder, removed.
+	Store string
+	// Worker is the worker's configuration (its metrics server is off).
+	Worker worker.Config
+	// Chunkers is the registry; Chunker and Options the chunker of every
+	// request and the options it sets.
+	Chunkers *registry.Registry
+	Chunker  registry.Entry
+	Options  map[string]any
+	// Logger receives the worker's and producer's logs; nil discards them.
+	Logger *slog.Logger
+	// OnProgress, when set, is called with the documents settled and
+	// their total (0 until known).
+	OnProgress func(done, total int)
+}
+
+// Summary is what a run did.
+type Summary struct {
+	// Documents and Bytes are the documents sent and their size; Chunks
+	// the chunks written.
+	Documents, Chunks int
+	Bytes             int64
+	// Elapsed is the wall time of the run.
+	Elapsed time.Duration
+	// DeadLetters are the requests dead-lettered, by document id.
+	DeadLetters []worker.Result
+	// Failures are the documents the producer could not send, Warnings
+	// what it noticed in the folder.
+	Failures []producer.Failure
+	Warnings []chunking.Warning
+}
+
+// Run chunks o.Dir through the pipeline into o.Out.
+func Run(ctx context.Context, o Options) (Summary, error) {
+	start := time.Now()
+	var sum Summary
+	format, err := chunking.FormatOf(o.Out)
+	if err != nil {
+		return sum, err
+	}
+	order, err := documentOrder(ctx, o)
+	if err != nil {
+		return sum, err
+	}
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	cfg := o.Worker
+	cfg.MetricsAddr = ""
+	store := o.Store
+	if store == "" {
+		if store, err = os.MkdirTemp("", "chunkstream-local-"); err != nil {
+			return sum, err
+		}
+		defer os.RemoveAll(store)
+	}
+	ns, err := startEmbedded(store)
+	if err != nil {
+		return sum, err
+	}
+	defer func() {
+		ns.Shutdown()
+		ns.WaitForShutdown()
+	}()
+	nc, err := nats.Connect("", nats.InProcessServer(ns), nats.Name("chunkstream-local"))
+	if err != nil {
+		return sum, fmt.Errorf("connect to the embedded server: %w", err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc,
+		jetstream.WithPublishAsyncMaxPending(cfg.Workers()*cfg.MaxPendingPublishes+256),
+		jetstream.WithPublishAsyncTimeout(cfg.AckWait))
+	if err != nil {
+		return sum, err
+	}
+	top, err := worker.Setup(ctx, js, cfg)
+	if err != nil {
+		return sum, err
+	}
+
+	out, err := os.Create(o.Out)
+	if err != nil {
+		return sum, err
+	}
+	defer out.Close()
+	bw := bufio.NewWriterSize(out, 1<<16)
+	cw, err := chunking.NewChunkWriter(bw, format)
+	if err != nil {
+		return sum, err
+	}
+	coll := newCollector(cw, order)
+	tr := &tracker{final: map[uint64]bool{}, coll: coll, progress: o.OnProgress}
+	w, err := worker.New(nc, js, top, worker.Options{
+		Config: cfg, Logger: log, Sink: coll, Chunkers: o.Chunkers, OnResult: tr.onResult,
+	})
+	if err != nil {
+		return sum, err
+	}
+	runCtx, stopRun := context.WithCancel(ctx)
+	defer stopRun()
+	runDone := make(chan error, 1)
+	go func() { runDone <- w.Run(runCtx) }()
+
+	sent, err := send(ctx, ns, o, cfg, log, tr)
+	if err != nil {
+		return sum, err
+	}
+	sum.Documents, sum.Bytes, sum.Failures, sum.Warnings = sent.Sent, sent.Bytes, sent.Failures, sent.Warnings
+	for _, f := range sent.Failures {
+		coll.settle(f.ID)
+	}
+	// INGEST is a WorkQueue: it is empty once every request was acked or
+	// dead-lettered.
+	for ctx.Err() == nil {
+		info, err := top.Ingest.Info(ctx)
+		if err == nil && info.State.Msgs == 0 {
+			break
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	stopRun()
+	<-runDone
+	if err := nc.Drain(); err != nil {
+		log.Warn("drain failed", "err", err)
+	}
+	if ctx.Err() != nil {
+		return sum, fmt.Errorf("interrupted: %w", ctx.Err())
+	}
+	sum.Chunks, err = coll.finish()
+	err = errors.Join(err, bw.Flush(), out.Close())
+	if err != nil {
+		return sum, fmt.Errorf("%s: %w", o.Out, err)
+	}
+	sum.Elapsed = time.Since(start)
+	sum.DeadLetters = tr.deadLetters()
+	return sum, nil
+}
+
+// documentOrder returns the ids of Dir's documents in output order, when
+// known in advance (the producer walks folders the same way; a file's id
+// is its base name); nil for a chunker that splits its inputs.
+func documentOrder(ctx context.Context, o Options) ([]string, error) {
+	if o.Chunker.Split != nil {
+		return nil, nil
+	}
+	info, err := os.Stat(o.Dir)
+	if err != nil {
+		return nil, err
+	}
+	if !info.IsDir() {
+		return []string{filepath.Base(o.Dir)}, nil
+	}
+	ids, _, err := chunking.WalkFolder(ctx, o.Dir, exts(o))
+	return ids, err
+}
+
+// exts returns the extensions picked in Dir: none for a chunker that
+// splits its inputs (it reads them whole) unless given.
+func exts(o Options) []string {
+	if o.Exts != nil || o.Chunker.Split != nil {
+		return o.Exts
+	}
+	return o.Chunker.Extensions
+}
+
+// send runs the producer over Dir on a connection of its own, so that its
+// bulk publishes do not queue in front of the worker's acks and record
+// writes.
+func send(ctx context.Context, ns *server.Server, o Options, cfg worker.Config, log *slog.Logger, tr *tracker) (producer.Summary, error) {
+	nc, err := nats.Connect("", nats.InProcessServer(ns), nats.Name("chunkstream-local-producer"))
+	if err != nil {
+		return producer.Summary{}, fmt.Errorf("connect to the embedded server: %w", err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return producer.Summary{}, err
+	}
+	p := producer.New(nc, js, producer.Options{Subject: Subject, Topology: cfg.Config, MaxDocBytes: cfg.MaxDocBytes, Chunkers: o.Chunkers})
+	var once sync.Once
+	sum, err := p.Backfill(ctx, producer.BackfillOptions{
+		Paths:      []string{o.Dir},
+		Exts:       exts(o),
+		Template:   producer.Document{Chunker: o.Chunker.Name, Options: o.Options},
+		Split:      o.Chunker.Split,
+		Force:      true, // local mode writes every document, recorded or not
+		Logger:     log,
+		OnProgress: func(s producer.Stats) { once.Do(func() { tr.setTotal(s.Total) }) },
+	})
+	if err != nil {
+		return sum, fmt.Errorf("enqueue: %w", err)
+	}
+	return sum, nil
+}
+
+// startEmbedded starts an in-process JetStream server storing in dir,
+// reachable only through nats.InProcessServer.
+func startEmbedded(dir string) (*server.Server, error) {
+	ns, err := server.NewServer(&server.Options{
+		JetStream: true, StoreDir: dir, DontListen: true, NoSigs: true, NoLog: true,
+		ServerName: "chunkstream-local",
+	})
+	if err != nil {
+		return nil, fmt.Errorf("embedded server: %w", err)
+	}
+	go ns.Start()
+	if !ns.ReadyForConnections(30 * time.Second) {
+		ns.Shutdown()
+		return nil, errors.New("embedded server: not ready after 30s")
+	}
+	return ns, nil
+}
+
+// tracker counts the final results, keeps the dead letters and reports
+// progress.
+type tracker struct {
+	mu       sync.Mutex
+	final    map[uint64]bool // stream sequences finished
+	total    int
+	coll     *collector
+	deadLet  []worker.Result
+	progress func(done, total int)
+}
+
+func (t *tracker) onResult(r worker.Result) {
+	if !r.Final() {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.final[r.StreamSeq] {
+		return
+	}
+	t.final[r.StreamSeq] = true
+	if r.Outcome == worker.OutcomePermanent || r.Outcome == worker.OutcomeExhausted {
+		t.deadLet = append(t.deadLet, r)
+		t.coll.settle(r.DocID)
+	}
+	if t.progress != nil {
+		t.progress(len(t.final), t.total)
+	}
+}
+
+func (t *tracker) setTotal(n int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.total = n
+	if t.progress != nil {
+		t.progress(len(t.final), n)
+	}
+}
+
+// deadLetters returns the dead letters in document id order.
+func (t *tracker) deadLetters() []worker.Result {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := slices.Clone(t.deadLet)
+	slices.SortFunc(out, func(a, b worker.Result) int { return strings.Compare(a.DocID, b.DocID) })
+	return out
+}
