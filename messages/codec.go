@@ -12,6 +12,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5/msgpcode"
 
 	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/internal/codec"
 )
 
 // IsJSON reports whether a Content-Type header value names JSON
@@ -231,7 +232,7 @@ func (r *IngestRequest) MarshalJSON() ([]byte, error) {
 			f = append(f, chunking.Field{Key: "content_b64", Value: base64.StdEncoding.EncodeToString(r.Content)})
 		}
 	}
-	b, err := chunking.AppendJSONObject(nil, f)
+	b, err := codec.AppendJSONObject(nil, f)
 	if err != nil {
 		return nil, fmt.Errorf("messages: encode ingest request: %w", err)
 	}
@@ -299,7 +300,7 @@ func (r *ChunkRecord) DecodeMsgpack(d *msgpack.Decoder) error {
 
 // MarshalJSON implements json.Marshaler with the wire layout.
 func (r *ChunkRecord) MarshalJSON() ([]byte, error) {
-	b, err := chunking.AppendJSONObject(nil, r.fields())
+	b, err := codec.AppendJSONObject(nil, r.fields())
 	if err != nil {
 		return nil, fmt.Errorf("messages: encode chunk record: %w", err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5/msgpcode"
 
 	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/internal/codec"
 )
 
 // HeaderErrorCause holds a dead letter's cause: a stable snake_case
@@ -264,7 +265,7 @@ func skipMsgpack(d *msgpack.Decoder) error {
 
 // peekJSONID reads the top-level object of a JSON request, skipping every
 // member but "id" (the last one wins, as in decoding). The id itself is
-// read by chunking's codec, with its rules for text.
+// read by the module's JSON codec, with its rules for text.
 func peekJSONID(data []byte) (string, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	tok, err := dec.Token()
@@ -288,7 +289,7 @@ func peekJSONID(data []byte) (string, error) {
 		if key != "id" {
 			continue
 		}
-		obj, err := chunking.DecodeJSONObject(append(append([]byte(`{"id":`), raw...), '}'))
+		obj, err := codec.DecodeJSONObject[chunking.Metadata](append(append([]byte(`{"id":`), raw...), '}'))
 		if err != nil {
 			return "", err
 		}
