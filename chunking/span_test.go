@@ -132,3 +132,15 @@ func TestSpanJSONLErrors(t *testing.T) {
 		t.Errorf("SpanFromFields(start only) = %v, want ErrSpan", err)
 	}
 }
+
+// TestSpanIntegers: span fields take a number whose value is an exact
+// integer, however it is written, as every integer field does.
+func TestSpanIntegers(t *testing.T) {
+	c, err := DecodeJSONL(strings.NewReader(`{"content":"x","span":{"start":0.0,"end":1e1,"first_line":1.0,"last_line":2}}`), "i.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.At(0).Span(); !reflect.DeepEqual(got, Span{Start: 0, End: 10, FirstLine: 1, LastLine: 2}) {
+		t.Errorf("DecodeJSONL(span of 0.0, 1e1, 1.0, 2) = %+v", got)
+	}
+}

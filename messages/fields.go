@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/big"
 
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/internal/codec"
@@ -117,12 +116,11 @@ func checkVersion(m chunking.Metadata) (int, error) {
 		return 0, fmt.Errorf("%w: missing schema version \"v\"", ErrDecode)
 	}
 	v, isInt := codec.Int(raw)
-	if !isInt {
-		switch raw.(type) {
-		case uint64, *big.Int:
-			return 0, fmt.Errorf("%w: v=%v, this reader knows up to %d", ErrVersion, raw, Version)
-		}
+	switch {
+	case !codec.Integral(raw):
 		return 0, fmt.Errorf("%w: field \"v\": want an integer, got %s", ErrDecode, typeName(raw))
+	case !isInt:
+		return 0, fmt.Errorf("%w: v=%v, this reader knows up to %d", ErrVersion, raw, Version)
 	}
 	if v > Version {
 		return 0, fmt.Errorf("%w: v=%d, this reader knows up to %d", ErrVersion, v, Version)

@@ -189,11 +189,22 @@ func shorten(s string) string {
 	return s[:20] + "…" + s[len(s)-10:]
 }
 
-// Int reads an integer field: v's value when v is an int, or a float64
-// whose value is an exact integer in int's range (1.0, 1e3: a writer may
-// send any number). It is the one rule of every integer field of the wire,
-// of JSONL spans and of chunker options; ok is false for anything else,
-// a fraction included.
+// Integral reports whether v is an integer by the rule of every integer
+// field (of the wire, of JSONL spans, of chunker options): an int, uint64
+// or *big.Int, or a float64 whose value is an exact integer (1.0, 1e3: a
+// writer may send any number). A fraction is not.
+func Integral(v any) bool {
+	switch x := v.(type) {
+	case int, uint64, *big.Int:
+		return true
+	case float64:
+		return x == math.Trunc(x) && !math.IsInf(x, 0)
+	}
+	return false
+}
+
+// Int reads an integer field: v's value when it is Integral and in int's
+// range.
 func Int(v any) (n int, ok bool) {
 	switch x := v.(type) {
 	case int:
@@ -206,13 +217,14 @@ func Int(v any) (n int, ok bool) {
 	return 0, false
 }
 
-// Uint is Int for fields of non-negative 64-bit integers (stream
-// sequences): an int at or above 0, a uint64, or a float64 with such an
-// exact value.
+// Uint reads a field of non-negative 64-bit integers (stream sequences):
+// v's value when it is Integral and in uint64's range.
 func Uint(v any) (n uint64, ok bool) {
 	switch x := v.(type) {
 	case int:
-		return uint64(x), x >= 0
+		if x >= 0 {
+			return uint64(x), true
+		}
 	case uint64:
 		return x, true
 	case float64:
