@@ -193,7 +193,6 @@ func (w Warning) String() string {
 	return sb.String()
 }
 
-
 func itoa(n int) string { return strconv.Itoa(n) }
 
 // Document is one input to a chunker.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/registry"
+	"github.com/chunkstream/chunkstream/internal/codec"
 	"github.com/chunkstream/chunkstream/messages"
 )
 
@@ -235,7 +236,7 @@ func (w *Worker) chunk(ctx context.Context, req *messages.IngestRequest, subject
 		return nil, "", err
 	}
 	if textFormats[format] && !utf8.Valid(content) {
-		err := fmt.Errorf("document %q (%s): %w", req.ID, format, chunking.ErrNotUTF8)
+		err := fmt.Errorf("document %q (%s): %w", req.ID, format, codec.AtKey(codec.CheckText(content), "content"))
 		fail(res, CauseNotUTF8, err, true)
 		return nil, "", err
 	}

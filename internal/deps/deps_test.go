@@ -45,24 +45,25 @@ var allow = map[string]allowed{
 		"chunking", "chunking/internal/mdblocks", "chunking/internal/spantest", "chunking/markdown", "internal/tokens"}},
 	"chunking/markdown": {module: []string{
 		"chunking", "chunking/internal/fileio", "chunking/internal/mdblocks", "chunking/internal/measure",
-		"chunking/internal/poll", "chunking/internal/srcspan", "internal/tokens"}},
+		"chunking/internal/poll", "chunking/internal/srcspan", "internal/codec", "internal/tokens"}},
 	"chunking/twostep": {module: []string{
 		"chunking", "chunking/internal/fileio", "chunking/internal/mdblocks", "chunking/internal/measure",
-		"chunking/internal/poll", "chunking/internal/sentences", "chunking/internal/srcspan", "internal/tokens"}},
+		"chunking/internal/poll", "chunking/internal/sentences", "chunking/internal/srcspan", "internal/codec",
+		"internal/tokens"}},
 	"chunking/email": {
 		module:     []string{"chunking", "chunking/internal/fileio", "chunking/internal/poll"},
 		thirdParty: []string{"github.com/emersion/go-message", "golang.org/x/net"},
 	},
 	"chunking/registry": {module: []string{
 		"chunking", "chunking/email", "chunking/internal/mdblocks", "chunking/markdown", "chunking/twostep",
-		"internal/tokens"}},
+		"internal/codec", "internal/tokens"}},
 	"messages": {
 		module:     []string{"chunking", "internal/codec"},
 		thirdParty: []string{"github.com/google/uuid", "github.com/vmihailenco/msgpack/v5"},
 	},
 	"topology": {thirdParty: []string{"github.com/nats-io/nats.go"}},
 	"worker": {
-		module:     []string{"chunking", "chunking/registry", "messages", "topology"},
+		module:     []string{"chunking", "chunking/registry", "internal/codec", "messages", "topology"},
 		thirdParty: []string{"github.com/nats-io/nats.go", "github.com/prometheus/client_golang"},
 	},
 	"worker/embed": {
