@@ -67,7 +67,7 @@ func NewChunkWithHash(content string, metadata Metadata, hash string) Chunk {
 // json.dumps(metadata, indent=2, sort_keys=True).
 func Hash(content string, metadata Metadata) string {
 	buf := make([]byte, 0, 512)
-	b := appendPyJSON(buf, metadata, 0)
+	b := appendPyMetadata(buf, metadata, 0)
 	b = append(b, '\n')
 	h := sha256.New()
 	h.Write(b)
@@ -86,7 +86,7 @@ func Hash(content string, metadata Metadata) string {
 // RenderMetadata returns metadata as the hash sees it: Python's
 // json.dumps(metadata, indent=2, sort_keys=True).
 func RenderMetadata(metadata Metadata) string {
-	return string(appendPyJSON(nil, metadata, 0))
+	return string(appendPyMetadata(nil, metadata, 0))
 }
 
 // Content returns the chunk's text.

@@ -106,6 +106,13 @@ func plainValue(v any) any {
 // Clone returns a deep copy of m with its values brought into the closed
 // set (see Metadata); values of other types are kept as they are.
 func (m Metadata) Clone() Metadata {
-	out, _ := codec.Normalize[Metadata](m)
-	return out.(Metadata)
+	if m == nil {
+		return nil
+	}
+	out := make(Metadata, len(m))
+	for i, f := range m {
+		v, _ := codec.Normalize[Metadata](f.Value)
+		out[i] = Field{f.Key, v}
+	}
+	return out
 }

@@ -32,6 +32,8 @@ func appendPyJSON(b []byte, v any, depth int) []byte {
 		return appendPyList(b, x, depth)
 	case Metadata:
 		return appendPyMetadata(b, x, depth)
+	case map[string]any:
+		return appendPyMap(b, x, depth)
 	case *big.Int:
 		if x != nil {
 			return x.Append(b, 10) // as Python's int: every digit
@@ -67,58 +69,31 @@ func appendPyList(b []byte, items []any, depth int) []byte {
 	return append(b, ']')
 }
 
+// appendPyMap renders m as appendPyMetadata renders metadata.
 func appendPyMap(b []byte, m map[string]any, depth int) []byte {
-	if len(m) == 0 {
-		return append(b, "{}"...)
+	md := make(Metadata, 0, len(m))
+	for k, v := range m {
+		md = append(md, Field{k, v})
 	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	// Python sorts str keys by code point.
-	slices.SortFunc(keys, compareCodePoints)
-	b = append(b, '{')
-	for i, k := range keys {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendIndent(b, depth+1)
-		b = appendPyString(b, k)
-		b = append(b, ':', ' ')
-		b = appendPyJSON(b, m[k], depth+1)
-	}
-	b = appendIndent(b, depth)
-	return append(b, '}')
+	return appendPyMetadata(b, md, depth)
 }
 
-// appendPyMetadata renders m like appendPyMap renders m.Map(), without
-// building the map: the last value of each key, keys in code point order.
-func appendPyMetadata(b []byte, m Metadata, depth int) []byte {
+// appendPyMetadata renders m as a Python dict built from its fields: the
+// last value of each key, keys in code point order (Python sorts str
+// keys by code point).
+func appendPyMetadata(b []byte, md Metadata, depth int) []byte {
+	m := codec.Deduplicate(md)
 	if len(m) == 0 {
 		return append(b, "{}"...)
-	}
-	if len(m) > 32 {
-		// The duplicate scan below is quadratic: large metadata (from a
-		// request) goes through a map.
-		return appendPyMap(b, m.Map(), depth)
 	}
 	var idx [16]int
 	order := idx[:0]
 	for i := range m {
-		// Keep i only if no later field has the same key (later wins).
-		last := true
-		for j := i + 1; j < len(m); j++ {
-			if m[j].Key == m[i].Key {
-				last = false
-				break
-			}
-		}
-		if last {
-			order = append(order, i)
-		}
+		order = append(order, i)
 	}
-	if !slices.IsSortedFunc(order, func(x, y int) int { return compareCodePoints(m[x].Key, m[y].Key) }) {
-		slices.SortFunc(order, func(x, y int) int { return compareCodePoints(m[x].Key, m[y].Key) })
+	byKey := func(x, y int) int { return compareCodePoints(m[x].Key, m[y].Key) }
+	if !slices.IsSortedFunc(order, byKey) {
+		slices.SortFunc(order, byKey)
 	}
 	b = append(b, '{')
 	for n, i := range order {

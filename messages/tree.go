@@ -53,32 +53,16 @@ func readMsgpackValue(d *msgpack.Decoder, depth int) (any, error) {
 		return nil, err
 	}
 	switch {
-	case c == msgpcode.Nil:
-		return nil, d.DecodeNil()
-	case c == msgpcode.True || c == msgpcode.False:
-		return d.DecodeBool()
-	case msgpcode.IsFixedNum(c), c == msgpcode.Int8, c == msgpcode.Int16, c == msgpcode.Int32, c == msgpcode.Int64,
-		c == msgpcode.Uint8, c == msgpcode.Uint16, c == msgpcode.Uint32:
-		n, err := d.DecodeInt64()
-		return int(n), err
-	case c == msgpcode.Uint64:
-		n, err := d.DecodeUint64()
+	case c == msgpcode.Nil, c == msgpcode.True, c == msgpcode.False, msgpcode.IsFixedNum(c),
+		c >= msgpcode.Float && c <= msgpcode.Int64: // floats and sized integers
+		v, err := d.DecodeInterfaceLoose()
 		if err != nil {
 			return nil, err
 		}
-		if n <= math.MaxInt64 {
-			return int(n), nil
-		}
-		return n, nil
-	case c == msgpcode.Float || c == msgpcode.Double:
-		f, err := d.DecodeFloat64()
-		if err != nil {
-			return nil, err
-		}
-		if math.IsNaN(f) || math.IsInf(f, 0) {
+		if f, ok := v.(float64); ok && (math.IsNaN(f) || math.IsInf(f, 0)) {
 			return nil, &codec.FieldError{Err: errors.New("non-finite float")}
 		}
-		return f, nil
+		return codec.Normalize[chunking.Metadata](v)
 	case msgpcode.IsString(c):
 		s, err := d.DecodeString()
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/big"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -361,110 +362,79 @@ func (p *jsonParser[M, F]) array(depth int) ([]any, error) {
 	}
 }
 
-// str reads a string. Errors about its text are *FieldErrors with an
-// empty path, for the caller to place.
+// str reads a string: the input's bytes when it has no escapes, else its
+// text decoded into p.buf. Errors about its text are *FieldErrors with an
+// empty path, for the caller to place; their offsets count decoded bytes.
 func (p *jsonParser[M, F]) str() (string, error) {
 	data := p.data
 	start := p.i + 1
-	// Fast path: no escapes, the text is the input's bytes.
+	var b []byte // the text up to run, once an escape was met
+	run := start // the first byte not in b
 	for i := start; i < len(data); {
 		c := data[i]
 		switch {
 		case c == '"':
 			p.i = i + 1
-			return string(data[start:i]), nil
-		case c == '\\':
-			return p.escapedStr(start, i)
-		case c < 0x20:
-			p.i = i
-			return "", p.syntax("a string's closing '\"' (control characters must be escaped)")
-		case c < utf8.RuneSelf:
-			i++
-		default:
-			r, size := utf8.DecodeRune(data[i:])
-			if r == utf8.RuneError && size == 1 {
-				return "", &FieldError{Err: &textError{offset: i - start}}
+			if b == nil {
+				return string(data[start:i]), nil
 			}
-			i += size
-		}
-	}
-	p.i = len(data)
-	return "", p.syntax("a string's closing '\"'")
-}
-
-// escapedStr continues str from the first backslash, at i.
-func (p *jsonParser[M, F]) escapedStr(start, i int) (string, error) {
-	data := p.data
-	// The text is at most the rest of the input: one buffer of that size
-	// serves every escaped string of the input.
-	if cap(p.buf) < len(data)-start {
-		p.buf = make([]byte, 0, len(data)-start)
-	}
-	b := append(p.buf[:0], data[start:i]...)
-	for i < len(data) {
-		c := data[i]
-		switch {
-		case c == '"':
-			p.i = i + 1
-			return string(b), nil
+			return string(append(b, data[run:i]...)), nil
 		case c == '\\':
+			if b == nil {
+				// The text is at most the rest of the input: one buffer of
+				// that size serves every escaped string of the input.
+				if cap(p.buf) < len(data)-start {
+					p.buf = make([]byte, 0, len(data)-start)
+				}
+				b = p.buf[:0]
+			}
+			b = append(b, data[run:i]...)
 			if i+1 >= len(data) {
 				p.i = len(data)
 				return "", p.syntax("an escape")
 			}
-			switch e := data[i+1]; e {
-			case '"', '\\', '/':
-				b = append(b, e)
-			case 'b':
-				b = append(b, '\b')
-			case 'f':
-				b = append(b, '\f')
-			case 'n':
-				b = append(b, '\n')
-			case 'r':
-				b = append(b, '\r')
-			case 't':
-				b = append(b, '\t')
-			case 'u':
-				r, ok := hex4(data[i+2:])
-				if !ok {
-					p.i = i
-					return "", p.syntax(`four hex digits after \u`)
-				}
-				i += 6
-				switch {
-				case r >= 0xD800 && r < 0xDC00:
-					r2, ok := rune(0), false
-					if i+1 < len(data) && data[i] == '\\' && data[i+1] == 'u' {
-						r2, ok = hex4(data[i+2:])
-					}
-					if !ok || r2 < 0xDC00 || r2 >= 0xE000 {
-						return "", &FieldError{Err: &textError{offset: len(b), surrogate: r}}
-					}
-					i += 6
-					r = 0x10000 + (r-0xD800)<<10 + (r2 - 0xDC00)
-				case r >= 0xDC00 && r < 0xE000:
-					return "", &FieldError{Err: &textError{offset: len(b), surrogate: r}}
-				}
-				b = utf8.AppendRune(b, r)
+			if k := strings.IndexByte(`"\/bfnrt`, data[i+1]); k >= 0 {
+				b = append(b, "\"\\/\b\f\n\r\t"[k])
+				i += 2
+				run = i
 				continue
-			default:
+			}
+			if data[i+1] != 'u' {
 				p.i = i
 				return "", p.syntax(`an escape (\" \\ \/ \b \f \n \r \t \uXXXX)`)
 			}
-			i += 2
+			r, ok := hex4(data[i+2:])
+			if !ok {
+				p.i = i
+				return "", p.syntax(`four hex digits after \u`)
+			}
+			i += 6
+			switch {
+			case r >= 0xD800 && r < 0xDC00:
+				r2, ok := rune(0), false
+				if i+1 < len(data) && data[i] == '\\' && data[i+1] == 'u' {
+					r2, ok = hex4(data[i+2:])
+				}
+				if !ok || r2 < 0xDC00 || r2 >= 0xE000 {
+					return "", &FieldError{Err: &textError{offset: len(b), surrogate: r}}
+				}
+				i += 6
+				r = 0x10000 + (r-0xD800)<<10 + (r2 - 0xDC00)
+			case r >= 0xDC00 && r < 0xE000:
+				return "", &FieldError{Err: &textError{offset: len(b), surrogate: r}}
+			}
+			b = utf8.AppendRune(b, r)
+			run = i
 		case c < 0x20:
 			p.i = i
 			return "", p.syntax("a string's closing '\"' (control characters must be escaped)")
 		case c < utf8.RuneSelf:
-			b = append(b, c)
 			i++
 		default:
 			r, size := utf8.DecodeRune(data[i:])
 			if r == utf8.RuneError && size == 1 {
-				return "", &FieldError{Err: &textError{offset: len(b)}}
+				return "", &FieldError{Err: &textError{offset: len(b) + i - run}}
 			}
-			b = append(b, data[i:i+size]...)
 			i += size
 		}
 	}
@@ -546,7 +516,7 @@ func (p *jsonParser[M, F]) number() (any, error) {
 	}
 	f, err := strconv.ParseFloat(lit, 64)
 	if err != nil {
-		return nil, &FieldError{Err: fmt.Errorf("number %s out of range", shorten(lit))}
+		return nil, &FieldError{Err: fmt.Errorf("number %s out of range", shortText(lit))}
 	}
 	return f, nil
 }

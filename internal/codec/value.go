@@ -157,7 +157,7 @@ func ParseInteger(s string) (any, error) {
 		digits = digits[1:]
 	}
 	if digits == "" || (len(digits) > 1 && digits[0] == '0') || !allDigits(digits) {
-		return nil, fmt.Errorf("%q is not a decimal integer", shorten(s))
+		return nil, fmt.Errorf("%q is not a decimal integer", shortText(s))
 	}
 	if n, err := strconv.ParseInt(s, 10, 0); err == nil {
 		return int(n), nil
@@ -179,14 +179,6 @@ func allDigits(s string) bool {
 		}
 	}
 	return true
-}
-
-// shorten cuts a long literal for an error message.
-func shorten(s string) string {
-	if len(s) <= 40 {
-		return s
-	}
-	return s[:20] + "…" + s[len(s)-10:]
 }
 
 // Integral reports whether v is an integer by the rule of every integer
