@@ -311,9 +311,9 @@ const maxYAMLAliasNodes = 1_000_000
 // DecodeYAML reads a YAML collection: one sequence (or null, or nothing)
 // of mappings with a "content" scalar and an optional "metadata" mapping.
 // A "hash" key is ignored: hashes are computed. Plain scalars are typed
-// as YAML 1.2 core schema (timestamps stay strings), integers as int
-// (uint64 above the int range), mappings as Metadata in order, sequences
-// as []any. Content is the scalar's text whatever its type. Errors wrap
+// as YAML 1.2 core schema (timestamps stay strings) into the closed set
+// of values (see Metadata), mappings as Metadata in order, sequences as
+// []any. Content is the scalar's text whatever its type. Errors wrap
 // ErrSyntax and name the file and line.
 func DecodeYAML(r io.Reader, name string) (*Collection, error) {
 	dec := yaml.NewDecoder(r)
@@ -468,17 +468,7 @@ func (d *yamlDecoder) scalar(n *yaml.Node) (any, error) {
 		if err := n.Decode(&v); err != nil {
 			return nil, syntaxError(d.name, n.Line, err, "bad %s", n.ShortTag())
 		}
-		switch x := v.(type) {
-		case int64:
-			if x >= math.MinInt && x <= math.MaxInt {
-				return int(x), nil
-			}
-		case int:
-			return x, nil
-		case float64:
-			return x, nil
-		}
-		return v, nil
+		return codec.Normalize[Metadata](v)
 	}
 	return nil, syntaxError(d.name, n.Line, nil, "unsupported tag %s", n.Tag)
 }

@@ -159,14 +159,9 @@ func UserHeaders(h map[string][]string) map[string][]string {
 // is not a map, the map is cut short, or the id is not a string of valid
 // UTF-8. When DecodeIngest succeeds, PeekIngestID returns the same id.
 func PeekIngestID(contentType string, data []byte) (string, error) {
-	isJSON := IsJSON(contentType)
-	if contentType == "" {
-		switch sniff(data) {
-		case ContentTypeJSON:
-			isJSON = true
-		case "":
-			return "", fmt.Errorf("%w: expected a msgpack map or a JSON object, got %s", ErrDecode, describePayload(data))
-		}
+	isJSON, ok := readsAsJSON(contentType, data)
+	if !ok {
+		return "", fmt.Errorf("%w: expected a msgpack map or a JSON object, got %s", ErrDecode, describePayload(data))
 	}
 	var id string
 	var err error

@@ -108,43 +108,32 @@ func checkNoBytes(v any) error {
 	return nil
 }
 
-// checkVersion reads "v": absent, not an integer or below 1 is a decode
-// error; above Version is ErrVersion.
-func checkVersion(m chunking.Metadata) (int, error) {
+// versioned returns the message's map and its "v": a message that is not
+// a map, or whose "v" is absent, not an integer or below 1, is a decode
+// error; a "v" above Version is ErrVersion.
+func versioned(tree any) (chunking.Metadata, int, error) {
+	m, ok := tree.(chunking.Metadata)
+	if !ok {
+		return nil, 0, fmt.Errorf("%w: message is %s, want a map", ErrDecode, typeName(tree))
+	}
 	raw, ok := m.Get("v")
 	if !ok || raw == nil {
-		return 0, fmt.Errorf("%w: missing schema version \"v\"", ErrDecode)
+		return nil, 0, fmt.Errorf("%w: missing schema version \"v\"", ErrDecode)
 	}
 	v, isInt := codec.Int(raw)
 	switch {
 	case !codec.Integral(raw):
-		return 0, fmt.Errorf("%w: field \"v\": want an integer, got %s", ErrDecode, typeName(raw))
-	case !isInt:
-		return 0, fmt.Errorf("%w: v=%v, this reader knows up to %d", ErrVersion, raw, Version)
+		return nil, 0, fmt.Errorf("%w: field \"v\": want an integer, got %s", ErrDecode, typeName(raw))
+	case !isInt || v > Version:
+		return nil, 0, fmt.Errorf("%w: v=%v, this reader knows up to %d", ErrVersion, raw, Version)
+	case v < 1:
+		return nil, 0, fmt.Errorf("%w: invalid schema version v=%d", ErrDecode, v)
 	}
-	if v > Version {
-		return 0, fmt.Errorf("%w: v=%d, this reader knows up to %d", ErrVersion, v, Version)
-	}
-	if v < 1 {
-		return 0, fmt.Errorf("%w: invalid schema version v=%d", ErrDecode, v)
-	}
-	return v, nil
-}
-
-func topMap(tree any) (chunking.Metadata, error) {
-	m, ok := tree.(chunking.Metadata)
-	if !ok {
-		return nil, fmt.Errorf("%w: message is %s, want a map", ErrDecode, typeName(tree))
-	}
-	return m, nil
+	return m, v, nil
 }
 
 func ingestFromTree(tree any) (IngestRequest, error) {
-	m, err := topMap(tree)
-	if err != nil {
-		return IngestRequest{}, err
-	}
-	v, err := checkVersion(m)
+	m, v, err := versioned(tree)
 	if err != nil {
 		return IngestRequest{}, err
 	}
@@ -208,11 +197,7 @@ func ingestFromTree(tree any) (IngestRequest, error) {
 }
 
 func recordFromTree(tree any) (ChunkRecord, error) {
-	m, err := topMap(tree)
-	if err != nil {
-		return ChunkRecord{}, err
-	}
-	v, err := checkVersion(m)
+	m, v, err := versioned(tree)
 	if err != nil {
 		return ChunkRecord{}, err
 	}

@@ -174,15 +174,6 @@ func readExt(d *msgpack.Decoder) (any, error) {
 	return v, nil
 }
 
-// readJSONTree decodes data, one JSON object.
-func readJSONTree(data []byte) (any, error) {
-	m, err := codec.DecodeJSONObject[chunking.Metadata](data)
-	if err != nil {
-		return nil, err
-	}
-	return m, nil
-}
-
 // writeMsgpackValue encodes a value, which sits at the given level.
 // Values outside the closed set go through codec.Normalize.
 func writeMsgpackValue(e *msgpack.Encoder, v any, depth int) error {
