@@ -79,7 +79,7 @@ func TestNormalize(t *testing.T) {
 	}
 }
 
-// TestCheckText: one helper for text values and whole documents.
+// TestCheckText: one check for text values and whole documents.
 func TestCheckText(t *testing.T) {
 	tests := []struct {
 		in   string

@@ -1,9 +1,8 @@
 package chunking
 
-import (
-	"math/big"
-)
+import "math/big"
 
+// bigInt returns the integer of the decimal digits s.
 func bigInt(s string) *big.Int {
 	n, ok := new(big.Int).SetString(s, 10)
 	if !ok {
