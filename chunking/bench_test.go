@@ -55,12 +55,3 @@ func BenchmarkDecode(b *testing.B) {
 		})
 	}
 }
-
-func BenchmarkSummary(b *testing.B) {
-	c := NewCollection(benchChunks())
-	in := NewInspector(c)
-	b.ReportAllocs()
-	for b.Loop() {
-		_ = in.Summary(DefaultMaxDepth, DefaultMaxFilesPerFolder)
-	}
-}

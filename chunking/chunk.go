@@ -5,28 +5,32 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/chunkstream/chunkstream/internal/codec"
 )
 
 // Sentinel errors of the chunking package. Chunkers wrap them so callers
 // can classify failures with errors.Is.
 var (
-	// ErrMetadataValue reports a metadata value of an unsupported type.
-	ErrMetadataValue = errors.New("chunking: unsupported metadata value")
+	// ErrMetadataValue reports a metadata value outside the closed set
+	// (see Metadata), or one its output format cannot hold.
+	ErrMetadataValue = codec.ErrMetadataValue
 	// ErrInvalidOptions reports chunker options out of range or of the
 	// wrong type.
 	ErrInvalidOptions = errors.New("chunking: invalid options")
 	// ErrUnknownOption reports an option name a chunker does not know.
 	ErrUnknownOption = errors.New("chunking: unknown option")
-	// ErrNotUTF8 reports a text document that is not valid UTF-8.
-	ErrNotUTF8 = errors.New("chunking: text is not valid UTF-8")
+	// ErrNotUTF8 reports text that is not valid UTF-8. Errors matching it
+	// give the offset of the first bad byte ("invalid UTF-8 at byte 12"),
+	// and the field when the text is one.
+	ErrNotUTF8 = codec.ErrNotUTF8
 	// ErrUnsupportedFormat reports a document format a chunker cannot read.
 	ErrUnsupportedFormat = errors.New("chunking: unsupported format")
 	// ErrHashMismatch reports a stored hash that does not match the chunk.
 	ErrHashMismatch = errors.New("chunking: hash mismatch")
-	// ErrEmptyCollection reports sampling from a collection with no chunks.
-	ErrEmptyCollection = errors.New("chunking: empty collection")
 )
 
 // Chunk is an immutable piece of a document: its text, ordered metadata and
@@ -41,8 +45,9 @@ type Chunk struct {
 	span     Span
 }
 
-// NewChunk returns a chunk of content with a deep copy of metadata, its hash
-// computed as the reference computes it.
+// NewChunk returns a chunk of content with a deep copy of metadata brought
+// into the closed set of values (Metadata.Clone), its hash computed as the
+// reference computes it.
 func NewChunk(content string, metadata Metadata) Chunk {
 	md := metadata.Clone()
 	return Chunk{content: content, metadata: md, hash: Hash(content, md)}
@@ -62,7 +67,7 @@ func NewChunkWithHash(content string, metadata Metadata, hash string) Chunk {
 // json.dumps(metadata, indent=2, sort_keys=True).
 func Hash(content string, metadata Metadata) string {
 	buf := make([]byte, 0, 512)
-	b := appendPyJSON(buf, metadata, 0)
+	b := appendPyMetadata(buf, metadata, 0)
 	b = append(b, '\n')
 	h := sha256.New()
 	h.Write(b)
@@ -81,7 +86,7 @@ func Hash(content string, metadata Metadata) string {
 // RenderMetadata returns metadata as the hash sees it: Python's
 // json.dumps(metadata, indent=2, sort_keys=True).
 func RenderMetadata(metadata Metadata) string {
-	return string(appendPyJSON(nil, metadata, 0))
+	return string(appendPyMetadata(nil, metadata, 0))
 }
 
 // Content returns the chunk's text.
@@ -188,9 +193,7 @@ func (w Warning) String() string {
 	return sb.String()
 }
 
-func itoa(n int) string {
-	return string(appendPyJSON(nil, n, 0))
-}
+func itoa(n int) string { return strconv.Itoa(n) }
 
 // Document is one input to a chunker.
 type Document struct {

@@ -1,10 +1,10 @@
 // Package chunking is chunkstream's chunk model: the Chunk record and its
-// reference-compatible hash, the Collection of a document set's chunks,
-// their storage in YAML and JSON Lines, the Inspector that renders them
-// for people, and the folder walk every chunker shares. The chunkers live
-// in sub-packages (markdown, twostep, email); this package imports nothing
-// beyond the standard library and a YAML library, so it can be used on its
-// own.
+// reference-compatible hash, its Metadata and Span, the Collection of a
+// document set's chunks, their storage in YAML and JSON Lines, the
+// Document and Chunker interfaces, and the folder walk every chunker
+// shares. The chunkers live in sub-packages (markdown, twostep, email);
+// this package imports nothing beyond the standard library, a YAML library
+// and the module's internal codec, so it can be used on its own.
 //
 // # Chunks and their hash
 //
@@ -17,15 +17,16 @@
 // reference implementation byte for byte. A hash given at construction
 // (NewChunkWithHash, as when loading) is kept; VerifyHash checks it.
 //
-// Metadata values are nil, bool, int (and the other Go integer types),
-// *big.Int, float64, string, []any, []string, Metadata and map[string]any.
-// Loaders produce int for integers, uint64 above the int range and
-// *big.Int beyond 64 bits, so an integer of any size keeps every digit
-// through YAML, JSONL and the wire, and its hash is the reference's
-// (json.dumps writes every digit of a Python int: the metadata {"n": 10^29}
-// hashes with its 30 digits). They produce float64 for other numbers,
-// Metadata for mappings (in their order; a repeated key keeps its first
-// place and takes its last value, see Deduplicate) and []any for lists.
+// Metadata values are of a closed set: nil, bool, int, uint64 (above the
+// int range), *big.Int (beyond 64 bits), float64, string, []any and
+// Metadata. NewChunk brings any Go integer, float32, []string and
+// map[string]any into it (Metadata documents how), once; loaders produce
+// it directly; every writer (JSONL, YAML, the hash, the wire) handles that
+// set only. An integer of any size keeps every digit through YAML, JSONL
+// and the wire, and its hash is the reference's (json.dumps writes every
+// digit of a Python int: the metadata {"n": 10^29} hashes with its 30
+// digits). Mappings load as Metadata in their order (a repeated key keeps
+// its first place and takes its last value) and lists as []any.
 // In a stored chunk the metadata map is level 1, and maps and lists may
 // nest down to level MaxDepth; readers and writers refuse deeper ones.
 //
@@ -94,12 +95,12 @@
 // JSONL holds one {"content", "metadata", "hash", "span"} object per line
 // with the metadata keys in order ("span" only for chunks that have one); loading verifies each hash and reports a
 // mismatch with the line number (ErrHashMismatch). JSONL lines and the
-// wire's JSON messages go through one codec (AppendJSONObject,
-// DecodeJSONObject), written here rather than taken from encoding/json
-// because that package replaces invalid UTF-8 and lone surrogate escapes
-// with U+FFFD without a word: here text is never altered, and such text is
-// an error naming the field and the byte of its text (a *FieldError
-// matching ErrNotUTF8: "metadata.title: lone surrogate \ud800 at byte 5").
+// wire's JSON messages go through one codec (the module's internal/codec),
+// written rather than taken from encoding/json because that package
+// replaces invalid UTF-8 and lone surrogate escapes with U+FFFD without a
+// word: here text is never altered, and such text is an error naming the
+// field and the byte of its text, matching ErrNotUTF8 ("metadata.title:
+// lone surrogate \ud800 at byte 5").
 // The codec writes non-ASCII text raw except U+2028 and U+2029, which it
 // escapes so that no reader splitting lines on them cuts a record, and
 // floats as Python's repr. YAML holds one sequence
@@ -120,12 +121,11 @@
 //
 // # Concurrency and aliasing
 //
-// Chunk, Collection and Inspector are safe for concurrent use. Chunk's
-// accessors return copies of the metadata's top level and of the span; NewChunk and
+// Chunk and Collection are safe for concurrent use. Chunk's accessors
+// return copies of the metadata and of the span; NewChunk and
 // NewCollection copy their inputs, and every slice a Collection method
-// returns is a fresh copy. Nested metadata values (lists, maps) are shared
-// and must be treated as immutable. ChunkWriter, JSONLReader and the
-// *rand.Rand passed to the sampling calls are not safe for concurrent use.
+// returns is a fresh copy. ChunkWriter and JSONLReader are not safe for
+// concurrent use.
 //
 // # Chunkers
 //

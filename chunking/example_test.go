@@ -46,35 +46,6 @@ func ExampleCollection() {
 	// readme
 }
 
-func ExampleInspector_Summary() {
-	c := chunking.NewCollection([]chunking.Chunk{
-		chunking.NewChunk("one", chunking.Metadata{{Key: "index", Value: 0}, {Key: "file", Value: "docs/a.md"}}),
-		chunking.NewChunk("three", chunking.Metadata{{Key: "index", Value: 1}, {Key: "file", Value: "docs/a.md"}}),
-		chunking.NewChunk("x", chunking.Metadata{{Key: "index", Value: 0}, {Key: "file", Value: "b.md"}}),
-	})
-	fmt.Println(chunking.NewInspector(c).Summary(chunking.DefaultMaxDepth, chunking.DefaultMaxFilesPerFolder))
-	// Output:
-	// ChunkCollection Summary
-	// Total chunks: 3
-	// Total files: 2
-	//
-	// Chunk Size Statistics:
-	//   Min: 1 chars (b.md, chunk 0)
-	//   Max: 5 chars (docs/a.md, chunk 1)
-	//   Mean: 3 chars
-	//   Histogram:
-	//     1-1 chars: 1
-	//     2-2 chars: 0
-	//     3-3 chars: 1
-	//     4-4 chars: 0
-	//     5-5 chars: 1
-	//
-	// File Structure:
-	// ├── docs/
-	// │   └── a.md (2 chunks)
-	// └── b.md (1 chunks)
-}
-
 // A collection saved as JSON Lines (or YAML, by the extension) loads back
 // with the same chunks; JSONL keeps the hashes and checks them on load.
 func ExampleSave() {

@@ -6,6 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+
+	"github.com/chunkstream/chunkstream/internal/codec"
 )
 
 // JSONLWriter writes chunks as JSON Lines: one object
@@ -38,35 +41,33 @@ func (j *JSONLWriter) Write(ch Chunk) error {
 func (j *JSONLWriter) Close() error { return nil }
 
 // AppendJSONL appends ch as one JSONL line (with its newline) to b. The
-// chunk's own hash is written (computed when it has none). Errors are
-// *FieldErrors naming the field ("metadata.title: invalid UTF-8 at byte
-// 3"); see AppendJSONObject for what has no JSON form.
+// chunk's own hash is written (computed when it has none). Errors name
+// the field ("metadata.title: invalid UTF-8 at byte 3"): text that is not
+// UTF-8 matches ErrNotUTF8, a NaN or infinite float or a value outside
+// the closed set ErrMetadataValue, and maps and lists may nest down to
+// MaxDepth.
 func AppendJSONL(b []byte, ch Chunk) ([]byte, error) {
 	var err error
 	b = append(b, `{"content":`...)
-	if b, err = appendJSONString(b, ch.content); err != nil {
-		return nil, AtKey(err, "content")
+	if b, err = codec.AppendString(b, ch.content); err != nil {
+		return nil, codec.AtKey(err, "content")
 	}
 	b = append(b, `,"metadata":`...)
-	md := ch.metadata
-	if md == nil {
-		md = Metadata{}
-	}
-	if b, err = appendJSONValue(b, md, 1); err != nil {
-		return nil, within(err, "metadata")
+	if b, err = codec.AppendJSON[Metadata](b, ch.metadata, 1); err != nil {
+		return nil, codec.AtKey(err, "metadata")
 	}
 	b = append(b, `,"hash":`...)
 	h := ch.hash
 	if h == "" { // the zero Chunk has no hash yet
 		h = Hash(ch.content, ch.metadata)
 	}
-	if b, err = appendJSONString(b, h); err != nil {
-		return nil, AtKey(err, "hash")
+	if b, err = codec.AppendString(b, h); err != nil {
+		return nil, codec.AtKey(err, "hash")
 	}
 	if !ch.span.IsZero() {
 		b = append(b, `,"span":`...)
-		if b, err = appendJSONObject(b, ch.span.Fields(), 1); err != nil {
-			return nil, within(err, "span")
+		if b, err = codec.AppendJSON[Metadata](b, ch.span.Fields(), 1); err != nil {
+			return nil, codec.AtKey(err, "span")
 		}
 	}
 	return append(b, '}', '\n'), nil
@@ -92,7 +93,8 @@ func NewJSONLReader(r io.Reader, name string) *JSONLReader {
 
 // Read returns the next chunk, or io.EOF after the last one. Blank lines
 // are skipped. A line that is not a {"content", "metadata", "hash",
-// "span"} object ("span" optional, read by SpanFromFields) wraps
+// "span"} object ("span" optional, read by SpanFromFields, unknown fields
+// refused) wraps
 // ErrSyntax; a hash that does not match wraps
 // ErrHashMismatch; both name the file and line. A line without "hash"
 // gets its hash computed.
@@ -117,7 +119,7 @@ func (j *JSONLReader) Read() (Chunk, error) {
 }
 
 func (j *JSONLReader) parse(line []byte) (Chunk, error) {
-	rec, err := DecodeJSONObject(line)
+	rec, err := codec.DecodeJSONObject[Metadata](line)
 	if err != nil {
 		return Chunk{}, syntaxError(j.name, j.line, err, "bad chunk object")
 	}
@@ -155,8 +157,13 @@ func (j *JSONLReader) parse(line []byte) (Chunk, error) {
 			if !ok {
 				return Chunk{}, syntaxError(j.name, j.line, nil, "span is %s, want an object", jsonType(f.Value))
 			}
+			for _, f := range m {
+				if !slices.Contains(spanFields, f.Key) {
+					return Chunk{}, syntaxError(j.name, j.line, fmt.Errorf("%w: unknown field %q", ErrSpan, f.Key), "span")
+				}
+			}
 			var err error
-			if sp, err = SpanFromFields(m, false); err != nil {
+			if sp, err = SpanFromFields(m); err != nil {
 				return Chunk{}, syntaxError(j.name, j.line, err, "span")
 			}
 		default:

@@ -1,10 +1,9 @@
 package chunking
 
 import (
-	"fmt"
-	"maps"
-	"math/big"
 	"slices"
+
+	"github.com/chunkstream/chunkstream/internal/codec"
 )
 
 // Field is one metadata entry.
@@ -13,14 +12,25 @@ type Field struct {
 	Value any
 }
 
-// Metadata is an ordered list of key/value pairs. Values are nil, bool,
-// int64 (or any Go integer), *big.Int (integers beyond 64 bits), float64,
-// string, []any, []string, Metadata or map[string]any, recursively. A later
-// duplicate key wins when the metadata is read as a map, hashed or written,
-// as in the reference's Python dicts.
+// MaxDepth is how deeply metadata may nest: a chunk's metadata map is
+// level 1, a map or list inside it level 2, and so on; every reader and
+// writer of this package refuses a map or list below level MaxDepth.
+const MaxDepth = codec.MaxDepth
+
+// Metadata is an ordered list of key/value pairs. A later duplicate key
+// wins when the metadata is read as a map, hashed or written, as in the
+// reference's Python dicts.
+//
+// Values are of a closed set: nil, bool, int, uint64 (integers above the
+// int range), *big.Int (integers beyond 64 bits), float64, string, []any
+// and Metadata, recursively. NewChunk and Clone bring other Go values into
+// it: every integer type becomes int, uint64 or *big.Int by its value,
+// float32 float64, []string (any list) []any, map[string]any Metadata
+// with sorted keys. Values of other types have no form in any output: the
+// writers refuse them (ErrMetadataValue).
 //
 // Metadata values are treated as immutable once attached to a Chunk; the
-// accessors of Chunk return copies of the top level.
+// accessors of Chunk return copies.
 type Metadata []Field
 
 // Get returns the value of key, the last one when the key repeats.
@@ -43,7 +53,7 @@ func (m Metadata) With(key string, value any) Metadata {
 			return out
 		}
 	}
-	return append(out, Field{key, value})
+	return append(out, Field{Key: key, Value: value})
 }
 
 // Merge returns a copy of m with every field of extra applied by With, in
@@ -79,102 +89,30 @@ func (m Metadata) Map() map[string]any {
 	return out
 }
 
-// Clone returns a deep copy of m.
-func (m Metadata) Clone() Metadata {
-	if m == nil {
-		return nil
-	}
-	out := make(Metadata, len(m))
-	for i, f := range m {
-		out[i] = Field{f.Key, cloneValue(f.Value)}
-	}
-	return out
-}
-
-func cloneValue(v any) any {
-	switch x := v.(type) {
-	case Metadata:
-		return x.Clone()
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = cloneValue(e)
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = cloneValue(e)
-		}
-		return out
-	case []string:
-		return slices.Clone(x)
-	case *big.Int:
-		if x == nil {
-			return x
-		}
-		return new(big.Int).Set(x)
-	default:
-		return v
-	}
-}
-
 func plainValue(v any) any {
 	switch x := v.(type) {
 	case Metadata:
 		return x.Map()
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = plainValue(e)
-		}
-		return out
 	case []any:
 		out := make([]any, len(x))
 		for i, e := range x {
 			out[i] = plainValue(e)
 		}
 		return out
-	default:
-		return v
 	}
+	return v
 }
 
-// ValidateValue reports whether v is a value metadata may hold.
-func ValidateValue(v any) error {
-	switch x := v.(type) {
-	case nil, bool, string, float32, float64,
-		int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64:
+// Clone returns a deep copy of m with its values brought into the closed
+// set (see Metadata); values of other types are kept as they are.
+func (m Metadata) Clone() Metadata {
+	if m == nil {
 		return nil
-	case []string:
-		return nil
-	case *big.Int:
-		if x == nil {
-			return fmt.Errorf("%w: nil *big.Int", ErrMetadataValue)
-		}
-		return nil
-	case []any:
-		for _, e := range x {
-			if err := ValidateValue(e); err != nil {
-				return err
-			}
-		}
-		return nil
-	case Metadata:
-		for _, f := range x {
-			if err := ValidateValue(f.Value); err != nil {
-				return fmt.Errorf("%s: %w", f.Key, err)
-			}
-		}
-		return nil
-	case map[string]any:
-		for _, k := range slices.Sorted(maps.Keys(x)) {
-			if err := ValidateValue(x[k]); err != nil {
-				return fmt.Errorf("%s: %w", k, err)
-			}
-		}
-		return nil
-	default:
-		return fmt.Errorf("%w: %T", ErrMetadataValue, v)
 	}
+	out := make(Metadata, len(m))
+	for i, f := range m {
+		v, _ := codec.Normalize[Metadata](f.Value)
+		out[i] = Field{f.Key, v}
+	}
+	return out
 }

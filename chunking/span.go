@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/chunkstream/chunkstream/internal/codec"
 )
 
 // Span says where a chunk came from in its document. It travels beside the
@@ -106,20 +108,23 @@ func (s Span) Fields() Metadata {
 // ErrSpan reports a span field that cannot be read.
 var ErrSpan = errors.New("chunking: bad span")
 
+// spanFields are the span's field names, in the order Fields writes them.
+var spanFields = []string{spanStart, spanEnd, spanFirstLine, spanLastLine, spanVerbatim, spanMessageIDs}
+
 // SpanFromFields reads a span written by Fields. Fields may be missing
 // (a span without a range, or without message ids), but a range is all
 // four offsets and lines or none, with 0 ≤ start < end and
-// 1 ≤ first_line ≤ last_line; verbatim defaults to false. Unknown fields
-// are ignored when lenient (the wire, where fields are only ever added),
-// else an error. Errors wrap ErrSpan and name the field.
-func SpanFromFields(f Metadata, lenient bool) (Span, error) {
+// 1 ≤ first_line ≤ last_line; verbatim defaults to false. Fields it does
+// not know are ignored: fields are only ever added. Errors wrap ErrSpan
+// and name the field.
+func SpanFromFields(f Metadata) (Span, error) {
 	var s Span
 	ints := 0
-	for _, fl := range Deduplicate(f) {
+	for _, fl := range codec.Deduplicate(f) {
 		switch fl.Key {
 		case spanStart, spanEnd, spanFirstLine, spanLastLine:
-			n, ok := spanInt(fl.Value)
-			if !ok {
+			n, ok := codec.Int(fl.Value)
+			if !ok || n < 0 {
 				return Span{}, fmt.Errorf("%w: %s is %s, want a non-negative integer", ErrSpan, fl.Key, describeValue(fl.Value))
 			}
 			switch fl.Key {
@@ -155,10 +160,6 @@ func SpanFromFields(f Metadata, lenient bool) (Span, error) {
 			if len(s.MessageIDs) == 0 {
 				s.MessageIDs = nil
 			}
-		default:
-			if !lenient {
-				return Span{}, fmt.Errorf("%w: unknown field %q", ErrSpan, fl.Key)
-			}
 		}
 	}
 	switch {
@@ -176,25 +177,12 @@ func SpanFromFields(f Metadata, lenient bool) (Span, error) {
 	return s, nil
 }
 
-// spanInt returns v as a non-negative int.
-func spanInt(v any) (int, bool) {
-	switch n := v.(type) {
-	case int:
-		return n, n >= 0
-	case uint64, *big.Int:
-		return 0, false // beyond any document
-	}
-	return 0, false
-}
-
 // describeValue names the type of a decoded value, with the value when
 // it is a scalar.
 func describeValue(v any) string {
 	switch x := v.(type) {
-	case nil:
-		return "null"
-	case string:
-		return "the string " + strconv.Quote(shorten(x))
+	case nil, string:
+		return codec.Describe[Metadata](v)
 	case bool, int, uint64, float64, *big.Int:
 		return jsonType(v) + " " + fmt.Sprint(x)
 	}

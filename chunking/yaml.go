@@ -5,16 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"math"
 	"math/big"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/chunkstream/chunkstream/internal/codec"
 )
 
 // YAMLWriter writes chunks as the reference's YAML: one block sequence of
@@ -142,11 +142,11 @@ func (y *YAMLWriter) Close() error {
 func chunkNode(ch Chunk) (*yaml.Node, error) {
 	content, err := yamlString(ch.content)
 	if err != nil {
-		return nil, AtKey(err, "content")
+		return nil, codec.AtKey(err, "content")
 	}
 	md, err := yamlValue(ch.metadata, 1)
 	if err != nil {
-		return nil, within(err, "metadata")
+		return nil, codec.AtKey(err, "metadata")
 	}
 	return &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{
 		plainKey("content"), content,
@@ -167,7 +167,7 @@ func yamlScalar(tag, value string) *yaml.Node {
 // read it as another type, else plain (the encoder itself still quotes
 // what it cannot write plain, or what its own resolver would misread).
 func yamlString(s string) (*yaml.Node, error) {
-	if err := ValidateText(s); err != nil {
+	if err := codec.CheckText(s); err != nil {
 		return nil, err
 	}
 	n := yamlScalar("!!str", s)
@@ -216,29 +216,27 @@ func yaml12NonString(s string) bool {
 }
 
 // yamlValue returns the node of a metadata value, which sits at the given
-// level (see MaxDepth). Errors are *FieldErrors naming the value.
+// level (see MaxDepth). Values outside the closed set go through
+// codec.Normalize. Errors are *codec.FieldErrors naming the value.
 func yamlValue(v any, depth int) (*yaml.Node, error) {
 	switch x := v.(type) {
 	case nil:
 		return yamlScalar("!!null", "null"), nil
 	case bool:
 		return yamlScalar("!!bool", strconv.FormatBool(x)), nil
-	case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64:
-		return yamlScalar("!!int", string(appendPyJSON(nil, x, 0))), nil
+	case int:
+		return yamlScalar("!!int", strconv.Itoa(x)), nil
+	case uint64:
+		return yamlScalar("!!int", strconv.FormatUint(x, 10)), nil
 	case *big.Int:
-		if x == nil {
-			return nil, &FieldError{Err: fmt.Errorf("%w: nil *big.Int", ErrMetadataValue)}
-		}
-		if x.IsInt64() || x.IsUint64() {
-			return yamlScalar("!!int", x.String()), nil
+		if x == nil || x.IsInt64() || x.IsUint64() {
+			break
 		}
 		// The library's resolver takes digits beyond 64 bits for a float
 		// and would write "!!int 1000…" to keep the tag; tagged as a float,
 		// the digits are written plain, as the reference writes them, and
 		// read back as an integer (yamlDecoder.scalar).
 		return yamlScalar("!!float", x.String()), nil
-	case float32:
-		return yamlValue(float64(x), depth)
 	case float64:
 		switch {
 		case math.IsNaN(x):
@@ -248,25 +246,17 @@ func yamlValue(v any, depth int) (*yaml.Node, error) {
 		case math.IsInf(x, -1):
 			return yamlScalar("!!float", "-.inf"), nil
 		}
-		return yamlScalar("!!float", string(appendPyFloat(nil, x))), nil
+		return yamlScalar("!!float", string(codec.AppendFloat(nil, x))), nil
 	case string:
 		n, err := yamlString(x)
 		if err != nil {
-			return nil, &FieldError{Err: err}
+			return nil, &codec.FieldError{Err: err}
 		}
 		return n, nil
-	}
-	if depth > MaxDepth {
-		return nil, &FieldError{Err: errTooDeep}
-	}
-	switch x := v.(type) {
-	case []string:
-		items := make([]any, len(x))
-		for i, s := range x {
-			items[i] = s
-		}
-		return yamlValue(items, depth)
 	case []any:
+		if depth > MaxDepth {
+			return nil, &codec.FieldError{Err: errTooDeep}
+		}
 		n := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
 		if len(x) == 0 {
 			n.Style = yaml.FlowStyle
@@ -274,13 +264,16 @@ func yamlValue(v any, depth int) (*yaml.Node, error) {
 		for i, e := range x {
 			en, err := yamlValue(e, depth+1)
 			if err != nil {
-				return nil, AtIndex(err, i)
+				return nil, codec.AtIndex(err, i)
 			}
 			n.Content = append(n.Content, en)
 		}
 		return n, nil
 	case Metadata:
-		x = Deduplicate(x)
+		if depth > MaxDepth {
+			return nil, &codec.FieldError{Err: errTooDeep}
+		}
+		x = codec.Deduplicate(x)
 		n := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
 		if len(x) == 0 {
 			n.Style = yaml.FlowStyle
@@ -288,27 +281,27 @@ func yamlValue(v any, depth int) (*yaml.Node, error) {
 		for _, f := range x {
 			k, err := yamlString(f.Key)
 			if err != nil {
-				return nil, inKey(err)
+				return nil, codec.InKey(err)
 			}
 			if k.Style == yaml.LiteralStyle {
 				k.Style = yaml.DoubleQuotedStyle // keys cannot be block scalars
 			}
 			vn, err := yamlValue(f.Value, depth+1)
 			if err != nil {
-				return nil, within(err, f.Key)
+				return nil, codec.AtKey(err, f.Key)
 			}
 			n.Content = append(n.Content, k, vn)
 		}
 		return n, nil
-	case map[string]any:
-		md := make(Metadata, 0, len(x))
-		for _, k := range slices.Sorted(maps.Keys(x)) {
-			md = append(md, Field{k, x[k]})
-		}
-		return yamlValue(md, depth)
 	}
-	return nil, &FieldError{Err: fmt.Errorf("%w: %T", ErrMetadataValue, v)}
+	nv, err := codec.Normalize[Metadata](v)
+	if err != nil {
+		return nil, err
+	}
+	return yamlValue(nv, depth)
 }
+
+var errTooDeep = fmt.Errorf("nested deeper than %d levels", MaxDepth)
 
 // maxYAMLAliasNodes bounds the metadata nodes a YAML collection may reach
 // through aliases, so that a "billion laughs" file is an error, not a
@@ -318,9 +311,9 @@ const maxYAMLAliasNodes = 1_000_000
 // DecodeYAML reads a YAML collection: one sequence (or null, or nothing)
 // of mappings with a "content" scalar and an optional "metadata" mapping.
 // A "hash" key is ignored: hashes are computed. Plain scalars are typed
-// as YAML 1.2 core schema (timestamps stay strings), integers as int
-// (uint64 above the int range), mappings as Metadata in order, sequences
-// as []any. Content is the scalar's text whatever its type. Errors wrap
+// as YAML 1.2 core schema (timestamps stay strings) into the closed set
+// of values (see Metadata), mappings as Metadata in order, sequences as
+// []any. Content is the scalar's text whatever its type. Errors wrap
 // ErrSyntax and name the file and line.
 func DecodeYAML(r io.Reader, name string) (*Collection, error) {
 	dec := yaml.NewDecoder(r)
@@ -444,7 +437,7 @@ func (d *yamlDecoder) value(n *yaml.Node, depth int, aliased bool) (any, error) 
 			}
 			md = append(md, Field{k.Value, v})
 		}
-		return Deduplicate(md), nil
+		return codec.Deduplicate(md), nil
 	case yaml.SequenceNode:
 		list := make([]any, 0, len(n.Content))
 		for _, e := range n.Content {
@@ -475,17 +468,7 @@ func (d *yamlDecoder) scalar(n *yaml.Node) (any, error) {
 		if err := n.Decode(&v); err != nil {
 			return nil, syntaxError(d.name, n.Line, err, "bad %s", n.ShortTag())
 		}
-		switch x := v.(type) {
-		case int64:
-			if x >= math.MinInt && x <= math.MaxInt {
-				return int(x), nil
-			}
-		case int:
-			return x, nil
-		case float64:
-			return x, nil
-		}
-		return v, nil
+		return codec.Normalize[Metadata](v)
 	}
 	return nil, syntaxError(d.name, n.Line, nil, "unsupported tag %s", n.Tag)
 }
@@ -500,7 +483,7 @@ func bigIntScalar(n *yaml.Node) (*big.Int, bool) {
 		return nil, false
 	}
 	s := strings.TrimPrefix(n.Value, "+")
-	v, err := ParseInteger(s)
+	v, err := codec.ParseInteger(s)
 	if err != nil {
 		return nil, false
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5/msgpcode"
 
 	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/internal/codec"
 )
 
 // IsJSON reports whether a Content-Type header value names JSON
@@ -83,19 +84,25 @@ func DecodeChunkRecord(contentType string, data []byte) (ChunkRecord, error) {
 }
 
 func readTree(contentType string, data []byte, what string) (any, error) {
+	isJSON, ok := readsAsJSON(contentType, data)
 	switch {
-	case IsJSON(contentType):
-		return readJSONTree(data)
-	case contentType != "":
-		return readMsgpackTree(data)
+	case !ok:
+		return nil, fmt.Errorf("not a chunkstream %s: expected a msgpack map or a JSON object, got %s", what, describePayload(data))
+	case isJSON:
+		return codec.DecodeJSONObject[chunking.Metadata](data)
 	}
-	switch sniff(data) {
-	case ContentTypeJSON:
-		return readJSONTree(data)
-	case ContentTypeMsgpack:
-		return readMsgpackTree(data)
+	return readMsgpackTree(data)
+}
+
+// readsAsJSON says how data is read: as contentType says when it is set,
+// else by its first byte (sniff); ok is false for a payload without a
+// type that is neither a msgpack map nor a JSON object.
+func readsAsJSON(contentType string, data []byte) (isJSON, ok bool) {
+	if contentType != "" {
+		return IsJSON(contentType), true
 	}
-	return nil, fmt.Errorf("not a chunkstream %s: expected a msgpack map or a JSON object, got %s", what, describePayload(data))
+	typ := sniff(data)
+	return typ == ContentTypeJSON, typ != ""
 }
 
 // sniff returns the encoding of a message without a Content-Type header,
@@ -231,7 +238,7 @@ func (r *IngestRequest) MarshalJSON() ([]byte, error) {
 			f = append(f, chunking.Field{Key: "content_b64", Value: base64.StdEncoding.EncodeToString(r.Content)})
 		}
 	}
-	b, err := chunking.AppendJSONObject(nil, f)
+	b, err := codec.AppendJSONObject(nil, f)
 	if err != nil {
 		return nil, fmt.Errorf("messages: encode ingest request: %w", err)
 	}
@@ -299,7 +306,7 @@ func (r *ChunkRecord) DecodeMsgpack(d *msgpack.Decoder) error {
 
 // MarshalJSON implements json.Marshaler with the wire layout.
 func (r *ChunkRecord) MarshalJSON() ([]byte, error) {
-	b, err := chunking.AppendJSONObject(nil, r.fields())
+	b, err := codec.AppendJSONObject(nil, r.fields())
 	if err != nil {
 		return nil, fmt.Errorf("messages: encode chunk record: %w", err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/fault"
+	"github.com/chunkstream/chunkstream/internal/codec"
 )
 
 // HeaderErrorCause holds a dead letter's cause: a stable snake_case
@@ -159,14 +160,9 @@ func UserHeaders(h map[string][]string) map[string][]string {
 // is not a map, the map is cut short, or the id is not a string of valid
 // UTF-8. When DecodeIngest succeeds, PeekIngestID returns the same id.
 func PeekIngestID(contentType string, data []byte) (string, error) {
-	isJSON := IsJSON(contentType)
-	if contentType == "" {
-		switch sniff(data) {
-		case ContentTypeJSON:
-			isJSON = true
-		case "":
-			return "", fmt.Errorf("%w: expected a msgpack map or a JSON object, got %s", ErrDecode, describePayload(data))
-		}
+	isJSON, ok := readsAsJSON(contentType, data)
+	if !ok {
+		return "", fmt.Errorf("%w: expected a msgpack map or a JSON object, got %s", ErrDecode, describePayload(data))
 	}
 	var id string
 	var err error
@@ -265,7 +261,7 @@ func skipMsgpack(d *msgpack.Decoder) error {
 
 // peekJSONID reads the top-level object of a JSON request, skipping every
 // member but "id" (the last one wins, as in decoding). The id itself is
-// read by chunking's codec, with its rules for text.
+// read by the module's JSON codec, with its rules for text.
 func peekJSONID(data []byte) (string, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	tok, err := dec.Token()
@@ -289,7 +285,7 @@ func peekJSONID(data []byte) (string, error) {
 		if key != "id" {
 			continue
 		}
-		obj, err := chunking.DecodeJSONObject(append(append([]byte(`{"id":`), raw...), '}'))
+		obj, err := codec.DecodeJSONObject[chunking.Metadata](append(append([]byte(`{"id":`), raw...), '}'))
 		if err != nil {
 			return "", err
 		}

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/big"
 
 	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/internal/codec"
 )
 
 // fieldReader reads typed fields out of a decoded map. A nil value counts
@@ -22,6 +22,9 @@ func (fr *fieldReader) fail(key, want string, v any) {
 		fr.err = fmt.Errorf("field %q: want %s, got %s", key, want, typeName(v))
 	}
 }
+
+// typeName names the wire type of a decoded value in the user's words.
+func typeName(v any) string { return codec.Describe[chunking.Metadata](v) }
 
 func (fr *fieldReader) get(key string) (any, bool) {
 	v, ok := fr.m.Get(key)
@@ -45,7 +48,7 @@ func (fr *fieldReader) integer(key string) int {
 	if !ok {
 		return 0
 	}
-	n, isInt := v.(int)
+	n, isInt := codec.Int(v)
 	if !isInt {
 		fr.fail(key, "an integer", v)
 	}
@@ -57,16 +60,11 @@ func (fr *fieldReader) uint(key string) uint64 {
 	if !ok {
 		return 0
 	}
-	switch n := v.(type) {
-	case int:
-		if n >= 0 {
-			return uint64(n)
-		}
-	case uint64:
-		return n
+	n, isUint := codec.Uint(v)
+	if !isUint {
+		fr.fail(key, "a non-negative integer", v)
 	}
-	fr.fail(key, "a non-negative integer", v)
-	return 0
+	return n
 }
 
 func (fr *fieldReader) mapping(key string) chunking.Metadata {
@@ -80,7 +78,7 @@ func (fr *fieldReader) mapping(key string) chunking.Metadata {
 		return nil
 	}
 	if err := checkNoBytes(m); err != nil && fr.err == nil {
-		fr.err = chunking.AtKey(err, key)
+		fr.err = codec.AtKey(err, key)
 	}
 	if len(m) == 0 {
 		return nil
@@ -93,97 +91,49 @@ func (fr *fieldReader) mapping(key string) chunking.Metadata {
 func checkNoBytes(v any) error {
 	switch x := v.(type) {
 	case []byte:
-		return &chunking.FieldError{Err: errors.New("bin value where a string is expected")}
+		return &codec.FieldError{Err: errors.New("bin value where a string is expected")}
 	case chunking.Metadata:
 		for _, f := range x {
 			if err := checkNoBytes(f.Value); err != nil {
-				return chunking.AtKey(err, f.Key)
+				return codec.AtKey(err, f.Key)
 			}
 		}
 	case []any:
 		for i, e := range x {
 			if err := checkNoBytes(e); err != nil {
-				return chunking.AtIndex(err, i)
+				return codec.AtIndex(err, i)
 			}
 		}
 	}
 	return nil
 }
 
-// typeName names the wire type of a decoded value in the user's words.
-func typeName(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return "null"
-	case bool:
-		return "a boolean"
-	case string:
-		return fmt.Sprintf("the string %q", shortText(x))
-	case []byte:
-		return "bytes"
-	case int, uint64, *big.Int:
-		return fmt.Sprintf("the integer %v", v)
-	case float64:
-		return fmt.Sprintf("the number %v", v)
-	case []any:
-		return "a list"
-	case chunking.Metadata:
-		return "a map"
-	}
-	return fmt.Sprintf("a %T", v)
-}
-
-// shortText cuts s to a few dozen characters for an error message.
-func shortText(s string) string {
-	const limit = 40
-	n := 0
-	for i := range s {
-		if n == limit {
-			return s[:i] + "…"
-		}
-		n++
-	}
-	return s
-}
-
-// checkVersion reads "v": absent, not an integer or below 1 is a decode
-// error; above Version is ErrVersion.
-func checkVersion(m chunking.Metadata) (int, error) {
-	raw, ok := m.Get("v")
-	if !ok || raw == nil {
-		return 0, fmt.Errorf("%w: missing schema version \"v\"", ErrDecode)
-	}
-	v, isInt := raw.(int)
-	if !isInt {
-		switch raw.(type) {
-		case uint64, *big.Int:
-			return 0, fmt.Errorf("%w: v=%v, this reader knows up to %d", ErrVersion, raw, Version)
-		}
-		return 0, fmt.Errorf("%w: field \"v\": want an integer, got %s", ErrDecode, typeName(raw))
-	}
-	if v > Version {
-		return 0, fmt.Errorf("%w: v=%d, this reader knows up to %d", ErrVersion, v, Version)
-	}
-	if v < 1 {
-		return 0, fmt.Errorf("%w: invalid schema version v=%d", ErrDecode, v)
-	}
-	return v, nil
-}
-
-func topMap(tree any) (chunking.Metadata, error) {
+// versioned returns the message's map and its "v": a message that is not
+// a map, or whose "v" is absent, not an integer or below 1, is a decode
+// error; a "v" above Version is ErrVersion.
+func versioned(tree any) (chunking.Metadata, int, error) {
 	m, ok := tree.(chunking.Metadata)
 	if !ok {
-		return nil, fmt.Errorf("%w: message is %s, want a map", ErrDecode, typeName(tree))
+		return nil, 0, fmt.Errorf("%w: message is %s, want a map", ErrDecode, typeName(tree))
 	}
-	return m, nil
+	raw, ok := m.Get("v")
+	if !ok || raw == nil {
+		return nil, 0, fmt.Errorf("%w: missing schema version \"v\"", ErrDecode)
+	}
+	v, isInt := codec.Int(raw)
+	switch {
+	case !codec.Integral(raw):
+		return nil, 0, fmt.Errorf("%w: field \"v\": want an integer, got %s", ErrDecode, typeName(raw))
+	case !isInt || v > Version:
+		return nil, 0, fmt.Errorf("%w: v=%v, this reader knows up to %d", ErrVersion, raw, Version)
+	case v < 1:
+		return nil, 0, fmt.Errorf("%w: invalid schema version v=%d", ErrDecode, v)
+	}
+	return m, v, nil
 }
 
 func ingestFromTree(tree any) (IngestRequest, error) {
-	m, err := topMap(tree)
-	if err != nil {
-		return IngestRequest{}, err
-	}
-	v, err := checkVersion(m)
+	m, v, err := versioned(tree)
 	if err != nil {
 		return IngestRequest{}, err
 	}
@@ -247,11 +197,7 @@ func ingestFromTree(tree any) (IngestRequest, error) {
 }
 
 func recordFromTree(tree any) (ChunkRecord, error) {
-	m, err := topMap(tree)
-	if err != nil {
-		return ChunkRecord{}, err
-	}
-	v, err := checkVersion(m)
+	m, v, err := versioned(tree)
 	if err != nil {
 		return ChunkRecord{}, err
 	}
@@ -270,7 +216,7 @@ func recordFromTree(tree any) (ChunkRecord, error) {
 		Hash:       fr.str("hash"),
 	}
 	if sp := fr.mapping("span"); sp != nil && fr.err == nil {
-		if r.Span, err = chunking.SpanFromFields(sp, true); err != nil {
+		if r.Span, err = chunking.SpanFromFields(sp); err != nil {
 			fr.err = fmt.Errorf("field \"span\": %w", err)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/internal/codec"
 )
 
 // FingerprintVersion is the version of the fingerprint's definition
@@ -88,7 +89,7 @@ func (s Settings) canonicalJSON() ([]byte, error) {
 		"v": FingerprintVersion, "chunker": s.Chunker, "options": plainMap(s.Options), "format": s.Format,
 		"source": s.Source, "metadata": s.Metadata.Map(), "subject": s.Subject, "collection": s.Collection,
 	}
-	b, err := chunking.AppendJSONObject(nil, sortedMap(top))
+	b, err := codec.AppendJSON[chunking.Metadata](nil, top, 0)
 	if err != nil {
 		return nil, fmt.Errorf("messages: settings fingerprint: %w", err)
 	}
@@ -98,10 +99,11 @@ func (s Settings) canonicalJSON() ([]byte, error) {
 // plainMap returns m with nested metadata as maps (so that every object
 // is written with sorted keys), never nil.
 func plainMap(m map[string]any) map[string]any {
-	if m == nil {
-		return map[string]any{}
+	md := make(chunking.Metadata, 0, len(m))
+	for k, v := range m {
+		md = append(md, chunking.Field{Key: k, Value: v})
 	}
-	return sortedMap(m).Map()
+	return md.Map()
 }
 
 // EncodeChunkerDefaults returns d as JSON, options with sorted keys.

@@ -12,6 +12,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5/msgpcode"
 
 	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/internal/codec"
 )
 
 // ExtBigInt is the msgpack extension type of an integer beyond 64 bits
@@ -20,14 +21,13 @@ import (
 // zeros. Integers within 64 bits are always msgpack integers.
 const ExtBigInt = 1
 
-// A message is first read into a generic tree of values: maps become
-// chunking.Metadata (keys in wire order, a repeated key in its first place
-// with its last value), arrays []any, strings string, msgpack bin []byte,
-// integers int (uint64 above the int range, *big.Int beyond 64 bits),
-// floats float64, plus bool and nil. JSON goes through chunking's codec,
+// A message is first read into a tree of values of the closed set
+// (package internal/codec) with chunking.Metadata for maps (keys in wire
+// order, a repeated key in its first place with its last value), plus
+// []byte for msgpack bin. JSON goes through the module's JSON codec,
 // msgpack through readMsgpackValue with the same rules: the message is
 // level 0, a map or list in it level 1 and so on, down to
-// chunking.MaxDepth; errors about a value are *chunking.FieldErrors that
+// chunking.MaxDepth; errors about a value are *codec.FieldErrors that
 // name it. The typed messages are then built from the tree (fields.go),
 // the same way for both encodings.
 
@@ -53,39 +53,23 @@ func readMsgpackValue(d *msgpack.Decoder, depth int) (any, error) {
 		return nil, err
 	}
 	switch {
-	case c == msgpcode.Nil:
-		return nil, d.DecodeNil()
-	case c == msgpcode.True || c == msgpcode.False:
-		return d.DecodeBool()
-	case msgpcode.IsFixedNum(c), c == msgpcode.Int8, c == msgpcode.Int16, c == msgpcode.Int32, c == msgpcode.Int64,
-		c == msgpcode.Uint8, c == msgpcode.Uint16, c == msgpcode.Uint32:
-		n, err := d.DecodeInt64()
-		return int(n), err
-	case c == msgpcode.Uint64:
-		n, err := d.DecodeUint64()
+	case c == msgpcode.Nil, c == msgpcode.True, c == msgpcode.False, msgpcode.IsFixedNum(c),
+		c >= msgpcode.Float && c <= msgpcode.Int64: // floats and sized integers
+		v, err := d.DecodeInterfaceLoose()
 		if err != nil {
 			return nil, err
 		}
-		if n <= math.MaxInt64 {
-			return int(n), nil
+		if f, ok := v.(float64); ok && (math.IsNaN(f) || math.IsInf(f, 0)) {
+			return nil, &codec.FieldError{Err: errors.New("non-finite float")}
 		}
-		return n, nil
-	case c == msgpcode.Float || c == msgpcode.Double:
-		f, err := d.DecodeFloat64()
-		if err != nil {
-			return nil, err
-		}
-		if math.IsNaN(f) || math.IsInf(f, 0) {
-			return nil, &chunking.FieldError{Err: errors.New("non-finite float")}
-		}
-		return f, nil
+		return codec.Normalize[chunking.Metadata](v)
 	case msgpcode.IsString(c):
 		s, err := d.DecodeString()
 		if err != nil {
 			return nil, err
 		}
-		if err := chunking.ValidateText(s); err != nil {
-			return nil, &chunking.FieldError{Err: err}
+		if err := codec.CheckText(s); err != nil {
+			return nil, &codec.FieldError{Err: err}
 		}
 		return s, nil
 	case msgpcode.IsBin(c):
@@ -98,7 +82,7 @@ func readMsgpackValue(d *msgpack.Decoder, depth int) (any, error) {
 		return readExt(d)
 	case msgpcode.IsFixedArray(c), c == msgpcode.Array16, c == msgpcode.Array32:
 		if depth > chunking.MaxDepth {
-			return nil, &chunking.FieldError{Err: errTooDeep}
+			return nil, &codec.FieldError{Err: errTooDeep}
 		}
 		n, err := d.DecodeArrayLen()
 		if err != nil {
@@ -115,7 +99,7 @@ func readMsgpackValue(d *msgpack.Decoder, depth int) (any, error) {
 		return out, nil
 	case msgpcode.IsFixedMap(c), c == msgpcode.Map16, c == msgpcode.Map32:
 		if depth > chunking.MaxDepth {
-			return nil, &chunking.FieldError{Err: errTooDeep}
+			return nil, &codec.FieldError{Err: errTooDeep}
 		}
 		n, err := d.DecodeMapLen()
 		if err != nil {
@@ -128,14 +112,14 @@ func readMsgpackValue(d *msgpack.Decoder, depth int) (any, error) {
 				return nil, err
 			}
 			if !msgpcode.IsString(kc) {
-				return nil, &chunking.FieldError{Err: fmt.Errorf("map key of type 0x%02x, want str", kc)}
+				return nil, &codec.FieldError{Err: fmt.Errorf("map key of type 0x%02x, want str", kc)}
 			}
 			k, err := d.DecodeString()
 			if err != nil {
 				return nil, err
 			}
-			if err := chunking.ValidateText(k); err != nil {
-				return nil, &chunking.FieldError{Err: fmt.Errorf("in a key: %w", err)}
+			if err := codec.CheckText(k); err != nil {
+				return nil, &codec.FieldError{Err: fmt.Errorf("in a key: %w", err)}
 			}
 			v, err := readMsgpackValue(d, depth+1)
 			if err != nil {
@@ -143,9 +127,9 @@ func readMsgpackValue(d *msgpack.Decoder, depth int) (any, error) {
 			}
 			out = append(out, chunking.Field{Key: k, Value: v})
 		}
-		return chunking.Deduplicate(out), nil
+		return codec.Deduplicate(out), nil
 	}
-	return nil, &chunking.FieldError{Err: fmt.Errorf("unsupported msgpack type 0x%02x", c)}
+	return nil, &codec.FieldError{Err: fmt.Errorf("unsupported msgpack type 0x%02x", c)}
 }
 
 var errTooDeep = fmt.Errorf("nested deeper than %d levels", chunking.MaxDepth)
@@ -154,15 +138,15 @@ var errTooDeep = fmt.Errorf("nested deeper than %d levels", chunking.MaxDepth)
 // position; errors of the msgpack library itself (a message cut short)
 // are about the message, not a value, and pass unchanged.
 func atKey(err error, k string) error {
-	if _, ok := err.(*chunking.FieldError); ok {
-		return chunking.AtKey(err, k)
+	if _, ok := err.(*codec.FieldError); ok {
+		return codec.AtKey(err, k)
 	}
 	return err
 }
 
 func atIndex(err error, i int) error {
-	if _, ok := err.(*chunking.FieldError); ok {
-		return chunking.AtIndex(err, i)
+	if _, ok := err.(*codec.FieldError); ok {
+		return codec.AtIndex(err, i)
 	}
 	return err
 }
@@ -174,33 +158,24 @@ func readExt(d *msgpack.Decoder) (any, error) {
 		return nil, err
 	}
 	if id != ExtBigInt {
-		return nil, &chunking.FieldError{Err: fmt.Errorf("unsupported msgpack extension type %d", id)}
+		return nil, &codec.FieldError{Err: fmt.Errorf("unsupported msgpack extension type %d", id)}
 	}
-	if n > chunking.MaxIntDigits+1 {
-		return nil, &chunking.FieldError{Err: fmt.Errorf("integer of %d bytes, more than %d digits", n, chunking.MaxIntDigits)}
+	if n > codec.MaxIntDigits+1 {
+		return nil, &codec.FieldError{Err: fmt.Errorf("integer of %d bytes, more than %d digits", n, codec.MaxIntDigits)}
 	}
 	b := make([]byte, n)
 	if err := d.ReadFull(b); err != nil {
 		return nil, err
 	}
-	v, err := chunking.ParseInteger(string(b))
+	v, err := codec.ParseInteger(string(b))
 	if err != nil {
-		return nil, &chunking.FieldError{Err: fmt.Errorf("extension %d: %w", ExtBigInt, err)}
+		return nil, &codec.FieldError{Err: fmt.Errorf("extension %d: %w", ExtBigInt, err)}
 	}
 	return v, nil
 }
 
-// readJSONTree decodes data, one JSON object, with chunking's codec.
-func readJSONTree(data []byte) (any, error) {
-	m, err := chunking.DecodeJSONObject(data)
-	if err != nil {
-		return nil, err
-	}
-	return m, nil
-}
-
-// writeMsgpackValue encodes a metadata or option value, which sits at the
-// given level.
+// writeMsgpackValue encodes a value, which sits at the given level.
+// Values outside the closed set go through codec.Normalize.
 func writeMsgpackValue(e *msgpack.Encoder, v any, depth int) error {
 	switch x := v.(type) {
 	case nil:
@@ -213,32 +188,16 @@ func writeMsgpackValue(e *msgpack.Encoder, v any, depth int) error {
 		return e.EncodeBytes(x)
 	case int:
 		return e.EncodeInt(int64(x))
-	case int8:
-		return e.EncodeInt(int64(x))
-	case int16:
-		return e.EncodeInt(int64(x))
-	case int32:
-		return e.EncodeInt(int64(x))
-	case int64:
-		return e.EncodeInt(x)
-	case uint:
-		return e.EncodeUint(uint64(x))
-	case uint8:
-		return e.EncodeUint(uint64(x))
-	case uint16:
-		return e.EncodeUint(uint64(x))
-	case uint32:
-		return e.EncodeUint(uint64(x))
 	case uint64:
 		return e.EncodeUint(x)
+	case float64:
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return &codec.FieldError{Err: fmt.Errorf("%w: %v (the wire carries finite numbers only)", chunking.ErrMetadataValue, x)}
+		}
+		return e.EncodeFloat64(x)
 	case *big.Int:
-		switch {
-		case x == nil:
-			return &chunking.FieldError{Err: fmt.Errorf("%w: nil *big.Int", chunking.ErrMetadataValue)}
-		case x.IsInt64():
-			return e.EncodeInt(x.Int64())
-		case x.IsUint64():
-			return e.EncodeUint(x.Uint64())
+		if x == nil || x.IsInt64() || x.IsUint64() {
+			break
 		}
 		digits := x.Append(nil, 10)
 		if err := e.EncodeExtHeader(ExtBigInt, len(digits)); err != nil {
@@ -246,19 +205,10 @@ func writeMsgpackValue(e *msgpack.Encoder, v any, depth int) error {
 		}
 		_, err := e.Writer().Write(digits)
 		return err
-	case float32:
-		return writeMsgpackValue(e, float64(x), depth)
-	case float64:
-		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return &chunking.FieldError{Err: fmt.Errorf("%w: %v (the wire carries finite numbers only)", chunking.ErrMetadataValue, x)}
-		}
-		return e.EncodeFloat64(x)
-	}
-	if depth > chunking.MaxDepth {
-		return &chunking.FieldError{Err: errTooDeep}
-	}
-	switch x := v.(type) {
 	case []any:
+		if depth > chunking.MaxDepth {
+			return &codec.FieldError{Err: errTooDeep}
+		}
 		if err := e.EncodeArrayLen(len(x)); err != nil {
 			return err
 		}
@@ -268,28 +218,11 @@ func writeMsgpackValue(e *msgpack.Encoder, v any, depth int) error {
 			}
 		}
 		return nil
-	case []string:
-		if err := e.EncodeArrayLen(len(x)); err != nil {
-			return err
-		}
-		for _, el := range x {
-			if err := e.EncodeString(el); err != nil {
-				return err
-			}
-		}
-		return nil
-	case []int:
-		if err := e.EncodeArrayLen(len(x)); err != nil {
-			return err
-		}
-		for _, el := range x {
-			if err := e.EncodeInt(int64(el)); err != nil {
-				return err
-			}
-		}
-		return nil
 	case chunking.Metadata:
-		x = chunking.Deduplicate(x)
+		if depth > chunking.MaxDepth {
+			return &codec.FieldError{Err: errTooDeep}
+		}
+		x = codec.Deduplicate(x)
 		if err := e.EncodeMapLen(len(x)); err != nil {
 			return err
 		}
@@ -302,25 +235,12 @@ func writeMsgpackValue(e *msgpack.Encoder, v any, depth int) error {
 			}
 		}
 		return nil
-	case map[string]any:
-		return writeMsgpackValue(e, sortedMap(x), depth)
 	}
-	return &chunking.FieldError{Err: fmt.Errorf("%w: %T", chunking.ErrMetadataValue, v)}
-}
-
-// sortedMap returns m as metadata in sorted key order, for a stable
-// encoding of unordered maps.
-func sortedMap(m map[string]any) chunking.Metadata {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
+	nv, err := codec.Normalize[chunking.Metadata](v)
+	if err != nil {
+		return err
 	}
-	slices.Sort(keys)
-	out := make(chunking.Metadata, len(keys))
-	for i, k := range keys {
-		out[i] = chunking.Field{Key: k, Value: m[k]}
-	}
-	return out
+	return writeMsgpackValue(e, nv, depth)
 }
 
 // binStep is how much readBin reserves at a time.

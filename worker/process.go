@@ -12,6 +12,7 @@ import (
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/registry"
 	"github.com/chunkstream/chunkstream/fault"
+	"github.com/chunkstream/chunkstream/internal/codec"
 	"github.com/chunkstream/chunkstream/messages"
 )
 
@@ -223,7 +224,8 @@ func (w *Worker) chunk(ctx context.Context, req *messages.IngestRequest, subject
 		return nil, "", nil, permanent(fault.CauseUnknownFormat, err)
 	}
 	if err == nil && choice.Format.Text && !utf8.Valid(content) {
-		return nil, "", nil, permanent(fault.CauseNotUTF8, fmt.Errorf("document %q (%s): %w", req.ID, choice.Format.Name, chunking.ErrNotUTF8))
+		err := fmt.Errorf("document %q (%s): %w", req.ID, choice.Format.Name, codec.AtKey(codec.CheckText(content), "content"))
+		return nil, "", nil, permanent(fault.CauseNotUTF8, err)
 	}
 	if err == nil {
 		err = w.checkChunkSize(choice)

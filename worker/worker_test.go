@@ -175,7 +175,7 @@ func TestPoison(t *testing.T) {
 		{"unknown option", enc(messages.IngestRequest{V: 1, ID: "p/o.md", Options: map[string]any{"bogus": 1}, Content: []byte("x")}, ""), "", fault.CauseUnknownOption, "bogus"},
 		{"invalid options", enc(messages.IngestRequest{V: 1, ID: "p/i.md", Options: map[string]any{"max_char": "many"}, Content: []byte("x")}, ""), "", fault.CauseInvalidOptions, "max_char"},
 		{"unknown format", enc(messages.IngestRequest{V: 1, ID: "p/f.md", Format: "pdf", Content: []byte("x")}, ""), "", fault.CauseUnknownFormat, "pdf"},
-		{"not utf-8", enc(messages.IngestRequest{V: 1, ID: "p/u.md", Content: []byte("caf\xe9\n")}, ""), "", fault.CauseNotUTF8, "UTF-8"},
+		{"not utf-8", enc(messages.IngestRequest{V: 1, ID: "p/u.md", Content: []byte("caf\xe9\n")}, ""), "", fault.CauseNotUTF8, `document "p/u.md" (markdown): content: invalid UTF-8 at byte 3`},
 		{"no content", []byte(`{"v":1,"id":"p/n.md"}`), messages.ContentTypeJSON, fault.CauseNoContent, "no content"},
 		{"too large", enc(messages.IngestRequest{V: 1, ID: "p/l.md", Content: big}, ""), "", fault.CauseTooLarge, "over the limit"},
 		{"too large object", enc(messages.IngestRequest{V: 1, ID: "p/lo.md", ContentRef: &messages.ContentRef{Bucket: cfg.ObjectsBucket, Name: "big"}}, ""), "", fault.CauseTooLarge, "over the limit"},

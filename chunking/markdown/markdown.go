@@ -6,13 +6,13 @@ import (
 	"path"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/internal/fileio"
 	"github.com/chunkstream/chunkstream/chunking/internal/measure"
 	"github.com/chunkstream/chunkstream/chunking/internal/poll"
 	"github.com/chunkstream/chunkstream/chunking/internal/srcspan"
+	"github.com/chunkstream/chunkstream/internal/codec"
 	"github.com/chunkstream/chunkstream/internal/tokens"
 )
 
@@ -155,8 +155,8 @@ func (c *Chunker) chunkPolled(pl *poll.Poller, doc chunking.Document, yield func
 	default:
 		return nil, fmt.Errorf("markdown: %s: %w %q", name, chunking.ErrUnsupportedFormat, doc.Format)
 	}
-	if !utf8.Valid(doc.Content) {
-		return nil, fmt.Errorf("markdown: %s: %w (first bad byte at offset %d)", name, chunking.ErrNotUTF8, firstInvalid(doc.Content))
+	if err := codec.CheckText(doc.Content); err != nil {
+		return nil, fmt.Errorf("markdown: %s: %w", name, err)
 	}
 	if pl.Check() {
 		return nil, fmt.Errorf("markdown: %s: %w", name, pl.Err())
@@ -208,17 +208,6 @@ func warnings(file string, ws []chunking.Warning) []chunking.Warning {
 		ws[i].File = file
 	}
 	return ws
-}
-
-func firstInvalid(b []byte) int {
-	for i := 0; i < len(b); {
-		r, n := utf8.DecodeRune(b[i:])
-		if r == utf8.RuneError && n == 1 {
-			return i
-		}
-		i += n
-	}
-	return -1
 }
 
 // ChunkFile reads and chunks one file. Chunk metadata "file" is p as

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/internal/codec"
 )
 
 // Kind is the type of a chunker option's value.
@@ -205,10 +206,11 @@ func invalid(format string, args ...any) error {
 }
 
 // decode converts a raw option value to the Go type of kind: int, bool,
-// []int or string (for BoolOrAuto: bool or "auto"). Integers may come as
-// any Go integer type, as integral floats (JSON), as json.Number or as
-// decimal strings (flags); booleans as bool or "true"/"false"; integer
-// lists as []int, []any (or any slice) of integers, or "1,2,3".
+// []int or string (for BoolOrAuto: bool or "auto"). Integers may be any
+// Go integer type, json.Number or a decimal string (flags), and a number
+// whose value is an exact integer counts as one (1.0, 1e3: the rule of
+// every integer field, codec.Int); booleans are bool or "true"/"false";
+// integer lists are []int, []any (or any slice) of integers, or "1,2,3".
 func decode(kind Kind, v any) (any, error) {
 	switch kind {
 	case Int:
@@ -252,49 +254,30 @@ func toBool(v any) (bool, error) {
 const intRange = math.MaxInt32
 
 func toInt(v any) (int, error) {
-	outOfRange := func() (int, error) {
-		return 0, fmt.Errorf("want an integer between %d and %d, got %s", -intRange-1, intRange, describe(v))
-	}
-	rv := reflect.ValueOf(v)
-	switch rv.Kind() {
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		n := rv.Int()
-		if n > intRange || n < -intRange-1 {
-			return outOfRange()
-		}
-		return int(n), nil
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		n := rv.Uint()
-		if n > intRange {
-			return outOfRange()
-		}
-		return int(n), nil
-	case reflect.Float32, reflect.Float64:
-		f := rv.Float()
-		if f != math.Trunc(f) || math.IsInf(f, 0) {
+	n := v
+	switch x := v.(type) {
+	case string:
+		i, err := strconv.ParseInt(strings.TrimSpace(x), 10, 64)
+		if err != nil {
 			return 0, fmt.Errorf("want an integer, got %s", describe(v))
 		}
-		if f > intRange || f < -intRange-1 {
-			return outOfRange()
-		}
-		return int(f), nil
-	case reflect.String:
-		s := strings.TrimSpace(rv.String())
-		if n, err := strconv.ParseInt(s, 10, 64); err == nil {
-			if n > intRange || n < -intRange-1 {
-				return outOfRange()
-			}
-			return int(n), nil
-		}
-		if _, ok := v.(json.Number); ok {
-			// An integral number written with a fraction or exponent
-			// ("10.0", "1e3").
-			if f, err := strconv.ParseFloat(s, 64); err == nil {
-				return toInt(f)
-			}
+		n = i
+	case json.Number:
+		if i, err := x.Int64(); err == nil {
+			n = i
+		} else if f, err := x.Float64(); err == nil {
+			n = f
 		}
 	}
-	return 0, fmt.Errorf("want an integer, got %s", describe(v))
+	n, _ = codec.Normalize[chunking.Metadata](n)
+	i, ok := codec.Int(n)
+	switch {
+	case !codec.Integral(n):
+		return 0, fmt.Errorf("want an integer, got %s", describe(v))
+	case !ok || i > intRange || i < -intRange-1:
+		return 0, fmt.Errorf("want an integer between %d and %d, got %s", -intRange-1, intRange, describe(v))
+	}
+	return i, nil
 }
 
 func toInts(v any) ([]int, error) {

@@ -311,3 +311,29 @@ func TestLookup(t *testing.T) {
 		t.Errorf("Default().Lookup(Markdown) = %v, want ErrUnknownChunker listing the known names", err)
 	}
 }
+
+// TestIntegerOptions: an integer option takes a number whose value is an
+// exact integer however it is written, as every integer field of the wire
+// does, and refuses a fraction naming the option.
+func TestIntegerOptions(t *testing.T) {
+	md := mustLookup(t, "markdown")
+	tests := []struct {
+		v    any
+		want string // "": max_char is 1000
+	}{
+		{1000, ""}, {1000.0, ""}, {1e3, ""}, {float32(1000), ""}, {json.Number("1e3"), ""}, {json.Number("1000.0"), ""}, {"1000", ""},
+		{1000.5, "max_char: want an integer, got the number 1000.5"},
+		{json.Number("1000.5"), "max_char: want an integer, got the number 1000.5"},
+		{"1e3", `max_char: want an integer, got the string "1e3"`},
+		{1e30, "max_char: want an integer between -2147483648 and 2147483647, got the number 1e+30"},
+	}
+	for _, tt := range tests {
+		got, err := md.Resolve(map[string]any{"chunk_overlap": 0, "max_char": tt.v})
+		switch {
+		case tt.want == "" && (err != nil || got["max_char"] != 1000):
+			t.Errorf("Resolve(max_char %T %v) = %v, %v, want max_char 1000", tt.v, tt.v, got, err)
+		case tt.want != "" && (!errors.Is(err, chunking.ErrInvalidOptions) || !strings.HasSuffix(err.Error(), tt.want)):
+			t.Errorf("Resolve(max_char %T %v) = %v, want ErrInvalidOptions ending %q", tt.v, tt.v, err, tt.want)
+		}
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/chunkstream/chunkstream/chunking/internal/poll"
 	"github.com/chunkstream/chunkstream/chunking/internal/sentences"
 	"github.com/chunkstream/chunkstream/chunking/internal/srcspan"
+	"github.com/chunkstream/chunkstream/internal/codec"
 	"github.com/chunkstream/chunkstream/internal/tokens"
 )
 
@@ -127,10 +128,11 @@ func formatOf(doc chunking.Document) (format, fileFormat string, err error) {
 // Chunk splits doc into chunks. It is pure and safe for concurrent use;
 // doc.Content is neither modified nor retained (the chunks of one
 // document share one copy of its text). A document that is not valid
-// UTF-8 is an error wrapping chunking.ErrNotUTF8 and naming the document;
-// an unsupported Format wraps chunking.ErrUnsupportedFormat. Warnings
-// report unclosed LaTeX environments in sections that were cut. Chunk is
-// ChunkFunc with a context that never ends, collecting the chunks.
+// UTF-8 is an error wrapping chunking.ErrNotUTF8, naming the document and
+// the offset of its first bad byte; an unsupported Format wraps
+// chunking.ErrUnsupportedFormat. Warnings report unclosed LaTeX
+// environments in sections that were cut. Chunk is ChunkFunc with a
+// context that never ends, collecting the chunks.
 func (c *Chunker) Chunk(doc chunking.Document) ([]chunking.Chunk, []chunking.Warning, error) {
 	return fileio.Collect(c.ChunkFunc)(context.Background(), doc)
 }
@@ -152,8 +154,8 @@ func (c *Chunker) chunkPolled(pl *poll.Poller, doc chunking.Document, yield func
 	if name == "" {
 		name = "document"
 	}
-	if !utf8.Valid(doc.Content) {
-		return nil, fmt.Errorf("twostep: %s: %w", name, chunking.ErrNotUTF8)
+	if err := codec.CheckText(doc.Content); err != nil {
+		return nil, fmt.Errorf("twostep: %s: %w", name, err)
 	}
 	format, fileFormat, err := formatOf(doc)
 	if err != nil {

@@ -22,8 +22,8 @@ it came from ("Source: docs/a.md:12-30"), -file one file's chunks,
 
 func (a *app) inspect(args []string) error {
 	fs := a.newFlagSet("inspect", inspectHead)
-	maxDepth := fs.Int("max-depth", chunking.DefaultMaxDepth, "folder levels of the file tree that are opened (reference summary max_depth)")
-	maxFiles := fs.Int("max-files", chunking.DefaultMaxFilesPerFolder, "files shown per folder of the tree (reference summary max_files_per_folder)")
+	maxDepth := fs.Int("max-depth", defaultMaxDepth, "folder levels of the file tree that are opened (reference summary max_depth)")
+	maxFiles := fs.Int("max-files", defaultMaxFilesPerFolder, "files shown per folder of the tree (reference summary max_files_per_folder)")
 	read := fs.Int("read", -1, "print chunk N (0-based position in the collection) with the chunks before and after it, and its source file and lines when it has a span (reference read_chunk)")
 	contextChars := fs.Int("context", chunking.DefaultContextMaxChars, "with -read: characters shown of each neighbouring chunk (reference context_max_chars)")
 	file := fs.String("file", "", "print the chunks of file PATH, as recorded in metadata \"file\" (reference read_file)")
@@ -51,15 +51,15 @@ func (a *app) inspect(args []string) error {
 	if err != nil {
 		return err
 	}
-	in := chunking.NewInspector(c)
+	in := &inspector{c: c}
 	switch {
 	case set["read"]:
 		if *read < 0 || *read >= c.Len() {
 			return fmt.Errorf("-read %d: the collection has %d chunks (positions 0 to %d)", *read, c.Len(), c.Len()-1)
 		}
-		fmt.Fprintln(a.stdout, in.ReadChunk(*read, true, true, *contextChars))
+		fmt.Fprintln(a.stdout, in.readChunk(*read, true, true, *contextChars))
 	case set["file"]:
-		fmt.Fprintln(a.stdout, in.ReadFile(*file, *maxChunks))
+		fmt.Fprintln(a.stdout, in.readFile(*file, *maxChunks))
 		if c.FilePositions(*file) == nil {
 			return errFilesFailed // the text says the file was not found
 		}
@@ -68,13 +68,13 @@ func (a *app) inspect(args []string) error {
 		if !set["seed"] {
 			s = uint64(time.Now().UnixNano())
 		}
-		_, text, err := in.SampleChunk(rand.New(rand.NewPCG(s, s^0x9e3779b97f4a7c15)))
+		_, text, err := in.sampleChunk(rand.New(rand.NewPCG(s, s^0x9e3779b97f4a7c15)))
 		if err != nil {
 			return err
 		}
 		fmt.Fprintln(a.stdout, text)
 	default:
-		fmt.Fprintln(a.stdout, in.Summary(*maxDepth, *maxFiles))
+		fmt.Fprintln(a.stdout, in.summary(*maxDepth, *maxFiles))
 	}
 	return nil
 }

@@ -301,13 +301,9 @@ func headerPath(c chunking.Chunk) string {
 		}
 	}
 	if len(path) == 0 {
-		switch hs := c.Get("headers", nil).(type) {
-		case []any:
-			for _, h := range hs {
-				path = append(path, fmt.Sprint(h))
-			}
-		case []string:
-			path = append(path, hs...)
+		hs, _ := c.Get("headers", nil).([]any) // chunk metadata holds lists as []any
+		for _, h := range hs {
+			path = append(path, fmt.Sprint(h))
 		}
 	}
 	if len(path) == 0 {

@@ -85,7 +85,7 @@ func TestWaitAndStatus(t *testing.T) {
 	}
 	code, _, errOut = producerRun("", "-wait", mixed)
 	if code != 1 || !strings.Contains(errOut, "for 1 requests: 0 done, 1 failed") ||
-		!regexp.MustCompile(`failed: bad\.md \(ingest seq \d+\): not_utf8: .*not valid UTF-8`).MatchString(errOut) {
+		!regexp.MustCompile(`failed: bad\.md \(ingest seq \d+\): not_utf8: .*content: invalid UTF-8 at byte \d+`).MatchString(errOut) {
 		t.Fatalf("producer -wait with a dead letter = %d:\n%s", code, errOut)
 	}
 

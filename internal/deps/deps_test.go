@@ -30,7 +30,7 @@ type allowed struct {
 var allow = map[string]allowed{
 	"bm25":                     {thirdParty: []string{"github.com/kljensen/snowball", "github.com/twmb/murmur3"}},
 	"fault":                    {},
-	"chunking":                 {thirdParty: []string{"go.yaml.in/yaml/v3"}},
+	"chunking":                 {module: []string{"internal/codec"}, thirdParty: []string{"go.yaml.in/yaml/v3"}},
 	"chunking/internal/fileio": {module: []string{"chunking"}},
 	"chunking/internal/poll":   {},
 	"chunking/internal/mdblocks": {
@@ -46,25 +46,26 @@ var allow = map[string]allowed{
 		"chunking", "chunking/internal/mdblocks", "chunking/internal/spantest", "chunking/markdown", "internal/tokens"}},
 	"chunking/markdown": {module: []string{
 		"chunking", "chunking/internal/fileio", "chunking/internal/mdblocks", "chunking/internal/measure",
-		"chunking/internal/poll", "chunking/internal/srcspan", "internal/tokens"}},
+		"chunking/internal/poll", "chunking/internal/srcspan", "internal/codec", "internal/tokens"}},
 	"chunking/twostep": {module: []string{
 		"chunking", "chunking/internal/fileio", "chunking/internal/mdblocks", "chunking/internal/measure",
-		"chunking/internal/poll", "chunking/internal/sentences", "chunking/internal/srcspan", "internal/tokens"}},
+		"chunking/internal/poll", "chunking/internal/sentences", "chunking/internal/srcspan", "internal/codec",
+		"internal/tokens"}},
 	"chunking/email": {
 		module:     []string{"chunking", "chunking/internal/fileio", "chunking/internal/poll"},
 		thirdParty: []string{"github.com/emersion/go-message", "golang.org/x/net"},
 	},
 	"chunking/registry": {module: []string{
 		"chunking", "chunking/email", "chunking/internal/mdblocks", "chunking/markdown", "chunking/twostep",
-		"internal/tokens"}},
+		"internal/codec", "internal/tokens"}},
 	"chunking/registry/registrytest": {module: []string{"chunking", "chunking/markdown", "chunking/registry"}},
 	"messages": {
-		module:     []string{"chunking", "fault"},
+		module:     []string{"chunking", "fault", "internal/codec"},
 		thirdParty: []string{"github.com/google/uuid", "github.com/vmihailenco/msgpack/v5"},
 	},
 	"topology": {thirdParty: []string{"github.com/nats-io/nats.go"}},
 	"worker": {
-		module:     []string{"chunking", "chunking/registry", "fault", "messages", "topology"},
+		module:     []string{"chunking", "chunking/registry", "fault", "internal/codec", "messages", "topology"},
 		thirdParty: []string{"github.com/nats-io/nats.go", "github.com/prometheus/client_golang"},
 	},
 	"worker/embed": {
@@ -94,6 +95,7 @@ var allow = map[string]allowed{
 		module:     []string{"cmd/internal/envflag"},
 		thirdParty: []string{"github.com/nats-io/nats.go"},
 	},
+	"internal/codec":             {},
 	"internal/jstest":            {thirdParty: []string{"github.com/nats-io/nats-server/v2", "github.com/nats-io/nats.go", "github.com/nats-io/nats.go/jetstream"}},
 	"internal/testutil":          {},
 	"internal/tokens":            {thirdParty: []string{"github.com/tiktoken-go/tokenizer"}},

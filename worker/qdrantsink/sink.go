@@ -811,43 +811,23 @@ func plainMetadata(md chunking.Metadata) (map[string]any, error) {
 	return out, nil
 }
 
+// plainValue converts a metadata value of chunking's closed set.
 func plainValue(v any) (any, error) {
 	switch x := v.(type) {
-	case nil, bool, string, int, int32, int64, float64:
+	case nil, bool, string, int, float64:
 		return v, nil
-	case int8:
-		return int64(x), nil
-	case int16:
-		return int64(x), nil
-	case uint8:
-		return int64(x), nil
-	case uint16:
-		return int64(x), nil
-	case uint32:
-		return int64(x), nil
-	case uint:
-		if uint64(x) > math.MaxInt64 {
-			return nil, tooBig(x)
-		}
-		return int64(x), nil
 	case uint64:
-		if x > math.MaxInt64 {
-			return nil, tooBig(x)
+		if x <= math.MaxInt64 {
+			return int64(x), nil
 		}
-		return int64(x), nil
+		return nil, tooBig(x)
 	case *big.Int:
-		if !x.IsInt64() {
+		if x != nil && x.IsInt64() {
+			return x.Int64(), nil
+		}
+		if x != nil {
 			return nil, tooBig(x)
 		}
-		return x.Int64(), nil
-	case float32:
-		return float64(x), nil
-	case []string:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = e
-		}
-		return out, nil
 	case []any:
 		out := make([]any, len(x))
 		for i, e := range x {
@@ -860,19 +840,8 @@ func plainValue(v any) (any, error) {
 		return out, nil
 	case chunking.Metadata:
 		return plainMetadata(x)
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			pv, err := plainValue(e)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", k, err)
-			}
-			out[k] = pv
-		}
-		return out, nil
-	default:
-		return nil, fmt.Errorf("unsupported value type %T", v)
 	}
+	return nil, fmt.Errorf("unsupported value type %T", v)
 }
 
 // tooBig is the error for an integer that a Qdrant payload cannot hold:

@@ -1,4 +1,4 @@
-package chunking
+package codec
 
 import (
 	"encoding/json"
@@ -10,6 +10,16 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+)
+
+// Field and Metadata are the ordered map of these tests (chunking.Field
+// and chunking.Metadata in the module).
+type (
+	Field struct {
+		Key   string
+		Value any
+	}
+	Metadata []Field
 )
 
 func bigInt(s string) *big.Int {
@@ -58,7 +68,7 @@ func TestDecodeJSONObject(t *testing.T) {
 		{`{"deep":` + nested(MaxDepth-1, `[]`) + `}`, Metadata{{"deep", nestedValue(MaxDepth-1, []any{})}}},
 	}
 	for _, tt := range tests {
-		got, err := DecodeJSONObject([]byte(tt.in))
+		got, err := DecodeJSONObject[Metadata]([]byte(tt.in))
 		if err != nil {
 			t.Errorf("DecodeJSONObject(%q) = %v", tt.in, err)
 			continue
@@ -134,7 +144,7 @@ func TestDecodeJSONObjectErrors(t *testing.T) {
 		{`{1:2}`, nil, "want a string key", false},
 	}
 	for _, tt := range tests {
-		_, err := DecodeJSONObject([]byte(tt.in))
+		_, err := DecodeJSONObject[Metadata]([]byte(tt.in))
 		if err == nil {
 			t.Errorf("DecodeJSONObject(%q) = nil error, want %q", tt.in, tt.text)
 			continue
@@ -257,8 +267,20 @@ func TestDedupLinear(t *testing.T) {
 			if ops > 16*n {
 				t.Errorf("%s, %d fields: %d operations, want at most %d", name, n, ops, 16*n)
 			}
-			if len(got) != len(want) || !reflect.DeepEqual(got.Map(), want) || !reflect.DeepEqual(got.Keys(), m.Keys()) {
-				t.Errorf("%s, %d fields: dedup = %v, want the keys %v with %v", name, n, got, m.Keys(), want)
+			gotMap, gotKeys, wantKeys := map[string]any{}, []string{}, []string{}
+			for _, f := range got {
+				gotMap[f.Key] = f.Value
+				gotKeys = append(gotKeys, f.Key)
+			}
+			seen := map[string]bool{}
+			for _, f := range m {
+				if !seen[f.Key] {
+					seen[f.Key] = true
+					wantKeys = append(wantKeys, f.Key)
+				}
+			}
+			if len(got) != len(want) || !reflect.DeepEqual(gotMap, want) || !reflect.DeepEqual(gotKeys, wantKeys) {
+				t.Errorf("%s, %d fields: dedup = %v, want the keys %v with %v", name, n, got, wantKeys, want)
 			}
 		}
 	}
@@ -280,7 +302,7 @@ func FuzzJSONObject(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		m, err := DecodeJSONObject(data)
+		m, err := DecodeJSONObject[Metadata](data)
 		valid := json.Valid(data)
 		if err != nil {
 			var fe *FieldError
@@ -305,7 +327,7 @@ func FuzzJSONObject(f *testing.F) {
 		if err != nil {
 			t.Fatalf("AppendJSONObject(%#v) = %v", m, err)
 		}
-		back, err := DecodeJSONObject(b)
+		back, err := DecodeJSONObject[Metadata](b)
 		if err != nil {
 			t.Fatalf("DecodeJSONObject(%q) of our own output = %v", b, err)
 		}
@@ -408,7 +430,7 @@ func FuzzJSONValues(f *testing.F) {
 		if bad {
 			t.Fatalf("AppendJSONObject(%#v) = %s, want an error", md, b)
 		}
-		got, err := DecodeJSONObject(b)
+		got, err := DecodeJSONObject[Metadata](b)
 		if err != nil {
 			t.Fatalf("DecodeJSONObject(%q) = %v", b, err)
 		}

@@ -1,46 +1,45 @@
-package chunking
+package main
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strconv"
 	"strings"
+
+	"github.com/chunkstream/chunkstream/chunking"
 )
 
-// Defaults of the inspector's Summary, as in the reference.
+// Defaults of the inspector's summary, as in the reference.
 const (
-	DefaultMaxDepth          = 3
-	DefaultMaxFilesPerFolder = 10
+	defaultMaxDepth          = 3
+	defaultMaxFilesPerFolder = 10
 )
 
-// histogramBuckets is the largest number of buckets of Summary's size
+// histogramBuckets is the largest number of buckets of the summary's size
 // histogram.
 const histogramBuckets = 10
 
 var rule = strings.Repeat("=", 80)
 
-// Inspector renders a collection for people, as the reference's inspector
-// does. Every method returns text; none prints. An Inspector is safe for
-// concurrent use (the *rand.Rand passed to the sampling calls is not).
-type Inspector struct {
-	c *Collection
+// inspector renders a collection for people, as the reference's inspector
+// does (chunk inspect). Every method returns text; none prints.
+type inspector struct {
+	c *chunking.Collection
 }
 
-// NewInspector returns an inspector of c.
-func NewInspector(c *Collection) *Inspector { return &Inspector{c: c} }
-
-// Summary returns the reference's summary: counts, chunk size statistics
+// summary returns the reference's summary: counts, chunk size statistics
 // (with a size histogram and, when chunks repeat, a duplicate count) and
 // the file tree. Folders deeper than maxDepth levels are named but not
 // opened (maxDepth below 1 counts as 1); a folder shows at most
 // maxFilesPerFolder files (below 0 counts as 0) and says how many more
 // there are.
-func (in *Inspector) Summary(maxDepth, maxFilesPerFolder int) string {
+func (in *inspector) summary(maxDepth, maxFilesPerFolder int) string {
 	c := in.c
 	lines := []string{
 		"ChunkCollection Summary",
 		"Total chunks: " + strconv.Itoa(c.Len()),
-		"Total files: " + strconv.Itoa(len(c.files)),
+		"Total files: " + strconv.Itoa(len(c.Files())),
 		"",
 		"Chunk Size Statistics:",
 	}
@@ -52,7 +51,7 @@ func (in *Inspector) Summary(maxDepth, maxFilesPerFolder int) string {
 	} else {
 		sizes := make([]int, c.Len())
 		minI, maxI, total := 0, 0, 0
-		for i, ch := range c.chunks {
+		for i, ch := range c.All() {
 			sizes[i] = ch.Len()
 			total += sizes[i]
 			if sizes[i] < sizes[minI] {
@@ -63,33 +62,36 @@ func (in *Inspector) Summary(maxDepth, maxFilesPerFolder int) string {
 			}
 		}
 		lines = append(lines,
-			fmt.Sprintf("  Min: %d chars (%s, chunk %s)", sizes[minI], c.fileOf[minI], chunkIndex(c.chunks[minI])),
-			fmt.Sprintf("  Max: %d chars (%s, chunk %s)", sizes[maxI], c.fileOf[maxI], chunkIndex(c.chunks[maxI])),
+			fmt.Sprintf("  Min: %d chars (%s, chunk %s)", sizes[minI], fileOf(c, minI), chunkIndex(c.At(minI))),
+			fmt.Sprintf("  Max: %d chars (%s, chunk %s)", sizes[maxI], fileOf(c, maxI), chunkIndex(c.At(maxI))),
 			fmt.Sprintf("  Mean: %d chars", total/len(sizes)))
 		lines = append(lines, histogram(sizes, sizes[minI], sizes[maxI])...)
-		if d := c.duplicates(); d > 0 {
+		if d := duplicates(c); d > 0 {
 			lines = append(lines, fmt.Sprintf("  Duplicate chunks: %d", d))
 		}
 	}
 	lines = append(lines, "", "File Structure:")
 	root := newTreeDir()
-	for _, f := range c.files {
-		root.add(f, len(c.byFile[f]))
+	for _, f := range c.Files() {
+		root.add(f, len(c.FilePositions(f)))
 	}
 	lines = root.render(lines, "", 1, max(maxDepth, 1), max(maxFilesPerFolder, 0))
 	return strings.Join(lines, "\n")
 }
 
 // chunkIndex renders the chunk's "index" metadata, "?" when absent.
-func chunkIndex(ch Chunk) string {
-	v, ok := ch.metadata.Get("index")
+func chunkIndex(ch chunking.Chunk) string {
+	v, ok := ch.Metadata().Get("index")
 	if !ok {
 		return "?"
 	}
-	if s, ok := v.(string); ok {
-		return s
-	}
-	return string(appendPyJSON(nil, v, 0))
+	return fmt.Sprint(v)
+}
+
+// fileOf returns the source file of the chunk at position i.
+func fileOf(c *chunking.Collection, i int) string {
+	f, _ := c.File(i)
+	return f
 }
 
 // histogram renders the size histogram: up to histogramBuckets buckets of
@@ -109,14 +111,14 @@ func histogram(sizes []int, lo, hi int) []string {
 }
 
 // duplicates counts the chunks whose hash equals an earlier chunk's.
-func (c *Collection) duplicates() int {
-	seen := make(map[string]bool, len(c.chunks))
+func duplicates(c *chunking.Collection) int {
+	seen := make(map[string]bool, c.Len())
 	n := 0
-	for _, ch := range c.chunks {
-		if seen[ch.hash] {
+	for _, ch := range c.All() {
+		if seen[ch.Hash()] {
 			n++
 		}
-		seen[ch.hash] = true
+		seen[ch.Hash()] = true
 	}
 	return n
 }
@@ -177,7 +179,7 @@ func (d *treeDir) render(lines []string, prefix string, depth, maxDepth, maxFile
 	return lines
 }
 
-// ReadChunk returns the chunk at position i framed by rules, as the
+// readChunk returns the chunk at position i framed by rules, as the
 // reference's read_chunk shows it: its length, then its String, with
 // previews of the previous and next chunk of its file when asked.
 //
@@ -187,10 +189,10 @@ func (d *treeDir) render(lines []string, prefix string, depth, maxDepth, maxFile
 // inside the brackets when the content is not the source text itself, and "Messages: <id>, <id>" for the messages of an email
 // chunk. Chunks without a span (YAML in the reference's format) show
 // exactly what the reference shows.
-func (in *Inspector) ReadChunk(i int, showBefore, showAfter bool, contextMaxChars int) string {
+func (in *inspector) readChunk(i int, showBefore, showAfter bool, contextMaxChars int) string {
 	ch := in.c.At(i)
 	lines := []string{rule, fmt.Sprintf("Length: %d chars", ch.Len())}
-	lines = append(lines, spanLines(in.c.fileOf[i], ch.span)...)
+	lines = append(lines, spanLines(fileOf(in.c, i), ch.Span())...)
 	lines = append(lines, rule)
 	if showBefore || showAfter {
 		ctx := in.c.ChunkWithContext(i, contextMaxChars, showBefore, showAfter)
@@ -202,20 +204,21 @@ func (in *Inspector) ReadChunk(i int, showBefore, showAfter bool, contextMaxChar
 			lines = append(lines, "\n--- Context After ---", ctx.After)
 		}
 	} else {
-		lines = append(lines, ch.String(NoLimit, Trailing))
+		lines = append(lines, ch.String(chunking.NoLimit, chunking.Trailing))
 	}
 	lines = append(lines, "\n"+rule)
 	return strings.Join(lines, "\n")
 }
 
-// ReadFile returns the chunks of file as the reference's read_file shows
+// readFile returns the chunks of file as the reference's read_file shows
 // them, at most maxChunks of them (0 or less: all). An unknown file gives
 // a "File not found" text listing the first five files.
-func (in *Inspector) ReadFile(file string, maxChunks int) string {
+func (in *inspector) readFile(file string, maxChunks int) string {
 	c := in.c
-	ps, ok := c.byFile[file]
-	if !ok {
-		shown := c.files[:min(5, len(c.files))]
+	ps := c.FilePositions(file)
+	if ps == nil {
+		files := c.Files()
+		shown := files[:min(5, len(files))]
 		return "File not found: " + file + "\nAvailable files: " + strings.Join(shown, ", ") + "..."
 	}
 	lines := []string{rule, "File: " + file, fmt.Sprintf("Total chunks: %d", len(ps)), rule}
@@ -224,7 +227,7 @@ func (in *Inspector) ReadFile(file string, maxChunks int) string {
 		n = min(n, maxChunks)
 	}
 	for _, p := range ps[:n] {
-		lines = append(lines, c.chunks[p].String(NoLimit, Trailing))
+		lines = append(lines, c.At(p).String(chunking.NoLimit, chunking.Trailing))
 	}
 	if n < len(ps) {
 		lines = append(lines, fmt.Sprintf("\n... %d more chunks in this file", len(ps)-n))
@@ -232,9 +235,9 @@ func (in *Inspector) ReadFile(file string, maxChunks int) string {
 	return strings.Join(lines, "\n")
 }
 
-// spanLines returns the lines ReadChunk shows for span s of a chunk of
+// spanLines returns the lines readChunk shows for span s of a chunk of
 // file: none for the zero Span.
-func spanLines(file string, s Span) []string {
+func spanLines(file string, s chunking.Span) []string {
 	var out []string
 	if s.HasRange() {
 		where := file + ":" + strconv.Itoa(s.FirstLine)
@@ -253,24 +256,17 @@ func spanLines(file string, s Span) []string {
 	return out
 }
 
-// SampleChunk picks a chunk uniformly at random with r and returns its
-// position and ReadChunk(position, false, false, DefaultContextMaxChars).
-// It returns ErrEmptyCollection when there are no chunks.
-func (in *Inspector) SampleChunk(r *rand.Rand) (int, string, error) {
+// errEmptyCollection reports sampling from a collection with no chunks.
+var errEmptyCollection = errors.New("chunk inspect: empty collection")
+
+// sampleChunk picks a chunk uniformly at random with r and returns its
+// position and readChunk(position, false, false,
+// chunking.DefaultContextMaxChars); errEmptyCollection when there are no
+// chunks.
+func (in *inspector) sampleChunk(r *rand.Rand) (int, string, error) {
 	if in.c.Len() == 0 {
-		return -1, "", ErrEmptyCollection
+		return -1, "", errEmptyCollection
 	}
 	i := r.IntN(in.c.Len())
-	return i, in.ReadChunk(i, false, false, DefaultContextMaxChars), nil
-}
-
-// SampleFile picks a file uniformly at random with r and returns its name
-// and ReadFile(name, maxChunks). It returns ErrEmptyCollection when there
-// are no chunks.
-func (in *Inspector) SampleFile(r *rand.Rand, maxChunks int) (string, string, error) {
-	if len(in.c.files) == 0 {
-		return "", "", ErrEmptyCollection
-	}
-	f := in.c.files[r.IntN(len(in.c.files))]
-	return f, in.ReadFile(f, maxChunks), nil
+	return i, in.readChunk(i, false, false, chunking.DefaultContextMaxChars), nil
 }

@@ -1,20 +1,22 @@
-package chunking
+package main
 
 import (
 	"errors"
+	"fmt"
 	"math/rand/v2"
-	"slices"
 	"strings"
 	"testing"
+
+	"github.com/chunkstream/chunkstream/chunking"
 )
 
 // specChunks are the chunks of the reference's summary example: doc.md (4 and
 // 2 characters), guide/ref.md (6), guide/deep/x.md (4), z.md (1).
-func specChunks() []Chunk {
-	mk := func(content, file string, index int) Chunk {
-		return NewChunk(content, Metadata{{"index", index}, {"file", file}})
+func specChunks() []chunking.Chunk {
+	mk := func(content, file string, index int) chunking.Chunk {
+		return chunking.NewChunk(content, chunking.Metadata{{Key: "index", Value: index}, {Key: "file", Value: file}})
 	}
-	return []Chunk{
+	return []chunking.Chunk{
 		mk("aaaa", "doc.md", 0),
 		mk("bb", "doc.md", 1),
 		mk("cccccc", "guide/ref.md", 0),
@@ -24,7 +26,7 @@ func specChunks() []Chunk {
 }
 
 func TestSummarySpecExample(t *testing.T) {
-	got := NewInspector(NewCollection(specChunks())).Summary(DefaultMaxDepth, DefaultMaxFilesPerFolder)
+	got := (&inspector{c: chunking.NewCollection(specChunks())}).summary(defaultMaxDepth, defaultMaxFilesPerFolder)
 	want := `ChunkCollection Summary
 Total chunks: 5
 Total files: 4
@@ -54,7 +56,7 @@ File Structure:
 }
 
 func TestSummaryEmpty(t *testing.T) {
-	got := NewInspector(NewCollection(nil)).Summary(3, 10)
+	got := (&inspector{c: chunking.NewCollection(nil)}).summary(3, 10)
 	want := `ChunkCollection Summary
 Total chunks: 0
 Total files: 0
@@ -72,13 +74,13 @@ File File Structure:`
 }
 
 func TestSummaryLimitsAndDuplicates(t *testing.T) {
-	var chunks []Chunk
+	var chunks []chunking.Chunk
 	for _, f := range []string{"a/1.md", "a/2.md", "a/3.md", "a/b/c/d/deep.md", "top.md"} {
-		chunks = append(chunks, NewChunk(strings.Repeat("x", 10), Metadata{{"file", f}}))
+		chunks = append(chunks, chunking.NewChunk(strings.Repeat("x", 10), chunking.Metadata{{Key: "file", Value: f}}))
 	}
-	chunks = append(chunks, NewChunk(strings.Repeat("y", 30), nil)) // no file, no index
-	chunks = append(chunks, chunks[1], chunks[1])                   // two repeats of a/2.md
-	got := NewInspector(NewCollection(chunks)).Summary(3, 2)
+	chunks = append(chunks, chunking.NewChunk(strings.Repeat("y", 30), nil)) // no file, no index
+	chunks = append(chunks, chunks[1], chunks[1])                            // two repeats of a/2.md
+	got := (&inspector{c: chunking.NewCollection(chunks)}).summary(3, 2)
 	want := `ChunkCollection Summary
 Total chunks: 8
 Total files: 6
@@ -131,14 +133,14 @@ func TestHistogramBuckets(t *testing.T) {
 }
 
 func TestReadChunk(t *testing.T) {
-	in := NewInspector(NewCollection(specChunks()))
+	in := &inspector{c: chunking.NewCollection(specChunks())}
 	md := "{\n  \"file\": \"doc.md\",\n  \"index\": 1\n}"
-	got := in.ReadChunk(1, false, false, 200)
+	got := in.readChunk(1, false, false, 200)
 	want := rule + "\nLength: 2 chars\n" + rule + "\n" + md + "\nbb\n\n" + rule
 	if got != want {
 		t.Errorf("ReadChunk(1) =\n%s\nwant\n%s", got, want)
 	}
-	got = in.ReadChunk(1, true, true, 5)
+	got = in.readChunk(1, true, true, 5)
 	prev := "{\n  \"file\": \"doc.md\",\n  \"index\": 0\n}\naaaa"
 	want = rule + "\nLength: 2 chars\n" + rule +
 		"\n\n--- Context Before ---\n" + prev +
@@ -151,14 +153,14 @@ func TestReadChunk(t *testing.T) {
 }
 
 func TestReadFile(t *testing.T) {
-	in := NewInspector(NewCollection(specChunks()))
-	got := in.ReadFile("doc.md", 1)
+	in := &inspector{c: chunking.NewCollection(specChunks())}
+	got := in.readFile("doc.md", 1)
 	want := rule + "\nFile: doc.md\nTotal chunks: 2\n" + rule + "\n" +
 		"{\n  \"file\": \"doc.md\",\n  \"index\": 0\n}\naaaa" + "\n\n... 1 more chunks in this file"
 	if got != want {
 		t.Errorf("ReadFile(doc.md, 1) =\n%s\nwant\n%s", got, want)
 	}
-	got = in.ReadFile("nope.md", 0)
+	got = in.readFile("nope.md", 0)
 	want = "File not found: nope.md\nAvailable files: doc.md, guide/ref.md, guide/deep/x.md, z.md..."
 	if got != want {
 		t.Errorf("ReadFile(nope.md) = %q, want %q", got, want)
@@ -166,11 +168,11 @@ func TestReadFile(t *testing.T) {
 }
 
 func TestSampling(t *testing.T) {
-	in := NewInspector(NewCollection(specChunks()))
+	in := &inspector{c: chunking.NewCollection(specChunks())}
 	seen := map[int]bool{}
 	r := rand.New(rand.NewPCG(1, 2))
 	for range 200 {
-		i, text, err := in.SampleChunk(r)
+		i, text, err := in.sampleChunk(r)
 		if err != nil || !strings.Contains(text, "Length:") {
 			t.Fatalf("SampleChunk = %d, %q, %v", i, text, err)
 		}
@@ -179,75 +181,41 @@ func TestSampling(t *testing.T) {
 	if len(seen) != 5 {
 		t.Errorf("SampleChunk over 200 draws saw positions %v, want all 5", seen)
 	}
-	a, _, _ := in.SampleFile(rand.New(rand.NewPCG(7, 7)), 0)
-	b, _, _ := in.SampleFile(rand.New(rand.NewPCG(7, 7)), 0)
-	if a != b {
-		t.Errorf("SampleFile with one seed = %q then %q", a, b)
-	}
-	empty := NewInspector(NewCollection(nil))
-	if _, _, err := empty.SampleChunk(r); !errors.Is(err, ErrEmptyCollection) {
-		t.Errorf("SampleChunk(empty) = %v, want ErrEmptyCollection", err)
-	}
-	if _, _, err := empty.SampleFile(r, 0); !errors.Is(err, ErrEmptyCollection) {
-		t.Errorf("SampleFile(empty) = %v, want ErrEmptyCollection", err)
+	empty := &inspector{c: chunking.NewCollection(nil)}
+	if _, _, err := empty.sampleChunk(r); !errors.Is(err, errEmptyCollection) {
+		t.Errorf("SampleChunk(empty) = %v, want errEmptyCollection", err)
 	}
 }
 
-func TestCollectionNavigation(t *testing.T) {
-	chunks := specChunks()
-	dup := NewChunk("aaaa", Metadata{{"index", 0}, {"file", "doc.md"}}) // same hash as chunk 0
-	chunks = append(chunks, dup, NewChunk("f", Metadata{{"index", 2}, {"file", "doc.md"}}))
-	c := NewCollection(chunks)
-	chunks[0] = NewChunk("changed", nil)
-	if c.At(0).Content() != "aaaa" {
-		t.Errorf("NewCollection did not copy its input")
+func TestReadChunkShowsSpan(t *testing.T) {
+	chunks := []chunking.Chunk{
+		chunking.NewChunk("a", chunking.Metadata{{Key: "file", Value: "docs/a.md"}}).WithSpan(chunking.Span{Start: 120, End: 450, FirstLine: 12, LastLine: 30, Verbatim: true}),
+		chunking.NewChunk("b", chunking.Metadata{{Key: "file", Value: "docs/a.md"}}).WithSpan(chunking.Span{Start: 460, End: 470, FirstLine: 31, LastLine: 31}),
+		chunking.NewChunk("c", chunking.Metadata{{Key: "file", Value: "t-1"}}).WithSpan(chunking.Span{MessageIDs: []string{"a@x", "b@x"}}),
+		chunking.NewChunk("d", nil),
 	}
-	if got, want := c.Files(), []string{"doc.md", "guide/ref.md", "guide/deep/x.md", "z.md"}; !slices.Equal(got, want) {
-		t.Errorf("Files() = %q, want %q", got, want)
-	}
-	if got := c.FilePositions("doc.md"); !slices.Equal(got, []int{0, 1, 5, 6}) {
-		t.Errorf("FilePositions(doc.md) = %v", got)
-	}
-	if got := c.FileChunks("none"); got != nil {
-		t.Errorf("FileChunks(none) = %v, want nil", got)
-	}
-	if f, p := c.File(5); f != "doc.md" || p != 2 {
-		t.Errorf("File(5) = %s, %d, want doc.md, 2", f, p)
-	}
-	prev, next := c.Neighbours(5, 1, 1)
-	if !slices.Equal(prev, []int{1}) || !slices.Equal(next, []int{6}) {
-		t.Errorf("Neighbours(5, 1, 1) = %v, %v, want [1], [6]", prev, next)
-	}
-	prev, next = c.Neighbours(0, 3, 5)
-	if len(prev) != 0 || !slices.Equal(next, []int{1, 5, 6}) {
-		t.Errorf("Neighbours(0, 3, 5) = %v, %v, want [], [1 5 6]", prev, next)
-	}
-	if i, ok := c.ChunkByHash(dup.Hash()); !ok || i != 0 {
-		t.Errorf("ChunkByHash(dup) = %d, %v, want 0 (first match)", i, ok)
-	}
-	if _, ok := c.ChunkByHash("nope"); ok {
-		t.Errorf("ChunkByHash(nope) found something")
-	}
-	top := c.TopLevelChunks()
-	if len(top) != 5 || top[2].Content() != "e" || top[4].Content() != "f" {
-		t.Errorf("TopLevelChunks() = %v, want the 5 chunks of doc.md and z.md", top)
-	}
-	ctx := c.ChunkWithContext(5, 200, true, true)
-	if !strings.HasSuffix(ctx.Before, "\nbb") || !strings.HasSuffix(ctx.After, "\nf") || !strings.HasSuffix(ctx.Chunk, "\naaaa") {
-		t.Errorf("ChunkWithContext(5) = %+v", ctx)
-	}
-	ctx = c.ChunkWithContext(4, 200, true, false)
-	if ctx.Before != "(No previous chunk)" || ctx.After != "" {
-		t.Errorf("ChunkWithContext(4, before only) = %+v", ctx)
-	}
-	n := 0
-	for i, ch := range c.All() {
-		if ch.Hash() != c.At(i).Hash() {
-			t.Errorf("All() yields %d out of place", i)
+	in := &inspector{c: chunking.NewCollection(chunks)}
+	for i, want := range []string{
+		"Length: 1 chars\nSource: docs/a.md:12-30 (bytes 120 to 450)\n" + rule,
+		"Length: 1 chars\nSource: docs/a.md:31 (bytes 460 to 470, not verbatim)\n" + rule,
+		"Length: 1 chars\nMessages: <a@x>, <b@x>\n" + rule,
+		"Length: 1 chars\n" + rule,
+	} {
+		if got := in.readChunk(i, false, false, 0); !strings.Contains(got, want) {
+			t.Errorf("ReadChunk(%d) =\n%s\nwant it to contain\n%s", i, got, want)
 		}
-		n++
 	}
-	if n != c.Len() {
-		t.Errorf("All() yielded %d chunks, want %d", n, c.Len())
+}
+
+func BenchmarkSummary(b *testing.B) {
+	para := strings.Repeat("Some prose with `code`, a colon: here, and ünïcode 😀.\n", 30)
+	chunks := make([]chunking.Chunk, 1000)
+	for i := range chunks {
+		chunks[i] = chunking.NewChunk(para, chunking.Metadata{{Key: "index", Value: i % 10}, {Key: "file", Value: fmt.Sprintf("docs/f%03d.md", i/10)}})
+	}
+	in := &inspector{c: chunking.NewCollection(chunks)}
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = in.summary(defaultMaxDepth, defaultMaxFilesPerFolder)
 	}
 }

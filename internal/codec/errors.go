@@ -1,0 +1,117 @@
+package codec
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"unicode/utf8"
+)
+
+// The sentinels of values and text. They are package chunking's
+// (chunking.ErrMetadataValue, chunking.ErrNotUTF8), defined here so that
+// every codec of the module wraps the same ones.
+var (
+	// ErrMetadataValue reports a value outside the closed set, or one
+	// that has no form in the encoding being written.
+	ErrMetadataValue = errors.New("chunking: unsupported metadata value")
+	// ErrNotUTF8 reports text that is not valid UTF-8.
+	ErrNotUTF8 = errors.New("chunking: text is not valid UTF-8")
+)
+
+// FieldError reports a value that cannot be read or written, and where it
+// sits.
+type FieldError struct {
+	// Path names the field: map keys joined by "." and list positions in
+	// brackets ("metadata.tags[2]"); empty for the record itself.
+	Path string
+	// Err says what is wrong with the value.
+	Err error
+}
+
+// Error returns "path: reason".
+func (e *FieldError) Error() string {
+	if e.Path == "" {
+		return e.Err.Error()
+	}
+	return e.Path + ": " + e.Err.Error()
+}
+
+// Unwrap returns Err.
+func (e *FieldError) Unwrap() error { return e.Err }
+
+// AtKey returns err as found in the value of map key key: a *FieldError's
+// path gains key in front, any other error becomes a *FieldError at key.
+// A nil err stays nil.
+func AtKey(err error, key string) error { return within(err, key) }
+
+// AtIndex returns err as found at position i of a list; see AtKey.
+func AtIndex(err error, i int) error { return within(err, "["+strconv.Itoa(i)+"]") }
+
+func within(err error, seg string) error {
+	if err == nil {
+		return nil
+	}
+	fe, ok := err.(*FieldError)
+	if !ok {
+		return &FieldError{Path: seg, Err: err}
+	}
+	switch {
+	case fe.Path == "":
+		fe.Path = seg
+	case fe.Path[0] == '[':
+		fe.Path = seg + fe.Path
+	default:
+		fe.Path = seg + "." + fe.Path
+	}
+	return fe
+}
+
+// InKey returns err, about the text of a map key, as a *FieldError of the
+// map.
+func InKey(err error) error {
+	if fe, ok := err.(*FieldError); ok {
+		err = fe.Err
+	}
+	return &FieldError{Err: fmt.Errorf("in a key: %w", err)}
+}
+
+// textError reports text that is not valid UTF-8: invalid bytes, or (in
+// JSON) an escaped surrogate without its pair. It matches ErrNotUTF8.
+type textError struct {
+	offset    int  // byte offset in the text (decoded, for JSON)
+	surrogate rune // the lone surrogate, or 0 for invalid bytes
+}
+
+func (e *textError) Error() string {
+	if e.surrogate != 0 {
+		return fmt.Sprintf(`lone surrogate \u%04x at byte %d`, e.surrogate, e.offset)
+	}
+	return fmt.Sprintf("invalid UTF-8 at byte %d", e.offset)
+}
+
+func (e *textError) Is(target error) bool { return target == ErrNotUTF8 }
+
+// CheckText returns nil when s is valid UTF-8, else an error matching
+// ErrNotUTF8 that gives the offset of the first bad byte ("invalid UTF-8
+// at byte 12"). Every check of text in the module, values and whole
+// documents alike, goes through it.
+func CheckText[T string | []byte](s T) error {
+	var valid bool
+	switch x := any(s).(type) {
+	case string:
+		valid = utf8.ValidString(x)
+	case []byte:
+		valid = utf8.Valid(x)
+	}
+	if valid {
+		return nil
+	}
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(string(s[i:min(i+utf8.UTFMax, len(s))]))
+		if r == utf8.RuneError && size == 1 {
+			return &textError{offset: i}
+		}
+		i += size
+	}
+	return nil // unreachable: ValidString said otherwise
+}

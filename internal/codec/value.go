@@ -1,0 +1,327 @@
+package codec
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"math/big"
+	"slices"
+	"strconv"
+)
+
+// Pair constrains the members of the ordered maps the codec reads and
+// writes (chunking.Field): a key and a value of the closed set. An
+// ordered map (chunking.Metadata) is a slice of them, M ~[]F.
+type Pair interface {
+	~struct {
+		Key   string
+		Value any
+	}
+}
+
+// pair is the underlying type of every Pair, through which the codec
+// reads and builds members.
+type pair = struct {
+	Key   string
+	Value any
+}
+
+// MaxDepth is how deeply values may nest. In a record (a JSONL line, a
+// wire message) a member's map or list is level 1 (a chunk's metadata map
+// is), a map or list inside it level 2, and so on; every reader and writer
+// refuses a map or list below level MaxDepth.
+const MaxDepth = 32
+
+// MaxIntDigits is the most digits an integer literal may have: the limit
+// of Python's int parsing, so every integer the reference can read loads,
+// and a hostile literal cannot take quadratic time.
+const MaxIntDigits = 4300
+
+// Normalize returns a deep copy of v in the closed set of values, ordered
+// maps of type M: Go's integer types become int, uint64 or *big.Int by
+// their value (CanonicalInt), float32 becomes float64, []string and
+// other lists []any, map[string]any an M with its keys sorted. It is the
+// one walk over Go's types; readers produce the closed set directly and
+// writers take it. A value of any other type (or a nil *big.Int) is kept
+// as it is in the copy, and the first one is reported as a *FieldError
+// naming it and wrapping ErrMetadataValue.
+func Normalize[M ~[]F, F Pair](v any) (any, error) {
+	switch x := v.(type) {
+	case nil, bool, string, int, float64:
+		return v, nil
+	case M:
+		if x == nil {
+			return x, nil
+		}
+		out := make(M, len(x))
+		var first error
+		for i, f := range x {
+			f := pair(f)
+			nv, err := Normalize[M, F](f.Value)
+			if err != nil && first == nil {
+				first = AtKey(err, f.Key)
+			}
+			out[i] = F(pair{f.Key, nv})
+		}
+		return out, first
+	case []any:
+		return normalizeList[M, F](x)
+	case []string:
+		return normalizeList[M, F](x)
+	case []int:
+		return normalizeList[M, F](x)
+	case map[string]any:
+		md := make(M, 0, len(x))
+		for _, k := range slices.Sorted(maps.Keys(x)) {
+			md = append(md, F(pair{k, x[k]}))
+		}
+		return Normalize[M, F](md)
+	case float32:
+		return float64(x), nil
+	case int8:
+		return int(x), nil
+	case int16:
+		return int(x), nil
+	case int32:
+		return fromInt64(int64(x)), nil
+	case int64:
+		return fromInt64(x), nil
+	case uint:
+		return fromUint64(uint64(x)), nil
+	case uint8:
+		return int(x), nil
+	case uint16:
+		return int(x), nil
+	case uint32:
+		return fromUint64(uint64(x)), nil
+	case uint64:
+		return fromUint64(x), nil
+	case *big.Int:
+		if x == nil {
+			return v, &FieldError{Err: fmt.Errorf("%w: nil *big.Int", ErrMetadataValue)}
+		}
+		return CanonicalInt(x), nil
+	}
+	return v, &FieldError{Err: fmt.Errorf("%w: %T", ErrMetadataValue, v)}
+}
+
+func normalizeList[M ~[]F, F Pair, E any](x []E) ([]any, error) {
+	out := make([]any, len(x))
+	var first error
+	for i, e := range x {
+		nv, err := Normalize[M, F](e)
+		if err != nil && first == nil {
+			first = AtIndex(err, i)
+		}
+		out[i] = nv
+	}
+	return out, first
+}
+
+// CanonicalInt returns n in the closed set's form: an int when it fits,
+// else a uint64 when it fits, else a copy of n.
+func CanonicalInt(n *big.Int) any {
+	switch {
+	case n.IsInt64():
+		return fromInt64(n.Int64())
+	case n.IsUint64():
+		return n.Uint64()
+	}
+	return new(big.Int).Set(n)
+}
+
+func fromInt64(n int64) any {
+	switch {
+	case n >= math.MinInt && n <= math.MaxInt:
+		return int(n)
+	case n >= 0:
+		return uint64(n)
+	}
+	return big.NewInt(n)
+}
+
+func fromUint64(n uint64) any {
+	if n <= math.MaxInt {
+		return int(n)
+	}
+	return n
+}
+
+// ParseInteger parses a decimal integer in JSON's grammar ("-12",
+// "100000000000000000000000000000": an optional minus, no leading zeros)
+// into the closed set's form (CanonicalInt). Literals of more than
+// MaxIntDigits digits are refused.
+func ParseInteger(s string) (any, error) {
+	digits := s
+	if digits != "" && digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if digits == "" || (len(digits) > 1 && digits[0] == '0') || !allDigits(digits) {
+		return nil, fmt.Errorf("%q is not a decimal integer", shortText(s))
+	}
+	if n, err := strconv.ParseInt(s, 10, 0); err == nil {
+		return int(n), nil
+	}
+	if n, err := strconv.ParseUint(s, 10, 64); err == nil {
+		return n, nil
+	}
+	if len(digits) > MaxIntDigits {
+		return nil, fmt.Errorf("integer of %d digits, more than %d", len(digits), MaxIntDigits)
+	}
+	n, _ := new(big.Int).SetString(s, 10)
+	return n, nil
+}
+
+func allDigits(s string) bool {
+	for i := range len(s) {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// Integral reports whether v is an integer by the rule of every integer
+// field (of the wire, of JSONL spans, of chunker options): an int, uint64
+// or *big.Int, or a float64 whose value is an exact integer (1.0, 1e3: a
+// writer may send any number). A fraction is not.
+func Integral(v any) bool {
+	switch x := v.(type) {
+	case int, uint64, *big.Int:
+		return true
+	case float64:
+		return x == math.Trunc(x) && !math.IsInf(x, 0)
+	}
+	return false
+}
+
+// Int reads an integer field: v's value when it is Integral and in int's
+// range.
+func Int(v any) (n int, ok bool) {
+	switch x := v.(type) {
+	case int:
+		return x, true
+	case float64:
+		if x == math.Trunc(x) && x >= math.MinInt && x < -math.MinInt {
+			return int(x), true
+		}
+	}
+	return 0, false
+}
+
+// Uint reads a field of non-negative 64-bit integers (stream sequences):
+// v's value when it is Integral and in uint64's range.
+func Uint(v any) (n uint64, ok bool) {
+	switch x := v.(type) {
+	case int:
+		if x >= 0 {
+			return uint64(x), true
+		}
+	case uint64:
+		return x, true
+	case float64:
+		if x == math.Trunc(x) && x >= 0 && x < 1<<64 {
+			return uint64(x), true
+		}
+	}
+	return 0, false
+}
+
+// Describe names a value of the closed set in the wire's words, for
+// errors: "null", "a boolean", "the string \"x\"", "the integer 5",
+// "the number 1.5", "a list", "a map", "bytes".
+func Describe[M ~[]F, F Pair](v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "a boolean"
+	case string:
+		return fmt.Sprintf("the string %q", shortText(x))
+	case []byte:
+		return "bytes"
+	case int, uint64, *big.Int:
+		return fmt.Sprintf("the integer %v", v)
+	case float64:
+		return fmt.Sprintf("the number %v", v)
+	case []any:
+		return "a list"
+	case M:
+		return "a map"
+	}
+	return fmt.Sprintf("a %T", v)
+}
+
+// shortText cuts s to a few dozen characters for an error message.
+func shortText(s string) string {
+	const limit = 40
+	n := 0
+	for i := range s {
+		if n == limit {
+			return s[:i] + "…"
+		}
+		n++
+	}
+	return s
+}
+
+// Deduplicate returns m with one field per key: a repeated key keeps its
+// first place and takes its last value, as a Python dict built from the
+// pairs does. It is the rule of every reader and writer of ordered maps.
+// m itself is returned when no key repeats; otherwise m is left
+// untouched. The work is linear in len(m).
+func Deduplicate[M ~[]F, F Pair](m M) M { return dedupCounting(m, nil) }
+
+// smallMap is the field count up to which keys are compared pairwise: a
+// map costs more than a few comparisons.
+const smallMap = 16
+
+// dedupCounting is Deduplicate adding one to *ops (when ops is not nil)
+// per key comparison or map operation, so that a test can check the work
+// is linear in len(m): at most smallMap per field.
+func dedupCounting[M ~[]F, F Pair](m M, ops *int) M {
+	count := func(n int) {
+		if ops != nil {
+			*ops += n
+		}
+	}
+	if len(m) <= smallMap {
+		dup := false
+		for i := 1; i < len(m) && !dup; i++ {
+			for j := range i {
+				count(1)
+				if pair(m[i]).Key == pair(m[j]).Key {
+					dup = true
+					break
+				}
+			}
+		}
+		if !dup {
+			return m
+		}
+	}
+	idx := make(map[string]int, len(m))
+	var out M // nil until the first repeat
+	for i, mf := range m {
+		f := pair(mf)
+		count(1)
+		j, seen := idx[f.Key]
+		switch {
+		case seen:
+			if out == nil { // the keys before the first repeat are distinct
+				count(i)
+				out = append(make(M, 0, len(m)), m[:i]...)
+			}
+			out[j] = F(pair{f.Key, f.Value})
+		case out != nil:
+			idx[f.Key] = len(out)
+			out = append(out, mf)
+		default:
+			idx[f.Key] = i
+		}
+	}
+	if out == nil {
+		return m
+	}
+	return out
+}
