@@ -63,6 +63,14 @@ type Metrics struct {
 	// AcksUnconfirmed counts acks the server did not confirm in time (the
 	// request will be redelivered and acked as a duplicate).
 	AcksUnconfirmed prometheus.Counter
+	// Ready is 1 while the worker is ready (/readyz answers 200), else 0.
+	Ready prometheus.Gauge
+	// Pending, AckPending and WaitingPulls are the consumer's state as
+	// this worker last read it (every few seconds): requests not yet
+	// delivered, delivered and not acked, and pull requests waiting at
+	// the server (0 with a backlog: no worker is pulling). DLQ is the
+	// number of dead letters.
+	Pending, AckPending, WaitingPulls, DLQ prometheus.Gauge
 }
 
 // NewMetrics creates the metrics in a new private registry.
@@ -127,9 +135,30 @@ func NewMetrics() *Metrics {
 			Name: "chunkstream_worker_acks_unconfirmed_total",
 			Help: "Acks the server did not confirm in time; their requests are redelivered and acked as duplicates.",
 		}),
+		Ready: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "chunkstream_worker_ready",
+			Help: "1 while the worker is ready (/readyz answers 200), 0 otherwise.",
+		}),
+		Pending: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "chunkstream_consumer_pending_messages",
+			Help: "Ingest requests not yet delivered to any worker (the consumer's num_pending), as this worker last read it.",
+		}),
+		AckPending: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "chunkstream_consumer_ack_pending_messages",
+			Help: "Ingest requests delivered and not yet acknowledged (the consumer's num_ack_pending), as this worker last read it.",
+		}),
+		WaitingPulls: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "chunkstream_consumer_waiting_pulls",
+			Help: "Pull requests waiting at the server (the consumer's num_waiting): 0 while requests wait means no worker is pulling.",
+		}),
+		DLQ: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "chunkstream_dlq_messages",
+			Help: "Dead letters in the dead letter stream, as this worker last read it.",
+		}),
 	}
 	m.Registry.MustRegister(m.Messages, m.Chunks, m.Bytes, m.Latency, m.InFlight, m.Redeliveries,
 		m.DeadLetters, m.SinkWrites, m.SinkLatency, m.SinkUp, m.SinkDownSince, m.SinkProbes, m.Held, m.AcksUnconfirmed,
+		m.Ready, m.Pending, m.AckPending, m.WaitingPulls, m.DLQ,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	for _, o := range []Outcome{OutcomeAcked, OutcomeSuperseded, OutcomeDuplicate, OutcomeRetried, OutcomePermanent, OutcomeExhausted, OutcomeAbandoned, OutcomePaused} {
 		m.Messages.WithLabelValues(string(o))

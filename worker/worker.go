@@ -212,6 +212,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	var helpers sync.WaitGroup
 	helpers.Go(func() { w.probe(ctx) })
 	helpers.Go(func() { w.holdHeartbeat(ctx) })
+	helpers.Go(func() { w.sample(ctx) })
 	defer helpers.Wait()
 	// A small queue lets the next fetch run while the processors work.
 	work := make(chan *task, n)
