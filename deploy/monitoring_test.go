@@ -344,7 +344,7 @@ func dashboardPanels(d dashboard) []panel {
 // Prometheus accepts.
 var grafanaVars = strings.NewReplacer("$__rate_interval", "5m", "$__range", "1h", "$__interval", "1m", "$job", ".+")
 
-var metricName = regexp.MustCompile(`\b(chunkstream_[a-z_]+|process_[a-z_]+)\b`)
+var metricName = regexp.MustCompile(`\bchunkstream_[a-z_]+\b`)
 
 // TestDashboard checks the dashboard: unique ids, panels within the grid
 // and not overlapping, every panel querying the data source variable with
@@ -442,7 +442,7 @@ func TestDashboard(t *testing.T) {
 				base = b
 			}
 		}
-		if !declared[base] && !strings.HasPrefix(m, "process_") {
+		if !declared[base] {
 			t.Errorf("%s is used by %s, but no worker source declares it", m, strings.Join(where, ", "))
 		}
 	}
