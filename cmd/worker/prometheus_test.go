@@ -86,6 +86,7 @@ func TestPrometheusScrapesWorker(t *testing.T) {
 	// test, naming what, after timeout.
 	wait := func(what, expr string) {
 		t.Helper()
+		began := time.Now()
 		testutil.WaitFor(t, 90*time.Second, what, func() (bool, string) {
 			alive()
 			v, err := prom.query(expr)
@@ -94,6 +95,7 @@ func TestPrometheusScrapesWorker(t *testing.T) {
 			}
 			return len(v) > 0, fmt.Sprintf("%s returned %v", expr, v)
 		})
+		t.Logf("%s: after %v", what, time.Since(began).Round(100*time.Millisecond))
 	}
 	wait("Prometheus to scrape the worker", `up{job="chunkstream-worker"} == 1`)
 
@@ -142,6 +144,9 @@ func TestPrometheusScrapesWorker(t *testing.T) {
 	testutil.WaitFor(t, 60*time.Second, "every rule evaluated", func() (bool, string) {
 		rules = prom.rules(t)
 		for _, r := range rules {
+			if r.Health == "err" {
+				t.Fatalf("rule %s fails to evaluate: %s\n%s", r.Name, r.LastError, r.Query)
+			}
 			if r.Health != "ok" || !r.LastEvaluation.After(phasesDone) {
 				return false, fmt.Sprintf("%s: health %q (%s), last evaluation %v", r.Name, r.Health, r.LastError, r.LastEvaluation)
 			}
