@@ -1,6 +1,7 @@
 // Package deploy holds no code: it is the test module for chunkstream's
 // deployment files (the Dockerfile, docker-compose.yml and the Kubernetes
-// manifests and Helm values under this folder).
+// manifests, Helm values, alerting rules and Grafana dashboard under this
+// folder).
 //
 // It is a module of its own (github.com/chunkstream/chunkstream/deploy) so
 // that the main module does not carry the Kubernetes API dependencies. It
@@ -29,5 +30,35 @@
 //     promise, and sets only environment variables the programs read and
 //     docs/configuration.md lists;
 //   - the Dockerfile builds the three commands statically and runs them as
-//     a non-root user with a health check the worker implements.
+//     a non-root user with a health check the worker implements;
+//   - the alerting rules (monitoring/rules) pass `promtool check rules` and
+//     their unit tests (`promtool test rules`), which hold a firing and a
+//     quiet case of every alert; every alert has a severity, a summary, a
+//     description and a runbook section in docs/operations.md, whose
+//     table agrees with the rules;
+//   - the Grafana dashboard (monitoring/dashboards) is valid JSON whose
+//     panels each have a query on the data source variable, filtered by
+//     the job variable, laid out without overlap; promtool parses every
+//     query; every metric the rules and the dashboard name is declared in
+//     the worker's source;
+//   - monitoring/prometheusrule.yaml is generated from the rule file
+//     (-update rewrites it), the production overlay renders it and the
+//     dashboard ConfigMap with the label the Grafana sidecar of
+//     helm/kube-prometheus-stack-values.yaml reads, and those values
+//     select PrometheusRules and ServiceMonitors of every namespace;
+//   - Compose's Prometheus mounts the rule file where its rule_files look,
+//     `promtool check config` accepts its configuration, and no two
+//     services publish the same host port.
+//
+// The promtool checks skip, with one line, when promtool is not on PATH
+// (Debian: apt-get install prometheus). A test of cmd/worker in the main
+// module runs a real Prometheus against a worker: every dashboard query
+// returns data and every rule evaluates.
+//
+// Decisions: the rule file in Prometheus' own format is the source, since
+// promtool, Compose and any Prometheus read it; the PrometheusRule is
+// generated from it rather than written twice. chunkstream has no Helm
+// chart: the kustomize overlay ships the PrometheusRule and the dashboard
+// ConfigMap, and the kube-prometheus-stack values make that chart load
+// them.
 package deploy

@@ -53,7 +53,7 @@ func build(t *testing.T, dir string) []object {
 // would, checks namespaces, images and generated names, and that the
 // production patches merged into the base objects.
 func TestKustomizeBuilds(t *testing.T) {
-	for _, dir := range []string{"base", "overlays/production", "backfill"} {
+	for _, dir := range kustomizeDirs {
 		objs := build(t, dir)
 		if len(objs) == 0 {
 			t.Fatalf("kustomize build %s: no objects", dir)

@@ -72,12 +72,21 @@ type KustomizeImage struct {
 
 // KustomizeGenerator is an entry of `configMapGenerator`/`secretGenerator`.
 type KustomizeGenerator struct {
-	Name     string   `json:"name"`
-	Behavior string   `json:"behavior,omitempty"`
-	Files    []string `json:"files,omitempty"`
-	Literals []string `json:"literals,omitempty"`
-	Envs     []string `json:"envs,omitempty"`
-	Type     string   `json:"type,omitempty"`
+	Name     string            `json:"name"`
+	Behavior string            `json:"behavior,omitempty"`
+	Files    []string          `json:"files,omitempty"`
+	Literals []string          `json:"literals,omitempty"`
+	Envs     []string          `json:"envs,omitempty"`
+	Type     string            `json:"type,omitempty"`
+	Options  *GeneratorOptions `json:"options,omitempty"`
+}
+
+// GeneratorOptions are the `options` of a generator entry.
+type GeneratorOptions struct {
+	Labels                map[string]string `json:"labels,omitempty"`
+	Annotations           map[string]string `json:"annotations,omitempty"`
+	DisableNameSuffixHash bool              `json:"disableNameSuffixHash,omitempty"`
+	Immutable             bool              `json:"immutable,omitempty"`
 }
 
 // ScaledObject is KEDA's ScaledObject (keda.sh/v1alpha1) as documented.
@@ -161,6 +170,8 @@ func newTyped(apiVersion, kind string) (any, error) {
 		return &ScaledObject{}, nil
 	case "monitoring.coreos.com/v1/ServiceMonitor":
 		return &monitoringv1.ServiceMonitor{}, nil
+	case "monitoring.coreos.com/v1/PrometheusRule":
+		return &monitoringv1.PrometheusRule{}, nil
 	}
 	return nil, fmt.Errorf("unexpected apiVersion/kind %s/%s", apiVersion, kind)
 }
@@ -195,15 +206,22 @@ func decodeStrict(doc []byte, v any) error {
 	return yaml.UnmarshalStrict(doc, v)
 }
 
+// kustomizeDirs are the folders holding a kustomization.yaml.
+var kustomizeDirs = []string{"base", "overlays/production", "backfill", "monitoring"}
+
 // manifestFiles lists the Kubernetes YAML files under the kustomize
-// folders, relative to deploy/.
+// folders, relative to deploy/. monitoring/rules holds Prometheus rule
+// files, not Kubernetes objects.
 func manifestFiles(t *testing.T) []string {
 	t.Helper()
 	var files []string
-	for _, top := range []string{"base", "overlays", "backfill"} {
+	for _, top := range []string{"base", "overlays", "backfill", "monitoring"} {
 		err := filepath.WalkDir(top, func(p string, d os.DirEntry, err error) error {
 			if err != nil {
 				return err
+			}
+			if d.IsDir() && filepath.ToSlash(p) == rulesDir {
+				return filepath.SkipDir
 			}
 			if !d.IsDir() && (strings.HasSuffix(p, ".yaml") || strings.HasSuffix(p, ".yml")) && filepath.Base(p) != "kustomization.yaml" {
 				files = append(files, filepath.ToSlash(p))
@@ -295,7 +313,7 @@ func TestManifestsDecodeStrictly(t *testing.T) {
 	for _, o := range objs {
 		kinds[o.Kind]++
 	}
-	for _, k := range []string{"Deployment", "ConfigMap", "Service", "PodDisruptionBudget", "ScaledObject", "Job", "ServiceMonitor", "Secret"} {
+	for _, k := range []string{"Deployment", "ConfigMap", "Service", "PodDisruptionBudget", "ScaledObject", "Job", "ServiceMonitor", "PrometheusRule", "Secret"} {
 		if kinds[k] == 0 {
 			t.Errorf("no %s among the manifests", k)
 		}
@@ -327,8 +345,7 @@ func TestStrictDecodeRejectsUnknownFields(t *testing.T) {
 // the documented example Secrets).
 func TestKustomizationsReferenceExistingFiles(t *testing.T) {
 	referenced := map[string]bool{}
-	dirs := []string{"base", "overlays/production", "backfill"}
-	for _, dir := range dirs {
+	for _, dir := range kustomizeDirs {
 		k := loadKustomization(t, dir)
 		check := func(what, rel string, allowDir bool) {
 			p := filepath.ToSlash(filepath.Join(dir, rel))

@@ -130,18 +130,23 @@ func checkComplete(t testing.TB, recs []messages.ChunkRecord, docs map[string][]
 // publishDocs publishes every document on ingest.docs.
 func publishDocs(t testing.TB, js jetstream.JetStream, docs map[string][]byte) {
 	t.Helper()
-	ctx := context.Background()
 	for id, c := range docs {
-		req := messages.IngestRequest{V: 1, ID: id, Content: c}
-		data, err := messages.EncodeIngest(&req, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		m := nats.NewMsg("ingest.docs")
-		m.Data = data
-		m.Header.Set(messages.HeaderMsgID, messages.IngestMsgID(id, messages.ContentVersion(c), "test"))
-		if _, err := js.PublishMsg(ctx, m); err != nil {
-			t.Fatal(err)
-		}
+		publishRequest(t, js, messages.IngestRequest{V: 1, ID: id, Content: c})
+	}
+}
+
+// publishRequest publishes one request on ingest.docs, deduplicated by its
+// id and content.
+func publishRequest(t testing.TB, js jetstream.JetStream, req messages.IngestRequest) {
+	t.Helper()
+	data, err := messages.EncodeIngest(&req, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := nats.NewMsg("ingest.docs")
+	m.Data = data
+	m.Header.Set(messages.HeaderMsgID, messages.IngestMsgID(req.ID, messages.ContentVersion(req.Content), "test"))
+	if _, err := js.PublishMsg(context.Background(), m); err != nil {
+		t.Fatal(err)
 	}
 }

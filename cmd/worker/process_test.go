@@ -35,9 +35,17 @@ func processEnv(url string) []string {
 
 func startWorkerProc(t *testing.T, bin, url string) *workerProc {
 	t.Helper()
+	return startWorker(t, bin, processEnv(url), "-metrics-addr", "127.0.0.1:0")
+}
+
+// startWorker starts the worker binary bin with the environment env and
+// the arguments args; it is killed when the test ends, and its stderr
+// logged when the test failed.
+func startWorker(t *testing.T, bin string, env []string, args ...string) *workerProc {
+	t.Helper()
 	p := &workerProc{stderr: &testutil.SyncBuffer{}, done: make(chan error, 1)}
-	p.cmd = exec.Command(bin, "-metrics-addr", "127.0.0.1:0")
-	p.cmd.Env = processEnv(url)
+	p.cmd = exec.Command(bin, args...)
+	p.cmd.Env = env
 	p.cmd.Stderr = p.stderr
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
