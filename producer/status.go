@@ -57,6 +57,8 @@ type Status struct {
 	// ChunkerDefaults are the workers' advertised defaults, nil when none
 	// are advertised.
 	ChunkerDefaults *messages.ChunkerDefaults `json:"chunker_defaults"`
+	// Workers are the workers' presences (ReadWorkers).
+	Workers []messages.WorkerPresence `json:"workers"`
 }
 
 // ReadStatus reads the pipeline's status: one pass over the document
@@ -91,6 +93,9 @@ func ReadStatus(ctx context.Context, js jetstream.JetStream, cfg topology.Config
 	}
 	d, ok, err := readDefaults(ctx, js, cfg.DocsBucket)
 	if err != nil {
+		return Status{}, err
+	}
+	if st.Workers, err = ReadWorkers(ctx, js, cfg.DocsBucket); err != nil {
 		return Status{}, err
 	}
 	if ok {

@@ -9,19 +9,23 @@ import (
 // letter stream's state into its gauges.
 const sampleEvery = 5 * time.Second
 
-// sample sets the Ready gauge and the consumer and dead letter gauges
-// every sampleEvery until ctx ends. A read that fails leaves the gauge as
-// it was.
+// sample sets the Ready gauge and the consumer and dead letter gauges,
+// and writes the worker's presence, every sampleEvery until ctx ends; it
+// then removes the presence. A read or write that fails leaves things as
+// they were.
 func (w *Worker) sample(ctx context.Context) {
 	t := time.NewTicker(sampleEvery)
 	defer t.Stop()
+	defer w.absent(context.WithoutCancel(ctx))
 	for {
 		rctx, cancel := context.WithTimeout(ctx, sampleEvery)
-		ready := 0.0
-		if w.Ready() {
-			ready = 1
+		ready := w.Ready()
+		if ready {
+			w.m.Ready.Set(1)
+		} else {
+			w.m.Ready.Set(0)
 		}
-		w.m.Ready.Set(ready)
+		w.present(rctx, ready)
 		if info, err := w.currentConsumer().Info(rctx); err == nil {
 			w.m.Pending.Set(float64(info.NumPending))
 			w.m.AckPending.Set(float64(info.NumAckPending))

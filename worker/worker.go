@@ -12,6 +12,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
 
 	"github.com/chunkstream/chunkstream/chunking/registry"
 	"github.com/chunkstream/chunkstream/fault"
@@ -106,6 +107,12 @@ type Worker struct {
 	// Ack confirmations awaited in the background (ack).
 	acks     sync.WaitGroup
 	ackSlots chan struct{}
+
+	// What the worker's presence tells (presence.go).
+	id       string
+	started  time.Time
+	lastPull atomic.Int64 // unix nanoseconds
+	inFlight atomic.Int64
 }
 
 // New returns a worker over an existing connection and the topology Setup
@@ -150,6 +157,8 @@ func New(nc *nats.Conn, js jetstream.JetStream, top *topology.Handles, opts Opti
 		out:          newOutageState(log, m),
 		probeBackoff: Backoff{Base: opts.Config.SinkProbeBase, Max: opts.Config.SinkProbeMax},
 		ackSlots:     make(chan struct{}, maxAckConfirmations),
+		id:           nuid.Next(),
+		started:      time.Now().UTC(),
 	}
 	return w, nil
 }
@@ -301,6 +310,7 @@ func (w *Worker) pull(ctx context.Context, work chan<- *task) {
 		if w.out.isDown() {
 			continue
 		}
+		w.lastPull.Store(time.Now().UnixNano())
 		batch, err := w.currentConsumer().Fetch(batchSize, jetstream.FetchMaxWait(fetchWait))
 		if err == nil {
 			w.ready.Store(true)
@@ -376,7 +386,11 @@ func (w *Worker) rebind(ctx context.Context) {
 func (w *Worker) handle(ctx context.Context, t *task) {
 	start := time.Now()
 	w.m.InFlight.Inc()
-	defer w.m.InFlight.Dec()
+	w.inFlight.Add(1)
+	defer func() {
+		w.m.InFlight.Dec()
+		w.inFlight.Add(-1)
+	}()
 
 	msg := t.msg
 	meta, err := msg.Metadata()

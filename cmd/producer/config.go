@@ -64,8 +64,9 @@ type config struct {
 	// Wait waits, after publishing, until the workers have processed
 	// every request sent (done, dead-lettered or superseded).
 	Wait bool `env:"CHUNKSTREAM_PRODUCER_WAIT"`
-	// WaitTimeout bounds the wait (0: no bound).
-	WaitTimeout time.Duration `env:"CHUNKSTREAM_PRODUCER_WAIT_TIMEOUT" envDefault:"0s"`
+	// WaitTimeout ends the wait when no request has finished for this
+	// long (0: wait as long as it takes).
+	WaitTimeout time.Duration `env:"CHUNKSTREAM_PRODUCER_WAIT_TIMEOUT" envDefault:"15m"`
 	// DryRun lists what would be sent and sends nothing.
 	DryRun bool `env:"CHUNKSTREAM_PRODUCER_DRY_RUN"`
 	// Rate limits documents per second (0: no limit).
@@ -146,7 +147,7 @@ func bindFlags(fs *flag.FlagSet, c *config) {
 	fs.BoolVar(&c.DeleteMissing, "delete-missing", c.DeleteMissing, "send deletes for ids under -id-prefix whose file is gone (env CHUNKSTREAM_PRODUCER_DELETE_MISSING)")
 	fs.BoolVar(&c.ResendStale, "resend-stale", c.ResendStale, "send only the documents whose record holds their content but other settings (after a change of the workers' chunker defaults); nothing new, changed or deleted (env CHUNKSTREAM_PRODUCER_RESEND_STALE)")
 	fs.BoolVar(&c.Wait, "wait", c.Wait, "after publishing, wait until the workers processed every request sent; exit 1 if any was dead-lettered (env CHUNKSTREAM_PRODUCER_WAIT)")
-	fs.DurationVar(&c.WaitTimeout, "wait-timeout", c.WaitTimeout, "give up waiting after this long, listing what is still pending, exit 1; 0: no limit (env CHUNKSTREAM_PRODUCER_WAIT_TIMEOUT)")
+	fs.DurationVar(&c.WaitTimeout, "wait-timeout", c.WaitTimeout, "give up waiting when no request has finished for this long, listing what is still pending, exit 1; 0: no limit (env CHUNKSTREAM_PRODUCER_WAIT_TIMEOUT)")
 	fs.BoolVar(&c.DryRun, "dry-run", c.DryRun, "list what would be sent on standard output; send nothing (env CHUNKSTREAM_PRODUCER_DRY_RUN)")
 	fs.Float64Var(&c.Rate, "rate", c.Rate, "at most this many documents per second; 0: no limit (env CHUNKSTREAM_PRODUCER_RATE)")
 	fs.IntVar(&c.MaxPending, "max-pending", c.MaxPending, "publishes awaiting their PubAck at most (env CHUNKSTREAM_PRODUCER_MAX_PENDING)")

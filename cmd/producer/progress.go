@@ -43,6 +43,7 @@ func (p *progress) update(s producer.Stats) {
 	if s.Total != p.bar.GetMax() {
 		p.bar.ChangeMax(s.Total)
 	}
+	_ = p.bar.Set(s.Done) // before Describe, which draws the bar
 	now := time.Now()
 	if now.Sub(p.last) >= 100*time.Millisecond || s.Done == s.Total {
 		p.last = now
@@ -50,7 +51,6 @@ func (p *progress) update(s producer.Stats) {
 		p.bar.Describe(fmt.Sprintf("%.0f files/s %.2f MB/s, %d skipped, %d failed",
 			float64(s.Done)/secs, float64(s.ReadBytes)/1e6/secs, s.Skipped, s.Failed))
 	}
-	_ = p.bar.Set(s.Done)
 }
 
 // open creates the bar, of total steps, on the first update; called with
@@ -105,9 +105,13 @@ func (b *waitBar) update(s producer.WaitStats) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.open(s.Total, "processing")
-	p.bar.Describe(fmt.Sprintf("processing: %d done, %d failed, %d superseded", s.Done, s.Failed, s.Superseded))
+	// The count first: Describe draws the bar, Set may not (throttled).
 	_ = p.bar.Set(s.Total - s.Pending)
+	p.bar.Describe(fmt.Sprintf("processing: %d done, %d failed, %d superseded", s.Done, s.Failed, s.Superseded))
 }
+
+// printf writes a line above the bar.
+func (b *waitBar) printf(format string, args ...any) { b.p.printf(format, args...) }
 
 // finish removes the bar before the summary.
 func (b *waitBar) finish() { b.p.finish() }

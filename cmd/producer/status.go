@@ -133,6 +133,7 @@ func runStatus(ctx context.Context, args []string, _ io.Reader, stdout, stderr i
 	} else {
 		fmt.Fprintf(stdout, "dead letters: no stream %s\n", c.DLQStream)
 	}
+	printWorkers(stdout, st.Workers, time.Now())
 	if st.ChunkerDefaults != nil {
 		opts, _ := json.Marshal(st.ChunkerDefaults.Options)
 		fmt.Fprintf(stdout, "worker chunker defaults: %s %s\n", cell(st.ChunkerDefaults.Chunker), opts)
@@ -208,4 +209,37 @@ func statusFailed(ctx context.Context, js jetstream.JetStream, bucket string, as
 			cell(string(f.Cause)), cell(messages.OneLine(f.Reason, 4096))}, "\t"))
 	}
 	return 0, nil
+}
+
+// printWorkers writes how many workers pull, then a line per worker: id,
+// host, readiness, when it last pulled, what it holds, its age.
+func printWorkers(w io.Writer, ws []messages.WorkerPresence, now time.Time) {
+	pulling := 0
+	for _, p := range ws {
+		if p.Pulling(now) {
+			pulling++
+		}
+	}
+	ago := func(t time.Time) string {
+		if t.IsZero() {
+			return "never"
+		}
+		return now.Sub(t).Round(100*time.Millisecond).String() + " ago"
+	}
+	fmt.Fprintf(w, "workers: %d pulling, %d not pulling\n", pulling, len(ws)-pulling)
+	for _, p := range ws {
+		state := "not pulling"
+		switch {
+		case p.Pulling(now):
+			state = "pulling"
+		case now.Sub(p.Seen) > messages.PullFresh:
+			state = "gone (not seen for " + now.Sub(p.Seen).Round(time.Second).String() + ")"
+		}
+		ready := "ready"
+		if !p.Ready {
+			ready = "not ready"
+		}
+		fmt.Fprintf(w, "  %s on %s: %s, %s, last pull %s, %d in flight, %d held, up %s\n", p.ID, cell(p.Host), state, ready,
+			ago(p.LastPull), p.InFlight, p.Held, now.Sub(p.Started).Round(time.Second))
+	}
 }

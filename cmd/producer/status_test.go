@@ -107,6 +107,7 @@ func TestWaitAndStatus(t *testing.T) {
 		"backlog: consumer chunkers on INGEST: 0 pending, 0 ack pending, 0 redelivered",
 		"dead letters: 1 in DLQ",
 		`worker chunker defaults: markdown {"chunk_overlap":128,"max_char":2048,"min_char":1024}`,
+		"workers: 1 pulling, 0 not pulling",
 	} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Errorf("producer status = %d, %q (%s); want it to say %q", code, out, errOut, want)
@@ -144,17 +145,20 @@ func TestWaitAndStatus(t *testing.T) {
 		t.Errorf("producer status -id -failed = %d, want 2", code)
 	}
 
-	// No worker: the wait times out, listing what is pending.
+	// No worker: the wait says no worker pulls, then times out when no
+	// request finished for -wait-timeout, listing what is pending.
 	stop()
 	late := writeTree(t, map[string]string{"late.md": "# Late\n"})
-	code, _, errOut = producerRun("", "-wait", "-wait-timeout", "300ms", late)
+	code, _, errOut = producerRun("", "-wait", "-wait-timeout", "4s", late)
 	if code != 1 || !strings.Contains(errOut, "0 done, 0 failed, 0 superseded, 1 pending") ||
-		!regexp.MustCompile(`still pending: late\.md \(ingest seq \d+\)`).MatchString(errOut) || !strings.Contains(errOut, "requests still pending") {
-		t.Errorf("producer -wait -wait-timeout 300ms without a worker = %d:\n%s", code, errOut)
+		!regexp.MustCompile(`still pending: late\.md \(ingest seq \d+\)`).MatchString(errOut) ||
+		!strings.Contains(errOut, "no worker is pulling requests from consumer chunkers on INGEST") ||
+		!strings.Contains(errOut, "no request finished for 4s (-wait-timeout)") {
+		t.Errorf("producer -wait -wait-timeout 4s without a worker = %d:\n%s", code, errOut)
 	}
 	code, out, _ = producerRun("", "status")
-	if code != 0 || !strings.Contains(out, "backlog: consumer chunkers on INGEST: 1 pending") {
-		t.Errorf("producer status with a backlog = %d:\n%s", code, out)
+	if code != 0 || !strings.Contains(out, "backlog: consumer chunkers on INGEST: 1 pending") || !strings.Contains(out, "workers: 0 pulling, 0 not pulling") {
+		t.Errorf("producer status with a backlog and no worker = %d:\n%s", code, out)
 	}
 	for _, args := range [][]string{{"-wait-timeout", "1s", good}, {"-wait", "-dry-run", good}} {
 		if code, _, errOut := producerRun("", args...); code != 2 || !strings.Contains(errOut, "no effect") {

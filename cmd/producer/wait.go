@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -13,19 +15,26 @@ import (
 )
 
 // waitProcessed is -wait: it watches the records of the sent requests
-// with a progress bar until each is processed or -wait-timeout passes,
-// then prints a summary, the dead-lettered requests with their reasons
-// and, on a timeout, those still pending. It returns 1 when any failed or
-// is still pending.
+// with a progress bar until each is processed or none has finished for
+// -wait-timeout, then prints a summary, the dead-lettered requests with
+// their reasons and, on a timeout, those still pending. Meanwhile it says
+// when no worker is pulling. It returns 1 when any failed or is still
+// pending.
 func waitProcessed(ctx context.Context, js jetstream.JetStream, c *config, sent []producer.Awaited, stderr io.Writer) (int, error) {
-	if c.WaitTimeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, c.WaitTimeout)
-		defer cancel()
-	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var progressed atomic.Int64
+	progressed.Store(time.Now().UnixNano())
 	bar := newWaitBar(stderr, c.Progress)
-	res, err := producer.Wait(ctx, js, sent, producer.WaitOptions{Bucket: c.DocsBucket, OnProgress: bar.update})
+	go watchWait(ctx, js, c, &progressed, bar, func() { cancel(producer.ErrWaitTimeout) })
+	res, err := producer.Wait(ctx, js, sent, producer.WaitOptions{Bucket: c.DocsBucket, OnProgress: func(s producer.WaitStats) {
+		progressed.Store(time.Now().UnixNano())
+		bar.update(s)
+	}})
 	bar.finish()
+	if context.Cause(ctx) == producer.ErrWaitTimeout {
+		fmt.Fprintf(stderr, "producer: no request finished for %v (-wait-timeout): giving up\n", c.WaitTimeout)
+	}
 	printWait(stderr, &res)
 	if err != nil || !res.OK() {
 		return 1, err
@@ -64,4 +73,51 @@ func printWait(w io.Writer, r *producer.WaitResult) {
 		a := r.PendingRequests[i]
 		return fmt.Sprintf("producer: still pending: %s (ingest seq %d)", a.ID, a.Seq)
 	})
+}
+
+// Workers are first checked 2 s into a wait (a worker starting with the
+// producer has written its presence by then), then every 5 s.
+const (
+	firstWorkerCheck = 2 * time.Second
+	workerCheckEvery = 5 * time.Second
+)
+
+// watchWait checks, while -wait waits, that a worker pulls requests,
+// saying once when none does (and once when one does again), and calls
+// timeout when no request has finished for -wait-timeout.
+func watchWait(ctx context.Context, js jetstream.JetStream, c *config, progressed *atomic.Int64, bar *waitBar, timeout func()) {
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	warned := false
+	next := time.Now().Add(firstWorkerCheck)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if c.WaitTimeout > 0 && time.Since(time.Unix(0, progressed.Load())) > c.WaitTimeout {
+			timeout()
+			return
+		}
+		if time.Now().Before(next) {
+			continue
+		}
+		next = time.Now().Add(workerCheckEvery)
+		ws, err := producer.ReadWorkers(ctx, js, c.DocsBucket)
+		if err != nil {
+			continue
+		}
+		pulling := slices.ContainsFunc(ws, func(p messages.WorkerPresence) bool { return p.Pulling(time.Now()) })
+		switch {
+		case !pulling && !warned:
+			warned = true
+			bar.printf("producer: no worker is pulling requests from consumer %s on %s (none pulled in the last %v): "+
+				"the requests wait there until a worker runs; `producer status` shows the workers\n",
+				c.Consumer, c.IngestStream, messages.PullFresh)
+		case pulling && warned:
+			warned = false
+			bar.printf("producer: a worker is pulling requests again\n")
+		}
+	}
 }

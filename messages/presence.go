@@ -1,0 +1,63 @@
+package messages
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// WorkerKeyPrefix starts the keys, in the bucket of document records,
+// under which running workers tell of themselves (WorkerPresence, as
+// JSON): "chunkstream.worker.<worker id>". Like ChunkerDefaultsKey such a
+// key holds a ".", so it is never a record's.
+const WorkerKeyPrefix = "chunkstream.worker."
+
+// WorkerPresence is what a running worker says of itself, every few
+// seconds: who it is, when it last asked the server for requests, and
+// what it holds. A worker removes it when it stops; one that died leaves
+// it to age (Seen).
+type WorkerPresence struct {
+	ID      string    `json:"id"`
+	Host    string    `json:"host"`
+	Started time.Time `json:"started"`
+	// Seen is when the worker wrote this; LastPull when it last asked the
+	// server for requests (zero before its first pull). A worker pulls
+	// whenever it has room, and stops while its sink is down.
+	Seen     time.Time `json:"seen"`
+	LastPull time.Time `json:"last_pull,omitzero"`
+	// Ready is the worker's readiness (/readyz); InFlight and Held the
+	// requests it is processing and holding for a sink outage.
+	Ready    bool `json:"ready"`
+	InFlight int  `json:"in_flight"`
+	Held     int  `json:"held"`
+}
+
+// PullFresh is how recent a worker's last pull must be for it to count as
+// pulling.
+const PullFresh = 15 * time.Second
+
+// Pulling reports whether the worker is pulling requests at now: it was
+// seen and pulled within PullFresh.
+func (p WorkerPresence) Pulling(now time.Time) bool {
+	return now.Sub(p.Seen) <= PullFresh && now.Sub(p.LastPull) <= PullFresh
+}
+
+// WorkerKey returns the key of a worker's presence.
+func WorkerKey(id string) string { return WorkerKeyPrefix + id }
+
+// IsWorkerKey reports whether key is a worker's presence key.
+func IsWorkerKey(key string) bool { return strings.HasPrefix(key, WorkerKeyPrefix) }
+
+// EncodeWorkerPresence returns p as JSON.
+func EncodeWorkerPresence(p WorkerPresence) ([]byte, error) { return json.Marshal(p) }
+
+// DecodeWorkerPresence reads a presence's JSON; anything else wraps
+// ErrDecode.
+func DecodeWorkerPresence(data []byte) (WorkerPresence, error) {
+	var p WorkerPresence
+	if err := json.Unmarshal(data, &p); err != nil {
+		return WorkerPresence{}, fmt.Errorf("%w: worker presence: %v", ErrDecode, err)
+	}
+	return p, nil
+}

@@ -1,0 +1,59 @@
+package worker
+
+import (
+	"context"
+	"os"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/chunkstream/chunkstream/messages"
+)
+
+// staleAfter is the age at which a presence left by a worker that died is
+// removed by the next worker that starts.
+const staleAfter = time.Hour
+
+// present writes the worker's presence (messages.WorkerPresence) under
+// its key in the bucket of document records, where `producer status` and
+// `producer -wait` read which workers pull.
+func (w *Worker) present(ctx context.Context, ready bool) {
+	host, _ := os.Hostname()
+	p := messages.WorkerPresence{ID: w.id, Host: host, Started: w.started, Seen: time.Now().UTC(),
+		Ready: ready, InFlight: int(w.inFlight.Load())}
+	if n := w.lastPull.Load(); n != 0 {
+		p.LastPull = time.Unix(0, n).UTC()
+	}
+	w.heldMu.Lock()
+	p.Held = len(w.held)
+	w.heldMu.Unlock()
+	val, err := messages.EncodeWorkerPresence(p)
+	if err == nil {
+		_, err = w.top.Docs.Put(ctx, messages.WorkerKey(w.id), val)
+	}
+	if err != nil && ctx.Err() == nil {
+		w.log.Debug("presence not written", "err", err)
+	}
+}
+
+// absent removes the worker's presence, and those other workers left more
+// than staleAfter ago.
+func (w *Worker) absent(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	kv := w.top.Docs
+	_ = kv.Purge(ctx, messages.WorkerKey(w.id))
+	keys, err := kv.ListKeysFiltered(ctx, messages.WorkerKeyPrefix+">")
+	if err != nil {
+		return
+	}
+	for key := range keys.Keys() {
+		e, err := kv.Get(ctx, key)
+		if err != nil {
+			continue
+		}
+		if p, err := messages.DecodeWorkerPresence(e.Value()); err != nil || time.Since(p.Seen) > staleAfter {
+			_ = kv.Purge(ctx, key, jetstream.LastRevision(e.Revision()))
+		}
+	}
+}
