@@ -39,8 +39,6 @@ type Config struct {
 	// DrainTimeout bounds the SIGTERM drain: in-flight work still running
 	// after it is NAKed. Keep the pod's grace period longer.
 	DrainTimeout time.Duration `env:"CHUNKSTREAM_DRAIN_TIMEOUT" envDefault:"25s" help:"longest SIGTERM drain"`
-	// LogLevel is debug, info, warn or error.
-	LogLevel string `env:"CHUNKSTREAM_LOG_LEVEL" envDefault:"info" help:"log level: debug, info, warn, error"`
 	// Sink selects the sink: "subject" (chunk records on CHUNKS) or
 	// "qdrant".
 	Sink string `env:"CHUNKSTREAM_SINK" envDefault:"subject" help:"sink: subject or qdrant"`
@@ -141,7 +139,6 @@ func DefaultConfig() Config {
 		MaxPendingPublishes: 256,
 		MetricsAddr:         ":9090",
 		DrainTimeout:        25 * time.Second,
-		LogLevel:            "info",
 		Sink:                SinkSubject,
 		RecordFormat:        RecordFormatMsgpack,
 		Chunker:             "markdown",

@@ -13,6 +13,7 @@ import (
 	"github.com/chunkstream/chunkstream/chunking/registry"
 	"github.com/chunkstream/chunkstream/cmd/internal/envflag"
 	"github.com/chunkstream/chunkstream/cmd/internal/natsconn"
+	"github.com/chunkstream/chunkstream/cmd/internal/tty"
 	"github.com/chunkstream/chunkstream/topology"
 )
 
@@ -29,8 +30,7 @@ type config struct {
 	// (producerTopology, which are flags too); it reads the rest from the
 	// environment only and validates it, as the workers do.
 	topology.Config
-	// LogLevel is debug, info, warn or error.
-	LogLevel string `env:"CHUNKSTREAM_LOG_LEVEL" envDefault:"info"`
+	Log tty.Log
 
 	// Dir is a folder or file to send, besides the PATH arguments.
 	Dir string `env:"CHUNKSTREAM_PRODUCER_DIR"`
@@ -133,7 +133,7 @@ func bindFlags(fs *flag.FlagSet, c *config) {
 	natsconn.BindFlags(fs, &c.NATS)
 	fs.Var(fs.Lookup("nats-url").Value, "s", "same as -nats-url (env NATS_URL)")
 	envflag.Bind(fs, &c.Config, func(v string) bool { return producerTopology[v] })
-	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error (env CHUNKSTREAM_LOG_LEVEL)")
+	envflag.Bind(fs, &c.Log, nil)
 	fs.StringVar(&c.Dir, "dir", c.Dir, "a folder or file to send, besides the PATH arguments (env CHUNKSTREAM_PRODUCER_DIR)")
 	fs.StringVar(&c.Subject, "subject", c.Subject, "subject to publish on, under the INGEST stream's subjects (env CHUNKSTREAM_PRODUCER_SUBJECT)")
 	fs.StringVar(&c.IDPrefix, "id-prefix", c.IDPrefix, "put before every document id (env CHUNKSTREAM_PRODUCER_ID_PREFIX)")
@@ -163,7 +163,7 @@ func bindFlags(fs *flag.FlagSet, c *config) {
 
 // validate checks the settings the flag package cannot.
 func (c *config) validate() error {
-	if err := errors.Join(c.NATS.Validate(), c.Config.Validate()); err != nil {
+	if err := errors.Join(c.NATS.Validate(), c.Log.Validate(), c.Config.Validate()); err != nil {
 		return err
 	}
 	switch {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/chunkstream/chunkstream/cmd/internal/envflag"
 	"github.com/chunkstream/chunkstream/cmd/internal/natsconn"
+	"github.com/chunkstream/chunkstream/cmd/internal/tty"
 	"github.com/chunkstream/chunkstream/fault"
 	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/producer"
@@ -28,8 +29,7 @@ import (
 type dlqConfig struct {
 	NATS natsconn.Config
 	topology.Config
-	// LogLevel is debug, info, warn or error.
-	LogLevel string `env:"CHUNKSTREAM_LOG_LEVEL" envDefault:"info"`
+	Log tty.Log
 	// AckTimeout bounds each publish and delete.
 	AckTimeout time.Duration `env:"CHUNKSTREAM_PRODUCER_ACK_TIMEOUT" envDefault:"10s"`
 }
@@ -55,7 +55,7 @@ func bindDLQFlags(fs *flag.FlagSet, op string, c *dlqConfig, a *dlqArgs) {
 	natsconn.BindFlags(fs, &c.NATS)
 	fs.Var(fs.Lookup("nats-url").Value, "s", "same as -nats-url (env NATS_URL)")
 	envflag.Bind(fs, &c.Config, func(v string) bool { return v == "CHUNKSTREAM_DLQ_STREAM" })
-	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error (env CHUNKSTREAM_LOG_LEVEL)")
+	envflag.Bind(fs, &c.Log, nil)
 	fs.DurationVar(&c.AckTimeout, "ack-timeout", c.AckTimeout, "wait for one PubAck or delete at most (env CHUNKSTREAM_PRODUCER_ACK_TIMEOUT)")
 	fs.StringVar(&a.filter.Kind, "kind", "", "only dead letters of this kind: permanent or exhausted")
 	fs.Func("cause", "only dead letters of this cause, e.g. unknown_option (header Chunkstream-Error-Cause)",
@@ -122,7 +122,7 @@ func runDLQ(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 		fs.Usage()
 		return 2, fmt.Errorf("%w: dlq %s takes no arguments, got %q", errUsage, op, fs.Args())
 	}
-	if err := errors.Join(c.NATS.Validate(), c.Config.Validate()); err != nil {
+	if err := errors.Join(c.NATS.Validate(), c.Log.Validate(), c.Config.Validate()); err != nil {
 		return 2, fmt.Errorf("dlq: %w", err)
 	}
 	if c.AckTimeout <= 0 {
@@ -139,7 +139,7 @@ func runDLQ(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 	}
 	a.filter.Seqs = seqs
 
-	log := newLogger(stderr, c.LogLevel)
+	log := c.Log.Logger(stderr)
 	nc, err := natsconn.Connect(ctx, c.NATS, "chunkstream-producer-dlq", log)
 	if err != nil {
 		return 1, fmt.Errorf("dlq: %w", err)

@@ -159,7 +159,7 @@ func runErr(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		exts = envflag.SplitList(c.Ext)
 	}
 
-	log := newLogger(stderr, c.LogLevel)
+	log := c.Log.Logger(stderr)
 	nc, err := natsconn.Connect(ctx, c.NATS, "chunkstream-producer", log)
 	if err != nil {
 		return 1, err
@@ -279,13 +279,4 @@ func warnDuplicateWindow(ctx context.Context, js jetstream.JetStream, name strin
 		log.Warn("-retry-for plus -ack-timeout reach the stream's duplicate window: a request re-sent after a long outage may be stored twice",
 			"stream", name, "retry_for", c.RetryFor.String(), "ack_timeout", c.AckTimeout.String(), "duplicate_window", w.String())
 	}
-}
-
-// newLogger returns the JSON logger at level (unknown levels are info).
-func newLogger(w io.Writer, level string) *slog.Logger {
-	var l slog.Level
-	if err := l.UnmarshalText([]byte(level)); err != nil {
-		l = slog.LevelInfo
-	}
-	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
 }

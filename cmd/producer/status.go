@@ -16,6 +16,7 @@ import (
 
 	"github.com/chunkstream/chunkstream/cmd/internal/envflag"
 	"github.com/chunkstream/chunkstream/cmd/internal/natsconn"
+	"github.com/chunkstream/chunkstream/cmd/internal/tty"
 	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/producer"
 	"github.com/chunkstream/chunkstream/topology"
@@ -27,8 +28,7 @@ import (
 type statusConfig struct {
 	NATS natsconn.Config
 	topology.Config
-	// LogLevel is debug, info, warn or error.
-	LogLevel string `env:"CHUNKSTREAM_LOG_LEVEL" envDefault:"info"`
+	Log tty.Log
 }
 
 // statusTopology lists the topology settings status reads; they are its
@@ -51,7 +51,7 @@ func bindStatusFlags(fs *flag.FlagSet, c *statusConfig, a *statusArgs) {
 	natsconn.BindFlags(fs, &c.NATS)
 	fs.Var(fs.Lookup("nats-url").Value, "s", "same as -nats-url (env NATS_URL)")
 	envflag.Bind(fs, &c.Config, func(v string) bool { return statusTopology[v] })
-	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error (env CHUNKSTREAM_LOG_LEVEL)")
+	envflag.Bind(fs, &c.Log, nil)
 	fs.BoolVar(&a.json, "json", false, "print JSON: one object, or one per line with -failed")
 	fs.StringVar(&a.id, "id", "", "show this document's record: version, ingest seq, state, settings fingerprint, chunks, last failure")
 	fs.BoolVar(&a.failed, "failed", false, "list the documents whose newest version was dead-lettered, with the reasons")
@@ -87,10 +87,10 @@ func runStatus(ctx context.Context, args []string, _ io.Reader, stdout, stderr i
 	if *id != "" && *failed {
 		return 2, fmt.Errorf("%w: status: -id and -failed exclude each other", errUsage)
 	}
-	if err := errors.Join(c.NATS.Validate(), c.Config.Validate()); err != nil {
+	if err := errors.Join(c.NATS.Validate(), c.Log.Validate(), c.Config.Validate()); err != nil {
 		return 2, fmt.Errorf("status: %w", err)
 	}
-	log := newLogger(stderr, c.LogLevel)
+	log := c.Log.Logger(stderr)
 	nc, err := natsconn.Connect(ctx, c.NATS, "chunkstream-producer-status", log)
 	if err != nil {
 		return 1, fmt.Errorf("status: %w", err)

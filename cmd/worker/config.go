@@ -14,6 +14,7 @@ import (
 	"github.com/chunkstream/chunkstream/cmd/internal/chunkflags"
 	"github.com/chunkstream/chunkstream/cmd/internal/envflag"
 	"github.com/chunkstream/chunkstream/cmd/internal/natsconn"
+	"github.com/chunkstream/chunkstream/cmd/internal/tty"
 	"github.com/chunkstream/chunkstream/worker"
 	"github.com/chunkstream/chunkstream/worker/embed"
 	"github.com/chunkstream/chunkstream/worker/qdrantsink"
@@ -26,6 +27,7 @@ import (
 // the README) list these env tags (config_test.go keeps them true).
 type config struct {
 	NATS natsconn.Config
+	Log  tty.Log
 	worker.Config
 	Qdrant qdrantsink.Config
 	Embed  embed.Config
@@ -43,6 +45,7 @@ var secretVars = map[string]bool{
 func (c *config) sections() []reflect.Value {
 	return []reflect.Value{
 		reflect.ValueOf(&c.NATS).Elem(),
+		reflect.ValueOf(&c.Log).Elem(),
 		reflect.ValueOf(&c.Config).Elem(),
 		reflect.ValueOf(&c.Qdrant).Elem(),
 		reflect.ValueOf(&c.Embed).Elem(),
@@ -51,7 +54,7 @@ func (c *config) sections() []reflect.Value {
 
 // validate checks every setting, naming the variables.
 func (c *config) validate() error {
-	return errors.Join(c.NATS.Validate(), c.Config.Validate())
+	return errors.Join(c.NATS.Validate(), c.Log.Validate(), c.Config.Validate())
 }
 
 // loadConfig reads the environment (lookup) into a config.
@@ -119,6 +122,7 @@ func envParams() []env.FieldParams {
 // (CHUNKSTREAM_CHUNKER_OPTIONS); applyChunker reads them after parsing.
 func bindFlags(fs *flag.FlagSet, c *config) *chunkflags.Set {
 	natsconn.BindFlags(fs, &c.NATS)
+	envflag.Bind(fs, &c.Log, nil)
 	notSecret := func(v string) bool { return !secretVars[v] }
 	envflag.Bind(fs, &c.Config, func(v string) bool { return notSecret(v) && v != "CHUNKSTREAM_CHUNKER" })
 	bindSinkFlags(fs, c)

@@ -85,6 +85,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, lookup fu
 	if _, ok := lookup("CHUNKSTREAM_LOG_LEVEL"); ok {
 		logLevelSet = true
 	}
+	if err := c.Log.Validate(); err != nil {
+		fmt.Fprintf(stderr, "worker: %v\n", err)
+		return 2
+	}
 
 	if mode == modeHealthcheck {
 		if err := healthcheckAddr(c.MetricsAddr); err != nil {
@@ -102,10 +106,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, lookup fu
 		lf.chunker, lf.options = entry, c.ChunkerOptions
 		var log *slog.Logger
 		if logLevelSet {
-			if log, err = newLogger(stderr, c.LogLevel); err != nil {
-				fmt.Fprintf(stderr, "worker: %v\n", err)
-				return 2
-			}
+			log = c.Log.Logger(stderr)
 		}
 		code, err := runLocal(ctx, &c, &lf, log, stdout, stderr)
 		if err != nil {
@@ -121,11 +122,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, lookup fu
 		fmt.Fprintf(stderr, "worker: %v\n", err)
 		return 2
 	}
-	log, err := newLogger(stderr, c.LogLevel)
-	if err != nil {
-		fmt.Fprintf(stderr, "worker: %v\n", err)
-		return 2
-	}
+	log := c.Log.Logger(stderr)
 	if err := serve(ctx, &c, log); err != nil {
 		log.Error("worker failed", "err", err)
 		return 1

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -21,14 +20,6 @@ import (
 )
 
 // newLogger returns the JSON logger at level ("debug", "info", "warn",
-// "error").
-func newLogger(w io.Writer, level string) (*slog.Logger, error) {
-	var l slog.Level
-	if err := l.UnmarshalText([]byte(level)); err != nil {
-		return nil, fmt.Errorf("CHUNKSTREAM_LOG_LEVEL: %w", err)
-	}
-	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l})), nil
-}
 
 // buildSink returns the sink named by CHUNKSTREAM_SINK; its metrics, if
 // any, go to reg.
