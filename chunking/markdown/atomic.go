@@ -15,8 +15,8 @@ import (
 // closing fence of the same character and length; table parts repeat the
 // header and delimiter rows; math parts are wrapped in "$$" lines. Body
 // lines are packed whole, greedily, to the full budget (so the parts are
-// as few as it allows); a code or math line too long for a part is cut at
-// words, else at characters. A table row is cut only when it alone
+// as few as it allows); a code or math line too long for a part is cut
+// into pieces that each take a part's whole budget (cutPrefix). A table row is cut only when it alone
 // exceeds max_char and its pieces fit with the header (cutRow); any other
 // row too long for a part is a part of its own, with the header.
 func (sp *splitter) atomic(b mdblocks.Block, end int) {
@@ -133,19 +133,20 @@ func (sp *splitter) atomic(b mdblocks.Block, end int) {
 			// header, oversize when they do not fit together.
 			add(p, q, n)
 		} else {
-			// Cut the line at words, else characters, into lines of at
-			// most budget characters (tokens), line break included. (A
-			// table row's piece may take budget tokens: the budget counts
-			// a token for its line break, which it loses as a part's last
-			// line; see rowEndsPart.)
+			// Cut the line into pieces that each take a whole part's
+			// budget, line break included: at word ends (the whitespace
+			// at a cut is dropped, so it takes no room), else between
+			// characters. (A table row's piece may take budget tokens:
+			// the budget counts a token for its line break, which it
+			// loses as a part's last line; see rowEndsPart.)
 			limit := budget - 1
 			if b.Kind == mdblocks.Table && !sp.m.Exact() {
 				limit = budget
 			}
 			for t, e := p, p+len(bytes.TrimRight(line, "\r\n")); t < e; {
-				k, m := sp.cutPrefix(src[t:e], limit)
-				add(t, t+k, m+1)
-				t += k
+				end, next, m := sp.cutPrefix(src[t:e], limit)
+				add(t, t+end, m+1)
+				t += next
 			}
 		}
 		p = q
@@ -192,43 +193,122 @@ func (sp *splitter) cutRow(line []byte, fit int) bool {
 	return fit >= sp.max/4 && sp.m.LenLimit(bytes.TrimRight(line, " \t\r\n"), sp.max) > sp.max
 }
 
-// cutPrefix returns the byte length and size of the longest prefix of text
-// of at most limit (≥ 1) characters that ends after whitespace, or, when
-// the first word is longer, of exactly limit characters. In token mode
-// the prefix is found by the text's own tokens (the first limit of them,
-// then back to a word start) and its size is its exact count, which may
-// differ from limit by a token or two: the part's text is counted again.
-func (sp *splitter) cutPrefix(text []byte, limit int) (int, int) {
+// cutPrefix cuts the first piece of at most limit (≥ 1) characters
+// (tokens) off text, a line without its line break: the longest prefix
+// that ends at a word end (before whitespace), or, when the first word
+// alone is longer, the longest prefix of whole characters. It returns the
+// piece's end, where the next piece starts (after the whitespace at a
+// word end, which belongs to neither piece and so takes no room), and the
+// piece's size. When all of text fits, the piece is text.
+func (sp *splitter) cutPrefix(text []byte, limit int) (end, next, n int) {
 	limit = max(limit, 1)
 	if !sp.m.Exact() {
-		c := sp.m.Counter()
-		q := c.Cut(text, limit)
-		for p := q; p > 0 && q < len(text); p-- {
-			if !utf8.RuneStart(text[p]) || isSpaceAt(text, p) {
-				continue
-			}
-			if r, _ := utf8.DecodeLastRune(text[:p]); isSpace(r) {
-				q = p
-				break
-			}
-		}
-		return q, c.Count(text[:q])
+		return sp.cutPrefixTokens(text, limit)
 	}
-	lastCut, lastN := 0, 0
-	p, n := 0, 0
-	for p < len(text) && n < limit {
-		_, size := utf8.DecodeRune(text[p:])
+	p := 0
+	wordEnd, wordN, inWord := 0, 0, false
+	for p < len(text) {
 		space := isSpaceAt(text, p)
+		if space && inWord {
+			wordEnd, wordN = p, n
+		}
+		inWord = !space
+		if n == limit {
+			break
+		}
+		_, size := utf8.DecodeRune(text[p:])
 		p += size
 		n++
-		if space && (p == len(text) || !isSpaceAt(text, p)) {
-			lastCut, lastN = p, n
+	}
+	if p == len(text) || wordEnd == 0 {
+		return p, p, n
+	}
+	return wordEnd, skipSpace(text, wordEnd), wordN
+}
+
+// cutPrefixTokens is cutPrefix in tokens. Counts do not add up, so the
+// cut is searched: the word ends up to a prefix known to be over the
+// limit are bisected by the exact count of the prefix before each, and
+// without one that fits, the character offsets are.
+func (sp *splitter) cutPrefixTokens(text []byte, limit int) (end, next, n int) {
+	c := sp.m.Counter()
+	if n := c.CountLimit(text, limit); n <= limit {
+		return len(text), len(text), n
+	}
+	fits := func(p int) bool { return c.CountLimit(text[:p], limit) <= limit }
+	// over: a prefix with more than limit tokens, about twice the piece at
+	// most, which bounds the search.
+	over := c.Cut(text, limit)
+	for over < len(text) && fits(over) {
+		over = runeStartBefore(text, min(len(text), 2*over+16))
+	}
+	ends := sp.starts[:0]
+	inWord := false
+	for p := 0; p < over; {
+		r, size := utf8.DecodeRune(text[p:])
+		if isSpace(r) && inWord {
+			ends = append(ends, p)
+		}
+		inWord = !isSpace(r)
+		p += size
+	}
+	if over < len(text) && inWord && isSpaceAt(text, over) {
+		ends = append(ends, over)
+	}
+	sp.starts = ends
+	lo, hi := -1, len(ends) // ends[lo] fits, ends[hi] does not
+	for hi-lo > 1 {
+		mid := int(uint(lo+hi) >> 1)
+		if fits(ends[mid]) {
+			lo = mid
+		} else {
+			hi = mid
 		}
 	}
-	if p == len(text) || lastCut == 0 {
-		return p, n
+	if lo >= 0 {
+		end = ends[lo]
+		return end, skipSpace(text, end), c.Count(text[:end])
 	}
-	return lastCut, lastN
+	// No word end fits: whole characters, bisected between one character
+	// (always taken) and over.
+	first := 0
+	if len(text) > 0 {
+		_, first = utf8.DecodeRune(text)
+	}
+	lo, hi = first, over
+	for {
+		mid := runeStartBefore(text, int(uint(lo+hi)>>1))
+		if mid <= lo {
+			_, size := utf8.DecodeRune(text[lo:])
+			mid = lo + size
+		}
+		if mid >= hi {
+			break
+		}
+		if fits(mid) {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo, lo, c.Count(text[:lo])
+}
+
+// skipSpace returns the end of the whitespace run of text starting at p.
+func skipSpace(text []byte, p int) int {
+	for p < len(text) && isSpaceAt(text, p) {
+		_, size := utf8.DecodeRune(text[p:])
+		p += size
+	}
+	return p
+}
+
+// runeStartBefore returns p moved back to the start of a character.
+func runeStartBefore(text []byte, p int) int {
+	for p > 0 && p < len(text) && !utf8.RuneStart(text[p]) {
+		p--
+	}
+	return p
 }
 
 func (sp *splitter) warnOversize(b mdblocks.Block, n int) {

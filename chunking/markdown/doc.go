@@ -133,7 +133,10 @@
 //     dropped (it is, when the part ends a chunk; a part that fits only
 //     so is never packed with another piece). Parts never start or end
 //     with blank lines. A code or math line too long for a part becomes
-//     several lines (cut after whitespace, else between characters). A
+//     several lines, each as long as a part's budget allows: cut at the
+//     last word end that fits (the whitespace at the cut belongs to
+//     neither line, so it takes no room), else, when a word alone is
+//     longer, between characters. A
 //     code part's bare closing fence is added even when the original
 //     fence was unclosed (every part stays valid Markdown); the last part
 //     of a closed block keeps the original closing line (which may be

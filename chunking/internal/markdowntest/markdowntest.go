@@ -39,7 +39,7 @@ func SizeOf(cfg markdown.Config) (Size, error) {
 // CheckDocument checks the chunks of doc by a Markdown chunker of
 // configuration cfg, in cfg's unit (characters, or tokens of
 // cfg.Tokenizer): Check on the text it cut (MDX cleaned), then
-// CheckSpans.
+// CheckSpans, then CheckParts.
 func CheckDocument(doc chunking.Document, chunks []chunking.Chunk, cfg markdown.Config) error {
 	text := doc.Content
 	if markdown.IsMDX(doc) {
@@ -48,7 +48,10 @@ func CheckDocument(doc chunking.Document, chunks []chunking.Chunk, cfg markdown.
 	if err := Check(text, chunks, cfg); err != nil {
 		return err
 	}
-	return CheckSpans(doc, chunks, cfg)
+	if err := CheckSpans(doc, chunks, cfg); err != nil {
+		return err
+	}
+	return CheckParts(doc, chunks, cfg)
 }
 
 // Check returns the first violated invariant of chunks, the output of the
