@@ -70,8 +70,10 @@ func CheckDocument(doc chunking.Document, chunks []chunking.Chunk, cfg markdown.
 //   - every top-level fenced code block, table and display math block that
 //     fits in max_char lies whole in one chunk;
 //   - a longer table is split sanely (checkTables): no row cut unless it
-//     alone exceeds max_char, parts as few as the budget allows, and the
-//     parts within the table's size plus one header per part;
+//     alone exceeds max_char, the header repeated exactly where it fits,
+//     no part oversize but a header alone longer than max_char, parts as
+//     few as the budget allows, and the parts within the table's size
+//     plus one header per part;
 //   - the header metadata of each chunk holds the headers in force at the
 //     first source word the chunk adds (after a header-only section is
 //     joined to the deeper section that follows it).

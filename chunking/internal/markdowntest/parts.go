@@ -23,6 +23,11 @@ type splitBlock struct {
 	// part: the part's budget less the piece's line break (rules in
 	// newSplitBlock).
 	cutLimit int
+	// mayOversize says a part of a code or math block may be larger than
+	// max_char: its wrapper leaves less than the floor for the body (fit
+	// < floor), or the wrapper alone is at least max_char (the block is
+	// emitted whole).
+	mayOversize bool
 }
 
 // newSplitBlock returns b as the chunker splits it (b is larger than
@@ -80,15 +85,69 @@ func newSplitBlock(text []byte, b mdblocks.Block, maxChar int, size Size, byToke
 			}
 		}
 		sb.cutLimit = max(maxChar-wrap+sv, floor) - 1
+		sb.mayOversize = maxChar-wrap+sv < floor || wrap >= maxChar
 	case mdblocks.Math:
 		if b.BodyStart == b.Start || b.BodyEnd == b.End ||
 			strings.TrimSpace(string(text[b.Start:b.BodyStart])) != "$$" ||
 			strings.TrimSpace(string(text[b.BodyEnd:b.End])) != "$$" {
 			sb.bodyStart, sb.bodyEnd = b.Start, b.End
 		}
-		sb.cutLimit = max(maxChar-2*size("$$\n")+saved("$$\n"), floor) - 1
+		fit := maxChar - 2*size("$$\n") + saved("$$\n")
+		sb.cutLimit = max(fit, floor) - 1
+		sb.mayOversize = fit < floor || 2*size("$$\n") >= maxChar
 	}
 	return sb
+}
+
+// splitBlocks returns the top-level code blocks, tables and math blocks
+// of text larger than maxChar, as the chunker splits them.
+func splitBlocks(text []byte, blocks []mdblocks.Block, maxChar int, size Size, byTokens bool) []splitBlock {
+	var split []splitBlock
+	for _, b := range blocks {
+		if b.Kind.Atomic() && size(strings.TrimRightFunc(string(text[b.Start:b.End]), unicode.IsSpace)) > maxChar {
+			split = append(split, newSplitBlock(text, b, maxChar, size, byTokens))
+		}
+	}
+	return split
+}
+
+// checkOversize checks that no part is oversize where its rows or lines
+// would fit: a chunk marked oversize that lies within a split block (its
+// span does) is a table's header alone (or a table without rows), or a
+// part of a code or math block whose wrapper leaves less than a quarter
+// of max_char for the body or is itself at least max_char long. In
+// tokens a part is packed by the sum of its lines' tokens and counted
+// whole for the flag, so it may also be oversize by a token per line,
+// where tokens merge across its line breaks.
+func checkOversize(text []byte, split []splitBlock, chunks []chunking.Chunk, toText func(start, end int) (int, int, bool), maxChar int, size Size, byTokens bool) error {
+	for i, c := range chunks {
+		if c.Get("oversize", false) != true {
+			continue
+		}
+		if byTokens && size(c.Content()) <= maxChar+strings.Count(c.Content(), "\n")+1 {
+			continue
+		}
+		sp := c.Span()
+		s, e, ok := toText(sp.Start, sp.End)
+		if !ok {
+			return fmt.Errorf("chunk %d is oversize, and its span %d to %d maps to no range of the text", i, sp.Start, sp.End)
+		}
+		k := sort.Search(len(split), func(k int) bool { return split[k].End >= e })
+		if k == len(split) || s < split[k].Start {
+			continue // not a part of a split block
+		}
+		b := split[k]
+		switch {
+		case b.Kind == mdblocks.Table:
+			whole := strings.TrimRightFunc(string(text[b.Start:b.End]), unicode.IsSpace)
+			if c.Content() != strings.TrimRightFunc(b.header, unicode.IsSpace) && c.Content() != whole {
+				return fmt.Errorf("chunk %d is an oversize part of the table at offset %d, but not its header alone: its rows would fit in parts of their own", i, b.Start)
+			}
+		case !b.mayOversize && b.bodyStart < b.bodyEnd:
+			return fmt.Errorf("chunk %d is an oversize part of the %s block at offset %d, whose wrapper leaves at least a quarter of max_char for its lines: they would fit", i, b.Kind, b.Start)
+		}
+	}
+	return nil
 }
 
 // checkCuts checks that a line too long for a part is cut into pieces as
@@ -97,13 +156,7 @@ func newSplitBlock(text []byte, b mdblocks.Block, maxChar int, size Size, byToke
 // does), the piece with the rest of the word that follows (or, cut inside
 // a word, with the next character) is larger than the block's cutLimit.
 // text is the text the chunker cut; toText maps a span to it.
-func checkCuts(text []byte, blocks []mdblocks.Block, chunks []chunking.Chunk, toText func(start, end int) (int, int, bool), maxChar int, size Size, byTokens bool) error {
-	var split []splitBlock
-	for _, b := range blocks {
-		if b.Kind.Atomic() && size(strings.TrimRightFunc(string(text[b.Start:b.End]), unicode.IsSpace)) > maxChar {
-			split = append(split, newSplitBlock(text, b, maxChar, size, byTokens))
-		}
-	}
+func checkCuts(text []byte, split []splitBlock, chunks []chunking.Chunk, toText func(start, end int) (int, int, bool), size Size) error {
 	for i, c := range chunks {
 		sp := c.Span()
 		_, e, ok := toText(sp.Start, sp.End)
@@ -177,15 +230,19 @@ func sourceOf(doc chunking.Document) ([]byte, func(start, end int) (int, int, bo
 }
 
 // CheckParts checks, by their spans, the parts of the code blocks, tables
-// and math blocks of doc that the chunker split (in cfg's unit): a line
-// too long for a part is cut into pieces as long as the budget allows
-// (checkCuts).
+// and math blocks of doc that the chunker split (in cfg's unit): no part
+// is oversize where its rows or lines would fit (checkOversize), and a
+// line too long for a part is cut into pieces as long as the budget
+// allows (checkCuts).
 func CheckParts(doc chunking.Document, chunks []chunking.Chunk, cfg markdown.Config) error {
 	size, err := SizeOf(cfg)
 	if err != nil {
 		return err
 	}
 	text, toText := sourceOf(doc)
-	blocks := mdblocks.Scan(text)
-	return checkCuts(text, blocks, chunks, toText, cfg.MaxChar, size, cfg.Tokenizer != "")
+	split := splitBlocks(text, mdblocks.Scan(text), cfg.MaxChar, size, cfg.Tokenizer != "")
+	if err := checkOversize(text, split, chunks, toText, cfg.MaxChar, size, cfg.Tokenizer != ""); err != nil {
+		return err
+	}
+	return checkCuts(text, split, chunks, toText, size)
 }
