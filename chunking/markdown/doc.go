@@ -48,8 +48,14 @@
 // "o200k_base"; chunkstream's own), min_char, max_char and chunk_overlap
 // count tokens of that encoding instead of characters, and the pipeline
 // above is the same with sizes in tokens. Without it, sizes count
-// characters and the output is the reference's, byte for byte. In token
-// mode:
+// characters, as the reference's do. The output is not the reference's
+// byte for byte: the chunk hash is computed exactly as the reference
+// computes it (equal content and metadata give an equal hash), and every
+// difference in the chunks is one of the decisions below, each listed
+// with its reason in docs/chunkers.md. They touch most real documents:
+// executed runs of the reference implementations over real
+// documentation found 1 file of 648 and 134 of 10,081 chunked
+// identically. In token mode:
 //
 //   - A chunk's size is the exact token count of its content as emitted:
 //     no chunk has more than max_char tokens unless it is marked oversize,
