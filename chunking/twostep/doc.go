@@ -129,7 +129,10 @@
 //     deliberate difference; boundaries also fall at blank lines, at the end
 //     of a heading line and before list items, block quotes and table rows.
 //     TestPunktAgreement measures the agreement with an executed Punkt over
-//     a Markdown corpus, on the text this chunker gives the splitter.
+//     a Markdown corpus, on the text this chunker gives the splitter: Punkt
+//     as its Go port (neurosnap/sentences, English model) runs it, not
+//     NLTK's own, and the port itself finds about 96% of NLTK Punkt's
+//     boundaries, so the figures are agreement with the port.
 //   - Packing is greedy over units; a chunk's text is the source from its
 //     first unit's start to its last unit's end, so line breaks, lists and
 //     indentation between units are kept. A unit over the budget is a chunk
