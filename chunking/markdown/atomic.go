@@ -107,11 +107,12 @@ func (sp *splitter) atomic(b mdblocks.Block, end int) {
 	// own (spanning itself) when no row fits with it.
 	inPart, hdr := table, true
 	partStart, partEnd := b.Start, bodyStart
-	warned := false
+	warned, parts := false, 0
 	flush := func(last bool) {
 		if !inPart {
 			return
 		}
+		parts++
 		body := part.String()
 		if partChars > 0 {
 			// A part never ends with blank lines either.
@@ -198,6 +199,12 @@ func (sp *splitter) atomic(b mdblocks.Block, end int) {
 		p = q
 	}
 	flush(true)
+	if parts == 0 {
+		// Every body line is blank, and parts never start with one: the
+		// wrapper alone is the block's part.
+		inPart, partStart, partEnd = true, b.Start, end
+		flush(true)
+	}
 }
 
 // breakSaved returns what a part loses with its last line break, dropped

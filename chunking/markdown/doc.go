@@ -145,7 +145,8 @@
 //     part may take max_char characters once its last line break is
 //     dropped (it is, when the part ends a chunk; a part that fits only
 //     so is never packed with another piece). Parts never start or end
-//     with blank lines. A line too long for a part (a table row: only one
+//     with blank lines (a code or math block whose lines are all blank
+//     is its fences, or "$$" lines, alone). A line too long for a part (a table row: only one
 //     longer than max_char alone) becomes several lines, each as long as
 //     a part's budget allows: cut at the last word end that fits (the
 //     whitespace at the cut belongs to neither line, so it takes no
