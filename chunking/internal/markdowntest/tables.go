@@ -165,7 +165,9 @@ func after(chunks []chunking.Chunk, from place, want []string) place {
 // header lines (it may be all of them when the next chunk starts with
 // the first row); each later part follows the one before it, in the same
 // chunk or at the start of the next, and is the header lines or not,
-// followed by rows (or pieces of rows) in order; every row must be found.
+// followed by rows (or pieces of rows) in order; every row must be found
+// but blank ones, which the chunker drops where they would start or end
+// a part.
 // A piece of a row may lose whitespace at either end (a cut can fall
 // inside a run of spaces, and a chunk's end is trimmed), so its size
 // counts the whitespace around it: an upper bound.
@@ -199,9 +201,17 @@ func findParts(chunks []chunking.Chunk, from place, hdr, rows []string, maxChar 
 				at = place{c, end}
 				break
 			}
-			if j == len(lines) && c+1 < len(chunks) {
+			if j == len(lines) {
+				// The header alone: the next chunk starts with the first
+				// row, or every row is blank.
 				try := m
-				if _, end, err := try.part(chunkLines(c+1), 0, c+1); err == nil && end > 0 {
+				try.skipBlank()
+				ok := try.r == len(rows)
+				if !ok && c+1 < len(chunks) {
+					_, end, err := try.part(chunkLines(c+1), 0, c+1)
+					ok = err == nil && end > 0
+				}
+				if ok {
 					parts = append(parts, tablePart{lines: lines[i:j], header: true})
 					at = place{c, j}
 					break
@@ -212,7 +222,7 @@ func findParts(chunks []chunking.Chunk, from place, hdr, rows []string, maxChar 
 	if at.chunk < 0 {
 		return nil, place{}, fmt.Errorf("row 0 (%q) is in no part (no header followed by it)", rows[0])
 	}
-	for m.r < len(rows) {
+	for m.skipBlank(); m.r < len(rows); m.skipBlank() {
 		lines := chunkLines(at.chunk)
 		if at.line == len(lines) {
 			if at.chunk+1 == len(chunks) {
@@ -252,6 +262,18 @@ type rowMatcher struct {
 	size    Size
 }
 
+// blank reports whether the next row is whitespace only.
+func (m *rowMatcher) blank() bool {
+	return m.pos == 0 && m.r < len(m.rows) && strings.TrimFunc(m.rows[m.r], isSpace) == ""
+}
+
+// skipBlank moves past the blank rows that come next.
+func (m *rowMatcher) skipBlank() {
+	for m.blank() {
+		m.r++
+	}
+}
+
 // part matches rows (or pieces of rows) against lines from j on, as long
 // as they follow, and returns the part they make (rows only) and the line
 // after it. Chunk c is for messages.
@@ -259,6 +281,11 @@ func (m *rowMatcher) part(lines []string, j, c int) (tablePart, int, error) {
 	var p tablePart
 	for ; j < len(lines) && m.r < len(m.rows); j++ {
 		row := m.rows[m.r]
+		if m.pos == 0 && trimRight(lines[j]) != trimRight(row) && m.blank() {
+			m.r++ // a blank row, which the chunker drops where it would start or end a part
+			j--
+			continue
+		}
 		if m.pos == 0 && trimRight(lines[j]) == trimRight(row) {
 			if len(p.rows) == 0 {
 				p.firstWhole = true
