@@ -41,7 +41,14 @@
 // With Config.Tokenizer set (option tokenizer: "cl100k_base" or
 // "o200k_base"; chunkstream's own), max_chunk_size, word_overlap and
 // chunk_overlap count tokens of that encoding; without it, words and
-// characters as the reference, byte for byte. In token mode:
+// characters, as the reference counts them. The output is not the
+// reference's byte for byte: the chunk hash is computed exactly as the
+// reference computes it (equal content and metadata give an equal hash),
+// and every difference in the chunks is one of the decisions below, each
+// listed with its reason in docs/chunkers.md. They touch most real
+// documents: executed runs of the reference implementations over real
+// documentation found 1 file of 648 and 134 of 10,081 chunked
+// identically. In token mode:
 //
 //   - The budget holds for each chunk's own text (as max_chunk_size does
 //     in words: overlap and added header lines come on top), counted
@@ -122,7 +129,10 @@
 //     deliberate difference; boundaries also fall at blank lines, at the end
 //     of a heading line and before list items, block quotes and table rows.
 //     TestPunktAgreement measures the agreement with an executed Punkt over
-//     a Markdown corpus, on the text this chunker gives the splitter.
+//     a Markdown corpus, on the text this chunker gives the splitter: Punkt
+//     as its Go port (neurosnap/sentences, English model) runs it, not
+//     NLTK's own, and the port itself finds about 96% of NLTK Punkt's
+//     boundaries, so the figures are agreement with the port.
 //   - Packing is greedy over units; a chunk's text is the source from its
 //     first unit's start to its last unit's end, so line breaks, lists and
 //     indentation between units are kept. A unit over the budget is a chunk

@@ -22,7 +22,9 @@ import (
 
 // This file measures how our sentence boundaries agree with an executed
 // Punkt: the Go port of NLTK's Punkt with its English model, a test-only
-// dependency that production code never imports.
+// dependency that production code never imports. The port itself finds
+// about 96% of NLTK Punkt's boundaries, so the figures are agreement
+// with the port, not with the NLTK Punkt the reference runs.
 //
 // Both segmenters read the text the two-step chunker hands the sentence
 // splitter: per section, each stretch between headings, atomic blocks and

@@ -39,7 +39,7 @@ func SizeOf(cfg markdown.Config) (Size, error) {
 // CheckDocument checks the chunks of doc by a Markdown chunker of
 // configuration cfg, in cfg's unit (characters, or tokens of
 // cfg.Tokenizer): Check on the text it cut (MDX cleaned), then
-// CheckSpans.
+// CheckSpans, then CheckParts.
 func CheckDocument(doc chunking.Document, chunks []chunking.Chunk, cfg markdown.Config) error {
 	text := doc.Content
 	if markdown.IsMDX(doc) {
@@ -48,7 +48,10 @@ func CheckDocument(doc chunking.Document, chunks []chunking.Chunk, cfg markdown.
 	if err := Check(text, chunks, cfg); err != nil {
 		return err
 	}
-	return CheckSpans(doc, chunks, cfg)
+	if err := CheckSpans(doc, chunks, cfg); err != nil {
+		return err
+	}
+	return CheckParts(doc, chunks, cfg)
 }
 
 // Check returns the first violated invariant of chunks, the output of the
@@ -67,8 +70,10 @@ func CheckDocument(doc chunking.Document, chunks []chunking.Chunk, cfg markdown.
 //   - every top-level fenced code block, table and display math block that
 //     fits in max_char lies whole in one chunk;
 //   - a longer table is split sanely (checkTables): no row cut unless it
-//     alone exceeds max_char, parts as few as the budget allows, and the
-//     parts within the table's size plus one header per part;
+//     alone exceeds max_char, the header repeated exactly where it fits,
+//     no part oversize but a header alone longer than max_char, parts as
+//     few as the budget allows, and the parts within the table's size
+//     plus one header per part;
 //   - the header metadata of each chunk holds the headers in force at the
 //     first source word the chunk adds (after a header-only section is
 //     joined to the deeper section that follows it).

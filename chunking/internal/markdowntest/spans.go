@@ -1,7 +1,6 @@
 package markdowntest
 
 import (
-	"sort"
 	"strings"
 	"unicode"
 
@@ -24,17 +23,10 @@ func CheckSpans(doc chunking.Document, chunks []chunking.Chunk, cfg markdown.Con
 	if err != nil {
 		return err
 	}
+	text, toText := sourceOf(doc)
 	src := spantest.Source{Orig: doc.Content}
-	text := doc.Content
 	if markdown.IsMDX(doc) {
-		clean, m := markdown.CleanMDXMap(doc.Content)
-		text = clean
-		src.Text = clean
-		src.ToText = func(start, end int) (int, int, bool) {
-			s := sort.Search(len(clean), func(c int) bool { return m.Start(c) >= start })
-			e := sort.Search(len(clean)+1, func(c int) bool { return c > 0 && m.End(c) >= end })
-			return s, e, s < e && e <= len(clean) && m.Start(s) == start && m.End(e) == end
-		}
+		src.Text, src.ToText = text, toText
 	}
 	wrappers := wrapperLines(text, mdblocks.Scan(text), cfg.MaxChar, size)
 	return spantest.Check(src, chunks, func(_ int, line string) bool {
