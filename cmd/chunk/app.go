@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/chunkstream/chunkstream/chunking/registry"
+	"github.com/chunkstream/chunkstream/cmd/internal/envflag"
 )
 
 // Exit statuses.
@@ -26,15 +27,8 @@ type app struct {
 	stderr  io.Writer
 }
 
-// errUsage marks errors that are the caller's mistake (exit status 2).
-var errUsage = errors.New("usage")
-
-// errUsageShown marks usage errors the flag package has already printed.
-var errUsageShown = errors.New("usage shown")
-
-func usageErr(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", errUsage, fmt.Sprintf(format, args...))
-}
+// usageErr returns a usage error (exit status 2).
+func usageErr(format string, args ...any) error { return envflag.Usagef(format, args...) }
 
 const topUsage = `chunk splits documents into chunks, shows how they are chunked, inspects chunk collections and benchmarks chunkers.
 
@@ -77,9 +71,9 @@ func (a *app) run(ctx context.Context, args []string) int {
 		return exitOK
 	case errors.Is(err, flag.ErrHelp):
 		return exitOK
-	case errors.Is(err, errUsageShown):
+	case errors.Is(err, envflag.ErrShown):
 		return exitUsage
-	case errors.Is(err, errUsage):
+	case errors.Is(err, envflag.ErrUsage):
 		fmt.Fprintf(a.stderr, "chunk %s: %v\nRun \"chunk %s -h\" for help.\n", args[0], err, args[0])
 		return exitUsage
 	case errors.Is(err, errFilesFailed):
@@ -103,18 +97,8 @@ func (a *app) newFlagSet(name, head string) *flag.FlagSet {
 	return fs
 }
 
-// parse parses args into fs, turning parse errors into usage errors (the
-// flag package has printed them already).
-func parse(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fs.SetOutput(io.Discard)
-			return err
-		}
-		return fmt.Errorf("%w: %w", errUsageShown, err)
-	}
-	return nil
-}
+// parse parses args into fs (envflag.Parse).
+func parse(fs *flag.FlagSet, args []string) error { return envflag.Parse(fs, args) }
 
 // splitList splits a comma-separated flag value, dropping empty items.
 func splitList(s string) []string {

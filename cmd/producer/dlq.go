@@ -79,7 +79,7 @@ func parseSeqs(s string) ([]uint64, error) {
 	for _, f := range envflag.SplitList(s) {
 		n, err := strconv.ParseUint(f, 10, 64)
 		if err != nil || n == 0 {
-			return nil, fmt.Errorf("%w: -seq: %q is not a stream sequence (a positive integer)", errUsage, f)
+			return nil, fmt.Errorf("%w: -seq: %q is not a stream sequence (a positive integer)", envflag.ErrUsage, f)
 		}
 		out = append(out, n)
 	}
@@ -95,9 +95,9 @@ func runDLQ(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 	if len(args) == 0 || dlqOps[args[0]] == "" {
 		usage()
 		if len(args) == 0 {
-			return 2, fmt.Errorf("%w: dlq: say list, replay or purge", errUsage)
+			return 2, fmt.Errorf("%w: dlq: say list, replay or purge", envflag.ErrUsage)
 		}
-		return 2, fmt.Errorf("%w: dlq: unknown operation %q: say list, replay or purge", errUsage, args[0])
+		return 2, fmt.Errorf("%w: dlq: unknown operation %q: say list, replay or purge", envflag.ErrUsage, args[0])
 	}
 	op := args[0]
 	var c dlqConfig
@@ -109,10 +109,10 @@ func runDLQ(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 	fs.SetOutput(stderr)
 	bindDLQFlags(fs, op, &c, &a)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: "+dlqOps[op])
+		fmt.Fprintln(fs.Output(), "usage: "+dlqOps[op])
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args[1:]); err != nil {
+	if err := envflag.Parse(fs, args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0, nil
 		}
@@ -120,7 +120,7 @@ func runDLQ(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 	}
 	if fs.NArg() > 0 {
 		fs.Usage()
-		return 2, fmt.Errorf("%w: dlq %s takes no arguments, got %q", errUsage, op, fs.Args())
+		return 2, fmt.Errorf("%w: dlq %s takes no arguments, got %q", envflag.ErrUsage, op, fs.Args())
 	}
 	if err := errors.Join(c.NATS.Validate(), c.Log.Validate(), c.Config.Validate()); err != nil {
 		return 2, fmt.Errorf("dlq: %w", err)
@@ -131,7 +131,7 @@ func runDLQ(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 	switch a.filter.Kind {
 	case "", messages.KindPermanent, messages.KindExhausted:
 	default:
-		return 2, fmt.Errorf("%w: dlq: -kind is %s or %s, got %q", errUsage, messages.KindPermanent, messages.KindExhausted, a.filter.Kind)
+		return 2, fmt.Errorf("%w: dlq: -kind is %s or %s, got %q", envflag.ErrUsage, messages.KindPermanent, messages.KindExhausted, a.filter.Kind)
 	}
 	seqs, err := parseSeqs(a.seqs)
 	if err != nil {
@@ -320,7 +320,7 @@ func dlqPurge(ctx context.Context, d *producer.DLQ, a dlqArgs, stdout, stderr io
 	code := reportNotFound(stderr, sum.NotFound)
 	if !a.yes {
 		return 2, fmt.Errorf("%w: would delete %d dead letters (%s), listed above; nothing was deleted: run it again with -yes to delete them",
-			errUsage, sum.Deleted, a.filter)
+			envflag.ErrUsage, sum.Deleted, a.filter)
 	}
 	fmt.Fprintf(stderr, "producer: dlq purge: %d deleted (%s)\n", sum.Deleted, a.filter)
 	return code, nil

@@ -69,16 +69,13 @@ func main() {
 	os.Exit(code)
 }
 
-// errUsage marks usage errors (exit status 2).
-var errUsage = errors.New("usage")
-
 // maxListedFailures bounds the failures printed one per line.
 const maxListedFailures = 100
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, lookup func(string) (string, bool)) int {
 	code, err := runErr(ctx, args, stdin, stdout, stderr, lookup)
 	if err != nil {
-		fmt.Fprintf(stderr, "producer: %v\n", err)
+		fmt.Fprintf(stderr, "producer: %s\n", errText(err))
 	}
 	return code
 }
@@ -102,10 +99,10 @@ func runErr(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 	chunkers := chunkflags.Register(fs, registry.Default().Entries(), defChunker)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: producer [flags] PATH...\n       producer -chunker email [flags] MAILBOX...\n       producer -stdin [flags] < requests.jsonl\n"+commandsUsage())
+		fmt.Fprintln(fs.Output(), "usage: producer [flags] PATH...\n       producer -chunker email [flags] MAILBOX...\n       producer -stdin [flags] < requests.jsonl\n"+commandsUsage())
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := envflag.Parse(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0, nil
 		}
@@ -140,7 +137,7 @@ func runErr(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 	if c.Stdin == (len(paths) > 0) {
 		fs.Usage()
-		return 2, fmt.Errorf("%w: give PATH arguments (or -dir), or -stdin", errUsage)
+		return 2, fmt.Errorf("%w: give PATH arguments (or -dir), or -stdin", envflag.ErrUsage)
 	}
 	// A chunker that splits its inputs (email: a mailbox into threads)
 	// named for paths: one request per part.
@@ -209,7 +206,7 @@ func runErr(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		sum, err = p.SendLines(ctx, stdin, producer.StreamOptions{
 			Rate: c.Rate, MaxPendingBytes: c.MaxPendingBytes, Retry: retry, DryRun: c.DryRun, OnDryRun: dry, OnProgress: bar.update,
 			OnSent:    onSent,
-			OnBadLine: func(f producer.Failure) { bar.printf("producer: bad request: %v\n", f.Err) },
+			OnBadLine: func(f producer.Failure) { bar.printf("producer: bad request: %s\n", errText(f.Err)) },
 		})
 	} else {
 		tmpl := producer.Document{Format: c.Format, Options: options, Source: c.Source, Collection: c.Collection}
@@ -250,7 +247,7 @@ func printSummary(w io.Writer, s *producer.Summary, dryRun, stdin, resendStale b
 			break
 		}
 		if !stdin || f.Line == 0 { // stdin lines were reported as found
-			fmt.Fprintf(w, "producer: failed: %v\n", f.Err)
+			fmt.Fprintf(w, "producer: failed: %s\n", errText(f.Err))
 		}
 	}
 	secs := max(s.Elapsed.Seconds(), 1e-9)
@@ -280,3 +277,7 @@ func warnDuplicateWindow(ctx context.Context, js jetstream.JetStream, name strin
 			"stream", name, "retry_for", c.RetryFor.String(), "ack_timeout", c.AckTimeout.String(), "duplicate_window", w.String())
 	}
 }
+
+// errText is an error as the command prints it after its own "producer: ":
+// without the producer package's prefix, so that it is said once.
+func errText(err error) string { return strings.TrimPrefix(err.Error(), "producer: ") }

@@ -4,6 +4,8 @@ import (
 	"flag"
 	"fmt"
 	"strings"
+
+	"github.com/chunkstream/chunkstream/cmd/internal/envflag"
 )
 
 // A setting is given when its flag is on the command line or, for the
@@ -60,7 +62,7 @@ var publishFlags = []string{"rate", "max-pending", "max-pending-bytes", "retry-f
 // mailboxes (one request per thread, format mbox, no extension filter).
 func checkModes(set map[string]bool, c *config, chunkerFlags map[string]bool, mailbox bool) error {
 	bad := func(name, why string) error {
-		return fmt.Errorf("%w: -%s %s", errUsage, name, why)
+		return fmt.Errorf("%w: -%s %s", envflag.ErrUsage, name, why)
 	}
 	if c.Stdin {
 		for _, name := range requestFlags {

@@ -71,10 +71,10 @@ func runStatus(ctx context.Context, args []string, _ io.Reader, stdout, stderr i
 	bindStatusFlags(fs, &c, &a)
 	asJSON, id, failed := &a.json, &a.id, &a.failed
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: "+statusUsage)
+		fmt.Fprintln(fs.Output(), "usage: "+statusUsage)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := envflag.Parse(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0, nil
 		}
@@ -82,10 +82,10 @@ func runStatus(ctx context.Context, args []string, _ io.Reader, stdout, stderr i
 	}
 	if fs.NArg() > 0 {
 		fs.Usage()
-		return 2, fmt.Errorf("%w: status takes no arguments, got %q", errUsage, fs.Args())
+		return 2, fmt.Errorf("%w: status takes no arguments, got %q", envflag.ErrUsage, fs.Args())
 	}
 	if *id != "" && *failed {
-		return 2, fmt.Errorf("%w: status: -id and -failed exclude each other", errUsage)
+		return 2, fmt.Errorf("%w: status: -id and -failed exclude each other", envflag.ErrUsage)
 	}
 	if err := errors.Join(c.NATS.Validate(), c.Log.Validate(), c.Config.Validate()); err != nil {
 		return 2, fmt.Errorf("status: %w", err)

@@ -36,23 +36,23 @@ type localFlags struct {
 // when a document was dead-lettered or could not be sent.
 func runLocal(ctx context.Context, c *config, lf *localFlags, log *slog.Logger, _, stderr io.Writer) (int, error) {
 	if lf.out == "" {
-		return 2, fmt.Errorf("%w: -local needs -out FILE", errUsage)
+		return 2, fmt.Errorf("%w: -local needs -out FILE", envflag.ErrUsage)
 	}
 	if _, err := chunking.FormatOf(lf.out); err != nil {
-		return 2, fmt.Errorf("%w: -out: %v", errUsage, err)
+		return 2, fmt.Errorf("%w: -out: %v", envflag.ErrUsage, err)
 	}
 	// The options set, checked and in the wire's types: the chunker's
 	// defaults apply to the others.
 	opts, err := lf.chunker.Normalize(lf.options)
 	if err != nil {
-		return 2, fmt.Errorf("%w: %v", errUsage, err)
+		return 2, fmt.Errorf("%w: %v", envflag.ErrUsage, err)
 	}
 	cfg := c.Config
 	if lf.workers > 0 {
 		cfg.Concurrency = lf.workers
 	}
 	if err := cfg.Validate(); err != nil {
-		return 2, fmt.Errorf("%w: %v", errUsage, err)
+		return 2, fmt.Errorf("%w: %v", envflag.ErrUsage, err)
 	}
 	if lf.cpuProfile != "" {
 		f, err := os.Create(lf.cpuProfile)

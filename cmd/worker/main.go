@@ -34,6 +34,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/chunkstream/chunkstream/cmd/internal/envflag"
 )
 
 func main() {
@@ -42,9 +44,6 @@ func main() {
 	stop()
 	os.Exit(code)
 }
-
-// errUsage marks command-line mistakes (exit status 2).
-var errUsage = errors.New("usage")
 
 // run is the whole command, testable: it returns the exit status.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, lookup func(string) (string, bool)) int {
@@ -65,7 +64,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, lookup fu
 	fs.StringVar(&lf.cpuProfile, "cpuprofile", "", "local mode: write a CPU profile to this file")
 	healthcheck := fs.Bool("healthcheck", false, "probe /healthz and /readyz of the worker at -metrics-addr; exit 0 when both answer 200")
 	cf := bindFlags(fs, &c)
-	if err := fs.Parse(args); err != nil {
+	if err := envflag.Parse(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
@@ -111,7 +110,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, lookup fu
 		code, err := runLocal(ctx, &c, &lf, log, stdout, stderr)
 		if err != nil {
 			fmt.Fprintf(stderr, "worker: %v\n", err)
-			if errors.Is(err, errUsage) {
+			if errors.Is(err, envflag.ErrUsage) {
 				return 2
 			}
 			return 1

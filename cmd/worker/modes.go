@@ -62,7 +62,7 @@ func checkMode(fs *flag.FlagSet, mode string, c *config) error {
 			}
 		}
 		if why != "" {
-			return fmt.Errorf("%w: -%s has no effect %s", errUsage, name, why)
+			return fmt.Errorf("%w: -%s has no effect %s", envflag.ErrUsage, name, why)
 		}
 	}
 	return nil

@@ -66,7 +66,7 @@ var allow = map[string]allowed{
 	"topology": {thirdParty: []string{"github.com/nats-io/nats.go"}},
 	"worker": {
 		module:     []string{"chunking", "chunking/registry", "fault", "internal/codec", "messages", "topology"},
-		thirdParty: []string{"github.com/nats-io/nats.go", "github.com/prometheus/client_golang"},
+		thirdParty: []string{"github.com/nats-io/nats.go", "github.com/nats-io/nuid", "github.com/prometheus/client_golang"},
 	},
 	"worker/embed": {
 		module:     []string{"fault", "internal/tokens"},
@@ -89,7 +89,7 @@ var allow = map[string]allowed{
 		module:     []string{"chunking", "chunking/email", "chunking/registry", "fault", "messages", "topology"},
 		thirdParty: []string{"github.com/nats-io/nats.go", "github.com/nats-io/nuid"},
 	},
-	"cmd/internal/chunkflags": {module: []string{"chunking/registry"}},
+	"cmd/internal/chunkflags": {module: []string{"chunking/registry", "cmd/internal/envflag"}},
 	"cmd/internal/envflag":    {},
 	"cmd/internal/natsconn": {
 		module:     []string{"cmd/internal/envflag"},
@@ -101,7 +101,7 @@ var allow = map[string]allowed{
 	"internal/tokens":            {thirdParty: []string{"github.com/tiktoken-go/tokenizer"}},
 	"internal/tokens/tokenstest": {module: []string{"internal/testutil"}},
 	"internal/deps":              {},
-	"cmd/chunk":                  {module: []string{"chunking", "chunking/registry", "cmd/internal/chunkflags", "internal/tokens"}},
+	"cmd/chunk":                  {module: []string{"chunking", "chunking/registry", "cmd/internal/chunkflags", "cmd/internal/envflag", "internal/tokens"}},
 	"cmd/internal/local": {
 		module:     []string{"chunking", "chunking/registry", "producer", "worker"},
 		thirdParty: []string{"github.com/nats-io/nats-server/v2", "github.com/nats-io/nats.go"},

@@ -1,17 +1,14 @@
 package chunkflags
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/chunkstream/chunkstream/chunking/registry"
+	"github.com/chunkstream/chunkstream/cmd/internal/envflag"
 )
-
-// ErrUsage reports a flag that does not apply to the chosen chunker.
-var ErrUsage = errors.New("chunkflags: usage")
 
 // owner is one chunker option behind a flag.
 type owner struct {
@@ -125,7 +122,7 @@ func formatDefault(v any) string {
 // Chunker returns the entry chosen by -chunker and the raw options of the
 // chunker flags set explicitly, keyed by the options' reference names.
 // Call it after fs.Parse. An unknown chunker wraps
-// registry.ErrUnknownChunker; a set flag the chunker lacks wraps ErrUsage.
+// registry.ErrUnknownChunker; a set flag the chunker lacks wraps envflag.ErrUsage.
 func (s *Set) Chunker() (registry.Entry, map[string]any, error) {
 	i := slices.IndexFunc(s.entries, func(e registry.Entry) bool { return e.Name == *s.chunker })
 	if i < 0 {
@@ -150,7 +147,7 @@ func (s *Set) Chunker() (registry.Entry, map[string]any, error) {
 				others = append(others, o.chunker)
 			}
 			err = fmt.Errorf("%w: flag -%s does not apply to chunker %s (it is an option of %s)",
-				ErrUsage, f.Name, e.Name, strings.Join(others, ", "))
+				envflag.ErrUsage, f.Name, e.Name, strings.Join(others, ", "))
 			return
 		}
 		raw[ows[k].opt.Name] = f.Value.String()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/registry"
+	"github.com/chunkstream/chunkstream/cmd/internal/envflag"
 )
 
 // alphaConfig and betaConfig are the configurations of two fake
@@ -56,8 +57,8 @@ func TestChunkerFlags(t *testing.T) {
 		{[]string{"-merge-small"}, "alpha", map[string]any{"merge_small": "true"}, nil},
 		{[]string{"-merge-small=false"}, "alpha", map[string]any{"merge_small": "false"}, nil},
 		{[]string{"-chunker", "beta", "-lv", "1,3", "-max-char", "9"}, "beta", map[string]any{"levels": "1,3", "max_char": "9"}, nil},
-		{[]string{"-chunker", "beta", "-merge-small"}, "", nil, ErrUsage},
-		{[]string{"-lv", "1"}, "", nil, ErrUsage},
+		{[]string{"-chunker", "beta", "-merge-small"}, "", nil, envflag.ErrUsage},
+		{[]string{"-lv", "1"}, "", nil, envflag.ErrUsage},
 		{[]string{"-chunker", "gamma"}, "", nil, registry.ErrUnknownChunker},
 	}
 	for _, tt := range tests {

@@ -14,5 +14,5 @@
 // options (strip_quotes, which also takes "auto", included) are flags that
 // may be set bare.
 // A set flag that the chosen chunker does not have is a usage error
-// (ErrUsage).
+// (envflag.ErrUsage).
 package chunkflags
