@@ -171,7 +171,7 @@ func runErr(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if !c.DryRun {
 		// Fail before sending anything when nothing stores the subject;
 		// wait while workers starting too may still be creating INGEST.
-		name, err := topology.StreamForSubject(ctx, js, c.Config, c.Subject)
+		name, err := streamForSubject(ctx, js, &c, stderr)
 		if err != nil {
 			return 1, err
 		}
@@ -282,3 +282,30 @@ func warnDuplicateWindow(ctx context.Context, js jetstream.JetStream, name strin
 // errText is an error as the command prints it after its own "producer: ":
 // without the producer package's prefix, so that it is said once.
 func errText(err error) string { return strings.TrimPrefix(err.Error(), "producer: ") }
+
+// streamForSubject finds the stream that stores the producer's subject,
+// waiting up to the set-up timeout while workers starting too may still
+// be creating INGEST; while it waits it says so, and how long it will go
+// on waiting, every 10 s.
+func streamForSubject(ctx context.Context, js jetstream.JetStream, c *config, stderr io.Writer) (string, error) {
+	if name, err := js.StreamNameBySubject(ctx, c.Subject); err == nil {
+		return name, nil
+	}
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		deadline := time.Now().Add(c.SetupTimeout)
+		tick := time.NewTicker(10 * time.Second)
+		defer tick.Stop()
+		for {
+			fmt.Fprintf(stderr, "producer: no stream stores %s yet (the first worker to start creates %s): waiting %s more (CHUNKSTREAM_SETUP_TIMEOUT)\n",
+				c.Subject, c.IngestStream, time.Until(deadline).Round(time.Second))
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return topology.StreamForSubject(ctx, js, c.Config, c.Subject)
+}

@@ -77,7 +77,7 @@ func TestServiceChunkerDefaults(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ns := jstest.Start(t, t.TempDir(), -1)
-			env := map[string]string{"NATS_URL": ns.ClientURL(), "CHUNKSTREAM_METRICS_ADDR": "", "CHUNKSTREAM_LOG_LEVEL": "error"}
+			env := map[string]string{"NATS_URL": ns.ClientURL(), "CHUNKSTREAM_METRICS_ADDR": "127.0.0.1:0", "CHUNKSTREAM_LOG_LEVEL": "error"}
 			for k, v := range tc.env {
 				env[k] = v
 			}

@@ -11,7 +11,8 @@
 //     the server's pod starts after the worker's) it tries again, 250 ms
 //     doubling to 2 s with jitter, for up to ConnectTimeout; then it fails
 //     with an error naming the URL (credentials hidden) and the variables
-//     to check. A server that answers and refuses (authorization, TLS, a
+//     to check. It says so at once, and how long it will go on waiting
+//     every 5 s. A server that answers and refuses (authorization, TLS, a
 //     connection closed in the handshake) is not waited for: the error is
 //     returned at once.
 //   - Once connected, reconnects are endless (every 250 ms): a running
@@ -149,6 +150,7 @@ func Connect(ctx context.Context, c Config, name string, log *slog.Logger, extra
 	start := time.Now()
 	deadline := start.Add(c.ConnectTimeout)
 	wait := 250 * time.Millisecond
+	var said time.Time // when the wait was last logged
 	for attempt := 1; ; attempt++ {
 		nc, err := nats.Connect(c.URL, opts...)
 		if err == nil {
@@ -165,8 +167,9 @@ func Connect(ctx context.Context, c Config, name string, log *slog.Logger, extra
 			return nil, fmt.Errorf("natsconn: no NATS server answered at %s within %v (check NATS_URL, or give the server longer with CHUNKSTREAM_CONNECT_TIMEOUT): %w",
 				redact(c.URL), c.ConnectTimeout, err)
 		}
-		if attempt == 1 {
-			log.Warn("waiting for NATS", "url", redact(c.URL), "timeout", c.ConnectTimeout, "err", err)
+		if time.Since(said) >= countdownEvery {
+			said = time.Now()
+			log.Warn("waiting for NATS", "url", redact(c.URL), "left", left.Round(time.Second), "err", err)
 		}
 		d := min(wait/2+rand.N(wait/2), left)
 		wait = min(2*wait, 2*time.Second)
@@ -177,6 +180,10 @@ func Connect(ctx context.Context, c Config, name string, log *slog.Logger, extra
 		}
 	}
 }
+
+// countdownEvery is how often Connect says, while it waits for a server,
+// how long it will go on waiting.
+const countdownEvery = 5 * time.Second
 
 // unanswered reports whether a connection error means that no server
 // answered (worth waiting for) rather than that one refused the client. A
