@@ -51,6 +51,11 @@ type BackfillOptions struct {
 	// Force sends every document, even those whose done record holds
 	// their content's version and settings.
 	Force bool
+	// SendInvalidText sends a file of a text format (Markdown, MDX, text)
+	// that is not valid UTF-8 as it is, for the workers to dead-letter;
+	// without it the file is reported with the offset of its first bad
+	// byte (an error matching chunking.ErrNotUTF8) and not sent.
+	SendInvalidText bool
 	// ResendStale sends only the stale documents: those whose done record
 	// holds their content's version but another settings fingerprint (or
 	// none), that is, processed with other settings than the request
@@ -512,6 +517,12 @@ func (b *backfill) prepare(ctx context.Context, s source) prepared {
 	doc.ID, doc.Content = s.id, content
 	if s.format != "" {
 		doc.Format = s.format
+	}
+	if !b.o.SendInvalidText {
+		if err := b.p.checkText(&doc, s.file); err != nil {
+			pr.err = err
+			return pr
+		}
 	}
 	if !b.o.Force {
 		// Unchanged means same content and same settings.

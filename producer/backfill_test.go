@@ -2,12 +2,15 @@ package producer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/worker"
 )
@@ -107,5 +110,35 @@ func TestBackfillIncremental(t *testing.T) {
 	s, err = e.producer(Options{}).Backfill(ctx, BackfillOptions{Paths: []string{dir}, Force: true, DryRun: true})
 	if err != nil || s.Sent != n-1 {
 		t.Fatalf("-force dry run: %+v, %v; want %d", s.Stats, err, n-1)
+	}
+}
+
+// TestBackfillRefusesInvalidText: a text file that is not UTF-8 is
+// reported with its path and the offset of its first bad byte and not
+// sent; the others are; SendInvalidText sends it as it is; a format that
+// is not text is not checked.
+func TestBackfillRefusesInvalidText(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	dir := t.TempDir()
+	for name, text := range map[string]string{"ok.md": "# OK\n", "bad.md": "# Bad\n\nab\xffc\n", "bad.txt": "\xfe", "box.mbox": "From a\n\xff\n"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exts := []string{".md", ".txt", ".mbox"}
+	s, err := e.producer(Options{}).Backfill(ctx, BackfillOptions{Paths: []string{dir}, Exts: exts, DryRun: true})
+	if err != nil || s.Sent != 2 || s.Failed != 2 {
+		t.Fatalf("Backfill = %+v, %v; want 2 sent (ok.md, box.mbox), 2 failed", s.Stats, err)
+	}
+	for _, f := range s.Failures {
+		want := map[string]string{"bad.md": "bad.md (markdown): invalid UTF-8 at byte 9: not sent", "bad.txt": "bad.txt (text): invalid UTF-8 at byte 0"}[f.ID]
+		if want == "" || !strings.Contains(f.Err.Error(), want) || !errors.Is(f.Err, chunking.ErrNotUTF8) {
+			t.Errorf("failure %s: %v; want it to say %q", f.ID, f.Err, want)
+		}
+	}
+	s, err = e.producer(Options{}).Backfill(ctx, BackfillOptions{Paths: []string{dir}, Exts: exts, DryRun: true, SendInvalidText: true})
+	if err != nil || s.Sent != 4 || s.Failed != 0 {
+		t.Errorf("Backfill with SendInvalidText = %+v, %v; want all 4 sent", s.Stats, err)
 	}
 }

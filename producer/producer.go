@@ -12,6 +12,7 @@ import (
 
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/registry"
+	"github.com/chunkstream/chunkstream/internal/codec"
 	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/topology"
 )
@@ -309,4 +310,27 @@ func (b *Batch) Wait(ctx context.Context) error {
 		return ctx.Err()
 	}
 	return errors.Join(b.errs...)
+}
+
+// checkText refuses a document of a text format (registry.Format.Text)
+// whose content is not valid UTF-8, which the workers would dead-letter:
+// the error names the file (or the id) and the offset of the first bad
+// byte, and matches chunking.ErrNotUTF8.
+func (p *Producer) checkText(doc *Document, file string) error {
+	format := p.opts.Chunkers.InferFormat(doc.ID)
+	if doc.Format != "" {
+		f, err := p.opts.Chunkers.Format(doc.Format)
+		if err != nil {
+			return nil // the workers refuse it, saying why
+		}
+		format = f
+	}
+	err := codec.CheckText(doc.Content)
+	if !format.Text || err == nil {
+		return nil
+	}
+	if file == "" {
+		file = doc.ID
+	}
+	return fmt.Errorf("%s (%s): %w: not sent (fix the file, or send it as it is with -send-invalid-utf8)", file, format.Name, err)
 }

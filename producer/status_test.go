@@ -39,7 +39,7 @@ func statusRun(t *testing.T, e *env) []Awaited {
 		defer mu.Unlock()
 		sent = append(sent, Awaited{ID: s.ID, Seq: s.Seq})
 	}
-	if s, err := e.producer(Options{}).Backfill(ctx, BackfillOptions{Paths: []string{dir}, OnSent: onSent}); err != nil || s.Sent != 4 {
+	if s, err := e.producer(Options{}).Backfill(ctx, BackfillOptions{Paths: []string{dir}, OnSent: onSent, SendInvalidText: true}); err != nil || s.Sent != 4 {
 		t.Fatalf("Backfill = %+v, %v", s, err)
 	}
 	write("twice.md", "# Twice, version 2\n")

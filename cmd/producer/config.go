@@ -55,6 +55,9 @@ type config struct {
 	Stdin bool `env:"CHUNKSTREAM_PRODUCER_STDIN"`
 	// Force sends unchanged documents too.
 	Force bool `env:"CHUNKSTREAM_PRODUCER_FORCE"`
+	// SendInvalidUTF8 sends text files that are not valid UTF-8 as they
+	// are (the workers dead-letter them) instead of reporting them.
+	SendInvalidUTF8 bool `env:"CHUNKSTREAM_PRODUCER_SEND_INVALID_UTF8"`
 	// DeleteMissing sends deletes for documents whose file is gone.
 	DeleteMissing bool `env:"CHUNKSTREAM_PRODUCER_DELETE_MISSING"`
 	// ResendStale sends only the documents processed with other settings
@@ -144,6 +147,7 @@ func bindFlags(fs *flag.FlagSet, c *config) {
 	fs.StringVar(&c.Collection, "collection", c.Collection, "Qdrant collection override of every request (env CHUNKSTREAM_PRODUCER_COLLECTION)")
 	fs.BoolVar(&c.Stdin, "stdin", c.Stdin, "read ingest requests as JSON lines from standard input (env CHUNKSTREAM_PRODUCER_STDIN)")
 	fs.BoolVar(&c.Force, "force", c.Force, "send unchanged documents too (env CHUNKSTREAM_PRODUCER_FORCE)")
+	fs.BoolVar(&c.SendInvalidUTF8, "send-invalid-utf8", c.SendInvalidUTF8, "send Markdown, MDX and text files that are not valid UTF-8 as they are, for the workers to dead-letter, instead of reporting them and sending nothing (env CHUNKSTREAM_PRODUCER_SEND_INVALID_UTF8)")
 	fs.BoolVar(&c.DeleteMissing, "delete-missing", c.DeleteMissing, "send deletes for ids under -id-prefix whose file is gone (env CHUNKSTREAM_PRODUCER_DELETE_MISSING)")
 	fs.BoolVar(&c.ResendStale, "resend-stale", c.ResendStale, "send only the documents whose record holds their content but other settings (after a change of the workers' chunker defaults); nothing new, changed or deleted (env CHUNKSTREAM_PRODUCER_RESEND_STALE)")
 	fs.BoolVar(&c.Wait, "wait", c.Wait, "after publishing, wait until the workers processed every request sent; exit 1 if any was dead-lettered (env CHUNKSTREAM_PRODUCER_WAIT)")

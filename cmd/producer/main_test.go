@@ -222,7 +222,7 @@ func TestEveryFlagHasAVariable(t *testing.T) {
 	var c config
 	fs := flag.NewFlagSet("producer", flag.ContinueOnError)
 	bindFlags(fs, &c)
-	re := regexp.MustCompile(`\(env ([A-Z_]+)\)`)
+	re := regexp.MustCompile(`\(env ([A-Z0-9_]+)\)`)
 	named := map[string]bool{}
 	fs.VisitAll(func(f *flag.Flag) {
 		m := re.FindStringSubmatch(f.Usage)

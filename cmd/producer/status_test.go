@@ -83,7 +83,14 @@ func TestWaitAndStatus(t *testing.T) {
 	if code != 0 || !regexp.MustCompile(`for 2 requests: [12] done, 0 failed, [01] superseded, 0 pending`).MatchString(errOut) {
 		t.Fatalf("producer -wait -stdin with two versions = %d:\n%s", code, errOut)
 	}
+	// The producer refuses a text file that is not UTF-8, naming where;
+	// sent on purpose, the worker dead-letters it, naming where too.
 	code, _, errOut = producerRun("", "-wait", mixed)
+	if code != 1 || !regexp.MustCompile(`producer: failed: \S*bad\.md \(markdown\): invalid UTF-8 at byte \d+: not sent`).MatchString(errOut) ||
+		!strings.Contains(errOut, "1 failed") {
+		t.Fatalf("producer -wait over a file that is not UTF-8 = %d:\n%s", code, errOut)
+	}
+	code, _, errOut = producerRun("", "-wait", "-send-invalid-utf8", mixed)
 	if code != 1 || !strings.Contains(errOut, "for 1 requests: 0 done, 1 failed") ||
 		!regexp.MustCompile(`failed: bad\.md \(ingest seq \d+\): not_utf8: .*content: invalid UTF-8 at byte \d+`).MatchString(errOut) {
 		t.Fatalf("producer -wait with a dead letter = %d:\n%s", code, errOut)
