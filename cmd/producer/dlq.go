@@ -299,6 +299,9 @@ func dlqReplay(ctx context.Context, d *producer.DLQ, a dlqArgs, stdout, stderr i
 		line += " (" + strings.Join(whys, ", ") + ")"
 	}
 	fmt.Fprintln(stderr, line)
+	if sum.Processed+sum.Removed+sum.KeptTotal() == 0 && len(a.filter.Seqs) == 0 {
+		fmt.Fprintf(stderr, "producer: dlq replay: no dead letter matches (%s)\n", a.filter)
+	}
 	code := reportNotFound(stderr, sum.NotFound)
 	if sum.KeptTotal() > 0 {
 		code = 1
@@ -318,6 +321,10 @@ func dlqPurge(ctx context.Context, d *producer.DLQ, a dlqArgs, stdout, stderr io
 		return 1, err
 	}
 	code := reportNotFound(stderr, sum.NotFound)
+	if sum.Deleted == 0 && len(a.filter.Seqs) == 0 {
+		fmt.Fprintf(stderr, "producer: dlq purge: no dead letter matches (%s)\n", a.filter)
+		return code, nil
+	}
 	if !a.yes {
 		return 2, fmt.Errorf("%w: would delete %d dead letters (%s), listed above; nothing was deleted: run it again with -yes to delete them",
 			envflag.ErrUsage, sum.Deleted, a.filter)

@@ -335,3 +335,24 @@ func TestDLQVerbsAgreeWithStatus(t *testing.T) {
 		t.Errorf("failed %v, want none", got)
 	}
 }
+
+// TestDLQFiltersMatchingNothing: a verb whose filters select no dead
+// letter says so.
+func TestDLQFiltersMatchingNothing(t *testing.T) {
+	e := newDLQEnv(t)
+	e.publish("ingest.docs", messages.IngestRequest{V: 1, ID: "a.md", Content: []byte("# A\n"), Chunker: "nope"})
+	e.work(nil, 1)
+	for _, args := range [][]string{
+		{"dlq", "replay", "-cause", "unknown_option"},
+		{"dlq", "purge", "-cause", "unknown_option"},
+		{"dlq", "purge", "-cause", "unknown_option", "-yes"},
+	} {
+		code, _, errOut := e.producer(args...)
+		if code != 0 || !strings.Contains(errOut, "no dead letter matches (-cause unknown_option)") {
+			t.Errorf("producer %q = %d, %s; want it to say nothing matches", args, code, errOut)
+		}
+	}
+	if n := e.count(e.cfg.DLQStream); n != 1 {
+		t.Errorf("DLQ holds %d, want its one dead letter untouched", n)
+	}
+}

@@ -263,6 +263,12 @@ func printSummary(w io.Writer, s *producer.Summary, dryRun, stdin, resendStale b
 	fmt.Fprintf(w, "producer: %d documents: %d %s (%d deletes, %d duplicates, %d stale), %d %s skipped, %d failed (%d given up); %d retries, %d outages (%s unavailable); %.2f MB in %s (%.0f docs/s, %.2f MB/s)\n",
 		s.Total, s.Sent, verb, s.Deleted, s.Duplicates, s.Stale, s.Skipped, skipped, s.Failed, s.GaveUp, s.Retries, s.Outages, s.Unavailable.Round(time.Millisecond),
 		float64(s.Bytes)/1e6, s.Elapsed.Round(time.Millisecond), float64(s.Done)/secs, float64(s.ReadBytes)/1e6/secs)
+	switch {
+	case s.Total == 0:
+		fmt.Fprintln(w, "producer: no document found: check the paths, -ext and -id-prefix")
+	case resendStale && s.Sent == 0 && s.Failed == 0:
+		fmt.Fprintln(w, "producer: -resend-stale: no document is stale: each was processed with the settings it would get now")
+	}
 }
 
 // warnDuplicateWindow warns when a request could be re-sent after the
