@@ -56,3 +56,16 @@ func TestREADMEDocumentsEveryFlag(t *testing.T) {
 		}
 	}
 }
+
+// TestREADMECommandsRun runs every `chunk` line of the README as written,
+// in order, in a copy of the examples folder: each exits 0.
+func TestREADMECommandsRun(t *testing.T) {
+	cmds := testutil.ReadmeCommands(t, "chunk")
+	testutil.CopyExamples(t)
+	for _, c := range cmds {
+		code, _, errOut := runApp(t, registry.Default().Entries(), c.Args...)
+		if code != 0 {
+			t.Errorf("%s\n= %d: %s", c.Line, code, errOut)
+		}
+	}
+}

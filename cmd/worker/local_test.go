@@ -83,20 +83,27 @@ func TestLocalEqualsSplit(t *testing.T) {
 }
 
 // TestLocalDeadLetter: a document that cannot be chunked is a dead
-// letter with its reason; the others are written; exit status 1.
+// letter with its reason, a text file that is not UTF-8 is reported with
+// where and not sent; the others are written; exit status 1.
 func TestLocalDeadLetter(t *testing.T) {
 	dir := writeTree(t, map[string][]byte{
 		"good.md":   []byte("# Good\n\ntext\n"),
 		"latin1.md": []byte("caf\xe9\n"),
+		"long.md":   []byte(strings.Repeat("A sentence of a long document. ", 40)),
 	})
 	out := filepath.Join(t.TempDir(), "out.jsonl")
 	var stderr bytes.Buffer
-	code := run(context.Background(), []string{"-local", dir, "-out", out, "-no-progress"}, &bytes.Buffer{}, &stderr, noEnv)
+	args := []string{"-local", dir, "-out", out, "-no-progress", "-max-chunks-per-doc", "2", "-max-char", "100", "-chunk-overlap", "0", "-min-char", "0"}
+	code := run(context.Background(), args, &bytes.Buffer{}, &stderr, noEnv)
 	if code != 1 {
 		t.Fatalf("exit = %d, want 1\n%s", code, stderr.String())
 	}
-	if s := stderr.String(); !strings.Contains(s, "1 dead letters") || !strings.Contains(s, "latin1.md") || !strings.Contains(s, "not_utf8") {
+	s := stderr.String()
+	if !strings.Contains(s, "1 dead letters") || !strings.Contains(s, "dead letter: long.md") || !strings.Contains(s, "too_complex") {
 		t.Errorf("summary = %q, want the dead letter and its reason", s)
+	}
+	if !strings.Contains(s, "latin1.md (markdown): invalid UTF-8 at byte 3: not sent") {
+		t.Errorf("summary = %q, want latin1.md reported with where", s)
 	}
 	b, _ := os.ReadFile(out)
 	if !strings.Contains(string(b), `"file": "good.md"`) && !strings.Contains(string(b), `"file":"good.md"`) {
