@@ -186,7 +186,7 @@ func (r *IngestRequest) fields() chunking.Metadata {
 			f = append(f, chunking.Field{Key: k, Value: v})
 		}
 	}
-	add("op", r.Op)
+	add("op", string(r.Op))
 	f = append(f, chunking.Field{Key: "id", Value: r.ID})
 	add("source", r.Source)
 	add("format", r.Format)
@@ -260,7 +260,7 @@ func (r *ChunkRecord) fields() chunking.Metadata {
 	if v == 0 {
 		v = Version
 	}
-	f := chunking.Metadata{{Key: "v", Value: v}, {Key: "op", Value: r.Op}}
+	f := chunking.Metadata{{Key: "v", Value: v}, {Key: "op", Value: string(r.Op)}}
 	if r.ID != "" {
 		f = append(f, chunking.Field{Key: "id", Value: r.ID})
 	}

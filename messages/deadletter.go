@@ -23,12 +23,15 @@ import (
 // written before it existed have none.
 const HeaderErrorCause = "Chunkstream-Error-Cause"
 
-// Dead letter kinds (header Chunkstream-Error-Kind).
+// Kind is a dead letter's kind (header Chunkstream-Error-Kind).
+type Kind string
+
+// Dead letter kinds.
 const (
 	// KindPermanent marks a request that can never succeed.
-	KindPermanent = "permanent"
+	KindPermanent Kind = "permanent"
 	// KindExhausted marks a request that failed MaxDeliver times.
-	KindExhausted = "exhausted"
+	KindExhausted Kind = "exhausted"
 )
 
 // maxReasonBytes bounds the Chunkstream-Error header.
@@ -40,7 +43,7 @@ type DeadLetter struct {
 	// Reason is the error, one line.
 	Reason string
 	// Kind is KindPermanent or KindExhausted.
-	Kind string
+	Kind Kind
 	// Cause is the failure's stable snake_case label (HeaderErrorCause);
 	// empty in dead letters written before the header existed.
 	Cause fault.Cause
@@ -62,7 +65,7 @@ type DeadLetter struct {
 // 1 KiB at a rune boundary; an empty Cause removes HeaderErrorCause.
 func (dl DeadLetter) Apply(h map[string][]string) {
 	h[HeaderError] = []string{OneLine(dl.Reason, maxReasonBytes)}
-	h[HeaderErrorKind] = []string{dl.Kind}
+	h[HeaderErrorKind] = []string{string(dl.Kind)}
 	if dl.Cause != "" {
 		h[HeaderErrorCause] = []string{OneLine(string(dl.Cause), maxReasonBytes)}
 	} else {
@@ -89,7 +92,7 @@ func ParseDeadLetter(h map[string][]string) (DeadLetter, error) {
 		}
 		return ""
 	}
-	dl := DeadLetter{Reason: first(HeaderError), Kind: first(HeaderErrorKind), Cause: fault.Cause(first(HeaderErrorCause)),
+	dl := DeadLetter{Reason: first(HeaderError), Kind: Kind(first(HeaderErrorKind)), Cause: fault.Cause(first(HeaderErrorCause)),
 		Subject: first(HeaderSubject)}
 	if dl.Kind == "" {
 		return dl, fmt.Errorf("messages: not a dead letter: no %s header", HeaderErrorKind)

@@ -9,21 +9,24 @@ import (
 	"github.com/chunkstream/chunkstream/fault"
 )
 
+// State is where a document record's version stands.
+type State string
+
 // Document record states.
 const (
 	// StatePending means a worker has started the record's version and
 	// not finished it (or died, or dead-lettered it, part-way).
-	StatePending = "pending"
+	StatePending State = "pending"
 	// StateDone means the record's version was written to the sink.
-	StateDone = "done"
+	StateDone State = "done"
 	// StateDeadLettered means the record's version was dead-lettered
 	// (LastFailure says why) and nothing newer was started since. Like
 	// StatePending it is not done: a producer sends the document again.
-	StateDeadLettered = "dead_lettered"
+	StateDeadLettered State = "dead_lettered"
 	// StateDismissed means the record's version was dead-lettered and an
 	// operator purged its dead letter: it was never written, and it is no
 	// longer a failure to look at. Like StatePending it is not done.
-	StateDismissed = "dismissed"
+	StateDismissed State = "dismissed"
 )
 
 // DocRecord is a document record: the value, as a JSON object, of the
@@ -48,10 +51,10 @@ type DocRecord struct {
 	DocVersion string `json:"doc_version"`
 	// Op is OpUpsert or OpDelete; empty in a dead-lettered record whose
 	// request did not decode.
-	Op string `json:"op"`
+	Op Op `json:"op"`
 	// State is StatePending while a worker is on the version, StateDone
 	// after, StateDeadLettered when it was dead-lettered.
-	State string `json:"state"`
+	State State `json:"state"`
 	// Fingerprint is the settings fingerprint (Settings.Fingerprint) the
 	// version was chunked with, set with StateDone on an upsert; empty in
 	// a record written before fingerprints existed (or by a worker that

@@ -140,7 +140,7 @@ func ingestFromTree(tree any) (IngestRequest, error) {
 	fr := &fieldReader{m: m}
 	r := IngestRequest{
 		V:          v,
-		Op:         fr.str("op"),
+		Op:         Op(fr.str("op")),
 		ID:         fr.str("id"),
 		Source:     fr.str("source"),
 		Format:     fr.str("format"),
@@ -204,7 +204,7 @@ func recordFromTree(tree any) (ChunkRecord, error) {
 	fr := &fieldReader{m: m}
 	r := ChunkRecord{
 		V:          v,
-		Op:         fr.str("op"),
+		Op:         Op(fr.str("op")),
 		ID:         fr.str("id"),
 		DocID:      fr.str("doc_id"),
 		DocVersion: fr.str("doc_version"),

@@ -66,10 +66,14 @@ func RequestIngestSeq(header string, streamSeq uint64) (uint64, error) {
 	return seq, nil
 }
 
-// Op values of ingest requests, chunk records and document records.
+// Op is what a request, chunk record or document record does: upsert or
+// delete.
+type Op string
+
+// Ops.
 const (
-	OpUpsert = "upsert"
-	OpDelete = "delete"
+	OpUpsert Op = "upsert"
+	OpDelete Op = "delete"
 )
 
 // Sentinel errors. Every decoding failure wraps ErrDecode; a message of a
@@ -99,7 +103,7 @@ type IngestRequest struct {
 	// V is the schema version (Version when encoded by this package).
 	V int `msgpack:"v" json:"v"`
 	// Op is OpUpsert (default when empty) or OpDelete.
-	Op string `msgpack:"op,omitempty" json:"op,omitempty"`
+	Op Op `msgpack:"op,omitempty" json:"op,omitempty"`
 	// ID is the stable document id; required.
 	ID string `msgpack:"id" json:"id"`
 	// Source says where the document came from, for people.
@@ -156,7 +160,7 @@ type ChunkRecord struct {
 	// V is the schema version.
 	V int `msgpack:"v" json:"v"`
 	// Op is OpUpsert for a chunk, OpDelete for "no chunks".
-	Op string `msgpack:"op" json:"op"`
+	Op Op `msgpack:"op" json:"op"`
 	// ID is the chunk id (ChunkID); empty in a delete record.
 	ID string `msgpack:"id,omitempty" json:"id,omitempty"`
 	// DocID is the document id.
@@ -241,7 +245,7 @@ func IngestMsgID(docID, version, sendID string) string {
 }
 
 // DeleteMsgID returns the Nats-Msg-Id of a delete request.
-func DeleteMsgID(docID, sendID string) string { return IngestMsgID(docID, OpDelete, sendID) }
+func DeleteMsgID(docID, sendID string) string { return IngestMsgID(docID, string(OpDelete), sendID) }
 
 // ChunkMsgID returns the Nats-Msg-Id of a chunk record:
 // "<chunk id>@<ingest_seq>".
@@ -253,7 +257,7 @@ func ChunkMsgID(chunkID string, ingestSeq uint64) string {
 // "<doc id>@delete@<ingest_seq>" (chunk ids never contain "@", so it
 // cannot collide with a chunk record's).
 func DeleteRecordMsgID(docID string, ingestSeq uint64) string {
-	return docID + "@" + OpDelete + "@" + strconv.FormatUint(ingestSeq, 10)
+	return docID + "@" + string(OpDelete) + "@" + strconv.FormatUint(ingestSeq, 10)
 }
 
 // ChunkSubject returns the subject of a document's chunk records:

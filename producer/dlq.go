@@ -23,7 +23,7 @@ import (
 type DLQFilter struct {
 	// Kind is the dead letter's kind (messages.KindPermanent or
 	// messages.KindExhausted).
-	Kind string
+	Kind messages.Kind
 	// Cause is its cause (the Chunkstream-Error-Cause header).
 	Cause fault.Cause
 	// Subject matches the request's original subject (the
@@ -51,7 +51,7 @@ func (f DLQFilter) String() string {
 			parts = append(parts, fmt.Sprintf("-%s %s", flag, v))
 		}
 	}
-	add("kind", f.Kind)
+	add("kind", string(f.Kind))
 	add("cause", string(f.Cause))
 	add("subject", f.Subject)
 	add("id-prefix", f.IDPrefix)
@@ -104,11 +104,11 @@ type DeadLetterEntry struct {
 	DocID string `json:"doc_id"`
 	// Subject is the subject the request was published on; the fields
 	// to IngestSeq are the dead letter's headers (messages.DeadLetter).
-	Subject    string      `json:"subject"`
-	Kind       string      `json:"kind"`
-	Cause      fault.Cause `json:"cause"`
-	Reason     string      `json:"reason"`
-	Deliveries uint64      `json:"deliveries"`
+	Subject    string        `json:"subject"`
+	Kind       messages.Kind `json:"kind"`
+	Cause      fault.Cause   `json:"cause"`
+	Reason     string        `json:"reason"`
+	Deliveries uint64        `json:"deliveries"`
 	// StreamSeq is the failed request's INGEST sequence; IngestSeq the
 	// ingest_seq of its version (StreamSeq unless it was a replay).
 	StreamSeq uint64 `json:"stream_seq"`
@@ -517,7 +517,7 @@ func (d *DLQ) replayOne(ctx context.Context, stream jetstream.Stream, e DeadLett
 		id = req.ID
 		switch {
 		case req.IsDelete():
-			version = messages.OpDelete
+			version = string(messages.OpDelete)
 		case req.ContentRef != nil:
 			version = req.ContentRef.Name
 			if why, err := d.checkObject(ctx, req.ContentRef); err != nil {

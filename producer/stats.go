@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/messages"
 )
 
 // Stats counts a backfill's or a stream's documents as they settle.
@@ -58,7 +59,7 @@ type Failure struct {
 // Planned is one request a dry run would send.
 type Planned struct {
 	ID    string
-	Op    string
+	Op    messages.Op
 	Bytes int
 	// Object tells that the content would go through the Object Store.
 	Object bool

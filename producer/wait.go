@@ -18,20 +18,6 @@ import (
 // processed.
 var ErrWaitTimeout = errors.New("producer: requests still pending")
 
-// Request outcomes as Wait reports them.
-const (
-	// OutcomePending: no worker has finished the request yet.
-	OutcomePending = "pending"
-	// OutcomeDone: the request's version was written to the sink (a
-	// delete removed the document).
-	OutcomeDone = "done"
-	// OutcomeFailed: the request was dead-lettered.
-	OutcomeFailed = "failed"
-	// OutcomeSuperseded: a newer version of the document was started
-	// since; this request's version is not the document's any more.
-	OutcomeSuperseded = "superseded"
-)
-
 // Awaited is a published request to wait for: its document id and the
 // INGEST stream sequence its PubAck gave.
 type Awaited struct {

@@ -179,7 +179,7 @@ func TestOneDocumentCannotHoldAWorker(t *testing.T) {
 	if n := bc.spins.Load(); n != 1 {
 		t.Errorf("spin chunker called %d times, want once (a dead letter is not retried)", n)
 	}
-	if got, want := metricValue(t, w.Metrics().DeadLetters.WithLabelValues(messages.KindPermanent, string(fault.CauseTooComplex))), float64(len(dls)); got != want {
+	if got, want := metricValue(t, w.Metrics().DeadLetters.WithLabelValues(string(messages.KindPermanent), string(fault.CauseTooComplex))), float64(len(dls)); got != want {
 		t.Errorf("too_complex dead letters counted %v, want %v", got, want)
 	}
 	if n := e.pendingIngest(); n != 0 {

@@ -129,7 +129,7 @@ func TestDeadLetterRecordsFailure(t *testing.T) {
 		data     []byte
 		ct       string
 		cause    fault.Cause
-		op       string
+		op       messages.Op
 		version  string
 	}{
 		{"too large", "f/big.md", enc(messages.IngestRequest{V: 1, ID: "f/big.md", Content: big}), "", fault.CauseTooLarge, messages.OpUpsert, messages.ContentVersion(big)},

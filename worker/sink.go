@@ -26,7 +26,7 @@ type Doc struct {
 	// orders versions of one document.
 	Seq uint64
 	// Op is OpUpsert or OpDelete. A delete always comes with zero chunks.
-	Op string
+	Op messages.Op
 	// Subject is the ingest subject the request arrived on.
 	Subject string
 	// Collection overrides the sink's default destination (Qdrant

@@ -539,7 +539,7 @@ func (w *Worker) act(ctx context.Context, t *task, res Result, v verdict) (Outco
 		}
 		return OutcomeRetried, cause, fmt.Errorf("%w (dead letter failed: %v)", v.err, err)
 	}
-	w.m.DeadLetters.WithLabelValues(kind, string(cause)).Inc()
+	w.m.DeadLetters.WithLabelValues(string(kind), string(cause)).Inc()
 	if err := msg.TermWithReason(string(cause)); err != nil {
 		w.log.Warn("term failed", "doc_id", res.DocID, "stream_seq", res.StreamSeq, "err", err)
 	}
@@ -719,7 +719,7 @@ func (w *Worker) exhausted(ctx context.Context, adv maxDeliveriesAdvisory) error
 	if err := w.recordFailure(ctx, req, raw.Header, raw.Data, dl); err != nil {
 		w.log.Warn("dead letter stored, failure not recorded", "stream_seq", adv.StreamSeq, "err", err)
 	}
-	w.m.DeadLetters.WithLabelValues(messages.KindExhausted, string(fault.CauseMaxDeliveries)).Inc()
+	w.m.DeadLetters.WithLabelValues(string(messages.KindExhausted), string(fault.CauseMaxDeliveries)).Inc()
 	w.m.Messages.WithLabelValues(string(OutcomeExhausted)).Inc()
 	if err := ingest.DeleteMsg(ctx, adv.StreamSeq); err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) {
 		return fmt.Errorf("delete request %d: %w", adv.StreamSeq, err)

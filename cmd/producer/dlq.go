@@ -57,7 +57,8 @@ func bindDLQFlags(fs *flag.FlagSet, op string, c *dlqConfig, a *dlqArgs) {
 	envflag.Bind(fs, &c.Config, func(v string) bool { return v == "CHUNKSTREAM_DLQ_STREAM" })
 	envflag.Bind(fs, &c.Log, nil)
 	fs.DurationVar(&c.AckTimeout, "ack-timeout", c.AckTimeout, "wait for one PubAck or delete at most (env CHUNKSTREAM_PRODUCER_ACK_TIMEOUT)")
-	fs.StringVar(&a.filter.Kind, "kind", "", "only dead letters of this kind: permanent or exhausted")
+	fs.Func("kind", "only dead letters of this kind: permanent or exhausted",
+		func(v string) error { a.filter.Kind = messages.Kind(v); return nil })
 	fs.Func("cause", "only dead letters of this cause, e.g. unknown_option (header Chunkstream-Error-Cause)",
 		func(v string) error { a.filter.Cause = fault.Cause(v); return nil })
 	fs.StringVar(&a.filter.Subject, "subject", "", "only requests first published on this subject; wildcards * and > allowed")
@@ -186,7 +187,7 @@ func entryLine(e producer.DeadLetterEntry) string {
 		reason = "not a dead letter: " + e.Problem
 	}
 	return strings.Join([]string{
-		strconv.FormatUint(e.Seq, 10), e.Time.Format(time.RFC3339), cell(e.DocID), cell(e.Subject), cell(e.Kind),
+		strconv.FormatUint(e.Seq, 10), e.Time.Format(time.RFC3339), cell(e.DocID), cell(e.Subject), cell(string(e.Kind)),
 		cell(string(e.Cause)), cell(messages.OneLine(reason, 4096)), strconv.FormatUint(e.Deliveries, 10),
 	}, "\t")
 }

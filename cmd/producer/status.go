@@ -165,8 +165,8 @@ func statusRecord(ctx context.Context, js jetstream.JetStream, bucket, id string
 	}
 	row := func(k, v string) { fmt.Fprintf(stdout, "%-12s %s\n", k, v) }
 	row("id", cell(id))
-	row("state", cell(rec.State))
-	row("op", cell(rec.Op))
+	row("state", cell(string(rec.State)))
+	row("op", cell(string(rec.Op)))
 	row("ingest_seq", strconv.FormatUint(rec.IngestSeq, 10))
 	row("doc_version", cell(rec.DocVersion))
 	row("fingerprint", cell(rec.Fingerprint))

@@ -86,7 +86,7 @@ var allow = map[string]allowed{
 	},
 	"worker/clustertest": {},
 	"producer": {
-		module:     []string{"chunking", "chunking/email", "chunking/registry", "fault", "messages", "topology"},
+		module:     []string{"chunking", "chunking/email", "chunking/registry", "fault", "internal/codec", "messages", "topology"},
 		thirdParty: []string{"github.com/nats-io/nats.go", "github.com/nats-io/nuid"},
 	},
 	"cmd/internal/chunkflags": {module: []string{"chunking/registry", "cmd/internal/envflag"}},
