@@ -2,10 +2,8 @@ package topology_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,53 +15,54 @@ import (
 )
 
 // apiWrites records the JetStream API requests that create or change
-// something (stream and consumer creates and updates), from the server's
-// API audit advisories.
+// something (stream and consumer creates and updates), as the server
+// routes them: a plain subscription to the API subjects receives a copy of
+// every request.
 type apiWrites struct {
 	nc  *nats.Conn
-	mu  sync.Mutex
-	got []string
+	sub *nats.Subscription
 }
 
 func watchWrites(t *testing.T, nc *nats.Conn) *apiWrites {
 	t.Helper()
-	w := &apiWrites{nc: nc}
-	_, err := nc.Subscribe("$JS.EVENT.ADVISORY.API", func(m *nats.Msg) {
-		var adv struct {
-			Subject string `json:"subject"`
-		}
-		if json.Unmarshal(m.Data, &adv) != nil {
-			return
-		}
-		for _, p := range []string{"$JS.API.STREAM.CREATE.", "$JS.API.STREAM.UPDATE.", "$JS.API.CONSUMER.CREATE.", "$JS.API.CONSUMER.DURABLE.CREATE."} {
-			if strings.HasPrefix(adv.Subject, p) {
-				w.mu.Lock()
-				w.got = append(w.got, adv.Subject)
-				w.mu.Unlock()
-			}
-		}
-	})
+	sub, err := nc.SubscribeSync("$JS.API.>")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return w
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return &apiWrites{nc: nc, sub: sub}
 }
 
-// take returns the writes seen so far (after a round trip that lets
-// advisories of finished requests arrive) and forgets them.
+// take returns the writes requested so far and forgets them. The server
+// copies a request to this subscription before answering it, and answers
+// the flush after the copies it queued before, so once the flush returns
+// every copy of a finished request is pending here: no waiting involved.
 func (w *apiWrites) take(t *testing.T) []string {
 	t.Helper()
-	// Advisories are sent before the API responds; a flush of this
-	// connection delivers any already published to it.
 	if err := w.nc.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(100 * time.Millisecond)
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	got := w.got
-	w.got = nil
-	return got
+	var got []string
+	for {
+		n, _, err := w.sub.Pending()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			return got
+		}
+		m, err := w.sub.NextMsg(time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range []string{"$JS.API.STREAM.CREATE.", "$JS.API.STREAM.UPDATE.", "$JS.API.CONSUMER.CREATE.", "$JS.API.CONSUMER.DURABLE.CREATE."} {
+			if strings.HasPrefix(m.Subject, p) {
+				got = append(got, m.Subject)
+			}
+		}
+	}
 }
 
 func testConfig() topology.Config {
