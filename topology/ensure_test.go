@@ -14,57 +14,6 @@ import (
 	"github.com/chunkstream/chunkstream/topology"
 )
 
-// apiWrites records the JetStream API requests that create or change
-// something (stream and consumer creates and updates), as the server
-// routes them: a plain subscription to the API subjects receives a copy of
-// every request.
-type apiWrites struct {
-	nc  *nats.Conn
-	sub *nats.Subscription
-}
-
-func watchWrites(t *testing.T, nc *nats.Conn) *apiWrites {
-	t.Helper()
-	sub, err := nc.SubscribeSync("$JS.API.>")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := nc.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	return &apiWrites{nc: nc, sub: sub}
-}
-
-// take returns the writes requested so far and forgets them. The server
-// copies a request to this subscription before answering it, and answers
-// the flush after the copies it queued before, so once the flush returns
-// every copy of a finished request is pending here: no waiting involved.
-func (w *apiWrites) take(t *testing.T) []string {
-	t.Helper()
-	if err := w.nc.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for {
-		n, _, err := w.sub.Pending()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if n == 0 {
-			return got
-		}
-		m, err := w.sub.NextMsg(time.Second)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range []string{"$JS.API.STREAM.CREATE.", "$JS.API.STREAM.UPDATE.", "$JS.API.CONSUMER.CREATE.", "$JS.API.CONSUMER.DURABLE.CREATE."} {
-			if strings.HasPrefix(m.Subject, p) {
-				got = append(got, m.Subject)
-			}
-		}
-	}
-}
-
 func testConfig() topology.Config {
 	c := topology.DefaultConfig()
 	c.SetupTimeout = 30 * time.Second
@@ -77,7 +26,7 @@ func testConfig() topology.Config {
 func TestEnsureCreatesThenChangesNothing(t *testing.T) {
 	s := jstest.Start(t, t.TempDir(), -1)
 	nc, js := jstest.Connect(t, s.ClientURL())
-	writes := watchWrites(t, nc)
+	writes := jstest.WatchAPIWrites(t, nc)
 	ctx := context.Background()
 	cfg := testConfig()
 
@@ -88,7 +37,7 @@ func TestEnsureCreatesThenChangesNothing(t *testing.T) {
 	if h.Ingest == nil || h.Consumer == nil || h.Docs == nil || h.Objects == nil {
 		t.Fatalf("Ensure returned %+v, want every handle", h)
 	}
-	if got := writes.take(t); len(got) != 6 {
+	if got := writes(); len(got) != 6 {
 		t.Errorf("first Ensure wrote %q, want 6 creates (3 streams, 2 buckets, 1 consumer)", got)
 	}
 	for _, name := range []string{"INGEST", "CHUNKS", "DLQ", "KV_CHUNKSTREAM_DOCS", "OBJ_CHUNKSTREAM_OBJECTS"} {
@@ -100,7 +49,7 @@ func TestEnsureCreatesThenChangesNothing(t *testing.T) {
 	if _, err := topology.Ensure(ctx, js, cfg); err != nil {
 		t.Fatal(err)
 	}
-	if got := writes.take(t); len(got) != 0 {
+	if got := writes(); len(got) != 0 {
 		t.Errorf("second Ensure wrote %q, want nothing", got)
 	}
 
@@ -112,14 +61,14 @@ func TestEnsureCreatesThenChangesNothing(t *testing.T) {
 	if _, err := js.UpdateStream(ctx, sc); err != nil {
 		t.Fatal(err)
 	}
-	writes.take(t)
+	writes()
 	cfg.DuplicateWindow = 5 * time.Minute
 	cfg.AckWait = 45 * time.Second
 	cfg.ObjectsTTL = 48 * time.Hour
 	if _, err := topology.Ensure(ctx, js, cfg); err != nil {
 		t.Fatal(err)
 	}
-	if got := writes.take(t); len(got) != 3 {
+	if got := writes(); len(got) != 3 {
 		t.Errorf("Ensure after three changes wrote %q, want 3 updates (INGEST, objects, consumer)", got)
 	}
 	st, _ = js.Stream(ctx, "INGEST")
