@@ -2,10 +2,8 @@ package topology_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,56 +13,6 @@ import (
 	"github.com/chunkstream/chunkstream/internal/jstest"
 	"github.com/chunkstream/chunkstream/topology"
 )
-
-// apiWrites records the JetStream API requests that create or change
-// something (stream and consumer creates and updates), from the server's
-// API audit advisories.
-type apiWrites struct {
-	nc  *nats.Conn
-	mu  sync.Mutex
-	got []string
-}
-
-func watchWrites(t *testing.T, nc *nats.Conn) *apiWrites {
-	t.Helper()
-	w := &apiWrites{nc: nc}
-	_, err := nc.Subscribe("$JS.EVENT.ADVISORY.API", func(m *nats.Msg) {
-		var adv struct {
-			Subject string `json:"subject"`
-		}
-		if json.Unmarshal(m.Data, &adv) != nil {
-			return
-		}
-		for _, p := range []string{"$JS.API.STREAM.CREATE.", "$JS.API.STREAM.UPDATE.", "$JS.API.CONSUMER.CREATE.", "$JS.API.CONSUMER.DURABLE.CREATE."} {
-			if strings.HasPrefix(adv.Subject, p) {
-				w.mu.Lock()
-				w.got = append(w.got, adv.Subject)
-				w.mu.Unlock()
-			}
-		}
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return w
-}
-
-// take returns the writes seen so far (after a round trip that lets
-// advisories of finished requests arrive) and forgets them.
-func (w *apiWrites) take(t *testing.T) []string {
-	t.Helper()
-	// Advisories are sent before the API responds; a flush of this
-	// connection delivers any already published to it.
-	if err := w.nc.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(100 * time.Millisecond)
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	got := w.got
-	w.got = nil
-	return got
-}
 
 func testConfig() topology.Config {
 	c := topology.DefaultConfig()
@@ -78,7 +26,7 @@ func testConfig() topology.Config {
 func TestEnsureCreatesThenChangesNothing(t *testing.T) {
 	s := jstest.Start(t, t.TempDir(), -1)
 	nc, js := jstest.Connect(t, s.ClientURL())
-	writes := watchWrites(t, nc)
+	writes := jstest.WatchAPIWrites(t, nc)
 	ctx := context.Background()
 	cfg := testConfig()
 
@@ -89,7 +37,7 @@ func TestEnsureCreatesThenChangesNothing(t *testing.T) {
 	if h.Ingest == nil || h.Consumer == nil || h.Docs == nil || h.Objects == nil {
 		t.Fatalf("Ensure returned %+v, want every handle", h)
 	}
-	if got := writes.take(t); len(got) != 6 {
+	if got := writes(); len(got) != 6 {
 		t.Errorf("first Ensure wrote %q, want 6 creates (3 streams, 2 buckets, 1 consumer)", got)
 	}
 	for _, name := range []string{"INGEST", "CHUNKS", "DLQ", "KV_CHUNKSTREAM_DOCS", "OBJ_CHUNKSTREAM_OBJECTS"} {
@@ -101,7 +49,7 @@ func TestEnsureCreatesThenChangesNothing(t *testing.T) {
 	if _, err := topology.Ensure(ctx, js, cfg); err != nil {
 		t.Fatal(err)
 	}
-	if got := writes.take(t); len(got) != 0 {
+	if got := writes(); len(got) != 0 {
 		t.Errorf("second Ensure wrote %q, want nothing", got)
 	}
 
@@ -113,14 +61,14 @@ func TestEnsureCreatesThenChangesNothing(t *testing.T) {
 	if _, err := js.UpdateStream(ctx, sc); err != nil {
 		t.Fatal(err)
 	}
-	writes.take(t)
+	writes()
 	cfg.DuplicateWindow = 5 * time.Minute
 	cfg.AckWait = 45 * time.Second
 	cfg.ObjectsTTL = 48 * time.Hour
 	if _, err := topology.Ensure(ctx, js, cfg); err != nil {
 		t.Fatal(err)
 	}
-	if got := writes.take(t); len(got) != 3 {
+	if got := writes(); len(got) != 3 {
 		t.Errorf("Ensure after three changes wrote %q, want 3 updates (INGEST, objects, consumer)", got)
 	}
 	st, _ = js.Stream(ctx, "INGEST")
@@ -160,7 +108,7 @@ func TestEnsureGivesUpClearly(t *testing.T) {
 	s := jstest.Start(t, t.TempDir(), -1, func(o *server.Options) { o.JetStream = false })
 	_, js := jstest.Connect(t, s.ClientURL())
 	cfg := testConfig()
-	cfg.SetupTimeout = 500 * time.Millisecond
+	cfg.SetupTimeout = 2 * time.Second // room for a first answer on a loaded machine
 	_, err := topology.Ensure(context.Background(), js, cfg)
 	if !errors.Is(err, topology.ErrNotReady) || !errors.Is(err, nats.ErrNoResponders) {
 		t.Fatalf("Ensure without JetStream = %v, want ErrNotReady wrapping the last error (no responders)", err)

@@ -24,11 +24,13 @@ import (
 	"github.com/chunkstream/chunkstream/worker"
 )
 
-// testConfig is the worker configuration of the tests: short AckWait and
-// backoff so that redelivery tests stay quick.
+// testConfig is the worker configuration of the tests: short backoff so
+// that retries stay quick, and the default AckWait, so that a loaded
+// machine never makes the server redeliver work still in hand (a test
+// that is about redelivery after AckWait sets a short one itself).
 func testConfig() worker.Config {
 	c := worker.DefaultConfig()
-	c.AckWait = time.Second
+	c.AckWait = 30 * time.Second
 	c.MaxDeliver = 3
 	c.BackoffBase = 50 * time.Millisecond
 	c.BackoffMax = 400 * time.Millisecond

@@ -76,10 +76,9 @@ func (h *logCounter) count(prefix string) int {
 	return n
 }
 
-// outageConfig is testConfig with quick probes and room in AckWait.
+// outageConfig is testConfig with quick probes.
 func outageConfig() worker.Config {
 	cfg := testConfig()
-	cfg.AckWait = 2 * time.Second
 	cfg.SinkProbeBase = 20 * time.Millisecond
 	cfg.SinkProbeMax = 100 * time.Millisecond
 	return cfg
@@ -97,12 +96,16 @@ func (e *env) consumerInfo() *jetstream.ConsumerInfo {
 }
 
 // TestSinkOutageHoldsDeliveries: a sink down for many times the whole
-// retry budget (MaxDeliver 3, backoff from 50 ms) and for several AckWaits
-// costs no delivery and no dead letter: the worker stops fetching, holds
-// what it has with in-progress acks, is not ready, logs the outage once,
-// and processes everything on the first delivery once the probe passes.
+// retry budget (MaxDeliver 3, backoff from 50 ms) and for longer than
+// AckWait costs no delivery and no dead letter: the worker stops
+// fetching, holds what it has with in-progress acks, is not ready, logs
+// the outage once, and processes everything on the first delivery once
+// the probe passes. The acks go out every AckWait/3, so only a stall of
+// the worker's process longer than two thirds of AckWait (here 3 s) could
+// let the server redeliver.
 func TestSinkOutageHoldsDeliveries(t *testing.T) {
 	cfg := outageConfig()
+	cfg.AckWait = 5 * time.Second
 	e := newEnv(t, cfg)
 	docs := markdownDocs(60)
 	for id, c := range docs {
@@ -116,9 +119,10 @@ func TestSinkOutageHoldsDeliveries(t *testing.T) {
 
 	testutil.WaitFor(t, time.Minute, "the outage noticed and probed", func() bool { return sink.probes.Load() >= 3 })
 	before := e.consumerInfo()
-	// Hold the sink down for three AckWaits: held deliveries must be kept
-	// alive by their in-progress acks.
-	for end := time.Now().Add(3 * cfg.AckWait); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+	// Hold the sink down for longer than AckWait (the outage's length is
+	// the test's input): held deliveries must be kept alive by their
+	// in-progress acks.
+	for end := time.Now().Add(cfg.AckWait + time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
 		if w.Ready() {
 			t.Fatal("Ready() = true while the sink is down")
 		}

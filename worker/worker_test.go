@@ -474,6 +474,11 @@ func TestAdvisory(t *testing.T) {
 // same store; nothing is lost.
 func TestServerRestart(t *testing.T) {
 	cfg := testConfig()
+	// Deliveries whose acks the stopped server missed come back after
+	// AckWait: a short one keeps the test quick, and the test allows
+	// redeliveries (MaxDeliver is roomy).
+	cfg.AckWait = 2 * time.Second
+	cfg.MaxDeliver = 20
 	e := &env{t: t, dir: t.TempDir(), cfg: cfg}
 	port := testutil.FreePort(t)
 	e.ns = jstest.Start(t, e.dir, port)
@@ -486,7 +491,7 @@ func TestServerRestart(t *testing.T) {
 	testutil.WaitFor(t, 30*time.Second, "some progress", func() bool { return len(res.finals()) >= 10 })
 	e.ns.Shutdown()
 	e.ns.WaitForShutdown()
-	time.Sleep(300 * time.Millisecond)
+	testutil.WaitFor(t, 30*time.Second, "the worker's connection lost", func() bool { return !e.nc.IsConnected() })
 	e.ns = jstest.Start(t, e.dir, port)
 	t.Cleanup(func() { e.ns.Shutdown(); e.ns.WaitForShutdown() })
 	testutil.WaitFor(t, 90*time.Second, "INGEST drained", func() bool { return e.pendingIngest() == 0 })

@@ -68,4 +68,9 @@
 //     that integer lists read naturally.
 //   - Flags may follow FILE ("chunk view doc.md -o view.html"), unlike
 //     the other subcommands, since the page's file is usually named last.
+//   - A page is its data (the title and the panels as laid out: counts,
+//     histogram, marks) executed by the one template with the style and
+//     script. The golden tests pin the two apart: each case's data as
+//     JSON, and the template once, through a small page that takes all
+//     its branches, so a change of style or template rewrites one file.
 package main

@@ -57,6 +57,35 @@ budget line is drawn only when its flag is given (-max-char 1000).
 `
 
 func (a *app) view(ctx context.Context, args []string) error {
+	page, out, err := a.viewPage(ctx, args)
+	if err != nil {
+		return err
+	}
+	var w io.Writer = a.stdout
+	var f *os.File
+	if out != "" {
+		if f, err = os.Create(out); err != nil {
+			return err
+		}
+		defer f.Close()
+		w = f
+	}
+	bw := bufio.NewWriterSize(w, 1<<16)
+	if err := page.render(bw); err != nil {
+		return fmt.Errorf("write page: %w", err)
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	if f != nil {
+		return f.Close()
+	}
+	return nil
+}
+
+// viewPage builds the page view's arguments ask for, and returns it with
+// the -o file ("" for stdout).
+func (a *app) viewPage(ctx context.Context, args []string) (pageData, string, error) {
 	fs := a.newFlagSet("view", viewHead)
 	cf := chunkflags.Register(fs, a.entries, "markdown")
 	compare := fs.String("compare", "", "chunk FILE again with these options over the chunker flags, side by side: `OPTIONS` as name=value,name=value (e.g. \"max_char=1000,chunk_overlap=0\")")
@@ -67,7 +96,7 @@ func (a *app) view(ctx context.Context, args []string) error {
 	var files []string
 	for {
 		if err := parse(fs, args); err != nil {
-			return err
+			return pageData{}, "", err
 		}
 		if fs.NArg() == 0 {
 			break
@@ -76,66 +105,66 @@ func (a *app) view(ctx context.Context, args []string) error {
 		args = fs.Args()[1:]
 	}
 	if len(files) != 1 {
-		return usageErr("want exactly one FILE, got %d arguments", len(files))
+		return pageData{}, "", usageErr("want exactly one FILE, got %d arguments", len(files))
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	entry, raw, err := cf.Chunker()
 	if err != nil {
-		return usageErr("%v", err)
+		return pageData{}, "", usageErr("%v", err)
 	}
 	path := files[0]
 	isCollection, err := collectionFile(path)
 	if err != nil {
-		return err
+		return pageData{}, "", err
 	}
 
 	var panels []panelInput
 	var title string
 	if isCollection {
 		if set["compare"] {
-			return usageErr("-compare needs a document to chunk, not a stored collection")
+			return pageData{}, "", usageErr("-compare needs a document to chunk, not a stored collection")
 		}
 		c, err := loadCollection(path)
 		if err != nil {
-			return err
+			return pageData{}, "", err
 		}
 		if !set["chunker"] && c.Len() > 0 {
 			reg, err := registry.New(a.entries...)
 			if err != nil {
-				return err
+				return pageData{}, "", err
 			}
 			if guessed := reg.Made(c.At(0).Metadata()); guessed.Name != entry.Name {
 				if len(raw) > 0 {
-					return usageErr("chunker flags with a collection of chunker %s's chunks need -chunker %s", guessed.Name, guessed.Name)
+					return pageData{}, "", usageErr("chunker flags with a collection of chunker %s's chunks need -chunker %s", guessed.Name, guessed.Name)
 				}
 				entry = guessed
 			}
 		}
 		p, err := a.collectionPanel(c, entry, raw, *root, *file, set["file"])
 		if err != nil {
-			return err
+			return pageData{}, "", err
 		}
 		panels, title = []panelInput{p}, "chunk view: "+path
 	} else {
 		if set["root"] || set["file"] {
-			return usageErr("-root and -file apply to a stored collection, not to a document")
+			return pageData{}, "", usageErr("-root and -file apply to a stored collection, not to a document")
 		}
 		var overrides map[string]any
 		if set["compare"] {
 			if overrides, err = parseOverrides(entry, raw, *compare); err != nil {
-				return usageErr("-compare: %v", err)
+				return pageData{}, "", usageErr("-compare: %v", err)
 			}
 		}
 		first, err := a.documentPanel(ctx, entry, path, raw)
 		if err != nil {
-			return err
+			return pageData{}, "", err
 		}
 		panels, title = []panelInput{first}, "chunk view: "+filepath.ToSlash(filepath.Clean(path))
 		if overrides != nil {
 			second, err := a.documentPanel(ctx, entry, path, raw, overrides)
 			if err != nil {
-				return err
+				return pageData{}, "", err
 			}
 			for i := range second.settings {
 				second.settings[i].Changed = second.settings[i].Value != first.settings[i].Value
@@ -144,26 +173,7 @@ func (a *app) view(ctx context.Context, args []string) error {
 		}
 	}
 
-	var w io.Writer = a.stdout
-	var f *os.File
-	if *out != "" {
-		if f, err = os.Create(*out); err != nil {
-			return err
-		}
-		defer f.Close()
-		w = f
-	}
-	bw := bufio.NewWriterSize(w, 1<<16)
-	if err := writePage(bw, title, panels); err != nil {
-		return fmt.Errorf("write page: %w", err)
-	}
-	if err := bw.Flush(); err != nil {
-		return err
-	}
-	if f != nil {
-		return f.Close()
-	}
-	return nil
+	return newPage(title, panels), *out, nil
 }
 
 // entry returns the app's chunker called name.

@@ -78,13 +78,18 @@ type panelInput struct {
 	notes    []string
 }
 
-// pageData is the template's data.
+// pageData is what a page shows, the template's data; the page's style
+// and script are the same on every page.
 type pageData struct {
 	Title  string
-	Style  template.CSS
-	Script template.JS
 	Panels []panelView
 }
+
+// Style is the page's style sheet.
+func (pageData) Style() template.CSS { return template.CSS(viewCSS) }
+
+// Script is the page's script.
+func (pageData) Script() template.JS { return template.JS(viewJS) }
 
 // panelView is one panel as the template renders it.
 type panelView struct {
@@ -131,12 +136,20 @@ type markView struct {
 
 // writePage renders the page of panels to w.
 func writePage(w io.Writer, title string, panels []panelInput) error {
-	data := pageData{Title: title, Style: template.CSS(viewCSS), Script: template.JS(viewJS)}
+	return newPage(title, panels).render(w)
+}
+
+// newPage lays the panels out for the template.
+func newPage(title string, panels []panelInput) pageData {
+	data := pageData{Title: title}
 	for i, p := range panels {
 		data.Panels = append(data.Panels, p.view(i))
 	}
-	return pageTemplate.Execute(w, data)
+	return data
 }
+
+// render writes the page: the template executed with d.
+func (d pageData) render(w io.Writer) error { return pageTemplate.Execute(w, d) }
 
 // view lays the panel out for the template.
 func (p panelInput) view(i int) panelView {

@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/chunkstream/chunkstream/internal/jstest"
 	"github.com/chunkstream/chunkstream/internal/testutil"
 	"github.com/chunkstream/chunkstream/topology"
 	"github.com/chunkstream/chunkstream/worker"
@@ -218,41 +219,6 @@ func TestWorkersStartTogetherOnFreshR3Cluster(t *testing.T) {
 	}
 }
 
-// apiWrites counts the JetStream API requests that create or change a
-// stream or consumer, from the servers' API audit advisories.
-func apiWrites(t *testing.T, nc *nats.Conn) func() []string {
-	t.Helper()
-	var mu sync.Mutex
-	var got []string
-	_, err := nc.Subscribe("$JS.EVENT.ADVISORY.API", func(m *nats.Msg) {
-		var adv struct {
-			Subject string `json:"subject"`
-		}
-		if json.Unmarshal(m.Data, &adv) != nil {
-			return
-		}
-		for _, p := range []string{"$JS.API.STREAM.CREATE.", "$JS.API.STREAM.UPDATE.", "$JS.API.CONSUMER.CREATE.", "$JS.API.CONSUMER.DURABLE.CREATE."} {
-			if strings.HasPrefix(adv.Subject, p) {
-				mu.Lock()
-				got = append(got, adv.Subject)
-				mu.Unlock()
-			}
-		}
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return func() []string {
-		nc.Flush()
-		time.Sleep(200 * time.Millisecond) // advisories of requests already answered
-		mu.Lock()
-		defer mu.Unlock()
-		out := got
-		got = nil
-		return out
-	}
-}
-
 // TestEnsureConvergesOnFreshR3Cluster runs three topology.Ensure at once,
 // each on its own connection, against a fresh three-node in-process
 // cluster at R3: all must succeed and leave every stream, bucket and the
@@ -312,7 +278,7 @@ func TestEnsureConvergesOnFreshR3Cluster(t *testing.T) {
 		t.Errorf("consumer = %+v, want R3 with the configured AckWait and MaxDeliver", got)
 	}
 
-	writes := apiWrites(t, nc)
+	writes := jstest.WatchAPIWrites(t, nc)
 	if _, err := topology.Ensure(ctx, js, cfg); err != nil {
 		t.Fatalf("Ensure on the existing topology: %v", err)
 	}

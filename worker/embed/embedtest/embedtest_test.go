@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chunkstream/chunkstream/internal/testutil"
 	"github.com/chunkstream/chunkstream/worker/embed/embedtest"
 )
 
@@ -114,13 +115,7 @@ func TestCap(t *testing.T) {
 		resp.Body.Close()
 		first <- resp.StatusCode
 	}()
-	deadline := time.Now().Add(10 * time.Second)
-	for s.InFlight() != 1 {
-		if time.Now().After(deadline) {
-			t.Fatal("the first request never arrived")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testutil.WaitFor(t, 10*time.Second, "the first request in flight", func() bool { return s.InFlight() == 1 })
 	resp, a := post(t, s, `{"model":"m","input":["b"]}`)
 	if resp.StatusCode != 429 || resp.Header.Get("Retry-After") != "3" || a.Error == nil {
 		t.Errorf("second request: status %d, Retry-After %q; want 429 and 3", resp.StatusCode, resp.Header.Get("Retry-After"))

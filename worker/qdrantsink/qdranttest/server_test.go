@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/chunkstream/chunkstream/internal/testutil"
 	"github.com/chunkstream/chunkstream/worker/qdrantsink/qdranttest"
 )
 
@@ -266,14 +267,20 @@ func TestFailureInjection(t *testing.T) {
 	if _, err := c.Count(ctx, &qdrant.CountPoints{CollectionName: "c"}); err != nil {
 		t.Fatalf("third call: %v", err)
 	}
-	srv.UnavailableFor(100 * time.Millisecond)
-	if _, err := c.Count(ctx, &qdrant.CountPoints{CollectionName: "c"}); status.Code(err) != codes.Unavailable {
-		t.Fatalf("while unavailable: %v", err)
+	// A window far longer than the test fails every call in it; a short
+	// one ends by itself.
+	srv.UnavailableFor(time.Hour)
+	for i := range 2 {
+		if _, err := c.Count(ctx, &qdrant.CountPoints{CollectionName: "c"}); status.Code(err) != codes.Unavailable {
+			t.Fatalf("call %d while unavailable: %v, want Unavailable", i, err)
+		}
 	}
-	time.Sleep(150 * time.Millisecond)
-	if _, err := c.Count(ctx, &qdrant.CountPoints{CollectionName: "c"}); err != nil {
-		t.Fatalf("after unavailable: %v", err)
-	}
+	srv.UnavailableFor(time.Millisecond)
+	var last error
+	testutil.WaitFor(t, 10*time.Second, "the end of a 1 ms unavailability", func() (bool, string) {
+		_, last = c.Count(ctx, &qdrant.CountPoints{CollectionName: "c"})
+		return last == nil, fmt.Sprint(last)
+	})
 	srv.ResetCalls()
 	if _, err := c.Upsert(ctx, &qdrant.UpsertPoints{CollectionName: "c", Wait: qdrant.PtrOf(true), Ordering: &qdrant.WriteOrdering{Type: qdrant.WriteOrderingType_Strong}, Points: []*qdrant.PointStruct{pt(uuidN(1), "d", 1, "a")}}); err != nil {
 		t.Fatal(err)
