@@ -157,27 +157,14 @@ func maildirFiles(dir string) []string {
 	return files
 }
 
-// readEML reads one message file as a mailbox of one message.
-func readEML(name string, data []byte) (*Mailbox, []chunking.Warning) {
-	return new(reader).parseEML(name, data)
-}
-
 func (rd *reader) parseEML(name string, data []byte) (*Mailbox, []chunking.Warning) {
 	m, w := rd.parse(name, 0, withoutFromLine(normalizeNewlines(data)))
 	return &Mailbox{Messages: []*Message{m}}, w
 }
 
-// readMbox splits an mbox and reads its messages. A From_ line is a line
-// starting with "From " at the start of the file or after a blank line;
-// line endings become LF; mboxrd removes one '>' from lines matching
-// ^>+From , mboxo only from ^>From . Text before the first From_ line (or
-// a file with none) is read as one message, with a warning.
-func readMbox(name string, data []byte, mboxo bool) (*Mailbox, []chunking.Warning) {
-	return new(reader).parseMbox(name, data, mboxo, new(poll.Poller))
-}
-
-// parseMbox is readMbox with rd's buffer; it stops early when pl sees its
-// context end (the caller then reports pl.Err()).
+// parseMbox splits an mbox (splitMbox) and reads its messages; text
+// before the first From_ line is read as a message, with a warning. It
+// stops early when pl sees its context end.
 func (rd *reader) parseMbox(name string, data []byte, mboxo bool, pl *poll.Poller) (*Mailbox, []chunking.Warning) {
 	mb := &Mailbox{}
 	var warns []chunking.Warning
@@ -203,8 +190,10 @@ type rawMessage struct {
 	Data []byte
 }
 
-// splitMbox splits an mbox into raw messages (see readMbox). Messages
-// without escaped lines share data's bytes (after CRLF normalisation).
+// splitMbox splits an mbox into raw messages: a From_ line starts with
+// "From " at the start of the file or after a blank line; line endings
+// become LF; mboxrd removes one '>' from lines matching ^>+From , mboxo
+// only from ^>From . Messages without escaped lines share data's bytes.
 func splitMbox(data []byte, mboxo bool) []rawMessage {
 	data = normalizeNewlines(data)
 	var out []rawMessage

@@ -75,9 +75,8 @@ func isQuoteLine(l string) bool {
 func isBlank(l string) bool { return strings.TrimSpace(l) == "" }
 
 // stripThread strips every body of a thread against its ancestors' bodies
-// (parents[i] is the index of i's parent, -1 for a root). It counts the
-// bytes it strips on pl and stops early, returning nil, when pl sees its
-// context end.
+// (parents[i] is i's parent, -1 for a root). It returns nil when pl sees
+// its context end.
 func stripThread(bodies []string, parents []int, pl *poll.Poller) []string {
 	out := make([]string, len(bodies))
 	shingles := make([]*shingleFilter, len(bodies))
@@ -182,8 +181,7 @@ func normWords(lines []string) []string {
 }
 
 // eachShingle calls f with the hash of every run of shingleWords
-// consecutive words of the lines (words lowercased, '>' quote markers
-// dropped), without allocating.
+// consecutive words of the lines (lowercased, '>' markers dropped).
 func eachShingle(lines []string, f func(uint64)) {
 	const (
 		offset = 14695981039346656037

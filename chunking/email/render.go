@@ -1,7 +1,6 @@
 package email
 
 import (
-	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -114,29 +113,18 @@ func blockHeader(m *msg, order int, fromS, toS, ccS string) string {
 // first occurrence first, de-duplicated ignoring case).
 type labelSet struct {
 	labels []string
-	keys   []string        // lowercased labels, searched while few
-	seen   map[string]bool // used once there are many
+	seen   map[string]bool // lowercased labels
 }
 
 // add adds labels with their lowercased keys.
 func (s *labelSet) add(labels, keys []string) {
+	if s.seen == nil {
+		s.seen = map[string]bool{}
+	}
 	for i, l := range labels {
-		k := keys[i]
-		if s.seen != nil {
-			if s.seen[k] {
-				continue
-			}
-			s.seen[k] = true
-		} else if slices.Contains(s.keys, k) {
-			continue
-		}
-		s.labels = append(s.labels, l)
-		s.keys = append(s.keys, k)
-		if s.seen == nil && len(s.keys) > 32 {
-			s.seen = make(map[string]bool, 64)
-			for _, x := range s.keys {
-				s.seen[x] = true
-			}
+		if !s.seen[keys[i]] {
+			s.seen[keys[i]] = true
+			s.labels = append(s.labels, l)
 		}
 	}
 }
@@ -181,8 +169,7 @@ func dateRange(first, last string) string {
 	return "unknown"
 }
 
-// window is one emitted window: message positions in the path (0-based)
-// and its rendered content.
+// window is one emitted window of a path.
 type window struct {
 	start, end int // positions in the path, inclusive
 	content    string
@@ -242,8 +229,7 @@ func (r *renderer) windowHeader(start, end int) (string, []string) {
 }
 
 // windows cuts a path into windows of at most maxEmails messages whose
-// formatted text, header included, stays within max_chars (the reference
-// does not bound the header; see docs/chunkers.md).
+// text, header included, stays within max_chars.
 func (r *renderer) windows(maxEmails, overlap int) []window {
 	n := len(r.ms)
 	var out []window
@@ -312,10 +298,8 @@ func (r *renderer) render(start, end int) window {
 	return window{start: start, end: end, content: sb.String(), labels: labels}
 }
 
-// fitSingle renders a one-message window too long for max_chars: the body
-// is cut at a word boundary and marked " [truncated]"; when the headers
-// alone leave no room, the subject and participants lines are shortened
-// with "…" and the block line's From, To and Cc with "…" / " (+N more)".
+// fitSingle renders a one-message window too long for max_chars (see the
+// package documentation, "Over-long single messages").
 func (r *renderer) fitSingle(pos int, labels []string) string {
 	m := r.ms[pos]
 	dates := dateRange(m.date10, m.date10)
@@ -333,8 +317,7 @@ func (r *renderer) fitSingle(pos int, labels []string) string {
 		pre, room = build(shorten(r.subject, c), shorten(participantsDisplay(labels), c),
 			shorten(formatAddress(m.from), c), shortenList(m.to, c), ccS)
 	}
-	if room < 0 {
-		// Unreachable with max_chars ≥ 256; keep the bound regardless.
+	if room < 0 { // unreachable with max_chars ≥ 256
 		return shorten(pre, r.maxChars)
 	}
 	return pre + cutWords(m.body, room) + truncatedMark
@@ -373,8 +356,7 @@ func isSpace(r rune) bool {
 
 func trimSpace(s string) string { return strings.TrimFunc(s, isSpace) }
 
-// chunkThread turns the messages of one thread into chunks (windows,
-// content and metadata), before request metadata.
+// chunkThread turns the messages of one thread into chunks.
 func chunkThread(threadID string, ms []*msg, maxEmails, maxChars, overlap int) []chunking.Chunk {
 	if len(ms) == 0 {
 		return nil

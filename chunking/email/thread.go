@@ -166,20 +166,14 @@ func normSubject(s string) string {
 	return strings.ToLower(strings.Join(strings.Fields(s), " "))
 }
 
-// Threads groups the mailbox into threads (JWZ): parent = the first
-// In-Reply-To id, else the last References id; the References chain up to
-// the parent adds missing ancestor links; loops are refused; missing
-// parents are placeholders; duplicate ids with the same body are one
-// message, else the later copy is renamed; reply-style messages without
-// reply headers join the most recent earlier message with the same
-// subject within 30 days. Threads come in mailbox order of their first
-// message. The warnings name the links it refused and the duplicates it
-// merged.
-//
-// It links in two passes: first every message's own parent (from its own
-// headers), then the References chains of the messages whose own link was
-// made. Links are only ever added, so each decision sees the links of its
-// own thread only, and a thread threaded alone gets the same links.
+// Threads groups the mailbox into threads (JWZ, in the two passes the
+// package documentation describes): parent = the first In-Reply-To id,
+// else the last References id; loops are refused; missing parents are
+// placeholders; duplicate ids with the same body are one message, else
+// the later copy is renamed; reply-style messages without reply headers
+// join the most recent earlier message with the same subject within 30
+// days. Threads come in mailbox order of their first message; the
+// warnings name refused links and merged duplicates.
 func Threads(mb *Mailbox) ([]Thread, []chunking.Warning) {
 	t := &threader{mb: mb, byID: make(map[string]int, len(mb.Messages)*2)}
 	msgCont := make([]int, len(mb.Messages)) // container of each message, -1 when merged
@@ -251,11 +245,7 @@ func (t *threader) linkOwn(c int, m *Message) bool {
 }
 
 // linkChain adds the ancestor links that message m's References imply
-// above its parent, once m is linked to it: the chain up to the parent
-// (the parent appended when References lacks it), walked from the parent
-// upwards and stopped at the first link it cannot add (an ancestor that
-// has a parent already, or a loop). Every link it adds hangs under m's
-// parent, in m's thread.
+// above its parent, stopping at the first it cannot add.
 func (t *threader) linkChain(m *Message) {
 	id := parentID(m)
 	chain := m.References
@@ -398,8 +388,7 @@ func (t *threader) collect(msgCont []int) []Thread {
 
 // mailboxFunc threads a mailbox and passes the chunks of every thread,
 // with md merged into their metadata, to yield; it returns the threading
-// warnings. It stops early when yield returns false or pl sees its
-// context end.
+// warnings.
 func (c *Chunker) mailboxFunc(mb *Mailbox, md chunking.Metadata, pl *poll.Poller, yield func(chunking.Chunk) bool) []chunking.Warning {
 	if pl.Check() {
 		return nil
