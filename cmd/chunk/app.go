@@ -18,19 +18,19 @@ const (
 	exitUsage   = 2
 )
 
-// app is the chunk command with its dependencies, so tests can run it in
-// process with their own chunkers and writers.
+// app is the chunk command with its dependencies, for tests.
 type app struct {
 	entries []registry.Entry
 	stdout  io.Writer
 	stderr  io.Writer
 }
 
-// errUsage marks errors that are the caller's mistake (exit status 2).
-var errUsage = errors.New("usage")
-
-// errUsageShown marks usage errors the flag package has already printed.
-var errUsageShown = errors.New("usage shown")
+// errUsage marks the caller's mistakes (exit status 2); errUsageShown
+// those the flag package has printed.
+var (
+	errUsage      = errors.New("usage")
+	errUsageShown = errors.New("usage shown")
+)
 
 func usageErr(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", errUsage, fmt.Sprintf(format, args...))
@@ -48,8 +48,8 @@ Run "chunk <subcommand> -h" for the flags of each subcommand.
 Exit status: 0 success, 1 a file or the command failed, 2 usage error.
 `
 
-// run executes the command line args (without the program name) and
-// returns the exit status.
+// run runs the command line args (without the program name) and returns
+// the exit status.
 func (a *app) run(ctx context.Context, args []string) int {
 	if len(args) == 0 {
 		fmt.Fprint(a.stderr, topUsage)
@@ -103,8 +103,7 @@ func (a *app) newFlagSet(name, head string) *flag.FlagSet {
 	return fs
 }
 
-// parse parses args into fs, turning parse errors into usage errors (the
-// flag package has printed them already).
+// parse parses args into fs; errors are usage errors.
 func parse(fs *flag.FlagSet, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

@@ -7,18 +7,16 @@
 //	chunk view    [-chunker NAME] [chunker flags] [-compare OPTIONS] [-root DIR] [-file PATH] [-o FILE] FILE
 //
 // Run `chunk <subcommand> -h` for every flag. Exit status: 0 on success,
-// 1 when a file or the command failed, 2 on a usage error.
+// 1 when a file or the command failed, 2 on a usage error. Chunker flags
+// come from cmd/internal/chunkflags, made from the chunking/registry
+// entries.
 //
-// The subcommands live in app.go (dispatch and shared flag handling),
-// split.go, inspect.go, bench.go and view.go (with viewpage.go, the page,
-// and measure.go, chunk sizes); chunker flags come from
-// cmd/internal/chunkflags, generated from every chunking/registry entry.
 // Decisions: a folder's chunks record "file" relative to that folder (the
 // reference's chunk_folder), a file's the path as given (chunk_file);
-// -workers defaults to GOMAXPROCS and never changes the output order; bench
-// reads every regular file (hidden ones included) like the peer harness,
-// so its files and bytes_in match the peers' lines; bench -parse-only
-// counts documents as chunks so the harness table shows a throughput.
+// -workers never changes the output order; bench reads every regular file
+// (hidden ones included) like the peer harness, so its files and bytes_in
+// match the peers' lines, and -parse-only counts documents as chunks so
+// the harness table shows a throughput.
 //
 // # chunk view
 //
@@ -26,46 +24,29 @@
 // document, its metadata and its path is escaped in its context. Its
 // style (view.css) and script (view.js) are inlined, and a
 // Content-Security-Policy admits exactly those two by their SHA-256
-// hashes and nothing else (default-src 'none'): the page makes no request
-// and runs no other script even if markup slipped through. Elements
-// tests and people can count: each panel is a section.panel with id
-// panel-N; each chunk is one or more mark.chunk elements with the same
-// data-chunk (its 0-based position in the panel: in the chunker's output,
-// or in the stored collection, as `chunk inspect -read` numbers it); each
-// histogram bin holding chunks is one rect.bar with data-lo, data-hi and
-// data-count; the counts are dd elements with data-count.
+// hashes (default-src 'none'): the page makes no request and runs no
+// other script even if markup slipped through. Tests and people can count
+// its elements: each panel is a section.panel with id panel-N; each chunk
+// is one or more mark.chunk elements with the same data-chunk (its
+// position in the chunker's output or the stored collection, as `chunk
+// inspect -read` numbers it); each histogram bin holding chunks is one
+// rect.bar with data-lo, data-hi and data-count; the counts are dd
+// elements with data-count.
 //
 // Decisions:
 //   - Shading cuts the document at every span boundary; a run covered by
 //     several chunks nests one mark per chunk (lowest position outermost,
-//     all with class overlap), so every chunk with a span has an element
-//     and a chunk cut by another's span has several with one data-chunk.
-//     The shaded text is the document byte for byte, but for what HTML
-//     cannot hold: CRLF and CR read as LF, and NUL is written U+FFFD.
-//   - Sizes are measured in the unit of the budget option the resolved
-//     configuration holds: max_char (markdown) and max_chars (email) count
-//     characters, max_chunk_size (twostep) words as the two-step chunker
-//     counts them; with a tokenizer option, every size is tokens of its
-//     encoding, as the chunker counts them. "oversize" is the chunk's
-//     metadata marker, never recomputed.
-//   - Email chunks hold decoded messages, not a byte range of one file:
-//     they are listed one after the other, grouped by thread (metadata
-//     "file"), overlapping when they share a Message-ID.
-//   - A stored collection names its chunker nowhere: the chunker is
-//     guessed from the metadata (thread_id: email; headers and
-//     file_format: twostep; else markdown) unless -chunker is given, and
-//     the budget line is drawn only when its flag is given, since the
-//     collection does not record options. Each file's text is re-read
-//     from its "file" path (relative to -root unless absolute) and shaded
-//     only when every span fits it and every verbatim chunk equals the
-//     text at its span; otherwise, and for YAML (no spans), the contents
-//     are listed, with a note saying why. A file is a collection by its
-//     extension (.jsonl, .yaml, .yml) or when its first line starts with
-//     {"content" (what JSONL chunks start with).
-//   - -compare reads name=value items (option or flag names) and checks
-//     them with the registry, strictly, as a request's options; it keeps
-//     the chunker. An item without "=" continues the previous value, so
-//     that integer lists read naturally.
-//   - Flags may follow FILE ("chunk view doc.md -o view.html"), unlike
-//     the other subcommands, since the page's file is usually named last.
+//     class overlap). The shaded text is the document byte for byte but
+//     for what HTML cannot hold: CRLF and CR read as LF, NUL as U+FFFD.
+//   - Sizes are in the unit of the budget option the resolved
+//     configuration holds (max_char and max_chars count characters,
+//     max_chunk_size words as the two-step chunker counts them), or tokens
+//     with a tokenizer option. "oversize" is the chunk's own marker.
+//   - A stored collection names its chunker nowhere: it is guessed from
+//     the metadata (registry.Made) unless -chunker is given, and the
+//     budget line is drawn only when its flag is given. A file is a
+//     collection by its extension or a first line starting {"content".
+//   - -compare items are checked by the registry as a request's options;
+//     an item without "=" continues the previous value ("headers=1,2").
+//   - Flags may follow FILE, since the page's file is usually named last.
 package main
