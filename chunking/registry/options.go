@@ -84,51 +84,45 @@ func newOption(name string, kind Kind, usage string) Option {
 	return Option{Name: name, Flag: strings.ReplaceAll(name, "_", "-"), Kind: kind, Usage: usage}
 }
 
-// IntOption binds the int field that field returns to the option name.
-func IntOption[C any](name, usage string, field func(*C) *int) Spec[C] {
+// fieldOption binds the field of type T that field returns to the option
+// name.
+func fieldOption[C, T any](name string, kind Kind, usage string, field func(*C) *T) Spec[C] {
 	return Spec[C]{
-		opt:   newOption(name, Int, usage),
+		opt:   newOption(name, kind, usage),
 		field: func(c *C) any { return field(c) },
-		set:   func(c *C, v any) error { *field(c) = v.(int); return nil },
+		set:   func(c *C, v any) error { *field(c) = v.(T); return nil },
 		get:   func(c *C) any { return *field(c) },
 	}
+}
+
+// IntOption binds the int field that field returns to the option name.
+func IntOption[C any](name, usage string, field func(*C) *int) Spec[C] {
+	return fieldOption(name, Int, usage, field)
 }
 
 // BoolOption binds the bool field that field returns to the option name.
 func BoolOption[C any](name, usage string, field func(*C) *bool) Spec[C] {
-	return Spec[C]{
-		opt:   newOption(name, Bool, usage),
-		field: func(c *C) any { return field(c) },
-		set:   func(c *C, v any) error { *field(c) = v.(bool); return nil },
-		get:   func(c *C) any { return *field(c) },
-	}
-}
-
-// IntListOption binds the []int field that field returns to the option
-// name; the configuration gets its own copy.
-func IntListOption[C any](name, usage string, field func(*C) *[]int) Spec[C] {
-	return Spec[C]{
-		opt:   newOption(name, IntList, usage),
-		field: func(c *C) any { return field(c) },
-		set:   func(c *C, v any) error { *field(c) = slices.Clone(v.([]int)); return nil },
-		get: func(c *C) any {
-			if l := *field(c); l != nil {
-				return slices.Clone(l)
-			}
-			return []int{}
-		},
-	}
+	return fieldOption(name, Bool, usage, field)
 }
 
 // StringOption binds the string field that field returns to the option
 // name.
 func StringOption[C any](name, usage string, field func(*C) *string) Spec[C] {
-	return Spec[C]{
-		opt:   newOption(name, String, usage),
-		field: func(c *C) any { return field(c) },
-		set:   func(c *C, v any) error { *field(c) = v.(string); return nil },
-		get:   func(c *C) any { return *field(c) },
+	return fieldOption(name, String, usage, field)
+}
+
+// IntListOption binds the []int field that field returns to the option
+// name; the configuration gets its own copy.
+func IntListOption[C any](name, usage string, field func(*C) *[]int) Spec[C] {
+	s := fieldOption(name, IntList, usage, field)
+	s.set = func(c *C, v any) error { *field(c) = slices.Clone(v.([]int)); return nil }
+	s.get = func(c *C) any {
+		if l := *field(c); l != nil {
+			return slices.Clone(l)
+		}
+		return []int{}
 	}
+	return s
 }
 
 // intSetOption is IntListOption for a list that is a set: its canonical
