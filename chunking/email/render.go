@@ -1,6 +1,7 @@
 package email
 
 import (
+	"cmp"
 	"strconv"
 	"strings"
 	"unicode"
@@ -46,11 +47,10 @@ func shorten(s string, n int) string {
 	if utf8.RuneCountInString(s) <= n {
 		return s
 	}
-	i, k := 0, 0
-	for k < n-1 {
+	i := 0
+	for range n - 1 {
 		_, size := utf8.DecodeRuneInString(s[i:])
 		i += size
-		k++
 	}
 	return strings.TrimRightFunc(s[:i], unicode.IsSpace) + "…"
 }
@@ -62,51 +62,35 @@ func shortenList(as []Address, n int) string {
 	if utf8.RuneCountInString(full) <= n {
 		return full
 	}
+	more := func(k int) string { return " (+" + strconv.Itoa(len(as)-k) + " more)" }
 	var sb strings.Builder
 	for k, a := range as {
-		more := " (+" + strconv.Itoa(len(as)-k) + " more)"
 		s := formatAddress(a)
-		sep := ""
 		if k > 0 {
-			sep = "; "
+			s = "; " + s
 		}
 		rest := ""
 		if k+1 < len(as) {
-			rest = " (+" + strconv.Itoa(len(as)-k-1) + " more)"
+			rest = more(k + 1)
 		}
-		if utf8.RuneCountInString(sb.String()+sep+s+rest) > n {
+		if utf8.RuneCountInString(sb.String()+s+rest) > n {
 			if k == 0 {
-				room := n - utf8.RuneCountInString(rest)
-				return shorten(s, room) + rest
+				return shorten(s, n-utf8.RuneCountInString(rest)) + rest
 			}
-			return sb.String() + more
+			return sb.String() + more(k)
 		}
-		sb.WriteString(sep + s)
+		sb.WriteString(s)
 	}
 	return sb.String()
 }
 
 // blockHeader is the "[msg #n | date | From -> To | cc: Cc]" line.
 func blockHeader(m *msg, order int, fromS, toS, ccS string) string {
-	date := m.date10
-	if date == "" {
-		date = "unknown date"
-	}
-	var sb strings.Builder
-	sb.WriteString("[msg #")
-	sb.WriteString(strconv.Itoa(order))
-	sb.WriteString(" | ")
-	sb.WriteString(date)
-	sb.WriteString(" | ")
-	sb.WriteString(fromS)
-	sb.WriteString(" -> ")
-	sb.WriteString(toS)
+	date := cmp.Or(m.date10, "unknown date")
 	if ccS != "" {
-		sb.WriteString(" | cc: ")
-		sb.WriteString(ccS)
+		ccS = " | cc: " + ccS
 	}
-	sb.WriteString("]")
-	return sb.String()
+	return "[msg #" + strconv.Itoa(order) + " | " + date + " | " + fromS + " -> " + toS + ccS + "]"
 }
 
 // labelSet accumulates a window's participant labels (display casing,
@@ -273,18 +257,10 @@ func (r *renderer) windows(maxEmails, overlap int) []window {
 
 func (r *renderer) render(start, end int) window {
 	h, labels := r.windowHeader(start, end)
-	total := utf8.RuneCountInString(h)
-	size := len(h)
-	for k := start; k <= end; k++ {
-		line, bl := r.block(k)
-		total += bl + 2
-		size += len(line) + len(r.ms[k].body) + 3
-	}
-	if start == end && total-2 > r.maxChars {
+	if _, bl := r.block(start); start == end && utf8.RuneCountInString(h)+bl > r.maxChars {
 		return window{start: start, end: end, content: r.fitSingle(start, labels), labels: labels}
 	}
 	var sb strings.Builder
-	sb.Grow(size)
 	sb.WriteString(h)
 	for k := start; k <= end; k++ {
 		if k > start {
