@@ -62,8 +62,8 @@ type path struct {
 	sharedLen int // trimmed only: messages it shares with the kept path
 }
 
-// threadPaths turns the messages of one thread into paths: parents by
-// reply_to, one path per leaf, fork compaction.
+// threadPaths turns the messages of one thread into paths: one per leaf,
+// forks compacted.
 func threadPaths(ms []*msg) []path {
 	n := len(ms)
 	byID := make(map[string]int, n)

@@ -29,7 +29,7 @@ const (
 	maxMIMEParts    = 256     // entities visited in one message
 	maxBodyBytes    = 4 << 20 // decoded text kept from one message
 	maxHeaderBytes  = 1 << 20 // header block of one message
-	maxAncestorWalk = 10000   // loop checks give up (refusing the link) past this depth
+	maxAncestorWalk = 10000   // loop checks refuse links past this depth
 )
 
 // Message is one message of a mailbox, read and MIME-decoded.
@@ -129,7 +129,7 @@ func stripComments(s string) string {
 	return sb.String()
 }
 
-// reader reads messages one after another, reusing its buffer.
+// reader reads messages, reusing its buffer.
 type reader struct {
 	src bytes.Reader
 	buf *bufio.Reader
@@ -271,8 +271,7 @@ var mailDateLayouts = []string{
 	time.RFC3339,
 }
 
-// parseMailDate reads an RFC 5322 date leniently (comments, missing day
-// names, two-digit years, named zones).
+// parseMailDate reads an RFC 5322 date leniently.
 func parseMailDate(v string) (time.Time, bool) {
 	if t, ok := fastMailDate(stripComments(v)); ok {
 		return t, true
@@ -311,8 +310,8 @@ func addressList(h gomail.Header, key string, warn func(string, ...any)) []Addre
 	return lenientAddresses(toUTF8(text))
 }
 
-// lenientAddresses splits an address list that net/mail refuses: on
-// commas outside quotes and brackets; "Name <email>" or a bare email.
+// lenientAddresses splits an address list net/mail refuses on commas
+// outside quotes and brackets into "Name <email>" or bare emails.
 func lenientAddresses(s string) []Address {
 	var parts []string
 	depth, quoted, start := 0, false, 0
@@ -360,9 +359,8 @@ func lenientAddresses(s string) []Address {
 
 var viaSuffix = regexp.MustCompile(`(?i)^(.*?)\s+via\s+\S.*$`)
 
-// undoListRewrite restores the author of a mailing-list-rewritten From
-// ("Name via List <list@…>") from X-Original-From, else Reply-To, else by
-// dropping " via …" from the name.
+// undoListRewrite restores the author of a From rewritten by a mailing
+// list (see the package documentation, "List rewriting").
 func undoListRewrite(from Address, h gomail.Header, warn func(string, ...any)) Address {
 	mm := viaSuffix.FindStringSubmatch(from.Name)
 	if mm == nil {
