@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -92,8 +91,7 @@ func (a *app) viewPage(ctx context.Context, args []string) (pageData, string, er
 	root := fs.String("root", ".", "with a COLLECTION: the folder its \"file\" paths are relative to")
 	file := fs.String("file", "", "with a COLLECTION: show only the chunks of file `PATH`, as recorded in metadata \"file\"")
 	out := fs.String("o", "", "output file (default: the page on stdout)")
-	// Flags may follow FILE too ("chunk view doc.md -o view.html").
-	var files []string
+	var files []string // flags may follow FILE
 	for {
 		if err := parse(fs, args); err != nil {
 			return pageData{}, "", err
@@ -176,17 +174,8 @@ func (a *app) viewPage(ctx context.Context, args []string) (pageData, string, er
 	return newPage(title, panels), *out, nil
 }
 
-// entry returns the app's chunker called name.
-func (a *app) entry(name string) (registry.Entry, bool) {
-	i := slices.IndexFunc(a.entries, func(e registry.Entry) bool { return e.Name == name })
-	if i < 0 {
-		return registry.Entry{}, false
-	}
-	return a.entries[i], true
-}
-
-// documentPanel chunks the document at path with the entry's chunker
-// configured by layers of raw options, and returns its panel.
+// documentPanel returns the panel of the document at path chunked by
+// entry configured by layers of raw options.
 func (a *app) documentPanel(ctx context.Context, entry registry.Entry, path string, layers ...map[string]any) (panelInput, error) {
 	resolved, err := entry.Resolve(layers...)
 	if err != nil {
@@ -260,9 +249,7 @@ func (a *app) collectionPanel(c *chunking.Collection, entry registry.Entry, raw 
 	if err != nil {
 		return panelInput{}, usageErr("%v", err)
 	}
-	// A collection does not record its chunker's options: only the ones
-	// given as flags are shown, and the budget only when given.
-	given := map[string]any{}
+	given := map[string]any{} // a collection does not record its options
 	for k := range raw {
 		given[k] = resolved[k]
 	}
@@ -322,9 +309,8 @@ func measured(chunks []chunking.Chunk, m measure) []viewChunk {
 }
 
 // shadable returns why the chunks at positions cannot be shaded on text,
-// or "" when they can: every chunk has a byte range within the text, on
-// character boundaries, and a verbatim chunk's content is the text at its
-// range (so a changed file is not shaded wrongly).
+// or "" when every chunk has a byte range within it, on character
+// boundaries, and verbatim chunks equal the text at their range.
 func shadable(text string, chunks []viewChunk, positions []int) string {
 	if !utf8.ValidString(text) {
 		return "The source is not valid UTF-8"
@@ -368,12 +354,9 @@ func settingsOf(entry registry.Entry, resolved map[string]any) []setting {
 	return out
 }
 
-// parseOverrides reads -compare's "name=value,name=value" into raw
-// options of entry, checked by the registry over base (the chunker
-// flags) as a request's options are. Names are option names (max_char)
-// or flag names (max-char, -max-char); an item without "=" continues the
-// value before it, so that lists read naturally
-// ("headers=1,2,max_chunk_size=100").
+// parseOverrides reads -compare's "name=value,name=value" (option or flag
+// names; an item without "=" continues the value before it) into raw
+// options of entry, checked by the registry over base.
 func parseOverrides(entry registry.Entry, base map[string]any, s string) (map[string]any, error) {
 	if strings.TrimSpace(s) == "" {
 		return nil, fmt.Errorf("no options given (want name=value,name=value)")
@@ -413,8 +396,7 @@ func parseOverrides(entry registry.Entry, base map[string]any, s string) (map[st
 }
 
 // collectionFile reports whether path is a stored chunk collection: by
-// its extension (.jsonl, .yaml, .yml), or by a first line that is a JSONL
-// chunk ({"content": ...).
+// its extension, or a first line starting {"content".
 func collectionFile(path string) (bool, error) {
 	if _, err := chunking.FormatOf(path); err == nil {
 		return true, nil
