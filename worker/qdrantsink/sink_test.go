@@ -18,6 +18,7 @@ import (
 	"github.com/qdrant/go-client/qdrant"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/chunkstream/chunkstream/bm25"
 	"github.com/chunkstream/chunkstream/chunking"
@@ -426,21 +427,34 @@ func TestBatches(t *testing.T) {
 }
 
 func TestSplitBatchesByBytes(t *testing.T) {
+	// cuts returns the sizes of the requests the batcher cuts from the
+	// points, queued by one Write.
+	cuts := func(points []*qdrant.PointStruct) []int {
+		b := &batcher{s: &Sink{cfg: Config{Batch: 128}}}
+		j := &job{doc: worker.Doc{ID: "d", Seq: 1}}
+		var q []item
+		for _, p := range points {
+			q = append(q, item{j: j, p: p, size: proto.Size(p) + 8})
+		}
+		var sizes []int
+		for len(q) > 0 {
+			n, _ := b.cutLen(q)
+			sizes = append(sizes, n)
+			q = q[n:]
+		}
+		return sizes
+	}
 	big := strings.Repeat("x", 3<<20)
 	var pts []*qdrant.PointStruct
 	for i := range 5 {
 		pts = append(pts, &qdrant.PointStruct{Id: qdrant.NewIDNum(uint64(i)), Payload: map[string]*qdrant.Value{"content": qdrant.NewValueString(big)}})
 	}
-	var sizes []int
-	for _, b := range splitBatches(pts, 128, MaxRequestBytes) {
-		sizes = append(sizes, len(b))
-	}
-	if !slices.Equal(sizes, []int{2, 2, 1}) {
-		t.Fatalf("splitBatches of 5×3 MB = %v, want [2 2 1]", sizes)
+	if sizes := cuts(pts); !slices.Equal(sizes, []int{2, 2, 1}) {
+		t.Fatalf("requests of 5×3 MB = %v, want [2 2 1]", sizes)
 	}
 	huge := []*qdrant.PointStruct{{Id: qdrant.NewIDNum(1), Payload: map[string]*qdrant.Value{"content": qdrant.NewValueString(strings.Repeat("y", 9<<20))}}}
-	if b := splitBatches(huge, 128, MaxRequestBytes); len(b) != 1 || len(b[0]) != 1 {
-		t.Fatalf("a 9 MB point: %d batches", len(b))
+	if sizes := cuts(huge); !slices.Equal(sizes, []int{1}) {
+		t.Fatalf("a 9 MB point: requests %v, want [1]", sizes)
 	}
 }
 
