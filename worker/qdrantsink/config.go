@@ -51,7 +51,7 @@ type Config struct {
 	// Linger is how long points wait for other documents' points to fill
 	// a request of Batch points; 0 sends what is queued as soon as fewer
 	// than Parallel requests are in flight.
-	Linger time.Duration `env:"CHUNKSTREAM_QDRANT_LINGER" envDefault:"5ms"`
+	Linger time.Duration `env:"CHUNKSTREAM_QDRANT_LINGER" envDefault:"100ms"`
 	// Parallel is the number of upsert requests in flight; points queue
 	// meanwhile, filling the next requests.
 	Parallel int `env:"CHUNKSTREAM_QDRANT_PARALLEL" envDefault:"4"`
@@ -76,7 +76,7 @@ const MaxLinger = time.Second
 
 // DefaultConfig returns the configuration the env defaults describe.
 func DefaultConfig() Config {
-	return Config{Addr: "localhost:6334", Timeout: 20 * time.Second, Collection: "chunks", Batch: 128, Linger: 5 * time.Millisecond,
+	return Config{Addr: "localhost:6334", Timeout: 20 * time.Second, Collection: "chunks", Batch: 128, Linger: 100 * time.Millisecond,
 		Parallel: 4, BM25: BM25Local, AvgDL: bm25.DefaultAvgDL}
 }
 

@@ -60,6 +60,9 @@ type e2eOptions struct {
 	embedder qdrantsink.Embedder
 	// logger receives the worker's logs.
 	logger *slog.Logger
+	// backlog, when set, runs before the worker starts (to publish a
+	// backlog).
+	backlog func(*e2e)
 }
 
 func newE2EWith(t *testing.T, opts e2eOptions) *e2e {
@@ -114,6 +117,9 @@ func newE2EWith(t *testing.T, opts e2eOptions) *e2e {
 		t.Fatal(err)
 	}
 	e.w = w
+	if opts.backlog != nil {
+		opts.backlog(e)
+	}
 	runCtx, stop := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -164,7 +170,7 @@ func (e *e2e) publish(req messages.IngestRequest) uint64 {
 // wait waits until every sequence has a final result and returns them.
 func (e *e2e) wait(seqs ...uint64) map[uint64]worker.Result {
 	e.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		out := map[uint64]worker.Result{}
 		e.mu.Lock()

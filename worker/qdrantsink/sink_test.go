@@ -34,6 +34,7 @@ func testConfig(srv *qdranttest.Server) Config {
 	cfg := DefaultConfig()
 	cfg.Addr = srv.Addr()
 	cfg.Batch = MinBatch
+	cfg.Linger = 0 // requests leave at once: a Write alone waits for nobody
 	return cfg
 }
 
