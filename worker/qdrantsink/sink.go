@@ -165,13 +165,44 @@ func New(ctx context.Context, cfg Config, records worker.Records, embedder Embed
 	if err != nil {
 		return nil, fmt.Errorf("qdrantsink: bm25 options: %w", err)
 	}
-	host, port, _ := splitAddr(cfg.Addr)
+	client, err := Dial(cfg)
+	if err != nil {
+		return nil, err
+	}
+	s := &Sink{
+		cfg: cfg, client: client, records: records, embedder: embedder,
+		bm25: enc, bm25Opts: opts, log: logger, colls: map[string]bool{},
+	}
+	s.batch = &batcher{s: s, queues: map[string][]item{}, flights: map[*flight]bool{}}
+	if err := s.whileUnavailable(ctx, "health check", s.checkVersion); err != nil {
+		_ = client.Close()
+		return nil, err
+	}
+	if err := s.whileUnavailable(ctx, "set-up", s.prepare); err != nil {
+		if errors.Is(err, errProbe) && !fault.IsPermanent(err) {
+			logger.Warn("qdrantsink: embedder not answering yet; not ready", "err", err)
+			return s, nil
+		}
+		_ = client.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Dial returns a go-client of the Qdrant cfg names (address, API key,
+// TLS), as the sink connects, for readers such as Search. It checks
+// neither the server nor the collection.
+func Dial(cfg Config) (*qdrant.Client, error) {
+	host, port, err := splitAddr(cfg.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("%w: CHUNKSTREAM_QDRANT_ADDR %q: %v", ErrInvalidConfig, cfg.Addr, err)
+	}
 	qc := &qdrant.Config{
 		Host:                   host,
 		Port:                   port,
 		APIKey:                 cfg.APIKey,
 		UseTLS:                 cfg.TLS,
-		SkipCompatibilityCheck: true, // we check the version ourselves
+		SkipCompatibilityCheck: true, // the sink checks the version itself
 		GrpcOptions: []grpc.DialOption{
 			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20), grpc.ForceCodecV2(grpccodec.Codec{})),
 			// A connection that broke during an outage is dialled again
@@ -200,24 +231,7 @@ func New(ctx context.Context, cfg Config, records worker.Records, embedder Embed
 	if err != nil {
 		return nil, fmt.Errorf("qdrantsink: client for %s: %w", cfg.Addr, err)
 	}
-	s := &Sink{
-		cfg: cfg, client: client, records: records, embedder: embedder,
-		bm25: enc, bm25Opts: opts, log: logger, colls: map[string]bool{},
-	}
-	s.batch = &batcher{s: s, queues: map[string][]item{}, flights: map[*flight]bool{}}
-	if err := s.whileUnavailable(ctx, "health check", s.checkVersion); err != nil {
-		_ = client.Close()
-		return nil, err
-	}
-	if err := s.whileUnavailable(ctx, "set-up", s.prepare); err != nil {
-		if errors.Is(err, errProbe) && !fault.IsPermanent(err) {
-			logger.Warn("qdrantsink: embedder not answering yet; not ready", "err", err)
-			return s, nil
-		}
-		_ = client.Close()
-		return nil, err
-	}
-	return s, nil
+	return client, nil
 }
 
 // Close ends the upsert requests in flight and closes the connections to

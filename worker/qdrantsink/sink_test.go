@@ -87,6 +87,56 @@ func TestConformance(t *testing.T) {
 	})
 }
 
+// clientReader returns the sinktest.Reader of a collection through client.
+func clientReader(client *qdrant.Client, coll string) sinktest.Reader {
+	return sinktest.ReaderFunc(func(ctx context.Context, docID string) (map[string]string, error) {
+		pts, err := client.Scroll(ctx, &qdrant.ScrollPoints{
+			CollectionName: coll,
+			Filter:         &qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewMatchKeyword(FieldDocID, docID)}},
+			Limit:          qdrant.PtrOf(uint32(10000)),
+			WithPayload:    qdrant.NewWithPayloadInclude(FieldContent),
+		})
+		if err != nil {
+			return nil, err
+		}
+		out := map[string]string{}
+		for _, p := range pts {
+			out[p.GetId().GetUuid()] = p.GetPayload()[FieldContent].GetStringValue()
+		}
+		return out, nil
+	})
+}
+
+// realConfig is the sink's configuration for a collection of its own in
+// the real Qdrant that qdranttest.EnvURL names.
+func realConfig(t *testing.T, r qdranttest.Remote) Config {
+	cfg := DefaultConfig()
+	cfg.Addr, cfg.TLS, cfg.APIKey = r.Addr, r.TLS, r.APIKey
+	cfg.Collection, cfg.Batch, cfg.Linger = r.Collection(t), MinBatch, 0
+	return cfg
+}
+
+// TestConformanceRealQdrant runs the conformance suite against a real
+// Qdrant, with and without an embedder, when qdranttest.EnvURL names one:
+// the check that the double behaves as Qdrant where the sink depends on
+// it.
+func TestConformanceRealQdrant(t *testing.T) {
+	r := qdranttest.Real(t)
+	for _, emb := range []Embedder{nil, &fakeEmbedder{dims: 4}} {
+		t.Run(fmt.Sprintf("embedder=%v", emb != nil), func(t *testing.T) {
+			sinktest.Run(t, func(t *testing.T, records worker.Records) (worker.Sink, sinktest.Reader) {
+				cfg := realConfig(t, r)
+				s, err := New(context.Background(), cfg, records, emb, nil)
+				if err != nil {
+					t.Fatalf("New: %v", err)
+				}
+				t.Cleanup(func() { _ = s.Close() })
+				return s, clientReader(r.Client(t), cfg.Collection)
+			})
+		})
+	}
+}
+
 func TestConformanceWithEmbedder(t *testing.T) {
 	sinktest.Run(t, func(t *testing.T, records worker.Records) (worker.Sink, sinktest.Reader) {
 		srv := qdranttest.Start(t)
