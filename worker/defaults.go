@@ -12,9 +12,11 @@ import (
 
 // ChunkerDefaults returns the chunker defaults the worker applies to
 // requests that do not set them (Config.Chunker and ChunkerOptions,
-// resolved), as it advertises them.
+// resolved), with its sink's encoding (EncodingSink), as it advertises
+// them.
 func (w *Worker) ChunkerDefaults() messages.ChunkerDefaults {
-	return messages.ChunkerDefaults(w.chunkers.Defaults())
+	d := w.chunkers.Defaults()
+	return messages.ChunkerDefaults{Chunker: d.Chunker, Options: d.Options, Encoding: w.encoding}
 }
 
 // advertise writes the worker's chunker defaults under

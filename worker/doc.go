@@ -214,12 +214,13 @@
 //     that chunker is used), and advertised at the start of Run under
 //     messages.ChunkerDefaultsKey in the bucket of document records
 //     (rewritten only when they differ, with a warning: the last worker
-//     started wins). A program serves its own chunkers by handing the
-//     worker a registry that lists them.
+//     started wins), with the sink's encoding when it is an EncodingSink.
+//     A program serves its own chunkers by handing the worker a registry
+//     that lists them.
 //   - A finished upsert's record holds the settings fingerprint of what
-//     was used (messages.Settings) and the chunk count, so a producer can
-//     tell a document processed with other settings from an unchanged
-//     one; deletes hold neither.
+//     was used (messages.Settings, the sink's encoding included) and the
+//     chunk count, so a producer can tell a document processed with other
+//     settings from an unchanged one; deletes hold neither.
 //   - Chunkers are built once per (name, resolved options) and cached
 //     (64 entries at most), so requests that spell one configuration
 //     differently share a chunker; chunkers are pure and safe for

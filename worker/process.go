@@ -238,7 +238,7 @@ func (w *Worker) chunk(ctx context.Context, req *messages.IngestRequest, subject
 		return nil, "", nil, permanent(chunkerCause(err, fault.CauseUnknownChunker), err)
 	}
 	settings := messages.Settings{Chunker: choice.Entry.Name, Options: choice.Options, Format: req.Format,
-		Source: req.Source, Metadata: req.Metadata, Subject: subject, Collection: req.Collection}
+		Source: req.Source, Metadata: req.Metadata, Subject: subject, Collection: req.Collection, Encoding: w.encoding}
 	fingerprint, err := settings.Fingerprint()
 	if err != nil {
 		w.log.Warn("no settings fingerprint", "doc_id", req.ID, "err", err)

@@ -87,6 +87,7 @@ type Worker struct {
 	rawSink  Sink
 	records  *KVRecords
 	chunkers *registry.Resolver
+	encoding string // the sink's EncodingSink.Encoding, "" when it has none
 	backoff  Backoff
 	onResult func(Result)
 
@@ -160,6 +161,9 @@ func New(nc *nats.Conn, js jetstream.JetStream, top *topology.Handles, opts Opti
 		id:           nuid.Next(),
 		started:      time.Now().UTC(),
 	}
+	if es, ok := opts.Sink.(EncodingSink); ok {
+		w.encoding = es.Encoding()
+	}
 	return w, nil
 }
 
@@ -170,6 +174,15 @@ func (w *Worker) Metrics() *Metrics { return w.m }
 // to write (the Qdrant sink); Ready consults it.
 type ReadySink interface {
 	Ready(ctx context.Context) bool
+}
+
+// EncodingSink is implemented by sinks that compute vectors from the
+// chunks (the Qdrant sink's sparse vectors): Encoding describes them. It
+// enters every settings fingerprint (messages.Settings.Encoding) and the
+// advertised defaults, so that a change of encoding makes the documents
+// written with another stale.
+type EncodingSink interface {
+	Encoding() string
 }
 
 // SupersededSink is implemented by sinks whose writes can outlive a

@@ -50,9 +50,9 @@ func serve(ctx context.Context, c *config, log *slog.Logger) error {
 		}
 		defer ln.Close()
 	}
-	if c.Concurrency == 0 && c.Sink == worker.SinkQdrant && c.Embed.Enabled() {
-		c.Concurrency = embedConcurrency(c.Embed)
-		log.Info("documents in flight set for the embedder", "concurrency", c.Concurrency)
+	if c.Concurrency == 0 && c.Sink == worker.SinkQdrant {
+		c.Concurrency = qdrantConcurrency(c)
+		log.Info("documents in flight set for the Qdrant sink's requests", "concurrency", c.Concurrency)
 	}
 	nc, err := natsconn.Connect(ctx, c.NATS, "chunkstream-worker", log)
 	if err != nil {

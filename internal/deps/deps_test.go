@@ -118,7 +118,7 @@ var allow = map[string]allowed{
 	"cmd/producer": {
 		module: []string{
 			"chunking/registry", "fault", "cmd/internal/chunkflags", "cmd/internal/envflag", "cmd/internal/natsconn",
-			"cmd/internal/tty", "messages", "producer", "topology"},
+			"cmd/internal/tty", "messages", "producer", "topology", "worker/embed", "worker/qdrantsink"},
 		thirdParty: []string{"github.com/caarlos0/env/v11", "github.com/nats-io/nats.go", "github.com/schollz/progressbar/v3"},
 	},
 }

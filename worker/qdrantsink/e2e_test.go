@@ -61,6 +61,9 @@ type e2eOptions struct {
 	embedder qdrantsink.Embedder
 	// logger receives the worker's logs.
 	logger *slog.Logger
+	// backlog, when set, runs before the worker starts (to publish a
+	// backlog).
+	backlog func(*e2e)
 }
 
 func newE2EWith(t *testing.T, opts e2eOptions) *e2e {
@@ -116,6 +119,9 @@ func newE2EWith(t *testing.T, opts e2eOptions) *e2e {
 		t.Fatal(err)
 	}
 	e.w = w
+	if opts.backlog != nil {
+		opts.backlog(e)
+	}
 	runCtx, stop := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -167,7 +173,7 @@ func (e *e2e) publish(req messages.IngestRequest) uint64 {
 func (e *e2e) wait(seqs ...uint64) map[uint64]worker.Result {
 	e.t.Helper()
 	var out map[uint64]worker.Result
-	testutil.WaitFor(e.t, 30*time.Second, "every request final", func() (bool, string) {
+	testutil.WaitFor(e.t, 2*time.Minute, "every request final", func() (bool, string) {
 		out = map[uint64]worker.Result{}
 		e.mu.Lock()
 		defer e.mu.Unlock()

@@ -448,3 +448,54 @@ func TestKeywordIndexSameResults(t *testing.T) {
 		}
 	}
 }
+
+// TestAliases: an alias stands for its collection in every call; a switch
+// moves it in one request; deleting the collection deletes its aliases.
+func TestAliases(t *testing.T) {
+	srv := qdranttest.Start(t)
+	c := srv.Client(t)
+	ctx := context.Background()
+	for _, name := range []string{"v1", "v2"} {
+		if err := c.CreateCollection(ctx, &qdrant.CreateCollection{CollectionName: name}); err != nil {
+			t.Fatal(err)
+		}
+		_, err := c.Upsert(ctx, &qdrant.UpsertPoints{CollectionName: name, Wait: qdrant.PtrOf(true),
+			Points: []*qdrant.PointStruct{{Id: qdrant.NewIDNum(1), Payload: qdrant.NewValueMap(map[string]any{"in": name})}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	in := func() string {
+		t.Helper()
+		pts, err := c.Scroll(ctx, &qdrant.ScrollPoints{CollectionName: "live", WithPayload: qdrant.NewWithPayload(true)})
+		if err != nil {
+			return status.Code(err).String()
+		}
+		return pts[0].GetPayload()["in"].GetStringValue()
+	}
+	if err := c.CreateAlias(ctx, "live", "v1"); err != nil {
+		t.Fatal(err)
+	}
+	if got := in(); got != "v1" {
+		t.Errorf("scroll of the alias = %s, want v1's point", got)
+	}
+	if err := c.UpdateAliases(ctx, []*qdrant.AliasOperations{qdrant.NewAliasDelete("live"), qdrant.NewAliasCreate("live", "v2")}); err != nil {
+		t.Fatal(err)
+	}
+	if got := in(); got != "v2" {
+		t.Errorf("after the switch, scroll of the alias = %s, want v2's point", got)
+	}
+	// A failing operation changes nothing.
+	if err := c.UpdateAliases(ctx, []*qdrant.AliasOperations{qdrant.NewAliasDelete("live"), qdrant.NewAliasCreate("live", "v3")}); status.Code(err) != codes.NotFound {
+		t.Errorf("alias to a missing collection = %v, want NotFound", err)
+	}
+	if got, err := c.ListAliases(ctx); err != nil || len(got) != 1 || got[0].GetCollectionName() != "v2" {
+		t.Errorf("ListAliases = %v, %v; want live → v2", got, err)
+	}
+	if err := c.DeleteCollection(ctx, "v2"); err != nil {
+		t.Fatal(err)
+	}
+	if got := in(); got != codes.NotFound.String() {
+		t.Errorf("scroll of the alias of a deleted collection = %s, want NotFound", got)
+	}
+}
