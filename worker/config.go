@@ -30,8 +30,10 @@ type Config struct {
 	BackoffMax  time.Duration `env:"CHUNKSTREAM_BACKOFF_MAX" envDefault:"1m" help:"longest retry delay"`
 	// MaxDocBytes is the largest document accepted; larger is permanent.
 	MaxDocBytes int64 `env:"CHUNKSTREAM_MAX_DOC_BYTES" envDefault:"67108864" help:"largest document accepted, in bytes"`
-	// MaxPendingPublishes bounds the chunk records in flight per document.
-	MaxPendingPublishes int `env:"CHUNKSTREAM_MAX_PENDING_PUBLISHES" envDefault:"256" help:"chunk records in flight per document"`
+	// MaxPendingPublishes is the subject sink's flow control: within one
+	// atomic batch of chunk records, every MaxPendingPublishes-th record
+	// waits for the server to confirm the records so far.
+	MaxPendingPublishes int `env:"CHUNKSTREAM_MAX_PENDING_PUBLISHES" envDefault:"256" help:"chunk records sent before the server confirms them, within one batch"`
 	// MetricsAddr is the listen address of /metrics, /healthz and /readyz.
 	// An empty variable means the default; an empty -metrics-addr flag
 	// disables the server.

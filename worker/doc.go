@@ -245,11 +245,11 @@
 //     request's Nats-* headers are not copied: they are the server's
 //     (a direct get adds Nats-Stream and the like) or preconditions of
 //     the original publish that the DLQ would check and refuse.
-//   - The subject sink bounds the chunk records in flight per document
-//     (MaxPendingPublishes); the delete record is published synchronously.
-//     Chunk records are msgpack, or JSON with RecordFormat "json" (for
-//     people reading CHUNKS with the nats CLI); each carries its
-//     Content-Type, and both decode to the same record and hash.
+//   - The subject sink is package subjectsink: each version's records as
+//     atomic batches. Chunk records are msgpack, or JSON with
+//     RecordFormat "json" (for people reading CHUNKS with the nats CLI);
+//     each carries its Content-Type, and both decode to the same record
+//     and hash.
 //   - Shutdown (Run's ctx cancelled): stop fetching and NAK the rest of
 //     the current batch and what is held for an outage, let in-flight
 //     work finish for up to

@@ -18,6 +18,7 @@ import (
 
 	"github.com/chunkstream/chunkstream/cmd/internal/natsconn"
 	"github.com/chunkstream/chunkstream/worker"
+	"github.com/chunkstream/chunkstream/worker/subjectsink"
 )
 
 // newLogger returns the JSON logger at level ("debug", "info", "warn",
@@ -35,7 +36,7 @@ func newLogger(w io.Writer, level string) (*slog.Logger, error) {
 func buildSink(ctx context.Context, c *config, js jetstream.JetStream, records worker.Records, log *slog.Logger, reg prometheus.Registerer) (worker.Sink, func(), error) {
 	switch c.Sink {
 	case worker.SinkSubject:
-		s := worker.NewSubjectSink(js, c.ChunksPrefix, c.MaxPendingPublishes)
+		s := subjectsink.New(js, c.ChunksPrefix, c.MaxPendingPublishes)
 		if err := s.SetRecordFormat(c.RecordFormat); err != nil {
 			return nil, nil, err
 		}
