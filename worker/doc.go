@@ -188,6 +188,12 @@
 //     content is loaded, since doc_version is its hash), so a superseded
 //     request costs no chunking, and a request dead-lettered part-way
 //     leaves its record pending (the producer's next run re-sends it).
+//   - The first delivery of a new version (not a replay) starts step 1
+//     by creating the record (a compare-and-set on "no message for the
+//     key"), without reading it first: a document seen for the first
+//     time costs one write; a refusal (the key has a record) costs no
+//     write and the step goes on as below. Redeliveries and replays read
+//     first, since their documents have records.
 //   - When step 1 finds no record, it creates one with a compare-and-set
 //     that succeeds only if the key never held a message (a record
 //     deleted by hand leaves a marker, and then it writes over the
