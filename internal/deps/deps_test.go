@@ -111,6 +111,10 @@ var allow = map[string]allowed{
 		thirdParty: []string{"github.com/nats-io/nats-server/v2", "github.com/nats-io/nats.go"},
 	},
 	"cmd/internal/tty": {},
+	"examples/consumer": {
+		module:     []string{"messages"},
+		thirdParty: []string{"github.com/nats-io/nats.go"},
+	},
 	"cmd/worker": {
 		module: []string{
 			"chunking", "chunking/registry", "cmd/internal/chunkflags", "cmd/internal/envflag", "cmd/internal/local",
