@@ -22,8 +22,9 @@ type Config struct {
 	topology.Config
 
 	// Concurrency is the number of documents processed at once; 0 means
-	// GOMAXPROCS (cmd/worker raises it to fill an embedder's requests).
-	Concurrency int `env:"CHUNKSTREAM_CONCURRENCY" help:"documents processed at once (0: GOMAXPROCS; with an embedder, enough to fill its requests)"`
+	// GOMAXPROCS (cmd/worker raises it to fill an embedder's requests or
+	// the subject sink's group commits).
+	Concurrency int `env:"CHUNKSTREAM_CONCURRENCY" help:"documents processed at once (0: GOMAXPROCS; 16 × GOMAXPROCS with the subject sink; with an embedder, enough to fill its requests)"`
 	// BackoffBase and BackoffMax bound the NAK delay after a transient
 	// failure: BackoffBase × 2^(deliveries−1), at most BackoffMax, jittered.
 	BackoffBase time.Duration `env:"CHUNKSTREAM_BACKOFF_BASE" envDefault:"1s" help:"first retry delay"`

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -47,6 +48,10 @@ func buildSink(ctx context.Context, c *config, js jetstream.JetStream, records w
 	return nil, nil, fmt.Errorf("CHUNKSTREAM_SINK: unknown sink %q", c.Sink)
 }
 
+// subjectSinkInFlight is the documents in flight per processor the
+// subject sink gets when CHUNKSTREAM_CONCURRENCY is 0.
+const subjectSinkInFlight = 16
+
 // serve runs the worker service until ctx is cancelled (SIGTERM), then
 // drains and waits for the connection to close.
 func serve(ctx context.Context, c *config, log *slog.Logger) error {
@@ -63,6 +68,12 @@ func serve(ctx context.Context, c *config, log *slog.Logger) error {
 	if c.Concurrency == 0 && c.Sink == worker.SinkQdrant && c.Embed.Enabled() {
 		c.Concurrency = embedConcurrency(c.Embed)
 		log.Info("documents in flight set for the embedder", "concurrency", c.Concurrency)
+	}
+	if c.Concurrency == 0 && c.Sink == worker.SinkSubject {
+		// Processors wait for the group commits of the subject sink:
+		// more of them fill each commit.
+		c.Concurrency = subjectSinkInFlight * runtime.GOMAXPROCS(0)
+		log.Info("documents in flight set for the subject sink's group commits", "concurrency", c.Concurrency)
 	}
 	nc, err := natsconn.Connect(ctx, c.NATS, "chunkstream-worker", log)
 	if err != nil {

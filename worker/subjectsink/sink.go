@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -34,7 +36,23 @@ type Sink struct {
 	prefix      string
 	flowEvery   int
 	contentType string
+
+	mu         sync.Mutex
+	queue      []*pending // versions waiting for a group commit, oldest first
+	committing int        // group commits under way (at most maxCommits)
 }
+
+// pending is a version's records waiting to be committed with others.
+type pending struct {
+	msgs []*nats.Msg
+	// done receives the outcome once; lead, that the waiter is to commit
+	// the queue itself.
+	done, lead chan error
+	taken      bool // in a group being committed
+}
+
+// maxCommits bounds the group commits in flight from one sink.
+const maxCommits = 2
 
 // New returns a subject sink publishing msgpack records through js under
 // prefix ("chunks"). Within a batch, every flowEvery-th record waits for
@@ -73,11 +91,10 @@ func (s *Sink) Write(ctx context.Context, doc worker.Doc, chunks []worker.Chunk)
 		if err != nil {
 			return err
 		}
-		return s.publish(ctx, []*nats.Msg{msg})
+		return s.publishOne(ctx, msg)
 	}
-	batch := make([]*nats.Msg, 0, min(len(chunks), MaxBatch))
 	for from := 0; from < len(chunks); from += MaxBatch {
-		batch = batch[:0]
+		batch := make([]*nats.Msg, 0, min(len(chunks)-from, MaxBatch))
 		for _, c := range chunks[from:min(from+MaxBatch, len(chunks))] {
 			rec := messages.ChunkRecord{
 				V: messages.Version, Op: messages.OpUpsert, ID: c.ID, DocID: doc.ID, DocVersion: doc.Version,
@@ -90,11 +107,140 @@ func (s *Sink) Write(ctx context.Context, doc worker.Doc, chunks []worker.Chunk)
 			}
 			batch = append(batch, msg)
 		}
-		if err := s.publish(ctx, batch); err != nil {
-			return err
+		if len(chunks) > MaxBatch {
+			// A large version's batches go alone, in order.
+			if err := s.publish(ctx, batch); err != nil {
+				return err
+			}
+			continue
 		}
+		return s.submit(ctx, batch)
 	}
 	return nil
+}
+
+// submit commits msgs, a whole version of at most MaxBatch records, in an
+// atomic batch together with the versions other processors submit
+// meanwhile (a group commit): one commit, one PubAck and, on a stream of
+// one replica on disk, one sync of the server's batch store for them all.
+// The caller that finds fewer than maxCommits group commits under way
+// commits the queue itself; the others wait for their outcome or to be
+// handed the queue.
+func (s *Sink) submit(ctx context.Context, msgs []*nats.Msg) error {
+	if len(msgs) == 1 {
+		return s.publishOne(ctx, msgs[0])
+	}
+	p := &pending{msgs: msgs, done: make(chan error, 1), lead: make(chan error, 1)}
+	s.mu.Lock()
+	s.queue = append(s.queue, p)
+	if s.committing < maxCommits {
+		s.committing++
+	} else if err, led := s.wait(ctx, p); !led {
+		return err
+	}
+	// p leads, with mu held: commit groups from the queue until p's own
+	// version is done, then hand the queue to a waiter. The commits do not
+	// end with ctx: other versions ride in them.
+	cctx := context.WithoutCancel(ctx)
+	for {
+		var err error
+		select {
+		case err = <-p.done:
+		default:
+			if len(s.queue) == 0 {
+				// p is in a group another leader commits.
+				s.mu.Unlock()
+				err = <-p.done
+				s.mu.Lock()
+				break
+			}
+			group := s.takeGroup()
+			s.mu.Unlock()
+			s.commit(cctx, group)
+			s.mu.Lock()
+			continue
+		}
+		if len(s.queue) > 0 {
+			s.queue[0].lead <- nil // the commit slot passes to the next waiter
+		} else {
+			s.committing--
+		}
+		s.mu.Unlock()
+		return err
+	}
+}
+
+// wait waits, after unlocking mu, for p's outcome or for p to be handed
+// the queue (led, with mu held again). A waiter whose ctx ends leaves the
+// queue, unless its version is already being committed or it was handed
+// the queue: then it stays for the outcome.
+func (s *Sink) wait(ctx context.Context, p *pending) (err error, led bool) {
+	s.mu.Unlock()
+	select {
+	case err := <-p.done:
+		return err, false
+	case <-p.lead:
+		s.mu.Lock()
+		return nil, true
+	case <-ctx.Done():
+	}
+	s.mu.Lock()
+	select {
+	case <-p.lead:
+		return nil, true
+	default:
+	}
+	if !p.taken {
+		s.queue = slices.DeleteFunc(s.queue, func(q *pending) bool { return q == p })
+		s.mu.Unlock()
+		return ctx.Err(), false
+	}
+	s.mu.Unlock()
+	select {
+	case err := <-p.done:
+		return err, false
+	case <-p.lead:
+		s.mu.Lock()
+		return nil, true
+	}
+}
+
+// takeGroup takes the oldest queued versions, whole, up to MaxBatch
+// records (at least one version); called with mu held.
+func (s *Sink) takeGroup() []*pending {
+	n, records := 0, 0
+	for n < len(s.queue) && (n == 0 || records+len(s.queue[n].msgs) <= MaxBatch) {
+		records += len(s.queue[n].msgs)
+		s.queue[n].taken = true
+		n++
+	}
+	group := slices.Clone(s.queue[:n])
+	s.queue = slices.Delete(s.queue, 0, n)
+	return group
+}
+
+// commit publishes a group as one atomic batch and tells every version
+// its outcome. When the group fails (a version in it was stored before,
+// a record the server refuses, an outage), each version is published
+// alone, so each gets its own verdict.
+func (s *Sink) commit(ctx context.Context, group []*pending) {
+	if len(group) == 1 {
+		group[0].done <- s.publish(ctx, group[0].msgs)
+		return
+	}
+	var msgs []*nats.Msg
+	for _, p := range group {
+		msgs = append(msgs, p.msgs...)
+	}
+	if err := s.publishOnce(ctx, msgs); err == nil {
+		for _, p := range group {
+			p.done <- nil
+		}
+		return
+	}
+	for _, p := range group {
+		p.done <- s.publish(ctx, p.msgs)
+	}
 }
 
 // busyTries bounds the tries of one batch the server asks to send again
@@ -108,8 +254,7 @@ const busyTries = 8
 func (s *Sink) publish(ctx context.Context, msgs []*nats.Msg) error {
 	wait := 20 * time.Millisecond
 	for try := 1; ; try++ {
-		_, err := jetstreamext.PublishMsgBatch(ctx, s.js, msgs,
-			jetstreamext.BatchFlowControl{AckFirst: false, AckEvery: s.flowEvery, AckTimeout: s.js.Options().DefaultTimeout})
+		err := s.publishOnce(ctx, msgs)
 		switch {
 		case err == nil, isCode(err, jetstreamext.JSErrCodeBatchPublishDuplicateMsgID):
 			return nil
@@ -124,6 +269,24 @@ func (s *Sink) publish(ctx context.Context, msgs []*nats.Msg) error {
 		}
 		return publishError(err)
 	}
+}
+
+// publishOne stores a version of one record: a single message is stored
+// whole or not at all, so it needs no batch (on a stream of one replica on
+// disk a batch costs the server a sync of its own); a duplicate is
+// acknowledged as such.
+func (s *Sink) publishOne(ctx context.Context, msg *nats.Msg) error {
+	if _, err := s.js.PublishMsg(ctx, msg); err != nil {
+		return publishError(err)
+	}
+	return nil
+}
+
+// publishOnce sends msgs as one atomic batch and waits for its PubAck.
+func (s *Sink) publishOnce(ctx context.Context, msgs []*nats.Msg) error {
+	_, err := jetstreamext.PublishMsgBatch(ctx, s.js, msgs,
+		jetstreamext.BatchFlowControl{AckFirst: false, AckEvery: s.flowEvery, AckTimeout: s.js.Options().DefaultTimeout})
+	return err
 }
 
 // busy reports whether the server answered a batch with "come back": too

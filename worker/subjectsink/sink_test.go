@@ -24,7 +24,7 @@ type env struct {
 	cfg topology.Config
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
 	s := jstest.Start(t, t.TempDir(), -1)
 	_, js := jstest.Connect(t, s.ClientURL())
@@ -44,7 +44,7 @@ type stored struct {
 	commit bool
 }
 
-func (e *env) records(t *testing.T) []stored {
+func (e *env) records(t testing.TB) []stored {
 	t.Helper()
 	ctx := context.Background()
 	st, err := e.js.Stream(ctx, e.cfg.ChunksStream)
@@ -149,28 +149,70 @@ func TestPartlyWrittenVersionCompletes(t *testing.T) {
 	}
 }
 
-// TestDeleteAndEmptyAreOneRecordBatches: a delete and a version without
-// chunks are each one committed record.
-func TestDeleteAndEmptyAreOneRecordBatches(t *testing.T) {
+// TestOneRecordVersions: a delete, a version without chunks and one of a
+// single chunk are each one record, published as a plain message (stored
+// whole or not at all without a batch), and stored once when written
+// again.
+func TestOneRecordVersions(t *testing.T) {
 	e := newEnv(t)
 	sink := subjectsink.New(e.js, e.cfg.ChunksPrefix, 0)
 	ctx := context.Background()
 	empty, _ := sinktest.Version("a.md", 3)
-	if err := sink.Write(ctx, empty, nil); err != nil {
-		t.Fatal(err)
-	}
-	if err := sink.Write(ctx, sinktest.Delete("a.md", 4), nil); err != nil {
-		t.Fatal(err)
-	}
-	got := e.records(t)
-	if len(got) != 2 {
-		t.Fatalf("CHUNKS holds %d records, want 2", len(got))
-	}
-	for i, s := range got {
-		if s.rec.Op != messages.OpDelete || s.rec.Count != 0 || !s.commit || s.rec.IngestSeq != uint64(3+i) {
-			t.Errorf("record %d = %+v (commit %v), want a committed delete record of version %d", s.seq, s.rec, s.commit, 3+i)
+	one, chunks := sinktest.Version("a.md", 5, "only chunk")
+	for range 2 {
+		if err := sink.Write(ctx, empty, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := sink.Write(ctx, sinktest.Delete("a.md", 4), nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := sink.Write(ctx, one, chunks); err != nil {
+			t.Fatal(err)
 		}
 	}
+	got := e.records(t)
+	if len(got) != 3 {
+		t.Fatalf("CHUNKS holds %d records, want 3", len(got))
+	}
+	for i, s := range got[:2] {
+		if s.rec.Op != messages.OpDelete || s.rec.Count != 0 || s.rec.IngestSeq != uint64(3+i) {
+			t.Errorf("record %d = %+v, want a delete record of version %d", s.seq, s.rec, 3+i)
+		}
+	}
+	if r := got[2].rec; r.Op != messages.OpUpsert || r.Count != 1 || r.IngestSeq != 5 {
+		t.Errorf("record %d = %+v, want the one chunk of version 5", got[2].seq, r)
+	}
+}
+
+// TestGroupWithStoredVersion: versions committed together while one of
+// them was stored before (the group is refused as holding a duplicate)
+// are each stored once, whole and contiguous.
+func TestGroupWithStoredVersion(t *testing.T) {
+	e := newEnv(t)
+	sink := subjectsink.New(e.js, e.cfg.ChunksPrefix, 0)
+	ctx := context.Background()
+	stored, storedChunks := sinktest.Version("stored.md", 1, texts(3)...)
+	if err := sink.Write(ctx, stored, storedChunks); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for d := range 16 {
+		wg.Go(func() {
+			doc, chunks := stored, storedChunks
+			if d > 0 {
+				doc, chunks = sinktest.Version(fmt.Sprintf("doc-%d.md", d), uint64(d+1), texts(5)...)
+			}
+			if err := sink.Write(ctx, doc, chunks); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	got := e.records(t)
+	if len(got) != 3+15*5 {
+		t.Errorf("CHUNKS holds %d records, want %d", len(got), 3+15*5)
+	}
+	checkContiguous(t, got)
 }
 
 // TestConcurrentVersionsContiguous: documents written at once by many
@@ -188,7 +230,15 @@ func TestConcurrentVersionsContiguous(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	got := e.records(t)
+	if n := checkContiguous(t, e.records(t)); n != 24 {
+		t.Errorf("%d documents in CHUNKS, want 24", n)
+	}
+}
+
+// checkContiguous requires each document's records to be one run in
+// position order, and returns the number of documents.
+func checkContiguous(t *testing.T, got []stored) int {
+	t.Helper()
 	seen := map[string]bool{}
 	for i, s := range got {
 		if i > 0 && got[i-1].rec.DocID == s.rec.DocID {
@@ -202,9 +252,7 @@ func TestConcurrentVersionsContiguous(t *testing.T) {
 		}
 		seen[s.rec.DocID] = true
 	}
-	if len(seen) != 24 {
-		t.Errorf("%d documents in CHUNKS, want 24", len(seen))
-	}
+	return len(seen)
 }
 
 // TestStreamWithoutAtomicIsAnOutage: a CHUNKS that an operator changed
