@@ -206,17 +206,19 @@ func (c *Config) IngestStreamConfig() jetstream.StreamConfig {
 }
 
 // ChunksStreamConfig returns the chunks stream's configuration: a change
-// feed with its own duplicate window and an age limit.
+// feed with its own duplicate window and an age limit, taking atomic
+// batches (the subject sink stores each version's records as one).
 func (c *Config) ChunksStreamConfig() jetstream.StreamConfig {
 	return jetstream.StreamConfig{
-		Name:        c.ChunksStream,
-		Description: "chunkstream chunk records",
-		Subjects:    []string{c.ChunksPrefix + ".>"},
-		Retention:   jetstream.LimitsPolicy,
-		Storage:     jetstream.FileStorage,
-		Duplicates:  c.ChunksDuplicateWindow,
-		MaxAge:      c.ChunksMaxAge,
-		Replicas:    c.Replicas,
+		Name:               c.ChunksStream,
+		Description:        "chunkstream chunk records",
+		Subjects:           []string{c.ChunksPrefix + ".>"},
+		Retention:          jetstream.LimitsPolicy,
+		Storage:            jetstream.FileStorage,
+		Duplicates:         c.ChunksDuplicateWindow,
+		MaxAge:             c.ChunksMaxAge,
+		Replicas:           c.Replicas,
+		AllowAtomicPublish: true,
 	}
 }
 

@@ -57,6 +57,9 @@ func Ensure(ctx context.Context, js jetstream.JetStream, cfg Config) (*Handles, 
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	if err := CheckServer(js.Conn()); err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithTimeoutCause(ctx, cfg.SetupTimeout, errSetupTimeout)
 	defer cancel()
 	var h Handles
@@ -68,10 +71,14 @@ func Ensure(ctx context.Context, js jetstream.JetStream, cfg Config) (*Handles, 
 		return nil, err
 	}
 	for _, sc := range []jetstream.StreamConfig{cfg.ChunksStreamConfig(), cfg.DLQStreamConfig()} {
-		if _, err = converge(ctx, cfg, start, "set up", "stream "+sc.Name, func(ctx context.Context) (jetstream.Stream, error) {
+		s, err := converge(ctx, cfg, start, "set up", "stream "+sc.Name, func(ctx context.Context) (jetstream.Stream, error) {
 			return ensureStream(ctx, js, sc)
-		}); err != nil {
+		})
+		if err != nil {
 			return nil, err
+		}
+		if sc.AllowAtomicPublish && !s.CachedInfo().Config.AllowAtomicPublish {
+			return nil, fmt.Errorf("%w: stream %s does not keep allow_atomic (a server of the cluster is older?)", ErrServerVersion, sc.Name)
 		}
 	}
 	if h.Docs, err = converge(ctx, cfg, start, "set up", "bucket "+cfg.DocsBucket, func(ctx context.Context) (jetstream.KeyValue, error) {
@@ -236,9 +243,11 @@ func streamOwned(want jetstream.StreamConfig) owned {
 	return func(got *jetstream.StreamConfig) bool {
 		differs := !slices.Equal(got.Subjects, want.Subjects) || got.Retention != want.Retention ||
 			got.Storage != want.Storage || got.Duplicates != want.Duplicates || got.MaxAge != want.MaxAge ||
-			got.Replicas != want.Replicas || got.AllowDirect != want.AllowDirect
+			got.Replicas != want.Replicas || got.AllowDirect != want.AllowDirect ||
+			got.AllowAtomicPublish != want.AllowAtomicPublish || got.AllowBatchPublish != want.AllowBatchPublish
 		got.Subjects, got.Retention, got.Storage = want.Subjects, want.Retention, want.Storage
 		got.Duplicates, got.MaxAge, got.Replicas, got.AllowDirect = want.Duplicates, want.MaxAge, want.Replicas, want.AllowDirect
+		got.AllowAtomicPublish, got.AllowBatchPublish = want.AllowAtomicPublish, want.AllowBatchPublish
 		return differs
 	}
 }

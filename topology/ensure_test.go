@@ -3,6 +3,7 @@ package topology_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -186,5 +187,39 @@ func TestStreamForSubject(t *testing.T) {
 	if _, err := topology.StreamForSubject(ctx, js, cfg, "elsewhere.docs"); err == nil || errors.Is(err, topology.ErrNotReady) ||
 		!strings.Contains(err.Error(), "elsewhere.docs") {
 		t.Errorf("StreamForSubject(elsewhere.docs) = %v, want an immediate error naming the subject", err)
+	}
+}
+
+// TestEnsureAllowsAtomicOnExistingChunks: a CHUNKS stream made without
+// allow_atomic (by an older release) gets it from Ensure, and keeps every
+// record it held.
+func TestEnsureAllowsAtomicOnExistingChunks(t *testing.T) {
+	s := jstest.Start(t, t.TempDir(), -1)
+	_, js := jstest.Connect(t, s.ClientURL())
+	ctx := context.Background()
+	cfg := testConfig()
+	old := cfg.ChunksStreamConfig()
+	old.AllowAtomicPublish = false
+	if _, err := js.CreateStream(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		if _, err := js.Publish(ctx, fmt.Sprintf("chunks.docs.%d", i), []byte("record")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := topology.Ensure(ctx, js, cfg); err != nil {
+		t.Fatal(err)
+	}
+	st, err := js.Stream(ctx, "CHUNKS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !info.Config.AllowAtomicPublish || info.State.Msgs != 5 {
+		t.Errorf("CHUNKS after Ensure: allow_atomic %v, %d messages; want true and the 5 it held", info.Config.AllowAtomicPublish, info.State.Msgs)
 	}
 }

@@ -188,6 +188,12 @@
 //     content is loaded, since doc_version is its hash), so a superseded
 //     request costs no chunking, and a request dead-lettered part-way
 //     leaves its record pending (the producer's next run re-sends it).
+//   - The first delivery of a new version (not a replay) starts step 1
+//     by creating the record (a compare-and-set on "no message for the
+//     key"), without reading it first: a document seen for the first
+//     time costs one write; a refusal (the key has a record) costs no
+//     write and the step goes on as below. Redeliveries and replays read
+//     first, since their documents have records.
 //   - When step 1 finds no record, it creates one with a compare-and-set
 //     that succeeds only if the key never held a message (a record
 //     deleted by hand leaves a marker, and then it writes over the
@@ -246,11 +252,11 @@
 //     request's Nats-* headers are not copied: they are the server's
 //     (a direct get adds Nats-Stream and the like) or preconditions of
 //     the original publish that the DLQ would check and refuse.
-//   - The subject sink bounds the chunk records in flight per document
-//     (MaxPendingPublishes); the delete record is published synchronously.
-//     Chunk records are msgpack, or JSON with RecordFormat "json" (for
-//     people reading CHUNKS with the nats CLI); each carries its
-//     Content-Type, and both decode to the same record and hash.
+//   - The subject sink is package subjectsink: each version's records as
+//     atomic batches. Chunk records are msgpack, or JSON with
+//     RecordFormat "json" (for people reading CHUNKS with the nats CLI);
+//     each carries its Content-Type, and both decode to the same record
+//     and hash.
 //   - Shutdown (Run's ctx cancelled): stop fetching and NAK the rest of
 //     the current batch and what is held for an outage, let in-flight
 //     work finish for up to

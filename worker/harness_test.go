@@ -22,6 +22,7 @@ import (
 	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/topology"
 	"github.com/chunkstream/chunkstream/worker"
+	"github.com/chunkstream/chunkstream/worker/subjectsink"
 )
 
 // testConfig is the worker configuration of the tests: short backoff so
@@ -134,7 +135,7 @@ func (e *env) startWorker(opts worker.Options) (*worker.Worker, *results, func()
 	e.t.Helper()
 	res := &results{}
 	if opts.Sink == nil {
-		opts.Sink = worker.NewSubjectSink(e.js, e.cfg.ChunksPrefix, e.cfg.MaxPendingPublishes)
+		opts.Sink = subjectsink.New(e.js, e.cfg.ChunksPrefix, e.cfg.MaxPendingPublishes)
 	}
 	if opts.Chunkers == nil {
 		opts.Chunkers = registrytest.With(faultEntries()...)

@@ -17,6 +17,7 @@ import (
 	"github.com/chunkstream/chunkstream/internal/testutil"
 	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/worker"
+	"github.com/chunkstream/chunkstream/worker/subjectsink"
 )
 
 // downSink wraps a sink: while down is set, every write fails as an
@@ -111,7 +112,7 @@ func TestSinkOutageHoldsDeliveries(t *testing.T) {
 	for id, c := range docs {
 		e.publish("ingest.docs", messages.IngestRequest{V: 1, ID: id, Content: c}, "")
 	}
-	sink := &downSink{inner: worker.NewSubjectSink(e.js, cfg.ChunksPrefix, 16)}
+	sink := &downSink{inner: subjectsink.New(e.js, cfg.ChunksPrefix, 16)}
 	sink.down.Store(true)
 	logs := &logCounter{}
 	w, res, _ := e.startWorker(worker.Options{Sink: sink, Logger: slog.New(logs)})
@@ -181,7 +182,7 @@ func TestSinkOutageHoldsDeliveries(t *testing.T) {
 func TestOutageThatIsTheMessage(t *testing.T) {
 	cfg := outageConfig()
 	e := newEnv(t, cfg)
-	sink := &downSink{inner: worker.NewSubjectSink(e.js, cfg.ChunksPrefix, 16), broken: map[string]bool{"bad.md": true}}
+	sink := &downSink{inner: subjectsink.New(e.js, cfg.ChunksPrefix, 16), broken: map[string]bool{"bad.md": true}}
 	_, res, _ := e.startWorker(worker.Options{Sink: sink})
 	bad := e.publish("ingest.docs", messages.IngestRequest{V: 1, ID: "bad.md", Content: []byte("# Bad\n\nx")}, "")
 	docs := markdownDocs(5)
@@ -218,7 +219,7 @@ func TestOutageDrain(t *testing.T) {
 	for id, c := range docs {
 		e.publish("ingest.docs", messages.IngestRequest{V: 1, ID: id, Content: c}, "")
 	}
-	sink := &downSink{inner: worker.NewSubjectSink(e.js, cfg.ChunksPrefix, 16)}
+	sink := &downSink{inner: subjectsink.New(e.js, cfg.ChunksPrefix, 16)}
 	sink.down.Store(true)
 	w, _, stop := e.startWorker(worker.Options{Sink: sink})
 	testutil.WaitFor(t, time.Minute, "requests held", func() bool { return metricValue(t, w.Metrics().Held) > 0 })

@@ -74,9 +74,11 @@ func (w *Worker) process(ctx context.Context, msg jetstream.Msg, streamSeq, deli
 	}
 
 	// Step 1: move the document record to this version, unless a newer
-	// one was started.
+	// one was started. A first delivery of a new version (not a replay)
+	// tries to create the record first: most are of documents without
+	// one, and it spares them the read.
 	rec := messages.DocRecord{IngestSeq: doc.Seq, DocVersion: doc.Version, Op: doc.Op}
-	st, err := w.records.start(ctx, doc.ID, rec)
+	st, err := w.records.start(ctx, doc.ID, rec, delivery == 1 && doc.Seq == streamSeq)
 	if err != nil {
 		v.err = fault.WithCause(fault.CauseRecords, err)
 		return v

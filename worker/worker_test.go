@@ -26,6 +26,7 @@ import (
 	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/producer"
 	"github.com/chunkstream/chunkstream/worker"
+	"github.com/chunkstream/chunkstream/worker/subjectsink"
 )
 
 func TestSetupIdempotent(t *testing.T) {
@@ -313,7 +314,7 @@ func TestTransientSink(t *testing.T) {
 	cfg.BackoffBase = 150 * time.Millisecond
 	cfg.BackoffMax = 2 * time.Second
 	e := newEnv(t, cfg)
-	sink := &flakySink{fails: 2, inner: worker.NewSubjectSink(e.js, cfg.ChunksPrefix, 16)}
+	sink := &flakySink{fails: 2, inner: subjectsink.New(e.js, cfg.ChunksPrefix, 16)}
 	// No jitter: delays are exactly base·2^(n−1).
 	_, res, stop := e.startWorker(worker.Options{Sink: sink, Backoff: worker.Backoff{Base: cfg.BackoffBase, Max: cfg.BackoffMax, Rand: func() float64 { return 0.999 }}})
 	docs := markdownDocs(1)
@@ -629,7 +630,7 @@ func (s *readySink) Ready(context.Context) bool { return s.ready.Load() }
 // it is the sink alone that makes it unready.
 func TestReadyAsksSink(t *testing.T) {
 	e := newEnv(t, testConfig())
-	sink := &readySink{Sink: worker.NewSubjectSink(e.js, "chunks", 8)}
+	sink := &readySink{Sink: subjectsink.New(e.js, "chunks", 8)}
 	sink.ready.Store(true)
 	w, _, _ := e.startWorker(worker.Options{Sink: sink})
 	testutil.WaitFor(t, time.Minute, "the worker bound and ready", w.Ready)
@@ -718,7 +719,7 @@ func TestSupersededRedeliveryCleansUp(t *testing.T) {
 	e := newEnv(t, cfg)
 	old := e.publish("ingest.docs", messages.IngestRequest{V: 1, ID: "a.md", Content: []byte("# Old\n\nold text")}, "")
 	const newer = 1 << 20 // a version far ahead, started by "another worker"
-	sink := &cleanupSink{Sink: worker.NewSubjectSink(e.js, cfg.ChunksPrefix, 8), recs: worker.NewKVRecords(e.top.Docs), newer: newer}
+	sink := &cleanupSink{Sink: subjectsink.New(e.js, cfg.ChunksPrefix, 8), recs: worker.NewKVRecords(e.top.Docs), newer: newer}
 	_, res, _ := e.startWorker(worker.Options{Sink: sink})
 	testutil.WaitFor(t, 20*time.Second, "the old version settled", func() bool { _, ok := res.finals()[old]; return ok })
 	if r := res.finals()[old]; r.Outcome != worker.OutcomeSuperseded || r.Delivery != 2 {

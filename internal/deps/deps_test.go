@@ -76,6 +76,10 @@ var allow = map[string]allowed{
 		module:     []string{"bm25", "chunking", "fault", "worker", "worker/qdrantsink/internal/grpccodec"},
 		thirdParty: []string{"github.com/qdrant/go-client", "google.golang.org/grpc", "google.golang.org/protobuf"},
 	},
+	"worker/subjectsink": {
+		module:     []string{"fault", "messages", "worker"},
+		thirdParty: []string{"github.com/nats-io/nats.go", "github.com/synadia-io/orbit.go/jetstreamext"},
+	},
 	"worker/qdrantsink/qdranttest": {module: []string{"bm25", "worker/qdrantsink/internal/grpccodec"}, thirdParty: []string{
 		"github.com/google/uuid", "github.com/qdrant/go-client", "google.golang.org/grpc", "google.golang.org/protobuf"}},
 	"worker/qdrantsink/internal/grpccodec": {thirdParty: []string{"google.golang.org/grpc", "google.golang.org/protobuf"}},
@@ -107,10 +111,15 @@ var allow = map[string]allowed{
 		thirdParty: []string{"github.com/nats-io/nats-server/v2", "github.com/nats-io/nats.go"},
 	},
 	"cmd/internal/tty": {},
+	"examples/consumer": {
+		module:     []string{"messages"},
+		thirdParty: []string{"github.com/nats-io/nats.go"},
+	},
 	"cmd/worker": {
 		module: []string{
 			"chunking", "chunking/registry", "cmd/internal/chunkflags", "cmd/internal/envflag", "cmd/internal/local",
-			"cmd/internal/natsconn", "cmd/internal/tty", "messages", "worker", "worker/embed", "worker/qdrantsink"},
+			"cmd/internal/natsconn", "cmd/internal/tty", "messages", "worker", "worker/embed", "worker/qdrantsink",
+			"worker/subjectsink"},
 		thirdParty: []string{
 			"github.com/caarlos0/env/v11", "github.com/nats-io/nats.go",
 			"github.com/prometheus/client_golang", "github.com/schollz/progressbar/v3"},
