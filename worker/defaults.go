@@ -25,7 +25,9 @@ func (w *Worker) ChunkerDefaults() messages.ChunkerDefaults {
 // workers started before had other settings) is replaced, with a
 // warning: the last worker started wins. The read and the write are
 // retried as the set-up is (topology.Retry): right after the set-up the
-// bucket's leader may still be being elected.
+// bucket's leader may still be being elected. A write refused for want
+// of room leaves the worker paused, and the storage probe advertises
+// once there is room.
 func (w *Worker) advertise(ctx context.Context) error {
 	defaults := w.ChunkerDefaults()
 	val, err := messages.EncodeChunkerDefaults(defaults)
@@ -46,6 +48,7 @@ func (w *Worker) advertise(ctx context.Context) error {
 	if e != nil {
 		cur, derr := messages.DecodeChunkerDefaults(e.Value())
 		if derr == nil && cur.Equal(defaults) {
+			w.advertised.Store(true)
 			return nil
 		}
 		w.log.Warn("replacing the chunker defaults other workers advertised: until they restart with these, their records hold other settings fingerprints",
@@ -57,6 +60,7 @@ func (w *Worker) advertise(ctx context.Context) error {
 	}); err != nil {
 		return fmt.Errorf("worker: advertise: %w", err)
 	}
+	w.advertised.Store(true)
 	w.log.Info("chunker defaults advertised", "chunker_defaults", string(val))
 	return nil
 }
