@@ -139,7 +139,7 @@ func (p *Producer) Backfill(ctx context.Context, o BackfillOptions) (Summary, er
 		if recs, err = loadRecords(ctx, p.js, p.opts.Topology.DocsBucket); err != nil {
 			return Summary{}, err
 		}
-		if defaults, err = loadDefaults(ctx, p.js, p.opts.Topology.DocsBucket); err != nil {
+		if defaults, err = loadDefaults(ctx, p.js, p.opts.Topology); err != nil {
 			return Summary{}, err
 		}
 	}

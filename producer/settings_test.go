@@ -252,7 +252,7 @@ func waitAdvertised(t *testing.T, e *env, chunker string) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		d, err := loadDefaults(context.Background(), e.js, e.cfg.DocsBucket)
+		d, err := loadDefaults(context.Background(), e.js, e.cfg.Config)
 		if err == nil && d.Chunker == chunker {
 			return
 		}

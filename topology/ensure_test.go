@@ -10,6 +10,7 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/chunkstream/chunkstream/internal/jstest"
 	"github.com/chunkstream/chunkstream/topology"
@@ -54,11 +55,12 @@ func TestEnsureCreatesThenChangesNothing(t *testing.T) {
 		t.Errorf("second Ensure wrote %q, want nothing", got)
 	}
 
-	// An operator's limit on INGEST, then a changed duplicate window,
-	// AckWait and objects TTL.
+	// An operator's limit on INGEST (discard new: a full stream refuses
+	// requests rather than dropping old ones), then a changed duplicate
+	// window, AckWait and objects TTL.
 	st, _ := js.Stream(ctx, "INGEST")
 	sc := st.CachedInfo().Config
-	sc.MaxBytes = 1 << 30
+	sc.MaxBytes, sc.Discard = 1<<30, jetstream.DiscardNew
 	if _, err := js.UpdateStream(ctx, sc); err != nil {
 		t.Fatal(err)
 	}

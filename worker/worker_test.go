@@ -644,26 +644,30 @@ func TestReadyAsksSink(t *testing.T) {
 	}
 }
 
-// TestDeadLetterPublishFails: when the dead letter cannot be stored the
-// request is NAKed, never dropped, and dead-lettered once the DLQ is back.
+// TestDeadLetterPublishFails: when the dead letter cannot be stored (the
+// DLQ stream is missing: no responders) the request is held as in an
+// outage, never NAKed nor dropped, and dead-lettered once the DLQ is
+// back, on its first delivery.
 func TestDeadLetterPublishFails(t *testing.T) {
-	cfg := testConfig()
-	cfg.MaxDeliver = 20
+	cfg := outageConfig()
 	e := newEnv(t, cfg)
 	ctx := context.Background()
 	if err := e.js.DeleteStream(ctx, cfg.DLQStream); err != nil {
 		t.Fatal(err)
 	}
-	_, res, _ := e.startWorker(worker.Options{})
+	w, res, _ := e.startWorker(worker.Options{})
 	seq := e.publishRaw("ingest.docs", []byte{0xc1}, "")
-	testutil.WaitFor(t, 20*time.Second, "a retry after the failed dead letter", func() bool {
+	testutil.WaitFor(t, 20*time.Second, "the request held after the failed dead letter", func() bool {
 		for _, r := range res.snapshot() {
-			if r.StreamSeq == seq && r.Outcome == worker.OutcomeRetried && strings.Contains(r.Err.Error(), "dead letter failed") {
+			if r.StreamSeq == seq && r.Outcome == worker.OutcomePaused && strings.Contains(r.Err.Error(), "dead letter failed") {
 				return true
 			}
 		}
 		return false
 	})
+	if w.Ready() {
+		t.Error("Ready() = true while dead letters cannot be stored")
+	}
 	if n := e.pendingIngest(); n != 1 {
 		t.Fatalf("INGEST holds %d requests, want the undelivered one", n)
 	}
@@ -671,6 +675,9 @@ func TestDeadLetterPublishFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	testutil.WaitFor(t, 20*time.Second, "dead letter", func() bool { return res.finals()[seq].Outcome == worker.OutcomePermanent })
+	if d := res.finals()[seq].Delivery; d != 1 {
+		t.Errorf("dead-lettered on delivery %d, want the first", d)
+	}
 	if n := len(e.streamMsgs(cfg.DLQStream)); n != 1 {
 		t.Errorf("%d dead letters, want 1", n)
 	}

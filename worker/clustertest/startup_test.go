@@ -122,13 +122,15 @@ func metaFormed(monAddr, name string, n int) (bool, string) {
 	return true, ""
 }
 
-// TestWorkersStartTogetherOnFreshR3Cluster starts three worker processes
+// TestWorkersStartTogetherOnFreshR3Cluster starts eight worker processes
 // at once against a fresh three-node cluster of nats-server processes with
 // CHUNKSTREAM_REPLICAS=3 (what the production overlay does): every one
 // must become ready (its -healthcheck passes), and the topology must be
-// at R3. The in-process cluster does not show the race this guards
+// at R3. The in-process cluster does not show the races this guards
 // against (a stream update arriving while a clustered create of the same
-// stream is in flight goes unanswered), so real processes are used.
+// stream is in flight goes unanswered; the first read of the records
+// bucket right after its creation finding no responders while its leader
+// is elected), so real processes are used.
 func TestWorkersStartTogetherOnFreshR3Cluster(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds nats-server and the worker and runs them as processes")
@@ -138,7 +140,7 @@ func TestWorkersStartTogetherOnFreshR3Cluster(t *testing.T) {
 	sp := startServerCluster(t, natsBin, 3)
 	url := strings.Join(sp.urls, ",")
 
-	const workers = 3
+	const workers = 8
 	const deadline = 2 * time.Minute
 	start := time.Now()
 	var procs []*process

@@ -669,7 +669,9 @@ func (s *Sink) points(ctx context.Context, coll string, doc worker.Doc, chunks [
 		}
 		if dense != nil {
 			if len(dense[i]) != s.dims {
-				return nil, fmt.Errorf("%w: vector of size %d, want %d", ErrEmbedding, len(dense[i]), s.dims)
+				// The embedder serves another model than the collection's:
+				// the deployment's fault, so the worker pauses.
+				return nil, fault.Unavailable(DependencyEmbedder, fmt.Errorf("%w: vector of size %d, want the collection's %d", ErrEmbedding, len(dense[i]), s.dims))
 			}
 			p.GetVectors().GetVectors().GetVectors()[VectorDense] = qdrant.NewVectorDense(dense[i])
 			p.Payload[FieldDenseDigest] = qdrant.NewValueString(digests[i])

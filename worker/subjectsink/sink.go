@@ -330,29 +330,10 @@ func publishError(err error) error {
 	switch {
 	case errors.Is(err, nats.ErrMaxPayload), isCode(err, jetstream.JSErrCodeStreamMessageExceedsMaximum):
 		return fault.Permanent(wrapped)
-	case natsUnavailable(err), isCode(err, jetstreamext.JSErrCodeBatchPublishNotEnabled):
+	case worker.NATSUnavailable(err), isCode(err, jetstreamext.JSErrCodeBatchPublishNotEnabled):
 		return fault.Unavailable(worker.DependencyNATS, wrapped)
 	}
 	return wrapped
-}
-
-// natsUnavailable reports whether err says that NATS or a stream did not
-// answer.
-func natsUnavailable(err error) bool {
-	if errors.Is(err, context.Canceled) {
-		return false
-	}
-	for _, target := range []error{
-		nats.ErrNoResponders, jetstream.ErrNoStreamResponse, nats.ErrTimeout, jetstream.ErrAsyncPublishTimeout,
-		context.DeadlineExceeded, nats.ErrConnectionClosed, nats.ErrConnectionDraining, nats.ErrDisconnected,
-		nats.ErrConnectionReconnecting, nats.ErrNoServers, nats.ErrStaleConnection,
-	} {
-		if errors.Is(err, target) {
-			return true
-		}
-	}
-	var apiErr *jetstream.APIError
-	return errors.As(err, &apiErr) && apiErr.Code >= 500
 }
 
 // Probe implements worker.ProbeSink: NATS answers when the stream that
