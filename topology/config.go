@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/chunkstream/chunkstream/fault"
 )
 
 // DefaultIngestSubject is the subject producers publish ingest requests on
@@ -115,60 +117,61 @@ func (c Config) WithDefaults() Config {
 	return c
 }
 
-// Validate reports every bad setting, each naming its variable.
+// Validate reports every bad setting as a fault.FieldError naming its
+// field.
 func (c *Config) Validate() error {
 	var errs []error
 	bad := func(name, format string, args ...any) {
-		errs = append(errs, fmt.Errorf("topology: config %s: %s", name, fmt.Sprintf(format, args...)))
+		errs = append(errs, &fault.FieldError{Pkg: "topology", Field: name, Problem: fmt.Sprintf(format, args...)})
 	}
 	for _, n := range [][2]string{
-		{"CHUNKSTREAM_INGEST_STREAM", c.IngestStream}, {"CHUNKSTREAM_CHUNKS_STREAM", c.ChunksStream},
-		{"CHUNKSTREAM_DLQ_STREAM", c.DLQStream}, {"CHUNKSTREAM_CONSUMER", c.Consumer},
-		{"CHUNKSTREAM_DOCS_BUCKET", c.DocsBucket}, {"CHUNKSTREAM_OBJECTS_BUCKET", c.ObjectsBucket},
+		{"IngestStream", c.IngestStream}, {"ChunksStream", c.ChunksStream},
+		{"DLQStream", c.DLQStream}, {"Consumer", c.Consumer},
+		{"DocsBucket", c.DocsBucket}, {"ObjectsBucket", c.ObjectsBucket},
 	} {
 		if n[1] == "" || strings.ContainsAny(n[1], " .*>\t\r\n") {
 			bad(n[0], "%q is not a valid name", n[1])
 		}
 	}
 	if len(c.IngestSubjects) == 0 {
-		bad("CHUNKSTREAM_INGEST_SUBJECTS", "empty")
+		bad("IngestSubjects", "empty")
 	}
 	for _, s := range c.IngestSubjects {
 		if !validSubject(s, true) {
-			bad("CHUNKSTREAM_INGEST_SUBJECTS", "%q is not a subject", s)
+			bad("IngestSubjects", "%q is not a subject", s)
 		}
 	}
 	if c.ChunksPrefix == "" || strings.ContainsAny(c.ChunksPrefix, " *>") {
-		bad("CHUNKSTREAM_CHUNKS_PREFIX", "%q is not a subject token", c.ChunksPrefix)
+		bad("ChunksPrefix", "%q is not a subject token", c.ChunksPrefix)
 	}
 	if !validSubject(c.DLQSubject, false) {
-		bad("CHUNKSTREAM_DLQ_SUBJECT", "%q is not a subject", c.DLQSubject)
+		bad("DLQSubject", "%q is not a subject", c.DLQSubject)
 	}
 	if c.Replicas < 1 || c.Replicas > 5 {
-		bad("CHUNKSTREAM_REPLICAS", "%d, want 1 to 5", c.Replicas)
+		bad("Replicas", "%d, want 1 to 5", c.Replicas)
 	}
 	if c.DuplicateWindow <= 0 {
-		bad("CHUNKSTREAM_DUPLICATE_WINDOW", "%v, want a positive duration", c.DuplicateWindow)
+		bad("DuplicateWindow", "%v, want a positive duration", c.DuplicateWindow)
 	}
 	if c.ChunksDuplicateWindow <= 0 {
-		bad("CHUNKSTREAM_CHUNKS_DUPLICATE_WINDOW", "%v, want a positive duration", c.ChunksDuplicateWindow)
+		bad("ChunksDuplicateWindow", "%v, want a positive duration", c.ChunksDuplicateWindow)
 	}
 	if c.ChunksMaxAge <= 0 {
-		bad("CHUNKSTREAM_CHUNKS_MAX_AGE", "%v, want a positive duration", c.ChunksMaxAge)
+		bad("ChunksMaxAge", "%v, want a positive duration", c.ChunksMaxAge)
 	} else if c.ChunksDuplicateWindow > c.ChunksMaxAge {
-		bad("CHUNKSTREAM_CHUNKS_DUPLICATE_WINDOW", "%v is longer than CHUNKSTREAM_CHUNKS_MAX_AGE %v", c.ChunksDuplicateWindow, c.ChunksMaxAge)
+		bad("ChunksDuplicateWindow", "%v is longer than ChunksMaxAge %v", c.ChunksDuplicateWindow, c.ChunksMaxAge)
 	}
 	if c.ObjectsTTL <= 0 {
-		bad("CHUNKSTREAM_OBJECTS_TTL", "%v, want a positive duration (nothing else removes objects)", c.ObjectsTTL)
+		bad("ObjectsTTL", "%v, want a positive duration (nothing else removes objects)", c.ObjectsTTL)
 	}
 	if c.AckWait < 100*time.Millisecond {
-		bad("CHUNKSTREAM_ACK_WAIT", "%v, want at least 100ms", c.AckWait)
+		bad("AckWait", "%v, want at least 100ms", c.AckWait)
 	}
 	if c.MaxDeliver < 1 {
-		bad("CHUNKSTREAM_MAX_DELIVER", "%d, want at least 1", c.MaxDeliver)
+		bad("MaxDeliver", "%d, want at least 1", c.MaxDeliver)
 	}
 	if c.SetupTimeout <= 0 {
-		bad("CHUNKSTREAM_SETUP_TIMEOUT", "%v, want a positive duration", c.SetupTimeout)
+		bad("SetupTimeout", "%v, want a positive duration", c.SetupTimeout)
 	}
 	return errors.Join(errs...)
 }

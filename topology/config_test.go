@@ -1,12 +1,14 @@
 package topology
 
 import (
+	"errors"
 	"reflect"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/chunkstream/chunkstream/fault"
 )
 
 func TestValidateNamesVariable(t *testing.T) {
@@ -14,28 +16,29 @@ func TestValidateNamesVariable(t *testing.T) {
 		mut  func(*Config)
 		want string
 	}{
-		{func(c *Config) { c.IngestStream = "a.b" }, "CHUNKSTREAM_INGEST_STREAM"},
-		{func(c *Config) { c.Consumer = "" }, "CHUNKSTREAM_CONSUMER"},
-		{func(c *Config) { c.DocsBucket = "a b" }, "CHUNKSTREAM_DOCS_BUCKET"},
-		{func(c *Config) { c.IngestSubjects = nil }, "CHUNKSTREAM_INGEST_SUBJECTS"},
-		{func(c *Config) { c.IngestSubjects = []string{"ingest..x"} }, "CHUNKSTREAM_INGEST_SUBJECTS"},
-		{func(c *Config) { c.ChunksPrefix = "c*" }, "CHUNKSTREAM_CHUNKS_PREFIX"},
-		{func(c *Config) { c.DLQSubject = "dlq.>" }, "CHUNKSTREAM_DLQ_SUBJECT"},
-		{func(c *Config) { c.Replicas = 0 }, "CHUNKSTREAM_REPLICAS"},
-		{func(c *Config) { c.Replicas = 7 }, "CHUNKSTREAM_REPLICAS"},
-		{func(c *Config) { c.DuplicateWindow = 0 }, "CHUNKSTREAM_DUPLICATE_WINDOW"},
-		{func(c *Config) { c.ChunksDuplicateWindow = -time.Second }, "CHUNKSTREAM_CHUNKS_DUPLICATE_WINDOW"},
-		{func(c *Config) { c.ChunksMaxAge = 0 }, "CHUNKSTREAM_CHUNKS_MAX_AGE"},
-		{func(c *Config) { c.ChunksMaxAge = 30 * time.Minute }, "CHUNKSTREAM_CHUNKS_DUPLICATE_WINDOW"},
-		{func(c *Config) { c.ObjectsTTL = 0 }, "CHUNKSTREAM_OBJECTS_TTL"},
-		{func(c *Config) { c.AckWait = time.Millisecond }, "CHUNKSTREAM_ACK_WAIT"},
-		{func(c *Config) { c.MaxDeliver = 0 }, "CHUNKSTREAM_MAX_DELIVER"},
-		{func(c *Config) { c.SetupTimeout = 0 }, "CHUNKSTREAM_SETUP_TIMEOUT"},
+		{func(c *Config) { c.IngestStream = "a.b" }, "IngestStream"},
+		{func(c *Config) { c.Consumer = "" }, "Consumer"},
+		{func(c *Config) { c.DocsBucket = "a b" }, "DocsBucket"},
+		{func(c *Config) { c.IngestSubjects = nil }, "IngestSubjects"},
+		{func(c *Config) { c.IngestSubjects = []string{"ingest..x"} }, "IngestSubjects"},
+		{func(c *Config) { c.ChunksPrefix = "c*" }, "ChunksPrefix"},
+		{func(c *Config) { c.DLQSubject = "dlq.>" }, "DLQSubject"},
+		{func(c *Config) { c.Replicas = 0 }, "Replicas"},
+		{func(c *Config) { c.Replicas = 7 }, "Replicas"},
+		{func(c *Config) { c.DuplicateWindow = 0 }, "DuplicateWindow"},
+		{func(c *Config) { c.ChunksDuplicateWindow = -time.Second }, "ChunksDuplicateWindow"},
+		{func(c *Config) { c.ChunksMaxAge = 0 }, "ChunksMaxAge"},
+		{func(c *Config) { c.ChunksMaxAge = 30 * time.Minute }, "ChunksDuplicateWindow"},
+		{func(c *Config) { c.ObjectsTTL = 0 }, "ObjectsTTL"},
+		{func(c *Config) { c.AckWait = time.Millisecond }, "AckWait"},
+		{func(c *Config) { c.MaxDeliver = 0 }, "MaxDeliver"},
+		{func(c *Config) { c.SetupTimeout = 0 }, "SetupTimeout"},
 	} {
 		c := DefaultConfig()
 		tt.mut(&c)
-		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("Validate() = %v, want an error naming %s", err, tt.want)
+		var fe *fault.FieldError
+		if err := c.Validate(); !errors.As(err, &fe) || fe.Field != tt.want {
+			t.Errorf("Validate() = %v, want a fault.FieldError of field %s", err, tt.want)
 		}
 	}
 	c := DefaultConfig()

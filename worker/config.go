@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/chunkstream/chunkstream/fault"
 	"github.com/chunkstream/chunkstream/topology"
 )
 
@@ -163,54 +164,54 @@ func (c *Config) Workers() int {
 	return runtime.GOMAXPROCS(0)
 }
 
-// Validate reports every bad setting, each naming its variable: the
-// topology's, then the worker's own.
+// Validate reports every bad setting as a fault.FieldError naming its
+// field: the topology's, then the worker's own.
 func (c *Config) Validate() error {
 	errs := []error{c.Config.Validate()}
 	bad := func(name, format string, args ...any) {
-		errs = append(errs, fmt.Errorf("worker: config %s: %s", name, fmt.Sprintf(format, args...)))
+		errs = append(errs, &fault.FieldError{Pkg: "worker", Field: name, Problem: fmt.Sprintf(format, args...)})
 	}
 	if c.Concurrency < 0 {
-		bad("CHUNKSTREAM_CONCURRENCY", "%d is negative", c.Concurrency)
+		bad("Concurrency", "%d is negative", c.Concurrency)
 	}
 	if c.BackoffBase <= 0 || c.BackoffMax < c.BackoffBase {
-		bad("CHUNKSTREAM_BACKOFF_BASE", "%v with max %v, want 0 < base <= max", c.BackoffBase, c.BackoffMax)
+		bad("BackoffBase", "%v with BackoffMax %v, want 0 < base <= max", c.BackoffBase, c.BackoffMax)
 	}
 	if c.MaxDocBytes < 1 {
-		bad("CHUNKSTREAM_MAX_DOC_BYTES", "%d, want at least 1", c.MaxDocBytes)
+		bad("MaxDocBytes", "%d, want at least 1", c.MaxDocBytes)
 	}
 	if c.MaxPendingPublishes < 1 {
-		bad("CHUNKSTREAM_MAX_PENDING_PUBLISHES", "%d, want at least 1", c.MaxPendingPublishes)
+		bad("MaxPendingPublishes", "%d, want at least 1", c.MaxPendingPublishes)
 	}
 	if span := time.Duration(c.MaxDeliver) * (c.AckWait + c.BackoffMax); c.ChunksDuplicateWindow > 0 && c.ChunksDuplicateWindow < span {
-		bad("CHUNKSTREAM_CHUNKS_DUPLICATE_WINDOW", "%v is shorter than the worst redelivery span MaxDeliver × (AckWait + BackoffMax) = %v", c.ChunksDuplicateWindow, span)
+		bad("ChunksDuplicateWindow", "%v is shorter than the worst redelivery span MaxDeliver × (AckWait + BackoffMax) = %v", c.ChunksDuplicateWindow, span)
 	}
 	if c.DrainTimeout < 0 {
-		bad("CHUNKSTREAM_DRAIN_TIMEOUT", "%v is negative", c.DrainTimeout)
+		bad("DrainTimeout", "%v is negative", c.DrainTimeout)
 	}
 	if c.Sink != SinkSubject && c.Sink != SinkQdrant {
-		bad("CHUNKSTREAM_SINK", "%q, want subject or qdrant", c.Sink)
+		bad("Sink", "%q, want subject or qdrant", c.Sink)
 	}
 	if c.RecordFormat != RecordFormatMsgpack && c.RecordFormat != RecordFormatJSON {
-		bad("CHUNKSTREAM_RECORD_FORMAT", "%q, want msgpack or json", c.RecordFormat)
+		bad("RecordFormat", "%q, want msgpack or json", c.RecordFormat)
 	}
 	if c.SinkProbeBase <= 0 || c.SinkProbeMax < c.SinkProbeBase {
-		bad("CHUNKSTREAM_SINK_PROBE_BASE", "%v with max %v, want 0 < base <= max", c.SinkProbeBase, c.SinkProbeMax)
+		bad("SinkProbeBase", "%v with SinkProbeMax %v, want 0 < base <= max", c.SinkProbeBase, c.SinkProbeMax)
 	}
 	if c.MaxChunkTime < 0 {
-		bad("CHUNKSTREAM_MAX_CHUNK_TIME", "%v is negative", c.MaxChunkTime)
+		bad("MaxChunkTime", "%v is negative", c.MaxChunkTime)
 	}
 	if c.MaxChunksPerDoc < 0 {
-		bad("CHUNKSTREAM_MAX_CHUNKS_PER_DOC", "%d is negative", c.MaxChunksPerDoc)
+		bad("MaxChunksPerDoc", "%d is negative", c.MaxChunksPerDoc)
 	}
 	if c.MinChunkChars < 0 {
-		bad("CHUNKSTREAM_MIN_CHUNK_CHARS", "%d is negative", c.MinChunkChars)
+		bad("MinChunkChars", "%d is negative", c.MinChunkChars)
 	}
 	if c.MinChunkWords < 0 {
-		bad("CHUNKSTREAM_MIN_CHUNK_WORDS", "%d is negative", c.MinChunkWords)
+		bad("MinChunkWords", "%d is negative", c.MinChunkWords)
 	}
 	if c.MinChunkTokens < 0 {
-		bad("CHUNKSTREAM_MIN_CHUNK_TOKENS", "%d is negative", c.MinChunkTokens)
+		bad("MinChunkTokens", "%d is negative", c.MinChunkTokens)
 	}
 	return errors.Join(errs...)
 }

@@ -269,8 +269,8 @@ func TestRecordFormatSetting(t *testing.T) {
 		t.Errorf("default RecordFormat = %q, want msgpack", c.RecordFormat)
 	}
 	c.RecordFormat = "xml"
-	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "CHUNKSTREAM_RECORD_FORMAT") {
-		t.Errorf("Validate(xml) = %v, want an error naming CHUNKSTREAM_RECORD_FORMAT", err)
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "config RecordFormat") {
+		t.Errorf("Validate(xml) = %v, want an error naming RecordFormat", err)
 	}
 	s := subjectsink.New(nil, "chunks", 1)
 	if err := s.SetRecordFormat("xml"); err == nil || !strings.Contains(err.Error(), "CHUNKSTREAM_RECORD_FORMAT") {

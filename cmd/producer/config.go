@@ -165,9 +165,10 @@ func bindFlags(fs *flag.FlagSet, c *config) {
 	fs.Int64Var(&c.MaxDocBytes, "max-doc-bytes", c.MaxDocBytes, "refuse documents larger than this, the workers' limit (env CHUNKSTREAM_MAX_DOC_BYTES)")
 }
 
-// validate checks the settings the flag package cannot.
-func (c *config) validate() error {
-	if err := errors.Join(c.NATS.Validate(), c.Log.Validate(), c.Config.Validate()); err != nil {
+// validate checks the settings the flag package cannot, naming the
+// variables and the flags of fs.
+func (c *config) validate(fs *flag.FlagSet) error {
+	if err := errors.Join(c.NATS.Validate(), c.Log.Validate(), envflag.Explain(c.Config.Validate(), &c.Config, fs)); err != nil {
 		return err
 	}
 	switch {

@@ -123,7 +123,7 @@ func runDLQ(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 		fs.Usage()
 		return 2, fmt.Errorf("%w: dlq %s takes no arguments, got %q", envflag.ErrUsage, op, fs.Args())
 	}
-	if err := errors.Join(c.NATS.Validate(), c.Log.Validate(), c.Config.Validate()); err != nil {
+	if err := errors.Join(c.NATS.Validate(), c.Log.Validate(), envflag.Explain(c.Config.Validate(), &c.Config, fs)); err != nil {
 		return 2, fmt.Errorf("dlq: %w", err)
 	}
 	if c.AckTimeout <= 0 {

@@ -109,7 +109,7 @@ func runErr(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		}
 		return 2, nil
 	}
-	if err := c.validate(); err != nil {
+	if err := c.validate(fs); err != nil {
 		return 2, err
 	}
 	chunkerSet := c.Chunker != ""

@@ -190,7 +190,7 @@ func TestEnvDefaults(t *testing.T) {
 	if !reflect.DeepEqual(c.Config, topology.DefaultConfig()) {
 		t.Errorf("topology defaults = %+v, want %+v", c.Config, topology.DefaultConfig())
 	}
-	if err := c.validate(); err != nil {
+	if err := c.validate(nil); err != nil {
 		t.Errorf("defaults do not validate: %v", err)
 	}
 }

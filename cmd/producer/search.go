@@ -83,7 +83,11 @@ func runSearch(ctx context.Context, args []string, _ io.Reader, stdout, stderr i
 		return 2, fmt.Errorf("%w: search needs a text and -k of at least 1", envflag.ErrUsage)
 	}
 	c.Qdrant.Collection = a.collection
-	if err := c.Qdrant.Validate(); err != nil {
+	err := envflag.Explain(c.Qdrant.Validate(), &c.Qdrant, fs)
+	if c.Embed.Enabled() {
+		err = errors.Join(err, envflag.Explain(c.Embed.Validate(), &c.Embed, fs))
+	}
+	if err != nil {
 		return 2, fmt.Errorf("search: %w", err)
 	}
 	client, err := qdrantsink.Dial(c.Qdrant)

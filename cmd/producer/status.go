@@ -87,7 +87,7 @@ func runStatus(ctx context.Context, args []string, _ io.Reader, stdout, stderr i
 	if *id != "" && *failed {
 		return 2, fmt.Errorf("%w: status: -id and -failed exclude each other", envflag.ErrUsage)
 	}
-	if err := errors.Join(c.NATS.Validate(), c.Log.Validate(), c.Config.Validate()); err != nil {
+	if err := errors.Join(c.NATS.Validate(), c.Log.Validate(), envflag.Explain(c.Config.Validate(), &c.Config, fs)); err != nil {
 		return 2, fmt.Errorf("status: %w", err)
 	}
 	log := c.Log.Logger(stderr)

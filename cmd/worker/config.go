@@ -52,9 +52,17 @@ func (c *config) sections() []reflect.Value {
 	}
 }
 
-// validate checks every setting, naming the variables.
-func (c *config) validate() error {
-	return errors.Join(c.NATS.Validate(), c.Log.Validate(), c.Config.Validate())
+// validate checks every setting, naming the variables and the flags of
+// fs.
+func (c *config) validate(fs *flag.FlagSet) error {
+	err := errors.Join(c.NATS.Validate(), c.Log.Validate(), envflag.Explain(c.Config.Validate(), &c.Config, fs))
+	if c.Sink == worker.SinkQdrant {
+		err = errors.Join(err, envflag.Explain(c.Qdrant.Validate(), &c.Qdrant, fs))
+		if c.Embed.Enabled() {
+			err = errors.Join(err, envflag.Explain(c.Embed.Validate(), &c.Embed, fs))
+		}
+	}
+	return err
 }
 
 // loadConfig reads the environment (lookup) into a config.

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chunkstream/chunkstream/cmd/internal/envflag"
 	"github.com/chunkstream/chunkstream/cmd/internal/natsconn"
 	"github.com/chunkstream/chunkstream/internal/jstest"
 	"github.com/chunkstream/chunkstream/internal/testutil"
@@ -32,7 +33,7 @@ func TestEnvDefaultsMatch(t *testing.T) {
 	if c.NATS != natsconn.DefaultConfig() {
 		t.Errorf("NATS env defaults = %+v, want %+v", c.NATS, natsconn.DefaultConfig())
 	}
-	if err := c.validate(); err != nil {
+	if err := c.validate(nil); err != nil {
 		t.Errorf("defaults do not validate: %v", err)
 	}
 	if fmt.Sprintf("%+v", c.Qdrant) != fmt.Sprintf("%+v", qdrantsink.DefaultConfig()) ||
@@ -100,7 +101,7 @@ func TestValidateNamesField(t *testing.T) {
 	} {
 		c := worker.DefaultConfig()
 		tc.mut(&c)
-		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), tc.name) {
+		if err := envflag.Explain(c.Validate(), &c, nil); err == nil || !strings.Contains(err.Error(), tc.name) {
 			t.Errorf("Validate() = %v, want an error naming %s", err, tc.name)
 		}
 	}

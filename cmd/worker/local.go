@@ -51,7 +51,7 @@ func runLocal(ctx context.Context, c *config, lf *localFlags, log *slog.Logger, 
 	if lf.workers > 0 {
 		cfg.Concurrency = lf.workers
 	}
-	if err := cfg.Validate(); err != nil {
+	if err := envflag.Explain(cfg.Validate(), &cfg, nil); err != nil {
 		return 2, fmt.Errorf("%w: %v", envflag.ErrUsage, err)
 	}
 	if lf.cpuProfile != "" {

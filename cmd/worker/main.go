@@ -117,7 +117,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, lookup fu
 		}
 		return code
 	}
-	if err := c.validate(); err != nil {
+	if err := c.validate(fs); err != nil {
 		fmt.Fprintf(stderr, "worker: %v\n", err)
 		return 2
 	}

@@ -109,46 +109,47 @@ func DefaultConfig() Config {
 // Enabled reports whether an endpoint is configured.
 func (c Config) Enabled() bool { return c.URL != "" }
 
-// Validate reports the first invalid field, naming its variable.
+// Validate reports the first invalid field as a fault.FieldError
+// wrapping ErrInvalidConfig.
 func (c Config) Validate() error {
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: %s", ErrInvalidConfig, fmt.Sprintf(format, args...))
+	bad := func(field, format string, args ...any) error {
+		return &fault.FieldError{Pkg: "embed", Field: field, Problem: fmt.Sprintf(format, args...), Err: ErrInvalidConfig}
 	}
 	if _, err := endpoint(c.URL); err != nil {
-		return bad("CHUNKSTREAM_EMBED_URL: %v", err)
+		return bad("URL", "%v", err)
 	}
 	if c.Model == "" {
-		return bad("CHUNKSTREAM_EMBED_MODEL is empty")
+		return bad("Model", "is empty")
 	}
 	if !utf8.ValidString(c.Model) {
-		return bad("CHUNKSTREAM_EMBED_MODEL is not valid UTF-8")
+		return bad("Model", "is not valid UTF-8")
 	}
 	if c.Batch < 1 || c.Batch > MaxBatch {
-		return bad("CHUNKSTREAM_EMBED_BATCH %d out of range 1..%d", c.Batch, MaxBatch)
+		return bad("Batch", "%d out of range 1..%d", c.Batch, MaxBatch)
 	}
 	if c.BatchBytes < 0 {
-		return bad("CHUNKSTREAM_EMBED_BATCH_BYTES %d must not be negative", c.BatchBytes)
+		return bad("BatchBytes", "%d must not be negative", c.BatchBytes)
 	}
 	if c.Linger < 0 || c.Linger > MaxLinger {
-		return bad("CHUNKSTREAM_EMBED_LINGER %v out of range 0..%v", c.Linger, MaxLinger)
+		return bad("Linger", "%v out of range 0..%v", c.Linger, MaxLinger)
 	}
 	if c.Concurrency < 0 || c.Concurrency > MaxConcurrency {
-		return bad("CHUNKSTREAM_EMBED_CONCURRENCY %d out of range 0..%d", c.Concurrency, MaxConcurrency)
+		return bad("Concurrency", "%d out of range 0..%d", c.Concurrency, MaxConcurrency)
 	}
 	if c.Dimensions < 0 || c.Dimensions > 65536 {
-		return bad("CHUNKSTREAM_EMBED_DIMENSIONS %d out of range 0..65536", c.Dimensions)
+		return bad("Dimensions", "%d out of range 0..65536", c.Dimensions)
 	}
 	if c.Timeout < 0 || c.Timeout > MaxTimeout {
-		return bad("CHUNKSTREAM_EMBED_TIMEOUT %v out of range 0..%v", c.Timeout, MaxTimeout)
+		return bad("Timeout", "%v out of range 0..%v", c.Timeout, MaxTimeout)
 	}
 	if c.MaxInputChars < 1 {
-		return bad("CHUNKSTREAM_EMBED_MAX_INPUT_CHARS %d must be positive", c.MaxInputChars)
+		return bad("MaxInputChars", "%d must be positive", c.MaxInputChars)
 	}
 	if c.MaxInputTokens < 0 {
-		return bad("CHUNKSTREAM_EMBED_MAX_INPUT_TOKENS %d must not be negative", c.MaxInputTokens)
+		return bad("MaxInputTokens", "%d must not be negative", c.MaxInputTokens)
 	}
 	if c.MaxInputTokens > 0 && !slices.Contains(tokens.Names(), c.Tokenizer) {
-		return bad("CHUNKSTREAM_EMBED_TOKENIZER %q is not one of %s", c.Tokenizer, strings.Join(tokens.Names(), ", "))
+		return bad("Tokenizer", "%q is not one of %s", c.Tokenizer, strings.Join(tokens.Names(), ", "))
 	}
 	return nil
 }
@@ -274,7 +275,7 @@ func New(cfg Config, opts Options) (*Client, error) {
 	if cfg.MaxInputTokens > 0 {
 		enc, err := tokens.Get(cfg.Tokenizer)
 		if err != nil {
-			return nil, fmt.Errorf("%w: CHUNKSTREAM_EMBED_TOKENIZER: %w", ErrInvalidConfig, err)
+			return nil, &fault.FieldError{Pkg: "embed", Field: "Tokenizer", Problem: err.Error(), Err: ErrInvalidConfig}
 		}
 		c.enc = enc
 	}

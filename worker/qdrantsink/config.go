@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/chunkstream/chunkstream/bm25"
+	"github.com/chunkstream/chunkstream/fault"
 )
 
 // Limits of Config.Batch and the request size cap.
@@ -89,37 +90,38 @@ func (c Config) DocumentsInFlight() int {
 	return (c.Parallel + 1) * c.Batch / 4
 }
 
-// Validate reports the first invalid field, naming its variable.
+// Validate reports the first invalid field as a fault.FieldError
+// wrapping ErrInvalidConfig.
 func (c Config) Validate() error {
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: %s", ErrInvalidConfig, fmt.Sprintf(format, args...))
+	bad := func(field, format string, args ...any) error {
+		return &fault.FieldError{Pkg: "qdrantsink", Field: field, Problem: fmt.Sprintf(format, args...), Err: ErrInvalidConfig}
 	}
 	if _, _, err := splitAddr(c.Addr); err != nil {
-		return bad("CHUNKSTREAM_QDRANT_ADDR %q: %v", c.Addr, err)
+		return bad("Addr", "%q: %v", c.Addr, err)
 	}
 	if c.Timeout <= 0 {
-		return bad("CHUNKSTREAM_QDRANT_TIMEOUT %v must be positive", c.Timeout)
+		return bad("Timeout", "%v must be positive", c.Timeout)
 	}
 	if c.Collection == "" {
-		return bad("CHUNKSTREAM_QDRANT_COLLECTION is empty")
+		return bad("Collection", "is empty")
 	}
 	if c.Batch < MinBatch || c.Batch > MaxBatch {
-		return bad("CHUNKSTREAM_QDRANT_BATCH %d out of range %d..%d", c.Batch, MinBatch, MaxBatch)
+		return bad("Batch", "%d out of range %d..%d", c.Batch, MinBatch, MaxBatch)
 	}
 	if c.Linger < 0 || c.Linger > MaxLinger {
-		return bad("CHUNKSTREAM_QDRANT_LINGER %v out of range 0..%v", c.Linger, MaxLinger)
+		return bad("Linger", "%v out of range 0..%v", c.Linger, MaxLinger)
 	}
 	if c.BM25 != BM25Local && c.BM25 != BM25Qdrant && c.BM25 != BM25Off {
-		return bad("CHUNKSTREAM_BM25 %q: want local, qdrant or off", c.BM25)
+		return bad("BM25", "%q: want local, qdrant or off", c.BM25)
 	}
 	if c.Parallel < 1 || c.Parallel > MaxParallel {
-		return bad("CHUNKSTREAM_QDRANT_PARALLEL %d out of range 1..%d", c.Parallel, MaxParallel)
+		return bad("Parallel", "%d out of range 1..%d", c.Parallel, MaxParallel)
 	}
 	if !(c.AvgDL > 0) || c.AvgDL > 1e9 {
-		return bad("CHUNKSTREAM_BM25_AVGDL %v must be positive", c.AvgDL)
+		return bad("AvgDL", "%v must be positive", c.AvgDL)
 	}
 	if c.TLSCA != "" && !c.TLS {
-		return bad("CHUNKSTREAM_QDRANT_TLS_CA is set but CHUNKSTREAM_QDRANT_TLS is false")
+		return bad("TLSCA", "is set but TLS is false")
 	}
 	return nil
 }

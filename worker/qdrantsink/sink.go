@@ -193,10 +193,10 @@ func New(ctx context.Context, cfg Config, records worker.Records, embedder Embed
 // TLS), as the sink connects, for readers such as Search. It checks
 // neither the server nor the collection.
 func Dial(cfg Config) (*qdrant.Client, error) {
-	host, port, err := splitAddr(cfg.Addr)
-	if err != nil {
-		return nil, fmt.Errorf("%w: CHUNKSTREAM_QDRANT_ADDR %q: %v", ErrInvalidConfig, cfg.Addr, err)
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
+	host, port, _ := splitAddr(cfg.Addr)
 	qc := &qdrant.Config{
 		Host:                   host,
 		Port:                   port,

@@ -759,22 +759,23 @@ func TestConfigValidate(t *testing.T) {
 		mod  func(*Config)
 		want string
 	}{
-		{"addr without port", func(c *Config) { c.Addr = "localhost" }, "CHUNKSTREAM_QDRANT_ADDR"},
-		{"addr bad port", func(c *Config) { c.Addr = "h:99999" }, "CHUNKSTREAM_QDRANT_ADDR"},
-		{"timeout zero", func(c *Config) { c.Timeout = 0 }, "CHUNKSTREAM_QDRANT_TIMEOUT"},
-		{"empty collection", func(c *Config) { c.Collection = "" }, "CHUNKSTREAM_QDRANT_COLLECTION"},
-		{"batch too small", func(c *Config) { c.Batch = 10 }, "CHUNKSTREAM_QDRANT_BATCH"},
-		{"batch too big", func(c *Config) { c.Batch = 1000 }, "CHUNKSTREAM_QDRANT_BATCH"},
-		{"parallel zero", func(c *Config) { c.Parallel = 0 }, "CHUNKSTREAM_QDRANT_PARALLEL"},
-		{"avgdl zero", func(c *Config) { c.AvgDL = 0 }, "CHUNKSTREAM_BM25_AVGDL"},
-		{"ca without tls", func(c *Config) { c.TLSCA = "/ca.pem" }, "CHUNKSTREAM_QDRANT_TLS_CA"},
+		{"addr without port", func(c *Config) { c.Addr = "localhost" }, "Addr"},
+		{"addr bad port", func(c *Config) { c.Addr = "h:99999" }, "Addr"},
+		{"timeout zero", func(c *Config) { c.Timeout = 0 }, "Timeout"},
+		{"empty collection", func(c *Config) { c.Collection = "" }, "Collection"},
+		{"batch too small", func(c *Config) { c.Batch = 10 }, "Batch"},
+		{"batch too big", func(c *Config) { c.Batch = 1000 }, "Batch"},
+		{"parallel zero", func(c *Config) { c.Parallel = 0 }, "Parallel"},
+		{"avgdl zero", func(c *Config) { c.AvgDL = 0 }, "AvgDL"},
+		{"ca without tls", func(c *Config) { c.TLSCA = "/ca.pem" }, "TLSCA"},
 	}
 	for _, tt := range tests {
 		c := DefaultConfig()
 		tt.mod(&c)
 		err := c.Validate()
-		if !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("%s: Validate() = %v, want ErrInvalidConfig naming %s", tt.name, err, tt.want)
+		var fe *fault.FieldError
+		if !errors.Is(err, ErrInvalidConfig) || !errors.As(err, &fe) || fe.Field != tt.want {
+			t.Errorf("%s: Validate() = %v, want ErrInvalidConfig of field %s", tt.name, err, tt.want)
 		}
 	}
 	c := DefaultConfig()

@@ -5,11 +5,14 @@
 package envflag
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"reflect"
 	"strings"
 	"time"
+
+	"github.com/chunkstream/chunkstream/fault"
 )
 
 // Name returns the flag of an environment variable: without the
@@ -94,4 +97,36 @@ func SplitList(s string) []string {
 		}
 	}
 	return out
+}
+
+// Explain names the variable of every fault.FieldError in err
+// (errors.Join trees included) that refers to a field of settings, a
+// pointer to the struct that was validated, and its flag when fs has
+// one; it returns err.
+func Explain(err error, settings any, fs *flag.FlagSet) error {
+	t := reflect.TypeOf(settings).Elem()
+	var walk func(error)
+	walk = func(err error) {
+		switch e := err.(type) {
+		case nil:
+			return
+		case *fault.FieldError:
+			if f, ok := t.FieldByName(e.Field); ok {
+				if key, _, _ := strings.Cut(f.Tag.Get("env"), ","); key != "" {
+					e.Setting = key
+					if fs != nil && fs.Lookup(Name(key)) != nil {
+						e.Setting += " (-" + Name(key) + ")"
+					}
+				}
+			}
+		case interface{ Unwrap() []error }:
+			for _, err := range e.Unwrap() {
+				walk(err)
+			}
+			return
+		}
+		walk(errors.Unwrap(err))
+	}
+	walk(err)
+	return err
 }

@@ -1,11 +1,14 @@
 package envflag
 
 import (
+	"errors"
 	"flag"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/chunkstream/chunkstream/fault"
 )
 
 type Inner struct {
@@ -71,4 +74,38 @@ func TestBindRefusesUnknownTypes(t *testing.T) {
 		Odd uint8 `env:"CHUNKSTREAM_ODD"`
 	}
 	Bind(flag.NewFlagSet("t", flag.ContinueOnError), &s, nil)
+}
+
+func TestExplain(t *testing.T) {
+	type Inner struct {
+		Batch int `env:"CHUNKSTREAM_X_BATCH"`
+	}
+	type settings struct {
+		Inner
+		Secret string `env:"CHUNKSTREAM_X_SECRET"`
+		Plain  int
+	}
+	var s settings
+	fs := flag.NewFlagSet("x", flag.ContinueOnError)
+	Bind(fs, &s, func(v string) bool { return v != "CHUNKSTREAM_X_SECRET" })
+	sentinel := errors.New("x: invalid config")
+	fe := func(field string) *fault.FieldError {
+		return &fault.FieldError{Pkg: "x", Field: field, Problem: "bad", Err: sentinel}
+	}
+	err := Explain(errors.Join(fe("Batch"), errors.Join(fe("Secret"), fe("Plain"), errors.New("other"))), &s, fs)
+	want := "x: config CHUNKSTREAM_X_BATCH (-x-batch): bad\n" +
+		"x: config CHUNKSTREAM_X_SECRET: bad\n" +
+		"x: config Plain: bad\nother"
+	if err.Error() != want {
+		t.Errorf("Explain:\n%s\nwant\n%s", err, want)
+	}
+	if !errors.Is(err, sentinel) {
+		t.Error("errors.Is does not find the sentinel through Explain")
+	}
+	if err := Explain(fe("Batch"), &s, nil); err.Error() != "x: config CHUNKSTREAM_X_BATCH: bad" {
+		t.Errorf("without flags: %v", err)
+	}
+	if Explain(nil, &s, fs) != nil {
+		t.Error("Explain(nil) is not nil")
+	}
 }
