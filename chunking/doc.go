@@ -132,7 +132,8 @@
 // A Chunker turns one Document into chunks and warnings; ChunkerFunc
 // makes a function one. Chunker cores are pure (no I/O, no logging, no
 // global state) and safe for concurrent use; warnings are values, never
-// prints. Every chunker of this module (packages markdown, twostep,
+// prints, each with a WarningKind from a closed set (one per idea, not one
+// per message) so a worker can count them by kind. Every chunker of this module (packages markdown, twostep,
 // email) has the same shape:
 //
 //   - Config, a struct with one field per option, named after the

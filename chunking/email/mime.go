@@ -190,13 +190,13 @@ func withoutFromLine(raw []byte) []byte {
 func (r *reader) parse(file string, line int, raw []byte) (m *Message, warns []chunking.Warning) {
 	raw = normalizeNewlines(raw)
 	m = &Message{File: file, Line: line, Raw: raw}
-	warn := func(format string, args ...any) {
+	warn := func(kind chunking.WarningKind, format string, args ...any) {
 		text := strings.Join(strings.Fields(fmt.Sprintf(format, args...)), " ")
-		warns = append(warns, chunking.Warning{File: file, Line: line, MessageID: m.MessageID, Text: text})
+		warns = append(warns, chunking.Warning{Kind: kind, File: file, Line: line, MessageID: m.MessageID, Text: text})
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			warn("message could not be decoded (%v): body dropped", r)
+			warn(chunking.WarnMalformed, "message could not be decoded (%v): body dropped", r)
 			m.Body = ""
 		}
 		if m.MessageID == "" {
@@ -206,11 +206,11 @@ func (r *reader) parse(file string, line int, raw []byte) (m *Message, warns []c
 	}()
 	e, err := r.entity(raw)
 	if e == nil {
-		warn("no readable header (%v): the whole text read as the body", err)
+		warn(chunking.WarnMalformed, "no readable header (%v): the whole text read as the body", err)
 		body := raw
 		if len(body) > maxBodyBytes {
 			body = body[:maxBodyBytes]
-			warn("body larger than %d bytes: cut", maxBodyBytes)
+			warn(chunking.WarnTruncated, "body larger than %d bytes: cut", maxBodyBytes)
 		}
 		m.Body = toUTF8(string(body))
 		return m, warns
@@ -219,7 +219,7 @@ func (r *reader) parse(file string, line int, raw []byte) (m *Message, warns []c
 	if ids := parseIDs(h.Get("Message-Id")); len(ids) > 0 {
 		m.MessageID = ids[0]
 	} else if len(h.Get("Message-Id")) == 0 && len(bytes.TrimSpace(raw)) > 0 {
-		warn("no Message-ID: id derived from the content")
+		warn(chunking.WarnMissingField, "no Message-ID: id derived from the content")
 	}
 	m.MessageID = toUTF8(m.MessageID)
 	m.InReplyTo = parseIDs(toUTF8(h.Get("In-Reply-To")))
@@ -228,14 +228,14 @@ func (r *reader) parse(file string, line int, raw []byte) (m *Message, warns []c
 		m.Subject = s
 	} else {
 		m.Subject = toUTF8(h.Get("Subject"))
-		warn("subject not fully decoded: %v", err)
+		warn(chunking.WarnMalformed, "subject not fully decoded: %v", err)
 	}
 	m.Subject = toUTF8(strings.Join(strings.Fields(m.Subject), " "))
 	if v := h.Get("Date"); v != "" {
 		if t, ok := parseMailDate(v); ok {
 			m.Date, m.HasDate = t, true
 		} else {
-			warn("unreadable Date %q", v)
+			warn(chunking.WarnMalformed, "unreadable Date %q", v)
 		}
 	}
 	from := addressList(h, "From", warn)
@@ -306,7 +306,7 @@ func parseMailDate(v string) (time.Time, bool) {
 	return time.Time{}, false
 }
 
-func addressList(h gomail.Header, key string, warn func(string, ...any)) []Address {
+func addressList(h gomail.Header, key string, warn func(chunking.WarningKind, string, ...any)) []Address {
 	v := h.Get(key)
 	if strings.TrimSpace(v) == "" {
 		return nil
@@ -420,7 +420,7 @@ var viaSuffix = regexp.MustCompile(`(?i)^(.*?)\s+via\s+\S.*$`)
 // undoListRewrite restores the author of a mailing-list-rewritten From
 // ("Name via List <list@…>") from X-Original-From, else Reply-To, else by
 // dropping " via …" from the name.
-func undoListRewrite(from Address, h gomail.Header, warn func(string, ...any)) Address {
+func undoListRewrite(from Address, h gomail.Header, warn func(chunking.WarningKind, string, ...any)) Address {
 	mm := viaSuffix.FindStringSubmatch(from.Name)
 	if mm == nil {
 		return from
@@ -447,7 +447,7 @@ func undoListRewrite(from Address, h gomail.Header, warn func(string, ...any)) A
 
 // walker collects the text of a MIME tree within the bomb limits.
 type walker struct {
-	warn      func(string, ...any)
+	warn      func(chunking.WarningKind, string, ...any)
 	parts     int
 	bytes     int
 	warnedCut bool
@@ -462,11 +462,11 @@ func (w *walker) entityErr(err error) {
 		for strings.HasPrefix(msg, "unknown charset: ") {
 			msg = strings.TrimPrefix(msg, "unknown charset: ")
 		}
-		w.warn("unknown charset (%s): read as UTF-8 with replacement characters", msg)
+		w.warn(chunking.WarnMalformed, "unknown charset (%s): read as UTF-8 with replacement characters", msg)
 	case message.IsUnknownEncoding(err):
-		w.warn("unknown transfer encoding (%v): body read undecoded", err)
+		w.warn(chunking.WarnMalformed, "unknown transfer encoding (%v): body read undecoded", err)
 	default:
-		w.warn("MIME entity: %v", err)
+		w.warn(chunking.WarnMalformed, "MIME entity: %v", err)
 	}
 }
 
@@ -478,12 +478,12 @@ func (w *walker) walk(e *message.Entity, depth int) (text string, isHTML, ok boo
 	}
 	w.parts++
 	if w.parts > maxMIMEParts {
-		w.warn("more than %d MIME parts: the rest skipped", maxMIMEParts)
+		w.warn(chunking.WarnTruncated, "more than %d MIME parts: the rest skipped", maxMIMEParts)
 		w.stopped = true
 		return "", false, false
 	}
 	if depth > maxMIMEDepth {
-		w.warn("MIME nesting deeper than %d: the rest skipped", maxMIMEDepth)
+		w.warn(chunking.WarnTruncated, "MIME nesting deeper than %d: the rest skipped", maxMIMEDepth)
 		w.stopped = true
 		return "", false, false
 	}
@@ -512,7 +512,7 @@ func (w *walker) walk(e *message.Entity, depth int) (text string, isHTML, ok boo
 				break
 			}
 			if p == nil {
-				w.warn("broken MIME structure (%v): the rest of the message skipped", err)
+				w.warn(chunking.WarnMalformed, "broken MIME structure (%v): the rest of the message skipped", err)
 				break
 			}
 			if err != nil {
@@ -557,7 +557,7 @@ func (w *walker) read(e *message.Entity) string {
 	room := maxBodyBytes - w.bytes
 	if room <= 0 {
 		if !w.warnedCut {
-			w.warn("body larger than %d bytes: cut", maxBodyBytes)
+			w.warn(chunking.WarnTruncated, "body larger than %d bytes: cut", maxBodyBytes)
 			w.warnedCut = true
 		}
 		return ""
@@ -566,13 +566,13 @@ func (w *walker) read(e *message.Entity) string {
 	buf.Grow(min(w.sizeHint, room) + 512)
 	_, err := buf.ReadFrom(io.LimitReader(e.Body, int64(room)+1))
 	if err != nil {
-		w.warn("body not fully decoded: %v", err)
+		w.warn(chunking.WarnMalformed, "body not fully decoded: %v", err)
 	}
 	b := buf.Bytes()
 	if len(b) > room {
 		b = b[:room]
 		if !w.warnedCut {
-			w.warn("body larger than %d bytes: cut", maxBodyBytes)
+			w.warn(chunking.WarnTruncated, "body larger than %d bytes: cut", maxBodyBytes)
 			w.warnedCut = true
 		}
 		// Drain cheaply is not needed: the raw bytes are in memory.
