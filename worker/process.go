@@ -106,6 +106,7 @@ func (w *Worker) process(ctx context.Context, msg jetstream.Msg, streamSeq, deli
 			return v
 		}
 		rec.Chunks = len(chunks)
+		rec.Warnings = messages.RecordWarnings(v.warnings)
 	}
 	if err := ctx.Err(); err != nil {
 		// Drain timeout: leave the write to the next worker.
@@ -124,6 +125,7 @@ func (w *Worker) process(ctx context.Context, msg jetstream.Msg, streamSeq, deli
 		v.err = fault.WithCause(fault.CauseRecords, err)
 		return v
 	}
+	w.reportWarnings(doc.ID, v.warnings)
 	v.outcome = OutcomeAcked
 	return v
 }
