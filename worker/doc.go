@@ -313,4 +313,17 @@
 // a replay, or a re-send) finishes. In the advisory handler no redelivery
 // follows, so a failure that cannot be recorded there is logged, and the
 // request, safe in the DLQ, is deleted from INGEST all the same.
+//
+// # Chunker warnings
+//
+// A chunker's warnings (a part it skipped or read in a fallback way)
+// never fail a document. Once its version is done (step 5), the worker
+// counts them in chunkstream_worker_chunker_warnings_total by
+// chunking.WarningKind (every kind exported from the start, at 0), logs
+// one line per document at warn level (count, count per kind, the first
+// warning) rather than one per warning, so a mailbox with thousands of
+// odd rows cannot flood the log, and step 5 writes the first
+// messages.MaxRecordWarnings of them with their total into the record.
+// Counting at step 5 counts a version once, however often it was
+// delivered: a retry after a failed sink write chunks it again.
 package worker
