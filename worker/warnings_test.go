@@ -1,12 +1,10 @@
 package worker_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,25 +14,11 @@ import (
 	"github.com/chunkstream/chunkstream/worker"
 )
 
-// lockedBuffer is a bytes.Buffer safe for the worker's goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-// lines returns the JSON log lines whose msg is msg.
-func (l *lockedBuffer) lines(t testing.TB, msg string) []map[string]any {
+// logLines returns the JSON log lines in logs whose msg is msg.
+func logLines(t testing.TB, logs *testutil.SyncBuffer, msg string) []map[string]any {
 	t.Helper()
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	var out []map[string]any
-	for line := range strings.Lines(l.b.String()) {
+	for line := range strings.Lines(logs.String()) {
 		var m map[string]any
 		if err := json.Unmarshal([]byte(line), &m); err != nil {
 			t.Fatalf("log line %q: %v", line, err)
@@ -52,7 +36,7 @@ func (l *lockedBuffer) lines(t testing.TB, msg string) []map[string]any {
 // next to it has none of the three.
 func TestChunkerWarnings(t *testing.T) {
 	e := newEnv(t, testConfig())
-	logs := &lockedBuffer{}
+	logs := &testutil.SyncBuffer{}
 	w, res, _ := e.startWorker(worker.Options{Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	const rowsID, cleanID = "mail/rows.jsonl", "docs/clean.md"
 	row := `{"thread_id":"t1","date":"2024-02-07","subject":"Hello","body":"Hi there.","from":"ann@example.org","to":[],"cc":[],"reply_to":""}` + "\n"
@@ -86,7 +70,7 @@ func TestChunkerWarnings(t *testing.T) {
 		t.Errorf("chunkstream_worker_chunker_warnings_total has %d series, want %d (one per kind)", series, len(chunking.WarningKinds()))
 	}
 
-	lines := logs.lines(t, "chunker warnings")
+	lines := logLines(t, logs, "chunker warnings")
 	if len(lines) != 1 {
 		t.Fatalf("%d \"chunker warnings\" log lines, want 1: %v", len(lines), lines)
 	}
