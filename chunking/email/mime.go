@@ -238,13 +238,13 @@ func (r *reader) parse(file string, line int, raw []byte) (m *Message, warns []c
 			warn(chunking.WarnMalformed, "unreadable Date %q", v)
 		}
 	}
-	from := addressList(h, "From", warn)
+	from := addressList(h, "From")
 	if len(from) > 0 {
 		m.From = from[0]
 	}
-	m.To = addressList(h, "To", warn)
-	m.Cc = addressList(h, "Cc", warn)
-	m.From = undoListRewrite(m.From, h, warn)
+	m.To = addressList(h, "To")
+	m.Cc = addressList(h, "Cc")
+	m.From = undoListRewrite(m.From, h)
 
 	w := &walker{warn: warn, sizeHint: len(raw)}
 	if err != nil {
@@ -306,7 +306,7 @@ func parseMailDate(v string) (time.Time, bool) {
 	return time.Time{}, false
 }
 
-func addressList(h gomail.Header, key string, warn func(chunking.WarningKind, string, ...any)) []Address {
+func addressList(h gomail.Header, key string) []Address {
 	v := h.Get(key)
 	if strings.TrimSpace(v) == "" {
 		return nil
@@ -420,14 +420,14 @@ var viaSuffix = regexp.MustCompile(`(?i)^(.*?)\s+via\s+\S.*$`)
 // undoListRewrite restores the author of a mailing-list-rewritten From
 // ("Name via List <list@…>") from X-Original-From, else Reply-To, else by
 // dropping " via …" from the name.
-func undoListRewrite(from Address, h gomail.Header, warn func(chunking.WarningKind, string, ...any)) Address {
+func undoListRewrite(from Address, h gomail.Header) Address {
 	mm := viaSuffix.FindStringSubmatch(from.Name)
 	if mm == nil {
 		return from
 	}
 	name := strings.Trim(mm[1], `"' `)
 	if v := h.Get("X-Original-From"); v != "" {
-		if as := addressList(h, "X-Original-From", warn); len(as) > 0 && as[0].Email != "" {
+		if as := addressList(h, "X-Original-From"); len(as) > 0 && as[0].Email != "" {
 			a := as[0]
 			if a.Name == "" {
 				a.Name = name
@@ -435,7 +435,7 @@ func undoListRewrite(from Address, h gomail.Header, warn func(chunking.WarningKi
 			return a
 		}
 	}
-	if as := addressList(h, "Reply-To", warn); len(as) > 0 && as[0].Email != "" && !strings.EqualFold(as[0].Email, from.Email) {
+	if as := addressList(h, "Reply-To"); len(as) > 0 && as[0].Email != "" && !strings.EqualFold(as[0].Email, from.Email) {
 		a := as[0]
 		if a.Name == "" || viaSuffix.MatchString(a.Name) {
 			a.Name = name
