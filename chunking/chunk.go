@@ -184,7 +184,7 @@ func (w Warning) String() string {
 		sb.WriteString(w.File)
 		if w.Line > 0 {
 			sb.WriteString(":")
-			sb.WriteString(itoa(w.Line))
+			sb.WriteString(strconv.Itoa(w.Line))
 		}
 		sb.WriteString(": ")
 	}
@@ -194,8 +194,6 @@ func (w Warning) String() string {
 	sb.WriteString(w.Text)
 	return sb.String()
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }
 
 // Document is one input to a chunker.
 type Document struct {

@@ -239,9 +239,9 @@
 //     messages.DeadLetterMsgID), so the DLQ's duplicate window stores a
 //     request dead-lettered twice (by its worker and by the advisory
 //     handler) once, while a request published again, a replay, is a new
-//     INGEST message whose dead letter is always stored. (Keeping the
-//     request's own Nats-Msg-Id, as before, made the dead letter of a
-//     replay that failed again vanish in the DLQ's one-hour window.) The
+//     INGEST message whose dead letter is always stored. (With the
+//     request's own Nats-Msg-Id, the dead letter of a replay that failed
+//     again would vanish in the DLQ's one-hour window.) The
 //     request's Nats-* headers are not copied: they are the server's
 //     (a direct get adds Nats-Stream and the like) or preconditions of
 //     the original publish that the DLQ would check and refuse.
