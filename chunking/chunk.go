@@ -159,12 +159,13 @@ func truncateText(s string, maxChars int, truncate Truncate) string {
 }
 
 // Warning is a problem a chunker met and worked around; it never stops the
-// document.
+// document. Kind says what it is about; Text says it for people.
 type Warning struct {
-	File      string `json:"file,omitempty"`
-	Line      int    `json:"line,omitempty"`
-	MessageID string `json:"message_id,omitempty"`
-	Text      string `json:"text"`
+	Kind      WarningKind `json:"kind,omitempty"`
+	File      string      `json:"file,omitempty"`
+	Line      int         `json:"line,omitempty"`
+	MessageID string      `json:"message_id,omitempty"`
+	Text      string      `json:"text"`
 }
 
 // String formats the warning as "file:line: text" with the parts known.

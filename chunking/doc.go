@@ -111,8 +111,9 @@
 //
 // A Chunker turns one Document into chunks and warnings; ChunkerFunc
 // adapts a function. Chunker cores are pure (no I/O, logging or global
-// state), safe for concurrent use, and return warnings as values. Every
-// chunker of this module has the same shape:
+// state), safe for concurrent use, and return warnings as values, each
+// with a WarningKind from a closed set, so a worker can count them by
+// kind. Every chunker of this module has the same shape:
 //
 //   - Config, one field per option named after the reference's parameter
 //     (MaxChar is max_char); DefaultConfig returns the defaults;

@@ -54,7 +54,7 @@ func WalkFolder(ctx context.Context, dir string, exts []string) ([]string, []War
 			if rel == "." {
 				return err
 			}
-			warnings = append(warnings, Warning{File: rel, Text: "cannot read: " + err.Error()})
+			warnings = append(warnings, Warning{Kind: WarnUnreadable, File: rel, Text: "cannot read: " + err.Error()})
 			if d != nil && d.IsDir() {
 				return fs.SkipDir
 			}
@@ -75,7 +75,7 @@ func WalkFolder(ctx context.Context, dir string, exts []string) ([]string, []War
 		if d.Type()&fs.ModeSymlink != 0 {
 			target, serr := os.Stat(path)
 			if serr != nil {
-				warnings = append(warnings, Warning{File: rel, Text: "broken symbolic link: " + serr.Error()})
+				warnings = append(warnings, Warning{Kind: WarnUnreadable, File: rel, Text: "broken symbolic link: " + serr.Error()})
 				return nil
 			}
 			if !target.Mode().IsRegular() {

@@ -119,6 +119,12 @@
 //     any id is a valid key. Fields are only added, and each must be safe
 //     to lose, because a writer that does not know a field drops it when
 //     it rewrites the record.
+//   - A done upsert record keeps its chunker's warnings ("warnings":
+//     total, and the first MaxRecordWarnings as kind and message), so
+//     that status of one document says what its chunker skipped. The cap
+//     keeps a record small whatever its document holds (a mailbox can
+//     warn thousands of times); the message leaves out the file, which
+//     is the document.
 //   - "Unchanged" means same content and same processing. A done upsert
 //     record holds the settings fingerprint its version was chunked with
 //     ("fingerprint") and its chunk count ("chunks"). The fingerprint is a

@@ -68,6 +68,10 @@ type DocRecord struct {
 	// StateDeadLettered; absent otherwise (a newer version clears it).
 	// It is a hint for people (a status listing), safe to lose.
 	LastFailure Failure `json:"last_failure,omitzero"`
+	// Warnings are the chunker's warnings for the version, set with
+	// Fingerprint (absent when there were none). Like LastFailure they
+	// are a hint for people, safe to lose.
+	Warnings Warnings `json:"warnings,omitzero"`
 }
 
 // Failure is why a version of a document was dead-lettered.

@@ -3,10 +3,12 @@ package messages_test
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/messages"
 )
 
@@ -32,6 +34,10 @@ func TestDecodeDocRecord(t *testing.T) {
 			`{"ingest_seq":5,"doc_version":"","op":"upsert","state":"dead_lettered","last_failure":{"cause":"unknown_option","reason":"x","time":"2025-03-04T05:06:07Z","ingest_seq":5}}`,
 			messages.DocRecord{IngestSeq: 5, Op: messages.OpUpsert, State: messages.StateDeadLettered, LastFailure: messages.Failure{
 				Cause: "unknown_option", Reason: "x", Time: time.Date(2025, 3, 4, 5, 6, 7, 0, time.UTC), IngestSeq: 5}}, false},
+		{"done with its chunker warnings",
+			`{"ingest_seq":3,"doc_version":"` + v + `","op":"upsert","state":"done","warnings":{"total":2,"first":[{"kind":"missing_field","message":"line 1: row misses id"}]}}`,
+			messages.DocRecord{IngestSeq: 3, DocVersion: v, Op: messages.OpUpsert, State: messages.StateDone,
+				Warnings: messages.Warnings{Total: 2, First: []messages.Warning{{Kind: chunking.WarnMissingField, Message: "line 1: row misses id"}}}}, false},
 		{"absent fields keep their zero value", `{"ingest_seq":4}`, messages.DocRecord{IngestSeq: 4}, false},
 		{"not an object", `[1,2]`, messages.DocRecord{}, true},
 		{"wrong type", `{"ingest_seq":"4"}`, messages.DocRecord{}, true},
@@ -47,7 +53,7 @@ func TestDecodeDocRecord(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || got != tt.want {
+			if err != nil || !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("DecodeDocRecord(%s) = %+v, %v; want %+v", tt.in, got, err, tt.want)
 			}
 		})
@@ -67,7 +73,7 @@ func TestDocRecordWire(t *testing.T) {
 		t.Errorf("EncodeDocRecord(%+v) = %s, want %s", r, got, want)
 	}
 	back, err := messages.DecodeDocRecord(got)
-	if err != nil || back != r {
+	if err != nil || !reflect.DeepEqual(back, r) {
 		t.Errorf("DecodeDocRecord(EncodeDocRecord(r)) = %+v, %v; want %+v", back, err, r)
 	}
 }
@@ -88,7 +94,7 @@ func TestDocRecordWireDeadLettered(t *testing.T) {
 		t.Errorf("EncodeDocRecord(%+v) =\n%s\nwant\n%s", r, got, want)
 	}
 	back, err := messages.DecodeDocRecord(got)
-	if err != nil || back != r {
+	if err != nil || !reflect.DeepEqual(back, r) {
 		t.Errorf("DecodeDocRecord(EncodeDocRecord(r)) = %+v, %v; want %+v", back, err, r)
 	}
 }

@@ -302,9 +302,9 @@
 //     messages.DeadLetterMsgID), so the DLQ's duplicate window stores a
 //     request dead-lettered twice (by its worker and by the advisory
 //     handler) once, while a request published again, a replay, is a new
-//     INGEST message whose dead letter is always stored. (Keeping the
-//     request's own Nats-Msg-Id, as before, made the dead letter of a
-//     replay that failed again vanish in the DLQ's one-hour window.) The
+//     INGEST message whose dead letter is always stored. (With the
+//     request's own Nats-Msg-Id, the dead letter of a replay that failed
+//     again would vanish in the DLQ's one-hour window.) The
 //     request's Nats-* headers are not copied: they are the server's
 //     (a direct get adds Nats-Stream and the like) or preconditions of
 //     the original publish that the DLQ would check and refuse.
@@ -376,4 +376,17 @@
 // a replay, or a re-send) finishes. In the advisory handler no redelivery
 // follows, so a failure that cannot be recorded there is logged, and the
 // request, safe in the DLQ, is deleted from INGEST all the same.
+//
+// # Chunker warnings
+//
+// A chunker's warnings (a part it skipped or read in a fallback way)
+// never fail a document. Once its version is done (step 5), the worker
+// counts them in chunkstream_worker_chunker_warnings_total by
+// chunking.WarningKind (every kind exported from the start, at 0), logs
+// one line per document at warn level (count, count per kind, the first
+// warning) rather than one per warning, so a mailbox with thousands of
+// odd rows cannot flood the log, and step 5 writes the first
+// messages.MaxRecordWarnings of them with their total into the record.
+// Counting at step 5 counts a version once, however often it was
+// delivered: a retry after a failed sink write chunks it again.
 package worker

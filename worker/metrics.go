@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/fault"
 )
 
@@ -45,6 +46,9 @@ type Metrics struct {
 	Redeliveries prometheus.Counter
 	// DeadLetters counts dead letters by kind and cause.
 	DeadLetters *prometheus.CounterVec
+	// ChunkerWarnings counts the chunker's warnings of the versions
+	// written, by kind (chunking.WarningKinds).
+	ChunkerWarnings *prometheus.CounterVec
 	// SinkWrites counts sink writes by result; SinkLatency times them.
 	SinkWrites  *prometheus.CounterVec
 	SinkLatency prometheus.Histogram
@@ -106,6 +110,10 @@ func NewMetrics() *Metrics {
 			Name: "chunkstream_worker_dead_letters_total",
 			Help: "Dead letters published, by kind and cause.",
 		}, []string{"kind", "cause"}),
+		ChunkerWarnings: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "chunkstream_worker_chunker_warnings_total",
+			Help: "Chunker warnings of the document versions written, by kind.",
+		}, []string{"kind"}),
 		SinkWrites: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "chunkstream_worker_sink_writes_total",
 			Help: "Sink writes, by result (ok, transient, unavailable, permanent).",
@@ -157,11 +165,14 @@ func NewMetrics() *Metrics {
 		}),
 	}
 	m.Registry.MustRegister(m.Messages, m.Chunks, m.Bytes, m.Latency, m.InFlight, m.Redeliveries,
-		m.DeadLetters, m.SinkWrites, m.SinkLatency, m.SinkUp, m.SinkDownSince, m.SinkProbes, m.Held, m.AcksUnconfirmed,
+		m.DeadLetters, m.ChunkerWarnings, m.SinkWrites, m.SinkLatency, m.SinkUp, m.SinkDownSince, m.SinkProbes, m.Held, m.AcksUnconfirmed,
 		m.Ready, m.Pending, m.AckPending, m.WaitingPulls, m.DLQ,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	for _, o := range []Outcome{OutcomeAcked, OutcomeSuperseded, OutcomeDuplicate, OutcomeRetried, OutcomePermanent, OutcomeExhausted, OutcomeAbandoned, OutcomePaused} {
 		m.Messages.WithLabelValues(string(o))
+	}
+	for _, k := range chunking.WarningKinds() {
+		m.ChunkerWarnings.WithLabelValues(string(k))
 	}
 	return m
 }

@@ -108,6 +108,7 @@ func (w *Worker) process(ctx context.Context, msg jetstream.Msg, streamSeq, deli
 			return v
 		}
 		rec.Chunks = len(chunks)
+		rec.Warnings = messages.RecordWarnings(v.warnings)
 	}
 	if err := ctx.Err(); err != nil {
 		// Drain timeout: leave the write to the next worker.
@@ -126,6 +127,7 @@ func (w *Worker) process(ctx context.Context, msg jetstream.Msg, streamSeq, deli
 		v.err = fault.WithCause(fault.CauseRecords, err)
 		return v
 	}
+	w.reportWarnings(doc.ID, v.warnings)
 	v.outcome = OutcomeAcked
 	return v
 }

@@ -500,9 +500,6 @@ func (w *Worker) handle(ctx context.Context, t *task) {
 	default:
 		w.log.Error("dead-lettered", append(attrs, "cause", res.Cause, "err", res.Err)...)
 	}
-	if len(v.warnings) > 0 {
-		w.log.Debug("chunker warnings", "doc_id", res.DocID, "warnings", len(v.warnings), "first", v.warnings[0].String())
-	}
 	if w.onResult != nil {
 		w.onResult(res)
 	}

@@ -123,6 +123,11 @@
 //     byte range, since the text is decoded and may span several files.
 //   - Warnings carry the file and line (mbox From_ line, JSON row line) or
 //     the Message-ID; threading warnings name the message they concern.
+//     Their kinds: WarnMalformed (a row, field, header or MIME part that
+//     does not read as it should), WarnMissingField (a row field or a
+//     Message-ID absent), WarnTruncated (a body, part count or nesting
+//     over a limit), WarnThreading (duplicates merged, reply links refused
+//     or joined by subject).
 //
 // # Speed
 //

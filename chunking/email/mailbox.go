@@ -169,7 +169,7 @@ func (rd *reader) parseMbox(name string, data []byte, mboxo bool, pl *poll.Polle
 			break
 		}
 		if r.Line == 0 {
-			warns = append(warns, chunking.Warning{File: name, Line: 1, Text: "text before the first From_ line read as a message"})
+			warns = append(warns, chunking.Warning{Kind: chunking.WarnMalformed, File: name, Line: 1, Text: "text before the first From_ line read as a message"})
 			r.Line = 1
 		}
 		m, w := rd.parse(name, r.Line, r.Data)

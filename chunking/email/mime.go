@@ -176,13 +176,13 @@ func withoutFromLine(raw []byte) []byte {
 func (r *reader) parse(file string, line int, raw []byte) (m *Message, warns []chunking.Warning) {
 	raw = normalizeNewlines(raw)
 	m = &Message{File: file, Line: line, Raw: raw}
-	warn := func(format string, args ...any) {
+	warn := func(kind chunking.WarningKind, format string, args ...any) {
 		text := strings.Join(strings.Fields(fmt.Sprintf(format, args...)), " ")
-		warns = append(warns, chunking.Warning{File: file, Line: line, MessageID: m.MessageID, Text: text})
+		warns = append(warns, chunking.Warning{Kind: kind, File: file, Line: line, MessageID: m.MessageID, Text: text})
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			warn("message could not be decoded (%v): body dropped", r)
+			warn(chunking.WarnMalformed, "message could not be decoded (%v): body dropped", r)
 			m.Body = ""
 		}
 		if m.MessageID == "" {
@@ -192,11 +192,11 @@ func (r *reader) parse(file string, line int, raw []byte) (m *Message, warns []c
 	}()
 	e, err := r.entity(raw)
 	if e == nil {
-		warn("no readable header (%v): the whole text read as the body", err)
+		warn(chunking.WarnMalformed, "no readable header (%v): the whole text read as the body", err)
 		body := raw
 		if len(body) > maxBodyBytes {
 			body = body[:maxBodyBytes]
-			warn("body larger than %d bytes: cut", maxBodyBytes)
+			warn(chunking.WarnTruncated, "body larger than %d bytes: cut", maxBodyBytes)
 		}
 		m.Body = toUTF8(string(body))
 		return m, warns
@@ -205,7 +205,7 @@ func (r *reader) parse(file string, line int, raw []byte) (m *Message, warns []c
 	if ids := parseIDs(h.Get("Message-Id")); len(ids) > 0 {
 		m.MessageID = ids[0]
 	} else if len(h.Get("Message-Id")) == 0 && len(bytes.TrimSpace(raw)) > 0 {
-		warn("no Message-ID: id derived from the content")
+		warn(chunking.WarnMissingField, "no Message-ID: id derived from the content")
 	}
 	m.MessageID = toUTF8(m.MessageID)
 	m.InReplyTo = parseIDs(toUTF8(h.Get("In-Reply-To")))
@@ -214,23 +214,23 @@ func (r *reader) parse(file string, line int, raw []byte) (m *Message, warns []c
 		m.Subject = s
 	} else {
 		m.Subject = toUTF8(h.Get("Subject"))
-		warn("subject not fully decoded: %v", err)
+		warn(chunking.WarnMalformed, "subject not fully decoded: %v", err)
 	}
 	m.Subject = toUTF8(strings.Join(strings.Fields(m.Subject), " "))
 	if v := h.Get("Date"); v != "" {
 		if t, ok := parseMailDate(v); ok {
 			m.Date, m.HasDate = t, true
 		} else {
-			warn("unreadable Date %q", v)
+			warn(chunking.WarnMalformed, "unreadable Date %q", v)
 		}
 	}
-	from := addressList(h, "From", warn)
+	from := addressList(h, "From")
 	if len(from) > 0 {
 		m.From = from[0]
 	}
-	m.To = addressList(h, "To", warn)
-	m.Cc = addressList(h, "Cc", warn)
-	m.From = undoListRewrite(m.From, h, warn)
+	m.To = addressList(h, "To")
+	m.Cc = addressList(h, "Cc")
+	m.From = undoListRewrite(m.From, h)
 
 	w := &walker{warn: warn, sizeHint: len(raw)}
 	if err != nil {
@@ -291,7 +291,7 @@ func parseMailDate(v string) (time.Time, bool) {
 	return time.Time{}, false
 }
 
-func addressList(h gomail.Header, key string, warn func(string, ...any)) []Address {
+func addressList(h gomail.Header, key string) []Address {
 	v := h.Get(key)
 	if strings.TrimSpace(v) == "" {
 		return nil
@@ -361,14 +361,14 @@ var viaSuffix = regexp.MustCompile(`(?i)^(.*?)\s+via\s+\S.*$`)
 
 // undoListRewrite restores the author of a From rewritten by a mailing
 // list (see the package documentation, "List rewriting").
-func undoListRewrite(from Address, h gomail.Header, warn func(string, ...any)) Address {
+func undoListRewrite(from Address, h gomail.Header) Address {
 	mm := viaSuffix.FindStringSubmatch(from.Name)
 	if mm == nil {
 		return from
 	}
 	name := strings.Trim(mm[1], `"' `)
 	if v := h.Get("X-Original-From"); v != "" {
-		if as := addressList(h, "X-Original-From", warn); len(as) > 0 && as[0].Email != "" {
+		if as := addressList(h, "X-Original-From"); len(as) > 0 && as[0].Email != "" {
 			a := as[0]
 			if a.Name == "" {
 				a.Name = name
@@ -376,7 +376,7 @@ func undoListRewrite(from Address, h gomail.Header, warn func(string, ...any)) A
 			return a
 		}
 	}
-	if as := addressList(h, "Reply-To", warn); len(as) > 0 && as[0].Email != "" && !strings.EqualFold(as[0].Email, from.Email) {
+	if as := addressList(h, "Reply-To"); len(as) > 0 && as[0].Email != "" && !strings.EqualFold(as[0].Email, from.Email) {
 		a := as[0]
 		if a.Name == "" || viaSuffix.MatchString(a.Name) {
 			a.Name = name
@@ -388,7 +388,7 @@ func undoListRewrite(from Address, h gomail.Header, warn func(string, ...any)) A
 
 // walker collects the text of a MIME tree within the bomb limits.
 type walker struct {
-	warn      func(string, ...any)
+	warn      func(chunking.WarningKind, string, ...any)
 	parts     int
 	bytes     int
 	warnedCut bool
@@ -403,11 +403,11 @@ func (w *walker) entityErr(err error) {
 		for strings.HasPrefix(msg, "unknown charset: ") {
 			msg = strings.TrimPrefix(msg, "unknown charset: ")
 		}
-		w.warn("unknown charset (%s): read as UTF-8 with replacement characters", msg)
+		w.warn(chunking.WarnMalformed, "unknown charset (%s): read as UTF-8 with replacement characters", msg)
 	case message.IsUnknownEncoding(err):
-		w.warn("unknown transfer encoding (%v): body read undecoded", err)
+		w.warn(chunking.WarnMalformed, "unknown transfer encoding (%v): body read undecoded", err)
 	default:
-		w.warn("MIME entity: %v", err)
+		w.warn(chunking.WarnMalformed, "MIME entity: %v", err)
 	}
 }
 
@@ -419,12 +419,12 @@ func (w *walker) walk(e *message.Entity, depth int) (text string, isHTML, ok boo
 	}
 	w.parts++
 	if w.parts > maxMIMEParts {
-		w.warn("more than %d MIME parts: the rest skipped", maxMIMEParts)
+		w.warn(chunking.WarnTruncated, "more than %d MIME parts: the rest skipped", maxMIMEParts)
 		w.stopped = true
 		return "", false, false
 	}
 	if depth > maxMIMEDepth {
-		w.warn("MIME nesting deeper than %d: the rest skipped", maxMIMEDepth)
+		w.warn(chunking.WarnTruncated, "MIME nesting deeper than %d: the rest skipped", maxMIMEDepth)
 		w.stopped = true
 		return "", false, false
 	}
@@ -453,7 +453,7 @@ func (w *walker) walk(e *message.Entity, depth int) (text string, isHTML, ok boo
 				break
 			}
 			if p == nil {
-				w.warn("broken MIME structure (%v): the rest of the message skipped", err)
+				w.warn(chunking.WarnMalformed, "broken MIME structure (%v): the rest of the message skipped", err)
 				break
 			}
 			if err != nil {
@@ -498,7 +498,7 @@ func (w *walker) read(e *message.Entity) string {
 	room := maxBodyBytes - w.bytes
 	if room <= 0 {
 		if !w.warnedCut {
-			w.warn("body larger than %d bytes: cut", maxBodyBytes)
+			w.warn(chunking.WarnTruncated, "body larger than %d bytes: cut", maxBodyBytes)
 			w.warnedCut = true
 		}
 		return ""
@@ -507,13 +507,13 @@ func (w *walker) read(e *message.Entity) string {
 	buf.Grow(min(w.sizeHint, room) + 512)
 	_, err := buf.ReadFrom(io.LimitReader(e.Body, int64(room)+1))
 	if err != nil {
-		w.warn("body not fully decoded: %v", err)
+		w.warn(chunking.WarnMalformed, "body not fully decoded: %v", err)
 	}
 	b := buf.Bytes()
 	if len(b) > room {
 		b = b[:room]
 		if !w.warnedCut {
-			w.warn("body larger than %d bytes: cut", maxBodyBytes)
+			w.warn(chunking.WarnTruncated, "body larger than %d bytes: cut", maxBodyBytes)
 			w.warnedCut = true
 		}
 	}

@@ -34,7 +34,7 @@ func parseRows(name string, data []byte) ([]row, []chunking.Warning, error) {
 	add := func(v any, line int) {
 		obj, ok := v.(map[string]any)
 		if !ok {
-			warns = append(warns, chunking.Warning{File: name, Line: line, Text: fmt.Sprintf("row is not an object (%s): skipped", jsonKind(v))})
+			warns = append(warns, chunking.Warning{Kind: chunking.WarnMalformed, File: name, Line: line, Text: fmt.Sprintf("row is not an object (%s): skipped", jsonKind(v))})
 			return
 		}
 		rows = append(rows, row{line: line, obj: obj})
@@ -77,7 +77,7 @@ func parseRows(name string, data []byte) ([]row, []chunking.Warning, error) {
 		dec.UseNumber()
 		var v any
 		if err := dec.Decode(&v); err != nil {
-			warns = append(warns, chunking.Warning{File: name, Line: line, Text: "malformed JSON line: skipped: " + err.Error()})
+			warns = append(warns, chunking.Warning{Kind: chunking.WarnMalformed, File: name, Line: line, Text: "malformed JSON line: skipped: " + err.Error()})
 			continue
 		}
 		add(v, line)
@@ -150,7 +150,7 @@ func rowsToThreads(name string, rows []row, warns *[]chunking.Warning) (ids []st
 			}
 		}
 		if len(missing) > 0 {
-			*warns = append(*warns, chunking.Warning{File: name, Line: r.line, Text: "row misses " + strings.Join(missing, ", ")})
+			*warns = append(*warns, chunking.Warning{Kind: chunking.WarnMissingField, File: name, Line: r.line, Text: "row misses " + strings.Join(missing, ", ")})
 		}
 		key, _ := strval(r.obj["thread_id"])
 		if key == "" {
@@ -185,7 +185,7 @@ func rowsToMsgs(name string, g []row, warns *[]chunking.Warning) ([]*msg, thread
 	tq := threadQuotes{bodies: make([]string, len(g)), parents: make([]int, len(g))}
 	for i, r := range g {
 		warn := func(text string) {
-			*warns = append(*warns, chunking.Warning{File: name, Line: r.line, Text: text})
+			*warns = append(*warns, chunking.Warning{Kind: chunking.WarnMalformed, File: name, Line: r.line, Text: text})
 		}
 		str := func(key string) string {
 			s, ok := strval(r.obj[key])

@@ -54,7 +54,7 @@ func (t *threader) get(id string) int {
 }
 
 func (t *threader) warn(m *Message, text string) {
-	t.warns = append(t.warns, chunking.Warning{File: m.File, Line: m.Line, MessageID: m.MessageID, Text: text})
+	t.warns = append(t.warns, chunking.Warning{Kind: chunking.WarnThreading, File: m.File, Line: m.Line, MessageID: m.MessageID, Text: text})
 }
 
 // wouldLoop reports whether making p the parent of c closes a loop, or

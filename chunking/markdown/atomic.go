@@ -376,6 +376,6 @@ func runeStartBefore(text []byte, p int) int {
 }
 
 func (sp *splitter) warnOversize(b mdblocks.Block, n int) {
-	*sp.warns = append(*sp.warns, chunking.Warning{Line: sp.lines.at(b.Start),
+	*sp.warns = append(*sp.warns, chunking.Warning{Kind: chunking.WarnOversize, Line: sp.lines.at(b.Start),
 		Text: "a " + b.Kind.String() + " part of " + itoa(n) + " " + sp.m.Unit().String() + " exceeds max_char " + itoa(sp.max) + ": emitted with oversize: true"})
 }

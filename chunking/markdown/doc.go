@@ -194,8 +194,8 @@
 //     overlap) to its last. For MDX the offsets and lines are of the file
 //     before cleaning (CleanMDXMap maps them back), and a chunk is
 //     verbatim only when no cleaning happened inside it.
-//   - Warnings (values, with File and Line): an unclosed code fence; a
-//     block emitted (partly) as oversize. For MDX, lines refer to the
+//   - Warnings (values, with File and Line): an unclosed code fence
+//     (WarnUnclosed); a block emitted (partly) as oversize (WarnOversize). For MDX, lines refer to the
 //     cleaned text.
 //   - MDX: a document is MDX when Format is "mdx" or, without a Format,
 //     when Path ends in ".mdx". Fences are found line by line at any

@@ -110,7 +110,7 @@ func (p *pipeline) out(r rawChunk) {
 // block adds one top-level block.
 func (p *pipeline) block(b mdblocks.Block) {
 	if b.Kind == mdblocks.FencedCode && !b.Closed {
-		p.warns = append(p.warns, chunking.Warning{Line: p.lines.at(b.Start),
+		p.warns = append(p.warns, chunking.Warning{Kind: chunking.WarnUnclosed, Line: p.lines.at(b.Start),
 			Text: "unclosed code fence: the code block runs to the end of the document"})
 	}
 	if b.Kind == mdblocks.Heading && b.Level <= 3 {

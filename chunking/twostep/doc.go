@@ -168,9 +168,10 @@
 //   - Metadata: headers (always present, [] without headers), index, file
 //     (when Path is set), file_format, oversize (only when true), then the
 //     document's metadata, whose values win on a clash.
-//   - Warnings: one per unclosed \begin{X} (outside code spans and inline
-//     math) in a section that had to be cut, with its line: it was kept as
-//     text, so the cut may fall inside it. Nothing else warns.
+//   - Warnings (WarnUnclosed): one per unclosed \begin{X} (outside code
+//     spans and inline math) in a section that had to be cut, with its
+//     line: it was kept as text, so the cut may fall inside it. Nothing
+//     else warns.
 //
 // # Cost
 //

@@ -241,7 +241,7 @@ func unclosedWarnings(file, src string, offsets []int) []chunking.Warning {
 		if e := strings.IndexByte(name, '}'); e >= 0 {
 			name = name[:e+1]
 		}
-		ws = append(ws, chunking.Warning{File: file, Line: line,
+		ws = append(ws, chunking.Warning{Kind: chunking.WarnUnclosed, File: file, Line: line,
 			Text: "twostep: " + name + " has no matching \\end: kept as text, not as one unit"})
 	}
 	return ws

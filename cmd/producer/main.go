@@ -297,9 +297,12 @@ func streamForSubject(ctx context.Context, js jetstream.JetStream, c *config, st
 	if name, err := js.StreamNameBySubject(ctx, c.Subject); err == nil {
 		return name, nil
 	}
-	done := make(chan struct{})
-	defer close(done)
+	// The notice is written to stderr, which the caller writes to next:
+	// wait for the notifier to end before returning.
+	done, ended := make(chan struct{}), make(chan struct{})
+	defer func() { close(done); <-ended }()
 	go func() {
+		defer close(ended)
 		deadline := time.Now().Add(c.SetupTimeout)
 		tick := time.NewTicker(10 * time.Second)
 		defer tick.Stop()

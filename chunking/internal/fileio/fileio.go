@@ -62,7 +62,7 @@ func Folder(ctx context.Context, pkg, dir string, exts []string, chunk ChunkFunc
 		}
 		content, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))
 		if err != nil {
-			warns = append(warns, chunking.Warning{File: rel, Text: "cannot read: " + err.Error()})
+			warns = append(warns, chunking.Warning{Kind: chunking.WarnUnreadable, File: rel, Text: "cannot read: " + err.Error()})
 			continue
 		}
 		chunks, ws, err := chunk(ctx, chunking.Document{Path: rel, Content: content})
@@ -71,7 +71,7 @@ func Folder(ctx context.Context, pkg, dir string, exts []string, chunk ChunkFunc
 			if ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
 				return out, warns, err
 			}
-			warns = append(warns, chunking.Warning{File: rel, Text: err.Error()})
+			warns = append(warns, chunking.Warning{Kind: chunking.WarnUnreadable, File: rel, Text: err.Error()})
 			continue
 		}
 		out = append(out, chunks...)
