@@ -3,6 +3,8 @@ package markdown
 import (
 	"testing"
 	"unicode/utf8"
+
+	"github.com/chunkstream/chunkstream/chunking/internal/measure"
 )
 
 func TestRuneCount(t *testing.T) {
@@ -11,8 +13,8 @@ func TestRuneCount(t *testing.T) {
 			if !utf8.ValidString(s[i:]) {
 				continue
 			}
-			if got, want := runeCount([]byte(s[i:])), utf8.RuneCountInString(s[i:]); got != want {
-				t.Errorf("runeCount(%q) = %d, want %d", s[i:], got, want)
+			if got, want := measure.RuneCount([]byte(s[i:])), utf8.RuneCountInString(s[i:]); got != want {
+				t.Errorf("RuneCount(%q) = %d, want %d", s[i:], got, want)
 			}
 		}
 	}
