@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/chunkstream/chunkstream/chunking/markdown"
 	"github.com/chunkstream/chunkstream/internal/testutil"
@@ -141,4 +142,88 @@ func BenchmarkQuery(b *testing.B) {
 	enc, _ := NewEncoder(English, DefaultAvgDL)
 	b.Run("Query", func(b *testing.B) { benchmarkTexts(b, queries, func(t string) { Query(t) }) })
 	b.Run("Encoder.Query", func(b *testing.B) { benchmarkTexts(b, queries, func(t string) { enc.Query(t) }) })
+}
+
+// BenchmarkFastPaths times, over the tokens of the first 4 MiB of the
+// Markdown corpus's chunks, each hand-written fast path against the
+// simple version it stands for, the two in one loop (simple/fast is its
+// gain; fast-ms is its time over the texts, to compare with
+// BenchmarkDocument's no-cache and encoder):
+//   - tokens: tokenEnd's ASCII table against decoding every character
+//     and calling isAlnum;
+//   - lower: lower's ASCII path against lowerUnicode for every token.
+//
+// go test -run '^$' -bench 'FastPaths|Document' -benchtime 3x ./bm25
+func BenchmarkFastPaths(b *testing.B) {
+	texts := firstBytes(corpusChunks(b), 4<<20)
+	tokenEndSimple := func(text string, i int) int {
+		for i < len(text) {
+			r, size := utf8.DecodeRuneInString(text[i:])
+			if !isAlnum(r) {
+				break
+			}
+			i += size
+		}
+		return i
+	}
+	walk := func(end func(string, int) int) {
+		for _, t := range texts {
+			for i := 0; i < len(t); {
+				j := end(t, i)
+				if j == i {
+					_, size := utf8.DecodeRuneInString(t[i:])
+					j = i + size
+				}
+				i = j
+			}
+		}
+	}
+	var toks []string
+	for _, t := range texts {
+		for i := 0; i < len(t); {
+			j := tokenEnd(t, i)
+			if j == i {
+				_, size := utf8.DecodeRuneInString(t[i:])
+				i += size
+				continue
+			}
+			toks = append(toks, t[i:j])
+			i = j
+		}
+	}
+	for _, tok := range toks {
+		if lower(tok) != lowerUnicode(tok) || tokenEnd(tok, 0) != tokenEndSimple(tok, 0) {
+			b.Fatalf("fast and simple paths differ on %q", tok)
+		}
+	}
+	cases := []struct {
+		name         string
+		fast, simple func()
+	}{
+		{"tokens", func() { walk(tokenEnd) }, func() { walk(tokenEndSimple) }},
+		{"lower", func() {
+			for _, t := range toks {
+				lower(t)
+			}
+		}, func() {
+			for _, t := range toks {
+				lowerUnicode(t)
+			}
+		}},
+	}
+	for _, tc := range cases {
+		b.Run(tc.name, func(b *testing.B) {
+			var fast, simple time.Duration
+			for b.Loop() {
+				t := time.Now()
+				tc.fast()
+				fast += time.Since(t)
+				t = time.Now()
+				tc.simple()
+				simple += time.Since(t)
+			}
+			b.ReportMetric(float64(simple)/float64(fast), "simple/fast")
+			b.ReportMetric(float64(fast.Microseconds())/1e3/float64(b.N), "fast-ms")
+		})
+	}
 }

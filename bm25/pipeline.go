@@ -114,14 +114,6 @@ func lowerRune(r rune) rune {
 	return unicode.ToLower(r)
 }
 
-// lower1 is the full lowercase mapping of one character, out of context.
-func lower1(r rune) string {
-	if r == 'İ' {
-		return "i\u0307"
-	}
-	return string(lowerRune(r))
-}
-
 // asciiAlnum tells which ASCII bytes are alphanumeric.
 var asciiAlnum = func() (t [utf8.RuneSelf]bool) {
 	for c := range utf8.RuneSelf {
@@ -265,28 +257,10 @@ func (sc *scratch) reset() {
 // that is not part of well-formed UTF-8 separates tokens.
 func (p *pipeline) count(sc *scratch, text string, first bool) (n int) {
 	for i := 0; i < len(text); {
-		j := i
-		for j < len(text) {
-			if c := text[j]; c < utf8.RuneSelf {
-				if !asciiAlnum[c] {
-					break
-				}
-				j++
-				continue
-			}
-			r, size := utf8.DecodeRuneInString(text[j:])
-			if !isAlnum(r) { // utf8.RuneError is not
-				break
-			}
-			j += size
-		}
+		j := tokenEnd(text, i)
 		if j == i { // a separator
-			if text[i] < utf8.RuneSelf {
-				i++
-			} else {
-				_, size := utf8.DecodeRuneInString(text[i:])
-				i += size
-			}
+			_, size := utf8.DecodeRuneInString(text[i:])
+			i += size
 			continue
 		}
 		token := text[i:j]
@@ -311,6 +285,26 @@ func (p *pipeline) count(sc *scratch, text string, first bool) (n int) {
 		sc.add(w)
 	}
 	return n
+}
+
+// tokenEnd returns the end of the run of alphanumeric characters at
+// text[i:], reading ASCII bytes by table.
+func tokenEnd(text string, i int) int {
+	for i < len(text) {
+		if c := text[i]; c < utf8.RuneSelf {
+			if !asciiAlnum[c] {
+				break
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(text[i:])
+		if !isAlnum(r) { // utf8.RuneError is not
+			break
+		}
+		i += size
+	}
+	return i
 }
 
 // add counts one occurrence of w's term.

@@ -16,6 +16,14 @@ import (
 
 var updateUnicode = flag.Bool("update-unicode", false, "rewrite unicode17.go from Node.js's Unicode tables")
 
+// lower1 is the full lowercase mapping of one character, out of context.
+func lower1(r rune) string {
+	if r == 'İ' {
+		return "i\u0307"
+	}
+	return string(lowerRune(r))
+}
+
 // nodeUnicode dumps, for every scalar value, whether JavaScript's regular
 // expressions find it Alphabetic or a number, Cased, Case_Ignorable, and
 // its lowercase by String.prototype.toLowerCase: one line per value,

@@ -1,7 +1,6 @@
 package markdown_test
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -37,31 +36,15 @@ func loadCases(t testing.TB) []goldenCase {
 	return cases
 }
 
-// dump renders chunks and warnings readably: one header line per chunk
-// with its size and metadata, then its text between fences. With a
-// tokenizer (name not ""), the size shows the chunk's tokens too.
+// dump renders chunks as the golden files hold them; with a tokenizer
+// (name not ""), a chunk's size shows its tokens too.
 func dump(t testing.TB, chunks []chunking.Chunk, warns []chunking.Warning, tokenizer string, size markdowntest.Size) []byte {
-	t.Helper()
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "%d chunks\n", len(chunks))
-	for i, c := range chunks {
-		md, err := golden.MetadataJSON(c.Metadata())
-		if err != nil {
-			t.Fatal(err)
-		}
+	return golden.Dump(t, chunks, warns, func(c chunking.Chunk) string {
 		if tokenizer != "" {
-			fmt.Fprintf(&b, "\n### chunk %d (%d chars, %d %s tokens) %s\n", i, c.Len(), size(c.Content()), tokenizer, md)
-		} else {
-			fmt.Fprintf(&b, "\n### chunk %d (%d chars) %s\n", i, c.Len(), md)
+			return fmt.Sprintf("%d chars, %d %s tokens", c.Len(), size(c.Content()), tokenizer)
 		}
-		b.WriteString("┌────\n")
-		b.WriteString(c.Content())
-		b.WriteString("\n└────\n")
-	}
-	for _, w := range warns {
-		fmt.Fprintf(&b, "\n!!! warning: %s\n", w)
-	}
-	return b.Bytes()
+		return fmt.Sprintf("%d chars", c.Len())
+	})
 }
 
 // TestGolden chunks every input in testdata/ with the options of its

@@ -528,10 +528,11 @@ func isSpace(r rune) bool {
 	return unicode.IsSpace(r) || r >= 0x1c && r <= 0x1f
 }
 
+// isSpaceAt reports whether src[i:] starts with a space, deciding ASCII
+// bytes without decoding (BenchmarkIsSpaceAt).
 func isSpaceAt(src []byte, i int) bool {
-	c := src[i]
-	if c < utf8.RuneSelf {
-		return c == ' ' || c >= '\t' && c <= '\r' || c >= 0x1c && c <= 0x1f || c == 0x85
+	if c := src[i]; c < utf8.RuneSelf {
+		return c == ' ' || c >= '\t' && c <= '\r' || c >= 0x1c && c <= 0x1f
 	}
 	r, _ := utf8.DecodeRune(src[i:])
 	return isSpace(r)

@@ -53,16 +53,10 @@ type regionScan struct {
 	pl *poll.Poller
 }
 
-// scanRegion appends the display units and inline spans of s[a:b] to
-// display and inline, in order, and returns the extended slices.
-func scanRegion(s string, a, b int, display, inline []span) ([]span, []span) {
-	display, inline, _ = scanRegionUnclosed(s, a, b, display, inline, nil, new(poll.Poller))
-	return display, inline
-}
-
-// scanRegionUnclosed is scanRegion that also appends to unclosed the
-// offsets of the unclosed \begin{X} of the region; it counts its work on
-// pl and stops early when pl sees its context end.
+// scanRegionUnclosed appends the display units and inline spans of s[a:b]
+// to display and inline, in order, and the offsets of the region's
+// unclosed \begin{X} to unclosed, and returns the extended slices; it
+// counts its work on pl and stops early when pl sees its context end.
 func scanRegionUnclosed(s string, a, b int, display, inline []span, unclosed []int, pl *poll.Poller) ([]span, []span, []int) {
 	r := regionScan{s: s, a: a, b: b, display: display, inline: inline, blank: -1, unclosed: unclosed, pl: pl}
 	n := len(unclosed)

@@ -9,6 +9,12 @@ import (
 	"github.com/chunkstream/chunkstream/chunking/internal/poll"
 )
 
+// scanRegion is scanRegionUnclosed without the unclosed environments.
+func scanRegion(s string, a, b int, display, inline []span) ([]span, []span) {
+	display, inline, _ = scanRegionUnclosed(s, a, b, display, inline, nil, new(poll.Poller))
+	return display, inline
+}
+
 func spanTexts(s string, spans []span) []string {
 	out := make([]string, 0, len(spans))
 	for _, sp := range spans {

@@ -1,7 +1,6 @@
 package twostep_test
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,35 +15,22 @@ import (
 )
 
 // dump renders chunks as the golden files hold them, in the Markdown
-// chunker's style: a count, then per chunk one header line with its size
-// (with a tokenizer, its tokens too) and its metadata as ordered JSON,
-// then its text between fences.
+// chunker's style, a chunk's size in words and characters (with a
+// tokenizer, its tokens too).
 func dump(t testing.TB, chunks []chunking.Chunk, warns []chunking.Warning, tokenizer string) []byte {
-	t.Helper()
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "%d chunks\n", len(chunks))
-	for i, ch := range chunks {
-		md, err := golden.MetadataJSON(ch.Metadata())
-		if err != nil {
+	var enc *tokens.Encoding
+	if tokenizer != "" {
+		var err error
+		if enc, err = tokens.Get(tokenizer); err != nil {
 			t.Fatal(err)
 		}
-		if tokenizer != "" {
-			enc, err := tokens.Get(tokenizer)
-			if err != nil {
-				t.Fatal(err)
-			}
-			fmt.Fprintf(&b, "\n### chunk %d (%d words, %d chars, %d %s tokens) %s\n", i, sentences.CountWords(ch.Content()), ch.Len(), enc.CountString(ch.Content()), tokenizer, md)
-		} else {
-			fmt.Fprintf(&b, "\n### chunk %d (%d words, %d chars) %s\n", i, sentences.CountWords(ch.Content()), ch.Len(), md)
+	}
+	return golden.Dump(t, chunks, warns, func(ch chunking.Chunk) string {
+		if enc != nil {
+			return fmt.Sprintf("%d words, %d chars, %d %s tokens", sentences.CountWords(ch.Content()), ch.Len(), enc.CountString(ch.Content()), tokenizer)
 		}
-		b.WriteString("┌────\n")
-		b.WriteString(ch.Content())
-		b.WriteString("\n└────\n")
-	}
-	for _, w := range warns {
-		fmt.Fprintf(&b, "\n!!! warning: %s\n", w)
-	}
-	return b.Bytes()
+		return fmt.Sprintf("%d words, %d chars", sentences.CountWords(ch.Content()), ch.Len())
+	})
 }
 
 // TestGolden chunks every input in testdata/ with the options of its

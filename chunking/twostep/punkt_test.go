@@ -122,17 +122,6 @@ func (o *punktOracle) boundaries(src string, r textRun) []int {
 	return out
 }
 
-// ourBoundaries returns the starts of our sentences after the first.
-func ourBoundaries(src string, r textRun) []int {
-	var out []int
-	for i, s := range sentences.Append(nil, src, r.from, r.to, r.protect, &poll.Poller{}) {
-		if i > 0 {
-			out = append(out, s.Start)
-		}
-	}
-	return out
-}
-
 // agreement counts the boundaries of one class of text.
 type agreement struct {
 	punkt, ours, both int

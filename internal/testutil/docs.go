@@ -22,42 +22,31 @@ func DocSection(t testing.TB, rel, title string) (body string, ok bool) {
 		}
 		t.Fatal(err)
 	}
-	var b strings.Builder
-	in, fence := false, false
-	for line := range strings.Lines(string(data)) {
-		if strings.HasPrefix(strings.TrimLeft(line, " "), "```") {
-			fence = !fence
-		}
-		if !fence && (strings.HasPrefix(line, "## ") || strings.HasPrefix(line, "# ")) {
-			if in {
-				break
-			}
-			in = strings.TrimSpace(strings.TrimPrefix(line, "## ")) == title && strings.HasPrefix(line, "## ")
-			ok = ok || in
-			continue
-		}
-		if in {
-			b.WriteString(line)
-		}
-	}
-	return b.String(), ok
+	return under(string(data), 2, title)
 }
 
 // Subsection returns the part of section (a DocSection) under the heading
 // "### title", up to the next "###" heading; ok is false when there is no
 // such heading.
 func Subsection(section, title string) (body string, ok bool) {
+	return under(section, 3, title)
+}
+
+// under returns the lines of text under the heading of level level and
+// title, up to the next heading of that level or a higher one.
+func under(text string, level int, title string) (body string, ok bool) {
 	var b strings.Builder
 	in, fence := false, false
-	for line := range strings.Lines(section) {
+	for line := range strings.Lines(text) {
 		if strings.HasPrefix(strings.TrimLeft(line, " "), "```") {
 			fence = !fence
 		}
-		if !fence && strings.HasPrefix(line, "### ") {
+		n := len(line) - len(strings.TrimLeft(line, "#"))
+		if !fence && n >= 1 && n <= level && strings.HasPrefix(line[n:], " ") {
 			if in {
 				break
 			}
-			in = strings.TrimSpace(strings.TrimPrefix(line, "### ")) == title
+			in = n == level && strings.TrimSpace(line[n:]) == title
 			ok = ok || in
 			continue
 		}

@@ -22,9 +22,6 @@ const (
 // WaitFor polls cond until it holds, and fails the test, naming what it
 // waited for (and the last state cond described), when timeout passes
 // first. cond runs on the test's goroutine, so it may call tb.Fatal.
-//
-// The timeout guards against a hang: choose it far above the time the
-// condition normally takes.
 func WaitFor[C Condition](tb testing.TB, timeout time.Duration, what string, cond C) {
 	tb.Helper()
 	var check func() (bool, string)

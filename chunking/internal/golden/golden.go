@@ -92,6 +92,27 @@ func Metadata(t testing.TB, input string) chunking.Metadata {
 	return md
 }
 
+// Dump renders chunks and warnings as the golden files hold them: a count,
+// then per chunk a header line with its index, what size says of it and
+// its metadata as JSON in order, then its text between fences; then one
+// line per warning.
+func Dump(t testing.TB, chunks []chunking.Chunk, warns []chunking.Warning, size func(chunking.Chunk) string) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "%d chunks\n", len(chunks))
+	for i, c := range chunks {
+		md, err := metadataJSON(c.Metadata())
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&b, "\n### chunk %d (%s) %s\n┌────\n%s\n└────\n", i, size(c), md, c.Content())
+	}
+	for _, w := range warns {
+		fmt.Fprintf(&b, "\n!!! warning: %s\n", w)
+	}
+	return b.Bytes()
+}
+
 // Check compares got with the golden file path and fails t with the first
 // differing line; with -update it writes got to path instead.
 func Check(t testing.TB, path string, got []byte) {
@@ -107,12 +128,12 @@ func Check(t testing.TB, path string, got []byte) {
 		t.Fatalf("%v (run go test -update to create it)", err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Errorf("output differs from %s (go test -update rewrites it):\n%s", path, Diff(string(want), string(got)))
+		t.Errorf("output differs from %s (go test -update rewrites it):\n%s", path, diff(string(want), string(got)))
 	}
 }
 
-// Diff describes the first line where got differs from want.
-func Diff(want, got string) string {
+// diff describes the first line where got differs from want.
+func diff(want, got string) string {
 	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
 	for i := 0; i < max(len(w), len(g)); i++ {
 		var a, b string
@@ -129,9 +150,9 @@ func Diff(want, got string) string {
 	return "(no line differs)"
 }
 
-// MetadataJSON renders metadata as one JSON object with its keys in
+// metadataJSON renders metadata as one JSON object with its keys in
 // order (encoding/json would sort them).
-func MetadataJSON(md chunking.Metadata) ([]byte, error) {
+func metadataJSON(md chunking.Metadata) ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteByte('{')
 	for i, f := range md {

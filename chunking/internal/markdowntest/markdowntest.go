@@ -12,6 +12,7 @@ import (
 
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/internal/mdblocks"
+	"github.com/chunkstream/chunkstream/chunking/internal/spantest"
 	"github.com/chunkstream/chunkstream/chunking/markdown"
 	"github.com/chunkstream/chunkstream/internal/tokens"
 )
@@ -177,8 +178,6 @@ func Equal(a, b []chunking.Chunk) error {
 	return nil
 }
 
-func isSpace(r rune) bool { return unicode.IsSpace(r) || r >= 0x1c && r <= 0x1f }
-
 type word struct {
 	text string
 	off  int // offset in src
@@ -188,7 +187,7 @@ func words(s string) []word {
 	var out []word
 	start := -1
 	for i, r := range s {
-		if isSpace(r) {
+		if spantest.IsSpace(r) {
 			if start >= 0 {
 				out = append(out, word{s[start:i], start})
 				start = -1
@@ -245,7 +244,7 @@ func coverage(src []byte, chunks []chunking.Chunk, maxChar int, size Size) ([]in
 	}
 	var sc []char
 	for i, r := range string(src) {
-		if !isSpace(r) {
+		if !spantest.IsSpace(r) {
 			sc = append(sc, char{r, i})
 		}
 	}

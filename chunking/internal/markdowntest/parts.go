@@ -9,6 +9,7 @@ import (
 
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/internal/mdblocks"
+	"github.com/chunkstream/chunkstream/chunking/internal/spantest"
 	"github.com/chunkstream/chunkstream/chunking/markdown"
 )
 
@@ -169,7 +170,7 @@ func checkCuts(text []byte, split []splitBlock, chunks []chunking.Chunk, toText 
 		}
 		b := split[k]
 		lineEnd := e + strings.IndexByte(string(text[e:b.bodyEnd])+"\n", '\n')
-		if strings.TrimFunc(string(text[e:lineEnd]), isSpace) == "" {
+		if strings.TrimFunc(string(text[e:lineEnd]), spantest.IsSpace) == "" {
 			continue // the chunk ends with the rest of the line
 		}
 		// The piece is the part's last line: the chunk's last line, or for
@@ -188,18 +189,18 @@ func checkCuts(text []byte, split []splitBlock, chunks []chunking.Chunk, toText 
 		}
 		r, n := utf8.DecodeRune(text[e:])
 		ext := e + n
-		if isSpace(r) {
+		if spantest.IsSpace(r) {
 			// Cut at a word end: the piece with the next word.
 			for ext < lineEnd {
 				r, n := utf8.DecodeRune(text[ext:])
-				if !isSpace(r) {
+				if !spantest.IsSpace(r) {
 					break
 				}
 				ext += n
 			}
 			for ext < lineEnd {
 				r, n := utf8.DecodeRune(text[ext:])
-				if isSpace(r) {
+				if spantest.IsSpace(r) {
 					break
 				}
 				ext += n

@@ -7,6 +7,7 @@ import (
 
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/internal/mdblocks"
+	"github.com/chunkstream/chunkstream/chunking/internal/spantest"
 )
 
 // tablePart is one part of a split table as found in a chunk.
@@ -264,7 +265,7 @@ type rowMatcher struct {
 
 // blank reports whether the next row is whitespace only.
 func (m *rowMatcher) blank() bool {
-	return m.pos == 0 && m.r < len(m.rows) && strings.TrimFunc(m.rows[m.r], isSpace) == ""
+	return m.pos == 0 && m.r < len(m.rows) && strings.TrimFunc(m.rows[m.r], spantest.IsSpace) == ""
 }
 
 // skipBlank moves past the blank rows that come next.
@@ -294,8 +295,8 @@ func (m *rowMatcher) part(lines []string, j, c int) (tablePart, int, error) {
 			m.r++
 			continue
 		}
-		piece := strings.TrimFunc(lines[j], isSpace)
-		q := m.pos + len(row[m.pos:]) - len(strings.TrimLeftFunc(row[m.pos:], isSpace))
+		piece := strings.TrimFunc(lines[j], spantest.IsSpace)
+		q := m.pos + len(row[m.pos:]) - len(strings.TrimLeftFunc(row[m.pos:], spantest.IsSpace))
 		if piece == "" || !strings.HasPrefix(row[q:], piece) {
 			break
 		}
@@ -310,7 +311,7 @@ func (m *rowMatcher) part(lines []string, j, c int) (tablePart, int, error) {
 			m.r, m.pos = m.r+1, 0
 			continue
 		}
-		after := end + len(row[end:]) - len(strings.TrimLeftFunc(row[end:], isSpace))
+		after := end + len(row[end:]) - len(strings.TrimLeftFunc(row[end:], spantest.IsSpace))
 		p.rows = append(p.rows, row[m.pos:after])
 		m.pos = end
 	}
@@ -319,7 +320,7 @@ func (m *rowMatcher) part(lines []string, j, c int) (tablePart, int, error) {
 
 func splitLines(s string) []string { return strings.Split(s, "\n") }
 
-func trimRight(s string) string { return strings.TrimRightFunc(s, isSpace) }
+func trimRight(s string) string { return strings.TrimRightFunc(s, spantest.IsSpace) }
 
 func sameLines(a, b []string) bool {
 	for i := range a {

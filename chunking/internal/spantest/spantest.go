@@ -94,16 +94,16 @@ func Check(src Source, chunks []chunking.Chunk, synthetic Synthetic) error {
 	return nil
 }
 
-// isSpace is whitespace as every chunker counts it: Unicode White_Space
-// plus U+001C–U+001F.
-func isSpace(r rune) bool { return unicode.IsSpace(r) || r >= 0x1c && r <= 0x1f }
+// IsSpace reports whether r separates words as the chunkers count them:
+// Unicode White_Space plus U+001C–U+001F.
+func IsSpace(r rune) bool { return unicode.IsSpace(r) || r >= 0x1c && r <= 0x1f }
 
 // nonSpace returns the bytes of s's non-space characters.
 func nonSpace(s []byte) []byte {
 	out := make([]byte, 0, len(s))
 	for i := 0; i < len(s); {
 		r, n := utf8.DecodeRune(s[i:])
-		if !isSpace(r) {
+		if !IsSpace(r) {
 			out = append(out, s[i:i+n]...)
 		}
 		i += n
