@@ -63,7 +63,7 @@ var allow = map[string]allowed{
 		module:     []string{"chunking", "fault", "internal/codec"},
 		thirdParty: []string{"github.com/google/uuid", "github.com/vmihailenco/msgpack/v5"},
 	},
-	"topology": {thirdParty: []string{"github.com/nats-io/nats.go"}},
+	"topology": {module: []string{"fault"}, thirdParty: []string{"github.com/nats-io/nats.go"}},
 	"worker": {
 		module:     []string{"chunking", "chunking/registry", "fault", "internal/codec", "messages", "topology"},
 		thirdParty: []string{"github.com/nats-io/nats.go", "github.com/nats-io/nuid", "github.com/prometheus/client_golang"},
@@ -94,7 +94,7 @@ var allow = map[string]allowed{
 		thirdParty: []string{"github.com/nats-io/nats.go", "github.com/nats-io/nuid"},
 	},
 	"cmd/internal/chunkflags": {module: []string{"chunking/registry", "cmd/internal/envflag"}},
-	"cmd/internal/envflag":    {},
+	"cmd/internal/envflag":    {module: []string{"fault"}},
 	"cmd/internal/natsconn": {
 		module:     []string{"cmd/internal/envflag"},
 		thirdParty: []string{"github.com/nats-io/nats.go"},
