@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/chunkstream/chunkstream/fault"
+	"github.com/chunkstream/chunkstream/internal/tracing"
 	"github.com/chunkstream/chunkstream/messages"
 )
 
@@ -57,7 +58,7 @@ func (s *SubjectSink) Write(ctx context.Context, doc Doc, chunks []Chunk) error 
 	subject := messages.ChunkSubject(s.prefix, doc.Subject)
 	if doc.Op == OpDelete || len(chunks) == 0 {
 		rec := messages.NewDeleteRecord(doc.ID, doc.Version, doc.Seq)
-		msg, err := s.recordMsg(subject, &rec)
+		msg, err := s.recordMsg(ctx, subject, &rec)
 		if err != nil {
 			return err
 		}
@@ -95,7 +96,7 @@ func (s *SubjectSink) Write(ctx context.Context, doc Doc, chunks []Chunk) error 
 			IngestSeq: doc.Seq, Position: c.Position, Count: len(chunks),
 			Content: c.Chunk.Content(), Metadata: c.Chunk.Metadata(), Hash: c.Chunk.Hash(), Span: c.Chunk.Span(),
 		}
-		msg, err := s.recordMsg(subject, &rec)
+		msg, err := s.recordMsg(ctx, subject, &rec)
 		if err != nil {
 			firstErr = err
 			break
@@ -115,7 +116,9 @@ func (s *SubjectSink) Write(ctx context.Context, doc Doc, chunks []Chunk) error 
 	return firstErr
 }
 
-func (s *SubjectSink) recordMsg(subject string, rec *messages.ChunkRecord) (*nats.Msg, error) {
+// recordMsg returns the message of rec, with the trace context of ctx's
+// span for a consumer to continue.
+func (s *SubjectSink) recordMsg(ctx context.Context, subject string, rec *messages.ChunkRecord) (*nats.Msg, error) {
 	data, err := messages.EncodeChunkRecord(rec, s.contentType)
 	if err != nil {
 		return nil, fault.Permanent(fmt.Errorf("worker: encode chunk record: %w", err))
@@ -124,6 +127,7 @@ func (s *SubjectSink) recordMsg(subject string, rec *messages.ChunkRecord) (*nat
 	msg.Data = data
 	msg.Header.Set(messages.HeaderContentType, s.contentType)
 	msg.Header.Set(messages.HeaderMsgID, rec.MsgID())
+	tracing.Inject(ctx, msg.Header)
 	return msg, nil
 }
 

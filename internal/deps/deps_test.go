@@ -65,12 +65,13 @@ var allow = map[string]allowed{
 	},
 	"topology": {thirdParty: []string{"github.com/nats-io/nats.go"}},
 	"worker": {
-		module:     []string{"chunking", "chunking/registry", "fault", "internal/codec", "messages", "topology"},
-		thirdParty: []string{"github.com/nats-io/nats.go", "github.com/nats-io/nuid", "github.com/prometheus/client_golang"},
+		module: []string{"chunking", "chunking/registry", "fault", "internal/codec", "internal/tracing", "messages", "topology"},
+		thirdParty: []string{"github.com/nats-io/nats.go", "github.com/nats-io/nuid", "github.com/prometheus/client_golang",
+			"go.opentelemetry.io/otel/trace"},
 	},
 	"worker/embed": {
-		module:     []string{"fault", "internal/tokens"},
-		thirdParty: []string{"github.com/prometheus/client_golang"},
+		module:     []string{"fault", "internal/tokens", "internal/tracing"},
+		thirdParty: []string{"github.com/prometheus/client_golang", "go.opentelemetry.io/otel/trace"},
 	},
 	"worker/qdrantsink": {
 		module:     []string{"bm25", "chunking", "fault", "worker", "worker/qdrantsink/internal/grpccodec"},
@@ -86,8 +87,10 @@ var allow = map[string]allowed{
 	},
 	"worker/clustertest": {},
 	"producer": {
-		module:     []string{"chunking", "chunking/email", "chunking/registry", "fault", "internal/codec", "messages", "topology"},
-		thirdParty: []string{"github.com/nats-io/nats.go", "github.com/nats-io/nuid"},
+		module: []string{"chunking", "chunking/email", "chunking/registry", "fault", "internal/codec", "internal/tracing",
+			"messages", "topology"},
+		thirdParty: []string{"github.com/nats-io/nats.go", "github.com/nats-io/nuid", "go.opentelemetry.io/otel/attribute",
+			"go.opentelemetry.io/otel/trace"},
 	},
 	"cmd/internal/chunkflags": {module: []string{"chunking/registry", "cmd/internal/envflag"}},
 	"cmd/internal/envflag":    {},
@@ -95,6 +98,12 @@ var allow = map[string]allowed{
 		module:     []string{"cmd/internal/envflag"},
 		thirdParty: []string{"github.com/nats-io/nats.go"},
 	},
+	"cmd/internal/otelenv": {thirdParty: []string{
+		"go.opentelemetry.io/otel/attribute", "go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp",
+		"go.opentelemetry.io/otel/sdk", "go.opentelemetry.io/otel/trace"}},
+	"internal/tracing": {thirdParty: []string{
+		"go.opentelemetry.io/otel/attribute", "go.opentelemetry.io/otel/codes", "go.opentelemetry.io/otel/propagation",
+		"go.opentelemetry.io/otel/trace"}},
 	"internal/codec":             {},
 	"internal/jstest":            {thirdParty: []string{"github.com/nats-io/nats-server/v2", "github.com/nats-io/nats.go", "github.com/nats-io/nats.go/jetstream"}},
 	"internal/testutil":          {},
@@ -110,15 +119,16 @@ var allow = map[string]allowed{
 	"cmd/worker": {
 		module: []string{
 			"chunking", "chunking/registry", "cmd/internal/chunkflags", "cmd/internal/envflag", "cmd/internal/local",
-			"cmd/internal/natsconn", "cmd/internal/tty", "messages", "worker", "worker/embed", "worker/qdrantsink"},
+			"cmd/internal/natsconn", "cmd/internal/otelenv", "cmd/internal/tty", "messages", "worker", "worker/embed",
+			"worker/qdrantsink"},
 		thirdParty: []string{
 			"github.com/caarlos0/env/v11", "github.com/nats-io/nats.go",
-			"github.com/prometheus/client_golang", "github.com/schollz/progressbar/v3"},
+			"github.com/prometheus/client_golang", "github.com/schollz/progressbar/v3", "go.opentelemetry.io/otel/trace"},
 	},
 	"cmd/producer": {
 		module: []string{
 			"chunking/registry", "fault", "cmd/internal/chunkflags", "cmd/internal/envflag", "cmd/internal/natsconn",
-			"cmd/internal/tty", "messages", "producer", "topology"},
+			"cmd/internal/otelenv", "cmd/internal/tty", "messages", "producer", "topology"},
 		thirdParty: []string{"github.com/caarlos0/env/v11", "github.com/nats-io/nats.go", "github.com/schollz/progressbar/v3"},
 	},
 }
@@ -147,6 +157,16 @@ type rule struct {
 }
 
 var rules = []rule{
+	{
+		// The libraries trace through the OpenTelemetry API alone: the SDK
+		// and its exporters are the commands' choice (cmd/internal/otelenv).
+		prefix:    module + "/worker",
+		forbidden: []string{"go.opentelemetry.io/otel/sdk", "go.opentelemetry.io/otel/exporters"},
+	},
+	{
+		prefix:    module + "/producer",
+		forbidden: []string{"go.opentelemetry.io/otel/sdk", "go.opentelemetry.io/otel/exporters"},
+	},
 	{
 		// chunking is a library people use on its own: no NATS, Qdrant,
 		// msgpack, gRPC, Prometheus, env config or signals anywhere below it.
