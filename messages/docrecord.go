@@ -68,6 +68,11 @@ type DocRecord struct {
 	// StateDeadLettered; absent otherwise (a newer version clears it).
 	// It is a hint for people (a status listing), safe to lose.
 	LastFailure Failure `json:"last_failure,omitzero"`
+	// TraceID is the W3C trace id (32 hex digits) of the delivery that
+	// last started, finished or dead-lettered the version, to find its
+	// trace; absent when the request carried no trace context and the
+	// worker does not trace.
+	TraceID string `json:"trace_id,omitempty"`
 }
 
 // Failure is why a version of a document was dead-lettered.

@@ -105,6 +105,13 @@ func TestTraceAcrossNATS(t *testing.T) {
 	if got := attr(steps[worker.SpanChunk], tracing.Chunker).AsString(); got != "markdown" {
 		t.Errorf("chunk span chunker = %q, want markdown", got)
 	}
+	// The document records name the traces of their last deliveries.
+	recs := worker.NewKVRecords(e.top.Docs)
+	for id, want := range map[string]string{"docs/good.md": send.SpanContext.TraceID().String(), "docs/odd.md": otherTrace} {
+		if rec, _, _, err := recs.Get(ctx, id); err != nil || rec.TraceID != want {
+			t.Errorf("record of %s: trace id %q (%v), want %s", id, rec.TraceID, err, want)
+		}
+	}
 	// Every chunk record carries the sink write's span context.
 	n := 0
 	for {

@@ -59,7 +59,7 @@ func (w *Worker) process(ctx context.Context, msg jetstream.Msg, streamSeq, deli
 
 	// Step 1: move the document record to this version, unless a newer
 	// one was started.
-	rec := messages.DocRecord{IngestSeq: doc.Seq, DocVersion: doc.Version, Op: doc.Op}
+	rec := messages.DocRecord{IngestSeq: doc.Seq, DocVersion: doc.Version, Op: doc.Op, TraceID: traceID(ctx)}
 	sctx, span := w.step(ctx, SpanRecordStart)
 	st, err := w.records.start(sctx, doc.ID, rec)
 	endStep(span, err)

@@ -70,3 +70,12 @@ func endStep(span trace.Span, err error) {
 	tracing.Fail(span, err)
 	span.End()
 }
+
+// traceID returns the trace id of ctx's span, for the document record
+// (messages.DocRecord.TraceID); "" when ctx holds none.
+func traceID(ctx context.Context) string {
+	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
+		return sc.TraceID().String()
+	}
+	return ""
+}

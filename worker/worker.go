@@ -635,7 +635,7 @@ func (w *Worker) deadLetter(ctx context.Context, data []byte, h nats.Header, dl 
 // decode (req nil) is recorded under the id messages.PeekIngestID reads
 // in its payload, and one without a readable id is not recorded.
 func (w *Worker) recordFailure(ctx context.Context, req *messages.IngestRequest, h nats.Header, data []byte, dl messages.DeadLetter) error {
-	rec := messages.DocRecord{IngestSeq: dl.IngestSeq, LastFailure: messages.Failure{
+	rec := messages.DocRecord{IngestSeq: dl.IngestSeq, TraceID: traceID(ctx), LastFailure: messages.Failure{
 		Cause: dl.Cause, Reason: messages.OneLine(dl.Reason, 1024), Time: time.Now().UTC(), IngestSeq: dl.IngestSeq,
 	}}
 	var id string

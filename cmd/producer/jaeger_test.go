@@ -100,6 +100,14 @@ func TestTracesInJaeger(t *testing.T) {
 			}
 		}
 	}
+	// The document record names the trace of its last delivery.
+	stdout.Reset()
+	if code := run(context.Background(), []string{"status", "-id", "a.md"}, nil, &stdout, &stderr, envOf(env)); code != 0 {
+		t.Fatalf("status -id = %d, stderr:\n%s", code, stderr.String())
+	}
+	if want := "trace_id     " + traces["a.md"].TraceID; !strings.Contains(stdout.String(), want) {
+		t.Errorf("status -id a.md:\n%s\nwant the line %q", stdout.String(), want)
+	}
 	bad, ok := traces["bad.md"]
 	if !ok {
 		t.Fatalf("no trace of bad.md among %d", len(traces))
