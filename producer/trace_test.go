@@ -96,7 +96,7 @@ func TestTraceAcrossNATS(t *testing.T) {
 			steps[s.Name] = s
 		}
 	}
-	for _, name := range []string{worker.SpanDecode, worker.SpanRecordStart, worker.SpanChunk, worker.SpanSinkWrite,
+	for _, name := range []string{worker.SpanFetchWait, worker.SpanDecode, worker.SpanRecordStart, worker.SpanChunk, worker.SpanSinkWrite,
 		worker.SpanRecordFinish, worker.SpanAck} {
 		if _, ok := steps[name]; !ok {
 			t.Errorf("no %s span under the delivery; have %v", name, keys(steps))

@@ -11,6 +11,7 @@ import (
 // The names of the worker's spans (docs/operations.md#tracing).
 const (
 	SpanDeliver      = "chunkstream.deliver"       // one delivery, from its fetch to its settlement
+	SpanFetchWait    = "chunkstream.fetch_wait"    // from the fetch to a processor taking the delivery
 	SpanDecode       = "chunkstream.decode"        // the request decoded and validated
 	SpanContentLoad  = "chunkstream.content_load"  // the document read from the Object Store
 	SpanRecordStart  = "chunkstream.record_start"  // step 1: the document record moved to this version
@@ -34,6 +35,10 @@ func (w *Worker) startDelivery(ctx context.Context, t *task, streamSeq, delivery
 	if span.IsRecording() {
 		span.SetAttributes(tracing.Subject.String(t.msg.Subject()), tracing.StreamSeq.Int64(int64(streamSeq)),
 			tracing.Delivery.Int64(int64(delivery)))
+		if !t.fetched.IsZero() {
+			_, wait := w.tracer.Start(ctx, SpanFetchWait, trace.WithTimestamp(t.fetched))
+			wait.End()
+		}
 	}
 	return ctx, span
 }
