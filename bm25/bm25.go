@@ -148,6 +148,16 @@ func (e *Encoder) Options() map[string]any {
 	return map[string]any{"language": string(e.p.lang), "avg_len": e.avgdl}
 }
 
+// HasTerms reports whether the document vector of text has an entry: it
+// has a token that is not a stop word. It stops at the first such token,
+// so it costs little for most texts; a client that lets Qdrant compute
+// the vectors uses it to send no Document for a text without terms.
+func (e *Encoder) HasTerms(text string) bool {
+	sc := e.get()
+	defer e.put(sc)
+	return e.p.count(sc, text, true) > 0
+}
+
 // Document returns the document vector of text.
 func (e *Encoder) Document(text string) Vector {
 	sc := e.get()
@@ -181,7 +191,7 @@ func (e *Encoder) put(sc *scratch) {
 
 // document returns the document vector of text.
 func (p *pipeline) document(sc *scratch, text string, avgdl float64) Vector {
-	n := p.count(sc, text)
+	n := p.count(sc, text, false)
 	defer sc.reset()
 	if n == 0 {
 		return Vector{}
@@ -213,7 +223,7 @@ func (p *pipeline) document(sc *scratch, text string, avgdl float64) Vector {
 
 // query returns the query vector of text.
 func (p *pipeline) query(sc *scratch, text string) Vector {
-	n := p.count(sc, text)
+	n := p.count(sc, text, false)
 	defer sc.reset()
 	if n == 0 {
 		return Vector{}

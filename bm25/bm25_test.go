@@ -82,6 +82,9 @@ func check(t *testing.T, enc *Encoder, text string) {
 	if got, want := enc.Query(text), simple(enc.Language(), text, 1, true); !same(got, want) {
 		t.Fatalf("Query(%.200q) (%s) =\n%v, want\n%v", text, enc.Language(), got, want)
 	}
+	if got, want := enc.HasTerms(text), len(enc.Document(text).Indices) > 0; got != want {
+		t.Fatalf("HasTerms(%.200q) (%s) = %v, want %v", text, enc.Language(), got, want)
+	}
 }
 
 func encoder(t testing.TB, lang Language, avgdl float64) *Encoder {
@@ -313,6 +316,21 @@ func TestMatchesSimple(t *testing.T) {
 		for range 300 {
 			check(t, enc, randomText(rng, rng.IntN(3000), 1+rng.IntN(2000)))
 		}
+	}
+}
+
+// TestHasTerms: texts of stop words, separators and nothing have no
+// terms; one word that is not a stop word anywhere makes one.
+func TestHasTerms(t *testing.T) {
+	enc := encoder(t, English, DefaultAvgDL)
+	for text, want := range map[string]bool{
+		"": false, "  --  ": false, "The, and OF it!": false, "don't": false,
+		"the a of table": true, "x": true, "— 42 —": true, "İs": true,
+	} {
+		if got := enc.HasTerms(text); got != want {
+			t.Errorf("HasTerms(%q) = %v, want %v", text, got, want)
+		}
+		check(t, enc, text)
 	}
 }
 

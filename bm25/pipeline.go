@@ -261,8 +261,9 @@ func (sc *scratch) reset() {
 
 // count splits text into tokens, turns each into its word, and counts the
 // terms in sc.terms. It returns the number of terms (stop words are not
-// counted). A byte that is not part of well-formed UTF-8 separates tokens.
-func (p *pipeline) count(sc *scratch, text string) (n int) {
+// counted), or with first 1 at the first term and 0 without one. A byte
+// that is not part of well-formed UTF-8 separates tokens.
+func (p *pipeline) count(sc *scratch, text string, first bool) (n int) {
 	for i := 0; i < len(text); {
 		j := i
 		for j < len(text) {
@@ -302,6 +303,9 @@ func (p *pipeline) count(sc *scratch, text string) (n int) {
 		}
 		if w.stop {
 			continue
+		}
+		if first {
+			return 1
 		}
 		n++
 		sc.add(w)

@@ -12,8 +12,7 @@ import (
 	"github.com/chunkstream/chunkstream/internal/codec"
 )
 
-// Sentinel errors of the chunking package. Chunkers wrap them so callers
-// can classify failures with errors.Is.
+// Sentinel errors; chunkers wrap them for errors.Is.
 var (
 	// ErrMetadataValue reports a metadata value outside the closed set
 	// (see Metadata), or one its output format cannot hold.
@@ -23,9 +22,8 @@ var (
 	ErrInvalidOptions = errors.New("chunking: invalid options")
 	// ErrUnknownOption reports an option name a chunker does not know.
 	ErrUnknownOption = errors.New("chunking: unknown option")
-	// ErrNotUTF8 reports text that is not valid UTF-8. Errors matching it
-	// give the offset of the first bad byte ("invalid UTF-8 at byte 12"),
-	// and the field when the text is one.
+	// ErrNotUTF8 reports text that is not valid UTF-8; the error gives
+	// the first bad byte's offset and the field, if any.
 	ErrNotUTF8 = codec.ErrNotUTF8
 	// ErrUnsupportedFormat reports a document format a chunker cannot read.
 	ErrUnsupportedFormat = errors.New("chunking: unsupported format")
@@ -33,11 +31,9 @@ var (
 	ErrHashMismatch = errors.New("chunking: hash mismatch")
 )
 
-// Chunk is an immutable piece of a document: its text, ordered metadata and
-// the SHA-256 hash of both (see Hash), and beside them its Span, where it
-// came from in its document (not hashed). The zero Chunk is an empty chunk
-// with no metadata, no hash and no span; build chunks with NewChunk (and
-// WithSpan).
+// Chunk is an immutable piece of a document: its text, ordered metadata,
+// the hash of both (see Hash) and, unhashed, its Span. The zero Chunk is
+// empty, with no hash; build chunks with NewChunk (and WithSpan).
 type Chunk struct {
 	content  string
 	metadata Metadata
@@ -45,16 +41,15 @@ type Chunk struct {
 	span     Span
 }
 
-// NewChunk returns a chunk of content with a deep copy of metadata brought
-// into the closed set of values (Metadata.Clone), its hash computed as the
-// reference computes it.
+// NewChunk returns a chunk of content and a deep copy of metadata in the
+// closed set of values (Metadata.Clone), with its hash.
 func NewChunk(content string, metadata Metadata) Chunk {
 	md := metadata.Clone()
 	return Chunk{content: content, metadata: md, hash: Hash(content, md)}
 }
 
-// NewChunkWithHash returns a chunk that keeps the given hash, as when loaded from
-// a file; VerifyHash tells whether it matches. An empty hash is computed.
+// NewChunkWithHash returns a chunk that keeps hash, as when loaded;
+// VerifyHash tells whether it matches. An empty hash is computed.
 func NewChunkWithHash(content string, metadata Metadata, hash string) Chunk {
 	if hash == "" {
 		return NewChunk(content, metadata)
@@ -71,9 +66,7 @@ func Hash(content string, metadata Metadata) string {
 	b = append(b, '\n')
 	h := sha256.New()
 	h.Write(b)
-	// The content goes through the same buffer, so it is never copied
-	// whole.
-	b = b[:cap(b)]
+	b = b[:cap(b)] // the content goes through the buffer, never copied whole
 	for len(content) > 0 {
 		n := copy(b, content)
 		h.Write(b[:n])
@@ -109,8 +102,7 @@ func (c Chunk) Hash() string { return c.hash }
 // Len returns the length of the content in characters (code points).
 func (c Chunk) Len() int { return utf8.RuneCountInString(c.content) }
 
-// VerifyHash reports whether the chunk's hash matches its content and
-// metadata.
+// VerifyHash reports whether the chunk's hash matches it.
 func (c Chunk) VerifyHash() bool { return c.hash == Hash(c.content, c.metadata) }
 
 // Truncate says which end of a long content String keeps.
@@ -166,8 +158,8 @@ func truncateText(s string, maxChars int, truncate Truncate) string {
 	return sb.String() + "..."
 }
 
-// Warning is a problem a chunker met and worked around: it never stops the
-// document, and it is returned as a value, never printed.
+// Warning is a problem a chunker met and worked around; it never stops the
+// document.
 type Warning struct {
 	File      string `json:"file,omitempty"`
 	Line      int    `json:"line,omitempty"`
@@ -182,7 +174,7 @@ func (w Warning) String() string {
 		sb.WriteString(w.File)
 		if w.Line > 0 {
 			sb.WriteString(":")
-			sb.WriteString(itoa(w.Line))
+			sb.WriteString(strconv.Itoa(w.Line))
 		}
 		sb.WriteString(": ")
 	}
@@ -192,8 +184,6 @@ func (w Warning) String() string {
 	sb.WriteString(w.Text)
 	return sb.String()
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }
 
 // Document is one input to a chunker.
 type Document struct {
@@ -216,13 +206,10 @@ type Chunker interface {
 	Chunk(doc Document) ([]Chunk, []Warning, error)
 }
 
-// StreamChunker is implemented by chunkers that can hand out the chunks
-// of a large document one by one instead of holding them all: ChunkFunc
-// calls yield with each chunk Chunk would return, in order, and stops when
-// yield returns false. It also watches ctx: when ctx ends it stops within
-// a little work and returns an error wrapping ctx's error, which is how a
-// caller bounds the time one document may take. Callers that only pass
-// chunks on (writers, benchmarks, workers with a time budget) prefer it.
+// StreamChunker is implemented by chunkers that hand out a document's
+// chunks one by one: ChunkFunc calls yield with each chunk Chunk would
+// return, in order, and stops when yield returns false. Soon after ctx
+// ends it returns an error wrapping ctx's error.
 type StreamChunker interface {
 	ChunkFunc(ctx context.Context, doc Document, yield func(Chunk) bool) ([]Warning, error)
 }

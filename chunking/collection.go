@@ -14,15 +14,9 @@ const UnknownFile = "unknown"
 // many characters of a neighbouring chunk a context preview shows.
 const DefaultContextMaxChars = 200
 
-// Collection is an immutable list of chunks that knows their source files
-// (metadata "file", UnknownFile when absent) and each chunk's position
-// within its file (collection order). Chunks are identified by their
-// position in the collection, so chunks with equal hashes keep their own
-// places.
-//
-// A Collection is safe for concurrent use. Methods taking a position i
-// panic when i is out of range, like a slice index. Every slice a method
-// returns is a fresh copy the caller may modify.
+// Collection is an immutable list of chunks that knows each chunk's file
+// (metadata "file", UnknownFile when absent) and position within it. See
+// the package documentation for identity, panics and aliasing.
 type Collection struct {
 	chunks []Chunk
 	files  []string         // first-seen order
@@ -52,8 +46,8 @@ func NewCollection(chunks []Chunk) *Collection {
 	return c
 }
 
-// chunkFile returns the chunk's "file" metadata as text, UnknownFile when
-// absent. A non-string value is formatted with fmt.Sprint.
+// chunkFile returns the chunk's "file" metadata as text (fmt.Sprint of a
+// non-string), UnknownFile when absent.
 func chunkFile(ch Chunk) string {
 	v, ok := ch.metadata.Get("file")
 	if !ok || v == nil {
@@ -153,17 +147,15 @@ func (c *Collection) TopLevelChunks() []Chunk {
 	return out
 }
 
-// ChunkContext is a chunk shown with its neighbours, as ChunkWithContext
-// returns it.
+// ChunkContext is a chunk shown with its neighbours (ChunkWithContext).
 type ChunkContext struct {
-	// Before is the previous chunk of the same file as Chunk.String shows
-	// it, cut Leading to the context size, or "(No previous chunk)"; empty
-	// when not asked for.
+	// Before is the previous chunk of the file (String, cut Leading), or
+	// "(No previous chunk)"; empty when not asked for.
 	Before string
 	// Chunk is the chunk's String(NoLimit, Trailing).
 	Chunk string
-	// After is the next chunk of the same file, cut Trailing, or
-	// "(No next chunk)"; empty when not asked for.
+	// After is the next chunk of the file (cut Trailing), or "(No next
+	// chunk)"; empty when not asked for.
 	After string
 }
 

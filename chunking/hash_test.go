@@ -2,6 +2,7 @@ package chunking
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -79,7 +80,7 @@ func TestChunkString(t *testing.T) {
 func TestRenderMetadataLarge(t *testing.T) {
 	var md Metadata
 	for i := range 100 {
-		md = append(md, Field{Key: string(rune('z'-i%26)) + itoa(i%40), Value: i})
+		md = append(md, Field{Key: string(rune('z'-i%26)) + strconv.Itoa(i%40), Value: i})
 	}
 	small := append(slices.Clone(md[:20]), Field{Key: md[3].Key, Value: "dup"})
 	large := append(slices.Clone(md), Field{Key: md[50].Key, Value: "dup"}, Field{Key: md[7].Key, Value: nil})

@@ -11,11 +11,8 @@ import (
 	"github.com/chunkstream/chunkstream/internal/codec"
 )
 
-// JSONLWriter writes chunks as JSON Lines: one object
-// {"content", "metadata", "hash", "span"} per line ("span" only when the
-// chunk has one, see Span.Fields), metadata keys in their order,
-// non-ASCII text raw. Floats are written as Python's repr writes them
-// (always with a "." or an exponent), so they load back as floats.
+// JSONLWriter writes chunks as JSON Lines (see the package
+// documentation, "Storage").
 type JSONLWriter struct {
 	w   io.Writer
 	buf []byte
@@ -24,9 +21,7 @@ type JSONLWriter struct {
 // NewJSONLWriter returns a JSONL writer to w.
 func NewJSONLWriter(w io.Writer) *JSONLWriter { return &JSONLWriter{w: w} }
 
-// Write writes one chunk as one line. Text that is not valid UTF-8 wraps
-// ErrNotUTF8; a NaN or infinite float wraps ErrMetadataValue (JSON cannot
-// hold them).
+// Write writes one chunk as one line; errors are AppendJSONL's.
 func (j *JSONLWriter) Write(ch Chunk) error {
 	b, err := AppendJSONL(j.buf[:0], ch)
 	if err != nil {
@@ -40,12 +35,11 @@ func (j *JSONLWriter) Write(ch Chunk) error {
 // Close does nothing: every line is already written.
 func (j *JSONLWriter) Close() error { return nil }
 
-// AppendJSONL appends ch as one JSONL line (with its newline) to b. The
-// chunk's own hash is written (computed when it has none). Errors name
-// the field ("metadata.title: invalid UTF-8 at byte 3"): text that is not
-// UTF-8 matches ErrNotUTF8, a NaN or infinite float or a value outside
-// the closed set ErrMetadataValue, and maps and lists may nest down to
-// MaxDepth.
+// AppendJSONL appends ch as one JSONL line, with its newline, to b: its
+// own hash (computed when it has none) and its span when it has one.
+// Errors name the field ("metadata.title: invalid UTF-8 at byte 3"):
+// ErrNotUTF8, or ErrMetadataValue for NaN, infinities, values outside the
+// closed set and nesting below MaxDepth.
 func AppendJSONL(b []byte, ch Chunk) ([]byte, error) {
 	var err error
 	b = append(b, `{"content":`...)
@@ -58,7 +52,7 @@ func AppendJSONL(b []byte, ch Chunk) ([]byte, error) {
 	}
 	b = append(b, `,"hash":`...)
 	h := ch.hash
-	if h == "" { // the zero Chunk has no hash yet
+	if h == "" {
 		h = Hash(ch.content, ch.metadata)
 	}
 	if b, err = codec.AppendString(b, h); err != nil {
@@ -73,16 +67,14 @@ func AppendJSONL(b []byte, ch Chunk) ([]byte, error) {
 	return append(b, '}', '\n'), nil
 }
 
-// JSONLReader reads chunks from JSON Lines one at a time, verifying each
-// stored hash.
+// JSONLReader reads chunks from JSON Lines one at a time.
 type JSONLReader struct {
 	r    *bufio.Reader
 	name string
 	line int
 }
 
-// NewJSONLReader returns a reader of the JSONL stream r; name (a file
-// name) is used in error messages.
+// NewJSONLReader returns a reader of r; name is for error messages.
 func NewJSONLReader(r io.Reader, name string) *JSONLReader {
 	br, ok := r.(*bufio.Reader)
 	if !ok {
@@ -91,13 +83,11 @@ func NewJSONLReader(r io.Reader, name string) *JSONLReader {
 	return &JSONLReader{r: br, name: name}
 }
 
-// Read returns the next chunk, or io.EOF after the last one. Blank lines
-// are skipped. A line that is not a {"content", "metadata", "hash",
-// "span"} object ("span" optional, read by SpanFromFields, unknown fields
-// refused) wraps
-// ErrSyntax; a hash that does not match wraps
-// ErrHashMismatch; both name the file and line. A line without "hash"
-// gets its hash computed.
+// Read returns the next chunk, or io.EOF after the last; blank lines are
+// skipped. A line that is not a {"content", "metadata", "hash", "span"}
+// object (unknown fields refused) wraps ErrSyntax, a stored hash that
+// does not match ErrHashMismatch, both naming file and line; a missing
+// hash is computed.
 func (j *JSONLReader) Read() (Chunk, error) {
 	for {
 		line, err := j.r.ReadBytes('\n')
@@ -200,8 +190,8 @@ func jsonType(v any) string {
 	return "a number"
 }
 
-// DecodeJSONL reads a whole JSONL stream into a collection; see
-// JSONLReader.Read for the errors.
+// DecodeJSONL reads a whole JSONL stream into a collection (errors as
+// JSONLReader.Read).
 func DecodeJSONL(r io.Reader, name string) (*Collection, error) {
 	jr := NewJSONLReader(r, name)
 	var chunks []Chunk

@@ -12,25 +12,20 @@ type Field struct {
 	Value any
 }
 
-// MaxDepth is how deeply metadata may nest: a chunk's metadata map is
-// level 1, a map or list inside it level 2, and so on; every reader and
-// writer of this package refuses a map or list below level MaxDepth.
+// MaxDepth is how deeply metadata may nest: the metadata map is level 1;
+// readers and writers refuse a map or list below level MaxDepth.
 const MaxDepth = codec.MaxDepth
 
 // Metadata is an ordered list of key/value pairs. A later duplicate key
-// wins when the metadata is read as a map, hashed or written, as in the
-// reference's Python dicts.
+// wins when it is read as a map, hashed or written, as in the reference's
+// Python dicts.
 //
-// Values are of a closed set: nil, bool, int, uint64 (integers above the
-// int range), *big.Int (integers beyond 64 bits), float64, string, []any
-// and Metadata, recursively. NewChunk and Clone bring other Go values into
-// it: every integer type becomes int, uint64 or *big.Int by its value,
-// float32 float64, []string (any list) []any, map[string]any Metadata
-// with sorted keys. Values of other types have no form in any output: the
-// writers refuse them (ErrMetadataValue).
-//
-// Metadata values are treated as immutable once attached to a Chunk; the
-// accessors of Chunk return copies.
+// Values are of a closed set: nil, bool, int, uint64 (above the int
+// range), *big.Int (beyond 64 bits), float64, string, []any and Metadata.
+// NewChunk and Clone bring other Go values into it: integers become int,
+// uint64 or *big.Int by value, float32 float64, lists []any,
+// map[string]any Metadata with sorted keys. Writers refuse values of
+// other types (ErrMetadataValue).
 type Metadata []Field
 
 // Get returns the value of key, the last one when the key repeats.
@@ -57,8 +52,7 @@ func (m Metadata) With(key string, value any) Metadata {
 }
 
 // Merge returns a copy of m with every field of extra applied by With, in
-// order: existing keys keep their place and take extra's value, new keys
-// are appended. It implements "caller metadata wins on a clash".
+// order: caller metadata wins on a clash.
 func (m Metadata) Merge(extra Metadata) Metadata {
 	out := slices.Clone(m)
 	for _, f := range extra {
@@ -104,7 +98,7 @@ func plainValue(v any) any {
 }
 
 // Clone returns a deep copy of m with its values brought into the closed
-// set (see Metadata); values of other types are kept as they are.
+// set; values of other types are kept as they are.
 func (m Metadata) Clone() Metadata {
 	if m == nil {
 		return nil

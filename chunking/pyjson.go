@@ -9,11 +9,10 @@ import (
 	"github.com/chunkstream/chunkstream/internal/codec"
 )
 
-// appendPyJSON appends v rendered as Python's
-// json.dumps(v, indent=2, sort_keys=True) renders it (ensure_ascii on),
-// at the given nesting depth. Values outside the closed set go through
-// codec.Normalize; one it refuses is rendered "<unsupported>" (the
-// writers refuse it).
+// appendPyJSON appends v as Python's json.dumps(v, indent=2,
+// sort_keys=True) renders it, at the given depth. Values outside the
+// closed set go through codec.Normalize; one it refuses is rendered
+// "<unsupported>" (the writers refuse it).
 func appendPyJSON(b []byte, v any, depth int) []byte {
 	switch x := v.(type) {
 	case nil:
@@ -69,7 +68,6 @@ func appendPyList(b []byte, items []any, depth int) []byte {
 	return append(b, ']')
 }
 
-// appendPyMap renders m as appendPyMetadata renders metadata.
 func appendPyMap(b []byte, m map[string]any, depth int) []byte {
 	md := make(Metadata, 0, len(m))
 	for k, v := range m {
@@ -78,9 +76,8 @@ func appendPyMap(b []byte, m map[string]any, depth int) []byte {
 	return appendPyMetadata(b, md, depth)
 }
 
-// appendPyMetadata renders m as a Python dict built from its fields: the
-// last value of each key, keys in code point order (Python sorts str
-// keys by code point).
+// appendPyMetadata renders md as a Python dict built from its fields:
+// the last value of each key, keys in code point order.
 func appendPyMetadata(b []byte, md Metadata, depth int) []byte {
 	m := codec.Deduplicate(md)
 	if len(m) == 0 {

@@ -11,19 +11,12 @@ import (
 	"github.com/chunkstream/chunkstream/internal/codec"
 )
 
-// Span says where a chunk came from in its document. It travels beside the
-// chunk, never inside its metadata, so it does not change the hash.
-//
-// A span has a byte range when FirstLine > 0 (HasRange): the bytes
-// [Start, End) of the original document (for MDX, of the file before
-// cleaning), with FirstLine and LastLine the 1-based lines holding
-// document[Start] and document[End-1]. Verbatim says the content is
-// exactly those bytes; when it is false the content was made from them
-// (sections joined by a blank line, a code part re-fenced, a table part
-// with its header repeated, an overlap or header line prefixed) and the
-// range covers the source text the content holds, not the lines the
-// chunker added. MessageIDs lists the Message-IDs of the messages an
-// email chunk holds, in the chunk's order. The zero Span says nothing.
+// Span says where a chunk came from in its document; it travels beside
+// the chunk and is not hashed. A span has a byte range [Start, End) when
+// FirstLine > 0, FirstLine and LastLine being the 1-based lines of its
+// first and last byte; Verbatim says the content is exactly those bytes.
+// MessageIDs are the messages of an email chunk. The package
+// documentation, "Spans", has the rules.
 type Span struct {
 	Start, End          int
 	FirstLine, LastLine int
@@ -34,8 +27,7 @@ type Span struct {
 // HasRange reports whether the span has a byte range (FirstLine > 0).
 func (s Span) HasRange() bool { return s.FirstLine > 0 }
 
-// IsZero reports whether the span says nothing: no range and no message
-// ids.
+// IsZero reports whether the span has no range and no message ids.
 func (s Span) IsZero() bool { return !s.HasRange() && len(s.MessageIDs) == 0 }
 
 // String renders the span as "lines 12-30" (a single line: "line 12"),
@@ -63,12 +55,10 @@ func (s Span) clone() Span {
 	return s
 }
 
-// Span returns a copy of the chunk's span (the zero Span when it has
-// none).
+// Span returns a copy of the chunk's span.
 func (c Chunk) Span() Span { return c.span.clone() }
 
-// WithSpan returns the chunk with span s (a copy of it); content,
-// metadata and hash are unchanged.
+// WithSpan returns the chunk with a copy of span s.
 func (c Chunk) WithSpan(s Span) Chunk {
 	c.span = s.clone()
 	return c
@@ -84,9 +74,8 @@ const (
 	spanMessageIDs = "message_ids"
 )
 
-// Fields returns the span as JSONL and the wire write it, in this order:
-// start, end, first_line, last_line, verbatim (when it has a range),
-// message_ids (when there are any). The zero Span has no fields.
+// Fields returns the span as JSONL and the wire write it: start, end,
+// first_line, last_line, verbatim (with a range), message_ids (when any).
 func (s Span) Fields() Metadata {
 	var f Metadata
 	if s.HasRange() {
@@ -108,15 +97,12 @@ func (s Span) Fields() Metadata {
 // ErrSpan reports a span field that cannot be read.
 var ErrSpan = errors.New("chunking: bad span")
 
-// spanFields are the span's field names, in the order Fields writes them.
 var spanFields = []string{spanStart, spanEnd, spanFirstLine, spanLastLine, spanVerbatim, spanMessageIDs}
 
-// SpanFromFields reads a span written by Fields. Fields may be missing
-// (a span without a range, or without message ids), but a range is all
-// four offsets and lines or none, with 0 ≤ start < end and
-// 1 ≤ first_line ≤ last_line; verbatim defaults to false. Fields it does
-// not know are ignored: fields are only ever added. Errors wrap ErrSpan
-// and name the field.
+// SpanFromFields reads a span written by Fields: a range is all four of
+// start, end, first_line and last_line or none, with 0 ≤ start < end and
+// 1 ≤ first_line ≤ last_line; verbatim defaults to false; unknown fields
+// are ignored. Errors wrap ErrSpan and name the field.
 func SpanFromFields(f Metadata) (Span, error) {
 	var s Span
 	ints := 0
@@ -177,8 +163,7 @@ func SpanFromFields(f Metadata) (Span, error) {
 	return s, nil
 }
 
-// describeValue names the type of a decoded value, with the value when
-// it is a scalar.
+// describeValue names a decoded value's type, and its value if scalar.
 func describeValue(v any) string {
 	switch x := v.(type) {
 	case nil, string:

@@ -44,10 +44,9 @@ func FormatOf(path string) (Format, error) {
 	return 0, fmt.Errorf("%w: %q (want .jsonl, .yaml or .yml)", ErrUnsupportedFormat, path)
 }
 
-// ChunkWriter writes chunks one at a time, so large outputs never sit in
-// memory. Close finishes the output (an empty YAML collection is written
-// as "[]"); it does not close the underlying writer. A ChunkWriter is not
-// safe for concurrent use.
+// ChunkWriter writes chunks one at a time. Close finishes the output (an
+// empty YAML collection is "[]") but does not close the underlying
+// writer.
 type ChunkWriter interface {
 	Write(ch Chunk) error
 	Close() error
@@ -79,9 +78,8 @@ func Encode(w io.Writer, f Format, chunks []Chunk) error {
 	return cw.Close()
 }
 
-// Decode reads a collection in format f from r; name (a file name) is
-// used in error messages. JSONL hashes are verified; YAML hashes are
-// computed.
+// Decode reads a collection in format f from r; name is for error
+// messages.
 func Decode(r io.Reader, f Format, name string) (*Collection, error) {
 	switch f {
 	case JSONL:
@@ -137,8 +135,7 @@ func Load(path string) (*Collection, error) {
 // file and line.
 var ErrSyntax = errors.New("chunking: malformed collection file")
 
-// syntaxError returns an error wrapping ErrSyntax (and cause, when not
-// nil) at name:line.
+// syntaxError returns an error at name:line wrapping ErrSyntax and cause.
 func syntaxError(name string, line int, cause error, format string, args ...any) error {
 	msg := fmt.Sprintf(format, args...)
 	where := name

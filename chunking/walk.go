@@ -10,23 +10,16 @@ import (
 	"strings"
 )
 
-// WalkFolder lists the files under dir that a folder chunker reads, with
-// the walk rules shared by every chunker and the producer:
+// WalkFolder lists the files under dir that a folder chunker reads, by the
+// rules every chunker and the producer share: recursively; names starting
+// with "." skipped (dir itself is read); symbolic links to folders not
+// followed, to regular files listed; only extensions in exts, ignoring
+// case and the dot ("md" matches "x.Md"; empty exts lists every file);
+// paths relative to dir, "/" separators, in byte order.
 //
-//   - the walk is recursive;
-//   - files and folders whose name starts with "." are skipped (dir
-//     itself is always read);
-//   - symbolic links to folders are not followed; a symbolic link to a
-//     regular file is listed like the file;
-//   - only files whose extension is in exts are listed, compared without
-//     regard to case ("md" and ".MD" both match "x.Md"); an empty exts
-//     lists every file;
-//   - the paths returned are relative to dir, with "/" separators, sorted
-//     by byte order.
-//
-// A sub-folder or entry that cannot be read is reported as a Warning (File
-// = its relative path) and the walk goes on. A dir that cannot be read or
-// is not a folder is an error, as is a cancelled ctx.
+// An entry that cannot be read is a Warning (File = its relative path)
+// and the walk goes on. A dir that cannot be read or is not a folder is
+// an error, as is a cancelled ctx.
 func WalkFolder(ctx context.Context, dir string, exts []string) ([]string, []Warning, error) {
 	info, err := os.Stat(dir)
 	if err != nil {

@@ -17,11 +17,8 @@ import (
 	"github.com/chunkstream/chunkstream/internal/codec"
 )
 
-// YAMLWriter writes chunks as the reference's YAML: one block sequence of
-// {content, metadata} mappings, metadata in its order, two-space
-// indentation, multi-line text as literal block scalars (with chomping
-// and indentation indicators as needed), strings a YAML 1.2 reader would
-// take for another type quoted, non-ASCII raw. The hash is not stored.
+// YAMLWriter writes chunks as the reference's YAML (see the package
+// documentation, "Storage"), two-space indented, metadata in its order.
 type YAMLWriter struct {
 	w     io.Writer
 	buf   bytes.Buffer
@@ -31,9 +28,8 @@ type YAMLWriter struct {
 // NewYAMLWriter returns a YAML writer to w.
 func NewYAMLWriter(w io.Writer) *YAMLWriter { return &YAMLWriter{w: w} }
 
-// Write writes one chunk as one item of the sequence. Text that is not
-// valid UTF-8 wraps ErrNotUTF8; an unsupported metadata value wraps
-// ErrMetadataValue.
+// Write writes one chunk as one item of the sequence; errors wrap
+// ErrNotUTF8 or ErrMetadataValue.
 func (y *YAMLWriter) Write(ch Chunk) error {
 	item, err := chunkNode(ch)
 	if err != nil {
@@ -59,13 +55,12 @@ func (y *YAMLWriter) Write(ch Chunk) error {
 	return err
 }
 
-// The YAML library escapes every character above U+FFFF (emoji, rare CJK)
-// in double quotes, which would turn a multi-line chunk holding one emoji
-// into a single escaped line. hideAstral stands each such character in
-// as two private-use characters (U+E000+high 10 bits, U+E400+low 10
-// bits), which the library writes raw, and revealAstral puts them back in
-// the output. It does nothing when a string already holds characters of
-// that private-use range (the library's escapes are then kept).
+// The YAML library writes any character above U+FFFF in an escaped
+// double-quoted string, which would turn a multi-line chunk holding one
+// emoji into one escaped line. hideAstral stands each in as two
+// private-use characters (U+E000+high 10 bits, U+E400+low 10 bits), which
+// the library writes raw, and revealAstral puts them back; it does
+// nothing when a string already holds that private-use range.
 const (
 	puaHigh = 0xE000
 	puaLow  = 0xE400
@@ -128,8 +123,7 @@ func revealAstral(b []byte) []byte {
 	return out
 }
 
-// Close writes "[]" when no chunk was written, so that the output is
-// still a sequence.
+// Close writes "[]" when no chunk was written.
 func (y *YAMLWriter) Close() error {
 	if y.wrote {
 		return nil
@@ -163,9 +157,8 @@ func yamlScalar(tag, value string) *yaml.Node {
 }
 
 // yamlString returns the node of a string: literal block style when it
-// spans lines, single-quoted when a YAML 1.2 core-schema reader would
-// read it as another type, else plain (the encoder itself still quotes
-// what it cannot write plain, or what its own resolver would misread).
+// spans lines, single-quoted when a YAML 1.2 reader would read another
+// type, else plain (the encoder still quotes what it must).
 func yamlString(s string) (*yaml.Node, error) {
 	if err := codec.CheckText(s); err != nil {
 		return nil, err
@@ -173,9 +166,8 @@ func yamlString(s string) (*yaml.Node, error) {
 	n := yamlScalar("!!str", s)
 	switch {
 	case strings.IndexByte(s, '\n') >= 0 && firstTextLineStartsWithTab(s):
-		// A block scalar whose first non-empty line starts with a tab
-		// needs an indentation indicator that the library does not
-		// write; YAML readers reject it without one.
+		// Such a block scalar needs an indentation indicator the
+		// library does not write.
 		n.Style = yaml.DoubleQuotedStyle
 	case strings.IndexByte(s, '\n') >= 0:
 		n.Style = yaml.LiteralStyle
@@ -205,8 +197,7 @@ var (
 )
 
 // yaml12NonString reports whether a YAML 1.2 core-schema reader (plus
-// timestamps) would read the plain scalar s as something other than a
-// string. "yes", "no", "on" and "off" are strings in YAML 1.2.
+// timestamps) would read plain s as a non-string ("yes" is a string).
 func yaml12NonString(s string) bool {
 	switch s {
 	case "", "~", "null", "Null", "NULL", "true", "True", "TRUE", "false", "False", "FALSE":
@@ -215,9 +206,9 @@ func yaml12NonString(s string) bool {
 	return yaml12Int.MatchString(s) || yaml12Float.MatchString(s) || yaml12Time.MatchString(s)
 }
 
-// yamlValue returns the node of a metadata value, which sits at the given
-// level (see MaxDepth). Values outside the closed set go through
-// codec.Normalize. Errors are *codec.FieldErrors naming the value.
+// yamlValue returns the node of a metadata value at the given level.
+// Values outside the closed set go through codec.Normalize; errors are
+// *codec.FieldErrors.
 func yamlValue(v any, depth int) (*yaml.Node, error) {
 	switch x := v.(type) {
 	case nil:
@@ -232,10 +223,10 @@ func yamlValue(v any, depth int) (*yaml.Node, error) {
 		if x == nil || x.IsInt64() || x.IsUint64() {
 			break
 		}
-		// The library's resolver takes digits beyond 64 bits for a float
-		// and would write "!!int 1000…" to keep the tag; tagged as a float,
-		// the digits are written plain, as the reference writes them, and
-		// read back as an integer (yamlDecoder.scalar).
+		// Tagged !!int, the library would write "!!int 1000…" (its
+		// resolver reads such digits as a float); tagged !!float they are
+		// written plain, as the reference writes them, and read back as
+		// an integer (bigIntScalar).
 		return yamlScalar("!!float", x.String()), nil
 	case float64:
 		switch {
@@ -303,18 +294,13 @@ func yamlValue(v any, depth int) (*yaml.Node, error) {
 
 var errTooDeep = fmt.Errorf("nested deeper than %d levels", MaxDepth)
 
-// maxYAMLAliasNodes bounds the metadata nodes a YAML collection may reach
-// through aliases, so that a "billion laughs" file is an error, not a
-// hang; nodes written out in the file are not limited.
+// maxYAMLAliasNodes bounds the metadata nodes reached through aliases, so
+// that a "billion laughs" file is an error, not a hang.
 const maxYAMLAliasNodes = 1_000_000
 
 // DecodeYAML reads a YAML collection: one sequence (or null, or nothing)
-// of mappings with a "content" scalar and an optional "metadata" mapping.
-// A "hash" key is ignored: hashes are computed. Plain scalars are typed
-// as YAML 1.2 core schema (timestamps stay strings) into the closed set
-// of values (see Metadata), mappings as Metadata in order, sequences as
-// []any. Content is the scalar's text whatever its type. Errors wrap
-// ErrSyntax and name the file and line.
+// of mappings with a "content" scalar and an optional "metadata" mapping,
+// as the package documentation, "Storage", describes.
 func DecodeYAML(r io.Reader, name string) (*Collection, error) {
 	dec := yaml.NewDecoder(r)
 	var doc yaml.Node
@@ -473,10 +459,9 @@ func (d *yamlDecoder) scalar(n *yaml.Node) (any, error) {
 	return nil, syntaxError(d.name, n.Line, nil, "unsupported tag %s", n.Tag)
 }
 
-// bigIntScalar returns the integer beyond 64 bits that a plain decimal
-// scalar (or one tagged !!int) holds, as the reference reads it: the YAML
-// library resolves such digits to a float, which would change the value
-// and the hash. Scalars in the 64-bit range are left to the library.
+// bigIntScalar returns the integer beyond 64 bits of a plain decimal
+// scalar (or one tagged !!int), which the YAML library would read as a
+// float, changing value and hash.
 func bigIntScalar(n *yaml.Node) (*big.Int, bool) {
 	explicit := n.Style&yaml.TaggedStyle != 0
 	if n.ShortTag() == "!!bool" || (n.Style&^yaml.TaggedStyle) != 0 || (explicit && n.ShortTag() != "!!int") {

@@ -132,6 +132,10 @@
 //     changes neither a chunk's hash nor its meaning, so it is no change.
 //     The workers' sink settings (chunk subject prefix, default
 //     collection) are not in it: a change there needs a forced re-send.
+//     The encoding of the vectors the sink computes is (Settings.Encoding:
+//     the Qdrant sink's sparse encoding), left out when empty or the
+//     default, so that a change of encoding re-sends exactly the documents
+//     written with another, and fingerprints without one stay as they were.
 //   - Which chunker and options a request gets, and which format its id
 //     implies, is the registry's to say (registry.Resolver.Choose), for
 //     the worker and the producer alike, so the producer computes the

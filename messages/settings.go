@@ -39,6 +39,9 @@ type ChunkerDefaults struct {
 	// chosen by default). Workers advertise them resolved: every option
 	// with its value.
 	Options map[string]any `json:"options,omitempty"`
+	// Encoding is the encoding of the vectors the workers' sink computes
+	// (Settings.Encoding); empty for a sink that computes none.
+	Encoding string `json:"encoding,omitempty"`
 }
 
 // Settings are what determines a document version's chunks and where
@@ -60,13 +63,27 @@ type Settings struct {
 	// Collection the request's Qdrant collection override.
 	Subject    string
 	Collection string
+	// Encoding describes the vectors the worker's sink computes from the
+	// chunks (the Qdrant sink's sparse encoding, such as "qdrant/bm25
+	// language=english k=1.2 b=0.75 avg_len=256", or "none"); empty for a
+	// sink that computes none. It enters the fingerprint only when it is
+	// neither empty nor DefaultEncoding, so the fingerprints of the
+	// subject sink and of the Qdrant sink's default encoding are those of
+	// settings without it.
+	Encoding string
 }
+
+// DefaultEncoding is the Qdrant sink's default sparse encoding (package
+// bm25's English vectors with its default average length), which the
+// fingerprint leaves out like an empty Settings.Encoding.
+const DefaultEncoding = "qdrant/bm25 language=english k=1.2 b=0.75 avg_len=256"
 
 // Fingerprint returns the settings fingerprint: the sha256, in lowercase
 // hex, of the settings' canonical JSON, the object
 //
 //	{"chunker":…,"collection":…,"format":…,"metadata":{…},"options":{…},"source":…,"subject":…,"v":1}
 //
+// plus "encoding" when Encoding is neither empty nor DefaultEncoding,
 // with the keys of every object sorted by their bytes, no whitespace, a
 // repeated metadata key taking its last value, absent metadata as {},
 // strings escaped only where JSON must (plus U+2028 and U+2029),
@@ -88,6 +105,9 @@ func (s Settings) canonicalJSON() ([]byte, error) {
 	top := map[string]any{
 		"v": FingerprintVersion, "chunker": s.Chunker, "options": plainMap(s.Options), "format": s.Format,
 		"source": s.Source, "metadata": s.Metadata.Map(), "subject": s.Subject, "collection": s.Collection,
+	}
+	if s.Encoding != "" && s.Encoding != DefaultEncoding {
+		top["encoding"] = s.Encoding
 	}
 	b, err := codec.AppendJSON[chunking.Metadata](nil, top, 0)
 	if err != nil {
@@ -124,10 +144,10 @@ func DecodeChunkerDefaults(data []byte) (ChunkerDefaults, error) {
 	return d, nil
 }
 
-// Equal reports whether d and o hold the same chunker and options (the
-// options compared by their JSON).
+// Equal reports whether d and o hold the same chunker, options (compared
+// by their JSON) and encoding.
 func (d ChunkerDefaults) Equal(o ChunkerDefaults) bool {
-	if d.Chunker != o.Chunker || len(d.Options) != len(o.Options) {
+	if d.Chunker != o.Chunker || d.Encoding != o.Encoding || len(d.Options) != len(o.Options) {
 		return false
 	}
 	if len(d.Options) == 0 {

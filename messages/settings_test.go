@@ -42,7 +42,8 @@ func TestFingerprintChanges(t *testing.T) {
 		"repeated key, last wins": func(s *messages.Settings) {
 			s.Metadata = append(chunking.Metadata{{Key: "team", Value: "b"}}, s.Metadata...)
 		},
-		"options rebuilt": func(s *messages.Settings) { s.Options = maps.Clone(s.Options) },
+		"options rebuilt":  func(s *messages.Settings) { s.Options = maps.Clone(s.Options) },
+		"default encoding": func(s *messages.Settings) { s.Encoding = messages.DefaultEncoding },
 		"nested metadata as a map": func(s *messages.Settings) {
 			s.Metadata = chunking.Metadata{{Key: "x", Value: chunking.Metadata{{Key: "b", Value: 1}, {Key: "a", Value: 2}}}}
 		},
@@ -82,6 +83,10 @@ func TestFingerprintChanges(t *testing.T) {
 		"no metadata": func(s *messages.Settings) { s.Metadata = nil },
 		"subject":     func(s *messages.Settings) { s.Subject = "ingest.other" },
 		"collection":  func(s *messages.Settings) { s.Collection = "kb" },
+		"encoding": func(s *messages.Settings) {
+			s.Encoding = "qdrant/bm25 language=english k=1.2 b=0.75 avg_len=100"
+		},
+		"no sparse vectors": func(s *messages.Settings) { s.Encoding = "none" },
 	}
 	seen := map[string]string{want: "base"}
 	for name, mut := range changed {
@@ -135,6 +140,9 @@ func TestChunkerDefaultsJSON(t *testing.T) {
 	}
 	if !back.Equal(d) || back.Options["max_chunk_size"] != any(json.Number("300")) {
 		t.Errorf("DecodeChunkerDefaults(%s) = %#v, want %#v with json.Number", b, back, d)
+	}
+	if withEnc := (messages.ChunkerDefaults{Chunker: d.Chunker, Options: d.Options, Encoding: "none"}); back.Equal(withEnc) {
+		t.Error("Equal: encoding not compared")
 	}
 	if back.Equal(messages.ChunkerDefaults{Chunker: "twostep"}) || !(messages.ChunkerDefaults{}).Equal(messages.ChunkerDefaults{Options: map[string]any{}}) {
 		t.Error("Equal: options not compared")

@@ -140,7 +140,7 @@ func (p *Producer) Backfill(ctx context.Context, o BackfillOptions) (Summary, er
 		if recs, err = loadRecords(ctx, p.js, p.opts.Topology.DocsBucket); err != nil {
 			return Summary{}, err
 		}
-		if defaults, err = loadDefaults(ctx, p.js, p.opts.Topology.DocsBucket); err != nil {
+		if defaults, err = loadDefaults(ctx, p.js, p.opts.Topology); err != nil {
 			return Summary{}, err
 		}
 	}
@@ -155,7 +155,8 @@ func (p *Producer) Backfill(ctx context.Context, o BackfillOptions) (Summary, er
 		log.Warn("backfill", "doc_id", w.File, "err", w.Text)
 	}
 	bf := &backfill{p: p, o: o, recs: recs, t: t}
-	bf.chunkers, _ = p.opts.Chunkers.Resolver(registry.Defaults(defaults))
+	bf.chunkers, _ = p.opts.Chunkers.Resolver(registry.Defaults{Chunker: defaults.Chunker, Options: defaults.Options})
+	bf.encoding = defaults.Encoding
 	if !o.DryRun {
 		bf.snd = newSender(ctx, p.js, p.opts.MaxPending, o.MaxPendingBytes, o.Rate, o.Retry, t.settle)
 	}
@@ -317,6 +318,7 @@ type backfill struct {
 	// chunkers resolve requests with the workers' defaults, for
 	// fingerprints; nil when those do not resolve here.
 	chunkers *registry.Resolver
+	encoding string // the workers' sink encoding, as they advertise it
 	t        *tally
 	snd      *sender
 
@@ -643,7 +645,7 @@ func (b *backfill) fingerprint(doc *Document) string {
 		return fp
 	}
 	st := messages.Settings{Chunker: choice.Entry.Name, Options: choice.Options, Format: doc.Format, Source: doc.Source,
-		Metadata: doc.Metadata, Subject: b.p.opts.Subject, Collection: doc.Collection}
+		Metadata: doc.Metadata, Subject: b.p.opts.Subject, Collection: doc.Collection, Encoding: b.encoding}
 	fp, _ := st.Fingerprint()
 	if b.fps == nil {
 		b.fps = make(map[string]string)

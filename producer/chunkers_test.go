@@ -12,6 +12,7 @@ import (
 	"github.com/chunkstream/chunkstream/chunking/registry"
 	"github.com/chunkstream/chunkstream/chunking/registry/registrytest"
 	"github.com/chunkstream/chunkstream/worker"
+	"github.com/chunkstream/chunkstream/worker/subjectsink"
 )
 
 // TestExtraChunker: a chunker and a format none of the module's packages
@@ -37,7 +38,7 @@ func TestExtraChunker(t *testing.T) {
 	if err != nil || s.Sent != 3 {
 		t.Fatalf("Backfill = %+v, %v; want 3 sent", s.Stats, err)
 	}
-	results := e.runWorkerChunkers(ctx, worker.NewSubjectSink(e.js, e.cfg.ChunksPrefix, e.cfg.MaxPendingPublishes), reg, 3)
+	results := e.runWorkerChunkers(ctx, subjectsink.New(e.js, e.cfg.ChunksPrefix, e.cfg.MaxPendingPublishes), reg, 3)
 	for id, rs := range results {
 		if rs[0].Outcome != worker.OutcomeAcked {
 			t.Errorf("%s: %+v, want acked", id, rs[0])

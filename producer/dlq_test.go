@@ -20,6 +20,7 @@ import (
 	"github.com/chunkstream/chunkstream/internal/jstest"
 	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/worker"
+	"github.com/chunkstream/chunkstream/worker/subjectsink"
 )
 
 // newerChunkers is the chunker registry of workers of a later release
@@ -35,7 +36,7 @@ func (e *env) process(ctx context.Context, chunkers *registry.Registry, want int
 	var results []worker.Result
 	done := make(chan struct{})
 	w, err := worker.New(e.nc, e.js, e.top, worker.Options{
-		Config: e.cfg, Sink: worker.NewSubjectSink(e.js, e.cfg.ChunksPrefix, e.cfg.MaxPendingPublishes), Chunkers: chunkers,
+		Config: e.cfg, Sink: subjectsink.New(e.js, e.cfg.ChunksPrefix, e.cfg.MaxPendingPublishes), Chunkers: chunkers,
 		OnResult: func(r worker.Result) {
 			if !r.Final() {
 				return

@@ -34,8 +34,9 @@
 //     record's doc_version and the settings fingerprint of the request it
 //     would send equals the record's. The fingerprint is computed as the
 //     workers compute it (registry.Resolver.Choose, Options.Chunkers)
-//     with the chunker defaults the workers advertise in the same bucket
-//     (none advertised: a worker without chunker settings), once per
+//     with the chunker defaults and sink encoding the workers advertise in
+//     the same bucket (none advertised: a worker without chunker settings
+//     writing to the subject sink), once per
 //     format within a backfill (the only part of the request that varies
 //     from document to document). A record without a fingerprint counts
 //     as changed. The record is messages.DocRecord, the type the workers

@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/chunkstream/chunkstream/messages"
+	"github.com/chunkstream/chunkstream/topology"
 )
 
 // recordInfo is what a backfill keeps per record: compact, because a
@@ -75,11 +76,15 @@ func decodeSum(sum *[32]byte, s string) {
 }
 
 // loadDefaults reads the chunker defaults the workers advertise
-// (messages.ChunkerDefaultsKey). None advertised (no worker of this
-// version started, or no bucket) reads as the zero defaults, those of a
-// worker without chunker settings.
-func loadDefaults(ctx context.Context, js jetstream.JetStream, bucket string) (messages.ChunkerDefaults, error) {
-	d, _, err := readDefaults(ctx, js, bucket)
+// (messages.ChunkerDefaultsKey), retried as the set-up is
+// (topology.Retry: the bucket's leader may still be being elected). None
+// advertised (no worker of this version started, or no bucket) reads as
+// the zero defaults, those of a worker without chunker settings.
+func loadDefaults(ctx context.Context, js jetstream.JetStream, top topology.Config) (d messages.ChunkerDefaults, err error) {
+	err = topology.Retry(ctx, top, "read", "the workers' chunker defaults", func(ctx context.Context) error {
+		d, _, err = readDefaults(ctx, js, top.DocsBucket)
+		return err
+	})
 	return d, err
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/topology"
 	"github.com/chunkstream/chunkstream/worker"
+	"github.com/chunkstream/chunkstream/worker/subjectsink"
 )
 
 // env is an in-process JetStream server (file storage under t.TempDir),
@@ -93,7 +94,7 @@ func (e *env) producer(opts Options) *Producer { return New(e.nc, e.js, opts) }
 // reached a final outcome; it returns the results by document id.
 func (e *env) runWorker(ctx context.Context, want int) map[string][]worker.Result {
 	e.t.Helper()
-	return e.runWorkerWith(ctx, worker.NewSubjectSink(e.js, e.cfg.ChunksPrefix, e.cfg.MaxPendingPublishes), want)
+	return e.runWorkerWith(ctx, subjectsink.New(e.js, e.cfg.ChunksPrefix, e.cfg.MaxPendingPublishes), want)
 }
 
 // runWorkerWith is runWorker writing to sink.

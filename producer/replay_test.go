@@ -15,6 +15,7 @@ import (
 	"github.com/chunkstream/chunkstream/worker"
 	"github.com/chunkstream/chunkstream/worker/qdrantsink"
 	"github.com/chunkstream/chunkstream/worker/qdrantsink/qdranttest"
+	"github.com/chunkstream/chunkstream/worker/subjectsink"
 )
 
 // replaySink is a sink under test and how to read what it holds.
@@ -25,7 +26,7 @@ type replaySink struct {
 
 var replaySinks = []replaySink{
 	{"subject", func(t *testing.T, e *env) (worker.Sink, func() map[string][]string) {
-		return worker.NewSubjectSink(e.js, e.cfg.ChunksPrefix, e.cfg.MaxPendingPublishes),
+		return subjectsink.New(e.js, e.cfg.ChunksPrefix, e.cfg.MaxPendingPublishes),
 			func() map[string][]string { return e.view(context.Background()) }
 	}},
 	{"qdrant", func(t *testing.T, e *env) (worker.Sink, func() map[string][]string) {

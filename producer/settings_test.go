@@ -13,6 +13,7 @@ import (
 	"github.com/chunkstream/chunkstream/internal/testutil"
 	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/worker"
+	"github.com/chunkstream/chunkstream/worker/subjectsink"
 )
 
 // sentIDs runs a backfill and returns the ids it published (seen on the
@@ -223,7 +224,7 @@ func TestResendStale(t *testing.T) {
 func (e *env) startWorker(ctx context.Context) (stop func()) {
 	e.t.Helper()
 	w, err := worker.New(e.nc, e.js, e.top, worker.Options{
-		Config: e.cfg, Sink: worker.NewSubjectSink(e.js, e.cfg.ChunksPrefix, e.cfg.MaxPendingPublishes),
+		Config: e.cfg, Sink: subjectsink.New(e.js, e.cfg.ChunksPrefix, e.cfg.MaxPendingPublishes),
 	})
 	if err != nil {
 		e.t.Fatal(err)
@@ -251,7 +252,7 @@ func waitAdvertised(t *testing.T, e *env, chunker string) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		d, err := loadDefaults(context.Background(), e.js, e.cfg.DocsBucket)
+		d, err := loadDefaults(context.Background(), e.js, e.cfg.Config)
 		if err == nil && d.Chunker == chunker {
 			return
 		}

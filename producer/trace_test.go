@@ -19,6 +19,7 @@ import (
 	"github.com/chunkstream/chunkstream/internal/tracing"
 	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/worker"
+	"github.com/chunkstream/chunkstream/worker/subjectsink"
 )
 
 // TestTraceAcrossNATS sends a document with the producer and a request of
@@ -191,7 +192,7 @@ func runTracedWorker(t *testing.T, e *env, tp trace.TracerProvider, want int) {
 	var mu sync.Mutex
 	final := 0
 	w, err := worker.New(e.nc, e.js, e.top, worker.Options{
-		Config: e.cfg, Sink: worker.NewSubjectSink(e.js, e.cfg.ChunksPrefix, e.cfg.MaxPendingPublishes), TracerProvider: tp,
+		Config: e.cfg, Sink: subjectsink.New(e.js, e.cfg.ChunksPrefix, e.cfg.MaxPendingPublishes), TracerProvider: tp,
 		OnResult: func(r worker.Result) {
 			mu.Lock()
 			defer mu.Unlock()

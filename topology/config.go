@@ -68,6 +68,12 @@ type Config struct {
 	// the streams, buckets and consumer to be created, updated or found
 	// while the cluster elects leaders or other processes create them too.
 	SetupTimeout time.Duration `env:"CHUNKSTREAM_SETUP_TIMEOUT" envDefault:"2m" help:"longest wait at start for the streams, buckets and consumer (and Qdrant, with the qdrant sink)"`
+	// AllowDiscardOld lets Ensure accept an ingest, chunks or dead letter
+	// stream, or the document records bucket, that an operator gave a
+	// message, byte or per-subject limit with the discard-old policy,
+	// which removes the oldest messages without a trace once the limit is
+	// reached. Without it Ensure refuses such a stream (see CheckLimits).
+	AllowDiscardOld bool `env:"CHUNKSTREAM_ALLOW_DISCARD_OLD" help:"accept streams whose limits silently remove the oldest messages (discard old)"`
 }
 
 // DefaultConfig returns the topology with every default applied, as the
@@ -96,7 +102,8 @@ func DefaultConfig() Config {
 
 // WithDefaults returns c with every zero setting replaced by
 // DefaultConfig's, for library callers that set only some. No setting's
-// zero value is valid, so nothing that could be asked for is lost.
+// zero value is valid but AllowDiscardOld's, which is its default, so
+// nothing that could be asked for is lost.
 func (c Config) WithDefaults() Config {
 	d := DefaultConfig()
 	cv, dv := reflect.ValueOf(&c).Elem(), reflect.ValueOf(d)
@@ -206,17 +213,19 @@ func (c *Config) IngestStreamConfig() jetstream.StreamConfig {
 }
 
 // ChunksStreamConfig returns the chunks stream's configuration: a change
-// feed with its own duplicate window and an age limit.
+// feed with its own duplicate window and an age limit, taking atomic
+// batches (the subject sink stores each version's records as one).
 func (c *Config) ChunksStreamConfig() jetstream.StreamConfig {
 	return jetstream.StreamConfig{
-		Name:        c.ChunksStream,
-		Description: "chunkstream chunk records",
-		Subjects:    []string{c.ChunksPrefix + ".>"},
-		Retention:   jetstream.LimitsPolicy,
-		Storage:     jetstream.FileStorage,
-		Duplicates:  c.ChunksDuplicateWindow,
-		MaxAge:      c.ChunksMaxAge,
-		Replicas:    c.Replicas,
+		Name:               c.ChunksStream,
+		Description:        "chunkstream chunk records",
+		Subjects:           []string{c.ChunksPrefix + ".>"},
+		Retention:          jetstream.LimitsPolicy,
+		Storage:            jetstream.FileStorage,
+		Duplicates:         c.ChunksDuplicateWindow,
+		MaxAge:             c.ChunksMaxAge,
+		Replicas:           c.Replicas,
+		AllowAtomicPublish: true,
 	}
 }
 

@@ -71,7 +71,8 @@ func TestBuilders(t *testing.T) {
 		t.Errorf("IngestStreamConfig() = %+v, want %+v", got, want)
 	}
 	if got := c.ChunksStreamConfig(); got.Name != "CHUNKS" || !reflect.DeepEqual(got.Subjects, []string{"chunks.>"}) ||
-		got.MaxAge != 168*time.Hour || got.Duplicates != time.Hour || got.Replicas != 3 || got.Retention != jetstream.LimitsPolicy {
+		got.MaxAge != 168*time.Hour || got.Duplicates != time.Hour || got.Replicas != 3 || got.Retention != jetstream.LimitsPolicy ||
+		!got.AllowAtomicPublish {
 		t.Errorf("ChunksStreamConfig() = %+v", got)
 	}
 	if got := c.DLQStreamConfig(); got.Name != "DLQ" || !reflect.DeepEqual(got.Subjects, []string{"dead.>"}) || got.Replicas != 3 {

@@ -34,6 +34,18 @@
 //     are written at creation only. So the bootstrap job's stream and
 //     consumer, which carry the same settings spelled out with the
 //     server's defaults, are left as they are.
+//   - A limit that drops data silently is refused: an existing ingest,
+//     chunks or dead letter stream, or the records bucket, with a
+//     message, byte or per-subject limit and the discard-old policy makes
+//     Ensure fail at once, naming the stream and the limit (CheckLimits),
+//     because the server would evict requests, chunk records, dead
+//     letters or records while every write succeeds and every status
+//     reads done. Discard new is accepted: a full stream refuses writes,
+//     which the workers treat as an outage and wait out. An operator who
+//     accepts the loss sets AllowDiscardOld.
+//   - Retry runs any other start-up step the way Ensure runs its own, so
+//     a read right after the set-up (the stream's leader still being
+//     elected) waits within SetupTimeout instead of failing the start.
 //   - Objects (for the producer) only ever creates the objects bucket when
 //     it is missing and never updates it: a producer run with other
 //     settings must not change what the workers set up.

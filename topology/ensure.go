@@ -57,25 +57,32 @@ func Ensure(ctx context.Context, js jetstream.JetStream, cfg Config) (*Handles, 
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	if err := CheckServer(js.Conn()); err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithTimeoutCause(ctx, cfg.SetupTimeout, errSetupTimeout)
 	defer cancel()
 	var h Handles
 	var err error
 	start := time.Now()
 	if h.Ingest, err = converge(ctx, cfg, start, "set up", "stream "+cfg.IngestStream, func(ctx context.Context) (jetstream.Stream, error) {
-		return ensureStream(ctx, js, cfg.IngestStreamConfig())
+		return ensureStream(ctx, js, cfg.IngestStreamConfig(), cfg.AllowDiscardOld)
 	}); err != nil {
 		return nil, err
 	}
 	for _, sc := range []jetstream.StreamConfig{cfg.ChunksStreamConfig(), cfg.DLQStreamConfig()} {
-		if _, err = converge(ctx, cfg, start, "set up", "stream "+sc.Name, func(ctx context.Context) (jetstream.Stream, error) {
-			return ensureStream(ctx, js, sc)
-		}); err != nil {
+		s, err := converge(ctx, cfg, start, "set up", "stream "+sc.Name, func(ctx context.Context) (jetstream.Stream, error) {
+			return ensureStream(ctx, js, sc, cfg.AllowDiscardOld)
+		})
+		if err != nil {
 			return nil, err
+		}
+		if sc.AllowAtomicPublish && !s.CachedInfo().Config.AllowAtomicPublish {
+			return nil, fmt.Errorf("%w: stream %s does not keep allow_atomic (a server of the cluster is older?)", ErrServerVersion, sc.Name)
 		}
 	}
 	if h.Docs, err = converge(ctx, cfg, start, "set up", "bucket "+cfg.DocsBucket, func(ctx context.Context) (jetstream.KeyValue, error) {
-		return ensureKV(ctx, js, cfg.DocsBucketConfig(), true)
+		return ensureKV(ctx, js, cfg.DocsBucketConfig(), true, cfg.AllowDiscardOld)
 	}); err != nil {
 		return nil, err
 	}
@@ -236,16 +243,19 @@ func streamOwned(want jetstream.StreamConfig) owned {
 	return func(got *jetstream.StreamConfig) bool {
 		differs := !slices.Equal(got.Subjects, want.Subjects) || got.Retention != want.Retention ||
 			got.Storage != want.Storage || got.Duplicates != want.Duplicates || got.MaxAge != want.MaxAge ||
-			got.Replicas != want.Replicas || got.AllowDirect != want.AllowDirect
+			got.Replicas != want.Replicas || got.AllowDirect != want.AllowDirect ||
+			got.AllowAtomicPublish != want.AllowAtomicPublish || got.AllowBatchPublish != want.AllowBatchPublish
 		got.Subjects, got.Retention, got.Storage = want.Subjects, want.Retention, want.Storage
 		got.Duplicates, got.MaxAge, got.Replicas, got.AllowDirect = want.Duplicates, want.MaxAge, want.Replicas, want.AllowDirect
+		got.AllowAtomicPublish, got.AllowBatchPublish = want.AllowAtomicPublish, want.AllowBatchPublish
 		return differs
 	}
 }
 
 // ensureStream looks the stream up, creates it when missing, and updates
-// the settings Ensure decides when they differ.
-func ensureStream(ctx context.Context, js jetstream.JetStream, want jetstream.StreamConfig) (jetstream.Stream, error) {
+// the settings Ensure decides when they differ. Unless allowDiscardOld,
+// an existing stream whose limits drop data (CheckLimits) is refused.
+func ensureStream(ctx context.Context, js jetstream.JetStream, want jetstream.StreamConfig, allowDiscardOld bool) (jetstream.Stream, error) {
 	s, err := js.Stream(ctx, want.Name)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		return js.CreateStream(ctx, want) // "already in use": the next try looks again
@@ -254,6 +264,9 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, want jetstream.St
 		return nil, err
 	}
 	cfg := s.CachedInfo().Config
+	if err := CheckLimits(cfg, 0); err != nil && !allowDiscardOld {
+		return nil, err
+	}
 	if !streamOwned(want)(&cfg) {
 		return s, nil
 	}
@@ -282,8 +295,10 @@ func reconcileBucket(ctx context.Context, js jetstream.JetStream, st any, own ow
 }
 
 // ensureKV looks the bucket up and creates it when missing; with update,
-// it brings the replicas and history of an existing bucket to want's.
-func ensureKV(ctx context.Context, js jetstream.JetStream, want jetstream.KeyValueConfig, update bool) (jetstream.KeyValue, error) {
+// it brings the replicas and history of an existing bucket to want's, and
+// refuses one whose limits drop records (CheckLimits) unless
+// allowDiscardOld.
+func ensureKV(ctx context.Context, js jetstream.JetStream, want jetstream.KeyValueConfig, update, allowDiscardOld bool) (jetstream.KeyValue, error) {
 	kv, err := js.KeyValue(ctx, want.Bucket)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
 		return js.CreateKeyValue(ctx, want) // "exists": the next try looks again
@@ -296,6 +311,11 @@ func ensureKV(ctx context.Context, js jetstream.JetStream, want jetstream.KeyVal
 		return nil, err
 	}
 	history := int64(max(want.History, 1))
+	if si, ok := st.(statusInfo); ok && si.StreamInfo() != nil && !allowDiscardOld {
+		if err := CheckLimits(si.StreamInfo().Config, history); err != nil {
+			return nil, err
+		}
+	}
 	if err := reconcileBucket(ctx, js, st, func(got *jetstream.StreamConfig) bool {
 		differs := got.Replicas != want.Replicas || got.MaxMsgsPerSubject != history
 		got.Replicas, got.MaxMsgsPerSubject = want.Replicas, history

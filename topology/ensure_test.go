@@ -2,69 +2,19 @@ package topology_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/chunkstream/chunkstream/internal/jstest"
 	"github.com/chunkstream/chunkstream/topology"
 )
-
-// apiWrites records the JetStream API requests that create or change
-// something (stream and consumer creates and updates), from the server's
-// API audit advisories.
-type apiWrites struct {
-	nc  *nats.Conn
-	mu  sync.Mutex
-	got []string
-}
-
-func watchWrites(t *testing.T, nc *nats.Conn) *apiWrites {
-	t.Helper()
-	w := &apiWrites{nc: nc}
-	_, err := nc.Subscribe("$JS.EVENT.ADVISORY.API", func(m *nats.Msg) {
-		var adv struct {
-			Subject string `json:"subject"`
-		}
-		if json.Unmarshal(m.Data, &adv) != nil {
-			return
-		}
-		for _, p := range []string{"$JS.API.STREAM.CREATE.", "$JS.API.STREAM.UPDATE.", "$JS.API.CONSUMER.CREATE.", "$JS.API.CONSUMER.DURABLE.CREATE."} {
-			if strings.HasPrefix(adv.Subject, p) {
-				w.mu.Lock()
-				w.got = append(w.got, adv.Subject)
-				w.mu.Unlock()
-			}
-		}
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return w
-}
-
-// take returns the writes seen so far (after a round trip that lets
-// advisories of finished requests arrive) and forgets them.
-func (w *apiWrites) take(t *testing.T) []string {
-	t.Helper()
-	// Advisories are sent before the API responds; a flush of this
-	// connection delivers any already published to it.
-	if err := w.nc.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(100 * time.Millisecond)
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	got := w.got
-	w.got = nil
-	return got
-}
 
 func testConfig() topology.Config {
 	c := topology.DefaultConfig()
@@ -78,7 +28,7 @@ func testConfig() topology.Config {
 func TestEnsureCreatesThenChangesNothing(t *testing.T) {
 	s := jstest.Start(t, t.TempDir(), -1)
 	nc, js := jstest.Connect(t, s.ClientURL())
-	writes := watchWrites(t, nc)
+	writes := jstest.WatchAPIWrites(t, nc)
 	ctx := context.Background()
 	cfg := testConfig()
 
@@ -89,7 +39,7 @@ func TestEnsureCreatesThenChangesNothing(t *testing.T) {
 	if h.Ingest == nil || h.Consumer == nil || h.Docs == nil || h.Objects == nil {
 		t.Fatalf("Ensure returned %+v, want every handle", h)
 	}
-	if got := writes.take(t); len(got) != 6 {
+	if got := writes(); len(got) != 6 {
 		t.Errorf("first Ensure wrote %q, want 6 creates (3 streams, 2 buckets, 1 consumer)", got)
 	}
 	for _, name := range []string{"INGEST", "CHUNKS", "DLQ", "KV_CHUNKSTREAM_DOCS", "OBJ_CHUNKSTREAM_OBJECTS"} {
@@ -101,26 +51,27 @@ func TestEnsureCreatesThenChangesNothing(t *testing.T) {
 	if _, err := topology.Ensure(ctx, js, cfg); err != nil {
 		t.Fatal(err)
 	}
-	if got := writes.take(t); len(got) != 0 {
+	if got := writes(); len(got) != 0 {
 		t.Errorf("second Ensure wrote %q, want nothing", got)
 	}
 
-	// An operator's limit on INGEST, then a changed duplicate window,
-	// AckWait and objects TTL.
+	// An operator's limit on INGEST (discard new: a full stream refuses
+	// requests rather than dropping old ones), then a changed duplicate
+	// window, AckWait and objects TTL.
 	st, _ := js.Stream(ctx, "INGEST")
 	sc := st.CachedInfo().Config
-	sc.MaxBytes = 1 << 30
+	sc.MaxBytes, sc.Discard = 1<<30, jetstream.DiscardNew
 	if _, err := js.UpdateStream(ctx, sc); err != nil {
 		t.Fatal(err)
 	}
-	writes.take(t)
+	writes()
 	cfg.DuplicateWindow = 5 * time.Minute
 	cfg.AckWait = 45 * time.Second
 	cfg.ObjectsTTL = 48 * time.Hour
 	if _, err := topology.Ensure(ctx, js, cfg); err != nil {
 		t.Fatal(err)
 	}
-	if got := writes.take(t); len(got) != 3 {
+	if got := writes(); len(got) != 3 {
 		t.Errorf("Ensure after three changes wrote %q, want 3 updates (INGEST, objects, consumer)", got)
 	}
 	st, _ = js.Stream(ctx, "INGEST")
@@ -160,7 +111,7 @@ func TestEnsureGivesUpClearly(t *testing.T) {
 	s := jstest.Start(t, t.TempDir(), -1, func(o *server.Options) { o.JetStream = false })
 	_, js := jstest.Connect(t, s.ClientURL())
 	cfg := testConfig()
-	cfg.SetupTimeout = 500 * time.Millisecond
+	cfg.SetupTimeout = 2 * time.Second // room for a first answer on a loaded machine
 	_, err := topology.Ensure(context.Background(), js, cfg)
 	if !errors.Is(err, topology.ErrNotReady) || !errors.Is(err, nats.ErrNoResponders) {
 		t.Fatalf("Ensure without JetStream = %v, want ErrNotReady wrapping the last error (no responders)", err)
@@ -238,5 +189,39 @@ func TestStreamForSubject(t *testing.T) {
 	if _, err := topology.StreamForSubject(ctx, js, cfg, "elsewhere.docs"); err == nil || errors.Is(err, topology.ErrNotReady) ||
 		!strings.Contains(err.Error(), "elsewhere.docs") {
 		t.Errorf("StreamForSubject(elsewhere.docs) = %v, want an immediate error naming the subject", err)
+	}
+}
+
+// TestEnsureAllowsAtomicOnExistingChunks: a CHUNKS stream made without
+// allow_atomic (by an older release) gets it from Ensure, and keeps every
+// record it held.
+func TestEnsureAllowsAtomicOnExistingChunks(t *testing.T) {
+	s := jstest.Start(t, t.TempDir(), -1)
+	_, js := jstest.Connect(t, s.ClientURL())
+	ctx := context.Background()
+	cfg := testConfig()
+	old := cfg.ChunksStreamConfig()
+	old.AllowAtomicPublish = false
+	if _, err := js.CreateStream(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		if _, err := js.Publish(ctx, fmt.Sprintf("chunks.docs.%d", i), []byte("record")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := topology.Ensure(ctx, js, cfg); err != nil {
+		t.Fatal(err)
+	}
+	st, err := js.Stream(ctx, "CHUNKS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !info.Config.AllowAtomicPublish || info.State.Msgs != 5 {
+		t.Errorf("CHUNKS after Ensure: allow_atomic %v, %d messages; want true and the 5 it held", info.Config.AllowAtomicPublish, info.State.Msgs)
 	}
 }

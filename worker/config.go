@@ -22,16 +22,19 @@ type Config struct {
 	topology.Config
 
 	// Concurrency is the number of documents processed at once; 0 means
-	// GOMAXPROCS (cmd/worker raises it to fill an embedder's requests).
-	Concurrency int `env:"CHUNKSTREAM_CONCURRENCY" help:"documents processed at once (0: GOMAXPROCS; with an embedder, enough to fill its requests)"`
+	// GOMAXPROCS (cmd/worker raises it to fill the Qdrant sink's requests
+	// or the subject sink's group commits).
+	Concurrency int `env:"CHUNKSTREAM_CONCURRENCY" help:"documents processed at once (0: GOMAXPROCS; 16 × GOMAXPROCS with the subject sink; with the Qdrant sink, enough to fill its requests)"`
 	// BackoffBase and BackoffMax bound the NAK delay after a transient
 	// failure: BackoffBase × 2^(deliveries−1), at most BackoffMax, jittered.
 	BackoffBase time.Duration `env:"CHUNKSTREAM_BACKOFF_BASE" envDefault:"1s" help:"first retry delay"`
 	BackoffMax  time.Duration `env:"CHUNKSTREAM_BACKOFF_MAX" envDefault:"1m" help:"longest retry delay"`
 	// MaxDocBytes is the largest document accepted; larger is permanent.
 	MaxDocBytes int64 `env:"CHUNKSTREAM_MAX_DOC_BYTES" envDefault:"67108864" help:"largest document accepted, in bytes"`
-	// MaxPendingPublishes bounds the chunk records in flight per document.
-	MaxPendingPublishes int `env:"CHUNKSTREAM_MAX_PENDING_PUBLISHES" envDefault:"256" help:"chunk records in flight per document"`
+	// MaxPendingPublishes is the subject sink's flow control: within one
+	// atomic batch of chunk records, every MaxPendingPublishes-th record
+	// waits for the server to confirm the records so far.
+	MaxPendingPublishes int `env:"CHUNKSTREAM_MAX_PENDING_PUBLISHES" envDefault:"256" help:"chunk records sent before the server confirms them, within one batch"`
 	// MetricsAddr is the listen address of /metrics, /healthz and /readyz.
 	// An empty variable means the default; an empty -metrics-addr flag
 	// disables the server.

@@ -87,7 +87,7 @@ func TestDeadLetterWrittenTwiceStoredOnce(t *testing.T) {
 				}
 			}
 			advisory := func() {
-				if err := w.exhausted(ctx, maxDeliveriesAdvisory{Stream: cfg.IngestStream, Consumer: cfg.Consumer, StreamSeq: ack.Sequence, Deliveries: 8}); err != nil {
+				if err := w.exhausted(ctx, ack.Sequence, 8, false); err != nil {
 					t.Fatal(err)
 				}
 			}

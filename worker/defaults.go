@@ -8,13 +8,16 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/chunkstream/chunkstream/messages"
+	"github.com/chunkstream/chunkstream/topology"
 )
 
 // ChunkerDefaults returns the chunker defaults the worker applies to
 // requests that do not set them (Config.Chunker and ChunkerOptions,
-// resolved), as it advertises them.
+// resolved), with its sink's encoding (EncodingSink), as it advertises
+// them.
 func (w *Worker) ChunkerDefaults() messages.ChunkerDefaults {
-	return messages.ChunkerDefaults(w.chunkers.Defaults())
+	d := w.chunkers.Defaults()
+	return messages.ChunkerDefaults{Chunker: d.Chunker, Options: d.Options, Encoding: w.encoding}
 }
 
 // advertise writes the worker's chunker defaults under
@@ -22,7 +25,11 @@ func (w *Worker) ChunkerDefaults() messages.ChunkerDefaults {
 // producers read them to compute the settings fingerprint a worker will
 // record. An equal advertisement is left as it is; a different one (the
 // workers started before had other settings) is replaced, with a
-// warning: the last worker started wins.
+// warning: the last worker started wins. The read and the write are
+// retried as the set-up is (topology.Retry): right after the set-up the
+// bucket's leader may still be being elected. A write refused for want
+// of room leaves the worker paused, and the storage probe advertises
+// once there is room.
 func (w *Worker) advertise(ctx context.Context) error {
 	defaults := w.ChunkerDefaults()
 	val, err := messages.EncodeChunkerDefaults(defaults)
@@ -30,21 +37,32 @@ func (w *Worker) advertise(ctx context.Context) error {
 		return fmt.Errorf("worker: advertise chunker defaults: %w", err)
 	}
 	kv := w.top.Docs
-	e, err := kv.Get(ctx, messages.ChunkerDefaultsKey)
-	switch {
-	case err == nil:
+	var e jetstream.KeyValueEntry
+	if err := topology.Retry(ctx, w.cfg.Config, "read", "the advertised chunker defaults", func(ctx context.Context) error {
+		e, err = kv.Get(ctx, messages.ChunkerDefaultsKey)
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			e, err = nil, nil
+		}
+		return err
+	}); err != nil {
+		return fmt.Errorf("worker: %w", err)
+	}
+	if e != nil {
 		cur, derr := messages.DecodeChunkerDefaults(e.Value())
 		if derr == nil && cur.Equal(defaults) {
+			w.advertised.Store(true)
 			return nil
 		}
 		w.log.Warn("replacing the chunker defaults other workers advertised: until they restart with these, their records hold other settings fingerprints",
 			"advertised", string(e.Value()), "chunker_defaults", string(val))
-	case !errors.Is(err, jetstream.ErrKeyNotFound):
-		return fmt.Errorf("worker: read advertised chunker defaults: %w", err)
 	}
-	if _, err := kv.Put(ctx, messages.ChunkerDefaultsKey, val); err != nil {
-		return fmt.Errorf("worker: advertise chunker defaults: %w", err)
+	if err := topology.Retry(ctx, w.cfg.Config, "write", "the chunker defaults", func(ctx context.Context) error {
+		_, err := kv.Put(ctx, messages.ChunkerDefaultsKey, val)
+		return err
+	}); err != nil {
+		return fmt.Errorf("worker: advertise: %w", err)
 	}
+	w.advertised.Store(true)
 	w.log.Info("chunker defaults advertised", "chunker_defaults", string(val))
 	return nil
 }

@@ -28,9 +28,15 @@
 //   - an error marked Unavailable (the sink or the embedder does not
 //     answer: connection refused or lost, gRPC Unavailable or
 //     DeadlineExceeded, a request over its timeout, HTTP 5xx or 429, a
-//     stream without a leader) → the delivery is held, not NAKed, and
-//     the worker pauses (see "Sink outages" below); after MaxDeliver
-//     such failures within one delivery, the next rule applies instead;
+//     stream without a leader; the embedder refusing the deployment:
+//     401, 403, 404, vectors of another size), a write JetStream refused
+//     for want of room anywhere (a stream at its limit with discard new,
+//     the account's quota, the server's storage, JetStream disabled by a
+//     server out of space), or a records or Object Store step that found
+//     JetStream unreachable → the delivery is held, not NAKed, and the
+//     worker pauses (see "Sink outages" below); after MaxDeliver such
+//     failures within one delivery, the next rule applies instead, except
+//     for want of room, which never spends a delivery;
 //   - any other error on delivery n < MaxDeliver → NakWithDelay(Backoff:
 //     BackoffBase·2^(n−1) capped at BackoffMax, equal jitter, RetryAfter
 //     as a floor);
@@ -40,8 +46,15 @@
 //     copies the request to the DLQ (direct get by sequence) and deletes it
 //     from INGEST;
 //   - if the dead letter cannot be published, or its failure cannot be
-//     recorded, the request is NAKed, never dropped (the next try stores
-//     the same dead letter once).
+//     recorded, because JetStream is down or full, the delivery is held
+//     as in an outage, however often: a NAK would spend a delivery, and
+//     once past the last one the server delivers the request no more
+//     (requests were stranded so). Any other failure to publish it is
+//     NAKed. Either way the request is never dropped, and the next try
+//     stores the same dead letter once;
+//   - requests stranded anyway (the advisory went to no worker, or its
+//     dead letter failed and the worker that got it stopped) are found by
+//     a sweep every minute (see "Stranded requests" below).
 //
 // # Sink outages
 //
@@ -50,7 +63,21 @@
 // "embedder", the subject sink "nats", and each implements ProbeSink, a
 // cheap check per dependency (Qdrant's health check and a collection
 // listing, one embedding of a short text, the CHUNKS stream's info). The
-// first such error makes the worker:
+// worker's own storage is the dependency "jetstream" (DependencyJetStream):
+// a write refused for want of room, wherever it happened (records,
+// chunks, dead letters; the sink's own mark does not matter, since
+// reachability is not room), a dead letter that cannot be stored, and
+// JetStream unreachable from a records or Object Store step. Its probe
+// is a write that proves room: a put of a probe key in the bucket of
+// document records (it needs the stream's leader, the account's quota and
+// the server's storage), then a check that the dead letter stream and,
+// with the subject sink, the chunks stream have room under their own
+// limits and the account under its quota for the largest write refused
+// in this outage (at least 64 KiB). A full stream or account so keeps
+// the worker paused, with one "sink down" line, until it has room;
+// reachability alone (a stream info) would pass at once and make the
+// worker flap, spending held deliveries. The first such error makes the
+// worker:
 //
 //   - stop fetching (pull waits until the sink answers);
 //   - hold every delivery it has, in flight or not yet started: each gets
@@ -97,13 +124,40 @@
 // the probes pass (a request that times out on its own, say) is NAKed
 // with backoff as an ordinary transient failure, so it reaches the
 // "exhausted" dead letter in the end instead of pausing the worker
-// forever. The probe backoff starts again with each outage that follows
-// one the probes ended: right after an outage, a client may still hold a
-// connection that broke during it, and the write that finds it fails
-// once more. A sink that marks errors Unavailable but is not a ProbeSink
-// counts as answering after each probe wait (its next write is the
-// probe); for it the backoff keeps growing across outages until a
+// forever. A write refused for want of room is exempt: no message is at
+// fault, and a document whose records can never fit keeps the worker
+// paused (its log line names the stream and the bytes) until an operator
+// gives the stream room. The probe backoff starts again when a delivery
+// succeeded, and once with an outage that follows one the probes ended:
+// right after an outage, a client may still hold a connection that broke
+// during it, and the write that finds it fails once more; outages that
+// follow each other without a success in between keep it growing, so a
+// dependency that passes its probe but fails every write is tried less
+// and less often. A sink that marks errors Unavailable but is not a
+// ProbeSink counts as answering after each probe wait (its next write is
+// the probe); for it the backoff keeps growing across outages until a
 // delivery succeeds.
+//
+// # Stranded requests
+//
+// A request whose last delivery ended without an ack (its worker died, or
+// lost its connection for AckWait) is no longer pending, and the server
+// leaves it in the WorkQueue; the max-deliveries advisory is its only
+// notice, sent once, to whoever listens then. One worker of the fleet
+// (queue group) copies it to the DLQ, records the failure and deletes it;
+// when that fails (JetStream down or full) the worker remembers it and
+// pauses. Every minute, and as soon as an outage ends, each worker also
+// sweeps INGEST: every request the consumer delivered that is still there
+// and not pending (at or below the ack floor, or any delivered one while
+// nothing is pending) is stranded, since acked and terminated requests
+// leave a WorkQueue. Remembered ones are dead-lettered at once, others
+// when a second sweep finds them still there (an ack the stream has not
+// applied yet is not mistaken for one), as "exhausted" with cause
+// max_deliveries. Workers sweeping together store each dead letter once
+// (its id names the request) and count it once (the PubAck says
+// duplicate). So requests stranded by a storage outage, by a lost
+// advisory, or by an older version of the worker, are dead-lettered with
+// their cause and can be replayed; none stays in INGEST for good.
 //
 // # Per-document budgets
 //
@@ -181,13 +235,21 @@
 //     be waiting for a processor, and stalled for 30 s (until a heartbeat
 //     timed out) in measurements; a fetch ends by count or after 250 ms. Each
 //     processor sends an in-progress ack every AckWait/3 while it works
-//     on a message. A message waiting in the client longer than AckWait
-//     (every processor busy on very slow documents) may be redelivered;
-//     the document record makes the second delivery a no-op ("duplicate").
+//     on a message, and the messages fetched and waiting for a processor
+//     get one every AckWait/3 too (taken from the batch as they arrive),
+//     so that while every processor is stuck (an embedder hanging until
+//     its time-out) they are not redelivered to another worker and
+//     processed twice.
 //   - The record is moved to the new version before chunking (after the
 //     content is loaded, since doc_version is its hash), so a superseded
 //     request costs no chunking, and a request dead-lettered part-way
 //     leaves its record pending (the producer's next run re-sends it).
+//   - The first delivery of a new version (not a replay) starts step 1
+//     by creating the record (a compare-and-set on "no message for the
+//     key"), without reading it first: a document seen for the first
+//     time costs one write; a refusal (the key has a record) costs no
+//     write and the step goes on as below. Redeliveries and replays read
+//     first, since their documents have records.
 //   - When step 1 finds no record, it creates one with a compare-and-set
 //     that succeeds only if the key never held a message (a record
 //     deleted by hand leaves a marker, and then it writes over the
@@ -214,12 +276,13 @@
 //     that chunker is used), and advertised at the start of Run under
 //     messages.ChunkerDefaultsKey in the bucket of document records
 //     (rewritten only when they differ, with a warning: the last worker
-//     started wins). A program serves its own chunkers by handing the
-//     worker a registry that lists them.
+//     started wins), with the sink's encoding when it is an EncodingSink.
+//     A program serves its own chunkers by handing the worker a registry
+//     that lists them.
 //   - A finished upsert's record holds the settings fingerprint of what
-//     was used (messages.Settings) and the chunk count, so a producer can
-//     tell a document processed with other settings from an unchanged
-//     one; deletes hold neither.
+//     was used (messages.Settings, the sink's encoding included) and the
+//     chunk count, so a producer can tell a document processed with other
+//     settings from an unchanged one; deletes hold neither.
 //   - Chunkers are built once per (name, resolved options) and cached
 //     (64 entries at most), so requests that spell one configuration
 //     differently share a chunker; chunkers are pure and safe for
@@ -245,11 +308,11 @@
 //     request's Nats-* headers are not copied: they are the server's
 //     (a direct get adds Nats-Stream and the like) or preconditions of
 //     the original publish that the DLQ would check and refuse.
-//   - The subject sink bounds the chunk records in flight per document
-//     (MaxPendingPublishes); the delete record is published synchronously.
-//     Chunk records are msgpack, or JSON with RecordFormat "json" (for
-//     people reading CHUNKS with the nats CLI); each carries its
-//     Content-Type, and both decode to the same record and hash.
+//   - The subject sink is package subjectsink: each version's records as
+//     atomic batches. Chunk records are msgpack, or JSON with
+//     RecordFormat "json" (for people reading CHUNKS with the nats CLI);
+//     each carries its Content-Type, and both decode to the same record
+//     and hash.
 //   - Shutdown (Run's ctx cancelled): stop fetching and NAK the rest of
 //     the current batch and what is held for an outage, let in-flight
 //     work finish for up to

@@ -22,13 +22,16 @@ import (
 	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/topology"
 	"github.com/chunkstream/chunkstream/worker"
+	"github.com/chunkstream/chunkstream/worker/subjectsink"
 )
 
-// testConfig is the worker configuration of the tests: short AckWait and
-// backoff so that redelivery tests stay quick.
+// testConfig is the worker configuration of the tests: short backoff so
+// that retries stay quick, and the default AckWait, so that a loaded
+// machine never makes the server redeliver work still in hand (a test
+// that is about redelivery after AckWait sets a short one itself).
 func testConfig() worker.Config {
 	c := worker.DefaultConfig()
-	c.AckWait = time.Second
+	c.AckWait = 30 * time.Second
 	c.MaxDeliver = 3
 	c.BackoffBase = 50 * time.Millisecond
 	c.BackoffMax = 400 * time.Millisecond
@@ -132,7 +135,7 @@ func (e *env) startWorker(opts worker.Options) (*worker.Worker, *results, func()
 	e.t.Helper()
 	res := &results{}
 	if opts.Sink == nil {
-		opts.Sink = worker.NewSubjectSink(e.js, e.cfg.ChunksPrefix, e.cfg.MaxPendingPublishes)
+		opts.Sink = subjectsink.New(e.js, e.cfg.ChunksPrefix, e.cfg.MaxPendingPublishes)
 	}
 	if opts.Chunkers == nil {
 		opts.Chunkers = registrytest.With(faultEntries()...)

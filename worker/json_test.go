@@ -17,6 +17,7 @@ import (
 	"github.com/chunkstream/chunkstream/internal/testutil"
 	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/worker"
+	"github.com/chunkstream/chunkstream/worker/subjectsink"
 )
 
 // chunksWithMetadata chunks content as the worker does for a request
@@ -190,7 +191,7 @@ func TestJSONRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := newEnv(t, cfg)
-	sink := worker.NewSubjectSink(e.js, cfg.ChunksPrefix, cfg.MaxPendingPublishes)
+	sink := subjectsink.New(e.js, cfg.ChunksPrefix, cfg.MaxPendingPublishes)
 	if err := sink.SetRecordFormat(cfg.RecordFormat); err != nil {
 		t.Fatal(err)
 	}
@@ -271,7 +272,7 @@ func TestRecordFormatSetting(t *testing.T) {
 	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "CHUNKSTREAM_RECORD_FORMAT") {
 		t.Errorf("Validate(xml) = %v, want an error naming CHUNKSTREAM_RECORD_FORMAT", err)
 	}
-	s := worker.NewSubjectSink(nil, "chunks", 1)
+	s := subjectsink.New(nil, "chunks", 1)
 	if err := s.SetRecordFormat("xml"); err == nil || !strings.Contains(err.Error(), "CHUNKSTREAM_RECORD_FORMAT") {
 		t.Errorf("SetRecordFormat(xml) = %v", err)
 	}

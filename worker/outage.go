@@ -34,9 +34,9 @@ const probeTimeout = 10 * time.Second
 // task is one delivery in the worker's hands. tries counts the times it
 // met an outage during this delivery.
 type task struct {
-	msg     jetstream.Msg
-	tries   int
-	fetched time.Time // when pull received it
+	msg       jetstream.Msg
+	tries     int
+	fetchedAt time.Time // when pull received it
 }
 
 // outageState tracks which dependencies of the sink are down. The worker
@@ -48,6 +48,7 @@ type outageState struct {
 	mu      sync.Mutex
 	down    map[string]time.Time // dependency → start of its outage
 	floor   time.Duration        // longest RetryAfter seen in this outage
+	need    int64                // largest write refused for want of room in this outage, in bytes (estimated)
 	upCh    chan struct{}        // closed while no dependency is down
 	downCh  chan struct{}        // closed while some dependency is down
 	success atomic.Bool          // a delivery succeeded since the last probe round
@@ -118,10 +119,27 @@ func (o *outageState) markUp(dependency string) {
 	o.log.Info("sink up again: resuming", "dependency", dependency,
 		"since", since.UTC().Format(time.RFC3339Nano), "duration", time.Since(since))
 	if len(o.down) == 0 {
-		o.floor = 0
+		o.floor, o.need = 0, 0
 		o.downCh = make(chan struct{})
 		close(o.upCh)
 	}
+}
+
+// needRoom records that a write of about n bytes was refused for want of
+// room; the storage probe passes only when there is room for the largest
+// such write.
+func (o *outageState) needRoom(n int64) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.need = max(o.need, n)
+}
+
+// room returns the room the storage probe requires: the largest write
+// refused in this outage, at least minRoom.
+func (o *outageState) room() int64 {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return max(o.need, minRoom)
 }
 
 // dependencies returns the dependencies that are down, in name order, and
@@ -140,23 +158,31 @@ func (o *outageState) dependencies() ([]string, time.Duration) {
 // probe runs until ctx ends: whenever a dependency is down it probes every
 // dependency that is down, after SinkProbeBase·2^(n−1) (at most
 // SinkProbeMax, jittered, and no sooner than a RetryAfter the sink asked
-// for), and marks up those that answer. The backoff restarts with an
-// outage that follows one a probe ended (a client may still hold a
-// connection broken during the outage, so a write can fail once more
-// right after it) or a delivery that succeeded; after an outage that only
-// ended because the sink cannot be probed (a trial write follows), it
-// keeps growing, so such a sink is tried less and less often.
+// for), and marks up those that answer. DependencyJetStream is probed by
+// the worker itself (probeJetStream), the others by the sink. The backoff
+// restarts when a delivery succeeded, and once with an outage that
+// follows one a probe ended (a client may still hold a connection broken
+// during the outage, so a write can fail once more right after it);
+// past that, outages that follow each other without a success in between
+// keep it growing, so a dependency that passes its probe and fails every
+// write is tried less and less often instead of flapping. After an
+// outage that only ended because the sink cannot be probed (a trial
+// write follows), it keeps growing too.
 func (w *Worker) probe(ctx context.Context) {
 	attempt := uint64(0)
-	probed := false // the last outage ended by passing probes
+	probed := false    // the last outage ended by passing probes
+	restarted := false // the backoff restarted after such an outage, and no delivery succeeded since
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-w.out.whenDown():
 		}
-		if w.out.success.Swap(false) || probed {
-			attempt = 0
+		switch {
+		case w.out.success.Swap(false):
+			attempt, restarted = 0, false
+		case probed && !restarted:
+			attempt, restarted = 0, true
 		}
 		probed = false
 		attempt++
@@ -169,14 +195,12 @@ func (w *Worker) probe(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		ps, canProbe := w.rawSink.(ProbeSink)
+		all := true // every dependency had a real probe
 		for _, dep := range deps {
-			var err error
-			if canProbe {
-				pctx, cancel := context.WithTimeout(ctx, probeTimeout)
-				err = ps.Probe(pctx, dep)
-				cancel()
-			}
+			pctx, cancel := context.WithTimeout(ctx, probeTimeout)
+			err, real := w.probeDependency(pctx, dep)
+			cancel()
+			all = all && real
 			if ctx.Err() != nil {
 				return
 			}
@@ -188,8 +212,20 @@ func (w *Worker) probe(ctx context.Context) {
 			w.m.SinkProbes.WithLabelValues(dep, "ok").Inc()
 			w.out.markUp(dep)
 		}
-		probed = canProbe && !w.out.isDown()
+		probed = all && !w.out.isDown()
 	}
+}
+
+// probeDependency probes dep once; real is false when nothing could be
+// asked (a sink that is not a ProbeSink), which counts as answering.
+func (w *Worker) probeDependency(ctx context.Context, dep string) (err error, real bool) {
+	if dep == DependencyJetStream {
+		return w.probeJetStream(ctx), true
+	}
+	if ps, ok := w.rawSink.(ProbeSink); ok {
+		return ps.Probe(ctx, dep), true
+	}
+	return nil, false
 }
 
 // hold keeps a delivery during an outage: it is sent an in-progress ack
@@ -237,8 +273,25 @@ func (w *Worker) releaseHeld() {
 	}
 }
 
-// holdHeartbeat sends in-progress acks for the held deliveries every
-// AckWait/3 until ctx ends.
+// fetched records that t waits for a processor; taken that it no longer
+// does (a processor took it, or it was held or NAKed).
+func (w *Worker) fetched(t *task) {
+	w.heldMu.Lock()
+	defer w.heldMu.Unlock()
+	w.waiting[t] = struct{}{}
+}
+
+func (w *Worker) taken(t *task) {
+	w.heldMu.Lock()
+	defer w.heldMu.Unlock()
+	delete(w.waiting, t)
+}
+
+// holdHeartbeat sends in-progress acks every AckWait/3, until ctx ends,
+// for the held deliveries and for those fetched and waiting for a
+// processor: while every processor is stuck (a dependency that hangs
+// until its time-out) the deliveries queued behind them must not be
+// redelivered to another worker and processed twice.
 func (w *Worker) holdHeartbeat(ctx context.Context) {
 	tick := time.NewTicker(w.cfg.AckWait / 3)
 	defer tick.Stop()
@@ -250,6 +303,9 @@ func (w *Worker) holdHeartbeat(ctx context.Context) {
 		}
 		w.heldMu.Lock()
 		held := append([]*task(nil), w.held...)
+		for t := range w.waiting {
+			held = append(held, t)
+		}
 		w.heldMu.Unlock()
 		for _, t := range held {
 			if err := t.msg.InProgress(); err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/chunkstream/chunkstream/internal/testutil"
 	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/worker"
+	"github.com/chunkstream/chunkstream/worker/subjectsink"
 )
 
 // downSink wraps a sink: while down is set, every write fails as an
@@ -76,10 +77,9 @@ func (h *logCounter) count(prefix string) int {
 	return n
 }
 
-// outageConfig is testConfig with quick probes and room in AckWait.
+// outageConfig is testConfig with quick probes.
 func outageConfig() worker.Config {
 	cfg := testConfig()
-	cfg.AckWait = 2 * time.Second
 	cfg.SinkProbeBase = 20 * time.Millisecond
 	cfg.SinkProbeMax = 100 * time.Millisecond
 	return cfg
@@ -97,18 +97,22 @@ func (e *env) consumerInfo() *jetstream.ConsumerInfo {
 }
 
 // TestSinkOutageHoldsDeliveries: a sink down for many times the whole
-// retry budget (MaxDeliver 3, backoff from 50 ms) and for several AckWaits
-// costs no delivery and no dead letter: the worker stops fetching, holds
-// what it has with in-progress acks, is not ready, logs the outage once,
-// and processes everything on the first delivery once the probe passes.
+// retry budget (MaxDeliver 3, backoff from 50 ms) and for longer than
+// AckWait costs no delivery and no dead letter: the worker stops
+// fetching, holds what it has with in-progress acks, is not ready, logs
+// the outage once, and processes everything on the first delivery once
+// the probe passes. The acks go out every AckWait/3, so only a stall of
+// the worker's process longer than two thirds of AckWait (here 3 s) could
+// let the server redeliver.
 func TestSinkOutageHoldsDeliveries(t *testing.T) {
 	cfg := outageConfig()
+	cfg.AckWait = 5 * time.Second
 	e := newEnv(t, cfg)
 	docs := markdownDocs(60)
 	for id, c := range docs {
 		e.publish("ingest.docs", messages.IngestRequest{V: 1, ID: id, Content: c}, "")
 	}
-	sink := &downSink{inner: worker.NewSubjectSink(e.js, cfg.ChunksPrefix, 16)}
+	sink := &downSink{inner: subjectsink.New(e.js, cfg.ChunksPrefix, 16)}
 	sink.down.Store(true)
 	logs := &logCounter{}
 	w, res, _ := e.startWorker(worker.Options{Sink: sink, Logger: slog.New(logs)})
@@ -116,9 +120,10 @@ func TestSinkOutageHoldsDeliveries(t *testing.T) {
 
 	testutil.WaitFor(t, time.Minute, "the outage noticed and probed", func() bool { return sink.probes.Load() >= 3 })
 	before := e.consumerInfo()
-	// Hold the sink down for three AckWaits: held deliveries must be kept
-	// alive by their in-progress acks.
-	for end := time.Now().Add(3 * cfg.AckWait); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+	// Hold the sink down for longer than AckWait (the outage's length is
+	// the test's input): held deliveries must be kept alive by their
+	// in-progress acks.
+	for end := time.Now().Add(cfg.AckWait + time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
 		if w.Ready() {
 			t.Fatal("Ready() = true while the sink is down")
 		}
@@ -177,7 +182,7 @@ func TestSinkOutageHoldsDeliveries(t *testing.T) {
 func TestOutageThatIsTheMessage(t *testing.T) {
 	cfg := outageConfig()
 	e := newEnv(t, cfg)
-	sink := &downSink{inner: worker.NewSubjectSink(e.js, cfg.ChunksPrefix, 16), broken: map[string]bool{"bad.md": true}}
+	sink := &downSink{inner: subjectsink.New(e.js, cfg.ChunksPrefix, 16), broken: map[string]bool{"bad.md": true}}
 	_, res, _ := e.startWorker(worker.Options{Sink: sink})
 	bad := e.publish("ingest.docs", messages.IngestRequest{V: 1, ID: "bad.md", Content: []byte("# Bad\n\nx")}, "")
 	docs := markdownDocs(5)
@@ -214,7 +219,7 @@ func TestOutageDrain(t *testing.T) {
 	for id, c := range docs {
 		e.publish("ingest.docs", messages.IngestRequest{V: 1, ID: id, Content: c}, "")
 	}
-	sink := &downSink{inner: worker.NewSubjectSink(e.js, cfg.ChunksPrefix, 16)}
+	sink := &downSink{inner: subjectsink.New(e.js, cfg.ChunksPrefix, 16)}
 	sink.down.Store(true)
 	w, _, stop := e.startWorker(worker.Options{Sink: sink})
 	testutil.WaitFor(t, time.Minute, "requests held", func() bool { return metricValue(t, w.Metrics().Held) > 0 })

@@ -58,10 +58,12 @@ func (w *Worker) process(ctx context.Context, msg jetstream.Msg, streamSeq, deli
 	}
 
 	// Step 1: move the document record to this version, unless a newer
-	// one was started.
+	// one was started. A first delivery of a new version (not a replay)
+	// tries to create the record first: most are of documents without
+	// one, and it spares them the read.
 	rec := messages.DocRecord{IngestSeq: doc.Seq, DocVersion: doc.Version, Op: doc.Op, TraceID: traceID(ctx)}
 	sctx, span := w.step(ctx, SpanRecordStart)
-	st, err := w.records.start(sctx, doc.ID, rec)
+	st, err := w.records.start(sctx, doc.ID, rec, delivery == 1 && doc.Seq == streamSeq)
 	endStep(span, err)
 	if err != nil {
 		v.err = fault.WithCause(fault.CauseRecords, err)
@@ -284,7 +286,7 @@ func (w *Worker) chunk(ctx context.Context, req *messages.IngestRequest, subject
 		return nil, "", nil, permanent(chunkerCause(err, fault.CauseUnknownChunker), err)
 	}
 	settings := messages.Settings{Chunker: choice.Entry.Name, Options: choice.Options, Format: req.Format,
-		Source: req.Source, Metadata: req.Metadata, Subject: subject, Collection: req.Collection}
+		Source: req.Source, Metadata: req.Metadata, Subject: subject, Collection: req.Collection, Encoding: w.encoding}
 	if span := trace.SpanFromContext(ctx); span.IsRecording() {
 		span.SetAttributes(tracing.Chunker.String(choice.Entry.Name))
 	}

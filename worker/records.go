@@ -123,7 +123,7 @@ func (s *KVRecords) leaderGet(ctx context.Context, key string) ([]byte, bool, er
 // (found.State tells whether it was finished). rev is the record's
 // revision after Start wrote it (0 when it did not), for Finish.
 func (s *KVRecords) Start(ctx context.Context, docID string, rec messages.DocRecord) (found messages.DocRecord, rev uint64, err error) {
-	st, err := s.start(ctx, docID, rec)
+	st, err := s.start(ctx, docID, rec, false)
 	return st.found, st.rev, err
 }
 
@@ -140,10 +140,27 @@ type started struct {
 	first bool
 }
 
-// start is Start, also telling whether it created the record.
-func (s *KVRecords) start(ctx context.Context, docID string, rec messages.DocRecord) (started, error) {
+// start is Start, also telling whether it created the record. With
+// createFirst it first tries to create the record, which succeeds only
+// when the key never held a message: one write, and no read, for a
+// document seen for the first time; when the key has a record the refusal
+// (no write) is followed by the read and compare-and-set of Start.
+func (s *KVRecords) start(ctx context.Context, docID string, rec messages.DocRecord, createFirst bool) (started, error) {
 	rec.State = messages.StatePending
 	key := messages.DocRecordKey(docID)
+	if createFirst {
+		val, err := messages.EncodeDocRecord(rec)
+		if err != nil {
+			return started{}, err
+		}
+		rev, err := s.kv.Update(ctx, key, val, 0)
+		if err == nil {
+			return started{rev: rev, first: true}, nil
+		}
+		if !topology.IsCASConflict(err) {
+			return started{}, fmt.Errorf("worker: write record of %q: %w", docID, err)
+		}
+	}
 	for {
 		cur, rev, ok, err := s.Get(ctx, docID)
 		if err != nil {

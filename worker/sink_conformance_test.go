@@ -10,6 +10,7 @@ import (
 	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/worker"
 	"github.com/chunkstream/chunkstream/worker/sinktest"
+	"github.com/chunkstream/chunkstream/worker/subjectsink"
 )
 
 // TestSubjectSinkConforms runs the sink conformance suite on the subject
@@ -27,7 +28,7 @@ func subjectSinkConforms(t *testing.T, format string) {
 	var n atomic.Int64
 	sinktest.Run(t, func(t *testing.T, _ worker.Records) (worker.Sink, sinktest.Reader) {
 		prefix := fmt.Sprintf("chunks.t%d", n.Add(1))
-		sink := worker.NewSubjectSink(e.js, prefix, 4)
+		sink := subjectsink.New(e.js, prefix, 4)
 		if err := sink.SetRecordFormat(format); err != nil {
 			t.Fatal(err)
 		}

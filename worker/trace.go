@@ -28,15 +28,15 @@ const (
 func (w *Worker) startDelivery(ctx context.Context, t *task, streamSeq, delivery uint64) (context.Context, trace.Span) {
 	ctx = tracing.Extract(ctx, t.msg.Headers())
 	opts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindConsumer)}
-	if !t.fetched.IsZero() {
-		opts = append(opts, trace.WithTimestamp(t.fetched))
+	if !t.fetchedAt.IsZero() {
+		opts = append(opts, trace.WithTimestamp(t.fetchedAt))
 	}
 	ctx, span := w.tracerOrNoop().Start(ctx, SpanDeliver, opts...)
 	if span.IsRecording() {
 		span.SetAttributes(tracing.Subject.String(t.msg.Subject()), tracing.StreamSeq.Int64(int64(streamSeq)),
 			tracing.Delivery.Int64(int64(delivery)))
-		if !t.fetched.IsZero() {
-			_, wait := w.tracer.Start(ctx, SpanFetchWait, trace.WithTimestamp(t.fetched))
+		if !t.fetchedAt.IsZero() {
+			_, wait := w.tracer.Start(ctx, SpanFetchWait, trace.WithTimestamp(t.fetchedAt))
 			wait.End()
 		}
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/chunkstream/chunkstream/internal/testutil"
 	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/worker"
+	"github.com/chunkstream/chunkstream/worker/subjectsink"
 )
 
 // BenchmarkTracing sends the same Markdown documents through two whole
@@ -93,7 +94,7 @@ func newTracePipeline(b *testing.B, tp trace.TracerProvider) *tracePipeline {
 	p := &tracePipeline{js: js, done: map[uint64]worker.Outcome{}}
 	p.cond = sync.NewCond(&p.mu)
 	w, err := worker.New(nc, js, top, worker.Options{
-		Config: cfg, Sink: worker.NewSubjectSink(js, cfg.ChunksPrefix, cfg.MaxPendingPublishes), TracerProvider: tp,
+		Config: cfg, Sink: subjectsink.New(js, cfg.ChunksPrefix, cfg.MaxPendingPublishes), TracerProvider: tp,
 		OnResult: func(r worker.Result) {
 			if r.Final() {
 				p.mu.Lock()

@@ -2,7 +2,6 @@ package worker
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -93,6 +92,7 @@ type Worker struct {
 	rawSink  Sink
 	records  *KVRecords
 	chunkers *registry.Resolver
+	encoding string // the sink's EncodingSink.Encoding, "" when it has none
 	backoff  Backoff
 	onResult func(Result)
 	tracer   trace.Tracer
@@ -100,9 +100,10 @@ type Worker struct {
 	objMu   sync.Mutex
 	objects map[string]jetstream.ObjectStore
 
-	consMu   sync.Mutex
-	consumer jetstream.Consumer
-	ready    atomic.Bool
+	consMu     sync.Mutex
+	consumer   jetstream.Consumer
+	ready      atomic.Bool
+	advertised atomic.Bool // the chunker defaults are advertised (defaults.go)
 
 	// Sink outages (outage.go).
 	out          *outageState
@@ -110,6 +111,16 @@ type Worker struct {
 	heldMu       sync.Mutex
 	held         []*task // deliveries held during an outage, oldest first
 	draining     bool    // Run is stopping: hold NAKs instead
+	// waiting are the deliveries fetched and not yet taken by a
+	// processor; holdHeartbeat keeps them alive as it does held ones.
+	waiting map[*task]struct{}
+
+	// Requests known to be stranded (stream sequence → deliveries): their
+	// max-deliveries advisory came but their dead letter failed; the
+	// sweep (stranded.go) retries them and finds the others.
+	strandedMu sync.Mutex
+	stranded   map[uint64]uint64
+	sweepEvery time.Duration
 
 	// Ack confirmations awaited in the background (ack).
 	acks     sync.WaitGroup
@@ -165,9 +176,14 @@ func New(nc *nats.Conn, js jetstream.JetStream, top *topology.Handles, opts Opti
 		consumer:     top.Consumer,
 		out:          newOutageState(log, m),
 		probeBackoff: Backoff{Base: opts.Config.SinkProbeBase, Max: opts.Config.SinkProbeMax},
+		waiting:      map[*task]struct{}{},
+		sweepEvery:   sweepEvery,
 		ackSlots:     make(chan struct{}, maxAckConfirmations),
 		id:           nuid.Next(),
 		started:      time.Now().UTC(),
+	}
+	if es, ok := opts.Sink.(EncodingSink); ok {
+		w.encoding = es.Encoding()
 	}
 	return w, nil
 }
@@ -179,6 +195,15 @@ func (w *Worker) Metrics() *Metrics { return w.m }
 // to write (the Qdrant sink); Ready consults it.
 type ReadySink interface {
 	Ready(ctx context.Context) bool
+}
+
+// EncodingSink is implemented by sinks that compute vectors from the
+// chunks (the Qdrant sink's sparse vectors): Encoding describes them. It
+// enters every settings fingerprint (messages.Settings.Encoding) and the
+// advertised defaults, so that a change of encoding makes the documents
+// written with another stale.
+type EncodingSink interface {
+	Encoding() string
 }
 
 // SupersededSink is implemented by sinks whose writes can outlive a
@@ -216,7 +241,12 @@ func (w *Worker) Run(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return nil // stopped before it started
 		}
-		return err
+		if !noRoom(err) {
+			return err
+		}
+		// JetStream is full: start paused; the probe advertises once
+		// there is room (probeJetStream).
+		w.out.markDown(DependencyJetStream, err)
 	}
 	adv, err := w.watchAdvisories()
 	if err != nil {
@@ -231,6 +261,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	helpers.Go(func() { w.probe(ctx) })
 	helpers.Go(func() { w.holdHeartbeat(ctx) })
 	helpers.Go(func() { w.sample(ctx) })
+	helpers.Go(func() { w.sweep(ctx) })
 	defer helpers.Wait()
 	// A small queue lets the next fetch run while the processors work.
 	work := make(chan *task, n)
@@ -238,6 +269,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	for range n {
 		wg.Go(func() {
 			for t := range work {
+				w.taken(t)
 				switch {
 				case ctx.Err() != nil:
 					// Draining: not started yet, so hand it back at once.
@@ -314,6 +346,7 @@ func (w *Worker) pull(ctx context.Context, work chan<- *task) {
 			continue
 		}
 		for _, t := range w.takeHeld() {
+			w.fetched(t)
 			w.dispatch(ctx, work, t)
 		}
 		if w.out.isDown() {
@@ -323,8 +356,20 @@ func (w *Worker) pull(ctx context.Context, work chan<- *task) {
 		batch, err := w.currentConsumer().Fetch(batchSize, jetstream.FetchMaxWait(fetchWait))
 		if err == nil {
 			w.ready.Store(true)
+			// Every message is taken from the batch as it arrives, so
+			// that the in-progress acks of the waiting ones start at
+			// once, and handed out as processors become free.
+			var queued []*task
 			for msg := range batch.Messages() {
-				w.dispatch(ctx, work, &task{msg: msg, fetched: time.Now()})
+				t := &task{msg: msg, fetchedAt: time.Now()}
+				w.fetched(t)
+				queued = append(queued, t)
+				for len(queued) > 0 && w.offer(ctx, work, queued[0]) {
+					queued = queued[1:]
+				}
+			}
+			for _, t := range queued {
+				w.dispatch(ctx, work, t)
 			}
 			err = batch.Error()
 		}
@@ -355,17 +400,33 @@ func (w *Worker) dispatch(ctx context.Context, work chan<- *task, t *task) {
 		case work <- t:
 			return
 		case <-w.out.whenDown():
+			w.taken(t)
 			w.hold(t)
 			return
 		case <-ctx.Done():
 		}
 	}
+	w.taken(t)
 	if ctx.Err() == nil {
 		w.hold(t)
 		return
 	}
 	if err := t.msg.Nak(); err != nil {
 		w.log.Warn("nak failed", "subject", t.msg.Subject(), "err", err)
+	}
+}
+
+// offer hands t to a processor if one is free now and no outage or stop
+// is under way, and reports whether it did.
+func (w *Worker) offer(ctx context.Context, work chan<- *task, t *task) bool {
+	if ctx.Err() != nil || w.out.isDown() {
+		return false
+	}
+	select {
+	case work <- t:
+		return true
+	default:
+		return false
 	}
 }
 
@@ -493,24 +554,25 @@ func (w *Worker) act(ctx context.Context, t *task, res Result, v verdict) (Outco
 	}
 	cause, _ := fault.CauseOf(v.err)
 	permanent := fault.IsPermanent(v.err)
-	// An outage of a dependency of the sink holds the delivery: it is not
-	// charged a delivery, the worker stops fetching until the sink answers
-	// again, and the delivery is then processed again from the start (the
-	// document record makes the repetition safe). A delivery that meets an
-	// outage MaxDeliver times (its write fails as unavailable although the
-	// probes pass) is settled as an ordinary transient failure instead, so
-	// a message whose own write looks like an outage cannot circle
-	// forever.
-	if dep, ok := fault.UnavailableDependency(v.err); ok && !permanent && ctx.Err() == nil && t.tries < w.cfg.MaxDeliver {
+	// An outage of a dependency (outageOf: the sink's, or JetStream
+	// refusing writes for want of room) holds the delivery: it is not
+	// charged a delivery, the worker stops fetching until the dependency
+	// answers again, and the delivery is then processed again from the
+	// start (the document record makes the repetition safe). A delivery
+	// that meets an outage MaxDeliver times (its write fails as
+	// unavailable although the probes pass) is settled as an ordinary
+	// transient failure instead, so a message whose own write looks like
+	// an outage cannot circle forever.
+	if dep, ok := outageOf(v.err); ok && !permanent && ctx.Err() == nil && (t.tries < w.cfg.MaxDeliver || noRoom(v.err)) {
+		if noRoom(v.err) {
+			w.out.needRoom(refusedSize(res.Bytes))
+		}
 		w.out.markDown(dep, v.err)
 		t.tries++
 		if cause == "" {
 			cause = fault.CauseUnavailable
 		}
-		if w.hold(t) {
-			return OutcomePaused, cause, v.err
-		}
-		return OutcomeAbandoned, cause, v.err
+		return w.pause(t), cause, v.err
 	}
 	if ctx.Err() != nil && !permanent {
 		if err := msg.Nak(); err != nil {
@@ -538,26 +600,49 @@ func (w *Worker) act(ctx context.Context, t *task, res Result, v verdict) (Outco
 	defer span.End()
 	dl := messages.DeadLetter{Reason: v.err.Error(), Kind: kind, Cause: cause, Subject: msg.Subject(),
 		StreamSeq: res.StreamSeq, IngestSeq: ingestSeqOf(msg.Headers(), res.StreamSeq), Deliveries: res.Delivery}
-	err := w.deadLetter(sctx, msg.Data(), msg.Headers(), dl)
+	dup, err := w.deadLetter(sctx, msg.Data(), msg.Headers(), dl)
 	if err == nil {
 		err = w.recordFailure(sctx, v.req, msg.Headers(), msg.Data(), dl)
 	}
 	tracing.Fail(span, err)
 	if err != nil {
-		// Without the dead letter the request must stay: retry later. A
-		// dead letter stored but not recorded is retried too: the next
-		// try stores the same dead letter once (its id names the stream
-		// message) and records it.
+		// Without the dead letter the request must stay. When JetStream
+		// is down or full the delivery is held like any other in an
+		// outage, however often (a NAK would spend a delivery, and past
+		// the last one the server delivers the request no more); it is
+		// processed again once the probe passes, and stores the same
+		// dead letter once (its id names the stream message). Any other
+		// failure is NAKed with backoff.
+		dlErr := err
+		err = fmt.Errorf("%w (dead letter failed: %v)", v.err, dlErr)
+		if dep, ok := deadLetterOutage(dlErr); ok && ctx.Err() == nil {
+			if noRoom(dlErr) {
+				w.out.needRoom(refusedSize(len(msg.Data())))
+			}
+			w.out.markDown(dep, dlErr)
+			return w.pause(t), cause, err
+		}
 		if err := msg.NakWithDelay(w.backoff.Delay(res.Delivery, nil)); err != nil {
 			w.log.Warn("nak failed", "doc_id", res.DocID, "stream_seq", res.StreamSeq, "err", err)
 		}
-		return OutcomeRetried, cause, fmt.Errorf("%w (dead letter failed: %v)", v.err, err)
+		return OutcomeRetried, cause, err
 	}
-	w.m.DeadLetters.WithLabelValues(string(kind), string(cause)).Inc()
+	if !dup {
+		w.m.DeadLetters.WithLabelValues(string(kind), string(cause)).Inc()
+	}
 	if err := msg.TermWithReason(string(cause)); err != nil {
 		w.log.Warn("term failed", "doc_id", res.DocID, "stream_seq", res.StreamSeq, "err", err)
 	}
 	return outcome, cause, v.err
+}
+
+// pause holds t for an outage and returns the outcome: paused, or
+// abandoned when the worker drains and NAKed it instead.
+func (w *Worker) pause(t *task) Outcome {
+	if w.hold(t) {
+		return OutcomePaused
+	}
+	return OutcomeAbandoned
 }
 
 // maxAckConfirmations bounds the ack confirmations awaited at once; past
@@ -612,20 +697,22 @@ func (w *Worker) ack(ctx context.Context, msg jetstream.Msg, res Result) {
 // deadLetter publishes the original payload and user headers
 // (messages.UserHeaders) plus the dead letter headers, and waits for the
 // PubAck. Its Nats-Msg-Id names the request's stream message
-// (messages.DeadLetterMsgID), so the worker and the advisory handler
-// dead-lettering the same request store it once, while a request
-// published again gets a dead letter of its own.
-func (w *Worker) deadLetter(ctx context.Context, data []byte, h nats.Header, dl messages.DeadLetter) error {
+// (messages.DeadLetterMsgID), so the worker, the advisory handler and
+// the sweep dead-lettering the same request store it once (dup reports a
+// dead letter stored before), while a request published again gets a
+// dead letter of its own.
+func (w *Worker) deadLetter(ctx context.Context, data []byte, h nats.Header, dl messages.DeadLetter) (dup bool, err error) {
 	out := nats.NewMsg(w.cfg.DLQSubject)
 	out.Data = data
 	out.Header = nats.Header(messages.UserHeaders(h))
 	tracing.Inject(ctx, out.Header)
 	dl.Apply(out.Header)
 	out.Header.Set(messages.HeaderMsgID, messages.DeadLetterMsgID(w.cfg.IngestStream, dl.StreamSeq, h.Get(messages.HeaderMsgID)))
-	if _, err := w.js.PublishMsg(ctx, out); err != nil {
-		return fmt.Errorf("worker: publish dead letter: %w", err)
+	ack, err := w.js.PublishMsg(ctx, out)
+	if err != nil {
+		return false, fmt.Errorf("worker: publish dead letter: %w", err)
 	}
-	return nil
+	return ack.Duplicate, nil
 }
 
 // recordFailure moves the document record of a dead-lettered request to
@@ -669,86 +756,4 @@ func ingestSeqOf(h nats.Header, streamSeq uint64) uint64 {
 		return streamSeq
 	}
 	return seq
-}
-
-// maxDeliveriesAdvisory is the JSON the server publishes when a message
-// reached MaxDeliver without an ack.
-type maxDeliveriesAdvisory struct {
-	Stream     string `json:"stream"`
-	Consumer   string `json:"consumer"`
-	StreamSeq  uint64 `json:"stream_seq"`
-	Deliveries uint64 `json:"deliveries"`
-}
-
-// AdvisorySubject returns the subject of the max-deliveries advisories of
-// a consumer.
-func AdvisorySubject(stream, consumer string) string {
-	return "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES." + stream + "." + consumer
-}
-
-// watchAdvisories handles max-deliveries advisories in a queue group, so
-// one worker of the fleet copies the request to the DLQ and deletes it
-// from INGEST: a request whose worker died on its last delivery would
-// otherwise sit in the WorkQueue forever.
-func (w *Worker) watchAdvisories() (*nats.Subscription, error) {
-	sub, err := w.nc.QueueSubscribe(AdvisorySubject(w.cfg.IngestStream, w.cfg.Consumer), "chunkstream-advisories",
-		func(m *nats.Msg) {
-			var adv maxDeliveriesAdvisory
-			if err := json.Unmarshal(m.Data, &adv); err != nil {
-				w.log.Error("bad max-deliveries advisory", "err", err)
-				return
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			if err := w.exhausted(ctx, adv); err != nil {
-				w.log.Error("exhausted request not dead-lettered", "stream_seq", adv.StreamSeq, "err", err)
-			}
-		})
-	if err != nil {
-		return nil, fmt.Errorf("worker: subscribe to advisories: %w", err)
-	}
-	return sub, nil
-}
-
-func (w *Worker) exhausted(ctx context.Context, adv maxDeliveriesAdvisory) error {
-	w.consMu.Lock()
-	ingest := w.top.Ingest
-	w.consMu.Unlock()
-	raw, err := ingest.GetMsg(ctx, adv.StreamSeq)
-	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		return nil // acked or terminated after all
-	}
-	if err != nil {
-		return fmt.Errorf("get request %d: %w", adv.StreamSeq, err)
-	}
-	dl := messages.DeadLetter{
-		Reason: fmt.Sprintf("delivered %d times without an ack (worker stopped or timed out on the last delivery)", adv.Deliveries),
-		Kind:   messages.KindExhausted, Cause: fault.CauseMaxDeliveries, Subject: raw.Subject, StreamSeq: adv.StreamSeq,
-		IngestSeq: ingestSeqOf(raw.Header, adv.StreamSeq), Deliveries: adv.Deliveries,
-	}
-	if err := w.deadLetter(ctx, raw.Data, raw.Header, dl); err != nil {
-		return err
-	}
-	// No redelivery follows an advisory: a failure to record is logged,
-	// and the request, safe in the DLQ, is deleted all the same (its
-	// record, left pending, reads as not done).
-	var req *messages.IngestRequest
-	if r, err := messages.DecodeIngest(raw.Header.Get(messages.HeaderContentType), raw.Data); err == nil {
-		req = &r
-	}
-	if err := w.recordFailure(ctx, req, raw.Header, raw.Data, dl); err != nil {
-		w.log.Warn("dead letter stored, failure not recorded", "stream_seq", adv.StreamSeq, "err", err)
-	}
-	w.m.DeadLetters.WithLabelValues(string(messages.KindExhausted), string(fault.CauseMaxDeliveries)).Inc()
-	w.m.Messages.WithLabelValues(string(OutcomeExhausted)).Inc()
-	if err := ingest.DeleteMsg(ctx, adv.StreamSeq); err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) {
-		return fmt.Errorf("delete request %d: %w", adv.StreamSeq, err)
-	}
-	w.log.Error("dead-lettered", "stream_seq", adv.StreamSeq, "subject", raw.Subject,
-		"num_delivered", adv.Deliveries, "outcome", OutcomeExhausted, "cause", fault.CauseMaxDeliveries)
-	if w.onResult != nil {
-		w.onResult(Result{Subject: raw.Subject, StreamSeq: adv.StreamSeq, Delivery: adv.Deliveries,
-			Outcome: OutcomeExhausted, Cause: fault.CauseMaxDeliveries, Err: errors.New(dl.Reason)})
-	}
-	return nil
 }

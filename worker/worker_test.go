@@ -26,6 +26,7 @@ import (
 	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/producer"
 	"github.com/chunkstream/chunkstream/worker"
+	"github.com/chunkstream/chunkstream/worker/subjectsink"
 )
 
 func TestSetupIdempotent(t *testing.T) {
@@ -313,7 +314,7 @@ func TestTransientSink(t *testing.T) {
 	cfg.BackoffBase = 150 * time.Millisecond
 	cfg.BackoffMax = 2 * time.Second
 	e := newEnv(t, cfg)
-	sink := &flakySink{fails: 2, inner: worker.NewSubjectSink(e.js, cfg.ChunksPrefix, 16)}
+	sink := &flakySink{fails: 2, inner: subjectsink.New(e.js, cfg.ChunksPrefix, 16)}
 	// No jitter: delays are exactly base·2^(n−1).
 	_, res, stop := e.startWorker(worker.Options{Sink: sink, Backoff: worker.Backoff{Base: cfg.BackoffBase, Max: cfg.BackoffMax, Rand: func() float64 { return 0.999 }}})
 	docs := markdownDocs(1)
@@ -474,6 +475,11 @@ func TestAdvisory(t *testing.T) {
 // same store; nothing is lost.
 func TestServerRestart(t *testing.T) {
 	cfg := testConfig()
+	// Deliveries whose acks the stopped server missed come back after
+	// AckWait: a short one keeps the test quick, and the test allows
+	// redeliveries (MaxDeliver is roomy).
+	cfg.AckWait = 2 * time.Second
+	cfg.MaxDeliver = 20
 	e := &env{t: t, dir: t.TempDir(), cfg: cfg}
 	port := testutil.FreePort(t)
 	e.ns = jstest.Start(t, e.dir, port)
@@ -486,7 +492,7 @@ func TestServerRestart(t *testing.T) {
 	testutil.WaitFor(t, 30*time.Second, "some progress", func() bool { return len(res.finals()) >= 10 })
 	e.ns.Shutdown()
 	e.ns.WaitForShutdown()
-	time.Sleep(300 * time.Millisecond)
+	testutil.WaitFor(t, 30*time.Second, "the worker's connection lost", func() bool { return !e.nc.IsConnected() })
 	e.ns = jstest.Start(t, e.dir, port)
 	t.Cleanup(func() { e.ns.Shutdown(); e.ns.WaitForShutdown() })
 	testutil.WaitFor(t, 90*time.Second, "INGEST drained", func() bool { return e.pendingIngest() == 0 })
@@ -624,7 +630,7 @@ func (s *readySink) Ready(context.Context) bool { return s.ready.Load() }
 // it is the sink alone that makes it unready.
 func TestReadyAsksSink(t *testing.T) {
 	e := newEnv(t, testConfig())
-	sink := &readySink{Sink: worker.NewSubjectSink(e.js, "chunks", 8)}
+	sink := &readySink{Sink: subjectsink.New(e.js, "chunks", 8)}
 	sink.ready.Store(true)
 	w, _, _ := e.startWorker(worker.Options{Sink: sink})
 	testutil.WaitFor(t, time.Minute, "the worker bound and ready", w.Ready)
@@ -638,26 +644,30 @@ func TestReadyAsksSink(t *testing.T) {
 	}
 }
 
-// TestDeadLetterPublishFails: when the dead letter cannot be stored the
-// request is NAKed, never dropped, and dead-lettered once the DLQ is back.
+// TestDeadLetterPublishFails: when the dead letter cannot be stored (the
+// DLQ stream is missing: no responders) the request is held as in an
+// outage, never NAKed nor dropped, and dead-lettered once the DLQ is
+// back, on its first delivery.
 func TestDeadLetterPublishFails(t *testing.T) {
-	cfg := testConfig()
-	cfg.MaxDeliver = 20
+	cfg := outageConfig()
 	e := newEnv(t, cfg)
 	ctx := context.Background()
 	if err := e.js.DeleteStream(ctx, cfg.DLQStream); err != nil {
 		t.Fatal(err)
 	}
-	_, res, _ := e.startWorker(worker.Options{})
+	w, res, _ := e.startWorker(worker.Options{})
 	seq := e.publishRaw("ingest.docs", []byte{0xc1}, "")
-	testutil.WaitFor(t, 20*time.Second, "a retry after the failed dead letter", func() bool {
+	testutil.WaitFor(t, 20*time.Second, "the request held after the failed dead letter", func() bool {
 		for _, r := range res.snapshot() {
-			if r.StreamSeq == seq && r.Outcome == worker.OutcomeRetried && strings.Contains(r.Err.Error(), "dead letter failed") {
+			if r.StreamSeq == seq && r.Outcome == worker.OutcomePaused && strings.Contains(r.Err.Error(), "dead letter failed") {
 				return true
 			}
 		}
 		return false
 	})
+	if w.Ready() {
+		t.Error("Ready() = true while dead letters cannot be stored")
+	}
 	if n := e.pendingIngest(); n != 1 {
 		t.Fatalf("INGEST holds %d requests, want the undelivered one", n)
 	}
@@ -665,6 +675,9 @@ func TestDeadLetterPublishFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	testutil.WaitFor(t, 20*time.Second, "dead letter", func() bool { return res.finals()[seq].Outcome == worker.OutcomePermanent })
+	if d := res.finals()[seq].Delivery; d != 1 {
+		t.Errorf("dead-lettered on delivery %d, want the first", d)
+	}
 	if n := len(e.streamMsgs(cfg.DLQStream)); n != 1 {
 		t.Errorf("%d dead letters, want 1", n)
 	}
@@ -713,7 +726,7 @@ func TestSupersededRedeliveryCleansUp(t *testing.T) {
 	e := newEnv(t, cfg)
 	old := e.publish("ingest.docs", messages.IngestRequest{V: 1, ID: "a.md", Content: []byte("# Old\n\nold text")}, "")
 	const newer = 1 << 20 // a version far ahead, started by "another worker"
-	sink := &cleanupSink{Sink: worker.NewSubjectSink(e.js, cfg.ChunksPrefix, 8), recs: worker.NewKVRecords(e.top.Docs), newer: newer}
+	sink := &cleanupSink{Sink: subjectsink.New(e.js, cfg.ChunksPrefix, 8), recs: worker.NewKVRecords(e.top.Docs), newer: newer}
 	_, res, _ := e.startWorker(worker.Options{Sink: sink})
 	testutil.WaitFor(t, 20*time.Second, "the old version settled", func() bool { _, ok := res.finals()[old]; return ok })
 	if r := res.finals()[old]; r.Outcome != worker.OutcomeSuperseded || r.Delivery != 2 {

@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 // Reference constants of fork compaction (docs/chunkers.md, "Paths and
@@ -15,8 +14,7 @@ const (
 	contextTailForBranch  = 3 // a trimmed path keeps this many shared messages
 )
 
-// msg is one message as the thread core sees it: ids already unique
-// within the thread, reply_to naming the parent (or empty).
+// msg is one message as the thread core sees it.
 type msg struct {
 	id      string // unique within the thread (dups renamed)
 	canonID string // the id before duplicate renaming (date-key tie-break)
@@ -31,7 +29,6 @@ type msg struct {
 	from    Address
 	to, cc  []Address
 
-	// Cached renderings, filled while chunking the thread.
 	labels, keys    []string // participant labels and their lowercase keys
 	fromS, toS, ccS string   // the block line's address texts
 	addrDone        bool
@@ -57,8 +54,7 @@ func cmpDateKey(a, b *msg) int {
 }
 
 // path is one root→leaf list of message indexes, with the fork link of a
-// trimmed path (a link the reference does not make; see the package
-// documentation).
+// trimmed path (see the package documentation).
 type path struct {
 	msgs      []int
 	trimmed   bool
@@ -66,8 +62,8 @@ type path struct {
 	sharedLen int // trimmed only: messages it shares with the kept path
 }
 
-// threadPaths turns the messages of one thread into paths: parents by
-// reply_to, one path per leaf, fork compaction.
+// threadPaths turns the messages of one thread into paths: one per leaf,
+// forks compacted.
 func threadPaths(ms []*msg) []path {
 	n := len(ms)
 	byID := make(map[string]int, n)
@@ -204,8 +200,8 @@ func leafPath(leaf int, parent []int) []int {
 	return rev
 }
 
-// compact implements fork compaction for the leaf paths
-// of one component, given in leaf order.
+// compact implements fork compaction for the leaf paths of one
+// component, given in leaf order.
 func compact(leafPaths [][]int, ms []*msg) []path {
 	if len(leafPaths) < 2 {
 		out := make([]path, len(leafPaths))
@@ -363,6 +359,3 @@ func cyclePath(comp []int, parent []int, ms []*msg) []int {
 	slices.Reverse(p)
 	return p
 }
-
-// runeLen counts characters (code points).
-func runeLen(s string) int { return utf8.RuneCountInString(s) }

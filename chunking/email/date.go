@@ -18,9 +18,9 @@ var zoneOffsets = map[string]int{
 	"mst": -7 * 3600, "mdt": -6 * 3600, "pst": -8 * 3600, "pdt": -7 * 3600,
 }
 
-// fastMailDate parses the usual RFC 5322 date forms — "[Www,] d Mon
-// yyyy hh:mm[:ss] (+hhmm|ZONE)" — without the error allocations of
-// trying layouts one after the other. ok is false for anything else.
+// fastMailDate parses the usual RFC 5322 date forms, "[Www,] d Mon yyyy
+// hh:mm[:ss] (+hhmm|ZONE)", obsolete zones at their RFC offsets and
+// two-digit years below 50 as 20xx; ok is false for anything else.
 func fastMailDate(s string) (time.Time, bool) {
 	f := strings.Fields(s)
 	if len(f) > 0 && strings.HasSuffix(f[0], ",") {

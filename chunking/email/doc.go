@@ -1,9 +1,9 @@
-// Package email chunks mailboxes into conversation windows (modelled on
-// benchmax's EmailChunker, with its bugs fixed): messages are threaded
-// over the whole mailbox, each thread
-// yields one path per leaf (root → leaf), forks are compacted, and each
-// path is cut into overlapping windows of at most max_emails_per_chunk
-// messages and max_chars characters, header included.
+// Package email chunks mailboxes into conversation windows (benchmax's
+// EmailChunker with its bugs fixed): messages are threaded over the whole
+// mailbox, each thread yields one path per leaf (root → leaf), forks are
+// compacted, and each path is cut into overlapping windows of at most
+// max_emails_per_chunk messages and max_chars characters, header
+// included.
 //
 // # Use
 //
@@ -12,28 +12,23 @@
 //	c, err := email.New(cfg)
 //	chunks, warnings, err := c.ChunkFolder(ctx, "mail/") // one mailbox
 //
-// Config holds max_emails_per_chunk, max_chars and overlap_emails (the
-// reference's parameters) and strip_quotes and mboxo (chunkstream's own)
-// as fields; New validates it. Chunk chunks one document (a whole
-// mailbox) and is pure; ChunkFunc hands out the same chunks thread by
-// thread and stops soon after its context ends (it looks at the context
-// between messages and threads and while quotes are matched); ChunkFile
-// reads one file; ChunkFolder reads a folder, a Maildir or an mbox as one
-// mailbox; ChunkMailbox chunks documents already in memory as ChunkFolder
-// would chunk the folder holding them.
+// Config holds the reference's max_emails_per_chunk, max_chars and
+// overlap_emails and chunkstream's own strip_quotes and mboxo. Chunk
+// chunks one document (a whole mailbox); ChunkFunc hands out the same
+// chunks thread by thread; ChunkFile reads one file; ChunkFolder reads a
+// folder, a Maildir or an mbox as one mailbox; ChunkMailbox chunks
+// documents in memory as ChunkFolder would chunk their folder.
 //
 // # Inputs
 //
 // A document is one mailbox: an mbox (Format "mbox"), one message
 // ("eml"), or canonical rows ("email-json": a JSON array or JSON Lines of
 // {id, thread_id, date, subject, body, from, to, cc, reply_to}).
-// ChunkFolder and ReadMailbox also read folders: a folder of .eml files (walked
-// recursively, in lexical order; *.mbox/*.mboxrd files and Maildirs inside
-// it join the same mailbox) or a Maildir (cur/ and new/, by file name;
-// tmp/ holds deliveries in progress and is skipped). Outlook .pst/.msg
-// files are not read: convert them first with readpst (`readpst -r -o out
-// file.pst` writes mbox files; `readpst -M` writes one .eml per message),
-// then chunk the result.
+// ChunkFolder and ReadMailbox also read a folder of .eml files (recursive,
+// lexical order; mbox files and Maildirs inside join the mailbox) and a
+// Maildir (cur/ and new/ by file name; tmp/ skipped). Outlook .pst/.msg
+// files are not read: convert them with readpst (`readpst -r -o out
+// file.pst` writes mbox files, `readpst -M` one .eml per message).
 //
 // # Decisions the reference leaves open
 //
@@ -42,11 +37,10 @@
 //     mboxo (^>From  only), and takes as From_ line a line starting with
 //     "From " at the start of the file or after a blank line. Text before
 //     the first From_ line is read as a message, with a warning.
-//     WriteMbox writes mboxrd ("From <sender> <asctime UTC>"). An .eml that
-//     starts with a From_ line, as one saved from
-//     an mbox may, has it dropped; a message split from an mbox keeps a
-//     "From " line that follows its separator, as content, so writing it
-//     with WriteMbox and reading it back gives the same message.
+//     WriteMbox writes mboxrd ("From <sender> <asctime UTC>"). An .eml
+//     starting with a From_ line has it dropped; a message split from an
+//     mbox keeps a "From " line after its separator as content, so
+//     WriteMbox and reading back give the same message.
 //   - MIME (go-message v0.18.2): text/plain is preferred in
 //     multipart/alternative, else the HTML part is converted to text
 //     (block elements and <br> break lines; script/style dropped); in
@@ -68,28 +62,25 @@
 //   - Dates: RFC 5322 read leniently (comments, missing weekday, two-digit
 //     years); the obsolete zone names (UT, GMT, EST … PDT) keep their RFC
 //     offsets; no zone counts as UTC. The ISO form keeps the sender's
-//     offset, "-0000" shows as "+00:00". Canonical rows: the reference's datetime.fromisoformat
-//     forms (date only, T or space separator, optional fraction, Z or
-//     offset); date10 is the first 10 characters when they are YYYY-MM-DD,
-//     else the date is unknown.
+//     offset ("-0000" shows as "+00:00").
+//     Canonical rows: datetime.fromisoformat's forms (date only, T or
+//     space, optional fraction, Z or offset); date10 is the first 10
+//     characters when they are YYYY-MM-DD, else the date is unknown.
 //   - Threading links in two passes over the mailbox. First every
 //     message's own parent (refused when it closes a loop), then the
 //     References chains of the messages whose own link was made: the chain
-//     up to the parent (the parent appended when References lacks it),
-//     walked from the parent upwards, stopping at the first link it cannot
-//     add (an ancestor with a parent already, a loop). So a message's own
-//     parent always wins over a link inferred from another message's
-//     References, whatever their mailbox order, and inferred links hang
-//     under the message that implies them. Links are only ever added, so
-//     every decision looks at links within its own thread: this keeps
-//     each thread's structure independent of other threads. (Linking each
-//     message with its chain in one pass let an inferred link refuse a
-//     later message's own link as a loop and then be replaced, leaving
-//     the refusal behind.) Placeholders between two messages are
-//     skipped (JWZ pruning): the reply hangs under the nearest message
-//     ancestor. A placeholder at the top gives its id as thread_id even
-//     with one child. Loop checks walk at most 10000 ancestors (deeper
-//     links are refused, with a warning).
+//     up to the parent (appended when References lacks it), walked from
+//     the parent upwards, stopping at the first link it cannot add (an
+//     ancestor with a parent already, a loop). So a message's own parent
+//     always wins over a link inferred from another message's References,
+//     whatever the mailbox order, and inferred links hang under the
+//     message that implies them. Links are only ever added, so every
+//     decision looks at links within its own thread: each thread's
+//     structure is independent of the others. Placeholders between two
+//     messages are skipped (JWZ pruning): the reply hangs under the
+//     nearest message ancestor. A placeholder at the top gives its id as
+//     thread_id even with one child. Loop checks walk at most 10000
+//     ancestors (deeper links are refused, with a warning).
 //   - Subject fallback: reply-style subjects are Re/Fwd/Fw/AW/SV/VS/WG/TR/
 //     RIF/ODP/Antw (optionally numbered, "Re[2]:"), after list tags such as
 //     "[USRP-users]"; the normalised subject drops list tags and those
@@ -114,14 +105,12 @@
 //     (or, for fewer than four words, the whole word sequence) occur in
 //     the 20 nearest ancestors, quote markers and ASCII case ignored (the
 //     ancestors' shingles are kept in Bloom filters: about 1.4% false
-//     positives). strip_quotes (Config.StripQuotes) says which messages
-//     are stripped: "auto" (StripAuto, the default) strips real mail and
-//     keeps canonical rows as given, true (StripAlways) strips both, false
-//     (StripNever) neither. A message with
+//     positives). strip_quotes says which messages are stripped: "auto"
+//     (StripAuto, the default) real mail but not canonical rows, true
+//     (StripAlways) both, false (StripNever) neither. A message with
 //     author text between two quoted blocks (an interleaved reply) keeps
 //     all its '>' blocks. The signature is the last "-- " line and below,
-//     unless a diff hunk follows it (a patch). Canonical rows are not
-//     stripped unless strip_quotes is true.
+//     unless a diff hunk follows it (a patch).
 //   - Over-long single messages (max_chars Fix): the body is cut at a word
 //     boundary and ends " [truncated]". Only when the header lines leave no
 //     room are the subject, participants, From, To and Cc shortened, each
@@ -129,33 +118,25 @@
 //   - A trimmed fork path hangs under the kept path it was compared with
 //     (the first kept path with the longest shared prefix); that window
 //     lists it in child_chunk_ids after its own path's children.
-//   - Spans (chunking.Span): a chunk's span lists the Message-IDs of the
-//     messages it holds, in the chunk's order (the ids as the messages
-//     give them, the missing-id-… ids of messages without one, a row's
-//     id); it has no byte range, since a window's text is decoded and
-//     rendered, and its messages may come from several files.
+//   - Spans (chunking.Span) list the Message-IDs of the chunk's messages
+//     in order (missing-id-… for messages without one, a row's id); no
+//     byte range, since the text is decoded and may span several files.
 //   - Warnings carry the file and line (mbox From_ line, JSON row line) or
 //     the Message-ID; threading warnings name the message they concern.
 //
 // # Speed
 //
-// ParseOnly is the baseline of `chunk bench -parse-only`: go-message's mail
-// reader decoding the headers a chunker needs and every part. The whole
-// chunker stays within a small multiple of it (BenchmarkParseOnly,
-// BenchmarkChunkMailbox, and BenchmarkSpeedRatio, which times both side
-// by side and reports their ratio and each stage's share) and is linear
-// in the mailbox (BenchmarkScale, BenchmarkScaleRatio,
-// BenchmarkAdversarial). TestBenchResult with EMAIL_BENCH_DIR=DIR prints
-// the RESULT lines `chunk bench` prints, for the whole-mailbox chunker
-// and the baseline.
+// ParseOnly, the baseline of `chunk bench -parse-only`, is go-message's
+// mail reader decoding the headers the chunker needs and every part. The
+// chunker stays within a small multiple of it (BenchmarkSpeedRatio times
+// both side by side and reports each stage's share) and is linear in the
+// mailbox (BenchmarkScale, BenchmarkScaleRatio, BenchmarkAdversarial).
+// TestBenchResult with EMAIL_BENCH_DIR=DIR prints `chunk bench` lines.
 //
 // # Sharding
 //
 // ReadMailbox and Threads split a mailbox into threads; WriteMbox writes a
-// thread as mboxrd. Chunking that mbox alone gives the same chunks as the
-// thread gets in the whole mailbox: ids, windows and metadata depend on
-// the thread's messages only (tested on the corpus).
-//
-// Chunker is immutable and safe for concurrent use; Chunk is pure. The
-// mailbox helpers take a context.Context and read files.
+// thread as mboxrd. Chunking that mbox alone gives the chunks the thread
+// gets in the whole mailbox: ids, windows and metadata depend on the
+// thread's messages only (tested on the corpus).
 package email

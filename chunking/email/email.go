@@ -13,7 +13,6 @@ import (
 	"github.com/chunkstream/chunkstream/chunking/internal/poll"
 )
 
-// Bounds of the configuration.
 const minMaxChars = 256
 
 // Document formats the chunker reads.
@@ -23,8 +22,8 @@ const (
 	formatEmailJSON = "email-json"
 )
 
-// QuoteStripping says which messages have their quoted history and
-// signature removed (see the package documentation).
+// QuoteStripping says which messages lose their quoted history and
+// signature.
 type QuoteStripping int
 
 const (
@@ -37,8 +36,8 @@ const (
 	StripNever
 )
 
-// String returns the value as the strip_quotes option writes it: "auto",
-// "true" or "false".
+// String returns the value as strip_quotes writes it: "auto", "true" or
+// "false".
 func (q QuoteStripping) String() string {
 	switch q {
 	case StripAuto:
@@ -51,12 +50,8 @@ func (q QuoteStripping) String() string {
 	return fmt.Sprintf("QuoteStripping(%d)", int(q))
 }
 
-// Config is the email chunker's configuration. MaxEmailsPerChunk,
-// MaxChars and OverlapEmails are the reference EmailChunker's parameters
-// of the same names; StripQuotes and Mboxo are chunkstream's own.
-// DefaultConfig holds the defaults. Zero is a value like any other (no
-// overlap): start from DefaultConfig and change the fields you mean to
-// change.
+// Config is the email chunker's configuration; start from DefaultConfig.
+// StripQuotes and Mboxo are chunkstream's own, the others the reference's.
 type Config struct {
 	// MaxEmailsPerChunk (max_emails_per_chunk, default 10): the most
 	// messages in one chunk; at least 1.
@@ -68,25 +63,22 @@ type Config struct {
 	// between consecutive windows of a path; at least 0 (at most
 	// MaxEmailsPerChunk-1 take effect).
 	OverlapEmails int
-	// StripQuotes (strip_quotes, default StripAuto, written "auto"; true
-	// is StripAlways, false StripNever): which messages lose quoted
-	// history matching an ancestor, and their signature.
+	// StripQuotes (strip_quotes, default StripAuto): which messages lose
+	// quoted history matching an ancestor, and their signature.
 	StripQuotes QuoteStripping
 	// Mboxo (mboxo, default false): read mbox files as mboxo (only
 	// ">From " is unescaped) instead of mboxrd.
 	Mboxo bool
 }
 
-// DefaultConfig returns the defaults: the reference's 10 messages, 2048
-// characters and 2 messages of overlap; quotes stripped from real mail;
-// mboxrd.
+// DefaultConfig returns the defaults: 10 messages, 2048 characters, 2
+// messages of overlap, quotes stripped from real mail, mboxrd.
 func DefaultConfig() Config {
 	return Config{MaxEmailsPerChunk: 10, MaxChars: 2048, OverlapEmails: 2}
 }
 
-// Validate checks max_emails_per_chunk ≥ 1, max_chars ≥ 256,
-// overlap_emails ≥ 0 and a known strip_quotes value. A violation wraps
-// chunking.ErrInvalidOptions and names the field by its parameter name.
+// Validate checks the bounds above; an error wraps
+// chunking.ErrInvalidOptions and names the parameter.
 func (cfg Config) Validate() error {
 	switch {
 	case cfg.MaxEmailsPerChunk < 1:
@@ -101,8 +93,8 @@ func (cfg Config) Validate() error {
 	return nil
 }
 
-// Chunker chunks mailboxes into thread-path windows. It is immutable and
-// safe for concurrent use.
+// Chunker chunks mailboxes into thread-path windows. It is safe for
+// concurrent use.
 type Chunker struct {
 	cfg     Config
 	overlap int // effective: min(OverlapEmails, MaxEmailsPerChunk-1)
@@ -123,8 +115,8 @@ func (c *Chunker) Config() Config { return c.cfg }
 // .mboxrd (ChunkFolder also reads Maildirs and .mbx files).
 func Extensions() []string { return []string{".eml", ".mbox", ".mboxrd"} }
 
-// formatOf returns the document format: doc.Format when set, else the one
-// doc.Path's extension names (.mbox/.mboxrd, .eml, .json/.jsonl), else "".
+// formatOf returns doc.Format, else the format doc.Path's extension
+// names, else "".
 func formatOf(doc chunking.Document) string {
 	if doc.Format != "" {
 		return doc.Format
@@ -142,27 +134,20 @@ func formatOf(doc chunking.Document) string {
 
 // Chunk chunks one document, which is one mailbox: an mbox (Format
 // "mbox", or a .mbox/.mboxrd/.mbx Path), one message ("eml", .eml) or
-// canonical rows ("email-json", .json/.jsonl: a JSON array or JSON
-// Lines). Any other format wraps chunking.ErrUnsupportedFormat. Chunk is
-// pure: it is ChunkFunc with a context that never ends, collecting the
-// chunks.
+// canonical rows ("email-json", .json/.jsonl). Any other format wraps
+// chunking.ErrUnsupportedFormat.
 func (c *Chunker) Chunk(doc chunking.Document) ([]chunking.Chunk, []chunking.Warning, error) {
 	return fileio.Collect(c.ChunkFunc)(context.Background(), doc)
 }
 
-// ChunkFunc is Chunk handing out the chunks one at a time: it calls yield
-// with each chunk in order (the same chunks Chunk returns), thread by
-// thread, and stops early when yield returns false. The whole mailbox is
-// read and threaded before the first chunk. It looks at ctx between
-// messages and threads and while quotes are matched, and when ctx ends
-// returns an error wrapping ctx's error. Warnings are returned at the
-// end.
+// ChunkFunc is Chunk handing out the chunks one at a time, thread by
+// thread, after reading and threading the whole mailbox (see
+// chunking.StreamChunker).
 func (c *Chunker) ChunkFunc(ctx context.Context, doc chunking.Document, yield func(chunking.Chunk) bool) ([]chunking.Warning, error) {
 	return c.chunkPolled(poll.New(ctx), doc, yield)
 }
 
-// chunkPolled is ChunkFunc counting its work on pl and stopping when pl
-// sees its context end (tests read the count and end it at will).
+// chunkPolled is ChunkFunc polling pl (tests read its count and end it).
 func (c *Chunker) chunkPolled(pl *poll.Poller, doc chunking.Document, yield func(chunking.Chunk) bool) ([]chunking.Warning, error) {
 	name := doc.Path
 	if name == "" {
@@ -188,8 +173,7 @@ func (c *Chunker) chunkPolled(pl *poll.Poller, doc chunking.Document, yield func
 	return warns, err
 }
 
-// strip reports whether quotes are stripped; real is false for canonical
-// rows.
+// strip reports whether quotes are stripped; real is false for rows.
 func (c *Chunker) strip(real bool) bool {
 	switch c.cfg.StripQuotes {
 	case StripAlways:
@@ -200,8 +184,7 @@ func (c *Chunker) strip(real bool) bool {
 	return real
 }
 
-// rowsFunc chunks a document of canonical rows, passing the chunks to
-// yield.
+// rowsFunc chunks a document of canonical rows.
 func (c *Chunker) rowsFunc(doc chunking.Document, pl *poll.Poller, yield func(chunking.Chunk) bool) ([]chunking.Warning, error) {
 	rows, warns, err := parseRows(doc.Path, doc.Content)
 	if err != nil {
@@ -248,23 +231,17 @@ func yieldAll(chunks []chunking.Chunk, md chunking.Metadata, pl *poll.Poller, yi
 	return true
 }
 
-// ChunkFile reads and chunks one file as Chunk does: an mbox, an .eml
-// message or a file of canonical rows, its format following the
-// extension. To read a folder, a Maildir, or an mbox without a mail
-// extension as one mailbox, use ChunkFolder. It stops, as ChunkFunc
-// does, when ctx ends.
+// ChunkFile reads and chunks one file as Chunk does, its format following
+// the extension; ChunkFolder reads folders, Maildirs and mboxes without
+// a mail extension.
 func (c *Chunker) ChunkFile(ctx context.Context, p string) ([]chunking.Chunk, []chunking.Warning, error) {
 	return fileio.File(ctx, "email", p, fileio.Collect(c.ChunkFunc))
 }
 
-// ChunkFolder chunks the mailbox at path as one mailbox: a folder
-// (walked recursively in lexical order: .eml files, Maildirs, .mbox,
-// .mboxrd and .mbx files), a Maildir, an mbox file (by extension or by a
-// first line starting "From "), one .eml file, or a .json/.jsonl file of
-// canonical rows. Messages are threaded across the whole mailbox, so a
-// reply in one file joins its thread in another. Problems inside
-// messages are warnings; the error is for a path that cannot be read or
-// the end of ctx.
+// ChunkFolder chunks the mailbox at path (see ReadMailbox), or a
+// .json/.jsonl file of canonical rows. Messages are threaded across the
+// whole mailbox. Problems inside messages are warnings; the error is for
+// a path that cannot be read or the end of ctx.
 func (c *Chunker) ChunkFolder(ctx context.Context, path string) ([]chunking.Chunk, []chunking.Warning, error) {
 	if st, err := os.Stat(path); err == nil && !st.IsDir() && formatOf(chunking.Document{Path: path}) == formatEmailJSON {
 		data, err := os.ReadFile(path)
@@ -286,13 +263,11 @@ func (c *Chunker) ChunkFolder(ctx context.Context, path string) ([]chunking.Chun
 	return out, append(warns, w...), nil
 }
 
-// ChunkMailbox chunks documents already in memory as one mailbox, as
-// ChunkFolder chunks the files of a folder (give them in the order the
-// folder walk would): mbox documents are split, others read as one
-// message each, and the messages of all of them are threaded together.
-// Documents of canonical rows are chunked each on its own, first. It is
-// ChunkFolder without the file reading, for callers that time the
-// chunker without I/O.
+// ChunkMailbox chunks documents in memory as one mailbox, as ChunkFolder
+// chunks a folder's files (give them in walk order): mbox documents are
+// split, others read as one message each, and all are threaded together;
+// documents of canonical rows are chunked each on its own, first. It
+// lets callers time the chunker without I/O.
 func (c *Chunker) ChunkMailbox(docs []chunking.Document) ([]chunking.Chunk, []chunking.Warning, error) {
 	pl := new(poll.Poller)
 	var mail []chunking.Document
@@ -316,7 +291,6 @@ func (c *Chunker) ChunkMailbox(docs []chunking.Document) ([]chunking.Chunk, []ch
 	return out, append(append(warns, w...), w2...), nil
 }
 
-// Chunker implements chunking.Chunker and chunking.StreamChunker.
 var (
 	_ chunking.Chunker       = (*Chunker)(nil)
 	_ chunking.StreamChunker = (*Chunker)(nil)

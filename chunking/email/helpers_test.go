@@ -37,3 +37,18 @@ func chunkPath(t testing.TB, path string) ([]chunking.Chunk, []chunking.Warning,
 	}
 	return c.ChunkFolder(context.Background(), path)
 }
+
+// readEML reads one message file as a mailbox of one message.
+func readEML(name string, data []byte) (*Mailbox, []chunking.Warning) {
+	return new(reader).parseEML(name, data)
+}
+
+// readMbox splits an mbox and reads its messages.
+func readMbox(name string, data []byte, mboxo bool) (*Mailbox, []chunking.Warning) {
+	return new(reader).parseMbox(name, data, mboxo, new(poll.Poller))
+}
+
+// parseMessage reads one raw message.
+func parseMessage(file string, line int, raw []byte) (*Message, []chunking.Warning) {
+	return new(reader).parse(file, line, withoutFromLine(normalizeNewlines(raw)))
+}

@@ -20,16 +20,16 @@ var paragraphTags = map[string]bool{
 	"blockquote": true, "pre": true, "table": true, "ul": true, "ol": true, "hr": true,
 }
 
-// htmlToText converts HTML to plain text with golang.org/x/net/html:
-// block elements and <br> become line breaks, script, style and head are
-// dropped, whitespace is collapsed outside <pre>.
+// htmlToText converts HTML to plain text: block elements and <br> break
+// lines, script, style and head are dropped, whitespace is collapsed
+// outside <pre>.
 func htmlToText(s string) string {
 	z := html.NewTokenizer(strings.NewReader(s))
 	var sb strings.Builder
 	skip, pre := 0, 0
 	pendingSpace := false
-	// lineBreak starts a new line unless one is started; paragraph-like
-	// elements also leave a blank line.
+	// lineBreak starts a new line unless one is started, and a blank line
+	// when blank.
 	lineBreak := func(blank bool) {
 		pendingSpace = false
 		str := sb.String()
@@ -109,8 +109,7 @@ func endsNewline(sb *strings.Builder) bool {
 	return s == "" || s[len(s)-1] == '\n'
 }
 
-// tidyText trims every line's trailing spaces and keeps at most one blank
-// line in a row.
+// tidyText trims trailing spaces and runs of blank lines.
 func tidyText(s string) string {
 	lines := strings.Split(s, "\n")
 	out := make([]string, 0, len(lines))

@@ -16,20 +16,18 @@ import (
 	"github.com/chunkstream/chunkstream/chunking/internal/poll"
 )
 
-// Mailbox is the messages of one mailbox (an mbox, a Maildir, a folder of
-// .eml files, or one .eml file) in mailbox order: file order, then order
-// within a file.
+// Mailbox is the messages of one mailbox in mailbox order: file order,
+// then order within a file.
 type Mailbox struct {
 	Messages []*Message
 }
 
 // ReadMailbox reads the mailbox at path: a folder (walked recursively, in
-// lexical order: *.eml files, Maildirs, *.mbox, *.mboxrd and *.mbx
-// files), a Maildir, an mbox file (by extension, or by a first line
-// starting "From ") or one .eml file. mboxo reads mbox files as mboxo
-// (only ">From " is unescaped) instead of mboxrd, as Config.Mboxo does.
-// Problems inside messages are warnings; the error is for a path that
-// cannot be read at all or the end of ctx.
+// lexical order: .eml files, Maildirs, .mbox, .mboxrd and .mbx files), a
+// Maildir, an mbox file (by extension, or by a first line starting
+// "From ") or one .eml file; mboxo is Config.Mboxo. Problems inside
+// messages are warnings; the error is for a path that cannot be read or
+// the end of ctx.
 func ReadMailbox(ctx context.Context, path string, mboxo bool) (*Mailbox, []chunking.Warning, error) {
 	st, err := os.Stat(path)
 	if err != nil {
@@ -62,10 +60,9 @@ func ReadMailbox(ctx context.Context, path string, mboxo bool) (*Mailbox, []chun
 		return nil
 	}
 	if !st.IsDir() {
-		kind := formatEML
-		if formatOf(chunking.Document{Path: path}) == formatMbox {
-			kind = formatMbox
-		} else if formatOf(chunking.Document{Path: path}) != formatEML {
+		kind := formatOf(chunking.Document{Path: path})
+		if kind != formatMbox && kind != formatEML {
+			kind = formatEML
 			if looksLikeMbox(path) {
 				kind = formatMbox
 			}
@@ -137,9 +134,8 @@ func isMaildir(p string) bool {
 	return true
 }
 
-// maildirFiles lists the messages of a Maildir: the files of cur/ and new/
-// (tmp/ holds deliveries in progress), ordered by file name, which starts
-// with the delivery time.
+// maildirFiles lists the files of a Maildir's cur/ and new/ by file name,
+// which starts with the delivery time.
 func maildirFiles(dir string) []string {
 	var files []string
 	for _, sub := range []string{"cur", "new"} {
@@ -157,27 +153,14 @@ func maildirFiles(dir string) []string {
 	return files
 }
 
-// readEML reads one message file as a mailbox of one message.
-func readEML(name string, data []byte) (*Mailbox, []chunking.Warning) {
-	return new(reader).parseEML(name, data)
-}
-
 func (rd *reader) parseEML(name string, data []byte) (*Mailbox, []chunking.Warning) {
 	m, w := rd.parse(name, 0, withoutFromLine(normalizeNewlines(data)))
 	return &Mailbox{Messages: []*Message{m}}, w
 }
 
-// readMbox splits an mbox and reads its messages. A From_ line is a line
-// starting with "From " at the start of the file or after a blank line;
-// line endings become LF; mboxrd removes one '>' from lines matching
-// ^>+From , mboxo only from ^>From . Text before the first From_ line (or
-// a file with none) is read as one message, with a warning.
-func readMbox(name string, data []byte, mboxo bool) (*Mailbox, []chunking.Warning) {
-	return new(reader).parseMbox(name, data, mboxo, new(poll.Poller))
-}
-
-// parseMbox is readMbox with rd's buffer; it stops early when pl sees its
-// context end (the caller then reports pl.Err()).
+// parseMbox splits an mbox (splitMbox) and reads its messages; text
+// before the first From_ line is read as a message, with a warning. It
+// stops early when pl sees its context end.
 func (rd *reader) parseMbox(name string, data []byte, mboxo bool, pl *poll.Poller) (*Mailbox, []chunking.Warning) {
 	mb := &Mailbox{}
 	var warns []chunking.Warning
@@ -196,15 +179,17 @@ func (rd *reader) parseMbox(name string, data []byte, mboxo bool, pl *poll.Polle
 	return mb, warns
 }
 
-// rawMessage is one message of an mbox: the line of its From_ line (0 for
-// text before any From_ line) and its bytes, unescaped, LF line endings.
+// rawMessage is one message of an mbox: its From_ line's number (0 for
+// text before any) and its bytes, unescaped, LF line endings.
 type rawMessage struct {
 	Line int
 	Data []byte
 }
 
-// splitMbox splits an mbox into raw messages (see readMbox). Messages
-// without escaped lines share data's bytes (after CRLF normalisation).
+// splitMbox splits an mbox into raw messages: a From_ line starts with
+// "From " at the start of the file or after a blank line; line endings
+// become LF; mboxrd removes one '>' from lines matching ^>+From , mboxo
+// only from ^>From . Messages without escaped lines share data's bytes.
 func splitMbox(data []byte, mboxo bool) []rawMessage {
 	data = normalizeNewlines(data)
 	var out []rawMessage
@@ -275,9 +260,9 @@ func splitMbox(data []byte, mboxo bool) []rawMessage {
 	return out
 }
 
-// WriteMbox writes messages as an mboxrd file: a From_ line ("From
-// <sender or MAILER-DAEMON> <asctime UTC of Date>"), the raw message with
-// lines matching ^>*From  given one more '>', and a blank line.
+// WriteMbox writes messages as an mboxrd file: for each, a From_ line
+// ("From <sender or MAILER-DAEMON> <asctime UTC of Date>"), the raw
+// message with lines matching ^>*From  given one more '>', a blank line.
 func WriteMbox(w io.Writer, msgs []*Message) error {
 	var buf bytes.Buffer
 	for _, m := range msgs {
@@ -316,9 +301,8 @@ func WriteMbox(w io.Writer, msgs []*Message) error {
 	return nil
 }
 
-// mailboxOf reads documents already in memory as one mailbox, in the
-// given order: mbox documents are split, others read as one message each.
-// It stops early when pl sees its context end.
+// mailboxOf reads documents in memory as one mailbox, in order: mbox
+// documents are split, others read as one message each.
 func mailboxOf(docs []chunking.Document, mboxo bool, pl *poll.Poller) (*Mailbox, []chunking.Warning) {
 	mb := &Mailbox{}
 	var warns []chunking.Warning

@@ -23,45 +23,38 @@ import (
 )
 
 // Limits against mail bombs: past them the rest of a message is skipped
-// with a warning; the message and the mailbox are kept.
+// with a warning.
 const (
 	maxMIMEDepth    = 16      // nesting of multipart entities
 	maxMIMEParts    = 256     // entities visited in one message
 	maxBodyBytes    = 4 << 20 // decoded text kept from one message
 	maxHeaderBytes  = 1 << 20 // header block of one message
-	maxAncestorWalk = 10000   // loop checks give up (refusing the link) past this depth
+	maxAncestorWalk = 10000   // loop checks refuse links past this depth
 )
 
 // Message is one message of a mailbox, read and MIME-decoded.
 type Message struct {
-	// File is the file the message came from; Line the line of its From_
-	// line in an mbox (0 for a single-message file).
+	// File is the file the message came from; Line its From_ line in an
+	// mbox (0 for a single-message file).
 	File string
 	Line int
 	// Raw is the message as read: LF line endings, mbox escaping removed.
 	Raw []byte
-
 	// MessageID is the first <…> token of Message-ID (else a bare x@y),
-	// without brackets; a message without one gets
-	// "missing-id-<sha256 of Raw without surrounding whitespace, 16 hex>".
+	// without brackets, or missing-id-… (see the package documentation).
 	MessageID string
-	// InReplyTo and References are the ids of those headers, read
-	// leniently, without brackets.
+	// InReplyTo and References are those headers' ids, read leniently.
 	InReplyTo  []string
 	References []string
-
-	// Date is the Date header as an instant with the sender's offset;
-	// HasDate is false when it is absent or unreadable.
+	// Date has the sender's offset; HasDate is false when it is absent or
+	// unreadable.
 	Date    time.Time
 	HasDate bool
-	// Subject is the decoded Subject header.
 	Subject string
-	// From, To and Cc are the decoded addresses; From has mailing-list
-	// rewriting ("Name via List <list@…>") undone.
+	// From has mailing-list rewriting ("Name via List <list@…>") undone.
 	From   Address
 	To, Cc []Address
-	// Body is the decoded text: text/plain preferred, HTML converted,
-	// attachments skipped, LF line endings.
+	// Body is the decoded text (see the package documentation, "MIME").
 	Body string
 }
 
@@ -74,7 +67,7 @@ func (m *Message) isoDate() string {
 }
 
 // parseIDs extracts message ids leniently: every <…> token, else every
-// bare x@y token; ids are returned without brackets, whitespace removed.
+// bare x@y token, without brackets and whitespace.
 func parseIDs(s string) []string {
 	var out []string
 	rest := s
@@ -136,13 +129,7 @@ func stripComments(s string) string {
 	return sb.String()
 }
 
-// parseMessage reads one raw message. It never fails: problems become
-// warnings and the message keeps what could be read.
-func parseMessage(file string, line int, raw []byte) (m *Message, warns []chunking.Warning) {
-	return new(reader).parse(file, line, withoutFromLine(normalizeNewlines(raw)))
-}
-
-// reader reads messages one after another, reusing its buffer.
+// reader reads messages, reusing its buffer.
 type reader struct {
 	src bytes.Reader
 	buf *bufio.Reader
@@ -172,12 +159,9 @@ func (r *reader) entity(raw []byte) (*message.Entity, error) {
 }
 
 // withoutFromLine returns raw without its first line if that is a From_
-// line: an .eml saved from an mbox may still start with one. ("From :"
-// with a space is the obsolete header syntax, not a From_ line.) Messages
-// split from an mbox never go through it: their From_ line was the
-// separator, and a "From " line after it is content (WriteMbox escapes
-// it), so stripping it there would lose it when the message is written
-// and read again.
+// line, as an .eml saved from an mbox may start ("From :" is the obsolete
+// header syntax). Messages split from an mbox never go through it: a
+// "From " line after their separator is content.
 func withoutFromLine(raw []byte) []byte {
 	if bytes.HasPrefix(raw, []byte("From ")) && !bytes.HasPrefix(bytes.TrimLeft(raw[5:], " \t"), []byte(":")) {
 		if i := bytes.IndexByte(raw, '\n'); i >= 0 {
@@ -187,6 +171,8 @@ func withoutFromLine(raw []byte) []byte {
 	return raw
 }
 
+// parse reads one raw message. It never fails: problems become warnings
+// and the message keeps what could be read.
 func (r *reader) parse(file string, line int, raw []byte) (m *Message, warns []chunking.Warning) {
 	raw = normalizeNewlines(raw)
 	m = &Message{File: file, Line: line, Raw: raw}
@@ -285,8 +271,7 @@ var mailDateLayouts = []string{
 	time.RFC3339,
 }
 
-// parseMailDate reads an RFC 5322 date leniently (comments, missing day
-// names, two-digit years, named zones).
+// parseMailDate reads an RFC 5322 date leniently.
 func parseMailDate(v string) (time.Time, bool) {
 	if t, ok := fastMailDate(stripComments(v)); ok {
 		return t, true
@@ -311,9 +296,6 @@ func addressList(h gomail.Header, key string, warn func(string, ...any)) []Addre
 	if strings.TrimSpace(v) == "" {
 		return nil
 	}
-	if as, ok := fastAddresses(v); ok {
-		return as
-	}
 	if as, err := h.AddressList(key); err == nil {
 		out := make([]Address, 0, len(as))
 		for _, a := range as {
@@ -328,48 +310,8 @@ func addressList(h gomail.Header, key string, warn func(string, ...any)) []Addre
 	return lenientAddresses(toUTF8(text))
 }
 
-// fastAddresses reads the plain forms — "Name <a@b>", "<a@b>", "a@b",
-// comma-separated — of ASCII address lists without quotes, comments,
-// encoded words or groups; ok is false for anything else.
-func fastAddresses(v string) ([]Address, bool) {
-	for i := 0; i < len(v); i++ {
-		switch c := v[i]; {
-		case c >= 0x80, c == '"', c == '(', c == ')', c == '\\', c == ';', c == ':', c == '[':
-			return nil, false
-		case c == '=' && i+1 < len(v) && v[i+1] == '?':
-			return nil, false
-		}
-	}
-	var out []Address
-	for p := range strings.SplitSeq(v, ",") {
-		p = strings.TrimSpace(p)
-		if p == "" {
-			continue
-		}
-		var a Address
-		if i := strings.IndexByte(p, '<'); i >= 0 {
-			j := strings.IndexByte(p, '>')
-			if j < i || j != len(p)-1 || strings.Count(p, "<") != 1 {
-				return nil, false
-			}
-			a.Name = strings.Join(strings.Fields(p[:i]), " ")
-			a.Email = strings.TrimSpace(p[i+1 : j])
-		} else {
-			if strings.ContainsAny(p, " \t>") {
-				return nil, false
-			}
-			a.Email = p
-		}
-		if strings.Count(a.Email, "@") != 1 || strings.ContainsAny(a.Email, " \t<>") {
-			return nil, false
-		}
-		out = append(out, a)
-	}
-	return out, len(out) > 0
-}
-
-// lenientAddresses splits an address list that net/mail refuses: on
-// commas outside quotes and brackets; "Name <email>" or a bare email.
+// lenientAddresses splits an address list net/mail refuses on commas
+// outside quotes and brackets into "Name <email>" or bare emails.
 func lenientAddresses(s string) []Address {
 	var parts []string
 	depth, quoted, start := 0, false, 0
@@ -417,9 +359,8 @@ func lenientAddresses(s string) []Address {
 
 var viaSuffix = regexp.MustCompile(`(?i)^(.*?)\s+via\s+\S.*$`)
 
-// undoListRewrite restores the author of a mailing-list-rewritten From
-// ("Name via List <list@…>") from X-Original-From, else Reply-To, else by
-// dropping " via …" from the name.
+// undoListRewrite restores the author of a From rewritten by a mailing
+// list (see the package documentation, "List rewriting").
 func undoListRewrite(from Address, h gomail.Header, warn func(string, ...any)) Address {
 	mm := viaSuffix.FindStringSubmatch(from.Name)
 	if mm == nil {
@@ -471,7 +412,7 @@ func (w *walker) entityErr(err error) {
 }
 
 // walk returns the entity's text and whether it is HTML; ok is false when
-// the entity holds no text (an attachment, an image, …).
+// it holds no text.
 func (w *walker) walk(e *message.Entity, depth int) (text string, isHTML, ok bool) {
 	if w.stopped {
 		return "", false, false
@@ -575,7 +516,6 @@ func (w *walker) read(e *message.Entity) string {
 			w.warn("body larger than %d bytes: cut", maxBodyBytes)
 			w.warnedCut = true
 		}
-		// Drain cheaply is not needed: the raw bytes are in memory.
 	}
 	w.bytes += len(b)
 	b = normalizeNewlines(b)

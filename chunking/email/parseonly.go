@@ -10,14 +10,11 @@ import (
 	"github.com/chunkstream/chunkstream/chunking"
 )
 
-// ParseOnly is the benchmark baseline of `chunk bench -parse-only`: what
-// a go-message user does to read a mailbox, and no more. Every message
-// (an mbox is split first) is read with go-message's mail reader: the
-// RFC 2047 Subject, the From/To/Cc address lists, Date, Message-ID,
-// In-Reply-To and References, and every part's body decoded (transfer
-// encoding and charset) to the end. Results are discarded; errors of
-// single messages are ignored as the chunker survives them. Canonical
-// JSON rows have no MIME and are only decoded as JSON.
+// ParseOnly is the baseline of `chunk bench -parse-only`: go-message's
+// mail reader decoding each message's Subject, From/To/Cc, Date,
+// Message-ID, In-Reply-To, References and every part's body, results
+// discarded (errors of single messages ignored, as the chunker survives
+// them). Canonical rows are only decoded as JSON.
 func ParseOnly(doc chunking.Document) error {
 	switch formatOf(doc) {
 	case formatEmailJSON:

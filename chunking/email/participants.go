@@ -29,7 +29,7 @@ func participantLabel(a Address) (string, bool) {
 	}
 	before := s
 	if strings.Contains(s, "<") && strings.Contains(s, ">") {
-		outside, first, found := splitAngle(s)
+		outside, first, found := cutGroups(s, '<', '>')
 		if found {
 			outside = strings.TrimFunc(outside, isEdgePunct)
 			if outside == "" {
@@ -39,7 +39,7 @@ func participantLabel(a Address) (string, bool) {
 			}
 		}
 	}
-	s = removeBracketSegments(s)
+	s, _, _ = cutGroups(s, '[', ']')
 	s = strings.TrimFunc(s, func(r rune) bool { return unicode.IsSpace(r) || strings.ContainsRune(labelEdgeChars, r) })
 	if !hasAlnum(s) {
 		s = strings.TrimSpace(before)
@@ -59,22 +59,21 @@ func isEdgePunct(r rune) bool {
 	return unicode.IsSpace(r) || unicode.IsPunct(r) || unicode.IsSymbol(r)
 }
 
-// splitAngle returns the text outside <…> groups (collapsed) and the
-// content of the first group.
-func splitAngle(s string) (outside, first string, found bool) {
+// cutGroups returns the text outside open…close groups (whitespace
+// collapsed) and the trimmed content of the first group.
+func cutGroups(s string, open, close byte) (outside, first string, found bool) {
 	var out strings.Builder
 	for {
-		i := strings.IndexByte(s, '<')
+		i := strings.IndexByte(s, open)
 		if i < 0 {
 			break
 		}
-		j := strings.IndexByte(s[i:], '>')
+		j := strings.IndexByte(s[i:], close)
 		if j < 0 {
 			break
 		}
 		if !found {
-			first = strings.TrimSpace(s[i+1 : i+j])
-			found = true
+			first, found = strings.TrimSpace(s[i+1:i+j]), true
 		}
 		out.WriteString(s[:i])
 		out.WriteByte(' ')
@@ -82,28 +81,6 @@ func splitAngle(s string) (outside, first string, found bool) {
 	}
 	out.WriteString(s)
 	return strings.Join(strings.Fields(out.String()), " "), first, found
-}
-
-func removeBracketSegments(s string) string {
-	if !strings.Contains(s, "[") {
-		return s
-	}
-	var out strings.Builder
-	for {
-		i := strings.IndexByte(s, '[')
-		if i < 0 {
-			break
-		}
-		j := strings.IndexByte(s[i:], ']')
-		if j < 0 {
-			break
-		}
-		out.WriteString(s[:i])
-		out.WriteByte(' ')
-		s = s[i+j+1:]
-	}
-	out.WriteString(s)
-	return strings.Join(strings.Fields(out.String()), " ")
 }
 
 func hasAlnum(s string) bool {

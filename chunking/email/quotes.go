@@ -9,7 +9,6 @@ import (
 	"github.com/chunkstream/chunkstream/chunking/internal/poll"
 )
 
-// Quote stripping parameters.
 const (
 	minKeptChars     = 8   // a stripped body shorter than this is kept whole
 	shingleWords     = 4   // words per shingle when matching quoted text
@@ -27,8 +26,8 @@ var (
 // attributionWords end the attribution line of a quote ("… wrote:").
 var attributionWords = []string{"wrote", "writes", "schrieb", "a écrit", "escribió", "scrisse", "napisał", "skrev", "kirjoitti", "写道"}
 
-// isAttribution reports whether l ends like a quote attribution: one of
-// attributionWords, then maybe ':' and spaces.
+// isAttribution reports whether l ends with one of attributionWords,
+// then maybe ':' and spaces.
 func isAttribution(l string) bool {
 	l = strings.TrimRight(l, " \t:：")
 	if len(l) < 4 {
@@ -48,7 +47,6 @@ func maybeOutlookFrom(l string) bool {
 	return i > 0 && i < 16
 }
 
-// hasPatch reports whether lines hold a diff.
 func hasPatch(lines []string) bool {
 	for _, l := range lines {
 		if strings.HasPrefix(l, "diff --git") || strings.HasPrefix(l, "@@ -") || strings.HasPrefix(l, "+++ ") {
@@ -58,7 +56,7 @@ func hasPatch(lines []string) bool {
 	return false
 }
 
-// hasText reports whether lines hold author text (not blank, not quoted).
+// hasText reports whether lines hold a line not blank and not quoted.
 func hasText(lines []string) bool {
 	for _, l := range lines {
 		if !isBlank(l) && !isQuoteLine(l) {
@@ -75,9 +73,8 @@ func isQuoteLine(l string) bool {
 func isBlank(l string) bool { return strings.TrimSpace(l) == "" }
 
 // stripThread strips every body of a thread against its ancestors' bodies
-// (parents[i] is the index of i's parent, -1 for a root). It counts the
-// bytes it strips on pl and stops early, returning nil, when pl sees its
-// context end.
+// (parents[i] is i's parent, -1 for a root). It returns nil when pl sees
+// its context end.
 func stripThread(bodies []string, parents []int, pl *poll.Poller) []string {
 	out := make([]string, len(bodies))
 	shingles := make([]*shingleFilter, len(bodies))
@@ -167,7 +164,7 @@ func (f *shingleFilter) has(h uint64) bool {
 	return f.bits[a>>6]&(1<<(a&63)) != 0 && f.bits[b>>6]&(1<<(b&63)) != 0
 }
 
-// normWords returns the lowercased words of lines, quote markers removed.
+// normWords returns the lowercased words of lines, '>' markers removed.
 func normWords(lines []string) []string {
 	var out []string
 	for _, l := range lines {
@@ -182,8 +179,7 @@ func normWords(lines []string) []string {
 }
 
 // eachShingle calls f with the hash of every run of shingleWords
-// consecutive words of the lines (words lowercased, '>' quote markers
-// dropped), without allocating.
+// consecutive words of the lines (lowercased, '>' markers dropped).
 func eachShingle(lines []string, f func(uint64)) {
 	const (
 		offset = 14695981039346656037
@@ -230,8 +226,7 @@ func stripBody(body string, match func([]string) bool) string {
 	lines := strings.Split(body, "\n")
 	drop := make([]bool, len(lines))
 
-	// Quoted ">" blocks: maximal runs of quote lines (blank lines inside
-	// a run belong to it).
+	// Quoted blocks: maximal runs of '>' lines, blank lines inside included.
 	type block struct{ start, end int } // [start, end)
 	var blocks []block
 	for i := 0; i < len(lines); {
@@ -258,8 +253,7 @@ func stripBody(body string, match func([]string) bool) string {
 		blocks = append(blocks, block{i, j})
 		i = j
 	}
-	// Interleaved replies (author text between two quoted blocks) keep
-	// their quotes: the answers need them.
+	// Interleaved replies keep their quotes: the answers need them.
 	interleaved := false
 	for k := 1; k < len(blocks); k++ {
 		for _, l := range lines[blocks[k-1].end:blocks[k].start] {
@@ -274,8 +268,7 @@ func stripBody(body string, match func([]string) bool) string {
 				continue
 			}
 			start := b.start
-			// The attribution ("On … wrote:") just above, maybe over two
-			// lines, maybe with a blank line between.
+			// The attribution just above, maybe over two lines.
 			k := start - 1
 			for k >= 0 && isBlank(lines[k]) && start-k <= 2 {
 				k--
@@ -308,8 +301,7 @@ func stripBody(body string, match func([]string) bool) string {
 		if sent < 0 {
 			continue
 		}
-		// The quoted text starts after the header lines.
-		k := sent + 1
+		k := sent + 1 // the quoted text starts after the header lines
 		for k < len(lines) && !isBlank(lines[k]) {
 			k++
 		}

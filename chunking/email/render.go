@@ -1,7 +1,7 @@
 package email
 
 import (
-	"slices"
+	"cmp"
 	"strconv"
 	"strings"
 	"unicode"
@@ -47,11 +47,10 @@ func shorten(s string, n int) string {
 	if utf8.RuneCountInString(s) <= n {
 		return s
 	}
-	i, k := 0, 0
-	for k < n-1 {
+	i := 0
+	for range n - 1 {
 		_, size := utf8.DecodeRuneInString(s[i:])
 		i += size
-		k++
 	}
 	return strings.TrimRightFunc(s[:i], unicode.IsSpace) + "…"
 }
@@ -63,80 +62,53 @@ func shortenList(as []Address, n int) string {
 	if utf8.RuneCountInString(full) <= n {
 		return full
 	}
+	more := func(k int) string { return " (+" + strconv.Itoa(len(as)-k) + " more)" }
 	var sb strings.Builder
 	for k, a := range as {
-		more := " (+" + strconv.Itoa(len(as)-k) + " more)"
 		s := formatAddress(a)
-		sep := ""
 		if k > 0 {
-			sep = "; "
+			s = "; " + s
 		}
 		rest := ""
 		if k+1 < len(as) {
-			rest = " (+" + strconv.Itoa(len(as)-k-1) + " more)"
+			rest = more(k + 1)
 		}
-		if utf8.RuneCountInString(sb.String()+sep+s+rest) > n {
+		if utf8.RuneCountInString(sb.String()+s+rest) > n {
 			if k == 0 {
-				room := n - utf8.RuneCountInString(rest)
-				return shorten(s, room) + rest
+				return shorten(s, n-utf8.RuneCountInString(rest)) + rest
 			}
-			return sb.String() + more
+			return sb.String() + more(k)
 		}
-		sb.WriteString(sep + s)
+		sb.WriteString(s)
 	}
 	return sb.String()
 }
 
 // blockHeader is the "[msg #n | date | From -> To | cc: Cc]" line.
 func blockHeader(m *msg, order int, fromS, toS, ccS string) string {
-	date := m.date10
-	if date == "" {
-		date = "unknown date"
-	}
-	var sb strings.Builder
-	sb.WriteString("[msg #")
-	sb.WriteString(strconv.Itoa(order))
-	sb.WriteString(" | ")
-	sb.WriteString(date)
-	sb.WriteString(" | ")
-	sb.WriteString(fromS)
-	sb.WriteString(" -> ")
-	sb.WriteString(toS)
+	date := cmp.Or(m.date10, "unknown date")
 	if ccS != "" {
-		sb.WriteString(" | cc: ")
-		sb.WriteString(ccS)
+		ccS = " | cc: " + ccS
 	}
-	sb.WriteString("]")
-	return sb.String()
+	return "[msg #" + strconv.Itoa(order) + " | " + date + " | " + fromS + " -> " + toS + ccS + "]"
 }
 
 // labelSet accumulates a window's participant labels (display casing,
 // first occurrence first, de-duplicated ignoring case).
 type labelSet struct {
 	labels []string
-	keys   []string        // lowercased labels, searched while few
-	seen   map[string]bool // used once there are many
+	seen   map[string]bool // lowercased labels
 }
 
 // add adds labels with their lowercased keys.
 func (s *labelSet) add(labels, keys []string) {
+	if s.seen == nil {
+		s.seen = map[string]bool{}
+	}
 	for i, l := range labels {
-		k := keys[i]
-		if s.seen != nil {
-			if s.seen[k] {
-				continue
-			}
-			s.seen[k] = true
-		} else if slices.Contains(s.keys, k) {
-			continue
-		}
-		s.labels = append(s.labels, l)
-		s.keys = append(s.keys, k)
-		if s.seen == nil && len(s.keys) > 32 {
-			s.seen = make(map[string]bool, 64)
-			for _, x := range s.keys {
-				s.seen[x] = true
-			}
+		if !s.seen[keys[i]] {
+			s.seen[keys[i]] = true
+			s.labels = append(s.labels, l)
 		}
 	}
 }
@@ -181,8 +153,7 @@ func dateRange(first, last string) string {
 	return "unknown"
 }
 
-// window is one emitted window: message positions in the path (0-based)
-// and its rendered content.
+// window is one emitted window of a path.
 type window struct {
 	start, end int // positions in the path, inclusive
 	content    string
@@ -242,8 +213,7 @@ func (r *renderer) windowHeader(start, end int) (string, []string) {
 }
 
 // windows cuts a path into windows of at most maxEmails messages whose
-// formatted text, header included, stays within max_chars (the reference
-// does not bound the header; see docs/chunkers.md).
+// text, header included, stays within max_chars.
 func (r *renderer) windows(maxEmails, overlap int) []window {
 	n := len(r.ms)
 	var out []window
@@ -287,18 +257,10 @@ func (r *renderer) windows(maxEmails, overlap int) []window {
 
 func (r *renderer) render(start, end int) window {
 	h, labels := r.windowHeader(start, end)
-	total := utf8.RuneCountInString(h)
-	size := len(h)
-	for k := start; k <= end; k++ {
-		line, bl := r.block(k)
-		total += bl + 2
-		size += len(line) + len(r.ms[k].body) + 3
-	}
-	if start == end && total-2 > r.maxChars {
+	if _, bl := r.block(start); start == end && utf8.RuneCountInString(h)+bl > r.maxChars {
 		return window{start: start, end: end, content: r.fitSingle(start, labels), labels: labels}
 	}
 	var sb strings.Builder
-	sb.Grow(size)
 	sb.WriteString(h)
 	for k := start; k <= end; k++ {
 		if k > start {
@@ -312,10 +274,8 @@ func (r *renderer) render(start, end int) window {
 	return window{start: start, end: end, content: sb.String(), labels: labels}
 }
 
-// fitSingle renders a one-message window too long for max_chars: the body
-// is cut at a word boundary and marked " [truncated]"; when the headers
-// alone leave no room, the subject and participants lines are shortened
-// with "…" and the block line's From, To and Cc with "…" / " (+N more)".
+// fitSingle renders a one-message window too long for max_chars (see the
+// package documentation, "Over-long single messages").
 func (r *renderer) fitSingle(pos int, labels []string) string {
 	m := r.ms[pos]
 	dates := dateRange(m.date10, m.date10)
@@ -333,8 +293,7 @@ func (r *renderer) fitSingle(pos int, labels []string) string {
 		pre, room = build(shorten(r.subject, c), shorten(participantsDisplay(labels), c),
 			shorten(formatAddress(m.from), c), shortenList(m.to, c), ccS)
 	}
-	if room < 0 {
-		// Unreachable with max_chars ≥ 256; keep the bound regardless.
+	if room < 0 { // unreachable with max_chars ≥ 256
 		return shorten(pre, r.maxChars)
 	}
 	return pre + cutWords(m.body, room) + truncatedMark
@@ -373,8 +332,7 @@ func isSpace(r rune) bool {
 
 func trimSpace(s string) string { return strings.TrimFunc(s, isSpace) }
 
-// chunkThread turns the messages of one thread into chunks (windows,
-// content and metadata), before request metadata.
+// chunkThread turns the messages of one thread into chunks.
 func chunkThread(threadID string, ms []*msg, maxEmails, maxChars, overlap int) []chunking.Chunk {
 	if len(ms) == 0 {
 		return nil

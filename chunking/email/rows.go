@@ -13,17 +13,16 @@ import (
 	"github.com/chunkstream/chunkstream/chunking"
 )
 
-// rowFields are the canonical row fields; a missing one is a warning.
+// rowFields are the canonical row fields; a missing one is warned of.
 var rowFields = []string{"id", "thread_id", "date", "subject", "body", "from", "to", "cc", "reply_to"}
 
-// row is one canonical row with the line it starts on.
 type row struct {
 	line int
 	obj  map[string]any
 }
 
-// parseRows reads canonical rows: a JSON array, or JSON Lines. Rows that
-// are not objects are skipped with a warning.
+// parseRows reads canonical rows (a JSON array, or JSON Lines), skipping
+// rows that are not objects with a warning.
 func parseRows(name string, data []byte) ([]row, []chunking.Warning, error) {
 	var warns []chunking.Warning
 	if bytes.HasPrefix(data, []byte("\ufeff")) {
@@ -86,8 +85,8 @@ func parseRows(name string, data []byte) ([]row, []chunking.Warning, error) {
 	return rows, warns, nil
 }
 
-// ErrMalformedRows reports canonical JSON that cannot be read at all (a
-// JSON array that is not well-formed).
+// ErrMalformedRows reports a JSON array of canonical rows that is not
+// well-formed.
 var ErrMalformedRows = errors.New("email: malformed canonical rows")
 
 func lineIndex(data []byte) func(off int) int {
@@ -119,9 +118,8 @@ func jsonKind(v any) string {
 	return fmt.Sprintf("%T", v)
 }
 
-// strval renders a scalar JSON value as Python's str(v or "") would for
-// the values rows hold; ok is false for values that are not strings or
-// numbers.
+// strval renders a scalar JSON value as Python's str(v or ""); ok is
+// false for values that are not strings or numbers.
 func strval(v any) (string, bool) {
 	switch x := v.(type) {
 	case nil:
@@ -139,8 +137,8 @@ func strval(v any) (string, bool) {
 	return "", false
 }
 
-// rowsToThreads groups rows by thread_id (falling back to id) in
-// first-seen order and turns each into core messages.
+// rowsToThreads groups rows by thread_id (else id) in first-seen order
+// and turns each into core messages.
 func rowsToThreads(name string, rows []row, warns *[]chunking.Warning) (ids []string, threads [][]*msg, bodiesParents []threadQuotes) {
 	index := map[string]int{}
 	var groups [][]row
@@ -175,8 +173,7 @@ func rowsToThreads(name string, rows []row, warns *[]chunking.Warning) (ids []st
 	return ids, threads, bodiesParents
 }
 
-// threadQuotes holds what quote stripping needs: each message's raw body
-// and parent index.
+// threadQuotes holds each message's raw body and parent, for stripping.
 type threadQuotes struct {
 	bodies  []string
 	parents []int
@@ -259,8 +256,7 @@ func rowAddresses(v any, field string, warn func(string)) []Address {
 	return nil
 }
 
-// isoDate10 returns the first 10 characters of an ISO 8601 date
-// (YYYY-MM-DD...), or "" when the text does not start with one.
+// isoDate10 returns the YYYY-MM-DD an ISO 8601 date starts with, or "".
 func isoDate10(s string) string {
 	if len(s) < 10 {
 		return ""
@@ -278,8 +274,7 @@ func isoDate10(s string) string {
 	return s[:10]
 }
 
-// isoLayouts are the forms Python's datetime.fromisoformat reads that
-// rows use in practice.
+// isoLayouts are the datetime.fromisoformat forms rows use in practice.
 var isoLayouts = []string{
 	"2006-01-02T15:04:05.999999999Z07:00",
 	"2006-01-02T15:04:05.999999999Z0700",
@@ -293,8 +288,8 @@ var isoLayouts = []string{
 	"20060102",
 }
 
-// parseISO parses an ISO 8601 date the way the reference does (after
-// replacing a trailing Z by +00:00); naive times count as UTC.
+// parseISO parses an ISO 8601 date as the reference does; naive times
+// count as UTC.
 func parseISO(s string) (time.Time, bool) {
 	if len(s) < 8 {
 		return time.Time{}, false

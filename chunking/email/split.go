@@ -8,12 +8,10 @@ import (
 	"github.com/chunkstream/chunkstream/chunking"
 )
 
-// SplitThreads reads the mailbox at path once (as ChunkFolder does),
-// threads it, and returns one document per thread, in mailbox order of
-// the threads' first messages: Path is the thread id, Format "mbox",
-// Content the thread's messages as mboxrd, in mailbox order. Chunking one
-// of them alone gives the chunks the thread gets when the whole mailbox
-// is chunked.
+// SplitThreads reads and threads the mailbox at path and returns one
+// document per thread, in mailbox order: Path is the thread id, Format
+// "mbox", Content its messages as mboxrd. Chunking one alone gives the
+// chunks the thread gets in the whole mailbox.
 func SplitThreads(ctx context.Context, path string) ([]chunking.Document, []chunking.Warning, error) {
 	mb, warns, err := ReadMailbox(ctx, path, false)
 	if err != nil {

@@ -57,8 +57,8 @@ func (t *threader) warn(m *Message, text string) {
 	t.warns = append(t.warns, chunking.Warning{File: m.File, Line: m.Line, MessageID: m.MessageID, Text: text})
 }
 
-// wouldLoop reports whether making p the parent of c closes a loop (or the
-// ancestry is too deep to tell).
+// wouldLoop reports whether making p the parent of c closes a loop, or
+// the ancestry is too deep to tell.
 func (t *threader) wouldLoop(c, p int) bool {
 	if c == p {
 		return true
@@ -80,7 +80,6 @@ func (t *threader) link(c, p int) {
 	t.cs[p].children = append(t.cs[p].children, c)
 }
 
-// unlink detaches c from its parent.
 func (t *threader) unlink(c int) {
 	if old := t.cs[c].parent; old >= 0 {
 		ch := t.cs[old].children
@@ -91,7 +90,6 @@ func (t *threader) unlink(c int) {
 	}
 }
 
-// replyWords are the reply and forward prefixes of subjects, lowercased.
 var replyWords = []string{"re", "fwd", "fw", "aw", "sv", "vs", "antw", "wg", "tr", "rif", "odp", "r"}
 
 // cutListTag removes one leading "[list]" tag.
@@ -142,8 +140,8 @@ func cutReplyPrefix(s string) (string, bool) {
 	return strings.TrimLeft(rest, " \t"), true
 }
 
-// isReplySubject reports whether a subject starts (after list tags) with
-// a reply or forward prefix (Re:, Fwd:, Fw:, AW:, SV:, …).
+// isReplySubject reports whether a subject starts, after list tags, with
+// a reply or forward prefix.
 func isReplySubject(s string) bool {
 	for ok := true; ok; {
 		s, ok = cutListTag(s)
@@ -166,20 +164,14 @@ func normSubject(s string) string {
 	return strings.ToLower(strings.Join(strings.Fields(s), " "))
 }
 
-// Threads groups the mailbox into threads (JWZ): parent = the first
-// In-Reply-To id, else the last References id; the References chain up to
-// the parent adds missing ancestor links; loops are refused; missing
-// parents are placeholders; duplicate ids with the same body are one
-// message, else the later copy is renamed; reply-style messages without
-// reply headers join the most recent earlier message with the same
-// subject within 30 days. Threads come in mailbox order of their first
-// message. The warnings name the links it refused and the duplicates it
-// merged.
-//
-// It links in two passes: first every message's own parent (from its own
-// headers), then the References chains of the messages whose own link was
-// made. Links are only ever added, so each decision sees the links of its
-// own thread only, and a thread threaded alone gets the same links.
+// Threads groups the mailbox into threads (JWZ, in the two passes the
+// package documentation describes): parent = the first In-Reply-To id,
+// else the last References id; loops are refused; missing parents are
+// placeholders; duplicate ids with the same body are one message, else
+// the later copy is renamed; reply-style messages without reply headers
+// join the most recent earlier message with the same subject within 30
+// days. Threads come in mailbox order of their first message; the
+// warnings name refused links and merged duplicates.
 func Threads(mb *Mailbox) ([]Thread, []chunking.Warning) {
 	t := &threader{mb: mb, byID: make(map[string]int, len(mb.Messages)*2)}
 	msgCont := make([]int, len(mb.Messages)) // container of each message, -1 when merged
@@ -200,8 +192,7 @@ func Threads(mb *Mailbox) ([]Thread, []chunking.Warning) {
 		}
 		msgCont[i] = c
 		linked[i] = t.linkOwn(c, m)
-		// A later copy with no parent of its own hangs under the first
-		// copy, so the two stay in one thread and their ids stay unique.
+		// A later copy without a parent hangs under the first copy.
 		if t.cs[c].dup && t.cs[c].parent < 0 {
 			if first := t.byID[m.MessageID]; !t.wouldLoop(c, first) {
 				t.link(c, first)
@@ -251,11 +242,7 @@ func (t *threader) linkOwn(c int, m *Message) bool {
 }
 
 // linkChain adds the ancestor links that message m's References imply
-// above its parent, once m is linked to it: the chain up to the parent
-// (the parent appended when References lacks it), walked from the parent
-// upwards and stopped at the first link it cannot add (an ancestor that
-// has a parent already, or a loop). Every link it adds hangs under m's
-// parent, in m's thread.
+// above its parent, stopping at the first it cannot add.
 func (t *threader) linkChain(m *Message) {
 	id := parentID(m)
 	chain := m.References
@@ -333,7 +320,6 @@ func (t *threader) subjectFallback(msgCont []int) {
 	}
 }
 
-// collect turns the container forest into threads.
 func (t *threader) collect(msgCont []int) []Thread {
 	type root struct {
 		c     int
@@ -378,8 +364,7 @@ func (t *threader) collect(msgCont []int) []Thread {
 		}
 		for k, mi := range r.msgs {
 			th.Parents[k] = -1
-			// The nearest ancestor holding a message; placeholders in
-			// between are skipped (JWZ pruning).
+			// The nearest ancestor holding a message (JWZ pruning).
 			for a := t.cs[msgCont[mi]].parent; a >= 0; a = t.cs[a].parent {
 				if m := t.cs[a].msg; m >= 0 {
 					th.Parents[k] = pos[m]
@@ -398,8 +383,7 @@ func (t *threader) collect(msgCont []int) []Thread {
 
 // mailboxFunc threads a mailbox and passes the chunks of every thread,
 // with md merged into their metadata, to yield; it returns the threading
-// warnings. It stops early when yield returns false or pl sees its
-// context end.
+// warnings.
 func (c *Chunker) mailboxFunc(mb *Mailbox, md chunking.Metadata, pl *poll.Poller, yield func(chunking.Chunk) bool) []chunking.Warning {
 	if pl.Check() {
 		return nil
@@ -417,8 +401,7 @@ func (c *Chunker) mailboxFunc(mb *Mailbox, md chunking.Metadata, pl *poll.Poller
 	return warns
 }
 
-// threadChunks chunks one thread of a mailbox. The result depends on the
-// thread alone, so a mailbox sharded by thread chunks as a whole would.
+// threadChunks chunks one thread; the result depends on the thread alone.
 func (c *Chunker) threadChunks(th Thread, pl *poll.Poller) []chunking.Chunk {
 	ms := make([]*msg, len(th.Messages))
 	bodies := make([]string, len(th.Messages))

@@ -1,9 +1,9 @@
 package registry
 
 import (
-	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
 	"slices"
@@ -17,9 +17,8 @@ import (
 // Kind is the type of a chunker option's value.
 type Kind int
 
-// Option kinds. The values a Resolve map holds are, per kind: int, bool,
-// []int, string; a BoolOrAuto option holds true, false or the string
-// "auto".
+// Option kinds. A resolved map holds, per kind: int, bool, []int, string,
+// and for BoolOrAuto true, false or "auto".
 const (
 	Int Kind = iota
 	Bool
@@ -47,44 +46,35 @@ func (k Kind) String() string {
 
 // Option describes one chunker option, for flags, help texts and docs.
 type Option struct {
-	// Name is the option's name on the wire and in option files: the
-	// reference's snake_case parameter name ("max_char").
+	// Name is the reference's snake_case parameter name ("max_char"), on
+	// the wire and in option files.
 	Name string
-	// Flag is the option's CLI flag name: Name in kebab case unless the
-	// option names its own ("headers" for headers_to_split_on).
-	Flag string
-	// Kind is the type of the option's value.
-	Kind Kind
-	// Default is the value the option takes when no layer sets it, as
-	// Resolve writes it.
-	Default any
-	// Usage is a one-line description for -h.
-	Usage string
+	// Flag is the CLI flag name: Name in kebab case unless set
+	// ("headers" for headers_to_split_on).
+	Flag    string
+	Kind    Kind
+	Default any    // as Resolve writes it
+	Usage   string // one line, for -h
 }
 
 // Spec binds one option to a field of a chunker's configuration type C.
 // Build it with IntOption, BoolOption, IntListOption or StringOption.
 type Spec[C any] struct {
-	opt   Option
-	field func(*C) any            // the field's address, for the field/spec test
-	set   func(c *C, v any) error // v is already of the kind's Go type
-	get   func(c *C) any          // the canonical value
-	// omitDefault leaves the option out of resolved maps while it has its
-	// default value (see OmitDefault).
+	opt         Option
+	field       func(*C) any            // the field's address, for the field/spec test
+	set         func(c *C, v any) error // v is already of the kind's Go type
+	get         func(c *C) any          // the canonical value
 	omitDefault bool
 }
 
 // OmitDefault returns s left out of resolved maps while it has its
-// default value. Options added after settings fingerprints were recorded
-// take it, so that configurations that do not use them resolve, and
-// fingerprint, as before.
+// default value (see the package documentation, "Decoding").
 func (s Spec[C]) OmitDefault() Spec[C] {
 	s.omitDefault = true
 	return s
 }
 
-// WithFlag returns s with the CLI flag name flag instead of the kebab
-// case of its name.
+// WithFlag returns s with the CLI flag name flag.
 func (s Spec[C]) WithFlag(flag string) Spec[C] {
 	s.opt.Flag = flag
 	return s
@@ -94,51 +84,45 @@ func newOption(name string, kind Kind, usage string) Option {
 	return Option{Name: name, Flag: strings.ReplaceAll(name, "_", "-"), Kind: kind, Usage: usage}
 }
 
-// IntOption binds the int field that field returns to the option name.
-func IntOption[C any](name, usage string, field func(*C) *int) Spec[C] {
+// fieldOption binds the field of type T that field returns to the option
+// name.
+func fieldOption[C, T any](name string, kind Kind, usage string, field func(*C) *T) Spec[C] {
 	return Spec[C]{
-		opt:   newOption(name, Int, usage),
+		opt:   newOption(name, kind, usage),
 		field: func(c *C) any { return field(c) },
-		set:   func(c *C, v any) error { *field(c) = v.(int); return nil },
+		set:   func(c *C, v any) error { *field(c) = v.(T); return nil },
 		get:   func(c *C) any { return *field(c) },
 	}
+}
+
+// IntOption binds the int field that field returns to the option name.
+func IntOption[C any](name, usage string, field func(*C) *int) Spec[C] {
+	return fieldOption(name, Int, usage, field)
 }
 
 // BoolOption binds the bool field that field returns to the option name.
 func BoolOption[C any](name, usage string, field func(*C) *bool) Spec[C] {
-	return Spec[C]{
-		opt:   newOption(name, Bool, usage),
-		field: func(c *C) any { return field(c) },
-		set:   func(c *C, v any) error { *field(c) = v.(bool); return nil },
-		get:   func(c *C) any { return *field(c) },
-	}
-}
-
-// IntListOption binds the []int field that field returns to the option
-// name. The configuration gets its own copy of a list.
-func IntListOption[C any](name, usage string, field func(*C) *[]int) Spec[C] {
-	return Spec[C]{
-		opt:   newOption(name, IntList, usage),
-		field: func(c *C) any { return field(c) },
-		set:   func(c *C, v any) error { *field(c) = slices.Clone(v.([]int)); return nil },
-		get: func(c *C) any {
-			if l := *field(c); l != nil {
-				return slices.Clone(l)
-			}
-			return []int{}
-		},
-	}
+	return fieldOption(name, Bool, usage, field)
 }
 
 // StringOption binds the string field that field returns to the option
 // name.
 func StringOption[C any](name, usage string, field func(*C) *string) Spec[C] {
-	return Spec[C]{
-		opt:   newOption(name, String, usage),
-		field: func(c *C) any { return field(c) },
-		set:   func(c *C, v any) error { *field(c) = v.(string); return nil },
-		get:   func(c *C) any { return *field(c) },
+	return fieldOption(name, String, usage, field)
+}
+
+// IntListOption binds the []int field that field returns to the option
+// name; the configuration gets its own copy.
+func IntListOption[C any](name, usage string, field func(*C) *[]int) Spec[C] {
+	s := fieldOption(name, IntList, usage, field)
+	s.set = func(c *C, v any) error { *field(c) = slices.Clone(v.([]int)); return nil }
+	s.get = func(c *C) any {
+		if l := *field(c); l != nil {
+			return slices.Clone(l)
+		}
+		return []int{}
 	}
+	return s
 }
 
 // intSetOption is IntListOption for a list that is a set: its canonical
@@ -153,9 +137,8 @@ func intSetOption[C any](name, usage string, field func(*C) *[]int) Spec[C] {
 	return s
 }
 
-// checkFields reports the exported fields of C that no spec binds, specs
-// that bind no field of C or share one: a configuration field and its
-// option are added together.
+// checkFields reports the exported fields of C that no spec binds, and
+// specs that bind no field of C or share one.
 func checkFields[C any](specs []Spec[C]) error {
 	var c C
 	base := reflect.ValueOf(&c).Elem()
@@ -188,11 +171,10 @@ func checkFields[C any](specs []Spec[C]) error {
 }
 
 // optionError is an option that is unknown or has a bad value, in the
-// user's words; it wraps chunking.ErrUnknownOption or
-// chunking.ErrInvalidOptions.
+// user's words.
 type optionError struct {
 	msg      string
-	sentinel error
+	sentinel error // chunking.ErrUnknownOption or chunking.ErrInvalidOptions
 	// chunker and option name an unknown option without a close name, for
 	// the Registry to name the chunker that has it.
 	chunker, option string
@@ -205,12 +187,9 @@ func invalid(format string, args ...any) error {
 	return &optionError{msg: fmt.Sprintf(format, args...), sentinel: chunking.ErrInvalidOptions}
 }
 
-// decode converts a raw option value to the Go type of kind: int, bool,
-// []int or string (for BoolOrAuto: bool or "auto"). Integers may be any
-// Go integer type, json.Number or a decimal string (flags), and a number
-// whose value is an exact integer counts as one (1.0, 1e3: the rule of
-// every integer field, codec.Int); booleans are bool or "true"/"false";
-// integer lists are []int, []any (or any slice) of integers, or "1,2,3".
+// decode converts a raw option value to the Go type of kind (see the
+// package documentation, "Decoding"); an integral number such as 1.0 or
+// 1e3 is an integer (codec.Int).
 func decode(kind Kind, v any) (any, error) {
 	switch kind {
 	case Int:
@@ -249,8 +228,7 @@ func toBool(v any) (bool, error) {
 	return false, fmt.Errorf("want a boolean, got %s", describe(v))
 }
 
-// intRange bounds option integers: every option is a size or a count, and
-// a value past int32 is a mistake on every platform.
+// intRange bounds option integers: each is a size or a count.
 const intRange = math.MaxInt32
 
 func toInt(v any) (int, error) {
@@ -310,8 +288,7 @@ func toInts(v any) ([]int, error) {
 	return out, nil
 }
 
-// describe names a raw value in the words of someone who wrote JSON,
-// YAML or a flag, never with Go type names.
+// describe names a raw value in the words of JSON, YAML or a flag.
 func describe(v any) string {
 	if v == nil {
 		return "null"
@@ -358,8 +335,7 @@ func suggest(name string, known []string) string {
 	return best
 }
 
-// distance is the Levenshtein distance of a and b, in bytes (option
-// names are ASCII).
+// distance is the Levenshtein distance of a and b, in bytes.
 func distance(a, b string) int {
 	prev := make([]int, len(b)+1)
 	cur := make([]int, len(b)+1)
@@ -381,12 +357,7 @@ func distance(a, b string) int {
 }
 
 // sortedKeys returns m's keys in byte order, so that errors and work
-// follow one order whatever the map's.
+// follow one order.
 func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.SortFunc(keys, cmp.Compare[string])
-	return keys
+	return slices.Sorted(maps.Keys(m))
 }

@@ -18,9 +18,7 @@ import (
 // ErrUnknownChunker reports a chunker name the registry does not know.
 var ErrUnknownChunker = errors.New("registry: unknown chunker")
 
-// Entry describes one chunker: its name, the formats it reads, its size
-// option, its options and how to build it from raw option maps. Build
-// entries with Define and add them to a Registry.
+// Entry describes one chunker. Build entries with Define.
 type Entry struct {
 	// Name is the chunker's name on the wire and in -chunker flags.
 	Name string
@@ -30,37 +28,27 @@ type Entry struct {
 	// Extensions are the file extensions a folder walk picks by default
 	// (lower case, with the dot).
 	Extensions []string
-	// Size is the option that bounds a chunk's size, in Unit (Tokens
-	// instead when the option "tokenizer" is set); empty when it has
-	// none.
+	// Size is the option that bounds a chunk's size, in Unit; empty when
+	// there is none.
 	Size string
 	Unit Unit
 	// ChunkFolder, when set, chunks a whole path (a file or a folder) as
-	// one input with c, a chunker this entry built: the email chunker
-	// reads a folder or an mbox as one mailbox. Callers then hand it
-	// whole paths; without it, they walk folders with
-	// chunking.WalkFolder and chunk file by file.
+	// one input with c, a chunker this entry built (email: a mailbox).
+	// Without it, callers walk folders with chunking.WalkFolder.
 	ChunkFolder func(ctx context.Context, c chunking.Chunker, path string) ([]chunking.Chunk, []chunking.Warning, error)
-	// Split, when set, splits the input at path into documents the
-	// chunker chunks one by one with the chunks it would give the whole
-	// (a mailbox into its threads): each Document's Path is its part's
-	// id within the input, Format its format. A producer then sends one
-	// request per part, so that a changed part is all that is chunked
-	// again.
+	// Split, when set, splits the input at path into documents that chunk
+	// one by one as they would in the whole (a mailbox into its threads):
+	// Path is the part's id, so a producer sends one request per part.
 	Split func(ctx context.Context, path string) ([]chunking.Document, []chunking.Warning, error)
 	// Marks are metadata keys that every chunk of this chunker holds and
-	// no other's does, to tell which chunker made a stored chunk; none
-	// for the chunker whose chunks are told by the absence of the others'.
+	// no other's does (see Registry.Made).
 	Marks []string
 
 	options []Option
-	// build decodes layers of raw options onto the default configuration,
-	// validates it and returns its canonical map and, when wanted, the
-	// chunker.
-	build func(layers []map[string]any, chunker bool) (map[string]any, chunking.Chunker, error)
-	// checkFields reports configuration fields without an option and
-	// options without a field (for the registry's tests).
-	checkFields func() error
+	// build decodes layers of raw options onto the defaults, validates
+	// them and returns the canonical map and, when asked, the chunker.
+	build       func(layers []map[string]any, chunker bool) (map[string]any, chunking.Chunker, error)
+	checkFields func() error // for the registry's tests
 }
 
 // Unit is what a chunker's size counts.
@@ -75,13 +63,9 @@ const (
 
 // Format is a document format a request may name.
 type Format struct {
-	// Name is the format's name on the wire ("markdown").
-	Name string
-	// Extensions are the file extensions that imply it (lower case, with
-	// the dot).
-	Extensions []string
-	// Text formats must be valid UTF-8.
-	Text bool
+	Name       string   // on the wire ("markdown")
+	Extensions []string // that imply it, lower case with the dot
+	Text       bool     // must be valid UTF-8
 }
 
 // The formats of chunkstream's chunkers.
@@ -94,18 +78,16 @@ var (
 	EmailJSON = Format{Name: "email-json", Extensions: []string{".json", ".jsonl"}}
 )
 
-// Config is what Define needs of a chunker's configuration type: a
-// Validate method naming the bad field (by its option name) and wrapping
-// chunking.ErrInvalidOptions.
+// Config is a chunker's configuration type: Validate names a bad field by
+// its option name, wrapping chunking.ErrInvalidOptions.
 type Config interface {
 	Validate() error
 }
 
 // Define returns the entry of a chunker called name whose configuration
 // is a C: def returns the defaults, build makes the chunker from a valid
-// C, and specs bind each option to its field of C (one spec per exported
-// field; the registry's tests check every entry). Set the entry's other
-// fields (Extensions, ParseOnly, ChunkFolder) on the result.
+// C, and specs bind each option to its field of C. Set the entry's other
+// fields on the result.
 func Define[C Config, K chunking.Chunker](name string, def func() C, build func(C) (K, error), specs ...Spec[C]) Entry {
 	d := def()
 	opts := make([]Option, len(specs))
@@ -156,8 +138,7 @@ func Define[C Config, K chunking.Chunker](name string, def func() C, build func(
 }
 
 // unknownOption is the error of an option name the chunker lacks: it
-// suggests a close name, or lists the chunker's options (a Registry names
-// the chunker that has it instead, when one does).
+// suggests a close name, or lists the chunker's options.
 func unknownOption(chunker, name string, opts []Option) error {
 	msg := fmt.Sprintf("unknown option %q for chunker %s", name, chunker)
 	var known []string
@@ -190,19 +171,11 @@ func (e Entry) Options() []Option {
 	return out
 }
 
-// Resolve decodes layers of raw options (wire maps, option files, flag
-// values) onto the chunker's defaults, later layers winning (pass
-// worker defaults before a request's options), and returns the complete
-// canonical option map: every option with its effective value, as an
-// int, bool, []int or string (see Kind). Equal configurations resolve
-// to equal maps, so the map, with the chunker's name, identifies the
-// chunker's behaviour; Resolve of a resolved map returns it unchanged.
-//
-// Names and types are strict: an unknown name wraps
-// chunking.ErrUnknownOption (naming the chunker that has the option, or a
-// close name), a value of the wrong type wraps chunking.ErrInvalidOptions
-// ("chunker markdown: max_char: want an integer, got the string \"abc\""),
-// as does a configuration its Validate refuses.
+// Resolve decodes layers of raw options onto the chunker's defaults,
+// later layers winning, and returns the complete canonical option map
+// (see the package documentation, "Decoding"). An unknown name wraps
+// chunking.ErrUnknownOption; a value of the wrong type, or a
+// configuration Validate refuses, chunking.ErrInvalidOptions.
 func (e Entry) Resolve(layers ...map[string]any) (map[string]any, error) {
 	m, _, err := e.build(layers, false)
 	return m, err
@@ -215,10 +188,9 @@ func (e Entry) New(layers ...map[string]any) (chunking.Chunker, error) {
 	return c, err
 }
 
-// Normalize checks raw options as Resolve does and returns only the
-// options raw sets, with their values converted to the kind's Go type
-// (flag strings to int, bool, []int): what a client sends on the wire so
-// that the worker's defaults still apply to the others.
+// Normalize checks raw options as Resolve does and returns only those raw
+// sets, converted to their kind's Go type: what a client sends on the
+// wire, so that the worker's defaults still apply to the others.
 func (e Entry) Normalize(raw map[string]any) (map[string]any, error) {
 	if _, err := e.Resolve(raw); err != nil {
 		return nil, err
@@ -231,10 +203,8 @@ func (e Entry) Normalize(raw map[string]any) (map[string]any, error) {
 	return out, nil
 }
 
-// Default returns the registry of chunkstream's chunkers: markdown,
-// email and twostep. Each call builds it anew: there is no global state.
-// Add a chunker by adding its entry here; add an option by adding its
-// Config field and its spec here.
+// Default returns the registry of chunkstream's chunkers: markdown, email
+// and twostep, built anew. Add a chunker or option here.
 func Default() *Registry {
 	md := Define("markdown", markdown.DefaultConfig, markdown.New,
 		IntOption("min_char", "sections shorter than this many characters (tokens with tokenizer) absorb the next one (reference MarkdownChunker min_char)",
@@ -298,15 +268,13 @@ func Default() *Registry {
 	return r
 }
 
-// tokenizerUsage is the usage of a chunker's tokenizer option, whose
-// sizes (named) count units without it.
+// tokenizerUsage is the usage of a chunker's tokenizer option.
 func tokenizerUsage(sizes, units string) string {
 	return "count " + sizes + " in tokens of this encoding (" + strings.Join(tokens.Names(), ", ") +
 		`) instead of ` + units + `; "" (the default) counts ` + units + ` (chunkstream's own, not a reference parameter)`
 }
 
-// stripQuotesOption binds strip_quotes, a boolean or "auto", to
-// email.Config.StripQuotes.
+// stripQuotesOption binds strip_quotes (a boolean or "auto").
 func stripQuotesOption() Spec[email.Config] {
 	field := func(c *email.Config) *email.QuoteStripping { return &c.StripQuotes }
 	return Spec[email.Config]{
@@ -337,8 +305,7 @@ func stripQuotesOption() Spec[email.Config] {
 }
 
 // Wrap returns e whose chunkers pass through wrap, with the resolved
-// options they were built from: a decorator (metrics, tracing, faults in
-// tests).
+// options they were built from (metrics, tracing, faults in tests).
 func (e Entry) Wrap(wrap func(resolved map[string]any, c chunking.Chunker) chunking.Chunker) Entry {
 	build := e.build
 	e.build = func(layers []map[string]any, chunker bool) (map[string]any, chunking.Chunker, error) {

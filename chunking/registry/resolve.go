@@ -16,11 +16,7 @@ import (
 // reads.
 var ErrUnknownFormat = errors.New("registry: unknown format")
 
-// Registry is a set of chunkers, in the order help texts list them. It is
-// what the rest of the code asks about chunkers: which exist, which
-// formats they read and which reads a format by default, what their
-// options and sizes are, and how a request's settings resolve. Default
-// returns chunkstream's own; New builds any other.
+// Registry is a set of chunkers, in the order help texts list them.
 type Registry struct {
 	entries []Entry
 }
@@ -40,8 +36,6 @@ func New(entries ...Entry) (*Registry, error) {
 		}
 	}
 	r := &Registry{entries: slices.Clone(entries)}
-	// An entry of the registry names, in an unknown-option error, the
-	// registry's chunkers that have the option.
 	for i := range r.entries {
 		build := r.entries[i].build
 		r.entries[i].build = func(layers []map[string]any, chunker bool) (map[string]any, chunking.Chunker, error) {
@@ -84,10 +78,8 @@ func (r *Registry) NewChunker(name string, raw map[string]any) (chunking.Chunker
 	return e.New(raw)
 }
 
-// Resolve returns the complete canonical options of the chunker called
-// name from layers of raw options, later layers winning, as
-// Entry.Resolve does. Errors wrap ErrUnknownChunker,
-// chunking.ErrUnknownOption or chunking.ErrInvalidOptions.
+// Resolve is Entry.Resolve of the chunker called name; errors also wrap
+// ErrUnknownChunker.
 func (r *Registry) Resolve(name string, layers ...map[string]any) (map[string]any, error) {
 	e, err := r.Lookup(name)
 	if err != nil {
@@ -150,9 +142,8 @@ func (r *Registry) Format(name string) (Format, error) {
 }
 
 // InferFormat returns the format a document id implies by its extension
-// (case-insensitive; a query or fragment of a URI is ignored); the first
-// chunker's own format (markdown: plain text is valid Markdown) when no
-// format claims the extension.
+// (any case, a URI's query or fragment ignored), else the first chunker's
+// own format (markdown: plain text is valid Markdown).
 func (r *Registry) InferFormat(id string) Format {
 	ext := strings.ToLower(path.Ext(id))
 	if i := strings.IndexAny(ext, "?#"); i >= 0 {
@@ -167,43 +158,37 @@ func (r *Registry) InferFormat(id string) Format {
 	return fs[0]
 }
 
-// Defaults are chunker settings applied to requests that do not set
-// them: the chunker of requests that name none, when it reads their
-// format, and options beneath a request's own whenever the request is
-// chunked with that chunker. The zero value applies each format's default
-// chunker with its own defaults.
+// Defaults are the chunker of requests that name none (when it reads
+// their format) and options beneath a request's own for that chunker. The
+// zero value applies each format's default chunker with its defaults.
 type Defaults struct {
 	Chunker string         `json:"chunker"`
 	Options map[string]any `json:"options,omitempty"`
 }
 
-// Request is what a request says about its chunking.
+// Request is what a request says about its chunking: the document id
+// (implying the format when Format is empty), the chunker asked for
+// (empty for the default) and raw options.
 type Request struct {
-	// ID is the document id, which implies the format when Format is
-	// empty.
 	ID, Format string
-	// Chunker is the chunker asked for; empty for the default.
-	Chunker string
-	// Options are the request's raw options.
-	Options map[string]any
+	Chunker    string
+	Options    map[string]any
 }
 
-// Choice is how a request is chunked: the chunker, the format, and the
-// options resolved once (request > defaults > the chunker's own).
+// Choice is how a request is chunked.
 type Choice struct {
-	Entry  Entry
-	Format Format
-	// Options are the complete canonical options (Entry.Resolve).
-	Options map[string]any
+	Entry   Entry
+	Format  Format
+	Options map[string]any // complete and canonical (Entry.Resolve)
 	// Size is the value of the entry's size option, in Unit; SizeSet
-	// tells whether the request itself set it.
+	// tells whether the request set it.
 	Size    int
 	Unit    Unit
 	SizeSet bool
 }
 
-// maxCachedChunkers bounds a Resolver's chunker cache: requests with
-// ever-new option sets must not grow memory without limit.
+// maxCachedChunkers bounds a Resolver's chunker cache against requests
+// with ever-new option sets.
 const maxCachedChunkers = 64
 
 // Resolver resolves requests against a registry and defaults, and builds
@@ -215,9 +200,8 @@ type Resolver struct {
 	cache    map[string]chunking.Chunker
 }
 
-// Resolver returns the resolver of requests with defaults d, which it
-// resolves first: an unknown chunker or option of d is an error, and
-// Defaults returns d with every option of its chunker.
+// Resolver returns the resolver of requests with defaults d, resolved
+// first (Defaults returns them with every option of their chunker).
 func (r *Registry) Resolver(d Defaults) (*Resolver, error) {
 	if d.Chunker == "" && len(d.Options) > 0 {
 		return nil, errors.New("registry: default options without a default chunker")
@@ -238,13 +222,9 @@ func (rs *Resolver) Registry() *Registry { return rs.reg }
 // Defaults returns the resolved defaults.
 func (rs *Resolver) Defaults() Defaults { return rs.defaults }
 
-// Choose returns how req is chunked: its format (req.Format, or the one
-// its id implies), its chunker (req.Chunker, else the defaults' chunker
-// when it reads the format, else the first chunker that reads it) and the
-// options resolved once, the defaults' beneath the request's when the
-// chunker is the defaults'. Errors wrap ErrUnknownFormat,
-// ErrUnknownChunker, chunking.ErrUnknownOption or
-// chunking.ErrInvalidOptions.
+// Choose returns how req is chunked (see the package documentation,
+// "Resolving a request"). Errors wrap ErrUnknownFormat, ErrUnknownChunker,
+// chunking.ErrUnknownOption or chunking.ErrInvalidOptions.
 func (rs *Resolver) Choose(req Request) (Choice, error) {
 	r := rs.reg
 	format := r.InferFormat(req.ID)
@@ -292,8 +272,7 @@ func (rs *Resolver) Choose(req Request) (Choice, error) {
 	return c, nil
 }
 
-// Chunker returns the chunker of c, built once per configuration and
-// shared (chunkers are safe for concurrent use).
+// Chunker returns the chunker of c, built once per configuration.
 func (rs *Resolver) Chunker(c Choice) (chunking.Chunker, error) {
 	key, err := json.Marshal(c.Options) // map keys are sorted: a canonical key
 	if err != nil {

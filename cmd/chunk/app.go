@@ -19,8 +19,7 @@ const (
 	exitUsage   = 2
 )
 
-// app is the chunk command with its dependencies, so tests can run it in
-// process with their own chunkers and writers.
+// app is the chunk command with its dependencies, for tests.
 type app struct {
 	entries []registry.Entry
 	stdout  io.Writer
@@ -42,8 +41,8 @@ Run "chunk <subcommand> -h" for the flags of each subcommand.
 Exit status: 0 success, 1 a file or the command failed, 2 usage error.
 `
 
-// run executes the command line args (without the program name) and
-// returns the exit status.
+// run runs the command line args (without the program name) and returns
+// the exit status.
 func (a *app) run(ctx context.Context, args []string) int {
 	if len(args) == 0 {
 		fmt.Fprint(a.stderr, topUsage)

@@ -38,8 +38,7 @@ line such as "chunkstream:markdown<TAB>chunk bench -chunker markdown {DIR}"
 (docs/development.md, "Benchmarks").
 `
 
-// baseline is a chunker whose underlying parse runs alone for
-// -parse-only.
+// baseline is a chunker whose parse runs alone for -parse-only.
 type baseline interface {
 	Baseline() string
 	ParseOnly(doc chunking.Document) error
@@ -65,16 +64,18 @@ func (a *app) bench(ctx context.Context, args []string) error {
 	if fs.NArg() != 1 {
 		return usageErr("want exactly one DIR, got %d arguments", fs.NArg())
 	}
-	var run func(doc chunking.Document) ([]chunking.Chunk, error)
-	var runAll func(docs []chunking.Document) ([]chunking.Chunk, error)
-	var stream func(doc chunking.Document, each func(chunking.Chunk)) error
-	splitter := entry.Name
 	c, err := entry.New(raw)
 	if err != nil {
 		return usageErr("%v", err)
 	}
+	// each chunks one document, passing its chunks to yield; all, when
+	// set, chunks every document as one input.
+	var each func(doc chunking.Document, yield func(chunking.Chunk)) error
+	var all func(docs []chunking.Document) ([]chunking.Chunk, error)
+	splitter := entry.Name
 	mailbox, isMailbox := c.(mailboxChunker)
-	if *parseOnly {
+	switch sc, isStream := c.(chunking.StreamChunker); {
+	case *parseOnly:
 		b, ok := c.(baseline)
 		if !ok {
 			return usageErr("chunker %s has no -parse-only baseline", entry.Name)
@@ -83,39 +84,30 @@ func (a *app) bench(ctx context.Context, args []string) error {
 			return usageErr("-parse-only takes no chunker flags")
 		}
 		splitter = b.Baseline()
-		run = func(doc chunking.Document) ([]chunking.Chunk, error) { return nil, b.ParseOnly(doc) }
-	} else {
-		switch {
-		case isMailbox:
-			// A whole-input chunker (a mailbox): one call over every
-			// document.
-			runAll = func(docs []chunking.Document) ([]chunking.Chunk, error) {
-				chunks, _, err := mailbox.ChunkMailbox(docs)
-				return chunks, err
+		each = func(doc chunking.Document, _ func(chunking.Chunk)) error { return b.ParseOnly(doc) }
+	case isMailbox:
+		all = func(docs []chunking.Document) ([]chunking.Chunk, error) {
+			chunks, _, err := mailbox.ChunkMailbox(docs)
+			return chunks, err
+		}
+	case entry.ChunkFolder != nil:
+		return usageErr("chunker %s reads whole paths and has no in-memory form to time", entry.Name)
+	case isStream: // chunks counted as they come, not held
+		each = func(doc chunking.Document, yield func(chunking.Chunk)) error {
+			_, err := sc.ChunkFunc(ctx, doc, func(ch chunking.Chunk) bool { yield(ch); return true })
+			return err
+		}
+	default:
+		each = func(doc chunking.Document, yield func(chunking.Chunk)) error {
+			chunks, _, err := c.Chunk(doc)
+			for _, ch := range chunks {
+				yield(ch)
 			}
-		case entry.ChunkFolder != nil:
-			return usageErr("chunker %s reads whole paths and has no in-memory form to time", entry.Name)
-		default:
-			run = func(doc chunking.Document) ([]chunking.Chunk, error) {
-				chunks, _, err := c.Chunk(doc)
-				return chunks, err
-			}
-			if sc, ok := c.(chunking.StreamChunker); ok {
-				// Chunks are counted as they come, not held: the
-				// measure of a large document is the chunker's, not
-				// that of a slice of all its chunks.
-				stream = func(doc chunking.Document, each func(chunking.Chunk)) error {
-					_, err := sc.ChunkFunc(ctx, doc, func(ch chunking.Chunk) bool { each(ch); return true })
-					return err
-				}
-			}
+			return err
 		}
 	}
 	exts := splitList(*ext)
-	if len(exts) == 0 && isMailbox {
-		// A whole-input chunker reads its folder as one input: only the
-		// files it would pick itself belong to it (a mailbox folder may
-		// hold manifests).
+	if len(exts) == 0 && isMailbox { // a mailbox folder may hold other files
 		exts = slices.Clone(entry.Extensions)
 	}
 	docs, bytesIn, err := loadCorpus(ctx, fs.Arg(0), exts)
@@ -125,64 +117,51 @@ func (a *app) bench(ctx context.Context, args []string) error {
 
 	runtime.GC()
 	var elapsed time.Duration
-	chunks, bytesOut, maxChunk, failures := 0, 0, 0, 0
-	count := func(cs []chunking.Chunk) {
-		chunks += len(cs)
-		for _, c := range cs {
-			n := len(c.Content())
-			bytesOut += n
-			maxChunk = max(maxChunk, n)
-		}
-	}
-	if runAll != nil {
+	var total tally
+	failures := 0
+	if all != nil {
 		t0 := time.Now()
-		cs, err := runAll(docs)
+		cs, err := all(docs)
 		elapsed = time.Since(t0)
 		if err != nil {
 			return fmt.Errorf("chunk bench: %s: %w", fs.Arg(0), err)
 		}
-		count(cs)
+		for _, c := range cs {
+			total.add(c)
+		}
 	}
 	for _, d := range docs {
-		if runAll != nil {
-			break // timed above as one input
+		if all != nil {
+			break
 		}
-		if stream != nil {
-			// Counted per document, so a failed one adds nothing.
-			n, out, biggest := 0, 0, 0
-			t0 := time.Now()
-			err := stream(d, func(c chunking.Chunk) {
-				n++
-				out += len(c.Content())
-				biggest = max(biggest, len(c.Content()))
-			})
-			elapsed += time.Since(t0)
-			if err != nil {
-				failures++
-				continue
-			}
-			chunks, bytesOut, maxChunk = chunks+n, bytesOut+out, max(maxChunk, biggest)
-			continue
-		}
+		var t tally // added once the document succeeds
 		t0 := time.Now()
-		cs, err := run(d)
+		err := each(d, t.add)
 		elapsed += time.Since(t0)
-		if err != nil {
+		switch {
+		case err != nil:
 			failures++
-			continue
+		case *parseOnly:
+			total.chunks++
+		default:
+			total = tally{total.chunks + t.chunks, total.bytes + t.bytes, max(total.largest, t.largest)}
 		}
-		if *parseOnly {
-			chunks++
-			continue
-		}
-		count(cs)
 	}
 	if failures > 0 {
 		fmt.Fprintf(a.stderr, "chunk bench: %d of %d documents failed\n", failures, len(docs))
 	}
 	fmt.Fprintf(a.stdout, "RESULT\tchunkstream\t%s\t%d\t%d\t%d\t%d\t%.6f\t%d\n",
-		splitter, len(docs), bytesIn, chunks, bytesOut, elapsed.Seconds(), maxChunk)
+		splitter, len(docs), bytesIn, total.chunks, total.bytes, elapsed.Seconds(), total.largest)
 	return nil
+}
+
+// tally counts chunks, their content bytes and the largest.
+type tally struct{ chunks, bytes, largest int }
+
+func (t *tally) add(c chunking.Chunk) {
+	t.chunks++
+	t.bytes += len(c.Content())
+	t.largest = max(t.largest, len(c.Content()))
 }
 
 // loadCorpus reads every regular file under dir (with one of exts, when

@@ -7,18 +7,16 @@
 //	chunk view    [-chunker NAME] [chunker flags] [-compare OPTIONS] [-root DIR] [-file PATH] [-o FILE] FILE
 //
 // Run `chunk <subcommand> -h` for every flag. Exit status: 0 on success,
-// 1 when a file or the command failed, 2 on a usage error.
+// 1 when a file or the command failed, 2 on a usage error. Chunker flags
+// come from cmd/internal/chunkflags, made from the chunking/registry
+// entries.
 //
-// The subcommands live in app.go (dispatch and shared flag handling),
-// split.go, inspect.go, bench.go and view.go (with viewpage.go, the page,
-// and measure.go, chunk sizes); chunker flags come from
-// cmd/internal/chunkflags, generated from every chunking/registry entry.
 // Decisions: a folder's chunks record "file" relative to that folder (the
 // reference's chunk_folder), a file's the path as given (chunk_file);
-// -workers defaults to GOMAXPROCS and never changes the output order; bench
-// reads every regular file (hidden ones included) like the peer harness,
-// so its files and bytes_in match the peers' lines; bench -parse-only
-// counts documents as chunks so the harness table shows a throughput.
+// -workers never changes the output order; bench reads every regular file
+// (hidden ones included) like the peer harness, so its files and bytes_in
+// match the peers' lines, and -parse-only counts documents as chunks so
+// the harness table shows a throughput.
 //
 // # chunk view
 //
@@ -26,14 +24,14 @@
 // document, its metadata and its path is escaped in its context. Its
 // style (view.css) and script (view.js) are inlined, and a
 // Content-Security-Policy admits exactly those two by their SHA-256
-// hashes and nothing else (default-src 'none'): the page makes no request
-// and runs no other script even if markup slipped through. Elements
-// tests and people can count: each panel is a section.panel with id
-// panel-N; each chunk is one or more mark.chunk elements with the same
-// data-chunk (its 0-based position in the panel: in the chunker's output,
-// or in the stored collection, as `chunk inspect -read` numbers it); each
-// histogram bin holding chunks is one rect.bar with data-lo, data-hi and
-// data-count; the counts are dd elements with data-count.
+// hashes (default-src 'none'): the page makes no request and runs no
+// other script even if markup slipped through. Tests and people can count
+// its elements: each panel is a section.panel with id panel-N; each chunk
+// is one or more mark.chunk elements with the same data-chunk (its
+// position in the chunker's output or the stored collection, as `chunk
+// inspect -read` numbers it); each histogram bin holding chunks is one
+// rect.bar with data-lo, data-hi and data-count; the counts are dd
+// elements with data-count.
 //
 // Decisions:
 //   - Shading cuts the document at every span boundary; a run covered by
@@ -68,4 +66,9 @@
 //     that integer lists read naturally.
 //   - Flags may follow FILE ("chunk view doc.md -o view.html"), unlike
 //     the other subcommands, since the page's file is usually named last.
+//   - A page is its data (the title and the panels as laid out: counts,
+//     histogram, marks) executed by the one template with the style and
+//     script. The golden tests pin the two apart: each case's data as
+//     JSON, and the template once, through a small page that takes all
+//     its branches, so a change of style or template rewrites one file.
 package main

@@ -16,24 +16,20 @@ const (
 	defaultMaxFilesPerFolder = 10
 )
 
-// histogramBuckets is the largest number of buckets of the summary's size
-// histogram.
-const histogramBuckets = 10
+const histogramBuckets = 10 // at most, in the summary
 
 var rule = strings.Repeat("=", 80)
 
-// inspector renders a collection for people, as the reference's inspector
-// does (chunk inspect). Every method returns text; none prints.
+// inspector renders a collection as the reference's inspector does (chunk
+// inspect); its methods return text.
 type inspector struct {
 	c *chunking.Collection
 }
 
-// summary returns the reference's summary: counts, chunk size statistics
-// (with a size histogram and, when chunks repeat, a duplicate count) and
-// the file tree. Folders deeper than maxDepth levels are named but not
-// opened (maxDepth below 1 counts as 1); a folder shows at most
-// maxFilesPerFolder files (below 0 counts as 0) and says how many more
-// there are.
+// summary returns the reference's summary: counts, size statistics (with
+// a histogram and a duplicate count) and the file tree, folders opened to
+// maxDepth levels (at least 1), each showing at most maxFilesPerFolder
+// files (at least 0).
 func (in *inspector) summary(maxDepth, maxFilesPerFolder int) string {
 	c := in.c
 	lines := []string{
@@ -94,8 +90,8 @@ func fileOf(c *chunking.Collection, i int) string {
 	return f
 }
 
-// histogram renders the size histogram: up to histogramBuckets buckets of
-// equal integer width from lo to hi.
+// histogram renders up to histogramBuckets buckets of equal width from lo
+// to hi.
 func histogram(sizes []int, lo, hi int) []string {
 	w := (hi - lo + histogramBuckets) / histogramBuckets // ceil((hi-lo+1)/10)
 	n := (hi-lo)/w + 1
@@ -123,8 +119,7 @@ func duplicates(c *chunking.Collection) int {
 	return n
 }
 
-// treeDir is a folder of the summary's file tree; children keep
-// first-seen order.
+// treeDir is a folder of the summary's file tree, in first-seen order.
 type treeDir struct {
 	dirNames  []string
 	dirs      map[string]*treeDir
@@ -179,16 +174,10 @@ func (d *treeDir) render(lines []string, prefix string, depth, maxDepth, maxFile
 	return lines
 }
 
-// readChunk returns the chunk at position i framed by rules, as the
-// reference's read_chunk shows it: its length, then its String, with
-// previews of the previous and next chunk of its file when asked.
-//
-// A chunk with a span also shows where it came from, on a line after its
-// length: "Source: docs/a.md:12-30 (bytes 310 to 912)" (file, lines
-// and byte range; "docs/a.md:12" for one line), with ", not verbatim"
-// inside the brackets when the content is not the source text itself, and "Messages: <id>, <id>" for the messages of an email
-// chunk. Chunks without a span (YAML in the reference's format) show
-// exactly what the reference shows.
+// readChunk returns the chunk at position i as the reference's read_chunk
+// shows it, with previews of its file's previous and next chunk when
+// asked, and, for a chunk with a span, where it came from after its
+// length (spanLines).
 func (in *inspector) readChunk(i int, showBefore, showAfter bool, contextMaxChars int) string {
 	ch := in.c.At(i)
 	lines := []string{rule, fmt.Sprintf("Length: %d chars", ch.Len())}
@@ -210,9 +199,8 @@ func (in *inspector) readChunk(i int, showBefore, showAfter bool, contextMaxChar
 	return strings.Join(lines, "\n")
 }
 
-// readFile returns the chunks of file as the reference's read_file shows
-// them, at most maxChunks of them (0 or less: all). An unknown file gives
-// a "File not found" text listing the first five files.
+// readFile returns at most maxChunks (≤ 0: all) chunks of file as the
+// reference's read_file shows them, or a "File not found" text.
 func (in *inspector) readFile(file string, maxChunks int) string {
 	c := in.c
 	ps := c.FilePositions(file)
@@ -236,7 +224,8 @@ func (in *inspector) readFile(file string, maxChunks int) string {
 }
 
 // spanLines returns the lines readChunk shows for span s of a chunk of
-// file: none for the zero Span.
+// file: "Source: docs/a.md:12-30 (bytes 310 to 912[, not verbatim])" and
+// "Messages: <id>, <id>".
 func spanLines(file string, s chunking.Span) []string {
 	var out []string
 	if s.HasRange() {
@@ -260,9 +249,7 @@ func spanLines(file string, s chunking.Span) []string {
 var errEmptyCollection = errors.New("chunk inspect: empty collection")
 
 // sampleChunk picks a chunk uniformly at random with r and returns its
-// position and readChunk(position, false, false,
-// chunking.DefaultContextMaxChars); errEmptyCollection when there are no
-// chunks.
+// position and readChunk text.
 func (in *inspector) sampleChunk(r *rand.Rand) (int, string, error) {
 	if in.c.Len() == 0 {
 		return -1, "", errEmptyCollection

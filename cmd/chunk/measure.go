@@ -7,16 +7,14 @@ import (
 	"github.com/chunkstream/chunkstream/internal/tokens"
 )
 
-// Size units, as chunk view labels them.
 const (
 	unitChars  = "characters"
 	unitWords  = "words"
 	unitTokens = "tokens"
 )
 
-// measure is how a chunker sizes its chunks: the unit, the budget (0 when
-// the configuration has none) and the option that sets it, and the size
-// of a text in that unit.
+// measure is how a chunker sizes its chunks: the unit, the budget (0 for
+// none) and its option, and the size of a text.
 type measure struct {
 	unit         string
 	budget       int
@@ -24,21 +22,17 @@ type measure struct {
 	size         func(string) int
 }
 
-// budgetOptions maps the option that caps a chunker's chunk size to the
-// unit it counts: max_char (markdown), max_chunk_size (twostep),
-// max_chars (email). The first one a configuration holds is its budget.
+// budgetOptions maps each chunker's size option to its unit; the first a
+// configuration holds is its budget.
 var budgetOptions = []struct{ option, unit string }{
 	{"max_char", unitChars},
 	{"max_chunk_size", unitWords},
 	{"max_chars", unitChars},
 }
 
-// measureOf returns the measure of a chunker configured as resolved (the
-// canonical options registry.Entry.Resolve returns; nil when unknown):
-// the unit and budget come from the configuration, never from the
-// chunker's name. A configuration without a known budget option counts
-// characters and has no budget. A "tokenizer" option counts every size in
-// tokens of its encoding, as the chunker does.
+// measureOf returns the measure of a chunker configured as resolved
+// (registry.Entry.Resolve), from the options, never the chunker's name:
+// characters without a known budget option, tokens with a tokenizer.
 func measureOf(resolved map[string]any) (measure, error) {
 	m := measure{unit: unitChars, size: utf8.RuneCountInString}
 	for _, b := range budgetOptions {
@@ -67,8 +61,7 @@ func measureOf(resolved map[string]any) (measure, error) {
 }
 
 // countWords returns the number of words of s as the two-step chunker
-// counts them: maximal runs of characters other than Unicode White_Space
-// and U+001C–U+001F.
+// counts them.
 func countWords(s string) int {
 	n := 0
 	inWord := false
@@ -84,7 +77,7 @@ func countWords(s string) int {
 }
 
 // isWordSpace reports whether r separates words: Unicode White_Space plus
-// U+001C–U+001F (the set of Python's str.split()).
+// U+001C–U+001F (Python's str.split()).
 func isWordSpace(r rune) bool {
 	switch {
 	case r <= ' ':

@@ -17,8 +17,7 @@ import (
 	"github.com/chunkstream/chunkstream/cmd/internal/chunkflags"
 )
 
-// errFilesFailed reports that some inputs failed (already reported on
-// stderr, one line each).
+// errFilesFailed reports that some inputs failed (reported on stderr).
 var errFilesFailed = errors.New("some files failed")
 
 const splitHead = `
@@ -42,8 +41,7 @@ flags you set are passed, so the chunker's defaults apply otherwise; a flag
 of another chunker is a usage error.
 `
 
-// job is one unit of split work: a file, or a whole path for chunkers
-// with a ChunkFolder hook.
+// job is a file, or a whole path for chunkers with ChunkFolder.
 type job struct {
 	path string // on disk
 	name string // metadata "file"
@@ -107,20 +105,6 @@ func (a *app) split(ctx context.Context, args []string) error {
 		jobs = append(jobs, js...)
 	}
 
-	var w io.Writer = a.stdout
-	var file *os.File
-	if *out != "" {
-		if file, err = os.Create(*out); err != nil {
-			return err
-		}
-		defer file.Close()
-		w = file
-	}
-	bw := bufio.NewWriterSize(w, 1<<16)
-	cw, err := chunking.NewChunkWriter(bw, format)
-	if err != nil {
-		return err
-	}
 	process := func(j job) result {
 		if entry.ChunkFolder != nil {
 			chunks, warnings, err := entry.ChunkFolder(ctx, chunker, j.path)
@@ -135,7 +119,8 @@ func (a *app) split(ctx context.Context, args []string) error {
 	}
 	var nChunks int
 	var nBytes int64
-	err = runOrdered(ctx, jobs, *workers, process, func(j job, r result) error {
+	var cw chunking.ChunkWriter
+	emit := func(j job, r result) error {
 		for _, wn := range r.warnings {
 			fmt.Fprintf(a.stderr, "chunk split: warning: %s\n", wn)
 		}
@@ -152,20 +137,18 @@ func (a *app) split(ctx context.Context, args []string) error {
 		nChunks += len(r.chunks)
 		nBytes += r.bytes
 		return nil
+	}
+	err = writeOutput(*out, a.stdout, func(w io.Writer) error {
+		if cw, err = chunking.NewChunkWriter(w, format); err != nil {
+			return err
+		}
+		if err := runOrdered(ctx, jobs, *workers, process, emit); err != nil {
+			return err
+		}
+		return cw.Close()
 	})
 	if err != nil {
 		return err
-	}
-	if err := cw.Close(); err != nil {
-		return err
-	}
-	if err := bw.Flush(); err != nil {
-		return err
-	}
-	if file != nil {
-		if err := file.Close(); err != nil {
-			return err
-		}
 	}
 	secs := time.Since(start).Seconds()
 	mbps := 0.0
@@ -183,9 +166,34 @@ func (a *app) split(ctx context.Context, args []string) error {
 	return nil
 }
 
-// listJobs turns one PATH argument into jobs: the path itself for
-// chunkers with a ChunkFolder hook and for files, the walked files for
-// folders.
+// writeOutput calls write with a buffered writer to the file at path, or
+// to stdout when path is empty, and flushes and closes it.
+func writeOutput(path string, stdout io.Writer, write func(io.Writer) error) error {
+	w := stdout
+	var f *os.File
+	if path != "" {
+		var err error
+		if f, err = os.Create(path); err != nil {
+			return err
+		}
+		defer f.Close()
+		w = f
+	}
+	bw := bufio.NewWriterSize(w, 1<<16)
+	if err := write(bw); err != nil {
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	if f != nil {
+		return f.Close()
+	}
+	return nil
+}
+
+// listJobs turns one PATH argument into jobs: the walked files of a
+// folder, else the path itself.
 func (a *app) listJobs(ctx context.Context, entry registry.Entry, p string, exts []string) ([]job, error) {
 	info, err := os.Stat(p)
 	if err != nil {
@@ -208,8 +216,7 @@ func (a *app) listJobs(ctx context.Context, entry registry.Entry, p string, exts
 	return jobs, nil
 }
 
-// pathSize returns the size of a file, or the total size of the regular
-// files under a folder.
+// pathSize returns the size of a file, or of the files under a folder.
 func pathSize(p string) int64 {
 	var n int64
 	_ = filepath.WalkDir(p, func(_ string, d fs.DirEntry, err error) error {
@@ -224,9 +231,9 @@ func pathSize(p string) int64 {
 }
 
 // runOrdered runs process over jobs on up to workers goroutines and calls
-// emit with each result in job order, from the calling goroutine. At most
-// 2×workers jobs are started ahead of the last emitted one, so memory
-// stays bounded. It stops at the first emit error or when ctx is done.
+// emit with each result in job order, from the calling goroutine, with at
+// most 2×workers jobs started ahead of it. It stops at the first emit
+// error or when ctx is done.
 func runOrdered[J, R any](ctx context.Context, jobs []J, workers int, process func(J) R, emit func(J, R) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

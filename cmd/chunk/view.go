@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -57,104 +56,21 @@ budget line is drawn only when its flag is given (-max-char 1000).
 `
 
 func (a *app) view(ctx context.Context, args []string) error {
-	fs := a.newFlagSet("view", viewHead)
-	cf := chunkflags.Register(fs, a.entries, "markdown")
-	compare := fs.String("compare", "", "chunk FILE again with these options over the chunker flags, side by side: `OPTIONS` as name=value,name=value (e.g. \"max_char=1000,chunk_overlap=0\")")
-	root := fs.String("root", ".", "with a COLLECTION: the folder its \"file\" paths are relative to")
-	file := fs.String("file", "", "with a COLLECTION: show only the chunks of file `PATH`, as recorded in metadata \"file\"")
-	out := fs.String("o", "", "output file (default: the page on stdout)")
-	// Flags may follow FILE too ("chunk view doc.md -o view.html").
-	var files []string
-	for {
-		if err := parse(fs, args); err != nil {
-			return err
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		files = append(files, fs.Arg(0))
-		args = fs.Args()[1:]
-	}
-	if len(files) != 1 {
-		return usageErr("want exactly one FILE, got %d arguments", len(files))
-	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	entry, raw, err := cf.Chunker()
-	if err != nil {
-		return usageErr("%v", err)
-	}
-	path := files[0]
-	isCollection, err := collectionFile(path)
+	page, out, err := a.viewPage(ctx, args)
 	if err != nil {
 		return err
 	}
-
-	var panels []panelInput
-	var title string
-	if isCollection {
-		if set["compare"] {
-			return usageErr("-compare needs a document to chunk, not a stored collection")
-		}
-		c, err := loadCollection(path)
-		if err != nil {
-			return err
-		}
-		if !set["chunker"] && c.Len() > 0 {
-			reg, err := registry.New(a.entries...)
-			if err != nil {
-				return err
-			}
-			if guessed := reg.Made(c.At(0).Metadata()); guessed.Name != entry.Name {
-				if len(raw) > 0 {
-					return usageErr("chunker flags with a collection of chunker %s's chunks need -chunker %s", guessed.Name, guessed.Name)
-				}
-				entry = guessed
-			}
-		}
-		p, err := a.collectionPanel(c, entry, raw, *root, *file, set["file"])
-		if err != nil {
-			return err
-		}
-		panels, title = []panelInput{p}, "chunk view: "+path
-	} else {
-		if set["root"] || set["file"] {
-			return usageErr("-root and -file apply to a stored collection, not to a document")
-		}
-		var overrides map[string]any
-		if set["compare"] {
-			if overrides, err = parseOverrides(entry, raw, *compare); err != nil {
-				return usageErr("-compare: %v", err)
-			}
-		}
-		first, err := a.documentPanel(ctx, entry, path, raw)
-		if err != nil {
-			return err
-		}
-		panels, title = []panelInput{first}, "chunk view: "+filepath.ToSlash(filepath.Clean(path))
-		if overrides != nil {
-			second, err := a.documentPanel(ctx, entry, path, raw, overrides)
-			if err != nil {
-				return err
-			}
-			for i := range second.settings {
-				second.settings[i].Changed = second.settings[i].Value != first.settings[i].Value
-			}
-			panels = append(panels, second)
-		}
-	}
-
 	var w io.Writer = a.stdout
 	var f *os.File
-	if *out != "" {
-		if f, err = os.Create(*out); err != nil {
+	if out != "" {
+		if f, err = os.Create(out); err != nil {
 			return err
 		}
 		defer f.Close()
 		w = f
 	}
 	bw := bufio.NewWriterSize(w, 1<<16)
-	if err := writePage(bw, title, panels); err != nil {
+	if err := page.render(bw); err != nil {
 		return fmt.Errorf("write page: %w", err)
 	}
 	if err := bw.Flush(); err != nil {
@@ -166,17 +82,100 @@ func (a *app) view(ctx context.Context, args []string) error {
 	return nil
 }
 
-// entry returns the app's chunker called name.
-func (a *app) entry(name string) (registry.Entry, bool) {
-	i := slices.IndexFunc(a.entries, func(e registry.Entry) bool { return e.Name == name })
-	if i < 0 {
-		return registry.Entry{}, false
+// viewPage builds the page view's arguments ask for, and returns it with
+// the -o file ("" for stdout).
+func (a *app) viewPage(ctx context.Context, args []string) (pageData, string, error) {
+	fs := a.newFlagSet("view", viewHead)
+	cf := chunkflags.Register(fs, a.entries, "markdown")
+	compare := fs.String("compare", "", "chunk FILE again with these options over the chunker flags, side by side: `OPTIONS` as name=value,name=value (e.g. \"max_char=1000,chunk_overlap=0\")")
+	root := fs.String("root", ".", "with a COLLECTION: the folder its \"file\" paths are relative to")
+	file := fs.String("file", "", "with a COLLECTION: show only the chunks of file `PATH`, as recorded in metadata \"file\"")
+	out := fs.String("o", "", "output file (default: the page on stdout)")
+	var files []string // flags may follow FILE
+	for {
+		if err := parse(fs, args); err != nil {
+			return pageData{}, "", err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		files = append(files, fs.Arg(0))
+		args = fs.Args()[1:]
 	}
-	return a.entries[i], true
+	if len(files) != 1 {
+		return pageData{}, "", usageErr("want exactly one FILE, got %d arguments", len(files))
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	entry, raw, err := cf.Chunker()
+	if err != nil {
+		return pageData{}, "", usageErr("%v", err)
+	}
+	path := files[0]
+	isCollection, err := collectionFile(path)
+	if err != nil {
+		return pageData{}, "", err
+	}
+
+	var panels []panelInput
+	var title string
+	if isCollection {
+		if set["compare"] {
+			return pageData{}, "", usageErr("-compare needs a document to chunk, not a stored collection")
+		}
+		c, err := loadCollection(path)
+		if err != nil {
+			return pageData{}, "", err
+		}
+		if !set["chunker"] && c.Len() > 0 {
+			reg, err := registry.New(a.entries...)
+			if err != nil {
+				return pageData{}, "", err
+			}
+			if guessed := reg.Made(c.At(0).Metadata()); guessed.Name != entry.Name {
+				if len(raw) > 0 {
+					return pageData{}, "", usageErr("chunker flags with a collection of chunker %s's chunks need -chunker %s", guessed.Name, guessed.Name)
+				}
+				entry = guessed
+			}
+		}
+		p, err := a.collectionPanel(c, entry, raw, *root, *file, set["file"])
+		if err != nil {
+			return pageData{}, "", err
+		}
+		panels, title = []panelInput{p}, "chunk view: "+path
+	} else {
+		if set["root"] || set["file"] {
+			return pageData{}, "", usageErr("-root and -file apply to a stored collection, not to a document")
+		}
+		var overrides map[string]any
+		if set["compare"] {
+			if overrides, err = parseOverrides(entry, raw, *compare); err != nil {
+				return pageData{}, "", usageErr("-compare: %v", err)
+			}
+		}
+		first, err := a.documentPanel(ctx, entry, path, raw)
+		if err != nil {
+			return pageData{}, "", err
+		}
+		panels, title = []panelInput{first}, "chunk view: "+filepath.ToSlash(filepath.Clean(path))
+		if overrides != nil {
+			second, err := a.documentPanel(ctx, entry, path, raw, overrides)
+			if err != nil {
+				return pageData{}, "", err
+			}
+			for i := range second.settings {
+				second.settings[i].Changed = second.settings[i].Value != first.settings[i].Value
+			}
+			panels = append(panels, second)
+		}
+	}
+
+	return newPage(title, panels), *out, nil
 }
 
-// documentPanel chunks the document at path with the entry's chunker
-// configured by layers of raw options, and returns its panel.
+// documentPanel returns the panel of the document at path chunked by
+// entry configured by layers of raw options.
 func (a *app) documentPanel(ctx context.Context, entry registry.Entry, path string, layers ...map[string]any) (panelInput, error) {
 	resolved, err := entry.Resolve(layers...)
 	if err != nil {
@@ -250,9 +249,7 @@ func (a *app) collectionPanel(c *chunking.Collection, entry registry.Entry, raw 
 	if err != nil {
 		return panelInput{}, usageErr("%v", err)
 	}
-	// A collection does not record its chunker's options: only the ones
-	// given as flags are shown, and the budget only when given.
-	given := map[string]any{}
+	given := map[string]any{} // a collection does not record its options
 	for k := range raw {
 		given[k] = resolved[k]
 	}
@@ -312,9 +309,8 @@ func measured(chunks []chunking.Chunk, m measure) []viewChunk {
 }
 
 // shadable returns why the chunks at positions cannot be shaded on text,
-// or "" when they can: every chunk has a byte range within the text, on
-// character boundaries, and a verbatim chunk's content is the text at its
-// range (so a changed file is not shaded wrongly).
+// or "" when every chunk has a byte range within it, on character
+// boundaries, and verbatim chunks equal the text at their range.
 func shadable(text string, chunks []viewChunk, positions []int) string {
 	if !utf8.ValidString(text) {
 		return "The source is not valid UTF-8"
@@ -358,12 +354,9 @@ func settingsOf(entry registry.Entry, resolved map[string]any) []setting {
 	return out
 }
 
-// parseOverrides reads -compare's "name=value,name=value" into raw
-// options of entry, checked by the registry over base (the chunker
-// flags) as a request's options are. Names are option names (max_char)
-// or flag names (max-char, -max-char); an item without "=" continues the
-// value before it, so that lists read naturally
-// ("headers=1,2,max_chunk_size=100").
+// parseOverrides reads -compare's "name=value,name=value" (option or flag
+// names; an item without "=" continues the value before it) into raw
+// options of entry, checked by the registry over base.
 func parseOverrides(entry registry.Entry, base map[string]any, s string) (map[string]any, error) {
 	if strings.TrimSpace(s) == "" {
 		return nil, fmt.Errorf("no options given (want name=value,name=value)")
@@ -403,8 +396,7 @@ func parseOverrides(entry registry.Entry, base map[string]any, s string) (map[st
 }
 
 // collectionFile reports whether path is a stored chunk collection: by
-// its extension (.jsonl, .yaml, .yml), or by a first line that is a JSONL
-// chunk ({"content": ...).
+// its extension, or a first line starting {"content".
 func collectionFile(path string) (bool, error) {
 	if _, err := chunking.FormatOf(path); err == nil {
 		return true, nil

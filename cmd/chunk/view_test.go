@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -21,7 +23,7 @@ import (
 	"github.com/chunkstream/chunkstream/internal/tokens"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden pages in testdata/view/")
+var update = flag.Bool("update", false, "rewrite the golden files of the page in testdata/view/")
 
 // viewCase is one page of chunk view: its arguments (without -o) and,
 // to check the page against, the chunks each panel must show, computed
@@ -221,28 +223,100 @@ func renderView(t *testing.T, out string, args ...string) string {
 	return readFile(t, out)
 }
 
-// TestViewGolden renders every case and compares the page with
-// testdata/view/<case>.html (go test -run TestViewGolden -update
-// rewrites them; the temporary folder is written as $TMP).
+// TestViewGolden pins every case's page in two parts: what it shows, the
+// page's data as JSON in testdata/view/<case>.json, and how it shows it,
+// the template with its style and script, in testdata/view/shell.html,
+// the page of shellData; each case's page must be its data rendered (go
+// test -run TestViewGolden -update rewrites them; the temporary folder is
+// written as $TMP). A change of style, script or template rewrites only
+// the shell.
 func TestViewGolden(t *testing.T) {
 	tmp := t.TempDir()
 	for _, tc := range viewCases(t, tmp) {
 		t.Run(tc.name, func(t *testing.T) {
 			page := renderView(t, filepath.Join(t.TempDir(), "view.html"), tc.args...)
-			page = strings.ReplaceAll(page, tmp, "$TMP")
-			golden := filepath.Join("testdata", "view", tc.name+".html")
-			if *update {
-				if err := os.WriteFile(golden, []byte(page), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
+			a := &app{entries: registry.Default().Entries(), stdout: io.Discard, stderr: io.Discard}
+			data, _, err := a.viewPage(context.Background(), tc.args)
+			if err != nil {
+				t.Fatal(err)
 			}
-			want := readFile(t, golden)
-			if page != want {
-				t.Errorf("chunk view %q differs from %s (run with -update after a deliberate change and review the diff)", tc.args, golden)
+			var rendered strings.Builder
+			if err := data.render(&rendered); err != nil {
+				t.Fatal(err)
 			}
+			if rendered.String() != page {
+				t.Errorf("chunk view %q wrote a page other than its data rendered", tc.args)
+			}
+			checkGolden(t, filepath.Join("testdata", "view", tc.name+".json"), strings.ReplaceAll(pageJSON(t, data), tmp, "$TMP"))
 		})
 	}
+	t.Run("shell", func(t *testing.T) {
+		var page strings.Builder
+		if err := shellData().render(&page); err != nil {
+			t.Fatal(err)
+		}
+		checkGolden(t, filepath.Join("testdata", "view", "shell.html"), page.String())
+	})
+}
+
+// innermostJSON matches an indented JSON object or array that holds no
+// other (raw newlines stand only between the parts of a value).
+var innermostJSON = regexp.MustCompile(`[{[]\n[^{}[\]]*\n *[}\]]`)
+
+// pageJSON is a page's data as indented JSON, with each object or array
+// that holds no other on one line.
+func pageJSON(t *testing.T, data pageData) string {
+	t.Helper()
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(data); err != nil {
+		t.Fatal(err)
+	}
+	space := regexp.MustCompile(`\n *`)
+	return innermostJSON.ReplaceAllStringFunc(b.String(), func(s string) string { return space.ReplaceAllString(s, " ") })
+}
+
+// checkGolden compares got with the golden file, or rewrites it with
+// -update.
+func checkGolden(t *testing.T, golden, got string) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if want := readFile(t, golden); got != want {
+		t.Errorf("%s differs (run with -update after a deliberate change and review the diff)", golden)
+	}
+}
+
+// shellData is a small page that takes every branch of the template: two
+// panels, the first with settings (one changed), a budget, an oversize
+// chunk, notes and a document shaded with marked, overlapping and
+// uncovered text, the second listing its chunks.
+func shellData() pageData {
+	over := markView{Chunk: 1, Class: "chunk c1 oversize", Title: "chunk 1 · 250 chars (budget 200) · OVERSIZE"}
+	return pageData{Title: "chunk view: shell <&>", Panels: []panelView{{
+		ID: "panel-0", Heading: "chunker markdown",
+		Settings: []setting{{Name: "max_char", Value: "200"}, {Name: "chunk_overlap", Value: "0", Changed: true}},
+		Unit:     "chars", Budget: 200, BudgetOf: "max_char", Chunks: 2, Oversize: 1, Overlaps: 1, Mean: "150.0", Largest: 250,
+		Hist:  histogramOf([]int{50, 250}, 200, "chars"),
+		Notes: []string{"a note on the panel"},
+		Docs: []docView{{Name: "doc.md", Shaded: true, Note: "a note on the document", Segments: []segView{
+			{Text: "# Title\n", Marks: []markView{{Chunk: 0, Class: "chunk c0", Title: "chunk 0 · 50 chars (budget 200)\nTitle"}}},
+			{Text: "shared <text>", Marks: []markView{{Chunk: 0, Class: "chunk c0 overlap", Title: "overlap of chunks 0 and 1"},
+				{Chunk: 1, Class: "chunk c1 oversize overlap", Title: "overlap of chunks 0 and 1"}}},
+			{Text: " long text", Marks: []markView{over}},
+			{Text: "\n\n"},
+		}}},
+	}, {
+		ID: "panel-1", Heading: "stored chunks", Unit: "words", Chunks: 1, Mean: "2.0", Largest: 2,
+		Hist: histogramOf([]int{2}, 0, "words"),
+		Docs: []docView{{Name: "mail", Blocks: []markView{{Chunk: 0, Class: "chunk c0", Title: "chunk 0 · 2 words", Text: "two words"}}}},
+	}}}
 }
 
 // TestViewPageStructure checks each page against the chunks the chunker

@@ -15,9 +15,7 @@ import (
 	"github.com/chunkstream/chunkstream/chunking"
 )
 
-// The page's style and script, inlined into every page and allowed by
-// the page's Content-Security-Policy through their hashes: nothing else
-// may run, load or style the page.
+// The page's style, script and template.
 var (
 	//go:embed view.css
 	viewCSS string
@@ -27,8 +25,7 @@ var (
 	viewTemplate string
 )
 
-// pageTemplate is the page's template, with the Content-Security-Policy
-// that admits exactly the inlined style and script written in.
+// pageTemplate is the page's template with its Content-Security-Policy.
 var pageTemplate = template.Must(template.New("view").Parse(
 	strings.Replace(viewTemplate, "CSP_POLICY", contentSecurityPolicy(), 1)))
 
@@ -49,9 +46,9 @@ type viewChunk struct {
 	oversize bool
 }
 
-// viewDoc is one document of a panel: its name, the positions of its
-// chunks in the panel, and its text when the chunks are shaded on it
-// (shaded false: the chunks' contents are listed, for the reason in note).
+// viewDoc is one document of a panel: its name, its chunks' positions in
+// the panel, and its text when they are shaded on it (else the contents
+// are listed, for the reason in note).
 type viewDoc struct {
 	name   string
 	text   string
@@ -60,15 +57,14 @@ type viewDoc struct {
 	chunks []int
 }
 
-// setting is one option of a panel's chunker configuration.
+// setting is one option of a panel's chunker configuration; Changed
+// marks a value that differs from the first panel's.
 type setting struct {
 	Name, Value string
-	// Changed marks an option whose value differs from the first panel's.
-	Changed bool
+	Changed     bool
 }
 
-// panelInput is what one panel shows: a chunker configuration's chunks of
-// the documents.
+// panelInput is what one panel shows: a configuration's chunks.
 type panelInput struct {
 	heading  string
 	settings []setting
@@ -78,13 +74,18 @@ type panelInput struct {
 	notes    []string
 }
 
-// pageData is the template's data.
+// pageData is what a page shows, the template's data; the page's style
+// and script are the same on every page.
 type pageData struct {
 	Title  string
-	Style  template.CSS
-	Script template.JS
 	Panels []panelView
 }
+
+// Style is the page's style sheet.
+func (pageData) Style() template.CSS { return template.CSS(viewCSS) }
+
+// Script is the page's script.
+func (pageData) Script() template.JS { return template.JS(viewJS) }
 
 // panelView is one panel as the template renders it.
 type panelView struct {
@@ -114,8 +115,7 @@ type docView struct {
 	Blocks   []markView
 }
 
-// segView is a run of the document covered by the same chunks (Marks,
-// lowest position outermost; none for text in no chunk).
+// segView is a run of the document covered by the same chunks.
 type segView struct {
 	Text  string
 	Marks []markView
@@ -131,12 +131,20 @@ type markView struct {
 
 // writePage renders the page of panels to w.
 func writePage(w io.Writer, title string, panels []panelInput) error {
-	data := pageData{Title: title, Style: template.CSS(viewCSS), Script: template.JS(viewJS)}
+	return newPage(title, panels).render(w)
+}
+
+// newPage lays the panels out for the template.
+func newPage(title string, panels []panelInput) pageData {
+	data := pageData{Title: title}
 	for i, p := range panels {
 		data.Panels = append(data.Panels, p.view(i))
 	}
-	return pageTemplate.Execute(w, data)
+	return data
 }
+
+// render writes the page: the template executed with d.
+func (d pageData) render(w io.Writer) error { return pageTemplate.Execute(w, d) }
 
 // view lays the panel out for the template.
 func (p panelInput) view(i int) panelView {
@@ -172,8 +180,7 @@ func (p panelInput) view(i int) panelView {
 	return v
 }
 
-// overlapsOf counts the chunks of a document that overlap the chunk before
-// them: their byte ranges intersect, or (email) they share a message.
+// overlapsOf counts the chunks of a document that overlap the one before.
 func overlapsOf(chunks []viewChunk, positions []int) int {
 	n := 0
 	for k := 1; k < len(positions); k++ {
@@ -203,8 +210,7 @@ func sharedMessages(a, b chunking.Span) []string {
 	return ids
 }
 
-// docView renders one document: shaded when its text is known, else its
-// chunks listed.
+// docView renders one document: shaded, or its chunks listed.
 func (p panelInput) docView(d viewDoc) docView {
 	dv := docView{Name: d.name, Shaded: d.shaded, Note: d.note}
 	if !d.shaded {
@@ -254,8 +260,7 @@ func (p panelInput) docView(d viewDoc) docView {
 }
 
 // chunkClass is the class list of a chunk's marks: "chunk", the
-// alternating colour (c0, c1), and oversize or derived (content made from
-// its source rather than equal to it) when they apply.
+// alternating colour (c0, c1), oversize and derived (not verbatim).
 func chunkClass(pos int, c viewChunk) string {
 	class := "chunk c" + strconv.Itoa(pos%2)
 	if c.oversize {
@@ -267,8 +272,7 @@ func chunkClass(pos int, c viewChunk) string {
 	return class
 }
 
-// describe is a chunk's hover text: position, size, header path and
-// source.
+// describe is a chunk's hover text.
 func (p panelInput) describe(pos int) string {
 	c := p.chunks[pos]
 	first := fmt.Sprintf("chunk %d · %d %s", pos, c.size, p.m.unit)
@@ -289,9 +293,8 @@ func (p panelInput) describe(pos int) string {
 	return strings.Join(lines, "\n")
 }
 
-// headerPath is the headings a chunk sits under, as its metadata records
-// them: h1 to h6 (markdown), the headers list (twostep) or the subject
-// (email); "(no headers)" when it has none.
+// headerPath is the headings a chunk sits under: h1 to h6 (markdown), the
+// headers list (twostep) or the subject (email).
 func headerPath(c chunking.Chunk) string {
 	md := c.Metadata()
 	var path []string
@@ -330,16 +333,15 @@ func joinInts(ns []int) string {
 type rangeChunk struct{ pos, start, end int }
 
 // segment is a run [start, end) of a document covered by the same chunks
-// (their positions, ascending; none for text in no chunk).
+// (positions ascending).
 type segment struct {
 	start, end int
 	cover      []int
 }
 
-// segmentsOf cuts a document of n bytes at every chunk boundary and
-// returns the runs in order, each with the chunks covering it. Ranges
-// must lie within [0, n). It sweeps the boundaries once, so it costs the
-// number of boundaries times the most chunks covering one byte.
+// segmentsOf cuts a document of n bytes at every chunk boundary (ranges
+// lie within [0, n)) and returns the runs in order, each with the chunks
+// covering it, in one sweep.
 func segmentsOf(n int, ranges []rangeChunk) []segment {
 	points := []int{0, n}
 	for _, r := range ranges {
@@ -383,7 +385,7 @@ const (
 )
 
 // histView is the SVG histogram of a panel's chunk sizes (coordinates
-// formatted with one decimal, so pages compare byte for byte).
+// with one decimal, so pages compare byte for byte).
 type histView struct {
 	Width, Height int
 	Left, Right   string // the plot's x extent
@@ -408,12 +410,12 @@ type barView struct {
 	Title      string
 }
 
-// histogramOf bins sizes for the histogram. Bins are budget/10 wide
-// (rounded up; without a budget, a twentieth of the largest size) and
-// hold the sizes (lo, hi], the first one 0 too, so a chunk of exactly
-// the budget lies left of the budget line, which falls on the tenth bin
-// edge; the axis runs one bin past the budget. The last of at most 30
-// bins takes every larger size. Only bins holding chunks get a bar.
+// histogramOf bins sizes: bins are budget/10 wide (rounded up; without a
+// budget, a twentieth of the largest size) and hold the sizes (lo, hi],
+// the first one 0 too, so a chunk of exactly the budget lies left of the
+// budget line; the axis runs one bin past the budget, and the last of at
+// most 30 bins takes every larger size. Only bins holding chunks get a
+// bar.
 func histogramOf(sizes []int, budget int, unit string) histView {
 	h := histView{Width: histWidth, Height: histHeight,
 		Left: f1(histLeft), Right: f1(histWidth - histRight), Top: f1(histTop), Base: f1(histHeight - histBottom)}

@@ -22,6 +22,7 @@ type command struct {
 var commands = map[string]command{
 	"dlq":    {usage: "dlq list|replay|purge [flags]     list, replay or delete dead letters", run: runDLQ},
 	"status": {usage: "status [-json] [-id ID | -failed]  documents by state, backlog, dead letters; one record; the failed", run: runStatus},
+	"search": {usage: `search "TEXT" [-k N] [-collection C] [-json]  hybrid search of the Qdrant collection`, run: runSearch},
 }
 
 // commandsUsage returns the synopsis lines of the subcommands, sorted.

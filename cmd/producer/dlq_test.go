@@ -20,6 +20,7 @@ import (
 	"github.com/chunkstream/chunkstream/producer"
 	"github.com/chunkstream/chunkstream/topology"
 	"github.com/chunkstream/chunkstream/worker"
+	"github.com/chunkstream/chunkstream/worker/subjectsink"
 )
 
 // dlqEnv is a server with the workers' topology and a client of it.
@@ -65,7 +66,7 @@ func (e *dlqEnv) work(chunkers *registry.Registry, n int) []worker.Result {
 	e.t.Helper()
 	results := make(chan worker.Result, 100)
 	w, err := worker.New(e.nc, e.js, e.top, worker.Options{Config: e.cfg, Chunkers: chunkers,
-		Sink: worker.NewSubjectSink(e.js, e.cfg.ChunksPrefix, e.cfg.MaxPendingPublishes),
+		Sink: subjectsink.New(e.js, e.cfg.ChunksPrefix, e.cfg.MaxPendingPublishes),
 		OnResult: func(r worker.Result) {
 			if r.Final() {
 				results <- r

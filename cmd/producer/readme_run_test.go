@@ -11,6 +11,7 @@ import (
 	"github.com/chunkstream/chunkstream/internal/jstest"
 	"github.com/chunkstream/chunkstream/internal/testutil"
 	"github.com/chunkstream/chunkstream/worker"
+	"github.com/chunkstream/chunkstream/worker/subjectsink"
 )
 
 // TestREADMECommandsRun runs every `producer` line of the README as
@@ -28,7 +29,7 @@ func TestREADMECommandsRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := worker.New(nc, js, top, worker.Options{Config: cfg, Sink: worker.NewSubjectSink(js, cfg.ChunksPrefix, 16)})
+	w, err := worker.New(nc, js, top, worker.Options{Config: cfg, Sink: subjectsink.New(js, cfg.ChunksPrefix, 16)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -212,3 +212,22 @@ func TestREADMEDocumentsStatus(t *testing.T) {
 		}
 	}
 }
+
+// TestREADMEDocumentsSearch keeps docs/cli.md in step with producer
+// search: a row for each of its flags, and its synopsis.
+func TestREADMEDocumentsSearch(t *testing.T) {
+	sec := producerSection(t)
+	rows := testutil.TableFlags(subsection(t, sec, "`producer search`"), 0)
+	var c searchConfig
+	var a searchArgs
+	fs := flag.NewFlagSet("producer search", flag.ContinueOnError)
+	bindSearchFlags(fs, &c, &a)
+	fs.VisitAll(func(f *flag.Flag) {
+		if !rows[f.Name] {
+			t.Errorf("docs/cli.md's table of producer search flags has no row for -%s", f.Name)
+		}
+	})
+	if !strings.Contains(sec, searchUsage) {
+		t.Errorf("docs/cli.md's producer section does not show %s", searchUsage)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/chunkstream/chunkstream/internal/testutil"
 	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/worker"
+	"github.com/chunkstream/chunkstream/worker/subjectsink"
 )
 
 // TestSettingsWithoutEffect: a setting that does nothing in the mode of
@@ -74,7 +75,7 @@ func TestRechunkCommands(t *testing.T) {
 	// process runs a worker with cfg until the INGEST stream is empty.
 	process := func(cfg worker.Config) {
 		t.Helper()
-		w, err := worker.New(nc, js, top, worker.Options{Config: cfg, Sink: worker.NewSubjectSink(js, cfg.ChunksPrefix, 16)})
+		w, err := worker.New(nc, js, top, worker.Options{Config: cfg, Sink: subjectsink.New(js, cfg.ChunksPrefix, 16)})
 		if err != nil {
 			t.Fatal(err)
 		}

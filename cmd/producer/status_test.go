@@ -19,6 +19,7 @@ import (
 	"github.com/chunkstream/chunkstream/internal/testutil"
 	"github.com/chunkstream/chunkstream/producer"
 	"github.com/chunkstream/chunkstream/worker"
+	"github.com/chunkstream/chunkstream/worker/subjectsink"
 )
 
 // TestWaitAndStatus runs through the command what a backfill Job and an
@@ -42,7 +43,7 @@ func TestWaitAndStatus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := worker.New(nc, js, top, worker.Options{Config: cfg, Sink: worker.NewSubjectSink(js, cfg.ChunksPrefix, 16)})
+	w, err := worker.New(nc, js, top, worker.Options{Config: cfg, Sink: subjectsink.New(js, cfg.ChunksPrefix, 16)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,8 @@ import (
 // BenchmarkLocalVsSplit runs local mode (the whole pipeline through an
 // embedded JetStream) and `chunk split` over ../shared/corpus/markdown
 // with the same flags, in the same run, as separate processes, reporting
-// documents/s, chunks/s, MB/s and peak RSS. Run it alone:
+// documents/s, chunks/s, MB/s, peak RSS and CPU per document. Run it
+// alone:
 //
 //	go test -run '^$' -bench LocalVsSplit -benchtime 1x ./cmd/worker
 func BenchmarkLocalVsSplit(b *testing.B) {
@@ -45,7 +46,7 @@ func BenchmarkLocalVsSplit(b *testing.B) {
 			out := filepath.Join(b.TempDir(), "out.jsonl")
 			var docs, chunks, mb float64
 			var peak int64
-			var elapsed time.Duration
+			var elapsed, cpu time.Duration
 			for b.Loop() {
 				bin, args := tc.args(out)
 				cmd := exec.Command(bin, args...)
@@ -62,6 +63,7 @@ func BenchmarkLocalVsSplit(b *testing.B) {
 				if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 					peak = max(peak, ru.Maxrss)
 				}
+				cpu += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 				os.Remove(out)
 			}
 			secs := elapsed.Seconds() / float64(b.N)
@@ -69,6 +71,7 @@ func BenchmarkLocalVsSplit(b *testing.B) {
 			b.ReportMetric(chunks/secs, "chunks/s")
 			b.ReportMetric(mb/secs, "MB/s")
 			b.ReportMetric(float64(peak)/1024, "peak-MiB")
+			b.ReportMetric(cpu.Seconds()*1e3/float64(b.N)/docs, "cpu-ms/doc")
 		})
 	}
 }

@@ -82,7 +82,9 @@ func runLocal(ctx context.Context, c *config, lf *localFlags, log *slog.Logger, 
 		}
 		defer bar.Finish()
 	}
+	cpu0 := processCPU()
 	sum, err := local.Run(ctx, o)
+	cpu := processCPU() - cpu0
 	if err != nil {
 		return 1, err
 	}
@@ -93,9 +95,9 @@ func runLocal(ctx context.Context, c *config, lf *localFlags, log *slog.Logger, 
 		fmt.Fprintf(stderr, "worker: %s: %v\n", f.ID, f.Err)
 	}
 	secs := sum.Elapsed.Seconds()
-	fmt.Fprintf(stderr, "worker -local: %d documents, %d chunks, %.2f MB in %.3f s (%.1f docs/s, %.1f chunks/s, %.2f MB/s), %d dead letters\n",
+	fmt.Fprintf(stderr, "worker -local: %d documents, %d chunks, %.2f MB in %.3f s (%.1f docs/s, %.1f chunks/s, %.2f MB/s, %.3f ms CPU/doc), %d dead letters\n",
 		sum.Documents, sum.Chunks, float64(sum.Bytes)/1e6, secs, float64(sum.Documents)/secs, float64(sum.Chunks)/secs,
-		float64(sum.Bytes)/1e6/secs, len(sum.DeadLetters))
+		float64(sum.Bytes)/1e6/secs, cpu.Seconds()*1e3/float64(max(sum.Documents, 1)), len(sum.DeadLetters))
 	for _, r := range sum.DeadLetters {
 		reason := ""
 		if r.Err != nil {

@@ -56,6 +56,18 @@ func newQdrantSink(ctx context.Context, c *config, records worker.Records, log *
 	return s, func() { stopEmb(); _ = s.Close() }, nil
 }
 
+// qdrantConcurrency is CHUNKSTREAM_CONCURRENCY when it is 0 (automatic)
+// and the sink is Qdrant's: enough documents in flight to fill its upsert
+// requests (qdrantsink.Config.DocumentsInFlight) and, with an embedder,
+// its embedding requests (embedConcurrency), at least GOMAXPROCS.
+func qdrantConcurrency(c *config) int {
+	n := max(runtime.GOMAXPROCS(0), c.Qdrant.DocumentsInFlight())
+	if c.Embed.Enabled() {
+		n = max(n, embedConcurrency(c.Embed))
+	}
+	return n
+}
+
 // maxEmbedInFlight bounds the documents in flight embedConcurrency sets.
 const maxEmbedInFlight = 2048
 

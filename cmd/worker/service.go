@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/chunkstream/chunkstream/cmd/internal/natsconn"
 	"github.com/chunkstream/chunkstream/worker"
+	"github.com/chunkstream/chunkstream/worker/subjectsink"
 )
 
 // newLogger returns the JSON logger at level ("debug", "info", "warn",
@@ -27,7 +29,7 @@ import (
 func buildSink(ctx context.Context, c *config, js jetstream.JetStream, records worker.Records, log *slog.Logger, reg prometheus.Registerer, tp trace.TracerProvider) (worker.Sink, func(), error) {
 	switch c.Sink {
 	case worker.SinkSubject:
-		s := worker.NewSubjectSink(js, c.ChunksPrefix, c.MaxPendingPublishes)
+		s := subjectsink.New(js, c.ChunksPrefix, c.MaxPendingPublishes)
 		if err := s.SetRecordFormat(c.RecordFormat); err != nil {
 			return nil, nil, err
 		}
@@ -37,6 +39,10 @@ func buildSink(ctx context.Context, c *config, js jetstream.JetStream, records w
 	}
 	return nil, nil, fmt.Errorf("CHUNKSTREAM_SINK: unknown sink %q", c.Sink)
 }
+
+// subjectSinkInFlight is the documents in flight per processor the
+// subject sink gets when CHUNKSTREAM_CONCURRENCY is 0.
+const subjectSinkInFlight = 16
 
 // serve runs the worker service until ctx is cancelled (SIGTERM), then
 // drains and waits for the connection to close.
@@ -51,9 +57,15 @@ func serve(ctx context.Context, c *config, log *slog.Logger, tp trace.TracerProv
 		}
 		defer ln.Close()
 	}
-	if c.Concurrency == 0 && c.Sink == worker.SinkQdrant && c.Embed.Enabled() {
-		c.Concurrency = embedConcurrency(c.Embed)
-		log.Info("documents in flight set for the embedder", "concurrency", c.Concurrency)
+	if c.Concurrency == 0 && c.Sink == worker.SinkQdrant {
+		c.Concurrency = qdrantConcurrency(c)
+		log.Info("documents in flight set for the Qdrant sink's requests", "concurrency", c.Concurrency)
+	}
+	if c.Concurrency == 0 && c.Sink == worker.SinkSubject {
+		// Processors wait for the group commits of the subject sink:
+		// more of them fill each commit.
+		c.Concurrency = subjectSinkInFlight * runtime.GOMAXPROCS(0)
+		log.Info("documents in flight set for the subject sink's group commits", "concurrency", c.Concurrency)
 	}
 	nc, err := natsconn.Connect(ctx, c.NATS, "chunkstream-worker", log)
 	if err != nil {

@@ -1,8 +1,8 @@
 // Package codec holds what chunk storage (package chunking) and the wire
 // (package messages) share about values: the closed set of metadata
-// values and the one walk that brings Go values into it, the JSON codec
-// of JSONL lines and JSON messages, the rule of integer fields, the check
-// of text, and errors that name the field they are about.
+// values and the one walk into it, the JSON codec of JSONL lines and JSON
+// messages, the rule of integer fields, the check of text, and errors
+// that name their field.
 //
 // Decisions:
 //
@@ -10,28 +10,25 @@
 //     above the int range), *big.Int (only beyond 64 bits), float64,
 //     string, []any or an ordered map M (chunking.Metadata), recursively.
 //     Integers take the first of int, uint64 and *big.Int that holds them,
-//     so a value has one form whatever wrote it, and an integer of any
-//     size keeps every digit (the chunk hash writes every digit, as
-//     Python does). Readers (JSON here, YAML in chunking, msgpack in
-//     messages) produce the set directly; Normalize brings other Go
-//     values into it once (chunking.NewChunk, and the last case of every
-//     writer for values a Go caller built). Writers handle the set only.
-//   - Generic over the ordered map. The codec is written for any
-//     M ~[]F with F a key/value Pair, so that chunking.Metadata stays the
-//     chunk model's own type while its codec lives here.
+//     so a value has one form whatever wrote it and keeps every digit (the
+//     chunk hash writes every digit, as Python does). Readers (JSON here,
+//     YAML in chunking, msgpack in messages) produce the set directly;
+//     Normalize brings other Go values into it once (chunking.NewChunk,
+//     and writers for values a Go caller built).
+//   - Generic over the ordered map (M ~[]F, F a key/value Pair), so
+//     chunking.Metadata stays the chunk model's own type.
 //   - JSON is read and written here rather than by encoding/json, which
-//     replaces invalid UTF-8 and lone surrogate escapes with U+FFFD
-//     without a word. Text is never altered: such text is an error
-//     matching ErrNotUTF8, naming the field and the byte of its text.
-//     Strings are written raw but for '"', '\\', control characters
-//     (\u00XX except \n, \r, \t) and U+2028 and U+2029, so every line
-//     reader keeps a record whole; floats as Python's repr; a repeated
-//     key once, in its first place, with its last value (Deduplicate).
-//     github.com/go-json-experiment/json/jsontext was weighed against
-//     it: jsontext writes \b and \f as short escapes (a change of wire
-//     bytes) and reports input offsets, not the offset in the field's
-//     text, and it was no faster (BenchmarkJSONText: decoding took 0.8 to
-//     1.4 times this codec's time across runs, encoding 1.1 to 1.4).
+//     silently replaces invalid UTF-8 and lone surrogate escapes with
+//     U+FFFD. Text is never altered: such text is an error matching
+//     ErrNotUTF8, naming the field and byte. Strings are written raw but
+//     for '"', '\\', control characters (\u00XX except \n, \r, \t) and
+//     U+2028 and U+2029, so every line reader keeps a record whole; floats
+//     as Python's repr; a repeated key once, in its first place, with its
+//     last value (Deduplicate). go-json-experiment's jsontext was weighed:
+//     it writes \b and \f as short escapes (other wire bytes), reports
+//     input offsets rather than offsets in the field's text, and was no
+//     faster (BenchmarkJSONText: decoding 0.8 to 1.4 times this codec's
+//     time, encoding 1.1 to 1.4).
 //   - Integer fields (the wire's v, ingest_seq, position and count, span
 //     offsets and lines, chunker options) follow one rule (Integral, Int,
 //     Uint): a number whose value is an exact integer, however written

@@ -7,9 +7,7 @@ import (
 	"unicode/utf8"
 )
 
-// The sentinels of values and text. They are package chunking's
-// (chunking.ErrMetadataValue, chunking.ErrNotUTF8), defined here so that
-// every codec of the module wraps the same ones.
+// The sentinels of values and text, exported by package chunking too.
 var (
 	// ErrMetadataValue reports a value outside the closed set, or one
 	// that has no form in the encoding being written.
@@ -40,8 +38,7 @@ func (e *FieldError) Error() string {
 func (e *FieldError) Unwrap() error { return e.Err }
 
 // AtKey returns err as found in the value of map key key: a *FieldError's
-// path gains key in front, any other error becomes a *FieldError at key.
-// A nil err stays nil.
+// path gains key in front, another error becomes a *FieldError at key.
 func AtKey(err error, key string) error { return within(err, key) }
 
 // AtIndex returns err as found at position i of a list; see AtKey.
@@ -75,8 +72,8 @@ func InKey(err error) error {
 	return &FieldError{Err: fmt.Errorf("in a key: %w", err)}
 }
 
-// textError reports text that is not valid UTF-8: invalid bytes, or (in
-// JSON) an escaped surrogate without its pair. It matches ErrNotUTF8.
+// textError reports invalid bytes or (in JSON) an unpaired surrogate
+// escape; it matches ErrNotUTF8.
 type textError struct {
 	offset    int  // byte offset in the text (decoded, for JSON)
 	surrogate rune // the lone surrogate, or 0 for invalid bytes
@@ -93,8 +90,7 @@ func (e *textError) Is(target error) bool { return target == ErrNotUTF8 }
 
 // CheckText returns nil when s is valid UTF-8, else an error matching
 // ErrNotUTF8 that gives the offset of the first bad byte ("invalid UTF-8
-// at byte 12"). Every check of text in the module, values and whole
-// documents alike, goes through it.
+// at byte 12"). Every check of text in the module goes through it.
 func CheckText[T string | []byte](s T) error {
 	var valid bool
 	switch x := any(s).(type) {

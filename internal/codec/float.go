@@ -6,12 +6,10 @@ import (
 	"strings"
 )
 
-// AppendFloat appends f as Python's float repr writes it (as json.dumps
-// does): shortest round-trip digits, exponent form when the decimal
-// exponent is below -4 or at least 16, and ".0" on integral values, so a
-// float always reads back as a float. NaN and the infinities are written
-// as Python writes them (NaN, Infinity, -Infinity); JSON has no form for
-// them, and its writer refuses them before.
+// AppendFloat appends f as Python's float repr (and json.dumps) writes it:
+// shortest round-trip digits, exponent form when the decimal exponent is
+// below -4 or at least 16, ".0" on integral values so it reads back as a
+// float, and NaN, Infinity, -Infinity (which the JSON writer refuses).
 func AppendFloat(b []byte, f float64) []byte {
 	switch {
 	case math.IsNaN(f):

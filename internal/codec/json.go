@@ -10,29 +10,18 @@ import (
 	"unicode/utf8"
 )
 
-// This file is the one JSON codec of the module: JSONL storage and the
-// wire's JSON both read and write records through it. The standard
-// library's encoding/json cannot be used to read: it replaces invalid
-// UTF-8 and lone surrogate escapes with U+FFFD without a word, and it
-// cannot say which field held them.
-
-// AppendJSONObject appends m as one compact JSON object (a record: a JSONL
-// line without its newline, a wire message). Members keep their order; a
-// repeated key is written once, in its first place, with its last value.
-// Strings are written raw except '"', '\\', control characters and U+2028
-// and U+2029 (escaped, so that the output stays one line for every reader
-// that splits lines on them); floats as Python's repr writes them
-// (AppendFloat); integers of any size as their digits; values outside the
-// closed set go through Normalize first. A value that has no JSON form is
-// a *FieldError naming it: text that is not UTF-8 (matching ErrNotUTF8),
-// NaN and infinities or a value Normalize refuses (ErrMetadataValue),
-// nesting below MaxDepth.
+// AppendJSONObject appends m as one compact JSON object (a JSONL line
+// without its newline, a wire message), as the package documentation
+// describes; values outside the closed set go through Normalize first. A
+// value with no JSON form is a *FieldError naming it: text that is not
+// UTF-8 (ErrNotUTF8), NaN, infinities or a value Normalize refuses
+// (ErrMetadataValue), nesting below MaxDepth.
 func AppendJSONObject[M ~[]F, F Pair](b []byte, m M) ([]byte, error) {
 	return appendObject(b, m, 0)
 }
 
-// AppendJSON appends v, which sits at the given level (a record's member
-// is at level 1), as AppendJSONObject writes values.
+// AppendJSON appends v, at the given level (a record's member is at 1),
+// as AppendJSONObject writes values.
 func AppendJSON[M ~[]F, F Pair](b []byte, v any, depth int) ([]byte, error) {
 	var err error
 	switch x := v.(type) {
@@ -107,9 +96,8 @@ func appendObject[M ~[]F, F Pair](b []byte, m M, depth int) ([]byte, error) {
 
 var errTooDeep = fmt.Errorf("nested deeper than %d levels", MaxDepth)
 
-// AppendString appends s as a JSON string: control characters, '"'
-// and '\' escaped, U+2028 and U+2029 escaped, everything else raw. Text
-// that is not UTF-8 is an error giving the offset of the first bad byte.
+// AppendString appends s as a JSON string; text that is not UTF-8 is an
+// error giving the offset of the first bad byte.
 func AppendString(b []byte, s string) ([]byte, error) {
 	b = append(b, '"')
 	start := 0
@@ -154,19 +142,14 @@ func AppendString(b []byte, s string) ([]byte, error) {
 	return append(b, '"'), nil
 }
 
-// DecodeJSONObject reads data, which must hold one JSON object (a record:
-// a JSONL line, a wire message) and nothing else but whitespace, into
-// an M. Members keep their order; a repeated key keeps its first place and
-// takes its last value. Values are of the closed set: objects become M,
-// arrays []any, strings string, integers what ParseInteger gives, other
-// numbers float64, plus bool and nil.
-//
-// Text is never altered: invalid UTF-8 and a \u escape of a surrogate
-// without its pair are errors matching ErrNotUTF8, and like every error
-// about a value (a number out of range, a map or list below MaxDepth) they
-// are a *FieldError naming the field and giving the byte offset in the
-// decoded text: "metadata.title: lone surrogate \ud800 at byte 5".
-// Malformed JSON gives the byte offset in data.
+// DecodeJSONObject reads data, which must hold one JSON object and
+// nothing else but whitespace, into an M of the closed set (integers as
+// ParseInteger gives them). A repeated key keeps its first place and
+// takes its last value. Invalid UTF-8 and an unpaired surrogate escape
+// match ErrNotUTF8; like every error about a value (a number out of range,
+// nesting below MaxDepth) they are a *FieldError naming the field and the
+// byte in the decoded text ("metadata.title: lone surrogate \ud800 at
+// byte 5"). Malformed JSON gives the byte offset in data.
 func DecodeJSONObject[M ~[]F, F Pair](data []byte) (M, error) {
 	p := jsonParser[M, F]{data: data}
 	p.skipSpace()
@@ -362,9 +345,8 @@ func (p *jsonParser[M, F]) array(depth int) ([]any, error) {
 	}
 }
 
-// str reads a string: the input's bytes when it has no escapes, else its
-// text decoded into p.buf. Errors about its text are *FieldErrors with an
-// empty path, for the caller to place; their offsets count decoded bytes.
+// str reads a string. Errors about its text are *FieldErrors with an
+// empty path, for the caller to place; offsets count decoded bytes.
 func (p *jsonParser[M, F]) str() (string, error) {
 	data := p.data
 	start := p.i + 1
@@ -380,9 +362,7 @@ func (p *jsonParser[M, F]) str() (string, error) {
 			}
 			return string(append(b, data[run:i]...)), nil
 		case c == '\\':
-			if b == nil {
-				// The text is at most the rest of the input: one buffer of
-				// that size serves every escaped string of the input.
+			if b == nil { // one buffer of the rest's size serves every string
 				if cap(p.buf) < len(data)-start {
 					p.buf = make([]byte, 0, len(data)-start)
 				}

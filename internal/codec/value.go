@@ -9,9 +9,8 @@ import (
 	"strconv"
 )
 
-// Pair constrains the members of the ordered maps the codec reads and
-// writes (chunking.Field): a key and a value of the closed set. An
-// ordered map (chunking.Metadata) is a slice of them, M ~[]F.
+// Pair constrains the members of the ordered maps M ~[]F the codec reads
+// and writes (chunking.Field).
 type Pair interface {
 	~struct {
 		Key   string
@@ -19,32 +18,27 @@ type Pair interface {
 	}
 }
 
-// pair is the underlying type of every Pair, through which the codec
-// reads and builds members.
+// pair is the underlying type of every Pair.
 type pair = struct {
 	Key   string
 	Value any
 }
 
-// MaxDepth is how deeply values may nest. In a record (a JSONL line, a
-// wire message) a member's map or list is level 1 (a chunk's metadata map
-// is), a map or list inside it level 2, and so on; every reader and writer
-// refuses a map or list below level MaxDepth.
+// MaxDepth is how deeply values may nest: in a record a member's map or
+// list is level 1 (a chunk's metadata map is); readers and writers refuse
+// a map or list below level MaxDepth.
 const MaxDepth = 32
 
-// MaxIntDigits is the most digits an integer literal may have: the limit
-// of Python's int parsing, so every integer the reference can read loads,
-// and a hostile literal cannot take quadratic time.
+// MaxIntDigits is the most digits an integer literal may have: Python's
+// limit, so every integer the reference reads loads and a hostile literal
+// cannot take quadratic time.
 const MaxIntDigits = 4300
 
-// Normalize returns a deep copy of v in the closed set of values, ordered
-// maps of type M: Go's integer types become int, uint64 or *big.Int by
-// their value (CanonicalInt), float32 becomes float64, []string and
-// other lists []any, map[string]any an M with its keys sorted. It is the
-// one walk over Go's types; readers produce the closed set directly and
-// writers take it. A value of any other type (or a nil *big.Int) is kept
-// as it is in the copy, and the first one is reported as a *FieldError
-// naming it and wrapping ErrMetadataValue.
+// Normalize returns a deep copy of v in the closed set: integers become
+// int, uint64 or *big.Int by value (CanonicalInt), float32 float64, lists
+// []any, map[string]any an M with sorted keys. A value of another type
+// (or a nil *big.Int) is kept as it is, and the first is reported as a
+// *FieldError wrapping ErrMetadataValue.
 func Normalize[M ~[]F, F Pair](v any) (any, error) {
 	switch x := v.(type) {
 	case nil, bool, string, int, float64:
@@ -147,10 +141,9 @@ func fromUint64(n uint64) any {
 	return n
 }
 
-// ParseInteger parses a decimal integer in JSON's grammar ("-12",
-// "100000000000000000000000000000": an optional minus, no leading zeros)
-// into the closed set's form (CanonicalInt). Literals of more than
-// MaxIntDigits digits are refused.
+// ParseInteger parses a decimal integer in JSON's grammar (an optional
+// minus, no leading zeros, at most MaxIntDigits digits) into the closed
+// set's form.
 func ParseInteger(s string) (any, error) {
 	digits := s
 	if digits != "" && digits[0] == '-' {
@@ -182,9 +175,8 @@ func allDigits(s string) bool {
 }
 
 // Integral reports whether v is an integer by the rule of every integer
-// field (of the wire, of JSONL spans, of chunker options): an int, uint64
-// or *big.Int, or a float64 whose value is an exact integer (1.0, 1e3: a
-// writer may send any number). A fraction is not.
+// field: an int, uint64 or *big.Int, or a float64 with an integral value
+// (1.0, 1e3).
 func Integral(v any) bool {
 	switch x := v.(type) {
 	case int, uint64, *big.Int:
@@ -209,8 +201,7 @@ func Int(v any) (n int, ok bool) {
 	return 0, false
 }
 
-// Uint reads a field of non-negative 64-bit integers (stream sequences):
-// v's value when it is Integral and in uint64's range.
+// Uint reads a field of non-negative 64-bit integers (stream sequences).
 func Uint(v any) (n uint64, ok bool) {
 	switch x := v.(type) {
 	case int:
@@ -228,8 +219,7 @@ func Uint(v any) (n uint64, ok bool) {
 }
 
 // Describe names a value of the closed set in the wire's words, for
-// errors: "null", "a boolean", "the string \"x\"", "the integer 5",
-// "the number 1.5", "a list", "a map", "bytes".
+// errors ("the string \"x\"", "the integer 5", "a list").
 func Describe[M ~[]F, F Pair](v any) string {
 	switch x := v.(type) {
 	case nil:
@@ -267,13 +257,12 @@ func shortText(s string) string {
 
 // Deduplicate returns m with one field per key: a repeated key keeps its
 // first place and takes its last value, as a Python dict built from the
-// pairs does. It is the rule of every reader and writer of ordered maps.
-// m itself is returned when no key repeats; otherwise m is left
-// untouched. The work is linear in len(m).
+// pairs does. It returns m itself when no key repeats and never modifies
+// it; the work is linear in len(m).
 func Deduplicate[M ~[]F, F Pair](m M) M { return dedupCounting(m, nil) }
 
-// smallMap is the field count up to which keys are compared pairwise: a
-// map costs more than a few comparisons.
+// smallMap is the field count up to which keys are compared pairwise
+// (BenchmarkDeduplicate: always building the map takes about 3× as long).
 const smallMap = 16
 
 // dedupCounting is Deduplicate adding one to *ops (when ops is not nil)

@@ -77,6 +77,10 @@ var allow = map[string]allowed{
 		module:     []string{"bm25", "chunking", "fault", "worker", "worker/qdrantsink/internal/grpccodec"},
 		thirdParty: []string{"github.com/qdrant/go-client", "google.golang.org/grpc", "google.golang.org/protobuf"},
 	},
+	"worker/subjectsink": {
+		module:     []string{"fault", "internal/tracing", "messages", "worker"},
+		thirdParty: []string{"github.com/nats-io/nats.go", "github.com/synadia-io/orbit.go/jetstreamext"},
+	},
 	"worker/qdrantsink/qdranttest": {module: []string{"bm25", "worker/qdrantsink/internal/grpccodec"}, thirdParty: []string{
 		"github.com/google/uuid", "github.com/qdrant/go-client", "google.golang.org/grpc", "google.golang.org/protobuf"}},
 	"worker/qdrantsink/internal/grpccodec": {thirdParty: []string{"google.golang.org/grpc", "google.golang.org/protobuf"}},
@@ -116,11 +120,15 @@ var allow = map[string]allowed{
 		thirdParty: []string{"github.com/nats-io/nats-server/v2", "github.com/nats-io/nats.go"},
 	},
 	"cmd/internal/tty": {},
+	"examples/consumer": {
+		module:     []string{"messages"},
+		thirdParty: []string{"github.com/nats-io/nats.go"},
+	},
 	"cmd/worker": {
 		module: []string{
 			"chunking", "chunking/registry", "cmd/internal/chunkflags", "cmd/internal/envflag", "cmd/internal/local",
 			"cmd/internal/natsconn", "cmd/internal/otelenv", "cmd/internal/tty", "messages", "worker", "worker/embed",
-			"worker/qdrantsink"},
+			"worker/qdrantsink", "worker/subjectsink"},
 		thirdParty: []string{
 			"github.com/caarlos0/env/v11", "github.com/nats-io/nats.go",
 			"github.com/prometheus/client_golang", "github.com/schollz/progressbar/v3", "go.opentelemetry.io/otel/trace"},
@@ -128,7 +136,7 @@ var allow = map[string]allowed{
 	"cmd/producer": {
 		module: []string{
 			"chunking/registry", "fault", "cmd/internal/chunkflags", "cmd/internal/envflag", "cmd/internal/natsconn",
-			"cmd/internal/otelenv", "cmd/internal/tty", "messages", "producer", "topology"},
+			"cmd/internal/otelenv", "cmd/internal/tty", "messages", "producer", "topology", "worker/embed", "worker/qdrantsink"},
 		thirdParty: []string{"github.com/caarlos0/env/v11", "github.com/nats-io/nats.go", "github.com/schollz/progressbar/v3"},
 	},
 }

@@ -4,6 +4,7 @@ package jstest
 
 import (
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -53,4 +54,51 @@ func Connect(tb testing.TB, url string, opts ...nats.Option) (*nats.Conn, jetstr
 		tb.Fatal(err)
 	}
 	return nc, js
+}
+
+// apiWritePrefixes are the subjects of the JetStream API requests that
+// create or change a stream or a consumer.
+var apiWritePrefixes = []string{"$JS.API.STREAM.CREATE.", "$JS.API.STREAM.UPDATE.", "$JS.API.CONSUMER.CREATE.", "$JS.API.CONSUMER.DURABLE.CREATE."}
+
+// WatchAPIWrites subscribes nc to the JetStream API subjects and returns a
+// function that returns, by subject, the requests to create or change a
+// stream or a consumer seen since its previous call. Every request sent on
+// nc before the call is among them, with no waiting: the server copies a
+// request to the subscription while it reads it, before the request is
+// answered, and answers the call's flush of nc after the copies it queued
+// before. Requests sent on other connections may arrive later.
+func WatchAPIWrites(tb testing.TB, nc *nats.Conn) func() []string {
+	tb.Helper()
+	sub, err := nc.SubscribeSync("$JS.API.>")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := nc.Flush(); err != nil {
+		tb.Fatal(err)
+	}
+	return func() []string {
+		tb.Helper()
+		if err := nc.Flush(); err != nil {
+			tb.Fatal(err)
+		}
+		var got []string
+		for {
+			n, _, err := sub.Pending()
+			if err != nil {
+				tb.Fatal(err)
+			}
+			if n == 0 {
+				return got
+			}
+			m, err := sub.NextMsg(time.Second)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			for _, p := range apiWritePrefixes {
+				if strings.HasPrefix(m.Subject, p) {
+					got = append(got, m.Subject)
+				}
+			}
+		}
+	}
 }

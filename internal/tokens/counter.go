@@ -6,8 +6,7 @@ import (
 )
 
 // Counter counts tokens with one encoding, keeping scratch space and a
-// cache of piece counts between calls. It is not safe for concurrent use;
-// get one from Encoding.Counter and give it back with Release.
+// cache of piece counts between calls. It is not safe for concurrent use.
 type Counter struct {
 	enc *Encoding
 	sc  scanner
@@ -23,7 +22,7 @@ type hotEntry struct {
 }
 
 // hotBits sizes the piece cache: 2^14 entries (384 KiB) catch about nine
-// pieces in ten of Markdown prose and code.
+// pieces in ten of Markdown (BenchmarkFastPaths/cache).
 const hotBits = 14
 
 // Encoding returns the encoding c counts with.
@@ -54,9 +53,7 @@ func (c *Counter) Count(text []byte) int {
 }
 
 // CountLimit returns the number of tokens of text when it is at most
-// limit, else some number above limit: it stops counting once past limit,
-// so deciding that a long text does not fit costs about limit tokens of
-// work.
+// limit, else some number above limit, stopping once past limit.
 func (c *Counter) CountLimit(text []byte, limit int) int {
 	c.sc = scanner{s: text}
 	n := 0
@@ -83,8 +80,8 @@ func (c *Counter) CountStringLimit(text string, limit int) int {
 	return c.CountLimit(bytesOf(text), limit)
 }
 
-// bytesOf returns the bytes of s without copying them; the counter only
-// reads them, and keeps no reference once it returns.
+// bytesOf returns the bytes of s without copying them (the counter only
+// reads them and keeps no reference).
 func bytesOf(s string) []byte {
 	return unsafe.Slice(unsafe.StringData(s), len(s))
 }
@@ -95,12 +92,10 @@ func bytesOf(s string) []byte {
 const cutWindow = 16
 
 // Cut returns the length in bytes of a prefix of text of about n ≥ 1
-// tokens that never splits a character: the first n tokens of text's
-// first 16n+64 bytes (as Count sees them), moved back to the start of a
-// character, but at least one character long. It returns len(text) when
-// text has at most n tokens, and may return a shorter prefix than n
-// tokens when its tokens are very long. The prefix counted alone may have
-// a few tokens more or less than n: count it when it matters.
+// tokens: the first n tokens of text's first 16n+64 bytes, moved back to
+// a character start, but at least one character; len(text) when text has
+// at most n tokens. Counted alone, the prefix may have a few tokens more
+// or less than n.
 func (c *Counter) Cut(text []byte, n int) int {
 	text = text[:min(len(text), cutWindow*max(n, 1)+64)]
 	c.sc = scanner{s: text}
@@ -168,10 +163,8 @@ func (c *Counter) slowPiece(piece []byte) int {
 }
 
 // Appender counts the tokens of a text written to it in parts, exactly
-// (the tokens of a concatenation are not the sum of its parts' tokens) and
-// in time linear in the text: it keeps the count of the pieces that no
-// later text can change and only the bytes after them. Its zero value is
-// not usable: call Reset first.
+// and in linear time (see the package documentation). Call Reset before
+// use.
 type Appender struct {
 	c     *Counter
 	limit int
@@ -192,8 +185,7 @@ func (a *Appender) CopyFrom(b *Appender) {
 }
 
 // Over reports whether the text written so far is known to have more
-// than limit tokens (its final pieces alone do); once over, further writes
-// are ignored. Count tells in every case.
+// than limit tokens; once over, writes are ignored.
 func (a *Appender) Over() bool { return a.done > a.limit }
 
 // Write appends p to the text.

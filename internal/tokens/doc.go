@@ -7,33 +7,30 @@
 //
 // # Where the encodings come from
 //
-// The ranks (the tokens in merge order) are the ones that
-// github.com/tiktoken-go/tokenizer embeds in its Go code: nothing is
-// downloaded at run time. Get loads an encoding once per process, on
-// first use, by decoding every rank through that library (a fraction of a
-// second and some tens of megabytes); the tables are immutable afterwards.
+// The ranks (the tokens in merge order) are those that
+// github.com/tiktoken-go/tokenizer embeds: nothing is downloaded. Get
+// loads an encoding once per process, on first use, by decoding every rank
+// through that library (a fraction of a second, some tens of megabytes).
 //
 // # Why not the library's own encoder
 //
 // Two reasons, both measured on a Markdown corpus:
 //   - Speed. The library splits text with a general backtracking regular
-//     expression engine and counts at a few megabytes a second; sizing
-//     chunks by tokens needs every byte counted at least once, so it would
-//     make token mode many times slower than character mode. This package
+//     expression engine, at a few megabytes a second, which would make
+//     token mode many times slower than character mode. This package
 //     counts about ten times faster.
 //   - Exactness. The library cuts a run of whitespace holding a space or
 //     tab between two line breaks ("\n \n") in two pieces where tiktoken
-//     keeps one, so its counts are one token high at such places, which
-//     Markdown has often.
+//     keeps one, so its counts are one token high there, which Markdown
+//     has often.
 //
-// So the pieces are found by hand-written scanners of the encodings'
-// patterns (pretok.go states the patterns), and byte-pair merging is done
-// here on the library's ranks: a piece that is a token is looked up (most
-// are, in an open-addressing table of short tokens), others are merged
-// lowest rank first, as tiktoken merges. Counters keep a cache of the
-// counts of short pieces and are kept for reuse by their encoding (a free
-// list of at most 64), so that counting many short texts does not rebuild
-// it.
+// So hand-written scanners of the encodings' patterns (pretok.go) find
+// the pieces, and byte-pair merging is done here on the library's ranks:
+// a piece that is a token is looked up (most are, in an open-addressing
+// table of short tokens), others are merged lowest rank first, as
+// tiktoken merges. Counters keep a cache of the counts of short pieces and
+// are kept for reuse by their encoding. BenchmarkFastPaths shows each of
+// these fast paths against the simple version.
 //
 // The tests hold this package to OpenAI's tokenizer run for real (its
 // JavaScript port, js-tiktoken, when Node.js and the package are
@@ -48,11 +45,10 @@
 // # Counting concatenations
 //
 // The tokens of a concatenation are not the sum of its parts' tokens
-// (pieces merge across the seam: "\n" + "\n" is one token). Appender counts
-// a text written in parts exactly, in time linear in the text: a piece
-// whose match did not look at the end of the text so far is final, since
-// the patterns only look forward, so only the text after the last final
-// piece is kept and scanned again. CountLimit stops once a text is known
-// to be over a limit, and Cut finds a prefix of about n tokens that never
+// ("\n" + "\n" is one token). Appender counts a text written in parts
+// exactly, in linear time: a piece whose match did not look at the end of
+// the text so far is final (the patterns only look forward), so only the
+// text after the last final piece is scanned again. CountLimit stops once
+// a text is over a limit; Cut finds a prefix of about n tokens that never
 // splits a character.
 package tokens

@@ -38,3 +38,28 @@ func (t *table) token(r uint32) (string, bool) {
 	}
 	return rev[r], true
 }
+
+// Encode returns the token ids (ranks) of text.
+func (e *Encoding) Encode(text string) []int {
+	c := e.Counter()
+	defer c.Release()
+	var ids []int
+	src := []byte(text)
+	c.sc = scanner{s: src}
+	for i := 0; i < len(src); {
+		j := c.next(i)
+		piece := src[i:j]
+		if r, ok := e.ranks.rank(piece); ok {
+			ids = append(ids, int(r))
+		} else {
+			p := c.m.parts(piece)
+			for k := 0; k+1 < len(p); k++ {
+				r, _ := e.ranks.rank(piece[p[k]:p[k+1]])
+				ids = append(ids, int(r))
+			}
+		}
+		i = j
+	}
+	c.sc = scanner{}
+	return ids
+}

@@ -14,13 +14,10 @@ import (
 //	             \p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+
 //
 // with leftmost-first alternation and backtracking, as the reference's
-// regular expression engine runs them. Each matcher is a hand-written
-// scanner of that pattern (a general backtracking engine costs most of
-// the time of counting); the tests hold it to the reference tokenizer.
-//
-// A matcher also reports whether it looked at the end of the text: a
-// piece whose match did not depend on where the text ends is final, the
-// same whatever text is appended (the incremental counter relies on it).
+// regular expression engine runs them; the tests hold the scanners to the
+// reference tokenizer. A scanner records whether it looked at the end of
+// the text: a piece whose match did not is final, whatever text is
+// appended (Appender relies on it).
 
 // class bits of a code point.
 const (
@@ -104,7 +101,8 @@ func isOther(c uint8, n int) bool {
 }
 
 // run returns the end of the run of code points from i whose class has
-// one of the bits of mask.
+// one of the bits of mask, reading ASCII bytes directly
+// (BenchmarkFastPaths/run).
 func (sc *scanner) run(i int, mask uint8) int {
 	s := sc.s
 	for i < len(s) && s[i] < utf8.RuneSelf {
@@ -226,19 +224,7 @@ func (sc *scanner) punct(i int, trail uint8, slash bool) int {
 // nextCL100K returns the end of the cl100k_base piece starting at i <
 // len(sc.s).
 func (sc *scanner) nextCL100K(i int) int {
-	// Fast path: an ASCII letter, or a space and an ASCII letter, start a
-	// run of letters (the second alternative).
-	s := sc.s
-	if b := s[i]; b == ' ' || b < utf8.RuneSelf && asciiClass[b]&cLetter != 0 {
-		j := i
-		if b == ' ' {
-			j++
-		}
-		if j < len(s) && s[j] < utf8.RuneSelf && asciiClass[s[j]]&cLetter != 0 {
-			return sc.run(j, cLetter)
-		}
-	}
-	if s[i] == '\'' {
+	if sc.s[i] == '\'' {
 		if n := sc.contraction(i); n > 0 {
 			return i + n
 		}

@@ -11,7 +11,8 @@ const shortMax = 8
 
 // table maps tokens to their ranks. Most lookups are of pieces of a few
 // bytes: those go to an open-addressing table keyed by the bytes packed
-// in a word (one probe, no string comparison), the rest to a map.
+// in a word (one probe, no string comparison), two-byte ones to an array,
+// the rest to a map (BenchmarkFastPaths/table and /pairs).
 type table struct {
 	slots []slot // power-of-two length
 	shift uint
@@ -79,6 +80,11 @@ func (t *table) rank(b []byte) (uint32, bool) {
 		r := t.pairs[int(b[0])<<8|int(b[1])]
 		return r - 1, r != 0
 	}
+	return t.probe(b)
+}
+
+// probe returns the rank of token b from the short table or the map.
+func (t *table) probe(b []byte) (uint32, bool) {
 	if len(b) > shortMax {
 		r, ok := t.long[string(b)]
 		return r, ok

@@ -115,7 +115,7 @@ func TestBootstrapJobMatchesWorkerSetup(t *testing.T) {
 	}
 	consBefore := cons.CachedInfo().Config
 
-	writes := apiWrites(t, nc)
+	writes := jstest.WatchAPIWrites(t, nc)
 	if _, err := worker.Setup(ctx, js, cfg); err != nil {
 		t.Fatalf("worker.Setup after the bootstrap Job: %v", err)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/topology"
 	"github.com/chunkstream/chunkstream/worker"
+	"github.com/chunkstream/chunkstream/worker/subjectsink"
 )
 
 // testDoc is one generated Markdown document and the chunks the default
@@ -133,7 +134,7 @@ func startWorker(ctx context.Context, t *testing.T, c *cluster, cfg worker.Confi
 	w, err := worker.New(nc, js, top, worker.Options{
 		Config: cfg,
 		Logger: slog.New(slog.NewJSONHandler(testWriter{t, name}, &slog.HandlerOptions{Level: slog.LevelWarn})),
-		Sink:   worker.NewSubjectSink(js, cfg.ChunksPrefix, cfg.MaxPendingPublishes),
+		Sink:   subjectsink.New(js, cfg.ChunksPrefix, cfg.MaxPendingPublishes),
 
 		OnResult: onResult,
 	})

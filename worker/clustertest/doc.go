@@ -32,7 +32,7 @@
 // a fifth with one setting changed updates only that stream); and, since
 // the race that made set-up hang (a stream update arriving while a
 // clustered create of the same stream is in flight goes unanswered)
-// depends on real timings, three cmd/worker processes started at once
+// depends on real timings, eight cmd/worker processes started at once
 // against a fresh cluster of three nats-server processes (built from the
 // module, or CHUNKSTREAM_TEST_NATS_BIN; skipped when neither is possible)
 // with CHUNKSTREAM_REPLICAS=3 must all pass -healthcheck within the
@@ -45,7 +45,18 @@
 // 150 s and continued: no dead letter, every worker not ready during the
 // hang, every chunk stored after it. The nats-server is killed and
 // restarted on its store: no dead letter, and the drain time after the
-// restart is reported. CHUNKSTREAM_TEST_WORKER_BIN runs an older worker
+// restart is reported. Resources run out and are given back, each for
+// CHUNKSTREAM_OUTAGE_HANG (150 s), with twenty requests without content
+// among the documents: the account's JetStream quota (lowered to its use
+// by a configuration reload, then raised), a small store filesystem (a
+// tmpfs the test mounts, as root only, filled by a file that is then
+// removed; the server is restarted if it disabled JetStream), a full
+// chunks stream (a byte limit with discard new, then removed), and the
+// embedder (401, vectors of another size, a hang). Each requires every
+// document's chunks or points stored once, the bad requests dead-lettered
+// as no_content and nothing else, and the workers not ready at the end of
+// the fault; the report gives readiness, log lines, redeliveries and the
+// embedder's requests. CHUNKSTREAM_TEST_WORKER_BIN runs an older worker
 // build for comparison (figures only).
 //
 // Decisions: the workers' JetStream contexts set a publish-ack timeout

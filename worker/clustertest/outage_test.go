@@ -159,6 +159,8 @@ type scenario struct {
 	otherBinary bool
 	dir         string
 	port        int
+	args        []string // more nats-server arguments (a configuration file)
+	user        string   // "user:password@" of the URLs, when the server has accounts
 	srv         *exec.Cmd
 	srvDone     chan struct{}
 	nc          *nats.Conn
@@ -169,11 +171,16 @@ type scenario struct {
 	leftAtStop  int
 }
 
-func newScenario(t *testing.T) *scenario {
+// newScenario starts the nats-server process, after configure changes
+// the scenario, and makes the documents.
+func newScenario(t *testing.T, configure ...func(*scenario)) *scenario {
 	t.Helper()
 	sc := &scenario{t: t, natsBin: testutil.Binary(t, testutil.NATSServer), workerBin: testutil.Binary(t, "./cmd/worker"), dir: t.TempDir(),
 		port: testutil.FreePort(t), cfg: worker.DefaultConfig()}
 	sc.otherBinary = os.Getenv("CHUNKSTREAM_TEST_WORKER_BIN") != ""
+	for _, c := range configure {
+		c(sc)
+	}
 	sc.restartServer()
 	t.Cleanup(func() {
 		for _, p := range sc.workers {
@@ -187,10 +194,9 @@ func newScenario(t *testing.T) *scenario {
 		}
 		sc.killServer()
 	})
-	url := fmt.Sprintf("nats://127.0.0.1:%d", sc.port)
 	var err error
 	testutil.WaitFor(t, 20*time.Second, "nats-server", func() (bool, string) {
-		sc.nc, err = nats.Connect(url, nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
+		sc.nc, err = nats.Connect(sc.url(), nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
 		return err == nil, fmt.Sprint(err)
 	})
 	t.Cleanup(sc.nc.Close)
@@ -214,11 +220,14 @@ func newScenario(t *testing.T) *scenario {
 	return sc
 }
 
+// url is the server's client URL.
+func (sc *scenario) url() string { return fmt.Sprintf("nats://%s127.0.0.1:%d", sc.user, sc.port) }
+
 // restartServer starts the nats-server process on the scenario's port and
 // store.
 func (sc *scenario) restartServer() {
 	sc.t.Helper()
-	sc.srv = exec.Command(sc.natsBin, "-js", "-sd", sc.dir, "-a", "127.0.0.1", "-p", strconv.Itoa(sc.port))
+	sc.srv = exec.Command(sc.natsBin, append([]string{"-js", "-sd", sc.dir, "-a", "127.0.0.1", "-p", strconv.Itoa(sc.port)}, sc.args...)...)
 	sc.srv.Stderr = os.Stderr
 	if err := sc.srv.Start(); err != nil {
 		sc.t.Fatal(err)
@@ -268,7 +277,7 @@ func (sc *scenario) startWorkers(env map[string]string) []*process {
 	sc.t.Helper()
 	for _, port := range testutil.FreePorts(sc.t, envInt(sc.t, "CHUNKSTREAM_OUTAGE_WORKERS", 3)) {
 		e := map[string]string{
-			"NATS_URL":                 fmt.Sprintf("nats://127.0.0.1:%d", sc.port),
+			"NATS_URL":                 sc.url(),
 			"CHUNKSTREAM_METRICS_ADDR": fmt.Sprintf("127.0.0.1:%d", port),
 			"CHUNKSTREAM_LOG_LEVEL":    "info",
 		}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"sort"
 	"strconv"
@@ -35,7 +36,16 @@ import (
 // times how long they take to drain INGEST; the CPU time of the workers
 // and of the server (from /proc) is reported beside the throughput.
 // CHUNKSTREAM_BENCH_CONCURRENCY sets each worker's CHUNKSTREAM_CONCURRENCY
-// (default GOMAXPROCS). Documents over 900 KB are left out.
+// (default GOMAXPROCS). Documents over 900 KB are left out. Each row has
+// documents/s, chunk records/s, MB/s and the CPU per document of the
+// workers and of the server.
+//
+// CHUNKSTREAM_BENCH_BASELINE=FILE runs that other worker binary (an older
+// release) through the same runs, each right after this build's, and
+// prints the ratio of chunk records/s. With the nats CLI on PATH, each run
+// is followed by `nats bench` on the same server: asynchronous publishes
+// and atomic batches of as many records, of the records' mean size, with
+// message ids, as a yardstick of what the server stores at most.
 func TestScaleOut(t *testing.T) {
 	if os.Getenv("CHUNKSTREAM_BENCH") != "1" {
 		t.Skip("set CHUNKSTREAM_BENCH=1 to run the scale-out benchmark")
@@ -55,21 +65,75 @@ func TestScaleOut(t *testing.T) {
 	if counts[0] == "" {
 		counts = []string{"1", "2"}
 	}
-	fmt.Printf("%-8s %9s %9s %8s %9s %12s %12s %10s\n", "workers", "docs", "seconds", "docs/s", "MB/s", "worker cpu s", "server cpu s", "chunks")
+	baseline := os.Getenv("CHUNKSTREAM_BENCH_BASELINE")
+	fmt.Printf("%-9s %-8s %7s %8s %8s %9s %7s %14s %14s %10s\n", "build", "workers", "docs", "seconds", "docs/s", "records/s", "MB/s",
+		"worker ms/doc", "server ms/doc", "records")
+	row := func(build string, n int, r scaleResult) {
+		secs := r.wall.Seconds()
+		fmt.Printf("%-9s %-8d %7d %8.2f %8.1f %9.0f %7.2f %14.3f %14.3f %10d\n", build, n, len(docs), secs,
+			float64(len(docs))/secs, float64(r.chunks)/secs, float64(bytes)/1e6/secs,
+			r.workerCPU.Seconds()*1e3/float64(len(docs)), r.serverCPU.Seconds()*1e3/float64(len(docs)), r.chunks)
+	}
 	for _, c := range counts {
 		n, err := strconv.Atoi(c)
 		if err != nil {
 			t.Fatal(err)
 		}
 		r := runScaleOut(t, natsBin, workerBin, docs, n)
-		fmt.Printf("%-8d %9d %9.2f %8.1f %9.2f %12.2f %12.2f %10d\n", n, len(docs), r.wall.Seconds(),
-			float64(len(docs))/r.wall.Seconds(), float64(bytes)/1e6/r.wall.Seconds(), r.workerCPU.Seconds(), r.serverCPU.Seconds(), r.chunks)
+		row("this", n, r)
+		if baseline != "" {
+			b := runScaleOut(t, natsBin, baseline, docs, n)
+			row("baseline", n, b)
+			fmt.Printf("%-9s %-8d records/s this/baseline %.2f×\n", "ratio", n,
+				(float64(r.chunks)/r.wall.Seconds())/(float64(b.chunks)/b.wall.Seconds()))
+		}
+		for _, y := range r.yardsticks {
+			fmt.Printf("%-9s %-8d %s: %.0f records/s (this build's records/s are %.2f× it)\n", "nats", n, y.what, y.rate,
+				float64(r.chunks)/r.wall.Seconds()/y.rate)
+		}
 	}
+}
+
+// yardstick is a nats bench figure measured on a run's server.
+type yardstick struct {
+	what string
+	rate float64 // messages/s
+}
+
+var natsBenchRate = regexp.MustCompile(`(?m)^\s*(?:Pub|NATS Pub) stats: ([\d,]+) msgs/sec`)
+
+// natsBench runs `nats bench js pub <mode>` against url with msgs messages
+// of size bytes and returns its publish rate; ok is false without the nats
+// CLI.
+func natsBench(t *testing.T, url, mode string, msgs, size, batch int) (float64, bool) {
+	t.Helper()
+	bin, err := exec.LookPath("nats")
+	if err != nil {
+		return 0, false
+	}
+	args := []string{"bench", "js", "pub", mode, "bench.records", "--server", url, "--msgs", strconv.Itoa(msgs),
+		"--size", strconv.Itoa(size), "--stream", "benchstream", "--create", "--purge", "--storage", "file", "--dedup", "--no-progress"}
+	if batch > 0 {
+		args = append(args, "--batch", strconv.Itoa(batch))
+	}
+	out, err := exec.Command(bin, args...).CombinedOutput()
+	if err != nil {
+		t.Logf("nats %s: %v\n%s", strings.Join(args, " "), err, out)
+		return 0, false
+	}
+	m := natsBenchRate.FindSubmatch(out)
+	if m == nil {
+		t.Logf("nats %s: no rate in\n%s", strings.Join(args, " "), out)
+		return 0, false
+	}
+	rate, _ := strconv.ParseFloat(strings.ReplaceAll(string(m[1]), ",", ""), 64)
+	return rate, true
 }
 
 type scaleResult struct {
 	wall, workerCPU, serverCPU time.Duration
-	chunks                     uint64
+	chunks, chunkBytes         uint64
+	yardsticks                 []yardstick
 }
 
 func runScaleOut(t *testing.T, natsBin, workerBin string, docs []testDoc, workers int) scaleResult {
@@ -178,7 +242,17 @@ func runScaleOut(t *testing.T, natsBin, workerBin string, docs []testDoc, worker
 	if chunks, err := js.Stream(ctx, cfg.ChunksStream); err != nil {
 		t.Fatal(err)
 	} else if info, err := chunks.Info(ctx); err == nil {
-		r.chunks = info.State.Msgs
+		r.chunks, r.chunkBytes = info.State.Msgs, info.State.Bytes
+	}
+	if r.chunks > 0 {
+		size := int(r.chunkBytes / r.chunks)
+		if rate, ok := natsBench(t, url, "async", int(r.chunks), size, 0); ok {
+			r.yardsticks = append(r.yardsticks, yardstick{fmt.Sprintf("nats bench js pub async, %d msgs of %d B", r.chunks, size), rate})
+		}
+		perDoc := max(1, int(r.chunks)/len(docs))
+		if rate, ok := natsBench(t, url, "atomic", int(r.chunks), size, perDoc); ok {
+			r.yardsticks = append(r.yardsticks, yardstick{fmt.Sprintf("nats bench js pub atomic --batch %d", perDoc), rate})
+		}
 	}
 	if dlq, err := js.Stream(ctx, cfg.DLQStream); err == nil {
 		if info, err := dlq.Info(ctx); err == nil && info.State.Msgs > 0 {

@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/chunkstream/chunkstream/internal/jstest"
 	"github.com/chunkstream/chunkstream/internal/testutil"
 	"github.com/chunkstream/chunkstream/topology"
 	"github.com/chunkstream/chunkstream/worker"
@@ -121,13 +122,15 @@ func metaFormed(monAddr, name string, n int) (bool, string) {
 	return true, ""
 }
 
-// TestWorkersStartTogetherOnFreshR3Cluster starts three worker processes
+// TestWorkersStartTogetherOnFreshR3Cluster starts eight worker processes
 // at once against a fresh three-node cluster of nats-server processes with
 // CHUNKSTREAM_REPLICAS=3 (what the production overlay does): every one
 // must become ready (its -healthcheck passes), and the topology must be
-// at R3. The in-process cluster does not show the race this guards
+// at R3. The in-process cluster does not show the races this guards
 // against (a stream update arriving while a clustered create of the same
-// stream is in flight goes unanswered), so real processes are used.
+// stream is in flight goes unanswered; the first read of the records
+// bucket right after its creation finding no responders while its leader
+// is elected), so real processes are used.
 func TestWorkersStartTogetherOnFreshR3Cluster(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds nats-server and the worker and runs them as processes")
@@ -137,7 +140,7 @@ func TestWorkersStartTogetherOnFreshR3Cluster(t *testing.T) {
 	sp := startServerCluster(t, natsBin, 3)
 	url := strings.Join(sp.urls, ",")
 
-	const workers = 3
+	const workers = 8
 	const deadline = 2 * time.Minute
 	start := time.Now()
 	var procs []*process
@@ -218,41 +221,6 @@ func TestWorkersStartTogetherOnFreshR3Cluster(t *testing.T) {
 	}
 }
 
-// apiWrites counts the JetStream API requests that create or change a
-// stream or consumer, from the servers' API audit advisories.
-func apiWrites(t *testing.T, nc *nats.Conn) func() []string {
-	t.Helper()
-	var mu sync.Mutex
-	var got []string
-	_, err := nc.Subscribe("$JS.EVENT.ADVISORY.API", func(m *nats.Msg) {
-		var adv struct {
-			Subject string `json:"subject"`
-		}
-		if json.Unmarshal(m.Data, &adv) != nil {
-			return
-		}
-		for _, p := range []string{"$JS.API.STREAM.CREATE.", "$JS.API.STREAM.UPDATE.", "$JS.API.CONSUMER.CREATE.", "$JS.API.CONSUMER.DURABLE.CREATE."} {
-			if strings.HasPrefix(adv.Subject, p) {
-				mu.Lock()
-				got = append(got, adv.Subject)
-				mu.Unlock()
-			}
-		}
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return func() []string {
-		nc.Flush()
-		time.Sleep(200 * time.Millisecond) // advisories of requests already answered
-		mu.Lock()
-		defer mu.Unlock()
-		out := got
-		got = nil
-		return out
-	}
-}
-
 // TestEnsureConvergesOnFreshR3Cluster runs three topology.Ensure at once,
 // each on its own connection, against a fresh three-node in-process
 // cluster at R3: all must succeed and leave every stream, bucket and the
@@ -312,7 +280,7 @@ func TestEnsureConvergesOnFreshR3Cluster(t *testing.T) {
 		t.Errorf("consumer = %+v, want R3 with the configured AckWait and MaxDeliver", got)
 	}
 
-	writes := apiWrites(t, nc)
+	writes := jstest.WatchAPIWrites(t, nc)
 	if _, err := topology.Ensure(ctx, js, cfg); err != nil {
 		t.Fatalf("Ensure on the existing topology: %v", err)
 	}

@@ -54,15 +54,25 @@
 //     and probes instead of spending their deliveries, and a pending
 //     Retry-After is kept with fault.RetryAfter as the first probe's
 //     wait.
-//   - 400, 413 and 422 mean the input is at fault: permanent. Other 4xx
-//     (401, 403, 404) mean the deployment is: transient, so messages are
-//     retried and, if it lasts, dead-lettered as exhausted with the reason.
+//   - Each request is bounded by Config.Timeout (CHUNKSTREAM_EMBED_TIMEOUT,
+//     30 s): a hung endpoint is an outage after one time-out, not tried
+//     again within the call, since every try would wait as long (a hang
+//     went unnoticed for 10 minutes with a 2-minute client time-out and
+//     five tries). Keep it above the slowest answer of a full request.
+//   - 400, 413 and 422 mean the input is at fault: permanent. 401, 403
+//     and 404 mean the deployment is (the key, the URL, the model): no
+//     message can fix that and a retry gives the same answer, so they are
+//     outages of the embedder at once, and the worker pauses and probes
+//     (at its probe rate) until the deployment is fixed, instead of
+//     spending the deliveries of the backlog. Other 4xx are transient.
 //   - Probe embeds one short text, in one try (it is the worker's outage
 //     probe too, and the worker backs off itself), and records the
 //     dimension; with CHUNKSTREAM_EMBED_DIMENSIONS set, a different size
 //     is a permanent startup error. Afterwards every vector, and every
-//     later probe, must have the recorded size (ErrDimension otherwise,
-//     transient: the server changed, not the message).
+//     later probe, must have the recorded size: ErrDimension otherwise,
+//     an outage of the embedder (the deployment now serves another
+//     model), so no document is embedded or dead-lettered until the
+//     probe finds the recorded size again.
 //   - The API key is sent as "Authorization: Bearer" and never logged;
 //     texts are never logged.
 //   - Metrics (Options.Metrics, labelled with the model) show the cost:

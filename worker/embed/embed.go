@@ -79,12 +79,17 @@ type Config struct {
 	// Tokenizer is the encoding MaxInputTokens counts in: cl100k_base
 	// (OpenAI's text-embedding-3 and ada-002 models) or o200k_base.
 	Tokenizer string `env:"CHUNKSTREAM_EMBED_TOKENIZER" envDefault:"cl100k_base"`
+	// Timeout bounds one request, its answer read whole: an endpoint that
+	// has not answered by then is down (an outage of the embedder, not
+	// tried again within the call). 0 means DefaultTimeout.
+	Timeout time.Duration `env:"CHUNKSTREAM_EMBED_TIMEOUT" envDefault:"30s"`
 }
 
 // Defaults of the Config fields whose zero value means "the default".
 const (
 	DefaultBatchBytes  = 1 << 20
 	DefaultConcurrency = 4
+	DefaultTimeout     = 30 * time.Second
 )
 
 // Limits of Config fields.
@@ -92,12 +97,14 @@ const (
 	MaxBatch       = 2048
 	MaxConcurrency = 256
 	MaxLinger      = 10 * time.Second
+	MaxTimeout     = 10 * time.Minute
 )
 
 // DefaultConfig returns the configuration the env defaults describe
 // (disabled: no URL).
 func DefaultConfig() Config {
-	return Config{Batch: 32, BatchBytes: DefaultBatchBytes, Linger: 5 * time.Millisecond, Concurrency: DefaultConcurrency, MaxInputChars: 8000, Tokenizer: tokens.CL100KBase}
+	return Config{Batch: 32, BatchBytes: DefaultBatchBytes, Linger: 5 * time.Millisecond, Concurrency: DefaultConcurrency,
+		MaxInputChars: 8000, Tokenizer: tokens.CL100KBase, Timeout: DefaultTimeout}
 }
 
 // Enabled reports whether an endpoint is configured.
@@ -132,6 +139,9 @@ func (c Config) Validate() error {
 	if c.Dimensions < 0 || c.Dimensions > 65536 {
 		return bad("CHUNKSTREAM_EMBED_DIMENSIONS %d out of range 0..65536", c.Dimensions)
 	}
+	if c.Timeout < 0 || c.Timeout > MaxTimeout {
+		return bad("CHUNKSTREAM_EMBED_TIMEOUT %v out of range 0..%v", c.Timeout, MaxTimeout)
+	}
 	if c.MaxInputChars < 1 {
 		return bad("CHUNKSTREAM_EMBED_MAX_INPUT_CHARS %d must be positive", c.MaxInputChars)
 	}
@@ -158,6 +168,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("max_input_chars", c.MaxInputChars),
 		slog.Int("max_input_tokens", c.MaxInputTokens),
 		slog.String("tokenizer", c.Tokenizer),
+		slog.Duration("timeout", c.Timeout),
 	)
 }
 
@@ -183,9 +194,9 @@ func endpoint(raw string) (string, error) {
 
 // Options tune the client beyond Config; the zero value is the default.
 type Options struct {
-	// HTTPClient sends the requests; default: a client with a 2-minute
-	// timeout that keeps a connection per request in flight
-	// (Config.Concurrency) open between requests.
+	// HTTPClient sends the requests; default: a client that keeps a
+	// connection per request in flight (Config.Concurrency) open between
+	// requests. Config.Timeout bounds each request whatever the client.
 	HTTPClient *http.Client
 	// MaxAttempts is the number of tries of one request (default 5).
 	MaxAttempts int
@@ -235,12 +246,15 @@ func New(cfg Config, opts Options) (*Client, error) {
 	if cfg.Concurrency == 0 {
 		cfg.Concurrency = DefaultConcurrency
 	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = DefaultTimeout
+	}
 	if opts.HTTPClient == nil {
 		// The default transport keeps 2 idle connections per host: with
 		// more requests in flight, every request would open one.
 		tr := http.DefaultTransport.(*http.Transport).Clone()
 		tr.MaxIdleConnsPerHost = cfg.Concurrency
-		opts.HTTPClient = &http.Client{Timeout: 2 * time.Minute, Transport: tr}
+		opts.HTTPClient = &http.Client{Transport: tr}
 	}
 	if opts.MaxAttempts <= 0 {
 		opts.MaxAttempts = 5
@@ -312,7 +326,8 @@ const probeText = "chunkstream dimension probe"
 // with its own backoff), and records the vector size, which every later
 // answer must match. With Config.Dimensions set, a different size is a
 // permanent error (ErrDimension); once a size is recorded, a probe that
-// finds another one is ErrDimension (transient: the server changed).
+// finds another one is ErrDimension marked as an outage of the embedder
+// (the deployment changed, not the message).
 func (c *Client) Probe(ctx context.Context) (int, error) {
 	if err := c.acquire(ctx); err != nil {
 		return 0, err
@@ -330,7 +345,7 @@ func (c *Client) Probe(ctx context.Context) (int, error) {
 		return 0, fault.Permanent(fmt.Errorf("%w: model %q returns %d dimensions, CHUNKSTREAM_EMBED_DIMENSIONS is %d", ErrDimension, c.cfg.Model, d, c.cfg.Dimensions))
 	}
 	if !c.dims.CompareAndSwap(0, int64(d)) && c.dims.Load() != int64(d) {
-		return 0, fmt.Errorf("%w: model %q now returns %d dimensions, it returned %d", ErrDimension, c.cfg.Model, d, c.dims.Load())
+		return 0, fault.Unavailable(Dependency, fmt.Errorf("%w: model %q now returns %d dimensions, it returned %d", ErrDimension, c.cfg.Model, d, c.dims.Load()))
 	}
 	return d, nil
 }
@@ -366,7 +381,8 @@ func (c *Client) Dimensions() int { return int(c.dims.Load()) }
 // Config.MaxInputTokens); a text the endpoint refuses
 // (400, 413, 422) fails it with a permanent error naming the input, and
 // the other inputs of its request are sent again without it. Vectors of
-// a size other than the probed one are ErrDimension.
+// a size other than the probed one are ErrDimension, an outage of the
+// embedder (fault.Unavailable).
 func (c *Client) Embed(ctx context.Context, texts []string) (_ [][]float32, err error) {
 	ctx, span := c.tr.call(ctx, len(texts))
 	defer func() { endSpan(span, err) }()
@@ -490,7 +506,9 @@ func (c *Client) sendSplit(ctx context.Context, inputs []string, live func(i int
 }
 
 // send sends one request (with the retries of request) and checks the
-// vectors' size against the probed one.
+// vectors' size against the probed one: another size means the endpoint
+// now serves another model, which no message can fix, so it is an outage
+// of the embedder until the probe finds the recorded size again.
 func (c *Client) send(ctx context.Context, inputs []string) ([][]float32, error) {
 	vecs, err := c.request(ctx, inputs, c.opts.MaxAttempts)
 	if err != nil {
@@ -502,7 +520,7 @@ func (c *Client) send(ctx context.Context, inputs []string) ([][]float32, error)
 			want = len(v)
 		}
 		if len(v) != want {
-			return nil, fmt.Errorf("%w: got a vector of %d dimensions, want %d", ErrDimension, len(v), want)
+			return nil, fault.Unavailable(Dependency, fmt.Errorf("%w: got a vector of %d dimensions, want %d", ErrDimension, len(v), want))
 		}
 	}
 	return vecs, nil
@@ -531,7 +549,9 @@ type errorBody struct {
 
 // request sends one batch, in up to attempts tries on 429, 5xx and
 // network errors. When the tries run out on such an error, the endpoint
-// is down: the error is fault.Unavailable(Dependency).
+// is down: the error is fault.Unavailable(Dependency). A try without an
+// answer within Config.Timeout, or refused as the deployment's fault
+// (401, 403, 404), is such an outage at once (try).
 func (c *Client) request(ctx context.Context, inputs []string, attempts int) ([][]float32, error) {
 	body, err := encodeRequest(request{Model: c.cfg.Model, Input: inputs, Dimensions: c.cfg.Dimensions})
 	if err != nil {
@@ -608,7 +628,28 @@ type retryable struct{ err error }
 func (e *retryable) Error() string { return e.err.Error() }
 func (e *retryable) Unwrap() error { return e.err }
 
+// errTimeout ends a try that ran past Config.Timeout.
+var errTimeout = errors.New("embed: request timed out")
+
+// try sends one request within Config.Timeout. A try past the time-out
+// is an outage of the embedder (a hung endpoint answers no retry
+// sooner), and so is an answer that the deployment is at fault (401,
+// 403: the key; 404: the URL or the model), which no retry or message
+// can fix; 429, 5xx and network errors are retryable; 400, 413 and 422
+// are the input's fault (permanent).
 func (c *Client) try(ctx context.Context, body []byte, n int) ([][]float32, time.Duration, error) {
+	tctx, cancel := context.WithTimeoutCause(ctx, c.cfg.Timeout, errTimeout)
+	defer cancel()
+	vecs, wait, err := c.exchange(tctx, body, n)
+	if err != nil && ctx.Err() == nil && context.Cause(tctx) == errTimeout {
+		// Not retryable: the error is made anew rather than wrapped.
+		err = fault.Unavailable(Dependency, fmt.Errorf("embed: no answer from %s within %v (CHUNKSTREAM_EMBED_TIMEOUT): %w", c.url, c.cfg.Timeout, context.DeadlineExceeded))
+	}
+	return vecs, wait, err
+}
+
+// exchange posts the request and reads its answer.
+func (c *Client) exchange(ctx context.Context, body []byte, n int) ([][]float32, time.Duration, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
 	if err != nil {
 		return nil, 0, fmt.Errorf("embed: request: %w", err)
@@ -638,8 +679,11 @@ func (c *Client) try(ctx context.Context, body []byte, n int) ([][]float32, time
 		case resp.StatusCode == http.StatusBadRequest || resp.StatusCode == http.StatusRequestEntityTooLarge ||
 			resp.StatusCode == http.StatusUnprocessableEntity:
 			return nil, 0, fault.Permanent(err) // the input is at fault
+		case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden ||
+			resp.StatusCode == http.StatusNotFound:
+			return nil, 0, fault.Unavailable(Dependency, err) // the deployment is at fault: wait for a fix
 		default:
-			return nil, 0, err // auth, not found: the deployment is at fault; NAK
+			return nil, 0, err
 		}
 	}
 	var r response

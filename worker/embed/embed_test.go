@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -216,8 +217,21 @@ func TestServerErrors(t *testing.T) {
 			t.Fatalf("%d requests, want 1 (no retry)", len(f.requests))
 		}
 	})
-	t.Run("401 is transient without retry", func(t *testing.T) {
-		f := &fakeServer{dims: 2, fail: []func(http.ResponseWriter) bool{status(401, "")}}
+	// The deployment's faults (a bad key, a wrong URL or model) are
+	// outages of the embedder, not retried within the call: the worker
+	// pauses and probes instead of dead-lettering the backlog.
+	for _, code := range []int{401, 403, 404} {
+		t.Run(fmt.Sprintf("%d is an outage without retry", code), func(t *testing.T) {
+			f := &fakeServer{dims: 2, fail: []func(http.ResponseWriter) bool{status(code, "")}}
+			c, sl := setup(t, f, nil)
+			_, err := c.Embed(context.Background(), []string{"x"})
+			if dep, ok := fault.UnavailableDependency(err); !ok || dep != Dependency || fault.IsPermanent(err) || len(f.requests) != 1 || len(sl.d) != 0 {
+				t.Fatalf("Embed = %v after %d requests and waits %v, want an outage of %q after 1", err, len(f.requests), sl.d, Dependency)
+			}
+		})
+	}
+	t.Run("an unrecognised 4xx is transient", func(t *testing.T) {
+		f := &fakeServer{dims: 2, fail: []func(http.ResponseWriter) bool{status(409, "")}}
 		c, _ := setup(t, f, nil)
 		_, err := c.Embed(context.Background(), []string{"x"})
 		if err == nil || fault.IsPermanent(err) || fault.IsUnavailable(err) || len(f.requests) != 1 {
@@ -258,8 +272,8 @@ func TestProbe(t *testing.T) {
 	f.mu.Lock()
 	f.dims = 5
 	f.mu.Unlock()
-	if _, err := c.Probe(ctx); !errors.Is(err, ErrDimension) || fault.IsPermanent(err) || c.Dimensions() != 3 {
-		t.Fatalf("Probe after the model changed = %v (Dimensions %d), want a transient ErrDimension keeping 3", err, c.Dimensions())
+	if _, err := c.Probe(ctx); !errors.Is(err, ErrDimension) || fault.IsPermanent(err) || !fault.IsUnavailable(err) || c.Dimensions() != 3 {
+		t.Fatalf("Probe after the model changed = %v (Dimensions %d), want ErrDimension as an outage, keeping 3", err, c.Dimensions())
 	}
 }
 
@@ -279,8 +293,8 @@ func TestWrongDimension(t *testing.T) {
 	f2.mu.Lock()
 	f2.dims = 5
 	f2.mu.Unlock()
-	if _, err := c2.Embed(context.Background(), []string{"x"}); !errors.Is(err, ErrDimension) {
-		t.Fatalf("Embed after a model change = %v, want ErrDimension", err)
+	if _, err := c2.Embed(context.Background(), []string{"x"}); !errors.Is(err, ErrDimension) || fault.IsPermanent(err) || !fault.IsUnavailable(err) {
+		t.Fatalf("Embed after a model change = %v, want ErrDimension as an outage of the embedder", err)
 	}
 }
 
@@ -374,6 +388,8 @@ func TestEndpointAndValidate(t *testing.T) {
 		{URL: "http://h", Model: "m", Batch: 1, MaxInputChars: 1, Linger: MaxLinger + 1},
 		{URL: "http://h", Model: "m", Batch: 1, MaxInputChars: 1, Concurrency: -1},
 		{URL: "http://h", Model: "m", Batch: 1, MaxInputChars: 1, Concurrency: MaxConcurrency + 1},
+		{URL: "http://h", Model: "m", Batch: 1, MaxInputChars: 1, Timeout: -time.Second},
+		{URL: "http://h", Model: "m", Batch: 1, MaxInputChars: 1, Timeout: MaxTimeout + 1},
 	}
 	for _, c := range bad {
 		if err := c.Validate(); !errors.Is(err, ErrInvalidConfig) {
@@ -384,9 +400,46 @@ func TestEndpointAndValidate(t *testing.T) {
 	if s := fmt.Sprint(c.LogValue()); strings.Contains(s, "sekrit") {
 		t.Errorf("LogValue leaks the key: %s", s)
 	}
-	// Zero BatchBytes and Concurrency take the defaults.
+	// Zero BatchBytes, Concurrency and Timeout take the defaults.
 	client, err := New(c, Options{})
-	if err != nil || client.cfg.BatchBytes != DefaultBatchBytes || cap(client.slots) != DefaultConcurrency {
-		t.Errorf("New(%+v) = %+v, %v; want the default batch bytes and concurrency", c, client.cfg, err)
+	if err != nil || client.cfg.BatchBytes != DefaultBatchBytes || cap(client.slots) != DefaultConcurrency || client.cfg.Timeout != DefaultTimeout {
+		t.Errorf("New(%+v) = %+v, %v; want the default batch bytes, concurrency and timeout", c, client.cfg, err)
+	}
+}
+
+// TestTimeoutIsAnOutage: an endpoint that accepts a request and never
+// answers is an outage of the embedder after Config.Timeout, in one try:
+// a hang is not tried again within the call (each try would wait as
+// long), and the probe is bounded the same way.
+func TestTimeoutIsAnOutage(t *testing.T) {
+	hang := make(chan struct{})
+	var requests atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		select {
+		case <-hang:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	defer close(hang)
+	c, err := New(Config{URL: srv.URL, Model: "m", Batch: 8, MaxInputChars: 100, Timeout: 50 * time.Millisecond}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Embed(context.Background(), []string{"x"})
+	if dep, ok := fault.UnavailableDependency(err); !ok || dep != Dependency || fault.IsPermanent(err) ||
+		!strings.Contains(err.Error(), "CHUNKSTREAM_EMBED_TIMEOUT") || requests.Load() != 1 {
+		t.Fatalf("Embed of a hung endpoint = %v after %d requests, want one outage naming CHUNKSTREAM_EMBED_TIMEOUT", err, requests.Load())
+	}
+	if _, err := c.Probe(context.Background()); !fault.IsUnavailable(err) || requests.Load() != 2 {
+		t.Fatalf("Probe of a hung endpoint = %v after %d requests, want an outage after one more", err, requests.Load())
+	}
+	// The caller's own end is not the endpoint's fault.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	c.cfg.Timeout = time.Hour
+	if _, err := c.Embed(ctx, []string{"x"}); !errors.Is(err, context.DeadlineExceeded) || fault.IsUnavailable(err) {
+		t.Fatalf("Embed with the caller's deadline = %v, want context.DeadlineExceeded, not an outage", err)
 	}
 }

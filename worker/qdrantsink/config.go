@@ -45,17 +45,48 @@ type Config struct {
 	// "collection" overrides it.
 	Collection string `env:"CHUNKSTREAM_QDRANT_COLLECTION" envDefault:"chunks"`
 	// Batch is the number of points per upsert request (MinBatch to
-	// MaxBatch); a batch is also cut before it reaches MaxRequestBytes.
+	// MaxBatch), gathered from the documents being written; a request is
+	// also cut before it reaches MaxRequestBytes.
 	Batch int `env:"CHUNKSTREAM_QDRANT_BATCH" envDefault:"128"`
-	// Parallel is the number of upsert requests of one document in flight.
+	// Linger is how long points wait for other documents' points to fill
+	// a request of Batch points; 0 sends what is queued as soon as fewer
+	// than Parallel requests are in flight.
+	Linger time.Duration `env:"CHUNKSTREAM_QDRANT_LINGER" envDefault:"100ms"`
+	// Parallel is the number of upsert requests in flight; points queue
+	// meanwhile, filling the next requests.
 	Parallel int `env:"CHUNKSTREAM_QDRANT_PARALLEL" envDefault:"4"`
+	// BM25 says who computes the "bm25" sparse vector of a point: local
+	// (the worker, package bm25), qdrant (Qdrant, from the chunk's text
+	// sent as a Document of model qdrant/bm25; the same vectors) or off
+	// (no sparse vector).
+	BM25 string `env:"CHUNKSTREAM_BM25" envDefault:"local"`
 	// AvgDL is the BM25 average chunk length in tokens.
 	AvgDL float64 `env:"CHUNKSTREAM_BM25_AVGDL" envDefault:"256"`
 }
 
+// The values of Config.BM25.
+const (
+	BM25Local  = "local"
+	BM25Qdrant = "qdrant"
+	BM25Off    = "off"
+)
+
+// MaxLinger caps Config.Linger.
+const MaxLinger = time.Second
+
 // DefaultConfig returns the configuration the env defaults describe.
 func DefaultConfig() Config {
-	return Config{Addr: "localhost:6334", Timeout: 20 * time.Second, Collection: "chunks", Batch: 128, Parallel: 4, AvgDL: bm25.DefaultAvgDL}
+	return Config{Addr: "localhost:6334", Timeout: 20 * time.Second, Collection: "chunks", Batch: 128, Linger: 100 * time.Millisecond,
+		Parallel: 4, BM25: BM25Local, AvgDL: bm25.DefaultAvgDL}
+}
+
+// DocumentsInFlight is the number of documents a worker should process at
+// once for its upserts to fill requests of Batch points: the requests in
+// flight and the one filling, at four points a document (most documents
+// hold a few chunks). A document waiting for its upsert costs memory, not
+// CPU.
+func (c Config) DocumentsInFlight() int {
+	return (c.Parallel + 1) * c.Batch / 4
 }
 
 // Validate reports the first invalid field, naming its variable.
@@ -74,6 +105,12 @@ func (c Config) Validate() error {
 	}
 	if c.Batch < MinBatch || c.Batch > MaxBatch {
 		return bad("CHUNKSTREAM_QDRANT_BATCH %d out of range %d..%d", c.Batch, MinBatch, MaxBatch)
+	}
+	if c.Linger < 0 || c.Linger > MaxLinger {
+		return bad("CHUNKSTREAM_QDRANT_LINGER %v out of range 0..%v", c.Linger, MaxLinger)
+	}
+	if c.BM25 != BM25Local && c.BM25 != BM25Qdrant && c.BM25 != BM25Off {
+		return bad("CHUNKSTREAM_BM25 %q: want local, qdrant or off", c.BM25)
 	}
 	if c.Parallel < 1 || c.Parallel > MaxParallel {
 		return bad("CHUNKSTREAM_QDRANT_PARALLEL %d out of range 1..%d", c.Parallel, MaxParallel)
@@ -97,7 +134,9 @@ func (c Config) LogValue() slog.Value {
 		slog.String("tls_ca", c.TLSCA),
 		slog.String("collection", c.Collection),
 		slog.Int("batch", c.Batch),
+		slog.Duration("linger", c.Linger),
 		slog.Int("parallel", c.Parallel),
+		slog.String("bm25", c.BM25),
 		slog.Float64("bm25_avgdl", c.AvgDL),
 	)
 }

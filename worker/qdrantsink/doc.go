@@ -14,19 +14,20 @@
 // permanent ErrInvalidPoint; so is a metadata integer beyond 64 bits,
 // which the chunk model keeps exactly but a payload integer cannot, and
 // which a float would change: the document is dead-lettered, not stored
-// with another number); named vectors "bm25" (sparse, computed
-// locally by package bm25) and, with an embedder, "dense", whose origin
-// the payload records in dense_digest, dense_model and dense_dims (see
-// "Reusing vectors"). A chunk with no tokens gets no bm25 vector (named
-// vectors are optional in Qdrant).
+// with another number); named vectors "bm25" (sparse; see "BM25") and,
+// with an embedder, "dense", whose origin the payload records in
+// dense_digest, dense_model and dense_dims (see "Reusing vectors"). A
+// chunk without terms gets no bm25 vector (named vectors are optional in
+// Qdrant).
 //
 // A missing collection is created with the sparse vector "bm25" (IDF
-// modifier) and, with an embedder, the dense vector "dense" (cosine, size
-// probed from the embedder), then the payload indexes keyword doc_id and
+// modifier), with an embedder the dense vector "dense" (cosine, size
+// probed from the embedder), and the metadata MetadataEncoding holding
+// the sink's Encoding, then the payload indexes keyword doc_id and
 // integer ingest_seq, all before any point is written. An existing
 // collection must fit: bm25 with the IDF modifier, no unnamed dense
-// vector, and with an embedder "dense" of the probed size with cosine
-// distance. A misfit is an error from New for the default collection, and
+// vector, with an embedder "dense" of the probed size with cosine
+// distance, and the sink's encoding (see "BM25"; ErrEncodingMismatch). A misfit is an error from New for the default collection, and
 // a permanent error (dead letter) for a message whose "collection"
 // overrides it. Collections are checked once per sink and cached; a
 // NotFound from Qdrant drops the cache entry so the next write re-creates
@@ -47,10 +48,10 @@
 //
 //  2. with an embedder, compute the dense vectors, reusing those D's
 //     stored points already carry (see "Reusing vectors"); upsert D's
-//     points, in batches (Config.Batch points, under
-//     MaxRequestBytes each), Config.Parallel in flight, each with
-//     wait=true, strong ordering and update_filter
-//     "doc_id = D and ingest_seq < S";
+//     points, each request with wait=true, strong ordering and the
+//     update_filter "doc_id = D and ingest_seq < S", in requests shared
+//     with other documents' points (see "Shared requests"), and wait
+//     until every request holding them returned;
 //  3. delete D's points with ingest_seq < S (wait, strong);
 //  4. re-read D's record (worker.Records); if it holds a sequence above S,
 //     delete D's points with ingest_seq = S (wait, strong).
@@ -60,8 +61,7 @@
 // version of a document (worker.Doc.First: its step 1 created the
 // document's record) skips the read of stored vectors and step 3: nothing
 // older exists to reuse or delete (see "First versions" below). A first
-// ingest is then one upsert per Config.Batch points and the re-read of
-// the record.
+// ingest is then its share of the upserts and the re-read of the record.
 //
 // Errors: a Qdrant that cannot be reached, is unavailable, does not
 // answer within Config.Timeout (every request has that deadline; a
@@ -169,7 +169,9 @@
 //
 // Interrupted versions. The argument needs V's step 4 to run after V's
 // last upsert. If V is interrupted in between (worker crash, Qdrant or the
-// record store failing at step 3 or 4), it is redelivered; if the record
+// record store failing at step 3 or 4, or V's context ending while a
+// request holding its points is in flight, which Qdrant may still apply
+// as it may any request a client stopped waiting for), it is redelivered; if the record
 // has moved past V by then, step 1 finds V superseded and Write is never
 // called again. Its late upserts, if they landed after N's step 3, would
 // stay. So the sink also has Superseded(ctx, doc), which deletes D's points
@@ -190,6 +192,30 @@
 // tells the two cases apart only by state (pending vs done), which the
 // worker.Records contract does not expose; the gap is bounded by N's
 // step 2.
+//
+// Shared requests. Step 2's upserts carry the points of several
+// documents written at once (worker.Config.Concurrency Writes run
+// concurrently). A request holds at most one version of each document,
+// and its update_filter is the disjunction of their conditions, "(doc_id
+// = D1 and ingest_seq < S1) or (doc_id = D2 and ingest_seq < S2) or …".
+// A point's id is a function of its document and position
+// (messages.ChunkID of "D#position", which no other document's id gives),
+// so the existing point of a point P of D1, if any, has doc_id D1 and
+// matches the disjunction exactly when it matches D1's condition: every
+// point is written or left exactly as a request of D1's points alone
+// would do. The request is applied atomically at one place in Qdrant's
+// order (b), as D1's own request would be, and Write returns only once
+// every request holding its points has returned (wait=true), so step 2
+// of each version keeps the two properties the argument uses: its
+// upserts filtered by its own condition, all applied before its step 2
+// returns. Two versions of one document never share a request: their
+// disjunction would let the older one overwrite the newer one's point
+// (ingest_seq < S2 matches a point of S1 < S2). The argument is
+// otherwise unchanged, and the interleaving tests pass as they did with
+// one request per document. A request that fails fails every Write with
+// points in it; one Qdrant refuses as invalid (a permanent error) is
+// sent again per document, so that only the document at fault is
+// dead-lettered.
 //
 // # Reusing vectors
 //
@@ -241,22 +267,58 @@
 //
 // # BM25
 //
-// The sparse vector is the document side of BM25, computed by package
-// bm25 (github.com/chunkstream/chunkstream/bm25), whose documentation
-// defines it exactly for query-side code in any language; Qdrant's IDF
-// modifier supplies the IDF at query time, and bm25.Query builds the
-// query vector. The sink keeps one bm25.Encoder for its avgdl setting
-// (CHUNKSTREAM_BM25_AVGDL), which must match between writers of one
-// collection; changing it makes old and new points score slightly
-// differently until they are re-ingested.
+// The sparse vector is the document side of BM25 as package bm25
+// (github.com/chunkstream/chunkstream/bm25) defines it exactly, for
+// query-side code in any language, with English and the avgdl setting
+// (CHUNKSTREAM_BM25_AVGDL); Qdrant's IDF modifier supplies the IDF at
+// query time, and bm25.Query builds the query vector. Config.BM25
+// (CHUNKSTREAM_BM25) says who computes it: local, the sink's
+// bm25.Encoder; qdrant, Qdrant itself, from the chunk's text sent as a
+// Document of model qdrant/bm25 with the encoder's Options (language,
+// avg_len), which gives the same vectors from Qdrant 1.15.3 (1.15.2 had
+// other defaults; MinServerVersion is above both); off, no sparse vector.
+// A text without terms (Encoder.HasTerms, which stops at the first word
+// that is not a stop word) gets no vector in either mode, so both write
+// identical points; the corpus test checks every chunk of a Markdown
+// corpus both ways.
+//
+// Encoding describes the vectors (the encoder's description, the same for
+// local and qdrant, or EncodingNone for off). Points of two encodings must
+// not mix in a collection: they score on different scales, and points
+// without vectors are invisible to BM25. So a collection records its
+// encoding in its metadata (MetadataEncoding, written at creation, Qdrant
+// 1.15.4 and later), and a sink of another encoding refuses it:
+// New fails for the default collection, naming the migration
+// (docs/operations.md, "Changing the BM25 encoding"), and a request
+// naming such a collection is dead-lettered. A collection that records
+// none (created before collections recorded it) is given the sink's
+// encoding when every one of a sample of its points (encodingSample)
+// carries exactly the vector the sink would write for its content, and
+// refused otherwise; two workers of different encodings starting at the
+// same moment on such a collection could both pass the check, the one
+// gap. The sink is a worker.EncodingSink: the encoding enters every
+// settings fingerprint it records and the defaults the workers
+// advertise, so the producer's -resend-stale re-sends exactly the
+// documents written with another encoding.
+//
+// Search queries a collection through Qdrant's Query API, for `producer
+// search`: BM25 and dense prefetches fused by reciprocal rank fusion when
+// the collection has both vectors and an embedder is given, BM25 alone
+// otherwise.
 //
 // # Limits
 //
 // ingest_seq is compared with Qdrant's float64 range, exact up to 2^53
 // (a stream would need 9·10^15 messages to pass it; Write refuses larger
-// sequences as permanent). One upsert request stays under 8 MB unless a
-// single point is larger; then it goes alone, and Qdrant's request size
-// limit (service.max_request_size_mb, 32 MB by default) decides.
+// sequences as permanent). One upsert request holds at most Config.Batch
+// points and stays under 8 MB unless a single point is larger; then it
+// goes alone, and Qdrant's request size limit
+// (service.max_request_size_mb, 32 MB by default) decides. A request
+// leaves when full or when its oldest point has waited Config.Linger, at
+// most Config.Parallel in flight per sink: a document written while no
+// other is waits up to the linger, and under a backlog requests fill
+// (Config.DocumentsInFlight is the concurrency that fills them; the
+// backlog test measures at least 64 points per request on average).
 // Requests and answers are protobuf as gRPC's own codec makes them, in
 // buffers of the message's size: the default codec takes a buffer for a
 // message over 32 KB from a pool of 1 MB buffers and clears all of it

@@ -21,6 +21,7 @@ import (
 	"github.com/chunkstream/chunkstream/chunking/registry"
 	"github.com/chunkstream/chunkstream/chunking/registry/registrytest"
 	"github.com/chunkstream/chunkstream/internal/jstest"
+	"github.com/chunkstream/chunkstream/internal/testutil"
 	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/topology"
 	"github.com/chunkstream/chunkstream/worker"
@@ -60,6 +61,9 @@ type e2eOptions struct {
 	embedder qdrantsink.Embedder
 	// logger receives the worker's logs.
 	logger *slog.Logger
+	// backlog, when set, runs before the worker starts (to publish a
+	// backlog).
+	backlog func(*e2e)
 }
 
 func newE2EWith(t *testing.T, opts e2eOptions) *e2e {
@@ -75,8 +79,9 @@ func newE2EWith(t *testing.T, opts e2eOptions) *e2e {
 	if e.js, err = jetstream.New(e.nc); err != nil {
 		t.Fatal(err)
 	}
+	// The default AckWait: no test here waits for a redelivery after it,
+	// and a short one redelivers work still in hand on a loaded machine.
 	e.cfg = worker.DefaultConfig()
-	e.cfg.AckWait = 2 * time.Second
 	e.cfg.MaxDeliver = 20
 	e.cfg.BackoffBase = 50 * time.Millisecond
 	e.cfg.BackoffMax = 200 * time.Millisecond
@@ -114,6 +119,9 @@ func newE2EWith(t *testing.T, opts e2eOptions) *e2e {
 		t.Fatal(err)
 	}
 	e.w = w
+	if opts.backlog != nil {
+		opts.backlog(e)
+	}
 	runCtx, stop := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -164,10 +172,11 @@ func (e *e2e) publish(req messages.IngestRequest) uint64 {
 // wait waits until every sequence has a final result and returns them.
 func (e *e2e) wait(seqs ...uint64) map[uint64]worker.Result {
 	e.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		out := map[uint64]worker.Result{}
+	var out map[uint64]worker.Result
+	testutil.WaitFor(e.t, 2*time.Minute, "every request final", func() (bool, string) {
+		out = map[uint64]worker.Result{}
 		e.mu.Lock()
+		defer e.mu.Unlock()
 		for _, s := range seqs {
 			for _, r := range e.results[s] {
 				if r.Final() {
@@ -175,15 +184,9 @@ func (e *e2e) wait(seqs ...uint64) map[uint64]worker.Result {
 				}
 			}
 		}
-		e.mu.Unlock()
-		if len(out) == len(seqs) {
-			return out
-		}
-		if time.Now().After(deadline) {
-			e.t.Fatalf("only %d of %d requests finished: %v", len(out), len(seqs), out)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return len(out) == len(seqs), fmt.Sprintf("%d of %d: %v", len(out), len(seqs), out)
+	})
+	return out
 }
 
 func (e *e2e) outcomes(seq uint64) []worker.Outcome {
@@ -337,13 +340,9 @@ func TestEndToEndQdrantDown(t *testing.T) {
 	// The first failed write pauses the worker: that request is held
 	// ("paused"), the other one too if it was fetched (without a result),
 	// or it waits in INGEST.
-	deadline := time.Now().Add(20 * time.Second)
-	for len(e.outcomes(seqs["x.md"]))+len(e.outcomes(seqs["y.md"])) < 1 || e.failedProbes() < 2 {
-		if time.Now().After(deadline) {
-			t.Fatal("requests not held, or Qdrant not probed, while it is down")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testutil.WaitFor(t, 20*time.Second, "a request held and Qdrant probed while it is down", func() bool {
+		return len(e.outcomes(seqs["x.md"]))+len(e.outcomes(seqs["y.md"])) >= 1 && e.failedProbes() >= 2
+	})
 	if e.w.Ready() {
 		t.Error("Ready() = true while Qdrant is down")
 	}

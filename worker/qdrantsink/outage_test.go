@@ -15,6 +15,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"google.golang.org/grpc/codes"
 
+	"github.com/chunkstream/chunkstream/internal/testutil"
 	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/worker"
 	"github.com/chunkstream/chunkstream/worker/embed"
@@ -23,13 +24,11 @@ import (
 
 // outageConfig scales the retry budget down (MaxDeliver 3, backoff from
 // 50 ms: a message would be dead-lettered within half a second of
-// failures) and keeps AckWait roomy; a Qdrant request times out after
-// 300 ms.
+// failures); a Qdrant request times out after 300 ms.
 func outageConfig(c *worker.Config, q *qdrantsink.Config) {
 	c.MaxDeliver = 3
 	c.BackoffBase = 50 * time.Millisecond
 	c.BackoffMax = 200 * time.Millisecond
-	c.AckWait = 5 * time.Second
 	c.SinkProbeBase = 50 * time.Millisecond
 	c.SinkProbeMax = 200 * time.Millisecond
 	q.Timeout = 300 * time.Millisecond
@@ -129,13 +128,7 @@ func TestEndToEndQdrantHang(t *testing.T) {
 	e := newE2EWith(t, e2eOptions{config: outageConfig})
 	e.qd.Hang()
 	backlog := e.publishBacklog(40)
-	deadline := time.Now().Add(20 * time.Second)
-	for e.failedProbes() < 3 {
-		if time.Now().After(deadline) {
-			t.Fatal("the hung Qdrant was not probed")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testutil.WaitFor(t, 20*time.Second, "probes of the hung Qdrant", func() bool { return e.failedProbes() >= 3 })
 	e.outageDuring(3 * time.Second) // the retry budget is ~0.35 s
 	e.qd.Release()
 	e.expectAllOnFirstDelivery(backlog)
@@ -151,13 +144,7 @@ func TestEndToEndQdrantHang(t *testing.T) {
 
 func waitReady(t *testing.T, w *worker.Worker) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !w.Ready() {
-		if time.Now().After(deadline) {
-			t.Fatal("not ready after the outage")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testutil.WaitFor(t, 10*time.Second, "ready after the outage", w.Ready)
 }
 
 // embeddingsServer is an OpenAI-compatible embeddings endpoint returning
@@ -225,13 +212,8 @@ func TestEndToEndEmbedderDown(t *testing.T) {
 			e := newE2EWith(t, e2eOptions{config: outageConfig, embedder: client})
 			es.down.Store(true)
 			backlog := e.publishBacklog(30)
-			deadline := time.Now().Add(20 * time.Second)
-			for es.refused.Load() < 6 { // the writes' two tries, then probes
-				if time.Now().After(deadline) {
-					t.Fatal("the embedder was not probed")
-				}
-				time.Sleep(20 * time.Millisecond)
-			}
+			// The writes' two tries, then probes.
+			testutil.WaitFor(t, 20*time.Second, "probes of the embedder", func() bool { return es.refused.Load() >= 6 })
 			e.outageDuring(2 * time.Second)
 			if up := metricValue(t, e.w.Metrics().SinkUp.WithLabelValues(qdrantsink.DependencyEmbedder)); up != 0 {
 				t.Errorf("sink_up{dependency=embedder} = %v during the outage, want 0", up)

@@ -27,13 +27,16 @@ import (
 // and writing through the Qdrant sink into the in-process Qdrant.
 type pipeline struct {
 	js   jetstream.JetStream
+	qd   *qdranttest.Server
 	mu   sync.Mutex
 	cond *sync.Cond
 	done map[uint64]worker.Outcome // stream sequence → final outcome
 	sent int
 }
 
-func newPipeline(b *testing.B) *pipeline {
+// newPipeline starts a pipeline whose worker processes concurrency
+// documents at once and whose sink lets points wait linger for others.
+func newPipeline(b *testing.B, concurrency int, linger time.Duration) *pipeline {
 	b.Helper()
 	ns := jstest.Start(b, b.TempDir(), -1)
 	nc, err := nats.Connect(ns.ClientURL())
@@ -47,6 +50,7 @@ func newPipeline(b *testing.B) *pipeline {
 	}
 	cfg := worker.DefaultConfig()
 	cfg.MetricsAddr = ""
+	cfg.Concurrency = concurrency
 	ctx := context.Background()
 	top, err := worker.Setup(ctx, js, cfg)
 	if err != nil {
@@ -54,13 +58,13 @@ func newPipeline(b *testing.B) *pipeline {
 	}
 	qd := qdranttest.Start(b)
 	qcfg := DefaultConfig()
-	qcfg.Addr = qd.Addr()
+	qcfg.Addr, qcfg.Linger = qd.Addr(), linger
 	sink, err := New(ctx, qcfg, worker.NewKVRecords(top.Docs), nil, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = sink.Close() })
-	p := &pipeline{js: js, done: map[uint64]worker.Outcome{}}
+	p := &pipeline{js: js, qd: qd, done: map[uint64]worker.Outcome{}}
 	p.cond = sync.NewCond(&p.mu)
 	w, err := worker.New(nc, js, top, worker.Options{
 		Config: cfg, Sink: sink,
@@ -129,10 +133,16 @@ func (p *pipeline) ingest(b *testing.B, ids []string, contents [][]byte) {
 // (JetStream, the worker, the Qdrant sink, the in-process Qdrant), each
 // document as a new version per iteration, and reports its throughput by
 // the wall clock and by the process's CPU time (which includes the
-// in-process servers). It also encodes the sample's chunks with a warm
-// bm25.Encoder on its own thread and reports that CPU time as a share of
-// the pipeline's (bm25-%): no change to the encoder can gain more than
-// that end to end. Run it alone:
+// in-process servers), and the points per upsert request and requests per
+// 1,000 points. It runs twice: "alone", GOMAXPROCS documents at once and
+// no linger, so that each document's points mostly leave in requests of
+// their own, and "shared", with the documents in flight cmd/worker sets
+// (Config.DocumentsInFlight) and the default linger. It also encodes the
+// sample's chunks with a warm bm25.Encoder on its own thread and reports
+// that CPU time as a share of the pipeline's (bm25-%): no change to the
+// encoder can gain more than that end to end, and no more is saved by
+// letting Qdrant compute the vectors (CHUNKSTREAM_BM25=qdrant). Run it
+// alone:
 //
 //	go test -run '^$' -bench Pipeline -benchtime 3x ./worker/qdrantsink
 func BenchmarkPipeline(b *testing.B) {
@@ -146,23 +156,44 @@ func BenchmarkPipeline(b *testing.B) {
 		contents[i] = d.Content
 		size += len(d.Content)
 	}
-	p := newPipeline(b)
-	p.ingest(b, ids, contents) // warm up: the collection, the vocabularies, the records
-	var cpu time.Duration
-	b.SetBytes(int64(size))
-	b.ReportAllocs()
-	for b.Loop() {
-		c0 := testutil.ProcessCPU()
-		p.ingest(b, ids, contents)
-		cpu += testutil.ProcessCPU() - c0
+	for _, run := range []struct {
+		name        string
+		concurrency int
+		linger      time.Duration
+	}{
+		{"alone", runtime.GOMAXPROCS(0), 0},
+		{"shared", DefaultConfig().DocumentsInFlight(), DefaultConfig().Linger},
+	} {
+		b.Run(run.name, func(b *testing.B) {
+			p := newPipeline(b, run.concurrency, run.linger)
+			p.ingest(b, ids, contents) // warm up: the collection, the vocabularies, the records
+			var cpu time.Duration
+			p.qd.ResetCalls()
+			b.SetBytes(int64(size))
+			b.ReportAllocs()
+			for b.Loop() {
+				c0 := testutil.ProcessCPU()
+				p.ingest(b, ids, contents)
+				cpu += testutil.ProcessCPU() - c0
+			}
+			b.ReportMetric(float64(len(docs)*b.N)/b.Elapsed().Seconds(), "docs/s")
+			requests, points := 0, 0
+			for _, c := range p.qd.Calls() {
+				if c.Method == "Upsert" {
+					requests++
+					points += c.Points
+				}
+			}
+			b.ReportMetric(float64(points)/float64(requests), "points/request")
+			b.ReportMetric(1000*float64(requests)/float64(points), "requests/1000points")
+			if cpu == 0 {
+				return // no CPU times off Linux
+			}
+			b.ReportMetric(float64(size)*float64(b.N)/cpu.Seconds()/1e6, "cpu-MB/s")
+			b.StopTimer()
+			b.ReportMetric(100*float64(encodeCPU(b, docs, b.N))/float64(cpu), "bm25-%")
+		})
 	}
-	b.ReportMetric(float64(len(docs)*b.N)/b.Elapsed().Seconds(), "docs/s")
-	if cpu == 0 {
-		return // no CPU times off Linux
-	}
-	b.ReportMetric(float64(size)*float64(b.N)/cpu.Seconds()/1e6, "cpu-MB/s")
-	b.StopTimer()
-	b.ReportMetric(100*float64(encodeCPU(b, docs, b.N))/float64(cpu), "bm25-%")
 }
 
 // encodeCPU returns the thread CPU time of encoding the chunks of docs

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -20,6 +21,26 @@ import (
 const stepPre Step = "pre"
 
 var pauseSteps = []Step{stepPre, StepBegin, StepUpserted, StepDeletedOlder, StepRechecked}
+
+// embedderSteps are the pause steps of the two-version races of a sink
+// with an embedder, fewer under the race detector.
+func embedderSteps() []Step {
+	if raceDetector {
+		return []Step{stepPre, StepVectorsRead, StepUpserted, StepDeletedOlder}
+	}
+	return []Step{stepPre, StepBegin, StepVectorsRead, StepUpserted, StepDeletedOlder, StepRechecked}
+}
+
+// threeVersionSteps are the pause steps of the three-version races and the
+// newest versions they race, fewer with -short or the race detector.
+// StepBegin is left out: it differs from stepPre only in when the record
+// moves, which the two-version races cover.
+func threeVersionSteps(newest []version) ([]Step, []version) {
+	if testing.Short() || raceDetector {
+		return []Step{stepPre, StepUpserted, StepDeletedOlder}, newest[:1]
+	}
+	return []Step{stepPre, StepUpserted, StepDeletedOlder, StepRechecked}, newest
+}
 
 // writer is one document version in a race.
 type writer struct {
@@ -40,12 +61,17 @@ type raceEnv struct {
 	writers sync.Map // "doc id@seq" → *writer
 	n       atomic.Int64
 	reader  sinktest.Reader
+	// first makes step 1 tell each version whether it is the first of its
+	// document (Doc.First), as the worker does; without it no version is.
+	first bool
 }
 
-func newRaceEnv(t *testing.T) *raceEnv {
-	e := &raceEnv{srv: qdranttest.Start(t), records: sinktest.NewRecords()}
+// newRaceEnv starts a Qdrant double and a sink on it with emb (nil: none)
+// whose step hook parks the writers of the races.
+func newRaceEnv(t *testing.T, emb Embedder, first bool) *raceEnv {
+	e := &raceEnv{srv: qdranttest.Start(t), records: sinktest.NewRecords(), first: first}
 	e.reader = reader(e.srv, "chunks")
-	e.sink = newSink(t, e.srv, e.records, nil)
+	e.sink = newSink(t, e.srv, e.records, emb)
 	e.sink.hook = func(_ context.Context, step Step, doc worker.Doc) {
 		v, _ := e.writers.Load(fmt.Sprintf("%s@%d", doc.ID, doc.Seq))
 		if w := v.(*writer); w.pause == step {
@@ -54,6 +80,19 @@ func newRaceEnv(t *testing.T) *raceEnv {
 		}
 	}
 	return e
+}
+
+// begin is step 1 as the worker runs it: it moves the record, reporting
+// false when a newer version began first (superseded), and with first
+// tells the version whether it is the first of its document (no record
+// before). The driver calls it one writer at a time.
+func (e *raceEnv) begin(doc *worker.Doc) bool {
+	newest, _ := e.records.NewestSeq(context.Background(), doc.ID)
+	if !e.records.Begin(doc.ID, doc.Seq) {
+		return false
+	}
+	doc.First = e.first && newest == 0
+	return true
 }
 
 // race runs the writers (versions of one document) on a fresh document id,
@@ -77,7 +116,7 @@ func (e *raceEnv) race(t *testing.T, ws []*writer, order []int) map[string]strin
 	// Writers not parked before step 1 began in sequence order.
 	for _, w := range ws {
 		if w.pause != stepPre {
-			e.records.Begin(w.doc.ID, w.doc.Seq)
+			e.begin(&w.doc)
 		}
 	}
 	ctx := context.Background()
@@ -86,7 +125,7 @@ func (e *raceEnv) race(t *testing.T, ws []*writer, order []int) map[string]strin
 			if w.pause == stepPre {
 				close(w.parked)
 				<-w.release
-				if !e.records.Begin(w.doc.ID, w.doc.Seq) {
+				if !e.begin(&w.doc) {
 					w.done <- nil // superseded: acked, nothing written
 					return
 				}
@@ -116,6 +155,76 @@ func (e *raceEnv) race(t *testing.T, ws []*writer, order []int) map[string]strin
 		t.Fatal(err)
 	}
 	return got
+}
+
+// races runs, each as a subtest, every race of the versions older (oldest
+// first) and one of newest (in turn), each version parked at one of steps
+// and released in every order, and requires the document to end at the
+// newest version; check, when set, checks each race's document as well.
+// Choices that park a version at a step it never reaches are left out.
+func (e *raceEnv) races(t *testing.T, older, newest []version, steps []Step, check func(t *testing.T, docID string)) {
+	for _, last := range newest {
+		vs := append(slices.Clone(older), last)
+		for _, pauses := range stepChoices(len(vs), steps) {
+			if neverParked(vs, pauses) {
+				continue
+			}
+			for _, order := range permutations(len(vs)) {
+				t.Run(raceName(last, pauses, order), func(t *testing.T) {
+					ws := make([]*writer, len(vs))
+					for i, v := range vs {
+						ws[i] = v.writer(pauses[i])
+					}
+					got := e.race(t, ws, order)
+					if want := sinktest.Want(ws[len(ws)-1].chunks); !equalChunks(got, want) {
+						t.Fatalf("ended with %v, want %v", got, want)
+					}
+					if check != nil {
+						check(t, ws[0].doc.ID)
+					}
+				})
+			}
+		}
+	}
+}
+
+// neverParked tells whether a version would never reach its pause step:
+// one without chunks reads no stored vectors.
+func neverParked(vs []version, pauses []Step) bool {
+	for i, v := range vs {
+		if len(v.chunks) == 0 && pauses[i] == StepVectorsRead {
+			return true
+		}
+	}
+	return false
+}
+
+// stepChoices returns every choice of one step of steps for each of n
+// versions, the last version's choice varying fastest.
+func stepChoices(n int, steps []Step) [][]Step {
+	if n == 0 {
+		return [][]Step{nil}
+	}
+	var out [][]Step
+	for _, first := range steps {
+		for _, rest := range stepChoices(n-1, steps) {
+			out = append(out, append([]Step{first}, rest...))
+		}
+	}
+	return out
+}
+
+// raceName names a race by its newest version, the pause steps (older and
+// newer for two versions) and the release order.
+func raceName(newest version, pauses []Step, order []int) string {
+	if len(pauses) == 2 {
+		return fmt.Sprintf("%s/older@%s/newer@%s/release%v", newest.name, pauses[0], pauses[1], order)
+	}
+	names := make([]string, len(pauses))
+	for i, p := range pauses {
+		names[i] = string(p)
+	}
+	return fmt.Sprintf("%s/%s/release%v", newest.name, strings.Join(names, "-"), order)
 }
 
 type version struct {
@@ -161,7 +270,6 @@ func permutations(n int) [][]int {
 // step 2, after step 2, after step 3 or after step 4, then they are
 // released in both orders. The document always ends at the newer version.
 func TestTwoVersionRaces(t *testing.T) {
-	e := newRaceEnv(t)
 	older := upsertVersion(10, "old-0", "old-1", "old-2")
 	newers := []version{
 		upsertVersion(11, "new-0", "new-1"),
@@ -169,56 +277,16 @@ func TestTwoVersionRaces(t *testing.T) {
 		emptyVersion(11),
 		deleteVersion(11),
 	}
-	for _, newer := range newers {
-		for _, po := range pauseSteps {
-			for _, pn := range pauseSteps {
-				for _, order := range permutations(2) {
-					name := fmt.Sprintf("%s/older@%s/newer@%s/release%v", newer.name, po, pn, order)
-					t.Run(name, func(t *testing.T) {
-						ws := []*writer{older.writer(po), newer.writer(pn)}
-						got := e.race(t, ws, order)
-						if want := sinktest.Want(ws[1].chunks); !equalChunks(got, want) {
-							t.Fatalf("ended with %v, want %v", got, want)
-						}
-					})
-				}
-			}
-		}
-	}
+	newRaceEnv(t, nil, false).races(t, []version{older}, newers, pauseSteps, nil)
 }
 
 // TestThreeVersionRaces does the same for three versions; the newest is an
 // upsert or a delete.
 func TestThreeVersionRaces(t *testing.T) {
-	e := newRaceEnv(t)
 	v1 := upsertVersion(1, "a0", "a1", "a2", "a3")
 	v2 := upsertVersion(2, "b0", "b1")
-	newest := []version{upsertVersion(3, "c0", "c1", "c2"), deleteVersion(3)}
-	// StepBegin is left out here: it differs from stepPre only in when the
-	// record moves, which the two-version races cover.
-	steps := []Step{stepPre, StepUpserted, StepDeletedOlder, StepRechecked}
-	if testing.Short() || raceDetector {
-		steps = []Step{stepPre, StepUpserted, StepDeletedOlder}
-		newest = newest[:1]
-	}
-	for _, v3 := range newest {
-		for _, p1 := range steps {
-			for _, p2 := range steps {
-				for _, p3 := range steps {
-					for _, order := range permutations(3) {
-						name := fmt.Sprintf("%s/%s-%s-%s/release%v", v3.name, p1, p2, p3, order)
-						t.Run(name, func(t *testing.T) {
-							ws := []*writer{v1.writer(p1), v2.writer(p2), v3.writer(p3)}
-							got := e.race(t, ws, order)
-							if want := sinktest.Want(ws[2].chunks); !equalChunks(got, want) {
-								t.Fatalf("ended with %v, want %v", got, want)
-							}
-						})
-					}
-				}
-			}
-		}
-	}
+	steps, newest := threeVersionSteps([]version{upsertVersion(3, "c0", "c1", "c2"), deleteVersion(3)})
+	newRaceEnv(t, nil, false).races(t, []version{v1, v2}, newest, steps, nil)
 }
 
 func equalChunks(got, want map[string]string) bool {

@@ -138,7 +138,7 @@ func TestReuseNeedsTheSameModelAndSize(t *testing.T) {
 // deleted. The document always ends at the newer version, and every
 // point carries the vector of its own text.
 func TestReuseRaces(t *testing.T) {
-	e := newReuseRaceEnv(t)
+	e := newRaceEnv(t, &fakeEmbedder{dims: 4}, false)
 	older := upsertVersion(10, "t-a", "t-b", "t-c")
 	newers := []version{
 		upsertVersion(11, "t-b", "t-a", "t-d"),
@@ -146,29 +146,7 @@ func TestReuseRaces(t *testing.T) {
 		upsertVersion(11, "t-a", "t-b", "t-c", "t-e"),
 		deleteVersion(11),
 	}
-	steps := []Step{stepPre, StepBegin, StepVectorsRead, StepUpserted, StepDeletedOlder, StepRechecked}
-	if raceDetector {
-		steps = []Step{stepPre, StepVectorsRead, StepUpserted, StepDeletedOlder}
-	}
-	for _, newer := range newers {
-		for _, po := range steps {
-			for _, pn := range steps {
-				if newer.doc.Op == worker.OpDelete && pn == StepVectorsRead {
-					continue // a delete reads no vectors
-				}
-				for _, order := range permutations(2) {
-					t.Run(fmt.Sprintf("%s/older@%s/newer@%s/release%v", newer.name, po, pn, order), func(t *testing.T) {
-						ws := []*writer{older.writer(po), newer.writer(pn)}
-						got := e.race(t, ws, order)
-						if want := sinktest.Want(ws[1].chunks); !equalChunks(got, want) {
-							t.Fatalf("ended with %v, want %v", got, want)
-						}
-						checkVectors(t, e.srv, ws[0].doc.ID, "fake", 4)
-					})
-				}
-			}
-		}
-	}
+	e.races(t, []version{older}, newers, embedderSteps(), e.checkVectors)
 }
 
 // TestReuseThreeVersionRaces does the same for three versions.
@@ -176,40 +154,17 @@ func TestReuseThreeVersionRaces(t *testing.T) {
 	if testing.Short() || raceDetector {
 		t.Skip("the two-version reuse races cover the steps; this is the long form")
 	}
-	e := newReuseRaceEnv(t)
+	e := newRaceEnv(t, &fakeEmbedder{dims: 4}, false)
 	v1 := upsertVersion(1, "t-a", "t-b", "t-c", "t-d")
 	v2 := upsertVersion(2, "t-b", "t-a")
 	v3 := upsertVersion(3, "t-c", "t-a", "t-e")
 	steps := []Step{stepPre, StepVectorsRead, StepUpserted, StepDeletedOlder}
-	for _, p1 := range steps {
-		for _, p2 := range steps {
-			for _, p3 := range steps {
-				for _, order := range permutations(3) {
-					t.Run(fmt.Sprintf("%s-%s-%s/release%v", p1, p2, p3, order), func(t *testing.T) {
-						ws := []*writer{v1.writer(p1), v2.writer(p2), v3.writer(p3)}
-						got := e.race(t, ws, order)
-						if want := sinktest.Want(ws[2].chunks); !equalChunks(got, want) {
-							t.Fatalf("ended with %v, want %v", got, want)
-						}
-						checkVectors(t, e.srv, ws[0].doc.ID, "fake", 4)
-					})
-				}
-			}
-		}
-	}
+	e.races(t, []version{v1, v2}, []version{v3}, steps, e.checkVectors)
 }
 
-// newReuseRaceEnv is newRaceEnv with an embedder.
-func newReuseRaceEnv(t *testing.T) *raceEnv {
-	e := &raceEnv{srv: qdranttest.Start(t), records: sinktest.NewRecords()}
-	e.reader = reader(e.srv, "chunks")
-	e.sink = newSink(t, e.srv, e.records, &fakeEmbedder{dims: 4})
-	e.sink.hook = func(_ context.Context, step Step, doc worker.Doc) {
-		v, _ := e.writers.Load(fmt.Sprintf("%s@%d", doc.ID, doc.Seq))
-		if w := v.(*writer); w.pause == step {
-			close(w.parked)
-			<-w.release
-		}
-	}
-	return e
+// checkVectors checks that every point of the race's document carries the
+// vector of its own text from the races' embedder.
+func (e *raceEnv) checkVectors(t *testing.T, docID string) {
+	t.Helper()
+	checkVectors(t, e.srv, docID, "fake", 4)
 }

@@ -22,7 +22,6 @@ import (
 	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/chunkstream/chunkstream/bm25"
 	"github.com/chunkstream/chunkstream/chunking"
@@ -127,7 +126,9 @@ type Sink struct {
 	records  worker.Records
 	embedder Embedder
 	bm25     *bm25.Encoder
+	bm25Opts map[string]*qdrant.Value // a Document's options, for Config.BM25 qdrant
 	log      *slog.Logger
+	batch    *batcher
 
 	ready  atomic.Bool
 	prepMu sync.Mutex
@@ -160,13 +161,48 @@ func New(ctx context.Context, cfg Config, records worker.Records, embedder Embed
 	if err != nil {
 		return nil, fmt.Errorf("qdrantsink: CHUNKSTREAM_BM25_AVGDL: %w", err)
 	}
-	host, port, _ := splitAddr(cfg.Addr)
+	opts, err := qdrant.TryValueMap(enc.Options())
+	if err != nil {
+		return nil, fmt.Errorf("qdrantsink: bm25 options: %w", err)
+	}
+	client, err := Dial(cfg)
+	if err != nil {
+		return nil, err
+	}
+	s := &Sink{
+		cfg: cfg, client: client, records: records, embedder: embedder,
+		bm25: enc, bm25Opts: opts, log: logger, colls: map[string]bool{},
+	}
+	s.batch = &batcher{s: s, queues: map[string][]item{}, flights: map[*flight]bool{}}
+	if err := s.whileUnavailable(ctx, "health check", s.checkVersion); err != nil {
+		_ = client.Close()
+		return nil, err
+	}
+	if err := s.whileUnavailable(ctx, "set-up", s.prepare); err != nil {
+		if errors.Is(err, errProbe) && !fault.IsPermanent(err) {
+			logger.Warn("qdrantsink: embedder not answering yet; not ready", "err", err)
+			return s, nil
+		}
+		_ = client.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Dial returns a go-client of the Qdrant cfg names (address, API key,
+// TLS), as the sink connects, for readers such as Search. It checks
+// neither the server nor the collection.
+func Dial(cfg Config) (*qdrant.Client, error) {
+	host, port, err := splitAddr(cfg.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("%w: CHUNKSTREAM_QDRANT_ADDR %q: %v", ErrInvalidConfig, cfg.Addr, err)
+	}
 	qc := &qdrant.Config{
 		Host:                   host,
 		Port:                   port,
 		APIKey:                 cfg.APIKey,
 		UseTLS:                 cfg.TLS,
-		SkipCompatibilityCheck: true, // we check the version ourselves
+		SkipCompatibilityCheck: true, // the sink checks the version itself
 		GrpcOptions: []grpc.DialOption{
 			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20), grpc.ForceCodecV2(grpccodec.Codec{})),
 			// A connection that broke during an outage is dialled again
@@ -195,27 +231,15 @@ func New(ctx context.Context, cfg Config, records worker.Records, embedder Embed
 	if err != nil {
 		return nil, fmt.Errorf("qdrantsink: client for %s: %w", cfg.Addr, err)
 	}
-	s := &Sink{
-		cfg: cfg, client: client, records: records, embedder: embedder,
-		bm25: enc, log: logger, colls: map[string]bool{},
-	}
-	if err := s.whileUnavailable(ctx, "health check", s.checkVersion); err != nil {
-		_ = client.Close()
-		return nil, err
-	}
-	if err := s.whileUnavailable(ctx, "set-up", s.prepare); err != nil {
-		if errors.Is(err, errProbe) && !fault.IsPermanent(err) {
-			logger.Warn("qdrantsink: embedder not answering yet; not ready", "err", err)
-			return s, nil
-		}
-		_ = client.Close()
-		return nil, err
-	}
-	return s, nil
+	return client, nil
 }
 
-// Close closes the connections to Qdrant.
-func (s *Sink) Close() error { return s.client.Close() }
+// Close ends the upsert requests in flight and closes the connections to
+// Qdrant.
+func (s *Sink) Close() error {
+	s.batch.close()
+	return s.client.Close()
+}
 
 // Client returns the underlying go-client, for readers and tools.
 func (s *Sink) Client() *qdrant.Client { return s.client }
@@ -338,6 +362,9 @@ func (s *Sink) ensureCollection(ctx context.Context, name string) error {
 	if err := s.fits(info); err != nil {
 		return fmt.Errorf("%w: collection %q: %w", ErrCollectionMismatch, name, err)
 	}
+	if err := s.checkEncoding(ctx, name, info); err != nil {
+		return err
+	}
 	want := map[string]qdrant.FieldType{FieldDocID: qdrant.FieldType_FieldTypeKeyword, FieldIngestSeq: qdrant.FieldType_FieldTypeInteger}
 	have := map[string]qdrant.PayloadSchemaType{FieldDocID: qdrant.PayloadSchemaType_Keyword, FieldIngestSeq: qdrant.PayloadSchemaType_Integer}
 	for _, field := range []string{FieldDocID, FieldIngestSeq} {
@@ -378,6 +405,7 @@ func (s *Sink) collectionSpec(name string) *qdrant.CreateCollection {
 		SparseVectorsConfig: qdrant.NewSparseVectorsConfig(map[string]*qdrant.SparseVectorParams{
 			VectorBM25: {Modifier: qdrant.Modifier_Idf.Enum()},
 		}),
+		Metadata: map[string]*qdrant.Value{MetadataEncoding: qdrant.NewValueString(s.Encoding())},
 	}
 	if s.dims > 0 {
 		cc.VectorsConfig = qdrant.NewVectorsConfigMap(map[string]*qdrant.VectorParams{
@@ -456,7 +484,7 @@ func (s *Sink) Write(ctx context.Context, doc worker.Doc, chunks []worker.Chunk)
 	if len(chunks) > 0 {
 		points, err := s.points(ctx, coll, doc, chunks)
 		if err == nil {
-			err = s.upsert(ctx, coll, doc, points)
+			err = s.batch.upsert(ctx, coll, doc, points)
 		}
 		if err != nil {
 			return err
@@ -641,7 +669,9 @@ func (s *Sink) points(ctx context.Context, coll string, doc worker.Doc, chunks [
 		}
 		if dense != nil {
 			if len(dense[i]) != s.dims {
-				return nil, fmt.Errorf("%w: vector of size %d, want %d", ErrEmbedding, len(dense[i]), s.dims)
+				// The embedder serves another model than the collection's:
+				// the deployment's fault, so the worker pauses.
+				return nil, fault.Unavailable(DependencyEmbedder, fmt.Errorf("%w: vector of size %d, want the collection's %d", ErrEmbedding, len(dense[i]), s.dims))
 			}
 			p.GetVectors().GetVectors().GetVectors()[VectorDense] = qdrant.NewVectorDense(dense[i])
 			p.Payload[FieldDenseDigest] = qdrant.NewValueString(digests[i])
@@ -792,8 +822,8 @@ func (s *Sink) point(doc worker.Doc, c worker.Chunk) (*qdrant.PointStruct, error
 		return nil, err
 	}
 	vectors := map[string]*qdrant.Vector{}
-	if sv := s.bm25.Document(c.Chunk.Content()); len(sv.Indices) > 0 {
-		vectors[VectorBM25] = qdrant.NewVectorSparse(sv.Indices, sv.Values)
+	if v := s.sparse(c.Chunk.Content()); v != nil {
+		vectors[VectorBM25] = v
 	}
 	return &qdrant.PointStruct{Id: qdrant.NewID(c.ID), Payload: payload, Vectors: qdrant.NewVectorsMap(vectors)}, nil
 }
@@ -851,50 +881,8 @@ func tooBig(n any) error {
 	return fmt.Errorf("integer %v does not fit in a Qdrant payload's 64-bit integers (send it as a string to keep it exactly)", n)
 }
 
-// upsert writes the points in batches, Parallel requests in flight, each
-// with wait=true, strong ordering and the update_filter that protects
-// newer versions' points. A single batch (most documents) is sent from
-// the calling goroutine.
-func (s *Sink) upsert(ctx context.Context, coll string, doc worker.Doc, points []*qdrant.PointStruct) error {
-	filter := olderPoints(doc)
-	batches := splitBatches(points, s.cfg.Batch, MaxRequestBytes)
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if len(batches) == 1 {
-		return s.upsertBatch(ctx, coll, filter, batches[0])
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		wg       sync.WaitGroup
-		errOnce  sync.Once
-		firstErr error
-		sem      = make(chan struct{}, s.cfg.Parallel)
-	)
-	for _, b := range batches {
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
-		}
-		if ctx.Err() != nil {
-			break
-		}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			if err := s.upsertBatch(ctx, coll, filter, b); err != nil {
-				errOnce.Do(func() { firstErr = err; cancel() })
-			}
-		})
-	}
-	wg.Wait()
-	if firstErr != nil {
-		return firstErr
-	}
-	return ctx.Err()
-}
-
-// upsertBatch sends one upsert request.
+// upsertBatch sends one upsert request with wait=true, strong ordering
+// and filter as its update_filter.
 func (s *Sink) upsertBatch(ctx context.Context, coll string, filter *qdrant.Filter, points []*qdrant.PointStruct) error {
 	cctx, cancel := s.callCtx(ctx)
 	defer cancel()
@@ -909,31 +897,6 @@ func (s *Sink) upsertBatch(ctx context.Context, coll string, filter *qdrant.Filt
 		return s.classifyWrite(coll, "upsert", err)
 	}
 	return nil
-}
-
-// splitBatches cuts points into batches of at most n points and, where
-// possible, fewer than maxBytes encoded bytes (a single larger point goes
-// alone).
-func splitBatches(points []*qdrant.PointStruct, n, maxBytes int) [][]*qdrant.PointStruct {
-	var (
-		out   [][]*qdrant.PointStruct
-		cur   []*qdrant.PointStruct
-		bytes int
-	)
-	const overhead = 1 << 10 // request fields besides the points
-	for _, p := range points {
-		size := proto.Size(p) + 8 // field tag and length prefix
-		if len(cur) > 0 && (len(cur) == n || bytes+size+overhead > maxBytes) {
-			out = append(out, cur)
-			cur, bytes = nil, 0
-		}
-		cur = append(cur, p)
-		bytes += size
-	}
-	if len(cur) > 0 {
-		out = append(out, cur)
-	}
-	return out
 }
 
 // classifyWrite classifies a write error and forgets the collection when

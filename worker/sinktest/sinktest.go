@@ -17,6 +17,12 @@
 //     written first) end at the newest, for two and three versions, with an
 //     upsert or a delete as the newest;
 //   - documents do not disturb each other.
+//
+// The suite's own tests run it against an in-memory reference sink, and
+// against broken copies of it (one ignores its context, one lets an older
+// version overwrite a newer, one never removes older chunks, one never
+// re-reads the record after writing): each must fail exactly the checks
+// that catch its flaw, so a check that cannot fail shows up there.
 package sinktest
 
 import (
@@ -124,11 +130,21 @@ func Want(chunks []worker.Chunk) map[string]string {
 	return out
 }
 
+// harness plays the worker around one sink for one check; t receives the
+// check's failures.
 type harness struct {
-	t       *testing.T
+	t       testing.TB
 	sink    worker.Sink
 	reader  Reader
 	records *Records
+}
+
+// newHarness builds a fresh sink with newSink, handed t, and reports the
+// check's failures to tb.
+func newHarness(tb testing.TB, t *testing.T, newSink NewSink) *harness {
+	records := NewRecords()
+	sink, reader := newSink(t, records)
+	return &harness{t: tb, sink: sink, reader: reader, records: records}
 }
 
 // begin is step 1.
@@ -172,49 +188,54 @@ func sorted(m map[string]string) []string {
 	return out
 }
 
-// Run runs the conformance suite against sinks made by newSink.
+// Run runs the conformance suite against sinks made by newSink: each
+// check is a subtest with a fresh sink.
 func Run(t *testing.T, newSink NewSink) {
-	mk := func(t *testing.T) *harness {
-		records := NewRecords()
-		sink, reader := newSink(t, records)
-		return &harness{t: t, sink: sink, reader: reader, records: records}
+	for _, c := range checks {
+		t.Run(c.name, func(t *testing.T) { c.run(newHarness(t, t, newSink)) })
 	}
-	t.Run("Idempotent", func(t *testing.T) {
-		h := mk(t)
+}
+
+// check is one check of the suite.
+type check struct {
+	name string
+	run  func(h *harness)
+}
+
+// checks are the suite's checks, in the order Run runs them.
+var checks = []check{
+	{"Idempotent", func(h *harness) {
 		doc, chunks := Version("a.md", 10, "alpha", "beta", "gamma")
 		h.process(doc, chunks)
 		h.expect("a.md", Want(chunks))
 		h.process(doc, chunks) // redelivery
 		h.write(doc, chunks)   // and once more without step 1
 		h.expect("a.md", Want(chunks))
-	})
-	t.Run("CancelledContext", func(t *testing.T) {
-		h := mk(t)
+	}},
+	{"CancelledContext", func(h *harness) {
 		doc, chunks := Version("c.md", 5, "one", "two")
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
 		h.begin(doc)
 		err := h.sink.Write(ctx, doc, chunks)
 		if err == nil {
-			t.Fatal("Write with a cancelled context = nil, want an error")
+			h.t.Fatal("Write with a cancelled context = nil, want an error")
 		}
 		if fault.IsPermanent(err) {
-			t.Fatalf("Write with a cancelled context = %v, a permanent error; want a transient one", err)
+			h.t.Fatalf("Write with a cancelled context = %v, a permanent error; want a transient one", err)
 		}
 		h.expect("c.md", nil)
 		h.write(doc, chunks) // the retry lands
 		h.expect("c.md", Want(chunks))
-	})
-	t.Run("ZeroChunksRemovesOlder", func(t *testing.T) {
-		h := mk(t)
+	}},
+	{"ZeroChunksRemovesOlder", func(h *harness) {
 		doc, chunks := Version("z.md", 1, "x", "y")
 		h.process(doc, chunks)
 		empty, _ := Version("z.md", 2)
 		h.process(empty, nil)
 		h.expect("z.md", nil)
-	})
-	t.Run("DeleteRemovesOlder", func(t *testing.T) {
-		h := mk(t)
+	}},
+	{"DeleteRemovesOlder", func(h *harness) {
 		doc, chunks := Version("d.md", 1, "x", "y", "z")
 		h.process(doc, chunks)
 		h.process(Delete("d.md", 2), nil)
@@ -223,9 +244,8 @@ func Run(t *testing.T, newSink NewSink) {
 		doc3, chunks3 := Version("d.md", 3, "back")
 		h.process(doc3, chunks3)
 		h.expect("d.md", Want(chunks3))
-	})
-	t.Run("ChangedDocumentLeavesNewChunks", func(t *testing.T) {
-		h := mk(t)
+	}},
+	{"ChangedDocumentLeavesNewChunks", func(h *harness) {
 		doc1, chunks1 := Version("m.md", 1, "one", "two", "three", "four")
 		h.process(doc1, chunks1)
 		doc2, chunks2 := Version("m.md", 2, "uno", "dos")
@@ -234,17 +254,15 @@ func Run(t *testing.T, newSink NewSink) {
 		doc3, chunks3 := Version("m.md", 3, "eins", "zwei", "drei", "vier", "fünf")
 		h.process(doc3, chunks3)
 		h.expect("m.md", Want(chunks3))
-	})
-	t.Run("OlderArrivesAfterNewer", func(t *testing.T) {
-		h := mk(t)
+	}},
+	{"OlderArrivesAfterNewer", func(h *harness) {
 		doc1, chunks1 := Version("o.md", 1, "old-a", "old-b", "old-c")
 		doc2, chunks2 := Version("o.md", 2, "new-a")
 		h.process(doc2, chunks2)
 		h.process(doc1, chunks1) // superseded at step 1
 		h.expect("o.md", Want(chunks2))
-	})
-	t.Run("TwoVersionsWrittenOutOfOrder", func(t *testing.T) {
-		h := mk(t)
+	}},
+	{"TwoVersionsWrittenOutOfOrder", func(h *harness) {
 		doc1, chunks1 := Version("r.md", 1, "old-a", "old-b", "old-c")
 		doc2, chunks2 := Version("r.md", 2, "new-a", "new-b")
 		h.begin(doc1)
@@ -252,9 +270,8 @@ func Run(t *testing.T, newSink NewSink) {
 		h.write(doc2, chunks2)
 		h.write(doc1, chunks1) // began before doc2, written after
 		h.expect("r.md", Want(chunks2))
-	})
-	t.Run("ThreeVersionsWrittenOutOfOrder", func(t *testing.T) {
-		h := mk(t)
+	}},
+	{"ThreeVersionsWrittenOutOfOrder", func(h *harness) {
 		doc1, chunks1 := Version("t.md", 1, "1a", "1b", "1c", "1d")
 		doc2, chunks2 := Version("t.md", 2, "2a", "2b", "2c")
 		doc3, chunks3 := Version("t.md", 3, "3a")
@@ -265,9 +282,8 @@ func Run(t *testing.T, newSink NewSink) {
 		h.write(doc1, chunks1)
 		h.write(doc2, chunks2)
 		h.expect("t.md", Want(chunks3))
-	})
-	t.Run("NewerDeleteWrittenBeforeOlder", func(t *testing.T) {
-		h := mk(t)
+	}},
+	{"NewerDeleteWrittenBeforeOlder", func(h *harness) {
 		doc1, chunks1 := Version("x.md", 1, "a", "b")
 		h.begin(doc1)
 		del := Delete("x.md", 2)
@@ -275,9 +291,8 @@ func Run(t *testing.T, newSink NewSink) {
 		h.write(del, nil)
 		h.write(doc1, chunks1)
 		h.expect("x.md", nil)
-	})
-	t.Run("NewerZeroChunksWrittenBeforeOlder", func(t *testing.T) {
-		h := mk(t)
+	}},
+	{"NewerZeroChunksWrittenBeforeOlder", func(h *harness) {
 		doc0, chunks0 := Version("y.md", 1, "p", "q")
 		h.process(doc0, chunks0)
 		doc1, chunks1 := Version("y.md", 2, "a", "b", "c")
@@ -287,9 +302,8 @@ func Run(t *testing.T, newSink NewSink) {
 		h.write(empty, nil)
 		h.write(doc1, chunks1)
 		h.expect("y.md", nil)
-	})
-	t.Run("DocumentsIndependent", func(t *testing.T) {
-		h := mk(t)
+	}},
+	{"DocumentsIndependent", func(h *harness) {
 		docA, chunksA := Version("dir/a.md", 1, "a1", "a2")
 		docB, chunksB := Version("dir/b.md", 2, "b1")
 		h.process(docA, chunksA)
@@ -297,5 +311,5 @@ func Run(t *testing.T, newSink NewSink) {
 		h.process(Delete("dir/a.md", 3), nil)
 		h.expect("dir/a.md", nil)
 		h.expect("dir/b.md", Want(chunksB))
-	})
+	}},
 }

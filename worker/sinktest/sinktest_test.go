@@ -2,6 +2,8 @@ package sinktest_test
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"sync"
 	"testing"
 
@@ -10,12 +12,31 @@ import (
 )
 
 // memSink is a reference sink: it stores points with their ingest_seq and
-// follows the same procedure as the Qdrant sink, on a map.
+// follows the same procedure as the Qdrant sink, on a map; with a flaw it
+// is a broken sink the suite must fail.
 type memSink struct {
 	mu      sync.Mutex
 	records worker.Records
 	points  map[string]memPoint // by chunk id
+	flaw    flaw
 }
+
+// flaw is a way to break the reference sink.
+type flaw int
+
+const (
+	sound flaw = iota
+	// ignoresContext writes whatever its context says.
+	ignoresContext
+	// olderOverwritesNewer upserts without the update filter (step 2), so
+	// an older version replaces a newer one's points.
+	olderOverwritesNewer
+	// keepsOlderChunks never removes the document's older points (step 3).
+	keepsOlderChunks
+	// skipsRecheck never re-reads the record after its write (step 4), so
+	// an older version written last leaves its extra points.
+	skipsRecheck
+)
 
 type memPoint struct {
 	doc     string
@@ -24,22 +45,25 @@ type memPoint struct {
 }
 
 func (m *memSink) Write(ctx context.Context, doc worker.Doc, chunks []worker.Chunk) error {
-	if err := ctx.Err(); err != nil {
+	if err := ctx.Err(); err != nil && m.flaw != ignoresContext {
 		return err
 	}
 	m.mu.Lock()
 	for _, c := range chunks { // step 2 with update_filter ingest_seq < S
-		if old, ok := m.points[c.ID]; ok && old.seq >= doc.Seq {
+		if old, ok := m.points[c.ID]; ok && old.seq >= doc.Seq && m.flaw != olderOverwritesNewer {
 			continue
 		}
 		m.points[c.ID] = memPoint{doc.ID, doc.Seq, c.Chunk.Content()}
 	}
 	for id, p := range m.points { // step 3
-		if p.doc == doc.ID && p.seq < doc.Seq {
+		if p.doc == doc.ID && p.seq < doc.Seq && m.flaw != keepsOlderChunks {
 			delete(m.points, id)
 		}
 	}
 	m.mu.Unlock()
+	if m.flaw == skipsRecheck {
+		return nil
+	}
 	newest, err := m.records.NewestSeq(ctx, doc.ID) // step 4
 	if err != nil {
 		return err
@@ -68,11 +92,44 @@ func (m *memSink) Chunks(_ context.Context, docID string) (map[string]string, er
 	return out, nil
 }
 
-func TestReferenceSinkConforms(t *testing.T) {
-	sinktest.Run(t, func(t *testing.T, records worker.Records) (worker.Sink, sinktest.Reader) {
-		m := &memSink{records: records, points: map[string]memPoint{}}
+func newMemSink(f flaw) sinktest.NewSink {
+	return func(_ *testing.T, records worker.Records) (worker.Sink, sinktest.Reader) {
+		m := &memSink{records: records, points: map[string]memPoint{}, flaw: f}
 		return m, m
-	})
+	}
+}
+
+func TestReferenceSinkConforms(t *testing.T) {
+	sinktest.Run(t, newMemSink(sound))
+}
+
+// TestSuiteFailsBrokenSinks: each flaw of the reference sink fails exactly
+// the checks that catch it, and the sound sink fails none.
+func TestSuiteFailsBrokenSinks(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		flaw flaw
+		want []string
+	}{
+		{"sound", sound, nil},
+		{"ignores its context", ignoresContext, []string{"CancelledContext"}},
+		{"lets an older version overwrite a newer", olderOverwritesNewer, []string{
+			"ThreeVersionsWrittenOutOfOrder", "TwoVersionsWrittenOutOfOrder"}},
+		{"never removes older chunks", keepsOlderChunks, []string{
+			"ChangedDocumentLeavesNewChunks", "DeleteRemovesOlder", "DocumentsIndependent", "ZeroChunksRemovesOlder"}},
+		{"never re-reads the record", skipsRecheck, []string{
+			"NewerDeleteWrittenBeforeOlder", "NewerZeroChunksWrittenBeforeOlder", "ThreeVersionsWrittenOutOfOrder", "TwoVersionsWrittenOutOfOrder"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			failures := sinktest.Failures(t, newMemSink(tt.flaw))
+			if got := slices.Sorted(maps.Keys(failures)); !slices.Equal(got, tt.want) {
+				t.Errorf("checks failed = %q, want %q", got, tt.want)
+			}
+			for name, msg := range failures {
+				t.Logf("%s: %s", name, msg)
+			}
+		})
+	}
 }
 
 func TestChunkID(t *testing.T) {

@@ -14,12 +14,10 @@ import (
 	"github.com/chunkstream/chunkstream/chunking"
 )
 
-// ChunkFunc chunks one document, stopping when ctx ends (the chunker's
-// ChunkFunc, collecting the chunks).
+// ChunkFunc chunks one document, stopping when ctx ends.
 type ChunkFunc func(ctx context.Context, doc chunking.Document) ([]chunking.Chunk, []chunking.Warning, error)
 
-// Collect turns a streaming chunk function into one that returns the
-// chunks.
+// Collect turns a streaming chunk function into a ChunkFunc.
 func Collect(f func(ctx context.Context, doc chunking.Document, yield func(chunking.Chunk) bool) ([]chunking.Warning, error)) ChunkFunc {
 	return func(ctx context.Context, doc chunking.Document) ([]chunking.Chunk, []chunking.Warning, error) {
 		var chunks []chunking.Chunk
@@ -48,12 +46,10 @@ func File(ctx context.Context, pkg, p string, chunk ChunkFunc) ([]chunking.Chunk
 	return chunk(ctx, chunking.Document{Path: path.Clean(filepath.ToSlash(p)), Content: content})
 }
 
-// Folder chunks every file under dir with one of exts, with the walk
-// rules of chunking.WalkFolder: in relative-path byte order, each file a
-// document whose Path is relative to dir with "/" separators. A file that
-// cannot be read or chunked becomes a warning and the walk goes on; only
-// a failed walk of dir itself or the end of ctx is an error (the chunks
-// so far are returned with it).
+// Folder chunks every file chunking.WalkFolder lists, each a document
+// whose Path is relative to dir. A file that cannot be read or chunked
+// becomes a warning; only a failed walk of dir or the end of ctx is an
+// error (returned with the chunks so far).
 func Folder(ctx context.Context, pkg, dir string, exts []string, chunk ChunkFunc) ([]chunking.Chunk, []chunking.Warning, error) {
 	files, warns, err := chunking.WalkFolder(ctx, dir, exts)
 	if err != nil {

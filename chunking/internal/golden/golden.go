@@ -24,9 +24,6 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
-// Update reports whether the tests run with -update.
-func Update() bool { return *update }
-
 // Inputs returns the files in dir matching any of patterns (filepath.Match
 // syntax), sorted; it fails t when there are none.
 func Inputs(t testing.TB, dir string, patterns ...string) []string {

@@ -7,6 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
+
+	"github.com/yuin/goldmark/parser"
+	"github.com/yuin/goldmark/util"
 
 	"github.com/chunkstream/chunkstream/internal/testutil"
 )
@@ -62,4 +66,39 @@ func TestCorpus(t *testing.T) {
 			t.Fatalf("block %d: segmented %v, one parse %v", i, segmented[i], whole[i])
 		}
 	}
+}
+
+// BenchmarkDropParagraphLines scans 8 MB of the Markdown corpus with the
+// scanner's parser and, in the same iterations, with that parser without
+// the dropParagraphLines transformer (the simple version), and reports
+// the simple version's time over the scanner's.
+func BenchmarkDropParagraphLines(b *testing.B) {
+	dir := testutil.SharedDir(b, "corpus", "markdown")
+	var docs [][]byte
+	size := 0
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() || filepath.Ext(p) != ".md" || size > 8<<20 {
+			return err
+		}
+		src, err := os.ReadFile(p)
+		docs, size = append(docs, src), size+len(src)
+		return err
+	})
+	fast := defaultScanner()
+	simple := defaultScanner()
+	simple.parser = parser.NewParser(parser.WithBlockParsers(
+		append(boundedBlockParsers(MaxNesting), util.Prioritized(mathParser{}, 650))...))
+	var tf, ts time.Duration
+	b.SetBytes(int64(2 * size))
+	for b.Loop() {
+		for _, src := range docs {
+			start := time.Now()
+			fast.scan(src)
+			tf += time.Since(start)
+			start = time.Now()
+			simple.scan(src)
+			ts += time.Since(start)
+		}
+	}
+	b.ReportMetric(float64(ts)/float64(tf), "simple/fast")
 }

@@ -21,13 +21,11 @@ const (
 	delimEnv                          // \begin{X} … \end{X}
 )
 
-// mathBlock is the goldmark node of a display math block. It keeps no
-// text of its own: the scanner slices the source by the node's position.
+// mathBlock is the goldmark node of a display math block.
 type mathBlock struct {
 	ast.BaseBlock
 	delim mathDelim
-	// closeAt is the offset (in the parsed text) at or before which the
-	// closing line starts: the block closes after the line containing it.
+	// closeAt is an offset (in the parsed text) in the closing line.
 	closeAt int
 	closed  bool
 }
@@ -41,9 +39,8 @@ func (n *mathBlock) Dump(source []byte, level int) { ast.DumpHelper(n, source, l
 // IsRaw implements ast.Node: the block's lines are not inline-parsed.
 func (n *mathBlock) IsRaw() bool { return true }
 
-// mathIndex is built lazily, once per document, the first time a math
-// opener is seen; it makes every Open a lookup so that unclosed openers
-// never cost a scan to the end of the document each.
+// mathIndex makes every Open a lookup, so that unclosed openers never
+// cost a scan to the end of the document each.
 type mathIndex struct {
 	dollarEnds  []int       // starts of lines whose trimmed text ends with "$$"
 	bracketEnds []int       // starts of lines whose trimmed text ends with `\]`
@@ -54,10 +51,9 @@ type mathIndex struct {
 // being parsed.
 var mathSourceKey = parser.NewContextKey()
 
-// mathSource locates the parsed text in the whole document: a long
-// document is parsed in segments, and a math block's closing line may lie
-// in a later one. The index covers the whole document and is built once,
-// on the first math opener.
+// mathSource locates the parsed segment in the document, whose index,
+// built on the first math opener, a closing line in a later segment is
+// found in.
 type mathSource struct {
 	base   int // offset of the parsed text in the document
 	shared *lazyMathIndex
@@ -142,10 +138,8 @@ func firstAfter(xs []int, v int) int {
 	return xs[i]
 }
 
-// mathParser is a goldmark block parser for display math: "$$" … "$$",
-// `\[` … `\]` and `\begin{X}` … `\end{X}` (same-name nesting counted). A
-// block opens only when its closing line exists, so an unclosed opener is
-// ordinary text, and blank lines inside a block do not split it.
+// mathParser is a goldmark block parser for display math (see the package
+// documentation).
 type mathParser struct{}
 
 func (mathParser) Trigger() []byte { return []byte{'$', '\\'} }

@@ -48,24 +48,17 @@ func (k Kind) String() string {
 // without re-wrapping: fenced code, tables and display math.
 func (k Kind) Atomic() bool { return k == FencedCode || k == Table || k == Math }
 
-// Block is one top-level block of a Markdown document, as byte offsets into
-// the source given to Scan.
-//
-// src[Start:End] is the block's text as whole lines: Start is the start of
-// its first line (or just after a leading byte-order mark) and End is just
-// past the line break of its last line (or len(src) when the last line has
-// none). Trailing blank lines are never part of a block. Blocks are in
-// source order and do not overlap; the bytes between them are blank lines
-// only (and a leading byte-order mark).
+// Block is one top-level block of a Markdown document: src[Start:End] is
+// its text as whole lines, without trailing blank lines (see the package
+// documentation).
 type Block struct {
 	Kind       Kind
 	Start, End int
 
 	// Level is the heading level 1–6 (Heading only).
 	Level int
-	// Title is the heading text as written: inline markup kept, trimmed,
-	// closing #s removed; setext titles spanning lines are joined by single
-	// spaces (Heading only).
+	// Title is the heading text (Heading only; see the package
+	// documentation).
 	Title string
 	// Setext reports a setext heading (Heading only).
 	Setext bool
@@ -99,19 +92,17 @@ func newBlockParser(maxNesting int) parser.Parser {
 		parser.WithParagraphTransformers(util.Prioritized(dropParagraphLines{}, 100)))
 }
 
-// dropParagraphLines empties every closed paragraph's lines (but one, made
-// empty). goldmark
-// walks every block's lines after the block parse, even with no inline
-// parsers, and that walk costs more than the block parse itself; the
-// scanner slices the source by offsets and needs no lines. A paragraph
-// closed by a setext underline keeps them: they become the heading's.
+// dropParagraphLines empties every closed paragraph's lines (to one empty
+// line: goldmark removes a paragraph with none). goldmark walks every
+// block's lines after the block parse, which costs more than the parse
+// itself, and the scanner needs no lines. A paragraph closed by a setext
+// underline keeps them: they become the heading's.
 type dropParagraphLines struct{}
 
 func (dropParagraphLines) Transform(node *ast.Paragraph, reader text.Reader, pc parser.Context) {
 	if line, _ := reader.PeekLine(); isSetextUnderline(line) {
 		return
 	}
-	// One empty line stays: goldmark removes a paragraph with none.
 	lines := node.Lines()
 	if lines.Len() == 0 {
 		return
@@ -121,8 +112,8 @@ func (dropParagraphLines) Transform(node *ast.Paragraph, reader text.Reader, pc 
 	lines.Set(0, text.NewSegment(first.Start, first.Start))
 }
 
-// isSetextUnderline reports whether line (from the current position) is a
-// run of '=' or '-' with optional spaces around it.
+// isSetextUnderline reports whether line is a run of '=' or '-' with
+// optional spaces around it.
 func isSetextUnderline(line []byte) bool {
 	line = bytes.Trim(line, " \t\r\n")
 	if len(line) == 0 || line[0] != '=' && line[0] != '-' {
@@ -140,56 +131,37 @@ var baselineParser = sync.OnceValue(func() parser.Parser {
 	return parser.NewParser(parser.WithBlockParsers(parser.DefaultBlockParsers()...))
 })
 
-// ParseOnly parses src with goldmark's CommonMark block parsers alone (no
-// inline parsers, no math, no tables) and discards the result. It is the
-// baseline the chunkers' benchmarks compare against.
+// ParseOnly parses src with goldmark's CommonMark block parsers alone and
+// discards the result: the chunkers' benchmark baseline.
 func ParseOnly(src []byte) int {
 	doc := baselineParser().Parse(text.NewReader(src))
 	return doc.ChildCount()
 }
 
-// bom is the UTF-8 byte-order mark.
 var bom = []byte("\uFEFF")
 
 // SegmentSize is the size above which Scan parses a document in
-// segments, cut before a top-level ATX heading at column 0 that follows a
-// blank line, so that goldmark's tree (several times the text's size) is
-// never built for the whole of a huge document at once. A cut is kept only
-// where the block before it is closed (no fenced code, HTML block or math
-// block left open), which makes the result the same as one parse's; when
-// it is not, the segment is parsed again twice as long (so the work stays
-// linear).
+// segments, cut before a column-0 ATX heading after a blank line, so that
+// goldmark's tree (several times the text's size) is never built for a
+// whole huge document. A cut is kept only where no fenced code, HTML block
+// (types 1–5) or math block is open, so the blocks are one parse's; else
+// the segment is parsed again twice as long (the work stays linear).
 const SegmentSize = 2 << 20
 
-// Scan returns the top-level blocks of the Markdown document src, in order.
-// It never fails: any byte sequence is some Markdown. It runs in time
-// linear in len(src) and is safe for concurrent use. src is not retained.
+// Scan returns the top-level blocks of the Markdown document src, in
+// order, in time linear in len(src). Any byte sequence is some Markdown.
+// It is safe for concurrent use and does not retain src.
 func Scan(src []byte) []Block {
 	blocks, _ := defaultScanner().scan(src)
 	return blocks
 }
 
-// ScanFunc calls yield with each top-level block of src, in order, as
-// Scan returns them, and stops early when yield returns false. It holds
-// only one segment's blocks at a time (see SegmentSize), so a huge
-// document is scanned in bounded memory.
-func ScanFunc(src []byte, yield func(Block) bool) {
-	defaultScanner().scanFunc(src, func(seg []Block) bool {
-		for _, b := range seg {
-			if !yield(b) {
-				return false
-			}
-		}
-		return true
-	})
-}
-
-// ScanFuncPolled is ScanFunc that counts the parse's work on pl (the
-// bytes of every line goldmark's block parsers are handed) and stops as
-// soon as pl sees its context end, even in the middle of a segment's
-// parse: the blocks of a segment whose parse was stopped are never
-// yielded. The caller tells a stop from the end of the document by
-// pl.Stopped().
+// ScanFuncPolled calls yield with each block Scan returns, in order,
+// until yield returns false, holding one segment's blocks at a time. It
+// counts the parse's work on pl (the bytes of every line goldmark's
+// parsers are handed) and stops soon after pl sees its context end, even
+// inside a segment, whose blocks are then never yielded; pl.Stopped()
+// tells a stop from the end.
 func ScanFuncPolled(src []byte, pl *poll.Poller, yield func(Block) bool) {
 	sc := defaultScanner()
 	sc.pl = pl
@@ -203,8 +175,8 @@ func ScanFuncPolled(src []byte, pl *poll.Poller, yield func(Block) bool) {
 	})
 }
 
-// ScanPolled is Scan with ScanFuncPolled's polling: it returns nil once pl
-// sees its context end.
+// ScanPolled is Scan polling pl as ScanFuncPolled does; it returns nil
+// once pl sees its context end.
 func ScanPolled(src []byte, pl *poll.Poller) []Block {
 	sc := defaultScanner()
 	sc.pl = pl
@@ -215,40 +187,26 @@ func ScanPolled(src []byte, pl *poll.Poller) []Block {
 	return blocks
 }
 
-// scanner holds what Scan and ScanFunc fix and tests vary.
+// scanner holds what the Scan functions fix and tests vary.
 type scanner struct {
 	parser      parser.Parser
 	segmentSize int
-	// peeked, when not nil, is increased by the length of every line
-	// goldmark's block parsers are handed: the parse's work, which tests
-	// count instead of timing it.
+	// peeked, when not nil, counts the bytes of every line goldmark's
+	// parsers are handed: the parse's work, which tests count.
 	peeked *int
-	// pl, when not nil, is charged the same work and stops the parse
-	// (stopParse) once its context has ended.
+	// pl, when not nil, is charged the same work and stops the parse.
 	pl *poll.Poller
 }
 
-// defaultScanner is the scanner of Scan and ScanFunc.
 func defaultScanner() scanner {
 	return scanner{parser: blockParser(), segmentSize: SegmentSize}
-}
-
-// scan is Scan with a given segment size (tests use tiny ones); it also
-// returns the number of segments parsed.
-func scan(src []byte, segmentSize int) ([]Block, int) {
-	sc := defaultScanner()
-	sc.segmentSize = segmentSize
-	return sc.scan(src)
 }
 
 // scan returns the blocks of src and the number of segments parsed.
 func (sc scanner) scan(src []byte) ([]Block, int) {
 	var blocks []Block
 	segments := sc.scanFunc(src, func(seg []Block) bool {
-		if blocks == nil {
-			// Room for the whole document at the first segment's density
-			// (blocks per byte): the segment may be longer than
-			// segmentSize, up to the whole document.
+		if blocks == nil { // room for the document at the first segment's density
 			covered := max(1, seg[len(seg)-1].End)
 			blocks = make([]Block, 0, len(seg)+len(seg)*(len(src)-covered)/covered)
 		}
@@ -331,16 +289,12 @@ func (sc scanner) parse(body []byte, start, end int, shared *lazyMathIndex) (doc
 }
 
 // stopParse is the panic value with which pollingReader leaves goldmark's
-// parse once the context has ended: the parser has no way to be stopped
-// from within, and ending its input early could leave a block parser
-// reading past the end it was promised. parse recovers it and drops the
-// partial tree.
+// parse once the context has ended (ending its input early could leave a
+// block parser reading past the end it was promised); parse recovers it.
 type stopParse struct{}
 
 // pollingReader charges the bytes of every line goldmark's parsers peek at
-// to a Poller (each line's cost is bounded by the nesting bound, so the
-// context is seen within a few tens of kilobytes of work) and stops the
-// parse once the Poller has seen its context end.
+// to a Poller and stops the parse once it has seen its context end.
 type pollingReader struct {
 	text.Reader
 	pl *poll.Poller
@@ -356,8 +310,7 @@ func (r pollingReader) PeekLine() ([]byte, text.Segment) {
 }
 
 // countingReader counts the bytes of the lines goldmark's parsers peek at:
-// each open block scans the line it is handed, so the sum is the parse's
-// work (for a list nested d deep over d lines, about d³).
+// the parse's work.
 type countingReader struct {
 	text.Reader
 	peeked *int
@@ -387,10 +340,9 @@ func nextCut(input []byte, p int) int {
 	return len(input)
 }
 
-// closedAtEnd reports whether a segment body[base:end] whose last
-// top-level block is n can end there: no block that may run on past a
-// blank line and a heading (fenced code, HTML blocks of types 1–5, display
-// math) is left open.
+// closedAtEnd reports whether segment body[base:end], whose last
+// top-level block is n, leaves no fenced code, HTML block of types 1–5 or
+// display math open.
 func closedAtEnd(body []byte, base, end int, n ast.Node) bool {
 	switch n := n.(type) {
 	case nil:
@@ -410,8 +362,8 @@ func closedAtEnd(body []byte, base, end int, n ast.Node) bool {
 		if n.HTMLBlockType >= ast.HTMLBlockType6 || n.HasClosure() {
 			return true
 		}
-		// A block closed on its first line has no closure line: look at
-		// its last line, which holds the end condition iff it is closed.
+		// Closed on its first line, it has no closure: its last line
+		// holds the end condition iff it is closed.
 		if n.Pos() < 0 {
 			return false
 		}
@@ -443,8 +395,7 @@ func closedAtEnd(body []byte, base, end int, n ast.Node) bool {
 }
 
 // appendBlocks appends the top-level blocks of doc, the parse of
-// body[base:end], to blocks, with offsets shifted by off (the front
-// matter's length).
+// body[base:end], to blocks, shifted by off (the front matter's length).
 func appendBlocks(blocks []Block, body []byte, base, end int, doc ast.Node, off int) []Block {
 	if blocks == nil {
 		blocks = make([]Block, 0, doc.ChildCount()+4)
@@ -521,8 +472,7 @@ func (b *Block) shift(d int) {
 	b.BodyEnd += d
 }
 
-// frontMatterEnd returns the end of leading front matter (after its closing
-// line's break), or 0 when src does not start with front matter.
+// frontMatterEnd returns the end of leading front matter, or 0.
 func frontMatterEnd(src []byte) int {
 	var delim []byte
 	switch {
@@ -547,8 +497,7 @@ func frontMatterEnd(src []byte) int {
 	return 0
 }
 
-// isDelimLine reports whether line is delim followed by optional spaces and
-// a line break.
+// isDelimLine reports whether line is delim and optional blanks.
 func isDelimLine(line, delim []byte) bool {
 	if !bytes.HasPrefix(line, delim) {
 		return false
@@ -589,8 +538,8 @@ func isBlank(line []byte) bool {
 	return true
 }
 
-// trimBlankLines returns end moved back over the blank lines at the end of
-// src[start:end], which starts at a line start.
+// trimBlankLines returns end moved back over the trailing blank lines of
+// src[start:end] (start is a line start).
 func trimBlankLines(src []byte, start, end int) int {
 	for end > start {
 		ls := lineStart(src, end-1)
@@ -615,9 +564,7 @@ func headingTitle(blk []byte) (string, bool) {
 			i++
 		}
 		t := bytes.Trim(line[i:], " \t")
-		// Remove a closing sequence: trailing #s preceded by a space or
-		// tab, or making up the whole remaining text.
-		j := len(t)
+		j := len(t) // a closing sequence of #s
 		for j > 0 && t[j-1] == '#' {
 			j--
 		}

@@ -573,12 +573,12 @@ func TestScanFunc(t *testing.T) {
 	src := []byte(b.String())
 	want := Scan(src)
 	var got []Block
-	ScanFunc(src, func(b Block) bool { got = append(got, b); return true })
+	ScanFuncPolled(src, new(poll.Poller), func(b Block) bool { got = append(got, b); return true })
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("ScanFunc differs from Scan: %d blocks, want %d", len(got), len(want))
 	}
 	n := 0
-	ScanFunc(src, func(Block) bool { n++; return n < 5 })
+	ScanFuncPolled(src, new(poll.Poller), func(Block) bool { n++; return n < 5 })
 	if n != 5 {
 		t.Errorf("ScanFunc did not stop when yield returned false: %d calls", n)
 	}
@@ -624,4 +624,12 @@ func longestLine(src []byte) int {
 		n = max(n, len(line))
 	}
 	return n
+}
+
+// scan is Scan with a given segment size; it also returns the number of
+// segments parsed.
+func scan(src []byte, segmentSize int) ([]Block, int) {
+	sc := defaultScanner()
+	sc.segmentSize = segmentSize
+	return sc.scan(src)
 }

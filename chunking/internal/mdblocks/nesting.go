@@ -7,15 +7,8 @@ import (
 	"github.com/yuin/goldmark/util"
 )
 
-// MaxNesting is the deepest nesting of containers (list items and block
-// quotes, one inside the other) that Scan lets goldmark build. For every
-// line goldmark asks each open container whether the line continues it,
-// and each of them scans the line's indentation: a list nested d deep over
-// d lines, each indented one level more, costs about d³. A list or quote
-// marker that would open a container deeper than this is read as text
-// instead (a paragraph line, or the continuation of one), so each line
-// costs at most MaxNesting such scans. Documents nested at most MaxNesting
-// deep parse exactly as without the bound.
+// MaxNesting is the deepest nesting of list items and block quotes that
+// Scan lets goldmark build (see the package documentation).
 const MaxNesting = 32
 
 // boundedBlockParsers returns goldmark's CommonMark block parsers with the
@@ -34,18 +27,16 @@ func boundedBlockParsers(maxNesting int) []util.PrioritizedValue {
 }
 
 // boundedList is goldmark's list parser, refusing to open a list whose
-// items would be nested deeper than max containers. Items of a list that
-// is already open are never refused (the list item parser is not
-// wrapped): they are as deep as their list.
+// items would be nested deeper than max containers (an open list's items
+// are as deep as the list).
 type boundedList struct {
 	parser.BlockParser
 	max int
 }
 
 // Open opens a list as goldmark does, unless its parent is already max
-// containers deep. goldmark's list parser only reads the line (it does
-// not advance the reader) and clears flags of the parse that must be
-// cleared whether or not the list opens, so it is always called.
+// containers deep. goldmark's parser is always called: it only reads the
+// line, and clears parse flags that must be cleared either way.
 func (b boundedList) Open(parent ast.Node, reader text.Reader, pc parser.Context) (ast.Node, parser.State) {
 	node, state := b.BlockParser.Open(parent, reader, pc)
 	if node != nil && containerDepth(parent, b.max) >= b.max {
@@ -62,8 +53,8 @@ type boundedQuote struct {
 }
 
 // Open opens a block quote as goldmark does, unless its parent is already
-// max containers deep. goldmark's quote parser advances the reader past
-// the marker, so the depth is checked first.
+// max containers deep (checked first: goldmark's parser advances the
+// reader).
 func (b boundedQuote) Open(parent ast.Node, reader text.Reader, pc parser.Context) (ast.Node, parser.State) {
 	if containerDepth(parent, b.max) >= b.max {
 		return nil, parser.NoChildren

@@ -2,11 +2,9 @@ package mdblocks
 
 import "bytes"
 
-// splitTable looks for a GFM table in the paragraph block b: a header row
-// followed by a delimiter row with the same number of cells, then the rest
-// of the paragraph as body rows. When found, b becomes the table and the
-// paragraph lines before the header, if any, are returned as a separate
-// paragraph block to emit first.
+// splitTable looks for a GFM table in the paragraph block b. When found,
+// b becomes the table, and the paragraph lines before the header, if
+// any, are returned as a paragraph block to emit first.
 func splitTable(src []byte, b *Block) *Block {
 	prevStart, prevEnd := -1, -1
 	for i := b.Start; i < b.End; {
@@ -85,10 +83,8 @@ func trimPipes(line []byte) []byte {
 	return line
 }
 
-// headerMatches reports whether a header row has cells cells, counting
-// pipes either plainly or with pipes inside code spans protected (GFM
-// splits on them; many writers expect the opposite, and the table is the
-// same block either way).
+// headerMatches reports whether a header row has cells cells, pipes in
+// code spans counted (as GFM does) or not (as many writers expect).
 func headerMatches(line []byte, cells int) bool {
 	line = trimPipes(bytes.Trim(line, " \t\r\n"))
 	if len(line) == 0 {
@@ -98,12 +94,10 @@ func headerMatches(line []byte, cells int) bool {
 	return plain == cells || code == cells
 }
 
-// countCells returns the number of cells split by unescaped pipes, first
-// counting every such pipe, then ignoring pipes inside code spans. Linear
-// in len(line).
+// countCells returns the number of cells split by unescaped pipes,
+// counting every such pipe, then ignoring those in code spans.
 func countCells(line []byte) (plain, code int) {
-	// Backtick runs: a run opens a code span closed by the next run of the
-	// same length.
+	// A backtick run opens a code span closed by the next run as long.
 	type run struct{ start, n, next int }
 	var runs []run
 	for i := 0; i < len(line); {
@@ -144,7 +138,6 @@ func countCells(line []byte) (plain, code int) {
 			if i >= inCodeUntil && runs[r].next >= 0 {
 				cl := runs[runs[r].next]
 				inCodeUntil = cl.start + cl.n
-				// skip runs inside the span
 				nr := runs[r].next + 1
 				i += runs[r].n - 1
 				r = nr

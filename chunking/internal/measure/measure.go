@@ -1,14 +1,10 @@
 // Package measure sizes text in the unit a chunker counts its budgets in:
-// characters (code points), words, or tokens of an encoding.
-//
-// The packers ask a Measure for the size of a span instead of counting
-// code points or words themselves, so one packing loop serves every unit.
-// The unit is a field tested once per span, never per character: the
-// character and word paths keep their speed. Characters and words are
-// additive (the size of a concatenation is the sum of its parts, less
-// what trimming removes); tokens are not, so a packer that sums the
-// tokens of its parts to decide where to cut (a search) must check the
-// text it emits with an exact count (Exact reports which case holds).
+// characters (code points), words, or tokens of an encoding, so one
+// packing loop serves every unit. The unit is tested once per span, never
+// per character. Characters and words are additive (a concatenation's
+// size is the sum of its parts'); tokens are not, so a packer that sums
+// parts' tokens to decide where to cut must check the text it emits with
+// an exact count (Exact).
 package measure
 
 import (
@@ -31,8 +27,7 @@ const (
 	Tokens
 )
 
-// String returns the unit as messages name it: "characters", "words" or
-// "tokens".
+// String returns "characters", "words" or "tokens".
 func (u Unit) String() string {
 	switch u {
 	case Words:
@@ -43,9 +38,9 @@ func (u Unit) String() string {
 	return "characters"
 }
 
-// Measure sizes text in one unit. Its zero value counts characters. A
-// Measure of tokens holds a tokens.Counter and, like it, is not safe for
-// concurrent use: make one per call.
+// Measure sizes text in one unit; the zero value counts characters. A
+// Measure of tokens, like its tokens.Counter, is not safe for concurrent
+// use.
 type Measure struct {
 	unit Unit
 	tok  *tokens.Counter
@@ -54,8 +49,7 @@ type Measure struct {
 // OfChars returns the Measure of characters (code points).
 func OfChars() Measure { return Measure{unit: Chars} }
 
-// OfWords returns the Measure of words (maximal runs of non-whitespace,
-// as package sentences reads them).
+// OfWords returns the Measure of words (sentences.CountWords).
 func OfWords() Measure { return Measure{unit: Words} }
 
 // OfTokens returns the Measure of tokens of c's encoding.
@@ -64,9 +58,8 @@ func OfTokens(c *tokens.Counter) Measure { return Measure{unit: Tokens, tok: c} 
 // Unit returns what m counts.
 func (m Measure) Unit() Unit { return m.unit }
 
-// Exact reports whether sizes add up: the size of a concatenation is the
-// sum of its parts' sizes (characters; words, when parts meet at
-// whitespace). It is false for tokens.
+// Exact reports whether sizes add up (characters; words, when parts meet
+// at whitespace); false for tokens.
 func (m Measure) Exact() bool { return m.unit != Tokens }
 
 // Counter returns the token counter of a Measure of tokens, else nil.
@@ -95,8 +88,7 @@ func (m Measure) LenString(s string) int {
 }
 
 // LenLimit returns the size of b when it is at most limit, else some
-// number above limit (tokens stop being counted past limit; characters
-// and words are counted whole, which is cheap).
+// number above limit (tokens stop being counted past limit).
 func (m Measure) LenLimit(b []byte, limit int) int {
 	if m.unit == Tokens {
 		return m.tok.CountLimit(b, limit)
@@ -112,13 +104,12 @@ func (m Measure) LenStringLimit(s string, limit int) int {
 	return m.LenString(s)
 }
 
-// LongestSuffix returns the first of starts (ascending byte offsets into
-// s) from which the rest of s measures at most limit, with that size, or
-// -1, 0 when none does. Sizes shrink as the start moves right for
-// characters and words; for tokens they nearly always do, and the search
-// bisects on that, then checks its answer and moves right until the size
-// is within limit: the result always fits, though a longer suffix that
-// also fits may be missed where the count is not monotonic.
+// LongestSuffix returns the first of starts (ascending offsets into s)
+// from which the rest of s measures at most limit, with that size, or -1,
+// 0. It bisects, sizes shrinking as the start moves right (for tokens
+// nearly always), then moves right until the size fits: the result
+// always fits, though where token counts are not monotonic a longer
+// suffix that fits may be missed.
 func LongestSuffix[T string | []byte](m Measure, s T, starts []int, limit int) (int, int) {
 	size := func(start int) int {
 		if b, ok := any(s).([]byte); ok {
@@ -143,9 +134,9 @@ func LongestSuffix[T string | []byte](m Measure, s T, starts []int, limit int) (
 	return -1, 0
 }
 
-// RuneCount returns the number of characters (code points) in b, which
-// must be valid UTF-8: its length less its continuation bytes
-// (0b10xxxxxx), counted eight bytes at a time.
+// RuneCount returns the number of code points in b, which must be valid
+// UTF-8: its length less its continuation bytes, counted eight bytes at a
+// time (BenchmarkRuneCount: utf8.RuneCount takes about 5×).
 func RuneCount(b []byte) int {
 	n := len(b)
 	cont := 0

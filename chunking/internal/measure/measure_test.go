@@ -3,6 +3,7 @@ package measure
 import (
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/chunkstream/chunkstream/internal/tokens"
@@ -84,4 +85,22 @@ func TestRuneCount(t *testing.T) {
 			t.Errorf("RuneCount(%q) = %d", s, got)
 		}
 	}
+}
+
+// BenchmarkRuneCount times RuneCount and, in the same iterations, the
+// simple version (utf8.RuneCount) over Markdown-like text, and reports
+// the simple version's time over RuneCount's.
+func BenchmarkRuneCount(b *testing.B) {
+	text := []byte(strings.Repeat("## Über `code` and prose, with a list:\n\n- one item — ünïcode 😀\n- two\n\n", 2000))
+	var fast, simple time.Duration
+	b.SetBytes(int64(2 * len(text)))
+	for b.Loop() {
+		start := time.Now()
+		RuneCount(text)
+		fast += time.Since(start)
+		start = time.Now()
+		utf8.RuneCount(text)
+		simple += time.Since(start)
+	}
+	b.ReportMetric(float64(simple)/float64(fast), "simple/fast")
 }

@@ -1,14 +1,8 @@
 // Package poll lets the chunkers' long loops notice a cancelled context
-// without paying for a look at it on every step: a Poller counts the
-// work done (in bytes looked at, or steps) and looks at the context once
-// per Every units of work. A context that can never end (Background) is
-// never looked at.
-//
-// Every bounds the work done after a context ends before the chunker
-// notices: a few tens of kilobytes of scanning, well under a millisecond.
-// The count of work is also an operation counter: Work reports it, so
-// tests can check that a chunker's work grows linearly with its input
-// without timing anything.
+// cheaply: a Poller counts the work done (bytes looked at, or steps) and
+// looks at the context once per Every units, so a chunker notices within
+// a few tens of kilobytes of scanning. The count (Work) also lets tests
+// check that work grows linearly without timing anything.
 package poll
 
 import "context"
@@ -18,7 +12,7 @@ import "context"
 const Every = 32 << 10
 
 // Poller counts work and looks at a context every Every units. The zero
-// Poller never stops. A Poller is used by one goroutine.
+// Poller never stops. It is used by one goroutine.
 type Poller struct {
 	ctx   context.Context
 	done  <-chan struct{}
@@ -34,10 +28,9 @@ func New(ctx context.Context) *Poller {
 	return &Poller{ctx: ctx, done: ctx.Done(), due: Every}
 }
 
-// EndAfter returns a Poller whose context ends (with context.Canceled)
-// once n units of work are counted, seen at the next look as a real
-// context's end would be: tests cancel at a chosen point of the work with
-// it, without timing anything.
+// EndAfter returns a Poller whose context ends (context.Canceled) once n
+// units of work are counted, seen at the next look: tests cancel at a
+// chosen point of the work.
 func EndAfter(n int) *Poller {
 	return &Poller{due: Every, endAt: max(n, 1)}
 }
@@ -58,9 +51,8 @@ func (p *Poller) look() {
 	}
 }
 
-// Add counts n units of work and reports whether the context has ended;
-// Err then returns its error. It looks at the context when Every units
-// have been counted since the last look.
+// Add counts n units of work and reports whether the context has ended,
+// looking at it when Every units have been counted since the last look.
 func (p *Poller) Add(n int) bool {
 	p.work += n
 	if p.err != nil {
@@ -76,9 +68,8 @@ func (p *Poller) Add(n int) bool {
 	return p.err != nil
 }
 
-// Check looks at the context now, whatever work was counted, and reports
-// whether it has ended: for checkpoints between large steps (sections,
-// threads, files).
+// Check looks at the context now and reports whether it has ended: for
+// checkpoints between large steps (sections, threads, files).
 func (p *Poller) Check() bool {
 	if p.err != nil {
 		p.after++
@@ -91,14 +82,12 @@ func (p *Poller) Check() bool {
 // Stopped reports whether the Poller has seen the context end.
 func (p *Poller) Stopped() bool { return p.err != nil }
 
-// Err returns the context's error once the Poller has seen it end, else
-// nil.
+// Err returns the context's error once the Poller has seen it end.
 func (p *Poller) Err() error { return p.err }
 
 // Work returns the units of work counted so far.
 func (p *Poller) Work() int { return p.work }
 
-// CallsAfterEnd returns the calls of Add and Check made after the Poller
-// saw its context end: a chunker that stops promptly makes a few while it
-// unwinds, one that goes on makes one per step.
+// CallsAfterEnd returns the calls of Add and Check after the Poller saw
+// its context end: a few for a chunker that stops promptly.
 func (p *Poller) CallsAfterEnd() int { return p.after }

@@ -11,17 +11,15 @@
 // Punkt itself is not used: its Go port is about 60 times slower and,
 // reading Markdown as newspaper prose, wrong in the places listed below.
 //
-// Split and Append return byte spans into the text, so the caller keeps
-// the source text (line breaks, lists, indentation) between sentences and
-// never re-joins them. Each span starts at the first non-whitespace byte of
-// a sentence and ends after its terminator and any closing quotes,
+// Append returns byte spans into the text, so the caller keeps the text
+// between sentences as it is. Each span starts at the first non-whitespace
+// byte of a sentence and ends after its terminator and any closing quotes,
 // brackets or Markdown emphasis characters.
 //
 // # Sentence ends
 //
-// The rules follow Punkt, NLTK's unsupervised sentence splitter with its
-// English model, which the reference two-step chunker runs. A sentence
-// ends at '.', '!', '?', an ellipsis ("..." or U+2026) or a run of them,
+// The rules follow Punkt (NLTK's, with its English model), which the
+// reference two-step chunker runs. A sentence ends at '.', '!', '?', an ellipsis ("..." or U+2026) or a run of them,
 // followed by optional closers (quotes, brackets, '*', '_') and then
 // whitespace or the end of the text. CJK full stops (。！？) end a sentence
 // without following whitespace. A period inside a token ("3.14",
@@ -60,10 +58,9 @@
 //
 // # Where we differ from Punkt
 //
-// Punkt's English model was trained on newspaper text: it lacks the
+// Punkt's English model, trained on newspaper text, lacks the
 // abbreviations of technical writing and reads Markdown as prose. Each
-// difference is deliberate and has a table test against Punkt
-// (TestPunkt):
+// difference has a table test against Punkt (TestPunkt):
 //
 //   - Punkt ends sentences after e.g., eg., etc. (before a lowercase
 //     word), pp., vs. and the other abbreviations above, cutting an example
@@ -77,11 +74,9 @@
 //
 // # Structural boundaries
 //
-// Independently of punctuation, a sentence ends where Markdown structure
-// does, so that the chunker can cut there even when the text has no
-// terminator (lists, captions, headings written in bold, lines that end
-// with a colon before an example); without these a long unpunctuated list
-// would be one unit, and one oversize chunk:
+// A sentence also ends where Markdown structure does, so that the chunker
+// can cut text without terminators (a long unpunctuated list would
+// otherwise be one oversize unit):
 //
 //   - at a blank line: a paragraph ends there;
 //   - at the end of an ATX heading line ("# ..."), and before one: a title
@@ -96,10 +91,7 @@
 //   - before a table row ('|'): rows the block scanner did not take as a
 //     table (nested in a list or quote) are units of their own.
 //
-// Callers may pass protected spans (inline math, code spans, figure and
-// equation references): no boundary falls inside them and their contents
-// are not read as punctuation.
-//
-// The segmenter is a single forward pass: its time is linear in the text
-// and it allocates only the returned spans.
+// No boundary falls inside protected spans (inline math, code spans,
+// references). The segmenter is one forward pass, linear in the text,
+// allocating only the returned spans.
 package sentences

@@ -16,19 +16,11 @@ type Span struct {
 // no abbreviation is longer, so a longer word is an ordinary word.
 const maxTokenBytes = 24
 
-// Split returns the sentences of text as byte spans, in order.
-func Split(text string) []Span {
-	return Append(nil, text, 0, len(text), nil, new(poll.Poller))
-}
-
-// Append appends to dst the sentences of text[from:to], as spans with
-// offsets into text, and returns the extended slice. protect holds sorted,
-// non-overlapping spans of text (inline math, code spans, references)
-// within which no sentence boundary falls; spans outside [from, to) are
-// ignored. Whitespace between sentences belongs to no span; a range that
-// is all whitespace yields no span. The bytes looked at are counted on
-// pl; when pl sees its context end, Append stops early and returns what
-// it has (the caller then reports pl.Err()).
+// Append appends to dst the sentences of text[from:to], as spans of text.
+// protect holds sorted, non-overlapping spans of text (inline math, code
+// spans, references) within which no boundary falls. Whitespace between
+// sentences belongs to no span. The bytes looked at are counted on pl;
+// once pl sees its context end, Append returns what it has.
 func Append(dst []Span, text string, from, to int, protect []Span, pl *poll.Poller) []Span {
 	if from < 0 || to > len(text) || from >= to {
 		return dst
@@ -87,10 +79,7 @@ func Append(dst []Span, text string, from, to int, protect []Span, pl *poll.Poll
 			switch {
 			case text[j] == '\n' || heading:
 				brk = true
-			case nextQuote && quote:
-				// A block quote continues: break only before its blank
-				// lines (">", which then open the next sentence) and
-				// blocks nested in it.
+			case nextQuote && quote: // break before the quote's blank lines and nested blocks
 				brk = k >= to || text[k] == '\n' || text[k] == '\r' || startsBlock(text, k, to)
 			default:
 				brk = startsBlock(text, j, to)
@@ -135,8 +124,7 @@ func emit(dst []Span, text string, from, to int) []Span {
 }
 
 // terminatorAt returns the size of the sentence terminator at text[i]
-// ('.', '!', '?', '…', or a CJK full stop) and whether it is a CJK one;
-// 0 when there is none.
+// (0 for none) and whether it is a CJK full stop.
 func terminatorAt(text string, i, limit int) (size int, cjk bool) {
 	switch c := text[i]; c {
 	case '.', '!', '?':
@@ -180,9 +168,9 @@ func closerAt(text string, i, limit int) int {
 }
 
 // boundary examines the terminator at text[i] in the sentence that began
-// at start. It returns the end of the terminator run and its closers,
+// at start: it returns the end of the terminator run and its closers,
 // whether a sentence ends there, and the size of the terminator at i (0
-// when text[i] starts none).
+// for none).
 func boundary(text string, start, i, limit, to int) (end int, ok bool, size int) {
 	size, cjk := terminatorAt(text, i, limit)
 	if size == 0 {
@@ -242,15 +230,10 @@ func boundary(text string, start, i, limit, to int) (end int, ok bool, size int)
 	}
 	r, _ := utf8.DecodeRuneInString(text[k:])
 	lower := unicode.IsLower(r)
-	if lower && closed > 0 {
-		// A quoted, bracketed or emphasised terminator before a lowercase
-		// word closes a quotation or an aside: `"Why?" he asked`,
-		// "(fast!) to".
+	if lower && closed > 0 { // `"Why?" he asked`: a quotation or aside closes
 		return j, false, size
 	}
 	if !single {
-		// '?', '!' and runs of terminators end a sentence whatever
-		// follows, an ellipsis only before a word that is not lowercase.
 		return j, !(ellipsis && lower), size
 	}
 	// A single period: look at the word before it, which starts after
@@ -276,8 +259,7 @@ func boundary(text string, start, i, limit, to int) (end int, ok bool, size int)
 		ws++
 	}
 	word := text[ws:i]
-	if word == "" {
-		// A lone period (" . ").
+	if word == "" { // a lone period
 		return j, !lower, size
 	}
 	upper := unicode.IsUpper(r)
@@ -292,8 +274,7 @@ func boundary(text string, start, i, limit, to int) (end int, ok bool, size int)
 		if lower {
 			return j, false, size
 		}
-		// "1. Item" at the start of a line is a list label.
-		b := tokenStart
+		b := tokenStart // "1. Item" at a line start is a list label
 		for b > start && (text[b-1] == ' ' || text[b-1] == '\t') {
 			b--
 		}
@@ -301,7 +282,6 @@ func boundary(text string, start, i, limit, to int) (end int, ok bool, size int)
 			return j, false, size
 		}
 	}
-	// Any other word ends a sentence, before a lowercase word too.
 	return j, true, size
 }
 
@@ -370,8 +350,7 @@ func isATXHeading(text string, i, to int) bool {
 }
 
 // startsBlock reports whether the line whose first non-blank byte is
-// text[j] starts a Markdown block that a sentence never runs into: a
-// heading, a block quote, a table row or a list item.
+// text[j] starts a heading, block quote, table row or list item.
 func startsBlock(text string, j, to int) bool {
 	switch c := text[j]; {
 	case c == '#':

@@ -11,10 +11,9 @@ import (
 )
 
 // Lines finds the spans of ranges of one document. Line numbers come from
-// a cursor that moves to each offset asked for, counting the line breaks
-// in between, so ranges asked for in roughly increasing order (chunks in
-// document order, with overlaps going back a little) cost time linear in
-// the document overall. A Lines is not safe for concurrent use.
+// a cursor that moves to each offset asked for, so ranges in roughly
+// increasing order cost time linear in the document. A Lines is not safe
+// for concurrent use.
 type Lines struct {
 	src  []byte
 	off  int // the cursor

@@ -12,9 +12,11 @@
 //     doubling to 2 s with jitter, for up to ConnectTimeout; then it fails
 //     with an error naming the URL (credentials hidden) and the variables
 //     to check. It says so at once, and how long it will go on waiting
-//     every 5 s. A server that answers and refuses (authorization, TLS, a
-//     connection closed in the handshake) is not waited for: the error is
-//     returned at once.
+//     every 5 s. A connection reset during the handshake is waited for
+//     too: a server restarting or a proxy with no server behind it resets,
+//     where a refusing server closes. A server that answers and refuses
+//     (authorization, TLS, a connection closed in the handshake) is not
+//     waited for: the error is returned at once.
 //   - Once connected, reconnects are endless (every 250 ms): a running
 //     worker rides out a server restart.
 //   - The password and the token are environment variables only (flags
@@ -189,8 +191,11 @@ const countdownEvery = 5 * time.Second
 // answered (worth waiting for) rather than that one refused the client. A
 // connection closed during the handshake counts as a refusal: that is how
 // a server requiring a client certificate answers a client without one.
+// A connection reset (a server restarting, a load balancer with no server
+// behind it yet) is an outage like a refused connection.
 func unanswered(err error) bool {
-	if errors.Is(err, nats.ErrNoServers) || errors.Is(err, nats.ErrTimeout) || errors.Is(err, syscall.ECONNREFUSED) {
+	if errors.Is(err, nats.ErrNoServers) || errors.Is(err, nats.ErrTimeout) || errors.Is(err, syscall.ECONNREFUSED) ||
+		errors.Is(err, syscall.ECONNRESET) {
 		return true
 	}
 	var dnsErr *net.DNSError

@@ -12,7 +12,10 @@
 //   - failures can be injected: a request with an input containing
 //     Config.FailMarker is answered 503 (the whole request, every time),
 //     one with an input containing Config.RejectMarker is answered 400
-//     naming that input, and Hold makes every request wait until Release.
+//     naming that input, Hold makes every request wait until Release,
+//     SetStatus answers every request with an error status (a revoked
+//     key: 401) and SetDims changes the vector size (another model
+//     deployed).
 //
 // Every request is recorded (Requests) and counted (Stats), so tests
 // assert what was sent.
@@ -68,8 +71,9 @@ type Stats struct {
 	Answered, Inputs int
 	// Tokens is the number of tokens of the embedded inputs (Tokens).
 	Tokens int
-	// Throttled, Failed and Rejected count the answers 429, 503 and 400.
-	Throttled, Failed, Rejected int
+	// Throttled, Failed and Rejected count the answers 429, 503 and 400;
+	// Refused those with the status of SetStatus.
+	Throttled, Failed, Rejected, Refused int
 	// MaxInFlight is the most requests served at once.
 	MaxInFlight int
 }
@@ -83,6 +87,7 @@ type Server struct {
 	mu       sync.Mutex
 	inFlight int
 	held     chan struct{} // non-nil while held; closed by Release
+	status   int           // answer every request with it (SetStatus); 0: none
 	stats    Stats
 	requests [][]string
 }
@@ -135,6 +140,22 @@ func (s *Server) Release() {
 		close(s.held)
 		s.held = nil
 	}
+}
+
+// SetStatus makes every request that arrives from now on be answered
+// with code and an error body, at once, until SetStatus(0).
+func (s *Server) SetStatus(code int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.status = code
+}
+
+// SetDims makes the answers from now on carry vectors of n dimensions
+// (a request's "dimensions" still wins).
+func (s *Server) SetDims(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cfg.Dims = n
 }
 
 // Stats returns the counts so far.
@@ -247,9 +268,16 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusTooManyRequests, fmt.Sprintf("more than %d concurrent requests", s.cfg.MaxConcurrent))
 		return
 	}
+	if code := s.status; code != 0 {
+		s.stats.Refused++
+		s.mu.Unlock()
+		fail(w, code, fmt.Sprintf("refused with status %d", code))
+		return
+	}
 	s.inFlight++
 	s.stats.MaxInFlight = max(s.stats.MaxInFlight, s.inFlight)
 	held := s.held
+	dims := s.cfg.Dims
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
@@ -289,7 +317,6 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	dims := s.cfg.Dims
 	if req.Dimensions > 0 {
 		dims = req.Dimensions
 	}

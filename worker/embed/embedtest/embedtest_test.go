@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chunkstream/chunkstream/internal/testutil"
 	"github.com/chunkstream/chunkstream/worker/embed/embedtest"
 )
 
@@ -99,6 +100,24 @@ func TestAnswers(t *testing.T) {
 	}
 }
 
+// TestDeploymentFaults: SetStatus answers every request with its status
+// until it is cleared; SetDims changes the size of later vectors.
+func TestDeploymentFaults(t *testing.T) {
+	s := embedtest.Start(t, embedtest.Config{Dims: 4})
+	s.SetStatus(http.StatusUnauthorized)
+	if resp, a := post(t, s, `{"model":"m","input":["x"]}`); resp.StatusCode != 401 || a.Error == nil {
+		t.Errorf("with status 401 set: status %d, error %+v; want 401", resp.StatusCode, a.Error)
+	}
+	s.SetStatus(0)
+	s.SetDims(6)
+	if resp, a := post(t, s, `{"model":"m","input":["x"]}`); resp.StatusCode != 200 || len(a.Data[0].Embedding) != 6 {
+		t.Errorf("after SetDims(6): status %d, %d dimensions; want 200 and 6", resp.StatusCode, len(a.Data))
+	}
+	if got := s.Stats(); got.Refused != 1 || got.Answered != 1 {
+		t.Errorf("Stats = %+v, want 1 refused and 1 answered", got)
+	}
+}
+
 // TestCap: past MaxConcurrent requests in flight the server answers 429
 // with a Retry-After.
 func TestCap(t *testing.T) {
@@ -114,13 +133,7 @@ func TestCap(t *testing.T) {
 		resp.Body.Close()
 		first <- resp.StatusCode
 	}()
-	deadline := time.Now().Add(10 * time.Second)
-	for s.InFlight() != 1 {
-		if time.Now().After(deadline) {
-			t.Fatal("the first request never arrived")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testutil.WaitFor(t, 10*time.Second, "the first request in flight", func() bool { return s.InFlight() == 1 })
 	resp, a := post(t, s, `{"model":"m","input":["b"]}`)
 	if resp.StatusCode != 429 || resp.Header.Get("Retry-After") != "3" || a.Error == nil {
 		t.Errorf("second request: status %d, Retry-After %q; want 429 and 3", resp.StatusCode, resp.Header.Get("Retry-After"))

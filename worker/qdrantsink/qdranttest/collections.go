@@ -201,5 +201,10 @@ func (cs *collectionsServer) Delete(_ context.Context, req *qdrant.DeleteCollect
 	defer cs.s.mu.Unlock()
 	_, ok := cs.s.collections[req.GetCollectionName()]
 	delete(cs.s.collections, req.GetCollectionName())
+	for a, c := range cs.s.aliases {
+		if c == req.GetCollectionName() {
+			delete(cs.s.aliases, a) // Qdrant removes a deleted collection's aliases
+		}
+	}
 	return &qdrant.CollectionOperationResponse{Result: ok}, nil
 }

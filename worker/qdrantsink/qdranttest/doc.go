@@ -14,6 +14,11 @@
 //     Qdrant merges it), List, CollectionExists, Delete. Creating an existing
 //     collection fails with AlreadyExists. A server before 1.15.4 keeps no
 //     metadata: it does not know the field, and protobuf drops it silently.
+//   - Aliases: UpdateAliases (create, which repoints an existing alias,
+//     rename and delete, applied together or not at all), ListAliases,
+//     ListCollectionAliases; every collection and point call but Create
+//     and CollectionExists accepts an alias for its collection, and
+//     deleting a collection deletes its aliases.
 //   - Points: Upsert (atomic per request; update_filter: an existing point is
 //     overwritten only when it matches the filter, a new point is always
 //     inserted; update_mode), Delete by ids or by filter, Get, Scroll (ordered
@@ -78,6 +83,12 @@
 // assert how a client talks to Qdrant.
 //
 // What it does not do: the Search and Recommend APIs, vectors other than
-// dense and sparse, quantization, shards, replicas, snapshots, aliases, the REST API.
+// dense and sparse, quantization, shards, replicas, snapshots, the REST API.
+//
+// A real Qdrant: Real returns the one CHUNKSTREAM_TEST_QDRANT_URL names
+// (EnvURL) and skips the test, saying so, when the variable is unset;
+// Remote.Collection gives each test a collection of its own, deleted when
+// it ends. The sink's conformance suite and the search command's tests
+// run against it, to check that the double behaves as Qdrant does.
 // Writes are applied synchronously, so wait=false behaves like wait=true.
 package qdranttest

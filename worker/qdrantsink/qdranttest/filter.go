@@ -1,6 +1,7 @@
 package qdranttest
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/qdrant/go-client/qdrant"
@@ -172,14 +173,14 @@ func matchField(vs []*qdrant.Value, fc *qdrant.FieldCondition) bool {
 		switch mv := m.GetMatchValue().(type) {
 		case *qdrant.Match_ExceptKeywords:
 			for _, v := range vals {
-				if s, ok := v.GetKind().(*qdrant.Value_StringValue); ok && contains(mv.ExceptKeywords.GetStrings(), s.StringValue) {
+				if s, ok := v.GetKind().(*qdrant.Value_StringValue); ok && slices.Contains(mv.ExceptKeywords.GetStrings(), s.StringValue) {
 					return false
 				}
 			}
 			return true
 		case *qdrant.Match_ExceptIntegers:
 			for _, v := range vals {
-				if i, ok := v.GetKind().(*qdrant.Value_IntegerValue); ok && containsInt(mv.ExceptIntegers.GetIntegers(), i.IntegerValue) {
+				if i, ok := v.GetKind().(*qdrant.Value_IntegerValue); ok && slices.Contains(mv.ExceptIntegers.GetIntegers(), i.IntegerValue) {
 					return false
 				}
 			}
@@ -220,25 +221,16 @@ func matchValue(v *qdrant.Value, m *qdrant.Match) bool {
 		return ok && s.StringValue == mv.Keyword
 	case *qdrant.Match_Keywords:
 		s, ok := v.GetKind().(*qdrant.Value_StringValue)
-		return ok && contains(mv.Keywords.GetStrings(), s.StringValue)
+		return ok && slices.Contains(mv.Keywords.GetStrings(), s.StringValue)
 	case *qdrant.Match_Integer:
 		i, ok := v.GetKind().(*qdrant.Value_IntegerValue)
 		return ok && i.IntegerValue == mv.Integer
 	case *qdrant.Match_Integers:
 		i, ok := v.GetKind().(*qdrant.Value_IntegerValue)
-		return ok && containsInt(mv.Integers.GetIntegers(), i.IntegerValue)
+		return ok && slices.Contains(mv.Integers.GetIntegers(), i.IntegerValue)
 	case *qdrant.Match_Boolean:
 		b, ok := v.GetKind().(*qdrant.Value_BoolValue)
 		return ok && b.BoolValue == mv.Boolean
-	}
-	return false
-}
-
-func containsInt(list []int64, n int64) bool {
-	for _, e := range list {
-		if e == n {
-			return true
-		}
 	}
 	return false
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -46,7 +47,7 @@ func (p *point) retrieved(wp *qdrant.WithPayloadSelector, wv *qdrant.WithVectors
 	case *qdrant.WithVectorsSelector_Enable:
 		want = func(string) bool { return sel.Enable }
 	case *qdrant.WithVectorsSelector_Include:
-		want = func(n string) bool { return contains(sel.Include.GetNames(), n) }
+		want = func(n string) bool { return slices.Contains(sel.Include.GetNames(), n) }
 	}
 	out := map[string]*qdrant.VectorOutput{}
 	for n, d := range p.dense {
@@ -69,19 +70,10 @@ func (p *point) retrieved(wp *qdrant.WithPayloadSelector, wv *qdrant.WithVectors
 	return rp
 }
 
-func contains(list []string, s string) bool {
-	for _, e := range list {
-		if e == s {
-			return true
-		}
-	}
-	return false
-}
-
 func clonePayload(p map[string]*qdrant.Value, include, exclude []string) map[string]*qdrant.Value {
 	out := make(map[string]*qdrant.Value, len(p))
 	for k, v := range p {
-		if include != nil && !contains(include, k) || contains(exclude, k) {
+		if include != nil && !slices.Contains(include, k) || slices.Contains(exclude, k) {
 			continue
 		}
 		out[k] = proto.Clone(v).(*qdrant.Value)
@@ -313,10 +305,8 @@ func (ps *pointsServer) Upsert(_ context.Context, req *qdrant.UpsertPoints) (*qd
 	if err != nil {
 		return nil, err
 	}
-	if req.UpdateFilter != nil {
-		if err := checkFilter(req.UpdateFilter); err != nil {
-			return nil, err
-		}
+	if err := checkFilter(req.UpdateFilter); err != nil {
+		return nil, err
 	}
 	type entry struct {
 		key string
@@ -424,10 +414,8 @@ func (ps *pointsServer) Scroll(_ context.Context, req *qdrant.ScrollPoints) (*qd
 	if req.OrderBy != nil {
 		return nil, status.Error(codes.Unimplemented, "qdranttest: order_by is not supported")
 	}
-	if req.Filter != nil {
-		if err := checkFilter(req.Filter); err != nil {
-			return nil, err
-		}
+	if err := checkFilter(req.Filter); err != nil {
+		return nil, err
 	}
 	limit := 10
 	if req.Limit != nil {
@@ -469,10 +457,8 @@ func (ps *pointsServer) Count(_ context.Context, req *qdrant.CountPoints) (*qdra
 	if err != nil {
 		return nil, err
 	}
-	if req.Filter != nil {
-		if err := checkFilter(req.Filter); err != nil {
-			return nil, err
-		}
+	if err := checkFilter(req.Filter); err != nil {
+		return nil, err
 	}
 	var n uint64
 	for _, p := range c.candidates(req.Filter) {

@@ -105,10 +105,8 @@ func and(a, b *qdrant.Filter) *qdrant.Filter {
 // run evaluates one stage, with the filter of the stages above it. s.mu
 // must be held.
 func (s *Server) run(c *collection, st stage, above *qdrant.Filter) ([]hit, error) {
-	if st.filter != nil {
-		if err := checkFilter(st.filter); err != nil {
-			return nil, err
-		}
+	if err := checkFilter(st.filter); err != nil {
+		return nil, err
 	}
 	filter := and(above, st.filter) // Qdrant propagates filters into the prefetches
 	if len(st.prefetch) == 0 {

@@ -32,6 +32,7 @@ type Server struct {
 	mu          sync.Mutex
 	version     string
 	collections map[string]*collection
+	aliases     map[string]string // alias → collection
 	unavailable bool
 	unavailTill time.Time
 	failNext    int
@@ -274,10 +275,13 @@ func (s *Server) HealthCheck(context.Context, *qdrant.HealthCheckRequest) (*qdra
 	return &qdrant.HealthCheckReply{Title: "qdrant - vector search engine (qdranttest)", Version: s.version}, nil
 }
 
-// collectionLocked returns the named collection or Qdrant's NotFound error.
-// s.mu must be held.
+// collectionLocked returns the collection name or an alias names, or
+// Qdrant's NotFound error. s.mu must be held.
 func (s *Server) collectionLocked(name string) (*collection, error) {
 	c := s.collections[name]
+	if target, ok := s.aliases[name]; ok && c == nil {
+		c = s.collections[target]
+	}
 	if c == nil {
 		return nil, status.Errorf(codes.NotFound, "Not found: Collection `%s` doesn't exist!", name)
 	}

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/chunkstream/chunkstream/internal/testutil"
 	"github.com/chunkstream/chunkstream/worker/qdrantsink/qdranttest"
 )
 
@@ -266,14 +267,20 @@ func TestFailureInjection(t *testing.T) {
 	if _, err := c.Count(ctx, &qdrant.CountPoints{CollectionName: "c"}); err != nil {
 		t.Fatalf("third call: %v", err)
 	}
-	srv.UnavailableFor(100 * time.Millisecond)
-	if _, err := c.Count(ctx, &qdrant.CountPoints{CollectionName: "c"}); status.Code(err) != codes.Unavailable {
-		t.Fatalf("while unavailable: %v", err)
+	// A window far longer than the test fails every call in it; a short
+	// one ends by itself.
+	srv.UnavailableFor(time.Hour)
+	for i := range 2 {
+		if _, err := c.Count(ctx, &qdrant.CountPoints{CollectionName: "c"}); status.Code(err) != codes.Unavailable {
+			t.Fatalf("call %d while unavailable: %v, want Unavailable", i, err)
+		}
 	}
-	time.Sleep(150 * time.Millisecond)
-	if _, err := c.Count(ctx, &qdrant.CountPoints{CollectionName: "c"}); err != nil {
-		t.Fatalf("after unavailable: %v", err)
-	}
+	srv.UnavailableFor(time.Millisecond)
+	var last error
+	testutil.WaitFor(t, 10*time.Second, "the end of a 1 ms unavailability", func() (bool, string) {
+		_, last = c.Count(ctx, &qdrant.CountPoints{CollectionName: "c"})
+		return last == nil, fmt.Sprint(last)
+	})
 	srv.ResetCalls()
 	if _, err := c.Upsert(ctx, &qdrant.UpsertPoints{CollectionName: "c", Wait: qdrant.PtrOf(true), Ordering: &qdrant.WriteOrdering{Type: qdrant.WriteOrderingType_Strong}, Points: []*qdrant.PointStruct{pt(uuidN(1), "d", 1, "a")}}); err != nil {
 		t.Fatal(err)
@@ -439,5 +446,56 @@ func TestKeywordIndexSameResults(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestAliases: an alias stands for its collection in every call; a switch
+// moves it in one request; deleting the collection deletes its aliases.
+func TestAliases(t *testing.T) {
+	srv := qdranttest.Start(t)
+	c := srv.Client(t)
+	ctx := context.Background()
+	for _, name := range []string{"v1", "v2"} {
+		if err := c.CreateCollection(ctx, &qdrant.CreateCollection{CollectionName: name}); err != nil {
+			t.Fatal(err)
+		}
+		_, err := c.Upsert(ctx, &qdrant.UpsertPoints{CollectionName: name, Wait: qdrant.PtrOf(true),
+			Points: []*qdrant.PointStruct{{Id: qdrant.NewIDNum(1), Payload: qdrant.NewValueMap(map[string]any{"in": name})}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	in := func() string {
+		t.Helper()
+		pts, err := c.Scroll(ctx, &qdrant.ScrollPoints{CollectionName: "live", WithPayload: qdrant.NewWithPayload(true)})
+		if err != nil {
+			return status.Code(err).String()
+		}
+		return pts[0].GetPayload()["in"].GetStringValue()
+	}
+	if err := c.CreateAlias(ctx, "live", "v1"); err != nil {
+		t.Fatal(err)
+	}
+	if got := in(); got != "v1" {
+		t.Errorf("scroll of the alias = %s, want v1's point", got)
+	}
+	if err := c.UpdateAliases(ctx, []*qdrant.AliasOperations{qdrant.NewAliasDelete("live"), qdrant.NewAliasCreate("live", "v2")}); err != nil {
+		t.Fatal(err)
+	}
+	if got := in(); got != "v2" {
+		t.Errorf("after the switch, scroll of the alias = %s, want v2's point", got)
+	}
+	// A failing operation changes nothing.
+	if err := c.UpdateAliases(ctx, []*qdrant.AliasOperations{qdrant.NewAliasDelete("live"), qdrant.NewAliasCreate("live", "v3")}); status.Code(err) != codes.NotFound {
+		t.Errorf("alias to a missing collection = %v, want NotFound", err)
+	}
+	if got, err := c.ListAliases(ctx); err != nil || len(got) != 1 || got[0].GetCollectionName() != "v2" {
+		t.Errorf("ListAliases = %v, %v; want live → v2", got, err)
+	}
+	if err := c.DeleteCollection(ctx, "v2"); err != nil {
+		t.Fatal(err)
+	}
+	if got := in(); got != codes.NotFound.String() {
+		t.Errorf("scroll of the alias of a deleted collection = %s, want NotFound", got)
 	}
 }

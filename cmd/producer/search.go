@@ -1,0 +1,139 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/chunkstream/chunkstream/cmd/internal/envflag"
+	"github.com/chunkstream/chunkstream/worker/embed"
+	"github.com/chunkstream/chunkstream/worker/qdrantsink"
+)
+
+// searchConfig is the settings of `producer search`: the worker's Qdrant
+// connection and default collection, and its embedder for the dense
+// vector.
+type searchConfig struct {
+	Qdrant qdrantsink.Config
+	Embed  embed.Config
+}
+
+const searchUsage = `producer search "TEXT" [-k N] [-collection C] [-json]`
+
+// searchArgs are the flags of `producer search`.
+type searchArgs struct {
+	k          int
+	collection string
+	json       bool
+}
+
+// bindSearchFlags defines the flags of `producer search`.
+func bindSearchFlags(fs *flag.FlagSet, c *searchConfig, a *searchArgs) {
+	fs.IntVar(&a.k, "k", 10, "number of hits")
+	fs.StringVar(&a.collection, "collection", c.Qdrant.Collection, "collection or alias to search (env CHUNKSTREAM_QDRANT_COLLECTION)")
+	fs.BoolVar(&a.json, "json", false, "one JSON object per hit: score, id, doc_id, position, first_line, last_line, headers, content")
+}
+
+// newEmbedder returns the embeddings client of cfg; without Run, each
+// call sends its own request.
+func newEmbedder(cfg embed.Config) (qdrantsink.Embedder, error) {
+	return embed.New(cfg, embed.Options{})
+}
+
+// excerptRunes bounds the excerpt of a hit's text.
+const excerptRunes = 160
+
+// runSearch is `producer search`: the chunks of a Qdrant collection that
+// best match a text, by BM25 and dense vectors fused, or BM25 alone.
+func runSearch(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer, lookup func(string) (string, bool)) (int, error) {
+	var c searchConfig
+	if err := loadEnv(&c, lookup); err != nil {
+		return 2, fmt.Errorf("search: %w", err)
+	}
+	fs := flag.NewFlagSet("producer search", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var a searchArgs
+	bindSearchFlags(fs, &c, &a)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: "+searchUsage)
+		fs.PrintDefaults()
+	}
+	// The text may come before the flags, as the synopsis shows it.
+	var text []string
+	for len(args) > 0 {
+		if err := envflag.Parse(fs, args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return 0, nil
+			}
+			return 2, nil
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		text = append(text, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	query := strings.TrimSpace(strings.Join(text, " "))
+	if query == "" || a.k < 1 {
+		return 2, fmt.Errorf("%w: search needs a text and -k of at least 1", envflag.ErrUsage)
+	}
+	c.Qdrant.Collection = a.collection
+	if err := c.Qdrant.Validate(); err != nil {
+		return 2, fmt.Errorf("search: %w", err)
+	}
+	client, err := qdrantsink.Dial(c.Qdrant)
+	if err != nil {
+		return 1, fmt.Errorf("search: %w", err)
+	}
+	defer client.Close()
+	var emb qdrantsink.Embedder
+	if c.Embed.Enabled() {
+		if emb, err = newEmbedder(c.Embed); err != nil {
+			return 2, fmt.Errorf("search: embedder: %w", err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.Qdrant.Timeout)
+	defer cancel()
+	hits, by, err := qdrantsink.Search(ctx, client, query, qdrantsink.SearchOptions{Collection: a.collection, Limit: a.k, Embedder: emb})
+	if err != nil {
+		return 1, fmt.Errorf("search: %w", err)
+	}
+	if a.json {
+		enc := json.NewEncoder(stdout)
+		for _, h := range hits {
+			if err := enc.Encode(h); err != nil {
+				return 1, err
+			}
+		}
+		return 0, nil
+	}
+	fmt.Fprintf(stderr, "%d hits in %s by %s\n", len(hits), a.collection, by)
+	for i, h := range hits {
+		where := h.DocID
+		if h.FirstLine > 0 {
+			where = fmt.Sprintf("%s:%d-%d", h.DocID, h.FirstLine, h.LastLine)
+		}
+		fmt.Fprintf(stdout, "%d. %.4f  %s  #%d", i+1, h.Score, where, h.Position)
+		if len(h.Headers) > 0 {
+			fmt.Fprintf(stdout, "  %s", strings.Join(h.Headers, " > "))
+		}
+		fmt.Fprintf(stdout, "\n   %s\n", excerpt(h.Content, excerptRunes))
+	}
+	return 0, nil
+}
+
+// excerpt returns text on one line, spaces collapsed, cut after n
+// characters with "…".
+func excerpt(text string, n int) string {
+	s := strings.Join(strings.Fields(text), " ")
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n]) + "…"
+}

@@ -1,0 +1,60 @@
+package topology
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// ErrDiscardOld reports a stream whose limits remove its oldest messages
+// without a trace (see CheckLimits).
+var ErrDiscardOld = errors.New("topology: limits with discard old drop data silently")
+
+// CheckLimits returns an error wrapping ErrDiscardOld when sc has a
+// message, byte or per-subject limit with the discard-old policy: once
+// the limit is reached the server removes the oldest messages to make
+// room, so requests, chunk records or dead letters vanish while every
+// write succeeds. history is the per-subject limit the stream needs
+// itself (a KV bucket's history), 0 for none. With discard new a full
+// stream refuses writes instead, which the workers treat as an outage.
+func CheckLimits(sc jetstream.StreamConfig, history int64) error {
+	if sc.Discard != jetstream.DiscardOld {
+		return nil
+	}
+	var limits []string
+	if sc.MaxMsgs > 0 {
+		limits = append(limits, fmt.Sprintf("max_msgs %d", sc.MaxMsgs))
+	}
+	if sc.MaxBytes > 0 {
+		limits = append(limits, fmt.Sprintf("max_bytes %d", sc.MaxBytes))
+	}
+	if sc.MaxMsgsPerSubject > 0 && sc.MaxMsgsPerSubject != history {
+		limits = append(limits, fmt.Sprintf("max_msgs_per_subject %d", sc.MaxMsgsPerSubject))
+	}
+	if len(limits) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: stream %s has %s with discard old, so the server removes its oldest messages once full; "+
+		"set discard new (a full stream then pauses the workers until it has room), remove the limit, "+
+		"or accept the loss with CHUNKSTREAM_ALLOW_DISCARD_OLD=true", ErrDiscardOld, sc.Name, strings.Join(limits, ", "))
+}
+
+// Retry runs step as Ensure runs each of its own: again after a jittered
+// backoff while it fails with an error that waiting may cure (a time-out,
+// no responders, a leader being elected), each try bounded, the whole by
+// cfg.SetupTimeout. It is for the other reads and writes of a start (a
+// worker's advertisement of its chunker defaults), which meet the same
+// cluster still settling right after the set-up. Errors read "topology:
+// <verb> <what>: …" and wrap ErrNotReady when the time-out passed.
+func Retry(ctx context.Context, cfg Config, verb, what string, step func(context.Context) error) error {
+	ctx, cancel := context.WithTimeoutCause(ctx, cfg.SetupTimeout, errSetupTimeout)
+	defer cancel()
+	_, err := converge(ctx, cfg, time.Now(), verb, what, func(ctx context.Context) (struct{}, error) {
+		return struct{}{}, step(ctx)
+	})
+	return err
+}

@@ -1,0 +1,171 @@
+package qdrantsink
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/qdrant/go-client/qdrant"
+
+	"github.com/chunkstream/chunkstream/bm25"
+)
+
+// ErrNoVectors reports a search of a collection without a vector it can
+// query: no bm25 vector (CHUNKSTREAM_BM25=off) and no dense vector, or a
+// dense one without an embedder.
+var ErrNoVectors = errors.New("qdrantsink: nothing to search by")
+
+// SearchOptions say what Search queries.
+type SearchOptions struct {
+	// Collection is the collection (or alias) to search.
+	Collection string
+	// Limit is the number of hits (10 when 0).
+	Limit int
+	// Embedder embeds the query for the dense vector, when the collection
+	// has one; nil searches by BM25 alone.
+	Embedder Embedder
+}
+
+// Hit is one chunk a search found.
+type Hit struct {
+	// Score is the point's score: the fused score (reciprocal rank
+	// fusion) of a hybrid search, else the BM25 or cosine score.
+	Score float32 `json:"score"`
+	// ID is the point's id, DocID its document's, Position its index in
+	// the document.
+	ID       string `json:"id"`
+	DocID    string `json:"doc_id"`
+	Position int64  `json:"position"`
+	// FirstLine and LastLine are the chunk's lines in its document (from
+	// its span; 0 when it has none).
+	FirstLine int64 `json:"first_line,omitempty"`
+	LastLine  int64 `json:"last_line,omitempty"`
+	// Headers are the chunk's Markdown headers (metadata h1 to h6), in
+	// order.
+	Headers []string `json:"headers,omitempty"`
+	// Content is the chunk's text.
+	Content string `json:"content"`
+}
+
+// What Search searched by.
+const (
+	SearchHybrid = "bm25+dense"
+	SearchBM25   = "bm25"
+	SearchDense  = "dense"
+)
+
+// searchPrefetch is how many candidates each vector gives a fused search
+// per hit wanted.
+const searchPrefetch = 5
+
+// Search finds the chunks of a collection that best match text through
+// Qdrant's Query API and says what it searched by: when the collection
+// has both vectors and an embedder is given, a BM25 and a dense prefetch
+// (searchPrefetch × Limit candidates each) fused by reciprocal rank
+// fusion (SearchHybrid); otherwise BM25 alone (SearchBM25), or dense
+// alone in a collection without BM25 (SearchDense). The BM25 query vector
+// is computed here by package bm25 for the language the collection
+// records, and Qdrant's IDF modifier weighs it. A query without terms
+// (only stop words) finds nothing by BM25.
+func Search(ctx context.Context, client *qdrant.Client, text string, o SearchOptions) (hits []Hit, by string, err error) {
+	if o.Limit <= 0 {
+		o.Limit = 10
+	}
+	info, err := client.GetCollectionInfo(ctx, o.Collection)
+	if err != nil {
+		return nil, "", fmt.Errorf("qdrantsink: search %q: %w", o.Collection, err)
+	}
+	params := info.GetConfig().GetParams()
+	_, hasBM25 := params.GetSparseVectorsConfig().GetMap()[VectorBM25]
+	encoding := info.GetConfig().GetMetadata()[MetadataEncoding].GetStringValue()
+	hasBM25 = hasBM25 && encoding != EncodingNone
+	var sparse *qdrant.Query // nil when the query has no terms
+	if hasBM25 {
+		enc, err := bm25.NewEncoder(encodingLanguage(encoding), bm25.DefaultAvgDL)
+		if err != nil {
+			return nil, "", fmt.Errorf("qdrantsink: search %q: encoding %q: %w", o.Collection, encoding, err)
+		}
+		if q := enc.Query(text); len(q.Indices) > 0 {
+			sparse = qdrant.NewQuerySparse(q.Indices, q.Values)
+		}
+	}
+	var dense *qdrant.Query
+	if dp, ok := params.GetVectorsConfig().GetParamsMap().GetMap()[VectorDense]; ok && o.Embedder != nil {
+		vecs, err := o.Embedder.Embed(ctx, []string{text})
+		if err != nil {
+			return nil, "", fmt.Errorf("qdrantsink: search %q: embed the query: %w", o.Collection, err)
+		}
+		if len(vecs) != 1 || uint64(len(vecs[0])) != dp.GetSize() {
+			return nil, "", fmt.Errorf("%w: the query's vector does not fit %q (size %d)", ErrEmbedding, o.Collection, dp.GetSize())
+		}
+		dense = qdrant.NewQueryDense(vecs[0])
+	}
+	req := &qdrant.QueryPoints{
+		CollectionName: o.Collection,
+		Limit:          qdrant.PtrOf(uint64(o.Limit)),
+		WithPayload:    qdrant.NewWithPayloadInclude(FieldContent, FieldDocID, FieldPosition, FieldSpan, FieldMetadata),
+	}
+	switch {
+	case hasBM25 && dense != nil:
+		by = SearchHybrid
+		pre := qdrant.PtrOf(uint64(searchPrefetch * o.Limit))
+		req.Prefetch = []*qdrant.PrefetchQuery{{Query: dense, Using: qdrant.PtrOf(VectorDense), Limit: pre}}
+		if sparse != nil {
+			req.Prefetch = append(req.Prefetch, &qdrant.PrefetchQuery{Query: sparse, Using: qdrant.PtrOf(VectorBM25), Limit: pre})
+		}
+		req.Query = qdrant.NewQueryFusion(qdrant.Fusion_RRF)
+	case hasBM25:
+		if sparse == nil {
+			return nil, SearchBM25, nil
+		}
+		by, req.Query, req.Using = SearchBM25, sparse, qdrant.PtrOf(VectorBM25)
+	case dense != nil:
+		by, req.Query, req.Using = SearchDense, dense, qdrant.PtrOf(VectorDense)
+	default:
+		return nil, "", fmt.Errorf("%w in %q: no bm25 vector, and no dense vector or no embedder", ErrNoVectors, o.Collection)
+	}
+	pts, err := client.Query(ctx, req)
+	if err != nil {
+		return nil, by, fmt.Errorf("qdrantsink: search %q: %w", o.Collection, err)
+	}
+	hits = make([]Hit, len(pts))
+	for i, p := range pts {
+		hits[i] = hitOf(p)
+	}
+	return hits, by, nil
+}
+
+// encodingLanguage reads the language of an encoding description
+// ("qdrant/bm25 language=english …"); English when it names none, as for
+// a collection that records no encoding.
+func encodingLanguage(encoding string) bm25.Language {
+	for _, f := range strings.Fields(encoding) {
+		if lang, ok := strings.CutPrefix(f, "language="); ok {
+			return bm25.Language(lang)
+		}
+	}
+	return bm25.English
+}
+
+// hitOf reads a scored point's payload.
+func hitOf(p *qdrant.ScoredPoint) Hit {
+	pl := p.GetPayload()
+	span := pl[FieldSpan].GetStructValue().GetFields()
+	h := Hit{
+		Score:     p.GetScore(),
+		ID:        p.GetId().GetUuid(),
+		DocID:     pl[FieldDocID].GetStringValue(),
+		Position:  pl[FieldPosition].GetIntegerValue(),
+		FirstLine: span["first_line"].GetIntegerValue(),
+		LastLine:  span["last_line"].GetIntegerValue(),
+		Content:   pl[FieldContent].GetStringValue(),
+	}
+	md := pl[FieldMetadata].GetStructValue().GetFields()
+	for _, k := range []string{"h1", "h2", "h3", "h4", "h5", "h6"} {
+		if v := md[k].GetStringValue(); v != "" {
+			h.Headers = append(h.Headers, v)
+		}
+	}
+	return h
+}
