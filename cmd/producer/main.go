@@ -303,9 +303,10 @@ func streamForSubject(ctx context.Context, js jetstream.JetStream, c *config, st
 	if name, err := js.StreamNameBySubject(ctx, c.Subject); err == nil {
 		return name, nil
 	}
-	done := make(chan struct{})
-	defer close(done)
+	done, stopped := make(chan struct{}), make(chan struct{})
+	defer func() { close(done); <-stopped }() // no write to stderr after the return
 	go func() {
+		defer close(stopped)
 		deadline := time.Now().Add(c.SetupTimeout)
 		tick := time.NewTicker(10 * time.Second)
 		defer tick.Stop()
