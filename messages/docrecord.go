@@ -72,6 +72,11 @@ type DocRecord struct {
 	// Fingerprint (absent when there were none). Like LastFailure they
 	// are a hint for people, safe to lose.
 	Warnings Warnings `json:"warnings,omitzero"`
+	// TraceID is the W3C trace id (32 hex digits) of the delivery that
+	// last started, finished or dead-lettered the version, to find its
+	// trace; absent when the request carried no trace context and the
+	// worker does not trace.
+	TraceID string `json:"trace_id,omitempty"`
 }
 
 // Failure is why a version of a document was dead-lettered.

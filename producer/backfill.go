@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/registry"
@@ -345,6 +346,7 @@ const readAhead = 64
 type prepared struct {
 	id     string
 	msg    *nats.Msg
+	span   trace.Span // ended by endSend once published
 	bytes  int
 	object bool
 	skip   bool
@@ -423,9 +425,11 @@ func (b *backfill) run(ctx context.Context, docs []source, deletes []string) err
 			sent++
 			continue
 		}
-		m, err := b.p.message(req, messages.DeleteMsgID(id, b.p.opts.SendID))
+		m, span, err := b.p.tracedMessage(ctx, req, messages.DeleteMsgID(id, b.p.opts.SendID))
 		if err == nil {
-			err = b.snd.send(ctx, &outgoing{msg: m, id: id, del: true})
+			if err = b.snd.send(ctx, &outgoing{msg: m, id: id, del: true, span: span}); err != nil {
+				endSend(span, nil, err)
+			}
 		}
 		if err != nil {
 			if errors.Is(err, ErrUnavailable) || ctx.Err() != nil {
@@ -463,7 +467,11 @@ func (b *backfill) publish(ctx context.Context, pr prepared) error {
 				s.Stale++
 			}
 		})
-		return b.snd.send(ctx, &outgoing{msg: pr.msg, id: pr.id, bytes: pr.bytes})
+		err := b.snd.send(ctx, &outgoing{msg: pr.msg, id: pr.id, bytes: pr.bytes, span: pr.span})
+		if err != nil {
+			endSend(pr.span, nil, err)
+		}
+		return err
 	}
 	return nil
 }
@@ -557,7 +565,7 @@ func (b *backfill) prepare(ctx context.Context, s source) prepared {
 		req, msgID, err = b.p.Request(ctx, doc)
 	}
 	if err == nil {
-		pr.msg, err = b.p.message(req, msgID)
+		pr.msg, pr.span, err = b.p.tracedMessage(ctx, req, msgID)
 	}
 	pr.err = err
 	return pr

@@ -12,8 +12,10 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/chunkstream/chunkstream/fault"
+	"github.com/chunkstream/chunkstream/internal/tracing"
 	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/topology"
 )
@@ -150,6 +152,9 @@ type DLQOptions struct {
 	// SendID identifies a replay in the Nats-Msg-Id of what it publishes
 	// (default: a new NUID).
 	SendID string
+	// TracerProvider traces each replay (SpanReplay), linked to the
+	// trace the dead letter carries; nil means no tracing.
+	TracerProvider trace.TracerProvider
 }
 
 // DLQ lists, replays and purges the dead letters the workers store in the
@@ -157,8 +162,9 @@ type DLQOptions struct {
 // consumer, or gets by sequence) and removes a dead letter only by
 // deleting that one message.
 type DLQ struct {
-	js   jetstream.JetStream
-	opts DLQOptions
+	js     jetstream.JetStream
+	opts   DLQOptions
+	tracer trace.Tracer
 	// afterPublish, when set, runs after a replay's PubAck and before the
 	// dead letter is deleted; an error stops the replay there, as a crash
 	// would (tests).
@@ -174,7 +180,7 @@ func NewDLQ(js jetstream.JetStream, opts DLQOptions) *DLQ {
 	if opts.SendID == "" {
 		opts.SendID = nuid.Next()
 	}
-	return &DLQ{js: js, opts: opts}
+	return &DLQ{js: js, opts: opts, tracer: tracing.Tracer(opts.TracerProvider)}
 }
 
 // stream returns the dead letter stream, nil when it does not exist
@@ -537,9 +543,11 @@ func (d *DLQ) replayOne(ctx context.Context, stream jetstream.Stream, e DeadLett
 	out.Header = nats.Header(messages.UserHeaders(e.header))
 	out.Header.Set(messages.HeaderMsgID, r.MsgID)
 	out.Header.Set(messages.HeaderIngestSeq, strconv.FormatUint(e.IngestSeq, 10))
-	pctx, cancel := context.WithTimeout(ctx, d.opts.AckTimeout)
+	pctx, span := d.startReplay(ctx, e, id, out)
+	pctx, cancel := context.WithTimeout(pctx, d.opts.AckTimeout)
 	ack, err := d.js.PublishMsg(pctx, out)
 	cancel()
+	endSend(span, ack, err)
 	if err != nil {
 		if ctx.Err() != nil {
 			return r, ctx.Err()

@@ -9,10 +9,12 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/registry"
 	"github.com/chunkstream/chunkstream/internal/codec"
+	"github.com/chunkstream/chunkstream/internal/tracing"
 	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/topology"
 )
@@ -47,6 +49,10 @@ type Options struct {
 	// Chunkers are the chunkers the workers know, to resolve requests as
 	// they will (default: registry.Default()).
 	Chunkers *registry.Registry
+	// TracerProvider traces each request sent (SpanSend), whose trace
+	// context the request's headers carry to the workers; nil means no
+	// tracing.
+	TracerProvider trace.TracerProvider
 }
 
 // DefaultMaxDocBytes is Options.MaxDocBytes's default, the workers'
@@ -81,6 +87,7 @@ type Producer struct {
 	// checks resolves requests without the workers' defaults, to refuse
 	// what any worker would.
 	checks *registry.Resolver
+	tracer trace.Tracer
 }
 
 // New returns a producer publishing through js; nc gives the server's max
@@ -109,7 +116,7 @@ func New(nc *nats.Conn, js jetstream.JetStream, opts Options) *Producer {
 		opts.Chunkers = registry.Default()
 	}
 	checks, _ := opts.Chunkers.Resolver(registry.Defaults{}) // zero defaults always resolve
-	return &Producer{js: js, opts: opts, sem: make(chan struct{}, opts.MaxPending), checks: checks}
+	return &Producer{js: js, opts: opts, sem: make(chan struct{}, opts.MaxPending), checks: checks, tracer: tracing.Tracer(opts.TracerProvider)}
 }
 
 // SendID returns the producer's send id.
@@ -192,11 +199,12 @@ func (p *Producer) Enqueue(ctx context.Context, doc Document) (*jetstream.PubAck
 	if err != nil {
 		return nil, err
 	}
-	m, err := p.message(req, id)
+	m, span, err := p.tracedMessage(ctx, req, id)
 	if err != nil {
 		return nil, err
 	}
 	ack, err := p.js.PublishMsg(ctx, m)
+	endSend(span, ack, err)
 	if err != nil {
 		return nil, fmt.Errorf("producer: publish %q: %w", doc.ID, err)
 	}
@@ -207,11 +215,12 @@ func (p *Producer) Enqueue(ctx context.Context, doc Document) (*jetstream.PubAck
 // PubAck.
 func (p *Producer) Delete(ctx context.Context, docID string) (*jetstream.PubAck, error) {
 	req := &messages.IngestRequest{V: messages.Version, Op: messages.OpDelete, ID: docID}
-	m, err := p.message(req, messages.DeleteMsgID(docID, p.opts.SendID))
+	m, span, err := p.tracedMessage(ctx, req, messages.DeleteMsgID(docID, p.opts.SendID))
 	if err != nil {
 		return nil, err
 	}
 	ack, err := p.js.PublishMsg(ctx, m)
+	endSend(span, ack, err)
 	if err != nil {
 		return nil, fmt.Errorf("producer: publish delete %q: %w", docID, err)
 	}
@@ -246,6 +255,7 @@ type pendingAck struct {
 	f     jetstream.PubAckFuture
 	id    string
 	bytes int
+	span  trace.Span
 }
 
 // Batch starts a batch; onSent (may be nil) is called once per document,
@@ -263,9 +273,11 @@ func (b *Batch) collect() {
 		select {
 		case ack := <-pa.f.Ok():
 			s.Seq, s.Duplicate = ack.Sequence, ack.Duplicate
+			endSend(pa.span, ack, nil)
 		case err := <-pa.f.Err():
 			s.Err = fmt.Errorf("producer: publish %q: %w", pa.id, err)
 			b.errs = append(b.errs, s.Err)
+			endSend(pa.span, nil, err)
 		}
 		<-b.p.sem
 		if b.onSent != nil {
@@ -281,22 +293,24 @@ func (b *Batch) Add(ctx context.Context, doc Document) error {
 	if err != nil {
 		return err
 	}
-	m, err := b.p.message(req, id)
+	m, span, err := b.p.tracedMessage(ctx, req, id)
 	if err != nil {
 		return err
 	}
 	select {
 	case b.p.sem <- struct{}{}:
 	case <-ctx.Done():
+		endSend(span, nil, ctx.Err())
 		return ctx.Err()
 	}
 	f, err := b.p.js.PublishMsgAsync(m)
 	if err != nil {
 		<-b.p.sem
+		endSend(span, nil, err)
 		return fmt.Errorf("producer: publish %q: %w", doc.ID, err)
 	}
 	b.n++
-	b.pending <- pendingAck{f: f, id: doc.ID, bytes: len(doc.Content)}
+	b.pending <- pendingAck{f: f, id: doc.ID, bytes: len(doc.Content), span: span}
 	return nil
 }
 

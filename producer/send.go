@@ -11,6 +11,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // ErrUnavailable means a run stopped publishing because no publish
@@ -84,6 +85,7 @@ const byteUnit = 64 << 10
 // once, reused by every retry) and what the report needs.
 type outgoing struct {
 	msg   *nats.Msg
+	span  trace.Span // the send span, ended when settled
 	id    string
 	line  int // stdin line, 0 otherwise
 	bytes int

@@ -117,6 +117,7 @@ func (t *tally) fail(id string, line int, err error) {
 
 // settle counts a request whose publish finished.
 func (t *tally) settle(o *outgoing) {
+	endSend(o.span, o.ack, o.err)
 	if o.err != nil {
 		t.update(func(s *Summary) {
 			s.Done++

@@ -150,11 +150,12 @@ func (p *Producer) sendLine(ctx context.Context, bf *backfill, snd *sender, o St
 		}
 	}
 	r.V = messages.Version
-	if out.msg, err = p.message(r, msgID); err != nil {
+	if out.msg, out.span, err = p.tracedMessage(ctx, r, msgID); err != nil {
 		bad(req.ID, err)
 		return nil
 	}
 	if err := snd.send(ctx, out); err != nil {
+		endSend(out.span, nil, err)
 		return &unsentError{Failure{ID: req.ID, Line: n, Err: err}}
 	}
 	return nil

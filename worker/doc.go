@@ -389,4 +389,18 @@
 // messages.MaxRecordWarnings of them with their total into the record.
 // Counting at step 5 counts a version once, however often it was
 // delivered: a retry after a failed sink write chunks it again.
+//
+// # Tracing
+//
+// Options.TracerProvider traces every delivery: a span from the fetch to
+// the settlement, a child of the trace context the request carries in its
+// headers (internal/tracing), with a span per step (trace.go names them).
+// A nil provider is the no-op tracer: nothing is recorded, but the
+// request's context still reaches the chunk records and dead letters, so
+// a trace crosses a worker that does not trace. The sinks get the
+// delivery's context; the subject sink writes it on every chunk record,
+// the dead letter carries the failed delivery's, and the document record
+// keeps the trace id of its last delivery (DocRecord.TraceID). Log lines
+// of a delivery go through a handler that adds trace_id and span_id from
+// the context.
 package worker

@@ -34,8 +34,9 @@ const probeTimeout = 10 * time.Second
 // task is one delivery in the worker's hands. tries counts the times it
 // met an outage during this delivery.
 type task struct {
-	msg   jetstream.Msg
-	tries int
+	msg       jetstream.Msg
+	tries     int
+	fetchedAt time.Time // when pull received it
 }
 
 // outageState tracks which dependencies of the sink are down. The worker

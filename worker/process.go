@@ -8,11 +8,13 @@ import (
 	"unicode/utf8"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/registry"
 	"github.com/chunkstream/chunkstream/fault"
 	"github.com/chunkstream/chunkstream/internal/codec"
+	"github.com/chunkstream/chunkstream/internal/tracing"
 	"github.com/chunkstream/chunkstream/messages"
 )
 
@@ -39,34 +41,16 @@ func permanent(cause fault.Cause, err error) error {
 // process runs steps 1–5 of the processing procedure for one delivery of
 // the request stored at streamSeq, delivered for the delivery-th time.
 func (w *Worker) process(ctx context.Context, msg jetstream.Msg, streamSeq, delivery uint64) (v verdict) {
-	req, err := messages.DecodeIngest(msg.Headers().Get(messages.HeaderContentType), msg.Data())
-	if err != nil {
-		cause := fault.CauseUndecodable
-		if errors.Is(err, messages.ErrVersion) {
-			cause = fault.CauseUnknownVersion
-		}
-		v.err = permanent(cause, err)
+	if v = w.decode(ctx, msg, streamSeq); v.err != nil {
 		return v
 	}
-	v.req = &req
-	if err := req.Validate(); err != nil {
-		cause := fault.CauseInvalidRequest
-		if errors.Is(err, messages.ErrNoContent) {
-			cause = fault.CauseNoContent
-		}
-		v.err = permanent(cause, err)
-		return v
-	}
-	if v.seq, err = messages.RequestIngestSeq(msg.Headers().Get(messages.HeaderIngestSeq), streamSeq); err != nil {
-		v.err = permanent(fault.CauseInvalidRequest, err)
-		return v
-	}
+	req := *v.req
 	doc := Doc{ID: req.ID, Seq: v.seq, Op: OpUpsert, Subject: msg.Subject(), Collection: req.Collection}
 	var content []byte
 	if req.IsDelete() {
 		doc.Op = OpDelete
 	} else {
-		if content, v.err = w.content(ctx, &req); v.err != nil {
+		if content, v.err = w.load(ctx, &req); v.err != nil {
 			return v
 		}
 		doc.Version = messages.ContentVersion(content)
@@ -77,8 +61,10 @@ func (w *Worker) process(ctx context.Context, msg jetstream.Msg, streamSeq, deli
 	// one was started. A first delivery of a new version (not a replay)
 	// tries to create the record first: most are of documents without
 	// one, and it spares them the read.
-	rec := messages.DocRecord{IngestSeq: doc.Seq, DocVersion: doc.Version, Op: doc.Op}
-	st, err := w.records.start(ctx, doc.ID, rec, delivery == 1 && doc.Seq == streamSeq)
+	rec := messages.DocRecord{IngestSeq: doc.Seq, DocVersion: doc.Version, Op: doc.Op, TraceID: traceID(ctx)}
+	sctx, span := w.step(ctx, SpanRecordStart)
+	st, err := w.records.start(sctx, doc.ID, rec, delivery == 1 && doc.Seq == streamSeq)
+	endStep(span, err)
 	if err != nil {
 		v.err = fault.WithCause(fault.CauseRecords, err)
 		return v
@@ -104,7 +90,13 @@ func (w *Worker) process(ctx context.Context, msg jetstream.Msg, streamSeq, deli
 
 	var chunks []Chunk
 	if doc.Op == OpUpsert {
-		if chunks, rec.Fingerprint, v.warnings, v.err = w.chunk(ctx, &req, doc.Subject, content); v.err != nil {
+		cctx, span := w.step(ctx, SpanChunk)
+		chunks, rec.Fingerprint, v.warnings, v.err = w.chunk(cctx, &req, doc.Subject, content)
+		if span.IsRecording() {
+			span.SetAttributes(tracing.Chunks.Int(len(chunks)), tracing.Bytes.Int(len(content)))
+		}
+		endStep(span, v.err)
+		if v.err != nil {
 			return v
 		}
 		rec.Chunks = len(chunks)
@@ -116,20 +108,74 @@ func (w *Worker) process(ctx context.Context, msg jetstream.Msg, streamSeq, deli
 		return v
 	}
 	// Steps 2–4 belong to the sink.
-	if err := w.sink.Write(ctx, doc, chunks); err != nil {
+	wctx, span := w.step(ctx, SpanSinkWrite)
+	err = w.sink.Write(wctx, doc, chunks)
+	endStep(span, err)
+	if err != nil {
 		v.err = fault.WithCause(fault.CauseSink, err)
 		return v
 	}
 	v.chunks = len(chunks)
 	w.m.Bytes.Add(float64(len(content)))
 	// Step 5.
-	if _, err := w.records.Finish(ctx, doc.ID, doc.Seq, st.rev, rec); err != nil {
+	fctx, span := w.step(ctx, SpanRecordFinish)
+	_, err = w.records.Finish(fctx, doc.ID, doc.Seq, st.rev, rec)
+	endStep(span, err)
+	if err != nil {
 		v.err = fault.WithCause(fault.CauseRecords, err)
 		return v
 	}
 	w.reportWarnings(doc.ID, v.warnings)
 	v.outcome = OutcomeAcked
 	return v
+}
+
+// decode decodes and validates the request of msg and reads its
+// ingest_seq, into a verdict that holds the request, or the permanent
+// error that stops its processing.
+func (w *Worker) decode(ctx context.Context, msg jetstream.Msg, streamSeq uint64) (v verdict) {
+	_, span := w.step(ctx, SpanDecode)
+	defer func() { endStep(span, v.err) }()
+	req, err := messages.DecodeIngest(msg.Headers().Get(messages.HeaderContentType), msg.Data())
+	if err != nil {
+		cause := fault.CauseUndecodable
+		if errors.Is(err, messages.ErrVersion) {
+			cause = fault.CauseUnknownVersion
+		}
+		v.err = permanent(cause, err)
+		return v
+	}
+	v.req = &req
+	if span.IsRecording() {
+		span.SetAttributes(tracing.DocID.String(req.ID))
+	}
+	if err := req.Validate(); err != nil {
+		cause := fault.CauseInvalidRequest
+		if errors.Is(err, messages.ErrNoContent) {
+			cause = fault.CauseNoContent
+		}
+		v.err = permanent(cause, err)
+		return v
+	}
+	if v.seq, err = messages.RequestIngestSeq(msg.Headers().Get(messages.HeaderIngestSeq), streamSeq); err != nil {
+		v.err = permanent(fault.CauseInvalidRequest, err)
+	}
+	return v
+}
+
+// load is content, in a span of its own when the document is in the
+// Object Store.
+func (w *Worker) load(ctx context.Context, req *messages.IngestRequest) ([]byte, error) {
+	if req.ContentRef == nil {
+		return w.content(ctx, req)
+	}
+	ctx, span := w.step(ctx, SpanContentLoad)
+	content, err := w.content(ctx, req)
+	if span.IsRecording() {
+		span.SetAttributes(tracing.Bytes.Int(len(content)))
+	}
+	endStep(span, err)
+	return content, err
 }
 
 // content returns the request's document, inline or from the Object
@@ -243,9 +289,12 @@ func (w *Worker) chunk(ctx context.Context, req *messages.IngestRequest, subject
 	}
 	settings := messages.Settings{Chunker: choice.Entry.Name, Options: choice.Options, Format: req.Format,
 		Source: req.Source, Metadata: req.Metadata, Subject: subject, Collection: req.Collection, Encoding: w.encoding}
+	if span := trace.SpanFromContext(ctx); span.IsRecording() {
+		span.SetAttributes(tracing.Chunker.String(choice.Entry.Name))
+	}
 	fingerprint, err := settings.Fingerprint()
 	if err != nil {
-		w.log.Warn("no settings fingerprint", "doc_id", req.ID, "err", err)
+		w.log.WarnContext(ctx, "no settings fingerprint", "doc_id", req.ID, "err", err)
 	}
 	var md chunking.Metadata
 	if req.Source != "" {
@@ -268,7 +317,7 @@ func (w *Worker) chunk(ctx context.Context, req *messages.IngestRequest, subject
 			cause = fault.CauseTooComplex
 		case errors.As(err, &p):
 			cause = fault.CauseChunkerPanic
-			w.log.Error("chunker panic", "doc_id", req.ID, "err", err, "stack", string(p.stack))
+			w.log.ErrorContext(ctx, "chunker panic", "doc_id", req.ID, "err", err, "stack", string(p.stack))
 		}
 		return nil, "", nil, permanent(cause, fmt.Errorf("chunk %q with %s: %w", req.ID, choice.Entry.Name, err))
 	}

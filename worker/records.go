@@ -176,7 +176,7 @@ func (s *KVRecords) start(ctx context.Context, docID string, rec messages.DocRec
 			}
 			// A replay of a dead-lettered version: it is in work again.
 			next = cur
-			next.State, next.LastFailure = messages.StatePending, messages.Failure{}
+			next.State, next.LastFailure, next.TraceID = messages.StatePending, messages.Failure{}, rec.TraceID
 		}
 		val, err := messages.EncodeDocRecord(next)
 		if err != nil {
@@ -281,7 +281,7 @@ func (s *KVRecords) Fail(ctx context.Context, docID string, rec messages.DocReco
 				return false, nil
 			}
 			next = cur
-			next.LastFailure = rec.LastFailure
+			next.LastFailure, next.TraceID = rec.LastFailure, rec.TraceID
 		}
 		next.State = messages.StateDeadLettered
 		val, err := messages.EncodeDocRecord(next)

@@ -12,9 +12,11 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/chunkstream/chunkstream/chunking/registry"
 	"github.com/chunkstream/chunkstream/fault"
+	"github.com/chunkstream/chunkstream/internal/tracing"
 	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/topology"
 )
@@ -71,6 +73,10 @@ type Options struct {
 	// Backoff overrides the retry delays (tests); zero uses Config's
 	// BackoffBase and BackoffMax.
 	Backoff Backoff
+	// TracerProvider traces each delivery (spans named Span*); nil means
+	// no tracing (the no-op tracer). The trace context a request carries
+	// is continued either way (internal/tracing).
+	TracerProvider trace.TracerProvider
 }
 
 // Worker consumes ingest requests, chunks them and writes them to its
@@ -89,6 +95,7 @@ type Worker struct {
 	encoding string // the sink's EncodingSink.Encoding, "" when it has none
 	backoff  Backoff
 	onResult func(Result)
+	tracer   trace.Tracer
 
 	objMu   sync.Mutex
 	objects map[string]jetstream.ObjectStore
@@ -147,6 +154,7 @@ func New(nc *nats.Conn, js jetstream.JetStream, top *topology.Handles, opts Opti
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	log = slog.New(tracing.LogHandler(log.Handler()))
 	m := opts.Metrics
 	if m == nil {
 		m = NewMetrics()
@@ -163,6 +171,7 @@ func New(nc *nats.Conn, js jetstream.JetStream, top *topology.Handles, opts Opti
 		chunkers:     chunkers,
 		backoff:      b,
 		onResult:     opts.OnResult,
+		tracer:       tracing.Tracer(opts.TracerProvider),
 		objects:      map[string]jetstream.ObjectStore{opts.Config.ObjectsBucket: top.Objects},
 		consumer:     top.Consumer,
 		out:          newOutageState(log, m),
@@ -352,7 +361,7 @@ func (w *Worker) pull(ctx context.Context, work chan<- *task) {
 			// once, and handed out as processors become free.
 			var queued []*task
 			for msg := range batch.Messages() {
-				t := &task{msg: msg}
+				t := &task{msg: msg, fetchedAt: time.Now()}
 				w.fetched(t)
 				queued = append(queued, t)
 				for len(queued) > 0 && w.offer(ctx, work, queued[0]) {
@@ -463,6 +472,7 @@ func (w *Worker) handle(ctx context.Context, t *task) {
 	if meta.NumDelivered > 1 && t.tries == 0 {
 		w.m.Redeliveries.Inc()
 	}
+	ctx, span := w.startDelivery(ctx, t, meta.Sequence.Stream, meta.NumDelivered)
 
 	hbCtx, stopHB := context.WithCancel(ctx)
 	hbDone := make(chan struct{})
@@ -480,6 +490,7 @@ func (w *Worker) handle(ctx context.Context, t *task) {
 		res.DocID = v.req.ID
 	}
 	res = w.settle(ctx, t, res, v)
+	endDelivery(span, res)
 	if res.Err == nil {
 		w.out.success.Store(true)
 	}
@@ -491,14 +502,14 @@ func (w *Worker) handle(ctx context.Context, t *task) {
 		"duration", elapsed}
 	switch {
 	case res.Err == nil:
-		w.log.Debug("processed", attrs...)
+		w.log.DebugContext(ctx, "processed", attrs...)
 	case res.Outcome == OutcomePaused:
 		// The outage itself is logged once (sink down / up again).
-		w.log.Debug("held: sink unavailable", append(attrs, "cause", res.Cause, "err", res.Err)...)
+		w.log.DebugContext(ctx, "held: sink unavailable", append(attrs, "cause", res.Cause, "err", res.Err)...)
 	case res.Outcome == OutcomeRetried || res.Outcome == OutcomeAbandoned:
-		w.log.Warn("processing failed, will retry", append(attrs, "cause", res.Cause, "err", res.Err)...)
+		w.log.WarnContext(ctx, "processing failed, will retry", append(attrs, "cause", res.Cause, "err", res.Err)...)
 	default:
-		w.log.Error("dead-lettered", append(attrs, "cause", res.Cause, "err", res.Err)...)
+		w.log.ErrorContext(ctx, "dead-lettered", append(attrs, "cause", res.Cause, "err", res.Err)...)
 	}
 	if w.onResult != nil {
 		w.onResult(res)
@@ -535,7 +546,7 @@ func (w *Worker) settle(ctx context.Context, t *task, res Result, v verdict) Res
 func (w *Worker) act(ctx context.Context, t *task, res Result, v verdict) (Outcome, fault.Cause, error) {
 	msg := t.msg
 	if v.err == nil {
-		w.ack(msg, res)
+		w.ack(ctx, msg, res)
 		return v.outcome, "", nil
 	}
 	cause, _ := fault.CauseOf(v.err)
@@ -582,12 +593,15 @@ func (w *Worker) act(ctx context.Context, t *task, res Result, v verdict) (Outco
 	// Settling must happen even while draining.
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
+	sctx, span := w.step(sctx, SpanDeadLetter)
+	defer span.End()
 	dl := messages.DeadLetter{Reason: v.err.Error(), Kind: kind, Cause: cause, Subject: msg.Subject(),
 		StreamSeq: res.StreamSeq, IngestSeq: ingestSeqOf(msg.Headers(), res.StreamSeq), Deliveries: res.Delivery}
 	dup, err := w.deadLetter(sctx, msg.Data(), msg.Headers(), dl)
 	if err == nil {
 		err = w.recordFailure(sctx, v.req, msg.Headers(), msg.Data(), dl)
 	}
+	tracing.Fail(span, err)
 	if err != nil {
 		// Without the dead letter the request must stay. When JetStream
 		// is down or full the delivery is held like any other in an
@@ -648,27 +662,32 @@ func (w *Worker) ackConfirmWait() time.Duration {
 // confirm means a redelivery that the document record turns into a
 // "duplicate" ack, so nothing waits for it; Run waits for the pending
 // confirmations before it returns.
-func (w *Worker) ack(msg jetstream.Msg, res Result) {
+func (w *Worker) ack(ctx context.Context, msg jetstream.Msg, res Result) {
 	docID, seq := res.DocID, res.StreamSeq
+	ctx, span := w.step(ctx, SpanAck)
 	select {
 	case w.ackSlots <- struct{}{}:
 	default:
 		w.m.AcksUnconfirmed.Inc()
-		if err := msg.Ack(); err != nil {
-			w.log.Warn("ack failed", "doc_id", docID, "stream_seq", seq, "err", err)
+		err := msg.Ack()
+		if err != nil {
+			w.log.WarnContext(ctx, "ack failed", "doc_id", docID, "stream_seq", seq, "err", err)
 		}
+		endStep(span, err)
 		return
 	}
 	w.acks.Go(func() {
 		defer func() { <-w.ackSlots }()
-		ctx, cancel := context.WithTimeout(context.Background(), w.ackConfirmWait())
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.ackConfirmWait())
 		defer cancel()
-		if err := msg.DoubleAck(ctx); err != nil {
+		err := msg.DoubleAck(cctx)
+		if err != nil {
 			// The request will be redelivered; the document record makes
 			// the second run a no-op or an idempotent rewrite.
 			w.m.AcksUnconfirmed.Inc()
-			w.log.Warn("ack not confirmed", "doc_id", docID, "stream_seq", seq, "err", err)
+			w.log.WarnContext(ctx, "ack not confirmed", "doc_id", docID, "stream_seq", seq, "err", err)
 		}
+		endStep(span, err)
 	})
 }
 
@@ -683,6 +702,7 @@ func (w *Worker) deadLetter(ctx context.Context, data []byte, h nats.Header, dl 
 	out := nats.NewMsg(w.cfg.DLQSubject)
 	out.Data = data
 	out.Header = nats.Header(messages.UserHeaders(h))
+	tracing.Inject(ctx, out.Header)
 	dl.Apply(out.Header)
 	out.Header.Set(messages.HeaderMsgID, messages.DeadLetterMsgID(w.cfg.IngestStream, dl.StreamSeq, h.Get(messages.HeaderMsgID)))
 	ack, err := w.js.PublishMsg(ctx, out)
@@ -699,7 +719,7 @@ func (w *Worker) deadLetter(ctx context.Context, data []byte, h nats.Header, dl 
 // decode (req nil) is recorded under the id messages.PeekIngestID reads
 // in its payload, and one without a readable id is not recorded.
 func (w *Worker) recordFailure(ctx context.Context, req *messages.IngestRequest, h nats.Header, data []byte, dl messages.DeadLetter) error {
-	rec := messages.DocRecord{IngestSeq: dl.IngestSeq, LastFailure: messages.Failure{
+	rec := messages.DocRecord{IngestSeq: dl.IngestSeq, TraceID: traceID(ctx), LastFailure: messages.Failure{
 		Cause: dl.Cause, Reason: messages.OneLine(dl.Reason, 1024), Time: time.Now().UTC(), IngestSeq: dl.IngestSeq,
 	}}
 	var id string

@@ -16,6 +16,7 @@ import (
 
 	"github.com/chunkstream/chunkstream/cmd/internal/envflag"
 	"github.com/chunkstream/chunkstream/cmd/internal/natsconn"
+	"github.com/chunkstream/chunkstream/cmd/internal/otelenv"
 	"github.com/chunkstream/chunkstream/cmd/internal/tty"
 	"github.com/chunkstream/chunkstream/fault"
 	"github.com/chunkstream/chunkstream/messages"
@@ -150,7 +151,12 @@ func runDLQ(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 	if err != nil {
 		return 1, fmt.Errorf("dlq: %w", err)
 	}
-	d := producer.NewDLQ(js, producer.DLQOptions{Topology: c.Config, AckTimeout: c.AckTimeout})
+	tp, stopTracing, err := otelenv.Provider(ctx, "chunkstream-producer", lookup)
+	if err != nil {
+		return 2, fmt.Errorf("dlq: %w", err)
+	}
+	defer otelenv.Stop(stopTracing, log)
+	d := producer.NewDLQ(js, producer.DLQOptions{Topology: c.Config, AckTimeout: c.AckTimeout, TracerProvider: tp})
 	var code int
 	switch op {
 	case "list":

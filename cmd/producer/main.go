@@ -53,6 +53,7 @@ import (
 	"github.com/chunkstream/chunkstream/cmd/internal/chunkflags"
 	"github.com/chunkstream/chunkstream/cmd/internal/envflag"
 	"github.com/chunkstream/chunkstream/cmd/internal/natsconn"
+	"github.com/chunkstream/chunkstream/cmd/internal/otelenv"
 	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/producer"
 	"github.com/chunkstream/chunkstream/topology"
@@ -181,9 +182,14 @@ func runErr(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if c.JSON {
 		ct = messages.ContentTypeJSON
 	}
+	tp, stopTracing, err := otelenv.Provider(ctx, "chunkstream-producer", lookup)
+	if err != nil {
+		return 2, err
+	}
+	defer otelenv.Stop(stopTracing, log)
 	p := producer.New(nc, js, producer.Options{
 		Subject: c.Subject, ContentType: ct, Topology: c.Config, MaxPending: c.MaxPending,
-		MaxDocBytes: c.MaxDocBytes,
+		MaxDocBytes: c.MaxDocBytes, TracerProvider: tp,
 	})
 	retry := producer.RetryOptions{RetryFor: c.RetryFor, Wait: c.RetryWait, AckTimeout: c.AckTimeout}
 	if c.RetryFor == 0 {

@@ -178,6 +178,9 @@ func statusRecord(ctx context.Context, js jetstream.JetStream, bucket, id string
 	if f := rec.LastFailure; f != (messages.Failure{}) {
 		row("last_failure", fmt.Sprintf("%s at %s (ingest seq %d): %s", cell(string(f.Cause)), f.Time.Format(time.RFC3339), f.IngestSeq, messages.OneLine(f.Reason, 4096)))
 	}
+	if rec.TraceID != "" {
+		row("trace_id", rec.TraceID)
+	}
 	printWarnings(stdout, rec.Warnings)
 	return 0, nil
 }

@@ -36,6 +36,7 @@ import (
 	"syscall"
 
 	"github.com/chunkstream/chunkstream/cmd/internal/envflag"
+	"github.com/chunkstream/chunkstream/cmd/internal/otelenv"
 )
 
 func main() {
@@ -122,7 +123,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, lookup fu
 		return 2
 	}
 	log := c.Log.Logger(stderr)
-	if err := serve(ctx, &c, log); err != nil {
+	tp, stopTracing, err := otelenv.Provider(ctx, "chunkstream-worker", lookup)
+	if err != nil {
+		fmt.Fprintf(stderr, "worker: %v\n", err)
+		return 2
+	}
+	defer otelenv.Stop(stopTracing, log)
+	if err := serve(ctx, &c, log, tp); err != nil {
 		log.Error("worker failed", "err", err)
 		return 1
 	}

@@ -7,6 +7,7 @@ import (
 	"runtime"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/chunkstream/chunkstream/worker"
 	"github.com/chunkstream/chunkstream/worker/embed"
@@ -21,14 +22,14 @@ import (
 // records. The client's Run, which gathers the chunks of all documents in
 // flight into shared requests, runs until the returned function, which
 // stops it and closes the sink.
-func newQdrantSink(ctx context.Context, c *config, records worker.Records, log *slog.Logger, reg prometheus.Registerer) (worker.Sink, func(), error) {
+func newQdrantSink(ctx context.Context, c *config, records worker.Records, log *slog.Logger, reg prometheus.Registerer, tp trace.TracerProvider) (worker.Sink, func(), error) {
 	var (
 		emb      qdrantsink.Embedder
 		stopEmb  = func() {}
 		embedErr = make(chan error, 1)
 	)
 	if c.Embed.Enabled() {
-		client, err := embed.New(c.Embed, embed.Options{Logger: log, Metrics: embed.NewMetrics(reg)})
+		client, err := embed.New(c.Embed, embed.Options{Logger: log, Metrics: embed.NewMetrics(reg), TracerProvider: tp})
 		if err != nil {
 			return nil, nil, fmt.Errorf("embedder: %w", err)
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/chunkstream/chunkstream/cmd/internal/natsconn"
 	"github.com/chunkstream/chunkstream/worker"
@@ -25,7 +26,7 @@ import (
 
 // buildSink returns the sink named by CHUNKSTREAM_SINK; its metrics, if
 // any, go to reg.
-func buildSink(ctx context.Context, c *config, js jetstream.JetStream, records worker.Records, log *slog.Logger, reg prometheus.Registerer) (worker.Sink, func(), error) {
+func buildSink(ctx context.Context, c *config, js jetstream.JetStream, records worker.Records, log *slog.Logger, reg prometheus.Registerer, tp trace.TracerProvider) (worker.Sink, func(), error) {
 	switch c.Sink {
 	case worker.SinkSubject:
 		s := subjectsink.New(js, c.ChunksPrefix, c.MaxPendingPublishes)
@@ -34,7 +35,7 @@ func buildSink(ctx context.Context, c *config, js jetstream.JetStream, records w
 		}
 		return s, func() {}, nil
 	case worker.SinkQdrant:
-		return newQdrantSink(ctx, c, records, log, reg)
+		return newQdrantSink(ctx, c, records, log, reg, tp)
 	}
 	return nil, nil, fmt.Errorf("CHUNKSTREAM_SINK: unknown sink %q", c.Sink)
 }
@@ -45,7 +46,7 @@ const subjectSinkInFlight = 16
 
 // serve runs the worker service until ctx is cancelled (SIGTERM), then
 // drains and waits for the connection to close.
-func serve(ctx context.Context, c *config, log *slog.Logger) error {
+func serve(ctx context.Context, c *config, log *slog.Logger, tp trace.TracerProvider) error {
 	// Listen first: a second worker on the host fails at once, naming the
 	// setting, not after connecting and setting up.
 	var ln net.Listener
@@ -91,13 +92,13 @@ func serve(ctx context.Context, c *config, log *slog.Logger) error {
 	log.Info("streams, buckets and consumer ready", "duration", time.Since(start).Round(time.Millisecond), "replicas", c.Replicas)
 	records := worker.NewKVRecords(top.Docs).WithLeaderReads(nc)
 	metrics := worker.NewMetrics()
-	sink, closeSink, err := buildSink(ctx, c, js, records, log, metrics.Registry)
+	sink, closeSink, err := buildSink(ctx, c, js, records, log, metrics.Registry, tp)
 	if err != nil {
 		return err
 	}
 	defer closeSink()
 	w, err := worker.New(nc, js, top, worker.Options{
-		Config: c.Config, Logger: log, Metrics: metrics, Sink: sink,
+		Config: c.Config, Logger: log, Metrics: metrics, Sink: sink, TracerProvider: tp,
 	})
 	if err != nil {
 		return err

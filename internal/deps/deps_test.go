@@ -65,19 +65,20 @@ var allow = map[string]allowed{
 	},
 	"topology": {module: []string{"fault"}, thirdParty: []string{"github.com/nats-io/nats.go"}},
 	"worker": {
-		module:     []string{"chunking", "chunking/registry", "fault", "internal/codec", "messages", "topology"},
-		thirdParty: []string{"github.com/nats-io/nats.go", "github.com/nats-io/nuid", "github.com/prometheus/client_golang"},
+		module: []string{"chunking", "chunking/registry", "fault", "internal/codec", "internal/tracing", "messages", "topology"},
+		thirdParty: []string{"github.com/nats-io/nats.go", "github.com/nats-io/nuid", "github.com/prometheus/client_golang",
+			"go.opentelemetry.io/otel/trace"},
 	},
 	"worker/embed": {
-		module:     []string{"fault", "internal/tokens"},
-		thirdParty: []string{"github.com/prometheus/client_golang"},
+		module:     []string{"fault", "internal/tokens", "internal/tracing"},
+		thirdParty: []string{"github.com/prometheus/client_golang", "go.opentelemetry.io/otel/trace"},
 	},
 	"worker/qdrantsink": {
 		module:     []string{"bm25", "chunking", "fault", "worker", "worker/qdrantsink/internal/grpccodec"},
 		thirdParty: []string{"github.com/qdrant/go-client", "google.golang.org/grpc", "google.golang.org/protobuf"},
 	},
 	"worker/subjectsink": {
-		module:     []string{"fault", "messages", "worker"},
+		module:     []string{"fault", "internal/tracing", "messages", "worker"},
 		thirdParty: []string{"github.com/nats-io/nats.go", "github.com/synadia-io/orbit.go/jetstreamext"},
 	},
 	"worker/qdrantsink/qdranttest": {module: []string{"bm25", "worker/qdrantsink/internal/grpccodec"}, thirdParty: []string{
@@ -90,8 +91,10 @@ var allow = map[string]allowed{
 	},
 	"worker/clustertest": {},
 	"producer": {
-		module:     []string{"chunking", "chunking/email", "chunking/registry", "fault", "internal/codec", "messages", "topology"},
-		thirdParty: []string{"github.com/nats-io/nats.go", "github.com/nats-io/nuid"},
+		module: []string{"chunking", "chunking/email", "chunking/registry", "fault", "internal/codec", "internal/tracing",
+			"messages", "topology"},
+		thirdParty: []string{"github.com/nats-io/nats.go", "github.com/nats-io/nuid", "go.opentelemetry.io/otel/attribute",
+			"go.opentelemetry.io/otel/trace"},
 	},
 	"cmd/internal/chunkflags": {module: []string{"chunking/registry", "cmd/internal/envflag"}},
 	"cmd/internal/envflag":    {module: []string{"fault"}},
@@ -99,6 +102,12 @@ var allow = map[string]allowed{
 		module:     []string{"cmd/internal/envflag"},
 		thirdParty: []string{"github.com/nats-io/nats.go"},
 	},
+	"cmd/internal/otelenv": {thirdParty: []string{
+		"go.opentelemetry.io/otel/attribute", "go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp",
+		"go.opentelemetry.io/otel/sdk", "go.opentelemetry.io/otel/trace"}},
+	"internal/tracing": {thirdParty: []string{
+		"go.opentelemetry.io/otel/attribute", "go.opentelemetry.io/otel/codes", "go.opentelemetry.io/otel/propagation",
+		"go.opentelemetry.io/otel/trace"}},
 	"internal/codec":             {},
 	"internal/jstest":            {thirdParty: []string{"github.com/nats-io/nats-server/v2", "github.com/nats-io/nats.go", "github.com/nats-io/nats.go/jetstream"}},
 	"internal/testutil":          {},
@@ -118,16 +127,16 @@ var allow = map[string]allowed{
 	"cmd/worker": {
 		module: []string{
 			"chunking", "chunking/registry", "cmd/internal/chunkflags", "cmd/internal/envflag", "cmd/internal/local",
-			"cmd/internal/natsconn", "cmd/internal/tty", "messages", "worker", "worker/embed", "worker/qdrantsink",
-			"worker/subjectsink"},
+			"cmd/internal/natsconn", "cmd/internal/otelenv", "cmd/internal/tty", "messages", "worker", "worker/embed",
+			"worker/qdrantsink", "worker/subjectsink"},
 		thirdParty: []string{
 			"github.com/caarlos0/env/v11", "github.com/nats-io/nats.go",
-			"github.com/prometheus/client_golang", "github.com/schollz/progressbar/v3"},
+			"github.com/prometheus/client_golang", "github.com/schollz/progressbar/v3", "go.opentelemetry.io/otel/trace"},
 	},
 	"cmd/producer": {
 		module: []string{
 			"chunking/registry", "fault", "cmd/internal/chunkflags", "cmd/internal/envflag", "cmd/internal/natsconn",
-			"cmd/internal/tty", "messages", "producer", "topology", "worker/embed", "worker/qdrantsink"},
+			"cmd/internal/otelenv", "cmd/internal/tty", "messages", "producer", "topology", "worker/embed", "worker/qdrantsink"},
 		thirdParty: []string{"github.com/caarlos0/env/v11", "github.com/nats-io/nats.go", "github.com/schollz/progressbar/v3"},
 	},
 }
@@ -156,6 +165,16 @@ type rule struct {
 }
 
 var rules = []rule{
+	{
+		// The libraries trace through the OpenTelemetry API alone: the SDK
+		// and its exporters are the commands' choice (cmd/internal/otelenv).
+		prefix:    module + "/worker",
+		forbidden: []string{"go.opentelemetry.io/otel/sdk", "go.opentelemetry.io/otel/exporters"},
+	},
+	{
+		prefix:    module + "/producer",
+		forbidden: []string{"go.opentelemetry.io/otel/sdk", "go.opentelemetry.io/otel/exporters"},
+	},
 	{
 		// chunking is a library people use on its own: no NATS, Qdrant,
 		// msgpack, gRPC, Prometheus, env config or signals anywhere below it.

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"go.opentelemetry.io/otel/trace"
 )
 
 // ErrRunning reports a second Run of a Client while one runs.
@@ -38,8 +40,9 @@ type job struct {
 	left    int         // inputs without a vector
 	err     error
 	done    chan struct{}
-	over    bool      // done is closed
-	flights []*flight // requests holding inputs of this call
+	over    bool       // done is closed
+	flights []*flight  // requests holding inputs of this call
+	span    trace.Span // the call's span, linked to its requests' spans
 }
 
 // flight is one request (with its split parts) and the calls waiting for
@@ -115,7 +118,7 @@ func (c *Client) Run(ctx context.Context) error {
 // the others) when Run ended during the wait.
 func (c *Client) gather(ctx context.Context, texts []string) ([][]float32, error) {
 	q := &c.q
-	j := &job{texts: texts, vecs: make([][]float32, len(texts)), left: len(texts), done: make(chan struct{})}
+	j := &job{texts: texts, vecs: make([][]float32, len(texts)), left: len(texts), done: make(chan struct{}), span: trace.SpanFromContext(ctx)}
 	q.mu.Lock()
 	if !q.running {
 		q.mu.Unlock()
@@ -229,7 +232,9 @@ func (c *Client) sendItems(runCtx, ctx context.Context, f *flight, items []item)
 		defer q.mu.Unlock()
 		return !items[k].j.over
 	}
+	span := c.tr.request(ctx, items)
 	vecs, errs := c.sendSplit(ctx, inputs, live)
+	span.End()
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for k, it := range items {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/chunkstream/chunkstream/fault"
 	"github.com/chunkstream/chunkstream/internal/tokens"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Sentinel errors of the embedder.
@@ -214,6 +215,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Metrics counts inputs, tokens and requests (nil: not counted).
 	Metrics *Metrics
+	// TracerProvider traces Embed calls and the shared requests (trace.go);
+	// nil means no tracing.
+	TracerProvider trace.TracerProvider
 }
 
 // Client calls an OpenAI-compatible embeddings endpoint. It is safe for
@@ -228,6 +232,7 @@ type Client struct {
 	m     modelMetrics
 	q     queue            // the inputs waiting for a shared request (Run)
 	enc   *tokens.Encoding // counts MaxInputTokens; nil when it is 0
+	tr    tracer
 }
 
 // New returns a client for cfg (validated).
@@ -272,6 +277,7 @@ func New(cfg Config, opts Options) (*Client, error) {
 	}
 	c := &Client{cfg: cfg, url: u, opts: opts, slots: make(chan struct{}, cfg.Concurrency), m: opts.Metrics.forModel(cfg.Model)}
 	c.q.wake = make(chan struct{}, 1)
+	c.tr = newTracer(opts.TracerProvider)
 	if cfg.MaxInputTokens > 0 {
 		enc, err := tokens.Get(cfg.Tokenizer)
 		if err != nil {
@@ -378,7 +384,9 @@ func (c *Client) Dimensions() int { return int(c.dims.Load()) }
 // the other inputs of its request are sent again without it. Vectors of
 // a size other than the probed one are ErrDimension, an outage of the
 // embedder (fault.Unavailable).
-func (c *Client) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+func (c *Client) Embed(ctx context.Context, texts []string) (_ [][]float32, err error) {
+	ctx, span := c.tr.call(ctx, len(texts))
+	defer func() { endSpan(span, err) }()
 	if err := c.checkLengths(texts); err != nil {
 		return nil, err
 	}

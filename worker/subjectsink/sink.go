@@ -14,6 +14,7 @@ import (
 	"github.com/synadia-io/orbit.go/jetstreamext"
 
 	"github.com/chunkstream/chunkstream/fault"
+	"github.com/chunkstream/chunkstream/internal/tracing"
 	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/worker"
 )
@@ -87,7 +88,7 @@ func (s *Sink) Write(ctx context.Context, doc worker.Doc, chunks []worker.Chunk)
 	subject := messages.ChunkSubject(s.prefix, doc.Subject)
 	if doc.Op == worker.OpDelete || len(chunks) == 0 {
 		rec := messages.NewDeleteRecord(doc.ID, doc.Version, doc.Seq)
-		msg, err := s.recordMsg(subject, &rec)
+		msg, err := s.recordMsg(ctx, subject, &rec)
 		if err != nil {
 			return err
 		}
@@ -101,7 +102,7 @@ func (s *Sink) Write(ctx context.Context, doc worker.Doc, chunks []worker.Chunk)
 				IngestSeq: doc.Seq, Position: c.Position, Count: len(chunks),
 				Content: c.Chunk.Content(), Metadata: c.Chunk.Metadata(), Hash: c.Chunk.Hash(), Span: c.Chunk.Span(),
 			}
-			msg, err := s.recordMsg(subject, &rec)
+			msg, err := s.recordMsg(ctx, subject, &rec)
 			if err != nil {
 				return err
 			}
@@ -306,7 +307,9 @@ func isCode(err error, code jetstream.ErrorCode) bool {
 	return errors.As(err, &apiErr) && apiErr.ErrorCode == code
 }
 
-func (s *Sink) recordMsg(subject string, rec *messages.ChunkRecord) (*nats.Msg, error) {
+// recordMsg returns the message of rec, with the trace context of ctx's
+// span for a consumer to continue.
+func (s *Sink) recordMsg(ctx context.Context, subject string, rec *messages.ChunkRecord) (*nats.Msg, error) {
 	data, err := messages.EncodeChunkRecord(rec, s.contentType)
 	if err != nil {
 		return nil, fault.Permanent(fmt.Errorf("subjectsink: encode chunk record: %w", err))
@@ -315,6 +318,7 @@ func (s *Sink) recordMsg(subject string, rec *messages.ChunkRecord) (*nats.Msg, 
 	msg.Data = data
 	msg.Header.Set(messages.HeaderContentType, s.contentType)
 	msg.Header.Set(messages.HeaderMsgID, rec.MsgID())
+	tracing.Inject(ctx, msg.Header)
 	return msg, nil
 }
 

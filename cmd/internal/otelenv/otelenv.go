@@ -1,0 +1,103 @@
+// Package otelenv sets up the OpenTelemetry tracer provider of the worker
+// and the producer from the standard OTEL_* environment variables.
+//
+// Decisions:
+//
+//   - Tracing is off unless OTEL_TRACES_EXPORTER is "otlp" or an OTLP
+//     endpoint is set (OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or
+//     OTEL_EXPORTER_OTLP_ENDPOINT); OTEL_TRACES_EXPORTER=none and
+//     OTEL_SDK_DISABLED=true turn it off whatever else is set. Off means
+//     a nil provider: the libraries use the no-op tracer, no SDK, no
+//     exporter, no goroutine.
+//   - The exporter is OTLP over HTTP (protobuf), default endpoint
+//     http://localhost:4318; OTEL_EXPORTER_OTLP_PROTOCOL=grpc is refused
+//     with an error rather than ignored. Every collector and Jaeger
+//     accept OTLP/HTTP.
+//   - The switch, the endpoint, the protocol and the service name are read
+//     through the command's environment lookup; the rest (sampler,
+//     OTEL_BSP_*, exporter headers, timeout, certificates,
+//     OTEL_RESOURCE_ATTRIBUTES) is read by the SDK from the process
+//     environment. The sampler defaults to parentbased_always_on.
+//   - The service name defaults to the command's ("chunkstream-worker",
+//     "chunkstream-producer"); OTEL_SERVICE_NAME overrides it.
+package otelenv
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// Enabled reports whether the environment turns tracing on.
+func Enabled(lookup func(string) (string, bool)) bool {
+	get := func(k string) string { v, _ := lookup(k); return strings.TrimSpace(v) }
+	if strings.EqualFold(get("OTEL_SDK_DISABLED"), "true") {
+		return false
+	}
+	switch exp := strings.ToLower(get("OTEL_TRACES_EXPORTER")); exp {
+	case "none":
+		return false
+	case "otlp":
+		return true
+	}
+	return get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != "" || get("OTEL_EXPORTER_OTLP_ENDPOINT") != ""
+}
+
+// Provider returns the tracer provider the environment asks for, and a
+// function that flushes and stops it (call it before the process exits).
+// It returns a nil provider and a no-op shutdown when tracing is off
+// (Enabled).
+func Provider(ctx context.Context, service string, lookup func(string) (string, bool)) (trace.TracerProvider, func(context.Context) error, error) {
+	nothing := func(context.Context) error { return nil }
+	if !Enabled(lookup) {
+		return nil, nothing, nil
+	}
+	get := func(k string) string { v, _ := lookup(k); return strings.TrimSpace(v) }
+	if exp := strings.ToLower(get("OTEL_TRACES_EXPORTER")); exp != "" && exp != "otlp" {
+		return nil, nothing, fmt.Errorf("otelenv: OTEL_TRACES_EXPORTER=%s: only otlp and none are supported", exp)
+	}
+	proto := get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
+	if proto == "" {
+		proto = get("OTEL_EXPORTER_OTLP_PROTOCOL")
+	}
+	if proto != "" && proto != "http/protobuf" {
+		return nil, nothing, fmt.Errorf("otelenv: OTEL_EXPORTER_OTLP_PROTOCOL=%s: only http/protobuf is supported (OTLP/HTTP, port 4318)", proto)
+	}
+	var opts []otlptracehttp.Option
+	if u := get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"); u != "" {
+		opts = append(opts, otlptracehttp.WithEndpointURL(u))
+	} else if u := get("OTEL_EXPORTER_OTLP_ENDPOINT"); u != "" {
+		opts = append(opts, otlptracehttp.WithEndpointURL(strings.TrimRight(u, "/")+"/v1/traces"))
+	}
+	exp, err := otlptracehttp.New(ctx, opts...)
+	if err != nil {
+		return nil, nothing, fmt.Errorf("otelenv: OTLP exporter: %w", err)
+	}
+	if s := get("OTEL_SERVICE_NAME"); s != "" {
+		service = s
+	}
+	res, err := resource.Merge(resource.Default(), resource.NewSchemaless(attribute.String("service.name", service)))
+	if err != nil {
+		return nil, nothing, fmt.Errorf("otelenv: resource: %w", err)
+	}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
+	return tp, tp.Shutdown, nil
+}
+
+// Stop flushes and stops the provider through stop (Provider's second
+// result), for at most 5 s, and logs a failure.
+func Stop(stop func(context.Context) error, log *slog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := stop(ctx); err != nil {
+		log.Warn("traces not flushed", "err", err)
+	}
+}
