@@ -19,6 +19,7 @@ require (
 	github.com/prometheus/client_model v0.6.3
 	github.com/qdrant/go-client v1.17.1
 	github.com/schollz/progressbar/v3 v3.19.1
+	github.com/synadia-io/orbit.go/jetstreamext v0.4.0
 	github.com/tiktoken-go/tokenizer v0.10.0
 	github.com/twmb/murmur3 v1.2.2
 	github.com/vmihailenco/msgpack/v5 v5.4.1
@@ -43,7 +44,6 @@ require (
 	github.com/prometheus/common v0.72.0 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
 	github.com/rivo/uniseg v0.4.7 // indirect
-	github.com/synadia-io/orbit.go/jetstreamext v0.4.0 // indirect
 	github.com/synadia-io/orbit.go/natsext v0.1.3 // indirect
 	github.com/vmihailenco/tagparser/v2 v2.0.0 // indirect
 	golang.org/x/crypto v0.59.0 // indirect

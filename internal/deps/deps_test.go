@@ -91,7 +91,7 @@ var allow = map[string]allowed{
 	"worker/clustertest": {},
 	"producer": {
 		module:     []string{"chunking", "chunking/email", "chunking/registry", "fault", "internal/codec", "messages", "topology"},
-		thirdParty: []string{"github.com/nats-io/nats.go", "github.com/nats-io/nuid"},
+		thirdParty: []string{"github.com/nats-io/nats.go", "github.com/nats-io/nuid", "github.com/synadia-io/orbit.go/jetstreamext"},
 	},
 	"cmd/internal/chunkflags": {module: []string{"chunking/registry", "cmd/internal/envflag"}},
 	"cmd/internal/envflag":    {},
