@@ -18,8 +18,10 @@ import (
 // through fast-ingest batches, one publish per request (the path taken
 // without allow_batched), and a loop publishing as many messages of the
 // request's size on the wire with PublishMsgAsync and a window of
-// MaxPending, each with a Nats-Msg-Id, into a stream of its own, which is
-// what `nats bench js pub async --dedup` measures. It reports each rate
+// MaxPending, each with a Nats-Msg-Id, which is what `nats bench js pub
+// async --dedup` measures. All three publish into INGEST, purged after
+// each, so that they meet the same stream (its duplicate window holds the
+// ids of all three). It reports each rate
 // (documents or messages per second, medians) and the fast rate as a
 // share of the other two (medians of the per-iteration ratios).
 //
@@ -28,10 +30,6 @@ func BenchmarkBackfillFastIngest(b *testing.B) {
 	const n, size, window = 100_000, 1024, 256
 	e := newBenchEnv(b)
 	ctx := context.Background()
-	if _, err := e.js.CreateStream(ctx, jetstream.StreamConfig{Name: "BENCH", Subjects: []string{"bench.>"},
-		Storage: jetstream.FileStorage, Duplicates: 2 * time.Minute}); err != nil {
-		b.Fatal(err)
-	}
 	// The documents are in memory, as a mailbox's threads are, so that the
 	// rates compare publishing, not reading files.
 	parts := make([]chunking.Document, n)
@@ -62,15 +60,17 @@ func BenchmarkBackfillFastIngest(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	retries := 0
 	backfill := func(classic bool) float64 {
 		o := BackfillOptions{Paths: []string{"bench.input"}, Split: split, Force: true}
 		if classic {
 			o.OnSent = func(Sent) {} // wants sequences: one publish per request
 		}
 		s, err := New(e.nc, e.js, Options{MaxPending: window}).Backfill(ctx, o)
-		if err != nil || s.Sent != n || s.Retries != 0 {
+		if err != nil || s.Sent != n {
 			b.Fatalf("Backfill = %+v, %v", s.Stats, err)
 		}
+		retries += s.Retries
 		purge("INGEST")
 		return float64(n) / s.Elapsed.Seconds()
 	}
@@ -82,7 +82,7 @@ func BenchmarkBackfillFastIngest(b *testing.B) {
 		f := backfill(false)
 		c := backfill(true)
 		r := asyncPublishRate(b, ajs, len(fast), n, wire)
-		purge("BENCH")
+		purge("INGEST")
 		fast, classic, ref = append(fast, f), append(classic, c), append(ref, r)
 		ofClassic, ofRef = append(ofClassic, f/c), append(ofRef, f/r)
 	}
@@ -92,15 +92,18 @@ func BenchmarkBackfillFastIngest(b *testing.B) {
 	b.ReportMetric(median(ref), "async_msgs/s")
 	b.ReportMetric(median(ofRef), "fast/async")
 	b.ReportMetric(median(ofClassic), "fast/classic")
+	// Re-sends on an undisturbed server are acknowledgements presumed lost
+	// (StallTimeout without any): a loaded machine can pause that long.
+	b.ReportMetric(float64(retries)/float64(b.N), "retries/op")
 	b.Logf("per run: fast %v docs/s, classic %v docs/s, async publish %v msgs/s of %d B", rounded(fast), rounded(classic), rounded(ref), wire)
 }
 
 // asyncPublishRate publishes n messages of size bytes, each with its own
-// Nats-Msg-Id, on bench.<run> through js (its async window), waits for
+// Nats-Msg-Id, on ingest.bench<run> through js (its async window), waits for
 // every PubAck and returns messages per second.
 func asyncPublishRate(b *testing.B, js jetstream.JetStream, run, n, size int) float64 {
 	data := make([]byte, size)
-	subject := fmt.Sprintf("bench.%d", run)
+	subject := fmt.Sprintf("ingest.bench%d", run)
 	start := time.Now()
 	for i := range n {
 		m := nats.NewMsg(subject)
