@@ -92,6 +92,9 @@ func TestBootstrapMatchesWorkerDefaults(t *testing.T) {
 	if want := workerDuration(t, "CHUNKSTREAM_DUPLICATE_WINDOW"); sc.Duplicates != want {
 		t.Errorf("stream duplicate_window = %v, worker default %v", sc.Duplicates, want)
 	}
+	if !sc.AllowDirect || !sc.AllowBatchPublish {
+		t.Errorf("stream allow_direct/allow_batched = %v/%v, want true/true as the workers set them", sc.AllowDirect, sc.AllowBatchPublish)
+	}
 	if r, _ := strconv.Atoi(workerDefault(t, "CHUNKSTREAM_REPLICAS")); sc.Replicas != r {
 		t.Errorf("stream replicas = %d with default config, want %d", sc.Replicas, r)
 	}

@@ -158,9 +158,12 @@ func (p *Producer) Backfill(ctx context.Context, o BackfillOptions) (Summary, er
 	bf.chunkers, _ = p.opts.Chunkers.Resolver(registry.Defaults{Chunker: defaults.Chunker, Options: defaults.Options})
 	bf.encoding = defaults.Encoding
 	if !o.DryRun {
-		bf.snd = newSender(ctx, p.js, p.opts.MaxPending, o.MaxPendingBytes, o.Rate, o.Retry, t.settle)
+		bf.startSenders(ctx, log)
 	}
 	err = bf.run(ctx, pl.docs, deletes)
+	if bf.fast != nil {
+		bf.fast.flush(ctx, o.Retry.withDefaults().AckTimeout)
+	}
 	if bf.snd != nil {
 		bf.snd.close()
 		if err == nil {
@@ -321,6 +324,7 @@ type backfill struct {
 	encoding string // the workers' sink encoding, as they advertise it
 	t        *tally
 	snd      *sender
+	fast     *fastSender // nil: every request through snd
 
 	fpMu sync.Mutex
 	fps  map[string]string // settings fingerprint by resolved format
@@ -427,7 +431,7 @@ func (b *backfill) run(ctx context.Context, docs []source, deletes []string) err
 		}
 		m, span, err := b.p.tracedMessage(ctx, req, messages.DeleteMsgID(id, b.p.opts.SendID))
 		if err == nil {
-			if err = b.snd.send(ctx, &outgoing{msg: m, id: id, del: true, span: span}); err != nil {
+			if err = b.send(ctx, &outgoing{msg: m, id: id, del: true, span: span}); err != nil {
 				endSend(span, nil, err)
 			}
 		}
@@ -467,7 +471,7 @@ func (b *backfill) publish(ctx context.Context, pr prepared) error {
 				s.Stale++
 			}
 		})
-		err := b.snd.send(ctx, &outgoing{msg: pr.msg, id: pr.id, bytes: pr.bytes, span: pr.span})
+		err := b.send(ctx, &outgoing{msg: pr.msg, id: pr.id, bytes: pr.bytes, span: pr.span})
 		if err != nil {
 			endSend(pr.span, nil, err)
 		}

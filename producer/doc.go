@@ -88,6 +88,34 @@
 //     requests" are retried after a pause without marking the server
 //     down. Results are settled in publish order; Stats count retries and
 //     give-ups, Summary the outages and their total length.
+//   - Fast-ingest batches: a backfill reads the info of the stream
+//     storing its subject once; when it allows batched publishing
+//     (allow_batched, which the workers' set-up gives INGEST on nats-server
+//     2.14 or later) and nothing needs each request's INGEST sequence
+//     (OnSent, as -wait does: the batch acknowledgements carry batch
+//     sequences, not stream sequences), it publishes through a
+//     jetstreamext FastPublisher; otherwise one publish per request as
+//     above, and one log line says why. Each request keeps its
+//     Nats-Msg-Id: the server applies the duplicate window to batched
+//     messages too. Flow control: the server acknowledges every flow
+//     requests stored, flow = MaxPending/2 (at most 500, the most the
+//     server grants), and at most 2 acknowledgements may be outstanding,
+//     so at most MaxPending requests await one, as on the single-publish
+//     path; a batch is also committed (its PubAck awaited) before
+//     MaxPendingBytes of requests would await acknowledgement, every
+//     10,000 requests (a start and a commit round trip cost under 1% of
+//     such a batch) and at the end. A request is settled when an
+//     acknowledgement covers it; the batches do not report duplicates, so
+//     Summary.Duplicates counts only those of re-sent requests. A batch
+//     that fails (no acknowledgement within StallTimeout, a gap, a
+//     refused request, a restart or leader change) is abandoned and the
+//     requests after the last acknowledged one, and only those, go
+//     through the single-publish path with its gate and retries (counted
+//     as retries; copies the server had stored are dropped by the
+//     duplicate window); once they settled a new batch starts. Two
+//     batches in a row failing before any acknowledgement, or a stream
+//     refusing batches, hand the rest of the run to the single-publish
+//     path. Standard input (SendLines) publishes one request at a time.
 //   - Documents over Options.MaxDocBytes (default 64 MiB, the workers'
 //     default limit) are refused with ErrTooLarge (naming the document,
 //     its file, its size and the limit) before anything is stored in the

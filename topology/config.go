@@ -200,18 +200,20 @@ func validSubject(s string, wild bool) bool {
 
 // IngestStreamConfig returns the ingest stream's configuration: file
 // storage, WorkQueue retention (a request leaves the stream when acked or
-// terminated), the duplicate window, and direct gets (the max-deliveries
-// advisory handler reads requests by sequence).
+// terminated), the duplicate window, direct gets (the max-deliveries
+// advisory handler reads requests by sequence) and fast-ingest batches
+// (allow_batched: producers' backfills publish through them).
 func (c *Config) IngestStreamConfig() jetstream.StreamConfig {
 	return jetstream.StreamConfig{
-		Name:        c.IngestStream,
-		Description: "chunkstream ingest requests",
-		Subjects:    c.IngestSubjects,
-		Retention:   jetstream.WorkQueuePolicy,
-		Storage:     jetstream.FileStorage,
-		Duplicates:  c.DuplicateWindow,
-		Replicas:    c.Replicas,
-		AllowDirect: true,
+		Name:              c.IngestStream,
+		Description:       "chunkstream ingest requests",
+		Subjects:          c.IngestSubjects,
+		Retention:         jetstream.WorkQueuePolicy,
+		Storage:           jetstream.FileStorage,
+		Duplicates:        c.DuplicateWindow,
+		Replicas:          c.Replicas,
+		AllowDirect:       true,
+		AllowBatchPublish: true,
 	}
 }
 

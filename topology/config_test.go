@@ -69,7 +69,7 @@ func TestBuilders(t *testing.T) {
 	if got, want := c.IngestStreamConfig(), (jetstream.StreamConfig{
 		Name: "INGEST", Description: "chunkstream ingest requests", Subjects: []string{"ingest.>"},
 		Retention: jetstream.WorkQueuePolicy, Storage: jetstream.FileStorage, Duplicates: 2 * time.Minute,
-		Replicas: 3, AllowDirect: true,
+		Replicas: 3, AllowDirect: true, AllowBatchPublish: true,
 	}); !reflect.DeepEqual(got, want) {
 		t.Errorf("IngestStreamConfig() = %+v, want %+v", got, want)
 	}

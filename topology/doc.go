@@ -27,7 +27,8 @@
 //     setting the server refuses to change, replicas above the cluster
 //     size) fail at once.
 //   - An update changes only the settings Ensure decides (subjects,
-//     retention, storage, duplicate window, age, replicas, direct gets;
+//     retention, storage, duplicate window, age, replicas, direct gets,
+//     atomic batches on CHUNKS and fast-ingest batches on INGEST;
 //     for the consumer its policies, AckWait, MaxDeliver, MaxAckPending
 //     and replicas; for buckets their replicas and history or TTL) and
 //     keeps everything else an operator or the server set. Descriptions

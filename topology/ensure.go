@@ -65,20 +65,19 @@ func Ensure(ctx context.Context, js jetstream.JetStream, cfg Config) (*Handles, 
 	var h Handles
 	var err error
 	start := time.Now()
-	if h.Ingest, err = converge(ctx, cfg, start, "set up", "stream "+cfg.IngestStream, func(ctx context.Context) (jetstream.Stream, error) {
-		return ensureStream(ctx, js, cfg.IngestStreamConfig(), cfg.AllowDiscardOld)
-	}); err != nil {
-		return nil, err
-	}
-	for _, sc := range []jetstream.StreamConfig{cfg.ChunksStreamConfig(), cfg.DLQStreamConfig()} {
+	for _, sc := range []jetstream.StreamConfig{cfg.IngestStreamConfig(), cfg.ChunksStreamConfig(), cfg.DLQStreamConfig()} {
 		s, err := converge(ctx, cfg, start, "set up", "stream "+sc.Name, func(ctx context.Context) (jetstream.Stream, error) {
 			return ensureStream(ctx, js, sc, cfg.AllowDiscardOld)
 		})
 		if err != nil {
 			return nil, err
 		}
-		if sc.AllowAtomicPublish && !s.CachedInfo().Config.AllowAtomicPublish {
-			return nil, fmt.Errorf("%w: stream %s does not keep allow_atomic (a server of the cluster is older?)", ErrServerVersion, sc.Name)
+		got := s.CachedInfo().Config
+		if sc.AllowAtomicPublish && !got.AllowAtomicPublish || sc.AllowBatchPublish && !got.AllowBatchPublish {
+			return nil, fmt.Errorf("%w: stream %s does not keep allow_atomic or allow_batched (a server of the cluster is older?)", ErrServerVersion, sc.Name)
+		}
+		if sc.Name == cfg.IngestStream {
+			h.Ingest = s
 		}
 	}
 	if h.Docs, err = converge(ctx, cfg, start, "set up", "bucket "+cfg.DocsBucket, func(ctx context.Context) (jetstream.KeyValue, error) {

@@ -192,36 +192,51 @@ func TestStreamForSubject(t *testing.T) {
 	}
 }
 
-// TestEnsureAllowsAtomicOnExistingChunks: a CHUNKS stream made without
-// allow_atomic (by an older release) gets it from Ensure, and keeps every
-// record it held.
-func TestEnsureAllowsAtomicOnExistingChunks(t *testing.T) {
-	s := jstest.Start(t, t.TempDir(), -1)
-	_, js := jstest.Connect(t, s.ClientURL())
-	ctx := context.Background()
+// TestEnsureAllowsBatchesOnExistingStreams: a CHUNKS stream made without
+// allow_atomic and an INGEST stream made without allow_batched (by an
+// older release) get them from Ensure, and keep every message they held.
+func TestEnsureAllowsBatchesOnExistingStreams(t *testing.T) {
 	cfg := testConfig()
-	old := cfg.ChunksStreamConfig()
-	old.AllowAtomicPublish = false
-	if _, err := js.CreateStream(ctx, old); err != nil {
-		t.Fatal(err)
+	tests := []struct {
+		name    string
+		old     jetstream.StreamConfig
+		subject string
+		allowed func(jetstream.StreamConfig) bool
+	}{
+		{"CHUNKS allow_atomic", cfg.ChunksStreamConfig(), "chunks.docs.%d",
+			func(c jetstream.StreamConfig) bool { return c.AllowAtomicPublish }},
+		{"INGEST allow_batched", cfg.IngestStreamConfig(), "ingest.docs.%d",
+			func(c jetstream.StreamConfig) bool { return c.AllowBatchPublish }},
 	}
-	for i := range 5 {
-		if _, err := js.Publish(ctx, fmt.Sprintf("chunks.docs.%d", i), []byte("record")); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := topology.Ensure(ctx, js, cfg); err != nil {
-		t.Fatal(err)
-	}
-	st, err := js.Stream(ctx, "CHUNKS")
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, err := st.Info(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !info.Config.AllowAtomicPublish || info.State.Msgs != 5 {
-		t.Errorf("CHUNKS after Ensure: allow_atomic %v, %d messages; want true and the 5 it held", info.Config.AllowAtomicPublish, info.State.Msgs)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := jstest.Start(t, t.TempDir(), -1)
+			_, js := jstest.Connect(t, s.ClientURL())
+			ctx := context.Background()
+			old := tt.old
+			old.AllowAtomicPublish, old.AllowBatchPublish = false, false
+			if _, err := js.CreateStream(ctx, old); err != nil {
+				t.Fatal(err)
+			}
+			for i := range 5 {
+				if _, err := js.Publish(ctx, fmt.Sprintf(tt.subject, i), []byte("message")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := topology.Ensure(ctx, js, cfg); err != nil {
+				t.Fatal(err)
+			}
+			st, err := js.Stream(ctx, old.Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			info, err := st.Info(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tt.allowed(info.Config) || info.State.Msgs != 5 {
+				t.Errorf("%s after Ensure: allowed %v, %d messages; want true and the 5 it held", old.Name, tt.allowed(info.Config), info.State.Msgs)
+			}
+		})
 	}
 }

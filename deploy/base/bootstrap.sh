@@ -49,7 +49,8 @@ cat > /tmp/stream.json <<JSON
   "max_age": 0,
   "max_msg_size": -1,
   "max_msgs_per_subject": -1,
-  "allow_direct": true
+  "allow_direct": true,
+  "allow_batched": true
 }
 JSON
 cat > /tmp/consumer.json <<JSON

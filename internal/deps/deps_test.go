@@ -93,7 +93,8 @@ var allow = map[string]allowed{
 	"producer": {
 		module: []string{"chunking", "chunking/email", "chunking/registry", "fault", "internal/codec", "internal/tracing",
 			"messages", "topology"},
-		thirdParty: []string{"github.com/nats-io/nats.go", "github.com/nats-io/nuid", "go.opentelemetry.io/otel/attribute",
+		thirdParty: []string{"github.com/nats-io/nats.go", "github.com/nats-io/nuid", "github.com/synadia-io/orbit.go/jetstreamext",
+			"go.opentelemetry.io/otel/attribute",
 			"go.opentelemetry.io/otel/trace"},
 	},
 	"cmd/internal/chunkflags": {module: []string{"chunking/registry", "cmd/internal/envflag"}},

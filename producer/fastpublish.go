@@ -1,0 +1,253 @@
+package producer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/synadia-io/orbit.go/jetstreamext"
+)
+
+// Fast-ingest batch sizes and flow control (see the package doc).
+const (
+	// fastBatchMessages ends a batch (a commit round trip) every this many
+	// requests: the round trips of a batch's start and commit cost under
+	// 1% of it, and each commit is a firm checkpoint.
+	fastBatchMessages = 10_000
+	// fastMaxFlow is the most requests between two flow acks the server
+	// grants one batch.
+	fastMaxFlow = 500
+	// fastOutstandingAcks is how many flow acks may be outstanding before
+	// a publish waits: the requests awaiting acknowledgement are at most
+	// fastOutstandingAcks × flow.
+	fastOutstandingAcks = 2
+)
+
+// fastSender publishes a backfill's requests through fast-ingest batches
+// (allow_batched on the stream): requests go out without a reply each,
+// the server acknowledges every flow requests (the highest batch sequence
+// stored, with nothing missing before it), and a batch ends with a commit
+// every fastBatchMessages requests, at fastMaxBytes of requests awaiting
+// acknowledgement, and at the end. A request is settled when an
+// acknowledgement covers it.
+//
+// When a batch fails (an acknowledgement does not come within
+// StallTimeout, a gap, a request refused, the connection lost) the
+// requests after the last acknowledged one, and only those, go through
+// classic: one publish each with its Nats-Msg-Id, the gate and the
+// retries; copies the server did store are dropped by the duplicate
+// window. Once they settled a new batch starts. Two batches in a row that
+// fail before any acknowledgement, or a stream that refuses fast batches,
+// hand the rest of the run to classic.
+//
+// It is used from one goroutine, as sender.send is.
+type fastSender struct {
+	js       jetstream.JetStream
+	classic  *sender
+	settle   func(*outgoing)
+	flow     jetstreamext.FastPublishFlowControl
+	maxBytes int
+	pace     pacer
+	log      *slog.Logger
+
+	fp       jetstreamext.FastPublisher // nil between batches
+	batched  int                        // requests added to fp
+	acked    int                        // of which acknowledged
+	unacked  []*outgoing                // batch sequence acked+1 onwards
+	bytes    int                        // of unacked
+	failures int                        // batches in a row that failed unacknowledged
+	off      bool                       // classic for the rest of the run
+
+	recovering sync.WaitGroup // requests handed to classic, not yet settled
+}
+
+// newFastSender returns a fast sender settling with settle and recovering
+// through classic, whose settle must be the one settleRecovered returns.
+func newFastSender(js jetstream.JetStream, maxPending, maxBytes int, rate float64, retry RetryOptions, settle func(*outgoing), log *slog.Logger) *fastSender {
+	retry = retry.withDefaults()
+	if maxBytes <= 0 {
+		maxBytes = DefaultMaxPendingBytes
+	}
+	flow := min(fastMaxFlow, max(1, maxPending/fastOutstandingAcks))
+	return &fastSender{
+		js: js, settle: settle, maxBytes: maxBytes, pace: newPacer(rate), log: log,
+		flow: jetstreamext.FastPublishFlowControl{
+			Flow: uint16(flow), MaxOutstandingAcks: fastOutstandingAcks, AckTimeout: retry.StallTimeout,
+		},
+	}
+}
+
+// settleRecovered wraps the settle of the requests recovered through
+// classic.
+func (f *fastSender) settleRecovered(o *outgoing) {
+	f.settle(o)
+	f.recovering.Done()
+}
+
+// send publishes o in the current batch, starting one when needed. It
+// fails, without taking o, when ctx ended or the sender gave up; a
+// request it took is settled once, acknowledged or failed.
+func (f *fastSender) send(ctx context.Context, o *outgoing) error {
+	if f.off {
+		return f.recover(ctx, o)
+	}
+	if err := f.pace.wait(ctx); err != nil {
+		return err
+	}
+	if err := f.classic.failed(); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if f.fp != nil && len(f.unacked) > 0 && f.bytes+len(o.msg.Data) > f.maxBytes {
+		f.commit(ctx)
+	}
+	if f.fp == nil {
+		fp, err := jetstreamext.NewFastPublisher(f.js, f.flow)
+		if err != nil {
+			return fmt.Errorf("producer: fast publisher: %w", err)
+		}
+		f.fp, f.batched, f.acked = fp, 0, 0
+	}
+	f.unacked = append(f.unacked, o)
+	f.bytes += len(o.msg.Data)
+	f.batched++
+	ack, err := f.fp.AddMsg(o.msg)
+	if err != nil {
+		f.fail(ctx, err)
+		return nil
+	}
+	f.release(int(ack.AckSequence))
+	if f.batched >= fastBatchMessages {
+		f.commit(ctx)
+	}
+	return nil
+}
+
+// release settles the requests up to batch sequence seq.
+func (f *fastSender) release(seq int) {
+	for f.acked < seq && len(f.unacked) > 0 {
+		o := f.unacked[0]
+		f.unacked[0] = nil
+		f.unacked = f.unacked[1:]
+		f.bytes -= len(o.msg.Data)
+		f.acked++
+		f.failures = 0
+		f.settle(o)
+	}
+}
+
+// commit ends the batch and settles what its PubAck covers; the rest, if
+// any, is recovered.
+func (f *fastSender) commit(ctx context.Context) {
+	ack, err := f.fp.Close(ctx)
+	if err == nil && ack.BatchSize < uint64(f.batched) {
+		f.release(int(ack.BatchSize))
+		err = fmt.Errorf("the batch's PubAck counts %d requests of %d", ack.BatchSize, f.batched)
+	}
+	if err != nil {
+		f.fail(ctx, err)
+		return
+	}
+	f.release(f.batched)
+	f.fp = nil
+}
+
+// flush commits the batch in flight at the end of a run, even after ctx
+// ended: the requests sent deserve their answer, within AckTimeout.
+func (f *fastSender) flush(ctx context.Context, ackTimeout time.Duration) {
+	if f.fp == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ackTimeout)
+	defer cancel()
+	f.commit(ctx)
+}
+
+// fail abandons the batch after err and re-sends, through classic, the
+// requests after the last acknowledged one, waiting until they settle.
+func (f *fastSender) fail(ctx context.Context, err error) {
+	f.fp = nil
+	if f.acked == 0 {
+		f.failures++
+	}
+	var apiErr *jetstream.APIError
+	if errors.As(err, &apiErr) && apiErr.ErrorCode == jetstreamext.JSErrCodeFastBatchNotEnabled || f.failures >= 2 {
+		f.off = true
+		f.log.Info("backfill: fast-ingest batches failed, publishing one request at a time", "err", err)
+	}
+	pending := f.unacked
+	f.unacked, f.bytes = nil, 0
+	for i, o := range pending {
+		o.retries++
+		if err := f.recover(ctx, o); err != nil {
+			for _, o := range pending[i:] {
+				o.err, o.gaveUp = fmt.Errorf("producer: publish %q: %w", o.id, err), errors.Is(err, ErrUnavailable)
+				f.settle(o)
+			}
+			return
+		}
+	}
+	f.recovering.Wait()
+}
+
+// recover publishes o through classic.
+func (f *fastSender) recover(ctx context.Context, o *outgoing) error {
+	f.recovering.Add(1)
+	err := f.classic.send(ctx, o)
+	if err != nil {
+		f.recovering.Done()
+	}
+	return err
+}
+
+// startSenders starts the backfill's senders: through fast-ingest batches
+// when the stream storing the subject allows them and no caller needs a
+// request's INGEST sequence (OnSent), else one publish per request, saying
+// why in one log line.
+func (b *backfill) startSenders(ctx context.Context, log *slog.Logger) {
+	settle := b.t.settle
+	if why := b.p.noFastIngest(ctx, b.o.OnSent != nil); why != "" {
+		log.Info("backfill: publishing one request at a time: " + why)
+	} else {
+		b.fast = newFastSender(b.p.js, b.p.opts.MaxPending, b.o.MaxPendingBytes, b.o.Rate, b.o.Retry, settle, log)
+		settle = b.fast.settleRecovered
+	}
+	b.snd = newSender(ctx, b.p.js, b.p.opts.MaxPending, b.o.MaxPendingBytes, b.o.Rate, b.o.Retry, settle)
+	if b.fast != nil {
+		b.fast.classic = b.snd
+	}
+}
+
+// noFastIngest reads the info of the stream storing the subject once and
+// returns why fast-ingest batches cannot be used, or "".
+func (p *Producer) noFastIngest(ctx context.Context, needSeqs bool) string {
+	if needSeqs {
+		return "each request's INGEST sequence is wanted (OnSent), and fast-ingest acknowledgements do not carry it"
+	}
+	name, err := p.js.StreamNameBySubject(ctx, p.opts.Subject)
+	if err != nil {
+		return fmt.Sprintf("no stream found for subject %s: %v", p.opts.Subject, err)
+	}
+	st, err := p.js.Stream(ctx, name)
+	if err != nil {
+		return fmt.Sprintf("stream %s: %v", name, err)
+	}
+	if !st.CachedInfo().Config.AllowBatchPublish {
+		return "stream " + name + " does not allow fast-ingest batches (allow_batched: set by the workers' set-up on nats-server 2.14 or later)"
+	}
+	return ""
+}
+
+// send publishes o through the backfill's sender.
+func (b *backfill) send(ctx context.Context, o *outgoing) error {
+	if b.fast != nil {
+		return b.fast.send(ctx, o)
+	}
+	return b.snd.send(ctx, o)
+}
