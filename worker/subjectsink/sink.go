@@ -249,16 +249,19 @@ func (s *Sink) commit(ctx context.Context, group []*pending) {
 const busyTries = 8
 
 // publish stores msgs as one atomic batch. A batch refused because it
-// holds a record the duplicate window has seen was stored before (batches
-// are atomic and the same version always gives the same batches): it
-// counts as written.
+// holds a record the duplicate window has seen is published again record
+// by record (publishEach): a standalone server stores a batch's records
+// one after the other and stops at the first it has no room for, keeping
+// those before, so a duplicate does not prove the whole batch stored.
 func (s *Sink) publish(ctx context.Context, msgs []*nats.Msg) error {
 	wait := 20 * time.Millisecond
 	for try := 1; ; try++ {
 		err := s.publishOnce(ctx, msgs)
 		switch {
-		case err == nil, isCode(err, jetstreamext.JSErrCodeBatchPublishDuplicateMsgID):
+		case err == nil:
 			return nil
+		case isCode(err, jetstreamext.JSErrCodeBatchPublishDuplicateMsgID):
+			return s.publishEach(ctx, msgs)
 		case try < busyTries && busy(err):
 			select {
 			case <-ctx.Done():
@@ -270,6 +273,19 @@ func (s *Sink) publish(ctx context.Context, msgs []*nats.Msg) error {
 		}
 		return publishError(err)
 	}
+}
+
+// publishEach publishes msgs one by one: the server acknowledges a
+// record it holds as a duplicate and stores the others. The records of a
+// version so completed are not contiguous in the stream; they are all
+// there, which a consumer's rule (docs/wire.md) tells by their count.
+func (s *Sink) publishEach(ctx context.Context, msgs []*nats.Msg) error {
+	for _, m := range msgs {
+		if _, err := s.js.PublishMsg(ctx, m); err != nil {
+			return publishError(err)
+		}
+	}
+	return nil
 }
 
 // publishOne stores a version of one record: a single message is stored

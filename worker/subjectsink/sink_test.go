@@ -280,3 +280,29 @@ func TestStreamWithoutAtomicIsAnOutage(t *testing.T) {
 		t.Error("Probe = nil, want an error naming allow_atomic")
 	}
 }
+
+// TestPartlyStoredBatchCompletes: a batch the server stored in part (a
+// server of one replica out of room in the middle of it keeps the records
+// before) is refused as a duplicate on the next try; the sink then
+// publishes the version record by record, so every record is stored once.
+func TestPartlyStoredBatchCompletes(t *testing.T) {
+	e := newEnv(t)
+	sink := subjectsink.New(e.js, e.cfg.ChunksPrefix, 0)
+	doc, chunks := sinktest.Version("part.md", 3, texts(5)...)
+	ctx := context.Background()
+	if err := sink.Write(ctx, doc, chunks[:2]); err != nil {
+		t.Fatal(err)
+	}
+	if err := sink.Write(ctx, doc, chunks); err != nil {
+		t.Fatalf("Write of the whole version = %v", err)
+	}
+	seen := map[int]int{}
+	for _, s := range e.records(t) {
+		seen[s.rec.Position]++
+	}
+	for pos := range 5 {
+		if seen[pos] != 1 {
+			t.Errorf("position %d stored %d times, want once (stored: %v)", pos, seen[pos], seen)
+		}
+	}
+}
