@@ -160,19 +160,43 @@ func TestDocLinks(t *testing.T) {
 	}
 }
 
-// TestDocsStayInside: no page names a file outside the repository by the
-// names such notes had, nor a machine's absolute path.
+// TestDocsStayInside: every upper-case Markdown file a page names (the
+// convention of project notes: README.md) is one of the repository's, so
+// no page sends a reader to notes a clone does not have; and no page names
+// a machine's absolute path. Lower-case names are examples (bad.md).
 func TestDocsStayInside(t *testing.T) {
 	root := RepoRoot(t)
-	banned := regexp.MustCompile(`DESIGN\.md|STYLE\.md|CHUNKERS\.md|spec §|/work/|/home/|/Users/`)
+	ours := map[string]bool{}
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == ".git" || d.Name() == "node_modules") {
+			return filepath.SkipDir
+		}
+		if strings.HasSuffix(d.Name(), ".md") {
+			ours[d.Name()] = true
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mdName := regexp.MustCompile(`\b[A-Z][A-Z0-9_-]*\.md\b`)
+	absPath := regexp.MustCompile("(^|[\\s(`\"'])/(home|Users|root|work)/")
 	for _, rel := range docFiles(t) {
 		data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(rel)))
 		if err != nil {
 			t.Fatal(err)
 		}
 		for i, line := range strings.Split(string(data), "\n") {
-			if m := banned.FindString(line); m != "" {
-				t.Errorf("%s:%d: names %q, which is outside the repository", rel, i+1, m)
+			for _, m := range mdName.FindAllString(line, -1) {
+				if !ours[m] {
+					t.Errorf("%s:%d: names %s, which is not in the repository", rel, i+1, m)
+				}
+			}
+			if m := absPath.FindString(line); m != "" {
+				t.Errorf("%s:%d: names an absolute path %q", rel, i+1, strings.TrimSpace(m))
 			}
 		}
 	}
