@@ -2,6 +2,7 @@ package markdown
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -474,14 +475,7 @@ func (sp *splitter) wordStart(p int) bool {
 // trimmed of surrounding blank lines.
 func (sp *splitter) content() string {
 	ps := sp.cur
-	synth := false
-	for _, p := range ps {
-		if p.kind == pieceSynth {
-			synth = true
-			break
-		}
-	}
-	if !synth {
+	if !slices.ContainsFunc(ps, func(p piece) bool { return p.kind == pieceSynth }) {
 		s := ps[0].start
 		if sp.ovStart >= 0 {
 			s = sp.ovStart

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -260,17 +261,9 @@ func (c *Chunker) sections(src string, blocks []mdblocks.Block) []section {
 			return
 		}
 		// Join a header-only section to a deeper one that follows.
-		if next != nil && len(hier) > 0 && next.Level > hier[len(hier)-1].level {
-			onlyHeaders := true
-			for _, b := range blocks[begin:end] {
-				if b.Kind != mdblocks.Heading || !c.splitOn[b.Level] {
-					onlyHeaders = false
-					break
-				}
-			}
-			if onlyHeaders {
-				return // the next section starts at begin
-			}
+		if next != nil && len(hier) > 0 && next.Level > hier[len(hier)-1].level &&
+			!slices.ContainsFunc(blocks[begin:end], func(b mdblocks.Block) bool { return b.Kind != mdblocks.Heading || !c.splitOn[b.Level] }) {
+			return // the next section starts at begin
 		}
 		secs = append(secs, section{blocks: blocks[begin:end], hdrs: hier})
 		begin = end
@@ -286,10 +279,7 @@ func (c *Chunker) sections(src string, blocks []mdblocks.Block) []section {
 		for n < len(hier) && hier[n].level < b.Level {
 			n++
 		}
-		h := make([]header, n+1)
-		copy(h, hier[:n])
-		h[n] = header{level: b.Level, title: b.Title, line: trimEnd(src, b.Start, b.End)}
-		hier = h
+		hier = append(slices.Clone(hier[:n]), header{level: b.Level, title: b.Title, line: trimEnd(src, b.Start, b.End)})
 	}
 	flush(len(blocks), nil)
 	return secs
