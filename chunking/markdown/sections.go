@@ -2,7 +2,6 @@ package markdown
 
 import (
 	"bytes"
-	"strconv"
 	"strings"
 
 	"github.com/chunkstream/chunkstream/chunking"
@@ -218,25 +217,19 @@ func (p *pipeline) emit() {
 		p.sp.section(group[0], p.ghdr)
 		return
 	}
-	var content string
-	if len(group) == 1 {
-		content = string(src[group[0].start:group[0].end])
-	} else {
-		var sb strings.Builder
-		n := 0
-		for _, s := range group {
-			n += s.end - s.start + 2
-		}
-		sb.Grow(n)
-		for i, s := range group {
-			if i > 0 {
-				sb.WriteString("\n\n")
-			}
-			sb.Write(src[s.start:s.end])
-		}
-		content = sb.String()
+	var sb strings.Builder
+	n := 0
+	for _, s := range group {
+		n += s.end - s.start + 2
 	}
-	p.out(rawChunk{content: content, hdr: p.ghdr, start: group[0].start, end: group[len(group)-1].end})
+	sb.Grow(n)
+	for i, s := range group {
+		if i > 0 {
+			sb.WriteString("\n\n")
+		}
+		sb.Write(src[s.start:s.end])
+	}
+	p.out(rawChunk{content: sb.String(), hdr: p.ghdr, start: group[0].start, end: group[len(group)-1].end})
 }
 
 // lineCounter turns increasing offsets into 1-based line numbers in time
@@ -254,5 +247,3 @@ func (lc *lineCounter) at(off int) int {
 	lc.off = off
 	return lc.line + 1
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }

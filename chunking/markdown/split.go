@@ -243,11 +243,7 @@ func (sp *splitter) next(p, e, level int) int {
 				end++
 			}
 			if end < e && (cjk || isSpaceAt(src, end)) {
-				for end < e && isSpaceAt(src, end) {
-					_, size := utf8.DecodeRune(src[end:])
-					end += size
-				}
-				if end < e {
+				if end = skipSpace(src, end); end < e {
 					return end
 				}
 				return e
@@ -261,11 +257,7 @@ func (sp *splitter) next(p, e, level int) int {
 			_, size := utf8.DecodeRune(src[i:])
 			i += size
 		}
-		for i < e && isSpaceAt(src, i) {
-			_, size := utf8.DecodeRune(src[i:])
-			i += size
-		}
-		return i
+		return skipSpace(src, i)
 	}
 	return e
 }
@@ -454,8 +446,7 @@ func (sp *splitter) overlapTokens(last piece, limit int) (int, int) {
 		}
 	}
 	sp.starts = starts
-	start, n := measure.LongestSuffix(sp.m, sp.src[:last.end], starts, limit)
-	return start, n
+	return measure.LongestSuffix(sp.m, sp.src[:last.end], starts, limit)
 }
 
 // wordStart reports whether a word starts at p: a non-space character at
