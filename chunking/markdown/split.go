@@ -243,10 +243,7 @@ func (sp *splitter) next(p, e, level int) int {
 				end++
 			}
 			if end < e && (cjk || isSpaceAt(src, end)) {
-				if end = skipSpace(src, end); end < e {
-					return end
-				}
-				return e
+				return skipSpace(src, end) // src ends at e
 			}
 			i = max(end, i+1)
 		}
