@@ -126,14 +126,10 @@ func formatOf(doc chunking.Document) (format, fileFormat string, err error) {
 	return format, fileFormat, nil
 }
 
-// Chunk splits doc into chunks. It is pure and safe for concurrent use;
-// doc.Content is neither modified nor retained (the chunks of one
-// document share one copy of its text). A document that is not valid
-// UTF-8 is an error wrapping chunking.ErrNotUTF8, naming the document and
-// the offset of its first bad byte; an unsupported Format wraps
-// chunking.ErrUnsupportedFormat. Warnings report unclosed LaTeX
-// environments in sections that were cut. Chunk is ChunkFunc with a
-// context that never ends, collecting the chunks.
+// Chunk splits doc into chunks; it is pure and safe for concurrent use
+// and neither modifies nor retains doc.Content. Content that is not UTF-8
+// wraps chunking.ErrNotUTF8, an unsupported Format
+// chunking.ErrUnsupportedFormat. Chunk is ChunkFunc collecting the chunks.
 func (c *Chunker) Chunk(doc chunking.Document) ([]chunking.Chunk, []chunking.Warning, error) {
 	return fileio.Collect(c.ChunkFunc)(context.Background(), doc)
 }
