@@ -92,7 +92,7 @@ func readMsgpackValue(d *msgpack.Decoder, depth int) (any, error) {
 		for i := range n {
 			v, err := readMsgpackValue(d, depth+1)
 			if err != nil {
-				return nil, atIndex(err, i)
+				return nil, codec.ValueAtIndex(err, i)
 			}
 			out = append(out, v)
 		}
@@ -119,11 +119,11 @@ func readMsgpackValue(d *msgpack.Decoder, depth int) (any, error) {
 				return nil, err
 			}
 			if err := codec.CheckText(k); err != nil {
-				return nil, &codec.FieldError{Err: fmt.Errorf("in a key: %w", err)}
+				return nil, codec.InKey(err)
 			}
 			v, err := readMsgpackValue(d, depth+1)
 			if err != nil {
-				return nil, atKey(err, k)
+				return nil, codec.ValueAtKey(err, k)
 			}
 			out = append(out, chunking.Field{Key: k, Value: v})
 		}
@@ -133,23 +133,6 @@ func readMsgpackValue(d *msgpack.Decoder, depth int) (any, error) {
 }
 
 var errTooDeep = fmt.Errorf("nested deeper than %d levels", chunking.MaxDepth)
-
-// atKey and atIndex place a value's error at its map key or list
-// position; errors of the msgpack library itself (a message cut short)
-// are about the message, not a value, and pass unchanged.
-func atKey(err error, k string) error {
-	if _, ok := err.(*codec.FieldError); ok {
-		return codec.AtKey(err, k)
-	}
-	return err
-}
-
-func atIndex(err error, i int) error {
-	if _, ok := err.(*codec.FieldError); ok {
-		return codec.AtIndex(err, i)
-	}
-	return err
-}
 
 // readExt reads an extension value: only ExtBigInt is known.
 func readExt(d *msgpack.Decoder) (any, error) {
@@ -214,7 +197,7 @@ func writeMsgpackValue(e *msgpack.Encoder, v any, depth int) error {
 		}
 		for i, el := range x {
 			if err := writeMsgpackValue(e, el, depth+1); err != nil {
-				return atIndex(err, i)
+				return codec.ValueAtIndex(err, i)
 			}
 		}
 		return nil
@@ -231,7 +214,7 @@ func writeMsgpackValue(e *msgpack.Encoder, v any, depth int) error {
 				return err
 			}
 			if err := writeMsgpackValue(e, f.Value, depth+1); err != nil {
-				return atKey(err, f.Key)
+				return codec.ValueAtKey(err, f.Key)
 			}
 		}
 		return nil

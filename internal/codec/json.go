@@ -291,10 +291,7 @@ func (p *jsonParser[M, F]) object(depth int) (M, error) {
 		p.i++
 		v, err := p.value(depth + 1)
 		if err != nil {
-			if _, ok := err.(*FieldError); ok {
-				return nil, AtKey(err, k)
-			}
-			return nil, err
+			return nil, ValueAtKey(err, k)
 		}
 		m = append(m, F(pair{k, v}))
 		p.skipSpace()
@@ -324,10 +321,7 @@ func (p *jsonParser[M, F]) array(depth int) ([]any, error) {
 	for {
 		v, err := p.value(depth + 1)
 		if err != nil {
-			if _, ok := err.(*FieldError); ok {
-				return nil, AtIndex(err, len(list))
-			}
-			return nil, err
+			return nil, ValueAtIndex(err, len(list))
 		}
 		list = append(list, v)
 		p.skipSpace()
