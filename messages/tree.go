@@ -82,7 +82,7 @@ func readMsgpackValue(d *msgpack.Decoder, depth int) (any, error) {
 		return readExt(d)
 	case msgpcode.IsFixedArray(c), c == msgpcode.Array16, c == msgpcode.Array32:
 		if depth > chunking.MaxDepth {
-			return nil, &codec.FieldError{Err: errTooDeep}
+			return nil, &codec.FieldError{Err: codec.ErrTooDeep}
 		}
 		n, err := d.DecodeArrayLen()
 		if err != nil {
@@ -99,7 +99,7 @@ func readMsgpackValue(d *msgpack.Decoder, depth int) (any, error) {
 		return out, nil
 	case msgpcode.IsFixedMap(c), c == msgpcode.Map16, c == msgpcode.Map32:
 		if depth > chunking.MaxDepth {
-			return nil, &codec.FieldError{Err: errTooDeep}
+			return nil, &codec.FieldError{Err: codec.ErrTooDeep}
 		}
 		n, err := d.DecodeMapLen()
 		if err != nil {
@@ -131,8 +131,6 @@ func readMsgpackValue(d *msgpack.Decoder, depth int) (any, error) {
 	}
 	return nil, &codec.FieldError{Err: fmt.Errorf("unsupported msgpack type 0x%02x", c)}
 }
-
-var errTooDeep = fmt.Errorf("nested deeper than %d levels", chunking.MaxDepth)
 
 // readExt reads an extension value: only ExtBigInt is known.
 func readExt(d *msgpack.Decoder) (any, error) {
@@ -190,7 +188,7 @@ func writeMsgpackValue(e *msgpack.Encoder, v any, depth int) error {
 		return err
 	case []any:
 		if depth > chunking.MaxDepth {
-			return &codec.FieldError{Err: errTooDeep}
+			return &codec.FieldError{Err: codec.ErrTooDeep}
 		}
 		if err := e.EncodeArrayLen(len(x)); err != nil {
 			return err
@@ -203,7 +201,7 @@ func writeMsgpackValue(e *msgpack.Encoder, v any, depth int) error {
 		return nil
 	case chunking.Metadata:
 		if depth > chunking.MaxDepth {
-			return &codec.FieldError{Err: errTooDeep}
+			return &codec.FieldError{Err: codec.ErrTooDeep}
 		}
 		x = codec.Deduplicate(x)
 		if err := e.EncodeMapLen(len(x)); err != nil {
