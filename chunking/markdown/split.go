@@ -10,6 +10,7 @@ import (
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/internal/measure"
 	"github.com/chunkstream/chunkstream/chunking/internal/poll"
+	"github.com/chunkstream/chunkstream/chunking/internal/srcspan"
 )
 
 // Split levels, coarsest first: the reference's separators.
@@ -48,7 +49,7 @@ type splitter struct {
 	src          []byte
 	max, overlap int
 	m            measure.Measure
-	lines        *lineCounter
+	lines        *srcspan.Lines
 	warns        *[]chunking.Warning
 	secStart     int
 
