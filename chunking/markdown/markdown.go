@@ -1,6 +1,7 @@
 package markdown
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"path"
@@ -146,10 +147,7 @@ func (c *Chunker) ChunkFunc(ctx context.Context, doc chunking.Document, yield fu
 // chunkPolled is ChunkFunc counting its work on pl and stopping when pl
 // sees its context end (tests read the count and end it at will).
 func (c *Chunker) chunkPolled(pl *poll.Poller, doc chunking.Document, yield func(chunking.Chunk) bool) ([]chunking.Warning, error) {
-	name := doc.Path
-	if name == "" {
-		name = "document"
-	}
+	name := cmp.Or(doc.Path, "document")
 	switch strings.ToLower(doc.Format) {
 	case "", "markdown", "md", "mdx", "text", "txt":
 	default:
