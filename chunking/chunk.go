@@ -138,12 +138,10 @@ func truncateText(s string, maxChars int, truncate Truncate) string {
 	}
 	keep := maxChars - 3
 	if truncate == Leading {
-		skip := n - keep
 		i := 0
-		for skip > 0 {
+		for range n - keep {
 			_, size := utf8.DecodeRuneInString(s[i:])
 			i += size
-			skip--
 		}
 		return "..." + s[i:]
 	}

@@ -66,15 +66,7 @@ func (c *Collection) Len() int { return len(c.chunks) }
 func (c *Collection) At(i int) Chunk { return c.chunks[i] }
 
 // All iterates over the positions and chunks in order.
-func (c *Collection) All() iter.Seq2[int, Chunk] {
-	return func(yield func(int, Chunk) bool) {
-		for i, ch := range c.chunks {
-			if !yield(i, ch) {
-				return
-			}
-		}
-	}
-}
+func (c *Collection) All() iter.Seq2[int, Chunk] { return slices.All(c.chunks) }
 
 // Chunks returns a copy of the chunks in order.
 func (c *Collection) Chunks() []Chunk { return slices.Clone(c.chunks) }

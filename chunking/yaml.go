@@ -143,13 +143,9 @@ func chunkNode(ch Chunk) (*yaml.Node, error) {
 		return nil, codec.AtKey(err, "metadata")
 	}
 	return &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{
-		plainKey("content"), content,
-		plainKey("metadata"), md,
+		yamlScalar("!!str", "content"), content,
+		yamlScalar("!!str", "metadata"), md,
 	}}, nil
-}
-
-func plainKey(s string) *yaml.Node {
-	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s}
 }
 
 func yamlScalar(tag, value string) *yaml.Node {
@@ -246,7 +242,7 @@ func yamlValue(v any, depth int) (*yaml.Node, error) {
 		return n, nil
 	case []any:
 		if depth > MaxDepth {
-			return nil, &codec.FieldError{Err: errTooDeep}
+			return nil, &codec.FieldError{Err: codec.ErrTooDeep}
 		}
 		n := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
 		if len(x) == 0 {
@@ -262,7 +258,7 @@ func yamlValue(v any, depth int) (*yaml.Node, error) {
 		return n, nil
 	case Metadata:
 		if depth > MaxDepth {
-			return nil, &codec.FieldError{Err: errTooDeep}
+			return nil, &codec.FieldError{Err: codec.ErrTooDeep}
 		}
 		x = codec.Deduplicate(x)
 		n := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
@@ -291,8 +287,6 @@ func yamlValue(v any, depth int) (*yaml.Node, error) {
 	}
 	return yamlValue(nv, depth)
 }
-
-var errTooDeep = fmt.Errorf("nested deeper than %d levels", MaxDepth)
 
 // maxYAMLAliasNodes bounds the metadata nodes reached through aliases, so
 // that a "billion laughs" file is an error, not a hang.
@@ -407,7 +401,7 @@ func (d *yamlDecoder) value(n *yaml.Node, depth int, aliased bool) (any, error) 
 	}
 	n = d.deref(n)
 	if depth > MaxDepth && (n.Kind == yaml.MappingNode || n.Kind == yaml.SequenceNode) {
-		return nil, syntaxError(d.name, n.Line, nil, "metadata %s", errTooDeep)
+		return nil, syntaxError(d.name, n.Line, nil, "metadata %s", codec.ErrTooDeep)
 	}
 	switch n.Kind {
 	case yaml.MappingNode:

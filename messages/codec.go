@@ -173,7 +173,7 @@ func describePayload(data []byte) string {
 	return fmt.Sprintf("%s (first byte 0x%02x)", kind, c)
 }
 
-// ingestFields returns the request's wire fields in order. Content is
+// fields returns the request's wire fields in order. Content is
 // added by the caller, since its form depends on the encoding.
 func (r *IngestRequest) fields() chunking.Metadata {
 	v := r.V

@@ -114,14 +114,9 @@ func ParseDeadLetter(h map[string][]string) (DeadLetter, error) {
 }
 
 // DeadLetterMsgID returns the Nats-Msg-Id of the dead letter of the
-// request stored at ingestSeq in the stream ingestStream:
-// "<ingest stream>@<ingest seq>", followed by "@<request's Nats-Msg-Id>"
-// when the request had one. Every writer of one request's dead letter
-// (its worker, the max-deliveries advisory handler) knows these, so the
-// dead letter stream's duplicate window stores it once; a request
-// published again is a new stream message with a new sequence, so its
-// dead letter is always stored. The request's own id guards against a
-// stream that was deleted and created again, whose sequences start over.
+// request stored at ingestSeq in the stream ingestStream: "<ingest
+// stream>@<ingest seq>", then "@<requestMsgID>" when it is not empty (the
+// package documentation says why).
 func DeadLetterMsgID(ingestStream string, ingestSeq uint64, requestMsgID string) string {
 	id := ingestStream + "@" + strconv.FormatUint(ingestSeq, 10)
 	if requestMsgID != "" {

@@ -110,9 +110,6 @@
 //     dead letter stream and refuse the dead letter) and the Chunkstream-*
 //     ones it sets itself. A replay sends the same user headers with a
 //     fresh Nats-Msg-Id under the ingest rule "<id>@<version>@<send id>".
-//   - PeekIngestID reads only a request's id (the top-level map, every
-//     other value skipped unchecked, without recursion), so listing dead
-//     letters shows the id of a request that does not decode as a whole.
 //   - The document record (DocRecord) is JSON, not msgpack: it lives in a
 //     KV bucket that people and other languages read with ordinary tools.
 //     Its key is the document id in unpadded base64url (DocRecordKey), so

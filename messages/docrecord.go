@@ -37,11 +37,8 @@ const (
 // read it to skip unchanged documents.
 //
 // Fields are only ever added, each with omitempty or a zero value that
-// means what its absence meant, so a record written before a field
-// existed reads as before. Decoding ignores fields it does not know, and
-// a writer that does not know a field drops it when it rewrites the
-// record, so every added field must be safe to lose (a hint, never needed
-// for correctness).
+// means what its absence means, and each safe to lose (the package
+// documentation says why).
 type DocRecord struct {
 	// IngestSeq is the INGEST stream sequence of the version; it orders
 	// the versions of one document.

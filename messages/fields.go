@@ -31,40 +31,31 @@ func (fr *fieldReader) get(key string) (any, bool) {
 	return v, ok && v != nil
 }
 
-func (fr *fieldReader) str(key string) string {
+// typed reads key with conv, failing as want when conv refuses its value.
+func typed[T any](fr *fieldReader, key, want string, conv func(any) (T, bool)) T {
 	v, ok := fr.get(key)
 	if !ok {
-		return ""
+		var zero T
+		return zero
 	}
-	s, isStr := v.(string)
-	if !isStr {
-		fr.fail(key, "a string", v)
+	x, ok := conv(v)
+	if !ok {
+		fr.fail(key, want, v)
 	}
-	return s
+	return x
 }
 
-func (fr *fieldReader) integer(key string) int {
-	v, ok := fr.get(key)
-	if !ok {
-		return 0
-	}
-	n, isInt := codec.Int(v)
-	if !isInt {
-		fr.fail(key, "an integer", v)
-	}
-	return n
+func (fr *fieldReader) str(key string) string {
+	return typed(fr, key, "a string", func(v any) (string, bool) {
+		s, ok := v.(string)
+		return s, ok
+	})
 }
+
+func (fr *fieldReader) integer(key string) int { return typed(fr, key, "an integer", codec.Int) }
 
 func (fr *fieldReader) uint(key string) uint64 {
-	v, ok := fr.get(key)
-	if !ok {
-		return 0
-	}
-	n, isUint := codec.Uint(v)
-	if !isUint {
-		fr.fail(key, "a non-negative integer", v)
-	}
-	return n
+	return typed(fr, key, "a non-negative integer", codec.Uint)
 }
 
 func (fr *fieldReader) mapping(key string) chunking.Metadata {

@@ -18,10 +18,8 @@ import (
 const FingerprintVersion = 1
 
 // ChunkerDefaultsKey is the key, in the bucket of document records, of
-// the workers' chunker defaults (ChunkerDefaults, as JSON), which every
-// worker writes at start. Record keys are unpadded base64url
-// (DocRecordKey) and never hold a ".", so this key cannot be a
-// document's.
+// the workers' chunker defaults (ChunkerDefaults, as JSON); holding a ".",
+// it is never a record's key (DocRecordKey).
 const ChunkerDefaultsKey = "chunkstream.chunker-defaults"
 
 // ChunkerDefaults are the chunker settings workers apply to requests that

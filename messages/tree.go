@@ -82,7 +82,7 @@ func readMsgpackValue(d *msgpack.Decoder, depth int) (any, error) {
 		return readExt(d)
 	case msgpcode.IsFixedArray(c), c == msgpcode.Array16, c == msgpcode.Array32:
 		if depth > chunking.MaxDepth {
-			return nil, &codec.FieldError{Err: errTooDeep}
+			return nil, &codec.FieldError{Err: codec.ErrTooDeep}
 		}
 		n, err := d.DecodeArrayLen()
 		if err != nil {
@@ -92,14 +92,14 @@ func readMsgpackValue(d *msgpack.Decoder, depth int) (any, error) {
 		for i := range n {
 			v, err := readMsgpackValue(d, depth+1)
 			if err != nil {
-				return nil, atIndex(err, i)
+				return nil, codec.ValueAtIndex(err, i)
 			}
 			out = append(out, v)
 		}
 		return out, nil
 	case msgpcode.IsFixedMap(c), c == msgpcode.Map16, c == msgpcode.Map32:
 		if depth > chunking.MaxDepth {
-			return nil, &codec.FieldError{Err: errTooDeep}
+			return nil, &codec.FieldError{Err: codec.ErrTooDeep}
 		}
 		n, err := d.DecodeMapLen()
 		if err != nil {
@@ -119,36 +119,17 @@ func readMsgpackValue(d *msgpack.Decoder, depth int) (any, error) {
 				return nil, err
 			}
 			if err := codec.CheckText(k); err != nil {
-				return nil, &codec.FieldError{Err: fmt.Errorf("in a key: %w", err)}
+				return nil, codec.InKey(err)
 			}
 			v, err := readMsgpackValue(d, depth+1)
 			if err != nil {
-				return nil, atKey(err, k)
+				return nil, codec.ValueAtKey(err, k)
 			}
 			out = append(out, chunking.Field{Key: k, Value: v})
 		}
 		return codec.Deduplicate(out), nil
 	}
 	return nil, &codec.FieldError{Err: fmt.Errorf("unsupported msgpack type 0x%02x", c)}
-}
-
-var errTooDeep = fmt.Errorf("nested deeper than %d levels", chunking.MaxDepth)
-
-// atKey and atIndex place a value's error at its map key or list
-// position; errors of the msgpack library itself (a message cut short)
-// are about the message, not a value, and pass unchanged.
-func atKey(err error, k string) error {
-	if _, ok := err.(*codec.FieldError); ok {
-		return codec.AtKey(err, k)
-	}
-	return err
-}
-
-func atIndex(err error, i int) error {
-	if _, ok := err.(*codec.FieldError); ok {
-		return codec.AtIndex(err, i)
-	}
-	return err
 }
 
 // readExt reads an extension value: only ExtBigInt is known.
@@ -207,20 +188,20 @@ func writeMsgpackValue(e *msgpack.Encoder, v any, depth int) error {
 		return err
 	case []any:
 		if depth > chunking.MaxDepth {
-			return &codec.FieldError{Err: errTooDeep}
+			return &codec.FieldError{Err: codec.ErrTooDeep}
 		}
 		if err := e.EncodeArrayLen(len(x)); err != nil {
 			return err
 		}
 		for i, el := range x {
 			if err := writeMsgpackValue(e, el, depth+1); err != nil {
-				return atIndex(err, i)
+				return codec.ValueAtIndex(err, i)
 			}
 		}
 		return nil
 	case chunking.Metadata:
 		if depth > chunking.MaxDepth {
-			return &codec.FieldError{Err: errTooDeep}
+			return &codec.FieldError{Err: codec.ErrTooDeep}
 		}
 		x = codec.Deduplicate(x)
 		if err := e.EncodeMapLen(len(x)); err != nil {
@@ -231,7 +212,7 @@ func writeMsgpackValue(e *msgpack.Encoder, v any, depth int) error {
 				return err
 			}
 			if err := writeMsgpackValue(e, f.Value, depth+1); err != nil {
-				return atKey(err, f.Key)
+				return codec.ValueAtKey(err, f.Key)
 			}
 		}
 		return nil

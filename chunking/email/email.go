@@ -1,6 +1,7 @@
 package email
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -149,10 +150,7 @@ func (c *Chunker) ChunkFunc(ctx context.Context, doc chunking.Document, yield fu
 
 // chunkPolled is ChunkFunc polling pl (tests read its count and end it).
 func (c *Chunker) chunkPolled(pl *poll.Poller, doc chunking.Document, yield func(chunking.Chunk) bool) ([]chunking.Warning, error) {
-	name := doc.Path
-	if name == "" {
-		name = "document"
-	}
+	name := cmp.Or(doc.Path, "document")
 	if pl.Check() {
 		return nil, fmt.Errorf("email: %s: %w", name, pl.Err())
 	}

@@ -367,14 +367,12 @@ func undoListRewrite(from Address, h gomail.Header) Address {
 		return from
 	}
 	name := strings.Trim(mm[1], `"' `)
-	if v := h.Get("X-Original-From"); v != "" {
-		if as := addressList(h, "X-Original-From"); len(as) > 0 && as[0].Email != "" {
-			a := as[0]
-			if a.Name == "" {
-				a.Name = name
-			}
-			return a
+	if as := addressList(h, "X-Original-From"); len(as) > 0 && as[0].Email != "" {
+		a := as[0]
+		if a.Name == "" {
+			a.Name = name
 		}
+		return a
 	}
 	if as := addressList(h, "Reply-To"); len(as) > 0 && as[0].Email != "" && !strings.EqualFold(as[0].Email, from.Email) {
 		a := as[0]
@@ -495,12 +493,15 @@ func (w *walker) walk(e *message.Entity, depth int) (text string, isHTML, ok boo
 }
 
 func (w *walker) read(e *message.Entity) string {
-	room := maxBodyBytes - w.bytes
-	if room <= 0 {
+	cut := func() {
 		if !w.warnedCut {
 			w.warn(chunking.WarnTruncated, "body larger than %d bytes: cut", maxBodyBytes)
 			w.warnedCut = true
 		}
+	}
+	room := maxBodyBytes - w.bytes
+	if room <= 0 {
+		cut()
 		return ""
 	}
 	var buf bytes.Buffer
@@ -512,10 +513,7 @@ func (w *walker) read(e *message.Entity) string {
 	b := buf.Bytes()
 	if len(b) > room {
 		b = b[:room]
-		if !w.warnedCut {
-			w.warn(chunking.WarnTruncated, "body larger than %d bytes: cut", maxBodyBytes)
-			w.warnedCut = true
-		}
+		cut()
 	}
 	w.bytes += len(b)
 	b = normalizeNewlines(b)

@@ -18,17 +18,10 @@ const truncatedMark = " [truncated]"
 func formatAddress(a Address) string {
 	name := strings.TrimSpace(a.Name)
 	mail := strings.TrimSpace(a.Email)
-	switch {
-	case name != "" && mail != "" && strings.EqualFold(name, mail):
-		return name
-	case name != "" && mail != "":
+	if name != "" && mail != "" && !strings.EqualFold(name, mail) {
 		return name + " <" + mail + ">"
-	case name != "":
-		return name
-	case mail != "":
-		return mail
 	}
-	return "unknown"
+	return cmp.Or(name, mail, "unknown")
 }
 
 func joinAddresses(as []Address) string {
@@ -142,15 +135,10 @@ func participantsDisplay(labels []string) string {
 }
 
 func dateRange(first, last string) string {
-	switch {
-	case first != "" && last != "":
+	if first != "" && last != "" {
 		return first + " to " + last
-	case first != "":
-		return first
-	case last != "":
-		return last
 	}
-	return "unknown"
+	return cmp.Or(first, last, "unknown")
 }
 
 // window is one emitted window of a path.

@@ -3,6 +3,7 @@ package markdown
 import (
 	"bytes"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -376,6 +377,6 @@ func runeStartBefore(text []byte, p int) int {
 }
 
 func (sp *splitter) warnOversize(b mdblocks.Block, n int) {
-	*sp.warns = append(*sp.warns, chunking.Warning{Kind: chunking.WarnOversize, Line: sp.lines.at(b.Start),
-		Text: "a " + b.Kind.String() + " part of " + itoa(n) + " " + sp.m.Unit().String() + " exceeds max_char " + itoa(sp.max) + ": emitted with oversize: true"})
+	*sp.warns = append(*sp.warns, chunking.Warning{Kind: chunking.WarnOversize, Line: sp.lines.At(b.Start),
+		Text: "a " + b.Kind.String() + " part of " + strconv.Itoa(n) + " " + sp.m.Unit().String() + " exceeds max_char " + strconv.Itoa(sp.max) + ": emitted with oversize: true"})
 }

@@ -8,39 +8,19 @@
 //	c, err := markdown.New(cfg)
 //	chunks, warnings, err := c.Chunk(chunking.Document{Path: "docs/a.md", Content: src})
 //
-// Config holds the three parameters as fields (MinChar is min_char);
-// New validates it. The core (Chunk) is pure and safe for concurrent use:
-// bytes and options in, chunks and warnings out. ChunkFunc gives the same
-// chunks one at a time, for documents too large to hold all their
-// chunks, and stops soon after its context ends: it looks at the context
-// between blocks and every few tens of kilobytes of work while a long
-// section is cut and packed (the block parse itself is not interrupted;
-// it runs in segments of at most 2 MiB). ChunkFile and ChunkFolder read
-// files (ChunkFolder: every .md and .mdx file under a folder) and take a
-// context. Blocks come from the one block scanner,
-// chunking/internal/mdblocks (goldmark, blocks only); chunk text is sliced
-// from the source by offsets, never re-rendered.
+// New validates a Config; Chunk is pure and safe for concurrent use, and
+// ChunkFunc, ChunkFile and ChunkFolder say on each method how they read
+// and stop. Blocks come from chunking/internal/mdblocks (goldmark, blocks
+// only); chunk text is sliced from the source by offsets, never
+// re-rendered.
 //
 // # Pipeline
 //
-//  1. Sections: the document is cut before every top-level H1–H3 heading
-//     (ATX or setext). Text before the first heading, front matter
-//     included, is a section without header metadata. A section holding
-//     only its heading joins a deeper section right after it and takes
-//     its metadata (repeatedly: "# A", "## B", "### C", text → one
-//     section {h1:A, h2:B, h3:C}).
-//  2. Fusing, one greedy pass: while len(current) < min_char and
-//     len(current)+len(next)+2 ≤ max_char, current += "\n\n" + next; header
-//     keys current lacks are added (first value wins).
-//  3. A section longer than max_char is cut into pieces — at blank lines
-//     and at the edges of fenced code, tables and display math; pieces
-//     still too long at line breaks, then sentence ends, then whitespace,
-//     then between characters — and the pieces are packed greedily into
-//     chunks of at most max_char characters, overlap included.
-//  4. Numbering and metadata: h1, h2, h3 (those present), index, file
-//     (when the document has a Path), oversize (only when true), then
-//     Document.Metadata merged (its values win; a clashing key keeps its
-//     place).
+// Sections are cut before every top-level H1–H3 heading, short ones are
+// fused (while len(current) < min_char and len(current)+len(next)+2 ≤
+// max_char), long ones are cut into pieces and packed, and the chunks are
+// numbered; docs/chunkers.md (Markdown) describes each step, the
+// decisions below make them precise.
 //
 // # Token budgets
 //

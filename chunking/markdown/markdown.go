@@ -1,6 +1,7 @@
 package markdown
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"path"
@@ -146,10 +147,7 @@ func (c *Chunker) ChunkFunc(ctx context.Context, doc chunking.Document, yield fu
 // chunkPolled is ChunkFunc counting its work on pl and stopping when pl
 // sees its context end (tests read the count and end it at will).
 func (c *Chunker) chunkPolled(pl *poll.Poller, doc chunking.Document, yield func(chunking.Chunk) bool) ([]chunking.Warning, error) {
-	name := doc.Path
-	if name == "" {
-		name = "document"
-	}
+	name := cmp.Or(doc.Path, "document")
 	switch strings.ToLower(doc.Format) {
 	case "", "markdown", "md", "mdx", "text", "txt":
 	default:
@@ -217,12 +215,10 @@ func (c *Chunker) ChunkFile(ctx context.Context, p string) ([]chunking.Chunk, []
 	return fileio.File(ctx, "markdown", p, fileio.Collect(c.ChunkFunc))
 }
 
-// ChunkFolder chunks every file under dir with one of Extensions, with
-// the walk rules of chunking.WalkFolder: in relative-path byte order,
-// "file" relative to dir with "/" separators. A file that cannot be read
-// or chunked becomes a warning and the walk goes on; only a failed walk
-// of dir itself or the end of ctx is an error. For other extensions, list
-// the files with chunking.WalkFolder and chunk each with ChunkFile.
+// ChunkFolder chunks every file under dir with one of Extensions, listed
+// by chunking.WalkFolder ("file" relative to dir). A file that cannot be
+// read or chunked becomes a warning; only a failed walk of dir or the end
+// of ctx is an error.
 func (c *Chunker) ChunkFolder(ctx context.Context, dir string) ([]chunking.Chunk, []chunking.Warning, error) {
 	return fileio.Folder(ctx, "markdown", dir, Extensions(), fileio.Collect(c.ChunkFunc))
 }

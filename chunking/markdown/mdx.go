@@ -288,14 +288,7 @@ func removeExports(b []byte) []span {
 	var cuts []span
 	for i := 0; i < len(b); {
 		e := lineEndOf(b, i)
-		export := false
-		for _, p := range exportPrefixes {
-			if bytes.HasPrefix(b[i:e], p) {
-				export = true
-				break
-			}
-		}
-		if !export {
+		if !slices.ContainsFunc(exportPrefixes, func(p []byte) bool { return bytes.HasPrefix(b[i:e], p) }) {
 			i = e
 			continue
 		}

@@ -1,14 +1,13 @@
 package markdown
 
 import (
-	"bytes"
-	"strconv"
 	"strings"
 
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/internal/mdblocks"
 	"github.com/chunkstream/chunkstream/chunking/internal/measure"
 	"github.com/chunkstream/chunkstream/chunking/internal/poll"
+	"github.com/chunkstream/chunkstream/chunking/internal/srcspan"
 	"github.com/chunkstream/chunkstream/internal/tokens"
 )
 
@@ -48,7 +47,7 @@ type rawChunk struct {
 type pipeline struct {
 	c     *Chunker
 	src   []byte
-	lines lineCounter
+	lines *srcspan.Lines // of the MDX-cleaned source, as warnings count lines
 	warns []chunking.Warning
 	yield func(rawChunk) bool
 	stop  bool // yield returned false
@@ -74,9 +73,8 @@ type pipeline struct {
 // yield with each chunk in order, stopping when yield returns false or
 // when pl sees its context end (the caller then reports pl.Err()).
 func (c *Chunker) split(src []byte, m measure.Measure, pl *poll.Poller, yield func(rawChunk) bool) []chunking.Warning {
-	p := &pipeline{c: c, src: src, yield: yield, pl: pl, m: m}
-	p.lines.src = src
-	p.sp = splitter{src: src, max: c.maxChar, overlap: c.overlap, m: m, lines: &p.lines, warns: &p.warns, yield: p.out, pl: pl}
+	p := &pipeline{c: c, src: src, yield: yield, pl: pl, m: m, lines: srcspan.New(src)}
+	p.sp = splitter{src: src, max: c.maxChar, overlap: c.overlap, m: m, lines: p.lines, warns: &p.warns, yield: p.out, pl: pl}
 	mdblocks.ScanFuncPolled(src, pl, func(b mdblocks.Block) bool {
 		p.block(b)
 		return !p.stop && !pl.Add(b.End-b.Start+1)
@@ -110,7 +108,7 @@ func (p *pipeline) out(r rawChunk) {
 // block adds one top-level block.
 func (p *pipeline) block(b mdblocks.Block) {
 	if b.Kind == mdblocks.FencedCode && !b.Closed {
-		p.warns = append(p.warns, chunking.Warning{Kind: chunking.WarnUnclosed, Line: p.lines.at(b.Start),
+		p.warns = append(p.warns, chunking.Warning{Kind: chunking.WarnUnclosed, Line: p.lines.At(b.Start),
 			Text: "unclosed code fence: the code block runs to the end of the document"})
 	}
 	if b.Kind == mdblocks.Heading && b.Level <= 3 {
@@ -218,41 +216,17 @@ func (p *pipeline) emit() {
 		p.sp.section(group[0], p.ghdr)
 		return
 	}
-	var content string
-	if len(group) == 1 {
-		content = string(src[group[0].start:group[0].end])
-	} else {
-		var sb strings.Builder
-		n := 0
-		for _, s := range group {
-			n += s.end - s.start + 2
-		}
-		sb.Grow(n)
-		for i, s := range group {
-			if i > 0 {
-				sb.WriteString("\n\n")
-			}
-			sb.Write(src[s.start:s.end])
-		}
-		content = sb.String()
+	var sb strings.Builder
+	n := 0
+	for _, s := range group {
+		n += s.end - s.start + 2
 	}
-	p.out(rawChunk{content: content, hdr: p.ghdr, start: group[0].start, end: group[len(group)-1].end})
-}
-
-// lineCounter turns increasing offsets into 1-based line numbers in time
-// linear in the source overall.
-type lineCounter struct {
-	src       []byte
-	off, line int
-}
-
-func (lc *lineCounter) at(off int) int {
-	if off < lc.off {
-		lc.off, lc.line = 0, 0
+	sb.Grow(n)
+	for i, s := range group {
+		if i > 0 {
+			sb.WriteString("\n\n")
+		}
+		sb.Write(src[s.start:s.end])
 	}
-	lc.line += bytes.Count(lc.src[lc.off:off], []byte{'\n'})
-	lc.off = off
-	return lc.line + 1
+	p.out(rawChunk{content: sb.String(), hdr: p.ghdr, start: group[0].start, end: group[len(group)-1].end})
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }

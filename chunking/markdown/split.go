@@ -2,6 +2,7 @@ package markdown
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -9,6 +10,7 @@ import (
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/internal/measure"
 	"github.com/chunkstream/chunkstream/chunking/internal/poll"
+	"github.com/chunkstream/chunkstream/chunking/internal/srcspan"
 )
 
 // Split levels, coarsest first: the reference's separators.
@@ -47,7 +49,7 @@ type splitter struct {
 	src          []byte
 	max, overlap int
 	m            measure.Measure
-	lines        *lineCounter
+	lines        *srcspan.Lines
 	warns        *[]chunking.Warning
 	secStart     int
 
@@ -242,14 +244,7 @@ func (sp *splitter) next(p, e, level int) int {
 				end++
 			}
 			if end < e && (cjk || isSpaceAt(src, end)) {
-				for end < e && isSpaceAt(src, end) {
-					_, size := utf8.DecodeRune(src[end:])
-					end += size
-				}
-				if end < e {
-					return end
-				}
-				return e
+				return skipSpace(src, end) // src ends at e
 			}
 			i = max(end, i+1)
 		}
@@ -260,11 +255,7 @@ func (sp *splitter) next(p, e, level int) int {
 			_, size := utf8.DecodeRune(src[i:])
 			i += size
 		}
-		for i < e && isSpaceAt(src, i) {
-			_, size := utf8.DecodeRune(src[i:])
-			i += size
-		}
-		return i
+		return skipSpace(src, i)
 	}
 	return e
 }
@@ -453,8 +444,7 @@ func (sp *splitter) overlapTokens(last piece, limit int) (int, int) {
 		}
 	}
 	sp.starts = starts
-	start, n := measure.LongestSuffix(sp.m, sp.src[:last.end], starts, limit)
-	return start, n
+	return measure.LongestSuffix(sp.m, sp.src[:last.end], starts, limit)
 }
 
 // wordStart reports whether a word starts at p: a non-space character at
@@ -474,14 +464,7 @@ func (sp *splitter) wordStart(p int) bool {
 // trimmed of surrounding blank lines.
 func (sp *splitter) content() string {
 	ps := sp.cur
-	synth := false
-	for _, p := range ps {
-		if p.kind == pieceSynth {
-			synth = true
-			break
-		}
-	}
-	if !synth {
+	if !slices.ContainsFunc(ps, func(p piece) bool { return p.kind == pieceSynth }) {
 		s := ps[0].start
 		if sp.ovStart >= 0 {
 			s = sp.ovStart

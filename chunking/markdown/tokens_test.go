@@ -8,6 +8,7 @@ import (
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/internal/measure"
 	"github.com/chunkstream/chunkstream/chunking/internal/poll"
+	"github.com/chunkstream/chunkstream/chunking/internal/srcspan"
 	"github.com/chunkstream/chunkstream/internal/tokens"
 )
 
@@ -27,7 +28,7 @@ func TestBackOff(t *testing.T) {
 	defer ctr.Release()
 	src := []byte("alpha\n\n## Epsilon\n\nzeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma")
 	var got []rawChunk
-	lines := &lineCounter{src: src}
+	lines := srcspan.New(src)
 	sp := splitter{src: src, max: 5, overlap: 2, m: measure.OfTokens(ctr), lines: lines, warns: new([]chunking.Warning),
 		yield: func(r rawChunk) { got = append(got, r) }, pl: new(poll.Poller)}
 	var pieces []piece

@@ -19,17 +19,9 @@ const maxCodeTicks = 16
 // regionScan finds, in the text region s[a:b] (paragraphs, lists, quotes:
 // everything that is neither a heading nor an atomic Markdown block), the
 // display units that become atomic units of their own and the inline
-// spans that sentences may not be split inside.
-//
-// Display units: LaTeX environments \begin{X}…\end{X} (same-name nesting
-// counted; an unclosed one is text), $$…$$ and \[…\]. Inline spans: $…$
-// (opened by a '$' followed by a non-space, closed by a '$' preceded by a
-// non-space and not followed by a digit), \(…\), code spans and figure,
-// table and equation references. Apart from environments, no unit runs
-// across a blank line (a paragraph end).
-//
-// Every search that fails records how far it looked, so that no later
-// opener repeats it: the scan is linear in b-a.
+// spans that sentences may not be split inside, as the package
+// documentation defines them. Every search that fails records how far it
+// looked, so that no later opener repeats it: the scan is linear in b-a.
 type regionScan struct {
 	s       string
 	a, b    int

@@ -174,12 +174,10 @@ func (c *Chunker) ChunkFile(ctx context.Context, p string) ([]chunking.Chunk, []
 	return fileio.File(ctx, "twostep", p, fileio.Collect(c.ChunkFunc))
 }
 
-// ChunkFolder chunks every file under dir with one of Extensions, with
-// the walk rules of chunking.WalkFolder: in relative-path byte order,
-// "file" relative to dir with "/" separators. A file that cannot be read
-// or chunked becomes a warning and the walk goes on; only a failed walk
-// of dir itself or the end of ctx is an error. For other extensions, list
-// the files with chunking.WalkFolder and chunk each with ChunkFile.
+// ChunkFolder chunks every file under dir with one of Extensions, listed
+// by chunking.WalkFolder ("file" relative to dir). A file that cannot be
+// read or chunked becomes a warning; only a failed walk of dir or the end
+// of ctx is an error.
 func (c *Chunker) ChunkFolder(ctx context.Context, dir string) ([]chunking.Chunk, []chunking.Warning, error) {
 	return fileio.Folder(ctx, "twostep", dir, Extensions(), fileio.Collect(c.ChunkFunc))
 }

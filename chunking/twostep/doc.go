@@ -10,25 +10,11 @@
 //	c, err := twostep.New(cfg)
 //	chunks, warnings, err := c.Chunk(doc) // pure, concurrency-safe
 //
-// ChunkFunc hands out the same chunks one at a time and stops soon after
-// its context ends (it looks at the context between sections and every
-// few tens of kilobytes of work in the unit, sentence and packing loops);
-// ChunkFile and ChunkFolder read files (ChunkFolder: every .md, .mdx and
-// .txt file under a folder).
-//
-// # Options
-//
-// Every Config field is the reference parameter of the same name:
-// MaxChunkSize is max_chunk_size (512 words), ChunkOverlap chunk_overlap
-// (0 characters), WordOverlap word_overlap (0 words; beats chunk_overlap),
-// AddHeaders add_headers (false), MergeSmallChunks merge_small_chunks
-// (true), HeadersToSplitOn headers_to_split_on ([1..6]; CLI flag -headers
-// 1,2,3). The reference's max_workers (documents chunked in parallel) has
+// ChunkFunc, ChunkFile and ChunkFolder say on each method how they read
+// and stop, and Config documents each option with its reference name and
+// bounds. The reference's max_workers (documents chunked in parallel) has
 // no field: a Chunker is safe for concurrent use, so callers chunk
-// documents in parallel themselves (the CLIs' -workers, the worker's
-// consumers). Validation: max_chunk_size ≥ 1, 0 ≤ word_overlap <
-// max_chunk_size, chunk_overlap ≥ 0, levels within 1–6 (an empty list
-// splits on no header).
+// documents in parallel themselves.
 //
 // # Measures
 //
@@ -128,11 +114,8 @@
 //     runs) ends them, except where package sentences documents a
 //     deliberate difference; boundaries also fall at blank lines, at the end
 //     of a heading line and before list items, block quotes and table rows.
-//     TestPunktAgreement measures the agreement with an executed Punkt over
-//     a Markdown corpus, on the text this chunker gives the splitter: Punkt
-//     as its Go port (neurosnap/sentences, English model) runs it, not
-//     NLTK's own, and the port itself finds about 96% of NLTK Punkt's
-//     boundaries, so the figures are agreement with the port.
+//     TestPunktAgreement measures the agreement with Punkt's Go port
+//     (docs/chunkers.md, Sentences, has the figures).
 //   - Packing is greedy over units; a chunk's text is the source from its
 //     first unit's start to its last unit's end, so line breaks, lists and
 //     indentation between units are kept. A unit over the budget is a chunk

@@ -1,9 +1,11 @@
 package twostep
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -125,14 +127,10 @@ func formatOf(doc chunking.Document) (format, fileFormat string, err error) {
 	return format, fileFormat, nil
 }
 
-// Chunk splits doc into chunks. It is pure and safe for concurrent use;
-// doc.Content is neither modified nor retained (the chunks of one
-// document share one copy of its text). A document that is not valid
-// UTF-8 is an error wrapping chunking.ErrNotUTF8, naming the document and
-// the offset of its first bad byte; an unsupported Format wraps
-// chunking.ErrUnsupportedFormat. Warnings report unclosed LaTeX
-// environments in sections that were cut. Chunk is ChunkFunc with a
-// context that never ends, collecting the chunks.
+// Chunk splits doc into chunks; it is pure and safe for concurrent use
+// and neither modifies nor retains doc.Content. Content that is not UTF-8
+// wraps chunking.ErrNotUTF8, an unsupported Format
+// chunking.ErrUnsupportedFormat. Chunk is ChunkFunc collecting the chunks.
 func (c *Chunker) Chunk(doc chunking.Document) ([]chunking.Chunk, []chunking.Warning, error) {
 	return fileio.Collect(c.ChunkFunc)(context.Background(), doc)
 }
@@ -150,10 +148,7 @@ func (c *Chunker) ChunkFunc(ctx context.Context, doc chunking.Document, yield fu
 // chunkPolled is ChunkFunc counting its work on pl and stopping when pl
 // sees its context end (tests read the count and end it at will).
 func (c *Chunker) chunkPolled(pl *poll.Poller, doc chunking.Document, yield func(chunking.Chunk) bool) ([]chunking.Warning, error) {
-	name := doc.Path
-	if name == "" {
-		name = "document"
-	}
+	name := cmp.Or(doc.Path, "document")
 	if err := codec.CheckText(doc.Content); err != nil {
 		return nil, fmt.Errorf("twostep: %s: %w", name, err)
 	}
@@ -260,17 +255,9 @@ func (c *Chunker) sections(src string, blocks []mdblocks.Block) []section {
 			return
 		}
 		// Join a header-only section to a deeper one that follows.
-		if next != nil && len(hier) > 0 && next.Level > hier[len(hier)-1].level {
-			onlyHeaders := true
-			for _, b := range blocks[begin:end] {
-				if b.Kind != mdblocks.Heading || !c.splitOn[b.Level] {
-					onlyHeaders = false
-					break
-				}
-			}
-			if onlyHeaders {
-				return // the next section starts at begin
-			}
+		if next != nil && len(hier) > 0 && next.Level > hier[len(hier)-1].level &&
+			!slices.ContainsFunc(blocks[begin:end], func(b mdblocks.Block) bool { return b.Kind != mdblocks.Heading || !c.splitOn[b.Level] }) {
+			return // the next section starts at begin
 		}
 		secs = append(secs, section{blocks: blocks[begin:end], hdrs: hier})
 		begin = end
@@ -286,10 +273,7 @@ func (c *Chunker) sections(src string, blocks []mdblocks.Block) []section {
 		for n < len(hier) && hier[n].level < b.Level {
 			n++
 		}
-		h := make([]header, n+1)
-		copy(h, hier[:n])
-		h[n] = header{level: b.Level, title: b.Title, line: trimEnd(src, b.Start, b.End)}
-		hier = h
+		hier = append(slices.Clone(hier[:n]), header{level: b.Level, title: b.Title, line: trimEnd(src, b.Start, b.End)})
 	}
 	flush(len(blocks), nil)
 	return secs

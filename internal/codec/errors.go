@@ -63,6 +63,23 @@ func within(err error, seg string) error {
 	return fe
 }
 
+// ValueAtKey is AtKey for a *FieldError; any other error (about the
+// message, such as input cut short) passes unchanged.
+func ValueAtKey(err error, key string) error {
+	if _, ok := err.(*FieldError); ok {
+		return AtKey(err, key)
+	}
+	return err
+}
+
+// ValueAtIndex is AtIndex for a *FieldError; see ValueAtKey.
+func ValueAtIndex(err error, i int) error {
+	if _, ok := err.(*FieldError); ok {
+		return AtIndex(err, i)
+	}
+	return err
+}
+
 // InKey returns err, about the text of a map key, as a *FieldError of the
 // map.
 func InKey(err error) error {

@@ -49,7 +49,7 @@ func AppendJSON[M ~[]F, F Pair](b []byte, v any, depth int) ([]byte, error) {
 		}
 	case []any:
 		if depth > MaxDepth {
-			return nil, &FieldError{Err: errTooDeep}
+			return nil, &FieldError{Err: ErrTooDeep}
 		}
 		b = append(b, '[')
 		for i, e := range x {
@@ -63,7 +63,7 @@ func AppendJSON[M ~[]F, F Pair](b []byte, v any, depth int) ([]byte, error) {
 		return append(b, ']'), nil
 	case M:
 		if depth > MaxDepth {
-			return nil, &FieldError{Err: errTooDeep}
+			return nil, &FieldError{Err: ErrTooDeep}
 		}
 		return appendObject(b, x, depth)
 	}
@@ -94,7 +94,8 @@ func appendObject[M ~[]F, F Pair](b []byte, m M, depth int) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-var errTooDeep = fmt.Errorf("nested deeper than %d levels", MaxDepth)
+// ErrTooDeep is the error of a map or list nested below MaxDepth.
+var ErrTooDeep = fmt.Errorf("nested deeper than %d levels", MaxDepth)
 
 // AppendString appends s as a JSON string; text that is not UTF-8 is an
 // error giving the offset of the first bad byte.
@@ -228,12 +229,12 @@ func (p *jsonParser[M, F]) value(depth int) (any, error) {
 	switch c := p.data[p.i]; {
 	case c == '{':
 		if depth > MaxDepth {
-			return nil, &FieldError{Err: errTooDeep}
+			return nil, &FieldError{Err: ErrTooDeep}
 		}
 		return p.object(depth)
 	case c == '[':
 		if depth > MaxDepth {
-			return nil, &FieldError{Err: errTooDeep}
+			return nil, &FieldError{Err: ErrTooDeep}
 		}
 		return p.array(depth)
 	case c == '"':
@@ -291,10 +292,7 @@ func (p *jsonParser[M, F]) object(depth int) (M, error) {
 		p.i++
 		v, err := p.value(depth + 1)
 		if err != nil {
-			if _, ok := err.(*FieldError); ok {
-				return nil, AtKey(err, k)
-			}
-			return nil, err
+			return nil, ValueAtKey(err, k)
 		}
 		m = append(m, F(pair{k, v}))
 		p.skipSpace()
@@ -324,10 +322,7 @@ func (p *jsonParser[M, F]) array(depth int) ([]any, error) {
 	for {
 		v, err := p.value(depth + 1)
 		if err != nil {
-			if _, ok := err.(*FieldError); ok {
-				return nil, AtIndex(err, len(list))
-			}
-			return nil, err
+			return nil, ValueAtIndex(err, len(list))
 		}
 		list = append(list, v)
 		p.skipSpace()

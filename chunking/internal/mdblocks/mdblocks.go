@@ -119,12 +119,7 @@ func isSetextUnderline(line []byte) bool {
 	if len(line) == 0 || line[0] != '=' && line[0] != '-' {
 		return false
 	}
-	for _, c := range line {
-		if c != line[0] {
-			return false
-		}
-	}
-	return true
+	return len(bytes.TrimLeft(line, string(line[:1]))) == 0
 }
 
 var baselineParser = sync.OnceValue(func() parser.Parser {

@@ -2,14 +2,10 @@
 // Punkt quality for the two-step chunker, plus the word and whitespace
 // measures the chunkers share (docs/chunkers.md).
 //
-// It finds over 99% of Punkt's sentence boundaries in the paragraphs of a
-// corpus of real Markdown documentation, at about 60 times Punkt's speed.
-// That Punkt is its Go port (neurosnap/sentences with its English model,
-// which the two-step chunker's agreement test executes), not NLTK's
-// Punkt that the reference runs: the port itself finds about 96% of
-// NLTK Punkt's boundaries, so the figure is agreement with the port.
-// Punkt itself is not used: its Go port is about 60 times slower and,
-// reading Markdown as newspaper prose, wrong in the places listed below.
+// It finds over 99% of the sentence boundaries of Punkt's Go port in the
+// paragraphs of a Markdown corpus, at about 60 times its speed
+// (docs/chunkers.md, Sentences, has the figures and why Punkt itself is
+// not used).
 //
 // Append returns byte spans into the text, so the caller keeps the text
 // between sentences as it is. Each span starts at the first non-whitespace
