@@ -27,8 +27,9 @@
 // integer ingest_seq, all before any point is written. An existing
 // collection must fit: bm25 with the IDF modifier, no unnamed dense
 // vector, with an embedder "dense" of the probed size with cosine
-// distance, and the sink's encoding (see "BM25"; ErrEncodingMismatch). A misfit is an error from New for the default collection, and
-// a permanent error (dead letter) for a message whose "collection"
+// distance, and the sink's encoding (see "BM25"; ErrEncodingMismatch). A
+// misfit is an error from New for the default collection, and a
+// permanent error (dead letter) for a message whose "collection"
 // overrides it. Collections are checked once per sink and cached; a
 // NotFound from Qdrant drops the cache entry so the next write re-creates
 // the collection.
@@ -210,12 +211,10 @@
 // upserts filtered by its own condition, all applied before its step 2
 // returns. Two versions of one document never share a request: their
 // disjunction would let the older one overwrite the newer one's point
-// (ingest_seq < S2 matches a point of S1 < S2). The argument is
-// otherwise unchanged, and the interleaving tests pass as they did with
-// one request per document. A request that fails fails every Write with
-// points in it; one Qdrant refuses as invalid (a permanent error) is
-// sent again per document, so that only the document at fault is
-// dead-lettered.
+// (ingest_seq < S2 matches a point of S1 < S2). A request that fails
+// fails every Write with points in it; one Qdrant refuses as invalid (a
+// permanent error) is sent again per document, so that only the document
+// at fault is dead-lettered.
 //
 // # Reusing vectors
 //
@@ -234,7 +233,7 @@
 // distinct text once. Re-sending an unchanged document embeds nothing;
 // inserting a paragraph embeds the chunks whose text changed, while the
 // chunks that moved keep their vectors; another model or size embeds
-// everything again, and so do points written before these fields existed.
+// everything again, and so do points without these fields.
 // The read costs one request to Qdrant per version (none for the first
 // version of a document, which has nothing stored), bounded by
 // Config.Timeout and classified like every other.
@@ -275,8 +274,7 @@
 // (CHUNKSTREAM_BM25) says who computes it: local, the sink's
 // bm25.Encoder; qdrant, Qdrant itself, from the chunk's text sent as a
 // Document of model qdrant/bm25 with the encoder's Options (language,
-// avg_len), which gives the same vectors from Qdrant 1.15.3 (1.15.2 had
-// other defaults; MinServerVersion is above both); off, no sparse vector.
+// avg_len), which gives the same vectors; off, no sparse vector.
 // A text without terms (Encoder.HasTerms, which stops at the first word
 // that is not a stop word) gets no vector in either mode, so both write
 // identical points; the corpus test checks every chunk of a Markdown
@@ -291,7 +289,7 @@
 // New fails for the default collection, naming the migration
 // (docs/operations.md, "Changing the BM25 encoding"), and a request
 // naming such a collection is dead-lettered. A collection that records
-// none (created before collections recorded it) is given the sink's
+// none is given the sink's
 // encoding when every one of a sample of its points (encodingSample)
 // carries exactly the vector the sink would write for its content, and
 // refused otherwise; two workers of different encodings starting at the
