@@ -558,15 +558,12 @@ func (s *Sink) Probe(ctx context.Context, dependency string) error {
 		if !exists {
 			s.forget(s.cfg.Collection)
 		}
-		return nil
 	case DependencyEmbedder:
-		if s.embedder == nil {
-			return nil
+		if s.embedder != nil {
+			if _, err := s.embedder.Probe(ctx); err != nil {
+				return fmt.Errorf("qdrantsink: embedder probe: %w", err)
+			}
 		}
-		if _, err := s.embedder.Probe(ctx); err != nil {
-			return fmt.Errorf("qdrantsink: embedder probe: %w", err)
-		}
-		return nil
 	}
 	return nil
 }
