@@ -19,7 +19,6 @@ type collection struct {
 	schema  map[string]qdrant.PayloadSchemaType
 	points  map[string]*point       // by idKey
 	indexes map[string]keywordIndex // keyword payload indexes of top-level fields
-	created *qdrant.CreateCollection
 	// metadata is the collection's metadata (Qdrant 1.15.4 and later).
 	metadata map[string]*qdrant.Value
 }
@@ -41,16 +40,13 @@ func (cs *collectionsServer) Create(_ context.Context, req *qdrant.CreateCollect
 		schema:  map[string]qdrant.PayloadSchemaType{},
 		points:  map[string]*point{},
 		indexes: map[string]keywordIndex{},
-		created: proto.Clone(req).(*qdrant.CreateCollection),
 	}
 	switch cfg := req.GetVectorsConfig().GetConfig().(type) {
 	case nil:
 	case *qdrant.VectorsConfig_Params:
 		c.dense[""] = cfg.Params
 	case *qdrant.VectorsConfig_ParamsMap:
-		for n, p := range cfg.ParamsMap.GetMap() {
-			c.dense[n] = p
-		}
+		maps.Copy(c.dense, cfg.ParamsMap.GetMap())
 	}
 	for n, p := range c.dense {
 		if p.GetSize() == 0 || p.GetSize() > 65536 {
