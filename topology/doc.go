@@ -54,6 +54,6 @@
 //     nothing else deletes objects: they are content-addressed and may be
 //     shared by several requests.
 //   - The consumer's AckWait and MaxDeliver are topology (server-side
-//     settings of the consumer), read from the same variables as before;
-//     MaxAckPending is 10,000, room for many workers.
+//     settings of the consumer); MaxAckPending is 10,000, room for many
+//     workers.
 package topology

@@ -45,14 +45,8 @@ const (
 // Ensure creates the streams, the document records and objects buckets
 // and the consumer of cfg, or updates those whose settings differ from
 // cfg, and returns handles on them. Any number of processes may run it at
-// once, against a fresh or an existing cluster: each object is looked up
-// first and created only when missing (an identical concurrent create
-// succeeds), updated only when a setting cfg decides differs, and every
-// step is tried again, with jittered backoff, while the server answers
-// with a time-out, "already in use", "no suitable peers" or a missing
-// leader. The whole set-up is bounded by cfg.SetupTimeout; past it the
-// error wraps ErrNotReady, names the object not ready and wraps the last
-// error. Running it again changes nothing.
+// once (see the package documentation); past cfg.SetupTimeout the error
+// wraps ErrNotReady. Running it again changes nothing.
 func Ensure(ctx context.Context, js jetstream.JetStream, cfg Config) (*Handles, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -81,7 +75,7 @@ func Ensure(ctx context.Context, js jetstream.JetStream, cfg Config) (*Handles, 
 		}
 	}
 	if h.Docs, err = converge(ctx, cfg, start, "set up", "bucket "+cfg.DocsBucket, func(ctx context.Context) (jetstream.KeyValue, error) {
-		return ensureKV(ctx, js, cfg.DocsBucketConfig(), true, cfg.AllowDiscardOld)
+		return ensureKV(ctx, js, cfg.DocsBucketConfig(), cfg.AllowDiscardOld)
 	}); err != nil {
 		return nil, err
 	}
@@ -98,10 +92,9 @@ func Ensure(ctx context.Context, js jetstream.JetStream, cfg Config) (*Handles, 
 	return &h, nil
 }
 
-// Objects returns the objects bucket of cfg, creating it as cfg says
-// (replicas, TTL) when it does not exist. An existing bucket is used as it
-// is: the workers' Ensure owns its settings, and a producer run with other
-// settings must not change them. It retries and is bounded as Ensure is.
+// Objects returns the objects bucket of cfg, creating it when it does not
+// exist and never updating it (see the package documentation). It
+// retries and is bounded as Ensure is.
 func Objects(ctx context.Context, js jetstream.JetStream, cfg Config) (jetstream.ObjectStore, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -293,17 +286,16 @@ func reconcileBucket(ctx context.Context, js jetstream.JetStream, st any, own ow
 	return err
 }
 
-// ensureKV looks the bucket up and creates it when missing; with update,
-// it brings the replicas and history of an existing bucket to want's, and
-// refuses one whose limits drop records (CheckLimits) unless
-// allowDiscardOld.
-func ensureKV(ctx context.Context, js jetstream.JetStream, want jetstream.KeyValueConfig, update, allowDiscardOld bool) (jetstream.KeyValue, error) {
+// ensureKV looks the bucket up and creates it when missing; it brings the
+// replicas and history of an existing bucket to want's, and refuses one
+// whose limits drop records (CheckLimits) unless allowDiscardOld.
+func ensureKV(ctx context.Context, js jetstream.JetStream, want jetstream.KeyValueConfig, allowDiscardOld bool) (jetstream.KeyValue, error) {
 	kv, err := js.KeyValue(ctx, want.Bucket)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
 		return js.CreateKeyValue(ctx, want) // "exists": the next try looks again
 	}
-	if err != nil || !update {
-		return kv, err
+	if err != nil {
+		return nil, err
 	}
 	st, err := kv.Status(ctx)
 	if err != nil {

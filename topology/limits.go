@@ -43,13 +43,10 @@ func CheckLimits(sc jetstream.StreamConfig, history int64) error {
 		"or accept the loss with CHUNKSTREAM_ALLOW_DISCARD_OLD=true", ErrDiscardOld, sc.Name, strings.Join(limits, ", "))
 }
 
-// Retry runs step as Ensure runs each of its own: again after a jittered
-// backoff while it fails with an error that waiting may cure (a time-out,
-// no responders, a leader being elected), each try bounded, the whole by
-// cfg.SetupTimeout. It is for the other reads and writes of a start (a
-// worker's advertisement of its chunker defaults), which meet the same
-// cluster still settling right after the set-up. Errors read "topology:
-// <verb> <what>: …" and wrap ErrNotReady when the time-out passed.
+// Retry runs step as Ensure runs each of its own, for the other reads and
+// writes of a start, which meet the same cluster still settling right
+// after the set-up. Errors read "topology: <verb> <what>: …" and wrap
+// ErrNotReady when cfg.SetupTimeout passed.
 func Retry(ctx context.Context, cfg Config, verb, what string, step func(context.Context) error) error {
 	ctx, cancel := context.WithTimeoutCause(ctx, cfg.SetupTimeout, errSetupTimeout)
 	defer cancel()

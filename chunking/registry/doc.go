@@ -44,12 +44,10 @@
 // before.
 //
 // Decoding is strict and speaks the words of the person who wrote the
-// options: integers may arrive as any Go integer type (msgpack), integral
-// float64 or json.Number (JSON) or decimal strings (flags), and must fit
-// in 32 bits; booleans as bool or "true"/"false"; integer lists as lists
-// or "1,2,3". Anything else names the option and what it got ("chunker
-// markdown: max_char: want an integer, got the string \"abc\""), never a Go
-// type. An unknown name suggests a close one ("did you mean max_char?")
-// or names the chunker that has it. Errors wrap chunking.ErrUnknownOption,
-// chunking.ErrInvalidOptions or ErrUnknownChunker, for errors.Is.
+// options, accepting what docs/wire.md ("Options: absent vs zero") lists,
+// in any Go integer type, float64 or json.Number: an error names the
+// option and what it got ("chunker markdown: max_char: want an integer,
+// got the string \"abc\""), never a Go type. Errors wrap
+// chunking.ErrUnknownOption, chunking.ErrInvalidOptions or
+// ErrUnknownChunker, for errors.Is.
 package registry

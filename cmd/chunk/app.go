@@ -95,17 +95,3 @@ func (a *app) newFlagSet(name, head string) *flag.FlagSet {
 	}
 	return fs
 }
-
-// parse parses args into fs (envflag.Parse).
-func parse(fs *flag.FlagSet, args []string) error { return envflag.Parse(fs, args) }
-
-// splitList splits a comma-separated flag value, dropping empty items.
-func splitList(s string) []string {
-	var out []string
-	for f := range strings.SplitSeq(s, ",") {
-		if f = strings.TrimSpace(f); f != "" {
-			out = append(out, f)
-		}
-	}
-	return out
-}

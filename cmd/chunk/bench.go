@@ -13,6 +13,7 @@ import (
 
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/cmd/internal/chunkflags"
+	"github.com/chunkstream/chunkstream/cmd/internal/envflag"
 )
 
 const benchHead = `
@@ -54,7 +55,7 @@ func (a *app) bench(ctx context.Context, args []string) error {
 	cf := chunkflags.Register(fs, a.entries, "markdown")
 	parseOnly := fs.Bool("parse-only", false, "run only the chunker's underlying parse (the baseline), not the chunker")
 	ext := fs.String("ext", "", "comma-separated extensions to read (default: every regular file, as the peer harness)")
-	if err := parse(fs, args); err != nil {
+	if err := envflag.Parse(fs, args); err != nil {
 		return err
 	}
 	entry, raw, err := cf.Chunker()
@@ -106,7 +107,7 @@ func (a *app) bench(ctx context.Context, args []string) error {
 			return err
 		}
 	}
-	exts := splitList(*ext)
+	exts := envflag.SplitList(*ext)
 	if len(exts) == 0 && isMailbox { // a mailbox folder may hold other files
 		exts = slices.Clone(entry.Extensions)
 	}

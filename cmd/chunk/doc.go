@@ -6,10 +6,10 @@
 //	chunk bench   [-chunker NAME] [chunker flags] [-parse-only] [-ext LIST] DIR
 //	chunk view    [-chunker NAME] [chunker flags] [-compare OPTIONS] [-root DIR] [-file PATH] [-o FILE] FILE
 //
-// Run `chunk <subcommand> -h` for every flag. Exit status: 0 on success,
-// 1 when a file or the command failed, 2 on a usage error. Chunker flags
-// come from cmd/internal/chunkflags, made from the chunking/registry
-// entries.
+// docs/cli.md describes every subcommand and flag (also `chunk
+// <subcommand> -h`). Exit status: 0 on success, 1 when a file or the
+// command failed, 2 on a usage error. Chunker flags come from
+// cmd/internal/chunkflags, made from the chunking/registry entries.
 //
 // Decisions: a folder's chunks record "file" relative to that folder (the
 // reference's chunk_folder), a file's the path as given (chunk_file);
@@ -33,39 +33,21 @@
 // rect.bar with data-lo, data-hi and data-count; the counts are dd
 // elements with data-count.
 //
-// Decisions:
+// Decisions (the rest is in docs/cli.md):
 //   - Shading cuts the document at every span boundary; a run covered by
 //     several chunks nests one mark per chunk (lowest position outermost,
 //     all with class overlap), so every chunk with a span has an element
 //     and a chunk cut by another's span has several with one data-chunk.
 //     The shaded text is the document byte for byte, but for what HTML
 //     cannot hold: CRLF and CR read as LF, and NUL is written U+FFFD.
-//   - Sizes are measured in the unit of the budget option the resolved
-//     configuration holds: max_char (markdown) and max_chars (email) count
-//     characters, max_chunk_size (twostep) words as the two-step chunker
-//     counts them; with a tokenizer option, every size is tokens of its
-//     encoding, as the chunker counts them. "oversize" is the chunk's
-//     metadata marker, never recomputed.
-//   - Email chunks hold decoded messages, not a byte range of one file:
-//     they are listed one after the other, grouped by thread (metadata
-//     "file"), overlapping when they share a Message-ID.
-//   - A stored collection names its chunker nowhere: the chunker is
-//     guessed from the metadata (thread_id: email; headers and
-//     file_format: twostep; else markdown) unless -chunker is given, and
-//     the budget line is drawn only when its flag is given, since the
-//     collection does not record options. Each file's text is re-read
-//     from its "file" path (relative to -root unless absolute) and shaded
-//     only when every span fits it and every verbatim chunk equals the
-//     text at its span; otherwise, and for YAML (no spans), the contents
-//     are listed, with a note saying why. A file is a collection by its
-//     extension (.jsonl, .yaml, .yml) or when its first line starts with
-//     {"content" (what JSONL chunks start with).
-//   - -compare reads name=value items (option or flag names) and checks
-//     them with the registry, strictly, as a request's options; it keeps
-//     the chunker. An item without "=" continues the previous value, so
-//     that integer lists read naturally.
-//   - Flags may follow FILE ("chunk view doc.md -o view.html"), unlike
-//     the other subcommands, since the page's file is usually named last.
+//   - "oversize" is the chunk's metadata marker, never recomputed; with a
+//     tokenizer option every size is tokens, as the chunker counts them.
+//   - A file is a collection by its extension (.jsonl, .yaml, .yml) or
+//     when its first line starts with {"content" (what JSONL chunks start
+//     with). Each of its files is shaded only when every span fits the
+//     text re-read and every verbatim chunk equals the text at its span.
+//   - -compare checks its items with the registry, strictly, as a
+//     request's options; it keeps the chunker.
 //   - A page is its data (the title and the panels as laid out: counts,
 //     histogram, marks) executed by the one template with the style and
 //     script. The golden tests pin the two apart: each case's data as

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/cmd/internal/envflag"
 )
 
 const inspectHead = `
@@ -30,7 +31,7 @@ func (a *app) inspect(args []string) error {
 	maxChunks := fs.Int("max-chunks", 0, "with -file: print at most N chunks, 0 = all (reference read_file max_chunks)")
 	sample := fs.Bool("sample", false, "print a chunk picked uniformly at random (reference sample_chunk)")
 	seed := fs.Uint64("seed", 0, "with -sample: random seed, for a repeatable pick (default: a new pick each run)")
-	if err := parse(fs, args); err != nil {
+	if err := envflag.Parse(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {

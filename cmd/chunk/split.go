@@ -15,6 +15,7 @@ import (
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/registry"
 	"github.com/chunkstream/chunkstream/cmd/internal/chunkflags"
+	"github.com/chunkstream/chunkstream/cmd/internal/envflag"
 )
 
 // errFilesFailed reports that some inputs failed (reported on stderr).
@@ -61,7 +62,7 @@ func (a *app) split(ctx context.Context, args []string) error {
 	ext := fs.String("ext", "", "comma-separated extensions picked in folders (default: the chunker's, e.g. .md,.mdx for markdown)")
 	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "files chunked in parallel (output order stays the input order)")
 	out := fs.String("o", "", "output file; format by extension: .jsonl, .yaml or .yml (default: JSON Lines on stdout)")
-	if err := parse(fs, args); err != nil {
+	if err := envflag.Parse(fs, args); err != nil {
 		return err
 	}
 	entry, raw, err := cf.Chunker()
@@ -86,7 +87,7 @@ func (a *app) split(ctx context.Context, args []string) error {
 	}
 	exts := entry.Extensions
 	if fs.Lookup("ext") != nil && *ext != "" {
-		exts = splitList(*ext)
+		exts = envflag.SplitList(*ext)
 	}
 
 	start := time.Now()

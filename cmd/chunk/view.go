@@ -16,6 +16,7 @@ import (
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/registry"
 	"github.com/chunkstream/chunkstream/cmd/internal/chunkflags"
+	"github.com/chunkstream/chunkstream/cmd/internal/envflag"
 )
 
 const viewHead = `
@@ -60,26 +61,12 @@ func (a *app) view(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	var w io.Writer = a.stdout
-	var f *os.File
-	if out != "" {
-		if f, err = os.Create(out); err != nil {
-			return err
+	return writeOutput(out, a.stdout, func(w io.Writer) error {
+		if err := page.render(w); err != nil {
+			return fmt.Errorf("write page: %w", err)
 		}
-		defer f.Close()
-		w = f
-	}
-	bw := bufio.NewWriterSize(w, 1<<16)
-	if err := page.render(bw); err != nil {
-		return fmt.Errorf("write page: %w", err)
-	}
-	if err := bw.Flush(); err != nil {
-		return err
-	}
-	if f != nil {
-		return f.Close()
-	}
-	return nil
+		return nil
+	})
 }
 
 // viewPage builds the page view's arguments ask for, and returns it with
@@ -93,7 +80,7 @@ func (a *app) viewPage(ctx context.Context, args []string) (pageData, string, er
 	out := fs.String("o", "", "output file (default: the page on stdout)")
 	var files []string // flags may follow FILE
 	for {
-		if err := parse(fs, args); err != nil {
+		if err := envflag.Parse(fs, args); err != nil {
 			return pageData{}, "", err
 		}
 		if fs.NArg() == 0 {

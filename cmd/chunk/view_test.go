@@ -733,7 +733,7 @@ func FuzzViewPage(f *testing.F) {
 		doc.shaded = shadable(doc.text, p.chunks, doc.chunks) == ""
 		p.docs = []viewDoc{doc}
 		var b bytes.Buffer
-		if err := writePage(&b, "fuzz", []panelInput{p}); err != nil {
+		if err := newPage("fuzz", []panelInput{p}).render(&b); err != nil {
 			t.Fatal(err)
 		}
 		want := wantChunks(chunks, false, "")

@@ -129,11 +129,6 @@ type markView struct {
 	Text  string // the content, in a Block
 }
 
-// writePage renders the page of panels to w.
-func writePage(w io.Writer, title string, panels []panelInput) error {
-	return newPage(title, panels).render(w)
-}
-
 // newPage lays the panels out for the template.
 func newPage(title string, panels []panelInput) pageData {
 	data := pageData{Title: title}

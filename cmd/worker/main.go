@@ -1,27 +1,11 @@
-// Command worker runs chunkstream's chunking workers.
-//
-// Service mode (default) connects to NATS (NATS_URL), sets up the streams,
-// buckets and consumer, and consumes ingest requests until SIGTERM. Every
-// setting is an environment variable (docs/configuration.md lists them)
-// and a flag of the same name (CHUNKSTREAM_ACK_WAIT → -ack-wait); a
-// flag beats its variable. -chunker and the chunker flags of `chunk
-// split` (or CHUNKSTREAM_CHUNKER and CHUNKSTREAM_CHUNKER_OPTIONS) are the
-// defaults of requests that name none; a bad one stops the worker at
-// start. -healthcheck probes a running worker's /healthz and /readyz and
-// exits 0 or 1. A flag that has no effect in the mode chosen (a local
-// flag without -local, a connection or sink flag with it, a Qdrant flag
-// with the subject sink) is a usage error.
-//
-// Local mode runs the whole pipeline in one process:
-//
-//	worker -local DIR -out FILE [-workers N] [-store DIR] [-chunker NAME] [chunker flags]
-//
-// It starts an embedded JetStream server, enqueues every document under
-// DIR through package producer, consumes them with the worker code, and
-// writes the chunks to FILE (.jsonl, .yaml or .yml) in sorted document
-// order. With -chunker email, DIR (or an mbox file) is one mailbox, sent
-// one thread per request. It exits 0 when every document was acked, 1 when
-// any was dead-lettered or could not be read, 2 on a usage error.
+// Command worker runs chunkstream's chunking workers: in service mode
+// (the default) it consumes ingest requests from NATS until SIGTERM; with
+// -local DIR -out FILE it runs the whole pipeline in one process on an
+// embedded server; -healthcheck probes a running worker. docs/cli.md
+// describes the modes, flags and exit statuses; every setting is an
+// environment variable and a flag of the same name (docs/configuration.md),
+// the flag winning. A flag that has no effect in the mode chosen is a
+// usage error.
 package main
 
 import (

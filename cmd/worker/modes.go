@@ -22,13 +22,8 @@ const (
 var localOnly = []string{"local", "out", "workers", "store", "ext", "no-progress", "cpuprofile"}
 
 // checkMode reports the first flag given on the command line that has no
-// effect in mode: a flag is never accepted and ignored. Only flags count:
-// environment variables are shared by every mode (a deployment sets them
-// once). Local mode runs its own embedded server and writes a file, so
-// the NATS connection (but its timeout), the sink and metrics flags do
-// nothing there; the local flags do nothing in service mode; a
-// healthcheck reads only -metrics-addr. In service mode the Qdrant and
-// embedding flags need -sink qdrant and -record-format the subject sink.
+// effect in mode (docs/cli.md lists them). Only flags count: environment
+// variables are shared by every mode (a deployment sets them once).
 func checkMode(fs *flag.FlagSet, mode string, c *config) error {
 	var given []string
 	fs.Visit(func(f *flag.Flag) { given = append(given, f.Name) })

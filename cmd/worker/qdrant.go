@@ -14,14 +14,10 @@ import (
 	"github.com/chunkstream/chunkstream/worker/qdrantsink"
 )
 
-// newQdrantSink is the constructor hook of CHUNKSTREAM_SINK=qdrant: it
-// builds worker/qdrantsink's sink from its configuration (the
-// CHUNKSTREAM_QDRANT_* and CHUNKSTREAM_BM25_* variables), an embeddings
-// client when CHUNKSTREAM_EMBED_URL is set (else points carry only the
-// bm25 vector), whose metrics go to reg, and the worker's document
-// records. The client's Run, which gathers the chunks of all documents in
-// flight into shared requests, runs until the returned function, which
-// stops it and closes the sink.
+// newQdrantSink builds the sink of CHUNKSTREAM_SINK=qdrant, with an
+// embeddings client when CHUNKSTREAM_EMBED_URL is set (its metrics in
+// reg). The client's Run lasts until the returned function, which stops
+// it and closes the sink.
 func newQdrantSink(ctx context.Context, c *config, records worker.Records, log *slog.Logger, reg prometheus.Registerer, tp trace.TracerProvider) (worker.Sink, func(), error) {
 	var (
 		emb      qdrantsink.Embedder
@@ -73,15 +69,11 @@ const maxEmbedInFlight = 2048
 
 // embedConcurrency is CHUNKSTREAM_CONCURRENCY when it is 0 (automatic) and
 // the Qdrant sink has an embedder: (requests in flight + 1) × batch
-// documents, at least GOMAXPROCS. A document spends most of its time
-// outside the embedder's queue (its records, its upsert, its ack), so the
-// requests in flight and the one filling are full only with about four
-// times as many documents as their inputs would need at 4 chunks each:
-// with the embedding benchmark's modelled server, a quarter of this
-// filled requests to 46 inputs of 64, this fills them to 58 and gives
-// 1.33× the documents/s, and twice this adds nothing. A document waiting
-// for its vectors costs no CPU, only its memory; at most
-// maxEmbedInFlight, whatever the batch.
+// documents, at least GOMAXPROCS, at most maxEmbedInFlight. A document
+// spends most of its time outside the embedder's queue, so filling the
+// requests takes about four times the documents their inputs need (the
+// embedding benchmark: a quarter of this fills 46 inputs of 64, this 58);
+// a waiting document costs memory, not CPU.
 func embedConcurrency(e embed.Config) int {
 	conc := e.Concurrency
 	if conc == 0 {

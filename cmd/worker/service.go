@@ -22,8 +22,6 @@ import (
 	"github.com/chunkstream/chunkstream/worker/subjectsink"
 )
 
-// newLogger returns the JSON logger at level ("debug", "info", "warn",
-
 // buildSink returns the sink named by CHUNKSTREAM_SINK; its metrics, if
 // any, go to reg.
 func buildSink(ctx context.Context, c *config, js jetstream.JetStream, records worker.Records, log *slog.Logger, reg prometheus.Registerer, tp trace.TracerProvider) (worker.Sink, func(), error) {

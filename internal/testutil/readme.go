@@ -101,23 +101,7 @@ func shellWords(line string) []string {
 func CopyExamples(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	src := filepath.Join(RepoRoot(t), "examples")
-	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		dst := filepath.Join(dir, "examples", rel)
-		if d.IsDir() {
-			return os.MkdirAll(dst, 0o755)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(dst, data, 0o644)
-	})
-	if err != nil {
+	if err := os.CopyFS(filepath.Join(dir, "examples"), os.DirFS(filepath.Join(RepoRoot(t), "examples"))); err != nil {
 		t.Fatal(err)
 	}
 	t.Chdir(dir)

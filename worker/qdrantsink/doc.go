@@ -5,20 +5,14 @@
 //
 // # Points and collections
 //
-// A chunk becomes one point: id = the chunk's UUIDv5 (worker.Chunk.ID);
-// payload content, metadata (nested as in the chunk), doc_id, doc_version,
-// ingest_seq, position, hash and, when the chunk has one, span (its
-// chunking.Span as the chunk record writes it: start, end, first_line,
-// last_line, verbatim, message_ids), built with the non-panicking
-// qdrant.TryValueMap (a value it cannot hold, or invalid UTF-8, is a
-// permanent ErrInvalidPoint; so is a metadata integer beyond 64 bits,
-// which the chunk model keeps exactly but a payload integer cannot, and
-// which a float would change: the document is dead-lettered, not stored
-// with another number); named vectors "bm25" (sparse; see "BM25") and,
-// with an embedder, "dense", whose origin the payload records in
-// dense_digest, dense_model and dense_dims (see "Reusing vectors"). A
-// chunk without terms gets no bm25 vector (named vectors are optional in
-// Qdrant).
+// A chunk becomes one point as docs/wire.md ("Qdrant point") lays it out:
+// id = worker.Chunk.ID, the payload built with the non-panicking
+// qdrant.TryValueMap, the named vectors "bm25" (see "BM25"; none for a
+// chunk without terms) and, with an embedder, "dense" (see "Reusing
+// vectors"). A value the payload cannot hold, invalid UTF-8, or a
+// metadata integer beyond 64 bits (which a float would change) is a
+// permanent ErrInvalidPoint: the document is dead-lettered, never stored
+// with another number.
 //
 // A missing collection is created with the sparse vector "bm25" (IDF
 // modifier), with an embedder the dense vector "dense" (cosine, size
@@ -27,8 +21,9 @@
 // integer ingest_seq, all before any point is written. An existing
 // collection must fit: bm25 with the IDF modifier, no unnamed dense
 // vector, with an embedder "dense" of the probed size with cosine
-// distance, and the sink's encoding (see "BM25"; ErrEncodingMismatch). A misfit is an error from New for the default collection, and
-// a permanent error (dead letter) for a message whose "collection"
+// distance, and the sink's encoding (see "BM25"; ErrEncodingMismatch). A
+// misfit is an error from New for the default collection, and a
+// permanent error (dead letter) for a message whose "collection"
 // overrides it. Collections are checked once per sink and cached; a
 // NotFound from Qdrant drops the cache entry so the next write re-creates
 // the collection.
@@ -210,34 +205,22 @@
 // upserts filtered by its own condition, all applied before its step 2
 // returns. Two versions of one document never share a request: their
 // disjunction would let the older one overwrite the newer one's point
-// (ingest_seq < S2 matches a point of S1 < S2). The argument is
-// otherwise unchanged, and the interleaving tests pass as they did with
-// one request per document. A request that fails fails every Write with
-// points in it; one Qdrant refuses as invalid (a permanent error) is
-// sent again per document, so that only the document at fault is
-// dead-lettered.
+// (ingest_seq < S2 matches a point of S1 < S2). A request that fails
+// fails every Write with points in it; one Qdrant refuses as invalid (a
+// permanent error) is sent again per document, so that only the document
+// at fault is dead-lettered.
 //
 // # Reusing vectors
 //
-// Qdrant itself is the cache of dense vectors; there is no other store.
-// Every point with a dense vector records in its payload where the vector
-// came from: dense_digest, the SHA-256 (hex) of exactly the text sent to
-// the embedder (the chunk's content; not the chunk's hash, which covers
-// metadata such as its index, so a chunk that merely moved would miss),
-// dense_model, the embedder's model name, and dense_dims, the vector's
-// size. Before embedding a version's chunks, step 2 reads the dense
-// vectors of D's stored points, of whatever version (one scroll filtered
-// by the indexed doc_id, 256 points a page; the digest, model and size are
-// compared in the sink, since a Qdrant in strict mode refuses filters on
-// fields without an index), and reuses a vector for every chunk whose
-// text, model and size match; only the other texts are embedded, each
-// distinct text once. Re-sending an unchanged document embeds nothing;
-// inserting a paragraph embeds the chunks whose text changed, while the
-// chunks that moved keep their vectors; another model or size embeds
-// everything again, and so do points written before these fields existed.
-// The read costs one request to Qdrant per version (none for the first
-// version of a document, which has nothing stored), bounded by
-// Config.Timeout and classified like every other.
+// Qdrant itself is the cache of dense vectors (docs/operations.md, "Dense
+// vectors: batching and reuse", says what this saves). dense_digest is
+// the SHA-256 of exactly the text embedded, the chunk's content, not its
+// hash, which covers metadata such as its index, so a chunk that merely
+// moved would miss. Before embedding, step 2 reads the dense vectors of
+// D's stored points of any version (one scroll filtered by the indexed
+// doc_id; digest, model and size are compared in the sink, since a Qdrant
+// in strict mode refuses filters on fields without an index) and reuses
+// each that matches a chunk; the other texts are embedded, each once.
 //
 // No wrong vector lands. Say a point's dense vector is right when the
 // model named by its dense_model returned that vector (scaled to length 1
@@ -267,20 +250,13 @@
 //
 // # BM25
 //
-// The sparse vector is the document side of BM25 as package bm25
-// (github.com/chunkstream/chunkstream/bm25) defines it exactly, for
-// query-side code in any language, with English and the avgdl setting
-// (CHUNKSTREAM_BM25_AVGDL); Qdrant's IDF modifier supplies the IDF at
-// query time, and bm25.Query builds the query vector. Config.BM25
-// (CHUNKSTREAM_BM25) says who computes it: local, the sink's
-// bm25.Encoder; qdrant, Qdrant itself, from the chunk's text sent as a
-// Document of model qdrant/bm25 with the encoder's Options (language,
-// avg_len), which gives the same vectors from Qdrant 1.15.3 (1.15.2 had
-// other defaults; MinServerVersion is above both); off, no sparse vector.
-// A text without terms (Encoder.HasTerms, which stops at the first word
-// that is not a stop word) gets no vector in either mode, so both write
-// identical points; the corpus test checks every chunk of a Markdown
-// corpus both ways.
+// The sparse vector is the document side of BM25 as package bm25 and
+// docs/wire.md ("BM25 vector") define it; Qdrant's IDF modifier supplies
+// the IDF at query time. Config.BM25 says who computes it: local, the
+// sink's bm25.Encoder; qdrant, Qdrant itself, from a Document of model
+// qdrant/bm25 with the encoder's Options; off, nobody. A text without
+// terms (Encoder.HasTerms) gets no vector in either mode, so both write
+// identical points; the corpus test checks a Markdown corpus both ways.
 //
 // Encoding describes the vectors (the encoder's description, the same for
 // local and qdrant, or EncodingNone for off). Points of two encodings must
@@ -291,7 +267,7 @@
 // New fails for the default collection, naming the migration
 // (docs/operations.md, "Changing the BM25 encoding"), and a request
 // naming such a collection is dead-lettered. A collection that records
-// none (created before collections recorded it) is given the sink's
+// none is given the sink's
 // encoding when every one of a sample of its points (encodingSample)
 // carries exactly the vector the sink would write for its content, and
 // refused otherwise; two workers of different encodings starting at the
@@ -310,15 +286,11 @@
 //
 // ingest_seq is compared with Qdrant's float64 range, exact up to 2^53
 // (a stream would need 9·10^15 messages to pass it; Write refuses larger
-// sequences as permanent). One upsert request holds at most Config.Batch
-// points and stays under 8 MB unless a single point is larger; then it
-// goes alone, and Qdrant's request size limit
-// (service.max_request_size_mb, 32 MB by default) decides. A request
-// leaves when full or when its oldest point has waited Config.Linger, at
-// most Config.Parallel in flight per sink: a document written while no
-// other is waits up to the linger, and under a backlog requests fill
-// (Config.DocumentsInFlight is the concurrency that fills them; the
-// backlog test measures at least 64 points per request on average).
+// sequences as permanent). Upsert requests are cut as docs/operations.md
+// ("Upsert requests") says; a single point over MaxRequestBytes goes
+// alone, and Qdrant's request size limit (service.max_request_size_mb,
+// 32 MB by default) decides. The backlog test measures at least 64
+// points per request on average.
 // Requests and answers are protobuf as gRPC's own codec makes them, in
 // buffers of the message's size: the default codec takes a buffer for a
 // message over 32 KB from a pool of 1 MB buffers and clears all of it

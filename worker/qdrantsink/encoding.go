@@ -57,9 +57,7 @@ func (s *Sink) sparse(text string) *qdrant.Vector {
 }
 
 // checkEncoding compares the encoding a collection records with the
-// sink's. A collection that records none (created before the sink
-// recorded it) is given the sink's when a sample of its points carries
-// exactly the vectors the sink would write for their content.
+// sink's (see "BM25" in the package documentation).
 func (s *Sink) checkEncoding(ctx context.Context, name string, info *qdrant.CollectionInfo) error {
 	want := s.Encoding()
 	if v, ok := info.GetConfig().GetMetadata()[MetadataEncoding]; ok {

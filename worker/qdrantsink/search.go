@@ -60,14 +60,12 @@ const (
 const searchPrefetch = 5
 
 // Search finds the chunks of a collection that best match text through
-// Qdrant's Query API and says what it searched by: when the collection
-// has both vectors and an embedder is given, a BM25 and a dense prefetch
-// (searchPrefetch × Limit candidates each) fused by reciprocal rank
-// fusion (SearchHybrid); otherwise BM25 alone (SearchBM25), or dense
-// alone in a collection without BM25 (SearchDense). The BM25 query vector
-// is computed here by package bm25 for the language the collection
-// records, and Qdrant's IDF modifier weighs it. A query without terms
-// (only stop words) finds nothing by BM25.
+// Qdrant's Query API and says what it searched by: BM25 and dense
+// prefetches (searchPrefetch × Limit candidates each) fused by reciprocal
+// rank fusion when the collection has both vectors and an embedder is
+// given, else either vector alone. The BM25 query vector is computed for
+// the language the collection records; a query of stop words only finds
+// nothing by BM25.
 func Search(ctx context.Context, client *qdrant.Client, text string, o SearchOptions) (hits []Hit, by string, err error) {
 	if o.Limit <= 0 {
 		o.Limit = 10

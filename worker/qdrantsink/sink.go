@@ -42,15 +42,10 @@ const (
 	FieldIngestSeq  = "ingest_seq"
 	FieldPosition   = "position"
 	FieldHash       = "hash"
-	// FieldSpan is the chunk's source span (chunking.Span), present when
-	// the chunk has one: a map of the fields the chunk record's span
-	// holds.
-	FieldSpan = "span"
+	FieldSpan       = "span"
 
-	// The dense vector's origin, with an embedder: the SHA-256 (hex) of
-	// exactly the text embedded, the model's name and the vector's size.
-	// A later version reuses the vector for a chunk of the same text when
-	// all three match (see "Reusing vectors" in the package docs).
+	// The dense vector's origin (see "Reusing vectors" in the package
+	// documentation).
 	FieldDenseDigest = "dense_digest"
 	FieldDenseModel  = "dense_model"
 	FieldDenseDims   = "dense_dims"
@@ -141,12 +136,11 @@ type Sink struct {
 	hook func(ctx context.Context, step Step, doc worker.Doc)
 }
 
-// New connects to Qdrant, checks its version (below MinServerVersion is an
-// error), probes the embedder when one is given, and makes sure the default
-// collection exists and fits (a misfit is an error). embedder may be nil:
-// points then carry only the bm25 vector. When the embedder does not answer
-// yet, New still returns the sink, not ready: Ready and every Write retry
-// the probe and the default collection set-up. logger may be nil.
+// New connects to Qdrant, checks its version, probes the embedder (which
+// may be nil: points then carry only the bm25 vector) and sets up the
+// default collection (see the package documentation). When the embedder
+// does not answer yet, New returns a sink that is not ready. logger may
+// be nil.
 func New(ctx context.Context, cfg Config, records worker.Records, embedder Embedder, logger *slog.Logger) (*Sink, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -205,11 +199,7 @@ func Dial(cfg Config) (*qdrant.Client, error) {
 		SkipCompatibilityCheck: true, // the sink checks the version itself
 		GrpcOptions: []grpc.DialOption{
 			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20), grpc.ForceCodecV2(grpccodec.Codec{})),
-			// A connection that broke during an outage is dialled again
-			// within reconnectMax (gRPC's default backoff grows to 2
-			// minutes): the go-client spreads requests over a pool of
-			// connections, and one still waiting to reconnect fails every
-			// request it is given after the others recovered.
+			// Redial within reconnectMax (package doc, "Writing a version").
 			grpc.WithConnectParams(grpc.ConnectParams{
 				Backoff:           backoff.Config{BaseDelay: time.Second, Multiplier: 1.6, Jitter: 0.2, MaxDelay: reconnectMax},
 				MinConnectTimeout: 20 * time.Second,
@@ -273,11 +263,9 @@ func (s *Sink) checkVersion(ctx context.Context) error {
 }
 
 // whileUnavailable runs step until it succeeds, fails for another reason
-// than an outage, or ctx ends: a worker started while Qdrant (or the
-// embedder) is still starting, or slower than CHUNKSTREAM_QDRANT_TIMEOUT
-// for a moment, waits for it (logging once) instead of exiting. The wait
-// doubles from 100 ms to 2 s; ctx (the caller's start-up deadline) bounds
-// it, and its end returns the last error.
+// than an outage, or ctx (the start-up deadline) ends, returning the last
+// error: a worker started while Qdrant is still starting waits for it. The
+// wait doubles from 100 ms to 2 s.
 func (s *Sink) whileUnavailable(ctx context.Context, what string, step func(context.Context) error) error {
 	wait := 100 * time.Millisecond
 	for logged := false; ; {
@@ -448,12 +436,8 @@ func strong() *qdrant.WriteOrdering {
 	return &qdrant.WriteOrdering{Type: qdrant.WriteOrderingType_Strong}
 }
 
-// Write stores one document version: upsert its points so that no newer
-// version's point is overwritten (step 2), delete the document's older
-// points (step 3), then re-read the document record and remove this
-// version's points if a newer version overtook it (step 4). A delete or a
-// document with zero chunks skips steps 2 and 4. See the package
-// documentation for why every interleaving converges.
+// Write stores one document version by steps 2 to 4 of the package
+// documentation, which shows why every interleaving converges.
 func (s *Sink) Write(ctx context.Context, doc worker.Doc, chunks []worker.Chunk) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -491,9 +475,7 @@ func (s *Sink) Write(ctx context.Context, doc worker.Doc, chunks []worker.Chunk)
 		}
 	}
 	s.step(ctx, StepUpserted, doc)
-	// The first version of a document has no older points to delete (see
-	// "First versions" in the package documentation).
-	if !doc.First {
+	if !doc.First { // "First versions" in the package documentation
 		if err := s.deleteWhere(ctx, coll, olderPoints(doc)); err != nil {
 			return err
 		}
@@ -518,13 +500,9 @@ func (s *Sink) Write(ctx context.Context, doc worker.Doc, chunks []worker.Chunk)
 }
 
 // Superseded removes the points a superseded version of a document may
-// have left: those with doc_id = doc.ID and ingest_seq = doc.Seq. A
-// version interrupted between its upsert (step 2) and its re-check (step
-// 4), by a crash or a transient error, is redelivered and then found
-// superseded at step 1; its late upserts may have landed after the newer
-// version's step 3, and nobody else removes them. The worker calls this
-// for every request it acks as superseded, when the sink implements it; it
-// is idempotent and cheap (one filtered delete).
+// have left: those with doc_id = doc.ID and ingest_seq = doc.Seq (see
+// "Interrupted versions" in the package documentation). It is idempotent
+// and cheap (one filtered delete).
 func (s *Sink) Superseded(ctx context.Context, doc worker.Doc) error {
 	if doc.ID == "" || !utf8.ValidString(doc.ID) || !utf8.ValidString(doc.Collection) || doc.Seq > 1<<53 {
 		return nil // it cannot have written anything
@@ -542,12 +520,10 @@ func (s *Sink) Superseded(ctx context.Context, doc worker.Doc) error {
 	return s.deleteWhere(ctx, coll, ownPoints(doc))
 }
 
-// notReady classifies a set-up failure met by a write. It is the
-// deployment's fault, never the message's: the default collection cannot
-// be set up, or the embedder does not answer its probe. So it is an outage
-// of Qdrant or of the embedder (fault.Unavailable): the worker holds its
-// messages until Probe passes, whatever the cause (a permanent mark inside
-// must not leak out, hence %v), unless ctx itself ended.
+// notReady classifies a set-up failure met by a write: the deployment's
+// fault, never the message's, so an outage of Qdrant or of the embedder
+// whatever the cause (a permanent mark inside must not leak out, hence
+// %v), unless ctx itself ended.
 func notReady(ctx context.Context, err error) error {
 	out := fmt.Errorf("qdrantsink: not ready: %v", err)
 	if ctx.Err() != nil {
@@ -563,11 +539,9 @@ func notReady(ctx context.Context, err error) error {
 	return fault.Unavailable(dep, out)
 }
 
-// Probe implements worker.ProbeSink. DependencyQdrant answers when its
-// health check does and the default collection can be listed (a missing
-// one is forgotten, so the next write creates it again);
-// DependencyEmbedder answers when the embedder answers its probe (one try).
-// Each request is bounded by Config.Timeout.
+// Probe implements worker.ProbeSink: a health check and a listing of the
+// default collection (a missing one is forgotten, so the next write
+// creates it again) for DependencyQdrant, one probe for DependencyEmbedder.
 func (s *Sink) Probe(ctx context.Context, dependency string) error {
 	switch dependency {
 	case DependencyQdrant:
@@ -584,15 +558,12 @@ func (s *Sink) Probe(ctx context.Context, dependency string) error {
 		if !exists {
 			s.forget(s.cfg.Collection)
 		}
-		return nil
 	case DependencyEmbedder:
-		if s.embedder == nil {
-			return nil
+		if s.embedder != nil {
+			if _, err := s.embedder.Probe(ctx); err != nil {
+				return fmt.Errorf("qdrantsink: embedder probe: %w", err)
+			}
 		}
-		if _, err := s.embedder.Probe(ctx); err != nil {
-			return fmt.Errorf("qdrantsink: embedder probe: %w", err)
-		}
-		return nil
 	}
 	return nil
 }
@@ -919,13 +890,8 @@ func (s *Sink) forget(coll string) {
 	}
 }
 
-// classify maps a Qdrant error to the worker's policy: invalid data is
-// permanent; a Qdrant that does not answer (connection refused or lost,
-// Unavailable, DeadlineExceeded, a request over Config.Timeout) or asks to
-// slow down (ResourceExhausted, with its retry-after) is an outage,
-// fault.Unavailable(DependencyQdrant); anything else (a vanished
-// collection, auth, Internal) is transient. A cancelled context is left
-// as it is.
+// classify maps a Qdrant error to the worker's policy, as the package
+// documentation's "Writing a version" lists it.
 func classify(what string, err error) error {
 	if err == nil {
 		return nil

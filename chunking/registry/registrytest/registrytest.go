@@ -4,6 +4,7 @@ package registrytest
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/chunkstream/chunkstream/chunking"
@@ -16,13 +17,9 @@ import (
 func With(entries ...registry.Entry) *registry.Registry {
 	all := registry.Default().Entries()
 	for _, e := range entries {
-		replaced := false
-		for i := range all {
-			if all[i].Name == e.Name {
-				all[i], replaced = e, true
-			}
-		}
-		if !replaced {
+		if i := slices.IndexFunc(all, func(d registry.Entry) bool { return d.Name == e.Name }); i >= 0 {
+			all[i] = e
+		} else {
 			all = append(all, e)
 		}
 	}

@@ -40,6 +40,7 @@ type Set struct {
 	fs      *flag.FlagSet
 	entries []registry.Entry
 	chunker *string
+	names   []string           // the chunkers' names
 	owners  map[string][]owner // flag name → options behind it
 }
 
@@ -47,9 +48,9 @@ type Set struct {
 // of entries as flags of fs.
 func Register(fs *flag.FlagSet, entries []registry.Entry, defaultChunker string) *Set {
 	s := &Set{fs: fs, entries: entries, owners: make(map[string][]owner)}
-	var names, order []string
+	var order []string
 	for _, e := range entries {
-		names = append(names, e.Name)
+		s.names = append(s.names, e.Name)
 		for _, opt := range e.Options() {
 			f := opt.Flag
 			if _, ok := s.owners[f]; !ok {
@@ -58,7 +59,7 @@ func Register(fs *flag.FlagSet, entries []registry.Entry, defaultChunker string)
 			s.owners[f] = append(s.owners[f], owner{e.Name, opt})
 		}
 	}
-	s.chunker = fs.String("chunker", defaultChunker, "chunker to use: "+strings.Join(names, ", "))
+	s.chunker = fs.String("chunker", defaultChunker, "chunker to use: "+strings.Join(s.names, ", "))
 	for _, f := range order {
 		ows := s.owners[f]
 		k := ows[0].opt.Kind
@@ -126,11 +127,7 @@ func formatDefault(v any) string {
 func (s *Set) Chunker() (registry.Entry, map[string]any, error) {
 	i := slices.IndexFunc(s.entries, func(e registry.Entry) bool { return e.Name == *s.chunker })
 	if i < 0 {
-		names := make([]string, len(s.entries))
-		for k, e := range s.entries {
-			names[k] = e.Name
-		}
-		return registry.Entry{}, nil, fmt.Errorf("%w %q (known: %s)", registry.ErrUnknownChunker, *s.chunker, strings.Join(names, ", "))
+		return registry.Entry{}, nil, fmt.Errorf("%w %q (known: %s)", registry.ErrUnknownChunker, *s.chunker, strings.Join(s.names, ", "))
 	}
 	e := s.entries[i]
 	raw := make(map[string]any)
@@ -157,6 +154,3 @@ func (s *Set) Chunker() (registry.Entry, map[string]any, error) {
 	}
 	return e, raw, nil
 }
-
-// Name returns the value of -chunker.
-func (s *Set) Name() string { return *s.chunker }

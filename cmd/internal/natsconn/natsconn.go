@@ -98,9 +98,8 @@ func (c *Config) Validate() error {
 }
 
 // options returns the connection options of a chunkstream client called
-// name: endless reconnects every 250 ms, connection events logged on log,
-// and the credentials of c. An unreadable NKey seed makes the connection
-// fail with an error naming CHUNKSTREAM_NATS_NKEY.
+// name (see Connect). An unreadable NKey seed makes the connection fail
+// with an error naming CHUNKSTREAM_NATS_NKEY.
 func options(name string, c Config, log *slog.Logger) []nats.Option {
 	opts := []nats.Option{
 		nats.Name(name),
@@ -188,11 +187,9 @@ func Connect(ctx context.Context, c Config, name string, log *slog.Logger, extra
 const countdownEvery = 5 * time.Second
 
 // unanswered reports whether a connection error means that no server
-// answered (worth waiting for) rather than that one refused the client. A
-// connection closed during the handshake counts as a refusal: that is how
-// a server requiring a client certificate answers a client without one.
-// A connection reset (a server restarting, a load balancer with no server
-// behind it yet) is an outage like a refused connection.
+// answered (worth waiting for) rather than that one refused the client
+// (see the package documentation). A connection closed during the
+// handshake is how a server requiring a client certificate refuses.
 func unanswered(err error) bool {
 	if errors.Is(err, nats.ErrNoServers) || errors.Is(err, nats.ErrTimeout) || errors.Is(err, syscall.ECONNREFUSED) ||
 		errors.Is(err, syscall.ECONNRESET) {

@@ -2,6 +2,7 @@ package qdranttest
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"strings"
 
@@ -18,18 +19,8 @@ type collection struct {
 	schema  map[string]qdrant.PayloadSchemaType
 	points  map[string]*point       // by idKey
 	indexes map[string]keywordIndex // keyword payload indexes of top-level fields
-	created *qdrant.CreateCollection
 	// metadata is the collection's metadata (Qdrant 1.15.4 and later).
 	metadata map[string]*qdrant.Value
-}
-
-func (c *collection) sorted() []*point {
-	ps := make([]*point, 0, len(c.points))
-	for _, p := range c.points {
-		ps = append(ps, p)
-	}
-	sortByID(ps)
-	return ps
 }
 
 type collectionsServer struct {
@@ -49,16 +40,13 @@ func (cs *collectionsServer) Create(_ context.Context, req *qdrant.CreateCollect
 		schema:  map[string]qdrant.PayloadSchemaType{},
 		points:  map[string]*point{},
 		indexes: map[string]keywordIndex{},
-		created: proto.Clone(req).(*qdrant.CreateCollection),
 	}
 	switch cfg := req.GetVectorsConfig().GetConfig().(type) {
 	case nil:
 	case *qdrant.VectorsConfig_Params:
 		c.dense[""] = cfg.Params
 	case *qdrant.VectorsConfig_ParamsMap:
-		for n, p := range cfg.ParamsMap.GetMap() {
-			c.dense[n] = p
-		}
+		maps.Copy(c.dense, cfg.ParamsMap.GetMap())
 	}
 	for n, p := range c.dense {
 		if p.GetSize() == 0 || p.GetSize() > 65536 {
@@ -88,42 +76,38 @@ func (cs *collectionsServer) Create(_ context.Context, req *qdrant.CreateCollect
 
 // Get returns a collection's configuration, payload schema and point count.
 func (cs *collectionsServer) Get(_ context.Context, req *qdrant.GetCollectionInfoRequest) (*qdrant.GetCollectionInfoResponse, error) {
-	cs.s.mu.Lock()
-	defer cs.s.mu.Unlock()
-	c, err := cs.s.collectionLocked(req.GetCollectionName())
-	if err != nil {
-		return nil, err
-	}
-	params := &qdrant.CollectionParams{ShardNumber: 1}
-	if vp, ok := c.dense[""]; ok && len(c.dense) == 1 {
-		params.VectorsConfig = qdrant.NewVectorsConfig(proto.Clone(vp).(*qdrant.VectorParams))
-	} else if len(c.dense) > 0 {
-		m := map[string]*qdrant.VectorParams{}
-		for n, p := range c.dense {
-			m[n] = proto.Clone(p).(*qdrant.VectorParams)
+	return withCollection(cs.s, req.GetCollectionName(), func(c *collection) (*qdrant.GetCollectionInfoResponse, error) {
+		params := &qdrant.CollectionParams{ShardNumber: 1}
+		if vp, ok := c.dense[""]; ok && len(c.dense) == 1 {
+			params.VectorsConfig = qdrant.NewVectorsConfig(proto.Clone(vp).(*qdrant.VectorParams))
+		} else if len(c.dense) > 0 {
+			m := map[string]*qdrant.VectorParams{}
+			for n, p := range c.dense {
+				m[n] = proto.Clone(p).(*qdrant.VectorParams)
+			}
+			params.VectorsConfig = qdrant.NewVectorsConfigMap(m)
 		}
-		params.VectorsConfig = qdrant.NewVectorsConfigMap(m)
-	}
-	if len(c.sparse) > 0 {
-		m := map[string]*qdrant.SparseVectorParams{}
-		for n, p := range c.sparse {
-			m[n] = proto.Clone(p).(*qdrant.SparseVectorParams)
+		if len(c.sparse) > 0 {
+			m := map[string]*qdrant.SparseVectorParams{}
+			for n, p := range c.sparse {
+				m[n] = proto.Clone(p).(*qdrant.SparseVectorParams)
+			}
+			params.SparseVectorsConfig = qdrant.NewSparseVectorsConfig(m)
 		}
-		params.SparseVectorsConfig = qdrant.NewSparseVectorsConfig(m)
-	}
-	schema := map[string]*qdrant.PayloadSchemaInfo{}
-	for k, t := range c.schema {
-		schema[k] = &qdrant.PayloadSchemaInfo{DataType: t}
-	}
-	n := uint64(len(c.points))
-	return &qdrant.GetCollectionInfoResponse{Result: &qdrant.CollectionInfo{
-		Status:          qdrant.CollectionStatus_Green,
-		OptimizerStatus: &qdrant.OptimizerStatus{Ok: true},
-		SegmentsCount:   1,
-		Config:          &qdrant.CollectionConfig{Params: params, Metadata: mergeMetadata(nil, c.metadata)},
-		PayloadSchema:   schema,
-		PointsCount:     &n,
-	}}, nil
+		schema := map[string]*qdrant.PayloadSchemaInfo{}
+		for k, t := range c.schema {
+			schema[k] = &qdrant.PayloadSchemaInfo{DataType: t}
+		}
+		n := uint64(len(c.points))
+		return &qdrant.GetCollectionInfoResponse{Result: &qdrant.CollectionInfo{
+			Status:          qdrant.CollectionStatus_Green,
+			OptimizerStatus: &qdrant.OptimizerStatus{Ok: true},
+			SegmentsCount:   1,
+			Config:          &qdrant.CollectionConfig{Params: params, Metadata: mergeMetadata(nil, c.metadata)},
+			PayloadSchema:   schema,
+			PointsCount:     &n,
+		}}, nil
+	})
 }
 
 // hasMetadata reports whether a server of version keeps collection
@@ -159,29 +143,20 @@ func (cs *collectionsServer) Update(_ context.Context, req *qdrant.UpdateCollect
 			return nil, err
 		}
 	}
-	cs.s.mu.Lock()
-	defer cs.s.mu.Unlock()
-	c, err := cs.s.collectionLocked(req.GetCollectionName())
-	if err != nil {
-		return nil, err
-	}
-	if hasMetadata(cs.s.version) && len(req.GetMetadata()) > 0 {
-		c.metadata = mergeMetadata(c.metadata, req.GetMetadata())
-	}
-	return &qdrant.CollectionOperationResponse{Result: true}, nil
+	return withCollection(cs.s, req.GetCollectionName(), func(c *collection) (*qdrant.CollectionOperationResponse, error) {
+		if hasMetadata(cs.s.version) && len(req.GetMetadata()) > 0 {
+			c.metadata = mergeMetadata(c.metadata, req.GetMetadata())
+		}
+		return &qdrant.CollectionOperationResponse{Result: true}, nil
+	})
 }
 
 // List lists the collections.
 func (cs *collectionsServer) List(context.Context, *qdrant.ListCollectionsRequest) (*qdrant.ListCollectionsResponse, error) {
 	cs.s.mu.Lock()
 	defer cs.s.mu.Unlock()
-	names := make([]string, 0, len(cs.s.collections))
-	for n := range cs.s.collections {
-		names = append(names, n)
-	}
-	slices.Sort(names)
 	resp := &qdrant.ListCollectionsResponse{}
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(cs.s.collections)) {
 		resp.Collections = append(resp.Collections, &qdrant.CollectionDescription{Name: n})
 	}
 	return resp, nil
@@ -201,10 +176,7 @@ func (cs *collectionsServer) Delete(_ context.Context, req *qdrant.DeleteCollect
 	defer cs.s.mu.Unlock()
 	_, ok := cs.s.collections[req.GetCollectionName()]
 	delete(cs.s.collections, req.GetCollectionName())
-	for a, c := range cs.s.aliases {
-		if c == req.GetCollectionName() {
-			delete(cs.s.aliases, a) // Qdrant removes a deleted collection's aliases
-		}
-	}
+	// Qdrant removes a deleted collection's aliases.
+	maps.DeleteFunc(cs.s.aliases, func(_, c string) bool { return c == req.GetCollectionName() })
 	return &qdrant.CollectionOperationResponse{Result: ok}, nil
 }

@@ -52,38 +52,20 @@ func checkFilter(f *qdrant.Filter) error {
 
 // matchFilter evaluates a filter checked by checkFilter.
 func matchFilter(p *point, f *qdrant.Filter) bool {
-	for _, c := range f.GetMust() {
-		if !matchCondition(p, c) {
-			return false
-		}
-	}
-	for _, c := range f.GetMustNot() {
-		if matchCondition(p, c) {
-			return false
-		}
-	}
-	if len(f.GetShould()) > 0 {
-		any := false
-		for _, c := range f.GetShould() {
-			if matchCondition(p, c) {
-				any = true
-				break
-			}
-		}
-		if !any {
-			return false
-		}
+	match := func(c *qdrant.Condition) bool { return matchCondition(p, c) }
+	fail := func(c *qdrant.Condition) bool { return !matchCondition(p, c) }
+	if slices.ContainsFunc(f.GetMust(), fail) || slices.ContainsFunc(f.GetMustNot(), match) ||
+		len(f.GetShould()) > 0 && !slices.ContainsFunc(f.GetShould(), match) {
+		return false
 	}
 	if ms := f.GetMinShould(); ms != nil {
 		n := uint64(0)
 		for _, c := range ms.GetConditions() {
-			if matchCondition(p, c) {
+			if match(c) {
 				n++
 			}
 		}
-		if n < ms.GetMinCount() {
-			return false
-		}
+		return n >= ms.GetMinCount()
 	}
 	return true
 }
@@ -93,13 +75,10 @@ func matchCondition(p *point, c *qdrant.Condition) bool {
 	case *qdrant.Condition_Filter:
 		return matchFilter(p, cc.Filter)
 	case *qdrant.Condition_HasId:
-		k, _ := idKey(p.id)
-		for _, id := range cc.HasId.GetHasId() {
-			if kk, _ := idKey(id); kk == k {
-				return true
-			}
-		}
-		return false
+		return slices.ContainsFunc(cc.HasId.GetHasId(), func(id *qdrant.PointId) bool {
+			k, _ := idKey(id)
+			return k == p.key
+		})
 	case *qdrant.Condition_IsEmpty:
 		return isEmpty(lookup(p.payload, cc.IsEmpty.GetKey()))
 	case *qdrant.Condition_IsNull:
@@ -144,21 +123,14 @@ func flatten(vs []*qdrant.Value) []*qdrant.Value {
 }
 
 func isEmpty(vs []*qdrant.Value) bool {
-	for _, v := range flatten(vs) {
-		if _, null := v.GetKind().(*qdrant.Value_NullValue); !null {
-			return false
-		}
-	}
-	return true
+	return !slices.ContainsFunc(flatten(vs), func(v *qdrant.Value) bool { return !nullValue(v) })
 }
 
-func isNull(vs []*qdrant.Value) bool {
-	for _, v := range vs {
-		if _, null := v.GetKind().(*qdrant.Value_NullValue); null {
-			return true
-		}
-	}
-	return false
+func isNull(vs []*qdrant.Value) bool { return slices.ContainsFunc(vs, nullValue) }
+
+func nullValue(v *qdrant.Value) bool {
+	_, null := v.GetKind().(*qdrant.Value_NullValue)
+	return null
 }
 
 func matchField(vs []*qdrant.Value, fc *qdrant.FieldCondition) bool {
@@ -172,26 +144,17 @@ func matchField(vs []*qdrant.Value, fc *qdrant.FieldCondition) bool {
 	if m := fc.GetMatch(); m != nil {
 		switch mv := m.GetMatchValue().(type) {
 		case *qdrant.Match_ExceptKeywords:
-			for _, v := range vals {
-				if s, ok := v.GetKind().(*qdrant.Value_StringValue); ok && slices.Contains(mv.ExceptKeywords.GetStrings(), s.StringValue) {
-					return false
-				}
-			}
-			return true
+			return !slices.ContainsFunc(vals, func(v *qdrant.Value) bool {
+				s, ok := v.GetKind().(*qdrant.Value_StringValue)
+				return ok && slices.Contains(mv.ExceptKeywords.GetStrings(), s.StringValue)
+			})
 		case *qdrant.Match_ExceptIntegers:
-			for _, v := range vals {
-				if i, ok := v.GetKind().(*qdrant.Value_IntegerValue); ok && slices.Contains(mv.ExceptIntegers.GetIntegers(), i.IntegerValue) {
-					return false
-				}
-			}
-			return true
+			return !slices.ContainsFunc(vals, func(v *qdrant.Value) bool {
+				i, ok := v.GetKind().(*qdrant.Value_IntegerValue)
+				return ok && slices.Contains(mv.ExceptIntegers.GetIntegers(), i.IntegerValue)
+			})
 		}
-		for _, v := range vals {
-			if matchValue(v, m) {
-				return true
-			}
-		}
-		return false
+		return slices.ContainsFunc(vals, func(v *qdrant.Value) bool { return matchValue(v, m) })
 	}
 	if r := fc.GetRange(); r != nil {
 		for _, v := range vals {

@@ -2,6 +2,7 @@ package qdranttest
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/qdrant/go-client/qdrant"
 )
@@ -72,7 +73,7 @@ func (c *collection) remove(key string) {
 
 // indexKeyword starts keeping a keyword index of a top-level field.
 func (c *collection) indexKeyword(field string) {
-	if _, ok := c.indexes[field]; ok || !isTopLevel(field) {
+	if _, ok := c.indexes[field]; ok || strings.ContainsAny(field, ".[") { // top-level fields only
 		return
 	}
 	ix := keywordIndex{}
@@ -80,15 +81,6 @@ func (c *collection) indexKeyword(field string) {
 		ix.add(field, p)
 	}
 	c.indexes[field] = ix
-}
-
-func isTopLevel(field string) bool {
-	for _, r := range field {
-		if r == '.' || r == '[' {
-			return false
-		}
-	}
-	return true
 }
 
 // candidates returns the points a filter may match: those an indexed
@@ -132,7 +124,10 @@ func (c *collection) candidates(f *qdrant.Filter) []*point {
 	return out
 }
 
-// sortByID orders points as Qdrant's scroll does.
-func sortByID(ps []*point) {
+// matching returns the points f matches (every point for nil), ordered
+// as Qdrant's scroll orders them.
+func (c *collection) matching(f *qdrant.Filter) []*point {
+	ps := slices.DeleteFunc(c.candidates(f), func(p *point) bool { return f != nil && !matchFilter(p, f) })
 	slices.SortFunc(ps, func(a, b *point) int { return compareIDs(a.id, b.id) })
+	return ps
 }

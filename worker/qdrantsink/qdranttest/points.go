@@ -181,7 +181,7 @@ func (c *collection) addVector(p *point, name string, vec *qdrant.Vector, infer 
 	}
 	if sparse != nil {
 		if _, ok := c.sparse[name]; !ok {
-			return invalid("Not existing vector name error: %s", name)
+			return notVector(c, name)
 		}
 		if err := checkSparse(sparse, "points: sparse vector "+strconv.Quote(name)); err != nil {
 			return err
@@ -191,10 +191,7 @@ func (c *collection) addVector(p *point, name string, vec *qdrant.Vector, infer 
 	}
 	params, ok := c.dense[name]
 	if !ok {
-		if name == "" {
-			return invalid("Not existing vector name error: (default vector)")
-		}
-		return invalid("Not existing vector name error: %s", name)
+		return notVector(c, name)
 	}
 	if uint64(len(dense)) != params.GetSize() {
 		return invalid("Vector dimension error: expected dim: %d, got %d", params.GetSize(), len(dense))
@@ -299,206 +296,167 @@ func done(wait bool) *qdrant.PointsOperationResponse {
 // Upsert inserts or overwrites points, honouring update_filter and
 // update_mode. The request is validated whole before anything is applied.
 func (ps *pointsServer) Upsert(_ context.Context, req *qdrant.UpsertPoints) (*qdrant.PointsOperationResponse, error) {
-	ps.s.mu.Lock()
-	defer ps.s.mu.Unlock()
-	c, err := ps.s.collectionLocked(req.GetCollectionName())
-	if err != nil {
-		return nil, err
-	}
-	if err := checkFilter(req.UpdateFilter); err != nil {
-		return nil, err
-	}
-	type entry struct {
-		key string
-		p   *point
-	}
-	var batch []entry
-	// The request was decoded for this call alone: its points become the
-	// stored ones without a copy, as a server takes what it parsed.
-	for _, raw := range req.GetPoints() {
-		key, p, err := c.build(raw, func(d *qdrant.Document) (*qdrant.SparseVector, error) { return ps.s.infer(d, false) })
-		if err != nil {
+	return withCollection(ps.s, req.GetCollectionName(), func(c *collection) (*qdrant.PointsOperationResponse, error) {
+		if err := checkFilter(req.UpdateFilter); err != nil {
 			return nil, err
 		}
-		batch = append(batch, entry{key, p})
-	}
-	for _, e := range batch {
-		old, exists := c.points[e.key]
-		switch req.GetUpdateMode() {
-		case qdrant.UpdateMode_InsertOnly:
-			if exists {
+		type entry struct {
+			key string
+			p   *point
+		}
+		var batch []entry
+		// The request was decoded for this call alone: its points become the
+		// stored ones without a copy, as a server takes what it parsed.
+		for _, raw := range req.GetPoints() {
+			key, p, err := c.build(raw, func(d *qdrant.Document) (*qdrant.SparseVector, error) { return ps.s.infer(d, false) })
+			if err != nil {
+				return nil, err
+			}
+			batch = append(batch, entry{key, p})
+		}
+		for _, e := range batch {
+			old, exists := c.points[e.key]
+			switch req.GetUpdateMode() {
+			case qdrant.UpdateMode_InsertOnly:
+				if exists {
+					continue
+				}
+			case qdrant.UpdateMode_UpdateOnly:
+				if !exists {
+					continue
+				}
+			}
+			if exists && req.UpdateFilter != nil && !matchFilter(old, req.UpdateFilter) {
 				continue
 			}
-		case qdrant.UpdateMode_UpdateOnly:
-			if !exists {
-				continue
-			}
+			c.put(e.p)
 		}
-		if exists && req.UpdateFilter != nil && !matchFilter(old, req.UpdateFilter) {
-			continue
-		}
-		c.put(e.p)
-	}
-	return done(req.GetWait()), nil
+		return done(req.GetWait()), nil
+	})
 }
 
 // Delete removes points selected by ids or by a filter.
 func (ps *pointsServer) Delete(_ context.Context, req *qdrant.DeletePoints) (*qdrant.PointsOperationResponse, error) {
-	ps.s.mu.Lock()
-	defer ps.s.mu.Unlock()
-	c, err := ps.s.collectionLocked(req.GetCollectionName())
-	if err != nil {
-		return nil, err
-	}
-	switch sel := req.GetPoints().GetPointsSelectorOneOf().(type) {
-	case *qdrant.PointsSelector_Points:
-		var keys []string
-		for _, id := range sel.Points.GetIds() {
-			k, err := idKey(id)
-			if err != nil {
+	return withCollection(ps.s, req.GetCollectionName(), func(c *collection) (*qdrant.PointsOperationResponse, error) {
+		switch sel := req.GetPoints().GetPointsSelectorOneOf().(type) {
+		case *qdrant.PointsSelector_Points:
+			var keys []string
+			for _, id := range sel.Points.GetIds() {
+				k, err := idKey(id)
+				if err != nil {
+					return nil, err
+				}
+				keys = append(keys, k)
+			}
+			for _, k := range keys {
+				c.remove(k)
+			}
+		case *qdrant.PointsSelector_Filter:
+			if err := checkFilter(sel.Filter); err != nil {
 				return nil, err
 			}
-			keys = append(keys, k)
-		}
-		for _, k := range keys {
-			c.remove(k)
-		}
-	case *qdrant.PointsSelector_Filter:
-		if err := checkFilter(sel.Filter); err != nil {
-			return nil, err
-		}
-		for _, p := range c.candidates(sel.Filter) {
-			if matchFilter(p, sel.Filter) {
+			for _, p := range c.matching(sel.Filter) {
 				c.remove(p.key)
 			}
+		default:
+			return nil, invalid("points selector is required")
 		}
-	default:
-		return nil, invalid("points selector is required")
-	}
-	return done(req.GetWait()), nil
+		return done(req.GetWait()), nil
+	})
 }
 
 // Get returns points by id; missing ids are skipped, as in Qdrant.
 func (ps *pointsServer) Get(_ context.Context, req *qdrant.GetPoints) (*qdrant.GetResponse, error) {
-	ps.s.mu.Lock()
-	defer ps.s.mu.Unlock()
-	c, err := ps.s.collectionLocked(req.GetCollectionName())
-	if err != nil {
-		return nil, err
-	}
-	wp := req.GetWithPayload()
-	if wp == nil {
-		wp = allPayload
-	}
-	resp := &qdrant.GetResponse{}
-	for _, id := range req.GetIds() {
-		k, err := idKey(id)
-		if err != nil {
-			return nil, err
+	return withCollection(ps.s, req.GetCollectionName(), func(c *collection) (*qdrant.GetResponse, error) {
+		wp := req.GetWithPayload()
+		if wp == nil {
+			wp = allPayload
 		}
-		if p := c.points[k]; p != nil {
-			resp.Result = append(resp.Result, p.retrieved(wp, req.GetWithVectors()))
+		resp := &qdrant.GetResponse{}
+		for _, id := range req.GetIds() {
+			k, err := idKey(id)
+			if err != nil {
+				return nil, err
+			}
+			if p := c.points[k]; p != nil {
+				resp.Result = append(resp.Result, p.retrieved(wp, req.GetWithVectors()))
+			}
 		}
-	}
-	return resp, nil
+		return resp, nil
+	})
 }
 
 // Scroll pages through the points matching a filter, ordered by id.
 func (ps *pointsServer) Scroll(_ context.Context, req *qdrant.ScrollPoints) (*qdrant.ScrollResponse, error) {
-	ps.s.mu.Lock()
-	defer ps.s.mu.Unlock()
-	c, err := ps.s.collectionLocked(req.GetCollectionName())
-	if err != nil {
-		return nil, err
-	}
-	if req.OrderBy != nil {
-		return nil, status.Error(codes.Unimplemented, "qdranttest: order_by is not supported")
-	}
-	if err := checkFilter(req.Filter); err != nil {
-		return nil, err
-	}
-	limit := 10
-	if req.Limit != nil {
-		limit = int(req.GetLimit())
-	}
-	if limit == 0 {
-		return nil, invalid("limit must be positive")
-	}
-	wp := req.GetWithPayload()
-	if wp == nil {
-		wp = allPayload
-	}
-	var matches []*point
-	for _, p := range c.candidates(req.Filter) {
-		if req.Offset != nil && compareIDs(p.id, req.Offset) < 0 {
-			continue
+	return withCollection(ps.s, req.GetCollectionName(), func(c *collection) (*qdrant.ScrollResponse, error) {
+		if req.OrderBy != nil {
+			return nil, status.Error(codes.Unimplemented, "qdranttest: order_by is not supported")
 		}
-		if req.Filter == nil || matchFilter(p, req.Filter) {
-			matches = append(matches, p)
+		if err := checkFilter(req.Filter); err != nil {
+			return nil, err
 		}
-	}
-	sortByID(matches)
-	resp := &qdrant.ScrollResponse{}
-	for _, p := range matches {
-		if len(resp.Result) == limit {
-			resp.NextPageOffset = proto.Clone(p.id).(*qdrant.PointId)
-			break
+		limit := 10
+		if req.Limit != nil {
+			limit = int(req.GetLimit())
 		}
-		resp.Result = append(resp.Result, p.retrieved(wp, req.GetWithVectors()))
-	}
-	return resp, nil
+		if limit == 0 {
+			return nil, invalid("limit must be positive")
+		}
+		wp := req.GetWithPayload()
+		if wp == nil {
+			wp = allPayload
+		}
+		resp := &qdrant.ScrollResponse{}
+		for _, p := range c.matching(req.Filter) {
+			if req.Offset != nil && compareIDs(p.id, req.Offset) < 0 {
+				continue
+			}
+			if len(resp.Result) == limit {
+				resp.NextPageOffset = proto.Clone(p.id).(*qdrant.PointId)
+				break
+			}
+			resp.Result = append(resp.Result, p.retrieved(wp, req.GetWithVectors()))
+		}
+		return resp, nil
+	})
 }
 
 // Count counts the points matching a filter.
 func (ps *pointsServer) Count(_ context.Context, req *qdrant.CountPoints) (*qdrant.CountResponse, error) {
-	ps.s.mu.Lock()
-	defer ps.s.mu.Unlock()
-	c, err := ps.s.collectionLocked(req.GetCollectionName())
-	if err != nil {
-		return nil, err
-	}
-	if err := checkFilter(req.Filter); err != nil {
-		return nil, err
-	}
-	var n uint64
-	for _, p := range c.candidates(req.Filter) {
-		if req.Filter == nil || matchFilter(p, req.Filter) {
-			n++
+	return withCollection(ps.s, req.GetCollectionName(), func(c *collection) (*qdrant.CountResponse, error) {
+		if err := checkFilter(req.Filter); err != nil {
+			return nil, err
 		}
-	}
-	return &qdrant.CountResponse{Result: &qdrant.CountResult{Count: n}}, nil
+		return &qdrant.CountResponse{Result: &qdrant.CountResult{Count: uint64(len(c.matching(req.Filter)))}}, nil
+	})
 }
 
 // CreateFieldIndex records a payload index in the collection's schema.
 func (ps *pointsServer) CreateFieldIndex(_ context.Context, req *qdrant.CreateFieldIndexCollection) (*qdrant.PointsOperationResponse, error) {
-	ps.s.mu.Lock()
-	defer ps.s.mu.Unlock()
-	c, err := ps.s.collectionLocked(req.GetCollectionName())
-	if err != nil {
-		return nil, err
-	}
-	if req.GetFieldName() == "" {
-		return nil, invalid("field name is required")
-	}
-	if req.FieldType == nil {
-		return nil, invalid("field type is required")
-	}
-	t, ok := map[qdrant.FieldType]qdrant.PayloadSchemaType{
-		qdrant.FieldType_FieldTypeKeyword:  qdrant.PayloadSchemaType_Keyword,
-		qdrant.FieldType_FieldTypeInteger:  qdrant.PayloadSchemaType_Integer,
-		qdrant.FieldType_FieldTypeFloat:    qdrant.PayloadSchemaType_Float,
-		qdrant.FieldType_FieldTypeGeo:      qdrant.PayloadSchemaType_Geo,
-		qdrant.FieldType_FieldTypeText:     qdrant.PayloadSchemaType_Text,
-		qdrant.FieldType_FieldTypeBool:     qdrant.PayloadSchemaType_Bool,
-		qdrant.FieldType_FieldTypeDatetime: qdrant.PayloadSchemaType_Datetime,
-		qdrant.FieldType_FieldTypeUuid:     qdrant.PayloadSchemaType_Uuid,
-	}[req.GetFieldType()]
-	if !ok {
-		return nil, invalid("unknown field type %v", req.GetFieldType())
-	}
-	c.schema[req.GetFieldName()] = t
-	if t == qdrant.PayloadSchemaType_Keyword {
-		c.indexKeyword(req.GetFieldName())
-	}
-	return done(req.GetWait()), nil
+	return withCollection(ps.s, req.GetCollectionName(), func(c *collection) (*qdrant.PointsOperationResponse, error) {
+		if req.GetFieldName() == "" {
+			return nil, invalid("field name is required")
+		}
+		if req.FieldType == nil {
+			return nil, invalid("field type is required")
+		}
+		t, ok := map[qdrant.FieldType]qdrant.PayloadSchemaType{
+			qdrant.FieldType_FieldTypeKeyword:  qdrant.PayloadSchemaType_Keyword,
+			qdrant.FieldType_FieldTypeInteger:  qdrant.PayloadSchemaType_Integer,
+			qdrant.FieldType_FieldTypeFloat:    qdrant.PayloadSchemaType_Float,
+			qdrant.FieldType_FieldTypeGeo:      qdrant.PayloadSchemaType_Geo,
+			qdrant.FieldType_FieldTypeText:     qdrant.PayloadSchemaType_Text,
+			qdrant.FieldType_FieldTypeBool:     qdrant.PayloadSchemaType_Bool,
+			qdrant.FieldType_FieldTypeDatetime: qdrant.PayloadSchemaType_Datetime,
+			qdrant.FieldType_FieldTypeUuid:     qdrant.PayloadSchemaType_Uuid,
+		}[req.GetFieldType()]
+		if !ok {
+			return nil, invalid("unknown field type %v", req.GetFieldType())
+		}
+		c.schema[req.GetFieldName()] = t
+		if t == qdrant.PayloadSchemaType_Keyword {
+			c.indexKeyword(req.GetFieldName())
+		}
+		return done(req.GetWait()), nil
+	})
 }

@@ -50,37 +50,33 @@ func limitOf(l *uint64) int {
 // qdrant/bm25, a filter propagated into the prefetches, limit, offset,
 // with_payload and with_vectors.
 func (ps *pointsServer) Query(_ context.Context, req *qdrant.QueryPoints) (*qdrant.QueryResponse, error) {
-	ps.s.mu.Lock()
-	defer ps.s.mu.Unlock()
-	c, err := ps.s.collectionLocked(req.GetCollectionName())
-	if err != nil {
-		return nil, err
-	}
-	if req.LookupFrom != nil || req.ShardKeySelector != nil {
-		return nil, status.Error(codes.Unimplemented, "qdranttest: lookup_from and shard keys are not supported")
-	}
-	top := stage{prefetch: req.GetPrefetch(), query: req.Query, using: req.GetUsing(), filter: req.Filter,
-		limit: limitOf(req.Limit), threshold: req.ScoreThreshold}
-	offset := int(min(req.GetOffset(), math.MaxInt32))
-	top.limit += offset
-	if d := depth(req.GetPrefetch()); d > maxPrefetchDepth {
-		return nil, invalid("Validation failed: prefetches depth %d exceeds max depth %d", d, maxPrefetchDepth)
-	}
-	hits, err := ps.s.run(c, top, nil)
-	if err != nil {
-		return nil, err
-	}
-	hits = hits[min(offset, len(hits)):]
-	wp := req.GetWithPayload()
-	if wp == nil {
-		wp = qdrant.NewWithPayload(false)
-	}
-	resp := &qdrant.QueryResponse{Result: make([]*qdrant.ScoredPoint, 0, len(hits))}
-	for _, h := range hits {
-		rp := h.p.retrieved(wp, req.GetWithVectors())
-		resp.Result = append(resp.Result, &qdrant.ScoredPoint{Id: rp.Id, Payload: rp.Payload, Score: h.score, Vectors: rp.Vectors})
-	}
-	return resp, nil
+	return withCollection(ps.s, req.GetCollectionName(), func(c *collection) (*qdrant.QueryResponse, error) {
+		if req.LookupFrom != nil || req.ShardKeySelector != nil {
+			return nil, status.Error(codes.Unimplemented, "qdranttest: lookup_from and shard keys are not supported")
+		}
+		top := stage{prefetch: req.GetPrefetch(), query: req.Query, using: req.GetUsing(), filter: req.Filter,
+			limit: limitOf(req.Limit), threshold: req.ScoreThreshold}
+		offset := int(min(req.GetOffset(), math.MaxInt32))
+		top.limit += offset
+		if d := depth(req.GetPrefetch()); d > maxPrefetchDepth {
+			return nil, invalid("Validation failed: prefetches depth %d exceeds max depth %d", d, maxPrefetchDepth)
+		}
+		hits, err := ps.s.run(c, top, nil)
+		if err != nil {
+			return nil, err
+		}
+		hits = hits[min(offset, len(hits)):]
+		wp := req.GetWithPayload()
+		if wp == nil {
+			wp = qdrant.NewWithPayload(false)
+		}
+		resp := &qdrant.QueryResponse{Result: make([]*qdrant.ScoredPoint, 0, len(hits))}
+		for _, h := range hits {
+			rp := h.p.retrieved(wp, req.GetWithVectors())
+			resp.Result = append(resp.Result, &qdrant.ScoredPoint{Id: rp.Id, Payload: rp.Payload, Score: h.score, Vectors: rp.Vectors})
+		}
+		return resp, nil
+	})
 }
 
 func depth(pfs []*qdrant.PrefetchQuery) int {
@@ -114,13 +110,7 @@ func (s *Server) run(c *collection, st stage, above *qdrant.Filter) ([]hit, erro
 		case nil:
 			return c.scrollHits(filter, st.limit), nil
 		case *qdrant.Query_Nearest:
-			var candidates []*point
-			for _, p := range c.candidates(filter) {
-				if filter == nil || matchFilter(p, filter) {
-					candidates = append(candidates, p)
-				}
-			}
-			return s.nearest(c, q.Nearest, st, candidates, true)
+			return s.nearest(c, q.Nearest, st, c.matching(filter), true)
 		case *qdrant.Query_Fusion, *qdrant.Query_Rrf:
 			return nil, invalid("Validation failed: cannot apply Fusion without prefetches")
 		default:
@@ -169,13 +159,7 @@ func (s *Server) run(c *collection, st stage, above *qdrant.Filter) ([]hit, erro
 
 // scrollHits returns the points matching filter in id order, score 0.
 func (c *collection) scrollHits(filter *qdrant.Filter, limit int) []hit {
-	var ps []*point
-	for _, p := range c.candidates(filter) {
-		if filter == nil || matchFilter(p, filter) {
-			ps = append(ps, p)
-		}
-	}
-	sortByID(ps)
+	ps := c.matching(filter)
 	var hits []hit
 	for _, p := range ps[:min(limit, len(ps))] {
 		hits = append(hits, hit{p: p})
@@ -385,28 +369,16 @@ func rrf(sources [][]hit, k int, weights []float32, limit int) ([]hit, error) {
 	if weights != nil && len(weights) != len(sources) {
 		return nil, invalid("Validation failed: Number of weights in RRF should match number of pre-fetches: got %d, expected %d", len(weights), len(sources))
 	}
-	var order []*point
-	scores := map[string]float32{}
-	for s, hits := range sources {
+	hits := fuse(sources, func(s, pos int) float32 {
 		w := float32(1)
 		if weights != nil {
 			w = weights[s]
 		}
-		for pos, h := range hits {
-			var score float32
-			if w > 0 {
-				score = 1 / (float32(pos+1)/w + float32(k) - 1)
-			}
-			if _, ok := scores[h.p.key]; !ok {
-				order = append(order, h.p)
-			}
-			scores[h.p.key] += score
+		if w > 0 {
+			return 1 / (float32(pos+1)/w + float32(k) - 1)
 		}
-	}
-	hits := make([]hit, len(order))
-	for i, p := range order {
-		hits[i] = hit{p, scores[p.key]}
-	}
+		return 0
+	})
 	slices.SortStableFunc(hits, func(a, b hit) int { return cmp.Compare(b.score, a.score) })
 	return hits[:min(limit, len(hits))], nil
 }
@@ -416,9 +388,8 @@ func rrf(sources [][]hit, k int, weights []float32, limit int) ([]hit, error) {
 // deviations (sample variance, Welford's method, in binary32; a list of
 // one point scores 0.5), summed per point.
 func dbsf(sources [][]hit) []hit {
-	var order []*point
-	scores := map[string]float32{}
-	for _, hits := range sources {
+	norms := make([][]float32, len(sources))
+	for s, hits := range sources {
 		norm := make([]float32, len(hits))
 		switch {
 		case len(hits) == 1:
@@ -440,11 +411,22 @@ func dbsf(sources [][]hit) []hit {
 				}
 			}
 		}
+		norms[s] = norm
+	}
+	return fuse(sources, func(s, i int) float32 { return norms[s][i] })
+}
+
+// fuse sums each point's scores over the lists, score(s, i) being the
+// score of the i-th hit of list s; points keep the order first met.
+func fuse(sources [][]hit, score func(s, i int) float32) []hit {
+	var order []*point
+	scores := map[string]float32{}
+	for s, hits := range sources {
 		for i, h := range hits {
 			if _, ok := scores[h.p.key]; !ok {
 				order = append(order, h.p)
 			}
-			scores[h.p.key] += norm[i]
+			scores[h.p.key] += score(s, i)
 		}
 	}
 	hits := make([]hit, len(order))

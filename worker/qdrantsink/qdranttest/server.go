@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"path"
 	"sync"
 	"testing"
 	"time"
@@ -197,7 +198,7 @@ func (s *Server) Points(collectionName string) []*qdrant.RetrievedPoint {
 		return nil
 	}
 	var out []*qdrant.RetrievedPoint
-	for _, p := range c.sorted() {
+	for _, p := range c.matching(nil) {
 		out = append(out, p.retrieved(allPayload, allVectors))
 	}
 	return out
@@ -206,6 +207,16 @@ func (s *Server) Points(collectionName string) []*qdrant.RetrievedPoint {
 // intercept records calls and injects failures.
 func (s *Server) intercept(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
 	call := describe(info.FullMethod, req)
+	resp, err := s.handle(ctx, req, h)
+	call.Err = status.Code(err)
+	s.mu.Lock()
+	s.calls = append(s.calls, call)
+	s.mu.Unlock()
+	return resp, err
+}
+
+// handle runs h unless the server hangs or a failure is injected.
+func (s *Server) handle(ctx context.Context, req any, h grpc.UnaryHandler) (any, error) {
 	s.mu.Lock()
 	hung := s.hung
 	s.mu.Unlock()
@@ -214,12 +225,7 @@ func (s *Server) intercept(ctx context.Context, req any, info *grpc.UnaryServerI
 		case <-hung:
 		case <-ctx.Done():
 			// The client gave up; it sees its own deadline or cancellation.
-			err := status.FromContextError(ctx.Err()).Err()
-			call.Err = status.Code(err)
-			s.mu.Lock()
-			s.calls = append(s.calls, call)
-			s.mu.Unlock()
-			return nil, err
+			return nil, status.FromContextError(ctx.Err()).Err()
 		}
 	}
 	s.mu.Lock()
@@ -232,26 +238,14 @@ func (s *Server) intercept(ctx context.Context, req any, info *grpc.UnaryServerI
 		inject = status.Error(s.failCode, "qdranttest: injected failure")
 	}
 	s.mu.Unlock()
-	var resp any
-	err := inject
-	if err == nil {
-		resp, err = h(ctx, req)
+	if inject != nil {
+		return nil, inject
 	}
-	call.Err = status.Code(err)
-	s.mu.Lock()
-	s.calls = append(s.calls, call)
-	s.mu.Unlock()
-	return resp, err
+	return h(ctx, req)
 }
 
 func describe(fullMethod string, req any) Call {
-	c := Call{Method: fullMethod}
-	for i := len(fullMethod) - 1; i >= 0; i-- {
-		if fullMethod[i] == '/' {
-			c.Method = fullMethod[i+1:]
-			break
-		}
-	}
+	c := Call{Method: path.Base(fullMethod)}
 	if r, ok := req.(interface{ GetCollectionName() string }); ok {
 		c.Collection = r.GetCollectionName()
 	}
@@ -286,6 +280,19 @@ func (s *Server) collectionLocked(name string) (*collection, error) {
 		return nil, status.Errorf(codes.NotFound, "Not found: Collection `%s` doesn't exist!", name)
 	}
 	return c, nil
+}
+
+// withCollection runs f, with s.mu held, on the collection name or an
+// alias names; an unknown one is Qdrant's NotFound error.
+func withCollection[R any](s *Server, name string, f func(*collection) (R, error)) (R, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, err := s.collectionLocked(name)
+	if err != nil {
+		var zero R
+		return zero, err
+	}
+	return f(c)
 }
 
 func invalid(format string, args ...any) error {
