@@ -201,5 +201,6 @@
 //     write failed) stays pending until the timeout. Wait watches the
 //     whole bucket (current values, then changes) and keeps only the ids
 //     and sequences it waits for; OnSent hands them over as the PubAcks
-//     come.
+//     come (a batch's requests once an upper bound is known: its commit,
+//     a later acknowledgement, or the end of the run).
 package producer
