@@ -196,7 +196,11 @@
 //     record above the upper bound supersedes it. Another version within
 //     the bounds (another sender's request of the same document in the
 //     same moment) keeps it pending: the order of the two is not known,
-//     so it is done only when the record moves to its version. A request
+//     so it is done only when the record moves to its version. A batch
+//     does not say which requests the duplicate window dropped, so a
+//     batched request that repeats one stored before under the same send
+//     id (a Producer reused within two minutes; cmd/producer has a send
+//     id per run) stays pending: its record is the earlier one's. A request
 //     whose record the worker could not move (a dead letter whose record
 //     write failed) stays pending until the timeout. Wait watches the
 //     whole bucket (current values, then changes) and keeps only the ids
