@@ -91,11 +91,9 @@
 //   - Fast-ingest batches: a backfill reads the info of the stream
 //     storing its subject once; when it allows batched publishing
 //     (allow_batched, which the workers' set-up gives INGEST on nats-server
-//     2.14 or later) and nothing needs each request's INGEST sequence
-//     (OnSent, as -wait does: the batch acknowledgements carry batch
-//     sequences, not stream sequences), it publishes through a
-//     jetstreamext FastPublisher; otherwise one publish per request as
-//     above, and one log line says why. Each request keeps its
+//     2.14 or later) it publishes through a jetstreamext FastPublisher;
+//     otherwise one publish per request as above, and one log line says
+//     why. Each request keeps its
 //     Nats-Msg-Id: the server applies the duplicate window to batched
 //     messages too. Flow control: the server acknowledges every flow
 //     requests stored, flow = MaxPending/2 (at most 500, the most the
@@ -116,6 +114,19 @@
 //     batches in a row failing before any acknowledgement, or a stream
 //     refusing batches, hand the rest of the run to the single-publish
 //     path. Standard input (SendLines) publishes one request at a time.
+//   - Sequences of batched requests: the batch acknowledgements carry
+//     batch sequences, not stream sequences, so OnSent (what -wait
+//     watches) gets bounds instead: a request's INGEST sequence is above
+//     the stream's last sequence known before its batch began (read from
+//     the stream's info before the run's first publish, then the highest
+//     sequence any acknowledgement gave) and at most its batch's commit
+//     PubAck's sequence (the batch's last message; for a batch that
+//     failed, the sequence of a request published after it, or the
+//     stream's last sequence at the end of the run), along with its
+//     version (the Nats-Msg-Id's). The bounds are exact whatever else is
+//     published meanwhile; reading the stream back for exact sequences is
+//     not possible, since INGEST is a work queue whose processed requests
+//     are gone. Recovered requests get their own PubAck's sequence.
 //   - Documents over Options.MaxDocBytes (default 64 MiB, the workers'
 //     default limit) are refused with ErrTooLarge (naming the document,
 //     its file, its size and the limit) before anything is stored in the
@@ -177,10 +188,23 @@
 //     PubAck's) that is done is done; dead-lettered is failed, with the
 //     record's last failure; a record at a higher sequence is superseded
 //     (the document's newest version is another: whether this one was
-//     written before is not recorded, and does not matter). A request
+//     written before is not recorded, and does not matter). A batched
+//     request's record is one above its lower bound and at most its
+//     upper bound with its version: a record at or below the lower bound
+//     (an earlier version, even of the same content, or the replay of
+//     one, which keeps that version's sequence) never counts, and a
+//     record above the upper bound supersedes it. Another version within
+//     the bounds (another sender's request of the same document in the
+//     same moment) keeps it pending: the order of the two is not known,
+//     so it is done only when the record moves to its version. A batch
+//     does not say which requests the duplicate window dropped, so a
+//     batched request that repeats one stored before under the same send
+//     id (a Producer reused within two minutes; cmd/producer has a send
+//     id per run) stays pending: its record is the earlier one's. A request
 //     whose record the worker could not move (a dead letter whose record
 //     write failed) stays pending until the timeout. Wait watches the
 //     whole bucket (current values, then changes) and keeps only the ids
 //     and sequences it waits for; OnSent hands them over as the PubAcks
-//     come.
+//     come (a batch's requests once an upper bound is known: its commit,
+//     a later acknowledgement, or the end of the run).
 package producer

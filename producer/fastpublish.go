@@ -5,11 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/synadia-io/orbit.go/jetstreamext"
+
+	"github.com/chunkstream/chunkstream/messages"
 )
 
 // Fast-ingest batch sizes and flow control (see the package doc).
@@ -44,6 +48,16 @@ const (
 // fail before any acknowledgement, or a stream that refuses fast batches,
 // hand the rest of the run to classic.
 //
+// When the caller wants each request's INGEST sequence (OnSent), which
+// no fast-ingest acknowledgement carries, a request is reported with
+// bounds instead: above the stream's last sequence known before its
+// batch began (the stream's at the start of the run, then the highest
+// sequence any acknowledgement gave), and at most its batch's commit
+// PubAck's sequence (the batch's last message), or for the requests of a
+// batch that failed, the sequence of a request published after it, or
+// the stream's last sequence at the end of the run. A request recovered
+// through classic is reported with its own sequence.
+//
 // It is used from one goroutine, as sender.send is.
 type fastSender struct {
 	js       jetstream.JetStream
@@ -63,6 +77,13 @@ type fastSender struct {
 	off      bool                       // classic for the rest of the run
 
 	recovering sync.WaitGroup // requests handed to classic, not yet settled
+
+	// With reported set (OnSent), the sequence bounds of the requests.
+	reported   func([]Sent)
+	stream     string // the stream storing the subject
+	floor      uint64 // every request published from now on is above it
+	batchFloor uint64 // floor when the batch in flight began
+	unbounded  []Sent // acknowledged, no upper bound known yet
 }
 
 // newFastSender returns a fast sender settling with settle and recovering
@@ -112,7 +133,7 @@ func (f *fastSender) send(ctx context.Context, o *outgoing) error {
 		if err != nil {
 			return fmt.Errorf("producer: fast publisher: %w", err)
 		}
-		f.fp, f.batched, f.acked = fp, 0, 0
+		f.fp, f.batched, f.acked, f.batchFloor = fp, 0, 0, f.floor
 	}
 	f.unacked = append(f.unacked, o)
 	f.bytes += len(o.msg.Data)
@@ -138,8 +159,25 @@ func (f *fastSender) release(seq int) {
 		f.bytes -= len(o.msg.Data)
 		f.acked++
 		f.failures = 0
+		if f.reported != nil {
+			f.unbounded = append(f.unbounded, Sent{ID: o.id, Bytes: o.bytes, Batched: true, After: f.batchFloor, Version: msgVersion(o.msg)})
+		}
 		f.settle(o)
 	}
+}
+
+// bound reports the requests acknowledged so far with upper bound seq (0:
+// none known), and raises the floor to it.
+func (f *fastSender) bound(seq uint64) {
+	f.floor = max(f.floor, seq)
+	if len(f.unbounded) == 0 {
+		return
+	}
+	for i := range f.unbounded {
+		f.unbounded[i].Seq = seq
+	}
+	f.reported(f.unbounded)
+	f.unbounded = f.unbounded[:0]
 }
 
 // commit ends the batch and settles what its PubAck covers; the rest, if
@@ -148,6 +186,7 @@ func (f *fastSender) commit(ctx context.Context) {
 	ack, err := f.fp.Close(ctx)
 	if err == nil && ack.BatchSize < uint64(f.batched) {
 		f.release(int(ack.BatchSize))
+		f.bound(ack.Sequence)
 		err = fmt.Errorf("the batch's PubAck counts %d requests of %d", ack.BatchSize, f.batched)
 	}
 	if err != nil {
@@ -155,18 +194,26 @@ func (f *fastSender) commit(ctx context.Context) {
 		return
 	}
 	f.release(f.batched)
+	f.bound(ack.Sequence)
 	f.fp = nil
 }
 
 // flush commits the batch in flight at the end of a run, even after ctx
-// ended: the requests sent deserve their answer, within AckTimeout.
+// ended: the requests sent deserve their answer, within AckTimeout. The
+// requests still without an upper bound get the stream's last sequence.
 func (f *fastSender) flush(ctx context.Context, ackTimeout time.Duration) {
-	if f.fp == nil {
-		return
-	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ackTimeout)
 	defer cancel()
-	f.commit(ctx)
+	if f.fp != nil {
+		f.commit(ctx)
+	}
+	if len(f.unbounded) > 0 {
+		var last uint64
+		if st, err := f.js.Stream(ctx, f.stream); err == nil {
+			last = st.CachedInfo().State.LastSeq
+		}
+		f.bound(last)
+	}
 }
 
 // fail abandons the batch after err and re-sends, through classic, the
@@ -194,6 +241,17 @@ func (f *fastSender) fail(ctx context.Context, err error) {
 		}
 	}
 	f.recovering.Wait()
+	// A request published after the failure is stored after every
+	// acknowledged one: its sequence bounds them.
+	var last uint64
+	for _, o := range pending {
+		if o.ack != nil {
+			last = max(last, o.ack.Sequence)
+		}
+	}
+	if last > 0 {
+		f.bound(last)
+	}
 }
 
 // recover publishes o through classic.
@@ -207,15 +265,17 @@ func (f *fastSender) recover(ctx context.Context, o *outgoing) error {
 }
 
 // startSenders starts the backfill's senders: through fast-ingest batches
-// when the stream storing the subject allows them and no caller needs a
-// request's INGEST sequence (OnSent), else one publish per request, saying
-// why in one log line.
+// when the stream storing the subject allows them, else one publish per
+// request, saying why in one log line.
 func (b *backfill) startSenders(ctx context.Context, log *slog.Logger) {
 	settle := b.t.settle
-	if why := b.p.noFastIngest(ctx, b.o.OnSent != nil); why != "" {
+	if st, why := b.p.fastIngestStream(ctx); why != "" {
 		log.Info("backfill: publishing one request at a time: " + why)
 	} else {
 		b.fast = newFastSender(b.p.js, b.p.opts.MaxPending, b.o.MaxPendingBytes, b.o.Rate, b.o.Retry, settle, log)
+		if b.t.sent != nil {
+			b.fast.reported, b.fast.stream, b.fast.floor = b.t.sentAll, st.Config.Name, st.State.LastSeq
+		}
 		settle = b.fast.settleRecovered
 	}
 	b.snd = newSender(ctx, b.p.js, b.p.opts.MaxPending, b.o.MaxPendingBytes, b.o.Rate, b.o.Retry, settle)
@@ -224,24 +284,33 @@ func (b *backfill) startSenders(ctx context.Context, log *slog.Logger) {
 	}
 }
 
-// noFastIngest reads the info of the stream storing the subject once and
-// returns why fast-ingest batches cannot be used, or "".
-func (p *Producer) noFastIngest(ctx context.Context, needSeqs bool) string {
-	if needSeqs {
-		return "each request's INGEST sequence is wanted (OnSent), and fast-ingest acknowledgements do not carry it"
-	}
+// fastIngestStream reads the info of the stream storing the subject once:
+// before anything is published, so its last sequence is below every
+// request of the run. It returns why fast-ingest batches cannot be used,
+// or "".
+func (p *Producer) fastIngestStream(ctx context.Context) (*jetstream.StreamInfo, string) {
 	name, err := p.js.StreamNameBySubject(ctx, p.opts.Subject)
 	if err != nil {
-		return fmt.Sprintf("no stream found for subject %s: %v", p.opts.Subject, err)
+		return nil, fmt.Sprintf("no stream found for subject %s: %v", p.opts.Subject, err)
 	}
 	st, err := p.js.Stream(ctx, name)
 	if err != nil {
-		return fmt.Sprintf("stream %s: %v", name, err)
+		return nil, fmt.Sprintf("stream %s: %v", name, err)
 	}
-	if !st.CachedInfo().Config.AllowBatchPublish {
-		return "stream " + name + " does not allow fast-ingest batches (allow_batched: set by the workers' set-up on nats-server 2.14 or later)"
+	info := st.CachedInfo()
+	if !info.Config.AllowBatchPublish {
+		return nil, "stream " + name + " does not allow fast-ingest batches (allow_batched: set by the workers' set-up on nats-server 2.14 or later)"
 	}
-	return ""
+	return info, ""
+}
+
+// msgVersion returns the version of an ingest request's Nats-Msg-Id
+// "<id>@<version>@<send id>" (messages.IngestMsgID; the id may hold "@",
+// the version and send id do not).
+func msgVersion(m *nats.Msg) string {
+	v := m.Header.Get(messages.HeaderMsgID)
+	v = v[:max(strings.LastIndexByte(v, '@'), 0)]
+	return v[strings.LastIndexByte(v, '@')+1:]
 }
 
 // send publishes o through the backfill's sender.

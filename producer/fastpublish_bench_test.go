@@ -64,7 +64,8 @@ func BenchmarkBackfillFastIngest(b *testing.B) {
 	backfill := func(classic bool) float64 {
 		o := BackfillOptions{Paths: []string{"bench.input"}, Split: split, Force: true}
 		if classic {
-			o.OnSent = func(Sent) {} // wants sequences: one publish per request
+			allowBatches(b, e.js, "INGEST", false)
+			defer allowBatches(b, e.js, "INGEST", true)
 		}
 		s, err := New(e.nc, e.js, Options{MaxPending: window}).Backfill(ctx, o)
 		if err != nil || s.Sent != n {

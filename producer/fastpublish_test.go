@@ -14,6 +14,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/synadia-io/orbit.go/jetstreamext"
+
+	"github.com/chunkstream/chunkstream/messages"
 )
 
 // batchWatch counts, on the core subjects under ingest.>, the messages
@@ -68,11 +70,12 @@ const fallbackLine = "publishing one request at a time"
 
 // TestFastBackfill: on a stream that allows fast-ingest batches, a
 // backfill publishes every request in batches, none on its own, and
-// INGEST holds each document once. With OnSent
-// (which wants each request's INGEST sequence) or on a stream without
-// allow_batched it publishes one request at a time, saying why in one log
-// line, and stores each document once too. The same send again within the
-// duplicate window stores nothing.
+// INGEST holds each document once; OnSent reports each request with
+// bounds that hold its INGEST sequence, and its version. On a stream
+// without allow_batched it publishes one request at a time, saying why in
+// one log line, stores each document once too, and OnSent reports each
+// request's sequence. The same send again within the duplicate window
+// stores nothing.
 func TestFastBackfill(t *testing.T) {
 	n := 3000
 	if raceEnabled {
@@ -81,12 +84,10 @@ func TestFastBackfill(t *testing.T) {
 	tests := []struct {
 		name     string
 		subject  string // "" the default, on INGEST
-		onSent   bool
 		fast     bool
 		logMatch string
 	}{
 		{name: "fast-ingest batches", fast: true},
-		{name: "OnSent wants sequences", onSent: true, logMatch: "INGEST sequence is wanted"},
 		{name: "stream without allow_batched", subject: "old.docs", logMatch: "stream OLD does not allow fast-ingest batches"},
 	}
 	for _, tt := range tests {
@@ -107,11 +108,9 @@ func TestFastBackfill(t *testing.T) {
 			writeFiles(t, dir, n, 1000)
 			w := watchBatches(t, e, subject)
 			var logs lockedBuffer
-			var seqs []uint64
-			o := BackfillOptions{Paths: []string{dir}, Logger: slog.New(slog.NewTextHandler(&logs, nil))}
-			if tt.onSent {
-				o.OnSent = func(s Sent) { seqs = append(seqs, s.Seq) }
-			}
+			var sent []Sent
+			o := BackfillOptions{Paths: []string{dir}, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+				OnSent: func(s Sent) { sent = append(sent, s) }}
 			p := e.producer(Options{Subject: tt.subject})
 			s, err := p.Backfill(ctx, o)
 			if err != nil || s.Sent != n || s.Failed != 0 || s.Retries != 0 {
@@ -134,9 +133,10 @@ func TestFastBackfill(t *testing.T) {
 			if tt.logMatch != "" && !strings.Contains(logs.String(), tt.logMatch) {
 				t.Errorf("log does not say %q:\n%s", tt.logMatch, logs.String())
 			}
-			if tt.onSent && (len(seqs) != n || seqs[0] == 0) {
-				t.Errorf("OnSent got %d sequences (first %v), want %d", len(seqs), seqs[:min(1, len(seqs))], n)
+			if got, want := checkSent(t, e.js, stream, sent, n), map[bool]int{true: n}[tt.fast]; got != want {
+				t.Errorf("OnSent reported %d requests batched, want %d", got, want)
 			}
+			sent = nil
 			// The same send again, within the duplicate window: nothing
 			// stored twice.
 			if s, err = p.Backfill(ctx, o); err != nil || s.Sent != n || s.Failed != 0 {
@@ -147,12 +147,82 @@ func TestFastBackfill(t *testing.T) {
 	}
 }
 
+// allowBatches sets stream's allow_batched: off, it refuses fast-ingest
+// batches as an older server's would.
+func allowBatches(tb testing.TB, js jetstream.JetStream, stream string, on bool) {
+	tb.Helper()
+	ctx := context.Background()
+	st, err := js.Stream(ctx, stream)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cfg := st.CachedInfo().Config
+	cfg.AllowBatchPublish = on
+	if _, err := js.UpdateStream(ctx, cfg); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// checkSent checks that OnSent reported each of the n requests stored on
+// stream once: with its sequence, or, batched, with bounds holding it
+// and its Nats-Msg-Id's version. It returns how many were batched.
+func checkSent(t *testing.T, js jetstream.JetStream, stream string, sent []Sent, n int) (batched int) {
+	t.Helper()
+	ctx := context.Background()
+	st, err := js.Stream(ctx, stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sent) != n {
+		t.Errorf("OnSent reported %d requests, want %d", len(sent), n)
+	}
+	seen := map[string]bool{}
+	for _, s := range sent {
+		if seen[s.ID] {
+			t.Errorf("OnSent reported %s twice", s.ID)
+		}
+		seen[s.ID] = true
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bySeq := map[string]uint64{}
+	version := map[string]string{}
+	for seq := info.State.FirstSeq; seq <= info.State.LastSeq; seq++ {
+		m, err := st.GetMsg(ctx, seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, err := messages.DecodeIngest(m.Header.Get(messages.HeaderContentType), m.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bySeq[req.ID] = seq
+		version[req.ID] = messages.ContentVersion(req.Content)
+	}
+	for _, s := range sent {
+		seq := bySeq[s.ID]
+		if s.Batched {
+			batched++
+		}
+		switch {
+		case !s.Batched && s.Seq != seq:
+			t.Errorf("Sent(%s).Seq = %d, want %d", s.ID, s.Seq, seq)
+		case s.Batched && (s.After >= seq || s.Seq < seq || s.Version != version[s.ID]):
+			t.Errorf("Sent(%s) = seq in (%d, %d], version %s; stored at %d, version %s", s.ID, s.After, s.Seq, s.Version, seq, version[s.ID])
+		}
+	}
+	return batched
+}
+
 // TestFastBackfillServerRestart: the server stopped when a third of the
 // documents settled and back 300 ms later, under a backfill through
 // fast-ingest batches: every document is stored once (the duplicate
 // window dropped the re-sent copies the server had stored), none failed,
 // and only the requests after the last acknowledged one were re-sent, not
-// the batch.
+// the batch. OnSent reports every request with its sequence or bounds
+// that hold it, across the failed batch.
 func TestFastBackfillServerRestart(t *testing.T) {
 	e := newEnv(t, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -166,9 +236,11 @@ func TestFastBackfillServerRestart(t *testing.T) {
 	w := watchBatches(t, e, "ingest.>")
 	restarted := make(chan struct{})
 	var outage sync.Once
+	var sent []Sent
 	s, err := e.producer(Options{}).Backfill(ctx, BackfillOptions{
-		Paths: []string{dir},
-		Retry: RetryOptions{Wait: 50 * time.Millisecond, MaxWait: 200 * time.Millisecond, AckTimeout: time.Second},
+		Paths:  []string{dir},
+		OnSent: func(s Sent) { sent = append(sent, s) },
+		Retry:  RetryOptions{Wait: 50 * time.Millisecond, MaxWait: 200 * time.Millisecond, AckTimeout: time.Second},
 		OnProgress: func(st Stats) {
 			if st.Done >= n/3 {
 				outage.Do(func() {
@@ -187,6 +259,9 @@ func TestFastBackfillServerRestart(t *testing.T) {
 		t.Fatalf("Backfill across a restart = %+v, %v (%v)", s.Stats, err, s.Failures)
 	}
 	checkIngestOnce(t, e, n)
+	if batched := checkSent(t, e.js, "INGEST", sent, n); batched == 0 || batched == n {
+		t.Errorf("%d of %d requests reported batched, want some batched and the re-sent ones with their sequence", batched, n)
+	}
 	t.Logf("%d sent, %d re-sent (%d acknowledged as duplicates), %d outages (%v); %d published in batches, %d alone",
 		s.Sent, s.Retries, s.Duplicates, s.Outages, s.Unavailable, w.batched.Load(), w.single.Load())
 	if s.Retries == 0 {

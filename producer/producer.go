@@ -237,6 +237,19 @@ type Sent struct {
 	Seq       uint64
 	Duplicate bool
 	Err       error
+	// Batched tells that the request went in a fast-ingest batch, whose
+	// acknowledgements carry no stream sequence: its sequence is then
+	// above After and at most Seq (0: no bound known), and Version, its
+	// Nats-Msg-Id's version (the content's sha256 hex, or "delete"),
+	// tells its document record from another request's in between.
+	Batched bool
+	After   uint64
+	Version string
+}
+
+// Awaited returns what Wait needs of s.
+func (s Sent) Awaited() Awaited {
+	return Awaited{ID: s.ID, Seq: s.Seq, Batched: s.Batched, After: s.After, Version: s.Version}
 }
 
 // Batch publishes many documents asynchronously, at most MaxPending

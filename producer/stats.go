@@ -147,6 +147,15 @@ func (t *tally) settle(o *outgoing) {
 	})
 }
 
+// sentAll passes ss to sent, one call at a time.
+func (t *tally) sentAll(ss []Sent) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, s := range ss {
+		t.sent(s)
+	}
+}
+
 // finish returns the summary of a run that started at start and sent
 // through snd (nil for a dry run).
 func (t *tally) finish(start time.Time, snd *sender) Summary {

@@ -37,7 +37,7 @@ func statusRun(t *testing.T, e *env) []Awaited {
 	onSent := func(s Sent) {
 		mu.Lock()
 		defer mu.Unlock()
-		sent = append(sent, Awaited{ID: s.ID, Seq: s.Seq})
+		sent = append(sent, s.Awaited())
 	}
 	if s, err := e.producer(Options{}).Backfill(ctx, BackfillOptions{Paths: []string{dir}, OnSent: onSent, SendInvalidText: true}); err != nil || s.Sent != 4 {
 		t.Fatalf("Backfill = %+v, %v", s, err)
@@ -52,12 +52,12 @@ func statusRun(t *testing.T, e *env) []Awaited {
 	return sent
 }
 
-// seqOf returns the sequences sent for id, in order.
-func seqOf(sent []Awaited, id string) []uint64 {
-	var out []uint64
+// sentOf returns the requests sent for id, in order.
+func sentOf(sent []Awaited, id string) []Awaited {
+	var out []Awaited
 	for _, a := range sent {
 		if a.ID == id {
-			out = append(out, a.Seq)
+			out = append(out, a)
 		}
 	}
 	return out
@@ -65,13 +65,27 @@ func seqOf(sent []Awaited, id string) []uint64 {
 
 // TestWait: Wait reports each sent request done, failed (with the
 // record's cause and reason) or superseded, through the records the real
-// worker writes.
+// worker writes: requests sent in fast-ingest batches, and one at a time
+// on an INGEST without allow_batched.
 func TestWait(t *testing.T) {
+	for _, batched := range []bool{true, false} {
+		t.Run(map[bool]string{true: "batched", false: "one at a time"}[batched], func(t *testing.T) { testWait(t, batched) })
+	}
+}
+
+func testWait(t *testing.T, batched bool) {
 	e := newEnv(t, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	if !batched {
+		allowBatches(t, e.js, e.cfg.IngestStream, false)
+	}
 	sent := statusRun(t, e)
-	twice := seqOf(sent, "twice.md")
+	for _, a := range sent {
+		if a.Batched != batched {
+			t.Fatalf("sent %+v, want batched %v", a, batched)
+		}
+	}
 
 	// Nothing processes them yet: a bounded wait lists them all pending.
 	short, cancelShort := context.WithTimeout(ctx, 300*time.Millisecond)
@@ -105,7 +119,7 @@ func TestWait(t *testing.T) {
 		t.Errorf("Wait = %+v", res.WaitStats)
 	}
 	if len(res.Failures) != 1 || res.Failures[0].ID != "bad.md" || res.Failures[0].Failure.Cause != fault.CauseNotUTF8 ||
-		res.Failures[0].Failure.Reason == "" || res.Failures[0].Seq != seqOf(sent, "bad.md")[0] {
+		res.Failures[0].Failure.Reason == "" || res.Failures[0].Awaited != sentOf(sent, "bad.md")[0] {
 		t.Errorf("failures = %+v, want bad.md with cause %s and its reason", res.Failures, fault.CauseNotUTF8)
 	}
 	if last := progress[len(progress)-1]; last != res.WaitStats || progress[0].Pending != 5 {
@@ -116,8 +130,8 @@ func TestWait(t *testing.T) {
 	// records at once: the first version of twice.md is superseded.
 	res, err = Wait(ctx, e.js, sent, WaitOptions{Bucket: e.cfg.DocsBucket})
 	if err != nil || res.Done != 3 || res.Failed != 1 || res.Superseded != 1 ||
-		!slices.Equal(res.SupersededRequests, []Awaited{{ID: "twice.md", Seq: twice[0]}}) {
-		t.Errorf("Wait after the work = %+v (%v), superseded %v; want 3 done, 1 failed, twice.md@%d superseded", res.WaitStats, err, res.SupersededRequests, twice[0])
+		!slices.Equal(res.SupersededRequests, []Awaited{sentOf(sent, "twice.md")[0]}) {
+		t.Errorf("Wait after the work = %+v (%v), superseded %v; want 3 done, 1 failed, the first twice.md superseded", res.WaitStats, err, res.SupersededRequests)
 	}
 	if res, err := Wait(ctx, e.js, nil, WaitOptions{Bucket: e.cfg.DocsBucket}); err != nil || !res.OK() || res.Total != 0 {
 		t.Errorf("Wait for nothing = %+v, %v", res, err)
@@ -161,11 +175,11 @@ func TestStatus(t *testing.T) {
 
 	rec, ok, err := ReadRecord(ctx, e.js, e.cfg.DocsBucket, "bad.md")
 	if err != nil || !ok || rec.State != messages.StateDeadLettered || rec.LastFailure.Cause != fault.CauseNotUTF8 ||
-		rec.IngestSeq != seqOf(sent, "bad.md")[0] {
+		sentOf(sent, "bad.md")[0].outcome(rec) != awaitFailed {
 		t.Errorf("record of bad.md = %+v, %v, %v", rec, ok, err)
 	}
 	rec, ok, err = ReadRecord(ctx, e.js, e.cfg.DocsBucket, "twice.md")
-	if err != nil || !ok || rec.State != messages.StateDone || rec.IngestSeq != seqOf(sent, "twice.md")[1] || rec.Fingerprint == "" || rec.Chunks != 1 {
+	if err != nil || !ok || rec.State != messages.StateDone || sentOf(sent, "twice.md")[1].outcome(rec) != awaitDone || rec.Fingerprint == "" || rec.Chunks != 1 {
 		t.Errorf("record of twice.md = %+v, %v, %v", rec, ok, err)
 	}
 	if _, ok, err := ReadRecord(ctx, e.js, e.cfg.DocsBucket, "never.md"); ok || err != nil {

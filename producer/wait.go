@@ -19,10 +19,63 @@ import (
 var ErrWaitTimeout = errors.New("producer: requests still pending")
 
 // Awaited is a published request to wait for: its document id and the
-// INGEST stream sequence its PubAck gave.
+// INGEST stream sequence its PubAck gave, or, for a request sent in a
+// fast-ingest batch, the bounds of that sequence and its version (see
+// Sent).
 type Awaited struct {
-	ID  string `json:"id"`
-	Seq uint64 `json:"ingest_seq"`
+	ID      string `json:"id"`
+	Seq     uint64 `json:"ingest_seq"`
+	Batched bool   `json:"batched,omitempty"`
+	After   uint64 `json:"after_seq,omitempty"`
+	Version string `json:"version,omitempty"`
+}
+
+// awaitOutcome is what a document record says of an awaited request.
+type awaitOutcome int
+
+const (
+	awaitPending awaitOutcome = iota
+	awaitDone
+	awaitFailed
+	awaitSuperseded
+)
+
+// outcome decides a from rec, the record of its document. A request of
+// known sequence is decided by a record at that sequence, and superseded
+// by one above it. A batched request's record is a record above After
+// (so neither an earlier version nor the replay of one, which keeps its
+// version's sequence) and at most Seq whose version is a's; above Seq it
+// is superseded. A record between the bounds of another version (another
+// sender's request of the same document, at the same moment) leaves a
+// pending: whether it came before or after a is not known, so either the
+// record moves on to a's version or a stays pending.
+func (a Awaited) outcome(rec messages.DocRecord) awaitOutcome {
+	ours := rec.IngestSeq == a.Seq
+	if a.Batched {
+		ours = rec.IngestSeq > a.After && (a.Seq == 0 || rec.IngestSeq <= a.Seq) && a.sameVersion(rec)
+	}
+	switch {
+	case ours && rec.State == messages.StateDone:
+		return awaitDone
+	case ours && rec.State == messages.StateDeadLettered:
+		return awaitFailed
+	case !ours && a.Seq != 0 && rec.IngestSeq > a.Seq:
+		return awaitSuperseded
+	}
+	return awaitPending
+}
+
+// sameVersion reports whether rec can be the record of a's version: same
+// operation and content, or a dead-lettered request that did not decode
+// (its record names neither).
+func (a Awaited) sameVersion(rec messages.DocRecord) bool {
+	switch {
+	case rec.Op == "":
+		return true
+	case a.Version == string(messages.OpDelete):
+		return rec.Op == messages.OpDelete
+	}
+	return rec.Op == messages.OpUpsert && rec.DocVersion == a.Version
 }
 
 // WaitStats counts the awaited requests by outcome.
@@ -69,10 +122,11 @@ type WaitOptions struct {
 
 // Wait watches the document records of the awaited requests until each
 // is processed (done, dead-lettered or superseded) or ctx ends. The
-// record of the request's document decides: a record at the request's
-// sequence that is done means done, dead-lettered means failed (with the
-// record's last failure); a record at a higher sequence means
-// superseded; anything else is pending. When ctx ends first, the result
+// record of the request's document decides: the request's record (at its
+// sequence; for a batched request, see Awaited.outcome) that is done
+// means done, dead-lettered means failed (with the record's last
+// failure); a record at a higher sequence means superseded; anything else
+// is pending. When ctx ends first, the result
 // lists the pending requests and the error wraps ErrWaitTimeout (and
 // ctx's error). Other errors are the records' (a missing bucket: no
 // worker ever ran, every request pending).
@@ -81,12 +135,12 @@ func Wait(ctx context.Context, js jetstream.JetStream, sent []Awaited, o WaitOpt
 	res := WaitResult{WaitStats: WaitStats{Total: len(sent), Pending: len(sent)}}
 	// The requests by document, lowest sequence first; an id sent twice
 	// (a stream) is watched twice.
-	byID := make(map[string][]uint64, len(sent))
+	byID := make(map[string][]Awaited, len(sent))
 	for _, a := range sent {
-		byID[a.ID] = append(byID[a.ID], a.Seq)
+		byID[a.ID] = append(byID[a.ID], a)
 	}
-	for _, seqs := range byID {
-		slices.Sort(seqs)
+	for _, as := range byID {
+		slices.SortFunc(as, byIDSeq)
 	}
 	progress := func() {
 		if o.OnProgress != nil {
@@ -96,21 +150,20 @@ func Wait(ctx context.Context, js jetstream.JetStream, sent []Awaited, o WaitOpt
 	progress()
 	// apply settles the requests of id that rec decides.
 	apply := func(id string, rec messages.DocRecord) {
-		seqs := byID[id]
-		kept := seqs[:0]
-		for _, seq := range seqs {
-			a := Awaited{ID: id, Seq: seq}
-			switch {
-			case rec.IngestSeq > seq:
+		as := byID[id]
+		kept := as[:0]
+		for _, a := range as {
+			switch a.outcome(rec) {
+			case awaitSuperseded:
 				res.Superseded++
 				res.SupersededRequests = append(res.SupersededRequests, a)
-			case rec.IngestSeq == seq && rec.State == messages.StateDone:
+			case awaitDone:
 				res.Done++
-			case rec.IngestSeq == seq && rec.State == messages.StateDeadLettered:
+			case awaitFailed:
 				res.Failed++
 				res.Failures = append(res.Failures, WaitFailure{Awaited: a, Failure: rec.LastFailure})
 			default:
-				kept = append(kept, seq)
+				kept = append(kept, a)
 				continue
 			}
 			res.Pending--
@@ -132,16 +185,8 @@ func Wait(ctx context.Context, js jetstream.JetStream, sent []Awaited, o WaitOpt
 		})
 	}
 	res.Elapsed = time.Since(start)
-	for id, seqs := range byID {
-		for _, seq := range seqs {
-			res.PendingRequests = append(res.PendingRequests, Awaited{ID: id, Seq: seq})
-		}
-	}
-	byIDSeq := func(a, b Awaited) int {
-		if c := strings.Compare(a.ID, b.ID); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.Seq, b.Seq)
+	for _, as := range byID {
+		res.PendingRequests = append(res.PendingRequests, as...)
 	}
 	slices.SortFunc(res.PendingRequests, byIDSeq)
 	slices.SortFunc(res.SupersededRequests, byIDSeq)
@@ -153,6 +198,14 @@ func Wait(ctx context.Context, js jetstream.JetStream, sent []Awaited, o WaitOpt
 		return res, err
 	}
 	return res, nil
+}
+
+// byIDSeq orders awaited requests by id, then sequence.
+func byIDSeq(a, b Awaited) int {
+	if c := strings.Compare(a.ID, b.ID); c != 0 {
+		return c
+	}
+	return cmp.Or(cmp.Compare(a.Seq, b.Seq), cmp.Compare(a.After, b.After))
 }
 
 // watchRecords calls fn with every document record of bucket, the

@@ -19,6 +19,7 @@ var ErrUnknownFormat = errors.New("registry: unknown format")
 // Registry is a set of chunkers, in the order help texts list them.
 type Registry struct {
 	entries []Entry
+	formats []Format // Formats, listed once: every request looks its format up
 }
 
 // New returns the registry of entries, which must have distinct names and
@@ -36,6 +37,13 @@ func New(entries ...Entry) (*Registry, error) {
 		}
 	}
 	r := &Registry{entries: slices.Clone(entries)}
+	for _, e := range r.entries {
+		for _, f := range e.Formats {
+			if !slices.ContainsFunc(r.formats, func(o Format) bool { return o.Name == f.Name }) {
+				r.formats = append(r.formats, f)
+			}
+		}
+	}
 	for i := range r.entries {
 		build := r.entries[i].build
 		r.entries[i].build = func(layers []map[string]any, chunker bool) (map[string]any, chunking.Chunker, error) {
@@ -110,17 +118,7 @@ func (r *Registry) explain(err error) error {
 
 // Formats returns the formats the registry's chunkers read, each once, in
 // the entries' order.
-func (r *Registry) Formats() []Format {
-	var out []Format
-	for _, e := range r.entries {
-		for _, f := range e.Formats {
-			if !slices.ContainsFunc(out, func(o Format) bool { return o.Name == f.Name }) {
-				out = append(out, f)
-			}
-		}
-	}
-	return out
-}
+func (r *Registry) Formats() []Format { return slices.Clone(r.formats) }
 
 // FormatNames returns the names of Formats.
 func (r *Registry) FormatNames() []string {
@@ -134,9 +132,8 @@ func (r *Registry) FormatNames() []string {
 // Format returns the format called name; an unknown one wraps
 // ErrUnknownFormat.
 func (r *Registry) Format(name string) (Format, error) {
-	fs := r.Formats()
-	if i := slices.IndexFunc(fs, func(f Format) bool { return f.Name == name }); i >= 0 {
-		return fs[i], nil
+	if i := slices.IndexFunc(r.formats, func(f Format) bool { return f.Name == name }); i >= 0 {
+		return r.formats[i], nil
 	}
 	return Format{}, fmt.Errorf("%w %q (known: %s)", ErrUnknownFormat, name, strings.Join(r.FormatNames(), ", "))
 }
@@ -149,13 +146,12 @@ func (r *Registry) InferFormat(id string) Format {
 	if i := strings.IndexAny(ext, "?#"); i >= 0 {
 		ext = ext[:i]
 	}
-	fs := r.Formats()
-	for _, f := range fs {
+	for _, f := range r.formats {
 		if slices.Contains(f.Extensions, ext) {
 			return f
 		}
 	}
-	return fs[0]
+	return r.formats[0]
 }
 
 // Defaults are the chunker of requests that name none (when it reads

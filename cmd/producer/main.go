@@ -207,7 +207,7 @@ func runErr(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	var sent []producer.Awaited
 	var onSent func(producer.Sent)
 	if c.Wait {
-		onSent = func(s producer.Sent) { sent = append(sent, producer.Awaited{ID: s.ID, Seq: s.Seq}) }
+		onSent = func(s producer.Sent) { sent = append(sent, s.Awaited()) }
 	}
 	if c.Stdin {
 		sum, err = p.SendLines(ctx, stdin, producer.StreamOptions{

@@ -93,7 +93,7 @@ func TestWaitAndStatus(t *testing.T) {
 	}
 	code, _, errOut = producerRun("", "-wait", "-send-invalid-utf8", mixed)
 	if code != 1 || !strings.Contains(errOut, "for 1 requests: 0 done, 1 failed") ||
-		!regexp.MustCompile(`failed: bad\.md \(ingest seq \d+\): not_utf8: .*content: invalid UTF-8 at byte \d+`).MatchString(errOut) {
+		!regexp.MustCompile(`failed: bad\.md \(ingest seq \d+( to \d+)?\): not_utf8: .*content: invalid UTF-8 at byte \d+`).MatchString(errOut) {
 		t.Fatalf("producer -wait with a dead letter = %d:\n%s", code, errOut)
 	}
 
@@ -159,7 +159,7 @@ func TestWaitAndStatus(t *testing.T) {
 	late := writeTree(t, map[string]string{"late.md": "# Late\n"})
 	code, _, errOut = producerRun("", "-wait", "-wait-timeout", "4s", late)
 	if code != 1 || !strings.Contains(errOut, "0 done, 0 failed, 0 superseded, 1 pending") ||
-		!regexp.MustCompile(`still pending: late\.md \(ingest seq \d+\)`).MatchString(errOut) ||
+		!regexp.MustCompile(`still pending: late\.md \(ingest seq \d+( to \d+)?\)`).MatchString(errOut) ||
 		!strings.Contains(errOut, "no worker is pulling requests from consumer chunkers on INGEST") ||
 		!strings.Contains(errOut, "no request finished for 4s (-wait-timeout)") {
 		t.Errorf("producer -wait -wait-timeout 4s without a worker = %d:\n%s", code, errOut)

@@ -63,16 +63,28 @@ func printWait(w io.Writer, r *producer.WaitResult) {
 		if cause == "" {
 			cause = "unknown cause"
 		}
-		return fmt.Sprintf("producer: failed: %s (ingest seq %d): %s: %s", f.ID, f.Seq, cause, messages.OneLine(f.Failure.Reason, 1024))
+		return fmt.Sprintf("producer: failed: %s (%s): %s: %s", f.ID, seqText(f.Awaited), cause, messages.OneLine(f.Failure.Reason, 1024))
 	})
 	list(len(r.SupersededRequests), "superseded", func(i int) string {
 		a := r.SupersededRequests[i]
-		return fmt.Sprintf("producer: superseded: %s (ingest seq %d): a newer version was sent since", a.ID, a.Seq)
+		return fmt.Sprintf("producer: superseded: %s (%s): a newer version was sent since", a.ID, seqText(a))
 	})
 	list(len(r.PendingRequests), "pending", func(i int) string {
 		a := r.PendingRequests[i]
-		return fmt.Sprintf("producer: still pending: %s (ingest seq %d)", a.ID, a.Seq)
+		return fmt.Sprintf("producer: still pending: %s (%s)", a.ID, seqText(a))
 	})
+}
+
+// seqText names a request's INGEST sequence, or its bounds when it went
+// in a fast-ingest batch.
+func seqText(a producer.Awaited) string {
+	switch {
+	case !a.Batched:
+		return fmt.Sprintf("ingest seq %d", a.Seq)
+	case a.Seq == 0:
+		return fmt.Sprintf("ingest seq above %d", a.After)
+	}
+	return fmt.Sprintf("ingest seq %d to %d", a.After+1, a.Seq)
 }
 
 // Workers are first checked 2 s into a wait (a worker starting with the
