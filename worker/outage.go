@@ -52,10 +52,12 @@ type outageState struct {
 	upCh    chan struct{}        // closed while no dependency is down
 	downCh  chan struct{}        // closed while some dependency is down
 	success atomic.Bool          // a delivery succeeded since the last probe round
+	found   chan string          // dependencies whose outage this worker found itself, to announce (notice.go)
 }
 
 func newOutageState(log *slog.Logger, m *Metrics) *outageState {
-	o := &outageState{log: log, m: m, down: map[string]time.Time{}, upCh: make(chan struct{}), downCh: make(chan struct{})}
+	o := &outageState{log: log, m: m, down: map[string]time.Time{}, upCh: make(chan struct{}), downCh: make(chan struct{}),
+		found: make(chan string, 8)}
 	close(o.upCh)
 	return o
 }
@@ -65,6 +67,14 @@ func (o *outageState) isDown() bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return len(o.down) > 0
+}
+
+// isDownDep reports whether dependency is down.
+func (o *outageState) isDownDep(dependency string) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	_, ok := o.down[dependency]
+	return ok
 }
 
 // whenUp returns a channel closed once no dependency is down.
@@ -82,8 +92,13 @@ func (o *outageState) whenDown() <-chan struct{} {
 }
 
 // markDown records that dependency did not answer; the first report of an
-// outage logs one line and sets the gauges.
-func (o *outageState) markDown(dependency string, err error) {
+// outage logs one line, sets the gauges and has the outage announced to
+// the other workers (notice.go).
+func (o *outageState) markDown(dependency string, err error) { o.setDown(dependency, err, true) }
+
+// setDown is markDown; announce is false for an outage another worker
+// announced.
+func (o *outageState) setDown(dependency string, err error, announce bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if d, ok := fault.RetryDelay(err); ok && d > o.floor {
@@ -102,6 +117,12 @@ func (o *outageState) markDown(dependency string, err error) {
 	o.m.SinkDownSince.WithLabelValues(dependency).Set(float64(now.UnixNano()) / 1e9)
 	o.log.Warn("sink down: holding messages and probing until it answers", "dependency", dependency,
 		"since", now.UTC().Format(time.RFC3339Nano), "err", err)
+	if announce {
+		select {
+		case o.found <- dependency:
+		default: // announcements pending already; the fleet hears of this outage from them or its own writes
+		}
+	}
 }
 
 // markUp records that dependency answers again; it logs one line with the

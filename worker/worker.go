@@ -262,6 +262,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	helpers.Go(func() { w.holdHeartbeat(ctx) })
 	helpers.Go(func() { w.sample(ctx) })
 	helpers.Go(func() { w.sweep(ctx) })
+	helpers.Go(func() { w.notices(ctx) })
 	defer helpers.Wait()
 	// A small queue lets the next fetch run while the processors work.
 	work := make(chan *task, n)
