@@ -242,8 +242,8 @@
 // AckWait/3 (5 s at most), at most 256 at a time (beyond, the ack is sent
 // without one); an unconfirmed ack is counted (acks_unconfirmed_total) and
 // logged. A server restarted from its store has forgotten recent
-// deliveries and does not answer their acks: waiting for them (10 s each,
-// before) stalled every processor for seconds per message. Nothing
+// deliveries and does not answer their acks, and waiting for them would
+// stall every processor for seconds per message. Nothing
 // depends on the confirmation: an ack that was lost means a redelivery,
 // which the document record acks as a "duplicate" without writing. Run
 // waits for the pending confirmations before it returns.

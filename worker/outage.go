@@ -258,9 +258,7 @@ func (w *Worker) hold(t *task) bool {
 	w.heldMu.Lock()
 	defer w.heldMu.Unlock()
 	if w.draining {
-		if err := t.msg.Nak(); err != nil {
-			w.log.Warn("nak failed", "subject", t.msg.Subject(), "err", err)
-		}
+		w.nak(t)
 		return false
 	}
 	if err := t.msg.InProgress(); err != nil {
@@ -269,6 +267,13 @@ func (w *Worker) hold(t *task) bool {
 	w.held = append(w.held, t)
 	w.m.Held.Set(float64(len(w.held)))
 	return true
+}
+
+// nak hands t back to the server at once, for another worker.
+func (w *Worker) nak(t *task) {
+	if err := t.msg.Nak(); err != nil {
+		w.log.Warn("nak failed", "subject", t.msg.Subject(), "err", err)
+	}
 }
 
 // takeHeld returns the held deliveries, oldest first, and forgets them.
@@ -288,9 +293,7 @@ func (w *Worker) releaseHeld() {
 	w.draining = true
 	w.heldMu.Unlock()
 	for _, t := range w.takeHeld() {
-		if err := t.msg.Nak(); err != nil {
-			w.log.Warn("nak failed", "subject", t.msg.Subject(), "err", err)
-		}
+		w.nak(t)
 	}
 }
 
