@@ -15,14 +15,21 @@ import (
 // keys it holds a ".", so it is never a record's.
 const outageKeyPrefix = "chunkstream.outage."
 
+// noticeRepeat is how often, in SinkProbeMax, a worker announces again
+// the dependencies that stay down for it (30 s by default).
+const noticeRepeat = 6
+
 // notices runs until ctx ends: it announces the outages this worker finds
-// (a put of the dependency's notice key), and probes a dependency another
-// worker announced (the notices in the bucket when it starts, then each
-// new one), unless it is down here already, at most once per
-// SinkProbeMax: when the probe fails this worker pauses as if a write of
-// its own had failed (one "sink down" line, not ready, probing with
-// backoff), so a worker with no work in hand, which sends nothing to the
-// dependency, pauses with the rest of the fleet. A worker that cannot
+// (a put of the dependency's notice key), and again every noticeRepeat ×
+// SinkProbeMax while they last, and probes a dependency another worker
+// announced (the notices in the bucket when it starts, then each new
+// one), unless it is down here already, at most once per SinkProbeMax:
+// when the probe fails this worker pauses as if a write of its own had
+// failed (one "sink down" line, not ready, probing with backoff), so a
+// worker with no work in hand, which sends nothing to the dependency,
+// pauses with the rest of the fleet. The repetition reaches a worker that
+// resumed while others still find the dependency down (its probe passed
+// in a moment theirs did not: between two faults). A worker that cannot
 // watch the notices finds outages by its own writes alone.
 func (w *Worker) notices(ctx context.Context) {
 	var updates <-chan jetstream.KeyValueEntry
@@ -32,17 +39,20 @@ func (w *Worker) notices(ctx context.Context) {
 		defer kw.Stop()
 		updates = kw.Updates()
 	}
+	repeat := time.NewTicker(noticeRepeat * w.cfg.SinkProbeMax)
+	defer repeat.Stop()
 	probed := map[string]time.Time{} // dependency → end of its last probe on a notice
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case dep := <-w.out.found:
-			pctx, cancel := context.WithTimeout(ctx, probeTimeout)
-			if _, err := w.top.Docs.Put(pctx, outageKeyPrefix+dep, []byte(w.id)); err != nil && ctx.Err() == nil {
-				w.log.Debug("outage notice not written", "dependency", dep, "err", err)
+			w.announce(ctx, dep)
+		case <-repeat.C:
+			deps, _ := w.out.dependencies()
+			for _, dep := range deps {
+				w.announce(ctx, dep)
 			}
-			cancel()
 		case e, ok := <-updates:
 			if !ok {
 				updates = nil
@@ -58,6 +68,15 @@ func (w *Worker) notices(ctx context.Context) {
 			w.confirm(ctx, dep, string(e.Value()))
 			probed[dep] = time.Now()
 		}
+	}
+}
+
+// announce puts the notice of an outage of dep.
+func (w *Worker) announce(ctx context.Context, dep string) {
+	pctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	if _, err := w.top.Docs.Put(pctx, outageKeyPrefix+dep, []byte(w.id)); err != nil && ctx.Err() == nil {
+		w.log.Debug("outage notice not written", "dependency", dep, "err", err)
 	}
 }
 
