@@ -97,7 +97,8 @@
 //     held deliveries go to the processors first;
 //   - announce the outage to the fleet (notice.go): a put of the key
 //     "chunkstream.outage.<dependency>", its id as the value, in the
-//     bucket of document records.
+//     bucket of document records, and again every 6 × SinkProbeMax (30 s)
+//     while it lasts.
 //
 // Every worker watches those keys (those already there when it starts,
 // then each new one) and probes an announced dependency that is not down
@@ -105,14 +106,20 @@
 // too, the worker pauses exactly as above, with its own "sink down" line
 // and later its own "sink up again" line. The probe decides, not the
 // notice: a dependency down for one worker alone (its network, a
-// document whose own write fails as an outage) pauses no other. This is
+// document whose own write fails as an outage) pauses no other. The
+// repetition matters when faults follow each other: a worker whose probe
+// passed in the moment between two faults resumes, with nothing to do
+// when the others hold the backlog, while the others stay down through
+// the second fault and so find no new outage to announce. This is
 // what not ready means for a worker with no work in hand when a
 // dependency hangs: it sends the dependency nothing, so it cannot find
 // the hang by itself, and it pauses when the first worker that does
 // announces it and its own probe fails too. A hung embedder is so found
 // after CHUNKSTREAM_EMBED_TIMEOUT by the workers waiting for it, and by
 // every other worker one probe later (a probe gives up after 10 s, or
-// the embedder's time-out if that is shorter). A fleet with no work at
+// the embedder's time-out if that is shorter); when the others were
+// down already as the hang began, one fault following another, at the
+// next repetition of their notice. A fleet with no work at
 // all stays ready through a hang: no worker sends the endpoint anything,
 // not even a probe, since checking dependencies that no work needs would
 // load a paid endpoint for nothing; the first worker to get work finds
