@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chunkstream/chunkstream/fault"
 	"github.com/chunkstream/chunkstream/internal/testutil"
 	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/worker"
@@ -164,4 +165,75 @@ func TestEmbedderHangsAgainBeforeAResumes(t *testing.T) {
 	}
 	api.Release()
 	checkHangEnd(t, e, docs, a, b, 2)
+}
+
+// stallSink fails every write as an outage of "test" while down is set
+// (its probe fails too), and otherwise holds every write until release
+// is closed, while its probe passes: a dependency that hangs again the
+// moment the worker resumes.
+type stallSink struct {
+	inner   worker.Sink
+	down    atomic.Bool
+	release chan struct{}
+}
+
+func (s *stallSink) Write(ctx context.Context, doc worker.Doc, chunks []worker.Chunk) error {
+	if s.down.Load() {
+		return fault.Unavailable("test", errors.New("test sink: connection refused"))
+	}
+	select {
+	case <-s.release:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return s.inner.Write(ctx, doc, chunks)
+}
+
+func (s *stallSink) Probe(context.Context, string) error {
+	if s.down.Load() {
+		return errors.New("test sink: still down")
+	}
+	return nil
+}
+
+// TestResumeIntoStallKeepsHeldAlive: worker A resumes after an outage
+// with more held deliveries than its processor and queue take, and the
+// processor stalls on its first write for longer than AckWait, while
+// worker B pulls. The deliveries still waiting for A's processor keep
+// their in-progress acks: none is redelivered to B, and each is acked on
+// its first delivery.
+func TestResumeIntoStallKeepsHeldAlive(t *testing.T) {
+	cfg := outageConfig()
+	cfg.Concurrency = 1 // one processor, a queue of one, batches of 4
+	cfg.AckWait = 3 * time.Second
+	e := newEnv(t, cfg)
+	docs := markdownDocs(4)
+	for id, c := range docs {
+		e.publish("ingest.docs", messages.IngestRequest{V: 1, ID: id, Content: c}, "")
+	}
+	sink := &stallSink{inner: subjectsink.New(e.js, cfg.ChunksPrefix, 16), release: make(chan struct{})}
+	sink.down.Store(true)
+	w, res, _ := e.startWorker(worker.Options{Sink: sink})
+	testutil.WaitFor(t, time.Minute, "every request held", func() bool { return metricValue(t, w.Metrics().Held) == float64(len(docs)) })
+	_, resB, _ := e.startWorker(worker.Options{})
+	sink.down.Store(false)
+	testutil.WaitFor(t, time.Minute, "resumed", w.Ready)
+	// The stall lasts twice AckWait (the test's input): the deliveries
+	// behind the stalled one must be kept alive meanwhile.
+	for end := time.Now().Add(2 * cfg.AckWait); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		if info := e.consumerInfo(); info.NumRedelivered != 0 {
+			t.Fatalf("%d requests redelivered while the processor stalled, want 0", info.NumRedelivered)
+		}
+	}
+	if n := len(resB.snapshot()); n != 0 {
+		t.Errorf("B processed %d deliveries, want none", n)
+	}
+	close(sink.release)
+	testutil.WaitFor(t, time.Minute, "every request acked", func() bool { return len(res.finals()) == len(docs) })
+	for seq, r := range res.finals() {
+		if r.Outcome != worker.OutcomeAcked || r.Delivery != 1 {
+			t.Errorf("seq %d: %s on delivery %d, want acked on the first", seq, r.Outcome, r.Delivery)
+		}
+	}
+	checkComplete(t, e.records(), docs)
 }

@@ -276,13 +276,22 @@ func (w *Worker) nak(t *task) {
 	}
 }
 
-// takeHeld returns the held deliveries, oldest first, and forgets them.
-func (w *Worker) takeHeld() []*task {
+// takeHeld returns the held deliveries, oldest first, and forgets them;
+// with wait it records them all as waiting for a processor (fetched) at
+// once, so that while the first wait for one (every processor stuck on a
+// dependency that hangs again, say) the others keep their in-progress
+// acks.
+func (w *Worker) takeHeld(wait bool) []*task {
 	w.heldMu.Lock()
 	defer w.heldMu.Unlock()
 	out := w.held
 	w.held = nil
 	w.m.Held.Set(0)
+	if wait {
+		for _, t := range out {
+			w.waiting[t] = struct{}{}
+		}
+	}
 	return out
 }
 
@@ -292,7 +301,7 @@ func (w *Worker) releaseHeld() {
 	w.heldMu.Lock()
 	w.draining = true
 	w.heldMu.Unlock()
-	for _, t := range w.takeHeld() {
+	for _, t := range w.takeHeld(false) {
 		w.nak(t)
 	}
 }

@@ -338,8 +338,7 @@ func (w *Worker) pull(ctx context.Context, work chan<- *task) {
 			}
 			continue
 		}
-		for _, t := range w.takeHeld() {
-			w.fetched(t)
+		for _, t := range w.takeHeld(true) {
 			w.dispatch(ctx, work, t)
 		}
 		if w.out.isDown() {
