@@ -94,7 +94,37 @@
 //   - probe each dependency that is down after SinkProbeBase·2^(n−1),
 //     at most SinkProbeMax, with jitter (a RetryAfter inside the error is
 //     the first wait), and resume by itself when every probe passed; the
-//     held deliveries go to the processors first.
+//     held deliveries go to the processors first;
+//   - announce the outage to the fleet (notice.go): a put of the key
+//     "chunkstream.outage.<dependency>", its id as the value, in the
+//     bucket of document records, and again every 6 × SinkProbeMax (30 s)
+//     while it lasts.
+//
+// Every worker watches those keys (those already there when it starts,
+// then each new one) and probes an announced dependency that is not down
+// for it already, at most once per SinkProbeMax; when that probe fails
+// too, the worker pauses exactly as above, with its own "sink down" line
+// and later its own "sink up again" line. The probe decides, not the
+// notice: a dependency down for one worker alone (its network, a
+// document whose own write fails as an outage) pauses no other. The
+// repetition matters when faults follow each other: a worker whose probe
+// passed in the moment between two faults resumes, with nothing to do
+// when the others hold the backlog, while the others stay down through
+// the second fault and so find no new outage to announce. This is
+// what not ready means for a worker with no work in hand when a
+// dependency hangs: it sends the dependency nothing, so it cannot find
+// the hang by itself, and it pauses when the first worker that does
+// announces it and its own probe fails too. A hung embedder is so found
+// after CHUNKSTREAM_EMBED_TIMEOUT by the workers waiting for it, and by
+// every other worker one probe later (a probe gives up after 10 s, or
+// the embedder's time-out if that is shorter); when the others were
+// down already as the hang began, one fault following another, at the
+// next repetition of their notice. A fleet with no work at
+// all stays ready through a hang: no worker sends the endpoint anything,
+// not even a probe, since checking dependencies that no work needs would
+// load a paid endpoint for nothing; the first worker to get work finds
+// the hang after the time-out, holding what it fetched, and announces it
+// to the others.
 //
 // Why holding rather than NAKing: JetStream counts every delivery, and a
 // NAK, with or without delay, makes the next one count. To keep an outage
@@ -112,8 +142,8 @@
 // confirmed; a worker that dies while holding leaves its deliveries to be
 // redelivered after AckWait, as any crash does), and the ordering and
 // duplicate guarantees of the five steps hold because a held delivery is
-// simply a long one. Other workers of the fleet notice the outage on
-// their own first write, so each holds at most one batch. What it costs:
+// simply a long one. Other workers of the fleet pause on its notice or
+// on their own first write, so each holds at most one batch. What it costs:
 // a held delivery is charged once when its worker stops (SIGTERM NAKs what
 // it holds, without delay, for another worker) or dies, and a very long
 // outage can outlast the CHUNKS duplicate window, so a record published
@@ -219,8 +249,8 @@
 // AckWait/3 (5 s at most), at most 256 at a time (beyond, the ack is sent
 // without one); an unconfirmed ack is counted (acks_unconfirmed_total) and
 // logged. A server restarted from its store has forgotten recent
-// deliveries and does not answer their acks: waiting for them (10 s each,
-// before) stalled every processor for seconds per message. Nothing
+// deliveries and does not answer their acks, and waiting for them would
+// stall every processor for seconds per message. Nothing
 // depends on the confirmation: an ack that was lost means a redelivery,
 // which the document record acks as a "duplicate" without writing. Run
 // waits for the pending confirmations before it returns.

@@ -59,8 +59,9 @@ type Metrics struct {
 	// SinkDownSince is the Unix time at which the current outage of a
 	// dependency began, 0 when it is up.
 	SinkDownSince *prometheus.GaugeVec
-	// SinkProbes counts the probes of dependencies that are down, by
-	// dependency and result (ok, failed).
+	// SinkProbes counts the probes of dependencies that are down, or
+	// that another worker announced down, by dependency and result (ok,
+	// failed).
 	SinkProbes *prometheus.CounterVec
 	// Held is the number of deliveries held during an outage.
 	Held prometheus.Gauge
@@ -133,7 +134,7 @@ func NewMetrics() *Metrics {
 		}, []string{"dependency"}),
 		SinkProbes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "chunkstream_worker_sink_probes_total",
-			Help: "Probes of dependencies of the sink that are down, by dependency and result (ok, failed).",
+			Help: "Probes of dependencies of the sink that are down, or another worker announced down, by dependency and result (ok, failed).",
 		}, []string{"dependency", "result"}),
 		Held: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "chunkstream_worker_held",

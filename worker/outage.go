@@ -52,10 +52,12 @@ type outageState struct {
 	upCh    chan struct{}        // closed while no dependency is down
 	downCh  chan struct{}        // closed while some dependency is down
 	success atomic.Bool          // a delivery succeeded since the last probe round
+	found   chan string          // dependencies whose outage this worker found itself, to announce (notice.go)
 }
 
 func newOutageState(log *slog.Logger, m *Metrics) *outageState {
-	o := &outageState{log: log, m: m, down: map[string]time.Time{}, upCh: make(chan struct{}), downCh: make(chan struct{})}
+	o := &outageState{log: log, m: m, down: map[string]time.Time{}, upCh: make(chan struct{}), downCh: make(chan struct{}),
+		found: make(chan string, 8)}
 	close(o.upCh)
 	return o
 }
@@ -65,6 +67,14 @@ func (o *outageState) isDown() bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return len(o.down) > 0
+}
+
+// isDownDep reports whether dependency is down.
+func (o *outageState) isDownDep(dependency string) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	_, ok := o.down[dependency]
+	return ok
 }
 
 // whenUp returns a channel closed once no dependency is down.
@@ -82,8 +92,13 @@ func (o *outageState) whenDown() <-chan struct{} {
 }
 
 // markDown records that dependency did not answer; the first report of an
-// outage logs one line and sets the gauges.
-func (o *outageState) markDown(dependency string, err error) {
+// outage logs one line, sets the gauges and has the outage announced to
+// the other workers (notice.go).
+func (o *outageState) markDown(dependency string, err error) { o.setDown(dependency, err, true) }
+
+// setDown is markDown; announce is false for an outage another worker
+// announced.
+func (o *outageState) setDown(dependency string, err error, announce bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if d, ok := fault.RetryDelay(err); ok && d > o.floor {
@@ -102,6 +117,12 @@ func (o *outageState) markDown(dependency string, err error) {
 	o.m.SinkDownSince.WithLabelValues(dependency).Set(float64(now.UnixNano()) / 1e9)
 	o.log.Warn("sink down: holding messages and probing until it answers", "dependency", dependency,
 		"since", now.UTC().Format(time.RFC3339Nano), "err", err)
+	if announce {
+		select {
+		case o.found <- dependency:
+		default: // announcements pending already; the fleet hears of this outage from them or its own writes
+		}
+	}
 }
 
 // markUp records that dependency answers again; it logs one line with the
@@ -237,9 +258,7 @@ func (w *Worker) hold(t *task) bool {
 	w.heldMu.Lock()
 	defer w.heldMu.Unlock()
 	if w.draining {
-		if err := t.msg.Nak(); err != nil {
-			w.log.Warn("nak failed", "subject", t.msg.Subject(), "err", err)
-		}
+		w.nak(t)
 		return false
 	}
 	if err := t.msg.InProgress(); err != nil {
@@ -250,13 +269,29 @@ func (w *Worker) hold(t *task) bool {
 	return true
 }
 
-// takeHeld returns the held deliveries, oldest first, and forgets them.
-func (w *Worker) takeHeld() []*task {
+// nak hands t back to the server at once, for another worker.
+func (w *Worker) nak(t *task) {
+	if err := t.msg.Nak(); err != nil {
+		w.log.Warn("nak failed", "subject", t.msg.Subject(), "err", err)
+	}
+}
+
+// takeHeld returns the held deliveries, oldest first, and forgets them;
+// with wait it records them all as waiting for a processor (fetched) at
+// once, so that while the first wait for one (every processor stuck on a
+// dependency that hangs again, say) the others keep their in-progress
+// acks.
+func (w *Worker) takeHeld(wait bool) []*task {
 	w.heldMu.Lock()
 	defer w.heldMu.Unlock()
 	out := w.held
 	w.held = nil
 	w.m.Held.Set(0)
+	if wait {
+		for _, t := range out {
+			w.waiting[t] = struct{}{}
+		}
+	}
 	return out
 }
 
@@ -266,10 +301,8 @@ func (w *Worker) releaseHeld() {
 	w.heldMu.Lock()
 	w.draining = true
 	w.heldMu.Unlock()
-	for _, t := range w.takeHeld() {
-		if err := t.msg.Nak(); err != nil {
-			w.log.Warn("nak failed", "subject", t.msg.Subject(), "err", err)
-		}
+	for _, t := range w.takeHeld(false) {
+		w.nak(t)
 	}
 }
 

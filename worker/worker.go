@@ -262,6 +262,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	helpers.Go(func() { w.holdHeartbeat(ctx) })
 	helpers.Go(func() { w.sample(ctx) })
 	helpers.Go(func() { w.sweep(ctx) })
+	helpers.Go(func() { w.notices(ctx) })
 	defer helpers.Wait()
 	// A small queue lets the next fetch run while the processors work.
 	work := make(chan *task, n)
@@ -273,9 +274,7 @@ func (w *Worker) Run(ctx context.Context) error {
 				switch {
 				case ctx.Err() != nil:
 					// Draining: not started yet, so hand it back at once.
-					if err := t.msg.Nak(); err != nil {
-						w.log.Warn("nak failed", "subject", t.msg.Subject(), "err", err)
-					}
+					w.nak(t)
 				case w.out.isDown():
 					w.hold(t)
 				default:
@@ -322,14 +321,8 @@ const abandonWait = 5 * time.Second
 const fetchWait = 250 * time.Millisecond
 
 // pull fetches batches of up to 2×Concurrency messages (at least 4) into
-// the processors' queue (Concurrency long), so at most one batch and one
-// queue of messages wait in the client while their AckWait runs, and the
-// next fetch overlaps the processing of the queue. Fetch is used rather
-// than the library's continuous pull (Consume, Messages), which depends on
-// the server's status messages reaching the client: when the reader waits
-// for a processor they can be lost, and the pull stalls until a heartbeat
-// times out (30 s stalls were measured); a batch ends by count or after
-// fetchWait, whatever happens to status messages. While a dependency of
+// the processors' queue (Concurrency long), each batch ending by count or
+// after fetchWait (why Fetch: doc.go, "Pulling"). While a dependency of
 // the sink is down it fetches nothing, and the messages it has in hand are
 // held (see hold); once the sink answers again the held messages go to the
 // processors first. On ctx's end the rest of the current batch is NAKed
@@ -345,8 +338,7 @@ func (w *Worker) pull(ctx context.Context, work chan<- *task) {
 			}
 			continue
 		}
-		for _, t := range w.takeHeld() {
-			w.fetched(t)
+		for _, t := range w.takeHeld(true) {
 			w.dispatch(ctx, work, t)
 		}
 		if w.out.isDown() {
@@ -411,9 +403,7 @@ func (w *Worker) dispatch(ctx context.Context, work chan<- *task, t *task) {
 		w.hold(t)
 		return
 	}
-	if err := t.msg.Nak(); err != nil {
-		w.log.Warn("nak failed", "subject", t.msg.Subject(), "err", err)
-	}
+	w.nak(t)
 }
 
 // offer hands t to a processor if one is free now and no outage or stop

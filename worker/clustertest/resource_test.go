@@ -17,6 +17,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/chunkstream/chunkstream/fault"
+	"github.com/chunkstream/chunkstream/internal/testutil"
 	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/worker/embed/embedtest"
 )
@@ -350,9 +351,14 @@ func TestFullChunksProcesses(t *testing.T) {
 // with an embedder (an embedtest server in the test, 20 ms + 0.2 ms per
 // input); the embedder refuses the key (401), then serves vectors of
 // another size, then hangs, each for the hang, with a stretch of work in
-// between. Each fault must leave the workers not ready and the backlog
-// waiting, without dead letters; the endpoint must get only probes; and
-// every document must end with its points.
+// between. Each fault must leave every worker not ready at its end, the
+// workers with nothing in hand too (they pause on another worker's
+// notice, confirmed by their own probe), with at most one "sink down"
+// line per worker, and the backlog waiting, without dead letters; every
+// document must end with its points. Then, with no work left, the
+// embedder hangs once more: no worker sends it anything, so all stay
+// ready (worker/doc.go, "Sink outages"). In the end each worker has
+// logged one "sink up again" line per "sink down" line.
 func TestEmbedderFaultProcesses(t *testing.T) {
 	skipUnlessOutage(t)
 	hang := envDuration(t, "CHUNKSTREAM_OUTAGE_HANG", 150*time.Second)
@@ -377,8 +383,15 @@ func TestEmbedderFaultProcesses(t *testing.T) {
 	for i, f := range faults {
 		sc.waitDone(len(sc.docs) * (1 + 3*i) / 10)
 		before, redelivered := api.Stats(), sc.redelivered()
+		downs := make([]int, len(sc.workers))
+		for j, p := range sc.workers {
+			downs[j] = strings.Count(p.out.String(), `"sink down`)
+		}
 		f.fail()
 		ready := sc.hold(hang)
+		for j, p := range sc.workers {
+			downs[j] = strings.Count(p.out.String(), `"sink down`) - downs[j]
+		}
 		during := api.Stats()
 		left, dlq := sc.ingestMsgs(), sc.deadLetters()
 		f.heal()
@@ -386,20 +399,49 @@ func TestEmbedderFaultProcesses(t *testing.T) {
 			if r.last != http.StatusServiceUnavailable {
 				t.Errorf("%s: worker %d answered /readyz %d at the end of the fault, want 503", f.name, j+1, r.last)
 			}
+			if downs[j] > 1 && !sc.otherBinary {
+				t.Errorf("%s: worker %d logged %d 'sink down' lines during the fault, want at most one", f.name, j+1, downs[j])
+			}
 		}
 		readyAll = append(readyAll, ready...)
 		report = append(report, fmt.Sprintf("\n  %s for %v: %d requests left, %d dead letters by its end; the endpoint got %d requests (%.2f/s), redeliveries %d",
 			f.name, hang, left, dlq, during.Requests-before.Requests, float64(during.Requests-before.Requests)/hang.Seconds(), sc.redelivered()-redelivered))
 		for j, r := range ready {
-			report = append(report, fmt.Sprintf("\n    worker %d: %s", j+1, r))
+			report = append(report, fmt.Sprintf("\n    worker %d: %s; 'sink down' lines %d", j+1, r, downs[j]))
 		}
 	}
 	drain := sc.drain(15 * time.Minute)
 	st := api.Stats()
 	points, want := countPoints(t, addr), sc.expectedChunks()
+	testutil.WaitFor(t, time.Minute, "every worker ready after the faults", func() bool { return allReady(sc.workers) })
+	idleStart := api.Stats()
+	api.Hold()
+	idle := sc.hold(hang)
+	api.Release()
+	idleRequests := api.Stats().Requests - idleStart.Requests
+	report = append(report, fmt.Sprintf("\n  hang with no work for %v: the endpoint got %d requests", hang, idleRequests))
+	for j, r := range idle {
+		report = append(report, fmt.Sprintf("\n    worker %d: %s", j+1, r))
+	}
 	sc.check("embedder faults", nil, fmt.Sprintf("; points %d of %d; inputs embedded %d (%.2f× the chunks); drained %v after the last fault%s",
 		points, want, st.Inputs, float64(st.Inputs)/float64(want), drain.Round(100*time.Millisecond), strings.Join(report, "")))
-	if !sc.otherBinary && points != want {
+	if sc.otherBinary {
+		return
+	}
+	if points != want {
 		t.Errorf("%d points stored, want %d", points, want)
+	}
+	if idleRequests != 0 {
+		t.Errorf("the endpoint got %d requests while it hung with no work to do, want none", idleRequests)
+	}
+	for j, r := range idle {
+		if r.notReady != 0 || r.last != http.StatusOK {
+			t.Errorf("worker %d with no work during a hang: %s, want ready throughout", j+1, r)
+		}
+	}
+	for j, p := range sc.workers {
+		if down, up := strings.Count(p.out.String(), `"sink down`), strings.Count(p.out.String(), `"sink up again`); down != up {
+			t.Errorf("worker %d logged %d 'sink down' and %d 'sink up again' lines, want as many of each", j+1, down, up)
+		}
 	}
 }

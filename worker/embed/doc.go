@@ -56,9 +56,8 @@
 //     wait.
 //   - Each request is bounded by Config.Timeout (CHUNKSTREAM_EMBED_TIMEOUT,
 //     30 s): a hung endpoint is an outage after one time-out, not tried
-//     again within the call, since every try would wait as long (a hang
-//     went unnoticed for 10 minutes with a 2-minute client time-out and
-//     five tries). Keep it above the slowest answer of a full request.
+//     again within the call, since every try would wait as long. Keep it
+//     above the slowest answer of a full request.
 //   - 400, 413 and 422 mean the input is at fault: permanent. 401, 403
 //     and 404 mean the deployment is (the key, the URL, the model): no
 //     message can fix that and a retry gives the same answer, so they are

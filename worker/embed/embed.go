@@ -373,17 +373,9 @@ func (c *Client) checkLengths(texts []string) error {
 // Dimensions returns the probed vector size, 0 before a successful Probe.
 func (c *Client) Dimensions() int { return int(c.dims.Load()) }
 
-// Embed returns one vector per text, in order. While Run runs, the texts
-// join those of other calls in shared requests (see Run); otherwise they
-// go in requests of their own, one at a time. Either way a request holds
-// at most Config.Batch inputs and Config.BatchBytes bytes of text. A text
-// over Config.MaxInputChars fails the whole call with a permanent
-// ErrInputTooLong before anything is sent (so does one over
-// Config.MaxInputTokens); a text the endpoint refuses
-// (400, 413, 422) fails it with a permanent error naming the input, and
-// the other inputs of its request are sent again without it. Vectors of
-// a size other than the probed one are ErrDimension, an outage of the
-// embedder (fault.Unavailable).
+// Embed returns one vector per text, in order, in requests shared with
+// other calls while Run runs, else of its own; the package doc gives the
+// rules for limits, refused inputs and outages.
 func (c *Client) Embed(ctx context.Context, texts []string) (_ [][]float32, err error) {
 	ctx, span := c.tr.call(ctx, len(texts))
 	defer func() { endSpan(span, err) }()
@@ -632,12 +624,8 @@ func (e *retryable) Unwrap() error { return e.err }
 // errTimeout ends a try that ran past Config.Timeout.
 var errTimeout = errors.New("embed: request timed out")
 
-// try sends one request within Config.Timeout. A try past the time-out
-// is an outage of the embedder (a hung endpoint answers no retry
-// sooner), and so is an answer that the deployment is at fault (401,
-// 403: the key; 404: the URL or the model), which no retry or message
-// can fix; 429, 5xx and network errors are retryable; 400, 413 and 422
-// are the input's fault (permanent).
+// try sends one request within Config.Timeout; a try past it is an
+// outage of the embedder, and exchange classifies the answers.
 func (c *Client) try(ctx context.Context, body []byte, n int) ([][]float32, time.Duration, error) {
 	tctx, cancel := context.WithTimeoutCause(ctx, c.cfg.Timeout, errTimeout)
 	defer cancel()
@@ -649,7 +637,9 @@ func (c *Client) try(ctx context.Context, body []byte, n int) ([][]float32, time
 	return vecs, wait, err
 }
 
-// exchange posts the request and reads its answer.
+// exchange posts the request and reads its answer: 429, 5xx and network
+// errors are retryable, 400, 413 and 422 permanent, 401, 403 and 404 an
+// outage.
 func (c *Client) exchange(ctx context.Context, body []byte, n int) ([][]float32, time.Duration, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
 	if err != nil {

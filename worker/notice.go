@@ -1,0 +1,100 @@
+package worker
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// outageKeyPrefix starts the keys, in the bucket of document records, of
+// the outage notices: "chunkstream.outage.<dependency>", holding the id
+// of the last worker that found the dependency down. Like the presences'
+// keys it holds a ".", so it is never a record's.
+const outageKeyPrefix = "chunkstream.outage."
+
+// noticeRepeat is how often, in SinkProbeMax, a worker announces again
+// the dependencies that stay down for it (30 s by default).
+const noticeRepeat = 6
+
+// notices runs until ctx ends: it announces the outages this worker finds
+// (a put of the dependency's notice key), and again every noticeRepeat ×
+// SinkProbeMax while they last, and probes a dependency another worker
+// announced (the notices in the bucket when it starts, then each new
+// one), unless it is down here already, at most once per SinkProbeMax:
+// when the probe fails this worker pauses as if a write of its own had
+// failed (one "sink down" line, not ready, probing with backoff), so a
+// worker with no work in hand, which sends nothing to the dependency,
+// pauses with the rest of the fleet. The repetition reaches a worker that
+// resumed while others still find the dependency down (its probe passed
+// in a moment theirs did not: between two faults). A worker that cannot
+// watch the notices finds outages by its own writes alone.
+func (w *Worker) notices(ctx context.Context) {
+	var updates <-chan jetstream.KeyValueEntry
+	if kw, err := w.top.Docs.Watch(ctx, outageKeyPrefix+">"); err != nil {
+		w.log.Warn("outage notices of other workers not watched", "err", err)
+	} else {
+		defer kw.Stop()
+		updates = kw.Updates()
+	}
+	repeat := time.NewTicker(noticeRepeat * w.cfg.SinkProbeMax)
+	defer repeat.Stop()
+	probed := map[string]time.Time{} // dependency → end of its last probe on a notice
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case dep := <-w.out.found:
+			w.announce(ctx, dep)
+		case <-repeat.C:
+			deps, _ := w.out.dependencies()
+			for _, dep := range deps {
+				w.announce(ctx, dep)
+			}
+		case e, ok := <-updates:
+			if !ok {
+				updates = nil
+				continue
+			}
+			if e == nil || e.Operation() != jetstream.KeyValuePut || string(e.Value()) == w.id {
+				continue
+			}
+			dep := strings.TrimPrefix(e.Key(), outageKeyPrefix)
+			if w.out.isDownDep(dep) || time.Since(probed[dep]) < w.cfg.SinkProbeMax {
+				continue
+			}
+			w.confirm(ctx, dep, string(e.Value()))
+			probed[dep] = time.Now()
+		}
+	}
+}
+
+// announce puts the notice of an outage of dep.
+func (w *Worker) announce(ctx context.Context, dep string) {
+	pctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	if _, err := w.top.Docs.Put(pctx, outageKeyPrefix+dep, []byte(w.id)); err != nil && ctx.Err() == nil {
+		w.log.Debug("outage notice not written", "dependency", dep, "err", err)
+	}
+}
+
+// confirm probes dep once, on the notice of worker peer, and marks it
+// down when it does not answer here either. A sink that cannot be probed
+// is left to find out by its writes.
+func (w *Worker) confirm(ctx context.Context, dep, peer string) {
+	pctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	err, real := w.probeDependency(pctx, dep)
+	cancel()
+	if !real || ctx.Err() != nil {
+		return
+	}
+	if err == nil {
+		w.m.SinkProbes.WithLabelValues(dep, "ok").Inc()
+		w.log.Debug("sink probe passed on another worker's outage notice", "dependency", dep, "worker", peer)
+		return
+	}
+	w.m.SinkProbes.WithLabelValues(dep, "failed").Inc()
+	w.out.setDown(dep, fmt.Errorf("worker: %s found down by worker %s, and here: %w", dep, peer, err), false)
+}
