@@ -109,6 +109,10 @@ var allow = map[string]allowed{
 	"internal/tracing": {thirdParty: []string{
 		"go.opentelemetry.io/otel/attribute", "go.opentelemetry.io/otel/codes", "go.opentelemetry.io/otel/propagation",
 		"go.opentelemetry.io/otel/trace"}},
+	"internal/tracing/tracingtest": {
+		module:     []string{"internal/testutil"},
+		thirdParty: []string{"go.opentelemetry.io/otel/sdk", "go.opentelemetry.io/otel/trace"},
+	},
 	"internal/codec":             {},
 	"internal/jstest":            {thirdParty: []string{"github.com/nats-io/nats-server/v2", "github.com/nats-io/nats.go", "github.com/nats-io/nats.go/jetstream"}},
 	"internal/testutil":          {},
