@@ -122,7 +122,7 @@ var allow = map[string]allowed{
 	"cmd/chunk":                  {module: []string{"chunking", "chunking/registry", "cmd/internal/chunkflags", "cmd/internal/envflag", "internal/tokens"}},
 	"cmd/internal/local": {
 		module:     []string{"chunking", "chunking/registry", "producer", "worker"},
-		thirdParty: []string{"github.com/nats-io/nats-server/v2", "github.com/nats-io/nats.go"},
+		thirdParty: []string{"github.com/nats-io/nats-server/v2", "github.com/nats-io/nats.go", "go.opentelemetry.io/otel/trace"},
 	},
 	"cmd/internal/tty": {},
 	"examples/consumer": {
