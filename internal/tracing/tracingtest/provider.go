@@ -2,6 +2,9 @@ package tracingtest
 
 import (
 	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"slices"
 	"sync"
@@ -79,4 +82,44 @@ func (o *openSpans) names() []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// Lookup returns lookup (a command's environment in a test), and when On,
+// one that also answers OTEL_EXPORTER_OTLP_ENDPOINT, unless lookup sets
+// it, with an OTLP/HTTP endpoint in the test's process: the command then
+// builds its real tracer provider (cmd/internal/otelenv) and exports
+// there. The endpoint, one per test binary, accepts every export.
+func Lookup(lookup func(string) (string, bool)) func(string) (string, bool) {
+	if !On() {
+		return lookup
+	}
+	return func(k string) (string, bool) {
+		if v, ok := lookup(k); ok || k != "OTEL_EXPORTER_OTLP_ENDPOINT" {
+			return v, ok
+		}
+		return sink.url(), true
+	}
+}
+
+// sink is the OTLP/HTTP endpoint of Lookup, started by its first use and
+// left to end with the test binary.
+var sink otlpSink
+
+type otlpSink struct {
+	once sync.Once
+	srv  *httptest.Server
+}
+
+// url returns the endpoint's base URL; it answers every POST to
+// /v1/traces with an empty (successful) export response.
+func (s *otlpSink) url() string {
+	s.once.Do(func() {
+		mux := http.NewServeMux()
+		mux.HandleFunc("POST /v1/traces", func(w http.ResponseWriter, r *http.Request) {
+			_, _ = io.Copy(io.Discard, r.Body)
+			w.Header().Set("Content-Type", "application/x-protobuf")
+		})
+		s.srv = httptest.NewServer(mux)
+	})
+	return s.srv.URL
 }
