@@ -49,6 +49,13 @@
 //   - Compose's Prometheus mounts the rule file where its rule_files look,
 //     `promtool check config` accepts its configuration, and no two
 //     services publish the same host port.
+//   - tracing is wired off by default: compose's worker and producer
+//     (OTEL_* variables settable where compose runs, the endpoint the
+//     jaeger service of the tracing profile), the ConfigMap read by the
+//     worker Deployment and the backfill Job, each naming its service, a
+//     sampler docs/configuration.md lists; docs/operations.md says how to
+//     turn it on in each. The OTEL_* variables count as read when
+//     cmd/internal/otelenv names them.
 //
 // The promtool checks skip, with one line, when promtool is not on PATH
 // (Debian: apt-get install prometheus). A test of cmd/worker in the main

@@ -30,7 +30,7 @@ type envVar struct {
 
 // sourceInfo is what the deploy tests read from the main module's source.
 type sourceInfo struct {
-	Env   map[string]envVar          // by variable name
+	Env   map[string]envVar          // by variable name; the OTEL_* ones cmd/internal/otelenv reads too
 	Flags map[string]map[string]bool // command folder (cmd/worker) → flag names
 }
 
@@ -97,6 +97,9 @@ func parseSource(root string) (sourceInfo, error) {
 					info.Flags[dir] = map[string]bool{}
 				}
 				collectFlags(f, info.Flags[dir])
+			}
+			if dir == "cmd/internal/otelenv" {
+				collectOTEL(fset, f, info.Env)
 			}
 			return nil
 		})
@@ -232,6 +235,22 @@ func collectFlags(f *ast.File, out map[string]bool) {
 	})
 }
 
+// collectOTEL adds the OTEL_* variables f names in string literals (the
+// ones cmd/internal/otelenv reads through the command's environment) to
+// out, without a default.
+func collectOTEL(fset *token.FileSet, f *ast.File, out map[string]envVar) {
+	ast.Inspect(f, func(n ast.Node) bool {
+		if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+			if s, err := strconv.Unquote(lit.Value); err == nil && otelName.MatchString(s) {
+				out[s] = envVar{Name: s, Pos: fset.Position(lit.Pos()).String()}
+			}
+		}
+		return true
+	})
+}
+
+var otelName = regexp.MustCompile(`^OTEL_[A-Z0-9_]+$`)
+
 // workerDefault returns the default of a worker variable, failing the test
 // when the source does not declare it.
 func workerDefault(t *testing.T, name string) string {
@@ -321,7 +340,7 @@ func configEnvTable(t *testing.T) map[string]bool {
 	if err != nil {
 		t.Fatal(err)
 	}
-	re := regexp.MustCompile("(?m)^\\|\\s*`((?:NATS|CHUNKSTREAM)_[A-Z0-9_]+)`")
+	re := regexp.MustCompile("(?m)^\\|\\s*`((?:NATS|CHUNKSTREAM|OTEL)_[A-Z0-9_]+)`")
 	out := map[string]bool{}
 	for _, m := range re.FindAllStringSubmatch(string(data), -1) {
 		out[m[1]] = true
@@ -362,6 +381,7 @@ func TestParseSource(t *testing.T) {
 		"CHUNKSTREAM_NO_DEFAULT":    {},
 		"CHUNKSTREAM_QDRANT_ADDR":   {Default: "localhost:6334", HasDefault: true},
 		"CHUNKSTREAM_CONSUMER":      {Default: "chunkers", HasDefault: true},
+		"OTEL_SERVICE_NAME":         {},
 	}
 	for name, w := range want {
 		got, ok := info.Env[name]

@@ -399,6 +399,19 @@ func (b *backfill) run(ctx context.Context, docs []source, deletes []string) err
 		}()
 	}
 	defer wg.Wait()
+	// The documents read ahead and not published when the run stops end
+	// their send span: once ctx is cancelled, every channel in order still
+	// receives its document.
+	var taken chan prepared // taken from order, its document not received
+	defer func() {
+		cancel()
+		if taken != nil {
+			endUnsent(ctx, <-taken)
+		}
+		for ch := range order {
+			endUnsent(ctx, <-ch)
+		}
+	}()
 	sent := 0
 	stop := func(err error) error {
 		cancel()
@@ -409,8 +422,10 @@ func (b *backfill) run(ctx context.Context, docs []source, deletes []string) err
 	}
 	for ch := range order {
 		var pr prepared
+		taken = ch
 		select {
 		case pr = <-ch:
+			taken = nil
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -444,6 +459,13 @@ func (b *backfill) run(ctx context.Context, docs []source, deletes []string) err
 		sent++
 	}
 	return nil
+}
+
+// endUnsent ends the send span of a document the run did not publish.
+func endUnsent(ctx context.Context, pr prepared) {
+	if pr.span != nil {
+		endSend(pr.span, nil, fmt.Errorf("producer: not sent: %w", ctx.Err()))
+	}
 }
 
 // publish sends one prepared document or counts it.

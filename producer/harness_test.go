@@ -20,6 +20,7 @@ import (
 	"github.com/chunkstream/chunkstream/chunking/registry"
 	"github.com/chunkstream/chunkstream/internal/jstest"
 	"github.com/chunkstream/chunkstream/internal/testutil"
+	"github.com/chunkstream/chunkstream/internal/tracing/tracingtest"
 	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/topology"
 	"github.com/chunkstream/chunkstream/worker"
@@ -88,7 +89,12 @@ func (e *env) stop() {
 }
 
 // producer returns a producer publishing msgpack on ingest.docs.
-func (e *env) producer(opts Options) *Producer { return New(e.nc, e.js, opts) }
+func (e *env) producer(opts Options) *Producer {
+	if opts.TracerProvider == nil {
+		opts.TracerProvider = tracingtest.Provider(e.t)
+	}
+	return New(e.nc, e.js, opts)
+}
 
 // runWorker runs the real worker (subject sink) until want documents have
 // reached a final outcome; it returns the results by document id.
@@ -111,7 +117,7 @@ func (e *env) runWorkerChunkers(ctx context.Context, sink worker.Sink, chunkers 
 	final := 0
 	done := make(chan struct{})
 	w, err := worker.New(e.nc, e.js, e.top, worker.Options{
-		Config: e.cfg, Sink: sink, Chunkers: chunkers,
+		Config: e.cfg, Sink: sink, Chunkers: chunkers, TracerProvider: tracingtest.Provider(e.t),
 		OnResult: func(r worker.Result) {
 			if !r.Final() {
 				return

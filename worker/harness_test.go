@@ -19,6 +19,7 @@ import (
 	"github.com/chunkstream/chunkstream/chunking/registry"
 	"github.com/chunkstream/chunkstream/chunking/registry/registrytest"
 	"github.com/chunkstream/chunkstream/internal/jstest"
+	"github.com/chunkstream/chunkstream/internal/tracing/tracingtest"
 	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/topology"
 	"github.com/chunkstream/chunkstream/worker"
@@ -141,6 +142,9 @@ func (e *env) startWorker(opts worker.Options) (*worker.Worker, *results, func()
 		opts.Chunkers = registrytest.With(faultEntries()...)
 	}
 	opts.Config = e.cfg
+	if opts.TracerProvider == nil {
+		opts.TracerProvider = tracingtest.Provider(e.t)
+	}
 	if testing.Verbose() && opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/chunkstream/chunkstream/cmd/internal/natsconn"
 	"github.com/chunkstream/chunkstream/internal/jstest"
 	"github.com/chunkstream/chunkstream/internal/testutil"
+	"github.com/chunkstream/chunkstream/internal/tracing/tracingtest"
 	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/topology"
 	"github.com/chunkstream/chunkstream/worker"
@@ -59,8 +60,10 @@ func writeTree(t *testing.T, files map[string]string) string {
 	return dir
 }
 
+// envOf is the environment m (with CHUNKSTREAM_TEST_TRACING=1, traced:
+// tracingtest.Lookup).
 func envOf(m map[string]string) func(string) (string, bool) {
-	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+	return tracingtest.Lookup(func(k string) (string, bool) { v, ok := m[k]; return v, ok })
 }
 
 func TestProducer(t *testing.T) {

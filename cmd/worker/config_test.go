@@ -14,6 +14,7 @@ import (
 	"github.com/chunkstream/chunkstream/cmd/internal/natsconn"
 	"github.com/chunkstream/chunkstream/internal/jstest"
 	"github.com/chunkstream/chunkstream/internal/testutil"
+	"github.com/chunkstream/chunkstream/internal/tracing/tracingtest"
 	"github.com/chunkstream/chunkstream/worker"
 	"github.com/chunkstream/chunkstream/worker/embed"
 	"github.com/chunkstream/chunkstream/worker/qdrantsink"
@@ -113,7 +114,7 @@ func TestServiceHealthcheck(t *testing.T) {
 	ns := jstest.Start(t, t.TempDir(), -1)
 	port := testutil.FreePort(t)
 	addr := net.JoinHostPort("127.0.0.1", fmt.Sprint(port))
-	lookup := func(k string) (string, bool) {
+	lookup := tracingtest.Lookup(func(k string) (string, bool) {
 		switch k {
 		case "NATS_URL":
 			return ns.ClientURL(), true
@@ -123,7 +124,7 @@ func TestServiceHealthcheck(t *testing.T) {
 			return "error", true
 		}
 		return "", false
-	}
+	})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int)
 	go func() { done <- run(ctx, nil, &bytes.Buffer{}, &bytes.Buffer{}, lookup) }()

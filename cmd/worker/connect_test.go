@@ -11,6 +11,7 @@ import (
 
 	"github.com/chunkstream/chunkstream/internal/jstest"
 	"github.com/chunkstream/chunkstream/internal/testutil"
+	"github.com/chunkstream/chunkstream/internal/tracing/tracingtest"
 )
 
 // TestServiceWaitsForNATS: a worker started before any NATS server waits
@@ -20,7 +21,7 @@ func TestServiceWaitsForNATS(t *testing.T) {
 	port := testutil.FreePort(t)
 	url := fmt.Sprintf("nats://127.0.0.1:%d", port)
 	addr := net.JoinHostPort("127.0.0.1", fmt.Sprint(testutil.FreePort(t)))
-	lookup := func(k string) (string, bool) {
+	lookup := tracingtest.Lookup(func(k string) (string, bool) {
 		switch k {
 		case "NATS_URL":
 			return url, true
@@ -30,7 +31,7 @@ func TestServiceWaitsForNATS(t *testing.T) {
 			return "info", true
 		}
 		return "", false
-	}
+	})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	stderr := &testutil.SyncBuffer{}

@@ -17,6 +17,7 @@ import (
 	"github.com/chunkstream/chunkstream/chunking/registry"
 	"github.com/chunkstream/chunkstream/internal/jstest"
 	"github.com/chunkstream/chunkstream/internal/testutil"
+	"github.com/chunkstream/chunkstream/internal/tracing/tracingtest"
 	"github.com/chunkstream/chunkstream/messages"
 )
 
@@ -81,7 +82,7 @@ func TestServiceChunkerDefaults(t *testing.T) {
 			for k, v := range tc.env {
 				env[k] = v
 			}
-			lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+			lookup := tracingtest.Lookup(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan int, 1)
 			var stderr testutil.SyncBuffer
@@ -225,7 +226,7 @@ func TestFlagsWithoutEffect(t *testing.T) {
 func TestMetricsAddrInUse(t *testing.T) {
 	ns := jstest.Start(t, t.TempDir(), -1)
 	addr := net.JoinHostPort("127.0.0.1", fmt.Sprint(testutil.FreePort(t)))
-	lookup := func(k string) (string, bool) {
+	lookup := tracingtest.Lookup(func(k string) (string, bool) {
 		switch k {
 		case "NATS_URL":
 			return ns.ClientURL(), true
@@ -235,7 +236,7 @@ func TestMetricsAddrInUse(t *testing.T) {
 			return "error", true
 		}
 		return "", false
-	}
+	})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int, 1)
 	go func() { done <- run(ctx, nil, &bytes.Buffer{}, &bytes.Buffer{}, lookup) }()

@@ -15,6 +15,7 @@ import (
 	"github.com/chunkstream/chunkstream/chunking/registry"
 	"github.com/chunkstream/chunkstream/cmd/internal/envflag"
 	"github.com/chunkstream/chunkstream/cmd/internal/local"
+	"github.com/chunkstream/chunkstream/cmd/internal/otelenv"
 	"github.com/chunkstream/chunkstream/cmd/internal/tty"
 	"github.com/chunkstream/chunkstream/messages"
 )
@@ -33,8 +34,9 @@ type localFlags struct {
 }
 
 // runLocal runs local mode (package local) and returns the exit status: 1
-// when a document was dead-lettered or could not be sent.
-func runLocal(ctx context.Context, c *config, lf *localFlags, log *slog.Logger, _, stderr io.Writer) (int, error) {
+// when a document was dead-lettered or could not be sent. The OTEL_*
+// variables of lookup trace it as they trace the service.
+func runLocal(ctx context.Context, c *config, lf *localFlags, log *slog.Logger, lookup func(string) (string, bool), _, stderr io.Writer) (int, error) {
 	if lf.out == "" {
 		return 2, fmt.Errorf("%w: -local needs -out FILE", envflag.ErrUsage)
 	}
@@ -65,8 +67,13 @@ func runLocal(ctx context.Context, c *config, lf *localFlags, log *slog.Logger, 
 		}
 		defer pprof.StopCPUProfile()
 	}
+	tp, stopTracing, err := otelenv.Provider(ctx, "chunkstream-worker", lookup)
+	if err != nil {
+		return 2, fmt.Errorf("%w: %v", envflag.ErrUsage, err)
+	}
+	defer otelenv.Stop(stopTracing, c.Log.Logger(stderr))
 	o := local.Options{Dir: lf.dir, Out: lf.out, Store: lf.store, Worker: cfg, Chunkers: registry.Default(),
-		Chunker: lf.chunker, Options: opts, Logger: log}
+		Chunker: lf.chunker, Options: opts, Logger: log, TracerProvider: tp}
 	if lf.ext != "" {
 		o.Exts = envflag.SplitList(lf.ext)
 	}

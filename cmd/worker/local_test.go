@@ -12,9 +12,12 @@ import (
 
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/internal/testutil"
+	"github.com/chunkstream/chunkstream/internal/tracing/tracingtest"
 )
 
-func noEnv(string) (string, bool) { return "", false }
+// noEnv is an empty environment (with CHUNKSTREAM_TEST_TRACING=1, traced:
+// tracingtest.Lookup).
+var noEnv = tracingtest.Lookup(func(string) (string, bool) { return "", false })
 
 // writeTree writes files (slash paths) under a new temp folder.
 func writeTree(t *testing.T, files map[string][]byte) string {

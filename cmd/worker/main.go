@@ -92,7 +92,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, lookup fu
 		if logLevelSet {
 			log = c.Log.Logger(stderr)
 		}
-		code, err := runLocal(ctx, &c, &lf, log, stdout, stderr)
+		code, err := runLocal(ctx, &c, &lf, log, lookup, stdout, stderr)
 		if err != nil {
 			fmt.Fprintf(stderr, "worker: %v\n", err)
 			if errors.Is(err, envflag.ErrUsage) {

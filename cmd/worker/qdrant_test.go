@@ -15,6 +15,7 @@ import (
 	"github.com/chunkstream/chunkstream/chunking/registry"
 	"github.com/chunkstream/chunkstream/internal/jstest"
 	"github.com/chunkstream/chunkstream/internal/testutil"
+	"github.com/chunkstream/chunkstream/internal/tracing/tracingtest"
 	"github.com/chunkstream/chunkstream/worker"
 	"github.com/chunkstream/chunkstream/worker/embed/embedtest"
 	"github.com/chunkstream/chunkstream/worker/qdrantsink"
@@ -37,10 +38,10 @@ func serveQdrant(t *testing.T, env map[string]string, docs map[string][]byte) (*
 		"CHUNKSTREAM_LOG_LEVEL":    "error",
 	}
 	maps.Copy(vars, env)
-	lookup := func(k string) (string, bool) {
+	lookup := tracingtest.Lookup(func(k string) (string, bool) {
 		v, ok := vars[k]
 		return v, ok
-	}
+	})
 	_, js := jstest.Connect(t, ns.ClientURL(), nats.MaxReconnects(-1))
 	if _, err := worker.Setup(context.Background(), js, worker.DefaultConfig()); err != nil {
 		t.Fatal(err)

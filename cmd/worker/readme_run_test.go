@@ -9,6 +9,7 @@ import (
 
 	"github.com/chunkstream/chunkstream/internal/jstest"
 	"github.com/chunkstream/chunkstream/internal/testutil"
+	"github.com/chunkstream/chunkstream/internal/tracing/tracingtest"
 	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/worker/qdrantsink/qdranttest"
 )
@@ -28,7 +29,7 @@ func TestREADMECommandsRun(t *testing.T) {
 		for k, v := range c.Env {
 			env[k] = v
 		}
-		lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+		lookup := tracingtest.Lookup(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
 		ctx, cancel := context.WithCancel(context.Background())
 		var stderr testutil.SyncBuffer
 		done := make(chan int, 1)

@@ -109,6 +109,10 @@ var allow = map[string]allowed{
 	"internal/tracing": {thirdParty: []string{
 		"go.opentelemetry.io/otel/attribute", "go.opentelemetry.io/otel/codes", "go.opentelemetry.io/otel/propagation",
 		"go.opentelemetry.io/otel/trace"}},
+	"internal/tracing/tracingtest": {
+		module:     []string{"internal/testutil"},
+		thirdParty: []string{"go.opentelemetry.io/otel/sdk", "go.opentelemetry.io/otel/trace"},
+	},
 	"internal/codec":             {},
 	"internal/jstest":            {thirdParty: []string{"github.com/nats-io/nats-server/v2", "github.com/nats-io/nats.go", "github.com/nats-io/nats.go/jetstream"}},
 	"internal/testutil":          {},
@@ -118,7 +122,7 @@ var allow = map[string]allowed{
 	"cmd/chunk":                  {module: []string{"chunking", "chunking/registry", "cmd/internal/chunkflags", "cmd/internal/envflag", "internal/tokens"}},
 	"cmd/internal/local": {
 		module:     []string{"chunking", "chunking/registry", "producer", "worker"},
-		thirdParty: []string{"github.com/nats-io/nats-server/v2", "github.com/nats-io/nats.go"},
+		thirdParty: []string{"github.com/nats-io/nats-server/v2", "github.com/nats-io/nats.go", "go.opentelemetry.io/otel/trace"},
 	},
 	"cmd/internal/tty": {},
 	"examples/consumer": {

@@ -17,6 +17,7 @@ import (
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/registry"
 	"github.com/chunkstream/chunkstream/internal/testutil"
+	"github.com/chunkstream/chunkstream/internal/tracing/tracingtest"
 	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/topology"
 	"github.com/chunkstream/chunkstream/worker"
@@ -136,7 +137,8 @@ func startWorker(ctx context.Context, t *testing.T, c *cluster, cfg worker.Confi
 		Logger: slog.New(slog.NewJSONHandler(testWriter{t, name}, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		Sink:   subjectsink.New(js, cfg.ChunksPrefix, cfg.MaxPendingPublishes),
 
-		OnResult: onResult,
+		OnResult:       onResult,
+		TracerProvider: tracingtest.Provider(t),
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -2,8 +2,12 @@ package clustertest
 
 import (
 	"fmt"
+	"maps"
 	"os"
+	"path"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -13,6 +17,9 @@ import (
 
 	"github.com/chunkstream/chunkstream/internal/jstest"
 	"github.com/chunkstream/chunkstream/internal/testutil"
+	"github.com/chunkstream/chunkstream/internal/tracing/tracingtest"
+	"github.com/chunkstream/chunkstream/producer"
+	"github.com/chunkstream/chunkstream/worker"
 	"github.com/chunkstream/chunkstream/worker/qdrantsink/qdranttest"
 )
 
@@ -24,15 +31,75 @@ type composeService struct {
 }
 
 // TestComposeConfigurationRuns runs the worker and the backfill producer
-// of docker-compose.yml as compose would (their command and environment),
-// with only the addresses of NATS and Qdrant replaced by an in-process
-// JetStream server and the in-process Qdrant double, and checks that the
-// backfilled documents end up as points in the collection the compose
-// file names, and that the worker stops cleanly.
+// of docker-compose.yml as compose would (their command and environment,
+// no variable set where compose runs), with only the addresses of NATS and
+// Qdrant replaced by an in-process JetStream server and the in-process
+// Qdrant double, and checks that the backfilled documents end up as points
+// in the collection the compose file names, and that the worker stops
+// cleanly.
 func TestComposeConfigurationRuns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the worker and producer binaries")
 	}
+	runCompose(t, nil, nil)
+}
+
+// TestComposeTracing runs the compose pipeline as TestComposeConfigurationRuns
+// does, tracing turned on as docs/operations.md says (OTEL_TRACES_EXPORTER=otlp
+// where compose runs) and the jaeger service's address replaced by a real
+// Jaeger: every backfilled document's trace must reach it, the producer's
+// send span with the worker's acked delivery under it, each under the
+// service name compose gives it.
+func TestComposeTracing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs Jaeger and the worker and producer binaries")
+	}
+	jaeger := tracingtest.StartJaeger(t)
+	docs := runCompose(t, map[string]string{"OTEL_TRACES_EXPORTER": "otlp"}, map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://" + jaeger.OTLP})
+	testutil.WaitFor(t, 30*time.Second, "a trace per document with its acked delivery", func() (bool, string) {
+		acked := map[string]bool{}
+		for _, tr := range jaeger.Traces(t, "chunkstream-producer", producer.SpanSend, 100) {
+			send, deliver := tr.Span(producer.SpanSend), tr.Span(worker.SpanDeliver)
+			if deliver != nil && deliver.ChildOf(send) && tr.Service(deliver) == "chunkstream-worker" &&
+				deliver.Tag("chunkstream.outcome") == string(worker.OutcomeAcked) {
+				acked[path.Base(send.Tag("chunkstream.doc_id"))] = true
+			}
+		}
+		for _, id := range docs {
+			if !acked[path.Base(id)] {
+				return false, fmt.Sprintf("%s has none (%d of %d)", id, len(acked), len(docs))
+			}
+		}
+		return true, ""
+	})
+}
+
+// composeVar is a variable reference with a default in docker-compose.yml.
+var composeVar = regexp.MustCompile(`\$\{([A-Z0-9_]+):-([^}]*)\}`)
+
+// composeEnv is a service's environment as compose passes it: each
+// ${NAME:-default} replaced by host[NAME], or by its default when host
+// lacks NAME.
+func composeEnv(env, host map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range env {
+		out[k] = composeVar.ReplaceAllStringFunc(v, func(ref string) string {
+			m := composeVar.FindStringSubmatch(ref)
+			if h, ok := host[m[1]]; ok {
+				return h
+			}
+			return m[2]
+		})
+	}
+	return out
+}
+
+// runCompose runs compose's worker and backfill producer with host set
+// where compose runs and the addresses of compose's network replaced by
+// in-process servers (and by network, for the variables it names), until
+// every backfilled document is a point; it returns the documents' names.
+func runCompose(t *testing.T, host, network map[string]string) []string {
+	t.Helper()
 	data, err := os.ReadFile(filepath.Join(testutil.RepoRoot(t), "docker-compose.yml"))
 	if err != nil {
 		t.Fatal(err)
@@ -60,9 +127,9 @@ func TestComposeConfigurationRuns(t *testing.T) {
 		}
 		env[k] = v
 	}
-	wenv := map[string]string{}
-	for k, v := range w.Environment {
-		wenv[k] = v
+	wenv := composeEnv(w.Environment, host)
+	for k, v := range network {
+		replace(wenv, k, v)
 	}
 	replace(wenv, "NATS_URL", srv.ClientURL())
 	replace(wenv, "CHUNKSTREAM_QDRANT_ADDR", q.Addr())
@@ -100,9 +167,9 @@ func TestComposeConfigurationRuns(t *testing.T) {
 	if p.Command[0] != "producer" || !strings.Contains(strings.Join(args, " "), corpus) {
 		t.Fatalf("compose producer command = %q: it does not backfill the mounted folder", p.Command)
 	}
-	penv := map[string]string{}
-	for k, v := range p.Environment {
-		penv[k] = v
+	penv := composeEnv(p.Environment, host)
+	for k, v := range network {
+		replace(penv, k, v)
 	}
 	replace(penv, "NATS_URL", srv.ClientURL())
 	pp := startCommand(t, testutil.Binary(t, "./cmd/producer"), args, penv)
@@ -139,6 +206,7 @@ func TestComposeConfigurationRuns(t *testing.T) {
 	if code := wp.waitExit(t, 40*time.Second); code != 0 {
 		t.Errorf("compose worker exit status after SIGTERM = %d\n%s", code, wp.out.String())
 	}
+	return slices.Sorted(maps.Keys(want))
 }
 
 // TestKubernetesConfigMapRuns starts the worker with the environment of

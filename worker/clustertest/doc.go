@@ -59,6 +59,14 @@
 // embedder's requests. CHUNKSTREAM_TEST_WORKER_BIN runs an older worker
 // build for comparison (figures only).
 //
+// Tracing: TestServerRestartTraced runs the server restart at CI size (300
+// documents, two worker processes) with the workers exporting their spans
+// to a real Jaeger (internal/tracing/tracingtest): every chunk record
+// stored once, no dead letter, and a settled delivery of every document in
+// Jaeger once the workers have stopped. CHUNKSTREAM_TEST_TRACING=1 traces
+// every scenario the same way (the outage and resource scenarios too), and
+// gives the in-process workers an SDK tracer provider.
+//
 // Decisions: the workers' JetStream contexts set a publish-ack timeout
 // (5 s): a PubAck lost with a dying stream leader otherwise leaves the sink
 // waiting forever while in-progress acks keep the request from being

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
@@ -20,6 +21,7 @@ import (
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/registry"
 	"github.com/chunkstream/chunkstream/internal/testutil"
+	"github.com/chunkstream/chunkstream/internal/tracing/tracingtest"
 	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/worker"
 )
@@ -169,15 +171,22 @@ type scenario struct {
 	docs        []testDoc
 	workers     []*process
 	leftAtStop  int
+	nDocs       int                 // documents (0: CHUNKSTREAM_OUTAGE_DOCS, default 3000)
+	nWorkers    int                 // worker processes (0: CHUNKSTREAM_OUTAGE_WORKERS, default 3)
+	jaeger      *tracingtest.Jaeger // where the workers export their spans (traced); nil: tracing off
 }
 
 // newScenario starts the nats-server process, after configure changes
-// the scenario, and makes the documents.
+// the scenario, and makes the documents. With CHUNKSTREAM_TEST_TRACING=1
+// the scenario is traced.
 func newScenario(t *testing.T, configure ...func(*scenario)) *scenario {
 	t.Helper()
 	sc := &scenario{t: t, natsBin: testutil.Binary(t, testutil.NATSServer), workerBin: testutil.Binary(t, "./cmd/worker"), dir: t.TempDir(),
 		port: testutil.FreePort(t), cfg: worker.DefaultConfig()}
 	sc.otherBinary = os.Getenv("CHUNKSTREAM_TEST_WORKER_BIN") != ""
+	if tracingtest.On() {
+		configure = append(configure, traced)
+	}
 	for _, c := range configure {
 		c(sc)
 	}
@@ -208,8 +217,10 @@ func newScenario(t *testing.T, configure ...func(*scenario)) *scenario {
 	if _, err := worker.Setup(ctx, sc.js, sc.cfg); err != nil {
 		t.Fatal(err)
 	}
-	n := envInt(t, "CHUNKSTREAM_OUTAGE_DOCS", 3000)
-	for i := range n {
+	if sc.nDocs == 0 {
+		sc.nDocs = envInt(t, "CHUNKSTREAM_OUTAGE_DOCS", 3000)
+	}
+	for i := range sc.nDocs {
 		var b strings.Builder
 		fmt.Fprintf(&b, "# Document %d\n\n", i)
 		for s := range 1 + i%4 {
@@ -228,7 +239,9 @@ func (sc *scenario) url() string { return fmt.Sprintf("nats://%s127.0.0.1:%d", s
 func (sc *scenario) restartServer() {
 	sc.t.Helper()
 	sc.srv = exec.Command(sc.natsBin, append([]string{"-js", "-sd", sc.dir, "-a", "127.0.0.1", "-p", strconv.Itoa(sc.port)}, sc.args...)...)
-	sc.srv.Stderr = os.Stderr
+	if serverLog() {
+		sc.srv.Stderr = os.Stderr
+	}
 	if err := sc.srv.Start(); err != nil {
 		sc.t.Fatal(err)
 	}
@@ -272,14 +285,21 @@ func (sc *scenario) publish() {
 	}
 }
 
-// startWorkers starts the worker processes with default settings plus env.
+// startWorkers starts the worker processes with default settings plus env
+// (and the OTEL_* variables of a traced scenario).
 func (sc *scenario) startWorkers(env map[string]string) []*process {
 	sc.t.Helper()
-	for _, port := range testutil.FreePorts(sc.t, envInt(sc.t, "CHUNKSTREAM_OUTAGE_WORKERS", 3)) {
+	if sc.nWorkers == 0 {
+		sc.nWorkers = envInt(sc.t, "CHUNKSTREAM_OUTAGE_WORKERS", 3)
+	}
+	for _, port := range testutil.FreePorts(sc.t, sc.nWorkers) {
 		e := map[string]string{
 			"NATS_URL":                 sc.url(),
 			"CHUNKSTREAM_METRICS_ADDR": fmt.Sprintf("127.0.0.1:%d", port),
 			"CHUNKSTREAM_LOG_LEVEL":    "info",
+		}
+		if sc.jaeger != nil {
+			maps.Copy(e, sc.jaeger.Env())
 		}
 		for k, v := range env {
 			e[k] = v

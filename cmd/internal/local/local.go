@@ -21,6 +21,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/registry"
@@ -50,6 +51,9 @@ type Options struct {
 	Options  map[string]any
 	// Logger receives the worker's and producer's logs; nil discards them.
 	Logger *slog.Logger
+	// TracerProvider traces the producer's sends and the worker's
+	// deliveries, as in the services; nil means tracing off.
+	TracerProvider trace.TracerProvider
 	// OnProgress, when set, is called with the documents settled and
 	// their total (0 until known).
 	OnProgress func(done, total int)
@@ -133,7 +137,7 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 	coll := newCollector(cw, order)
 	tr := &tracker{final: map[uint64]bool{}, coll: coll, progress: o.OnProgress}
 	w, err := worker.New(nc, js, top, worker.Options{
-		Config: cfg, Logger: log, Sink: coll, Chunkers: o.Chunkers, OnResult: tr.onResult,
+		Config: cfg, Logger: log, Sink: coll, Chunkers: o.Chunkers, OnResult: tr.onResult, TracerProvider: o.TracerProvider,
 	})
 	if err != nil {
 		return sum, err
@@ -221,7 +225,8 @@ func send(ctx context.Context, ns *server.Server, o Options, cfg worker.Config, 
 	if err != nil {
 		return producer.Summary{}, err
 	}
-	p := producer.New(nc, js, producer.Options{Subject: Subject, Topology: cfg.Config, MaxDocBytes: cfg.MaxDocBytes, Chunkers: o.Chunkers})
+	p := producer.New(nc, js, producer.Options{Subject: Subject, Topology: cfg.Config, MaxDocBytes: cfg.MaxDocBytes, Chunkers: o.Chunkers,
+		TracerProvider: o.TracerProvider})
 	var once sync.Once
 	sum, err := p.Backfill(ctx, producer.BackfillOptions{
 		Paths:      []string{o.Dir},

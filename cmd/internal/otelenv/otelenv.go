@@ -13,11 +13,13 @@
 //     http://localhost:4318; OTEL_EXPORTER_OTLP_PROTOCOL=grpc is refused
 //     with an error rather than ignored. Every collector and Jaeger
 //     accept OTLP/HTTP.
-//   - The switch, the endpoint, the protocol and the service name are read
-//     through the command's environment lookup; the rest (sampler,
-//     OTEL_BSP_*, exporter headers, timeout, certificates,
+//   - The switch, the endpoint, the protocol, the service name and the
+//     sampler are read through the command's environment lookup; the rest
+//     (OTEL_BSP_*, exporter headers, timeout, certificates,
 //     OTEL_RESOURCE_ATTRIBUTES) is read by the SDK from the process
-//     environment. The sampler defaults to parentbased_always_on.
+//     environment. The sampler defaults to parentbased_always_on; an
+//     unknown sampler or a ratio outside [0, 1] is refused at start (the
+//     SDK would log it and sample everything).
 //   - The service name defaults to the command's ("chunkstream-worker",
 //     "chunkstream-producer"); OTEL_SERVICE_NAME overrides it.
 package otelenv
@@ -26,6 +28,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"time"
 
@@ -88,8 +91,41 @@ func Provider(ctx context.Context, service string, lookup func(string) (string, 
 	if err != nil {
 		return nil, nothing, fmt.Errorf("otelenv: resource: %w", err)
 	}
-	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
+	sampler, err := samplerOf(get("OTEL_TRACES_SAMPLER"), get("OTEL_TRACES_SAMPLER_ARG"))
+	if err != nil {
+		return nil, nothing, err
+	}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res), sdktrace.WithSampler(sampler))
 	return tp, tp.Shutdown, nil
+}
+
+// samplerOf returns the sampler OTEL_TRACES_SAMPLER names (default
+// parentbased_always_on), with OTEL_TRACES_SAMPLER_ARG the ratio of the
+// traceidratio samplers (default 1).
+func samplerOf(name, arg string) (sdktrace.Sampler, error) {
+	ratio := 1.0
+	if arg != "" && strings.HasSuffix(strings.ToLower(name), "traceidratio") {
+		r, err := strconv.ParseFloat(arg, 64)
+		if err != nil || r < 0 || r > 1 {
+			return nil, fmt.Errorf("otelenv: OTEL_TRACES_SAMPLER_ARG=%s: want a ratio from 0 to 1", arg)
+		}
+		ratio = r
+	}
+	switch strings.ToLower(name) {
+	case "", "parentbased_always_on":
+		return sdktrace.ParentBased(sdktrace.AlwaysSample()), nil
+	case "parentbased_always_off":
+		return sdktrace.ParentBased(sdktrace.NeverSample()), nil
+	case "parentbased_traceidratio":
+		return sdktrace.ParentBased(sdktrace.TraceIDRatioBased(ratio)), nil
+	case "always_on":
+		return sdktrace.AlwaysSample(), nil
+	case "always_off":
+		return sdktrace.NeverSample(), nil
+	case "traceidratio":
+		return sdktrace.TraceIDRatioBased(ratio), nil
+	}
+	return nil, fmt.Errorf("otelenv: OTEL_TRACES_SAMPLER=%s: want parentbased_always_on, parentbased_always_off, parentbased_traceidratio, always_on, always_off or traceidratio", name)
 }
 
 // Stop flushes and stops the provider through stop (Provider's second

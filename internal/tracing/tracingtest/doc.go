@@ -1,0 +1,30 @@
+// Package tracingtest gives tests real OpenTelemetry tracing: an SDK tracer
+// provider for the worker and producer built in process (Provider), and a
+// real Jaeger for processes that export over OTLP (StartJaeger), with its
+// query API read back (Jaeger.Traces).
+//
+// CHUNKSTREAM_TEST_TRACING=1 turns tracing on in the tests that would run
+// without it (On): the test harnesses give the worker and the producer
+// Provider's tracer provider, the commands' tests give their environment
+// an OTLP endpoint (Lookup), and the scenarios of worker/clustertest start
+// a Jaeger and pass the OTEL_* variables to the worker processes.
+// Without it Provider returns nil (tracing off, the no-op tracer), so the
+// default run tests what a deployment runs by default.
+//
+// Decisions:
+//
+//   - Provider exports synchronously to memory and checks, when the test
+//     ends, that every span started has ended: a span left open is a leak
+//     in the traced code (its trace never reaches a backend), found by the
+//     ordinary tests rather than by reading traces.
+//   - Lookup gives a command run in the test's process (its run function
+//     and environment lookup) an OTLP/HTTP endpoint in that process, one
+//     per test binary, which accepts every export: the command's own
+//     provider, exporter and batching run, with nothing to start or stop.
+//   - StartJaeger runs the jaeger command of tools/jaeger (a module of its
+//     own that pins it): the one CHUNKSTREAM_TEST_JAEGER_BIN names, else
+//     "jaeger" on PATH, else one built into the user's cache folder, once
+//     per version of tools/jaeger/go.sum (minutes the first time). The test
+//     skips, with one line, when none can be had. Its configuration
+//     (jaeger.yaml) listens on 127.0.0.1 only, on ports the test picks.
+package tracingtest
