@@ -100,7 +100,10 @@ type yardstick struct {
 	rate float64 // messages/s
 }
 
-var natsBenchRate = regexp.MustCompile(`(?m)^\s*(?:Pub|NATS Pub) stats: ([\d,]+) msgs/sec`)
+// natsBenchRate reads the publish rate from nats bench's summary line
+// ("Pub stats: …" in older CLIs, "NATS JetStream asynchronous publisher
+// stats: …" in natscli 0.5).
+var natsBenchRate = regexp.MustCompile(`(?m)^\s*(?:Pub|NATS Pub|NATS JetStream [a-z ]+publisher) stats: ([\d,]+) msgs/sec`)
 
 // natsBench runs `nats bench js pub <mode>` against url with msgs messages
 // of size bytes and returns its publish rate; ok is false without the nats
