@@ -227,8 +227,10 @@ func checkAtomic(t testing.TB, c *Chunker, doc chunking.Document, src string, ch
 			i++
 			continue
 		}
+		// A heading line is a region of its own: it ends a section, so
+		// a unit opened in it ends with it (the chunker splits there).
 		j := i + 1
-		for j < len(blocks) && blocks[j].Kind != mdblocks.Heading && !atomicKind(blocks[j].Kind) {
+		for b.Kind != mdblocks.Heading && j < len(blocks) && blocks[j].Kind != mdblocks.Heading && !atomicKind(blocks[j].Kind) {
 			j++
 		}
 		units, _ = scanRegion(src, b.Start, blocks[j-1].End, units, nil)
