@@ -423,7 +423,7 @@ func TestDLQListSnapshot(t *testing.T) {
 		return nil
 	})
 	if err != nil || len(got) == 0 || !slices.Equal(got, seqs[:len(got)]) {
-		t.Errorf("listing while the rest is deleted = %d dead letters, %v", len(got), err)
+		t.Errorf("listing while the rest is deleted = %d dead letters (%v…%v), %v; want a prefix of %v…", len(got), got[:min(3, len(got))], got[max(0, len(got)-3):], err, seqs[:3])
 	}
 	// The listings left no consumer behind.
 	if info, err := s.Info(ctx); err != nil || info.State.Consumers != 0 {
