@@ -94,7 +94,8 @@ func (c *cluster) start(nd *node) {
 		s.ConfigureLogger()
 	}
 	go s.Start()
-	if !s.ReadyForConnections(15 * time.Second) {
+	// A generous bound: a busy machine can take long to start a node.
+	if !s.ReadyForConnections(time.Minute) {
 		c.t.Fatalf("server %s not ready", nd.opts.ServerName)
 	}
 	nd.srv = s
