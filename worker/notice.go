@@ -84,9 +84,7 @@ func (w *Worker) announce(ctx context.Context, dep string) {
 // down when it does not answer here either. A sink that cannot be probed
 // is left to find out by its writes.
 func (w *Worker) confirm(ctx context.Context, dep, peer string) {
-	pctx, cancel := context.WithTimeout(ctx, probeTimeout)
-	err, real := w.probeDependency(pctx, dep)
-	cancel()
+	real, err := w.probeDependency(ctx, dep)
 	if !real || ctx.Err() != nil {
 		return
 	}

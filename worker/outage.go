@@ -218,9 +218,7 @@ func (w *Worker) probe(ctx context.Context) {
 		}
 		all := true // every dependency had a real probe
 		for _, dep := range deps {
-			pctx, cancel := context.WithTimeout(ctx, probeTimeout)
-			err, real := w.probeDependency(pctx, dep)
-			cancel()
+			real, err := w.probeDependency(ctx, dep)
 			all = all && real
 			if ctx.Err() != nil {
 				return
@@ -237,16 +235,19 @@ func (w *Worker) probe(ctx context.Context) {
 	}
 }
 
-// probeDependency probes dep once; real is false when nothing could be
-// asked (a sink that is not a ProbeSink), which counts as answering.
-func (w *Worker) probeDependency(ctx context.Context, dep string) (err error, real bool) {
+// probeDependency probes dep once, within probeTimeout; real is false
+// when nothing could be asked (a sink that is not a ProbeSink), which
+// counts as answering.
+func (w *Worker) probeDependency(ctx context.Context, dep string) (real bool, err error) {
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
 	if dep == DependencyJetStream {
-		return w.probeJetStream(ctx), true
+		return true, w.probeJetStream(ctx)
 	}
 	if ps, ok := w.rawSink.(ProbeSink); ok {
-		return ps.Probe(ctx, dep), true
+		return true, ps.Probe(ctx, dep)
 	}
-	return nil, false
+	return false, nil
 }
 
 // hold keeps a delivery during an outage: it is sent an in-progress ack
