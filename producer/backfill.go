@@ -262,11 +262,8 @@ func (pl *plan) missing(recs map[string]recordInfo, prefix string, exts []string
 			continue
 		}
 		if pl.inputs != nil {
-			for _, mb := range pl.inputs {
-				if strings.HasPrefix(id, mb) {
-					out = append(out, id)
-					break
-				}
+			if slices.ContainsFunc(pl.inputs, func(mb string) bool { return strings.HasPrefix(id, mb) }) {
+				out = append(out, id)
 			}
 			continue
 		}
@@ -274,14 +271,11 @@ func (pl *plan) missing(recs map[string]recordInfo, prefix string, exts []string
 		if !filepath.IsLocal(filepath.FromSlash(rel)) || !walkable(rel, exts) {
 			continue
 		}
-		gone := true
-		for _, root := range pl.roots {
-			if _, err := os.Lstat(filepath.Join(root, filepath.FromSlash(rel))); !errors.Is(err, fs.ErrNotExist) {
-				gone = false
-				break
-			}
+		exists := func(root string) bool {
+			_, err := os.Lstat(filepath.Join(root, filepath.FromSlash(rel)))
+			return !errors.Is(err, fs.ErrNotExist)
 		}
-		if gone {
+		if !slices.ContainsFunc(pl.roots, exists) {
 			out = append(out, id)
 		}
 	}
@@ -292,25 +286,18 @@ func (pl *plan) missing(recs map[string]recordInfo, prefix string, exts []string
 // walkable reports whether chunking.WalkFolder with exts could list rel:
 // no hidden element, and an extension in exts (any when exts is empty).
 func walkable(rel string, exts []string) bool {
-	for _, el := range strings.Split(rel, "/") {
-		if strings.HasPrefix(el, ".") {
-			return false
-		}
-	}
-	if len(exts) == 0 {
-		return true
+	hidden := func(el string) bool { return strings.HasPrefix(el, ".") }
+	if slices.ContainsFunc(strings.Split(rel, "/"), hidden) {
+		return false
 	}
 	ext := strings.ToLower(path.Ext(rel))
-	for _, e := range exts {
+	return len(exts) == 0 || slices.ContainsFunc(exts, func(e string) bool {
 		e = strings.ToLower(strings.TrimSpace(e))
 		if !strings.HasPrefix(e, ".") {
 			e = "." + e
 		}
-		if e == ext {
-			return true
-		}
-	}
-	return false
+		return e == ext
+	})
 }
 
 // backfill is one run of Producer.Backfill.
@@ -480,19 +467,9 @@ func (b *backfill) publish(ctx context.Context, pr prepared) error {
 		b.t.update(func(s *Summary) { s.Done++; s.Skipped++; s.ReadBytes += int64(pr.bytes) })
 	case b.o.DryRun:
 		b.dry(Planned{ID: pr.id, Op: messages.OpUpsert, Bytes: pr.bytes, Object: pr.object})
-		b.t.update(func(s *Summary) {
-			s.ReadBytes += int64(pr.bytes)
-			if pr.stale {
-				s.Stale++
-			}
-		})
+		b.countRead(pr)
 	default:
-		b.t.update(func(s *Summary) {
-			s.ReadBytes += int64(pr.bytes)
-			if pr.stale {
-				s.Stale++
-			}
-		})
+		b.countRead(pr)
 		err := b.send(ctx, &outgoing{msg: pr.msg, id: pr.id, bytes: pr.bytes, span: pr.span})
 		if err != nil {
 			endSend(pr.span, nil, err)
@@ -500,6 +477,16 @@ func (b *backfill) publish(ctx context.Context, pr prepared) error {
 		return err
 	}
 	return nil
+}
+
+// countRead counts a document read to be sent (or listed by a dry run).
+func (b *backfill) countRead(pr prepared) {
+	b.t.update(func(s *Summary) {
+		s.ReadBytes += int64(pr.bytes)
+		if pr.stale {
+			s.Stale++
+		}
+	})
 }
 
 func (b *backfill) dry(pl Planned) {

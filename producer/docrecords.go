@@ -32,13 +32,8 @@ func (r recordInfo) sameContent(sum [32]byte) bool {
 // (written before they existed) never was.
 func (r recordInfo) sameSettings(fp string) bool {
 	var want [32]byte
-	if len(fp) != 64 || r.fingerprint == ([32]byte{}) {
-		return false
-	}
-	if _, err := hex.Decode(want[:], []byte(fp)); err != nil {
-		return false
-	}
-	return want == r.fingerprint
+	decodeSum(&want, fp)
+	return want != [32]byte{} && want == r.fingerprint
 }
 
 // loadRecords reads every document record of the bucket in one pass

@@ -199,30 +199,27 @@ func (p *Producer) Enqueue(ctx context.Context, doc Document) (*jetstream.PubAck
 	if err != nil {
 		return nil, err
 	}
-	m, span, err := p.tracedMessage(ctx, req, id)
-	if err != nil {
-		return nil, err
-	}
-	ack, err := p.js.PublishMsg(ctx, m)
-	endSend(span, ack, err)
-	if err != nil {
-		return nil, fmt.Errorf("producer: publish %q: %w", doc.ID, err)
-	}
-	return ack, nil
+	return p.publish(ctx, req, id, "publish")
 }
 
 // Delete publishes a delete request for the document and waits for its
 // PubAck.
 func (p *Producer) Delete(ctx context.Context, docID string) (*jetstream.PubAck, error) {
 	req := &messages.IngestRequest{V: messages.Version, Op: messages.OpDelete, ID: docID}
-	m, span, err := p.tracedMessage(ctx, req, messages.DeleteMsgID(docID, p.opts.SendID))
+	return p.publish(ctx, req, messages.DeleteMsgID(docID, p.opts.SendID), "publish delete")
+}
+
+// publish sends req and waits for its PubAck; what names the publish in
+// its error.
+func (p *Producer) publish(ctx context.Context, req *messages.IngestRequest, msgID, what string) (*jetstream.PubAck, error) {
+	m, span, err := p.tracedMessage(ctx, req, msgID)
 	if err != nil {
 		return nil, err
 	}
 	ack, err := p.js.PublishMsg(ctx, m)
 	endSend(span, ack, err)
 	if err != nil {
-		return nil, fmt.Errorf("producer: publish delete %q: %w", docID, err)
+		return nil, fmt.Errorf("producer: %s %q: %w", what, req.ID, err)
 	}
 	return ack, nil
 }

@@ -41,7 +41,7 @@ func startRetrier(g *gate, n int) *retrier {
 		go func() {
 			defer r.wg.Done()
 			for {
-				if _, err := g.enter(context.Background()); err != nil {
+				if _, err := g.await(context.Background(), true); err != nil {
 					r.errs <- err
 					return
 				}
@@ -173,7 +173,7 @@ func TestGateRules(t *testing.T) {
 		g = newGate(RetryOptions{RetryFor: -1}.withDefaults())
 		defer g.stop()
 		g.failure(t0, errDown)
-		if _, err := g.enter(ctx); !errors.Is(err, ErrUnavailable) {
+		if _, err := g.await(ctx, true); !errors.Is(err, ErrUnavailable) {
 			t.Errorf("enter with RetryFor < 0 = %v, want ErrUnavailable", err)
 		}
 
@@ -181,7 +181,7 @@ func TestGateRules(t *testing.T) {
 		g = newGate(RetryOptions{}.withDefaults())
 		defer g.stop()
 		g.failure(t0, nats.ErrConnectionClosed)
-		if _, err := g.enter(ctx); !errors.Is(err, ErrUnavailable) || !errors.Is(err, nats.ErrConnectionClosed) {
+		if _, err := g.await(ctx, true); !errors.Is(err, ErrUnavailable) || !errors.Is(err, nats.ErrConnectionClosed) {
 			t.Errorf("enter after the connection closed = %v, want ErrUnavailable", err)
 		}
 	})

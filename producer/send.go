@@ -220,10 +220,8 @@ func (s *sender) collect(ctx context.Context) {
 			s.await(o, timer)
 		}
 		switch classify(o.err) {
-		case published:
+		case published, refused: // refused: the server answered, the message is at fault
 			s.gate.success(o.start)
-		case refused:
-			s.gate.success(o.start) // the server answered; the message is at fault
 		case busy:
 			s.gate.success(o.start)
 			o.done = make(chan struct{})
@@ -316,11 +314,12 @@ func (s *sender) settleInOrder() {
 func (s *sender) retryPublish(ctx context.Context, o *outgoing) {
 	defer close(o.done)
 	for {
-		if classify(o.err) == busy && !s.pause(ctx) {
+		// A request the server said it was busy with waits a jittered Wait.
+		if classify(o.err) == busy && sleep(ctx, jitter(s.retry.Wait)) != nil {
 			o.err = fmt.Errorf("%w (retrying after %w)", ctx.Err(), o.err)
 			return
 		}
-		epoch, err := s.gate.enter(ctx)
+		epoch, err := s.gate.await(ctx, true)
 		if err != nil {
 			if errors.Is(err, ErrUnavailable) {
 				o.err, o.gaveUp = err, true
@@ -359,19 +358,6 @@ func (s *sender) retryPublish(ctx context.Context, o *outgoing) {
 		default:
 			s.gate.failure(start, err)
 		}
-	}
-}
-
-// pause waits a jittered Wait before a request the server said it was
-// busy with is sent again; false when ctx ended.
-func (s *sender) pause(ctx context.Context) bool {
-	t := time.NewTimer(jitter(s.retry.Wait))
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
 	}
 }
 
@@ -586,13 +572,6 @@ func (g *gate) giveUp(now time.Time, last error) {
 	g.broadcast()
 }
 
-// enter returns when a retry may go: at once while up, else when it is
-// this retry's turn to probe. It fails with ctx's error or, once the gate
-// gave up, ErrUnavailable.
-func (g *gate) enter(ctx context.Context) (context.Context, error) {
-	return g.await(ctx, true)
-}
-
 // waitUp returns when the gate is up; new publishes do not probe.
 func (g *gate) waitUp(ctx context.Context) error {
 	if !g.isDown.Load() && !g.stopped.Load() {
@@ -602,8 +581,10 @@ func (g *gate) waitUp(ctx context.Context) error {
 	return err
 }
 
-// await is enter (probe) or waitUp; it returns the epoch the caller
-// entered in.
+// await returns when the caller may publish, with the epoch it entered
+// in: at once while up, else, for a retry (probe), when it is its turn to
+// probe; a new publish (waitUp) waits for the gate to come up. It fails
+// with ctx's error or, once the gate gave up, ErrUnavailable.
 func (g *gate) await(ctx context.Context, probe bool) (context.Context, error) {
 	for {
 		g.mu.Lock()
@@ -697,6 +678,11 @@ func (p *pacer) wait(ctx context.Context) error {
 	if d <= 0 {
 		return nil
 	}
+	return sleep(ctx, d)
+}
+
+// sleep waits for d, or fails with ctx's error when ctx ends first.
+func sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

@@ -226,10 +226,8 @@ func watchRecords(ctx context.Context, js jetstream.JetStream, bucket string, fn
 			}
 			return fmt.Errorf("producer: document records %s: %w", bucket, err)
 		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(time.Second):
+		if err := sleep(ctx, time.Second); err != nil {
+			return err
 		}
 	}
 	w, err := kv.WatchAll(ctx, jetstream.IgnoreDeletes())
