@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -95,12 +96,6 @@ type config struct {
 	// MaxDocBytes is the largest document sent: the workers' limit, under
 	// the worker's variable name.
 	MaxDocBytes int64 `env:"CHUNKSTREAM_MAX_DOC_BYTES" envDefault:"67108864"`
-}
-
-// loadConfig reads the environment (lookup) into a config.
-func loadConfig(lookup func(string) (string, bool)) (config, error) {
-	var c config
-	return c, loadEnv(&c, lookup)
 }
 
 // loadEnv reads the environment (lookup) into the settings struct c
@@ -200,17 +195,8 @@ func (c *config) validate(fs *flag.FlagSet) error {
 			return fmt.Errorf("-options (CHUNKSTREAM_PRODUCER_OPTIONS): want a JSON object: %w", err)
 		}
 	}
-	if c.Format != "" && !containsStr(registry.Default().FormatNames(), c.Format) {
+	if c.Format != "" && !slices.Contains(registry.Default().FormatNames(), c.Format) {
 		return fmt.Errorf("-format (CHUNKSTREAM_PRODUCER_FORMAT): unknown format %q", c.Format)
 	}
 	return nil
-}
-
-func containsStr(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

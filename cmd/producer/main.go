@@ -88,8 +88,8 @@ func runErr(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 			return cmd.run(ctx, args[1:], stdin, stdout, stderr, lookup)
 		}
 	}
-	c, err := loadConfig(lookup)
-	if err != nil {
+	var c config
+	if err := loadEnv(&c, lookup); err != nil {
 		return 2, err
 	}
 	fs := flag.NewFlagSet("producer", flag.ContinueOnError)

@@ -183,8 +183,8 @@ func TestStdin(t *testing.T) {
 // TestEnvDefaults: the NATS and topology defaults are the shared ones,
 // and they validate.
 func TestEnvDefaults(t *testing.T) {
-	c, err := loadConfig(envOf(nil))
-	if err != nil {
+	var c config
+	if err := loadEnv(&c, envOf(nil)); err != nil {
 		t.Fatal(err)
 	}
 	if c.NATS != natsconn.DefaultConfig() {

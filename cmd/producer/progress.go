@@ -88,17 +88,10 @@ func (p *progress) finish() {
 	}
 }
 
-// waitBar shows the sent requests being processed: settled of the
-// total, with the failed and superseded counts.
-type waitBar struct {
-	p *progress
-}
-
-func newWaitBar(w io.Writer, mode string) *waitBar { return &waitBar{p: newProgress(w, mode)} }
-
-// update is Wait's OnProgress callback (called one at a time).
-func (b *waitBar) update(s producer.WaitStats) {
-	p := b.p
+// waitUpdate is Wait's OnProgress callback (called one at a time): the
+// sent requests settled of the total, with the failed and superseded
+// counts.
+func (p *progress) waitUpdate(s producer.WaitStats) {
 	if !p.visible {
 		return
 	}
@@ -109,9 +102,3 @@ func (b *waitBar) update(s producer.WaitStats) {
 	_ = p.bar.Set(s.Total - s.Pending)
 	p.bar.Describe(fmt.Sprintf("processing: %d done, %d failed, %d superseded", s.Done, s.Failed, s.Superseded))
 }
-
-// printf writes a line above the bar.
-func (b *waitBar) printf(format string, args ...any) { b.p.printf(format, args...) }
-
-// finish removes the bar before the summary.
-func (b *waitBar) finish() { b.p.finish() }

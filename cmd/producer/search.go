@@ -39,12 +39,6 @@ func bindSearchFlags(fs *flag.FlagSet, c *searchConfig, a *searchArgs) {
 	fs.BoolVar(&a.json, "json", false, "one JSON object per hit: score, id, doc_id, position, first_line, last_line, headers, content")
 }
 
-// newEmbedder returns the embeddings client of cfg; without Run, each
-// call sends its own request.
-func newEmbedder(cfg embed.Config) (qdrantsink.Embedder, error) {
-	return embed.New(cfg, embed.Options{})
-}
-
 // excerptRunes bounds the excerpt of a hit's text.
 const excerptRunes = 160
 
@@ -97,7 +91,8 @@ func runSearch(ctx context.Context, args []string, _ io.Reader, stdout, stderr i
 	defer client.Close()
 	var emb qdrantsink.Embedder
 	if c.Embed.Enabled() {
-		if emb, err = newEmbedder(c.Embed); err != nil {
+		// Without Run, each call sends its own request.
+		if emb, err = embed.New(c.Embed, embed.Options{}); err != nil {
 			return 2, fmt.Errorf("search: embedder: %w", err)
 		}
 	}

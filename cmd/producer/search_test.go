@@ -19,6 +19,7 @@ import (
 	"github.com/chunkstream/chunkstream/internal/testutil"
 	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/worker"
+	"github.com/chunkstream/chunkstream/worker/embed"
 	"github.com/chunkstream/chunkstream/worker/embed/embedtest"
 	"github.com/chunkstream/chunkstream/worker/qdrantsink"
 	"github.com/chunkstream/chunkstream/worker/qdrantsink/qdranttest"
@@ -186,7 +187,7 @@ func embedClient(t *testing.T, url string) qdrantsink.Embedder {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	e, err := newEmbedder(c.Embed)
+	e, err := embed.New(c.Embed, embed.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

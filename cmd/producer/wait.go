@@ -25,11 +25,11 @@ func waitProcessed(ctx context.Context, js jetstream.JetStream, c *config, sent 
 	defer cancel(nil)
 	var progressed atomic.Int64
 	progressed.Store(time.Now().UnixNano())
-	bar := newWaitBar(stderr, c.Progress)
+	bar := newProgress(stderr, c.Progress)
 	go watchWait(ctx, js, c, &progressed, bar, func() { cancel(producer.ErrWaitTimeout) })
 	res, err := producer.Wait(ctx, js, sent, producer.WaitOptions{Bucket: c.DocsBucket, OnProgress: func(s producer.WaitStats) {
 		progressed.Store(time.Now().UnixNano())
-		bar.update(s)
+		bar.waitUpdate(s)
 	}})
 	bar.finish()
 	if context.Cause(ctx) == producer.ErrWaitTimeout {
@@ -97,7 +97,7 @@ const (
 // watchWait checks, while -wait waits, that a worker pulls requests,
 // saying once when none does (and once when one does again), and calls
 // timeout when no request has finished for -wait-timeout.
-func watchWait(ctx context.Context, js jetstream.JetStream, c *config, progressed *atomic.Int64, bar *waitBar, timeout func()) {
+func watchWait(ctx context.Context, js jetstream.JetStream, c *config, progressed *atomic.Int64, bar *progress, timeout func()) {
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	warned := false
