@@ -31,9 +31,7 @@ var ErrDuplicateID = errors.New("producer: two paths give the same document id")
 
 // BackfillOptions configure Producer.Backfill.
 type BackfillOptions struct {
-	// Paths are the folders and files to send. A folder is walked with
-	// chunking.WalkFolder and its documents' ids are their
-	// paths relative to it; a file's id is its base name.
+	// Paths are the folders and files to send (ids: the package doc).
 	Paths []string
 	// IDPrefix is put before every document id ("docs/" + "a.md").
 	IDPrefix string
@@ -44,10 +42,9 @@ type BackfillOptions struct {
 	// Content are ignored.
 	Template Document
 	// Split, when set, reads each path as one input split into parts (a
-	// mailbox, an mbox, a Maildir or a folder of .eml files, into its
-	// threads: the email chunker's registry.Entry.Split) and sends one
-	// request per part: id "<IDPrefix><base name of the path>#<part id>",
-	// the part's format, Template's chunker.
+	// mailbox into its threads) and sends one request per part: id
+	// PartID(InputID(IDPrefix, path), part), the part's format,
+	// Template's chunker.
 	Split Splitter
 	// Force sends every document, even those whose done record holds
 	// their content's version and settings.
@@ -59,14 +56,10 @@ type BackfillOptions struct {
 	SendInvalidText bool
 	// ResendStale sends only the stale documents: those whose done record
 	// holds their content's version but another settings fingerprint (or
-	// none), that is, processed with other settings than the request
-	// would now get; new, changed and unfinished documents are skipped
-	// and nothing is deleted. A normal run sends the stale documents too,
-	// with the others. It excludes Force and DeleteMissing.
+	// none). It excludes Force and DeleteMissing.
 	ResendStale bool
-	// DeleteMissing sends a delete for every document id under the same
-	// prefix whose record is not a delete but whose file (or thread) is
-	// gone.
+	// DeleteMissing sends a delete for every recorded id under IDPrefix
+	// whose file (or thread) is gone.
 	DeleteMissing bool
 	// DryRun publishes nothing: OnDryRun receives each request that would
 	// be sent, and Stats.Sent counts them.
@@ -107,17 +100,12 @@ type plan struct {
 	docs     []source
 	ids      map[string]struct{}
 	warnings []chunking.Warning
-	// roots maps a folder root to the files mode's id prefix test;
-	// inputs lists the "<input id>#" prefixes of split inputs.
-	roots  []string
-	inputs []string
+	roots    []string // the folders (and files' folders) walked
+	inputs   []string // the "<input id>#" prefixes of split inputs
 }
 
-// Backfill sends the documents under o.Paths: one request per document,
-// skipping documents unchanged since their done record unless o.Force,
-// then (o.DeleteMissing) deletes for documents that are gone. Publishes are
-// asynchronous with at most Options.MaxPending awaiting their PubAck; every
-// PubAck is checked and a failed publish retried with its Nats-Msg-Id. The
+// Backfill sends the documents under o.Paths, one request per document,
+// then the deletes of o.DeleteMissing (the package doc has the rules). The
 // error is for a backfill that could not run or was stopped (ctx, a
 // duplicate id, ErrUnavailable); documents that failed alone are in the
 // summary's Failures.
@@ -244,14 +232,8 @@ func (p *Producer) plan(ctx context.Context, o BackfillOptions) (*plan, error) {
 	return pl, nil
 }
 
-// missing returns the recorded ids under the backfill's prefix whose
-// record is not a delete and whose document is gone: in mailbox mode a
-// thread id of a given mailbox that the mailbox no longer has; else an id
-// the walk could have produced (its extension passes the filter, no hidden
-// path element) that it did not find, and whose file is in none of the
-// roots. So a file only filtered out is not gone, and ids that other
-// sends put under the same prefix (a mailbox's threads, other extensions)
-// are left alone.
+// missing returns the recorded ids under prefix, not deletes, whose
+// document is gone, by the rule of the package doc (-delete-missing).
 func (pl *plan) missing(recs map[string]recordInfo, prefix string, exts []string) []string {
 	var out []string
 	for id, r := range recs {
@@ -308,15 +290,14 @@ type backfill struct {
 	// chunkers resolve requests with the workers' defaults, for
 	// fingerprints; nil when those do not resolve here.
 	chunkers *registry.Resolver
-	encoding string // the workers' sink encoding, as they advertise it
+	encoding string // the workers' advertised sink encoding
 	t        *tally
 	snd      *sender
 	fast     *fastSender // nil: every request through snd
 
-	fpMu sync.Mutex
-	fps  map[string]string // settings fingerprint by resolved format
-	// unsent counts the documents not sent when the run gave up.
-	unsent int
+	fpMu   sync.Mutex
+	fps    map[string]string // settings fingerprint by resolved format
+	unsent int               // documents not sent when the run gave up
 
 	objMu     sync.Mutex // serialises Object Store writes
 	objectsOK bool
@@ -329,8 +310,9 @@ type backfill struct {
 // maxPooledBuffer is the largest file buffer kept for reuse.
 const maxPooledBuffer = 4 << 20
 
-// readAhead is how many documents a backfill reads ahead of the one it is
-// publishing.
+// readAhead is how many documents a backfill reads ahead of the one it
+// publishes: enough that one slow read does not stall the others (the
+// results are taken in order), few enough to bound the memory.
 const readAhead = 64
 
 // prepared is a document read, hashed and encoded, ready to publish.
@@ -356,9 +338,6 @@ func (b *backfill) run(ctx context.Context, docs []source, deletes []string) err
 		s  source
 		ch chan prepared
 	}
-	// Documents are read ahead of the publisher, at most readAhead of
-	// them: enough that one slow read does not stall the others (the
-	// results are taken in order), few enough to bound the memory.
 	depth := max(readAhead, 2*readers)
 	order := make(chan chan prepared, depth)
 	jobs := make(chan job, depth)
@@ -503,8 +482,8 @@ func (b *backfill) dry(pl Planned) {
 	})
 }
 
-// prepare reads, hashes and encodes one document; large content goes to
-// the Object Store here.
+// prepare reads, hashes and encodes one document, storing large content
+// in the Object Store.
 func (b *backfill) prepare(ctx context.Context, s source) prepared {
 	pr := prepared{id: s.id}
 	content := s.content
@@ -584,8 +563,8 @@ func (b *backfill) prepare(ctx context.Context, s source) prepared {
 	return pr
 }
 
-// ensureObjects creates the objects bucket when it does not exist, as
-// Options.Topology says (replicas, TTL). Called with objMu held.
+// ensureObjects creates the objects bucket when it does not exist; called
+// with objMu held.
 func (b *backfill) ensureObjects(ctx context.Context) error {
 	if b.objectsOK {
 		return nil
@@ -602,10 +581,9 @@ type overLimitError struct{ size int64 }
 
 func (e *overLimitError) Error() string { return fmt.Sprintf("%d bytes, over the limit", e.size) }
 
-// readFile reads the file at path into buf's storage (grown when too
-// small) and returns the bytes read, like os.ReadFile without a new
-// allocation per file. A file of more than limit bytes is not read (or
-// not read further than the limit): the error is an *overLimitError.
+// readFile is os.ReadFile into buf's storage (grown when too small),
+// without an allocation per file. A file of more than limit bytes is not
+// read further than the limit: the error is an *overLimitError.
 func readFile(path string, buf []byte, limit int64) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -640,10 +618,9 @@ func readFile(path string, buf []byte, limit int64) ([]byte, error) {
 }
 
 // fingerprint returns the settings fingerprint of the request doc would
-// be sent as, with the workers' chunker defaults, or "" when its settings
-// do not resolve (the worker will dead-letter it, saying why). Within one
-// backfill it depends on the document only through its format, so it is
-// computed once per format.
+// be sent as, or "" when its settings do not resolve (the worker will
+// dead-letter it). It is computed once per format (the package doc says
+// why).
 func (b *backfill) fingerprint(doc *Document) string {
 	if b.chunkers == nil {
 		return ""

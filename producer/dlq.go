@@ -20,22 +20,17 @@ import (
 	"github.com/chunkstream/chunkstream/topology"
 )
 
-// DLQFilter selects dead letters. A zero field selects every dead
-// letter; the fields set must all match.
+// DLQFilter selects dead letters: the fields set must all match (a zero
+// filter selects every one).
 type DLQFilter struct {
-	// Kind is the dead letter's kind (messages.KindPermanent or
-	// messages.KindExhausted).
-	Kind messages.Kind
-	// Cause is its cause (the Chunkstream-Error-Cause header).
-	Cause fault.Cause
-	// Subject matches the request's original subject (the
-	// Chunkstream-Subject header); it may hold the wildcards "*" (one
-	// token) and ">" (the rest).
-	Subject string
-	// IDPrefix selects requests whose document id starts with it.
-	IDPrefix string
-	// Seqs selects dead letters by their DLQ stream sequence; a sequence
-	// the stream does not hold is reported (NotFound).
+	Kind  messages.Kind
+	Cause fault.Cause // the Chunkstream-Error-Cause header
+	// Subject matches the request's original subject (Chunkstream-Subject);
+	// it may hold the wildcards "*" and ">".
+	Subject  string
+	IDPrefix string // of the document id
+	// Seqs selects dead letters by DLQ stream sequence; one the stream
+	// does not hold is reported (NotFound).
 	Seqs []uint64
 }
 
@@ -44,8 +39,7 @@ func (f DLQFilter) IsZero() bool {
 	return f.Kind == "" && f.Cause == "" && f.Subject == "" && f.IDPrefix == "" && len(f.Seqs) == 0
 }
 
-// String describes the filter in the command's flags ("every dead letter"
-// when it is zero).
+// String describes the filter in the command's flags.
 func (f DLQFilter) String() string {
 	var parts []string
 	add := func(flag, v string) {
@@ -94,18 +88,14 @@ func subjectMatches(filter, subject string) bool {
 	return len(st) == len(ft)
 }
 
-// DeadLetterEntry is one message of the DLQ stream: where it is, what its
-// Chunkstream-* headers say, and the document id of its request.
+// DeadLetterEntry is one message of the DLQ stream: its sequence and
+// time, what its Chunkstream-* headers say (messages.DeadLetter), and the
+// document id of its request.
 type DeadLetterEntry struct {
-	// Seq is the DLQ stream sequence; Time is when the dead letter was
-	// stored.
-	Seq  uint64    `json:"seq"`
-	Time time.Time `json:"time"`
-	// DocID is the request's document id (messages.PeekIngestID); empty
-	// when the payload shows none.
-	DocID string `json:"doc_id"`
-	// Subject is the subject the request was published on; the fields
-	// to IngestSeq are the dead letter's headers (messages.DeadLetter).
+	Seq   uint64    `json:"seq"`
+	Time  time.Time `json:"time"`
+	DocID string    `json:"doc_id"` // messages.PeekIngestID; empty when the payload shows none
+	// Subject is the subject the request was published on.
 	Subject    string        `json:"subject"`
 	Kind       messages.Kind `json:"kind"`
 	Cause      fault.Cause   `json:"cause"`
@@ -115,13 +105,12 @@ type DeadLetterEntry struct {
 	// ingest_seq of its version (StreamSeq unless it was a replay).
 	StreamSeq uint64 `json:"stream_seq"`
 	IngestSeq uint64 `json:"ingest_seq"`
-	// Standing and RecordSeq are where the version stands against its
-	// document's record, and the record's ingest_seq (0 without a
-	// record); set by DLQ.Standing, and by Replay.
+	// Standing and RecordSeq (the record's ingest_seq, 0 without a record)
+	// are set by DLQ.Standing and by Replay.
 	Standing  Standing `json:"standing,omitempty"`
 	RecordSeq uint64   `json:"record_seq,omitempty"`
-	// Problem, when set, says why the message is not a readable dead
-	// letter (its headers do not parse); it is never replayed.
+	// Problem says why the message is not a readable dead letter (its
+	// headers do not parse); it is never replayed.
 	Problem string `json:"problem,omitempty"`
 
 	header nats.Header
@@ -152,22 +141,18 @@ type DLQOptions struct {
 	// SendID identifies a replay in the Nats-Msg-Id of what it publishes
 	// (default: a new NUID).
 	SendID string
-	// TracerProvider traces each replay (SpanReplay), linked to the
-	// trace the dead letter carries; nil means no tracing.
+	// TracerProvider traces each replay (SpanReplay); nil means no tracing.
 	TracerProvider trace.TracerProvider
 }
 
 // DLQ lists, replays and purges the dead letters the workers store in the
-// DLQ stream. It reads the stream without consuming it (an ordered
-// consumer, or gets by sequence) and removes a dead letter only by
-// deleting that one message.
+// DLQ stream (see the package doc).
 type DLQ struct {
 	js     jetstream.JetStream
 	opts   DLQOptions
 	tracer trace.Tracer
-	// afterPublish, when set, runs after a replay's PubAck and before the
-	// dead letter is deleted; an error stops the replay there, as a crash
-	// would (tests).
+	// afterPublish (tests) runs after a replay's PubAck and before the dead
+	// letter is deleted; an error stops the replay there, as a crash would.
 	afterPublish func(DeadLetterEntry) error
 }
 
@@ -183,8 +168,8 @@ func NewDLQ(js jetstream.JetStream, opts DLQOptions) *DLQ {
 	return &DLQ{js: js, opts: opts, tracer: tracing.Tracer(opts.TracerProvider)}
 }
 
-// stream returns the dead letter stream, nil when it does not exist
-// yet (no worker has set up the topology): it holds no dead letters.
+// stream returns the dead letter stream, nil when no worker has set it up
+// yet.
 func (d *DLQ) stream(ctx context.Context) (jetstream.Stream, error) {
 	stream, err := d.js.Stream(ctx, d.opts.Topology.DLQStream)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
@@ -205,9 +190,8 @@ const scanInactive = 30 * time.Second
 const idleWait = time.Second
 
 // List calls fn, in stream order, for every dead letter f selects that
-// the stream held when List started (dead letters stored meanwhile are
-// left for the next call). It returns the sequences of f.Seqs the stream
-// does not hold, and stops at fn's first error.
+// the stream held when List started. It returns the sequences of f.Seqs
+// the stream does not hold, and stops at fn's first error.
 func (d *DLQ) List(ctx context.Context, f DLQFilter, fn func(DeadLetterEntry) error) (notFound []uint64, err error) {
 	stream, err := d.stream(ctx)
 	if err != nil {
@@ -324,17 +308,15 @@ func (d *DLQ) scan(ctx context.Context, stream jetstream.Stream, fn func(DeadLet
 type Standing string
 
 const (
-	// StandingCurrent: the record holds no newer version (or there is no
-	// record): a replay processes the request.
+	// StandingCurrent: no newer version recorded; a replay processes it.
 	StandingCurrent Standing = "current"
 	// StandingSuperseded: the record holds a newer version, started or
 	// done: a replay would leave the document as it is.
 	StandingSuperseded Standing = "superseded"
-	// StandingWritten: the record holds this very version, done: it was
-	// written after all (only its ack was lost).
+	// StandingWritten: the record holds this very version, done (only its
+	// ack was lost).
 	StandingWritten Standing = "written"
-	// StandingUnknown: the dead letter shows no document id, or its record
-	// could not be read.
+	// StandingUnknown: no document id, or the record could not be read.
 	StandingUnknown Standing = "unknown"
 )
 
@@ -366,12 +348,11 @@ func (d *DLQ) Standing(ctx context.Context, e *DeadLetterEntry) error {
 type ReplayAction string
 
 const (
-	// ActionProcess: the request is published again, keeping its version's
-	// ingest_seq, and its dead letter deleted; a worker processes it.
+	// ActionProcess: the request is published again and its dead letter
+	// deleted.
 	ActionProcess ReplayAction = "process"
-	// ActionRemove: the dead letter's version is superseded or was
-	// written: nothing is published and the dead letter is deleted, since
-	// a replay could not change the document.
+	// ActionRemove: the version is superseded or written: nothing is
+	// published and the dead letter is deleted.
 	ActionRemove ReplayAction = "remove"
 	// ActionKeep: the dead letter stays; Replayed.Why says why.
 	ActionKeep ReplayAction = "keep"
@@ -393,14 +374,11 @@ const (
 
 // Replayed reports what a replay did, or would do, with one dead letter.
 type Replayed struct {
-	// Entry is the dead letter, with its Standing.
-	Entry DeadLetterEntry
-	// Action is what was (or would be) done; DryRun tells which.
+	Entry  DeadLetterEntry // with its Standing
 	Action ReplayAction
 	DryRun bool
-	// Why and Err say why a dead letter is kept (ActionKeep, or a
-	// publish whose dead letter could not be deleted: ActionProcess with
-	// KeepNotDeleted).
+	// Why and Err say why a dead letter is kept (ActionKeep, or
+	// ActionProcess with KeepNotDeleted).
 	Why KeepReason
 	Err error
 	// MsgID is the Nats-Msg-Id the request is (or would be) published
@@ -411,25 +389,22 @@ type Replayed struct {
 
 // ReplayOptions configure Replay.
 type ReplayOptions struct {
-	// DryRun checks every selected dead letter (its headers, its
-	// document record, its content_ref object) and reports what would be
-	// done; nothing is published or deleted.
+	// DryRun checks every selected dead letter (headers, record,
+	// content_ref object) and reports what would be done, changing
+	// nothing.
 	DryRun bool
 	// OnResult, when set, is called for every selected dead letter, in
 	// stream order.
 	OnResult func(Replayed)
 }
 
-// ReplaySummary counts what a replay did.
+// ReplaySummary counts what a replay did (or would do), by action; Kept
+// by reason. NotFound lists the sequences of DLQFilter.Seqs the stream
+// did not hold.
 type ReplaySummary struct {
-	// Processed counts the requests published again (or that would be);
-	// Removed the dead letters removed without a publish.
 	Processed, Removed int
-	// Kept counts the dead letters left in the stream, by reason.
-	Kept map[KeepReason]int
-	// NotFound lists the sequences of DLQFilter.Seqs the stream did not
-	// hold.
-	NotFound []uint64
+	Kept               map[KeepReason]int
+	NotFound           []uint64
 }
 
 // KeptTotal returns the number of dead letters kept.
@@ -441,30 +416,19 @@ func (s ReplaySummary) KeptTotal() int {
 	return n
 }
 
-// OK reports whether no selected dead letter was kept and every
-// sequence asked for was found.
+// OK reports whether nothing was kept and every sequence was found.
 func (s ReplaySummary) OK() bool { return s.KeptTotal() == 0 && len(s.NotFound) == 0 }
 
 // Replay replays, in stream order, every dead letter f selects that the
-// stream held when Replay started. A replay keeps its place in time: the
-// request is published again with the header messages.HeaderIngestSeq
-// set to its version's ingest_seq, so workers order it as the version it
-// was, not as a new one. When the document's record already holds a
-// newer version (done or in work), or this version done, the replay
-// could not change the document: nothing is published and the dead
-// letter is deleted (ActionRemove); the record never moves back, so
-// that verdict cannot go stale. Otherwise the payload and the user
-// headers (messages.UserHeaders) are published on the request's original
-// subject with a fresh Nats-Msg-Id "<id>@<version>@<send id>-dlq<seq>"
-// (the ingest rule; a payload that does not decode uses the sha256 of
-// the payload as its version), and only after the PubAck is the dead
-// letter deleted, so a crash in between leaves the request both replayed
-// and still dead-lettered: a later replay finds it written or sends it
-// again, which the document records make harmless. A dead letter is kept
-// when its headers do not parse, it names no subject, its content_ref
-// object has expired (or its presence cannot be checked), its record
-// cannot be read, or the publish fails. Replay returns an error only
-// when it cannot go on (the stream cannot be read, ctx ends).
+// stream held when Replay started (the rules: the package doc). The
+// request keeps its place in time: it is published again with
+// messages.HeaderIngestSeq set to its version's ingest_seq, so workers
+// order it as the version it was. When the record already holds a newer
+// version, or this version done, nothing is published and the dead letter
+// is deleted (ActionRemove): the record never moves back, so that verdict
+// cannot go stale. A payload that does not decode gets the sha256 of the
+// payload as its version. Replay returns an error only when it cannot go
+// on (the stream cannot be read, ctx ends).
 func (d *DLQ) Replay(ctx context.Context, f DLQFilter, opts ReplayOptions) (ReplaySummary, error) {
 	sum := ReplaySummary{Kept: map[KeepReason]int{}}
 	stream, err := d.stream(ctx)
@@ -572,8 +536,8 @@ func (d *DLQ) replayOne(ctx context.Context, stream jetstream.Stream, e DeadLett
 	return d.deleteReplayed(ctx, stream, r)
 }
 
-// deleteReplayed deletes the dead letter of r after its replay; one it
-// cannot delete is reported as kept (KeepNotDeleted).
+// deleteReplayed deletes r's dead letter; one it cannot delete is
+// reported as kept (KeepNotDeleted).
 func (d *DLQ) deleteReplayed(ctx context.Context, stream jetstream.Stream, r Replayed) (Replayed, error) {
 	dctx, cancel := context.WithTimeout(ctx, d.opts.AckTimeout)
 	err := stream.DeleteMsg(dctx, r.Entry.Seq)
@@ -584,8 +548,8 @@ func (d *DLQ) deleteReplayed(ctx context.Context, stream jetstream.Stream, r Rep
 	return r, nil
 }
 
-// checkObject reports whether the object behind a content_ref is still
-// there; when it is not, the reason a replay keeps the dead letter.
+// checkObject returns why a replay keeps a dead letter whose content_ref
+// object is not there, or "".
 func (d *DLQ) checkObject(ctx context.Context, ref *messages.ContentRef) (KeepReason, error) {
 	store, err := d.js.ObjectStore(ctx, ref.Bucket)
 	if errors.Is(err, jetstream.ErrBucketNotFound) || errors.Is(err, jetstream.ErrStreamNotFound) {
@@ -611,20 +575,17 @@ type PurgeOptions struct {
 	OnEntry func(DeadLetterEntry)
 }
 
-// PurgeSummary counts what a purge did.
+// PurgeSummary counts the dead letters deleted (or that would be);
+// NotFound lists the sequences of DLQFilter.Seqs the stream did not hold.
 type PurgeSummary struct {
-	// Deleted counts the dead letters deleted (or that would be).
-	Deleted int
-	// NotFound lists the sequences of DLQFilter.Seqs the stream did not
-	// hold.
+	Deleted  int
 	NotFound []uint64
 }
 
-// Purge deletes every dead letter f selects that the stream held when it
-// started, one message at a time (a dead letter stored meanwhile is
-// never deleted unseen). A purged dead letter whose version is the one
-// its document's record holds as dead-lettered moves the record to
-// messages.StateDismissed, so the failure is no longer listed.
+// Purge deletes, one message at a time, every dead letter f selects that
+// the stream held when it started. A record that holds the purged
+// version as dead-lettered moves to messages.StateDismissed, so the
+// failure is no longer listed.
 func (d *DLQ) Purge(ctx context.Context, f DLQFilter, opts PurgeOptions) (PurgeSummary, error) {
 	var sum PurgeSummary
 	stream, err := d.stream(ctx)
@@ -657,9 +618,8 @@ func (d *DLQ) Purge(ctx context.Context, f DLQFilter, opts PurgeOptions) (PurgeS
 	return sum, err
 }
 
-// dismiss moves e's document record from dead-lettered to dismissed when
-// it still holds e's version (compare-and-set); any other record is left
-// as it is.
+// dismiss moves e's record from dead-lettered to dismissed when it still
+// holds e's version (compare-and-set).
 func (d *DLQ) dismiss(ctx context.Context, e DeadLetterEntry) error {
 	if e.DocID == "" || e.Problem != "" {
 		return nil

@@ -32,33 +32,11 @@ const (
 )
 
 // fastSender publishes a backfill's requests through fast-ingest batches
-// (allow_batched on the stream): requests go out without a reply each,
-// the server acknowledges every flow requests (the highest batch sequence
-// stored, with nothing missing before it), and a batch ends with a commit
-// every fastBatchMessages requests, at fastMaxBytes of requests awaiting
-// acknowledgement, and at the end. A request is settled when an
-// acknowledgement covers it.
-//
-// When a batch fails (an acknowledgement does not come within
-// StallTimeout, a gap, a request refused, the connection lost) the
-// requests after the last acknowledged one, and only those, go through
-// classic: one publish each with its Nats-Msg-Id, the gate and the
-// retries; copies the server did store are dropped by the duplicate
-// window. Once they settled a new batch starts. Two batches in a row that
-// fail before any acknowledgement, or a stream that refuses fast batches,
-// hand the rest of the run to classic.
-//
-// When the caller wants each request's INGEST sequence (OnSent), which
-// no fast-ingest acknowledgement carries, a request is reported with
-// bounds instead: above the stream's last sequence known before its
-// batch began (the stream's at the start of the run, then the highest
-// sequence any acknowledgement gave), and at most its batch's commit
-// PubAck's sequence (the batch's last message), or for the requests of a
-// batch that failed, the sequence of a request published after it, or
-// the stream's last sequence at the end of the run. A request recovered
-// through classic is reported with its own sequence.
-//
-// It is used from one goroutine, as sender.send is.
+// (allow_batched on the stream), recovering the requests of a failed
+// batch through classic, the single-publish path, and reporting sequence
+// bounds to OnSent: the package doc has the rules. An acknowledgement
+// gives the highest batch sequence stored with nothing missing before
+// it. It is used from one goroutine, as sender.send is.
 type fastSender struct {
 	js       jetstream.JetStream
 	classic  *sender
@@ -78,12 +56,11 @@ type fastSender struct {
 
 	recovering sync.WaitGroup // requests handed to classic, not yet settled
 
-	// With reported set (OnSent), the sequence bounds of the requests.
-	reported   func([]Sent)
-	stream     string // the stream storing the subject
-	floor      uint64 // every request published from now on is above it
-	batchFloor uint64 // floor when the batch in flight began
-	unbounded  []Sent // acknowledged, no upper bound known yet
+	reported   func([]Sent) // OnSent, nil when not wanted
+	stream     string       // the stream storing the subject
+	floor      uint64       // every request published from now on is above it
+	batchFloor uint64       // floor when the batch in flight began
+	unbounded  []Sent       // acknowledged, no upper bound known yet
 }
 
 // newFastSender returns a fast sender settling with settle and recovering
@@ -102,8 +79,7 @@ func newFastSender(js jetstream.JetStream, maxPending, maxBytes int, rate float6
 	}
 }
 
-// settleRecovered wraps the settle of the requests recovered through
-// classic.
+// settleRecovered is classic's settle.
 func (f *fastSender) settleRecovered(o *outgoing) {
 	f.settle(o)
 	f.recovering.Done()
@@ -264,9 +240,8 @@ func (f *fastSender) recover(ctx context.Context, o *outgoing) error {
 	return err
 }
 
-// startSenders starts the backfill's senders: through fast-ingest batches
-// when the stream storing the subject allows them, else one publish per
-// request, saying why in one log line.
+// startSenders starts the backfill's senders: fast-ingest batches when
+// the stream allows them, else one publish per request, saying why.
 func (b *backfill) startSenders(ctx context.Context, log *slog.Logger) {
 	settle := b.t.settle
 	if st, why := b.p.fastIngestStream(ctx); why != "" {
@@ -284,10 +259,9 @@ func (b *backfill) startSenders(ctx context.Context, log *slog.Logger) {
 	}
 }
 
-// fastIngestStream reads the info of the stream storing the subject once:
-// before anything is published, so its last sequence is below every
-// request of the run. It returns why fast-ingest batches cannot be used,
-// or "".
+// fastIngestStream reads the info of the stream storing the subject,
+// before anything is published (its last sequence is below every request
+// of the run). It returns why fast-ingest batches cannot be used, or "".
 func (p *Producer) fastIngestStream(ctx context.Context) (*jetstream.StreamInfo, string) {
 	name, err := p.js.StreamNameBySubject(ctx, p.opts.Subject)
 	if err != nil {

@@ -27,11 +27,9 @@ type Options struct {
 	// ContentType is messages.ContentTypeMsgpack (default) or
 	// messages.ContentTypeJSON.
 	ContentType string
-	// Topology names the buckets the producer uses (ObjectsBucket holds
-	// documents larger than MaxInline; a backfill reads the records in
-	// DocsBucket) and says how to create the objects bucket when it is
-	// missing (Replicas, ObjectsTTL, SetupTimeout): the same settings as
-	// the workers'. Fields left zero take topology.DefaultConfig's values.
+	// Topology names the buckets (ObjectsBucket, DocsBucket) and how to
+	// create a missing objects bucket: the workers' settings. Fields left
+	// zero take topology.DefaultConfig's values.
 	Topology topology.Config
 	// MaxInline is the largest document sent inline; 0 derives it from the
 	// connection's max payload.
@@ -42,15 +40,12 @@ type Options struct {
 	// NUID).
 	SendID string
 	// MaxDocBytes is the largest document sent (default
-	// DefaultMaxDocBytes, the workers' default limit): a larger one is
-	// refused with ErrTooLarge before anything is stored or published,
-	// since a worker would only dead-letter it.
+	// DefaultMaxDocBytes): a larger one is refused with ErrTooLarge.
 	MaxDocBytes int64
 	// Chunkers are the chunkers the workers know, to resolve requests as
 	// they will (default: registry.Default()).
 	Chunkers *registry.Registry
-	// TracerProvider traces each request sent (SpanSend), whose trace
-	// context the request's headers carry to the workers; nil means no
+	// TracerProvider traces each request sent (SpanSend); nil means no
 	// tracing.
 	TracerProvider trace.TracerProvider
 }
@@ -64,9 +59,7 @@ var ErrTooLarge = errors.New("producer: document over the workers' size limit")
 
 // Document is one document to enqueue.
 type Document struct {
-	// ID is the stable document id (required).
-	ID string
-	// Content is the document.
+	ID      string // required
 	Content []byte
 	// Format, Chunker, Options, Metadata, Source and Collection are the
 	// request fields of the same names (empty = absent).
@@ -90,8 +83,7 @@ type Producer struct {
 	tracer trace.Tracer
 }
 
-// New returns a producer publishing through js; nc gives the server's max
-// payload.
+// New returns a producer publishing through js; nc gives the max payload.
 func New(nc *nats.Conn, js jetstream.JetStream, opts Options) *Producer {
 	if opts.Subject == "" {
 		opts.Subject = topology.DefaultIngestSubject
@@ -122,9 +114,8 @@ func New(nc *nats.Conn, js jetstream.JetStream, opts Options) *Producer {
 // SendID returns the producer's send id.
 func (p *Producer) SendID() string { return p.opts.SendID }
 
-// Request builds the ingest request of doc, storing its content in the
-// Object Store when it is too large to send inline, and returns it with
-// its Nats-Msg-Id.
+// Request builds the ingest request of doc and its Nats-Msg-Id, storing
+// the content in the Object Store when it is too large to send inline.
 func (p *Producer) Request(ctx context.Context, doc Document) (*messages.IngestRequest, string, error) {
 	if doc.ID == "" {
 		return nil, "", errors.New("producer: document without an id")
@@ -151,8 +142,8 @@ func (p *Producer) Request(ctx context.Context, doc Document) (*messages.IngestR
 	return req, messages.IngestMsgID(doc.ID, version, p.opts.SendID), nil
 }
 
-// checkSize refuses a document of size bytes over MaxDocBytes; file, when
-// known, is where it was read from.
+// checkSize refuses a document over MaxDocBytes; file, when known, is
+// where it was read from.
 func (p *Producer) checkSize(id, file string, size int64) error {
 	if size <= p.opts.MaxDocBytes {
 		return nil
@@ -227,18 +218,14 @@ func (p *Producer) publish(ctx context.Context, req *messages.IngestRequest, msg
 // Sent reports one enqueued document to a Batch's callback, or to the
 // OnSent callback of a backfill or a stream.
 type Sent struct {
-	ID    string
-	Bytes int
-	// Seq is the INGEST stream sequence; Duplicate tells that the server
-	// dropped the publish as a duplicate of an earlier one.
-	Seq       uint64
-	Duplicate bool
+	ID        string
+	Bytes     int
+	Seq       uint64 // INGEST stream sequence
+	Duplicate bool   // dropped by the duplicate window
 	Err       error
-	// Batched tells that the request went in a fast-ingest batch, whose
-	// acknowledgements carry no stream sequence: its sequence is then
-	// above After and at most Seq (0: no bound known), and Version, its
-	// Nats-Msg-Id's version (the content's sha256 hex, or "delete"),
-	// tells its document record from another request's in between.
+	// Batched: the request went in a fast-ingest batch, its sequence is
+	// above After and at most Seq (0: no bound known), and Version (its
+	// Nats-Msg-Id's) tells its record from another request's in between.
 	Batched bool
 	After   uint64
 	Version string
@@ -250,8 +237,7 @@ func (s Sent) Awaited() Awaited {
 }
 
 // Batch publishes many documents asynchronously, at most MaxPending
-// awaiting their PubAck. Use one Batch from one goroutine; Wait collects
-// the outstanding acks.
+// awaiting their PubAck; use it from one goroutine.
 type Batch struct {
 	p       *Producer
 	onSent  func(Sent)
@@ -296,8 +282,7 @@ func (b *Batch) collect() {
 	}
 }
 
-// Add publishes doc without waiting for its PubAck; it blocks while
-// MaxPending publishes are outstanding.
+// Add publishes doc without waiting for its PubAck.
 func (b *Batch) Add(ctx context.Context, doc Document) error {
 	req, id, err := b.p.Request(ctx, doc)
 	if err != nil {
@@ -336,10 +321,9 @@ func (b *Batch) Wait(ctx context.Context) error {
 	return errors.Join(b.errs...)
 }
 
-// checkText refuses a document of a text format (registry.Format.Text)
-// whose content is not valid UTF-8, which the workers would dead-letter:
-// the error names the file (or the id) and the offset of the first bad
-// byte, and matches chunking.ErrNotUTF8.
+// checkText refuses a document of a text format whose content is not
+// valid UTF-8, which the workers would dead-letter; the error matches
+// chunking.ErrNotUTF8.
 func (p *Producer) checkText(doc *Document, file string) error {
 	format := p.opts.Chunkers.InferFormat(doc.ID)
 	if doc.Format != "" {

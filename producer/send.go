@@ -15,16 +15,12 @@ import (
 )
 
 // ErrUnavailable means a run stopped publishing because no publish
-// succeeded for longer than RetryOptions.RetryFor: the server or the
-// stream is unreachable, has no leader, or refuses. Documents not yet
-// accepted are counted as failed.
+// succeeded for RetryOptions.RetryFor; documents not yet accepted count
+// as failed.
 var ErrUnavailable = errors.New("producer: publishing stopped: the server is unavailable")
 
-// RetryOptions bound how publishes whose PubAck did not come are retried.
-// Retries are concurrent (every failed publish of the window is re-sent
-// with its own message, so its Nats-Msg-Id) and gated: while the server
-// answers no publish, one probe publish per backoff interval goes out and
-// the others wait; the first publish that succeeds releases them all.
+// RetryOptions bound the retries of publishes whose PubAck did not come
+// (the package doc says how they go).
 type RetryOptions struct {
 	// RetryFor is how long publishing may fail without a single success
 	// before the run gives up with ErrUnavailable (default 1 minute;
@@ -35,17 +31,15 @@ type RetryOptions struct {
 	// be stored twice.
 	RetryFor time.Duration
 	// Wait is the first delay before probing a server that stopped
-	// answering, doubled for each probe up to MaxWait and jittered
-	// (default 250 ms).
+	// answering, doubled per probe up to MaxWait (default 250 ms).
 	Wait time.Duration
 	// MaxWait caps the delay between probes (default 2 s).
 	MaxWait time.Duration
 	// AckTimeout bounds the wait for a PubAck (default 10 s).
 	AckTimeout time.Duration
 	// StallTimeout is how long requests may await their PubAck without
-	// any PubAck arriving before the server is deemed to have stopped
-	// answering (default 1 s, at most AckTimeout): a stream leader that
-	// dies loses the PubAcks of the requests it had without an error.
+	// any PubAck arriving before the server counts as silent (default
+	// 1 s, at most AckTimeout).
 	StallTimeout time.Duration
 }
 
@@ -81,8 +75,8 @@ const DefaultMaxPendingBytes = 64 << 20
 // byteUnit is the granularity of the in-flight byte budget.
 const byteUnit = 64 << 10
 
-// outgoing is one request on its way: the message (its Nats-Msg-Id set
-// once, reused by every retry) and what the report needs.
+// outgoing is one request on its way: the message (reused by every
+// retry) and what the report needs.
 type outgoing struct {
 	msg   *nats.Msg
 	span  trace.Span // the send span, ended when settled
@@ -110,12 +104,8 @@ type publisher interface {
 	PublishMsgAsync(m *nats.Msg, opts ...jetstream.PublishOpt) (jetstream.PubAckFuture, error)
 }
 
-// sender publishes asynchronously with at most maxPending requests (and
-// maxBytes of them) awaiting their PubAck and checks every PubAck. A
-// publish that failed for a reason that is not the message's is retried
-// by a goroutine of its own with the same message (so the duplicate window
-// drops a copy that did arrive), through the gate; the results are
-// settled in publish order.
+// sender is the single-publish path of the package doc: asynchronous
+// publishes, bounded in number and bytes, retried through the gate.
 //
 // Two goroutines keep the order: the collector takes the requests in
 // publish order and waits for each PubAck until its own deadline (its
@@ -168,10 +158,9 @@ func newSender(ctx context.Context, js publisher, maxPending, maxBytes int, rate
 // failed returns the error that made the sender give up, or nil.
 func (s *sender) failed() error { return s.gate.failed() }
 
-// send publishes o without waiting for its PubAck; it blocks while
-// maxPending requests are outstanding, while the server is not answering
-// (until a probe succeeds) or the rate limit says wait. After the sender
-// gave up it returns the ErrUnavailable error.
+// send publishes o without waiting for its PubAck; it blocks while the
+// bounds, the gate or the rate limit say wait. After the sender gave up
+// it returns the ErrUnavailable error.
 func (s *sender) send(ctx context.Context, o *outgoing) error {
 	if err := s.pace.wait(ctx); err != nil {
 		return err
@@ -235,19 +224,14 @@ func (s *sender) collect(ctx context.Context) {
 	}
 }
 
-// errNoPubAck is the error of a request whose PubAck is presumed lost:
-// the server answered nothing for StallTimeout, or an outage began after
-// the request went out.
+// errNoPubAck is the error of a request whose PubAck is presumed lost.
 var errNoPubAck = errors.New("no PubAck: the server stopped answering")
 
 // await waits for o's PubAck until the first of: the PubAck or an error;
-// o's deadline (its publish time plus AckTimeout: the JetStream context
-// may have no async publish timeout, and the deadlines pass in publish
-// order, so waiting in order costs nothing); StallTimeout without any
-// PubAck seen; an outage that began after o went out (a server that
-// stopped answering, or a stream leader gone, loses PubAcks without an
-// error: waiting out AckTimeout for each would cost the outage plus
-// AckTimeout).
+// o's deadline (the JetStream context may have no async publish timeout);
+// StallTimeout without any PubAck seen; an outage that began after o went
+// out (a stream leader gone loses PubAcks without an error: waiting out
+// AckTimeout for each would cost the outage plus AckTimeout).
 func (s *sender) await(o *outgoing, timer *time.Timer) {
 	select {
 	case ack := <-o.fut.Ok():
@@ -409,15 +393,10 @@ func classify(err error) outcome {
 	return unanswered
 }
 
-// gate holds publishing back while the server answers no publish. It is
-// up until a publish fails (unless a publish that started later has
-// succeeded: then the failure says nothing new); then it is down:
-// new publishes wait, and the retries wait for their turn to probe, one
-// per backoff interval (Wait, doubled per probe up to MaxWait, each
-// jittered to between half and all of it). The first publish that
-// succeeds brings it up and every waiting retry goes at once. A probe
-// that hangs does not hold back the next one. When it has been down for
-// RetryFor, or the connection is closed, it gives up for good.
+// gate holds publishing back while the server answers no publish: down
+// at a failure, probing one retry per backoff interval, up at the first
+// success, giving up after RetryFor or when the connection is closed (the
+// package doc has the rules).
 type gate struct {
 	retry RetryOptions
 
@@ -466,7 +445,6 @@ func (g *gate) downSince(start time.Time) bool {
 	return start.UnixNano() < g.downAt.Load()
 }
 
-// lastSeenAt returns when the latest success was seen.
 func (g *gate) lastSeenAt() time.Time { return time.Unix(0, g.lastSeen.Load()) }
 
 // broadcast wakes every waiter; called with mu held.
@@ -503,7 +481,7 @@ func (g *gate) wake() {
 	g.broadcast()
 }
 
-// success records a PubAck (or an answer refusing the message) for a
+// success records an answer (a PubAck, or a refusal of the message) to a
 // publish started at start.
 func (g *gate) success(start time.Time) {
 	g.lastSeen.Store(time.Now().UnixNano())
@@ -630,7 +608,7 @@ func (g *gate) failed() error {
 }
 
 // outage reports how many times the gate went down, for how long in all
-// (an outage not over counts until now) and how many probes went out.
+// (until now for one not over) and how many probes went out.
 func (g *gate) outage() (outages int, down time.Duration, probes int) {
 	g.mu.Lock()
 	defer g.mu.Unlock()

@@ -23,7 +23,7 @@ const (
 )
 
 // tracedMessage is message with the trace context of the request's send
-// span, which the caller ends once the request is published (endSend).
+// span, which the caller ends (endSend).
 func (p *Producer) tracedMessage(ctx context.Context, req *messages.IngestRequest, msgID string) (*nats.Msg, trace.Span, error) {
 	m, err := p.message(req, msgID)
 	if err != nil {
@@ -33,7 +33,7 @@ func (p *Producer) tracedMessage(ctx context.Context, req *messages.IngestReques
 }
 
 // startSend starts the send span of req and writes its trace context into
-// m's headers. The span is a child of ctx's span when ctx has one.
+// m's headers.
 func (p *Producer) startSend(ctx context.Context, req *messages.IngestRequest, m *nats.Msg) trace.Span {
 	ctx, span := p.tracer.Start(ctx, SpanSend, trace.WithSpanKind(trace.SpanKindProducer))
 	if span.IsRecording() {
@@ -61,10 +61,9 @@ func endSend(span trace.Span, ack *jetstream.PubAck, err error) {
 	span.End()
 }
 
-// startReplay starts the span of the replay of dead letter e (of document
-// id), linked to the span context the dead letter carries, and writes its
-// trace context into out's headers in place of the one copied from the
-// dead letter.
+// startReplay starts the span of the replay of e, linked to the span
+// context e carries, and writes its trace context into out's headers in
+// place of the one copied from e.
 func (d *DLQ) startReplay(ctx context.Context, e DeadLetterEntry, id string, out *nats.Msg) (context.Context, trace.Span) {
 	opts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindProducer)}
 	if sc := tracing.SpanContext(e.header); sc.IsValid() {

@@ -12,10 +12,8 @@ import (
 	"github.com/chunkstream/chunkstream/messages"
 )
 
-// ReadWorkers returns the presences of the workers that write to bucket
-// (the bucket of document records), sorted by id: the running ones, and
-// those that died less than an hour ago (see messages.WorkerPresence).
-// A missing bucket has none.
+// ReadWorkers returns the presences of the workers that write to the
+// records bucket, sorted by id (none when the bucket is missing).
 func ReadWorkers(ctx context.Context, js jetstream.JetStream, bucket string) ([]messages.WorkerPresence, error) {
 	kv, err := js.KeyValue(ctx, bucket)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
