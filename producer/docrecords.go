@@ -21,24 +21,22 @@ type recordInfo struct {
 	deleted     bool
 }
 
-// sameContent reports whether the record is done, not a delete, and holds
-// the content of the given sha256.
+// sameContent reports whether the record is a done upsert of the content
+// of sha256 sum.
 func (r recordInfo) sameContent(sum [32]byte) bool {
 	return r.done && !r.deleted && r.version == sum
 }
 
 // sameSettings reports whether the record's version was processed with
-// the settings of fingerprint fp (hex); a record without a fingerprint
-// (written before they existed) never was.
+// the settings of fingerprint fp (hex); never without a fingerprint.
 func (r recordInfo) sameSettings(fp string) bool {
 	var want [32]byte
 	decodeSum(&want, fp)
 	return want != [32]byte{} && want == r.fingerprint
 }
 
-// loadRecords reads every document record of the bucket in one pass
-// (EachRecord), keyed by document id. A missing bucket reads as no
-// records: nothing was ever processed.
+// loadRecords reads every document record of the bucket (EachRecord),
+// keyed by document id.
 func loadRecords(ctx context.Context, js jetstream.JetStream, bucket string) (map[string]recordInfo, error) {
 	out := make(map[string]recordInfo)
 	err := EachRecord(ctx, js, bucket, func(id string, rec messages.DocRecord, ok bool) error {
@@ -70,11 +68,9 @@ func decodeSum(sum *[32]byte, s string) {
 	}
 }
 
-// loadDefaults reads the chunker defaults the workers advertise
-// (messages.ChunkerDefaultsKey), retried as the set-up is
-// (topology.Retry: the bucket's leader may still be being elected). None
-// advertised (no worker of this version started, or no bucket) reads as
-// the zero defaults, those of a worker without chunker settings.
+// loadDefaults reads the chunker defaults the workers advertise, retried
+// as the set-up is (the bucket's leader may still be being elected). None
+// advertised reads as the zero defaults, a worker's without settings.
 func loadDefaults(ctx context.Context, js jetstream.JetStream, top topology.Config) (d messages.ChunkerDefaults, err error) {
 	err = topology.Retry(ctx, top, "read", "the workers' chunker defaults", func(ctx context.Context) error {
 		d, _, err = readDefaults(ctx, js, top.DocsBucket)

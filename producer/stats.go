@@ -14,32 +14,21 @@ type Stats struct {
 	// Total is the number of documents found (plus planned deletes), or
 	// of lines read from a stream.
 	Total int
-	// Done counts the documents settled: sent, skipped or failed.
-	Done int
-	// Sent counts requests the server accepted (Duplicates included),
-	// deletes included; Deleted counts the deletes among them.
-	Sent    int
-	Deleted int
-	// Duplicates counts PubAcks that reported a duplicate: a retried
-	// publish whose first copy had arrived.
-	Duplicates int
-	// Skipped counts documents not sent: unchanged since a done record
-	// (same content, same settings), or, with ResendStale, not stale.
+	Done  int // settled: sent, skipped or failed
+	// Sent counts requests the server accepted, Duplicates and deletes
+	// included; Deleted counts the deletes among them.
+	Sent       int
+	Deleted    int
+	Duplicates int // PubAcks that reported a duplicate
+	// Skipped counts documents unchanged since a done record, or, with
+	// ResendStale, not stale.
 	Skipped int
-	// Stale counts the documents sent (or, in a dry run, listed) because
-	// their done record holds their content but other settings: the
-	// chunker, its options, metadata, source, subject or collection
-	// changed, or the workers' chunker defaults did.
-	Stale int
-	// Failed counts documents not accepted: unreadable, invalid, too
-	// large, refused by the server, or given up.
-	Failed int
-	// GaveUp counts the failed documents that were in flight or not yet
-	// sent when the run gave up because the server stayed unavailable
-	// (ErrUnavailable).
-	GaveUp int
-	// Retries counts the re-sends of publishes whose PubAck did not come.
-	Retries int
+	// Stale counts the documents sent (or listed) because their done
+	// record holds their content but other settings.
+	Stale   int
+	Failed  int // not accepted: unreadable, invalid, refused, given up
+	GaveUp  int // of the failed, those lost to ErrUnavailable
+	Retries int // re-sends of publishes whose PubAck did not come
 	// Bytes is the content size of the accepted documents; ReadBytes of
 	// every document read (sent or skipped).
 	Bytes     int64
@@ -48,51 +37,41 @@ type Stats struct {
 
 // Failure is one document that was not accepted.
 type Failure struct {
-	// ID is the document id ("" for a stdin line that has none).
-	ID string
-	// Line is the 1-based line number of a stdin request, 0 otherwise.
-	Line int
-	// Err says why.
-	Err error
+	ID   string // "" for a stdin line that has none
+	Line int    // 1-based line number of a stdin request, 0 otherwise
+	Err  error
 }
 
 // Planned is one request a dry run would send.
 type Planned struct {
-	ID    string
-	Op    messages.Op
-	Bytes int
-	// Object tells that the content would go through the Object Store.
-	Object bool
+	ID     string
+	Op     messages.Op
+	Bytes  int
+	Object bool // the content would go through the Object Store
 }
 
 // Summary is the result of a backfill or a stream.
 type Summary struct {
 	Stats
-	// Elapsed is the wall time of the run.
 	Elapsed time.Duration
 	// Outages counts the times publishing was held back because the
-	// server answered no publish; Unavailable is how long it was held
-	// back in all.
+	// server answered no publish; Unavailable is how long in all.
 	Outages     int
 	Unavailable time.Duration
-	// Failures lists the documents not accepted, in order.
-	Failures []Failure
-	// Warnings are the walker's and mailbox reader's warnings.
-	Warnings []chunking.Warning
+	Failures    []Failure          // in order
+	Warnings    []chunking.Warning // the walker's and mailbox reader's
 }
 
 // OK reports whether every document was accepted or skipped.
 func (s *Summary) OK() bool { return s.Failed == 0 }
 
-// tally keeps the counters; the progress callback runs under its lock, so
-// it is called one at a time.
+// tally keeps the counters; the callbacks run under its lock, so they
+// are called one at a time.
 type tally struct {
 	mu       sync.Mutex
 	s        Summary
 	progress func(Stats)
-	// sent, when set, receives each request the server accepted, under
-	// the lock (one call at a time).
-	sent func(Sent)
+	sent     func(Sent) // each request the server accepted
 }
 
 func (t *tally) update(f func(s *Summary)) {
@@ -118,21 +97,17 @@ func (t *tally) fail(id string, line int, err error) {
 // settle counts a request whose publish finished.
 func (t *tally) settle(o *outgoing) {
 	endSend(o.span, o.ack, o.err)
-	if o.err != nil {
-		t.update(func(s *Summary) {
-			s.Done++
+	t.update(func(s *Summary) {
+		s.Retries += o.retries
+		s.Done++
+		if o.err != nil {
 			s.Failed++
-			s.Retries += o.retries
 			if o.gaveUp {
 				s.GaveUp++
 			}
 			s.Failures = append(s.Failures, Failure{ID: o.id, Line: o.line, Err: o.err})
-		})
-		return
-	}
-	t.update(func(s *Summary) {
-		s.Retries += o.retries
-		s.Done++
+			return
+		}
 		s.Sent++
 		s.Bytes += int64(o.bytes)
 		if o.del {
@@ -147,7 +122,7 @@ func (t *tally) settle(o *outgoing) {
 	})
 }
 
-// sentAll passes ss to sent, one call at a time.
+// sentAll passes ss to sent.
 func (t *tally) sentAll(ss []Sent) {
 	t.mu.Lock()
 	defer t.mu.Unlock()

@@ -11,60 +11,44 @@ import (
 	"github.com/chunkstream/chunkstream/topology"
 )
 
-// DocumentCounts counts the document records by state.
+// DocumentCounts counts the document records by state; Other counts
+// records of an unknown state or that do not parse.
 type DocumentCounts struct {
-	// Total is the number of document records.
-	Total int `json:"total"`
-	// Done counts upserts written to the sink; Deleted deletes done.
-	Done    int `json:"done"`
-	Deleted int `json:"deleted"`
-	// Pending counts versions a worker started and has not finished (or
-	// died on); DeadLettered versions dead-lettered, newest first.
+	Total        int `json:"total"`
+	Done         int `json:"done"`    // upserts done
+	Deleted      int `json:"deleted"` // deletes done
 	Pending      int `json:"pending"`
 	DeadLettered int `json:"dead_lettered"`
-	// Dismissed counts versions whose dead letter was purged.
-	Dismissed int `json:"dismissed,omitempty"`
-	// Other counts records of a state this version does not know, or
-	// that do not parse.
-	Other int `json:"other,omitempty"`
+	Dismissed    int `json:"dismissed,omitempty"` // dead letter purged
+	Other        int `json:"other,omitempty"`
 }
 
 // Backlog is the work queue's state: the workers' consumer on the ingest
 // stream.
 type Backlog struct {
-	// Stream and Consumer name them.
 	Stream   string `json:"stream"`
 	Consumer string `json:"consumer"`
-	// Pending counts requests not yet delivered; AckPending those
-	// delivered and not yet acknowledged (in work); Redelivered those
-	// delivered more than once and not yet acknowledged.
+	// Pending, AckPending and Redelivered are the consumer's NumPending,
+	// NumAckPending and NumRedelivered.
 	Pending     uint64 `json:"pending"`
 	AckPending  int    `json:"ack_pending"`
 	Redelivered int    `json:"redelivered"`
 }
 
-// Status is the state of the pipeline as the producer can read it: the
-// document records, the backlog, the dead letters and the chunker
-// defaults the workers advertise.
+// Status is the state of the pipeline as the producer can read it.
 type Status struct {
 	Documents DocumentCounts `json:"documents"`
-	// Backlog is nil when the stream or consumer does not exist (no
-	// worker set up yet).
+	// Backlog is nil when the stream or consumer does not exist.
 	Backlog *Backlog `json:"backlog"`
-	// DeadLetters is the number of messages in the dead letter stream
-	// (-1 when it does not exist).
+	// DeadLetters is the DLQ stream's message count (-1: no stream).
 	DeadLetters int64 `json:"dead_letters"`
-	// ChunkerDefaults are the workers' advertised defaults, nil when none
-	// are advertised.
+	// ChunkerDefaults are the workers' advertised defaults (nil: none).
 	ChunkerDefaults *messages.ChunkerDefaults `json:"chunker_defaults"`
-	// Workers are the workers' presences (ReadWorkers).
-	Workers []messages.WorkerPresence `json:"workers"`
+	Workers         []messages.WorkerPresence `json:"workers"`
 }
 
-// ReadStatus reads the pipeline's status: one pass over the document
-// records, the consumer's and the dead letter stream's info. A bucket,
-// stream or consumer that does not exist reads as empty (nil Backlog, -1
-// dead letters).
+// ReadStatus reads the pipeline's status; what is not set up yet reads as
+// empty (the package doc).
 func ReadStatus(ctx context.Context, js jetstream.JetStream, cfg topology.Config) (Status, error) {
 	cfg = cfg.WithDefaults()
 	st := Status{DeadLetters: -1}
@@ -152,11 +136,9 @@ func ReadRecord(ctx context.Context, js jetstream.JetStream, bucket, id string) 
 }
 
 // EachRecord calls fn with every document record of bucket, in one pass
-// (a KV watch delivering the newest value of each key), in no particular
-// order: the document id, the record, and ok false when the value does
-// not parse (rec is then zero). Keys that are not document ids (the
-// workers' chunker defaults) are passed over. A missing bucket has no
-// records. An error of fn stops the walk and is returned.
+// (a KV watch), in no particular order; ok is false when the value does
+// not parse. Keys that are not document ids are passed over; a missing
+// bucket has no records. An error of fn stops the walk and is returned.
 func EachRecord(ctx context.Context, js jetstream.JetStream, bucket string, fn func(id string, rec messages.DocRecord, ok bool) error) error {
 	kv, err := js.KeyValue(ctx, bucket)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {

@@ -15,7 +15,7 @@ import (
 
 // MaxLineBytes is the longest JSON line SendLines reads (larger lines are
 // reported and skipped): 64 MiB of content, base64-inflated, plus the
-// envelope. Larger documents belong in the Object Store.
+// envelope.
 const MaxLineBytes = 96 << 20
 
 // StreamOptions configure Producer.SendLines.
@@ -30,24 +30,18 @@ type StreamOptions struct {
 	// DryRun publishes nothing; OnDryRun receives each valid request.
 	DryRun   bool
 	OnDryRun func(Planned)
-	// OnSent, when set, receives each request the server accepted, one
-	// call at a time.
-	OnSent func(Sent)
-	// OnProgress is called after each line settles, one call at a time.
+	// OnSent, OnProgress (after each line settles) and OnBadLine (each
+	// invalid line, as it is found) are called one at a time when set.
+	OnSent     func(Sent)
 	OnProgress func(Stats)
-	// OnBadLine, when set, is called for each line that is not a valid
-	// request (also listed in the summary's Failures), as it is found.
-	OnBadLine func(Failure)
+	OnBadLine  func(Failure)
 }
 
 // SendLines reads ingest requests as JSON lines (the wire contract's
-// JSON form: content, content_b64 or content_ref) from r and publishes
-// each, re-encoded in the producer's content type, with the Nats-Msg-Id
-// of the wire contract. A line that does not decode or validate is
-// reported by its 1-based number and the stream goes on; blank lines are
-// ignored. Content larger than the inline limit goes through the Object
-// Store. Stream requests are never skipped as unchanged: each line is an
-// event.
+// JSON form) from r and publishes each in the producer's content type. A
+// line that does not decode or validate is reported by its 1-based number
+// and the stream goes on; blank lines are ignored. Lines are never
+// skipped as unchanged: each is an event.
 func (p *Producer) SendLines(ctx context.Context, r io.Reader, o StreamOptions) (Summary, error) {
 	start := time.Now()
 	t := &tally{progress: o.OnProgress, sent: o.OnSent}
@@ -168,9 +162,9 @@ type unsentError struct{ f Failure }
 func (e *unsentError) Error() string { return e.f.Err.Error() }
 func (e *unsentError) Unwrap() error { return e.f.Err }
 
-// readLine reads one line (without its newline) of at most max bytes;
-// a longer line is consumed and reported with tooLong. At the end of the
-// input err is io.EOF (line may hold a last unterminated line).
+// readLine reads one line (without its newline) of at most max bytes; a
+// longer line is consumed and reported with tooLong. At the end err is
+// io.EOF (line may hold a last unterminated line).
 func readLine(br *bufio.Reader, max int) (line []byte, tooLong bool, err error) {
 	var buf []byte
 	for {

@@ -18,10 +18,8 @@ import (
 // processed.
 var ErrWaitTimeout = errors.New("producer: requests still pending")
 
-// Awaited is a published request to wait for: its document id and the
-// INGEST stream sequence its PubAck gave, or, for a request sent in a
-// fast-ingest batch, the bounds of that sequence and its version (see
-// Sent).
+// Awaited is a published request to wait for: its document id and INGEST
+// sequence, or, for a batched request, the bounds and version of Sent.
 type Awaited struct {
 	ID      string `json:"id"`
 	Seq     uint64 `json:"ingest_seq"`
@@ -40,15 +38,8 @@ const (
 	awaitSuperseded
 )
 
-// outcome decides a from rec, the record of its document. A request of
-// known sequence is decided by a record at that sequence, and superseded
-// by one above it. A batched request's record is a record above After
-// (so neither an earlier version nor the replay of one, which keeps its
-// version's sequence) and at most Seq whose version is a's; above Seq it
-// is superseded. A record between the bounds of another version (another
-// sender's request of the same document, at the same moment) leaves a
-// pending: whether it came before or after a is not known, so either the
-// record moves on to a's version or a stays pending.
+// outcome decides a from rec, the record of its document, by the rules of
+// the package doc (Status and waiting).
 func (a Awaited) outcome(rec messages.DocRecord) awaitOutcome {
 	ours := rec.IngestSeq == a.Seq
 	if a.Batched {
@@ -97,44 +88,35 @@ type WaitFailure struct {
 // WaitResult is what Wait found.
 type WaitResult struct {
 	WaitStats
-	// Elapsed is how long Wait watched.
 	Elapsed time.Duration `json:"elapsed"`
-	// Failures are the dead-lettered requests, SupersededRequests those
-	// overtaken by a newer version, PendingRequests those still pending
-	// when Wait stopped; each sorted by id.
+	// Failures, SupersededRequests and PendingRequests list the requests
+	// of those outcomes, each sorted by id.
 	Failures           []WaitFailure `json:"failures,omitempty"`
 	SupersededRequests []Awaited     `json:"superseded_requests,omitempty"`
 	PendingRequests    []Awaited     `json:"pending_requests,omitempty"`
 }
 
 // OK reports whether every request was processed and none failed
-// (superseded ones are fine: a newer version took their place).
+// (superseded ones are fine).
 func (r *WaitResult) OK() bool { return r.Failed == 0 && r.Pending == 0 }
 
 // WaitOptions configure Wait.
 type WaitOptions struct {
-	// Bucket is the KV bucket of document records (CHUNKSTREAM_DOCS).
+	// Bucket is the KV bucket of document records.
 	Bucket string
-	// OnProgress is called, one call at a time, when a request's outcome
-	// is known, with the counts so far.
+	// OnProgress receives the counts whenever a request's outcome is
+	// known, one call at a time.
 	OnProgress func(WaitStats)
 }
 
 // Wait watches the document records of the awaited requests until each
-// is processed (done, dead-lettered or superseded) or ctx ends. The
-// record of the request's document decides: the request's record (at its
-// sequence; for a batched request, see Awaited.outcome) that is done
-// means done, dead-lettered means failed (with the record's last
-// failure); a record at a higher sequence means superseded; anything else
-// is pending. When ctx ends first, the result
-// lists the pending requests and the error wraps ErrWaitTimeout (and
-// ctx's error). Other errors are the records' (a missing bucket: no
-// worker ever ran, every request pending).
+// is processed (done, dead-lettered or superseded: the package doc) or
+// ctx ends; then the result lists the pending requests and the error
+// wraps ErrWaitTimeout and ctx's error. A missing bucket is waited for.
 func Wait(ctx context.Context, js jetstream.JetStream, sent []Awaited, o WaitOptions) (WaitResult, error) {
 	start := time.Now()
 	res := WaitResult{WaitStats: WaitStats{Total: len(sent), Pending: len(sent)}}
-	// The requests by document, lowest sequence first; an id sent twice
-	// (a stream) is watched twice.
+	// By document, lowest sequence first; an id sent twice is watched twice.
 	byID := make(map[string][]Awaited, len(sent))
 	for _, a := range sent {
 		byID[a.ID] = append(byID[a.ID], a)
@@ -210,8 +192,7 @@ func byIDSeq(a, b Awaited) int {
 
 // watchRecords calls fn with every document record of bucket, the
 // current ones and then every change, until fn returns true (nil error)
-// or ctx ends (ctx's error); fn decides when the watch is over. A bucket that does not exist yet is looked
-// for again every second: the workers create it.
+// or ctx ends (ctx's error). A missing bucket is looked for every second.
 func watchRecords(ctx context.Context, js jetstream.JetStream, bucket string, fn func(id string, rec messages.DocRecord) bool) error {
 	var kv jetstream.KeyValue
 	for {
