@@ -16,9 +16,7 @@ type command struct {
 	run func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, lookup func(string) (string, bool)) (int, error)
 }
 
-// commands are the subcommands by name. Without one of these names as
-// its first argument, producer sends documents (`producer [flags]
-// PATH...`), so a folder named like a subcommand is given as ./NAME.
+// commands are the subcommands by name.
 var commands = map[string]command{
 	"dlq":    {usage: "dlq list|replay|purge [flags]     list, replay or delete dead letters", run: runDLQ},
 	"status": {usage: "status [-json] [-id ID | -failed]  documents by state, backlog, dead letters; one record; the failed", run: runStatus},

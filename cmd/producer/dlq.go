@@ -24,9 +24,8 @@ import (
 	"github.com/chunkstream/chunkstream/topology"
 )
 
-// dlqConfig is the settings of `producer dlq`: the connection, the
-// topology (it acts on the dead letter stream's name only) and the bound
-// of each publish and delete.
+// dlqConfig is the settings of `producer dlq` (of the topology, it acts
+// on the dead letter stream's name only).
 type dlqConfig struct {
 	NATS natsconn.Config
 	topology.Config
@@ -173,8 +172,7 @@ func runDLQ(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 }
 
 // cell returns s for a tab-separated line: "-" when empty, quoted (Go
-// syntax) when it holds a tab, a line break or another control
-// character, as itself otherwise.
+// syntax) when it holds a control character.
 func cell(s string) string {
 	if s == "" {
 		return "-"
@@ -185,8 +183,7 @@ func cell(s string) string {
 	return s
 }
 
-// entryLine is a dead letter as list prints it: DLQ sequence, time, doc
-// id, original subject, kind, cause, reason, deliveries.
+// entryLine is a dead letter as list prints it.
 func entryLine(e producer.DeadLetterEntry) string {
 	reason := e.Reason
 	if e.Problem != "" {
@@ -254,8 +251,7 @@ func dlqList(ctx context.Context, d *producer.DLQ, a dlqArgs, stdout, stderr io.
 // keepText is a KeepReason in words.
 func keepText(k producer.KeepReason) string { return strings.ReplaceAll(string(k), "_", " ") }
 
-// replayLine is one dead letter as replay prints it: what happened (or
-// would), the DLQ sequence, the document id and the detail.
+// replayLine is one dead letter as replay prints it.
 func replayLine(r producer.Replayed) string {
 	e := r.Entry
 	var what, detail string

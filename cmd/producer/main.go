@@ -1,6 +1,6 @@
 // Command producer sends documents to the INGEST stream: backfills of
 // folders (millions of files), event streams as JSON lines, and mailboxes
-// sharded by thread.
+// sharded by thread. The work is done by package producer.
 //
 //	producer [flags] PATH...          folders and files
 //	producer -chunker email [flags] MAILBOX...   one request per thread
@@ -8,28 +8,12 @@
 //	producer dlq list|replay|purge [flags]       dead letters
 //	producer status [-json] [-id ID | -failed]   documents by state, backlog
 //
-// Every flag is also an environment variable (see -h; a flag beats its
-// variable). Unchanged documents (a done document record holding their
-// content's sha256 and the settings fingerprint of the request) are
-// skipped unless -force; -resend-stale sends only those whose settings
-// changed (after a change of the workers' chunker defaults);
-// -delete-missing sends deletes for documents whose file is gone;
-// -dry-run lists what would be sent. A setting that has no effect in the
-// run's mode (-stdin, mailboxes, -dry-run) is a usage error. -wait waits,
-// after publishing, until the workers processed every request sent,
-// with a progress bar and a summary of what failed and why. It prints
-// a summary and exits 0 when every request was accepted (or skipped) and,
-// with -wait, processed, 1 when any failed or the run could not
-// complete, 2 on a usage error. The work is done by package producer.
-//
-// A first argument naming a subcommand (the table commands) runs it
-// instead: `producer dlq` lists, replays and purges dead letters
-// (dlq.go); `producer status` shows the documents by state, the backlog
-// and the dead letters, one document's record, or the failed ones
-// (status.go). A folder named like a subcommand is sent as ./dlq or
-// ./status. The settings of a subcommand are variables and flags as
-// above; its selections (the dlq filters, -json, -dry-run, -yes, -id,
-// -failed) are flags only, since they belong to one command line.
+// docs/cli.md describes its settings, modes and exit statuses. A first
+// argument naming a subcommand (the table commands) runs it instead, so a
+// folder named like one is sent as ./dlq. A subcommand's settings are
+// variables and flags; its selections (the dlq filters, -json, -dry-run,
+// -yes, -id, -failed) are flags only, since they belong to one command
+// line.
 package main
 
 import (
@@ -291,14 +275,12 @@ func warnDuplicateWindow(ctx context.Context, js jetstream.JetStream, name strin
 	}
 }
 
-// errText is an error as the command prints it after its own "producer: ":
-// without the producer package's prefix, so that it is said once.
+// errText is err without the producer package's prefix, which the
+// command prints itself.
 func errText(err error) string { return strings.TrimPrefix(err.Error(), "producer: ") }
 
 // streamForSubject finds the stream that stores the producer's subject,
-// waiting up to the set-up timeout while workers starting too may still
-// be creating INGEST; while it waits it says so, and how long it will go
-// on waiting, every 10 s.
+// waiting up to the set-up timeout, and saying so every 10 s.
 func streamForSubject(ctx context.Context, js jetstream.JetStream, c *config, stderr io.Writer) (string, error) {
 	if name, err := js.StreamNameBySubject(ctx, c.Subject); err == nil {
 		return name, nil

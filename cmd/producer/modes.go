@@ -56,10 +56,8 @@ var publishFlags = []string{"rate", "max-pending", "max-pending-bytes", "retry-f
 	"objects-ttl", "replicas", "wait", "wait-timeout"}
 
 // checkModes reports the first setting given that has no effect in the
-// mode the run is in, or two that exclude each other: nothing is
-// accepted and ignored. chunkerFlags are the chunker option flags
-// (requests of a backfill only); mailbox tells that the paths are
-// mailboxes (one request per thread, format mbox, no extension filter).
+// run's mode, or two that exclude each other. chunkerFlags are the
+// chunker option flags; mailbox tells that the paths are mailboxes.
 func checkModes(set map[string]bool, c *config, chunkerFlags map[string]bool, mailbox bool) error {
 	bad := func(name, why string) error {
 		return fmt.Errorf("%w: -%s %s", envflag.ErrUsage, name, why)

@@ -12,9 +12,8 @@ import (
 	"github.com/chunkstream/chunkstream/producer"
 )
 
-// progress shows a backfill's progress bar: documents settled of the
-// total, with files/s, MB/s, skipped and failed counts. It is created on
-// the first update (when the total is known) and is a no-op when hidden.
+// progress shows a progress bar, created on the first update (when the
+// total is known); a no-op when hidden.
 type progress struct {
 	w       io.Writer
 	visible bool
@@ -32,7 +31,8 @@ func newProgress(w io.Writer, mode string) *progress {
 	return &progress{w: w, visible: visible, start: time.Now()}
 }
 
-// update is the producer's OnProgress callback (called one at a time).
+// update is a backfill's OnProgress callback: documents settled of the
+// total, with files/s, MB/s, skipped and failed counts.
 func (p *progress) update(s producer.Stats) {
 	if !p.visible {
 		return
@@ -53,8 +53,7 @@ func (p *progress) update(s producer.Stats) {
 	}
 }
 
-// open creates the bar, of total steps, on the first update; called with
-// mu held.
+// open creates the bar; called with mu held.
 func (p *progress) open(total int, description string) {
 	if p.bar != nil {
 		return

@@ -15,9 +15,8 @@ import (
 	"github.com/chunkstream/chunkstream/worker/qdrantsink"
 )
 
-// searchConfig is the settings of `producer search`: the worker's Qdrant
-// connection and default collection, and its embedder for the dense
-// vector.
+// searchConfig is the settings of `producer search`: the workers' Qdrant
+// connection and embedder.
 type searchConfig struct {
 	Qdrant qdrantsink.Config
 	Embed  embed.Config

@@ -22,9 +22,7 @@ import (
 	"github.com/chunkstream/chunkstream/topology"
 )
 
-// statusConfig is the settings of `producer status`: the connection and
-// the topology it reads (the records bucket, the ingest stream and its
-// consumer, the dead letter stream).
+// statusConfig is the settings of `producer status`.
 type statusConfig struct {
 	NATS natsconn.Config
 	topology.Config
@@ -57,9 +55,7 @@ func bindStatusFlags(fs *flag.FlagSet, c *statusConfig, a *statusArgs) {
 	fs.BoolVar(&a.failed, "failed", false, "list the documents whose newest version was dead-lettered, with the reasons")
 }
 
-// runStatus is `producer status`: the documents by state, the backlog
-// and the dead letters; with -id one document's record; with -failed the
-// documents whose newest version was dead-lettered, with the reasons.
+// runStatus is `producer status` (the flags say what it shows).
 func runStatus(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer, lookup func(string) (string, bool)) (int, error) {
 	var c statusConfig
 	if err := loadEnv(&c, lookup); err != nil {
@@ -143,8 +139,7 @@ func runStatus(ctx context.Context, args []string, _ io.Reader, stdout, stderr i
 	return 0, nil
 }
 
-// recordJSON is a record as status -json prints it: the record's fields
-// under their wire names, after the document id.
+// recordJSON is a record as status -json prints it, after its id.
 type recordJSON struct {
 	ID string `json:"id"`
 	messages.DocRecord
@@ -185,9 +180,8 @@ func statusRecord(ctx context.Context, js jetstream.JetStream, bucket, id string
 	return 0, nil
 }
 
-// statusFailed lists the dead-lettered documents, sorted by id: one
-// tab-separated line (id, ingest seq, time, cause, reason) or JSON object
-// each.
+// statusFailed lists the dead-lettered documents, sorted by id, one line
+// or JSON object each.
 func statusFailed(ctx context.Context, js jetstream.JetStream, bucket string, asJSON bool, stdout io.Writer) (int, error) {
 	var out []recordJSON
 	err := producer.EachRecord(ctx, js, bucket, func(id string, rec messages.DocRecord, ok bool) error {
@@ -215,8 +209,7 @@ func statusFailed(ctx context.Context, js jetstream.JetStream, bucket string, as
 	return 0, nil
 }
 
-// printWorkers writes how many workers pull, then a line per worker: id,
-// host, readiness, when it last pulled, what it holds, its age.
+// printWorkers writes how many workers pull, then a line per worker.
 func printWorkers(w io.Writer, ws []messages.WorkerPresence, now time.Time) {
 	pulling := 0
 	for _, p := range ws {

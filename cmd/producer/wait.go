@@ -15,10 +15,8 @@ import (
 )
 
 // waitProcessed is -wait: it watches the records of the sent requests
-// with a progress bar until each is processed or none has finished for
-// -wait-timeout, then prints a summary, the dead-lettered requests with
-// their reasons and, on a timeout, those still pending. Meanwhile it says
-// when no worker is pulling. It returns 1 when any failed or is still
+// until each is processed or none has finished for -wait-timeout, then
+// prints what printWait does. It returns 1 when any failed or is still
 // pending.
 func waitProcessed(ctx context.Context, js jetstream.JetStream, c *config, sent []producer.Awaited, stderr io.Writer) (int, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
@@ -42,9 +40,8 @@ func waitProcessed(ctx context.Context, js jetstream.JetStream, c *config, sent 
 	return 0, nil
 }
 
-// printWait writes the summary of a wait: the counts, then each failed
-// request with its cause and reason, each superseded one, and each
-// still pending (the first maxListedFailures of each).
+// printWait writes the counts of a wait, then the first
+// maxListedFailures failed, superseded and pending requests.
 func printWait(w io.Writer, r *producer.WaitResult) {
 	fmt.Fprintf(w, "producer: waited %s for %d requests: %d done, %d failed, %d superseded, %d pending\n",
 		r.Elapsed.Round(time.Millisecond), r.Total, r.Done, r.Failed, r.Superseded, r.Pending)

@@ -8,8 +8,7 @@ import (
 )
 
 // printWarnings prints a record's chunker warnings under status -id: the
-// count, then one indented line per warning kept (kind, message) and how
-// many more there were. Nothing when there are none.
+// count, then one line per warning kept and how many more there were.
 func printWarnings(w io.Writer, ws messages.Warnings) {
 	if ws.Total == 0 {
 		return
