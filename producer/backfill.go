@@ -37,8 +37,7 @@ type BackfillOptions struct {
 	IDPrefix string
 	// Exts keeps only files with these extensions (empty: every file).
 	Exts []string
-	// Template holds the request fields copied into every document
-	// (Format, Chunker, Options, Metadata, Source, Collection); its ID and
+	// Template holds the request fields of every document; its ID and
 	// Content are ignored.
 	Template Document
 	// Split, when set, reads each path as one input split into parts (a
@@ -49,10 +48,9 @@ type BackfillOptions struct {
 	// Force sends every document, even those whose done record holds
 	// their content's version and settings.
 	Force bool
-	// SendInvalidText sends a file of a text format (Markdown, MDX, text)
-	// that is not valid UTF-8 as it is, for the workers to dead-letter;
-	// without it the file is reported with the offset of its first bad
-	// byte (an error matching chunking.ErrNotUTF8) and not sent.
+	// SendInvalidText sends text-format files that are not valid UTF-8 as
+	// they are, for the workers to dead-letter, instead of failing them
+	// (chunking.ErrNotUTF8).
 	SendInvalidText bool
 	// ResendStale sends only the stale documents: those whose done record
 	// holds their content's version but another settings fingerprint (or
@@ -73,14 +71,12 @@ type BackfillOptions struct {
 	Retry RetryOptions
 	// Readers is how many files are read and hashed at once (default 8).
 	Readers int
-	// OnProgress is called after each document settles, one call at a
-	// time.
+	// OnProgress (after each document settles), OnDryRun (each planned
+	// request of a dry run, in order) and OnSent (each request the server
+	// accepted: what Wait watches) are called one at a time when set.
 	OnProgress func(Stats)
-	// OnDryRun receives the planned requests of a dry run, in order.
-	OnDryRun func(Planned)
-	// OnSent, when set, receives each request the server accepted (its
-	// id and INGEST sequence: what Wait watches), one call at a time.
-	OnSent func(Sent)
+	OnDryRun   func(Planned)
+	OnSent     func(Sent)
 	// Logger receives warnings; nil discards them.
 	Logger *slog.Logger
 }

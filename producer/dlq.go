@@ -34,11 +34,6 @@ type DLQFilter struct {
 	Seqs []uint64
 }
 
-// IsZero reports whether f selects every dead letter.
-func (f DLQFilter) IsZero() bool {
-	return f.Kind == "" && f.Cause == "" && f.Subject == "" && f.IDPrefix == "" && len(f.Seqs) == 0
-}
-
 // String describes the filter in the command's flags.
 func (f DLQFilter) String() string {
 	var parts []string

@@ -123,9 +123,6 @@ type sender struct {
 	settle   func(*outgoing)
 	pace     pacer
 	gate     *gate
-
-	inFlight    atomic.Int64 // retries awaiting their PubAck
-	maxInFlight atomic.Int64 // the most at once
 }
 
 // newSender starts the collector and the settler; settle is called once
@@ -313,9 +310,6 @@ func (s *sender) retryPublish(ctx context.Context, o *outgoing) {
 			return
 		}
 		o.retries++
-		n := s.inFlight.Add(1)
-		for m := s.maxInFlight.Load(); n > m && !s.maxInFlight.CompareAndSwap(m, n); m = s.maxInFlight.Load() {
-		}
 		start := time.Now()
 		// The attempt is abandoned when the gate changes state: sent while
 		// up, its PubAck is presumed lost in the outage that began; a
@@ -325,7 +319,6 @@ func (s *sender) retryPublish(ctx context.Context, o *outgoing) {
 		ack, err := s.js.PublishMsg(actx, o.msg)
 		stop()
 		cancel()
-		s.inFlight.Add(-1)
 		o.ack, o.err = ack, err
 		if ctx.Err() != nil && err != nil {
 			return
@@ -351,16 +344,13 @@ type outcome int
 const (
 	// published: the PubAck came (a duplicate's included).
 	published outcome = iota
-	// refused: the server refused the message for itself (over the
-	// stream's maximum message or header size, over the max payload, a
-	// sealed stream): retrying cannot help, and the server is up.
+	// refused: the server refused the message for itself: retrying
+	// cannot help, and the server is up.
 	refused
-	// busy: the server answered but asks to come back (the same
-	// Nats-Msg-Id is still being stored, too many requests): retry this
-	// request after a pause, the server is up.
+	// busy: the server asks to come back: retry this request after a
+	// pause, the server is up.
 	busy
-	// unanswered: timeout, disconnection, no responders, no leader,
-	// storage errors: the server may be down; retry through the gate.
+	// unanswered: the server may be down; retry through the gate.
 	unanswered
 )
 

@@ -3,6 +3,7 @@ package producer
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -119,10 +120,7 @@ func (p *Producer) sendLine(ctx context.Context, bf *backfill, snd *sender, o St
 		msgID = messages.IngestMsgID(req.ID, req.ContentRef.Name, p.opts.SendID)
 	}
 	if o.DryRun {
-		op := messages.OpUpsert
-		if req.IsDelete() {
-			op = messages.OpDelete
-		}
+		op := cmp.Or(req.Op, messages.OpUpsert) // validated: upsert or delete
 		bf.dry(Planned{ID: req.ID, Op: op, Bytes: len(req.Content), Object: len(req.Content) > p.opts.MaxInline})
 		return nil
 	}

@@ -1,6 +1,7 @@
 package producer
 
 import (
+	"cmp"
 	"context"
 
 	"github.com/nats-io/nats.go"
@@ -37,10 +38,7 @@ func (p *Producer) tracedMessage(ctx context.Context, req *messages.IngestReques
 func (p *Producer) startSend(ctx context.Context, req *messages.IngestRequest, m *nats.Msg) trace.Span {
 	ctx, span := p.tracer.Start(ctx, SpanSend, trace.WithSpanKind(trace.SpanKindProducer))
 	if span.IsRecording() {
-		op := messages.OpUpsert
-		if req.IsDelete() {
-			op = messages.OpDelete
-		}
+		op := cmp.Or(req.Op, messages.OpUpsert) // upsert or delete
 		span.SetAttributes(tracing.DocID.String(req.ID), tracing.Subject.String(m.Subject),
 			tracing.Op.String(string(op)), tracing.Bytes.Int(len(req.Content)))
 	}
