@@ -17,6 +17,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -24,6 +25,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -79,11 +81,7 @@ func runErr(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	fs := flag.NewFlagSet("producer", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	bindFlags(fs, &c)
-	defChunker := c.Chunker
-	if defChunker == "" {
-		defChunker = "markdown"
-	}
-	chunkers := chunkflags.Register(fs, registry.Default().Entries(), defChunker)
+	chunkers := chunkflags.Register(fs, registry.Default().Entries(), cmp.Or(c.Chunker, "markdown"))
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: producer [flags] PATH...\n       producer -chunker email [flags] MAILBOX...\n       producer -stdin [flags] < requests.jsonl\n"+commandsUsage())
 		fs.PrintDefaults()
@@ -107,9 +105,7 @@ func runErr(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if c.Options != "" {
 		_ = json.Unmarshal([]byte(c.Options), &opts) // validated
 	}
-	for k, v := range raw {
-		opts[k] = v
-	}
+	maps.Copy(opts, raw)
 	var options map[string]any
 	if len(opts) > 0 {
 		if options, err = entry.Normalize(opts); err != nil {

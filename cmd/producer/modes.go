@@ -3,6 +3,8 @@ package main
 import (
 	"flag"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/chunkstream/chunkstream/cmd/internal/envflag"
@@ -59,42 +61,21 @@ var publishFlags = []string{"rate", "max-pending", "max-pending-bytes", "retry-f
 // run's mode, or two that exclude each other. chunkerFlags are the
 // chunker option flags; mailbox tells that the paths are mailboxes.
 func checkModes(set map[string]bool, c *config, chunkerFlags map[string]bool, mailbox bool) error {
-	bad := func(name, why string) error {
-		return fmt.Errorf("%w: -%s %s", envflag.ErrUsage, name, why)
+	rules := []struct {
+		mode  bool
+		names []string
+		why   string
+	}{
+		{c.Stdin, slices.Concat(requestFlags, slices.Sorted(maps.Keys(chunkerFlags))), "has no effect with -stdin: each line is a whole request"},
+		{mailbox, []string{"ext", "format"}, "has no effect with -chunker email: each path is one mailbox, sent as format mbox"},
+		{c.DryRun, publishFlags, "has no effect with -dry-run, which publishes nothing"},
+		{!c.Wait, []string{"wait-timeout"}, "has no effect without -wait"},
+		{c.ResendStale, []string{"force", "delete-missing"}, "excludes -resend-stale, which sends only documents whose settings changed"},
 	}
-	if c.Stdin {
-		for _, name := range requestFlags {
-			if set[name] {
-				return bad(name, "has no effect with -stdin: each line is a whole request")
-			}
-		}
-		for name := range chunkerFlags {
-			if set[name] {
-				return bad(name, "has no effect with -stdin: each line is a whole request")
-			}
-		}
-	}
-	if mailbox {
-		for _, name := range []string{"ext", "format"} {
-			if set[name] {
-				return bad(name, "has no effect with -chunker email: each path is one mailbox, sent as format mbox")
-			}
-		}
-	}
-	if c.DryRun {
-		for _, name := range publishFlags {
-			if set[name] {
-				return bad(name, "has no effect with -dry-run, which publishes nothing")
-			}
-		}
-	}
-	if set["wait-timeout"] && !c.Wait {
-		return bad("wait-timeout", "has no effect without -wait")
-	}
-	if c.ResendStale {
-		for _, name := range []string{"force", "delete-missing"} {
-			if set[name] {
-				return bad(name, "excludes -resend-stale, which sends only documents whose settings changed")
+	for _, r := range rules {
+		for _, name := range r.names {
+			if r.mode && set[name] {
+				return fmt.Errorf("%w: -%s %s", envflag.ErrUsage, name, r.why)
 			}
 		}
 	}

@@ -65,7 +65,6 @@ func runStatus(ctx context.Context, args []string, _ io.Reader, stdout, stderr i
 	fs.SetOutput(stderr)
 	var a statusArgs
 	bindStatusFlags(fs, &c, &a)
-	asJSON, id, failed := &a.json, &a.id, &a.failed
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: "+statusUsage)
 		fs.PrintDefaults()
@@ -80,7 +79,7 @@ func runStatus(ctx context.Context, args []string, _ io.Reader, stdout, stderr i
 		fs.Usage()
 		return 2, fmt.Errorf("%w: status takes no arguments, got %q", envflag.ErrUsage, fs.Args())
 	}
-	if *id != "" && *failed {
+	if a.id != "" && a.failed {
 		return 2, fmt.Errorf("%w: status: -id and -failed exclude each other", envflag.ErrUsage)
 	}
 	if err := errors.Join(c.NATS.Validate(), c.Log.Validate(), envflag.Explain(c.Config.Validate(), &c.Config, fs)); err != nil {
@@ -97,16 +96,16 @@ func runStatus(ctx context.Context, args []string, _ io.Reader, stdout, stderr i
 		return 1, fmt.Errorf("status: %w", err)
 	}
 	switch {
-	case *id != "":
-		return statusRecord(ctx, js, c.DocsBucket, *id, *asJSON, stdout)
-	case *failed:
-		return statusFailed(ctx, js, c.DocsBucket, *asJSON, stdout)
+	case a.id != "":
+		return statusRecord(ctx, js, c.DocsBucket, a.id, a.json, stdout)
+	case a.failed:
+		return statusFailed(ctx, js, c.DocsBucket, a.json, stdout)
 	}
 	st, err := producer.ReadStatus(ctx, js, c.Config)
 	if err != nil {
 		return 1, fmt.Errorf("status: %w", err)
 	}
-	if *asJSON {
+	if a.json {
 		return 0, json.NewEncoder(stdout).Encode(st)
 	}
 	d := st.Documents
