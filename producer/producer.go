@@ -2,6 +2,7 @@ package producer
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -85,12 +86,8 @@ type Producer struct {
 
 // New returns a producer publishing through js; nc gives the max payload.
 func New(nc *nats.Conn, js jetstream.JetStream, opts Options) *Producer {
-	if opts.Subject == "" {
-		opts.Subject = topology.DefaultIngestSubject
-	}
-	if opts.ContentType == "" {
-		opts.ContentType = messages.ContentTypeMsgpack
-	}
+	opts.Subject = cmp.Or(opts.Subject, topology.DefaultIngestSubject)
+	opts.ContentType = cmp.Or(opts.ContentType, messages.ContentTypeMsgpack)
 	opts.Topology = opts.Topology.WithDefaults()
 	if opts.MaxInline <= 0 {
 		opts.MaxInline = max(int(nc.MaxPayload())-64<<10, 4<<10)

@@ -1,6 +1,7 @@
 package producer
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -47,9 +48,7 @@ type RetryOptions struct {
 const DefaultRetryFor = time.Minute
 
 func (o RetryOptions) withDefaults() RetryOptions {
-	if o.RetryFor == 0 {
-		o.RetryFor = DefaultRetryFor
-	}
+	o.RetryFor = cmp.Or(o.RetryFor, DefaultRetryFor)
 	if o.Wait <= 0 {
 		o.Wait = 250 * time.Millisecond
 	}

@@ -147,9 +147,18 @@ func EachRecord(ctx context.Context, js jetstream.JetStream, bucket string, fn f
 	if err != nil {
 		return fmt.Errorf("producer: document records %s: %w", bucket, err)
 	}
+	return watchKV(ctx, kv, bucket, "read", false, func(id string, rec messages.DocRecord, ok bool) (bool, error) {
+		return false, fn(id, rec, ok)
+	})
+}
+
+// watchKV calls fn with every document record of kv (ok false when it
+// does not parse): the current values, then, with follow, every change,
+// until fn returns true or an error. what names the watch in errors.
+func watchKV(ctx context.Context, kv jetstream.KeyValue, bucket, what string, follow bool, fn func(id string, rec messages.DocRecord, ok bool) (bool, error)) error {
 	w, err := kv.WatchAll(ctx, jetstream.IgnoreDeletes())
 	if err != nil {
-		return fmt.Errorf("producer: read document records %s: %w", bucket, err)
+		return fmt.Errorf("producer: %s document records %s: %w", what, bucket, err)
 	}
 	defer func() { _ = w.Stop() }()
 	for {
@@ -158,17 +167,20 @@ func EachRecord(ctx context.Context, js jetstream.JetStream, bucket string, fn f
 			return ctx.Err()
 		case e, ok := <-w.Updates():
 			if !ok {
-				return fmt.Errorf("producer: read document records %s: watcher closed", bucket)
+				return fmt.Errorf("producer: %s document records %s: watcher closed", what, bucket)
 			}
-			if e == nil { // initial values delivered
-				return nil
+			if e == nil { // the current values are in; changes follow
+				if !follow {
+					return nil
+				}
+				continue
 			}
 			id, ok := messages.DocRecordID(e.Key())
 			if !ok {
 				continue
 			}
 			rec, err := messages.DecodeDocRecord(e.Value())
-			if err := fn(id, rec, err == nil); err != nil {
+			if done, err := fn(id, rec, err == nil); done || err != nil {
 				return err
 			}
 		}

@@ -211,39 +211,11 @@ func watchRecords(ctx context.Context, js jetstream.JetStream, bucket string, fn
 			return err
 		}
 	}
-	w, err := kv.WatchAll(ctx, jetstream.IgnoreDeletes())
-	if err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		return fmt.Errorf("producer: watch document records %s: %w", bucket, err)
+	err := watchKV(ctx, kv, bucket, "watch", true, func(id string, rec messages.DocRecord, ok bool) (bool, error) {
+		return ok && fn(id, rec), nil
+	})
+	if err != nil && ctx.Err() != nil {
+		return ctx.Err()
 	}
-	defer func() { _ = w.Stop() }()
-	for {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case e, ok := <-w.Updates():
-			if !ok {
-				if ctx.Err() != nil {
-					return ctx.Err()
-				}
-				return fmt.Errorf("producer: watch document records %s: watcher closed", bucket)
-			}
-			if e == nil {
-				continue // the current values are in; changes follow
-			}
-			id, ok := messages.DocRecordID(e.Key())
-			if !ok {
-				continue
-			}
-			rec, err := messages.DecodeDocRecord(e.Value())
-			if err != nil {
-				continue
-			}
-			if fn(id, rec) {
-				return nil
-			}
-		}
-	}
+	return err
 }
