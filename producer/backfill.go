@@ -22,7 +22,6 @@ import (
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/registry"
 	"github.com/chunkstream/chunkstream/messages"
-	"github.com/chunkstream/chunkstream/topology"
 )
 
 // ErrDuplicateID means two paths of one backfill give the same document
@@ -100,11 +99,10 @@ type plan struct {
 	inputs   []string // the "<input id>#" prefixes of split inputs
 }
 
-// Backfill sends the documents under o.Paths, one request per document,
-// then the deletes of o.DeleteMissing (the package doc has the rules). The
-// error is for a backfill that could not run or was stopped (ctx, a
-// duplicate id, ErrUnavailable); documents that failed alone are in the
-// summary's Failures.
+// Backfill sends the documents under o.Paths, then the deletes of
+// o.DeleteMissing (the package doc has the rules). The error is for a
+// backfill that could not run or was stopped (ctx, ErrDuplicateID,
+// ErrUnavailable); documents that failed alone are in Failures.
 func (p *Producer) Backfill(ctx context.Context, o BackfillOptions) (Summary, error) {
 	start := time.Now()
 	log := o.Logger
@@ -295,8 +293,7 @@ type backfill struct {
 	fps    map[string]string // settings fingerprint by resolved format
 	unsent int               // documents not sent when the run gave up
 
-	objMu     sync.Mutex // serialises Object Store writes
-	objectsOK bool
+	objMu sync.Mutex // serialises Object Store writes and putObject's lazy open
 
 	// bufs recycles file buffers: a document's bytes are copied into its
 	// encoded request, so the buffer is free once the request is built.
@@ -544,10 +541,7 @@ func (b *backfill) prepare(ctx context.Context, s source) prepared {
 	var err error
 	if pr.object {
 		b.objMu.Lock()
-		err = b.ensureObjects(ctx)
-		if err == nil {
-			req, msgID, err = b.p.Request(ctx, doc)
-		}
+		req, msgID, err = b.p.Request(ctx, doc)
 		b.objMu.Unlock()
 	} else {
 		req, msgID, err = b.p.Request(ctx, doc)
@@ -557,19 +551,6 @@ func (b *backfill) prepare(ctx context.Context, s source) prepared {
 	}
 	pr.err = err
 	return pr
-}
-
-// ensureObjects creates the objects bucket when it does not exist; called
-// with objMu held.
-func (b *backfill) ensureObjects(ctx context.Context) error {
-	if b.objectsOK {
-		return nil
-	}
-	if _, err := topology.Objects(ctx, b.p.js, b.p.opts.Topology); err != nil {
-		return fmt.Errorf("producer: %w", err)
-	}
-	b.objectsOK = true
-	return nil
 }
 
 // overLimitError is readFile's error for a file of more than its limit.

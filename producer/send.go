@@ -25,11 +25,8 @@ var ErrUnavailable = errors.New("producer: publishing stopped: the server is una
 type RetryOptions struct {
 	// RetryFor is how long publishing may fail without a single success
 	// before the run gives up with ErrUnavailable (default 1 minute;
-	// negative: give up at the first failure, no retries). A request is
-	// re-sent at most about AckTimeout + RetryFor after its first publish:
-	// keep that under the stream's duplicate window (INGEST's is 2
-	// minutes by default), or a request whose first copy was stored may
-	// be stored twice.
+	// negative: at the first failure). Keep AckTimeout + RetryFor under
+	// the stream's duplicate window (the package doc says why).
 	RetryFor time.Duration
 	// Wait is the first delay before probing a server that stopped
 	// answering, doubled per probe up to MaxWait (default 250 ms).

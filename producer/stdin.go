@@ -53,6 +53,7 @@ func (p *Producer) SendLines(ctx context.Context, r io.Reader, o StreamOptions) 
 	bf := &backfill{p: p, t: t, o: BackfillOptions{OnDryRun: o.OnDryRun}}
 	br := bufio.NewReaderSize(r, 1<<20)
 	var runErr error
+	var unsent *Failure // counted once the requests in flight have settled
 	for n := 1; ; n++ {
 		line, tooLong, err := readLine(br, MaxLineBytes)
 		if err != nil && !errors.Is(err, io.EOF) {
@@ -61,8 +62,8 @@ func (p *Producer) SendLines(ctx context.Context, r io.Reader, o StreamOptions) 
 		}
 		if len(bytes.TrimSpace(line)) > 0 || tooLong {
 			t.update(func(s *Summary) { s.Total++ })
-			if perr := p.sendLine(ctx, bf, snd, o, t, n, line, tooLong); perr != nil {
-				runErr = perr
+			if unsent = p.sendLine(ctx, bf, snd, o, t, n, line, tooLong); unsent != nil {
+				runErr = unsent.Err
 				break
 			}
 		}
@@ -76,15 +77,15 @@ func (p *Producer) SendLines(ctx context.Context, r io.Reader, o StreamOptions) 
 			runErr = snd.failed()
 		}
 	}
-	if u, ok := errors.AsType[*unsentError](runErr); ok {
-		runErr = u.f.Err
-		t.fail(u.f.ID, u.f.Line, u.f.Err)
+	if unsent != nil {
+		t.fail(unsent.ID, unsent.Line, unsent.Err)
 	}
 	return t.finish(start, snd), runErr
 }
 
-// sendLine validates and publishes one line; the error stops the stream.
-func (p *Producer) sendLine(ctx context.Context, bf *backfill, snd *sender, o StreamOptions, t *tally, n int, line []byte, tooLong bool) error {
+// sendLine validates and publishes one line; it returns the failure of a
+// line that could not be sent, which stops the stream.
+func (p *Producer) sendLine(ctx context.Context, bf *backfill, snd *sender, o StreamOptions, t *tally, n int, line []byte, tooLong bool) *Failure {
 	bad := func(id string, err error) {
 		f := Failure{ID: id, Line: n, Err: fmt.Errorf("line %d: %w", n, err)}
 		t.fail(f.ID, f.Line, f.Err)
@@ -130,12 +131,6 @@ func (p *Producer) sendLine(ctx context.Context, bf *backfill, snd *sender, o St
 			ID: req.ID, Content: req.Content, Format: req.Format, Chunker: req.Chunker, Options: req.Options,
 			Metadata: req.Metadata, Source: req.Source, Collection: req.Collection,
 		}
-		if len(doc.Content) > p.opts.MaxInline {
-			if err := bf.ensureObjects(ctx); err != nil {
-				bad(req.ID, err)
-				return nil
-			}
-		}
 		if r, msgID, err = p.Request(ctx, doc); err != nil {
 			bad(req.ID, err)
 			return nil
@@ -148,17 +143,10 @@ func (p *Producer) sendLine(ctx context.Context, bf *backfill, snd *sender, o St
 	}
 	if err := snd.send(ctx, out); err != nil {
 		endSend(out.span, nil, err)
-		return &unsentError{Failure{ID: req.ID, Line: n, Err: err}}
+		return &Failure{ID: req.ID, Line: n, Err: err}
 	}
 	return nil
 }
-
-// unsentError stops a stream at a line that could not be sent; the line
-// is counted as failed once the requests in flight have settled.
-type unsentError struct{ f Failure }
-
-func (e *unsentError) Error() string { return e.f.Err.Error() }
-func (e *unsentError) Unwrap() error { return e.f.Err }
 
 // readLine reads one line (without its newline) of at most max bytes; a
 // longer line is consumed and reported with tooLong. At the end err is
