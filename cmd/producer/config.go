@@ -62,8 +62,7 @@ type config struct {
 	// DeleteMissing sends deletes for documents whose file is gone.
 	DeleteMissing bool `env:"CHUNKSTREAM_PRODUCER_DELETE_MISSING"`
 	// ResendStale sends only the documents processed with other settings
-	// than their request would now get (the re-chunk after a change of
-	// the workers' defaults).
+	// than their request would now get.
 	ResendStale bool `env:"CHUNKSTREAM_PRODUCER_RESEND_STALE"`
 	// Wait waits, after publishing, until the workers have processed
 	// every request sent (done, dead-lettered or superseded).

@@ -87,9 +87,8 @@ func (p *progress) finish() {
 	}
 }
 
-// waitUpdate is Wait's OnProgress callback (called one at a time): the
-// sent requests settled of the total, with the failed and superseded
-// counts.
+// waitUpdate is Wait's OnProgress callback: the requests settled of the
+// total, with the failed and superseded counts.
 func (p *progress) waitUpdate(s producer.WaitStats) {
 	if !p.visible {
 		return

@@ -15,9 +15,8 @@ import (
 )
 
 // waitProcessed is -wait: it watches the records of the sent requests
-// until each is processed or none has finished for -wait-timeout, then
-// prints what printWait does. It returns 1 when any failed or is still
-// pending.
+// until each is processed or none has finished for -wait-timeout; 1 when
+// any failed or is still pending.
 func waitProcessed(ctx context.Context, js jetstream.JetStream, c *config, sent []producer.Awaited, stderr io.Writer) (int, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
