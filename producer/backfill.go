@@ -24,8 +24,7 @@ import (
 	"github.com/chunkstream/chunkstream/messages"
 )
 
-// ErrDuplicateID means two paths of one backfill give the same document
-// id; it is reported before anything is sent.
+// ErrDuplicateID means two paths of one backfill give the same document id.
 var ErrDuplicateID = errors.New("producer: two paths give the same document id")
 
 // BackfillOptions configure Producer.Backfill.
@@ -36,16 +35,14 @@ type BackfillOptions struct {
 	IDPrefix string
 	// Exts keeps only files with these extensions (empty: every file).
 	Exts []string
-	// Template holds the request fields of every document; its ID and
-	// Content are ignored.
+	// Template holds the request fields of every document (not ID, Content).
 	Template Document
 	// Split, when set, reads each path as one input split into parts (a
 	// mailbox into its threads) and sends one request per part: id
 	// PartID(InputID(IDPrefix, path), part), the part's format,
 	// Template's chunker.
 	Split Splitter
-	// Force sends every document, even those whose done record holds
-	// their content's version and settings.
+	// Force sends every document, unchanged ones too.
 	Force bool
 	// SendInvalidText sends text-format files that are not valid UTF-8 as
 	// they are, for the workers to dead-letter, instead of failing them
@@ -55,8 +52,7 @@ type BackfillOptions struct {
 	// holds their content's version but another settings fingerprint (or
 	// none). It excludes Force and DeleteMissing.
 	ResendStale bool
-	// DeleteMissing sends a delete for every recorded id under IDPrefix
-	// whose file (or thread) is gone.
+	// DeleteMissing deletes the recorded ids under IDPrefix that are gone.
 	DeleteMissing bool
 	// DryRun publishes nothing: OnDryRun receives each request that would
 	// be sent, and Stats.Sent counts them.
@@ -153,8 +149,7 @@ func (p *Producer) Backfill(ctx context.Context, o BackfillOptions) (Summary, er
 		}
 	}
 	if n := bf.unsent; n > 0 {
-		// After the requests in flight settled: the failures stay in walk
-		// order.
+		// After the requests in flight settled: failures stay in walk order.
 		t.update(func(s *Summary) {
 			s.Done += n
 			s.Failed += n
@@ -226,8 +221,7 @@ func (p *Producer) plan(ctx context.Context, o BackfillOptions) (*plan, error) {
 	return pl, nil
 }
 
-// missing returns the recorded ids under prefix, not deletes, whose
-// document is gone, by the rule of the package doc (-delete-missing).
+// missing returns the ids DeleteMissing deletes (the package doc's rule).
 func (pl *plan) missing(recs map[string]recordInfo, prefix string, exts []string) []string {
 	var out []string
 	for id, r := range recs {
@@ -475,8 +469,7 @@ func (b *backfill) dry(pl Planned) {
 	})
 }
 
-// prepare reads, hashes and encodes one document, storing large content
-// in the Object Store.
+// prepare reads, hashes and encodes one document, storing large ones.
 func (b *backfill) prepare(ctx context.Context, s source) prepared {
 	pr := prepared{id: s.id}
 	content := s.content

@@ -163,8 +163,7 @@ func NewDLQ(js jetstream.JetStream, opts DLQOptions) *DLQ {
 	return &DLQ{js: js, opts: opts, tracer: tracing.Tracer(opts.TracerProvider)}
 }
 
-// stream returns the dead letter stream, nil when no worker has set it up
-// yet.
+// stream returns the dead letter stream, nil when it does not exist yet.
 func (d *DLQ) stream(ctx context.Context) (jetstream.Stream, error) {
 	stream, err := d.js.Stream(ctx, d.opts.Topology.DLQStream)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
@@ -227,8 +226,7 @@ func (d *DLQ) listSeqs(ctx context.Context, stream jetstream.Stream, seqs []uint
 	return notFound, nil
 }
 
-// scan reads the stream with an ordered consumer up to the last sequence
-// it held at the start.
+// scan reads the stream, ordered, up to its last sequence at the start.
 func (d *DLQ) scan(ctx context.Context, stream jetstream.Stream, fn func(DeadLetterEntry) error) error {
 	name := d.opts.Topology.DLQStream
 	info, err := stream.Info(ctx)
@@ -315,8 +313,7 @@ const (
 	StandingUnknown Standing = "unknown"
 )
 
-// Standing reads e's document record and sets e.Standing and
-// e.RecordSeq.
+// Standing reads e's record and sets e.Standing and e.RecordSeq.
 func (d *DLQ) Standing(ctx context.Context, e *DeadLetterEntry) error {
 	e.Standing = StandingUnknown
 	if e.DocID == "" || e.Problem != "" {
@@ -343,8 +340,7 @@ func (d *DLQ) Standing(ctx context.Context, e *DeadLetterEntry) error {
 type ReplayAction string
 
 const (
-	// ActionProcess: the request is published again and its dead letter
-	// deleted.
+	// ActionProcess: published again, the dead letter deleted.
 	ActionProcess ReplayAction = "process"
 	// ActionRemove: the version is superseded or written: nothing is
 	// published and the dead letter is deleted.
@@ -388,8 +384,7 @@ type ReplayOptions struct {
 	// content_ref object) and reports what would be done, changing
 	// nothing.
 	DryRun bool
-	// OnResult, when set, is called for every selected dead letter, in
-	// stream order.
+	// OnResult, when set, receives each selected dead letter's result.
 	OnResult func(Replayed)
 }
 
@@ -531,8 +526,7 @@ func (d *DLQ) replayOne(ctx context.Context, stream jetstream.Stream, e DeadLett
 	return d.deleteReplayed(ctx, stream, r)
 }
 
-// deleteReplayed deletes r's dead letter; one it cannot delete is
-// reported as kept (KeepNotDeleted).
+// deleteReplayed deletes r's dead letter, reporting a failure as kept.
 func (d *DLQ) deleteReplayed(ctx context.Context, stream jetstream.Stream, r Replayed) (Replayed, error) {
 	dctx, cancel := context.WithTimeout(ctx, d.opts.AckTimeout)
 	err := stream.DeleteMsg(dctx, r.Entry.Seq)
@@ -565,8 +559,7 @@ func (d *DLQ) checkObject(ctx context.Context, ref *messages.ContentRef) (KeepRe
 type PurgeOptions struct {
 	// DryRun deletes nothing and reports what would be deleted.
 	DryRun bool
-	// OnEntry, when set, is called for every dead letter deleted (or
-	// that would be), in stream order.
+	// OnEntry, when set, receives each dead letter deleted (or to be).
 	OnEntry func(DeadLetterEntry)
 }
 

@@ -35,8 +35,7 @@ func (r recordInfo) sameSettings(fp string) bool {
 	return want != [32]byte{} && want == r.fingerprint
 }
 
-// loadRecords reads every document record of the bucket (EachRecord),
-// keyed by document id.
+// loadRecords reads every document record of the bucket, by document id.
 func loadRecords(ctx context.Context, js jetstream.JetStream, bucket string) (map[string]recordInfo, error) {
 	out := make(map[string]recordInfo)
 	err := EachRecord(ctx, js, bucket, func(id string, rec messages.DocRecord, ok bool) error {
@@ -57,8 +56,7 @@ func loadRecords(ctx context.Context, js jetstream.JetStream, bucket string) (ma
 	return out, nil
 }
 
-// decodeSum decodes a sha256 in hex into sum, leaving it zero when s is
-// not one.
+// decodeSum decodes a hex sha256 into sum, leaving it zero when s is not.
 func decodeSum(sum *[32]byte, s string) {
 	if len(s) != 64 {
 		return
@@ -79,8 +77,7 @@ func loadDefaults(ctx context.Context, js jetstream.JetStream, top topology.Conf
 	return d, err
 }
 
-// readDefaults reads the advertised chunker defaults; ok is false when
-// none are.
+// readDefaults reads the advertised chunker defaults; ok: some are.
 func readDefaults(ctx context.Context, js jetstream.JetStream, bucket string) (d messages.ChunkerDefaults, ok bool, err error) {
 	kv, err := js.KeyValue(ctx, bucket)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {

@@ -156,8 +156,7 @@ func (f *fastSender) bound(seq uint64) {
 	f.unbounded = f.unbounded[:0]
 }
 
-// commit ends the batch and settles what its PubAck covers; the rest, if
-// any, is recovered.
+// commit ends the batch, settling what its PubAck covers, recovering the rest.
 func (f *fastSender) commit(ctx context.Context) {
 	ack, err := f.fp.Close(ctx)
 	if err == nil && ack.BatchSize < uint64(f.batched) {

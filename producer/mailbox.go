@@ -22,8 +22,7 @@ func InputID(prefix, path string) string {
 // "<input id>#<part id>".
 func PartID(inputID, partID string) string { return inputID + "#" + partID }
 
-// splitInput returns a source per part of the input at path, in the
-// splitter's order, and the input's id.
+// splitInput returns a source per part of the input at path, and its id.
 func splitInput(ctx context.Context, split Splitter, path, prefix string) ([]source, string, []chunking.Warning, error) {
 	parts, warns, err := split(ctx, path)
 	if err != nil {

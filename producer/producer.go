@@ -25,8 +25,7 @@ import (
 type Options struct {
 	// Subject is where requests are published (default "ingest.docs").
 	Subject string
-	// ContentType is messages.ContentTypeMsgpack (default) or
-	// messages.ContentTypeJSON.
+	// ContentType is messages.ContentTypeMsgpack (default) or ContentTypeJSON.
 	ContentType string
 	// Topology names the buckets (ObjectsBucket, DocsBucket) and how to
 	// create a missing objects bucket: the workers' settings. Fields left
@@ -37,8 +36,7 @@ type Options struct {
 	MaxInline int
 	// MaxPending bounds the publishes awaiting their PubAck (default 256).
 	MaxPending int
-	// SendID identifies this logical send in Nats-Msg-Id (default: a new
-	// NUID).
+	// SendID identifies this send in Nats-Msg-Id (default: a new NUID).
 	SendID string
 	// MaxDocBytes is the largest document sent (default
 	// DefaultMaxDocBytes): a larger one is refused with ErrTooLarge.
@@ -46,8 +44,7 @@ type Options struct {
 	// Chunkers are the chunkers the workers know, to resolve requests as
 	// they will (default: registry.Default()).
 	Chunkers *registry.Registry
-	// TracerProvider traces each request sent (SpanSend); nil means no
-	// tracing.
+	// TracerProvider traces each request sent (SpanSend); nil: no tracing.
 	TracerProvider trace.TracerProvider
 }
 
@@ -190,15 +187,13 @@ func (p *Producer) Enqueue(ctx context.Context, doc Document) (*jetstream.PubAck
 	return p.publish(ctx, req, id, "publish")
 }
 
-// Delete publishes a delete request for the document and waits for its
-// PubAck.
+// Delete publishes a delete of the document and waits for its PubAck.
 func (p *Producer) Delete(ctx context.Context, docID string) (*jetstream.PubAck, error) {
 	req := &messages.IngestRequest{V: messages.Version, Op: messages.OpDelete, ID: docID}
 	return p.publish(ctx, req, messages.DeleteMsgID(docID, p.opts.SendID), "publish delete")
 }
 
-// publish sends req and waits for its PubAck; what names the publish in
-// its error.
+// publish sends req and waits for its PubAck; what names it in errors.
 func (p *Producer) publish(ctx context.Context, req *messages.IngestRequest, msgID, what string) (*jetstream.PubAck, error) {
 	m, span, err := p.tracedMessage(ctx, req, msgID)
 	if err != nil {

@@ -71,8 +71,7 @@ const DefaultMaxPendingBytes = 64 << 20
 // byteUnit is the granularity of the in-flight byte budget.
 const byteUnit = 64 << 10
 
-// outgoing is one request on its way: the message (reused by every
-// retry) and what the report needs.
+// outgoing is one request on its way, its message reused by every retry.
 type outgoing struct {
 	msg   *nats.Msg
 	span  trace.Span // the send span, ended when settled
@@ -615,8 +614,7 @@ func (g *gate) stop() {
 	g.endEpoch()
 }
 
-// pacer spaces sends to at most rate per second (0: no limit). It is used
-// from one goroutine.
+// pacer spaces one goroutine's sends to at most rate a second (0: no limit).
 type pacer struct {
 	interval time.Duration
 	next     time.Time

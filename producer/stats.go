@@ -131,8 +131,7 @@ func (t *tally) sentAll(ss []Sent) {
 	}
 }
 
-// finish returns the summary of a run that started at start and sent
-// through snd (nil for a dry run).
+// finish returns the run's summary; snd is nil for a dry run.
 func (t *tally) finish(start time.Time, snd *sender) Summary {
 	t.mu.Lock()
 	defer t.mu.Unlock()

@@ -111,8 +111,7 @@ func ReadStatus(ctx context.Context, js jetstream.JetStream, cfg topology.Config
 	return st, nil
 }
 
-// ReadRecord returns the document record of id in bucket; ok is false
-// when there is none (or the bucket does not exist).
+// ReadRecord returns the document record of id in bucket; ok: there is one.
 func ReadRecord(ctx context.Context, js jetstream.JetStream, bucket, id string) (rec messages.DocRecord, ok bool, err error) {
 	kv, err := js.KeyValue(ctx, bucket)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {

@@ -23,8 +23,7 @@ const MaxLineBytes = 96 << 20
 type StreamOptions struct {
 	// Rate limits the requests published per second (0: no limit).
 	Rate float64
-	// MaxPendingBytes bounds the bytes awaiting their PubAck (default
-	// DefaultMaxPendingBytes).
+	// MaxPendingBytes bounds the bytes awaiting their PubAck (0: default).
 	MaxPendingBytes int
 	// Retry bounds the retries of a failed publish.
 	Retry RetryOptions

@@ -23,8 +23,7 @@ const (
 	SpanReplay = "chunkstream.replay"
 )
 
-// tracedMessage is message with the trace context of the request's send
-// span, which the caller ends (endSend).
+// tracedMessage is message, traced by a send span the caller ends.
 func (p *Producer) tracedMessage(ctx context.Context, req *messages.IngestRequest, msgID string) (*nats.Msg, trace.Span, error) {
 	m, err := p.message(req, msgID)
 	if err != nil {
@@ -33,8 +32,7 @@ func (p *Producer) tracedMessage(ctx context.Context, req *messages.IngestReques
 	return m, p.startSend(ctx, req, m), nil
 }
 
-// startSend starts the send span of req and writes its trace context into
-// m's headers.
+// startSend starts req's send span and writes its context into m's headers.
 func (p *Producer) startSend(ctx context.Context, req *messages.IngestRequest, m *nats.Msg) trace.Span {
 	ctx, span := p.tracer.Start(ctx, SpanSend, trace.WithSpanKind(trace.SpanKindProducer))
 	if span.IsRecording() {
@@ -46,8 +44,7 @@ func (p *Producer) startSend(ctx context.Context, req *messages.IngestRequest, m
 	return span
 }
 
-// endSend ends a send span (nil: none) with the PubAck's sequence, or
-// failed with err.
+// endSend ends a send span (nil: none) with the PubAck's sequence or err.
 func endSend(span trace.Span, ack *jetstream.PubAck, err error) {
 	if span == nil {
 		return

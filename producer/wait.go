@@ -14,8 +14,7 @@ import (
 	"github.com/chunkstream/chunkstream/messages"
 )
 
-// ErrWaitTimeout means Wait stopped before every request it watched was
-// processed.
+// ErrWaitTimeout means Wait stopped before every request was processed.
 var ErrWaitTimeout = errors.New("producer: requests still pending")
 
 // Awaited is a published request to wait for: its document id and INGEST
@@ -78,8 +77,7 @@ type WaitStats struct {
 	Pending    int `json:"pending"`
 }
 
-// WaitFailure is a dead-lettered request and why (the record's last
-// failure).
+// WaitFailure is a dead-lettered request and its record's last failure.
 type WaitFailure struct {
 	Awaited
 	Failure messages.Failure `json:"last_failure"`
@@ -96,8 +94,7 @@ type WaitResult struct {
 	PendingRequests    []Awaited     `json:"pending_requests,omitempty"`
 }
 
-// OK reports whether every request was processed and none failed
-// (superseded ones are fine).
+// OK reports whether none failed or is pending (superseded ones are fine).
 func (r *WaitResult) OK() bool { return r.Failed == 0 && r.Pending == 0 }
 
 // WaitOptions configure Wait.
