@@ -97,8 +97,7 @@ type config struct {
 	MaxDocBytes int64 `env:"CHUNKSTREAM_MAX_DOC_BYTES" envDefault:"67108864"`
 }
 
-// loadEnv reads the environment (lookup) into the settings struct c
-// points to (its env tags), as every subcommand does for its own.
+// loadEnv reads the environment (lookup) into the env-tagged struct c.
 func loadEnv(c any, lookup func(string) (string, bool)) error {
 	params, err := env.GetFieldParams(c)
 	if err != nil {
@@ -116,8 +115,7 @@ func loadEnv(c any, lookup func(string) (string, bool)) error {
 	return nil
 }
 
-// producerTopology lists the topology settings the producer acts on; they
-// are its topology flags.
+// producerTopology lists the topology settings that are producer flags.
 var producerTopology = map[string]bool{
 	"CHUNKSTREAM_DOCS_BUCKET": true, "CHUNKSTREAM_OBJECTS_BUCKET": true, "CHUNKSTREAM_OBJECTS_TTL": true,
 	"CHUNKSTREAM_REPLICAS": true, "CHUNKSTREAM_SETUP_TIMEOUT": true,

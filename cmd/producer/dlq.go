@@ -195,8 +195,7 @@ func entryLine(e producer.DeadLetterEntry) string {
 	}, "\t")
 }
 
-// reportNotFound prints the sequences asked for that the stream does not
-// hold and returns the exit status they make.
+// reportNotFound prints the sequences not found and returns their status.
 func reportNotFound(stderr io.Writer, notFound []uint64) int {
 	for _, seq := range notFound {
 		fmt.Fprintf(stderr, "producer: dlq: no dead letter %d\n", seq)

@@ -271,8 +271,7 @@ func warnDuplicateWindow(ctx context.Context, js jetstream.JetStream, name strin
 	}
 }
 
-// errText is err without the producer package's prefix, which the
-// command prints itself.
+// errText is err without the producer package's prefix.
 func errText(err error) string { return strings.TrimPrefix(err.Error(), "producer: ") }
 
 // streamForSubject finds the stream that stores the producer's subject,

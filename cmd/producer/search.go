@@ -125,8 +125,7 @@ func runSearch(ctx context.Context, args []string, _ io.Reader, stdout, stderr i
 	return 0, nil
 }
 
-// excerpt returns text on one line, spaces collapsed, cut after n
-// characters with "…".
+// excerpt returns text on one line, spaces collapsed, cut after n runes.
 func excerpt(text string, n int) string {
 	s := strings.Join(strings.Fields(text), " ")
 	if utf8.RuneCountInString(s) <= n {

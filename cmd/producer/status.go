@@ -29,8 +29,7 @@ type statusConfig struct {
 	Log tty.Log
 }
 
-// statusTopology lists the topology settings status reads; they are its
-// topology flags.
+// statusTopology lists the topology settings that are status flags.
 var statusTopology = map[string]bool{
 	"CHUNKSTREAM_DOCS_BUCKET": true, "CHUNKSTREAM_INGEST_STREAM": true, "CHUNKSTREAM_CONSUMER": true,
 	"CHUNKSTREAM_DLQ_STREAM": true,
@@ -144,8 +143,7 @@ type recordJSON struct {
 	messages.DocRecord
 }
 
-// statusRecord prints one document's record; a document without one is
-// status 1.
+// statusRecord prints one document's record (status 1 without one).
 func statusRecord(ctx context.Context, js jetstream.JetStream, bucket, id string, asJSON bool, stdout io.Writer) (int, error) {
 	rec, ok, err := producer.ReadRecord(ctx, js, bucket, id)
 	if err != nil {
