@@ -19,18 +19,10 @@ const outageKeyPrefix = "chunkstream.outage."
 // the dependencies that stay down for it (30 s by default).
 const noticeRepeat = 6
 
-// notices runs until ctx ends: it announces the outages this worker finds
-// (a put of the dependency's notice key), and again every noticeRepeat ×
-// SinkProbeMax while they last, and probes a dependency another worker
-// announced (the notices in the bucket when it starts, then each new
-// one), unless it is down here already, at most once per SinkProbeMax:
-// when the probe fails this worker pauses as if a write of its own had
-// failed (one "sink down" line, not ready, probing with backoff), so a
-// worker with no work in hand, which sends nothing to the dependency,
-// pauses with the rest of the fleet. The repetition reaches a worker that
-// resumed while others still find the dependency down (its probe passed
-// in a moment theirs did not: between two faults). A worker that cannot
-// watch the notices finds outages by its own writes alone.
+// notices runs until ctx ends: it announces the outages this worker finds,
+// again every noticeRepeat × SinkProbeMax while they last, and probes a
+// dependency another worker announced (doc.go, "Sink outages"). A worker
+// that cannot watch the notices finds outages by its own writes alone.
 func (w *Worker) notices(ctx context.Context) {
 	var updates <-chan jetstream.KeyValueEntry
 	if kw, err := w.top.Docs.Watch(ctx, outageKeyPrefix+">"); err != nil {

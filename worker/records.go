@@ -141,10 +141,8 @@ type started struct {
 }
 
 // start is Start, also telling whether it created the record. With
-// createFirst it first tries to create the record, which succeeds only
-// when the key never held a message: one write, and no read, for a
-// document seen for the first time; when the key has a record the refusal
-// (no write) is followed by the read and compare-and-set of Start.
+// createFirst it first tries to create the record (doc.go: a first
+// delivery costs one write and no read).
 func (s *KVRecords) start(ctx context.Context, docID string, rec messages.DocRecord, createFirst bool) (started, error) {
 	rec.State = messages.StatePending
 	key := messages.DocRecordKey(docID)
@@ -255,16 +253,9 @@ func (s *KVRecords) Finish(ctx context.Context, docID string, seq uint64, rev ui
 }
 
 // Fail records that version rec.IngestSeq of the document was
-// dead-lettered: it sets the record to rec in state
-// messages.StateDeadLettered, with rec.LastFailure, by compare-and-set,
-// and never moves it back. A record holding a newer sequence is left
-// alone (the failure is not its newest version's); one holding the same
-// sequence keeps its version and op and gets the state and failure,
-// unless it is already done (the version was written after all) or
-// dead-lettered (the first failure recorded stays, as the dead letter
-// stream keeps the first dead letter); an older or absent record is moved
-// to rec, as step 1 would have moved it: the request failed before it.
-// Fail reports whether it wrote.
+// dead-lettered (state messages.StateDeadLettered, rec.LastFailure), by
+// compare-and-set and only forward, by the rules of doc.go's "Failures in
+// the document record". Fail reports whether it wrote.
 func (s *KVRecords) Fail(ctx context.Context, docID string, rec messages.DocRecord) (bool, error) {
 	key := messages.DocRecordKey(docID)
 	for {

@@ -33,13 +33,10 @@ type Doc struct {
 	// collection) when non-empty.
 	Collection string
 	// First is true when step 1 of this delivery created the document's
-	// record: no version of the document started before this one, and no
-	// older one can start after it (its step 1 would find this one), so
-	// nothing a sink holds for the document can come from an older
-	// version. A sink may skip the work that only matters for older
-	// versions (reading or removing what they left). It is false for a
-	// redelivery and whenever the record existed, even unreadable or
-	// deleted by hand.
+	// record: nothing a sink holds for the document can come from an older
+	// version, so it may skip reading or removing what they left. It is
+	// false for a redelivery and whenever the record existed, even
+	// unreadable or deleted by hand.
 	First bool
 }
 
