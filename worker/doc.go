@@ -7,54 +7,35 @@
 // of the sink is not the message's fault: the worker holds what it has,
 // stops fetching and waits for the sink instead.
 //
-// The per-message path (Worker.handle) follows the five-step procedure:
-// decode and validate, load the content (inline or from the Object Store),
-// compare-and-set the document record (KVRecords.Start; a request
-// overtaken by a newer version is acked without writing, outcome
-// "superseded"), chunk, Sink.Write, mark the record done
-// (KVRecords.Finish), ack. The error → queue policy is:
+// The per-message path (Worker.handle) follows the five-step procedure
+// (docs/design.md, "Processing one version"): decode and validate, load
+// the content (inline or from the Object Store), compare-and-set the
+// document record (KVRecords.Start; a request overtaken by a newer version
+// is acked without writing, outcome "superseded"), chunk, Sink.Write, mark
+// the record done (KVRecords.Finish), ack. The error → queue policy
+// (docs/design.md, "Delivery semantics", lists the errors of each class):
 //
-//   - success → ack, its confirmation (DoubleAck) awaited in the
-//     background (see "Acks" below);
-//   - an error marked Permanent (undecodable, unknown version, invalid
-//     request, no content, over MaxDocBytes, missing object, unknown
-//     format/chunker/option, invalid options or a chunk size below the
-//     worker's bound, text not UTF-8, a chunker error or panic, a document
-//     over a per-document budget ("too_complex", see below); a sink error
-//     the sink marked Permanent) → dead letter "permanent" (original
-//     payload and user headers plus Chunkstream-*, the cause in
-//     Chunkstream-Error-Cause), the failure recorded in the document
-//     record, then Term;
-//   - an error marked Unavailable (the sink or the embedder does not
-//     answer: connection refused or lost, gRPC Unavailable or
-//     DeadlineExceeded, a request over its timeout, HTTP 5xx or 429, a
-//     stream without a leader; the embedder refusing the deployment:
-//     401, 403, 404, vectors of another size), a write JetStream refused
-//     for want of room anywhere (a stream at its limit with discard new,
-//     the account's quota, the server's storage, JetStream disabled by a
-//     server out of space), or a records or Object Store step that found
+//   - success → ack (see "Acks");
+//   - an error marked Permanent (by the worker, or by the sink) → dead
+//     letter "permanent" (original payload and user headers plus
+//     Chunkstream-*, the cause in Chunkstream-Error-Cause), the failure
+//     recorded in the document record, then Term;
+//   - an error marked Unavailable, a write JetStream refused for want of
+//     room anywhere, or a records or Object Store step that found
 //     JetStream unreachable → the delivery is held, not NAKed, and the
-//     worker pauses (see "Sink outages" below); after MaxDeliver such
-//     failures within one delivery, the next rule applies instead, except
-//     for want of room, which never spends a delivery;
+//     worker pauses (see "Sink outages");
 //   - any other error on delivery n < MaxDeliver → NakWithDelay(Backoff:
 //     BackoffBase·2^(n−1) capped at BackoffMax, equal jitter, RetryAfter
-//     as a floor);
-//   - on delivery MaxDeliver → dead letter "exhausted", then Term;
-//   - a worker that died on the last delivery: the server's max-deliveries
-//     advisory is handled by one worker of the fleet (queue group), which
-//     copies the request to the DLQ (direct get by sequence) and deletes it
-//     from INGEST;
+//     as a floor); on delivery MaxDeliver → dead letter "exhausted", then
+//     Term;
 //   - if the dead letter cannot be published, or its failure cannot be
 //     recorded, because JetStream is down or full, the delivery is held
 //     as in an outage, however often: a NAK would spend a delivery, and
-//     once past the last one the server delivers the request no more
-//     (requests were stranded so). Any other failure to publish it is
-//     NAKed. Either way the request is never dropped, and the next try
-//     stores the same dead letter once;
-//   - requests stranded anyway (the advisory went to no worker, or its
-//     dead letter failed and the worker that got it stopped) are found by
-//     a sweep every minute (see "Stranded requests" below).
+//     once past the last one the server delivers the request no more.
+//     Any other failure to publish it is NAKed. Either way the request is
+//     never dropped, and the next try stores the same dead letter once;
+//   - a request whose last delivery ended without an ack: see "Stranded
+//     requests".
 //
 // # Sink outages
 //
@@ -100,31 +81,25 @@
 //     bucket of document records, and again every 6 × SinkProbeMax (30 s)
 //     while it lasts.
 //
-// Every worker watches those keys (those already there when it starts,
-// then each new one) and probes an announced dependency that is not down
-// for it already, at most once per SinkProbeMax; when that probe fails
-// too, the worker pauses exactly as above, with its own "sink down" line
-// and later its own "sink up again" line. The probe decides, not the
-// notice: a dependency down for one worker alone (its network, a
-// document whose own write fails as an outage) pauses no other. The
-// repetition matters when faults follow each other: a worker whose probe
-// passed in the moment between two faults resumes, with nothing to do
-// when the others hold the backlog, while the others stay down through
-// the second fault and so find no new outage to announce. This is
-// what not ready means for a worker with no work in hand when a
-// dependency hangs: it sends the dependency nothing, so it cannot find
-// the hang by itself, and it pauses when the first worker that does
-// announces it and its own probe fails too. A hung embedder is so found
+// Every worker watches those keys and probes an announced dependency that
+// is not down for it already, at most once per SinkProbeMax; when that
+// probe fails too, it pauses exactly as above. The probe decides, not the
+// notice: a dependency down for one worker alone (its network, a document
+// whose own write fails as an outage) pauses no other. The repetition
+// matters when faults follow each other: a worker whose probe passed in
+// the moment between two faults resumes while the others stay down
+// through the second fault and so find no new outage to announce. So a
+// worker with no work in hand, which sends a hanging dependency nothing
+// and cannot find the hang by itself, pauses when the first worker that
+// does announces it and its own probe fails too: a hung embedder is found
 // after CHUNKSTREAM_EMBED_TIMEOUT by the workers waiting for it, and by
-// every other worker one probe later (a probe gives up after 10 s, or
-// the embedder's time-out if that is shorter); when the others were
-// down already as the hang began, one fault following another, at the
-// next repetition of their notice. A fleet with no work at
-// all stays ready through a hang: no worker sends the endpoint anything,
-// not even a probe, since checking dependencies that no work needs would
-// load a paid endpoint for nothing; the first worker to get work finds
-// the hang after the time-out, holding what it fetched, and announces it
-// to the others.
+// every other worker one probe later (a probe gives up after 10 s, or the
+// embedder's time-out if that is shorter), or at the next repetition of
+// the notice. A fleet with no work at all stays ready through a hang: no
+// worker sends the endpoint anything, not even a probe, since checking
+// dependencies that no work needs would load a paid endpoint for nothing;
+// the first worker to get work finds the hang after the time-out, holding
+// what it fetched, and announces it.
 //
 // Why holding rather than NAKing: JetStream counts every delivery, and a
 // NAK, with or without delay, makes the next one count. To keep an outage
@@ -185,9 +160,7 @@
 // applied yet is not mistaken for one), as "exhausted" with cause
 // max_deliveries. Workers sweeping together store each dead letter once
 // (its id names the request) and count it once (the PubAck says
-// duplicate). So requests stranded by a storage outage, by a lost
-// advisory, or by an older version of the worker, are dead-lettered with
-// their cause and can be replayed; none stays in INGEST for good.
+// duplicate), so no request stays in INGEST for good.
 //
 // # Per-document budgets
 //
@@ -233,14 +206,16 @@
 // Requests also may not ask for tiny chunks, which turn a document into
 // as many chunk records as it has characters: a size option a request
 // sets below MinChunkChars (CHUNKSTREAM_MIN_CHUNK_CHARS, 32: max_char of
-// markdown, max_chars of email, which itself refuses less than 256) or
+// markdown, max_chars of email, which itself refuses less than 256),
 // MinChunkWords (CHUNKSTREAM_MIN_CHUNK_WORDS, 8: max_chunk_size of
-// twostep) is "invalid_options", naming the option, the value and the
-// bound. The value is read from the options as the registry resolves
-// them, whatever type the wire gave it. Only a request's own value is
-// bounded: defaults, the worker's or the chunker's, are the operator's
-// choice, and MaxChunksPerDoc still bounds what they give. Chunkers the
-// registry does not know have no bound on their options.
+// twostep) or MinChunkTokens (CHUNKSTREAM_MIN_CHUNK_TOKENS, 8: a size in
+// tokens, with a tokenizer) is "invalid_options", naming the option, the
+// value, the bound and its setting. The value is read from the options as
+// the registry resolves them, whatever type the wire gave it. Only a
+// request's own value is bounded: defaults, the worker's or the
+// chunker's, are the operator's choice, and MaxChunksPerDoc still bounds
+// what they give. Chunkers the registry does not know have no bound on
+// their options.
 //
 // # Acks
 //
@@ -250,49 +225,38 @@
 // without one); an unconfirmed ack is counted (acks_unconfirmed_total) and
 // logged. A server restarted from its store has forgotten recent
 // deliveries and does not answer their acks, and waiting for them would
-// stall every processor for seconds per message. Nothing
-// depends on the confirmation: an ack that was lost means a redelivery,
-// which the document record acks as a "duplicate" without writing. Run
-// waits for the pending confirmations before it returns.
+// stall every processor for seconds per message. Nothing depends on the
+// confirmation: an ack that was lost means a redelivery, which the
+// document record acks as a "duplicate" without writing. Run waits for
+// the pending confirmations before it returns.
 //
-// Decisions the design leaves open:
+// Decisions the design (docs/design.md, docs/wire.md) leaves open:
 //
 //   - Pulling: the dispatcher fetches batches of up to 2×Concurrency
 //     messages (at least 4) into a queue of Concurrency messages that the
 //     processors read, so at most one small batch and the queue wait in
-//     the client, and the next fetch overlaps the processing. Fetch, not the library's continuous pull: that
-//     depends on the server's status messages reaching a reader that may
-//     be waiting for a processor, and stalled for 30 s (until a heartbeat
-//     timed out) in measurements; a fetch ends by count or after 250 ms. Each
-//     processor sends an in-progress ack every AckWait/3 while it works
-//     on a message, and the messages fetched and waiting for a processor
-//     get one every AckWait/3 too (taken from the batch as they arrive),
-//     so that while every processor is stuck (an embedder hanging until
-//     its time-out) they are not redelivered to another worker and
-//     processed twice.
-//   - The record is moved to the new version before chunking (after the
-//     content is loaded, since doc_version is its hash), so a superseded
-//     request costs no chunking, and a request dead-lettered part-way
-//     leaves its record pending (the producer's next run re-sends it).
+//     the client, and the next fetch overlaps the processing. Fetch, not
+//     the library's continuous pull: that depends on the server's status
+//     messages reaching a reader that may be waiting for a processor, and
+//     stalled for 30 s (until a heartbeat timed out) in measurements; a
+//     fetch ends by count or after 250 ms. The messages fetched are taken
+//     from the batch as they arrive, so those waiting for a processor get
+//     their in-progress acks at once (docs/design.md, "In-progress acks").
 //   - The first delivery of a new version (not a replay) starts step 1
 //     by creating the record (a compare-and-set on "no message for the
 //     key"), without reading it first: a document seen for the first
 //     time costs one write; a refusal (the key has a record) costs no
-//     write and the step goes on as below. Redeliveries and replays read
-//     first, since their documents have records.
-//   - When step 1 finds no record, it creates one with a compare-and-set
-//     that succeeds only if the key never held a message (a record
-//     deleted by hand leaves a marker, and then it writes over the
-//     marker instead); success tells the sink, as Doc.First, that no
-//     older version of the document exists, so it can skip looking for
-//     one (the Qdrant sink skips its read of stored vectors and its
-//     delete of older points).
-//   - A redelivery of a version whose record is already "done" is acked
-//     without writing (outcome "duplicate"): its write completed and only
-//     the ack was lost.
+//     write and the step goes on to read and compare-and-set.
+//     Redeliveries and replays read first, since their documents have
+//     records. Whenever step 1 creates the record (a record deleted by
+//     hand leaves a marker, which it writes over instead), it tells the
+//     sink, as Doc.First, that no older version of the document exists
+//     (the Qdrant sink skips its read of stored vectors and its delete of
+//     older points).
 //   - The format passed to the chunker is the request's explicit format
 //     only; without one the chunker infers it from the id, exactly as
-//     `chunk split` does from the path, so both produce the same chunks.
+//     `chunk split` does from the path, so both produce the same chunks
+//     (and the same file_format metadata).
 //     The resolved format (registry.Registry.InferFormat) picks the
 //     default chunker and decides the UTF-8 check (its Text formats).
 //   - "source" is added to chunk metadata before the request's metadata,
@@ -309,18 +273,12 @@
 //     started wins), with the sink's encoding when it is an EncodingSink.
 //     A program serves its own chunkers by handing the worker a registry
 //     that lists them.
-//   - A finished upsert's record holds the settings fingerprint of what
-//     was used (messages.Settings, the sink's encoding included) and the
-//     chunk count, so a producer can tell a document processed with other
-//     settings from an unchanged one; deletes hold neither.
+//   - The sink's encoding enters the settings fingerprint a finished
+//     upsert's record holds (messages.Settings).
 //   - Chunkers are built once per (name, resolved options) and cached
 //     (64 entries at most), so requests that spell one configuration
 //     differently share a chunker; chunkers are pure and safe for
 //     concurrent use.
-//   - Objects behind content_ref are never deleted by workers: they are
-//     content-addressed and may be shared by several requests; the
-//     bucket's TTL (CHUNKSTREAM_OBJECTS_TTL, 7 days by default) removes
-//     them.
 //   - The streams, buckets and consumer are package topology's (Config is
 //     embedded in the worker's Config). Setup is topology.Ensure, which
 //     converges when many workers start at once, within SetupTimeout; it
@@ -330,14 +288,14 @@
 //   - A dead letter's Nats-Msg-Id names the request's INGEST message
 //     ("<stream>@<seq>", plus "@<request's Nats-Msg-Id>" when it had one;
 //     messages.DeadLetterMsgID), so the DLQ's duplicate window stores a
-//     request dead-lettered twice (by its worker and by the advisory
-//     handler) once, while a request published again, a replay, is a new
-//     INGEST message whose dead letter is always stored. (With the
+//     request dead-lettered twice (by its worker, the advisory handler or
+//     the sweep) once, while a request published again, a replay, is a
+//     new INGEST message whose dead letter is always stored. (With the
 //     request's own Nats-Msg-Id, the dead letter of a replay that failed
-//     again would vanish in the DLQ's one-hour window.) The
-//     request's Nats-* headers are not copied: they are the server's
-//     (a direct get adds Nats-Stream and the like) or preconditions of
-//     the original publish that the DLQ would check and refuse.
+//     again would vanish in the DLQ's one-hour window.) The request's
+//     Nats-* headers are not copied: they are the server's (a direct get
+//     adds Nats-Stream and the like) or preconditions of the original
+//     publish that the DLQ would check and refuse.
 //   - The subject sink is package subjectsink: each version's records as
 //     atomic batches. Chunk records are msgpack, or JSON with
 //     RecordFormat "json" (for people reading CHUNKS with the nats CLI);
@@ -345,13 +303,12 @@
 //     and hash.
 //   - Shutdown (Run's ctx cancelled): stop fetching and NAK the rest of
 //     the current batch and what is held for an outage, let in-flight
-//     work finish for up to
-//     DrainTimeout, then cancel it; cancelled work is NAKed without delay
-//     (outcome "abandoned") so another worker takes it. The cancel also
-//     ends the chunker's context, so a chunker call stops soon after; one
-//     that ignores its context is waited for a few seconds more, then
-//     left to the process's exit (its request is redelivered after
-//     AckWait).
+//     work finish for up to DrainTimeout, then cancel it; cancelled work
+//     is NAKed without delay (outcome "abandoned") so another worker
+//     takes it. The cancel also ends the chunker's context, so a chunker
+//     call stops soon after; one that ignores its context is waited for a
+//     few seconds more, then left to the process's exit (its request is
+//     redelivered after AckWait).
 //   - Metrics live in a private registry (NewMetrics); the sink is
 //     decorated by SinkMetrics.
 //
