@@ -52,29 +52,23 @@ type Metrics struct {
 	// SinkWrites counts sink writes by result; SinkLatency times them.
 	SinkWrites  *prometheus.CounterVec
 	SinkLatency prometheus.Histogram
-	// SinkUp is 0 while a dependency of the sink ("qdrant", "embedder",
-	// "nats") is down and 1 once it answers again; a dependency appears
-	// at its first outage.
+	// SinkUp is 0 while a dependency of the sink is down, 1 once it
+	// answers again; a dependency appears at its first outage.
 	SinkUp *prometheus.GaugeVec
 	// SinkDownSince is the Unix time at which the current outage of a
 	// dependency began, 0 when it is up.
 	SinkDownSince *prometheus.GaugeVec
-	// SinkProbes counts the probes of dependencies that are down, or
-	// that another worker announced down, by dependency and result (ok,
-	// failed).
+	// SinkProbes counts the probes of dependencies by result (ok, failed).
 	SinkProbes *prometheus.CounterVec
 	// Held is the number of deliveries held during an outage.
 	Held prometheus.Gauge
-	// AcksUnconfirmed counts acks the server did not confirm in time (the
-	// request will be redelivered and acked as a duplicate).
+	// AcksUnconfirmed counts acks the server did not confirm in time.
 	AcksUnconfirmed prometheus.Counter
 	// Ready is 1 while the worker is ready (/readyz answers 200), else 0.
 	Ready prometheus.Gauge
 	// Pending, AckPending and WaitingPulls are the consumer's state as
-	// this worker last read it (every few seconds): requests not yet
-	// delivered, delivered and not acked, and pull requests waiting at
-	// the server (0 with a backlog: no worker is pulling). DLQ is the
-	// number of dead letters.
+	// this worker last read it (see their Help); DLQ is the number of
+	// dead letters.
 	Pending, AckPending, WaitingPulls, DLQ prometheus.Gauge
 }
 

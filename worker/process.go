@@ -57,10 +57,8 @@ func (w *Worker) process(ctx context.Context, msg jetstream.Msg, streamSeq, deli
 		v.bytes = len(content)
 	}
 
-	// Step 1: move the document record to this version, unless a newer
-	// one was started. A first delivery of a new version (not a replay)
-	// tries to create the record first: most are of documents without
-	// one, and it spares them the read.
+	// Step 1; a first delivery of a new version (not a replay) tries to
+	// create the record first (doc.go).
 	rec := messages.DocRecord{IngestSeq: doc.Seq, DocVersion: doc.Version, Op: doc.Op, TraceID: traceID(ctx)}
 	sctx, span := w.step(ctx, SpanRecordStart)
 	st, err := w.records.start(sctx, doc.ID, rec, delivery == 1 && doc.Seq == streamSeq)
@@ -268,7 +266,6 @@ func chunkerCause(err error, otherwise fault.Cause) fault.Cause {
 // chunker's warnings. Every failure here but a shutdown (ctx's end) is
 // permanent: chunkers are pure, so a retry gives the same result.
 func (w *Worker) chunk(ctx context.Context, req *messages.IngestRequest, subject string, content []byte) ([]Chunk, string, []chunking.Warning, error) {
-	// Request > worker defaults > chunker defaults, resolved once.
 	choice, err := w.chunkers.Choose(registry.Request{ID: req.ID, Format: req.Format, Chunker: req.Chunker, Options: req.Options})
 	if errors.Is(err, registry.ErrUnknownFormat) {
 		return nil, "", nil, permanent(fault.CauseUnknownFormat, err)
@@ -301,9 +298,6 @@ func (w *Worker) chunk(ctx context.Context, req *messages.IngestRequest, subject
 		md = chunking.Metadata{{Key: "source", Value: req.Source}}
 	}
 	md = md.Merge(req.Metadata)
-	// Only an explicit format goes to the chunker; otherwise it infers the
-	// format from the path as `chunk split` lets it, so both give the same
-	// chunks (and the same file_format metadata).
 	out, warnings, err := w.chunkWithin(ctx, ch, chunking.Document{Path: req.ID, Format: req.Format, Content: content, Metadata: md})
 	if err != nil && ctx.Err() != nil {
 		// Shutdown: another worker chunks it again.

@@ -198,20 +198,16 @@ type ReadySink interface {
 }
 
 // EncodingSink is implemented by sinks that compute vectors from the
-// chunks (the Qdrant sink's sparse vectors): Encoding describes them. It
-// enters every settings fingerprint (messages.Settings.Encoding) and the
-// advertised defaults, so that a change of encoding makes the documents
-// written with another stale.
+// chunks (the Qdrant sink's sparse vectors): Encoding describes them, in
+// every settings fingerprint, so a change of encoding makes documents stale.
 type EncodingSink interface {
 	Encoding() string
 }
 
 // SupersededSink is implemented by sinks whose writes can outlive a
-// version that was overtaken part-way (the Qdrant sink: a worker that died
-// between its upsert and step 4 leaves points of its version behind).
-// When a redelivered request is found superseded at step 1, the worker
-// calls Superseded so the sink removes what that version may have written,
-// and acks only when it succeeded.
+// version that was overtaken part-way (the Qdrant sink). When a redelivered
+// request is found superseded at step 1, the worker acks it only after
+// Superseded removed what that version may have written.
 type SupersededSink interface {
 	Superseded(ctx context.Context, doc Doc) error
 }
@@ -338,9 +334,7 @@ func (w *Worker) pull(ctx context.Context, work chan<- *task) {
 		batch, err := w.currentConsumer().Fetch(batchSize, jetstream.FetchMaxWait(fetchWait))
 		if err == nil {
 			w.ready.Store(true)
-			// Every message is taken from the batch as it arrives, so
-			// that the in-progress acks of the waiting ones start at
-			// once, and handed out as processors become free.
+			// Each message is taken as it arrives (doc.go, "Pulling").
 			var queued []*task
 			for msg := range batch.Messages() {
 				t := &task{msg: msg, fetchedAt: time.Now()}
@@ -430,9 +424,7 @@ func (w *Worker) rebind(ctx context.Context) {
 	w.log.Info("consumer bound again", "consumer", w.cfg.Consumer)
 }
 
-// handle processes one delivery and settles it: ack, NAK with backoff,
-// dead letter and Term, or, when a dependency of the sink is down, hold
-// it until the sink answers again.
+// handle processes one delivery and settles it.
 func (w *Worker) handle(ctx context.Context, t *task) {
 	start := time.Now()
 	w.m.InFlight.Inc()
@@ -692,10 +684,8 @@ func (w *Worker) recordFailure(ctx context.Context, req *messages.IngestRequest,
 	return err
 }
 
-// ingestSeqOf returns the ingest_seq of the request stored at streamSeq
-// with headers h: the replayed version's sequence it carries, or
-// streamSeq when it carries none or a malformed one (such a request is
-// dead-lettered under its own sequence).
+// ingestSeqOf returns the ingest_seq of the request stored at streamSeq:
+// the replayed version's sequence it carries, else streamSeq.
 func ingestSeqOf(h nats.Header, streamSeq uint64) uint64 {
 	seq, err := messages.RequestIngestSeq(h.Get(messages.HeaderIngestSeq), streamSeq)
 	if err != nil {
