@@ -1,24 +1,9 @@
 // Package embedtest is an OpenAI-compatible embeddings server for tests
-// and benchmarks (POST /v1/embeddings), modelled on a real one:
-//
-//   - an answer takes Config.Fixed plus Config.PerInput for each input
-//     (the cost of a model run over a batch);
-//   - at most Config.MaxConcurrent requests are served at once; one more
-//     is answered 429 with a Retry-After, as rate-limited services do;
-//   - with Config.Usage the answer reports "usage" (prompt_tokens and
-//     total_tokens, counted by Tokens);
-//   - vectors are derived from the model and the text alone (Vector), so a
-//     test can tell which text a stored vector was computed for;
-//   - failures can be injected: a request with an input containing
-//     Config.FailMarker is answered 503 (the whole request, every time),
-//     one with an input containing Config.RejectMarker is answered 400
-//     naming that input, Hold makes every request wait until Release,
-//     SetStatus answers every request with an error status (a revoked
-//     key: 401) and SetDims changes the vector size (another model
-//     deployed).
-//
-// Every request is recorded (Requests) and counted (Stats), so tests
-// assert what was sent.
+// and benchmarks (POST /v1/embeddings), modelled on a real one: latency
+// per request and per input, a cap on concurrent requests, usage,
+// vectors derived from the model and the text alone (Vector), and
+// injected failures (Config's markers, Hold, SetStatus, SetDims). Every
+// request is recorded (Requests) and counted (Stats).
 package embedtest
 
 import (
