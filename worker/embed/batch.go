@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -53,23 +54,10 @@ type flight struct {
 }
 
 // Run gathers the inputs of all concurrent Embed calls into shared
-// requests until ctx ends: a request leaves when it holds Config.Batch
-// inputs or Config.BatchBytes bytes, or when its oldest input has waited
-// Config.Linger, and at most Config.Concurrency requests are in flight
-// (inputs queue meanwhile, so requests fill while the endpoint is busy).
-// Each call gets exactly its own vectors, in order. A request that fails
-// fails only the calls that have inputs in it (after the retries of a
-// transient failure); one the endpoint refuses as the input's fault is
-// split to find the inputs at fault, failing only their calls. A call
-// whose ctx ends leaves at once: its queued inputs are dropped, and a
-// request nobody waits for any more is cancelled.
-//
-// When ctx ends, Run cancels its requests, ends the wait of every call
-// still waiting (each then sends the texts that have no vector yet in
-// requests of its own, bounded by its own ctx, so no call is left
-// waiting and none fails because Run ended), and returns nil once its
-// requests have returned. Run may run again afterwards; two at once is
-// ErrRunning.
+// requests until ctx ends, by the rules of the package doc. When ctx ends,
+// Run cancels its requests, ends the wait of every call still waiting
+// (each then sends the rest itself), and returns nil once its requests
+// have returned. Run may run again afterwards; two at once is ErrRunning.
 func (c *Client) Run(ctx context.Context) error {
 	q := &c.q
 	q.mu.Lock()
@@ -273,13 +261,6 @@ func (q *queue) finish(j *job, err error) {
 	}
 	j.flights = nil
 	if err != nil {
-		kept := q.items[:0]
-		for _, it := range q.items {
-			if it.j != j {
-				kept = append(kept, it)
-			}
-		}
-		clear(q.items[len(kept):])
-		q.items = kept
+		q.items = slices.DeleteFunc(q.items, func(it item) bool { return it.j == j })
 	}
 }

@@ -74,11 +74,7 @@
 //     probe finds the recorded size again.
 //   - The API key is sent as "Authorization: Bearer" and never logged;
 //     texts are never logged.
-//   - Metrics (Options.Metrics, labelled with the model) show the cost:
-//     inputs embedded, inputs reused (counted by the caller through
-//     Reused), tokens (from the answers' "usage", when the server reports
-//     it), requests by status, and histograms of inputs per request and of
-//     request latency.
+//   - Metrics (Options.Metrics, labelled with the model) show the cost.
 //
 // Package embedtest is a test server that models a real endpoint
 // (latency per request and per input, a cap on concurrent requests,

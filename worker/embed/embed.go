@@ -70,8 +70,7 @@ type Config struct {
 	// return vectors of that size.
 	Dimensions int `env:"CHUNKSTREAM_EMBED_DIMENSIONS"`
 	// MaxInputChars is the longest input in characters (code points);
-	// longer inputs are a permanent error before anything is sent, since
-	// some servers truncate silently.
+	// longer inputs are a permanent error before anything is sent.
 	MaxInputChars int `env:"CHUNKSTREAM_EMBED_MAX_INPUT_CHARS" envDefault:"8000"`
 	// MaxInputTokens, when > 0, is the longest input in tokens of
 	// Tokenizer, checked like MaxInputChars (both apply).
@@ -79,9 +78,8 @@ type Config struct {
 	// Tokenizer is the encoding MaxInputTokens counts in: cl100k_base
 	// (OpenAI's text-embedding-3 and ada-002 models) or o200k_base.
 	Tokenizer string `env:"CHUNKSTREAM_EMBED_TOKENIZER" envDefault:"cl100k_base"`
-	// Timeout bounds one request, its answer read whole: an endpoint that
-	// has not answered by then is down (an outage of the embedder, not
-	// tried again within the call). 0 means DefaultTimeout.
+	// Timeout bounds one request, its answer read whole; past it the
+	// endpoint is down. 0 means DefaultTimeout.
 	Timeout time.Duration `env:"CHUNKSTREAM_EMBED_TIMEOUT" envDefault:"30s"`
 }
 
@@ -323,12 +321,8 @@ func sleep(ctx context.Context, d time.Duration) error {
 // probeText is the input of the dimension probe.
 const probeText = "chunkstream dimension probe"
 
-// Probe embeds one short text, in one try (no retries: the worker probes
-// with its own backoff), and records the vector size, which every later
-// answer must match. With Config.Dimensions set, a different size is a
-// permanent error (ErrDimension); once a size is recorded, a probe that
-// finds another one is ErrDimension marked as an outage of the embedder
-// (the deployment changed, not the message).
+// Probe embeds one short text, in one try, and records the vector size,
+// which every later answer must match (package doc).
 func (c *Client) Probe(ctx context.Context) (int, error) {
 	if err := c.acquire(ctx); err != nil {
 		return 0, err
@@ -456,13 +450,11 @@ func inputError(i int, err error) error {
 // callers waiting for them is still waiting.
 var errSkipped = errors.New("embed: not sent, nobody waits for it")
 
-// sendSplit embeds inputs in one request. When the endpoint refuses it as
-// the input's fault (a permanent error) and it holds more than one input,
-// it sends each half again, and so on down to the inputs at fault, so
-// that a bad input fails only itself: log2(n) extra requests per bad
-// input. It returns a vector or an error per input. live, when set, tells
-// whether anyone still waits for an input; a part with no such input is
-// not sent (errSkipped).
+// sendSplit embeds inputs in one request, split in halves down to the
+// inputs at fault when the endpoint refuses it as theirs (package doc). It
+// returns a vector or an error per input. live, when set, tells whether
+// anyone still waits for an input; a part with no such input is not sent
+// (errSkipped).
 func (c *Client) sendSplit(ctx context.Context, inputs []string, live func(i int) bool) ([][]float32, []error) {
 	vecs := make([][]float32, len(inputs))
 	errs := make([]error, len(inputs))
@@ -499,9 +491,7 @@ func (c *Client) sendSplit(ctx context.Context, inputs []string, live func(i int
 }
 
 // send sends one request (with the retries of request) and checks the
-// vectors' size against the probed one: another size means the endpoint
-// now serves another model, which no message can fix, so it is an outage
-// of the embedder until the probe finds the recorded size again.
+// vectors' size against the probed one (another is an outage).
 func (c *Client) send(ctx context.Context, inputs []string) ([][]float32, error) {
 	vecs, err := c.request(ctx, inputs, c.opts.MaxAttempts)
 	if err != nil {
@@ -541,10 +531,8 @@ type errorBody struct {
 }
 
 // request sends one batch, in up to attempts tries on 429, 5xx and
-// network errors. When the tries run out on such an error, the endpoint
-// is down: the error is fault.Unavailable(Dependency). A try without an
-// answer within Config.Timeout, or refused as the deployment's fault
-// (401, 403, 404), is such an outage at once (try).
+// network errors; when they run out, the endpoint is down
+// (fault.Unavailable).
 func (c *Client) request(ctx context.Context, inputs []string, attempts int) ([][]float32, error) {
 	body, err := encodeRequest(request{Model: c.cfg.Model, Input: inputs, Dimensions: c.cfg.Dimensions})
 	if err != nil {
