@@ -145,22 +145,16 @@
 //
 // # Stranded requests
 //
-// A request whose last delivery ended without an ack (its worker died, or
-// lost its connection for AckWait) is no longer pending, and the server
-// leaves it in the WorkQueue; the max-deliveries advisory is its only
-// notice, sent once, to whoever listens then. One worker of the fleet
-// (queue group) copies it to the DLQ, records the failure and deletes it;
-// when that fails (JetStream down or full) the worker remembers it and
-// pauses. Every minute, and as soon as an outage ends, each worker also
-// sweeps INGEST: every request the consumer delivered that is still there
-// and not pending (at or below the ack floor, or any delivered one while
-// nothing is pending) is stranded, since acked and terminated requests
-// leave a WorkQueue. Remembered ones are dead-lettered at once, others
-// when a second sweep finds them still there (an ack the stream has not
-// applied yet is not mistaken for one), as "exhausted" with cause
-// max_deliveries. Workers sweeping together store each dead letter once
-// (its id names the request) and count it once (the PubAck says
-// duplicate), so no request stays in INGEST for good.
+// A request whose last delivery ended without an ack is left in the
+// WorkQueue and never delivered again; docs/design.md ("The max-deliveries
+// advisory", "No request is stranded") gives the rule that dead-letters
+// it: the advisory's handler, and a sweep of INGEST every minute and when
+// an outage ends. A request the handler could not dead-letter (JetStream
+// down or full) is remembered and dead-lettered by the next sweep; others
+// when a second sweep finds them still there, so an ack the stream has
+// not applied yet is not mistaken for one. Workers sweeping together
+// store each dead letter once (its id names the request) and count it
+// once (the PubAck says duplicate).
 //
 // # Per-document budgets
 //
@@ -219,16 +213,12 @@
 //
 // # Acks
 //
-// A processor never waits for the server to confirm an ack. The ack is
-// sent at once and its confirmation awaited in the background for at most
-// AckWait/3 (5 s at most), at most 256 at a time (beyond, the ack is sent
-// without one); an unconfirmed ack is counted (acks_unconfirmed_total) and
-// logged. A server restarted from its store has forgotten recent
-// deliveries and does not answer their acks, and waiting for them would
-// stall every processor for seconds per message. Nothing depends on the
-// confirmation: an ack that was lost means a redelivery, which the
-// document record acks as a "duplicate" without writing. Run waits for
-// the pending confirmations before it returns.
+// A processor never waits for the server to confirm an ack
+// (docs/design.md, "Acks are not waited for"): a server restarted from its
+// store does not answer the acks of deliveries it forgot, and waiting
+// would stall every processor for seconds per message. At most 256
+// confirmations are awaited at a time (beyond, the ack is sent without
+// one); Run waits for the pending ones before it returns.
 //
 // Decisions the design (docs/design.md, docs/wire.md) leaves open:
 //
@@ -286,16 +276,12 @@
 //     lost its state), bounded the same way. Document records are
 //     messages.DocRecord, kept by KVRecords.
 //   - A dead letter's Nats-Msg-Id names the request's INGEST message
-//     ("<stream>@<seq>", plus "@<request's Nats-Msg-Id>" when it had one;
-//     messages.DeadLetterMsgID), so the DLQ's duplicate window stores a
-//     request dead-lettered twice (by its worker, the advisory handler or
-//     the sweep) once, while a request published again, a replay, is a
-//     new INGEST message whose dead letter is always stored. (With the
-//     request's own Nats-Msg-Id, the dead letter of a replay that failed
-//     again would vanish in the DLQ's one-hour window.) The request's
-//     Nats-* headers are not copied: they are the server's (a direct get
-//     adds Nats-Stream and the like) or preconditions of the original
-//     publish that the DLQ would check and refuse.
+//     (messages.DeadLetterMsgID; docs/wire.md, "Dead letter", says why):
+//     with the request's own Nats-Msg-Id, the dead letter of a replay
+//     that failed again would vanish in the DLQ's one-hour window. The
+//     request's Nats-* headers are not copied: they are the server's (a
+//     direct get adds Nats-Stream and the like) or preconditions of the
+//     original publish that the DLQ would check and refuse.
 //   - The subject sink is package subjectsink: each version's records as
 //     atomic batches. Chunk records are msgpack, or JSON with
 //     RecordFormat "json" (for people reading CHUNKS with the nats CLI);
@@ -314,22 +300,13 @@
 //
 // # Failures in the document record
 //
-// When a request with a readable document id is dead-lettered, the worker
-// records the failure (KVRecords.Fail, after the dead letter is stored):
-// the record goes to state dead_lettered with last_failure {cause,
-// reason, time, ingest_seq}, by compare-and-set and only forward. For a
-// request S of document D:
-//
-//   - record newer than S: left alone; the newest version of D is not S.
-//   - record at S (S failed after step 1: chunking, the sink, the records;
-//     or the advisory handler): pending becomes dead_lettered; done stays
-//     done (the version was written; only its ack was lost); an existing
-//     failure stays (the first dead letter is the one the DLQ keeps).
-//   - record older than S, or none (S failed before step 1: undecodable
-//     with a readable id, invalid, too large, a missing object): the
-//     record is moved to S exactly as S's step 1 would have moved it,
-//     with S's op and, when known, its version. So the records list every
-//     document whose newest request failed, however early it failed.
+// When a request S of document D with a readable id is dead-lettered, the
+// worker records the failure (KVRecords.Fail, after the dead letter is
+// stored) by the rule "Fail" of docs/design.md, "The document record": a
+// record newer than S is left alone; one at S becomes dead_lettered
+// unless it is done or holds a failure already; an older or absent one is
+// moved to S exactly as S's step 1 would have moved it (S failed before
+// it), with S's op and, when known, its version.
 //
 // This keeps the five-step procedure and its convergence argument (see
 // package qdrantsink) intact, because a recorded failure is
@@ -349,11 +326,11 @@
 //     and 4 then; never a point of S or above.
 //   - A newer version N > S overwrites the record at its step 1
 //     (Start writes a fresh pending record: the failure is cleared) and
-//     converges as before; a replay of S is such an N, since it is a new
-//     INGEST message.
-//   - A redelivery of S itself (a Term that was lost) finds its own
-//     sequence at step 1, not done, and runs like any redelivery; step 5
-//     clears the failure.
+//     converges as before.
+//   - A redelivery of S itself (a Term that was lost), or a replay of S
+//     (it carries S's sequence), finds its own sequence at step 1, not
+//     done: step 1 moves the record back to pending and S runs again;
+//     step 5 clears the failure.
 //   - Producers skip only records in state done, so a dead-lettered
 //     document is sent again by the next backfill, as a pending one was.
 //
@@ -368,14 +345,12 @@
 //
 // A chunker's warnings (a part it skipped or read in a fallback way)
 // never fail a document. Once its version is done (step 5), the worker
-// counts them in chunkstream_worker_chunker_warnings_total by
-// chunking.WarningKind (every kind exported from the start, at 0), logs
-// one line per document at warn level (count, count per kind, the first
-// warning) rather than one per warning, so a mailbox with thousands of
-// odd rows cannot flood the log, and step 5 writes the first
-// messages.MaxRecordWarnings of them with their total into the record.
-// Counting at step 5 counts a version once, however often it was
-// delivered: a retry after a failed sink write chunks it again.
+// counts them and logs one line per document (docs/operations.md, the
+// metric chunkstream_worker_chunker_warnings_total), not one per warning,
+// so a mailbox with thousands of odd rows cannot flood the log, and step
+// 5 writes the first messages.MaxRecordWarnings into the record. Counting
+// at step 5 counts a version once, however often it was delivered: a
+// retry after a failed sink write chunks it again.
 //
 // # Tracing
 //
