@@ -76,16 +76,10 @@ type Server struct {
 	requests [][]string
 }
 
-// Start starts a server and closes it when the test ends.
+// Start starts a server on a loopback port and closes it when the test
+// ends.
 func Start(tb testing.TB, cfg Config) *Server {
 	tb.Helper()
-	s := New(cfg)
-	tb.Cleanup(s.Close)
-	return s
-}
-
-// New starts a server on a loopback port; Close stops it.
-func New(cfg Config) *Server {
 	if cfg.Dims <= 0 {
 		cfg.Dims = 8
 	}
@@ -94,6 +88,7 @@ func New(cfg Config) *Server {
 	}
 	s := &Server{cfg: cfg}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
+	tb.Cleanup(s.Close)
 	return s
 }
 
