@@ -2,6 +2,7 @@ package embed
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -239,15 +240,9 @@ func New(cfg Config, opts Options) (*Client, error) {
 		return nil, err
 	}
 	u, _ := endpoint(cfg.URL)
-	if cfg.BatchBytes == 0 {
-		cfg.BatchBytes = DefaultBatchBytes
-	}
-	if cfg.Concurrency == 0 {
-		cfg.Concurrency = DefaultConcurrency
-	}
-	if cfg.Timeout == 0 {
-		cfg.Timeout = DefaultTimeout
-	}
+	cfg.BatchBytes = cmp.Or(cfg.BatchBytes, DefaultBatchBytes)
+	cfg.Concurrency = cmp.Or(cfg.Concurrency, DefaultConcurrency)
+	cfg.Timeout = cmp.Or(cfg.Timeout, DefaultTimeout)
 	if opts.HTTPClient == nil {
 		// The default transport keeps 2 idle connections per host: with
 		// more requests in flight, every request would open one.
