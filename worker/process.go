@@ -161,24 +161,9 @@ func (w *Worker) decode(ctx context.Context, msg jetstream.Msg, streamSeq uint64
 	return v
 }
 
-// load is content, in a span of its own when the document is in the
-// Object Store.
-func (w *Worker) load(ctx context.Context, req *messages.IngestRequest) ([]byte, error) {
-	if req.ContentRef == nil {
-		return w.content(ctx, req)
-	}
-	ctx, span := w.step(ctx, SpanContentLoad)
-	content, err := w.content(ctx, req)
-	if span.IsRecording() {
-		span.SetAttributes(tracing.Bytes.Int(len(content)))
-	}
-	endStep(span, err)
-	return content, err
-}
-
-// content returns the request's document, inline or from the Object
-// Store, within the size limit.
-func (w *Worker) content(ctx context.Context, req *messages.IngestRequest) ([]byte, error) {
+// load returns the request's document, inline or from the Object Store
+// (in a span of its own), within the size limit.
+func (w *Worker) load(ctx context.Context, req *messages.IngestRequest) (data []byte, err error) {
 	limit := w.cfg.MaxDocBytes
 	tooLarge := func(size int64) error {
 		return permanent(fault.CauseTooLarge, fmt.Errorf("document %q is %d bytes, over the limit of %d (CHUNKSTREAM_MAX_DOC_BYTES)", req.ID, size, limit))
@@ -189,6 +174,13 @@ func (w *Worker) content(ctx context.Context, req *messages.IngestRequest) ([]by
 		}
 		return req.Content, nil
 	}
+	ctx, span := w.step(ctx, SpanContentLoad)
+	defer func() {
+		if span.IsRecording() {
+			span.SetAttributes(tracing.Bytes.Int(len(data)))
+		}
+		endStep(span, err)
+	}()
 	ref := req.ContentRef
 	// objectError classifies an Object Store failure: a bucket or object
 	// that is not there is permanent, anything else is retried.
@@ -217,7 +209,7 @@ func (w *Worker) content(ctx context.Context, req *messages.IngestRequest) ([]by
 		return nil, objectError(err, jetstream.ErrObjectNotFound)
 	}
 	defer obj.Close()
-	data, err := io.ReadAll(io.LimitReader(obj, limit+1))
+	data, err = io.ReadAll(io.LimitReader(obj, limit+1))
 	if err != nil {
 		// A digest mismatch or a read cut short: the object may be
 		// rewritten, so retry.
