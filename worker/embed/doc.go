@@ -76,7 +76,5 @@
 //     texts are never logged.
 //   - Metrics (Options.Metrics, labelled with the model) show the cost.
 //
-// Package embedtest is a test server that models a real endpoint
-// (latency per request and per input, a cap on concurrent requests,
-// usage, deterministic vectors, injected failures).
+// Package embedtest models an endpoint for tests.
 package embed
