@@ -31,9 +31,8 @@ type Config struct {
 	// MaxPendingPublishes is the subject sink's flow control within one
 	// atomic batch (package subjectsink).
 	MaxPendingPublishes int `env:"CHUNKSTREAM_MAX_PENDING_PUBLISHES" envDefault:"256" help:"chunk records sent before the server confirms them, within one batch"`
-	// MetricsAddr is the listen address of /metrics, /healthz and /readyz.
-	// An empty variable means the default; an empty -metrics-addr flag
-	// disables the server.
+	// MetricsAddr is the listen address of /metrics, /healthz and /readyz;
+	// an empty variable means the default, an empty -metrics-addr flag none.
 	MetricsAddr string `env:"CHUNKSTREAM_METRICS_ADDR" envDefault:":9090" help:"listen address of /metrics, /healthz, /readyz (-metrics-addr '' turns it off)"`
 	// DrainTimeout bounds the SIGTERM drain: in-flight work still running
 	// after it is NAKed. Keep the pod's grace period longer.
@@ -60,19 +59,16 @@ type Config struct {
 	MinChunkChars  int `env:"CHUNKSTREAM_MIN_CHUNK_CHARS" envDefault:"32" help:"smallest chunk size in characters a request may ask for: max_char (markdown), max_chars (email) (0: no bound)"`
 	MinChunkWords  int `env:"CHUNKSTREAM_MIN_CHUNK_WORDS" envDefault:"8" help:"smallest chunk size in words a request may ask for: max_chunk_size (twostep) (0: no bound)"`
 	MinChunkTokens int `env:"CHUNKSTREAM_MIN_CHUNK_TOKENS" envDefault:"8" help:"smallest chunk size in tokens a request may ask for, with a tokenizer (0: no bound)"`
-	// Chunker is the chunker of requests that name none, where it reads
-	// their format (registry.Resolver.Choose); empty means each format's
-	// default.
+	// Chunker is the chunker of requests that name none, for the formats
+	// it reads; empty means each format's default.
 	Chunker string `env:"CHUNKSTREAM_CHUNKER" envDefault:"markdown" help:"chunker of requests that name none, for the formats it reads"`
-	// ChunkerOptions are options of Chunker applied beneath a request's
-	// own whenever a request is chunked with Chunker: request > these >
-	// the chunker's defaults.
+	// ChunkerOptions are options of Chunker beneath a request's own:
+	// request > these > the chunker's defaults.
 	ChunkerOptions ChunkerOptions `env:"CHUNKSTREAM_CHUNKER_OPTIONS" help:"options of the default chunker beneath a request's own, as a JSON object"`
 }
 
-// ChunkerOptions are raw chunker options, read from a JSON object (an
-// environment variable, a flag); numbers stay json.Number, which the
-// registry decodes.
+// ChunkerOptions are raw chunker options, read from a JSON object;
+// numbers stay json.Number, which the registry decodes.
 type ChunkerOptions map[string]any
 
 // UnmarshalText reads a JSON object; empty text is no options.

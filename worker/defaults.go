@@ -11,10 +11,9 @@ import (
 	"github.com/chunkstream/chunkstream/topology"
 )
 
-// ChunkerDefaults returns the chunker defaults the worker applies to
-// requests that do not set them (Config.Chunker and ChunkerOptions,
-// resolved), with its sink's encoding (EncodingSink), as it advertises
-// them.
+// ChunkerDefaults returns the chunker defaults the worker applies and
+// advertises (Config.Chunker and ChunkerOptions resolved, the sink's
+// encoding).
 func (w *Worker) ChunkerDefaults() messages.ChunkerDefaults {
 	d := w.chunkers.Defaults()
 	return messages.ChunkerDefaults{Chunker: d.Chunker, Options: d.Options, Encoding: w.encoding}

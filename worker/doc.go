@@ -263,8 +263,6 @@
 //     started wins), with the sink's encoding when it is an EncodingSink.
 //     A program serves its own chunkers by handing the worker a registry
 //     that lists them.
-//   - The sink's encoding enters the settings fingerprint a finished
-//     upsert's record holds (messages.Settings).
 //   - Chunkers are built once per (name, resolved options) and cached
 //     (64 entries at most), so requests that spell one configuration
 //     differently share a chunker; chunkers are pure and safe for
@@ -273,8 +271,7 @@
 //     embedded in the worker's Config). Setup is topology.Ensure, which
 //     converges when many workers start at once, within SetupTimeout; it
 //     runs again when the consumer or its stream disappears (a server that
-//     lost its state), bounded the same way. Document records are
-//     messages.DocRecord, kept by KVRecords.
+//     lost its state), bounded the same way.
 //   - A dead letter's Nats-Msg-Id names the request's INGEST message
 //     (messages.DeadLetterMsgID; docs/wire.md, "Dead letter", says why):
 //     with the request's own Nats-Msg-Id, the dead letter of a replay

@@ -9,10 +9,9 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// outageKeyPrefix starts the keys, in the bucket of document records, of
-// the outage notices: "chunkstream.outage.<dependency>", holding the id
-// of the last worker that found the dependency down. Like the presences'
-// keys it holds a ".", so it is never a record's.
+// outageKeyPrefix starts the keys of the outage notices, in the bucket of
+// document records; like the presences' keys it holds a ".", so it is
+// never a record's.
 const outageKeyPrefix = "chunkstream.outage."
 
 // noticeRepeat is how often, in SinkProbeMax, a worker announces again
@@ -73,8 +72,7 @@ func (w *Worker) announce(ctx context.Context, dep string) {
 }
 
 // confirm probes dep once, on the notice of worker peer, and marks it
-// down when it does not answer here either. A sink that cannot be probed
-// is left to find out by its writes.
+// down when it does not answer here either.
 func (w *Worker) confirm(ctx context.Context, dep, peer string) {
 	real, err := w.probeDependency(ctx, dep)
 	if !real || ctx.Err() != nil {

@@ -31,11 +31,10 @@ type ProbeSink interface {
 // shorter.
 const probeTimeout = 10 * time.Second
 
-// task is one delivery in the worker's hands. tries counts the times it
-// met an outage during this delivery.
+// task is one delivery in the worker's hands.
 type task struct {
 	msg       jetstream.Msg
-	tries     int
+	tries     int       // the outages it met during this delivery
 	fetchedAt time.Time // when pull received it
 }
 
@@ -147,8 +146,7 @@ func (o *outageState) markUp(dependency string) {
 }
 
 // needRoom records that a write of about n bytes was refused for want of
-// room; the storage probe passes only when there is room for the largest
-// such write.
+// room, for the storage probe (room).
 func (o *outageState) needRoom(n int64) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -221,8 +219,7 @@ func (w *Worker) probe(ctx context.Context) {
 }
 
 // probeDependency probes dep once, within probeTimeout; real is false
-// when nothing could be asked (a sink that is not a ProbeSink), which
-// counts as answering.
+// when the sink is not a ProbeSink (nothing asked counts as answering).
 func (w *Worker) probeDependency(ctx context.Context, dep string) (real bool, err error) {
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()

@@ -14,14 +14,11 @@ import (
 )
 
 // DependencyJetStream names the worker's own JetStream storage in
-// Unavailable errors: the document records, the dead letter stream, the
-// objects, and any stream that refused a write for want of room (the
-// chunks stream included). The worker probes it itself (probeJetStream).
+// outages (doc.go, "Sink outages"); the worker probes it itself.
 const DependencyJetStream = "jetstream"
 
-// probeKey is the key, in the bucket of document records, that the
-// storage probe writes; it is never a record's (messages.DocRecordID
-// refuses it), so status readers skip it.
+// probeKey is the key the storage probe writes in the bucket of document
+// records; messages.DocRecordID refuses it, so status readers skip it.
 const probeKey = "chunkstream.probe"
 
 // JetStream API error codes of a write refused for want of room.
@@ -84,9 +81,8 @@ func deadLetterOutage(err error) (string, bool) {
 // errNoRoom reports a stream or account without room for writes.
 var errNoRoom = errors.New("worker: no room")
 
-// minRoom is the least room the storage probe requires below a byte
-// limit; recordOverhead estimates what a chunk record or a dead letter
-// adds to its text (headers, metadata, the store's own).
+// minRoom is the least room the storage probe requires; recordOverhead
+// estimates what a record adds to its text (headers, metadata, store).
 const (
 	minRoom        = 64 << 10
 	recordOverhead = 4 << 10

@@ -23,8 +23,7 @@ const (
 )
 
 // startDelivery starts the span of one delivery of t, a child of the
-// trace context its request carries (a new trace when it carries none),
-// dated from the fetch so that it covers the wait for a processor.
+// trace context its request carries, dated from the fetch.
 func (w *Worker) startDelivery(ctx context.Context, t *task, streamSeq, delivery uint64) (context.Context, trace.Span) {
 	ctx = tracing.Extract(ctx, t.msg.Headers())
 	opts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindConsumer)}

@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -30,9 +31,8 @@ type Result struct {
 	Subject string
 	// StreamSeq is the request's INGEST sequence.
 	StreamSeq uint64
-	// IngestSeq is the version's ingest_seq: StreamSeq, or the sequence a
-	// replayed request keeps (messages.RequestIngestSeq); 0 when it was
-	// not read.
+	// IngestSeq is the version's ingest_seq (messages.RequestIngestSeq);
+	// 0 when it was not read.
 	IngestSeq uint64
 	// Delivery is the 1-based delivery count.
 	Delivery uint64
@@ -109,15 +109,12 @@ type Worker struct {
 	out          *outageState
 	probeBackoff Backoff
 	heldMu       sync.Mutex
-	held         []*task // deliveries held during an outage, oldest first
-	draining     bool    // Run is stopping: hold NAKs instead
-	// waiting are the deliveries fetched and not yet taken by a
-	// processor; holdHeartbeat keeps them alive as it does held ones.
-	waiting map[*task]struct{}
+	held         []*task            // deliveries held during an outage, oldest first
+	draining     bool               // Run is stopping: hold NAKs instead
+	waiting      map[*task]struct{} // fetched, not yet taken by a processor
 
-	// Requests known to be stranded (stream sequence → deliveries): their
-	// max-deliveries advisory came but their dead letter failed; the
-	// sweep (stranded.go) retries them and finds the others.
+	// Requests whose advisory came but whose dead letter failed (stream
+	// sequence → deliveries), for the sweep (stranded.go).
 	strandedMu sync.Mutex
 	stranded   map[uint64]uint64
 	sweepEvery time.Duration
@@ -150,10 +147,7 @@ func New(nc *nats.Conn, js jetstream.JetStream, top *topology.Handles, opts Opti
 	if err != nil {
 		return nil, fmt.Errorf("worker: Config.Chunker, Config.ChunkerOptions: %w", err)
 	}
-	log := opts.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+	log := cmp.Or(opts.Logger, slog.New(slog.DiscardHandler))
 	log = slog.New(tracing.LogHandler(log.Handler()))
 	m := opts.Metrics
 	if m == nil {
@@ -213,8 +207,7 @@ type SupersededSink interface {
 }
 
 // Ready reports whether the worker is connected, bound to its consumer,
-// no dependency of its sink is down (Unavailable), and its sink, if it is
-// a ReadySink, is ready.
+// no dependency of its sink is down, and its sink, if a ReadySink, ready.
 func (w *Worker) Ready() bool {
 	if !w.ready.Load() || !w.nc.IsConnected() || w.out.isDown() {
 		return false
