@@ -30,7 +30,7 @@ func (w *Worker) startDelivery(ctx context.Context, t *task, streamSeq, delivery
 	if !t.fetchedAt.IsZero() {
 		opts = append(opts, trace.WithTimestamp(t.fetchedAt))
 	}
-	ctx, span := w.tracerOrNoop().Start(ctx, SpanDeliver, opts...)
+	ctx, span := w.tracer.Start(ctx, SpanDeliver, opts...)
 	if span.IsRecording() {
 		span.SetAttributes(tracing.Subject.String(t.msg.Subject()), tracing.StreamSeq.Int64(int64(streamSeq)),
 			tracing.Delivery.Int64(int64(delivery)))
@@ -57,16 +57,7 @@ func endDelivery(span trace.Span, res Result) {
 
 // step starts the span of one step of a delivery.
 func (w *Worker) step(ctx context.Context, name string) (context.Context, trace.Span) {
-	return w.tracerOrNoop().Start(ctx, name)
-}
-
-// tracerOrNoop returns the worker's tracer, the no-op one for a Worker
-// not made by New.
-func (w *Worker) tracerOrNoop() trace.Tracer {
-	if w.tracer == nil {
-		return tracing.Tracer(nil)
-	}
-	return w.tracer
+	return w.tracer.Start(ctx, name)
 }
 
 // endStep ends a step's span, failed when err is not nil.
