@@ -20,9 +20,7 @@ import (
 )
 
 // MaxBatch is the most records one atomic batch holds: the server's
-// default limit of an atomic batch. A version of more records is written
-// as several batches, cut at multiples of MaxBatch, so the same version
-// always gives the same batches.
+// default limit (package doc, "Versions of more than MaxBatch records").
 const MaxBatch = 1000
 
 // Sink publishes chunk records (msgpack, or JSON: SetRecordFormat) on
@@ -53,8 +51,7 @@ const maxCommits = 2
 
 // New returns a subject sink publishing msgpack records through js under
 // prefix ("chunks"). Within a batch, every flowEvery-th record waits for
-// the server to confirm that it holds the records so far (flow control
-// for large batches); a batch of fewer records costs one round trip.
+// the server to confirm the records so far.
 func New(js jetstream.JetStream, prefix string, flowEvery int) *Sink {
 	return &Sink{js: js, prefix: prefix, flowEvery: max(flowEvery, 0), contentType: messages.ContentTypeMsgpack}
 }
@@ -280,9 +277,8 @@ func (s *Sink) publishOnce(ctx context.Context, msgs []*nats.Msg) error {
 	return err
 }
 
-// busy reports whether the server answered a batch with "come back": too
-// many batches in flight, a record id of the batch being stored right now
-// by another publisher, or a batch it did not receive whole.
+// busy reports whether the server answered a batch with "come back"
+// (package doc, "Errors").
 func busy(err error) bool {
 	return isCode(err, jetstreamext.JSErrCodeAtomicPublishTooManyInflight) ||
 		isCode(err, errCodeDuplicateInProcess) || isCode(err, jetstreamext.JSErrCodeBatchPublishIncomplete)
@@ -325,9 +321,8 @@ func publishError(err error) error {
 	return wrapped
 }
 
-// Probe implements worker.ProbeSink: NATS answers when the stream that
-// stores the sink's subjects is found, its leader answers a stream info,
-// and it allows atomic batches.
+// Probe implements worker.ProbeSink: NATS answers when the stream of the
+// sink's subjects answers a stream info and allows atomic batches.
 func (s *Sink) Probe(ctx context.Context, dependency string) error {
 	name, err := s.js.StreamNameBySubject(ctx, s.prefix+".probe")
 	if err != nil {
