@@ -101,9 +101,8 @@ func (c *Client) Run(ctx context.Context) error {
 	}
 }
 
-// gather queues texts for Run and waits for their vectors. It returns
-// nil, nil when Run is not running, and the vectors found so far (nil for
-// the others) when Run ended during the wait.
+// gather queues texts for Run and waits for their vectors: nil, nil when
+// Run is not running, those found so far when Run ended meanwhile.
 func (c *Client) gather(ctx context.Context, texts []string) ([][]float32, error) {
 	q := &c.q
 	j := &job{texts: texts, vecs: make([][]float32, len(texts)), left: len(texts), done: make(chan struct{}), span: trace.SpanFromContext(ctx)}
@@ -244,9 +243,9 @@ func (c *Client) sendItems(runCtx, ctx context.Context, f *flight, items []item)
 	}
 }
 
-// finish ends a call's wait with err (nil: every vector is in): its
-// queued inputs are dropped, and the requests that only it still waited
-// for are cancelled. q.mu must be held.
+// finish ends a call's wait with err (nil: every vector is in), dropping
+// its queued inputs and cancelling the requests only it waited for. q.mu
+// must be held.
 func (q *queue) finish(j *job, err error) {
 	if j.over {
 		return

@@ -28,8 +28,7 @@ var (
 	// ErrInvalidConfig reports a Config field out of range.
 	ErrInvalidConfig = errors.New("embed: invalid config")
 	// ErrInputTooLong reports an input over Config.MaxInputChars or
-	// Config.MaxInputTokens; it is always wrapped by fault.Permanent and
-	// nothing is sent.
+	// Config.MaxInputTokens (always fault.Permanent; nothing is sent).
 	ErrInputTooLong = errors.New("embed: input too long")
 	// ErrDimension reports vectors whose size differs from the probed (or
 	// configured) dimension.
@@ -60,9 +59,8 @@ type Config struct {
 	// BatchBytes caps the text bytes of the inputs of one request; an
 	// input larger than the cap goes alone. 0 means DefaultBatchBytes.
 	BatchBytes int `env:"CHUNKSTREAM_EMBED_BATCH_BYTES" envDefault:"1048576"`
-	// Linger is how long inputs wait for more (of other documents) to
-	// fill a request before it is sent part-full, while Client.Run
-	// gathers them. 0 sends what is waiting as soon as a request may go.
+	// Linger is how long inputs wait, while Client.Run gathers them, for
+	// more to fill a request; 0 sends what waits as soon as a request may go.
 	Linger time.Duration `env:"CHUNKSTREAM_EMBED_LINGER" envDefault:"5ms"`
 	// Concurrency is the number of requests in flight at once, over all
 	// documents. 0 means DefaultConcurrency.
@@ -201,14 +199,12 @@ type Options struct {
 	// MaxAttempts is the number of tries of one request (default 5).
 	MaxAttempts int
 	// BackoffBase and BackoffMax bound the exponential backoff between
-	// tries (defaults 500ms and 30s); a Retry-After answer wins, up to
-	// MaxRetryAfter.
+	// tries (defaults 500ms and 30s); a Retry-After answer wins.
 	BackoffBase, BackoffMax time.Duration
 	// MaxRetryAfter caps a server's Retry-After (default 2m); longer asks
 	// end the call with fault.RetryAfter so the message waits instead.
 	MaxRetryAfter time.Duration
-	// Sleep waits between tries; default: a timer that honours ctx. Tests
-	// replace it.
+	// Sleep waits between tries; default: a timer that honours ctx.
 	Sleep func(ctx context.Context, d time.Duration) error
 	// Logger receives retry warnings; default: discard.
 	Logger *slog.Logger
@@ -220,8 +216,7 @@ type Options struct {
 }
 
 // Client calls an OpenAI-compatible embeddings endpoint. It is safe for
-// concurrent use. While Run runs, the inputs of concurrent Embed calls
-// share requests; otherwise each call sends its own.
+// concurrent use.
 type Client struct {
 	cfg   Config
 	url   string
@@ -284,9 +279,8 @@ func New(cfg Config, opts Options) (*Client, error) {
 // Model returns the configured model name.
 func (c *Client) Model() string { return c.cfg.Model }
 
-// Reused counts n inputs that were not sent because a vector of the same
-// text from the same model was already stored (the Qdrant sink reuses the
-// vectors of unchanged chunks).
+// Reused counts n inputs not sent because a vector of the same text from
+// the same model was already stored.
 func (c *Client) Reused(n int) { c.m.reused(n) }
 
 // acquire takes a request slot, waiting while Config.Concurrency requests
@@ -426,8 +420,7 @@ func (c *Client) embedAlone(ctx context.Context, texts []string, vecs [][]float3
 }
 
 // fits reports whether one more input of size bytes may join a request
-// that holds n inputs of total bytes: a request takes at most
-// Config.Batch inputs and Config.BatchBytes bytes, and at least one input.
+// that holds n inputs of total bytes (at least one always fits).
 func (c *Client) fits(n, total, size int) bool {
 	return n == 0 || n < c.cfg.Batch && total+size <= c.cfg.BatchBytes
 }
@@ -620,9 +613,8 @@ func (c *Client) try(ctx context.Context, body []byte, n int) ([][]float32, time
 	return vecs, wait, err
 }
 
-// exchange posts the request and reads its answer: 429, 5xx and network
-// errors are retryable, 400, 413 and 422 permanent, 401, 403 and 404 an
-// outage.
+// exchange posts the request and reads its answer, classified by the
+// package doc's rules.
 func (c *Client) exchange(ctx context.Context, body []byte, n int) ([][]float32, time.Duration, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
 	if err != nil {
