@@ -61,13 +61,11 @@
 // worker:
 //
 //   - stop fetching (pull waits until the sink answers);
-//   - hold every delivery it has, in flight or not yet started: each gets
-//     an in-progress ack at once and every AckWait/3, so the server
-//     neither redelivers it nor counts a delivery; a delivery whose write
-//     failed is processed again from the start once the sink answers (the
-//     five steps are safe to repeat: the document record makes a
-//     finished version a "duplicate" and a half-written one is rewritten
-//     idempotently);
+//   - hold every delivery it has, in flight or not yet started, with
+//     in-progress acks, so the server neither redelivers it nor counts a
+//     delivery; a delivery whose write failed is processed again from the
+//     start once the sink answers (the five steps are safe to repeat:
+//     docs/design.md, "Idempotency and chunk ids");
 //   - report not ready (Ready, /readyz), set chunkstream_worker_sink_up
 //     to 0 and chunkstream_worker_sink_down_since_seconds to the outage's
 //     start, and log one "sink down" line; one "sink up again" line with
@@ -254,15 +252,12 @@
 //   - Chunker settings: request > worker defaults > chunker defaults,
 //     resolved once per request by the registry's Resolver (the worker
 //     never names a chunker). The worker's defaults (Config.Chunker and
-//     ChunkerOptions) are validated by New against Options.Chunkers (a
-//     default chunker takes the requests of the formats it reads that
-//     name no chunker; its options lie beneath a request's own whenever
-//     that chunker is used), and advertised at the start of Run under
-//     messages.ChunkerDefaultsKey in the bucket of document records
-//     (rewritten only when they differ, with a warning: the last worker
-//     started wins), with the sink's encoding when it is an EncodingSink.
-//     A program serves its own chunkers by handing the worker a registry
-//     that lists them.
+//     ChunkerOptions) are validated by New against Options.Chunkers and
+//     advertised at the start of Run under messages.ChunkerDefaultsKey
+//     in the bucket of document records, for producers (rewritten only
+//     when they differ, with a warning: the last worker started wins),
+//     with the sink's encoding. A program serves its own chunkers by
+//     handing the worker a registry that lists them.
 //   - Chunkers are built once per (name, resolved options) and cached
 //     (64 entries at most), so requests that spell one configuration
 //     differently share a chunker; chunkers are pure and safe for

@@ -14,10 +14,8 @@ import (
 	"github.com/chunkstream/chunkstream/topology"
 )
 
-// KVRecords keeps document records (messages.DocRecord, under
-// messages.DocRecordKey) in a JetStream KV bucket. Records only move
-// forward (compare-and-set on the entry's revision) and are never
-// deleted. It implements Records.
+// KVRecords keeps document records (messages.DocRecord) in a JetStream KV
+// bucket, only forward and never deleted. It implements Records.
 type KVRecords struct {
 	kv jetstream.KeyValue
 	nc *nats.Conn // set by WithLeaderReads
@@ -117,11 +115,8 @@ func (s *KVRecords) leaderGet(ctx context.Context, key string) ([]byte, bool, er
 
 // Start is step 1 of processing version rec.IngestSeq: it sets the record
 // to rec (state pending) unless the record already holds a higher
-// sequence. It returns the record found: Start moved it forward when
-// found.IngestSeq < rec.IngestSeq; found.IngestSeq > rec.IngestSeq means
-// the request is superseded, and an equal sequence means a redelivery
-// (found.State tells whether it was finished). rev is the record's
-// revision after Start wrote it (0 when it did not), for Finish.
+// sequence, and returns the record found (a higher sequence: superseded;
+// equal: a redelivery) and the revision it wrote (0 if none), for Finish.
 func (s *KVRecords) Start(ctx context.Context, docID string, rec messages.DocRecord) (found messages.DocRecord, rev uint64, err error) {
 	st, err := s.start(ctx, docID, rec, false)
 	return st.found, st.rev, err

@@ -67,10 +67,9 @@ func (w *Worker) remember(seq, deliveries uint64) {
 	w.stranded[seq] = deliveries
 }
 
-// exhausted dead-letters the request stored at seq, which the consumer
-// delivered deliveries times and will not deliver again, records the
-// failure and deletes it from INGEST; swept says the sweep found it.
-// When JetStream is down or full the worker pauses and the request stays.
+// exhausted dead-letters the request stored at seq, records the failure
+// and deletes it from INGEST; swept says the sweep found it. When
+// JetStream is down or full the worker pauses and the request stays.
 func (w *Worker) exhausted(ctx context.Context, seq, deliveries uint64, swept bool) (err error) {
 	defer func() {
 		if dep, ok := deadLetterOutage(err); ok && err != nil {
