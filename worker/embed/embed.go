@@ -30,8 +30,7 @@ var (
 	// ErrInputTooLong reports an input over Config.MaxInputChars or
 	// Config.MaxInputTokens (always fault.Permanent; nothing is sent).
 	ErrInputTooLong = errors.New("embed: input too long")
-	// ErrDimension reports vectors whose size differs from the probed (or
-	// configured) dimension.
+	// ErrDimension reports vectors of another size than the probed or configured one.
 	ErrDimension = errors.New("embed: dimension mismatch")
 	// ErrResponse reports an answer that does not follow the wire format.
 	ErrResponse = errors.New("embed: bad response")

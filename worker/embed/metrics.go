@@ -16,8 +16,7 @@ type Metrics struct {
 	// from the same model was reused (see Client.Reused).
 	Reused *prometheus.CounterVec
 	// Tokens counts the tokens the endpoint reported in its answers'
-	// "usage" (prompt_tokens, else total_tokens); servers that report no
-	// usage add nothing.
+	// "usage" (prompt_tokens, else total_tokens), if any.
 	Tokens *prometheus.CounterVec
 	// Requests counts the HTTP requests sent, by status code ("error"
 	// when no answer came).

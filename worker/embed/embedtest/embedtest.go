@@ -25,8 +25,7 @@ import (
 // Config describes the modelled server; the zero value answers at once,
 // without a cap, with 8-dimensional vectors.
 type Config struct {
-	// Dims is the vector size (default 8); a request's "dimensions", when
-	// set, wins.
+	// Dims is the vector size (default 8); a request's "dimensions" wins.
 	Dims int
 	// Fixed and PerInput make the latency of a request of n inputs
 	// Fixed + n·PerInput.
