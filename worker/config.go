@@ -19,8 +19,7 @@ import (
 type Config struct {
 	topology.Config
 
-	// Concurrency is the number of documents processed at once; 0 means
-	// GOMAXPROCS.
+	// Concurrency is the number of documents processed at once (0: GOMAXPROCS).
 	Concurrency int `env:"CHUNKSTREAM_CONCURRENCY" help:"documents processed at once (0: GOMAXPROCS; 16 × GOMAXPROCS with the subject sink; with the Qdrant sink, enough to fill its requests)"`
 	// BackoffBase and BackoffMax bound the NAK delay after a transient
 	// failure: BackoffBase × 2^(deliveries−1), at most BackoffMax, jittered.
@@ -37,8 +36,7 @@ type Config struct {
 	// DrainTimeout bounds the SIGTERM drain: in-flight work still running
 	// after it is NAKed. Keep the pod's grace period longer.
 	DrainTimeout time.Duration `env:"CHUNKSTREAM_DRAIN_TIMEOUT" envDefault:"25s" help:"longest SIGTERM drain"`
-	// Sink selects the sink: "subject" (chunk records on CHUNKS) or
-	// "qdrant".
+	// Sink selects the sink: "subject" (chunk records on CHUNKS) or "qdrant".
 	Sink string `env:"CHUNKSTREAM_SINK" envDefault:"subject" help:"sink: subject or qdrant"`
 	// RecordFormat is the encoding of the chunk records the subject sink
 	// publishes: "msgpack" or "json" (readable with the nats CLI).

@@ -42,9 +42,8 @@
 // A sink marks an error with Unavailable(dependency, err) when the service
 // behind it does not answer; the Qdrant sink names "qdrant" and
 // "embedder", the subject sink "nats", and each implements ProbeSink, a
-// cheap check per dependency (Qdrant's health check and a collection
-// listing, one embedding of a short text, the CHUNKS stream's info). The
-// worker's own storage is the dependency "jetstream" (DependencyJetStream):
+// cheap check per dependency. The worker's own storage is the dependency
+// "jetstream" (DependencyJetStream):
 // a write refused for want of room, wherever it happened (records,
 // chunks, dead letters; the sink's own mark does not matter, since
 // reachability is not room), a dead letter that cannot be stored, and
@@ -66,10 +65,9 @@
 //     delivery; a delivery whose write failed is processed again from the
 //     start once the sink answers (the five steps are safe to repeat:
 //     docs/design.md, "Idempotency and chunk ids");
-//   - report not ready (Ready, /readyz), set chunkstream_worker_sink_up
-//     to 0 and chunkstream_worker_sink_down_since_seconds to the outage's
-//     start, and log one "sink down" line; one "sink up again" line with
-//     the duration follows when it is back, never one per message;
+//   - report not ready (Ready, /readyz), set the sink_up and
+//     sink_down_since gauges, and log one "sink down" line, then one
+//     "sink up again" line with the duration, never one per message;
 //   - probe each dependency that is down after SinkProbeBase·2^(n−1),
 //     at most SinkProbeMax, with jitter (a RetryAfter inside the error is
 //     the first wait), and resume by itself when every probe passed; the
@@ -86,18 +84,15 @@
 // whose own write fails as an outage) pauses no other. The repetition
 // matters when faults follow each other: a worker whose probe passed in
 // the moment between two faults resumes while the others stay down
-// through the second fault and so find no new outage to announce. So a
-// worker with no work in hand, which sends a hanging dependency nothing
-// and cannot find the hang by itself, pauses when the first worker that
-// does announces it and its own probe fails too: a hung embedder is found
-// after CHUNKSTREAM_EMBED_TIMEOUT by the workers waiting for it, and by
-// every other worker one probe later (a probe gives up after 10 s, or the
-// embedder's time-out if that is shorter), or at the next repetition of
-// the notice. A fleet with no work at all stays ready through a hang: no
-// worker sends the endpoint anything, not even a probe, since checking
-// dependencies that no work needs would load a paid endpoint for nothing;
-// the first worker to get work finds the hang after the time-out, holding
-// what it fetched, and announces it.
+// through the second fault and find no new outage to announce. So a
+// worker with no work in hand, which sends a hanging dependency nothing,
+// pauses one probe after the first worker that finds the hang (after
+// CHUNKSTREAM_EMBED_TIMEOUT, for an embedder) announces it, or at the
+// next repetition of the notice; a probe gives up after 10 s, or the
+// embedder's time-out if shorter. A fleet with no work at all stays ready
+// through a hang: checking dependencies that no work needs would load a
+// paid endpoint for nothing; the first worker to get work finds the hang
+// after the time-out, holding what it fetched, and announces it.
 //
 // Why holding rather than NAKing: JetStream counts every delivery, and a
 // NAK, with or without delay, makes the next one count. To keep an outage
@@ -126,19 +121,18 @@
 // A delivery whose write fails as unavailable MaxDeliver times although
 // the probes pass (a request that times out on its own, say) is NAKed
 // with backoff as an ordinary transient failure, so it reaches the
-// "exhausted" dead letter in the end instead of pausing the worker
-// forever. A write refused for want of room is exempt: no message is at
-// fault, and a document whose records can never fit keeps the worker
-// paused (its log line names the stream and the bytes) until an operator
-// gives the stream room. The probe backoff starts again when a delivery
-// succeeded, and once with an outage that follows one the probes ended:
-// right after an outage, a client may still hold a connection that broke
-// during it, and the write that finds it fails once more; outages that
-// follow each other without a success in between keep it growing, so a
-// dependency that passes its probe but fails every write is tried less
-// and less often. A sink that marks errors Unavailable but is not a
-// ProbeSink counts as answering after each probe wait (its next write is
-// the probe); for it the backoff keeps growing across outages until a
+// "exhausted" dead letter instead of pausing the worker forever. A write
+// refused for want of room is exempt: no message is at fault, and a
+// document whose records can never fit keeps the worker paused (its log
+// line names the stream and the bytes) until an operator gives the
+// stream room. The probe backoff starts again when a delivery succeeded,
+// and once with an outage that follows one the probes ended (a client
+// may still hold a connection that broke during the outage, and the
+// write that finds it fails once more); outages that follow each other
+// without a success in between keep it growing, so a dependency that
+// passes its probe but fails every write is tried less and less often.
+// A sink that is not a ProbeSink counts as answering after each probe
+// wait (its next write is the probe), its backoff growing until a
 // delivery succeeds.
 //
 // # Stranded requests
@@ -176,15 +170,12 @@
 //     reach it.
 //
 // A document over a budget is dead-lettered "permanent" with the cause
-// "too_complex" and the figures in the reason (the budget, the time
-// taken, the document's size, the chunks made until then), and the
-// chunks made are dropped: the call has returned, so nothing keeps
-// running or holds memory after it. A retry would need the same. The
-// budget counts wall-clock time, so a worker starved of CPU needs more
-// of it: keep it generous, well above what real documents take. A
-// shutdown is told apart by the worker's own context: a document whose
-// chunking the drain timeout cut short is NAKed ("abandoned", cause
-// "shutdown") for another worker, never dead-lettered.
+// "too_complex" and the figures in the reason, and the chunks made are
+// dropped: nothing keeps running or holds memory after the call returned,
+// and a retry would need the same. The budget counts wall-clock time, so
+// a worker starved of CPU needs more of it: keep it generous. A document
+// whose chunking the drain timeout cut short (the worker's own context
+// ended) is NAKed ("abandoned", cause "shutdown"), never dead-lettered.
 //
 // A chunker that ignores its context (a program's own, through
 // Options.Chunkers), or one that is not a StreamChunker (called as
@@ -346,15 +337,11 @@
 //
 // # Tracing
 //
-// Options.TracerProvider traces every delivery: a span from the fetch to
-// the settlement, a child of the trace context the request carries in its
-// headers (internal/tracing), with a span per step (trace.go names them).
-// A nil provider is the no-op tracer: nothing is recorded, but the
+// Options.TracerProvider traces every delivery as docs/operations.md
+// ("Tracing") describes: a span from the fetch to the settlement, a child
+// of the trace context the request carries (internal/tracing), with a
+// span per step (trace.go). A nil provider records nothing, but the
 // request's context still reaches the chunk records and dead letters, so
-// a trace crosses a worker that does not trace. The sinks get the
-// delivery's context; the subject sink writes it on every chunk record,
-// the dead letter carries the failed delivery's, and the document record
-// keeps the trace id of its last delivery (DocRecord.TraceID). Log lines
-// of a delivery go through a handler that adds trace_id and span_id from
-// the context.
+// a trace crosses a worker that does not trace. Log lines of a delivery
+// carry trace_id and span_id.
 package worker

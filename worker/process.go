@@ -71,8 +71,7 @@ func (w *Worker) process(ctx context.Context, msg jetstream.Msg, streamSeq, deli
 	switch {
 	case st.found.IngestSeq > doc.Seq:
 		// A redelivery of an overtaken version may have written before
-		// its worker died: let the sink remove it (it is idempotent and
-		// cheap when nothing was written).
+		// its worker died: the sink removes that (idempotent, cheap).
 		if ss, ok := w.rawSink.(SupersededSink); ok && delivery > 1 {
 			if err := ss.Superseded(ctx, doc); err != nil {
 				v.err = fault.WithCause(fault.CauseSink, fmt.Errorf("remove superseded version %d of %q: %w", doc.Seq, doc.ID, err))

@@ -29,8 +29,7 @@ type Doc struct {
 	Op messages.Op
 	// Subject is the ingest subject the request arrived on.
 	Subject string
-	// Collection overrides the sink's default destination (Qdrant
-	// collection) when non-empty.
+	// Collection, when set, overrides the sink's default destination.
 	Collection string
 	// First is true when step 1 of this delivery created the document's
 	// record: nothing a sink holds for the document can come from an older

@@ -64,8 +64,7 @@ type Options struct {
 	// Sink receives every processed document version (required). New
 	// decorates it with SinkMetrics.
 	Sink Sink
-	// Chunkers are the chunkers requests may name; nil means
-	// registry.Default().
+	// Chunkers are the chunkers requests may name; nil means registry.Default().
 	Chunkers *registry.Registry
 	// OnResult, when set, is called after every delivery's disposition,
 	// from the processor goroutines.
@@ -74,8 +73,7 @@ type Options struct {
 	// BackoffBase and BackoffMax.
 	Backoff Backoff
 	// TracerProvider traces each delivery (spans named Span*); nil means
-	// no tracing (the no-op tracer). The trace context a request carries
-	// is continued either way (internal/tracing).
+	// none, though the trace context a request carries is continued.
 	TracerProvider trace.TracerProvider
 }
 
