@@ -39,11 +39,9 @@ type Sink struct {
 
 // pending is a version's records waiting to be committed with others.
 type pending struct {
-	msgs []*nats.Msg
-	// done receives the outcome once; lead, that the waiter is to commit
-	// the queue itself.
-	done, lead chan error
-	taken      bool // in a group being committed
+	msgs       []*nats.Msg
+	done, lead chan error // done: the outcome, once; lead: commit the queue yourself
+	taken      bool       // in a group being committed
 }
 
 // maxCommits bounds the group commits in flight from one sink.
@@ -165,32 +163,27 @@ func (s *Sink) submit(ctx context.Context, msgs []*nats.Msg) error {
 // the queue: then it stays for the outcome.
 func (s *Sink) wait(ctx context.Context, p *pending) (err error, led bool) {
 	s.mu.Unlock()
-	select {
-	case err := <-p.done:
-		return err, false
-	case <-p.lead:
+	for done := ctx.Done(); ; done = nil { // once taken, ctx no longer counts
+		select {
+		case err := <-p.done:
+			return err, false
+		case <-p.lead:
+			s.mu.Lock()
+			return nil, true
+		case <-done:
+		}
 		s.mu.Lock()
-		return nil, true
-	case <-ctx.Done():
-	}
-	s.mu.Lock()
-	select {
-	case <-p.lead:
-		return nil, true
-	default:
-	}
-	if !p.taken {
-		s.queue = slices.DeleteFunc(s.queue, func(q *pending) bool { return q == p })
+		select {
+		case <-p.lead:
+			return nil, true
+		default:
+		}
+		if !p.taken {
+			s.queue = slices.DeleteFunc(s.queue, func(q *pending) bool { return q == p })
+			s.mu.Unlock()
+			return ctx.Err(), false
+		}
 		s.mu.Unlock()
-		return ctx.Err(), false
-	}
-	s.mu.Unlock()
-	select {
-	case err := <-p.done:
-		return err, false
-	case <-p.lead:
-		s.mu.Lock()
-		return nil, true
 	}
 }
 
