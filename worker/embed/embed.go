@@ -46,8 +46,7 @@ const Dependency = "embedder"
 // environment variables (parsed by cmd/worker).
 type Config struct {
 	// URL is the endpoint: the full ".../embeddings" URL, a base ending in
-	// "/v1", or a server root (then "/v1/embeddings" is appended). Empty
-	// disables the embedder.
+	// "/v1", or a server root; empty disables the embedder.
 	URL string `env:"CHUNKSTREAM_EMBED_URL"`
 	// Model is sent as "model".
 	Model string `env:"CHUNKSTREAM_EMBED_MODEL"`
@@ -192,8 +191,7 @@ func endpoint(raw string) (string, error) {
 // Options tune the client beyond Config; the zero value is the default.
 type Options struct {
 	// HTTPClient sends the requests; default: a client that keeps a
-	// connection per request in flight (Config.Concurrency) open between
-	// requests. Config.Timeout bounds each request whatever the client.
+	// connection per request in flight open. Config.Timeout applies.
 	HTTPClient *http.Client
 	// MaxAttempts is the number of tries of one request (default 5).
 	MaxAttempts int
@@ -259,9 +257,7 @@ func New(cfg Config, opts Options) (*Client, error) {
 	if opts.Sleep == nil {
 		opts.Sleep = sleep
 	}
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
-	}
+	opts.Logger = cmp.Or(opts.Logger, slog.New(slog.DiscardHandler))
 	c := &Client{cfg: cfg, url: u, opts: opts, slots: make(chan struct{}, cfg.Concurrency), m: opts.Metrics.forModel(cfg.Model)}
 	c.q.wake = make(chan struct{}, 1)
 	c.tr = newTracer(opts.TracerProvider)

@@ -49,8 +49,7 @@ type Config struct {
 type Stats struct {
 	// Requests is the number of requests received (answered or not).
 	Requests int
-	// Answered is the number of requests answered with vectors, and
-	// Inputs the number of inputs they held.
+	// Answered counts requests answered with vectors, Inputs their inputs.
 	Answered, Inputs int
 	// Tokens is the number of tokens of the embedded inputs (Tokens).
 	Tokens int
