@@ -17,8 +17,7 @@
 //
 //   - success → ack (see "Acks");
 //   - an error marked Permanent (by the worker, or by the sink) → dead
-//     letter "permanent" (original payload and user headers plus
-//     Chunkstream-*, the cause in Chunkstream-Error-Cause), the failure
+//     letter "permanent" (docs/wire.md, "Dead letter"), the failure
 //     recorded in the document record, then Term;
 //   - an error marked Unavailable, a write JetStream refused for want of
 //     room anywhere, or a records or Object Store step that found

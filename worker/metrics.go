@@ -67,8 +67,7 @@ type Metrics struct {
 	// Ready is 1 while the worker is ready (/readyz answers 200), else 0.
 	Ready prometheus.Gauge
 	// Pending, AckPending and WaitingPulls are the consumer's state as
-	// this worker last read it (see their Help); DLQ is the number of
-	// dead letters.
+	// this worker last read it; DLQ is the number of dead letters.
 	Pending, AckPending, WaitingPulls, DLQ prometheus.Gauge
 }
 

@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -53,7 +54,8 @@ func (w *Worker) notices(ctx context.Context) {
 				continue
 			}
 			dep := strings.TrimPrefix(e.Key(), outageKeyPrefix)
-			if w.out.isDownDep(dep) || time.Since(probed[dep]) < w.cfg.SinkProbeMax {
+			down, _ := w.out.dependencies()
+			if slices.Contains(down, dep) || time.Since(probed[dep]) < w.cfg.SinkProbeMax {
 				continue
 			}
 			w.confirm(ctx, dep, string(e.Value()))

@@ -68,14 +68,6 @@ func (o *outageState) isDown() bool {
 	return len(o.down) > 0
 }
 
-// isDownDep reports whether dependency is down.
-func (o *outageState) isDownDep(dependency string) bool {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	_, ok := o.down[dependency]
-	return ok
-}
-
 // whenUp returns a channel closed once no dependency is down.
 func (o *outageState) whenUp() <-chan struct{} {
 	o.mu.Lock()

@@ -128,10 +128,8 @@ type started struct {
 	found messages.DocRecord
 	rev   uint64
 	// first is true when the key never held a record (nor a deletion
-	// marker) before Start created it: no version of the document started
-	// before this one, and none below it can start after (it would find
-	// this one). The create is a compare-and-set on "no message for the
-	// key", so the answer cannot be stale.
+	// marker) before Start created it (Doc.First); the create is a
+	// compare-and-set on "no message for the key", so it cannot be stale.
 	first bool
 }
 
@@ -180,9 +178,8 @@ func (s *KVRecords) start(ctx context.Context, docID string, rec messages.DocRec
 			first  bool
 		)
 		if rev == 0 {
-			// Expecting revision 0 succeeds only when the key has no
-			// message at all; a deletion marker (a record someone removed)
-			// makes it fail, and Create then writes over the marker.
+			// Revision 0 fails on a deletion marker (a record someone
+			// removed); Create then writes over the marker.
 			newRev, err = s.kv.Update(ctx, key, val, 0)
 			first = err == nil
 			if topology.IsCASConflict(err) {

@@ -32,10 +32,11 @@ type Doc struct {
 	// Collection, when set, overrides the sink's default destination.
 	Collection string
 	// First is true when step 1 of this delivery created the document's
-	// record: nothing a sink holds for the document can come from an older
-	// version, so it may skip reading or removing what they left. It is
-	// false for a redelivery and whenever the record existed, even
-	// unreadable or deleted by hand.
+	// record: no version of the document started before this one, and
+	// none below it can start after (it would find this one), so a sink
+	// may skip reading or removing what older versions left. It is false
+	// for a redelivery and whenever the record existed, even unreadable or
+	// deleted by hand.
 	First bool
 }
 
