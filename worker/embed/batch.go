@@ -54,10 +54,9 @@ type flight struct {
 }
 
 // Run gathers the inputs of all concurrent Embed calls into shared
-// requests until ctx ends, by the rules of the package doc. When ctx ends,
-// Run cancels its requests, ends the wait of every call still waiting
-// (each then sends the rest itself), and returns nil once its requests
-// have returned. Run may run again afterwards; two at once is ErrRunning.
+// requests until ctx ends, by the rules of the package doc, and returns
+// nil once its requests have returned. Run may run again afterwards; two
+// at once is ErrRunning.
 func (c *Client) Run(ctx context.Context) error {
 	q := &c.q
 	q.mu.Lock()

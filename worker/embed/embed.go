@@ -370,8 +370,7 @@ func (c *Client) Embed(ctx context.Context, texts []string) (_ [][]float32, err 
 	if vecs == nil {
 		vecs = make([][]float32, len(texts))
 	}
-	// What Run did not embed (it is not running, or it ended while the
-	// texts waited) goes in this call's own requests.
+	// What Run did not embed goes in this call's own requests.
 	if err := c.embedAlone(ctx, texts, vecs); err != nil {
 		return nil, err
 	}
