@@ -14,11 +14,9 @@ import (
 // budget (MaxChunkTime, MaxChunksPerDoc) to chunk.
 var errTooComplex = errors.New("too complex")
 
-// chunkWithin runs ch over doc within the per-document budgets (doc.go,
-// "Per-document budgets") and returns its chunks. Over a budget, the error
-// wraps errTooComplex and gives the figures. When ctx (the worker's) ends
-// first, the error wraps ctx's error: the caller tells a shutdown from a
-// budget by ctx.Err().
+// chunkWithin runs ch over doc within the per-document budgets (doc.go)
+// and returns its chunks. Over a budget, the error wraps errTooComplex;
+// when ctx (the worker's) ends first, it wraps ctx's error.
 func (w *Worker) chunkWithin(ctx context.Context, ch chunking.Chunker, doc chunking.Document) ([]chunking.Chunk, []chunking.Warning, error) {
 	budget, limit := w.cfg.MaxChunkTime, w.cfg.MaxChunksPerDoc
 	cctx, cancel := ctx, context.CancelFunc(func() {})

@@ -187,17 +187,15 @@
 //
 // Requests also may not ask for tiny chunks, which turn a document into
 // as many chunk records as it has characters: a size option a request
-// sets below MinChunkChars (CHUNKSTREAM_MIN_CHUNK_CHARS, 32: max_char of
-// markdown, max_chars of email, which itself refuses less than 256),
-// MinChunkWords (CHUNKSTREAM_MIN_CHUNK_WORDS, 8: max_chunk_size of
-// twostep) or MinChunkTokens (CHUNKSTREAM_MIN_CHUNK_TOKENS, 8: a size in
-// tokens, with a tokenizer) is "invalid_options", naming the option, the
-// value, the bound and its setting. The value is read from the options as
-// the registry resolves them, whatever type the wire gave it. Only a
-// request's own value is bounded: defaults, the worker's or the
-// chunker's, are the operator's choice, and MaxChunksPerDoc still bounds
-// what they give. Chunkers the registry does not know have no bound on
-// their options.
+// sets below MinChunkChars (32: max_char of markdown, max_chars of email,
+// which itself refuses less than 256), MinChunkWords (8: max_chunk_size
+// of twostep) or MinChunkTokens (8: a size in tokens, with a tokenizer)
+// is "invalid_options", naming the option, the value, the bound and its
+// setting. The value is read from the options as the registry resolves
+// them, whatever type the wire gave it. Only a request's own value is
+// bounded: defaults, the worker's or the chunker's, are the operator's
+// choice, and MaxChunksPerDoc still bounds what they give. Chunkers the
+// registry does not know have no bound on their options.
 //
 // # Acks
 //
@@ -222,41 +220,32 @@
 //     their in-progress acks at once (docs/design.md, "In-progress acks").
 //   - The first delivery of a new version (not a replay) starts step 1
 //     by creating the record (a compare-and-set on "no message for the
-//     key"), without reading it first: a document seen for the first
-//     time costs one write; a refusal (the key has a record) costs no
-//     write and the step goes on to read and compare-and-set.
-//     Redeliveries and replays read first, since their documents have
-//     records. Whenever step 1 creates the record (a record deleted by
-//     hand leaves a marker, which it writes over instead), it tells the
-//     sink, as Doc.First, that no older version of the document exists
-//     (the Qdrant sink skips its read of stored vectors and its delete of
-//     older points).
+//     key") without reading it first (docs/design.md, "Each record
+//     operation earns its place"); redeliveries and replays read first.
+//     Whenever step 1 creates the record (a record deleted by hand leaves
+//     a marker, which it writes over instead), it tells the sink, as
+//     Doc.First, that no older version of the document exists (the Qdrant
+//     sink skips its read of stored vectors and its delete of older
+//     points).
 //   - The format passed to the chunker is the request's explicit format
 //     only; without one the chunker infers it from the id, exactly as
 //     `chunk split` does from the path, so both produce the same chunks
-//     (and the same file_format metadata).
-//     The resolved format (registry.Registry.InferFormat) picks the
-//     default chunker and decides the UTF-8 check (its Text formats).
-//   - "source" is added to chunk metadata before the request's metadata,
-//     whose values win on a clash.
+//     and file_format metadata. The resolved format
+//     (registry.Registry.InferFormat) picks the default chunker and
+//     decides the UTF-8 check (its Text formats).
 //   - Chunker settings: request > worker defaults > chunker defaults,
-//     resolved once per request by the registry's Resolver (the worker
-//     never names a chunker). The worker's defaults (Config.Chunker and
-//     ChunkerOptions) are validated by New against Options.Chunkers and
-//     advertised at the start of Run under messages.ChunkerDefaultsKey
-//     in the bucket of document records, for producers (rewritten only
-//     when they differ, with a warning: the last worker started wins),
-//     with the sink's encoding. A program serves its own chunkers by
-//     handing the worker a registry that lists them.
-//   - Chunkers are built once per (name, resolved options) and cached
-//     (64 entries at most), so requests that spell one configuration
-//     differently share a chunker; chunkers are pure and safe for
-//     concurrent use.
-//   - The streams, buckets and consumer are package topology's (Config is
-//     embedded in the worker's Config). Setup is topology.Ensure, which
-//     converges when many workers start at once, within SetupTimeout; it
-//     runs again when the consumer or its stream disappears (a server that
-//     lost its state), bounded the same way.
+//     resolved once per request by the registry's Resolver, which caches
+//     the chunkers it builds (the worker never names a chunker). The
+//     worker's defaults (Config.Chunker and ChunkerOptions) are validated
+//     by New against Options.Chunkers and advertised at the start of Run
+//     under messages.ChunkerDefaultsKey in the bucket of document records,
+//     for producers (rewritten only when they differ, with a warning: the
+//     last worker started wins), with the sink's encoding. A program
+//     serves its own chunkers by handing the worker a registry that lists
+//     them.
+//   - The streams, buckets and consumer are package topology's (Setup);
+//     Setup runs again when the consumer or its stream disappears (a
+//     server that lost its state).
 //   - A dead letter's Nats-Msg-Id names the request's INGEST message
 //     (messages.DeadLetterMsgID; docs/wire.md, "Dead letter", says why):
 //     with the request's own Nats-Msg-Id, the dead letter of a replay
@@ -264,11 +253,10 @@
 //     request's Nats-* headers are not copied: they are the server's (a
 //     direct get adds Nats-Stream and the like) or preconditions of the
 //     original publish that the DLQ would check and refuse.
-//   - The subject sink is package subjectsink: each version's records as
-//     atomic batches. Chunk records are msgpack, or JSON with
-//     RecordFormat "json" (for people reading CHUNKS with the nats CLI);
-//     each carries its Content-Type, and both decode to the same record
-//     and hash.
+//   - The subject sink is package subjectsink. Chunk records are msgpack,
+//     or JSON with RecordFormat "json" (for reading CHUNKS with the nats
+//     CLI); each carries its Content-Type, and both decode to the same
+//     record and hash.
 //   - Shutdown (Run's ctx cancelled): stop fetching and NAK the rest of
 //     the current batch and what is held for an outage, let in-flight
 //     work finish for up to DrainTimeout, then cancel it; cancelled work

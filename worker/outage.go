@@ -83,8 +83,7 @@ func (o *outageState) whenDown() <-chan struct{} {
 }
 
 // markDown records that dependency did not answer; the first report of an
-// outage logs one line, sets the gauges and has the outage announced
-// (notice.go).
+// outage logs, sets the gauges and has the outage announced (notice.go).
 func (o *outageState) markDown(dependency string, err error) { o.setDown(dependency, err, true) }
 
 // setDown is markDown, without the announcement for an outage another

@@ -128,8 +128,7 @@ func (w *Worker) process(ctx context.Context, msg jetstream.Msg, streamSeq, deli
 }
 
 // decode decodes and validates the request of msg and reads its
-// ingest_seq, into a verdict that holds the request, or the permanent
-// error that stops its processing.
+// ingest_seq; what fails here is permanent.
 func (w *Worker) decode(ctx context.Context, msg jetstream.Msg, streamSeq uint64) (v verdict) {
 	_, span := w.step(ctx, SpanDecode)
 	defer func() { endStep(span, v.err) }()
@@ -251,11 +250,10 @@ func chunkerCause(err error, otherwise fault.Cause) fault.Cause {
 	return otherwise
 }
 
-// chunk runs the request's chunker over content, within the
-// per-document budgets (chunkWithin), and returns the chunks with the
-// settings fingerprint of the request (published on subject) and the
-// chunker's warnings. Every failure here but a shutdown (ctx's end) is
-// permanent: chunkers are pure, so a retry gives the same result.
+// chunk runs the request's chunker over content within the budgets and
+// returns the chunks, the settings fingerprint and the warnings. Every
+// failure here but a shutdown (ctx's end) is permanent: chunkers are
+// pure, so a retry gives the same result.
 func (w *Worker) chunk(ctx context.Context, req *messages.IngestRequest, subject string, content []byte) ([]Chunk, string, []chunking.Warning, error) {
 	choice, err := w.chunkers.Choose(registry.Request{ID: req.ID, Format: req.Format, Chunker: req.Chunker, Options: req.Options})
 	if errors.Is(err, registry.ErrUnknownFormat) {

@@ -199,9 +199,8 @@ func (s *KVRecords) start(ctx context.Context, docID string, rec messages.DocRec
 }
 
 // Finish is step 5: it marks version seq done, with rec's settings
-// fingerprint and chunk count, only if the record still holds seq. It
-// reports whether it did. rev, when not 0, is the revision Start
-// returned: if the record is unchanged since, one write of rec suffices.
+// fingerprint and chunk count, only if the record still holds seq, and
+// reports whether it did. rev is Start's revision (one write if unchanged).
 func (s *KVRecords) Finish(ctx context.Context, docID string, seq uint64, rev uint64, rec messages.DocRecord) (bool, error) {
 	key := messages.DocRecordKey(docID)
 	if rev != 0 {

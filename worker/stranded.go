@@ -33,9 +33,8 @@ func AdvisorySubject(stream, consumer string) string {
 // request is dead-lettered by a sweep once two sweeps in a row found it.
 const sweepEvery = time.Minute
 
-// watchAdvisories handles max-deliveries advisories in a queue group
-// (doc.go, "Stranded requests"); a request that cannot be dead-lettered
-// now is remembered for the sweep.
+// watchAdvisories handles max-deliveries advisories in a queue group; a
+// request that cannot be dead-lettered now is remembered for the sweep.
 func (w *Worker) watchAdvisories() (*nats.Subscription, error) {
 	sub, err := w.nc.QueueSubscribe(AdvisorySubject(w.cfg.IngestStream, w.cfg.Consumer), "chunkstream-advisories",
 		func(m *nats.Msg) {

@@ -196,10 +196,9 @@ type EncodingSink interface {
 	Encoding() string
 }
 
-// SupersededSink is implemented by sinks whose writes can outlive a
-// version that was overtaken part-way (the Qdrant sink). When a redelivered
-// request is found superseded at step 1, the worker acks it only after
-// Superseded removed what that version may have written.
+// SupersededSink is implemented by sinks whose writes can outlive an
+// overtaken version (the Qdrant sink): a redelivery found superseded at
+// step 1 is acked only after Superseded removed what it may have written.
 type SupersededSink interface {
 	Superseded(ctx context.Context, doc Doc) error
 }
