@@ -42,21 +42,20 @@
 // behind it does not answer; the Qdrant sink names "qdrant" and
 // "embedder", the subject sink "nats", and each implements ProbeSink, a
 // cheap check per dependency. The worker's own storage is the dependency
-// "jetstream" (DependencyJetStream):
-// a write refused for want of room, wherever it happened (records,
-// chunks, dead letters; the sink's own mark does not matter, since
-// reachability is not room), a dead letter that cannot be stored, and
-// JetStream unreachable from a records or Object Store step. Its probe
-// is a write that proves room: a put of a probe key in the bucket of
-// document records (it needs the stream's leader, the account's quota and
-// the server's storage), then a check that the dead letter stream and,
-// with the subject sink, the chunks stream have room under their own
-// limits and the account under its quota for the largest write refused
-// in this outage (at least 64 KiB). A full stream or account so keeps
-// the worker paused, with one "sink down" line, until it has room;
-// reachability alone (a stream info) would pass at once and make the
-// worker flap, spending held deliveries. The first such error makes the
-// worker:
+// "jetstream" (DependencyJetStream): a write refused for want of room,
+// wherever it happened (records, chunks, dead letters; the sink's own
+// mark does not matter, since reachability is not room), a dead letter
+// that cannot be stored, and JetStream unreachable from a records or
+// Object Store step. Its probe is a write that proves room: a put of a
+// probe key in the bucket of document records (it needs the stream's
+// leader, the account's quota and the server's storage), then a check
+// that the dead letter stream and, with the subject sink, the chunks
+// stream have room under their own limits and the account under its
+// quota for the largest write refused in this outage (at least 64 KiB).
+// A full stream or account so keeps the worker paused, with one "sink
+// down" line, until it has room; reachability alone (a stream info) would
+// pass at once and make the worker flap, spending held deliveries. The
+// first such error makes the worker:
 //
 //   - stop fetching (pull waits until the sink answers);
 //   - hold every delivery it has, in flight or not yet started, with
@@ -296,7 +295,7 @@
 //     and 4 then; never a point of S or above.
 //   - A newer version N > S overwrites the record at its step 1
 //     (Start writes a fresh pending record: the failure is cleared) and
-//     converges as before.
+//     converges like any newer version.
 //   - A redelivery of S itself (a Term that was lost), or a replay of S
 //     (it carries S's sequence), finds its own sequence at step 1, not
 //     done: step 1 moves the record back to pending and S runs again;
