@@ -19,9 +19,8 @@ type Backoff struct {
 
 // Delay returns the delay before redelivering a message that failed on
 // its delivery-th delivery (1-based): Base × 2^(delivery−1), capped at
-// Max, then jittered down by up to half ("equal jitter"), so that workers
-// failing together do not retry together. A delay requested by the error
-// (RetryAfter) is a floor.
+// Max, jittered down by up to half so that workers failing together do
+// not retry together; the error's RetryAfter is a floor.
 func (b Backoff) Delay(delivery uint64, err error) time.Duration {
 	d := b.Base
 	for i := uint64(1); i < delivery && d < b.Max; i++ {

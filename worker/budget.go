@@ -14,20 +14,9 @@ import (
 // budget (MaxChunkTime, MaxChunksPerDoc) to chunk.
 var errTooComplex = errors.New("too complex")
 
-// chunkWithin runs ch over doc within the per-document budgets and
-// returns its chunks. The chunker is given a context that ends after
-// MaxChunkTime and is stopped (yield returns false) at its chunk number
-// MaxChunksPerDoc+1, so a document over a budget costs at most the budget
-// and the chunks made until then, which are dropped. Over a budget, the
-// error wraps errTooComplex and gives the figures. When ctx (the worker's)
-// ends first, the error wraps ctx's error: the caller tells a shutdown
-// from a budget by ctx.Err().
-//
-// A chunker that is not a StreamChunker, or one that does not watch its
-// context, cannot be stopped: it is waited for (leaving it running would
-// keep its CPU and memory busy while the worker takes the next document,
-// which is what the budget is for), and when it returns late its result
-// is dropped and the document is too complex all the same.
+// chunkWithin runs ch over doc within the per-document budgets (doc.go)
+// and returns its chunks. Over a budget, the error wraps errTooComplex;
+// when ctx (the worker's) ends first, it wraps ctx's error.
 func (w *Worker) chunkWithin(ctx context.Context, ch chunking.Chunker, doc chunking.Document) ([]chunking.Chunk, []chunking.Warning, error) {
 	budget, limit := w.cfg.MaxChunkTime, w.cfg.MaxChunksPerDoc
 	cctx, cancel := ctx, context.CancelFunc(func() {})
@@ -78,14 +67,9 @@ func roundDuration(d time.Duration) time.Duration {
 	return d.Round(time.Millisecond)
 }
 
-// checkChunkSize refuses a request that asks for chunks smaller than the
-// worker accepts in the unit its size counts (MinChunkChars,
-// MinChunkWords, MinChunkTokens): a tiny size turns a document into as
-// many chunk records as it has characters, words or tokens. Only a size
-// the request itself sets is bounded; the worker's own defaults and the
-// chunker's are the operator's choice. The error wraps
-// chunking.ErrInvalidOptions and names the option, the value, the bound
-// and its setting.
+// checkChunkSize refuses a size option the request itself sets below the
+// worker's bound in its unit (doc.go, "Per-document budgets"), with an
+// error wrapping chunking.ErrInvalidOptions.
 func (w *Worker) checkChunkSize(c registry.Choice) error {
 	if !c.SizeSet {
 		return nil

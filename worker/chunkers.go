@@ -16,12 +16,9 @@ type panicError struct {
 
 func (e *panicError) Error() string { return fmt.Sprintf("chunker panic: %v", e.value) }
 
-// safeChunk runs the chunker, handing its chunks to yield one at a time
-// and stopping it when yield returns false, and turns a panic into a
-// *panicError. A StreamChunker is run through ChunkFunc with ctx, so it
-// stops soon after ctx ends; any other chunker is called as Chunk, which
-// cannot be interrupted (ctx is not looked at), and its chunks are then
-// handed to yield.
+// safeChunk runs the chunker, handing its chunks to yield until it
+// returns false, and turns a panic into a *panicError. Only a
+// StreamChunker sees ctx; any other is called as Chunk, uninterruptible.
 func safeChunk(ctx context.Context, ch chunking.Chunker, doc chunking.Document, yield func(chunking.Chunk) bool) (warnings []chunking.Warning, err error) {
 	defer func() {
 		if r := recover(); r != nil {

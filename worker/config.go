@@ -13,18 +13,13 @@ import (
 )
 
 // Config holds every worker setting: the topology it consumes from and
-// writes to (embedded, so cfg.IngestStream and the like read as fields of
-// Config) and its own. The env tags are read by cmd/worker
-// (caarlos0/env); docs/configuration.md lists the same names and
-// defaults, and a test keeps the two in step. The NATS connection
-// settings are the command's, not the worker's: a Worker is given its
-// connection.
+// writes to (embedded) and its own. The env tags are read by cmd/worker;
+// docs/configuration.md lists the same names and defaults, and a test
+// keeps the two in step.
 type Config struct {
 	topology.Config
 
-	// Concurrency is the number of documents processed at once; 0 means
-	// GOMAXPROCS (cmd/worker raises it to fill the Qdrant sink's requests
-	// or the subject sink's group commits).
+	// Concurrency is the number of documents processed at once (0: GOMAXPROCS).
 	Concurrency int `env:"CHUNKSTREAM_CONCURRENCY" help:"documents processed at once (0: GOMAXPROCS; 16 × GOMAXPROCS with the subject sink; with the Qdrant sink, enough to fill its requests)"`
 	// BackoffBase and BackoffMax bound the NAK delay after a transient
 	// failure: BackoffBase × 2^(deliveries−1), at most BackoffMax, jittered.
@@ -32,58 +27,46 @@ type Config struct {
 	BackoffMax  time.Duration `env:"CHUNKSTREAM_BACKOFF_MAX" envDefault:"1m" help:"longest retry delay"`
 	// MaxDocBytes is the largest document accepted; larger is permanent.
 	MaxDocBytes int64 `env:"CHUNKSTREAM_MAX_DOC_BYTES" envDefault:"67108864" help:"largest document accepted, in bytes"`
-	// MaxPendingPublishes is the subject sink's flow control: within one
-	// atomic batch of chunk records, every MaxPendingPublishes-th record
-	// waits for the server to confirm the records so far.
+	// MaxPendingPublishes is the subject sink's flow control within one
+	// atomic batch (package subjectsink).
 	MaxPendingPublishes int `env:"CHUNKSTREAM_MAX_PENDING_PUBLISHES" envDefault:"256" help:"chunk records sent before the server confirms them, within one batch"`
-	// MetricsAddr is the listen address of /metrics, /healthz and /readyz.
-	// An empty variable means the default; an empty -metrics-addr flag
-	// disables the server.
+	// MetricsAddr is the listen address of /metrics, /healthz and /readyz;
+	// an empty variable means the default, an empty -metrics-addr flag none.
 	MetricsAddr string `env:"CHUNKSTREAM_METRICS_ADDR" envDefault:":9090" help:"listen address of /metrics, /healthz, /readyz (-metrics-addr '' turns it off)"`
 	// DrainTimeout bounds the SIGTERM drain: in-flight work still running
 	// after it is NAKed. Keep the pod's grace period longer.
 	DrainTimeout time.Duration `env:"CHUNKSTREAM_DRAIN_TIMEOUT" envDefault:"25s" help:"longest SIGTERM drain"`
-	// Sink selects the sink: "subject" (chunk records on CHUNKS) or
-	// "qdrant".
+	// Sink selects the sink: "subject" (chunk records on CHUNKS) or "qdrant".
 	Sink string `env:"CHUNKSTREAM_SINK" envDefault:"subject" help:"sink: subject or qdrant"`
 	// RecordFormat is the encoding of the chunk records the subject sink
 	// publishes: "msgpack" or "json" (readable with the nats CLI).
 	RecordFormat string `env:"CHUNKSTREAM_RECORD_FORMAT" envDefault:"msgpack" help:"encoding of chunk records: msgpack or json"`
 	// SinkProbeBase and SinkProbeMax bound the wait between probes of a
-	// dependency of the sink that is down (Unavailable): SinkProbeBase ×
-	// 2^(n−1), at most SinkProbeMax, jittered. The worker resumes at most
-	// about SinkProbeMax after the dependency answers again.
+	// dependency that is down (doc.go, "Sink outages").
 	SinkProbeBase time.Duration `env:"CHUNKSTREAM_SINK_PROBE_BASE" envDefault:"1s" help:"first wait before probing a sink that is down"`
 	SinkProbeMax  time.Duration `env:"CHUNKSTREAM_SINK_PROBE_MAX" envDefault:"5s" help:"longest wait between probes of a sink that is down"`
-	// MaxChunkTime is the time one document may take to chunk: the
-	// chunker is stopped when it runs out and the request is dead-lettered
-	// as too_complex. 0 means no limit.
+	// MaxChunkTime is the time one document may take to chunk (doc.go,
+	// "Per-document budgets"). 0 means no limit.
 	MaxChunkTime time.Duration `env:"CHUNKSTREAM_MAX_CHUNK_TIME" envDefault:"60s" help:"longest time one document may take to chunk; longer is dead-lettered too_complex (0: no limit)"`
 	// MaxChunksPerDoc is the largest number of chunks one document may
-	// give: the chunker is stopped at the next one and the request is
-	// dead-lettered as too_complex. 0 means no limit.
+	// give (doc.go, "Per-document budgets"). 0 means no limit.
 	MaxChunksPerDoc int `env:"CHUNKSTREAM_MAX_CHUNKS_PER_DOC" envDefault:"100000" help:"most chunks one document may give; more is dead-lettered too_complex (0: no limit)"`
 	// MinChunkChars, MinChunkWords and MinChunkTokens are the smallest
 	// chunk size a request may ask for, in the unit its chunker's size
-	// option counts: characters (max_char of markdown, max_chars of
-	// email), words (max_chunk_size of twostep) or tokens (either, with
-	// a tokenizer). A request below is invalid_options. 0 means no bound.
+	// option counts (doc.go, "Per-document budgets"). 0 means no bound.
 	MinChunkChars  int `env:"CHUNKSTREAM_MIN_CHUNK_CHARS" envDefault:"32" help:"smallest chunk size in characters a request may ask for: max_char (markdown), max_chars (email) (0: no bound)"`
 	MinChunkWords  int `env:"CHUNKSTREAM_MIN_CHUNK_WORDS" envDefault:"8" help:"smallest chunk size in words a request may ask for: max_chunk_size (twostep) (0: no bound)"`
 	MinChunkTokens int `env:"CHUNKSTREAM_MIN_CHUNK_TOKENS" envDefault:"8" help:"smallest chunk size in tokens a request may ask for, with a tokenizer (0: no bound)"`
-	// Chunker is the chunker of requests that name none, where it reads
-	// their format (registry.Resolver.Choose); empty means each format's
-	// default.
+	// Chunker is the chunker of requests that name none, for the formats
+	// it reads; empty means each format's default.
 	Chunker string `env:"CHUNKSTREAM_CHUNKER" envDefault:"markdown" help:"chunker of requests that name none, for the formats it reads"`
-	// ChunkerOptions are options of Chunker applied beneath a request's
-	// own whenever a request is chunked with Chunker: request > these >
-	// the chunker's defaults.
+	// ChunkerOptions are options of Chunker beneath a request's own:
+	// request > these > the chunker's defaults.
 	ChunkerOptions ChunkerOptions `env:"CHUNKSTREAM_CHUNKER_OPTIONS" help:"options of the default chunker beneath a request's own, as a JSON object"`
 }
 
-// ChunkerOptions are raw chunker options, read from a JSON object (an
-// environment variable, a flag); numbers stay json.Number, which the
-// registry decodes.
+// ChunkerOptions are raw chunker options, read from a JSON object;
+// numbers stay json.Number, which the registry decodes.
 type ChunkerOptions map[string]any
 
 // UnmarshalText reads a JSON object; empty text is no options.

@@ -11,25 +11,18 @@ import (
 	"github.com/chunkstream/chunkstream/topology"
 )
 
-// ChunkerDefaults returns the chunker defaults the worker applies to
-// requests that do not set them (Config.Chunker and ChunkerOptions,
-// resolved), with its sink's encoding (EncodingSink), as it advertises
-// them.
+// ChunkerDefaults returns the chunker defaults the worker applies and
+// advertises (Config.Chunker and ChunkerOptions resolved, the sink's
+// encoding).
 func (w *Worker) ChunkerDefaults() messages.ChunkerDefaults {
 	d := w.chunkers.Defaults()
 	return messages.ChunkerDefaults{Chunker: d.Chunker, Options: d.Options, Encoding: w.encoding}
 }
 
 // advertise writes the worker's chunker defaults under
-// messages.ChunkerDefaultsKey in the bucket of document records, where
-// producers read them to compute the settings fingerprint a worker will
-// record. An equal advertisement is left as it is; a different one (the
-// workers started before had other settings) is replaced, with a
-// warning: the last worker started wins. The read and the write are
-// retried as the set-up is (topology.Retry): right after the set-up the
-// bucket's leader may still be being elected. A write refused for want
-// of room leaves the worker paused, and the storage probe advertises
-// once there is room.
+// messages.ChunkerDefaultsKey (doc.go, "Chunker settings"). The read and
+// the write are retried as the set-up is (topology.Retry): right after the
+// set-up the bucket's leader may still be being elected.
 func (w *Worker) advertise(ctx context.Context) error {
 	defaults := w.ChunkerDefaults()
 	val, err := messages.EncodeChunkerDefaults(defaults)

@@ -7,90 +7,65 @@
 // of the sink is not the message's fault: the worker holds what it has,
 // stops fetching and waits for the sink instead.
 //
-// The per-message path (Worker.handle) follows the five-step procedure:
-// decode and validate, load the content (inline or from the Object Store),
-// compare-and-set the document record (KVRecords.Start; a request
-// overtaken by a newer version is acked without writing, outcome
-// "superseded"), chunk, Sink.Write, mark the record done
-// (KVRecords.Finish), ack. The error → queue policy is:
+// The per-message path (Worker.handle) follows the five-step procedure
+// (docs/design.md, "Processing one version"): decode and validate, load
+// the content (inline or from the Object Store), compare-and-set the
+// document record (KVRecords.Start; a request overtaken by a newer version
+// is acked without writing, outcome "superseded"), chunk, Sink.Write, mark
+// the record done (KVRecords.Finish), ack. The error → queue policy
+// (docs/design.md, "Delivery semantics", lists the errors of each class):
 //
-//   - success → ack, its confirmation (DoubleAck) awaited in the
-//     background (see "Acks" below);
-//   - an error marked Permanent (undecodable, unknown version, invalid
-//     request, no content, over MaxDocBytes, missing object, unknown
-//     format/chunker/option, invalid options or a chunk size below the
-//     worker's bound, text not UTF-8, a chunker error or panic, a document
-//     over a per-document budget ("too_complex", see below); a sink error
-//     the sink marked Permanent) → dead letter "permanent" (original
-//     payload and user headers plus Chunkstream-*, the cause in
-//     Chunkstream-Error-Cause), the failure recorded in the document
-//     record, then Term;
-//   - an error marked Unavailable (the sink or the embedder does not
-//     answer: connection refused or lost, gRPC Unavailable or
-//     DeadlineExceeded, a request over its timeout, HTTP 5xx or 429, a
-//     stream without a leader; the embedder refusing the deployment:
-//     401, 403, 404, vectors of another size), a write JetStream refused
-//     for want of room anywhere (a stream at its limit with discard new,
-//     the account's quota, the server's storage, JetStream disabled by a
-//     server out of space), or a records or Object Store step that found
+//   - success → ack (see "Acks");
+//   - an error marked Permanent (by the worker, or by the sink) → dead
+//     letter "permanent" (docs/wire.md, "Dead letter"), the failure
+//     recorded in the document record, then Term;
+//   - an error marked Unavailable, a write JetStream refused for want of
+//     room anywhere, or a records or Object Store step that found
 //     JetStream unreachable → the delivery is held, not NAKed, and the
-//     worker pauses (see "Sink outages" below); after MaxDeliver such
-//     failures within one delivery, the next rule applies instead, except
-//     for want of room, which never spends a delivery;
+//     worker pauses (see "Sink outages");
 //   - any other error on delivery n < MaxDeliver → NakWithDelay(Backoff:
 //     BackoffBase·2^(n−1) capped at BackoffMax, equal jitter, RetryAfter
-//     as a floor);
-//   - on delivery MaxDeliver → dead letter "exhausted", then Term;
-//   - a worker that died on the last delivery: the server's max-deliveries
-//     advisory is handled by one worker of the fleet (queue group), which
-//     copies the request to the DLQ (direct get by sequence) and deletes it
-//     from INGEST;
+//     as a floor); on delivery MaxDeliver → dead letter "exhausted", then
+//     Term;
 //   - if the dead letter cannot be published, or its failure cannot be
 //     recorded, because JetStream is down or full, the delivery is held
 //     as in an outage, however often: a NAK would spend a delivery, and
-//     once past the last one the server delivers the request no more
-//     (requests were stranded so). Any other failure to publish it is
-//     NAKed. Either way the request is never dropped, and the next try
-//     stores the same dead letter once;
-//   - requests stranded anyway (the advisory went to no worker, or its
-//     dead letter failed and the worker that got it stopped) are found by
-//     a sweep every minute (see "Stranded requests" below).
+//     once past the last one the server delivers the request no more.
+//     Any other failure to publish it is NAKed. Either way the request is
+//     never dropped, and the next try stores the same dead letter once;
+//   - a request whose last delivery ended without an ack: see "Stranded
+//     requests".
 //
 // # Sink outages
 //
 // A sink marks an error with Unavailable(dependency, err) when the service
 // behind it does not answer; the Qdrant sink names "qdrant" and
 // "embedder", the subject sink "nats", and each implements ProbeSink, a
-// cheap check per dependency (Qdrant's health check and a collection
-// listing, one embedding of a short text, the CHUNKS stream's info). The
-// worker's own storage is the dependency "jetstream" (DependencyJetStream):
-// a write refused for want of room, wherever it happened (records,
-// chunks, dead letters; the sink's own mark does not matter, since
-// reachability is not room), a dead letter that cannot be stored, and
-// JetStream unreachable from a records or Object Store step. Its probe
-// is a write that proves room: a put of a probe key in the bucket of
-// document records (it needs the stream's leader, the account's quota and
-// the server's storage), then a check that the dead letter stream and,
-// with the subject sink, the chunks stream have room under their own
-// limits and the account under its quota for the largest write refused
-// in this outage (at least 64 KiB). A full stream or account so keeps
-// the worker paused, with one "sink down" line, until it has room;
-// reachability alone (a stream info) would pass at once and make the
-// worker flap, spending held deliveries. The first such error makes the
-// worker:
+// cheap check per dependency. The worker's own storage is the dependency
+// "jetstream" (DependencyJetStream): a write refused for want of room,
+// wherever it happened (records, chunks, dead letters; the sink's own
+// mark does not matter, since reachability is not room), a dead letter
+// that cannot be stored, and JetStream unreachable from a records or
+// Object Store step. Its probe is a write that proves room: a put of a
+// probe key in the bucket of document records (it needs the stream's
+// leader, the account's quota and the server's storage), then a check
+// that the dead letter stream and, with the subject sink, the chunks
+// stream have room under their own limits and the account under its
+// quota for the largest write refused in this outage (at least 64 KiB).
+// A full stream or account so keeps the worker paused, with one "sink
+// down" line, until it has room; reachability alone (a stream info) would
+// pass at once and make the worker flap, spending held deliveries. The
+// first such error makes the worker:
 //
 //   - stop fetching (pull waits until the sink answers);
-//   - hold every delivery it has, in flight or not yet started: each gets
-//     an in-progress ack at once and every AckWait/3, so the server
-//     neither redelivers it nor counts a delivery; a delivery whose write
-//     failed is processed again from the start once the sink answers (the
-//     five steps are safe to repeat: the document record makes a
-//     finished version a "duplicate" and a half-written one is rewritten
-//     idempotently);
-//   - report not ready (Ready, /readyz), set chunkstream_worker_sink_up
-//     to 0 and chunkstream_worker_sink_down_since_seconds to the outage's
-//     start, and log one "sink down" line; one "sink up again" line with
-//     the duration follows when it is back, never one per message;
+//   - hold every delivery it has, in flight or not yet started, with
+//     in-progress acks, so the server neither redelivers it nor counts a
+//     delivery; a delivery whose write failed is processed again from the
+//     start once the sink answers (the five steps are safe to repeat:
+//     docs/design.md, "Idempotency and chunk ids");
+//   - report not ready (Ready, /readyz), set the sink_up and
+//     sink_down_since gauges, and log one "sink down" line, then one
+//     "sink up again" line with the duration, never one per message;
 //   - probe each dependency that is down after SinkProbeBase·2^(n−1),
 //     at most SinkProbeMax, with jitter (a RetryAfter inside the error is
 //     the first wait), and resume by itself when every probe passed; the
@@ -100,31 +75,22 @@
 //     bucket of document records, and again every 6 × SinkProbeMax (30 s)
 //     while it lasts.
 //
-// Every worker watches those keys (those already there when it starts,
-// then each new one) and probes an announced dependency that is not down
-// for it already, at most once per SinkProbeMax; when that probe fails
-// too, the worker pauses exactly as above, with its own "sink down" line
-// and later its own "sink up again" line. The probe decides, not the
-// notice: a dependency down for one worker alone (its network, a
-// document whose own write fails as an outage) pauses no other. The
-// repetition matters when faults follow each other: a worker whose probe
-// passed in the moment between two faults resumes, with nothing to do
-// when the others hold the backlog, while the others stay down through
-// the second fault and so find no new outage to announce. This is
-// what not ready means for a worker with no work in hand when a
-// dependency hangs: it sends the dependency nothing, so it cannot find
-// the hang by itself, and it pauses when the first worker that does
-// announces it and its own probe fails too. A hung embedder is so found
-// after CHUNKSTREAM_EMBED_TIMEOUT by the workers waiting for it, and by
-// every other worker one probe later (a probe gives up after 10 s, or
-// the embedder's time-out if that is shorter); when the others were
-// down already as the hang began, one fault following another, at the
-// next repetition of their notice. A fleet with no work at
-// all stays ready through a hang: no worker sends the endpoint anything,
-// not even a probe, since checking dependencies that no work needs would
-// load a paid endpoint for nothing; the first worker to get work finds
-// the hang after the time-out, holding what it fetched, and announces it
-// to the others.
+// Every worker watches those keys and probes an announced dependency that
+// is not down for it already, at most once per SinkProbeMax; when that
+// probe fails too, it pauses exactly as above. The probe decides, not the
+// notice: a dependency down for one worker alone (its network, a document
+// whose own write fails as an outage) pauses no other. The repetition
+// matters when faults follow each other: a worker whose probe passed in
+// the moment between two faults resumes while the others stay down
+// through the second fault and find no new outage to announce. So a
+// worker with no work in hand, which sends a hanging dependency nothing,
+// pauses one probe after the first worker that finds the hang (after
+// CHUNKSTREAM_EMBED_TIMEOUT, for an embedder) announces it, or at the
+// next repetition of the notice; a probe gives up after 10 s, or the
+// embedder's time-out if shorter. A fleet with no work at all stays ready
+// through a hang: checking dependencies that no work needs would load a
+// paid endpoint for nothing; the first worker to get work finds the hang
+// after the time-out, holding what it fetched, and announces it.
 //
 // Why holding rather than NAKing: JetStream counts every delivery, and a
 // NAK, with or without delay, makes the next one count. To keep an outage
@@ -153,41 +119,32 @@
 // A delivery whose write fails as unavailable MaxDeliver times although
 // the probes pass (a request that times out on its own, say) is NAKed
 // with backoff as an ordinary transient failure, so it reaches the
-// "exhausted" dead letter in the end instead of pausing the worker
-// forever. A write refused for want of room is exempt: no message is at
-// fault, and a document whose records can never fit keeps the worker
-// paused (its log line names the stream and the bytes) until an operator
-// gives the stream room. The probe backoff starts again when a delivery
-// succeeded, and once with an outage that follows one the probes ended:
-// right after an outage, a client may still hold a connection that broke
-// during it, and the write that finds it fails once more; outages that
-// follow each other without a success in between keep it growing, so a
-// dependency that passes its probe but fails every write is tried less
-// and less often. A sink that marks errors Unavailable but is not a
-// ProbeSink counts as answering after each probe wait (its next write is
-// the probe); for it the backoff keeps growing across outages until a
+// "exhausted" dead letter instead of pausing the worker forever. A write
+// refused for want of room is exempt: no message is at fault, and a
+// document whose records can never fit keeps the worker paused (its log
+// line names the stream and the bytes) until an operator gives the
+// stream room. The probe backoff starts again when a delivery succeeded,
+// and once with an outage that follows one the probes ended (a client
+// may still hold a connection that broke during the outage, and the
+// write that finds it fails once more); outages that follow each other
+// without a success in between keep it growing, so a dependency that
+// passes its probe but fails every write is tried less and less often.
+// A sink that is not a ProbeSink counts as answering after each probe
+// wait (its next write is the probe), its backoff growing until a
 // delivery succeeds.
 //
 // # Stranded requests
 //
-// A request whose last delivery ended without an ack (its worker died, or
-// lost its connection for AckWait) is no longer pending, and the server
-// leaves it in the WorkQueue; the max-deliveries advisory is its only
-// notice, sent once, to whoever listens then. One worker of the fleet
-// (queue group) copies it to the DLQ, records the failure and deletes it;
-// when that fails (JetStream down or full) the worker remembers it and
-// pauses. Every minute, and as soon as an outage ends, each worker also
-// sweeps INGEST: every request the consumer delivered that is still there
-// and not pending (at or below the ack floor, or any delivered one while
-// nothing is pending) is stranded, since acked and terminated requests
-// leave a WorkQueue. Remembered ones are dead-lettered at once, others
-// when a second sweep finds them still there (an ack the stream has not
-// applied yet is not mistaken for one), as "exhausted" with cause
-// max_deliveries. Workers sweeping together store each dead letter once
-// (its id names the request) and count it once (the PubAck says
-// duplicate). So requests stranded by a storage outage, by a lost
-// advisory, or by an older version of the worker, are dead-lettered with
-// their cause and can be replayed; none stays in INGEST for good.
+// A request whose last delivery ended without an ack is left in the
+// WorkQueue and never delivered again; docs/design.md ("The max-deliveries
+// advisory", "No request is stranded") gives the rule that dead-letters
+// it: the advisory's handler, and a sweep of INGEST every minute and when
+// an outage ends. A request the handler could not dead-letter (JetStream
+// down or full) is remembered and dead-lettered by the next sweep; others
+// when a second sweep finds them still there, so an ack the stream has
+// not applied yet is not mistaken for one. Workers sweeping together
+// store each dead letter once (its id names the request) and count it
+// once (the PubAck says duplicate).
 //
 // # Per-document budgets
 //
@@ -211,15 +168,12 @@
 //     reach it.
 //
 // A document over a budget is dead-lettered "permanent" with the cause
-// "too_complex" and the figures in the reason (the budget, the time
-// taken, the document's size, the chunks made until then), and the
-// chunks made are dropped: the call has returned, so nothing keeps
-// running or holds memory after it. A retry would need the same. The
-// budget counts wall-clock time, so a worker starved of CPU needs more
-// of it: keep it generous, well above what real documents take. A
-// shutdown is told apart by the worker's own context: a document whose
-// chunking the drain timeout cut short is NAKed ("abandoned", cause
-// "shutdown") for another worker, never dead-lettered.
+// "too_complex" and the figures in the reason, and the chunks made are
+// dropped: nothing keeps running or holds memory after the call returned,
+// and a retry would need the same. The budget counts wall-clock time, so
+// a worker starved of CPU needs more of it: keep it generous. A document
+// whose chunking the drain timeout cut short (the worker's own context
+// ended) is NAKed ("abandoned", cause "shutdown"), never dead-lettered.
 //
 // A chunker that ignores its context (a program's own, through
 // Options.Chunkers), or one that is not a StreamChunker (called as
@@ -232,11 +186,11 @@
 //
 // Requests also may not ask for tiny chunks, which turn a document into
 // as many chunk records as it has characters: a size option a request
-// sets below MinChunkChars (CHUNKSTREAM_MIN_CHUNK_CHARS, 32: max_char of
-// markdown, max_chars of email, which itself refuses less than 256) or
-// MinChunkWords (CHUNKSTREAM_MIN_CHUNK_WORDS, 8: max_chunk_size of
-// twostep) is "invalid_options", naming the option, the value and the
-// bound. The value is read from the options as the registry resolves
+// sets below MinChunkChars (32: max_char of markdown, max_chars of email,
+// which itself refuses less than 256), MinChunkWords (8: max_chunk_size
+// of twostep) or MinChunkTokens (8: a size in tokens, with a tokenizer)
+// is "invalid_options", naming the option, the value, the bound and its
+// setting. The value is read from the options as the registry resolves
 // them, whatever type the wire gave it. Only a request's own value is
 // bounded: defaults, the worker's or the chunker's, are the operator's
 // choice, and MaxChunksPerDoc still bounds what they give. Chunkers the
@@ -244,135 +198,84 @@
 //
 // # Acks
 //
-// A processor never waits for the server to confirm an ack. The ack is
-// sent at once and its confirmation awaited in the background for at most
-// AckWait/3 (5 s at most), at most 256 at a time (beyond, the ack is sent
-// without one); an unconfirmed ack is counted (acks_unconfirmed_total) and
-// logged. A server restarted from its store has forgotten recent
-// deliveries and does not answer their acks, and waiting for them would
-// stall every processor for seconds per message. Nothing
-// depends on the confirmation: an ack that was lost means a redelivery,
-// which the document record acks as a "duplicate" without writing. Run
-// waits for the pending confirmations before it returns.
+// A processor never waits for the server to confirm an ack
+// (docs/design.md, "Acks are not waited for"): a server restarted from its
+// store does not answer the acks of deliveries it forgot, and waiting
+// would stall every processor for seconds per message. At most 256
+// confirmations are awaited at a time (beyond, the ack is sent without
+// one); Run waits for the pending ones before it returns.
 //
-// Decisions the design leaves open:
+// Decisions the design (docs/design.md, docs/wire.md) leaves open:
 //
 //   - Pulling: the dispatcher fetches batches of up to 2×Concurrency
 //     messages (at least 4) into a queue of Concurrency messages that the
 //     processors read, so at most one small batch and the queue wait in
-//     the client, and the next fetch overlaps the processing. Fetch, not the library's continuous pull: that
-//     depends on the server's status messages reaching a reader that may
-//     be waiting for a processor, and stalled for 30 s (until a heartbeat
-//     timed out) in measurements; a fetch ends by count or after 250 ms. Each
-//     processor sends an in-progress ack every AckWait/3 while it works
-//     on a message, and the messages fetched and waiting for a processor
-//     get one every AckWait/3 too (taken from the batch as they arrive),
-//     so that while every processor is stuck (an embedder hanging until
-//     its time-out) they are not redelivered to another worker and
-//     processed twice.
-//   - The record is moved to the new version before chunking (after the
-//     content is loaded, since doc_version is its hash), so a superseded
-//     request costs no chunking, and a request dead-lettered part-way
-//     leaves its record pending (the producer's next run re-sends it).
+//     the client, and the next fetch overlaps the processing. Fetch, not
+//     the library's continuous pull: that depends on the server's status
+//     messages reaching a reader that may be waiting for a processor, and
+//     stalled for 30 s (until a heartbeat timed out) in measurements; a
+//     fetch ends by count or after 250 ms. The messages fetched are taken
+//     from the batch as they arrive, so those waiting for a processor get
+//     their in-progress acks at once (docs/design.md, "In-progress acks").
 //   - The first delivery of a new version (not a replay) starts step 1
 //     by creating the record (a compare-and-set on "no message for the
-//     key"), without reading it first: a document seen for the first
-//     time costs one write; a refusal (the key has a record) costs no
-//     write and the step goes on as below. Redeliveries and replays read
-//     first, since their documents have records.
-//   - When step 1 finds no record, it creates one with a compare-and-set
-//     that succeeds only if the key never held a message (a record
-//     deleted by hand leaves a marker, and then it writes over the
-//     marker instead); success tells the sink, as Doc.First, that no
-//     older version of the document exists, so it can skip looking for
-//     one (the Qdrant sink skips its read of stored vectors and its
-//     delete of older points).
-//   - A redelivery of a version whose record is already "done" is acked
-//     without writing (outcome "duplicate"): its write completed and only
-//     the ack was lost.
+//     key") without reading it first (docs/design.md, "Each record
+//     operation earns its place"); redeliveries and replays read first.
+//     Whenever step 1 creates the record (a record deleted by hand leaves
+//     a marker, which it writes over instead), it tells the sink, as
+//     Doc.First, that no older version of the document exists (the Qdrant
+//     sink skips its read of stored vectors and its delete of older
+//     points).
 //   - The format passed to the chunker is the request's explicit format
 //     only; without one the chunker infers it from the id, exactly as
-//     `chunk split` does from the path, so both produce the same chunks.
-//     The resolved format (registry.Registry.InferFormat) picks the
-//     default chunker and decides the UTF-8 check (its Text formats).
-//   - "source" is added to chunk metadata before the request's metadata,
-//     whose values win on a clash.
+//     `chunk split` does from the path, so both produce the same chunks
+//     and file_format metadata. The resolved format
+//     (registry.Registry.InferFormat) picks the default chunker and
+//     decides the UTF-8 check (its Text formats).
 //   - Chunker settings: request > worker defaults > chunker defaults,
-//     resolved once per request by the registry's Resolver (the worker
-//     never names a chunker). The worker's defaults (Config.Chunker and
-//     ChunkerOptions) are validated by New against Options.Chunkers (a
-//     default chunker takes the requests of the formats it reads that
-//     name no chunker; its options lie beneath a request's own whenever
-//     that chunker is used), and advertised at the start of Run under
-//     messages.ChunkerDefaultsKey in the bucket of document records
-//     (rewritten only when they differ, with a warning: the last worker
-//     started wins), with the sink's encoding when it is an EncodingSink.
-//     A program serves its own chunkers by handing the worker a registry
-//     that lists them.
-//   - A finished upsert's record holds the settings fingerprint of what
-//     was used (messages.Settings, the sink's encoding included) and the
-//     chunk count, so a producer can tell a document processed with other
-//     settings from an unchanged one; deletes hold neither.
-//   - Chunkers are built once per (name, resolved options) and cached
-//     (64 entries at most), so requests that spell one configuration
-//     differently share a chunker; chunkers are pure and safe for
-//     concurrent use.
-//   - Objects behind content_ref are never deleted by workers: they are
-//     content-addressed and may be shared by several requests; the
-//     bucket's TTL (CHUNKSTREAM_OBJECTS_TTL, 7 days by default) removes
+//     resolved once per request by the registry's Resolver, which caches
+//     the chunkers it builds (the worker never names a chunker). The
+//     worker's defaults (Config.Chunker and ChunkerOptions) are validated
+//     by New against Options.Chunkers and advertised at the start of Run
+//     under messages.ChunkerDefaultsKey in the bucket of document records,
+//     for producers (rewritten only when they differ, with a warning: the
+//     last worker started wins), with the sink's encoding. A program
+//     serves its own chunkers by handing the worker a registry that lists
 //     them.
-//   - The streams, buckets and consumer are package topology's (Config is
-//     embedded in the worker's Config). Setup is topology.Ensure, which
-//     converges when many workers start at once, within SetupTimeout; it
-//     runs again when the consumer or its stream disappears (a server that
-//     lost its state), bounded the same way. Document records are
-//     messages.DocRecord, kept by KVRecords.
+//   - The streams, buckets and consumer are package topology's (Setup);
+//     Setup runs again when the consumer or its stream disappears (a
+//     server that lost its state).
 //   - A dead letter's Nats-Msg-Id names the request's INGEST message
-//     ("<stream>@<seq>", plus "@<request's Nats-Msg-Id>" when it had one;
-//     messages.DeadLetterMsgID), so the DLQ's duplicate window stores a
-//     request dead-lettered twice (by its worker and by the advisory
-//     handler) once, while a request published again, a replay, is a new
-//     INGEST message whose dead letter is always stored. (With the
-//     request's own Nats-Msg-Id, the dead letter of a replay that failed
-//     again would vanish in the DLQ's one-hour window.) The
-//     request's Nats-* headers are not copied: they are the server's
-//     (a direct get adds Nats-Stream and the like) or preconditions of
-//     the original publish that the DLQ would check and refuse.
-//   - The subject sink is package subjectsink: each version's records as
-//     atomic batches. Chunk records are msgpack, or JSON with
-//     RecordFormat "json" (for people reading CHUNKS with the nats CLI);
-//     each carries its Content-Type, and both decode to the same record
-//     and hash.
+//     (messages.DeadLetterMsgID; docs/wire.md, "Dead letter", says why):
+//     with the request's own Nats-Msg-Id, the dead letter of a replay
+//     that failed again would vanish in the DLQ's one-hour window. The
+//     request's Nats-* headers are not copied: they are the server's (a
+//     direct get adds Nats-Stream and the like) or preconditions of the
+//     original publish that the DLQ would check and refuse.
+//   - The subject sink is package subjectsink. Chunk records are msgpack,
+//     or JSON with RecordFormat "json" (for reading CHUNKS with the nats
+//     CLI); each carries its Content-Type, and both decode to the same
+//     record and hash.
 //   - Shutdown (Run's ctx cancelled): stop fetching and NAK the rest of
 //     the current batch and what is held for an outage, let in-flight
-//     work finish for up to
-//     DrainTimeout, then cancel it; cancelled work is NAKed without delay
-//     (outcome "abandoned") so another worker takes it. The cancel also
-//     ends the chunker's context, so a chunker call stops soon after; one
-//     that ignores its context is waited for a few seconds more, then
-//     left to the process's exit (its request is redelivered after
-//     AckWait).
+//     work finish for up to DrainTimeout, then cancel it; cancelled work
+//     is NAKed without delay (outcome "abandoned") so another worker
+//     takes it. The cancel also ends the chunker's context, so a chunker
+//     call stops soon after; one that ignores its context is waited for a
+//     few seconds more, then left to the process's exit (its request is
+//     redelivered after AckWait).
 //   - Metrics live in a private registry (NewMetrics); the sink is
 //     decorated by SinkMetrics.
 //
 // # Failures in the document record
 //
-// When a request with a readable document id is dead-lettered, the worker
-// records the failure (KVRecords.Fail, after the dead letter is stored):
-// the record goes to state dead_lettered with last_failure {cause,
-// reason, time, ingest_seq}, by compare-and-set and only forward. For a
-// request S of document D:
-//
-//   - record newer than S: left alone; the newest version of D is not S.
-//   - record at S (S failed after step 1: chunking, the sink, the records;
-//     or the advisory handler): pending becomes dead_lettered; done stays
-//     done (the version was written; only its ack was lost); an existing
-//     failure stays (the first dead letter is the one the DLQ keeps).
-//   - record older than S, or none (S failed before step 1: undecodable
-//     with a readable id, invalid, too large, a missing object): the
-//     record is moved to S exactly as S's step 1 would have moved it,
-//     with S's op and, when known, its version. So the records list every
-//     document whose newest request failed, however early it failed.
+// When a request S of document D with a readable id is dead-lettered, the
+// worker records the failure (KVRecords.Fail, after the dead letter is
+// stored) by the rule "Fail" of docs/design.md, "The document record": a
+// record newer than S is left alone; one at S becomes dead_lettered
+// unless it is done or holds a failure already; an older or absent one is
+// moved to S exactly as S's step 1 would have moved it (S failed before
+// it), with S's op and, when known, its version.
 //
 // This keeps the five-step procedure and its convergence argument (see
 // package qdrantsink) intact, because a recorded failure is
@@ -392,11 +295,11 @@
 //     and 4 then; never a point of S or above.
 //   - A newer version N > S overwrites the record at its step 1
 //     (Start writes a fresh pending record: the failure is cleared) and
-//     converges as before; a replay of S is such an N, since it is a new
-//     INGEST message.
-//   - A redelivery of S itself (a Term that was lost) finds its own
-//     sequence at step 1, not done, and runs like any redelivery; step 5
-//     clears the failure.
+//     converges like any newer version.
+//   - A redelivery of S itself (a Term that was lost), or a replay of S
+//     (it carries S's sequence), finds its own sequence at step 1, not
+//     done: step 1 moves the record back to pending and S runs again;
+//     step 5 clears the failure.
 //   - Producers skip only records in state done, so a dead-lettered
 //     document is sent again by the next backfill, as a pending one was.
 //
@@ -411,26 +314,20 @@
 //
 // A chunker's warnings (a part it skipped or read in a fallback way)
 // never fail a document. Once its version is done (step 5), the worker
-// counts them in chunkstream_worker_chunker_warnings_total by
-// chunking.WarningKind (every kind exported from the start, at 0), logs
-// one line per document at warn level (count, count per kind, the first
-// warning) rather than one per warning, so a mailbox with thousands of
-// odd rows cannot flood the log, and step 5 writes the first
-// messages.MaxRecordWarnings of them with their total into the record.
-// Counting at step 5 counts a version once, however often it was
-// delivered: a retry after a failed sink write chunks it again.
+// counts them and logs one line per document (docs/operations.md, the
+// metric chunkstream_worker_chunker_warnings_total), not one per warning,
+// so a mailbox with thousands of odd rows cannot flood the log, and step
+// 5 writes the first messages.MaxRecordWarnings into the record. Counting
+// at step 5 counts a version once, however often it was delivered: a
+// retry after a failed sink write chunks it again.
 //
 // # Tracing
 //
-// Options.TracerProvider traces every delivery: a span from the fetch to
-// the settlement, a child of the trace context the request carries in its
-// headers (internal/tracing), with a span per step (trace.go names them).
-// A nil provider is the no-op tracer: nothing is recorded, but the
+// Options.TracerProvider traces every delivery as docs/operations.md
+// ("Tracing") describes: a span from the fetch to the settlement, a child
+// of the trace context the request carries (internal/tracing), with a
+// span per step (trace.go). A nil provider records nothing, but the
 // request's context still reaches the chunk records and dead letters, so
-// a trace crosses a worker that does not trace. The sinks get the
-// delivery's context; the subject sink writes it on every chunk record,
-// the dead letter carries the failed delivery's, and the document record
-// keeps the trace id of its last delivery (DocRecord.TraceID). Log lines
-// of a delivery go through a handler that adds trace_id and span_id from
-// the context.
+// a trace crosses a worker that does not trace. Log lines of a delivery
+// carry trace_id and span_id.
 package worker

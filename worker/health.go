@@ -14,8 +14,7 @@ type Probe interface {
 
 // Handler serves /metrics (from m's private registry), /healthz (the
 // process answers) and /readyz (200 when p is ready, else 503: during a
-// sink outage the worker is alive but not ready, so an orchestrator keeps
-// it running and shows it unready).
+// sink outage the worker is alive but not ready).
 func Handler(m *Metrics, p Probe) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{Registry: m.Registry}))

@@ -16,6 +16,7 @@ import (
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/registry"
 	"github.com/chunkstream/chunkstream/fault"
+	"github.com/chunkstream/chunkstream/internal/tracing"
 )
 
 // fakeMsg is a jetstream.Msg that records what the worker did with it.
@@ -65,6 +66,7 @@ func testWorker() *Worker {
 	return &Worker{cfg: cfg, log: log, m: m, chunkers: chunkers,
 		backoff:  Backoff{Base: time.Second, Max: 8 * time.Second, Rand: func() float64 { return 0.5 }},
 		out:      newOutageState(log, m),
+		tracer:   tracing.Tracer(nil),
 		ackSlots: make(chan struct{}, maxAckConfirmations)}
 }
 

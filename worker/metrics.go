@@ -52,118 +52,87 @@ type Metrics struct {
 	// SinkWrites counts sink writes by result; SinkLatency times them.
 	SinkWrites  *prometheus.CounterVec
 	SinkLatency prometheus.Histogram
-	// SinkUp is 0 while a dependency of the sink ("qdrant", "embedder",
-	// "nats") is down and 1 once it answers again; a dependency appears
-	// at its first outage.
+	// SinkUp is 0 while a dependency of the sink is down, 1 once it
+	// answers again; a dependency appears at its first outage.
 	SinkUp *prometheus.GaugeVec
 	// SinkDownSince is the Unix time at which the current outage of a
 	// dependency began, 0 when it is up.
 	SinkDownSince *prometheus.GaugeVec
-	// SinkProbes counts the probes of dependencies that are down, or
-	// that another worker announced down, by dependency and result (ok,
-	// failed).
+	// SinkProbes counts the probes of dependencies by result (ok, failed).
 	SinkProbes *prometheus.CounterVec
 	// Held is the number of deliveries held during an outage.
 	Held prometheus.Gauge
-	// AcksUnconfirmed counts acks the server did not confirm in time (the
-	// request will be redelivered and acked as a duplicate).
+	// AcksUnconfirmed counts acks the server did not confirm in time.
 	AcksUnconfirmed prometheus.Counter
 	// Ready is 1 while the worker is ready (/readyz answers 200), else 0.
 	Ready prometheus.Gauge
 	// Pending, AckPending and WaitingPulls are the consumer's state as
-	// this worker last read it (every few seconds): requests not yet
-	// delivered, delivered and not acked, and pull requests waiting at
-	// the server (0 with a backlog: no worker is pulling). DLQ is the
-	// number of dead letters.
+	// this worker last read it; DLQ is the number of dead letters.
 	Pending, AckPending, WaitingPulls, DLQ prometheus.Gauge
 }
 
 // NewMetrics creates the metrics in a new private registry.
 func NewMetrics() *Metrics {
+	counter := func(name, help string) prometheus.Counter {
+		return prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: help})
+	}
+	counterVec := func(name, help string, labels ...string) *prometheus.CounterVec {
+		return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
+	}
+	gauge := func(name, help string) prometheus.Gauge {
+		return prometheus.NewGauge(prometheus.GaugeOpts{Name: name, Help: help})
+	}
+	gaugeVec := func(name, help string, labels ...string) *prometheus.GaugeVec {
+		return prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help}, labels)
+	}
 	m := &Metrics{
 		Registry: prometheus.NewRegistry(),
-		Messages: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "chunkstream_worker_messages_total",
-			Help: "Ingest requests handled, by outcome.",
-		}, []string{"outcome"}),
-		Chunks: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "chunkstream_worker_chunks_total",
-			Help: "Chunks written to the sink.",
-		}),
-		Bytes: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "chunkstream_worker_document_bytes_total",
-			Help: "Bytes of documents chunked.",
-		}),
+		Messages: counterVec("chunkstream_worker_messages_total",
+			"Ingest requests handled, by outcome.", "outcome"),
+		Chunks: counter("chunkstream_worker_chunks_total",
+			"Chunks written to the sink."),
+		Bytes: counter("chunkstream_worker_document_bytes_total",
+			"Bytes of documents chunked."),
 		Latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "chunkstream_worker_processing_seconds",
 			Help:    "Time from receiving an ingest request to its ack, NAK or termination, by outcome.",
 			Buckets: prometheus.ExponentialBuckets(0.001, 2.5, 14),
 		}, []string{"outcome"}),
-		InFlight: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "chunkstream_worker_in_flight",
-			Help: "Ingest requests being processed.",
-		}),
-		Redeliveries: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "chunkstream_worker_redeliveries_total",
-			Help: "Ingest requests received on a second or later delivery.",
-		}),
-		DeadLetters: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "chunkstream_worker_dead_letters_total",
-			Help: "Dead letters published, by kind and cause.",
-		}, []string{"kind", "cause"}),
-		ChunkerWarnings: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "chunkstream_worker_chunker_warnings_total",
-			Help: "Chunker warnings of the document versions written, by kind.",
-		}, []string{"kind"}),
-		SinkWrites: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "chunkstream_worker_sink_writes_total",
-			Help: "Sink writes, by result (ok, transient, unavailable, permanent).",
-		}, []string{"result"}),
+		InFlight: gauge("chunkstream_worker_in_flight",
+			"Ingest requests being processed."),
+		Redeliveries: counter("chunkstream_worker_redeliveries_total",
+			"Ingest requests received on a second or later delivery."),
+		DeadLetters: counterVec("chunkstream_worker_dead_letters_total",
+			"Dead letters published, by kind and cause.", "kind", "cause"),
+		ChunkerWarnings: counterVec("chunkstream_worker_chunker_warnings_total",
+			"Chunker warnings of the document versions written, by kind.", "kind"),
+		SinkWrites: counterVec("chunkstream_worker_sink_writes_total",
+			"Sink writes, by result (ok, transient, unavailable, permanent).", "result"),
 		SinkLatency: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "chunkstream_worker_sink_write_seconds",
 			Help:    "Duration of sink writes.",
 			Buckets: prometheus.ExponentialBuckets(0.0005, 2.5, 14),
 		}),
-		SinkUp: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "chunkstream_worker_sink_up",
-			Help: "1 when a dependency of the sink answers, 0 while it is down (the worker holds its messages and fetches nothing).",
-		}, []string{"dependency"}),
-		SinkDownSince: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "chunkstream_worker_sink_down_since_seconds",
-			Help: "Unix time at which the current outage of a dependency of the sink began; 0 when it is up.",
-		}, []string{"dependency"}),
-		SinkProbes: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "chunkstream_worker_sink_probes_total",
-			Help: "Probes of dependencies of the sink that are down, or another worker announced down, by dependency and result (ok, failed).",
-		}, []string{"dependency", "result"}),
-		Held: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "chunkstream_worker_held",
-			Help: "Ingest requests held (in-progress acks, no delivery spent) while a dependency of the sink is down.",
-		}),
-		AcksUnconfirmed: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "chunkstream_worker_acks_unconfirmed_total",
-			Help: "Acks the server did not confirm in time; their requests are redelivered and acked as duplicates.",
-		}),
-		Ready: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "chunkstream_worker_ready",
-			Help: "1 while the worker is ready (/readyz answers 200), 0 otherwise.",
-		}),
-		Pending: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "chunkstream_consumer_pending_messages",
-			Help: "Ingest requests not yet delivered to any worker (the consumer's num_pending), as this worker last read it.",
-		}),
-		AckPending: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "chunkstream_consumer_ack_pending_messages",
-			Help: "Ingest requests delivered and not yet acknowledged (the consumer's num_ack_pending), as this worker last read it.",
-		}),
-		WaitingPulls: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "chunkstream_consumer_waiting_pulls",
-			Help: "Pull requests waiting at the server (the consumer's num_waiting): 0 while requests wait means no worker is pulling.",
-		}),
-		DLQ: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "chunkstream_dlq_messages",
-			Help: "Dead letters in the dead letter stream, as this worker last read it.",
-		}),
+		SinkUp: gaugeVec("chunkstream_worker_sink_up",
+			"1 when a dependency of the sink answers, 0 while it is down (the worker holds its messages and fetches nothing).", "dependency"),
+		SinkDownSince: gaugeVec("chunkstream_worker_sink_down_since_seconds",
+			"Unix time at which the current outage of a dependency of the sink began; 0 when it is up.", "dependency"),
+		SinkProbes: counterVec("chunkstream_worker_sink_probes_total",
+			"Probes of dependencies of the sink that are down, or another worker announced down, by dependency and result (ok, failed).", "dependency", "result"),
+		Held: gauge("chunkstream_worker_held",
+			"Ingest requests held (in-progress acks, no delivery spent) while a dependency of the sink is down."),
+		AcksUnconfirmed: counter("chunkstream_worker_acks_unconfirmed_total",
+			"Acks the server did not confirm in time; their requests are redelivered and acked as duplicates."),
+		Ready: gauge("chunkstream_worker_ready",
+			"1 while the worker is ready (/readyz answers 200), 0 otherwise."),
+		Pending: gauge("chunkstream_consumer_pending_messages",
+			"Ingest requests not yet delivered to any worker (the consumer's num_pending), as this worker last read it."),
+		AckPending: gauge("chunkstream_consumer_ack_pending_messages",
+			"Ingest requests delivered and not yet acknowledged (the consumer's num_ack_pending), as this worker last read it."),
+		WaitingPulls: gauge("chunkstream_consumer_waiting_pulls",
+			"Pull requests waiting at the server (the consumer's num_waiting): 0 while requests wait means no worker is pulling."),
+		DLQ: gauge("chunkstream_dlq_messages",
+			"Dead letters in the dead letter stream, as this worker last read it."),
 	}
 	m.Registry.MustRegister(m.Messages, m.Chunks, m.Bytes, m.Latency, m.InFlight, m.Redeliveries,
 		m.DeadLetters, m.ChunkerWarnings, m.SinkWrites, m.SinkLatency, m.SinkUp, m.SinkDownSince, m.SinkProbes, m.Held, m.AcksUnconfirmed,

@@ -3,34 +3,26 @@ package worker
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// outageKeyPrefix starts the keys, in the bucket of document records, of
-// the outage notices: "chunkstream.outage.<dependency>", holding the id
-// of the last worker that found the dependency down. Like the presences'
-// keys it holds a ".", so it is never a record's.
+// outageKeyPrefix starts the keys of the outage notices, in the bucket of
+// document records; like the presences' keys it holds a ".", so it is
+// never a record's.
 const outageKeyPrefix = "chunkstream.outage."
 
 // noticeRepeat is how often, in SinkProbeMax, a worker announces again
 // the dependencies that stay down for it (30 s by default).
 const noticeRepeat = 6
 
-// notices runs until ctx ends: it announces the outages this worker finds
-// (a put of the dependency's notice key), and again every noticeRepeat ×
-// SinkProbeMax while they last, and probes a dependency another worker
-// announced (the notices in the bucket when it starts, then each new
-// one), unless it is down here already, at most once per SinkProbeMax:
-// when the probe fails this worker pauses as if a write of its own had
-// failed (one "sink down" line, not ready, probing with backoff), so a
-// worker with no work in hand, which sends nothing to the dependency,
-// pauses with the rest of the fleet. The repetition reaches a worker that
-// resumed while others still find the dependency down (its probe passed
-// in a moment theirs did not: between two faults). A worker that cannot
-// watch the notices finds outages by its own writes alone.
+// notices runs until ctx ends: it announces the outages this worker finds,
+// again every noticeRepeat × SinkProbeMax while they last, and probes a
+// dependency another worker announced (doc.go, "Sink outages"). A worker
+// that cannot watch the notices finds outages by its own writes alone.
 func (w *Worker) notices(ctx context.Context) {
 	var updates <-chan jetstream.KeyValueEntry
 	if kw, err := w.top.Docs.Watch(ctx, outageKeyPrefix+">"); err != nil {
@@ -62,7 +54,8 @@ func (w *Worker) notices(ctx context.Context) {
 				continue
 			}
 			dep := strings.TrimPrefix(e.Key(), outageKeyPrefix)
-			if w.out.isDownDep(dep) || time.Since(probed[dep]) < w.cfg.SinkProbeMax {
+			down, _ := w.out.dependencies()
+			if slices.Contains(down, dep) || time.Since(probed[dep]) < w.cfg.SinkProbeMax {
 				continue
 			}
 			w.confirm(ctx, dep, string(e.Value()))
@@ -81,8 +74,7 @@ func (w *Worker) announce(ctx context.Context, dep string) {
 }
 
 // confirm probes dep once, on the notice of worker peer, and marks it
-// down when it does not answer here either. A sink that cannot be probed
-// is left to find out by its writes.
+// down when it does not answer here either.
 func (w *Worker) confirm(ctx context.Context, dep, peer string) {
 	real, err := w.probeDependency(ctx, dep)
 	if !real || ctx.Err() != nil {

@@ -3,7 +3,8 @@ package worker
 import (
 	"context"
 	"log/slog"
-	"sort"
+	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,8 +20,7 @@ const DependencyNATS = "nats"
 
 // ProbeSink is implemented by sinks that mark errors with Unavailable:
 // while a dependency is down the worker asks Probe, with backoff, whether
-// it answers again, and resumes when every dependency it saw fail does.
-// A probe must be cheap (a health check, a stream info) and write nothing.
+// it answers again. A probe must be cheap and write nothing.
 type ProbeSink interface {
 	// Probe checks dependency (a name the sink gave Unavailable) once and
 	// returns nil when it answers.
@@ -31,11 +31,10 @@ type ProbeSink interface {
 // shorter.
 const probeTimeout = 10 * time.Second
 
-// task is one delivery in the worker's hands. tries counts the times it
-// met an outage during this delivery.
+// task is one delivery in the worker's hands.
 type task struct {
 	msg       jetstream.Msg
-	tries     int
+	tries     int       // the outages it met during this delivery
 	fetchedAt time.Time // when pull received it
 }
 
@@ -69,14 +68,6 @@ func (o *outageState) isDown() bool {
 	return len(o.down) > 0
 }
 
-// isDownDep reports whether dependency is down.
-func (o *outageState) isDownDep(dependency string) bool {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	_, ok := o.down[dependency]
-	return ok
-}
-
 // whenUp returns a channel closed once no dependency is down.
 func (o *outageState) whenUp() <-chan struct{} {
 	o.mu.Lock()
@@ -92,12 +83,11 @@ func (o *outageState) whenDown() <-chan struct{} {
 }
 
 // markDown records that dependency did not answer; the first report of an
-// outage logs one line, sets the gauges and has the outage announced to
-// the other workers (notice.go).
+// outage logs, sets the gauges and has the outage announced (notice.go).
 func (o *outageState) markDown(dependency string, err error) { o.setDown(dependency, err, true) }
 
-// setDown is markDown; announce is false for an outage another worker
-// announced.
+// setDown is markDown, without the announcement for an outage another
+// worker announced.
 func (o *outageState) setDown(dependency string, err error, announce bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -147,8 +137,7 @@ func (o *outageState) markUp(dependency string) {
 }
 
 // needRoom records that a write of about n bytes was refused for want of
-// room; the storage probe passes only when there is room for the largest
-// such write.
+// room, for the storage probe (room).
 func (o *outageState) needRoom(n int64) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -168,27 +157,12 @@ func (o *outageState) room() int64 {
 func (o *outageState) dependencies() ([]string, time.Duration) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	deps := make([]string, 0, len(o.down))
-	for d := range o.down {
-		deps = append(deps, d)
-	}
-	sort.Strings(deps)
-	return deps, o.floor
+	return slices.Sorted(maps.Keys(o.down)), o.floor
 }
 
 // probe runs until ctx ends: whenever a dependency is down it probes every
-// dependency that is down, after SinkProbeBase·2^(n−1) (at most
-// SinkProbeMax, jittered, and no sooner than a RetryAfter the sink asked
-// for), and marks up those that answer. DependencyJetStream is probed by
-// the worker itself (probeJetStream), the others by the sink. The backoff
-// restarts when a delivery succeeded, and once with an outage that
-// follows one a probe ended (a client may still hold a connection broken
-// during the outage, so a write can fail once more right after it);
-// past that, outages that follow each other without a success in between
-// keep it growing, so a dependency that passes its probe and fails every
-// write is tried less and less often instead of flapping. After an
-// outage that only ended because the sink cannot be probed (a trial
-// write follows), it keeps growing too.
+// dependency that is down, with backoff, and marks up those that answer;
+// when the backoff restarts is doc.go's ("Sink outages").
 func (w *Worker) probe(ctx context.Context) {
 	attempt := uint64(0)
 	probed := false    // the last outage ended by passing probes
@@ -236,8 +210,7 @@ func (w *Worker) probe(ctx context.Context) {
 }
 
 // probeDependency probes dep once, within probeTimeout; real is false
-// when nothing could be asked (a sink that is not a ProbeSink), which
-// counts as answering.
+// when the sink is not a ProbeSink (nothing asked counts as answering).
 func (w *Worker) probeDependency(ctx context.Context, dep string) (real bool, err error) {
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
@@ -250,11 +223,9 @@ func (w *Worker) probeDependency(ctx context.Context, dep string) (real bool, er
 	return false, nil
 }
 
-// hold keeps a delivery during an outage: it is sent an in-progress ack
-// now and every AckWait/3 (holdHeartbeat) until the sink answers again,
-// so it is neither redelivered nor charged a delivery. While the worker
-// drains, it is NAKed for another worker instead; hold reports whether it
-// kept the delivery.
+// hold keeps a delivery during an outage, with an in-progress ack now and
+// every AckWait/3 (holdHeartbeat); while the worker drains it NAKs it
+// instead. It reports whether it kept the delivery.
 func (w *Worker) hold(t *task) bool {
 	w.heldMu.Lock()
 	defer w.heldMu.Unlock()
@@ -278,10 +249,8 @@ func (w *Worker) nak(t *task) {
 }
 
 // takeHeld returns the held deliveries, oldest first, and forgets them;
-// with wait it records them all as waiting for a processor (fetched) at
-// once, so that while the first wait for one (every processor stuck on a
-// dependency that hangs again, say) the others keep their in-progress
-// acks.
+// with wait it records them all as waiting for a processor (fetched), so
+// they keep their in-progress acks meanwhile.
 func (w *Worker) takeHeld(wait bool) []*task {
 	w.heldMu.Lock()
 	defer w.heldMu.Unlock()
@@ -322,10 +291,8 @@ func (w *Worker) taken(t *task) {
 }
 
 // holdHeartbeat sends in-progress acks every AckWait/3, until ctx ends,
-// for the held deliveries and for those fetched and waiting for a
-// processor: while every processor is stuck (a dependency that hangs
-// until its time-out) the deliveries queued behind them must not be
-// redelivered to another worker and processed twice.
+// for the held deliveries and for those waiting for a processor
+// (doc.go, "Pulling").
 func (w *Worker) holdHeartbeat(ctx context.Context) {
 	tick := time.NewTicker(w.cfg.AckWait / 3)
 	defer tick.Stop()

@@ -14,9 +14,8 @@ import (
 // removed by the next worker that starts.
 const staleAfter = time.Hour
 
-// present writes the worker's presence (messages.WorkerPresence) under
-// its key in the bucket of document records, where `producer status` and
-// `producer -wait` read which workers pull.
+// present writes the worker's presence (messages.WorkerPresence) in the
+// bucket of document records, for `producer status` and `producer -wait`.
 func (w *Worker) present(ctx context.Context, ready bool) {
 	host, _ := os.Hostname()
 	p := messages.WorkerPresence{ID: w.id, Host: host, Started: w.started, Seen: time.Now().UTC(),

@@ -57,10 +57,8 @@ func (w *Worker) process(ctx context.Context, msg jetstream.Msg, streamSeq, deli
 		v.bytes = len(content)
 	}
 
-	// Step 1: move the document record to this version, unless a newer
-	// one was started. A first delivery of a new version (not a replay)
-	// tries to create the record first: most are of documents without
-	// one, and it spares them the read.
+	// Step 1; a first delivery of a new version (not a replay) tries to
+	// create the record first (doc.go).
 	rec := messages.DocRecord{IngestSeq: doc.Seq, DocVersion: doc.Version, Op: doc.Op, TraceID: traceID(ctx)}
 	sctx, span := w.step(ctx, SpanRecordStart)
 	st, err := w.records.start(sctx, doc.ID, rec, delivery == 1 && doc.Seq == streamSeq)
@@ -73,8 +71,7 @@ func (w *Worker) process(ctx context.Context, msg jetstream.Msg, streamSeq, deli
 	switch {
 	case st.found.IngestSeq > doc.Seq:
 		// A redelivery of an overtaken version may have written before
-		// its worker died: let the sink remove it (it is idempotent and
-		// cheap when nothing was written).
+		// its worker died: the sink removes that (idempotent, cheap).
 		if ss, ok := w.rawSink.(SupersededSink); ok && delivery > 1 {
 			if err := ss.Superseded(ctx, doc); err != nil {
 				v.err = fault.WithCause(fault.CauseSink, fmt.Errorf("remove superseded version %d of %q: %w", doc.Seq, doc.ID, err))
@@ -131,8 +128,7 @@ func (w *Worker) process(ctx context.Context, msg jetstream.Msg, streamSeq, deli
 }
 
 // decode decodes and validates the request of msg and reads its
-// ingest_seq, into a verdict that holds the request, or the permanent
-// error that stops its processing.
+// ingest_seq; what fails here is permanent.
 func (w *Worker) decode(ctx context.Context, msg jetstream.Msg, streamSeq uint64) (v verdict) {
 	_, span := w.step(ctx, SpanDecode)
 	defer func() { endStep(span, v.err) }()
@@ -163,24 +159,9 @@ func (w *Worker) decode(ctx context.Context, msg jetstream.Msg, streamSeq uint64
 	return v
 }
 
-// load is content, in a span of its own when the document is in the
-// Object Store.
-func (w *Worker) load(ctx context.Context, req *messages.IngestRequest) ([]byte, error) {
-	if req.ContentRef == nil {
-		return w.content(ctx, req)
-	}
-	ctx, span := w.step(ctx, SpanContentLoad)
-	content, err := w.content(ctx, req)
-	if span.IsRecording() {
-		span.SetAttributes(tracing.Bytes.Int(len(content)))
-	}
-	endStep(span, err)
-	return content, err
-}
-
-// content returns the request's document, inline or from the Object
-// Store, within the size limit.
-func (w *Worker) content(ctx context.Context, req *messages.IngestRequest) ([]byte, error) {
+// load returns the request's document, inline or from the Object Store
+// (in a span of its own), within the size limit.
+func (w *Worker) load(ctx context.Context, req *messages.IngestRequest) (data []byte, err error) {
 	limit := w.cfg.MaxDocBytes
 	tooLarge := func(size int64) error {
 		return permanent(fault.CauseTooLarge, fmt.Errorf("document %q is %d bytes, over the limit of %d (CHUNKSTREAM_MAX_DOC_BYTES)", req.ID, size, limit))
@@ -191,6 +172,13 @@ func (w *Worker) content(ctx context.Context, req *messages.IngestRequest) ([]by
 		}
 		return req.Content, nil
 	}
+	ctx, span := w.step(ctx, SpanContentLoad)
+	defer func() {
+		if span.IsRecording() {
+			span.SetAttributes(tracing.Bytes.Int(len(data)))
+		}
+		endStep(span, err)
+	}()
 	ref := req.ContentRef
 	// objectError classifies an Object Store failure: a bucket or object
 	// that is not there is permanent, anything else is retried.
@@ -219,7 +207,7 @@ func (w *Worker) content(ctx context.Context, req *messages.IngestRequest) ([]by
 		return nil, objectError(err, jetstream.ErrObjectNotFound)
 	}
 	defer obj.Close()
-	data, err := io.ReadAll(io.LimitReader(obj, limit+1))
+	data, err = io.ReadAll(io.LimitReader(obj, limit+1))
 	if err != nil {
 		// A digest mismatch or a read cut short: the object may be
 		// rewritten, so retry.
@@ -262,13 +250,11 @@ func chunkerCause(err error, otherwise fault.Cause) fault.Cause {
 	return otherwise
 }
 
-// chunk runs the request's chunker over content, within the
-// per-document budgets (chunkWithin), and returns the chunks with the
-// settings fingerprint of the request (published on subject) and the
-// chunker's warnings. Every failure here but a shutdown (ctx's end) is
-// permanent: chunkers are pure, so a retry gives the same result.
+// chunk runs the request's chunker over content within the budgets and
+// returns the chunks, the settings fingerprint and the warnings. Every
+// failure here but a shutdown (ctx's end) is permanent: chunkers are
+// pure, so a retry gives the same result.
 func (w *Worker) chunk(ctx context.Context, req *messages.IngestRequest, subject string, content []byte) ([]Chunk, string, []chunking.Warning, error) {
-	// Request > worker defaults > chunker defaults, resolved once.
 	choice, err := w.chunkers.Choose(registry.Request{ID: req.ID, Format: req.Format, Chunker: req.Chunker, Options: req.Options})
 	if errors.Is(err, registry.ErrUnknownFormat) {
 		return nil, "", nil, permanent(fault.CauseUnknownFormat, err)
@@ -301,9 +287,6 @@ func (w *Worker) chunk(ctx context.Context, req *messages.IngestRequest, subject
 		md = chunking.Metadata{{Key: "source", Value: req.Source}}
 	}
 	md = md.Merge(req.Metadata)
-	// Only an explicit format goes to the chunker; otherwise it infers the
-	// format from the path as `chunk split` lets it, so both give the same
-	// chunks (and the same file_format metadata).
 	out, warnings, err := w.chunkWithin(ctx, ch, chunking.Document{Path: req.ID, Format: req.Format, Content: content, Metadata: md})
 	if err != nil && ctx.Err() != nil {
 		// Shutdown: another worker chunks it again.

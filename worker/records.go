@@ -14,10 +14,8 @@ import (
 	"github.com/chunkstream/chunkstream/topology"
 )
 
-// KVRecords keeps document records (messages.DocRecord, under
-// messages.DocRecordKey) in a JetStream KV bucket. Records only move
-// forward (compare-and-set on the entry's revision) and are never
-// deleted. It implements Records.
+// KVRecords keeps document records (messages.DocRecord) in a JetStream KV
+// bucket, only forward and never deleted. It implements Records.
 type KVRecords struct {
 	kv jetstream.KeyValue
 	nc *nats.Conn // set by WithLeaderReads
@@ -117,11 +115,8 @@ func (s *KVRecords) leaderGet(ctx context.Context, key string) ([]byte, bool, er
 
 // Start is step 1 of processing version rec.IngestSeq: it sets the record
 // to rec (state pending) unless the record already holds a higher
-// sequence. It returns the record found: Start moved it forward when
-// found.IngestSeq < rec.IngestSeq; found.IngestSeq > rec.IngestSeq means
-// the request is superseded, and an equal sequence means a redelivery
-// (found.State tells whether it was finished). rev is the record's
-// revision after Start wrote it (0 when it did not), for Finish.
+// sequence, and returns the record found (a higher sequence: superseded;
+// equal: a redelivery) and the revision it wrote (0 if none), for Finish.
 func (s *KVRecords) Start(ctx context.Context, docID string, rec messages.DocRecord) (found messages.DocRecord, rev uint64, err error) {
 	st, err := s.start(ctx, docID, rec, false)
 	return st.found, st.rev, err
@@ -133,18 +128,14 @@ type started struct {
 	found messages.DocRecord
 	rev   uint64
 	// first is true when the key never held a record (nor a deletion
-	// marker) before Start created it: no version of the document started
-	// before this one, and none below it can start after (it would find
-	// this one). The create is a compare-and-set on "no message for the
-	// key", so the answer cannot be stale.
+	// marker) before Start created it (Doc.First); the create is a
+	// compare-and-set on "no message for the key", so it cannot be stale.
 	first bool
 }
 
 // start is Start, also telling whether it created the record. With
-// createFirst it first tries to create the record, which succeeds only
-// when the key never held a message: one write, and no read, for a
-// document seen for the first time; when the key has a record the refusal
-// (no write) is followed by the read and compare-and-set of Start.
+// createFirst it first tries to create the record (doc.go: a first
+// delivery costs one write and no read).
 func (s *KVRecords) start(ctx context.Context, docID string, rec messages.DocRecord, createFirst bool) (started, error) {
 	rec.State = messages.StatePending
 	key := messages.DocRecordKey(docID)
@@ -187,9 +178,8 @@ func (s *KVRecords) start(ctx context.Context, docID string, rec messages.DocRec
 			first  bool
 		)
 		if rev == 0 {
-			// Expecting revision 0 succeeds only when the key has no
-			// message at all; a deletion marker (a record someone removed)
-			// makes it fail, and Create then writes over the marker.
+			// Revision 0 fails on a deletion marker (a record someone
+			// removed); Create then writes over the marker.
 			newRev, err = s.kv.Update(ctx, key, val, 0)
 			first = err == nil
 			if topology.IsCASConflict(err) {
@@ -209,9 +199,8 @@ func (s *KVRecords) start(ctx context.Context, docID string, rec messages.DocRec
 }
 
 // Finish is step 5: it marks version seq done, with rec's settings
-// fingerprint and chunk count, only if the record still holds seq. It
-// reports whether it did. rev, when not 0, is the revision Start
-// returned: if the record is unchanged since, one write of rec suffices.
+// fingerprint and chunk count, only if the record still holds seq, and
+// reports whether it did. rev is Start's revision (one write if unchanged).
 func (s *KVRecords) Finish(ctx context.Context, docID string, seq uint64, rev uint64, rec messages.DocRecord) (bool, error) {
 	key := messages.DocRecordKey(docID)
 	if rev != 0 {
@@ -255,16 +244,9 @@ func (s *KVRecords) Finish(ctx context.Context, docID string, seq uint64, rev ui
 }
 
 // Fail records that version rec.IngestSeq of the document was
-// dead-lettered: it sets the record to rec in state
-// messages.StateDeadLettered, with rec.LastFailure, by compare-and-set,
-// and never moves it back. A record holding a newer sequence is left
-// alone (the failure is not its newest version's); one holding the same
-// sequence keeps its version and op and gets the state and failure,
-// unless it is already done (the version was written after all) or
-// dead-lettered (the first failure recorded stays, as the dead letter
-// stream keeps the first dead letter); an older or absent record is moved
-// to rec, as step 1 would have moved it: the request failed before it.
-// Fail reports whether it wrote.
+// dead-lettered (state messages.StateDeadLettered, rec.LastFailure), by
+// compare-and-set and only forward, by the rules of doc.go's "Failures in
+// the document record". Fail reports whether it wrote.
 func (s *KVRecords) Fail(ctx context.Context, docID string, rec messages.DocRecord) (bool, error) {
 	key := messages.DocRecordKey(docID)
 	for {

@@ -14,14 +14,11 @@ import (
 )
 
 // DependencyJetStream names the worker's own JetStream storage in
-// Unavailable errors: the document records, the dead letter stream, the
-// objects, and any stream that refused a write for want of room (the
-// chunks stream included). The worker probes it itself (probeJetStream).
+// outages (doc.go, "Sink outages"); the worker probes it itself.
 const DependencyJetStream = "jetstream"
 
-// probeKey is the key, in the bucket of document records, that the
-// storage probe writes; it is never a record's (messages.DocRecordID
-// refuses it), so status readers skip it.
+// probeKey is the key the storage probe writes in the bucket of document
+// records; messages.DocRecordID refuses it, so status readers skip it.
 const probeKey = "chunkstream.probe"
 
 // JetStream API error codes of a write refused for want of room.
@@ -41,9 +38,7 @@ const (
 var storeFull = []string{"maximum bytes exceeded", "maximum messages exceeded", "maximum messages per subject exceeded"}
 
 // noRoom reports whether err is a write JetStream refused for want of
-// room: a stream at its limit (discard new), the account's quota, the
-// server's storage, or JetStream disabled by a server that ran out of
-// space.
+// room (the codes above).
 func noRoom(err error) bool {
 	var apiErr *jetstream.APIError
 	if !errors.As(err, &apiErr) {
@@ -59,12 +54,8 @@ func noRoom(err error) bool {
 	return false
 }
 
-// outageOf returns the dependency whose outage err shows, if any: a write
-// refused for want of room anywhere is an outage of DependencyJetStream
-// (whatever the sink said: its probe checks reachability, which a full
-// stream passes); otherwise the dependency an Unavailable mark names; a
-// records or Object Store step that found JetStream unreachable is an
-// outage of DependencyJetStream too.
+// outageOf returns the dependency whose outage err shows, if any, by the
+// rules of doc.go's "Sink outages" (room wins over the sink's own mark).
 func outageOf(err error) (string, bool) {
 	if noRoom(err) {
 		return DependencyJetStream, true
@@ -90,9 +81,8 @@ func deadLetterOutage(err error) (string, bool) {
 // errNoRoom reports a stream or account without room for writes.
 var errNoRoom = errors.New("worker: no room")
 
-// minRoom is the least room the storage probe requires below a byte
-// limit; recordOverhead estimates what a chunk record or a dead letter
-// adds to its text (headers, metadata, the store's own).
+// minRoom is the least room the storage probe requires; recordOverhead
+// estimates what a record adds to its text (headers, metadata, store).
 const (
 	minRoom        = 64 << 10
 	recordOverhead = 4 << 10
@@ -103,14 +93,9 @@ const (
 // metadata), or a dead letter (the request and its headers).
 func refusedSize(docBytes int) int64 { return int64(2*docBytes + recordOverhead) }
 
-// probeJetStream checks, with a write, that the worker can store again:
-// it writes probeKey in the bucket of document records (which needs the
-// stream's leader, the account's quota and the server's storage) and
-// the chunker defaults if a full store kept them from being advertised
-// at start (advertise), then
-// checks that the dead letter stream and, with the subject sink, the
-// chunks stream have room under their own limits and that the account
-// has room under its quota (streamRoom).
+// probeJetStream checks, with a write, that the worker can store again
+// (doc.go, "Sink outages"); it also advertises the chunker defaults if a
+// full store kept them from being advertised at start.
 func (w *Worker) probeJetStream(ctx context.Context) error {
 	if _, err := w.top.Docs.Put(ctx, probeKey, []byte(time.Now().UTC().Format(time.RFC3339Nano))); err != nil {
 		return fmt.Errorf("worker: probe: write to bucket %s: %w", w.cfg.DocsBucket, err)
@@ -136,11 +121,9 @@ func (w *Worker) probeJetStream(ctx context.Context) error {
 	return nil
 }
 
-// streamRoom checks that the stream info describes has room for a write
-// of need bytes: below its message limit and need bytes below its byte
-// limit when it discards new messages, and the account need bytes below
-// its storage quota (the tier of the stream's replica count, where the
-// account has tiers).
+// streamRoom checks that the stream info describes, and the account (the
+// tier of the stream's replica count, if tiered), have room for a write of
+// need bytes.
 func streamRoom(ctx context.Context, js jetstream.JetStream, info *jetstream.StreamInfo, need int64) error {
 	cfg, st := info.Config, info.State
 	if cfg.Discard == jetstream.DiscardNew {

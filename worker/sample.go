@@ -9,10 +9,9 @@ import (
 // letter stream's state into its gauges.
 const sampleEvery = 5 * time.Second
 
-// sample sets the Ready gauge and the consumer and dead letter gauges,
-// and writes the worker's presence, every sampleEvery until ctx ends; it
-// then removes the presence. A read or write that fails leaves things as
-// they were.
+// sample sets the gauges and writes the worker's presence every
+// sampleEvery until ctx ends, then removes the presence. A read or write
+// that fails leaves things as they were.
 func (w *Worker) sample(ctx context.Context) {
 	t := time.NewTicker(sampleEvery)
 	defer t.Stop()

@@ -29,16 +29,13 @@ type Doc struct {
 	Op messages.Op
 	// Subject is the ingest subject the request arrived on.
 	Subject string
-	// Collection overrides the sink's default destination (Qdrant
-	// collection) when non-empty.
+	// Collection, when set, overrides the sink's default destination.
 	Collection string
 	// First is true when step 1 of this delivery created the document's
-	// record: no version of the document started before this one, and no
-	// older one can start after it (its step 1 would find this one), so
-	// nothing a sink holds for the document can come from an older
-	// version. A sink may skip the work that only matters for older
-	// versions (reading or removing what they left). It is false for a
-	// redelivery and whenever the record existed, even unreadable or
+	// record: no version of the document started before this one, and
+	// none below it can start after (it would find this one), so a sink
+	// may skip reading or removing what older versions left. It is false
+	// for a redelivery and whenever the record existed, even unreadable or
 	// deleted by hand.
 	First bool
 }
@@ -54,11 +51,9 @@ type Chunk struct {
 }
 
 // Sink stores the chunks of one document version. Write is called once per
-// processed request, also with zero chunks and for deletes, so the sink can
-// remove the document's older chunks. It returns only when the write is
-// durable; an error classified by Permanent is dead-lettered, any other is
-// retried. Write must be idempotent: the same (doc, chunks) written twice
-// leaves the same state.
+// processed request, also with zero chunks and for deletes, and returns
+// only when the write is durable (errors by doc.go's policy). Write must be
+// idempotent: the same (doc, chunks) written twice leaves the same state.
 type Sink interface {
 	Write(ctx context.Context, doc Doc, chunks []Chunk) error
 }
@@ -71,9 +66,8 @@ func (f SinkFunc) Write(ctx context.Context, doc Doc, chunks []Chunk) error {
 	return f(ctx, doc, chunks)
 }
 
-// Records reads the document records (KV bucket CHUNKSTREAM_DOCS). Sinks
-// that must re-check whether a version was overtaken (step 4 of the
-// processing procedure) use it.
+// Records reads the document records, for sinks that re-check at step 4
+// whether a version was overtaken.
 type Records interface {
 	// NewestSeq returns the highest ingest_seq recorded for the document,
 	// 0 when there is no record.

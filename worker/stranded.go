@@ -33,12 +33,8 @@ func AdvisorySubject(stream, consumer string) string {
 // request is dead-lettered by a sweep once two sweeps in a row found it.
 const sweepEvery = time.Minute
 
-// watchAdvisories handles max-deliveries advisories in a queue group, so
-// one worker of the fleet copies the request to the DLQ and deletes it
-// from INGEST: a request whose worker died on its last delivery would
-// otherwise sit in the WorkQueue forever. One that cannot be
-// dead-lettered now (JetStream down or full) is remembered and retried by
-// the sweep, and the worker pauses when it was an outage.
+// watchAdvisories handles max-deliveries advisories in a queue group; a
+// request that cannot be dead-lettered now is remembered for the sweep.
 func (w *Worker) watchAdvisories() (*nats.Subscription, error) {
 	sub, err := w.nc.QueueSubscribe(AdvisorySubject(w.cfg.IngestStream, w.cfg.Consumer), "chunkstream-advisories",
 		func(m *nats.Msg) {
@@ -70,13 +66,9 @@ func (w *Worker) remember(seq, deliveries uint64) {
 	w.stranded[seq] = deliveries
 }
 
-// exhausted dead-letters the request stored at seq, which the consumer
-// delivered deliveries times and will not deliver again, records the
-// failure and deletes it from INGEST. A request no longer there (acked
-// or terminated after all) is nothing to do. swept says it was found by
-// the sweep rather than reported by an advisory. When JetStream is down
-// or full the worker pauses (an outage of DependencyJetStream) and the
-// request stays for the next try.
+// exhausted dead-letters the request stored at seq, records the failure
+// and deletes it from INGEST; swept says the sweep found it. When
+// JetStream is down or full the worker pauses and the request stays.
 func (w *Worker) exhausted(ctx context.Context, seq, deliveries uint64, swept bool) (err error) {
 	defer func() {
 		if dep, ok := deadLetterOutage(err); ok && err != nil {
@@ -110,9 +102,7 @@ func (w *Worker) exhausted(ctx context.Context, seq, deliveries uint64, swept bo
 		req = &r
 	}
 	// No redelivery follows: a failure to record is retried when it is an
-	// outage (the request stays until then); any other is logged, and the
-	// request, safe in the DLQ, is deleted all the same (its record, left
-	// pending, reads as not done).
+	// outage; any other is logged and the request deleted all the same.
 	if err := w.recordFailure(ctx, req, raw.Header, raw.Data, dl); err != nil {
 		if _, ok := deadLetterOutage(err); ok {
 			return fmt.Errorf("record the failure of request %d: %w", seq, err)
@@ -161,19 +151,10 @@ func (w *Worker) sweep(ctx context.Context) {
 	}
 }
 
-// sweepOnce dead-letters the requests INGEST holds although the consumer
-// will never deliver them again: a request that reached MaxDeliver is no
-// longer pending and is left in the WorkQueue until someone removes it,
-// and the max-deliveries advisory is the only notice of it, sent once,
-// to whoever listens then. Acked and terminated requests are gone from a
-// WorkQueue, so every request the consumer delivered that is still there
-// and not pending is stranded: those at or below the ack floor (the
-// floor moves past them once the requests pending before them are
-// acked), and, when nothing is pending, every one delivered. Those an
-// advisory named are dead-lettered at once; others once a second sweep
-// finds them still there (seen holds the first sightings, and the new
-// ones are returned), so a request whose ack the stream has not applied
-// yet is not taken for one.
+// sweepOnce dead-letters the stranded requests (doc.go, "Stranded
+// requests"): those an advisory named at once, others once a second
+// sweep finds them still there (seen holds the first sightings, and the
+// new ones are returned).
 func (w *Worker) sweepOnce(ctx context.Context, seen map[uint64]bool) map[uint64]bool {
 	w.strandedMu.Lock()
 	known := w.stranded

@@ -23,15 +23,14 @@ const (
 )
 
 // startDelivery starts the span of one delivery of t, a child of the
-// trace context its request carries (a new trace when it carries none),
-// dated from the fetch so that it covers the wait for a processor.
+// trace context its request carries, dated from the fetch.
 func (w *Worker) startDelivery(ctx context.Context, t *task, streamSeq, delivery uint64) (context.Context, trace.Span) {
 	ctx = tracing.Extract(ctx, t.msg.Headers())
 	opts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindConsumer)}
 	if !t.fetchedAt.IsZero() {
 		opts = append(opts, trace.WithTimestamp(t.fetchedAt))
 	}
-	ctx, span := w.tracerOrNoop().Start(ctx, SpanDeliver, opts...)
+	ctx, span := w.tracer.Start(ctx, SpanDeliver, opts...)
 	if span.IsRecording() {
 		span.SetAttributes(tracing.Subject.String(t.msg.Subject()), tracing.StreamSeq.Int64(int64(streamSeq)),
 			tracing.Delivery.Int64(int64(delivery)))
@@ -58,16 +57,7 @@ func endDelivery(span trace.Span, res Result) {
 
 // step starts the span of one step of a delivery.
 func (w *Worker) step(ctx context.Context, name string) (context.Context, trace.Span) {
-	return w.tracerOrNoop().Start(ctx, name)
-}
-
-// tracerOrNoop returns the worker's tracer, the no-op one for a Worker
-// not made by New.
-func (w *Worker) tracerOrNoop() trace.Tracer {
-	if w.tracer == nil {
-		return tracing.Tracer(nil)
-	}
-	return w.tracer
+	return w.tracer.Start(ctx, name)
 }
 
 // endStep ends a step's span, failed when err is not nil.

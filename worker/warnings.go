@@ -7,10 +7,8 @@ import (
 	"github.com/chunkstream/chunkstream/chunking"
 )
 
-// reportWarnings counts the chunker's warnings of a version written by
-// kind and logs them in one line: the count, the count per kind and the
-// first warning. Called once the version is done, so a retried delivery
-// does not count them twice.
+// reportWarnings counts the chunker's warnings of a version done by kind
+// and logs them in one line (doc.go, "Chunker warnings").
 func (w *Worker) reportWarnings(docID string, ws []chunking.Warning) {
 	if len(ws) == 0 {
 		return

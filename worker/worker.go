@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -30,9 +31,8 @@ type Result struct {
 	Subject string
 	// StreamSeq is the request's INGEST sequence.
 	StreamSeq uint64
-	// IngestSeq is the version's ingest_seq: StreamSeq, or the sequence a
-	// replayed request keeps (messages.RequestIngestSeq); 0 when it was
-	// not read.
+	// IngestSeq is the version's ingest_seq (messages.RequestIngestSeq);
+	// 0 when it was not read.
 	IngestSeq uint64
 	// Delivery is the 1-based delivery count.
 	Delivery uint64
@@ -64,8 +64,7 @@ type Options struct {
 	// Sink receives every processed document version (required). New
 	// decorates it with SinkMetrics.
 	Sink Sink
-	// Chunkers are the chunkers requests may name; nil means
-	// registry.Default().
+	// Chunkers are the chunkers requests may name; nil means registry.Default().
 	Chunkers *registry.Registry
 	// OnResult, when set, is called after every delivery's disposition,
 	// from the processor goroutines.
@@ -74,8 +73,7 @@ type Options struct {
 	// BackoffBase and BackoffMax.
 	Backoff Backoff
 	// TracerProvider traces each delivery (spans named Span*); nil means
-	// no tracing (the no-op tracer). The trace context a request carries
-	// is continued either way (internal/tracing).
+	// none, though the trace context a request carries is continued.
 	TracerProvider trace.TracerProvider
 }
 
@@ -109,15 +107,12 @@ type Worker struct {
 	out          *outageState
 	probeBackoff Backoff
 	heldMu       sync.Mutex
-	held         []*task // deliveries held during an outage, oldest first
-	draining     bool    // Run is stopping: hold NAKs instead
-	// waiting are the deliveries fetched and not yet taken by a
-	// processor; holdHeartbeat keeps them alive as it does held ones.
-	waiting map[*task]struct{}
+	held         []*task            // deliveries held during an outage, oldest first
+	draining     bool               // Run is stopping: hold NAKs instead
+	waiting      map[*task]struct{} // fetched, not yet taken by a processor
 
-	// Requests known to be stranded (stream sequence → deliveries): their
-	// max-deliveries advisory came but their dead letter failed; the
-	// sweep (stranded.go) retries them and finds the others.
+	// Requests whose advisory came but whose dead letter failed (stream
+	// sequence → deliveries), for the sweep (stranded.go).
 	strandedMu sync.Mutex
 	stranded   map[uint64]uint64
 	sweepEvery time.Duration
@@ -150,10 +145,7 @@ func New(nc *nats.Conn, js jetstream.JetStream, top *topology.Handles, opts Opti
 	if err != nil {
 		return nil, fmt.Errorf("worker: Config.Chunker, Config.ChunkerOptions: %w", err)
 	}
-	log := opts.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+	log := cmp.Or(opts.Logger, slog.New(slog.DiscardHandler))
 	log = slog.New(tracing.LogHandler(log.Handler()))
 	m := opts.Metrics
 	if m == nil {
@@ -198,27 +190,21 @@ type ReadySink interface {
 }
 
 // EncodingSink is implemented by sinks that compute vectors from the
-// chunks (the Qdrant sink's sparse vectors): Encoding describes them. It
-// enters every settings fingerprint (messages.Settings.Encoding) and the
-// advertised defaults, so that a change of encoding makes the documents
-// written with another stale.
+// chunks (the Qdrant sink's sparse vectors): Encoding describes them, in
+// every settings fingerprint, so a change of encoding makes documents stale.
 type EncodingSink interface {
 	Encoding() string
 }
 
-// SupersededSink is implemented by sinks whose writes can outlive a
-// version that was overtaken part-way (the Qdrant sink: a worker that died
-// between its upsert and step 4 leaves points of its version behind).
-// When a redelivered request is found superseded at step 1, the worker
-// calls Superseded so the sink removes what that version may have written,
-// and acks only when it succeeded.
+// SupersededSink is implemented by sinks whose writes can outlive an
+// overtaken version (the Qdrant sink): a redelivery found superseded at
+// step 1 is acked only after Superseded removed what it may have written.
 type SupersededSink interface {
 	Superseded(ctx context.Context, doc Doc) error
 }
 
 // Ready reports whether the worker is connected, bound to its consumer,
-// no dependency of its sink is down (Unavailable), and its sink, if it is
-// a ReadySink, is ready.
+// no dependency of its sink is down, and its sink, if a ReadySink, ready.
 func (w *Worker) Ready() bool {
 	if !w.ready.Load() || !w.nc.IsConnected() || w.out.isDown() {
 		return false
@@ -231,10 +217,8 @@ func (w *Worker) Ready() bool {
 	return true
 }
 
-// Run consumes until ctx is cancelled, then drains: it stops fetching,
-// NAKs the deliveries it holds for an outage, lets in-flight documents
-// finish for up to DrainTimeout, NAKs those still running, and returns. It
-// does not close the connection.
+// Run consumes until ctx is cancelled, then drains as doc.go's
+// "Shutdown" says. It does not close the connection.
 func (w *Worker) Run(ctx context.Context) error {
 	n := w.cfg.Workers()
 	if err := w.advertise(ctx); err != nil {
@@ -296,12 +280,8 @@ func (w *Worker) Run(ctx context.Context) error {
 	case <-time.After(w.cfg.DrainTimeout):
 		w.log.Warn("drain timeout: abandoning in-flight documents", "duration", w.cfg.DrainTimeout)
 		cancelWork()
-		// Abandoned documents settle (NAK) at once, and chunker calls
-		// stop soon after (their context ends), except one of a chunker
-		// that ignores its context.
-		// Wait a little for it, then return anyway so the process can exit
-		// within its grace period; without an ack the request is
-		// redelivered after AckWait.
+		// A chunker that ignores its context may still run: wait a little,
+		// then return so the process exits within its grace period.
 		select {
 		case <-done:
 		case <-time.After(abandonWait):
@@ -320,13 +300,9 @@ const abandonWait = 5 * time.Second
 // how long a stop waits for the pull in progress.
 const fetchWait = 250 * time.Millisecond
 
-// pull fetches batches of up to 2×Concurrency messages (at least 4) into
-// the processors' queue (Concurrency long), each batch ending by count or
-// after fetchWait (why Fetch: doc.go, "Pulling"). While a dependency of
-// the sink is down it fetches nothing, and the messages it has in hand are
-// held (see hold); once the sink answers again the held messages go to the
-// processors first. On ctx's end the rest of the current batch is NAKed
-// for another worker.
+// pull fetches batches into the processors' queue (doc.go, "Pulling");
+// during an outage it fetches nothing and then hands out the held
+// deliveries first. On ctx's end the rest of the batch is NAKed.
 func (w *Worker) pull(ctx context.Context, work chan<- *task) {
 	batchSize := max(2*w.cfg.Workers(), 4)
 	failures := 0
@@ -348,9 +324,7 @@ func (w *Worker) pull(ctx context.Context, work chan<- *task) {
 		batch, err := w.currentConsumer().Fetch(batchSize, jetstream.FetchMaxWait(fetchWait))
 		if err == nil {
 			w.ready.Store(true)
-			// Every message is taken from the batch as it arrives, so
-			// that the in-progress acks of the waiting ones start at
-			// once, and handed out as processors become free.
+			// Each message is taken as it arrives (doc.go, "Pulling").
 			var queued []*task
 			for msg := range batch.Messages() {
 				t := &task{msg: msg, fetchedAt: time.Now()}
@@ -440,9 +414,7 @@ func (w *Worker) rebind(ctx context.Context) {
 	w.log.Info("consumer bound again", "consumer", w.cfg.Consumer)
 }
 
-// handle processes one delivery and settles it: ack, NAK with backoff,
-// dead letter and Term, or, when a dependency of the sink is down, hold
-// it until the sink answers again.
+// handle processes one delivery and settles it.
 func (w *Worker) handle(ctx context.Context, t *task) {
 	start := time.Now()
 	w.m.InFlight.Inc()
@@ -523,16 +495,14 @@ func (w *Worker) heartbeat(ctx context.Context, msg jetstream.Msg) {
 	}
 }
 
-// settle acts on the verdict of the delivery res describes: it acks,
-// holds it for an outage, NAKs it (with backoff, or at once when the
-// worker stops) or dead-letters it, and returns res with the outcome, the
-// failure's cause and error.
+// settle acts on the verdict of the delivery res describes (the policy is
+// doc.go's): it acks, holds, NAKs or dead-letters it, and returns res with
+// the outcome, the failure's cause and error.
 func (w *Worker) settle(ctx context.Context, t *task, res Result, v verdict) Result {
 	res.Outcome, res.Cause, res.Err = w.act(ctx, t, res, v)
 	return res
 }
 
-// act is settle's work.
 func (w *Worker) act(ctx context.Context, t *task, res Result, v verdict) (Outcome, fault.Cause, error) {
 	msg := t.msg
 	if v.err == nil {
@@ -541,15 +511,8 @@ func (w *Worker) act(ctx context.Context, t *task, res Result, v verdict) (Outco
 	}
 	cause, _ := fault.CauseOf(v.err)
 	permanent := fault.IsPermanent(v.err)
-	// An outage of a dependency (outageOf: the sink's, or JetStream
-	// refusing writes for want of room) holds the delivery: it is not
-	// charged a delivery, the worker stops fetching until the dependency
-	// answers again, and the delivery is then processed again from the
-	// start (the document record makes the repetition safe). A delivery
-	// that meets an outage MaxDeliver times (its write fails as
-	// unavailable although the probes pass) is settled as an ordinary
-	// transient failure instead, so a message whose own write looks like
-	// an outage cannot circle forever.
+	// An outage holds the delivery, up to MaxDeliver times unless for
+	// want of room (doc.go, "Sink outages").
 	if dep, ok := outageOf(v.err); ok && !permanent && ctx.Err() == nil && (t.tries < w.cfg.MaxDeliver || noRoom(v.err)) {
 		if noRoom(v.err) {
 			w.out.needRoom(refusedSize(res.Bytes))
@@ -593,13 +556,8 @@ func (w *Worker) act(ctx context.Context, t *task, res Result, v verdict) (Outco
 	}
 	tracing.Fail(span, err)
 	if err != nil {
-		// Without the dead letter the request must stay. When JetStream
-		// is down or full the delivery is held like any other in an
-		// outage, however often (a NAK would spend a delivery, and past
-		// the last one the server delivers the request no more); it is
-		// processed again once the probe passes, and stores the same
-		// dead letter once (its id names the stream message). Any other
-		// failure is NAKed with backoff.
+		// Without the dead letter the request must stay: held when
+		// JetStream is down or full, however often, else NAKed (doc.go).
 		dlErr := err
 		err = fmt.Errorf("%w (dead letter failed: %v)", v.err, dlErr)
 		if dep, ok := deadLetterOutage(dlErr); ok && ctx.Err() == nil {
@@ -636,22 +594,14 @@ func (w *Worker) pause(t *task) Outcome {
 // it an ack is sent without awaiting its confirmation.
 const maxAckConfirmations = 256
 
-// ackConfirmWait is how long an ack's confirmation is awaited: AckWait/3,
-// at most 5 s. A server answers an ack in a round trip; one that does not
-// answer within a third of AckWait (a restarted server that forgot the
-// delivery) will redeliver the message anyway, and the document record
-// makes that redelivery a no-op.
+// ackConfirmWait is how long an ack's confirmation is awaited: a server
+// that does not answer within it will redeliver the message anyway.
 func (w *Worker) ackConfirmWait() time.Duration {
 	return min(w.cfg.AckWait/3, 5*time.Second)
 }
 
-// ack acks the delivery without blocking the processor: the ack is sent at
-// once and its confirmation (DoubleAck) awaited in the background for at
-// most ackConfirmWait, with at most maxAckConfirmations awaited together
-// (beyond, the ack is sent unconfirmed). An ack the server does not
-// confirm means a redelivery that the document record turns into a
-// "duplicate" ack, so nothing waits for it; Run waits for the pending
-// confirmations before it returns.
+// ack acks the delivery without blocking the processor, its confirmation
+// awaited in the background (doc.go, "Acks").
 func (w *Worker) ack(ctx context.Context, msg jetstream.Msg, res Result) {
 	docID, seq := res.DocID, res.StreamSeq
 	ctx, span := w.step(ctx, SpanAck)
@@ -672,8 +622,6 @@ func (w *Worker) ack(ctx context.Context, msg jetstream.Msg, res Result) {
 		defer cancel()
 		err := msg.DoubleAck(cctx)
 		if err != nil {
-			// The request will be redelivered; the document record makes
-			// the second run a no-op or an idempotent rewrite.
 			w.m.AcksUnconfirmed.Inc()
 			w.log.WarnContext(ctx, "ack not confirmed", "doc_id", docID, "stream_seq", seq, "err", err)
 		}
@@ -681,13 +629,9 @@ func (w *Worker) ack(ctx context.Context, msg jetstream.Msg, res Result) {
 	})
 }
 
-// deadLetter publishes the original payload and user headers
-// (messages.UserHeaders) plus the dead letter headers, and waits for the
-// PubAck. Its Nats-Msg-Id names the request's stream message
-// (messages.DeadLetterMsgID), so the worker, the advisory handler and
-// the sweep dead-lettering the same request store it once (dup reports a
-// dead letter stored before), while a request published again gets a
-// dead letter of its own.
+// deadLetter publishes the original payload and user headers plus the
+// dead letter headers, and waits for the PubAck; dup reports a dead letter
+// stored before (its Nats-Msg-Id names the request: doc.go).
 func (w *Worker) deadLetter(ctx context.Context, data []byte, h nats.Header, dl messages.DeadLetter) (dup bool, err error) {
 	out := nats.NewMsg(w.cfg.DLQSubject)
 	out.Data = data
@@ -702,12 +646,9 @@ func (w *Worker) deadLetter(ctx context.Context, data []byte, h nats.Header, dl 
 	return ack.Duplicate, nil
 }
 
-// recordFailure moves the document record of a dead-lettered request to
-// the dead-lettered state with the failure (KVRecords.Fail), so the
-// record tells a status reader why the newest version failed. The id, op
-// and version come from req, the decoded request; a request that did not
-// decode (req nil) is recorded under the id messages.PeekIngestID reads
-// in its payload, and one without a readable id is not recorded.
+// recordFailure records the failure of a dead-lettered request in its
+// document record (KVRecords.Fail). A request that did not decode (req
+// nil) is recorded under the id its payload shows, if any.
 func (w *Worker) recordFailure(ctx context.Context, req *messages.IngestRequest, h nats.Header, data []byte, dl messages.DeadLetter) error {
 	rec := messages.DocRecord{IngestSeq: dl.IngestSeq, TraceID: traceID(ctx), LastFailure: messages.Failure{
 		Cause: dl.Cause, Reason: messages.OneLine(dl.Reason, 1024), Time: time.Now().UTC(), IngestSeq: dl.IngestSeq,
@@ -733,10 +674,8 @@ func (w *Worker) recordFailure(ctx context.Context, req *messages.IngestRequest,
 	return err
 }
 
-// ingestSeqOf returns the ingest_seq of the request stored at streamSeq
-// with headers h: the replayed version's sequence it carries, or
-// streamSeq when it carries none or a malformed one (such a request is
-// dead-lettered under its own sequence).
+// ingestSeqOf returns the ingest_seq of the request stored at streamSeq:
+// the replayed version's sequence it carries, else streamSeq.
 func ingestSeqOf(h nats.Header, streamSeq uint64) uint64 {
 	seq, err := messages.RequestIngestSeq(h.Get(messages.HeaderIngestSeq), streamSeq)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -53,23 +54,9 @@ type flight struct {
 }
 
 // Run gathers the inputs of all concurrent Embed calls into shared
-// requests until ctx ends: a request leaves when it holds Config.Batch
-// inputs or Config.BatchBytes bytes, or when its oldest input has waited
-// Config.Linger, and at most Config.Concurrency requests are in flight
-// (inputs queue meanwhile, so requests fill while the endpoint is busy).
-// Each call gets exactly its own vectors, in order. A request that fails
-// fails only the calls that have inputs in it (after the retries of a
-// transient failure); one the endpoint refuses as the input's fault is
-// split to find the inputs at fault, failing only their calls. A call
-// whose ctx ends leaves at once: its queued inputs are dropped, and a
-// request nobody waits for any more is cancelled.
-//
-// When ctx ends, Run cancels its requests, ends the wait of every call
-// still waiting (each then sends the texts that have no vector yet in
-// requests of its own, bounded by its own ctx, so no call is left
-// waiting and none fails because Run ended), and returns nil once its
-// requests have returned. Run may run again afterwards; two at once is
-// ErrRunning.
+// requests until ctx ends, by the rules of the package doc, and returns
+// nil once its requests have returned. Run may run again afterwards; two
+// at once is ErrRunning.
 func (c *Client) Run(ctx context.Context) error {
 	q := &c.q
 	q.mu.Lock()
@@ -113,9 +100,8 @@ func (c *Client) Run(ctx context.Context) error {
 	}
 }
 
-// gather queues texts for Run and waits for their vectors. It returns
-// nil, nil when Run is not running, and the vectors found so far (nil for
-// the others) when Run ended during the wait.
+// gather queues texts for Run and waits for their vectors: nil, nil when
+// Run is not running, those found so far when Run ended meanwhile.
 func (c *Client) gather(ctx context.Context, texts []string) ([][]float32, error) {
 	q := &c.q
 	j := &job{texts: texts, vecs: make([][]float32, len(texts)), left: len(texts), done: make(chan struct{}), span: trace.SpanFromContext(ctx)}
@@ -256,9 +242,9 @@ func (c *Client) sendItems(runCtx, ctx context.Context, f *flight, items []item)
 	}
 }
 
-// finish ends a call's wait with err (nil: every vector is in): its
-// queued inputs are dropped, and the requests that only it still waited
-// for are cancelled. q.mu must be held.
+// finish ends a call's wait with err (nil: every vector is in), dropping
+// its queued inputs and cancelling the requests only it waited for. q.mu
+// must be held.
 func (q *queue) finish(j *job, err error) {
 	if j.over {
 		return
@@ -273,13 +259,6 @@ func (q *queue) finish(j *job, err error) {
 	}
 	j.flights = nil
 	if err != nil {
-		kept := q.items[:0]
-		for _, it := range q.items {
-			if it.j != j {
-				kept = append(kept, it)
-			}
-		}
-		clear(q.items[len(kept):])
-		q.items = kept
+		q.items = slices.DeleteFunc(q.items, func(it item) bool { return it.j == j })
 	}
 }

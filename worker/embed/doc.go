@@ -41,10 +41,9 @@
 //     Config.MaxInputChars (in code points) and, when set,
 //     Config.MaxInputTokens (in tokens of Config.Tokenizer, counted as
 //     OpenAI's tokenizer counts them): a longer one fails the whole call
-//     with a permanent ErrInputTooLong (fault.Permanent), because some
-//     servers truncate silently and the vector would not describe the
-//     chunk. Splitting is the chunker's job (its tokenizer option sizes
-//     chunks in the same tokens).
+//     with a permanent ErrInputTooLong, because some servers truncate
+//     silently and the vector would not describe the chunk. Splitting is
+//     the chunker's job (its tokenizer option counts the same tokens).
 //   - 429, 5xx and network errors are retried up to Options.MaxAttempts
 //     with exponential backoff (500ms doubling to 30s); a Retry-After
 //     header (seconds or HTTP date) replaces the backoff. When the
@@ -74,13 +73,7 @@
 //     probe finds the recorded size again.
 //   - The API key is sent as "Authorization: Bearer" and never logged;
 //     texts are never logged.
-//   - Metrics (Options.Metrics, labelled with the model) show the cost:
-//     inputs embedded, inputs reused (counted by the caller through
-//     Reused), tokens (from the answers' "usage", when the server reports
-//     it), requests by status, and histograms of inputs per request and of
-//     request latency.
+//   - Metrics (Options.Metrics, labelled with the model) show the cost.
 //
-// Package embedtest is a test server that models a real endpoint
-// (latency per request and per input, a cap on concurrent requests,
-// usage, deterministic vectors, injected failures).
+// Package embedtest models an endpoint for tests.
 package embed

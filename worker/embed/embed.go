@@ -2,6 +2,7 @@ package embed
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -27,11 +28,9 @@ var (
 	// ErrInvalidConfig reports a Config field out of range.
 	ErrInvalidConfig = errors.New("embed: invalid config")
 	// ErrInputTooLong reports an input over Config.MaxInputChars or
-	// Config.MaxInputTokens; it is always wrapped by fault.Permanent and
-	// nothing is sent.
+	// Config.MaxInputTokens (always fault.Permanent; nothing is sent).
 	ErrInputTooLong = errors.New("embed: input too long")
-	// ErrDimension reports vectors whose size differs from the probed (or
-	// configured) dimension.
+	// ErrDimension reports vectors of another size than the probed or configured one.
 	ErrDimension = errors.New("embed: dimension mismatch")
 	// ErrResponse reports an answer that does not follow the wire format.
 	ErrResponse = errors.New("embed: bad response")
@@ -47,8 +46,7 @@ const Dependency = "embedder"
 // environment variables (parsed by cmd/worker).
 type Config struct {
 	// URL is the endpoint: the full ".../embeddings" URL, a base ending in
-	// "/v1", or a server root (then "/v1/embeddings" is appended). Empty
-	// disables the embedder.
+	// "/v1", or a server root; empty disables the embedder.
 	URL string `env:"CHUNKSTREAM_EMBED_URL"`
 	// Model is sent as "model".
 	Model string `env:"CHUNKSTREAM_EMBED_MODEL"`
@@ -59,9 +57,8 @@ type Config struct {
 	// BatchBytes caps the text bytes of the inputs of one request; an
 	// input larger than the cap goes alone. 0 means DefaultBatchBytes.
 	BatchBytes int `env:"CHUNKSTREAM_EMBED_BATCH_BYTES" envDefault:"1048576"`
-	// Linger is how long inputs wait for more (of other documents) to
-	// fill a request before it is sent part-full, while Client.Run
-	// gathers them. 0 sends what is waiting as soon as a request may go.
+	// Linger is how long inputs wait, while Client.Run gathers them, for
+	// more to fill a request; 0 sends what waits as soon as a request may go.
 	Linger time.Duration `env:"CHUNKSTREAM_EMBED_LINGER" envDefault:"5ms"`
 	// Concurrency is the number of requests in flight at once, over all
 	// documents. 0 means DefaultConcurrency.
@@ -70,8 +67,7 @@ type Config struct {
 	// return vectors of that size.
 	Dimensions int `env:"CHUNKSTREAM_EMBED_DIMENSIONS"`
 	// MaxInputChars is the longest input in characters (code points);
-	// longer inputs are a permanent error before anything is sent, since
-	// some servers truncate silently.
+	// longer inputs are a permanent error before anything is sent.
 	MaxInputChars int `env:"CHUNKSTREAM_EMBED_MAX_INPUT_CHARS" envDefault:"8000"`
 	// MaxInputTokens, when > 0, is the longest input in tokens of
 	// Tokenizer, checked like MaxInputChars (both apply).
@@ -79,9 +75,8 @@ type Config struct {
 	// Tokenizer is the encoding MaxInputTokens counts in: cl100k_base
 	// (OpenAI's text-embedding-3 and ada-002 models) or o200k_base.
 	Tokenizer string `env:"CHUNKSTREAM_EMBED_TOKENIZER" envDefault:"cl100k_base"`
-	// Timeout bounds one request, its answer read whole: an endpoint that
-	// has not answered by then is down (an outage of the embedder, not
-	// tried again within the call). 0 means DefaultTimeout.
+	// Timeout bounds one request, its answer read whole; past it the
+	// endpoint is down. 0 means DefaultTimeout.
 	Timeout time.Duration `env:"CHUNKSTREAM_EMBED_TIMEOUT" envDefault:"30s"`
 }
 
@@ -196,20 +191,17 @@ func endpoint(raw string) (string, error) {
 // Options tune the client beyond Config; the zero value is the default.
 type Options struct {
 	// HTTPClient sends the requests; default: a client that keeps a
-	// connection per request in flight (Config.Concurrency) open between
-	// requests. Config.Timeout bounds each request whatever the client.
+	// connection per request in flight open. Config.Timeout applies.
 	HTTPClient *http.Client
 	// MaxAttempts is the number of tries of one request (default 5).
 	MaxAttempts int
 	// BackoffBase and BackoffMax bound the exponential backoff between
-	// tries (defaults 500ms and 30s); a Retry-After answer wins, up to
-	// MaxRetryAfter.
+	// tries (defaults 500ms and 30s); a Retry-After answer wins.
 	BackoffBase, BackoffMax time.Duration
 	// MaxRetryAfter caps a server's Retry-After (default 2m); longer asks
 	// end the call with fault.RetryAfter so the message waits instead.
 	MaxRetryAfter time.Duration
-	// Sleep waits between tries; default: a timer that honours ctx. Tests
-	// replace it.
+	// Sleep waits between tries; default: a timer that honours ctx.
 	Sleep func(ctx context.Context, d time.Duration) error
 	// Logger receives retry warnings; default: discard.
 	Logger *slog.Logger
@@ -221,8 +213,7 @@ type Options struct {
 }
 
 // Client calls an OpenAI-compatible embeddings endpoint. It is safe for
-// concurrent use. While Run runs, the inputs of concurrent Embed calls
-// share requests; otherwise each call sends its own.
+// concurrent use.
 type Client struct {
 	cfg   Config
 	url   string
@@ -241,15 +232,9 @@ func New(cfg Config, opts Options) (*Client, error) {
 		return nil, err
 	}
 	u, _ := endpoint(cfg.URL)
-	if cfg.BatchBytes == 0 {
-		cfg.BatchBytes = DefaultBatchBytes
-	}
-	if cfg.Concurrency == 0 {
-		cfg.Concurrency = DefaultConcurrency
-	}
-	if cfg.Timeout == 0 {
-		cfg.Timeout = DefaultTimeout
-	}
+	cfg.BatchBytes = cmp.Or(cfg.BatchBytes, DefaultBatchBytes)
+	cfg.Concurrency = cmp.Or(cfg.Concurrency, DefaultConcurrency)
+	cfg.Timeout = cmp.Or(cfg.Timeout, DefaultTimeout)
 	if opts.HTTPClient == nil {
 		// The default transport keeps 2 idle connections per host: with
 		// more requests in flight, every request would open one.
@@ -272,9 +257,7 @@ func New(cfg Config, opts Options) (*Client, error) {
 	if opts.Sleep == nil {
 		opts.Sleep = sleep
 	}
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
-	}
+	opts.Logger = cmp.Or(opts.Logger, slog.New(slog.DiscardHandler))
 	c := &Client{cfg: cfg, url: u, opts: opts, slots: make(chan struct{}, cfg.Concurrency), m: opts.Metrics.forModel(cfg.Model)}
 	c.q.wake = make(chan struct{}, 1)
 	c.tr = newTracer(opts.TracerProvider)
@@ -291,9 +274,8 @@ func New(cfg Config, opts Options) (*Client, error) {
 // Model returns the configured model name.
 func (c *Client) Model() string { return c.cfg.Model }
 
-// Reused counts n inputs that were not sent because a vector of the same
-// text from the same model was already stored (the Qdrant sink reuses the
-// vectors of unchanged chunks).
+// Reused counts n inputs not sent because a vector of the same text from
+// the same model was already stored.
 func (c *Client) Reused(n int) { c.m.reused(n) }
 
 // acquire takes a request slot, waiting while Config.Concurrency requests
@@ -323,12 +305,8 @@ func sleep(ctx context.Context, d time.Duration) error {
 // probeText is the input of the dimension probe.
 const probeText = "chunkstream dimension probe"
 
-// Probe embeds one short text, in one try (no retries: the worker probes
-// with its own backoff), and records the vector size, which every later
-// answer must match. With Config.Dimensions set, a different size is a
-// permanent error (ErrDimension); once a size is recorded, a probe that
-// finds another one is ErrDimension marked as an outage of the embedder
-// (the deployment changed, not the message).
+// Probe embeds one short text, in one try, and records the vector size,
+// which every later answer must match (package doc).
 func (c *Client) Probe(ctx context.Context) (int, error) {
 	if err := c.acquire(ctx); err != nil {
 		return 0, err
@@ -392,8 +370,7 @@ func (c *Client) Embed(ctx context.Context, texts []string) (_ [][]float32, err 
 	if vecs == nil {
 		vecs = make([][]float32, len(texts))
 	}
-	// What Run did not embed (it is not running, or it ended while the
-	// texts waited) goes in this call's own requests.
+	// What Run did not embed goes in this call's own requests.
 	if err := c.embedAlone(ctx, texts, vecs); err != nil {
 		return nil, err
 	}
@@ -437,8 +414,7 @@ func (c *Client) embedAlone(ctx context.Context, texts []string, vecs [][]float3
 }
 
 // fits reports whether one more input of size bytes may join a request
-// that holds n inputs of total bytes: a request takes at most
-// Config.Batch inputs and Config.BatchBytes bytes, and at least one input.
+// that holds n inputs of total bytes (at least one always fits).
 func (c *Client) fits(n, total, size int) bool {
 	return n == 0 || n < c.cfg.Batch && total+size <= c.cfg.BatchBytes
 }
@@ -456,13 +432,11 @@ func inputError(i int, err error) error {
 // callers waiting for them is still waiting.
 var errSkipped = errors.New("embed: not sent, nobody waits for it")
 
-// sendSplit embeds inputs in one request. When the endpoint refuses it as
-// the input's fault (a permanent error) and it holds more than one input,
-// it sends each half again, and so on down to the inputs at fault, so
-// that a bad input fails only itself: log2(n) extra requests per bad
-// input. It returns a vector or an error per input. live, when set, tells
-// whether anyone still waits for an input; a part with no such input is
-// not sent (errSkipped).
+// sendSplit embeds inputs in one request, split in halves down to the
+// inputs at fault when the endpoint refuses it as theirs (package doc). It
+// returns a vector or an error per input. live, when set, tells whether
+// anyone still waits for an input; a part with no such input is not sent
+// (errSkipped).
 func (c *Client) sendSplit(ctx context.Context, inputs []string, live func(i int) bool) ([][]float32, []error) {
 	vecs := make([][]float32, len(inputs))
 	errs := make([]error, len(inputs))
@@ -499,9 +473,7 @@ func (c *Client) sendSplit(ctx context.Context, inputs []string, live func(i int
 }
 
 // send sends one request (with the retries of request) and checks the
-// vectors' size against the probed one: another size means the endpoint
-// now serves another model, which no message can fix, so it is an outage
-// of the embedder until the probe finds the recorded size again.
+// vectors' size against the probed one (another is an outage).
 func (c *Client) send(ctx context.Context, inputs []string) ([][]float32, error) {
 	vecs, err := c.request(ctx, inputs, c.opts.MaxAttempts)
 	if err != nil {
@@ -541,10 +513,8 @@ type errorBody struct {
 }
 
 // request sends one batch, in up to attempts tries on 429, 5xx and
-// network errors. When the tries run out on such an error, the endpoint
-// is down: the error is fault.Unavailable(Dependency). A try without an
-// answer within Config.Timeout, or refused as the deployment's fault
-// (401, 403, 404), is such an outage at once (try).
+// network errors; when they run out, the endpoint is down
+// (fault.Unavailable).
 func (c *Client) request(ctx context.Context, inputs []string, attempts int) ([][]float32, error) {
 	body, err := encodeRequest(request{Model: c.cfg.Model, Input: inputs, Dimensions: c.cfg.Dimensions})
 	if err != nil {
@@ -637,9 +607,8 @@ func (c *Client) try(ctx context.Context, body []byte, n int) ([][]float32, time
 	return vecs, wait, err
 }
 
-// exchange posts the request and reads its answer: 429, 5xx and network
-// errors are retryable, 400, 413 and 422 permanent, 401, 403 and 404 an
-// outage.
+// exchange posts the request and reads its answer, classified by the
+// package doc's rules.
 func (c *Client) exchange(ctx context.Context, body []byte, n int) ([][]float32, time.Duration, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
 	if err != nil {

@@ -16,8 +16,7 @@ type Metrics struct {
 	// from the same model was reused (see Client.Reused).
 	Reused *prometheus.CounterVec
 	// Tokens counts the tokens the endpoint reported in its answers'
-	// "usage" (prompt_tokens, else total_tokens); servers that report no
-	// usage add nothing.
+	// "usage" (prompt_tokens, else total_tokens), if any.
 	Tokens *prometheus.CounterVec
 	// Requests counts the HTTP requests sent, by status code ("error"
 	// when no answer came).
@@ -32,23 +31,18 @@ type Metrics struct {
 // NewMetrics creates the metrics and registers them with reg (nil: not
 // registered).
 func NewMetrics(reg prometheus.Registerer) *Metrics {
+	counterVec := func(name, help string, labels ...string) *prometheus.CounterVec {
+		return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
+	}
 	m := &Metrics{
-		Inputs: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "chunkstream_worker_embed_inputs_total",
-			Help: "Inputs the embeddings endpoint embedded, probes included, by model.",
-		}, []string{"model"}),
-		Reused: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "chunkstream_worker_embed_inputs_reused_total",
-			Help: "Inputs not sent to the embeddings endpoint because the vector of the same text and model was reused, by model.",
-		}, []string{"model"}),
-		Tokens: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "chunkstream_worker_embed_tokens_total",
-			Help: "Tokens the embeddings endpoint reported in its answers' usage, by model.",
-		}, []string{"model"}),
-		Requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "chunkstream_worker_embed_requests_total",
-			Help: "Requests sent to the embeddings endpoint, by model and HTTP status code (error: no answer).",
-		}, []string{"model", "code"}),
+		Inputs: counterVec("chunkstream_worker_embed_inputs_total",
+			"Inputs the embeddings endpoint embedded, probes included, by model.", "model"),
+		Reused: counterVec("chunkstream_worker_embed_inputs_reused_total",
+			"Inputs not sent to the embeddings endpoint because the vector of the same text and model was reused, by model.", "model"),
+		Tokens: counterVec("chunkstream_worker_embed_tokens_total",
+			"Tokens the embeddings endpoint reported in its answers' usage, by model.", "model"),
+		Requests: counterVec("chunkstream_worker_embed_requests_total",
+			"Requests sent to the embeddings endpoint, by model and HTTP status code (error: no answer).", "model", "code"),
 		RequestInputs: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "chunkstream_worker_embed_request_inputs",
 			Help:    "Inputs per request sent to the embeddings endpoint, by model.",

@@ -10,13 +10,11 @@ import (
 
 // The names of the client's spans.
 const (
-	// SpanEmbed is one Embed call, in the trace of the document whose
-	// chunks it embeds; it is linked to the spans of the requests that
-	// carried its inputs.
+	// SpanEmbed is one Embed call, in the trace of its document, linked to
+	// the spans of the requests that carried its inputs.
 	SpanEmbed = "chunkstream.embed"
 	// SpanEmbedRequest is one request shared by the calls batched into it
-	// (Run), the root of a trace of its own, linked to the span of every
-	// call that has inputs in it.
+	// (Run), the root of a trace of its own, linked to each call's span.
 	SpanEmbedRequest = "chunkstream.embed_request"
 )
 

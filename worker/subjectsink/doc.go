@@ -47,10 +47,13 @@
 //     are atomic and cut at fixed positions, the same version always
 //     gives the same batches, so such a refusal means this very batch was
 //     stored before (a redelivery after a lost ack, a worker that died
-//     between two batches): Write counts it as written and goes on with
-//     the next batch. A version re-sent after the window (one hour) is
-//     stored again, identical; the consumer's rule keys records by
-//     version and position, so a copy changes nothing.
+//     between two batches), whole or, on a standalone server that stops at
+//     the first record it has no room for, in part: Write publishes it
+//     again record by record (the server acknowledges those it holds as
+//     duplicates and stores the others) and goes on with the next batch.
+//     A version re-sent after the window (one hour) is stored again,
+//     identical; the consumer's rule keys records by version and
+//     position, so a copy changes nothing.
 //   - Errors. A batch the server asks to send again (too many batches in
 //     flight on the stream, an id being stored by another publisher, a
 //     batch that arrived incomplete) is retried at once with a short

@@ -20,18 +20,12 @@ import (
 )
 
 // MaxBatch is the most records one atomic batch holds: the server's
-// default limit of an atomic batch. A version of more records is written
-// as several batches, cut at multiples of MaxBatch, so the same version
-// always gives the same batches.
+// default limit (package doc, "Versions of more than MaxBatch records").
 const MaxBatch = 1000
 
 // Sink publishes chunk records (msgpack, or JSON: SetRecordFormat) on
-// "<prefix>.<ingest subject tail>" as atomic batches: every record of a
-// version of up to MaxBatch records in one batch, stored together or not
-// at all, contiguously, with one PubAck; one delete record for a delete
-// or a version with zero chunks. A NATS server or stream that does not
-// answer makes its errors Unavailable (worker.DependencyNATS), and Probe
-// asks the stream's leader whether it answers again.
+// "<prefix>.<ingest subject tail>" as atomic batches, by the rules of the
+// package doc.
 type Sink struct {
 	js          jetstream.JetStream
 	prefix      string
@@ -45,11 +39,9 @@ type Sink struct {
 
 // pending is a version's records waiting to be committed with others.
 type pending struct {
-	msgs []*nats.Msg
-	// done receives the outcome once; lead, that the waiter is to commit
-	// the queue itself.
-	done, lead chan error
-	taken      bool // in a group being committed
+	msgs       []*nats.Msg
+	done, lead chan error // done: the outcome, once; lead: commit the queue yourself
+	taken      bool       // in a group being committed
 }
 
 // maxCommits bounds the group commits in flight from one sink.
@@ -57,8 +49,7 @@ const maxCommits = 2
 
 // New returns a subject sink publishing msgpack records through js under
 // prefix ("chunks"). Within a batch, every flowEvery-th record waits for
-// the server to confirm that it holds the records so far (flow control
-// for large batches); a batch of fewer records costs one round trip.
+// the server to confirm the records so far.
 func New(js jetstream.JetStream, prefix string, flowEvery int) *Sink {
 	return &Sink{js: js, prefix: prefix, flowEvery: max(flowEvery, 0), contentType: messages.ContentTypeMsgpack}
 }
@@ -78,9 +69,7 @@ func (s *Sink) SetRecordFormat(format string) error {
 	return nil
 }
 
-// Write implements worker.Sink: it publishes the version's records in
-// batches of at most MaxBatch, in position order, each after the
-// previous one was acknowledged.
+// Write implements worker.Sink.
 func (s *Sink) Write(ctx context.Context, doc worker.Doc, chunks []worker.Chunk) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -92,7 +81,7 @@ func (s *Sink) Write(ctx context.Context, doc worker.Doc, chunks []worker.Chunk)
 		if err != nil {
 			return err
 		}
-		return s.publishOne(ctx, msg)
+		return s.publishEach(ctx, []*nats.Msg{msg})
 	}
 	for from := 0; from < len(chunks); from += MaxBatch {
 		batch := make([]*nats.Msg, 0, min(len(chunks)-from, MaxBatch))
@@ -120,16 +109,13 @@ func (s *Sink) Write(ctx context.Context, doc worker.Doc, chunks []worker.Chunk)
 	return nil
 }
 
-// submit commits msgs, a whole version of at most MaxBatch records, in an
-// atomic batch together with the versions other processors submit
-// meanwhile (a group commit): one commit, one PubAck and, on a stream of
-// one replica on disk, one sync of the server's batch store for them all.
-// The caller that finds fewer than maxCommits group commits under way
-// commits the queue itself; the others wait for their outcome or to be
-// handed the queue.
+// submit commits msgs, a whole version of at most MaxBatch records, in a
+// group commit (package doc): the caller that finds fewer than maxCommits
+// under way commits the queue itself; the others wait for their outcome
+// or to be handed the queue.
 func (s *Sink) submit(ctx context.Context, msgs []*nats.Msg) error {
 	if len(msgs) == 1 {
-		return s.publishOne(ctx, msgs[0])
+		return s.publishEach(ctx, msgs)
 	}
 	p := &pending{msgs: msgs, done: make(chan error, 1), lead: make(chan error, 1)}
 	s.mu.Lock()
@@ -177,32 +163,27 @@ func (s *Sink) submit(ctx context.Context, msgs []*nats.Msg) error {
 // the queue: then it stays for the outcome.
 func (s *Sink) wait(ctx context.Context, p *pending) (err error, led bool) {
 	s.mu.Unlock()
-	select {
-	case err := <-p.done:
-		return err, false
-	case <-p.lead:
+	for done := ctx.Done(); ; done = nil { // once taken, ctx no longer counts
+		select {
+		case err := <-p.done:
+			return err, false
+		case <-p.lead:
+			s.mu.Lock()
+			return nil, true
+		case <-done:
+		}
 		s.mu.Lock()
-		return nil, true
-	case <-ctx.Done():
-	}
-	s.mu.Lock()
-	select {
-	case <-p.lead:
-		return nil, true
-	default:
-	}
-	if !p.taken {
-		s.queue = slices.DeleteFunc(s.queue, func(q *pending) bool { return q == p })
+		select {
+		case <-p.lead:
+			return nil, true
+		default:
+		}
+		if !p.taken {
+			s.queue = slices.DeleteFunc(s.queue, func(q *pending) bool { return q == p })
+			s.mu.Unlock()
+			return ctx.Err(), false
+		}
 		s.mu.Unlock()
-		return ctx.Err(), false
-	}
-	s.mu.Unlock()
-	select {
-	case err := <-p.done:
-		return err, false
-	case <-p.lead:
-		s.mu.Lock()
-		return nil, true
 	}
 }
 
@@ -221,9 +202,7 @@ func (s *Sink) takeGroup() []*pending {
 }
 
 // commit publishes a group as one atomic batch and tells every version
-// its outcome. When the group fails (a version in it was stored before,
-// a record the server refuses, an outage), each version is published
-// alone, so each gets its own verdict.
+// its outcome; when the group fails, each version is published alone.
 func (s *Sink) commit(ctx context.Context, group []*pending) {
 	if len(group) == 1 {
 		group[0].done <- s.publish(ctx, group[0].msgs)
@@ -248,11 +227,8 @@ func (s *Sink) commit(ctx context.Context, group []*pending) {
 // (too many batches in flight, a batch cut short by a lost message).
 const busyTries = 8
 
-// publish stores msgs as one atomic batch. A batch refused because it
-// holds a record the duplicate window has seen is published again record
-// by record (publishEach): a standalone server stores a batch's records
-// one after the other and stops at the first it has no room for, keeping
-// those before, so a duplicate does not prove the whole batch stored.
+// publish stores msgs as one atomic batch; one refused as a duplicate is
+// published again record by record (package doc, "Duplicates").
 func (s *Sink) publish(ctx context.Context, msgs []*nats.Msg) error {
 	wait := 20 * time.Millisecond
 	for try := 1; ; try++ {
@@ -275,26 +251,14 @@ func (s *Sink) publish(ctx context.Context, msgs []*nats.Msg) error {
 	}
 }
 
-// publishEach publishes msgs one by one: the server acknowledges a
-// record it holds as a duplicate and stores the others. The records of a
-// version so completed are not contiguous in the stream; they are all
-// there, which a consumer's rule (docs/wire.md) tells by their count.
+// publishEach publishes msgs one by one. The records of a version so
+// completed are not contiguous in the stream; they are all there, which a
+// consumer's rule (docs/wire.md) tells by their count.
 func (s *Sink) publishEach(ctx context.Context, msgs []*nats.Msg) error {
 	for _, m := range msgs {
 		if _, err := s.js.PublishMsg(ctx, m); err != nil {
 			return publishError(err)
 		}
-	}
-	return nil
-}
-
-// publishOne stores a version of one record: a single message is stored
-// whole or not at all, so it needs no batch (on a stream of one replica on
-// disk a batch costs the server a sync of its own); a duplicate is
-// acknowledged as such.
-func (s *Sink) publishOne(ctx context.Context, msg *nats.Msg) error {
-	if _, err := s.js.PublishMsg(ctx, msg); err != nil {
-		return publishError(err)
 	}
 	return nil
 }
@@ -306,9 +270,8 @@ func (s *Sink) publishOnce(ctx context.Context, msgs []*nats.Msg) error {
 	return err
 }
 
-// busy reports whether the server answered a batch with "come back": too
-// many batches in flight, a record id of the batch being stored right now
-// by another publisher, or a batch it did not receive whole.
+// busy reports whether the server answered a batch with "come back"
+// (package doc, "Errors").
 func busy(err error) bool {
 	return isCode(err, jetstreamext.JSErrCodeAtomicPublishTooManyInflight) ||
 		isCode(err, errCodeDuplicateInProcess) || isCode(err, jetstreamext.JSErrCodeBatchPublishIncomplete)
@@ -338,13 +301,8 @@ func (s *Sink) recordMsg(ctx context.Context, subject string, rec *messages.Chun
 	return msg, nil
 }
 
-// publishError classifies a publish failure: a record larger than the
-// server's max payload or the stream's maximum message size can never be
-// stored; a server or stream that does not answer (no responders while a
-// stream has no leader or is missing, a time-out, a closed or
-// reconnecting connection, a 5xx API error), or a stream that no longer
-// allows atomic batches, is an outage of NATS (Unavailable); anything
-// else is transient.
+// publishError classifies a publish failure by the package doc's
+// "Errors".
 func publishError(err error) error {
 	wrapped := fmt.Errorf("subjectsink: publish chunk records: %w", err)
 	switch {
@@ -356,9 +314,8 @@ func publishError(err error) error {
 	return wrapped
 }
 
-// Probe implements worker.ProbeSink: NATS answers when the stream that
-// stores the sink's subjects is found, its leader answers a stream info,
-// and it allows atomic batches.
+// Probe implements worker.ProbeSink: NATS answers when the stream of the
+// sink's subjects answers a stream info and allows atomic batches.
 func (s *Sink) Probe(ctx context.Context, dependency string) error {
 	name, err := s.js.StreamNameBySubject(ctx, s.prefix+".probe")
 	if err != nil {

@@ -1,24 +1,9 @@
 // Package embedtest is an OpenAI-compatible embeddings server for tests
-// and benchmarks (POST /v1/embeddings), modelled on a real one:
-//
-//   - an answer takes Config.Fixed plus Config.PerInput for each input
-//     (the cost of a model run over a batch);
-//   - at most Config.MaxConcurrent requests are served at once; one more
-//     is answered 429 with a Retry-After, as rate-limited services do;
-//   - with Config.Usage the answer reports "usage" (prompt_tokens and
-//     total_tokens, counted by Tokens);
-//   - vectors are derived from the model and the text alone (Vector), so a
-//     test can tell which text a stored vector was computed for;
-//   - failures can be injected: a request with an input containing
-//     Config.FailMarker is answered 503 (the whole request, every time),
-//     one with an input containing Config.RejectMarker is answered 400
-//     naming that input, Hold makes every request wait until Release,
-//     SetStatus answers every request with an error status (a revoked
-//     key: 401) and SetDims changes the vector size (another model
-//     deployed).
-//
-// Every request is recorded (Requests) and counted (Stats), so tests
-// assert what was sent.
+// and benchmarks (POST /v1/embeddings), modelled on a real one: latency
+// per request and per input, a cap on concurrent requests, usage,
+// vectors derived from the model and the text alone (Vector), and
+// injected failures (Config's markers, Hold, SetStatus, SetDims). Every
+// request is recorded (Requests) and counted (Stats).
 package embedtest
 
 import (
@@ -40,8 +25,7 @@ import (
 // Config describes the modelled server; the zero value answers at once,
 // without a cap, with 8-dimensional vectors.
 type Config struct {
-	// Dims is the vector size (default 8); a request's "dimensions", when
-	// set, wins.
+	// Dims is the vector size (default 8); a request's "dimensions" wins.
 	Dims int
 	// Fixed and PerInput make the latency of a request of n inputs
 	// Fixed + n·PerInput.
@@ -65,8 +49,7 @@ type Config struct {
 type Stats struct {
 	// Requests is the number of requests received (answered or not).
 	Requests int
-	// Answered is the number of requests answered with vectors, and
-	// Inputs the number of inputs they held.
+	// Answered counts requests answered with vectors, Inputs their inputs.
 	Answered, Inputs int
 	// Tokens is the number of tokens of the embedded inputs (Tokens).
 	Tokens int
@@ -91,16 +74,10 @@ type Server struct {
 	requests [][]string
 }
 
-// Start starts a server and closes it when the test ends.
+// Start starts a server on a loopback port and closes it when the test
+// ends.
 func Start(tb testing.TB, cfg Config) *Server {
 	tb.Helper()
-	s := New(cfg)
-	tb.Cleanup(s.Close)
-	return s
-}
-
-// New starts a server on a loopback port; Close stops it.
-func New(cfg Config) *Server {
 	if cfg.Dims <= 0 {
 		cfg.Dims = 8
 	}
@@ -109,6 +86,7 @@ func New(cfg Config) *Server {
 	}
 	s := &Server{cfg: cfg}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
+	tb.Cleanup(s.Close)
 	return s
 }
 
