@@ -203,13 +203,6 @@ func leafPath(leaf int, parent []int) []int {
 // compact implements fork compaction for the leaf paths of one
 // component, given in leaf order.
 func compact(leafPaths [][]int, ms []*msg) []path {
-	if len(leafPaths) < 2 {
-		out := make([]path, len(leafPaths))
-		for i, p := range leafPaths {
-			out[i] = path{msgs: p, kept: -1}
-		}
-		return out
-	}
 	sorted := slices.Clone(leafPaths)
 	slices.SortStableFunc(sorted, func(a, b []int) int {
 		la, lb := ms[a[len(a)-1]], ms[b[len(b)-1]]
@@ -300,61 +293,19 @@ func compact(leafPaths [][]int, ms []*msg) []path {
 }
 
 // cyclePath builds the path of a component in which every message has a
-// child: start at the newest message of the cycle and follow parents.
+// child. A message has at most one parent, so every message of such a
+// component has exactly one child and one parent: the component is one
+// cycle. The path starts at its newest message and follows parents.
 func cyclePath(comp []int, parent []int, ms []*msg) []int {
-	inComp := make(map[int]bool, len(comp))
-	for _, i := range comp {
-		inComp[i] = true
-	}
-	state := map[int]int{} // 0 unvisited, 1 visiting, 2 visited
-	var cycle []int
-	for _, start := range comp {
-		if state[start] != 0 || cycle != nil {
-			continue
-		}
-		var stack []int
-		cur := start
-		for {
-			state[cur] = 1
-			stack = append(stack, cur)
-			p := parent[cur]
-			if p < 0 || !inComp[p] {
-				break
-			}
-			if state[p] == 1 {
-				at := slices.Index(stack, p)
-				cycle = slices.Clone(stack[at:])
-				break
-			}
-			if state[p] == 2 {
-				break
-			}
-			cur = p
-		}
-		for _, s := range stack {
-			state[s] = 2
-		}
-	}
-	if len(cycle) == 0 {
-		newest := slices.MaxFunc(comp, func(a, b int) int { return cmpDateKey(ms[a], ms[b]) })
-		return []int{newest}
-	}
-	start := slices.MaxFunc(cycle, func(a, b int) int {
+	start := slices.MaxFunc(comp, func(a, b int) int {
 		if c := cmpDateKey(ms[a], ms[b]); c != 0 {
 			return c
 		}
 		return strings.Compare(ms[a].id, ms[b].id)
 	})
-	var p []int
-	seen := map[int]bool{}
-	for cur := start; cur >= 0 && !seen[cur]; {
-		seen[cur] = true
+	p := []int{start}
+	for cur := parent[start]; cur != start && len(p) < len(comp); cur = parent[cur] {
 		p = append(p, cur)
-		next := parent[cur]
-		if next < 0 || !inComp[next] {
-			break
-		}
-		cur = next
 	}
 	slices.Reverse(p)
 	return p
