@@ -1,7 +1,6 @@
 package email
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
@@ -12,12 +11,10 @@ import (
 	"regexp"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/emersion/go-message"
 	_ "github.com/emersion/go-message/charset" // charsets beyond UTF-8 and ASCII
 	gomail "github.com/emersion/go-message/mail"
-	"github.com/emersion/go-message/textproto"
 
 	"github.com/chunkstream/chunkstream/chunking"
 )
@@ -129,15 +126,9 @@ func stripComments(s string) string {
 	return sb.String()
 }
 
-// reader reads messages, reusing its buffer.
-type reader struct {
-	src bytes.Reader
-	buf *bufio.Reader
-}
-
 // entity reads the header of raw (at most maxHeaderBytes) and returns the
-// entity, its body read through r's buffer.
-func (r *reader) entity(raw []byte) (*message.Entity, error) {
+// entity.
+func entity(raw []byte) (*message.Entity, error) {
 	head := raw
 	if len(head) > maxHeaderBytes {
 		head = head[:maxHeaderBytes]
@@ -145,17 +136,7 @@ func (r *reader) entity(raw []byte) (*message.Entity, error) {
 	if bytes.Index(head, []byte("\n\n")) < 0 && len(raw) > maxHeaderBytes {
 		return nil, fmt.Errorf("header exceeds %d bytes", maxHeaderBytes)
 	}
-	r.src.Reset(raw)
-	if r.buf == nil {
-		r.buf = bufio.NewReaderSize(&r.src, 8192)
-	} else {
-		r.buf.Reset(&r.src)
-	}
-	h, err := textproto.ReadHeader(r.buf)
-	if err != nil {
-		return nil, err
-	}
-	return message.New(message.Header{Header: h}, r.buf)
+	return message.Read(bytes.NewReader(raw))
 }
 
 // withoutFromLine returns raw without its first line if that is a From_
@@ -173,7 +154,7 @@ func withoutFromLine(raw []byte) []byte {
 
 // parse reads one raw message. It never fails: problems become warnings
 // and the message keeps what could be read.
-func (r *reader) parse(file string, line int, raw []byte) (m *Message, warns []chunking.Warning) {
+func parse(file string, line int, raw []byte) (m *Message, warns []chunking.Warning) {
 	raw = normalizeNewlines(raw)
 	m = &Message{File: file, Line: line, Raw: raw}
 	warn := func(kind chunking.WarningKind, format string, args ...any) {
@@ -190,7 +171,7 @@ func (r *reader) parse(file string, line int, raw []byte) (m *Message, warns []c
 			m.MessageID = "missing-id-" + hex.EncodeToString(sum[:8])
 		}
 	}()
-	e, err := r.entity(raw)
+	e, err := entity(raw)
 	if e == nil {
 		warn(chunking.WarnMalformed, "no readable header (%v): the whole text read as the body", err)
 		body := raw
@@ -232,7 +213,7 @@ func (r *reader) parse(file string, line int, raw []byte) (m *Message, warns []c
 	m.Cc = addressList(h, "Cc")
 	m.From = undoListRewrite(m.From, h)
 
-	w := &walker{warn: warn, sizeHint: len(raw)}
+	w := &walker{warn: warn}
 	if err != nil {
 		w.entityErr(err)
 	}
@@ -252,12 +233,7 @@ func normalizeNewlines(b []byte) []byte {
 	return bytes.ReplaceAll(b, []byte("\r"), []byte("\n"))
 }
 
-func toUTF8(s string) string {
-	if utf8.ValidString(s) {
-		return s
-	}
-	return strings.ToValidUTF8(s, "\uFFFD")
-}
+func toUTF8(s string) string { return strings.ToValidUTF8(s, "\uFFFD") }
 
 var mailDateLayouts = []string{
 	"Mon, 2 Jan 2006 15:04:05 -0700",
@@ -391,7 +367,6 @@ type walker struct {
 	bytes     int
 	warnedCut bool
 	stopped   bool
-	sizeHint  int // bytes of the raw message: a decoded body is rarely longer
 }
 
 func (w *walker) entityErr(err error) {
@@ -504,21 +479,14 @@ func (w *walker) read(e *message.Entity) string {
 		cut()
 		return ""
 	}
-	var buf bytes.Buffer
-	buf.Grow(min(w.sizeHint, room) + 512)
-	_, err := buf.ReadFrom(io.LimitReader(e.Body, int64(room)+1))
+	b, err := io.ReadAll(io.LimitReader(e.Body, int64(room)+1))
 	if err != nil {
 		w.warn(chunking.WarnMalformed, "body not fully decoded: %v", err)
 	}
-	b := buf.Bytes()
 	if len(b) > room {
 		b = b[:room]
 		cut()
 	}
 	w.bytes += len(b)
-	b = normalizeNewlines(b)
-	if !utf8.Valid(b) {
-		return strings.ToValidUTF8(string(b), "\uFFFD")
-	}
-	return string(b)
+	return toUTF8(string(normalizeNewlines(b)))
 }
