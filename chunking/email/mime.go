@@ -100,17 +100,9 @@ func parseIDs(s string) []string {
 	return out
 }
 
-func removeSpace(s string) string {
-	if !strings.ContainsAny(s, " \t\r\n") {
-		return s
-	}
-	return strings.Join(strings.Fields(s), "")
-}
+func removeSpace(s string) string { return strings.Join(strings.Fields(s), "") }
 
 func stripComments(s string) string {
-	if !strings.Contains(s, "(") {
-		return s
-	}
 	var sb strings.Builder
 	depth := 0
 	for _, r := range s {

@@ -62,14 +62,9 @@ func parseRows(name string, data []byte) ([]row, []chunking.Warning, error) {
 		return rows, warns, nil
 	}
 	line := 0
-	for len(data) > 0 {
+	for l := range bytes.Lines(data) {
 		line++
-		var l []byte
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			l, data = data[:i], data[i+1:]
-		} else {
-			l, data = data, nil
-		}
+		l = bytes.TrimSuffix(l, []byte("\n"))
 		if len(bytes.TrimSpace(l)) == 0 {
 			continue
 		}

@@ -322,16 +322,15 @@ func (t *threader) subjectFallback(msgCont []int) {
 
 func (t *threader) collect(msgCont []int) []Thread {
 	type root struct {
-		c     int
-		first int // smallest mailbox index of a message below
-		msgs  []int
+		c    int
+		msgs []int // mailbox indexes of the messages below, sorted
 	}
 	var roots []*root
 	for c := range t.cs {
 		if t.cs[c].parent >= 0 {
 			continue
 		}
-		r := &root{c: c, first: -1}
+		r := &root{c: c}
 		stack := []int{c}
 		for len(stack) > 0 {
 			x := stack[len(stack)-1]
@@ -345,10 +344,9 @@ func (t *threader) collect(msgCont []int) []Thread {
 			continue
 		}
 		slices.Sort(r.msgs)
-		r.first = r.msgs[0]
 		roots = append(roots, r)
 	}
-	slices.SortFunc(roots, func(a, b *root) int { return a.first - b.first })
+	slices.SortFunc(roots, func(a, b *root) int { return a.msgs[0] - b.msgs[0] })
 	out := make([]Thread, 0, len(roots))
 	for _, r := range roots {
 		th := Thread{Messages: make([]*Message, len(r.msgs)), IDs: make([]string, len(r.msgs)), Parents: make([]int, len(r.msgs))}
