@@ -27,10 +27,6 @@ type msg struct {
 	bodyLen int    // characters of body, set by chunkThread
 	from    Address
 	to, cc  []Address
-
-	labels, keys    []string // participant labels and their lowercase keys
-	fromS, toS, ccS string   // the block line's address texts
-	addrDone        bool
 }
 
 // cmpDateKey orders messages by their date key: unparsed dates first

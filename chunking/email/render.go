@@ -93,14 +93,14 @@ type labelSet struct {
 	seen   map[string]bool // lowercased labels
 }
 
-// add adds labels with their lowercased keys.
-func (s *labelSet) add(labels, keys []string) {
+// add adds the labels of m.
+func (s *labelSet) add(m *msg) {
 	if s.seen == nil {
 		s.seen = map[string]bool{}
 	}
-	for i, l := range labels {
-		if !s.seen[keys[i]] {
-			s.seen[keys[i]] = true
+	for _, l := range messageLabels(m) {
+		if key := strings.ToLower(l); !s.seen[key] {
+			s.seen[key] = true
 			s.labels = append(s.labels, l)
 		}
 	}
@@ -158,28 +158,12 @@ type renderer struct {
 	blockLen   []int    // characters of the whole block: line, newline, body
 }
 
-func (r *renderer) msgLabels(pos int) ([]string, []string) {
-	m := r.ms[pos]
-	if m.labels == nil {
-		l := append(messageLabels(m), []string{}...)
-		k := make([]string, len(l))
-		for i, x := range l {
-			k[i] = strings.ToLower(x)
-		}
-		m.labels, m.keys = l, k
-	}
-	return m.labels, m.keys
-}
-
 // block returns the block line of a path position and the length of the
 // whole block (line, newline, body) in characters.
 func (r *renderer) block(pos int) (string, int) {
 	if r.blocks[pos] == "" {
 		m := r.ms[pos]
-		if !m.addrDone {
-			m.fromS, m.toS, m.ccS, m.addrDone = formatAddress(m.from), joinAddresses(m.to), joinAddresses(m.cc), true
-		}
-		r.blocks[pos] = blockHeader(m, pos+1, m.fromS, m.toS, m.ccS)
+		r.blocks[pos] = blockHeader(m, pos+1, formatAddress(m.from), joinAddresses(m.to), joinAddresses(m.cc))
 		r.blockLen[pos] = utf8.RuneCountInString(r.blocks[pos]) + 1 + m.bodyLen
 	}
 	return r.blocks[pos], r.blockLen[pos]
@@ -190,14 +174,6 @@ const headerFixedLen = len("Subject: \nDate: \nParticipants: \n\n")
 
 func header(subject, dates, parts string) string {
 	return "Subject: " + subject + "\nDate: " + dates + "\nParticipants: " + parts + "\n\n"
-}
-
-func (r *renderer) windowHeader(start, end int) (string, []string) {
-	var set labelSet
-	for k := start; k <= end; k++ {
-		set.add(r.msgLabels(k))
-	}
-	return header(r.subject, dateRange(r.ms[start].date10, r.ms[end].date10), participantsDisplay(set.labels)), set.labels
 }
 
 // windows cuts a path into windows of at most maxEmails messages whose
@@ -215,7 +191,7 @@ func (r *renderer) windows(maxEmails, overlap int) []window {
 				break
 			}
 			_, bl := r.block(k)
-			set.add(r.msgLabels(k))
+			set.add(r.ms[k])
 			if taken > 0 {
 				h := r.subjectLen + utf8.RuneCountInString(dateRange(r.ms[start].date10, r.ms[k].date10)) +
 					utf8.RuneCountInString(participantsDisplay(set.labels)) + headerFixedLen
@@ -244,7 +220,12 @@ func (r *renderer) windows(maxEmails, overlap int) []window {
 }
 
 func (r *renderer) render(start, end int) window {
-	h, labels := r.windowHeader(start, end)
+	var set labelSet
+	for k := start; k <= end; k++ {
+		set.add(r.ms[k])
+	}
+	labels := set.labels
+	h := header(r.subject, dateRange(r.ms[start].date10, r.ms[end].date10), participantsDisplay(labels))
 	if _, bl := r.block(start); start == end && utf8.RuneCountInString(h)+bl > r.maxChars {
 		return window{start: start, end: end, content: r.fitSingle(start, labels), labels: labels}
 	}
