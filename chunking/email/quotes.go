@@ -225,6 +225,11 @@ func eachShingle(lines []string, f func(uint64)) {
 func stripBody(body string, match func([]string) bool) string {
 	lines := strings.Split(body, "\n")
 	drop := make([]bool, len(lines))
+	dropLines := func(from, to int) {
+		for x := from; x < to; x++ {
+			drop[x] = true
+		}
+	}
 
 	// Quoted blocks: maximal runs of '>' lines, blank lines inside included.
 	type block struct{ start, end int } // [start, end)
@@ -279,9 +284,7 @@ func stripBody(body string, match func([]string) bool) string {
 					start = k - 1
 				}
 			}
-			for x := start; x < b.end; x++ {
-				drop[x] = true
-			}
+			dropLines(start, b.end)
 		}
 	}
 
@@ -314,9 +317,7 @@ func stripBody(body string, match func([]string) bool) string {
 		for start > 0 && (isBlank(lines[start-1]) || origSep.MatchString(lines[start-1])) {
 			start--
 		}
-		for x := start; x < len(lines); x++ {
-			drop[x] = true
-		}
+		dropLines(start, len(lines))
 		break
 	}
 
@@ -326,9 +327,7 @@ func stripBody(body string, match func([]string) bool) string {
 			continue
 		}
 		if !hasPatch(lines[i+1:]) {
-			for x := i; x < len(lines); x++ {
-				drop[x] = true
-			}
+			dropLines(i, len(lines))
 		}
 		break
 	}
@@ -336,20 +335,13 @@ func stripBody(body string, match func([]string) bool) string {
 	if !slices.Contains(drop, true) {
 		return body
 	}
-	var sb strings.Builder
-	sb.Grow(len(body))
-	kept := 0
+	var kept []string
 	for i, l := range lines {
-		if drop[i] {
-			continue
+		if !drop[i] {
+			kept = append(kept, l)
 		}
-		if kept > 0 {
-			sb.WriteByte('\n')
-		}
-		sb.WriteString(l)
-		kept++
 	}
-	s := collapseBlankRuns(sb.String())
+	s := collapseBlankRuns(strings.Join(kept, "\n"))
 	if utf8.RuneCountInString(trimSpace(s)) < minKeptChars {
 		return body
 	}

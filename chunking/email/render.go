@@ -34,9 +34,7 @@ func joinAddresses(as []Address) string {
 
 // shorten cuts s to at most n characters, ending it with "…" when cut.
 func shorten(s string, n int) string {
-	if n < 1 {
-		n = 1
-	}
+	n = max(n, 1)
 	if utf8.RuneCountInString(s) <= n {
 		return s
 	}
@@ -262,9 +260,6 @@ func (r *renderer) fitSingle(pos int, labels []string) string {
 		pre, room = build(shorten(r.subject, c), shorten(participantsDisplay(labels), c),
 			shorten(formatAddress(m.from), c), shortenList(m.to, c), ccS)
 	}
-	if room < 0 { // unreachable with max_chars ≥ 256
-		return shorten(pre, r.maxChars)
-	}
 	return pre + cutWords(m.body, room) + truncatedMark
 }
 
@@ -357,15 +352,11 @@ func chunkThread(threadID string, ms []*msg, maxEmails, maxChars, overlap int) [
 	// Beyond: a trimmed path's first window hangs under the last window of
 	// the kept path holding the last shared message.
 	for pi, p := range paths {
-		if !p.trimmed || len(pathWindows[pi]) == 0 {
-			continue
-		}
-		kept := p.kept
-		if kept < 0 {
+		if !p.trimmed {
 			continue
 		}
 		pos := p.sharedLen - 1 // the last shared message, in the kept path
-		kw := pathWindows[kept]
+		kw := pathWindows[p.kept]
 		for j := len(kw) - 1; j >= 0; j-- {
 			if kw[j].w.start <= pos && pos <= kw[j].w.end {
 				first := pathWindows[pi][0]

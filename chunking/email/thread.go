@@ -164,14 +164,10 @@ func normSubject(s string) string {
 	return strings.ToLower(strings.Join(strings.Fields(s), " "))
 }
 
-// Threads groups the mailbox into threads (JWZ, in the two passes the
-// package documentation describes): parent = the first In-Reply-To id,
-// else the last References id; loops are refused; missing parents are
-// placeholders; duplicate ids with the same body are one message, else
-// the later copy is renamed; reply-style messages without reply headers
-// join the most recent earlier message with the same subject within 30
-// days. Threads come in mailbox order of their first message; the
-// warnings name refused links and merged duplicates.
+// Threads groups the mailbox into threads (JWZ; the package documentation
+// gives the rules for links, loops, duplicates and subjects). Threads come
+// in mailbox order of their first message; the warnings name refused
+// links and merged duplicates.
 func Threads(mb *Mailbox) ([]Thread, []chunking.Warning) {
 	t := &threader{mb: mb, byID: make(map[string]int, len(mb.Messages)*2)}
 	msgCont := make([]int, len(mb.Messages)) // container of each message, -1 when merged
