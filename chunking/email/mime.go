@@ -55,14 +55,6 @@ type Message struct {
 	Body string
 }
 
-// isoDate returns the date in ISO 8601 with the sender's offset, or "".
-func (m *Message) isoDate() string {
-	if !m.HasDate {
-		return ""
-	}
-	return m.Date.Format("2006-01-02T15:04:05-07:00")
-}
-
 // parseIDs extracts message ids leniently: every <…> token, else every
 // bare x@y token, without brackets and whitespace.
 func parseIDs(s string) []string {

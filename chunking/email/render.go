@@ -2,6 +2,7 @@ package email
 
 import (
 	"cmp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -91,35 +92,19 @@ type labelSet struct {
 	seen   map[string]bool // lowercased labels
 }
 
-// add adds the labels of m.
+// add adds the labels of m's From, To and Cc addresses, in that order.
 func (s *labelSet) add(m *msg) {
 	if s.seen == nil {
 		s.seen = map[string]bool{}
 	}
-	for _, l := range messageLabels(m) {
-		if key := strings.ToLower(l); !s.seen[key] {
+	for _, a := range slices.Concat([]Address{m.from}, m.to, m.cc) {
+		l, ok := participantLabel(a)
+		key := strings.ToLower(l)
+		if ok && !s.seen[key] {
 			s.seen[key] = true
 			s.labels = append(s.labels, l)
 		}
 	}
-}
-
-// messageLabels returns the labels of one message: from, then to, then cc.
-func messageLabels(m *msg) []string {
-	var out []string
-	add := func(a Address) {
-		if l, ok := participantLabel(a); ok {
-			out = append(out, l)
-		}
-	}
-	add(m.from)
-	for _, a := range m.to {
-		add(a)
-	}
-	for _, a := range m.cc {
-		add(a)
-	}
-	return out
 }
 
 func participantsDisplay(labels []string) string {

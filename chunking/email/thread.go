@@ -416,7 +416,7 @@ func (c *Chunker) threadChunks(th Thread, pl *poll.Poller) []chunking.Chunk {
 		}
 		if m.HasDate {
 			x.when, x.parsed = m.Date, true
-			x.dateRaw = m.isoDate()
+			x.dateRaw = m.Date.Format("2006-01-02T15:04:05-07:00")
 			x.date10 = x.dateRaw[:10]
 		}
 		ms[k] = x
