@@ -392,7 +392,6 @@ func (w *walker) walk(e *message.Entity, depth int) (text string, isHTML, ok boo
 	if err != nil || mt == "" {
 		mt = "text/plain"
 	}
-	mt = strings.ToLower(mt)
 	switch {
 	case strings.HasPrefix(mt, "multipart/"):
 		mr := e.MultipartReader()

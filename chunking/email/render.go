@@ -287,7 +287,7 @@ func chunkThread(threadID string, ms []*msg, maxEmails, maxChars, overlap int) [
 		return nil
 	}
 	for _, m := range ms {
-		m.bodyLen = -1
+		m.bodyLen = utf8.RuneCountInString(m.body)
 	}
 	paths := threadPaths(ms)
 	type chunkDesc struct {
@@ -302,15 +302,8 @@ func chunkThread(threadID string, ms []*msg, maxEmails, maxChars, overlap int) [
 		pms := make([]*msg, len(p.msgs))
 		for k, i := range p.msgs {
 			pms[k] = ms[i]
-			if ms[i].bodyLen < 0 {
-				ms[i].bodyLen = utf8.RuneCountInString(ms[i].body)
-			}
 		}
-		subject := pms[0].subject
-		shown := subject
-		if shown == "" {
-			shown = "unknown"
-		}
+		shown := cmp.Or(pms[0].subject, "unknown")
 		r := &renderer{maxChars: maxChars, subject: shown, subjectLen: utf8.RuneCountInString(shown), ms: pms,
 			blocks: make([]string, len(pms)), blockLen: make([]int, len(pms))}
 		for wi, w := range r.windows(maxEmails, overlap) {
