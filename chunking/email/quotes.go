@@ -30,15 +30,9 @@ var attributionWords = []string{"wrote", "writes", "schrieb", "a écrit", "escri
 // then maybe ':' and spaces.
 func isAttribution(l string) bool {
 	l = strings.TrimRight(l, " \t:：")
-	if len(l) < 4 {
-		return false
-	}
-	for _, w := range attributionWords {
-		if len(l) >= len(w) && strings.EqualFold(l[len(l)-len(w):], w) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(attributionWords, func(w string) bool {
+		return len(l) >= len(w) && strings.EqualFold(l[len(l)-len(w):], w)
+	})
 }
 
 // maybeOutlookFrom is a cheap filter before the outlookFrom expression.
@@ -48,22 +42,16 @@ func maybeOutlookFrom(l string) bool {
 }
 
 func hasPatch(lines []string) bool {
-	for _, l := range lines {
-		if strings.HasPrefix(l, "diff --git") || strings.HasPrefix(l, "@@ -") || strings.HasPrefix(l, "+++ ") {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(lines, func(l string) bool {
+		return strings.HasPrefix(l, "diff --git") || strings.HasPrefix(l, "@@ -") || strings.HasPrefix(l, "+++ ")
+	})
 }
 
 // hasText reports whether lines hold a line not blank and not quoted.
 func hasText(lines []string) bool {
-	for _, l := range lines {
-		if !isBlank(l) && !isQuoteLine(l) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(lines, func(l string) bool {
+		return !isBlank(l) && !isQuoteLine(l)
+	})
 }
 
 func isQuoteLine(l string) bool {
@@ -121,12 +109,9 @@ func stripThread(bodies []string, parents []int, pl *poll.Poller) []string {
 				return true
 			}
 			needle := " " + strings.Join(w, " ") + " "
-			for _, a := range anc {
-				if strings.Contains(getWords(a), needle) {
-					return true
-				}
-			}
-			return false
+			return slices.ContainsFunc(anc, func(a int) bool {
+				return strings.Contains(getWords(a), needle)
+			})
 		}
 		out[i] = stripBody(b, match)
 	}

@@ -137,19 +137,14 @@ type renderer struct {
 	subject    string // the path's first subject, "unknown" when empty
 	subjectLen int
 	ms         []*msg
-	blocks     []string // block line ("[msg #n …]") of each path position, lazily
-	blockLen   []int    // characters of the whole block: line, newline, body
 }
 
 // block returns the block line of a path position and the length of the
 // whole block (line, newline, body) in characters.
 func (r *renderer) block(pos int) (string, int) {
-	if r.blocks[pos] == "" {
-		m := r.ms[pos]
-		r.blocks[pos] = blockHeader(m, pos+1, formatAddress(m.from), joinAddresses(m.to), joinAddresses(m.cc))
-		r.blockLen[pos] = utf8.RuneCountInString(r.blocks[pos]) + 1 + m.bodyLen
-	}
-	return r.blocks[pos], r.blockLen[pos]
+	m := r.ms[pos]
+	line := blockHeader(m, pos+1, formatAddress(m.from), joinAddresses(m.to), joinAddresses(m.cc))
+	return line, utf8.RuneCountInString(line) + 1 + m.bodyLen
 }
 
 // headerFixedLen is the length of header's fixed text.
@@ -304,8 +299,7 @@ func chunkThread(threadID string, ms []*msg, maxEmails, maxChars, overlap int) [
 			pms[k] = ms[i]
 		}
 		shown := cmp.Or(pms[0].subject, "unknown")
-		r := &renderer{maxChars: maxChars, subject: shown, subjectLen: utf8.RuneCountInString(shown), ms: pms,
-			blocks: make([]string, len(pms)), blockLen: make([]int, len(pms))}
+		r := &renderer{maxChars: maxChars, subject: shown, subjectLen: utf8.RuneCountInString(shown), ms: pms}
 		for wi, w := range r.windows(maxEmails, overlap) {
 			d := &chunkDesc{id: threadID + "-" + strconv.Itoa(pi) + "-" + strconv.Itoa(wi+1), w: w, pathIdx: pi, children: []any{}}
 			pathWindows[pi] = append(pathWindows[pi], d)
