@@ -219,13 +219,10 @@ func normalizeNewlines(b []byte) []byte {
 
 func toUTF8(s string) string { return strings.ToValidUTF8(s, "\uFFFD") }
 
+// mailDateLayouts are the forms tried after mail.ParseDate, whose own
+// layouts cover the numeric-zone RFC 5322 forms.
 var mailDateLayouts = []string{
-	"Mon, 2 Jan 2006 15:04:05 -0700",
-	"Mon, 2 Jan 2006 15:04 -0700",
-	"2 Jan 2006 15:04:05 -0700",
 	"Mon, 2 Jan 2006 15:04:05 MST",
-	"Mon, 2 Jan 06 15:04:05 -0700",
-	"Mon, 02 Jan 2006 15:04:05 -0700",
 	"Mon Jan 2 15:04:05 2006",
 	"Mon, 2 Jan 2006 15:04:05",
 	time.RFC3339,
