@@ -47,14 +47,13 @@ func ReadMailbox(ctx context.Context, path string, mboxo bool) (*Mailbox, []chun
 	}
 	if !st.IsDir() {
 		kind := formatOf(chunking.Document{Path: path})
-		if kind != formatMbox && kind != formatEML {
-			kind = formatEML
-			if looksLikeMbox(path) {
-				kind = formatMbox
-			}
-		}
 		if err := addFile(path, kind); err != nil {
 			return nil, nil, err
+		}
+		// Without a mail extension, a first line starting "From " makes an
+		// mbox; anything else is read as one message.
+		if kind != formatMbox && kind != formatEML && bytes.HasPrefix(docs[0].Content, []byte("From ")) {
+			docs[0].Format = formatMbox
 		}
 	} else if err := filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -99,17 +98,6 @@ func ReadMailbox(ctx context.Context, path string, mboxo bool) (*Mailbox, []chun
 		return nil, warns, fmt.Errorf("email: read mailbox: %w", pl.Err())
 	}
 	return mb, warns, nil
-}
-
-func looksLikeMbox(p string) bool {
-	f, err := os.Open(p)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	buf := make([]byte, 5)
-	n, _ := io.ReadFull(f, buf)
-	return string(buf[:n]) == "From "
 }
 
 func isMaildir(p string) bool {
