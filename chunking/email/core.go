@@ -2,7 +2,6 @@ package email
 
 import (
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -28,10 +27,6 @@ type msg struct {
 	bodyLen int    // characters of body, set by chunkThread
 	from    Address
 	to, cc  []Address
-
-	labels, keys    []string // participant labels and their lowercase keys
-	fromS, toS, ccS string   // the block line's address texts
-	addrDone        bool
 }
 
 // cmpDateKey orders messages by their date key: unparsed dates first
@@ -132,16 +127,9 @@ func threadPaths(ms []*msg) []path {
 		}
 		if len(leaves) > 0 {
 			slices.SortStableFunc(leaves, func(a, b int) int { return cmpDateKey(ms[b], ms[a]) })
-			var leafPaths [][]int
-			seen := map[string]bool{}
-			for _, leaf := range leaves {
-				p := leafPath(leaf, parent)
-				sig := signature(p)
-				if seen[sig] {
-					continue
-				}
-				seen[sig] = true
-				leafPaths = append(leafPaths, p)
+			leafPaths := make([][]int, len(leaves))
+			for k, leaf := range leaves {
+				leafPaths[k] = leafPath(leaf, parent)
 			}
 			base := len(out)
 			for _, p := range compact(leafPaths, ms) {
@@ -158,33 +146,10 @@ func threadPaths(ms []*msg) []path {
 		}
 		out = append(out, path{msgs: cyclePath(comp, parent, ms), kept: -1})
 	}
-
-	covered := make([]bool, n)
-	for _, p := range out {
-		for _, i := range p.msgs {
-			covered[i] = true
-		}
-	}
-	var rest []int
-	for i := range ms {
-		if !covered[i] {
-			rest = append(rest, i)
-		}
-	}
-	slices.SortFunc(rest, func(a, b int) int { return strings.Compare(ms[a].id, ms[b].id) })
-	for _, i := range rest {
-		out = append(out, path{msgs: []int{i}, kept: -1})
-	}
+	// Every message is on a path: a message with a child lies below a
+	// leaf (or on the cycle a leaf's path goes round), and a trimmed path
+	// drops only a prefix another path holds.
 	return out
-}
-
-func signature(p []int) string {
-	var sb strings.Builder
-	for _, i := range p {
-		sb.WriteString(strconv.Itoa(i))
-		sb.WriteByte(',')
-	}
-	return sb.String()
 }
 
 // leafPath follows parent pointers from leaf to the root, with a visited
@@ -203,16 +168,14 @@ func leafPath(leaf int, parent []int) []int {
 // compact implements fork compaction for the leaf paths of one
 // component, given in leaf order.
 func compact(leafPaths [][]int, ms []*msg) []path {
-	if len(leafPaths) < 2 {
-		out := make([]path, len(leafPaths))
-		for i, p := range leafPaths {
-			out[i] = path{msgs: p, kept: -1}
-		}
-		return out
+	// order is the compaction order: the paths by their leaf, newest first.
+	order := make([]int, len(leafPaths))
+	for i := range order {
+		order[i] = i
 	}
-	sorted := slices.Clone(leafPaths)
-	slices.SortStableFunc(sorted, func(a, b []int) int {
-		la, lb := ms[a[len(a)-1]], ms[b[len(b)-1]]
+	slices.SortStableFunc(order, func(a, b int) int {
+		pa, pb := leafPaths[a], leafPaths[b]
+		la, lb := ms[pa[len(pa)-1]], ms[pb[len(pb)-1]]
 		if c := cmpDateKey(lb, la); c != 0 {
 			return c
 		}
@@ -236,10 +199,10 @@ func compact(leafPaths [][]int, ms []*msg) []path {
 			node = child
 		}
 	}
-	compacted := []path{{msgs: sorted[0], kept: -1}}
-	keptFrom := []int{-1} // compacted index → compacted index of its kept path
-	insert(sorted[0], 0)
-	for _, cur := range sorted[1:] {
+	compacted := make([]path, len(leafPaths)) // by leaf path index
+	keptFrom := make([]int, len(leafPaths))   // trimmed paths: leaf path index → that of its kept path
+	for _, i := range order {
+		cur := leafPaths[i]
 		best, bestIdx, node := 0, -1, 0
 		for _, m := range cur {
 			child, ok := trie[trieKey{node, m}]
@@ -250,111 +213,57 @@ func compact(leafPaths [][]int, ms []*msg) []path {
 			best++
 			bestIdx = firstPath[node]
 		}
+		compacted[i] = path{msgs: cur, kept: -1}
 		if best > sharedPrefixThreshold {
-			compacted = append(compacted, path{
+			compacted[i] = path{
 				msgs:      cur[max(0, best-contextTailForBranch):],
 				trimmed:   true,
 				sharedLen: best,
-			})
-			keptFrom = append(keptFrom, bestIdx)
-		} else {
-			compacted = append(compacted, path{msgs: cur, kept: -1})
-			keptFrom = append(keptFrom, -1)
+			}
+			keptFrom[i] = bestIdx
 		}
-		insert(compacted[len(compacted)-1].msgs, len(compacted)-1)
+		insert(compacted[i].msgs, i)
 	}
-	// Untouched paths in their leaf order, then the others in compaction
-	// order (the reference's retained-descriptor pass).
-	remaining := map[string]int{}
-	for _, p := range compacted {
-		remaining[signature(p.msgs)]++
-	}
+	// Untouched paths in their leaf order, then the trimmed ones in
+	// compaction order (the reference's retained-descriptor pass); every
+	// path ends at its own leaf, so none repeats another.
 	var out []path
-	retained := map[string]int{} // signature → index in out
-	for _, p := range leafPaths {
-		sig := signature(p)
-		if remaining[sig] > 0 {
-			remaining[sig]--
-			retained[sig] = len(out)
-			out = append(out, path{msgs: p, kept: -1})
+	at := make([]int, len(leafPaths)) // leaf path index → index in out
+	for i, p := range compacted {
+		if !p.trimmed {
+			at[i] = len(out)
+			out = append(out, p)
 		}
 	}
-	at := make([]int, len(compacted)) // compacted index → index in out
-	for k, p := range compacted {
-		sig := signature(p.msgs)
-		if i, ok := retained[sig]; ok {
-			at[k] = i
-			continue
+	for _, i := range order {
+		if compacted[i].trimmed {
+			at[i] = len(out)
+			out = append(out, compacted[i])
 		}
-		retained[sig] = len(out)
-		at[k] = len(out)
-		out = append(out, p)
 	}
 	// Link each trimmed path to where its kept path landed.
-	for k, p := range compacted {
-		if p.trimmed && keptFrom[k] >= 0 && out[at[k]].trimmed {
-			out[at[k]].kept = at[keptFrom[k]]
+	for i, p := range compacted {
+		if p.trimmed {
+			out[at[i]].kept = at[keptFrom[i]]
 		}
 	}
 	return out
 }
 
 // cyclePath builds the path of a component in which every message has a
-// child: start at the newest message of the cycle and follow parents.
+// child. A message has at most one parent, so every message of such a
+// component has exactly one child and one parent: the component is one
+// cycle. The path starts at its newest message and follows parents.
 func cyclePath(comp []int, parent []int, ms []*msg) []int {
-	inComp := make(map[int]bool, len(comp))
-	for _, i := range comp {
-		inComp[i] = true
-	}
-	state := map[int]int{} // 0 unvisited, 1 visiting, 2 visited
-	var cycle []int
-	for _, start := range comp {
-		if state[start] != 0 || cycle != nil {
-			continue
-		}
-		var stack []int
-		cur := start
-		for {
-			state[cur] = 1
-			stack = append(stack, cur)
-			p := parent[cur]
-			if p < 0 || !inComp[p] {
-				break
-			}
-			if state[p] == 1 {
-				at := slices.Index(stack, p)
-				cycle = slices.Clone(stack[at:])
-				break
-			}
-			if state[p] == 2 {
-				break
-			}
-			cur = p
-		}
-		for _, s := range stack {
-			state[s] = 2
-		}
-	}
-	if len(cycle) == 0 {
-		newest := slices.MaxFunc(comp, func(a, b int) int { return cmpDateKey(ms[a], ms[b]) })
-		return []int{newest}
-	}
-	start := slices.MaxFunc(cycle, func(a, b int) int {
+	start := slices.MaxFunc(comp, func(a, b int) int {
 		if c := cmpDateKey(ms[a], ms[b]); c != 0 {
 			return c
 		}
 		return strings.Compare(ms[a].id, ms[b].id)
 	})
-	var p []int
-	seen := map[int]bool{}
-	for cur := start; cur >= 0 && !seen[cur]; {
-		seen[cur] = true
+	p := []int{start}
+	for cur := parent[start]; cur != start && len(p) < len(comp); cur = parent[cur] {
 		p = append(p, cur)
-		next := parent[cur]
-		if next < 0 || !inComp[next] {
-			break
-		}
-		cur = next
 	}
 	slices.Reverse(p)
 	return p

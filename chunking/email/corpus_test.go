@@ -368,8 +368,7 @@ func checkCoverage(c *Chunker, th Thread) error {
 		for k, i := range p.msgs {
 			pms[k] = ms[i]
 		}
-		r := &renderer{maxChars: c.cfg.MaxChars, subject: "s", subjectLen: 1, ms: pms,
-			blocks: make([]string, len(pms)), blockLen: make([]int, len(pms))}
+		r := &renderer{maxChars: c.cfg.MaxChars, subject: "s", subjectLen: 1, ms: pms}
 		covered := make([]bool, len(pms))
 		for _, w := range r.windows(c.cfg.MaxEmailsPerChunk, c.overlap) {
 			for k := w.start; k <= w.end; k++ {

@@ -1,6 +1,7 @@
 package email
 
 import (
+	"strconv"
 	"strings"
 	"time"
 )
@@ -86,39 +87,20 @@ func fastMailDate(s string) (time.Time, bool) {
 			offset, name = o, strings.ToUpper(z)
 		}
 	}
-	if clock[2] == 60 {
-		clock[2] = 59
-	}
-	loc := time.FixedZone(name, offset)
-	if offset == 0 && name == "" {
-		loc = time.FixedZone("", 0)
-	}
-	t := time.Date(year, mon, day, clock[0], clock[1], clock[2], 0, loc)
+	t := time.Date(year, mon, day, clock[0], clock[1], min(clock[2], 59), 0, time.FixedZone(name, offset))
 	if t.Day() != day {
 		return time.Time{}, false // 31 Feb and the like
 	}
 	return t, true
 }
 
-func isDigits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
-}
+func isDigits(s string) bool { return s != "" && strings.Trim(s, "0123456789") == "" }
 
+// atoi reads up to 9 ASCII digits, no sign.
 func atoi(s string) (int, bool) {
 	if !isDigits(s) || len(s) > 9 {
 		return 0, false
 	}
-	n := 0
-	for i := 0; i < len(s); i++ {
-		n = n*10 + int(s[i]-'0')
-	}
+	n, _ := strconv.Atoi(s)
 	return n, true
 }

@@ -12,23 +12,11 @@
 //	c, err := email.New(cfg)
 //	chunks, warnings, err := c.ChunkFolder(ctx, "mail/") // one mailbox
 //
-// Config holds the reference's max_emails_per_chunk, max_chars and
-// overlap_emails and chunkstream's own strip_quotes and mboxo. Chunk
-// chunks one document (a whole mailbox); ChunkFunc hands out the same
-// chunks thread by thread; ChunkFile reads one file; ChunkFolder reads a
-// folder, a Maildir or an mbox as one mailbox; ChunkMailbox chunks
-// documents in memory as ChunkFolder would chunk their folder.
-//
-// # Inputs
-//
-// A document is one mailbox: an mbox (Format "mbox"), one message
-// ("eml"), or canonical rows ("email-json": a JSON array or JSON Lines of
-// {id, thread_id, date, subject, body, from, to, cc, reply_to}).
-// ChunkFolder and ReadMailbox also read a folder of .eml files (recursive,
-// lexical order; mbox files and Maildirs inside join the mailbox) and a
-// Maildir (cur/ and new/ by file name; tmp/ skipped). Outlook .pst/.msg
-// files are not read: convert them with readpst (`readpst -r -o out
-// file.pst` writes mbox files, `readpst -M` one .eml per message).
+// Chunk chunks one document, a whole mailbox: an mbox (Format "mbox"),
+// one message ("eml"), or canonical rows ("email-json"); ChunkFolder
+// reads a folder, a Maildir or an mbox as one mailbox. docs/chunkers.md
+// has the options, the row fields and the folder layouts (Maildir: cur/
+// and new/ by file name, tmp/ skipped).
 //
 // # Decisions the reference leaves open
 //

@@ -40,15 +40,16 @@ func chunkPath(t testing.TB, path string) ([]chunking.Chunk, []chunking.Warning,
 
 // readEML reads one message file as a mailbox of one message.
 func readEML(name string, data []byte) (*Mailbox, []chunking.Warning) {
-	return new(reader).parseEML(name, data)
+	return mailboxOf([]chunking.Document{{Path: name, Format: formatEML, Content: data}}, false, new(poll.Poller))
 }
 
 // readMbox splits an mbox and reads its messages.
 func readMbox(name string, data []byte, mboxo bool) (*Mailbox, []chunking.Warning) {
-	return new(reader).parseMbox(name, data, mboxo, new(poll.Poller))
+	msgs, w := parseMbox(name, data, mboxo, new(poll.Poller))
+	return &Mailbox{Messages: msgs}, w
 }
 
 // parseMessage reads one raw message.
 func parseMessage(file string, line int, raw []byte) (*Message, []chunking.Warning) {
-	return new(reader).parse(file, line, withoutFromLine(normalizeNewlines(raw)))
+	return parse(file, line, withoutFromLine(normalizeNewlines(raw)))
 }

@@ -91,41 +91,26 @@ func htmlToText(s string) string {
 				}
 				continue
 			}
-			if (pendingSpace || startsSpace(t)) && sb.Len() > 0 && !endsNewline(&sb) {
+			if (pendingSpace || isHTMLSpace(t[0])) && sb.Len() > 0 && !strings.HasSuffix(sb.String(), "\n") {
 				sb.WriteByte(' ')
 			}
 			sb.WriteString(strings.Join(fields, " "))
-			pendingSpace = endsSpace(t)
+			pendingSpace = isHTMLSpace(t[len(t)-1])
 		}
 	}
 }
 
-func startsSpace(s string) bool { return s != "" && strings.ContainsRune(" \t\n\r\f", rune(s[0])) }
-func endsSpace(s string) bool {
-	return s != "" && strings.ContainsRune(" \t\n\r\f", rune(s[len(s)-1]))
-}
-func endsNewline(sb *strings.Builder) bool {
-	s := sb.String()
-	return s == "" || s[len(s)-1] == '\n'
-}
+func isHTMLSpace(b byte) bool { return strings.IndexByte(" \t\n\r\f", b) >= 0 }
 
 // tidyText trims trailing spaces and runs of blank lines.
 func tidyText(s string) string {
 	lines := strings.Split(s, "\n")
-	out := make([]string, 0, len(lines))
-	blank := 0
-	for _, l := range lines {
+	for i, l := range lines {
 		l = strings.TrimRight(strings.ReplaceAll(l, "\u00a0", " "), " \t")
-		if strings.TrimSpace(l) == "" {
-			blank++
-			if blank > 1 {
-				continue
-			}
+		if isBlank(l) {
 			l = ""
-		} else {
-			blank = 0
 		}
-		out = append(out, l)
+		lines[i] = l
 	}
-	return strings.TrimSpace(strings.Join(out, "\n"))
+	return strings.TrimSpace(collapseBlankRuns(strings.Join(lines, "\n")))
 }

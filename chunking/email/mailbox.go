@@ -33,11 +33,8 @@ func ReadMailbox(ctx context.Context, path string, mboxo bool) (*Mailbox, []chun
 	if err != nil {
 		return nil, nil, fmt.Errorf("email: read mailbox: %w", err)
 	}
-	mb := &Mailbox{}
-	var warns []chunking.Warning
-	rd := new(reader)
-	pl := poll.New(ctx)
-	addFile := func(p string, kind string) error {
+	var docs []chunking.Document
+	addFile := func(p string, format string) error {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("email: read mailbox: %w", err)
 		}
@@ -45,34 +42,20 @@ func ReadMailbox(ctx context.Context, path string, mboxo bool) (*Mailbox, []chun
 		if err != nil {
 			return fmt.Errorf("email: read mailbox: %w", err)
 		}
-		var part *Mailbox
-		var w []chunking.Warning
-		if kind == formatMbox {
-			part, w = rd.parseMbox(p, data, mboxo, pl)
-		} else {
-			part, w = rd.parseEML(p, data)
-		}
-		if pl.Stopped() {
-			return fmt.Errorf("email: read mailbox: %w", pl.Err())
-		}
-		mb.Messages = append(mb.Messages, part.Messages...)
-		warns = append(warns, w...)
+		docs = append(docs, chunking.Document{Path: p, Format: format, Content: data})
 		return nil
 	}
 	if !st.IsDir() {
 		kind := formatOf(chunking.Document{Path: path})
-		if kind != formatMbox && kind != formatEML {
-			kind = formatEML
-			if looksLikeMbox(path) {
-				kind = formatMbox
-			}
-		}
 		if err := addFile(path, kind); err != nil {
-			return nil, warns, err
+			return nil, nil, err
 		}
-		return mb, warns, nil
-	}
-	err = filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
+		// Without a mail extension, a first line starting "From " makes an
+		// mbox; anything else is read as one message.
+		if kind != formatMbox && kind != formatEML && bytes.HasPrefix(docs[0].Content, []byte("From ")) {
+			docs[0].Format = formatMbox
+		}
+	} else if err := filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return fmt.Errorf("email: read mailbox: %w", err)
 		}
@@ -106,22 +89,15 @@ func ReadMailbox(ctx context.Context, path string, mboxo bool) (*Mailbox, []chun
 			return addFile(p, formatMbox)
 		}
 		return nil
-	})
-	if err != nil {
-		return nil, warns, err
+	}); err != nil {
+		return nil, nil, err
+	}
+	pl := poll.New(ctx)
+	mb, warns := mailboxOf(docs, mboxo, pl)
+	if pl.Stopped() {
+		return nil, warns, fmt.Errorf("email: read mailbox: %w", pl.Err())
 	}
 	return mb, warns, nil
-}
-
-func looksLikeMbox(p string) bool {
-	f, err := os.Open(p)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	buf := make([]byte, 5)
-	n, _ := io.ReadFull(f, buf)
-	return string(buf[:n]) == "From "
 }
 
 func isMaildir(p string) bool {
@@ -153,16 +129,11 @@ func maildirFiles(dir string) []string {
 	return files
 }
 
-func (rd *reader) parseEML(name string, data []byte) (*Mailbox, []chunking.Warning) {
-	m, w := rd.parse(name, 0, withoutFromLine(normalizeNewlines(data)))
-	return &Mailbox{Messages: []*Message{m}}, w
-}
-
 // parseMbox splits an mbox (splitMbox) and reads its messages; text
 // before the first From_ line is read as a message, with a warning. It
 // stops early when pl sees its context end.
-func (rd *reader) parseMbox(name string, data []byte, mboxo bool, pl *poll.Poller) (*Mailbox, []chunking.Warning) {
-	mb := &Mailbox{}
+func parseMbox(name string, data []byte, mboxo bool, pl *poll.Poller) ([]*Message, []chunking.Warning) {
+	var msgs []*Message
 	var warns []chunking.Warning
 	for _, r := range splitMbox(data, mboxo) {
 		if pl.Add(len(r.Data)) {
@@ -172,11 +143,11 @@ func (rd *reader) parseMbox(name string, data []byte, mboxo bool, pl *poll.Polle
 			warns = append(warns, chunking.Warning{Kind: chunking.WarnMalformed, File: name, Line: 1, Text: "text before the first From_ line read as a message"})
 			r.Line = 1
 		}
-		m, w := rd.parse(name, r.Line, r.Data)
-		mb.Messages = append(mb.Messages, m)
+		m, w := parse(name, r.Line, r.Data)
+		msgs = append(msgs, m)
 		warns = append(warns, w...)
 	}
-	return mb, warns
+	return msgs, warns
 }
 
 // rawMessage is one message of an mbox: its From_ line's number (0 for
@@ -225,15 +196,11 @@ func splitMbox(data []byte, mboxo bool) []rawMessage {
 		}
 		start, escaped = -1, nil
 	}
-	line := 0
+	line, off := 0, 0
 	prevBlank := true
-	for off := 0; off < len(data); {
+	for l := range bytes.Lines(data) {
 		line++
-		end := len(data)
-		if i := bytes.IndexByte(data[off:], '\n'); i >= 0 {
-			end = off + i + 1
-		}
-		l := data[off:end]
+		end := off + len(l)
 		if prevBlank && bytes.HasPrefix(l, []byte("From ")) {
 			flush(off)
 			start, startLine = end, line
@@ -244,15 +211,9 @@ func splitMbox(data []byte, mboxo bool) []rawMessage {
 		if start < 0 {
 			start, startLine = off, 0
 		}
-		prevBlank = len(l) <= 1 || (len(l) == 2 && l[0] == '\r')
-		if len(l) > 0 && l[0] == '>' {
-			k := 0
-			for k < len(l) && l[k] == '>' {
-				k++
-			}
-			if bytes.HasPrefix(l[k:], []byte("From ")) && (!mboxo || k == 1) {
-				escaped = append(escaped, off)
-			}
+		prevBlank = len(l) <= 1
+		if rest := bytes.TrimLeft(l, ">"); len(rest) < len(l) && bytes.HasPrefix(rest, []byte("From ")) && (!mboxo || len(rest) == len(l)-1) {
+			escaped = append(escaped, off)
 		}
 		off = end
 	}
@@ -276,22 +237,14 @@ func WriteMbox(w io.Writer, msgs []*Message) error {
 			when = m.Date.UTC()
 		}
 		buf.WriteString("From " + sender + " " + when.Format("Mon Jan _2 15:04:05 2006") + "\n")
-		raw := m.Raw
-		for len(raw) > 0 {
-			var l []byte
-			if i := bytes.IndexByte(raw, '\n'); i >= 0 {
-				l, raw = raw[:i+1], raw[i+1:]
-			} else {
-				l, raw = append(slices.Clip(raw), '\n'), nil
-			}
-			k := 0
-			for k < len(l) && l[k] == '>' {
-				k++
-			}
-			if bytes.HasPrefix(l[k:], []byte("From ")) {
+		for l := range bytes.Lines(m.Raw) {
+			if bytes.HasPrefix(bytes.TrimLeft(l, ">"), []byte("From ")) {
 				buf.WriteByte('>')
 			}
 			buf.Write(l)
+			if l[len(l)-1] != '\n' {
+				buf.WriteByte('\n')
+			}
 		}
 		buf.WriteByte('\n')
 		if _, err := w.Write(buf.Bytes()); err != nil {
@@ -306,20 +259,19 @@ func WriteMbox(w io.Writer, msgs []*Message) error {
 func mailboxOf(docs []chunking.Document, mboxo bool, pl *poll.Poller) (*Mailbox, []chunking.Warning) {
 	mb := &Mailbox{}
 	var warns []chunking.Warning
-	rd := new(reader)
 	for _, d := range docs {
 		if pl.Stopped() {
 			break
 		}
-		var part *Mailbox
-		var w []chunking.Warning
 		if formatOf(d) == formatMbox {
-			part, w = rd.parseMbox(d.Path, d.Content, mboxo, pl)
-		} else {
-			part, w = rd.parseEML(d.Path, d.Content)
-			pl.Add(len(d.Content))
+			msgs, w := parseMbox(d.Path, d.Content, mboxo, pl)
+			mb.Messages = append(mb.Messages, msgs...)
+			warns = append(warns, w...)
+			continue
 		}
-		mb.Messages = append(mb.Messages, part.Messages...)
+		m, w := parse(d.Path, 0, withoutFromLine(normalizeNewlines(d.Content)))
+		pl.Add(len(d.Content))
+		mb.Messages = append(mb.Messages, m)
 		warns = append(warns, w...)
 	}
 	return mb, warns

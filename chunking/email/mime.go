@@ -1,7 +1,6 @@
 package email
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
@@ -12,12 +11,10 @@ import (
 	"regexp"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/emersion/go-message"
 	_ "github.com/emersion/go-message/charset" // charsets beyond UTF-8 and ASCII
 	gomail "github.com/emersion/go-message/mail"
-	"github.com/emersion/go-message/textproto"
 
 	"github.com/chunkstream/chunkstream/chunking"
 )
@@ -58,14 +55,6 @@ type Message struct {
 	Body string
 }
 
-// isoDate returns the date in ISO 8601 with the sender's offset, or "".
-func (m *Message) isoDate() string {
-	if !m.HasDate {
-		return ""
-	}
-	return m.Date.Format("2006-01-02T15:04:05-07:00")
-}
-
 // parseIDs extracts message ids leniently: every <…> token, else every
 // bare x@y token, without brackets and whitespace.
 func parseIDs(s string) []string {
@@ -103,17 +92,9 @@ func parseIDs(s string) []string {
 	return out
 }
 
-func removeSpace(s string) string {
-	if !strings.ContainsAny(s, " \t\r\n") {
-		return s
-	}
-	return strings.Join(strings.Fields(s), "")
-}
+func removeSpace(s string) string { return strings.Join(strings.Fields(s), "") }
 
 func stripComments(s string) string {
-	if !strings.Contains(s, "(") {
-		return s
-	}
 	var sb strings.Builder
 	depth := 0
 	for _, r := range s {
@@ -129,15 +110,9 @@ func stripComments(s string) string {
 	return sb.String()
 }
 
-// reader reads messages, reusing its buffer.
-type reader struct {
-	src bytes.Reader
-	buf *bufio.Reader
-}
-
 // entity reads the header of raw (at most maxHeaderBytes) and returns the
-// entity, its body read through r's buffer.
-func (r *reader) entity(raw []byte) (*message.Entity, error) {
+// entity.
+func entity(raw []byte) (*message.Entity, error) {
 	head := raw
 	if len(head) > maxHeaderBytes {
 		head = head[:maxHeaderBytes]
@@ -145,17 +120,7 @@ func (r *reader) entity(raw []byte) (*message.Entity, error) {
 	if bytes.Index(head, []byte("\n\n")) < 0 && len(raw) > maxHeaderBytes {
 		return nil, fmt.Errorf("header exceeds %d bytes", maxHeaderBytes)
 	}
-	r.src.Reset(raw)
-	if r.buf == nil {
-		r.buf = bufio.NewReaderSize(&r.src, 8192)
-	} else {
-		r.buf.Reset(&r.src)
-	}
-	h, err := textproto.ReadHeader(r.buf)
-	if err != nil {
-		return nil, err
-	}
-	return message.New(message.Header{Header: h}, r.buf)
+	return message.Read(bytes.NewReader(raw))
 }
 
 // withoutFromLine returns raw without its first line if that is a From_
@@ -173,7 +138,7 @@ func withoutFromLine(raw []byte) []byte {
 
 // parse reads one raw message. It never fails: problems become warnings
 // and the message keeps what could be read.
-func (r *reader) parse(file string, line int, raw []byte) (m *Message, warns []chunking.Warning) {
+func parse(file string, line int, raw []byte) (m *Message, warns []chunking.Warning) {
 	raw = normalizeNewlines(raw)
 	m = &Message{File: file, Line: line, Raw: raw}
 	warn := func(kind chunking.WarningKind, format string, args ...any) {
@@ -190,7 +155,7 @@ func (r *reader) parse(file string, line int, raw []byte) (m *Message, warns []c
 			m.MessageID = "missing-id-" + hex.EncodeToString(sum[:8])
 		}
 	}()
-	e, err := r.entity(raw)
+	e, err := entity(raw)
 	if e == nil {
 		warn(chunking.WarnMalformed, "no readable header (%v): the whole text read as the body", err)
 		body := raw
@@ -232,7 +197,7 @@ func (r *reader) parse(file string, line int, raw []byte) (m *Message, warns []c
 	m.Cc = addressList(h, "Cc")
 	m.From = undoListRewrite(m.From, h)
 
-	w := &walker{warn: warn, sizeHint: len(raw)}
+	w := &walker{warn: warn}
 	if err != nil {
 		w.entityErr(err)
 	}
@@ -252,20 +217,12 @@ func normalizeNewlines(b []byte) []byte {
 	return bytes.ReplaceAll(b, []byte("\r"), []byte("\n"))
 }
 
-func toUTF8(s string) string {
-	if utf8.ValidString(s) {
-		return s
-	}
-	return strings.ToValidUTF8(s, "\uFFFD")
-}
+func toUTF8(s string) string { return strings.ToValidUTF8(s, "\uFFFD") }
 
+// mailDateLayouts are the forms tried after mail.ParseDate, whose own
+// layouts cover the numeric-zone RFC 5322 forms.
 var mailDateLayouts = []string{
-	"Mon, 2 Jan 2006 15:04:05 -0700",
-	"Mon, 2 Jan 2006 15:04 -0700",
-	"2 Jan 2006 15:04:05 -0700",
 	"Mon, 2 Jan 2006 15:04:05 MST",
-	"Mon, 2 Jan 06 15:04:05 -0700",
-	"Mon, 02 Jan 2006 15:04:05 -0700",
 	"Mon Jan 2 15:04:05 2006",
 	"Mon, 2 Jan 2006 15:04:05",
 	time.RFC3339,
@@ -391,7 +348,6 @@ type walker struct {
 	bytes     int
 	warnedCut bool
 	stopped   bool
-	sizeHint  int // bytes of the raw message: a decoded body is rarely longer
 }
 
 func (w *walker) entityErr(err error) {
@@ -433,7 +389,6 @@ func (w *walker) walk(e *message.Entity, depth int) (text string, isHTML, ok boo
 	if err != nil || mt == "" {
 		mt = "text/plain"
 	}
-	mt = strings.ToLower(mt)
 	switch {
 	case strings.HasPrefix(mt, "multipart/"):
 		mr := e.MultipartReader()
@@ -504,21 +459,14 @@ func (w *walker) read(e *message.Entity) string {
 		cut()
 		return ""
 	}
-	var buf bytes.Buffer
-	buf.Grow(min(w.sizeHint, room) + 512)
-	_, err := buf.ReadFrom(io.LimitReader(e.Body, int64(room)+1))
+	b, err := io.ReadAll(io.LimitReader(e.Body, int64(room)+1))
 	if err != nil {
 		w.warn(chunking.WarnMalformed, "body not fully decoded: %v", err)
 	}
-	b := buf.Bytes()
 	if len(b) > room {
 		b = b[:room]
 		cut()
 	}
 	w.bytes += len(b)
-	b = normalizeNewlines(b)
-	if !utf8.Valid(b) {
-		return strings.ToValidUTF8(string(b), "\uFFFD")
-	}
-	return string(b)
+	return toUTF8(string(normalizeNewlines(b)))
 }

@@ -30,15 +30,9 @@ var attributionWords = []string{"wrote", "writes", "schrieb", "a écrit", "escri
 // then maybe ':' and spaces.
 func isAttribution(l string) bool {
 	l = strings.TrimRight(l, " \t:：")
-	if len(l) < 4 {
-		return false
-	}
-	for _, w := range attributionWords {
-		if len(l) >= len(w) && strings.EqualFold(l[len(l)-len(w):], w) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(attributionWords, func(w string) bool {
+		return len(l) >= len(w) && strings.EqualFold(l[len(l)-len(w):], w)
+	})
 }
 
 // maybeOutlookFrom is a cheap filter before the outlookFrom expression.
@@ -48,22 +42,16 @@ func maybeOutlookFrom(l string) bool {
 }
 
 func hasPatch(lines []string) bool {
-	for _, l := range lines {
-		if strings.HasPrefix(l, "diff --git") || strings.HasPrefix(l, "@@ -") || strings.HasPrefix(l, "+++ ") {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(lines, func(l string) bool {
+		return strings.HasPrefix(l, "diff --git") || strings.HasPrefix(l, "@@ -") || strings.HasPrefix(l, "+++ ")
+	})
 }
 
 // hasText reports whether lines hold a line not blank and not quoted.
 func hasText(lines []string) bool {
-	for _, l := range lines {
-		if !isBlank(l) && !isQuoteLine(l) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(lines, func(l string) bool {
+		return !isBlank(l) && !isQuoteLine(l)
+	})
 }
 
 func isQuoteLine(l string) bool {
@@ -121,12 +109,9 @@ func stripThread(bodies []string, parents []int, pl *poll.Poller) []string {
 				return true
 			}
 			needle := " " + strings.Join(w, " ") + " "
-			for _, a := range anc {
-				if strings.Contains(getWords(a), needle) {
-					return true
-				}
-			}
-			return false
+			return slices.ContainsFunc(anc, func(a int) bool {
+				return strings.Contains(getWords(a), needle)
+			})
 		}
 		out[i] = stripBody(b, match)
 	}
@@ -225,6 +210,11 @@ func eachShingle(lines []string, f func(uint64)) {
 func stripBody(body string, match func([]string) bool) string {
 	lines := strings.Split(body, "\n")
 	drop := make([]bool, len(lines))
+	dropLines := func(from, to int) {
+		for x := from; x < to; x++ {
+			drop[x] = true
+		}
+	}
 
 	// Quoted blocks: maximal runs of '>' lines, blank lines inside included.
 	type block struct{ start, end int } // [start, end)
@@ -279,9 +269,7 @@ func stripBody(body string, match func([]string) bool) string {
 					start = k - 1
 				}
 			}
-			for x := start; x < b.end; x++ {
-				drop[x] = true
-			}
+			dropLines(start, b.end)
 		}
 	}
 
@@ -314,9 +302,7 @@ func stripBody(body string, match func([]string) bool) string {
 		for start > 0 && (isBlank(lines[start-1]) || origSep.MatchString(lines[start-1])) {
 			start--
 		}
-		for x := start; x < len(lines); x++ {
-			drop[x] = true
-		}
+		dropLines(start, len(lines))
 		break
 	}
 
@@ -326,9 +312,7 @@ func stripBody(body string, match func([]string) bool) string {
 			continue
 		}
 		if !hasPatch(lines[i+1:]) {
-			for x := i; x < len(lines); x++ {
-				drop[x] = true
-			}
+			dropLines(i, len(lines))
 		}
 		break
 	}
@@ -336,20 +320,13 @@ func stripBody(body string, match func([]string) bool) string {
 	if !slices.Contains(drop, true) {
 		return body
 	}
-	var sb strings.Builder
-	sb.Grow(len(body))
-	kept := 0
+	var kept []string
 	for i, l := range lines {
-		if drop[i] {
-			continue
+		if !drop[i] {
+			kept = append(kept, l)
 		}
-		if kept > 0 {
-			sb.WriteByte('\n')
-		}
-		sb.WriteString(l)
-		kept++
 	}
-	s := collapseBlankRuns(sb.String())
+	s := collapseBlankRuns(strings.Join(kept, "\n"))
 	if utf8.RuneCountInString(trimSpace(s)) < minKeptChars {
 		return body
 	}

@@ -2,6 +2,7 @@ package email
 
 import (
 	"cmp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -34,9 +35,7 @@ func joinAddresses(as []Address) string {
 
 // shorten cuts s to at most n characters, ending it with "…" when cut.
 func shorten(s string, n int) string {
-	if n < 1 {
-		n = 1
-	}
+	n = max(n, 1)
 	if utf8.RuneCountInString(s) <= n {
 		return s
 	}
@@ -93,35 +92,19 @@ type labelSet struct {
 	seen   map[string]bool // lowercased labels
 }
 
-// add adds labels with their lowercased keys.
-func (s *labelSet) add(labels, keys []string) {
+// add adds the labels of m's From, To and Cc addresses, in that order.
+func (s *labelSet) add(m *msg) {
 	if s.seen == nil {
 		s.seen = map[string]bool{}
 	}
-	for i, l := range labels {
-		if !s.seen[keys[i]] {
-			s.seen[keys[i]] = true
+	for _, a := range slices.Concat([]Address{m.from}, m.to, m.cc) {
+		l, ok := participantLabel(a)
+		key := strings.ToLower(l)
+		if ok && !s.seen[key] {
+			s.seen[key] = true
 			s.labels = append(s.labels, l)
 		}
 	}
-}
-
-// messageLabels returns the labels of one message: from, then to, then cc.
-func messageLabels(m *msg) []string {
-	var out []string
-	add := func(a Address) {
-		if l, ok := participantLabel(a); ok {
-			out = append(out, l)
-		}
-	}
-	add(m.from)
-	for _, a := range m.to {
-		add(a)
-	}
-	for _, a := range m.cc {
-		add(a)
-	}
-	return out
 }
 
 func participantsDisplay(labels []string) string {
@@ -154,35 +137,14 @@ type renderer struct {
 	subject    string // the path's first subject, "unknown" when empty
 	subjectLen int
 	ms         []*msg
-	blocks     []string // block line ("[msg #n …]") of each path position, lazily
-	blockLen   []int    // characters of the whole block: line, newline, body
-}
-
-func (r *renderer) msgLabels(pos int) ([]string, []string) {
-	m := r.ms[pos]
-	if m.labels == nil {
-		l := append(messageLabels(m), []string{}...)
-		k := make([]string, len(l))
-		for i, x := range l {
-			k[i] = strings.ToLower(x)
-		}
-		m.labels, m.keys = l, k
-	}
-	return m.labels, m.keys
 }
 
 // block returns the block line of a path position and the length of the
 // whole block (line, newline, body) in characters.
 func (r *renderer) block(pos int) (string, int) {
-	if r.blocks[pos] == "" {
-		m := r.ms[pos]
-		if !m.addrDone {
-			m.fromS, m.toS, m.ccS, m.addrDone = formatAddress(m.from), joinAddresses(m.to), joinAddresses(m.cc), true
-		}
-		r.blocks[pos] = blockHeader(m, pos+1, m.fromS, m.toS, m.ccS)
-		r.blockLen[pos] = utf8.RuneCountInString(r.blocks[pos]) + 1 + m.bodyLen
-	}
-	return r.blocks[pos], r.blockLen[pos]
+	m := r.ms[pos]
+	line := blockHeader(m, pos+1, formatAddress(m.from), joinAddresses(m.to), joinAddresses(m.cc))
+	return line, utf8.RuneCountInString(line) + 1 + m.bodyLen
 }
 
 // headerFixedLen is the length of header's fixed text.
@@ -190,14 +152,6 @@ const headerFixedLen = len("Subject: \nDate: \nParticipants: \n\n")
 
 func header(subject, dates, parts string) string {
 	return "Subject: " + subject + "\nDate: " + dates + "\nParticipants: " + parts + "\n\n"
-}
-
-func (r *renderer) windowHeader(start, end int) (string, []string) {
-	var set labelSet
-	for k := start; k <= end; k++ {
-		set.add(r.msgLabels(k))
-	}
-	return header(r.subject, dateRange(r.ms[start].date10, r.ms[end].date10), participantsDisplay(set.labels)), set.labels
 }
 
 // windows cuts a path into windows of at most maxEmails messages whose
@@ -215,7 +169,7 @@ func (r *renderer) windows(maxEmails, overlap int) []window {
 				break
 			}
 			_, bl := r.block(k)
-			set.add(r.msgLabels(k))
+			set.add(r.ms[k])
 			if taken > 0 {
 				h := r.subjectLen + utf8.RuneCountInString(dateRange(r.ms[start].date10, r.ms[k].date10)) +
 					utf8.RuneCountInString(participantsDisplay(set.labels)) + headerFixedLen
@@ -244,7 +198,12 @@ func (r *renderer) windows(maxEmails, overlap int) []window {
 }
 
 func (r *renderer) render(start, end int) window {
-	h, labels := r.windowHeader(start, end)
+	var set labelSet
+	for k := start; k <= end; k++ {
+		set.add(r.ms[k])
+	}
+	labels := set.labels
+	h := header(r.subject, dateRange(r.ms[start].date10, r.ms[end].date10), participantsDisplay(labels))
 	if _, bl := r.block(start); start == end && utf8.RuneCountInString(h)+bl > r.maxChars {
 		return window{start: start, end: end, content: r.fitSingle(start, labels), labels: labels}
 	}
@@ -280,9 +239,6 @@ func (r *renderer) fitSingle(pos int, labels []string) string {
 		}
 		pre, room = build(shorten(r.subject, c), shorten(participantsDisplay(labels), c),
 			shorten(formatAddress(m.from), c), shortenList(m.to, c), ccS)
-	}
-	if room < 0 { // unreachable with max_chars ≥ 256
-		return shorten(pre, r.maxChars)
 	}
 	return pre + cutWords(m.body, room) + truncatedMark
 }
@@ -326,7 +282,7 @@ func chunkThread(threadID string, ms []*msg, maxEmails, maxChars, overlap int) [
 		return nil
 	}
 	for _, m := range ms {
-		m.bodyLen = -1
+		m.bodyLen = utf8.RuneCountInString(m.body)
 	}
 	paths := threadPaths(ms)
 	type chunkDesc struct {
@@ -341,17 +297,9 @@ func chunkThread(threadID string, ms []*msg, maxEmails, maxChars, overlap int) [
 		pms := make([]*msg, len(p.msgs))
 		for k, i := range p.msgs {
 			pms[k] = ms[i]
-			if ms[i].bodyLen < 0 {
-				ms[i].bodyLen = utf8.RuneCountInString(ms[i].body)
-			}
 		}
-		subject := pms[0].subject
-		shown := subject
-		if shown == "" {
-			shown = "unknown"
-		}
-		r := &renderer{maxChars: maxChars, subject: shown, subjectLen: utf8.RuneCountInString(shown), ms: pms,
-			blocks: make([]string, len(pms)), blockLen: make([]int, len(pms))}
+		shown := cmp.Or(pms[0].subject, "unknown")
+		r := &renderer{maxChars: maxChars, subject: shown, subjectLen: utf8.RuneCountInString(shown), ms: pms}
 		for wi, w := range r.windows(maxEmails, overlap) {
 			d := &chunkDesc{id: threadID + "-" + strconv.Itoa(pi) + "-" + strconv.Itoa(wi+1), w: w, pathIdx: pi, children: []any{}}
 			pathWindows[pi] = append(pathWindows[pi], d)
@@ -376,15 +324,11 @@ func chunkThread(threadID string, ms []*msg, maxEmails, maxChars, overlap int) [
 	// Beyond: a trimmed path's first window hangs under the last window of
 	// the kept path holding the last shared message.
 	for pi, p := range paths {
-		if !p.trimmed || len(pathWindows[pi]) == 0 {
-			continue
-		}
-		kept := p.kept
-		if kept < 0 {
+		if !p.trimmed {
 			continue
 		}
 		pos := p.sharedLen - 1 // the last shared message, in the kept path
-		kw := pathWindows[kept]
+		kw := pathWindows[p.kept]
 		for j := len(kw) - 1; j >= 0; j-- {
 			if kw[j].w.start <= pos && pos <= kw[j].w.end {
 				first := pathWindows[pi][0]

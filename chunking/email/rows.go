@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -29,7 +28,6 @@ func parseRows(name string, data []byte) ([]row, []chunking.Warning, error) {
 		data = append([]byte("   "), data[3:]...) // a BOM: blanked, offsets kept
 	}
 	trimmed := bytes.TrimLeft(data, " \t\r\n")
-	lineOf := lineIndex(data)
 	var rows []row
 	add := func(v any, line int) {
 		obj, ok := v.(map[string]any)
@@ -40,6 +38,12 @@ func parseRows(name string, data []byte) ([]row, []chunking.Warning, error) {
 		rows = append(rows, row{line: line, obj: obj})
 	}
 	if len(trimmed) > 0 && trimmed[0] == '[' {
+		line, counted := 1, 0 // the line at offset counted
+		lineOf := func(off int) int {
+			line += bytes.Count(data[counted:off], []byte("\n"))
+			counted = off
+			return line
+		}
 		dec := json.NewDecoder(bytes.NewReader(data))
 		dec.UseNumber()
 		if _, err := dec.Token(); err != nil {
@@ -47,9 +51,7 @@ func parseRows(name string, data []byte) ([]row, []chunking.Warning, error) {
 		}
 		for dec.More() {
 			off := int(dec.InputOffset())
-			for off < len(data) && (data[off] == ' ' || data[off] == '\t' || data[off] == '\r' || data[off] == '\n' || data[off] == ',') {
-				off++
-			}
+			off += len(data[off:]) - len(bytes.TrimLeft(data[off:], " \t\r\n,"))
 			var v any
 			if err := dec.Decode(&v); err != nil {
 				return nil, nil, fmt.Errorf("%w: %s:%d: %w", ErrMalformedRows, name, lineOf(off), err)
@@ -62,14 +64,9 @@ func parseRows(name string, data []byte) ([]row, []chunking.Warning, error) {
 		return rows, warns, nil
 	}
 	line := 0
-	for len(data) > 0 {
+	for l := range bytes.Lines(data) {
 		line++
-		var l []byte
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			l, data = data[:i], data[i+1:]
-		} else {
-			l, data = data, nil
-		}
+		l = bytes.TrimSuffix(l, []byte("\n"))
 		if len(bytes.TrimSpace(l)) == 0 {
 			continue
 		}
@@ -88,19 +85,6 @@ func parseRows(name string, data []byte) ([]row, []chunking.Warning, error) {
 // ErrMalformedRows reports a JSON array of canonical rows that is not
 // well-formed.
 var ErrMalformedRows = errors.New("email: malformed canonical rows")
-
-func lineIndex(data []byte) func(off int) int {
-	var starts []int
-	for i, b := range data {
-		if b == '\n' {
-			starts = append(starts, i)
-		}
-	}
-	return func(off int) int {
-		n, _ := slices.BinarySearch(starts, off)
-		return n + 1
-	}
-}
 
 func jsonKind(v any) string {
 	switch v.(type) {

@@ -164,14 +164,10 @@ func normSubject(s string) string {
 	return strings.ToLower(strings.Join(strings.Fields(s), " "))
 }
 
-// Threads groups the mailbox into threads (JWZ, in the two passes the
-// package documentation describes): parent = the first In-Reply-To id,
-// else the last References id; loops are refused; missing parents are
-// placeholders; duplicate ids with the same body are one message, else
-// the later copy is renamed; reply-style messages without reply headers
-// join the most recent earlier message with the same subject within 30
-// days. Threads come in mailbox order of their first message; the
-// warnings name refused links and merged duplicates.
+// Threads groups the mailbox into threads (JWZ; the package documentation
+// gives the rules for links, loops, duplicates and subjects). Threads come
+// in mailbox order of their first message; the warnings name refused
+// links and merged duplicates.
 func Threads(mb *Mailbox) ([]Thread, []chunking.Warning) {
 	t := &threader{mb: mb, byID: make(map[string]int, len(mb.Messages)*2)}
 	msgCont := make([]int, len(mb.Messages)) // container of each message, -1 when merged
@@ -322,16 +318,15 @@ func (t *threader) subjectFallback(msgCont []int) {
 
 func (t *threader) collect(msgCont []int) []Thread {
 	type root struct {
-		c     int
-		first int // smallest mailbox index of a message below
-		msgs  []int
+		c    int
+		msgs []int // mailbox indexes of the messages below, sorted
 	}
 	var roots []*root
 	for c := range t.cs {
 		if t.cs[c].parent >= 0 {
 			continue
 		}
-		r := &root{c: c, first: -1}
+		r := &root{c: c}
 		stack := []int{c}
 		for len(stack) > 0 {
 			x := stack[len(stack)-1]
@@ -345,10 +340,9 @@ func (t *threader) collect(msgCont []int) []Thread {
 			continue
 		}
 		slices.Sort(r.msgs)
-		r.first = r.msgs[0]
 		roots = append(roots, r)
 	}
-	slices.SortFunc(roots, func(a, b *root) int { return a.first - b.first })
+	slices.SortFunc(roots, func(a, b *root) int { return a.msgs[0] - b.msgs[0] })
 	out := make([]Thread, 0, len(roots))
 	for _, r := range roots {
 		th := Thread{Messages: make([]*Message, len(r.msgs)), IDs: make([]string, len(r.msgs)), Parents: make([]int, len(r.msgs))}
@@ -422,7 +416,7 @@ func (c *Chunker) threadChunks(th Thread, pl *poll.Poller) []chunking.Chunk {
 		}
 		if m.HasDate {
 			x.when, x.parsed = m.Date, true
-			x.dateRaw = m.isoDate()
+			x.dateRaw = m.Date.Format("2006-01-02T15:04:05-07:00")
 			x.date10 = x.dateRaw[:10]
 		}
 		ms[k] = x
