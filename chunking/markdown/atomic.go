@@ -12,18 +12,11 @@ import (
 )
 
 // atomic appends the parts of a code block, table or display math block
-// src[b.Start:end] longer than max_char, each valid Markdown on its own:
-// code parts start with the opening fence line and end with a bare
-// closing fence of the same character and length; table parts repeat the
-// header and delimiter rows where they fit; math parts are wrapped in
-// "$$" lines. Body lines are packed whole, greedily, to the full budget
-// (so the parts are as few as it allows); a line too long for a part is
-// cut into pieces that each take a part's whole budget (cutPrefix), a
-// table row only when it alone exceeds max_char (cutRow). A table part
-// after the first repeats the header only when the header leaves a
-// quarter of max_char for rows and fits with the part's first row; other
-// parts are rows alone, packed to max_char, and a header that fits with
-// no row is the first part on its own.
+// src[b.Start:end] longer than max_char, by the rules of the package
+// documentation: body lines packed whole, greedily, to the full budget; a
+// line too long for a part cut into pieces that each take a part's whole
+// budget (cutPrefix), a table row only when it alone exceeds max_char
+// (cutRow).
 func (sp *splitter) atomic(b mdblocks.Block, end int) {
 	src := sp.src
 	var open, close string
