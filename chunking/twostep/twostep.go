@@ -523,12 +523,9 @@ func (c *Chunker) pack(src string, units []unit, hdrs []header, m measure.Measur
 	return dst
 }
 
-// mergePieces merges small pieces, greedily left to right: the next piece
-// is appended to the current one (joined by a blank line) while the
-// joined text fits max_chunk_size (its words: their sum; its tokens:
-// counted whole, incrementally) and they are compatible: either has no
-// header, or the current piece's own level is at most the next one's. The
-// merged piece keeps the current piece's headers.
+// mergePieces merges small pieces greedily left to right, as
+// docs/chunkers.md (Two-step, Merging) describes; in token mode the joined
+// text is counted whole, incrementally.
 func (c *Chunker) mergePieces(pieces []piece, m measure.Measure, pl *poll.Poller) []piece {
 	if len(pieces) < 2 {
 		return pieces
