@@ -139,7 +139,7 @@ func (sp *splitter) atomic(b mdblocks.Block, end int) {
 	add := func(from, to, n int) {
 		line := src[from:to]
 		full := inPart && partChars+n > partBudget(hdr) && !sp.rowEndsPart(b.Kind, line, partChars, partLimit(hdr))
-		if blank(line) && (partChars == 0 || full) {
+		if skipSpace(line, 0) == len(line) && (partChars == 0 || full) {
 			return // a part never starts with a blank line, nor ends for one
 		}
 		if full {
@@ -344,12 +344,6 @@ func search(n, guess int, size func(int) int, limit int) (int, int) {
 		probe(int(uint(lo+hi) >> 1))
 	}
 	return lo, loN
-}
-
-// blank reports whether b holds only whitespace, as isSpace reads it (a
-// cut in a long run of it makes such pieces).
-func blank(b []byte) bool {
-	return skipSpace(b, 0) == len(b)
 }
 
 // skipSpace returns the end of the whitespace run of text starting at p.

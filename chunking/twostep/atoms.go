@@ -474,21 +474,12 @@ func (r *regionScan) addDisplay(start, end int) int {
 		}
 	}
 	r.pl.Add(end - start)
-	if n > 0 && start <= floor && !r.spaceBefore(floor) {
+	if n > 0 && start <= floor && floor > r.a && !prevSpace(r.s, floor) {
 		r.display[n-1].End = end
 		return end
 	}
 	r.display = append(r.display, span{Start: start, End: end})
 	return end
-}
-
-// spaceBefore reports whether the character before s[i] is whitespace (true
-// at the region start).
-func (r *regionScan) spaceBefore(i int) bool {
-	if i <= r.a {
-		return true
-	}
-	return prevSpace(r.s, i)
 }
 
 // prevSpace reports whether the character before s[k] is whitespace.
