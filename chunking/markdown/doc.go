@@ -51,28 +51,18 @@
 // # Decisions the reference leaves open
 //
 //   - Section text runs from the section's first block to the end of its
-//     last block, without trailing whitespace; the source's own blank
-//     lines, indentation, tabs, CRs and non-breaking spaces are kept.
-//     Fused sections are joined by exactly "\n\n" (the reference's join),
-//     whatever separated them in the source, CRLF documents included.
-//   - Chunks are trimmed of leading blank lines (whole lines of
-//     whitespace; the first line keeps its indentation) and of all
-//     trailing whitespace. A chunk left empty is dropped and takes no
-//     index.
-//   - Only top-level blocks count: a heading inside a list, quote or HTML
-//     block is content, and fenced code, tables and display math are
-//     atomic only at the top level (code inside a list item splits like
-//     text).
+//     last block, without trailing whitespace. Fused sections are joined
+//     by exactly "\n\n" (the reference's join), whatever separated them
+//     in the source, CRLF documents included.
+//   - A leading blank line trimmed from a chunk is a whole line of
+//     whitespace: the first line kept keeps its indentation.
+//   - Fenced code, tables and display math are atomic only at the top
+//     level (code inside a list item splits like text).
 //   - Separators attach to the text before them, so a sentence end stays
 //     with its sentence.
-//   - Overlap is taken only between chunks of one split section, only
-//     from source text (never from a code block, table or math block, nor
-//     from a re-wrapped part), is a proper suffix of the previous chunk,
-//     and starts at a word start: the longest run of whole pieces of at
-//     most chunk_overlap characters, else the longest run of whole words
-//     at the end of the last piece. It shrinks when the next piece would
-//     not fit with it. Text without spaces (CJK) is one long word, so it
-//     gets no overlap rather than a cut one.
+//   - Overlap (docs/chunkers.md) is never taken from a re-wrapped part,
+//     is a proper suffix of the previous chunk, and shrinks when the next
+//     piece would not fit with it.
 //   - A heading line that moves to the next chunk (docs/chunkers.md)
 //     starts it instead of an overlap.
 //   - A piece or block fits when its text without trailing whitespace

@@ -34,10 +34,8 @@
 //     markdown). Any other Format is an error wrapping
 //     chunking.ErrUnsupportedFormat. MDX is read as Markdown without the
 //     Markdown chunker's MDX cleaning (JSX lines are ordinary text). Text
-//     documents have no headers, code blocks or tables; LaTeX and math
-//     units still apply. file_format is Path's extension (lowercase, no
-//     dot) when it has one, else md, mdx or txt; file is Path, omitted when
-//     empty.
+//     documents have no blocks, but LaTeX and math units still apply.
+//     file_format is Path's extension lowercased.
 //   - Blocks come from chunking/internal/mdblocks (one goldmark block
 //     parse). Only top-level headings split; a heading at a level not in
 //     headers_to_split_on is ordinary text. The hierarchy keeps only split
