@@ -12,10 +12,11 @@
 //
 // ChunkFunc, ChunkFile and ChunkFolder say on each method how they read
 // and stop, and Config documents each option with its reference name and
-// bounds. docs/chunkers.md (Two-step) defines words and characters,
-// describes each step and lists with its reason every way the output
-// differs from the reference's (the chunk hash is computed as the
-// reference computes it); the decisions below make the steps precise.
+// bounds. docs/chunkers.md defines words and characters (What every
+// chunker shares), describes each step (Two-step) and lists with its
+// reason every way the output differs from the reference's (the chunk hash
+// is computed as the reference computes it); the decisions below make the
+// steps precise.
 //
 // # Token budgets
 //
