@@ -12,18 +12,11 @@ import (
 )
 
 // atomic appends the parts of a code block, table or display math block
-// src[b.Start:end] longer than max_char, each valid Markdown on its own:
-// code parts start with the opening fence line and end with a bare
-// closing fence of the same character and length; table parts repeat the
-// header and delimiter rows where they fit; math parts are wrapped in
-// "$$" lines. Body lines are packed whole, greedily, to the full budget
-// (so the parts are as few as it allows); a line too long for a part is
-// cut into pieces that each take a part's whole budget (cutPrefix), a
-// table row only when it alone exceeds max_char (cutRow). A table part
-// after the first repeats the header only when the header leaves a
-// quarter of max_char for rows and fits with the part's first row; other
-// parts are rows alone, packed to max_char, and a header that fits with
-// no row is the first part on its own.
+// src[b.Start:end] longer than max_char, by the rules of the package
+// documentation: body lines packed whole, greedily, to the full budget; a
+// line too long for a part cut into pieces that each take a part's whole
+// budget (cutPrefix), a table row only when it alone exceeds max_char
+// (cutRow).
 func (sp *splitter) atomic(b mdblocks.Block, end int) {
 	src := sp.src
 	var open, close string
@@ -146,7 +139,7 @@ func (sp *splitter) atomic(b mdblocks.Block, end int) {
 	add := func(from, to, n int) {
 		line := src[from:to]
 		full := inPart && partChars+n > partBudget(hdr) && !sp.rowEndsPart(b.Kind, line, partChars, partLimit(hdr))
-		if blank(line) && (partChars == 0 || full) {
+		if skipSpace(line, 0) == len(line) && (partChars == 0 || full) {
 			return // a part never starts with a blank line, nor ends for one
 		}
 		if full {
@@ -351,12 +344,6 @@ func search(n, guess int, size func(int) int, limit int) (int, int) {
 		probe(int(uint(lo+hi) >> 1))
 	}
 	return lo, loN
-}
-
-// blank reports whether b holds only whitespace, as isSpace reads it (a
-// cut in a long run of it makes such pieces).
-func blank(b []byte) bool {
-	return skipSpace(b, 0) == len(b)
 }
 
 // skipSpace returns the end of the whitespace run of text starting at p.

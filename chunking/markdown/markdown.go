@@ -10,6 +10,7 @@ import (
 
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/internal/fileio"
+	"github.com/chunkstream/chunkstream/chunking/internal/mdblocks"
 	"github.com/chunkstream/chunkstream/chunking/internal/measure"
 	"github.com/chunkstream/chunkstream/chunking/internal/poll"
 	"github.com/chunkstream/chunkstream/chunking/internal/srcspan"
@@ -100,16 +101,6 @@ func (c *Chunker) Config() Config {
 	return cfg
 }
 
-// measure returns the measure of one call's sizes and a function that
-// releases it.
-func (c *Chunker) measure() (measure.Measure, func()) {
-	if c.enc == nil {
-		return measure.OfChars(), func() {}
-	}
-	ctr := c.enc.Counter()
-	return measure.OfTokens(ctr), ctr.Release
-}
-
 // Extensions returns the file extensions ChunkFolder reads: .md and
 // .mdx.
 func Extensions() []string { return []string{".md", ".mdx"} }
@@ -167,7 +158,7 @@ func (c *Chunker) chunkPolled(pl *poll.Poller, doc chunking.Document, yield func
 	lines := srcspan.New(doc.Content)
 	scratch := make(chunking.Metadata, 0, 6+len(doc.Metadata)) // chunking.NewChunk copies it
 	index := 0
-	m, release := c.measure()
+	m, release := measure.ForEncoding(c.enc, measure.OfChars())
 	defer release()
 	warns := c.split(src, m, pl, func(r rawChunk) bool {
 		md := scratch[:0]
@@ -196,17 +187,13 @@ func (c *Chunker) chunkPolled(pl *poll.Poller, doc chunking.Document, yield func
 	if pl.Stopped() {
 		return nil, fmt.Errorf("markdown: %s: %w", name, pl.Err())
 	}
-	return warnings(doc.Path, warns), nil
+	for i := range warns {
+		warns[i].File = doc.Path
+	}
+	return warns, nil
 }
 
 var hdrKeys = [3]string{"h1", "h2", "h3"}
-
-func warnings(file string, ws []chunking.Warning) []chunking.Warning {
-	for i := range ws {
-		ws[i].File = file
-	}
-	return ws
-}
 
 // ChunkFile reads and chunks one file. Chunk metadata "file" is p as
 // given, cleaned, with "/" separators; the format follows the extension.
@@ -228,3 +215,13 @@ var (
 	_ chunking.Chunker       = (*Chunker)(nil)
 	_ chunking.StreamChunker = (*Chunker)(nil)
 )
+
+// Baseline names the parse the chunker is built on: goldmark's CommonMark
+// block parsers alone, the baseline of its benchmarks.
+func (c *Chunker) Baseline() string { return "goldmark-blocks" }
+
+// ParseOnly runs only that parse over doc and discards the result.
+func (c *Chunker) ParseOnly(doc chunking.Document) error {
+	mdblocks.ParseOnly(doc.Content)
+	return nil
+}

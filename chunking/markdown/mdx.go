@@ -6,13 +6,10 @@ import (
 	"slices"
 )
 
-// CleanMDX returns MDX source with the MDX-only syntax removed,
-// in this order and outside code fences only: HTML comments; import … from
-// '…' statements; export const|let|var|default blocks up to the next blank
-// line or header; PascalCase tag pairs holding only whitespace; self-closing
-// PascalCase tags; then runs of three or more line breaks collapse to two.
-// Code fences and their contents are kept byte for byte. It runs in linear
-// time and never fails. CleanMDXMap also says where each byte came from.
+// CleanMDX returns MDX source with the MDX-only syntax removed outside
+// code fences, in the steps docs/chunkers.md (MDX) lists; code fences are
+// kept byte for byte. It runs in linear time and never fails.
+// CleanMDXMap also says where each byte came from.
 func CleanMDX(src []byte) []byte {
 	clean, _ := cleanMDX(src, false)
 	return clean

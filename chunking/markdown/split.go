@@ -78,7 +78,7 @@ func (sp *splitter) section(s section, hdr headers) {
 		}
 		end := min(b.End, s.end)
 		if b.Start > pos {
-			sp.split(pos, b.Start, levelPara)
+			sp.split(pos, b.Start, levelPara, false)
 		}
 		if n, ok := sp.fits(sp.src[b.Start:end]); ok {
 			sp.emit(piece{start: b.Start, end: end, chars: n, kind: pieceAtomic})
@@ -90,7 +90,7 @@ func (sp *splitter) section(s section, hdr headers) {
 	if pos < s.end {
 		// The section is longer than max_char: when no block came
 		// before, the span is the whole section and is not measured again.
-		sp.splitSpan(pos, s.end, levelPara, pos == s.start)
+		sp.split(pos, s.end, levelPara, pos == s.start)
 	}
 	// A back-off in token mode may carry pieces to a last chunk.
 	for len(sp.cur) > 0 && !sp.pl.Stopped() {
@@ -98,11 +98,9 @@ func (sp *splitter) section(s section, hdr headers) {
 	}
 }
 
-// split appends the pieces of src[s:e] at level or finer.
-func (sp *splitter) split(s, e, level int) { sp.splitSpan(s, e, level, false) }
-
-// splitSpan is split; over says src[s:e] is known not to fit.
-func (sp *splitter) splitSpan(s, e, level int, over bool) {
+// split appends the pieces of src[s:e] at level or finer; over says
+// src[s:e] is known not to fit.
+func (sp *splitter) split(s, e, level int, over bool) {
 	if sp.pl.Add(e - s) {
 		return
 	}
@@ -118,12 +116,12 @@ func (sp *splitter) splitSpan(s, e, level int, over bool) {
 	}
 	q := sp.next(s, e, level)
 	if q >= e {
-		sp.split(s, e, level+1)
+		sp.split(s, e, level+1, false)
 		return
 	}
 	for p := s; p < e && !sp.pl.Stopped(); p = q {
 		q = sp.next(p, e, level)
-		sp.split(p, q, level+1)
+		sp.split(p, q, level+1, false)
 	}
 }
 
@@ -200,7 +198,7 @@ func (sp *splitter) next(p, e, level int) int {
 				return e
 			}
 			k := i + j + 1
-			if k < e && blankLineAt(src, k) && !blankLineAt(src, lineStartOf(src, i+j)) {
+			if k < e && blankLineAt(src, k) && !blankLineAt(src, bytes.LastIndexByte(src[:i+j], '\n')+1) {
 				for k < e && blankLineAt(src, k) {
 					k = lineEndOf(src, k)
 				}
@@ -530,13 +528,6 @@ func blankLineAt(src []byte, i int) bool {
 		}
 	}
 	return true
-}
-
-func lineStartOf(src []byte, p int) int {
-	if i := bytes.LastIndexByte(src[:p], '\n'); i >= 0 {
-		return i + 1
-	}
-	return 0
 }
 
 func lineEndOf(src []byte, p int) int {

@@ -242,12 +242,9 @@ func (r *regionScan) dollar(i int) int {
 }
 
 // fence returns the end of a fenced code block nested in a list item or
-// block quote (mdblocks reports top-level blocks only) whose opening fence
-// starts at s[i], after recording it as a display unit from its line
-// start; or i when s[i] opens none. The opening fence is 3 or more '`' or
-// '~' preceded on its line only by indentation, list markers and '>'; the
-// closing one is a line of at least as many of the same character, after
-// the same kind of prefix. An unclosed fence is text.
+// block quote (as the package documentation defines it) whose opening
+// fence starts at s[i], after recording it as a display unit from its line
+// start; or i when s[i] opens none.
 func (r *regionScan) fence(i int) int {
 	s, b := r.s, r.b
 	c := s[i]
@@ -324,12 +321,10 @@ func (r *regionScan) linePrefix(i int) int {
 }
 
 // table returns the end of a pipe table nested in a list item or block
-// quote (mdblocks finds top-level tables) whose header row starts at s[i],
-// after recording it as a display unit from its line start; or i when
-// there is none. A nested table is a line starting with '|' (after the
-// prefix linePrefix allows), a delimiter row, and every following line
-// that starts with '|'. Each line is visited once: a failed header line
-// is not revisited as a table start.
+// quote (as the package documentation defines it) whose header row starts
+// at s[i], after recording it as a display unit from its line start; or i
+// when there is none. Each line is visited once: a failed header line is
+// not revisited as a table start.
 func (r *regionScan) table(i int) int {
 	s, b := r.s, r.b
 	ls := r.linePrefix(i)
@@ -479,21 +474,12 @@ func (r *regionScan) addDisplay(start, end int) int {
 		}
 	}
 	r.pl.Add(end - start)
-	if n > 0 && start <= floor && !r.spaceBefore(floor) {
+	if n > 0 && start <= floor && floor > r.a && !prevSpace(r.s, floor) {
 		r.display[n-1].End = end
 		return end
 	}
 	r.display = append(r.display, span{Start: start, End: end})
 	return end
-}
-
-// spaceBefore reports whether the character before s[i] is whitespace (true
-// at the region start).
-func (r *regionScan) spaceBefore(i int) bool {
-	if i <= r.a {
-		return true
-	}
-	return prevSpace(r.s, i)
 }
 
 // prevSpace reports whether the character before s[k] is whitespace.
@@ -524,10 +510,7 @@ var refWords = []string{
 }
 
 // referenceEnd returns the end of a figure, table or equation reference
-// ("Fig. 3", "Figure 3.5", "Tab. 2", "Table 2", "Eq. (4)", "Equation 4")
-// starting at s[i], or i when there is none. A bare number's trailing
-// period is part of the reference ("See Fig. 3. The result holds." is one
-// sentence, as in the reference); a parenthesised number ends at ')'.
+// (package documentation) starting at s[i], or i when there is none.
 func referenceEnd(s string, i, b int) int {
 	if i+1 >= b {
 		return i

@@ -8,7 +8,7 @@ import (
 
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/internal/fileio"
-	"github.com/chunkstream/chunkstream/chunking/internal/measure"
+	"github.com/chunkstream/chunkstream/chunking/internal/mdblocks"
 	"github.com/chunkstream/chunkstream/internal/tokens"
 )
 
@@ -94,7 +94,6 @@ type Chunker struct {
 	addHeaders  bool
 	merge       bool
 	splitOn     [7]bool
-	splitLevels []int            // the levels of splitOn, ascending
 	enc         *tokens.Encoding // nil: sizes count words (overlap: words, characters)
 	noSpans     bool             // benchmarks only: chunks without spans
 }
@@ -117,11 +116,6 @@ func New(cfg Config) (*Chunker, error) {
 	for _, l := range cfg.HeadersToSplitOn {
 		c.splitOn[l] = true
 	}
-	for l := 1; l <= 6; l++ {
-		if c.splitOn[l] {
-			c.splitLevels = append(c.splitLevels, l)
-		}
-	}
 	if cfg.Tokenizer != "" {
 		enc, err := tokens.Get(cfg.Tokenizer)
 		if err != nil {
@@ -132,22 +126,14 @@ func New(cfg Config) (*Chunker, error) {
 	return c, nil
 }
 
-// measure returns the measure of one call's sizes and a function that
-// releases it.
-func (c *Chunker) measure() (measure.Measure, func()) {
-	if c.enc == nil {
-		return measure.OfWords(), func() {}
-	}
-	ctr := c.enc.Counter()
-	return measure.OfTokens(ctr), ctr.Release
-}
-
 // Config returns the chunker's configuration, with HeadersToSplitOn
 // ascending and without repeats (a fresh slice).
 func (c *Chunker) Config() Config {
-	levels := slices.Clone(c.splitLevels)
-	if levels == nil {
-		levels = []int{}
+	levels := []int{}
+	for l := 1; l <= 6; l++ {
+		if c.splitOn[l] {
+			levels = append(levels, l)
+		}
 	}
 	cfg := Config{
 		MaxChunkSize:     c.maxWords,
@@ -187,3 +173,13 @@ var (
 	_ chunking.Chunker       = (*Chunker)(nil)
 	_ chunking.StreamChunker = (*Chunker)(nil)
 )
+
+// Baseline names the parse the chunker is built on: goldmark's CommonMark
+// block parsers alone, the baseline of its benchmarks.
+func (c *Chunker) Baseline() string { return "goldmark-blocks" }
+
+// ParseOnly runs only that parse over doc and discards the result.
+func (c *Chunker) ParseOnly(doc chunking.Document) error {
+	mdblocks.ParseOnly(doc.Content)
+	return nil
+}

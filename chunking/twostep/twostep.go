@@ -29,12 +29,6 @@ type header struct {
 	line string
 }
 
-// key returns the header as the "headers" metadata writes it: "##Title".
-func (h header) key() string { return strings.Repeat("#", h.level) + h.title }
-
-// canonical returns the header line add_headers inserts: "## Title".
-func (h header) canonical() string { return strings.Repeat("#", h.level) + " " + h.title }
-
 // section is a run of blocks from a split header (or the document start)
 // to the next split header.
 type section struct {
@@ -175,7 +169,7 @@ func (c *Chunker) chunkPolled(pl *poll.Poller, doc chunking.Document, yield func
 	if pl.Check() {
 		return stopped()
 	}
-	m, release := c.measure()
+	m, release := measure.ForEncoding(c.enc, measure.OfWords())
 	defer release()
 	pieces, unclosed := c.split(src, c.sections(src, blocks), m, pl)
 	if c.merge && !pl.Stopped() {
@@ -189,7 +183,7 @@ func (c *Chunker) chunkPolled(pl *poll.Poller, doc chunking.Document, yield func
 		md := make(chunking.Metadata, 0, 5+len(doc.Metadata))
 		hs := make([]any, len(pieces[i].hdrs))
 		for j, h := range pieces[i].hdrs {
-			hs[j] = h.key()
+			hs[j] = strings.Repeat("#", h.level) + h.title // "##Title"
 		}
 		md = append(md, chunking.Field{Key: "headers", Value: hs}, chunking.Field{Key: "index", Value: i})
 		if doc.Path != "" {
@@ -273,19 +267,11 @@ func (c *Chunker) sections(src string, blocks []mdblocks.Block) []section {
 		for n < len(hier) && hier[n].level < b.Level {
 			n++
 		}
-		hier = append(slices.Clone(hier[:n]), header{level: b.Level, title: b.Title, line: trimEnd(src, b.Start, b.End)})
+		_, end := sentences.TrimSpace(src, b.Start, b.End)
+		hier = append(slices.Clone(hier[:n]), header{level: b.Level, title: b.Title, line: src[b.Start:end]})
 	}
 	flush(len(blocks), nil)
 	return secs
-}
-
-// trimEnd returns src[start:end] without trailing whitespace.
-func trimEnd(src string, start, end int) string {
-	_, e := sentences.TrimSpace(src, start, end)
-	if e < start {
-		e = start
-	}
-	return src[start:e]
 }
 
 // atomicKind reports whether blocks of kind k are atomic units.
@@ -523,12 +509,9 @@ func (c *Chunker) pack(src string, units []unit, hdrs []header, m measure.Measur
 	return dst
 }
 
-// mergePieces merges small pieces, greedily left to right: the next piece
-// is appended to the current one (joined by a blank line) while the
-// joined text fits max_chunk_size (its words: their sum; its tokens:
-// counted whole, incrementally) and they are compatible: either has no
-// header, or the current piece's own level is at most the next one's. The
-// merged piece keeps the current piece's headers.
+// mergePieces merges small pieces greedily left to right, as
+// docs/chunkers.md (Two-step, Merging) describes; in token mode the joined
+// text is counted whole, incrementally.
 func (c *Chunker) mergePieces(pieces []piece, m measure.Measure, pl *poll.Poller) []piece {
 	if len(pieces) < 2 {
 		return pieces
@@ -650,23 +633,14 @@ func trailingSpaceStart(s string) int {
 }
 
 // lastWords returns the suffix of s that starts at its n-th last word (all
-// of s when it has fewer words).
+// of s when it has fewer words), trailing spaces left out.
 func lastWords(s string, n int) string {
 	end := trailingSpaceStart(s)
-	inWord := false
-	for i := end; i > 0; {
-		r, size := utf8.DecodeLastRuneInString(s[:i])
-		sp := sentences.IsSpace(r)
-		if sp && inWord {
-			n--
-			if n == 0 {
-				return s[i:end]
-			}
-		}
-		inWord = !sp
-		i -= size
+	starts := sentences.WordStarts(nil, s[:end])
+	if len(starts) < n {
+		return s[:end]
 	}
-	return s[:end]
+	return s[starts[len(starts)-n]:end]
 }
 
 // lastTokens returns the longest suffix of s (trailing spaces left out)
@@ -718,7 +692,7 @@ func missingHeaders(text string, hdrs []header) []string {
 			pos += n
 			continue
 		}
-		canon := h.canonical()
+		canon := strings.Repeat("#", h.level) + " " + h.title
 		if n := leadingLine(text[pos:], canon); n > 0 {
 			pos += n
 			continue

@@ -18,14 +18,11 @@
 //	}
 //
 // ScanPolled and ScanFuncPolled (one segment at a time, in bounded
-// memory) charge the work, line by line, to a chunker's poll.Poller: once
-// it sees its context end, the parse stops even inside a segment (goldmark
-// cannot be stopped, so the reader it reads lines from panics and the
-// scanner recovers) and that segment's blocks are dropped. So a worker's
+// memory) stop the parse even inside a segment once a chunker's
+// poll.Poller sees its context end (goldmark cannot be stopped, so the
+// reader it reads lines from panics and the scanner recovers): a worker's
 // time budget stops even a document that is one long segment, such as a
 // list nested thousands of lines deep.
-//
-// ParseOnly runs goldmark's plain block parse, the benchmark baseline.
 //
 // # Decisions
 //

@@ -64,13 +64,6 @@ type lazyMathIndex struct {
 	idx *mathIndex
 }
 
-func (l *lazyMathIndex) get() *mathIndex {
-	if l.idx == nil {
-		l.idx = buildMathIndex(l.doc)
-	}
-	return l.idx
-}
-
 func buildMathIndex(src []byte) *mathIndex {
 	idx := &mathIndex{envClose: map[int]int{}}
 	for start := 0; start < len(src); {
@@ -156,7 +149,10 @@ func (mathParser) Open(parent ast.Node, reader text.Reader, pc parser.Context) (
 		ms = &mathSource{shared: &lazyMathIndex{doc: reader.Source()}}
 		pc.Set(mathSourceKey, ms)
 	}
-	idx := ms.shared.get()
+	if ms.shared.idx == nil {
+		ms.shared.idx = buildMathIndex(ms.shared.doc)
+	}
+	idx := ms.shared.idx
 	here := ms.base + seg.Start + pos // offset of the opener in the document
 	trimmed := bytes.TrimRight(rest, " \t\r\n")
 	node := &mathBlock{}

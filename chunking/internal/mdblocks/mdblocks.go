@@ -494,15 +494,7 @@ func frontMatterEnd(src []byte) int {
 
 // isDelimLine reports whether line is delim and optional blanks.
 func isDelimLine(line, delim []byte) bool {
-	if !bytes.HasPrefix(line, delim) {
-		return false
-	}
-	for _, c := range line[len(delim):] {
-		if c != ' ' && c != '\t' && c != '\r' && c != '\n' {
-			return false
-		}
-	}
-	return true
+	return bytes.HasPrefix(line, delim) && isBlank(line[len(delim):])
 }
 
 // lineStart returns the offset of the start of the line holding src[p].

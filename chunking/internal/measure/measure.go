@@ -55,6 +55,16 @@ func OfWords() Measure { return Measure{unit: Words} }
 // OfTokens returns the Measure of tokens of c's encoding.
 func OfTokens(c *tokens.Counter) Measure { return Measure{unit: Tokens, tok: c} }
 
+// ForEncoding returns the Measure of tokens of enc, or other when enc is
+// nil, and a function that releases it.
+func ForEncoding(enc *tokens.Encoding, other Measure) (Measure, func()) {
+	if enc == nil {
+		return other, func() {}
+	}
+	ctr := enc.Counter()
+	return OfTokens(ctr), ctr.Release
+}
+
 // Unit returns what m counts.
 func (m Measure) Unit() Unit { return m.unit }
 

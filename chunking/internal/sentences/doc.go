@@ -55,18 +55,9 @@
 // # Where we differ from Punkt
 //
 // Punkt's English model, trained on newspaper text, lacks the
-// abbreviations of technical writing and reads Markdown as prose. Each
-// difference has a table test against Punkt (TestPunkt):
-//
-//   - Punkt ends sentences after e.g., eg., etc. (before a lowercase
-//     word), pp., vs. and the other abbreviations above, cutting an example
-//     or a reference from its sentence; we do not.
-//   - Punkt reads the '!' of a Markdown image ("![alt](src)") as a
-//     sentence end; a terminator not followed by whitespace is none here.
-//   - Punkt splits a list label ("**1. Title**") from its text; we keep
-//     them together.
-//   - Punkt runs through line structure; a sentence also ends at the
-//     structural boundaries below.
+// abbreviations of technical writing and reads Markdown as prose;
+// docs/chunkers.md (Sentences) lists the differences, each with a table
+// test against Punkt (TestPunkt).
 //
 // # Structural boundaries
 //
