@@ -242,10 +242,8 @@ func (b *batcher) send(ctx context.Context, coll string, f *flight, items []item
 }
 
 // updateFilter is the update_filter of a request holding the points of
-// jobs, one version of each document: "doc_id = D and ingest_seq < S" for
-// each. A point's id is its document's (messages.ChunkID), so an existing
-// point matches the filter exactly when it matches its own document's
-// condition, as if each Write had sent its points alone.
+// jobs, one version of each document: the disjunction of their
+// olderPoints ("Shared requests" in the package documentation).
 func updateFilter(jobs []*job) *qdrant.Filter {
 	if len(jobs) == 1 {
 		return olderPoints(jobs[0].doc)

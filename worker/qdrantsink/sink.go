@@ -727,9 +727,8 @@ const scrollPage = 256
 
 // storedVectors reads the dense vectors of the document's points, of any
 // version, whose text digest is among digests and whose model and
-// dimension are the embedder's, by digest. It filters by doc_id alone
-// (indexed) and checks the rest itself: a Qdrant in strict mode refuses
-// filters on fields without an index.
+// dimension are the embedder's, by digest ("Reusing vectors" in the
+// package documentation says why it filters by doc_id alone).
 func (s *Sink) storedVectors(ctx context.Context, coll, docID string, digests []string) (map[string][]float32, error) {
 	want := make(map[string]bool, len(digests))
 	for _, d := range digests {
@@ -847,7 +846,6 @@ func plainValue(v any) (any, error) {
 
 // tooBig is the error for an integer that a Qdrant payload cannot hold:
 // payload integers are 64-bit, and storing it as a float would change it.
-// The document is dead-lettered rather than stored with another number.
 func tooBig(n any) error {
 	return fmt.Errorf("integer %v does not fit in a Qdrant payload's 64-bit integers (send it as a string to keep it exactly)", n)
 }
@@ -873,7 +871,7 @@ func (s *Sink) upsertBatch(ctx context.Context, coll string, filter *qdrant.Filt
 // classifyWrite classifies a write error and forgets the collection when
 // Qdrant no longer knows it, so the next write re-creates it.
 func (s *Sink) classifyWrite(coll, op string, err error) error {
-	if status.Code(unwrapStatus(err)) == codes.NotFound {
+	if status.Code(err) == codes.NotFound {
 		s.forget(coll)
 	}
 	return classify(fmt.Sprintf("%s in %q", op, coll), err)
@@ -897,13 +895,13 @@ func classify(what string, err error) error {
 		return nil
 	}
 	wrapped := fmt.Errorf("qdrantsink: %s: %w", what, err)
-	code := status.Code(unwrapStatus(err))
+	code := status.Code(err)
 	if errors.Is(err, context.Canceled) || code == codes.Canceled {
 		return wrapped
 	}
 	var re *qdrant.QdrantResourceExhaustedError
 	if errors.As(err, &re) {
-		return fault.Unavailable(DependencyQdrant, fault.RetryAfter(wrapped, secondsDuration(re.RetryAfterS)))
+		return fault.Unavailable(DependencyQdrant, fault.RetryAfter(wrapped, time.Duration(max(re.RetryAfterS, 0))*time.Second))
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		return fault.Unavailable(DependencyQdrant, wrapped)
@@ -916,15 +914,3 @@ func classify(what string, err error) error {
 	}
 	return wrapped
 }
-
-// unwrapStatus finds the gRPC status error in err's chain.
-func unwrapStatus(err error) error {
-	for e := err; e != nil; e = errors.Unwrap(e) {
-		if _, ok := status.FromError(e); ok {
-			return e
-		}
-	}
-	return err
-}
-
-func secondsDuration(n int) time.Duration { return time.Duration(max(n, 0)) * time.Second }

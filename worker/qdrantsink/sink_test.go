@@ -556,7 +556,7 @@ func TestServerDownThenBack(t *testing.T) {
 		if err == nil || fault.IsPermanent(err) {
 			t.Fatalf("Write while down = %v, want a transient error", err)
 		}
-		if status.Code(unwrapStatus(err)) != codes.Unavailable {
+		if status.Code(err) != codes.Unavailable {
 			t.Fatalf("Write while down = %v, want Unavailable inside", err)
 		}
 		if dep, ok := fault.UnavailableDependency(err); !ok || dep != DependencyQdrant {
@@ -917,7 +917,7 @@ func TestNewWaitsForQdrant(t *testing.T) {
 	// The context ends while New waits between health checks (the last
 	// answer, Unavailable) or, on a slow machine, during one (its deadline).
 	_, err := New(ctx, testConfig(srv), sinktest.NewRecords(), nil, nil)
-	if code := status.Code(unwrapStatus(err)); code != codes.Unavailable && code != codes.DeadlineExceeded || !strings.Contains(err.Error(), "health check") {
+	if code := status.Code(err); code != codes.Unavailable && code != codes.DeadlineExceeded || !strings.Contains(err.Error(), "health check") {
 		t.Errorf("New with Qdrant down until its context ended = %v, want the health check's Unavailable or deadline error", err)
 	}
 	srv.SetUnavailable(false)
