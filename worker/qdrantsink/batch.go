@@ -90,13 +90,6 @@ func (b *batcher) upsert(ctx context.Context, coll string, doc worker.Doc, point
 	}
 }
 
-// full reports whether a request of count points and bytes bytes can take
-// no point of size more: it holds n points, or the point would carry it
-// past maxBytes (a request takes its first point whatever its size).
-func full(count, bytes, size, n, maxBytes int) bool {
-	return count > 0 && (count == n || bytes+size+requestOverhead > maxBytes)
-}
-
 // cutLen returns how many items from the front of q the next request
 // takes: up to Config.Batch points and MaxRequestBytes, stopping before a
 // point of another version of a document already in the request (one
@@ -108,7 +101,8 @@ func (b *batcher) cutLen(q []item) (n int, fits bool) {
 	seqs := map[string]uint64{}
 	for n < len(q) {
 		it := q[n]
-		if full(n, bytes, it.size, b.s.cfg.Batch, MaxRequestBytes) {
+		// A request takes its first point whatever its size.
+		if n > 0 && (n == b.s.cfg.Batch || bytes+it.size+requestOverhead > MaxRequestBytes) {
 			return n, true
 		}
 		if seq, ok := seqs[it.j.doc.ID]; ok && seq != it.j.doc.Seq {

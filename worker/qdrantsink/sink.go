@@ -654,12 +654,6 @@ func (s *Sink) points(ctx context.Context, coll string, doc worker.Doc, chunks [
 	return points, nil
 }
 
-// textDigest is the digest of a text sent to the embedder.
-func textDigest(text string) string {
-	sum := sha256.Sum256([]byte(text))
-	return hex.EncodeToString(sum[:])
-}
-
 // dense returns the dense vector of each chunk and the digest of its
 // text: the vectors of texts the document's stored points already carry
 // (same digest, model and dimension) are reused, the other texts are
@@ -667,7 +661,8 @@ func textDigest(text string) string {
 func (s *Sink) dense(ctx context.Context, coll string, doc worker.Doc, chunks []worker.Chunk) ([][]float32, []string, error) {
 	digests := make([]string, len(chunks))
 	for i, c := range chunks {
-		digests[i] = textDigest(c.Chunk.Content())
+		sum := sha256.Sum256([]byte(c.Chunk.Content()))
+		digests[i] = hex.EncodeToString(sum[:])
 	}
 	// The first version of a document has no stored points to reuse.
 	var (
