@@ -73,22 +73,17 @@
 // UTF-8 in a proto string field is already refused by the protobuf codec on
 // either side.)
 //
-// Failure injection: SetUnavailable makes every call fail with Unavailable
-// until it is cleared (or for a duration with UnavailableFor), FailNext makes
-// the next n calls fail with a chosen code, and Hang makes every call wait
-// until Release, as a stopped server process does (the client's deadline
-// ends the call; the double keeps answering HTTP/2 pings, which a stopped
-// process would not, so only deadlines detect the hang). Every call is recorded (Calls),
-// with its wait flag and write ordering for the write calls, so tests can
-// assert how a client talks to Qdrant.
+// Failure injection: SetUnavailable, UnavailableFor, FailNext, and Hang
+// until Release (the double keeps answering HTTP/2 pings, which a stopped
+// process would not, so only deadlines detect the hang). Every call is
+// recorded (Calls), so tests can assert how a client talks to Qdrant.
 //
 // What it does not do: the Search and Recommend APIs, vectors other than
 // dense and sparse, quantization, shards, replicas, snapshots, the REST API.
 //
-// A real Qdrant: Real returns the one CHUNKSTREAM_TEST_QDRANT_URL names
-// (EnvURL) and skips the test, saying so, when the variable is unset;
-// Remote.Collection gives each test a collection of its own, deleted when
-// it ends. The sink's conformance suite and the search command's tests
-// run against it, to check that the double behaves as Qdrant does.
 // Writes are applied synchronously, so wait=false behaves like wait=true.
+//
+// Real returns the real Qdrant EnvURL names, if any: the sink's
+// conformance suite and the search command's tests run against it too, to
+// check that the double behaves as Qdrant does.
 package qdranttest
