@@ -15,12 +15,9 @@
 // length; Encoding describes them in one string
 // ("qdrant/bm25 language=english k=1.2 b=0.75 avg_len=256") that a
 // collection can store to remember how its points were written. The
-// chunkstream worker writes the document vector of every chunk as the
-// point's "bm25" vector (the Qdrant sink, with an Encoder for the
-// configured average chunk length). The package depends on the standard
-// library, the Snowball stemmers of github.com/kljensen/snowball and the
-// murmur3 of github.com/twmb/murmur3 only, so a search client can
-// import it alone.
+// package depends on the standard library, the Snowball stemmers of
+// github.com/kljensen/snowball and the murmur3 of github.com/twmb/murmur3
+// only, so a search client can import it alone.
 //
 // # The vectors
 //
