@@ -454,9 +454,6 @@ func (s *Sink) Write(ctx context.Context, doc worker.Doc, chunks []worker.Chunk)
 	if !utf8.ValidString(doc.ID) || !utf8.ValidString(doc.Collection) {
 		return fault.Permanent(fmt.Errorf("%w: document id or collection is not valid UTF-8", ErrInvalidPoint))
 	}
-	if err := s.prepare(ctx); err != nil {
-		return notReady(ctx, err)
-	}
 	coll, err := s.collection(ctx, doc)
 	if err != nil {
 		if errors.Is(err, ErrCollectionMismatch) {
@@ -506,9 +503,6 @@ func (s *Sink) Write(ctx context.Context, doc worker.Doc, chunks []worker.Chunk)
 func (s *Sink) Superseded(ctx context.Context, doc worker.Doc) error {
 	if doc.ID == "" || !utf8.ValidString(doc.ID) || !utf8.ValidString(doc.Collection) || doc.Seq > 1<<53 {
 		return nil // it cannot have written anything
-	}
-	if err := s.prepare(ctx); err != nil {
-		return notReady(ctx, err)
 	}
 	coll, err := s.collection(ctx, doc)
 	if err != nil {
@@ -568,10 +562,13 @@ func (s *Sink) Probe(ctx context.Context, dependency string) error {
 	return nil
 }
 
-// collection returns the collection doc goes to, the default one unless
-// it names another, which is created or checked first (a misfit wraps
-// ErrCollectionMismatch).
+// collection sets the sink up and returns the collection doc goes to, the
+// default one unless it names another, which is created or checked first
+// (a misfit wraps ErrCollectionMismatch).
 func (s *Sink) collection(ctx context.Context, doc worker.Doc) (string, error) {
+	if err := s.prepare(ctx); err != nil {
+		return "", notReady(ctx, err)
+	}
 	if doc.Collection == "" {
 		return s.cfg.Collection, nil
 	}

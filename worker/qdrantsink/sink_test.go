@@ -348,7 +348,8 @@ func TestServerVersion(t *testing.T) {
 		version string
 		ok      bool
 	}{{"1.15.5", false}, {"0.11.0", false}, {"1.16.0", true}, {"1.17.1", true}, {"2.0.0", true}, {"v1.16.3-dev", true}, {"garbage", false}} {
-		srv := qdranttest.Start(t, qdranttest.WithVersion(tt.version))
+		srv := qdranttest.Start(t)
+		srv.SetVersion(tt.version)
 		s, err := New(context.Background(), testConfig(srv), sinktest.NewRecords(), nil, nil)
 		if (err == nil) != tt.ok {
 			t.Errorf("New with server %s: err = %v, want ok=%v", tt.version, err, tt.ok)
