@@ -243,9 +243,6 @@ func (p *pipeline) query(sc *scratch, text string) Vector {
 		}
 	}
 	slices.Sort(v.Indices)
-	v.Values = make([]float32, len(v.Indices))
-	for i := range v.Values {
-		v.Values[i] = 1
-	}
+	v.Values = slices.Repeat([]float32{1}, len(v.Indices))
 	return v
 }

@@ -1,7 +1,6 @@
 package bm25
 
 import (
-	"bufio"
 	"embed"
 	"strings"
 	"unicode"
@@ -37,17 +36,13 @@ var defaultPipeline = pipelines[English]
 
 // stopwords reads the embedded stop word list of a language.
 func stopwords(name string) map[string]bool {
-	f, err := stopwordFiles.Open("stopwords/" + name + ".txt")
+	data, err := stopwordFiles.ReadFile("stopwords/" + name + ".txt")
 	if err != nil {
 		panic("bm25: the stop words of " + name + " are missing: " + err.Error())
 	}
-	defer f.Close()
 	set := map[string]bool{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if w := sc.Text(); w != "" {
-			set[lower(w)] = true
-		}
+	for _, w := range strings.Fields(string(data)) {
+		set[lower(w)] = true
 	}
 	return set
 }
