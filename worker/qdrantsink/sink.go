@@ -138,9 +138,7 @@ type Sink struct {
 
 // New connects to Qdrant, checks its version, probes the embedder (which
 // may be nil: points then carry only the bm25 vector) and sets up the
-// default collection (see the package documentation). When the embedder
-// does not answer yet, New returns a sink that is not ready. logger may
-// be nil.
+// default collection (see the package documentation). logger may be nil.
 func New(ctx context.Context, cfg Config, records worker.Records, embedder Embedder, logger *slog.Logger) (*Sink, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -230,9 +228,6 @@ func (s *Sink) Close() error {
 	s.batch.close()
 	return s.client.Close()
 }
-
-// Client returns the underlying go-client, for readers and tools.
-func (s *Sink) Client() *qdrant.Client { return s.client }
 
 // Ready reports whether the sink can write: the embedder (if any) answered
 // its probe and the default collection fits. When not ready yet it tries
@@ -652,9 +647,8 @@ func (s *Sink) points(ctx context.Context, coll string, doc worker.Doc, chunks [
 }
 
 // dense returns the dense vector of each chunk and the digest of its
-// text: the vectors of texts the document's stored points already carry
-// (same digest, model and dimension) are reused, the other texts are
-// embedded, each distinct text once.
+// text, reusing stored vectors ("Reusing vectors" in the package
+// documentation) and embedding each other distinct text once.
 func (s *Sink) dense(ctx context.Context, coll string, doc worker.Doc, chunks []worker.Chunk) ([][]float32, []string, error) {
 	digests := make([]string, len(chunks))
 	for i, c := range chunks {

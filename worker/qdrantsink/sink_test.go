@@ -296,7 +296,7 @@ func TestEveryChunkIsAPoint(t *testing.T) {
 func TestCollectionSetUp(t *testing.T) {
 	srv := qdranttest.Start(t)
 	s := newSink(t, srv, sinktest.NewRecords(), &fakeEmbedder{dims: 5})
-	info, err := s.Client().GetCollectionInfo(context.Background(), "chunks")
+	info, err := s.client.GetCollectionInfo(context.Background(), "chunks")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,20 +46,17 @@
 //     another model is Internal (no inference service configured).
 //   - Query (the universal query API): nested prefetches (depth at most 64),
 //     the filter of a query or prefetch propagated into its prefetches,
-//     fusion by RRF (1/((position+1)/weight + k − 1), k 2 unless Rrf gives
-//     it, weights) and DBSF (each list normalised between mean ∓ 3 standard
-//     deviations), nearest by a dense vector (the collection's distance:
-//     cosine, dot, Euclid, Manhattan), a sparse vector (the dot product with
-//     the IDF modifier idf = ln((N − n + 0.5)/(n + 0.5) + 1), N the points
-//     holding the vector, n those with the index; a search finds only the
-//     points sharing an index with the query) or a Document, rescoring of
-//     prefetched points, no query (points in id order), using, limit
-//     (default 10), offset, score_threshold, with_payload (default none)
-//     and with_vectors. Scores are computed in binary32 as Qdrant does; sums
-//     may round differently in the last bit. Points of equal score come in
-//     id order (RRF: in the order first met), where Qdrant promises no
-//     order. Other queries (recommend, discover, order_by, formulas, MMR,
-//     ids as vectors, lookup_from) are Unimplemented.
+//     fusion by RRF (k, weights) and DBSF, nearest by a dense vector (the
+//     collection's distance: cosine, dot, Euclid, Manhattan), a sparse
+//     vector (the IDF modifier; a search finds only the points sharing an
+//     index with the query) or a Document, rescoring of prefetched points,
+//     no query (points in id order), using, limit (default 10), offset,
+//     score_threshold, with_payload (default none) and with_vectors. Scores
+//     are computed in binary32 as Qdrant does; sums may round differently in
+//     the last bit. Points of equal score come in id order (RRF: in the
+//     order first met), where Qdrant promises no order. Other queries
+//     (recommend, discover, order_by, formulas, MMR, ids as vectors,
+//     lookup_from) are Unimplemented.
 //   - Filters: must, should, must_not, min_should, nested filters, has_id,
 //     and field conditions with match (keyword, integer, bool, keywords,
 //     integers, except), range, is_empty and is_null on dotted payload
