@@ -106,12 +106,7 @@ func (s *Server) Port() int { return s.lis.Addr().(*net.TCPAddr).Port }
 // ends.
 func (s *Server) Client(tb testing.TB) *qdrant.Client {
 	tb.Helper()
-	c, err := qdrant.NewClient(&qdrant.Config{Host: s.Host(), Port: s.Port(), SkipCompatibilityCheck: true})
-	if err != nil {
-		tb.Fatalf("qdranttest: client: %v", err)
-	}
-	tb.Cleanup(func() { _ = c.Close() })
-	return c
+	return Remote{Addr: s.Addr()}.Client(tb)
 }
 
 // SetVersion changes the version HealthCheck reports.
@@ -273,8 +268,8 @@ func (s *Server) collectionLocked(name string) (*collection, error) {
 	return c, nil
 }
 
-// withCollection runs f, with s.mu held, on the collection name or an
-// alias names; an unknown one is Qdrant's NotFound error.
+// withCollection runs f, with s.mu held, on the collection
+// collectionLocked finds.
 func withCollection[R any](s *Server, name string, f func(*collection) (R, error)) (R, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
