@@ -126,11 +126,10 @@
 //
 // The tests compare the Encoder with a straightforward implementation of
 // this definition (on tables, random texts, the test vectors and a fuzz
-// target), and with an independent one, testdata/oracle/bm25.mjs: the
-// same definition in JavaScript, built from JavaScript's Unicode regular
-// expressions and case mapping, NLTK's stop words, Snowball's JavaScript
-// stemmers, a JavaScript murmur3 and an exact fused multiply-add, on the
-// test vectors, random texts and every chunk of a Markdown corpus.
+// target), and with an independent one in JavaScript that shares no code
+// with this package (testdata/oracle/bm25.mjs, its header says what it is
+// built from), on the test vectors, random texts and every chunk of a
+// Markdown corpus.
 //
 // An Encoder keeps, per scratch space, a cache from each token as it
 // appears in the text to its term and index, so that a word is lowercased,
