@@ -887,7 +887,8 @@ func classify(what string, err error) error {
 	}
 	var re *qdrant.QdrantResourceExhaustedError
 	if errors.As(err, &re) {
-		return fault.Unavailable(DependencyQdrant, fault.RetryAfter(wrapped, time.Duration(max(re.RetryAfterS, 0))*time.Second))
+		wait := time.Duration(max(re.RetryAfterS, 0)) * time.Second
+		return fault.Unavailable(DependencyQdrant, fault.RetryAfter(wrapped, wait))
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		return fault.Unavailable(DependencyQdrant, wrapped)
