@@ -1,6 +1,7 @@
 package bm25
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -103,8 +104,7 @@ type Encoder struct {
 
 // NewEncoder returns an Encoder for the language (see ParseLanguage for
 // the names it accepts) and the average document length avgdl, in tokens:
-// a positive finite number. Every writer of one collection must use the
-// same language and avgdl.
+// a positive finite number.
 func NewEncoder(language Language, avgdl float64) (*Encoder, error) {
 	lang, err := ParseLanguage(string(language))
 	if err != nil {
@@ -204,20 +204,28 @@ func (p *pipeline) document(sc *scratch, text string, avgdl float64) Vector {
 		f := float64(tf)
 		return float32(f * (k1 + 1) / math.FMA(k1, x, f))
 	}
-	v := Vector{Indices: make([]uint32, 0, len(sc.terms)), Values: make([]float32, 0, len(sc.terms))}
+	type entry struct {
+		id uint32
+		w  float32
+	}
+	es := make([]entry, 0, len(sc.terms))
 	for _, t := range sc.terms {
+		if !t.first {
+			continue
+		}
 		w := value(t.tf)
 		for o := t.other; o >= 0; o = sc.terms[o].other {
 			// Distinct words of one index: Qdrant keeps the value of one of
 			// them, depending on its hash map's order; this is the largest.
 			w = max(w, value(sc.terms[o].tf))
 		}
-		if t.first {
-			v.Indices = append(v.Indices, t.id)
-			v.Values = append(v.Values, w)
-		}
+		es = append(es, entry{t.id, w})
 	}
-	sortVector(&v)
+	slices.SortFunc(es, func(a, b entry) int { return cmp.Compare(a.id, b.id) })
+	v := Vector{Indices: make([]uint32, len(es)), Values: make([]float32, len(es))}
+	for i, e := range es {
+		v.Indices[i], v.Values[i] = e.id, e.w
+	}
 	return v
 }
 
@@ -235,28 +243,6 @@ func (p *pipeline) query(sc *scratch, text string) Vector {
 		}
 	}
 	slices.Sort(v.Indices)
-	v.Values = make([]float32, len(v.Indices))
-	for i := range v.Values {
-		v.Values[i] = 1
-	}
+	v.Values = slices.Repeat([]float32{1}, len(v.Indices))
 	return v
-}
-
-// sortVector sorts v's entries by index.
-func sortVector(v *Vector) {
-	if slices.IsSorted(v.Indices) {
-		return
-	}
-	perm := make([]int, len(v.Indices))
-	for i := range perm {
-		perm[i] = i
-	}
-	slices.SortFunc(perm, func(a, b int) int {
-		return int(int64(v.Indices[a]) - int64(v.Indices[b]))
-	})
-	idx, vals := make([]uint32, len(perm)), make([]float32, len(perm))
-	for i, p := range perm {
-		idx[i], vals[i] = v.Indices[p], v.Values[p]
-	}
-	v.Indices, v.Values = idx, vals
 }

@@ -15,12 +15,9 @@
 // length; Encoding describes them in one string
 // ("qdrant/bm25 language=english k=1.2 b=0.75 avg_len=256") that a
 // collection can store to remember how its points were written. The
-// chunkstream worker writes the document vector of every chunk as the
-// point's "bm25" vector (the Qdrant sink, with an Encoder for the
-// configured average chunk length). The package depends on the standard
-// library, the Snowball stemmers of github.com/kljensen/snowball and the
-// murmur3 of github.com/twmb/murmur3 only, so a search client can
-// import it alone.
+// package depends on the standard library, the Snowball stemmers of
+// github.com/kljensen/snowball and the murmur3 of github.com/twmb/murmur3
+// only, so a search client can import it alone.
 //
 // # The vectors
 //
@@ -129,11 +126,10 @@
 //
 // The tests compare the Encoder with a straightforward implementation of
 // this definition (on tables, random texts, the test vectors and a fuzz
-// target), and with an independent one, testdata/oracle/bm25.mjs: the
-// same definition in JavaScript, built from JavaScript's Unicode regular
-// expressions and case mapping, NLTK's stop words, Snowball's JavaScript
-// stemmers, a JavaScript murmur3 and an exact fused multiply-add, on the
-// test vectors, random texts and every chunk of a Markdown corpus.
+// target), and with an independent one in JavaScript that shares no code
+// with this package (testdata/oracle/bm25.mjs, its header says what it is
+// built from), on the test vectors, random texts and every chunk of a
+// Markdown corpus.
 //
 // An Encoder keeps, per scratch space, a cache from each token as it
 // appears in the text to its term and index, so that a word is lowercased,

@@ -1,7 +1,6 @@
 package bm25
 
 import (
-	"bufio"
 	"embed"
 	"strings"
 	"unicode"
@@ -37,17 +36,13 @@ var defaultPipeline = pipelines[English]
 
 // stopwords reads the embedded stop word list of a language.
 func stopwords(name string) map[string]bool {
-	f, err := stopwordFiles.Open("stopwords/" + name + ".txt")
+	data, err := stopwordFiles.ReadFile("stopwords/" + name + ".txt")
 	if err != nil {
 		panic("bm25: the stop words of " + name + " are missing: " + err.Error())
 	}
-	defer f.Close()
 	set := map[string]bool{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if w := sc.Text(); w != "" {
-			set[lower(w)] = true
-		}
+	for _, w := range strings.Fields(string(data)) {
+		set[lower(w)] = true
 	}
 	return set
 }
@@ -85,9 +80,7 @@ func (p *pipeline) word(token string) word {
 	return word{term: t, id: tokenID(t)}
 }
 
-// tokenID is the index of a term: the murmur3 32-bit hash (seed 0) of its
-// UTF-8 bytes, read as a signed 32-bit integer, made non-negative. The
-// hash 0x80000000 has no positive counterpart and gives 2147483648.
+// tokenID is the index of a term (the package documentation's "Index").
 func tokenID(term string) uint32 {
 	h := int32(murmur3.StringSum32(term))
 	if h < 0 {
@@ -96,10 +89,8 @@ func tokenID(term string) uint32 {
 	return uint32(h)
 }
 
-// isAlnum reports whether r is alphanumeric as Rust's char::is_alphanumeric
-// has it: the derived property Alphabetic (letters, letter numbers,
-// Other_Alphabetic, Other_Lowercase, Other_Uppercase) or a number (Nd,
-// Nl, No), by Unicode unicodeVersion (Go's tables and alnumAdded).
+// isAlnum reports whether r is alphanumeric (the package documentation's
+// "Tokens"), by Unicode unicodeVersion (Go's tables and alnumAdded).
 func isAlnum(r rune) bool {
 	return unicode.IsLetter(r) || unicode.IsNumber(r) ||
 		unicode.In(r, unicode.Other_Alphabetic, unicode.Other_Lowercase, unicode.Other_Uppercase, alnumAdded)
@@ -122,10 +113,8 @@ var asciiAlnum = func() (t [utf8.RuneSelf]bool) {
 	return t
 }()
 
-// lower returns s lowercased as Rust's str::to_lowercase does: each
-// character by its full lowercase mapping (İ, U+0130, becomes "i̇", the
-// only mapping to two characters), and Σ by the Final_Sigma rule: ς at
-// the end of a word, σ elsewhere.
+// lower returns s lowercased as Rust's str::to_lowercase does (the
+// package documentation's "Lowercasing").
 func lower(s string) string {
 	upper := false
 	for i := 0; i < len(s); i++ {

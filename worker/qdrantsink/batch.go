@@ -90,13 +90,6 @@ func (b *batcher) upsert(ctx context.Context, coll string, doc worker.Doc, point
 	}
 }
 
-// full reports whether a request of count points and bytes bytes can take
-// no point of size more: it holds n points, or the point would carry it
-// past maxBytes (a request takes its first point whatever its size).
-func full(count, bytes, size, n, maxBytes int) bool {
-	return count > 0 && (count == n || bytes+size+requestOverhead > maxBytes)
-}
-
 // cutLen returns how many items from the front of q the next request
 // takes: up to Config.Batch points and MaxRequestBytes, stopping before a
 // point of another version of a document already in the request (one
@@ -108,7 +101,8 @@ func (b *batcher) cutLen(q []item) (n int, fits bool) {
 	seqs := map[string]uint64{}
 	for n < len(q) {
 		it := q[n]
-		if full(n, bytes, it.size, b.s.cfg.Batch, MaxRequestBytes) {
+		// A request takes its first point whatever its size.
+		if n > 0 && (n == b.s.cfg.Batch || bytes+it.size+requestOverhead > MaxRequestBytes) {
 			return n, true
 		}
 		if seq, ok := seqs[it.j.doc.ID]; ok && seq != it.j.doc.Seq {
@@ -242,10 +236,8 @@ func (b *batcher) send(ctx context.Context, coll string, f *flight, items []item
 }
 
 // updateFilter is the update_filter of a request holding the points of
-// jobs, one version of each document: "doc_id = D and ingest_seq < S" for
-// each. A point's id is its document's (messages.ChunkID), so an existing
-// point matches the filter exactly when it matches its own document's
-// condition, as if each Write had sent its points alone.
+// jobs, one version of each document: the disjunction of their
+// olderPoints ("Shared requests" in the package documentation).
 func updateFilter(jobs []*job) *qdrant.Filter {
 	if len(jobs) == 1 {
 		return olderPoints(jobs[0].doc)

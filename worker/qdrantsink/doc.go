@@ -5,41 +5,32 @@
 //
 // # Points and collections
 //
-// A chunk becomes one point as docs/wire.md ("Qdrant point") lays it out:
-// id = worker.Chunk.ID, the payload built with the non-panicking
-// qdrant.TryValueMap, the named vectors "bm25" (see "BM25"; none for a
-// chunk without terms) and, with an embedder, "dense" (see "Reusing
-// vectors"). A value the payload cannot hold, invalid UTF-8, or a
-// metadata integer beyond 64 bits (which a float would change) is a
-// permanent ErrInvalidPoint: the document is dead-lettered, never stored
-// with another number.
+// A chunk becomes one point as docs/wire.md ("Qdrant point") lays it out,
+// its payload built with the non-panicking qdrant.TryValueMap. A value the
+// payload cannot hold, invalid UTF-8, or a metadata integer beyond 64 bits
+// (which a float would change) is a permanent ErrInvalidPoint: the
+// document is dead-lettered, never stored with another number.
 //
-// A missing collection is created with the sparse vector "bm25" (IDF
-// modifier), with an embedder the dense vector "dense" (cosine, size
-// probed from the embedder), and the metadata MetadataEncoding holding
-// the sink's Encoding, then the payload indexes keyword doc_id and
-// integer ingest_seq, all before any point is written. An existing
-// collection must fit: bm25 with the IDF modifier, no unnamed dense
-// vector, with an embedder "dense" of the probed size with cosine
-// distance, and the sink's encoding (see "BM25"; ErrEncodingMismatch). A
-// misfit is an error from New for the default collection, and a
-// permanent error (dead letter) for a message whose "collection"
-// overrides it. Collections are checked once per sink and cached; a
-// NotFound from Qdrant drops the cache entry so the next write re-creates
-// the collection.
+// A missing collection is created as docs/wire.md describes it, payload
+// indexes included, before any point is written; an existing one must fit
+// the points the sink writes (ErrCollectionMismatch) and its encoding (see
+// "BM25"). A misfit is an error from New for the default collection, and a
+// permanent error (dead letter) for a message whose "collection" overrides
+// it. Collections are checked once per sink and cached; a NotFound from
+// Qdrant drops the cache entry so the next write re-creates the collection.
 //
-// New checks the server version with HealthCheck and refuses anything
-// below 1.16, where update_filter does not exist and would be silently
-// ignored. When an embedder is configured but does not answer its probe
-// yet, New returns a sink that is not Ready; Ready and every Write retry
-// the set-up, and Write fails with a transient error until it succeeds.
+// New refuses a Qdrant below MinServerVersion, which would silently ignore
+// update_filter. When an embedder is configured but does not answer its
+// probe yet, New returns a sink that is not Ready; Ready and every Write
+// retry the set-up, and Write fails with a transient error until it
+// succeeds.
 //
 // # Writing a version
 //
 // The worker runs step 1 (compare-and-set the document record to S, or ack
 // as superseded) and step 5 (mark done, ack) of the processing procedure
-// (the worker package, docs/design.md);
-// Write runs the middle steps for version S of document D:
+// (the worker package, docs/design.md); Write runs the middle steps for
+// version S of document D:
 //
 //  2. with an embedder, compute the dense vectors, reusing those D's
 //     stored points already carry (see "Reusing vectors"); upsert D's
@@ -67,8 +58,7 @@
 // (DependencyEmbedder), and so is a set-up the sink cannot finish (the
 // default collection, the embedder's probe): the deployment's fault,
 // never the message's. The worker then holds its messages and asks Probe
-// until the dependency answers (a health check and a listing of the
-// default collection; one embedding), without spending deliveries. A
+// until the dependency answers, without spending deliveries. A
 // connection that broke during an outage is dialled again within 5 s
 // (gRPC's own backoff grows to 2 minutes, and the go-client's pool would
 // keep failing the requests it hands to that connection). A
@@ -250,37 +240,21 @@
 //
 // # BM25
 //
-// The sparse vector is the document side of BM25 as package bm25 and
-// docs/wire.md ("BM25 vector") define it; Qdrant's IDF modifier supplies
-// the IDF at query time. Config.BM25 says who computes it: local, the
-// sink's bm25.Encoder; qdrant, Qdrant itself, from a Document of model
-// qdrant/bm25 with the encoder's Options; off, nobody. A text without
-// terms (Encoder.HasTerms) gets no vector in either mode, so both write
-// identical points; the corpus test checks a Markdown corpus both ways.
+// The sparse vector is the document side of BM25 as package bm25 defines
+// it; Config.BM25 says who computes it (docs/operations.md, "Qdrant and
+// the embedder"). A text without terms (Encoder.HasTerms) gets no vector
+// in either mode, so local and qdrant write identical points; the corpus
+// test checks a Markdown corpus both ways.
 //
-// Encoding describes the vectors (the encoder's description, the same for
-// local and qdrant, or EncodingNone for off). Points of two encodings must
-// not mix in a collection: they score on different scales, and points
-// without vectors are invisible to BM25. So a collection records its
-// encoding in its metadata (MetadataEncoding, written at creation, Qdrant
-// 1.15.4 and later), and a sink of another encoding refuses it:
-// New fails for the default collection, naming the migration
-// (docs/operations.md, "Changing the BM25 encoding"), and a request
-// naming such a collection is dead-lettered. A collection that records
-// none is given the sink's
-// encoding when every one of a sample of its points (encodingSample)
-// carries exactly the vector the sink would write for its content, and
-// refused otherwise; two workers of different encodings starting at the
-// same moment on such a collection could both pass the check, the one
-// gap. The sink is a worker.EncodingSink: the encoding enters every
-// settings fingerprint it records and the defaults the workers
-// advertise, so the producer's -resend-stale re-sends exactly the
-// documents written with another encoding.
-//
-// Search queries a collection through Qdrant's Query API, for `producer
-// search`: BM25 and dense prefetches fused by reciprocal rank fusion when
-// the collection has both vectors and an embedder is given, BM25 alone
-// otherwise.
+// Points of two encodings (Encoding) must not mix in a collection: they
+// score on different scales, and points without vectors are invisible to
+// BM25. So a collection records its encoding (MetadataEncoding) and a sink
+// of another refuses it, as docs/operations.md ("The collection's
+// encoding") describes. Two workers of different encodings starting at
+// the same moment on a collection that records none could both pass its
+// sample check, the one gap. The sink is a worker.EncodingSink, so that
+// the producer's -resend-stale re-sends exactly the documents written
+// with another encoding.
 //
 // # Limits
 //
@@ -291,8 +265,6 @@
 // alone, and Qdrant's request size limit (service.max_request_size_mb,
 // 32 MB by default) decides. The backlog test measures at least 64
 // points per request on average.
-// Requests and answers are protobuf as gRPC's own codec makes them, in
-// buffers of the message's size: the default codec takes a buffer for a
-// message over 32 KB from a pool of 1 MB buffers and clears all of it
-// each time, which cost a long document's upsert more than encoding it.
+// Requests and answers are encoded by package grpccodec (its doc says
+// why).
 package qdrantsink

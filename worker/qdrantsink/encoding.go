@@ -79,13 +79,11 @@ func (s *Sink) checkEncoding(ctx context.Context, name string, info *qdrant.Coll
 	}
 	for _, p := range pts {
 		got := p.GetVectors().GetVectors().GetVectors()[VectorBM25].GetSparse()
-		var idx []uint32
-		var vals []float32
+		var want bm25.Vector // none for off
 		if s.cfg.BM25 != BM25Off {
-			v := s.bm25.Document(p.GetPayload()[FieldContent].GetStringValue())
-			idx, vals = v.Indices, v.Values
+			want = s.bm25.Document(p.GetPayload()[FieldContent].GetStringValue())
 		}
-		if !slices.Equal(got.GetIndices(), idx) || !slices.Equal(got.GetValues(), vals) {
+		if !slices.Equal(got.GetIndices(), want.Indices) || !slices.Equal(got.GetValues(), want.Values) {
 			return s.encodingMismatch(name, "it records no encoding, and its points' bm25 vectors are not this worker's")
 		}
 	}

@@ -114,7 +114,7 @@ func TestReuseNeedsTheSameModelAndSize(t *testing.T) {
 		{FieldDocID: "x.md", FieldIngestSeq: 1, FieldDenseDigest: fmt.Sprintf("%x", sha256.Sum256([]byte("alpha"))), FieldDenseModel: "new-model", FieldDenseDims: 8},
 		{FieldDocID: "x.md", FieldIngestSeq: 1, FieldContent: "beta"},
 	} {
-		_, err := s.Client().Upsert(ctx, &qdrant.UpsertPoints{CollectionName: "chunks", Wait: qdrant.PtrOf(true), Points: []*qdrant.PointStruct{{
+		_, err := s.client.Upsert(ctx, &qdrant.UpsertPoints{CollectionName: "chunks", Wait: qdrant.PtrOf(true), Points: []*qdrant.PointStruct{{
 			Id:      qdrant.NewID(sinktest.ChunkID("x.md", 10+i)),
 			Payload: qdrant.NewValueMap(pl),
 			Vectors: qdrant.NewVectorsMap(map[string]*qdrant.Vector{VectorDense: qdrant.NewVectorDense([]float32{1, 0, 0, 0})}),

@@ -138,9 +138,7 @@ type Sink struct {
 
 // New connects to Qdrant, checks its version, probes the embedder (which
 // may be nil: points then carry only the bm25 vector) and sets up the
-// default collection (see the package documentation). When the embedder
-// does not answer yet, New returns a sink that is not ready. logger may
-// be nil.
+// default collection (see the package documentation). logger may be nil.
 func New(ctx context.Context, cfg Config, records worker.Records, embedder Embedder, logger *slog.Logger) (*Sink, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -230,9 +228,6 @@ func (s *Sink) Close() error {
 	s.batch.close()
 	return s.client.Close()
 }
-
-// Client returns the underlying go-client, for readers and tools.
-func (s *Sink) Client() *qdrant.Client { return s.client }
 
 // Ready reports whether the sink can write: the embedder (if any) answered
 // its probe and the default collection fits. When not ready yet it tries
@@ -454,9 +449,6 @@ func (s *Sink) Write(ctx context.Context, doc worker.Doc, chunks []worker.Chunk)
 	if !utf8.ValidString(doc.ID) || !utf8.ValidString(doc.Collection) {
 		return fault.Permanent(fmt.Errorf("%w: document id or collection is not valid UTF-8", ErrInvalidPoint))
 	}
-	if err := s.prepare(ctx); err != nil {
-		return notReady(ctx, err)
-	}
 	coll, err := s.collection(ctx, doc)
 	if err != nil {
 		if errors.Is(err, ErrCollectionMismatch) {
@@ -506,9 +498,6 @@ func (s *Sink) Write(ctx context.Context, doc worker.Doc, chunks []worker.Chunk)
 func (s *Sink) Superseded(ctx context.Context, doc worker.Doc) error {
 	if doc.ID == "" || !utf8.ValidString(doc.ID) || !utf8.ValidString(doc.Collection) || doc.Seq > 1<<53 {
 		return nil // it cannot have written anything
-	}
-	if err := s.prepare(ctx); err != nil {
-		return notReady(ctx, err)
 	}
 	coll, err := s.collection(ctx, doc)
 	if err != nil {
@@ -568,10 +557,13 @@ func (s *Sink) Probe(ctx context.Context, dependency string) error {
 	return nil
 }
 
-// collection returns the collection doc goes to, the default one unless
-// it names another, which is created or checked first (a misfit wraps
-// ErrCollectionMismatch).
+// collection sets the sink up and returns the collection doc goes to, the
+// default one unless it names another, which is created or checked first
+// (a misfit wraps ErrCollectionMismatch).
 func (s *Sink) collection(ctx context.Context, doc worker.Doc) (string, error) {
+	if err := s.prepare(ctx); err != nil {
+		return "", notReady(ctx, err)
+	}
 	if doc.Collection == "" {
 		return s.cfg.Collection, nil
 	}
@@ -654,20 +646,14 @@ func (s *Sink) points(ctx context.Context, coll string, doc worker.Doc, chunks [
 	return points, nil
 }
 
-// textDigest is the digest of a text sent to the embedder.
-func textDigest(text string) string {
-	sum := sha256.Sum256([]byte(text))
-	return hex.EncodeToString(sum[:])
-}
-
 // dense returns the dense vector of each chunk and the digest of its
-// text: the vectors of texts the document's stored points already carry
-// (same digest, model and dimension) are reused, the other texts are
-// embedded, each distinct text once.
+// text, reusing stored vectors ("Reusing vectors" in the package
+// documentation) and embedding each other distinct text once.
 func (s *Sink) dense(ctx context.Context, coll string, doc worker.Doc, chunks []worker.Chunk) ([][]float32, []string, error) {
 	digests := make([]string, len(chunks))
 	for i, c := range chunks {
-		digests[i] = textDigest(c.Chunk.Content())
+		sum := sha256.Sum256([]byte(c.Chunk.Content()))
+		digests[i] = hex.EncodeToString(sum[:])
 	}
 	// The first version of a document has no stored points to reuse.
 	var (
@@ -727,9 +713,8 @@ const scrollPage = 256
 
 // storedVectors reads the dense vectors of the document's points, of any
 // version, whose text digest is among digests and whose model and
-// dimension are the embedder's, by digest. It filters by doc_id alone
-// (indexed) and checks the rest itself: a Qdrant in strict mode refuses
-// filters on fields without an index.
+// dimension are the embedder's, by digest ("Reusing vectors" in the
+// package documentation says why it filters by doc_id alone).
 func (s *Sink) storedVectors(ctx context.Context, coll, docID string, digests []string) (map[string][]float32, error) {
 	want := make(map[string]bool, len(digests))
 	for _, d := range digests {
@@ -847,7 +832,6 @@ func plainValue(v any) (any, error) {
 
 // tooBig is the error for an integer that a Qdrant payload cannot hold:
 // payload integers are 64-bit, and storing it as a float would change it.
-// The document is dead-lettered rather than stored with another number.
 func tooBig(n any) error {
 	return fmt.Errorf("integer %v does not fit in a Qdrant payload's 64-bit integers (send it as a string to keep it exactly)", n)
 }
@@ -873,7 +857,7 @@ func (s *Sink) upsertBatch(ctx context.Context, coll string, filter *qdrant.Filt
 // classifyWrite classifies a write error and forgets the collection when
 // Qdrant no longer knows it, so the next write re-creates it.
 func (s *Sink) classifyWrite(coll, op string, err error) error {
-	if status.Code(unwrapStatus(err)) == codes.NotFound {
+	if status.Code(err) == codes.NotFound {
 		s.forget(coll)
 	}
 	return classify(fmt.Sprintf("%s in %q", op, coll), err)
@@ -897,13 +881,14 @@ func classify(what string, err error) error {
 		return nil
 	}
 	wrapped := fmt.Errorf("qdrantsink: %s: %w", what, err)
-	code := status.Code(unwrapStatus(err))
+	code := status.Code(err)
 	if errors.Is(err, context.Canceled) || code == codes.Canceled {
 		return wrapped
 	}
 	var re *qdrant.QdrantResourceExhaustedError
 	if errors.As(err, &re) {
-		return fault.Unavailable(DependencyQdrant, fault.RetryAfter(wrapped, secondsDuration(re.RetryAfterS)))
+		wait := time.Duration(max(re.RetryAfterS, 0)) * time.Second
+		return fault.Unavailable(DependencyQdrant, fault.RetryAfter(wrapped, wait))
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		return fault.Unavailable(DependencyQdrant, wrapped)
@@ -916,15 +901,3 @@ func classify(what string, err error) error {
 	}
 	return wrapped
 }
-
-// unwrapStatus finds the gRPC status error in err's chain.
-func unwrapStatus(err error) error {
-	for e := err; e != nil; e = errors.Unwrap(e) {
-		if _, ok := status.FromError(e); ok {
-			return e
-		}
-	}
-	return err
-}
-
-func secondsDuration(n int) time.Duration { return time.Duration(max(n, 0)) * time.Second }

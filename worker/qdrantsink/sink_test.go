@@ -296,7 +296,7 @@ func TestEveryChunkIsAPoint(t *testing.T) {
 func TestCollectionSetUp(t *testing.T) {
 	srv := qdranttest.Start(t)
 	s := newSink(t, srv, sinktest.NewRecords(), &fakeEmbedder{dims: 5})
-	info, err := s.Client().GetCollectionInfo(context.Background(), "chunks")
+	info, err := s.client.GetCollectionInfo(context.Background(), "chunks")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -348,7 +348,8 @@ func TestServerVersion(t *testing.T) {
 		version string
 		ok      bool
 	}{{"1.15.5", false}, {"0.11.0", false}, {"1.16.0", true}, {"1.17.1", true}, {"2.0.0", true}, {"v1.16.3-dev", true}, {"garbage", false}} {
-		srv := qdranttest.Start(t, qdranttest.WithVersion(tt.version))
+		srv := qdranttest.Start(t)
+		srv.SetVersion(tt.version)
 		s, err := New(context.Background(), testConfig(srv), sinktest.NewRecords(), nil, nil)
 		if (err == nil) != tt.ok {
 			t.Errorf("New with server %s: err = %v, want ok=%v", tt.version, err, tt.ok)
@@ -556,7 +557,7 @@ func TestServerDownThenBack(t *testing.T) {
 		if err == nil || fault.IsPermanent(err) {
 			t.Fatalf("Write while down = %v, want a transient error", err)
 		}
-		if status.Code(unwrapStatus(err)) != codes.Unavailable {
+		if status.Code(err) != codes.Unavailable {
 			t.Fatalf("Write while down = %v, want Unavailable inside", err)
 		}
 		if dep, ok := fault.UnavailableDependency(err); !ok || dep != DependencyQdrant {
@@ -917,7 +918,7 @@ func TestNewWaitsForQdrant(t *testing.T) {
 	// The context ends while New waits between health checks (the last
 	// answer, Unavailable) or, on a slow machine, during one (its deadline).
 	_, err := New(ctx, testConfig(srv), sinktest.NewRecords(), nil, nil)
-	if code := status.Code(unwrapStatus(err)); code != codes.Unavailable && code != codes.DeadlineExceeded || !strings.Contains(err.Error(), "health check") {
+	if code := status.Code(err); code != codes.Unavailable && code != codes.DeadlineExceeded || !strings.Contains(err.Error(), "health check") {
 		t.Errorf("New with Qdrant down until its context ended = %v, want the health check's Unavailable or deadline error", err)
 	}
 	srv.SetUnavailable(false)

@@ -18,10 +18,8 @@
 //     upsert or a delete as the newest;
 //   - documents do not disturb each other.
 //
-// The suite's own tests run it against an in-memory reference sink, and
-// against broken copies of it (one ignores its context, one lets an older
-// version overwrite a newer, one never removes older chunks, one never
-// re-reads the record after writing): each must fail exactly the checks
+// The suite's own tests run it against an in-memory reference sink and
+// against broken copies of it, each of which must fail exactly the checks
 // that catch its flaw, so a check that cannot fail shows up there.
 package sinktest
 
@@ -44,13 +42,9 @@ import (
 // no Write is running.
 type Reader interface {
 	// Chunks returns the chunks the sink currently holds for the document,
-	// as chunk id → content; an empty or nil map when it holds none.
-	//
-	// For the Qdrant sink that is the points whose doc_id is docID. For
-	// the subject sink, whose output is a change feed, it is the replay of
-	// the CHUNKS stream as docs/wire.md tells consumers to: keep, per doc_id, only the
-	// records of the highest ingest_seq seen; a delete record there means
-	// no chunks.
+	// as chunk id → content; an empty or nil map when it holds none. For a
+	// change feed such as the subject sink's, that is the replay
+	// docs/wire.md ("Reading CHUNKS") tells consumers to do.
 	Chunks(ctx context.Context, docID string) (map[string]string, error)
 }
 
@@ -171,10 +165,7 @@ func (h *harness) expect(docID string, want map[string]string) {
 	if err != nil {
 		h.t.Fatalf("Chunks(%s) = %v", docID, err)
 	}
-	if len(got) == 0 && len(want) == 0 {
-		return
-	}
-	if !maps.Equal(got, want) {
+	if !maps.Equal(got, want) { // a nil map equals an empty one
 		h.t.Fatalf("Chunks(%s) =\n  %v\nwant\n  %v", docID, sorted(got), sorted(want))
 	}
 }

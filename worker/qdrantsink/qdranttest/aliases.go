@@ -2,6 +2,7 @@ package qdranttest
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"strings"
 
@@ -10,17 +11,13 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-// UpdateAliases applies alias operations in one step, as Qdrant does:
-// create (pointing an existing alias elsewhere), rename and delete. An
-// alias names an existing collection; every collection and point call
-// accepts it in place of the collection's name.
+// UpdateAliases applies alias operations all together or not at all, as
+// Qdrant does.
 func (cs *collectionsServer) UpdateAliases(_ context.Context, req *qdrant.ChangeAliases) (*qdrant.CollectionOperationResponse, error) {
 	cs.s.mu.Lock()
 	defer cs.s.mu.Unlock()
 	next := map[string]string{}
-	for a, c := range cs.s.aliases {
-		next[a] = c
-	}
+	maps.Copy(next, cs.s.aliases)
 	for _, op := range req.GetActions() {
 		switch a := op.GetAction().(type) {
 		case *qdrant.AliasOperations_CreateAlias:

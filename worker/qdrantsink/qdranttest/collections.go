@@ -79,20 +79,12 @@ func (cs *collectionsServer) Get(_ context.Context, req *qdrant.GetCollectionInf
 	return withCollection(cs.s, req.GetCollectionName(), func(c *collection) (*qdrant.GetCollectionInfoResponse, error) {
 		params := &qdrant.CollectionParams{ShardNumber: 1}
 		if vp, ok := c.dense[""]; ok && len(c.dense) == 1 {
-			params.VectorsConfig = qdrant.NewVectorsConfig(proto.Clone(vp).(*qdrant.VectorParams))
+			params.VectorsConfig = qdrant.NewVectorsConfig(proto.CloneOf(vp))
 		} else if len(c.dense) > 0 {
-			m := map[string]*qdrant.VectorParams{}
-			for n, p := range c.dense {
-				m[n] = proto.Clone(p).(*qdrant.VectorParams)
-			}
-			params.VectorsConfig = qdrant.NewVectorsConfigMap(m)
+			params.VectorsConfig = qdrant.NewVectorsConfigMap(cloneMap(c.dense))
 		}
 		if len(c.sparse) > 0 {
-			m := map[string]*qdrant.SparseVectorParams{}
-			for n, p := range c.sparse {
-				m[n] = proto.Clone(p).(*qdrant.SparseVectorParams)
-			}
-			params.SparseVectorsConfig = qdrant.NewSparseVectorsConfig(m)
+			params.SparseVectorsConfig = qdrant.NewSparseVectorsConfig(cloneMap(c.sparse))
 		}
 		schema := map[string]*qdrant.PayloadSchemaInfo{}
 		for k, t := range c.schema {
@@ -117,16 +109,22 @@ func hasMetadata(version string) bool { return atLeast(version, 1, 15, 4) }
 // mergeMetadata returns a copy of dst with src merged in as Qdrant merges
 // metadata: key by key at the top level, a null value removing its key.
 func mergeMetadata(dst, src map[string]*qdrant.Value) map[string]*qdrant.Value {
-	out := make(map[string]*qdrant.Value, len(dst)+len(src))
-	for k, v := range dst {
-		out[k] = proto.Clone(v).(*qdrant.Value)
-	}
+	out := cloneMap(dst)
 	for k, v := range src {
 		if _, null := v.GetKind().(*qdrant.Value_NullValue); null {
 			delete(out, k)
 			continue
 		}
-		out[k] = proto.Clone(v).(*qdrant.Value)
+		out[k] = proto.CloneOf(v)
+	}
+	return out
+}
+
+// cloneMap returns a deep copy of a map of messages.
+func cloneMap[M proto.Message](m map[string]M) map[string]M {
+	out := make(map[string]M, len(m))
+	for k, v := range m {
+		out[k] = proto.CloneOf(v)
 	}
 	return out
 }

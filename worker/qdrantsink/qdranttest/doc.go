@@ -46,20 +46,17 @@
 //     another model is Internal (no inference service configured).
 //   - Query (the universal query API): nested prefetches (depth at most 64),
 //     the filter of a query or prefetch propagated into its prefetches,
-//     fusion by RRF (1/((position+1)/weight + k − 1), k 2 unless Rrf gives
-//     it, weights) and DBSF (each list normalised between mean ∓ 3 standard
-//     deviations), nearest by a dense vector (the collection's distance:
-//     cosine, dot, Euclid, Manhattan), a sparse vector (the dot product with
-//     the IDF modifier idf = ln((N − n + 0.5)/(n + 0.5) + 1), N the points
-//     holding the vector, n those with the index; a search finds only the
-//     points sharing an index with the query) or a Document, rescoring of
-//     prefetched points, no query (points in id order), using, limit
-//     (default 10), offset, score_threshold, with_payload (default none)
-//     and with_vectors. Scores are computed in binary32 as Qdrant does; sums
-//     may round differently in the last bit. Points of equal score come in
-//     id order (RRF: in the order first met), where Qdrant promises no
-//     order. Other queries (recommend, discover, order_by, formulas, MMR,
-//     ids as vectors, lookup_from) are Unimplemented.
+//     fusion by RRF (k, weights) and DBSF, nearest by a dense vector (the
+//     collection's distance: cosine, dot, Euclid, Manhattan), a sparse
+//     vector (the IDF modifier; a search finds only the points sharing an
+//     index with the query) or a Document, rescoring of prefetched points,
+//     no query (points in id order), using, limit (default 10), offset,
+//     score_threshold, with_payload (default none) and with_vectors. Scores
+//     are computed in binary32 as Qdrant does; sums may round differently in
+//     the last bit. Points of equal score come in id order (RRF: in the
+//     order first met), where Qdrant promises no order. Other queries
+//     (recommend, discover, order_by, formulas, MMR, ids as vectors,
+//     lookup_from) are Unimplemented.
 //   - Filters: must, should, must_not, min_should, nested filters, has_id,
 //     and field conditions with match (keyword, integer, bool, keywords,
 //     integers, except), range, is_empty and is_null on dotted payload
@@ -73,22 +70,17 @@
 // UTF-8 in a proto string field is already refused by the protobuf codec on
 // either side.)
 //
-// Failure injection: SetUnavailable makes every call fail with Unavailable
-// until it is cleared (or for a duration with UnavailableFor), FailNext makes
-// the next n calls fail with a chosen code, and Hang makes every call wait
-// until Release, as a stopped server process does (the client's deadline
-// ends the call; the double keeps answering HTTP/2 pings, which a stopped
-// process would not, so only deadlines detect the hang). Every call is recorded (Calls),
-// with its wait flag and write ordering for the write calls, so tests can
-// assert how a client talks to Qdrant.
+// Failure injection: SetUnavailable, UnavailableFor, FailNext, and Hang
+// until Release (the double keeps answering HTTP/2 pings, which a stopped
+// process would not, so only deadlines detect the hang). Every call is
+// recorded (Calls), so tests can assert how a client talks to Qdrant.
 //
 // What it does not do: the Search and Recommend APIs, vectors other than
 // dense and sparse, quantization, shards, replicas, snapshots, the REST API.
 //
-// A real Qdrant: Real returns the one CHUNKSTREAM_TEST_QDRANT_URL names
-// (EnvURL) and skips the test, saying so, when the variable is unset;
-// Remote.Collection gives each test a collection of its own, deleted when
-// it ends. The sink's conformance suite and the search command's tests
-// run against it, to check that the double behaves as Qdrant does.
 // Writes are applied synchronously, so wait=false behaves like wait=true.
+//
+// Real returns the real Qdrant EnvURL names, if any: the sink's
+// conformance suite and the search command's tests run against it too, to
+// check that the double behaves as Qdrant does.
 package qdranttest

@@ -12,9 +12,7 @@ import (
 // checkFilter rejects conditions the double does not implement, so a test
 // never passes because a filter was silently ignored.
 func checkFilter(f *qdrant.Filter) error {
-	all := append(append(append([]*qdrant.Condition{}, f.GetMust()...), f.GetShould()...), f.GetMustNot()...)
-	all = append(all, f.GetMinShould().GetConditions()...)
-	for _, c := range all {
+	for _, c := range slices.Concat(f.GetMust(), f.GetShould(), f.GetMustNot(), f.GetMinShould().GetConditions()) {
 		switch cc := c.GetConditionOneOf().(type) {
 		case *qdrant.Condition_Filter:
 			if err := checkFilter(cc.Filter); err != nil {

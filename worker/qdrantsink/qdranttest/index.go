@@ -1,17 +1,16 @@
 package qdranttest
 
 import (
+	"maps"
 	"slices"
 	"strings"
 
 	"github.com/qdrant/go-client/qdrant"
 )
 
-// keywordIndex maps the string values of one top-level payload field to
-// the points holding them, for a field with a keyword payload index:
-// like Qdrant, the double then looks only at the points a must condition
-// on that field selects, instead of at every point. The results are the
-// same; only the work differs.
+// keywordIndex maps the string values of one top-level payload field with
+// a keyword payload index to the points holding them (see the package
+// documentation).
 type keywordIndex map[string]map[string]*point // value → point key → point
 
 // values returns the strings a point holds in a top-level field (an array
@@ -117,11 +116,7 @@ func (c *collection) candidates(f *qdrant.Filter) []*point {
 		}
 		return out
 	}
-	out := make([]*point, 0, len(c.points))
-	for _, p := range c.points {
-		out = append(out, p)
-	}
-	return out
+	return slices.Collect(maps.Values(c.points))
 }
 
 // matching returns the points f matches (every point for nil), ordered

@@ -56,10 +56,9 @@ func errInference(version, model string) error {
 	return nil
 }
 
-// encoderFor returns the bm25 encoder of a Document's options, as Qdrant
-// reads them: language and avg_len are honoured, k and b and the
-// preprocessing options must keep their defaults (else Unimplemented),
-// other keys are ignored. s.mu must be held.
+// encoderFor returns the bm25 encoder of a Document's options, read as
+// the package documentation says; other keys are ignored. s.mu must be
+// held.
 func (s *Server) encoderFor(opts map[string]*qdrant.Value) (*bm25.Encoder, error) {
 	if !atLeast(s.version, 1, 15, 3) {
 		return nil, status.Error(codes.Unimplemented, "qdranttest: qdrant/bm25 of Qdrant 1.15.2 (no lowercasing, stop words or stemming by default) is not modelled")

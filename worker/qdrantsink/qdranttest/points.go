@@ -215,22 +215,14 @@ func checkSparse(sv *qdrant.SparseVector, where string) error {
 	return nil
 }
 
-// uniqueIndices reports whether no index repeats; increasing indices (as
-// encoders usually write them) are checked without a set.
+// uniqueIndices reports whether no index repeats.
 func uniqueIndices(ix []uint32) bool {
-	increasing := true
-	for k := 1; k < len(ix) && increasing; k++ {
-		increasing = ix[k-1] < ix[k]
-	}
-	if increasing {
-		return true
-	}
-	seen := make(map[uint32]struct{}, len(ix))
+	seen := make(map[uint32]bool, len(ix))
 	for _, i := range ix {
-		if _, dup := seen[i]; dup {
+		if seen[i] {
 			return false
 		}
-		seen[i] = struct{}{}
+		seen[i] = true
 	}
 	return true
 }

@@ -44,11 +44,8 @@ func limitOf(l *uint64) int {
 	return int(min(*l, math.MaxInt32))
 }
 
-// Query runs Qdrant's universal query: nested prefetches, fusion (RRF,
-// with k and weights, and DBSF), nearest dense and sparse vectors (the
-// collection's distance, the IDF modifier), a Document inferred with
-// qdrant/bm25, a filter propagated into the prefetches, limit, offset,
-// with_payload and with_vectors.
+// Query runs Qdrant's universal query, as far as the package
+// documentation lists it.
 func (ps *pointsServer) Query(_ context.Context, req *qdrant.QueryPoints) (*qdrant.QueryResponse, error) {
 	return withCollection(ps.s, req.GetCollectionName(), func(c *collection) (*qdrant.QueryResponse, error) {
 		if req.LookupFrom != nil || req.ShardKeySelector != nil {
@@ -107,8 +104,13 @@ func (s *Server) run(c *collection, st stage, above *qdrant.Filter) ([]hit, erro
 	filter := and(above, st.filter) // Qdrant propagates filters into the prefetches
 	if len(st.prefetch) == 0 {
 		switch q := st.query.GetVariant().(type) {
-		case nil:
-			return c.scrollHits(filter, st.limit), nil
+		case nil: // the matching points in id order, score 0
+			ps := c.matching(filter)
+			hits := make([]hit, min(st.limit, len(ps)))
+			for i := range hits {
+				hits[i] = hit{p: ps[i]}
+			}
+			return hits, nil
 		case *qdrant.Query_Nearest:
 			return s.nearest(c, q.Nearest, st, c.matching(filter), true)
 		case *qdrant.Query_Fusion, *qdrant.Query_Rrf:
@@ -155,16 +157,6 @@ func (s *Server) run(c *collection, st stage, above *qdrant.Filter) ([]hit, erro
 	default:
 		return nil, status.Errorf(codes.Unimplemented, "qdranttest: query %T is not supported", q)
 	}
-}
-
-// scrollHits returns the points matching filter in id order, score 0.
-func (c *collection) scrollHits(filter *qdrant.Filter, limit int) []hit {
-	ps := c.matching(filter)
-	var hits []hit
-	for _, p := range ps[:min(limit, len(ps))] {
-		hits = append(hits, hit{p: p})
-	}
-	return hits
 }
 
 // nearest scores candidates by a vector input on the stage's vector.

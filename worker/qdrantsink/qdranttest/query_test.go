@@ -116,7 +116,8 @@ func TestInferenceRefused(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := qdranttest.Start(t, qdranttest.WithVersion(tt.version))
+			srv := qdranttest.Start(t)
+			srv.SetVersion(tt.version)
 			c := hybrid(t, srv, qdrant.Distance_Cosine)
 			good := &qdrant.PointStruct{Id: qdrant.NewIDNum(1), Vectors: qdrant.NewVectorsMap(map[string]*qdrant.Vector{"bm25": qdrant.NewVectorSparse([]uint32{1}, []float32{1})})}
 			bad := &qdrant.PointStruct{Id: qdrant.NewIDNum(2), Vectors: qdrant.NewVectorsMap(map[string]*qdrant.Vector{tt.vector: qdrant.NewVectorDocument(tt.d)})}
@@ -399,7 +400,8 @@ func TestQueryErrors(t *testing.T) {
 func TestCollectionMetadata(t *testing.T) {
 	for _, version := range []string{qdranttest.DefaultVersion, "1.15.3"} {
 		t.Run(version, func(t *testing.T) {
-			srv := qdranttest.Start(t, qdranttest.WithVersion(version))
+			srv := qdranttest.Start(t)
+			srv.SetVersion(version)
 			c := srv.Client(t)
 			ctx := context.Background()
 			err := c.CreateCollection(ctx, &qdrant.CreateCollection{CollectionName: "m",

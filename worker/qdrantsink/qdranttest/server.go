@@ -18,7 +18,7 @@ import (
 	"github.com/chunkstream/chunkstream/worker/qdrantsink/internal/grpccodec"
 )
 
-// DefaultVersion is the version HealthCheck reports unless WithVersion
+// DefaultVersion is the version HealthCheck reports unless SetVersion
 // changes it.
 const DefaultVersion = "1.16.2"
 
@@ -62,17 +62,11 @@ type Call struct {
 	Err codes.Code
 }
 
-// Option configures a Server.
-type Option func(*Server)
-
-// WithVersion sets the version HealthCheck reports.
-func WithVersion(v string) Option { return func(s *Server) { s.version = v } }
-
 // Start starts a server on 127.0.0.1 with a free port and stops it when the
 // test ends.
-func Start(tb testing.TB, opts ...Option) *Server {
+func Start(tb testing.TB) *Server {
 	tb.Helper()
-	s, err := New(opts...)
+	s, err := New()
 	if err != nil {
 		tb.Fatalf("qdranttest: %v", err)
 	}
@@ -81,11 +75,8 @@ func Start(tb testing.TB, opts ...Option) *Server {
 }
 
 // New starts a server on 127.0.0.1 with a free port. Stop it with Stop.
-func New(opts ...Option) (*Server, error) {
+func New() (*Server, error) {
 	s := &Server{version: DefaultVersion, collections: make(map[string]*collection)}
-	for _, o := range opts {
-		o(s)
-	}
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("listen: %w", err)
@@ -115,12 +106,7 @@ func (s *Server) Port() int { return s.lis.Addr().(*net.TCPAddr).Port }
 // ends.
 func (s *Server) Client(tb testing.TB) *qdrant.Client {
 	tb.Helper()
-	c, err := qdrant.NewClient(&qdrant.Config{Host: s.Host(), Port: s.Port(), SkipCompatibilityCheck: true})
-	if err != nil {
-		tb.Fatalf("qdranttest: client: %v", err)
-	}
-	tb.Cleanup(func() { _ = c.Close() })
-	return c
+	return Remote{Addr: s.Addr()}.Client(tb)
 }
 
 // SetVersion changes the version HealthCheck reports.
@@ -282,8 +268,8 @@ func (s *Server) collectionLocked(name string) (*collection, error) {
 	return c, nil
 }
 
-// withCollection runs f, with s.mu held, on the collection name or an
-// alias names; an unknown one is Qdrant's NotFound error.
+// withCollection runs f, with s.mu held, on the collection
+// collectionLocked finds.
 func withCollection[R any](s *Server, name string, f func(*collection) (R, error)) (R, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

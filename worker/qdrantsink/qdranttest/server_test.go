@@ -64,7 +64,8 @@ func contents(t *testing.T, c *qdrant.Client, coll string) []string {
 }
 
 func TestHealthVersion(t *testing.T) {
-	srv := qdranttest.Start(t, qdranttest.WithVersion("1.15.0"))
+	srv := qdranttest.Start(t)
+	srv.SetVersion("1.15.0")
 	c := srv.Client(t)
 	r, err := c.HealthCheck(context.Background())
 	if err != nil || r.GetVersion() != "1.15.0" {
