@@ -44,13 +44,10 @@ func EncodeIngest(r *IngestRequest, contentType string) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// DecodeIngest decodes an ingest request encoded as contentType says: JSON
-// for a JSON type, msgpack for any other; without a content type, by its
-// first byte. Errors wrap ErrDecode, or ErrVersion for a newer
-// schema; an error about one field names it ("metadata.title: lone
-// surrogate \ud800 at byte 5"). Text is never altered: invalid UTF-8 in a
-// string (content sent as msgpack bin excepted) is an error. It does not
-// Validate the request.
+// DecodeIngest decodes an ingest request encoded as contentType says (by
+// its first byte when empty). Errors wrap ErrDecode, or ErrVersion for a
+// newer schema, and name the field they are about. It does not Validate
+// the request.
 func DecodeIngest(contentType string, data []byte) (IngestRequest, error) {
 	tree, err := readTree(contentType, data, "request")
 	if err != nil {
@@ -106,11 +103,8 @@ func readsAsJSON(contentType string, data []byte) (isJSON, ok bool) {
 }
 
 // sniff returns the encoding of a message without a Content-Type header,
-// read from its first byte: ContentTypeJSON when it is '{' after optional
-// JSON whitespace, ContentTypeMsgpack when it starts a msgpack map (fixmap
-// 0x80–0x8f, map16 0xde, map32 0xdf; a map never starts with '{' or
-// whitespace), and "" for anything else, which is no message of this
-// package.
+// read from its first byte (docs/wire.md, "Encodings"), or "" for no
+// message of this package.
 func sniff(data []byte) string {
 	if len(data) > 0 && isMsgpackMap(data[0]) {
 		return ContentTypeMsgpack
