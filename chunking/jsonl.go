@@ -91,14 +91,11 @@ func NewJSONLReader(r io.Reader, name string) *JSONLReader {
 func (j *JSONLReader) Read() (Chunk, error) {
 	for {
 		line, err := j.r.ReadBytes('\n')
-		if len(line) == 0 && err != nil {
-			if errors.Is(err, io.EOF) {
-				return Chunk{}, io.EOF
-			}
-			return Chunk{}, fmt.Errorf("%s: %w", j.name, err)
-		}
 		if err != nil && !errors.Is(err, io.EOF) {
 			return Chunk{}, fmt.Errorf("%s: %w", j.name, err)
+		}
+		if len(line) == 0 { // at io.EOF: a line read holds its '\n'
+			return Chunk{}, io.EOF
 		}
 		j.line++
 		if len(bytes.TrimSpace(line)) == 0 {
