@@ -7,6 +7,7 @@ import (
 	"math/big"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // Pair constrains the members of the ordered maps M ~[]F the codec reads
@@ -149,7 +150,7 @@ func ParseInteger(s string) (any, error) {
 	if digits != "" && digits[0] == '-' {
 		digits = digits[1:]
 	}
-	if digits == "" || (len(digits) > 1 && digits[0] == '0') || !allDigits(digits) {
+	if digits == "" || (len(digits) > 1 && digits[0] == '0') || strings.ContainsFunc(digits, notDigit) {
 		return nil, fmt.Errorf("%q is not a decimal integer", shortText(s))
 	}
 	if n, err := strconv.ParseInt(s, 10, 0); err == nil {
@@ -165,14 +166,7 @@ func ParseInteger(s string) (any, error) {
 	return n, nil
 }
 
-func allDigits(s string) bool {
-	for i := range len(s) {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
-}
+func notDigit(r rune) bool { return r < '0' || r > '9' }
 
 // Integral reports whether v is an integer by the rule of every integer
 // field: an int, uint64 or *big.Int, or a float64 with an integral value
