@@ -7,12 +7,9 @@
 //
 // # Entries
 //
-// An Entry holds a chunker's name, the formats it reads, its size option
-// and Unit (Tokens when its "tokenizer" option is set), its Options (for
-// flags and help texts), the extensions a folder walk picks, and
-// ChunkFolder for chunkers that read a folder or mailbox as one input.
-// Default lists chunkstream's own, one entry per chunker; New builds any
-// other Registry. Each call builds anew: there is no global state.
+// An Entry describes one chunker (its fields say what). Default lists
+// chunkstream's own; New builds any other Registry. Each call builds anew:
+// there is no global state.
 //
 // Define builds an entry from a chunker's configuration type C (a struct
 // with a Validate method), its defaults, its constructor and one Spec per

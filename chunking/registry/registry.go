@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -100,7 +101,7 @@ func Define[C Config, K chunking.Chunker](name string, def func() C, build func(
 	e.build = func(layers []map[string]any, chunker bool) (map[string]any, chunking.Chunker, error) {
 		cfg := def()
 		for _, layer := range layers {
-			for _, k := range sortedKeys(layer) {
+			for _, k := range slices.Sorted(maps.Keys(layer)) { // errors follow one order
 				i := slices.IndexFunc(specs, func(s Spec[C]) bool { return s.opt.Name == k })
 				if i < 0 {
 					return nil, nil, unknownOption(name, k, opts)
