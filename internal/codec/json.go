@@ -421,20 +421,8 @@ func hex4(b []byte) (rune, bool) {
 	if len(b) < 4 {
 		return 0, false
 	}
-	var r rune
-	for _, c := range b[:4] {
-		switch {
-		case c >= '0' && c <= '9':
-			r = r<<4 | rune(c-'0')
-		case c >= 'a' && c <= 'f':
-			r = r<<4 | rune(c-'a'+10)
-		case c >= 'A' && c <= 'F':
-			r = r<<4 | rune(c-'A'+10)
-		default:
-			return 0, false
-		}
-	}
-	return r, true
+	r, err := strconv.ParseUint(string(b[:4]), 16, 16)
+	return rune(r), err == nil
 }
 
 // number reads a number: an integer literal becomes what ParseInteger
