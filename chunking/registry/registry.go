@@ -48,8 +48,8 @@ type Entry struct {
 	options []Option
 	// build decodes layers of raw options onto the defaults, validates
 	// them and returns the canonical map and, when asked, the chunker.
-	build       func(layers []map[string]any, chunker bool) (map[string]any, chunking.Chunker, error)
-	checkFields func() error // for the registry's tests
+	build func(layers []map[string]any, chunker bool) (map[string]any, chunking.Chunker, error)
+	specs any // the []Spec[C] of Define, for the registry's tests
 }
 
 // Unit is what a chunker's size counts.
@@ -96,8 +96,7 @@ func Define[C Config, K chunking.Chunker](name string, def func() C, build func(
 		opts[i] = s.opt
 		opts[i].Default = s.get(&d)
 	}
-	e := Entry{Name: name, options: opts}
-	e.checkFields = func() error { return checkFields(specs) }
+	e := Entry{Name: name, options: opts, specs: specs}
 	e.build = func(layers []map[string]any, chunker bool) (map[string]any, chunking.Chunker, error) {
 		cfg := def()
 		for _, layer := range layers {
