@@ -18,9 +18,8 @@ import (
 )
 
 // HeaderErrorCause holds a dead letter's cause: a stable snake_case
-// label ("unknown_option", "too_large", "max_deliveries", …), the same
-// as the cause label of the workers' dead letter metric. Dead letters
-// written before it existed have none.
+// label ("unknown_option", "too_large", …), the same as the cause label
+// of the workers' dead letter metric.
 const HeaderErrorCause = "Chunkstream-Error-Cause"
 
 // Kind is a dead letter's kind (header Chunkstream-Error-Kind).
@@ -82,9 +81,7 @@ func (dl DeadLetter) Apply(h map[string][]string) {
 }
 
 // ParseDeadLetter reads the dead letter headers from h (a nats.Header).
-// It fails when the kind is missing or a number is malformed; a dead
-// letter without HeaderErrorCause (written before it existed) parses with
-// an empty Cause.
+// It fails when the kind is missing or a number is malformed.
 func ParseDeadLetter(h map[string][]string) (DeadLetter, error) {
 	first := func(k string) string {
 		if v := h[k]; len(v) > 0 {
@@ -126,11 +123,9 @@ func DeadLetterMsgID(ingestStream string, ingestSeq uint64, requestMsgID string)
 }
 
 // IsUserHeader reports whether a header of a request is the sender's own
-// (Content-Type, tracing headers, …): not one of the server's Nats-*
-// directives and metadata (Nats-Msg-Id, Nats-Expected-*, Nats-TTL, the
-// Nats-Stream and Nats-Sequence of a direct get, …) and not a Chunkstream-*
-// dead letter header. Names are compared without regard to case. A dead
-// letter carries the request's user headers; a replay sends them again.
+// (Content-Type, tracing headers, …): neither one of the server's Nats-*
+// ones nor a Chunkstream-* dead letter header, in any case. A dead letter
+// carries the request's user headers; a replay sends them again.
 func IsUserHeader(name string) bool {
 	return !hasPrefixFold(name, "Nats-") && !hasPrefixFold(name, "Chunkstream-")
 }
@@ -150,13 +145,12 @@ func UserHeaders(h map[string][]string) map[string][]string {
 	return out
 }
 
-// PeekIngestID returns the "id" of an ingest request, reading the
-// encoding as DecodeIngest does but only the top-level map and the id:
-// the other fields are skipped unchecked, so a request that does not
-// decode as a whole (a newer schema, a bad metadata value) still shows
-// its id. It is "" when the request has none. It fails when the payload
-// is not a map, the map is cut short, or the id is not a string of valid
-// UTF-8. When DecodeIngest succeeds, PeekIngestID returns the same id.
+// PeekIngestID returns the "id" of an ingest request ("" when it has
+// none), reading only the top-level map and the id: the other fields are
+// skipped unchecked, so a request that does not decode as a whole (a
+// newer schema, a bad metadata value) still shows its id. It fails when
+// the payload is not a map, the map is cut short, or the id is not a
+// string of valid UTF-8. When DecodeIngest succeeds, the ids agree.
 func PeekIngestID(contentType string, data []byte) (string, error) {
 	isJSON, ok := readsAsJSON(contentType, data)
 	if !ok {

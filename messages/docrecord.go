@@ -48,9 +48,7 @@ type DocRecord struct {
 	DocVersion string `json:"doc_version"`
 	// Op is OpUpsert or OpDelete; empty in a dead-lettered record whose
 	// request did not decode.
-	Op Op `json:"op"`
-	// State is StatePending while a worker is on the version, StateDone
-	// after, StateDeadLettered when it was dead-lettered.
+	Op    Op    `json:"op"`
 	State State `json:"state"`
 	// Fingerprint is the settings fingerprint (Settings.Fingerprint) the
 	// version was chunked with, set with StateDone on an upsert; empty in

@@ -17,8 +17,7 @@ import (
 // reads. A message with a higher "v" is rejected with ErrVersion.
 const Version = 1
 
-// Content types of the two encodings. Messages without a Content-Type
-// header are msgpack.
+// Content types of the two encodings.
 const (
 	ContentTypeMsgpack = "application/msgpack"
 	ContentTypeJSON    = "application/json"
@@ -96,9 +95,8 @@ type ContentRef struct {
 }
 
 // IngestRequest asks the workers to chunk (op "upsert") or remove (op
-// "delete") one document. The tags give the wire names; encoding and
-// decoding go through this package's codec (Encode, DecodeIngest), which
-// keeps metadata order and content presence.
+// "delete") one document. The tags give the wire names; EncodeIngest and
+// DecodeIngest read and write it.
 type IngestRequest struct {
 	// V is the schema version (Version when encoded by this package).
 	V int `msgpack:"v" json:"v"`
@@ -115,8 +113,7 @@ type IngestRequest struct {
 	// Options are raw chunker options under their snake_case names.
 	Options map[string]any `msgpack:"options,omitempty" json:"options,omitempty"`
 	// Content is the document inline. nil means absent; a non-nil empty
-	// slice is an empty document. JSON carries it as "content" when it is
-	// UTF-8 and as "content_b64" otherwise; msgpack as bin (str accepted).
+	// slice is an empty document.
 	Content []byte `msgpack:"content,omitempty" json:"content,omitempty"`
 	// ContentRef points at the document in an Object Store bucket.
 	ContentRef *ContentRef `msgpack:"content_ref,omitempty" json:"content_ref,omitempty"`
@@ -178,9 +175,8 @@ type ChunkRecord struct {
 	Content  string            `msgpack:"content,omitempty" json:"content,omitempty"`
 	Metadata chunking.Metadata `msgpack:"metadata,omitempty" json:"metadata,omitempty"`
 	Hash     string            `msgpack:"hash,omitempty" json:"hash,omitempty"`
-	// Span is where the chunk came from in its document (chunking.Span,
-	// written as chunking.Span.Fields writes it); the zero Span, as from
-	// a chunk without one, is not written. It is not part of the hash.
+	// Span is where the chunk came from in its document, written as
+	// chunking.Span.Fields writes it unless zero; it is not hashed.
 	Span chunking.Span `msgpack:"span,omitempty" json:"span,omitempty"`
 }
 
@@ -219,8 +215,7 @@ func (r *ChunkRecord) MsgID() string {
 var chunkNamespace = uuid.MustParse("213f4c7f-db65-5c3f-bc36-05b524c4bce3")
 
 // ChunkID returns the id of the chunk at position in document docID: the
-// UUIDv5 (namespace 213f4c7f-db65-5c3f-bc36-05b524c4bce3) of
-// "<doc id>#<position>".
+// UUIDv5 in chunkNamespace of "<doc id>#<position>".
 func ChunkID(docID string, position int) string {
 	name := make([]byte, 0, len(docID)+8)
 	name = append(name, docID...)
