@@ -39,24 +39,18 @@ const maxReasonBytes = 1024
 // DeadLetter is what the Chunkstream-* headers of a dead letter say. The
 // dead letter's payload and other headers are the original request's.
 type DeadLetter struct {
-	// Reason is the error, one line.
-	Reason string
-	// Kind is KindPermanent or KindExhausted.
-	Kind Kind
-	// Cause is the failure's stable snake_case label (HeaderErrorCause);
-	// empty in dead letters written before the header existed.
-	Cause fault.Cause
-	// Subject is the subject the request was published on.
-	Subject string
+	Reason  string      // HeaderError
+	Kind    Kind        // HeaderErrorKind
+	Cause   fault.Cause // HeaderErrorCause; empty when absent
+	Subject string      // HeaderSubject
 	// StreamSeq is the request's INGEST stream sequence.
 	StreamSeq uint64
 	// IngestSeq is the ingest_seq of the version the request was (see
 	// RequestIngestSeq): StreamSeq unless the request was a replay.
 	// Apply writes HeaderIngestSeq only when it differs from StreamSeq;
 	// ParseDeadLetter reads an absent header as StreamSeq.
-	IngestSeq uint64
-	// Deliveries is how many times the request was delivered.
-	Deliveries uint64
+	IngestSeq  uint64
+	Deliveries uint64 // HeaderDeliveries
 }
 
 // Apply sets the dead letter headers on h (a nats.Header), replacing any
