@@ -113,7 +113,5 @@
 //
 // Raw option maps (requests, flags, option files) are decoded into these
 // configurations in one place, package registry. WalkFolder lists a
-// folder's documents by the rules every chunker and the producer share
-// (recursive, hidden names skipped, symlinked folders not followed,
-// sorted by relative path in byte order, "/" separators).
+// folder's documents by the rules every chunker and the producer share.
 package chunking
