@@ -171,11 +171,9 @@ func (e Entry) Options() []Option {
 	return out
 }
 
-// Resolve decodes layers of raw options onto the chunker's defaults,
-// later layers winning, and returns the complete canonical option map
-// (see the package documentation, "Decoding"). An unknown name wraps
-// chunking.ErrUnknownOption; a value of the wrong type, or a
-// configuration Validate refuses, chunking.ErrInvalidOptions.
+// Resolve decodes layers of raw options onto the chunker's defaults and
+// returns the complete canonical option map (see the package
+// documentation, "Decoding", also for its errors).
 func (e Entry) Resolve(layers ...map[string]any) (map[string]any, error) {
 	m, _, err := e.build(layers, false)
 	return m, err

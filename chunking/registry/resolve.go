@@ -75,9 +75,7 @@ func (r *Registry) Lookup(name string) (Entry, error) {
 	return Entry{}, fmt.Errorf("%w %q (known: %s)", ErrUnknownChunker, name, strings.Join(r.Names(), ", "))
 }
 
-// NewChunker builds the chunker called name with raw options. Errors wrap
-// ErrUnknownChunker, chunking.ErrUnknownOption or
-// chunking.ErrInvalidOptions.
+// NewChunker builds the chunker called name with raw options.
 func (r *Registry) NewChunker(name string, raw map[string]any) (chunking.Chunker, error) {
 	e, err := r.Lookup(name)
 	if err != nil {
@@ -219,8 +217,7 @@ func (rs *Resolver) Registry() *Registry { return rs.reg }
 func (rs *Resolver) Defaults() Defaults { return rs.defaults }
 
 // Choose returns how req is chunked (see the package documentation,
-// "Resolving a request"). Errors wrap ErrUnknownFormat, ErrUnknownChunker,
-// chunking.ErrUnknownOption or chunking.ErrInvalidOptions.
+// "Resolving a request"); errors also wrap ErrUnknownFormat.
 func (rs *Resolver) Choose(req Request) (Choice, error) {
 	r := rs.reg
 	format := r.InferFormat(req.ID)
