@@ -5,6 +5,7 @@ import (
 	"maps"
 	"math"
 	"math/big"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -73,24 +74,10 @@ func Normalize[M ~[]F, F Pair](v any) (any, error) {
 		return Normalize[M, F](md)
 	case float32:
 		return float64(x), nil
-	case int8:
-		return int(x), nil
-	case int16:
-		return int(x), nil
-	case int32:
-		return fromInt64(int64(x)), nil
-	case int64:
-		return fromInt64(x), nil
-	case uint:
-		return fromUint64(uint64(x)), nil
-	case uint8:
-		return int(x), nil
-	case uint16:
-		return int(x), nil
-	case uint32:
-		return fromUint64(uint64(x)), nil
-	case uint64:
-		return fromUint64(x), nil
+	case int8, int16, int32, int64:
+		return fromInt64(reflect.ValueOf(x).Int()), nil
+	case uint, uint8, uint16, uint32, uint64:
+		return fromUint64(reflect.ValueOf(x).Uint()), nil
 	case *big.Int:
 		if x == nil {
 			return v, &FieldError{Err: fmt.Errorf("%w: nil *big.Int", ErrMetadataValue)}
