@@ -291,10 +291,7 @@ func peekJSONID(data []byte) (string, error) {
 // OneLine returns s with line breaks turned into spaces, cut to at most
 // maxBytes bytes without splitting a rune ("..." marks a cut).
 func OneLine(s string, maxBytes int) string {
-	s = strings.Join(strings.Fields(strings.ReplaceAll(strings.ReplaceAll(s, "\r", " "), "\n", " ")), " ")
-	if !utf8.ValidString(s) {
-		s = strings.ToValidUTF8(s, "\ufffd")
-	}
+	s = strings.ToValidUTF8(strings.Join(strings.Fields(s), " "), "\ufffd")
 	if len(s) <= maxBytes {
 		return s
 	}
