@@ -16,8 +16,7 @@ import (
 )
 
 // IsJSON reports whether a Content-Type header value names JSON
-// ("application/json", parameters and case ignored). Anything else,
-// including an empty value, means msgpack.
+// ("application/json", parameters and case ignored).
 func IsJSON(contentType string) bool {
 	if contentType == "" {
 		return false
@@ -92,27 +91,18 @@ func readTree(contentType string, data []byte, what string) (any, error) {
 }
 
 // readsAsJSON says how data is read: as contentType says when it is set,
-// else by its first byte (sniff); ok is false for a payload without a
-// type that is neither a msgpack map nor a JSON object.
+// else by its first byte (docs/wire.md, "Encodings"); ok is false for a
+// payload without a type that is neither a msgpack map nor a JSON object.
 func readsAsJSON(contentType string, data []byte) (isJSON, ok bool) {
-	if contentType != "" {
+	switch {
+	case contentType != "":
 		return IsJSON(contentType), true
+	case len(data) > 0 && isMsgpackMap(data[0]):
+		return false, true
 	}
-	typ := sniff(data)
-	return typ == ContentTypeJSON, typ != ""
-}
-
-// sniff returns the encoding of a message without a Content-Type header,
-// read from its first byte (docs/wire.md, "Encodings"), or "" for no
-// message of this package.
-func sniff(data []byte) string {
-	if len(data) > 0 && isMsgpackMap(data[0]) {
-		return ContentTypeMsgpack
-	}
-	if rest := bytes.TrimLeft(data, " \t\r\n"); len(rest) > 0 && rest[0] == '{' {
-		return ContentTypeJSON
-	}
-	return ""
+	rest := bytes.TrimLeft(data, " \t\r\n")
+	isJSON = len(rest) > 0 && rest[0] == '{'
+	return isJSON, isJSON
 }
 
 func isMsgpackMap(c byte) bool {
