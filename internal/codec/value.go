@@ -240,26 +240,24 @@ func shortText(s string) string {
 // first place and takes its last value, as a Python dict built from the
 // pairs does. It returns m itself when no key repeats and never modifies
 // it; the work is linear in len(m).
-func Deduplicate[M ~[]F, F Pair](m M) M { return dedupCounting(m, nil) }
+func Deduplicate[M ~[]F, F Pair](m M) M {
+	var ops int
+	return dedupCounting(m, &ops)
+}
 
 // smallMap is the field count up to which keys are compared pairwise
 // (BenchmarkDeduplicate: always building the map takes about 3× as long).
 const smallMap = 16
 
-// dedupCounting is Deduplicate adding one to *ops (when ops is not nil)
-// per key comparison or map operation, so that a test can check the work
-// is linear in len(m): at most smallMap per field.
+// dedupCounting is Deduplicate adding one to *ops per key comparison or
+// map operation, so that a test can check the work is linear in len(m):
+// at most smallMap per field.
 func dedupCounting[M ~[]F, F Pair](m M, ops *int) M {
-	count := func(n int) {
-		if ops != nil {
-			*ops += n
-		}
-	}
 	if len(m) <= smallMap {
 		dup := false
 		for i := 1; i < len(m) && !dup; i++ {
 			for j := range i {
-				count(1)
+				*ops++
 				if pair(m[i]).Key == pair(m[j]).Key {
 					dup = true
 					break
@@ -274,12 +272,12 @@ func dedupCounting[M ~[]F, F Pair](m M, ops *int) M {
 	var out M // nil until the first repeat
 	for i, mf := range m {
 		f := pair(mf)
-		count(1)
+		*ops++
 		j, seen := idx[f.Key]
 		switch {
 		case seen:
 			if out == nil { // the keys before the first repeat are distinct
-				count(i)
+				*ops += i
 				out = append(make(M, 0, len(m)), m[:i]...)
 			}
 			out[j] = F(pair{f.Key, f.Value})
