@@ -278,7 +278,7 @@ func peekJSONID(data []byte) (string, error) {
 		v, _ := obj.Get("id")
 		s, ok := v.(string)
 		if !ok {
-			return "", fmt.Errorf(`field "id": want a string, got %s`, typeName(v))
+			return "", fmt.Errorf(`field "id": want a string, got %s`, codec.Describe[chunking.Metadata](v))
 		}
 		id = s
 	}
