@@ -31,9 +31,6 @@
 //     json.loads does; encoders write a repeated key once, that way. The
 //     chunk hash sorts keys, so order never changes a hash. Unordered Go
 //     maps (options, map[string]any values) encode with sorted keys.
-//   - Content presence: IngestRequest.Content is nil when absent and a
-//     non-nil (possibly empty) slice when present, because no content at
-//     all is a permanent error while empty content is a valid document.
 //   - A dead letter's Nats-Msg-Id (DeadLetterMsgID) is "<ingest
 //     stream>@<ingest seq>", followed by "@<the request's Nats-Msg-Id>"
 //     when it had one. It names one stream message, not one logical send:

@@ -112,8 +112,8 @@ type IngestRequest struct {
 	Chunker string `msgpack:"chunker,omitempty" json:"chunker,omitempty"`
 	// Options are raw chunker options under their snake_case names.
 	Options map[string]any `msgpack:"options,omitempty" json:"options,omitempty"`
-	// Content is the document inline. nil means absent; a non-nil empty
-	// slice is an empty document.
+	// Content is the document inline. nil means absent (a permanent
+	// error), a non-nil empty slice an empty document (a valid one).
 	Content []byte `msgpack:"content,omitempty" json:"content,omitempty"`
 	// ContentRef points at the document in an Object Store bucket.
 	ContentRef *ContentRef `msgpack:"content_ref,omitempty" json:"content_ref,omitempty"`
