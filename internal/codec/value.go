@@ -37,7 +37,7 @@ const MaxDepth = 32
 const MaxIntDigits = 4300
 
 // Normalize returns a deep copy of v in the closed set: integers become
-// int, uint64 or *big.Int by value (CanonicalInt), float32 float64, lists
+// int, uint64 or *big.Int by value (a copy), float32 float64, lists
 // []any, map[string]any an M with sorted keys. A value of another type
 // (or a nil *big.Int) is kept as it is, and the first is reported as a
 // *FieldError wrapping ErrMetadataValue.
@@ -79,10 +79,15 @@ func Normalize[M ~[]F, F Pair](v any) (any, error) {
 	case uint, uint8, uint16, uint32, uint64:
 		return fromUint64(reflect.ValueOf(x).Uint()), nil
 	case *big.Int:
-		if x == nil {
+		switch {
+		case x == nil:
 			return v, &FieldError{Err: fmt.Errorf("%w: nil *big.Int", ErrMetadataValue)}
+		case x.IsInt64():
+			return fromInt64(x.Int64()), nil
+		case x.IsUint64():
+			return x.Uint64(), nil
 		}
-		return CanonicalInt(x), nil
+		return new(big.Int).Set(x), nil
 	}
 	return v, &FieldError{Err: fmt.Errorf("%w: %T", ErrMetadataValue, v)}
 }
@@ -98,18 +103,6 @@ func normalizeList[M ~[]F, F Pair, E any](x []E) ([]any, error) {
 		out[i] = nv
 	}
 	return out, first
-}
-
-// CanonicalInt returns n in the closed set's form: an int when it fits,
-// else a uint64 when it fits, else a copy of n.
-func CanonicalInt(n *big.Int) any {
-	switch {
-	case n.IsInt64():
-		return fromInt64(n.Int64())
-	case n.IsUint64():
-		return n.Uint64()
-	}
-	return new(big.Int).Set(n)
 }
 
 func fromInt64(n int64) any {
