@@ -258,11 +258,7 @@ func (r *ChunkRecord) fields() chunking.Metadata {
 		chunking.Field{Key: "count", Value: r.Count})
 	if r.Op != OpDelete {
 		f = append(f, chunking.Field{Key: "content", Value: r.Content})
-		md := r.Metadata
-		if md == nil {
-			md = chunking.Metadata{}
-		}
-		f = append(f, chunking.Field{Key: "metadata", Value: md}, chunking.Field{Key: "hash", Value: r.Hash})
+		f = append(f, chunking.Field{Key: "metadata", Value: r.Metadata}, chunking.Field{Key: "hash", Value: r.Hash})
 		if !r.Span.IsZero() {
 			f = append(f, chunking.Field{Key: "span", Value: r.Span.Fields()})
 		}

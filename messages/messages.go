@@ -39,10 +39,8 @@ const (
 	HeaderStreamSeq = "Chunkstream-Stream-Seq"
 	// HeaderDeliveries holds how many times the request was delivered.
 	HeaderDeliveries = "Chunkstream-Deliveries"
-	// HeaderIngestSeq holds the ingest_seq a request counts as when it is
-	// not its own stream sequence: a replayed request keeps the place in
-	// time of the version it replays (RequestIngestSeq). On a dead letter
-	// it holds the failed request's ingest_seq.
+	// HeaderIngestSeq holds the ingest_seq a replayed request counts as
+	// (RequestIngestSeq), or a dead letter's request's.
 	HeaderIngestSeq = "Chunkstream-Ingest-Seq"
 )
 
