@@ -79,15 +79,11 @@ func (s Spec[C]) WithFlag(flag string) Spec[C] {
 	return s
 }
 
-func newOption(name string, kind Kind, usage string) Option {
-	return Option{Name: name, Flag: strings.ReplaceAll(name, "_", "-"), Kind: kind, Usage: usage}
-}
-
 // fieldOption binds the field of type T that field returns to the option
 // name.
 func fieldOption[C, T any](name string, kind Kind, usage string, field func(*C) *T) Spec[C] {
 	return Spec[C]{
-		opt:   newOption(name, kind, usage),
+		opt:   Option{Name: name, Flag: strings.ReplaceAll(name, "_", "-"), Kind: kind, Usage: usage},
 		field: func(c *C) any { return field(c) },
 		set:   func(c *C, v any) error { *field(c) = v.(T); return nil },
 		get:   func(c *C) any { return *field(c) },

@@ -274,32 +274,30 @@ func tokenizerUsage(sizes, units string) string {
 
 // stripQuotesOption binds strip_quotes (a boolean or "auto").
 func stripQuotesOption() Spec[email.Config] {
-	field := func(c *email.Config) *email.QuoteStripping { return &c.StripQuotes }
-	return Spec[email.Config]{
-		opt: newOption("strip_quotes", BoolOrAuto,
-			`remove quoted history matching an ancestor, and signatures; "auto" (the default) strips real mail and keeps canonical JSON rows (chunkstream's own, not a reference parameter)`),
-		field: func(c *email.Config) any { return field(c) },
-		set: func(c *email.Config, v any) error {
-			switch v {
-			case true:
-				*field(c) = email.StripAlways
-			case false:
-				*field(c) = email.StripNever
-			default:
-				*field(c) = email.StripAuto
-			}
-			return nil
-		},
-		get: func(c *email.Config) any {
-			switch *field(c) {
-			case email.StripAlways:
-				return true
-			case email.StripNever:
-				return false
-			}
-			return "auto"
-		},
+	s := fieldOption("strip_quotes", BoolOrAuto,
+		`remove quoted history matching an ancestor, and signatures; "auto" (the default) strips real mail and keeps canonical JSON rows (chunkstream's own, not a reference parameter)`,
+		func(c *email.Config) *email.QuoteStripping { return &c.StripQuotes })
+	s.set = func(c *email.Config, v any) error {
+		switch v {
+		case true:
+			c.StripQuotes = email.StripAlways
+		case false:
+			c.StripQuotes = email.StripNever
+		default:
+			c.StripQuotes = email.StripAuto
+		}
+		return nil
 	}
+	s.get = func(c *email.Config) any {
+		switch c.StripQuotes {
+		case email.StripAlways:
+			return true
+		case email.StripNever:
+			return false
+		}
+		return "auto"
+	}
+	return s
 }
 
 // Wrap returns e whose chunkers pass through wrap, with the resolved
