@@ -2,6 +2,7 @@ package messages
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/base64"
 	"fmt"
 	"mime"
@@ -160,11 +161,7 @@ func describePayload(data []byte) string {
 // fields returns the request's wire fields in order. Content is
 // added by the caller, since its form depends on the encoding.
 func (r *IngestRequest) fields() chunking.Metadata {
-	v := r.V
-	if v == 0 {
-		v = Version
-	}
-	f := chunking.Metadata{{Key: "v", Value: v}}
+	f := chunking.Metadata{{Key: "v", Value: cmp.Or(r.V, Version)}}
 	add := func(k string, v string) {
 		if v != "" {
 			f = append(f, chunking.Field{Key: k, Value: v})
@@ -240,11 +237,7 @@ func (r *IngestRequest) UnmarshalJSON(data []byte) error {
 }
 
 func (r *ChunkRecord) fields() chunking.Metadata {
-	v := r.V
-	if v == 0 {
-		v = Version
-	}
-	f := chunking.Metadata{{Key: "v", Value: v}, {Key: "op", Value: string(r.Op)}}
+	f := chunking.Metadata{{Key: "v", Value: cmp.Or(r.V, Version)}, {Key: "op", Value: string(r.Op)}}
 	if r.ID != "" {
 		f = append(f, chunking.Field{Key: "id", Value: r.ID})
 	}
