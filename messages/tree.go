@@ -21,12 +21,9 @@ import (
 // zeros. Integers within 64 bits are always msgpack integers.
 const ExtBigInt = 1
 
-// msgpack is read into the same tree as JSON (see the package
-// documentation), by the JSON codec's rules; fields.go builds the typed
-// messages from it.
-
-// readMsgpackTree decodes one msgpack value from data, which must hold
-// exactly one value.
+// readMsgpackTree decodes data, which must hold exactly one msgpack value,
+// into the same tree as JSON (see the package documentation), by the JSON
+// codec's rules; fields.go builds the typed messages from it.
 func readMsgpackTree(data []byte) (any, error) {
 	r := bytes.NewReader(data)
 	d := msgpack.NewDecoder(r)
