@@ -124,15 +124,11 @@ func (c *Collection) TopLevelChunks() []Chunk {
 	if len(c.files) == 0 {
 		return nil
 	}
-	least := -1
-	for _, f := range c.files {
-		if n := strings.Count(f, "/"); least < 0 || n < least {
-			least = n
-		}
-	}
+	depth := func(f string) int { return strings.Count(f, "/") }
+	least := depth(slices.MinFunc(c.files, func(a, b string) int { return depth(a) - depth(b) }))
 	var out []Chunk
 	for i, ch := range c.chunks {
-		if strings.Count(c.fileOf[i], "/") == least {
+		if depth(c.fileOf[i]) == least {
 			out = append(out, ch)
 		}
 	}

@@ -10,56 +10,40 @@
 //
 // A Chunk is immutable: content, ordered Metadata and a hash, the
 // lowercase hex SHA-256 of M + "\n" + content, where M is the metadata as
-// Python's json.dumps(metadata, indent=2, sort_keys=True) renders it (keys
-// sorted by code point, later duplicate keys winning, ASCII-only output
-// with lowercase \uXXXX escapes, floats as Python's repr), byte for byte
-// the reference's. A hash given at construction (NewChunkWithHash, as when
-// loading) is kept; VerifyHash checks it.
+// Python's json.dumps(metadata, indent=2, sort_keys=True) renders it, byte
+// for byte the reference's (docs/wire.md, "Chunk hash", has the details
+// and test vectors). A hash given at construction (NewChunkWithHash, as
+// when loading) is kept; VerifyHash checks it.
 //
-// Metadata values are of a closed set: nil, bool, int, uint64 (above the
-// int range), *big.Int (beyond 64 bits), float64, string, []any and
-// Metadata. NewChunk brings other Go values into it once (see Metadata);
-// loaders produce it directly; every writer handles that set only. An
-// integer of any size keeps every digit through YAML, JSONL and the wire,
-// and hashes as json.dumps writes a Python int. Mappings load as Metadata
-// in their order (a repeated key keeps its first place and takes its last
-// value), lists as []any. The metadata map is level 1; maps and lists may
-// nest down to level MaxDepth, and readers and writers refuse deeper ones.
+// Metadata values are of a closed set (see Metadata). NewChunk brings
+// other Go values into it once; loaders produce it directly; every writer
+// handles that set only. An integer of any size keeps every digit through
+// YAML, JSONL and the wire, and hashes as json.dumps writes a Python int.
+// Mappings load as Metadata in their order (a repeated key keeps its first
+// place and takes its last value), lists as []any.
 //
 // # Spans
 //
 // Every chunk a chunker of this module makes carries its Span beside it
 // (Chunk.Span, Chunk.WithSpan), never in its metadata, so hashes stay the
 // reference's. The span is a contract like the hash; JSONL, the wire's
-// chunk record and the Qdrant payload write it so:
+// chunk record and the Qdrant payload write it as docs/wire.md ("Chunk
+// span") defines:
 //
 //	"span": {"start": 310, "end": 912, "first_line": 12, "last_line": 30, "verbatim": true}
 //	"span": {"message_ids": ["a@example.org", "b@example.org"]}
 //
-// The fields:
+// A byte range [start, end) is of the document as given (for MDX, the
+// file before cleaning) and covers the source text the content holds and
+// nothing more; verbatim says the content is exactly those bytes. Email
+// chunks have no byte range (their messages are decoded and may come from
+// several files), only message_ids (the chunker's ids for messages
+// without one).
 //
-//   - start and end: the byte offsets [start, end) of the chunk's source
-//     in the document as given (for MDX, the file before cleaning);
-//     first_line and last_line: the 1-based lines of bytes start and
-//     end-1. All four or none (Span.HasRange), with start < end and
-//     first_line ≤ last_line.
-//   - verbatim: the content is exactly the bytes [start, end). Otherwise
-//     it was made from them: sections joined by a blank line, MDX with its
-//     syntax removed, the part of a split code block, table or math block
-//     (fences, repeated header rows and "$$" lines added), a two-step
-//     chunk with overlap or add_headers lines before its text (the range
-//     starts where the overlap starts). The range covers the source text
-//     the content holds and nothing more.
-//   - message_ids: for email chunks, the Message-IDs of the messages the
-//     chunk holds, in order (the chunker's ids for messages without one).
-//     Email chunks have no byte range: their messages are decoded and may
-//     come from several files.
-//
-// Fields are only ever added. The zero Span is not written. YAML, the
-// reference's format, neither writes nor reads spans (a "span" key is
-// ignored). JSONL lines without "span" load; a "span" that breaks these
-// rules, or has an unknown field, is ErrSpan inside ErrSyntax (the wire's
-// reader ignores unknown fields, as it does everywhere).
+// The zero Span is not written. YAML, the reference's format, neither
+// writes nor reads spans (a "span" key is ignored). JSONL lines without
+// "span" load; a "span" that breaks the rules, or has an unknown field, is
+// ErrSpan inside ErrSyntax (the wire's reader ignores unknown fields).
 //
 // # Sizes
 //
@@ -79,14 +63,10 @@
 // Save and Load pick the format by extension (.jsonl, .yaml, .yml).
 // JSONL holds one {"content", "metadata", "hash", "span"} object per line
 // ("span" only when the chunk has one); loading verifies each hash
-// (ErrHashMismatch, with the line). JSONL and the wire's JSON go through
-// the module's internal/codec rather than encoding/json, which silently
-// replaces invalid UTF-8 and lone surrogate escapes with U+FFFD: here text
-// is never altered, and such text is an error naming the field and byte
-// ("metadata.title: lone surrogate \ud800 at byte 5", matching
-// ErrNotUTF8). Non-ASCII is written raw except U+2028 and U+2029, escaped
-// so no line splitter cuts a record; floats as Python's repr; NaN and
-// infinities are refused (YAML writes .nan and .inf).
+// (ErrHashMismatch, with the line). JSONL is the module's JSON codec
+// (internal/codec): text is never altered, and text that is not UTF-8 is
+// an error naming the field and byte (ErrNotUTF8); NaN and infinities are
+// refused (YAML writes .nan and .inf).
 //
 // YAML holds one sequence of {content, metadata} mappings in the
 // reference's style (literal block scalars for multi-line text, strings a
@@ -133,7 +113,5 @@
 //
 // Raw option maps (requests, flags, option files) are decoded into these
 // configurations in one place, package registry. WalkFolder lists a
-// folder's documents by the rules every chunker and the producer share
-// (recursive, hidden names skipped, symlinked folders not followed,
-// sorted by relative path in byte order, "/" separators).
+// folder's documents by the rules every chunker and the producer share.
 package chunking

@@ -41,30 +41,19 @@ func (j *JSONLWriter) Close() error { return nil }
 // ErrNotUTF8, or ErrMetadataValue for NaN, infinities, values outside the
 // closed set and nesting below MaxDepth.
 func AppendJSONL(b []byte, ch Chunk) ([]byte, error) {
-	var err error
-	b = append(b, `{"content":`...)
-	if b, err = codec.AppendString(b, ch.content); err != nil {
-		return nil, codec.AtKey(err, "content")
-	}
-	b = append(b, `,"metadata":`...)
-	if b, err = codec.AppendJSON[Metadata](b, ch.metadata, 1); err != nil {
-		return nil, codec.AtKey(err, "metadata")
-	}
-	b = append(b, `,"hash":`...)
 	h := ch.hash
 	if h == "" {
 		h = Hash(ch.content, ch.metadata)
 	}
-	if b, err = codec.AppendString(b, h); err != nil {
-		return nil, codec.AtKey(err, "hash")
-	}
+	rec := Metadata{{"content", ch.content}, {"metadata", ch.metadata}, {"hash", h}}
 	if !ch.span.IsZero() {
-		b = append(b, `,"span":`...)
-		if b, err = codec.AppendJSON[Metadata](b, ch.span.Fields(), 1); err != nil {
-			return nil, codec.AtKey(err, "span")
-		}
+		rec = append(rec, Field{"span", ch.span.Fields()})
 	}
-	return append(b, '}', '\n'), nil
+	b, err := codec.AppendJSONObject(b, rec)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
 }
 
 // JSONLReader reads chunks from JSON Lines one at a time.
@@ -91,14 +80,11 @@ func NewJSONLReader(r io.Reader, name string) *JSONLReader {
 func (j *JSONLReader) Read() (Chunk, error) {
 	for {
 		line, err := j.r.ReadBytes('\n')
-		if len(line) == 0 && err != nil {
-			if errors.Is(err, io.EOF) {
-				return Chunk{}, io.EOF
-			}
-			return Chunk{}, fmt.Errorf("%s: %w", j.name, err)
-		}
 		if err != nil && !errors.Is(err, io.EOF) {
 			return Chunk{}, fmt.Errorf("%s: %w", j.name, err)
+		}
+		if len(line) == 0 { // at io.EOF: a line read holds its '\n'
+			return Chunk{}, io.EOF
 		}
 		j.line++
 		if len(bytes.TrimSpace(line)) == 0 {

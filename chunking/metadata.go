@@ -42,11 +42,9 @@ func (m Metadata) Get(key string) (any, bool) {
 // its place, a new key is appended.
 func (m Metadata) With(key string, value any) Metadata {
 	out := slices.Clone(m)
-	for i := range out {
-		if out[i].Key == key {
-			out[i].Value = value
-			return out
-		}
+	if i := slices.IndexFunc(out, func(f Field) bool { return f.Key == key }); i >= 0 {
+		out[i].Value = value
+		return out
 	}
 	return append(out, Field{Key: key, Value: value})
 }
@@ -63,13 +61,9 @@ func (m Metadata) Merge(extra Metadata) Metadata {
 
 // Keys returns the distinct keys in first-seen order.
 func (m Metadata) Keys() []string {
-	seen := make(map[string]bool, len(m))
 	keys := make([]string, 0, len(m))
-	for _, f := range m {
-		if !seen[f.Key] {
-			seen[f.Key] = true
-			keys = append(keys, f.Key)
-		}
+	for _, f := range codec.Deduplicate(m) {
+		keys = append(keys, f.Key)
 	}
 	return keys
 }

@@ -127,10 +127,8 @@ func appendPyString(b []byte, s string) []byte {
 	b = append(b, '"')
 	for _, r := range s { // invalid bytes decode as U+FFFD
 		switch r {
-		case '"':
-			b = append(b, '\\', '"')
-		case '\\':
-			b = append(b, '\\', '\\')
+		case '"', '\\':
+			b = append(b, '\\', byte(r))
 		case '\n':
 			b = append(b, '\\', 'n')
 		case '\r':

@@ -2,6 +2,7 @@ package messages
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/base64"
 	"fmt"
 	"mime"
@@ -16,8 +17,7 @@ import (
 )
 
 // IsJSON reports whether a Content-Type header value names JSON
-// ("application/json", parameters and case ignored). Anything else,
-// including an empty value, means msgpack.
+// ("application/json", parameters and case ignored).
 func IsJSON(contentType string) bool {
 	if contentType == "" {
 		return false
@@ -44,13 +44,10 @@ func EncodeIngest(r *IngestRequest, contentType string) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// DecodeIngest decodes an ingest request encoded as contentType says: JSON
-// for a JSON type, msgpack for any other; without a content type, by its
-// first byte. Errors wrap ErrDecode, or ErrVersion for a newer
-// schema; an error about one field names it ("metadata.title: lone
-// surrogate \ud800 at byte 5"). Text is never altered: invalid UTF-8 in a
-// string (content sent as msgpack bin excepted) is an error. It does not
-// Validate the request.
+// DecodeIngest decodes an ingest request encoded as contentType says (by
+// its first byte when empty). Errors wrap ErrDecode, or ErrVersion for a
+// newer schema, and name the field they are about. It does not Validate
+// the request.
 func DecodeIngest(contentType string, data []byte) (IngestRequest, error) {
 	tree, err := readTree(contentType, data, "request")
 	if err != nil {
@@ -95,30 +92,18 @@ func readTree(contentType string, data []byte, what string) (any, error) {
 }
 
 // readsAsJSON says how data is read: as contentType says when it is set,
-// else by its first byte (sniff); ok is false for a payload without a
-// type that is neither a msgpack map nor a JSON object.
+// else by its first byte (docs/wire.md, "Encodings"); ok is false for a
+// payload without a type that is neither a msgpack map nor a JSON object.
 func readsAsJSON(contentType string, data []byte) (isJSON, ok bool) {
-	if contentType != "" {
+	switch {
+	case contentType != "":
 		return IsJSON(contentType), true
+	case len(data) > 0 && isMsgpackMap(data[0]):
+		return false, true
 	}
-	typ := sniff(data)
-	return typ == ContentTypeJSON, typ != ""
-}
-
-// sniff returns the encoding of a message without a Content-Type header,
-// read from its first byte: ContentTypeJSON when it is '{' after optional
-// JSON whitespace, ContentTypeMsgpack when it starts a msgpack map (fixmap
-// 0x80–0x8f, map16 0xde, map32 0xdf; a map never starts with '{' or
-// whitespace), and "" for anything else, which is no message of this
-// package.
-func sniff(data []byte) string {
-	if len(data) > 0 && isMsgpackMap(data[0]) {
-		return ContentTypeMsgpack
-	}
-	if rest := bytes.TrimLeft(data, " \t\r\n"); len(rest) > 0 && rest[0] == '{' {
-		return ContentTypeJSON
-	}
-	return ""
+	rest := bytes.TrimLeft(data, " \t\r\n")
+	isJSON = len(rest) > 0 && rest[0] == '{'
+	return isJSON, isJSON
 }
 
 func isMsgpackMap(c byte) bool {
@@ -176,11 +161,7 @@ func describePayload(data []byte) string {
 // fields returns the request's wire fields in order. Content is
 // added by the caller, since its form depends on the encoding.
 func (r *IngestRequest) fields() chunking.Metadata {
-	v := r.V
-	if v == 0 {
-		v = Version
-	}
-	f := chunking.Metadata{{Key: "v", Value: v}}
+	f := chunking.Metadata{{Key: "v", Value: cmp.Or(r.V, Version)}}
 	add := func(k string, v string) {
 		if v != "" {
 			f = append(f, chunking.Field{Key: k, Value: v})
@@ -256,11 +237,7 @@ func (r *IngestRequest) UnmarshalJSON(data []byte) error {
 }
 
 func (r *ChunkRecord) fields() chunking.Metadata {
-	v := r.V
-	if v == 0 {
-		v = Version
-	}
-	f := chunking.Metadata{{Key: "v", Value: v}, {Key: "op", Value: string(r.Op)}}
+	f := chunking.Metadata{{Key: "v", Value: cmp.Or(r.V, Version)}, {Key: "op", Value: string(r.Op)}}
 	if r.ID != "" {
 		f = append(f, chunking.Field{Key: "id", Value: r.ID})
 	}
@@ -274,11 +251,7 @@ func (r *ChunkRecord) fields() chunking.Metadata {
 		chunking.Field{Key: "count", Value: r.Count})
 	if r.Op != OpDelete {
 		f = append(f, chunking.Field{Key: "content", Value: r.Content})
-		md := r.Metadata
-		if md == nil {
-			md = chunking.Metadata{}
-		}
-		f = append(f, chunking.Field{Key: "metadata", Value: md}, chunking.Field{Key: "hash", Value: r.Hash})
+		f = append(f, chunking.Field{Key: "metadata", Value: r.Metadata}, chunking.Field{Key: "hash", Value: r.Hash})
 		if !r.Span.IsZero() {
 			f = append(f, chunking.Field{Key: "span", Value: r.Span.Fields()})
 		}

@@ -18,9 +18,8 @@ import (
 )
 
 // HeaderErrorCause holds a dead letter's cause: a stable snake_case
-// label ("unknown_option", "too_large", "max_deliveries", …), the same
-// as the cause label of the workers' dead letter metric. Dead letters
-// written before it existed have none.
+// label ("unknown_option", "too_large", …), the same as the cause label
+// of the workers' dead letter metric.
 const HeaderErrorCause = "Chunkstream-Error-Cause"
 
 // Kind is a dead letter's kind (header Chunkstream-Error-Kind).
@@ -40,24 +39,18 @@ const maxReasonBytes = 1024
 // DeadLetter is what the Chunkstream-* headers of a dead letter say. The
 // dead letter's payload and other headers are the original request's.
 type DeadLetter struct {
-	// Reason is the error, one line.
-	Reason string
-	// Kind is KindPermanent or KindExhausted.
-	Kind Kind
-	// Cause is the failure's stable snake_case label (HeaderErrorCause);
-	// empty in dead letters written before the header existed.
-	Cause fault.Cause
-	// Subject is the subject the request was published on.
-	Subject string
+	Reason  string      // HeaderError
+	Kind    Kind        // HeaderErrorKind
+	Cause   fault.Cause // HeaderErrorCause; empty when absent
+	Subject string      // HeaderSubject
 	// StreamSeq is the request's INGEST stream sequence.
 	StreamSeq uint64
 	// IngestSeq is the ingest_seq of the version the request was (see
 	// RequestIngestSeq): StreamSeq unless the request was a replay.
 	// Apply writes HeaderIngestSeq only when it differs from StreamSeq;
 	// ParseDeadLetter reads an absent header as StreamSeq.
-	IngestSeq uint64
-	// Deliveries is how many times the request was delivered.
-	Deliveries uint64
+	IngestSeq  uint64
+	Deliveries uint64 // HeaderDeliveries
 }
 
 // Apply sets the dead letter headers on h (a nats.Header), replacing any
@@ -82,9 +75,7 @@ func (dl DeadLetter) Apply(h map[string][]string) {
 }
 
 // ParseDeadLetter reads the dead letter headers from h (a nats.Header).
-// It fails when the kind is missing or a number is malformed; a dead
-// letter without HeaderErrorCause (written before it existed) parses with
-// an empty Cause.
+// It fails when the kind is missing or a number is malformed.
 func ParseDeadLetter(h map[string][]string) (DeadLetter, error) {
 	first := func(k string) string {
 		if v := h[k]; len(v) > 0 {
@@ -126,11 +117,9 @@ func DeadLetterMsgID(ingestStream string, ingestSeq uint64, requestMsgID string)
 }
 
 // IsUserHeader reports whether a header of a request is the sender's own
-// (Content-Type, tracing headers, …): not one of the server's Nats-*
-// directives and metadata (Nats-Msg-Id, Nats-Expected-*, Nats-TTL, the
-// Nats-Stream and Nats-Sequence of a direct get, …) and not a Chunkstream-*
-// dead letter header. Names are compared without regard to case. A dead
-// letter carries the request's user headers; a replay sends them again.
+// (Content-Type, tracing headers, …): neither one of the server's Nats-*
+// ones nor a Chunkstream-* dead letter header, in any case. A dead letter
+// carries the request's user headers; a replay sends them again.
 func IsUserHeader(name string) bool {
 	return !hasPrefixFold(name, "Nats-") && !hasPrefixFold(name, "Chunkstream-")
 }
@@ -150,13 +139,12 @@ func UserHeaders(h map[string][]string) map[string][]string {
 	return out
 }
 
-// PeekIngestID returns the "id" of an ingest request, reading the
-// encoding as DecodeIngest does but only the top-level map and the id:
-// the other fields are skipped unchecked, so a request that does not
-// decode as a whole (a newer schema, a bad metadata value) still shows
-// its id. It is "" when the request has none. It fails when the payload
-// is not a map, the map is cut short, or the id is not a string of valid
-// UTF-8. When DecodeIngest succeeds, PeekIngestID returns the same id.
+// PeekIngestID returns the "id" of an ingest request ("" when it has
+// none), reading only the top-level map and the id: the other fields are
+// skipped unchecked, so a request that does not decode as a whole (a
+// newer schema, a bad metadata value) still shows its id. It fails when
+// the payload is not a map, the map is cut short, or the id is not a
+// string of valid UTF-8. When DecodeIngest succeeds, the ids agree.
 func PeekIngestID(contentType string, data []byte) (string, error) {
 	isJSON, ok := readsAsJSON(contentType, data)
 	if !ok {
@@ -290,7 +278,7 @@ func peekJSONID(data []byte) (string, error) {
 		v, _ := obj.Get("id")
 		s, ok := v.(string)
 		if !ok {
-			return "", fmt.Errorf(`field "id": want a string, got %s`, typeName(v))
+			return "", fmt.Errorf(`field "id": want a string, got %s`, codec.Describe[chunking.Metadata](v))
 		}
 		id = s
 	}
@@ -303,10 +291,7 @@ func peekJSONID(data []byte) (string, error) {
 // OneLine returns s with line breaks turned into spaces, cut to at most
 // maxBytes bytes without splitting a rune ("..." marks a cut).
 func OneLine(s string, maxBytes int) string {
-	s = strings.Join(strings.Fields(strings.ReplaceAll(strings.ReplaceAll(s, "\r", " "), "\n", " ")), " ")
-	if !utf8.ValidString(s) {
-		s = strings.ToValidUTF8(s, "\ufffd")
-	}
+	s = strings.ToValidUTF8(strings.Join(strings.Fields(s), " "), "\ufffd")
 	if len(s) <= maxBytes {
 		return s
 	}

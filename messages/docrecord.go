@@ -29,15 +29,12 @@ const (
 	StateDismissed State = "dismissed"
 )
 
-// DocRecord is a document record: the value, as a JSON object, of the
-// document's key (DocRecordKey) in the KV bucket of document records
-// (CHUNKSTREAM_DOCS by default). It holds the newest version of the
-// document any worker has started. Workers move it forward by
-// compare-and-set on the entry's revision and never delete it; producers
-// read it to skip unchanged documents.
-//
-// Fields are only ever added, each with omitempty or a zero value that
-// means what its absence means, and each safe to lose (the package
+// DocRecord is a document record, the JSON value of DocRecordKey in the KV
+// bucket of document records: the newest version of the document any
+// worker has started. Workers move it forward by compare-and-set on the
+// entry's revision and never delete it; producers read it to skip
+// unchanged documents. Fields are only ever added, each with a zero value
+// that means what its absence means, and each safe to lose (the package
 // documentation says why).
 type DocRecord struct {
 	// IngestSeq is the INGEST stream sequence of the version; it orders
@@ -48,9 +45,7 @@ type DocRecord struct {
 	DocVersion string `json:"doc_version"`
 	// Op is OpUpsert or OpDelete; empty in a dead-lettered record whose
 	// request did not decode.
-	Op Op `json:"op"`
-	// State is StatePending while a worker is on the version, StateDone
-	// after, StateDeadLettered when it was dead-lettered.
+	Op    Op    `json:"op"`
 	State State `json:"state"`
 	// Fingerprint is the settings fingerprint (Settings.Fingerprint) the
 	// version was chunked with, set with StateDone on an upsert; empty in
@@ -62,17 +57,13 @@ type DocRecord struct {
 	// Fingerprint (absent, 0, when it has none).
 	Chunks int `json:"chunks,omitempty"`
 	// LastFailure is why the version was dead-lettered, in a record of
-	// StateDeadLettered; absent otherwise (a newer version clears it).
-	// It is a hint for people (a status listing), safe to lose.
+	// StateDeadLettered; a hint for people, safe to lose.
 	LastFailure Failure `json:"last_failure,omitzero"`
 	// Warnings are the chunker's warnings for the version, set with
-	// Fingerprint (absent when there were none). Like LastFailure they
-	// are a hint for people, safe to lose.
+	// Fingerprint; like LastFailure, a hint for people.
 	Warnings Warnings `json:"warnings,omitzero"`
-	// TraceID is the W3C trace id (32 hex digits) of the delivery that
-	// last started, finished or dead-lettered the version, to find its
-	// trace; absent when the request carried no trace context and the
-	// worker does not trace.
+	// TraceID is the W3C trace id of the delivery that last started,
+	// finished or dead-lettered the version; absent without one.
 	TraceID string `json:"trace_id,omitempty"`
 }
 
@@ -91,8 +82,7 @@ type Failure struct {
 }
 
 // DocRecordKey returns the KV key of a document id's record: the id's
-// bytes in unpadded base64url, which is always a valid key whatever the
-// id holds.
+// bytes in unpadded base64url, a valid key whatever the id holds.
 func DocRecordKey(docID string) string {
 	return base64.RawURLEncoding.EncodeToString([]byte(docID))
 }
@@ -112,9 +102,8 @@ func EncodeDocRecord(r DocRecord) ([]byte, error) {
 	return json.Marshal(r)
 }
 
-// DecodeDocRecord reads a record's JSON value. Unknown fields are
-// ignored and absent ones keep their zero value; a value that is not a
-// JSON object of these fields wraps ErrDecode.
+// DecodeDocRecord reads a record's JSON value, ignoring unknown fields; a
+// value that is not a JSON object of these fields wraps ErrDecode.
 func DecodeDocRecord(data []byte) (DocRecord, error) {
 	var r DocRecord
 	if err := json.Unmarshal(data, &r); err != nil {

@@ -19,12 +19,9 @@ type fieldReader struct {
 
 func (fr *fieldReader) fail(key, want string, v any) {
 	if fr.err == nil {
-		fr.err = fmt.Errorf("field %q: want %s, got %s", key, want, typeName(v))
+		fr.err = fmt.Errorf("field %q: want %s, got %s", key, want, codec.Describe[chunking.Metadata](v))
 	}
 }
-
-// typeName names the wire type of a decoded value in the user's words.
-func typeName(v any) string { return codec.Describe[chunking.Metadata](v) }
 
 func (fr *fieldReader) get(key string) (any, bool) {
 	v, ok := fr.m.Get(key)
@@ -105,7 +102,7 @@ func checkNoBytes(v any) error {
 func versioned(tree any) (chunking.Metadata, int, error) {
 	m, ok := tree.(chunking.Metadata)
 	if !ok {
-		return nil, 0, fmt.Errorf("%w: message is %s, want a map", ErrDecode, typeName(tree))
+		return nil, 0, fmt.Errorf("%w: message is %s, want a map", ErrDecode, codec.Describe[chunking.Metadata](tree))
 	}
 	raw, ok := m.Get("v")
 	if !ok || raw == nil {
@@ -114,7 +111,7 @@ func versioned(tree any) (chunking.Metadata, int, error) {
 	v, isInt := codec.Int(raw)
 	switch {
 	case !codec.Integral(raw):
-		return nil, 0, fmt.Errorf("%w: field \"v\": want an integer, got %s", ErrDecode, typeName(raw))
+		return nil, 0, fmt.Errorf("%w: field \"v\": want an integer, got %s", ErrDecode, codec.Describe[chunking.Metadata](raw))
 	case !isInt || v > Version:
 		return nil, 0, fmt.Errorf("%w: v=%v, this reader knows up to %d", ErrVersion, raw, Version)
 	case v < 1:
@@ -159,26 +156,20 @@ func ingestFromTree(tree any) (IngestRequest, error) {
 			fr.fail("content", "bytes or a string", c)
 		}
 	}
-	if c, ok := fr.get("content_b64"); ok {
-		s, isStr := c.(string)
-		if !isStr {
-			fr.fail("content_b64", "a string", c)
-		} else if r.Content != nil {
-			if fr.err == nil {
-				fr.err = errors.New("both content and content_b64")
-			}
-		} else {
-			b, err := base64.StdEncoding.DecodeString(s)
-			if err != nil {
-				b, err = base64.RawStdEncoding.DecodeString(s)
-			}
-			if err != nil && fr.err == nil {
-				fr.err = fmt.Errorf("field \"content_b64\": %w", err)
-			}
-			r.Content = b
-			if r.Content == nil {
-				r.Content = []byte{}
-			}
+	if _, ok := fr.get("content_b64"); ok && fr.err == nil {
+		s := fr.str("content_b64")
+		b, err := base64.StdEncoding.DecodeString(s)
+		if err != nil {
+			b, err = base64.RawStdEncoding.DecodeString(s)
+		}
+		switch {
+		case fr.err != nil:
+		case r.Content != nil:
+			fr.err = errors.New("both content and content_b64")
+		case err != nil:
+			fr.err = fmt.Errorf("field \"content_b64\": %w", err)
+		default:
+			r.Content = b // never nil: DecodeString allocates
 		}
 	}
 	if fr.err != nil {

@@ -17,8 +17,7 @@ import (
 // reads. A message with a higher "v" is rejected with ErrVersion.
 const Version = 1
 
-// Content types of the two encodings. Messages without a Content-Type
-// header are msgpack.
+// Content types of the two encodings.
 const (
 	ContentTypeMsgpack = "application/msgpack"
 	ContentTypeJSON    = "application/json"
@@ -40,10 +39,8 @@ const (
 	HeaderStreamSeq = "Chunkstream-Stream-Seq"
 	// HeaderDeliveries holds how many times the request was delivered.
 	HeaderDeliveries = "Chunkstream-Deliveries"
-	// HeaderIngestSeq holds the ingest_seq a request counts as when it is
-	// not its own stream sequence: a replayed request keeps the place in
-	// time of the version it replays (RequestIngestSeq). On a dead letter
-	// it holds the failed request's ingest_seq.
+	// HeaderIngestSeq holds the ingest_seq a replayed request counts as
+	// (RequestIngestSeq), or a dead letter's request's.
 	HeaderIngestSeq = "Chunkstream-Ingest-Seq"
 )
 
@@ -96,9 +93,8 @@ type ContentRef struct {
 }
 
 // IngestRequest asks the workers to chunk (op "upsert") or remove (op
-// "delete") one document. The tags give the wire names; encoding and
-// decoding go through this package's codec (Encode, DecodeIngest), which
-// keeps metadata order and content presence.
+// "delete") one document. The tags give the wire names; EncodeIngest and
+// DecodeIngest read and write it.
 type IngestRequest struct {
 	// V is the schema version (Version when encoded by this package).
 	V int `msgpack:"v" json:"v"`
@@ -114,9 +110,8 @@ type IngestRequest struct {
 	Chunker string `msgpack:"chunker,omitempty" json:"chunker,omitempty"`
 	// Options are raw chunker options under their snake_case names.
 	Options map[string]any `msgpack:"options,omitempty" json:"options,omitempty"`
-	// Content is the document inline. nil means absent; a non-nil empty
-	// slice is an empty document. JSON carries it as "content" when it is
-	// UTF-8 and as "content_b64" otherwise; msgpack as bin (str accepted).
+	// Content is the document inline. nil means absent (a permanent
+	// error), a non-nil empty slice an empty document (a valid one).
 	Content []byte `msgpack:"content,omitempty" json:"content,omitempty"`
 	// ContentRef points at the document in an Object Store bucket.
 	ContentRef *ContentRef `msgpack:"content_ref,omitempty" json:"content_ref,omitempty"`
@@ -178,9 +173,8 @@ type ChunkRecord struct {
 	Content  string            `msgpack:"content,omitempty" json:"content,omitempty"`
 	Metadata chunking.Metadata `msgpack:"metadata,omitempty" json:"metadata,omitempty"`
 	Hash     string            `msgpack:"hash,omitempty" json:"hash,omitempty"`
-	// Span is where the chunk came from in its document (chunking.Span,
-	// written as chunking.Span.Fields writes it); the zero Span, as from
-	// a chunk without one, is not written. It is not part of the hash.
+	// Span is where the chunk came from in its document, written as
+	// chunking.Span.Fields writes it unless zero; it is not hashed.
 	Span chunking.Span `msgpack:"span,omitempty" json:"span,omitempty"`
 }
 
@@ -219,8 +213,7 @@ func (r *ChunkRecord) MsgID() string {
 var chunkNamespace = uuid.MustParse("213f4c7f-db65-5c3f-bc36-05b524c4bce3")
 
 // ChunkID returns the id of the chunk at position in document docID: the
-// UUIDv5 (namespace 213f4c7f-db65-5c3f-bc36-05b524c4bce3) of
-// "<doc id>#<position>".
+// UUIDv5 in chunkNamespace of "<doc id>#<position>".
 func ChunkID(docID string, position int) string {
 	name := make([]byte, 0, len(docID)+8)
 	name = append(name, docID...)

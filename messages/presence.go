@@ -7,23 +7,20 @@ import (
 	"time"
 )
 
-// WorkerKeyPrefix starts the keys, in the bucket of document records,
-// under which running workers tell of themselves (WorkerPresence, as
-// JSON): "chunkstream.worker.<worker id>". Like ChunkerDefaultsKey such a
-// key holds a ".", so it is never a record's.
+// WorkerKeyPrefix starts the keys, in the bucket of document records, of
+// running workers' WorkerPresence; holding a ".", they are never a
+// record's.
 const WorkerKeyPrefix = "chunkstream.worker."
 
 // WorkerPresence is what a running worker says of itself, every few
-// seconds: who it is, when it last asked the server for requests, and
-// what it holds. A worker removes it when it stops; one that died leaves
-// it to age (Seen).
+// seconds. A worker removes it when it stops; one that died leaves it to
+// age (Seen).
 type WorkerPresence struct {
 	ID      string    `json:"id"`
 	Host    string    `json:"host"`
 	Started time.Time `json:"started"`
 	// Seen is when the worker wrote this; LastPull when it last asked the
-	// server for requests (zero before its first pull). A worker pulls
-	// whenever it has room, and stops while its sink is down.
+	// server for requests (zero before its first pull).
 	Seen     time.Time `json:"seen"`
 	LastPull time.Time `json:"last_pull,omitzero"`
 	// Ready is the worker's readiness (/readyz); InFlight and Held the
@@ -37,8 +34,8 @@ type WorkerPresence struct {
 // pulling.
 const PullFresh = 15 * time.Second
 
-// Pulling reports whether the worker is pulling requests at now: it was
-// seen and pulled within PullFresh.
+// Pulling reports whether the worker was seen and pulled within PullFresh
+// of now.
 func (p WorkerPresence) Pulling(now time.Time) bool {
 	return now.Sub(p.Seen) <= PullFresh && now.Sub(p.LastPull) <= PullFresh
 }

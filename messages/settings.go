@@ -11,31 +11,19 @@ import (
 	"github.com/chunkstream/chunkstream/internal/codec"
 )
 
-// FingerprintVersion is the version of the fingerprint's definition
-// (Settings.Fingerprint); it is part of what is hashed, so a change of
-// the definition changes every fingerprint and counts as a change of
-// settings.
+// FingerprintVersion is the version of the fingerprint's definition; it
+// is hashed, so a change of the definition counts as a change of settings.
 const FingerprintVersion = 1
 
 // ChunkerDefaultsKey is the key, in the bucket of document records, of
-// the workers' chunker defaults (ChunkerDefaults, as JSON); holding a ".",
-// it is never a record's key (DocRecordKey).
+// the workers' ChunkerDefaults; holding a ".", it is never a record's key.
 const ChunkerDefaultsKey = "chunkstream.chunker-defaults"
 
-// ChunkerDefaults are the chunker settings workers apply to requests that
-// do not set them (registry.Defaults), as they advertise them: the
-// chunker of requests that name none (when it reads their format) and
-// options beneath the request's own for that chunker. The zero value is
-// the built-in behaviour: each format's default chunker with its own
-// defaults.
+// ChunkerDefaults are the workers' registry.Defaults as they advertise
+// them, with the options resolved (every option with its value). The zero
+// value is each format's default chunker with its own defaults.
 type ChunkerDefaults struct {
-	// Chunker is the default chunker's name; empty means each format's
-	// default.
-	Chunker string `json:"chunker"`
-	// Options are options of Chunker, applied beneath a request's own
-	// options whenever the request is chunked with Chunker (named or
-	// chosen by default). Workers advertise them resolved: every option
-	// with its value.
+	Chunker string         `json:"chunker"`
 	Options map[string]any `json:"options,omitempty"`
 	// Encoding is the encoding of the vectors the workers' sink computes
 	// (Settings.Encoding); empty for a sink that computes none.
@@ -62,12 +50,8 @@ type Settings struct {
 	Subject    string
 	Collection string
 	// Encoding describes the vectors the worker's sink computes from the
-	// chunks (the Qdrant sink's sparse encoding, such as "qdrant/bm25
-	// language=english k=1.2 b=0.75 avg_len=256", or "none"); empty for a
-	// sink that computes none. It enters the fingerprint only when it is
-	// neither empty nor DefaultEncoding, so the fingerprints of the
-	// subject sink and of the Qdrant sink's default encoding are those of
-	// settings without it.
+	// chunks (the Qdrant sink's sparse encoding, or "none"); empty for a
+	// sink that computes none.
 	Encoding string
 }
 
@@ -76,30 +60,13 @@ type Settings struct {
 // fingerprint leaves out like an empty Settings.Encoding.
 const DefaultEncoding = "qdrant/bm25 language=english k=1.2 b=0.75 avg_len=256"
 
-// Fingerprint returns the settings fingerprint: the sha256, in lowercase
-// hex, of the settings' canonical JSON, the object
-//
-//	{"chunker":…,"collection":…,"format":…,"metadata":{…},"options":{…},"source":…,"subject":…,"v":1}
-//
-// plus "encoding" when Encoding is neither empty nor DefaultEncoding,
-// with the keys of every object sorted by their bytes, no whitespace, a
-// repeated metadata key taking its last value, absent metadata as {},
-// strings escaped only where JSON must (plus U+2028 and U+2029),
-// integers as their digits and floats as Python's repr (1.0, 1e+16), as
-// the JSON of the wire writes them. Equal settings give equal
-// fingerprints, whatever the order of their maps. The error is a
-// metadata or option value without a JSON form.
+// Fingerprint returns the settings fingerprint: the lowercase hex sha256
+// of the settings' canonical JSON, byte for byte as docs/wire.md
+// ("Settings fingerprint") defines it, "encoding" left out when empty or
+// DefaultEncoding. Equal settings give equal fingerprints, whatever the
+// order of their maps. The error is a metadata or option value without a
+// JSON form.
 func (s Settings) Fingerprint() (string, error) {
-	b, err := s.canonicalJSON()
-	if err != nil {
-		return "", err
-	}
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:]), nil
-}
-
-// canonicalJSON returns the bytes Fingerprint hashes.
-func (s Settings) canonicalJSON() ([]byte, error) {
 	top := map[string]any{
 		"v": FingerprintVersion, "chunker": s.Chunker, "options": plainMap(s.Options), "format": s.Format,
 		"source": s.Source, "metadata": s.Metadata.Map(), "subject": s.Subject, "collection": s.Collection,
@@ -109,9 +76,10 @@ func (s Settings) canonicalJSON() ([]byte, error) {
 	}
 	b, err := codec.AppendJSON[chunking.Metadata](nil, top, 0)
 	if err != nil {
-		return nil, fmt.Errorf("messages: settings fingerprint: %w", err)
+		return "", fmt.Errorf("messages: settings fingerprint: %w", err)
 	}
-	return b, nil
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
 }
 
 // plainMap returns m with nested metadata as maps (so that every object

@@ -21,18 +21,9 @@ import (
 // zeros. Integers within 64 bits are always msgpack integers.
 const ExtBigInt = 1
 
-// A message is first read into a tree of values of the closed set
-// (package internal/codec) with chunking.Metadata for maps (keys in wire
-// order, a repeated key in its first place with its last value), plus
-// []byte for msgpack bin. JSON goes through the module's JSON codec,
-// msgpack through readMsgpackValue with the same rules: the message is
-// level 0, a map or list in it level 1 and so on, down to
-// chunking.MaxDepth; errors about a value are *codec.FieldErrors that
-// name it. The typed messages are then built from the tree (fields.go),
-// the same way for both encodings.
-
-// readMsgpackTree decodes one msgpack value from data, which must hold
-// exactly one value.
+// readMsgpackTree decodes data, which must hold exactly one msgpack value,
+// into the same tree as JSON (see the package documentation), by the JSON
+// codec's rules; fields.go builds the typed messages from it.
 func readMsgpackTree(data []byte) (any, error) {
 	r := bytes.NewReader(data)
 	d := msgpack.NewDecoder(r)

@@ -7,18 +7,11 @@
 //
 // # Entries
 //
-// An Entry holds a chunker's name, the formats it reads, its size option
-// and Unit (Tokens when its "tokenizer" option is set), its Options (for
-// flags and help texts), the extensions a folder walk picks, and
-// ChunkFolder for chunkers that read a folder or mailbox as one input.
-// Default lists chunkstream's own, one entry per chunker; New builds any
-// other Registry. Each call builds anew: there is no global state.
-//
-// Define builds an entry from a chunker's configuration type C (a struct
-// with a Validate method), its defaults, its constructor and one Spec per
-// option binding the option's name to its field of C. A test checks that
-// every exported field of every chunker's Config has exactly one spec and
-// every spec a field.
+// An Entry describes one chunker (its fields say what); Define builds it
+// from the chunker's Config and one Spec per option. Default lists
+// chunkstream's own; New builds any other Registry. Each call builds anew:
+// there is no global state. A test checks that every exported field of
+// every chunker's Config has exactly one spec and every spec a field.
 //
 // # Resolving a request
 //
@@ -34,14 +27,12 @@
 // Layers of raw options are applied in order onto the chunker's defaults,
 // later layers winning (worker defaults before a request's options).
 // Entry.Resolve returns the complete canonical map: every option with its
-// effective value as int, bool, []int or string (header levels sorted
-// without repeats; strip_quotes true, false or "auto"), so equal
-// configurations resolve to equal maps, which with the chunker's name
-// identify its behaviour; resolving a resolved map gives it back. The
-// exception: an option added after settings fingerprints were first
-// recorded (tokenizer) is left out while it has its default value
-// (Spec.OmitDefault), so configurations that do not use it fingerprint as
-// before.
+// effective value (of its Kind's type, sets sorted without repeats), so
+// equal configurations resolve to equal maps, which with the chunker's
+// name identify its behaviour; resolving a resolved map gives it back. An
+// option marked OmitDefault (tokenizer) is left out while it has its
+// default value, so that configurations that do not use it keep the
+// fingerprints recorded without it.
 //
 // Decoding is strict and speaks the words of the person who wrote the
 // options, accepting what docs/wire.md ("Options: absent vs zero") lists,

@@ -3,7 +3,6 @@ package registry
 import (
 	"encoding/json"
 	"fmt"
-	"maps"
 	"math"
 	"reflect"
 	"slices"
@@ -80,15 +79,11 @@ func (s Spec[C]) WithFlag(flag string) Spec[C] {
 	return s
 }
 
-func newOption(name string, kind Kind, usage string) Option {
-	return Option{Name: name, Flag: strings.ReplaceAll(name, "_", "-"), Kind: kind, Usage: usage}
-}
-
 // fieldOption binds the field of type T that field returns to the option
 // name.
 func fieldOption[C, T any](name string, kind Kind, usage string, field func(*C) *T) Spec[C] {
 	return Spec[C]{
-		opt:   newOption(name, kind, usage),
+		opt:   Option{Name: name, Flag: strings.ReplaceAll(name, "_", "-"), Kind: kind, Usage: usage},
 		field: func(c *C) any { return field(c) },
 		set:   func(c *C, v any) error { *field(c) = v.(T); return nil },
 		get:   func(c *C) any { return *field(c) },
@@ -135,39 +130,6 @@ func intSetOption[C any](name, usage string, field func(*C) *[]int) Spec[C] {
 		return append([]int{}, slices.Compact(l)...)
 	}
 	return s
-}
-
-// checkFields reports the exported fields of C that no spec binds, and
-// specs that bind no field of C or share one.
-func checkFields[C any](specs []Spec[C]) error {
-	var c C
-	base := reflect.ValueOf(&c).Elem()
-	if base.Kind() != reflect.Struct {
-		return fmt.Errorf("configuration %T is not a struct", c)
-	}
-	byAddr := map[uintptr]string{}
-	for _, s := range specs {
-		addr := reflect.ValueOf(s.field(&c)).Pointer()
-		if other, ok := byAddr[addr]; ok {
-			return fmt.Errorf("options %s and %s bind the same field of %T", other, s.opt.Name, c)
-		}
-		byAddr[addr] = s.opt.Name
-	}
-	for i := range base.NumField() {
-		f := base.Type().Field(i)
-		if !f.IsExported() {
-			continue
-		}
-		addr := base.Field(i).Addr().Pointer()
-		if _, ok := byAddr[addr]; !ok {
-			return fmt.Errorf("field %s of %T has no option", f.Name, c)
-		}
-		delete(byAddr, addr)
-	}
-	for _, name := range byAddr {
-		return fmt.Errorf("option %s binds no exported field of %T", name, c)
-	}
-	return nil
 }
 
 // optionError is an option that is unknown or has a bad value, in the
@@ -354,10 +316,4 @@ func distance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
-}
-
-// sortedKeys returns m's keys in byte order, so that errors and work
-// follow one order.
-func sortedKeys(m map[string]any) []string {
-	return slices.Sorted(maps.Keys(m))
 }

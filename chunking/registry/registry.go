@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -47,8 +48,8 @@ type Entry struct {
 	options []Option
 	// build decodes layers of raw options onto the defaults, validates
 	// them and returns the canonical map and, when asked, the chunker.
-	build       func(layers []map[string]any, chunker bool) (map[string]any, chunking.Chunker, error)
-	checkFields func() error // for the registry's tests
+	build func(layers []map[string]any, chunker bool) (map[string]any, chunking.Chunker, error)
+	specs any // the []Spec[C] of Define, for the registry's tests
 }
 
 // Unit is what a chunker's size counts.
@@ -95,12 +96,11 @@ func Define[C Config, K chunking.Chunker](name string, def func() C, build func(
 		opts[i] = s.opt
 		opts[i].Default = s.get(&d)
 	}
-	e := Entry{Name: name, options: opts}
-	e.checkFields = func() error { return checkFields(specs) }
+	e := Entry{Name: name, options: opts, specs: specs}
 	e.build = func(layers []map[string]any, chunker bool) (map[string]any, chunking.Chunker, error) {
 		cfg := def()
 		for _, layer := range layers {
-			for _, k := range sortedKeys(layer) {
+			for _, k := range slices.Sorted(maps.Keys(layer)) { // errors follow one order
 				i := slices.IndexFunc(specs, func(s Spec[C]) bool { return s.opt.Name == k })
 				if i < 0 {
 					return nil, nil, unknownOption(name, k, opts)
@@ -171,11 +171,9 @@ func (e Entry) Options() []Option {
 	return out
 }
 
-// Resolve decodes layers of raw options onto the chunker's defaults,
-// later layers winning, and returns the complete canonical option map
-// (see the package documentation, "Decoding"). An unknown name wraps
-// chunking.ErrUnknownOption; a value of the wrong type, or a
-// configuration Validate refuses, chunking.ErrInvalidOptions.
+// Resolve decodes layers of raw options onto the chunker's defaults and
+// returns the complete canonical option map (see the package
+// documentation, "Decoding", also for its errors).
 func (e Entry) Resolve(layers ...map[string]any) (map[string]any, error) {
 	m, _, err := e.build(layers, false)
 	return m, err
@@ -276,32 +274,30 @@ func tokenizerUsage(sizes, units string) string {
 
 // stripQuotesOption binds strip_quotes (a boolean or "auto").
 func stripQuotesOption() Spec[email.Config] {
-	field := func(c *email.Config) *email.QuoteStripping { return &c.StripQuotes }
-	return Spec[email.Config]{
-		opt: newOption("strip_quotes", BoolOrAuto,
-			`remove quoted history matching an ancestor, and signatures; "auto" (the default) strips real mail and keeps canonical JSON rows (chunkstream's own, not a reference parameter)`),
-		field: func(c *email.Config) any { return field(c) },
-		set: func(c *email.Config, v any) error {
-			switch v {
-			case true:
-				*field(c) = email.StripAlways
-			case false:
-				*field(c) = email.StripNever
-			default:
-				*field(c) = email.StripAuto
-			}
-			return nil
-		},
-		get: func(c *email.Config) any {
-			switch *field(c) {
-			case email.StripAlways:
-				return true
-			case email.StripNever:
-				return false
-			}
-			return "auto"
-		},
+	s := fieldOption("strip_quotes", BoolOrAuto,
+		`remove quoted history matching an ancestor, and signatures; "auto" (the default) strips real mail and keeps canonical JSON rows (chunkstream's own, not a reference parameter)`,
+		func(c *email.Config) *email.QuoteStripping { return &c.StripQuotes })
+	s.set = func(c *email.Config, v any) error {
+		switch v {
+		case true:
+			c.StripQuotes = email.StripAlways
+		case false:
+			c.StripQuotes = email.StripNever
+		default:
+			c.StripQuotes = email.StripAuto
+		}
+		return nil
 	}
+	s.get = func(c *email.Config) any {
+		switch c.StripQuotes {
+		case email.StripAlways:
+			return true
+		case email.StripNever:
+			return false
+		}
+		return "auto"
+	}
+	return s
 }
 
 // Wrap returns e whose chunkers pass through wrap, with the resolved

@@ -46,7 +46,7 @@ func TestEntriesWellFormed(t *testing.T) {
 			flags[o.Flag] = true
 		}
 		// Adding an option is adding its Config field and its spec.
-		if err := e.checkFields(); err != nil {
+		if err := entryFields(t, e); err != nil {
 			t.Errorf("entry %q: %v", e.Name, err)
 		}
 		if _, err := e.New(); err != nil {

@@ -25,6 +25,7 @@ type Registry struct {
 // New returns the registry of entries, which must have distinct names and
 // each read at least one format.
 func New(entries ...Entry) (*Registry, error) {
+	r := &Registry{entries: slices.Clone(entries)}
 	for i, e := range entries {
 		if e.Name == "" || e.build == nil {
 			return nil, fmt.Errorf("registry: entry %d: build it with Define", i)
@@ -35,17 +36,12 @@ func New(entries ...Entry) (*Registry, error) {
 		if slices.ContainsFunc(entries[:i], func(o Entry) bool { return o.Name == e.Name }) {
 			return nil, fmt.Errorf("registry: chunker %s listed twice", e.Name)
 		}
-	}
-	r := &Registry{entries: slices.Clone(entries)}
-	for _, e := range r.entries {
 		for _, f := range e.Formats {
 			if !slices.ContainsFunc(r.formats, func(o Format) bool { return o.Name == f.Name }) {
 				r.formats = append(r.formats, f)
 			}
 		}
-	}
-	for i := range r.entries {
-		build := r.entries[i].build
+		build := e.build
 		r.entries[i].build = func(layers []map[string]any, chunker bool) (map[string]any, chunking.Chunker, error) {
 			m, c, err := build(layers, chunker)
 			return m, c, r.explain(err)
@@ -75,9 +71,7 @@ func (r *Registry) Lookup(name string) (Entry, error) {
 	return Entry{}, fmt.Errorf("%w %q (known: %s)", ErrUnknownChunker, name, strings.Join(r.Names(), ", "))
 }
 
-// NewChunker builds the chunker called name with raw options. Errors wrap
-// ErrUnknownChunker, chunking.ErrUnknownOption or
-// chunking.ErrInvalidOptions.
+// NewChunker builds the chunker called name with raw options.
 func (r *Registry) NewChunker(name string, raw map[string]any) (chunking.Chunker, error) {
 	e, err := r.Lookup(name)
 	if err != nil {
@@ -219,8 +213,7 @@ func (rs *Resolver) Registry() *Registry { return rs.reg }
 func (rs *Resolver) Defaults() Defaults { return rs.defaults }
 
 // Choose returns how req is chunked (see the package documentation,
-// "Resolving a request"). Errors wrap ErrUnknownFormat, ErrUnknownChunker,
-// chunking.ErrUnknownOption or chunking.ErrInvalidOptions.
+// "Resolving a request"); errors also wrap ErrUnknownFormat.
 func (rs *Resolver) Choose(req Request) (Choice, error) {
 	r := rs.reg
 	format := r.InferFormat(req.ID)
@@ -298,12 +291,10 @@ func (rs *Resolver) Chunker(c Choice) (chunking.Chunker, error) {
 func (r *Registry) Made(md chunking.Metadata) Entry {
 	best, bestMarks := -1, 0
 	for i, e := range r.entries {
-		held := len(e.Marks) > 0
-		for _, k := range e.Marks {
-			if _, ok := md.Get(k); !ok {
-				held = false
-			}
-		}
+		held := len(e.Marks) > 0 && !slices.ContainsFunc(e.Marks, func(k string) bool {
+			_, ok := md.Get(k)
+			return !ok
+		})
 		if held && len(e.Marks) > bestMarks {
 			best, bestMarks = i, len(e.Marks)
 		}

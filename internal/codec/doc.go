@@ -6,17 +6,14 @@
 //
 // Decisions:
 //
-//   - The closed set. A metadata value is nil, bool, int, uint64 (only
-//     above the int range), *big.Int (only beyond 64 bits), float64,
-//     string, []any or an ordered map M (chunking.Metadata), recursively.
-//     Integers take the first of int, uint64 and *big.Int that holds them,
-//     so a value has one form whatever wrote it and keeps every digit (the
-//     chunk hash writes every digit, as Python does). Readers (JSON here,
-//     YAML in chunking, msgpack in messages) produce the set directly;
-//     Normalize brings other Go values into it once (chunking.NewChunk,
-//     and writers for values a Go caller built).
-//   - Generic over the ordered map (M ~[]F, F a key/value Pair), so
-//     chunking.Metadata stays the chunk model's own type.
+//   - The closed set is chunking.Metadata's, generic over the ordered map
+//     (M ~[]F, F a key/value Pair) so that chunking.Metadata stays the
+//     chunk model's own type. Integers take the first of int, uint64 and
+//     *big.Int that holds them, so a value has one form whatever wrote it
+//     and keeps every digit (the chunk hash writes every digit, as Python
+//     does). Readers (JSON here, YAML in chunking, msgpack in messages)
+//     produce the set directly; Normalize brings other Go values into it
+//     once (chunking.NewChunk, and writers for values a Go caller built).
 //   - JSON is read and written here rather than by encoding/json, which
 //     silently replaces invalid UTF-8 and lone surrogate escapes with
 //     U+FFFD. Text is never altered: such text is an error matching
@@ -36,8 +33,7 @@
 //     refused. Metadata values are not fields: a float stays a float.
 //   - Nesting is bounded (MaxDepth) in every reader and writer, integer
 //     literals by MaxIntDigits, and duplicate removal is linear.
-//   - Errors about a value are *FieldError, whose path names it: map keys
-//     joined by "." and list positions in brackets ("metadata.tags[2]").
-//     The sentinels are chunking's (chunking.ErrNotUTF8 and
+//   - Errors about a value are *FieldError, whose path names it. The
+//     sentinels are chunking's (chunking.ErrNotUTF8 and
 //     chunking.ErrMetadataValue are these variables).
 package codec

@@ -39,29 +39,27 @@ func (e *FieldError) Unwrap() error { return e.Err }
 
 // AtKey returns err as found in the value of map key key: a *FieldError's
 // path gains key in front, another error becomes a *FieldError at key.
-func AtKey(err error, key string) error { return within(err, key) }
-
-// AtIndex returns err as found at position i of a list; see AtKey.
-func AtIndex(err error, i int) error { return within(err, "["+strconv.Itoa(i)+"]") }
-
-func within(err error, seg string) error {
+func AtKey(err error, key string) error {
 	if err == nil {
 		return nil
 	}
 	fe, ok := err.(*FieldError)
 	if !ok {
-		return &FieldError{Path: seg, Err: err}
+		return &FieldError{Path: key, Err: err}
 	}
 	switch {
 	case fe.Path == "":
-		fe.Path = seg
+		fe.Path = key
 	case fe.Path[0] == '[':
-		fe.Path = seg + fe.Path
+		fe.Path = key + fe.Path
 	default:
-		fe.Path = seg + "." + fe.Path
+		fe.Path = key + "." + fe.Path
 	}
 	return fe
 }
+
+// AtIndex returns err as found at position i of a list; see AtKey.
+func AtIndex(err error, i int) error { return AtKey(err, "["+strconv.Itoa(i)+"]") }
 
 // ValueAtKey is AtKey for a *FieldError; any other error (about the
 // message, such as input cut short) passes unchanged.

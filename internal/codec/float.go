@@ -1,9 +1,9 @@
 package codec
 
 import (
+	"bytes"
 	"math"
 	"strconv"
-	"strings"
 )
 
 // AppendFloat appends f as Python's float repr (and json.dumps) writes it:
@@ -19,61 +19,19 @@ func AppendFloat(b []byte, f float64) []byte {
 	case math.IsInf(f, -1):
 		return append(b, "-Infinity"...)
 	}
-	if f == 0 {
-		if math.Signbit(f) {
-			return append(b, "-0.0"...)
-		}
-		return append(b, "0.0"...)
+	// strconv's shortest digits are Python's; only the switch to the
+	// exponent form differs.
+	n := len(b)
+	b = strconv.AppendFloat(b, f, 'e', -1, 64)
+	exp, _ := strconv.Atoi(string(b[bytes.LastIndexByte(b, 'e')+1:]))
+	if exp < -4 || exp >= 16 {
+		return b
 	}
-	// Shortest digits in exponent form: "-d.ddde±XX".
-	e := strconv.FormatFloat(f, 'e', -1, 64)
-	neg := strings.HasPrefix(e, "-")
-	if neg {
-		e = e[1:]
+	b = strconv.AppendFloat(b[:n], f, 'f', -1, 64)
+	if bytes.IndexByte(b[n:], '.') < 0 {
+		b = append(b, '.', '0')
 	}
-	mant, expStr, _ := strings.Cut(e, "e")
-	exp, _ := strconv.Atoi(expStr)
-	digits := strings.Replace(mant, ".", "", 1)
-	decpt := exp + 1 // position of the decimal point after the first digit
-	if neg {
-		b = append(b, '-')
-	}
-	if decpt <= -4 || decpt > 16 {
-		b = append(b, digits[0])
-		if len(digits) > 1 {
-			b = append(b, '.')
-			b = append(b, digits[1:]...)
-		}
-		b = append(b, 'e')
-		if exp < 0 {
-			b = append(b, '-')
-			exp = -exp
-		} else {
-			b = append(b, '+')
-		}
-		if exp < 10 {
-			b = append(b, '0')
-		}
-		return strconv.AppendInt(b, int64(exp), 10)
-	}
-	switch {
-	case decpt <= 0:
-		b = append(b, '0', '.')
-		for range -decpt {
-			b = append(b, '0')
-		}
-		return append(b, digits...)
-	case decpt >= len(digits):
-		b = append(b, digits...)
-		for range decpt - len(digits) {
-			b = append(b, '0')
-		}
-		return append(b, '.', '0')
-	default:
-		b = append(b, digits[:decpt]...)
-		b = append(b, '.')
-		return append(b, digits[decpt:]...)
-	}
+	return b
 }
 
 const hexDigits = "0123456789abcdef"

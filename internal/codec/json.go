@@ -12,10 +12,9 @@ import (
 
 // AppendJSONObject appends m as one compact JSON object (a JSONL line
 // without its newline, a wire message), as the package documentation
-// describes; values outside the closed set go through Normalize first. A
-// value with no JSON form is a *FieldError naming it: text that is not
-// UTF-8 (ErrNotUTF8), NaN, infinities or a value Normalize refuses
-// (ErrMetadataValue), nesting below MaxDepth.
+// describes. A value with no JSON form (text that is not UTF-8, NaN,
+// infinities, a value Normalize refuses, nesting below MaxDepth) is a
+// *FieldError naming it.
 func AppendJSONObject[M ~[]F, F Pair](b []byte, m M) ([]byte, error) {
 	return appendObject(b, m, 0)
 }
@@ -144,13 +143,11 @@ func AppendString(b []byte, s string) ([]byte, error) {
 }
 
 // DecodeJSONObject reads data, which must hold one JSON object and
-// nothing else but whitespace, into an M of the closed set (integers as
-// ParseInteger gives them). A repeated key keeps its first place and
-// takes its last value. Invalid UTF-8 and an unpaired surrogate escape
-// match ErrNotUTF8; like every error about a value (a number out of range,
-// nesting below MaxDepth) they are a *FieldError naming the field and the
-// byte in the decoded text ("metadata.title: lone surrogate \ud800 at
-// byte 5"). Malformed JSON gives the byte offset in data.
+// nothing else but whitespace, into an M of the closed set, a repeated key
+// deduplicated. An error about a value (text that is not UTF-8, a number
+// out of range, nesting below MaxDepth) is a *FieldError naming the field
+// and the byte in the decoded text; malformed JSON gives the byte offset
+// in data.
 func DecodeJSONObject[M ~[]F, F Pair](data []byte) (M, error) {
 	p := jsonParser[M, F]{data: data}
 	p.skipSpace()
@@ -227,15 +224,11 @@ func (p *jsonParser[M, F]) value(depth int) (any, error) {
 		return nil, p.syntax("a value")
 	}
 	switch c := p.data[p.i]; {
+	case (c == '{' || c == '[') && depth > MaxDepth:
+		return nil, &FieldError{Err: ErrTooDeep}
 	case c == '{':
-		if depth > MaxDepth {
-			return nil, &FieldError{Err: ErrTooDeep}
-		}
 		return p.object(depth)
 	case c == '[':
-		if depth > MaxDepth {
-			return nil, &FieldError{Err: ErrTooDeep}
-		}
 		return p.array(depth)
 	case c == '"':
 		return p.str()
@@ -421,20 +414,8 @@ func hex4(b []byte) (rune, bool) {
 	if len(b) < 4 {
 		return 0, false
 	}
-	var r rune
-	for _, c := range b[:4] {
-		switch {
-		case c >= '0' && c <= '9':
-			r = r<<4 | rune(c-'0')
-		case c >= 'a' && c <= 'f':
-			r = r<<4 | rune(c-'a'+10)
-		case c >= 'A' && c <= 'F':
-			r = r<<4 | rune(c-'A'+10)
-		default:
-			return 0, false
-		}
-	}
-	return r, true
+	r, err := strconv.ParseUint(string(b[:4]), 16, 16)
+	return rune(r), err == nil
 }
 
 // number reads a number: an integer literal becomes what ParseInteger

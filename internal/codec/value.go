@@ -5,8 +5,10 @@ import (
 	"maps"
 	"math"
 	"math/big"
+	"reflect"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // Pair constrains the members of the ordered maps M ~[]F the codec reads
@@ -35,7 +37,7 @@ const MaxDepth = 32
 const MaxIntDigits = 4300
 
 // Normalize returns a deep copy of v in the closed set: integers become
-// int, uint64 or *big.Int by value (CanonicalInt), float32 float64, lists
+// int, uint64 or *big.Int by value (a copy), float32 float64, lists
 // []any, map[string]any an M with sorted keys. A value of another type
 // (or a nil *big.Int) is kept as it is, and the first is reported as a
 // *FieldError wrapping ErrMetadataValue.
@@ -72,29 +74,20 @@ func Normalize[M ~[]F, F Pair](v any) (any, error) {
 		return Normalize[M, F](md)
 	case float32:
 		return float64(x), nil
-	case int8:
-		return int(x), nil
-	case int16:
-		return int(x), nil
-	case int32:
-		return fromInt64(int64(x)), nil
-	case int64:
-		return fromInt64(x), nil
-	case uint:
-		return fromUint64(uint64(x)), nil
-	case uint8:
-		return int(x), nil
-	case uint16:
-		return int(x), nil
-	case uint32:
-		return fromUint64(uint64(x)), nil
-	case uint64:
-		return fromUint64(x), nil
+	case int8, int16, int32, int64:
+		return fromInt64(reflect.ValueOf(x).Int()), nil
+	case uint, uint8, uint16, uint32, uint64:
+		return fromUint64(reflect.ValueOf(x).Uint()), nil
 	case *big.Int:
-		if x == nil {
+		switch {
+		case x == nil:
 			return v, &FieldError{Err: fmt.Errorf("%w: nil *big.Int", ErrMetadataValue)}
+		case x.IsInt64():
+			return fromInt64(x.Int64()), nil
+		case x.IsUint64():
+			return x.Uint64(), nil
 		}
-		return CanonicalInt(x), nil
+		return new(big.Int).Set(x), nil
 	}
 	return v, &FieldError{Err: fmt.Errorf("%w: %T", ErrMetadataValue, v)}
 }
@@ -110,18 +103,6 @@ func normalizeList[M ~[]F, F Pair, E any](x []E) ([]any, error) {
 		out[i] = nv
 	}
 	return out, first
-}
-
-// CanonicalInt returns n in the closed set's form: an int when it fits,
-// else a uint64 when it fits, else a copy of n.
-func CanonicalInt(n *big.Int) any {
-	switch {
-	case n.IsInt64():
-		return fromInt64(n.Int64())
-	case n.IsUint64():
-		return n.Uint64()
-	}
-	return new(big.Int).Set(n)
 }
 
 func fromInt64(n int64) any {
@@ -149,7 +130,7 @@ func ParseInteger(s string) (any, error) {
 	if digits != "" && digits[0] == '-' {
 		digits = digits[1:]
 	}
-	if digits == "" || (len(digits) > 1 && digits[0] == '0') || !allDigits(digits) {
+	if digits == "" || (len(digits) > 1 && digits[0] == '0') || strings.ContainsFunc(digits, notDigit) {
 		return nil, fmt.Errorf("%q is not a decimal integer", shortText(s))
 	}
 	if n, err := strconv.ParseInt(s, 10, 0); err == nil {
@@ -165,14 +146,7 @@ func ParseInteger(s string) (any, error) {
 	return n, nil
 }
 
-func allDigits(s string) bool {
-	for i := range len(s) {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
-}
+func notDigit(r rune) bool { return r < '0' || r > '9' }
 
 // Integral reports whether v is an integer by the rule of every integer
 // field: an int, uint64 or *big.Int, or a float64 with an integral value
@@ -259,26 +233,24 @@ func shortText(s string) string {
 // first place and takes its last value, as a Python dict built from the
 // pairs does. It returns m itself when no key repeats and never modifies
 // it; the work is linear in len(m).
-func Deduplicate[M ~[]F, F Pair](m M) M { return dedupCounting(m, nil) }
+func Deduplicate[M ~[]F, F Pair](m M) M {
+	var ops int
+	return dedupCounting(m, &ops)
+}
 
 // smallMap is the field count up to which keys are compared pairwise
 // (BenchmarkDeduplicate: always building the map takes about 3× as long).
 const smallMap = 16
 
-// dedupCounting is Deduplicate adding one to *ops (when ops is not nil)
-// per key comparison or map operation, so that a test can check the work
-// is linear in len(m): at most smallMap per field.
+// dedupCounting is Deduplicate adding one to *ops per key comparison or
+// map operation, so that a test can check the work is linear in len(m):
+// at most smallMap per field.
 func dedupCounting[M ~[]F, F Pair](m M, ops *int) M {
-	count := func(n int) {
-		if ops != nil {
-			*ops += n
-		}
-	}
 	if len(m) <= smallMap {
 		dup := false
 		for i := 1; i < len(m) && !dup; i++ {
 			for j := range i {
-				count(1)
+				*ops++
 				if pair(m[i]).Key == pair(m[j]).Key {
 					dup = true
 					break
@@ -293,12 +265,12 @@ func dedupCounting[M ~[]F, F Pair](m M, ops *int) M {
 	var out M // nil until the first repeat
 	for i, mf := range m {
 		f := pair(mf)
-		count(1)
+		*ops++
 		j, seen := idx[f.Key]
 		switch {
 		case seen:
 			if out == nil { // the keys before the first repeat are distinct
-				count(i)
+				*ops += i
 				out = append(make(M, 0, len(m)), m[:i]...)
 			}
 			out[j] = F(pair{f.Key, f.Value})
