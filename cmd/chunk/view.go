@@ -383,7 +383,7 @@ func parseOverrides(entry registry.Entry, base map[string]any, s string) (map[st
 }
 
 // collectionFile reports whether path is a stored chunk collection: by
-// its extension, or a first line starting {"content".
+// its extension, or a first line starting {"content", as JSONL chunks do.
 func collectionFile(path string) (bool, error) {
 	if _, err := chunking.FormatOf(path); err == nil {
 		return true, nil
