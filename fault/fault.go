@@ -46,21 +46,24 @@ const (
 	CauseShutdown Cause = "shutdown"
 )
 
+// wrapped is the error a mark below carries: its text and its chain.
+type wrapped struct{ err error }
+
+func (w wrapped) Error() string { return w.err.Error() }
+func (w wrapped) Unwrap() error { return w.err }
+
 // causeError tags an error with its cause.
 type causeError struct {
+	wrapped
 	cause Cause
-	err   error
 }
-
-func (e *causeError) Error() string { return e.err.Error() }
-func (e *causeError) Unwrap() error { return e.err }
 
 // WithCause tags err with cause; WithCause(c, nil) is nil.
 func WithCause(cause Cause, err error) error {
 	if err == nil {
 		return nil
 	}
-	return &causeError{cause: cause, err: err}
+	return &causeError{wrapped{err}, cause}
 }
 
 // CauseOf returns the cause of the outermost WithCause in err's chain,
@@ -74,10 +77,7 @@ func CauseOf(err error) (Cause, bool) {
 }
 
 // permanentError marks an error that retrying cannot fix.
-type permanentError struct{ err error }
-
-func (e *permanentError) Error() string { return e.err.Error() }
-func (e *permanentError) Unwrap() error { return e.err }
+type permanentError struct{ wrapped }
 
 // Permanent marks err as permanent: the message is dead-lettered with the
 // reason and terminated, never retried. Permanent(nil) is nil.
@@ -85,7 +85,7 @@ func Permanent(err error) error {
 	if err == nil {
 		return nil
 	}
-	return &permanentError{err: err}
+	return &permanentError{wrapped{err}}
 }
 
 // IsPermanent reports whether err, or an error it wraps, was marked by
@@ -97,12 +97,9 @@ func IsPermanent(err error) bool {
 
 // retryAfterError asks for a redelivery no sooner than after a delay.
 type retryAfterError struct {
-	err   error
+	wrapped
 	delay time.Duration
 }
-
-func (e *retryAfterError) Error() string { return e.err.Error() }
-func (e *retryAfterError) Unwrap() error { return e.err }
 
 // RetryAfter marks err as transient with a minimum redelivery delay (for
 // example a server's Retry-After). RetryAfter(nil, d) is nil.
@@ -110,7 +107,7 @@ func RetryAfter(err error, d time.Duration) error {
 	if err == nil {
 		return nil
 	}
-	return &retryAfterError{err: err, delay: d}
+	return &retryAfterError{wrapped{err}, d}
 }
 
 // RetryDelay returns the delay requested by RetryAfter in err's chain.
@@ -124,12 +121,9 @@ func RetryDelay(err error) (time.Duration, bool) {
 
 // unavailableError marks an outage of a service the sink writes through.
 type unavailableError struct {
+	wrapped
 	dependency string
-	err        error
 }
-
-func (e *unavailableError) Error() string { return e.err.Error() }
-func (e *unavailableError) Unwrap() error { return e.err }
 
 // Unavailable marks err as an outage of dependency, the service a sink
 // writes through ("qdrant", "embedder", "nats"): the service did not
@@ -143,7 +137,7 @@ func Unavailable(dependency string, err error) error {
 	if err == nil {
 		return nil
 	}
-	return &unavailableError{dependency: dependency, err: err}
+	return &unavailableError{wrapped{err}, dependency}
 }
 
 // UnavailableDependency returns the dependency named by the outermost
