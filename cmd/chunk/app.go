@@ -26,9 +26,6 @@ type app struct {
 	stderr  io.Writer
 }
 
-// usageErr returns a usage error (exit status 2).
-func usageErr(format string, args ...any) error { return envflag.Usagef(format, args...) }
-
 const topUsage = `chunk splits documents into chunks, shows how they are chunked, inspects chunk collections and benchmarks chunkers.
 
 usage:

@@ -35,7 +35,7 @@ func (a *app) inspect(args []string) error {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return usageErr("want exactly one FILE, got %d arguments", fs.NArg())
+		return envflag.Usagef("want exactly one FILE, got %d arguments", fs.NArg())
 	}
 	modes := 0
 	set := map[string]bool{}
@@ -46,7 +46,7 @@ func (a *app) inspect(args []string) error {
 		}
 	}
 	if modes > 1 {
-		return usageErr("-read, -file and -sample exclude each other")
+		return envflag.Usagef("-read, -file and -sample exclude each other")
 	}
 	c, err := chunking.Load(fs.Arg(0))
 	if err != nil {

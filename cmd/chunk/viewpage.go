@@ -196,13 +196,7 @@ func overlap(a, b chunking.Span) bool {
 
 // sharedMessages returns the message ids of b that a holds too.
 func sharedMessages(a, b chunking.Span) []string {
-	var ids []string
-	for _, id := range b.MessageIDs {
-		if slices.Contains(a.MessageIDs, id) {
-			ids = append(ids, id)
-		}
-	}
-	return ids
+	return slices.DeleteFunc(slices.Clone(b.MessageIDs), func(id string) bool { return !slices.Contains(a.MessageIDs, id) })
 }
 
 // docView renders one document: shaded, or its chunks listed.
