@@ -41,17 +41,6 @@ var secretVars = map[string]bool{
 	"CHUNKSTREAM_EMBED_API_KEY":  true,
 }
 
-// sections are the structs of config whose fields are settings.
-func (c *config) sections() []reflect.Value {
-	return []reflect.Value{
-		reflect.ValueOf(&c.NATS).Elem(),
-		reflect.ValueOf(&c.Log).Elem(),
-		reflect.ValueOf(&c.Config).Elem(),
-		reflect.ValueOf(&c.Qdrant).Elem(),
-		reflect.ValueOf(&c.Embed).Elem(),
-	}
-}
-
 // validate checks every setting, naming the variables and the flags of
 // fs.
 func (c *config) validate(fs *flag.FlagSet) error {
@@ -101,11 +90,12 @@ func nameVariables(err error) error {
 	return errors.Join(out...)
 }
 
-// envKeyOfField returns the variable of a settings field, by field name.
+// envKeyOfField returns the variable of a settings field, by field name,
+// looked up in the structs of config in their order.
 func envKeyOfField(name string) string {
-	var c config
-	for _, v := range c.sections() {
-		if f, ok := v.Type().FieldByName(name); ok {
+	t := reflect.TypeFor[config]()
+	for i := range t.NumField() {
+		if f, ok := t.Field(i).Type.FieldByName(name); ok {
 			key, _, _ := strings.Cut(f.Tag.Get("env"), ",")
 			return key
 		}
@@ -131,7 +121,6 @@ func envParams() []env.FieldParams {
 func bindFlags(fs *flag.FlagSet, c *config) *chunkflags.Set {
 	natsconn.BindFlags(fs, &c.NATS)
 	envflag.Bind(fs, &c.Log, nil)
-	notSecret := func(v string) bool { return !secretVars[v] }
 	envflag.Bind(fs, &c.Config, func(v string) bool { return notSecret(v) && v != "CHUNKSTREAM_CHUNKER" })
 	bindSinkFlags(fs, c)
 	def := c.Chunker
