@@ -63,16 +63,11 @@ func DefaultConfig() Config {
 	return Config{URL: "nats://127.0.0.1:4222", ConnectTimeout: 30 * time.Second}
 }
 
-// secret reports whether a variable is environment-only.
-func secret(envVar string) bool {
-	return envVar == "CHUNKSTREAM_NATS_PASSWORD" || envVar == "CHUNKSTREAM_NATS_TOKEN"
-}
-
 // BindFlags defines the flags of c's settings (-nats-url, -nats-user, …,
 // -connect-timeout), each defaulting to the value c holds, so a flag
 // beats its variable; the password and the token get none.
 func BindFlags(fs *flag.FlagSet, c *Config) {
-	envflag.Bind(fs, c, func(v string) bool { return !secret(v) })
+	envflag.Bind(fs, c, func(v string) bool { return v != "CHUNKSTREAM_NATS_PASSWORD" && v != "CHUNKSTREAM_NATS_TOKEN" })
 }
 
 // Validate reports every bad setting, each naming its variable.
