@@ -69,8 +69,7 @@ func WithCause(cause Cause, err error) error {
 // CauseOf returns the cause of the outermost WithCause in err's chain,
 // and false when there is none.
 func CauseOf(err error) (Cause, bool) {
-	var c *causeError
-	if errors.As(err, &c) {
+	if c, ok := errors.AsType[*causeError](err); ok {
 		return c.cause, true
 	}
 	return "", false
@@ -112,8 +111,7 @@ func RetryAfter(err error, d time.Duration) error {
 
 // RetryDelay returns the delay requested by RetryAfter in err's chain.
 func RetryDelay(err error) (time.Duration, bool) {
-	var r *retryAfterError
-	if errors.As(err, &r) {
+	if r, ok := errors.AsType[*retryAfterError](err); ok {
 		return r.delay, true
 	}
 	return 0, false
@@ -126,13 +124,10 @@ type unavailableError struct {
 }
 
 // Unavailable marks err as an outage of dependency, the service a sink
-// writes through ("qdrant", "embedder", "nats"): the service did not
-// answer (connection refused, gRPC Unavailable or DeadlineExceeded, a
-// timeout, HTTP 5xx or 429), which is not the message's fault. The worker
-// then holds its messages without spending their deliveries, stops
-// fetching, reports not ready and probes the sink until it answers. A
-// delay requested with RetryAfter inside err is the shortest wait before
-// the first probe. Unavailable(d, nil) is nil.
+// writes through ("qdrant", "embedder", "nats"), which is not the
+// message's fault: the worker holds its messages (docs/design.md,
+// "Outages hold deliveries"). A delay requested with RetryAfter inside err
+// is the shortest wait before the first probe. Unavailable(d, nil) is nil.
 func Unavailable(dependency string, err error) error {
 	if err == nil {
 		return nil
@@ -143,8 +138,7 @@ func Unavailable(dependency string, err error) error {
 // UnavailableDependency returns the dependency named by the outermost
 // Unavailable mark in err's chain.
 func UnavailableDependency(err error) (string, bool) {
-	var u *unavailableError
-	if errors.As(err, &u) {
+	if u, ok := errors.AsType[*unavailableError](err); ok {
 		return u.dependency, true
 	}
 	return "", false
