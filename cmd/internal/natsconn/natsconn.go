@@ -183,12 +183,11 @@ func unanswered(err error) bool {
 		errors.Is(err, syscall.ECONNRESET) {
 		return true
 	}
-	var dnsErr *net.DNSError
-	if errors.As(err, &dnsErr) {
+	if _, ok := errors.AsType[*net.DNSError](err); ok {
 		return true
 	}
-	var opErr *net.OpError
-	return errors.As(err, &opErr) && opErr.Op == "dial"
+	opErr, ok := errors.AsType[*net.OpError](err)
+	return ok && opErr.Op == "dial"
 }
 
 // redact returns a comma-separated URL list with every password, and
