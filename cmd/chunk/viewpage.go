@@ -165,7 +165,7 @@ func (p panelInput) view(i int) panelView {
 	}
 	v.Mean = "0"
 	if len(sizes) > 0 {
-		v.Mean = strconv.FormatFloat(float64(total)/float64(len(sizes)), 'f', 1, 64)
+		v.Mean = f1(float64(total) / float64(len(sizes)))
 	}
 	v.Hist = histogramOf(sizes, p.m.budget, p.m.unit)
 	for _, d := range p.docs {
@@ -425,9 +425,7 @@ func histogramOf(sizes []int, budget int, unit string) histView {
 	for _, s := range sizes {
 		counts[bin(s)]++
 	}
-	for _, c := range counts {
-		h.MaxCount = max(h.MaxCount, c)
-	}
+	h.MaxCount = slices.Max(counts)
 	plotW := float64(histWidth - histLeft - histRight)
 	plotH := float64(histHeight - histTop - histBottom)
 	barW := plotW / float64(nbins)
@@ -474,5 +472,5 @@ func histogramOf(sizes []int, budget int, unit string) histView {
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
 
-// f1 formats an SVG coordinate with one decimal.
+// f1 formats x with one decimal: SVG coordinates and the mean size.
 func f1(x float64) string { return strconv.FormatFloat(x, 'f', 1, 64) }
