@@ -72,14 +72,13 @@ func loadConfig(lookup func(string) (string, bool)) (config, error) {
 // nameVariables rewrites env's parse errors, which name struct fields, to
 // name the environment variables people set.
 func nameVariables(err error) error {
-	var agg env.AggregateError
-	if !errors.As(err, &agg) {
+	agg, ok := errors.AsType[env.AggregateError](err)
+	if !ok {
 		return err
 	}
 	var out []error
 	for _, e := range agg.Errors {
-		var pe env.ParseError
-		if errors.As(e, &pe) {
+		if pe, ok := errors.AsType[env.ParseError](e); ok {
 			if key := envKeyOfField(pe.Name); key != "" {
 				out = append(out, fmt.Errorf("%s: %w", key, pe.Err))
 				continue
