@@ -58,7 +58,7 @@ func (a *app) inspect(args []string) error {
 		if *read < 0 || *read >= c.Len() {
 			return fmt.Errorf("-read %d: the collection has %d chunks (positions 0 to %d)", *read, c.Len(), c.Len()-1)
 		}
-		fmt.Fprintln(a.stdout, in.readChunk(*read, true, true, *contextChars))
+		fmt.Fprintln(a.stdout, in.readChunk(*read, true, *contextChars))
 	case set["file"]:
 		fmt.Fprintln(a.stdout, in.readFile(*file, *maxChunks))
 		if c.FilePositions(*file) == nil {

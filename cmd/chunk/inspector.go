@@ -176,22 +176,18 @@ func (d *treeDir) render(lines []string, prefix string, depth, maxDepth, maxFile
 
 // readChunk returns the chunk at position i as the reference's read_chunk
 // shows it, with previews of its file's previous and next chunk when
-// asked, and, for a chunk with a span, where it came from after its
+// withContext, and, for a chunk with a span, where it came from after its
 // length (spanLines).
-func (in *inspector) readChunk(i int, showBefore, showAfter bool, contextMaxChars int) string {
+func (in *inspector) readChunk(i int, withContext bool, contextMaxChars int) string {
 	ch := in.c.At(i)
 	lines := []string{rule, fmt.Sprintf("Length: %d chars", ch.Len())}
 	lines = append(lines, spanLines(fileOf(in.c, i), ch.Span())...)
 	lines = append(lines, rule)
-	if showBefore || showAfter {
-		ctx := in.c.ChunkWithContext(i, contextMaxChars, showBefore, showAfter)
-		if showBefore {
-			lines = append(lines, "\n--- Context Before ---", ctx.Before)
-		}
+	if withContext {
+		ctx := in.c.ChunkWithContext(i, contextMaxChars, true, true)
+		lines = append(lines, "\n--- Context Before ---", ctx.Before)
 		lines = append(lines, "\n--- Main Chunk ---", ctx.Chunk)
-		if showAfter {
-			lines = append(lines, "\n--- Context After ---", ctx.After)
-		}
+		lines = append(lines, "\n--- Context After ---", ctx.After)
 	} else {
 		lines = append(lines, ch.String(chunking.NoLimit, chunking.Trailing))
 	}
@@ -255,5 +251,5 @@ func (in *inspector) sampleChunk(r *rand.Rand) (int, string, error) {
 		return -1, "", errEmptyCollection
 	}
 	i := r.IntN(in.c.Len())
-	return i, in.readChunk(i, false, false, chunking.DefaultContextMaxChars), nil
+	return i, in.readChunk(i, false, chunking.DefaultContextMaxChars), nil
 }

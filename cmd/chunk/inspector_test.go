@@ -135,12 +135,12 @@ func TestHistogramBuckets(t *testing.T) {
 func TestReadChunk(t *testing.T) {
 	in := &inspector{c: chunking.NewCollection(specChunks())}
 	md := "{\n  \"file\": \"doc.md\",\n  \"index\": 1\n}"
-	got := in.readChunk(1, false, false, 200)
+	got := in.readChunk(1, false, 200)
 	want := rule + "\nLength: 2 chars\n" + rule + "\n" + md + "\nbb\n\n" + rule
 	if got != want {
 		t.Errorf("ReadChunk(1) =\n%s\nwant\n%s", got, want)
 	}
-	got = in.readChunk(1, true, true, 5)
+	got = in.readChunk(1, true, 5)
 	prev := "{\n  \"file\": \"doc.md\",\n  \"index\": 0\n}\naaaa"
 	want = rule + "\nLength: 2 chars\n" + rule +
 		"\n\n--- Context Before ---\n" + prev +
@@ -201,7 +201,7 @@ func TestReadChunkShowsSpan(t *testing.T) {
 		"Length: 1 chars\nMessages: <a@x>, <b@x>\n" + rule,
 		"Length: 1 chars\n" + rule,
 	} {
-		if got := in.readChunk(i, false, false, 0); !strings.Contains(got, want) {
+		if got := in.readChunk(i, false, 0); !strings.Contains(got, want) {
 			t.Errorf("ReadChunk(%d) =\n%s\nwant it to contain\n%s", i, got, want)
 		}
 	}
