@@ -63,9 +63,7 @@ func (a *app) run(ctx context.Context, args []string) int {
 		return exitUsage
 	}
 	switch {
-	case err == nil:
-		return exitOK
-	case errors.Is(err, flag.ErrHelp):
+	case err == nil, errors.Is(err, flag.ErrHelp):
 		return exitOK
 	case errors.Is(err, envflag.ErrShown):
 		return exitUsage
