@@ -46,38 +46,37 @@ const (
 	CauseShutdown Cause = "shutdown"
 )
 
+// wrapped is the error a mark below carries: its text and its chain.
+type wrapped struct{ err error }
+
+func (w wrapped) Error() string { return w.err.Error() }
+func (w wrapped) Unwrap() error { return w.err }
+
 // causeError tags an error with its cause.
 type causeError struct {
+	wrapped
 	cause Cause
-	err   error
 }
-
-func (e *causeError) Error() string { return e.err.Error() }
-func (e *causeError) Unwrap() error { return e.err }
 
 // WithCause tags err with cause; WithCause(c, nil) is nil.
 func WithCause(cause Cause, err error) error {
 	if err == nil {
 		return nil
 	}
-	return &causeError{cause: cause, err: err}
+	return &causeError{wrapped{err}, cause}
 }
 
 // CauseOf returns the cause of the outermost WithCause in err's chain,
 // and false when there is none.
 func CauseOf(err error) (Cause, bool) {
-	var c *causeError
-	if errors.As(err, &c) {
+	if c, ok := errors.AsType[*causeError](err); ok {
 		return c.cause, true
 	}
 	return "", false
 }
 
 // permanentError marks an error that retrying cannot fix.
-type permanentError struct{ err error }
-
-func (e *permanentError) Error() string { return e.err.Error() }
-func (e *permanentError) Unwrap() error { return e.err }
+type permanentError struct{ wrapped }
 
 // Permanent marks err as permanent: the message is dead-lettered with the
 // reason and terminated, never retried. Permanent(nil) is nil.
@@ -85,7 +84,7 @@ func Permanent(err error) error {
 	if err == nil {
 		return nil
 	}
-	return &permanentError{err: err}
+	return &permanentError{wrapped{err}}
 }
 
 // IsPermanent reports whether err, or an error it wraps, was marked by
@@ -97,12 +96,9 @@ func IsPermanent(err error) bool {
 
 // retryAfterError asks for a redelivery no sooner than after a delay.
 type retryAfterError struct {
-	err   error
+	wrapped
 	delay time.Duration
 }
-
-func (e *retryAfterError) Error() string { return e.err.Error() }
-func (e *retryAfterError) Unwrap() error { return e.err }
 
 // RetryAfter marks err as transient with a minimum redelivery delay (for
 // example a server's Retry-After). RetryAfter(nil, d) is nil.
@@ -110,13 +106,12 @@ func RetryAfter(err error, d time.Duration) error {
 	if err == nil {
 		return nil
 	}
-	return &retryAfterError{err: err, delay: d}
+	return &retryAfterError{wrapped{err}, d}
 }
 
 // RetryDelay returns the delay requested by RetryAfter in err's chain.
 func RetryDelay(err error) (time.Duration, bool) {
-	var r *retryAfterError
-	if errors.As(err, &r) {
+	if r, ok := errors.AsType[*retryAfterError](err); ok {
 		return r.delay, true
 	}
 	return 0, false
@@ -124,33 +119,26 @@ func RetryDelay(err error) (time.Duration, bool) {
 
 // unavailableError marks an outage of a service the sink writes through.
 type unavailableError struct {
+	wrapped
 	dependency string
-	err        error
 }
 
-func (e *unavailableError) Error() string { return e.err.Error() }
-func (e *unavailableError) Unwrap() error { return e.err }
-
 // Unavailable marks err as an outage of dependency, the service a sink
-// writes through ("qdrant", "embedder", "nats"): the service did not
-// answer (connection refused, gRPC Unavailable or DeadlineExceeded, a
-// timeout, HTTP 5xx or 429), which is not the message's fault. The worker
-// then holds its messages without spending their deliveries, stops
-// fetching, reports not ready and probes the sink until it answers. A
-// delay requested with RetryAfter inside err is the shortest wait before
-// the first probe. Unavailable(d, nil) is nil.
+// writes through ("qdrant", "embedder", "nats"), which is not the
+// message's fault: the worker holds its messages (docs/design.md,
+// "Outages hold deliveries"). A delay requested with RetryAfter inside err
+// is the shortest wait before the first probe. Unavailable(d, nil) is nil.
 func Unavailable(dependency string, err error) error {
 	if err == nil {
 		return nil
 	}
-	return &unavailableError{dependency: dependency, err: err}
+	return &unavailableError{wrapped{err}, dependency}
 }
 
 // UnavailableDependency returns the dependency named by the outermost
 // Unavailable mark in err's chain.
 func UnavailableDependency(err error) (string, bool) {
-	var u *unavailableError
-	if errors.As(err, &u) {
+	if u, ok := errors.AsType[*unavailableError](err); ok {
 		return u.dependency, true
 	}
 	return "", false

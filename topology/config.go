@@ -23,58 +23,38 @@ const maxAckPending = 10000
 
 // Config is the stream, bucket and consumer topology. The env tags name
 // the variables the commands read (the same for the worker and the
-// producer, so one set of variables configures both); envDefault and
-// DefaultConfig give the same defaults, and a test keeps them in step.
+// producer, so one set of variables configures both) and the help tags
+// say what each setting is; envDefault and DefaultConfig give the same
+// defaults, and a test keeps them in step.
 type Config struct {
-	// IngestStream is the stream of ingest requests (WorkQueue).
-	IngestStream string `env:"CHUNKSTREAM_INGEST_STREAM" envDefault:"INGEST" help:"stream of ingest requests (WorkQueue)"`
-	// IngestSubjects are the subjects of IngestStream.
+	IngestStream   string   `env:"CHUNKSTREAM_INGEST_STREAM" envDefault:"INGEST" help:"stream of ingest requests (WorkQueue)"`
 	IngestSubjects []string `env:"CHUNKSTREAM_INGEST_SUBJECTS" envDefault:"ingest.>" envSeparator:"," help:"subjects of the ingest stream, comma-separated"`
-	// ChunksStream is the stream of chunk records.
-	ChunksStream string `env:"CHUNKSTREAM_CHUNKS_STREAM" envDefault:"CHUNKS" help:"stream of chunk records"`
+	ChunksStream   string   `env:"CHUNKSTREAM_CHUNKS_STREAM" envDefault:"CHUNKS" help:"stream of chunk records"`
 	// ChunksPrefix is the first token of chunk record subjects; the
 	// chunks stream stores ChunksPrefix + ".>".
 	ChunksPrefix string `env:"CHUNKSTREAM_CHUNKS_PREFIX" envDefault:"chunks" help:"first subject token of chunk records"`
-	// DLQStream is the stream of dead letters.
-	DLQStream string `env:"CHUNKSTREAM_DLQ_STREAM" envDefault:"DLQ" help:"stream of dead letters"`
+	DLQStream    string `env:"CHUNKSTREAM_DLQ_STREAM" envDefault:"DLQ" help:"stream of dead letters"`
 	// DLQSubject is the subject dead letters are published on; the DLQ
 	// stream stores every subject under its first token.
-	DLQSubject string `env:"CHUNKSTREAM_DLQ_SUBJECT" envDefault:"dlq.ingest" help:"subject of dead letters"`
-	// Consumer is the durable pull consumer's name.
-	Consumer string `env:"CHUNKSTREAM_CONSUMER" envDefault:"chunkers" help:"durable pull consumer name"`
-	// DocsBucket is the KV bucket of document records.
-	DocsBucket string `env:"CHUNKSTREAM_DOCS_BUCKET" envDefault:"CHUNKSTREAM_DOCS" help:"KV bucket of document records"`
-	// ObjectsBucket is the Object Store bucket of large documents.
+	DLQSubject    string `env:"CHUNKSTREAM_DLQ_SUBJECT" envDefault:"dlq.ingest" help:"subject of dead letters"`
+	Consumer      string `env:"CHUNKSTREAM_CONSUMER" envDefault:"chunkers" help:"durable pull consumer name"`
+	DocsBucket    string `env:"CHUNKSTREAM_DOCS_BUCKET" envDefault:"CHUNKSTREAM_DOCS" help:"KV bucket of document records"`
 	ObjectsBucket string `env:"CHUNKSTREAM_OBJECTS_BUCKET" envDefault:"CHUNKSTREAM_OBJECTS" help:"Object Store bucket of large documents"`
-	// ObjectsTTL is the age at which objects in ObjectsBucket expire;
-	// nothing else deletes them.
-	ObjectsTTL time.Duration `env:"CHUNKSTREAM_OBJECTS_TTL" envDefault:"168h" help:"age at which stored large documents expire"`
-	// Replicas is the replica count of every stream, bucket and the
-	// consumer.
-	Replicas int `env:"CHUNKSTREAM_REPLICAS" envDefault:"1" help:"replicas of streams, buckets and consumer"`
-	// DuplicateWindow is the ingest stream's de-duplication window.
+	// Only ObjectsTTL removes objects (package documentation).
+	ObjectsTTL      time.Duration `env:"CHUNKSTREAM_OBJECTS_TTL" envDefault:"168h" help:"age at which stored large documents expire"`
+	Replicas        int           `env:"CHUNKSTREAM_REPLICAS" envDefault:"1" help:"replicas of streams, buckets and consumer"`
 	DuplicateWindow time.Duration `env:"CHUNKSTREAM_DUPLICATE_WINDOW" envDefault:"2m" help:"duplicate window of the ingest stream"`
-	// ChunksDuplicateWindow is the de-duplication window of the chunks
-	// and dead letter streams; keep it longer than the worst redelivery
-	// span (the worker checks).
+	// ChunksDuplicateWindow is also the dead letter stream's; keep it
+	// longer than the worst redelivery span (the worker checks).
 	ChunksDuplicateWindow time.Duration `env:"CHUNKSTREAM_CHUNKS_DUPLICATE_WINDOW" envDefault:"1h" help:"duplicate window of the chunks stream"`
-	// ChunksMaxAge is the chunks stream's age limit.
-	ChunksMaxAge time.Duration `env:"CHUNKSTREAM_CHUNKS_MAX_AGE" envDefault:"168h" help:"age limit of chunk records"`
-	// AckWait is how long the server waits for an ack before redelivering
-	// a request (the consumer's AckWait).
-	AckWait time.Duration `env:"CHUNKSTREAM_ACK_WAIT" envDefault:"30s" help:"time before an unacknowledged request is redelivered"`
-	// MaxDeliver is how many deliveries a request gets (the consumer's
-	// MaxDeliver); the worker dead-letters it as exhausted on the last.
+	ChunksMaxAge          time.Duration `env:"CHUNKSTREAM_CHUNKS_MAX_AGE" envDefault:"168h" help:"age limit of chunk records"`
+	AckWait               time.Duration `env:"CHUNKSTREAM_ACK_WAIT" envDefault:"30s" help:"time before an unacknowledged request is redelivered"`
+	// MaxDeliver: the worker dead-letters a request on its last delivery.
 	MaxDeliver int `env:"CHUNKSTREAM_MAX_DELIVER" envDefault:"8" help:"deliveries before a failing request is dead-lettered"`
-	// SetupTimeout bounds Ensure (and Objects): how long a start waits for
-	// the streams, buckets and consumer to be created, updated or found
-	// while the cluster elects leaders or other processes create them too.
+	// SetupTimeout bounds Ensure, Objects, StreamForSubject and Retry.
 	SetupTimeout time.Duration `env:"CHUNKSTREAM_SETUP_TIMEOUT" envDefault:"2m" help:"longest wait at start for the streams, buckets and consumer (and Qdrant, with the qdrant sink)"`
-	// AllowDiscardOld lets Ensure accept an ingest, chunks or dead letter
-	// stream, or the document records bucket, that an operator gave a
-	// message, byte or per-subject limit with the discard-old policy,
-	// which removes the oldest messages without a trace once the limit is
-	// reached. Without it Ensure refuses such a stream (see CheckLimits).
+	// AllowDiscardOld lets Ensure accept a stream or the records bucket
+	// whose limits drop data silently (CheckLimits).
 	AllowDiscardOld bool `env:"CHUNKSTREAM_ALLOW_DISCARD_OLD" help:"accept streams whose limits silently remove the oldest messages (discard old)"`
 }
 

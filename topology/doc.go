@@ -6,8 +6,6 @@
 // them, and Ensure, which sets them up. The worker and the producer both
 // use it, so what one creates the other finds as it expects.
 //
-// It imports the standard library and the NATS client only.
-//
 // Decisions:
 //
 //   - Ensure converges under concurrency. Several workers (and the

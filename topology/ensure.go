@@ -17,24 +17,17 @@ import (
 // the last error seen.
 var ErrNotReady = errors.New("topology: not ready")
 
-// Handles are the streams, consumer and buckets Ensure set up, for the
-// worker.
+// Handles are the ingest stream, the consumer on it, and the document
+// records and objects buckets Ensure set up, for the worker.
 type Handles struct {
-	// Ingest is the stream of ingest requests.
-	Ingest jetstream.Stream
-	// Consumer is the durable pull consumer on Ingest.
+	Ingest   jetstream.Stream
 	Consumer jetstream.Consumer
-	// Docs is the KV bucket of document records.
-	Docs jetstream.KeyValue
-	// Objects is the Object Store bucket of large documents.
-	Objects jetstream.ObjectStore
+	Docs     jetstream.KeyValue
+	Objects  jetstream.ObjectStore
 }
 
-// Tries of one step are bounded by a time-out from firstAttempt, doubling
-// with each try up to maxAttempt (a request sent while a leader is being
-// elected, or a create identical to one in flight, may never be
-// answered; a loaded cluster may need longer to answer), and spaced by a
-// jittered backoff from firstRetry, doubling, up to maxRetry.
+// Each try's time-out and the jittered backoff between tries, both
+// doubling (package documentation).
 const (
 	firstAttempt = 2 * time.Second
 	maxAttempt   = 10 * time.Second

@@ -15,12 +15,9 @@ import (
 var ErrDiscardOld = errors.New("topology: limits with discard old drop data silently")
 
 // CheckLimits returns an error wrapping ErrDiscardOld when sc has a
-// message, byte or per-subject limit with the discard-old policy: once
-// the limit is reached the server removes the oldest messages to make
-// room, so requests, chunk records or dead letters vanish while every
-// write succeeds. history is the per-subject limit the stream needs
-// itself (a KV bucket's history), 0 for none. With discard new a full
-// stream refuses writes instead, which the workers treat as an outage.
+// message, byte or per-subject limit with the discard-old policy (why:
+// package documentation). history is the per-subject limit the stream
+// needs itself (a KV bucket's history), 0 for none.
 func CheckLimits(sc jetstream.StreamConfig, history int64) error {
 	if sc.Discard != jetstream.DiscardOld {
 		return nil

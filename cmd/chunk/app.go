@@ -26,9 +26,6 @@ type app struct {
 	stderr  io.Writer
 }
 
-// usageErr returns a usage error (exit status 2).
-func usageErr(format string, args ...any) error { return envflag.Usagef(format, args...) }
-
 const topUsage = `chunk splits documents into chunks, shows how they are chunked, inspects chunk collections and benchmarks chunkers.
 
 usage:
@@ -66,9 +63,7 @@ func (a *app) run(ctx context.Context, args []string) int {
 		return exitUsage
 	}
 	switch {
-	case err == nil:
-		return exitOK
-	case errors.Is(err, flag.ErrHelp):
+	case err == nil, errors.Is(err, flag.ErrHelp):
 		return exitOK
 	case errors.Is(err, envflag.ErrShown):
 		return exitUsage

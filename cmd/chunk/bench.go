@@ -60,14 +60,14 @@ func (a *app) bench(ctx context.Context, args []string) error {
 	}
 	entry, raw, err := cf.Chunker()
 	if err != nil {
-		return usageErr("%v", err)
+		return envflag.Usagef("%v", err)
 	}
 	if fs.NArg() != 1 {
-		return usageErr("want exactly one DIR, got %d arguments", fs.NArg())
+		return envflag.Usagef("want exactly one DIR, got %d arguments", fs.NArg())
 	}
 	c, err := entry.New(raw)
 	if err != nil {
-		return usageErr("%v", err)
+		return envflag.Usagef("%v", err)
 	}
 	// each chunks one document, passing its chunks to yield; all, when
 	// set, chunks every document as one input.
@@ -79,10 +79,10 @@ func (a *app) bench(ctx context.Context, args []string) error {
 	case *parseOnly:
 		b, ok := c.(baseline)
 		if !ok {
-			return usageErr("chunker %s has no -parse-only baseline", entry.Name)
+			return envflag.Usagef("chunker %s has no -parse-only baseline", entry.Name)
 		}
 		if len(raw) > 0 {
-			return usageErr("-parse-only takes no chunker flags")
+			return envflag.Usagef("-parse-only takes no chunker flags")
 		}
 		splitter = b.Baseline()
 		each = func(doc chunking.Document, _ func(chunking.Chunk)) error { return b.ParseOnly(doc) }
@@ -92,7 +92,7 @@ func (a *app) bench(ctx context.Context, args []string) error {
 			return chunks, err
 		}
 	case entry.ChunkFolder != nil:
-		return usageErr("chunker %s reads whole paths and has no in-memory form to time", entry.Name)
+		return envflag.Usagef("chunker %s reads whole paths and has no in-memory form to time", entry.Name)
 	case isStream: // chunks counted as they come, not held
 		each = func(doc chunking.Document, yield func(chunking.Chunk)) error {
 			_, err := sc.ChunkFunc(ctx, doc, func(ch chunking.Chunk) bool { yield(ch); return true })

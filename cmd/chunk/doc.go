@@ -1,15 +1,8 @@
-// Command chunk splits documents into chunks, inspects stored chunk
-// collections and benchmarks the chunkers.
-//
-//	chunk split   [-chunker NAME] [chunker flags] [-ext LIST] [-workers N] [-o FILE] PATH...
-//	chunk inspect [-max-depth N] [-max-files N] [-read N | -file PATH | -sample [-seed S]] FILE
-//	chunk bench   [-chunker NAME] [chunker flags] [-parse-only] [-ext LIST] DIR
-//	chunk view    [-chunker NAME] [chunker flags] [-compare OPTIONS] [-root DIR] [-file PATH] [-o FILE] FILE
-//
-// docs/cli.md describes every subcommand and flag (also `chunk
-// <subcommand> -h`). Exit status: 0 on success, 1 when a file or the
-// command failed, 2 on a usage error. Chunker flags come from
-// cmd/internal/chunkflags, made from the chunking/registry entries.
+// Command chunk splits documents into chunks (split), shows how they are
+// chunked (view), inspects stored chunk collections (inspect) and
+// benchmarks the chunkers (bench). docs/cli.md describes every subcommand,
+// flag and exit status (also `chunk <subcommand> -h`). Chunker flags come
+// from cmd/internal/chunkflags, made from the chunking/registry entries.
 //
 // Decisions: a folder's chunks record "file" relative to that folder (the
 // reference's chunk_folder), a file's the path as given (chunk_file);
@@ -42,10 +35,6 @@
 //     cannot hold: CRLF and CR read as LF, and NUL is written U+FFFD.
 //   - "oversize" is the chunk's metadata marker, never recomputed; with a
 //     tokenizer option every size is tokens, as the chunker counts them.
-//   - A file is a collection by its extension (.jsonl, .yaml, .yml) or
-//     when its first line starts with {"content" (what JSONL chunks start
-//     with). Each of its files is shaded only when every span fits the
-//     text re-read and every verbatim chunk equals the text at its span.
 //   - -compare checks its items with the registry, strictly, as a
 //     request's options; it keeps the chunker.
 //   - A page is its data (the title and the panels as laid out: counts,

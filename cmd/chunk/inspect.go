@@ -35,7 +35,7 @@ func (a *app) inspect(args []string) error {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return usageErr("want exactly one FILE, got %d arguments", fs.NArg())
+		return envflag.Usagef("want exactly one FILE, got %d arguments", fs.NArg())
 	}
 	modes := 0
 	set := map[string]bool{}
@@ -46,21 +46,20 @@ func (a *app) inspect(args []string) error {
 		}
 	}
 	if modes > 1 {
-		return usageErr("-read, -file and -sample exclude each other")
+		return envflag.Usagef("-read, -file and -sample exclude each other")
 	}
 	c, err := chunking.Load(fs.Arg(0))
 	if err != nil {
 		return err
 	}
-	in := &inspector{c: c}
 	switch {
 	case set["read"]:
 		if *read < 0 || *read >= c.Len() {
 			return fmt.Errorf("-read %d: the collection has %d chunks (positions 0 to %d)", *read, c.Len(), c.Len()-1)
 		}
-		fmt.Fprintln(a.stdout, in.readChunk(*read, true, true, *contextChars))
+		fmt.Fprintln(a.stdout, readChunk(c, *read, true, *contextChars))
 	case set["file"]:
-		fmt.Fprintln(a.stdout, in.readFile(*file, *maxChunks))
+		fmt.Fprintln(a.stdout, readFileChunks(c, *file, *maxChunks))
 		if c.FilePositions(*file) == nil {
 			return errFilesFailed // the text says the file was not found
 		}
@@ -69,13 +68,13 @@ func (a *app) inspect(args []string) error {
 		if !set["seed"] {
 			s = uint64(time.Now().UnixNano())
 		}
-		_, text, err := in.sampleChunk(rand.New(rand.NewPCG(s, s^0x9e3779b97f4a7c15)))
+		_, text, err := sampleChunk(c, rand.New(rand.NewPCG(s, s^0x9e3779b97f4a7c15)))
 		if err != nil {
 			return err
 		}
 		fmt.Fprintln(a.stdout, text)
 	default:
-		fmt.Fprintln(a.stdout, in.summary(*maxDepth, *maxFiles))
+		fmt.Fprintln(a.stdout, summary(c, *maxDepth, *maxFiles))
 	}
 	return nil
 }

@@ -20,18 +20,14 @@ const histogramBuckets = 10 // at most, in the summary
 
 var rule = strings.Repeat("=", 80)
 
-// inspector renders a collection as the reference's inspector does (chunk
-// inspect); its methods return text.
-type inspector struct {
-	c *chunking.Collection
-}
+// The functions below render a collection as the reference's inspector
+// does (chunk inspect), as text.
 
-// summary returns the reference's summary: counts, size statistics (with
-// a histogram and a duplicate count) and the file tree, folders opened to
-// maxDepth levels (at least 1), each showing at most maxFilesPerFolder
-// files (at least 0).
-func (in *inspector) summary(maxDepth, maxFilesPerFolder int) string {
-	c := in.c
+// summary returns the reference's summary of c: counts, size statistics
+// (with a histogram and a duplicate count) and the file tree, folders
+// opened to maxDepth levels (at least 1), each showing at most
+// maxFilesPerFolder files (at least 0).
+func summary(c *chunking.Collection, maxDepth, maxFilesPerFolder int) string {
 	lines := []string{
 		"ChunkCollection Summary",
 		"Total chunks: " + strconv.Itoa(c.Len()),
@@ -174,24 +170,20 @@ func (d *treeDir) render(lines []string, prefix string, depth, maxDepth, maxFile
 	return lines
 }
 
-// readChunk returns the chunk at position i as the reference's read_chunk
-// shows it, with previews of its file's previous and next chunk when
-// asked, and, for a chunk with a span, where it came from after its
-// length (spanLines).
-func (in *inspector) readChunk(i int, showBefore, showAfter bool, contextMaxChars int) string {
-	ch := in.c.At(i)
+// readChunk returns the chunk of c at position i as the reference's
+// read_chunk shows it, with previews of its file's previous and next
+// chunk when withContext, and, for a chunk with a span, where it came
+// from after its length (spanLines).
+func readChunk(c *chunking.Collection, i int, withContext bool, contextMaxChars int) string {
+	ch := c.At(i)
 	lines := []string{rule, fmt.Sprintf("Length: %d chars", ch.Len())}
-	lines = append(lines, spanLines(fileOf(in.c, i), ch.Span())...)
+	lines = append(lines, spanLines(fileOf(c, i), ch.Span())...)
 	lines = append(lines, rule)
-	if showBefore || showAfter {
-		ctx := in.c.ChunkWithContext(i, contextMaxChars, showBefore, showAfter)
-		if showBefore {
-			lines = append(lines, "\n--- Context Before ---", ctx.Before)
-		}
+	if withContext {
+		ctx := c.ChunkWithContext(i, contextMaxChars, true, true)
+		lines = append(lines, "\n--- Context Before ---", ctx.Before)
 		lines = append(lines, "\n--- Main Chunk ---", ctx.Chunk)
-		if showAfter {
-			lines = append(lines, "\n--- Context After ---", ctx.After)
-		}
+		lines = append(lines, "\n--- Context After ---", ctx.After)
 	} else {
 		lines = append(lines, ch.String(chunking.NoLimit, chunking.Trailing))
 	}
@@ -199,10 +191,9 @@ func (in *inspector) readChunk(i int, showBefore, showAfter bool, contextMaxChar
 	return strings.Join(lines, "\n")
 }
 
-// readFile returns at most maxChunks (≤ 0: all) chunks of file as the
-// reference's read_file shows them, or a "File not found" text.
-func (in *inspector) readFile(file string, maxChunks int) string {
-	c := in.c
+// readFileChunks returns at most maxChunks (≤ 0: all) chunks of file in
+// c as the reference's read_file shows them, or a "File not found" text.
+func readFileChunks(c *chunking.Collection, file string, maxChunks int) string {
 	ps := c.FilePositions(file)
 	if ps == nil {
 		files := c.Files()
@@ -248,12 +239,12 @@ func spanLines(file string, s chunking.Span) []string {
 // errEmptyCollection reports sampling from a collection with no chunks.
 var errEmptyCollection = errors.New("chunk inspect: empty collection")
 
-// sampleChunk picks a chunk uniformly at random with r and returns its
-// position and readChunk text.
-func (in *inspector) sampleChunk(r *rand.Rand) (int, string, error) {
-	if in.c.Len() == 0 {
+// sampleChunk picks a chunk of c uniformly at random with r and returns
+// its position and readChunk text.
+func sampleChunk(c *chunking.Collection, r *rand.Rand) (int, string, error) {
+	if c.Len() == 0 {
 		return -1, "", errEmptyCollection
 	}
-	i := r.IntN(in.c.Len())
-	return i, in.readChunk(i, false, false, chunking.DefaultContextMaxChars), nil
+	i := r.IntN(c.Len())
+	return i, readChunk(c, i, false, chunking.DefaultContextMaxChars), nil
 }

@@ -26,7 +26,7 @@ func specChunks() []chunking.Chunk {
 }
 
 func TestSummarySpecExample(t *testing.T) {
-	got := (&inspector{c: chunking.NewCollection(specChunks())}).summary(defaultMaxDepth, defaultMaxFilesPerFolder)
+	got := summary(chunking.NewCollection(specChunks()), defaultMaxDepth, defaultMaxFilesPerFolder)
 	want := `ChunkCollection Summary
 Total chunks: 5
 Total files: 4
@@ -56,7 +56,7 @@ File Structure:
 }
 
 func TestSummaryEmpty(t *testing.T) {
-	got := (&inspector{c: chunking.NewCollection(nil)}).summary(3, 10)
+	got := summary(chunking.NewCollection(nil), 3, 10)
 	want := `ChunkCollection Summary
 Total chunks: 0
 Total files: 0
@@ -80,7 +80,7 @@ func TestSummaryLimitsAndDuplicates(t *testing.T) {
 	}
 	chunks = append(chunks, chunking.NewChunk(strings.Repeat("y", 30), nil)) // no file, no index
 	chunks = append(chunks, chunks[1], chunks[1])                            // two repeats of a/2.md
-	got := (&inspector{c: chunking.NewCollection(chunks)}).summary(3, 2)
+	got := summary(chunking.NewCollection(chunks), 3, 2)
 	want := `ChunkCollection Summary
 Total chunks: 8
 Total files: 6
@@ -133,14 +133,14 @@ func TestHistogramBuckets(t *testing.T) {
 }
 
 func TestReadChunk(t *testing.T) {
-	in := &inspector{c: chunking.NewCollection(specChunks())}
+	coll := chunking.NewCollection(specChunks())
 	md := "{\n  \"file\": \"doc.md\",\n  \"index\": 1\n}"
-	got := in.readChunk(1, false, false, 200)
+	got := readChunk(coll, 1, false, 200)
 	want := rule + "\nLength: 2 chars\n" + rule + "\n" + md + "\nbb\n\n" + rule
 	if got != want {
 		t.Errorf("ReadChunk(1) =\n%s\nwant\n%s", got, want)
 	}
-	got = in.readChunk(1, true, true, 5)
+	got = readChunk(coll, 1, true, 5)
 	prev := "{\n  \"file\": \"doc.md\",\n  \"index\": 0\n}\naaaa"
 	want = rule + "\nLength: 2 chars\n" + rule +
 		"\n\n--- Context Before ---\n" + prev +
@@ -153,14 +153,14 @@ func TestReadChunk(t *testing.T) {
 }
 
 func TestReadFile(t *testing.T) {
-	in := &inspector{c: chunking.NewCollection(specChunks())}
-	got := in.readFile("doc.md", 1)
+	coll := chunking.NewCollection(specChunks())
+	got := readFileChunks(coll, "doc.md", 1)
 	want := rule + "\nFile: doc.md\nTotal chunks: 2\n" + rule + "\n" +
 		"{\n  \"file\": \"doc.md\",\n  \"index\": 0\n}\naaaa" + "\n\n... 1 more chunks in this file"
 	if got != want {
 		t.Errorf("ReadFile(doc.md, 1) =\n%s\nwant\n%s", got, want)
 	}
-	got = in.readFile("nope.md", 0)
+	got = readFileChunks(coll, "nope.md", 0)
 	want = "File not found: nope.md\nAvailable files: doc.md, guide/ref.md, guide/deep/x.md, z.md..."
 	if got != want {
 		t.Errorf("ReadFile(nope.md) = %q, want %q", got, want)
@@ -168,11 +168,11 @@ func TestReadFile(t *testing.T) {
 }
 
 func TestSampling(t *testing.T) {
-	in := &inspector{c: chunking.NewCollection(specChunks())}
+	coll := chunking.NewCollection(specChunks())
 	seen := map[int]bool{}
 	r := rand.New(rand.NewPCG(1, 2))
 	for range 200 {
-		i, text, err := in.sampleChunk(r)
+		i, text, err := sampleChunk(coll, r)
 		if err != nil || !strings.Contains(text, "Length:") {
 			t.Fatalf("SampleChunk = %d, %q, %v", i, text, err)
 		}
@@ -181,8 +181,8 @@ func TestSampling(t *testing.T) {
 	if len(seen) != 5 {
 		t.Errorf("SampleChunk over 200 draws saw positions %v, want all 5", seen)
 	}
-	empty := &inspector{c: chunking.NewCollection(nil)}
-	if _, _, err := empty.sampleChunk(r); !errors.Is(err, errEmptyCollection) {
+	empty := chunking.NewCollection(nil)
+	if _, _, err := sampleChunk(empty, r); !errors.Is(err, errEmptyCollection) {
 		t.Errorf("SampleChunk(empty) = %v, want errEmptyCollection", err)
 	}
 }
@@ -194,14 +194,14 @@ func TestReadChunkShowsSpan(t *testing.T) {
 		chunking.NewChunk("c", chunking.Metadata{{Key: "file", Value: "t-1"}}).WithSpan(chunking.Span{MessageIDs: []string{"a@x", "b@x"}}),
 		chunking.NewChunk("d", nil),
 	}
-	in := &inspector{c: chunking.NewCollection(chunks)}
+	coll := chunking.NewCollection(chunks)
 	for i, want := range []string{
 		"Length: 1 chars\nSource: docs/a.md:12-30 (bytes 120 to 450)\n" + rule,
 		"Length: 1 chars\nSource: docs/a.md:31 (bytes 460 to 470, not verbatim)\n" + rule,
 		"Length: 1 chars\nMessages: <a@x>, <b@x>\n" + rule,
 		"Length: 1 chars\n" + rule,
 	} {
-		if got := in.readChunk(i, false, false, 0); !strings.Contains(got, want) {
+		if got := readChunk(coll, i, false, 0); !strings.Contains(got, want) {
 			t.Errorf("ReadChunk(%d) =\n%s\nwant it to contain\n%s", i, got, want)
 		}
 	}
@@ -213,9 +213,9 @@ func BenchmarkSummary(b *testing.B) {
 	for i := range chunks {
 		chunks[i] = chunking.NewChunk(para, chunking.Metadata{{Key: "index", Value: i % 10}, {Key: "file", Value: fmt.Sprintf("docs/f%03d.md", i/10)}})
 	}
-	in := &inspector{c: chunking.NewCollection(chunks)}
+	coll := chunking.NewCollection(chunks)
 	b.ReportAllocs()
 	for b.Loop() {
-		_ = in.summary(defaultMaxDepth, defaultMaxFilesPerFolder)
+		_ = summary(coll, defaultMaxDepth, defaultMaxFilesPerFolder)
 	}
 }

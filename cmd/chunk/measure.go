@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/chunkstream/chunkstream/internal/tokens"
@@ -61,33 +63,8 @@ func measureOf(resolved map[string]any) (measure, error) {
 }
 
 // countWords returns the number of words of s as the two-step chunker
-// counts them.
+// counts them: runs between Unicode White_Space (unicode.IsSpace) and
+// U+001C–U+001F, as Python's str.split() separates them.
 func countWords(s string) int {
-	n := 0
-	inWord := false
-	for _, r := range s {
-		if isWordSpace(r) {
-			inWord = false
-		} else if !inWord {
-			inWord = true
-			n++
-		}
-	}
-	return n
-}
-
-// isWordSpace reports whether r separates words: Unicode White_Space plus
-// U+001C–U+001F (Python's str.split()).
-func isWordSpace(r rune) bool {
-	switch {
-	case r <= ' ':
-		return r == ' ' || (r >= '\t' && r <= '\r') || (r >= 0x1C && r <= 0x1F)
-	case r >= 0x2000 && r <= 0x200A:
-		return true
-	}
-	switch r {
-	case 0x85, 0xA0, 0x1680, 0x2028, 0x2029, 0x202F, 0x205F, 0x3000:
-		return true
-	}
-	return false
+	return len(strings.FieldsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || r >= 0x1C && r <= 0x1F }))
 }

@@ -67,22 +67,22 @@ func (a *app) split(ctx context.Context, args []string) error {
 	}
 	entry, raw, err := cf.Chunker()
 	if err != nil {
-		return usageErr("%v", err)
+		return envflag.Usagef("%v", err)
 	}
 	if fs.NArg() == 0 {
-		return usageErr("no PATH given")
+		return envflag.Usagef("no PATH given")
 	}
 	if *workers < 1 {
-		return usageErr("-workers must be at least 1, got %d", *workers)
+		return envflag.Usagef("-workers must be at least 1, got %d", *workers)
 	}
 	chunker, err := entry.New(raw)
 	if err != nil {
-		return usageErr("%v", err)
+		return envflag.Usagef("%v", err)
 	}
 	format := chunking.JSONL
 	if *out != "" {
 		if format, err = chunking.FormatOf(*out); err != nil {
-			return usageErr("-o: %v", err)
+			return envflag.Usagef("-o: %v", err)
 		}
 	}
 	exts := entry.Extensions

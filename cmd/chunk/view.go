@@ -90,13 +90,13 @@ func (a *app) viewPage(ctx context.Context, args []string) (pageData, string, er
 		args = fs.Args()[1:]
 	}
 	if len(files) != 1 {
-		return pageData{}, "", usageErr("want exactly one FILE, got %d arguments", len(files))
+		return pageData{}, "", envflag.Usagef("want exactly one FILE, got %d arguments", len(files))
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	entry, raw, err := cf.Chunker()
 	if err != nil {
-		return pageData{}, "", usageErr("%v", err)
+		return pageData{}, "", envflag.Usagef("%v", err)
 	}
 	path := files[0]
 	isCollection, err := collectionFile(path)
@@ -108,7 +108,7 @@ func (a *app) viewPage(ctx context.Context, args []string) (pageData, string, er
 	var title string
 	if isCollection {
 		if set["compare"] {
-			return pageData{}, "", usageErr("-compare needs a document to chunk, not a stored collection")
+			return pageData{}, "", envflag.Usagef("-compare needs a document to chunk, not a stored collection")
 		}
 		c, err := loadCollection(path)
 		if err != nil {
@@ -121,7 +121,7 @@ func (a *app) viewPage(ctx context.Context, args []string) (pageData, string, er
 			}
 			if guessed := reg.Made(c.At(0).Metadata()); guessed.Name != entry.Name {
 				if len(raw) > 0 {
-					return pageData{}, "", usageErr("chunker flags with a collection of chunker %s's chunks need -chunker %s", guessed.Name, guessed.Name)
+					return pageData{}, "", envflag.Usagef("chunker flags with a collection of chunker %s's chunks need -chunker %s", guessed.Name, guessed.Name)
 				}
 				entry = guessed
 			}
@@ -133,12 +133,12 @@ func (a *app) viewPage(ctx context.Context, args []string) (pageData, string, er
 		panels, title = []panelInput{p}, "chunk view: "+path
 	} else {
 		if set["root"] || set["file"] {
-			return pageData{}, "", usageErr("-root and -file apply to a stored collection, not to a document")
+			return pageData{}, "", envflag.Usagef("-root and -file apply to a stored collection, not to a document")
 		}
 		var overrides map[string]any
 		if set["compare"] {
 			if overrides, err = parseOverrides(entry, raw, *compare); err != nil {
-				return pageData{}, "", usageErr("-compare: %v", err)
+				return pageData{}, "", envflag.Usagef("-compare: %v", err)
 			}
 		}
 		first, err := a.documentPanel(ctx, entry, path, raw)
@@ -166,15 +166,15 @@ func (a *app) viewPage(ctx context.Context, args []string) (pageData, string, er
 func (a *app) documentPanel(ctx context.Context, entry registry.Entry, path string, layers ...map[string]any) (panelInput, error) {
 	resolved, err := entry.Resolve(layers...)
 	if err != nil {
-		return panelInput{}, usageErr("%v", err)
+		return panelInput{}, envflag.Usagef("%v", err)
 	}
 	m, err := measureOf(resolved)
 	if err != nil {
-		return panelInput{}, usageErr("%v", err)
+		return panelInput{}, envflag.Usagef("%v", err)
 	}
 	chunker, err := entry.New(layers...)
 	if err != nil {
-		return panelInput{}, usageErr("%v", err)
+		return panelInput{}, envflag.Usagef("%v", err)
 	}
 	name := filepath.ToSlash(filepath.Clean(path))
 	p := panelInput{heading: "chunker " + entry.Name, settings: settingsOf(entry, resolved), m: m}
@@ -186,7 +186,7 @@ func (a *app) documentPanel(ctx context.Context, entry registry.Entry, path stri
 	} else {
 		var info os.FileInfo
 		if info, err = os.Stat(path); err == nil && info.IsDir() {
-			return panelInput{}, usageErr("%s is a folder: chunk view shows one document (chunker %s reads files)", path, entry.Name)
+			return panelInput{}, envflag.Usagef("%s is a folder: chunk view shows one document (chunker %s reads files)", path, entry.Name)
 		}
 		var content []byte
 		if content, err = os.ReadFile(path); err == nil {
@@ -230,11 +230,11 @@ func (a *app) documentPanel(ctx context.Context, entry registry.Entry, path stri
 func (a *app) collectionPanel(c *chunking.Collection, entry registry.Entry, raw map[string]any, root, file string, only bool) (panelInput, error) {
 	resolved, err := entry.Resolve(raw)
 	if err != nil {
-		return panelInput{}, usageErr("%v", err)
+		return panelInput{}, envflag.Usagef("%v", err)
 	}
 	m, err := measureOf(resolved)
 	if err != nil {
-		return panelInput{}, usageErr("%v", err)
+		return panelInput{}, envflag.Usagef("%v", err)
 	}
 	given := map[string]any{} // a collection does not record its options
 	for k := range raw {
@@ -383,7 +383,7 @@ func parseOverrides(entry registry.Entry, base map[string]any, s string) (map[st
 }
 
 // collectionFile reports whether path is a stored chunk collection: by
-// its extension, or a first line starting {"content".
+// its extension, or a first line starting {"content", as JSONL chunks do.
 func collectionFile(path string) (bool, error) {
 	if _, err := chunking.FormatOf(path); err == nil {
 		return true, nil

@@ -165,7 +165,7 @@ func (p panelInput) view(i int) panelView {
 	}
 	v.Mean = "0"
 	if len(sizes) > 0 {
-		v.Mean = strconv.FormatFloat(float64(total)/float64(len(sizes)), 'f', 1, 64)
+		v.Mean = f1(float64(total) / float64(len(sizes)))
 	}
 	v.Hist = histogramOf(sizes, p.m.budget, p.m.unit)
 	for _, d := range p.docs {
@@ -196,13 +196,7 @@ func overlap(a, b chunking.Span) bool {
 
 // sharedMessages returns the message ids of b that a holds too.
 func sharedMessages(a, b chunking.Span) []string {
-	var ids []string
-	for _, id := range b.MessageIDs {
-		if slices.Contains(a.MessageIDs, id) {
-			ids = append(ids, id)
-		}
-	}
-	return ids
+	return slices.DeleteFunc(slices.Clone(b.MessageIDs), func(id string) bool { return !slices.Contains(a.MessageIDs, id) })
 }
 
 // docView renders one document: shaded, or its chunks listed.
@@ -431,9 +425,7 @@ func histogramOf(sizes []int, budget int, unit string) histView {
 	for _, s := range sizes {
 		counts[bin(s)]++
 	}
-	for _, c := range counts {
-		h.MaxCount = max(h.MaxCount, c)
-	}
+	h.MaxCount = slices.Max(counts)
 	plotW := float64(histWidth - histLeft - histRight)
 	plotH := float64(histHeight - histTop - histBottom)
 	barW := plotW / float64(nbins)
@@ -480,5 +472,5 @@ func histogramOf(sizes []int, budget int, unit string) histView {
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
 
-// f1 formats an SVG coordinate with one decimal.
+// f1 formats x with one decimal: SVG coordinates and the mean size.
 func f1(x float64) string { return strconv.FormatFloat(x, 'f', 1, 64) }

@@ -41,17 +41,6 @@ var secretVars = map[string]bool{
 	"CHUNKSTREAM_EMBED_API_KEY":  true,
 }
 
-// sections are the structs of config whose fields are settings.
-func (c *config) sections() []reflect.Value {
-	return []reflect.Value{
-		reflect.ValueOf(&c.NATS).Elem(),
-		reflect.ValueOf(&c.Log).Elem(),
-		reflect.ValueOf(&c.Config).Elem(),
-		reflect.ValueOf(&c.Qdrant).Elem(),
-		reflect.ValueOf(&c.Embed).Elem(),
-	}
-}
-
 // validate checks every setting, naming the variables and the flags of
 // fs.
 func (c *config) validate(fs *flag.FlagSet) error {
@@ -83,14 +72,13 @@ func loadConfig(lookup func(string) (string, bool)) (config, error) {
 // nameVariables rewrites env's parse errors, which name struct fields, to
 // name the environment variables people set.
 func nameVariables(err error) error {
-	var agg env.AggregateError
-	if !errors.As(err, &agg) {
+	agg, ok := errors.AsType[env.AggregateError](err)
+	if !ok {
 		return err
 	}
 	var out []error
 	for _, e := range agg.Errors {
-		var pe env.ParseError
-		if errors.As(e, &pe) {
+		if pe, ok := errors.AsType[env.ParseError](e); ok {
 			if key := envKeyOfField(pe.Name); key != "" {
 				out = append(out, fmt.Errorf("%s: %w", key, pe.Err))
 				continue
@@ -101,11 +89,12 @@ func nameVariables(err error) error {
 	return errors.Join(out...)
 }
 
-// envKeyOfField returns the variable of a settings field, by field name.
+// envKeyOfField returns the variable of a settings field, by field name,
+// looked up in the structs of config in their order.
 func envKeyOfField(name string) string {
-	var c config
-	for _, v := range c.sections() {
-		if f, ok := v.Type().FieldByName(name); ok {
+	t := reflect.TypeFor[config]()
+	for i := range t.NumField() {
+		if f, ok := t.Field(i).Type.FieldByName(name); ok {
 			key, _, _ := strings.Cut(f.Tag.Get("env"), ",")
 			return key
 		}
@@ -131,7 +120,6 @@ func envParams() []env.FieldParams {
 func bindFlags(fs *flag.FlagSet, c *config) *chunkflags.Set {
 	natsconn.BindFlags(fs, &c.NATS)
 	envflag.Bind(fs, &c.Log, nil)
-	notSecret := func(v string) bool { return !secretVars[v] }
 	envflag.Bind(fs, &c.Config, func(v string) bool { return notSecret(v) && v != "CHUNKSTREAM_CHUNKER" })
 	bindSinkFlags(fs, c)
 	def := c.Chunker

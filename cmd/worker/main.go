@@ -64,11 +64,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, lookup fu
 		fmt.Fprintf(stderr, "worker: %v\n", err)
 		return 2
 	}
-	logLevelSet := false
+	_, logLevelSet := lookup("CHUNKSTREAM_LOG_LEVEL")
 	fs.Visit(func(f *flag.Flag) { logLevelSet = logLevelSet || f.Name == "log-level" })
-	if _, ok := lookup("CHUNKSTREAM_LOG_LEVEL"); ok {
-		logLevelSet = true
-	}
 	if err := c.Log.Validate(); err != nil {
 		fmt.Fprintf(stderr, "worker: %v\n", err)
 		return 2

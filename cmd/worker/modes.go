@@ -65,10 +65,11 @@ func checkMode(fs *flag.FlagSet, mode string, c *config) error {
 
 // bindSinkFlags binds the Qdrant sink's and the embedder's settings.
 func bindSinkFlags(fs *flag.FlagSet, c *config) {
-	notSecret := func(v string) bool { return !secretVars[v] }
 	envflag.Bind(fs, &c.Qdrant, notSecret)
 	envflag.Bind(fs, &c.Embed, notSecret)
 }
+
+func notSecret(envVar string) bool { return !secretVars[envVar] }
 
 // flagNames returns the names of the flags bind defines.
 func flagNames(bind func(*flag.FlagSet)) []string {

@@ -4,6 +4,7 @@ package jstest
 
 import (
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -94,10 +95,8 @@ func WatchAPIWrites(tb testing.TB, nc *nats.Conn) func() []string {
 			if err != nil {
 				tb.Fatal(err)
 			}
-			for _, p := range apiWritePrefixes {
-				if strings.HasPrefix(m.Subject, p) {
-					got = append(got, m.Subject)
-				}
+			if slices.ContainsFunc(apiWritePrefixes, func(p string) bool { return strings.HasPrefix(m.Subject, p) }) {
+				got = append(got, m.Subject)
 			}
 		}
 	}

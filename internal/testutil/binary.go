@@ -56,18 +56,11 @@ func Main(m *testing.M) int {
 	return code
 }
 
-// Binary returns the path of an executable of the package pkg, built once
-// per test binary with the go command that runs the tests. pkg is either a
-// package of this module relative to its root ("./cmd/worker") or a
-// command of a dependency by import path (NATSServer), built at the
-// version go.mod requires.
-//
-// A prebuilt binary is used instead of building when its variable is set:
-// CHUNKSTREAM_TEST_WORKER_BIN for ./cmd/worker,
-// CHUNKSTREAM_TEST_PRODUCER_BIN for ./cmd/producer and
-// CHUNKSTREAM_TEST_NATS_BIN for nats-server.
-//
-// The test is skipped when no go command is found, and fails when the
+// Binary returns the path of an executable of the package pkg, a package
+// of this module relative to its root ("./cmd/worker") or a command of a
+// dependency by import path (NATSServer), built once per test binary
+// (package documentation) unless binaryEnv's variable names a prebuilt
+// one. The test is skipped when no go command is found, and fails when the
 // build fails or the package's TestMain does not run its tests with Main.
 func Binary(tb testing.TB, pkg string) string {
 	tb.Helper()

@@ -1,10 +1,5 @@
 // Package testutil holds the helpers shared by the module's tests, each
-// written once: finding the repository root and the optional shared corpus
-// (RepoRoot, SharedDir), waiting for a condition (WaitFor), picking free
-// ports (FreePort, FreePorts), a buffer a process may write while the test
-// reads it (SyncBuffer), building the programs that process tests run
-// (Binary, Main), and measuring CPU time for benchmarks (ThreadCPU,
-// ProcessCPU).
+// written once.
 //
 // Decisions:
 //

@@ -90,13 +90,8 @@ func (e *Encoding) Count(text []byte) int {
 	return n
 }
 
-// CountString is Count for a string.
-func (e *Encoding) CountString(text string) int {
-	c := e.Counter()
-	n := c.CountString(text)
-	c.Release()
-	return n
-}
+// CountString is Count for a string (not copied).
+func (e *Encoding) CountString(text string) int { return e.Count(bytesOf(text)) }
 
 // Counter returns a Counter for e; call Release when done with it.
 func (e *Encoding) Counter() *Counter {

@@ -2,6 +2,8 @@ package tracing
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -69,13 +71,7 @@ func (h Header) Set(key, value string) {
 }
 
 // Keys returns the header names.
-func (h Header) Keys() []string {
-	keys := make([]string, 0, len(h))
-	for k := range h {
-		keys = append(keys, k)
-	}
-	return keys
-}
+func (h Header) Keys() []string { return slices.Collect(maps.Keys(h)) }
 
 // Inject writes the trace context of ctx's span into h ("traceparent",
 // and "tracestate" when it is not empty). It writes nothing when ctx

@@ -121,9 +121,8 @@ func formatDefault(v any) string {
 }
 
 // Chunker returns the entry chosen by -chunker and the raw options of the
-// chunker flags set explicitly, keyed by the options' reference names.
-// Call it after fs.Parse. An unknown chunker wraps
-// registry.ErrUnknownChunker; a set flag the chunker lacks wraps envflag.ErrUsage.
+// chunker flags set (package documentation); call it after fs.Parse. An
+// unknown chunker wraps registry.ErrUnknownChunker.
 func (s *Set) Chunker() (registry.Entry, map[string]any, error) {
 	i := slices.IndexFunc(s.entries, func(e registry.Entry) bool { return e.Name == *s.chunker })
 	if i < 0 {

@@ -3,8 +3,8 @@ package local
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 	"sync"
 
 	"github.com/chunkstream/chunkstream/chunking"
@@ -98,12 +98,7 @@ func (c *collector) flushLocked() {
 func (c *collector) finish() (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	ids := make([]string, 0, len(c.docs))
-	for id := range c.docs {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	for _, id := range ids {
+	for _, id := range slices.Sorted(maps.Keys(c.docs)) {
 		c.writeDoc(id)
 	}
 	if err := c.cw.Close(); err != nil && c.err == nil {

@@ -42,25 +42,18 @@ import (
 )
 
 // Config holds the NATS connection settings. The env tags name the
-// variables; BindFlags defines the flags of all but the secrets.
+// variables and the help tags say what each is; BindFlags defines the
+// flags of all but the secrets.
 type Config struct {
-	// URL is the NATS server URL (comma-separated for several).
-	URL string `env:"NATS_URL" envDefault:"nats://127.0.0.1:4222" help:"NATS server URL(s), comma-separated"`
-	// User and Password authenticate with user and password.
-	User     string `env:"CHUNKSTREAM_NATS_USER" help:"NATS user name"`
-	Password string `env:"CHUNKSTREAM_NATS_PASSWORD" help:"NATS password (environment only)"`
-	// Token authenticates with a token.
-	Token string `env:"CHUNKSTREAM_NATS_TOKEN" help:"NATS token (environment only)"`
-	// Creds is a credentials file (JWT and NKey seed).
-	Creds string `env:"CHUNKSTREAM_NATS_CREDS" help:"NATS credentials file (JWT and NKey seed)"`
-	// NKey is an NKey seed file.
-	NKey string `env:"CHUNKSTREAM_NATS_NKEY" help:"NATS NKey seed file"`
-	// TLSCert and TLSKey are a client certificate and its key.
-	TLSCert string `env:"CHUNKSTREAM_NATS_TLS_CERT" help:"TLS client certificate file"`
-	TLSKey  string `env:"CHUNKSTREAM_NATS_TLS_KEY" help:"TLS client key file"`
-	// TLSCA is a CA bundle that verifies the server.
-	TLSCA string `env:"CHUNKSTREAM_NATS_TLS_CA" help:"CA bundle that verifies the NATS server"`
-	// ConnectTimeout bounds the wait for a server at start.
+	URL            string        `env:"NATS_URL" envDefault:"nats://127.0.0.1:4222" help:"NATS server URL(s), comma-separated"`
+	User           string        `env:"CHUNKSTREAM_NATS_USER" help:"NATS user name"`
+	Password       string        `env:"CHUNKSTREAM_NATS_PASSWORD" help:"NATS password (environment only)"`
+	Token          string        `env:"CHUNKSTREAM_NATS_TOKEN" help:"NATS token (environment only)"`
+	Creds          string        `env:"CHUNKSTREAM_NATS_CREDS" help:"NATS credentials file (JWT and NKey seed)"`
+	NKey           string        `env:"CHUNKSTREAM_NATS_NKEY" help:"NATS NKey seed file"`
+	TLSCert        string        `env:"CHUNKSTREAM_NATS_TLS_CERT" help:"TLS client certificate file"`
+	TLSKey         string        `env:"CHUNKSTREAM_NATS_TLS_KEY" help:"TLS client key file"`
+	TLSCA          string        `env:"CHUNKSTREAM_NATS_TLS_CA" help:"CA bundle that verifies the NATS server"`
 	ConnectTimeout time.Duration `env:"CHUNKSTREAM_CONNECT_TIMEOUT" envDefault:"30s" help:"longest wait at start for a NATS server to answer"`
 }
 
@@ -70,16 +63,11 @@ func DefaultConfig() Config {
 	return Config{URL: "nats://127.0.0.1:4222", ConnectTimeout: 30 * time.Second}
 }
 
-// secret reports whether a variable is environment-only.
-func secret(envVar string) bool {
-	return envVar == "CHUNKSTREAM_NATS_PASSWORD" || envVar == "CHUNKSTREAM_NATS_TOKEN"
-}
-
 // BindFlags defines the flags of c's settings (-nats-url, -nats-user, …,
 // -connect-timeout), each defaulting to the value c holds, so a flag
 // beats its variable; the password and the token get none.
 func BindFlags(fs *flag.FlagSet, c *Config) {
-	envflag.Bind(fs, c, func(v string) bool { return !secret(v) })
+	envflag.Bind(fs, c, func(v string) bool { return v != "CHUNKSTREAM_NATS_PASSWORD" && v != "CHUNKSTREAM_NATS_TOKEN" })
 }
 
 // Validate reports every bad setting, each naming its variable.
@@ -195,12 +183,11 @@ func unanswered(err error) bool {
 		errors.Is(err, syscall.ECONNRESET) {
 		return true
 	}
-	var dnsErr *net.DNSError
-	if errors.As(err, &dnsErr) {
+	if _, ok := errors.AsType[*net.DNSError](err); ok {
 		return true
 	}
-	var opErr *net.OpError
-	return errors.As(err, &opErr) && opErr.Op == "dial"
+	opErr, ok := errors.AsType[*net.OpError](err)
+	return ok && opErr.Op == "dial"
 }
 
 // redact returns a comma-separated URL list with every password, and

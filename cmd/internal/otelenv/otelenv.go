@@ -1,27 +1,19 @@
 // Package otelenv sets up the OpenTelemetry tracer provider of the worker
-// and the producer from the standard OTEL_* environment variables.
+// and the producer from the standard OTEL_* environment variables, with
+// the effects docs/operations.md ("Tracing") lists.
 //
 // Decisions:
 //
-//   - Tracing is off unless OTEL_TRACES_EXPORTER is "otlp" or an OTLP
-//     endpoint is set (OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or
-//     OTEL_EXPORTER_OTLP_ENDPOINT); OTEL_TRACES_EXPORTER=none and
-//     OTEL_SDK_DISABLED=true turn it off whatever else is set. Off means
-//     a nil provider: the libraries use the no-op tracer, no SDK, no
-//     exporter, no goroutine.
-//   - The exporter is OTLP over HTTP (protobuf), default endpoint
-//     http://localhost:4318; OTEL_EXPORTER_OTLP_PROTOCOL=grpc is refused
-//     with an error rather than ignored. Every collector and Jaeger
-//     accept OTLP/HTTP.
+//   - Tracing off is a nil provider: the libraries use the no-op tracer, no
+//     SDK, no exporter, no goroutine.
+//   - The exporter is OTLP over HTTP (protobuf), which every collector and
+//     Jaeger accept; another exporter or protocol is refused with an error
+//     rather than ignored.
 //   - The switch, the endpoint, the protocol, the service name and the
 //     sampler are read through the command's environment lookup; the rest
-//     (OTEL_BSP_*, exporter headers, timeout, certificates,
-//     OTEL_RESOURCE_ATTRIBUTES) is read by the SDK from the process
-//     environment. The sampler defaults to parentbased_always_on; an
-//     unknown sampler or a ratio outside [0, 1] is refused at start (the
-//     SDK would log it and sample everything).
-//   - The service name defaults to the command's ("chunkstream-worker",
-//     "chunkstream-producer"); OTEL_SERVICE_NAME overrides it.
+//     is read by the SDK from the process environment. An unknown sampler
+//     or a ratio outside [0, 1] is refused at start (the SDK would log it
+//     and sample everything).
 package otelenv
 
 import (

@@ -7,12 +7,10 @@ import (
 	"time"
 )
 
-// Log is the log settings both services read.
+// Log is the log settings both services read; the help tags say what
+// each is.
 type Log struct {
-	// Level is debug, info, warn or error.
-	Level string `env:"CHUNKSTREAM_LOG_LEVEL" envDefault:"info" help:"log level: debug, info, warn, error"`
-	// Format is text (key=value lines), json, or auto: text on a
-	// terminal, JSON otherwise.
+	Level  string `env:"CHUNKSTREAM_LOG_LEVEL" envDefault:"info" help:"log level: debug, info, warn, error"`
 	Format string `env:"CHUNKSTREAM_LOG_FORMAT" envDefault:"auto" help:"log format: text, json, or auto (text on a terminal, JSON otherwise)"`
 }
 

@@ -4,12 +4,9 @@
 // query API read back (Jaeger.Traces).
 //
 // CHUNKSTREAM_TEST_TRACING=1 turns tracing on in the tests that would run
-// without it (On): the test harnesses give the worker and the producer
-// Provider's tracer provider, the commands' tests give their environment
-// an OTLP endpoint (Lookup), and the scenarios of worker/clustertest start
-// a Jaeger and pass the OTEL_* variables to the worker processes.
-// Without it Provider returns nil (tracing off, the no-op tracer), so the
-// default run tests what a deployment runs by default.
+// without it (On), as docs/development.md ("The tracing test") describes;
+// without it Provider returns nil, so the default run tests what a
+// deployment runs by default.
 //
 // Decisions:
 //

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -175,10 +176,8 @@ func (j *Jaeger) Traces(tb testing.TB, service, operation string, limit int) []T
 
 // Span returns the trace's first span of operation name, nil when none.
 func (tr Trace) Span(name string) *Span {
-	for i := range tr.Spans {
-		if tr.Spans[i].OperationName == name {
-			return &tr.Spans[i]
-		}
+	if i := slices.IndexFunc(tr.Spans, func(s Span) bool { return s.OperationName == name }); i >= 0 {
+		return &tr.Spans[i]
 	}
 	return nil
 }

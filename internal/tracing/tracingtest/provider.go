@@ -3,6 +3,7 @@ package tracingtest
 import (
 	"context"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -32,10 +33,8 @@ func Provider(tb testing.TB) trace.TracerProvider {
 }
 
 // NewProvider returns an SDK tracer provider exporting synchronously to the
-// in-memory exporter it returns too. When the test ends (after the
-// cleanups registered later, such as stopping a worker), the provider is
-// shut down and, unless the test failed already, every span started must
-// have ended.
+// in-memory exporter it returns too, checked for open spans when the test
+// ends, after the cleanups registered later (package documentation).
 func NewProvider(tb testing.TB) (*sdktrace.TracerProvider, *tracetest.InMemoryExporter) {
 	exp := tracetest.NewInMemoryExporter()
 	open := &openSpans{spans: map[trace.SpanID]string{}}
@@ -76,19 +75,12 @@ func (o *openSpans) ForceFlush(context.Context) error { return nil }
 func (o *openSpans) names() []string {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	var out []string
-	for _, n := range o.spans {
-		out = append(out, n)
-	}
-	slices.Sort(out)
-	return out
+	return slices.Sorted(maps.Values(o.spans))
 }
 
 // Lookup returns lookup (a command's environment in a test), and when On,
 // one that also answers OTEL_EXPORTER_OTLP_ENDPOINT, unless lookup sets
-// it, with an OTLP/HTTP endpoint in the test's process: the command then
-// builds its real tracer provider (cmd/internal/otelenv) and exports
-// there. The endpoint, one per test binary, accepts every export.
+// it, with the endpoint of the package documentation.
 func Lookup(lookup func(string) (string, bool)) func(string) (string, bool) {
 	if !On() {
 		return lookup
@@ -97,29 +89,18 @@ func Lookup(lookup func(string) (string, bool)) func(string) (string, bool) {
 		if v, ok := lookup(k); ok || k != "OTEL_EXPORTER_OTLP_ENDPOINT" {
 			return v, ok
 		}
-		return sink.url(), true
+		return sinkURL(), true
 	}
 }
 
-// sink is the OTLP/HTTP endpoint of Lookup, started by its first use and
-// left to end with the test binary.
-var sink otlpSink
-
-type otlpSink struct {
-	once sync.Once
-	srv  *httptest.Server
-}
-
-// url returns the endpoint's base URL; it answers every POST to
-// /v1/traces with an empty (successful) export response.
-func (s *otlpSink) url() string {
-	s.once.Do(func() {
-		mux := http.NewServeMux()
-		mux.HandleFunc("POST /v1/traces", func(w http.ResponseWriter, r *http.Request) {
-			_, _ = io.Copy(io.Discard, r.Body)
-			w.Header().Set("Content-Type", "application/x-protobuf")
-		})
-		s.srv = httptest.NewServer(mux)
+// sinkURL returns the base URL of Lookup's OTLP/HTTP endpoint, started by
+// its first use and left to end with the test binary. It answers every
+// POST to /v1/traces with an empty (successful) export response.
+var sinkURL = sync.OnceValue(func() string {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/traces", func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/x-protobuf")
 	})
-	return s.srv.URL
-}
+	return httptest.NewServer(mux).URL
+})
