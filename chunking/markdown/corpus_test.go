@@ -10,7 +10,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/chunkstream/chunkstream/chunking"
-	"github.com/chunkstream/chunkstream/chunking/internal/markdowntest"
 	"github.com/chunkstream/chunkstream/chunking/markdown"
 	"github.com/chunkstream/chunkstream/internal/testutil"
 	"github.com/chunkstream/chunkstream/internal/tokens/tokenstest"
@@ -66,7 +65,7 @@ func TestCorpus(t *testing.T) {
 					t.Errorf("Chunk(%s): %v", rel, err)
 					continue
 				}
-				if err := markdowntest.CheckDocument(doc, chunks, c.Config()); err != nil {
+				if err := CheckDocument(doc, chunks, c.Config()); err != nil {
 					t.Errorf("Chunk(%s): %v", rel, err)
 					if failures++; failures > 10 {
 						t.Fatal("too many failures")
@@ -111,7 +110,7 @@ func TestCorpusAsOneDocument(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := markdowntest.CheckDocument(doc, chunks, cfg); err != nil {
+		if err := CheckDocument(doc, chunks, cfg); err != nil {
 			t.Errorf("Chunk(corpus as one %d MB document, %+v): %v", len(all)>>20, cfg, err)
 		}
 	}
@@ -157,7 +156,7 @@ func TestCorpusTokenBudgetByReference(t *testing.T) {
 			if err != nil {
 				continue // the file that is not UTF-8
 			}
-			if err := markdowntest.CheckDocument(doc, chunks, cfg); err != nil {
+			if err := CheckDocument(doc, chunks, cfg); err != nil {
 				t.Errorf("Chunk(%s): %v", files[i], err)
 			}
 			for _, ch := range chunks {

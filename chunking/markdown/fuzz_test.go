@@ -6,7 +6,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/chunkstream/chunkstream/chunking"
-	"github.com/chunkstream/chunkstream/chunking/internal/markdowntest"
 	"github.com/chunkstream/chunkstream/chunking/markdown"
 )
 
@@ -40,11 +39,11 @@ func FuzzChunk(f *testing.F) {
 		if err != nil {
 			t.Fatalf("Chunk: %v", err)
 		}
-		if err := markdowntest.CheckDocument(doc, chunks, opts); err != nil {
+		if err := CheckDocument(doc, chunks, opts); err != nil {
 			t.Fatalf("Chunk(%q, %v): %v", src, opts, err)
 		}
 		again, _, _ := c.Chunk(doc)
-		if err := markdowntest.Equal(chunks, again); err != nil {
+		if err := Equal(chunks, again); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -78,7 +77,7 @@ func FuzzChunkTokens(f *testing.F) {
 		if err != nil {
 			t.Fatalf("Chunk: %v", err)
 		}
-		if err := markdowntest.CheckDocument(doc, chunks, opts); err != nil {
+		if err := CheckDocument(doc, chunks, opts); err != nil {
 			t.Fatalf("Chunk(%q, %v): %v", src, opts, err)
 		}
 	})

@@ -8,7 +8,6 @@ import (
 
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/internal/golden"
-	"github.com/chunkstream/chunkstream/chunking/internal/markdowntest"
 	"github.com/chunkstream/chunkstream/chunking/markdown"
 	"github.com/chunkstream/chunkstream/chunking/registry"
 )
@@ -38,7 +37,7 @@ func loadCases(t testing.TB) []goldenCase {
 
 // dump renders chunks as the golden files hold them; with a tokenizer
 // (name not ""), a chunk's size shows its tokens too.
-func dump(t testing.TB, chunks []chunking.Chunk, warns []chunking.Warning, tokenizer string, size markdowntest.Size) []byte {
+func dump(t testing.TB, chunks []chunking.Chunk, warns []chunking.Warning, tokenizer string, size Size) []byte {
 	return golden.Dump(t, chunks, warns, func(c chunking.Chunk) string {
 		if tokenizer != "" {
 			return fmt.Sprintf("%d chars, %d %s tokens", c.Len(), size(c.Content()), tokenizer)
@@ -70,13 +69,13 @@ func TestGolden(t *testing.T) {
 				t.Fatalf("Chunk(%s): %v", tc.name, err)
 			}
 			if tc.extra == nil {
-				if err := markdowntest.CheckDocument(doc, chunks, c.Config()); err != nil {
+				if err := CheckDocument(doc, chunks, c.Config()); err != nil {
 					t.Errorf("Chunk(%s): invariant: %v", tc.name, err)
 				}
 			}
 			// Idempotency: a second run gives the same output.
 			again, _, _ := c.Chunk(doc)
-			if err := markdowntest.Equal(chunks, again); err != nil {
+			if err := Equal(chunks, again); err != nil {
 				t.Errorf("Chunk(%s) second run: %v", tc.name, err)
 			}
 			golden.Check(t, golden.Stem(tc.path)+".golden", dump(t, chunks, warns, c.Config().Tokenizer, sizeOf(t, c)))

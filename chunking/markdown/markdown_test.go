@@ -13,7 +13,6 @@ import (
 	"testing"
 
 	"github.com/chunkstream/chunkstream/chunking"
-	"github.com/chunkstream/chunkstream/chunking/internal/markdowntest"
 	"github.com/chunkstream/chunkstream/chunking/internal/poll"
 	"github.com/chunkstream/chunkstream/chunking/markdown"
 )
@@ -35,9 +34,9 @@ func mustNew(t testing.TB, set func(*markdown.Config)) *markdown.Chunker {
 
 // sizeOf returns what c's sizes count: characters, or tokens of its
 // encoding.
-func sizeOf(t testing.TB, c *markdown.Chunker) markdowntest.Size {
+func sizeOf(t testing.TB, c *markdown.Chunker) Size {
 	t.Helper()
-	size, err := markdowntest.SizeOf(c.Config())
+	size, err := SizeOf(c.Config())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +106,7 @@ func TestSpecCases(t *testing.T) {
 			if strings.Join(got, "\n~~\n") != strings.Join(tt.want, "\n~~\n") {
 				t.Errorf("Chunk(%q) =\n%q\nwant\n%q", tt.src, got, tt.want)
 			}
-			if err := markdowntest.CheckDocument(chunking.Document{Content: []byte(tt.src)}, chunks, c.Config()); err != nil {
+			if err := CheckDocument(chunking.Document{Content: []byte(tt.src)}, chunks, c.Config()); err != nil {
 				t.Error(err)
 			}
 		})
@@ -372,7 +371,7 @@ func TestConcurrent(t *testing.T) {
 		wg.Go(func() {
 			for i, tc := range cases {
 				got, _, _ := c.Chunk(chunking.Document{Path: tc.name, Content: tc.input})
-				if err := markdowntest.Equal(want[i], got); err != nil {
+				if err := Equal(want[i], got); err != nil {
 					errs <- err
 				}
 			}
@@ -435,7 +434,7 @@ func TestBadInputLinear(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if err := markdowntest.CheckDocument(chunking.Document{Content: src}, chunks, c.Config()); err != nil {
+				if err := CheckDocument(chunking.Document{Content: src}, chunks, c.Config()); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -463,7 +462,7 @@ func TestHugeLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	maxChar := c.Config().MaxChar
-	if err := markdowntest.Check(src[:0], chunks, c.Config()); err != nil {
+	if err := Check(src[:0], chunks, c.Config()); err != nil {
 		t.Fatal(err)
 	}
 	if len(chunks) < len(src)/maxChar {
@@ -484,7 +483,7 @@ func TestChunkFunc(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := markdowntest.Equal(want, got); err != nil || len(warns) != len(wantWarns) {
+		if err := Equal(want, got); err != nil || len(warns) != len(wantWarns) {
 			t.Errorf("ChunkFunc(%s) differs from Chunk: %v (warnings %d, want %d)", tc.name, err, len(warns), len(wantWarns))
 		}
 		if len(want) > 1 {

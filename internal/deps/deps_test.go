@@ -42,8 +42,6 @@ var allow = map[string]allowed{
 	"chunking/internal/srcspan":   {module: []string{"chunking"}},
 	"chunking/internal/golden":    {module: []string{"chunking"}},
 	"chunking/internal/spantest":  {module: []string{"chunking"}},
-	"chunking/internal/markdowntest": {module: []string{
-		"chunking", "chunking/internal/mdblocks", "chunking/internal/spantest", "chunking/markdown", "internal/tokens"}},
 	"chunking/markdown": {module: []string{
 		"chunking", "chunking/internal/fileio", "chunking/internal/mdblocks", "chunking/internal/measure",
 		"chunking/internal/poll", "chunking/internal/srcspan", "internal/codec", "internal/tokens"}},

@@ -1,6 +1,7 @@
-// Package markdowntest holds the invariants of the Markdown chunker
-// (docs/chunkers.md), shared by its golden, unit, corpus and fuzz tests.
-package markdowntest
+// The invariants of the Markdown chunker (docs/chunkers.md), checked by its
+// golden, unit, corpus and fuzz tests.
+
+package markdown_test
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package markdowntest
+package markdown_test
 
 import (
 	"fmt"
