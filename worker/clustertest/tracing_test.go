@@ -61,7 +61,8 @@ func (sc *scenario) checkTraces() {
 				example = d.id
 			}
 		}
-		return missing == 0, fmt.Sprintf("%d traces; %d of %d documents without a settled delivery (%s)", traces, missing, len(sc.docs), example)
+		return missing == 0, fmt.Sprintf("%d traces; %d of %d documents without a settled delivery (%s); worker log lines 'traces not flushed' %d, 'export' %d",
+			traces, missing, len(sc.docs), example, sc.logCount("traces not flushed"), sc.logCount("export"))
 	})
 	t.Logf("Jaeger holds %d delivery traces (%d spans) of the %d documents", traces, spans, len(sc.docs))
 }
