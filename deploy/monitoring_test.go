@@ -449,10 +449,11 @@ func TestDashboard(t *testing.T) {
 }
 
 // declaredMetrics returns the metric names the main module's non-test
-// sources declare (`Name: "chunkstream_..."`).
+// sources declare: a "chunkstream_..." literal that is an argument or a
+// field value (`Name: "chunkstream_...",`, `counter("chunkstream_...",`).
 func declaredMetrics(t *testing.T) map[string]bool {
 	t.Helper()
-	name := regexp.MustCompile(`Name:\s*"(chunkstream_[a-z_]+)"`)
+	name := regexp.MustCompile(`"(chunkstream_[a-z_]+)"\s*,`)
 	out := map[string]bool{}
 	for _, top := range []string{"worker", "cmd", "internal"} {
 		err := filepath.WalkDir(filepath.Join(repo, top), func(p string, d os.DirEntry, err error) error {
