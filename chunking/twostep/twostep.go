@@ -297,10 +297,13 @@ func (c *Chunker) split(src string, secs []section, m measure.Measure, pl *poll.
 		}
 		first, last := s.blocks[0], s.blocks[len(s.blocks)-1]
 		start, end := first.Start, last.End
-		_, end = sentences.TrimSpace(src, start, end)
-		if end <= start {
+		// A section of whitespace alone (U+001C–U+001F and \v are text
+		// to the block scanner) is no piece, in tokens as in words.
+		from, to := sentences.TrimSpace(src, start, end)
+		if from >= to {
 			continue
 		}
+		end = to
 		text := src[start:end]
 		pl.Add(len(text))
 		words := m.LenStringLimit(text, c.maxWords)
