@@ -246,3 +246,14 @@ func (p *pipeline) query(sc *scratch, text string) Vector {
 	v.Values = slices.Repeat([]float32{1}, len(v.Indices))
 	return v
 }
+
+// IDF returns the inverse document frequency Qdrant's IDF modifier gives
+// an index held by withIndex of the points points of a collection that
+// carry the vector, in binary32 as Qdrant computes it:
+// ln((N − n + 0.5)/(n + 0.5) + 1). A query's score of a point is the sum,
+// over the query's indices the point holds, of IDF times the point's
+// value.
+func IDF(points, withIndex int) float32 {
+	n, f := float32(points), float32(withIndex)
+	return float32(math.Log(float64((n-f+0.5)/(f+0.5) + 1)))
+}

@@ -30,6 +30,7 @@ type allowed struct {
 var allow = map[string]allowed{
 	"bm25":                     {thirdParty: []string{"github.com/kljensen/snowball", "github.com/twmb/murmur3"}},
 	"fault":                    {},
+	"eval":                     {module: []string{"bm25", "chunking"}},
 	"chunking":                 {module: []string{"internal/codec"}, thirdParty: []string{"go.yaml.in/yaml/v3"}},
 	"chunking/internal/fileio": {module: []string{"chunking"}},
 	"chunking/internal/poll":   {},

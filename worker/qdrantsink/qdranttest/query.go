@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/chunkstream/chunkstream/bm25"
 	"github.com/qdrant/go-client/qdrant"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -325,8 +326,7 @@ func (q sparseQuery) dot(d sparseQuery) (float32, bool) {
 
 // withIDF multiplies each query value by its index's inverse document
 // frequency over the collection's points holding the vector, as Qdrant's
-// IDF modifier does (in binary32): idf = ln((N − n + 0.5)/(n + 0.5) + 1)
-// for N such points, n of which have the index.
+// IDF modifier does (bm25.IDF).
 func (c *collection) withIDF(name string, q sparseQuery) sparseQuery {
 	df := make(map[uint32]int, len(q.idx))
 	total := 0
@@ -343,11 +343,8 @@ func (c *collection) withIDF(name string, q sparseQuery) sparseQuery {
 		}
 	}
 	out := sparseQuery{idx: q.idx, vals: make([]float32, len(q.vals))}
-	n := float32(total)
 	for k, i := range q.idx {
-		f := float32(df[i])
-		idf := float32(math.Log(float64((n-f+0.5)/(f+0.5) + 1)))
-		out.vals[k] = q.vals[k] * idf
+		out.vals[k] = q.vals[k] * bm25.IDF(total, df[i])
 	}
 	return out
 }
