@@ -90,3 +90,19 @@ func (a *app) newFlagSet(name, head string) *flag.FlagSet {
 	}
 	return fs
 }
+
+// parseInterspersed parses args into fs, flags before and after the
+// arguments alike, and returns the arguments.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var rest []string
+	for {
+		if err := envflag.Parse(fs, args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return rest, nil
+		}
+		rest = append(rest, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+}
