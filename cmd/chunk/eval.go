@@ -178,10 +178,10 @@ func parseKs(s string) ([]int, error) {
 // each -try over them; or the -chunks collections, which exclude both.
 func (a *app) evalSettings(fs *flag.FlagSet, cf *chunkflags.Set, tries, stored []string) ([]*evalSetting, error) {
 	if len(stored) > 0 {
+		chunker := flag.NewFlagSet("", flag.ContinueOnError) // -chunker and the chunker flags alone
+		chunkflags.Register(chunker, a.entries, "markdown")
 		set := false
-		fs.Visit(func(f *flag.Flag) {
-			set = set || f.Name == "chunker" || a.isChunkerFlag(f.Name)
-		})
+		fs.Visit(func(f *flag.Flag) { set = set || chunker.Lookup(f.Name) != nil })
 		if set || len(tries) > 0 {
 			return nil, envflag.Usagef("-chunks scores stored chunks: it takes no -try and no chunker flags")
 		}
@@ -203,13 +203,6 @@ func (a *app) evalSettings(fs *flag.FlagSet, cf *chunkflags.Set, tries, stored [
 		out = append(out, s)
 	}
 	return out, nil
-}
-
-// isChunkerFlag reports whether name is a chunker flag (chunkflags).
-func (a *app) isChunkerFlag(name string) bool {
-	fs := flag.NewFlagSet("", flag.ContinueOnError)
-	chunkflags.Register(fs, a.entries, "markdown")
-	return fs.Lookup(name) != nil
 }
 
 // trySetting returns the setting of the chunker flags set on base with
@@ -512,7 +505,7 @@ func writeEvalTable(w io.Writer, rows []*evalRow, questions int) {
 	}
 	writeColumns(w, table, 2) // setting and retriever left-aligned
 	fmt.Fprintf(w, "%d questions; R, P, IoU: recall, precision and IoU at k, %% of characters; sizes in characters;\n"+
-		"Δ: difference to the first row of the retriever, ± the half-width of its 95%% interval (significant when larger)\n", questions)
+		"Δ: difference to the retriever's first row in points, ± the half-width of its 95%% interval (real when |Δ| exceeds it)\n", questions)
 }
 
 // pct formats a fraction as a percentage with prec decimals.
