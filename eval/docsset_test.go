@@ -5,10 +5,14 @@ import (
 	"encoding/json"
 	"flag"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/chunkstream/chunkstream/chunking"
 )
 
 var update = flag.Bool("update", false, "rewrite the offsets of the question sets from the references' content")
@@ -42,15 +46,7 @@ func TestQuestionSets(t *testing.T) {
 			if *update {
 				locateReferences(t, set.questions, files)
 			}
-			f, err := os.Open(set.questions)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			qs, err := ReadQuestions(f)
-			if err != nil {
-				t.Fatal(err)
-			}
+			qs := readQuestionFile(t, set.questions)
 			if err := CheckReferences(qs, files); err != nil {
 				t.Fatalf("%v (go test ./eval -run TestQuestionSets -update recomputes the offsets)", err)
 			}
@@ -111,6 +107,40 @@ func readCorpus(t *testing.T, dir string) map[string][]byte {
 		t.Fatal(err)
 	}
 	return files
+}
+
+// readQuestionFile reads the question set at path (JSON Lines).
+func readQuestionFile(t *testing.T, path string) []Question {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	qs, err := ReadQuestions(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return qs
+}
+
+// chunkCorpus chunks every file of files with c, in path order, and
+// returns the passages of the chunks.
+func chunkCorpus(t *testing.T, c chunking.Chunker, files map[string][]byte) []Passage {
+	t.Helper()
+	var chunks []chunking.Chunk
+	for _, name := range slices.Sorted(maps.Keys(files)) {
+		cs, _, err := c.Chunk(chunking.Document{Path: name, Content: files[name]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		chunks = append(chunks, cs...)
+	}
+	ps, err := Passages(chunks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ps
 }
 
 // locateReferences rewrites the question set at path with the offsets of

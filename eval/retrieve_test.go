@@ -2,8 +2,6 @@ package eval
 
 import (
 	"context"
-	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -12,7 +10,6 @@ import (
 	"github.com/qdrant/go-client/qdrant"
 
 	"github.com/chunkstream/chunkstream/bm25"
-	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/markdown"
 	"github.com/chunkstream/chunkstream/worker/embed"
 	"github.com/chunkstream/chunkstream/worker/embed/embedtest"
@@ -31,18 +28,7 @@ func docsPassages(t *testing.T, maxChar int) ([]Passage, map[string][]byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var chunks []chunking.Chunk
-	for _, name := range slices.Sorted(maps.Keys(files)) {
-		cs, _, err := c.Chunk(chunking.Document{Path: name, Content: files[name]})
-		if err != nil {
-			t.Fatal(err)
-		}
-		chunks = append(chunks, cs...)
-	}
-	ps, err := Passages(chunks)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ps := chunkCorpus(t, c, files)
 	files["rule.md"] = []byte("---\n")
 	return append(ps, Passage{File: "rule.md", Start: 0, End: 3, Text: "---"}), files
 }
@@ -50,17 +36,8 @@ func docsPassages(t *testing.T, maxChar int) ([]Passage, map[string][]byte) {
 // docsQuestions returns the texts of the project's questions.
 func docsQuestions(t *testing.T) []string {
 	t.Helper()
-	f, err := os.Open(filepath.Join(docsSet, "questions.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	qs, err := ReadQuestions(f)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out []string
-	for _, q := range qs {
+	for _, q := range readQuestionFile(t, filepath.Join(docsSet, "questions.jsonl")) {
 		out = append(out, q.Question)
 	}
 	return append(out, "the", "") // only a stop word, nothing: no terms
