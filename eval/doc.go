@@ -25,4 +25,9 @@
 //   - Passages that overlap count each time in the precision and IoU
 //     denominators (Chroma's rule): overlap that repeats text costs
 //     precision.
+//   - A passage's range must be text of its file (CheckPassages) and a
+//     reference's bytes its content (CheckReferences): a score counted on
+//     a range that is not would be silently wrong.
+//   - Questions are retrieved concurrently; each result, and the means,
+//     summed in question order, do not depend on the schedule.
 package eval

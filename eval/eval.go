@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 )
 
@@ -30,7 +33,9 @@ type QuestionResult struct {
 // Evaluate retrieves the top max(ks) passages for every question with r
 // and scores the top k of each for every k of ks (Score). files holds the
 // corpus files the passages and references point into; ks must be
-// positive.
+// positive. Questions are retrieved concurrently (r must be safe for
+// concurrent use, as this package's retrievers are); the result does not
+// depend on the order in which they finish.
 func Evaluate(ctx context.Context, files map[string][]byte, passages []Passage, questions []Question, r Retriever, ks []int) (*Result, error) {
 	ks = slices.Sorted(slices.Values(ks))
 	ks = slices.Compact(ks)
@@ -38,25 +43,36 @@ func Evaluate(ctx context.Context, files map[string][]byte, passages []Passage, 
 		return nil, fmt.Errorf("eval: the cut-offs k must be positive, got %v", ks)
 	}
 	kmax := ks[len(ks)-1]
-	res := &Result{Ks: ks, Mean: make([]Scores, len(ks)), Questions: make([]QuestionResult, 0, len(questions))}
-	for _, q := range questions {
+	res := &Result{Ks: ks, Mean: make([]Scores, len(ks)), Questions: make([]QuestionResult, len(questions))}
+	one := func(ctx context.Context, i int) error {
+		q := questions[i]
 		ids, err := r.Retrieve(ctx, q.Question, kmax)
 		if err != nil {
-			return nil, fmt.Errorf("eval: question %s: %w", q.ID, err)
+			return fmt.Errorf("eval: question %s: %w", q.ID, err)
 		}
 		qr := QuestionResult{ID: q.ID, Retrieved: ids, Scores: make([]Scores, len(ks))}
 		got := make([]Passage, len(ids))
-		for i, id := range ids {
-			got[i] = passages[id]
+		for j, id := range ids {
+			if id < 0 || id >= len(passages) {
+				return fmt.Errorf("eval: question %s: the retriever returned passage %d of %d", q.ID, id, len(passages))
+			}
+			got[j] = passages[id]
 		}
-		for i, k := range ks {
-			s := Score(files, q.References, got[:min(k, len(got))])
-			qr.Scores[i] = s
-			res.Mean[i].Recall += s.Recall
-			res.Mean[i].Precision += s.Precision
-			res.Mean[i].IoU += s.IoU
+		for j, k := range ks {
+			qr.Scores[j] = Score(files, q.References, got[:min(k, len(got))])
 		}
-		res.Questions = append(res.Questions, qr)
+		res.Questions[i] = qr
+		return nil
+	}
+	if err := forEach(ctx, len(questions), one); err != nil {
+		return nil, err
+	}
+	for _, qr := range res.Questions { // in question order: the sums do not depend on the schedule
+		for j, s := range qr.Scores {
+			res.Mean[j].Recall += s.Recall
+			res.Mean[j].Precision += s.Precision
+			res.Mean[j].IoU += s.IoU
+		}
 	}
 	if n := float64(len(questions)); n > 0 {
 		for i := range res.Mean {
@@ -66,6 +82,32 @@ func Evaluate(ctx context.Context, files map[string][]byte, passages []Passage, 
 		}
 	}
 	return res, nil
+}
+
+// forEach calls f for 0..n-1 on up to GOMAXPROCS goroutines and returns
+// the first error, after which the calls not yet started are not made
+// (their ctx is cancelled).
+func forEach(ctx context.Context, n int, f func(ctx context.Context, i int) error) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), n) {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n || ctx.Err() != nil {
+					return
+				}
+				if err := f(ctx, i); err != nil {
+					cancel(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return context.Cause(ctx)
 }
 
 // Sizes describes the sizes of a set of passages in characters of their

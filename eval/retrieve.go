@@ -3,9 +3,11 @@ package eval
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
+	"unicode/utf8"
 
 	"github.com/chunkstream/chunkstream/bm25"
 	"github.com/chunkstream/chunkstream/chunking"
@@ -228,4 +230,26 @@ func Passages(chunks []chunking.Chunk) ([]Passage, error) {
 		out[i] = Passage{File: f, Start: sp.Start, End: sp.End, Text: c.Content()}
 	}
 	return out, nil
+}
+
+// ErrPassages reports a passage whose range is not text of a corpus file.
+var ErrPassages = errors.New("eval: bad passage")
+
+// CheckPassages reports the first passage whose file files lacks, or
+// whose range [Start, End) is empty, past the file's end or not on
+// character boundaries, wrapping ErrPassages: the scores count the
+// characters of the ranges, so every range must be text of its file.
+func CheckPassages(passages []Passage, files map[string][]byte) error {
+	for i, p := range passages {
+		b, ok := files[p.File]
+		switch {
+		case !ok:
+			return fmt.Errorf("%w: passage %d: no file %q in the corpus", ErrPassages, i, p.File)
+		case p.Start < 0 || p.End <= p.Start || p.End > len(b):
+			return fmt.Errorf("%w: passage %d: bytes [%d, %d) are not a range of %s (%d bytes)", ErrPassages, i, p.Start, p.End, p.File, len(b))
+		case !utf8.RuneStart(b[p.Start]) || p.End < len(b) && !utf8.RuneStart(b[p.End]):
+			return fmt.Errorf("%w: passage %d: bytes [%d, %d) of %s cut a character", ErrPassages, i, p.Start, p.End, p.File)
+		}
+	}
+	return nil
 }

@@ -24,15 +24,19 @@ type app struct {
 	entries []registry.Entry
 	stdout  io.Writer
 	stderr  io.Writer
+	// environ is the environment chunk eval reads its embedder from
+	// (nil: the process's).
+	environ map[string]string
 }
 
-const topUsage = `chunk splits documents into chunks, shows how they are chunked, inspects chunk collections and benchmarks chunkers.
+const topUsage = `chunk splits documents into chunks, shows how they are chunked, inspects chunk collections, benchmarks chunkers and measures retrieval.
 
 usage:
   chunk split   [-chunker NAME] [chunker flags] [-ext LIST] [-workers N] [-o FILE] PATH...
   chunk inspect [-max-depth N] [-max-files N] [-read N | -file PATH | -sample [-seed S]] FILE
   chunk bench   [-chunker NAME] [chunker flags] [-parse-only] [-ext LIST] DIR
   chunk view    [-chunker NAME] [chunker flags] [-compare OPTIONS] [-root DIR] [-file PATH] [-o FILE] FILE
+  chunk eval    -questions FILE [-k LIST] [-json | -misses] [-try FLAGS]... [-chunks FILE]... [chunker flags] DIR
 
 Run "chunk <subcommand> -h" for the flags of each subcommand.
 Exit status: 0 success, 1 a file or the command failed, 2 usage error.
@@ -55,6 +59,8 @@ func (a *app) run(ctx context.Context, args []string) int {
 		err = a.bench(ctx, args[1:])
 	case "view":
 		err = a.view(ctx, args[1:])
+	case "eval":
+		err = a.eval(ctx, args[1:])
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(a.stdout, topUsage)
 		return exitOK
@@ -89,4 +95,20 @@ func (a *app) newFlagSet(name, head string) *flag.FlagSet {
 		fs.PrintDefaults()
 	}
 	return fs
+}
+
+// parseInterspersed parses args into fs, flags before and after the
+// arguments alike, and returns the arguments.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var rest []string
+	for {
+		if err := envflag.Parse(fs, args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return rest, nil
+		}
+		rest = append(rest, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
 }

@@ -1,6 +1,7 @@
 // Command chunk splits documents into chunks (split), shows how they are
-// chunked (view), inspects stored chunk collections (inspect) and
-// benchmarks the chunkers (bench). docs/cli.md describes every subcommand,
+// chunked (view), inspects stored chunk collections (inspect),
+// benchmarks the chunkers (bench) and measures how well their chunks
+// serve retrieval (eval). docs/cli.md describes every subcommand,
 // flag and exit status (also `chunk <subcommand> -h`). Chunker flags come
 // from cmd/internal/chunkflags, made from the chunking/registry entries.
 //
@@ -10,6 +11,29 @@
 // (hidden ones included) like the peer harness, so its files and bytes_in
 // match the peers' lines, and -parse-only counts documents as chunks so
 // the harness table shows a throughput.
+//
+// # chunk eval
+//
+// Package eval holds the yardstick; the command chunks as split does
+// (listJobs, chunkJob), reads DIR's files once for the chunkers and the
+// scores, and prints. Decisions:
+//   - A -try is parsed by a chunker flag set of its own holding the base
+//     chunker flags first, so it means exactly what the same flags mean
+//     on the command line, and a flag that is not a chunker flag is a
+//     usage error rather than a second -k.
+//   - Rows are grouped by retriever (BM25, then dense, then hybrid), and
+//     each group's rows are compared with its own first row: a dense row
+//     compared with a BM25 row would measure the retriever.
+//   - A file that fails to chunk, a chunk without a span, or an
+//     embedder that fails ends the run: a row scored without some chunks
+//     would read as a worse chunker.
+//   - A miss is a question whose recall at the smallest k is below 1, not
+//     only 0: a reference cut by a chunk boundary is what a chunker
+//     change acts on. The best chunk shown is the retrieved one covering
+//     most of the references (the top one when none covers any).
+//   - The embedder is the worker's client and configuration
+//     (worker/embed, CHUNKSTREAM_EMBED_* through caarlos0/env), run with
+//     its gathering loop so that the chunks go in full requests.
 //
 // # chunk view
 //

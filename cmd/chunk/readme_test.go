@@ -42,7 +42,7 @@ func TestREADMEDocumentsEveryFlag(t *testing.T) {
 	if len(chunkerRows) < 10 {
 		t.Fatalf("docs/cli.md's chunker flags table names %d flags; its format changed?", len(chunkerRows))
 	}
-	for _, sub := range []string{"split", "inspect", "bench", "view"} {
+	for _, sub := range []string{"split", "inspect", "bench", "view", "eval"} {
 		text, ok := testutil.Subsection(cli, "`chunk "+sub+"`")
 		if !ok {
 			t.Errorf("docs/cli.md has no ### `chunk %s` section", sub)

@@ -44,8 +44,9 @@ of another chunker is a usage error.
 
 // job is a file, or a whole path for chunkers with ChunkFolder.
 type job struct {
-	path string // on disk
-	name string // metadata "file"
+	path    string // on disk
+	name    string // metadata "file"
+	content []byte // the file's bytes when read already (chunk eval); nil: read path
 }
 
 // result is a job's outcome.
@@ -94,7 +95,7 @@ func (a *app) split(ctx context.Context, args []string) error {
 	failed := 0
 	var jobs []job
 	for _, p := range fs.Args() {
-		js, err := a.listJobs(ctx, entry, p, exts)
+		js, err := a.listJobs(ctx, "split", entry, p, exts)
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -106,18 +107,7 @@ func (a *app) split(ctx context.Context, args []string) error {
 		jobs = append(jobs, js...)
 	}
 
-	process := func(j job) result {
-		if entry.ChunkFolder != nil {
-			chunks, warnings, err := entry.ChunkFolder(ctx, chunker, j.path)
-			return result{chunks: chunks, warnings: warnings, bytes: pathSize(j.path), err: err}
-		}
-		content, err := os.ReadFile(j.path)
-		if err != nil {
-			return result{err: err}
-		}
-		chunks, warnings, err := chunker.Chunk(chunking.Document{Path: j.name, Content: content})
-		return result{chunks: chunks, warnings: warnings, bytes: int64(len(content)), err: err}
-	}
+	process := func(j job) result { return chunkJob(ctx, entry, chunker, j) }
 	var nChunks int
 	var nBytes int64
 	var cw chunking.ChunkWriter
@@ -167,6 +157,24 @@ func (a *app) split(ctx context.Context, args []string) error {
 	return nil
 }
 
+// chunkJob chunks one job with c: a whole path with the entry's
+// ChunkFolder, else the file as one document named j.name.
+func chunkJob(ctx context.Context, entry registry.Entry, c chunking.Chunker, j job) result {
+	if entry.ChunkFolder != nil {
+		chunks, warnings, err := entry.ChunkFolder(ctx, c, j.path)
+		return result{chunks: chunks, warnings: warnings, bytes: pathSize(j.path), err: err}
+	}
+	content := j.content
+	if content == nil {
+		var err error
+		if content, err = os.ReadFile(j.path); err != nil {
+			return result{err: err}
+		}
+	}
+	chunks, warnings, err := c.Chunk(chunking.Document{Path: j.name, Content: content})
+	return result{chunks: chunks, warnings: warnings, bytes: int64(len(content)), err: err}
+}
+
 // writeOutput calls write with a buffered writer to the file at path, or
 // to stdout when path is empty, and flushes and closes it.
 func writeOutput(path string, stdout io.Writer, write func(io.Writer) error) error {
@@ -194,8 +202,9 @@ func writeOutput(path string, stdout io.Writer, write func(io.Writer) error) err
 }
 
 // listJobs turns one PATH argument into jobs: the walked files of a
-// folder, else the path itself.
-func (a *app) listJobs(ctx context.Context, entry registry.Entry, p string, exts []string) ([]job, error) {
+// folder, else the path itself. The walk's warnings go to stderr, after
+// "chunk <verb>: warning:".
+func (a *app) listJobs(ctx context.Context, verb string, entry registry.Entry, p string, exts []string) ([]job, error) {
 	info, err := os.Stat(p)
 	if err != nil {
 		return nil, err
@@ -208,7 +217,7 @@ func (a *app) listJobs(ctx context.Context, entry registry.Entry, p string, exts
 		return nil, err
 	}
 	for _, wn := range warnings {
-		fmt.Fprintf(a.stderr, "chunk split: warning: %s: %s\n", p, wn)
+		fmt.Fprintf(a.stderr, "chunk %s: warning: %s: %s\n", verb, p, wn)
 	}
 	jobs := make([]job, len(files))
 	for i, f := range files {

@@ -78,16 +78,9 @@ func (a *app) viewPage(ctx context.Context, args []string) (pageData, string, er
 	root := fs.String("root", ".", "with a COLLECTION: the folder its \"file\" paths are relative to")
 	file := fs.String("file", "", "with a COLLECTION: show only the chunks of file `PATH`, as recorded in metadata \"file\"")
 	out := fs.String("o", "", "output file (default: the page on stdout)")
-	var files []string // flags may follow FILE
-	for {
-		if err := envflag.Parse(fs, args); err != nil {
-			return pageData{}, "", err
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		files = append(files, fs.Arg(0))
-		args = fs.Args()[1:]
+	files, err := parseInterspersed(fs, args) // flags may follow FILE
+	if err != nil {
+		return pageData{}, "", err
 	}
 	if len(files) != 1 {
 		return pageData{}, "", envflag.Usagef("want exactly one FILE, got %d arguments", len(files))

@@ -23,7 +23,7 @@ import (
 	"github.com/chunkstream/chunkstream/internal/tokens"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files of the page in testdata/view/")
+var update = flag.Bool("update", false, "rewrite the golden files of the page in testdata/view/ and the quality gate's baseline testdata/gate.json")
 
 // viewCase is one page of chunk view: its arguments (without -o) and,
 // to check the page against, the chunks each panel must show, computed

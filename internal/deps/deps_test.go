@@ -118,7 +118,11 @@ var allow = map[string]allowed{
 	"internal/tokens":            {thirdParty: []string{"github.com/tiktoken-go/tokenizer"}},
 	"internal/tokens/tokenstest": {module: []string{"internal/testutil"}},
 	"internal/deps":              {},
-	"cmd/chunk":                  {module: []string{"chunking", "chunking/registry", "cmd/internal/chunkflags", "cmd/internal/envflag", "internal/tokens"}},
+	"cmd/chunk": {
+		module: []string{"chunking", "chunking/registry", "cmd/internal/chunkflags", "cmd/internal/envflag", "eval", "internal/tokens",
+			"worker/embed"},
+		thirdParty: []string{"github.com/caarlos0/env/v11"},
+	},
 	"cmd/internal/local": {
 		module:     []string{"chunking", "chunking/registry", "producer", "worker"},
 		thirdParty: []string{"github.com/nats-io/nats-server/v2", "github.com/nats-io/nats.go", "go.opentelemetry.io/otel/trace"},

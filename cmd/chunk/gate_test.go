@@ -1,0 +1,244 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/chunkstream/chunkstream/chunking/registry"
+	"github.com/chunkstream/chunkstream/internal/testutil"
+)
+
+// The quality gate: chunk eval's BM25 recall@5 and IoU@5 of each chunker's
+// defaults and of three Markdown sizes, on the project's question set
+// over its frozen documentation (eval/testdata/docs) and on Chroma's
+// general evaluation set when it is present, against the committed
+// baseline testdata/gate.json. A drop of more than gateTolerance points
+// fails; a rise is logged. After a change that moves the figures on
+// purpose: go test ./cmd/chunk -run TestQualityGate -update, and commit
+// the baseline with the change.
+
+// gateTolerance is the drop, in percentage points, the gate lets pass.
+const gateTolerance = 1.0
+
+// gateK is the cut-off the gate reads.
+const gateK = 5
+
+// gateSettings are the rows the gate evaluates, as -try flags of chunk
+// eval; the first is the base (the markdown chunker's defaults).
+var gateSettings = []string{
+	"",
+	"-max-char 400 -chunk-overlap 0",
+	"-max-char 800 -chunk-overlap 0",
+	"-max-char 1600 -chunk-overlap 0",
+	"-chunker twostep",
+}
+
+// gateScores are one setting's mean scores at gateK, in percentage points.
+type gateScores struct {
+	Recall float64 `json:"recall"`
+	IoU    float64 `json:"iou"`
+}
+
+// gateBaseline is testdata/gate.json: per question set, per setting (the
+// row's label), the scores.
+type gateBaseline struct {
+	K    int                              `json:"k"`
+	Sets map[string]map[string]gateScores `json:"sets"`
+}
+
+const gateBaselineFile = "testdata/gate.json"
+
+func TestQualityGate(t *testing.T) {
+	root := testutil.RepoRoot(t)
+	var base gateBaseline
+	data, err := os.ReadFile(gateBaselineFile)
+	switch {
+	case err == nil:
+		if err := json.Unmarshal(data, &base); err != nil {
+			t.Fatalf("%s: %v", gateBaselineFile, err)
+		}
+	case !*update:
+		t.Fatalf("no baseline: %v (go test ./cmd/chunk -run TestQualityGate -update writes it)", err)
+	}
+	if base.Sets == nil {
+		base = gateBaseline{K: gateK, Sets: map[string]map[string]gateScores{}}
+	}
+	sets := []struct{ name, questions, corpus string }{
+		{"docs", filepath.Join(root, "eval", "testdata", "docs", "questions.jsonl"), filepath.Join(root, "eval", "testdata", "docs", "corpus")},
+		{"chroma", "", ""}, // found at run time: optional
+	}
+	for _, s := range sets {
+		t.Run(s.name, func(t *testing.T) {
+			if s.questions == "" {
+				dir := testutil.SharedDir(t, "eval", "chroma") // skips in one line without it
+				s.questions, s.corpus = filepath.Join(dir, "questions.jsonl"), filepath.Join(dir, "corpora")
+				if _, err := os.Stat(s.questions); err != nil { // Chroma's CSV as published: the same questions
+					s.questions = filepath.Join(dir, "questions_df.csv")
+				}
+			}
+			got := gateRun(t, s.questions, s.corpus, gateSettings)
+			if *update {
+				base.Sets[s.name] = got
+				return
+			}
+			want, ok := base.Sets[s.name]
+			if !ok {
+				t.Fatalf("%s has no baseline for set %s (run with -update)", gateBaselineFile, s.name)
+			}
+			drops, rises := gateCompare(want, got)
+			for _, r := range rises {
+				t.Logf("%s: rise: %s (record it with -update)", s.name, r)
+			}
+			for _, d := range drops {
+				t.Errorf("%s: %s", s.name, d)
+			}
+		})
+	}
+	if *update {
+		out, err := json.MarshalIndent(base, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(gateBaselineFile, append(out, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// gateRun runs chunk eval -json on a question set with the settings
+// (the first the base flags, the others -try) and returns every row's
+// BM25 scores at gateK, by the row's label, rounded to hundredths of a
+// point.
+func gateRun(t *testing.T, questions, corpus string, settings []string) map[string]gateScores {
+	t.Helper()
+	args := append([]string{"eval", "-json", "-k", fmt.Sprint(gateK), "-questions", questions}, strings.Fields(settings[0])...)
+	for _, s := range settings[1:] {
+		args = append(args, "-try", s)
+	}
+	args = append(args, corpus)
+	code, out, errOut := runAppEnv(t, registry.Default().Entries(), map[string]string{}, args...)
+	if code != exitOK {
+		t.Fatalf("chunk %s = %d: %s", strings.Join(args, " "), code, errOut)
+	}
+	var rep evalReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]gateScores{}
+	for _, r := range rep.Rows {
+		if r.Retriever != retrieverBM25 {
+			continue
+		}
+		i := slices.Index(rep.K, gateK)
+		got[r.Setting] = gateScores{Recall: round2(100 * r.Mean[i].Recall), IoU: round2(100 * r.Mean[i].IoU)}
+	}
+	if len(got) != len(settings) {
+		t.Fatalf("chunk eval gave %d BM25 rows for %d settings: %v", len(got), len(settings), got)
+	}
+	return got
+}
+
+func round2(x float64) float64 { return math.Round(100*x) / 100 }
+
+// gateCompare compares measured scores with the baseline's: a setting
+// whose recall or IoU is more than gateTolerance points below its
+// baseline, or that either side lacks, is a drop; one above it a rise.
+func gateCompare(baseline, measured map[string]gateScores) (drops, rises []string) {
+	for _, name := range slices.Sorted(maps.Keys(baseline)) {
+		m, ok := measured[name]
+		if !ok {
+			drops = append(drops, fmt.Sprintf("%s: not measured", name))
+			continue
+		}
+		b := baseline[name]
+		for _, x := range []struct {
+			metric     string
+			base, meas float64
+		}{{"recall@5", b.Recall, m.Recall}, {"IoU@5", b.IoU, m.IoU}} {
+			switch d := x.meas - x.base; {
+			case d < -gateTolerance:
+				drops = append(drops, fmt.Sprintf("%s: %s %.2f, %.2f points below the baseline %.2f (more than %.0f)", name, x.metric, x.meas, -d, x.base, gateTolerance))
+			case d > 0.005:
+				rises = append(rises, fmt.Sprintf("%s: %s %.2f, %.2f points above the baseline %.2f", name, x.metric, x.meas, d, x.base))
+			}
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(measured)) {
+		if _, ok := baseline[name]; !ok {
+			drops = append(drops, fmt.Sprintf("%s: no baseline (run with -update)", name))
+		}
+	}
+	return drops, rises
+}
+
+// TestGateCompare pins what the gate lets pass.
+func TestGateCompare(t *testing.T) {
+	base := map[string]gateScores{"a": {50, 2}, "b": {40, 3}}
+	tests := []struct {
+		name     string
+		measured map[string]gateScores
+		drops    []string // substrings, one per drop
+		rises    int
+	}{
+		{"equal", map[string]gateScores{"a": {50, 2}, "b": {40, 3}}, nil, 0},
+		{"one point down passes", map[string]gateScores{"a": {49, 1}, "b": {40, 3}}, nil, 0},
+		{"more than a point down fails", map[string]gateScores{"a": {48.99, 2}, "b": {40, 1.9}},
+			[]string{"a: recall@5 48.99, 1.01 points below the baseline 50.00", "b: IoU@5 1.90"}, 0},
+		{"a rise is reported", map[string]gateScores{"a": {52, 2}, "b": {40, 3.5}}, nil, 2},
+		{"missing and new settings fail", map[string]gateScores{"a": {50, 2}, "c": {1, 1}}, []string{"b: not measured", "c: no baseline"}, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			drops, rises := gateCompare(base, tc.measured)
+			if len(drops) != len(tc.drops) || len(rises) != tc.rises {
+				t.Fatalf("drops %q, rises %q; want %d drops, %d rises", drops, rises, len(tc.drops), tc.rises)
+			}
+			for i, want := range tc.drops {
+				if !strings.Contains(drops[i], want) {
+					t.Errorf("drop %d = %q, want it to contain %q", i, drops[i], want)
+				}
+			}
+		})
+	}
+}
+
+// TestQualityGateCatchesAWorseChunker feeds the gate a worse chunker in
+// place of the Markdown defaults (a tiny budget without overlap, which
+// cuts every section into scraps) and checks that the gate reports the
+// drop against the committed baseline of the defaults.
+func TestQualityGateCatchesAWorseChunker(t *testing.T) {
+	var base gateBaseline
+	data, err := os.ReadFile(gateBaselineFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &base); err != nil {
+		t.Fatal(err)
+	}
+	want, ok := base.Sets["docs"]["markdown"]
+	if !ok {
+		t.Fatalf("%s has no docs baseline of the markdown defaults", gateBaselineFile)
+	}
+	root := testutil.RepoRoot(t)
+	worse := gateRun(t, filepath.Join(root, "eval", "testdata", "docs", "questions.jsonl"),
+		filepath.Join(root, "eval", "testdata", "docs", "corpus"), []string{"-max-char 200 -chunk-overlap 0 -min-char 0"})
+	if len(worse) != 1 {
+		t.Fatalf("rows %v", worse)
+	}
+	measured := map[string]gateScores{}
+	for _, s := range worse {
+		measured["markdown"] = s // the worse chunker stands in for the defaults
+	}
+	drops, _ := gateCompare(map[string]gateScores{"markdown": want}, measured)
+	if len(drops) == 0 || !strings.Contains(drops[0], "markdown: recall@5") {
+		t.Fatalf("the gate let a worse chunker pass: baseline %+v, measured %+v, drops %q", want, measured["markdown"], drops)
+	}
+	t.Logf("caught: %s", drops[0])
+}
