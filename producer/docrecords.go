@@ -19,6 +19,9 @@ type recordInfo struct {
 	fingerprint [32]byte // the settings fingerprint; zero when absent or not hex
 	done        bool
 	deleted     bool
+	// subject is the subject the version's request came on ("" when the
+	// record does not say), shared between the records of one subject.
+	subject string
 }
 
 // sameContent reports whether the record is a done upsert of the content
@@ -38,6 +41,7 @@ func (r recordInfo) sameSettings(fp string) bool {
 // loadRecords reads every document record of the bucket, by document id.
 func loadRecords(ctx context.Context, js jetstream.JetStream, bucket string) (map[string]recordInfo, error) {
 	out := make(map[string]recordInfo)
+	subjects := make(map[string]string) // one copy of each subject
 	err := EachRecord(ctx, js, bucket, func(id string, rec messages.DocRecord, ok bool) error {
 		if !ok {
 			return nil // unreadable: treated as absent, the document is sent
@@ -47,6 +51,14 @@ func loadRecords(ctx context.Context, js jetstream.JetStream, bucket string) (ma
 		decodeSum(&info.fingerprint, rec.Fingerprint)
 		info.done = rec.State == messages.StateDone
 		info.deleted = rec.Op == messages.OpDelete
+		if rec.Subject != "" {
+			s, ok := subjects[rec.Subject]
+			if !ok {
+				s = rec.Subject
+				subjects[s] = s
+			}
+			info.subject = s
+		}
 		out[id] = info
 		return nil
 	})

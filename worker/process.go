@@ -59,7 +59,7 @@ func (w *Worker) process(ctx context.Context, msg jetstream.Msg, streamSeq, deli
 
 	// Step 1; a first delivery of a new version (not a replay) tries to
 	// create the record first (doc.go).
-	rec := messages.DocRecord{IngestSeq: doc.Seq, DocVersion: doc.Version, Op: doc.Op, TraceID: traceID(ctx)}
+	rec := messages.DocRecord{IngestSeq: doc.Seq, DocVersion: doc.Version, Op: doc.Op, Subject: doc.Subject, TraceID: traceID(ctx)}
 	sctx, span := w.step(ctx, SpanRecordStart)
 	st, err := w.records.start(sctx, doc.ID, rec, delivery == 1 && doc.Seq == streamSeq)
 	endStep(span, err)

@@ -650,7 +650,7 @@ func (w *Worker) deadLetter(ctx context.Context, data []byte, h nats.Header, dl 
 // document record (KVRecords.Fail). A request that did not decode (req
 // nil) is recorded under the id its payload shows, if any.
 func (w *Worker) recordFailure(ctx context.Context, req *messages.IngestRequest, h nats.Header, data []byte, dl messages.DeadLetter) error {
-	rec := messages.DocRecord{IngestSeq: dl.IngestSeq, TraceID: traceID(ctx), LastFailure: messages.Failure{
+	rec := messages.DocRecord{IngestSeq: dl.IngestSeq, Subject: dl.Subject, TraceID: traceID(ctx), LastFailure: messages.Failure{
 		Cause: dl.Cause, Reason: messages.OneLine(dl.Reason, 1024), Time: time.Now().UTC(), IngestSeq: dl.IngestSeq,
 	}}
 	var id string

@@ -38,7 +38,7 @@ type dlqConfig struct {
 var dlqOps = map[string]string{
 	"list":   "producer dlq list [filters] [-json]",
 	"replay": "producer dlq replay [filters] [-dry-run]",
-	"purge":  "producer dlq purge [filters] -yes",
+	"purge":  "producer dlq purge {filters | -all} [-dry-run | -yes]",
 }
 
 // dlqArgs are the flags of one operation besides the settings.
@@ -48,6 +48,7 @@ type dlqArgs struct {
 	json   bool
 	dryRun bool
 	yes    bool
+	all    bool
 }
 
 // bindDLQFlags defines the flags of `producer dlq OP`.
@@ -70,7 +71,9 @@ func bindDLQFlags(fs *flag.FlagSet, op string, c *dlqConfig, a *dlqArgs) {
 	case "replay":
 		fs.BoolVar(&a.dryRun, "dry-run", false, "check and print what would be replayed; publish and delete nothing")
 	case "purge":
-		fs.BoolVar(&a.yes, "yes", false, "delete the selected dead letters (without it, purge only says what it would delete)")
+		fs.BoolVar(&a.dryRun, "dry-run", false, "list the dead letters purge would delete; delete nothing")
+		fs.BoolVar(&a.yes, "yes", false, "confirm: delete the selected dead letters (every purge needs it)")
+		fs.BoolVar(&a.all, "all", false, "select every dead letter: the deliberate spelling of no filter")
 	}
 }
 
@@ -311,25 +314,53 @@ func dlqReplay(ctx context.Context, d *producer.DLQ, a dlqArgs, stdout, stderr i
 	return code, nil
 }
 
+// dlqPurge is `producer dlq purge`: the count first, then the deletes,
+// which need a scope (a filter or -all) and -yes; -dry-run lists them.
 func dlqPurge(ctx context.Context, d *producer.DLQ, a dlqArgs, stdout, stderr io.Writer) (int, error) {
+	switch {
+	case a.all && !a.filter.IsZero():
+		return 2, fmt.Errorf("%w: -all excludes the filters (%s): it selects every dead letter", envflag.ErrUsage, a.filter)
+	case a.dryRun && a.yes:
+		return 2, fmt.Errorf("%w: -dry-run excludes -yes", envflag.ErrUsage)
+	}
 	verb := "deleted"
-	if !a.yes {
+	if a.dryRun {
 		verb = "would delete"
 	}
-	sum, err := d.Purge(ctx, a.filter, producer.PurgeOptions{DryRun: !a.yes, OnEntry: func(e producer.DeadLetterEntry) {
-		fmt.Fprintf(stdout, "%s\t%s\n", verb, entryLine(e))
-	}})
+	refused := func(n int) error {
+		switch {
+		case a.dryRun:
+			return nil
+		case a.filter.IsZero() && !a.all:
+			return fmt.Errorf("%w: without a filter, purge selects every dead letter (%d now); nothing was deleted: select them with -kind, -cause, -subject, -id-prefix or -seq, or say -all; -dry-run lists them",
+				envflag.ErrUsage, n)
+		case !a.yes && n > 0:
+			return fmt.Errorf("%w: would delete %d dead letters (%s); nothing was deleted: list them with -dry-run, then run again with -yes to delete them",
+				envflag.ErrUsage, n, a.filter)
+		}
+		return nil
+	}
+	sum, err := d.Purge(ctx, a.filter, producer.PurgeOptions{DryRun: a.dryRun || !a.yes, All: a.all,
+		OnSelected: func(n int) error {
+			fmt.Fprintf(stderr, "producer: dlq purge: %d dead letters selected (%s)\n", n, a.filter)
+			return refused(n)
+		},
+		OnEntry: func(e producer.DeadLetterEntry) { fmt.Fprintf(stdout, "%s\t%s\n", verb, entryLine(e)) },
+	})
+	if errors.Is(err, envflag.ErrUsage) {
+		return 2, err
+	}
 	if err != nil {
 		return 1, err
 	}
 	code := reportNotFound(stderr, sum.NotFound)
-	if sum.Deleted == 0 && len(a.filter.Seqs) == 0 {
+	if sum.Selected == 0 && len(a.filter.Seqs) == 0 {
 		fmt.Fprintf(stderr, "producer: dlq purge: no dead letter matches (%s)\n", a.filter)
 		return code, nil
 	}
-	if !a.yes {
-		return 2, fmt.Errorf("%w: would delete %d dead letters (%s), listed above; nothing was deleted: run it again with -yes to delete them",
-			envflag.ErrUsage, sum.Deleted, a.filter)
+	if a.dryRun {
+		fmt.Fprintf(stderr, "producer: dlq purge: %d would be deleted (%s); -yes deletes them\n", sum.Deleted, a.filter)
+		return code, nil
 	}
 	fmt.Fprintf(stderr, "producer: dlq purge: %d deleted (%s)\n", sum.Deleted, a.filter)
 	return code, nil

@@ -12,8 +12,8 @@
 // argument naming a subcommand (the table commands) runs it instead, so a
 // folder named like one is sent as ./dlq. A subcommand's settings are
 // variables and flags; its selections (the dlq filters, -json, -dry-run,
-// -yes, -id, -failed) are flags only, since they belong to one command
-// line.
+// -yes, -all, -id, -failed) are flags only, since they belong to one
+// command line; so are -all and -yes of -delete-missing.
 package main
 
 import (
@@ -207,11 +207,15 @@ func runErr(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		sum, err = p.Backfill(ctx, producer.BackfillOptions{
 			Paths: paths, IDPrefix: c.IDPrefix, Exts: exts, Template: tmpl, Split: split,
 			Force: c.Force, SendInvalidText: c.SendInvalidUTF8, DeleteMissing: c.DeleteMissing, ResendStale: c.ResendStale, DryRun: c.DryRun,
+			DeleteAll: c.All, ConfirmDeletes: c.Yes, OnDeletes: func(d producer.DeletePlan) { printDeletePlan(stderr, d, c.DryRun) },
 			Rate: c.Rate, MaxPendingBytes: c.MaxPendingBytes, Retry: retry, Readers: c.Readers,
 			OnProgress: bar.update, OnDryRun: dry, OnSent: onSent, Logger: log,
 		})
 	}
 	bar.finish()
+	if refused := new(producer.DeleteRefusedError); errors.As(err, &refused) {
+		return 2, deleteRefusal(refused)
+	}
 	printSummary(stderr, &sum, c.DryRun, c.Stdin, c.ResendStale)
 	code := 0
 	if err == nil && c.Wait {
@@ -255,6 +259,37 @@ func printSummary(w io.Writer, s *producer.Summary, dryRun, stdin, resendStale b
 	case resendStale && s.Sent == 0 && s.Failed == 0:
 		fmt.Fprintln(w, "producer: -resend-stale: no document is stale: each was processed with the settings it would get now")
 	}
+}
+
+// printDeletePlan says what -delete-missing deletes, before anything is
+// sent; a dry run also says what would refuse a real run.
+func printDeletePlan(w io.Writer, d producer.DeletePlan, dryRun bool) {
+	verb := "deletes"
+	if dryRun {
+		verb = "deletes would be sent"
+	}
+	fmt.Fprintf(w, "producer: -delete-missing: %d %s: %s\n", len(d.IDs), verb, d.Summary())
+	switch {
+	case !dryRun:
+	case d.Unscoped:
+		fmt.Fprintln(w, "producer: -delete-missing: a run without -dry-run is refused: give -id-prefix, or -all")
+	case d.OverThreshold:
+		fmt.Fprintf(w, "producer: -delete-missing: a run without -dry-run needs -yes: more than %d%% of the documents under the scope\n", producer.ConfirmDeletesAbove)
+	}
+}
+
+// deleteRefusal is a refused -delete-missing in the command's words.
+func deleteRefusal(e *producer.DeleteRefusedError) error {
+	d := e.Plan
+	switch {
+	case errors.Is(e, producer.ErrDeleteUnscoped):
+		return fmt.Errorf("%w: -delete-missing without a scope would delete %s; nothing was sent: give -id-prefix PREFIX (the prefix the documents were sent with) to delete only the gone documents under it, or -all to delete across every id; -dry-run lists them",
+			envflag.ErrUsage, d.Summary())
+	case errors.Is(e, producer.ErrDeleteUnconfirmed):
+		return fmt.Errorf("%w: -delete-missing would delete %s, more than %d%%; nothing was sent: list them with -dry-run, then run again with -yes to delete them",
+			envflag.ErrUsage, d.Summary(), producer.ConfirmDeletesAbove)
+	}
+	return fmt.Errorf("-delete-missing: the record of %q names subject %s, which no stream stores; nothing was sent", e.ID, e.Subject)
 }
 
 // warnDuplicateWindow warns when a request could be re-sent after the
