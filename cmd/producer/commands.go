@@ -18,9 +18,10 @@ type command struct {
 
 // commands are the subcommands by name.
 var commands = map[string]command{
-	"dlq":    {usage: "dlq list|replay|purge [flags]     list, replay or delete dead letters", run: runDLQ},
-	"status": {usage: "status [-json] [-id ID | -failed]  documents by state, backlog, dead letters; one record; the failed", run: runStatus},
-	"search": {usage: `search "TEXT" [-k N] [-collection C] [-json]  hybrid search of the Qdrant collection`, run: runSearch},
+	"dlq":      {usage: "dlq list|replay|purge [flags]     list, replay or delete dead letters", run: runDLQ},
+	"status":   {usage: "status [-json] [-id ID | -failed]  documents by state, backlog, dead letters; one record; the failed", run: runStatus},
+	"search":   {usage: `search "TEXT" [-k N] [-collection C] [-json]  hybrid search of the Qdrant collection`, run: runSearch},
+	"defaults": {usage: "defaults [set -chunker NAME [chunker flags]]  the fleet's chunker defaults; set them", run: runDefaults},
 }
 
 // commandsUsage returns the synopsis lines of the subcommands, sorted.

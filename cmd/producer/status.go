@@ -127,12 +127,12 @@ func runStatus(ctx context.Context, args []string, _ io.Reader, stdout, stderr i
 	} else {
 		fmt.Fprintf(stdout, "dead letters: no stream %s\n", c.DLQStream)
 	}
-	printWorkers(stdout, st.Workers, time.Now())
+	printWorkers(stdout, st.Workers, st.Gone, time.Now())
 	if st.ChunkerDefaults != nil {
 		opts, _ := json.Marshal(st.ChunkerDefaults.Options)
-		fmt.Fprintf(stdout, "worker chunker defaults: %s %s\n", cell(st.ChunkerDefaults.Chunker), opts)
+		fmt.Fprintf(stdout, "fleet chunker defaults: %s %s\n", cell(st.ChunkerDefaults.Chunker), opts)
 	} else {
-		fmt.Fprintln(stdout, "worker chunker defaults: none advertised")
+		fmt.Fprintln(stdout, "fleet chunker defaults: none set (the first worker to start sets them)")
 	}
 	return 0, nil
 }
@@ -206,8 +206,10 @@ func statusFailed(ctx context.Context, js jetstream.JetStream, bucket string, as
 	return 0, nil
 }
 
-// printWorkers writes how many workers pull, then a line per worker.
-func printWorkers(w io.Writer, ws []messages.WorkerPresence, now time.Time) {
+// printWorkers writes how many workers pull, then a line per running
+// worker, then the workers that are gone (no presence for
+// messages.PresenceTTL), which are no longer workers.
+func printWorkers(w io.Writer, ws, gone []messages.WorkerPresence, now time.Time) {
 	pulling := 0
 	for _, p := range ws {
 		if p.Pulling(now) {
@@ -220,20 +222,28 @@ func printWorkers(w io.Writer, ws []messages.WorkerPresence, now time.Time) {
 		}
 		return now.Sub(t).Round(100*time.Millisecond).String() + " ago"
 	}
-	fmt.Fprintf(w, "workers: %d pulling, %d not pulling\n", pulling, len(ws)-pulling)
+	line := fmt.Sprintf("workers: %d pulling, %d not pulling", pulling, len(ws)-pulling)
+	if len(gone) > 0 {
+		line += fmt.Sprintf("; %d gone (no heartbeat for over %s)", len(gone), messages.PresenceTTL)
+	}
+	fmt.Fprintln(w, line)
 	for _, p := range ws {
 		state := "not pulling"
-		switch {
-		case p.Pulling(now):
+		if p.Pulling(now) {
 			state = "pulling"
-		case now.Sub(p.Seen) > messages.PullFresh:
-			state = "gone (not seen for " + now.Sub(p.Seen).Round(time.Second).String() + ")"
 		}
 		ready := "ready"
 		if !p.Ready {
 			ready = "not ready"
 		}
-		fmt.Fprintf(w, "  %s on %s: %s, %s, last pull %s, %d in flight, %d held, up %s\n", p.ID, cell(p.Host), state, ready,
+		fmt.Fprintf(w, "  %s on %s: %s, %s, last pull %s, %d in flight, %d held, up %s", p.ID, cell(p.Host), state, ready,
 			ago(p.LastPull), p.InFlight, p.Held, now.Sub(p.Started).Round(time.Second))
+		if p.OwnDefaults != nil {
+			fmt.Fprintf(w, ", own chunker defaults %s (follows the fleet's)", defaultsText(p.OwnDefaults))
+		}
+		fmt.Fprintln(w)
+	}
+	for _, p := range gone {
+		fmt.Fprintf(w, "  %s on %s: gone, last heartbeat %s\n", p.ID, cell(p.Host), ago(p.Seen))
 	}
 }
