@@ -10,7 +10,6 @@ import (
 	"github.com/chunkstream/chunkstream/messages"
 )
 
-
 // present writes the worker's presence (messages.WorkerPresence) in the
 // bucket of document records, for `producer status` and `producer -wait`.
 func (w *Worker) present(ctx context.Context, ready bool) {
