@@ -193,7 +193,7 @@ func TestResendStale(t *testing.T) {
 	// The operator sets the fleet's new defaults; the workers restart with
 	// them.
 	old, had, set, err := SetChunkerDefaults(ctx, e.js, e.cfg.Config, nil, registry.Defaults{Chunker: "twostep", Options: map[string]any{"max_chunk_size": 300}})
-	if err != nil || !had || old.Chunker != "" || set.Chunker != "twostep" || fmt.Sprint(set.Options["max_chunk_size"]) != "300" {
+	if err != nil || !had || old.Chunker != "markdown" || set.Chunker != "twostep" || fmt.Sprint(set.Options["max_chunk_size"]) != "300" {
 		t.Fatalf("SetChunkerDefaults = %+v, %v, %+v, %v", old, had, set, err)
 	}
 	e.cfg.Chunker, e.cfg.ChunkerOptions = "twostep", worker.ChunkerOptions{"max_chunk_size": 300}

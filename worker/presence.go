@@ -50,6 +50,9 @@ func (w *Worker) sweepGone(ctx context.Context) {
 		return
 	}
 	for key := range keys.Keys() {
+		if key == messages.WorkerKey(w.id) {
+			continue // its own: not gone
+		}
 		e, err := kv.Get(ctx, key)
 		if err != nil {
 			continue
