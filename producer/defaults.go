@@ -39,7 +39,7 @@ func SetChunkerDefaults(ctx context.Context, js jetstream.JetStream, top topolog
 	bucket := top.WithDefaults().DocsBucket
 	kv, err := js.KeyValue(ctx, bucket)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
-		return old, false, set, fmt.Errorf("%w %s: start a worker first (the first one sets the fleet's defaults from its own)", ErrNoRecordsBucket, bucket)
+		return old, false, set, fmt.Errorf("%w (%s): start a worker first (the first one sets the fleet's defaults from its own)", ErrNoRecordsBucket, bucket)
 	}
 	if err != nil {
 		return old, false, set, fmt.Errorf("producer: document records %s: %w", bucket, err)

@@ -316,7 +316,7 @@ func (b *Batch) Wait(ctx context.Context) error {
 
 // checkText refuses a document of a text format whose content is not
 // valid UTF-8, which the workers would dead-letter; the error matches
-// chunking.ErrNotUTF8.
+// chunking.ErrNotUTF8 and ErrTextNotSent.
 func (p *Producer) checkText(doc *Document, file string) error {
 	format := p.opts.Chunkers.InferFormat(doc.ID)
 	if doc.Format != "" {
@@ -333,5 +333,10 @@ func (p *Producer) checkText(doc *Document, file string) error {
 	if file == "" {
 		file = doc.ID
 	}
-	return fmt.Errorf("%s (%s): %w: not sent (fix the file, or send it as it is with -send-invalid-utf8)", file, format.Name, err)
+	return fmt.Errorf("%s (%s): %w: %w", file, format.Name, err, ErrTextNotSent)
 }
+
+// ErrTextNotSent marks a document of a text format refused before
+// sending because it is not valid UTF-8 (BackfillOptions.SendInvalidText
+// sends such documents); the error also matches chunking.ErrNotUTF8.
+var ErrTextNotSent = errors.New("not sent")

@@ -57,7 +57,7 @@ func (r Result) Final() bool {
 type Options struct {
 	// Config holds the settings; New validates it.
 	Config Config
-	// Logger receives JSON logs; nil discards them.
+	// Logger receives the worker's logs; nil discards them.
 	Logger *slog.Logger
 	// Metrics is where the worker counts; nil creates a private set.
 	Metrics *Metrics

@@ -55,7 +55,7 @@ func runDefaults(ctx context.Context, args []string, _ io.Reader, stdout, stderr
 	}
 	var c statusConfig
 	if err := loadEnv(&c, lookup); err != nil {
-		return 2, fmt.Errorf("defaults: %w", err)
+		return 2, within("defaults", err)
 	}
 	name := "producer defaults"
 	if set {
@@ -66,10 +66,15 @@ func runDefaults(ctx context.Context, args []string, _ io.Reader, stdout, stderr
 	var a defaultsArgs
 	bindDefaultsFlags(fs, set, &c, &a)
 	asJSON, options, chunkers := a.json, &a.options, a.chunkers
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: "+defaultsUsage)
-		fs.PrintDefaults()
+	help := envflag.Help{Usage: "usage: " + defaultsUsage,
+		Summary: "The fleet's chunker defaults, which every worker applies, and the workers started with others.",
+		Flags:   []string{"json", "nats-url"}}
+	if set {
+		help.Summary = `Makes these the fleet's chunker defaults: every running worker follows them at once.
+The chunker's options are flags too (-max-char, -max-chunk-size, ...): -help-all lists them.`
+		help.Flags = []string{"chunker", "options", "nats-url"}
 	}
+	envflag.SetHelp(fs, help)
 	if err := envflag.Parse(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0, nil
@@ -77,11 +82,10 @@ func runDefaults(ctx context.Context, args []string, _ io.Reader, stdout, stderr
 		return 2, nil
 	}
 	if fs.NArg() > 0 {
-		fs.Usage()
 		return 2, fmt.Errorf("%w: defaults: unexpected arguments %q: say `producer defaults` or `producer defaults set`", envflag.ErrUsage, fs.Args())
 	}
 	if err := errors.Join(c.NATS.Validate(), c.Log.Validate(), envflag.Explain(c.Config.Validate(), &c.Config, fs)); err != nil {
-		return 2, fmt.Errorf("defaults: %w", err)
+		return 2, within("defaults", err)
 	}
 	var d registry.Defaults
 	if set {
@@ -109,17 +113,17 @@ func runDefaults(ctx context.Context, args []string, _ io.Reader, stdout, stderr
 	log := c.Log.Logger(stderr)
 	nc, err := natsconn.Connect(ctx, c.NATS, "chunkstream-producer-defaults", log)
 	if err != nil {
-		return 1, fmt.Errorf("defaults: %w", err)
+		return 1, within("defaults", err)
 	}
 	defer nc.Close()
 	js, err := jetstream.New(nc)
 	if err != nil {
-		return 1, fmt.Errorf("defaults: %w", err)
+		return 1, within("defaults", err)
 	}
 	if set {
 		old, had, now, err := producer.SetChunkerDefaults(ctx, js, c.Config, nil, d)
 		if err != nil {
-			return 1, fmt.Errorf("defaults set: %w", err)
+			return 1, within("defaults set", err)
 		}
 		was := "none"
 		if had {
@@ -133,11 +137,11 @@ func runDefaults(ctx context.Context, args []string, _ io.Reader, stdout, stderr
 	}
 	fleet, ok, err := producer.ReadChunkerDefaults(ctx, js, c.Config)
 	if err != nil {
-		return 1, fmt.Errorf("defaults: %w", err)
+		return 1, within("defaults", err)
 	}
 	workers, err := producer.ReadWorkers(ctx, js, c.Config.WithDefaults().DocsBucket)
 	if err != nil {
-		return 1, fmt.Errorf("defaults: %w", err)
+		return 1, within("defaults", err)
 	}
 	var fleetPtr *messages.ChunkerDefaults
 	if ok {

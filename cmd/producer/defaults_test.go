@@ -1,12 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/chunkstream/chunkstream/internal/jstest"
 	"github.com/chunkstream/chunkstream/internal/testutil"
 	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/worker"
@@ -93,4 +95,16 @@ func (e *dlqEnv) startWorker() {
 			e.t.Error(err)
 		}
 	})
+}
+
+// TestDefaultsSetBeforeAnyWorker: before any worker created the records
+// bucket, set exits 1, saying so with one prefix.
+func TestDefaultsSetBeforeAnyWorker(t *testing.T) {
+	ns := jstest.Start(t, t.TempDir(), -1)
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"defaults", "set", "-chunker", "twostep"}, nil, &stdout, &stderr, envOf(map[string]string{"NATS_URL": ns.ClientURL()}))
+	want := "producer: no bucket of document records yet (CHUNKSTREAM_DOCS): start a worker first (the first one sets the fleet's defaults from its own)\n"
+	if code != 1 || stderr.String() != want {
+		t.Errorf("defaults set before any worker = %d\n%s\nwant 1 and\n%s", code, stderr.String(), want)
+	}
 }

@@ -90,11 +90,22 @@ func parseSeqs(s string) ([]uint64, error) {
 	return out, nil
 }
 
+// dlqSummary says what each operation does, for -h.
+var dlqSummary = map[string]string{
+	"list":   "One line per dead letter, with where its version stands; nothing is consumed.",
+	"replay": "Publishes each request again as the version it was, then deletes its dead letter.",
+	"purge":  "Deletes the selected dead letters, saying how many first; it needs a filter (or -all) and -yes.",
+}
+
 // runDLQ is `producer dlq OP [flags]`.
 func runDLQ(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer, lookup func(string) (string, bool)) (int, error) {
 	usage := func() {
 		fmt.Fprintln(stderr, "usage: "+dlqOps["list"]+"\n       "+dlqOps["replay"]+"\n       "+dlqOps["purge"]+
-			"\nfilters: -kind K -cause C -subject S -id-prefix P -seq N,…; see producer dlq OP -h")
+			"\n\nfilters: -kind K -cause C -subject S -id-prefix P -seq N,…; \"producer dlq OP -h\" helps with one operation")
+	}
+	if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help" || args[0] == "help") {
+		usage()
+		return 0, nil
 	}
 	if len(args) == 0 || dlqOps[args[0]] == "" {
 		usage()
@@ -106,16 +117,22 @@ func runDLQ(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 	op := args[0]
 	var c dlqConfig
 	if err := loadEnv(&c, lookup); err != nil {
-		return 2, fmt.Errorf("dlq: %w", err)
+		return 2, within("dlq", err)
 	}
 	var a dlqArgs
 	fs := flag.NewFlagSet("producer dlq "+op, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	bindDLQFlags(fs, op, &c, &a)
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: "+dlqOps[op])
-		fs.PrintDefaults()
+	flags := []string{"kind", "cause", "subject", "id-prefix", "seq"}
+	switch op {
+	case "list":
+		flags = append(flags, "json")
+	case "replay":
+		flags = append(flags, "dry-run")
+	case "purge":
+		flags = append(flags, "all", "dry-run", "yes")
 	}
+	envflag.SetHelp(fs, envflag.Help{Usage: "usage: " + dlqOps[op], Summary: dlqSummary[op], Flags: append(flags, "nats-url")})
 	if err := envflag.Parse(fs, args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0, nil
@@ -123,11 +140,10 @@ func runDLQ(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 		return 2, nil
 	}
 	if fs.NArg() > 0 {
-		fs.Usage()
 		return 2, fmt.Errorf("%w: dlq %s takes no arguments, got %q", envflag.ErrUsage, op, fs.Args())
 	}
 	if err := errors.Join(c.NATS.Validate(), c.Log.Validate(), envflag.Explain(c.Config.Validate(), &c.Config, fs)); err != nil {
-		return 2, fmt.Errorf("dlq: %w", err)
+		return 2, within("dlq", err)
 	}
 	if c.AckTimeout <= 0 {
 		return 2, fmt.Errorf("dlq: -ack-timeout (CHUNKSTREAM_PRODUCER_ACK_TIMEOUT) must be positive, got %v", c.AckTimeout)
@@ -139,23 +155,23 @@ func runDLQ(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 	}
 	seqs, err := parseSeqs(a.seqs)
 	if err != nil {
-		return 2, fmt.Errorf("dlq: %w", err)
+		return 2, within("dlq", err)
 	}
 	a.filter.Seqs = seqs
 
 	log := c.Log.Logger(stderr)
 	nc, err := natsconn.Connect(ctx, c.NATS, "chunkstream-producer-dlq", log)
 	if err != nil {
-		return 1, fmt.Errorf("dlq: %w", err)
+		return 1, within("dlq", err)
 	}
 	defer nc.Close()
 	js, err := jetstream.New(nc)
 	if err != nil {
-		return 1, fmt.Errorf("dlq: %w", err)
+		return 1, within("dlq", err)
 	}
 	tp, stopTracing, err := otelenv.Provider(ctx, "chunkstream-producer", lookup)
 	if err != nil {
-		return 2, fmt.Errorf("dlq: %w", err)
+		return 2, within("dlq", err)
 	}
 	defer otelenv.Stop(stopTracing, log)
 	d := producer.NewDLQ(js, producer.DLQOptions{Topology: c.Config, AckTimeout: c.AckTimeout, TracerProvider: tp})
@@ -169,7 +185,7 @@ func runDLQ(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 		code, err = dlqPurge(ctx, d, a, stdout, stderr)
 	}
 	if err != nil {
-		err = fmt.Errorf("dlq %s: %w", op, err)
+		err = within("dlq "+op, err)
 	}
 	return code, err
 }

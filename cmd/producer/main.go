@@ -63,7 +63,7 @@ const maxListedFailures = 100
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, lookup func(string) (string, bool)) int {
 	code, err := runErr(ctx, args, stdin, stdout, stderr, lookup)
 	if err != nil {
-		fmt.Fprintf(stderr, "producer: %s\n", errText(err))
+		envflag.Report(stderr, "producer", err)
 	}
 	return code
 }
@@ -82,10 +82,22 @@ func runErr(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	fs.SetOutput(stderr)
 	bindFlags(fs, &c)
 	chunkers := chunkflags.Register(fs, registry.Default().Entries(), cmp.Or(c.Chunker, "markdown"))
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: producer [flags] PATH...\n       producer -chunker email [flags] MAILBOX...\n       producer -stdin [flags] < requests.jsonl\n"+commandsUsage())
-		fs.PrintDefaults()
-	}
+	envflag.SetHelp(fs, envflag.Help{
+		Usage: usageLines(),
+		Summary: `Sends what changed since the last run (same content and settings are skipped); -delete-missing
+also deletes, under -id-prefix, the documents whose files are gone. Settings are flags and
+CHUNKSTREAM_PRODUCER_* variables (the flag wins); "producer COMMAND -h" helps with a command;
+docs/cli.md describes every flag.`,
+		Details: `Sends what changed since the last run: a document whose content and settings are those of its
+done record is skipped. -delete-missing also deletes, under -id-prefix (or, with -all, any id),
+the documents whose files are gone, each on its record's subject; it says how many first, and
+more than 10% of the documents under the scope needs -yes. Settings are flags and
+CHUNKSTREAM_PRODUCER_* variables (the flag wins); the NATS and topology variables are the
+workers'. Exit status: 0 when every document was accepted or skipped, 1 when any failed, 2 on a
+usage error or a refused -delete-missing.`,
+		Flags: []string{"nats-url", "subject", "id-prefix", "ext", "chunker", "options", "dry-run", "force",
+			"delete-missing", "all", "yes", "wait", "stdin"},
+	})
 	if err := envflag.Parse(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0, nil
@@ -238,7 +250,11 @@ func printSummary(w io.Writer, s *producer.Summary, dryRun, stdin, resendStale b
 			break
 		}
 		if !stdin || f.Line == 0 { // stdin lines were reported as found
-			fmt.Fprintf(w, "producer: failed: %s\n", errText(f.Err))
+			hint := ""
+			if errors.Is(f.Err, producer.ErrTextNotSent) {
+				hint = " (fix the file, or send it as it is with -send-invalid-utf8)"
+			}
+			fmt.Fprintf(w, "producer: failed: %s%s\n", errText(f.Err), hint)
 		}
 	}
 	secs := max(s.Elapsed.Seconds(), 1e-9)
@@ -304,6 +320,17 @@ func warnDuplicateWindow(ctx context.Context, js jetstream.JetStream, name strin
 		log.Warn("-retry-for plus -ack-timeout reach the stream's duplicate window: a request re-sent after a long outage may be stored twice",
 			"stream", name, "retry_for", c.RetryFor.String(), "ack_timeout", c.AckTimeout.String(), "duplicate_window", w.String())
 	}
+}
+
+// within is err in the context of what the command did ("status: …"),
+// unless it is an error of package producer, which says its own context
+// after its own prefix ("producer: status: consumer chunkers: …"): the
+// prefix and the context are then said once.
+func within(what string, err error) error {
+	if strings.HasPrefix(err.Error(), "producer: ") {
+		return err
+	}
+	return fmt.Errorf("%s: %w", what, err)
 }
 
 // errText is err without the producer package's prefix.

@@ -58,16 +58,18 @@ func bindStatusFlags(fs *flag.FlagSet, c *statusConfig, a *statusArgs) {
 func runStatus(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer, lookup func(string) (string, bool)) (int, error) {
 	var c statusConfig
 	if err := loadEnv(&c, lookup); err != nil {
-		return 2, fmt.Errorf("status: %w", err)
+		return 2, within("status", err)
 	}
 	fs := flag.NewFlagSet("producer status", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var a statusArgs
 	bindStatusFlags(fs, &c, &a)
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: "+statusUsage)
-		fs.PrintDefaults()
-	}
+	envflag.SetHelp(fs, envflag.Help{
+		Usage: "usage: " + statusUsage,
+		Summary: `Documents by state, the consumer's backlog, dead letters, the workers (gone ones apart) and
+the fleet's chunker defaults; -id one document's record; -failed the documents that failed.`,
+		Flags: []string{"json", "id", "failed", "nats-url"},
+	})
 	if err := envflag.Parse(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0, nil
@@ -75,24 +77,23 @@ func runStatus(ctx context.Context, args []string, _ io.Reader, stdout, stderr i
 		return 2, nil
 	}
 	if fs.NArg() > 0 {
-		fs.Usage()
 		return 2, fmt.Errorf("%w: status takes no arguments, got %q", envflag.ErrUsage, fs.Args())
 	}
 	if a.id != "" && a.failed {
 		return 2, fmt.Errorf("%w: status: -id and -failed exclude each other", envflag.ErrUsage)
 	}
 	if err := errors.Join(c.NATS.Validate(), c.Log.Validate(), envflag.Explain(c.Config.Validate(), &c.Config, fs)); err != nil {
-		return 2, fmt.Errorf("status: %w", err)
+		return 2, within("status", err)
 	}
 	log := c.Log.Logger(stderr)
 	nc, err := natsconn.Connect(ctx, c.NATS, "chunkstream-producer-status", log)
 	if err != nil {
-		return 1, fmt.Errorf("status: %w", err)
+		return 1, within("status", err)
 	}
 	defer nc.Close()
 	js, err := jetstream.New(nc)
 	if err != nil {
-		return 1, fmt.Errorf("status: %w", err)
+		return 1, within("status", err)
 	}
 	switch {
 	case a.id != "":
@@ -102,7 +103,7 @@ func runStatus(ctx context.Context, args []string, _ io.Reader, stdout, stderr i
 	}
 	st, err := producer.ReadStatus(ctx, js, c.Config)
 	if err != nil {
-		return 1, fmt.Errorf("status: %w", err)
+		return 1, within("status", err)
 	}
 	if a.json {
 		return 0, json.NewEncoder(stdout).Encode(st)
@@ -147,7 +148,7 @@ type recordJSON struct {
 func statusRecord(ctx context.Context, js jetstream.JetStream, bucket, id string, asJSON bool, stdout io.Writer) (int, error) {
 	rec, ok, err := producer.ReadRecord(ctx, js, bucket, id)
 	if err != nil {
-		return 1, fmt.Errorf("status: %w", err)
+		return 1, within("status", err)
 	}
 	if !ok {
 		return 1, fmt.Errorf("status: no record of %q: no worker has started it (or it is not this id)", id)
@@ -188,7 +189,7 @@ func statusFailed(ctx context.Context, js jetstream.JetStream, bucket string, as
 		return nil
 	})
 	if err != nil {
-		return 1, fmt.Errorf("status: %w", err)
+		return 1, within("status", err)
 	}
 	slices.SortFunc(out, func(a, b recordJSON) int { return strings.Compare(a.ID, b.ID) })
 	enc := json.NewEncoder(stdout)
