@@ -34,9 +34,9 @@
 //     record's doc_version and the settings fingerprint of the request it
 //     would send equals the record's. The fingerprint is computed as the
 //     workers compute it (registry.Resolver.Choose, Options.Chunkers)
-//     with the chunker defaults and sink encoding the workers advertise in
-//     the same bucket (none advertised: a worker without chunker settings
-//     writing to the subject sink), once per
+//     with the fleet's chunker defaults and the sink encoding in the same
+//     bucket (none set: a worker without chunker settings writing to the
+//     subject sink), once per
 //     format within a backfill (the only part of the request that varies
 //     from document to document). A record without a fingerprint counts
 //     as changed. The record is messages.DocRecord, the type the workers
@@ -199,7 +199,7 @@
 // Status and waiting (status.go, wait.go):
 //   - ReadStatus counts the document records by state (one pass, the
 //     same watch a backfill makes), and reads the consumer's backlog, the
-//     dead letter stream's size and the advertised chunker defaults; a
+//     dead letter stream's size and the fleet's chunker defaults; a
 //     stream, consumer or bucket not set up yet reads as empty, not as an
 //     error, so status answers before the first worker starts.
 //   - Wait decides from the document records only, which the workers move

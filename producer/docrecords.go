@@ -78,18 +78,18 @@ func decodeSum(sum *[32]byte, s string) {
 	}
 }
 
-// loadDefaults reads the chunker defaults the workers advertise, retried
+// loadDefaults reads the fleet's chunker defaults, retried
 // as the set-up is (the bucket's leader may still be being elected). None
-// advertised reads as the zero defaults, a worker's without settings.
+// set reads as the zero defaults, a worker's without settings.
 func loadDefaults(ctx context.Context, js jetstream.JetStream, top topology.Config) (d messages.ChunkerDefaults, err error) {
-	err = topology.Retry(ctx, top, "read", "the workers' chunker defaults", func(ctx context.Context) error {
+	err = topology.Retry(ctx, top, "read", "the fleet's chunker defaults", func(ctx context.Context) error {
 		d, _, err = readDefaults(ctx, js, top.DocsBucket)
 		return err
 	})
 	return d, err
 }
 
-// readDefaults reads the advertised chunker defaults; ok: some are.
+// readDefaults reads the fleet's chunker defaults; ok: some are set.
 func readDefaults(ctx context.Context, js jetstream.JetStream, bucket string) (d messages.ChunkerDefaults, ok bool, err error) {
 	kv, err := js.KeyValue(ctx, bucket)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
@@ -103,10 +103,10 @@ func readDefaults(ctx context.Context, js jetstream.JetStream, bucket string) (d
 		return messages.ChunkerDefaults{}, false, nil
 	}
 	if err != nil {
-		return messages.ChunkerDefaults{}, false, fmt.Errorf("producer: read the workers' chunker defaults: %w", err)
+		return messages.ChunkerDefaults{}, false, fmt.Errorf("producer: read the fleet's chunker defaults: %w", err)
 	}
 	if d, err = messages.DecodeChunkerDefaults(e.Value()); err != nil {
-		return messages.ChunkerDefaults{}, false, fmt.Errorf("producer: the workers' chunker defaults: %w", err)
+		return messages.ChunkerDefaults{}, false, fmt.Errorf("producer: the fleet's chunker defaults: %w", err)
 	}
 	return d, true, nil
 }
