@@ -62,7 +62,11 @@ func SetChunkerDefaults(ctx context.Context, js jetstream.JetStream, top topolog
 		if err != nil {
 			return old, had, set, fmt.Errorf("producer: chunker defaults: %w", err)
 		}
-		_, err = kv.Update(ctx, messages.ChunkerDefaultsKey, val, rev)
+		if rev == 0 {
+			_, err = kv.Create(ctx, messages.ChunkerDefaultsKey, val) // also over a deletion marker
+		} else {
+			_, err = kv.Update(ctx, messages.ChunkerDefaultsKey, val, rev)
+		}
 		if topology.IsCASConflict(err) {
 			continue // a worker wrote meanwhile: read again
 		}

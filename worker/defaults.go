@@ -98,7 +98,12 @@ func (w *Worker) adoptDefaults(ctx context.Context) error {
 			return fmt.Errorf("worker: chunker defaults: %w", err)
 		}
 		err = topology.Retry(ctx, w.cfg.Config, "write", "the chunker defaults", func(ctx context.Context) error {
-			_, err := kv.Update(ctx, messages.ChunkerDefaultsKey, val, rev)
+			var err error
+			if rev == 0 {
+				_, err = kv.Create(ctx, messages.ChunkerDefaultsKey, val) // also over a deletion marker
+			} else {
+				_, err = kv.Update(ctx, messages.ChunkerDefaultsKey, val, rev)
+			}
 			return err
 		})
 		if topology.IsCASConflict(err) {

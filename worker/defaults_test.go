@@ -298,3 +298,27 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 	defer l.mu.Unlock()
 	return l.w.Write(p)
 }
+
+// TestFleetDefaultsAfterDeletion: a worker starting after someone deleted
+// the fleet's defaults (a deletion marker on the key) sets its own.
+func TestFleetDefaultsAfterDeletion(t *testing.T) {
+	cfg := testConfig()
+	cfg.Chunker, cfg.ChunkerOptions = "twostep", worker.ChunkerOptions{"max_chunk_size": 300}
+	e := newEnv(t, cfg)
+	ctx := context.Background()
+	if _, err := e.top.Docs.Put(ctx, messages.ChunkerDefaultsKey, []byte(`{"chunker":"markdown"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.top.Docs.Delete(ctx, messages.ChunkerDefaultsKey); err != nil {
+		t.Fatal(err)
+	}
+	w, _, _ := e.startWorker(worker.Options{Chunkers: registry.Default()})
+	testutil.WaitFor(t, 20*time.Second, "the worker to set the fleet's defaults", func() bool {
+		en, err := e.top.Docs.Get(ctx, messages.ChunkerDefaultsKey)
+		if err != nil {
+			return false
+		}
+		d, err := messages.DecodeChunkerDefaults(en.Value())
+		return err == nil && d.Equal(w.OwnChunkerDefaults())
+	})
+}
