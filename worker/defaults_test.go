@@ -222,8 +222,8 @@ func TestFleetDefaults(t *testing.T) {
 	// The operator sets other defaults: both workers follow at once, and
 	// resolve alike again (now max_char without a chunker is refused).
 	e.setFleetDefaults("twostep", map[string]any{"max_chunk_size": 50})
-	testutil.WaitFor(t, 20*time.Second, "the second worker to follow the new defaults", func() bool {
-		return w2.ChunkerDefaults().Chunker == "twostep"
+	testutil.WaitFor(t, 20*time.Second, "both workers to follow the new defaults", func() bool {
+		return w1.ChunkerDefaults().Chunker == "twostep" && w2.ChunkerDefaults().Chunker == "twostep"
 	})
 	var after map[string]resolution
 	for round := range 2 {

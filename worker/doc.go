@@ -286,8 +286,10 @@
 //     refusing would crash-loop every pod of a deployment whose variables
 //     changed, while the old pods kept the old defaults anyway.
 //   - Every worker watches the key and follows a change at once, so an
-//     operator's change switches the fleet together (a request already
-//     being chunked finishes with the defaults it started with).
+//     operator's change switches the fleet together: while the change
+//     travels to each worker (milliseconds) a request may be resolved with
+//     the old defaults or the new, and one already being chunked finishes
+//     with those it started with; its record's fingerprint says which.
 //   - Fleet defaults a worker cannot resolve (a chunker or option its
 //     registry does not know) are not replaced by its own: it holds its
 //     deliveries as in an outage of the dependency DependencyDefaults (not
