@@ -7,19 +7,21 @@ package fault
 // variable or a flag sets Setting to those names, and Error shows them
 // instead. Err, when set, is the package's sentinel for errors.Is.
 type FieldError struct {
-	Pkg     string // the refusing package, the message's prefix
+	Pkg     string // the refusing package, the message's prefix for a library caller
 	Field   string
 	Problem string
 	Setting string
 	Err     error
 }
 
+// Error is "<Pkg>: config <Field>: <Problem>" for a library caller; with
+// Setting, "config <Setting>: <Problem>", since the command that named its
+// settings puts its own name in front.
 func (e *FieldError) Error() string {
-	name := e.Setting
-	if name == "" {
-		name = e.Field
+	if e.Setting != "" {
+		return "config " + e.Setting + ": " + e.Problem
 	}
-	return e.Pkg + ": config " + name + ": " + e.Problem
+	return e.Pkg + ": config " + e.Field + ": " + e.Problem
 }
 
 func (e *FieldError) Unwrap() error { return e.Err }

@@ -65,9 +65,9 @@
 //     implies, is the registry's to say (registry.Resolver.Choose), for
 //     the worker and the producer alike, so the producer computes the
 //     fingerprint a worker will record.
-//   - Workers advertise their defaults as JSON under ChunkerDefaultsKey.
-//     Every worker writes it at start, the last one started winning;
-//     workers of one deployment share one configuration, and during a
-//     rolling change the key ends with the new settings once the last new
-//     worker started.
+//   - The fleet's chunker defaults are JSON under ChunkerDefaultsKey, the
+//     one value every worker resolves requests with: the first worker
+//     creates it, an operator replaces it (producer.SetChunkerDefaults),
+//     a worker writes only its sink's encoding there (package worker,
+//     "One fleet, one resolution").
 package messages

@@ -45,8 +45,13 @@ type DocRecord struct {
 	DocVersion string `json:"doc_version"`
 	// Op is OpUpsert or OpDelete; empty in a dead-lettered record whose
 	// request did not decode.
-	Op    Op    `json:"op"`
-	State State `json:"state"`
+	Op Op `json:"op"`
+	// Subject is the subject the version's request was published on (the
+	// dead letter's original subject for a failure recorded from one):
+	// where a later request of the document, a producer's delete
+	// included, goes. Empty in a record written before the field existed.
+	Subject string `json:"subject,omitempty"`
+	State   State  `json:"state"`
 	// Fingerprint is the settings fingerprint (Settings.Fingerprint) the
 	// version was chunked with, set with StateDone on an upsert; empty in
 	// a record written before fingerprints existed (or by a worker that

@@ -28,11 +28,28 @@ type WorkerPresence struct {
 	Ready    bool `json:"ready"`
 	InFlight int  `json:"in_flight"`
 	Held     int  `json:"held"`
+	// OwnDefaults are the worker's own chunker defaults when they differ
+	// from the fleet's, which it follows (nil when they agree).
+	OwnDefaults *ChunkerDefaults `json:"own_defaults,omitempty"`
 }
+
+// PresenceEvery is how often a running worker writes its presence: its
+// heartbeat.
+const PresenceEvery = 5 * time.Second
+
+// PresenceTTL is how long a presence counts after it was written, three
+// heartbeats: a worker that has not written its presence for longer has
+// stopped (killed, or cut off), and is gone, not a worker that is not
+// pulling. Running workers remove such presences.
+const PresenceTTL = 3 * PresenceEvery
 
 // PullFresh is how recent a worker's last pull must be for it to count as
 // pulling.
 const PullFresh = 15 * time.Second
+
+// Gone reports whether the worker stopped writing its presence: none for
+// more than PresenceTTL before now.
+func (p WorkerPresence) Gone(now time.Time) bool { return now.Sub(p.Seen) > PresenceTTL }
 
 // Pulling reports whether the worker was seen and pulled within PullFresh
 // of now.

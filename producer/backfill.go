@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/chunkstream/chunkstream/chunking"
@@ -26,6 +28,94 @@ import (
 
 // ErrDuplicateID means two paths of one backfill give the same document id.
 var ErrDuplicateID = errors.New("producer: two paths give the same document id")
+
+// Refusals of DeleteMissing, as a *DeleteRefusedError: nothing was sent.
+var (
+	// ErrDeleteUnscoped: a backfill of files with DeleteMissing and neither
+	// IDPrefix nor DeleteAll.
+	ErrDeleteUnscoped = errors.New("producer: deletes without a scope")
+	// ErrDeleteUnconfirmed: more deletes than ConfirmDeletesAbove percent
+	// of the documents under the scope, without ConfirmDeletes.
+	ErrDeleteUnconfirmed = errors.New("producer: deletes over the threshold")
+	// ErrDeleteSubject: a record names a subject no stream stores.
+	ErrDeleteSubject = errors.New("producer: a delete's subject is stored by no stream")
+)
+
+// ConfirmDeletesAbove is the share, in percent of the documents recorded
+// under a DeleteMissing scope, above which its deletes need
+// ConfirmDeletes.
+const ConfirmDeletesAbove = 10
+
+// DeletePlan is what DeleteMissing deletes, known before anything is
+// sent.
+type DeletePlan struct {
+	// Scopes are the id prefixes the deletes are under: IDPrefix, "" with
+	// DeleteAll, or each mailbox's "<mailbox id>#".
+	Scopes []string
+	// IDs are the documents to delete, sorted.
+	IDs []string
+	// Recorded is the number of documents recorded under the scopes, not
+	// deleted: the share's denominator (IDs among them).
+	Recorded int
+	// Subjects counts the deletes by the subject each goes to, the one
+	// its record names; "" counts records that name none, sent on
+	// Options.Subject.
+	Subjects map[string]int
+	// Unscoped: a backfill of files without IDPrefix or DeleteAll.
+	Unscoped bool
+	// OverThreshold: IDs are more than ConfirmDeletesAbove percent of
+	// Recorded.
+	OverThreshold bool
+}
+
+// DeleteRefusedError is a DeleteMissing backfill refused before it sent
+// anything; it wraps ErrDeleteUnscoped, ErrDeleteUnconfirmed or
+// ErrDeleteSubject.
+type DeleteRefusedError struct {
+	Plan DeletePlan
+	Err  error
+	// Subject and ID name, for ErrDeleteSubject, the subject no stream
+	// stores and a document whose record names it.
+	Subject, ID string
+}
+
+func (e *DeleteRefusedError) Error() string {
+	switch {
+	case errors.Is(e.Err, ErrDeleteSubject):
+		return fmt.Sprintf("%v: %s (the record of %q names it); nothing was sent", e.Err, e.Subject, e.ID)
+	case errors.Is(e.Err, ErrDeleteUnscoped):
+		return fmt.Sprintf("%v: DeleteMissing would delete %s; set IDPrefix, or DeleteAll; nothing was sent", e.Err, e.Plan.Summary())
+	default:
+		return fmt.Sprintf("%v: DeleteMissing would delete %s, more than %d%%; set ConfirmDeletes; nothing was sent", e.Err, e.Plan.Summary(), ConfirmDeletesAbove)
+	}
+}
+
+func (e *DeleteRefusedError) Unwrap() error { return e.Err }
+
+// Summary says the plan in words: "3 of the 40 documents recorded under
+// "kb/" (7.5%), on ingest.docs (2), ingest.kb (1)".
+func (d DeletePlan) Summary() string {
+	under := "recorded"
+	switch {
+	case len(d.Scopes) == 1 && d.Scopes[0] != "":
+		under = fmt.Sprintf("recorded under %q", d.Scopes[0])
+	case len(d.Scopes) > 1:
+		under = fmt.Sprintf("recorded under the %d mailboxes", len(d.Scopes))
+	}
+	s := fmt.Sprintf("%d of the %d documents %s (%.3g%%)", len(d.IDs), d.Recorded, under, 100*float64(len(d.IDs))/float64(max(d.Recorded, 1)))
+	if len(d.Subjects) == 0 {
+		return s
+	}
+	var parts []string
+	for _, sub := range slices.Sorted(maps.Keys(d.Subjects)) {
+		name := sub
+		if sub == "" {
+			name = "the run's subject (records that name none)"
+		}
+		parts = append(parts, fmt.Sprintf("%s (%d)", name, d.Subjects[sub]))
+	}
+	return s + ", on " + strings.Join(parts, ", ")
+}
 
 // BackfillOptions configure Producer.Backfill.
 type BackfillOptions struct {
@@ -52,8 +142,21 @@ type BackfillOptions struct {
 	// holds their content's version but another settings fingerprint (or
 	// none). It excludes Force and DeleteMissing.
 	ResendStale bool
-	// DeleteMissing deletes the recorded ids under IDPrefix that are gone.
+	// DeleteMissing deletes the recorded ids under IDPrefix that are gone,
+	// each on the subject its record names. A backfill of files needs a
+	// scope: IDPrefix, or DeleteAll; deletes of more than
+	// ConfirmDeletesAbove percent of the documents recorded under the
+	// scope need ConfirmDeletes (the package doc has the rules).
 	DeleteMissing bool
+	// DeleteAll lets DeleteMissing delete across every id, without
+	// IDPrefix (which it excludes).
+	DeleteAll bool
+	// ConfirmDeletes lets DeleteMissing delete more than
+	// ConfirmDeletesAbove percent of the documents under its scope.
+	ConfirmDeletes bool
+	// OnDeletes, when set, receives what DeleteMissing would delete
+	// before anything is sent (and before a refusal).
+	OnDeletes func(DeletePlan)
 	// DryRun publishes nothing: OnDryRun receives each request that would
 	// be sent, and Stats.Sent counts them.
 	DryRun bool
@@ -124,7 +227,9 @@ func (p *Producer) Backfill(ctx context.Context, o BackfillOptions) (Summary, er
 	}
 	var deletes []string
 	if o.DeleteMissing {
-		deletes = pl.missing(recs, o.IDPrefix, o.Exts)
+		if deletes, err = p.planDeletes(ctx, pl, recs, o); err != nil {
+			return Summary{}, err
+		}
 	}
 	t := &tally{progress: o.OnProgress, sent: o.OnSent}
 	t.s.Total = len(pl.docs) + len(deletes)
@@ -251,6 +356,54 @@ func (pl *plan) missing(recs map[string]recordInfo, prefix string, exts []string
 	}
 	slices.Sort(out)
 	return out
+}
+
+// planDeletes returns the ids DeleteMissing deletes, after reporting
+// them (OnDeletes) and checking its rules (the package doc): a scope, the
+// threshold, a stream for every subject. A dry run is never refused.
+func (p *Producer) planDeletes(ctx context.Context, pl *plan, recs map[string]recordInfo, o BackfillOptions) ([]string, error) {
+	if o.DeleteAll && o.IDPrefix != "" {
+		return nil, errors.New("producer: backfill: DeleteAll excludes IDPrefix")
+	}
+	d := DeletePlan{Scopes: []string{o.IDPrefix}, IDs: pl.missing(recs, o.IDPrefix, o.Exts), Subjects: map[string]int{}}
+	if pl.inputs != nil {
+		d.Scopes = pl.inputs
+	}
+	d.Unscoped = pl.inputs == nil && o.IDPrefix == "" && !o.DeleteAll
+	for id, r := range recs {
+		if !r.deleted && slices.ContainsFunc(d.Scopes, func(sc string) bool { return strings.HasPrefix(id, sc) }) {
+			d.Recorded++
+		}
+	}
+	for _, id := range d.IDs {
+		d.Subjects[recs[id].subject]++
+	}
+	d.OverThreshold = len(d.IDs)*100 > ConfirmDeletesAbove*d.Recorded
+	if o.OnDeletes != nil {
+		o.OnDeletes(d)
+	}
+	switch {
+	case o.DryRun:
+		return d.IDs, nil
+	case d.Unscoped: // even with nothing to delete: the command is wrong
+		return nil, &DeleteRefusedError{Plan: d, Err: ErrDeleteUnscoped}
+	case d.OverThreshold && !o.ConfirmDeletes:
+		return nil, &DeleteRefusedError{Plan: d, Err: ErrDeleteUnconfirmed}
+	}
+	for sub := range d.Subjects {
+		if sub == "" {
+			continue
+		}
+		_, err := p.js.StreamNameBySubject(ctx, sub)
+		if err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
+			return nil, fmt.Errorf("producer: backfill: the stream of subject %s: %w", sub, err)
+		}
+		if err != nil {
+			i := slices.IndexFunc(d.IDs, func(id string) bool { return recs[id].subject == sub })
+			return nil, &DeleteRefusedError{Plan: d, Err: ErrDeleteSubject, Subject: sub, ID: d.IDs[i]}
+		}
+	}
+	return d.IDs, nil
 }
 
 // walkable reports whether chunking.WalkFolder with exts could list rel:
@@ -397,7 +550,7 @@ func (b *backfill) run(ctx context.Context, docs []source, deletes []string) err
 			sent++
 			continue
 		}
-		m, span, err := b.p.tracedMessage(ctx, req, messages.DeleteMsgID(id, b.p.opts.SendID))
+		m, span, err := b.p.tracedMessage(ctx, req, messages.DeleteMsgID(id, b.p.opts.SendID), b.recs[id].subject)
 		if err == nil {
 			if err = b.send(ctx, &outgoing{msg: m, id: id, del: true, span: span}); err != nil {
 				endSend(span, nil, err)
@@ -540,7 +693,7 @@ func (b *backfill) prepare(ctx context.Context, s source) prepared {
 		req, msgID, err = b.p.Request(ctx, doc)
 	}
 	if err == nil {
-		pr.msg, pr.span, err = b.p.tracedMessage(ctx, req, msgID)
+		pr.msg, pr.span, err = b.p.tracedMessage(ctx, req, msgID, "")
 	}
 	pr.err = err
 	return pr

@@ -59,7 +59,7 @@ func TestBackfillIncremental(t *testing.T) {
 	}
 
 	// 2. Re-run over the unchanged folder: nothing is published.
-	s, err = e.producer(Options{}).Backfill(ctx, BackfillOptions{Paths: []string{dir}, DeleteMissing: true})
+	s, err = e.producer(Options{}).Backfill(ctx, BackfillOptions{Paths: []string{dir}, DeleteMissing: true, DeleteAll: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func TestBackfillIncremental(t *testing.T) {
 		t.Fatal(err)
 	}
 	var planned []Planned
-	s, err = e.producer(Options{}).Backfill(ctx, BackfillOptions{Paths: []string{dir}, DeleteMissing: true, DryRun: true,
+	s, err = e.producer(Options{}).Backfill(ctx, BackfillOptions{Paths: []string{dir}, DeleteMissing: true, DeleteAll: true, DryRun: true,
 		OnDryRun: func(p Planned) { planned = append(planned, p) }})
 	if err != nil {
 		t.Fatal(err)
@@ -90,7 +90,7 @@ func TestBackfillIncremental(t *testing.T) {
 	if info2, _ := ingest.Info(ctx); info2.State.LastSeq != uint64(n) {
 		t.Fatalf("dry run published: last seq %d", info2.State.LastSeq)
 	}
-	s, err = e.producer(Options{}).Backfill(ctx, BackfillOptions{Paths: []string{dir}, DeleteMissing: true})
+	s, err = e.producer(Options{}).Backfill(ctx, BackfillOptions{Paths: []string{dir}, DeleteMissing: true, DeleteAll: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func TestBackfillIncremental(t *testing.T) {
 	compareViews(t, e.view(ctx), expected(t, dir, ""))
 
 	// 5. A second -delete-missing run does not delete again; -force sends all.
-	s, err = e.producer(Options{}).Backfill(ctx, BackfillOptions{Paths: []string{dir}, DeleteMissing: true})
+	s, err = e.producer(Options{}).Backfill(ctx, BackfillOptions{Paths: []string{dir}, DeleteMissing: true, DeleteAll: true})
 	if err != nil || s.Sent != 0 {
 		t.Fatalf("after the delete: %+v, %v; want nothing sent", s.Stats, err)
 	}

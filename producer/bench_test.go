@@ -46,7 +46,7 @@ func BenchmarkBackfill4K(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	m, err := p.message(req, id)
+	m, err := p.message(req, id, "")
 	if err != nil {
 		b.Fatal(err)
 	}

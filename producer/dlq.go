@@ -555,55 +555,95 @@ func (d *DLQ) checkObject(ctx context.Context, ref *messages.ContentRef) (KeepRe
 	return "", nil
 }
 
+// ErrPurgeUnscoped is Purge with an empty filter and without
+// PurgeOptions.All: nothing was deleted.
+var ErrPurgeUnscoped = errors.New("producer: dlq purge without a filter")
+
 // PurgeOptions configure Purge.
 type PurgeOptions struct {
 	// DryRun deletes nothing and reports what would be deleted.
 	DryRun bool
+	// All lets an empty filter select every dead letter; without it such
+	// a purge deletes nothing and returns ErrPurgeUnscoped (a dry run
+	// excepted).
+	All bool
+	// OnSelected, when set, receives the number of dead letters selected
+	// before any is deleted (or refused); an error it returns stops the
+	// purge, nothing deleted.
+	OnSelected func(n int) error
 	// OnEntry, when set, receives each dead letter deleted (or to be).
 	OnEntry func(DeadLetterEntry)
 }
 
-// PurgeSummary counts the dead letters deleted (or that would be);
-// NotFound lists the sequences of DLQFilter.Seqs the stream did not hold.
+// PurgeSummary counts the dead letters selected and deleted (or that
+// would be); NotFound lists the sequences of DLQFilter.Seqs the stream
+// did not hold.
 type PurgeSummary struct {
+	Selected int
 	Deleted  int
 	NotFound []uint64
 }
 
+// IsZero reports whether f selects every dead letter.
+func (f DLQFilter) IsZero() bool {
+	return f.Kind == "" && f.Cause == "" && f.Subject == "" && f.IDPrefix == "" && len(f.Seqs) == 0
+}
+
 // Purge deletes, one message at a time, every dead letter f selects that
-// the stream held when it started. A record that holds the purged
-// version as dead-lettered moves to messages.StateDismissed, so the
-// failure is no longer listed.
+// the stream held when it started: it lists them first, reports their
+// number (OnSelected), then deletes exactly those, so a dead letter
+// stored meanwhile is never deleted unseen. A record that holds the
+// purged version as dead-lettered moves to messages.StateDismissed, so
+// the failure is no longer listed.
 func (d *DLQ) Purge(ctx context.Context, f DLQFilter, opts PurgeOptions) (PurgeSummary, error) {
 	var sum PurgeSummary
 	stream, err := d.stream(ctx)
-	if err != nil || stream == nil {
+	if err != nil {
 		sum.NotFound = f.Seqs
 		return sum, err
 	}
-	notFound, err := d.List(ctx, f, func(e DeadLetterEntry) error {
+	var selected []DeadLetterEntry
+	if stream != nil {
+		sum.NotFound, err = d.List(ctx, f, func(e DeadLetterEntry) error {
+			selected = append(selected, e)
+			return nil
+		})
+		if err != nil {
+			return sum, err
+		}
+	} else {
+		sum.NotFound = f.Seqs
+	}
+	sum.Selected = len(selected)
+	if opts.OnSelected != nil {
+		if err := opts.OnSelected(len(selected)); err != nil {
+			return sum, err
+		}
+	}
+	if f.IsZero() && !opts.All && !opts.DryRun {
+		return sum, ErrPurgeUnscoped
+	}
+	for _, e := range selected {
 		if !opts.DryRun {
 			dctx, cancel := context.WithTimeout(ctx, d.opts.AckTimeout)
 			err := stream.DeleteMsg(dctx, e.Seq)
 			cancel()
 			if errors.Is(err, jetstream.ErrMsgNotFound) {
-				return nil // deleted by someone else meanwhile
+				continue // deleted by someone else meanwhile
 			}
 			if err != nil {
-				return fmt.Errorf("delete dead letter %d: %w", e.Seq, err)
+				return sum, fmt.Errorf("delete dead letter %d: %w", e.Seq, err)
 			}
 			if err := d.dismiss(ctx, e); err != nil {
-				return err
+				return sum, err
 			}
 		}
 		sum.Deleted++
 		if opts.OnEntry != nil {
 			opts.OnEntry(e)
 		}
-		return nil
-	})
-	sum.NotFound = notFound
-	return sum, err
+	}
+	return sum, nil
 }
 
 // dismiss moves e's record from dead-lettered to dismissed when it still

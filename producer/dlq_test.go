@@ -361,6 +361,12 @@ func TestDLQFilters(t *testing.T) {
 	if err != nil || ps.Deleted != 4 || e.streamCount(e.cfg.DLQStream) != 6 {
 		t.Fatalf("Purge(dry run) = %+v, %v; DLQ holds %d, want 6", ps, err, e.streamCount(e.cfg.DLQStream))
 	}
+	// Without a filter and without All it counts and deletes nothing.
+	selected := -1
+	ps, err = d.Purge(ctx, DLQFilter{}, PurgeOptions{OnSelected: func(n int) error { selected = n; return nil }})
+	if !errors.Is(err, ErrPurgeUnscoped) || selected != 6 || ps.Deleted != 0 || e.streamCount(e.cfg.DLQStream) != 6 {
+		t.Fatalf("Purge(no filter) = %+v, %v, %d selected; DLQ holds %d, want ErrPurgeUnscoped, 6 selected, 6 kept", ps, err, selected, e.streamCount(e.cfg.DLQStream))
+	}
 	var purged []uint64
 	ps, err = d.Purge(ctx, DLQFilter{IDPrefix: "kb/", Kind: messages.KindPermanent}, PurgeOptions{OnEntry: func(e DeadLetterEntry) { purged = append(purged, e.Seq) }})
 	if err != nil || ps.Deleted != 3 || !slices.Equal(purged, []uint64{a, b, old}) {

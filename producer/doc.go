@@ -34,9 +34,9 @@
 //     record's doc_version and the settings fingerprint of the request it
 //     would send equals the record's. The fingerprint is computed as the
 //     workers compute it (registry.Resolver.Choose, Options.Chunkers)
-//     with the chunker defaults and sink encoding the workers advertise in
-//     the same bucket (none advertised: a worker without chunker settings
-//     writing to the subject sink), once per
+//     with the fleet's chunker defaults and the sink encoding in the same
+//     bucket (none set: a worker without chunker settings writing to the
+//     subject sink), once per
 //     format within a backfill (the only part of the request that varies
 //     from document to document). A record without a fingerprint counts
 //     as changed. The record is messages.DocRecord, the type the workers
@@ -54,6 +54,23 @@
 //     roots: a file filtered out is not gone, and ids other sends put under
 //     the prefix are left alone. For mailboxes, an id under
 //     "<mailbox id>#" whose thread is gone.
+//   - Deletes cannot surprise: before anything is sent, OnDeletes gets the
+//     DeletePlan (the ids, how many documents are recorded under the
+//     scope, the subjects). A backfill of files needs a scope, IDPrefix or
+//     DeleteAll: the walk knows nothing of other senders' ids, so without
+//     one every id of the pipeline looks gone; a run without is refused
+//     (ErrDeleteUnscoped) even with nothing to delete, so a command that
+//     would one day wipe the pipeline fails on its first run. Mailboxes
+//     are scoped by their "<mailbox id>#". Deleting more than
+//     ConfirmDeletesAbove (10) percent of the documents recorded under the
+//     scope needs ConfirmDeletes (ErrDeleteUnconfirmed): a folder renamed
+//     or unmounted looks like mass deletion, a few removed files do not.
+//     Each delete goes to the subject its record names (DocRecord.Subject,
+//     where its versions went, so its chunk records land beside theirs);
+//     a record without one, written before the field, gets Options.Subject.
+//     A subject no stream stores refuses the run (ErrDeleteSubject). A dry
+//     run is never refused. The refusals are a *DeleteRefusedError with
+//     the plan, and nothing is sent.
 //   - Publishing: at most Options.MaxPending requests and MaxPendingBytes
 //     in flight; PubAcks are collected in publish order, each waited for
 //     until its publish time plus AckTimeout (so the waits overlap). A
@@ -173,14 +190,16 @@
 //     keeps the dead letter (the publish stored nothing). A content_ref
 //     whose object is gone (the objects bucket's TTL) is reported and
 //     kept: the request would only fail again as missing_object.
-//   - Purge deletes the selected dead letters one by one (never a purge
+//   - Purge lists the selected dead letters, reports their number
+//     (OnSelected), then deletes exactly those one by one (never a purge
 //     of the stream), so a dead letter stored during the run is never
-//     deleted unseen.
+//     deleted unseen. An empty filter needs PurgeOptions.All
+//     (ErrPurgeUnscoped otherwise): "every dead letter" is spelled out.
 //
 // Status and waiting (status.go, wait.go):
 //   - ReadStatus counts the document records by state (one pass, the
 //     same watch a backfill makes), and reads the consumer's backlog, the
-//     dead letter stream's size and the advertised chunker defaults; a
+//     dead letter stream's size and the fleet's chunker defaults; a
 //     stream, consumer or bucket not set up yet reads as empty, not as an
 //     error, so status answers before the first worker starts.
 //   - Wait decides from the document records only, which the workers move

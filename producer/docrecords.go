@@ -19,6 +19,9 @@ type recordInfo struct {
 	fingerprint [32]byte // the settings fingerprint; zero when absent or not hex
 	done        bool
 	deleted     bool
+	// subject is the subject the version's request came on ("" when the
+	// record does not say), shared between the records of one subject.
+	subject string
 }
 
 // sameContent reports whether the record is a done upsert of the content
@@ -38,6 +41,7 @@ func (r recordInfo) sameSettings(fp string) bool {
 // loadRecords reads every document record of the bucket, by document id.
 func loadRecords(ctx context.Context, js jetstream.JetStream, bucket string) (map[string]recordInfo, error) {
 	out := make(map[string]recordInfo)
+	subjects := make(map[string]string) // one copy of each subject
 	err := EachRecord(ctx, js, bucket, func(id string, rec messages.DocRecord, ok bool) error {
 		if !ok {
 			return nil // unreadable: treated as absent, the document is sent
@@ -47,6 +51,14 @@ func loadRecords(ctx context.Context, js jetstream.JetStream, bucket string) (ma
 		decodeSum(&info.fingerprint, rec.Fingerprint)
 		info.done = rec.State == messages.StateDone
 		info.deleted = rec.Op == messages.OpDelete
+		if rec.Subject != "" {
+			s, ok := subjects[rec.Subject]
+			if !ok {
+				s = rec.Subject
+				subjects[s] = s
+			}
+			info.subject = s
+		}
 		out[id] = info
 		return nil
 	})
@@ -66,18 +78,18 @@ func decodeSum(sum *[32]byte, s string) {
 	}
 }
 
-// loadDefaults reads the chunker defaults the workers advertise, retried
+// loadDefaults reads the fleet's chunker defaults, retried
 // as the set-up is (the bucket's leader may still be being elected). None
-// advertised reads as the zero defaults, a worker's without settings.
+// set reads as the zero defaults, a worker's without settings.
 func loadDefaults(ctx context.Context, js jetstream.JetStream, top topology.Config) (d messages.ChunkerDefaults, err error) {
-	err = topology.Retry(ctx, top, "read", "the workers' chunker defaults", func(ctx context.Context) error {
+	err = topology.Retry(ctx, top, "read", "the fleet's chunker defaults", func(ctx context.Context) error {
 		d, _, err = readDefaults(ctx, js, top.DocsBucket)
 		return err
 	})
 	return d, err
 }
 
-// readDefaults reads the advertised chunker defaults; ok: some are.
+// readDefaults reads the fleet's chunker defaults; ok: some are set.
 func readDefaults(ctx context.Context, js jetstream.JetStream, bucket string) (d messages.ChunkerDefaults, ok bool, err error) {
 	kv, err := js.KeyValue(ctx, bucket)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
@@ -91,10 +103,10 @@ func readDefaults(ctx context.Context, js jetstream.JetStream, bucket string) (d
 		return messages.ChunkerDefaults{}, false, nil
 	}
 	if err != nil {
-		return messages.ChunkerDefaults{}, false, fmt.Errorf("producer: read the workers' chunker defaults: %w", err)
+		return messages.ChunkerDefaults{}, false, fmt.Errorf("producer: read the fleet's chunker defaults: %w", err)
 	}
 	if d, err = messages.DecodeChunkerDefaults(e.Value()); err != nil {
-		return messages.ChunkerDefaults{}, false, fmt.Errorf("producer: the workers' chunker defaults: %w", err)
+		return messages.ChunkerDefaults{}, false, fmt.Errorf("producer: the fleet's chunker defaults: %w", err)
 	}
 	return d, true, nil
 }

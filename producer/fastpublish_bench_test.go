@@ -42,7 +42,7 @@ func BenchmarkBackfillFastIngest(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	m, err := p.message(req, id)
+	m, err := p.message(req, id, "")
 	if err != nil {
 		b.Fatal(err)
 	}

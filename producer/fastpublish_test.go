@@ -294,7 +294,7 @@ func TestFastBatchDeduplicates(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if msgs[i], err = p.message(req, msgID); err != nil {
+		if msgs[i], err = p.message(req, msgID, ""); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -166,12 +166,13 @@ func (p *Producer) putObject(ctx context.Context, name string, content []byte) e
 	return nil
 }
 
-func (p *Producer) message(req *messages.IngestRequest, msgID string) (*nats.Msg, error) {
+// message encodes req for subject ("": Options.Subject).
+func (p *Producer) message(req *messages.IngestRequest, msgID, subject string) (*nats.Msg, error) {
 	data, err := messages.EncodeIngest(req, p.opts.ContentType)
 	if err != nil {
 		return nil, fmt.Errorf("producer: %w", err)
 	}
-	m := nats.NewMsg(p.opts.Subject)
+	m := nats.NewMsg(cmp.Or(subject, p.opts.Subject))
 	m.Data = data
 	m.Header.Set(messages.HeaderContentType, p.opts.ContentType)
 	m.Header.Set(messages.HeaderMsgID, msgID)
@@ -195,7 +196,7 @@ func (p *Producer) Delete(ctx context.Context, docID string) (*jetstream.PubAck,
 
 // publish sends req and waits for its PubAck; what names it in errors.
 func (p *Producer) publish(ctx context.Context, req *messages.IngestRequest, msgID, what string) (*jetstream.PubAck, error) {
-	m, span, err := p.tracedMessage(ctx, req, msgID)
+	m, span, err := p.tracedMessage(ctx, req, msgID, "")
 	if err != nil {
 		return nil, err
 	}
@@ -280,7 +281,7 @@ func (b *Batch) Add(ctx context.Context, doc Document) error {
 	if err != nil {
 		return err
 	}
-	m, span, err := b.p.tracedMessage(ctx, req, id)
+	m, span, err := b.p.tracedMessage(ctx, req, id, "")
 	if err != nil {
 		return err
 	}
@@ -315,7 +316,7 @@ func (b *Batch) Wait(ctx context.Context) error {
 
 // checkText refuses a document of a text format whose content is not
 // valid UTF-8, which the workers would dead-letter; the error matches
-// chunking.ErrNotUTF8.
+// chunking.ErrNotUTF8 and ErrTextNotSent.
 func (p *Producer) checkText(doc *Document, file string) error {
 	format := p.opts.Chunkers.InferFormat(doc.ID)
 	if doc.Format != "" {
@@ -332,5 +333,10 @@ func (p *Producer) checkText(doc *Document, file string) error {
 	if file == "" {
 		file = doc.ID
 	}
-	return fmt.Errorf("%s (%s): %w: not sent (fix the file, or send it as it is with -send-invalid-utf8)", file, format.Name, err)
+	return fmt.Errorf("%s (%s): %w: %w", file, format.Name, err, ErrTextNotSent)
 }
+
+// ErrTextNotSent marks a document of a text format refused before
+// sending because it is not valid UTF-8 (BackfillOptions.SendInvalidText
+// sends such documents); the error also matches chunking.ErrNotUTF8.
+var ErrTextNotSent = errors.New("not sent")

@@ -213,7 +213,7 @@ func TestReplayKeepsItsPlaceInTime(t *testing.T) {
 			if rec.State != messages.StateDeadLettered || rec.IngestSeq != c.v1 || rec.LastFailure.IngestSeq != c.v1 {
 				t.Fatalf("record %+v, want version %d dead-lettered", rec, c.v1)
 			}
-			if _, err := NewDLQ(c.js, DLQOptions{}).Purge(c.ctx, DLQFilter{}, PurgeOptions{}); err != nil {
+			if _, err := NewDLQ(c.js, DLQOptions{}).Purge(c.ctx, DLQFilter{}, PurgeOptions{All: true}); err != nil {
 				t.Fatal(err)
 			}
 			rec, _, _ = ReadRecord(c.ctx, c.js, c.cfg.DocsBucket, replayDoc)

@@ -245,7 +245,7 @@ func TestSenderRetriesThroughOutage(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m, err := p.message(req, msgID)
+		m, err := p.message(req, msgID, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -458,7 +458,7 @@ func TestSenderPresumesLostPubAcks(t *testing.T) {
 			req, msgID, err := p.Request(ctx, Document{ID: id, Content: mdContent(i, 200)})
 			if err == nil {
 				var m *nats.Msg
-				if m, err = p.message(req, msgID); err == nil {
+				if m, err = p.message(req, msgID, ""); err == nil {
 					err = snd.send(ctx, &outgoing{msg: m, id: id})
 				}
 			}

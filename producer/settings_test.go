@@ -2,6 +2,7 @@ package producer
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -189,6 +190,12 @@ func TestResendStale(t *testing.T) {
 		rec, _, _, _ := worker.NewKVRecords(e.top.Docs).Get(ctx, id)
 		before[id] = rec.IngestSeq
 	}
+	// The operator sets the fleet's new defaults; the workers restart with
+	// them.
+	old, had, set, err := SetChunkerDefaults(ctx, e.js, e.cfg.Config, nil, registry.Defaults{Chunker: "twostep", Options: map[string]any{"max_chunk_size": 300}})
+	if err != nil || !had || old.Chunker != "markdown" || set.Chunker != "twostep" || fmt.Sprint(set.Options["max_chunk_size"]) != "300" {
+		t.Fatalf("SetChunkerDefaults = %+v, %v, %+v, %v", old, had, set, err)
+	}
 	e.cfg.Chunker, e.cfg.ChunkerOptions = "twostep", worker.ChunkerOptions{"max_chunk_size": 300}
 	stop := e.startWorker(ctx)
 	waitAdvertised(t, e, "twostep")
@@ -259,7 +266,7 @@ func (e *env) startWorker(ctx context.Context) (stop func()) {
 	return stop
 }
 
-// waitAdvertised waits until the workers advertise chunker.
+// waitAdvertised waits until the fleet's defaults name chunker.
 func waitAdvertised(t *testing.T, e *env, chunker string) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)

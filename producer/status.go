@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -42,9 +43,13 @@ type Status struct {
 	Backlog *Backlog `json:"backlog"`
 	// DeadLetters is the DLQ stream's message count (-1: no stream).
 	DeadLetters int64 `json:"dead_letters"`
-	// ChunkerDefaults are the workers' advertised defaults (nil: none).
+	// ChunkerDefaults are the fleet's chunker defaults (nil: none set).
 	ChunkerDefaults *messages.ChunkerDefaults `json:"chunker_defaults"`
-	Workers         []messages.WorkerPresence `json:"workers"`
+	// Workers are the running workers' presences; Gone those of workers
+	// that stopped writing theirs (messages.PresenceTTL) and that no
+	// running worker has removed yet.
+	Workers []messages.WorkerPresence `json:"workers"`
+	Gone    []messages.WorkerPresence `json:"gone_workers,omitempty"`
 }
 
 // ReadStatus reads the pipeline's status; what is not set up yet reads as
@@ -79,8 +84,17 @@ func ReadStatus(ctx context.Context, js jetstream.JetStream, cfg topology.Config
 	if err != nil {
 		return Status{}, err
 	}
-	if st.Workers, err = ReadWorkers(ctx, js, cfg.DocsBucket); err != nil {
+	ws, err := ReadWorkers(ctx, js, cfg.DocsBucket)
+	if err != nil {
 		return Status{}, err
+	}
+	now := time.Now()
+	for _, p := range ws {
+		if p.Gone(now) {
+			st.Gone = append(st.Gone, p)
+		} else {
+			st.Workers = append(st.Workers, p)
+		}
 	}
 	if ok {
 		st.ChunkerDefaults = &d

@@ -136,7 +136,7 @@ func (p *Producer) sendLine(ctx context.Context, bf *backfill, snd *sender, o St
 		}
 	}
 	r.V = messages.Version
-	if out.msg, out.span, err = p.tracedMessage(ctx, r, msgID); err != nil {
+	if out.msg, out.span, err = p.tracedMessage(ctx, r, msgID, ""); err != nil {
 		bad(req.ID, err)
 		return nil
 	}

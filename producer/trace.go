@@ -24,8 +24,8 @@ const (
 )
 
 // tracedMessage is message, traced by a send span the caller ends.
-func (p *Producer) tracedMessage(ctx context.Context, req *messages.IngestRequest, msgID string) (*nats.Msg, trace.Span, error) {
-	m, err := p.message(req, msgID)
+func (p *Producer) tracedMessage(ctx context.Context, req *messages.IngestRequest, msgID, subject string) (*nats.Msg, trace.Span, error) {
+	m, err := p.message(req, msgID, subject)
 	if err != nil {
 		return nil, nil, err
 	}

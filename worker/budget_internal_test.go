@@ -159,9 +159,9 @@ func TestCheckChunkSize(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			w := testWorker()
 			w.cfg.MinChunkChars = c.chars
-			choice, err := w.chunkers.Choose(registry.Request{ID: "a.md", Chunker: c.chunker, Options: c.opts})
+			choice, err := w.resolver().Choose(registry.Request{ID: "a.md", Chunker: c.chunker, Options: c.opts})
 			if c.chunker == "email" {
-				choice, err = w.chunkers.Choose(registry.Request{ID: "a.mbox", Chunker: c.chunker, Options: c.opts})
+				choice, err = w.resolver().Choose(registry.Request{ID: "a.mbox", Chunker: c.chunker, Options: c.opts})
 			}
 			if err != nil {
 				t.Fatal(err)

@@ -57,9 +57,11 @@ type Config struct {
 	MinChunkChars  int `env:"CHUNKSTREAM_MIN_CHUNK_CHARS" envDefault:"32" help:"smallest chunk size in characters a request may ask for: max_char (markdown), max_chars (email) (0: no bound)"`
 	MinChunkWords  int `env:"CHUNKSTREAM_MIN_CHUNK_WORDS" envDefault:"8" help:"smallest chunk size in words a request may ask for: max_chunk_size (twostep) (0: no bound)"`
 	MinChunkTokens int `env:"CHUNKSTREAM_MIN_CHUNK_TOKENS" envDefault:"8" help:"smallest chunk size in tokens a request may ask for, with a tokenizer (0: no bound)"`
-	// Chunker is the chunker of requests that name none, for the formats
-	// it reads; empty means each format's default.
-	Chunker string `env:"CHUNKSTREAM_CHUNKER" envDefault:"markdown" help:"chunker of requests that name none, for the formats it reads"`
+	// Chunker is the worker's own chunker of requests that name none, for
+	// the formats it reads; empty means each format's default. With
+	// ChunkerOptions it is the fleet's default only when it is the first
+	// worker's (doc.go, "One fleet, one resolution").
+	Chunker string `env:"CHUNKSTREAM_CHUNKER" envDefault:"markdown" help:"this worker's own default chunker of requests that name none (the fleet's, set by the first worker, apply)"`
 	// ChunkerOptions are options of Chunker beneath a request's own:
 	// request > these > the chunker's defaults.
 	ChunkerOptions ChunkerOptions `env:"CHUNKSTREAM_CHUNKER_OPTIONS" help:"options of the default chunker beneath a request's own, as a JSON object"`

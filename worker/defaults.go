@@ -1,61 +1,212 @@
 package worker
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/chunkstream/chunkstream/chunking/registry"
 	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/topology"
 )
 
-// ChunkerDefaults returns the chunker defaults the worker applies and
-// advertises (Config.Chunker and ChunkerOptions resolved, the sink's
-// encoding).
+// DependencyDefaults names, among what a worker waits for (doc.go, "Sink
+// outages"), the fleet's chunker defaults when they do not resolve with
+// its chunkers: it holds its deliveries rather than resolve them
+// otherwise than the fleet.
+const DependencyDefaults = "chunker_defaults"
+
+// ChunkerDefaults returns the chunker defaults the worker applies now:
+// the fleet's (doc.go, "One fleet, one resolution"), resolved, with the
+// sink's encoding.
 func (w *Worker) ChunkerDefaults() messages.ChunkerDefaults {
-	d := w.chunkers.Defaults()
+	d := w.resolver().Defaults()
 	return messages.ChunkerDefaults{Chunker: d.Chunker, Options: d.Options, Encoding: w.encoding}
 }
 
-// advertise writes the worker's chunker defaults under
-// messages.ChunkerDefaultsKey (doc.go, "Chunker settings"). The read and
-// the write are retried as the set-up is (topology.Retry): right after the
-// set-up the bucket's leader may still be being elected.
-func (w *Worker) advertise(ctx context.Context) error {
-	defaults := w.ChunkerDefaults()
-	val, err := messages.EncodeChunkerDefaults(defaults)
-	if err != nil {
-		return fmt.Errorf("worker: advertise chunker defaults: %w", err)
-	}
+// OwnChunkerDefaults returns the worker's own chunker defaults
+// (Config.Chunker and ChunkerOptions resolved, the sink's encoding),
+// which it applies only when they are the fleet's.
+func (w *Worker) OwnChunkerDefaults() messages.ChunkerDefaults {
+	d := w.own.Defaults()
+	return messages.ChunkerDefaults{Chunker: d.Chunker, Options: d.Options, Encoding: w.encoding}
+}
+
+// resolver returns the resolver of the fleet's defaults.
+func (w *Worker) resolver() *registry.Resolver { return w.chunkers.Load() }
+
+// sameResolution reports whether two defaults resolve requests alike:
+// the same chunker and options (by their JSON), whatever the encoding.
+func sameResolution(a, b messages.ChunkerDefaults) bool {
+	a.Encoding, b.Encoding = "", ""
+	return a.Equal(b)
+}
+
+// defaultsJSON is d as the key holds it, for log lines.
+func defaultsJSON(d messages.ChunkerDefaults) string {
+	b, _ := messages.EncodeChunkerDefaults(d)
+	return string(b)
+}
+
+// adoptDefaults runs at the start of Run: it reads the fleet's chunker
+// defaults under messages.ChunkerDefaultsKey and follows them; when there
+// are none (or with Options.SetFleetDefaults) it writes its own, so the
+// first worker of a fleet sets them. Its sink's encoding, which is not
+// the fleet's to choose, replaces the one the key holds. Reads and writes
+// are retried as the set-up is (topology.Retry): right after the set-up
+// the bucket's leader may still be being elected.
+func (w *Worker) adoptDefaults(ctx context.Context) error {
 	kv := w.top.Docs
-	var e jetstream.KeyValueEntry
-	if err := topology.Retry(ctx, w.cfg.Config, "read", "the advertised chunker defaults", func(ctx context.Context) error {
-		e, err = kv.Get(ctx, messages.ChunkerDefaultsKey)
-		if errors.Is(err, jetstream.ErrKeyNotFound) {
-			e, err = nil, nil
+	own := w.OwnChunkerDefaults()
+	for {
+		var e jetstream.KeyValueEntry
+		if err := topology.Retry(ctx, w.cfg.Config, "read", "the fleet's chunker defaults", func(ctx context.Context) error {
+			var err error
+			e, err = kv.Get(ctx, messages.ChunkerDefaultsKey)
+			if errors.Is(err, jetstream.ErrKeyNotFound) {
+				e, err = nil, nil
+			}
+			return err
+		}); err != nil {
+			return fmt.Errorf("worker: %w", err)
 		}
-		return err
-	}); err != nil {
-		return fmt.Errorf("worker: %w", err)
-	}
-	if e != nil {
-		cur, derr := messages.DecodeChunkerDefaults(e.Value())
-		if derr == nil && cur.Equal(defaults) {
-			w.advertised.Store(true)
-			return nil
+		next, rev := own, uint64(0)
+		switch {
+		case e != nil && w.setFleetDefaults:
+			rev = e.Revision()
+		case e != nil:
+			cur, err := messages.DecodeChunkerDefaults(e.Value())
+			if err != nil {
+				return fmt.Errorf("worker: the fleet's chunker defaults (key %s): %w", messages.ChunkerDefaultsKey, err)
+			}
+			w.follow(cur)
+			if cur.Encoding == w.encoding {
+				w.advertised.Store(true)
+				return nil
+			}
+			w.log.Warn("replacing the sink encoding other workers advertised: until they restart with this one, their records hold other settings fingerprints",
+				"advertised", cur.Encoding, "encoding", w.encoding)
+			next, rev = cur, e.Revision()
+			next.Encoding = w.encoding
 		}
-		w.log.Warn("replacing the chunker defaults other workers advertised: until they restart with these, their records hold other settings fingerprints",
-			"advertised", string(e.Value()), "chunker_defaults", string(val))
+		val, err := messages.EncodeChunkerDefaults(next)
+		if err != nil {
+			return fmt.Errorf("worker: chunker defaults: %w", err)
+		}
+		err = topology.Retry(ctx, w.cfg.Config, "write", "the chunker defaults", func(ctx context.Context) error {
+			var err error
+			if rev == 0 {
+				_, err = kv.Create(ctx, messages.ChunkerDefaultsKey, val) // also over a deletion marker
+			} else {
+				_, err = kv.Update(ctx, messages.ChunkerDefaultsKey, val, rev)
+			}
+			return err
+		})
+		if topology.IsCASConflict(err) {
+			continue // another worker wrote them meanwhile: read them again
+		}
+		if err != nil {
+			return fmt.Errorf("worker: write the chunker defaults: %w", err)
+		}
+		if e == nil || w.setFleetDefaults {
+			w.follow(next)
+			w.log.Info("fleet chunker defaults set to this worker's", "chunker_defaults", string(val))
+		}
+		w.advertised.Store(true)
+		return nil
 	}
-	if err := topology.Retry(ctx, w.cfg.Config, "write", "the chunker defaults", func(ctx context.Context) error {
-		_, err := kv.Put(ctx, messages.ChunkerDefaultsKey, val)
-		return err
-	}); err != nil {
-		return fmt.Errorf("worker: advertise: %w", err)
+}
+
+// follow makes the fleet's defaults d the worker's resolution. When they
+// do not resolve with its chunkers (a chunker or option it does not
+// know) it holds its deliveries, DependencyDefaults down, until they do;
+// when they differ from its own it says so.
+func (w *Worker) follow(d messages.ChunkerDefaults) {
+	rs, err := w.own.Registry().Resolver(registry.Defaults{Chunker: d.Chunker, Options: d.Options})
+	if err != nil {
+		w.log.Error("the fleet's chunker defaults do not resolve with this worker's chunkers: holding requests until they do (set them with `producer defaults set`, or run a worker that knows them)",
+			"fleet", defaultsJSON(d), "err", err)
+		w.out.setDown(DependencyDefaults, fmt.Errorf("fleet chunker defaults %s: %w", defaultsJSON(d), err), false)
+		return
 	}
-	w.advertised.Store(true)
-	w.log.Info("chunker defaults advertised", "chunker_defaults", string(val))
+	fleet := messages.ChunkerDefaults{Chunker: rs.Defaults().Chunker, Options: rs.Defaults().Options}
+	changed := !sameResolution(fleet, w.ChunkerDefaults())
+	if changed {
+		w.chunkers.Store(rs)
+	}
+	w.out.markUp(DependencyDefaults)
+	own := w.OwnChunkerDefaults()
+	other := !sameResolution(fleet, own)
+	wasOther := w.otherDefaults.Swap(other)
+	switch {
+	case other && (changed || !wasOther):
+		w.log.Warn("this worker's own chunker defaults differ from the fleet's: following the fleet's, as every worker does",
+			"fleet", defaultsJSON(fleet), "own", defaultsJSON(own))
+	case changed:
+		w.log.Info("following the fleet's chunker defaults", "fleet", defaultsJSON(fleet))
+	}
+}
+
+// watchDefaults follows every change of the fleet's defaults until ctx
+// ends, so the fleet switches at once when an operator sets them; a
+// watch that ends (the bucket set up again) is started again.
+func (w *Worker) watchDefaults(ctx context.Context) {
+	var last []byte
+	for ctx.Err() == nil {
+		watcher, err := w.top.Docs.Watch(ctx, messages.ChunkerDefaultsKey, jetstream.IgnoreDeletes())
+		if err != nil {
+			w.log.Debug("watch of the fleet's chunker defaults not started", "err", err)
+		} else {
+			for e := range watcher.Updates() {
+				if e == nil || bytes.Equal(e.Value(), last) {
+					continue
+				}
+				last = bytes.Clone(e.Value())
+				d, err := messages.DecodeChunkerDefaults(e.Value())
+				if err != nil {
+					w.log.Error("the fleet's chunker defaults do not decode: following the ones read before", "key", messages.ChunkerDefaultsKey, "err", err)
+					continue
+				}
+				w.follow(d)
+			}
+			_ = watcher.Stop()
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// probeDefaults reads the fleet's defaults again and follows them; it
+// fails while they do not resolve.
+func (w *Worker) probeDefaults(ctx context.Context) error {
+	e, err := w.top.Docs.Get(ctx, messages.ChunkerDefaultsKey)
+	if err != nil {
+		return fmt.Errorf("worker: read the fleet's chunker defaults: %w", err)
+	}
+	d, err := messages.DecodeChunkerDefaults(e.Value())
+	if err != nil {
+		return fmt.Errorf("worker: the fleet's chunker defaults: %w", err)
+	}
+	if _, err := w.own.Registry().Resolver(registry.Defaults{Chunker: d.Chunker, Options: d.Options}); err != nil {
+		return fmt.Errorf("worker: the fleet's chunker defaults %s: %w", defaultsJSON(d), err)
+	}
+	w.follow(d)
 	return nil
+}
+
+// ownDefaultsShown is what the presence says of the worker's own
+// defaults: them when they differ from the fleet's, else nil.
+func (w *Worker) ownDefaultsShown() *messages.ChunkerDefaults {
+	if !w.otherDefaults.Load() {
+		return nil
+	}
+	own := w.OwnChunkerDefaults()
+	own.Encoding = ""
+	return &own
 }

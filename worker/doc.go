@@ -232,14 +232,12 @@
 //     and file_format metadata. The resolved format
 //     (registry.Registry.InferFormat) picks the default chunker and
 //     decides the UTF-8 check (its Text formats).
-//   - Chunker settings: request > worker defaults > chunker defaults,
-//     resolved once per request by the registry's Resolver, which caches
-//     the chunkers it builds (the worker never names a chunker). The
-//     worker's defaults (Config.Chunker and ChunkerOptions) are validated
-//     by New against Options.Chunkers and advertised at the start of Run
-//     under messages.ChunkerDefaultsKey in the bucket of document records,
-//     for producers (rewritten only when they differ, with a warning: the
-//     last worker started wins), with the sink's encoding. A program
+//   - Chunker settings: request > the fleet's defaults > chunker
+//     defaults, resolved once per request by the registry's Resolver,
+//     which caches the chunkers it builds (the worker never names a
+//     chunker). The worker's own defaults (Config.Chunker and
+//     ChunkerOptions) are validated by New against Options.Chunkers; which
+//     defaults it applies is "One fleet, one resolution" below. A program
 //     serves its own chunkers by handing the worker a registry that lists
 //     them.
 //   - The streams, buckets and consumer are package topology's (Setup);
@@ -266,6 +264,43 @@
 //     redelivered after AckWait).
 //   - Metrics live in a private registry (NewMetrics); the sink is
 //     decorated by SinkMetrics.
+//
+// # One fleet, one resolution
+//
+// A request that leaves its chunker or options out must be chunked alike
+// by every worker, during a rollout too: a request with max_char and no
+// chunker is markdown's under markdown defaults and a dead letter under
+// twostep ones. So the defaults a worker applies are the fleet's, one
+// value under messages.ChunkerDefaultsKey in the bucket of document
+// records (defaults.go), never its own when they differ:
+//
+//   - The first worker to start on a server with none writes its own (a
+//     create, so two first workers cannot both win); an operator
+//     replaces them with `producer defaults set` (producer.SetChunkerDefaults).
+//     A worker never replaces them, except with Options.SetFleetDefaults
+//     (local mode, whose embedded server has no other worker).
+//   - A worker whose own defaults differ follows the fleet's: it logs one
+//     warning naming both, and its presence carries its own
+//     (own_defaults), so `producer defaults` and `producer status` list
+//     it. Following rather than refusing to start keeps a rollout going:
+//     refusing would crash-loop every pod of a deployment whose variables
+//     changed, while the old pods kept the old defaults anyway.
+//   - Every worker watches the key and follows a change at once, so an
+//     operator's change switches the fleet together: while the change
+//     travels to each worker (milliseconds) a request may be resolved with
+//     the old defaults or the new, and one already being chunked finishes
+//     with those it started with; its record's fingerprint says which.
+//   - Fleet defaults a worker cannot resolve (a chunker or option its
+//     registry does not know) are not replaced by its own: it holds its
+//     deliveries as in an outage of the dependency DependencyDefaults (not
+//     ready, nothing fetched, nothing dead-lettered) until they resolve,
+//     probing the key. A new version's pods are then never ready and a
+//     rolling update stops before it mixes resolutions.
+//   - The sink's encoding, which is in the same value for producers'
+//     fingerprints, is the sink's, not the fleet's to choose: a worker
+//     whose encoding differs writes its own there (the BM25 migration of
+//     docs/operations.md relies on it), keeping the fleet's chunker and
+//     options.
 //
 // # Failures in the document record
 //

@@ -63,11 +63,13 @@ func testWorker() *Worker {
 	if err != nil {
 		panic(err)
 	}
-	return &Worker{cfg: cfg, log: log, m: m, chunkers: chunkers,
+	w := &Worker{cfg: cfg, log: log, m: m, own: chunkers,
 		backoff:  Backoff{Base: time.Second, Max: 8 * time.Second, Rand: func() float64 { return 0.5 }},
 		out:      newOutageState(log, m),
 		tracer:   tracing.Tracer(nil),
 		ackSlots: make(chan struct{}, maxAckConfirmations)}
+	w.chunkers.Store(chunkers)
+	return w
 }
 
 // TestHeartbeat: in-progress acks every AckWait/3 while work runs, none

@@ -214,8 +214,11 @@ func (w *Worker) probe(ctx context.Context) {
 func (w *Worker) probeDependency(ctx context.Context, dep string) (real bool, err error) {
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
-	if dep == DependencyJetStream {
+	switch dep {
+	case DependencyJetStream:
 		return true, w.probeJetStream(ctx)
+	case DependencyDefaults:
+		return true, w.probeDefaults(ctx)
 	}
 	if ps, ok := w.rawSink.(ProbeSink); ok {
 		return true, ps.Probe(ctx, dep)

@@ -10,16 +10,12 @@ import (
 	"github.com/chunkstream/chunkstream/messages"
 )
 
-// staleAfter is the age at which a presence left by a worker that died is
-// removed by the next worker that starts.
-const staleAfter = time.Hour
-
 // present writes the worker's presence (messages.WorkerPresence) in the
 // bucket of document records, for `producer status` and `producer -wait`.
 func (w *Worker) present(ctx context.Context, ready bool) {
 	host, _ := os.Hostname()
 	p := messages.WorkerPresence{ID: w.id, Host: host, Started: w.started, Seen: time.Now().UTC(),
-		Ready: ready, InFlight: int(w.inFlight.Load())}
+		Ready: ready, InFlight: int(w.inFlight.Load()), OwnDefaults: w.ownDefaultsShown()}
 	if n := w.lastPull.Load(); n != 0 {
 		p.LastPull = time.Unix(0, n).UTC()
 	}
@@ -35,23 +31,33 @@ func (w *Worker) present(ctx context.Context, ready bool) {
 	}
 }
 
-// absent removes the worker's presence, and those other workers left more
-// than staleAfter ago.
+// absent removes the worker's presence, and those of workers that are
+// gone.
 func (w *Worker) absent(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
+	_ = w.top.Docs.Purge(ctx, messages.WorkerKey(w.id))
+	w.sweepGone(ctx)
+}
+
+// sweepGone removes the presences of workers that are gone
+// (messages.PresenceTTL), each only if it was not written since it was
+// read.
+func (w *Worker) sweepGone(ctx context.Context) {
 	kv := w.top.Docs
-	_ = kv.Purge(ctx, messages.WorkerKey(w.id))
 	keys, err := kv.ListKeysFiltered(ctx, messages.WorkerKeyPrefix+">")
 	if err != nil {
 		return
 	}
 	for key := range keys.Keys() {
+		if key == messages.WorkerKey(w.id) {
+			continue // its own: not gone
+		}
 		e, err := kv.Get(ctx, key)
 		if err != nil {
 			continue
 		}
-		if p, err := messages.DecodeWorkerPresence(e.Value()); err != nil || time.Since(p.Seen) > staleAfter {
+		if p, err := messages.DecodeWorkerPresence(e.Value()); err != nil || p.Gone(time.Now()) {
 			_ = kv.Purge(ctx, key, jetstream.LastRevision(e.Revision()))
 		}
 	}

@@ -59,7 +59,7 @@ func (w *Worker) process(ctx context.Context, msg jetstream.Msg, streamSeq, deli
 
 	// Step 1; a first delivery of a new version (not a replay) tries to
 	// create the record first (doc.go).
-	rec := messages.DocRecord{IngestSeq: doc.Seq, DocVersion: doc.Version, Op: doc.Op, TraceID: traceID(ctx)}
+	rec := messages.DocRecord{IngestSeq: doc.Seq, DocVersion: doc.Version, Op: doc.Op, Subject: doc.Subject, TraceID: traceID(ctx)}
 	sctx, span := w.step(ctx, SpanRecordStart)
 	st, err := w.records.start(sctx, doc.ID, rec, delivery == 1 && doc.Seq == streamSeq)
 	endStep(span, err)
@@ -255,7 +255,8 @@ func chunkerCause(err error, otherwise fault.Cause) fault.Cause {
 // failure here but a shutdown (ctx's end) is permanent: chunkers are
 // pure, so a retry gives the same result.
 func (w *Worker) chunk(ctx context.Context, req *messages.IngestRequest, subject string, content []byte) ([]Chunk, string, []chunking.Warning, error) {
-	choice, err := w.chunkers.Choose(registry.Request{ID: req.ID, Format: req.Format, Chunker: req.Chunker, Options: req.Options})
+	rs := w.resolver() // one resolution, though the fleet's defaults may change meanwhile
+	choice, err := rs.Choose(registry.Request{ID: req.ID, Format: req.Format, Chunker: req.Chunker, Options: req.Options})
 	if errors.Is(err, registry.ErrUnknownFormat) {
 		return nil, "", nil, permanent(fault.CauseUnknownFormat, err)
 	}
@@ -268,7 +269,7 @@ func (w *Worker) chunk(ctx context.Context, req *messages.IngestRequest, subject
 	}
 	var ch chunking.Chunker
 	if err == nil {
-		ch, err = w.chunkers.Chunker(choice)
+		ch, err = rs.Chunker(choice)
 	}
 	if err != nil {
 		return nil, "", nil, permanent(chunkerCause(err, fault.CauseUnknownChunker), err)

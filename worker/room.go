@@ -94,14 +94,14 @@ const (
 func refusedSize(docBytes int) int64 { return int64(2*docBytes + recordOverhead) }
 
 // probeJetStream checks, with a write, that the worker can store again
-// (doc.go, "Sink outages"); it also advertises the chunker defaults if a
-// full store kept them from being advertised at start.
+// (doc.go, "Sink outages"); it also reads the fleet's chunker defaults if a
+// full store kept them from being read (or written) at start.
 func (w *Worker) probeJetStream(ctx context.Context) error {
 	if _, err := w.top.Docs.Put(ctx, probeKey, []byte(time.Now().UTC().Format(time.RFC3339Nano))); err != nil {
 		return fmt.Errorf("worker: probe: write to bucket %s: %w", w.cfg.DocsBucket, err)
 	}
 	if !w.advertised.Load() {
-		if err := w.advertise(ctx); err != nil {
+		if err := w.adoptDefaults(ctx); err != nil {
 			return err
 		}
 	}

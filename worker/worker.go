@@ -57,7 +57,7 @@ func (r Result) Final() bool {
 type Options struct {
 	// Config holds the settings; New validates it.
 	Config Config
-	// Logger receives JSON logs; nil discards them.
+	// Logger receives the worker's logs; nil discards them.
 	Logger *slog.Logger
 	// Metrics is where the worker counts; nil creates a private set.
 	Metrics *Metrics
@@ -66,6 +66,11 @@ type Options struct {
 	Sink Sink
 	// Chunkers are the chunkers requests may name; nil means registry.Default().
 	Chunkers *registry.Registry
+	// SetFleetDefaults makes the worker write its own chunker defaults
+	// (Config.Chunker, ChunkerOptions) as the fleet's at start, replacing
+	// any, instead of following the fleet's: for a worker that is the
+	// whole fleet (local mode). doc.go, "One fleet, one resolution".
+	SetFleetDefaults bool
 	// OnResult, when set, is called after every delivery's disposition,
 	// from the processor goroutines.
 	OnResult func(Result)
@@ -80,20 +85,25 @@ type Options struct {
 // Worker consumes ingest requests, chunks them and writes them to its
 // sink, at least once, with dead letters for what cannot succeed.
 type Worker struct {
-	cfg      Config
-	nc       *nats.Conn
-	js       jetstream.JetStream
-	top      *topology.Handles
-	log      *slog.Logger
-	m        *Metrics
-	sink     Sink
-	rawSink  Sink
-	records  *KVRecords
-	chunkers *registry.Resolver
-	encoding string // the sink's EncodingSink.Encoding, "" when it has none
-	backoff  Backoff
-	onResult func(Result)
-	tracer   trace.Tracer
+	cfg     Config
+	nc      *nats.Conn
+	js      jetstream.JetStream
+	top     *topology.Handles
+	log     *slog.Logger
+	m       *Metrics
+	sink    Sink
+	rawSink Sink
+	records *KVRecords
+	// chunkers resolve requests with the fleet's defaults (defaults.go);
+	// own with the worker's own.
+	chunkers         atomic.Pointer[registry.Resolver]
+	own              *registry.Resolver
+	otherDefaults    atomic.Bool // own defaults differ from the fleet's
+	setFleetDefaults bool
+	encoding         string // the sink's EncodingSink.Encoding, "" when it has none
+	backoff          Backoff
+	onResult         func(Result)
+	tracer           trace.Tracer
 
 	objMu   sync.Mutex
 	objects map[string]jetstream.ObjectStore
@@ -101,7 +111,7 @@ type Worker struct {
 	consMu     sync.Mutex
 	consumer   jetstream.Consumer
 	ready      atomic.Bool
-	advertised atomic.Bool // the chunker defaults are advertised (defaults.go)
+	advertised atomic.Bool // the fleet's chunker defaults are read (defaults.go)
 
 	// Sink outages (outage.go).
 	out          *outageState
@@ -157,23 +167,25 @@ func New(nc *nats.Conn, js jetstream.JetStream, top *topology.Handles, opts Opti
 	}
 	w := &Worker{
 		cfg: opts.Config, nc: nc, js: js, top: top, log: log, m: m,
-		sink:         SinkMetrics(m)(opts.Sink),
-		rawSink:      opts.Sink,
-		records:      NewKVRecords(top.Docs).WithLeaderReads(nc),
-		chunkers:     chunkers,
-		backoff:      b,
-		onResult:     opts.OnResult,
-		tracer:       tracing.Tracer(opts.TracerProvider),
-		objects:      map[string]jetstream.ObjectStore{opts.Config.ObjectsBucket: top.Objects},
-		consumer:     top.Consumer,
-		out:          newOutageState(log, m),
-		probeBackoff: Backoff{Base: opts.Config.SinkProbeBase, Max: opts.Config.SinkProbeMax},
-		waiting:      map[*task]struct{}{},
-		sweepEvery:   sweepEvery,
-		ackSlots:     make(chan struct{}, maxAckConfirmations),
-		id:           nuid.Next(),
-		started:      time.Now().UTC(),
+		sink:             SinkMetrics(m)(opts.Sink),
+		rawSink:          opts.Sink,
+		records:          NewKVRecords(top.Docs).WithLeaderReads(nc),
+		own:              chunkers,
+		setFleetDefaults: opts.SetFleetDefaults,
+		backoff:          b,
+		onResult:         opts.OnResult,
+		tracer:           tracing.Tracer(opts.TracerProvider),
+		objects:          map[string]jetstream.ObjectStore{opts.Config.ObjectsBucket: top.Objects},
+		consumer:         top.Consumer,
+		out:              newOutageState(log, m),
+		probeBackoff:     Backoff{Base: opts.Config.SinkProbeBase, Max: opts.Config.SinkProbeMax},
+		waiting:          map[*task]struct{}{},
+		sweepEvery:       sweepEvery,
+		ackSlots:         make(chan struct{}, maxAckConfirmations),
+		id:               nuid.Next(),
+		started:          time.Now().UTC(),
 	}
+	w.chunkers.Store(chunkers)
 	if es, ok := opts.Sink.(EncodingSink); ok {
 		w.encoding = es.Encoding()
 	}
@@ -221,7 +233,7 @@ func (w *Worker) Ready() bool {
 // "Shutdown" says. It does not close the connection.
 func (w *Worker) Run(ctx context.Context) error {
 	n := w.cfg.Workers()
-	if err := w.advertise(ctx); err != nil {
+	if err := w.adoptDefaults(ctx); err != nil {
 		if ctx.Err() != nil {
 			return nil // stopped before it started
 		}
@@ -247,6 +259,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	helpers.Go(func() { w.sample(ctx) })
 	helpers.Go(func() { w.sweep(ctx) })
 	helpers.Go(func() { w.notices(ctx) })
+	helpers.Go(func() { w.watchDefaults(ctx) })
 	defer helpers.Wait()
 	// A small queue lets the next fetch run while the processors work.
 	work := make(chan *task, n)
@@ -650,7 +663,7 @@ func (w *Worker) deadLetter(ctx context.Context, data []byte, h nats.Header, dl 
 // document record (KVRecords.Fail). A request that did not decode (req
 // nil) is recorded under the id its payload shows, if any.
 func (w *Worker) recordFailure(ctx context.Context, req *messages.IngestRequest, h nats.Header, data []byte, dl messages.DeadLetter) error {
-	rec := messages.DocRecord{IngestSeq: dl.IngestSeq, TraceID: traceID(ctx), LastFailure: messages.Failure{
+	rec := messages.DocRecord{IngestSeq: dl.IngestSeq, Subject: dl.Subject, TraceID: traceID(ctx), LastFailure: messages.Failure{
 		Cause: dl.Cause, Reason: messages.OneLine(dl.Reason, 1024), Time: time.Now().UTC(), IngestSeq: dl.IngestSeq,
 	}}
 	var id string

@@ -13,7 +13,7 @@ import (
 )
 
 // Config is the two-step chunker's configuration. Each field is the
-// reference parameter of the same name (Eve's chunker step);
+// reference parameter of the same name (the reference two-step chunker's);
 // DefaultConfig holds the reference's defaults. Zero is a value like any
 // other (no overlap, merging off): start from DefaultConfig and change
 // the fields you mean to change.

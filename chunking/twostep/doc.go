@@ -1,5 +1,5 @@
 // Package twostep is the two-step chunker for scientific and technical
-// documents (modelled on the Eve pipeline's chunker step): split
+// documents (modelled on a reference two-step chunker; docs/chunkers.md names it): split
 // by headers, then split long sections into sentences and atomic units and
 // pack them by words; merge small chunks; add overlaps and header lines.
 //

@@ -84,16 +84,14 @@ func (a *app) run(ctx context.Context, args []string) int {
 	}
 }
 
-// newFlagSet returns a flag set whose -h prints head, then every flag.
-func (a *app) newFlagSet(name, head string) *flag.FlagSet {
+// newFlagSet returns a flag set whose -h prints head's usage lines,
+// summary and the flags named, and whose -help-all prints all of head
+// and every flag.
+func (a *app) newFlagSet(name, head, summary string, flags ...string) *flag.FlagSet {
 	fs := flag.NewFlagSet("chunk "+name, flag.ContinueOnError)
 	fs.SetOutput(a.stderr)
-	fs.Usage = func() {
-		out := fs.Output()
-		fmt.Fprint(out, strings.TrimLeft(head, "\n"))
-		fmt.Fprintln(out, "\nflags:")
-		fs.PrintDefaults()
-	}
+	usage, details, _ := strings.Cut(strings.TrimLeft(head, "\n"), "\n\n")
+	envflag.SetHelp(fs, envflag.Help{Usage: usage, Summary: summary, Details: details, Flags: flags})
 	return fs
 }
 
@@ -112,3 +110,7 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 		args = fs.Args()[1:]
 	}
 }
+
+// chunkerFlagsNote is the -h line on the chunker option flags.
+const chunkerFlagsNote = `The chunker's options are flags too (-max-char, -max-chunk-size, -word-overlap, ...): -help-all
+lists them, docs/cli.md ("Chunker flags") says what they do.`

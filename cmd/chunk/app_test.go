@@ -159,11 +159,18 @@ func TestFlagHandling(t *testing.T) {
 	}
 }
 
+// TestHelpDocumentsEveryFlag: -help-all lists every flag, with the
+// option behind each chunker flag; -h is a synopsis of at most 40 lines
+// that points to it.
 func TestHelpDocumentsEveryFlag(t *testing.T) {
 	for _, sub := range []string{"split", "inspect", "bench", "view"} {
-		code, out, errOut := runApp(t, fakeEntries(), sub, "-h")
+		code, out, errOut := runApp(t, registry.Default().Entries(), sub, "-h")
+		if short := out + errOut; code != exitOK || strings.Count(short, "\n") > 40 || !strings.Contains(short, "chunk "+sub+" -help-all") {
+			t.Errorf("chunk %s -h = %d, %d lines:\n%s\nwant 0, at most 40 lines naming -help-all", sub, code, strings.Count(short, "\n"), short)
+		}
+		code, out, errOut = runApp(t, fakeEntries(), sub, "-help-all")
 		if code != exitOK {
-			t.Errorf("chunk %s -h = %d, want 0", sub, code)
+			t.Errorf("chunk %s -help-all = %d, want 0", sub, code)
 		}
 		help := out + errOut
 		flags := map[string][]string{
@@ -174,11 +181,11 @@ func TestHelpDocumentsEveryFlag(t *testing.T) {
 		}[sub]
 		for _, f := range flags {
 			if !strings.Contains(help, "  "+f) {
-				t.Errorf("chunk %s -h does not document %s:\n%s", sub, f, help)
+				t.Errorf("chunk %s -help-all does not document %s:\n%s", sub, f, help)
 			}
 		}
 		if sub != "inspect" && !strings.Contains(help, "para: option max_char = N, default 100") {
-			t.Errorf("chunk %s -h does not name the option of -max-char:\n%s", sub, help)
+			t.Errorf("chunk %s -help-all does not name the option of -max-char:\n%s", sub, help)
 		}
 	}
 }

@@ -51,7 +51,9 @@ type mailboxChunker interface {
 }
 
 func (a *app) bench(ctx context.Context, args []string) error {
-	fs := a.newFlagSet("bench", benchHead)
+	fs := a.newFlagSet("bench", benchHead, `Times the chunker over every file under DIR, read into memory first, and prints one RESULT line,
+the format peer benchmark harnesses read.
+`+chunkerFlagsNote, "chunker", "parse-only", "ext")
 	cf := chunkflags.Register(fs, a.entries, "markdown")
 	parseOnly := fs.Bool("parse-only", false, "run only the chunker's underlying parse (the baseline), not the chunker")
 	ext := fs.String("ext", "", "comma-separated extensions to read (default: every regular file, as the peer harness)")

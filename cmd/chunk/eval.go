@@ -72,7 +72,8 @@ type evalRow struct {
 }
 
 func (a *app) eval(ctx context.Context, args []string) error {
-	fs := a.newFlagSet("eval", evalHead)
+	fs := a.newFlagSet("eval", evalHead, `Chunks DIR, retrieves every question's top k chunks and prints their sizes and span scores per setting.
+`+chunkerFlagsNote, "questions", "k", "json", "misses", "try", "chunks", "chunker")
 	cf := chunkflags.Register(fs, a.entries, "markdown")
 	qpath := fs.String("questions", "", "the question set `FILE`: JSON Lines, or Chroma's CSV (.csv) over DIR's files")
 	kList := fs.String("k", "5", "comma-separated cut-offs `LIST`: chunks retrieved per question")

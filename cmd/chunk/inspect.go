@@ -22,7 +22,8 @@ it came from ("Source: docs/a.md:12-30"), -file one file's chunks,
 `
 
 func (a *app) inspect(args []string) error {
-	fs := a.newFlagSet("inspect", inspectHead)
+	fs := a.newFlagSet("inspect", inspectHead, `Prints a stored chunk collection's summary (counts, sizes, duplicates, file tree), or chunks of it.`,
+		"max-depth", "max-files", "read", "context", "file", "max-chunks", "sample", "seed")
 	maxDepth := fs.Int("max-depth", defaultMaxDepth, "folder levels of the file tree that are opened (reference summary max_depth)")
 	maxFiles := fs.Int("max-files", defaultMaxFilesPerFolder, "files shown per folder of the tree (reference summary max_files_per_folder)")
 	read := fs.Int("read", -1, "print chunk N (0-based position in the collection) with the chunks before and after it, and its source file and lines when it has a span (reference read_chunk)")

@@ -8,15 +8,15 @@ import (
 	"github.com/chunkstream/chunkstream/internal/testutil"
 )
 
-// chunkFlags returns the flags `chunk sub -h` lists, chunker flags
+// chunkFlags returns the flags `chunk sub -help-all` lists, chunker flags
 // included.
 func chunkFlags(t *testing.T, sub string) []string {
 	t.Helper()
 	flagLine := regexp.MustCompile(`(?m)^  -(\S+)`)
-	_, out, errOut := runApp(t, registry.Default().Entries(), sub, "-h")
+	_, out, errOut := runApp(t, registry.Default().Entries(), sub, "-help-all")
 	ms := flagLine.FindAllStringSubmatch(out+errOut, -1)
 	if len(ms) < 3 {
-		t.Fatalf("chunk %s -h lists %d flags; the help format changed?", sub, len(ms))
+		t.Fatalf("chunk %s -help-all lists %d flags; the help format changed?", sub, len(ms))
 	}
 	var flags []string
 	for _, m := range ms {

@@ -46,6 +46,7 @@ of another chunker is a usage error.
 type job struct {
 	path    string // on disk
 	name    string // metadata "file"
+	root    string // the folder name is relative to; "" when name is the path given
 	content []byte // the file's bytes when read already (chunk eval); nil: read path
 }
 
@@ -58,7 +59,8 @@ type result struct {
 }
 
 func (a *app) split(ctx context.Context, args []string) error {
-	fs := a.newFlagSet("split", splitHead)
+	fs := a.newFlagSet("split", splitHead, `Chunks files and folders; the chunks go to stdout as JSON Lines, or to -o FILE, in input order.
+`+chunkerFlagsNote, "chunker", "ext", "workers", "o")
 	cf := chunkflags.Register(fs, a.entries, "markdown")
 	ext := fs.String("ext", "", "comma-separated extensions picked in folders (default: the chunker's, e.g. .md,.mdx for markdown)")
 	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "files chunked in parallel (output order stays the input order)")
@@ -100,7 +102,7 @@ func (a *app) split(ctx context.Context, args []string) error {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			fmt.Fprintf(a.stderr, "chunk split: %s: %v\n", p, err)
+			fmt.Fprintf(a.stderr, "chunk split: %v\n", err) // it names p
 			failed++
 			continue
 		}
@@ -116,7 +118,7 @@ func (a *app) split(ctx context.Context, args []string) error {
 			fmt.Fprintf(a.stderr, "chunk split: warning: %s\n", wn)
 		}
 		if r.err != nil {
-			fmt.Fprintf(a.stderr, "chunk split: %s: %v\n", j.path, r.err)
+			fmt.Fprintf(a.stderr, "chunk split: %s\n", fileError(j, r.err))
 			failed++
 			return nil
 		}
@@ -221,9 +223,21 @@ func (a *app) listJobs(ctx context.Context, verb string, entry registry.Entry, p
 	}
 	jobs := make([]job, len(files))
 	for i, f := range files {
-		jobs[i] = job{path: filepath.Join(p, filepath.FromSlash(f)), name: f}
+		jobs[i] = job{path: filepath.Join(p, filepath.FromSlash(f)), name: f, root: p}
 	}
 	return jobs, nil
+}
+
+// fileError is a job's error as split reports it, naming the file once:
+// a file's error names it already (an *fs.PathError its path, a
+// chunker's error the document, by its name), so only the folder a name
+// is relative to goes in front.
+func fileError(j job, err error) string {
+	var pe *fs.PathError
+	if j.root == "" || errors.As(err, &pe) {
+		return err.Error()
+	}
+	return j.root + ": " + err.Error()
 }
 
 // pathSize returns the size of a file, or of the files under a folder.

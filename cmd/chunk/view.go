@@ -72,7 +72,8 @@ func (a *app) view(ctx context.Context, args []string) error {
 // viewPage builds the page view's arguments ask for, and returns it with
 // the -o file ("" for stdout).
 func (a *app) viewPage(ctx context.Context, args []string) (pageData, string, error) {
-	fs := a.newFlagSet("view", viewHead)
+	fs := a.newFlagSet("view", viewHead, `Writes one self-contained HTML page showing how FILE, or a stored COLLECTION, is chunked.
+Flags may also follow FILE. `+chunkerFlagsNote, "chunker", "compare", "root", "file", "o")
 	cf := chunkflags.Register(fs, a.entries, "markdown")
 	compare := fs.String("compare", "", "chunk FILE again with these options over the chunker flags, side by side: `OPTIONS` as name=value,name=value (e.g. \"max_char=1000,chunk_overlap=0\")")
 	root := fs.String("root", ".", "with a COLLECTION: the folder its \"file\" paths are relative to")
@@ -188,7 +189,9 @@ func (a *app) documentPanel(ctx context.Context, entry registry.Entry, path stri
 		}
 	}
 	if err != nil {
-		return panelInput{}, fmt.Errorf("%s: %w", path, err)
+		// The error names the file: its path (*fs.PathError), or the
+		// chunker's document, name, which is path cleaned.
+		return panelInput{}, err
 	}
 	for _, wn := range warnings {
 		p.notes = append(p.notes, "warning: "+wn.String())

@@ -15,6 +15,7 @@ import (
 	"github.com/chunkstream/chunkstream/cmd/internal/envflag"
 	"github.com/chunkstream/chunkstream/cmd/internal/natsconn"
 	"github.com/chunkstream/chunkstream/cmd/internal/tty"
+	"github.com/chunkstream/chunkstream/producer"
 	"github.com/chunkstream/chunkstream/topology"
 )
 
@@ -61,6 +62,10 @@ type config struct {
 	SendInvalidUTF8 bool `env:"CHUNKSTREAM_PRODUCER_SEND_INVALID_UTF8"`
 	// DeleteMissing sends deletes for documents whose file is gone.
 	DeleteMissing bool `env:"CHUNKSTREAM_PRODUCER_DELETE_MISSING"`
+	// All scopes -delete-missing to every id, and Yes confirms deletes of
+	// more than producer.ConfirmDeletesAbove percent of the scope: flags
+	// only, since a confirmation belongs to one command line.
+	All, Yes bool
 	// ResendStale sends only the documents processed with other settings
 	// than their request would now get.
 	ResendStale bool `env:"CHUNKSTREAM_PRODUCER_RESEND_STALE"`
@@ -140,7 +145,9 @@ func bindFlags(fs *flag.FlagSet, c *config) {
 	fs.BoolVar(&c.Stdin, "stdin", c.Stdin, "read ingest requests as JSON lines from standard input (env CHUNKSTREAM_PRODUCER_STDIN)")
 	fs.BoolVar(&c.Force, "force", c.Force, "send unchanged documents too (env CHUNKSTREAM_PRODUCER_FORCE)")
 	fs.BoolVar(&c.SendInvalidUTF8, "send-invalid-utf8", c.SendInvalidUTF8, "send Markdown, MDX and text files that are not valid UTF-8 as they are, for the workers to dead-letter, instead of reporting them and sending nothing (env CHUNKSTREAM_PRODUCER_SEND_INVALID_UTF8)")
-	fs.BoolVar(&c.DeleteMissing, "delete-missing", c.DeleteMissing, "send deletes for ids under -id-prefix whose file is gone (env CHUNKSTREAM_PRODUCER_DELETE_MISSING)")
+	fs.BoolVar(&c.DeleteMissing, "delete-missing", c.DeleteMissing, "send deletes for ids under -id-prefix whose file is gone, each on its record's subject; needs -id-prefix or -all (env CHUNKSTREAM_PRODUCER_DELETE_MISSING)")
+	fs.BoolVar(&c.All, "all", false, "with -delete-missing and no -id-prefix: delete across every recorded id")
+	fs.BoolVar(&c.Yes, "yes", false, fmt.Sprintf("with -delete-missing: confirm deleting more than %d%% of the documents under the scope", producer.ConfirmDeletesAbove))
 	fs.BoolVar(&c.ResendStale, "resend-stale", c.ResendStale, "send only the documents whose record holds their content but other settings (after a change of the workers' chunker defaults); nothing new, changed or deleted (env CHUNKSTREAM_PRODUCER_RESEND_STALE)")
 	fs.BoolVar(&c.Wait, "wait", c.Wait, "after publishing, wait until the workers processed every request sent; exit 1 if any was dead-lettered (env CHUNKSTREAM_PRODUCER_WAIT)")
 	fs.DurationVar(&c.WaitTimeout, "wait-timeout", c.WaitTimeout, "give up waiting when no request has finished for this long, listing what is still pending, exit 1; 0: no limit (env CHUNKSTREAM_PRODUCER_WAIT_TIMEOUT)")

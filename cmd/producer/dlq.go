@@ -38,7 +38,7 @@ type dlqConfig struct {
 var dlqOps = map[string]string{
 	"list":   "producer dlq list [filters] [-json]",
 	"replay": "producer dlq replay [filters] [-dry-run]",
-	"purge":  "producer dlq purge [filters] -yes",
+	"purge":  "producer dlq purge {filters | -all} [-dry-run | -yes]",
 }
 
 // dlqArgs are the flags of one operation besides the settings.
@@ -48,6 +48,7 @@ type dlqArgs struct {
 	json   bool
 	dryRun bool
 	yes    bool
+	all    bool
 }
 
 // bindDLQFlags defines the flags of `producer dlq OP`.
@@ -70,7 +71,9 @@ func bindDLQFlags(fs *flag.FlagSet, op string, c *dlqConfig, a *dlqArgs) {
 	case "replay":
 		fs.BoolVar(&a.dryRun, "dry-run", false, "check and print what would be replayed; publish and delete nothing")
 	case "purge":
-		fs.BoolVar(&a.yes, "yes", false, "delete the selected dead letters (without it, purge only says what it would delete)")
+		fs.BoolVar(&a.dryRun, "dry-run", false, "list the dead letters purge would delete; delete nothing")
+		fs.BoolVar(&a.yes, "yes", false, "confirm: delete the selected dead letters (every purge needs it)")
+		fs.BoolVar(&a.all, "all", false, "select every dead letter: the deliberate spelling of no filter")
 	}
 }
 
@@ -87,11 +90,22 @@ func parseSeqs(s string) ([]uint64, error) {
 	return out, nil
 }
 
+// dlqSummary says what each operation does, for -h.
+var dlqSummary = map[string]string{
+	"list":   "One line per dead letter, with where its version stands; nothing is consumed.",
+	"replay": "Publishes each request again as the version it was, then deletes its dead letter.",
+	"purge":  "Deletes the selected dead letters, saying how many first; it needs a filter (or -all) and -yes.",
+}
+
 // runDLQ is `producer dlq OP [flags]`.
 func runDLQ(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer, lookup func(string) (string, bool)) (int, error) {
 	usage := func() {
 		fmt.Fprintln(stderr, "usage: "+dlqOps["list"]+"\n       "+dlqOps["replay"]+"\n       "+dlqOps["purge"]+
-			"\nfilters: -kind K -cause C -subject S -id-prefix P -seq N,…; see producer dlq OP -h")
+			"\n\nfilters: -kind K -cause C -subject S -id-prefix P -seq N,…; \"producer dlq OP -h\" helps with one operation")
+	}
+	if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help" || args[0] == "help") {
+		usage()
+		return 0, nil
 	}
 	if len(args) == 0 || dlqOps[args[0]] == "" {
 		usage()
@@ -103,16 +117,22 @@ func runDLQ(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 	op := args[0]
 	var c dlqConfig
 	if err := loadEnv(&c, lookup); err != nil {
-		return 2, fmt.Errorf("dlq: %w", err)
+		return 2, within("dlq", err)
 	}
 	var a dlqArgs
 	fs := flag.NewFlagSet("producer dlq "+op, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	bindDLQFlags(fs, op, &c, &a)
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: "+dlqOps[op])
-		fs.PrintDefaults()
+	flags := []string{"kind", "cause", "subject", "id-prefix", "seq"}
+	switch op {
+	case "list":
+		flags = append(flags, "json")
+	case "replay":
+		flags = append(flags, "dry-run")
+	case "purge":
+		flags = append(flags, "all", "dry-run", "yes")
 	}
+	envflag.SetHelp(fs, envflag.Help{Usage: "usage: " + dlqOps[op], Summary: dlqSummary[op], Flags: append(flags, "nats-url")})
 	if err := envflag.Parse(fs, args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0, nil
@@ -120,11 +140,10 @@ func runDLQ(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 		return 2, nil
 	}
 	if fs.NArg() > 0 {
-		fs.Usage()
 		return 2, fmt.Errorf("%w: dlq %s takes no arguments, got %q", envflag.ErrUsage, op, fs.Args())
 	}
 	if err := errors.Join(c.NATS.Validate(), c.Log.Validate(), envflag.Explain(c.Config.Validate(), &c.Config, fs)); err != nil {
-		return 2, fmt.Errorf("dlq: %w", err)
+		return 2, within("dlq", err)
 	}
 	if c.AckTimeout <= 0 {
 		return 2, fmt.Errorf("dlq: -ack-timeout (CHUNKSTREAM_PRODUCER_ACK_TIMEOUT) must be positive, got %v", c.AckTimeout)
@@ -136,23 +155,23 @@ func runDLQ(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 	}
 	seqs, err := parseSeqs(a.seqs)
 	if err != nil {
-		return 2, fmt.Errorf("dlq: %w", err)
+		return 2, within("dlq", err)
 	}
 	a.filter.Seqs = seqs
 
 	log := c.Log.Logger(stderr)
 	nc, err := natsconn.Connect(ctx, c.NATS, "chunkstream-producer-dlq", log)
 	if err != nil {
-		return 1, fmt.Errorf("dlq: %w", err)
+		return 1, within("dlq", err)
 	}
 	defer nc.Close()
 	js, err := jetstream.New(nc)
 	if err != nil {
-		return 1, fmt.Errorf("dlq: %w", err)
+		return 1, within("dlq", err)
 	}
 	tp, stopTracing, err := otelenv.Provider(ctx, "chunkstream-producer", lookup)
 	if err != nil {
-		return 2, fmt.Errorf("dlq: %w", err)
+		return 2, within("dlq", err)
 	}
 	defer otelenv.Stop(stopTracing, log)
 	d := producer.NewDLQ(js, producer.DLQOptions{Topology: c.Config, AckTimeout: c.AckTimeout, TracerProvider: tp})
@@ -166,7 +185,7 @@ func runDLQ(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 		code, err = dlqPurge(ctx, d, a, stdout, stderr)
 	}
 	if err != nil {
-		err = fmt.Errorf("dlq %s: %w", op, err)
+		err = within("dlq "+op, err)
 	}
 	return code, err
 }
@@ -311,25 +330,53 @@ func dlqReplay(ctx context.Context, d *producer.DLQ, a dlqArgs, stdout, stderr i
 	return code, nil
 }
 
+// dlqPurge is `producer dlq purge`: the count first, then the deletes,
+// which need a scope (a filter or -all) and -yes; -dry-run lists them.
 func dlqPurge(ctx context.Context, d *producer.DLQ, a dlqArgs, stdout, stderr io.Writer) (int, error) {
+	switch {
+	case a.all && !a.filter.IsZero():
+		return 2, fmt.Errorf("%w: -all excludes the filters (%s): it selects every dead letter", envflag.ErrUsage, a.filter)
+	case a.dryRun && a.yes:
+		return 2, fmt.Errorf("%w: -dry-run excludes -yes", envflag.ErrUsage)
+	}
 	verb := "deleted"
-	if !a.yes {
+	if a.dryRun {
 		verb = "would delete"
 	}
-	sum, err := d.Purge(ctx, a.filter, producer.PurgeOptions{DryRun: !a.yes, OnEntry: func(e producer.DeadLetterEntry) {
-		fmt.Fprintf(stdout, "%s\t%s\n", verb, entryLine(e))
-	}})
+	refused := func(n int) error {
+		switch {
+		case a.dryRun:
+			return nil
+		case a.filter.IsZero() && !a.all:
+			return fmt.Errorf("%w: without a filter, purge selects every dead letter (%d now); nothing was deleted: select them with -kind, -cause, -subject, -id-prefix or -seq, or say -all; -dry-run lists them",
+				envflag.ErrUsage, n)
+		case !a.yes && n > 0:
+			return fmt.Errorf("%w: would delete %d dead letters (%s); nothing was deleted: list them with -dry-run, then run again with -yes to delete them",
+				envflag.ErrUsage, n, a.filter)
+		}
+		return nil
+	}
+	sum, err := d.Purge(ctx, a.filter, producer.PurgeOptions{DryRun: a.dryRun || !a.yes, All: a.all,
+		OnSelected: func(n int) error {
+			fmt.Fprintf(stderr, "producer: dlq purge: %d dead letters selected (%s)\n", n, a.filter)
+			return refused(n)
+		},
+		OnEntry: func(e producer.DeadLetterEntry) { fmt.Fprintf(stdout, "%s\t%s\n", verb, entryLine(e)) },
+	})
+	if errors.Is(err, envflag.ErrUsage) {
+		return 2, err
+	}
 	if err != nil {
 		return 1, err
 	}
 	code := reportNotFound(stderr, sum.NotFound)
-	if sum.Deleted == 0 && len(a.filter.Seqs) == 0 {
+	if sum.Selected == 0 && len(a.filter.Seqs) == 0 {
 		fmt.Fprintf(stderr, "producer: dlq purge: no dead letter matches (%s)\n", a.filter)
 		return code, nil
 	}
-	if !a.yes {
-		return 2, fmt.Errorf("%w: would delete %d dead letters (%s), listed above; nothing was deleted: run it again with -yes to delete them",
-			envflag.ErrUsage, sum.Deleted, a.filter)
+	if a.dryRun {
+		fmt.Fprintf(stderr, "producer: dlq purge: %d would be deleted (%s); -yes deletes them\n", sum.Deleted, a.filter)
+		return code, nil
 	}
 	fmt.Fprintf(stderr, "producer: dlq purge: %d deleted (%s)\n", sum.Deleted, a.filter)
 	return code, nil

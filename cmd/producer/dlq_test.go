@@ -129,8 +129,8 @@ func (e *dlqEnv) publish(subject string, req messages.IngestRequest) {
 func knowsHeadingAware() *registry.Registry { return registrytest.With(registrytest.HeadingAware()) }
 
 // TestDLQCommand runs the dead-letter runbook through the command: list
-// (text and JSON), a dry-run replay, a purge without -yes (nothing
-// deleted), a replay, and workers that now know the option.
+// (text and JSON), a dry-run replay, purges refused (no scope, no -yes)
+// and dry, a replay, and workers that now know the option.
 func TestDLQCommand(t *testing.T) {
 	e := newDLQEnv(t)
 	e.publish("ingest.docs.kb", messages.IngestRequest{V: 1, ID: "kb/a.md", Content: []byte("# A\n\ntext\n"), Options: map[string]any{"heading_aware": true}})
@@ -165,12 +165,30 @@ func TestDLQCommand(t *testing.T) {
 		t.Fatalf("after the dry run DLQ holds %d, INGEST %d; want 2 and 0", n, m)
 	}
 
-	code, out, errOut = e.producer("dlq", "purge", "-cause", "unknown_chunker")
-	if code != 2 || !strings.Contains(errOut, "-yes") || !strings.Contains(errOut, "would delete 1 dead letters") || !strings.Contains(out, "kb/b.md") {
-		t.Errorf("dlq purge without -yes = %d\n%s\n%s", code, out, errOut)
-	}
-	if n := e.count(e.cfg.DLQStream); n != 2 {
-		t.Fatalf("purge without -yes deleted: DLQ holds %d, want 2", n)
+	// A purge says its count first; it needs a scope and -yes, and
+	// -dry-run lists what it would delete.
+	for _, tc := range []struct {
+		args     []string
+		code     int
+		out, err string
+	}{
+		{[]string{"-cause", "unknown_chunker"}, 2, "",
+			"producer: dlq purge: 1 dead letters selected (-cause unknown_chunker)\nproducer: dlq purge: usage: would delete 1 dead letters (-cause unknown_chunker); nothing was deleted: list them with -dry-run, then run again with -yes to delete them\n"},
+		{[]string{"-yes"}, 2, "",
+			"producer: dlq purge: 2 dead letters selected (every dead letter)\nproducer: dlq purge: usage: without a filter, purge selects every dead letter (2 now); nothing was deleted: select them with -kind, -cause, -subject, -id-prefix or -seq, or say -all; -dry-run lists them\n"},
+		{[]string{"-cause", "unknown_chunker", "-dry-run"}, 0, "would delete\t2\t",
+			"producer: dlq purge: 1 dead letters selected (-cause unknown_chunker)\nproducer: dlq purge: 1 would be deleted (-cause unknown_chunker); -yes deletes them\n"},
+		{[]string{"-all", "-dry-run"}, 0, "would delete\t1\t", "producer: dlq purge: 2 would be deleted (every dead letter); -yes deletes them\n"},
+		{[]string{"-all", "-cause", "unknown_chunker", "-yes"}, 2, "", "-all excludes the filters (-cause unknown_chunker)"},
+		{[]string{"-seq", "2", "-dry-run", "-yes"}, 2, "", "-dry-run excludes -yes"},
+	} {
+		code, out, errOut := e.producer(append([]string{"dlq", "purge"}, tc.args...)...)
+		if code != tc.code || !strings.HasPrefix(out, tc.out) || !strings.Contains(errOut, tc.err) {
+			t.Errorf("dlq purge %q = %d\n%s\n%s\nwant %d, stdout starting %q, stderr holding %q", tc.args, code, out, errOut, tc.code, tc.out, tc.err)
+		}
+		if n := e.count(e.cfg.DLQStream); n != 2 {
+			t.Fatalf("dlq purge %q deleted: DLQ holds %d, want 2", tc.args, n)
+		}
 	}
 
 	code, out, errOut = e.producer("dlq", "replay", "-cause", "unknown_option")
@@ -182,7 +200,8 @@ func TestDLQCommand(t *testing.T) {
 	}
 
 	code, out, errOut = e.producer("dlq", "purge", "-yes", "-seq", "2")
-	if code != 0 || !strings.HasPrefix(out, "deleted\t2\t") || !strings.Contains(errOut, "1 deleted") {
+	if code != 0 || !strings.HasPrefix(out, "deleted\t2\t") ||
+		errOut != "producer: dlq purge: 1 dead letters selected (-seq 2)\nproducer: dlq purge: 1 deleted (-seq 2)\n" {
 		t.Errorf("dlq purge -yes -seq 2 = %d\n%s\n%s", code, out, errOut)
 	}
 	if n := e.count(e.cfg.DLQStream); n != 0 {
@@ -226,7 +245,7 @@ func TestDLQUsage(t *testing.T) {
 		{[]string{"dlq", "list", "-seq", "1,x"}, 2, "-seq"},
 		{[]string{"dlq", "list", "extra"}, 2, "takes no arguments"},
 		{[]string{"dlq", "list", "-yes"}, 2, "flag provided but not defined"},
-		{[]string{"dlq", "purge", "-dry-run"}, 2, "flag provided but not defined"},
+		{[]string{"dlq", "purge", "-json"}, 2, "flag provided but not defined"},
 		{[]string{"dlq", "replay", "-h"}, 0, "-dry-run"},
 		{[]string{"-h"}, 0, "producer dlq list|replay|purge"},
 	} {

@@ -12,8 +12,8 @@
 // argument naming a subcommand (the table commands) runs it instead, so a
 // folder named like one is sent as ./dlq. A subcommand's settings are
 // variables and flags; its selections (the dlq filters, -json, -dry-run,
-// -yes, -id, -failed) are flags only, since they belong to one command
-// line.
+// -yes, -all, -id, -failed) are flags only, since they belong to one
+// command line; so are -all and -yes of -delete-missing.
 package main
 
 import (
@@ -63,7 +63,7 @@ const maxListedFailures = 100
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, lookup func(string) (string, bool)) int {
 	code, err := runErr(ctx, args, stdin, stdout, stderr, lookup)
 	if err != nil {
-		fmt.Fprintf(stderr, "producer: %s\n", errText(err))
+		envflag.Report(stderr, "producer", err)
 	}
 	return code
 }
@@ -82,10 +82,22 @@ func runErr(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	fs.SetOutput(stderr)
 	bindFlags(fs, &c)
 	chunkers := chunkflags.Register(fs, registry.Default().Entries(), cmp.Or(c.Chunker, "markdown"))
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: producer [flags] PATH...\n       producer -chunker email [flags] MAILBOX...\n       producer -stdin [flags] < requests.jsonl\n"+commandsUsage())
-		fs.PrintDefaults()
-	}
+	envflag.SetHelp(fs, envflag.Help{
+		Usage: usageLines(),
+		Summary: `Sends what changed since the last run (same content and settings are skipped); -delete-missing
+also deletes, under -id-prefix, the documents whose files are gone. Settings are flags and
+CHUNKSTREAM_PRODUCER_* variables (the flag wins); "producer COMMAND -h" helps with a command;
+docs/cli.md describes every flag.`,
+		Details: `Sends what changed since the last run: a document whose content and settings are those of its
+done record is skipped. -delete-missing also deletes, under -id-prefix (or, with -all, any id),
+the documents whose files are gone, each on its record's subject; it says how many first, and
+more than 10% of the documents under the scope needs -yes. Settings are flags and
+CHUNKSTREAM_PRODUCER_* variables (the flag wins); the NATS and topology variables are the
+workers'. Exit status: 0 when every document was accepted or skipped, 1 when any failed, 2 on a
+usage error or a refused -delete-missing.`,
+		Flags: []string{"nats-url", "subject", "id-prefix", "ext", "chunker", "options", "dry-run", "force",
+			"delete-missing", "all", "yes", "wait", "stdin"},
+	})
 	if err := envflag.Parse(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0, nil
@@ -207,11 +219,15 @@ func runErr(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		sum, err = p.Backfill(ctx, producer.BackfillOptions{
 			Paths: paths, IDPrefix: c.IDPrefix, Exts: exts, Template: tmpl, Split: split,
 			Force: c.Force, SendInvalidText: c.SendInvalidUTF8, DeleteMissing: c.DeleteMissing, ResendStale: c.ResendStale, DryRun: c.DryRun,
+			DeleteAll: c.All, ConfirmDeletes: c.Yes, OnDeletes: func(d producer.DeletePlan) { printDeletePlan(stderr, d, c.DryRun) },
 			Rate: c.Rate, MaxPendingBytes: c.MaxPendingBytes, Retry: retry, Readers: c.Readers,
 			OnProgress: bar.update, OnDryRun: dry, OnSent: onSent, Logger: log,
 		})
 	}
 	bar.finish()
+	if refused := new(producer.DeleteRefusedError); errors.As(err, &refused) {
+		return 2, deleteRefusal(refused)
+	}
 	printSummary(stderr, &sum, c.DryRun, c.Stdin, c.ResendStale)
 	code := 0
 	if err == nil && c.Wait {
@@ -234,7 +250,11 @@ func printSummary(w io.Writer, s *producer.Summary, dryRun, stdin, resendStale b
 			break
 		}
 		if !stdin || f.Line == 0 { // stdin lines were reported as found
-			fmt.Fprintf(w, "producer: failed: %s\n", errText(f.Err))
+			hint := ""
+			if errors.Is(f.Err, producer.ErrTextNotSent) {
+				hint = " (fix the file, or send it as it is with -send-invalid-utf8)"
+			}
+			fmt.Fprintf(w, "producer: failed: %s%s\n", errText(f.Err), hint)
 		}
 	}
 	secs := max(s.Elapsed.Seconds(), 1e-9)
@@ -257,6 +277,37 @@ func printSummary(w io.Writer, s *producer.Summary, dryRun, stdin, resendStale b
 	}
 }
 
+// printDeletePlan says what -delete-missing deletes, before anything is
+// sent; a dry run also says what would refuse a real run.
+func printDeletePlan(w io.Writer, d producer.DeletePlan, dryRun bool) {
+	verb := "deletes"
+	if dryRun {
+		verb = "deletes would be sent"
+	}
+	fmt.Fprintf(w, "producer: -delete-missing: %d %s: %s\n", len(d.IDs), verb, d.Summary())
+	switch {
+	case !dryRun:
+	case d.Unscoped:
+		fmt.Fprintln(w, "producer: -delete-missing: a run without -dry-run is refused: give -id-prefix, or -all")
+	case d.OverThreshold:
+		fmt.Fprintf(w, "producer: -delete-missing: a run without -dry-run needs -yes: more than %d%% of the documents under the scope\n", producer.ConfirmDeletesAbove)
+	}
+}
+
+// deleteRefusal is a refused -delete-missing in the command's words.
+func deleteRefusal(e *producer.DeleteRefusedError) error {
+	d := e.Plan
+	switch {
+	case errors.Is(e, producer.ErrDeleteUnscoped):
+		return fmt.Errorf("%w: -delete-missing without a scope would delete %s; nothing was sent: give -id-prefix PREFIX (the prefix the documents were sent with) to delete only the gone documents under it, or -all to delete across every id; -dry-run lists them",
+			envflag.ErrUsage, d.Summary())
+	case errors.Is(e, producer.ErrDeleteUnconfirmed):
+		return fmt.Errorf("%w: -delete-missing would delete %s, more than %d%%; nothing was sent: list them with -dry-run, then run again with -yes to delete them",
+			envflag.ErrUsage, d.Summary(), producer.ConfirmDeletesAbove)
+	}
+	return fmt.Errorf("-delete-missing: the record of %q names subject %s, which no stream stores; nothing was sent", e.ID, e.Subject)
+}
+
 // warnDuplicateWindow warns when a request could be re-sent after the
 // stream's duplicate window: its first publish up to -ack-timeout before
 // the server was found silent, its retries up to -retry-for after.
@@ -269,6 +320,17 @@ func warnDuplicateWindow(ctx context.Context, js jetstream.JetStream, name strin
 		log.Warn("-retry-for plus -ack-timeout reach the stream's duplicate window: a request re-sent after a long outage may be stored twice",
 			"stream", name, "retry_for", c.RetryFor.String(), "ack_timeout", c.AckTimeout.String(), "duplicate_window", w.String())
 	}
+}
+
+// within is err in the context of what the command did ("status: …"),
+// unless it is an error of package producer, which says its own context
+// after its own prefix ("producer: status: consumer chunkers: …"): the
+// prefix and the context are then said once.
+func within(what string, err error) error {
+	if strings.HasPrefix(err.Error(), "producer: ") {
+		return err
+	}
+	return fmt.Errorf("%s: %w", what, err)
 }
 
 // errText is err without the producer package's prefix.

@@ -199,9 +199,11 @@ func TestEnvDefaults(t *testing.T) {
 }
 
 // TestEveryFlagHasAVariable: each flag's usage names a variable of config
-// (the chunker option flags excepted: -options is their variable), and
-// each variable but the secrets and the topology settings the producer
-// does not act on has a flag.
+// (the chunker option flags excepted: -options is their variable; and
+// -all and -yes, the scope and confirmation of -delete-missing, which
+// belong to one command line, never to an environment), and each
+// variable but the secrets and the topology settings the producer does
+// not act on has a flag.
 func TestEveryFlagHasAVariable(t *testing.T) {
 	params, err := env.GetFieldParams(&config{})
 	if err != nil {
@@ -229,6 +231,12 @@ func TestEveryFlagHasAVariable(t *testing.T) {
 	named := map[string]bool{}
 	fs.VisitAll(func(f *flag.Flag) {
 		m := re.FindStringSubmatch(f.Usage)
+		if f.Name == "all" || f.Name == "yes" {
+			if m != nil {
+				t.Errorf("flag -%s names variable %s: a confirmation must be a flag only", f.Name, m[1])
+			}
+			return
+		}
 		if m == nil || !vars[m[1]] {
 			t.Errorf("flag -%s: usage %q names no variable of config", f.Name, f.Usage)
 			return

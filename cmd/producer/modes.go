@@ -51,7 +51,7 @@ func flagVariable(f *flag.Flag) string {
 // Flags that shape the requests of a backfill: a stream's lines carry
 // their own.
 var requestFlags = []string{"id-prefix", "ext", "chunker", "options", "format", "source", "collection", "force",
-	"delete-missing", "resend-stale", "readers"}
+	"delete-missing", "all", "yes", "resend-stale", "readers"}
 
 // Flags of publishing, which a dry run does not do.
 var publishFlags = []string{"rate", "max-pending", "max-pending-bytes", "retry-for", "retry-wait", "ack-timeout", "json",
@@ -71,6 +71,8 @@ func checkModes(set map[string]bool, c *config, chunkerFlags map[string]bool, ma
 		{c.DryRun, publishFlags, "has no effect with -dry-run, which publishes nothing"},
 		{!c.Wait, []string{"wait-timeout"}, "has no effect without -wait"},
 		{c.ResendStale, []string{"force", "delete-missing"}, "excludes -resend-stale, which sends only documents whose settings changed"},
+		{!c.DeleteMissing, []string{"all", "yes"}, "has no effect without -delete-missing"},
+		{c.All, []string{"id-prefix"}, "excludes -all: -id-prefix scopes -delete-missing to its ids, -all to every id"},
 	}
 	for _, r := range rules {
 		for _, name := range r.names {

@@ -213,6 +213,37 @@ func TestREADMEDocumentsStatus(t *testing.T) {
 	}
 }
 
+// TestREADMEDocumentsDefaults keeps docs/cli.md in step with producer
+// defaults: a row for each of its own flags (the chunker flags have
+// theirs), and its synopsis.
+func TestREADMEDocumentsDefaults(t *testing.T) {
+	sec := producerSection(t)
+	body := subsection(t, sec, "`producer defaults`")
+	rows := testutil.TableFlags(body, 0)
+	for _, set := range []bool{false, true} {
+		var c statusConfig
+		var a defaultsArgs
+		fs := flag.NewFlagSet("producer defaults", flag.ContinueOnError)
+		bindDefaultsFlags(fs, set, &c, &a)
+		fs.VisitAll(func(f *flag.Flag) {
+			switch {
+			case strings.HasPrefix(f.Name, "nats-") || f.Name == "s" || f.Name == "connect-timeout" || strings.HasPrefix(f.Name, "log-"):
+				return // the connection flags, documented above
+			case fs.Lookup(f.Name).Usage != "" && strings.HasPrefix(f.Usage, "["):
+				return // a chunker flag, in the chunker flags' table
+			}
+			if !rows[f.Name] {
+				t.Errorf("docs/cli.md's table of producer defaults flags has no row for -%s", f.Name)
+			}
+		})
+	}
+	for _, line := range strings.Split(defaultsUsage, "\n") {
+		if !strings.Contains(body, strings.TrimSpace(line)) {
+			t.Errorf("docs/cli.md's producer defaults section does not show %s", strings.TrimSpace(line))
+		}
+	}
+}
+
 // TestREADMEDocumentsSearch keeps docs/cli.md in step with producer
 // search: a row for each of its flags, and its synopsis.
 func TestREADMEDocumentsSearch(t *testing.T) {

@@ -46,16 +46,17 @@ const excerptRunes = 160
 func runSearch(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer, lookup func(string) (string, bool)) (int, error) {
 	var c searchConfig
 	if err := loadEnv(&c, lookup); err != nil {
-		return 2, fmt.Errorf("search: %w", err)
+		return 2, within("search", err)
 	}
 	fs := flag.NewFlagSet("producer search", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var a searchArgs
 	bindSearchFlags(fs, &c, &a)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: "+searchUsage)
-		fs.PrintDefaults()
-	}
+	envflag.SetHelp(fs, envflag.Help{
+		Usage:   "usage: " + searchUsage,
+		Summary: "Searches the workers' Qdrant collection: BM25 and dense vectors fused, or BM25 alone.",
+		Flags:   []string{"k", "collection", "json"},
+	})
 	// The text may come before the flags, as the synopsis shows it.
 	var text []string
 	for len(args) > 0 {
@@ -81,11 +82,11 @@ func runSearch(ctx context.Context, args []string, _ io.Reader, stdout, stderr i
 		err = errors.Join(err, envflag.Explain(c.Embed.Validate(), &c.Embed, fs))
 	}
 	if err != nil {
-		return 2, fmt.Errorf("search: %w", err)
+		return 2, within("search", err)
 	}
 	client, err := qdrantsink.Dial(c.Qdrant)
 	if err != nil {
-		return 1, fmt.Errorf("search: %w", err)
+		return 1, within("search", err)
 	}
 	defer client.Close()
 	var emb qdrantsink.Embedder
@@ -99,7 +100,7 @@ func runSearch(ctx context.Context, args []string, _ io.Reader, stdout, stderr i
 	defer cancel()
 	hits, by, err := qdrantsink.Search(ctx, client, query, qdrantsink.SearchOptions{Collection: a.collection, Limit: a.k, Embedder: emb})
 	if err != nil {
-		return 1, fmt.Errorf("search: %w", err)
+		return 1, within("search", err)
 	}
 	if a.json {
 		enc := json.NewEncoder(stdout)

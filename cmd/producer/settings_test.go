@@ -54,8 +54,8 @@ func TestSettingsWithoutEffect(t *testing.T) {
 
 // TestRechunkCommands: through the command, a new chunker, options,
 // source, collection or subject re-sends every document concerned, and
-// after the workers' defaults change, -resend-stale sends
-// exactly the documents they processed under the old ones.
+// after `producer defaults set` changes the fleet's defaults,
+// -resend-stale sends exactly the documents processed under the old ones.
 func TestRechunkCommands(t *testing.T) {
 	ns := jstest.Start(t, t.TempDir(), -1)
 	nc, err := nats.Connect(ns.ClientURL())
@@ -88,7 +88,7 @@ func TestRechunkCommands(t *testing.T) {
 				t.Error(err)
 			}
 		}()
-		testutil.WaitFor(t, time.Minute, "the worker to finish and advertise its defaults", func() bool {
+		testutil.WaitFor(t, time.Minute, "the worker to finish, under the fleet's defaults", func() bool {
 			info, err := top.Ingest.Info(ctx)
 			if err != nil {
 				t.Fatal(err)
@@ -116,7 +116,7 @@ func TestRechunkCommands(t *testing.T) {
 	}
 	steps := []struct {
 		args []string
-		cfg  func(*worker.Config)
+		cfg  func(*worker.Config) // the workers restart so, and the fleet's defaults are set to theirs
 		want string
 	}{
 		{[]string{dir}, nil, "3 sent (0 deletes, 0 duplicates, 0 stale), 0 unchanged skipped"},
@@ -138,7 +138,10 @@ func TestRechunkCommands(t *testing.T) {
 	for _, st := range steps {
 		if st.cfg != nil {
 			st.cfg(&cfg)
-			process(cfg) // the new workers start (and advertise) first
+			if out := producer("defaults", "set", "-chunker", "twostep", "-max-chunk-size", "300"); !strings.Contains(out, "every running worker follows them now") {
+				t.Errorf("producer defaults set: %s", out)
+			}
+			process(cfg) // the new workers start first
 		}
 		if got := producer(st.args...); !strings.Contains(got, st.want) {
 			t.Errorf("producer %q: %s, want %q", st.args, got, st.want)

@@ -58,16 +58,18 @@ func bindStatusFlags(fs *flag.FlagSet, c *statusConfig, a *statusArgs) {
 func runStatus(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer, lookup func(string) (string, bool)) (int, error) {
 	var c statusConfig
 	if err := loadEnv(&c, lookup); err != nil {
-		return 2, fmt.Errorf("status: %w", err)
+		return 2, within("status", err)
 	}
 	fs := flag.NewFlagSet("producer status", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var a statusArgs
 	bindStatusFlags(fs, &c, &a)
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: "+statusUsage)
-		fs.PrintDefaults()
-	}
+	envflag.SetHelp(fs, envflag.Help{
+		Usage: "usage: " + statusUsage,
+		Summary: `Documents by state, the consumer's backlog, dead letters, the workers (gone ones apart) and
+the fleet's chunker defaults; -id one document's record; -failed the documents that failed.`,
+		Flags: []string{"json", "id", "failed", "nats-url"},
+	})
 	if err := envflag.Parse(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0, nil
@@ -75,24 +77,23 @@ func runStatus(ctx context.Context, args []string, _ io.Reader, stdout, stderr i
 		return 2, nil
 	}
 	if fs.NArg() > 0 {
-		fs.Usage()
 		return 2, fmt.Errorf("%w: status takes no arguments, got %q", envflag.ErrUsage, fs.Args())
 	}
 	if a.id != "" && a.failed {
 		return 2, fmt.Errorf("%w: status: -id and -failed exclude each other", envflag.ErrUsage)
 	}
 	if err := errors.Join(c.NATS.Validate(), c.Log.Validate(), envflag.Explain(c.Config.Validate(), &c.Config, fs)); err != nil {
-		return 2, fmt.Errorf("status: %w", err)
+		return 2, within("status", err)
 	}
 	log := c.Log.Logger(stderr)
 	nc, err := natsconn.Connect(ctx, c.NATS, "chunkstream-producer-status", log)
 	if err != nil {
-		return 1, fmt.Errorf("status: %w", err)
+		return 1, within("status", err)
 	}
 	defer nc.Close()
 	js, err := jetstream.New(nc)
 	if err != nil {
-		return 1, fmt.Errorf("status: %w", err)
+		return 1, within("status", err)
 	}
 	switch {
 	case a.id != "":
@@ -102,7 +103,7 @@ func runStatus(ctx context.Context, args []string, _ io.Reader, stdout, stderr i
 	}
 	st, err := producer.ReadStatus(ctx, js, c.Config)
 	if err != nil {
-		return 1, fmt.Errorf("status: %w", err)
+		return 1, within("status", err)
 	}
 	if a.json {
 		return 0, json.NewEncoder(stdout).Encode(st)
@@ -127,12 +128,12 @@ func runStatus(ctx context.Context, args []string, _ io.Reader, stdout, stderr i
 	} else {
 		fmt.Fprintf(stdout, "dead letters: no stream %s\n", c.DLQStream)
 	}
-	printWorkers(stdout, st.Workers, time.Now())
+	printWorkers(stdout, st.Workers, st.Gone, time.Now())
 	if st.ChunkerDefaults != nil {
 		opts, _ := json.Marshal(st.ChunkerDefaults.Options)
-		fmt.Fprintf(stdout, "worker chunker defaults: %s %s\n", cell(st.ChunkerDefaults.Chunker), opts)
+		fmt.Fprintf(stdout, "fleet chunker defaults: %s %s\n", cell(st.ChunkerDefaults.Chunker), opts)
 	} else {
-		fmt.Fprintln(stdout, "worker chunker defaults: none advertised")
+		fmt.Fprintln(stdout, "fleet chunker defaults: none set (the first worker to start sets them)")
 	}
 	return 0, nil
 }
@@ -147,7 +148,7 @@ type recordJSON struct {
 func statusRecord(ctx context.Context, js jetstream.JetStream, bucket, id string, asJSON bool, stdout io.Writer) (int, error) {
 	rec, ok, err := producer.ReadRecord(ctx, js, bucket, id)
 	if err != nil {
-		return 1, fmt.Errorf("status: %w", err)
+		return 1, within("status", err)
 	}
 	if !ok {
 		return 1, fmt.Errorf("status: no record of %q: no worker has started it (or it is not this id)", id)
@@ -188,7 +189,7 @@ func statusFailed(ctx context.Context, js jetstream.JetStream, bucket string, as
 		return nil
 	})
 	if err != nil {
-		return 1, fmt.Errorf("status: %w", err)
+		return 1, within("status", err)
 	}
 	slices.SortFunc(out, func(a, b recordJSON) int { return strings.Compare(a.ID, b.ID) })
 	enc := json.NewEncoder(stdout)
@@ -206,8 +207,10 @@ func statusFailed(ctx context.Context, js jetstream.JetStream, bucket string, as
 	return 0, nil
 }
 
-// printWorkers writes how many workers pull, then a line per worker.
-func printWorkers(w io.Writer, ws []messages.WorkerPresence, now time.Time) {
+// printWorkers writes how many workers pull, then a line per running
+// worker, then the workers that are gone (no presence for
+// messages.PresenceTTL), which are no longer workers.
+func printWorkers(w io.Writer, ws, gone []messages.WorkerPresence, now time.Time) {
 	pulling := 0
 	for _, p := range ws {
 		if p.Pulling(now) {
@@ -220,20 +223,28 @@ func printWorkers(w io.Writer, ws []messages.WorkerPresence, now time.Time) {
 		}
 		return now.Sub(t).Round(100*time.Millisecond).String() + " ago"
 	}
-	fmt.Fprintf(w, "workers: %d pulling, %d not pulling\n", pulling, len(ws)-pulling)
+	line := fmt.Sprintf("workers: %d pulling, %d not pulling", pulling, len(ws)-pulling)
+	if len(gone) > 0 {
+		line += fmt.Sprintf("; %d gone (no heartbeat for over %s)", len(gone), messages.PresenceTTL)
+	}
+	fmt.Fprintln(w, line)
 	for _, p := range ws {
 		state := "not pulling"
-		switch {
-		case p.Pulling(now):
+		if p.Pulling(now) {
 			state = "pulling"
-		case now.Sub(p.Seen) > messages.PullFresh:
-			state = "gone (not seen for " + now.Sub(p.Seen).Round(time.Second).String() + ")"
 		}
 		ready := "ready"
 		if !p.Ready {
 			ready = "not ready"
 		}
-		fmt.Fprintf(w, "  %s on %s: %s, %s, last pull %s, %d in flight, %d held, up %s\n", p.ID, cell(p.Host), state, ready,
+		fmt.Fprintf(w, "  %s on %s: %s, %s, last pull %s, %d in flight, %d held, up %s", p.ID, cell(p.Host), state, ready,
 			ago(p.LastPull), p.InFlight, p.Held, now.Sub(p.Started).Round(time.Second))
+		if p.OwnDefaults != nil {
+			fmt.Fprintf(w, ", own chunker defaults %s (follows the fleet's)", defaultsText(p.OwnDefaults))
+		}
+		fmt.Fprintln(w)
+	}
+	for _, p := range gone {
+		fmt.Fprintf(w, "  %s on %s: gone, last heartbeat %s\n", p.ID, cell(p.Host), ago(p.Seen))
 	}
 }

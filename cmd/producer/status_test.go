@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/chunkstream/chunkstream/internal/jstest"
 	"github.com/chunkstream/chunkstream/internal/testutil"
+	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/producer"
 	"github.com/chunkstream/chunkstream/worker"
 	"github.com/chunkstream/chunkstream/worker/subjectsink"
@@ -114,7 +116,7 @@ func TestWaitAndStatus(t *testing.T) {
 		"documents: 4: 3 done, 0 pending, 1 dead-lettered, 0 deleted",
 		"backlog: consumer chunkers on INGEST: 0 pending, 0 ack pending, 0 redelivered",
 		"dead letters: 1 in DLQ",
-		`worker chunker defaults: markdown {"chunk_overlap":128,"max_char":2048,"min_char":1024}`,
+		`fleet chunker defaults: markdown {"chunk_overlap":128,"max_char":2048,"min_char":1024}`,
 		"workers: 1 pulling, 0 not pulling",
 	} {
 		if code != 0 || !strings.Contains(out, want) {
@@ -172,5 +174,77 @@ func TestWaitAndStatus(t *testing.T) {
 		if code, _, errOut := producerRun("", args...); code != 2 || !strings.Contains(errOut, "no effect") {
 			t.Errorf("producer %q = %d, %s; want a usage error", args, code, errOut)
 		}
+	}
+}
+
+// TestPrintWorkers: the workers line counts the running workers, pulling
+// or not, and the gone ones apart; each running worker gets a line, with
+// its own chunker defaults when they differ from the fleet's, and each
+// gone one a line saying so.
+func TestPrintWorkers(t *testing.T) {
+	now := time.Date(2025, 3, 4, 5, 6, 7, 0, time.UTC)
+	started := now.Add(-time.Hour)
+	ws := []messages.WorkerPresence{
+		{ID: "A", Host: "h1", Started: started, Seen: now.Add(-time.Second), LastPull: now.Add(-200 * time.Millisecond), Ready: true, InFlight: 2},
+		{ID: "B", Host: "h2", Started: started, Seen: now.Add(-time.Second), LastPull: now.Add(-time.Minute), Held: 3,
+			OwnDefaults: &messages.ChunkerDefaults{Chunker: "twostep", Options: map[string]any{"max_chunk_size": 300}}},
+	}
+	gone := []messages.WorkerPresence{{ID: "C", Host: "h3", Started: started, Seen: now.Add(-42 * time.Minute), LastPull: now.Add(-42 * time.Minute)}}
+	var b strings.Builder
+	printWorkers(&b, ws, gone, now)
+	want := `workers: 1 pulling, 1 not pulling; 1 gone (no heartbeat for over 15s)
+  A on h1: pulling, ready, last pull 200ms ago, 2 in flight, 0 held, up 1h0m0s
+  B on h2: not pulling, not ready, last pull 1m0s ago, 0 in flight, 3 held, up 1h0m0s, own chunker defaults twostep {"max_chunk_size":300} (follows the fleet's)
+  C on h3: gone, last heartbeat 42m0s ago
+`
+	if b.String() != want {
+		t.Errorf("printWorkers:\n%s\nwant\n%s", b.String(), want)
+	}
+}
+
+// TestStatusGoneWorkers: presences left by workers killed more than three
+// heartbeats ago are reported as gone, not as workers that do not pull;
+// the next worker to start removes them.
+func TestStatusGoneWorkers(t *testing.T) {
+	e := newDLQEnv(t)
+	ctx := context.Background()
+	kv := e.top.Docs
+	put := func(id string, seen time.Time) {
+		t.Helper()
+		val, _ := messages.EncodeWorkerPresence(messages.WorkerPresence{ID: id, Host: "pod-" + id, Started: seen.Add(-time.Hour), Seen: seen, LastPull: seen, Ready: true})
+		if _, err := kv.Put(ctx, messages.WorkerKey(id), val); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Two killed workers, one an hour ago and one just past the TTL, and
+	// a running one (its clock ahead of ours: it cannot be gone while the
+	// test runs, however slow the machine).
+	put("killed1", time.Now().Add(-time.Hour))
+	put("killed2", time.Now().Add(-messages.PresenceTTL-time.Second))
+	put("alive", time.Now().Add(time.Hour))
+	code, out, errOut := e.producer("status")
+	if code != 0 || !strings.Contains(out, "workers: 1 pulling, 0 not pulling; 2 gone (no heartbeat for over 15s)\n") ||
+		!regexp.MustCompile(`(?m)^  killed1 on pod-killed1: gone, last heartbeat 1h0m\S* ago$`).MatchString(out) ||
+		!regexp.MustCompile(`(?m)^  killed2 on pod-killed2: gone, last heartbeat \S+ ago$`).MatchString(out) {
+		t.Errorf("status = %d\n%s%s", code, out, errOut)
+	}
+	code, out, _ = e.producer("status", "-json")
+	var st producer.Status
+	if err := json.Unmarshal([]byte(out), &st); code != 0 || err != nil || len(st.Workers) != 1 || st.Workers[0].ID != "alive" || len(st.Gone) != 2 {
+		t.Errorf("status -json = %d, %s (%v)", code, out, err)
+	}
+
+	// A worker starting removes what the killed ones left, and nothing else.
+	e.startWorker()
+	testutil.WaitFor(t, 20*time.Second, "the killed workers' presences removed", func() bool {
+		_, err1 := kv.Get(ctx, messages.WorkerKey("killed1"))
+		_, err2 := kv.Get(ctx, messages.WorkerKey("killed2"))
+		return errors.Is(err1, jetstream.ErrKeyNotFound) && errors.Is(err2, jetstream.ErrKeyNotFound)
+	})
+	if _, err := kv.Get(ctx, messages.WorkerKey("alive")); err != nil {
+		t.Errorf("the running worker's presence: %v", err)
+	}
+	if _, out, _ := e.producer("status"); strings.Contains(out, "gone") {
+		t.Errorf("status after the sweep:\n%s", out)
 	}
 }

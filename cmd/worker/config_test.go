@@ -139,3 +139,25 @@ func TestServiceHealthcheck(t *testing.T) {
 		t.Errorf("healthcheck of a stopped worker = %d, want 1", code)
 	}
 }
+
+// TestConfigErrorsSayTheirPrefixOnce: every line of a refused
+// configuration starts with "worker: " once, then names the variable and
+// its flag.
+func TestConfigErrorsSayTheirPrefixOnce(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{[]string{"-concurrency", "-1", "-backoff-base", "0"}, nil,
+			"worker: config CHUNKSTREAM_CONCURRENCY (-concurrency): -1 is negative\n" +
+				"worker: config CHUNKSTREAM_BACKOFF_BASE (-backoff-base): 0s with BackoffMax 1m0s, want 0 < base <= max\n"},
+		{nil, map[string]string{"CHUNKSTREAM_ACK_WAIT": "1ms"}, "worker: config CHUNKSTREAM_ACK_WAIT (-ack-wait): 1ms, want at least 100ms\n"},
+	} {
+		var stderr bytes.Buffer
+		code := run(context.Background(), tc.args, &bytes.Buffer{}, &stderr, func(k string) (string, bool) { v, ok := tc.env[k]; return v, ok })
+		if code != 2 || stderr.String() != tc.want {
+			t.Errorf("worker %q %v = %d\n%s\nwant 2 and\n%s", tc.args, tc.env, code, stderr.String(), tc.want)
+		}
+	}
+}

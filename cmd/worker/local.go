@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime/pprof"
+	"strings"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -99,7 +100,7 @@ func runLocal(ctx context.Context, c *config, lf *localFlags, log *slog.Logger, 
 		fmt.Fprintf(stderr, "worker: warning: %s\n", w)
 	}
 	for _, f := range sum.Failures {
-		fmt.Fprintf(stderr, "worker: %s: %v\n", f.ID, f.Err)
+		fmt.Fprintf(stderr, "worker: failed: %s\n", strings.TrimPrefix(f.Err.Error(), "producer: ")) // it names the document
 	}
 	secs := sum.Elapsed.Seconds()
 	fmt.Fprintf(stderr, "worker -local: %d documents, %d chunks, %.2f MB in %.3f s (%.1f docs/s, %.1f chunks/s, %.2f MB/s, %.3f ms CPU/doc), %d dead letters\n",

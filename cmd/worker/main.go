@@ -30,11 +30,31 @@ func main() {
 	os.Exit(code)
 }
 
+// workerHelp is what -h and -help-all say.
+var workerHelp = envflag.Help{
+	Usage: `usage: worker [setting flags]                         service mode: process ingest requests until SIGTERM
+       worker -local DIR -out FILE [-workers N] [flags]  local mode: the whole pipeline in one process
+       worker -healthcheck [-metrics-addr ADDR]          probe a running worker`,
+	Summary: `Every setting is an environment variable and a flag of the same name (CHUNKSTREAM_ACK_WAIT:
+-ack-wait); the flag wins. -chunker and the chunker's option flags (-max-char, -max-chunk-size,
+...) are this worker's own chunker defaults; the fleet's, which every worker applies, are set
+by the first worker to start (producer defaults shows them). docs/cli.md and
+docs/configuration.md describe every flag.`,
+	Details: `Every setting is an environment variable and a flag of the same name (CHUNKSTREAM_ACK_WAIT:
+-ack-wait); the flag wins; secrets are environment only. A flag that has no effect in the mode
+chosen is a usage error. -chunker and the chunker's option flags are this worker's own chunker
+defaults; the fleet's, which every worker applies, are set by the first worker to start and
+changed with producer defaults set. Exit status: 0 after a clean shutdown, 1 when the worker
+could not start or failed, 2 on a usage error or an invalid setting.`,
+	Flags: []string{"nats-url", "sink", "concurrency", "chunker", "chunker-options", "metrics-addr", "log-level",
+		"local", "out", "workers", "healthcheck"},
+}
+
 // run is the whole command, testable: it returns the exit status.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, lookup func(string) (string, bool)) int {
 	c, err := loadConfig(lookup)
 	if err != nil {
-		fmt.Fprintf(stderr, "worker: %v\n", err)
+		envflag.Report(stderr, "worker", err)
 		return 2
 	}
 	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
@@ -49,6 +69,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, lookup fu
 	fs.StringVar(&lf.cpuProfile, "cpuprofile", "", "local mode: write a CPU profile to this file")
 	healthcheck := fs.Bool("healthcheck", false, "probe /healthz and /readyz of the worker at -metrics-addr; exit 0 when both answer 200")
 	cf := bindFlags(fs, &c)
+	envflag.SetHelp(fs, workerHelp)
 	if err := envflag.Parse(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -61,13 +82,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, lookup fu
 	}
 	mode := modeOf(*healthcheck, lf.dir)
 	if err := checkMode(fs, mode, &c); err != nil {
-		fmt.Fprintf(stderr, "worker: %v\n", err)
+		envflag.Report(stderr, "worker", err)
 		return 2
 	}
 	_, logLevelSet := lookup("CHUNKSTREAM_LOG_LEVEL")
 	fs.Visit(func(f *flag.Flag) { logLevelSet = logLevelSet || f.Name == "log-level" })
 	if err := c.Log.Validate(); err != nil {
-		fmt.Fprintf(stderr, "worker: %v\n", err)
+		envflag.Report(stderr, "worker", err)
 		return 2
 	}
 
@@ -80,7 +101,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, lookup fu
 	}
 	entry, err := applyChunker(&c, cf)
 	if err != nil {
-		fmt.Fprintf(stderr, "worker: %v\n", err)
+		envflag.Report(stderr, "worker", err)
 		return 2
 	}
 	if mode == modeLocal {
@@ -91,7 +112,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, lookup fu
 		}
 		code, err := runLocal(ctx, &c, &lf, log, lookup, stdout, stderr)
 		if err != nil {
-			fmt.Fprintf(stderr, "worker: %v\n", err)
+			envflag.Report(stderr, "worker", err)
 			if errors.Is(err, envflag.ErrUsage) {
 				return 2
 			}
@@ -100,13 +121,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, lookup fu
 		return code
 	}
 	if err := c.validate(fs); err != nil {
-		fmt.Fprintf(stderr, "worker: %v\n", err)
+		envflag.Report(stderr, "worker", err)
 		return 2
 	}
 	log := c.Log.Logger(stderr)
 	tp, stopTracing, err := otelenv.Provider(ctx, "chunkstream-worker", lookup)
 	if err != nil {
-		fmt.Fprintf(stderr, "worker: %v\n", err)
+		envflag.Report(stderr, "worker", err)
 		return 2
 	}
 	defer otelenv.Stop(stopTracing, log)

@@ -143,12 +143,20 @@ func TestREADMEDocumentsWorkerFlags(t *testing.T) {
 	}
 	chunkerRows := testutil.TableFlags(chunkerTable, 1) // | chunker | flag | …
 	var help bytes.Buffer
-	if code := run(context.Background(), []string{"-h"}, &bytes.Buffer{}, &help, noEnv); code != 0 {
-		t.Fatalf("worker -h: exit status %d", code)
+	if code := run(context.Background(), []string{"-help-all"}, &bytes.Buffer{}, &help, noEnv); code != 0 {
+		t.Fatalf("worker -help-all: exit status %d", code)
 	}
 	ms := regexp.MustCompile(`(?m)^  -(\S+)`).FindAllStringSubmatch(help.String(), -1)
 	if len(ms) < 30 {
-		t.Fatalf("worker -h lists %d flags; the help format changed?", len(ms))
+		t.Fatalf("worker -help-all lists %d flags; the help format changed?", len(ms))
+	}
+	if strings.Contains(help.String(), "see the configuration table") {
+		t.Errorf("worker -help-all has flags that do not say what they do:\n%s", help.String())
+	}
+	var short bytes.Buffer
+	if code := run(context.Background(), []string{"-h"}, &bytes.Buffer{}, &short, noEnv); code != 0 || strings.Count(short.String(), "\n") > 40 ||
+		!strings.Contains(short.String(), "worker -help-all") {
+		t.Errorf("worker -h = %d, %d lines:\n%s\nwant 0, at most 40 lines naming -help-all", code, strings.Count(short.String(), "\n"), short.String())
 	}
 	var c config
 	settings := flag.NewFlagSet("settings", flag.ContinueOnError)

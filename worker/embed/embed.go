@@ -47,37 +47,37 @@ const Dependency = "embedder"
 type Config struct {
 	// URL is the endpoint: the full ".../embeddings" URL, a base ending in
 	// "/v1", or a server root; empty disables the embedder.
-	URL string `env:"CHUNKSTREAM_EMBED_URL"`
+	URL string `env:"CHUNKSTREAM_EMBED_URL" help:"OpenAI-compatible embeddings endpoint; empty: no dense vector"`
 	// Model is sent as "model".
-	Model string `env:"CHUNKSTREAM_EMBED_MODEL"`
+	Model string `env:"CHUNKSTREAM_EMBED_MODEL" help:"embedding model name"`
 	// APIKey is sent as a bearer token when set; never logged.
-	APIKey string `env:"CHUNKSTREAM_EMBED_API_KEY"`
+	APIKey string `env:"CHUNKSTREAM_EMBED_API_KEY" help:"embeddings API key, sent as a bearer token (environment only)"`
 	// Batch is the most inputs in one request.
-	Batch int `env:"CHUNKSTREAM_EMBED_BATCH" envDefault:"32"`
+	Batch int `env:"CHUNKSTREAM_EMBED_BATCH" envDefault:"32" help:"most inputs per embeddings request (the chunks of several documents)"`
 	// BatchBytes caps the text bytes of the inputs of one request; an
 	// input larger than the cap goes alone. 0 means DefaultBatchBytes.
-	BatchBytes int `env:"CHUNKSTREAM_EMBED_BATCH_BYTES" envDefault:"1048576"`
+	BatchBytes int `env:"CHUNKSTREAM_EMBED_BATCH_BYTES" envDefault:"1048576" help:"most text bytes per embeddings request; a longer input goes alone"`
 	// Linger is how long inputs wait, while Client.Run gathers them, for
 	// more to fill a request; 0 sends what waits as soon as a request may go.
-	Linger time.Duration `env:"CHUNKSTREAM_EMBED_LINGER" envDefault:"5ms"`
+	Linger time.Duration `env:"CHUNKSTREAM_EMBED_LINGER" envDefault:"5ms" help:"longest wait for an embeddings request to fill before it is sent part-full"`
 	// Concurrency is the number of requests in flight at once, over all
 	// documents. 0 means DefaultConcurrency.
-	Concurrency int `env:"CHUNKSTREAM_EMBED_CONCURRENCY" envDefault:"4"`
+	Concurrency int `env:"CHUNKSTREAM_EMBED_CONCURRENCY" envDefault:"4" help:"embeddings requests in flight at once, per worker process"`
 	// Dimensions, when > 0, is sent as "dimensions" and the probe must
 	// return vectors of that size.
-	Dimensions int `env:"CHUNKSTREAM_EMBED_DIMENSIONS"`
+	Dimensions int `env:"CHUNKSTREAM_EMBED_DIMENSIONS" help:"requested vector size (0: the model's)"`
 	// MaxInputChars is the longest input in characters (code points);
 	// longer inputs are a permanent error before anything is sent.
-	MaxInputChars int `env:"CHUNKSTREAM_EMBED_MAX_INPUT_CHARS" envDefault:"8000"`
+	MaxInputChars int `env:"CHUNKSTREAM_EMBED_MAX_INPUT_CHARS" envDefault:"8000" help:"longest input in characters; a longer chunk is dead-lettered before anything is sent"`
 	// MaxInputTokens, when > 0, is the longest input in tokens of
 	// Tokenizer, checked like MaxInputChars (both apply).
-	MaxInputTokens int `env:"CHUNKSTREAM_EMBED_MAX_INPUT_TOKENS"`
+	MaxInputTokens int `env:"CHUNKSTREAM_EMBED_MAX_INPUT_TOKENS" help:"longest input in tokens of the embed tokenizer (0: no token limit)"`
 	// Tokenizer is the encoding MaxInputTokens counts in: cl100k_base
 	// (OpenAI's text-embedding-3 and ada-002 models) or o200k_base.
-	Tokenizer string `env:"CHUNKSTREAM_EMBED_TOKENIZER" envDefault:"cl100k_base"`
+	Tokenizer string `env:"CHUNKSTREAM_EMBED_TOKENIZER" envDefault:"cl100k_base" help:"encoding of the token limit: cl100k_base or o200k_base"`
 	// Timeout bounds one request, its answer read whole; past it the
 	// endpoint is down. 0 means DefaultTimeout.
-	Timeout time.Duration `env:"CHUNKSTREAM_EMBED_TIMEOUT" envDefault:"30s"`
+	Timeout time.Duration `env:"CHUNKSTREAM_EMBED_TIMEOUT" envDefault:"30s" help:"longest wait for one embeddings request's answer; longer: the endpoint is down"`
 }
 
 // Defaults of the Config fields whose zero value means "the default".

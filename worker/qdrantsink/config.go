@@ -31,38 +31,38 @@ var ErrInvalidConfig = errors.New("qdrantsink: invalid config")
 // envDefault and in DefaultConfig.
 type Config struct {
 	// Addr is the Qdrant gRPC address, "host:port".
-	Addr string `env:"CHUNKSTREAM_QDRANT_ADDR" envDefault:"localhost:6334"`
+	Addr string `env:"CHUNKSTREAM_QDRANT_ADDR" envDefault:"localhost:6334" help:"Qdrant gRPC address, host:port"`
 	// Timeout bounds every request to Qdrant; a request that takes longer
 	// counts as an outage (see fault.Unavailable).
-	Timeout time.Duration `env:"CHUNKSTREAM_QDRANT_TIMEOUT" envDefault:"20s"`
+	Timeout time.Duration `env:"CHUNKSTREAM_QDRANT_TIMEOUT" envDefault:"20s" help:"longest a request to Qdrant may take; longer counts as an outage"`
 	// APIKey is sent with every request when set; never logged.
-	APIKey string `env:"CHUNKSTREAM_QDRANT_API_KEY"`
+	APIKey string `env:"CHUNKSTREAM_QDRANT_API_KEY" help:"Qdrant API key (environment only)"`
 	// TLS connects with TLS (system roots unless TLSCA is set).
-	TLS bool `env:"CHUNKSTREAM_QDRANT_TLS" envDefault:"false"`
+	TLS bool `env:"CHUNKSTREAM_QDRANT_TLS" envDefault:"false" help:"connect to Qdrant with TLS"`
 	// TLSCA is a PEM file of CA certificates to trust instead of the
 	// system roots; requires TLS.
-	TLSCA string `env:"CHUNKSTREAM_QDRANT_TLS_CA"`
+	TLSCA string `env:"CHUNKSTREAM_QDRANT_TLS_CA" help:"CA bundle that verifies Qdrant (with TLS)"`
 	// Collection is the default collection; an ingest request's
 	// "collection" overrides it.
-	Collection string `env:"CHUNKSTREAM_QDRANT_COLLECTION" envDefault:"chunks"`
+	Collection string `env:"CHUNKSTREAM_QDRANT_COLLECTION" envDefault:"chunks" help:"default collection; a request's collection overrides it"`
 	// Batch is the number of points per upsert request (MinBatch to
 	// MaxBatch), gathered from the documents being written; a request is
 	// also cut before it reaches MaxRequestBytes.
-	Batch int `env:"CHUNKSTREAM_QDRANT_BATCH" envDefault:"128"`
+	Batch int `env:"CHUNKSTREAM_QDRANT_BATCH" envDefault:"128" help:"points per upsert request (64 to 256), gathered from the documents in flight"`
 	// Linger is how long points wait for other documents' points to fill
 	// a request of Batch points; 0 sends what is queued as soon as fewer
 	// than Parallel requests are in flight.
-	Linger time.Duration `env:"CHUNKSTREAM_QDRANT_LINGER" envDefault:"100ms"`
+	Linger time.Duration `env:"CHUNKSTREAM_QDRANT_LINGER" envDefault:"100ms" help:"longest wait of points for other documents' to fill a request (0 to 1s)"`
 	// Parallel is the number of upsert requests in flight; points queue
 	// meanwhile, filling the next requests.
-	Parallel int `env:"CHUNKSTREAM_QDRANT_PARALLEL" envDefault:"4"`
+	Parallel int `env:"CHUNKSTREAM_QDRANT_PARALLEL" envDefault:"4" help:"upsert requests in flight per worker process (1 to 64)"`
 	// BM25 says who computes the "bm25" sparse vector of a point: local
 	// (the worker, package bm25), qdrant (Qdrant, from the chunk's text
 	// sent as a Document of model qdrant/bm25; the same vectors) or off
 	// (no sparse vector).
-	BM25 string `env:"CHUNKSTREAM_BM25" envDefault:"local"`
+	BM25 string `env:"CHUNKSTREAM_BM25" envDefault:"local" help:"who computes the bm25 sparse vector: local (the worker), qdrant (Qdrant, the same vectors) or off"`
 	// AvgDL is the BM25 average chunk length in tokens.
-	AvgDL float64 `env:"CHUNKSTREAM_BM25_AVGDL" envDefault:"256"`
+	AvgDL float64 `env:"CHUNKSTREAM_BM25_AVGDL" envDefault:"256" help:"BM25 average chunk length in tokens; the collection records it"`
 }
 
 // The values of Config.BM25.

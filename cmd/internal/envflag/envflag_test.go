@@ -93,8 +93,10 @@ func TestExplain(t *testing.T) {
 		return &fault.FieldError{Pkg: "x", Field: field, Problem: "bad", Err: sentinel}
 	}
 	err := Explain(errors.Join(fe("Batch"), errors.Join(fe("Secret"), fe("Plain"), errors.New("other"))), &s, fs)
-	want := "x: config CHUNKSTREAM_X_BATCH (-x-batch): bad\n" +
-		"x: config CHUNKSTREAM_X_SECRET: bad\n" +
+	// A field the command names by its variable loses the package's
+	// prefix: the command puts its own in front.
+	want := "config CHUNKSTREAM_X_BATCH (-x-batch): bad\n" +
+		"config CHUNKSTREAM_X_SECRET: bad\n" +
 		"x: config Plain: bad\nother"
 	if err.Error() != want {
 		t.Errorf("Explain:\n%s\nwant\n%s", err, want)
@@ -102,10 +104,19 @@ func TestExplain(t *testing.T) {
 	if !errors.Is(err, sentinel) {
 		t.Error("errors.Is does not find the sentinel through Explain")
 	}
-	if err := Explain(fe("Batch"), &s, nil); err.Error() != "x: config CHUNKSTREAM_X_BATCH: bad" {
+	if err := Explain(fe("Batch"), &s, nil); err.Error() != "config CHUNKSTREAM_X_BATCH: bad" {
 		t.Errorf("without flags: %v", err)
 	}
 	if Explain(nil, &s, fs) != nil {
 		t.Error("Explain(nil) is not nil")
+	}
+}
+
+// TestReport: every line of an error gets the command's prefix once.
+func TestReport(t *testing.T) {
+	var b strings.Builder
+	Report(&b, "cmd", errors.Join(errors.New("config A: bad"), errors.New("cmd: b failed"), errors.New("other: c")))
+	if want := "cmd: config A: bad\ncmd: b failed\ncmd: other: c\n"; b.String() != want {
+		t.Errorf("Report:\n%s\nwant\n%s", b.String(), want)
 	}
 }

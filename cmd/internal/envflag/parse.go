@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // ErrUsage marks the errors that are the caller's mistake: a bad flag, a
@@ -26,8 +27,9 @@ func Usagef(format string, args ...any) error {
 }
 
 // Parse parses args into fs. With -h it prints fs's usage to fs's output
-// and returns flag.ErrHelp. On a bad flag it prints one line, the error
-// and where help is ("Run "NAME -h" for help."), and returns ErrShown.
+// and returns flag.ErrHelp; so it does with -help-all (SetHelp), printing
+// every flag. On a bad flag it prints one line, the error and where help
+// is ("Run "NAME -h" for help."), and returns ErrShown.
 func Parse(fs *flag.FlagSet, args []string) error {
 	out := fs.Output()
 	fs.SetOutput(io.Discard)
@@ -40,6 +42,18 @@ func Parse(fs *flag.FlagSet, args []string) error {
 	case err != nil:
 		fmt.Fprintf(out, "%s: %v\nRun \"%s -h\" for help.\n", fs.Name(), err, fs.Name())
 		return ErrShown
+	case helpAll(fs):
+		return flag.ErrHelp
 	}
 	return nil
+}
+
+// Report writes err to w, each of its lines (the errors errors.Join
+// holds) after "name: ", so that every line says which command it is from
+// and none says it twice: a line that starts with "name: " already (the
+// error of the package of that name) keeps its own.
+func Report(w io.Writer, name string, err error) {
+	for _, line := range strings.Split(err.Error(), "\n") {
+		fmt.Fprintf(w, "%s: %s\n", name, strings.TrimPrefix(line, name+": "))
+	}
 }

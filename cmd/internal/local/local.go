@@ -138,6 +138,7 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 	tr := &tracker{final: map[uint64]bool{}, coll: coll, progress: o.OnProgress}
 	w, err := worker.New(nc, js, top, worker.Options{
 		Config: cfg, Logger: log, Sink: coll, Chunkers: o.Chunkers, OnResult: tr.onResult, TracerProvider: o.TracerProvider,
+		SetFleetDefaults: true, // its own embedded server: this worker is the fleet
 	})
 	if err != nil {
 		return sum, err
