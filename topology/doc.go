@@ -51,7 +51,8 @@
 //   - The objects bucket has a TTL (ObjectsTTL, 7 days by default) and
 //     nothing else deletes objects: they are content-addressed and may be
 //     shared by several requests.
-//   - The consumer's AckWait and MaxDeliver are topology (server-side
-//     settings of the consumer); MaxAckPending is 10,000, room for many
-//     workers.
+//   - The consumer's AckWait is topology (a server-side setting of the
+//     consumer); its MaxDeliver is unlimited, the worker counting
+//     Config.MaxDeliver itself (docs/design.md, "Delivery semantics");
+//     MaxAckPending is 10,000, room for many workers.
 package topology

@@ -59,7 +59,7 @@ func TestSetupIdempotent(t *testing.T) {
 		t.Fatal(err)
 	}
 	cinfo, _ := cons.Info(ctx)
-	if cinfo.Config.AckWait != e.cfg.AckWait || cinfo.Config.MaxDeliver != e.cfg.MaxDeliver ||
+	if cinfo.Config.AckWait != e.cfg.AckWait || cinfo.Config.MaxDeliver != -1 ||
 		cinfo.Config.AckPolicy != jetstream.AckExplicitPolicy {
 		t.Errorf("consumer config = %+v", cinfo.Config)
 	}

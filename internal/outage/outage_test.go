@@ -24,8 +24,16 @@ type logged struct {
 	buf bytes.Buffer
 }
 
-func (l *logged) Write(p []byte) (int, error) { l.mu.Lock(); defer l.mu.Unlock(); return l.buf.Write(p) }
-func (l *logged) count(s string) int       { l.mu.Lock(); defer l.mu.Unlock(); return strings.Count(l.buf.String(), s) }
+func (l *logged) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+func (l *logged) count(s string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Count(l.buf.String(), s)
+}
 
 func machine(t *testing.T, o Options) (*Machine, *logged) {
 	l := &logged{}
