@@ -31,16 +31,16 @@ const (
 	fastOutstandingAcks = 2
 )
 
-// fastSender publishes a backfill's requests through fast-ingest batches
-// (allow_batched on the stream), recovering the requests of a failed
-// batch through classic, the single-publish path, and reporting sequence
-// bounds to OnSent: the package doc has the rules. An acknowledgement
-// gives the highest batch sequence stored with nothing missing before
-// it. It is used from one goroutine, as sender.send is.
+// fastSender is the sender's transport for a backfill's requests when the
+// stream allows fast-ingest batches (allow_batched): requests go in
+// batches, the requests of a failed batch are recovered through the
+// sender's single publishes, and sequence bounds are reported to OnSent
+// (docs/design.md, "The producer"). An acknowledgement gives the highest
+// batch sequence stored with nothing missing before it. It is used from
+// one goroutine, as sender.send is.
 type fastSender struct {
 	js       jetstream.JetStream
-	classic  *sender
-	settle   func(*outgoing)
+	s        *sender
 	flow     jetstreamext.FastPublishFlowControl
 	maxBytes int
 	pace     pacer
@@ -52,9 +52,9 @@ type fastSender struct {
 	unacked  []*outgoing                // batch sequence acked+1 onwards
 	bytes    int                        // of unacked
 	failures int                        // batches in a row that failed unacknowledged
-	off      bool                       // classic for the rest of the run
+	off      bool                       // single publishes for the rest of the run
 
-	recovering sync.WaitGroup // requests handed to classic, not yet settled
+	recovering sync.WaitGroup // requests handed to the single publishes, not yet settled
 
 	reported   func([]Sent) // OnSent, nil when not wanted
 	stream     string       // the stream storing the subject
@@ -63,26 +63,21 @@ type fastSender struct {
 	unbounded  []Sent       // acknowledged, no upper bound known yet
 }
 
-// newFastSender returns a fast sender settling with settle and recovering
-// through classic, whose settle must be the one settleRecovered returns.
-func newFastSender(js jetstream.JetStream, maxPending, maxBytes int, rate float64, retry RetryOptions, settle func(*outgoing), log *slog.Logger) *fastSender {
-	retry = retry.withDefaults()
+// batched makes s publish in fast-ingest batches on the stream info
+// describes (its last sequence is below every request of the run);
+// reported, when set, gets the sequence bounds.
+func (s *sender) batched(js jetstream.JetStream, info *jetstream.StreamInfo, maxPending, maxBytes int, rate float64, reported func([]Sent), log *slog.Logger) {
 	if maxBytes <= 0 {
 		maxBytes = DefaultMaxPendingBytes
 	}
 	flow := min(fastMaxFlow, max(1, maxPending/fastOutstandingAcks))
-	return &fastSender{
-		js: js, settle: settle, maxBytes: maxBytes, pace: newPacer(rate), log: log,
+	s.fast = &fastSender{
+		js: js, s: s, maxBytes: maxBytes, pace: newPacer(rate), log: log,
 		flow: jetstreamext.FastPublishFlowControl{
-			Flow: uint16(flow), MaxOutstandingAcks: fastOutstandingAcks, AckTimeout: retry.StallTimeout,
+			Flow: uint16(flow), MaxOutstandingAcks: fastOutstandingAcks, AckTimeout: s.retry.StallTimeout,
 		},
+		reported: reported, stream: info.Config.Name, floor: info.State.LastSeq,
 	}
-}
-
-// settleRecovered is classic's settle.
-func (f *fastSender) settleRecovered(o *outgoing) {
-	f.settle(o)
-	f.recovering.Done()
 }
 
 // send publishes o in the current batch, starting one when needed. It
@@ -95,7 +90,7 @@ func (f *fastSender) send(ctx context.Context, o *outgoing) error {
 	if err := f.pace.wait(ctx); err != nil {
 		return err
 	}
-	if err := f.classic.failed(); err != nil {
+	if err := f.s.failed(); err != nil {
 		return err
 	}
 	if err := ctx.Err(); err != nil {
@@ -138,7 +133,7 @@ func (f *fastSender) release(seq int) {
 		if f.reported != nil {
 			f.unbounded = append(f.unbounded, Sent{ID: o.id, Bytes: o.bytes, Batched: true, After: f.batchFloor, Version: msgVersion(o.msg)})
 		}
-		f.settle(o)
+		f.s.finish(o)
 	}
 }
 
@@ -191,7 +186,7 @@ func (f *fastSender) flush(ctx context.Context, ackTimeout time.Duration) {
 	}
 }
 
-// fail abandons the batch after err and re-sends, through classic, the
+// fail abandons the batch after err and re-sends, one at a time, the
 // requests after the last acknowledged one, waiting until they settle.
 func (f *fastSender) fail(ctx context.Context, err error) {
 	f.fp = nil
@@ -210,7 +205,7 @@ func (f *fastSender) fail(ctx context.Context, err error) {
 		if err := f.recover(ctx, o); err != nil {
 			for _, o := range pending[i:] {
 				o.err, o.gaveUp = fmt.Errorf("producer: publish %q: %w", o.id, err), errors.Is(err, ErrUnavailable)
-				f.settle(o)
+				f.s.finish(o)
 			}
 			return
 		}
@@ -229,33 +224,14 @@ func (f *fastSender) fail(ctx context.Context, err error) {
 	}
 }
 
-// recover publishes o through classic.
+// recover publishes o on its own.
 func (f *fastSender) recover(ctx context.Context, o *outgoing) error {
 	f.recovering.Add(1)
-	err := f.classic.send(ctx, o)
+	err := f.s.publish(ctx, o)
 	if err != nil {
 		f.recovering.Done()
 	}
 	return err
-}
-
-// startSenders starts the backfill's senders: fast-ingest batches when
-// the stream allows them, else one publish per request, saying why.
-func (b *backfill) startSenders(ctx context.Context, log *slog.Logger) {
-	settle := b.t.settle
-	if st, why := b.p.fastIngestStream(ctx); why != "" {
-		log.Info("backfill: publishing one request at a time: " + why)
-	} else {
-		b.fast = newFastSender(b.p.js, b.p.opts.MaxPending, b.o.MaxPendingBytes, b.o.Rate, b.o.Retry, settle, log)
-		if b.t.sent != nil {
-			b.fast.reported, b.fast.stream, b.fast.floor = b.t.sentAll, st.Config.Name, st.State.LastSeq
-		}
-		settle = b.fast.settleRecovered
-	}
-	b.snd = newSender(ctx, b.p.js, b.p.opts.MaxPending, b.o.MaxPendingBytes, b.o.Rate, b.o.Retry, settle)
-	if b.fast != nil {
-		b.fast.classic = b.snd
-	}
 }
 
 // fastIngestStream reads the info of the stream storing the subject,
@@ -284,12 +260,4 @@ func msgVersion(m *nats.Msg) string {
 	v := m.Header.Get(messages.HeaderMsgID)
 	v = v[:max(strings.LastIndexByte(v, '@'), 0)]
 	return v[strings.LastIndexByte(v, '@')+1:]
-}
-
-// send publishes o through the backfill's sender.
-func (b *backfill) send(ctx context.Context, o *outgoing) error {
-	if b.fast != nil {
-		return b.fast.send(ctx, o)
-	}
-	return b.snd.send(ctx, o)
 }
