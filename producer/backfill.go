@@ -208,7 +208,7 @@ type plan struct {
 	docs     []source
 	ids      map[string]struct{}
 	warnings []chunking.Warning
-	roots    []root // the folders (and files' folders) walked
+	roots    []root   // the folders (and files' folders) walked
 	inputs   []string // the "<input id>#" prefixes of split inputs
 }
 
