@@ -119,7 +119,7 @@ func (d DeletePlan) Summary() string {
 
 // BackfillOptions configure Producer.Backfill.
 type BackfillOptions struct {
-	// Paths are the folders and files to send (ids: the package doc).
+	// Paths are the folders and files to send (ids: docs/cli.md, "Sending documents").
 	Paths []string
 	// FS is the file system Paths name, slash-separated (fs.ValidPath);
 	// nil is the operating system's, Paths as it takes them. Split
@@ -150,7 +150,7 @@ type BackfillOptions struct {
 	// each on the subject its record names. A backfill of files needs a
 	// scope: IDPrefix, or DeleteAll; deletes of more than
 	// ConfirmDeletesAbove percent of the documents recorded under the
-	// scope need ConfirmDeletes (the package doc has the rules).
+	// scope need ConfirmDeletes (docs/cli.md, "Sending documents", has the rules).
 	DeleteMissing bool
 	// DeleteAll lets DeleteMissing delete across every id, without
 	// IDPrefix (which it excludes).
@@ -213,7 +213,7 @@ type plan struct {
 }
 
 // Backfill sends the documents under o.Paths, then the deletes of
-// o.DeleteMissing (the package doc has the rules). The error is for a
+// o.DeleteMissing (docs/cli.md has the rules). The error is for a
 // backfill that could not run or was stopped (ctx, ErrDuplicateID,
 // ErrUnavailable); documents that failed alone are in Failures.
 func (p *Producer) Backfill(ctx context.Context, o BackfillOptions) (Summary, error) {
@@ -360,7 +360,7 @@ func (p *Producer) plan(ctx context.Context, o BackfillOptions) (*plan, error) {
 	return pl, nil
 }
 
-// missing returns the ids DeleteMissing deletes (the package doc's rule).
+// missing returns the ids DeleteMissing deletes (docs/cli.md's rule).
 func (pl *plan) missing(recs map[string]recordInfo, prefix string, exts []string) []string {
 	var out []string
 	for id, r := range recs {
@@ -393,7 +393,7 @@ func (pl *plan) missing(recs map[string]recordInfo, prefix string, exts []string
 }
 
 // planDeletes returns the ids DeleteMissing deletes, after reporting
-// them (OnDeletes) and checking its rules (the package doc): a scope, the
+// them (OnDeletes) and checking its rules (docs/cli.md): a scope, the
 // threshold, a stream for every subject. A dry run is never refused.
 func (p *Producer) planDeletes(ctx context.Context, pl *plan, recs map[string]recordInfo, o BackfillOptions) ([]string, error) {
 	if o.DeleteAll && o.IDPrefix != "" {

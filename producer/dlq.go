@@ -141,7 +141,7 @@ type DLQOptions struct {
 }
 
 // DLQ lists, replays and purges the dead letters the workers store in the
-// DLQ stream (see the package doc).
+// DLQ stream (docs/cli.md, "producer dlq").
 type DLQ struct {
 	js     jetstream.JetStream
 	opts   DLQOptions
@@ -410,7 +410,7 @@ func (s ReplaySummary) KeptTotal() int {
 func (s ReplaySummary) OK() bool { return s.KeptTotal() == 0 && len(s.NotFound) == 0 }
 
 // Replay replays, in stream order, every dead letter f selects that the
-// stream held when Replay started (the rules: the package doc). The
+// stream held when Replay started (the rules: docs/cli.md, "producer dlq"). The
 // request keeps its place in time: it is published again with
 // messages.HeaderIngestSeq set to its version's ingest_seq, so workers
 // order it as the version it was. When the record already holds a newer

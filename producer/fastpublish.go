@@ -16,7 +16,7 @@ import (
 	"github.com/chunkstream/chunkstream/messages"
 )
 
-// Fast-ingest batch sizes and flow control (see the package doc).
+// Fast-ingest batch sizes and flow control (docs/design.md, "The producer").
 const (
 	// fastBatchMessages ends a batch (a commit round trip) every this many
 	// requests: the round trips of a batch's start and commit cost under

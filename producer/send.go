@@ -23,12 +23,12 @@ import (
 var ErrUnavailable = errors.New("producer: publishing stopped: the server is unavailable")
 
 // RetryOptions bound the retries of publishes whose PubAck did not come
-// (the package doc says how they go).
+// (docs/design.md, "The producer", says how they go).
 type RetryOptions struct {
 	// RetryFor is how long publishing may fail without a single success
 	// before the run gives up with ErrUnavailable (default 1 minute;
 	// negative: at the first failure). Keep AckTimeout + RetryFor under
-	// the stream's duplicate window (the package doc says why).
+	// the stream's duplicate window (docs/cli.md, "Sending documents", says why).
 	RetryFor time.Duration
 	// Wait is the first delay before probing a server that stopped
 	// answering, doubled per probe up to MaxWait (default 250 ms).
