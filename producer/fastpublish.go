@@ -55,7 +55,11 @@ type fastSender struct {
 	off      bool                       // single publishes for the rest of the run
 
 	recovering sync.WaitGroup // requests handed to the single publishes, not yet settled
+	seq        bounds
+}
 
+// bounds are what OnSent learns of the sequences of batched requests.
+type bounds struct {
 	reported   func([]Sent) // OnSent, nil when not wanted
 	stream     string       // the stream storing the subject
 	floor      uint64       // every request published from now on is above it
@@ -76,7 +80,7 @@ func (s *sender) batched(js jetstream.JetStream, info *jetstream.StreamInfo, max
 		flow: jetstreamext.FastPublishFlowControl{
 			Flow: uint16(flow), MaxOutstandingAcks: fastOutstandingAcks, AckTimeout: s.retry.StallTimeout,
 		},
-		reported: reported, stream: info.Config.Name, floor: info.State.LastSeq,
+		seq: bounds{reported: reported, stream: info.Config.Name, floor: info.State.LastSeq},
 	}
 }
 
@@ -90,11 +94,8 @@ func (f *fastSender) send(ctx context.Context, o *outgoing) error {
 	if err := f.pace.wait(ctx); err != nil {
 		return err
 	}
-	if err := f.s.failed(); err != nil {
-		return err
-	}
-	if err := ctx.Err(); err != nil {
-		return err
+	if _, err := f.s.out.Await(ctx, false); err != nil {
+		return err // gave up, or ctx ended; while the server is down, wait
 	}
 	if f.fp != nil && len(f.unacked) > 0 && f.bytes+len(o.msg.Data) > f.maxBytes {
 		f.commit(ctx)
@@ -104,7 +105,7 @@ func (f *fastSender) send(ctx context.Context, o *outgoing) error {
 		if err != nil {
 			return fmt.Errorf("producer: fast publisher: %w", err)
 		}
-		f.fp, f.batched, f.acked, f.batchFloor = fp, 0, 0, f.floor
+		f.fp, f.batched, f.acked, f.seq.batchFloor = fp, 0, 0, f.seq.floor
 	}
 	f.unacked = append(f.unacked, o)
 	f.bytes += len(o.msg.Data)
@@ -121,8 +122,12 @@ func (f *fastSender) send(ctx context.Context, o *outgoing) error {
 	return nil
 }
 
-// release settles the requests up to batch sequence seq.
+// release settles the requests up to batch sequence seq: an answer of
+// the server, as a PubAck is.
 func (f *fastSender) release(seq int) {
+	if f.acked < seq {
+		f.s.answered(time.Now())
+	}
 	for f.acked < seq && len(f.unacked) > 0 {
 		o := f.unacked[0]
 		f.unacked[0] = nil
@@ -130,8 +135,8 @@ func (f *fastSender) release(seq int) {
 		f.bytes -= len(o.msg.Data)
 		f.acked++
 		f.failures = 0
-		if f.reported != nil {
-			f.unbounded = append(f.unbounded, Sent{ID: o.id, Bytes: o.bytes, Batched: true, After: f.batchFloor, Version: msgVersion(o.msg)})
+		if f.seq.reported != nil {
+			f.seq.unbounded = append(f.seq.unbounded, Sent{ID: o.id, Bytes: o.bytes, Batched: true, After: f.seq.batchFloor, Version: msgVersion(o.msg)})
 		}
 		f.s.finish(o)
 	}
@@ -140,15 +145,15 @@ func (f *fastSender) release(seq int) {
 // bound reports the requests acknowledged so far with upper bound seq (0:
 // none known), and raises the floor to it.
 func (f *fastSender) bound(seq uint64) {
-	f.floor = max(f.floor, seq)
-	if len(f.unbounded) == 0 {
+	f.seq.floor = max(f.seq.floor, seq)
+	if len(f.seq.unbounded) == 0 {
 		return
 	}
-	for i := range f.unbounded {
-		f.unbounded[i].Seq = seq
+	for i := range f.seq.unbounded {
+		f.seq.unbounded[i].Seq = seq
 	}
-	f.reported(f.unbounded)
-	f.unbounded = f.unbounded[:0]
+	f.seq.reported(f.seq.unbounded)
+	f.seq.unbounded = f.seq.unbounded[:0]
 }
 
 // commit ends the batch, settling what its PubAck covers, recovering the rest.
@@ -177,9 +182,9 @@ func (f *fastSender) flush(ctx context.Context, ackTimeout time.Duration) {
 	if f.fp != nil {
 		f.commit(ctx)
 	}
-	if len(f.unbounded) > 0 {
+	if len(f.seq.unbounded) > 0 {
 		var last uint64
-		if st, err := f.js.Stream(ctx, f.stream); err == nil {
+		if st, err := f.js.Stream(ctx, f.seq.stream); err == nil {
 			last = st.CachedInfo().State.LastSeq
 		}
 		f.bound(last)

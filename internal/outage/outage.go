@@ -64,22 +64,37 @@ type Machine struct {
 	lastOK  atomic.Int64 // UnixNano start of the latest-started success
 	downAt  atomic.Int64 // UnixNano start of the latest outage
 	isDown  atomic.Bool
-	found   chan string // outages found here, to announce
-	mu      sync.Mutex
+	found   chan string          // outages found here, to announce
+	mu      sync.Mutex           // guards the rest
 	down    map[string]time.Time // dependency → since
 	since   time.Time            // the outage's start
-	attempt int                  // turns and failed probe rounds in this outage
-	next    time.Time            // the next turn is due
-	open    bool                 // a turn is open
-	floor   time.Duration        // longest RetryAfter in this outage
+	turn    turns
 	lastErr error
-	err     error         // set once it gave up
-	changed chan struct{} // closed and replaced on every change
-	upCh    chan struct{} // closed while up
-	downCh  chan struct{} // closed while down
-	epoch   context.Context
-	endEp   context.CancelFunc
+	err     error // set once it gave up
+	ch      signals
+	epoch   epoch
 	stats   Stats
+}
+
+// turns is when the next turn of an outage is due.
+type turns struct {
+	attempt int           // turns and failed probe rounds in this outage
+	next    time.Time     // the next turn is due
+	open    bool          // a turn is open
+	floor   time.Duration // longest RetryAfter in this outage
+}
+
+// signals are the channels waiters select on.
+type signals struct {
+	changed chan struct{} // closed and replaced on every change
+	up      chan struct{} // closed while up
+	down    chan struct{} // closed while down
+}
+
+// epoch ends at the machine's next change between up and down.
+type epoch struct {
+	ctx    context.Context
+	cancel context.CancelFunc
 }
 
 // Stats count a machine's outages.
@@ -103,10 +118,10 @@ func New(o Options) *Machine {
 	if o.GiveUpErr == nil {
 		o.GiveUpErr = ErrStopped
 	}
-	m := &Machine{o: o, found: make(chan string, 8), down: map[string]time.Time{}, changed: make(chan struct{}),
-		upCh: make(chan struct{}), downCh: make(chan struct{})}
-	close(m.upCh)
-	m.epoch, m.endEp = context.WithCancel(context.Background())
+	m := &Machine{o: o, found: make(chan string, 8), down: map[string]time.Time{},
+		ch: signals{changed: make(chan struct{}), up: make(chan struct{}), down: make(chan struct{})}}
+	close(m.ch.up)
+	m.epoch.ctx, m.epoch.cancel = context.WithCancel(context.Background())
 	return m
 }
 
@@ -115,11 +130,11 @@ func (m *Machine) Down() bool { return m.isDown.Load() }
 
 // WhenUp and WhenDown return a channel closed while the machine is up,
 // or down.
-func (m *Machine) WhenUp() <-chan struct{}   { m.mu.Lock(); defer m.mu.Unlock(); return m.upCh }
-func (m *Machine) WhenDown() <-chan struct{} { m.mu.Lock(); defer m.mu.Unlock(); return m.downCh }
+func (m *Machine) WhenUp() <-chan struct{}   { m.mu.Lock(); defer m.mu.Unlock(); return m.ch.up }
+func (m *Machine) WhenDown() <-chan struct{} { m.mu.Lock(); defer m.mu.Unlock(); return m.ch.down }
 
 // Changes returns a channel closed at the machine's next change.
-func (m *Machine) Changes() <-chan struct{} { m.mu.Lock(); defer m.mu.Unlock(); return m.changed }
+func (m *Machine) Changes() <-chan struct{} { m.mu.Lock(); defer m.mu.Unlock(); return m.ch.changed }
 
 // Began reports whether an outage began after start: work sent at start
 // that still awaits its answer has presumably lost it.
@@ -168,21 +183,21 @@ func (m *Machine) fail(dependency string, err error, start time.Time, announce b
 	}
 	now := time.Now()
 	if d, ok := fault.RetryDelay(err); ok {
-		m.floor = max(m.floor, d)
+		m.turn.floor = max(m.turn.floor, d)
 	}
 	if len(m.down) == 0 {
-		m.since, m.attempt, m.open = now, 1, false
-		m.next = now.Add(max(m.wait(1), m.floor))
+		m.since, m.turn.attempt, m.turn.open = now, 1, false
+		m.turn.next = now.Add(max(m.wait(1), m.turn.floor))
 		m.downAt.Store(now.UnixNano())
 		m.isDown.Store(true)
 		m.stats.Outages++
-		m.upCh = make(chan struct{})
-		close(m.downCh)
+		m.ch.up = make(chan struct{})
+		close(m.ch.down)
 		m.flip()
 	} else if !start.Before(m.since) {
 		// A trial (or a retry) failed: the outage goes on, tried less often.
-		m.open = false
-		m.next = now.Add(max(m.wait(m.attempt), m.floor))
+		m.turn.open = false
+		m.turn.next = now.Add(max(m.wait(m.turn.attempt), m.turn.floor))
 	}
 	if _, ok := m.down[dependency]; !ok {
 		m.down[dependency] = now
@@ -240,10 +255,10 @@ func (m *Machine) up(deps ...string) {
 	}
 	if len(m.down) == 0 {
 		m.stats.Down += now.Sub(m.since)
-		m.floor, m.open = 0, false
+		m.turn.floor, m.turn.open = 0, false
 		m.isDown.Store(false)
-		m.downCh = make(chan struct{})
-		close(m.upCh)
+		m.ch.down = make(chan struct{})
+		close(m.ch.up)
 		m.flip()
 	}
 	m.broadcast()
@@ -283,19 +298,19 @@ func (m *Machine) Await(ctx context.Context, turn bool) (context.Context, error)
 		case m.err != nil:
 			m.mu.Unlock()
 			return nil, m.err
-		case len(m.down) == 0 || turn && m.open:
+		case len(m.down) == 0 || turn && m.turn.open:
 			if len(m.down) > 0 {
-				m.open = false
+				m.turn.open = false
 				m.stats.Turns++
-				m.attempt++
-				m.next = time.Now().Add(max(m.wait(m.attempt), m.floor))
+				m.turn.attempt++
+				m.turn.next = time.Now().Add(max(m.wait(m.turn.attempt), m.turn.floor))
 				m.broadcast()
 			}
-			epoch := m.epoch
+			epoch := m.epoch.ctx
 			m.mu.Unlock()
 			return epoch, nil
 		}
-		ch := m.changed
+		ch := m.ch.changed
 		m.mu.Unlock()
 		select {
 		case <-ch:
@@ -315,8 +330,8 @@ func (m *Machine) Run(ctx context.Context) {
 	defer timer.Stop()
 	for {
 		m.mu.Lock()
-		ch, deps, next := m.changed, slices.Sorted(maps.Keys(m.down)), m.next
-		idle := len(deps) == 0 || m.open || m.err != nil
+		ch, deps, next := m.ch.changed, slices.Sorted(maps.Keys(m.down)), m.turn.next
+		idle := len(deps) == 0 || m.turn.open || m.err != nil
 		m.mu.Unlock()
 		if wait := time.Until(next); idle || wait > 0 {
 			timer.Reset(max(wait, 0))
@@ -341,15 +356,15 @@ func (m *Machine) Run(ctx context.Context) {
 		m.mu.Lock()
 		now := time.Now()
 		switch {
-		case len(m.down) == 0 || m.err != nil || m.next != next:
+		case len(m.down) == 0 || m.err != nil || m.turn.next != next:
 			// Changed meanwhile: look again.
 		case m.o.GiveUpAfter > 0 && now.Sub(m.since) >= m.o.GiveUpAfter:
 			m.giveUp(now, m.lastErr)
 		case passed:
-			m.open = true
+			m.turn.open = true
 		default:
-			m.attempt++
-			m.next = now.Add(max(m.wait(m.attempt), m.floor))
+			m.turn.attempt++
+			m.turn.next = now.Add(max(m.wait(m.turn.attempt), m.turn.floor))
 		}
 		m.broadcast()
 		m.mu.Unlock()
@@ -438,14 +453,14 @@ func (m *Machine) wait(n int) time.Duration {
 
 // broadcast wakes every waiter; called with mu held.
 func (m *Machine) broadcast() {
-	close(m.changed)
-	m.changed = make(chan struct{})
+	close(m.ch.changed)
+	m.ch.changed = make(chan struct{})
 }
 
 // flip ends the epoch and starts the next; called with mu held.
 func (m *Machine) flip() {
-	m.endEp()
-	m.epoch, m.endEp = context.WithCancel(context.Background())
+	m.epoch.cancel()
+	m.epoch.ctx, m.epoch.cancel = context.WithCancel(context.Background())
 }
 
 // ErrStopped is a GiveUpErr for machines that name none.

@@ -1,7 +1,6 @@
 package outage
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -14,26 +13,15 @@ import (
 	"time"
 
 	"github.com/chunkstream/chunkstream/fault"
+	"github.com/chunkstream/chunkstream/internal/testutil"
 )
 
 var errDown = errors.New("server down")
 
-// logged is a logger writing to a buffer, and a count of its lines.
-type logged struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
+// logged is what a machine logged.
+type logged struct{ testutil.SyncBuffer }
 
-func (l *logged) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-func (l *logged) count(s string) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return strings.Count(l.buf.String(), s)
-}
+func (l *logged) count(s string) int { return strings.Count(l.String(), s) }
 
 func machine(t *testing.T, o Options) (*Machine, *logged) {
 	l := &logged{}
@@ -112,7 +100,7 @@ func TestTurnsOneAtATime(t *testing.T) {
 					t.Errorf("stats %+v, err %v, down %v; want one outage, over", st, m.Err(), m.Down())
 				}
 				if l.count("thing down") != 1 || l.count("thing up again") != 1 {
-					t.Errorf("log:\n%s\nwant one down and one up line", l.buf.String())
+					t.Errorf("log:\n%s\nwant one down and one up line", l.String())
 				}
 				// Turns are spaced: at most one per half of the first wait.
 				if limit := 2 + int(st.Down/(m.o.Base/2)); st.Turns > limit {
@@ -251,7 +239,7 @@ func TestHalfOpen(t *testing.T) {
 		}
 		m.Succeed(time.Now())
 		if m.Down() || l.count("thing up again") != 1 || m.Stats().Outages != 1 || probes.Load() < 6 {
-			t.Errorf("down %v, log %q, stats %+v, probes %d", m.Down(), l.buf.String(), m.Stats(), probes.Load())
+			t.Errorf("down %v, log %q, stats %+v, probes %d", m.Down(), l.String(), m.Stats(), probes.Load())
 		}
 	})
 }

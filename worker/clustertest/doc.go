@@ -59,6 +59,17 @@
 // embedder's requests. CHUNKSTREAM_TEST_WORKER_BIN runs an older worker
 // build for comparison (figures only).
 //
+// The delivery policy and the outage machine (only with
+// CHUNKSTREAM_OUTAGE=1, real processes, default settings): an embedder
+// that answers probes but hangs on every request carrying chunks (at most
+// one "sink down" line per worker for the outage, every point stored
+// after it); the records bucket deleted under running workers (created
+// again by name, resumed without a restart, nothing lost); three server
+// kills with the backlog in flight and two deliveries per request (no
+// processed request dead-lettered); and cmd/producer backfilling
+// documents that all go through the Object Store across a 2 s server
+// restart (exit 0, every request and object stored).
+//
 // Tracing: TestServerRestartTraced runs the server restart at CI size (300
 // documents, two worker processes) with the workers exporting their spans
 // to a real Jaeger (internal/tracing/tracingtest): every chunk record
