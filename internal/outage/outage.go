@@ -70,8 +70,9 @@ type Machine struct {
 	since   time.Time            // the outage's start
 	turn    turns
 	lastErr error
-	err     error // set once it gave up
-	ch      signals
+	err     error         // set once it gave up
+	changed chan struct{} // closed and replaced on every change
+	downCh  chan struct{} // closed while down
 	epoch   epoch
 	stats   Stats
 }
@@ -82,13 +83,6 @@ type turns struct {
 	next    time.Time     // the next turn is due
 	open    bool          // a turn is open
 	floor   time.Duration // longest RetryAfter in this outage
-}
-
-// signals are the channels waiters select on.
-type signals struct {
-	changed chan struct{} // closed and replaced on every change
-	up      chan struct{} // closed while up
-	down    chan struct{} // closed while down
 }
 
 // epoch ends at the machine's next change between up and down.
@@ -118,9 +112,7 @@ func New(o Options) *Machine {
 	if o.GiveUpErr == nil {
 		o.GiveUpErr = ErrStopped
 	}
-	m := &Machine{o: o, found: make(chan string, 8), down: map[string]time.Time{},
-		ch: signals{changed: make(chan struct{}), up: make(chan struct{}), down: make(chan struct{})}}
-	close(m.ch.up)
+	m := &Machine{o: o, found: make(chan string, 8), down: map[string]time.Time{}, changed: make(chan struct{}), downCh: make(chan struct{})}
 	m.epoch.ctx, m.epoch.cancel = context.WithCancel(context.Background())
 	return m
 }
@@ -128,20 +120,18 @@ func New(o Options) *Machine {
 // Down reports whether some dependency is down.
 func (m *Machine) Down() bool { return m.isDown.Load() }
 
-// WhenUp and WhenDown return a channel closed while the machine is up,
-// or down.
-func (m *Machine) WhenUp() <-chan struct{}   { m.mu.Lock(); defer m.mu.Unlock(); return m.ch.up }
-func (m *Machine) WhenDown() <-chan struct{} { m.mu.Lock(); defer m.mu.Unlock(); return m.ch.down }
+// WhenDown returns a channel closed while the machine is down.
+func (m *Machine) WhenDown() <-chan struct{} { m.mu.Lock(); defer m.mu.Unlock(); return m.downCh }
 
 // Changes returns a channel closed at the machine's next change.
-func (m *Machine) Changes() <-chan struct{} { m.mu.Lock(); defer m.mu.Unlock(); return m.ch.changed }
+func (m *Machine) Changes() <-chan struct{} { m.mu.Lock(); defer m.mu.Unlock(); return m.changed }
 
 // Began reports whether an outage began after start: work sent at start
 // that still awaits its answer has presumably lost it.
 func (m *Machine) Began(start time.Time) bool { return start.UnixNano() < m.downAt.Load() }
 
-// Dependencies returns the dependencies that are down, in name order.
-func (m *Machine) Dependencies() []string {
+// deps returns the dependencies that are down, in name order.
+func (m *Machine) deps() []string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return slices.Sorted(maps.Keys(m.down))
@@ -191,8 +181,7 @@ func (m *Machine) fail(dependency string, err error, start time.Time, announce b
 		m.downAt.Store(now.UnixNano())
 		m.isDown.Store(true)
 		m.stats.Outages++
-		m.ch.up = make(chan struct{})
-		close(m.ch.down)
+		close(m.downCh)
 		m.flip()
 	} else if !start.Before(m.since) {
 		// A trial (or a retry) failed: the outage goes on, tried less often.
@@ -257,8 +246,7 @@ func (m *Machine) up(deps ...string) {
 		m.stats.Down += now.Sub(m.since)
 		m.turn.floor, m.turn.open = 0, false
 		m.isDown.Store(false)
-		m.ch.down = make(chan struct{})
-		close(m.ch.up)
+		m.downCh = make(chan struct{})
 		m.flip()
 	}
 	m.broadcast()
@@ -310,7 +298,7 @@ func (m *Machine) Await(ctx context.Context, turn bool) (context.Context, error)
 			m.mu.Unlock()
 			return epoch, nil
 		}
-		ch := m.ch.changed
+		ch := m.changed
 		m.mu.Unlock()
 		select {
 		case <-ch:
@@ -330,7 +318,7 @@ func (m *Machine) Run(ctx context.Context) {
 	defer timer.Stop()
 	for {
 		m.mu.Lock()
-		ch, deps, next := m.ch.changed, slices.Sorted(maps.Keys(m.down)), m.turn.next
+		ch, deps, next := m.changed, slices.Sorted(maps.Keys(m.down)), m.turn.next
 		idle := len(deps) == 0 || m.turn.open || m.err != nil
 		m.mu.Unlock()
 		if wait := time.Until(next); idle || wait > 0 {
@@ -412,7 +400,7 @@ func (m *Machine) notices(ctx context.Context) {
 		case dep := <-m.found:
 			m.announce(ctx, dep)
 		case <-repeat.C:
-			for _, dep := range m.Dependencies() {
+			for _, dep := range m.deps() {
 				m.announce(ctx, dep)
 			}
 		case dep, ok := <-updates:
@@ -421,7 +409,7 @@ func (m *Machine) notices(ctx context.Context) {
 				rewatch.Reset(m.o.Max)
 				continue
 			}
-			if slices.Contains(m.Dependencies(), dep) || time.Since(probed[dep]) < m.o.Max {
+			if slices.Contains(m.deps(), dep) || time.Since(probed[dep]) < m.o.Max {
 				continue
 			}
 			if err := m.probe(ctx, dep); err != nil && ctx.Err() == nil {
@@ -453,8 +441,8 @@ func (m *Machine) wait(n int) time.Duration {
 
 // broadcast wakes every waiter; called with mu held.
 func (m *Machine) broadcast() {
-	close(m.ch.changed)
-	m.ch.changed = make(chan struct{})
+	close(m.changed)
+	m.changed = make(chan struct{})
 }
 
 // flip ends the epoch and starts the next; called with mu held.

@@ -336,7 +336,7 @@ func TestNotices(t *testing.T) {
 		_, before, _ := b.state()
 		ch <- "qdrant"
 		synctest.Wait()
-		if deps := m.Dependencies(); len(deps) != 1 || deps[0] != "qdrant" {
+		if deps := m.deps(); len(deps) != 1 || deps[0] != "qdrant" {
 			t.Errorf("down %v after a notice whose probe failed here too, want qdrant", deps)
 		}
 		if _, after, _ := b.state(); len(after) != len(before) {
