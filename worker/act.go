@@ -13,20 +13,6 @@ import (
 	"github.com/chunkstream/chunkstream/messages"
 )
 
-// settle decides what settles the delivery res describes and carries it
-// out; when the dead letter cannot be stored it decides again with that
-// failure. It returns res with the outcome, the cause and the error.
-func (w *Worker) settle(ctx context.Context, t *task, res Result, v verdict) Result {
-	d := delivery{n: res.Delivery, max: w.cfg.MaxDeliver, tries: t.tries, stopping: ctx.Err() != nil}
-	res, err := w.act(ctx, t, res, v, decide(v, d, outageOf(v.err)))
-	if err != nil {
-		v.deadLetter = err
-		res.Err = fmt.Errorf("%w (dead letter failed: %v)", v.err, err)
-		res, _ = w.act(ctx, t, res, v, decide(v, d, deadLetterOutage(err)))
-	}
-	return res
-}
-
 // act carries out a for the delivery t; the error is the dead letter's
 // that could not be stored.
 func (w *Worker) act(ctx context.Context, t *task, res Result, v verdict, a action) (Result, error) {

@@ -1,9 +1,26 @@
 package worker
 
 import (
+	"context"
+	"fmt"
+
 	"github.com/chunkstream/chunkstream/fault"
 	"github.com/chunkstream/chunkstream/messages"
 )
+
+// settle decides what settles the delivery res describes and carries it
+// out; when the dead letter cannot be stored it decides again with that
+// failure. It returns res with the outcome, the cause and the error.
+func (w *Worker) settle(ctx context.Context, t *task, res Result, v verdict) Result {
+	d := delivery{n: res.Delivery, max: w.cfg.MaxDeliver, tries: t.tries, stopping: ctx.Err() != nil}
+	res, err := w.act(ctx, t, res, v, decide(v, d, outageOf(v.err)))
+	if err != nil {
+		v.deadLetter = err
+		res.Err = fmt.Errorf("%w (dead letter failed: %v)", v.err, err)
+		res, _ = w.act(ctx, t, res, v, decide(v, d, deadLetterOutage(err)))
+	}
+	return res
+}
 
 // delivery is what settling needs of one delivery of a request.
 type delivery struct {
