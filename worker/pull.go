@@ -121,7 +121,7 @@ func (p *puller) trial(ctx context.Context, work chan<- *task) {
 	for ctx.Err() == nil {
 		t := p.takeOne()
 		if t == nil {
-			p.out.Succeed(time.Now())
+			p.out.Resume()
 			return
 		}
 		done := make(chan bool, 1)

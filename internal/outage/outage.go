@@ -222,6 +222,16 @@ func (m *Machine) Succeed(start time.Time) {
 	}
 }
 
+// Resume ends the outage when no work is there to try it with (the
+// probes passed): unlike Succeed, it makes no failure stale.
+func (m *Machine) Resume() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.down) > 0 && m.err == nil {
+		m.up(slices.Collect(maps.Keys(m.down))...)
+	}
+}
+
 // Clear ends the outage of dependency, found answering here.
 func (m *Machine) Clear(dependency string) {
 	m.mu.Lock()

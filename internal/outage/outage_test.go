@@ -195,6 +195,21 @@ func TestRules(t *testing.T) {
 			t.Error("still down with nothing down")
 		}
 
+		// Resume ends an outage with nothing to try, and makes no failure
+		// stale.
+		m, _ = machine(t, Options{})
+		before := time.Now()
+		time.Sleep(time.Millisecond)
+		m.Hold("a", errDown)
+		m.Resume()
+		if m.Down() {
+			t.Error("down after Resume")
+		}
+		m.Fail("a", errDown, before)
+		if !m.Down() {
+			t.Error("a failure of work started before Resume was taken as stale")
+		}
+
 		m, _ = machine(t, Options{})
 		start := time.Now()
 		m.Fail("s", fault.RetryAfter(errDown, time.Second), start)
