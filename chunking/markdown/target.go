@@ -1,0 +1,78 @@
+package markdown
+
+import (
+	"fmt"
+
+	"github.com/chunkstream/chunkstream/chunking"
+)
+
+// Target mode (docs/chunkers.md, "Target mode"): the caller names the
+// mean chunk size it wants and the chunker sets its own sizes from it.
+// The functions here are the whole of what target mode changes; with the
+// target off none of them is called and the chunks are the reference
+// mode's, byte for byte.
+
+// Ceiling returns the largest chunk of target mode with target n: one
+// and a half times the target, rounded up. A section up to the ceiling
+// stays whole (cutting it in two would make two chunks further from the
+// target than it is: pieces of 0.75n against one of 1.5n, in ratio), and
+// a longer one is cut into pieces near n.
+func Ceiling(n int) int { return n + (n+1)/2 }
+
+// TargetSizes returns min_char, max_char and chunk_overlap of target mode
+// with target n: sections shorter than n absorb the next while both fit
+// in the ceiling, no chunk is longer than the ceiling, and there is no
+// overlap (docs/chunkers.md has the measurements behind each).
+func TargetSizes(n int) (minChar, maxChar, overlap int) {
+	return n, Ceiling(n), 0
+}
+
+// target returns the configured target, in either unit, or 0.
+func (cfg Config) target() int { return max(cfg.TargetChar, cfg.TargetTokens) }
+
+// validateTarget checks the target options.
+func (cfg Config) validateTarget() error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s", chunking.ErrInvalidOptions, fmt.Sprintf(format, args...))
+	}
+	switch {
+	case cfg.TargetChar < 0:
+		return bad("target_char must be ≥ 0 (0: off), got %d", cfg.TargetChar)
+	case cfg.TargetTokens < 0:
+		return bad("target_tokens must be ≥ 0 (0: off), got %d", cfg.TargetTokens)
+	case cfg.TargetChar > 0 && cfg.TargetTokens > 0:
+		return bad("target_char and target_tokens are one target in two units: set one")
+	case cfg.TargetChar > 0 && cfg.Tokenizer != "":
+		return bad("target_char counts characters, but tokenizer %s counts tokens: use target_tokens", cfg.Tokenizer)
+	case cfg.TargetTokens > 0 && cfg.Tokenizer == "":
+		return bad("target_tokens needs tokenizer (cl100k_base or o200k_base); target_char counts characters")
+	case cfg.target() == 0:
+		return nil
+	}
+	name := "target_char"
+	if cfg.TargetTokens > 0 {
+		name = "target_tokens"
+	}
+	if d := DefaultConfig(); cfg.MinChar != d.MinChar || cfg.MaxChar != d.MaxChar || cfg.ChunkOverlap != d.ChunkOverlap {
+		return bad("%s sets min_char, max_char and chunk_overlap itself: leave them out (got min_char %d, max_char %d, chunk_overlap %d)",
+			name, cfg.MinChar, cfg.MaxChar, cfg.ChunkOverlap)
+	}
+	return nil
+}
+
+// balancedBudget returns the soft budget of each chunk of a section of
+// size total (in the chunker's unit) cut in target mode: the section is
+// cut into the number of pieces nearest to total/target, and each piece
+// aims at an equal share, so that the section ends in near-equal pieces
+// instead of full ones and a small remainder.
+func balancedBudget(total, target int) int {
+	k := max(1, (total+target/2)/target)
+	return (total + k - 1) / k
+}
+
+// closeBefore reports whether a chunk of size cur, in target mode with
+// budget b, is closed before a piece of size p: when the chunk without
+// the piece is nearer to the budget than with it.
+func closeBefore(cur, p, b int) bool {
+	return cur > 0 && 2*cur+p > 2*b
+}
