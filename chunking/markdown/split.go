@@ -63,8 +63,11 @@ type splitter struct {
 	ovEnd     int   // end of the overlap (end of the previous chunk)
 
 	// Target mode (target.go): target > 0, and budget is the soft size
-	// of each chunk of the section being cut (balancedBudget).
+	// of each chunk of the section or unit being cut (balancedBudget);
+	// isolated holds the budgets around the units cut into chunks of
+	// their own (wholeInTarget), innermost last.
 	target, budget int
+	isolated       []int
 }
 
 // pieceLimit is the size up to which text stays one piece: max_char, or
@@ -118,8 +121,19 @@ func (sp *splitter) split(s, e, level int, over bool) {
 	if sp.pl.Add(e - s) {
 		return
 	}
-	if !over {
-		if n, ok := sp.fitsIn(sp.src[s:e], sp.pieceLimit()); ok {
+	if sp.target > 0 {
+		if sp.wholeInTarget(s, e, level, over) {
+			return
+		}
+		if level > levelPara {
+			defer sp.endIsolated()
+		}
+		if level == levelSentence {
+			sp.splitSentences(s, e)
+			return
+		}
+	} else if !over {
+		if n, ok := sp.fits(sp.src[s:e]); ok {
 			sp.emit(piece{start: s, end: e, chars: n})
 			return
 		}

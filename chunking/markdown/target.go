@@ -2,8 +2,10 @@ package markdown
 
 import (
 	"fmt"
+	"unsafe"
 
 	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/chunking/internal/sentences"
 )
 
 // Target mode (docs/chunkers.md, "Target mode"): the caller names the
@@ -75,4 +77,71 @@ func balancedBudget(total, target int) int {
 // the piece is nearer to the budget than with it.
 func closeBefore(cur, p, b int) bool {
 	return cur > 0 && 2*cur+p > 2*b
+}
+
+// wholeInTarget is the first step of splitting src[s:e] at level in
+// target mode. A unit that fits in the ceiling stays one piece, packed
+// with its neighbours (it reports true). A unit inside a section
+// (a paragraph or finer) that does not fit becomes chunks of its own,
+// near-equal, so that no chunk holds the end of a long unit with the
+// start of another: the chunk being built is closed first, unless it is
+// shorter than half the target, in which case it joins the unit's first
+// piece; the unit's pieces get their own budget, and the last of them is
+// closed when the unit ends (it reports false, and split goes on cutting
+// the unit into its pieces).
+func (sp *splitter) wholeInTarget(s, e, level int, over bool) bool {
+	if !over {
+		if n, ok := sp.fits(sp.src[s:e]); ok {
+			sp.emit(piece{start: s, end: e, chars: n})
+			return true
+		}
+	}
+	if level == levelPara {
+		return false // the section itself: its budget is set already
+	}
+	lead := 0
+	if 2*sp.curSize < sp.target {
+		lead = sp.curSize
+	} else {
+		sp.flushAll()
+	}
+	sp.isolated = append(sp.isolated, sp.budget)
+	sp.budget = balancedBudget(lead+sp.m.Len(sp.src[s:e]), sp.target)
+	return false
+}
+
+// endIsolated closes the chunks of a unit wholeInTarget isolated and
+// restores the budget around it.
+func (sp *splitter) endIsolated() {
+	sp.flushAll()
+	n := len(sp.isolated) - 1
+	sp.budget, sp.isolated = sp.isolated[n], sp.isolated[:n]
+}
+
+// flushAll closes the chunk being built, and the chunks of the pieces a
+// token-mode back-off carries over.
+func (sp *splitter) flushAll() {
+	for len(sp.cur) > 0 && !sp.pl.Stopped() {
+		sp.flush()
+	}
+}
+
+// splitSentences appends the pieces of src[s:e] cut at the sentence ends
+// the two-step chunker's segmenter finds (chunking/internal/sentences:
+// abbreviations, decimals and initials are no ends), each sentence with
+// the whitespace after it; a sentence still too long is cut at
+// whitespace.
+func (sp *splitter) splitSentences(s, e int) {
+	text := unsafe.String(unsafe.SliceData(sp.src), e)
+	spans := sentences.Append(nil, text, s, e, nil, sp.pl)
+	from := s
+	for i, sent := range spans {
+		if i > 0 && sent.Start > from {
+			sp.split(from, sent.Start, levelSpace, false)
+			from = sent.Start
+		}
+	}
+	if from < e && !sp.pl.Stopped() {
+		sp.split(from, e, levelSpace, false)
+	}
 }
