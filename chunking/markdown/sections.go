@@ -214,7 +214,7 @@ func (p *pipeline) emit() {
 	}
 	if len(group) == 1 && group[0].chars > p.c.maxChar {
 		if p.c.target > 0 {
-			p.sp.budget = balancedBudget(p.sectionSize(group[0]), p.c.target)
+			p.sp.budget = measure.Balanced(p.sectionSize(group[0]), p.c.target)
 		}
 		p.sp.section(group[0], p.ghdr)
 		return

@@ -63,7 +63,7 @@ type splitter struct {
 	ovEnd     int   // end of the overlap (end of the previous chunk)
 
 	// Target mode (target.go): target > 0, and budget is the soft size
-	// of each chunk of the section or unit being cut (balancedBudget);
+	// of each chunk of the section or unit being cut (measure.Balanced);
 	// isolated holds the budgets around the units cut into chunks of
 	// their own (wholeInTarget), innermost last.
 	target, budget int
@@ -296,7 +296,7 @@ func (sp *splitter) next(p, e, level int) int {
 // when the piece does not fit in it. A new chunk starts with the overlap
 // taken from the previous one, shrunk so that the piece fits with it.
 func (sp *splitter) emit(p piece) {
-	if len(sp.cur) > 0 && (sp.curSize+p.chars > sp.max || sp.target > 0 && closeBefore(sp.curSize, p.chars, sp.budget)) {
+	if len(sp.cur) > 0 && (sp.curSize+p.chars > sp.max || sp.target > 0 && measure.NearerWithout(sp.curSize, p.chars, sp.budget)) {
 		// A heading that would end the chunk moves to the next one, with
 		// the text it heads (and no overlap before it).
 		if n := len(sp.cur); n > 1 && sp.isHeading(sp.cur[n-1]) && sp.cur[n-1].chars+p.chars <= sp.max {

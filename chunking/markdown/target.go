@@ -5,6 +5,7 @@ import (
 	"unsafe"
 
 	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/chunking/internal/measure"
 	"github.com/chunkstream/chunkstream/chunking/internal/sentences"
 )
 
@@ -14,12 +15,11 @@ import (
 // target off none of them is called and the chunks are the reference
 // mode's, byte for byte.
 
-// Ceiling returns the largest chunk of target mode with target n: one
-// and a half times the target, rounded up. A section up to the ceiling
-// stays whole (cutting it in two would make two chunks further from the
-// target than it is: pieces of 0.75n against one of 1.5n, in ratio), and
-// a longer one is cut into pieces near n.
-func Ceiling(n int) int { return n + (n+1)/2 }
+// Ceiling returns the largest chunk of target mode with target n
+// (measure.Ceiling): one and a half times the target, rounded up. A
+// section or unit up to the ceiling stays whole, a longer one is cut
+// into near-equal pieces near n.
+func Ceiling(n int) int { return measure.Ceiling(n) }
 
 // TargetSizes returns min_char, max_char and chunk_overlap of target mode
 // with target n: sections shorter than n absorb the next while both fit
@@ -62,23 +62,6 @@ func (cfg Config) validateTarget() error {
 	return nil
 }
 
-// balancedBudget returns the soft budget of each chunk of a section of
-// size total (in the chunker's unit) cut in target mode: the section is
-// cut into the number of pieces nearest to total/target, and each piece
-// aims at an equal share, so that the section ends in near-equal pieces
-// instead of full ones and a small remainder.
-func balancedBudget(total, target int) int {
-	k := max(1, (total+target/2)/target)
-	return (total + k - 1) / k
-}
-
-// closeBefore reports whether a chunk of size cur, in target mode with
-// budget b, is closed before a piece of size p: when the chunk without
-// the piece is nearer to the budget than with it.
-func closeBefore(cur, p, b int) bool {
-	return cur > 0 && 2*cur+p > 2*b
-}
-
 // wholeInTarget is the first step of splitting src[s:e] at level in
 // target mode. A unit that fits in the ceiling stays one piece, packed
 // with its neighbours (it reports true). A unit inside a section
@@ -106,7 +89,7 @@ func (sp *splitter) wholeInTarget(s, e, level int, over bool) bool {
 		sp.flushAll()
 	}
 	sp.isolated = append(sp.isolated, sp.budget)
-	sp.budget = balancedBudget(lead+sp.m.Len(sp.src[s:e]), sp.target)
+	sp.budget = measure.Balanced(lead+sp.m.Len(sp.src[s:e]), sp.target)
 	return false
 }
 

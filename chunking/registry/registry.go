@@ -34,7 +34,8 @@ type Entry struct {
 	Size string
 	Unit Unit
 	// Targets are the options that, set (above 0), size chunks instead of
-	// Size (target mode), in Unit; empty when there are none.
+	// Size (target mode), in characters (tokens with a tokenizer); empty
+	// when there are none.
 	Targets []string
 	// ChunkFolder, when set, chunks a whole path (a file or a folder) as
 	// one input with c, a chunker this entry built (email: a mailbox).
@@ -334,10 +335,15 @@ func Default() *Registry {
 			func(c *twostep.Config) *[]int { return &c.HeadersToSplitOn }).WithFlag("headers"),
 		StringOption("tokenizer", tokenizerUsage("max_chunk_size, word_overlap and chunk_overlap", "words (chunk_overlap: characters)"),
 			func(c *twostep.Config) *string { return &c.Tokenizer }).OmitDefault(),
+		IntOption("target_char", "target mode: the mean chunk in characters, none longer than 1.5× (unless one unit is); sets max_chunk_size, chunk_overlap and word_overlap itself; 0 (the default) is off (chunkstream's own, not a reference parameter)",
+			func(c *twostep.Config) *int { return &c.TargetChar }).OmitDefault().Replaces("max_chunk_size", "chunk_overlap", "word_overlap", "target_tokens"),
+		IntOption("target_tokens", "target_char in tokens of tokenizer, which it needs (chunkstream's own, not a reference parameter)",
+			func(c *twostep.Config) *int { return &c.TargetTokens }).OmitDefault().Replaces("max_chunk_size", "chunk_overlap", "word_overlap", "target_char"),
 	)
 	ts.Formats = []Format{Markdown, MDX, Text}
 	ts.Extensions = twostep.Extensions()
 	ts.Size, ts.Unit = "max_chunk_size", Words
+	ts.Targets = []string{"target_char", "target_tokens"}
 	ts.Marks = []string{"headers", "file_format"}
 
 	r, err := New(md, em, ts)

@@ -260,7 +260,7 @@ func (rs *Resolver) Choose(req Request) (Choice, error) {
 	}
 	for _, t := range e.Targets {
 		if n, _ := opts[t].(int); n > 0 {
-			c.Size, c.SizeOption = n, t
+			c.Size, c.SizeOption, c.Unit = n, t, Characters // or tokens, below
 			_, c.SizeSet = req.Options[t]
 		}
 	}

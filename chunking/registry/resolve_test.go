@@ -116,6 +116,7 @@ func TestChooseSize(t *testing.T) {
 		{registry.Request{ID: "a.mbox"}, 2048, registry.Characters, false},
 		{registry.Request{ID: "a.md", Options: map[string]any{"target_char": 300}}, 300, registry.Characters, true},
 		{registry.Request{ID: "a.md", Options: map[string]any{"target_tokens": 90, "tokenizer": "cl100k_base"}}, 90, registry.Tokens, true},
+		{registry.Request{ID: "a.md", Chunker: "twostep", Options: map[string]any{"target_char": 700}}, 700, registry.Characters, true},
 	} {
 		c, err := rs.Choose(tc.req)
 		want := c.Entry.Size

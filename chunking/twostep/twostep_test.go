@@ -169,7 +169,7 @@ func TestNewValidation(t *testing.T) {
 }
 
 func TestConfig(t *testing.T) {
-	if got, want := fmt.Sprintf("%+v", DefaultConfig()), "{MaxChunkSize:512 ChunkOverlap:0 WordOverlap:0 AddHeaders:false MergeSmallChunks:true HeadersToSplitOn:[1 2 3 4 5 6] Tokenizer:}"; got != want {
+	if got, want := fmt.Sprintf("%+v", DefaultConfig()), "{MaxChunkSize:512 ChunkOverlap:0 WordOverlap:0 AddHeaders:false MergeSmallChunks:true HeadersToSplitOn:[1 2 3 4 5 6] Tokenizer: TargetChar:0 TargetTokens:0}"; got != want {
 		t.Errorf("DefaultConfig() = %s, want the reference's defaults %s", got, want)
 	}
 	levels := []int{3, 1, 3}
