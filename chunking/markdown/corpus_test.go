@@ -100,7 +100,7 @@ func TestCorpusAsOneDocument(t *testing.T) {
 		all = append(append(all, src...), '\n', '\n')
 	}
 	for _, cfg := range []markdown.Config{markdown.DefaultConfig(), {MaxChar: 300, MinChar: 100, ChunkOverlap: 60},
-		{MaxChar: 256, MinChar: 64, ChunkOverlap: 32, Tokenizer: "o200k_base"}} {
+		{MaxChar: 256, MinChar: 64, ChunkOverlap: 32, Tokenizer: "o200k_base"}, target(400, ""), target(100, "cl100k_base")} {
 		c, err := markdown.New(cfg)
 		if err != nil {
 			t.Fatal(err)
