@@ -324,9 +324,10 @@ func (c *Chunker) split(src string, secs []section, m measure.Measure, pl *poll.
 		}
 		budget := c.maxWords
 		if c.target > 0 {
-			budget = measure.Balanced(m.LenString(text), c.target)
+			pieces = c.packTarget(src, units, s.hdrs, m, pieces, pl)
+		} else {
+			pieces = c.pack(src, units, s.hdrs, m, budget, pieces, pl)
 		}
-		pieces = c.pack(src, units, s.hdrs, m, budget, pieces, pl)
 	}
 	return pieces, sc.unclosed
 }
