@@ -62,24 +62,7 @@ func FuzzChunkTokens(f *testing.F) {
 		if o200k {
 			opts.Tokenizer = "o200k_base"
 		}
-		c, err := markdown.New(opts)
-		if err != nil {
-			t.Fatalf("New(%+v): %v", opts, err)
-		}
-		doc := chunking.Document{Path: "f.md", Content: src}
-		chunks, _, err := c.Chunk(doc)
-		if !utf8.Valid(src) {
-			if !errors.Is(err, chunking.ErrNotUTF8) {
-				t.Fatalf("Chunk(invalid UTF-8) = %v, want ErrNotUTF8", err)
-			}
-			return
-		}
-		if err != nil {
-			t.Fatalf("Chunk: %v", err)
-		}
-		if err := CheckDocument(doc, chunks, opts); err != nil {
-			t.Fatalf("Chunk(%q, %v): %v", src, opts, err)
-		}
+		checkFuzzed(t, src, opts)
 	})
 }
 
@@ -97,24 +80,7 @@ func FuzzChunkTarget(f *testing.F) {
 		if tokens {
 			opts = target(int(n%100)+1, "cl100k_base")
 		}
-		c, err := markdown.New(opts)
-		if err != nil {
-			t.Fatalf("New(%+v): %v", opts, err)
-		}
-		doc := chunking.Document{Path: "f.md", Content: src}
-		chunks, _, err := c.Chunk(doc)
-		if !utf8.Valid(src) {
-			if !errors.Is(err, chunking.ErrNotUTF8) {
-				t.Fatalf("Chunk(invalid UTF-8) = %v, want ErrNotUTF8", err)
-			}
-			return
-		}
-		if err != nil {
-			t.Fatalf("Chunk: %v", err)
-		}
-		if err := CheckDocument(doc, chunks, opts); err != nil {
-			t.Fatalf("Chunk(%q, %v): %v", src, opts, err)
-		}
+		checkFuzzed(t, src, opts)
 	})
 }
 
@@ -129,4 +95,28 @@ func target(n int, tokenizer string) markdown.Config {
 		cfg.TargetChar = n
 	}
 	return cfg
+}
+
+// checkFuzzed chunks src with opts as a Markdown file and holds the
+// invariants (invalid UTF-8 must be ErrNotUTF8).
+func checkFuzzed(t *testing.T, src []byte, opts markdown.Config) {
+	t.Helper()
+	c, err := markdown.New(opts)
+	if err != nil {
+		t.Fatalf("New(%+v): %v", opts, err)
+	}
+	doc := chunking.Document{Path: "f.md", Content: src}
+	chunks, _, err := c.Chunk(doc)
+	if !utf8.Valid(src) {
+		if !errors.Is(err, chunking.ErrNotUTF8) {
+			t.Fatalf("Chunk(invalid UTF-8) = %v, want ErrNotUTF8", err)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatalf("Chunk: %v", err)
+	}
+	if err := CheckDocument(doc, chunks, opts); err != nil {
+		t.Fatalf("Chunk(%q, %v): %v", src, opts, err)
+	}
 }
