@@ -19,6 +19,11 @@
 // text only: peers.mjs locates each chunk in its file (locate.mjs) and
 // reports those it cannot; a located span is checked against the file
 // here. docs/chunkers.md ("Matched sizes") has the last table.
+//
+// With -landing DIR instead of -set, it prints where the mean chunk lands
+// for each target in DIR's files (docs/chunkers.md, "Target mode"):
+//
+//	go run ./bench/retrieval -landing CORPUS_DIR [-chunker twostep] [-tokenizer cl100k_base -targets 100,200,400]
 package main
 
 import (
@@ -37,10 +42,12 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/registry"
 	"github.com/chunkstream/chunkstream/eval"
+	"github.com/chunkstream/chunkstream/internal/tokens"
 )
 
 func main() {
@@ -61,6 +68,8 @@ type config struct {
 	tolerance float64
 	script    string // peers.mjs
 	work      string // scratch folder for the peers' chunks
+	landing   []string
+	tokenizer string
 }
 
 // set is a question set over a corpus folder.
@@ -88,10 +97,15 @@ func parse(args []string) (*config, error) {
 	fs.Float64Var(&c.tolerance, "tolerance", 0.05, "largest relative difference of a peer's mean chunk from ours")
 	fs.StringVar(&c.script, "script", filepath.Join("bench", "retrieval", "peers.mjs"), "the peers' Node script")
 	fs.StringVar(&c.work, "work", "", "folder for the peers' chunks (default: a temporary one, removed)")
+	fs.Func("landing", "instead of the table: where the mean chunk lands in this corpus folder for each target (repeat for several)", func(v string) error {
+		c.landing = append(c.landing, v)
+		return nil
+	})
+	fs.StringVar(&c.tokenizer, "tokenizer", "", "with -landing: targets in tokens of this encoding (target_tokens)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
-	if len(c.sets) == 0 || fs.NArg() > 0 {
+	if len(c.sets) == 0 && len(c.landing) == 0 || fs.NArg() > 0 {
 		return nil, errors.New("usage: retrieval -set NAME=QUESTIONS.jsonl,CORPUS_DIR [-set ...] [flags]")
 	}
 	if *opts != "" {
@@ -124,6 +138,9 @@ func run(ctx context.Context, args []string, w io.Writer) error {
 	entry, err := registry.Default().Lookup(c.chunker)
 	if err != nil {
 		return err
+	}
+	if len(c.landing) > 0 {
+		return c.land(ctx, w, entry)
 	}
 	for _, s := range c.sets {
 		if err := c.table(ctx, w, entry, s); err != nil {
@@ -378,4 +395,64 @@ func readPeer(r io.Reader, files map[string][]byte) ([]eval.Passage, int, error)
 		ps = append(ps, eval.Passage{File: pc.File, Start: pc.Start, End: pc.End, Text: pc.Text})
 	}
 	return ps, unlocated, sc.Err()
+}
+
+// land prints, for each corpus folder of -landing and each target, the
+// mean chunk in the target's unit (characters, or tokens of -tokenizer)
+// over all files and over the files at least the target long, and the
+// chunks marked oversize.
+func (c *config) land(ctx context.Context, w io.Writer, entry registry.Entry) error {
+	size, option := utf8.RuneCount, "target_char"
+	if c.tokenizer != "" {
+		enc, err := tokens.Get(c.tokenizer)
+		if err != nil {
+			return err
+		}
+		size, option = enc.Count, "target_tokens"
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "corpus\tchunker\ttarget\tchunks\tmean\tvs target\tmean, files ≥ target\tvs target\toversize\t")
+	for _, dir := range c.landing {
+		names, _, err := chunking.WalkFolder(ctx, dir, entry.Extensions)
+		if err != nil {
+			return err
+		}
+		for _, n := range c.targets {
+			opts := map[string]any{option: n}
+			if c.tokenizer != "" {
+				opts["tokenizer"] = c.tokenizer
+			}
+			ch, err := entry.New(opts)
+			if err != nil {
+				return err
+			}
+			var all, long [2]int // chunks, summed size
+			over := 0
+			for _, name := range names {
+				b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(name)))
+				if err != nil {
+					return err
+				}
+				cs, _, err := ch.Chunk(chunking.Document{Path: name, Content: b})
+				if err != nil {
+					continue // not UTF-8: no chunks, as chunk split reports it
+				}
+				isLong := size(b) >= n
+				for _, x := range cs {
+					k := size([]byte(x.Content()))
+					all[0], all[1] = all[0]+1, all[1]+k
+					if isLong {
+						long[0], long[1] = long[0]+1, long[1]+k
+					}
+					if o, _ := x.Get("oversize", false).(bool); o {
+						over++
+					}
+				}
+			}
+			mean := func(a [2]int) float64 { return float64(a[1]) / float64(max(a[0], 1)) }
+			fmt.Fprintf(tw, "%s\t%s\t%d %s\t%d\t%.0f\t%+.1f%%\t%.0f\t%+.1f%%\t%d\t\n", filepath.Base(dir), entry.Name, n,
+				strings.TrimPrefix(option, "target_"), all[0], mean(all), 100*(mean(all)/float64(n)-1), mean(long), 100*(mean(long)/float64(n)-1), over)
+		}
+	}
+	return tw.Flush()
 }

@@ -124,7 +124,7 @@ var allow = map[string]allowed{
 		thirdParty: []string{"github.com/nats-io/nats-server/v2", "github.com/nats-io/nats.go", "go.opentelemetry.io/otel/trace"},
 	},
 	"cmd/internal/tty": {},
-	"bench/retrieval":  {module: []string{"chunking", "chunking/registry", "eval"}},
+	"bench/retrieval":  {module: []string{"chunking", "chunking/registry", "eval", "internal/tokens"}},
 	"examples/consumer": {
 		module:     []string{"messages"},
 		thirdParty: []string{"github.com/nats-io/nats.go"},
