@@ -32,7 +32,8 @@ func corpusFiles(t testing.TB) (string, []string) {
 
 // TestCorpus chunks every file of ../shared/corpus/markdown (every tenth
 // with -short or the race detector) with the default options and a small max_char, and holds
-// the invariants on each.
+// the invariants on each; in target mode (characters and tokens), every
+// fifth of those files.
 func TestCorpus(t *testing.T) {
 	dir, files := corpusFiles(t)
 	step := 1
@@ -45,11 +46,18 @@ func TestCorpus(t *testing.T) {
 		"tokens": mustNew(t, func(c *markdown.Config) {
 			*c = markdown.Config{MaxChar: 128, MinChar: 48, ChunkOverlap: 24, Tokenizer: "cl100k_base"}
 		}),
+		// Target mode, on every fifth file of the others.
+		"target":        mustNew(t, func(c *markdown.Config) { *c = target(400, "") }),
+		"target-tokens": mustNew(t, func(c *markdown.Config) { *c = target(100, "cl100k_base") }),
 	}
 	for name, c := range chunkers {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			failures := 0
+			step := step
+			if strings.HasPrefix(name, "target") {
+				step *= 5
+			}
 			for i := 0; i < len(files); i += step {
 				rel := files[i]
 				src, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))

@@ -48,6 +48,15 @@
 //     oversize (in a corpus of 10,081 documentation files chunked at 128
 //     and at 512 tokens, no part is).
 //
+// # Target mode
+//
+// With Config.TargetChar (or TargetTokens) the chunker sets its own
+// sizes from the target (TargetSizes) and cuts long sections and units
+// into near-equal shares; docs/chunkers.md (Target mode) has the rule and
+// the measurements behind it. The code is target.go and the branches
+// that test splitter.target; with the target off none of it runs, so
+// the reference mode's output is unchanged byte for byte.
+//
 // # Decisions the reference leaves open
 //
 //   - Section text runs from the section's first block to the end of its

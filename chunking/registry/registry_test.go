@@ -67,21 +67,23 @@ func TestCheckFields(t *testing.T) {
 	maxChar := IntOption("max_char", "u", func(c *markdown.Config) *int { return &c.MaxChar })
 	overlap := IntOption("chunk_overlap", "u", func(c *markdown.Config) *int { return &c.ChunkOverlap })
 	tokenizer := StringOption("tokenizer", "u", func(c *markdown.Config) *string { return &c.Tokenizer })
-	if err := checkFields([]Spec[markdown.Config]{minChar, maxChar, overlap, tokenizer}); err != nil {
+	targets := []Spec[markdown.Config]{IntOption("target_char", "u", func(c *markdown.Config) *int { return &c.TargetChar }),
+		IntOption("target_tokens", "u", func(c *markdown.Config) *int { return &c.TargetTokens })}
+	if err := checkFields(append([]Spec[markdown.Config]{minChar, maxChar, overlap, tokenizer}, targets...)); err != nil {
 		t.Errorf("checkFields(complete) = %v", err)
 	}
-	missing := []Spec[markdown.Config]{minChar, maxChar, tokenizer}
+	missing := append([]Spec[markdown.Config]{minChar, maxChar, tokenizer}, targets...)
 	if err := checkFields(missing); err == nil || !strings.Contains(err.Error(), "ChunkOverlap") {
 		t.Errorf("checkFields(missing ChunkOverlap) = %v, want it named", err)
 	}
-	twice := []Spec[markdown.Config]{minChar, maxChar, overlap, tokenizer,
-		IntOption("max_chars", "u", func(c *markdown.Config) *int { return &c.MaxChar })}
+	twice := append([]Spec[markdown.Config]{minChar, maxChar, overlap, tokenizer,
+		IntOption("max_chars", "u", func(c *markdown.Config) *int { return &c.MaxChar })}, targets...)
 	if err := checkFields(twice); err == nil || !strings.Contains(err.Error(), "max_chars") {
 		t.Errorf("checkFields(two specs of MaxChar) = %v, want an error", err)
 	}
 	var outside int
-	stray := []Spec[markdown.Config]{minChar, maxChar, overlap, tokenizer,
-		IntOption("stray", "u", func(*markdown.Config) *int { return &outside })}
+	stray := append([]Spec[markdown.Config]{minChar, maxChar, overlap, tokenizer,
+		IntOption("stray", "u", func(*markdown.Config) *int { return &outside })}, targets...)
 	if err := checkFields(stray); err == nil || !strings.Contains(err.Error(), "stray") {
 		t.Errorf("checkFields(spec of no field) = %v, want an error", err)
 	}
@@ -110,7 +112,7 @@ func TestResolveDefaults(t *testing.T) {
 			t.Errorf("Default().Lookup(%s).Resolve() = %v, %v; want %v", name, got, err, want)
 		}
 		for _, o := range e.Options() {
-			if _, ok := want[o.Name]; !ok && o.Name == "tokenizer" && o.Default == "" {
+			if _, ok := want[o.Name]; !ok && (o.Name == "tokenizer" && o.Default == "" || strings.HasPrefix(o.Name, "target_") && o.Default == 0) {
 				continue // left out of the resolved map at its default
 			}
 			if !reflect.DeepEqual(o.Default, want[o.Name]) {
@@ -223,7 +225,7 @@ func TestResolveErrors(t *testing.T) {
 		{"markdown", map[string]any{"tokenizer": "gpt2"}, chunking.ErrInvalidOptions, `tokenizer must be empty (characters) or one of cl100k_base, o200k_base, got "gpt2"`},
 		{"twostep", map[string]any{"tokenizer": "p50k_base"}, chunking.ErrInvalidOptions, `tokenizer: must be empty (words) or one of cl100k_base, o200k_base, got "p50k_base"`},
 		{"twostep", map[string]any{"tokenizer": 5}, chunking.ErrInvalidOptions, `chunker twostep: tokenizer: want a string, got the integer 5`},
-		{"markdown", map[string]any{"bogus": 1}, chunking.ErrUnknownOption, `unknown option "bogus" for chunker markdown (its options: min_char, max_char, chunk_overlap, tokenizer)`},
+		{"markdown", map[string]any{"bogus": 1}, chunking.ErrUnknownOption, `unknown option "bogus" for chunker markdown (its options: min_char, max_char, chunk_overlap, tokenizer, target_char, target_tokens)`},
 		{"markdown", map[string]any{"max_char": 0}, chunking.ErrInvalidOptions, `chunker markdown: chunking: invalid options: max_char must be > 0, got 0`},
 		{"markdown", map[string]any{"max_char": 100}, chunking.ErrInvalidOptions, `chunk_overlap (128) must be < max_char (100)`},
 		{"twostep", map[string]any{"headers_to_split_on": []any{1, "x"}}, chunking.ErrInvalidOptions, `chunker twostep: headers_to_split_on: item 2: want an integer, got the string "x"`},
@@ -334,6 +336,65 @@ func TestIntegerOptions(t *testing.T) {
 			t.Errorf("Resolve(max_char %T %v) = %v, %v, want max_char 1000", tt.v, tt.v, got, err)
 		case tt.want != "" && (!errors.Is(err, chunking.ErrInvalidOptions) || !strings.HasSuffix(err.Error(), tt.want)):
 			t.Errorf("Resolve(max_char %T %v) = %v, want ErrInvalidOptions ending %q", tt.v, tt.v, err, tt.want)
+		}
+	}
+}
+
+// TestTargetReplaces: target_char and target_tokens set min_char,
+// max_char and chunk_overlap themselves. One layer may not set both
+// sides; a later layer's side replaces an earlier one's whole; the
+// resolved map of target mode holds the target alone, and round trips;
+// without a target the map is the one of before target mode existed.
+func TestTargetReplaces(t *testing.T) {
+	md := mustLookup(t, "markdown")
+	ok := []struct {
+		name   string
+		layers []map[string]any
+		want   map[string]any
+	}{
+		{"target alone", []map[string]any{{"target_char": 800}}, map[string]any{"target_char": 800}},
+		{"target 0 is off", []map[string]any{{"target_char": 0, "max_char": 900}},
+			map[string]any{"min_char": 1024, "max_char": 900, "chunk_overlap": 128}},
+		{"request target over default sizes", []map[string]any{{"max_char": 900, "chunk_overlap": 10}, {"target_char": 800}},
+			map[string]any{"target_char": 800}},
+		{"request sizes over default target", []map[string]any{{"target_char": 800}, {"max_char": 900}},
+			map[string]any{"min_char": 1024, "max_char": 900, "chunk_overlap": 128}},
+		{"request target_tokens over default target_char", []map[string]any{{"target_char": 800}, {"tokenizer": "cl100k_base", "target_tokens": 200}},
+			map[string]any{"tokenizer": "cl100k_base", "target_tokens": 200}},
+		{"request tokens over default target", []map[string]any{{"target_tokens": 100, "tokenizer": "o200k_base"}, {"min_char": 5}},
+			map[string]any{"min_char": 5, "max_char": 2048, "chunk_overlap": 128, "tokenizer": "o200k_base"}},
+	}
+	for _, tc := range ok {
+		got, err := md.Resolve(tc.layers...)
+		if err != nil || !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: Resolve(%v) = %v, %v; want %v", tc.name, tc.layers, got, err, tc.want)
+			continue
+		}
+		again, err := md.Resolve(got)
+		if err != nil || !reflect.DeepEqual(again, got) {
+			t.Errorf("%s: Resolve(Resolve()) = %v, %v; want %v", tc.name, again, err, got)
+		}
+		if c, err := md.New(tc.layers...); err != nil || c == nil {
+			t.Errorf("%s: New = %v", tc.name, err)
+		}
+	}
+	bad := []struct {
+		raw map[string]any
+		msg string
+	}{
+		{map[string]any{"target_char": 800, "max_char": 2048},
+			"chunker markdown: target_char replaces min_char, max_char, chunk_overlap, target_tokens: set target_char or max_char, not both"},
+		{map[string]any{"target_char": 800, "chunk_overlap": 0, "min_char": 1}, "set target_char or min_char and chunk_overlap, not both"},
+		{map[string]any{"target_char": 800, "target_tokens": 0}, "set target_char or target_tokens, not both"},
+		{map[string]any{"target_char": 800, "tokenizer": "cl100k_base"}, "target_char counts characters, but tokenizer cl100k_base counts tokens: use target_tokens"},
+		{map[string]any{"target_tokens": 800}, "target_tokens needs tokenizer"},
+		{map[string]any{"target_char": -1}, "target_char must be ≥ 0"},
+		{map[string]any{"target_char": "x"}, `target_char: want an integer, got the string "x"`},
+	}
+	for _, tc := range bad {
+		_, err := md.Resolve(tc.raw)
+		if !errors.Is(err, chunking.ErrInvalidOptions) || !strings.Contains(err.Error(), tc.msg) {
+			t.Errorf("Resolve(%v) = %v, want ErrInvalidOptions containing %q", tc.raw, err, tc.msg)
 		}
 	}
 }

@@ -170,11 +170,13 @@ type Choice struct {
 	Entry   Entry
 	Format  Format
 	Options map[string]any // complete and canonical (Entry.Resolve)
-	// Size is the value of the entry's size option, in Unit; SizeSet
-	// tells whether the request set it.
-	Size    int
-	Unit    Unit
-	SizeSet bool
+	// Size is the value of the entry's size option, in Unit, named
+	// SizeOption (a target when one is set: Entry.Targets); SizeSet tells
+	// whether the request set it.
+	Size       int
+	SizeOption string
+	Unit       Unit
+	SizeSet    bool
 }
 
 // maxCachedChunkers bounds a Resolver's chunker cache against requests
@@ -252,8 +254,15 @@ func (rs *Resolver) Choose(req Request) (Choice, error) {
 	}
 	c := Choice{Entry: e, Format: format, Options: opts, Unit: e.Unit}
 	if e.Size != "" {
+		c.SizeOption = e.Size
 		c.Size, _ = opts[e.Size].(int)
 		_, c.SizeSet = req.Options[e.Size]
+	}
+	for _, t := range e.Targets {
+		if n, _ := opts[t].(int); n > 0 {
+			c.Size, c.SizeOption, c.Unit = n, t, Characters // or tokens, below
+			_, c.SizeSet = req.Options[t]
+		}
 	}
 	if t, _ := opts["tokenizer"].(string); t != "" {
 		c.Unit = Tokens

@@ -3,6 +3,7 @@ package registry_test
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/chunkstream/chunkstream/chunking"
@@ -113,8 +114,20 @@ func TestChooseSize(t *testing.T) {
 		{registry.Request{ID: "a.md", Options: map[string]any{"max_char": 500, "tokenizer": "cl100k_base"}}, 500, registry.Tokens, true},
 		{registry.Request{ID: "a.md", Chunker: "twostep"}, 512, registry.Words, false},
 		{registry.Request{ID: "a.mbox"}, 2048, registry.Characters, false},
+		{registry.Request{ID: "a.md", Options: map[string]any{"target_char": 300}}, 300, registry.Characters, true},
+		{registry.Request{ID: "a.md", Options: map[string]any{"target_tokens": 90, "tokenizer": "cl100k_base"}}, 90, registry.Tokens, true},
+		{registry.Request{ID: "a.md", Chunker: "twostep", Options: map[string]any{"target_char": 700}}, 700, registry.Characters, true},
 	} {
 		c, err := rs.Choose(tc.req)
+		want := c.Entry.Size
+		for k := range tc.req.Options {
+			if strings.HasPrefix(k, "target_") {
+				want = k
+			}
+		}
+		if c.SizeOption != want {
+			t.Errorf("Choose(%+v).SizeOption = %q, want %q", tc.req, c.SizeOption, want)
+		}
 		if err != nil || c.Size != tc.size || c.Unit != tc.unit || c.SizeSet != tc.set {
 			t.Errorf("Choose(%+v) = size %d %s set %v, %v; want %d %s %v", tc.req, c.Size, c.Unit, c.SizeSet, err, tc.size, tc.unit, tc.set)
 		}

@@ -28,6 +28,15 @@
 // found by bisection over the word starts; spans are the source offsets
 // of the units a chunk holds after the back-off, and of its overlap.
 //
+// # Target mode
+//
+// With Config.TargetChar (or TargetTokens) sizes count characters (or
+// tokens), the budget is the target's ceiling (measure.Ceiling), long
+// sections are packed into near-equal shares (measure.Balanced) and small
+// chunks merge only while that brings them nearer the target; there is
+// no overlap. docs/chunkers.md (Target mode) has the rule and the
+// measurements. With the target off nothing changes.
+//
 // # Decisions the reference leaves open
 //
 //   - Formats: markdown ("md"), mdx and text; Document.Format wins, else the

@@ -154,6 +154,9 @@ func sizeOf(c *Chunker) func(string) int {
 	if c.enc != nil {
 		return c.enc.CountString
 	}
+	if c.target > 0 {
+		return utf8.RuneCountInString // target_char
+	}
 	return sentences.CountWords
 }
 
@@ -175,7 +178,7 @@ func prefixAllowance(c *Chunker, md chunking.Metadata, size func(string) int) in
 		list, _ := hs.([]any)
 		for _, h := range list {
 			s, _ := h.(string)
-			if c.enc != nil {
+			if c.enc != nil || c.target > 0 { // tokens or characters
 				n += size("#"+strings.TrimLeft(s, "#")+"\n") + 2
 			} else {
 				n += 1 + sentences.CountWords(s) // "#Title" → "# Title"

@@ -169,7 +169,7 @@ func TestNewValidation(t *testing.T) {
 }
 
 func TestConfig(t *testing.T) {
-	if got, want := fmt.Sprintf("%+v", DefaultConfig()), "{MaxChunkSize:512 ChunkOverlap:0 WordOverlap:0 AddHeaders:false MergeSmallChunks:true HeadersToSplitOn:[1 2 3 4 5 6] Tokenizer:}"; got != want {
+	if got, want := fmt.Sprintf("%+v", DefaultConfig()), "{MaxChunkSize:512 ChunkOverlap:0 WordOverlap:0 AddHeaders:false MergeSmallChunks:true HeadersToSplitOn:[1 2 3 4 5 6] Tokenizer: TargetChar:0 TargetTokens:0}"; got != want {
 		t.Errorf("DefaultConfig() = %s, want the reference's defaults %s", got, want)
 	}
 	levels := []int{3, 1, 3}
@@ -624,4 +624,31 @@ func TestCorpusTokenBudgetByReference(t *testing.T) {
 		}
 	}
 	t.Logf("cl100k_base max_chunk_size %d, every %d files: %d chunks within the budget by the reference tokenizer, %d oversize, %d over", c.maxWords, step, len(texts)-over, oversize, over)
+}
+
+// FuzzChunkTarget is FuzzChunk in target mode, in characters or in
+// tokens (cl100k_base): the invariants hold with the ceiling as the
+// budget, sizes in the target's unit.
+func FuzzChunkTarget(f *testing.F) {
+	for _, in := range golden.Inputs(f, "testdata", goldenPatterns...) {
+		src, err := os.ReadFile(in)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(src, uint16(60), uint8(0b01))
+		f.Add(src, uint16(400), uint8(0b10))
+		f.Add(src, uint16(20), uint8(0b101))
+	}
+	f.Fuzz(func(t *testing.T, src []byte, n uint16, flags uint8) {
+		c := mustNew(t, func(c *Config) {
+			c.AddHeaders = flags&1 != 0
+			c.MergeSmallChunks = flags&2 != 0
+			if flags&4 != 0 {
+				c.Tokenizer, c.TargetTokens = "cl100k_base", int(n%100)+1
+			} else {
+				c.TargetChar = int(n%500) + 1
+			}
+		})
+		checkInvariants(t, c, chunking.Document{Path: "f.md", Content: src})
+	})
 }
