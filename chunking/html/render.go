@@ -258,8 +258,8 @@ type code struct {
 
 // renderer turns a page's text into Markdown.
 type renderer struct {
-	src     []byte
-	pl      *poll.Poller
+	src      []byte
+	pl       *poll.Poller
 	onlyMain bool
 
 	stack   []elem
@@ -374,13 +374,13 @@ func preText(b *buf, raw []byte, src int) {
 
 // attrs are the attributes of a start tag the renderer reads.
 type attrs struct {
-	hidden  bool // hidden, aria-hidden="true", or a style that hides it
-	role    string
-	class   string
-	lang    string
-	alt     string
-	altSet  bool
-	number  string // ol start, li value
+	hidden bool // hidden, aria-hidden="true", or a style that hides it
+	role   string
+	class  string
+	lang   string
+	alt    string
+	altSet bool
+	number string // ol start, li value
 }
 
 func readAttrs(z *xhtml.Tokenizer, a atom.Atom) attrs {
