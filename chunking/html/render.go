@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/chunkstream/chunkstream/chunking/internal/poll"
 	xhtml "golang.org/x/net/html"
@@ -42,6 +43,7 @@ const (
 	kRow                 // tr
 	kCell                // td, th
 	kMain                // main or role=main, when only main content is read
+	kAnchor              // a link to a fragment: dropped when its text has no letter or digit
 )
 
 // elem is an open element.
@@ -50,7 +52,9 @@ type elem struct {
 	name       string // the tag name when a is 0 (custom elements)
 	kind       kind
 	lang       string // a code language its class names
-	n          int    // kList: the next item's number; kHeading: the level
+	n          int    // kList: the next item's number; kHeading: the level; kAnchor: the paragraph's length at its start
+	segs       int    // kAnchor: the paragraph's map length at its start
+	flushes    int    // kAnchor: paragraphs written before it
 	ordered    bool   // kList
 	start, end int    // its start tag in the text
 }
@@ -267,6 +271,7 @@ type renderer struct {
 	mains   int // open kMain elements
 	frames  []*frame
 	para    inline
+	flushes int // paragraphs written
 	heading int // the level of the heading being read, 0 outside one
 	hSrc    int // its start tag
 	hEnd    int
@@ -381,6 +386,7 @@ type attrs struct {
 	alt    string
 	altSet bool
 	number string // ol start, li value
+	anchor bool   // a: href is a fragment ("#…")
 }
 
 func readAttrs(z *xhtml.Tokenizer, a atom.Atom) attrs {
@@ -417,9 +423,63 @@ func readAttrs(z *xhtml.Tokenizer, a atom.Atom) attrs {
 			if a == atom.Li {
 				at.number = string(v)
 			}
+		case "href":
+			at.anchor = a == atom.A && bytes.HasPrefix(bytes.TrimSpace(v), []byte("#"))
 		}
 	}
 	return at
+}
+
+// attrValue returns where the value of attribute name lies in tag, a
+// start tag's text (the first such attribute, as the tokenizer takes).
+func attrValue(tag []byte, name string) (int, int, bool) {
+	i := 1
+	for i < len(tag) && !isSpace(tag[i]) && tag[i] != '>' && tag[i] != '/' {
+		i++
+	}
+	for i < len(tag) {
+		for i < len(tag) && (isSpace(tag[i]) || tag[i] == '/') {
+			i++
+		}
+		if i >= len(tag) || tag[i] == '>' {
+			return 0, 0, false
+		}
+		ns := i
+		i++ // a name may start with '='
+		for i < len(tag) && !isSpace(tag[i]) && tag[i] != '=' && tag[i] != '>' && tag[i] != '/' {
+			i++
+		}
+		key := tag[ns:i]
+		for i < len(tag) && isSpace(tag[i]) {
+			i++
+		}
+		if i >= len(tag) || tag[i] != '=' {
+			continue
+		}
+		i++
+		for i < len(tag) && isSpace(tag[i]) {
+			i++
+		}
+		vs, ve := i, i
+		if i < len(tag) && (tag[i] == '"' || tag[i] == '\'') {
+			q := tag[i]
+			vs = i + 1
+			j := bytes.IndexByte(tag[vs:], q)
+			if j < 0 {
+				return 0, 0, false
+			}
+			ve, i = vs+j, vs+j+1
+		} else {
+			for i < len(tag) && !isSpace(tag[i]) && tag[i] != '>' {
+				i++
+			}
+			ve = i
+		}
+		if bytes.EqualFold(key, []byte(name)) {
+			return vs, ve, true
+		}
+	}
+	return 0, 0, false
 }
 
 // hidingStyle reports whether a style attribute hides its element
@@ -595,10 +655,14 @@ func (r *renderer) startTag(z *xhtml.Tokenizer, selfClosing bool, start, end int
 		return
 	case atom.Img, atom.Area, atom.Input:
 		if at.altSet && a != atom.Input {
+			in := &r.para
 			if r.code != nil {
-				r.code.in.made(at.alt, start, end)
+				in = &r.code.in
+			}
+			if vs, ve, ok := attrValue(r.src[start:end], "alt"); ok {
+				in.text(r.src[start+vs:start+ve], start+vs)
 			} else {
-				r.para.made(at.alt, start, end)
+				in.made(at.alt, start, end)
 			}
 		}
 		return
@@ -644,6 +708,10 @@ func (r *renderer) startTag(z *xhtml.Tokenizer, selfClosing bool, start, end int
 		e.kind = kPre
 	case atom.Code:
 		e.kind = kCode
+	case atom.A:
+		if at.anchor && r.code == nil {
+			e.kind, e.n, e.segs, e.flushes = kAnchor, len(r.para.b.b), len(r.para.b.segs), r.flushes
+		}
 	case atom.Table:
 		e.kind = kTable
 	case atom.Tr:
@@ -659,7 +727,7 @@ func (r *renderer) startTag(z *xhtml.Tokenizer, selfClosing bool, start, end int
 
 // open starts element e.
 func (r *renderer) open(e elem, at attrs) {
-	if e.kind != kInline && e.kind != kCode {
+	if e.kind != kInline && e.kind != kCode && e.kind != kAnchor {
 		r.breakBlock(e.start)
 	}
 	switch e.kind {
@@ -783,7 +851,7 @@ func (r *renderer) autoClose(a atom.Atom, at int) {
 		stop = func(e *elem) bool { return e.kind == kTable }
 	case atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6:
 		closes = func(e *elem) bool { return e.kind == kHeading }
-		stop = func(e *elem) bool { return e.kind != kInline && e.kind != kCode }
+		stop = func(e *elem) bool { return e.kind != kInline && e.kind != kCode && e.kind != kAnchor }
 	default:
 		return
 	}
@@ -869,6 +937,17 @@ func (r *renderer) close(e elem, start, end int) {
 		r.closePre(end)
 	case kCode:
 		r.closeCode(start, end)
+	case kAnchor:
+		// A link to a place in the page whose text has no letter or digit
+		// ("¶", "#", "↩", an icon) is a heading's permalink or a
+		// back-reference: not content.
+		p := &r.para.b
+		if e.flushes == r.flushes && e.n <= len(p.b) && r.code == nil && !hasLetterOrDigit(p.b[e.n:]) {
+			p.b, p.segs = p.b[:e.n], p.segs[:e.segs]
+			if k := len(p.segs); k > 0 && p.segs[k-1].ident { // a merged run may reach past the cut
+				p.segs[k-1].end = min(p.segs[k-1].end, p.segs[k-1].src+e.n-p.segs[k-1].out)
+			}
+		}
 	case kCell:
 		r.flush()
 		if len(r.frames) > 1 {
@@ -916,6 +995,17 @@ func (r *renderer) flush() {
 	}
 	r.para.reset()
 	r.heading = 0
+	r.flushes++
+}
+
+// hasLetterOrDigit reports whether text holds a letter or a digit.
+func hasLetterOrDigit(text []byte) bool {
+	for _, c := range string(text) {
+		if unicode.IsLetter(c) || unicode.IsDigit(c) {
+			return true
+		}
+	}
+	return false
 }
 
 // writeHeading writes the heading in r.para.
@@ -923,7 +1013,8 @@ func (r *renderer) writeHeading() {
 	h := &r.scratch
 	h.reset()
 	p := &r.para.b
-	h.made(strings.Repeat("#", r.heading)+" ", r.hSrc, r.hEnd)
+	at := p.srcAt(0)
+	h.made(strings.Repeat("#", r.heading)+" ", at, at)
 	// A title is one line; a closing run of '#' after a space would be
 	// read as the heading's closing sequence.
 	text := p.b
@@ -1010,7 +1101,7 @@ func (r *renderer) prefix(f *frame, at int) {
 	for k := range f.ctrs {
 		c := &f.ctrs[k]
 		if c.first {
-			f.out.made(c.marker, c.src, c.end)
+			f.out.made(c.marker, at, at)
 			c.first = false
 		} else {
 			f.out.made(c.indent, at, at)
@@ -1137,10 +1228,11 @@ func (r *renderer) closePre(end int) {
 	fence := strings.Repeat("`", max(3, longest+1))
 	h := &r.scratch
 	h.reset()
-	h.made(fence+p.lang+"\n", p.src, p.end)
+	at, last := p.b.srcAt(0), p.b.mapOf().end(n)
+	h.made(fence+p.lang+"\n", at, at)
 	h.from(&p.b, 0, n)
-	h.madeByte('\n', end, end)
-	h.made(fence, end, end)
+	h.madeByte('\n', last, last)
+	h.made(fence, last, last)
 	r.writeBlock(h, true, false)
 }
 
@@ -1177,9 +1269,10 @@ func (r *renderer) emitCode(start, end int) {
 	}
 	p := &r.para
 	p.due()
-	p.b.made(delim+pad, c.src, c.end)
+	at, last := c.in.b.srcAt(0), c.in.b.mapOf().end(len(text))
+	p.b.made(delim+pad, at, at)
 	p.b.from(&c.in.b, 0, len(text))
-	p.b.made(pad+delim, start, end)
+	p.b.made(pad+delim, last, last)
 	if c.in.pend { // whitespace before </code> separates what follows
 		p.space(c.in.pSrc, c.in.pEnd)
 	}
@@ -1235,25 +1328,34 @@ func (r *renderer) closeTable(start, end int) {
 	h := &buf{}
 	for k, rw := range rows {
 		if k > 0 {
-			h.madeByte('\n', rw.src, rw.src)
+			h.madeByte('\n', h.mapOf().end(len(h.b)), h.mapOf().end(len(h.b)))
 		}
+		at := rw.src // where the made text stands: after the last cell's text
 		for i := range cols {
+			sep := " | "
+			if i == 0 {
+				sep = "| "
+			}
 			if i < len(rw.cells) {
 				c := rw.cells[i]
-				if i == 0 {
-					h.made("| ", c.src, c.end)
+				if len(c.f.out.b) > 0 {
+					at = c.f.out.srcAt(0)
 				} else {
-					h.made(" | ", c.src, c.end)
+					at = max(at, c.src)
 				}
+				h.made(sep, at, at)
 				cellText(h, &c.f.out)
+				if n := len(c.f.out.b); n > 0 {
+					at = c.f.out.mapOf().end(n)
+				}
 			} else {
-				h.made(" | ", rw.end, rw.end)
+				h.made(sep, at, at)
 			}
 		}
-		h.made(" |", rw.end, rw.end)
+		h.made(" |", at, at)
 		if k == 0 {
-			h.madeByte('\n', rw.end, rw.end)
-			h.made("|"+strings.Repeat(" --- |", cols), rw.end, rw.end)
+			h.madeByte('\n', at, at)
+			h.made("|"+strings.Repeat(" --- |", cols), at, at)
 		}
 	}
 	r.writeBlock(h, true, false)
