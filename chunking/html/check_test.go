@@ -70,7 +70,36 @@ func checkPage(content []byte, chunks []chunking.Chunk, cfg Config) error {
 	if err := keptOnce(p, chunks, overlap); err != nil {
 		return err
 	}
-	return headerPaths(p, content, chunks, cfg.MinChar == 0)
+	return headerPaths(p, p.dec.text, textSpans(p, chunks), cfg.MinChar == 0)
+}
+
+// textSpans returns chunks with their spans as ranges of the decoded
+// text (for the header path check, which reads the text).
+func textSpans(p *page, chunks []chunking.Chunk) []chunking.Chunk {
+	if p.dec.m == nil && p.dec.skip == 0 {
+		return chunks
+	}
+	toText := func(off int) int {
+		if p.dec.m == nil {
+			return off - p.dec.skip
+		}
+		segs := p.dec.m.segs
+		k := sort.Search(len(segs), func(k int) bool { return segs[k].src > off }) - 1
+		if k < 0 {
+			return 0
+		}
+		if segs[k].ident {
+			return segs[k].out + off - segs[k].src
+		}
+		return segs[k].out
+	}
+	out := make([]chunking.Chunk, len(chunks))
+	for i, c := range chunks {
+		sp := c.Span()
+		sp.Start, sp.End = toText(sp.Start), toText(sp.End)
+		out[i] = c.WithSpan(sp)
+	}
+	return out
 }
 
 var delimiterRow = regexp.MustCompile(`^[ >:\-0-9.]*\|( --- \|)+$`)
@@ -115,6 +144,13 @@ func derivesText(p *page, content []byte, sp chunking.Span, text string) error {
 	if len(got) == 0 {
 		return fmt.Errorf("no text in the span for %q", clip(text))
 	}
+	// The edges are compared when the chunk starts (ends) with a letter
+	// or digit: before punctuation, text the rendering dropped may lie.
+	trimmed := strings.TrimFunc(text, unicode.IsSpace)
+	first, _ := utf8.DecodeRuneInString(trimmed)
+	last, _ := utf8.DecodeLastRuneInString(trimmed)
+	startsInTag = startsInTag || !unicode.IsLetter(first) && !unicode.IsDigit(first)
+	endsInTag = endsInTag || !unicode.IsLetter(last) && !unicode.IsDigit(last)
 	if got[0] != w[0] && got[0] != loose[0] && !startsInTag || got[len(got)-1] != w[len(w)-1] && got[len(got)-1] != loose[len(loose)-1] && !endsInTag {
 		return fmt.Errorf("span text runs %q…%q, the chunk %q…%q", got[0], got[len(got)-1], w[0], w[len(w)-1])
 	}
@@ -196,9 +232,9 @@ var headingLine = regexp.MustCompile(`^(#{1,6}) (.*)$`)
 // of its element.
 func headerPaths(p *page, content []byte, chunks []chunking.Chunk, unfused bool) error {
 	type heading struct {
-		at    int // its start tag in the page
-		level int
-		title string
+		at, end int // its title's text in the page
+		level   int
+		title   string
 	}
 	var hs []heading
 	fence := ""
@@ -219,12 +255,20 @@ func headerPaths(p *page, content []byte, chunks []chunking.Chunk, unfused bool)
 			fence = strings.TrimRight(line, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_+.#")
 		default:
 			if m := headingLine.FindStringSubmatch(line); m != nil {
-				at, _ := p.orig(off, off+1) // the heading's text: its tag is before
+				at := p.m.start(off) // the heading's text: its tag is before
 				tag := at
 				for tag > 0 && !(content[tag] == '<' && tag+2 < len(content) && (content[tag+1]|0x20) == 'h' && content[tag+2] >= '1' && content[tag+2] <= '6') {
 					tag--
 				}
-				hs = append(hs, heading{at: at, level: len(m[1]), title: elementText(content[tag:])})
+				// Its title, read by the tokenizer: the element's text, or
+				// (when the element holds dropped text) the text of the
+				// range its rendered title comes from.
+				title := elementText(content[tag:])
+				ts, te := p.m.start(off+len(m[1])+1), p.m.end(end)
+				if norm(title) != norm(m[2]) && ts < te {
+					title = pageText(content[ts:te])
+				}
+				hs = append(hs, heading{at: at, end: max(te, at), level: len(m[1]), title: title})
 			}
 		}
 		off = end + 1
@@ -265,6 +309,9 @@ func headerPaths(p *page, content []byte, chunks []chunking.Chunk, unfused bool)
 			for _, line := range strings.Split(c.Content(), "\n") {
 				onlyHeadings = onlyHeadings && (line == "" || headingLine.MatchString(line))
 			}
+			for _, h := range hs { // or a piece of a heading line
+				onlyHeadings = onlyHeadings || h.at <= sp.Start && sp.End <= h.end
+			}
 			if onlyHeadings && !inside {
 				for _, h := range hs {
 					if h.at >= sp.End {
@@ -295,72 +342,88 @@ func headerPaths(p *page, content []byte, chunks []chunking.Chunk, unfused bool)
 }
 
 // elementText returns the text of the element whose start tag begins
-// src, read by the tokenizer: its text tokens up to its end tag.
-func elementText(src []byte) string {
-	z := xhtml.NewTokenizer(bytes.NewReader(src))
-	depth := 0
-	var sb strings.Builder
-	for {
-		switch z.Next() {
-		case xhtml.ErrorToken:
-			return sb.String()
-		case xhtml.StartTagToken, xhtml.SelfClosingTagToken:
-			name, more := z.TagName()
-			if !voidElement[string(name)] {
-				depth++
-			}
-			for more {
-				var k, v []byte
-				k, v, more = z.TagAttr()
-				if string(k) == "alt" {
-					sb.WriteString(" ")
-					sb.Write(v)
-					sb.WriteString(" ")
-				}
-			}
-		case xhtml.EndTagToken:
-			depth--
-			if depth <= 0 {
-				return sb.String()
-			}
-		case xhtml.TextToken:
-			sb.Write(z.Text())
-		}
-	}
-}
+// src, read by the tokenizer: its text up to its end tag.
+func elementText(src []byte) string { return readText(src, true) }
 
 // pageText returns the text of a piece of a page as the tokenizer reads
-// it: text tokens outside script and style, and alt attributes.
-func pageText(src []byte) string {
+// it.
+func pageText(src []byte) string { return readText(src, false) }
+
+// readText reads text tokens and img alt attributes, leaving out raw
+// text (script, style, ...), the elements docs/chunkers.md says are
+// dropped by their name, and hidden ones; with element, it stops at the
+// end of the first element.
+func readText(src []byte, element bool) string {
 	z := xhtml.NewTokenizer(bytes.NewReader(src))
 	var sb strings.Builder
-	skip := false
+	elName, elDepth := "", 0 // the element read (element), and its nesting
+	skipName, skipDepth := "", 0 // the dropped element being skipped
+	raw := false
 	for {
-		switch z.Next() {
+		switch tt := z.Next(); tt {
 		case xhtml.ErrorToken:
 			return sb.String()
 		case xhtml.StartTagToken, xhtml.SelfClosingTagToken:
 			name, more := z.TagName()
-			skip = rawText[string(name)]
-			img := string(name) == "img" || string(name) == "area"
+			n := string(name)
+			raw = rawText[n]
+			hidden := false
 			for more {
 				var k, v []byte
 				k, v, more = z.TagAttr()
-				if string(k) == "alt" && img {
-					sb.WriteString(" ")
-					sb.Write(v)
-					sb.WriteString(" ")
+				switch string(k) {
+				case "alt":
+					if (n == "img" || n == "area") && skipDepth == 0 {
+						sb.WriteString(" ")
+						sb.Write(v)
+						sb.WriteString(" ")
+					}
+				case "hidden":
+					hidden = true
+				case "aria-hidden":
+					hidden = hidden || string(v) == "true"
 				}
 			}
+			if voidElement[n] {
+				continue
+			}
+			if element && elName == "" {
+				elName = n
+			}
+			if n == elName {
+				elDepth++
+			}
+			switch {
+			case skipDepth > 0 && n == skipName:
+				skipDepth++
+			case skipDepth == 0 && (droppedName[n] || hidden):
+				skipName, skipDepth = n, 1
+			}
 		case xhtml.EndTagToken:
-			skip = false
+			raw = false
+			name, _ := z.TagName()
+			n := string(name)
+			if skipDepth > 0 && n == skipName {
+				skipDepth--
+			}
+			if element && n == elName {
+				if elDepth--; elDepth <= 0 {
+					return sb.String()
+				}
+			}
 		case xhtml.TextToken:
-			if !skip {
+			if !raw && skipDepth == 0 {
 				sb.Write(z.Text())
 			}
 		}
 	}
 }
+
+// droppedName are the elements dropped by their name wherever they are.
+var droppedName = map[string]bool{"script": true, "style": true, "template": true, "noscript": true, "iframe": true,
+	"object": true, "embed": true, "applet": true, "canvas": true, "svg": true, "math": true, "audio": true,
+	"video": true, "map": true, "button": true, "select": true, "textarea": true, "datalist": true,
+	"noembed": true, "noframes": true, "nav": true, "search": true}
 
 // rawText are the elements whose text the tokenizer reads raw.
 var rawText = map[string]bool{"script": true, "style": true, "noscript": true, "iframe": true, "noembed": true,
@@ -380,7 +443,7 @@ func markdownText(content string, markers bool) string {
 		if markers {
 			line = line[len(listMarker.FindString(line)):]
 		}
-		if t := strings.TrimLeft(line, " >-:0123456789."); strings.HasPrefix(t, "```") {
+		if t := line[len(listMarker.FindString(line)):]; strings.HasPrefix(t, "```") {
 			continue
 		}
 		sb.WriteString(line)
@@ -394,8 +457,8 @@ func words(s string) []string {
 	return strings.FieldsFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.Is(unicode.Mn, r) })
 }
 
-// norm is a title's letters and digits.
-func norm(s string) string { return strings.Join(words(s), " ") }
+// norm is a title's letters and digits, without what separates them.
+func norm(s string) string { return strings.Join(words(s), "") }
 
 func clip(s string) string {
 	if utf8.RuneCountInString(s) > 60 {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/chunkstream/chunkstream/chunking"
@@ -77,7 +78,11 @@ func decode(page []byte) (decoded, error) {
 	if enc == nil || name == "replacement" { // the standard's name for labels with no decoder
 		return decoded{}, &charsetError{charset: name, offset: -1}
 	}
-	return decodeWith(page, enc, name)
+	bom := 0
+	if strings.HasPrefix(name, "utf-16") && len(page) >= 2 && (page[0] == 0xfe && page[1] == 0xff || page[0] == 0xff && page[1] == 0xfe) {
+		bom = 2 // not text, as a UTF-8 byte-order mark is not
+	}
+	return decodeWith(page, bom, enc, name)
 }
 
 // declared returns the WHATWG name of the charset page declares by a
@@ -128,11 +133,11 @@ func decodeUTF8(page []byte, skip int) (decoded, error) {
 	return decoded{text: text, charset: "utf-8", skip: skip}, nil
 }
 
-// decodeWith decodes page with enc one character at a time, so that each
+// decodeWith decodes page[from:] with enc one character at a time, so that each
 // character's bytes are known: a window of bytes grows until the decoder
 // takes a character from it. A U+FFFD out of bytes that do not encode
 // U+FFFD in enc is a byte that does not decode.
-func decodeWith(page []byte, enc encoding.Encoding, name string) (decoded, error) {
+func decodeWith(page []byte, from int, enc encoding.Encoding, name string) (decoded, error) {
 	dec := enc.NewDecoder()
 	replacement, err := enc.NewEncoder().Bytes([]byte("\uFFFD"))
 	if err != nil || bytes.HasPrefix(replacement, []byte("&#")) { // not in enc
@@ -141,7 +146,7 @@ func decodeWith(page []byte, enc encoding.Encoding, name string) (decoded, error
 	var out buf
 	out.b = make([]byte, 0, len(page)+len(page)/2)
 	var dst [64]byte
-	for i := 0; i < len(page); {
+	for i := from; i < len(page); {
 		n := 1
 		for {
 			end := min(i+n, len(page))

@@ -620,7 +620,9 @@ func (r *renderer) startTag(z *xhtml.Tokenizer, selfClosing bool, start, end int
 		return
 	}
 	if !void && r.dropped(a, &at) {
-		r.breakBlock(start)
+		if blockKind(a) == kBlock {
+			r.breakBlock(start)
+		}
 		if len(r.stack) < maxDepth {
 			e.kind = kSkip
 			r.skipAt = len(r.stack)
@@ -874,7 +876,10 @@ func (r *renderer) endTag(z *xhtml.Tokenizer, start, end int) {
 	case atom.Html, atom.Body:
 		return
 	case atom.P:
-		if r.reading() && r.pre == nil {
+		// Only a dropped p is kept open (its end ends the skip).
+		if r.skipAt >= 0 && r.stack[r.skipAt].a == atom.P {
+			r.closeTo(r.skipAt, start, end)
+		} else if r.reading() && r.pre == nil {
 			r.breakBlock(start)
 		}
 		return
