@@ -356,7 +356,7 @@ func pageText(src []byte) string { return readText(src, false) }
 func readText(src []byte, element bool) string {
 	z := xhtml.NewTokenizer(bytes.NewReader(src))
 	var sb strings.Builder
-	elName, elDepth := "", 0 // the element read (element), and its nesting
+	elName, elDepth := "", 0     // the element read (element), and its nesting
 	skipName, skipDepth := "", 0 // the dropped element being skipped
 	raw := false
 	for {
