@@ -381,7 +381,11 @@ func readText(src []byte, element bool) string {
 				case "hidden":
 					hidden = true
 				case "aria-hidden":
-					hidden = hidden || string(v) == "true"
+					hidden = hidden || strings.EqualFold(strings.TrimSpace(string(v)), "true")
+				case "style":
+					hidden = hidden || hidingStyle(v)
+				case "role":
+					hidden = hidden || droppedRoles[strings.ToLower(strings.TrimSpace(string(v)))]
 				}
 			}
 			if voidElement[n] {
