@@ -312,12 +312,20 @@ func headerPaths(p *page, content []byte, chunks []chunking.Chunk, unfused bool)
 			for _, h := range hs { // or a piece of a heading line
 				onlyHeadings = onlyHeadings || h.at <= sp.Start && sp.End <= h.end
 			}
-			if onlyHeadings && !inside {
+			if onlyHeadings && !inside { // the headings that follow with no text between
+				prevEnd := sp.End
 				for _, h := range hs {
-					if h.at >= sp.End {
-						inside = h.level == l && norm(h.title) == norm(v)
+					if h.at < sp.End && sp.End <= h.end { // the rest of the heading the span ends in
+						prevEnd = h.end
+					}
+					if h.at < sp.End {
+						continue
+					}
+					if prevEnd < h.at && norm(pageText(content[prevEnd:h.at])) != "" {
 						break
 					}
+					inside = inside || h.level == l && norm(h.title) == norm(v)
+					prevEnd = max(prevEnd, h.end)
 				}
 			}
 			before := false // fused sections: a heading before the chunk
