@@ -280,6 +280,7 @@ type renderer struct {
 	tables  []*table
 	scratch buf
 
+	nameBuf   [32]byte
 	title     string
 	titleSeen bool
 	inTitle   bool
@@ -389,12 +390,28 @@ type attrs struct {
 	anchor bool   // a: href is a fragment ("#…")
 }
 
-func readAttrs(z *xhtml.Tokenizer, a atom.Atom) attrs {
+func readAttrs(tag []byte, a atom.Atom) attrs {
 	var at attrs
-	for more := true; more; {
+	for rest := tagRest(tag); ; {
 		var k, v []byte
-		k, v, more = z.TagAttr()
-		switch string(k) {
+		var ok bool
+		if k, v, rest, ok = nextAttr(rest); !ok {
+			break
+		}
+		var lower [16]byte
+		if len(k) > len(lower) {
+			continue
+		}
+		for i, c := range k {
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			lower[i] = c
+		}
+		if bytes.IndexByte(v, '&') >= 0 {
+			v = []byte(xhtml.UnescapeString(string(v)))
+		}
+		switch string(lower[:len(k)]) {
 		case "hidden":
 			at.hidden = true
 		case "aria-hidden":
@@ -428,6 +445,78 @@ func readAttrs(z *xhtml.Tokenizer, a atom.Atom) attrs {
 		}
 	}
 	return at
+}
+
+// tagName returns a tag's name in lower case (in buf when it fits), as
+// the tokenizer reads it: after "<" or "</", up to whitespace, '/' or
+// '>'.
+func tagName(tag []byte, buf []byte) []byte {
+	i := 1
+	if i < len(tag) && tag[i] == '/' {
+		i++
+	}
+	j := i
+	for j < len(tag) && !isSpace(tag[j]) && tag[j] != '/' && tag[j] != '>' {
+		j++
+	}
+	for _, c := range tag[i:j] {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		buf = append(buf, c)
+	}
+	return buf
+}
+
+// tagRest returns a start tag's text after its name.
+func tagRest(tag []byte) []byte {
+	i := 1
+	for i < len(tag) && !isSpace(tag[i]) && tag[i] != '>' && tag[i] != '/' {
+		i++
+	}
+	return tag[i:]
+}
+
+// nextAttr reads the next attribute of a tag's rest: its name and raw
+// value (without quotes), and what follows; ok is false at the tag's end.
+func nextAttr(rest []byte) (key, val, after []byte, ok bool) {
+	i := 0
+	for i < len(rest) && (isSpace(rest[i]) || rest[i] == '/') {
+		i++
+	}
+	if i >= len(rest) || rest[i] == '>' {
+		return nil, nil, nil, false
+	}
+	ns := i
+	i++ // a name may start with '='
+	for i < len(rest) && !isSpace(rest[i]) && rest[i] != '=' && rest[i] != '>' && rest[i] != '/' {
+		i++
+	}
+	key = rest[ns:i]
+	j := i
+	for j < len(rest) && isSpace(rest[j]) {
+		j++
+	}
+	if j >= len(rest) || rest[j] != '=' {
+		return key, nil, rest[i:], true
+	}
+	j++
+	for j < len(rest) && isSpace(rest[j]) {
+		j++
+	}
+	if j < len(rest) && (rest[j] == '"' || rest[j] == '\'') {
+		q := rest[j]
+		k := bytes.IndexByte(rest[j+1:], q)
+		if k < 0 {
+			return key, rest[j+1:], nil, true
+		}
+		return key, rest[j+1 : j+1+k], rest[j+2+k:], true
+	}
+	k := j
+	for k < len(rest) && !isSpace(rest[k]) && rest[k] != '>' {
+		k++
+	}
+	return key, rest[j:k], rest[k:], true
 }
 
 // attrValue returns where the value of attribute name lies in tag, a
@@ -580,12 +669,10 @@ func headingLevel(a atom.Atom) int {
 }
 
 func (r *renderer) startTag(z *xhtml.Tokenizer, selfClosing bool, start, end int) {
-	name, hasAttr := z.TagName()
+	tag := r.src[start:end]
+	name := tagName(tag, r.nameBuf[:0])
 	a := atom.Lookup(name)
-	var at attrs
-	if hasAttr {
-		at = readAttrs(z, a)
-	}
+	at := readAttrs(tag, a)
 	switch a {
 	case atom.Html:
 		if !r.langSeen {
@@ -870,7 +957,7 @@ func (r *renderer) autoClose(a atom.Atom, at int) {
 }
 
 func (r *renderer) endTag(z *xhtml.Tokenizer, start, end int) {
-	name, _ := z.TagName()
+	name := tagName(r.src[start:end], r.nameBuf[:0])
 	a := atom.Lookup(name)
 	switch a {
 	case atom.Html, atom.Body:
