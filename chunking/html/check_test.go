@@ -309,8 +309,21 @@ func headerPaths(p *page, content []byte, chunks []chunking.Chunk, unfused bool)
 			for _, line := range strings.Split(c.Content(), "\n") {
 				onlyHeadings = onlyHeadings && (line == "" || headingLine.MatchString(line))
 			}
-			for _, h := range hs { // or a piece of a heading line
-				onlyHeadings = onlyHeadings || h.at <= sp.Start && sp.End <= h.end
+			if !onlyHeadings { // or pieces of heading lines: no other text in the span
+				other, at := "", sp.Start
+				for _, h := range hs {
+					if h.end <= at || h.at >= sp.End {
+						continue
+					}
+					if h.at > at {
+						other += pageText(content[at:h.at])
+					}
+					at = max(at, h.end)
+				}
+				if at < sp.End {
+					other += pageText(content[at:sp.End])
+				}
+				onlyHeadings = norm(other) == ""
 			}
 			if onlyHeadings && !inside { // the headings that follow with no text between
 				prevEnd := sp.End
