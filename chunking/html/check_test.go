@@ -377,8 +377,8 @@ func pageText(src []byte) string { return readText(src, false) }
 func readText(src []byte, element bool) string {
 	z := xhtml.NewTokenizer(bytes.NewReader(src))
 	var sb strings.Builder
-	elName, elDepth := "", 0     // the element read (element), and its nesting
-	skipName, skipDepth := "", 0 // the dropped element being skipped
+	var open []string // the open elements' names
+	skipAt := -1      // the index in open of the dropped element being skipped
 	raw := false
 	for {
 		switch tt := z.Next(); tt {
@@ -394,7 +394,7 @@ func readText(src []byte, element bool) string {
 				k, v, more = z.TagAttr()
 				switch string(k) {
 				case "alt":
-					if (n == "img" || n == "area") && skipDepth == 0 {
+					if (n == "img" || n == "area") && skipAt < 0 {
 						sb.WriteString(" ")
 						sb.Write(v)
 						sb.WriteString(" ")
@@ -409,35 +409,31 @@ func readText(src []byte, element bool) string {
 					hidden = hidden || droppedRoles[strings.ToLower(strings.TrimSpace(string(v)))]
 				}
 			}
-			if voidElement[n] {
+			if voidElement[n] || tt == xhtml.SelfClosingTagToken && skipAt >= 0 {
 				continue
 			}
-			if element && elName == "" {
-				elName = n
+			if skipAt < 0 && (droppedName[n] || hidden) {
+				skipAt = len(open)
 			}
-			if n == elName {
-				elDepth++
-			}
-			switch {
-			case skipDepth > 0 && n == skipName:
-				skipDepth++
-			case skipDepth == 0 && (droppedName[n] || hidden):
-				skipName, skipDepth = n, 1
-			}
+			open = append(open, n)
 		case xhtml.EndTagToken:
 			raw = false
 			name, _ := z.TagName()
-			n := string(name)
-			if skipDepth > 0 && n == skipName {
-				skipDepth--
+			k := len(open) - 1
+			for ; k >= 0 && open[k] != string(name); k-- {
 			}
-			if element && n == elName {
-				if elDepth--; elDepth <= 0 {
-					return sb.String()
-				}
+			if k < 0 {
+				continue
+			}
+			open = open[:k]
+			if skipAt >= k {
+				skipAt = -1
+			}
+			if element && k == 0 {
+				return sb.String()
 			}
 		case xhtml.TextToken:
-			if !raw && skipDepth == 0 {
+			if !raw && skipAt < 0 {
 				sb.Write(z.Text())
 			}
 		}
