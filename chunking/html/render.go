@@ -834,7 +834,9 @@ func (r *renderer) open(e elem, at attrs) {
 	case kQuote:
 		r.pushCtr(container{marker: "> ", indent: "> ", blank: ">", src: e.start, end: e.end})
 	case kDef:
-		r.pushCtr(container{marker: ": ", indent: "  ", first: true, src: e.start, end: e.end})
+		// ": " is no Markdown container: later lines are not indented,
+		// so what they hold reads the same as outside.
+		r.pushCtr(container{marker: ": ", first: true, src: e.start, end: e.end})
 	case kHeading:
 		r.flush()
 		r.heading, r.hSrc, r.hEnd = e.n, e.start, e.end
