@@ -170,11 +170,15 @@ func derivesText(p *page, content []byte, sp chunking.Span, text string) error {
 // keptOnce checks that each byte of page text the rendering copied lies
 // in a chunk's span, and in only one without overlap.
 func keptOnce(p *page, chunks []chunking.Chunk, overlap bool) error {
-	type rng struct{ s, e int }
+	type rng struct {
+		s, e   int
+		letter bool // the chunk holds a letter or digit (not made text alone)
+	}
 	spans := make([]rng, len(chunks))
 	for i, c := range chunks {
 		sp := c.Span()
-		spans[i] = rng{sp.Start, sp.End}
+		spans[i] = rng{sp.Start, sp.End, hasLetterOrDigit([]byte(c.Content()))}
+
 		// A chunk of made text alone (a heading's "#" cut from its title at
 		// a tiny max_char) stands at one byte of its neighbour.
 		if !overlap && i > 0 && sp.Start < spans[i-1].e && hasLetterOrDigit([]byte(c.Content())) && hasLetterOrDigit([]byte(chunks[i-1].Content())) {
@@ -195,10 +199,13 @@ func keptOnce(p *page, chunks []chunking.Chunk, overlap bool) error {
 				continue // the chunker trims Unicode whitespace
 			}
 			at, _ := p.dec.orig(s.src+o-s.out, s.src+o-s.out+1)
-			n := 0
+			n, nLetter := 0, 0
 			for _, r := range spans {
 				if r.s <= at && at < r.e {
 					n++
+					if r.letter {
+						nLetter++
+					}
 				}
 			}
 			if n == 0 && headerRow(p.md, o) {
@@ -206,7 +213,7 @@ func keptOnce(p *page, chunks []chunking.Chunk, overlap bool) error {
 				// hold their body rows, never the header.
 				continue
 			}
-			if n == 0 || !overlap && n > 1 {
+			if n == 0 || !overlap && n > 1 && nLetter > 1 {
 				return fmt.Errorf("page byte %d (%q of the rendering at %d) is in %d chunks", at, p.md[o], o, n)
 			}
 		}
