@@ -418,6 +418,14 @@ func readText(src []byte, element bool) string {
 					hidden = hidden || droppedRoles[strings.ToLower(strings.TrimSpace(string(v)))]
 				}
 			}
+			if blockName[n] { // a block's start tag closes an open p
+				if k := slices.Index(open, "p"); k >= 0 {
+					if skipAt >= k {
+						skipAt = -1
+					}
+					open = open[:k]
+				}
+			}
 			if voidElement[n] || tt == xhtml.SelfClosingTagToken && skipAt >= 0 {
 				continue
 			}
@@ -448,6 +456,14 @@ func readText(src []byte, element bool) string {
 		}
 	}
 }
+
+// blockName are the elements whose start tag closes an open p.
+var blockName = map[string]bool{"address": true, "article": true, "aside": true, "blockquote": true, "center": true,
+	"details": true, "dialog": true, "dir": true, "div": true, "dl": true, "fieldset": true, "figcaption": true,
+	"figure": true, "footer": true, "form": true, "h1": true, "h2": true, "h3": true, "h4": true, "h5": true,
+	"h6": true, "header": true, "hgroup": true, "hr": true, "listing": true, "main": true, "menu": true, "nav": true,
+	"ol": true, "p": true, "pre": true, "search": true, "section": true, "summary": true, "table": true, "ul": true,
+	"xmp": true, "plaintext": true, "li": true, "dd": true, "dt": true}
 
 // droppedName are the elements dropped by their name wherever they are.
 var droppedName = map[string]bool{"script": true, "style": true, "template": true, "noscript": true, "iframe": true,

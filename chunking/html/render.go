@@ -641,6 +641,19 @@ func blockKind(a atom.Atom) kind {
 	return kInline
 }
 
+// closesP reports whether a start tag of a closes an open p.
+func closesP(a atom.Atom) bool {
+	switch a {
+	case atom.Address, atom.Article, atom.Aside, atom.Blockquote, atom.Center, atom.Details, atom.Dialog,
+		atom.Dir, atom.Div, atom.Dl, atom.Fieldset, atom.Figcaption, atom.Figure, atom.Footer, atom.Form,
+		atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6, atom.Header, atom.Hgroup, atom.Hr, atom.Listing,
+		atom.Main, atom.Menu, atom.Nav, atom.Ol, atom.P, atom.Pre, atom.Search, atom.Section, atom.Summary,
+		atom.Table, atom.Ul, atom.Xmp, atom.Plaintext, atom.Li, atom.Dd, atom.Dt:
+		return true
+	}
+	return false
+}
+
 func isVoid(a atom.Atom) bool {
 	switch a {
 	case atom.Area, atom.Base, atom.Br, atom.Col, atom.Embed, atom.Hr, atom.Img, atom.Input, atom.Link,
@@ -685,6 +698,11 @@ func (r *renderer) startTag(z *xhtml.Tokenizer, selfClosing bool, start, end int
 		if !r.titleSeen && !r.within(atom.Svg, atom.Math) {
 			r.titleSeen, r.inTitle = true, true
 		}
+	}
+	// A block's start tag closes an open p (HTML's rule): a dropped p
+	// being skipped ends there.
+	if r.skipAt >= 0 && r.stack[r.skipAt].a == atom.P && closesP(a) {
+		r.closeTo(r.skipAt, start, start)
 	}
 	e := elem{a: a, start: start, end: end}
 	if a == 0 {
