@@ -307,7 +307,7 @@ func headerPaths(p *page, content []byte, chunks []chunking.Chunk, unfused bool)
 			v, ok := c.Get(fmt.Sprintf("h%d", l), nil).(string)
 			inside := false
 			for _, h := range hs {
-				if h.at >= sp.Start && h.at < sp.End && h.level == l && norm(h.title) == norm(v) {
+				if h.at >= sp.Start && h.at < sp.End && h.level == l && titled(h.title, v) {
 					inside = true
 				}
 			}
@@ -346,13 +346,13 @@ func headerPaths(p *page, content []byte, chunks []chunking.Chunk, unfused bool)
 					if prevEnd < h.at && norm(pageText(content[prevEnd:h.at])) != "" {
 						break
 					}
-					inside = inside || h.level == l && norm(h.title) == norm(v)
+					inside = inside || h.level == l && titled(h.title, v)
 					prevEnd = max(prevEnd, h.end)
 				}
 			}
 			before := false // fused sections: a heading before the chunk
 			for _, h := range hs {
-				if h.at < sp.Start && h.level == l && norm(h.title) == norm(v) {
+				if h.at < sp.Start && h.level == l && titled(h.title, v) {
 					before = true
 				}
 			}
@@ -361,7 +361,7 @@ func headerPaths(p *page, content []byte, chunks []chunking.Chunk, unfused bool)
 				if ok && !inside && !before {
 					return fmt.Errorf("chunk %d: h%d %q is no heading of the page before its end", i, l, v)
 				}
-			case ok && !inside && !(l < first && set[l] && norm(inForce[l]) == norm(v)):
+			case ok && !inside && !(l < first && set[l] && titled(inForce[l], v)):
 				return fmt.Errorf("chunk %d: h%d %q is neither in force at its start nor a heading in it", i, l, v)
 			case !ok && l < first && set[l]:
 				return fmt.Errorf("chunk %d: no h%d, the page's %q is in force", i, l, inForce[l])
@@ -501,6 +501,24 @@ func markdownText(content string, markers bool) string {
 // words returns the runs of letters and digits of s.
 func words(s string) []string {
 	return strings.FieldsFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) && !unicode.Is(unicode.Mn, r) })
+}
+
+// titled reports whether v, a chunk's header value, is the title the
+// page's text gives: equal in letters and digits, or fewer of them in
+// order (the page's title then held text the rendering dropped by a rule
+// of context, such as a page footer inside a heading).
+func titled(title, v string) bool {
+	t, w := []rune(norm(title)), []rune(norm(v))
+	if len(w) == 0 {
+		return len(t) == 0
+	}
+	k := 0
+	for _, r := range t {
+		if k < len(w) && w[k] == r {
+			k++
+		}
+	}
+	return k == len(w)
 }
 
 // norm is a title's letters and digits, without what separates them.
