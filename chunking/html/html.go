@@ -102,7 +102,8 @@ func (c *Chunker) ChunkFunc(ctx context.Context, doc chunking.Document, yield fu
 // the page.
 type page struct {
 	rendered
-	dec decoded
+	dec  decoded
+	size int // the page's bytes
 }
 
 // parse decodes and renders a page: its main content when it has a
@@ -128,15 +129,16 @@ func parse(content []byte, pl *poll.Poller) (*page, error) {
 	if !ok {
 		return nil, pl.Err()
 	}
-	return &page{rendered: rd, dec: d}, nil
+	return &page{rendered: rd, dec: d, size: len(content)}, nil
 }
 
 // orig maps a range of the Markdown to the page.
 func (p *page) orig(start, end int) (int, int) {
 	s, e := p.m.start(start), p.m.end(end)
 	s, e = p.dec.orig(s, max(e, s))
-	if e <= s {
-		e = s + 1 // text made from nothing: the byte where it stands
+	if e <= s { // text made from nothing: the byte where it stands
+		s = min(s, p.size-1)
+		e = s + 1
 	}
 	return s, e
 }
