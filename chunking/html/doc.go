@@ -58,8 +58,10 @@
 //     any backtick run inside; code outside pre a code span; a table a
 //     pipe table (its first row the header, '|' escaped, <br> a space)
 //     when every cell holds one paragraph at most, else (a layout
-//     table) its cells' blocks in order; a caption a paragraph before
-//     it; img and area their alt text; links and emphasis their text.
+//     table) its cells' blocks in order; a caption, and text before the
+//     first cell, a paragraph before it, text between cells (which HTML
+//     moves before the table) part of the cell before, so the rendering
+//     keeps the page's order; img and area their alt text; links and emphasis their text.
 //     Whitespace collapses as HTML collapses it, except in pre; <br> is
 //     a line break (a space in headings and table cells); character
 //     references are decoded. A line of text that Markdown would read as

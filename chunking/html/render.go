@@ -889,6 +889,9 @@ func (r *renderer) open(e elem, at attrs) {
 			if len(t.rows) == 0 {
 				t.rows = append(t.rows, row{src: e.start, end: e.end})
 			}
+			if top := r.top(); top != t.stray {
+				r.frames = r.frames[:len(r.frames)-1] // the previous cell's
+			}
 			f := &frame{}
 			rw := &t.rows[len(t.rows)-1]
 			rw.cells = append(rw.cells, cell{f: f, src: e.start, end: e.end})
@@ -1061,10 +1064,10 @@ func (r *renderer) close(e elem, start, end int) {
 			}
 		}
 	case kCell:
+		// The cell's frame stays the current one until the next cell or
+		// the table's end: text between cells (which HTML moves before the
+		// table) stays in the order of the page, with the cell before it.
 		r.flush()
-		if len(r.frames) > 1 {
-			r.frames = r.frames[:len(r.frames)-1]
-		}
 	case kRow:
 		r.flush()
 		if t := r.table(); t != nil && len(t.rows) > 0 {
