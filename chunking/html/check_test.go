@@ -287,7 +287,7 @@ func headerPaths(p *page, content []byte, chunks []chunking.Chunk, unfused bool)
 		var inForce [4]string
 		var set [4]bool
 		for _, h := range hs {
-			if h.at >= sp.Start {
+			if h.at > sp.Start { // a chunk starting at a title is in its section
 				break
 			}
 			if h.level <= 3 {
