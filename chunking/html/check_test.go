@@ -93,10 +93,27 @@ func textSpans(p *page, chunks []chunking.Chunk) []chunking.Chunk {
 		}
 		return segs[k].out
 	}
+	toTextEnd := func(off int) int { // the end of the text from page bytes before off
+		if p.dec.m == nil {
+			return off - p.dec.skip
+		}
+		segs := p.dec.m.segs
+		k := sort.Search(len(segs), func(k int) bool { return segs[k].src >= off }) - 1
+		if k < 0 {
+			return 0
+		}
+		if segs[k].ident {
+			return segs[k].out + off - segs[k].src
+		}
+		if k+1 < len(segs) {
+			return segs[k+1].out
+		}
+		return p.dec.m.n
+	}
 	out := make([]chunking.Chunk, len(chunks))
 	for i, c := range chunks {
 		sp := c.Span()
-		sp.Start, sp.End = toText(sp.Start), toText(sp.End)
+		sp.Start, sp.End = toText(sp.Start), toTextEnd(sp.End)
 		out[i] = c.WithSpan(sp)
 	}
 	return out
