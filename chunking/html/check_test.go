@@ -184,6 +184,14 @@ func derivesText(p *page, content []byte, sp chunking.Span, text string) error {
 	return nil
 }
 
+// body returns a chunk's content without a table header it repeats.
+func body(content string) string {
+	if lines := strings.SplitN(content, "\n", 3); len(lines) == 3 && delimiterRow.MatchString(lines[1]) {
+		return lines[2]
+	}
+	return content
+}
+
 // keptOnce checks that each byte of page text the rendering copied lies
 // in a chunk's span, and in only one without overlap.
 func keptOnce(p *page, chunks []chunking.Chunk, overlap bool) error {
@@ -194,11 +202,11 @@ func keptOnce(p *page, chunks []chunking.Chunk, overlap bool) error {
 	spans := make([]rng, len(chunks))
 	for i, c := range chunks {
 		sp := c.Span()
-		spans[i] = rng{sp.Start, sp.End, hasLetterOrDigit([]byte(c.Content()))}
+		spans[i] = rng{sp.Start, sp.End, hasLetterOrDigit([]byte(body(c.Content())))}
 
 		// A chunk of made text alone (a heading's "#" cut from its title at
 		// a tiny max_char) stands at one byte of its neighbour.
-		if !overlap && i > 0 && sp.Start < spans[i-1].e && hasLetterOrDigit([]byte(c.Content())) && hasLetterOrDigit([]byte(chunks[i-1].Content())) {
+		if !overlap && i > 0 && sp.Start < spans[i-1].e && spans[i].letter && spans[i-1].letter {
 			return fmt.Errorf("chunks %d and %d overlap (bytes %d to %d, %d to %d) without chunk_overlap", i-1, i, spans[i-1].s, spans[i-1].e, sp.Start, sp.End)
 		}
 	}
