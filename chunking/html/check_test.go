@@ -202,7 +202,7 @@ func keptOnce(p *page, chunks []chunking.Chunk, overlap bool) error {
 	spans := make([]rng, len(chunks))
 	for i, c := range chunks {
 		sp := c.Span()
-		spans[i] = rng{sp.Start, sp.End, hasLetterOrDigit([]byte(body(c.Content())))}
+		spans[i] = rng{sp.Start, sp.End, hasLetterOrDigit([]byte(markdownText(body(c.Content()), true)))}
 
 		// A chunk of made text alone (a heading's "#" cut from its title at
 		// a tiny max_char) stands at one byte of its neighbour.
