@@ -11,6 +11,7 @@ import (
 
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/email"
+	"github.com/chunkstream/chunkstream/chunking/html"
 	"github.com/chunkstream/chunkstream/chunking/markdown"
 	"github.com/chunkstream/chunkstream/chunking/twostep"
 	"github.com/chunkstream/chunkstream/internal/tokens"
@@ -81,6 +82,8 @@ var (
 	Mbox      = Format{Name: "mbox", Extensions: []string{".mbox"}}
 	EML       = Format{Name: "eml", Extensions: []string{".eml"}}
 	EmailJSON = Format{Name: "email-json", Extensions: []string{".json", ".jsonl"}}
+	// HTML is decoded by the chunker, by the charset the page declares.
+	HTML = Format{Name: "html", Extensions: []string{".html", ".htm"}}
 )
 
 // Config is a chunker's configuration type: Validate names a bad field by
@@ -278,10 +281,10 @@ func (e Entry) Normalize(raw map[string]any) (map[string]any, error) {
 	return out, nil
 }
 
-// Default returns the registry of chunkstream's chunkers: markdown, email
-// and twostep, built anew. Add a chunker or option here.
+// Default returns the registry of chunkstream's chunkers: markdown, email,
+// twostep and html, built anew. Add a chunker or option here.
 func Default() *Registry {
-	md := Define("markdown", markdown.DefaultConfig, markdown.New,
+	mdSpecs := []Spec[markdown.Config]{
 		IntOption("min_char", "sections shorter than this many characters (tokens with tokenizer) absorb the next one (reference MarkdownChunker min_char)",
 			func(c *markdown.Config) *int { return &c.MinChar }),
 		IntOption("max_char", "largest chunk in characters (tokens with tokenizer), overlap included (reference MarkdownChunker max_char)",
@@ -294,11 +297,21 @@ func Default() *Registry {
 			func(c *markdown.Config) *int { return &c.TargetChar }).OmitDefault().Replaces("min_char", "max_char", "chunk_overlap", "target_tokens"),
 		IntOption("target_tokens", "target_char in tokens of tokenizer, which it needs (chunkstream's own, not a reference parameter)",
 			func(c *markdown.Config) *int { return &c.TargetTokens }).OmitDefault().Replaces("min_char", "max_char", "chunk_overlap", "target_char"),
-	)
+	}
+	md := Define("markdown", markdown.DefaultConfig, markdown.New, mdSpecs...)
 	md.Formats = []Format{Markdown, MDX, Text}
 	md.Extensions = markdown.Extensions()
 	md.Size, md.Unit = "max_char", Characters
 	md.Targets = []string{"target_char", "target_tokens"}
+
+	// html's configuration is markdown's (html.Config is markdown.Config):
+	// the same options size the chunks of the page's Markdown rendering.
+	ht := Define("html", html.DefaultConfig, html.New, mdSpecs...)
+	ht.Formats = []Format{HTML}
+	ht.Extensions = html.Extensions()
+	ht.Size, ht.Unit = "max_char", Characters
+	ht.Targets = md.Targets
+	ht.Marks = []string{"title", "lang"}
 
 	em := Define("email", email.DefaultConfig, email.New,
 		IntOption("max_emails_per_chunk", "most messages in one chunk, ≥ 1 (reference max_emails_per_chunk)",
@@ -346,7 +359,7 @@ func Default() *Registry {
 	ts.Targets = []string{"target_char", "target_tokens"}
 	ts.Marks = []string{"headers", "file_format"}
 
-	r, err := New(md, em, ts)
+	r, err := New(md, em, ts, ht)
 	if err != nil {
 		panic(err) // the entries above are fixed: a test builds them
 	}

@@ -235,8 +235,8 @@ func TestResolveErrors(t *testing.T) {
 		{"twostep", map[string]any{"max_workers": 2}, chunking.ErrUnknownOption, `unknown option "max_workers" for chunker twostep`},
 		{"email", map[string]any{"strip_quotes": "maybe"}, chunking.ErrInvalidOptions, `strip_quotes: want a boolean or "auto", got the string "maybe"`},
 		{"email", map[string]any{"max_chars": 100}, chunking.ErrInvalidOptions, `max_chars must be ≥ 256, got 100`},
-		{"email", map[string]any{"min_char": 1}, chunking.ErrUnknownOption, `option "min_char" belongs to chunker markdown, not email`},
-		{"email", map[string]any{"chunk_overlap": 1}, chunking.ErrUnknownOption, `option "chunk_overlap" belongs to chunker markdown and twostep, not email`},
+		{"email", map[string]any{"min_char": 1}, chunking.ErrUnknownOption, `option "min_char" belongs to chunker markdown and html, not email`},
+		{"email", map[string]any{"chunk_overlap": 1}, chunking.ErrUnknownOption, `option "chunk_overlap" belongs to chunker markdown, twostep and html, not email`},
 	}
 	for _, tt := range tests {
 		_, err := mustLookup(t, tt.chunker).Resolve(tt.raw)

@@ -107,7 +107,15 @@ func (r *Registry) explain(err error) error {
 		return err
 	}
 	return &optionError{sentinel: chunking.ErrUnknownOption,
-		msg: fmt.Sprintf("option %q belongs to chunker %s, not %s", oe.option, strings.Join(owners, " and "), oe.chunker)}
+		msg: fmt.Sprintf("option %q belongs to chunker %s, not %s", oe.option, andList(owners), oe.chunker)}
+}
+
+// andList joins names as "a", "a and b", "a, b and c".
+func andList(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
 // Formats returns the formats the registry's chunkers read, each once, in

@@ -54,8 +54,13 @@ var allow = map[string]allowed{
 		module:     []string{"chunking", "chunking/internal/fileio", "chunking/internal/poll"},
 		thirdParty: []string{"github.com/emersion/go-message", "golang.org/x/net"},
 	},
+	"chunking/html": {
+		module: []string{"chunking", "chunking/internal/fileio", "chunking/internal/poll", "chunking/internal/srcspan",
+			"chunking/markdown"},
+		thirdParty: []string{"golang.org/x/net", "golang.org/x/text"},
+	},
 	"chunking/registry": {module: []string{
-		"chunking", "chunking/email", "chunking/internal/mdblocks", "chunking/markdown", "chunking/twostep",
+		"chunking", "chunking/email", "chunking/html", "chunking/internal/mdblocks", "chunking/markdown", "chunking/twostep",
 		"internal/codec", "internal/tokens"}},
 	"chunking/registry/registrytest": {module: []string{"chunking", "chunking/markdown", "chunking/registry"}},
 	"messages": {
