@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/chunking/code"
 	"github.com/chunkstream/chunkstream/chunking/email"
 	"github.com/chunkstream/chunkstream/chunking/markdown"
 	"github.com/chunkstream/chunkstream/chunking/twostep"
@@ -77,6 +78,7 @@ var (
 	Mbox      = Format{Name: "mbox", Extensions: []string{".mbox"}}
 	EML       = Format{Name: "eml", Extensions: []string{".eml"}}
 	EmailJSON = Format{Name: "email-json", Extensions: []string{".json", ".jsonl"}}
+	Code      = Format{Name: "code", Extensions: code.Extensions(), Text: true}
 )
 
 // Config is a chunker's configuration type: Validate names a bad field by
@@ -201,8 +203,8 @@ func (e Entry) Normalize(raw map[string]any) (map[string]any, error) {
 	return out, nil
 }
 
-// Default returns the registry of chunkstream's chunkers: markdown, email
-// and twostep, built anew. Add a chunker or option here.
+// Default returns the registry of chunkstream's chunkers: markdown, email,
+// twostep and code, built anew. Add a chunker or option here.
 func Default() *Registry {
 	md := Define("markdown", markdown.DefaultConfig, markdown.New,
 		IntOption("min_char", "sections shorter than this many characters (tokens with tokenizer) absorb the next one (reference MarkdownChunker min_char)",
@@ -259,7 +261,20 @@ func Default() *Registry {
 	ts.Size, ts.Unit = "max_chunk_size", Words
 	ts.Marks = []string{"headers", "file_format"}
 
-	r, err := New(md, em, ts)
+	cd := Define("code", code.DefaultConfig, code.New,
+		IntOption("max_char", "largest chunk in characters (tokens with tokenizer), its ending whitespace not counted; a declaration that fits is never split",
+			func(c *code.Config) *int { return &c.MaxChar }),
+		StringOption("language", `the language of every document, one of `+strings.Join(code.Languages(), ", ")+`; "" (the default) takes it from the file's extension`,
+			func(c *code.Config) *string { return &c.Language }).OmitDefault(),
+		StringOption("tokenizer", tokenizerUsage("max_char", "characters"),
+			func(c *code.Config) *string { return &c.Tokenizer }).OmitDefault(),
+	)
+	cd.Formats = []Format{Code}
+	cd.Extensions = code.Extensions()
+	cd.Size, cd.Unit = "max_char", Characters
+	cd.Marks = []string{"language", "symbols"}
+
+	r, err := New(md, em, ts, cd)
 	if err != nil {
 		panic(err) // the entries above are fixed: a test builds them
 	}
