@@ -127,13 +127,13 @@ func scanGo(src []byte) ([]line, []synErr) {
 			word := src[i:j]
 			class := byte('e')
 			if c >= 'a' && c <= 'z' {
-				if k, ok := goKeywords[string(word)]; ok {
+				if k, ok := goKeyword(word); ok {
 					class = 'o'
 					if first && len(stack) == 0 {
 						cur.kw = k
 					}
-					switch string(word) {
-					case "break", "continue", "fallthrough", "return":
+					switch k {
+					case kwBreak, kwReturn:
 						class = 'e'
 					}
 				}
@@ -216,41 +216,58 @@ func isIdentByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c >= 0x80
 }
 
-// goKeywords are Go's keywords; declaration keywords map to their kind.
-var goKeywords = map[string]keyword{
-	"package": kwPackage, "import": kwImport, "func": kwFunc, "type": kwType, "var": kwVar, "const": kwConst,
-	"break": kwNone, "case": kwNone, "chan": kwNone, "continue": kwNone, "default": kwNone, "defer": kwNone,
-	"else": kwNone, "fallthrough": kwNone, "for": kwNone, "go": kwNone, "goto": kwNone, "if": kwNone,
-	"interface": kwNone, "map": kwNone, "range": kwNone, "return": kwNone, "select": kwNone,
-	"struct": kwNone, "switch": kwNone,
+// goKeyword reports whether w is one of Go's keywords, and its kind:
+// the declaration keywords, kwBreak for break, continue and fallthrough,
+// kwReturn for return, kwNone for the others.
+func goKeyword(w []byte) (keyword, bool) {
+	if len(w) < 2 || len(w) > 11 {
+		return kwNone, false
+	}
+	switch string(w) {
+	case "package":
+		return kwPackage, true
+	case "import":
+		return kwImport, true
+	case "func":
+		return kwFunc, true
+	case "type":
+		return kwType, true
+	case "var":
+		return kwVar, true
+	case "const":
+		return kwConst, true
+	case "break", "continue", "fallthrough":
+		return kwBreak, true
+	case "return":
+		return kwReturn, true
+	case "case", "chan", "default", "defer", "else", "for", "go", "goto", "if", "interface", "map", "range",
+		"select", "struct", "switch":
+		return kwNone, true
+	}
+	return kwNone, false
 }
 
-// goTokens returns the identifiers and punctuation of Go text (no
-// strings or comments needed): enough to read a declaration's header.
-func goTokens(s string) []string {
-	var out []string
-	for i := 0; i < len(s); {
-		c := s[i]
-		switch {
-		case isIdentByte(c):
-			j := i + 1
-			for j < len(s) && isIdentByte(s[j]) {
-				j++
-			}
-			out = append(out, s[i:j])
-			i = j
-		case c == '/' && i+1 < len(s) && (s[i+1] == '/' || s[i+1] == '*'):
-			return out
-		case c == '"' || c == '`' || c == '\'':
-			return append(out, "\"")
-		case c == ' ' || c == '\t' || c == '\r' || c == '\n':
-			i++
-		default:
-			out = append(out, s[i:i+1])
-			i++
-		}
+// goTok returns the token of Go text b at or after i (an identifier or
+// keyword, else one byte of punctuation) and the offset after it; nil at
+// the end, or at a comment or literal, past which no header is read.
+func goTok(b []byte, i int) ([]byte, int) {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r') {
+		i++
 	}
-	return out
+	if i >= len(b) {
+		return nil, i
+	}
+	switch c := b[i]; {
+	case isIdentByte(c):
+		j := i + 1
+		for j < len(b) && isIdentByte(b[j]) {
+			j++
+		}
+		return b[i:j], j
+	case c == '\n', c == '"', c == '`', c == '\'', c == '/' && i+1 < len(b) && (b[i+1] == '/' || b[i+1] == '*'):
+		return nil, i
+	}
+	return b[i : i+1], i + 1
 }
 
 // goName returns the symbol path of the Go statement at line l under
@@ -259,57 +276,42 @@ func goTokens(s string) []string {
 // spec's first name.
 func goName(o *lineOutline, l int, parent string, group bool) (string, bool) {
 	ln := o.lines[l]
-	text := string(o.src[ln.start:o.off(l+1)])
+	if !group && (ln.depth != 0 || ln.kw == kwNone || ln.kw == kwPackage || ln.kw == kwImport) {
+		return parent, false
+	}
+	b := o.src[ln.start:o.off(l+1)]
+	t, i := goTok(b, 0)
 	if group {
-		if t := goTokens(text); len(t) > 0 && isName(t[0]) {
-			return join(parent, t[0]), true
+		if isName(t) {
+			return join(parent, string(t)), true
 		}
 		return parent, false
 	}
-	if ln.depth != 0 {
-		return parent, false
-	}
-	t := goTokens(text)
-	if len(t) < 2 {
-		return parent, false
-	}
-	switch ln.kw {
-	case kwFunc:
-		if t[1] != "(" {
-			if isName(t[1]) {
-				return join(parent, t[1]), true
-			}
-			return parent, false
-		}
-		recv, k := "", 2
-		for ; k < len(t) && t[k] != ")" && t[k] != "["; k++ {
-			if isName(t[k]) {
-				recv = t[k]
-			}
-		}
-		for depth := 0; k < len(t); k++ { // to the receiver's ")"
-			if t[k] == "[" || t[k] == "(" {
+	t, i = goTok(b, i)
+	switch {
+	case t == nil:
+	case ln.kw == kwFunc && string(t) == "(": // a method: the receiver's type
+		var recv []byte
+		for depth := 0; depth >= 0; {
+			t, i = goTok(b, i)
+			switch {
+			case t == nil:
+				return parent, false
+			case string(t) == "(" || string(t) == "[":
 				depth++
-			} else if t[k] == "]" || t[k] == ")" {
-				if depth == 0 {
-					break
-				}
+			case string(t) == ")" || string(t) == "]":
 				depth--
+			case depth == 0 && isName(t):
+				recv = t
 			}
 		}
-		if k+1 < len(t) && isName(t[k+1]) {
-			if recv != "" {
-				return join(join(parent, recv), t[k+1]), true
-			}
-			return join(parent, t[k+1]), true
+		if name, _ := goTok(b, i); isName(name) && recv != nil {
+			return join(join(parent, string(recv)), string(name)), true
 		}
-	case kwType, kwVar, kwConst:
-		if isName(t[1]) {
-			return join(parent, t[1]), true
-		}
-		if t[1] == "(" {
-			return parent, true
-		}
+	case isName(t):
+		return join(parent, string(t)), true
+	case ln.kw != kwFunc && string(t) == "(":
+		return parent, true // a group: its specs are named
 	}
 	return parent, false
 }
@@ -323,8 +325,9 @@ func goPackage(src []byte, lines []line) string {
 			if i+1 < len(lines) {
 				end = lines[i+1].start
 			}
-			if t := goTokens(string(src[l.start:end])); len(t) > 1 && isName(t[1]) {
-				return t[1]
+			_, i := goTok(src[l.start:end], 0)
+			if t, _ := goTok(src[l.start:end], i); isName(t) {
+				return string(t)
 			}
 			return ""
 		}
@@ -378,11 +381,11 @@ func stmtEnded(lines []line, l int) bool {
 	return true
 }
 
-func isName(s string) bool {
-	if s == "" || s[0] >= '0' && s[0] <= '9' || !isIdentByte(s[0]) {
+func isName(s []byte) bool {
+	if len(s) == 0 || s[0] >= '0' && s[0] <= '9' || !isIdentByte(s[0]) {
 		return false
 	}
-	_, kw := goKeywords[s]
+	_, kw := goKeyword(s)
 	return !kw
 }
 

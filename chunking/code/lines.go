@@ -56,6 +56,8 @@ const (
 	kwClass     // Python class
 	kwDecorator // Python @decorator
 	kwFrom      // Python from ... import
+	kwBreak     // Go break, continue, fallthrough (they end a statement)
+	kwReturn    // Go return
 )
 
 // synErr is a syntax error the scanner found, at a byte offset.

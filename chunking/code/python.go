@@ -412,16 +412,19 @@ func pyName(o *lineOutline, l int, parent string, _ bool) (string, bool) {
 		return parent, false
 	}
 	b := o.src[ln.start+ln.indent:]
-	if i := bytes.IndexByte(b, '\n'); i >= 0 {
-		b = b[:i]
+	b = b[bytes.IndexAny(b, " \t")+1:] // after def, class or async
+	b = bytes.TrimLeft(b, " \t")
+	if ln.kw == kwDef && len(b) > 3 && string(b[:3]) == "def" { // async def
+		b = bytes.TrimLeft(b[3:], " \t")
 	}
-	f := strings.Fields(strings.NewReplacer("(", " ", ":", " ", "[", " ").Replace(string(b)))
-	for k, w := range f {
-		if (w == "def" || w == "class") && k+1 < len(f) {
-			return join(parent, f[k+1]), true
-		}
+	n := 0
+	for n < len(b) && isIdentByte(b[n]) {
+		n++
 	}
-	return parent, false
+	if n == 0 {
+		return parent, false
+	}
+	return join(parent, string(b[:n])), true
 }
 
 // pyModule returns the dotted module name of a file path: its folders
