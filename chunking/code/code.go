@@ -142,7 +142,7 @@ func parseGo(_ context.Context, src []byte, module string, fits func(int, int) b
 	module = cmp.Or(goPackage(src, lines), module)
 	o := &lineOutline{src: src, lines: lines, fits: fits, name: goName, pl: pl}
 	o.split(0, len(lines), module, true, false)
-	return outline{cuts: o.cuts, errs: errs, imports: goImports(src, lines)}, nil
+	return outline{cuts: atZero(o.cuts, module), errs: errs, imports: goImports(src, lines)}, nil
 }
 
 func parsePython(_ context.Context, src []byte, module string, fits func(int, int) bool, pl *poll.Poller) (outline, error) {
@@ -150,7 +150,16 @@ func parsePython(_ context.Context, src []byte, module string, fits func(int, in
 	pl.Add(len(src))
 	o := &lineOutline{src: src, lines: lines, py: true, fits: fits, name: pyName, pl: pl}
 	o.split(0, len(lines), module, true, false)
-	return outline{cuts: o.cuts, errs: errs, imports: pyImports(src, lines)}, nil
+	return outline{cuts: atZero(o.cuts, module), errs: errs, imports: pyImports(src, lines)}, nil
+}
+
+// atZero returns cuts with a first cut at 0, of module, when they have
+// none there (a file of comments alone has no statement).
+func atZero(cuts []cut, module string) []cut {
+	if len(cuts) == 0 || cuts[0].at != 0 {
+		return append([]cut{{at: 0, path: module}}, cuts...)
+	}
+	return cuts
 }
 
 // Chunker is the code chunker. It is immutable and safe for concurrent

@@ -209,17 +209,48 @@ func (o *lineOutline) split(a, b int, path string, top, group bool) {
 		if i+1 < len(starts) {
 			to = o.cutLine(starts[i+1], a)
 		}
+		end := to // the statement ends with its last code line; comment lines after it are not its
+		for end > s+1 && !o.lines[end-1].has(code) {
+			end--
+		}
 		p, decl := o.name(o, s, path, group)
 		o.cuts = append(o.cuts, cut{at: o.off(from), path: p})
 		body := s + 1
 		if o.py && o.lines[s].kw == kwDecorator { // past the decorated definition's line
-			for body < to && !(o.lines[body].has(logical) && o.lines[body].kw != kwDecorator) {
+			for body < end && !(o.lines[body].has(logical) && o.lines[body].kw != kwDecorator) {
 				body++
 			}
 			body++
 		}
-		if body < to && !o.fits(o.off(from), o.off(to)) {
-			o.split(body, to, p, false, decl && !o.py && o.lines[s].kw != kwFunc && o.groupOpens(s))
+		switch {
+		case body >= end || o.fits(o.off(from), o.off(end)):
+		case from < s && o.fits(o.off(s), o.off(end)):
+			// it fits without the comment lines above it: cut them off rather than cut it
+			o.cuts = append(o.cuts, cut{at: o.off(s), path: p})
+		default:
+			o.split(body, end, p, false, decl && !o.py && o.lines[s].kw != kwFunc && o.groupOpens(s))
+		}
+		o.trailing(end, to, path)
+	}
+}
+
+// trailing emits the cuts of lines [a, b), blank and comment lines after
+// a statement: one before the first comment, and, when they do not fit,
+// one before every comment line that does not continue a block comment.
+func (o *lineOutline) trailing(a, b int, path string) {
+	for a < b && !o.lines[a].has(comment) {
+		a++
+	}
+	if a == b || o.lines[a].has(inToken) {
+		return
+	}
+	o.cuts = append(o.cuts, cut{at: o.off(a), path: path})
+	if o.fits(o.off(a), o.off(b)) {
+		return
+	}
+	for l := a + 1; l < b; l++ {
+		if o.lines[l].has(comment) && !o.lines[l].has(inToken) {
+			o.cuts = append(o.cuts, cut{at: o.off(l), path: path})
 		}
 	}
 }

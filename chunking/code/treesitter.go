@@ -172,6 +172,13 @@ func (w *tsWalker) split(n *sitter.Node, path, _ string, top bool) {
 		if w.fits(g.start, end) {
 			continue
 		}
+		if m := g.main; m.n != nil && m.start > g.start && w.fits(m.start, end) {
+			// it fits without the comments above it: cut them off rather than cut it
+			if ls, ok := w.lineStart(m.start); ok && ls > w.cuts[len(w.cuts)-1].at {
+				w.cuts = append(w.cuts, cut{at: ls, path: p})
+				continue
+			}
+		}
 		for _, m := range g.members {
 			if atom(m.typ) || w.fits(m.start, m.end) {
 				continue
