@@ -228,6 +228,10 @@ func (o *lineOutline) split(a, b int, path string, top, group bool) {
 			// it fits without the comment lines above it: cut them off rather than cut it
 			o.cuts = append(o.cuts, cut{at: o.off(s), path: p})
 		default:
+			if from < s && !o.fits(o.off(from), o.off(body)) {
+				// its header does not fit with the comments above it: cut them off
+				o.cuts = append(o.cuts, cut{at: o.off(s), path: p})
+			}
 			o.split(body, end, p, false, decl && !o.py && o.lines[s].kw != kwFunc && o.groupOpens(s))
 		}
 		o.trailing(end, to, path)

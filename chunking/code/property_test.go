@@ -16,7 +16,8 @@ import (
 )
 
 // step is the share of each real tree the property tests read: every
-// step-th file by path (CHUNKSTREAM_CODE_STEP, default 4; 1 reads all).
+// step-th file by path (CHUNKSTREAM_CODE_STEP; by default 4, 32 under
+// -race; 1 reads all).
 func step(t testing.TB) int {
 	if s := os.Getenv("CHUNKSTREAM_CODE_STEP"); s != "" {
 		n, err := strconv.Atoi(s)
@@ -24,6 +25,9 @@ func step(t testing.TB) int {
 			t.Fatalf("CHUNKSTREAM_CODE_STEP=%q: want a positive integer", s)
 		}
 		return n
+	}
+	if raceEnabled {
+		return 32
 	}
 	return 4
 }

@@ -180,8 +180,8 @@ func (w *tsWalker) split(n *sitter.Node, path, _ string, top bool) {
 			}
 		}
 		for _, m := range g.members {
-			if atom(m.typ) || w.fits(m.start, m.end) {
-				continue
+			if ls, _ := w.lineStart(m.start); atom(m.typ) || w.fits(lineBegin(w.src, ls), m.end) {
+				continue // it fits with what precedes it on its first line
 			}
 			mp := path
 			if m == g.main {
@@ -312,4 +312,12 @@ func firstNonSpace(b []byte) int {
 		}
 	}
 	return len(b)
+}
+
+// lineBegin returns the start of the line holding off.
+func lineBegin(src []byte, off int) int {
+	for off > 0 && src[off-1] != '\n' {
+		off--
+	}
+	return off
 }
