@@ -79,8 +79,11 @@ func checkChunks(src []byte, chunks []chunking.Chunk, lang string, maxChar int) 
 // from their doc comment or first decorator when full) lie in more than
 // one of the chunks given by their byte ranges, and the first such
 // declaration.
-func checkDecls(src []byte, chunkRanges [][2]int, decls []decl, maxChar int, full bool) (int, *decl) {
-	split := 0
+//
+// With loose, a declaration lies in a chunk when its own bytes do (for a
+// splitter that trims its chunks); else its lines must.
+func checkDecls(src []byte, chunkRanges [][2]int, decls []decl, maxChar int, full, loose bool) (int, int, *decl) {
+	split, fit := 0, 0
 	var first *decl
 	for i, d := range decls {
 		start := d.start
@@ -99,6 +102,10 @@ func checkDecls(src []byte, chunkRanges [][2]int, decls []decl, maxChar int, ful
 		if utf8.RuneCount(bytes.TrimRight(src[start:lineEnd], " \t\r")) > maxChar {
 			continue
 		}
+		fit++
+		if loose {
+			start = d.start
+		}
 		inOne := false
 		for _, r := range chunkRanges {
 			if r[0] <= start && d.end <= r[1] {
@@ -113,7 +120,7 @@ func checkDecls(src []byte, chunkRanges [][2]int, decls []decl, maxChar int, ful
 			}
 		}
 	}
-	return split, first
+	return split, fit, first
 }
 
 // ranges returns the byte ranges of chunks (from their spans).
@@ -209,7 +216,7 @@ func TestRealTrees(t *testing.T) {
 						continue
 					}
 					declsChecked += len(facts[i].decls)
-					if n, first := checkDecls(d.Content, ranges(cs), facts[i].decls, maxChar, true); n > 0 {
+					if n, _, first := checkDecls(d.Content, ranges(cs), facts[i].decls, maxChar, true, false); n > 0 {
 						t.Errorf("%s (max_char %d): %d declarations that fit are split, the first %q at bytes %d-%d",
 							d.Path, maxChar, n, first.name, first.full, first.end)
 					}
