@@ -169,7 +169,7 @@ func (w *tsWalker) split(n *sitter.Node, path, _ string, top bool) {
 		if k+1 < len(groups) {
 			end = groups[k+1].start
 		}
-		if w.fits(g.start, end) {
+		if w.fits(lineBegin(w.src, g.start), end) { // with what precedes it on its first line
 			continue
 		}
 		if m := g.main; m.n != nil && m.start > g.start && w.fits(m.start, end) {
