@@ -90,8 +90,8 @@ func checkDecls(src []byte, chunkRanges [][2]int, decls []decl, maxChar int, ful
 		if full {
 			start = d.full
 		}
-		for start > 0 && (src[start-1] == ' ' || src[start-1] == '\t') {
-			start-- // a chunk starts at a line's start: the declaration's lines are what must fit
+		for start > 0 && src[start-1] != '\n' {
+			start-- // chunks start at line starts: the declaration's lines are what must fit
 		}
 		lineEnd := d.end // with what ends its last line (a comment)
 		if i := bytes.IndexByte(src[d.end:], '\n'); i >= 0 {
