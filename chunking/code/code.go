@@ -255,6 +255,9 @@ func (c *Chunker) chunkPolled(ctx context.Context, pl *poll.Poller, doc chunking
 		if t-s <= c.maxChar {
 			return true // a character is at least one byte
 		}
+		if c.enc == nil && t-s > 4*c.maxChar {
+			return false // a character is at most four
+		}
 		return m.LenLimit(src[s:t], c.maxChar) <= c.maxChar
 	}
 	out, err := lang.parse(ctx, src, lang.module(doc.Path), fits, pl)

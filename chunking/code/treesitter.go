@@ -4,6 +4,7 @@ package code
 
 import (
 	"context"
+	"slices"
 	"strings"
 
 	sitter "github.com/smacker/go-tree-sitter"
@@ -42,6 +43,11 @@ func parseJS(name string) func(context.Context, []byte, string, func(int, int) b
 		pl.Add(len(src))
 		root := tree.RootNode()
 		w := &tsWalker{src: src, fits: fits, pl: pl, cur: sitter.NewTreeCursor(root)}
+		for i, c := range src {
+			if c == '\n' {
+				w.nl = append(w.nl, i)
+			}
+		}
 		defer w.cur.Close()
 		w.cuts = append(w.cuts, cut{at: 0})
 		w.split(root, "", "", true)
@@ -66,6 +72,22 @@ type tsWalker struct {
 	cur     *sitter.TreeCursor
 	cuts    []cut
 	imports strings.Builder
+	nl      []int // offsets of the line breaks
+}
+
+// lineBegin returns the start of the line holding off.
+func (w *tsWalker) lineBegin(off int) int {
+	i, _ := slices.BinarySearch(w.nl, off) // line breaks before off
+	if i == 0 {
+		return 0
+	}
+	return w.nl[i-1] + 1
+}
+
+// multiLine reports whether src[start:end] holds a line break.
+func (w *tsWalker) multiLine(start, end int) bool {
+	i, _ := slices.BinarySearch(w.nl, start)
+	return i < len(w.nl) && w.nl[i] < end
 }
 
 // kid is a named child of a node.
@@ -114,7 +136,7 @@ func (w *tsWalker) split(n *sitter.Node, path, _ string, top bool) {
 	if len(kids) == 0 {
 		return
 	}
-	oneLine := !containsNL(w.src[kids[0].start:kids[len(kids)-1].end])
+	oneLine := !w.multiLine(kids[0].start, kids[len(kids)-1].end)
 	type group struct {
 		start, end int  // the group's cut offset and end
 		line       bool // it may be cut before: it starts a line (or n is one line)
@@ -169,7 +191,7 @@ func (w *tsWalker) split(n *sitter.Node, path, _ string, top bool) {
 		if k+1 < len(groups) {
 			end = groups[k+1].start
 		}
-		if w.fits(lineBegin(w.src, g.start), end) { // with what precedes it on its first line
+		if w.fits(w.lineBegin(g.start), end) { // with what precedes it on its first line
 			continue
 		}
 		if m := g.main; m.n != nil && m.start > g.start && w.fits(m.start, end) {
@@ -180,7 +202,7 @@ func (w *tsWalker) split(n *sitter.Node, path, _ string, top bool) {
 			}
 		}
 		for _, m := range g.members {
-			if ls, _ := w.lineStart(m.start); atom(m.typ) || w.fits(lineBegin(w.src, ls), m.end) {
+			if atom(m.typ) || w.fits(w.lineBegin(m.start), m.end) {
 				continue // it fits with what precedes it on its first line
 			}
 			mp := path
@@ -201,7 +223,7 @@ func (w *tsWalker) split(n *sitter.Node, path, _ string, top bool) {
 	// the closing line ("}") of n, when it starts a line after the last child
 	if !top {
 		last := kids[len(kids)-1].end
-		if rest := w.src[last:int(n.EndByte())]; containsNL(rest) {
+		if rest := w.src[last:int(n.EndByte())]; w.multiLine(last, int(n.EndByte())) {
 			if ls, ok := w.lineStart(last + firstNonSpace(rest)); ok && ls > w.cuts[len(w.cuts)-1].at && ls < int(n.EndByte()) {
 				w.cuts = append(w.cuts, cut{at: ls, path: path})
 			}
@@ -296,15 +318,6 @@ func tsErrors(n *sitter.Node, errs *errList) {
 	}
 }
 
-func containsNL(b []byte) bool {
-	for _, c := range b {
-		if c == '\n' {
-			return true
-		}
-	}
-	return false
-}
-
 func firstNonSpace(b []byte) int {
 	for i, c := range b {
 		if c != ' ' && c != '\t' && c != '\r' && c != '\n' {
@@ -312,12 +325,4 @@ func firstNonSpace(b []byte) int {
 		}
 	}
 	return len(b)
-}
-
-// lineBegin returns the start of the line holding off.
-func lineBegin(src []byte, off int) int {
-	for off > 0 && src[off-1] != '\n' {
-		off--
-	}
-	return off
 }
