@@ -256,10 +256,12 @@ func (a *app) collectionPanel(c *chunking.Collection, entry registry.Entry, raw 
 	}
 	for _, f := range files {
 		doc := viewDoc{name: f}
+		var fc []chunking.Chunk
 		for _, pos := range c.FilePositions(f) {
-			doc.chunks = append(doc.chunks, len(p.chunks))
-			p.chunks = append(p.chunks, measured([]chunking.Chunk{c.At(pos)}, m)[0])
+			doc.chunks = append(doc.chunks, len(p.chunks)+len(fc))
+			fc = append(fc, c.At(pos))
 		}
+		p.chunks = append(p.chunks, measured(fc, m)...) // a file's chunks at once: symbols are coloured per file
 		switch {
 		case f == chunking.UnknownFile:
 			doc.note = `These chunks have no "file" metadata: their contents are listed in order.`

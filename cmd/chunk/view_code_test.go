@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"golang.org/x/net/html"
+
+	"github.com/chunkstream/chunkstream/chunking/registry"
 )
 
 // TestViewCodeBySymbol: code chunks are coloured by their leading symbol
@@ -14,7 +16,20 @@ import (
 // neighbours led by different symbols do not, and each chunk's hover
 // text names its language and symbol paths.
 func TestViewCodeBySymbol(t *testing.T) {
-	page := renderView(t, filepath.Join(t.TempDir(), "view.html"), "-chunker", "code", "-max-char", "120", "testdata/view/render.go")
+	stored := filepath.Join(t.TempDir(), "render.jsonl")
+	if code, _, errOut := runApp(t, registry.Default().Entries(), "split", "-chunker", "code", "-max-char", "120", "-o", stored, "testdata/view/render.go"); code != exitOK {
+		t.Fatalf("chunk split: %s", errOut)
+	}
+	for name, args := range map[string][]string{
+		"file":       {"-chunker", "code", "-max-char", "120", "testdata/view/render.go"},
+		"collection": {"-file", "testdata/view/render.go", stored},
+	} {
+		t.Run(name, func(t *testing.T) { checkCodeView(t, renderView(t, filepath.Join(t.TempDir(), "view.html"), args...)) })
+	}
+}
+
+func checkCodeView(t *testing.T, page string) {
+	t.Helper()
 	root, err := html.Parse(strings.NewReader(page))
 	if err != nil {
 		t.Fatal(err)
