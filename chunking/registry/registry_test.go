@@ -131,7 +131,16 @@ func TestResolveDefaults(t *testing.T) {
 // fingerprints) they had before it existed; set, it resolves and round
 // trips like any option.
 func TestOmitDefault(t *testing.T) {
-	for _, name := range []string{"markdown", "twostep"} {
+	cd := mustLookup(t, "code")
+	for _, raw := range []map[string]any{nil, {"language": ""}} {
+		if got, err := cd.Resolve(raw); err != nil || !reflect.DeepEqual(got, map[string]any{"max_char": 2048}) {
+			t.Errorf("code Resolve(%v) = %v, %v; want language left out at its default", raw, got, err)
+		}
+	}
+	if got, err := cd.Resolve(map[string]any{"language": "python"}); err != nil || got["language"] != "python" {
+		t.Errorf("code Resolve(language python) = %v, %v", got, err)
+	}
+	for _, name := range []string{"markdown", "twostep", "code"} {
 		e := mustLookup(t, name)
 		for _, raw := range []map[string]any{nil, {"tokenizer": ""}} {
 			got, err := e.Resolve(raw)
