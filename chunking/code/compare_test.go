@@ -60,19 +60,7 @@ func TestLangChainSideBySide(t *testing.T) {
 			dir, files := treeFiles(t, tc.tree, st, tc.exts...)
 			docs, total := readDocs(t, dir, files)
 			lc := runLangChain(t, dir, files, tc.lc, maxChar, tc.tree == "js" || tc.tree == "ts")
-			var facts []fileFacts
-			switch tc.tree {
-			case "go":
-				for _, d := range docs {
-					facts = append(facts, goFacts(d.Content))
-				}
-			case "python":
-				facts = pyFacts(t, dir, files)
-			default:
-				for _, ds := range lc.decls {
-					facts = append(facts, fileFacts{ok: true, decls: ds})
-				}
-			}
+			facts := oracleFacts(t, tc.tree, dir, files, docs, func() lcResult { return lc })
 			c := mustNew(t, code.Config{MaxChar: maxChar})
 			var ours, theirs side
 			for i, d := range docs {

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/internal/testutil"
 )
 
@@ -225,4 +226,26 @@ func runLangChain(t testing.TB, dir string, files []string, lang string, size in
 		res.decls = append(res.decls, ds)
 	}
 	return res
+}
+
+// oracleFacts returns what the oracles say of each of docs, files of dir
+// in a tree: go/parser for Go, Python's own parser for Python, and for
+// JavaScript and TypeScript TypeScript's parser, through lc, a run of the
+// LangChain harness with declarations.
+func oracleFacts(t testing.TB, tree, dir string, files []string, docs []chunking.Document, lc func() lcResult) []fileFacts {
+	t.Helper()
+	var facts []fileFacts
+	switch tree {
+	case "go":
+		for _, d := range docs {
+			facts = append(facts, goFacts(d.Content))
+		}
+	case "python":
+		facts = pyFacts(t, dir, files)
+	default:
+		for _, ds := range lc().decls {
+			facts = append(facts, fileFacts{ok: true, decls: ds})
+		}
+	}
+	return facts
 }

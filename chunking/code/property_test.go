@@ -171,20 +171,7 @@ func TestRealTrees(t *testing.T) {
 			}
 			dir, files := treeFiles(t, tc.tree, step(t), tc.exts...)
 			docs, total := readDocs(t, dir, files)
-			var facts []fileFacts
-			switch tc.tree {
-			case "go":
-				for _, d := range docs {
-					facts = append(facts, goFacts(d.Content))
-				}
-			case "python":
-				facts = pyFacts(t, dir, files)
-			default:
-				lc := runLangChain(t, dir, files, "js", 2048, true)
-				for _, ds := range lc.decls {
-					facts = append(facts, fileFacts{ok: true, decls: ds})
-				}
-			}
+			facts := oracleFacts(t, tc.tree, dir, files, docs, func() lcResult { return runLangChain(t, dir, files, "js", 2048, true) })
 			for _, maxChar := range []int{2048, 400} {
 				c, err := code.New(code.Config{MaxChar: maxChar})
 				if err != nil {

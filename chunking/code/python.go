@@ -82,19 +82,12 @@ func (s *pyScanner) run() {
 			s.lastTok = c
 			i++
 		case isIdentByte(c):
-			j := i + 1
-			for j < n && isIdentByte(src[j]) {
-				j++
-			}
-			if j < n && (src[j] == '"' || src[j] == '\'') && j-i <= 2 {
-				if raw, f, ok := strPrefix(src[i:j]); ok {
-					i = s.str(i, j, raw, f)
-					s.lastTok = 's'
-					continue
-				}
-			}
-			i = j
+			var str bool
+			i, str = s.word(i)
 			s.lastTok = 'w'
+			if str {
+				s.lastTok = 's'
+			}
 		default:
 			s.lastTok = c
 			i++
@@ -208,6 +201,23 @@ func (s *pyScanner) close(i int, c byte) {
 	s.stack, s.opens = s.stack[:len(s.stack)-1], s.opens[:len(s.opens)-1]
 }
 
+// word scans the name, keyword or number at i, or the string literal it
+// prefixes (r"…", b'…', f"…"), and returns the offset after it and
+// whether it was a string.
+func (s *pyScanner) word(i int) (int, bool) {
+	src := s.src
+	j := i + 1
+	for j < len(src) && isIdentByte(src[j]) {
+		j++
+	}
+	if j < len(src) && (src[j] == '"' || src[j] == '\'') && j-i <= 2 {
+		if raw, f, ok := strPrefix(src[i:j]); ok {
+			return s.str(i, j, raw, f), true
+		}
+	}
+	return j, false
+}
+
 // strPrefix reports whether p is a string prefix, and whether it makes
 // the string raw or formatted (f and t strings have replacement fields).
 func strPrefix(p []byte) (raw, f, ok bool) {
@@ -304,17 +314,7 @@ func (s *pyScanner) field(i int, triple bool) int {
 		case c == '"' || c == '\'':
 			i = s.str(i, i, false, false)
 		case isIdentByte(c):
-			j := i + 1
-			for j < n && isIdentByte(src[j]) {
-				j++
-			}
-			if j < n && (src[j] == '"' || src[j] == '\'') && j-i <= 2 {
-				if raw, f, ok := strPrefix(src[i:j]); ok {
-					i = s.str(i, j, raw, f)
-					continue
-				}
-			}
-			i = j
+			i, _ = s.word(i)
 		case c == '(' || c == '[' || c == '{':
 			depth++
 			i++
