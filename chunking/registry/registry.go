@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/chunking/code"
 	"github.com/chunkstream/chunkstream/chunking/email"
 	"github.com/chunkstream/chunkstream/chunking/html"
 	"github.com/chunkstream/chunkstream/chunking/markdown"
@@ -84,6 +85,7 @@ var (
 	EmailJSON = Format{Name: "email-json", Extensions: []string{".json", ".jsonl"}}
 	// HTML is decoded by the chunker, by the charset the page declares.
 	HTML = Format{Name: "html", Extensions: []string{".html", ".htm"}}
+	Code = Format{Name: "code", Extensions: code.Extensions(), Text: true}
 )
 
 // Config is a chunker's configuration type: Validate names a bad field by
@@ -282,7 +284,7 @@ func (e Entry) Normalize(raw map[string]any) (map[string]any, error) {
 }
 
 // Default returns the registry of chunkstream's chunkers: markdown, email,
-// twostep and html, built anew. Add a chunker or option here.
+// twostep, html and code, built anew. Add a chunker or option here.
 func Default() *Registry {
 	mdSpecs := []Spec[markdown.Config]{
 		IntOption("min_char", "sections shorter than this many characters (tokens with tokenizer) absorb the next one (reference MarkdownChunker min_char)",
@@ -359,7 +361,20 @@ func Default() *Registry {
 	ts.Targets = []string{"target_char", "target_tokens"}
 	ts.Marks = []string{"headers", "file_format"}
 
-	r, err := New(md, em, ts, ht)
+	cd := Define("code", code.DefaultConfig, code.New,
+		IntOption("max_char", "largest chunk in characters (tokens with tokenizer), its ending whitespace not counted; a declaration that fits is never split",
+			func(c *code.Config) *int { return &c.MaxChar }),
+		StringOption("language", `the language of every document, one of `+strings.Join(code.Languages(), ", ")+`; "" (the default) takes it from the file's extension`,
+			func(c *code.Config) *string { return &c.Language }).OmitDefault(),
+		StringOption("tokenizer", tokenizerUsage("max_char", "characters"),
+			func(c *code.Config) *string { return &c.Tokenizer }).OmitDefault(),
+	)
+	cd.Formats = []Format{Code}
+	cd.Extensions = code.Extensions()
+	cd.Size, cd.Unit = "max_char", Characters
+	cd.Marks = []string{"language", "symbols"}
+
+	r, err := New(md, em, ts, ht, cd)
 	if err != nil {
 		panic(err) // the entries above are fixed: a test builds them
 	}

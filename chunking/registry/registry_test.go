@@ -53,7 +53,7 @@ func TestEntriesWellFormed(t *testing.T) {
 			t.Errorf("entry %q with default options: %v", e.Name, err)
 		}
 	}
-	for _, name := range []string{"markdown", "email", "twostep"} {
+	for _, name := range []string{"markdown", "email", "twostep", "code"} {
 		if !seen[name] {
 			t.Errorf("%s chunker not registered", name)
 		}
@@ -104,6 +104,7 @@ func TestResolveDefaults(t *testing.T) {
 		"email":    {"max_emails_per_chunk": 10, "max_chars": 2048, "overlap_emails": 2, "strip_quotes": "auto", "mboxo": false},
 		"twostep": {"max_chunk_size": 512, "chunk_overlap": 0, "word_overlap": 0, "add_headers": false,
 			"merge_small_chunks": true, "headers_to_split_on": []int{1, 2, 3, 4, 5, 6}},
+		"code": {"max_char": 2048},
 	}
 	for name, want := range tests {
 		e := mustLookup(t, name)
@@ -112,7 +113,7 @@ func TestResolveDefaults(t *testing.T) {
 			t.Errorf("Default().Lookup(%s).Resolve() = %v, %v; want %v", name, got, err, want)
 		}
 		for _, o := range e.Options() {
-			if _, ok := want[o.Name]; !ok && (o.Name == "tokenizer" && o.Default == "" || strings.HasPrefix(o.Name, "target_") && o.Default == 0) {
+			if _, ok := want[o.Name]; !ok && ((o.Name == "tokenizer" || o.Name == "language") && o.Default == "" || strings.HasPrefix(o.Name, "target_") && o.Default == 0) {
 				continue // left out of the resolved map at its default
 			}
 			if !reflect.DeepEqual(o.Default, want[o.Name]) {
@@ -132,7 +133,16 @@ func TestResolveDefaults(t *testing.T) {
 // fingerprints) they had before it existed; set, it resolves and round
 // trips like any option.
 func TestOmitDefault(t *testing.T) {
-	for _, name := range []string{"markdown", "twostep"} {
+	cd := mustLookup(t, "code")
+	for _, raw := range []map[string]any{nil, {"language": ""}} {
+		if got, err := cd.Resolve(raw); err != nil || !reflect.DeepEqual(got, map[string]any{"max_char": 2048}) {
+			t.Errorf("code Resolve(%v) = %v, %v; want language left out at its default", raw, got, err)
+		}
+	}
+	if got, err := cd.Resolve(map[string]any{"language": "python"}); err != nil || got["language"] != "python" {
+		t.Errorf("code Resolve(language python) = %v, %v", got, err)
+	}
+	for _, name := range []string{"markdown", "twostep", "code"} {
 		e := mustLookup(t, name)
 		for _, raw := range []map[string]any{nil, {"tokenizer": ""}} {
 			got, err := e.Resolve(raw)

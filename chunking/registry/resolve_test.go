@@ -15,7 +15,8 @@ func TestInferFormat(t *testing.T) {
 	tests := map[string]string{
 		"a.md": "markdown", "A.MD": "markdown", "x/y.markdown": "markdown", "p.mdx": "mdx",
 		"n.txt": "text", "box.mbox": "mbox", "m.eml": "eml", "rows.jsonl": "email-json", "rows.json": "email-json",
-		"https://x/y.mdx?rev=2": "mdx", "inbox#thread1": "markdown", "README": "markdown", "a.go": "markdown",
+		"https://x/y.mdx?rev=2": "mdx", "inbox#thread1": "markdown", "README": "markdown", "a.pdf": "markdown",
+		"a.go": "code", "lib/x.PY": "code", "app.tsx": "code", "m.mjs": "code",
 	}
 	for id, want := range tests {
 		if got := r.InferFormat(id).Name; got != want {
@@ -50,6 +51,9 @@ func TestChoose(t *testing.T) {
 	}{
 		{"no defaults, text", registry.Defaults{}, registry.Request{ID: "a.md"}, "markdown", "markdown", resolved(t, "markdown", nil)},
 		{"no defaults, mail", registry.Defaults{}, registry.Request{ID: "a.mbox"}, "email", "mbox", resolved(t, "email", nil)},
+		{"no defaults, code", registry.Defaults{}, registry.Request{ID: "pkg/a.py"}, "code", "code", resolved(t, "code", nil)},
+		{"text default does not read code", ts, registry.Request{ID: "a.go", Options: map[string]any{"language": "go"}}, "code", "code",
+			resolved(t, "code", map[string]any{"language": "go"})},
 		{"text default replaces markdown", ts, registry.Request{ID: "a.md"}, "twostep", "markdown",
 			resolved(t, "twostep", ts.Options)},
 		{"text default does not read mail", ts, registry.Request{ID: "a.eml"}, "email", "eml", resolved(t, "email", nil)},

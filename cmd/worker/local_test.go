@@ -55,6 +55,12 @@ func TestLocalEqualsSplit(t *testing.T) {
 		{"generated yaml", generated, nil, "out.yaml"},
 		{"generated small chunks", generated, []string{"-max-char", "300", "-chunk-overlap", "0"}, "out.jsonl"},
 		{"twostep", generated, []string{"-chunker", "twostep", "-max-chunk-size", "120"}, "out.jsonl"},
+		{"code", writeTree(t, map[string][]byte{
+			"srv/server.go": []byte("package srv\n\n// Serve serves.\nfunc Serve() error {\n\treturn nil\n}\n"),
+			"tools/run.py":  []byte("import sys\n\n\ndef main():\n    print(sys.argv)\n\n\nmain()\n"),
+			"web/app.ts":    []byte("export function hi(): string {\n  return 'hi';\n}\n"),
+			"notes.md":      []byte("# not code: the code chunker's walk leaves it\n"),
+		}), []string{"-chunker", "code", "-max-char", "40"}, "out.jsonl"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -77,6 +83,9 @@ func TestLocalEqualsSplit(t *testing.T) {
 			}
 			if !bytes.Equal(g, w) {
 				t.Errorf("local mode output (%d bytes) differs from chunk split (%d bytes)", len(g), len(w))
+			}
+			if tc.name == "code" && (bytes.Contains(g, []byte("not code")) || !bytes.Contains(g, []byte(`"srv.Serve"`)) || !bytes.Contains(g, []byte(`"language":"typescript"`))) {
+				t.Errorf("code: the walk by the code chunker's extensions: %s", g)
 			}
 			if !strings.Contains(stderr.String(), "0 dead letters") {
 				t.Errorf("summary = %q", stderr.String())

@@ -50,6 +50,11 @@ var allow = map[string]allowed{
 		"chunking", "chunking/internal/fileio", "chunking/internal/mdblocks", "chunking/internal/measure",
 		"chunking/internal/poll", "chunking/internal/sentences", "chunking/internal/srcspan", "internal/codec",
 		"internal/tokens"}},
+	"chunking/code": {
+		module: []string{"chunking", "chunking/internal/fileio", "chunking/internal/measure", "chunking/internal/poll",
+			"chunking/internal/srcspan", "internal/codec", "internal/tokens"},
+		thirdParty: []string{"github.com/smacker/go-tree-sitter"},
+	},
 	"chunking/email": {
 		module:     []string{"chunking", "chunking/internal/fileio", "chunking/internal/poll"},
 		thirdParty: []string{"github.com/emersion/go-message", "golang.org/x/net"},
@@ -60,7 +65,7 @@ var allow = map[string]allowed{
 		thirdParty: []string{"golang.org/x/net", "golang.org/x/text"},
 	},
 	"chunking/registry": {module: []string{
-		"chunking", "chunking/email", "chunking/html", "chunking/internal/mdblocks", "chunking/markdown", "chunking/twostep",
+		"chunking", "chunking/code", "chunking/email", "chunking/html", "chunking/internal/mdblocks", "chunking/markdown", "chunking/twostep",
 		"internal/codec", "internal/tokens"}},
 	"chunking/registry/registrytest": {module: []string{"chunking", "chunking/markdown", "chunking/registry"}},
 	"messages": {

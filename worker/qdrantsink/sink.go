@@ -49,7 +49,25 @@ const (
 	FieldDenseDigest = "dense_digest"
 	FieldDenseModel  = "dense_model"
 	FieldDenseDims   = "dense_dims"
+
+	// Keys inside metadata with a payload index, for filters: the code
+	// chunker's language and symbol paths (a list: a match on it matches
+	// any of its paths).
+	FieldLanguage = FieldMetadata + ".language"
+	FieldSymbols  = FieldMetadata + ".symbols"
 )
+
+// indexed are the payload indexes every collection the sink writes has.
+var indexed = []struct {
+	field  string
+	create qdrant.FieldType
+	schema qdrant.PayloadSchemaType
+}{
+	{FieldDocID, qdrant.FieldType_FieldTypeKeyword, qdrant.PayloadSchemaType_Keyword},
+	{FieldIngestSeq, qdrant.FieldType_FieldTypeInteger, qdrant.PayloadSchemaType_Integer},
+	{FieldLanguage, qdrant.FieldType_FieldTypeKeyword, qdrant.PayloadSchemaType_Keyword},
+	{FieldSymbols, qdrant.FieldType_FieldTypeKeyword, qdrant.PayloadSchemaType_Keyword},
+}
 
 // Dependencies the sink names in fault.Unavailable errors and accepts in
 // Probe.
@@ -348,20 +366,18 @@ func (s *Sink) ensureCollection(ctx context.Context, name string) error {
 	if err := s.checkEncoding(ctx, name, info); err != nil {
 		return err
 	}
-	want := map[string]qdrant.FieldType{FieldDocID: qdrant.FieldType_FieldTypeKeyword, FieldIngestSeq: qdrant.FieldType_FieldTypeInteger}
-	have := map[string]qdrant.PayloadSchemaType{FieldDocID: qdrant.PayloadSchemaType_Keyword, FieldIngestSeq: qdrant.PayloadSchemaType_Integer}
-	for _, field := range []string{FieldDocID, FieldIngestSeq} {
-		if info.GetPayloadSchema()[field].GetDataType() == have[field] {
+	for _, ix := range indexed {
+		if info.GetPayloadSchema()[ix.field].GetDataType() == ix.schema {
 			continue
 		}
 		cctx, cancel := s.callCtx(ctx)
 		_, err := s.client.CreateFieldIndex(cctx, &qdrant.CreateFieldIndexCollection{
-			CollectionName: name, FieldName: field, FieldType: want[field].Enum(),
+			CollectionName: name, FieldName: ix.field, FieldType: ix.create.Enum(),
 			Wait: qdrant.PtrOf(true), Ordering: strong(),
 		})
 		cancel()
 		if err != nil {
-			return classify(fmt.Sprintf("collection %q index %s", name, field), err)
+			return classify(fmt.Sprintf("collection %q index %s", name, ix.field), err)
 		}
 	}
 	s.collMu.Lock()
