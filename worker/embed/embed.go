@@ -14,11 +14,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
 	"github.com/chunkstream/chunkstream/fault"
+	"github.com/chunkstream/chunkstream/internal/batch"
 	"github.com/chunkstream/chunkstream/internal/tokens"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -221,8 +223,9 @@ type Client struct {
 	dims  atomic.Int64
 	slots chan struct{} // one per request in flight (Config.Concurrency)
 	m     modelMetrics
-	q     queue            // the inputs waiting for a shared request (Run)
-	enc   *tokens.Encoding // counts MaxInputTokens; nil when it is 0
+	mu    sync.Mutex
+	batch *batch.Batcher[input, []float32] // while Run runs: the inputs waiting for a shared request
+	enc   *tokens.Encoding                 // counts MaxInputTokens; nil when it is 0
 	tr    tracer
 }
 
@@ -259,7 +262,6 @@ func New(cfg Config, opts Options) (*Client, error) {
 	}
 	opts.Logger = cmp.Or(opts.Logger, slog.New(slog.DiscardHandler))
 	c := &Client{cfg: cfg, url: u, opts: opts, slots: make(chan struct{}, cfg.Concurrency), m: opts.Metrics.forModel(cfg.Model)}
-	c.q.wake = make(chan struct{}, 1)
 	c.tr = newTracer(opts.TracerProvider)
 	if cfg.MaxInputTokens > 0 {
 		enc, err := tokens.Get(cfg.Tokenizer)

@@ -26,6 +26,7 @@ import (
 	"github.com/chunkstream/chunkstream/bm25"
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/fault"
+	"github.com/chunkstream/chunkstream/internal/batch"
 	"github.com/chunkstream/chunkstream/worker"
 	"github.com/chunkstream/chunkstream/worker/qdrantsink/internal/grpccodec"
 )
@@ -123,7 +124,7 @@ type Sink struct {
 	bm25     *bm25.Encoder
 	bm25Opts map[string]*qdrant.Value // a Document's options, for Config.BM25 qdrant
 	log      *slog.Logger
-	batch    *batcher
+	batch    *batch.Batcher[item, struct{}]
 
 	ready  atomic.Bool
 	prepMu sync.Mutex
@@ -165,7 +166,10 @@ func New(ctx context.Context, cfg Config, records worker.Records, embedder Embed
 		cfg: cfg, client: client, records: records, embedder: embedder,
 		bm25: enc, bm25Opts: opts, log: logger, colls: map[string]bool{},
 	}
-	s.batch = &batcher{s: s, queues: map[string][]item{}, flights: map[*flight]bool{}}
+	if s.batch, err = s.newBatcher(); err != nil {
+		_ = client.Close()
+		return nil, err
+	}
 	if err := s.whileUnavailable(ctx, "health check", s.checkVersion); err != nil {
 		_ = client.Close()
 		return nil, err
@@ -225,7 +229,9 @@ func Dial(cfg Config) (*qdrant.Client, error) {
 // Close ends the upsert requests in flight and closes the connections to
 // Qdrant.
 func (s *Sink) Close() error {
-	s.batch.close()
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	_ = s.batch.Close(ended) // nothing more is sent: cancel what is in flight
 	return s.client.Close()
 }
 
@@ -460,7 +466,7 @@ func (s *Sink) Write(ctx context.Context, doc worker.Doc, chunks []worker.Chunk)
 	if len(chunks) > 0 {
 		points, err := s.points(ctx, coll, doc, chunks)
 		if err == nil {
-			err = s.batch.upsert(ctx, coll, doc, points)
+			err = s.upsert(ctx, coll, doc, points)
 		}
 		if err != nil {
 			return err

@@ -18,11 +18,11 @@ import (
 	"github.com/qdrant/go-client/qdrant"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/chunkstream/chunkstream/bm25"
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/fault"
+	"github.com/chunkstream/chunkstream/internal/batch"
 	"github.com/chunkstream/chunkstream/worker"
 	"github.com/chunkstream/chunkstream/worker/embed"
 	"github.com/chunkstream/chunkstream/worker/embed/embedtest"
@@ -482,17 +482,22 @@ func TestSplitBatchesByBytes(t *testing.T) {
 	// cuts returns the sizes of the requests the batcher cuts from the
 	// points, queued by one Write.
 	cuts := func(points []*qdrant.PointStruct) []int {
-		b := &batcher{s: &Sink{cfg: Config{Batch: 128}}}
-		j := &job{doc: worker.Doc{ID: "d", Seq: 1}}
+		var sizes []int
+		record := func(_ context.Context, b *batch.Batch[item]) ([]struct{}, []error) {
+			sizes = append(sizes, len(b.Items)) // one request at a time (Parallel 1)
+			return nil, nil
+		}
+		b, err := batch.New(batchConfig(Config{Batch: 128, Parallel: 1}), record, weigh)
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc := worker.Doc{ID: "d", Seq: 1}
 		var q []item
 		for _, p := range points {
-			q = append(q, item{j: j, p: p, size: proto.Size(p) + 8})
+			q = append(q, item{doc: &doc, p: p})
 		}
-		var sizes []int
-		for len(q) > 0 {
-			n, _ := b.cutLen(q)
-			sizes = append(sizes, n)
-			q = q[n:]
+		if _, err := b.Do(context.Background(), batch.Call[item]{Items: q}); err != nil {
+			t.Fatal(err)
 		}
 		return sizes
 	}
