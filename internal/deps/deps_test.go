@@ -73,8 +73,8 @@ var allow = map[string]allowed{
 		thirdParty: []string{"github.com/prometheus/client_golang", "go.opentelemetry.io/otel/trace"},
 	},
 	"worker/qdrantsink": {
-		module:     []string{"bm25", "chunking", "fault", "internal/batch", "worker", "worker/qdrantsink/internal/grpccodec"},
-		thirdParty: []string{"github.com/qdrant/go-client", "google.golang.org/grpc", "google.golang.org/protobuf"},
+		module:     []string{"bm25", "chunking", "fault", "internal/batch", "internal/tracing", "worker", "worker/qdrantsink/internal/grpccodec"},
+		thirdParty: []string{"github.com/qdrant/go-client", "go.opentelemetry.io/otel/trace", "google.golang.org/grpc", "google.golang.org/protobuf"},
 	},
 	"worker/subjectsink": {
 		module:     []string{"fault", "internal/batch", "internal/tracing", "messages", "worker"},

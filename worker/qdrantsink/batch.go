@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/qdrant/go-client/qdrant"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/chunkstream/chunkstream/fault"
@@ -24,6 +25,9 @@ var errClosed = batch.ErrClosed
 type item struct {
 	doc *worker.Doc
 	p   *qdrant.PointStruct
+	// trace is the span context of the Write, whose trace the request
+	// carries when it holds the request's first point.
+	trace trace.SpanContext
 }
 
 // newBatcher returns the batcher of the sink's shared upsert requests (see
@@ -49,8 +53,9 @@ func weigh(it item) int { return proto.Size(it.p) + 8 }
 // ctx ends.
 func (s *Sink) upsert(ctx context.Context, coll string, doc worker.Doc, points []*qdrant.PointStruct) error {
 	items := make([]item, len(points))
+	sc := trace.SpanContextFromContext(ctx)
 	for i, p := range points {
-		items[i] = item{doc: &doc, p: p}
+		items[i] = item{doc: &doc, p: p, trace: sc}
 	}
 	_, err := s.batch.Do(ctx, batch.Call[item]{Key: coll, Series: doc.ID, Rev: doc.Seq, Items: items})
 	if errors.Is(err, batch.ErrClosed) {
@@ -65,6 +70,11 @@ func (s *Sink) upsert(ctx context.Context, coll string, doc worker.Doc, points [
 // Write at fault fails.
 func (s *Sink) sendShared(ctx context.Context, b *batch.Batch[item]) ([]struct{}, []error) {
 	coll := b.Key
+	// The request carries the trace of its oldest Write (Qdrant's audit log
+	// records one traceparent a request).
+	if sc := b.Items[0].trace; sc.IsValid() {
+		ctx = trace.ContextWithRemoteSpanContext(ctx, sc)
+	}
 	docs := make([]*worker.Doc, b.Calls())
 	points := make([]*qdrant.PointStruct, len(b.Items))
 	for k, it := range b.Items {

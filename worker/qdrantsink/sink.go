@@ -21,12 +21,14 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"github.com/chunkstream/chunkstream/bm25"
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/fault"
 	"github.com/chunkstream/chunkstream/internal/batch"
+	"github.com/chunkstream/chunkstream/internal/tracing"
 	"github.com/chunkstream/chunkstream/worker"
 	"github.com/chunkstream/chunkstream/worker/qdrantsink/internal/grpccodec"
 )
@@ -199,8 +201,14 @@ func Dial(cfg Config) (*qdrant.Client, error) {
 		APIKey:                 cfg.APIKey,
 		UseTLS:                 cfg.TLS,
 		SkipCompatibilityCheck: true, // the sink checks the version itself
+		// No retries in the client: a request that fails for want of Qdrant
+		// is an outage, which the worker holds and probes at its own pace,
+		// honouring Retry-After (the client's retries would not, and would
+		// repeat every write of an outage).
+		RetryConfig: nil,
 		GrpcOptions: []grpc.DialOption{
 			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20), grpc.ForceCodecV2(grpccodec.Codec{})),
+			grpc.WithChainUnaryInterceptor(traceparent),
 			// Redial within reconnectMax (package doc, "Writing a version").
 			grpc.WithConnectParams(grpc.ConnectParams{
 				Backoff:           backoff.Config{BaseDelay: time.Second, Multiplier: 1.6, Jitter: 0.2, MaxDelay: reconnectMax},
@@ -224,6 +232,18 @@ func Dial(cfg Config) (*qdrant.Client, error) {
 		return nil, fmt.Errorf("qdrantsink: client for %s: %w", cfg.Addr, err)
 	}
 	return client, nil
+}
+
+// traceparent sends the trace context of the call's span (W3C
+// "traceparent" and "tracestate") as gRPC metadata, which Qdrant's audit
+// log records; nothing when tracing is off.
+func traceparent(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+	md := metadata.MD{}
+	tracing.Inject(ctx, md)
+	for k, v := range md {
+		ctx = metadata.AppendToOutgoingContext(ctx, k, v[0])
+	}
+	return invoker(ctx, method, req, reply, cc, opts...)
 }
 
 // Close ends the upsert requests in flight and closes the connections to

@@ -12,6 +12,7 @@ import (
 	"github.com/qdrant/go-client/qdrant"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"github.com/chunkstream/chunkstream/bm25"
@@ -58,6 +59,9 @@ type Call struct {
 	Points int
 	// HasUpdateFilter tells whether an Upsert carried an update_filter.
 	HasUpdateFilter bool
+	// Traceparent is the W3C trace context the call carried in its
+	// metadata, empty without one.
+	Traceparent string
 	// Err is the code returned, codes.OK on success.
 	Err codes.Code
 }
@@ -193,6 +197,9 @@ func (s *Server) Points(collectionName string) []*qdrant.RetrievedPoint {
 // intercept records calls and injects failures.
 func (s *Server) intercept(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
 	call := describe(info.FullMethod, req)
+	if md, ok := metadata.FromIncomingContext(ctx); ok && len(md.Get("traceparent")) > 0 {
+		call.Traceparent = md.Get("traceparent")[0]
+	}
 	resp, err := s.handle(ctx, req, h)
 	call.Err = status.Code(err)
 	s.mu.Lock()
