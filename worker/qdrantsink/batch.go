@@ -65,9 +65,12 @@ func (s *Sink) upsert(ctx context.Context, coll string, doc worker.Doc, points [
 }
 
 // sendShared sends one shared request and tells each Write with points in
-// it the outcome. A request refused as invalid (a permanent error) that
-// holds several Writes' points is sent again per Write, so that only the
-// Write at fault fails.
+// it the outcome: its points upserted, and for each Write whose last point
+// it holds (and that is not a first version) its older points deleted
+// after them, in the same ordered batch update ("One ordered write" in the
+// package documentation). A request refused as invalid (a permanent error)
+// that holds several Writes' points is sent again per Write, so that only
+// the Write at fault fails.
 func (s *Sink) sendShared(ctx context.Context, b *batch.Batch[item]) ([]struct{}, []error) {
 	coll := b.Key
 	// The request carries the trace of its oldest Write (Qdrant's audit log
@@ -76,13 +79,28 @@ func (s *Sink) sendShared(ctx context.Context, b *batch.Batch[item]) ([]struct{}
 		ctx = trace.ContextWithRemoteSpanContext(ctx, sc)
 	}
 	docs := make([]*worker.Doc, b.Calls())
+	last := make([]bool, b.Calls())
 	points := make([]*qdrant.PointStruct, len(b.Items))
 	for k, it := range b.Items {
 		docs[b.Call(k)] = it.doc
+		last[b.Call(k)] = last[b.Call(k)] || b.Last(k)
 		points[k] = it.p
 	}
+	deletes := func(calls ...int) []*qdrant.Filter {
+		var out []*qdrant.Filter
+		for _, c := range calls {
+			if last[c] && !docs[c].First { // "First versions" in the package documentation
+				out = append(out, olderPoints(*docs[c]))
+			}
+		}
+		return out
+	}
+	all := make([]int, len(docs))
+	for c := range all {
+		all[c] = c
+	}
 	callErrs := make([]error, len(docs))
-	err := s.upsertBatch(ctx, coll, updateFilter(docs), points)
+	err := s.write(ctx, coll, updateFilter(docs), points, deletes(all...))
 	if err != nil && fault.IsPermanent(err) && len(docs) > 1 {
 		for c, doc := range docs {
 			var own []*qdrant.PointStruct
@@ -91,7 +109,7 @@ func (s *Sink) sendShared(ctx context.Context, b *batch.Batch[item]) ([]struct{}
 					own = append(own, it.p)
 				}
 			}
-			callErrs[c] = s.upsertBatch(ctx, coll, olderPoints(*doc), own)
+			callErrs[c] = s.write(ctx, coll, olderPoints(*doc), own, deletes(c))
 		}
 	} else {
 		for c := range docs {
@@ -108,6 +126,27 @@ func (s *Sink) sendShared(ctx context.Context, b *batch.Batch[item]) ([]struct{}
 		}
 	}
 	return nil, errs
+}
+
+// write sends one request with wait=true and strong ordering: an upsert
+// of points with filter as its update_filter and, when deletes are given,
+// the deletes of the points they select after it, as one batch update
+// whose operations Qdrant applies in order.
+func (s *Sink) write(ctx context.Context, coll string, filter *qdrant.Filter, points []*qdrant.PointStruct, deletes []*qdrant.Filter) error {
+	if len(deletes) == 0 {
+		return s.upsertBatch(ctx, coll, filter, points)
+	}
+	ops := []*qdrant.PointsUpdateOperation{qdrant.NewPointsUpdateUpsert(&qdrant.PointsUpdateOperation_PointStructList{Points: points, UpdateFilter: filter})}
+	for _, f := range deletes {
+		ops = append(ops, qdrant.NewPointsUpdateDeletePoints(&qdrant.PointsUpdateOperation_DeletePoints{Points: qdrant.NewPointsSelectorFilter(f)}))
+	}
+	cctx, cancel := s.callCtx(ctx)
+	defer cancel()
+	_, err := s.client.UpdateBatch(cctx, &qdrant.UpdateBatchPoints{CollectionName: coll, Wait: qdrant.PtrOf(true), Ordering: strong(), Operations: ops})
+	if err != nil {
+		return s.classifyWrite(coll, "upsert and delete older", err)
+	}
+	return nil
 }
 
 // updateFilter is the update_filter of a request holding the points of

@@ -60,7 +60,7 @@ func writeAll(s *Sink, records *sinktest.Records, docs map[string]int) map[strin
 func upserts(srv *qdranttest.Server) []int {
 	var sizes []int
 	for _, c := range srv.Calls() {
-		if c.Method == "Upsert" {
+		if c.Upserts() {
 			sizes = append(sizes, c.Points)
 		}
 	}

@@ -493,7 +493,9 @@ func (s *Sink) Write(ctx context.Context, doc worker.Doc, chunks []worker.Chunk)
 		}
 	}
 	s.step(ctx, StepUpserted, doc)
-	if !doc.First { // "First versions" in the package documentation
+	// With chunks, the upserts' last request deleted the older points
+	// after them (sendShared); without, only step 3 remains.
+	if len(chunks) == 0 && !doc.First { // "First versions" in the package documentation
 		if err := s.deleteWhere(ctx, coll, olderPoints(doc)); err != nil {
 			return err
 		}

@@ -326,14 +326,14 @@ func TestCollectionSetUp(t *testing.T) {
 		switch c.Method {
 		case "CreateFieldIndex":
 			sawIndex++
-		case "Upsert", "Delete":
+		case "Upsert", "Delete", "UpdateBatch":
 			if sawIndex < 2 {
 				t.Errorf("%s before both payload indexes", c.Method)
 			}
 			if !c.Wait || c.Ordering != qdrant.WriteOrderingType_Strong {
 				t.Errorf("%s: wait=%v ordering=%v, want wait=true strong", c.Method, c.Wait, c.Ordering)
 			}
-			if c.Method == "Upsert" && !c.HasUpdateFilter {
+			if c.Upserts() && !c.HasUpdateFilter {
 				t.Errorf("Upsert without update_filter")
 			}
 		}
@@ -465,7 +465,7 @@ func TestBatches(t *testing.T) {
 	}
 	var sizes []int
 	for _, c := range srv.Calls() {
-		if c.Method == "Upsert" {
+		if c.Upserts() {
 			sizes = append(sizes, c.Points)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"path"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -55,15 +56,26 @@ type Call struct {
 	// Ordering is the request's write ordering (write calls only; Weak when
 	// absent, as in Qdrant).
 	Ordering qdrant.WriteOrderingType
-	// Points is the number of points in an Upsert.
+	// Points is the number of points in an Upsert, or in the upserts of
+	// an UpdateBatch.
 	Points int
-	// HasUpdateFilter tells whether an Upsert carried an update_filter.
+	// HasUpdateFilter tells whether an Upsert (or every upsert of an
+	// UpdateBatch) carried an update_filter.
 	HasUpdateFilter bool
+	// Operations are the kinds of an UpdateBatch's operations, in order:
+	// "upsert", "delete", "update_vectors" or "other".
+	Operations []string
 	// Traceparent is the W3C trace context the call carried in its
 	// metadata, empty without one.
 	Traceparent string
 	// Err is the code returned, codes.OK on success.
 	Err codes.Code
+}
+
+// Upserts reports whether the call upserted points: an Upsert, or an
+// UpdateBatch with an upsert among its operations (Points counts them).
+func (c Call) Upserts() bool {
+	return c.Method == "Upsert" || c.Method == "UpdateBatch" && slices.Contains(c.Operations, "upsert")
 }
 
 // Start starts a server on 127.0.0.1 with a free port and stops it when the
@@ -251,6 +263,23 @@ func describe(fullMethod string, req any) Call {
 	if r, ok := req.(*qdrant.UpsertPoints); ok {
 		c.Points = len(r.GetPoints())
 		c.HasUpdateFilter = r.UpdateFilter != nil
+	}
+	if r, ok := req.(*qdrant.UpdateBatchPoints); ok {
+		c.HasUpdateFilter = true
+		for _, op := range r.GetOperations() {
+			switch o := op.GetOperation().(type) {
+			case *qdrant.PointsUpdateOperation_Upsert:
+				c.Operations = append(c.Operations, "upsert")
+				c.Points += len(o.Upsert.GetPoints())
+				c.HasUpdateFilter = c.HasUpdateFilter && o.Upsert.UpdateFilter != nil
+			case *qdrant.PointsUpdateOperation_DeletePoints_:
+				c.Operations = append(c.Operations, "delete")
+			case *qdrant.PointsUpdateOperation_UpdateVectors_:
+				c.Operations = append(c.Operations, "update_vectors")
+			default:
+				c.Operations = append(c.Operations, "other")
+			}
+		}
 	}
 	return c
 }
