@@ -208,7 +208,7 @@ usage error or a refused -delete-missing.`,
 			OnBadLine: func(f producer.Failure) { bar.printf("producer: bad request: %s\n", errText(f.Err)) },
 		})
 	} else {
-		tmpl := producer.Document{Format: c.Format, Options: options, Source: c.Source, Collection: c.Collection}
+		tmpl := producer.Document{Format: c.Format, Options: options, Source: c.Source, Collection: c.Collection, Tenant: c.Tenant}
 		if chunkerSet {
 			tmpl.Chunker = entry.Name
 		}

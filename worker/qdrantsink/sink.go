@@ -46,6 +46,9 @@ const (
 	FieldPosition   = "position"
 	FieldHash       = "hash"
 	FieldSpan       = "span"
+	// FieldTenant holds the document's tenant; a point of a document
+	// without one has no such field.
+	FieldTenant = "tenant"
 
 	// The dense vector's origin (see "Reusing vectors" in the package
 	// documentation).
@@ -132,8 +135,9 @@ type Sink struct {
 	prepMu sync.Mutex
 	dims   int // dense size; 0 = no embedder or not probed yet; guarded by prepMu until ready
 
-	collMu sync.Mutex
-	colls  map[string]bool // collections known to fit
+	collMu   sync.Mutex
+	colls    map[string]bool // collections known to fit
+	tenanted map[string]bool // collections known to record MetadataTenants
 
 	// hook, when set (tests only), is called after each step of Write.
 	hook func(ctx context.Context, step Step, doc worker.Doc)
@@ -166,7 +170,7 @@ func New(ctx context.Context, cfg Config, records worker.Records, embedder Embed
 	}
 	s := &Sink{
 		cfg: cfg, client: client, records: records, embedder: embedder,
-		bm25: enc, bm25Opts: opts, log: logger, colls: map[string]bool{},
+		bm25: enc, bm25Opts: opts, log: logger, colls: map[string]bool{}, tenanted: map[string]bool{},
 	}
 	if s.batch, err = s.newBatcher(); err != nil {
 		_ = client.Close()
@@ -374,24 +378,14 @@ func (s *Sink) ensureCollection(ctx context.Context, name string) error {
 	if err := s.checkEncoding(ctx, name, info); err != nil {
 		return err
 	}
-	want := map[string]qdrant.FieldType{FieldDocID: qdrant.FieldType_FieldTypeKeyword, FieldIngestSeq: qdrant.FieldType_FieldTypeInteger}
-	have := map[string]qdrant.PayloadSchemaType{FieldDocID: qdrant.PayloadSchemaType_Keyword, FieldIngestSeq: qdrant.PayloadSchemaType_Integer}
-	for _, field := range []string{FieldDocID, FieldIngestSeq} {
-		if info.GetPayloadSchema()[field].GetDataType() == have[field] {
-			continue
-		}
-		cctx, cancel := s.callCtx(ctx)
-		_, err := s.client.CreateFieldIndex(cctx, &qdrant.CreateFieldIndexCollection{
-			CollectionName: name, FieldName: field, FieldType: want[field].Enum(),
-			Wait: qdrant.PtrOf(true), Ordering: strong(),
-		})
-		cancel()
-		if err != nil {
-			return classify(fmt.Sprintf("collection %q index %s", name, field), err)
-		}
+	if err := s.ensureIndexes(ctx, name, info); err != nil {
+		return err
 	}
 	s.collMu.Lock()
 	s.colls[name] = true
+	if info.GetConfig().GetMetadata()[MetadataTenants].GetBoolValue() {
+		s.tenanted[name] = true
+	}
 	s.collMu.Unlock()
 	return nil
 }
@@ -482,6 +476,11 @@ func (s *Sink) Write(ctx context.Context, doc worker.Doc, chunks []worker.Chunk)
 		}
 		return err
 	}
+	if doc.Tenant != "" {
+		if err := s.markTenanted(ctx, coll); err != nil {
+			return err
+		}
+	}
 	s.step(ctx, StepBegin, doc)
 	if len(chunks) > 0 {
 		points, err := s.points(ctx, coll, doc, chunks)
@@ -505,7 +504,7 @@ func (s *Sink) Write(ctx context.Context, doc worker.Doc, chunks []worker.Chunk)
 		s.step(ctx, StepRechecked, doc) // nothing of this version to take back
 		return nil
 	}
-	newest, err := s.records.NewestSeq(ctx, doc.ID)
+	newest, err := s.records.NewestSeq(ctx, doc.RecordID())
 	if err != nil {
 		return fmt.Errorf("qdrantsink: re-read record of %q: %w", doc.ID, err)
 	}
@@ -606,6 +605,7 @@ func (s *Sink) collection(ctx context.Context, doc worker.Doc) (string, error) {
 func olderPoints(doc worker.Doc) *qdrant.Filter {
 	return &qdrant.Filter{Must: []*qdrant.Condition{
 		qdrant.NewMatchKeyword(FieldDocID, doc.ID),
+		tenantOf(doc),
 		qdrant.NewRange(FieldIngestSeq, &qdrant.Range{Lt: qdrant.PtrOf(float64(doc.Seq))}),
 	}}
 }
@@ -614,8 +614,19 @@ func olderPoints(doc worker.Doc) *qdrant.Filter {
 func ownPoints(doc worker.Doc) *qdrant.Filter {
 	return &qdrant.Filter{Must: []*qdrant.Condition{
 		qdrant.NewMatchKeyword(FieldDocID, doc.ID),
+		tenantOf(doc),
 		qdrant.NewMatchInt(FieldIngestSeq, int64(doc.Seq)),
 	}}
+}
+
+// tenantOf selects the points of doc's tenant: tenant = T, or for a
+// document without one the points without a tenant, so that no write of
+// a document touches another tenant's document of the same id.
+func tenantOf(doc worker.Doc) *qdrant.Condition {
+	if doc.Tenant == "" {
+		return qdrant.NewIsEmpty(FieldTenant)
+	}
+	return qdrant.NewMatchKeyword(FieldTenant, doc.Tenant)
 }
 
 func (s *Sink) step(ctx context.Context, step Step, doc worker.Doc) {
@@ -689,7 +700,7 @@ func (s *Sink) dense(ctx context.Context, coll string, doc worker.Doc, chunks []
 		err   error
 	)
 	if !doc.First {
-		if known, err = s.storedVectors(ctx, coll, doc.ID, digests); err != nil {
+		if known, err = s.storedVectors(ctx, coll, doc, digests); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -743,7 +754,7 @@ const scrollPage = 256
 // version, whose text digest is among digests and whose model and
 // dimension are the embedder's, by digest ("Reusing vectors" in the
 // package documentation says why it filters by doc_id alone).
-func (s *Sink) storedVectors(ctx context.Context, coll, docID string, digests []string) (map[string][]float32, error) {
+func (s *Sink) storedVectors(ctx context.Context, coll string, doc worker.Doc, digests []string) (map[string][]float32, error) {
 	want := make(map[string]bool, len(digests))
 	for _, d := range digests {
 		want[d] = true
@@ -755,7 +766,7 @@ func (s *Sink) storedVectors(ctx context.Context, coll, docID string, digests []
 		cctx, cancel := s.callCtx(ctx)
 		pts, next, err := s.client.ScrollAndOffset(cctx, &qdrant.ScrollPoints{
 			CollectionName: coll,
-			Filter:         &qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewMatchKeyword(FieldDocID, docID)}},
+			Filter:         &qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewMatchKeyword(FieldDocID, doc.ID), tenantOf(doc)}},
 			Offset:         offset,
 			Limit:          qdrant.PtrOf(uint32(scrollPage)),
 			WithPayload:    qdrant.NewWithPayloadInclude(FieldDenseDigest, FieldDenseModel, FieldDenseDims),
@@ -795,6 +806,9 @@ func (s *Sink) point(doc worker.Doc, c worker.Chunk) (*qdrant.PointStruct, error
 		FieldIngestSeq:  int64(doc.Seq),
 		FieldPosition:   int64(c.Position),
 		FieldHash:       c.Chunk.Hash(),
+	}
+	if doc.Tenant != "" {
+		fields[FieldTenant] = doc.Tenant
 	}
 	if sp := c.Chunk.Span(); !sp.IsZero() {
 		if fields[FieldSpan], err = plainMetadata(sp.Fields()); err != nil {
@@ -896,6 +910,7 @@ func (s *Sink) classifyWrite(coll, op string, err error) error {
 func (s *Sink) forget(coll string) {
 	s.collMu.Lock()
 	delete(s.colls, coll)
+	delete(s.tenanted, coll)
 	s.collMu.Unlock()
 	if coll == s.cfg.Collection {
 		s.ready.Store(false)

@@ -576,21 +576,22 @@ func TestServerDownThenBack(t *testing.T) {
 	if got, want := must(reader(srv, "chunks").Chunks(ctx, "a.md")), sinktest.Want(chunks); !maps.Equal(got, want) {
 		t.Fatalf("after recovery %v, want %v", got, want)
 	}
-	// A failure in the middle of the procedure (the delete of step 3) is
-	// transient too, and the retry converges.
+	// A failure in the middle of the procedure (the version's one write,
+	// its upserts and the delete of step 3) is transient too, and the
+	// retry converges.
 	doc2, chunks2 := sinktest.Version("a.md", 2, "uno")
 	records.Begin(doc2.ID, doc2.Seq)
 	srv.ResetCalls()
 	srv.FailNext(0, codes.OK)
 	var failed bool
 	s.hook = func(_ context.Context, step Step, d worker.Doc) {
-		if step == StepUpserted && !failed {
+		if step == StepBegin && !failed {
 			failed = true
 			srv.FailNext(1, codes.DeadlineExceeded)
 		}
 	}
 	if err := s.Write(ctx, doc2, chunks2); err == nil || fault.IsPermanent(err) {
-		t.Fatalf("Write with a failing delete = %v, want transient", err)
+		t.Fatalf("Write with a failing write = %v, want transient", err)
 	}
 	if err := s.Write(ctx, doc2, chunks2); err != nil {
 		t.Fatal(err)

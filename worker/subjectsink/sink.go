@@ -73,6 +73,7 @@ func (s *Sink) Write(ctx context.Context, doc worker.Doc, chunks []worker.Chunk)
 	subject := messages.ChunkSubject(s.prefix, doc.Subject)
 	if doc.Op == worker.OpDelete || len(chunks) == 0 {
 		rec := messages.NewDeleteRecord(doc.ID, doc.Version, doc.Seq)
+		rec.Tenant = doc.Tenant
 		msg, err := s.recordMsg(ctx, subject, &rec)
 		if err != nil {
 			return err
@@ -83,7 +84,7 @@ func (s *Sink) Write(ctx context.Context, doc worker.Doc, chunks []worker.Chunk)
 		batch := make([]*nats.Msg, 0, min(len(chunks)-from, MaxBatch))
 		for _, c := range chunks[from:min(from+MaxBatch, len(chunks))] {
 			rec := messages.ChunkRecord{
-				V: messages.Version, Op: messages.OpUpsert, ID: c.ID, DocID: doc.ID, DocVersion: doc.Version,
+				V: messages.Version, Op: messages.OpUpsert, ID: c.ID, DocID: doc.ID, Tenant: doc.Tenant, DocVersion: doc.Version,
 				IngestSeq: doc.Seq, Position: c.Position, Count: len(chunks),
 				Content: c.Chunk.Content(), Metadata: c.Chunk.Metadata(), Hash: c.Chunk.Hash(), Span: c.Chunk.Span(),
 			}

@@ -17,6 +17,7 @@ type collection struct {
 	dense   map[string]*qdrant.VectorParams       // "" = the unnamed default vector
 	sparse  map[string]*qdrant.SparseVectorParams // by name
 	schema  map[string]qdrant.PayloadSchemaType
+	params  map[string]*qdrant.PayloadIndexParams // an index's parameters, when created with some
 	points  map[string]*point       // by idKey
 	indexes map[string]keywordIndex // keyword payload indexes of top-level fields
 	// metadata is the collection's metadata (Qdrant 1.15.4 and later).
@@ -38,6 +39,7 @@ func (cs *collectionsServer) Create(_ context.Context, req *qdrant.CreateCollect
 		dense:   map[string]*qdrant.VectorParams{},
 		sparse:  map[string]*qdrant.SparseVectorParams{},
 		schema:  map[string]qdrant.PayloadSchemaType{},
+		params:  map[string]*qdrant.PayloadIndexParams{},
 		points:  map[string]*point{},
 		indexes: map[string]keywordIndex{},
 	}
@@ -89,6 +91,9 @@ func (cs *collectionsServer) Get(_ context.Context, req *qdrant.GetCollectionInf
 		schema := map[string]*qdrant.PayloadSchemaInfo{}
 		for k, t := range c.schema {
 			schema[k] = &qdrant.PayloadSchemaInfo{DataType: t}
+			if p := c.params[k]; p != nil {
+				schema[k].Params = proto.CloneOf(p)
+			}
 		}
 		n := uint64(len(c.points))
 		return &qdrant.GetCollectionInfoResponse{Result: &qdrant.CollectionInfo{

@@ -446,6 +446,26 @@ func (ps *pointsServer) CreateFieldIndex(_ context.Context, req *qdrant.CreateFi
 		if !ok {
 			return nil, invalid("unknown field type %v", req.GetFieldType())
 		}
+		if p := req.GetFieldIndexParams(); p != nil {
+			// The parameters must be those of the field type, as Qdrant
+			// checks them.
+			want := map[qdrant.PayloadSchemaType]bool{
+				qdrant.PayloadSchemaType_Keyword:  p.GetKeywordIndexParams() != nil,
+				qdrant.PayloadSchemaType_Integer:  p.GetIntegerIndexParams() != nil,
+				qdrant.PayloadSchemaType_Float:    p.GetFloatIndexParams() != nil,
+				qdrant.PayloadSchemaType_Geo:      p.GetGeoIndexParams() != nil,
+				qdrant.PayloadSchemaType_Text:     p.GetTextIndexParams() != nil,
+				qdrant.PayloadSchemaType_Bool:     p.GetBoolIndexParams() != nil,
+				qdrant.PayloadSchemaType_Datetime: p.GetDatetimeIndexParams() != nil,
+				qdrant.PayloadSchemaType_Uuid:     p.GetUuidIndexParams() != nil,
+			}
+			if !want[t] {
+				return nil, invalid("field index parameters do not match the field type %v", req.GetFieldType())
+			}
+			c.params[req.GetFieldName()] = proto.CloneOf(p)
+		} else {
+			delete(c.params, req.GetFieldName())
+		}
 		c.schema[req.GetFieldName()] = t
 		if t == qdrant.PayloadSchemaType_Keyword {
 			c.indexKeyword(req.GetFieldName())
