@@ -18,8 +18,8 @@ type collection struct {
 	sparse  map[string]*qdrant.SparseVectorParams // by name
 	schema  map[string]qdrant.PayloadSchemaType
 	params  map[string]*qdrant.PayloadIndexParams // an index's parameters, when created with some
-	points  map[string]*point       // by idKey
-	indexes map[string]keywordIndex // keyword payload indexes of top-level fields
+	points  map[string]*point                     // by idKey
+	indexes map[string]keywordIndex               // keyword payload indexes of top-level fields
 	// metadata is the collection's metadata (Qdrant 1.15.4 and later).
 	metadata map[string]*qdrant.Value
 }
