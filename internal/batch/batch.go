@@ -74,6 +74,15 @@ func (c Config) Validate() error {
 	return nil
 }
 
+// Limits are a key's own caps below the Config's (a destination's
+// limits); a zero field leaves the Config's.
+type Limits struct {
+	// Size is the most items in a batch of the key.
+	Size int
+	// Calls is the most calls with items in a batch of the key.
+	Calls int
+}
+
 // Call is what one caller submits.
 type Call[T any] struct {
 	// Key partitions the queue: a batch holds the items of one key (a
@@ -140,6 +149,7 @@ type Batcher[T, R any] struct {
 
 	mu       sync.Mutex
 	queues   map[string][]entry[T, R] // items waiting, by key, in arrival order
+	limits   map[string]Limits
 	inflight int
 	flights  map[*flight]bool
 	timer    *time.Timer // armed for deadline, the end of the oldest item's linger
@@ -193,7 +203,15 @@ func New[T, R any](cfg Config, send SendFunc[T, R], weigh func(T) int) (*Batcher
 	if weigh == nil {
 		weigh = func(T) int { return 0 }
 	}
-	return &Batcher[T, R]{cfg: cfg, send: send, weigh: weigh, queues: map[string][]entry[T, R]{}, flights: map[*flight]bool{}}, nil
+	return &Batcher[T, R]{cfg: cfg, send: send, weigh: weigh, queues: map[string][]entry[T, R]{}, limits: map[string]Limits{},
+		flights: map[*flight]bool{}}, nil
+}
+
+// Limit sets key's own limits, for the batches cut from now on.
+func (b *Batcher[T, R]) Limit(key string, l Limits) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.limits[key] = l
 }
 
 // Do queues c's items and waits until each has its result, an item fails
@@ -241,8 +259,13 @@ func (b *Batcher[T, R]) Queued(key string) int {
 // cut returns how many items from the front of q the next batch takes;
 // full tells whether the batch cannot grow (it stopped before the queue's
 // end, or holds Size items).
-func (b *Batcher[T, R]) cut(q []entry[T, R]) (n int, full bool) {
-	bytes := 0
+func (b *Batcher[T, R]) cut(key string, q []entry[T, R]) (n int, full bool) {
+	l := b.limits[key]
+	size, calls := b.cfg.Size, l.Calls
+	if l.Size > 0 {
+		size = min(size, l.Size)
+	}
+	bytes, ncalls := 0, 0
 	var revs map[string]uint64
 	clash := func(c *call[T, R]) bool {
 		if c.series == "" {
@@ -266,23 +289,26 @@ func (b *Batcher[T, R]) cut(q []entry[T, R]) (n int, full bool) {
 				w += q[n+m].size
 				m++
 			}
-			if n > 0 && (n+m > b.cfg.Size || b.cfg.Bytes > 0 && bytes+w > b.cfg.Bytes) || clash(e.c) {
+			if n > 0 && (n+m > size || b.cfg.Bytes > 0 && bytes+w > b.cfg.Bytes || calls > 0 && ncalls == calls) || clash(e.c) {
 				return n, true
 			}
-			n, bytes = n+m, bytes+w
+			n, bytes, ncalls = n+m, bytes+w, ncalls+1
 			continue
 		}
 		// A batch takes its first item whatever its size.
-		if n > 0 && (n == b.cfg.Size || b.cfg.Bytes > 0 && bytes+e.size > b.cfg.Bytes) {
+		if n > 0 && (n == size || b.cfg.Bytes > 0 && bytes+e.size > b.cfg.Bytes || newCall && calls > 0 && ncalls == calls) {
 			return n, true
 		}
 		if newCall && clash(e.c) {
 			return n, true
 		}
+		if newCall {
+			ncalls++
+		}
 		bytes += e.size
 		n++
 	}
-	return n, n >= b.cfg.Size
+	return n, n >= size
 }
 
 // dispatch starts batches while fewer than InFlight are in flight and a
@@ -295,7 +321,7 @@ func (b *Batcher[T, R]) dispatch(now time.Time) {
 		var oldest time.Time
 		next = time.Time{}
 		for k, q := range b.queues {
-			m, full := b.cut(q)
+			m, full := b.cut(k, q)
 			due := q[0].at.Add(b.cfg.Linger)
 			if !full && !b.closing && due.After(now) {
 				if next.IsZero() || due.Before(next) {

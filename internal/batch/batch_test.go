@@ -253,22 +253,41 @@ func TestCut(t *testing.T) {
 	b1 := &call[string, string]{series: "b", rev: 1}
 	a2 := &call[string, string]{series: "a", rev: 2}
 	q := []entry[string, string]{{c: a1}, {c: a1}, {c: b1}, {c: a1again}, {c: a2}, {c: b1}}
-	if n, full := b.cut(q); n != 4 || !full {
+	if n, full := b.cut("", q); n != 4 || !full {
 		t.Errorf("cut(a@1 a@1 b@1 a@1 a@2 b@1) = %d, %v; want 4, true", n, full)
 	}
-	if n, full := b.cut(q[4:]); n != 2 || full {
+	if n, full := b.cut("", q[4:]); n != 2 || full {
 		t.Errorf("cut(a@2 b@1) = %d, %v; want 2, false", n, full)
 	}
 	b.cfg.Whole, b.cfg.Size = true, 3
 	x := &call[string, string]{}
 	y := &call[string, string]{}
 	q = []entry[string, string]{{c: x}, {c: x}, {c: y}, {c: y}}
-	if n, full := b.cut(q); n != 2 || !full {
+	if n, full := b.cut("", q); n != 2 || !full {
 		t.Errorf("whole cut(x x y y) with Size 3 = %d, %v; want 2, true", n, full)
 	}
 	q = []entry[string, string]{{c: x}, {c: x}, {c: x}, {c: x}, {c: y}}
-	if n, full := b.cut(q); n != 4 || !full {
+	if n, full := b.cut("", q); n != 4 || !full {
 		t.Errorf("whole cut(x x x x y) with Size 3 = %d, %v; want 4 (a call over Size alone), true", n, full)
+	}
+}
+
+// TestLimits: a key's own limits cap its batches below the Config's: fewer
+// items, fewer calls; other keys keep the Config's.
+func TestLimits(t *testing.T) {
+	b := &Batcher[string, string]{cfg: Config{Size: 64, InFlight: 1}, limits: map[string]Limits{}}
+	b.Limit("small", Limits{Size: 3})
+	b.Limit("few", Limits{Calls: 2})
+	x, y, z := &call[string, string]{}, &call[string, string]{}, &call[string, string]{}
+	q := []entry[string, string]{{c: x}, {c: x}, {c: y}, {c: y}, {c: z}}
+	for _, tc := range []struct {
+		key  string
+		n    int
+		full bool
+	}{{"small", 3, true}, {"few", 4, true}, {"other", 5, false}} {
+		if n, full := b.cut(tc.key, q); n != tc.n || full != tc.full {
+			t.Errorf("cut for %s = %d, %v; want %d, %v", tc.key, n, full, tc.n, tc.full)
+		}
 	}
 }
 

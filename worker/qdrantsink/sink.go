@@ -138,6 +138,7 @@ type Sink struct {
 	collMu   sync.Mutex
 	colls    map[string]bool // collections known to fit
 	tenanted map[string]bool // collections known to record MetadataTenants
+	pages    map[string]int  // points per scroll, by collection (strict mode)
 
 	// hook, when set (tests only), is called after each step of Write.
 	hook func(ctx context.Context, step Step, doc worker.Doc)
@@ -170,7 +171,7 @@ func New(ctx context.Context, cfg Config, records worker.Records, embedder Embed
 	}
 	s := &Sink{
 		cfg: cfg, client: client, records: records, embedder: embedder,
-		bm25: enc, bm25Opts: opts, log: logger, colls: map[string]bool{}, tenanted: map[string]bool{},
+		bm25: enc, bm25Opts: opts, log: logger, colls: map[string]bool{}, tenanted: map[string]bool{}, pages: map[string]int{},
 	}
 	if s.batch, err = s.newBatcher(); err != nil {
 		_ = client.Close()
@@ -374,6 +375,9 @@ func (s *Sink) ensureCollection(ctx context.Context, name string) error {
 	}
 	if err := s.fits(info); err != nil {
 		return fmt.Errorf("%w: collection %q: %w", ErrCollectionMismatch, name, err)
+	}
+	if err := s.applyStrictMode(name, info.GetConfig().GetStrictModeConfig()); err != nil {
+		return err
 	}
 	if err := s.checkEncoding(ctx, name, info); err != nil {
 		return err
@@ -768,7 +772,7 @@ func (s *Sink) storedVectors(ctx context.Context, coll string, doc worker.Doc, d
 			CollectionName: coll,
 			Filter:         &qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewMatchKeyword(FieldDocID, doc.ID), tenantOf(doc)}},
 			Offset:         offset,
-			Limit:          qdrant.PtrOf(uint32(scrollPage)),
+			Limit:          qdrant.PtrOf(uint32(s.page(coll))),
 			WithPayload:    qdrant.NewWithPayloadInclude(FieldDenseDigest, FieldDenseModel, FieldDenseDims),
 			WithVectors:    qdrant.NewWithVectorsInclude(VectorDense),
 		})

@@ -22,6 +22,9 @@ type collection struct {
 	indexes map[string]keywordIndex               // keyword payload indexes of top-level fields
 	// metadata is the collection's metadata (Qdrant 1.15.4 and later).
 	metadata map[string]*qdrant.Value
+	// strictMode is the collection's strict mode configuration, nil for
+	// none.
+	strictMode *qdrant.StrictModeConfig
 }
 
 type collectionsServer struct {
@@ -72,6 +75,9 @@ func (cs *collectionsServer) Create(_ context.Context, req *qdrant.CreateCollect
 	if hasMetadata(cs.s.version) {
 		c.metadata = mergeMetadata(nil, req.GetMetadata())
 	}
+	if req.StrictModeConfig != nil {
+		c.strictMode = mergeStrict(nil, req.StrictModeConfig)
+	}
 	cs.s.collections[name] = c
 	return &qdrant.CollectionOperationResponse{Result: true}, nil
 }
@@ -100,7 +106,7 @@ func (cs *collectionsServer) Get(_ context.Context, req *qdrant.GetCollectionInf
 			Status:          qdrant.CollectionStatus_Green,
 			OptimizerStatus: &qdrant.OptimizerStatus{Ok: true},
 			SegmentsCount:   1,
-			Config:          &qdrant.CollectionConfig{Params: params, Metadata: mergeMetadata(nil, c.metadata)},
+			Config:          &qdrant.CollectionConfig{Params: params, Metadata: mergeMetadata(nil, c.metadata), StrictModeConfig: proto.CloneOf(c.strictMode)},
 			PayloadSchema:   schema,
 			PointsCount:     &n,
 		}}, nil
@@ -134,12 +140,13 @@ func cloneMap[M proto.Message](m map[string]M) map[string]M {
 	return out
 }
 
-// Update changes a collection's metadata, merged into the stored one; the
-// double implements no other change.
+// Update changes a collection's metadata, merged into the stored one, and
+// its strict mode configuration, the fields given replacing the stored
+// ones; the double implements no other change.
 func (cs *collectionsServer) Update(_ context.Context, req *qdrant.UpdateCollection) (*qdrant.CollectionOperationResponse, error) {
 	if req.OptimizersConfig != nil || req.Params != nil || req.HnswConfig != nil || req.VectorsConfig != nil ||
-		req.QuantizationConfig != nil || req.SparseVectorsConfig != nil || req.StrictModeConfig != nil {
-		return nil, status.Error(codes.Unimplemented, "qdranttest: collection updates other than metadata are not supported")
+		req.QuantizationConfig != nil || req.SparseVectorsConfig != nil {
+		return nil, status.Error(codes.Unimplemented, "qdranttest: collection updates other than metadata and strict mode are not supported")
 	}
 	for k, v := range req.GetMetadata() {
 		if err := checkValue(k, v); err != nil {
@@ -149,6 +156,9 @@ func (cs *collectionsServer) Update(_ context.Context, req *qdrant.UpdateCollect
 	return withCollection(cs.s, req.GetCollectionName(), func(c *collection) (*qdrant.CollectionOperationResponse, error) {
 		if hasMetadata(cs.s.version) && len(req.GetMetadata()) > 0 {
 			c.metadata = mergeMetadata(c.metadata, req.GetMetadata())
+		}
+		if req.StrictModeConfig != nil {
+			c.strictMode = mergeStrict(c.strictMode, req.StrictModeConfig)
 		}
 		return &qdrant.CollectionOperationResponse{Result: true}, nil
 	})

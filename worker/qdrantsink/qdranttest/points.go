@@ -293,6 +293,12 @@ func (ps *pointsServer) Upsert(_ context.Context, req *qdrant.UpsertPoints) (*qd
 		if err := checkFilter(req.UpdateFilter); err != nil {
 			return nil, err
 		}
+		if err := c.checkBatch(len(req.GetPoints())); err != nil {
+			return nil, err
+		}
+		if err := c.checkStrictFilter(req.UpdateFilter, true); err != nil {
+			return nil, err
+		}
 		type entry struct {
 			key string
 			p   *point
@@ -348,6 +354,9 @@ func (ps *pointsServer) Delete(_ context.Context, req *qdrant.DeletePoints) (*qd
 			if err := checkFilter(sel.Filter); err != nil {
 				return nil, err
 			}
+			if err := c.checkStrictFilter(sel.Filter, true); err != nil {
+				return nil, err
+			}
 			for _, p := range c.matching(sel.Filter) {
 				c.remove(p.key)
 			}
@@ -394,6 +403,12 @@ func (ps *pointsServer) Scroll(_ context.Context, req *qdrant.ScrollPoints) (*qd
 		}
 		if limit == 0 {
 			return nil, invalid("limit must be positive")
+		}
+		if err := c.checkLimit(uint64(limit)); err != nil {
+			return nil, err
+		}
+		if err := c.checkStrictFilter(req.Filter, false); err != nil {
+			return nil, err
 		}
 		wp := req.GetWithPayload()
 		if wp == nil {
@@ -491,6 +506,12 @@ func (ps *pointsServer) UpdateVectors(_ context.Context, req *qdrant.UpdatePoint
 // updateVectors applies an UpdateVectors of points. ps.s.mu must be held.
 func (c *collection) updateVectors(s *Server, points []*qdrant.PointVectors, filter *qdrant.Filter) error {
 	if err := checkFilter(filter); err != nil {
+		return err
+	}
+	if err := c.checkBatch(len(points)); err != nil {
+		return err
+	}
+	if err := c.checkStrictFilter(filter, true); err != nil {
 		return err
 	}
 	if len(points) == 0 {
