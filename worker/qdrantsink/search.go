@@ -30,8 +30,9 @@ type SearchOptions struct {
 	// that holds tenants' documents (MetadataTenants) requires one
 	// (ErrTenantRequired).
 	Tenant string
-	// Vector names the dense vector to search by (VectorDense when
-	// empty): during a model switch, the old one until the cut-over.
+	// Vector names the dense vector to search by; when empty, the one the
+	// collection names (MetadataSearchVector, set at a model switch's
+	// cut-over), else VectorDense.
 	Vector string
 }
 
@@ -90,7 +91,11 @@ func Search(ctx context.Context, client *qdrant.Client, text string, o SearchOpt
 	if o.Tenant != "" {
 		filter = &qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewMatchKeyword(FieldTenant, o.Tenant)}}
 	}
-	denseName := cmp.Or(o.Vector, VectorDense)
+	denseName := cmp.Or(o.Vector, info.GetConfig().GetMetadata()[MetadataSearchVector].GetStringValue(), VectorDense)
+	if m := info.GetConfig().GetMetadata()[MetadataVectors].GetStructValue().GetFields()[denseName]; m != nil && o.Embedder != nil &&
+		m.GetStringValue() != o.Embedder.Model() {
+		return nil, "", fmt.Errorf("qdrantsink: search %q: vector %q holds model %q's vectors, the embedder is %q", o.Collection, denseName, m.GetStringValue(), o.Embedder.Model())
+	}
 	params := info.GetConfig().GetParams()
 	_, hasBM25 := params.GetSparseVectorsConfig().GetMap()[VectorBM25]
 	encoding := info.GetConfig().GetMetadata()[MetadataEncoding].GetStringValue()

@@ -126,6 +126,7 @@ type Sink struct {
 	client   *qdrant.Client
 	records  worker.Records
 	embedder Embedder
+	next     Embedder // the next model's, for Config.NextVector
 	bm25     *bm25.Encoder
 	bm25Opts map[string]*qdrant.Value // a Document's options, for Config.BM25 qdrant
 	log      *slog.Logger
@@ -133,7 +134,8 @@ type Sink struct {
 
 	ready  atomic.Bool
 	prepMu sync.Mutex
-	dims   int // dense size; 0 = no embedder or not probed yet; guarded by prepMu until ready
+	dims     int // dense size; 0 = no embedder or not probed yet; guarded by prepMu until ready
+	nextDims int // the next model's size, likewise
 
 	collMu   sync.Mutex
 	colls    map[string]bool // collections known to fit
@@ -144,10 +146,17 @@ type Sink struct {
 	hook func(ctx context.Context, step Step, doc worker.Doc)
 }
 
+// Option adds to what New sets up.
+type Option func(*Sink)
+
+// WithNextEmbedder gives the embedder of Config.NextVector, the next
+// model's during a model switch.
+func WithNextEmbedder(e Embedder) Option { return func(s *Sink) { s.next = e } }
+
 // New connects to Qdrant, checks its version, probes the embedder (which
 // may be nil: points then carry only the bm25 vector) and sets up the
 // default collection (see the package documentation). logger may be nil.
-func New(ctx context.Context, cfg Config, records worker.Records, embedder Embedder, logger *slog.Logger) (*Sink, error) {
+func New(ctx context.Context, cfg Config, records worker.Records, embedder Embedder, logger *slog.Logger, options ...Option) (*Sink, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -161,7 +170,7 @@ func New(ctx context.Context, cfg Config, records worker.Records, embedder Embed
 	if err != nil {
 		return nil, fmt.Errorf("qdrantsink: CHUNKSTREAM_BM25_AVGDL: %w", err)
 	}
-	opts, err := qdrant.TryValueMap(enc.Options())
+	docOpts, err := qdrant.TryValueMap(enc.Options())
 	if err != nil {
 		return nil, fmt.Errorf("qdrantsink: bm25 options: %w", err)
 	}
@@ -171,7 +180,14 @@ func New(ctx context.Context, cfg Config, records worker.Records, embedder Embed
 	}
 	s := &Sink{
 		cfg: cfg, client: client, records: records, embedder: embedder,
-		bm25: enc, bm25Opts: opts, log: logger, colls: map[string]bool{}, tenanted: map[string]bool{}, pages: map[string]int{},
+		bm25: enc, bm25Opts: docOpts, log: logger, colls: map[string]bool{}, tenanted: map[string]bool{}, pages: map[string]int{},
+	}
+	for _, o := range options {
+		o(s)
+	}
+	if cfg.NextVector != "" && (s.next == nil || embedder == nil) {
+		_ = client.Close()
+		return nil, fmt.Errorf("%w: CHUNKSTREAM_QDRANT_NEXT_VECTOR %q needs an embedder and the next model's (CHUNKSTREAM_EMBED_NEXT_MODEL)", ErrInvalidConfig, cfg.NextVector)
 	}
 	if s.batch, err = s.newBatcher(); err != nil {
 		_ = client.Close()
@@ -334,6 +350,16 @@ func (s *Sink) prepare(ctx context.Context) error {
 		}
 		s.dims = d
 	}
+	if s.next != nil && s.nextDims == 0 {
+		d, err := s.next.Probe(ctx)
+		if err != nil {
+			return fmt.Errorf("%w (next model): %w", errProbe, err)
+		}
+		if d <= 0 {
+			return fault.Permanent(fmt.Errorf("%w (next model): dimension %d", errProbe, d))
+		}
+		s.nextDims = d
+	}
 	if err := s.ensureCollection(ctx, s.cfg.Collection); err != nil {
 		return err
 	}
@@ -415,9 +441,11 @@ func (s *Sink) collectionSpec(name string) *qdrant.CreateCollection {
 		Metadata: map[string]*qdrant.Value{MetadataEncoding: qdrant.NewValueString(s.Encoding())},
 	}
 	if s.dims > 0 {
-		cc.VectorsConfig = qdrant.NewVectorsConfigMap(map[string]*qdrant.VectorParams{
-			VectorDense: {Size: uint64(s.dims), Distance: qdrant.Distance_Cosine},
-		})
+		vp := map[string]*qdrant.VectorParams{s.cfg.vector(): {Size: uint64(s.dims), Distance: qdrant.Distance_Cosine}}
+		if s.next != nil {
+			vp[s.cfg.NextVector] = &qdrant.VectorParams{Size: uint64(s.nextDims), Distance: qdrant.Distance_Cosine}
+		}
+		cc.VectorsConfig = qdrant.NewVectorsConfigMap(vp)
 	}
 	return cc
 }
@@ -438,15 +466,29 @@ func (s *Sink) fits(info *qdrant.CollectionInfo) error {
 	if s.dims == 0 {
 		return nil
 	}
-	dp, ok := params.GetVectorsConfig().GetParamsMap().GetMap()[VectorDense]
-	if !ok {
-		return fmt.Errorf("no dense vector %q", VectorDense)
+	if err := fitsDense(params, s.cfg.vector(), s.dims); err != nil {
+		return err
 	}
-	if dp.GetSize() != uint64(s.dims) {
-		return fmt.Errorf("dense vector %q has size %d, the embedder gives %d", VectorDense, dp.GetSize(), s.dims)
+	if s.next != nil {
+		if err := fitsDense(params, s.cfg.NextVector, s.nextDims); err != nil {
+			return fmt.Errorf("%w (CHUNKSTREAM_QDRANT_NEXT_VECTOR: `producer reembed -vector %s` creates it)", err, s.cfg.NextVector)
+		}
+	}
+	return nil
+}
+
+// fitsDense checks that the collection has the dense vector name, of dims
+// and cosine distance.
+func fitsDense(params *qdrant.CollectionParams, name string, dims int) error {
+	dp, ok := params.GetVectorsConfig().GetParamsMap().GetMap()[name]
+	if !ok {
+		return fmt.Errorf("no dense vector %q", name)
+	}
+	if dp.GetSize() != uint64(dims) {
+		return fmt.Errorf("dense vector %q has size %d, the embedder gives %d", name, dp.GetSize(), dims)
 	}
 	if dp.GetDistance() != qdrant.Distance_Cosine {
-		return fmt.Errorf("dense vector %q has distance %v, want Cosine", VectorDense, dp.GetDistance())
+		return fmt.Errorf("dense vector %q has distance %v, want Cosine", name, dp.GetDistance())
 	}
 	return nil
 }
@@ -584,6 +626,11 @@ func (s *Sink) Probe(ctx context.Context, dependency string) error {
 				return fmt.Errorf("qdrantsink: embedder probe: %w", err)
 			}
 		}
+		if s.next != nil {
+			if _, err := s.next.Probe(ctx); err != nil {
+				return fmt.Errorf("qdrantsink: next model's embedder probe: %w", err)
+			}
+		}
 	}
 	return nil
 }
@@ -658,12 +705,18 @@ func (s *Sink) deleteWhere(ctx context.Context, coll string, f *qdrant.Filter) e
 // with an embedder, dense vectors.
 func (s *Sink) points(ctx context.Context, coll string, doc worker.Doc, chunks []worker.Chunk) ([]*qdrant.PointStruct, error) {
 	var (
-		dense   [][]float32
-		digests []string
+		dense, next [][]float32
+		digests     []string
 	)
 	if s.embedder != nil {
 		var err error
 		if dense, digests, err = s.dense(ctx, coll, doc, chunks); err != nil {
+			return nil, err
+		}
+	}
+	if s.next != nil {
+		var err error
+		if next, err = s.nextVectors(ctx, doc, chunks); err != nil {
 			return nil, err
 		}
 	}
@@ -679,10 +732,13 @@ func (s *Sink) points(ctx context.Context, coll string, doc worker.Doc, chunks [
 				// the deployment's fault, so the worker pauses.
 				return nil, fault.Unavailable(DependencyEmbedder, fmt.Errorf("%w: vector of size %d, want the collection's %d", ErrEmbedding, len(dense[i]), s.dims))
 			}
-			p.GetVectors().GetVectors().GetVectors()[VectorDense] = qdrant.NewVectorDense(dense[i])
+			p.GetVectors().GetVectors().GetVectors()[s.cfg.vector()] = qdrant.NewVectorDense(dense[i])
 			p.Payload[FieldDenseDigest] = qdrant.NewValueString(digests[i])
 			p.Payload[FieldDenseModel] = qdrant.NewValueString(s.embedder.Model())
 			p.Payload[FieldDenseDims] = qdrant.NewValueInt(int64(s.dims))
+		}
+		if next != nil {
+			p.GetVectors().GetVectors().GetVectors()[s.cfg.NextVector] = qdrant.NewVectorDense(next[i])
 		}
 		points[i] = p
 	}
@@ -774,7 +830,7 @@ func (s *Sink) storedVectors(ctx context.Context, coll string, doc worker.Doc, d
 			Offset:         offset,
 			Limit:          qdrant.PtrOf(uint32(s.page(coll))),
 			WithPayload:    qdrant.NewWithPayloadInclude(FieldDenseDigest, FieldDenseModel, FieldDenseDims),
-			WithVectors:    qdrant.NewWithVectorsInclude(VectorDense),
+			WithVectors:    qdrant.NewWithVectorsInclude(s.cfg.vector()),
 		})
 		cancel()
 		if err != nil {
@@ -783,7 +839,7 @@ func (s *Sink) storedVectors(ctx context.Context, coll string, doc worker.Doc, d
 		for _, p := range pts {
 			pl := p.GetPayload()
 			d := pl[FieldDenseDigest].GetStringValue()
-			v := p.GetVectors().GetVectors().GetVectors()[VectorDense].GetDense().GetData()
+			v := p.GetVectors().GetVectors().GetVectors()[s.cfg.vector()].GetDense().GetData()
 			if want[d] && pl[FieldDenseModel].GetStringValue() == model &&
 				pl[FieldDenseDims].GetIntegerValue() == int64(s.dims) && len(v) == s.dims {
 				known[d] = v
@@ -947,4 +1003,38 @@ func classify(what string, err error) error {
 		return fault.Unavailable(DependencyQdrant, wrapped)
 	}
 	return wrapped
+}
+
+// nextVectors returns the next model's vector of each chunk during a
+// model switch, embedding each distinct text once (they are not reused:
+// the switch lasts until the cut-over).
+func (s *Sink) nextVectors(ctx context.Context, doc worker.Doc, chunks []worker.Chunk) ([][]float32, error) {
+	var texts []string
+	slot := map[string]int{}
+	for _, c := range chunks {
+		if _, ok := slot[c.Chunk.Content()]; !ok {
+			slot[c.Chunk.Content()] = len(texts)
+			texts = append(texts, c.Chunk.Content())
+		}
+	}
+	vecs, err := s.next.Embed(ctx, texts)
+	if err != nil {
+		err = fmt.Errorf("qdrantsink: embed %q with the next model: %w", doc.ID, err)
+		if fault.IsUnavailable(err) {
+			err = fault.Unavailable(DependencyEmbedder, err)
+		}
+		return nil, err
+	}
+	if len(vecs) != len(texts) {
+		return nil, fmt.Errorf("%w: %d vectors of the next model for %d texts", ErrEmbedding, len(vecs), len(texts))
+	}
+	out := make([][]float32, len(chunks))
+	for i, c := range chunks {
+		v := vecs[slot[c.Chunk.Content()]]
+		if len(v) != s.nextDims {
+			return nil, fault.Unavailable(DependencyEmbedder, fmt.Errorf("%w: next model's vector of size %d, want the collection's %d", ErrEmbedding, len(v), s.nextDims))
+		}
+		out[i] = v
+	}
+	return out, nil
 }

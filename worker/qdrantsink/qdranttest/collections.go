@@ -193,3 +193,63 @@ func (cs *collectionsServer) Delete(_ context.Context, req *qdrant.DeleteCollect
 	maps.DeleteFunc(cs.s.aliases, func(_, c string) bool { return c == req.GetCollectionName() })
 	return &qdrant.CollectionOperationResponse{Result: ok}, nil
 }
+
+// hasVectorNames reports whether a server of version can add and remove
+// named vectors on a live collection (Qdrant 1.18); older ones do not know
+// the calls.
+func hasVectorNames(version string) bool { return atLeast(version, 1, 18, 0) }
+
+// CreateVectorName adds a named dense vector to a live collection, as
+// Qdrant 1.18 does: its points have no value for it until written. A name
+// in use (dense or sparse) is InvalidArgument, as is a size out of range
+// or a missing distance; sparse vectors are not supported by the double.
+func (ps *pointsServer) CreateVectorName(_ context.Context, req *qdrant.CreateVectorNameRequest) (*qdrant.PointsOperationResponse, error) {
+	if !hasVectorNames(ps.s.currentVersion()) {
+		return nil, status.Error(codes.Unimplemented, "unknown method CreateVectorName for service qdrant.Points")
+	}
+	return withCollection(ps.s, req.GetCollectionName(), func(c *collection) (*qdrant.PointsOperationResponse, error) {
+		name := req.GetVectorName()
+		dc := req.GetDenseConfig()
+		switch {
+		case name == "":
+			return nil, invalid("Validation error in body: [vector_name: must not be empty]")
+		case dc == nil:
+			return nil, status.Error(codes.Unimplemented, "qdranttest: only dense vectors can be created on a live collection")
+		case dc.GetSize() == 0 || dc.GetSize() > 65536:
+			return nil, invalid("vector %q: size %d out of range 1..65536", name, dc.GetSize())
+		case dc.GetDistance() == qdrant.Distance_UnknownDistance:
+			return nil, invalid("vector %q: distance is required", name)
+		}
+		_, dense := c.dense[name]
+		_, sparse := c.sparse[name]
+		if dense || sparse {
+			return nil, invalid("Vector with name %s already exists", name)
+		}
+		c.dense[name] = &qdrant.VectorParams{Size: dc.GetSize(), Distance: dc.GetDistance()}
+		return done(req.GetWait()), nil
+	})
+}
+
+// DeleteVectorName removes a named vector from a live collection and from
+// every point, as Qdrant 1.18 does; a name the collection does not have
+// is InvalidArgument.
+func (ps *pointsServer) DeleteVectorName(_ context.Context, req *qdrant.DeleteVectorNameRequest) (*qdrant.PointsOperationResponse, error) {
+	if !hasVectorNames(ps.s.currentVersion()) {
+		return nil, status.Error(codes.Unimplemented, "unknown method DeleteVectorName for service qdrant.Points")
+	}
+	return withCollection(ps.s, req.GetCollectionName(), func(c *collection) (*qdrant.PointsOperationResponse, error) {
+		name := req.GetVectorName()
+		_, dense := c.dense[name]
+		_, sparse := c.sparse[name]
+		if !dense && !sparse {
+			return nil, invalid("Not existing vector name error: %s", name)
+		}
+		delete(c.dense, name)
+		delete(c.sparse, name)
+		for _, p := range c.points {
+			delete(p.dense, name)
+			delete(p.sparse, name)
+		}
+		return done(req.GetWait()), nil
+	})
+}

@@ -132,6 +132,13 @@ func (s *Server) SetVersion(v string) {
 	s.version = v
 }
 
+// currentVersion returns the version HealthCheck reports.
+func (s *Server) currentVersion() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.version
+}
+
 // SetUnavailable makes every call fail with Unavailable while on is true.
 func (s *Server) SetUnavailable(on bool) {
 	s.mu.Lock()
