@@ -174,4 +174,3 @@ func sameDirection(a, b []float32) bool {
 	}
 	return math.Abs(ab/math.Sqrt(aa*bb)-1) < 1e-5
 }
-

@@ -132,8 +132,8 @@ type Sink struct {
 	log      *slog.Logger
 	batch    *batch.Batcher[item, struct{}]
 
-	ready  atomic.Bool
-	prepMu sync.Mutex
+	ready    atomic.Bool
+	prepMu   sync.Mutex
 	dims     int // dense size; 0 = no embedder or not probed yet; guarded by prepMu until ready
 	nextDims int // the next model's size, likewise
 
