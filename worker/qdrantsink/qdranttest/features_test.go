@@ -102,7 +102,7 @@ func TestUpdateBatch(t *testing.T) {
 		}
 		older := &qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewMatchKeyword("doc_id", "a"), qdrant.NewRange("seq", &qdrant.Range{Lt: qdrant.PtrOf(2.0)})}}
 		res, err := tg.c.UpdateBatch(ctx, &qdrant.UpdateBatchPoints{CollectionName: tg.coll, Wait: qdrant.PtrOf(true),
-			Ordering: &qdrant.WriteOrdering{Type: qdrant.WriteOrderingType_Strong},
+			Ordering:   &qdrant.WriteOrdering{Type: qdrant.WriteOrderingType_Strong},
 			Operations: []*qdrant.PointsUpdateOperation{upsertOp(older, point(1, "a", "", 2)), deleteOp(older)}})
 		if err != nil || len(res) != 2 {
 			t.Fatalf("UpdateBatch = %v, %v; want two results", res, err)
@@ -156,7 +156,7 @@ func TestVectorNames(t *testing.T) {
 		upd := func(id int, seq int64) error {
 			_, err := tg.c.UpdateVectors(ctx, &qdrant.UpdatePointVectors{CollectionName: tg.coll, Wait: qdrant.PtrOf(true),
 				UpdateFilter: &qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewMatchInt("seq", seq)}},
-				Points: []*qdrant.PointVectors{{Id: qdrant.NewID(uuidN(id)), Vectors: qdrant.NewVectorsMap(map[string]*qdrant.Vector{"next": qdrant.NewVectorDense([]float32{0, 1})})}}})
+				Points:       []*qdrant.PointVectors{{Id: qdrant.NewID(uuidN(id)), Vectors: qdrant.NewVectorsMap(map[string]*qdrant.Vector{"next": qdrant.NewVectorDense([]float32{0, 1})})}}})
 			return err
 		}
 		if err := upd(1, 1); err != nil {
