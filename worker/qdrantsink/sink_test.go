@@ -312,7 +312,8 @@ func TestCollectionSetUp(t *testing.T) {
 	if schema[FieldDocID].GetDataType() != qdrant.PayloadSchemaType_Keyword || schema[FieldIngestSeq].GetDataType() != qdrant.PayloadSchemaType_Integer {
 		t.Errorf("payload schema = %v", schema)
 	}
-	// The indexes come before any data, and every write is wait=true with
+	// The indexes (doc_id, ingest_seq, and tenant with is_tenant) come
+	// before any data, and every write is wait=true with
 	// strong ordering; every upsert carries the update_filter.
 	records := sinktest.NewRecords()
 	s2 := newSink(t, srv, records, &fakeEmbedder{dims: 5})
@@ -327,8 +328,8 @@ func TestCollectionSetUp(t *testing.T) {
 		case "CreateFieldIndex":
 			sawIndex++
 		case "Upsert", "Delete", "UpdateBatch":
-			if sawIndex < 2 {
-				t.Errorf("%s before both payload indexes", c.Method)
+			if sawIndex < 3 {
+				t.Errorf("%s before the three payload indexes", c.Method)
 			}
 			if !c.Wait || c.Ordering != qdrant.WriteOrderingType_Strong {
 				t.Errorf("%s: wait=%v ordering=%v, want wait=true strong", c.Method, c.Wait, c.Ordering)
@@ -338,8 +339,8 @@ func TestCollectionSetUp(t *testing.T) {
 			}
 		}
 	}
-	if sawIndex != 2 {
-		t.Errorf("%d CreateFieldIndex calls, want 2 (the second sink finds them)", sawIndex)
+	if sawIndex != 3 {
+		t.Errorf("%d CreateFieldIndex calls, want 3: doc_id, ingest_seq, tenant (the second sink finds them)", sawIndex)
 	}
 }
 
