@@ -176,6 +176,7 @@ func TestPoison(t *testing.T) {
 		{"unknown option", enc(messages.IngestRequest{V: 1, ID: "p/o.md", Options: map[string]any{"bogus": 1}, Content: []byte("x")}, ""), "", fault.CauseUnknownOption, "bogus"},
 		{"invalid options", enc(messages.IngestRequest{V: 1, ID: "p/i.md", Options: map[string]any{"max_char": "many"}, Content: []byte("x")}, ""), "", fault.CauseInvalidOptions, "max_char"},
 		{"unknown format", enc(messages.IngestRequest{V: 1, ID: "p/f.md", Format: "pdf", Content: []byte("x")}, ""), "", fault.CauseUnknownFormat, "pdf"},
+		{"bad tenant", enc(messages.IngestRequest{V: 1, ID: "p/t.md", Tenant: "no spaces", Content: []byte("x")}, ""), "", fault.CauseInvalidRequest, `tenant "no spaces": want 1 to 64`},
 		{"not utf-8", enc(messages.IngestRequest{V: 1, ID: "p/u.md", Content: []byte("caf\xe9\n")}, ""), "", fault.CauseNotUTF8, `document "p/u.md" (markdown): content: invalid UTF-8 at byte 3`},
 		{"no content", []byte(`{"v":1,"id":"p/n.md"}`), messages.ContentTypeJSON, fault.CauseNoContent, "no content"},
 		{"too large", enc(messages.IngestRequest{V: 1, ID: "p/l.md", Content: big}, ""), "", fault.CauseTooLarge, "over the limit"},
