@@ -1,7 +1,10 @@
 package markdown
 
 import (
+	"bytes"
 	"fmt"
+	"math"
+	"unicode"
 	"unsafe"
 
 	"github.com/chunkstream/chunkstream/chunking"
@@ -67,13 +70,13 @@ func (cfg Config) validateTarget() error {
 // with its neighbours (it reports true). A unit inside a section
 // (a paragraph or finer) that does not fit becomes chunks of its own,
 // near-equal, so that no chunk holds the end of a long unit with the
-// start of another: the chunk being built is closed first, unless it is
-// shorter than half the target, in which case it joins the unit's first
-// piece; the unit's pieces get their own budget, and the last of them is
+// start of another: the chunks before it are closed first, except a last
+// one shorter than half the target, which joins the unit's first piece;
+// the unit's pieces get their own budget, and the last of them is
 // closed when the unit ends (it reports false, and split goes on cutting
 // the unit into its pieces).
 func (sp *splitter) wholeInTarget(s, e, level int, over bool) bool {
-	if !over {
+	if !over && level > levelPara {
 		if n, ok := sp.fits(sp.src[s:e]); ok {
 			sp.emit(piece{start: s, end: e, chars: n})
 			return true
@@ -82,12 +85,9 @@ func (sp *splitter) wholeInTarget(s, e, level int, over bool) bool {
 	if level == levelPara {
 		return false // the section itself: its budget is set already
 	}
-	lead := 0
-	if 2*sp.curSize < sp.target {
-		lead = sp.curSize
-	} else {
-		sp.flushAll()
-	}
+	cut := sp.cut
+	lead := sp.packRun(true)
+	sp.cut = cut
 	sp.isolated = append(sp.isolated, sp.budget)
 	sp.budget = measure.Balanced(lead+sp.m.Len(sp.src[s:e]), sp.target)
 	return false
@@ -101,12 +101,198 @@ func (sp *splitter) endIsolated() {
 	sp.budget, sp.isolated = sp.isolated[n], sp.isolated[:n]
 }
 
-// flushAll closes the chunk being built, and the chunks of the pieces a
-// token-mode back-off carries over.
+// flushAll closes the chunks of the pieces not yet packed (target mode),
+// or the chunk being built and the chunks of the pieces a token-mode
+// back-off carries over.
 func (sp *splitter) flushAll() {
+	if sp.target > 0 {
+		sp.packRun(false)
+		return
+	}
 	for len(sp.cur) > 0 && !sp.pl.Stopped() {
 		sp.flush()
 	}
+}
+
+// Boundaries between pieces, strongest first: where a chunk may end, and
+// what ending it there costs (cutCost).
+type cutKind uint8
+
+const (
+	cutPara     cutKind = iota // a blank line, or the edge of a block
+	cutItem                    // the start of a list item
+	cutLine                    // a line break
+	cutSentence                // a sentence end
+	cutSpace                   // whitespace inside a sentence
+	cutChar                    // between characters
+)
+
+// cutAt returns the kind of the boundary at p, the start of a unit of
+// level.
+func (sp *splitter) cutAt(level, p int) cutKind {
+	switch level {
+	case levelPara:
+		return cutPara
+	case levelLine:
+		if listItemAt(sp.src, p) {
+			return cutItem
+		}
+		return cutLine
+	case levelSentence:
+		return cutSentence
+	case levelSpace:
+		return cutSpace
+	}
+	return cutChar
+}
+
+// listItemAt reports whether the line at p starts a list item: up to
+// three spaces of indentation per nesting level, then "-", "*" or "+",
+// or one to nine digits and "." or ")", then a space or tab.
+func listItemAt(src []byte, p int) bool {
+	for p < len(src) && (src[p] == ' ' || src[p] == '\t') {
+		p++
+	}
+	if p < len(src) && (src[p] == '-' || src[p] == '*' || src[p] == '+') {
+		p++
+	} else {
+		d := p
+		for p < len(src) && p-d < 9 && src[p] >= '0' && src[p] <= '9' {
+			p++
+		}
+		if p == d || p >= len(src) || src[p] != '.' && src[p] != ')' {
+			return false
+		}
+		p++
+	}
+	return p < len(src) && (src[p] == ' ' || src[p] == '\t')
+}
+
+// cutCost is what ending a chunk at a boundary of kind k costs, in the
+// unit of the size cost (sizeCost): each kind is worth twice the size
+// deviation of the next stronger one, from a tenth of the budget for a
+// list item (a paragraph end costs nothing).
+var cutCost = [...]float64{cutPara: 0, cutItem: 0.01, cutLine: 0.04, cutSentence: 0.16, cutSpace: 0.64, cutChar: 2.56}
+
+// headingEnd is the cost of a chunk that ends with a heading: it is
+// chosen only when no other end fits.
+const headingEnd = 1e6
+
+// sizeCost is what a chunk of size n costs against the budget: its
+// relative deviation, squared.
+func sizeCost(n, budget int) float64 {
+	d := float64(n-budget) / float64(budget)
+	return d * d
+}
+
+// queue adds a piece to the run (target mode) and packs the chunks that
+// can no longer grow: while the run is longer than the ceiling, its first
+// chunk is closed where it costs least (packOne).
+func (sp *splitter) queue(p piece) {
+	p.cut, sp.cut = sp.cut, cutChar
+	sp.run = append(sp.run, p)
+	sp.runSize += p.chars
+	for len(sp.run) > 1 && sp.runSize > sp.max && !sp.pl.Stopped() {
+		sp.packOne()
+	}
+}
+
+// unqueue puts pieces a token-mode back-off carried over back at the
+// start of the run.
+func (sp *splitter) unqueue(ps []piece) {
+	n := 0
+	for _, p := range ps {
+		n += p.chars
+	}
+	sp.run = append(ps, sp.run...)
+	sp.runSize += n
+}
+
+// ends calls f with each place the run's first chunk may end: after k
+// pieces of size n in all, k from 1 while the chunk fits in the ceiling
+// (one piece always may), with the cost of ending there; the work is
+// counted in bytes of the pieces looked at.
+func (sp *splitter) ends(f func(k, n int, cost float64)) {
+	n, work := 0, 0
+	for k, p := range sp.run {
+		if k > 0 && n+p.chars > sp.max {
+			break
+		}
+		n += p.chars
+		work += max(p.end-p.start, len(p.text))
+		cost := sizeCost(n, sp.budget)
+		if k+1 < len(sp.run) {
+			cost += cutCost[sp.run[k+1].cut]
+		}
+		if sp.isHeading(p) {
+			cost += headingEnd
+		}
+		if k+1 < len(sp.run) && sp.introduces(p) {
+			cost += cutCost[cutSentence]
+		}
+		f(k+1, n, cost)
+	}
+	sp.pl.Add(work)
+}
+
+// packOne closes the run's first chunk at the end that costs least, the
+// run going on past the ceiling.
+func (sp *splitter) packOne() {
+	best, bestCost := 1, math.Inf(1)
+	sp.ends(func(k, _ int, cost float64) {
+		if k < len(sp.run) && cost < bestCost {
+			best, bestCost = k, cost
+		}
+	})
+	sp.closeRun(best)
+}
+
+// packRun closes the chunks of the run, which ends here and fits in the
+// ceiling: as one chunk, or as two where that costs less. With keepTail,
+// a last chunk shorter than half the target stays in the run (it joins
+// what comes next), and packRun returns its size.
+func (sp *splitter) packRun(keepTail bool) int {
+	for len(sp.run) > 1 && sp.runSize > sp.max && !sp.pl.Stopped() {
+		sp.packOne()
+	}
+	if len(sp.run) == 0 || sp.pl.Stopped() {
+		return 0
+	}
+	whole := sizeCost(sp.runSize, sp.budget)
+	best, bestCost := len(sp.run), whole
+	if sp.isHeading(sp.run[len(sp.run)-1]) {
+		bestCost += headingEnd
+	}
+	sp.ends(func(k, n int, cost float64) {
+		if k < len(sp.run) {
+			if c := cost + sizeCost(sp.runSize-n, sp.budget); c < bestCost {
+				best, bestCost = k, c
+			}
+		}
+	})
+	if best < len(sp.run) {
+		sp.closeRun(best)
+	}
+	if keepTail && 2*sp.runSize < sp.target {
+		return sp.runSize
+	}
+	for len(sp.run) > 0 && !sp.pl.Stopped() {
+		sp.closeRun(len(sp.run))
+	}
+	return 0
+}
+
+// closeRun makes the run's first k pieces a chunk.
+func (sp *splitter) closeRun(k int) {
+	sp.cur = append(sp.cur[:0], sp.run[:k]...)
+	sp.curSize = 0
+	for _, p := range sp.cur {
+		sp.curSize += p.chars
+	}
+	sp.runSize -= sp.curSize
+	sp.run = sp.run[:copy(sp.run, sp.run[k:])]
+	sp.ovStart = -1
+	sp.flush() // a back-off puts the pieces it drops back in the run
 }
 
 // splitSentences appends the pieces of src[s:e] cut at the sentence ends
@@ -122,9 +308,20 @@ func (sp *splitter) splitSentences(s, e int) {
 		if i > 0 && sent.Start > from {
 			sp.split(from, sent.Start, levelSpace, false)
 			from = sent.Start
+			sp.cut = cutSentence
 		}
 	}
 	if from < e && !sp.pl.Stopped() {
 		sp.split(from, e, levelSpace, false)
 	}
+}
+
+// introduces reports whether a text piece ends with a colon: it
+// introduces what follows.
+func (sp *splitter) introduces(p piece) bool {
+	if p.kind != pieceText {
+		return false
+	}
+	t := bytes.TrimRightFunc(sp.src[p.start:p.end], unicode.IsSpace)
+	return len(t) > 0 && t[len(t)-1] == ':'
 }
