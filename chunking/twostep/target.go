@@ -5,6 +5,7 @@ import (
 
 	"github.com/chunkstream/chunkstream/chunking/internal/measure"
 	"github.com/chunkstream/chunkstream/chunking/internal/poll"
+	"github.com/chunkstream/chunkstream/chunking/internal/sentences"
 )
 
 // packTarget is pack in target mode (docs/chunkers.md, "Target mode"),
@@ -14,8 +15,12 @@ import (
 // neighbours into near-equal shares of the section; a paragraph longer
 // than the ceiling becomes pieces of its own, near-equal shares of it,
 // the last piece before it joining it when shorter than half the target.
+// A single unit longer than the ceiling (a table, a code block, a
+// sentence) is such a paragraph of its lines; a line longer than the
+// ceiling is a chunk of its own, oversize.
 func (c *Chunker) packTarget(src string, units []unit, hdrs []header, m measure.Measure, dst []piece, pl *poll.Poller) []piece {
-	var run []unit // units of the run of paragraphs being gathered
+	var run []unit   // units of the run of paragraphs being gathered
+	var lines []unit // scratch: the lines of a unit longer than the ceiling
 	flushRun := func() {
 		if len(run) > 0 {
 			dst = c.pack(src, run, hdrs, m, measure.Balanced(c.spanSize(src, run, m), c.target), dst, pl)
@@ -30,6 +35,13 @@ func (c *Chunker) packTarget(src string, units []unit, hdrs []header, m measure.
 		para := units[i:j]
 		i = j
 		size := c.spanSize(src, para, m)
+		if len(para) == 1 && size > c.maxWords {
+			// A unit longer than the ceiling (a table, a code block, a
+			// sentence) is cut at its line ends, as a long paragraph.
+			if ls := lineUnits(src, para[0], m, lines[:0]); len(ls) > 1 {
+				lines, para = ls, ls
+			}
+		}
 		if len(para) == 1 || size <= c.maxWords {
 			u := para[0]
 			u.end, u.words = para[len(para)-1].end, size
@@ -76,4 +88,21 @@ func paragraphEnd(src string, a, b unit) bool {
 			return true
 		}
 	}
+}
+
+// lineUnits appends the lines of u to dst, each without its surrounding
+// whitespace, blank lines left out.
+func lineUnits(src string, u unit, m measure.Measure, dst []unit) []unit {
+	for p := u.start; p < u.end; {
+		q := strings.IndexByte(src[p:u.end], '\n')
+		e := u.end
+		if q >= 0 {
+			e = p + q + 1
+		}
+		if a, b := sentences.TrimSpace(src, p, e); a < b {
+			dst = append(dst, unit{start: a, end: b, words: m.LenString(src[a:b])})
+		}
+		p = e
+	}
+	return dst
 }

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/internal/golden"
@@ -651,4 +652,43 @@ func FuzzChunkTarget(f *testing.F) {
 		})
 		checkInvariants(t, c, chunking.Document{Path: "f.md", Content: src})
 	})
+}
+
+// TestTargetLongUnit: in target mode a table or code block longer than
+// the ceiling is cut at its line ends into near-equal chunks, none
+// oversize; a line longer than the ceiling is a chunk of its own,
+// oversize.
+func TestTargetLongUnit(t *testing.T) {
+	row := "| `name` | a value | what it means in a few words |\n" // 52 characters
+	long := strings.Repeat("x", 700)
+	tests := []struct {
+		name     string
+		src      string
+		chunks   int
+		oversize int
+	}{
+		{"table", "# T\n\n| a | b | c |\n| --- | --- | --- |\n" + strings.Repeat(row, 30), 4, 0},
+		{"code", "# T\n\n```\n" + strings.Repeat("line of code, forty characters long ...\n", 40) + "```\n", 4, 0},
+		{"long line", "# T\n\n```\n" + long + "\n" + strings.Repeat("short line\n", 20) + "```\n", 3, 1},
+	}
+	for _, tc := range tests {
+		c := mustNew(t, func(c *Config) { c.TargetChar = 400 })
+		doc := chunking.Document{Path: "t.md", Content: []byte(tc.src)}
+		checkInvariants(t, c, doc)
+		chunks, _, err := c.Chunk(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		over := 0
+		var sizes []int
+		for _, ch := range chunks {
+			if ch.Get("oversize", false) == true {
+				over++
+			}
+			sizes = append(sizes, utf8.RuneCountInString(ch.Content()))
+		}
+		if len(chunks) != tc.chunks || over != tc.oversize {
+			t.Errorf("%s: %d chunks of %v, %d oversize; want %d, %d oversize", tc.name, len(chunks), sizes, over, tc.chunks, tc.oversize)
+		}
+	}
 }
