@@ -15,9 +15,9 @@ import (
 // neighbours into near-equal shares of the section; a paragraph longer
 // than the ceiling becomes pieces of its own, near-equal shares of it,
 // the last piece before it joining it when shorter than half the target.
-// A single unit longer than the ceiling (a table, a code block, a
-// sentence) is such a paragraph of its lines; a line longer than the
-// ceiling is a chunk of its own, oversize.
+// A table or code block longer than the ceiling is such a paragraph of
+// its lines; a line longer than the ceiling, like any other unit longer
+// than it (a sentence, display math), is a chunk of its own, oversize.
 func (c *Chunker) packTarget(src string, units []unit, hdrs []header, m measure.Measure, dst []piece, pl *poll.Poller) []piece {
 	var run []unit   // units of the run of paragraphs being gathered
 	var lines []unit // scratch: the lines of a unit longer than the ceiling
@@ -35,9 +35,9 @@ func (c *Chunker) packTarget(src string, units []unit, hdrs []header, m measure.
 		para := units[i:j]
 		i = j
 		size := c.spanSize(src, para, m)
-		if len(para) == 1 && size > c.maxWords {
-			// A unit longer than the ceiling (a table, a code block, a
-			// sentence) is cut at its line ends, as a long paragraph.
+		if len(para) == 1 && size > c.maxWords && para[0].lines {
+			// A table or code block longer than the ceiling is cut at
+			// its line ends, as a long paragraph.
 			if ls := lineUnits(src, para[0], m, lines[:0]); len(ls) > 1 {
 				lines, para = ls, ls
 			}
