@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/chunking/internal/mdblocks"
 	"github.com/chunkstream/chunkstream/chunking/internal/measure"
 	"github.com/chunkstream/chunkstream/chunking/internal/sentences"
 )
@@ -114,17 +115,16 @@ func (sp *splitter) flushAll() {
 	}
 }
 
-// Boundaries between pieces, strongest first: where a chunk may end, and
-// what ending it there costs (cutCost).
-type cutKind uint8
+// cutKind is the kind of a boundary between pieces (measure.Cut).
+type cutKind = measure.Cut
 
 const (
-	cutPara     cutKind = iota // a blank line, or the edge of a block
-	cutItem                    // the start of a list item
-	cutLine                    // a line break
-	cutSentence                // a sentence end
-	cutSpace                   // whitespace inside a sentence
-	cutChar                    // between characters
+	cutPara     = measure.CutParagraph
+	cutItem     = measure.CutItem
+	cutLine     = measure.CutLine
+	cutSentence = measure.CutSentence
+	cutSpace    = measure.CutSpace
+	cutChar     = measure.CutChar
 )
 
 // cutAt returns the kind of the boundary at p, the start of a unit of
@@ -134,7 +134,7 @@ func (sp *splitter) cutAt(level, p int) cutKind {
 	case levelPara:
 		return cutPara
 	case levelLine:
-		if listItemAt(sp.src, p) {
+		if mdblocks.ListItemAt(sp.src, p) {
 			return cutItem
 		}
 		return cutLine
@@ -144,45 +144,6 @@ func (sp *splitter) cutAt(level, p int) cutKind {
 		return cutSpace
 	}
 	return cutChar
-}
-
-// listItemAt reports whether the line at p starts a list item: up to
-// three spaces of indentation per nesting level, then "-", "*" or "+",
-// or one to nine digits and "." or ")", then a space or tab.
-func listItemAt(src []byte, p int) bool {
-	for p < len(src) && (src[p] == ' ' || src[p] == '\t') {
-		p++
-	}
-	if p < len(src) && (src[p] == '-' || src[p] == '*' || src[p] == '+') {
-		p++
-	} else {
-		d := p
-		for p < len(src) && p-d < 9 && src[p] >= '0' && src[p] <= '9' {
-			p++
-		}
-		if p == d || p >= len(src) || src[p] != '.' && src[p] != ')' {
-			return false
-		}
-		p++
-	}
-	return p < len(src) && (src[p] == ' ' || src[p] == '\t')
-}
-
-// cutCost is what ending a chunk at a boundary of kind k costs, in the
-// unit of the size cost (sizeCost): each kind is worth twice the size
-// deviation of the next stronger one, from a tenth of the budget for a
-// list item (a paragraph end costs nothing).
-var cutCost = [...]float64{cutPara: 0, cutItem: 0.01, cutLine: 0.04, cutSentence: 0.16, cutSpace: 0.64, cutChar: 2.56}
-
-// headingEnd is the cost of a chunk that ends with a heading: it is
-// chosen only when no other end fits.
-const headingEnd = 1e6
-
-// sizeCost is what a chunk of size n costs against the budget: its
-// relative deviation, squared.
-func sizeCost(n, budget int) float64 {
-	d := float64(n-budget) / float64(budget)
-	return d * d
 }
 
 // queue adds a piece to the run (target mode) and packs the chunks that
@@ -220,15 +181,15 @@ func (sp *splitter) ends(f func(k, n int, cost float64)) {
 		}
 		n += p.chars
 		work += max(p.end-p.start, len(p.text))
-		cost := sizeCost(n, sp.budget)
+		cost := measure.SizeCost(n, sp.budget)
 		if k+1 < len(sp.run) {
-			cost += cutCost[sp.run[k+1].cut]
+			cost += sp.run[k+1].cut.Cost()
+			if sp.introduces(p) {
+				cost += cutSentence.Cost()
+			}
 		}
 		if sp.isHeading(p) {
-			cost += headingEnd
-		}
-		if k+1 < len(sp.run) && sp.introduces(p) {
-			cost += cutCost[cutSentence]
+			cost += measure.HeadingEnd
 		}
 		f(k+1, n, cost)
 	}
@@ -258,14 +219,13 @@ func (sp *splitter) packRun(keepTail bool) int {
 	if len(sp.run) == 0 || sp.pl.Stopped() {
 		return 0
 	}
-	whole := sizeCost(sp.runSize, sp.budget)
-	best, bestCost := len(sp.run), whole
+	best, bestCost := len(sp.run), measure.SizeCost(sp.runSize, sp.budget)
 	if sp.isHeading(sp.run[len(sp.run)-1]) {
-		bestCost += headingEnd
+		bestCost += measure.HeadingEnd
 	}
 	sp.ends(func(k, n int, cost float64) {
 		if k < len(sp.run) {
-			if c := cost + sizeCost(sp.runSize-n, sp.budget); c < bestCost {
+			if c := cost + measure.SizeCost(sp.runSize-n, sp.budget); c < bestCost {
 				best, bestCost = k, c
 			}
 		}
