@@ -692,3 +692,36 @@ func TestTargetLongUnit(t *testing.T) {
 		}
 	}
 }
+
+// TestTargetBadInput is TestBadInput in target mode, whose cut choice
+// weighs every place a chunk may end, at a small target and a large one
+// (whose window holds more places), with more inputs of many short
+// units: sentence ends, list items, short lines, paragraphs ending with
+// a colon before a code block, and long paragraphs between short ones.
+func TestTargetBadInput(t *testing.T) {
+	inputs := map[string]func(n int) string{
+		"list items":    func(n int) string { return strings.Repeat("- a\n", n) },
+		"short lines":   func(n int) string { return strings.Repeat("ab\n", n) },
+		"introductions": func(n int) string { return strings.Repeat("see:\n\n```\nx\n```\n\n", n/4) },
+		"long paragraphs": func(n int) string {
+			return strings.Repeat("a.\n\n"+strings.Repeat("b c. ", 40)+"\n\n", n/100+1)
+		},
+	}
+	for name, gen := range badInputs {
+		inputs[name] = gen
+	}
+	for _, target := range []int{40, 2000} {
+		c := mustNew(t, func(c *Config) { c.TargetChar = target })
+		for name, gen := range inputs {
+			t.Run(fmt.Sprintf("%s/%d", name, target), func(t *testing.T) {
+				checkInvariants(t, c, chunking.Document{Path: "bad.md", Content: []byte(gen(2000))})
+				small := chunking.Document{Path: "bad.md", Content: []byte(gen(20000))}
+				large := chunking.Document{Path: "bad.md", Content: []byte(gen(160000))}
+				ws, wl := work(t, c, small), work(t, c, large)
+				if ws < len(small.Content) || wl > 10*ws {
+					t.Errorf("work %d for %d bytes of input, %d for %d: not linear", ws, len(small.Content), wl, len(large.Content))
+				}
+			})
+		}
+	}
+}
