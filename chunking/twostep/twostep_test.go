@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/internal/golden"
@@ -651,4 +652,76 @@ func FuzzChunkTarget(f *testing.F) {
 		})
 		checkInvariants(t, c, chunking.Document{Path: "f.md", Content: src})
 	})
+}
+
+// TestTargetLongUnit: in target mode a table or code block longer than
+// the ceiling is cut at its line ends into near-equal chunks, none
+// oversize; a line longer than the ceiling is a chunk of its own,
+// oversize.
+func TestTargetLongUnit(t *testing.T) {
+	row := "| `name` | a value | what it means in a few words |\n" // 52 characters
+	long := strings.Repeat("x", 700)
+	tests := []struct {
+		name     string
+		src      string
+		chunks   int
+		oversize int
+	}{
+		{"table", "# T\n\n| a | b | c |\n| --- | --- | --- |\n" + strings.Repeat(row, 30), 4, 0},
+		{"code", "# T\n\n```\n" + strings.Repeat("line of code, forty characters long ...\n", 40) + "```\n", 4, 0},
+		{"long line", "# T\n\n```\n" + long + "\n" + strings.Repeat("short line\n", 20) + "```\n", 3, 1},
+	}
+	for _, tc := range tests {
+		c := mustNew(t, func(c *Config) { c.TargetChar = 400 })
+		doc := chunking.Document{Path: "t.md", Content: []byte(tc.src)}
+		checkInvariants(t, c, doc)
+		chunks, _, err := c.Chunk(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		over := 0
+		var sizes []int
+		for _, ch := range chunks {
+			if ch.Get("oversize", false) == true {
+				over++
+			}
+			sizes = append(sizes, utf8.RuneCountInString(ch.Content()))
+		}
+		if len(chunks) != tc.chunks || over != tc.oversize {
+			t.Errorf("%s: %d chunks of %v, %d oversize; want %d, %d oversize", tc.name, len(chunks), sizes, over, tc.chunks, tc.oversize)
+		}
+	}
+}
+
+// TestTargetBadInput is TestBadInput in target mode, whose cut choice
+// weighs every place a chunk may end, at a small target and a large one
+// (whose window holds more places), with more inputs of many short
+// units: sentence ends, list items, short lines, paragraphs ending with
+// a colon before a code block, and long paragraphs between short ones.
+func TestTargetBadInput(t *testing.T) {
+	inputs := map[string]func(n int) string{
+		"list items":    func(n int) string { return strings.Repeat("- a\n", n) },
+		"short lines":   func(n int) string { return strings.Repeat("ab\n", n) },
+		"introductions": func(n int) string { return strings.Repeat("see:\n\n```\nx\n```\n\n", n/4) },
+		"long paragraphs": func(n int) string {
+			return strings.Repeat("a.\n\n"+strings.Repeat("b c. ", 40)+"\n\n", n/100+1)
+		},
+	}
+	for name, gen := range badInputs {
+		inputs[name] = gen
+	}
+	for _, target := range []int{40, 2000} {
+		c := mustNew(t, func(c *Config) { c.TargetChar = target })
+		for name, gen := range inputs {
+			t.Run(fmt.Sprintf("%s/%d", name, target), func(t *testing.T) {
+				checkInvariants(t, c, chunking.Document{Path: "bad.md", Content: []byte(gen(2000))})
+				small := chunking.Document{Path: "bad.md", Content: []byte(gen(20000))}
+				large := chunking.Document{Path: "bad.md", Content: []byte(gen(160000))}
+				ws, wl := work(t, c, small), work(t, c, large)
+				if ws < len(small.Content) || wl > 10*ws {
+					t.Errorf("work %d for %d bytes of input, %d for %d: not linear", ws, len(small.Content), wl, len(large.Content))
+				}
+			})
+		}
+	}
 }

@@ -633,3 +633,17 @@ func scan(src []byte, segmentSize int) ([]Block, int) {
 	sc.segmentSize = segmentSize
 	return sc.scan(src)
 }
+
+func TestListItemAt(t *testing.T) {
+	for _, tc := range []struct {
+		line string
+		want bool
+	}{
+		{"- a", true}, {"  * a", true}, {"+\tb", true}, {"1. a", true}, {"123456789) a", true},
+		{"1234567890. a", false}, {"-a", false}, {"1.a", false}, {"a - b", false}, {"", false}, {"-", false}, {"12", false},
+	} {
+		if got := ListItemAt(tc.line, 0); got != tc.want || ListItemAt([]byte(tc.line), 0) != tc.want {
+			t.Errorf("ListItemAt(%q) = %v, want %v", tc.line, got, tc.want)
+		}
+	}
+}
