@@ -116,7 +116,10 @@ func TestSearchCommand(t *testing.T) { testSearchCommand(t, false) }
 
 // TestSearchCommandRealQdrant runs TestSearchCommand against the real
 // Qdrant qdranttest.EnvURL names.
-func TestSearchCommandRealQdrant(t *testing.T) { testSearchCommand(t, true) }
+func TestSearchCommandRealQdrant(t *testing.T) {
+	testutil.OptIn(t, testutil.QdrantURL)
+	testSearchCommand(t, true)
+}
 
 func testSearchCommand(t *testing.T, real bool) {
 	t.Run("bm25", func(t *testing.T) {
@@ -198,7 +201,10 @@ func TestSearchHitRate(t *testing.T) { testSearchHitRate(t, false) }
 
 // TestSearchHitRateRealQdrant runs TestSearchHitRate against the real
 // Qdrant qdranttest.EnvURL names.
-func TestSearchHitRateRealQdrant(t *testing.T) { testSearchHitRate(t, true) }
+func TestSearchHitRateRealQdrant(t *testing.T) {
+	testutil.OptIn(t, testutil.QdrantURL)
+	testSearchHitRate(t, true)
+}
 
 // sentenceEnd splits a chunk's text into sentences, roughly.
 var sentenceEnd = regexp.MustCompile(`[.!?]\s+|\n\s*\n`)
