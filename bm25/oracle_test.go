@@ -121,19 +121,24 @@ func compareOracle(t *testing.T, enc *Encoder, texts []string) (offByOne int) {
 	return offByOne
 }
 
-// TestOracleHand compares the golden texts and random texts of every
+// TestOracleHand compares the golden texts and random texts (40 of each
+// language and average length, 200 with CHUNKSTREAM_TEST_FULL=1) of every
 // language with the oracle.
 func TestOracleHand(t *testing.T) {
 	oracleDir(t)
 	golden := readGolden(t)
 	rng := rand.New(rand.NewPCG(5, 6))
+	random := 40 // a sample; 200 with CHUNKSTREAM_TEST_FULL=1
+	if testutil.Enabled(testutil.Full) {
+		random = 200
+	}
 	for _, lang := range Languages {
 		for _, avgdl := range []float64{1, 7.5, 256} {
 			var texts []string
 			for _, g := range golden {
 				texts = append(texts, g.text())
 			}
-			for range 200 {
+			for range random {
 				texts = append(texts, randomText(rng, rng.IntN(2000), 1+rng.IntN(1000)))
 			}
 			if n := compareOracle(t, encoder(t, lang, avgdl), texts); n > 0 {
@@ -144,8 +149,9 @@ func TestOracleHand(t *testing.T) {
 }
 
 // TestOracleCorpus compares the vectors of every chunk of the Markdown
-// corpus (the default chunker's chunks) with the oracle's, and the query
-// vectors of sample queries.
+// corpus (the default chunker's chunks; every 64th without
+// CHUNKSTREAM_TEST_FULL=1) with the oracle's, and the query vectors of
+// sample queries.
 func TestOracleCorpus(t *testing.T) {
 	dir := testutil.SharedDir(t, "corpus", "markdown")
 	oracleDir(t)
@@ -166,13 +172,14 @@ func TestOracleCorpus(t *testing.T) {
 		texts = append(texts, c.Content())
 		size += len(c.Content())
 	}
-	if raceEnabled { // the race detector makes the whole corpus slow: every 8th chunk
+	if !testutil.Enabled(testutil.Full) { // a sample: every 64th chunk
+		const every = 64
 		for i := range texts {
-			if i%8 == 0 {
-				texts[i/8] = texts[i]
+			if i%every == 0 {
+				texts[i/every] = texts[i]
 			}
 		}
-		texts = texts[:(len(texts)+7)/8]
+		texts = texts[:(len(texts)+every-1)/every]
 	}
 	texts = append(texts, "how to rotate NATS credentials", "JetStream consumer ack wait", "Kubernetes pod disruption budgets",
 		"What is the difference between a Deployment and a StatefulSet?", "configuring TLS certificates for the gateway")
