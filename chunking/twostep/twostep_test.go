@@ -291,16 +291,21 @@ func work(t testing.TB, c *Chunker, doc chunking.Document) int {
 }
 
 // TestBadInput checks inputs that must neither panic nor go super-linear:
-// 8× the input may cost at most 10× the work (quadratic work costs 64×).
-// The block parse (mdblocks) has its own linearity tests. Timing lives in
+// 8× the input may cost at most 10× the work (quadratic work costs 64×),
+// from 5,000 units of input (20,000 with CHUNKSTREAM_TEST_FULL=1). The
+// block parse (mdblocks) has its own linearity tests. Timing lives in
 // BenchmarkAdversarial.
 func TestBadInput(t *testing.T) {
 	c := mustNew(t, func(c *Config) { c.MaxChunkSize = 50 })
+	n := 5000
+	if testutil.Enabled(testutil.Full) {
+		n = 20000
+	}
 	for name, gen := range badInputs {
 		t.Run(name, func(t *testing.T) {
 			checkInvariants(t, c, chunking.Document{Path: "bad.md", Content: []byte(gen(2000))})
-			small := chunking.Document{Path: "bad.md", Content: []byte(gen(20000))}
-			large := chunking.Document{Path: "bad.md", Content: []byte(gen(160000))}
+			small := chunking.Document{Path: "bad.md", Content: []byte(gen(n))}
+			large := chunking.Document{Path: "bad.md", Content: []byte(gen(8 * n))}
 			ws, wl := work(t, c, small), work(t, c, large)
 			if ws < len(small.Content) || wl > 10*ws {
 				t.Errorf("%s: work %d for %d bytes of input, %d for %d: not linear", name, ws, len(small.Content), wl, len(large.Content))
@@ -326,12 +331,11 @@ func TestTenMegabytesWithoutSentenceEnd(t *testing.T) {
 	t.Logf("10 MB without a sentence end: %v", time.Since(start))
 }
 
-// TestCorpus chunks every file of the shared Markdown corpus with the
-// invariants, under three option sets (the third in tokens).
+// TestCorpus chunks a sample of the optional Markdown corpus (every 50th
+// file; with CHUNKSTREAM_TEST_FULL=1 every file, every tenth under the race
+// detector) with the invariants, under three option sets (the third in
+// tokens).
 func TestCorpus(t *testing.T) {
-	if testing.Short() {
-		t.Skip("corpus run")
-	}
 	dir := testutil.SharedDir(t, "corpus", "markdown")
 	var files []string
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
@@ -361,9 +365,12 @@ func TestCorpus(t *testing.T) {
 			c.Tokenizer = "cl100k_base"
 		}),
 	}
-	stride := 1
-	if raceEnabled {
-		stride = 10 // the race detector is ~10x slower: a sample
+	stride := 50
+	if testutil.Enabled(testutil.Full) {
+		stride = 1
+		if raceEnabled {
+			stride = 10 // the race detector is ~10x slower: a sample
+		}
 	}
 	for i, p := range files {
 		if i%stride != 0 {
@@ -473,11 +480,15 @@ func TestUnclosedWarnings(t *testing.T) {
 // merging, overlaps).
 func TestChunkFuncStops(t *testing.T) {
 	c := mustNew(t, func(c *Config) { c.MaxChunkSize = 50; c.WordOverlap = 3; c.AddHeaders = true })
+	scale := 1 // a quarter of the sizes; all of them with CHUNKSTREAM_TEST_FULL=1
+	if testutil.Enabled(testutil.Full) {
+		scale = 4
+	}
 	inputs := map[string]string{
-		"document": strings.Repeat("# Part\nSome text with $x$ and `code`. See Fig. 3. More words here.\n\n```go\nfunc f() {}\n```\n\n## Sub\nShort.\n\n", 4000),
+		"document": strings.Repeat("# Part\nSome text with $x$ and `code`. See Fig. 3. More words here.\n\n```go\nfunc f() {}\n```\n\n## Sub\nShort.\n\n", 1000*scale),
 	}
 	for name, gen := range badInputs {
-		inputs[name] = gen(80000)
+		inputs[name] = gen(20000 * scale)
 	}
 	for name, src := range inputs {
 		t.Run(name, func(t *testing.T) {
@@ -573,9 +584,9 @@ func TestChunkFileAndFolder(t *testing.T) {
 	}
 }
 
-// TestCorpusTokenBudgetByReference chunks every fifth file of
-// ../shared/corpus/markdown (every fiftieth with -short or the race
-// detector) in token mode, without overlap and added headers so that each
+// TestCorpusTokenBudgetByReference chunks every 250th file of the
+// optional Markdown corpus (with CHUNKSTREAM_TEST_FULL=1 every fifth,
+// every fiftieth under the race detector) in token mode, without overlap and added headers so that each
 // chunk is its own text, and has OpenAI's tokenizer, run for real
 // (js-tiktoken under Node.js; skipped without them), count every chunk:
 // each one not marked oversize is within max_chunk_size tokens, and each
@@ -587,9 +598,12 @@ func TestCorpusTokenBudgetByReference(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	step := 5
-	if testing.Short() || raceEnabled {
-		step = 50
+	step := 250
+	if testutil.Enabled(testutil.Full) {
+		step = 5
+		if raceEnabled {
+			step = 50
+		}
 	}
 	c := mustNew(t, func(c *Config) { c.MaxChunkSize = 256; c.Tokenizer = "cl100k_base" })
 	var texts []string

@@ -23,6 +23,7 @@ import (
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/fault"
 	"github.com/chunkstream/chunkstream/internal/batch"
+	"github.com/chunkstream/chunkstream/internal/testutil"
 	"github.com/chunkstream/chunkstream/worker"
 	"github.com/chunkstream/chunkstream/worker/embed"
 	"github.com/chunkstream/chunkstream/worker/embed/embedtest"
@@ -121,6 +122,7 @@ func realConfig(t *testing.T, r qdranttest.Remote) Config {
 // the check that the double behaves as Qdrant where the sink depends on
 // it.
 func TestConformanceRealQdrant(t *testing.T) {
+	testutil.OptIn(t, testutil.QdrantURL)
 	r := qdranttest.Real(t)
 	for _, emb := range []Embedder{nil, &fakeEmbedder{dims: 4}} {
 		t.Run(fmt.Sprintf("embedder=%v", emb != nil), func(t *testing.T) {
