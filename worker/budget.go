@@ -85,5 +85,5 @@ func (p *processor) checkChunkSize(c registry.Choice) error {
 		return nil
 	}
 	return fmt.Errorf("chunker %s: %w: %s %d is below the smallest chunk size this worker accepts, %d %s (%s)",
-		c.Entry.Name, chunking.ErrInvalidOptions, c.Entry.Size, c.Size, bound, c.Unit, setting)
+		c.Entry.Name, chunking.ErrInvalidOptions, c.SizeOption, c.Size, bound, c.Unit, setting)
 }

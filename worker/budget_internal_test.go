@@ -154,6 +154,11 @@ func TestCheckChunkSize(t *testing.T) {
 		{"markdown in tokens", "markdown", map[string]any{"max_char": 20, "min_char": 0, "chunk_overlap": 0, "tokenizer": "cl100k_base"}, 32, ""},
 		{"markdown in tokens below", "markdown", map[string]any{"max_char": 4, "min_char": 0, "chunk_overlap": 0, "tokenizer": "cl100k_base"}, 32, "max_char 4 is below the smallest chunk size this worker accepts, 8 tokens (CHUNKSTREAM_MIN_CHUNK_TOKENS)"},
 		{"twostep in tokens", "twostep", map[string]any{"max_chunk_size": 20, "tokenizer": "o200k_base"}, 32, ""},
+		// A target is bounded as the size it replaces, in its unit.
+		{"markdown target below", "markdown", map[string]any{"target_char": 20}, 32, "target_char 20 is below the smallest chunk size this worker accepts, 32 characters (CHUNKSTREAM_MIN_CHUNK_CHARS)"},
+		{"twostep target in characters", "twostep", map[string]any{"target_char": 20}, 32, "target_char 20 is below the smallest chunk size this worker accepts, 32 characters"},
+		{"twostep target at the bound", "twostep", map[string]any{"target_char": 32}, 32, ""},
+		{"markdown target in tokens below", "markdown", map[string]any{"target_tokens": 4, "tokenizer": "cl100k_base"}, 32, "target_tokens 4 is below the smallest chunk size this worker accepts, 8 tokens (CHUNKSTREAM_MIN_CHUNK_TOKENS)"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -153,12 +153,12 @@ func (p *processor) process(ctx context.Context, msg jetstream.Msg, streamSeq ui
 		return v
 	}
 	req := *v.req
-	doc := Doc{ID: req.ID, Seq: v.seq, Op: OpUpsert, Subject: msg.Subject(), Collection: req.Collection}
+	doc := Doc{ID: req.ID, Seq: v.seq, Op: OpUpsert, Subject: msg.Subject(), Collection: req.Collection, Tenant: req.Tenant}
 	if req.IsDelete() {
 		doc.Op = OpDelete
 	}
 	if d.past() {
-		found, _, _, err := p.records.Get(ctx, doc.ID)
+		found, _, _, err := p.records.Get(ctx, doc.RecordID())
 		if err != nil {
 			v.err = fault.WithCause(fault.CauseRecords, err)
 		} else if v.outcome, v.err = p.finished(ctx, doc, found, true); v.err == nil && v.outcome == "" {
@@ -181,7 +181,7 @@ func (p *processor) process(ctx context.Context, msg jetstream.Msg, streamSeq ui
 	// earns its place"), and tells the sink so (Doc.First).
 	rec := messages.DocRecord{IngestSeq: doc.Seq, DocVersion: doc.Version, Op: doc.Op, Subject: doc.Subject, TraceID: traceID(ctx)}
 	sctx, span := p.step(ctx, SpanRecordStart)
-	st, err := p.records.start(sctx, doc.ID, rec, d.n == 1 && doc.Seq == streamSeq)
+	st, err := p.records.start(sctx, doc.RecordID(), rec, d.n == 1 && doc.Seq == streamSeq)
 	endStep(span, err)
 	if err != nil {
 		v.err = fault.WithCause(fault.CauseRecords, err)
@@ -223,7 +223,7 @@ func (p *processor) process(ctx context.Context, msg jetstream.Msg, streamSeq ui
 	p.m.Bytes.Add(float64(len(content)))
 	// Step 5.
 	fctx, span := p.step(ctx, SpanRecordFinish)
-	_, err = p.records.Finish(fctx, doc.ID, doc.Seq, st.rev, rec)
+	_, err = p.records.Finish(fctx, doc.RecordID(), doc.Seq, st.rev, rec)
 	endStep(span, err)
 	if err != nil {
 		v.err = fault.WithCause(fault.CauseRecords, err)
@@ -433,7 +433,7 @@ func (p *processor) chunk(ctx context.Context, req *messages.IngestRequest, subj
 	}
 	chunks := make([]Chunk, len(out))
 	for i, c := range out {
-		chunks[i] = Chunk{ID: messages.ChunkID(req.ID, i), Position: i, Chunk: c}
+		chunks[i] = Chunk{ID: messages.TenantChunkID(req.Tenant, req.ID, i), Position: i, Chunk: c}
 	}
 	return chunks, fingerprint, warnings, nil
 }

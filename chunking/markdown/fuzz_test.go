@@ -62,23 +62,61 @@ func FuzzChunkTokens(f *testing.F) {
 		if o200k {
 			opts.Tokenizer = "o200k_base"
 		}
-		c, err := markdown.New(opts)
-		if err != nil {
-			t.Fatalf("New(%+v): %v", opts, err)
-		}
-		doc := chunking.Document{Path: "f.md", Content: src}
-		chunks, _, err := c.Chunk(doc)
-		if !utf8.Valid(src) {
-			if !errors.Is(err, chunking.ErrNotUTF8) {
-				t.Fatalf("Chunk(invalid UTF-8) = %v, want ErrNotUTF8", err)
-			}
-			return
-		}
-		if err != nil {
-			t.Fatalf("Chunk: %v", err)
-		}
-		if err := CheckDocument(doc, chunks, opts); err != nil {
-			t.Fatalf("Chunk(%q, %v): %v", src, opts, err)
-		}
+		checkFuzzed(t, src, opts)
 	})
+}
+
+// FuzzChunkTarget is FuzzChunk in target mode, in characters or in
+// tokens (cl100k_base): chunks cover the input, none is over the ceiling
+// unless oversize, atomic blocks that fit are whole, spans are right.
+func FuzzChunkTarget(f *testing.F) {
+	for _, tc := range loadCases(f) {
+		f.Add(tc.input, uint16(40), false)
+		f.Add(tc.input, uint16(300), false)
+		f.Add(tc.input, uint16(12), true)
+	}
+	f.Fuzz(func(t *testing.T, src []byte, n uint16, tokens bool) {
+		opts := target(int(n%400)+1, "")
+		if tokens {
+			opts = target(int(n%100)+1, "cl100k_base")
+		}
+		checkFuzzed(t, src, opts)
+	})
+}
+
+// target returns the configuration of target mode with target n, in
+// tokens of tokenizer when it is set.
+func target(n int, tokenizer string) markdown.Config {
+	cfg := markdown.DefaultConfig()
+	cfg.Tokenizer = tokenizer
+	if tokenizer != "" {
+		cfg.TargetTokens = n
+	} else {
+		cfg.TargetChar = n
+	}
+	return cfg
+}
+
+// checkFuzzed chunks src with opts as a Markdown file and holds the
+// invariants (invalid UTF-8 must be ErrNotUTF8).
+func checkFuzzed(t *testing.T, src []byte, opts markdown.Config) {
+	t.Helper()
+	c, err := markdown.New(opts)
+	if err != nil {
+		t.Fatalf("New(%+v): %v", opts, err)
+	}
+	doc := chunking.Document{Path: "f.md", Content: src}
+	chunks, _, err := c.Chunk(doc)
+	if !utf8.Valid(src) {
+		if !errors.Is(err, chunking.ErrNotUTF8) {
+			t.Fatalf("Chunk(invalid UTF-8) = %v, want ErrNotUTF8", err)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatalf("Chunk: %v", err)
+	}
+	if err := CheckDocument(doc, chunks, opts); err != nil {
+		t.Fatalf("Chunk(%q, %v): %v", src, opts, err)
+	}
 }

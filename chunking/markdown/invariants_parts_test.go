@@ -236,6 +236,7 @@ func sourceOf(doc chunking.Document) ([]byte, func(start, end int) (int, int, bo
 // line too long for a part is cut into pieces as long as the budget
 // allows (checkCuts).
 func CheckParts(doc chunking.Document, chunks []chunking.Chunk, cfg markdown.Config) error {
+	cfg = Effective(cfg)
 	size, err := SizeOf(cfg)
 	if err != nil {
 		return err

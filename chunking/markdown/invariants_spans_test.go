@@ -19,6 +19,7 @@ import (
 // they map to. Spans do not depend on cfg's unit; which blocks are split
 // does.
 func CheckSpans(doc chunking.Document, chunks []chunking.Chunk, cfg markdown.Config) error {
+	cfg = Effective(cfg)
 	size, err := SizeOf(cfg)
 	if err != nil {
 		return err

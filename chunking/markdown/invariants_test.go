@@ -43,6 +43,7 @@ func SizeOf(cfg markdown.Config) (Size, error) {
 // cfg.Tokenizer): Check on the text it cut (MDX cleaned), then
 // CheckSpans, then CheckParts.
 func CheckDocument(doc chunking.Document, chunks []chunking.Chunk, cfg markdown.Config) error {
+	cfg = Effective(cfg)
 	text := doc.Content
 	if markdown.IsMDX(doc) {
 		text = markdown.CleanMDX(doc.Content)
@@ -80,6 +81,7 @@ func CheckDocument(doc chunking.Document, chunks []chunking.Chunk, cfg markdown.
 //     first source word the chunk adds (after a header-only section is
 //     joined to the deeper section that follows it).
 func Check(src []byte, chunks []chunking.Chunk, cfg markdown.Config) error {
+	cfg = Effective(cfg)
 	size, err := SizeOf(cfg)
 	if err != nil {
 		return err
@@ -325,4 +327,15 @@ func checkHeaders(src []byte, blocks []mdblocks.Block, chunks []chunking.Chunk, 
 		}
 	}
 	return nil
+}
+
+// Effective returns cfg with the sizes the chunker uses: in target mode,
+// min_char, max_char (the ceiling) and chunk_overlap set by the target,
+// which the invariants then hold.
+func Effective(cfg markdown.Config) markdown.Config {
+	if n := max(cfg.TargetChar, cfg.TargetTokens); n > 0 {
+		cfg.MinChar, cfg.MaxChar, cfg.ChunkOverlap = markdown.TargetSizes(n)
+		cfg.TargetChar, cfg.TargetTokens = 0, 0
+	}
+	return cfg
 }

@@ -39,6 +39,18 @@ type Config struct {
 	// "cl100k_base" or "o200k_base"; "" counts characters, as the
 	// reference does.
 	Tokenizer string
+	// TargetChar (target_char, default 0: off; chunkstream's own, not a
+	// reference parameter): target mode in characters. The mean chunk is
+	// about this many characters, no chunk is longer than Ceiling of it
+	// (unless oversize), and the sizes MinChar, MaxChar and ChunkOverlap
+	// are the target's own (TargetSizes): leave them at DefaultConfig's.
+	// docs/chunkers.md (Target mode) has the rules. Not with Tokenizer
+	// (use TargetTokens).
+	TargetChar int
+	// TargetTokens (target_tokens, default 0: off; chunkstream's own):
+	// target mode in tokens of Tokenizer, which it needs; otherwise as
+	// TargetChar.
+	TargetTokens int
 }
 
 // DefaultConfig returns the reference MarkdownChunker's defaults.
@@ -47,10 +59,15 @@ func DefaultConfig() Config {
 }
 
 // Validate checks max_char > 0, min_char ≥ 0, 0 ≤ chunk_overlap <
-// max_char and that tokenizer is empty or a known encoding. A violation
-// wraps chunking.ErrInvalidOptions and names the field by its parameter
-// name.
+// max_char and that tokenizer is empty or a known encoding; in target
+// mode, that the target is positive, in the unit of the tokenizer, and
+// that min_char, max_char and chunk_overlap are DefaultConfig's (the
+// target sets them). A violation wraps chunking.ErrInvalidOptions and
+// names the field by its parameter name.
 func (cfg Config) Validate() error {
+	if err := cfg.validateTarget(); err != nil {
+		return err
+	}
 	switch {
 	case cfg.Tokenizer != "" && !slices.Contains(tokens.Names(), cfg.Tokenizer):
 		return fmt.Errorf("%w: tokenizer must be empty (characters) or one of %s, got %q", chunking.ErrInvalidOptions, strings.Join(tokens.Names(), ", "), cfg.Tokenizer)
@@ -70,6 +87,8 @@ func (cfg Config) Validate() error {
 // concurrent use.
 type Chunker struct {
 	minChar, maxChar, overlap int
+	target                    int // target mode's mean chunk size; 0: off
+	cfg                       Config
 	enc                       *tokens.Encoding // nil: sizes count characters
 	noSpans                   bool             // benchmarks only: chunks without spans
 }
@@ -81,7 +100,11 @@ func New(cfg Config) (*Chunker, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	c := &Chunker{minChar: cfg.MinChar, maxChar: cfg.MaxChar, overlap: cfg.ChunkOverlap}
+	c := &Chunker{minChar: cfg.MinChar, maxChar: cfg.MaxChar, overlap: cfg.ChunkOverlap, cfg: cfg}
+	if n := cfg.target(); n > 0 {
+		c.target = n
+		c.minChar, c.maxChar, c.overlap = TargetSizes(n)
+	}
 	if cfg.Tokenizer != "" {
 		enc, err := tokens.Get(cfg.Tokenizer)
 		if err != nil {
@@ -94,11 +117,7 @@ func New(cfg Config) (*Chunker, error) {
 
 // Config returns the configuration the chunker was built with.
 func (c *Chunker) Config() Config {
-	cfg := Config{MinChar: c.minChar, MaxChar: c.maxChar, ChunkOverlap: c.overlap}
-	if c.enc != nil {
-		cfg.Tokenizer = c.enc.Name()
-	}
-	return cfg
+	return c.cfg
 }
 
 // Extensions returns the file extensions ChunkFolder reads: .md and

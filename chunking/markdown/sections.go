@@ -74,7 +74,7 @@ type pipeline struct {
 // when pl sees its context end (the caller then reports pl.Err()).
 func (c *Chunker) split(src []byte, m measure.Measure, pl *poll.Poller, yield func(rawChunk) bool) []chunking.Warning {
 	p := &pipeline{c: c, src: src, yield: yield, pl: pl, m: m, lines: srcspan.New(src)}
-	p.sp = splitter{src: src, max: c.maxChar, overlap: c.overlap, m: m, lines: p.lines, warns: &p.warns, yield: p.out, pl: pl}
+	p.sp = splitter{src: src, max: c.maxChar, overlap: c.overlap, m: m, lines: p.lines, warns: &p.warns, yield: p.out, pl: pl, target: c.target}
 	mdblocks.ScanFuncPolled(src, pl, func(b mdblocks.Block) bool {
 		p.block(b)
 		return !p.stop && !pl.Add(b.End-b.Start+1)
@@ -213,6 +213,9 @@ func (p *pipeline) emit() {
 		return
 	}
 	if len(group) == 1 && group[0].chars > p.c.maxChar {
+		if p.c.target > 0 {
+			p.sp.budget = measure.Balanced(p.sectionSize(group[0]), p.c.target)
+		}
 		p.sp.section(group[0], p.ghdr)
 		return
 	}
@@ -229,4 +232,14 @@ func (p *pipeline) emit() {
 		sb.Write(src[s.start:s.end])
 	}
 	p.out(rawChunk{content: sb.String(), hdr: p.ghdr, start: group[0].start, end: group[len(group)-1].end})
+}
+
+// sectionSize returns the size of a section to be split, in the
+// chunker's unit: in token mode the count stopped past max_char, so the
+// section is counted again whole (target mode only).
+func (p *pipeline) sectionSize(s section) int {
+	if p.m.Exact() {
+		return s.chars
+	}
+	return p.m.Len(p.src[s.start:s.end])
 }

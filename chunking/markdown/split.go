@@ -39,6 +39,7 @@ type piece struct {
 	chars      int    // size in the chunker's unit (tokens of the piece alone in token mode)
 	kind       pieceKind
 	oversize   bool
+	cut        cutKind // target mode: the boundary before the piece
 }
 
 // splitter cuts one long section into pieces and packs them, as they
@@ -61,6 +62,29 @@ type splitter struct {
 	starts    []int // scratch: word starts of a piece
 	ovStart   int   // start of the current chunk's overlap, or -1
 	ovEnd     int   // end of the overlap (end of the previous chunk)
+
+	// Target mode (target.go): target > 0, and budget is the soft size
+	// of each chunk of the section or unit being cut (measure.Balanced);
+	// isolated holds the budgets around the units cut into chunks of
+	// their own (wholeInTarget), innermost last.
+	target, budget int
+	isolated       []int
+	// run holds the pieces not yet packed, from the start of the next
+	// chunk (runSize in all), and cut is the boundary before the next
+	// piece emitted (target.go).
+	run     []piece
+	runSize int
+	cut     cutKind
+}
+
+// pieceLimit is the size up to which text stays one piece: max_char, or
+// in target mode the section's budget, so that the pieces are small
+// enough to pack chunks near it.
+func (sp *splitter) pieceLimit() int {
+	if sp.target > 0 {
+		return sp.budget
+	}
+	return sp.max
 }
 
 // section passes on the chunks of a section longer than max_char.
@@ -78,8 +102,10 @@ func (sp *splitter) section(s section, hdr headers) {
 		}
 		end := min(b.End, s.end)
 		if b.Start > pos {
+			sp.cut = cutPara
 			sp.split(pos, b.Start, levelPara, false)
 		}
+		sp.cut = cutPara
 		if n, ok := sp.fits(sp.src[b.Start:end]); ok {
 			sp.emit(piece{start: b.Start, end: end, chars: n, kind: pieceAtomic})
 		} else {
@@ -90,12 +116,11 @@ func (sp *splitter) section(s section, hdr headers) {
 	if pos < s.end {
 		// The section is longer than max_char: when no block came
 		// before, the span is the whole section and is not measured again.
+		sp.cut = cutPara
 		sp.split(pos, s.end, levelPara, pos == s.start)
 	}
 	// A back-off in token mode may carry pieces to a last chunk.
-	for len(sp.cur) > 0 && !sp.pl.Stopped() {
-		sp.flush()
-	}
+	sp.flushAll()
 }
 
 // split appends the pieces of src[s:e] at level or finer; over says
@@ -104,7 +129,18 @@ func (sp *splitter) split(s, e, level int, over bool) {
 	if sp.pl.Add(e - s) {
 		return
 	}
-	if !over {
+	if sp.target > 0 {
+		if sp.wholeInTarget(s, e, level, over) {
+			return
+		}
+		if level > levelPara {
+			defer sp.endIsolated()
+		}
+		if level == levelSentence {
+			sp.splitSentences(s, e)
+			return
+		}
+	} else if !over {
 		if n, ok := sp.fits(sp.src[s:e]); ok {
 			sp.emit(piece{start: s, end: e, chars: n})
 			return
@@ -121,6 +157,9 @@ func (sp *splitter) split(s, e, level int, over bool) {
 	}
 	for p := s; p < e && !sp.pl.Stopped(); p = q {
 		q = sp.next(p, e, level)
+		if p > s && sp.target > 0 {
+			sp.cut = sp.cutAt(level, p)
+		}
 		sp.split(p, q, level+1, false)
 	}
 }
@@ -131,31 +170,37 @@ func (sp *splitter) split(s, e, level int, over bool) {
 // trailing whitespace included, is what packing counts; in token mode a
 // size past max is only known to be past it.)
 func (sp *splitter) fits(text []byte) (int, bool) {
-	n := sp.m.LenLimit(text, sp.max)
-	if n <= sp.max {
+	return sp.fitsIn(text, sp.max)
+}
+
+// fitsIn is fits with limit for max.
+func (sp *splitter) fitsIn(text []byte, limit int) (int, bool) {
+	n := sp.m.LenLimit(text, limit)
+	if n <= limit {
 		return n, true
 	}
 	trimmed := bytes.TrimRightFunc(text, unicode.IsSpace)
 	if sp.m.Exact() {
-		return n, n-sp.m.Len(text[len(trimmed):]) <= sp.max
+		return n, n-sp.m.Len(text[len(trimmed):]) <= limit
 	}
-	return n, sp.m.LenLimit(trimmed, sp.max) <= sp.max
+	return n, sp.m.LenLimit(trimmed, limit) <= limit
 }
 
-// cutChars appends pieces of at most max characters (tokens), never
-// inside a rune.
+// cutChars appends pieces of at most pieceLimit characters (tokens),
+// never inside a rune.
 func (sp *splitter) cutChars(s, e int) {
+	limit := sp.pieceLimit()
 	for s < e && !sp.pl.Stopped() {
 		var p, n int
 		if sp.m.Exact() {
 			p = s
-			for p < e && n < sp.max {
+			for p < e && n < limit {
 				_, size := utf8.DecodeRune(sp.src[p:e])
 				p += size
 				n++
 			}
 		} else {
-			p, n = sp.cutTokens(s, e)
+			p, n = sp.cutTokens(s, e, limit)
 		}
 		sp.emit(piece{start: s, end: p, chars: n})
 		sp.pl.Add(p - s)
@@ -164,17 +209,17 @@ func (sp *splitter) cutChars(s, e int) {
 }
 
 // cutTokens returns the end of the longest prefix of src[s:e] of about
-// max tokens that has at most max tokens on its own (at least one
+// limit tokens that has at most limit tokens on its own (at least one
 // character), and its tokens.
-func (sp *splitter) cutTokens(s, e int) (int, int) {
+func (sp *splitter) cutTokens(s, e, limit int) (int, int) {
 	c := sp.m.Counter()
-	for k := sp.max; ; {
+	for k := limit; ; {
 		p := s + c.Cut(sp.src[s:e], k)
-		n := c.CountLimit(sp.src[s:p], sp.max)
-		if n <= sp.max || k == 1 {
+		n := c.CountLimit(sp.src[s:p], limit)
+		if n <= limit || k == 1 {
 			return p, n
 		}
-		k = max(1, k-(n-sp.max))
+		k = max(1, k-(n-limit))
 	}
 }
 
@@ -262,6 +307,10 @@ func (sp *splitter) next(p, e, level int) int {
 // when the piece does not fit in it. A new chunk starts with the overlap
 // taken from the previous one, shrunk so that the piece fits with it.
 func (sp *splitter) emit(p piece) {
+	if sp.target > 0 {
+		sp.queue(p)
+		return
+	}
 	if len(sp.cur) > 0 && sp.curSize+p.chars > sp.max {
 		// A heading that would end the chunk moves to the next one, with
 		// the text it heads (and no overlap before it).
@@ -338,6 +387,10 @@ func (sp *splitter) flush() {
 		sp.prev, sp.cur = sp.prev[:0], sp.cur[:0]
 	}
 	sp.curSize = 0
+	if sp.target > 0 && len(carry) > 0 {
+		sp.unqueue(carry)
+		return
+	}
 	for _, p := range carry {
 		sp.emit(p)
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/registry"
@@ -72,7 +73,7 @@ func ExampleEntry_Options() {
 		panic(err)
 	}
 	for _, o := range ts.Options() {
-		fmt.Printf("-%s (%s, %s) default %v\n", o.Flag, o.Name, o.Kind, o.Default)
+		fmt.Println(strings.TrimSpace(fmt.Sprintf("-%s (%s, %s) default %v", o.Flag, o.Name, o.Kind, o.Default)))
 	}
 	// Output:
 	// -max-chunk-size (max_chunk_size, an integer) default 512
@@ -82,6 +83,8 @@ func ExampleEntry_Options() {
 	// -merge-small-chunks (merge_small_chunks, a boolean) default true
 	// -headers (headers_to_split_on, a list of integers) default [1 2 3 4 5 6]
 	// -tokenizer (tokenizer, a string) default
+	// -target-char (target_char, an integer) default 0
+	// -target-tokens (target_tokens, an integer) default 0
 }
 
 // linesConfig configures a chunker of lines: the fields are its options.

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/chunkstream/chunkstream/chunking/code"
 	"github.com/chunkstream/chunkstream/chunking/email"
 	"github.com/chunkstream/chunkstream/chunking/markdown"
 	"github.com/chunkstream/chunkstream/chunking/twostep"
@@ -19,6 +20,8 @@ func entryFields(t *testing.T, e Entry) error {
 	case []Spec[email.Config]:
 		return checkFields(s)
 	case []Spec[twostep.Config]:
+		return checkFields(s)
+	case []Spec[code.Config]:
 		return checkFields(s)
 	}
 	return fmt.Errorf("specs of type %T: add a case to entryFields", e.specs)

@@ -64,6 +64,20 @@ type Spec[C any] struct {
 	set         func(c *C, v any) error // v is already of the kind's Go type
 	get         func(c *C) any          // the canonical value
 	omitDefault bool
+	replaces    []string // options this one sets in their place (Replaces)
+}
+
+// Replaces returns s as an alternative to the options names: a value
+// other than its default sets them itself. One layer of options may not
+// set both s and any of names (an error wrapping
+// chunking.ErrInvalidOptions names them); a layer that sets either side
+// resets the other side to its defaults first, so the latest layer's
+// choice wins whole; and while s has a value other than its default,
+// names are left out of the resolved map (see the package documentation,
+// "Decoding").
+func (s Spec[C]) Replaces(names ...string) Spec[C] {
+	s.replaces = append(slices.Clone(s.replaces), names...)
+	return s
 }
 
 // OmitDefault returns s left out of resolved maps while it has its

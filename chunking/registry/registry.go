@@ -10,7 +10,9 @@ import (
 	"strings"
 
 	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/chunking/code"
 	"github.com/chunkstream/chunkstream/chunking/email"
+	"github.com/chunkstream/chunkstream/chunking/html"
 	"github.com/chunkstream/chunkstream/chunking/markdown"
 	"github.com/chunkstream/chunkstream/chunking/twostep"
 	"github.com/chunkstream/chunkstream/internal/tokens"
@@ -33,6 +35,10 @@ type Entry struct {
 	// there is none.
 	Size string
 	Unit Unit
+	// Targets are the options that, set (above 0), size chunks instead of
+	// Size (target mode), in characters (tokens with a tokenizer); empty
+	// when there are none.
+	Targets []string
 	// ChunkFolder, when set, chunks a whole path (a file or a folder) as
 	// one input with c, a chunker this entry built (email: a mailbox).
 	// Without it, callers walk folders with chunking.WalkFolder.
@@ -77,6 +83,9 @@ var (
 	Mbox      = Format{Name: "mbox", Extensions: []string{".mbox"}}
 	EML       = Format{Name: "eml", Extensions: []string{".eml"}}
 	EmailJSON = Format{Name: "email-json", Extensions: []string{".json", ".jsonl"}}
+	// HTML is decoded by the chunker, by the charset the page declares.
+	HTML = Format{Name: "html", Extensions: []string{".html", ".htm"}}
+	Code = Format{Name: "code", Extensions: code.Extensions(), Text: true}
 )
 
 // Config is a chunker's configuration type: Validate names a bad field by
@@ -100,6 +109,9 @@ func Define[C Config, K chunking.Chunker](name string, def func() C, build func(
 	e.build = func(layers []map[string]any, chunker bool) (map[string]any, chunking.Chunker, error) {
 		cfg := def()
 		for _, layer := range layers {
+			if err := replace(name, specs, &cfg, &d, layer); err != nil {
+				return nil, nil, err
+			}
 			for _, k := range slices.Sorted(maps.Keys(layer)) { // errors follow one order
 				i := slices.IndexFunc(specs, func(s Spec[C]) bool { return s.opt.Name == k })
 				if i < 0 {
@@ -118,9 +130,17 @@ func Define[C Config, K chunking.Chunker](name string, def func() C, build func(
 			return nil, nil, fmt.Errorf("chunker %s: %w", name, err)
 		}
 		resolved := make(map[string]any, len(specs))
+		replaced := map[string]bool{}
+		for i, s := range specs {
+			if len(s.replaces) > 0 && !reflect.DeepEqual(s.get(&cfg), opts[i].Default) {
+				for _, n := range s.replaces {
+					replaced[n] = true
+				}
+			}
+		}
 		for i, s := range specs {
 			v := s.get(&cfg)
-			if s.omitDefault && reflect.DeepEqual(v, opts[i].Default) {
+			if replaced[s.opt.Name] || s.omitDefault && reflect.DeepEqual(v, opts[i].Default) {
 				continue
 			}
 			resolved[s.opt.Name] = v
@@ -135,6 +155,68 @@ func Define[C Config, K chunking.Chunker](name string, def func() C, build func(
 		return resolved, c, nil
 	}
 	return e
+}
+
+// replace applies the Replaces rule of specs to one layer before its
+// values are set on cfg: a layer that sets an option with Replaces to a
+// value other than its default (in d, the defaults) and one it replaces
+// is an error; otherwise the side the layer sets resets the other side of
+// cfg to d's values.
+func replace[C Config](chunker string, specs []Spec[C], cfg, d *C, layer map[string]any) error {
+	for _, s := range specs {
+		if len(s.replaces) == 0 {
+			continue
+		}
+		raw, ok := layer[s.opt.Name]
+		if !ok {
+			continue
+		}
+		v, err := decode(s.opt.Kind, raw)
+		if err != nil {
+			return invalid("chunker %s: %s: %v", chunker, s.opt.Name, err)
+		}
+		var tmp C = *d
+		if err := s.set(&tmp, v); err != nil {
+			return invalid("chunker %s: %s: %v", chunker, s.opt.Name, err)
+		}
+		active := !reflect.DeepEqual(s.get(&tmp), s.get(d))
+		var both []string
+		for _, n := range s.replaces {
+			if _, ok := layer[n]; ok && active {
+				both = append(both, n)
+			}
+		}
+		if len(both) > 0 {
+			return invalid("chunker %s: %s replaces %s: set %s or %s, not both",
+				chunker, s.opt.Name, strings.Join(s.replaces, ", "), s.opt.Name, strings.Join(both, " and "))
+		}
+		// The side this layer sets wins: reset the other.
+		for _, o := range specs {
+			switch {
+			case active && slices.Contains(s.replaces, o.opt.Name):
+			case !active && o.opt.Name == s.opt.Name:
+			default:
+				continue
+			}
+			if err := o.set(cfg, o.get(d)); err != nil {
+				return invalid("chunker %s: %s: %v", chunker, o.opt.Name, err)
+			}
+		}
+	}
+	for _, s := range specs { // a layer setting a replaced option turns the replacing one off
+		if len(s.replaces) == 0 {
+			continue
+		}
+		if _, set := layer[s.opt.Name]; set {
+			continue
+		}
+		if slices.ContainsFunc(s.replaces, func(n string) bool { _, ok := layer[n]; return ok }) {
+			if err := s.set(cfg, s.get(d)); err != nil {
+				return invalid("chunker %s: %s: %v", chunker, s.opt.Name, err)
+			}
+		}
+	}
+	return nil
 }
 
 // unknownOption is the error of an option name the chunker lacks: it
@@ -201,10 +283,10 @@ func (e Entry) Normalize(raw map[string]any) (map[string]any, error) {
 	return out, nil
 }
 
-// Default returns the registry of chunkstream's chunkers: markdown, email
-// and twostep, built anew. Add a chunker or option here.
+// Default returns the registry of chunkstream's chunkers: markdown, email,
+// twostep, html and code, built anew. Add a chunker or option here.
 func Default() *Registry {
-	md := Define("markdown", markdown.DefaultConfig, markdown.New,
+	mdSpecs := []Spec[markdown.Config]{
 		IntOption("min_char", "sections shorter than this many characters (tokens with tokenizer) absorb the next one (reference MarkdownChunker min_char)",
 			func(c *markdown.Config) *int { return &c.MinChar }),
 		IntOption("max_char", "largest chunk in characters (tokens with tokenizer), overlap included (reference MarkdownChunker max_char)",
@@ -213,10 +295,25 @@ func Default() *Registry {
 			func(c *markdown.Config) *int { return &c.ChunkOverlap }),
 		StringOption("tokenizer", tokenizerUsage("min_char, max_char and chunk_overlap", "characters"),
 			func(c *markdown.Config) *string { return &c.Tokenizer }).OmitDefault(),
-	)
+		IntOption("target_char", "target mode: the mean chunk in characters, none longer than 1.5× (unless oversize); sets min_char, max_char and chunk_overlap itself; 0 (the default) is off (chunkstream's own, not a reference parameter)",
+			func(c *markdown.Config) *int { return &c.TargetChar }).OmitDefault().Replaces("min_char", "max_char", "chunk_overlap", "target_tokens"),
+		IntOption("target_tokens", "target_char in tokens of tokenizer, which it needs (chunkstream's own, not a reference parameter)",
+			func(c *markdown.Config) *int { return &c.TargetTokens }).OmitDefault().Replaces("min_char", "max_char", "chunk_overlap", "target_char"),
+	}
+	md := Define("markdown", markdown.DefaultConfig, markdown.New, mdSpecs...)
 	md.Formats = []Format{Markdown, MDX, Text}
 	md.Extensions = markdown.Extensions()
 	md.Size, md.Unit = "max_char", Characters
+	md.Targets = []string{"target_char", "target_tokens"}
+
+	// html's configuration is markdown's (html.Config is markdown.Config):
+	// the same options size the chunks of the page's Markdown rendering.
+	ht := Define("html", html.DefaultConfig, html.New, mdSpecs...)
+	ht.Formats = []Format{HTML}
+	ht.Extensions = html.Extensions()
+	ht.Size, ht.Unit = "max_char", Characters
+	ht.Targets = md.Targets
+	ht.Marks = []string{"title", "lang"}
 
 	em := Define("email", email.DefaultConfig, email.New,
 		IntOption("max_emails_per_chunk", "most messages in one chunk, ≥ 1 (reference max_emails_per_chunk)",
@@ -253,13 +350,31 @@ func Default() *Registry {
 			func(c *twostep.Config) *[]int { return &c.HeadersToSplitOn }).WithFlag("headers"),
 		StringOption("tokenizer", tokenizerUsage("max_chunk_size, word_overlap and chunk_overlap", "words (chunk_overlap: characters)"),
 			func(c *twostep.Config) *string { return &c.Tokenizer }).OmitDefault(),
+		IntOption("target_char", "target mode: the mean chunk in characters, none longer than 1.5× (unless one unit is); sets max_chunk_size, chunk_overlap and word_overlap itself; 0 (the default) is off (chunkstream's own, not a reference parameter)",
+			func(c *twostep.Config) *int { return &c.TargetChar }).OmitDefault().Replaces("max_chunk_size", "chunk_overlap", "word_overlap", "target_tokens"),
+		IntOption("target_tokens", "target_char in tokens of tokenizer, which it needs (chunkstream's own, not a reference parameter)",
+			func(c *twostep.Config) *int { return &c.TargetTokens }).OmitDefault().Replaces("max_chunk_size", "chunk_overlap", "word_overlap", "target_char"),
 	)
 	ts.Formats = []Format{Markdown, MDX, Text}
 	ts.Extensions = twostep.Extensions()
 	ts.Size, ts.Unit = "max_chunk_size", Words
+	ts.Targets = []string{"target_char", "target_tokens"}
 	ts.Marks = []string{"headers", "file_format"}
 
-	r, err := New(md, em, ts)
+	cd := Define("code", code.DefaultConfig, code.New,
+		IntOption("max_char", "largest chunk in characters (tokens with tokenizer), its ending whitespace not counted; a declaration that fits is never split",
+			func(c *code.Config) *int { return &c.MaxChar }),
+		StringOption("language", `the language of every document, one of `+strings.Join(code.Languages(), ", ")+`; "" (the default) takes it from the file's extension`,
+			func(c *code.Config) *string { return &c.Language }).OmitDefault(),
+		StringOption("tokenizer", tokenizerUsage("max_char", "characters"),
+			func(c *code.Config) *string { return &c.Tokenizer }).OmitDefault(),
+	)
+	cd.Formats = []Format{Code}
+	cd.Extensions = code.Extensions()
+	cd.Size, cd.Unit = "max_char", Characters
+	cd.Marks = []string{"language", "symbols"}
+
+	r, err := New(md, em, ts, ht, cd)
 	if err != nil {
 		panic(err) // the entries above are fixed: a test builds them
 	}

@@ -53,7 +53,7 @@ func TestEntriesWellFormed(t *testing.T) {
 			t.Errorf("entry %q with default options: %v", e.Name, err)
 		}
 	}
-	for _, name := range []string{"markdown", "email", "twostep"} {
+	for _, name := range []string{"markdown", "email", "twostep", "code"} {
 		if !seen[name] {
 			t.Errorf("%s chunker not registered", name)
 		}
@@ -67,21 +67,23 @@ func TestCheckFields(t *testing.T) {
 	maxChar := IntOption("max_char", "u", func(c *markdown.Config) *int { return &c.MaxChar })
 	overlap := IntOption("chunk_overlap", "u", func(c *markdown.Config) *int { return &c.ChunkOverlap })
 	tokenizer := StringOption("tokenizer", "u", func(c *markdown.Config) *string { return &c.Tokenizer })
-	if err := checkFields([]Spec[markdown.Config]{minChar, maxChar, overlap, tokenizer}); err != nil {
+	targets := []Spec[markdown.Config]{IntOption("target_char", "u", func(c *markdown.Config) *int { return &c.TargetChar }),
+		IntOption("target_tokens", "u", func(c *markdown.Config) *int { return &c.TargetTokens })}
+	if err := checkFields(append([]Spec[markdown.Config]{minChar, maxChar, overlap, tokenizer}, targets...)); err != nil {
 		t.Errorf("checkFields(complete) = %v", err)
 	}
-	missing := []Spec[markdown.Config]{minChar, maxChar, tokenizer}
+	missing := append([]Spec[markdown.Config]{minChar, maxChar, tokenizer}, targets...)
 	if err := checkFields(missing); err == nil || !strings.Contains(err.Error(), "ChunkOverlap") {
 		t.Errorf("checkFields(missing ChunkOverlap) = %v, want it named", err)
 	}
-	twice := []Spec[markdown.Config]{minChar, maxChar, overlap, tokenizer,
-		IntOption("max_chars", "u", func(c *markdown.Config) *int { return &c.MaxChar })}
+	twice := append([]Spec[markdown.Config]{minChar, maxChar, overlap, tokenizer,
+		IntOption("max_chars", "u", func(c *markdown.Config) *int { return &c.MaxChar })}, targets...)
 	if err := checkFields(twice); err == nil || !strings.Contains(err.Error(), "max_chars") {
 		t.Errorf("checkFields(two specs of MaxChar) = %v, want an error", err)
 	}
 	var outside int
-	stray := []Spec[markdown.Config]{minChar, maxChar, overlap, tokenizer,
-		IntOption("stray", "u", func(*markdown.Config) *int { return &outside })}
+	stray := append([]Spec[markdown.Config]{minChar, maxChar, overlap, tokenizer,
+		IntOption("stray", "u", func(*markdown.Config) *int { return &outside })}, targets...)
 	if err := checkFields(stray); err == nil || !strings.Contains(err.Error(), "stray") {
 		t.Errorf("checkFields(spec of no field) = %v, want an error", err)
 	}
@@ -102,6 +104,7 @@ func TestResolveDefaults(t *testing.T) {
 		"email":    {"max_emails_per_chunk": 10, "max_chars": 2048, "overlap_emails": 2, "strip_quotes": "auto", "mboxo": false},
 		"twostep": {"max_chunk_size": 512, "chunk_overlap": 0, "word_overlap": 0, "add_headers": false,
 			"merge_small_chunks": true, "headers_to_split_on": []int{1, 2, 3, 4, 5, 6}},
+		"code": {"max_char": 2048},
 	}
 	for name, want := range tests {
 		e := mustLookup(t, name)
@@ -110,7 +113,7 @@ func TestResolveDefaults(t *testing.T) {
 			t.Errorf("Default().Lookup(%s).Resolve() = %v, %v; want %v", name, got, err, want)
 		}
 		for _, o := range e.Options() {
-			if _, ok := want[o.Name]; !ok && o.Name == "tokenizer" && o.Default == "" {
+			if _, ok := want[o.Name]; !ok && ((o.Name == "tokenizer" || o.Name == "language") && o.Default == "" || strings.HasPrefix(o.Name, "target_") && o.Default == 0) {
 				continue // left out of the resolved map at its default
 			}
 			if !reflect.DeepEqual(o.Default, want[o.Name]) {
@@ -130,7 +133,16 @@ func TestResolveDefaults(t *testing.T) {
 // fingerprints) they had before it existed; set, it resolves and round
 // trips like any option.
 func TestOmitDefault(t *testing.T) {
-	for _, name := range []string{"markdown", "twostep"} {
+	cd := mustLookup(t, "code")
+	for _, raw := range []map[string]any{nil, {"language": ""}} {
+		if got, err := cd.Resolve(raw); err != nil || !reflect.DeepEqual(got, map[string]any{"max_char": 2048}) {
+			t.Errorf("code Resolve(%v) = %v, %v; want language left out at its default", raw, got, err)
+		}
+	}
+	if got, err := cd.Resolve(map[string]any{"language": "python"}); err != nil || got["language"] != "python" {
+		t.Errorf("code Resolve(language python) = %v, %v", got, err)
+	}
+	for _, name := range []string{"markdown", "twostep", "code"} {
 		e := mustLookup(t, name)
 		for _, raw := range []map[string]any{nil, {"tokenizer": ""}} {
 			got, err := e.Resolve(raw)
@@ -223,7 +235,7 @@ func TestResolveErrors(t *testing.T) {
 		{"markdown", map[string]any{"tokenizer": "gpt2"}, chunking.ErrInvalidOptions, `tokenizer must be empty (characters) or one of cl100k_base, o200k_base, got "gpt2"`},
 		{"twostep", map[string]any{"tokenizer": "p50k_base"}, chunking.ErrInvalidOptions, `tokenizer: must be empty (words) or one of cl100k_base, o200k_base, got "p50k_base"`},
 		{"twostep", map[string]any{"tokenizer": 5}, chunking.ErrInvalidOptions, `chunker twostep: tokenizer: want a string, got the integer 5`},
-		{"markdown", map[string]any{"bogus": 1}, chunking.ErrUnknownOption, `unknown option "bogus" for chunker markdown (its options: min_char, max_char, chunk_overlap, tokenizer)`},
+		{"markdown", map[string]any{"bogus": 1}, chunking.ErrUnknownOption, `unknown option "bogus" for chunker markdown (its options: min_char, max_char, chunk_overlap, tokenizer, target_char, target_tokens)`},
 		{"markdown", map[string]any{"max_char": 0}, chunking.ErrInvalidOptions, `chunker markdown: chunking: invalid options: max_char must be > 0, got 0`},
 		{"markdown", map[string]any{"max_char": 100}, chunking.ErrInvalidOptions, `chunk_overlap (128) must be < max_char (100)`},
 		{"twostep", map[string]any{"headers_to_split_on": []any{1, "x"}}, chunking.ErrInvalidOptions, `chunker twostep: headers_to_split_on: item 2: want an integer, got the string "x"`},
@@ -233,8 +245,8 @@ func TestResolveErrors(t *testing.T) {
 		{"twostep", map[string]any{"max_workers": 2}, chunking.ErrUnknownOption, `unknown option "max_workers" for chunker twostep`},
 		{"email", map[string]any{"strip_quotes": "maybe"}, chunking.ErrInvalidOptions, `strip_quotes: want a boolean or "auto", got the string "maybe"`},
 		{"email", map[string]any{"max_chars": 100}, chunking.ErrInvalidOptions, `max_chars must be ≥ 256, got 100`},
-		{"email", map[string]any{"min_char": 1}, chunking.ErrUnknownOption, `option "min_char" belongs to chunker markdown, not email`},
-		{"email", map[string]any{"chunk_overlap": 1}, chunking.ErrUnknownOption, `option "chunk_overlap" belongs to chunker markdown and twostep, not email`},
+		{"email", map[string]any{"min_char": 1}, chunking.ErrUnknownOption, `option "min_char" belongs to chunker markdown and html, not email`},
+		{"email", map[string]any{"chunk_overlap": 1}, chunking.ErrUnknownOption, `option "chunk_overlap" belongs to chunker markdown, twostep and html, not email`},
 	}
 	for _, tt := range tests {
 		_, err := mustLookup(t, tt.chunker).Resolve(tt.raw)
@@ -334,6 +346,65 @@ func TestIntegerOptions(t *testing.T) {
 			t.Errorf("Resolve(max_char %T %v) = %v, %v, want max_char 1000", tt.v, tt.v, got, err)
 		case tt.want != "" && (!errors.Is(err, chunking.ErrInvalidOptions) || !strings.HasSuffix(err.Error(), tt.want)):
 			t.Errorf("Resolve(max_char %T %v) = %v, want ErrInvalidOptions ending %q", tt.v, tt.v, err, tt.want)
+		}
+	}
+}
+
+// TestTargetReplaces: target_char and target_tokens set min_char,
+// max_char and chunk_overlap themselves. One layer may not set both
+// sides; a later layer's side replaces an earlier one's whole; the
+// resolved map of target mode holds the target alone, and round trips;
+// without a target the map is the one of before target mode existed.
+func TestTargetReplaces(t *testing.T) {
+	md := mustLookup(t, "markdown")
+	ok := []struct {
+		name   string
+		layers []map[string]any
+		want   map[string]any
+	}{
+		{"target alone", []map[string]any{{"target_char": 800}}, map[string]any{"target_char": 800}},
+		{"target 0 is off", []map[string]any{{"target_char": 0, "max_char": 900}},
+			map[string]any{"min_char": 1024, "max_char": 900, "chunk_overlap": 128}},
+		{"request target over default sizes", []map[string]any{{"max_char": 900, "chunk_overlap": 10}, {"target_char": 800}},
+			map[string]any{"target_char": 800}},
+		{"request sizes over default target", []map[string]any{{"target_char": 800}, {"max_char": 900}},
+			map[string]any{"min_char": 1024, "max_char": 900, "chunk_overlap": 128}},
+		{"request target_tokens over default target_char", []map[string]any{{"target_char": 800}, {"tokenizer": "cl100k_base", "target_tokens": 200}},
+			map[string]any{"tokenizer": "cl100k_base", "target_tokens": 200}},
+		{"request tokens over default target", []map[string]any{{"target_tokens": 100, "tokenizer": "o200k_base"}, {"min_char": 5}},
+			map[string]any{"min_char": 5, "max_char": 2048, "chunk_overlap": 128, "tokenizer": "o200k_base"}},
+	}
+	for _, tc := range ok {
+		got, err := md.Resolve(tc.layers...)
+		if err != nil || !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: Resolve(%v) = %v, %v; want %v", tc.name, tc.layers, got, err, tc.want)
+			continue
+		}
+		again, err := md.Resolve(got)
+		if err != nil || !reflect.DeepEqual(again, got) {
+			t.Errorf("%s: Resolve(Resolve()) = %v, %v; want %v", tc.name, again, err, got)
+		}
+		if c, err := md.New(tc.layers...); err != nil || c == nil {
+			t.Errorf("%s: New = %v", tc.name, err)
+		}
+	}
+	bad := []struct {
+		raw map[string]any
+		msg string
+	}{
+		{map[string]any{"target_char": 800, "max_char": 2048},
+			"chunker markdown: target_char replaces min_char, max_char, chunk_overlap, target_tokens: set target_char or max_char, not both"},
+		{map[string]any{"target_char": 800, "chunk_overlap": 0, "min_char": 1}, "set target_char or min_char and chunk_overlap, not both"},
+		{map[string]any{"target_char": 800, "target_tokens": 0}, "set target_char or target_tokens, not both"},
+		{map[string]any{"target_char": 800, "tokenizer": "cl100k_base"}, "target_char counts characters, but tokenizer cl100k_base counts tokens: use target_tokens"},
+		{map[string]any{"target_tokens": 800}, "target_tokens needs tokenizer"},
+		{map[string]any{"target_char": -1}, "target_char must be ≥ 0"},
+		{map[string]any{"target_char": "x"}, `target_char: want an integer, got the string "x"`},
+	}
+	for _, tc := range bad {
+		_, err := md.Resolve(tc.raw)
+		if !errors.Is(err, chunking.ErrInvalidOptions) || !strings.Contains(err.Error(), tc.msg) {
+			t.Errorf("Resolve(%v) = %v, want ErrInvalidOptions containing %q", tc.raw, err, tc.msg)
 		}
 	}
 }

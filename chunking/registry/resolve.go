@@ -107,7 +107,15 @@ func (r *Registry) explain(err error) error {
 		return err
 	}
 	return &optionError{sentinel: chunking.ErrUnknownOption,
-		msg: fmt.Sprintf("option %q belongs to chunker %s, not %s", oe.option, strings.Join(owners, " and "), oe.chunker)}
+		msg: fmt.Sprintf("option %q belongs to chunker %s, not %s", oe.option, andList(owners), oe.chunker)}
+}
+
+// andList joins names as "a", "a and b", "a, b and c".
+func andList(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
 // Formats returns the formats the registry's chunkers read, each once, in
@@ -170,11 +178,13 @@ type Choice struct {
 	Entry   Entry
 	Format  Format
 	Options map[string]any // complete and canonical (Entry.Resolve)
-	// Size is the value of the entry's size option, in Unit; SizeSet
-	// tells whether the request set it.
-	Size    int
-	Unit    Unit
-	SizeSet bool
+	// Size is the value of the entry's size option, in Unit, named
+	// SizeOption (a target when one is set: Entry.Targets); SizeSet tells
+	// whether the request set it.
+	Size       int
+	SizeOption string
+	Unit       Unit
+	SizeSet    bool
 }
 
 // maxCachedChunkers bounds a Resolver's chunker cache against requests
@@ -252,8 +262,15 @@ func (rs *Resolver) Choose(req Request) (Choice, error) {
 	}
 	c := Choice{Entry: e, Format: format, Options: opts, Unit: e.Unit}
 	if e.Size != "" {
+		c.SizeOption = e.Size
 		c.Size, _ = opts[e.Size].(int)
 		_, c.SizeSet = req.Options[e.Size]
+	}
+	for _, t := range e.Targets {
+		if n, _ := opts[t].(int); n > 0 {
+			c.Size, c.SizeOption, c.Unit = n, t, Characters // or tokens, below
+			_, c.SizeSet = req.Options[t]
+		}
 	}
 	if t, _ := opts["tokenizer"].(string); t != "" {
 		c.Unit = Tokens

@@ -3,6 +3,7 @@ package registry_test
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/chunkstream/chunkstream/chunking"
@@ -14,7 +15,8 @@ func TestInferFormat(t *testing.T) {
 	tests := map[string]string{
 		"a.md": "markdown", "A.MD": "markdown", "x/y.markdown": "markdown", "p.mdx": "mdx",
 		"n.txt": "text", "box.mbox": "mbox", "m.eml": "eml", "rows.jsonl": "email-json", "rows.json": "email-json",
-		"https://x/y.mdx?rev=2": "mdx", "inbox#thread1": "markdown", "README": "markdown", "a.go": "markdown",
+		"https://x/y.mdx?rev=2": "mdx", "inbox#thread1": "markdown", "README": "markdown", "a.pdf": "markdown",
+		"a.go": "code", "lib/x.PY": "code", "app.tsx": "code", "m.mjs": "code",
 	}
 	for id, want := range tests {
 		if got := r.InferFormat(id).Name; got != want {
@@ -49,6 +51,9 @@ func TestChoose(t *testing.T) {
 	}{
 		{"no defaults, text", registry.Defaults{}, registry.Request{ID: "a.md"}, "markdown", "markdown", resolved(t, "markdown", nil)},
 		{"no defaults, mail", registry.Defaults{}, registry.Request{ID: "a.mbox"}, "email", "mbox", resolved(t, "email", nil)},
+		{"no defaults, code", registry.Defaults{}, registry.Request{ID: "pkg/a.py"}, "code", "code", resolved(t, "code", nil)},
+		{"text default does not read code", ts, registry.Request{ID: "a.go", Options: map[string]any{"language": "go"}}, "code", "code",
+			resolved(t, "code", map[string]any{"language": "go"})},
 		{"text default replaces markdown", ts, registry.Request{ID: "a.md"}, "twostep", "markdown",
 			resolved(t, "twostep", ts.Options)},
 		{"text default does not read mail", ts, registry.Request{ID: "a.eml"}, "email", "eml", resolved(t, "email", nil)},
@@ -113,8 +118,20 @@ func TestChooseSize(t *testing.T) {
 		{registry.Request{ID: "a.md", Options: map[string]any{"max_char": 500, "tokenizer": "cl100k_base"}}, 500, registry.Tokens, true},
 		{registry.Request{ID: "a.md", Chunker: "twostep"}, 512, registry.Words, false},
 		{registry.Request{ID: "a.mbox"}, 2048, registry.Characters, false},
+		{registry.Request{ID: "a.md", Options: map[string]any{"target_char": 300}}, 300, registry.Characters, true},
+		{registry.Request{ID: "a.md", Options: map[string]any{"target_tokens": 90, "tokenizer": "cl100k_base"}}, 90, registry.Tokens, true},
+		{registry.Request{ID: "a.md", Chunker: "twostep", Options: map[string]any{"target_char": 700}}, 700, registry.Characters, true},
 	} {
 		c, err := rs.Choose(tc.req)
+		want := c.Entry.Size
+		for k := range tc.req.Options {
+			if strings.HasPrefix(k, "target_") {
+				want = k
+			}
+		}
+		if c.SizeOption != want {
+			t.Errorf("Choose(%+v).SizeOption = %q, want %q", tc.req, c.SizeOption, want)
+		}
 		if err != nil || c.Size != tc.size || c.Unit != tc.unit || c.SizeSet != tc.set {
 			t.Errorf("Choose(%+v) = size %d %s set %v, %v; want %d %s %v", tc.req, c.Size, c.Unit, c.SizeSet, err, tc.size, tc.unit, tc.set)
 		}

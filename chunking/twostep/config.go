@@ -9,6 +9,7 @@ import (
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/internal/fileio"
 	"github.com/chunkstream/chunkstream/chunking/internal/mdblocks"
+	"github.com/chunkstream/chunkstream/chunking/internal/measure"
 	"github.com/chunkstream/chunkstream/internal/tokens"
 )
 
@@ -46,6 +47,19 @@ type Config struct {
 	// and chunk_overlap count, "cl100k_base" or "o200k_base"; "" counts
 	// words and characters, as the reference does.
 	Tokenizer string
+	// TargetChar (target_char, default 0: off; chunkstream's own, not a
+	// reference parameter): target mode in characters: the mean chunk is
+	// about this many characters and none is longer than
+	// measure's ceiling of it, one and a half times (unless a single unit
+	// is); the sizes count characters, and MaxChunkSize, ChunkOverlap and
+	// WordOverlap are the target's own: leave them at DefaultConfig's.
+	// docs/chunkers.md (Target mode) has the rules. Not with Tokenizer
+	// (use TargetTokens).
+	TargetChar int
+	// TargetTokens (target_tokens, default 0: off; chunkstream's own):
+	// target mode in tokens of Tokenizer, which it needs; otherwise as
+	// TargetChar.
+	TargetTokens int
 }
 
 // DefaultConfig returns the reference's defaults.
@@ -59,11 +73,16 @@ func DefaultConfig() Config {
 
 // Validate checks max_chunk_size ≥ 1, 0 ≤ word_overlap < max_chunk_size,
 // chunk_overlap ≥ 0, header levels within 1–6 and that tokenizer is empty
-// or a known encoding. A violation wraps chunking.ErrInvalidOptions and
+// or a known encoding; in target mode, that the target is positive, in
+// the tokenizer's unit, and that max_chunk_size, chunk_overlap and
+// word_overlap are DefaultConfig's (the target sets them). A violation wraps chunking.ErrInvalidOptions and
 // names the field by its parameter name.
 func (cfg Config) Validate() error {
 	bad := func(name string, format string, args ...any) error {
 		return fmt.Errorf("%w: %s: %s", chunking.ErrInvalidOptions, name, fmt.Sprintf(format, args...))
+	}
+	if err := cfg.validateTarget(bad); err != nil {
+		return err
 	}
 	if cfg.MaxChunkSize < 1 {
 		return bad("max_chunk_size", "must be at least 1, got %d", cfg.MaxChunkSize)
@@ -88,7 +107,9 @@ func (cfg Config) Validate() error {
 // Chunker is the two-step chunker. It is immutable and safe for
 // concurrent use.
 type Chunker struct {
-	maxWords    int
+	maxWords    int // the budget: max_chunk_size, or the target's ceiling
+	target      int // target mode's mean chunk size; 0: off
+	cfg         Config
 	charOverlap int
 	wordOverlap int
 	addHeaders  bool
@@ -112,6 +133,10 @@ func New(cfg Config) (*Chunker, error) {
 		wordOverlap: cfg.WordOverlap,
 		addHeaders:  cfg.AddHeaders,
 		merge:       cfg.MergeSmallChunks,
+		cfg:         cfg,
+	}
+	if n := cfg.target(); n > 0 {
+		c.target, c.maxWords, c.charOverlap, c.wordOverlap = n, measure.Ceiling(n), 0, 0
 	}
 	for _, l := range cfg.HeadersToSplitOn {
 		c.splitOn[l] = true
@@ -135,17 +160,8 @@ func (c *Chunker) Config() Config {
 			levels = append(levels, l)
 		}
 	}
-	cfg := Config{
-		MaxChunkSize:     c.maxWords,
-		ChunkOverlap:     c.charOverlap,
-		WordOverlap:      c.wordOverlap,
-		AddHeaders:       c.addHeaders,
-		MergeSmallChunks: c.merge,
-		HeadersToSplitOn: levels,
-	}
-	if c.enc != nil {
-		cfg.Tokenizer = c.enc.Name()
-	}
+	cfg := c.cfg
+	cfg.HeadersToSplitOn = levels
 	return cfg
 }
 
@@ -181,5 +197,35 @@ func (c *Chunker) Baseline() string { return "goldmark-blocks" }
 // ParseOnly runs only that parse over doc and discards the result.
 func (c *Chunker) ParseOnly(doc chunking.Document) error {
 	mdblocks.ParseOnly(doc.Content)
+	return nil
+}
+
+// target returns the configured target, in either unit, or 0.
+func (cfg Config) target() int { return max(cfg.TargetChar, cfg.TargetTokens) }
+
+// validateTarget checks the target options (bad builds the error).
+func (cfg Config) validateTarget(bad func(name, format string, args ...any) error) error {
+	switch {
+	case cfg.TargetChar < 0:
+		return bad("target_char", "must be ≥ 0 (0: off), got %d", cfg.TargetChar)
+	case cfg.TargetTokens < 0:
+		return bad("target_tokens", "must be ≥ 0 (0: off), got %d", cfg.TargetTokens)
+	case cfg.TargetChar > 0 && cfg.TargetTokens > 0:
+		return bad("target_char", "target_char and target_tokens are one target in two units: set one")
+	case cfg.TargetChar > 0 && cfg.Tokenizer != "":
+		return bad("target_char", "counts characters, but tokenizer %s counts tokens: use target_tokens", cfg.Tokenizer)
+	case cfg.TargetTokens > 0 && cfg.Tokenizer == "":
+		return bad("target_tokens", "needs tokenizer (cl100k_base or o200k_base); target_char counts characters")
+	case cfg.target() == 0:
+		return nil
+	}
+	name := "target_char"
+	if cfg.TargetTokens > 0 {
+		name = "target_tokens"
+	}
+	if d := DefaultConfig(); cfg.MaxChunkSize != d.MaxChunkSize || cfg.ChunkOverlap != d.ChunkOverlap || cfg.WordOverlap != d.WordOverlap {
+		return bad(name, "sets max_chunk_size, chunk_overlap and word_overlap itself: leave them out (got %d, %d, %d)",
+			cfg.MaxChunkSize, cfg.ChunkOverlap, cfg.WordOverlap)
+	}
 	return nil
 }

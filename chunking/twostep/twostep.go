@@ -41,6 +41,7 @@ type unit struct {
 	start, end int
 	words      int  // size: words, or tokens of the unit alone in token mode
 	heading    bool // a heading line: kept with the unit after it
+	lines      bool // a code block or table: target mode may cut it at its line ends
 }
 
 // piece is a chunk before overlap and add_headers: its own text, which is
@@ -169,7 +170,11 @@ func (c *Chunker) chunkPolled(pl *poll.Poller, doc chunking.Document, yield func
 	if pl.Check() {
 		return stopped()
 	}
-	m, release := measure.ForEncoding(c.enc, measure.OfWords())
+	unit := measure.OfWords()
+	if c.target > 0 {
+		unit = measure.OfChars() // target_char; target_tokens has c.enc
+	}
+	m, release := measure.ForEncoding(c.enc, unit)
 	defer release()
 	pieces, unclosed := c.split(src, c.sections(src, blocks), m, pl)
 	if c.merge && !pl.Stopped() {
@@ -318,7 +323,12 @@ func (c *Chunker) split(src string, secs []section, m measure.Measure, pl *poll.
 		if pl.Stopped() {
 			return nil, nil
 		}
-		pieces = c.pack(src, units, s.hdrs, m, pieces, pl)
+		budget := c.maxWords
+		if c.target > 0 {
+			pieces = c.packTarget(src, units, s.hdrs, m, pieces, pl)
+		} else {
+			pieces = c.pack(src, units, s.hdrs, m, budget, pieces, pl)
+		}
 	}
 	return pieces, sc.unclosed
 }
@@ -351,7 +361,7 @@ func (sc *scratch) sectionUnits(src string, blocks []mdblocks.Block, dst []unit)
 	}
 	// Atomic units keep the indentation of their first line (indented
 	// code, a fence nested in a list item).
-	addAtomic := func(start, end int) {
+	addAtomic := func(start, end int, lines bool) {
 		from, to := sentences.TrimSpace(src, start, end)
 		if from >= to {
 			return
@@ -359,7 +369,7 @@ func (sc *scratch) sectionUnits(src string, blocks []mdblocks.Block, dst []unit)
 		if ls := strings.LastIndexByte(src[start:from], '\n'); ls >= 0 {
 			start += ls + 1
 		}
-		dst = append(dst, unit{start: start, end: to, words: sc.m.LenString(src[start:to])})
+		dst = append(dst, unit{start: start, end: to, words: sc.m.LenString(src[start:to]), lines: lines})
 	}
 	for i := 0; i < len(blocks) && !sc.pl.Stopped(); {
 		b := blocks[i]
@@ -372,7 +382,7 @@ func (sc *scratch) sectionUnits(src string, blocks []mdblocks.Block, dst []unit)
 			continue
 		}
 		if atomicKind(b.Kind) {
-			addAtomic(b.Start, b.End)
+			addAtomic(b.Start, b.End, b.Kind == mdblocks.FencedCode || b.Kind == mdblocks.IndentedCode || b.Kind == mdblocks.Table)
 			i++
 			continue
 		}
@@ -391,7 +401,7 @@ func (sc *scratch) sectionUnits(src string, blocks []mdblocks.Block, dst []unit)
 			for _, s := range sc.sents {
 				addSentence(s.Start, s.End)
 			}
-			addAtomic(d.Start, d.End)
+			addAtomic(d.Start, d.End, false)
 			from = d.End
 		}
 		sc.sents = sentences.Append(sc.sents[:0], src, from, e, sc.inline, sc.pl)
@@ -431,12 +441,19 @@ func isHeadingLine(s string) bool {
 // when it is over the budget, its last units (and a heading left last
 // with them) go to the next piece until it fits. A single unit always
 // fits, being counted alone.
-func (c *Chunker) pack(src string, units []unit, hdrs []header, m measure.Measure, dst []piece, pl *poll.Poller) []piece {
+//
+// In target mode, budget is the section's share (measure.Balanced): a
+// piece is also closed before a unit when it is nearer to the budget
+// without it; max_chunk_size (the ceiling) still bounds it.
+func (c *Chunker) pack(src string, units []unit, hdrs []header, m measure.Measure, budget int, dst []piece, pl *poll.Poller) []piece {
 	first, words := -1, 0
 	// gap estimates the tokens of the source between two units (their
 	// own counts leave it out): a line break is a token of its own, a
 	// space joins the next word's token. Words: none.
 	gap := func(a, b unit) int {
+		if m.Unit() == measure.Chars {
+			return utf8.RuneCountInString(src[a.end:b.start])
+		}
 		if m.Exact() || strings.IndexByte(src[a.end:b.start], '\n') < 0 {
 			return 0
 		}
@@ -492,7 +509,7 @@ func (c *Chunker) pack(src string, units []unit, hdrs []header, m measure.Measur
 			if first >= 0 {
 				need += gap(units[i-1], u)
 			}
-			if first >= 0 && words+need > c.maxWords {
+			if first >= 0 && (words+need > c.maxWords || c.target > 0 && measure.NearerWithout(words, need, budget)) {
 				i = flush(i - 1)
 				continue
 			}
@@ -530,7 +547,10 @@ func (c *Chunker) mergePieces(pieces []piece, m measure.Measure, pl *poll.Poller
 	joined := func(next *piece) (int, bool) {
 		if m.Exact() {
 			n := cur.words + next.words
-			return n, n <= c.maxWords
+			if m.Unit() == measure.Chars {
+				n += 2 // the "\n\n" join
+			}
+			return n, n <= c.maxWords && (c.target == 0 || !measure.NearerWithout(cur.words, n-cur.words, c.target))
 		}
 		if !appFresh {
 			app.Reset(m.Counter(), c.maxWords)
@@ -541,7 +561,7 @@ func (c *Chunker) mergePieces(pieces []piece, m measure.Measure, pl *poll.Poller
 		try.WriteString("\n\n")
 		try.WriteString(next.text)
 		n := try.Count()
-		return n, n <= c.maxWords
+		return n, n <= c.maxWords && (c.target == 0 || !measure.NearerWithout(cur.words, n-cur.words, c.target))
 	}
 	finish := func() {
 		if merged {

@@ -252,10 +252,12 @@ func (a *app) collectionPanel(c *chunking.Collection, entry registry.Entry, raw 
 	}
 	for _, f := range files {
 		doc := viewDoc{name: f}
+		var fc []chunking.Chunk
 		for _, pos := range c.FilePositions(f) {
-			doc.chunks = append(doc.chunks, len(p.chunks))
-			p.chunks = append(p.chunks, measured([]chunking.Chunk{c.At(pos)}, m)[0])
+			doc.chunks = append(doc.chunks, len(p.chunks)+len(fc))
+			fc = append(fc, c.At(pos))
 		}
+		p.chunks = append(p.chunks, measured(fc, m)...) // a file's chunks at once: symbols are coloured per file
 		switch {
 		case f == chunking.UnknownFile:
 			doc.note = `These chunks have no "file" metadata: their contents are listed in order.`
@@ -282,11 +284,21 @@ func (a *app) collectionPanel(c *chunking.Collection, entry registry.Entry, raw 
 	return p, nil
 }
 
-// measured sizes chunks with m and reads their oversize marker.
+// measured sizes chunks with m and reads their oversize marker and, for
+// code chunks, their symbol's colour: symbols are numbered in the order
+// they first lead a chunk, so neighbours of different symbols differ.
 func measured(chunks []chunking.Chunk, m measure) []viewChunk {
 	out := make([]viewChunk, len(chunks))
+	colours := map[string]int{}
 	for i, c := range chunks {
-		out[i] = viewChunk{chunk: c, size: m.size(c.Content()), oversize: c.Get("oversize", false) == true}
+		out[i] = viewChunk{chunk: c, size: m.size(c.Content()), oversize: c.Get("oversize", false) == true, symbol: -1}
+		if syms, _ := c.Get("symbols", nil).([]any); len(syms) > 0 {
+			lead := fmt.Sprint(syms[0])
+			if _, ok := colours[lead]; !ok {
+				colours[lead] = len(colours)
+			}
+			out[i].symbol = colours[lead] % symbolColours
+		}
 	}
 	return out
 }

@@ -44,7 +44,12 @@ type viewChunk struct {
 	chunk    chunking.Chunk
 	size     int
 	oversize bool
+	symbol   int // code: the colour of the chunk's leading symbol, 0 to symbolColours-1; else -1
 }
+
+// symbolColours is how many colours code chunks take by symbol (view.css,
+// s0 to s7).
+const symbolColours = 8
 
 // viewDoc is one document of a panel: its name, its chunks' positions in
 // the panel, and its text when they are shaded on it (else the contents
@@ -250,8 +255,14 @@ func (p panelInput) docView(d viewDoc) docView {
 
 // chunkClass is the class list of a chunk's marks: "chunk", the
 // alternating colour (c0, c1), oversize and derived (not verbatim).
+//
+// Code chunks are coloured by their leading symbol (s0 to s7), the two
+// shades alternating, so that a split declaration's chunks share a hue.
 func chunkClass(pos int, c viewChunk) string {
 	class := "chunk c" + strconv.Itoa(pos%2)
+	if c.symbol >= 0 {
+		class += " s" + strconv.Itoa(c.symbol)
+	}
 	if c.oversize {
 		class += " oversize"
 	}
@@ -283,7 +294,8 @@ func (p panelInput) describe(pos int) string {
 }
 
 // headerPath is the headings a chunk sits under: h1 to h6 (markdown), the
-// headers list (twostep) or the subject (email).
+// headers list (twostep), the language and symbol paths (code) or the
+// subject (email).
 func headerPath(c chunking.Chunk) string {
 	md := c.Metadata()
 	var path []string
@@ -297,6 +309,13 @@ func headerPath(c chunking.Chunk) string {
 		for _, h := range hs {
 			path = append(path, fmt.Sprint(h))
 		}
+	}
+	if syms, _ := c.Get("symbols", nil).([]any); len(path) == 0 && len(syms) > 0 {
+		names := make([]string, len(syms))
+		for i, s := range syms {
+			names[i] = fmt.Sprint(s)
+		}
+		return fmt.Sprint(c.Get("language", "code")) + ": " + strings.Join(names, ", ")
 	}
 	if len(path) == 0 {
 		if s, ok := c.Get("subject", nil).(string); ok && s != "" {

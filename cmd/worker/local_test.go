@@ -38,6 +38,7 @@ func writeTree(t *testing.T, files map[string][]byte) string {
 // TestLocalEqualsSplit: local mode's output equals `chunk split` on the
 // same folder and flags, byte for byte, in JSONL and YAML.
 func TestLocalEqualsSplit(t *testing.T) {
+	testutil.OptIn(t, testutil.Processes)
 	chunkBin := testutil.Binary(t, "./cmd/chunk")
 	gen := markdownDocs(30)
 	gen["guide/intro.mdx"] = []byte("import X from './x'\n\n# Intro\n\n<Widget a=\"b\" />\n\nSome text here.\n")
@@ -55,6 +56,12 @@ func TestLocalEqualsSplit(t *testing.T) {
 		{"generated yaml", generated, nil, "out.yaml"},
 		{"generated small chunks", generated, []string{"-max-char", "300", "-chunk-overlap", "0"}, "out.jsonl"},
 		{"twostep", generated, []string{"-chunker", "twostep", "-max-chunk-size", "120"}, "out.jsonl"},
+		{"code", writeTree(t, map[string][]byte{
+			"srv/server.go": []byte("package srv\n\n// Serve serves.\nfunc Serve() error {\n\treturn nil\n}\n"),
+			"tools/run.py":  []byte("import sys\n\n\ndef main():\n    print(sys.argv)\n\n\nmain()\n"),
+			"web/app.ts":    []byte("export function hi(): string {\n  return 'hi';\n}\n"),
+			"notes.md":      []byte("# not code: the code chunker's walk leaves it\n"),
+		}), []string{"-chunker", "code", "-max-char", "40"}, "out.jsonl"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -77,6 +84,9 @@ func TestLocalEqualsSplit(t *testing.T) {
 			}
 			if !bytes.Equal(g, w) {
 				t.Errorf("local mode output (%d bytes) differs from chunk split (%d bytes)", len(g), len(w))
+			}
+			if tc.name == "code" && (bytes.Contains(g, []byte("not code")) || !bytes.Contains(g, []byte(`"srv.Serve"`)) || !bytes.Contains(g, []byte(`"language":"typescript"`))) {
+				t.Errorf("code: the walk by the code chunker's extensions: %s", g)
 			}
 			if !strings.Contains(stderr.String(), "0 dead letters") {
 				t.Errorf("summary = %q", stderr.String())
@@ -135,6 +145,7 @@ func TestLocalUsage(t *testing.T) {
 // sent one thread per request; the chunks are chunk split's (in document
 // id order rather than the mailbox's thread order).
 func TestLocalMailbox(t *testing.T) {
+	testutil.OptIn(t, testutil.Processes)
 	chunkBin := testutil.Binary(t, "./cmd/chunk")
 	mbox := []byte("From a@x.com Mon Jan  1 00:00:00 2024\n" +
 		"From: Ann <a@x.com>\nTo: Bob <b@x.com>\nSubject: Plans\nDate: Mon, 1 Jan 2024 10:00:00 +0000\nMessage-ID: <m1@x.com>\n\nShall we meet?\n\n" +

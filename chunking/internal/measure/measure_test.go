@@ -104,3 +104,32 @@ func BenchmarkRuneCount(b *testing.B) {
 	}
 	b.ReportMetric(float64(simple)/float64(fast), "simple/fast")
 }
+
+func TestTargetArithmetic(t *testing.T) {
+	for _, tc := range []struct{ n, ceil int }{{1, 2}, {2, 3}, {400, 600}, {801, 1202}} {
+		if got := Ceiling(tc.n); got != tc.ceil {
+			t.Errorf("Ceiling(%d) = %d, want %d", tc.n, got, tc.ceil)
+		}
+	}
+	for _, tc := range []struct{ total, n, want int }{
+		{100, 400, 100},  // shorter than the target: one piece
+		{599, 400, 599},  // under 1.5 targets: one piece
+		{600, 400, 300},  // 1.5 targets: two halves
+		{1000, 400, 334}, // 2.5 targets: three near-equal pieces, not 400+400+200
+		{4000, 800, 800}, // exact
+		{4100, 800, 820}, // five pieces of 820, no tail of 100
+		{10, 1, 1},
+	} {
+		if got := Balanced(tc.total, tc.n); got != tc.want {
+			t.Errorf("Balanced(%d, %d) = %d, want %d", tc.total, tc.n, got, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		cur, p, b int
+		want      bool
+	}{{0, 900, 400, false}, {300, 100, 400, false}, {300, 300, 400, true}, {300, 200, 400, false}, {350, 101, 400, true}} {
+		if got := NearerWithout(tc.cur, tc.p, tc.b); got != tc.want {
+			t.Errorf("NearerWithout(%d, %d, %d) = %v, want %v", tc.cur, tc.p, tc.b, got, tc.want)
+		}
+	}
+}

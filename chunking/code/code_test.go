@@ -1,0 +1,237 @@
+package code_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/chunking/code"
+	"github.com/chunkstream/chunkstream/internal/tokens"
+)
+
+func mustNew(t testing.TB, cfg code.Config) *code.Chunker {
+	t.Helper()
+	c, err := code.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestValidate(t *testing.T) {
+	for _, tc := range []struct {
+		cfg  code.Config
+		want string
+	}{
+		{code.Config{MaxChar: 0}, "max_char must be > 0"},
+		{code.Config{MaxChar: 10, Language: "cobol"}, `language must be empty (from the extension) or one of go, python, javascript, typescript, tsx, got "cobol"`},
+		{code.Config{MaxChar: 10, Tokenizer: "gpt2"}, "tokenizer must be empty"},
+	} {
+		err := tc.cfg.Validate()
+		if !errors.Is(err, chunking.ErrInvalidOptions) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Validate(%+v) = %v, want ErrInvalidOptions with %q", tc.cfg, err, tc.want)
+		}
+	}
+	if err := code.DefaultConfig().Validate(); err != nil {
+		t.Errorf("DefaultConfig().Validate() = %v", err)
+	}
+}
+
+// TestLanguage: the language comes from the option, else the extension
+// (any case); a document of neither, or of another format, is refused
+// in words that say what to do.
+func TestLanguage(t *testing.T) {
+	for name, want := range map[string]string{"a.go": "go", "x/B.PY": "python", "s.pyi": "python", "m.mjs": "javascript",
+		"c.jsx": "javascript", "t.mts": "typescript", "v.tsx": "tsx", "README": "", "a.md": ""} {
+		if got := code.LanguageOf(name); got != want {
+			t.Errorf("LanguageOf(%q) = %q, want %q", name, got, want)
+		}
+	}
+	c := mustNew(t, code.DefaultConfig())
+	_, _, err := c.Chunk(chunking.Document{Path: "notes.txt", Content: []byte("x")})
+	if !errors.Is(err, chunking.ErrUnsupportedFormat) || !strings.Contains(err.Error(), "set the option language") {
+		t.Errorf("Chunk(notes.txt) = %v, want ErrUnsupportedFormat naming the option", err)
+	}
+	_, _, err = c.Chunk(chunking.Document{Path: "a.go", Format: "markdown", Content: []byte("x")})
+	if !errors.Is(err, chunking.ErrUnsupportedFormat) {
+		t.Errorf("Chunk(format markdown) = %v, want ErrUnsupportedFormat", err)
+	}
+	py := mustNew(t, code.Config{MaxChar: 100, Language: "python"})
+	chunks, _, err := py.Chunk(chunking.Document{Path: "tool", Format: "code", Content: []byte("def f():\n    return 1\n")})
+	if err != nil || len(chunks) != 1 || chunks[0].Get("language", nil) != "python" {
+		t.Errorf("language python on a path without extension: %v, %v", chunks, err)
+	}
+	if got := chunks[0].Get("symbols", nil); fmt.Sprint(got) != "[tool.f]" {
+		t.Errorf("symbols = %v, want [tool.f]", got)
+	}
+}
+
+// TestNotUTF8 refuses text that is not UTF-8 with the offset of its first
+// bad byte, as every chunker does.
+func TestNotUTF8(t *testing.T) {
+	c := mustNew(t, code.DefaultConfig())
+	_, _, err := c.Chunk(chunking.Document{Path: "a.py", Content: []byte("x = 1\ny = '\xff'\n")})
+	if !errors.Is(err, chunking.ErrNotUTF8) || !strings.Contains(err.Error(), "a.py") || !strings.Contains(err.Error(), "11") {
+		t.Errorf("Chunk(invalid UTF-8) = %v, want ErrNotUTF8 naming a.py and byte 11", err)
+	}
+}
+
+// TestEmptyAndBOM: an empty file has no chunk; a leading byte-order mark
+// is dropped from the chunks, and spans still count it.
+func TestEmptyAndBOM(t *testing.T) {
+	c := mustNew(t, code.DefaultConfig())
+	if chunks, _, err := c.Chunk(chunking.Document{Path: "a.go"}); err != nil || len(chunks) != 0 {
+		t.Errorf("Chunk(empty) = %v, %v", chunks, err)
+	}
+	chunks, _, err := c.Chunk(chunking.Document{Path: "a.py", Content: []byte("\uFEFFx = 1\n")})
+	if err != nil || len(chunks) != 1 || chunks[0].Content() != "x = 1\n" || chunks[0].Span().Start != 3 {
+		t.Errorf("Chunk(BOM) = %v, %v; want one chunk without the mark, starting at byte 3", chunks, err)
+	}
+}
+
+// TestSymbols: the symbol paths of each language's declarations.
+func TestSymbols(t *testing.T) {
+	tests := []struct {
+		name, src string
+		want      []string
+	}{
+		{"srv/a.go", "package srv\n\nfunc F() {}\n\nfunc (s *Server[K]) Serve() {}\n\ntype T struct{}\n\nvar V = 1\n",
+			[]string{"srv", "srv.F", "srv.Server.Serve", "srv.T", "srv.V"}},
+		{"pkg/mod.py", "import os\n\n@dec\nclass C:\n    def m(self):\n        pass\n\nasync def run():\n    pass\n",
+			[]string{"pkg.mod", "pkg.mod.C", "pkg.mod.run"}},
+		{"lib/python3.11/json/__init__.py", "def dumps():\n    pass\n", []string{"json.dumps"}},
+	}
+	if code.TreeSitter {
+		tests = append(tests, struct {
+			name, src string
+			want      []string
+		}{"w.ts", "import x from 'x';\nexport class W {\n  m(): void {}\n}\nexport const f = () => 1;\ninterface I {}\n",
+			[]string{"w", "W", "f", "I"}})
+	}
+	c := mustNew(t, code.Config{MaxChar: 10000})
+	for _, tc := range tests {
+		chunks, _, err := c.Chunk(chunking.Document{Path: tc.name, Content: []byte(tc.src)})
+		if err != nil || len(chunks) != 1 {
+			t.Fatalf("%s: %v, %v", tc.name, chunks, err)
+		}
+		var got []string
+		for _, s := range chunks[0].Get("symbols", nil).([]any) {
+			got = append(got, s.(string))
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s: symbols %q, want %q", tc.name, got, tc.want)
+		}
+	}
+	// A method split into pieces: every piece has the method's path.
+	c = mustNew(t, code.Config{MaxChar: 40})
+	src := "class C:\n    def m(self):\n        a = 1\n        b = 2\n        c = 3\n        return a + b + c\n"
+	chunks, _, err := c.Chunk(chunking.Document{Path: "k.py", Content: []byte(src)})
+	if err != nil || len(chunks) < 3 {
+		t.Fatalf("k.py: %v, %v", chunks, err)
+	}
+	for _, ch := range chunks[1:] {
+		if s := ch.Get("symbols", nil).([]any); s[len(s)-1] != "k.C.m" {
+			t.Errorf("chunk %q: symbols %v, want k.C.m last", ch.Content(), s)
+		}
+	}
+}
+
+// TestTokens: with a tokenizer, every chunk not marked oversize has at
+// most max_char tokens.
+func TestTokens(t *testing.T) {
+	enc, err := tokens.Get("cl100k_base")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctr := enc.Counter()
+	defer ctr.Release()
+	for _, tc := range loadCases(t) {
+		lang := code.LanguageOf(tc.name)
+		if lang == "" || !code.TreeSitter && lang != "go" && lang != "python" {
+			continue
+		}
+		for _, max := range []int{20, 64} {
+			c := mustNew(t, code.Config{MaxChar: max, Tokenizer: "cl100k_base"})
+			chunks, _, err := c.Chunk(chunking.Document{Path: tc.name, Content: tc.input})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var all strings.Builder
+			for _, ch := range chunks {
+				all.WriteString(ch.Content())
+				n := ctr.CountString(strings.TrimRight(ch.Content(), " \t\r\n"))
+				if _, over := ch.Metadata().Get("oversize"); n > max && !over {
+					t.Errorf("%s at %d tokens: chunk of %d tokens, not marked oversize: %q", tc.name, max, n, ch.Content())
+				}
+			}
+			if all.String() != string(tc.input) {
+				t.Errorf("%s at %d tokens: the chunks do not concatenate to the file", tc.name, max)
+			}
+		}
+	}
+}
+
+// TestCancel: a context that has ended stops the chunker with its error.
+func TestCancel(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	c := mustNew(t, code.DefaultConfig())
+	_, err := c.ChunkFunc(ctx, chunking.Document{Path: "a.go", Content: []byte("package a\n")}, func(chunking.Chunk) bool { return true })
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("ChunkFunc(cancelled) = %v, want context.Canceled", err)
+	}
+}
+
+// TestConcurrent chunks every golden input from many goroutines with one
+// Chunker (run with -race) and compares with one goroutine's chunks.
+func TestConcurrent(t *testing.T) {
+	c := mustNew(t, code.Config{MaxChar: 100})
+	cases := loadCases(t)
+	var docs []chunking.Document
+	for _, tc := range cases {
+		if lang := code.LanguageOf(tc.name); lang == "go" || lang == "python" || code.TreeSitter && lang != "" {
+			docs = append(docs, chunking.Document{Path: tc.name, Content: tc.input})
+		}
+	}
+	want := make([][]string, len(docs))
+	for i, d := range docs {
+		chunks, _, err := c.Chunk(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ch := range chunks {
+			want[i] = append(want[i], ch.Hash())
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 8*len(docs))
+	for g := range 8 {
+		wg.Go(func() {
+			for k := range docs {
+				i := (k + g) % len(docs)
+				chunks, _, err := c.Chunk(docs[i])
+				if err != nil {
+					errs <- err
+					return
+				}
+				var got []string
+				for _, ch := range chunks {
+					got = append(got, ch.Hash())
+				}
+				if !slices.Equal(got, want[i]) {
+					errs <- fmt.Errorf("%s: other chunks when chunked concurrently", docs[i].Path)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
