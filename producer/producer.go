@@ -169,14 +169,14 @@ func (p *Producer) checkSize(id, file string, size int64) error {
 func (p *Producer) putObject(ctx context.Context, s *sender, name string, content []byte) error {
 	p.objMu.Lock()
 	defer p.objMu.Unlock()
-	if p.objects == nil {
-		obs, err := topology.Objects(ctx, p.js, p.opts.Topology)
-		if err != nil {
-			return fmt.Errorf("producer: %w", err)
-		}
-		p.objects = obs
-	}
 	err := s.do(ctx, nil, func(ctx context.Context) error {
+		if p.objects == nil { // bound at the first object, inside the outage machine too
+			obs, err := topology.Objects(ctx, p.js, p.opts.Topology)
+			if err != nil {
+				return err
+			}
+			p.objects = obs
+		}
 		if _, err := p.objects.GetInfo(ctx, name); err == nil {
 			return nil // content-addressed: already there
 		} else if !errors.Is(err, jetstream.ErrObjectNotFound) {

@@ -2,6 +2,7 @@ package producer
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -81,37 +82,44 @@ func TestBackfillFromFS(t *testing.T) {
 // TestLargeDocumentThroughRestart: the server is down when a large
 // document is stored in the Object Store, and back 2 s later: the object
 // is stored, as a small document's publish would be, instead of failing
-// with "server is disconnected".
+// with "server is disconnected"; so too when it is the producer's first
+// object, whose bucket it binds then.
 func TestLargeDocumentThroughRestart(t *testing.T) {
-	e := newEnv(t, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	p := e.producer(Options{MaxInline: 4096})
-	if _, _, err := p.Request(ctx, Document{ID: "first.md", Content: mdContent(1, 20_000)}); err != nil {
-		t.Fatal(err)
-	}
-	e.stop()
-	restarted := make(chan struct{})
-	go func() {
-		defer close(restarted)
-		time.Sleep(2 * time.Second)
-		e.start()
-	}()
-	content := mdContent(2, 50_000)
-	req, _, err := p.Request(ctx, Document{ID: "big.md", Content: content})
-	<-restarted
-	if err != nil {
-		t.Fatalf("Request through a restart: %v", err)
-	}
-	obs, err := e.js.ObjectStore(ctx, topology.DefaultConfig().ObjectsBucket)
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, err := obs.GetInfo(ctx, req.ContentRef.Name)
-	if err != nil || info.Size != uint64(len(content)) || req.ContentRef.Name != messages.ContentVersion(content) {
-		t.Errorf("object %s: %+v, %v; want %d bytes", req.ContentRef.Name, info, err, len(content))
-	}
-	if _, err := obs.GetInfo(ctx, "nothing"); err != jetstream.ErrObjectNotFound {
-		t.Errorf("GetInfo of no object = %v", err)
+	for _, first := range []bool{false, true} {
+		t.Run(fmt.Sprintf("first=%v", first), func(t *testing.T) {
+			e := newEnv(t, nil)
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			p := e.producer(Options{MaxInline: 4096})
+			if !first {
+				if _, _, err := p.Request(ctx, Document{ID: "first.md", Content: mdContent(1, 20_000)}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			e.stop()
+			restarted := make(chan struct{})
+			go func() {
+				defer close(restarted)
+				time.Sleep(2 * time.Second)
+				e.start()
+			}()
+			content := mdContent(2, 50_000)
+			req, _, err := p.Request(ctx, Document{ID: "big.md", Content: content})
+			<-restarted
+			if err != nil {
+				t.Fatalf("Request through a restart: %v", err)
+			}
+			obs, err := e.js.ObjectStore(ctx, topology.DefaultConfig().ObjectsBucket)
+			if err != nil {
+				t.Fatal(err)
+			}
+			info, err := obs.GetInfo(ctx, req.ContentRef.Name)
+			if err != nil || info.Size != uint64(len(content)) || req.ContentRef.Name != messages.ContentVersion(content) {
+				t.Errorf("object %s: %+v, %v; want %d bytes", req.ContentRef.Name, info, err, len(content))
+			}
+			if _, err := obs.GetInfo(ctx, "nothing"); err != jetstream.ErrObjectNotFound {
+				t.Errorf("GetInfo of no object = %v", err)
+			}
+		})
 	}
 }
