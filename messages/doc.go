@@ -34,9 +34,9 @@
 //   - A dead letter's Nats-Msg-Id (DeadLetterMsgID) is "<ingest
 //     stream>@<ingest seq>", followed by "@<the request's Nats-Msg-Id>"
 //     when it had one. It names one stream message, not one logical send:
-//     the worker and the max-deliveries advisory handler, which may both
-//     dead-letter the same stored request, write the same id and the dead
-//     letter stream's duplicate window keeps one, while a request
+//     two workers, or two deliveries, that both dead-letter the same
+//     stored request write the same id and the dead letter stream's
+//     duplicate window keeps one, while a request
 //     published again (a replay, or a resend reusing the request's own
 //     Nats-Msg-Id) is a new stream message whose dead letter is always
 //     stored. The request's own id is appended so that a stream deleted

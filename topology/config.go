@@ -184,8 +184,8 @@ func validSubject(s string, wild bool) bool {
 
 // IngestStreamConfig returns the ingest stream's configuration: file
 // storage, WorkQueue retention (a request leaves the stream when acked or
-// terminated), the duplicate window, direct gets (the max-deliveries
-// advisory handler reads requests by sequence) and fast-ingest batches
+// terminated), the duplicate window, direct gets (a request read by
+// sequence, from any replica) and fast-ingest batches
 // (allow_batched: producers' backfills publish through them).
 func (c *Config) IngestStreamConfig() jetstream.StreamConfig {
 	return jetstream.StreamConfig{

@@ -84,7 +84,7 @@ func defaultsJSON(d messages.ChunkerDefaults) string {
 	return string(b)
 }
 
-// adoptDefaults runs at the start of Run: it reads the fleet's chunker
+// adopt runs at the start of Run: it reads the fleet's chunker
 // defaults under messages.ChunkerDefaultsKey and follows them; when there
 // are none (or with Options.SetFleetDefaults) it writes its own, so the
 // first worker of a fleet sets them. Its sink's encoding, which is not
@@ -183,7 +183,7 @@ func (f *fleet) follow(d messages.ChunkerDefaults) {
 	}
 }
 
-// watchDefaults follows every change of the fleet's defaults until ctx
+// watch follows every change of the fleet's defaults until ctx
 // ends, so the fleet switches at once when an operator sets them; a
 // watch that ends (the bucket set up again) is started again.
 func (f *fleet) watch(ctx context.Context) {
@@ -214,7 +214,7 @@ func (f *fleet) watch(ctx context.Context) {
 	}
 }
 
-// probeDefaults reads the fleet's defaults again and follows them; it
+// probe reads the fleet's defaults again and follows them; it
 // fails while they do not resolve.
 func (f *fleet) probe(ctx context.Context) error {
 	e, err := f.kv.Get(ctx, messages.ChunkerDefaultsKey)
@@ -232,7 +232,7 @@ func (f *fleet) probe(ctx context.Context) error {
 	return nil
 }
 
-// ownDefaultsShown is what the presence says of the worker's own
+// ownShown is what the presence says of the worker's own
 // defaults: them when they differ from the fleet's, else nil.
 func (f *fleet) ownShown() *messages.ChunkerDefaults {
 	if !f.other.Load() {
