@@ -61,7 +61,8 @@
 // build for comparison (figures only).
 //
 // The delivery policy and the outage machine (only with
-// CHUNKSTREAM_OUTAGE=1, real processes, default settings): an embedder
+// CHUNKSTREAM_TEST_PROCESSES=1 and CHUNKSTREAM_TEST_OUTAGES=1, real
+// processes, default settings): an embedder
 // that answers probes but hangs on every request carrying chunks (at most
 // one "sink down" line per worker for the outage, every point stored
 // after it); the records bucket deleted under running workers (created

@@ -31,10 +31,10 @@ import (
 )
 
 // The scenarios of the one delivery policy and the one outage machine
-// (only with CHUNKSTREAM_OUTAGE=1, minutes each), with real processes and
-// default settings:
+// (only with CHUNKSTREAM_TEST_PROCESSES=1 and CHUNKSTREAM_TEST_OUTAGES=1,
+// minutes each), with real processes and default settings:
 //
-//	CHUNKSTREAM_OUTAGE=1 go test -run 'ProbesButHangs|RecordsBucketLost|ServerKills|ObjectsThroughRestart' -v -timeout 60m ./worker/clustertest
+//	CHUNKSTREAM_TEST_PROCESSES=1 CHUNKSTREAM_TEST_OUTAGES=1 go test -run 'ProbesButHangs|RecordsBucketLost|ServerKills|ObjectsThroughRestart' -v -timeout 60m ./worker/clustertest
 
 // batchHanger is an embeddings endpoint in front of embedtest that
 // answers the workers' dimension probe (one input, no chunk of the
