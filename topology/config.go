@@ -60,6 +60,11 @@ type Config struct {
 	// AllowDiscardOld lets Ensure accept a stream or the records bucket
 	// whose limits drop data silently (CheckLimits).
 	AllowDiscardOld bool `env:"CHUNKSTREAM_ALLOW_DISCARD_OLD" help:"accept streams whose limits silently remove the oldest messages (discard old)"`
+	// Storage is where the streams and buckets keep their messages:
+	// file storage (the zero value, and the only one a variable can
+	// ask for), or memory storage for a server that lives as long as
+	// one run, as local mode's embedded server does.
+	Storage jetstream.StorageType
 }
 
 // DefaultConfig returns the topology with every default applied, as the
@@ -88,8 +93,8 @@ func DefaultConfig() Config {
 
 // WithDefaults returns c with every zero setting replaced by
 // DefaultConfig's, for library callers that set only some. No setting's
-// zero value is valid but AllowDiscardOld's, which is its default, so
-// nothing that could be asked for is lost.
+// zero value is valid but AllowDiscardOld's and Storage's, which are
+// their defaults, so nothing that could be asked for is lost.
 func (c Config) WithDefaults() Config {
 	d := DefaultConfig()
 	cv, dv := reflect.ValueOf(&c).Elem(), reflect.ValueOf(d)
@@ -157,6 +162,9 @@ func (c *Config) Validate() error {
 	if c.SetupTimeout <= 0 {
 		bad("SetupTimeout", "%v, want a positive duration", c.SetupTimeout)
 	}
+	if c.Storage != jetstream.FileStorage && c.Storage != jetstream.MemoryStorage {
+		bad("Storage", "%v, want file or memory", c.Storage)
+	}
 	return errors.Join(errs...)
 }
 
@@ -182,8 +190,8 @@ func validSubject(s string, wild bool) bool {
 	return true
 }
 
-// IngestStreamConfig returns the ingest stream's configuration: file
-// storage, WorkQueue retention (a request leaves the stream when acked or
+// IngestStreamConfig returns the ingest stream's configuration: Storage,
+// WorkQueue retention (a request leaves the stream when acked or
 // terminated), the duplicate window, direct gets (a request read by
 // sequence, from any replica) and fast-ingest batches
 // (allow_batched: producers' backfills publish through them).
@@ -193,7 +201,7 @@ func (c *Config) IngestStreamConfig() jetstream.StreamConfig {
 		Description:       "chunkstream ingest requests",
 		Subjects:          c.IngestSubjects,
 		Retention:         jetstream.WorkQueuePolicy,
-		Storage:           jetstream.FileStorage,
+		Storage:           c.Storage,
 		Duplicates:        c.DuplicateWindow,
 		Replicas:          c.Replicas,
 		AllowDirect:       true,
@@ -210,7 +218,7 @@ func (c *Config) ChunksStreamConfig() jetstream.StreamConfig {
 		Description:        "chunkstream chunk records",
 		Subjects:           []string{c.ChunksPrefix + ".>"},
 		Retention:          jetstream.LimitsPolicy,
-		Storage:            jetstream.FileStorage,
+		Storage:            c.Storage,
 		Duplicates:         c.ChunksDuplicateWindow,
 		MaxAge:             c.ChunksMaxAge,
 		Replicas:           c.Replicas,
@@ -228,7 +236,7 @@ func (c *Config) DLQStreamConfig() jetstream.StreamConfig {
 		Description: "chunkstream dead letters",
 		Subjects:    []string{first + ".>"},
 		Retention:   jetstream.LimitsPolicy,
-		Storage:     jetstream.FileStorage,
+		Storage:     c.Storage,
 		Duplicates:  c.ChunksDuplicateWindow,
 		Replicas:    c.Replicas,
 	}
@@ -252,25 +260,25 @@ func (c *Config) ConsumerConfig() jetstream.ConsumerConfig {
 }
 
 // DocsBucketConfig returns the document records bucket's configuration:
-// one value per key (records only move forward), file storage.
+// one value per key (records only move forward), Storage.
 func (c *Config) DocsBucketConfig() jetstream.KeyValueConfig {
 	return jetstream.KeyValueConfig{
 		Bucket:      c.DocsBucket,
 		Description: "chunkstream document records",
 		History:     1,
-		Storage:     jetstream.FileStorage,
+		Storage:     c.Storage,
 		Replicas:    c.Replicas,
 	}
 }
 
 // ObjectsBucketConfig returns the large documents bucket's configuration:
-// objects expire after ObjectsTTL, file storage.
+// objects expire after ObjectsTTL, Storage.
 func (c *Config) ObjectsBucketConfig() jetstream.ObjectStoreConfig {
 	return jetstream.ObjectStoreConfig{
 		Bucket:      c.ObjectsBucket,
 		Description: "chunkstream large documents",
 		TTL:         c.ObjectsTTL,
-		Storage:     jetstream.FileStorage,
+		Storage:     c.Storage,
 		Replicas:    c.Replicas,
 	}
 }

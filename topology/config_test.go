@@ -33,6 +33,7 @@ func TestValidateNamesVariable(t *testing.T) {
 		{func(c *Config) { c.AckWait = time.Millisecond }, "AckWait"},
 		{func(c *Config) { c.MaxDeliver = 0 }, "MaxDeliver"},
 		{func(c *Config) { c.SetupTimeout = 0 }, "SetupTimeout"},
+		{func(c *Config) { c.Storage = 7 }, "Storage"},
 	} {
 		c := DefaultConfig()
 		tt.mut(&c)
@@ -90,5 +91,15 @@ func TestBuilders(t *testing.T) {
 	}
 	if got := c.ObjectsBucketConfig(); got.Bucket != "CHUNKSTREAM_OBJECTS" || got.TTL != 168*time.Hour || got.Replicas != 3 {
 		t.Errorf("ObjectsBucketConfig() = %+v", got)
+	}
+	// Memory storage reaches every stream and bucket.
+	c.Storage = jetstream.MemoryStorage
+	for name, got := range map[string]jetstream.StorageType{
+		"ingest": c.IngestStreamConfig().Storage, "chunks": c.ChunksStreamConfig().Storage, "dlq": c.DLQStreamConfig().Storage,
+		"docs": c.DocsBucketConfig().Storage, "objects": c.ObjectsBucketConfig().Storage,
+	} {
+		if got != jetstream.MemoryStorage {
+			t.Errorf("%s: storage %v with Config.Storage memory", name, got)
+		}
 	}
 }

@@ -67,3 +67,84 @@ func TestRunTraced(t *testing.T) {
 		}
 	}
 }
+
+// TestRunStorage: without a store folder a small input goes through
+// memory storage, with one through the folder's file store, and the two
+// write the same chunks.
+func TestRunStorage(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"a.md", "b.md", "sub/c.md"} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("# "+name+"\n\nSome text.\n\n## More\n\nMore text.\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	md, err := registry.Default().Lookup("markdown")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var outs [2][]byte
+	for i, store := range []string{"", t.TempDir()} {
+		out := filepath.Join(t.TempDir(), "out.jsonl")
+		sum, err := Run(context.Background(), Options{Dir: dir, Out: out, Store: store,
+			Worker: worker.DefaultConfig(), Chunkers: registry.Default(), Chunker: md})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := store == ""; sum.Memory != want || sum.Documents != 3 || len(sum.DeadLetters) != 0 {
+			t.Errorf("store %q: Memory %v, %d documents, %d dead letters; want Memory %v, 3 documents, none", store, sum.Memory,
+				sum.Documents, len(sum.DeadLetters), want)
+		}
+		if store != "" {
+			if _, err := os.Stat(filepath.Join(store, "jetstream")); err != nil {
+				t.Errorf("store folder: %v", err)
+			}
+		}
+		if outs[i], err = os.ReadFile(out); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if string(outs[0]) != string(outs[1]) || len(outs[0]) == 0 {
+		t.Errorf("memory storage wrote\n%s\nthe store folder\n%s", outs[0], outs[1])
+	}
+}
+
+// TestInputFits: the input's size against the limit, for a folder (the
+// files picked, listed or not) and for a file; an input that cannot be
+// read does not fit.
+func TestInputFits(t *testing.T) {
+	dir := t.TempDir()
+	for name, size := range map[string]int{"a.md": 100, "b.md": 50, "c.txt": 1000} {
+		if err := os.WriteFile(filepath.Join(dir, name), make([]byte, size), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	md, err := registry.Default().Lookup("markdown")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := Options{Dir: dir, Chunker: md}
+	file := Options{Dir: filepath.Join(dir, "c.txt"), Chunker: md}
+	missing := Options{Dir: filepath.Join(dir, "none"), Chunker: md}
+	for _, tc := range []struct {
+		name  string
+		o     Options
+		order []string
+		limit int64
+		want  bool
+	}{
+		{"folder at the limit", o, nil, 150, true},
+		{"folder over it", o, nil, 149, false},
+		{"folder, listed", o, []string{"a.md"}, 100, true},
+		{"listed file gone", o, []string{"gone.md"}, 1 << 20, false},
+		{"file at the limit", file, nil, 1000, true},
+		{"file over it", file, nil, 999, false},
+		{"missing", missing, nil, 1 << 20, false},
+	} {
+		if got := inputFits(context.Background(), tc.o, tc.order, tc.limit); got != tc.want {
+			t.Errorf("%s: inputFits = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
