@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -16,8 +17,9 @@ import (
 // BenchmarkLocalVsSplit runs local mode (the whole pipeline through an
 // embedded JetStream) and `chunk split` over ../shared/corpus/markdown
 // with the same flags, in the same run, as separate processes, reporting
-// documents/s, chunks/s, MB/s, peak RSS and CPU per document. Run it
-// alone:
+// documents/s, chunks/s, MB/s, peak RSS and CPU per document, and on
+// each local row its CPU against the split row before it (cpu-x-split).
+// Run it alone:
 //
 //	go test -run '^$' -bench LocalVsSplit -benchtime 1x ./cmd/worker
 func BenchmarkLocalVsSplit(b *testing.B) {
@@ -25,6 +27,7 @@ func BenchmarkLocalVsSplit(b *testing.B) {
 	worker := testutil.Binary(b, "./cmd/worker")
 	chunk := testutil.Binary(b, "./cmd/chunk")
 	summary := regexp.MustCompile(`(\d+) (?:documents|files), (\d+) chunks, ([\d.]+) MB`)
+	splitCPU := map[string]float64{} // CPU ms per document of split, by workers=N
 	for _, tc := range []struct {
 		name string
 		args func(out string) (string, []string)
@@ -71,7 +74,14 @@ func BenchmarkLocalVsSplit(b *testing.B) {
 			b.ReportMetric(chunks/secs, "chunks/s")
 			b.ReportMetric(mb/secs, "MB/s")
 			b.ReportMetric(float64(peak)/1024, "peak-MiB")
-			b.ReportMetric(cpu.Seconds()*1e3/float64(b.N)/docs, "cpu-ms/doc")
+			perDoc := cpu.Seconds() * 1e3 / float64(b.N) / docs
+			b.ReportMetric(perDoc, "cpu-ms/doc")
+			kind, workers, _ := strings.Cut(tc.name, "/")
+			if kind == "split" {
+				splitCPU[workers] = perDoc
+			} else if s := splitCPU[workers]; s > 0 {
+				b.ReportMetric(perDoc/s, "cpu-x-split")
+			}
 		})
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -36,7 +37,8 @@ import (
 // times how long they take to drain INGEST; the CPU time of the workers
 // and of the server (from /proc) is reported beside the throughput.
 // CHUNKSTREAM_BENCH_CONCURRENCY sets each worker's CHUNKSTREAM_CONCURRENCY
-// (default GOMAXPROCS). Documents over 900 KB are left out. Each row has
+// (default GOMAXPROCS). Documents over 900 KB are left out, and with
+// CHUNKSTREAM_BENCH_DOC_KB=MIN-MAX those outside MIN to MAX KiB. Each row has
 // documents/s, chunk records/s, MB/s and the CPU per document of the
 // workers and of the server.
 //
@@ -56,7 +58,8 @@ func BenchmarkScaleOut(b *testing.B) {
 func scaleOut(t testing.TB) {
 	corpus := testutil.SharedDir(t, "corpus", "markdown")
 	limitMB := envInt(t, "CHUNKSTREAM_BENCH_MB", 40)
-	docs := loadCorpus(t, corpus, limitMB<<20)
+	minSize, maxSize := docSizes(t)
+	docs := loadCorpus(t, corpus, limitMB<<20, minSize, maxSize)
 	var bytes int
 	for _, d := range docs {
 		bytes += len(d.content)
@@ -288,7 +291,7 @@ func procCPU(t testing.TB, pid int) time.Duration {
 // loadCorpus reads Markdown files under dir in path order up to limit
 // bytes, skipping files over 900 KB (above the server's 1 MB max payload
 // they would go through the Object Store, which is not what is measured).
-func loadCorpus(t testing.TB, dir string, limit int) []testDoc {
+func loadCorpus(t testing.TB, dir string, limit, minSize, maxSize int) []testDoc {
 	t.Helper()
 	var paths []string
 	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
@@ -302,7 +305,7 @@ func loadCorpus(t testing.TB, dir string, limit int) []testDoc {
 	total := 0
 	for i, p := range paths {
 		b, err := os.ReadFile(p)
-		if err != nil || len(b) > 900<<10 {
+		if err != nil || len(b) > 900<<10 || len(b) < minSize || len(b) > maxSize {
 			continue
 		}
 		rel, _ := filepath.Rel(dir, p)
@@ -313,6 +316,23 @@ func loadCorpus(t testing.TB, dir string, limit int) []testDoc {
 		}
 	}
 	return docs
+}
+
+// docSizes returns the document sizes BenchmarkScaleOut takes, in bytes:
+// CHUNKSTREAM_BENCH_DOC_KB=MIN-MAX in KiB (every size when unset).
+func docSizes(t testing.TB) (minSize, maxSize int) {
+	t.Helper()
+	s := os.Getenv("CHUNKSTREAM_BENCH_DOC_KB")
+	if s == "" {
+		return 0, math.MaxInt
+	}
+	lo, hi, ok := strings.Cut(s, "-")
+	a, err1 := strconv.Atoi(lo)
+	b, err2 := strconv.Atoi(hi)
+	if !ok || err1 != nil || err2 != nil || a < 0 || b < a {
+		t.Fatalf("CHUNKSTREAM_BENCH_DOC_KB=%q, want MIN-MAX in KiB, such as 1-10", s)
+	}
+	return a << 10, b << 10
 }
 
 func envInt(t testing.TB, name string, def int) int {
