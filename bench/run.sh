@@ -6,8 +6,8 @@
 # read (they skip, saying so, without it). Run from anywhere:
 # bash bench/run.sh
 #
-# Knobs: BASELINE_REV, a commit: the service row also runs a worker built
-# from it, through the same run, for the before/after ratio. PEERS, the
+# Knobs: BASELINE_REV, a commit: the local and service rows also run a
+# worker built from it, in the same run, for the before/after ratios. PEERS, the
 # peer harness's run script: the Markdown row runs it (skipped when
 # unset). With the nats CLI on PATH the backfill row also runs
 # `nats bench js pub async`.
@@ -51,9 +51,14 @@ fi
 row "worker -local against chunk split (cpu-x-split of the local row)" \
 	go test -run '^$' -bench 'LocalVsSplit/(split|local)/workers=2$' -benchtime 1x -timeout "$BENCH_TIMEOUT" ./cmd/worker
 
+if [ -n "${BASELINE_REV:-}" ]; then
+	row "the same with the baseline's worker -local" env "CHUNKSTREAM_TEST_WORKER_BIN=$tmp/worker" \
+		go test -run '^$' -bench 'LocalVsSplit/(split|local)/workers=2$' -benchtime 1x -timeout "$BENCH_TIMEOUT" ./cmd/worker
+fi
+
 row "service mode, one worker, subject sink, documents of 1 to 10 KiB (docs/s; ratio to the baseline)" \
 	"${baseline[@]}" env CHUNKSTREAM_BENCH_WORKERS=1 CHUNKSTREAM_BENCH_MB=10 CHUNKSTREAM_BENCH_DOC_KB=1-10 \
-	go test -run '^$' -bench ScaleOut -benchtime 1x -timeout "$BENCH_TIMEOUT" ./worker/clustertest
+	go test -run '^$' -bench ScaleOut -benchtime 2x -timeout "$BENCH_TIMEOUT" ./worker/clustertest
 
 row "producer backfill against an async publish loop (fast/async)" \
 	go test -run '^$' -bench BackfillFastIngest -benchtime 1x -timeout "$BENCH_TIMEOUT" ./producer
