@@ -48,17 +48,12 @@ else
 	echo "== Markdown against the fastest Markdown-aware peer: skipped (set PEERS to the peer harness's run script)"
 fi
 
-row "worker -local against chunk split (cpu-x-split of the local row)" \
-	go test -run '^$' -bench 'LocalVsSplit/(split|local)/workers=2$' -benchtime 1x -timeout "$BENCH_TIMEOUT" ./cmd/worker
-
-if [ -n "${BASELINE_REV:-}" ]; then
-	row "the same with the baseline's worker -local" env "CHUNKSTREAM_TEST_WORKER_BIN=$tmp/worker" \
-		go test -run '^$' -bench 'LocalVsSplit/(split|local)/workers=2$' -benchtime 1x -timeout "$BENCH_TIMEOUT" ./cmd/worker
-fi
+row "worker -local against chunk split (cpu-x-split; base-cpu-x-split: the baseline's)" \
+	"${baseline[@]}" go test -run '^$' -bench 'LocalVsSplit/workers=2$' -benchtime 3x -timeout "$BENCH_TIMEOUT" ./cmd/worker
 
 row "service mode, one worker, subject sink, documents of 1 to 10 KiB (docs/s; ratio to the baseline)" \
 	"${baseline[@]}" env CHUNKSTREAM_BENCH_WORKERS=1 CHUNKSTREAM_BENCH_MB=10 CHUNKSTREAM_BENCH_DOC_KB=1-10 \
-	go test -run '^$' -bench ScaleOut -benchtime 2x -timeout "$BENCH_TIMEOUT" ./worker/clustertest
+	go test -run '^$' -bench ScaleOut -benchtime 1x -timeout "$BENCH_TIMEOUT" ./worker/clustertest
 
 row "producer backfill against an async publish loop (fast/async)" \
 	go test -run '^$' -bench BackfillFastIngest -benchtime 1x -timeout "$BENCH_TIMEOUT" ./producer

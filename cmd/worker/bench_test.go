@@ -5,8 +5,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -14,74 +14,96 @@ import (
 	"github.com/chunkstream/chunkstream/internal/testutil"
 )
 
-// BenchmarkLocalVsSplit runs local mode (the whole pipeline through an
-// embedded JetStream) and `chunk split` over ../shared/corpus/markdown
-// with the same flags, in the same run, as separate processes, reporting
-// documents/s, chunks/s, MB/s, peak RSS and CPU per document, and on
-// each local row its CPU against the split row before it (cpu-x-split).
-// Run it alone:
+// BenchmarkLocalVsSplit runs `chunk split` and local mode (the whole
+// pipeline through an embedded JetStream) over ../shared/corpus/markdown
+// with the same flags, as separate processes, in turn in each iteration,
+// and reports each one's documents/s and CPU per document, local mode's
+// peak RSS, and local mode's CPU against split's (cpu-x-split, the median
+// of the iterations' ratios). With CHUNKSTREAM_BENCH_BASELINE=FILE, each
+// iteration also runs that other worker binary's local mode (an older
+// build) right after, and base-cpu-x-split is its ratio. Run it alone:
 //
-//	go test -run '^$' -bench LocalVsSplit -benchtime 1x ./cmd/worker
+//	go test -run '^$' -bench LocalVsSplit/workers=2 -benchtime 3x ./cmd/worker
 func BenchmarkLocalVsSplit(b *testing.B) {
 	corpus := testutil.SharedDir(b, "corpus", "markdown")
 	worker := testutil.Binary(b, "./cmd/worker")
 	chunk := testutil.Binary(b, "./cmd/chunk")
+	baseline := os.Getenv("CHUNKSTREAM_BENCH_BASELINE")
 	summary := regexp.MustCompile(`(\d+) (?:documents|files), (\d+) chunks, ([\d.]+) MB`)
-	splitCPU := map[string]float64{} // CPU ms per document of split, by workers=N
-	for _, tc := range []struct {
-		name string
-		args func(out string) (string, []string)
-	}{
-		{"split/workers=1", func(out string) (string, []string) {
-			return chunk, []string{"split", "-workers", "1", "-o", out, corpus}
-		}},
-		{"local/workers=1", func(out string) (string, []string) {
-			return worker, []string{"-local", corpus, "-out", out, "-workers", "1", "-no-progress"}
-		}},
-		{"split/workers=2", func(out string) (string, []string) {
-			return chunk, []string{"split", "-workers", "2", "-o", out, corpus}
-		}},
-		{"local/workers=2", func(out string) (string, []string) {
-			return worker, []string{"-local", corpus, "-out", out, "-workers", "2", "-no-progress"}
-		}},
-	} {
-		b.Run(tc.name, func(b *testing.B) {
+	type result struct {
+		docs      float64
+		wall, cpu time.Duration
+		peak      int64
+	}
+	run := func(b *testing.B, bin string, args ...string) result {
+		cmd := exec.Command(bin, args...)
+		start := time.Now()
+		out, _ := cmd.CombinedOutput() // exit 1: the corpus holds one non-UTF-8 file
+		r := result{wall: time.Since(start)}
+		m := summary.FindSubmatch(out)
+		if m == nil {
+			b.Fatalf("%s: no summary in output:\n%s", bin, out)
+		}
+		r.docs, _ = strconv.ParseFloat(string(m[1]), 64)
+		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+			r.peak = ru.Maxrss
+		}
+		r.cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+		return r
+	}
+	perDoc := func(r result) float64 { return r.cpu.Seconds() * 1e3 / r.docs }
+	for _, workers := range []string{"1", "2"} {
+		b.Run("workers="+workers, func(b *testing.B) {
 			out := filepath.Join(b.TempDir(), "out.jsonl")
-			var docs, chunks, mb float64
-			var peak int64
-			var elapsed, cpu time.Duration
+			local := func(bin string) result {
+				defer os.Remove(out)
+				return run(b, bin, "-local", corpus, "-out", out, "-workers", workers, "-no-progress")
+			}
+			var split, ours, base []result
+			var ratio, baseRatio []float64
 			for b.Loop() {
-				bin, args := tc.args(out)
-				cmd := exec.Command(bin, args...)
-				start := time.Now()
-				stderr, _ := cmd.CombinedOutput() // exit 1: the corpus holds one non-UTF-8 file
-				elapsed += time.Since(start)
-				m := summary.FindSubmatch(stderr)
-				if m == nil {
-					b.Fatalf("%s: no summary in output:\n%s", tc.name, stderr)
-				}
-				docs, _ = strconv.ParseFloat(string(m[1]), 64)
-				chunks, _ = strconv.ParseFloat(string(m[2]), 64)
-				mb, _ = strconv.ParseFloat(string(m[3]), 64)
-				if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-					peak = max(peak, ru.Maxrss)
-				}
-				cpu += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+				s := run(b, chunk, "split", "-workers", workers, "-o", out, corpus)
 				os.Remove(out)
+				l := local(worker)
+				split, ours = append(split, s), append(ours, l)
+				ratio = append(ratio, perDoc(l)/perDoc(s))
+				if baseline != "" {
+					o := local(baseline)
+					base = append(base, o)
+					baseRatio = append(baseRatio, perDoc(o)/perDoc(s))
+				}
 			}
-			secs := elapsed.Seconds() / float64(b.N)
-			b.ReportMetric(docs/secs, "docs/s")
-			b.ReportMetric(chunks/secs, "chunks/s")
-			b.ReportMetric(mb/secs, "MB/s")
-			b.ReportMetric(float64(peak)/1024, "peak-MiB")
-			perDoc := cpu.Seconds() * 1e3 / float64(b.N) / docs
-			b.ReportMetric(perDoc, "cpu-ms/doc")
-			kind, workers, _ := strings.Cut(tc.name, "/")
-			if kind == "split" {
-				splitCPU[workers] = perDoc
-			} else if s := splitCPU[workers]; s > 0 {
-				b.ReportMetric(perDoc/s, "cpu-x-split")
+			b.ReportMetric(median(ratio), "cpu-x-split")
+			report := func(name string, rs []result) {
+				var rate, cpu []float64
+				var peak int64
+				for _, r := range rs {
+					rate = append(rate, r.docs/r.wall.Seconds())
+					cpu = append(cpu, perDoc(r))
+					peak = max(peak, r.peak)
+				}
+				b.ReportMetric(median(rate), name+"-docs/s")
+				b.ReportMetric(median(cpu), name+"-cpu-ms/doc")
+				if name != "split" {
+					b.ReportMetric(float64(peak)/1024, name+"-peak-MiB")
+				}
 			}
+			report("split", split)
+			report("local", ours)
+			if baseline != "" {
+				report("base", base)
+				b.ReportMetric(median(baseRatio), "base-cpu-x-split")
+			}
+			b.Logf("cpu-x-split per iteration: %.2f; baseline's: %.2f", ratio, baseRatio)
 		})
 	}
+}
+
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s) == 0 {
+		return 0
+	}
+	return s[len(s)/2]
 }
