@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # The benchmark table of docs/development.md ("The benchmark table"): one
 # command per row, run in turn, each printed with its output and the load
-# average before and after it. About 5 minutes on a 2-core machine (under
-# 10 with BASELINE_REV). The rows need the Markdown corpus the benchmarks
+# average before and after it: under 5 minutes on a shared 2-core machine,
+# BASELINE_REV's build and runs included. The rows need the Markdown corpus the benchmarks
 # read (they skip, saying so, without it). Run from anywhere:
 # bash bench/run.sh
 #
 # Knobs: BASELINE_REV, a commit: the local and service rows also run a
-# worker built from it, in the same run, for the before/after ratios. PEERS, the
-# peer harness's run script: the Markdown row runs it (skipped when
+# worker built from it, in the same run, for the before/after ratios.
+# PEERS, the peer harness's run script: the Markdown row runs it (skipped when
 # unset). With the nats CLI on PATH the backfill row also runs
 # `nats bench js pub async`.
 set -euo pipefail
