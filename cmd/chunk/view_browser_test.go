@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
 )
 
 // browserDir holds the pages the browser test (the module in
@@ -126,4 +125,3 @@ func distinctBins(sizes []int, budget int) int {
 	}
 	return len(bins)
 }
-
