@@ -12,35 +12,39 @@
 //
 // # Parsers
 //
-// Go and Python are read by scanners of their lexical grammar written
-// here (comments, every kind of string literal with its prefixes and
-// f-string fields, runes, brackets, Go's line-break rule of the
-// specification, Python's logical lines and indentation): chunking needs
-// the boundaries of declarations and statements, which those rules fix
-// exactly, and a tree of every expression costs more than the budget of
-// the chunker (20 MB/s per core and 1.5 times LangChain's code splitter).
-// Measured on one core over the Go standard library, tree-sitter's Go
-// grammar parses at about a quarter of that budget and go/parser at about
-// the budget alone, before any chunking; over Python's standard library
-// tree-sitter's Python grammar parses at a fifth of it. JavaScript,
-// TypeScript and TSX, whose lexical structure depends on the grammar (a
-// "/" is a division or a regular expression, JSX text is not code,
-// template literals nest), are parsed by tree-sitter's grammars
-// (github.com/smacker/go-tree-sitter, which bundles the grammars with its
-// runtime in one module; the official Go binding's grammar modules for
-// these languages cannot be had).
+// Each language is read by a scanner of its lexical grammar written here:
+// chunking needs the boundaries of declarations and statements, which
+// those rules fix, and a tree of every expression costs more than the
+// budget of the chunker (20 MB/s per core and 1.5 times LangChain's code
+// splitter). Go: comments, every kind of string literal, runes,
+// brackets, and the specification's rule of which line breaks end a
+// statement. Python: logical lines, indentation, strings with their
+// prefixes and f-string fields. JavaScript, TypeScript and TSX:
+// comments, strings, template literals with nested ${} substitutions,
+// regular expression literals told from division by the token before
+// them, brackets, JSX elements (their tags, attributes and text; in
+// JavaScript and TSX files, with type arguments and TSX's type parameter
+// lists "<T,>" told apart), decorators, and which line breaks end a
+// statement by automatic semicolon insertion: a line whose last token may
+// end one (a name, a literal, a closing bracket, return, …; not "if
+// (…)" or "=>", whose body follows) and whose next line does not continue
+// it (an operator, '.', else, or '(' '[' '`' after a value). A ','
+// ending a line ends a list's element inside parentheses, brackets and
+// object literals only, so a generic type's arguments spread over lines
+// are not cut. The kind of each '{' (a class or interface body, an object
+// literal, a block) names what is declared inside. Cuts fall at line
+// starts in every language, so minified JavaScript (one long line) is one
+// oversize chunk, like any line longer than max_char.
 //
-// # Building without cgo
-//
-// tree-sitter is C, so JavaScript and TypeScript need cgo; the rest of
-// the package is pure Go. Files that need cgo carry the cgo build
-// constraint: a build with cgo (the default wherever a C compiler is
-// found: `go build`, `go test -race`, the container image, which links
-// the binaries statically) reads all five languages; a build without
-// (CGO_ENABLED=0) reads Go and Python, and refuses JavaScript and
-// TypeScript with an error wrapping ErrNoTreeSitter that says so.
-// TreeSitter tells which build this is. docs/deployment.md has the build
-// commands.
+// Measured on one core: tree-sitter's grammars (through cgo) parsed the
+// Go standard library at about a quarter of the budget and Python's at a
+// fifth, go/parser at about the budget alone; for JavaScript the whole
+// chunker on tree-sitter ran at 0.36 times LangChain's speed. The
+// JavaScript scanner replaced tree-sitter (docs/development.md has the
+// figures, side by side with LangChain), with the same chunks on the
+// golden files, and no declaration that fits split on npm's JavaScript
+// and two TypeScript projects (TypeScript's own parser is the test's
+// oracle); the package, and every binary, is pure Go.
 //
 // # Cuts and chunks
 //
@@ -61,10 +65,9 @@
 //     then statements, then the statements of a block. Go's statements
 //     end where the specification inserts a semicolon; a line ending in
 //     "," (a list of elements or arguments) ends a piece too. Python's are
-//     its logical lines at the body's indentation. For tree-sitter's
-//     trees, a piece is a named child starting a line (a child starting
-//     mid-line stays with what precedes it); a node on one line (minified
-//     code) is cut before each named child.
+//     its logical lines at the body's indentation. JavaScript's, like
+//     Go's, end where a line break ends a statement (above); a JSX
+//     element's children are cut like a block's statements.
 //
 // The pieces are packed greedily, in order, into chunks of at most
 // max_char, the whitespace a chunk ends with not counted. A piece larger
@@ -96,9 +99,9 @@
 // A file that does not parse is chunked all the same: each syntax error
 // is a warning (chunking.WarnMalformed) and is listed in parse_errors of
 // the chunk it falls in. The scanners report what breaks the structure:
-// unterminated strings and comments, unbalanced brackets, Go code outside
-// a declaration at the top level, Python's indentation errors; tree-sitter
-// reports its error and missing nodes. At most 50 errors are listed per
+// unterminated strings, template literals, regular expressions and
+// comments, unbalanced brackets and JSX elements, Go code outside a
+// declaration at the top level, Python's indentation errors. At most 50 errors are listed per
 // document, the last one counting the rest. Text that is not UTF-8 is
 // refused (chunking.ErrNotUTF8) with the offset of its first bad byte.
 package code
