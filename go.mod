@@ -17,7 +17,7 @@ require (
 	github.com/neurosnap/sentences v1.1.2
 	github.com/prometheus/client_golang v1.25.0
 	github.com/prometheus/client_model v0.6.3
-	github.com/qdrant/go-client v1.17.1
+	github.com/qdrant/go-client v1.18.3
 	github.com/schollz/progressbar/v3 v3.19.1
 	github.com/synadia-io/orbit.go/jetstreamext v0.4.0
 	github.com/tiktoken-go/tokenizer v0.10.0

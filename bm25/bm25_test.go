@@ -17,6 +17,8 @@ import (
 	"strings"
 	"testing"
 	"unicode"
+
+	"github.com/chunkstream/chunkstream/internal/testutil"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/vectors.json from the current encoder")
@@ -516,15 +518,14 @@ func TestUnicodeVersion(t *testing.T) {
 	}
 }
 
-// TestOneFusedMultiplyAdd compiles the package for arm64, whose compiler
+// TestOneFusedMultiplyAdd compiles the package for arm64 (a long form: a
+// cold cache compiles the standard library for arm64 too), whose compiler
 // fuses a multiplication and an addition into one instruction unless a
 // conversion forces the rounding between them: the definition has exactly
 // one fused multiply-add (Qdrant's mul_add), math.FMA in bm25.go, and no
 // other.
 func TestOneFusedMultiplyAdd(t *testing.T) {
-	if testing.Short() {
-		t.Skip("compiles the package for arm64")
-	}
+	testutil.OptIn(t, testutil.Full) // compiles the package, and the standard library, for arm64
 	src, err := os.ReadFile("bm25.go")
 	if err != nil {
 		t.Fatal(err)

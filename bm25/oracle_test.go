@@ -14,6 +14,7 @@ import (
 	"testing"
 	"unicode"
 
+	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/markdown"
 	"github.com/chunkstream/chunkstream/internal/testutil"
 )
@@ -121,19 +122,24 @@ func compareOracle(t *testing.T, enc *Encoder, texts []string) (offByOne int) {
 	return offByOne
 }
 
-// TestOracleHand compares the golden texts and random texts of every
+// TestOracleHand compares the golden texts and random texts (40 of each
+// language and average length, 200 with CHUNKSTREAM_TEST_FULL=1) of every
 // language with the oracle.
 func TestOracleHand(t *testing.T) {
 	oracleDir(t)
 	golden := readGolden(t)
 	rng := rand.New(rand.NewPCG(5, 6))
+	random := 40 // a sample; 200 with CHUNKSTREAM_TEST_FULL=1
+	if testutil.Enabled(testutil.Full) {
+		random = 200
+	}
 	for _, lang := range Languages {
 		for _, avgdl := range []float64{1, 7.5, 256} {
 			var texts []string
 			for _, g := range golden {
 				texts = append(texts, g.text())
 			}
-			for range 200 {
+			for range random {
 				texts = append(texts, randomText(rng, rng.IntN(2000), 1+rng.IntN(1000)))
 			}
 			if n := compareOracle(t, encoder(t, lang, avgdl), texts); n > 0 {
@@ -143,22 +149,42 @@ func TestOracleHand(t *testing.T) {
 	}
 }
 
-// TestOracleCorpus compares the vectors of every chunk of the Markdown
+// TestOracleCorpus compares the vectors of the chunks of the Markdown
 // corpus (the default chunker's chunks) with the oracle's, and the query
-// vectors of sample queries.
+// vectors of sample queries: the chunks of every 64th file, and with
+// CHUNKSTREAM_TEST_FULL=1 every chunk (every 8th under the race detector).
 func TestOracleCorpus(t *testing.T) {
 	dir := testutil.SharedDir(t, "corpus", "markdown")
 	oracleDir(t)
 	if testing.Short() {
-		t.Skip("encodes the whole corpus")
+		t.Skip("encodes the corpus")
 	}
 	ch, err := markdown.New(markdown.DefaultConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
-	chunks, _, err := ch.ChunkFolder(context.Background(), dir)
-	if err != nil {
-		t.Fatal(err)
+	full := testutil.Enabled(testutil.Full)
+	var chunks []chunking.Chunk
+	if full {
+		if chunks, _, err = ch.ChunkFolder(context.Background(), dir); err != nil {
+			t.Fatal(err)
+		}
+	} else { // a sample: the chunks of every 64th file
+		files, _, err := chunking.WalkFolder(context.Background(), dir, markdown.Extensions())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < len(files); i += 64 {
+			src, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(files[i])))
+			if err != nil {
+				t.Fatal(err)
+			}
+			cs, _, err := ch.Chunk(chunking.Document{Path: files[i], Content: src})
+			if err != nil {
+				continue // the file that is not UTF-8
+			}
+			chunks = append(chunks, cs...)
+		}
 	}
 	texts := make([]string, 0, len(chunks))
 	size := 0
@@ -166,7 +192,7 @@ func TestOracleCorpus(t *testing.T) {
 		texts = append(texts, c.Content())
 		size += len(c.Content())
 	}
-	if raceEnabled { // the race detector makes the whole corpus slow: every 8th chunk
+	if full && raceEnabled { // the race detector makes the whole corpus slow: every 8th chunk
 		for i := range texts {
 			if i%8 == 0 {
 				texts[i/8] = texts[i]

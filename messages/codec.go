@@ -183,6 +183,7 @@ func (r *IngestRequest) fields() chunking.Metadata {
 		f = append(f, chunking.Field{Key: "metadata", Value: r.Metadata})
 	}
 	add("collection", r.Collection)
+	add("tenant", r.Tenant)
 	return f
 }
 
@@ -242,6 +243,9 @@ func (r *ChunkRecord) fields() chunking.Metadata {
 		f = append(f, chunking.Field{Key: "id", Value: r.ID})
 	}
 	f = append(f, chunking.Field{Key: "doc_id", Value: r.DocID})
+	if r.Tenant != "" {
+		f = append(f, chunking.Field{Key: "tenant", Value: r.Tenant})
+	}
 	if r.DocVersion != "" {
 		f = append(f, chunking.Field{Key: "doc_version", Value: r.DocVersion})
 	}

@@ -153,9 +153,9 @@ func PeekIngestID(contentType string, data []byte) (string, error) {
 	var id string
 	var err error
 	if isJSON {
-		id, err = peekJSONID(data)
+		id, err = peekJSONString(data, "id")
 	} else {
-		id, err = peekMsgpackID(data)
+		id, err = peekMsgpackString(data, "id")
 	}
 	if err != nil {
 		return "", fmt.Errorf("%w: ingest request id: %w", ErrDecode, err)
@@ -163,10 +163,31 @@ func PeekIngestID(contentType string, data []byte) (string, error) {
 	return id, nil
 }
 
-// peekMsgpackID reads the top-level map of a msgpack request, skipping
-// every value but "id" (the last one, as the decoder keeps a repeated
-// key's last value).
-func peekMsgpackID(data []byte) (string, error) {
+// PeekIngestRecordID returns the RecordID of an ingest request, its id
+// read as PeekIngestID reads it and its "tenant" likewise: "" when it has
+// no id, or a tenant that is not a valid one (no record is its).
+func PeekIngestRecordID(contentType string, data []byte) (string, error) {
+	id, err := PeekIngestID(contentType, data)
+	if err != nil || id == "" {
+		return "", err
+	}
+	isJSON, _ := readsAsJSON(contentType, data)
+	var tenant string
+	if isJSON {
+		tenant, err = peekJSONString(data, "tenant")
+	} else {
+		tenant, err = peekMsgpackString(data, "tenant")
+	}
+	if err != nil || ValidateTenant(tenant) != nil {
+		return "", nil
+	}
+	return RecordID(tenant, id), nil
+}
+
+// peekMsgpackString reads the top-level map of a msgpack request, skipping
+// every value but the string field (the last one, as the decoder keeps a
+// repeated key's last value).
+func peekMsgpackString(data []byte, field string) (string, error) {
 	d := msgpack.NewDecoder(bytes.NewReader(data))
 	c, err := d.PeekCode()
 	if err != nil {
@@ -193,7 +214,7 @@ func peekMsgpackID(data []byte) (string, error) {
 		} else if err := skipMsgpack(d); err != nil {
 			return "", err
 		}
-		if key != "id" {
+		if key != field {
 			if err := skipMsgpack(d); err != nil {
 				return "", err
 			}
@@ -203,13 +224,13 @@ func peekMsgpackID(data []byte) (string, error) {
 			return "", err
 		}
 		if !msgpcode.IsString(c) {
-			return "", errors.New(`field "id": want a string`)
+			return "", fmt.Errorf("field %q: want a string", field)
 		}
 		if id, err = d.DecodeString(); err != nil {
 			return "", err
 		}
 		if !utf8.ValidString(id) {
-			return "", errors.New(`field "id": invalid UTF-8`)
+			return "", fmt.Errorf("field %q: invalid UTF-8", field)
 		}
 	}
 	return id, nil
@@ -245,10 +266,11 @@ func skipMsgpack(d *msgpack.Decoder) error {
 	return nil
 }
 
-// peekJSONID reads the top-level object of a JSON request, skipping every
-// member but "id" (the last one wins, as in decoding). The id itself is
-// read by the module's JSON codec, with its rules for text.
-func peekJSONID(data []byte) (string, error) {
+// peekJSONString reads the top-level object of a JSON request, skipping
+// every member but the string field (the last one wins, as in decoding).
+// The string itself is read by the module's JSON codec, with its rules for
+// text.
+func peekJSONString(data []byte, field string) (string, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	tok, err := dec.Token()
 	if err != nil {
@@ -268,17 +290,17 @@ func peekJSONID(data []byte) (string, error) {
 		if err := dec.Decode(&raw); err != nil {
 			return "", err
 		}
-		if key != "id" {
+		if key != field {
 			continue
 		}
-		obj, err := codec.DecodeJSONObject[chunking.Metadata](append(append([]byte(`{"id":`), raw...), '}'))
+		obj, err := codec.DecodeJSONObject[chunking.Metadata](append(append([]byte(`{"v":`), raw...), '}'))
 		if err != nil {
 			return "", err
 		}
-		v, _ := obj.Get("id")
+		v, _ := obj.Get("v")
 		s, ok := v.(string)
 		if !ok {
-			return "", fmt.Errorf(`field "id": want a string, got %s`, codec.Describe[chunking.Metadata](v))
+			return "", fmt.Errorf("field %q: want a string, got %s", field, codec.Describe[chunking.Metadata](v))
 		}
 		id = s
 	}

@@ -1,7 +1,6 @@
 package messages
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -84,22 +83,6 @@ type Failure struct {
 	// IngestSeq is the INGEST stream sequence of the dead-lettered
 	// request.
 	IngestSeq uint64 `json:"ingest_seq"`
-}
-
-// DocRecordKey returns the KV key of a document id's record: the id's
-// bytes in unpadded base64url, a valid key whatever the id holds.
-func DocRecordKey(docID string) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(docID))
-}
-
-// DocRecordID returns the document id of a record key; ok is false when
-// key is not a DocRecordKey.
-func DocRecordID(key string) (id string, ok bool) {
-	b, err := base64.RawURLEncoding.DecodeString(key)
-	if err != nil {
-		return "", false
-	}
-	return string(b), true
 }
 
 // EncodeDocRecord returns r as the record's JSON value.

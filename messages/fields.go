@@ -134,6 +134,7 @@ func ingestFromTree(tree any) (IngestRequest, error) {
 		Format:     fr.str("format"),
 		Chunker:    fr.str("chunker"),
 		Collection: fr.str("collection"),
+		Tenant:     fr.str("tenant"),
 	}
 	if opts := fr.mapping("options"); opts != nil {
 		r.Options = opts.Map()
@@ -189,6 +190,7 @@ func recordFromTree(tree any) (ChunkRecord, error) {
 		Op:         Op(fr.str("op")),
 		ID:         fr.str("id"),
 		DocID:      fr.str("doc_id"),
+		Tenant:     fr.str("tenant"),
 		DocVersion: fr.str("doc_version"),
 		IngestSeq:  fr.uint("ingest_seq"),
 		Position:   fr.integer("position"),

@@ -119,6 +119,10 @@ type IngestRequest struct {
 	Metadata chunking.Metadata `msgpack:"metadata,omitempty" json:"metadata,omitempty"`
 	// Collection overrides the Qdrant collection.
 	Collection string `msgpack:"collection,omitempty" json:"collection,omitempty"`
+	// Tenant names the customer the document belongs to (ValidateTenant);
+	// empty for none. Two tenants' documents of equal ids are two
+	// documents.
+	Tenant string `msgpack:"tenant,omitempty" json:"tenant,omitempty"`
 }
 
 // IsDelete reports whether the request removes the document.
@@ -130,6 +134,9 @@ func (r *IngestRequest) IsDelete() bool { return r.Op == OpDelete }
 func (r *IngestRequest) Validate() error {
 	if r.ID == "" {
 		return fmt.Errorf("%w: missing id", ErrInvalid)
+	}
+	if err := ValidateTenant(r.Tenant); err != nil {
+		return err
 	}
 	switch r.Op {
 	case "", OpUpsert:
@@ -160,6 +167,8 @@ type ChunkRecord struct {
 	ID string `msgpack:"id,omitempty" json:"id,omitempty"`
 	// DocID is the document id.
 	DocID string `msgpack:"doc_id" json:"doc_id"`
+	// Tenant is the document's tenant, empty for none.
+	Tenant string `msgpack:"tenant,omitempty" json:"tenant,omitempty"`
 	// DocVersion is the sha256 hex of the document's content.
 	DocVersion string `msgpack:"doc_version,omitempty" json:"doc_version,omitempty"`
 	// IngestSeq is the INGEST sequence of the version; consumers keep

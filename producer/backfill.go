@@ -218,7 +218,7 @@ func (p *Producer) Backfill(ctx context.Context, o BackfillOptions) (Summary, er
 	var recs map[string]recordInfo
 	var defaults messages.ChunkerDefaults
 	if !o.Force || o.DeleteMissing {
-		if recs, err = loadRecords(ctx, p.js, p.opts.Topology.DocsBucket); err != nil {
+		if recs, err = loadRecords(ctx, p.js, p.opts.Topology.DocsBucket, o.Template.Tenant); err != nil {
 			return Summary{}, err
 		}
 		if defaults, err = loadDefaults(ctx, p.js, p.opts.Topology); err != nil {

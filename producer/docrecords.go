@@ -38,12 +38,14 @@ func (r recordInfo) sameSettings(fp string) bool {
 	return want != [32]byte{} && want == r.fingerprint
 }
 
-// loadRecords reads every document record of the bucket, by document id.
-func loadRecords(ctx context.Context, js jetstream.JetStream, bucket string) (map[string]recordInfo, error) {
+// loadRecords reads the document records of tenant's documents (those
+// without a tenant for ""), by document id.
+func loadRecords(ctx context.Context, js jetstream.JetStream, bucket, tenant string) (map[string]recordInfo, error) {
 	out := make(map[string]recordInfo)
 	subjects := make(map[string]string) // one copy of each subject
-	err := EachRecord(ctx, js, bucket, func(id string, rec messages.DocRecord, ok bool) error {
-		if !ok {
+	err := EachRecord(ctx, js, bucket, func(rid string, rec messages.DocRecord, ok bool) error {
+		t, id := messages.SplitRecordID(rid)
+		if !ok || t != tenant {
 			return nil // unreadable: treated as absent, the document is sent
 		}
 		var info recordInfo

@@ -59,14 +59,15 @@ var ErrTooLarge = errors.New("producer: document over the workers' size limit")
 type Document struct {
 	ID      string // required
 	Content []byte
-	// Format, Chunker, Options, Metadata, Source and Collection are the
-	// request fields of the same names (empty = absent).
+	// Format, Chunker, Options, Metadata, Source, Collection and Tenant
+	// are the request fields of the same names (empty = absent).
 	Format     string
 	Chunker    string
 	Options    map[string]any
 	Metadata   chunking.Metadata
 	Source     string
 	Collection string
+	Tenant     string
 }
 
 // Producer publishes ingest requests. It is safe for concurrent use.
@@ -114,12 +115,15 @@ func (p *Producer) Request(ctx context.Context, doc Document) (*messages.IngestR
 	if doc.ID == "" {
 		return nil, "", errors.New("producer: document without an id")
 	}
+	if err := messages.ValidateTenant(doc.Tenant); err != nil {
+		return nil, "", fmt.Errorf("producer: %w", err)
+	}
 	if err := p.checkSize(doc.ID, "", int64(len(doc.Content))); err != nil {
 		return nil, "", err
 	}
 	req := &messages.IngestRequest{
 		V: messages.Version, ID: doc.ID, Source: doc.Source, Format: doc.Format, Chunker: doc.Chunker,
-		Options: doc.Options, Metadata: doc.Metadata, Collection: doc.Collection,
+		Options: doc.Options, Metadata: doc.Metadata, Collection: doc.Collection, Tenant: doc.Tenant,
 	}
 	version := messages.ContentVersion(doc.Content)
 	if len(doc.Content) > p.opts.MaxInline {

@@ -128,7 +128,7 @@ func (p *Producer) sendLine(ctx context.Context, bf *backfill, snd *sender, o St
 	if msgID == "" { // inline content: through Request (Object Store when large)
 		doc := Document{
 			ID: req.ID, Content: req.Content, Format: req.Format, Chunker: req.Chunker, Options: req.Options,
-			Metadata: req.Metadata, Source: req.Source, Collection: req.Collection,
+			Metadata: req.Metadata, Source: req.Source, Collection: req.Collection, Tenant: req.Tenant,
 		}
 		if r, msgID, err = p.Request(ctx, doc); err != nil {
 			bad(req.ID, err)

@@ -101,6 +101,8 @@ func (r *WaitResult) OK() bool { return r.Failed == 0 && r.Pending == 0 }
 type WaitOptions struct {
 	// Bucket is the KV bucket of document records.
 	Bucket string
+	// Tenant is the tenant of the awaited documents ("" for none).
+	Tenant string
 	// OnProgress receives the counts whenever a request's outcome is
 	// known, one call at a time.
 	OnProgress func(WaitStats)
@@ -156,8 +158,9 @@ func Wait(ctx context.Context, js jetstream.JetStream, sent []Awaited, o WaitOpt
 	}
 	var err error
 	if len(byID) > 0 {
-		err = watchRecords(ctx, js, o.Bucket, func(id string, rec messages.DocRecord) bool {
-			if _, ok := byID[id]; ok {
+		err = watchRecords(ctx, js, o.Bucket, func(rid string, rec messages.DocRecord) bool {
+			tenant, id := messages.SplitRecordID(rid)
+			if _, ok := byID[id]; ok && tenant == o.Tenant {
 				apply(id, rec)
 			}
 			return len(byID) == 0

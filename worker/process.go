@@ -45,7 +45,7 @@ func (w *Worker) process(ctx context.Context, msg jetstream.Msg, streamSeq, deli
 		return v
 	}
 	req := *v.req
-	doc := Doc{ID: req.ID, Seq: v.seq, Op: OpUpsert, Subject: msg.Subject(), Collection: req.Collection}
+	doc := Doc{ID: req.ID, Seq: v.seq, Op: OpUpsert, Subject: msg.Subject(), Collection: req.Collection, Tenant: req.Tenant}
 	var content []byte
 	if req.IsDelete() {
 		doc.Op = OpDelete
@@ -61,7 +61,7 @@ func (w *Worker) process(ctx context.Context, msg jetstream.Msg, streamSeq, deli
 	// create the record first (doc.go).
 	rec := messages.DocRecord{IngestSeq: doc.Seq, DocVersion: doc.Version, Op: doc.Op, Subject: doc.Subject, TraceID: traceID(ctx)}
 	sctx, span := w.step(ctx, SpanRecordStart)
-	st, err := w.records.start(sctx, doc.ID, rec, delivery == 1 && doc.Seq == streamSeq)
+	st, err := w.records.start(sctx, doc.RecordID(), rec, delivery == 1 && doc.Seq == streamSeq)
 	endStep(span, err)
 	if err != nil {
 		v.err = fault.WithCause(fault.CauseRecords, err)
@@ -116,7 +116,7 @@ func (w *Worker) process(ctx context.Context, msg jetstream.Msg, streamSeq, deli
 	w.m.Bytes.Add(float64(len(content)))
 	// Step 5.
 	fctx, span := w.step(ctx, SpanRecordFinish)
-	_, err = w.records.Finish(fctx, doc.ID, doc.Seq, st.rev, rec)
+	_, err = w.records.Finish(fctx, doc.RecordID(), doc.Seq, st.rev, rec)
 	endStep(span, err)
 	if err != nil {
 		v.err = fault.WithCause(fault.CauseRecords, err)
@@ -307,7 +307,7 @@ func (w *Worker) chunk(ctx context.Context, req *messages.IngestRequest, subject
 	}
 	chunks := make([]Chunk, len(out))
 	for i, c := range out {
-		chunks[i] = Chunk{ID: messages.ChunkID(req.ID, i), Position: i, Chunk: c}
+		chunks[i] = Chunk{ID: messages.TenantChunkID(req.Tenant, req.ID, i), Position: i, Chunk: c}
 	}
 	return chunks, fingerprint, warnings, nil
 }

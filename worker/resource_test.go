@@ -4,12 +4,16 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/chunking/registry/registrytest"
 	"github.com/chunkstream/chunkstream/fault"
 	"github.com/chunkstream/chunkstream/internal/testutil"
 	"github.com/chunkstream/chunkstream/messages"
@@ -205,22 +209,67 @@ func TestFullStreamsPauseWithoutFlapping(t *testing.T) {
 	}
 }
 
-// TestWaitingDeliveriesKeptAlive: while every processor is busy for
-// several AckWaits (one processor, documents that take three AckWaits to
-// chunk), the deliveries fetched and waiting behind it get in-progress
-// acks too: none is redelivered, so none is processed twice.
+// TestWaitingDeliveriesKeptAlive: while every processor is busy (one
+// processor, a chunker held until the test lets it go), the deliveries
+// fetched and waiting behind it get in-progress acks too, read on the
+// server's ack subjects: the test lets the chunker go once each waiting
+// delivery has had three, more than one AckWait's worth. None is then
+// redelivered, so none is processed twice. (The in-progress acks are the
+// assertion; the AckWait of 5 s leaves a loaded machine room between two
+// of them.)
 func TestWaitingDeliveriesKeptAlive(t *testing.T) {
 	cfg := testConfig()
 	cfg.Concurrency = 1
-	cfg.AckWait = time.Second
+	cfg.AckWait = 5 * time.Second
 	e := newEnv(t, cfg)
-	w, res, _ := e.startWorker(worker.Options{})
-	// One batch: the second waits three AckWaits, the third six.
+	var mu sync.Mutex
+	inProgress := map[uint64]int{} // by stream sequence
+	sub, err := e.nc.Subscribe("$JS.ACK.>", func(m *nats.Msg) {
+		if string(m.Data) != "+WPI" {
+			return
+		}
+		// The ack subject is the reply subject of the delivery it acks.
+		if md, err := (&nats.Msg{Reply: m.Subject, Sub: m.Sub}).Metadata(); err == nil {
+			mu.Lock()
+			inProgress[md.Sequence.Stream]++
+			mu.Unlock()
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sub.Unsubscribe() })
+	if err := e.nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	release := make(chan struct{})
+	var releaseOnce sync.Once
+	letGo := func() { releaseOnce.Do(func() { close(release) }) }
+	t.Cleanup(letGo)
+	held := registrytest.Func("held", func(registrytest.Config) (chunking.Chunker, error) {
+		return chunking.ChunkerFunc(func(d chunking.Document) ([]chunking.Chunk, []chunking.Warning, error) {
+			<-release
+			return []chunking.Chunk{chunking.NewChunk(string(d.Content), nil)}, nil, nil
+		}), nil
+	})
+	w, res, _ := e.startWorker(worker.Options{Chunkers: registrytest.With(held)})
+	// One batch: the first is held in the processor, the others wait.
 	var seqs []uint64
 	for i := range 3 {
-		seqs = append(seqs, e.publish("ingest.docs", messages.IngestRequest{V: 1, ID: fmt.Sprintf("slow/%d.md", i),
-			Chunker: "slow", Options: map[string]any{"sleep_ms": 3000}, Content: []byte("# Slow\n\ntext")}, ""))
+		seqs = append(seqs, e.publish("ingest.docs", messages.IngestRequest{V: 1, ID: fmt.Sprintf("held/%d.md", i),
+			Chunker: "held", Content: []byte("# Held\n\ntext")}, ""))
 	}
+	testutil.WaitFor(t, time.Minute, "three in-progress acks of each waiting delivery", func() (bool, string) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, seq := range seqs[1:] {
+			if inProgress[seq] < 3 {
+				return false, fmt.Sprintf("in-progress acks by stream sequence: %v", inProgress)
+			}
+		}
+		return true, ""
+	})
+	letGo()
 	testutil.WaitFor(t, time.Minute, "every request acked", func() bool { return len(res.finals()) == len(seqs) })
 	for _, seq := range seqs {
 		if r := res.finals()[seq]; r.Outcome != worker.OutcomeAcked || r.Delivery != 1 {

@@ -31,6 +31,9 @@ type Doc struct {
 	Subject string
 	// Collection, when set, overrides the sink's default destination.
 	Collection string
+	// Tenant is the document's tenant (the request's "tenant"), empty for
+	// none; documents of two tenants are two documents whatever their ids.
+	Tenant string
 	// First is true when step 1 of this delivery created the document's
 	// record: no version of the document started before this one, and
 	// none below it can start after (it would find this one), so a sink
@@ -40,9 +43,14 @@ type Doc struct {
 	First bool
 }
 
+// RecordID is the name the document records know the document by
+// (messages.RecordID of its tenant and id).
+func (d Doc) RecordID() string { return messages.RecordID(d.Tenant, d.ID) }
+
 // Chunk is one chunk of a document as a sink stores it.
 type Chunk struct {
-	// ID is the UUIDv5 of "<doc id>#<position>" (messages.ChunkID).
+	// ID is the UUIDv5 of "<doc id>#<position>" (messages.TenantChunkID,
+	// which gives a tenant's documents ids of their own).
 	ID string
 	// Position is the 0-based place in the document's chunker output.
 	Position int
@@ -69,7 +77,7 @@ func (f SinkFunc) Write(ctx context.Context, doc Doc, chunks []Chunk) error {
 // Records reads the document records, for sinks that re-check at step 4
 // whether a version was overtaken.
 type Records interface {
-	// NewestSeq returns the highest ingest_seq recorded for the document,
-	// 0 when there is no record.
+	// NewestSeq returns the highest ingest_seq recorded for the document
+	// (its messages.RecordID), 0 when there is no record.
 	NewestSeq(ctx context.Context, docID string) (uint64, error)
 }

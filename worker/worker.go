@@ -668,7 +668,10 @@ func (w *Worker) recordFailure(ctx context.Context, req *messages.IngestRequest,
 	}}
 	var id string
 	if req != nil {
-		id, rec.Op = req.ID, messages.OpUpsert
+		if messages.ValidateTenant(req.Tenant) != nil {
+			return nil // no record is a bad tenant's
+		}
+		id, rec.Op = messages.RecordID(req.Tenant, req.ID), messages.OpUpsert
 		switch {
 		case req.IsDelete():
 			rec.Op = messages.OpDelete
@@ -678,7 +681,7 @@ func (w *Worker) recordFailure(ctx context.Context, req *messages.IngestRequest,
 			rec.DocVersion = messages.ContentVersion(req.Content)
 		}
 	} else {
-		id, _ = messages.PeekIngestID(h.Get(messages.HeaderContentType), data)
+		id, _ = messages.PeekIngestRecordID(h.Get(messages.HeaderContentType), data)
 	}
 	if id == "" {
 		return nil

@@ -4,7 +4,7 @@
 // peer sized so that its mean chunk matches ours, all scored in one run
 // with package eval (BM25 as a Qdrant collection, Chroma's span metric).
 //
-//	(cd bench/retrieval && npm ci)
+//	(cd bench/retrieval && npm install)
 //	go run ./bench/retrieval -set chroma=QUESTIONS.jsonl,CORPUS_DIR [-set ...] [-chunker markdown] [-targets 400,800,1600]
 //
 // For each set and target N it chunks the corpus with -chunker and the

@@ -13,11 +13,12 @@ import (
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/code"
 	"github.com/chunkstream/chunkstream/chunking/internal/spantest"
+	"github.com/chunkstream/chunkstream/internal/testutil"
 )
 
 // step is the share of each real tree the property tests read: every
-// step-th file by path (CHUNKSTREAM_CODE_STEP; by default 4, 32 under
-// -race; 1 reads all).
+// step-th file by path (CHUNKSTREAM_CODE_STEP; by default 64, 256 under
+// -race, and 4 and 32 with CHUNKSTREAM_TEST_FULL=1; 1 reads all).
 func step(t testing.TB) int {
 	if s := os.Getenv("CHUNKSTREAM_CODE_STEP"); s != "" {
 		n, err := strconv.Atoi(s)
@@ -26,10 +27,14 @@ func step(t testing.TB) int {
 		}
 		return n
 	}
-	if raceEnabled {
-		return 32
+	n := 64
+	if testutil.Enabled(testutil.Full) {
+		n = 4
 	}
-	return 4
+	if raceEnabled {
+		n *= 8
+	}
+	return n
 }
 
 // checkChunks checks the properties every chunking of src must have and

@@ -194,15 +194,16 @@ func BenchmarkScaleRatio(b *testing.B) {
 	b.ReportMetric(float64(tl)/float64(ts), "10x/1x")
 }
 
-// TestBenchResult (with EMAIL_BENCH_DIR=DIR) prints the line `chunk bench
-// -chunker email DIR` would print if the CLI benchmarked whole-path
-// chunkers: every regular file under DIR read first, then chunked as one
-// mailbox on one goroutine, timing only the chunker; and the parse-only
-// baseline over the same documents.
-func TestBenchResult(t *testing.T) {
+// BenchmarkResultLine (with EMAIL_BENCH_DIR=DIR; one iteration is the
+// whole measurement, -benchtime 1x) prints the line `chunk bench -chunker
+// email DIR` would print if the CLI benchmarked whole-path chunkers: every
+// regular file under DIR read first, then chunked as one mailbox on one
+// goroutine, timing only the chunker; and the parse-only baseline over the
+// same documents.
+func BenchmarkResultLine(b *testing.B) {
 	dir := os.Getenv("EMAIL_BENCH_DIR")
 	if dir == "" {
-		t.Skip("set EMAIL_BENCH_DIR")
+		b.Skip("set EMAIL_BENCH_DIR to a folder of mail")
 	}
 	var docs []chunking.Document
 	bytesIn := 0
@@ -219,27 +220,29 @@ func TestBenchResult(t *testing.T) {
 		return nil
 	})
 	if err != nil {
-		t.Fatal(err)
+		b.Fatal(err)
 	}
 	c, _ := New(DefaultConfig())
-	start := time.Now()
-	chunks, _, err := c.ChunkMailbox(docs)
-	secs := time.Since(start).Seconds()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, maxOut := 0, 0
-	for _, ch := range chunks {
-		out += len(ch.Content())
-		maxOut = max(maxOut, len(ch.Content()))
-	}
-	fmt.Printf("RESULT\tchunkstream\temail\t%d\t%d\t%d\t%d\t%.6f\t%d\n", len(docs), bytesIn, len(chunks), out, secs, maxOut)
-	start = time.Now()
-	parsed := 0
-	for _, d := range docs {
-		if ParseOnly(d) == nil {
-			parsed++
+	for b.Loop() {
+		start := time.Now()
+		chunks, _, err := c.ChunkMailbox(docs)
+		secs := time.Since(start).Seconds()
+		if err != nil {
+			b.Fatal(err)
 		}
+		out, maxOut := 0, 0
+		for _, ch := range chunks {
+			out += len(ch.Content())
+			maxOut = max(maxOut, len(ch.Content()))
+		}
+		fmt.Printf("RESULT\tchunkstream\temail\t%d\t%d\t%d\t%d\t%.6f\t%d\n", len(docs), bytesIn, len(chunks), out, secs, maxOut)
+		start = time.Now()
+		parsed := 0
+		for _, d := range docs {
+			if ParseOnly(d) == nil {
+				parsed++
+			}
+		}
+		fmt.Printf("RESULT\tchunkstream\tgo-message-parse\t%d\t%d\t%d\t0\t%.6f\t0\n", len(docs), bytesIn, parsed, time.Since(start).Seconds())
 	}
-	fmt.Printf("RESULT\tchunkstream\tgo-message-parse\t%d\t%d\t%d\t0\t%.6f\t0\n", len(docs), bytesIn, parsed, time.Since(start).Seconds())
 }

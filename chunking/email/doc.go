@@ -124,7 +124,7 @@
 // chunker stays within a small multiple of it (BenchmarkSpeedRatio times
 // both side by side and reports each stage's share) and is linear in the
 // mailbox (BenchmarkScale, BenchmarkScaleRatio, BenchmarkAdversarial).
-// TestBenchResult with EMAIL_BENCH_DIR=DIR prints `chunk bench` lines.
+// BenchmarkResultLine with EMAIL_BENCH_DIR=DIR prints `chunk bench` lines.
 //
 // # Sharding
 //

@@ -15,6 +15,7 @@ import (
 
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/internal/poll"
+	"github.com/chunkstream/chunkstream/internal/testutil"
 )
 
 func TestNewValidates(t *testing.T) {
@@ -299,9 +300,13 @@ func TestMboxFromLineAfterSeparator(t *testing.T) {
 // to the poller, not one per message), whether it is reading messages,
 // stripping quotes or chunking threads.
 func TestChunkFuncStops(t *testing.T) {
+	scale := 1 // a quarter of the sizes; all of them with CHUNKSTREAM_TEST_FULL=1
+	if testutil.Enabled(testutil.Full) {
+		scale = 4
+	}
 	var rows strings.Builder
 	rows.WriteString("[")
-	for i := range 3000 {
+	for i := range 750 * scale {
 		if i > 0 {
 			rows.WriteString(",")
 		}
@@ -309,7 +314,7 @@ func TestChunkFuncStops(t *testing.T) {
 	}
 	rows.WriteString("]")
 	docs := map[string]chunking.Document{
-		"mbox": {Path: "s.mbox", Content: syntheticMbox(1000)},
+		"mbox": {Path: "s.mbox", Content: syntheticMbox(250 * scale)},
 		"rows": {Path: "r.json", Content: []byte(rows.String())},
 	}
 	for _, strip := range []QuoteStripping{StripAuto, StripAlways} {

@@ -127,6 +127,9 @@ func (sp *splitter) atomic(b mdblocks.Block, end int) {
 			alone = sp.m.LenString(text[:len(text)-1])
 		}
 		over := alone > sp.max
+		if parts > 1 {
+			sp.cut = cutLine // between the lines of one block
+		}
 		sp.emit(piece{start: partStart, end: partEnd, text: text, chars: n, kind: pieceSynth, oversize: over})
 		if over && !warned {
 			sp.warnOversize(b, alone)

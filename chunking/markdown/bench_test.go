@@ -52,7 +52,8 @@ func loopCPU(b *testing.B, f func()) {
 // goldmark's block parse of the same bytes, the baseline of the speed
 // target (chunking ≤ 1.4× its time). chunk-tokens chunks it in token mode
 // (cl100k_base, max_char 512 tokens, about the byte size of the default
-// 2048 characters: the target is ≤ 3× chunk's time).
+// 2048 characters: the target is ≤ 3× chunk's time); chunk-target in
+// target mode.
 func BenchmarkCorpus(b *testing.B) {
 	docs, total := loadCorpus(b)
 	c := mustNew(b, nil)
@@ -74,6 +75,18 @@ func BenchmarkCorpus(b *testing.B) {
 		loopCPU(b, func() {
 			for _, d := range docs {
 				_, _, _ = ct.Chunk(d)
+			}
+		})
+	})
+	// chunk-target chunks it in target mode (target_char 800): the cut
+	// choice weighs every end of each chunk.
+	cg := mustNew(b, func(c *markdown.Config) { *c = target(800, "") })
+	b.Run("chunk-target", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(total)
+		loopCPU(b, func() {
+			for _, d := range docs {
+				_, _, _ = cg.Chunk(d)
 			}
 		})
 	})

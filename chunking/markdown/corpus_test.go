@@ -30,15 +30,19 @@ func corpusFiles(t testing.TB) (string, []string) {
 	return dir, files
 }
 
-// TestCorpus chunks every file of ../shared/corpus/markdown (every tenth
-// with -short or the race detector) with the default options and a small max_char, and holds
-// the invariants on each; in target mode (characters and tokens), every
-// fifth of those files.
+// TestCorpus chunks a sample of the optional Markdown corpus (every 50th
+// file; with CHUNKSTREAM_TEST_FULL=1 every file, every tenth under the race
+// detector) with the default options and a small max_char, and holds the
+// invariants on each; in target mode (characters and tokens), every fifth
+// of those files.
 func TestCorpus(t *testing.T) {
 	dir, files := corpusFiles(t)
-	step := 1
-	if testing.Short() || raceEnabled {
-		step = 10
+	step := 50
+	if testutil.Enabled(testutil.Full) {
+		step = 1
+		if raceEnabled {
+			step = 10
+		}
 	}
 	chunkers := map[string]*markdown.Chunker{
 		"default": mustNew(t, nil),
@@ -85,13 +89,17 @@ func TestCorpus(t *testing.T) {
 }
 
 // TestCorpusAsOneDocument chunks the corpus concatenated into one
-// document (about 45 MB; 5 MB with -short or the race detector), which
-// the block scanner parses in segments, and holds the invariants.
+// document (its first 256 KB; with CHUNKSTREAM_TEST_FULL=1 all of it, about 45
+// MB, or 5 MB under the race detector), which the block scanner parses in
+// segments, and holds the invariants.
 func TestCorpusAsOneDocument(t *testing.T) {
 	dir, files := corpusFiles(t)
-	limit := 1 << 40
-	if testing.Short() || raceEnabled {
-		limit = 5 << 20
+	limit := 256 << 10
+	if testutil.Enabled(testutil.Full) {
+		limit = 1 << 40
+		if raceEnabled {
+			limit = 5 << 20
+		}
 	}
 	var all []byte
 	for _, rel := range files {
@@ -125,8 +133,9 @@ func TestCorpusAsOneDocument(t *testing.T) {
 }
 
 // TestCorpusTokenBudgetByReference chunks ../shared/corpus/markdown in
-// token mode (cl100k_base: every file; o200k_base with a small budget:
-// every fifth; ten times fewer with -short or the race detector) and has
+// token mode (with CHUNKSTREAM_TEST_FULL=1, cl100k_base: every file;
+// o200k_base with a small budget: every fifth; ten times fewer under the
+// race detector; without it, 200 times fewer) and has
 // OpenAI's tokenizer, run for real (js-tiktoken under Node.js; skipped
 // without them), count every chunk: each one not marked oversize is
 // within max_char tokens, and each count equals ours. Every chunk also
@@ -134,9 +143,12 @@ func TestCorpusAsOneDocument(t *testing.T) {
 func TestCorpusTokenBudgetByReference(t *testing.T) {
 	tokenstest.Dir(t)
 	dir, files := corpusFiles(t)
-	scale := 1
-	if testing.Short() || raceEnabled {
-		scale = 10
+	scale := 200
+	if testutil.Enabled(testutil.Full) {
+		scale = 1
+		if raceEnabled {
+			scale = 10
+		}
 	}
 	for _, tc := range []struct {
 		cfg  markdown.Config

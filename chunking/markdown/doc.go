@@ -52,8 +52,16 @@
 //
 // With Config.TargetChar (or TargetTokens) the chunker sets its own
 // sizes from the target (TargetSizes) and cuts long sections and units
-// into near-equal shares; docs/chunkers.md (Target mode) has the rule and
-// the measurements behind it. The code is target.go and the branches
+// into near-equal shares, each chunk closed where that costs least: its
+// squared deviation from the share plus the cost of the boundary after it
+// (measure.Cut: nothing for a paragraph end, then list item, line,
+// sentence, whitespace and character, each worth twice the deviation of
+// the one before; never after a heading; a paragraph ending with a colon
+// stays with what it introduces). The choice is made as pieces come,
+// over the pieces that fit in the ceiling, so memory stays bounded by it
+// and each piece is weighed a bounded number of times (TestTargetLinear);
+// docs/chunkers.md (Target mode) has the rule and the measurements
+// behind it. The code is target.go and the branches
 // that test splitter.target; with the target off none of it runs, so
 // the reference mode's output is unchanged byte for byte.
 //

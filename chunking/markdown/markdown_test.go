@@ -15,6 +15,7 @@ import (
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/internal/poll"
 	"github.com/chunkstream/chunkstream/chunking/markdown"
+	"github.com/chunkstream/chunkstream/internal/testutil"
 )
 
 // mustNew returns a chunker of DefaultConfig changed by set (nil: the
@@ -427,7 +428,10 @@ func TestBadInputLinear(t *testing.T) {
 	c := mustNew(t, func(c *markdown.Config) { *c = markdown.Config{MaxChar: 200, MinChar: 50, ChunkOverlap: 40} })
 	for name, gen := range adversarial {
 		t.Run(name, func(t *testing.T) {
-			n := 5000
+			n := 1250 // 5,000 with CHUNKSTREAM_TEST_FULL=1
+			if testutil.Enabled(testutil.Full) {
+				n = 5000
+			}
 			small, large := gen(n), gen(8*n)
 			for _, src := range [][]byte{small, large} {
 				chunks, _, err := c.Chunk(chunking.Document{Content: src})
@@ -450,10 +454,11 @@ func TestBadInputLinear(t *testing.T) {
 	}
 }
 
-// TestHugeLine chunks a 50 MB single line.
+// TestHugeLine chunks a 50 MB single line (under the race detector, a
+// long form: only with CHUNKSTREAM_TEST_FULL=1).
 func TestHugeLine(t *testing.T) {
-	if testing.Short() || raceEnabled {
-		t.Skip("50 MB input (slow under the race detector)")
+	if testing.Short() || raceEnabled && !testutil.Enabled(testutil.Full) {
+		t.Skip("50 MB input, slow under the race detector: CHUNKSTREAM_TEST_FULL=1 runs it")
 	}
 	src := bytes.Repeat([]byte("lorem ipsum dolor sit amet. "), 50<<20/28)
 	c := mustNew(t, nil)
@@ -507,11 +512,15 @@ func TestChunkFunc(t *testing.T) {
 // or spaces, packing, re-wrapping a long code block).
 func TestChunkFuncStops(t *testing.T) {
 	c := mustNew(t, func(c *markdown.Config) { *c = markdown.Config{MaxChar: 200, MinChar: 50, ChunkOverlap: 40} })
+	scale := 1 // a quarter of the sizes; all of them with CHUNKSTREAM_TEST_FULL=1
+	if testutil.Enabled(testutil.Full) {
+		scale = 4
+	}
 	inputs := map[string][]byte{
-		"document": bytes.Repeat([]byte("## Part\n\nSome text with `code` and *emphasis*. More words here.\n\n```go\nfunc f() {}\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n"), 4000),
+		"document": bytes.Repeat([]byte("## Part\n\nSome text with `code` and *emphasis*. More words here.\n\n```go\nfunc f() {}\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n"), 1000*scale),
 	}
 	for name, gen := range adversarial {
-		inputs[name] = gen(40000)
+		inputs[name] = gen(10000 * scale)
 	}
 	for name, src := range inputs {
 		t.Run(name, func(t *testing.T) {

@@ -39,6 +39,7 @@ type piece struct {
 	chars      int    // size in the chunker's unit (tokens of the piece alone in token mode)
 	kind       pieceKind
 	oversize   bool
+	cut        cutKind // target mode: the boundary before the piece
 }
 
 // splitter cuts one long section into pieces and packs them, as they
@@ -68,6 +69,12 @@ type splitter struct {
 	// their own (wholeInTarget), innermost last.
 	target, budget int
 	isolated       []int
+	// run holds the pieces not yet packed, from the start of the next
+	// chunk (runSize in all), and cut is the boundary before the next
+	// piece emitted (target.go).
+	run     []piece
+	runSize int
+	cut     cutKind
 }
 
 // pieceLimit is the size up to which text stays one piece: max_char, or
@@ -95,8 +102,10 @@ func (sp *splitter) section(s section, hdr headers) {
 		}
 		end := min(b.End, s.end)
 		if b.Start > pos {
+			sp.cut = cutPara
 			sp.split(pos, b.Start, levelPara, false)
 		}
+		sp.cut = cutPara
 		if n, ok := sp.fits(sp.src[b.Start:end]); ok {
 			sp.emit(piece{start: b.Start, end: end, chars: n, kind: pieceAtomic})
 		} else {
@@ -107,12 +116,11 @@ func (sp *splitter) section(s section, hdr headers) {
 	if pos < s.end {
 		// The section is longer than max_char: when no block came
 		// before, the span is the whole section and is not measured again.
+		sp.cut = cutPara
 		sp.split(pos, s.end, levelPara, pos == s.start)
 	}
 	// A back-off in token mode may carry pieces to a last chunk.
-	for len(sp.cur) > 0 && !sp.pl.Stopped() {
-		sp.flush()
-	}
+	sp.flushAll()
 }
 
 // split appends the pieces of src[s:e] at level or finer; over says
@@ -149,6 +157,9 @@ func (sp *splitter) split(s, e, level int, over bool) {
 	}
 	for p := s; p < e && !sp.pl.Stopped(); p = q {
 		q = sp.next(p, e, level)
+		if p > s && sp.target > 0 {
+			sp.cut = sp.cutAt(level, p)
+		}
 		sp.split(p, q, level+1, false)
 	}
 }
@@ -296,7 +307,11 @@ func (sp *splitter) next(p, e, level int) int {
 // when the piece does not fit in it. A new chunk starts with the overlap
 // taken from the previous one, shrunk so that the piece fits with it.
 func (sp *splitter) emit(p piece) {
-	if len(sp.cur) > 0 && (sp.curSize+p.chars > sp.max || sp.target > 0 && measure.NearerWithout(sp.curSize, p.chars, sp.budget)) {
+	if sp.target > 0 {
+		sp.queue(p)
+		return
+	}
+	if len(sp.cur) > 0 && sp.curSize+p.chars > sp.max {
 		// A heading that would end the chunk moves to the next one, with
 		// the text it heads (and no overlap before it).
 		if n := len(sp.cur); n > 1 && sp.isHeading(sp.cur[n-1]) && sp.cur[n-1].chars+p.chars <= sp.max {
@@ -372,6 +387,10 @@ func (sp *splitter) flush() {
 		sp.prev, sp.cur = sp.prev[:0], sp.cur[:0]
 	}
 	sp.curSize = 0
+	if sp.target > 0 && len(carry) > 0 {
+		sp.unqueue(carry)
+		return
+	}
 	for _, p := range carry {
 		sp.emit(p)
 	}

@@ -32,10 +32,13 @@
 //
 // With Config.TargetChar (or TargetTokens) sizes count characters (or
 // tokens), the budget is the target's ceiling (measure.Ceiling), long
-// sections are packed into near-equal shares (measure.Balanced) and small
-// chunks merge only while that brings them nearer the target; there is
-// no overlap. docs/chunkers.md (Target mode) has the rule and the
-// measurements. With the target off nothing changes.
+// sections are cut into near-equal shares (measure.Balanced), each chunk
+// ending where that costs least (measure.Cut: its deviation from the
+// share plus the boundary's cost, as in the Markdown chunker), code
+// blocks and tables longer than the ceiling are cut at their line ends,
+// and small chunks merge only while that brings them nearer the target;
+// there is no overlap. docs/chunkers.md (Target mode) has the rule and
+// the measurements. With the target off nothing changes.
 //
 // # Decisions the reference leaves open
 //

@@ -41,6 +41,7 @@ type unit struct {
 	start, end int
 	words      int  // size: words, or tokens of the unit alone in token mode
 	heading    bool // a heading line: kept with the unit after it
+	lines      bool // a code block or table: target mode may cut it at its line ends
 }
 
 // piece is a chunk before overlap and add_headers: its own text, which is
@@ -360,7 +361,7 @@ func (sc *scratch) sectionUnits(src string, blocks []mdblocks.Block, dst []unit)
 	}
 	// Atomic units keep the indentation of their first line (indented
 	// code, a fence nested in a list item).
-	addAtomic := func(start, end int) {
+	addAtomic := func(start, end int, lines bool) {
 		from, to := sentences.TrimSpace(src, start, end)
 		if from >= to {
 			return
@@ -368,7 +369,7 @@ func (sc *scratch) sectionUnits(src string, blocks []mdblocks.Block, dst []unit)
 		if ls := strings.LastIndexByte(src[start:from], '\n'); ls >= 0 {
 			start += ls + 1
 		}
-		dst = append(dst, unit{start: start, end: to, words: sc.m.LenString(src[start:to])})
+		dst = append(dst, unit{start: start, end: to, words: sc.m.LenString(src[start:to]), lines: lines})
 	}
 	for i := 0; i < len(blocks) && !sc.pl.Stopped(); {
 		b := blocks[i]
@@ -381,7 +382,7 @@ func (sc *scratch) sectionUnits(src string, blocks []mdblocks.Block, dst []unit)
 			continue
 		}
 		if atomicKind(b.Kind) {
-			addAtomic(b.Start, b.End)
+			addAtomic(b.Start, b.End, b.Kind == mdblocks.FencedCode || b.Kind == mdblocks.IndentedCode || b.Kind == mdblocks.Table)
 			i++
 			continue
 		}
@@ -400,7 +401,7 @@ func (sc *scratch) sectionUnits(src string, blocks []mdblocks.Block, dst []unit)
 			for _, s := range sc.sents {
 				addSentence(s.Start, s.End)
 			}
-			addAtomic(d.Start, d.End)
+			addAtomic(d.Start, d.End, false)
 			from = d.End
 		}
 		sc.sents = sentences.Append(sc.sents[:0], src, from, e, sc.inline, sc.pl)

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/internal/golden"
@@ -290,16 +291,21 @@ func work(t testing.TB, c *Chunker, doc chunking.Document) int {
 }
 
 // TestBadInput checks inputs that must neither panic nor go super-linear:
-// 8× the input may cost at most 10× the work (quadratic work costs 64×).
-// The block parse (mdblocks) has its own linearity tests. Timing lives in
+// 8× the input may cost at most 10× the work (quadratic work costs 64×),
+// from 5,000 units of input (20,000 with CHUNKSTREAM_TEST_FULL=1). The
+// block parse (mdblocks) has its own linearity tests. Timing lives in
 // BenchmarkAdversarial.
 func TestBadInput(t *testing.T) {
 	c := mustNew(t, func(c *Config) { c.MaxChunkSize = 50 })
+	n := 5000
+	if testutil.Enabled(testutil.Full) {
+		n = 20000
+	}
 	for name, gen := range badInputs {
 		t.Run(name, func(t *testing.T) {
 			checkInvariants(t, c, chunking.Document{Path: "bad.md", Content: []byte(gen(2000))})
-			small := chunking.Document{Path: "bad.md", Content: []byte(gen(20000))}
-			large := chunking.Document{Path: "bad.md", Content: []byte(gen(160000))}
+			small := chunking.Document{Path: "bad.md", Content: []byte(gen(n))}
+			large := chunking.Document{Path: "bad.md", Content: []byte(gen(8 * n))}
 			ws, wl := work(t, c, small), work(t, c, large)
 			if ws < len(small.Content) || wl > 10*ws {
 				t.Errorf("%s: work %d for %d bytes of input, %d for %d: not linear", name, ws, len(small.Content), wl, len(large.Content))
@@ -325,12 +331,11 @@ func TestTenMegabytesWithoutSentenceEnd(t *testing.T) {
 	t.Logf("10 MB without a sentence end: %v", time.Since(start))
 }
 
-// TestCorpus chunks every file of the shared Markdown corpus with the
-// invariants, under three option sets (the third in tokens).
+// TestCorpus chunks a sample of the optional Markdown corpus (every 50th
+// file; with CHUNKSTREAM_TEST_FULL=1 every file, every tenth under the race
+// detector) with the invariants, under three option sets (the third in
+// tokens).
 func TestCorpus(t *testing.T) {
-	if testing.Short() {
-		t.Skip("corpus run")
-	}
 	dir := testutil.SharedDir(t, "corpus", "markdown")
 	var files []string
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
@@ -360,9 +365,12 @@ func TestCorpus(t *testing.T) {
 			c.Tokenizer = "cl100k_base"
 		}),
 	}
-	stride := 1
-	if raceEnabled {
-		stride = 10 // the race detector is ~10x slower: a sample
+	stride := 50
+	if testutil.Enabled(testutil.Full) {
+		stride = 1
+		if raceEnabled {
+			stride = 10 // the race detector is ~10x slower: a sample
+		}
 	}
 	for i, p := range files {
 		if i%stride != 0 {
@@ -472,11 +480,15 @@ func TestUnclosedWarnings(t *testing.T) {
 // merging, overlaps).
 func TestChunkFuncStops(t *testing.T) {
 	c := mustNew(t, func(c *Config) { c.MaxChunkSize = 50; c.WordOverlap = 3; c.AddHeaders = true })
+	scale := 1 // a quarter of the sizes; all of them with CHUNKSTREAM_TEST_FULL=1
+	if testutil.Enabled(testutil.Full) {
+		scale = 4
+	}
 	inputs := map[string]string{
-		"document": strings.Repeat("# Part\nSome text with $x$ and `code`. See Fig. 3. More words here.\n\n```go\nfunc f() {}\n```\n\n## Sub\nShort.\n\n", 4000),
+		"document": strings.Repeat("# Part\nSome text with $x$ and `code`. See Fig. 3. More words here.\n\n```go\nfunc f() {}\n```\n\n## Sub\nShort.\n\n", 1000*scale),
 	}
 	for name, gen := range badInputs {
-		inputs[name] = gen(80000)
+		inputs[name] = gen(20000 * scale)
 	}
 	for name, src := range inputs {
 		t.Run(name, func(t *testing.T) {
@@ -572,9 +584,9 @@ func TestChunkFileAndFolder(t *testing.T) {
 	}
 }
 
-// TestCorpusTokenBudgetByReference chunks every fifth file of
-// ../shared/corpus/markdown (every fiftieth with -short or the race
-// detector) in token mode, without overlap and added headers so that each
+// TestCorpusTokenBudgetByReference chunks every 250th file of the
+// optional Markdown corpus (with CHUNKSTREAM_TEST_FULL=1 every fifth,
+// every fiftieth under the race detector) in token mode, without overlap and added headers so that each
 // chunk is its own text, and has OpenAI's tokenizer, run for real
 // (js-tiktoken under Node.js; skipped without them), count every chunk:
 // each one not marked oversize is within max_chunk_size tokens, and each
@@ -586,9 +598,12 @@ func TestCorpusTokenBudgetByReference(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	step := 5
-	if testing.Short() || raceEnabled {
-		step = 50
+	step := 250
+	if testutil.Enabled(testutil.Full) {
+		step = 5
+		if raceEnabled {
+			step = 50
+		}
 	}
 	c := mustNew(t, func(c *Config) { c.MaxChunkSize = 256; c.Tokenizer = "cl100k_base" })
 	var texts []string
@@ -651,4 +666,76 @@ func FuzzChunkTarget(f *testing.F) {
 		})
 		checkInvariants(t, c, chunking.Document{Path: "f.md", Content: src})
 	})
+}
+
+// TestTargetLongUnit: in target mode a table or code block longer than
+// the ceiling is cut at its line ends into near-equal chunks, none
+// oversize; a line longer than the ceiling is a chunk of its own,
+// oversize.
+func TestTargetLongUnit(t *testing.T) {
+	row := "| `name` | a value | what it means in a few words |\n" // 52 characters
+	long := strings.Repeat("x", 700)
+	tests := []struct {
+		name     string
+		src      string
+		chunks   int
+		oversize int
+	}{
+		{"table", "# T\n\n| a | b | c |\n| --- | --- | --- |\n" + strings.Repeat(row, 30), 4, 0},
+		{"code", "# T\n\n```\n" + strings.Repeat("line of code, forty characters long ...\n", 40) + "```\n", 4, 0},
+		{"long line", "# T\n\n```\n" + long + "\n" + strings.Repeat("short line\n", 20) + "```\n", 3, 1},
+	}
+	for _, tc := range tests {
+		c := mustNew(t, func(c *Config) { c.TargetChar = 400 })
+		doc := chunking.Document{Path: "t.md", Content: []byte(tc.src)}
+		checkInvariants(t, c, doc)
+		chunks, _, err := c.Chunk(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		over := 0
+		var sizes []int
+		for _, ch := range chunks {
+			if ch.Get("oversize", false) == true {
+				over++
+			}
+			sizes = append(sizes, utf8.RuneCountInString(ch.Content()))
+		}
+		if len(chunks) != tc.chunks || over != tc.oversize {
+			t.Errorf("%s: %d chunks of %v, %d oversize; want %d, %d oversize", tc.name, len(chunks), sizes, over, tc.chunks, tc.oversize)
+		}
+	}
+}
+
+// TestTargetBadInput is TestBadInput in target mode, whose cut choice
+// weighs every place a chunk may end, at a small target and a large one
+// (whose window holds more places), with more inputs of many short
+// units: sentence ends, list items, short lines, paragraphs ending with
+// a colon before a code block, and long paragraphs between short ones.
+func TestTargetBadInput(t *testing.T) {
+	inputs := map[string]func(n int) string{
+		"list items":    func(n int) string { return strings.Repeat("- a\n", n) },
+		"short lines":   func(n int) string { return strings.Repeat("ab\n", n) },
+		"introductions": func(n int) string { return strings.Repeat("see:\n\n```\nx\n```\n\n", n/4) },
+		"long paragraphs": func(n int) string {
+			return strings.Repeat("a.\n\n"+strings.Repeat("b c. ", 40)+"\n\n", n/100+1)
+		},
+	}
+	for name, gen := range badInputs {
+		inputs[name] = gen
+	}
+	for _, target := range []int{40, 2000} {
+		c := mustNew(t, func(c *Config) { c.TargetChar = target })
+		for name, gen := range inputs {
+			t.Run(fmt.Sprintf("%s/%d", name, target), func(t *testing.T) {
+				checkInvariants(t, c, chunking.Document{Path: "bad.md", Content: []byte(gen(2000))})
+				small := chunking.Document{Path: "bad.md", Content: []byte(gen(20000))}
+				large := chunking.Document{Path: "bad.md", Content: []byte(gen(160000))}
+				ws, wl := work(t, c, small), work(t, c, large)
+				if ws < len(small.Content) || wl > 10*ws {
+					t.Errorf("work %d for %d bytes of input, %d for %d: not linear", ws, len(small.Content), wl, len(large.Content))
+				}
+			})
+		}
+	}
 }

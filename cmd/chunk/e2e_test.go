@@ -34,9 +34,7 @@ func runBin(t *testing.T, bin string, args ...string) (code int, stdout, stderr 
 }
 
 func TestEndToEnd(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the command")
-	}
+	testutil.OptIn(t, testutil.Processes)
 	bin := testutil.Binary(t, "./cmd/chunk")
 	docs := filepath.Join("testdata", "docs")
 	dir := t.TempDir()

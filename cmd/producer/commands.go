@@ -22,7 +22,8 @@ type command struct {
 var commands = map[string]command{
 	"dlq":      {usage: "dlq list|replay|purge [flags]", summary: "list, replay or delete dead letters", run: runDLQ},
 	"status":   {usage: "status [-json] [-id ID | -failed]", summary: "documents by state, backlog, dead letters, workers", run: runStatus},
-	"search":   {usage: `search "TEXT" [-k N] [-collection C] [-json]`, summary: "hybrid search of the Qdrant collection", run: runSearch},
+	"search":   {usage: `search "TEXT" [-k N] [-collection C] [-tenant T] [-vector NAME] [-json]`, summary: "hybrid search of the Qdrant collection", run: runSearch},
+	"reembed":  {usage: "reembed -vector NAME [-model M] | -cut-over -vector NAME | -drop NAME", summary: "switch the embedding model of the live collection", run: runReembed},
 	"defaults": {usage: "defaults [set -chunker NAME [chunker flags]]", summary: "the fleet's chunker defaults; set them", run: runDefaults},
 }
 

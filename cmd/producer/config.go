@@ -15,6 +15,7 @@ import (
 	"github.com/chunkstream/chunkstream/cmd/internal/envflag"
 	"github.com/chunkstream/chunkstream/cmd/internal/natsconn"
 	"github.com/chunkstream/chunkstream/cmd/internal/tty"
+	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/producer"
 	"github.com/chunkstream/chunkstream/topology"
 )
@@ -53,6 +54,10 @@ type config struct {
 	// Source and Collection are request fields set on every request.
 	Source     string `env:"CHUNKSTREAM_PRODUCER_SOURCE"`
 	Collection string `env:"CHUNKSTREAM_PRODUCER_COLLECTION"`
+	// Tenant is the tenant of every document sent from files (a stdin
+	// line names its own), and the one whose records -wait, skipping of
+	// unchanged documents and -delete-missing read.
+	Tenant string `env:"CHUNKSTREAM_TENANT"`
 	// Stdin reads ingest requests as JSON lines from standard input.
 	Stdin bool `env:"CHUNKSTREAM_PRODUCER_STDIN"`
 	// Force sends unchanged documents too.
@@ -142,6 +147,7 @@ func bindFlags(fs *flag.FlagSet, c *config) {
 	fs.StringVar(&c.Format, "format", c.Format, "format of every document: "+strings.Join(registry.Default().FormatNames(), ", ")+"; default: from the extension (env CHUNKSTREAM_PRODUCER_FORMAT)")
 	fs.StringVar(&c.Source, "source", c.Source, "source field of every request (env CHUNKSTREAM_PRODUCER_SOURCE)")
 	fs.StringVar(&c.Collection, "collection", c.Collection, "Qdrant collection override of every request (env CHUNKSTREAM_PRODUCER_COLLECTION)")
+	fs.StringVar(&c.Tenant, "tenant", c.Tenant, "tenant of every document: 1 to 64 letters, digits, - or _; its documents are apart from other tenants' of the same ids (env CHUNKSTREAM_TENANT)")
 	fs.BoolVar(&c.Stdin, "stdin", c.Stdin, "read ingest requests as JSON lines from standard input (env CHUNKSTREAM_PRODUCER_STDIN)")
 	fs.BoolVar(&c.Force, "force", c.Force, "send unchanged documents too (env CHUNKSTREAM_PRODUCER_FORCE)")
 	fs.BoolVar(&c.SendInvalidUTF8, "send-invalid-utf8", c.SendInvalidUTF8, "send Markdown, MDX and text files that are not valid UTF-8 as they are, for the workers to dead-letter, instead of reporting them and sending nothing (env CHUNKSTREAM_PRODUCER_SEND_INVALID_UTF8)")
@@ -187,6 +193,9 @@ func (c *config) validate(fs *flag.FlagSet) error {
 		return fmt.Errorf("-readers (CHUNKSTREAM_PRODUCER_READERS) must be positive, got %d", c.Readers)
 	case c.Subject == "":
 		return fmt.Errorf("-subject (CHUNKSTREAM_PRODUCER_SUBJECT) is empty")
+	}
+	if err := messages.ValidateTenant(c.Tenant); err != nil {
+		return fmt.Errorf("-tenant (CHUNKSTREAM_TENANT) %q: want 1 to %d ASCII letters, digits, '-' or '_'", c.Tenant, messages.MaxTenantLen)
 	}
 	switch c.Progress {
 	case "auto", "true", "false":

@@ -26,9 +26,7 @@ import (
 // linked to the trace of the failed delivery, and the replayed request
 // delivered in the replay's trace.
 func TestTracesInJaeger(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs Jaeger and a worker process")
-	}
+	testutil.OptIn(t, testutil.Processes, testutil.JaegerBin)
 	jaeger := tracingtest.StartJaeger(t)
 	natsURL, _ := testServer(t)
 	otel := jaeger.Env()

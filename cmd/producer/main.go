@@ -96,7 +96,7 @@ CHUNKSTREAM_PRODUCER_* variables (the flag wins); the NATS and topology variable
 workers'. Exit status: 0 when every document was accepted or skipped, 1 when any failed, 2 on a
 usage error or a refused -delete-missing.`,
 		Flags: []string{"nats-url", "subject", "id-prefix", "ext", "chunker", "options", "dry-run", "force",
-			"delete-missing", "all", "yes", "wait", "stdin"},
+			"delete-missing", "yes", "wait", "stdin"}, // -all: in -delete-missing's help and -help-all
 	})
 	if err := envflag.Parse(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -208,7 +208,7 @@ usage error or a refused -delete-missing.`,
 			OnBadLine: func(f producer.Failure) { bar.printf("producer: bad request: %s\n", errText(f.Err)) },
 		})
 	} else {
-		tmpl := producer.Document{Format: c.Format, Options: options, Source: c.Source, Collection: c.Collection}
+		tmpl := producer.Document{Format: c.Format, Options: options, Source: c.Source, Collection: c.Collection, Tenant: c.Tenant}
 		if chunkerSet {
 			tmpl.Chunker = entry.Name
 		}

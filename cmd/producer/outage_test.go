@@ -22,9 +22,10 @@ import (
 )
 
 // TestOutageFigures measures the producer through real outages, with real
-// processes, run only with CHUNKSTREAM_OUTAGE=1 (it takes minutes):
+// processes, run only with CHUNKSTREAM_TEST_PROCESSES=1 and
+// CHUNKSTREAM_TEST_OUTAGES=1 (it takes minutes):
 //
-//	CHUNKSTREAM_OUTAGE=1 go test -run TestOutageFigures -v -timeout 60m ./cmd/producer
+//	CHUNKSTREAM_TEST_PROCESSES=1 CHUNKSTREAM_TEST_OUTAGES=1 go test -run TestOutageFigures -v -timeout 60m ./cmd/producer
 //
 // It builds nats-server (the go.mod version) and this command (or takes
 // CHUNKSTREAM_TEST_NATS_BIN and CHUNKSTREAM_TEST_PRODUCER_BIN), writes
@@ -44,9 +45,7 @@ import (
 // producer binary (an older build) run through the same scenarios, after
 // this one, for a before/after comparison.
 func TestOutageFigures(t *testing.T) {
-	if os.Getenv("CHUNKSTREAM_OUTAGE") != "1" {
-		t.Skip("set CHUNKSTREAM_OUTAGE=1 to run the outage scenarios with real processes")
-	}
+	testutil.OptIn(t, testutil.Processes, testutil.Outages)
 	natsBin := testutil.Binary(t, testutil.NATSServer)
 	bins := []struct{ name, path string }{{"this build", testutil.Binary(t, "./cmd/producer")}}
 	if b := os.Getenv("CHUNKSTREAM_OUTAGE_BASELINE"); b != "" {

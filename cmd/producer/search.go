@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/chunkstream/chunkstream/cmd/internal/envflag"
+	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/worker/embed"
 	"github.com/chunkstream/chunkstream/worker/qdrantsink"
 )
@@ -22,12 +23,14 @@ type searchConfig struct {
 	Embed  embed.Config
 }
 
-const searchUsage = `producer search "TEXT" [-k N] [-collection C] [-json]`
+const searchUsage = `producer search "TEXT" [-k N] [-collection C] [-tenant T] [-vector NAME] [-json]`
 
 // searchArgs are the flags of `producer search`.
 type searchArgs struct {
 	k          int
 	collection string
+	tenant     string
+	vector     string
 	json       bool
 }
 
@@ -35,6 +38,8 @@ type searchArgs struct {
 func bindSearchFlags(fs *flag.FlagSet, c *searchConfig, a *searchArgs) {
 	fs.IntVar(&a.k, "k", 10, "number of hits")
 	fs.StringVar(&a.collection, "collection", c.Qdrant.Collection, "collection or alias to search (env CHUNKSTREAM_QDRANT_COLLECTION)")
+	fs.StringVar(&a.tenant, "tenant", "", "search only this tenant's documents; required by a collection that holds tenants' documents")
+	fs.StringVar(&a.vector, "vector", "", "dense vector to search by (default dense; during a model switch, the old one until the cut-over)")
 	fs.BoolVar(&a.json, "json", false, "one JSON object per hit: score, id, doc_id, position, first_line, last_line, headers, content")
 }
 
@@ -55,7 +60,7 @@ func runSearch(ctx context.Context, args []string, _ io.Reader, stdout, stderr i
 	envflag.SetHelp(fs, envflag.Help{
 		Usage:   "usage: " + searchUsage,
 		Summary: "Searches the workers' Qdrant collection: BM25 and dense vectors fused, or BM25 alone.",
-		Flags:   []string{"k", "collection", "json"},
+		Flags:   []string{"k", "collection", "tenant", "vector", "json"},
 	})
 	// The text may come before the flags, as the synopsis shows it.
 	var text []string
@@ -75,6 +80,9 @@ func runSearch(ctx context.Context, args []string, _ io.Reader, stdout, stderr i
 	query := strings.TrimSpace(strings.Join(text, " "))
 	if query == "" || a.k < 1 {
 		return 2, fmt.Errorf("%w: search needs a text and -k of at least 1", envflag.ErrUsage)
+	}
+	if messages.ValidateTenant(a.tenant) != nil {
+		return 2, fmt.Errorf("%w: -tenant %q: want 1 to %d ASCII letters, digits, '-' or '_'", envflag.ErrUsage, a.tenant, messages.MaxTenantLen)
 	}
 	c.Qdrant.Collection = a.collection
 	err := envflag.Explain(c.Qdrant.Validate(), &c.Qdrant, fs)
@@ -98,7 +106,11 @@ func runSearch(ctx context.Context, args []string, _ io.Reader, stdout, stderr i
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.Qdrant.Timeout)
 	defer cancel()
-	hits, by, err := qdrantsink.Search(ctx, client, query, qdrantsink.SearchOptions{Collection: a.collection, Limit: a.k, Embedder: emb})
+	hits, by, err := qdrantsink.Search(ctx, client, query, qdrantsink.SearchOptions{Collection: a.collection, Limit: a.k, Embedder: emb,
+		Tenant: a.tenant, Vector: a.vector})
+	if errors.Is(err, qdrantsink.ErrTenantRequired) {
+		return 2, fmt.Errorf("search: collection %q holds tenants' documents: name the tenant to search with -tenant", a.collection)
+	}
 	if err != nil {
 		return 1, within("search", err)
 	}

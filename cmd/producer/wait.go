@@ -24,7 +24,7 @@ func waitProcessed(ctx context.Context, js jetstream.JetStream, c *config, sent 
 	progressed.Store(time.Now().UnixNano())
 	bar := newProgress(stderr, c.Progress)
 	go watchWait(ctx, js, c, &progressed, bar, func() { cancel(producer.ErrWaitTimeout) })
-	res, err := producer.Wait(ctx, js, sent, producer.WaitOptions{Bucket: c.DocsBucket, OnProgress: func(s producer.WaitStats) {
+	res, err := producer.Wait(ctx, js, sent, producer.WaitOptions{Bucket: c.DocsBucket, Tenant: c.Tenant, OnProgress: func(s producer.WaitStats) {
 		progressed.Store(time.Now().UnixNano())
 		bar.waitUpdate(s)
 	}})

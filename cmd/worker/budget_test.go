@@ -29,9 +29,7 @@ import (
 // the default budget the list is chunked. The worker's log lines give
 // how long each took.
 func TestNestedListDoesNotHoldAWorker(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds worker processes and chunks a 5.8 MB nested list")
-	}
+	testutil.OptIn(t, testutil.Processes)
 	bin := testutil.Binary(t, "./cmd/worker")
 	var deep strings.Builder
 	for i := range 2400 {

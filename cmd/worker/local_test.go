@@ -38,6 +38,7 @@ func writeTree(t *testing.T, files map[string][]byte) string {
 // TestLocalEqualsSplit: local mode's output equals `chunk split` on the
 // same folder and flags, byte for byte, in JSONL and YAML.
 func TestLocalEqualsSplit(t *testing.T) {
+	testutil.OptIn(t, testutil.Processes)
 	chunkBin := testutil.Binary(t, "./cmd/chunk")
 	gen := markdownDocs(30)
 	gen["guide/intro.mdx"] = []byte("import X from './x'\n\n# Intro\n\n<Widget a=\"b\" />\n\nSome text here.\n")
@@ -144,6 +145,7 @@ func TestLocalUsage(t *testing.T) {
 // sent one thread per request; the chunks are chunk split's (in document
 // id order rather than the mailbox's thread order).
 func TestLocalMailbox(t *testing.T) {
+	testutil.OptIn(t, testutil.Processes)
 	chunkBin := testutil.Binary(t, "./cmd/chunk")
 	mbox := []byte("From a@x.com Mon Jan  1 00:00:00 2024\n" +
 		"From: Ann <a@x.com>\nTo: Bob <b@x.com>\nSubject: Plans\nDate: Mon, 1 Jan 2024 10:00:00 +0000\nMessage-ID: <m1@x.com>\n\nShall we meet?\n\n" +

@@ -18,9 +18,7 @@ import (
 // the service does: each document's trace reaches a real Jaeger, the send
 // span with the delivery under it, as service chunkstream-worker.
 func TestLocalTracesInJaeger(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs Jaeger")
-	}
+	testutil.OptIn(t, testutil.JaegerBin)
 	jaeger := tracingtest.StartJaeger(t)
 	env := jaeger.Env()
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }

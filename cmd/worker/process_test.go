@@ -73,9 +73,7 @@ func testWorkerConfig() worker.Config {
 // TestKillWorker: a worker process SIGKILLed at several points mid-run
 // and restarted loses nothing and stores no chunk twice.
 func TestKillWorker(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and kills worker processes")
-	}
+	testutil.OptIn(t, testutil.Processes)
 	bin := testutil.Binary(t, "./cmd/worker")
 	ns := jstest.Start(t, t.TempDir(), -1)
 	_, js := jstest.Connect(t, ns.ClientURL(), nats.MaxReconnects(-1))
@@ -114,9 +112,7 @@ func TestKillWorker(t *testing.T) {
 // TestSigterm: SIGTERM during work: exit 0 within the grace period, and
 // nothing is lost (the next worker finishes the rest).
 func TestSigterm(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds worker processes")
-	}
+	testutil.OptIn(t, testutil.Processes)
 	bin := testutil.Binary(t, "./cmd/worker")
 	ns := jstest.Start(t, t.TempDir(), -1)
 	_, js := jstest.Connect(t, ns.ClientURL(), nats.MaxReconnects(-1))

@@ -41,12 +41,10 @@ const (
 // evaluates without error, ChunkstreamDeadLetters fires for the two causes
 // sent and ChunkstreamWorkersAbsent does not.
 func TestPrometheusScrapesWorker(t *testing.T) {
+	testutil.OptIn(t, testutil.Processes)
 	promBin, err := exec.LookPath("prometheus")
 	if err != nil {
 		t.Skip("prometheus not on PATH (Debian: apt-get install prometheus)")
-	}
-	if testing.Short() {
-		t.Skip("runs a worker process and Prometheus")
 	}
 	root := testutil.RepoRoot(t)
 	start := time.Now()

@@ -24,8 +24,9 @@ func newQdrantSink(ctx context.Context, c *config, records worker.Records, log *
 		stopEmb  = func() {}
 		embedErr = make(chan error, 1)
 	)
+	metrics := embed.NewMetrics(reg) // labelled by model: the next model's too
 	if c.Embed.Enabled() {
-		client, err := embed.New(c.Embed, embed.Options{Logger: log, Metrics: embed.NewMetrics(reg), TracerProvider: tp})
+		client, err := embed.New(c.Embed, embed.Options{Logger: log, Metrics: metrics, TracerProvider: tp})
 		if err != nil {
 			return nil, nil, fmt.Errorf("embedder: %w", err)
 		}
@@ -40,11 +41,32 @@ func newQdrantSink(ctx context.Context, c *config, records worker.Records, log *
 		}
 		emb = client
 	}
+	// During a model switch, the next model's client, batching likewise.
+	var opts []qdrantsink.Option
+	if next, ok := c.Embed.Next(); ok && c.Embed.Enabled() {
+		client, err := embed.New(next, embed.Options{Logger: log, Metrics: metrics, TracerProvider: tp})
+		if err != nil {
+			stopEmb()
+			return nil, nil, fmt.Errorf("next model's embedder: %w", err)
+		}
+		runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		nextErr := make(chan error, 1)
+		go func() { nextErr <- client.Run(runCtx) }()
+		stopFirst := stopEmb
+		stopEmb = func() {
+			cancel()
+			if err := <-nextErr; err != nil {
+				log.Error("next model's embedder batching failed", "err", err)
+			}
+			stopFirst()
+		}
+		opts = append(opts, qdrantsink.WithNextEmbedder(client))
+	}
 	// A Qdrant still starting is waited for, as long as the set-up of the
 	// streams may take.
 	sctx, cancel := context.WithTimeout(ctx, c.SetupTimeout)
 	defer cancel()
-	s, err := qdrantsink.New(sctx, c.Qdrant, records, emb, log)
+	s, err := qdrantsink.New(sctx, c.Qdrant, records, emb, log, opts...)
 	if err != nil {
 		stopEmb()
 		return nil, nil, fmt.Errorf("qdrant sink: %w", err)

@@ -45,9 +45,7 @@ type request struct {
 // consumer, run as a process, rebuilds exactly the chunks of every
 // document's newest version.
 func TestConsumerUnderWorkerKills(t *testing.T) {
-	if testing.Short() {
-		t.Skip("real processes and kills: not in -short")
-	}
+	testutil.OptIn(t, testutil.Processes)
 	natsBin := testutil.Binary(t, testutil.NATSServer)
 	workerBin := testutil.Binary(t, "./cmd/worker")
 	consumerBin := testutil.Binary(t, "./examples/consumer")

@@ -76,15 +76,15 @@ var allow = map[string]allowed{
 			"go.opentelemetry.io/otel/trace"},
 	},
 	"worker/embed": {
-		module:     []string{"fault", "internal/tokens", "internal/tracing"},
+		module:     []string{"fault", "internal/batch", "internal/tokens", "internal/tracing"},
 		thirdParty: []string{"github.com/prometheus/client_golang", "go.opentelemetry.io/otel/trace"},
 	},
 	"worker/qdrantsink": {
-		module:     []string{"bm25", "chunking", "fault", "worker", "worker/qdrantsink/internal/grpccodec"},
-		thirdParty: []string{"github.com/qdrant/go-client", "google.golang.org/grpc", "google.golang.org/protobuf"},
+		module:     []string{"bm25", "chunking", "fault", "internal/batch", "internal/tracing", "worker", "worker/qdrantsink/internal/grpccodec"},
+		thirdParty: []string{"github.com/qdrant/go-client", "go.opentelemetry.io/otel/trace", "google.golang.org/grpc", "google.golang.org/protobuf"},
 	},
 	"worker/subjectsink": {
-		module:     []string{"fault", "internal/tracing", "messages", "worker"},
+		module:     []string{"fault", "internal/batch", "internal/tracing", "messages", "worker"},
 		thirdParty: []string{"github.com/nats-io/nats.go", "github.com/synadia-io/orbit.go/jetstreamext"},
 	},
 	"worker/qdrantsink/qdranttest": {module: []string{"bm25", "worker/qdrantsink/internal/grpccodec"}, thirdParty: []string{
@@ -120,6 +120,7 @@ var allow = map[string]allowed{
 		thirdParty: []string{"go.opentelemetry.io/otel/sdk", "go.opentelemetry.io/otel/trace"},
 	},
 	"internal/codec":             {},
+	"internal/batch":             {},
 	"internal/jstest":            {thirdParty: []string{"github.com/nats-io/nats-server/v2", "github.com/nats-io/nats.go", "github.com/nats-io/nats.go/jetstream"}},
 	"internal/testutil":          {},
 	"internal/tokens":            {thirdParty: []string{"github.com/tiktoken-go/tokenizer"}},

@@ -60,14 +60,20 @@ func Main(m *testing.M) int {
 // of this module relative to its root ("./cmd/worker") or a command of a
 // dependency by import path (NATSServer), built once per test binary
 // (package documentation) unless binaryEnv's variable names a prebuilt
-// one. The test is skipped when no go command is found, and fails when the
-// build fails or the package's TestMain does not run its tests with Main.
+// one. A test builds only with CHUNKSTREAM_TEST_PROCESSES=1 (OptIn: the
+// default run builds nothing) and is skipped otherwise, as it is when no
+// go command is found; a benchmark always builds. It fails the test when
+// the build fails or the package's TestMain does not run its tests with
+// Main.
 func Binary(tb testing.TB, pkg string) string {
 	tb.Helper()
 	if env, ok := binaryEnv[pkg]; ok {
 		if bin := os.Getenv(env); bin != "" {
 			return bin
 		}
+	}
+	if _, bench := tb.(*testing.B); !bench { // a benchmark runs only when -bench asks for it
+		OptIn(tb, Processes)
 	}
 	goCmd, err := exec.LookPath("go")
 	if err != nil {

@@ -17,4 +17,14 @@
 //     tests with Main from its TestMain. Prebuilt binaries can be named by
 //     environment variables (see Binary), so the process tests can run
 //     against a release build or where no go command is available.
+//   - The README's test command, go test -race ./..., passes on a busy
+//     2-core machine with cold caches within go test's default timeout of
+//     10 minutes a package: what takes long or needs a tool or service go
+//     test cannot provide runs only when an opt-in variable (OptIns) is
+//     set, and skips otherwise with one line naming it (OptIn). The
+//     default run builds nothing (Binary builds only with
+//     CHUNKSTREAM_TEST_PROCESSES=1) and samples the optional corpus
+//     (Enabled(Full) reads all of it). Few variables, each documented in
+//     README.md and docs/development.md, which a test keeps in step with
+//     the code; .ci/run sets them.
 package testutil

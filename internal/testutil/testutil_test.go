@@ -125,9 +125,7 @@ func TestSyncBuffer(t *testing.T) {
 }
 
 func TestBinary(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds a program")
-	}
+	testutil.OptIn(t, testutil.Processes)
 	const pkg = "./internal/testutil/testdata/hello"
 	// A second build would fail: it goes to the same, existing folder.
 	paths := [2]string{testutil.Binary(t, pkg), testutil.Binary(t, pkg)}

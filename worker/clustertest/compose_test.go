@@ -38,9 +38,7 @@ type composeService struct {
 // in the collection the compose file names, and that the worker stops
 // cleanly.
 func TestComposeConfigurationRuns(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the worker and producer binaries")
-	}
+	testutil.OptIn(t, testutil.Processes)
 	runCompose(t, nil, nil)
 }
 
@@ -51,9 +49,7 @@ func TestComposeConfigurationRuns(t *testing.T) {
 // send span with the worker's acked delivery under it, each under the
 // service name compose gives it.
 func TestComposeTracing(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs Jaeger and the worker and producer binaries")
-	}
+	testutil.OptIn(t, testutil.Processes, testutil.JaegerBin)
 	jaeger := tracingtest.StartJaeger(t)
 	docs := runCompose(t, map[string]string{"OTEL_TRACES_EXPORTER": "otlp"}, map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://" + jaeger.OTLP})
 	testutil.WaitFor(t, 30*time.Second, "a trace per document with its acked delivery", func() (bool, string) {
@@ -214,9 +210,7 @@ func runCompose(t *testing.T, host, network map[string]string) []string {
 // Qdrant addresses replaced as above: it must become ready and stop on
 // SIGTERM well within the Deployment's grace period.
 func TestKubernetesConfigMapRuns(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the worker binary")
-	}
+	testutil.OptIn(t, testutil.Processes)
 	root := testutil.RepoRoot(t)
 	data, err := os.ReadFile(filepath.Join(root, "deploy", "base", "configmap.yaml"))
 	if err != nil {

@@ -38,7 +38,8 @@
 // with CHUNKSTREAM_REPLICAS=3 must all pass -healthcheck within the
 // set-up timeout.
 //
-// Outages (only with CHUNKSTREAM_OUTAGE=1; minutes each): real processes
+// Outages (only with CHUNKSTREAM_TEST_PROCESSES=1 and
+// CHUNKSTREAM_TEST_OUTAGES=1; minutes each): real processes
 // with default settings, a nats-server built from the module, worker
 // processes and a backlog of requests. A Qdrant double process
 // (testdata/qdrantdouble serves qdranttest) is stopped with SIGSTOP for

@@ -27,9 +27,10 @@ import (
 )
 
 // The outage scenarios run real processes with default settings and take
-// minutes, so they run only with CHUNKSTREAM_OUTAGE=1:
+// minutes, so they run only with CHUNKSTREAM_TEST_PROCESSES=1 and
+// CHUNKSTREAM_TEST_OUTAGES=1:
 //
-//	CHUNKSTREAM_OUTAGE=1 go test -run 'Processes' -v -timeout 60m ./worker/clustertest
+//	CHUNKSTREAM_TEST_PROCESSES=1 CHUNKSTREAM_TEST_OUTAGES=1 go test -run 'Processes' -v -timeout 60m ./worker/clustertest
 //
 // CHUNKSTREAM_OUTAGE_DOCS (default 3000) requests are published to a
 // nats-server process and CHUNKSTREAM_OUTAGE_WORKERS (default 3) worker
@@ -43,9 +44,7 @@ import (
 // the dead letters (want 0), the workers' readiness during the hang and
 // the time to drain after it, and requires every chunk stored.
 func TestSinkOutageProcesses(t *testing.T) {
-	if os.Getenv("CHUNKSTREAM_OUTAGE") != "1" {
-		t.Skip("set CHUNKSTREAM_OUTAGE=1 to run the real-process outage scenarios")
-	}
+	skipUnlessOutage(t)
 	hang := envDuration(t, "CHUNKSTREAM_OUTAGE_HANG", 150*time.Second)
 	sc := newScenario(t)
 	double, addr := startQdrantDouble(t)
@@ -127,9 +126,7 @@ func TestSinkOutageProcesses(t *testing.T) {
 // does not answer their acks. It reports the time to drain after the
 // restart and the acks that went unconfirmed, and requires no dead letter.
 func TestServerRestartProcesses(t *testing.T) {
-	if os.Getenv("CHUNKSTREAM_OUTAGE") != "1" {
-		t.Skip("set CHUNKSTREAM_OUTAGE=1 to run the real-process outage scenarios")
-	}
+	skipUnlessOutage(t)
 	sc := newScenario(t)
 	sc.publish()
 	workers := sc.startWorkers(nil)

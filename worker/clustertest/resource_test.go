@@ -22,11 +22,11 @@ import (
 	"github.com/chunkstream/chunkstream/worker/embed/embedtest"
 )
 
-// The resource scenarios (only with CHUNKSTREAM_OUTAGE=1, minutes each)
-// exhaust what the workers write to and give it back, with real
-// processes and default settings:
+// The resource scenarios (only with CHUNKSTREAM_TEST_PROCESSES=1 and
+// CHUNKSTREAM_TEST_OUTAGES=1, minutes each) exhaust what the workers write
+// to and give it back, with real processes and default settings:
 //
-//	CHUNKSTREAM_OUTAGE=1 go test -run 'Storage|Filesystem|FullChunks|Embedder' -v -timeout 90m ./worker/clustertest
+//	CHUNKSTREAM_TEST_PROCESSES=1 CHUNKSTREAM_TEST_OUTAGES=1 go test -run 'Storage|Filesystem|FullChunks|Embedder' -v -timeout 90m ./worker/clustertest
 //
 // Each holds the fault for CHUNKSTREAM_OUTAGE_HANG (default 150s) and
 // requires every request processed once or dead-lettered with its own
@@ -37,9 +37,7 @@ import (
 // skipUnlessOutage skips a long real-process scenario unless asked for.
 func skipUnlessOutage(t *testing.T) {
 	t.Helper()
-	if os.Getenv("CHUNKSTREAM_OUTAGE") != "1" {
-		t.Skip("set CHUNKSTREAM_OUTAGE=1 to run the real-process outage scenarios")
-	}
+	testutil.OptIn(t, testutil.Processes, testutil.Outages)
 }
 
 // badRequests is how many requests without content a scenario adds to

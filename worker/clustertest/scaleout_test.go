@@ -24,10 +24,10 @@ import (
 	"github.com/chunkstream/chunkstream/worker"
 )
 
-// TestScaleOut is the scale-out benchmark, run only with
-// CHUNKSTREAM_BENCH=1 (it takes minutes and both cores):
+// BenchmarkScaleOut is the scale-out benchmark (it takes minutes and both
+// cores; one iteration is the whole measurement):
 //
-//	CHUNKSTREAM_BENCH=1 go test -run TestScaleOut -v -timeout 60m ./worker/clustertest
+//	go test -run '^$' -bench ScaleOut -benchtime 1x -timeout 60m ./worker/clustertest
 //
 // For 1 and 2 worker processes (CHUNKSTREAM_BENCH_WORKERS, default "1,2")
 // it starts a fresh nats-server process, publishes the Markdown corpus
@@ -46,10 +46,14 @@ import (
 // is followed by `nats bench` on the same server: asynchronous publishes
 // and atomic batches of as many records, of the records' mean size, with
 // message ids, as a yardstick of what the server stores at most.
-func TestScaleOut(t *testing.T) {
-	if os.Getenv("CHUNKSTREAM_BENCH") != "1" {
-		t.Skip("set CHUNKSTREAM_BENCH=1 to run the scale-out benchmark")
+func BenchmarkScaleOut(b *testing.B) {
+	for b.Loop() {
+		scaleOut(b)
 	}
+}
+
+// scaleOut is one run of BenchmarkScaleOut.
+func scaleOut(t testing.TB) {
 	corpus := testutil.SharedDir(t, "corpus", "markdown")
 	limitMB := envInt(t, "CHUNKSTREAM_BENCH_MB", 40)
 	docs := loadCorpus(t, corpus, limitMB<<20)
@@ -108,7 +112,7 @@ var natsBenchRate = regexp.MustCompile(`(?m)^\s*(?:Pub|NATS Pub|NATS JetStream [
 // natsBench runs `nats bench js pub <mode>` against url with msgs messages
 // of size bytes and returns its publish rate; ok is false without the nats
 // CLI.
-func natsBench(t *testing.T, url, mode string, msgs, size, batch int) (float64, bool) {
+func natsBench(t testing.TB, url, mode string, msgs, size, batch int) (float64, bool) {
 	t.Helper()
 	bin, err := exec.LookPath("nats")
 	if err != nil {
@@ -139,7 +143,7 @@ type scaleResult struct {
 	yardsticks                 []yardstick
 }
 
-func runScaleOut(t *testing.T, natsBin, workerBin string, docs []testDoc, workers int) scaleResult {
+func runScaleOut(t testing.TB, natsBin, workerBin string, docs []testDoc, workers int) scaleResult {
 	t.Helper()
 	port := testutil.FreePort(t)
 	srv := exec.Command(natsBin, "-js", "-sd", t.TempDir(), "-a", "127.0.0.1", "-p", strconv.Itoa(port))
@@ -266,7 +270,7 @@ func runScaleOut(t *testing.T, natsBin, workerBin string, docs []testDoc, worker
 }
 
 // procCPU is a process's user + system CPU time from /proc/<pid>/stat.
-func procCPU(t *testing.T, pid int) time.Duration {
+func procCPU(t testing.TB, pid int) time.Duration {
 	t.Helper()
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
@@ -284,7 +288,7 @@ func procCPU(t *testing.T, pid int) time.Duration {
 // loadCorpus reads Markdown files under dir in path order up to limit
 // bytes, skipping files over 900 KB (above the server's 1 MB max payload
 // they would go through the Object Store, which is not what is measured).
-func loadCorpus(t *testing.T, dir string, limit int) []testDoc {
+func loadCorpus(t testing.TB, dir string, limit int) []testDoc {
 	t.Helper()
 	var paths []string
 	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
@@ -311,7 +315,7 @@ func loadCorpus(t *testing.T, dir string, limit int) []testDoc {
 	return docs
 }
 
-func envInt(t *testing.T, name string, def int) int {
+func envInt(t testing.TB, name string, def int) int {
 	t.Helper()
 	s := os.Getenv(name)
 	if s == "" {

@@ -159,9 +159,7 @@ const (
 // keeps the password out of its logs and metrics, and stops cleanly on
 // SIGTERM.
 func TestWorkerConnectsWithTLSAndPassword(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the worker binary")
-	}
+	testutil.OptIn(t, testutil.Processes)
 	c := makeCerts(t, t.TempDir(), "server")
 	srv := secureServer(t, c, testUser, testPassword, false)
 	env := secureEnv(t, tlsURL(srv))
@@ -193,9 +191,7 @@ func TestWorkerConnectsWithTLSAndPassword(t *testing.T) {
 // that wants a client certificate the worker lacks each end the worker
 // with status 1 and an error naming the cause, without the password.
 func TestWorkerRefusedWithClearErrors(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the worker binary")
-	}
+	testutil.OptIn(t, testutil.Processes)
 	dir := t.TempDir()
 	c := makeCerts(t, dir, "server")
 	srv := secureServer(t, c, testUser, testPassword, false)
@@ -273,9 +269,7 @@ func tlsURL(s *server.Server) string {
 // other credentials the worker takes) are accepted when right and refused
 // with an authorization error when wrong, and never printed.
 func TestWorkerAuthMethods(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the worker binary")
-	}
+	testutil.OptIn(t, testutil.Processes)
 	dir := t.TempDir()
 	c := makeCerts(t, dir, "server")
 	const token = "t0ken-do-not-log"
@@ -329,9 +323,7 @@ func TestWorkerAuthMethods(t *testing.T) {
 // JetStream, and a user whose creds file (JWT + NKey seed) the worker reads
 // from CHUNKSTREAM_NATS_CREDS; a user of an unknown account is refused.
 func TestWorkerCredsFile(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the worker binary")
-	}
+	testutil.OptIn(t, testutil.Processes)
 	dir := t.TempDir()
 	c := makeCerts(t, dir, "server")
 	must := func(err error) {

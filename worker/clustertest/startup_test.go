@@ -132,9 +132,7 @@ func metaFormed(monAddr, name string, n int) (bool, string) {
 // bucket right after its creation finding no responders while its leader
 // is elected), so real processes are used.
 func TestWorkersStartTogetherOnFreshR3Cluster(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds nats-server and the worker and runs them as processes")
-	}
+	testutil.OptIn(t, testutil.Processes)
 	natsBin := testutil.Binary(t, testutil.NATSServer)
 	workerBin := testutil.Binary(t, "./cmd/worker")
 	sp := startServerCluster(t, natsBin, 3)

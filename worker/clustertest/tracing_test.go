@@ -75,9 +75,7 @@ func (sc *scenario) checkTraces() {
 // Every chunk record must be stored once, nothing dead-lettered, and
 // Jaeger must hold a settled delivery of every document (traced).
 func TestServerRestartTraced(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs Jaeger, a nats-server process and worker processes")
-	}
+	testutil.OptIn(t, testutil.Processes, testutil.JaegerBin)
 	// Deliveries the restarted server forgot come back after the ack wait.
 	const ackWait = 5 * time.Second
 	sc := newScenario(t, traced, func(sc *scenario) { sc.nDocs, sc.nWorkers, sc.cfg.AckWait = 300, 2, ackWait })

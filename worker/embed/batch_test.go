@@ -44,20 +44,18 @@ func batched(t *testing.T, srvCfg embedtest.Config, mod func(*Config)) (*Client,
 			t.Errorf("Run = %v", err)
 		}
 	})
-	testutil.WaitFor(t, time.Minute, "Run to start", func() bool {
-		c.q.mu.Lock()
-		defer c.q.mu.Unlock()
-		return c.q.running
-	})
+	testutil.WaitFor(t, time.Minute, "Run to start", func() bool { return c.running() != nil })
 	return c, srv
 }
 
 // waitFor polls cond until it holds (the tests never assert on timing;
 // the deadline only stops a broken test).
 func queued(c *Client) int {
-	c.q.mu.Lock()
-	defer c.q.mu.Unlock()
-	return len(c.q.items)
+	b := c.running()
+	if b == nil {
+		return 0
+	}
+	return b.Queued("")
 }
 
 // call is one Embed call running in the background.
@@ -298,11 +296,7 @@ func TestRunEndLeavesNobodyWaiting(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- c.Run(ctx) }()
-	testutil.WaitFor(t, time.Minute, "Run to start", func() bool {
-		c.q.mu.Lock()
-		defer c.q.mu.Unlock()
-		return c.q.running
-	})
+	testutil.WaitFor(t, time.Minute, "Run to start", func() bool { return c.running() != nil })
 	x, release := block(t, c, srv)
 	a := enqueue(t, c, "a0", "a1")
 	cancel()

@@ -14,11 +14,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
 	"github.com/chunkstream/chunkstream/fault"
+	"github.com/chunkstream/chunkstream/internal/batch"
 	"github.com/chunkstream/chunkstream/internal/tokens"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -75,6 +77,11 @@ type Config struct {
 	// Tokenizer is the encoding MaxInputTokens counts in: cl100k_base
 	// (OpenAI's text-embedding-3 and ada-002 models) or o200k_base.
 	Tokenizer string `env:"CHUNKSTREAM_EMBED_TOKENIZER" envDefault:"cl100k_base" help:"encoding of the token limit: cl100k_base or o200k_base"`
+	// NextModel, during a model switch, is the next model, whose vectors
+	// the Qdrant sink writes as well (CHUNKSTREAM_QDRANT_NEXT_VECTOR);
+	// NextURL is its endpoint when it is not URL.
+	NextModel string `env:"CHUNKSTREAM_EMBED_NEXT_MODEL" help:"during a model switch: the next embedding model, whose vectors are written as well"`
+	NextURL   string `env:"CHUNKSTREAM_EMBED_NEXT_URL" help:"endpoint of the next model when it is not CHUNKSTREAM_EMBED_URL"`
 	// Timeout bounds one request, its answer read whole; past it the
 	// endpoint is down. 0 means DefaultTimeout.
 	Timeout time.Duration `env:"CHUNKSTREAM_EMBED_TIMEOUT" envDefault:"30s" help:"longest wait for one embeddings request's answer; longer: the endpoint is down"`
@@ -104,6 +111,19 @@ func DefaultConfig() Config {
 
 // Enabled reports whether an endpoint is configured.
 func (c Config) Enabled() bool { return c.URL != "" }
+
+// Next returns the configuration of the next model during a model switch
+// (NextModel, at NextURL or URL, with the other settings); ok is false
+// when NextModel is empty.
+func (c Config) Next() (next Config, ok bool) {
+	if c.NextModel == "" {
+		return Config{}, false
+	}
+	next = c
+	next.Model, next.URL = c.NextModel, cmp.Or(c.NextURL, c.URL)
+	next.NextModel, next.NextURL = "", ""
+	return next, true
+}
 
 // Validate reports the first invalid field as a fault.FieldError
 // wrapping ErrInvalidConfig.
@@ -147,6 +167,17 @@ func (c Config) Validate() error {
 	if c.MaxInputTokens > 0 && !slices.Contains(tokens.Names(), c.Tokenizer) {
 		return bad("Tokenizer", "%q is not one of %s", c.Tokenizer, strings.Join(tokens.Names(), ", "))
 	}
+	if c.NextURL != "" && c.NextModel == "" {
+		return bad("NextURL", "is set without NextModel")
+	}
+	if c.NextURL != "" {
+		if _, err := endpoint(c.NextURL); err != nil {
+			return bad("NextURL", "%v", err)
+		}
+	}
+	if !utf8.ValidString(c.NextModel) {
+		return bad("NextModel", "is not valid UTF-8")
+	}
 	return nil
 }
 
@@ -164,6 +195,8 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("max_input_chars", c.MaxInputChars),
 		slog.Int("max_input_tokens", c.MaxInputTokens),
 		slog.String("tokenizer", c.Tokenizer),
+		slog.String("next_model", c.NextModel),
+		slog.String("next_url", c.NextURL),
 		slog.Duration("timeout", c.Timeout),
 	)
 }
@@ -221,8 +254,9 @@ type Client struct {
 	dims  atomic.Int64
 	slots chan struct{} // one per request in flight (Config.Concurrency)
 	m     modelMetrics
-	q     queue            // the inputs waiting for a shared request (Run)
-	enc   *tokens.Encoding // counts MaxInputTokens; nil when it is 0
+	mu    sync.Mutex
+	batch *batch.Batcher[input, []float32] // while Run runs: the inputs waiting for a shared request
+	enc   *tokens.Encoding                 // counts MaxInputTokens; nil when it is 0
 	tr    tracer
 }
 
@@ -259,7 +293,6 @@ func New(cfg Config, opts Options) (*Client, error) {
 	}
 	opts.Logger = cmp.Or(opts.Logger, slog.New(slog.DiscardHandler))
 	c := &Client{cfg: cfg, url: u, opts: opts, slots: make(chan struct{}, cfg.Concurrency), m: opts.Metrics.forModel(cfg.Model)}
-	c.q.wake = make(chan struct{}, 1)
 	c.tr = newTracer(opts.TracerProvider)
 	if cfg.MaxInputTokens > 0 {
 		enc, err := tokens.Get(cfg.Tokenizer)

@@ -5,15 +5,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/chunkstream/chunkstream/fault"
+	"github.com/chunkstream/chunkstream/internal/testutil"
 )
 
 // fakeServer speaks the OpenAI embeddings wire format. Its vector for a
@@ -410,36 +413,45 @@ func TestEndpointAndValidate(t *testing.T) {
 // TestTimeoutIsAnOutage: an endpoint that accepts a request and never
 // answers is an outage of the embedder after Config.Timeout, in one try:
 // a hang is not tried again within the call (each try would wait as
-// long), and the probe is bounded the same way.
+// long), and the probe is bounded the same way. The time is fake
+// (testing/synctest, the endpoint reached over in-memory connections):
+// the timeout passes only once the request is at the endpoint and
+// everything else waits, however busy the machine is.
 func TestTimeoutIsAnOutage(t *testing.T) {
-	hang := make(chan struct{})
-	var requests atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		requests.Add(1)
-		select {
-		case <-hang:
-		case <-r.Context().Done():
+	synctest.Test(t, func(t *testing.T) {
+		var requests atomic.Int32
+		srv := testutil.StartPipeHTTP(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			requests.Add(1)
+			_, _ = io.Copy(io.Discard, r.Body) // then the server sees the client give up
+			<-r.Context().Done()
+		}))
+		const timeout = 50 * time.Millisecond
+		c, err := New(Config{URL: srv.URL, Model: "m", Batch: 8, MaxInputChars: 100, Timeout: timeout}, Options{HTTPClient: srv.Client})
+		if err != nil {
+			t.Fatal(err)
 		}
-	}))
-	defer srv.Close()
-	defer close(hang)
-	c, err := New(Config{URL: srv.URL, Model: "m", Batch: 8, MaxInputChars: 100, Timeout: 50 * time.Millisecond}, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = c.Embed(context.Background(), []string{"x"})
-	if dep, ok := fault.UnavailableDependency(err); !ok || dep != Dependency || fault.IsPermanent(err) ||
-		!strings.Contains(err.Error(), "CHUNKSTREAM_EMBED_TIMEOUT") || requests.Load() != 1 {
-		t.Fatalf("Embed of a hung endpoint = %v after %d requests, want one outage naming CHUNKSTREAM_EMBED_TIMEOUT", err, requests.Load())
-	}
-	if _, err := c.Probe(context.Background()); !fault.IsUnavailable(err) || requests.Load() != 2 {
-		t.Fatalf("Probe of a hung endpoint = %v after %d requests, want an outage after one more", err, requests.Load())
-	}
-	// The caller's own end is not the endpoint's fault.
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
-	defer cancel()
-	c.cfg.Timeout = time.Hour
-	if _, err := c.Embed(ctx, []string{"x"}); !errors.Is(err, context.DeadlineExceeded) || fault.IsUnavailable(err) {
-		t.Fatalf("Embed with the caller's deadline = %v, want context.DeadlineExceeded, not an outage", err)
-	}
+		start := time.Now()
+		_, err = c.Embed(context.Background(), []string{"x"})
+		if dep, ok := fault.UnavailableDependency(err); !ok || dep != Dependency || fault.IsPermanent(err) ||
+			!strings.Contains(err.Error(), "CHUNKSTREAM_EMBED_TIMEOUT") || requests.Load() != 1 {
+			t.Fatalf("Embed of a hung endpoint = %v after %d requests, want one outage naming CHUNKSTREAM_EMBED_TIMEOUT", err, requests.Load())
+		}
+		if d := time.Since(start); d != timeout {
+			t.Errorf("Embed of a hung endpoint gave up after %v of fake time, want the timeout, %v", d, timeout)
+		}
+		start = time.Now()
+		if _, err := c.Probe(context.Background()); !fault.IsUnavailable(err) || requests.Load() != 2 {
+			t.Fatalf("Probe of a hung endpoint = %v after %d requests, want an outage after one more", err, requests.Load())
+		}
+		if d := time.Since(start); d != timeout {
+			t.Errorf("Probe of a hung endpoint gave up after %v of fake time, want the timeout, %v", d, timeout)
+		}
+		// The caller's own end is not the endpoint's fault.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+		defer cancel()
+		c.cfg.Timeout = time.Hour
+		if _, err := c.Embed(ctx, []string{"x"}); !errors.Is(err, context.DeadlineExceeded) || fault.IsUnavailable(err) || requests.Load() != 3 {
+			t.Fatalf("Embed with the caller's deadline = %v after %d requests, want context.DeadlineExceeded after one more, not an outage", err, requests.Load())
+		}
+	})
 }

@@ -5,6 +5,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/chunkstream/chunkstream/internal/batch"
 	"github.com/chunkstream/chunkstream/internal/tracing"
 )
 
@@ -38,30 +39,30 @@ func (t tracer) call(ctx context.Context, n int) (context.Context, trace.Span) {
 	return ctx, span
 }
 
-// request starts the span of a shared request holding items, linked both
-// ways with the spans of the calls they come from.
-func (t tracer) request(ctx context.Context, items []item) trace.Span {
+// request starts the span of a shared request holding the inputs of b,
+// linked both ways with the spans of the calls they come from.
+func (t tracer) request(ctx context.Context, b *batch.Batch[input]) trace.Span {
 	if !t.on {
 		return trace.SpanFromContext(context.Background())
 	}
 	var links []trace.Link
-	var calls []*job
-	for k, it := range items {
-		if k > 0 && it.j == items[k-1].j { // a call's inputs are adjacent
+	var calls []trace.Span
+	for k, in := range b.Items {
+		if k > 0 && b.Call(k) == b.Call(k-1) { // a call's inputs are adjacent
 			continue
 		}
-		if sc := it.j.span.SpanContext(); sc.IsValid() {
+		if sc := in.span.SpanContext(); sc.IsValid() {
 			links = append(links, trace.Link{SpanContext: sc})
-			calls = append(calls, it.j)
+			calls = append(calls, in.span)
 		}
 	}
 	_, span := t.t.Start(ctx, SpanEmbedRequest, trace.WithNewRoot(), trace.WithLinks(links...),
 		trace.WithSpanKind(trace.SpanKindClient))
 	if span.IsRecording() {
-		span.SetAttributes(tracing.Inputs.Int(len(items)))
+		span.SetAttributes(tracing.Inputs.Int(len(b.Items)))
 	}
-	for _, j := range calls {
-		j.span.AddLink(trace.Link{SpanContext: span.SpanContext()})
+	for _, call := range calls {
+		call.AddLink(trace.Link{SpanContext: span.SpanContext()})
 	}
 	return span
 }

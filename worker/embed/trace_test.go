@@ -34,11 +34,7 @@ func TestTraceSharedRequest(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- c.Run(ctx) }()
 	defer func() { cancel(); <-done }()
-	testutil.WaitFor(t, time.Minute, "Run to start", func() bool {
-		c.q.mu.Lock()
-		defer c.q.mu.Unlock()
-		return c.q.running
-	})
+	testutil.WaitFor(t, time.Minute, "Run to start", func() bool { return c.running() != nil })
 
 	tracer := tp.Tracer("test")
 	var wg sync.WaitGroup

@@ -42,7 +42,7 @@ func TestBacklogRequests(t *testing.T) {
 	e.wait(seqs...)
 	requests, points := 0, 0
 	for _, c := range e.qd.Calls() {
-		if c.Method == "Upsert" {
+		if c.Upserts() {
 			requests++
 			points += c.Points
 		}

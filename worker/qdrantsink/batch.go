@@ -3,13 +3,14 @@ package qdrantsink
 import (
 	"context"
 	"errors"
-	"sync"
-	"time"
+	"fmt"
 
 	"github.com/qdrant/go-client/qdrant"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/chunkstream/chunkstream/fault"
+	"github.com/chunkstream/chunkstream/internal/batch"
 	"github.com/chunkstream/chunkstream/worker"
 )
 
@@ -18,287 +19,146 @@ const requestOverhead = 1 << 10
 
 // errClosed ends the wait of a Write whose points were still queued when
 // the sink was closed.
-var errClosed = errors.New("qdrantsink: sink closed")
+var errClosed = batch.ErrClosed
 
-// batcher gathers the points of concurrent Writes into shared upsert
-// requests (see "Shared requests" in the package documentation): a
-// request leaves when it holds Config.Batch points (or MaxRequestBytes),
-// or when its oldest point has waited Config.Linger, and at most
-// Config.Parallel requests are in flight. It starts no goroutine of its
-// own but one per request, which ends with the request.
-type batcher struct {
-	s *Sink
-
-	mu       sync.Mutex
-	queues   map[string][]item // points waiting, by collection, in arrival order
-	inflight int
-	flights  map[*flight]bool
-	timer    *time.Timer // armed for deadline, the oldest queued point's linger
-	deadline time.Time
-	requests sync.WaitGroup
-	closed   bool
-}
-
-// item is one point waiting for a request.
+// item is one point of a Write waiting for a shared request.
 type item struct {
-	j    *job
-	p    *qdrant.PointStruct
-	size int // encoded bytes in the request
-	at   time.Time
+	doc *worker.Doc
+	p   *qdrant.PointStruct
+	// trace is the span context of the Write, whose trace the request
+	// carries when it holds the request's first point.
+	trace trace.SpanContext
 }
 
-// job is the upsert of one Write: one version of one document.
-type job struct {
-	doc     worker.Doc
-	left    int // points not written yet
-	err     error
-	done    chan struct{}
-	over    bool
-	flights []*flight
+// newBatcher returns the batcher of the sink's shared upsert requests (see
+// "Shared requests" in the package documentation): a request leaves when
+// it holds Config.Batch points (or MaxRequestBytes), or when its oldest
+// point has waited Config.Linger; at most Config.Parallel are in flight;
+// a request holds one collection's points and one version of each
+// document.
+func (s *Sink) newBatcher() (*batch.Batcher[item, struct{}], error) {
+	return batch.New(batchConfig(s.cfg), s.sendShared, weigh)
 }
 
-// flight is one request in flight; it is cancelled when no Write with
-// points in it waits any more.
-type flight struct {
-	cancel context.CancelFunc
-	live   int
+// batchConfig is the batcher's configuration of cfg.
+func batchConfig(cfg Config) batch.Config {
+	return batch.Config{Size: cfg.Batch, Bytes: MaxRequestBytes - requestOverhead, Linger: cfg.Linger, InFlight: cfg.Parallel}
 }
+
+// weigh is a point's size in a request.
+func weigh(it item) int { return proto.Size(it.p) + 8 }
 
 // upsert queues a version's points and waits until every one of them is
 // written (each request with wait=true), a request holding some fails, or
 // ctx ends.
-func (b *batcher) upsert(ctx context.Context, coll string, doc worker.Doc, points []*qdrant.PointStruct) error {
-	if err := ctx.Err(); err != nil {
-		return err
+func (s *Sink) upsert(ctx context.Context, coll string, doc worker.Doc, points []*qdrant.PointStruct) error {
+	items := make([]item, len(points))
+	sc := trace.SpanContextFromContext(ctx)
+	for i, p := range points {
+		items[i] = item{doc: &doc, p: p, trace: sc}
 	}
-	j := &job{doc: doc, left: len(points), done: make(chan struct{})}
-	now := time.Now()
-	b.mu.Lock()
-	for _, p := range points {
-		b.queues[coll] = append(b.queues[coll], item{j: j, p: p, size: proto.Size(p) + 8, at: now})
+	_, err := s.batch.Do(ctx, batch.Call[item]{Key: coll, Series: doc.ID, Rev: doc.Seq, Items: items})
+	if errors.Is(err, batch.ErrClosed) {
+		return fmt.Errorf("qdrantsink: sink closed: %w", err)
 	}
-	b.dispatch(now)
-	b.mu.Unlock()
-	select {
-	case <-j.done:
-		return j.err
-	case <-ctx.Done():
-		b.mu.Lock()
-		b.finish(j, ctx.Err())
-		b.mu.Unlock()
-		return ctx.Err()
-	}
+	return err
 }
 
-// cutLen returns how many items from the front of q the next request
-// takes: up to Config.Batch points and MaxRequestBytes, stopping before a
-// point of another version of a document already in the request (one
-// request's update_filter protects each document's newer points only if
-// it holds one version of each). fits tells whether the request is full
-// (it ended before the queue did).
-func (b *batcher) cutLen(q []item) (n int, fits bool) {
-	bytes := 0
-	seqs := map[string]uint64{}
-	for n < len(q) {
-		it := q[n]
-		// A request takes its first point whatever its size.
-		if n > 0 && (n == b.s.cfg.Batch || bytes+it.size+requestOverhead > MaxRequestBytes) {
-			return n, true
-		}
-		if seq, ok := seqs[it.j.doc.ID]; ok && seq != it.j.doc.Seq {
-			return n, true
-		}
-		seqs[it.j.doc.ID] = it.j.doc.Seq
-		bytes += it.size
-		n++
+// sendShared sends one shared request and tells each Write with points in
+// it the outcome: its points upserted, and for each Write whose last point
+// it holds (and that is not a first version) its older points deleted
+// after them, in the same ordered batch update ("One ordered write" in the
+// package documentation). A request refused as invalid (a permanent error)
+// that holds several Writes' points is sent again per Write, so that only
+// the Write at fault fails.
+func (s *Sink) sendShared(ctx context.Context, b *batch.Batch[item]) ([]struct{}, []error) {
+	coll := b.Key
+	// The request carries the trace of its oldest Write (Qdrant's audit log
+	// records one traceparent a request).
+	if sc := b.Items[0].trace; sc.IsValid() {
+		ctx = trace.ContextWithRemoteSpanContext(ctx, sc)
 	}
-	return n, n == b.s.cfg.Batch
-}
-
-// dispatch starts requests while fewer than Config.Parallel are in flight
-// and a queue holds a full request or points that waited Config.Linger,
-// and arms the timer for the next linger. b.mu must be held.
-func (b *batcher) dispatch(now time.Time) {
-	var next time.Time
-	for b.inflight < b.s.cfg.Parallel && !b.closed {
-		coll, n := "", 0
-		var oldest time.Time
-		next = time.Time{}
-		for c, q := range b.queues {
-			k, isFull := b.cutLen(q)
-			due := q[0].at.Add(b.s.cfg.Linger)
-			if !isFull && due.After(now) {
-				if next.IsZero() || due.Before(next) {
-					next = due
-				}
-				continue
-			}
-			if coll == "" || q[0].at.Before(oldest) {
-				coll, n, oldest = c, k, q[0].at
-			}
-		}
-		if coll == "" {
-			break
-		}
-		b.start(coll, n)
-	}
-	if next.IsZero() || !b.deadline.IsZero() && !next.Before(b.deadline) {
-		return
-	}
-	b.deadline = next
-	if b.timer == nil {
-		b.timer = time.AfterFunc(next.Sub(now), b.wake)
-	} else {
-		b.timer.Reset(next.Sub(now))
-	}
-}
-
-// wake dispatches when the oldest queued point's linger is over.
-func (b *batcher) wake() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.deadline = time.Time{}
-	b.dispatch(time.Now())
-}
-
-// start takes the first n points of coll's queue into a request and sends
-// it. b.mu must be held.
-func (b *batcher) start(coll string, n int) {
-	q := b.queues[coll]
-	items := q[:n:n]
-	if n == len(q) {
-		delete(b.queues, coll)
-	} else {
-		b.queues[coll] = q[n:]
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	f := &flight{cancel: cancel}
-	for k, it := range items {
-		if k == 0 || it.j != items[k-1].j { // a Write's points are adjacent
-			f.live++
-			it.j.flights = append(it.j.flights, f)
-		}
-	}
-	b.flights[f] = true
-	b.inflight++
-	b.requests.Go(func() { b.send(ctx, coll, f, items) })
-}
-
-// send sends one request and tells each Write with points in it the
-// outcome. A request refused as invalid (a permanent error) that holds
-// several Writes' points is sent again per Write, so that only the Write
-// at fault fails.
-func (b *batcher) send(ctx context.Context, coll string, f *flight, items []item) {
-	defer f.cancel()
-	var (
-		jobs   []*job
-		points = make([]*qdrant.PointStruct, len(items))
-		counts = map[*job]int{}
-	)
-	for k, it := range items {
+	docs := make([]*worker.Doc, b.Calls())
+	last := make([]bool, b.Calls())
+	points := make([]*qdrant.PointStruct, len(b.Items))
+	for k, it := range b.Items {
+		docs[b.Call(k)] = it.doc
+		last[b.Call(k)] = last[b.Call(k)] || b.Last(k)
 		points[k] = it.p
-		if counts[it.j]++; counts[it.j] == 1 {
-			jobs = append(jobs, it.j)
-		}
 	}
-	errs := map[*job]error{}
-	err := b.s.upsertBatch(ctx, coll, updateFilter(jobs), points)
-	if err != nil && fault.IsPermanent(err) && len(jobs) > 1 {
-		for _, j := range jobs {
+	deletes := func(calls ...int) []*qdrant.Filter {
+		var out []*qdrant.Filter
+		for _, c := range calls {
+			if last[c] && !docs[c].First { // "First versions" in the package documentation
+				out = append(out, olderPoints(*docs[c]))
+			}
+		}
+		return out
+	}
+	all := make([]int, len(docs))
+	for c := range all {
+		all[c] = c
+	}
+	callErrs := make([]error, len(docs))
+	err := s.write(ctx, coll, updateFilter(docs), points, deletes(all...))
+	if err != nil && fault.IsPermanent(err) && len(docs) > 1 {
+		for c, doc := range docs {
 			var own []*qdrant.PointStruct
-			for _, it := range items {
-				if it.j == j {
+			for k, it := range b.Items {
+				if b.Call(k) == c {
 					own = append(own, it.p)
 				}
 			}
-			errs[j] = b.s.upsertBatch(ctx, coll, olderPoints(j.doc), own)
+			callErrs[c] = s.write(ctx, coll, olderPoints(*doc), own, deletes(c))
 		}
 	} else {
-		for _, j := range jobs {
-			errs[j] = err
+		for c := range docs {
+			callErrs[c] = err
 		}
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.inflight--
-	delete(b.flights, f)
-	for _, j := range jobs {
-		switch {
-		case errs[j] != nil:
-			b.finish(j, errs[j])
-		case !j.over:
-			if j.left -= counts[j]; j.left == 0 {
-				b.finish(j, nil)
+	var errs []error
+	for k := range b.Items {
+		if e := callErrs[b.Call(k)]; e != nil {
+			if errs == nil {
+				errs = make([]error, len(b.Items))
 			}
+			errs[k] = e
 		}
 	}
-	b.dispatch(time.Now())
+	return nil, errs
+}
+
+// write sends one request with wait=true and strong ordering: an upsert
+// of points with filter as its update_filter and, when deletes are given,
+// the deletes of the points they select after it, as one batch update
+// whose operations Qdrant applies in order.
+func (s *Sink) write(ctx context.Context, coll string, filter *qdrant.Filter, points []*qdrant.PointStruct, deletes []*qdrant.Filter) error {
+	if len(deletes) == 0 {
+		return s.upsertBatch(ctx, coll, filter, points)
+	}
+	ops := []*qdrant.PointsUpdateOperation{qdrant.NewPointsUpdateUpsert(&qdrant.PointsUpdateOperation_PointStructList{Points: points, UpdateFilter: filter})}
+	for _, f := range deletes {
+		ops = append(ops, qdrant.NewPointsUpdateDeletePoints(&qdrant.PointsUpdateOperation_DeletePoints{Points: qdrant.NewPointsSelectorFilter(f)}))
+	}
+	cctx, cancel := s.callCtx(ctx)
+	defer cancel()
+	_, err := s.client.UpdateBatch(cctx, &qdrant.UpdateBatchPoints{CollectionName: coll, Wait: qdrant.PtrOf(true), Ordering: strong(), Operations: ops})
+	if err != nil {
+		return s.classifyWrite(coll, "upsert and delete older", err)
+	}
+	return nil
 }
 
 // updateFilter is the update_filter of a request holding the points of
-// jobs, one version of each document: the disjunction of their
+// docs, one version of each document: the disjunction of their
 // olderPoints ("Shared requests" in the package documentation).
-func updateFilter(jobs []*job) *qdrant.Filter {
-	if len(jobs) == 1 {
-		return olderPoints(jobs[0].doc)
+func updateFilter(docs []*worker.Doc) *qdrant.Filter {
+	if len(docs) == 1 {
+		return olderPoints(*docs[0])
 	}
 	f := &qdrant.Filter{}
-	for _, j := range jobs {
-		f.Should = append(f.Should, qdrant.NewFilterAsCondition(olderPoints(j.doc)))
+	for _, d := range docs {
+		f.Should = append(f.Should, qdrant.NewFilterAsCondition(olderPoints(*d)))
 	}
 	return f
-}
-
-// finish ends a Write's wait with err (nil: every point written): its
-// queued points are dropped, and the requests that only it still waited
-// for are cancelled. b.mu must be held.
-func (b *batcher) finish(j *job, err error) {
-	if j.over {
-		return
-	}
-	j.over, j.err = true, err
-	close(j.done)
-	for _, f := range j.flights {
-		if f.live--; f.live == 0 {
-			f.cancel()
-		}
-	}
-	j.flights = nil
-	if err == nil {
-		return
-	}
-	for coll, q := range b.queues {
-		kept := q[:0]
-		for _, it := range q {
-			if it.j != j {
-				kept = append(kept, it)
-			}
-		}
-		clear(q[len(kept):])
-		if len(kept) == 0 {
-			delete(b.queues, coll)
-		} else {
-			b.queues[coll] = kept
-		}
-	}
-}
-
-// close cancels the requests in flight, ends the wait of the Writes still
-// queued and waits for the requests to return.
-func (b *batcher) close() {
-	b.mu.Lock()
-	b.closed = true
-	if b.timer != nil {
-		b.timer.Stop()
-	}
-	for f := range b.flights {
-		f.cancel()
-	}
-	for _, q := range b.queues {
-		for _, it := range q {
-			b.finish(it.j, errClosed)
-		}
-	}
-	b.mu.Unlock()
-	b.requests.Wait()
 }

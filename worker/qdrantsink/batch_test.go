@@ -13,7 +13,6 @@ import (
 
 	"github.com/chunkstream/chunkstream/fault"
 	"github.com/chunkstream/chunkstream/internal/testutil"
-	"github.com/chunkstream/chunkstream/worker"
 	"github.com/chunkstream/chunkstream/worker/qdrantsink/qdranttest"
 	"github.com/chunkstream/chunkstream/worker/sinktest"
 )
@@ -61,7 +60,7 @@ func writeAll(s *Sink, records *sinktest.Records, docs map[string]int) map[strin
 func upserts(srv *qdranttest.Server) []int {
 	var sizes []int
 	for _, c := range srv.Calls() {
-		if c.Method == "Upsert" {
+		if c.Upserts() {
 			sizes = append(sizes, c.Points)
 		}
 	}
@@ -93,24 +92,6 @@ func TestSharedRequests(t *testing.T) {
 		if err != nil || !equalChunks(got, sinktest.Want(chunks)) {
 			t.Errorf("%s: stored %v (%v), want its %d chunks", id, got, err, n)
 		}
-	}
-}
-
-// TestOneVersionPerRequest: a request never holds two versions of one
-// document, whose update_filters would protect the newer points from
-// neither.
-func TestOneVersionPerRequest(t *testing.T) {
-	b := &batcher{s: &Sink{cfg: Config{Batch: 64}}}
-	a1 := &job{doc: worker.Doc{ID: "a", Seq: 1}}
-	a1again := &job{doc: worker.Doc{ID: "a", Seq: 1}}
-	b1 := &job{doc: worker.Doc{ID: "b", Seq: 1}}
-	a2 := &job{doc: worker.Doc{ID: "a", Seq: 2}}
-	q := []item{{j: a1}, {j: a1}, {j: b1}, {j: a1again}, {j: a2}, {j: b1}}
-	if n, full := b.cutLen(q); n != 4 || !full {
-		t.Errorf("cutLen(a@1 a@1 b@1 a@1 a@2 b@1) = %d, %v; want 4, true", n, full)
-	}
-	if n, full := b.cutLen(q[4:]); n != 2 || full {
-		t.Errorf("cutLen(a@2 b@1) = %d, %v; want 2, false", n, full)
 	}
 }
 
@@ -157,11 +138,7 @@ func TestQueuedWriteCancelled(t *testing.T) {
 		t.Fatal(err)
 	}
 	queued := func(n int) func() bool {
-		return func() bool {
-			s.batch.mu.Lock()
-			defer s.batch.mu.Unlock()
-			return len(s.batch.queues["chunks"]) == n
-		}
+		return func() bool { return s.batch.Queued("chunks") == n }
 	}
 	srv.ResetCalls()
 	ctx, cancel := context.WithCancel(context.Background())

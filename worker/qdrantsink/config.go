@@ -1,6 +1,7 @@
 package qdrantsink
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -61,6 +62,13 @@ type Config struct {
 	// sent as a Document of model qdrant/bm25; the same vectors) or off
 	// (no sparse vector).
 	BM25 string `env:"CHUNKSTREAM_BM25" envDefault:"local" help:"who computes the bm25 sparse vector: local (the worker), qdrant (Qdrant, the same vectors) or off"`
+	// Vector names the dense vector the embedder's vectors go to (and the
+	// one a reader searches by, docs/operations.md "Switching the
+	// embedding model").
+	Vector string `env:"CHUNKSTREAM_QDRANT_VECTOR" envDefault:"dense" help:"dense vector the embedder's vectors go to"`
+	// NextVector names, during a model switch, a second dense vector the
+	// next embedder's vectors go to as well (empty: none).
+	NextVector string `env:"CHUNKSTREAM_QDRANT_NEXT_VECTOR" help:"during a model switch: a second dense vector, written with the next model's vectors"`
 	// AvgDL is the BM25 average chunk length in tokens.
 	AvgDL float64 `env:"CHUNKSTREAM_BM25_AVGDL" envDefault:"256" help:"BM25 average chunk length in tokens; the collection records it"`
 }
@@ -78,7 +86,7 @@ const MaxLinger = time.Second
 // DefaultConfig returns the configuration the env defaults describe.
 func DefaultConfig() Config {
 	return Config{Addr: "localhost:6334", Timeout: 20 * time.Second, Collection: "chunks", Batch: 128, Linger: 100 * time.Millisecond,
-		Parallel: 4, BM25: BM25Local, AvgDL: bm25.DefaultAvgDL}
+		Parallel: 4, BM25: BM25Local, AvgDL: bm25.DefaultAvgDL, Vector: VectorDense}
 }
 
 // DocumentsInFlight is the number of documents a worker should process at
@@ -123,6 +131,12 @@ func (c Config) Validate() error {
 	if c.TLSCA != "" && !c.TLS {
 		return bad("TLSCA", "is set but TLS is false")
 	}
+	if c.NextVector != "" && c.NextVector == c.vector() {
+		return bad("NextVector", "%q is the vector itself (CHUNKSTREAM_QDRANT_VECTOR)", c.NextVector)
+	}
+	if c.vector() == VectorBM25 || c.NextVector == VectorBM25 {
+		return bad("Vector", "%q is the sparse vector's name", VectorBM25)
+	}
 	return nil
 }
 
@@ -140,8 +154,13 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("parallel", c.Parallel),
 		slog.String("bm25", c.BM25),
 		slog.Float64("bm25_avgdl", c.AvgDL),
+		slog.String("vector", c.vector()),
+		slog.String("next_vector", c.NextVector),
 	)
 }
+
+// vector is Vector, VectorDense when empty.
+func (c Config) vector() string { return cmp.Or(c.Vector, VectorDense) }
 
 func splitAddr(addr string) (string, int, error) {
 	host, p, err := net.SplitHostPort(addr)

@@ -18,8 +18,8 @@ import (
 	"github.com/chunkstream/chunkstream/worker/sinktest"
 )
 
-// TestCorpusVectors writes every chunk of the Markdown corpus through the
-// sink, computing the bm25 vectors locally and letting Qdrant (the
+// TestCorpusVectors writes every chunk of the Markdown corpus (every 64th
+// document; all of them with CHUNKSTREAM_TEST_FULL=1) through the sink, computing the bm25 vectors locally and letting Qdrant (the
 // double) compute them, and checks that every stored vector is, bit for
 // bit, package bm25's document vector of the chunk's text, the vector
 // bm25's TestOracleCorpus finds equal to the independent JavaScript
@@ -27,21 +27,23 @@ import (
 // values within one binary32 ulp); so the points carry those vectors.
 func TestCorpusVectors(t *testing.T) {
 	root := testutil.SharedDir(t, "corpus", "markdown")
-	if testing.Short() {
-		t.Skip("writes the whole corpus")
-	}
 	paths, _, err := chunking.WalkFolder(context.Background(), root, []string{".md"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if raceDetector { // the race detector makes the whole corpus slow: every 8th document
-		for i := range paths {
-			if i%8 == 0 {
-				paths[i/8] = paths[i]
-			}
+	every := 64 // a sample; with CHUNKSTREAM_TEST_FULL=1 every document
+	if testutil.Enabled(testutil.Full) {
+		every = 1
+		if raceDetector {
+			every = 8 // the race detector makes the whole corpus slow
 		}
-		paths = paths[:(len(paths)+7)/8]
 	}
+	for i := range paths {
+		if i%every == 0 {
+			paths[i/every] = paths[i]
+		}
+	}
+	paths = paths[:(len(paths)+every-1)/every]
 	md, err := registry.Default().NewChunker("markdown", nil)
 	if err != nil {
 		t.Fatal(err)

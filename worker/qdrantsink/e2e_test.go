@@ -427,3 +427,56 @@ func snapshot(points map[string]*qdrant.RetrievedPoint) map[string]string {
 	}
 	return out
 }
+
+// TestEndToEndTenants: through JetStream and the worker, documents of
+// equal ids under two tenants and none are three documents, with three
+// records and their own points; a new version and a delete of one tenant's
+// leave the others' points as they were; a request with a bad tenant is
+// dead-lettered as an invalid request.
+func TestEndToEndTenants(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end to end")
+	}
+	e := newE2E(t, nil)
+	tenants := []string{"", "acme", "globex"}
+	var seqs []uint64
+	for _, tenant := range tenants {
+		seqs = append(seqs, e.publish(messages.IngestRequest{ID: "a.md", Tenant: tenant, Content: []byte(doc("Tenant "+tenant, 4))}))
+	}
+	for s, r := range e.wait(seqs...) {
+		if r.Outcome != worker.OutcomeAcked {
+			t.Fatalf("seq %d: %s (%s)", s, r.Outcome, r.Err)
+		}
+	}
+	perTenant := func() map[string]int {
+		out := map[string]int{}
+		for _, p := range e.stored("a.md") {
+			tenant := p.GetPayload()[qdrantsink.FieldTenant].GetStringValue()
+			if want := messages.TenantChunkID(tenant, "a.md", int(p.GetPayload()[qdrantsink.FieldPosition].GetIntegerValue())); p.GetId().GetUuid() != want {
+				t.Errorf("point %s of tenant %q: want id %s", p.GetId().GetUuid(), tenant, want)
+			}
+			out[tenant]++
+		}
+		return out
+	}
+	before := perTenant()
+	if len(before) != 3 {
+		t.Fatalf("points by tenant %v, want three documents", before)
+	}
+	for _, tenant := range tenants {
+		if _, err := e.top.Docs.Get(context.Background(), messages.DocRecordKey(messages.RecordID(tenant, "a.md"))); err != nil {
+			t.Errorf("record of %q's a.md: %v", tenant, err)
+		}
+	}
+	s1 := e.publish(messages.IngestRequest{ID: "a.md", Tenant: "acme", Content: []byte(doc("Acme again", 1))})
+	s2 := e.publish(messages.IngestRequest{ID: "a.md", Tenant: "globex", Op: messages.OpDelete})
+	bad := e.publish(messages.IngestRequest{ID: "a.md", Tenant: "no spaces", Content: []byte("x")})
+	res := e.wait(s1, s2, bad)
+	if r := res[bad]; r.Outcome != worker.OutcomePermanent || !strings.Contains(fmt.Sprint(r.Err), "tenant") {
+		t.Errorf("request with a bad tenant: %s (%v), want dead-lettered naming the tenant", r.Outcome, r.Err)
+	}
+	after := perTenant()
+	if after[""] != before[""] || after["globex"] != 0 || after["acme"] == 0 || after["acme"] == before["acme"] {
+		t.Errorf("points by tenant %v after acme's new version and globex's delete (before %v), want the untenanted untouched", after, before)
+	}
+}

@@ -69,7 +69,7 @@ func (s *Sink) checkEncoding(ctx context.Context, name string, info *qdrant.Coll
 	cctx, cancel := s.callCtx(ctx)
 	pts, err := s.client.Scroll(cctx, &qdrant.ScrollPoints{
 		CollectionName: name,
-		Limit:          qdrant.PtrOf(uint32(encodingSample)),
+		Limit:          qdrant.PtrOf(uint32(min(encodingSample, s.page(name)))),
 		WithPayload:    qdrant.NewWithPayloadInclude(FieldContent),
 		WithVectors:    qdrant.NewWithVectorsInclude(VectorBM25),
 	})

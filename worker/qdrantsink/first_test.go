@@ -37,8 +37,9 @@ func TestFirstVersionThreeRaces(t *testing.T) {
 
 // TestFirstVersionRequests: the first version of a document is one
 // upsert (no read of stored vectors, no delete of older points) and a
-// re-check; a later version reads, upserts and deletes; a first delete or
-// zero-chunk version sends nothing.
+// re-check; a later version reads, then upserts and deletes in one
+// ordered batch update; a first delete or zero-chunk version sends
+// nothing.
 func TestFirstVersionRequests(t *testing.T) {
 	srv := qdranttest.Start(t)
 	records := sinktest.NewRecords()
@@ -65,7 +66,7 @@ func TestFirstVersionRequests(t *testing.T) {
 		want  []string
 	}{
 		{"first version", worker.Doc{ID: "f.md", Seq: 1}, []string{"a", "b"}, true, []string{"Upsert"}},
-		{"next version", worker.Doc{ID: "f.md", Seq: 2}, []string{"a", "c"}, false, []string{"Scroll", "Upsert", "Delete"}},
+		{"next version", worker.Doc{ID: "f.md", Seq: 2}, []string{"a", "c"}, false, []string{"Scroll", "UpdateBatch"}},
 		{"first zero-chunk version", worker.Doc{ID: "z.md", Seq: 3}, nil, true, nil},
 		{"first delete", worker.Doc{ID: "d.md", Seq: 4, Op: worker.OpDelete}, nil, true, nil},
 		{"delete", worker.Doc{ID: "f.md", Seq: 5, Op: worker.OpDelete}, nil, false, []string{"Delete"}},

@@ -179,7 +179,7 @@ func BenchmarkPipeline(b *testing.B) {
 			b.ReportMetric(float64(len(docs)*b.N)/b.Elapsed().Seconds(), "docs/s")
 			requests, points := 0, 0
 			for _, c := range p.qd.Calls() {
-				if c.Method == "Upsert" {
+				if c.Upserts() {
 					requests++
 					points += c.Points
 				}

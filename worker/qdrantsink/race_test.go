@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chunkstream/chunkstream/internal/testutil"
 	"github.com/chunkstream/chunkstream/worker"
 	"github.com/chunkstream/chunkstream/worker/qdrantsink/qdranttest"
 	"github.com/chunkstream/chunkstream/worker/sinktest"
@@ -32,11 +33,12 @@ func embedderSteps() []Step {
 }
 
 // threeVersionSteps are the pause steps of the three-version races and the
-// newest versions they race, fewer with -short or the race detector.
-// StepBegin is left out: it differs from stepPre only in when the record
-// moves, which the two-version races cover.
+// newest versions they race, fewer with -short or the race detector
+// (unless CHUNKSTREAM_TEST_FULL=1 asks for the long form). StepBegin is
+// left out: it differs from stepPre only in when the record moves, which
+// the two-version races cover.
 func threeVersionSteps(newest []version) ([]Step, []version) {
-	if testing.Short() || raceDetector {
+	if testing.Short() || raceDetector && !testutil.Enabled(testutil.Full) {
 		return []Step{stepPre, StepUpserted, StepDeletedOlder}, newest[:1]
 	}
 	return []Step{stepPre, StepUpserted, StepDeletedOlder, StepRechecked}, newest

@@ -9,6 +9,7 @@ import (
 
 	"github.com/qdrant/go-client/qdrant"
 
+	"github.com/chunkstream/chunkstream/internal/testutil"
 	"github.com/chunkstream/chunkstream/worker"
 	"github.com/chunkstream/chunkstream/worker/embed/embedtest"
 	"github.com/chunkstream/chunkstream/worker/qdrantsink/qdranttest"
@@ -151,8 +152,8 @@ func TestReuseRaces(t *testing.T) {
 
 // TestReuseThreeVersionRaces does the same for three versions.
 func TestReuseThreeVersionRaces(t *testing.T) {
-	if testing.Short() || raceDetector {
-		t.Skip("the two-version reuse races cover the steps; this is the long form")
+	if testing.Short() || raceDetector && !testutil.Enabled(testutil.Full) {
+		t.Skip("the two-version reuse races cover the steps; this is the long form (CHUNKSTREAM_TEST_FULL=1 runs it under the race detector)")
 	}
 	e := newRaceEnv(t, &fakeEmbedder{dims: 4}, false)
 	v1 := upsertVersion(1, "t-a", "t-b", "t-c", "t-d")

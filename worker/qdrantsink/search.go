@@ -1,6 +1,7 @@
 package qdrantsink
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -25,6 +26,14 @@ type SearchOptions struct {
 	// Embedder embeds the query for the dense vector, when the collection
 	// has one; nil searches by BM25 alone.
 	Embedder Embedder
+	// Tenant restricts the search to a tenant's documents. A collection
+	// that holds tenants' documents (MetadataTenants) requires one
+	// (ErrTenantRequired).
+	Tenant string
+	// Vector names the dense vector to search by; when empty, the one the
+	// collection names (MetadataSearchVector, set at a model switch's
+	// cut-over), else VectorDense.
+	Vector string
 }
 
 // Hit is one chunk a search found.
@@ -33,9 +42,10 @@ type Hit struct {
 	// fusion) of a hybrid search, else the BM25 or cosine score.
 	Score float32 `json:"score"`
 	// ID is the point's id, DocID its document's, Position its index in
-	// the document.
+	// the document; Tenant is the document's tenant, if any.
 	ID       string `json:"id"`
 	DocID    string `json:"doc_id"`
+	Tenant   string `json:"tenant,omitempty"`
 	Position int64  `json:"position"`
 	// FirstLine and LastLine are the chunk's lines in its document (from
 	// its span; 0 when it has none).
@@ -74,6 +84,18 @@ func Search(ctx context.Context, client *qdrant.Client, text string, o SearchOpt
 	if err != nil {
 		return nil, "", fmt.Errorf("qdrantsink: search %q: %w", o.Collection, err)
 	}
+	if info.GetConfig().GetMetadata()[MetadataTenants].GetBoolValue() && o.Tenant == "" {
+		return nil, "", fmt.Errorf("%w: %q", ErrTenantRequired, o.Collection)
+	}
+	var filter *qdrant.Filter
+	if o.Tenant != "" {
+		filter = &qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewMatchKeyword(FieldTenant, o.Tenant)}}
+	}
+	denseName := cmp.Or(o.Vector, info.GetConfig().GetMetadata()[MetadataSearchVector].GetStringValue(), VectorDense)
+	if m := info.GetConfig().GetMetadata()[MetadataVectors].GetStructValue().GetFields()[denseName]; m != nil && o.Embedder != nil &&
+		m.GetStringValue() != o.Embedder.Model() {
+		return nil, "", fmt.Errorf("qdrantsink: search %q: vector %q holds model %q's vectors, the embedder is %q", o.Collection, denseName, m.GetStringValue(), o.Embedder.Model())
+	}
 	params := info.GetConfig().GetParams()
 	_, hasBM25 := params.GetSparseVectorsConfig().GetMap()[VectorBM25]
 	encoding := info.GetConfig().GetMetadata()[MetadataEncoding].GetStringValue()
@@ -89,7 +111,11 @@ func Search(ctx context.Context, client *qdrant.Client, text string, o SearchOpt
 		}
 	}
 	var dense *qdrant.Query
-	if dp, ok := params.GetVectorsConfig().GetParamsMap().GetMap()[VectorDense]; ok && o.Embedder != nil {
+	dp, ok := params.GetVectorsConfig().GetParamsMap().GetMap()[denseName]
+	if !ok && o.Vector != "" {
+		return nil, "", fmt.Errorf("qdrantsink: search %q: no dense vector %q", o.Collection, o.Vector)
+	}
+	if ok && o.Embedder != nil {
 		vecs, err := o.Embedder.Embed(ctx, []string{text})
 		if err != nil {
 			return nil, "", fmt.Errorf("qdrantsink: search %q: embed the query: %w", o.Collection, err)
@@ -102,15 +128,16 @@ func Search(ctx context.Context, client *qdrant.Client, text string, o SearchOpt
 	req := &qdrant.QueryPoints{
 		CollectionName: o.Collection,
 		Limit:          qdrant.PtrOf(uint64(o.Limit)),
-		WithPayload:    qdrant.NewWithPayloadInclude(FieldContent, FieldDocID, FieldPosition, FieldSpan, FieldMetadata),
+		WithPayload:    qdrant.NewWithPayloadInclude(FieldContent, FieldDocID, FieldTenant, FieldPosition, FieldSpan, FieldMetadata),
+		Filter:         filter,
 	}
 	switch {
 	case hasBM25 && dense != nil:
 		by = SearchHybrid
 		pre := qdrant.PtrOf(uint64(searchPrefetch * o.Limit))
-		req.Prefetch = []*qdrant.PrefetchQuery{{Query: dense, Using: qdrant.PtrOf(VectorDense), Limit: pre}}
+		req.Prefetch = []*qdrant.PrefetchQuery{{Query: dense, Using: qdrant.PtrOf(denseName), Limit: pre, Filter: filter}}
 		if sparse != nil {
-			req.Prefetch = append(req.Prefetch, &qdrant.PrefetchQuery{Query: sparse, Using: qdrant.PtrOf(VectorBM25), Limit: pre})
+			req.Prefetch = append(req.Prefetch, &qdrant.PrefetchQuery{Query: sparse, Using: qdrant.PtrOf(VectorBM25), Limit: pre, Filter: filter})
 		}
 		req.Query = qdrant.NewQueryFusion(qdrant.Fusion_RRF)
 	case hasBM25:
@@ -119,7 +146,7 @@ func Search(ctx context.Context, client *qdrant.Client, text string, o SearchOpt
 		}
 		by, req.Query, req.Using = SearchBM25, sparse, qdrant.PtrOf(VectorBM25)
 	case dense != nil:
-		by, req.Query, req.Using = SearchDense, dense, qdrant.PtrOf(VectorDense)
+		by, req.Query, req.Using = SearchDense, dense, qdrant.PtrOf(denseName)
 	default:
 		return nil, "", fmt.Errorf("%w in %q: no bm25 vector, and no dense vector or no embedder", ErrNoVectors, o.Collection)
 	}
@@ -154,6 +181,7 @@ func hitOf(p *qdrant.ScoredPoint) Hit {
 		Score:     p.GetScore(),
 		ID:        p.GetId().GetUuid(),
 		DocID:     pl[FieldDocID].GetStringValue(),
+		Tenant:    pl[FieldTenant].GetStringValue(),
 		Position:  pl[FieldPosition].GetIntegerValue(),
 		FirstLine: span["first_line"].GetIntegerValue(),
 		LastLine:  span["last_line"].GetIntegerValue(),

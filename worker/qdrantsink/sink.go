@@ -21,11 +21,14 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"github.com/chunkstream/chunkstream/bm25"
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/fault"
+	"github.com/chunkstream/chunkstream/internal/batch"
+	"github.com/chunkstream/chunkstream/internal/tracing"
 	"github.com/chunkstream/chunkstream/worker"
 	"github.com/chunkstream/chunkstream/worker/qdrantsink/internal/grpccodec"
 )
@@ -43,6 +46,9 @@ const (
 	FieldPosition   = "position"
 	FieldHash       = "hash"
 	FieldSpan       = "span"
+	// FieldTenant holds the document's tenant; a point of a document
+	// without one has no such field.
+	FieldTenant = "tenant"
 
 	// The dense vector's origin (see "Reusing vectors" in the package
 	// documentation).
@@ -56,18 +62,6 @@ const (
 	FieldLanguage = FieldMetadata + ".language"
 	FieldSymbols  = FieldMetadata + ".symbols"
 )
-
-// indexed are the payload indexes every collection the sink writes has.
-var indexed = []struct {
-	field  string
-	create qdrant.FieldType
-	schema qdrant.PayloadSchemaType
-}{
-	{FieldDocID, qdrant.FieldType_FieldTypeKeyword, qdrant.PayloadSchemaType_Keyword},
-	{FieldIngestSeq, qdrant.FieldType_FieldTypeInteger, qdrant.PayloadSchemaType_Integer},
-	{FieldLanguage, qdrant.FieldType_FieldTypeKeyword, qdrant.PayloadSchemaType_Keyword},
-	{FieldSymbols, qdrant.FieldType_FieldTypeKeyword, qdrant.PayloadSchemaType_Keyword},
-}
 
 // Dependencies the sink names in fault.Unavailable errors and accepts in
 // Probe.
@@ -138,26 +132,37 @@ type Sink struct {
 	client   *qdrant.Client
 	records  worker.Records
 	embedder Embedder
+	next     Embedder // the next model's, for Config.NextVector
 	bm25     *bm25.Encoder
 	bm25Opts map[string]*qdrant.Value // a Document's options, for Config.BM25 qdrant
 	log      *slog.Logger
-	batch    *batcher
+	batch    *batch.Batcher[item, struct{}]
 
-	ready  atomic.Bool
-	prepMu sync.Mutex
-	dims   int // dense size; 0 = no embedder or not probed yet; guarded by prepMu until ready
+	ready    atomic.Bool
+	prepMu   sync.Mutex
+	dims     int // dense size; 0 = no embedder or not probed yet; guarded by prepMu until ready
+	nextDims int // the next model's size, likewise
 
-	collMu sync.Mutex
-	colls  map[string]bool // collections known to fit
+	collMu   sync.Mutex
+	colls    map[string]bool // collections known to fit
+	tenanted map[string]bool // collections known to record MetadataTenants
+	pages    map[string]int  // points per scroll, by collection (strict mode)
 
 	// hook, when set (tests only), is called after each step of Write.
 	hook func(ctx context.Context, step Step, doc worker.Doc)
 }
 
+// Option adds to what New sets up.
+type Option func(*Sink)
+
+// WithNextEmbedder gives the embedder of Config.NextVector, the next
+// model's during a model switch.
+func WithNextEmbedder(e Embedder) Option { return func(s *Sink) { s.next = e } }
+
 // New connects to Qdrant, checks its version, probes the embedder (which
 // may be nil: points then carry only the bm25 vector) and sets up the
 // default collection (see the package documentation). logger may be nil.
-func New(ctx context.Context, cfg Config, records worker.Records, embedder Embedder, logger *slog.Logger) (*Sink, error) {
+func New(ctx context.Context, cfg Config, records worker.Records, embedder Embedder, logger *slog.Logger, options ...Option) (*Sink, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -171,7 +176,7 @@ func New(ctx context.Context, cfg Config, records worker.Records, embedder Embed
 	if err != nil {
 		return nil, fmt.Errorf("qdrantsink: CHUNKSTREAM_BM25_AVGDL: %w", err)
 	}
-	opts, err := qdrant.TryValueMap(enc.Options())
+	docOpts, err := qdrant.TryValueMap(enc.Options())
 	if err != nil {
 		return nil, fmt.Errorf("qdrantsink: bm25 options: %w", err)
 	}
@@ -181,9 +186,19 @@ func New(ctx context.Context, cfg Config, records worker.Records, embedder Embed
 	}
 	s := &Sink{
 		cfg: cfg, client: client, records: records, embedder: embedder,
-		bm25: enc, bm25Opts: opts, log: logger, colls: map[string]bool{},
+		bm25: enc, bm25Opts: docOpts, log: logger, colls: map[string]bool{}, tenanted: map[string]bool{}, pages: map[string]int{},
 	}
-	s.batch = &batcher{s: s, queues: map[string][]item{}, flights: map[*flight]bool{}}
+	for _, o := range options {
+		o(s)
+	}
+	if cfg.NextVector != "" && (s.next == nil || embedder == nil) {
+		_ = client.Close()
+		return nil, fmt.Errorf("%w: CHUNKSTREAM_QDRANT_NEXT_VECTOR %q needs an embedder and the next model's (CHUNKSTREAM_EMBED_NEXT_MODEL)", ErrInvalidConfig, cfg.NextVector)
+	}
+	if s.batch, err = s.newBatcher(); err != nil {
+		_ = client.Close()
+		return nil, err
+	}
 	if err := s.whileUnavailable(ctx, "health check", s.checkVersion); err != nil {
 		_ = client.Close()
 		return nil, err
@@ -213,8 +228,14 @@ func Dial(cfg Config) (*qdrant.Client, error) {
 		APIKey:                 cfg.APIKey,
 		UseTLS:                 cfg.TLS,
 		SkipCompatibilityCheck: true, // the sink checks the version itself
+		// No retries in the client: a request that fails for want of Qdrant
+		// is an outage, which the worker holds and probes at its own pace,
+		// honouring Retry-After (the client's retries would not, and would
+		// repeat every write of an outage).
+		RetryConfig: nil,
 		GrpcOptions: []grpc.DialOption{
 			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20), grpc.ForceCodecV2(grpccodec.Codec{})),
+			grpc.WithChainUnaryInterceptor(traceparent),
 			// Redial within reconnectMax (package doc, "Writing a version").
 			grpc.WithConnectParams(grpc.ConnectParams{
 				Backoff:           backoff.Config{BaseDelay: time.Second, Multiplier: 1.6, Jitter: 0.2, MaxDelay: reconnectMax},
@@ -240,10 +261,24 @@ func Dial(cfg Config) (*qdrant.Client, error) {
 	return client, nil
 }
 
+// traceparent sends the trace context of the call's span (W3C
+// "traceparent" and "tracestate") as gRPC metadata, which Qdrant's audit
+// log records; nothing when tracing is off.
+func traceparent(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+	md := metadata.MD{}
+	tracing.Inject(ctx, md)
+	for k, v := range md {
+		ctx = metadata.AppendToOutgoingContext(ctx, k, v[0])
+	}
+	return invoker(ctx, method, req, reply, cc, opts...)
+}
+
 // Close ends the upsert requests in flight and closes the connections to
 // Qdrant.
 func (s *Sink) Close() error {
-	s.batch.close()
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	_ = s.batch.Close(ended) // nothing more is sent: cancel what is in flight
 	return s.client.Close()
 }
 
@@ -321,6 +356,16 @@ func (s *Sink) prepare(ctx context.Context) error {
 		}
 		s.dims = d
 	}
+	if s.next != nil && s.nextDims == 0 {
+		d, err := s.next.Probe(ctx)
+		if err != nil {
+			return fmt.Errorf("%w (next model): %w", errProbe, err)
+		}
+		if d <= 0 {
+			return fault.Permanent(fmt.Errorf("%w (next model): dimension %d", errProbe, d))
+		}
+		s.nextDims = d
+	}
 	if err := s.ensureCollection(ctx, s.cfg.Collection); err != nil {
 		return err
 	}
@@ -363,25 +408,20 @@ func (s *Sink) ensureCollection(ctx context.Context, name string) error {
 	if err := s.fits(info); err != nil {
 		return fmt.Errorf("%w: collection %q: %w", ErrCollectionMismatch, name, err)
 	}
+	if err := s.applyStrictMode(name, info.GetConfig().GetStrictModeConfig()); err != nil {
+		return err
+	}
 	if err := s.checkEncoding(ctx, name, info); err != nil {
 		return err
 	}
-	for _, ix := range indexed {
-		if info.GetPayloadSchema()[ix.field].GetDataType() == ix.schema {
-			continue
-		}
-		cctx, cancel := s.callCtx(ctx)
-		_, err := s.client.CreateFieldIndex(cctx, &qdrant.CreateFieldIndexCollection{
-			CollectionName: name, FieldName: ix.field, FieldType: ix.create.Enum(),
-			Wait: qdrant.PtrOf(true), Ordering: strong(),
-		})
-		cancel()
-		if err != nil {
-			return classify(fmt.Sprintf("collection %q index %s", name, ix.field), err)
-		}
+	if err := s.ensureIndexes(ctx, name, info); err != nil {
+		return err
 	}
 	s.collMu.Lock()
 	s.colls[name] = true
+	if info.GetConfig().GetMetadata()[MetadataTenants].GetBoolValue() {
+		s.tenanted[name] = true
+	}
 	s.collMu.Unlock()
 	return nil
 }
@@ -407,9 +447,11 @@ func (s *Sink) collectionSpec(name string) *qdrant.CreateCollection {
 		Metadata: map[string]*qdrant.Value{MetadataEncoding: qdrant.NewValueString(s.Encoding())},
 	}
 	if s.dims > 0 {
-		cc.VectorsConfig = qdrant.NewVectorsConfigMap(map[string]*qdrant.VectorParams{
-			VectorDense: {Size: uint64(s.dims), Distance: qdrant.Distance_Cosine},
-		})
+		vp := map[string]*qdrant.VectorParams{s.cfg.vector(): {Size: uint64(s.dims), Distance: qdrant.Distance_Cosine}}
+		if s.next != nil {
+			vp[s.cfg.NextVector] = &qdrant.VectorParams{Size: uint64(s.nextDims), Distance: qdrant.Distance_Cosine}
+		}
+		cc.VectorsConfig = qdrant.NewVectorsConfigMap(vp)
 	}
 	return cc
 }
@@ -430,15 +472,29 @@ func (s *Sink) fits(info *qdrant.CollectionInfo) error {
 	if s.dims == 0 {
 		return nil
 	}
-	dp, ok := params.GetVectorsConfig().GetParamsMap().GetMap()[VectorDense]
-	if !ok {
-		return fmt.Errorf("no dense vector %q", VectorDense)
+	if err := fitsDense(params, s.cfg.vector(), s.dims); err != nil {
+		return err
 	}
-	if dp.GetSize() != uint64(s.dims) {
-		return fmt.Errorf("dense vector %q has size %d, the embedder gives %d", VectorDense, dp.GetSize(), s.dims)
+	if s.next != nil {
+		if err := fitsDense(params, s.cfg.NextVector, s.nextDims); err != nil {
+			return fmt.Errorf("%w (CHUNKSTREAM_QDRANT_NEXT_VECTOR: `producer reembed -vector %s` creates it)", err, s.cfg.NextVector)
+		}
+	}
+	return nil
+}
+
+// fitsDense checks that the collection has the dense vector name, of dims
+// and cosine distance.
+func fitsDense(params *qdrant.CollectionParams, name string, dims int) error {
+	dp, ok := params.GetVectorsConfig().GetParamsMap().GetMap()[name]
+	if !ok {
+		return fmt.Errorf("no dense vector %q", name)
+	}
+	if dp.GetSize() != uint64(dims) {
+		return fmt.Errorf("dense vector %q has size %d, the embedder gives %d", name, dp.GetSize(), dims)
 	}
 	if dp.GetDistance() != qdrant.Distance_Cosine {
-		return fmt.Errorf("dense vector %q has distance %v, want Cosine", VectorDense, dp.GetDistance())
+		return fmt.Errorf("dense vector %q has distance %v, want Cosine", name, dp.GetDistance())
 	}
 	return nil
 }
@@ -472,18 +528,25 @@ func (s *Sink) Write(ctx context.Context, doc worker.Doc, chunks []worker.Chunk)
 		}
 		return err
 	}
+	if doc.Tenant != "" {
+		if err := s.markTenanted(ctx, coll); err != nil {
+			return err
+		}
+	}
 	s.step(ctx, StepBegin, doc)
 	if len(chunks) > 0 {
 		points, err := s.points(ctx, coll, doc, chunks)
 		if err == nil {
-			err = s.batch.upsert(ctx, coll, doc, points)
+			err = s.upsert(ctx, coll, doc, points)
 		}
 		if err != nil {
 			return err
 		}
 	}
 	s.step(ctx, StepUpserted, doc)
-	if !doc.First { // "First versions" in the package documentation
+	// With chunks, the upserts' last request deleted the older points
+	// after them (sendShared); without, only step 3 remains.
+	if len(chunks) == 0 && !doc.First { // "First versions" in the package documentation
 		if err := s.deleteWhere(ctx, coll, olderPoints(doc)); err != nil {
 			return err
 		}
@@ -493,7 +556,7 @@ func (s *Sink) Write(ctx context.Context, doc worker.Doc, chunks []worker.Chunk)
 		s.step(ctx, StepRechecked, doc) // nothing of this version to take back
 		return nil
 	}
-	newest, err := s.records.NewestSeq(ctx, doc.ID)
+	newest, err := s.records.NewestSeq(ctx, doc.RecordID())
 	if err != nil {
 		return fmt.Errorf("qdrantsink: re-read record of %q: %w", doc.ID, err)
 	}
@@ -569,6 +632,11 @@ func (s *Sink) Probe(ctx context.Context, dependency string) error {
 				return fmt.Errorf("qdrantsink: embedder probe: %w", err)
 			}
 		}
+		if s.next != nil {
+			if _, err := s.next.Probe(ctx); err != nil {
+				return fmt.Errorf("qdrantsink: next model's embedder probe: %w", err)
+			}
+		}
 	}
 	return nil
 }
@@ -594,6 +662,7 @@ func (s *Sink) collection(ctx context.Context, doc worker.Doc) (string, error) {
 func olderPoints(doc worker.Doc) *qdrant.Filter {
 	return &qdrant.Filter{Must: []*qdrant.Condition{
 		qdrant.NewMatchKeyword(FieldDocID, doc.ID),
+		tenantOf(doc),
 		qdrant.NewRange(FieldIngestSeq, &qdrant.Range{Lt: qdrant.PtrOf(float64(doc.Seq))}),
 	}}
 }
@@ -602,8 +671,19 @@ func olderPoints(doc worker.Doc) *qdrant.Filter {
 func ownPoints(doc worker.Doc) *qdrant.Filter {
 	return &qdrant.Filter{Must: []*qdrant.Condition{
 		qdrant.NewMatchKeyword(FieldDocID, doc.ID),
+		tenantOf(doc),
 		qdrant.NewMatchInt(FieldIngestSeq, int64(doc.Seq)),
 	}}
+}
+
+// tenantOf selects the points of doc's tenant: tenant = T, or for a
+// document without one the points without a tenant, so that no write of
+// a document touches another tenant's document of the same id.
+func tenantOf(doc worker.Doc) *qdrant.Condition {
+	if doc.Tenant == "" {
+		return qdrant.NewIsEmpty(FieldTenant)
+	}
+	return qdrant.NewMatchKeyword(FieldTenant, doc.Tenant)
 }
 
 func (s *Sink) step(ctx context.Context, step Step, doc worker.Doc) {
@@ -631,12 +711,18 @@ func (s *Sink) deleteWhere(ctx context.Context, coll string, f *qdrant.Filter) e
 // with an embedder, dense vectors.
 func (s *Sink) points(ctx context.Context, coll string, doc worker.Doc, chunks []worker.Chunk) ([]*qdrant.PointStruct, error) {
 	var (
-		dense   [][]float32
-		digests []string
+		dense, next [][]float32
+		digests     []string
 	)
 	if s.embedder != nil {
 		var err error
 		if dense, digests, err = s.dense(ctx, coll, doc, chunks); err != nil {
+			return nil, err
+		}
+	}
+	if s.next != nil {
+		var err error
+		if next, err = s.nextVectors(ctx, doc, chunks); err != nil {
 			return nil, err
 		}
 	}
@@ -652,10 +738,13 @@ func (s *Sink) points(ctx context.Context, coll string, doc worker.Doc, chunks [
 				// the deployment's fault, so the worker pauses.
 				return nil, fault.Unavailable(DependencyEmbedder, fmt.Errorf("%w: vector of size %d, want the collection's %d", ErrEmbedding, len(dense[i]), s.dims))
 			}
-			p.GetVectors().GetVectors().GetVectors()[VectorDense] = qdrant.NewVectorDense(dense[i])
+			p.GetVectors().GetVectors().GetVectors()[s.cfg.vector()] = qdrant.NewVectorDense(dense[i])
 			p.Payload[FieldDenseDigest] = qdrant.NewValueString(digests[i])
 			p.Payload[FieldDenseModel] = qdrant.NewValueString(s.embedder.Model())
 			p.Payload[FieldDenseDims] = qdrant.NewValueInt(int64(s.dims))
+		}
+		if next != nil {
+			p.GetVectors().GetVectors().GetVectors()[s.cfg.NextVector] = qdrant.NewVectorDense(next[i])
 		}
 		points[i] = p
 	}
@@ -677,7 +766,7 @@ func (s *Sink) dense(ctx context.Context, coll string, doc worker.Doc, chunks []
 		err   error
 	)
 	if !doc.First {
-		if known, err = s.storedVectors(ctx, coll, doc.ID, digests); err != nil {
+		if known, err = s.storedVectors(ctx, coll, doc, digests); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -731,7 +820,7 @@ const scrollPage = 256
 // version, whose text digest is among digests and whose model and
 // dimension are the embedder's, by digest ("Reusing vectors" in the
 // package documentation says why it filters by doc_id alone).
-func (s *Sink) storedVectors(ctx context.Context, coll, docID string, digests []string) (map[string][]float32, error) {
+func (s *Sink) storedVectors(ctx context.Context, coll string, doc worker.Doc, digests []string) (map[string][]float32, error) {
 	want := make(map[string]bool, len(digests))
 	for _, d := range digests {
 		want[d] = true
@@ -743,11 +832,11 @@ func (s *Sink) storedVectors(ctx context.Context, coll, docID string, digests []
 		cctx, cancel := s.callCtx(ctx)
 		pts, next, err := s.client.ScrollAndOffset(cctx, &qdrant.ScrollPoints{
 			CollectionName: coll,
-			Filter:         &qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewMatchKeyword(FieldDocID, docID)}},
+			Filter:         &qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewMatchKeyword(FieldDocID, doc.ID), tenantOf(doc)}},
 			Offset:         offset,
-			Limit:          qdrant.PtrOf(uint32(scrollPage)),
+			Limit:          qdrant.PtrOf(uint32(s.page(coll))),
 			WithPayload:    qdrant.NewWithPayloadInclude(FieldDenseDigest, FieldDenseModel, FieldDenseDims),
-			WithVectors:    qdrant.NewWithVectorsInclude(VectorDense),
+			WithVectors:    qdrant.NewWithVectorsInclude(s.cfg.vector()),
 		})
 		cancel()
 		if err != nil {
@@ -756,7 +845,7 @@ func (s *Sink) storedVectors(ctx context.Context, coll, docID string, digests []
 		for _, p := range pts {
 			pl := p.GetPayload()
 			d := pl[FieldDenseDigest].GetStringValue()
-			v := p.GetVectors().GetVectors().GetVectors()[VectorDense].GetDense().GetData()
+			v := p.GetVectors().GetVectors().GetVectors()[s.cfg.vector()].GetDense().GetData()
 			if want[d] && pl[FieldDenseModel].GetStringValue() == model &&
 				pl[FieldDenseDims].GetIntegerValue() == int64(s.dims) && len(v) == s.dims {
 				known[d] = v
@@ -783,6 +872,9 @@ func (s *Sink) point(doc worker.Doc, c worker.Chunk) (*qdrant.PointStruct, error
 		FieldIngestSeq:  int64(doc.Seq),
 		FieldPosition:   int64(c.Position),
 		FieldHash:       c.Chunk.Hash(),
+	}
+	if doc.Tenant != "" {
+		fields[FieldTenant] = doc.Tenant
 	}
 	if sp := c.Chunk.Span(); !sp.IsZero() {
 		if fields[FieldSpan], err = plainMetadata(sp.Fields()); err != nil {
@@ -884,6 +976,7 @@ func (s *Sink) classifyWrite(coll, op string, err error) error {
 func (s *Sink) forget(coll string) {
 	s.collMu.Lock()
 	delete(s.colls, coll)
+	delete(s.tenanted, coll)
 	s.collMu.Unlock()
 	if coll == s.cfg.Collection {
 		s.ready.Store(false)
@@ -916,4 +1009,38 @@ func classify(what string, err error) error {
 		return fault.Unavailable(DependencyQdrant, wrapped)
 	}
 	return wrapped
+}
+
+// nextVectors returns the next model's vector of each chunk during a
+// model switch, embedding each distinct text once (they are not reused:
+// the switch lasts until the cut-over).
+func (s *Sink) nextVectors(ctx context.Context, doc worker.Doc, chunks []worker.Chunk) ([][]float32, error) {
+	var texts []string
+	slot := map[string]int{}
+	for _, c := range chunks {
+		if _, ok := slot[c.Chunk.Content()]; !ok {
+			slot[c.Chunk.Content()] = len(texts)
+			texts = append(texts, c.Chunk.Content())
+		}
+	}
+	vecs, err := s.next.Embed(ctx, texts)
+	if err != nil {
+		err = fmt.Errorf("qdrantsink: embed %q with the next model: %w", doc.ID, err)
+		if fault.IsUnavailable(err) {
+			err = fault.Unavailable(DependencyEmbedder, err)
+		}
+		return nil, err
+	}
+	if len(vecs) != len(texts) {
+		return nil, fmt.Errorf("%w: %d vectors of the next model for %d texts", ErrEmbedding, len(vecs), len(texts))
+	}
+	out := make([][]float32, len(chunks))
+	for i, c := range chunks {
+		v := vecs[slot[c.Chunk.Content()]]
+		if len(v) != s.nextDims {
+			return nil, fault.Unavailable(DependencyEmbedder, fmt.Errorf("%w: next model's vector of size %d, want the collection's %d", ErrEmbedding, len(v), s.nextDims))
+		}
+		out[i] = v
+	}
+	return out, nil
 }

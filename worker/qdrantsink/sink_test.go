@@ -18,11 +18,12 @@ import (
 	"github.com/qdrant/go-client/qdrant"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/chunkstream/chunkstream/bm25"
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/fault"
+	"github.com/chunkstream/chunkstream/internal/batch"
+	"github.com/chunkstream/chunkstream/internal/testutil"
 	"github.com/chunkstream/chunkstream/worker"
 	"github.com/chunkstream/chunkstream/worker/embed"
 	"github.com/chunkstream/chunkstream/worker/embed/embedtest"
@@ -121,6 +122,7 @@ func realConfig(t *testing.T, r qdranttest.Remote) Config {
 // the check that the double behaves as Qdrant where the sink depends on
 // it.
 func TestConformanceRealQdrant(t *testing.T) {
+	testutil.OptIn(t, testutil.QdrantURL)
 	r := qdranttest.Real(t)
 	for _, emb := range []Embedder{nil, &fakeEmbedder{dims: 4}} {
 		t.Run(fmt.Sprintf("embedder=%v", emb != nil), func(t *testing.T) {
@@ -313,7 +315,8 @@ func TestCollectionSetUp(t *testing.T) {
 		schema[FieldLanguage].GetDataType() != qdrant.PayloadSchemaType_Keyword || schema[FieldSymbols].GetDataType() != qdrant.PayloadSchemaType_Keyword {
 		t.Errorf("payload schema = %v", schema)
 	}
-	// The indexes come before any data, and every write is wait=true with
+	// The indexes (doc_id, ingest_seq, and tenant with is_tenant) come
+	// before any data, and every write is wait=true with
 	// strong ordering; every upsert carries the update_filter.
 	records := sinktest.NewRecords()
 	s2 := newSink(t, srv, records, &fakeEmbedder{dims: 5})
@@ -327,20 +330,20 @@ func TestCollectionSetUp(t *testing.T) {
 		switch c.Method {
 		case "CreateFieldIndex":
 			sawIndex++
-		case "Upsert", "Delete":
-			if sawIndex < len(indexed) {
+		case "Upsert", "Delete", "UpdateBatch":
+			if sawIndex < len(indexes) {
 				t.Errorf("%s before every payload index", c.Method)
 			}
 			if !c.Wait || c.Ordering != qdrant.WriteOrderingType_Strong {
 				t.Errorf("%s: wait=%v ordering=%v, want wait=true strong", c.Method, c.Wait, c.Ordering)
 			}
-			if c.Method == "Upsert" && !c.HasUpdateFilter {
+			if c.Upserts() && !c.HasUpdateFilter {
 				t.Errorf("Upsert without update_filter")
 			}
 		}
 	}
-	if sawIndex != len(indexed) {
-		t.Errorf("%d CreateFieldIndex calls, want %d (the second sink finds them)", sawIndex, len(indexed))
+	if sawIndex != len(indexes) {
+		t.Errorf("%d CreateFieldIndex calls, want %d (the second sink finds them)", sawIndex, len(indexes))
 	}
 }
 
@@ -466,7 +469,7 @@ func TestBatches(t *testing.T) {
 	}
 	var sizes []int
 	for _, c := range srv.Calls() {
-		if c.Method == "Upsert" {
+		if c.Upserts() {
 			sizes = append(sizes, c.Points)
 		}
 	}
@@ -483,17 +486,22 @@ func TestSplitBatchesByBytes(t *testing.T) {
 	// cuts returns the sizes of the requests the batcher cuts from the
 	// points, queued by one Write.
 	cuts := func(points []*qdrant.PointStruct) []int {
-		b := &batcher{s: &Sink{cfg: Config{Batch: 128}}}
-		j := &job{doc: worker.Doc{ID: "d", Seq: 1}}
+		var sizes []int
+		record := func(_ context.Context, b *batch.Batch[item]) ([]struct{}, []error) {
+			sizes = append(sizes, len(b.Items)) // one request at a time (Parallel 1)
+			return nil, nil
+		}
+		b, err := batch.New(batchConfig(Config{Batch: 128, Parallel: 1}), record, weigh)
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc := worker.Doc{ID: "d", Seq: 1}
 		var q []item
 		for _, p := range points {
-			q = append(q, item{j: j, p: p, size: proto.Size(p) + 8})
+			q = append(q, item{doc: &doc, p: p})
 		}
-		var sizes []int
-		for len(q) > 0 {
-			n, _ := b.cutLen(q)
-			sizes = append(sizes, n)
-			q = q[n:]
+		if _, err := b.Do(context.Background(), batch.Call[item]{Items: q}); err != nil {
+			t.Fatal(err)
 		}
 		return sizes
 	}
@@ -572,21 +580,22 @@ func TestServerDownThenBack(t *testing.T) {
 	if got, want := must(reader(srv, "chunks").Chunks(ctx, "a.md")), sinktest.Want(chunks); !maps.Equal(got, want) {
 		t.Fatalf("after recovery %v, want %v", got, want)
 	}
-	// A failure in the middle of the procedure (the delete of step 3) is
-	// transient too, and the retry converges.
+	// A failure in the middle of the procedure (the version's one write,
+	// its upserts and the delete of step 3) is transient too, and the
+	// retry converges.
 	doc2, chunks2 := sinktest.Version("a.md", 2, "uno")
 	records.Begin(doc2.ID, doc2.Seq)
 	srv.ResetCalls()
 	srv.FailNext(0, codes.OK)
 	var failed bool
 	s.hook = func(_ context.Context, step Step, d worker.Doc) {
-		if step == StepUpserted && !failed {
+		if step == StepBegin && !failed {
 			failed = true
 			srv.FailNext(1, codes.DeadlineExceeded)
 		}
 	}
 	if err := s.Write(ctx, doc2, chunks2); err == nil || fault.IsPermanent(err) {
-		t.Fatalf("Write with a failing delete = %v, want transient", err)
+		t.Fatalf("Write with a failing write = %v, want transient", err)
 	}
 	if err := s.Write(ctx, doc2, chunks2); err != nil {
 		t.Fatal(err)

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"slices"
-	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -14,6 +12,7 @@ import (
 	"github.com/synadia-io/orbit.go/jetstreamext"
 
 	"github.com/chunkstream/chunkstream/fault"
+	"github.com/chunkstream/chunkstream/internal/batch"
 	"github.com/chunkstream/chunkstream/internal/tracing"
 	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/worker"
@@ -32,16 +31,7 @@ type Sink struct {
 	flowEvery   int
 	contentType string
 
-	mu         sync.Mutex
-	queue      []*pending // versions waiting for a group commit, oldest first
-	committing int        // group commits under way (at most maxCommits)
-}
-
-// pending is a version's records waiting to be committed with others.
-type pending struct {
-	msgs       []*nats.Msg
-	done, lead chan error // done: the outcome, once; lead: commit the queue yourself
-	taken      bool       // in a group being committed
+	group *batch.Batcher[*nats.Msg, struct{}] // versions waiting for a group commit
 }
 
 // maxCommits bounds the group commits in flight from one sink.
@@ -51,7 +41,13 @@ const maxCommits = 2
 // prefix ("chunks"). Within a batch, every flowEvery-th record waits for
 // the server to confirm the records so far.
 func New(js jetstream.JetStream, prefix string, flowEvery int) *Sink {
-	return &Sink{js: js, prefix: prefix, flowEvery: max(flowEvery, 0), contentType: messages.ContentTypeMsgpack}
+	s := &Sink{js: js, prefix: prefix, flowEvery: max(flowEvery, 0), contentType: messages.ContentTypeMsgpack}
+	group, err := batch.New(batch.Config{Size: MaxBatch, InFlight: maxCommits, Whole: true}, s.commit, nil)
+	if err != nil {
+		panic(err) // the configuration is constant
+	}
+	s.group = group
+	return s
 }
 
 // SetRecordFormat sets the encoding of the records: worker.RecordFormatMsgpack
@@ -77,6 +73,7 @@ func (s *Sink) Write(ctx context.Context, doc worker.Doc, chunks []worker.Chunk)
 	subject := messages.ChunkSubject(s.prefix, doc.Subject)
 	if doc.Op == worker.OpDelete || len(chunks) == 0 {
 		rec := messages.NewDeleteRecord(doc.ID, doc.Version, doc.Seq)
+		rec.Tenant = doc.Tenant
 		msg, err := s.recordMsg(ctx, subject, &rec)
 		if err != nil {
 			return err
@@ -87,7 +84,7 @@ func (s *Sink) Write(ctx context.Context, doc worker.Doc, chunks []worker.Chunk)
 		batch := make([]*nats.Msg, 0, min(len(chunks)-from, MaxBatch))
 		for _, c := range chunks[from:min(from+MaxBatch, len(chunks))] {
 			rec := messages.ChunkRecord{
-				V: messages.Version, Op: messages.OpUpsert, ID: c.ID, DocID: doc.ID, DocVersion: doc.Version,
+				V: messages.Version, Op: messages.OpUpsert, ID: c.ID, DocID: doc.ID, Tenant: doc.Tenant, DocVersion: doc.Version,
 				IngestSeq: doc.Seq, Position: c.Position, Count: len(chunks),
 				Content: c.Chunk.Content(), Metadata: c.Chunk.Metadata(), Hash: c.Chunk.Hash(), Span: c.Chunk.Span(),
 			}
@@ -110,117 +107,44 @@ func (s *Sink) Write(ctx context.Context, doc worker.Doc, chunks []worker.Chunk)
 }
 
 // submit commits msgs, a whole version of at most MaxBatch records, in a
-// group commit (package doc): the caller that finds fewer than maxCommits
-// under way commits the queue itself; the others wait for their outcome
-// or to be handed the queue.
+// group commit (package doc): the versions written while fewer than
+// maxCommits commits are under way leave at once, the others queue for
+// the next commit.
 func (s *Sink) submit(ctx context.Context, msgs []*nats.Msg) error {
 	if len(msgs) == 1 {
 		return s.publishEach(ctx, msgs)
 	}
-	p := &pending{msgs: msgs, done: make(chan error, 1), lead: make(chan error, 1)}
-	s.mu.Lock()
-	s.queue = append(s.queue, p)
-	if s.committing < maxCommits {
-		s.committing++
-	} else if err, led := s.wait(ctx, p); !led {
-		return err
-	}
-	// p leads, with mu held: commit groups from the queue until p's own
-	// version is done, then hand the queue to a waiter. The commits do not
-	// end with ctx: other versions ride in them.
-	cctx := context.WithoutCancel(ctx)
-	for {
-		var err error
-		select {
-		case err = <-p.done:
-		default:
-			if len(s.queue) == 0 {
-				// p is in a group another leader commits.
-				s.mu.Unlock()
-				err = <-p.done
-				s.mu.Lock()
-				break
-			}
-			group := s.takeGroup()
-			s.mu.Unlock()
-			s.commit(cctx, group)
-			s.mu.Lock()
-			continue
-		}
-		if len(s.queue) > 0 {
-			s.queue[0].lead <- nil // the commit slot passes to the next waiter
-		} else {
-			s.committing--
-		}
-		s.mu.Unlock()
-		return err
-	}
+	_, err := s.group.Do(ctx, batch.Call[*nats.Msg]{Items: msgs})
+	return err
 }
 
-// wait waits, after unlocking mu, for p's outcome or for p to be handed
-// the queue (led, with mu held again). A waiter whose ctx ends leaves the
-// queue, unless its version is already being committed or it was handed
-// the queue: then it stays for the outcome.
-func (s *Sink) wait(ctx context.Context, p *pending) (err error, led bool) {
-	s.mu.Unlock()
-	for done := ctx.Done(); ; done = nil { // once taken, ctx no longer counts
-		select {
-		case err := <-p.done:
-			return err, false
-		case <-p.lead:
-			s.mu.Lock()
-			return nil, true
-		case <-done:
+// commit publishes a group of versions as one atomic batch and tells
+// every version its outcome; when the group fails, each version is
+// published alone.
+func (s *Sink) commit(ctx context.Context, b *batch.Batch[*nats.Msg]) ([]struct{}, []error) {
+	errs := make([]error, len(b.Items))
+	if b.Calls() == 1 {
+		err := s.publish(ctx, b.Items)
+		for k := range errs {
+			errs[k] = err
 		}
-		s.mu.Lock()
-		select {
-		case <-p.lead:
-			return nil, true
-		default:
+		return nil, errs
+	}
+	if err := s.publishOnce(ctx, b.Items); err == nil {
+		return nil, nil
+	}
+	for from := 0; from < len(b.Items); {
+		to := from + 1
+		for to < len(b.Items) && b.Call(to) == b.Call(from) { // a version's records are adjacent
+			to++
 		}
-		if !p.taken {
-			s.queue = slices.DeleteFunc(s.queue, func(q *pending) bool { return q == p })
-			s.mu.Unlock()
-			return ctx.Err(), false
+		err := s.publish(ctx, b.Items[from:to])
+		for k := from; k < to; k++ {
+			errs[k] = err
 		}
-		s.mu.Unlock()
+		from = to
 	}
-}
-
-// takeGroup takes the oldest queued versions, whole, up to MaxBatch
-// records (at least one version); called with mu held.
-func (s *Sink) takeGroup() []*pending {
-	n, records := 0, 0
-	for n < len(s.queue) && (n == 0 || records+len(s.queue[n].msgs) <= MaxBatch) {
-		records += len(s.queue[n].msgs)
-		s.queue[n].taken = true
-		n++
-	}
-	group := slices.Clone(s.queue[:n])
-	s.queue = slices.Delete(s.queue, 0, n)
-	return group
-}
-
-// commit publishes a group as one atomic batch and tells every version
-// its outcome; when the group fails, each version is published alone.
-func (s *Sink) commit(ctx context.Context, group []*pending) {
-	if len(group) == 1 {
-		group[0].done <- s.publish(ctx, group[0].msgs)
-		return
-	}
-	var msgs []*nats.Msg
-	for _, p := range group {
-		msgs = append(msgs, p.msgs...)
-	}
-	if err := s.publishOnce(ctx, msgs); err == nil {
-		for _, p := range group {
-			p.done <- nil
-		}
-		return
-	}
-	for _, p := range group {
-		p.done <- s.publish(ctx, p.msgs)
-	}
+	return nil, errs
 }
 
 // busyTries bounds the tries of one batch the server asks to send again

@@ -4,7 +4,9 @@
 // per character. Characters and words are additive (a concatenation's
 // size is the sum of its parts'); tokens are not, so a packer that sums
 // parts' tokens to decide where to cut must check the text it emits with
-// an exact count (Exact).
+// an exact count (Exact). target.go holds what the target mode of the
+// Markdown and two-step chunkers shares: the ceiling, the near-equal share
+// and the costs of where a chunk ends (Cut, SizeCost).
 package measure
 
 import (

@@ -26,3 +26,37 @@ func Balanced(total, n int) int {
 func NearerWithout(cur, p, budget int) bool {
 	return cur > 0 && 2*cur+p > 2*budget
 }
+
+// Cut is a kind of boundary between two pieces of text, strongest first:
+// where target mode may end a chunk, and what ending it there costs.
+type Cut uint8
+
+// The kinds of boundary.
+const (
+	CutParagraph Cut = iota // a blank line, or the edge of a block
+	CutItem                 // the start of a list item
+	CutLine                 // a line break
+	CutSentence             // a sentence end
+	CutSpace                // whitespace inside a sentence
+	CutChar                 // between characters
+)
+
+// cutCosts: a paragraph end costs nothing, a list item start what a
+// tenth of the budget's deviation costs, and each weaker kind what twice
+// the deviation of the one before costs.
+var cutCosts = [...]float64{CutParagraph: 0, CutItem: 0.01, CutLine: 0.04, CutSentence: 0.16, CutSpace: 0.64, CutChar: 2.56}
+
+// Cost returns what ending a chunk at a boundary of kind c costs, in the
+// unit of SizeCost: the squared deviation it is worth.
+func (c Cut) Cost() float64 { return cutCosts[c] }
+
+// HeadingEnd is what a chunk ending with a heading costs: such an end is
+// chosen only where no other fits.
+const HeadingEnd = 1e6
+
+// SizeCost returns what a chunk of size n costs against budget: its
+// relative deviation, squared.
+func SizeCost(n, budget int) float64 {
+	d := float64(n-budget) / float64(budget)
+	return d * d
+}

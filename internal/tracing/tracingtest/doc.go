@@ -19,9 +19,9 @@
 //     per test binary, which accepts every export: the command's own
 //     provider, exporter and batching run, with nothing to start or stop.
 //   - StartJaeger runs the jaeger command of tools/jaeger (a module of its
-//     own that pins it): the one CHUNKSTREAM_TEST_JAEGER_BIN names, else
-//     "jaeger" on PATH, else one built into the user's cache folder, once
-//     per version of tools/jaeger/go.sum (minutes the first time). The test
-//     skips, with one line, when none can be had. Its configuration
-//     (jaeger.yaml) listens on 127.0.0.1 only, on ports the test picks.
+//     own that pins it) that CHUNKSTREAM_TEST_JAEGER_BIN names, and skips
+//     the test, with one line naming the variable, without it: a test
+//     never builds Jaeger (minutes of both cores), .ci/run does, once per
+//     version of tools/jaeger/go.sum. Its configuration (jaeger.yaml)
+//     listens on 127.0.0.1 only, on ports the test picks.
 package tracingtest

@@ -1,9 +1,7 @@
 package tracingtest
 
 import (
-	"crypto/sha256"
 	_ "embed"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -31,8 +29,8 @@ type Jaeger struct {
 }
 
 // StartJaeger runs Jaeger on free ports of 127.0.0.1 until the test ends
-// and waits for its query API. It skips the test when no jaeger command
-// can be had (package doc).
+// and waits for its query API. It skips the test unless
+// CHUNKSTREAM_TEST_JAEGER_BIN names a jaeger binary (package doc).
 func StartJaeger(tb testing.TB) *Jaeger {
 	tb.Helper()
 	bin := jaegerBinary(tb)
@@ -86,35 +84,12 @@ func (j *Jaeger) Env() map[string]string {
 	}
 }
 
-// jaegerBinary returns the jaeger command (package doc), or skips the test.
+// jaegerBinary returns the jaeger command CHUNKSTREAM_TEST_JAEGER_BIN
+// names, or skips the test (package doc).
 func jaegerBinary(tb testing.TB) string {
 	tb.Helper()
-	if bin := os.Getenv("CHUNKSTREAM_TEST_JAEGER_BIN"); bin != "" {
-		return bin
-	}
-	if bin, err := exec.LookPath("jaeger"); err == nil {
-		return bin
-	}
-	tools := filepath.Join(testutil.RepoRoot(tb), "tools", "jaeger")
-	sum, err := os.ReadFile(filepath.Join(tools, "go.sum"))
-	cache, cerr := os.UserCacheDir()
-	goCmd, gerr := exec.LookPath("go")
-	if err != nil || cerr != nil || gerr != nil {
-		tb.Skipf("no jaeger: not on PATH, and cannot build tools/jaeger (%v, %v, %v)", err, cerr, gerr)
-	}
-	h := sha256.Sum256(sum)
-	bin := filepath.Join(cache, "chunkstream", "jaeger-"+hex.EncodeToString(h[:6]))
-	if _, err := os.Stat(bin); err == nil {
-		return bin
-	}
-	start := time.Now()
-	cmd := exec.Command(goCmd, "build", "-o", bin, "github.com/jaegertracing/jaeger/cmd/jaeger")
-	cmd.Dir = tools
-	if out, err := cmd.CombinedOutput(); err != nil {
-		tb.Skipf("no jaeger: not on PATH, and building tools/jaeger failed: %v: %s", err, LastLines(string(out), 3))
-	}
-	tb.Logf("built %s in %v", bin, time.Since(start).Round(time.Second))
-	return bin
+	testutil.OptIn(tb, testutil.JaegerBin)
+	return os.Getenv(testutil.JaegerBin)
 }
 
 // LastLines returns the last n lines of s.

@@ -17,10 +17,14 @@ type collection struct {
 	dense   map[string]*qdrant.VectorParams       // "" = the unnamed default vector
 	sparse  map[string]*qdrant.SparseVectorParams // by name
 	schema  map[string]qdrant.PayloadSchemaType
-	points  map[string]*point       // by idKey
-	indexes map[string]keywordIndex // keyword payload indexes of top-level fields
+	params  map[string]*qdrant.PayloadIndexParams // an index's parameters, when created with some
+	points  map[string]*point                     // by idKey
+	indexes map[string]keywordIndex               // keyword payload indexes of top-level fields
 	// metadata is the collection's metadata (Qdrant 1.15.4 and later).
 	metadata map[string]*qdrant.Value
+	// strictMode is the collection's strict mode configuration, nil for
+	// none.
+	strictMode *qdrant.StrictModeConfig
 }
 
 type collectionsServer struct {
@@ -38,6 +42,7 @@ func (cs *collectionsServer) Create(_ context.Context, req *qdrant.CreateCollect
 		dense:   map[string]*qdrant.VectorParams{},
 		sparse:  map[string]*qdrant.SparseVectorParams{},
 		schema:  map[string]qdrant.PayloadSchemaType{},
+		params:  map[string]*qdrant.PayloadIndexParams{},
 		points:  map[string]*point{},
 		indexes: map[string]keywordIndex{},
 	}
@@ -70,6 +75,9 @@ func (cs *collectionsServer) Create(_ context.Context, req *qdrant.CreateCollect
 	if hasMetadata(cs.s.version) {
 		c.metadata = mergeMetadata(nil, req.GetMetadata())
 	}
+	if req.StrictModeConfig != nil {
+		c.strictMode = mergeStrict(nil, req.StrictModeConfig)
+	}
 	cs.s.collections[name] = c
 	return &qdrant.CollectionOperationResponse{Result: true}, nil
 }
@@ -89,13 +97,16 @@ func (cs *collectionsServer) Get(_ context.Context, req *qdrant.GetCollectionInf
 		schema := map[string]*qdrant.PayloadSchemaInfo{}
 		for k, t := range c.schema {
 			schema[k] = &qdrant.PayloadSchemaInfo{DataType: t}
+			if p := c.params[k]; p != nil {
+				schema[k].Params = proto.CloneOf(p)
+			}
 		}
 		n := uint64(len(c.points))
 		return &qdrant.GetCollectionInfoResponse{Result: &qdrant.CollectionInfo{
 			Status:          qdrant.CollectionStatus_Green,
 			OptimizerStatus: &qdrant.OptimizerStatus{Ok: true},
 			SegmentsCount:   1,
-			Config:          &qdrant.CollectionConfig{Params: params, Metadata: mergeMetadata(nil, c.metadata)},
+			Config:          &qdrant.CollectionConfig{Params: params, Metadata: mergeMetadata(nil, c.metadata), StrictModeConfig: proto.CloneOf(c.strictMode)},
 			PayloadSchema:   schema,
 			PointsCount:     &n,
 		}}, nil
@@ -129,12 +140,13 @@ func cloneMap[M proto.Message](m map[string]M) map[string]M {
 	return out
 }
 
-// Update changes a collection's metadata, merged into the stored one; the
-// double implements no other change.
+// Update changes a collection's metadata, merged into the stored one, and
+// its strict mode configuration, the fields given replacing the stored
+// ones; the double implements no other change.
 func (cs *collectionsServer) Update(_ context.Context, req *qdrant.UpdateCollection) (*qdrant.CollectionOperationResponse, error) {
 	if req.OptimizersConfig != nil || req.Params != nil || req.HnswConfig != nil || req.VectorsConfig != nil ||
-		req.QuantizationConfig != nil || req.SparseVectorsConfig != nil || req.StrictModeConfig != nil {
-		return nil, status.Error(codes.Unimplemented, "qdranttest: collection updates other than metadata are not supported")
+		req.QuantizationConfig != nil || req.SparseVectorsConfig != nil {
+		return nil, status.Error(codes.Unimplemented, "qdranttest: collection updates other than metadata and strict mode are not supported")
 	}
 	for k, v := range req.GetMetadata() {
 		if err := checkValue(k, v); err != nil {
@@ -144,6 +156,9 @@ func (cs *collectionsServer) Update(_ context.Context, req *qdrant.UpdateCollect
 	return withCollection(cs.s, req.GetCollectionName(), func(c *collection) (*qdrant.CollectionOperationResponse, error) {
 		if hasMetadata(cs.s.version) && len(req.GetMetadata()) > 0 {
 			c.metadata = mergeMetadata(c.metadata, req.GetMetadata())
+		}
+		if req.StrictModeConfig != nil {
+			c.strictMode = mergeStrict(c.strictMode, req.StrictModeConfig)
 		}
 		return &qdrant.CollectionOperationResponse{Result: true}, nil
 	})
@@ -177,4 +192,64 @@ func (cs *collectionsServer) Delete(_ context.Context, req *qdrant.DeleteCollect
 	// Qdrant removes a deleted collection's aliases.
 	maps.DeleteFunc(cs.s.aliases, func(_, c string) bool { return c == req.GetCollectionName() })
 	return &qdrant.CollectionOperationResponse{Result: ok}, nil
+}
+
+// hasVectorNames reports whether a server of version can add and remove
+// named vectors on a live collection (Qdrant 1.18); older ones do not know
+// the calls.
+func hasVectorNames(version string) bool { return atLeast(version, 1, 18, 0) }
+
+// CreateVectorName adds a named dense vector to a live collection, as
+// Qdrant 1.18 does: its points have no value for it until written. A name
+// in use (dense or sparse) is InvalidArgument, as is a size out of range
+// or a missing distance; sparse vectors are not supported by the double.
+func (ps *pointsServer) CreateVectorName(_ context.Context, req *qdrant.CreateVectorNameRequest) (*qdrant.PointsOperationResponse, error) {
+	if !hasVectorNames(ps.s.currentVersion()) {
+		return nil, status.Error(codes.Unimplemented, "unknown method CreateVectorName for service qdrant.Points")
+	}
+	return withCollection(ps.s, req.GetCollectionName(), func(c *collection) (*qdrant.PointsOperationResponse, error) {
+		name := req.GetVectorName()
+		dc := req.GetDenseConfig()
+		switch {
+		case name == "":
+			return nil, invalid("Validation error in body: [vector_name: must not be empty]")
+		case dc == nil:
+			return nil, status.Error(codes.Unimplemented, "qdranttest: only dense vectors can be created on a live collection")
+		case dc.GetSize() == 0 || dc.GetSize() > 65536:
+			return nil, invalid("vector %q: size %d out of range 1..65536", name, dc.GetSize())
+		case dc.GetDistance() == qdrant.Distance_UnknownDistance:
+			return nil, invalid("vector %q: distance is required", name)
+		}
+		_, dense := c.dense[name]
+		_, sparse := c.sparse[name]
+		if dense || sparse {
+			return nil, invalid("Vector with name %s already exists", name)
+		}
+		c.dense[name] = &qdrant.VectorParams{Size: dc.GetSize(), Distance: dc.GetDistance()}
+		return done(req.GetWait()), nil
+	})
+}
+
+// DeleteVectorName removes a named vector from a live collection and from
+// every point, as Qdrant 1.18 does; a name the collection does not have
+// is InvalidArgument.
+func (ps *pointsServer) DeleteVectorName(_ context.Context, req *qdrant.DeleteVectorNameRequest) (*qdrant.PointsOperationResponse, error) {
+	if !hasVectorNames(ps.s.currentVersion()) {
+		return nil, status.Error(codes.Unimplemented, "unknown method DeleteVectorName for service qdrant.Points")
+	}
+	return withCollection(ps.s, req.GetCollectionName(), func(c *collection) (*qdrant.PointsOperationResponse, error) {
+		name := req.GetVectorName()
+		_, dense := c.dense[name]
+		_, sparse := c.sparse[name]
+		if !dense && !sparse {
+			return nil, invalid("Not existing vector name error: %s", name)
+		}
+		delete(c.dense, name)
+		delete(c.sparse, name)
+		for _, p := range c.points {
+			delete(p.dense, name)
+			delete(p.sparse, name)
+		}
+		return done(req.GetWait()), nil
+	})
 }

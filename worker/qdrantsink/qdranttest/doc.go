@@ -31,6 +31,25 @@
 //     of a cosine vector are stored, and returned, scaled to length 1, as
 //     Qdrant does (one already of length 1 within 1e-6, or of length 0, is
 //     kept as it is).
+//   - Batch updates and vectors (1.18): UpdateBatch applies its upserts,
+//     deletes and vector updates in order, each as its own call would,
+//     and stops at the first that fails, those before it applied (Qdrant
+//     applies a batch operation by operation); UpdateVectors replaces the
+//     named vectors given (update_filter honoured, a missing point
+//     NotFound); CreateVectorName and DeleteVectorName add and remove a
+//     named dense vector on a live collection (servers before 1.18 answer
+//     Unimplemented); a has_vector condition selects the points holding a
+//     vector.
+//   - Payload index parameters (a keyword index with is_tenant) are kept
+//     and returned in the payload schema; parameters of another type than
+//     the field's are InvalidArgument.
+//   - Strict mode: kept from Create, merged by Update (the fields given
+//     replace the stored ones), returned by Get; when enabled, an upsert or
+//     vector update over upsert_max_batchsize, a filter of more leaf
+//     conditions than filter_max_conditions, a limit over max_query_limit,
+//     and a filter on a field without an index when unindexed filtering is
+//     off (for updates and deletes, or reads) are refused as Qdrant does:
+//     Forbidden, PermissionDenied over gRPC.
 //   - Server-side BM25: a sparse vector given as a Document with the model
 //     qdrant/bm25 (or bm25, any case) is computed by package bm25, for the
 //     document (Upsert) or the query (Query), with the options Qdrant reads:
@@ -73,7 +92,8 @@
 // Failure injection: SetUnavailable, UnavailableFor, FailNext, and Hang
 // until Release (the double keeps answering HTTP/2 pings, which a stopped
 // process would not, so only deadlines detect the hang). Every call is
-// recorded (Calls), so tests can assert how a client talks to Qdrant.
+// recorded (Calls) with its traceparent metadata, so tests can assert how
+// a client talks to Qdrant.
 //
 // What it does not do: the Search and Recommend APIs, vectors other than
 // dense and sparse, quantization, shards, replicas, snapshots, the REST API.

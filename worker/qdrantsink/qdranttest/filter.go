@@ -24,7 +24,7 @@ func checkFilter(f *qdrant.Filter) error {
 					return err
 				}
 			}
-		case *qdrant.Condition_IsEmpty, *qdrant.Condition_IsNull:
+		case *qdrant.Condition_IsEmpty, *qdrant.Condition_IsNull, *qdrant.Condition_HasVector:
 		case *qdrant.Condition_Field:
 			fc := cc.Field
 			if fc.GetKey() == "" {
@@ -81,6 +81,10 @@ func matchCondition(p *point, c *qdrant.Condition) bool {
 		return isEmpty(lookup(p.payload, cc.IsEmpty.GetKey()))
 	case *qdrant.Condition_IsNull:
 		return isNull(lookup(p.payload, cc.IsNull.GetKey()))
+	case *qdrant.Condition_HasVector:
+		_, dense := p.dense[cc.HasVector.GetHasVector()]
+		_, sparse := p.sparse[cc.HasVector.GetHasVector()]
+		return dense || sparse
 	case *qdrant.Condition_Field:
 		return matchField(lookup(p.payload, cc.Field.GetKey()), cc.Field)
 	}

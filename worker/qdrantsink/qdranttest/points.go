@@ -3,6 +3,7 @@ package qdranttest
 import (
 	"cmp"
 	"context"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -292,6 +293,12 @@ func (ps *pointsServer) Upsert(_ context.Context, req *qdrant.UpsertPoints) (*qd
 		if err := checkFilter(req.UpdateFilter); err != nil {
 			return nil, err
 		}
+		if err := c.checkBatch(len(req.GetPoints())); err != nil {
+			return nil, err
+		}
+		if err := c.checkStrictFilter(req.UpdateFilter, true); err != nil {
+			return nil, err
+		}
 		type entry struct {
 			key string
 			p   *point
@@ -347,6 +354,9 @@ func (ps *pointsServer) Delete(_ context.Context, req *qdrant.DeletePoints) (*qd
 			if err := checkFilter(sel.Filter); err != nil {
 				return nil, err
 			}
+			if err := c.checkStrictFilter(sel.Filter, true); err != nil {
+				return nil, err
+			}
 			for _, p := range c.matching(sel.Filter) {
 				c.remove(p.key)
 			}
@@ -393,6 +403,12 @@ func (ps *pointsServer) Scroll(_ context.Context, req *qdrant.ScrollPoints) (*qd
 		}
 		if limit == 0 {
 			return nil, invalid("limit must be positive")
+		}
+		if err := c.checkLimit(uint64(limit)); err != nil {
+			return nil, err
+		}
+		if err := c.checkStrictFilter(req.Filter, false); err != nil {
+			return nil, err
 		}
 		wp := req.GetWithPayload()
 		if wp == nil {
@@ -445,10 +461,135 @@ func (ps *pointsServer) CreateFieldIndex(_ context.Context, req *qdrant.CreateFi
 		if !ok {
 			return nil, invalid("unknown field type %v", req.GetFieldType())
 		}
+		if p := req.GetFieldIndexParams(); p != nil {
+			// The parameters must be those of the field type, as Qdrant
+			// checks them.
+			want := map[qdrant.PayloadSchemaType]bool{
+				qdrant.PayloadSchemaType_Keyword:  p.GetKeywordIndexParams() != nil,
+				qdrant.PayloadSchemaType_Integer:  p.GetIntegerIndexParams() != nil,
+				qdrant.PayloadSchemaType_Float:    p.GetFloatIndexParams() != nil,
+				qdrant.PayloadSchemaType_Geo:      p.GetGeoIndexParams() != nil,
+				qdrant.PayloadSchemaType_Text:     p.GetTextIndexParams() != nil,
+				qdrant.PayloadSchemaType_Bool:     p.GetBoolIndexParams() != nil,
+				qdrant.PayloadSchemaType_Datetime: p.GetDatetimeIndexParams() != nil,
+				qdrant.PayloadSchemaType_Uuid:     p.GetUuidIndexParams() != nil,
+			}
+			if !want[t] {
+				return nil, invalid("field index parameters do not match the field type %v", req.GetFieldType())
+			}
+			c.params[req.GetFieldName()] = proto.CloneOf(p)
+		} else {
+			delete(c.params, req.GetFieldName())
+		}
 		c.schema[req.GetFieldName()] = t
 		if t == qdrant.PayloadSchemaType_Keyword {
 			c.indexKeyword(req.GetFieldName())
 		}
 		return done(req.GetWait()), nil
 	})
+}
+
+// UpdateVectors replaces the named vectors given for each point, leaving
+// its other vectors and its payload as they are; a point that does not
+// exist is NotFound, as in Qdrant, and with update_filter a point that
+// does not match it is left alone. The request is validated whole before
+// anything is applied.
+func (ps *pointsServer) UpdateVectors(_ context.Context, req *qdrant.UpdatePointVectors) (*qdrant.PointsOperationResponse, error) {
+	return withCollection(ps.s, req.GetCollectionName(), func(c *collection) (*qdrant.PointsOperationResponse, error) {
+		if err := c.updateVectors(ps.s, req.GetPoints(), req.UpdateFilter); err != nil {
+			return nil, err
+		}
+		return done(req.GetWait()), nil
+	})
+}
+
+// updateVectors applies an UpdateVectors of points. ps.s.mu must be held.
+func (c *collection) updateVectors(s *Server, points []*qdrant.PointVectors, filter *qdrant.Filter) error {
+	if err := checkFilter(filter); err != nil {
+		return err
+	}
+	if err := c.checkBatch(len(points)); err != nil {
+		return err
+	}
+	if err := c.checkStrictFilter(filter, true); err != nil {
+		return err
+	}
+	if len(points) == 0 {
+		return invalid("Validation error in body: [points: must not be empty]")
+	}
+	type change struct {
+		old *point
+		p   *point
+	}
+	var changes []change
+	for _, pv := range points {
+		key, err := idKey(pv.GetId())
+		if err != nil {
+			return err
+		}
+		old := c.points[key]
+		if old == nil {
+			return status.Errorf(codes.NotFound, "Not found: No point with id %s found", strings.TrimLeft(key, "nu"))
+		}
+		named := map[string]*qdrant.Vector{}
+		switch v := pv.GetVectors().GetVectorsOptions().(type) {
+		case *qdrant.Vectors_Vector:
+			named[""] = v.Vector
+		case *qdrant.Vectors_Vectors:
+			named = v.Vectors.GetVectors()
+		}
+		if len(named) == 0 {
+			return invalid("Validation error in body: [points: vectors must not be empty]")
+		}
+		// The new vectors go on a copy, so that a refused request changes
+		// nothing.
+		p := &point{key: old.key, id: old.id, payload: old.payload, dense: maps.Clone(old.dense), sparse: maps.Clone(old.sparse)}
+		for name, vec := range named {
+			if err := c.addVector(p, name, vec, func(d *qdrant.Document) (*qdrant.SparseVector, error) { return s.infer(d, false) }); err != nil {
+				return err
+			}
+		}
+		changes = append(changes, change{old, p})
+	}
+	for _, ch := range changes {
+		if filter != nil && !matchFilter(ch.old, filter) {
+			continue
+		}
+		c.put(ch.p)
+	}
+	return nil
+}
+
+// UpdateBatch applies its operations in order, each as its own request
+// would be, and stops at the first that fails, returning its error; the
+// operations before it stay applied (Qdrant applies a batch operation by
+// operation, not as one transaction). Upserts, deletes of points and
+// updates of vectors are supported; other operations are Unimplemented.
+func (ps *pointsServer) UpdateBatch(ctx context.Context, req *qdrant.UpdateBatchPoints) (*qdrant.UpdateBatchResponse, error) {
+	resp := &qdrant.UpdateBatchResponse{}
+	for _, op := range req.GetOperations() {
+		var (
+			r   *qdrant.PointsOperationResponse
+			err error
+		)
+		switch o := op.GetOperation().(type) {
+		case *qdrant.PointsUpdateOperation_Upsert:
+			r, err = ps.Upsert(ctx, &qdrant.UpsertPoints{CollectionName: req.GetCollectionName(), Wait: req.Wait,
+				Points: o.Upsert.GetPoints(), UpdateFilter: o.Upsert.UpdateFilter, UpdateMode: o.Upsert.UpdateMode})
+		case *qdrant.PointsUpdateOperation_DeletePoints_:
+			r, err = ps.Delete(ctx, &qdrant.DeletePoints{CollectionName: req.GetCollectionName(), Wait: req.Wait, Points: o.DeletePoints.GetPoints()})
+		case *qdrant.PointsUpdateOperation_UpdateVectors_:
+			r, err = ps.UpdateVectors(ctx, &qdrant.UpdatePointVectors{CollectionName: req.GetCollectionName(), Wait: req.Wait,
+				Points: o.UpdateVectors.GetPoints(), UpdateFilter: o.UpdateVectors.UpdateFilter})
+		case nil:
+			err = invalid("operation is required")
+		default:
+			err = status.Errorf(codes.Unimplemented, "qdranttest: batch operation %T is not supported", o)
+		}
+		if err != nil {
+			return nil, err
+		}
+		resp.Result = append(resp.Result, r.GetResult())
+	}
+	return resp, nil
 }

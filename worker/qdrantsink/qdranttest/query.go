@@ -59,6 +59,12 @@ func (ps *pointsServer) Query(_ context.Context, req *qdrant.QueryPoints) (*qdra
 		if d := depth(req.GetPrefetch()); d > maxPrefetchDepth {
 			return nil, invalid("Validation failed: prefetches depth %d exceeds max depth %d", d, maxPrefetchDepth)
 		}
+		if err := c.checkLimit(uint64(top.limit)); err != nil {
+			return nil, err
+		}
+		if err := c.checkStrictFilter(req.Filter, false); err != nil {
+			return nil, err
+		}
 		hits, err := ps.s.run(c, top, nil)
 		if err != nil {
 			return nil, err

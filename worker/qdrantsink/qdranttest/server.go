@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"path"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/qdrant/go-client/qdrant"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"github.com/chunkstream/chunkstream/bm25"
@@ -54,12 +56,26 @@ type Call struct {
 	// Ordering is the request's write ordering (write calls only; Weak when
 	// absent, as in Qdrant).
 	Ordering qdrant.WriteOrderingType
-	// Points is the number of points in an Upsert.
+	// Points is the number of points in an Upsert, or in the upserts of
+	// an UpdateBatch.
 	Points int
-	// HasUpdateFilter tells whether an Upsert carried an update_filter.
+	// HasUpdateFilter tells whether an Upsert (or every upsert of an
+	// UpdateBatch) carried an update_filter.
 	HasUpdateFilter bool
+	// Operations are the kinds of an UpdateBatch's operations, in order:
+	// "upsert", "delete", "update_vectors" or "other".
+	Operations []string
+	// Traceparent is the W3C trace context the call carried in its
+	// metadata, empty without one.
+	Traceparent string
 	// Err is the code returned, codes.OK on success.
 	Err codes.Code
+}
+
+// Upserts reports whether the call upserted points: an Upsert, or an
+// UpdateBatch with an upsert among its operations (Points counts them).
+func (c Call) Upserts() bool {
+	return c.Method == "Upsert" || c.Method == "UpdateBatch" && slices.Contains(c.Operations, "upsert")
 }
 
 // Start starts a server on 127.0.0.1 with a free port and stops it when the
@@ -114,6 +130,13 @@ func (s *Server) SetVersion(v string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.version = v
+}
+
+// currentVersion returns the version HealthCheck reports.
+func (s *Server) currentVersion() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.version
 }
 
 // SetUnavailable makes every call fail with Unavailable while on is true.
@@ -193,6 +216,9 @@ func (s *Server) Points(collectionName string) []*qdrant.RetrievedPoint {
 // intercept records calls and injects failures.
 func (s *Server) intercept(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
 	call := describe(info.FullMethod, req)
+	if md, ok := metadata.FromIncomingContext(ctx); ok && len(md.Get("traceparent")) > 0 {
+		call.Traceparent = md.Get("traceparent")[0]
+	}
 	resp, err := s.handle(ctx, req, h)
 	call.Err = status.Code(err)
 	s.mu.Lock()
@@ -244,6 +270,23 @@ func describe(fullMethod string, req any) Call {
 	if r, ok := req.(*qdrant.UpsertPoints); ok {
 		c.Points = len(r.GetPoints())
 		c.HasUpdateFilter = r.UpdateFilter != nil
+	}
+	if r, ok := req.(*qdrant.UpdateBatchPoints); ok {
+		c.HasUpdateFilter = true
+		for _, op := range r.GetOperations() {
+			switch o := op.GetOperation().(type) {
+			case *qdrant.PointsUpdateOperation_Upsert:
+				c.Operations = append(c.Operations, "upsert")
+				c.Points += len(o.Upsert.GetPoints())
+				c.HasUpdateFilter = c.HasUpdateFilter && o.Upsert.UpdateFilter != nil
+			case *qdrant.PointsUpdateOperation_DeletePoints_:
+				c.Operations = append(c.Operations, "delete")
+			case *qdrant.PointsUpdateOperation_UpdateVectors_:
+				c.Operations = append(c.Operations, "update_vectors")
+			default:
+				c.Operations = append(c.Operations, "other")
+			}
+		}
 	}
 	return c
 }
