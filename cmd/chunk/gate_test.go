@@ -142,7 +142,7 @@ func TestQualityGate(t *testing.T) {
 				// Another release of the tree: its sources, and the
 				// answers' places, moved. One question's worth of drop is
 				// let pass, and logged.
-				tol = max(tol, 100/float64(len(readQuestions(t, s.questions)))+0.01)
+				tol = releaseTolerance(len(readQuestions(t, s.questions)))
 				t.Logf("%s: measured on %s, the baseline on %s: a drop of up to %.1f points passes (record the new release with -update)",
 					s.name, s.version, base.Trees[s.name], tol)
 			}
@@ -164,6 +164,13 @@ func TestQualityGate(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// releaseTolerance is the drop, in points, the gate lets pass on a set
+// over a source tree of another release than the baseline's: one
+// question's worth of n, and never less than gateTolerance.
+func releaseTolerance(n int) float64 {
+	return max(gateTolerance, 100/float64(n)+0.01)
 }
 
 // treeCorpus returns the folder of the source tree a question set's
@@ -332,4 +339,49 @@ func TestQualityGateCatchesAWorseChunker(t *testing.T) {
 		t.Fatalf("the gate let a worse chunker pass: baseline %+v, measured %+v, drops %q", want, measured["markdown"], drops)
 	}
 	t.Logf("caught: %s", drops[0])
+}
+
+// TestQualityGateCatchesWorseTreeChunkers does the same for the sets over
+// source trees: the code and HTML chunkers at a tiny budget stand in for
+// their defaults, and the gate reports the drop even at the tolerance it
+// allows on another release of the tree (one question's worth). It skips
+// a set whose tree is absent.
+func TestQualityGateCatchesWorseTreeChunkers(t *testing.T) {
+	var base gateBaseline
+	data, err := os.ReadFile(gateBaselineFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &base); err != nil {
+		t.Fatal(err)
+	}
+	root := testutil.RepoRoot(t)
+	for _, tc := range []struct{ set, row, worse string }{
+		{"gohttp", "code", "-chunker code -max-char 300"},
+		{"gospec", "html", "-chunker html -max-char 200 -chunk-overlap 0"},
+	} {
+		t.Run(tc.set, func(t *testing.T) {
+			want, ok := base.Sets[tc.set][tc.row]
+			if !ok {
+				t.Fatalf("%s has no %s baseline of %s", gateBaselineFile, tc.set, tc.row)
+			}
+			setDir := filepath.Join(root, "eval", "testdata", tc.set)
+			corpus, _, _ := treeCorpus(t, setDir) // skips in one line without the tree
+			questions := filepath.Join(setDir, "questions.jsonl")
+			worse := gateRun(t, questions, corpus, []string{tc.worse})
+			if len(worse) != 1 {
+				t.Fatalf("rows %v", worse)
+			}
+			measured := map[string]gateScores{}
+			for _, s := range worse {
+				measured[tc.row] = s
+			}
+			tol := releaseTolerance(len(readQuestions(t, questions)))
+			drops, _ := gateCompare(map[string]gateScores{tc.row: want}, measured, tol)
+			if len(drops) == 0 || !strings.Contains(drops[0], tc.row+": recall@5") {
+				t.Fatalf("the gate let a worse chunker pass: baseline %+v, measured %+v, drops %q", want, measured[tc.row], drops)
+			}
+			t.Logf("caught: %s", drops[0])
+		})
+	}
 }
