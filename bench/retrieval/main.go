@@ -151,12 +151,59 @@ func run(ctx context.Context, args []string, w io.Writer) error {
 	if len(c.landing) > 0 {
 		return c.land(ctx, w, entry)
 	}
+	all := map[int]*perQuestion{}
 	for _, s := range c.sets {
-		if err := c.table(ctx, w, entry, s); err != nil {
+		if err := c.table(ctx, w, entry, s, all); err != nil {
 			return fmt.Errorf("set %s: %w", s.name, err)
 		}
 	}
+	if len(c.sets) > 1 {
+		printPooled(w, c.targets, all, len(c.sets))
+	}
 	return nil
+}
+
+// perQuestion holds, for one target, the per-question recall@5 and
+// IoU@5 of our chunker and of the best peer, over the sets run so far.
+type perQuestion struct {
+	bestRecall, oursRecall, bestIoU, oursIoU []float64
+}
+
+// add appends the questions of one set: ours against best.
+func (p *perQuestion) add(best, ours *eval.Result) error {
+	for _, x := range []struct {
+		dst  *[]float64
+		res  *eval.Result
+		pick func(eval.Scores) float64
+	}{
+		{&p.bestRecall, best, func(s eval.Scores) float64 { return s.Recall }},
+		{&p.oursRecall, ours, func(s eval.Scores) float64 { return s.Recall }},
+		{&p.bestIoU, best, func(s eval.Scores) float64 { return s.IoU }},
+		{&p.oursIoU, ours, func(s eval.Scores) float64 { return s.IoU }},
+	} {
+		v, err := x.res.PerQuestion(5, x.pick)
+		if err != nil {
+			return err
+		}
+		*x.dst = append(*x.dst, v...)
+	}
+	return nil
+}
+
+// printPooled prints, per target, the margins over the best peer of
+// each set with the questions of all sets pooled: a paired interval
+// over more questions than one set has.
+func printPooled(w io.Writer, targets []int, all map[int]*perQuestion, sets int) {
+	fmt.Fprintf(w, "\nall %d sets pooled, ours against each set's best peer at that target:\n", sets)
+	for _, n := range targets {
+		p := all[n]
+		if p == nil {
+			continue
+		}
+		dr, drh := eval.Paired(p.bestRecall, p.oursRecall)
+		di, dih := eval.Paired(p.bestIoU, p.oursIoU)
+		fmt.Fprintf(w, "  target %d: %d questions: ΔR@5 %+.1f ± %.1f, ΔIoU@5 %+.2f ± %.2f\n", n, len(p.oursRecall), 100*dr, 100*drh, 100*di, 100*dih)
+	}
 }
 
 // corpus is a set loaded: its files and questions.
@@ -211,7 +258,7 @@ func (r row) at(k int) eval.Scores {
 
 var ks = []int{5, 10}
 
-func (c *config) table(ctx context.Context, w io.Writer, entry registry.Entry, s set) error {
+func (c *config) table(ctx context.Context, w io.Writer, entry registry.Entry, s set, all map[int]*perQuestion) error {
 	cp, err := load(ctx, s, entry.Extensions)
 	if err != nil {
 		return err
@@ -257,6 +304,12 @@ func (c *config) table(ctx context.Context, w io.Writer, entry registry.Entry, s
 		}
 		if c.diff {
 			notes = append(notes, diffNotes(n, ours, best)...)
+		}
+		if all[n] == nil {
+			all[n] = &perQuestion{}
+		}
+		if err := all[n].add(best.res, ours.res); err != nil {
+			return err
 		}
 		dr, drh := paired(best.res, ours.res, func(s eval.Scores) float64 { return s.Recall })
 		di, dih := paired(best.res, ours.res, func(s eval.Scores) float64 { return s.IoU })
