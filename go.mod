@@ -18,7 +18,6 @@ require (
 	github.com/prometheus/client_model v0.6.3
 	github.com/qdrant/go-client v1.18.3
 	github.com/schollz/progressbar/v3 v3.19.1
-	github.com/smacker/go-tree-sitter v0.0.0-20240827094217-dd81d9e9be82
 	github.com/synadia-io/orbit.go/jetstreamext v0.4.0
 	github.com/tiktoken-go/tokenizer v0.10.0
 	github.com/twmb/murmur3 v1.2.2

@@ -1,14 +1,18 @@
 // Command retrieval prints the matched-size table: chunkstream's chunker
 // in target mode against the peer chunkers of peers.mjs (LangChain.js's
-// recursive and Markdown splitters, chonkie-js's recursive chunker), each
-// peer sized so that its mean chunk matches ours, all scored in one run
-// with package eval (BM25 as a Qdrant collection, Chroma's span metric).
+// recursive and Markdown splitters, chonkie-js's recursive chunker; for
+// code and HTML, LangChain.js's fromLanguage splitters), each peer sized
+// so that its mean chunk matches ours, all scored in one run with package
+// eval (BM25 as a Qdrant collection, Chroma's span metric).
 //
 //	(cd bench/retrieval && npm install)
 //	go run ./bench/retrieval -set chroma=QUESTIONS.jsonl,CORPUS_DIR [-set ...] [-chunker markdown] [-targets 400,800,1600]
+//	go run ./bench/retrieval -chunker code -peers lc-code -targets 800,1600,2048 -set gohttp=eval/testdata/gohttp/questions.jsonl,$(go env GOROOT)/src/net/http
+//	go run ./bench/retrieval -chunker html -peers lc-html -set gospec=eval/testdata/gospec/questions.jsonl,$(go env GOROOT)/doc
 //
 // For each set and target N it chunks the corpus with -chunker and the
-// option target_char N, then for each peer searches the peer's chunk-size
+// option target_char N (a chunker without target mode, such as code: its
+// size option, max_char N), then for each peer searches the peer's chunk-size
 // parameter until its mean chunk (in characters) is within -tolerance of
 // ours: each LangChain splitter with no overlap and with its common
 // overlap (-overlap, a fraction of its chunk size), chonkie-js's without
@@ -18,7 +22,10 @@
 // with its 95% interval (eval.Paired over the questions). Peers return
 // text only: peers.mjs locates each chunk in its file (locate.mjs) and
 // reports those it cannot; a located span is checked against the file
-// here. docs/chunkers.md ("Matched sizes") has the last table.
+// here. Peers read the files with the chunker's extensions. Question
+// sets may give references by their content alone (eval.Locate): a
+// question not found exactly once is left out, with a note.
+// docs/chunkers.md ("Matched sizes", "Code and HTML") has the last tables.
 //
 // With -landing DIR instead of -set, it prints where the mean chunk lands
 // for each target in DIR's files (docs/chunkers.md, "Target mode"):
@@ -70,6 +77,7 @@ type config struct {
 	work      string // scratch folder for the peers' chunks
 	landing   []string
 	tokenizer string
+	diff      bool // print the questions whose recall@5 differs from the best peer's
 }
 
 // set is a question set over a corpus folder.
@@ -102,6 +110,7 @@ func parse(args []string) (*config, error) {
 		return nil
 	})
 	fs.StringVar(&c.tokenizer, "tokenizer", "", "with -landing: targets in tokens of this encoding (target_tokens)")
+	fs.BoolVar(&c.diff, "diff", false, "after the table, per target, the questions whose recall@5 differs between our chunker and the best peer")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -142,12 +151,59 @@ func run(ctx context.Context, args []string, w io.Writer) error {
 	if len(c.landing) > 0 {
 		return c.land(ctx, w, entry)
 	}
+	all := map[int]*perQuestion{}
 	for _, s := range c.sets {
-		if err := c.table(ctx, w, entry, s); err != nil {
+		if err := c.table(ctx, w, entry, s, all); err != nil {
 			return fmt.Errorf("set %s: %w", s.name, err)
 		}
 	}
+	if len(c.sets) > 1 {
+		printPooled(w, c.targets, all, len(c.sets))
+	}
 	return nil
+}
+
+// perQuestion holds, for one target, the per-question recall@5 and
+// IoU@5 of our chunker and of the best peer, over the sets run so far.
+type perQuestion struct {
+	bestRecall, oursRecall, bestIoU, oursIoU []float64
+}
+
+// add appends the questions of one set: ours against best.
+func (p *perQuestion) add(best, ours *eval.Result) error {
+	for _, x := range []struct {
+		dst  *[]float64
+		res  *eval.Result
+		pick func(eval.Scores) float64
+	}{
+		{&p.bestRecall, best, func(s eval.Scores) float64 { return s.Recall }},
+		{&p.oursRecall, ours, func(s eval.Scores) float64 { return s.Recall }},
+		{&p.bestIoU, best, func(s eval.Scores) float64 { return s.IoU }},
+		{&p.oursIoU, ours, func(s eval.Scores) float64 { return s.IoU }},
+	} {
+		v, err := x.res.PerQuestion(5, x.pick)
+		if err != nil {
+			return err
+		}
+		*x.dst = append(*x.dst, v...)
+	}
+	return nil
+}
+
+// printPooled prints, per target, the margins over the best peer of
+// each set with the questions of all sets pooled: a paired interval
+// over more questions than one set has.
+func printPooled(w io.Writer, targets []int, all map[int]*perQuestion, sets int) {
+	fmt.Fprintf(w, "\nall %d sets pooled, ours against each set's best peer at that target:\n", sets)
+	for _, n := range targets {
+		p := all[n]
+		if p == nil {
+			continue
+		}
+		dr, drh := eval.Paired(p.bestRecall, p.oursRecall)
+		di, dih := eval.Paired(p.bestIoU, p.oursIoU)
+		fmt.Fprintf(w, "  target %d: %d questions: ΔR@5 %+.1f ± %.1f, ΔIoU@5 %+.2f ± %.2f\n", n, len(p.oursRecall), 100*dr, 100*drh, 100*di, 100*dih)
+	}
 }
 
 // corpus is a set loaded: its files and questions.
@@ -155,7 +211,9 @@ type corpus struct {
 	set
 	files     map[string][]byte
 	names     []string
+	exts      []string // the chunker's extensions, which the peers read too
 	questions []eval.Question
+	leftOut   []string // notes of the questions left out (eval.Locate)
 }
 
 func load(ctx context.Context, s set, exts []string) (*corpus, error) {
@@ -163,7 +221,7 @@ func load(ctx context.Context, s set, exts []string) (*corpus, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &corpus{set: s, files: map[string][]byte{}, names: names}
+	c := &corpus{set: s, files: map[string][]byte{}, names: names, exts: exts}
 	for _, n := range names {
 		if c.files[n], err = os.ReadFile(filepath.Join(s.dir, filepath.FromSlash(n))); err != nil {
 			return nil, err
@@ -177,6 +235,12 @@ func load(ctx context.Context, s set, exts []string) (*corpus, error) {
 	if c.questions, err = eval.ReadQuestions(f); err != nil {
 		return nil, err
 	}
+	c.questions, c.leftOut = eval.Locate(c.questions, func(name string) ([]byte, error) {
+		if b, ok := c.files[name]; ok {
+			return b, nil
+		}
+		return nil, fmt.Errorf("%s is not a file the chunker reads in %s", name, s.dir)
+	})
 	return c, eval.CheckReferences(c.questions, c.files)
 }
 
@@ -194,19 +258,23 @@ func (r row) at(k int) eval.Scores {
 
 var ks = []int{5, 10}
 
-func (c *config) table(ctx context.Context, w io.Writer, entry registry.Entry, s set) error {
+func (c *config) table(ctx context.Context, w io.Writer, entry registry.Entry, s set, all map[int]*perQuestion) error {
 	cp, err := load(ctx, s, entry.Extensions)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\n%s: %d questions over %d files; chunker %s; peers matched to ±%.0f%% of our mean chunk\n\n",
-		s.name, len(cp.questions), len(cp.names), entry.Name, 100*c.tolerance)
+	for _, n := range cp.leftOut {
+		fmt.Fprintln(w, "note:", n)
+	}
+	option := sizeOption(entry)
+	fmt.Fprintf(w, "\n%s: %d questions over %d files; chunker %s, %s per row; peers matched to ±%.0f%% of our mean chunk\n\n",
+		s.name, len(cp.questions), len(cp.names), entry.Name, option, 100*c.tolerance)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "target\tchunker\tmean\tchunks\tR@5\tP@5\tIoU@5\tR@10\tΔR@5 vs best\tΔIoU@5 vs best\t")
 	var margins []float64
 	var notes []string
 	for _, n := range c.targets {
-		opts := map[string]any{"target_char": n}
+		opts := map[string]any{option: n}
 		for k, v := range c.options {
 			opts[k] = v
 		}
@@ -233,6 +301,15 @@ func (c *config) table(ctx context.Context, w io.Writer, entry registry.Entry, s
 			if r.at(5).Recall > best.at(5).Recall {
 				best = r
 			}
+		}
+		if c.diff {
+			notes = append(notes, diffNotes(n, ours, best)...)
+		}
+		if all[n] == nil {
+			all[n] = &perQuestion{}
+		}
+		if err := all[n].add(best.res, ours.res); err != nil {
+			return err
 		}
 		dr, drh := paired(best.res, ours.res, func(s eval.Scores) float64 { return s.Recall })
 		di, dih := paired(best.res, ours.res, func(s eval.Scores) float64 { return s.IoU })
@@ -263,6 +340,20 @@ func (c *config) table(ctx context.Context, w io.Writer, entry registry.Entry, s
 	}
 	fmt.Fprintf(w, "\nmean recall@5 margin over the best peer: %+.1f points\n", 100*sum/float64(len(margins)))
 	return nil
+}
+
+// diffNotes lists the questions whose recall@5 differs between ours and
+// best, with both.
+func diffNotes(target int, ours, best row) []string {
+	var out []string
+	i := slices.Index(ours.res.Ks, 5)
+	for q := range ours.res.Questions {
+		a, b := ours.res.Questions[q].Scores[i].Recall, best.res.Questions[q].Scores[i].Recall
+		if a != b {
+			out = append(out, fmt.Sprintf("target %d: %s: recall@5 %.0f%% (%s), %.0f%% (%s)", target, ours.res.Questions[q].ID, 100*a, ours.label, 100*b, best.label))
+		}
+	}
+	return out
 }
 
 // paired is the mean difference b − a of a per-question score at k=5,
@@ -297,8 +388,19 @@ func (c *config) ours(ctx context.Context, cp *corpus, entry registry.Entry, opt
 	label := entry.Name
 	if t, ok := opts["target_char"]; ok {
 		label += fmt.Sprintf(" target %v", t)
+	} else if t, ok := opts[entry.Size]; ok {
+		label += fmt.Sprintf(" %s %v", entry.Size, t)
 	}
 	return score(ctx, cp, label, ps, 0)
+}
+
+// sizeOption is the option a row of the table sets to each target:
+// target_char for a chunker with target mode, else its size option.
+func sizeOption(entry registry.Entry) string {
+	if slices.Contains(entry.Targets, "target_char") {
+		return "target_char"
+	}
+	return entry.Size
 }
 
 func score(ctx context.Context, cp *corpus, label string, ps []eval.Passage, unlocated int) (row, error) {
@@ -357,7 +459,7 @@ type peerChunk struct {
 func (c *config) runPeer(ctx context.Context, cp *corpus, peer string, size, overlap int) ([]eval.Passage, int, error) {
 	out := filepath.Join(c.work, fmt.Sprintf("%s-%s-%d-%d.jsonl", cp.name, peer, size, overlap))
 	cmd := exec.CommandContext(ctx, "node", c.script, "--dir", cp.dir, "--peer", peer,
-		"--size", strconv.Itoa(size), "--overlap", strconv.Itoa(overlap), "--out", out)
+		"--size", strconv.Itoa(size), "--overlap", strconv.Itoa(overlap), "--ext", strings.Join(cp.exts, ","), "--out", out)
 	cmd.Stderr = os.Stderr
 	if _, err := cmd.Output(); err != nil {
 		return nil, 0, fmt.Errorf("%s: %w", strings.Join(cmd.Args, " "), err)

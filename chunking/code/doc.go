@@ -7,13 +7,11 @@
 //	c, err := code.New(code.DefaultConfig()) // max_char 2048, language from the extension
 //	chunks, warnings, err := c.Chunk(chunking.Document{Path: "pkg/server.go", Content: src})
 //
-// Go and Python are read by scanners of their lexical grammar written
-// here; JavaScript, TypeScript and TSX by tree-sitter's grammars
-// (github.com/smacker/go-tree-sitter), in the files that carry the cgo
-// build constraint: without cgo those languages are refused with an error
-// wrapping ErrNoTreeSitter, and TreeSitter tells which build this is.
+// Every language is read by a scanner of its lexical grammar written here
+// (Go, Python, JavaScript, TypeScript and TSX): the package, and every
+// binary, is pure Go.
 //
 // docs/chunkers.md ("Code", "Code details") has the rules, the metadata,
 // the errors, why these parsers, and the comparison with LangChain's code
-// splitter; docs/deployment.md has the builds with and without cgo.
+// splitters.
 package code
