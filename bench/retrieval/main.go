@@ -5,7 +5,7 @@
 // with package eval (BM25 as a Qdrant collection, Chroma's span metric).
 //
 //	(cd bench/retrieval && npm install)
-//	go run ./bench/retrieval -set chroma=QUESTIONS.jsonl,CORPUS_DIR [-set ...] [-chunker markdown] [-targets 400,800,1600]
+//	go run ./bench/retrieval -set chroma=QUESTIONS.jsonl,CORPUS_DIR [-set ...] [-chunker markdown] [-targets 400,800,1600] [-match median] [-work DIR]
 //
 // For each set and target N it chunks the corpus with -chunker and the
 // option target_char N, then for each peer searches the peer's chunk-size
@@ -15,7 +15,11 @@
 // (it has none). Each row gives the mean chunk size, the chunks, recall,
 // precision and IoU at 5 and recall at 10 (in points); our row gives the
 // margin over the best peer (highest recall@5) in recall@5 and IoU@5,
-// with its 95% interval (eval.Paired over the questions). Peers return
+// with its 95% interval (eval.Paired over the questions). With -match
+// median the peers are matched on the median chunk instead: chunkers
+// whose sizes spread differently are compared at equal mean and at equal
+// median. The peers' chunks are kept in -work, and a later run with the
+// same -work reads them instead of running the peer again. Peers return
 // text only: peers.mjs locates each chunk in its file (locate.mjs) and
 // reports those it cannot; a located span is checked against the file
 // here. docs/chunkers.md ("Matched sizes") has the last table.
@@ -70,6 +74,7 @@ type config struct {
 	work      string // scratch folder for the peers' chunks
 	landing   []string
 	tokenizer string
+	median    bool // match the peers' median chunk, not their mean
 }
 
 // set is a question set over a corpus folder.
@@ -96,7 +101,8 @@ func parse(args []string) (*config, error) {
 	fs.Float64Var(&c.overlap, "overlap", 0.2, "the LangChain splitters' common overlap, a fraction of their chunk size (they also run without)")
 	fs.Float64Var(&c.tolerance, "tolerance", 0.05, "largest relative difference of a peer's mean chunk from ours")
 	fs.StringVar(&c.script, "script", filepath.Join("bench", "retrieval", "peers.mjs"), "the peers' Node script")
-	fs.StringVar(&c.work, "work", "", "folder for the peers' chunks (default: a temporary one, removed)")
+	fs.StringVar(&c.work, "work", "", "folder for the peers' chunks, reused when a later run asks for the same set, peer and sizes (default: a temporary one, removed)")
+	match := fs.String("match", "mean", "the size statistic the peers are matched on: mean or median")
 	fs.Func("landing", "instead of the table: where the mean chunk lands in this corpus folder for each target (repeat for several)", func(v string) error {
 		c.landing = append(c.landing, v)
 		return nil
@@ -121,6 +127,13 @@ func parse(args []string) (*config, error) {
 		c.targets = append(c.targets, n)
 	}
 	c.peers = strings.Split(*peers, ",")
+	switch *match {
+	case "mean":
+	case "median":
+		c.median = true
+	default:
+		return nil, fmt.Errorf("-match: %q is neither mean nor median", *match)
+	}
 	return c, nil
 }
 
@@ -199,10 +212,10 @@ func (c *config) table(ctx context.Context, w io.Writer, entry registry.Entry, s
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\n%s: %d questions over %d files; chunker %s; peers matched to ±%.0f%% of our mean chunk\n\n",
-		s.name, len(cp.questions), len(cp.names), entry.Name, 100*c.tolerance)
+	fmt.Fprintf(w, "\n%s: %d questions over %d files; chunker %s; peers matched to ±%.0f%% of our %s chunk\n\n",
+		s.name, len(cp.questions), len(cp.names), entry.Name, 100*c.tolerance, c.statName())
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "target\tchunker\tmean\tchunks\tR@5\tP@5\tIoU@5\tR@10\tΔR@5 vs best\tΔIoU@5 vs best\t")
+	fmt.Fprintln(tw, "target\tchunker\tmean\tmedian\tchunks\tR@5\tP@5\tIoU@5\tR@10\tΔR@5 vs best\tΔIoU@5 vs best\t")
 	var margins []float64
 	var notes []string
 	for _, n := range c.targets {
@@ -221,7 +234,7 @@ func (c *config) table(ctx context.Context, w io.Writer, entry registry.Entry, s
 				fracs = append(fracs, c.overlap)
 			}
 			for _, f := range fracs {
-				r, err := c.matched(ctx, cp, p, f, ours.sizes.Mean)
+				r, err := c.matched(ctx, cp, p, f, c.stat(ours.sizes))
 				if err != nil {
 					return err
 				}
@@ -238,7 +251,7 @@ func (c *config) table(ctx context.Context, w io.Writer, entry registry.Entry, s
 		di, dih := paired(best.res, ours.res, func(s eval.Scores) float64 { return s.IoU })
 		margins = append(margins, dr)
 		for i, r := range rows {
-			fmt.Fprintf(tw, "%d\t%s\t%.0f\t%d\t%.1f\t%.2f\t%.2f\t%.1f\t", n, r.label, r.sizes.Mean, r.sizes.Chunks,
+			fmt.Fprintf(tw, "%d\t%s\t%.0f\t%d\t%d\t%.1f\t%.2f\t%.2f\t%.1f\t", n, r.label, r.sizes.Mean, r.sizes.P50, r.sizes.Chunks,
 				100*r.at(5).Recall, 100*r.at(5).Precision, 100*r.at(5).IoU, 100*r.at(10).Recall)
 			if i == 0 {
 				fmt.Fprintf(tw, "%+.1f ± %.1f (%s)\t%+.2f ± %.2f\t", 100*dr, 100*drh, best.label, 100*di, 100*dih)
@@ -313,9 +326,26 @@ func score(ctx context.Context, cp *corpus, label string, ps []eval.Passage, unl
 	return row{label: label, sizes: eval.SizesOf(ps), res: res, unlocated: unlocated}, nil
 }
 
-// matched searches a peer's chunk-size parameter until its mean chunk is
-// within the tolerance of mean, and evaluates it there (or at the closest
-// size found, its label saying so). The mean shrinks as the size does,
+// stat returns the size statistic the peers are matched on (-match).
+func (c *config) stat(s eval.Sizes) float64 {
+	if c.median {
+		return float64(s.P50)
+	}
+	return s.Mean
+}
+
+// statName names stat.
+func (c *config) statName() string {
+	if c.median {
+		return "median"
+	}
+	return "mean"
+}
+
+// matched searches a peer's chunk-size parameter until its chunk size
+// statistic (the mean, or the median with -match median) is within the
+// tolerance of mean, and evaluates it there (or at the closest size
+// found, its label saying so). The statistic shrinks as the size does,
 // nearly in proportion, so each try scales the size by the ratio.
 func (c *config) matched(ctx context.Context, cp *corpus, peer string, frac, mean float64) (row, error) {
 	size := int(math.Round(mean * 1.3))
@@ -328,7 +358,7 @@ func (c *config) matched(ctx context.Context, cp *corpus, peer string, frac, mea
 		if err != nil {
 			return row{}, err
 		}
-		m := eval.SizesOf(ps).Mean
+		m := c.stat(eval.SizesOf(ps))
 		if e := math.Abs(m/mean - 1); e < bestErr {
 			best, bestSize, bestUnloc, bestErr = ps, size, unloc, e
 		}
@@ -356,11 +386,16 @@ type peerChunk struct {
 // chunk is a passage without a range.
 func (c *config) runPeer(ctx context.Context, cp *corpus, peer string, size, overlap int) ([]eval.Passage, int, error) {
 	out := filepath.Join(c.work, fmt.Sprintf("%s-%s-%d-%d.jsonl", cp.name, peer, size, overlap))
-	cmd := exec.CommandContext(ctx, "node", c.script, "--dir", cp.dir, "--peer", peer,
-		"--size", strconv.Itoa(size), "--overlap", strconv.Itoa(overlap), "--out", out)
-	cmd.Stderr = os.Stderr
-	if _, err := cmd.Output(); err != nil {
-		return nil, 0, fmt.Errorf("%s: %w", strings.Join(cmd.Args, " "), err)
+	if _, err := os.Stat(out); err != nil {
+		cmd := exec.CommandContext(ctx, "node", c.script, "--dir", cp.dir, "--peer", peer,
+			"--size", strconv.Itoa(size), "--overlap", strconv.Itoa(overlap), "--out", out+".tmp")
+		cmd.Stderr = os.Stderr
+		if _, err := cmd.Output(); err != nil {
+			return nil, 0, fmt.Errorf("%s: %w", strings.Join(cmd.Args, " "), err)
+		}
+		if err := os.Rename(out+".tmp", out); err != nil {
+			return nil, 0, err
+		}
 	}
 	f, err := os.Open(out)
 	if err != nil {
