@@ -50,12 +50,12 @@ func TestReadPeer(t *testing.T) {
 
 // TestParseMatch: -match names the statistic the peers are matched on.
 func TestParseMatch(t *testing.T) {
-	sizes := eval.Sizes{P50: 300, Mean: 400}
+	r := row{sizes: eval.Sizes{P50: 300, Mean: 400}, top5: 2000}
 	for _, tc := range []struct {
 		arg  string
 		want float64
 		err  bool
-	}{{"", 400, false}, {"mean", 400, false}, {"median", 300, false}, {"p90", 0, true}} {
+	}{{"", 400, false}, {"mean", 400, false}, {"median", 300, false}, {"retrieved", 2000, false}, {"p90", 0, true}} {
 		args := []string{"-set", "a=q.jsonl,dir"}
 		if tc.arg != "" {
 			args = append(args, "-match", tc.arg)
@@ -70,7 +70,7 @@ func TestParseMatch(t *testing.T) {
 		if err != nil {
 			t.Fatalf("-match %s: %v", tc.arg, err)
 		}
-		if got := c.stat(sizes); got != tc.want {
+		if got := c.stat(r); got != tc.want {
 			t.Errorf("-match %s: stat %v, want %v", tc.arg, got, tc.want)
 		}
 	}
@@ -90,5 +90,15 @@ func TestRunPeerReuses(t *testing.T) {
 	ps, unloc, err := c.runPeer(context.Background(), cp, "lc-recursive", 100, 0)
 	if err != nil || unloc != 0 || len(ps) != 1 || ps[0].Text != "hello" {
 		t.Fatalf("runPeer = %+v, %d, %v; want the stored chunk", ps, unloc, err)
+	}
+}
+
+// TestTopChars: the characters of the top k passages, averaged over the
+// questions, each passage counted in code points.
+func TestTopChars(t *testing.T) {
+	ps := []eval.Passage{{Text: "héllo"}, {Text: "ab"}, {Text: "wörld!"}}
+	res := &eval.Result{Questions: []eval.QuestionResult{{Retrieved: []int{0, 1, 2}}, {Retrieved: []int{2}}}}
+	if got, want := topChars(res, ps, 2), (5+2+6)/2.0; got != want {
+		t.Errorf("topChars = %v, want %v", got, want)
 	}
 }
