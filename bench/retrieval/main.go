@@ -6,7 +6,7 @@
 // eval (BM25 as a Qdrant collection, Chroma's span metric).
 //
 //	(cd bench/retrieval && npm install)
-//	go run ./bench/retrieval -set chroma=QUESTIONS.jsonl,CORPUS_DIR [-set ...] [-chunker markdown] [-targets 400,800,1600]
+//	go run ./bench/retrieval -set chroma=QUESTIONS.jsonl,CORPUS_DIR [-set ...] [-chunker markdown] [-targets 400,800,1600] [-match mean|median|retrieved] [-work DIR]
 //	go run ./bench/retrieval -chunker code -peers lc-code -targets 800,1600,2048 -set gohttp=eval/testdata/gohttp/questions.jsonl,$(go env GOROOT)/src/net/http
 //	go run ./bench/retrieval -chunker html -peers lc-html -set gospec=eval/testdata/gospec/questions.jsonl,$(go env GOROOT)/doc
 //
@@ -19,7 +19,13 @@
 // (it has none). Each row gives the mean chunk size, the chunks, recall,
 // precision and IoU at 5 and recall at 10 (in points); our row gives the
 // margin over the best peer (highest recall@5) in recall@5 and IoU@5,
-// with its 95% interval (eval.Paired over the questions). Peers return
+// with its 95% interval (eval.Paired over the questions). With -match
+// median the peers are matched on the median chunk instead, and with
+// -match retrieved on the characters of the top 5 chunks (averaged over
+// the questions: what the answers cost a reader): chunkers whose sizes
+// spread differently are compared at equal mean, equal median and equal
+// cost. The peers' chunks are kept in -work, and a later run with the
+// same -work reads them instead of running the peer again. Peers return
 // text only: peers.mjs locates each chunk in its file (locate.mjs) and
 // reports those it cannot; a located span is checked against the file
 // here. Peers read the files with the chunker's extensions. Question
@@ -77,7 +83,8 @@ type config struct {
 	work      string // scratch folder for the peers' chunks
 	landing   []string
 	tokenizer string
-	diff      bool // print the questions whose recall@5 differs from the best peer's
+	diff      bool   // print the questions whose recall@5 differs from the best peer's
+	match     string // the statistic the peers are matched on: mean, median or retrieved
 }
 
 // set is a question set over a corpus folder.
@@ -104,7 +111,8 @@ func parse(args []string) (*config, error) {
 	fs.Float64Var(&c.overlap, "overlap", 0.2, "the LangChain splitters' common overlap, a fraction of their chunk size (they also run without)")
 	fs.Float64Var(&c.tolerance, "tolerance", 0.05, "largest relative difference of a peer's mean chunk from ours")
 	fs.StringVar(&c.script, "script", filepath.Join("bench", "retrieval", "peers.mjs"), "the peers' Node script")
-	fs.StringVar(&c.work, "work", "", "folder for the peers' chunks (default: a temporary one, removed)")
+	fs.StringVar(&c.work, "work", "", "folder for the peers' chunks, reused when a later run asks for the same set, peer and sizes (default: a temporary one, removed)")
+	fs.StringVar(&c.match, "match", "mean", "what the peers are matched on: mean or median chunk, or retrieved (the characters of the top 5 chunks, averaged over the questions)")
 	fs.Func("landing", "instead of the table: where the mean chunk lands in this corpus folder for each target (repeat for several)", func(v string) error {
 		c.landing = append(c.landing, v)
 		return nil
@@ -130,6 +138,11 @@ func parse(args []string) (*config, error) {
 		c.targets = append(c.targets, n)
 	}
 	c.peers = strings.Split(*peers, ",")
+	switch c.match {
+	case "mean", "median", "retrieved":
+	default:
+		return nil, fmt.Errorf("-match: %q is not mean, median or retrieved", c.match)
+	}
 	return c, nil
 }
 
@@ -250,6 +263,7 @@ type row struct {
 	sizes     eval.Sizes
 	res       *eval.Result
 	unlocated int
+	top5      float64 // characters of the top 5 chunks, averaged over the questions
 }
 
 func (r row) at(k int) eval.Scores {
@@ -267,10 +281,10 @@ func (c *config) table(ctx context.Context, w io.Writer, entry registry.Entry, s
 		fmt.Fprintln(w, "note:", n)
 	}
 	option := sizeOption(entry)
-	fmt.Fprintf(w, "\n%s: %d questions over %d files; chunker %s, %s per row; peers matched to ±%.0f%% of our mean chunk\n\n",
-		s.name, len(cp.questions), len(cp.names), entry.Name, option, 100*c.tolerance)
+	fmt.Fprintf(w, "\n%s: %d questions over %d files; chunker %s, %s per row; peers matched to ±%.0f%% of our %s\n\n",
+		s.name, len(cp.questions), len(cp.names), entry.Name, option, 100*c.tolerance, c.statName())
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "target\tchunker\tmean\tchunks\tR@5\tP@5\tIoU@5\tR@10\tΔR@5 vs best\tΔIoU@5 vs best\t")
+	fmt.Fprintln(tw, "target\tchunker\tmean\tmedian\ttop 5\tchunks\tR@5\tP@5\tIoU@5\tR@10\tΔR@5 vs best\tΔIoU@5 vs best\t")
 	var margins []float64
 	var notes []string
 	for _, n := range c.targets {
@@ -289,7 +303,7 @@ func (c *config) table(ctx context.Context, w io.Writer, entry registry.Entry, s
 				fracs = append(fracs, c.overlap)
 			}
 			for _, f := range fracs {
-				r, err := c.matched(ctx, cp, p, f, ours.sizes.Mean)
+				r, err := c.matched(ctx, cp, p, f, c.stat(ours))
 				if err != nil {
 					return err
 				}
@@ -315,7 +329,7 @@ func (c *config) table(ctx context.Context, w io.Writer, entry registry.Entry, s
 		di, dih := paired(best.res, ours.res, func(s eval.Scores) float64 { return s.IoU })
 		margins = append(margins, dr)
 		for i, r := range rows {
-			fmt.Fprintf(tw, "%d\t%s\t%.0f\t%d\t%.1f\t%.2f\t%.2f\t%.1f\t", n, r.label, r.sizes.Mean, r.sizes.Chunks,
+			fmt.Fprintf(tw, "%d\t%s\t%.0f\t%d\t%.0f\t%d\t%.1f\t%.2f\t%.2f\t%.1f\t", n, r.label, r.sizes.Mean, r.sizes.P50, r.top5, r.sizes.Chunks,
 				100*r.at(5).Recall, 100*r.at(5).Precision, 100*r.at(5).IoU, 100*r.at(10).Recall)
 			if i == 0 {
 				fmt.Fprintf(tw, "%+.1f ± %.1f (%s)\t%+.2f ± %.2f\t", 100*dr, 100*drh, best.label, 100*di, 100*dih)
@@ -412,17 +426,60 @@ func score(ctx context.Context, cp *corpus, label string, ps []eval.Passage, unl
 	if err != nil {
 		return row{}, err
 	}
-	return row{label: label, sizes: eval.SizesOf(ps), res: res, unlocated: unlocated}, nil
+	return row{label: label, sizes: eval.SizesOf(ps), res: res, unlocated: unlocated, top5: topChars(res, ps, 5)}, nil
 }
 
-// matched searches a peer's chunk-size parameter until its mean chunk is
-// within the tolerance of mean, and evaluates it there (or at the closest
-// size found, its label saying so). The mean shrinks as the size does,
-// nearly in proportion, so each try scales the size by the ratio.
-func (c *config) matched(ctx context.Context, cp *corpus, peer string, frac, mean float64) (row, error) {
-	size := int(math.Round(mean * 1.3))
-	var best []eval.Passage
-	bestSize, bestUnloc, bestErr := 0, 0, math.Inf(1)
+// topChars returns the characters of the top k passages retrieved for
+// each question, averaged over the questions: what the answers cost a
+// reader (or a model's context).
+func topChars(res *eval.Result, ps []eval.Passage, k int) float64 {
+	if len(res.Questions) == 0 {
+		return 0
+	}
+	total := 0
+	for _, q := range res.Questions {
+		for _, i := range q.Retrieved[:min(k, len(q.Retrieved))] {
+			total += utf8.RuneCountInString(ps[i].Text)
+		}
+	}
+	return float64(total) / float64(len(res.Questions))
+}
+
+// stat returns the statistic of r the peers are matched on (-match).
+func (c *config) stat(r row) float64 {
+	switch c.match {
+	case "median":
+		return float64(r.sizes.P50)
+	case "retrieved":
+		return r.top5
+	}
+	return r.sizes.Mean
+}
+
+// statName names stat.
+func (c *config) statName() string {
+	switch c.match {
+	case "median":
+		return "median chunk"
+	case "retrieved":
+		return "characters retrieved in the top 5"
+	}
+	return "mean chunk"
+}
+
+// matched searches a peer's chunk-size parameter until its statistic
+// (stat: the mean chunk, the median, or the top 5's characters) is
+// within the tolerance of want, and evaluates it there (or at the
+// closest size found, its label saying so). The statistic shrinks as the
+// size does, nearly in proportion, so each try scales the size by the
+// ratio.
+func (c *config) matched(ctx context.Context, cp *corpus, peer string, frac, want float64) (row, error) {
+	size := int(math.Round(want * 1.3))
+	if c.match == "retrieved" {
+		size = int(math.Round(want / 5 * 1.3)) // five chunks
+	}
+	var best row
+	bestSize, bestErr := 0, math.Inf(1)
 	tried := map[int]bool{}
 	for try := 0; try < 10 && !tried[size]; try++ {
 		tried[size] = true
@@ -430,20 +487,25 @@ func (c *config) matched(ctx context.Context, cp *corpus, peer string, frac, mea
 		if err != nil {
 			return row{}, err
 		}
-		m := eval.SizesOf(ps).Mean
-		if e := math.Abs(m/mean - 1); e < bestErr {
-			best, bestSize, bestUnloc, bestErr = ps, size, unloc, e
+		r, err := score(ctx, cp, "", ps, unloc)
+		if err != nil {
+			return row{}, err
+		}
+		m := c.stat(r)
+		if e := math.Abs(m/want - 1); e < bestErr {
+			best, bestSize, bestErr = r, size, e
 		}
 		if bestErr <= c.tolerance/2 || m == 0 {
 			break
 		}
-		size = max(1, int(math.Round(float64(size)*mean/m)))
+		size = max(1, int(math.Round(float64(size)*want/m)))
 	}
 	label := fmt.Sprintf("%s %d/%d", peer, bestSize, int(math.Round(frac*float64(bestSize))))
 	if bestErr > c.tolerance {
 		label += fmt.Sprintf(" (UNMATCHED: %+.0f%%)", 100*bestErr)
 	}
-	return score(ctx, cp, label, best, bestUnloc)
+	best.label = label
+	return best, nil
 }
 
 // peerChunk is one line of peers.mjs's output.
@@ -458,11 +520,16 @@ type peerChunk struct {
 // chunk is a passage without a range.
 func (c *config) runPeer(ctx context.Context, cp *corpus, peer string, size, overlap int) ([]eval.Passage, int, error) {
 	out := filepath.Join(c.work, fmt.Sprintf("%s-%s-%d-%d.jsonl", cp.name, peer, size, overlap))
-	cmd := exec.CommandContext(ctx, "node", c.script, "--dir", cp.dir, "--peer", peer,
-		"--size", strconv.Itoa(size), "--overlap", strconv.Itoa(overlap), "--ext", strings.Join(cp.exts, ","), "--out", out)
-	cmd.Stderr = os.Stderr
-	if _, err := cmd.Output(); err != nil {
-		return nil, 0, fmt.Errorf("%s: %w", strings.Join(cmd.Args, " "), err)
+	if _, err := os.Stat(out); err != nil {
+		cmd := exec.CommandContext(ctx, "node", c.script, "--dir", cp.dir, "--peer", peer,
+			"--size", strconv.Itoa(size), "--overlap", strconv.Itoa(overlap), "--ext", strings.Join(cp.exts, ","), "--out", out+".tmp")
+		cmd.Stderr = os.Stderr
+		if _, err := cmd.Output(); err != nil {
+			return nil, 0, fmt.Errorf("%s: %w", strings.Join(cmd.Args, " "), err)
+		}
+		if err := os.Rename(out+".tmp", out); err != nil {
+			return nil, 0, err
+		}
 	}
 	f, err := os.Open(out)
 	if err != nil {
