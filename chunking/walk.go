@@ -2,10 +2,11 @@ package chunking
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
+	"path"
 	"slices"
 	"strings"
 )
@@ -28,6 +29,16 @@ func WalkFolder(ctx context.Context, dir string, exts []string) ([]string, []War
 	if !info.IsDir() {
 		return nil, nil, fmt.Errorf("chunking: walk %s: not a folder", dir)
 	}
+	files, warnings, err := WalkFS(ctx, os.DirFS(dir), ".", exts)
+	if err != nil {
+		return nil, nil, fmt.Errorf("chunking: walk %s: %w", dir, errors.Unwrap(err))
+	}
+	return files, warnings, nil
+}
+
+// WalkFS is WalkFolder in the folder dir of fsys (a slash-separated path,
+// "." for its root): the same rules, paths relative to dir.
+func WalkFS(ctx context.Context, fsys fs.FS, dir string, exts []string) ([]string, []Warning, error) {
 	want := make(map[string]bool, len(exts))
 	for _, e := range exts {
 		e = strings.ToLower(strings.TrimSpace(e))
@@ -41,15 +52,17 @@ func WalkFolder(ctx context.Context, dir string, exts []string) ([]string, []War
 	}
 	var files []string
 	var warnings []Warning
-	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+	err := fs.WalkDir(fsys, dir, func(name string, d fs.DirEntry, err error) error {
 		if cerr := ctx.Err(); cerr != nil {
 			return cerr
 		}
-		rel, rerr := filepath.Rel(dir, path)
-		if rerr != nil {
-			return rerr
+		rel := "."
+		if name != dir {
+			rel = strings.TrimPrefix(name, dir+"/")
+			if dir == "." {
+				rel = name
+			}
 		}
-		rel = filepath.ToSlash(rel)
 		if err != nil {
 			if rel == "." {
 				return err
@@ -61,6 +74,9 @@ func WalkFolder(ctx context.Context, dir string, exts []string) ([]string, []War
 			return nil
 		}
 		if rel == "." {
+			if !d.IsDir() {
+				return errors.New("not a folder")
+			}
 			return nil
 		}
 		if strings.HasPrefix(d.Name(), ".") {
@@ -73,7 +89,7 @@ func WalkFolder(ctx context.Context, dir string, exts []string) ([]string, []War
 			return nil
 		}
 		if d.Type()&fs.ModeSymlink != 0 {
-			target, serr := os.Stat(path)
+			target, serr := fs.Stat(fsys, name)
 			if serr != nil {
 				warnings = append(warnings, Warning{Kind: WarnUnreadable, File: rel, Text: "broken symbolic link: " + serr.Error()})
 				return nil
@@ -84,7 +100,7 @@ func WalkFolder(ctx context.Context, dir string, exts []string) ([]string, []War
 		} else if !d.Type().IsRegular() {
 			return nil
 		}
-		if len(want) > 0 && !want[strings.ToLower(filepath.Ext(d.Name()))] {
+		if len(want) > 0 && !want[strings.ToLower(path.Ext(d.Name()))] {
 			return nil
 		}
 		files = append(files, rel)

@@ -35,8 +35,9 @@ const (
 	CauseTooComplex     Cause = "too_complex"
 	CauseRecords        Cause = "records"
 	CauseSink           Cause = "sink"
-	// CauseMaxDeliveries: dead-lettered from the server's max-deliveries
-	// advisory, after a worker died on the last delivery.
+	// CauseMaxDeliveries: a delivery after the last one a request gets,
+	// not processed again since its record is not done (its worker died or
+	// stopped on the last delivery).
 	CauseMaxDeliveries Cause = "max_deliveries"
 	// CauseUnavailable: a dependency of the sink did not answer.
 	CauseUnavailable Cause = "unavailable"

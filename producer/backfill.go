@@ -10,7 +10,7 @@ import (
 	"log/slog"
 	"maps"
 	"os"
-	"path"
+	pathpkg "path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -119,8 +119,12 @@ func (d DeletePlan) Summary() string {
 
 // BackfillOptions configure Producer.Backfill.
 type BackfillOptions struct {
-	// Paths are the folders and files to send (ids: the package doc).
+	// Paths are the folders and files to send (ids: docs/cli.md, "Sending documents").
 	Paths []string
+	// FS is the file system Paths name, slash-separated (fs.ValidPath);
+	// nil is the operating system's, Paths as it takes them. Split
+	// inputs are read from the operating system's.
+	FS fs.FS
 	// IDPrefix is put before every document id ("docs/" + "a.md").
 	IDPrefix string
 	// Exts keeps only files with these extensions (empty: every file).
@@ -146,7 +150,7 @@ type BackfillOptions struct {
 	// each on the subject its record names. A backfill of files needs a
 	// scope: IDPrefix, or DeleteAll; deletes of more than
 	// ConfirmDeletesAbove percent of the documents recorded under the
-	// scope need ConfirmDeletes (the package doc has the rules).
+	// scope need ConfirmDeletes (docs/cli.md, "Sending documents", has the rules).
 	DeleteMissing bool
 	// DeleteAll lets DeleteMissing delete across every id, without
 	// IDPrefix (which it excludes).
@@ -179,13 +183,23 @@ type BackfillOptions struct {
 	Logger *slog.Logger
 }
 
-// source is one document of a backfill: a file to read, or content
-// already in memory (a mailbox thread).
+// source is one document of a backfill: a file to read (name in fsys;
+// file names it in messages), or content already in memory (a mailbox
+// thread).
 type source struct {
 	id      string
+	fsys    fs.FS
+	name    string
 	file    string
 	content []byte
 	format  string // a part's format (Split); "" for files
+}
+
+// root is a folder walked (or a file's folder), where DeleteMissing
+// looks for the files of recorded ids.
+type root struct {
+	fsys fs.FS
+	dir  string
 }
 
 // plan is what a backfill found: its documents in order, their ids, and
@@ -194,12 +208,12 @@ type plan struct {
 	docs     []source
 	ids      map[string]struct{}
 	warnings []chunking.Warning
-	roots    []string // the folders (and files' folders) walked
+	roots    []root   // the folders (and files' folders) walked
 	inputs   []string // the "<input id>#" prefixes of split inputs
 }
 
 // Backfill sends the documents under o.Paths, then the deletes of
-// o.DeleteMissing (the package doc has the rules). The error is for a
+// o.DeleteMissing (docs/cli.md has the rules). The error is for a
 // backfill that could not run or was stopped (ctx, ErrDuplicateID,
 // ErrUnavailable); documents that failed alone are in Failures.
 func (p *Producer) Backfill(ctx context.Context, o BackfillOptions) (Summary, error) {
@@ -241,14 +255,20 @@ func (p *Producer) Backfill(ctx context.Context, o BackfillOptions) (Summary, er
 	bf.chunkers, _ = p.opts.Chunkers.Resolver(registry.Defaults{Chunker: defaults.Chunker, Options: defaults.Options})
 	bf.encoding = defaults.Encoding
 	if !o.DryRun {
-		bf.startSenders(ctx, log)
+		bf.snd = newSender(ctx, p.js, p.opts.MaxPending, o.MaxPendingBytes, o.Rate, o.Retry, t.settle, log)
+		if st, why := p.fastIngestStream(ctx); why != "" {
+			log.Info("backfill: publishing one request at a time: " + why)
+		} else {
+			var reported func([]Sent)
+			if t.sent != nil {
+				reported = t.sentAll
+			}
+			bf.snd.batched(p.js, st, p.opts.MaxPending, o.MaxPendingBytes, o.Rate, reported, log)
+		}
 	}
 	err = bf.run(ctx, pl.docs, deletes)
-	if bf.fast != nil {
-		bf.fast.flush(ctx, o.Retry.withDefaults().AckTimeout)
-	}
 	if bf.snd != nil {
-		bf.snd.close()
+		bf.snd.close(ctx)
 		if err == nil {
 			err = bf.snd.failed()
 		}
@@ -296,28 +316,42 @@ func (p *Producer) plan(ctx context.Context, o BackfillOptions) (*plan, error) {
 			}
 			continue
 		}
-		st, err := os.Stat(path)
+		fsys, name := o.FS, path
+		var st fs.FileInfo
+		var err error
+		if fsys != nil {
+			st, err = fs.Stat(fsys, name)
+		} else if st, err = os.Stat(path); err == nil {
+			fsys, name = os.DirFS(path), "."
+			if !st.IsDir() {
+				fsys, name = os.DirFS(filepath.Dir(path)), filepath.Base(path)
+			}
+		}
 		if err != nil {
 			return nil, fmt.Errorf("producer: backfill: %w", err)
 		}
 		if !st.IsDir() {
-			if err := add(source{id: o.IDPrefix + filepath.Base(path), file: path}, path); err != nil {
+			if err := add(source{id: o.IDPrefix + st.Name(), fsys: fsys, name: name, file: path}, path); err != nil {
 				return nil, err
 			}
-			pl.roots = append(pl.roots, filepath.Dir(path))
+			pl.roots = append(pl.roots, root{fsys, pathpkg.Dir(name)})
 			continue
 		}
-		rels, warns, err := chunking.WalkFolder(ctx, path, o.Exts)
+		rels, warns, err := chunking.WalkFS(ctx, fsys, name, o.Exts)
 		if err != nil {
-			return nil, fmt.Errorf("producer: backfill: %w", err)
+			return nil, fmt.Errorf("producer: backfill: %s: %w", path, errors.Unwrap(err))
 		}
 		for i := range warns {
 			warns[i].File = o.IDPrefix + warns[i].File
 		}
 		pl.warnings = append(pl.warnings, warns...)
-		pl.roots = append(pl.roots, path)
+		pl.roots = append(pl.roots, root{fsys, name})
 		for _, rel := range rels {
-			s := source{id: o.IDPrefix + rel, file: filepath.Join(path, filepath.FromSlash(rel))}
+			file := pathpkg.Join(path, rel)
+			if o.FS == nil {
+				file = filepath.Join(path, filepath.FromSlash(rel))
+			}
+			s := source{id: o.IDPrefix + rel, fsys: fsys, name: pathpkg.Join(name, rel), file: file}
 			if err := add(s, path); err != nil {
 				return nil, err
 			}
@@ -326,7 +360,7 @@ func (p *Producer) plan(ctx context.Context, o BackfillOptions) (*plan, error) {
 	return pl, nil
 }
 
-// missing returns the ids DeleteMissing deletes (the package doc's rule).
+// missing returns the ids DeleteMissing deletes (docs/cli.md's rule).
 func (pl *plan) missing(recs map[string]recordInfo, prefix string, exts []string) []string {
 	var out []string
 	for id, r := range recs {
@@ -343,11 +377,11 @@ func (pl *plan) missing(recs map[string]recordInfo, prefix string, exts []string
 			continue
 		}
 		rel := strings.TrimPrefix(id, prefix)
-		if !filepath.IsLocal(filepath.FromSlash(rel)) || !walkable(rel, exts) {
+		if !fs.ValidPath(rel) || !walkable(rel, exts) {
 			continue
 		}
-		exists := func(root string) bool {
-			_, err := os.Lstat(filepath.Join(root, filepath.FromSlash(rel)))
+		exists := func(r root) bool {
+			_, err := fs.Lstat(r.fsys, pathpkg.Join(r.dir, rel))
 			return !errors.Is(err, fs.ErrNotExist)
 		}
 		if !slices.ContainsFunc(pl.roots, exists) {
@@ -359,7 +393,7 @@ func (pl *plan) missing(recs map[string]recordInfo, prefix string, exts []string
 }
 
 // planDeletes returns the ids DeleteMissing deletes, after reporting
-// them (OnDeletes) and checking its rules (the package doc): a scope, the
+// them (OnDeletes) and checking its rules (docs/cli.md): a scope, the
 // threshold, a stream for every subject. A dry run is never refused.
 func (p *Producer) planDeletes(ctx context.Context, pl *plan, recs map[string]recordInfo, o BackfillOptions) ([]string, error) {
 	if o.DeleteAll && o.IDPrefix != "" {
@@ -413,7 +447,7 @@ func walkable(rel string, exts []string) bool {
 	if slices.ContainsFunc(strings.Split(rel, "/"), hidden) {
 		return false
 	}
-	ext := strings.ToLower(path.Ext(rel))
+	ext := strings.ToLower(pathpkg.Ext(rel))
 	return len(exts) == 0 || slices.ContainsFunc(exts, func(e string) bool {
 		e = strings.ToLower(strings.TrimSpace(e))
 		if !strings.HasPrefix(e, ".") {
@@ -433,14 +467,11 @@ type backfill struct {
 	chunkers *registry.Resolver
 	encoding string // the workers' advertised sink encoding
 	t        *tally
-	snd      *sender
-	fast     *fastSender // nil: every request through snd
+	snd      *sender // nil for a dry run
 
 	fpMu   sync.Mutex
 	fps    map[string]string // settings fingerprint by resolved format
 	unsent int               // documents not sent when the run gave up
-
-	objMu sync.Mutex // serialises Object Store writes and putObject's lazy open
 
 	// bufs recycles file buffers: a document's bytes are copied into its
 	// encoded request, so the buffer is free once the request is built.
@@ -552,7 +583,7 @@ func (b *backfill) run(ctx context.Context, docs []source, deletes []string) err
 		}
 		m, span, err := b.p.tracedMessage(ctx, req, messages.DeleteMsgID(id, b.p.opts.SendID), b.recs[id].subject)
 		if err == nil {
-			if err = b.send(ctx, &outgoing{msg: m, id: id, del: true, span: span}); err != nil {
+			if err = b.snd.send(ctx, &outgoing{msg: m, id: id, del: true, span: span}); err != nil {
 				endSend(span, nil, err)
 			}
 		}
@@ -589,7 +620,7 @@ func (b *backfill) publish(ctx context.Context, pr prepared) error {
 		b.countRead(pr)
 	default:
 		b.countRead(pr)
-		err := b.send(ctx, &outgoing{msg: pr.msg, id: pr.id, bytes: pr.bytes, span: pr.span})
+		err := b.snd.send(ctx, &outgoing{msg: pr.msg, id: pr.id, bytes: pr.bytes, span: pr.span})
 		if err != nil {
 			endSend(pr.span, nil, err)
 		}
@@ -637,7 +668,7 @@ func (b *backfill) prepare(ctx context.Context, s source) prepared {
 			}
 		}()
 		var err error
-		if *bp, err = readFile(s.file, *bp, b.p.opts.MaxDocBytes); err != nil {
+		if *bp, err = readFile(s.fsys, s.name, *bp, b.p.opts.MaxDocBytes); err != nil {
 			var big *overLimitError
 			if errors.As(err, &big) {
 				pr.err = b.p.checkSize(s.id, s.file, big.size)
@@ -685,13 +716,7 @@ func (b *backfill) prepare(ctx context.Context, s source) prepared {
 	var req *messages.IngestRequest
 	var msgID string
 	var err error
-	if pr.object {
-		b.objMu.Lock()
-		req, msgID, err = b.p.Request(ctx, doc)
-		b.objMu.Unlock()
-	} else {
-		req, msgID, err = b.p.Request(ctx, doc)
-	}
+	req, msgID, err = b.p.request(ctx, doc, b.snd)
 	if err == nil {
 		pr.msg, pr.span, err = b.p.tracedMessage(ctx, req, msgID, "")
 	}
@@ -704,11 +729,11 @@ type overLimitError struct{ size int64 }
 
 func (e *overLimitError) Error() string { return fmt.Sprintf("%d bytes, over the limit", e.size) }
 
-// readFile is os.ReadFile into buf's storage (grown when too small),
+// readFile is fs.ReadFile into buf's storage (grown when too small),
 // without an allocation per file. A file of more than limit bytes is not
 // read further than the limit: the error is an *overLimitError.
-func readFile(path string, buf []byte, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
+func readFile(fsys fs.FS, name string, buf []byte, limit int64) ([]byte, error) {
+	f, err := fsys.Open(name)
 	if err != nil {
 		return nil, err
 	}

@@ -141,7 +141,7 @@ type DLQOptions struct {
 }
 
 // DLQ lists, replays and purges the dead letters the workers store in the
-// DLQ stream (see the package doc).
+// DLQ stream (docs/cli.md, "producer dlq").
 type DLQ struct {
 	js     jetstream.JetStream
 	opts   DLQOptions
@@ -410,7 +410,7 @@ func (s ReplaySummary) KeptTotal() int {
 func (s ReplaySummary) OK() bool { return s.KeptTotal() == 0 && len(s.NotFound) == 0 }
 
 // Replay replays, in stream order, every dead letter f selects that the
-// stream held when Replay started (the rules: the package doc). The
+// stream held when Replay started (the rules: docs/cli.md, "producer dlq"). The
 // request keeps its place in time: it is published again with
 // messages.HeaderIngestSeq set to its version's ingest_seq, so workers
 // order it as the version it was. When the record already holds a newer
@@ -426,8 +426,21 @@ func (d *DLQ) Replay(ctx context.Context, f DLQFilter, opts ReplayOptions) (Repl
 		sum.NotFound = f.Seqs
 		return sum, err
 	}
+	// Replays go through the producer's one publish path, riding out an
+	// outage like any request (ReplayOptions.Retry).
+	var done *outgoing
+	snd := newSender(ctx, d.js, 1, 0, 0, RetryOptions{AckTimeout: d.opts.AckTimeout}, func(o *outgoing) { done = o }, nil)
+	defer snd.close(ctx)
 	notFound, err := d.List(ctx, f, func(e DeadLetterEntry) error {
-		r, err := d.replayOne(ctx, stream, e, opts.DryRun)
+		r, err := d.replayOne(ctx, stream, e, opts.DryRun, func(out *nats.Msg) (*jetstream.PubAck, error) {
+			if err := snd.sendWait(ctx, &outgoing{msg: out, id: e.DocID}); err != nil {
+				return nil, err
+			}
+			if done.err != nil {
+				return nil, errors.Unwrap(done.err) // without the sender's prefix: kept names the subject
+			}
+			return done.ack, nil
+		})
 		if err != nil {
 			return err
 		}
@@ -449,7 +462,7 @@ func (d *DLQ) Replay(ctx context.Context, f DLQFilter, opts ReplayOptions) (Repl
 	return sum, err
 }
 
-func (d *DLQ) replayOne(ctx context.Context, stream jetstream.Stream, e DeadLetterEntry, dryRun bool) (Replayed, error) {
+func (d *DLQ) replayOne(ctx context.Context, stream jetstream.Stream, e DeadLetterEntry, dryRun bool, publish func(*nats.Msg) (*jetstream.PubAck, error)) (Replayed, error) {
 	r := Replayed{Entry: e, Action: ActionKeep, DryRun: dryRun}
 	kept := func(why KeepReason, err error) (Replayed, error) {
 		r.Why, r.Err = why, err
@@ -497,10 +510,8 @@ func (d *DLQ) replayOne(ctx context.Context, stream jetstream.Stream, e DeadLett
 	out.Header = nats.Header(messages.UserHeaders(e.header))
 	out.Header.Set(messages.HeaderMsgID, r.MsgID)
 	out.Header.Set(messages.HeaderIngestSeq, strconv.FormatUint(e.IngestSeq, 10))
-	pctx, span := d.startReplay(ctx, e, id, out)
-	pctx, cancel := context.WithTimeout(pctx, d.opts.AckTimeout)
-	ack, err := d.js.PublishMsg(pctx, out)
-	cancel()
+	_, span := d.startReplay(ctx, e, id, out)
+	ack, err := publish(out)
 	endSend(span, ack, err)
 	if err != nil {
 		if ctx.Err() != nil {

@@ -16,7 +16,7 @@ import (
 	"github.com/chunkstream/chunkstream/messages"
 )
 
-// Fast-ingest batch sizes and flow control (see the package doc).
+// Fast-ingest batch sizes and flow control (docs/design.md, "The producer").
 const (
 	// fastBatchMessages ends a batch (a commit round trip) every this many
 	// requests: the round trips of a batch's start and commit cost under
@@ -31,16 +31,16 @@ const (
 	fastOutstandingAcks = 2
 )
 
-// fastSender publishes a backfill's requests through fast-ingest batches
-// (allow_batched on the stream), recovering the requests of a failed
-// batch through classic, the single-publish path, and reporting sequence
-// bounds to OnSent: the package doc has the rules. An acknowledgement
-// gives the highest batch sequence stored with nothing missing before
-// it. It is used from one goroutine, as sender.send is.
+// fastSender is the sender's transport for a backfill's requests when the
+// stream allows fast-ingest batches (allow_batched): requests go in
+// batches, the requests of a failed batch are recovered through the
+// sender's single publishes, and sequence bounds are reported to OnSent
+// (docs/design.md, "The producer"). An acknowledgement gives the highest
+// batch sequence stored with nothing missing before it. It is used from
+// one goroutine, as sender.send is.
 type fastSender struct {
 	js       jetstream.JetStream
-	classic  *sender
-	settle   func(*outgoing)
+	s        *sender
 	flow     jetstreamext.FastPublishFlowControl
 	maxBytes int
 	pace     pacer
@@ -52,10 +52,14 @@ type fastSender struct {
 	unacked  []*outgoing                // batch sequence acked+1 onwards
 	bytes    int                        // of unacked
 	failures int                        // batches in a row that failed unacknowledged
-	off      bool                       // classic for the rest of the run
+	off      bool                       // single publishes for the rest of the run
 
-	recovering sync.WaitGroup // requests handed to classic, not yet settled
+	recovering sync.WaitGroup // requests handed to the single publishes, not yet settled
+	seq        bounds
+}
 
+// bounds are what OnSent learns of the sequences of batched requests.
+type bounds struct {
 	reported   func([]Sent) // OnSent, nil when not wanted
 	stream     string       // the stream storing the subject
 	floor      uint64       // every request published from now on is above it
@@ -63,26 +67,21 @@ type fastSender struct {
 	unbounded  []Sent       // acknowledged, no upper bound known yet
 }
 
-// newFastSender returns a fast sender settling with settle and recovering
-// through classic, whose settle must be the one settleRecovered returns.
-func newFastSender(js jetstream.JetStream, maxPending, maxBytes int, rate float64, retry RetryOptions, settle func(*outgoing), log *slog.Logger) *fastSender {
-	retry = retry.withDefaults()
+// batched makes s publish in fast-ingest batches on the stream info
+// describes (its last sequence is below every request of the run);
+// reported, when set, gets the sequence bounds.
+func (s *sender) batched(js jetstream.JetStream, info *jetstream.StreamInfo, maxPending, maxBytes int, rate float64, reported func([]Sent), log *slog.Logger) {
 	if maxBytes <= 0 {
 		maxBytes = DefaultMaxPendingBytes
 	}
 	flow := min(fastMaxFlow, max(1, maxPending/fastOutstandingAcks))
-	return &fastSender{
-		js: js, settle: settle, maxBytes: maxBytes, pace: newPacer(rate), log: log,
+	s.fast = &fastSender{
+		js: js, s: s, maxBytes: maxBytes, pace: newPacer(rate), log: log,
 		flow: jetstreamext.FastPublishFlowControl{
-			Flow: uint16(flow), MaxOutstandingAcks: fastOutstandingAcks, AckTimeout: retry.StallTimeout,
+			Flow: uint16(flow), MaxOutstandingAcks: fastOutstandingAcks, AckTimeout: s.retry.StallTimeout,
 		},
+		seq: bounds{reported: reported, stream: info.Config.Name, floor: info.State.LastSeq},
 	}
-}
-
-// settleRecovered is classic's settle.
-func (f *fastSender) settleRecovered(o *outgoing) {
-	f.settle(o)
-	f.recovering.Done()
 }
 
 // send publishes o in the current batch, starting one when needed. It
@@ -95,11 +94,8 @@ func (f *fastSender) send(ctx context.Context, o *outgoing) error {
 	if err := f.pace.wait(ctx); err != nil {
 		return err
 	}
-	if err := f.classic.failed(); err != nil {
-		return err
-	}
-	if err := ctx.Err(); err != nil {
-		return err
+	if _, err := f.s.out.Await(ctx, false); err != nil {
+		return err // gave up, or ctx ended; while the server is down, wait
 	}
 	if f.fp != nil && len(f.unacked) > 0 && f.bytes+len(o.msg.Data) > f.maxBytes {
 		f.commit(ctx)
@@ -109,7 +105,7 @@ func (f *fastSender) send(ctx context.Context, o *outgoing) error {
 		if err != nil {
 			return fmt.Errorf("producer: fast publisher: %w", err)
 		}
-		f.fp, f.batched, f.acked, f.batchFloor = fp, 0, 0, f.floor
+		f.fp, f.batched, f.acked, f.seq.batchFloor = fp, 0, 0, f.seq.floor
 	}
 	f.unacked = append(f.unacked, o)
 	f.bytes += len(o.msg.Data)
@@ -126,8 +122,12 @@ func (f *fastSender) send(ctx context.Context, o *outgoing) error {
 	return nil
 }
 
-// release settles the requests up to batch sequence seq.
+// release settles the requests up to batch sequence seq: an answer of
+// the server, as a PubAck is.
 func (f *fastSender) release(seq int) {
+	if f.acked < seq {
+		f.s.answered(time.Now())
+	}
 	for f.acked < seq && len(f.unacked) > 0 {
 		o := f.unacked[0]
 		f.unacked[0] = nil
@@ -135,25 +135,25 @@ func (f *fastSender) release(seq int) {
 		f.bytes -= len(o.msg.Data)
 		f.acked++
 		f.failures = 0
-		if f.reported != nil {
-			f.unbounded = append(f.unbounded, Sent{ID: o.id, Bytes: o.bytes, Batched: true, After: f.batchFloor, Version: msgVersion(o.msg)})
+		if f.seq.reported != nil {
+			f.seq.unbounded = append(f.seq.unbounded, Sent{ID: o.id, Bytes: o.bytes, Batched: true, After: f.seq.batchFloor, Version: msgVersion(o.msg)})
 		}
-		f.settle(o)
+		f.s.finish(o)
 	}
 }
 
 // bound reports the requests acknowledged so far with upper bound seq (0:
 // none known), and raises the floor to it.
 func (f *fastSender) bound(seq uint64) {
-	f.floor = max(f.floor, seq)
-	if len(f.unbounded) == 0 {
+	f.seq.floor = max(f.seq.floor, seq)
+	if len(f.seq.unbounded) == 0 {
 		return
 	}
-	for i := range f.unbounded {
-		f.unbounded[i].Seq = seq
+	for i := range f.seq.unbounded {
+		f.seq.unbounded[i].Seq = seq
 	}
-	f.reported(f.unbounded)
-	f.unbounded = f.unbounded[:0]
+	f.seq.reported(f.seq.unbounded)
+	f.seq.unbounded = f.seq.unbounded[:0]
 }
 
 // commit ends the batch, settling what its PubAck covers, recovering the rest.
@@ -182,16 +182,16 @@ func (f *fastSender) flush(ctx context.Context, ackTimeout time.Duration) {
 	if f.fp != nil {
 		f.commit(ctx)
 	}
-	if len(f.unbounded) > 0 {
+	if len(f.seq.unbounded) > 0 {
 		var last uint64
-		if st, err := f.js.Stream(ctx, f.stream); err == nil {
+		if st, err := f.js.Stream(ctx, f.seq.stream); err == nil {
 			last = st.CachedInfo().State.LastSeq
 		}
 		f.bound(last)
 	}
 }
 
-// fail abandons the batch after err and re-sends, through classic, the
+// fail abandons the batch after err and re-sends, one at a time, the
 // requests after the last acknowledged one, waiting until they settle.
 func (f *fastSender) fail(ctx context.Context, err error) {
 	f.fp = nil
@@ -210,7 +210,7 @@ func (f *fastSender) fail(ctx context.Context, err error) {
 		if err := f.recover(ctx, o); err != nil {
 			for _, o := range pending[i:] {
 				o.err, o.gaveUp = fmt.Errorf("producer: publish %q: %w", o.id, err), errors.Is(err, ErrUnavailable)
-				f.settle(o)
+				f.s.finish(o)
 			}
 			return
 		}
@@ -229,33 +229,14 @@ func (f *fastSender) fail(ctx context.Context, err error) {
 	}
 }
 
-// recover publishes o through classic.
+// recover publishes o on its own.
 func (f *fastSender) recover(ctx context.Context, o *outgoing) error {
 	f.recovering.Add(1)
-	err := f.classic.send(ctx, o)
+	err := f.s.publish(ctx, o)
 	if err != nil {
 		f.recovering.Done()
 	}
 	return err
-}
-
-// startSenders starts the backfill's senders: fast-ingest batches when
-// the stream allows them, else one publish per request, saying why.
-func (b *backfill) startSenders(ctx context.Context, log *slog.Logger) {
-	settle := b.t.settle
-	if st, why := b.p.fastIngestStream(ctx); why != "" {
-		log.Info("backfill: publishing one request at a time: " + why)
-	} else {
-		b.fast = newFastSender(b.p.js, b.p.opts.MaxPending, b.o.MaxPendingBytes, b.o.Rate, b.o.Retry, settle, log)
-		if b.t.sent != nil {
-			b.fast.reported, b.fast.stream, b.fast.floor = b.t.sentAll, st.Config.Name, st.State.LastSeq
-		}
-		settle = b.fast.settleRecovered
-	}
-	b.snd = newSender(ctx, b.p.js, b.p.opts.MaxPending, b.o.MaxPendingBytes, b.o.Rate, b.o.Retry, settle)
-	if b.fast != nil {
-		b.fast.classic = b.snd
-	}
 }
 
 // fastIngestStream reads the info of the stream storing the subject,
@@ -284,12 +265,4 @@ func msgVersion(m *nats.Msg) string {
 	v := m.Header.Get(messages.HeaderMsgID)
 	v = v[:max(strings.LastIndexByte(v, '@'), 0)]
 	return v[strings.LastIndexByte(v, '@')+1:]
-}
-
-// send publishes o through the backfill's sender.
-func (b *backfill) send(ctx context.Context, o *outgoing) error {
-	if b.fast != nil {
-		return b.fast.send(ctx, o)
-	}
-	return b.snd.send(ctx, o)
 }

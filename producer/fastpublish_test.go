@@ -323,15 +323,18 @@ func TestFastBatchDeduplicates(t *testing.T) {
 	// duplicate (the server answers it as a single publish, and the
 	// sender re-sends it on its own).
 	var settled []*outgoing
-	fs := newFastSender(e.js, 256, 0, 0, RetryOptions{}, func(o *outgoing) { settled = append(settled, o) }, slog.New(slog.DiscardHandler))
-	fs.classic = newSender(ctx, e.js, 256, 0, 0, RetryOptions{}, fs.settleRecovered)
+	fs := newSender(ctx, e.js, 256, 0, 0, RetryOptions{}, func(o *outgoing) { settled = append(settled, o) }, nil)
+	info, err := e.js.Stream(ctx, "INGEST")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs.batched(e.js, info.CachedInfo(), 256, 0, 0, nil, slog.New(slog.DiscardHandler))
 	for i, m := range msgs {
 		if err := fs.send(ctx, &outgoing{msg: m, id: fmt.Sprintf("doc-%d.md", i)}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	fs.flush(ctx, time.Second)
-	fs.classic.close()
+	fs.close(ctx)
 	if len(settled) != len(msgs) {
 		t.Fatalf("%d settled, want %d", len(settled), len(msgs))
 	}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -74,8 +75,8 @@ type Document struct {
 type Producer struct {
 	js      jetstream.JetStream
 	opts    Options
+	objMu   sync.Mutex // guards objects
 	objects jetstream.ObjectStore
-	sem     chan struct{}
 	// checks resolves requests without the workers' defaults, to refuse
 	// what any worker would.
 	checks *registry.Resolver
@@ -103,7 +104,7 @@ func New(nc *nats.Conn, js jetstream.JetStream, opts Options) *Producer {
 		opts.Chunkers = registry.Default()
 	}
 	checks, _ := opts.Chunkers.Resolver(registry.Defaults{}) // zero defaults always resolve
-	return &Producer{js: js, opts: opts, sem: make(chan struct{}, opts.MaxPending), checks: checks, tracer: tracing.Tracer(opts.TracerProvider)}
+	return &Producer{js: js, opts: opts, checks: checks, tracer: tracing.Tracer(opts.TracerProvider)}
 }
 
 // SendID returns the producer's send id.
@@ -112,6 +113,12 @@ func (p *Producer) SendID() string { return p.opts.SendID }
 // Request builds the ingest request of doc and its Nats-Msg-Id, storing
 // the content in the Object Store when it is too large to send inline.
 func (p *Producer) Request(ctx context.Context, doc Document) (*messages.IngestRequest, string, error) {
+	return p.request(ctx, doc, nil)
+}
+
+// request is Request storing through s, whose outage machine the Object
+// Store write rides (nil: one of its own).
+func (p *Producer) request(ctx context.Context, doc Document, s *sender) (*messages.IngestRequest, string, error) {
 	if doc.ID == "" {
 		return nil, "", errors.New("producer: document without an id")
 	}
@@ -127,7 +134,11 @@ func (p *Producer) Request(ctx context.Context, doc Document) (*messages.IngestR
 	}
 	version := messages.ContentVersion(doc.Content)
 	if len(doc.Content) > p.opts.MaxInline {
-		if err := p.putObject(ctx, version, doc.Content); err != nil {
+		if s == nil {
+			s = p.sender(ctx, RetryOptions{}, func(*outgoing) {})
+			defer s.close(ctx)
+		}
+		if err := p.putObject(ctx, s, version, doc.Content); err != nil {
 			return nil, "", err
 		}
 		req.ContentRef = &messages.ContentRef{Bucket: p.opts.Topology.ObjectsBucket, Name: version}
@@ -153,18 +164,28 @@ func (p *Producer) checkSize(id, file string, size int64) error {
 	return fmt.Errorf("%w: %s is %d bytes, over the limit of %d bytes", ErrTooLarge, name, size, p.opts.MaxDocBytes)
 }
 
-func (p *Producer) putObject(ctx context.Context, name string, content []byte) error {
-	if p.objects == nil {
-		s, err := topology.Objects(ctx, p.js, p.opts.Topology)
-		if err != nil {
-			return fmt.Errorf("producer: %w", err)
+// putObject stores content under name, once (objects are
+// content-addressed), retried through s's outage machine like a publish.
+func (p *Producer) putObject(ctx context.Context, s *sender, name string, content []byte) error {
+	p.objMu.Lock()
+	defer p.objMu.Unlock()
+	err := s.do(ctx, nil, func(ctx context.Context) error {
+		if p.objects == nil { // bound at the first object, inside the outage machine too
+			obs, err := topology.Objects(ctx, p.js, p.opts.Topology)
+			if err != nil {
+				return err
+			}
+			p.objects = obs
 		}
-		p.objects = s
-	}
-	if _, err := p.objects.GetInfo(ctx, name); err == nil {
-		return nil // content-addressed: already there
-	}
-	if _, err := p.objects.Put(ctx, jetstream.ObjectMeta{Name: name}, bytes.NewReader(content)); err != nil {
+		if _, err := p.objects.GetInfo(ctx, name); err == nil {
+			return nil // content-addressed: already there
+		} else if !errors.Is(err, jetstream.ErrObjectNotFound) {
+			return err
+		}
+		_, err := p.objects.Put(ctx, jetstream.ObjectMeta{Name: name}, bytes.NewReader(content))
+		return err
+	})
+	if err != nil {
 		return fmt.Errorf("producer: store object %s: %w", name, err)
 	}
 	return nil
@@ -185,31 +206,42 @@ func (p *Producer) message(req *messages.IngestRequest, msgID, subject string) (
 
 // Enqueue publishes doc and waits for its PubAck.
 func (p *Producer) Enqueue(ctx context.Context, doc Document) (*jetstream.PubAck, error) {
-	req, id, err := p.Request(ctx, doc)
+	var o *outgoing
+	s := p.sender(ctx, RetryOptions{}, func(done *outgoing) { o = done })
+	defer s.close(ctx)
+	req, id, err := p.request(ctx, doc, s)
 	if err != nil {
 		return nil, err
 	}
-	return p.publish(ctx, req, id, "publish")
+	return p.publishOne(ctx, s, &o, req, id)
 }
 
 // Delete publishes a delete of the document and waits for its PubAck.
 func (p *Producer) Delete(ctx context.Context, docID string) (*jetstream.PubAck, error) {
+	var o *outgoing
+	s := p.sender(ctx, RetryOptions{}, func(done *outgoing) { o = done })
+	defer s.close(ctx)
 	req := &messages.IngestRequest{V: messages.Version, Op: messages.OpDelete, ID: docID}
-	return p.publish(ctx, req, messages.DeleteMsgID(docID, p.opts.SendID), "publish delete")
+	return p.publishOne(ctx, s, &o, req, messages.DeleteMsgID(docID, p.opts.SendID))
 }
 
-// publish sends req and waits for its PubAck; what names it in errors.
-func (p *Producer) publish(ctx context.Context, req *messages.IngestRequest, msgID, what string) (*jetstream.PubAck, error) {
+// publishOne sends req through s and waits until it settled (into *o).
+func (p *Producer) publishOne(ctx context.Context, s *sender, o **outgoing, req *messages.IngestRequest, msgID string) (*jetstream.PubAck, error) {
 	m, span, err := p.tracedMessage(ctx, req, msgID, "")
 	if err != nil {
 		return nil, err
 	}
-	ack, err := p.js.PublishMsg(ctx, m)
-	endSend(span, ack, err)
-	if err != nil {
-		return nil, fmt.Errorf("producer: %s %q: %w", what, req.ID, err)
+	if err := s.sendWait(ctx, &outgoing{msg: m, id: req.ID, span: span, del: req.IsDelete()}); err != nil {
+		endSend(span, nil, err)
+		return nil, err
 	}
-	return ack, nil
+	endSend(span, (*o).ack, (*o).err)
+	return (*o).ack, (*o).err
+}
+
+// sender returns a sender of the producer's bounds, settling with settle.
+func (p *Producer) sender(ctx context.Context, retry RetryOptions, settle func(*outgoing)) *sender {
+	return newSender(ctx, p.js, p.opts.MaxPending, 0, 0, retry, settle, nil)
 }
 
 // Sent reports one enqueued document to a Batch's callback, or to the
@@ -234,54 +266,37 @@ func (s Sent) Awaited() Awaited {
 }
 
 // Batch publishes many documents asynchronously, at most MaxPending
-// awaiting their PubAck; use it from one goroutine.
+// awaiting their PubAck, retried through outages like a backfill's; use
+// it from one goroutine.
 type Batch struct {
-	p       *Producer
-	onSent  func(Sent)
-	pending chan pendingAck
-	done    chan struct{}
-	errs    []error
-	n       int
-}
-
-type pendingAck struct {
-	f     jetstream.PubAckFuture
-	id    string
-	bytes int
-	span  trace.Span
+	p    *Producer
+	snd  *sender
+	errs []error
 }
 
 // Batch starts a batch; onSent (may be nil) is called once per document,
 // in publish order, from the batch's own goroutine.
 func (p *Producer) Batch(onSent func(Sent)) *Batch {
-	b := &Batch{p: p, onSent: onSent, pending: make(chan pendingAck, p.opts.MaxPending), done: make(chan struct{})}
-	go b.collect()
+	b := &Batch{p: p}
+	b.snd = p.sender(context.Background(), RetryOptions{}, func(o *outgoing) {
+		endSend(o.span, o.ack, o.err)
+		s := Sent{ID: o.id, Bytes: o.bytes, Err: o.err}
+		if o.ack != nil {
+			s.Seq, s.Duplicate = o.ack.Sequence, o.ack.Duplicate
+		}
+		if o.err != nil {
+			b.errs = append(b.errs, o.err)
+		}
+		if onSent != nil {
+			onSent(s)
+		}
+	})
 	return b
-}
-
-func (b *Batch) collect() {
-	defer close(b.done)
-	for pa := range b.pending {
-		s := Sent{ID: pa.id, Bytes: pa.bytes}
-		select {
-		case ack := <-pa.f.Ok():
-			s.Seq, s.Duplicate = ack.Sequence, ack.Duplicate
-			endSend(pa.span, ack, nil)
-		case err := <-pa.f.Err():
-			s.Err = fmt.Errorf("producer: publish %q: %w", pa.id, err)
-			b.errs = append(b.errs, s.Err)
-			endSend(pa.span, nil, err)
-		}
-		<-b.p.sem
-		if b.onSent != nil {
-			b.onSent(s)
-		}
-	}
 }
 
 // Add publishes doc without waiting for its PubAck.
 func (b *Batch) Add(ctx context.Context, doc Document) error {
-	req, id, err := b.p.Request(ctx, doc)
+	req, id, err := b.p.request(ctx, doc, b.snd)
 	if err != nil {
 		return err
 	}
@@ -289,29 +304,20 @@ func (b *Batch) Add(ctx context.Context, doc Document) error {
 	if err != nil {
 		return err
 	}
-	select {
-	case b.p.sem <- struct{}{}:
-	case <-ctx.Done():
-		endSend(span, nil, ctx.Err())
-		return ctx.Err()
-	}
-	f, err := b.p.js.PublishMsgAsync(m)
-	if err != nil {
-		<-b.p.sem
+	if err := b.snd.send(ctx, &outgoing{msg: m, id: doc.ID, bytes: len(doc.Content), span: span}); err != nil {
 		endSend(span, nil, err)
 		return fmt.Errorf("producer: publish %q: %w", doc.ID, err)
 	}
-	b.n++
-	b.pending <- pendingAck{f: f, id: doc.ID, bytes: len(doc.Content), span: span}
 	return nil
 }
 
 // Wait waits for every outstanding PubAck and returns the publish errors,
 // joined. The batch cannot be used afterwards.
 func (b *Batch) Wait(ctx context.Context) error {
-	close(b.pending)
+	done := make(chan struct{})
+	go func() { b.snd.close(ctx); close(done) }()
 	select {
-	case <-b.done:
+	case <-done:
 	case <-ctx.Done():
 		return ctx.Err()
 	}

@@ -10,7 +10,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"testing/synctest"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -18,174 +17,6 @@ import (
 
 	"github.com/chunkstream/chunkstream/topology"
 )
-
-var errDown = errors.New("server down")
-
-// retrier runs n goroutines that retry like sender.retryPublish against a
-// fake publish that fails until up is set; it counts the attempts made
-// while down.
-type retrier struct {
-	g                 *gate
-	up                atomic.Bool
-	attempts          atomic.Int64
-	attemptsWhileDown atomic.Int64
-	wg                sync.WaitGroup
-	errs              chan error
-}
-
-func startRetrier(g *gate, n int) *retrier {
-	r := &retrier{g: g, errs: make(chan error, n)}
-	g.failure(time.Now(), errDown)
-	for range n {
-		r.wg.Add(1)
-		go func() {
-			defer r.wg.Done()
-			for {
-				if _, err := g.await(context.Background(), true); err != nil {
-					r.errs <- err
-					return
-				}
-				start := time.Now()
-				r.attempts.Add(1)
-				if r.up.Load() {
-					g.success(start)
-					return
-				}
-				r.attemptsWhileDown.Add(1)
-				g.failure(start, errDown)
-			}
-		}()
-	}
-	return r
-}
-
-// TestGateProbesOneAtATime: while the server is down, the retries of a
-// whole window wait and only probes go out, one per backoff interval; the
-// number of probes does not grow with the window; the first success lets
-// every retry go. The gate runs on fake time (testing/synctest), so the
-// spacing of the probes does not depend on the machine's load.
-func TestGateProbesOneAtATime(t *testing.T) {
-	for _, n := range []int{1, 50, 500} {
-		t.Run(fmt.Sprint(n), func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				g := newGate(RetryOptions{Wait: time.Millisecond, MaxWait: 4 * time.Millisecond}.withDefaults())
-				defer g.stop()
-				r := startRetrier(g, n)
-				deadline := time.Now().Add(time.Minute)
-				for {
-					if _, _, probes := g.outage(); probes >= 6 {
-						break
-					}
-					if time.Now().After(deadline) {
-						r.up.Store(true)
-						t.Fatalf("no 6 probes in a minute: %d attempts while down", r.attemptsWhileDown.Load())
-					}
-					time.Sleep(time.Millisecond)
-				}
-				r.up.Store(true)
-				r.wg.Wait()
-				close(r.errs)
-				for err := range r.errs {
-					t.Errorf("retry: %v", err)
-				}
-				outages, down, probes := g.outage()
-				if got := r.attemptsWhileDown.Load(); got > int64(probes) {
-					t.Errorf("%d attempts while down, but only %d probes: retries went out without their turn", got, probes)
-				}
-				if got := r.attempts.Load() - r.attemptsWhileDown.Load(); got != int64(n) {
-					t.Errorf("%d attempts after the server came up, want one per retry (%d)", got, n)
-				}
-				if outages != 1 || down <= 0 || g.failed() != nil {
-					t.Errorf("outages %d, down %v, gave up %v; want one outage, over", outages, down, g.failed())
-				}
-				// The probes are spaced: at most one per half of the first
-				// wait, whatever the window.
-				if limit := 2 + int(down/(g.retry.Wait/2)); probes > limit {
-					t.Errorf("%d probes in %v, more than one per half wait (%d)", probes, down, limit)
-				}
-				if err := g.waitUp(context.Background()); err != nil {
-					t.Errorf("waitUp after the outage = %v", err)
-				}
-			})
-		})
-	}
-}
-
-// TestGateGivesUp: down for longer than RetryFor → every retry and every
-// new publish gets ErrUnavailable with the duration and the last error.
-func TestGateGivesUp(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		g := newGate(RetryOptions{RetryFor: 30 * time.Millisecond, Wait: time.Millisecond, MaxWait: 2 * time.Millisecond}.withDefaults())
-		defer g.stop()
-		r := startRetrier(g, 100)
-		r.wg.Wait()
-		close(r.errs)
-		n := 0
-		for err := range r.errs {
-			n++
-			if !errors.Is(err, ErrUnavailable) || !errors.Is(err, errDown) || !strings.Contains(err.Error(), "no publish succeeded for") {
-				t.Fatalf("retry error = %v, want ErrUnavailable naming the time and the last error", err)
-			}
-		}
-		if n != 100 {
-			t.Errorf("%d retries gave up, want 100", n)
-		}
-		_, _, probes := g.outage()
-		if got := r.attemptsWhileDown.Load(); got > int64(probes) {
-			t.Errorf("%d attempts, %d probes", got, probes)
-		}
-		if err := g.waitUp(context.Background()); !errors.Is(err, ErrUnavailable) {
-			t.Errorf("waitUp after giving up = %v, want ErrUnavailable", err)
-		}
-	})
-}
-
-func TestGateRules(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		t0 := time.Now()
-		t1, t2 := t0.Add(time.Millisecond), t0.Add(2*time.Millisecond)
-
-		// A failure of a publish older than a success is stale.
-		g := newGate(RetryOptions{}.withDefaults())
-		defer g.stop()
-		g.success(t1)
-		g.failure(t0, errDown)
-		if outages, _, _ := g.outage(); outages != 0 || g.waitUp(ctx) != nil {
-			t.Errorf("a failure older than a success closed the gate (%d outages)", outages)
-		}
-		g.failure(t2, errDown)
-		if outages, _, _ := g.outage(); outages != 1 {
-			t.Errorf("a newer failure: %d outages, want 1", outages)
-		}
-		short, stop := context.WithTimeout(ctx, 20*time.Millisecond)
-		defer stop()
-		if err := g.waitUp(short); !errors.Is(err, context.DeadlineExceeded) {
-			t.Errorf("waitUp while down = %v, want to wait", err)
-		}
-		g.success(t0) // any answer means the server is back
-		if err := g.waitUp(ctx); err != nil {
-			t.Errorf("waitUp after a success = %v", err)
-		}
-
-		// RetryFor < 0: no retries.
-		g = newGate(RetryOptions{RetryFor: -1}.withDefaults())
-		defer g.stop()
-		g.failure(t0, errDown)
-		if _, err := g.await(ctx, true); !errors.Is(err, ErrUnavailable) {
-			t.Errorf("enter with RetryFor < 0 = %v, want ErrUnavailable", err)
-		}
-
-		// A closed connection gives up at once.
-		g = newGate(RetryOptions{}.withDefaults())
-		defer g.stop()
-		g.failure(t0, nats.ErrConnectionClosed)
-		if _, err := g.await(ctx, true); !errors.Is(err, ErrUnavailable) || !errors.Is(err, nats.ErrConnectionClosed) {
-			t.Errorf("enter after the connection closed = %v, want ErrUnavailable", err)
-		}
-	})
-}
 
 // TestSenderRetriesThroughOutage: the server stopped and restarted under
 // a full-rate send: every request settles in order without error, the
@@ -237,7 +68,7 @@ func TestSenderRetriesThroughOutage(t *testing.T) {
 				e.start()
 			}()
 		}
-	})
+	}, nil)
 	for i := range n {
 		id := fmt.Sprintf("doc-%05d.md", i)
 		content := mdContent(i, 200)
@@ -253,7 +84,7 @@ func TestSenderRetriesThroughOutage(t *testing.T) {
 			t.Fatalf("send %d: %v", i, err)
 		}
 	}
-	snd.close()
+	snd.close(ctx)
 	<-restarted
 	if err := snd.failed(); err != nil {
 		t.Fatalf("sender gave up: %v", err)
@@ -275,7 +106,7 @@ func TestSenderRetriesThroughOutage(t *testing.T) {
 		t.Fatalf("%d settled, want %d", len(settled), n)
 	}
 	checkIngestOnce(t, e, n)
-	outages, down, probes := snd.gate.outage()
+	outages, down, probes := snd.outages()
 	maxInFlight := js.max.Load()
 	t.Logf("%d requests retried (%d retries), at most %d retries in flight at once; %d outages, %v down, %d probes",
 		retried, retries, maxInFlight, outages, down, probes)
@@ -367,7 +198,7 @@ func TestRefuseTooLarge(t *testing.T) {
 	}
 	// The limit also holds for a file that grows while read, and for
 	// content in memory.
-	if _, err := readFile(big, nil, 1000); err == nil {
+	if _, err := readFile(os.DirFS(dir), "big.md", nil, 1000); err == nil {
 		t.Error("readFile over the limit = nil error")
 	}
 	line := func(id string, size int) string {
@@ -449,7 +280,7 @@ func TestSenderPresumesLostPubAcks(t *testing.T) {
 	}
 	js := &countingPublisher{publisher: plain}
 	retry := RetryOptions{Wait: 20 * time.Millisecond, MaxWait: 100 * time.Millisecond, AckTimeout: time.Hour, StallTimeout: 200 * time.Millisecond}
-	snd := newSender(ctx, js, 256, 0, 0, retry, func(o *outgoing) { settled = append(settled, o) })
+	snd := newSender(ctx, js, 256, 0, 0, retry, func(o *outgoing) { settled = append(settled, o) }, nil)
 	// The first 256 fill the window; the rest wait for the server.
 	sent := make(chan error, 1)
 	go func() {
@@ -470,7 +301,7 @@ func TestSenderPresumesLostPubAcks(t *testing.T) {
 		sent <- nil
 	}()
 	for {
-		if outages, _, probes := snd.gate.outage(); outages > 0 && probes > 1 {
+		if outages, _, probes := snd.outages(); outages > 0 && probes > 1 {
 			break
 		}
 		if ctx.Err() != nil {
@@ -484,7 +315,7 @@ func TestSenderPresumesLostPubAcks(t *testing.T) {
 	if err := <-sent; err != nil {
 		t.Fatal(err)
 	}
-	snd.close()
+	snd.close(ctx)
 	if len(settled) != n {
 		t.Fatalf("%d settled, want %d", len(settled), n)
 	}
@@ -497,7 +328,7 @@ func TestSenderPresumesLostPubAcks(t *testing.T) {
 			retried++
 		}
 	}
-	outages, down, probes := snd.gate.outage()
+	outages, down, probes := snd.outages()
 	t.Logf("%d requests retried, at most %d retries in flight; %d outages, %v down, %d probes", retried, js.max.Load(), outages, down, probes)
 	if retried < 2 || js.max.Load() < 2 {
 		t.Errorf("%d requests retried, at most %d at once; want the window retried concurrently", retried, js.max.Load())

@@ -5,14 +5,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/chunkstream/chunkstream/internal/outage"
 )
 
 // ErrUnavailable means a run stopped publishing because no publish
@@ -21,12 +23,12 @@ import (
 var ErrUnavailable = errors.New("producer: publishing stopped: the server is unavailable")
 
 // RetryOptions bound the retries of publishes whose PubAck did not come
-// (the package doc says how they go).
+// (docs/design.md, "The producer", says how they go).
 type RetryOptions struct {
 	// RetryFor is how long publishing may fail without a single success
 	// before the run gives up with ErrUnavailable (default 1 minute;
 	// negative: at the first failure). Keep AckTimeout + RetryFor under
-	// the stream's duplicate window (the package doc says why).
+	// the stream's duplicate window (docs/cli.md, "Sending documents", says why).
 	RetryFor time.Duration
 	// Wait is the first delay before probing a server that stopped
 	// answering, doubled per probe up to MaxWait (default 250 ms).
@@ -89,8 +91,9 @@ type outgoing struct {
 	// done is closed by the request's retry goroutine when it has one
 	// (nil: settled by the collector).
 	done    chan struct{}
-	retries int  // re-sends
-	gaveUp  bool // failed because the run gave up
+	retries int           // re-sends
+	gaveUp  bool          // failed because the run gave up
+	settled chan struct{} // closed once settled (sendWait)
 }
 
 // publisher is what the sender needs of a JetStream context.
@@ -99,8 +102,16 @@ type publisher interface {
 	PublishMsgAsync(m *nats.Msg, opts ...jetstream.PublishOpt) (jetstream.PubAckFuture, error)
 }
 
-// sender is the single-publish path of the package doc: asynchronous
-// publishes, bounded in number and bytes, retried through the gate.
+// dependency names the server in the producer's outages.
+const dependency = "nats"
+
+// sender is the producer's one publish path: every request of a
+// backfill, a stream, Enqueue, a Batch or a replay goes through send,
+// and every Object Store write through do, under one outage machine
+// (package internal/outage). Publishes are asynchronous, bounded in
+// number and bytes, and retried through the machine; a backfill's go in
+// fast-ingest batches when the stream allows them (fastpublish.go),
+// recovered through the same publishes.
 //
 // Two goroutines keep the order: the collector takes the requests in
 // publish order and waits for each PubAck until its own deadline (its
@@ -117,13 +128,17 @@ type sender struct {
 	done     chan struct{}
 	settle   func(*outgoing)
 	pace     pacer
-	gate     *gate
+	out      *outage.Machine
+	stop     context.CancelFunc // ends the machine
+	lastSeen atomic.Int64       // UnixNano of the latest answer seen
+	fast     *fastSender        // nil: one publish per request
 }
 
-// newSender starts the collector and the settler; settle is called once
-// per request, in publish order, from the settler goroutine. ctx bounds
-// the retries; close ends both goroutines.
-func newSender(ctx context.Context, js publisher, maxPending, maxBytes int, rate float64, retry RetryOptions, settle func(*outgoing)) *sender {
+// newSender starts the collector, the settler and the outage machine;
+// settle is called once per request, in publish order, from the settler
+// goroutine. ctx bounds the retries; close ends them all. log receives
+// the outage's lines (nil: none).
+func newSender(ctx context.Context, js publisher, maxPending, maxBytes int, rate float64, retry RetryOptions, settle func(*outgoing), log *slog.Logger) *sender {
 	if maxPending <= 0 {
 		maxPending = 256
 	}
@@ -140,25 +155,67 @@ func newSender(ctx context.Context, js publisher, maxPending, maxBytes int, rate
 		done:     make(chan struct{}),
 		settle:   settle,
 		pace:     newPacer(rate),
-		gate:     newGate(retry),
+		out: outage.New(outage.Options{Logger: log, Base: retry.Wait, Max: retry.MaxWait, GiveUpAfter: retry.RetryFor, GiveUpErr: ErrUnavailable,
+			DownMessage: "NATS server not answering: holding publishes and retrying", UpMessage: "NATS server answering again: resuming"}),
 	}
+	s.lastSeen.Store(time.Now().UnixNano())
+	mctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	s.stop = stop
+	go s.out.Run(mctx)
 	go s.collect(ctx)
 	go s.settleInOrder()
 	return s
 }
 
 // failed returns the error that made the sender give up, or nil.
-func (s *sender) failed() error { return s.gate.failed() }
+func (s *sender) failed() error { return s.out.Err() }
 
-// send publishes o without waiting for its PubAck; it blocks while the
-// bounds, the gate or the rate limit say wait. After the sender gave up
-// it returns the ErrUnavailable error.
+// outages reports how many times the server went down, for how long in
+// all and how many probes went out.
+func (s *sender) outages() (int, time.Duration, int) {
+	st := s.out.Stats()
+	return st.Outages, st.Down, st.Turns
+}
+
+// send publishes o without waiting for its PubAck, in the current
+// fast-ingest batch or on its own; it blocks while the bounds, an outage
+// or the rate limit say wait. After the sender gave up it returns the
+// ErrUnavailable error. A request it took is settled once.
 func (s *sender) send(ctx context.Context, o *outgoing) error {
+	if s.fast != nil {
+		return s.fast.send(ctx, o)
+	}
+	return s.publish(ctx, o)
+}
+
+// finish settles o and wakes sendWait.
+func (s *sender) finish(o *outgoing) {
+	s.settle(o)
+	if o.settled != nil {
+		close(o.settled)
+	}
+}
+
+// sendWait sends o and waits until it settled.
+func (s *sender) sendWait(ctx context.Context, o *outgoing) error {
+	o.settled = make(chan struct{})
+	if err := s.send(ctx, o); err != nil {
+		return err
+	}
+	<-o.settled
+	return nil
+}
+
+// publish is one asynchronous publish of o, retried through the outage
+// machine until its PubAck comes.
+func (s *sender) publish(ctx context.Context, o *outgoing) error {
 	if err := s.pace.wait(ctx); err != nil {
 		return err
 	}
-	if err := s.gate.waitUp(ctx); err != nil {
-		return err
+	if s.out.Down() || s.out.Err() != nil {
+		if _, err := s.out.Await(ctx, false); err != nil {
+			return err
+		}
 	}
 	select {
 	case s.sem <- struct{}{}:
@@ -185,11 +242,31 @@ func (s *sender) send(ctx context.Context, o *outgoing) error {
 	return nil
 }
 
-// close waits until every request sent has settled.
-func (s *sender) close() {
+// close commits the fast-ingest batch in flight, waits until every
+// request sent has settled, and stops the outage machine.
+func (s *sender) close(ctx context.Context) {
+	if s.fast != nil {
+		s.fast.flush(ctx, s.retry.AckTimeout)
+	}
 	close(s.pending)
 	<-s.done
-	s.gate.stop()
+	s.stop()
+}
+
+// answered records an answer from the server (a PubAck, or a refusal of
+// the message) to work started at start.
+func (s *sender) answered(start time.Time) {
+	s.lastSeen.Store(time.Now().UnixNano())
+	s.out.Succeed(start)
+}
+
+// unanswered records work started at start that got no answer.
+func (s *sender) unanswered(start time.Time, err error) {
+	if errors.Is(err, nats.ErrConnectionClosed) {
+		s.out.GiveUp(err)
+		return
+	}
+	s.out.Fail(dependency, err, start)
 }
 
 func (s *sender) collect(ctx context.Context) {
@@ -202,13 +279,13 @@ func (s *sender) collect(ctx context.Context) {
 		}
 		switch classify(o.err) {
 		case published, refused: // refused: the server answered, the message is at fault
-			s.gate.success(o.start)
+			s.answered(o.start)
 		case busy:
-			s.gate.success(o.start)
+			s.answered(o.start)
 			o.done = make(chan struct{})
 			go s.retryPublish(ctx, o)
 		default:
-			s.gate.failure(o.start, o.err)
+			s.unanswered(o.start, o.err)
 			o.done = make(chan struct{})
 			go s.retryPublish(ctx, o)
 		}
@@ -221,7 +298,7 @@ var errNoPubAck = errors.New("no PubAck: the server stopped answering")
 
 // await waits for o's PubAck until the first of: the PubAck or an error;
 // o's deadline (the JetStream context may have no async publish timeout);
-// StallTimeout without any PubAck seen; an outage that began after o went
+// StallTimeout without any answer seen; an outage that began after o went
 // out (a stream leader gone loses PubAcks without an error: waiting out
 // AckTimeout for each would cost the outage plus AckTimeout).
 func (s *sender) await(o *outgoing, timer *time.Timer) {
@@ -236,13 +313,13 @@ func (s *sender) await(o *outgoing, timer *time.Timer) {
 	}
 	deadline := o.start.Add(s.retry.AckTimeout)
 	for {
-		changed := s.gate.changes()
-		if s.gate.downSince(o.start) {
+		changed := s.out.Changes()
+		if s.out.Began(o.start) {
 			o.err = errNoPubAck
 			return
 		}
 		now := time.Now()
-		quiet := s.gate.lastSeenAt()
+		quiet := time.Unix(0, s.lastSeen.Load())
 		if quiet.Before(o.start) {
 			quiet = o.start
 		}
@@ -281,55 +358,70 @@ func (s *sender) settleInOrder() {
 		if o.err != nil {
 			o.err = fmt.Errorf("producer: publish %q: %w", o.id, o.err)
 		}
-		s.settle(o)
+		s.finish(o)
+		if s.fast != nil {
+			s.fast.recovering.Done() // every single publish of a batched run is a recovery
+		}
 	}
 }
 
-// retryPublish re-sends o through the gate until a PubAck arrives, the
-// message is refused for itself, ctx ends or the sender gives up.
+// retryPublish re-sends o until a PubAck arrives, the message is refused
+// for itself, ctx ends or the sender gives up.
 func (s *sender) retryPublish(ctx context.Context, o *outgoing) {
 	defer close(o.done)
-	for {
-		// A request the server said it was busy with waits a jittered Wait.
-		if classify(o.err) == busy && sleep(ctx, jitter(s.retry.Wait)) != nil {
-			o.err = fmt.Errorf("%w (retrying after %w)", ctx.Err(), o.err)
-			return
-		}
-		epoch, err := s.gate.await(ctx, true)
-		if err != nil {
-			if errors.Is(err, ErrUnavailable) {
-				o.err, o.gaveUp = err, true
-			} else {
-				o.err = fmt.Errorf("%w (retrying after %w)", err, o.err)
-			}
-			return
-		}
+	err := s.do(ctx, o.err, func(ctx context.Context) error {
 		o.retries++
+		ctx, cancel := context.WithTimeout(ctx, s.retry.AckTimeout)
+		defer cancel()
+		ack, err := s.js.PublishMsg(ctx, o.msg)
+		o.ack = ack
+		return err
+	})
+	o.err = err
+	o.gaveUp = errors.Is(err, ErrUnavailable)
+}
+
+// do runs op, after a first failure last (nil: none yet), until it
+// succeeds, fails for itself, ctx ends or the sender gives up: while the
+// server answers nothing, it waits for its turn of the outage machine
+// (one try per wait, Wait doubling to MaxWait); a try still under way
+// when the server goes down or comes back up is abandoned and tried
+// again; one the server was busy with waits a jittered Wait.
+func (s *sender) do(ctx context.Context, last error, op func(context.Context) error) error {
+	for {
+		if classify(last) == busy && sleep(ctx, jitter(s.retry.Wait)) != nil {
+			return fmt.Errorf("%w (retrying after %w)", ctx.Err(), last)
+		}
+		epoch, err := s.out.Await(ctx, last != nil)
+		if err != nil {
+			if last != nil && !errors.Is(err, ErrUnavailable) {
+				err = fmt.Errorf("%w (retrying after %w)", err, last)
+			}
+			return err
+		}
 		start := time.Now()
-		// The attempt is abandoned when the gate changes state: sent while
-		// up, its PubAck is presumed lost in the outage that began; a
-		// probe that hangs while another succeeded goes again at once.
-		actx, cancel := context.WithTimeout(ctx, s.retry.AckTimeout)
+		actx, cancel := context.WithCancel(ctx)
 		stop := context.AfterFunc(epoch, cancel)
-		ack, err := s.js.PublishMsg(actx, o.msg)
+		err = op(actx)
 		stop()
 		cancel()
-		o.ack, o.err = ack, err
-		if ctx.Err() != nil && err != nil {
-			return
+		if err != nil && ctx.Err() != nil {
+			return err
 		}
 		if err != nil && epoch.Err() != nil {
-			continue // superseded: through the gate again
+			last = err
+			continue // superseded: through the machine again
 		}
 		switch classify(err) {
 		case published, refused:
-			s.gate.success(start)
-			return
+			s.answered(start)
+			return err
 		case busy:
-			s.gate.success(start)
+			s.answered(start)
 		default:
-			s.gate.failure(start, err)
+			s.unanswered(start, err)
 		}
+		last = err
 	}
 }
 
@@ -378,240 +470,9 @@ func classify(err error) outcome {
 	return unanswered
 }
 
-// gate holds publishing back while the server answers no publish: down
-// at a failure, probing one retry per backoff interval, up at the first
-// success, giving up after RetryFor or when the connection is closed (the
-// package doc has the rules).
-type gate struct {
-	retry RetryOptions
-
-	lastOK   atomic.Int64 // UnixNano start of the latest-started success
-	lastSeen atomic.Int64 // UnixNano of the latest success seen
-	downAt   atomic.Int64 // UnixNano of the latest outage's start
-	isDown   atomic.Bool  // mirrors down, read without the lock
-	stopped  atomic.Bool  // mirrors err != nil
-
-	mu      sync.Mutex
-	down    bool
-	since   time.Time // when it went down
-	next    time.Time // the earliest next probe
-	wait    time.Duration
-	lastErr error
-	err     error         // set when it gave up
-	changed chan struct{} // closed and replaced on every change
-	// epoch ends when the gate goes down or up (or gives up): an attempt
-	// made before then is superseded (see retryPublish).
-	epoch    context.Context
-	endEpoch context.CancelFunc
-	timer    *time.Timer // wakes the waiters when the next probe is due
-
-	outages     int
-	probes      int
-	unavailable time.Duration // time spent down, finished outages
-}
-
-func newGate(retry RetryOptions) *gate {
-	g := &gate{retry: retry, wait: retry.Wait, changed: make(chan struct{})}
-	g.epoch, g.endEpoch = context.WithCancel(context.Background())
-	g.lastSeen.Store(time.Now().UnixNano())
-	return g
-}
-
-// changes returns a channel closed at the gate's next change.
-func (g *gate) changes() <-chan struct{} {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.changed
-}
-
-// downSince reports whether an outage began after start: a request sent
-// at start that still awaits its PubAck has presumably lost it.
-func (g *gate) downSince(start time.Time) bool {
-	return start.UnixNano() < g.downAt.Load()
-}
-
-func (g *gate) lastSeenAt() time.Time { return time.Unix(0, g.lastSeen.Load()) }
-
-// broadcast wakes every waiter; called with mu held.
-func (g *gate) broadcast() {
-	close(g.changed)
-	g.changed = make(chan struct{})
-}
-
-// flip ends the epoch and starts the next; called with mu held.
-func (g *gate) flip() {
-	g.endEpoch()
-	g.epoch, g.endEpoch = context.WithCancel(context.Background())
-}
-
 // jitter returns a delay between half and all of d.
 func jitter(d time.Duration) time.Duration {
 	return d/2 + rand.N(d/2+1)
-}
-
-// schedule sets the next probe d from now; called with mu held.
-func (g *gate) schedule(now time.Time, d time.Duration) {
-	d = jitter(d)
-	g.next = now.Add(d)
-	if g.timer == nil {
-		g.timer = time.AfterFunc(d, g.wake)
-	} else {
-		g.timer.Reset(d)
-	}
-}
-
-func (g *gate) wake() {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.broadcast()
-}
-
-// success records an answer (a PubAck, or a refusal of the message) to a
-// publish started at start.
-func (g *gate) success(start time.Time) {
-	g.lastSeen.Store(time.Now().UnixNano())
-	for t, ok := start.UnixNano(), g.lastOK.Load(); t > ok && !g.lastOK.CompareAndSwap(ok, t); ok = g.lastOK.Load() {
-	}
-	if !g.isDown.Load() {
-		return
-	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.down && g.err == nil {
-		g.down = false
-		g.flip()
-		g.isDown.Store(false)
-		g.unavailable += time.Since(g.since)
-		g.wait = g.retry.Wait
-		g.broadcast()
-	}
-}
-
-// failure records a publish started at start that failed with err.
-func (g *gate) failure(start time.Time, err error) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.lastErr = err
-	if g.err != nil {
-		return
-	}
-	now := time.Now()
-	switch {
-	case errors.Is(err, nats.ErrConnectionClosed):
-		g.giveUp(now, err)
-	case g.down:
-		if now.Sub(g.since) >= g.retry.RetryFor {
-			g.giveUp(now, err)
-		}
-	case start.UnixNano() < g.lastOK.Load():
-		// A publish sent later has succeeded: the server has answered since.
-	default:
-		g.down = true
-		g.flip()
-		g.isDown.Store(true)
-		g.since = now
-		g.downAt.Store(now.UnixNano())
-		g.outages++
-		g.broadcast()
-		g.wait = g.retry.Wait
-		if g.retry.RetryFor < 0 {
-			g.giveUp(now, err)
-			return
-		}
-		g.schedule(now, g.wait)
-	}
-}
-
-// giveUp stops the gate for good; called with mu held.
-func (g *gate) giveUp(now time.Time, last error) {
-	if g.down {
-		g.err = fmt.Errorf("%w (no publish succeeded for %v, the limit is %v; last error: %w)",
-			ErrUnavailable, now.Sub(g.since).Round(time.Millisecond), max(g.retry.RetryFor, 0), last)
-	} else {
-		g.err = fmt.Errorf("%w (%w)", ErrUnavailable, last)
-	}
-	g.stopped.Store(true)
-	g.flip()
-	g.broadcast()
-}
-
-// waitUp returns when the gate is up; new publishes do not probe.
-func (g *gate) waitUp(ctx context.Context) error {
-	if !g.isDown.Load() && !g.stopped.Load() {
-		return nil
-	}
-	_, err := g.await(ctx, false)
-	return err
-}
-
-// await returns when the caller may publish, with the epoch it entered
-// in: at once while up, else, for a retry (probe), when it is its turn to
-// probe; a new publish (waitUp) waits for the gate to come up. It fails
-// with ctx's error or, once the gate gave up, ErrUnavailable.
-func (g *gate) await(ctx context.Context, probe bool) (context.Context, error) {
-	for {
-		g.mu.Lock()
-		if g.err != nil {
-			g.mu.Unlock()
-			return nil, g.err
-		}
-		if !g.down {
-			epoch := g.epoch
-			g.mu.Unlock()
-			return epoch, nil
-		}
-		now := time.Now()
-		if probe && !now.Before(g.next) {
-			if now.Sub(g.since) >= g.retry.RetryFor {
-				g.giveUp(now, g.lastErr)
-				err := g.err
-				g.mu.Unlock()
-				return nil, err
-			}
-			g.probes++
-			g.wait = min(2*g.wait, g.retry.MaxWait)
-			g.schedule(now, g.wait)
-			epoch := g.epoch
-			g.mu.Unlock()
-			return epoch, nil
-		}
-		ch := g.changed
-		g.mu.Unlock()
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
-}
-
-// failed returns the error the gate gave up with, or nil.
-func (g *gate) failed() error {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.err
-}
-
-// outage reports how many times the gate went down, for how long in all
-// (until now for one not over) and how many probes went out.
-func (g *gate) outage() (outages int, down time.Duration, probes int) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	down = g.unavailable
-	if g.down {
-		down += time.Since(g.since)
-	}
-	return g.outages, down, g.probes
-}
-
-// stop releases the gate's timer and epoch.
-func (g *gate) stop() {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.timer != nil {
-		g.timer.Stop()
-	}
-	g.endEpoch()
 }
 
 // pacer spaces one goroutine's sends to at most rate a second (0: no limit).

@@ -138,7 +138,7 @@ func (t *tally) finish(start time.Time, snd *sender) Summary {
 	s := t.s
 	s.Elapsed = time.Since(start)
 	if snd != nil {
-		s.Outages, s.Unavailable, _ = snd.gate.outage()
+		s.Outages, s.Unavailable, _ = snd.outages()
 	}
 	return s
 }

@@ -53,7 +53,7 @@ type Status struct {
 }
 
 // ReadStatus reads the pipeline's status; what is not set up yet reads as
-// empty (the package doc).
+// empty (docs/cli.md, "producer status").
 func ReadStatus(ctx context.Context, js jetstream.JetStream, cfg topology.Config) (Status, error) {
 	cfg = cfg.WithDefaults()
 	st := Status{DeadLetters: -1}

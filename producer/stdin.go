@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"time"
 
 	"github.com/chunkstream/chunkstream/chunking/registry"
@@ -35,6 +36,8 @@ type StreamOptions struct {
 	OnSent     func(Sent)
 	OnProgress func(Stats)
 	OnBadLine  func(Failure)
+	// Logger receives the lines of an outage; nil discards them.
+	Logger *slog.Logger
 }
 
 // SendLines reads ingest requests as JSON lines (the wire contract's
@@ -47,7 +50,7 @@ func (p *Producer) SendLines(ctx context.Context, r io.Reader, o StreamOptions) 
 	t := &tally{progress: o.OnProgress, sent: o.OnSent}
 	var snd *sender
 	if !o.DryRun {
-		snd = newSender(ctx, p.js, p.opts.MaxPending, o.MaxPendingBytes, o.Rate, o.Retry, t.settle)
+		snd = newSender(ctx, p.js, p.opts.MaxPending, o.MaxPendingBytes, o.Rate, o.Retry, t.settle, o.Logger)
 	}
 	bf := &backfill{p: p, t: t, o: BackfillOptions{OnDryRun: o.OnDryRun}}
 	br := bufio.NewReaderSize(r, 1<<20)
@@ -71,7 +74,7 @@ func (p *Producer) SendLines(ctx context.Context, r io.Reader, o StreamOptions) 
 		}
 	}
 	if snd != nil {
-		snd.close()
+		snd.close(ctx)
 		if runErr == nil {
 			runErr = snd.failed()
 		}
@@ -130,7 +133,7 @@ func (p *Producer) sendLine(ctx context.Context, bf *backfill, snd *sender, o St
 			ID: req.ID, Content: req.Content, Format: req.Format, Chunker: req.Chunker, Options: req.Options,
 			Metadata: req.Metadata, Source: req.Source, Collection: req.Collection, Tenant: req.Tenant,
 		}
-		if r, msgID, err = p.Request(ctx, doc); err != nil {
+		if r, msgID, err = p.request(ctx, doc, snd); err != nil {
 			bad(req.ID, err)
 			return nil
 		}

@@ -38,7 +38,7 @@ const (
 )
 
 // outcome decides a from rec, the record of its document, by the rules of
-// the package doc (Status and waiting).
+// docs/cli.md ("Waiting for the workers").
 func (a Awaited) outcome(rec messages.DocRecord) awaitOutcome {
 	ours := rec.IngestSeq == a.Seq
 	if a.Batched {
@@ -109,7 +109,7 @@ type WaitOptions struct {
 }
 
 // Wait watches the document records of the awaited requests until each
-// is processed (done, dead-lettered or superseded: the package doc) or
+// is processed (done, dead-lettered or superseded: docs/cli.md) or
 // ctx ends; then the result lists the pending requests and the error
 // wraps ErrWaitTimeout and ctx's error. A missing bucket is waited for.
 func Wait(ctx context.Context, js jetstream.JetStream, sent []Awaited, o WaitOptions) (WaitResult, error) {

@@ -49,7 +49,11 @@ type Config struct {
 	ChunksDuplicateWindow time.Duration `env:"CHUNKSTREAM_CHUNKS_DUPLICATE_WINDOW" envDefault:"1h" help:"duplicate window of the chunks stream"`
 	ChunksMaxAge          time.Duration `env:"CHUNKSTREAM_CHUNKS_MAX_AGE" envDefault:"168h" help:"age limit of chunk records"`
 	AckWait               time.Duration `env:"CHUNKSTREAM_ACK_WAIT" envDefault:"30s" help:"time before an unacknowledged request is redelivered"`
-	// MaxDeliver: the worker dead-letters a request on its last delivery.
+	// MaxDeliver is the deliveries a request gets: the worker dead-letters
+	// it when the last fails, and, without processing it, when it comes
+	// after the last (its worker died on it). The consumer itself
+	// redelivers without limit (ConsumerConfig), so no request is left in
+	// INGEST undelivered.
 	MaxDeliver int `env:"CHUNKSTREAM_MAX_DELIVER" envDefault:"8" help:"deliveries before a failing request is dead-lettered"`
 	// SetupTimeout bounds Ensure, Objects, StreamForSubject and Retry.
 	SetupTimeout time.Duration `env:"CHUNKSTREAM_SETUP_TIMEOUT" envDefault:"2m" help:"longest wait at start for the streams, buckets and consumer (and Qdrant, with the qdrant sink)"`
@@ -180,8 +184,8 @@ func validSubject(s string, wild bool) bool {
 
 // IngestStreamConfig returns the ingest stream's configuration: file
 // storage, WorkQueue retention (a request leaves the stream when acked or
-// terminated), the duplicate window, direct gets (the max-deliveries
-// advisory handler reads requests by sequence) and fast-ingest batches
+// terminated), the duplicate window, direct gets (a request read by
+// sequence, from any replica) and fast-ingest batches
 // (allow_batched: producers' backfills publish through them).
 func (c *Config) IngestStreamConfig() jetstream.StreamConfig {
 	return jetstream.StreamConfig{
@@ -230,7 +234,10 @@ func (c *Config) DLQStreamConfig() jetstream.StreamConfig {
 	}
 }
 
-// ConsumerConfig returns the durable pull consumer's configuration.
+// ConsumerConfig returns the durable pull consumer's configuration. Its
+// MaxDeliver is unlimited (-1): the worker keeps Config.MaxDeliver, since
+// a request the server stops delivering stays in the work queue with
+// nothing to tell that it is there.
 func (c *Config) ConsumerConfig() jetstream.ConsumerConfig {
 	return jetstream.ConsumerConfig{
 		Durable:       c.Consumer,
@@ -238,7 +245,7 @@ func (c *Config) ConsumerConfig() jetstream.ConsumerConfig {
 		DeliverPolicy: jetstream.DeliverAllPolicy,
 		AckPolicy:     jetstream.AckExplicitPolicy,
 		AckWait:       c.AckWait,
-		MaxDeliver:    c.MaxDeliver,
+		MaxDeliver:    -1,
 		MaxAckPending: maxAckPending,
 		Replicas:      c.Replicas,
 	}

@@ -82,7 +82,7 @@ func TestBuilders(t *testing.T) {
 		t.Errorf("DLQStreamConfig() = %+v, want subjects [dead.>]", got)
 	}
 	if got := c.ConsumerConfig(); got.Durable != "chunkers" || got.AckPolicy != jetstream.AckExplicitPolicy ||
-		got.AckWait != 30*time.Second || got.MaxDeliver != 8 || got.MaxAckPending != 10000 || got.Replicas != 3 {
+		got.AckWait != 30*time.Second || got.MaxDeliver != -1 || got.MaxAckPending != 10000 || got.Replicas != 3 {
 		t.Errorf("ConsumerConfig() = %+v", got)
 	}
 	if got := c.DocsBucketConfig(); got.Bucket != "CHUNKSTREAM_DOCS" || got.History != 1 || got.Replicas != 3 {

@@ -88,6 +88,40 @@ func TestEnsureCreatesThenChangesNothing(t *testing.T) {
 	}
 }
 
+// TestEnsureLiftsMaxDeliver: a consumer an earlier version created with
+// a delivery limit (max_deliver 8) is updated to redeliver without one
+// (the workers keep the limit: docs/design.md, "Delivery semantics"),
+// its other settings and its place in the stream kept.
+func TestEnsureLiftsMaxDeliver(t *testing.T) {
+	s := jstest.Start(t, t.TempDir(), -1)
+	nc, js := jstest.Connect(t, s.ClientURL())
+	ctx := context.Background()
+	cfg := testConfig()
+	if _, err := topology.Ensure(ctx, js, cfg); err != nil {
+		t.Fatal(err)
+	}
+	old := cfg.ConsumerConfig()
+	old.MaxDeliver = 8
+	if _, err := js.UpdateConsumer(ctx, cfg.IngestStream, old); err != nil {
+		t.Fatal(err)
+	}
+	writes := jstest.WatchAPIWrites(t, nc)
+	if _, err := topology.Ensure(ctx, js, cfg); err != nil {
+		t.Fatal(err)
+	}
+	// nats.go updates a consumer with the create request (action update).
+	if got := writes(); len(got) != 1 || got[0] != "$JS.API.CONSUMER.CREATE."+cfg.IngestStream+"."+cfg.Consumer {
+		t.Errorf("Ensure over a consumer with max_deliver 8 wrote %q, want one write of the consumer", got)
+	}
+	c, err := js.Consumer(ctx, cfg.IngestStream, cfg.Consumer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.CachedInfo().Config; got.MaxDeliver != -1 || got.AckWait != cfg.AckWait {
+		t.Errorf("consumer after Ensure: max_deliver %d, ack wait %v; want -1 and %v", got.MaxDeliver, got.AckWait, cfg.AckWait)
+	}
+}
+
 // TestEnsureFailsAtOnceOnRefusal: a setting the server refuses for good
 // (three replicas on a single server) is reported at once, not retried
 // until the set-up timeout.

@@ -14,11 +14,11 @@ import (
 // budget (MaxChunkTime, MaxChunksPerDoc) to chunk.
 var errTooComplex = errors.New("too complex")
 
-// chunkWithin runs ch over doc within the per-document budgets (doc.go)
+// chunkWithin runs ch over doc within the per-document budgets (docs/operations.md, "Budgets per document")
 // and returns its chunks. Over a budget, the error wraps errTooComplex;
 // when ctx (the worker's) ends first, it wraps ctx's error.
-func (w *Worker) chunkWithin(ctx context.Context, ch chunking.Chunker, doc chunking.Document) ([]chunking.Chunk, []chunking.Warning, error) {
-	budget, limit := w.cfg.MaxChunkTime, w.cfg.MaxChunksPerDoc
+func (p *processor) chunkWithin(ctx context.Context, ch chunking.Chunker, doc chunking.Document) ([]chunking.Chunk, []chunking.Warning, error) {
+	budget, limit := p.cfg.MaxChunkTime, p.cfg.MaxChunksPerDoc
 	cctx, cancel := ctx, context.CancelFunc(func() {})
 	if budget > 0 {
 		cctx, cancel = context.WithTimeout(ctx, budget)
@@ -68,18 +68,18 @@ func roundDuration(d time.Duration) time.Duration {
 }
 
 // checkChunkSize refuses a size option the request itself sets below the
-// worker's bound in its unit (doc.go, "Per-document budgets"), with an
+// worker's bound in its unit (docs/operations.md, "Budgets per document"), with an
 // error wrapping chunking.ErrInvalidOptions.
-func (w *Worker) checkChunkSize(c registry.Choice) error {
+func (p *processor) checkChunkSize(c registry.Choice) error {
 	if !c.SizeSet {
 		return nil
 	}
-	bound, setting := w.cfg.MinChunkChars, "CHUNKSTREAM_MIN_CHUNK_CHARS"
+	bound, setting := p.cfg.MinChunkChars, "CHUNKSTREAM_MIN_CHUNK_CHARS"
 	switch c.Unit {
 	case registry.Words:
-		bound, setting = w.cfg.MinChunkWords, "CHUNKSTREAM_MIN_CHUNK_WORDS"
+		bound, setting = p.cfg.MinChunkWords, "CHUNKSTREAM_MIN_CHUNK_WORDS"
 	case registry.Tokens:
-		bound, setting = w.cfg.MinChunkTokens, "CHUNKSTREAM_MIN_CHUNK_TOKENS"
+		bound, setting = p.cfg.MinChunkTokens, "CHUNKSTREAM_MIN_CHUNK_TOKENS"
 	}
 	if c.Size >= bound {
 		return nil

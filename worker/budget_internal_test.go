@@ -103,7 +103,7 @@ func TestChunkWithin(t *testing.T) {
 					time.AfterFunc(time.Second, cancel)
 				}
 				yields = 0
-				out, _, err := w.chunkWithin(ctx, c.ch, chunking.Document{Path: "d.md", Content: []byte("hello, world")})
+				out, _, err := w.proc.chunkWithin(ctx, c.ch, chunking.Document{Path: "d.md", Content: []byte("hello, world")})
 				if c.yields > 0 && yields != c.yields {
 					t.Errorf("the chunker handed out %d chunks, want %d (stopped at the first one over)", yields, c.yields)
 				}
@@ -164,14 +164,14 @@ func TestCheckChunkSize(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			w := testWorker()
 			w.cfg.MinChunkChars = c.chars
-			choice, err := w.resolver().Choose(registry.Request{ID: "a.md", Chunker: c.chunker, Options: c.opts})
+			choice, err := w.fleet.resolver().Choose(registry.Request{ID: "a.md", Chunker: c.chunker, Options: c.opts})
 			if c.chunker == "email" {
-				choice, err = w.resolver().Choose(registry.Request{ID: "a.mbox", Chunker: c.chunker, Options: c.opts})
+				choice, err = w.fleet.resolver().Choose(registry.Request{ID: "a.mbox", Chunker: c.chunker, Options: c.opts})
 			}
 			if err != nil {
 				t.Fatal(err)
 			}
-			err = w.checkChunkSize(choice)
+			err = w.proc.checkChunkSize(choice)
 			if c.want == "" {
 				if err != nil {
 					t.Errorf("checkChunkSize = %v, want nil", err)

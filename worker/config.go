@@ -42,25 +42,25 @@ type Config struct {
 	// publishes: "msgpack" or "json" (readable with the nats CLI).
 	RecordFormat string `env:"CHUNKSTREAM_RECORD_FORMAT" envDefault:"msgpack" help:"encoding of chunk records: msgpack or json"`
 	// SinkProbeBase and SinkProbeMax bound the wait between probes of a
-	// dependency that is down (doc.go, "Sink outages").
+	// dependency that is down (docs/operations.md, "When the sink is down").
 	SinkProbeBase time.Duration `env:"CHUNKSTREAM_SINK_PROBE_BASE" envDefault:"1s" help:"first wait before probing a sink that is down"`
 	SinkProbeMax  time.Duration `env:"CHUNKSTREAM_SINK_PROBE_MAX" envDefault:"5s" help:"longest wait between probes of a sink that is down"`
-	// MaxChunkTime is the time one document may take to chunk (doc.go,
-	// "Per-document budgets"). 0 means no limit.
+	// MaxChunkTime is the time one document may take to chunk (docs/operations.md,
+	// "Budgets per document"). 0 means no limit.
 	MaxChunkTime time.Duration `env:"CHUNKSTREAM_MAX_CHUNK_TIME" envDefault:"60s" help:"longest time one document may take to chunk; longer is dead-lettered too_complex (0: no limit)"`
 	// MaxChunksPerDoc is the largest number of chunks one document may
-	// give (doc.go, "Per-document budgets"). 0 means no limit.
+	// give (docs/operations.md, "Budgets per document"). 0 means no limit.
 	MaxChunksPerDoc int `env:"CHUNKSTREAM_MAX_CHUNKS_PER_DOC" envDefault:"100000" help:"most chunks one document may give; more is dead-lettered too_complex (0: no limit)"`
 	// MinChunkChars, MinChunkWords and MinChunkTokens are the smallest
 	// chunk size a request may ask for, in the unit its chunker's size
-	// option counts (doc.go, "Per-document budgets"). 0 means no bound.
+	// option counts (docs/operations.md, "Budgets per document"). 0 means no bound.
 	MinChunkChars  int `env:"CHUNKSTREAM_MIN_CHUNK_CHARS" envDefault:"32" help:"smallest chunk size in characters a request may ask for: max_char (markdown, html, code), max_chars (email) (0: no bound)"`
 	MinChunkWords  int `env:"CHUNKSTREAM_MIN_CHUNK_WORDS" envDefault:"8" help:"smallest chunk size in words a request may ask for: max_chunk_size (twostep) (0: no bound)"`
 	MinChunkTokens int `env:"CHUNKSTREAM_MIN_CHUNK_TOKENS" envDefault:"8" help:"smallest chunk size in tokens a request may ask for, with a tokenizer (0: no bound)"`
 	// Chunker is the worker's own chunker of requests that name none, for
 	// the formats it reads; empty means each format's default. With
 	// ChunkerOptions it is the fleet's default only when it is the first
-	// worker's (doc.go, "One fleet, one resolution").
+	// worker's (docs/design.md, "One fleet, one resolution").
 	Chunker string `env:"CHUNKSTREAM_CHUNKER" envDefault:"markdown" help:"this worker's own default chunker of requests that name none (the fleet's, set by the first worker, apply)"`
 	// ChunkerOptions are options of Chunker beneath a request's own:
 	// request > these > the chunker's defaults.

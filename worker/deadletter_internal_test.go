@@ -27,15 +27,15 @@ type nopSink struct{}
 func (nopSink) Write(context.Context, Doc, []Chunk) error { return nil }
 
 // TestDeadLetterWrittenTwiceStoredOnce: the worker dead-letters a request
-// (its Term is lost) and the max-deliveries advisory handler dead-letters
-// the same INGEST message: the DLQ stores one dead letter, the worker's,
-// and the record keeps the worker's failure; in the other order, the
-// advisory handler's.
+// (its Term is lost) and a delivery past the last one dead-letters the
+// same INGEST message: the DLQ stores one dead letter, the first, and the
+// record keeps the first failure; in the other order, the later
+// delivery's.
 func TestDeadLetterWrittenTwiceStoredOnce(t *testing.T) {
 	for _, advisoryFirst := range []bool{false, true} {
 		name := "worker first"
 		if advisoryFirst {
-			name = "advisory first"
+			name = "past the last delivery first"
 		}
 		t.Run(name, func(t *testing.T) {
 			ns := jstest.Start(t, t.TempDir(), -1)
@@ -87,13 +87,15 @@ func TestDeadLetterWrittenTwiceStoredOnce(t *testing.T) {
 				}
 			}
 			advisory := func() {
-				if err := w.exhausted(ctx, ack.Sequence, 8, false); err != nil {
-					t.Fatal(err)
+				res := Result{Subject: msg.Subject(), StreamSeq: ack.Sequence, Delivery: uint64(cfg.MaxDeliver) + 1}
+				v := verdict{err: fault.WithCause(fault.CauseMaxDeliveries, errors.New("delivered 8 times without an ack"))}
+				if out := w.settle(ctx, &task{msg: msg}, res, v).Outcome; out != OutcomeExhausted {
+					t.Fatalf("outcome past the last delivery %s, want exhausted", out)
 				}
 			}
 			want := fault.CauseUnknownOption
 			if advisoryFirst {
-				// The advisory handler deletes the request; the worker's
+				// The delivery past the last one comes first; the worker's
 				// write comes after, as from a worker that held it.
 				advisory()
 				settleAsWorker()
@@ -121,7 +123,7 @@ func TestDeadLetterWrittenTwiceStoredOnce(t *testing.T) {
 			if err != nil || dl.Cause != want || dl.StreamSeq != ack.Sequence {
 				t.Errorf("dead letter = %+v, %v; want cause %s", dl, err, want)
 			}
-			rec, _, ok, err := w.records.Get(ctx, "twice.md")
+			rec, _, ok, err := w.proc.records.Get(ctx, "twice.md")
 			if err != nil || !ok || rec.State != messages.StateDeadLettered || rec.LastFailure.Cause != want {
 				t.Errorf("record = %+v, %v, %v; want dead_lettered with cause %s", rec, ok, err, want)
 			}

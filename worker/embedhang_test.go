@@ -175,12 +175,15 @@ type stallSink struct {
 	inner   worker.Sink
 	down    atomic.Bool
 	release chan struct{}
+	stalled atomic.Int32 // writes waiting for release
 }
 
 func (s *stallSink) Write(ctx context.Context, doc worker.Doc, chunks []worker.Chunk) error {
 	if s.down.Load() {
 		return fault.Unavailable("test", errors.New("test sink: connection refused"))
 	}
+	s.stalled.Add(1)
+	defer s.stalled.Add(-1)
 	select {
 	case <-s.release:
 	case <-ctx.Done():
@@ -196,10 +199,10 @@ func (s *stallSink) Probe(context.Context, string) error {
 	return nil
 }
 
-// TestResumeIntoStallKeepsHeldAlive: worker A resumes after an outage
-// with more held deliveries than its processor and queue take, and the
-// processor stalls on its first write for longer than AckWait, while
-// worker B pulls. The deliveries still waiting for A's processor keep
+// TestResumeIntoStallKeepsHeldAlive: worker A ends an outage with more
+// held deliveries than its processor and queue take, and the processor
+// stalls on its first write (the outage's trial) for longer than
+// AckWait, while worker B pulls. The deliveries still waiting for A's processor keep
 // their in-progress acks: none is redelivered to B, and each is acked on
 // its first delivery.
 func TestResumeIntoStallKeepsHeldAlive(t *testing.T) {
@@ -217,7 +220,7 @@ func TestResumeIntoStallKeepsHeldAlive(t *testing.T) {
 	testutil.WaitFor(t, time.Minute, "every request held", func() bool { return metricValue(t, w.Metrics().Held) == float64(len(docs)) })
 	_, resB, _ := e.startWorker(worker.Options{})
 	sink.down.Store(false)
-	testutil.WaitFor(t, time.Minute, "resumed", w.Ready)
+	testutil.WaitFor(t, time.Minute, "the first write after the outage stalled", func() bool { return sink.stalled.Load() > 0 })
 	// The stall lasts twice AckWait (the test's input): the deliveries
 	// behind the stalled one must be kept alive meanwhile.
 	for end := time.Now().Add(2 * cfg.AckWait); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {

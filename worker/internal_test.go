@@ -63,12 +63,14 @@ func testWorker() *Worker {
 	if err != nil {
 		panic(err)
 	}
-	w := &Worker{cfg: cfg, log: log, m: m, own: chunkers,
+	w := &Worker{cfg: cfg, log: log, m: m}
+	w.out = w.newOutage(nopSink{})
+	w.fleet = &fleet{log: log, cfg: &w.cfg, out: w.out, own: chunkers}
+	w.fleet.chunkers.Store(chunkers)
+	w.pull = &puller{cfg: &w.cfg, log: log, m: m, out: w.out, waiting: map[*task]struct{}{}}
+	w.proc = &processor{cfg: &w.cfg, log: log, m: m, fleet: w.fleet, tracer: tracing.Tracer(nil),
 		backoff:  Backoff{Base: time.Second, Max: 8 * time.Second, Rand: func() float64 { return 0.5 }},
-		out:      newOutageState(log, m),
-		tracer:   tracing.Tracer(nil),
 		ackSlots: make(chan struct{}, maxAckConfirmations)}
-	w.chunkers.Store(chunkers)
 	return w
 }
 
@@ -81,7 +83,7 @@ func TestHeartbeat(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		start := time.Now()
-		go func() { w.heartbeat(ctx, msg); close(done) }()
+		go func() { w.proc.heartbeat(ctx, msg); close(done) }()
 		time.Sleep(10*time.Second + time.Millisecond)
 		cancel()
 		<-done
@@ -120,7 +122,7 @@ func TestSettleRetries(t *testing.T) {
 	}
 	msg := &fakeMsg{}
 	out := w.settle(context.Background(), &task{msg: msg}, Result{Delivery: 5}, verdict{outcome: OutcomeAcked}).Outcome
-	w.acks.Wait()
+	w.proc.acks.Wait()
 	if out != OutcomeAcked || msg.acks != 1 {
 		t.Errorf("success: outcome %s, acks %d", out, msg.acks)
 	}
@@ -176,7 +178,7 @@ func TestAckNeverBlocksAProcessor(t *testing.T) {
 					t.Errorf("ack %d sent unconfirmed = %v, want %v", i, m.acks == 1, want)
 				}
 			}
-			w.acks.Wait()
+			w.proc.acks.Wait()
 			if d := time.Since(start); d != tc.confirmWait {
 				t.Errorf("AckWait %v: confirmations given up after %v, want %v", tc.ackWait, d, tc.confirmWait)
 			}

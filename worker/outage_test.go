@@ -175,6 +175,124 @@ func TestSinkOutageHoldsDeliveries(t *testing.T) {
 	}
 }
 
+// fakeProbeSink fails every write as an outage of "test" while down is
+// set, but its probe always passes: a dependency that answers probes and
+// fails real work. It counts the writes made while down.
+type fakeProbeSink struct {
+	inner        worker.Sink
+	down         atomic.Bool
+	writesWhile  atomic.Int64
+	writing, max atomic.Int64
+}
+
+func (s *fakeProbeSink) Write(ctx context.Context, doc worker.Doc, chunks []worker.Chunk) error {
+	if s.down.Load() {
+		n := s.writing.Add(1)
+		defer s.writing.Add(-1)
+		for m := s.max.Load(); n > m && !s.max.CompareAndSwap(m, n); m = s.max.Load() {
+		}
+		s.writesWhile.Add(1)
+		time.Sleep(20 * time.Millisecond) // a write that hangs until its time-out
+		return fault.Unavailable("test", errors.New("test sink: write timed out"))
+	}
+	return s.inner.Write(ctx, doc, chunks)
+}
+
+func (s *fakeProbeSink) Probe(context.Context, string) error { return nil }
+
+// TestTrialKeepsOutage: the sink's probe passes but every write fails as
+// an outage. After the first failures the worker does not resume on the
+// passing probe: it lets one held request through at a time (the trial),
+// which fails, and the outage goes on with one "sink down" line; once a
+// trial is written it resumes with one "sink up again" line, and every
+// request is acked on its first delivery.
+func TestTrialKeepsOutage(t *testing.T) {
+	cfg := outageConfig()
+	cfg.MaxDeliver = 8 // trials rotate over the held requests: none is tried that often
+	e := newEnv(t, cfg)
+	docs := markdownDocs(6)
+	for id, c := range docs {
+		e.publish("ingest.docs", messages.IngestRequest{V: 1, ID: id, Content: c}, "")
+	}
+	sink := &fakeProbeSink{inner: subjectsink.New(e.js, cfg.ChunksPrefix, 16)}
+	sink.down.Store(true)
+	logs := &logCounter{}
+	w, res, _ := e.startWorker(worker.Options{Sink: sink, Logger: slog.New(logs)})
+	testutil.WaitFor(t, time.Minute, "the outage noticed", func() bool { return logs.count("sink down") == 1 })
+	trialsFrom := sink.writesWhile.Load()
+	sink.max.Store(0)
+	testutil.WaitFor(t, time.Minute, "five trials", func() bool { return sink.writesWhile.Load() >= trialsFrom+5 })
+	if w.Ready() {
+		t.Error("ready while every write fails")
+	}
+	if n := sink.max.Load(); n != 1 {
+		t.Errorf("%d writes at once during the trials, want one at a time", n)
+	}
+	if down, up := logs.count("sink down"), logs.count("sink up again"); down != 1 || up != 0 {
+		t.Errorf("%d 'sink down' and %d 'sink up again' lines during the outage, want one and none", down, up)
+	}
+	sink.down.Store(false)
+	testutil.WaitFor(t, time.Minute, "every request acked", func() bool { return len(res.finals()) == len(docs) })
+	for seq, r := range res.finals() {
+		if r.Outcome != worker.OutcomeAcked || r.Delivery != 1 {
+			t.Errorf("seq %d: %s on delivery %d, want acked on the first", seq, r.Outcome, r.Delivery)
+		}
+	}
+	testutil.WaitFor(t, time.Minute, "ready again", w.Ready)
+	if down, up := logs.count("sink down"), logs.count("sink up again"); down != 1 || up != 1 {
+		t.Errorf("%d 'sink down' and %d 'sink up again' lines, want one each", down, up)
+	}
+	checkComplete(t, e.records(), docs)
+}
+
+// TestRecordsBucketRecreated: the bucket of document records is deleted
+// under a running worker. The worker pauses at its first record write
+// that fails, its probe creates the bucket again and says so by name, and
+// it resumes by itself: every request is acked, none dead-lettered, and
+// the fleet's chunker defaults are written again.
+func TestRecordsBucketRecreated(t *testing.T) {
+	cfg := outageConfig()
+	e := newEnv(t, cfg)
+	logs := &logCounter{}
+	w, res, _ := e.startWorker(worker.Options{Logger: slog.New(logs)})
+	first := markdownDocs(3)
+	for id, c := range first {
+		e.publish("ingest.docs", messages.IngestRequest{V: 1, ID: id, Content: c}, "")
+	}
+	testutil.WaitFor(t, time.Minute, "the first requests acked", func() bool { return len(res.finals()) == len(first) })
+	ctx := context.Background()
+	if err := e.js.DeleteKeyValue(ctx, cfg.DocsBucket); err != nil {
+		t.Fatal(err)
+	}
+	more := map[string][]byte{}
+	for id, c := range markdownDocs(8) {
+		if _, ok := first[id]; !ok {
+			more["more/"+id] = c
+			e.publish("ingest.docs", messages.IngestRequest{V: 1, ID: "more/" + id, Content: c}, "")
+		}
+	}
+	testutil.WaitFor(t, time.Minute, "every request acked", func() bool { return len(res.finals()) == len(first)+len(more) })
+	for seq, r := range res.finals() {
+		if r.Outcome != worker.OutcomeAcked {
+			t.Errorf("seq %d: %s (%v), want acked", seq, r.Outcome, r.Err)
+		}
+	}
+	if n := logs.count("records bucket KV_" + cfg.DocsBucket + " is gone: recreating it"); n != 1 {
+		t.Errorf("%d lines naming the bucket gone, want 1", n)
+	}
+	kv, err := e.js.KeyValue(ctx, cfg.DocsBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Get(ctx, messages.ChunkerDefaultsKey); err != nil {
+		t.Errorf("the fleet's chunker defaults after the bucket came back: %v", err)
+	}
+	testutil.WaitFor(t, time.Minute, "ready again", w.Ready)
+	if n := len(e.streamMsgs(cfg.DLQStream)); n != 0 {
+		t.Errorf("%d dead letters, want 0", n)
+	}
+}
+
 // TestOutageThatIsTheMessage: a request whose write always fails as an
 // outage while the probe passes is tried MaxDeliver times per delivery,
 // then NAKed as an ordinary failure, and ends as an exhausted dead letter;

@@ -15,13 +15,13 @@ import (
 func (w *Worker) present(ctx context.Context, ready bool) {
 	host, _ := os.Hostname()
 	p := messages.WorkerPresence{ID: w.id, Host: host, Started: w.started, Seen: time.Now().UTC(),
-		Ready: ready, InFlight: int(w.inFlight.Load()), OwnDefaults: w.ownDefaultsShown()}
-	if n := w.lastPull.Load(); n != 0 {
+		Ready: ready, InFlight: int(w.proc.inFlight.Load()), OwnDefaults: w.fleet.ownShown()}
+	if n := w.pull.lastPull.Load(); n != 0 {
 		p.LastPull = time.Unix(0, n).UTC()
 	}
-	w.heldMu.Lock()
-	p.Held = len(w.held)
-	w.heldMu.Unlock()
+	w.pull.mu.Lock()
+	p.Held = len(w.pull.held)
+	w.pull.mu.Unlock()
 	val, err := messages.EncodeWorkerPresence(p)
 	if err == nil {
 		_, err = w.top.Docs.Put(ctx, messages.WorkerKey(w.id), val)

@@ -5,6 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
 	"unicode/utf8"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -17,6 +21,105 @@ import (
 	"github.com/chunkstream/chunkstream/internal/tracing"
 	"github.com/chunkstream/chunkstream/messages"
 )
+
+// processor runs the five steps of docs/design.md ("Processing one
+// version") for each delivery, and acks and dead-letters (act.go).
+type processor struct {
+	cfg      *Config
+	log      *slog.Logger
+	m        *Metrics
+	js       jetstream.JetStream
+	sink     Sink // decorated with SinkMetrics
+	raw      Sink
+	records  *KVRecords
+	fleet    *fleet // resolves requests with the fleet's chunker defaults
+	backoff  Backoff
+	tracer   trace.Tracer
+	objMu    sync.Mutex
+	objects  map[string]jetstream.ObjectStore
+	acks     sync.WaitGroup // ack confirmations awaited in the background
+	ackSlots chan struct{}
+	inFlight atomic.Int64
+}
+
+// handle processes one delivery and settles it.
+func (w *Worker) handle(ctx context.Context, t *task) Result {
+	start := time.Now()
+	t.start = start
+	w.m.InFlight.Inc()
+	w.proc.inFlight.Add(1)
+	defer func() {
+		w.m.InFlight.Dec()
+		w.proc.inFlight.Add(-1)
+	}()
+	msg := t.msg
+	meta, err := msg.Metadata()
+	if err != nil {
+		// Not a JetStream message: nothing to ack or redeliver.
+		w.log.Error("message without JetStream metadata", "subject", msg.Subject(), "err", err)
+		return Result{Outcome: OutcomeAbandoned}
+	}
+	if meta.NumDelivered > 1 && t.tries == 0 {
+		w.m.Redeliveries.Inc()
+	}
+	ctx, span := w.proc.startDelivery(ctx, t, meta.Sequence.Stream, meta.NumDelivered)
+	hbCtx, stopHB := context.WithCancel(ctx)
+	hbDone := make(chan struct{})
+	go func() {
+		defer close(hbDone)
+		w.proc.heartbeat(hbCtx, msg)
+	}()
+	d := delivery{n: meta.NumDelivered, max: w.cfg.MaxDeliver, tries: t.tries}
+	v := w.proc.process(ctx, msg, meta.Sequence.Stream, d)
+	stopHB()
+	<-hbDone
+
+	res := Result{Subject: msg.Subject(), StreamSeq: meta.Sequence.Stream, IngestSeq: v.seq, Delivery: meta.NumDelivered,
+		Err: v.err, Chunks: v.chunks, Bytes: v.bytes}
+	if v.req != nil {
+		res.DocID = v.req.ID
+	}
+	res = w.settle(ctx, t, res, v)
+	endDelivery(span, res)
+	elapsed := time.Since(start)
+	w.m.Messages.WithLabelValues(string(res.Outcome)).Inc()
+	w.m.Latency.WithLabelValues(string(res.Outcome)).Observe(elapsed.Seconds())
+	attrs := []any{"doc_id", res.DocID, "subject", res.Subject, "stream_seq", res.StreamSeq,
+		"num_delivered", res.Delivery, "outcome", res.Outcome, "chunks", res.Chunks, "bytes", res.Bytes,
+		"duration", elapsed}
+	switch {
+	case res.Err == nil:
+		w.log.DebugContext(ctx, "processed", attrs...)
+	case res.Outcome == OutcomePaused:
+		// The outage itself is logged once (sink down / up again).
+		w.log.DebugContext(ctx, "held: sink unavailable", append(attrs, "cause", res.Cause, "err", res.Err)...)
+	case res.Outcome == OutcomeRetried || res.Outcome == OutcomeAbandoned:
+		w.log.WarnContext(ctx, "processing failed, will retry", append(attrs, "cause", res.Cause, "err", res.Err)...)
+	default:
+		w.log.ErrorContext(ctx, "dead-lettered", append(attrs, "cause", res.Cause, "err", res.Err)...)
+	}
+	if w.onResult != nil {
+		w.onResult(res)
+	}
+	return res
+}
+
+// heartbeat sends in-progress acks every AckWait/3 until ctx ends, so the
+// server never redelivers a message a live worker is still on.
+func (p *processor) heartbeat(ctx context.Context, msg jetstream.Msg) {
+	t := time.NewTicker(p.cfg.AckWait / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := msg.InProgress(); err != nil {
+				p.log.Warn("in-progress ack failed", "subject", msg.Subject(), "err", err)
+			}
+		}
+	}
+}
 
 // verdict is what processing one delivery found, for settle to act on:
 // the outcome of a request to ack (err nil), or the error to retry or
@@ -31,6 +134,9 @@ type verdict struct {
 	seq           uint64
 	chunks, bytes int
 	warnings      []chunking.Warning
+	// deadLetter is why the dead letter, or its record, could not be
+	// stored, once settling tried (act).
+	deadLetter error
 }
 
 // permanent tags err with cause and marks it permanent.
@@ -38,19 +144,32 @@ func permanent(cause fault.Cause, err error) error {
 	return fault.Permanent(fault.WithCause(cause, err))
 }
 
-// process runs steps 1–5 of the processing procedure for one delivery of
-// the request stored at streamSeq, delivered for the delivery-th time.
-func (w *Worker) process(ctx context.Context, msg jetstream.Msg, streamSeq, delivery uint64) (v verdict) {
-	if v = w.decode(ctx, msg, streamSeq); v.err != nil {
+// process runs steps 1–5 of the processing procedure for delivery d of
+// the request stored at streamSeq. A delivery past the last one a
+// request gets is not processed: its record alone tells whether an
+// earlier delivery finished it (docs/design.md, "Delivery semantics").
+func (p *processor) process(ctx context.Context, msg jetstream.Msg, streamSeq uint64, d delivery) (v verdict) {
+	if v = p.decode(ctx, msg, streamSeq); v.err != nil {
 		return v
 	}
 	req := *v.req
 	doc := Doc{ID: req.ID, Seq: v.seq, Op: OpUpsert, Subject: msg.Subject(), Collection: req.Collection, Tenant: req.Tenant}
-	var content []byte
 	if req.IsDelete() {
 		doc.Op = OpDelete
-	} else {
-		if content, v.err = w.load(ctx, &req); v.err != nil {
+	}
+	if d.past() {
+		found, _, _, err := p.records.Get(ctx, doc.RecordID())
+		if err != nil {
+			v.err = fault.WithCause(fault.CauseRecords, err)
+		} else if v.outcome, v.err = p.finished(ctx, doc, found, true); v.err == nil && v.outcome == "" {
+			v.err = fault.WithCause(fault.CauseMaxDeliveries, fmt.Errorf("delivered %d times without an ack (CHUNKSTREAM_MAX_DELIVER is %d): "+
+				"its worker stopped or died on the last delivery; not processed again", d.n-1, d.max))
+		}
+		return v
+	}
+	var content []byte
+	if doc.Op == OpUpsert {
+		if content, v.err = p.load(ctx, &req); v.err != nil {
 			return v
 		}
 		doc.Version = messages.ContentVersion(content)
@@ -58,37 +177,25 @@ func (w *Worker) process(ctx context.Context, msg jetstream.Msg, streamSeq, deli
 	}
 
 	// Step 1; a first delivery of a new version (not a replay) tries to
-	// create the record first (doc.go).
+	// create the record first (docs/design.md, "Each record operation
+	// earns its place"), and tells the sink so (Doc.First).
 	rec := messages.DocRecord{IngestSeq: doc.Seq, DocVersion: doc.Version, Op: doc.Op, Subject: doc.Subject, TraceID: traceID(ctx)}
-	sctx, span := w.step(ctx, SpanRecordStart)
-	st, err := w.records.start(sctx, doc.RecordID(), rec, delivery == 1 && doc.Seq == streamSeq)
+	sctx, span := p.step(ctx, SpanRecordStart)
+	st, err := p.records.start(sctx, doc.RecordID(), rec, d.n == 1 && doc.Seq == streamSeq)
 	endStep(span, err)
 	if err != nil {
 		v.err = fault.WithCause(fault.CauseRecords, err)
 		return v
 	}
 	doc.First = st.first
-	switch {
-	case st.found.IngestSeq > doc.Seq:
-		// A redelivery of an overtaken version may have written before
-		// its worker died: the sink removes that (idempotent, cheap).
-		if ss, ok := w.rawSink.(SupersededSink); ok && delivery > 1 {
-			if err := ss.Superseded(ctx, doc); err != nil {
-				v.err = fault.WithCause(fault.CauseSink, fmt.Errorf("remove superseded version %d of %q: %w", doc.Seq, doc.ID, err))
-				return v
-			}
-		}
-		v.outcome = OutcomeSuperseded
-		return v
-	case st.found.IngestSeq == doc.Seq && st.found.State == messages.StateDone:
-		v.outcome = OutcomeDuplicate
+	if v.outcome, v.err = p.finished(ctx, doc, st.found, d.n > 1); v.outcome != "" || v.err != nil {
 		return v
 	}
 
 	var chunks []Chunk
 	if doc.Op == OpUpsert {
-		cctx, span := w.step(ctx, SpanChunk)
-		chunks, rec.Fingerprint, v.warnings, v.err = w.chunk(cctx, &req, doc.Subject, content)
+		cctx, span := p.step(ctx, SpanChunk)
+		chunks, rec.Fingerprint, v.warnings, v.err = p.chunk(cctx, &req, doc.Subject, content)
 		if span.IsRecording() {
 			span.SetAttributes(tracing.Chunks.Int(len(chunks)), tracing.Bytes.Int(len(content)))
 		}
@@ -105,32 +212,51 @@ func (w *Worker) process(ctx context.Context, msg jetstream.Msg, streamSeq, deli
 		return v
 	}
 	// Steps 2–4 belong to the sink.
-	wctx, span := w.step(ctx, SpanSinkWrite)
-	err = w.sink.Write(wctx, doc, chunks)
+	wctx, span := p.step(ctx, SpanSinkWrite)
+	err = p.sink.Write(wctx, doc, chunks)
 	endStep(span, err)
 	if err != nil {
 		v.err = fault.WithCause(fault.CauseSink, err)
 		return v
 	}
 	v.chunks = len(chunks)
-	w.m.Bytes.Add(float64(len(content)))
+	p.m.Bytes.Add(float64(len(content)))
 	// Step 5.
-	fctx, span := w.step(ctx, SpanRecordFinish)
-	_, err = w.records.Finish(fctx, doc.RecordID(), doc.Seq, st.rev, rec)
+	fctx, span := p.step(ctx, SpanRecordFinish)
+	_, err = p.records.Finish(fctx, doc.RecordID(), doc.Seq, st.rev, rec)
 	endStep(span, err)
 	if err != nil {
 		v.err = fault.WithCause(fault.CauseRecords, err)
 		return v
 	}
-	w.reportWarnings(doc.ID, v.warnings)
+	p.reportWarnings(doc.ID, v.warnings)
 	v.outcome = OutcomeAcked
 	return v
 }
 
+// finished tells from the record found whether doc's version needs no
+// processing: superseded (a newer version started; a redelivery's sink
+// first removes what an interrupted delivery may have written) or a
+// duplicate (this version is done). "" means it needs processing.
+func (p *processor) finished(ctx context.Context, doc Doc, found messages.DocRecord, redelivery bool) (Outcome, error) {
+	switch {
+	case found.IngestSeq > doc.Seq:
+		if ss, ok := p.raw.(SupersededSink); ok && redelivery {
+			if err := ss.Superseded(ctx, doc); err != nil {
+				return "", fault.WithCause(fault.CauseSink, fmt.Errorf("remove superseded version %d of %q: %w", doc.Seq, doc.ID, err))
+			}
+		}
+		return OutcomeSuperseded, nil
+	case found.IngestSeq == doc.Seq && found.State == messages.StateDone:
+		return OutcomeDuplicate, nil
+	}
+	return "", nil
+}
+
 // decode decodes and validates the request of msg and reads its
 // ingest_seq; what fails here is permanent.
-func (w *Worker) decode(ctx context.Context, msg jetstream.Msg, streamSeq uint64) (v verdict) {
-	_, span := w.step(ctx, SpanDecode)
+func (p *processor) decode(ctx context.Context, msg jetstream.Msg, streamSeq uint64) (v verdict) {
+	_, span := p.step(ctx, SpanDecode)
 	defer func() { endStep(span, v.err) }()
 	req, err := messages.DecodeIngest(msg.Headers().Get(messages.HeaderContentType), msg.Data())
 	if err != nil {
@@ -161,8 +287,8 @@ func (w *Worker) decode(ctx context.Context, msg jetstream.Msg, streamSeq uint64
 
 // load returns the request's document, inline or from the Object Store
 // (in a span of its own), within the size limit.
-func (w *Worker) load(ctx context.Context, req *messages.IngestRequest) (data []byte, err error) {
-	limit := w.cfg.MaxDocBytes
+func (p *processor) load(ctx context.Context, req *messages.IngestRequest) (data []byte, err error) {
+	limit := p.cfg.MaxDocBytes
 	tooLarge := func(size int64) error {
 		return permanent(fault.CauseTooLarge, fmt.Errorf("document %q is %d bytes, over the limit of %d (CHUNKSTREAM_MAX_DOC_BYTES)", req.ID, size, limit))
 	}
@@ -172,7 +298,7 @@ func (w *Worker) load(ctx context.Context, req *messages.IngestRequest) (data []
 		}
 		return req.Content, nil
 	}
-	ctx, span := w.step(ctx, SpanContentLoad)
+	ctx, span := p.step(ctx, SpanContentLoad)
 	defer func() {
 		if span.IsRecording() {
 			span.SetAttributes(tracing.Bytes.Int(len(data)))
@@ -191,7 +317,7 @@ func (w *Worker) load(ctx context.Context, req *messages.IngestRequest) (data []
 		}
 		return fault.WithCause(fault.CauseObjectStore, err)
 	}
-	store, err := w.objectStore(ctx, ref.Bucket)
+	store, err := p.objectStore(ctx, ref.Bucket)
 	if err != nil {
 		return nil, objectError(err, jetstream.ErrBucketNotFound, jetstream.ErrStreamNotFound, jetstream.ErrInvalidStoreName)
 	}
@@ -219,18 +345,18 @@ func (w *Worker) load(ctx context.Context, req *messages.IngestRequest) (data []
 	return data, nil
 }
 
-func (w *Worker) objectStore(ctx context.Context, bucket string) (jetstream.ObjectStore, error) {
-	w.objMu.Lock()
-	defer w.objMu.Unlock()
-	if s, ok := w.objects[bucket]; ok {
+func (p *processor) objectStore(ctx context.Context, bucket string) (jetstream.ObjectStore, error) {
+	p.objMu.Lock()
+	defer p.objMu.Unlock()
+	if s, ok := p.objects[bucket]; ok {
 		return s, nil
 	}
-	s, err := w.js.ObjectStore(ctx, bucket)
+	s, err := p.js.ObjectStore(ctx, bucket)
 	if err != nil {
 		return nil, err
 	}
-	if len(w.objects) < 16 {
-		w.objects[bucket] = s
+	if len(p.objects) < 16 {
+		p.objects[bucket] = s
 	}
 	return s, nil
 }
@@ -254,8 +380,8 @@ func chunkerCause(err error, otherwise fault.Cause) fault.Cause {
 // returns the chunks, the settings fingerprint and the warnings. Every
 // failure here but a shutdown (ctx's end) is permanent: chunkers are
 // pure, so a retry gives the same result.
-func (w *Worker) chunk(ctx context.Context, req *messages.IngestRequest, subject string, content []byte) ([]Chunk, string, []chunking.Warning, error) {
-	rs := w.resolver() // one resolution, though the fleet's defaults may change meanwhile
+func (p *processor) chunk(ctx context.Context, req *messages.IngestRequest, subject string, content []byte) ([]Chunk, string, []chunking.Warning, error) {
+	rs := p.fleet.resolver() // one resolution, though the fleet's defaults may change meanwhile
 	choice, err := rs.Choose(registry.Request{ID: req.ID, Format: req.Format, Chunker: req.Chunker, Options: req.Options})
 	if errors.Is(err, registry.ErrUnknownFormat) {
 		return nil, "", nil, permanent(fault.CauseUnknownFormat, err)
@@ -265,7 +391,7 @@ func (w *Worker) chunk(ctx context.Context, req *messages.IngestRequest, subject
 		return nil, "", nil, permanent(fault.CauseNotUTF8, err)
 	}
 	if err == nil {
-		err = w.checkChunkSize(choice)
+		err = p.checkChunkSize(choice)
 	}
 	var ch chunking.Chunker
 	if err == nil {
@@ -275,33 +401,33 @@ func (w *Worker) chunk(ctx context.Context, req *messages.IngestRequest, subject
 		return nil, "", nil, permanent(chunkerCause(err, fault.CauseUnknownChunker), err)
 	}
 	settings := messages.Settings{Chunker: choice.Entry.Name, Options: choice.Options, Format: req.Format,
-		Source: req.Source, Metadata: req.Metadata, Subject: subject, Collection: req.Collection, Encoding: w.encoding}
+		Source: req.Source, Metadata: req.Metadata, Subject: subject, Collection: req.Collection, Encoding: p.fleet.encoding}
 	if span := trace.SpanFromContext(ctx); span.IsRecording() {
 		span.SetAttributes(tracing.Chunker.String(choice.Entry.Name))
 	}
 	fingerprint, err := settings.Fingerprint()
 	if err != nil {
-		w.log.WarnContext(ctx, "no settings fingerprint", "doc_id", req.ID, "err", err)
+		p.log.WarnContext(ctx, "no settings fingerprint", "doc_id", req.ID, "err", err)
 	}
 	var md chunking.Metadata
 	if req.Source != "" {
 		md = chunking.Metadata{{Key: "source", Value: req.Source}}
 	}
 	md = md.Merge(req.Metadata)
-	out, warnings, err := w.chunkWithin(ctx, ch, chunking.Document{Path: req.ID, Format: req.Format, Content: content, Metadata: md})
+	out, warnings, err := p.chunkWithin(ctx, ch, chunking.Document{Path: req.ID, Format: req.Format, Content: content, Metadata: md})
 	if err != nil && ctx.Err() != nil {
 		// Shutdown: another worker chunks it again.
 		return nil, "", nil, fault.WithCause(fault.CauseShutdown, err)
 	}
 	if err != nil {
 		cause := chunkerCause(err, fault.CauseChunkerError)
-		var p *panicError
+		var pe *panicError
 		switch {
 		case errors.Is(err, errTooComplex):
 			cause = fault.CauseTooComplex
-		case errors.As(err, &p):
+		case errors.As(err, &pe):
 			cause = fault.CauseChunkerPanic
-			w.log.ErrorContext(ctx, "chunker panic", "doc_id", req.ID, "err", err, "stack", string(p.stack))
+			p.log.ErrorContext(ctx, "chunker panic", "doc_id", req.ID, "err", err, "stack", string(pe.stack))
 		}
 		return nil, "", nil, permanent(cause, fmt.Errorf("chunk %q with %s: %w", req.ID, choice.Entry.Name, err))
 	}

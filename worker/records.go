@@ -99,8 +99,11 @@ func (s *KVRecords) leaderGet(ctx context.Context, key string) ([]byte, bool, er
 		return nil, false, fmt.Errorf("worker: read record %s from the leader: %w", key, err)
 	}
 	if resp.Error != nil {
-		if resp.Error.ErrCode == int(jetstream.JSErrCodeMessageNotFound) {
+		switch resp.Error.ErrCode {
+		case int(jetstream.JSErrCodeMessageNotFound):
 			return nil, false, nil
+		case int(jetstream.JSErrCodeStreamNotFound):
+			return nil, false, fmt.Errorf("worker: read record %s from the leader: %w", key, jetstream.ErrStreamNotFound)
 		}
 		return nil, false, fmt.Errorf("worker: read record %s from the leader: %s (code %d)", key, resp.Error.Description, resp.Error.ErrCode)
 	}
@@ -134,8 +137,8 @@ type started struct {
 }
 
 // start is Start, also telling whether it created the record. With
-// createFirst it first tries to create the record (doc.go: a first
-// delivery costs one write and no read).
+// createFirst it first tries to create the record (docs/design.md, "Each
+// record operation earns its place").
 func (s *KVRecords) start(ctx context.Context, docID string, rec messages.DocRecord, createFirst bool) (started, error) {
 	rec.State = messages.StatePending
 	key := messages.DocRecordKey(docID)
@@ -245,8 +248,8 @@ func (s *KVRecords) Finish(ctx context.Context, docID string, seq uint64, rev ui
 
 // Fail records that version rec.IngestSeq of the document was
 // dead-lettered (state messages.StateDeadLettered, rec.LastFailure), by
-// compare-and-set and only forward, by the rules of doc.go's "Failures in
-// the document record". Fail reports whether it wrote.
+// compare-and-set and only forward, by the rule "Fail" of docs/design.md, "The
+// document record". Fail reports whether it wrote.
 func (s *KVRecords) Fail(ctx context.Context, docID string, rec messages.DocRecord) (bool, error) {
 	key := messages.DocRecordKey(docID)
 	for {

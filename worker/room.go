@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -14,7 +13,7 @@ import (
 )
 
 // DependencyJetStream names the worker's own JetStream storage in
-// outages (doc.go, "Sink outages"); the worker probes it itself.
+// outages (docs/design.md, "Delivery semantics"); the worker probes it itself.
 const DependencyJetStream = "jetstream"
 
 // probeKey is the key the storage probe writes in the bucket of document
@@ -54,28 +53,33 @@ func noRoom(err error) bool {
 	return false
 }
 
-// outageOf returns the dependency whose outage err shows, if any, by the
-// rules of doc.go's "Sink outages" (room wins over the sink's own mark).
-func outageOf(err error) (string, bool) {
+// outageOf returns the outage err shows, if any: a write refused for
+// want of room (which wins over the sink's own mark: reachability is not
+// room), a dependency the sink marked Unavailable, or JetStream not
+// answering a records or Object Store step.
+func outageOf(err error) down {
 	if noRoom(err) {
-		return DependencyJetStream, true
+		return down{dep: DependencyJetStream, noRoom: true}
 	}
 	if dep, ok := fault.UnavailableDependency(err); ok {
-		return dep, true
+		return down{dep: dep}
 	}
-	if cause, _ := fault.CauseOf(err); (cause == fault.CauseRecords || cause == fault.CauseObjectStore) && NATSUnavailable(err) {
-		return DependencyJetStream, true
+	switch cause, _ := fault.CauseOf(err); {
+	case (cause == fault.CauseRecords || cause == fault.CauseObjectStore) && NATSUnavailable(err),
+		cause == fault.CauseRecords && errors.Is(err, jetstream.ErrStreamNotFound): // the bucket is gone
+		return down{dep: DependencyJetStream}
 	}
-	return "", false
+	return down{}
 }
 
-// deadLetterOutage returns the dependency whose outage made storing a
-// dead letter (or recording it) fail, if it was an outage.
-func deadLetterOutage(err error) (string, bool) {
-	if noRoom(err) || NATSUnavailable(err) {
-		return DependencyJetStream, true
+// deadLetterOutage returns the outage that made storing a dead letter
+// (or recording it) fail, if it was one.
+func deadLetterOutage(err error) down {
+	if noRoom(err) || NATSUnavailable(err) || errors.Is(err, jetstream.ErrStreamNotFound) {
+		return down{dep: DependencyJetStream, noRoom: noRoom(err)}
 	}
-	return fault.UnavailableDependency(err)
+	dep, _ := fault.UnavailableDependency(err)
+	return down{dep: dep}
 }
 
 // errNoRoom reports a stream or account without room for writes.
@@ -92,34 +96,6 @@ const (
 // a document (its text twice over: chunks with their overlap and
 // metadata), or a dead letter (the request and its headers).
 func refusedSize(docBytes int) int64 { return int64(2*docBytes + recordOverhead) }
-
-// probeJetStream checks, with a write, that the worker can store again
-// (doc.go, "Sink outages"); it also reads the fleet's chunker defaults if a
-// full store kept them from being read (or written) at start.
-func (w *Worker) probeJetStream(ctx context.Context) error {
-	if _, err := w.top.Docs.Put(ctx, probeKey, []byte(time.Now().UTC().Format(time.RFC3339Nano))); err != nil {
-		return fmt.Errorf("worker: probe: write to bucket %s: %w", w.cfg.DocsBucket, err)
-	}
-	if !w.advertised.Load() {
-		if err := w.adoptDefaults(ctx); err != nil {
-			return err
-		}
-	}
-	streams := []string{w.cfg.DLQStream}
-	if w.cfg.Sink == SinkSubject {
-		streams = append(streams, w.cfg.ChunksStream)
-	}
-	for _, name := range streams {
-		s, err := w.js.Stream(ctx, name)
-		if err != nil {
-			return fmt.Errorf("worker: probe: stream %s: %w", name, err)
-		}
-		if err := streamRoom(ctx, w.js, s.CachedInfo(), w.out.room()); err != nil {
-			return err
-		}
-	}
-	return nil
-}
 
 // streamRoom checks that the stream info describes, and the account (the
 // tier of the stream's replica count, if tiered), have room for a write of

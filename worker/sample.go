@@ -36,7 +36,7 @@ func (w *Worker) sample(ctx context.Context) {
 		if n%sweepGoneEvery == 0 {
 			w.sweepGone(rctx)
 		}
-		if info, err := w.currentConsumer().Info(rctx); err == nil {
+		if info, err := w.pull.current().Info(rctx); err == nil {
 			w.m.Pending.Set(float64(info.NumPending))
 			w.m.AckPending.Set(float64(info.NumAckPending))
 			w.m.WaitingPulls.Set(float64(info.NumWaiting))

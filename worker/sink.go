@@ -60,7 +60,7 @@ type Chunk struct {
 
 // Sink stores the chunks of one document version. Write is called once per
 // processed request, also with zero chunks and for deletes, and returns
-// only when the write is durable (errors by doc.go's policy). Write must be
+// only when the write is durable (its errors by docs/design.md's "Delivery semantics"). Write must be
 // idempotent: the same (doc, chunks) written twice leaves the same state.
 type Sink interface {
 	Write(ctx context.Context, doc Doc, chunks []Chunk) error

@@ -24,18 +24,18 @@ const (
 
 // startDelivery starts the span of one delivery of t, a child of the
 // trace context its request carries, dated from the fetch.
-func (w *Worker) startDelivery(ctx context.Context, t *task, streamSeq, delivery uint64) (context.Context, trace.Span) {
+func (p *processor) startDelivery(ctx context.Context, t *task, streamSeq, delivery uint64) (context.Context, trace.Span) {
 	ctx = tracing.Extract(ctx, t.msg.Headers())
 	opts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindConsumer)}
 	if !t.fetchedAt.IsZero() {
 		opts = append(opts, trace.WithTimestamp(t.fetchedAt))
 	}
-	ctx, span := w.tracer.Start(ctx, SpanDeliver, opts...)
+	ctx, span := p.tracer.Start(ctx, SpanDeliver, opts...)
 	if span.IsRecording() {
 		span.SetAttributes(tracing.Subject.String(t.msg.Subject()), tracing.StreamSeq.Int64(int64(streamSeq)),
 			tracing.Delivery.Int64(int64(delivery)))
 		if !t.fetchedAt.IsZero() {
-			_, wait := w.tracer.Start(ctx, SpanFetchWait, trace.WithTimestamp(t.fetchedAt))
+			_, wait := p.tracer.Start(ctx, SpanFetchWait, trace.WithTimestamp(t.fetchedAt))
 			wait.End()
 		}
 	}
@@ -56,8 +56,8 @@ func endDelivery(span trace.Span, res Result) {
 }
 
 // step starts the span of one step of a delivery.
-func (w *Worker) step(ctx context.Context, name string) (context.Context, trace.Span) {
-	return w.tracer.Start(ctx, name)
+func (p *processor) step(ctx context.Context, name string) (context.Context, trace.Span) {
+	return p.tracer.Start(ctx, name)
 }
 
 // endStep ends a step's span, failed when err is not nil.

@@ -8,8 +8,8 @@ import (
 )
 
 // reportWarnings counts the chunker's warnings of a version done by kind
-// and logs them in one line (doc.go, "Chunker warnings").
-func (w *Worker) reportWarnings(docID string, ws []chunking.Warning) {
+// and logs them in one line (docs/operations.md, chunkstream_worker_chunker_warnings_total).
+func (p *processor) reportWarnings(docID string, ws []chunking.Warning) {
 	if len(ws) == 0 {
 		return
 	}
@@ -23,11 +23,11 @@ func (w *Worker) reportWarnings(docID string, ws []chunking.Warning) {
 		if n == 0 {
 			continue
 		}
-		w.m.ChunkerWarnings.WithLabelValues(string(k)).Add(float64(n))
+		p.m.ChunkerWarnings.WithLabelValues(string(k)).Add(float64(n))
 		if kinds.Len() > 0 {
 			kinds.WriteByte(' ')
 		}
 		kinds.WriteString(string(k) + "=" + strconv.Itoa(n))
 	}
-	w.log.Warn("chunker warnings", "doc_id", docID, "warnings", len(ws), "kinds", kinds.String(), "first", ws[0].String())
+	p.log.Warn("chunker warnings", "doc_id", docID, "warnings", len(ws), "kinds", kinds.String(), "first", ws[0].String())
 }

@@ -61,7 +61,7 @@ func TestSetupIdempotent(t *testing.T) {
 		t.Fatal(err)
 	}
 	cinfo, _ := cons.Info(ctx)
-	if cinfo.Config.AckWait != e.cfg.AckWait || cinfo.Config.MaxDeliver != e.cfg.MaxDeliver ||
+	if cinfo.Config.AckWait != e.cfg.AckWait || cinfo.Config.MaxDeliver != -1 ||
 		cinfo.Config.AckPolicy != jetstream.AckExplicitPolicy {
 		t.Errorf("consumer config = %+v", cinfo.Config)
 	}
@@ -461,8 +461,9 @@ func TestRecordsCAS(t *testing.T) {
 }
 
 // TestAdvisory: a request whose worker died on its last delivery is
-// copied to the DLQ by the max-deliveries advisory handler and deleted
-// from INGEST.
+// delivered once more, not processed, and dead-lettered as exhausted,
+// cause max_deliveries, naming the deliveries it was processed in; it
+// leaves INGEST.
 func TestAdvisory(t *testing.T) {
 	cfg := testConfig()
 	cfg.MaxDeliver = 2
@@ -496,6 +497,43 @@ func TestAdvisory(t *testing.T) {
 	dl, err := messages.ParseDeadLetter(dls[0].Header)
 	if err != nil || dl.Kind != messages.KindExhausted || dl.StreamSeq != seq || dl.Deliveries != 2 || dl.Subject != "ingest.docs" {
 		t.Errorf("dead letter = %+v, %v", dl, err)
+	}
+	testutil.WaitFor(t, time.Minute, "INGEST empty", func() bool { return e.pendingIngest() == 0 })
+}
+
+// TestPastLastDeliveryProcessed: a worker processed a request on its
+// last delivery and died before its ack (its record says done); the
+// consumer delivers it once more, and the worker acks it as a duplicate
+// without processing it or dead-lettering it: a processed request is
+// never dead-lettered as undeliverable.
+func TestPastLastDeliveryProcessed(t *testing.T) {
+	cfg := testConfig()
+	cfg.MaxDeliver = 1
+	cfg.AckWait = 300 * time.Millisecond
+	e := newEnv(t, cfg)
+	seq := e.publish("ingest.docs", messages.IngestRequest{V: 1, ID: "done.md", Content: []byte("# Done\n\ntext")}, "")
+	b, err := e.top.Consumer.Fetch(1, jetstream.FetchMaxWait(3*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range b.Messages() {
+	}
+	ctx := context.Background()
+	records := worker.NewKVRecords(e.top.Docs)
+	_, rev, err := records.Start(ctx, "done.md", messages.DocRecord{IngestSeq: seq, Op: messages.OpUpsert})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := records.Finish(ctx, "done.md", seq, rev, messages.DocRecord{Chunks: 1}); err != nil {
+		t.Fatal(err)
+	}
+	_, res, _ := e.startWorker(worker.Options{})
+	testutil.WaitFor(t, 20*time.Second, "the delivery after the last", func() bool { _, ok := res.finals()[seq]; return ok })
+	if r := res.finals()[seq]; r.Outcome != worker.OutcomeDuplicate || r.Delivery != 2 {
+		t.Errorf("result = %+v, want a duplicate on delivery 2", r)
+	}
+	if n := len(e.streamMsgs("DLQ")); n != 0 {
+		t.Errorf("%d dead letters, want 0", n)
 	}
 	testutil.WaitFor(t, time.Minute, "INGEST empty", func() bool { return e.pendingIngest() == 0 })
 }

@@ -211,6 +211,7 @@ usage error or a refused -delete-missing.`,
 			Rate: c.Rate, MaxPendingBytes: c.MaxPendingBytes, Retry: retry, DryRun: c.DryRun, OnDryRun: dry, OnProgress: bar.update,
 			OnSent:    onSent,
 			OnBadLine: func(f producer.Failure) { bar.printf("producer: bad request: %s\n", errText(f.Err)) },
+			Logger:    log,
 		})
 	} else {
 		tmpl := producer.Document{Format: c.Format, Options: options, Source: c.Source, Collection: c.Collection, Tenant: c.Tenant}

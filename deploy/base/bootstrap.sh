@@ -60,7 +60,7 @@ cat > /tmp/consumer.json <<JSON
   "deliver_policy": "all",
   "ack_policy": "explicit",
   "ack_wait": 30000000000,
-  "max_deliver": ${CHUNKSTREAM_MAX_DELIVER:-8},
+  "max_deliver": -1,
   "max_ack_pending": 10000,
   "replay_policy": "instant",
   "num_replicas": ${CHUNKSTREAM_REPLICAS}

@@ -71,7 +71,8 @@ var allow = map[string]allowed{
 	},
 	"topology": {module: []string{"fault"}, thirdParty: []string{"github.com/nats-io/nats.go"}},
 	"worker": {
-		module: []string{"chunking", "chunking/registry", "fault", "internal/codec", "internal/tracing", "messages", "topology"},
+		module: []string{"chunking", "chunking/registry", "fault", "internal/codec", "internal/outage", "internal/tracing", "messages",
+			"topology"},
 		thirdParty: []string{"github.com/nats-io/nats.go", "github.com/nats-io/nuid", "github.com/prometheus/client_golang",
 			"go.opentelemetry.io/otel/trace"},
 	},
@@ -97,8 +98,8 @@ var allow = map[string]allowed{
 	},
 	"worker/clustertest": {},
 	"producer": {
-		module: []string{"chunking", "chunking/email", "chunking/registry", "fault", "internal/codec", "internal/tracing",
-			"messages", "topology"},
+		module: []string{"chunking", "chunking/email", "chunking/registry", "fault", "internal/codec", "internal/outage",
+			"internal/tracing", "messages", "topology"},
 		thirdParty: []string{"github.com/nats-io/nats.go", "github.com/nats-io/nuid", "github.com/synadia-io/orbit.go/jetstreamext",
 			"go.opentelemetry.io/otel/attribute",
 			"go.opentelemetry.io/otel/trace"},
@@ -120,6 +121,7 @@ var allow = map[string]allowed{
 		thirdParty: []string{"go.opentelemetry.io/otel/sdk", "go.opentelemetry.io/otel/trace"},
 	},
 	"internal/codec":             {},
+	"internal/outage":            {module: []string{"fault"}},
 	"internal/batch":             {},
 	"internal/jstest":            {thirdParty: []string{"github.com/nats-io/nats-server/v2", "github.com/nats-io/nats.go", "github.com/nats-io/nats.go/jetstream"}},
 	"internal/testutil":          {},

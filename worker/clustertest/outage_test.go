@@ -268,7 +268,9 @@ func (sc *scenario) publish() {
 		msg := &nats.Msg{Subject: d.subject, Data: data, Header: nats.Header{}}
 		msg.Header.Set(messages.HeaderContentType, messages.ContentTypeMsgpack)
 		msg.Header.Set(messages.HeaderMsgID, messages.IngestMsgID(d.id, messages.ContentVersion(d.content), "outage"))
-		if _, err := sc.js.PublishMsgAsync(msg); err != nil {
+		// A loaded machine's server can be 512 PubAcks behind: wait for
+		// room rather than fail after the default 200 ms.
+		if _, err := sc.js.PublishMsgAsync(msg, jetstream.WithStallWait(time.Minute)); err != nil {
 			sc.t.Fatal(err)
 		}
 	}

@@ -274,8 +274,8 @@ func TestEnsureConvergesOnFreshR3Cluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := cons.CachedInfo().Config; got.Replicas != 3 || got.AckWait != cfg.AckWait || got.MaxDeliver != cfg.MaxDeliver {
-		t.Errorf("consumer = %+v, want R3 with the configured AckWait and MaxDeliver", got)
+	if got := cons.CachedInfo().Config; got.Replicas != 3 || got.AckWait != cfg.AckWait || got.MaxDeliver != -1 {
+		t.Errorf("consumer = %+v, want R3 with the configured AckWait and MaxDeliver unlimited (the workers keep the limit)", got)
 	}
 
 	writes := jstest.WatchAPIWrites(t, nc)
