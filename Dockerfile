@@ -10,40 +10,23 @@
 #
 # The build uses BuildKit cache mounts for the module and build caches and
 # cross-compiles for the target platform (docker buildx --platform ...).
-#
-# cgo is on: the code chunker parses JavaScript and TypeScript with
-# tree-sitter's grammars, which are C. The binaries stay static (glibc's
-# static archive, Go's own DNS resolver and user lookup: tags netgo,
-# osusergo), so the empty base runs them; for a target architecture other
-# than the builder's, Debian's C cross compiler of that architecture
-# builds them.
 
 ARG GO_VERSION=1.26
 
 FROM --platform=$BUILDPLATFORM golang:${GO_VERSION} AS build
 WORKDIR /src
-ARG TARGETOS
-ARG TARGETARCH
-RUN if [ "${TARGETARCH}" != "$(go env GOARCH)" ]; then \
-      case "${TARGETARCH}" in \
-        amd64) pkgs="gcc-x86-64-linux-gnu libc6-dev-amd64-cross" ;; \
-        arm64) pkgs="gcc-aarch64-linux-gnu libc6-dev-arm64-cross" ;; \
-        *) echo "no C cross compiler set up for ${TARGETARCH}" >&2; exit 1 ;; \
-      esac; \
-      apt-get update && apt-get install -y --no-install-recommends ${pkgs} && rm -rf /var/lib/apt/lists/*; \
-    fi
-ENV CGO_ENABLED=1
+ENV CGO_ENABLED=0
 # Dependencies first: this layer is reused until go.mod or go.sum change.
 COPY go.mod go.sum ./
 RUN --mount=type=cache,target=/go/pkg/mod \
     go mod download
 COPY . .
+ARG TARGETOS
+ARG TARGETARCH
 RUN --mount=type=cache,target=/go/pkg/mod \
     --mount=type=cache,target=/root/.cache/go-build \
-    case "${TARGETARCH}" in amd64) cc=x86_64-linux-gnu-gcc ;; arm64) cc=aarch64-linux-gnu-gcc ;; esac; \
-    CC=${cc} GOOS=${TARGETOS} GOARCH=${TARGETARCH} \
-    go build -trimpath -tags netgo,osusergo \
-      -ldflags="-s -w -linkmode=external -extldflags=-static" \
+    GOOS=${TARGETOS} GOARCH=${TARGETARCH} \
+    go build -trimpath -ldflags="-s -w" \
       -o /out/ ./cmd/worker ./cmd/producer ./cmd/chunk
 # A passwd/group pair naming the runtime user, and a writable /tmp owned by
 # it (the root file system is read-only in Kubernetes; /tmp is an emptyDir

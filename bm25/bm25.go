@@ -15,7 +15,7 @@ import (
 // vector server-side.
 const Model = "qdrant/bm25"
 
-// The parameters of the document values (see the package documentation).
+// The parameters of the document values (docs/wire.md, "The definition").
 const (
 	// K1 is the term-frequency saturation k1 (Qdrant's option "k").
 	K1 = 1.2

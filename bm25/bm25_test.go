@@ -23,7 +23,7 @@ import (
 
 var update = flag.Bool("update", false, "rewrite testdata/vectors.json from the current encoder")
 
-// simple is the package documentation's definition written the obvious
+// simple is docs/wire.md's definition ("The definition") written the obvious
 // way, with no cache and no state between calls: the oracle of record of
 // the tests and the baseline of the benchmarks. It shares the word rule
 // (lowercasing, stop words, stemmer, index) with the encoder; the

@@ -80,7 +80,7 @@ func (p *pipeline) word(token string) word {
 	return word{term: t, id: tokenID(t)}
 }
 
-// tokenID is the index of a term (the package documentation's "Index").
+// tokenID is the index of a term (docs/wire.md, "The definition": "Index").
 func tokenID(term string) uint32 {
 	h := int32(murmur3.StringSum32(term))
 	if h < 0 {
@@ -89,8 +89,8 @@ func tokenID(term string) uint32 {
 	return uint32(h)
 }
 
-// isAlnum reports whether r is alphanumeric (the package documentation's
-// "Tokens"), by Unicode unicodeVersion (Go's tables and alnumAdded).
+// isAlnum reports whether r is alphanumeric (docs/wire.md, "The
+// definition": "Tokens"), by Unicode unicodeVersion (Go's tables and alnumAdded).
 func isAlnum(r rune) bool {
 	return unicode.IsLetter(r) || unicode.IsNumber(r) ||
 		unicode.In(r, unicode.Other_Alphabetic, unicode.Other_Lowercase, unicode.Other_Uppercase, alnumAdded)
@@ -113,8 +113,8 @@ var asciiAlnum = func() (t [utf8.RuneSelf]bool) {
 	return t
 }()
 
-// lower returns s lowercased as Rust's str::to_lowercase does (the
-// package documentation's "Lowercasing").
+// lower returns s lowercased as Rust's str::to_lowercase does (docs/wire.md,
+// "The definition": "Lowercasing").
 func lower(s string) string {
 	upper := false
 	for i := 0; i < len(s); i++ {

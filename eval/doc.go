@@ -28,6 +28,11 @@
 //   - A passage's range must be text of its file (CheckPassages) and a
 //     reference's bytes its content (CheckReferences): a score counted on
 //     a range that is not would be silently wrong.
+//   - A reference may give its content without a range (Locate finds
+//     it): sets over trees whose offsets move between releases, such as
+//     a Go distribution's sources. One whose content occurs other than
+//     exactly once in its file leaves its question out, with a note,
+//     rather than a guess at which place was meant.
 //   - Questions are retrieved concurrently; each result, and the means,
 //     summed in question order, do not depend on the schedule.
 package eval

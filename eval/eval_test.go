@@ -157,12 +157,56 @@ func TestReadQuestions(t *testing.T) {
 		{`{"id":"a","question":"","references":[{"file":"x.md","start":0,"end":1}]}`, "line 1: question a has no text"},
 		{`{"id":"a","question":"x","references":[]}`, "has no references"},
 		{`{"id":"a","question":"x","references":[{"file":"x.md","start":2,"end":2}]}`, "is not a range of a file"},
+		{`{"id":"a","question":"x","references":[{"file":"x.md"}]}`, "has neither a range nor content"},
+		{`{"id":"a","question":"x","references":[{"content":"abc"}]}`, "has no file"},
 		{"\n{", "line 2"},
 	} {
 		_, err := ReadQuestions(strings.NewReader(bad.in))
 		if !errors.Is(err, ErrQuestions) || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("ReadQuestions(%q) = %v, want ErrQuestions with %q", bad.in, err, bad.want)
 		}
+	}
+}
+
+// TestLocate: a reference without a range is found by its content, when
+// it occurs exactly once in its file; otherwise its question is left out
+// with a note. References with a range are kept as they are.
+func TestLocate(t *testing.T) {
+	files := map[string][]byte{"x.md": []byte("one two one three")}
+	file := func(name string) ([]byte, error) {
+		if b, ok := files[name]; ok {
+			return b, nil
+		}
+		return nil, errors.New("no file " + name)
+	}
+	ref := func(f, c string) Reference { return Reference{File: f, Content: c} }
+	qs := []Question{
+		{ID: "found", Question: "?", References: []Reference{ref("x.md", "two one"), {File: "x.md", Start: 0, End: 3, Content: "one"}}},
+		{ID: "twice", Question: "?", References: []Reference{ref("x.md", "one")}},
+		{ID: "absent", Question: "?", References: []Reference{ref("x.md", "four")}},
+		{ID: "nofile", Question: "?", References: []Reference{ref("y.md", "one")}},
+		{ID: "second", Question: "?", References: []Reference{ref("x.md", "three"), ref("x.md", "one")}},
+	}
+	got, notes := Locate(qs, file)
+	if len(got) != 1 || got[0].ID != "found" {
+		t.Fatalf("Locate kept %+v, want only question found", got)
+	}
+	if r := got[0].References; r[0].Start != 4 || r[0].End != 11 || r[1].Start != 0 || r[1].End != 3 {
+		t.Errorf("ranges %+v, want [4, 11) and [0, 3)", r)
+	}
+	if err := CheckReferences(got, files); err != nil {
+		t.Error(err)
+	}
+	want := []string{"question twice left out: its reference occurs 2 times in x.md", "question absent left out: its reference is not in x.md",
+		"question nofile left out: no file y.md", "question second left out: its reference occurs 2 times in x.md"}
+	if !slices.Equal(notes, want) {
+		t.Errorf("notes %q\nwant %q", notes, want)
+	}
+	if qs[0].References[0].End != 0 {
+		t.Error("Locate changed its argument's references")
+	}
+	if err := CheckReferences(qs[:1], files); !errors.Is(err, ErrQuestions) || !strings.Contains(err.Error(), "has no range") {
+		t.Errorf("CheckReferences(unlocated) = %v, want ErrQuestions naming the missing range", err)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -27,7 +28,10 @@ type Question struct {
 
 // A Reference is a passage that answers a question: the bytes
 // [Start, End) of File (a slash-separated path relative to the corpus
-// folder), whose text is Content.
+// folder), whose text is Content. Start and End may both be left out
+// (zero): the reference is then found by its content (Locate), so that a
+// question set can be written over files whose offsets move, such as a
+// Go distribution's sources.
 type Reference struct {
 	File    string `json:"file"`
 	Start   int    `json:"start"`
@@ -75,11 +79,60 @@ func (q Question) check() error {
 		return fmt.Errorf("question %s has no references", q.ID)
 	}
 	for _, r := range q.References {
-		if r.File == "" || r.Start < 0 || r.End <= r.Start {
+		switch {
+		case r.File == "":
+			return fmt.Errorf("question %s: a reference has no file", q.ID)
+		case r.Unlocated():
+			if r.Content == "" {
+				return fmt.Errorf("question %s: reference %q has neither a range nor content", q.ID, r.File)
+			}
+		case r.Start < 0 || r.End <= r.Start:
 			return fmt.Errorf("question %s: reference %q [%d, %d) is not a range of a file", q.ID, r.File, r.Start, r.End)
 		}
 	}
 	return nil
+}
+
+// Unlocated reports whether the reference gives no range (Start and End
+// zero): Locate finds it by its content.
+func (r Reference) Unlocated() bool { return r.Start == 0 && r.End == 0 }
+
+// Locate finds every unlocated reference of qs by its content in its
+// file (read with file) and returns the questions whose references all
+// have a range, with the ranges filled in, and a note for each question
+// left out: one whose reference's content occurs other than exactly once
+// in its file, or whose file cannot be read. References that have a
+// range are kept as they are (CheckReferences checks them).
+func Locate(qs []Question, file func(name string) ([]byte, error)) ([]Question, []string) {
+	out := make([]Question, 0, len(qs))
+	var notes []string
+next:
+	for _, q := range qs {
+		refs := slices.Clone(q.References)
+		for i, r := range refs {
+			if !r.Unlocated() {
+				continue
+			}
+			b, err := file(r.File)
+			if err != nil {
+				notes = append(notes, fmt.Sprintf("question %s left out: %v", q.ID, err))
+				continue next
+			}
+			at := bytes.Index(b, []byte(r.Content))
+			if at < 0 {
+				notes = append(notes, fmt.Sprintf("question %s left out: its reference is not in %s", q.ID, r.File))
+				continue next
+			}
+			if n := bytes.Count(b, []byte(r.Content)); n > 1 {
+				notes = append(notes, fmt.Sprintf("question %s left out: its reference occurs %d times in %s", q.ID, n, r.File))
+				continue next
+			}
+			refs[i].Start, refs[i].End = at, at+len(r.Content)
+		}
+		q.References = refs
+		out = append(out, q)
+	}
+	return out, notes
 }
 
 // ReadChromaCSV reads a question set in the CSV of Chroma's chunking
@@ -175,12 +228,15 @@ func (ix *charIndex) bytes(start, end int) (int, int, bool) {
 
 // CheckReferences reports the first reference of qs whose bytes in
 // files (keyed by the references' File) are not its Content, wrapping
-// ErrQuestions; a reference to a file files lacks is an error too.
+// ErrQuestions; a reference to a file files lacks, and one not located
+// (Locate), are errors too.
 func CheckReferences(qs []Question, files map[string][]byte) error {
 	for _, q := range qs {
 		for _, r := range q.References {
 			b, ok := files[r.File]
 			switch {
+			case r.Unlocated():
+				return fmt.Errorf("%w: question %s: the reference in %s has no range (locate it first)", ErrQuestions, q.ID, r.File)
 			case !ok:
 				return fmt.Errorf("%w: question %s: no file %q in the corpus", ErrQuestions, q.ID, r.File)
 			case r.End > len(b):

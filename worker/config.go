@@ -54,7 +54,7 @@ type Config struct {
 	// MinChunkChars, MinChunkWords and MinChunkTokens are the smallest
 	// chunk size a request may ask for, in the unit its chunker's size
 	// option counts (docs/operations.md, "Budgets per document"). 0 means no bound.
-	MinChunkChars  int `env:"CHUNKSTREAM_MIN_CHUNK_CHARS" envDefault:"32" help:"smallest chunk size in characters a request may ask for: max_char (markdown), max_chars (email) (0: no bound)"`
+	MinChunkChars  int `env:"CHUNKSTREAM_MIN_CHUNK_CHARS" envDefault:"32" help:"smallest chunk size in characters a request may ask for: max_char (markdown, html, code), max_chars (email) (0: no bound)"`
 	MinChunkWords  int `env:"CHUNKSTREAM_MIN_CHUNK_WORDS" envDefault:"8" help:"smallest chunk size in words a request may ask for: max_chunk_size (twostep) (0: no bound)"`
 	MinChunkTokens int `env:"CHUNKSTREAM_MIN_CHUNK_TOKENS" envDefault:"8" help:"smallest chunk size in tokens a request may ask for, with a tokenizer (0: no bound)"`
 	// Chunker is the worker's own chunker of requests that name none, for

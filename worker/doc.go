@@ -10,7 +10,8 @@
 // and hands it to a processor, process.go runs the five steps, decide.go
 // decides what settles it, act.go acks, NAKs or dead-letters it, and
 // hold.go keeps it through an outage (outage.go: the worker's use of
-// package internal/outage).
+// package internal/outage). A request the consumer lost goes back into
+// INGEST (requeue.go) and takes the same way.
 //
 // The rules are in docs/design.md: "Processing one version" (the five
 // steps and why versions converge), "Delivery semantics" (the table

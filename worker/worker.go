@@ -87,8 +87,8 @@ type Options struct {
 // parts: the puller fetches and holds deliveries (pull.go), the
 // processor runs the five steps (process.go), decide and act settle a
 // delivery (decide.go, act.go), the outage machine pauses and resumes
-// it (outage.go), and the rest is health (presence.go, sample.go,
-// health.go).
+// it (outage.go), requests the consumer lost are put back (requeue.go),
+// and the rest is health (presence.go, sample.go, health.go).
 type Worker struct {
 	cfg      Config
 	log      *slog.Logger
@@ -104,6 +104,9 @@ type Worker struct {
 	onResult func(Result)
 	id       string // the worker's presence (presence.go)
 	started  time.Time
+	// requeueEvery is how often requests below the ack floor are looked
+	// for (requeue.go).
+	requeueEvery time.Duration
 }
 
 // New returns a worker over an existing connection and the topology Setup
@@ -134,7 +137,7 @@ func New(nc *nats.Conn, js jetstream.JetStream, top *topology.Handles, opts Opti
 		b.Base, b.Max = opts.Config.BackoffBase, opts.Config.BackoffMax
 	}
 	w := &Worker{cfg: opts.Config, log: log, m: m, nc: nc, js: js, top: top, onResult: opts.OnResult,
-		id: nuid.Next(), started: time.Now().UTC()}
+		id: nuid.Next(), started: time.Now().UTC(), requeueEvery: requeueEvery}
 	w.out = w.newOutage(opts.Sink)
 	w.fleet = newFleet(w, own, opts.Sink, opts.SetFleetDefaults)
 	w.pull = &puller{cfg: &w.cfg, log: log, m: m, js: js, out: w.out, consumer: top.Consumer, waiting: map[*task]struct{}{}}
@@ -206,6 +209,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	helpers.Go(func() { w.pull.keepAlive(ctx) })
 	helpers.Go(func() { w.sample(ctx) })
 	helpers.Go(func() { w.fleet.watch(ctx) })
+	helpers.Go(func() { w.requeue(ctx) })
 	defer helpers.Wait()
 	// A small queue lets the next fetch run while the processors work.
 	work := make(chan *task, n)

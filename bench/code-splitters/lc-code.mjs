@@ -16,7 +16,9 @@
 // is found after the previous one) and, with --decls (js only), "decls": the
 // byte ranges of every function, class, method, constructor, accessor,
 // interface, enum, type alias and namespace, without leading comments, as
-// TypeScript's parser finds them.
+// TypeScript's parser finds them, and "tokens": the byte ranges of the tokens
+// that span lines (string, template and regular expression literals, block
+// comments), inside which no chunk may start.
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { RecursiveCharacterTextSplitter } from "@langchain/textsplitters";
@@ -81,7 +83,11 @@ if (args.out) {
       from = at + c.length;
     }
     const line = { file: paths[i], chunks: spans };
-    if (ts) line.decls = declarations(ts, paths[i], text).map(([s, e]) => [bytesAt(s), bytesAt(e)]);
+    if (ts) {
+      const { decls, tokens } = parseFacts(ts, paths[i], text);
+      line.decls = decls.map(([s, e]) => [bytesAt(s), bytesAt(e)]);
+      line.tokens = tokens.map(([s, e]) => [bytesAt(s), bytesAt(e)]);
+    }
     lines.push(JSON.stringify(line));
   }
   writeFileSync(args.out, lines.join("\n") + "\n");
@@ -104,20 +110,36 @@ function byteOffsets(text) {
   return (i) => at[i];
 }
 
-// declarations returns the [start, end) UTF-16 ranges of the declarations
-// of a JavaScript or TypeScript file, at any depth.
-function declarations(ts, path, text) {
+// parseFacts returns, as [start, end) UTF-16 ranges of a JavaScript or
+// TypeScript file, its declarations at any depth (decls) and the tokens
+// that span lines (tokens: string, template and regular expression
+// literals and their parts, and block comments), where no cut may fall.
+function parseFacts(ts, path, text) {
   const kind = path.endsWith(".tsx") ? ts.ScriptKind.TSX : path.endsWith(".ts") ? ts.ScriptKind.TS
     : path.endsWith(".jsx") ? ts.ScriptKind.JSX : ts.ScriptKind.JS;
   const sf = ts.createSourceFile(path, text, ts.ScriptTarget.Latest, true, kind);
   const K = ts.SyntaxKind;
   const wanted = new Set([K.FunctionDeclaration, K.ClassDeclaration, K.MethodDeclaration, K.Constructor, K.GetAccessor,
     K.SetAccessor, K.InterfaceDeclaration, K.EnumDeclaration, K.TypeAliasDeclaration, K.ModuleDeclaration]);
-  const out = [];
+  const literals = new Set([K.StringLiteral, K.NoSubstitutionTemplateLiteral, K.TemplateHead, K.TemplateMiddle,
+    K.TemplateTail, K.RegularExpressionLiteral]);
+  const decls = [], tokens = [], seen = new Set();
+  const multiLine = (s, e) => text.slice(s, e).includes("\n");
+  const comments = (ranges) => {
+    for (const r of ranges ?? []) {
+      if (r.kind === K.MultiLineCommentTrivia && !seen.has(r.pos) && multiLine(r.pos, r.end)) {
+        seen.add(r.pos);
+        tokens.push([r.pos, r.end]);
+      }
+    }
+  };
   const visit = (n) => {
-    if (wanted.has(n.kind)) out.push([n.getStart(sf), n.end]);
+    if (wanted.has(n.kind)) decls.push([n.getStart(sf), n.end]);
+    if (literals.has(n.kind) && multiLine(n.getStart(sf), n.end)) tokens.push([n.getStart(sf), n.end]);
+    comments(ts.getLeadingCommentRanges(text, n.pos));
+    comments(ts.getTrailingCommentRanges(text, n.end));
     ts.forEachChild(n, visit);
   };
   visit(sf);
-  return out;
+  return { decls, tokens };
 }

@@ -7,8 +7,8 @@
 //
 // Reads the files into memory first (sorted by path in byte order, as
 // `chunk bench` does), times only the splitText calls, and prints the peer
-// harness's line on stdout:
-//   RESULT<TAB>impl<TAB>splitter<TAB>files<TAB>bytes_in<TAB>chunks<TAB>bytes_out<TAB>seconds<TAB>max_chunk_bytes
+// harness's line on stdout, plus the CPU seconds of those calls:
+//   RESULT<TAB>impl<TAB>splitter<TAB>files<TAB>bytes_in<TAB>chunks<TAB>bytes_out<TAB>seconds<TAB>max_chunk_bytes<TAB>cpu_seconds
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { RecursiveCharacterTextSplitter } from "@langchain/textsplitters";
@@ -43,11 +43,14 @@ const docs = paths.map((p) => {
 const splitter = RecursiveCharacterTextSplitter.fromLanguage("html", { chunkSize: args.size, chunkOverlap: args.overlap });
 if (docs.length > 0) await splitter.splitText(docs[0].slice(0, 2000)); // warm up outside the timer
 
-let chunks = 0, bytesOut = 0, maxChunk = 0, elapsed = 0n;
+let chunks = 0, bytesOut = 0, maxChunk = 0, elapsed = 0n, cpu = 0;
 for (const d of docs) {
+  const c0 = process.cpuUsage();
   const t0 = process.hrtime.bigint();
   const cs = await splitter.splitText(d);
   elapsed += process.hrtime.bigint() - t0;
+  const c1 = process.cpuUsage(c0);
+  cpu += (c1.user + c1.system) / 1e6;
   chunks += cs.length;
   for (const c of cs) {
     const n = Buffer.byteLength(c, "utf8");
@@ -56,4 +59,5 @@ for (const d of docs) {
   }
 }
 const secs = Number(elapsed) / 1e9;
-console.log(["RESULT", "node/langchain-textsplitters", `lc-html-${args.size}`, docs.length, bytesIn, chunks, bytesOut, secs.toFixed(6), maxChunk].join("\t"));
+console.log(["RESULT", "node/langchain-textsplitters", `lc-html-${args.size}`, docs.length, bytesIn, chunks, bytesOut, secs.toFixed(6), maxChunk,
+  cpu.toFixed(6)].join("\t"));

@@ -1,24 +1,37 @@
 // Command retrieval prints the matched-size table: chunkstream's chunker
 // in target mode against the peer chunkers of peers.mjs (LangChain.js's
-// recursive and Markdown splitters, chonkie-js's recursive chunker), each
-// peer sized so that its mean chunk matches ours, all scored in one run
-// with package eval (BM25 as a Qdrant collection, Chroma's span metric).
+// recursive and Markdown splitters, chonkie-js's recursive chunker; for
+// code and HTML, LangChain.js's fromLanguage splitters), each peer sized
+// so that its mean chunk matches ours, all scored in one run with package
+// eval (BM25 as a Qdrant collection, Chroma's span metric).
 //
 //	(cd bench/retrieval && npm install)
-//	go run ./bench/retrieval -set chroma=QUESTIONS.jsonl,CORPUS_DIR [-set ...] [-chunker markdown] [-targets 400,800,1600]
+//	go run ./bench/retrieval -set chroma=QUESTIONS.jsonl,CORPUS_DIR [-set ...] [-chunker markdown] [-targets 400,800,1600] [-match mean|median|retrieved] [-work DIR]
+//	go run ./bench/retrieval -chunker code -peers lc-code -targets 800,1600,2048 -set gohttp=eval/testdata/gohttp/questions.jsonl,$(go env GOROOT)/src/net/http
+//	go run ./bench/retrieval -chunker html -peers lc-html -set gospec=eval/testdata/gospec/questions.jsonl,$(go env GOROOT)/doc
 //
 // For each set and target N it chunks the corpus with -chunker and the
-// option target_char N, then for each peer searches the peer's chunk-size
+// option target_char N (a chunker without target mode, such as code: its
+// size option, max_char N), then for each peer searches the peer's chunk-size
 // parameter until its mean chunk (in characters) is within -tolerance of
 // ours: each LangChain splitter with no overlap and with its common
 // overlap (-overlap, a fraction of its chunk size), chonkie-js's without
 // (it has none). Each row gives the mean chunk size, the chunks, recall,
 // precision and IoU at 5 and recall at 10 (in points); our row gives the
 // margin over the best peer (highest recall@5) in recall@5 and IoU@5,
-// with its 95% interval (eval.Paired over the questions). Peers return
+// with its 95% interval (eval.Paired over the questions). With -match
+// median the peers are matched on the median chunk instead, and with
+// -match retrieved on the characters of the top 5 chunks (averaged over
+// the questions: what the answers cost a reader): chunkers whose sizes
+// spread differently are compared at equal mean, equal median and equal
+// cost. The peers' chunks are kept in -work, and a later run with the
+// same -work reads them instead of running the peer again. Peers return
 // text only: peers.mjs locates each chunk in its file (locate.mjs) and
 // reports those it cannot; a located span is checked against the file
-// here. docs/chunkers.md ("Matched sizes") has the last table.
+// here. Peers read the files with the chunker's extensions. Question
+// sets may give references by their content alone (eval.Locate): a
+// question not found exactly once is left out, with a note.
+// docs/chunkers.md ("Matched sizes", "Code and HTML") has the last tables.
 //
 // With -landing DIR instead of -set, it prints where the mean chunk lands
 // for each target in DIR's files (docs/chunkers.md, "Target mode"):
@@ -70,6 +83,8 @@ type config struct {
 	work      string // scratch folder for the peers' chunks
 	landing   []string
 	tokenizer string
+	diff      bool   // print the questions whose recall@5 differs from the best peer's
+	match     string // the statistic the peers are matched on: mean, median or retrieved
 }
 
 // set is a question set over a corpus folder.
@@ -96,12 +111,14 @@ func parse(args []string) (*config, error) {
 	fs.Float64Var(&c.overlap, "overlap", 0.2, "the LangChain splitters' common overlap, a fraction of their chunk size (they also run without)")
 	fs.Float64Var(&c.tolerance, "tolerance", 0.05, "largest relative difference of a peer's mean chunk from ours")
 	fs.StringVar(&c.script, "script", filepath.Join("bench", "retrieval", "peers.mjs"), "the peers' Node script")
-	fs.StringVar(&c.work, "work", "", "folder for the peers' chunks (default: a temporary one, removed)")
+	fs.StringVar(&c.work, "work", "", "folder for the peers' chunks, reused when a later run asks for the same set, peer and sizes (default: a temporary one, removed)")
+	fs.StringVar(&c.match, "match", "mean", "what the peers are matched on: mean or median chunk, or retrieved (the characters of the top 5 chunks, averaged over the questions)")
 	fs.Func("landing", "instead of the table: where the mean chunk lands in this corpus folder for each target (repeat for several)", func(v string) error {
 		c.landing = append(c.landing, v)
 		return nil
 	})
 	fs.StringVar(&c.tokenizer, "tokenizer", "", "with -landing: targets in tokens of this encoding (target_tokens)")
+	fs.BoolVar(&c.diff, "diff", false, "after the table, per target, the questions whose recall@5 differs between our chunker and the best peer")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -121,6 +138,11 @@ func parse(args []string) (*config, error) {
 		c.targets = append(c.targets, n)
 	}
 	c.peers = strings.Split(*peers, ",")
+	switch c.match {
+	case "mean", "median", "retrieved":
+	default:
+		return nil, fmt.Errorf("-match: %q is not mean, median or retrieved", c.match)
+	}
 	return c, nil
 }
 
@@ -142,12 +164,59 @@ func run(ctx context.Context, args []string, w io.Writer) error {
 	if len(c.landing) > 0 {
 		return c.land(ctx, w, entry)
 	}
+	all := map[int]*perQuestion{}
 	for _, s := range c.sets {
-		if err := c.table(ctx, w, entry, s); err != nil {
+		if err := c.table(ctx, w, entry, s, all); err != nil {
 			return fmt.Errorf("set %s: %w", s.name, err)
 		}
 	}
+	if len(c.sets) > 1 {
+		printPooled(w, c.targets, all, len(c.sets))
+	}
 	return nil
+}
+
+// perQuestion holds, for one target, the per-question recall@5 and
+// IoU@5 of our chunker and of the best peer, over the sets run so far.
+type perQuestion struct {
+	bestRecall, oursRecall, bestIoU, oursIoU []float64
+}
+
+// add appends the questions of one set: ours against best.
+func (p *perQuestion) add(best, ours *eval.Result) error {
+	for _, x := range []struct {
+		dst  *[]float64
+		res  *eval.Result
+		pick func(eval.Scores) float64
+	}{
+		{&p.bestRecall, best, func(s eval.Scores) float64 { return s.Recall }},
+		{&p.oursRecall, ours, func(s eval.Scores) float64 { return s.Recall }},
+		{&p.bestIoU, best, func(s eval.Scores) float64 { return s.IoU }},
+		{&p.oursIoU, ours, func(s eval.Scores) float64 { return s.IoU }},
+	} {
+		v, err := x.res.PerQuestion(5, x.pick)
+		if err != nil {
+			return err
+		}
+		*x.dst = append(*x.dst, v...)
+	}
+	return nil
+}
+
+// printPooled prints, per target, the margins over the best peer of
+// each set with the questions of all sets pooled: a paired interval
+// over more questions than one set has.
+func printPooled(w io.Writer, targets []int, all map[int]*perQuestion, sets int) {
+	fmt.Fprintf(w, "\nall %d sets pooled, ours against each set's best peer at that target:\n", sets)
+	for _, n := range targets {
+		p := all[n]
+		if p == nil {
+			continue
+		}
+		dr, drh := eval.Paired(p.bestRecall, p.oursRecall)
+		di, dih := eval.Paired(p.bestIoU, p.oursIoU)
+		fmt.Fprintf(w, "  target %d: %d questions: ΔR@5 %+.1f ± %.1f, ΔIoU@5 %+.2f ± %.2f\n", n, len(p.oursRecall), 100*dr, 100*drh, 100*di, 100*dih)
+	}
 }
 
 // corpus is a set loaded: its files and questions.
@@ -155,7 +224,9 @@ type corpus struct {
 	set
 	files     map[string][]byte
 	names     []string
+	exts      []string // the chunker's extensions, which the peers read too
 	questions []eval.Question
+	leftOut   []string // notes of the questions left out (eval.Locate)
 }
 
 func load(ctx context.Context, s set, exts []string) (*corpus, error) {
@@ -163,7 +234,7 @@ func load(ctx context.Context, s set, exts []string) (*corpus, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &corpus{set: s, files: map[string][]byte{}, names: names}
+	c := &corpus{set: s, files: map[string][]byte{}, names: names, exts: exts}
 	for _, n := range names {
 		if c.files[n], err = os.ReadFile(filepath.Join(s.dir, filepath.FromSlash(n))); err != nil {
 			return nil, err
@@ -177,6 +248,12 @@ func load(ctx context.Context, s set, exts []string) (*corpus, error) {
 	if c.questions, err = eval.ReadQuestions(f); err != nil {
 		return nil, err
 	}
+	c.questions, c.leftOut = eval.Locate(c.questions, func(name string) ([]byte, error) {
+		if b, ok := c.files[name]; ok {
+			return b, nil
+		}
+		return nil, fmt.Errorf("%s is not a file the chunker reads in %s", name, s.dir)
+	})
 	return c, eval.CheckReferences(c.questions, c.files)
 }
 
@@ -186,6 +263,7 @@ type row struct {
 	sizes     eval.Sizes
 	res       *eval.Result
 	unlocated int
+	top5      float64 // characters of the top 5 chunks, averaged over the questions
 }
 
 func (r row) at(k int) eval.Scores {
@@ -194,19 +272,23 @@ func (r row) at(k int) eval.Scores {
 
 var ks = []int{5, 10}
 
-func (c *config) table(ctx context.Context, w io.Writer, entry registry.Entry, s set) error {
+func (c *config) table(ctx context.Context, w io.Writer, entry registry.Entry, s set, all map[int]*perQuestion) error {
 	cp, err := load(ctx, s, entry.Extensions)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\n%s: %d questions over %d files; chunker %s; peers matched to ±%.0f%% of our mean chunk\n\n",
-		s.name, len(cp.questions), len(cp.names), entry.Name, 100*c.tolerance)
+	for _, n := range cp.leftOut {
+		fmt.Fprintln(w, "note:", n)
+	}
+	option := sizeOption(entry)
+	fmt.Fprintf(w, "\n%s: %d questions over %d files; chunker %s, %s per row; peers matched to ±%.0f%% of our %s\n\n",
+		s.name, len(cp.questions), len(cp.names), entry.Name, option, 100*c.tolerance, c.statName())
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "target\tchunker\tmean\tchunks\tR@5\tP@5\tIoU@5\tR@10\tΔR@5 vs best\tΔIoU@5 vs best\t")
+	fmt.Fprintln(tw, "target\tchunker\tmean\tmedian\ttop 5\tchunks\tR@5\tP@5\tIoU@5\tR@10\tΔR@5 vs best\tΔIoU@5 vs best\t")
 	var margins []float64
 	var notes []string
 	for _, n := range c.targets {
-		opts := map[string]any{"target_char": n}
+		opts := map[string]any{option: n}
 		for k, v := range c.options {
 			opts[k] = v
 		}
@@ -221,7 +303,7 @@ func (c *config) table(ctx context.Context, w io.Writer, entry registry.Entry, s
 				fracs = append(fracs, c.overlap)
 			}
 			for _, f := range fracs {
-				r, err := c.matched(ctx, cp, p, f, ours.sizes.Mean)
+				r, err := c.matched(ctx, cp, p, f, c.stat(ours))
 				if err != nil {
 					return err
 				}
@@ -234,11 +316,20 @@ func (c *config) table(ctx context.Context, w io.Writer, entry registry.Entry, s
 				best = r
 			}
 		}
+		if c.diff {
+			notes = append(notes, diffNotes(n, ours, best)...)
+		}
+		if all[n] == nil {
+			all[n] = &perQuestion{}
+		}
+		if err := all[n].add(best.res, ours.res); err != nil {
+			return err
+		}
 		dr, drh := paired(best.res, ours.res, func(s eval.Scores) float64 { return s.Recall })
 		di, dih := paired(best.res, ours.res, func(s eval.Scores) float64 { return s.IoU })
 		margins = append(margins, dr)
 		for i, r := range rows {
-			fmt.Fprintf(tw, "%d\t%s\t%.0f\t%d\t%.1f\t%.2f\t%.2f\t%.1f\t", n, r.label, r.sizes.Mean, r.sizes.Chunks,
+			fmt.Fprintf(tw, "%d\t%s\t%.0f\t%d\t%.0f\t%d\t%.1f\t%.2f\t%.2f\t%.1f\t", n, r.label, r.sizes.Mean, r.sizes.P50, r.top5, r.sizes.Chunks,
 				100*r.at(5).Recall, 100*r.at(5).Precision, 100*r.at(5).IoU, 100*r.at(10).Recall)
 			if i == 0 {
 				fmt.Fprintf(tw, "%+.1f ± %.1f (%s)\t%+.2f ± %.2f\t", 100*dr, 100*drh, best.label, 100*di, 100*dih)
@@ -263,6 +354,20 @@ func (c *config) table(ctx context.Context, w io.Writer, entry registry.Entry, s
 	}
 	fmt.Fprintf(w, "\nmean recall@5 margin over the best peer: %+.1f points\n", 100*sum/float64(len(margins)))
 	return nil
+}
+
+// diffNotes lists the questions whose recall@5 differs between ours and
+// best, with both.
+func diffNotes(target int, ours, best row) []string {
+	var out []string
+	i := slices.Index(ours.res.Ks, 5)
+	for q := range ours.res.Questions {
+		a, b := ours.res.Questions[q].Scores[i].Recall, best.res.Questions[q].Scores[i].Recall
+		if a != b {
+			out = append(out, fmt.Sprintf("target %d: %s: recall@5 %.0f%% (%s), %.0f%% (%s)", target, ours.res.Questions[q].ID, 100*a, ours.label, 100*b, best.label))
+		}
+	}
+	return out
 }
 
 // paired is the mean difference b − a of a per-question score at k=5,
@@ -297,8 +402,19 @@ func (c *config) ours(ctx context.Context, cp *corpus, entry registry.Entry, opt
 	label := entry.Name
 	if t, ok := opts["target_char"]; ok {
 		label += fmt.Sprintf(" target %v", t)
+	} else if t, ok := opts[entry.Size]; ok {
+		label += fmt.Sprintf(" %s %v", entry.Size, t)
 	}
 	return score(ctx, cp, label, ps, 0)
+}
+
+// sizeOption is the option a row of the table sets to each target:
+// target_char for a chunker with target mode, else its size option.
+func sizeOption(entry registry.Entry) string {
+	if slices.Contains(entry.Targets, "target_char") {
+		return "target_char"
+	}
+	return entry.Size
 }
 
 func score(ctx context.Context, cp *corpus, label string, ps []eval.Passage, unlocated int) (row, error) {
@@ -310,17 +426,60 @@ func score(ctx context.Context, cp *corpus, label string, ps []eval.Passage, unl
 	if err != nil {
 		return row{}, err
 	}
-	return row{label: label, sizes: eval.SizesOf(ps), res: res, unlocated: unlocated}, nil
+	return row{label: label, sizes: eval.SizesOf(ps), res: res, unlocated: unlocated, top5: topChars(res, ps, 5)}, nil
 }
 
-// matched searches a peer's chunk-size parameter until its mean chunk is
-// within the tolerance of mean, and evaluates it there (or at the closest
-// size found, its label saying so). The mean shrinks as the size does,
-// nearly in proportion, so each try scales the size by the ratio.
-func (c *config) matched(ctx context.Context, cp *corpus, peer string, frac, mean float64) (row, error) {
-	size := int(math.Round(mean * 1.3))
-	var best []eval.Passage
-	bestSize, bestUnloc, bestErr := 0, 0, math.Inf(1)
+// topChars returns the characters of the top k passages retrieved for
+// each question, averaged over the questions: what the answers cost a
+// reader (or a model's context).
+func topChars(res *eval.Result, ps []eval.Passage, k int) float64 {
+	if len(res.Questions) == 0 {
+		return 0
+	}
+	total := 0
+	for _, q := range res.Questions {
+		for _, i := range q.Retrieved[:min(k, len(q.Retrieved))] {
+			total += utf8.RuneCountInString(ps[i].Text)
+		}
+	}
+	return float64(total) / float64(len(res.Questions))
+}
+
+// stat returns the statistic of r the peers are matched on (-match).
+func (c *config) stat(r row) float64 {
+	switch c.match {
+	case "median":
+		return float64(r.sizes.P50)
+	case "retrieved":
+		return r.top5
+	}
+	return r.sizes.Mean
+}
+
+// statName names stat.
+func (c *config) statName() string {
+	switch c.match {
+	case "median":
+		return "median chunk"
+	case "retrieved":
+		return "characters retrieved in the top 5"
+	}
+	return "mean chunk"
+}
+
+// matched searches a peer's chunk-size parameter until its statistic
+// (stat: the mean chunk, the median, or the top 5's characters) is
+// within the tolerance of want, and evaluates it there (or at the
+// closest size found, its label saying so). The statistic shrinks as the
+// size does, nearly in proportion, so each try scales the size by the
+// ratio.
+func (c *config) matched(ctx context.Context, cp *corpus, peer string, frac, want float64) (row, error) {
+	size := int(math.Round(want * 1.3))
+	if c.match == "retrieved" {
+		size = int(math.Round(want / 5 * 1.3)) // five chunks
+	}
+	var best row
+	bestSize, bestErr := 0, math.Inf(1)
 	tried := map[int]bool{}
 	for try := 0; try < 10 && !tried[size]; try++ {
 		tried[size] = true
@@ -328,20 +487,25 @@ func (c *config) matched(ctx context.Context, cp *corpus, peer string, frac, mea
 		if err != nil {
 			return row{}, err
 		}
-		m := eval.SizesOf(ps).Mean
-		if e := math.Abs(m/mean - 1); e < bestErr {
-			best, bestSize, bestUnloc, bestErr = ps, size, unloc, e
+		r, err := score(ctx, cp, "", ps, unloc)
+		if err != nil {
+			return row{}, err
+		}
+		m := c.stat(r)
+		if e := math.Abs(m/want - 1); e < bestErr {
+			best, bestSize, bestErr = r, size, e
 		}
 		if bestErr <= c.tolerance/2 || m == 0 {
 			break
 		}
-		size = max(1, int(math.Round(float64(size)*mean/m)))
+		size = max(1, int(math.Round(float64(size)*want/m)))
 	}
 	label := fmt.Sprintf("%s %d/%d", peer, bestSize, int(math.Round(frac*float64(bestSize))))
 	if bestErr > c.tolerance {
 		label += fmt.Sprintf(" (UNMATCHED: %+.0f%%)", 100*bestErr)
 	}
-	return score(ctx, cp, label, best, bestUnloc)
+	best.label = label
+	return best, nil
 }
 
 // peerChunk is one line of peers.mjs's output.
@@ -356,11 +520,16 @@ type peerChunk struct {
 // chunk is a passage without a range.
 func (c *config) runPeer(ctx context.Context, cp *corpus, peer string, size, overlap int) ([]eval.Passage, int, error) {
 	out := filepath.Join(c.work, fmt.Sprintf("%s-%s-%d-%d.jsonl", cp.name, peer, size, overlap))
-	cmd := exec.CommandContext(ctx, "node", c.script, "--dir", cp.dir, "--peer", peer,
-		"--size", strconv.Itoa(size), "--overlap", strconv.Itoa(overlap), "--out", out)
-	cmd.Stderr = os.Stderr
-	if _, err := cmd.Output(); err != nil {
-		return nil, 0, fmt.Errorf("%s: %w", strings.Join(cmd.Args, " "), err)
+	if _, err := os.Stat(out); err != nil {
+		cmd := exec.CommandContext(ctx, "node", c.script, "--dir", cp.dir, "--peer", peer,
+			"--size", strconv.Itoa(size), "--overlap", strconv.Itoa(overlap), "--ext", strings.Join(cp.exts, ","), "--out", out+".tmp")
+		cmd.Stderr = os.Stderr
+		if _, err := cmd.Output(); err != nil {
+			return nil, 0, fmt.Errorf("%s: %w", strings.Join(cmd.Args, " "), err)
+		}
+		if err := os.Rename(out+".tmp", out); err != nil {
+			return nil, 0, err
+		}
 	}
 	f, err := os.Open(out)
 	if err != nil {

@@ -1,9 +1,14 @@
 package main
 
 import (
+	"context"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/chunkstream/chunkstream/eval"
 )
 
 // TestLocate runs the span-locating tests of locate.mjs (node --test),
@@ -40,5 +45,60 @@ func TestReadPeer(t *testing.T) {
 		if _, _, err := readPeer(strings.NewReader(bad), files); err == nil {
 			t.Errorf("readPeer(%s) accepted a span that is not the chunk's text", bad)
 		}
+	}
+}
+
+// TestParseMatch: -match names the statistic the peers are matched on.
+func TestParseMatch(t *testing.T) {
+	r := row{sizes: eval.Sizes{P50: 300, Mean: 400}, top5: 2000}
+	for _, tc := range []struct {
+		arg  string
+		want float64
+		err  bool
+	}{{"", 400, false}, {"mean", 400, false}, {"median", 300, false}, {"retrieved", 2000, false}, {"p90", 0, true}} {
+		args := []string{"-set", "a=q.jsonl,dir"}
+		if tc.arg != "" {
+			args = append(args, "-match", tc.arg)
+		}
+		c, err := parse(args)
+		if tc.err {
+			if err == nil {
+				t.Errorf("-match %s: no error", tc.arg)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("-match %s: %v", tc.arg, err)
+		}
+		if got := c.stat(r); got != tc.want {
+			t.Errorf("-match %s: stat %v, want %v", tc.arg, got, tc.want)
+		}
+	}
+}
+
+// TestRunPeerReuses: a peer's chunks already in the work folder are read,
+// not made again (the script is not run).
+func TestRunPeerReuses(t *testing.T) {
+	work := t.TempDir()
+	files := map[string][]byte{"a.md": []byte("hello world")}
+	line := `{"file":"a.md","start":0,"end":5,"text":"hello"}` + "\n"
+	if err := os.WriteFile(filepath.Join(work, "s-lc-recursive-100-0.jsonl"), []byte(line), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := &config{work: work, script: filepath.Join(work, "no-such-script.mjs")}
+	cp := &corpus{set: set{name: "s", dir: work}, files: files}
+	ps, unloc, err := c.runPeer(context.Background(), cp, "lc-recursive", 100, 0)
+	if err != nil || unloc != 0 || len(ps) != 1 || ps[0].Text != "hello" {
+		t.Fatalf("runPeer = %+v, %d, %v; want the stored chunk", ps, unloc, err)
+	}
+}
+
+// TestTopChars: the characters of the top k passages, averaged over the
+// questions, each passage counted in code points.
+func TestTopChars(t *testing.T) {
+	ps := []eval.Passage{{Text: "héllo"}, {Text: "ab"}, {Text: "wörld!"}}
+	res := &eval.Result{Questions: []eval.QuestionResult{{Retrieved: []int{0, 1, 2}}, {Retrieved: []int{2}}}}
+	if got, want := topChars(res, ps, 2), (5+2+6)/2.0; got != want {
+		t.Errorf("topChars = %v, want %v", got, want)
 	}
 }

@@ -9,20 +9,18 @@ import (
 )
 
 // BenchmarkStdlib chunks a sample of the Go and Python standard
-// libraries (every 8th file by path) and of the JavaScript tree (every
-// 2nd) at the default max_char, and runs the parse alone on the same
-// bytes (parse-only). bench/code-splitters runs LangChain.js on the same
-// files.
+// libraries (every 8th file by path), of the JavaScript tree (every 2nd)
+// and the TypeScript tree (every file, .ts and .tsx) at the default
+// max_char, and runs the parse alone on the same bytes (parse-only).
+// bench/code-splitters runs LangChain.js on the same files.
 func BenchmarkStdlib(b *testing.B) {
 	for _, tc := range []struct {
 		tree string
 		step int
 		exts []string
-	}{{"go", 8, []string{".go"}}, {"python", 8, []string{".py"}}, {"js", 2, []string{".js", ".mjs", ".cjs"}}} {
+	}{{"go", 8, []string{".go"}}, {"python", 8, []string{".py"}}, {"js", 2, []string{".js", ".mjs", ".cjs"}},
+		{"ts", 1, []string{".ts", ".tsx"}}} {
 		b.Run(tc.tree, func(b *testing.B) {
-			if tc.tree == "js" && !code.TreeSitter {
-				b.Skip("a build without cgo has no tree-sitter")
-			}
 			dir, files := treeFiles(b, tc.tree, tc.step, tc.exts...)
 			docs, total := readDocs(b, dir, files)
 			c, err := code.New(code.DefaultConfig())

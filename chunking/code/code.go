@@ -3,7 +3,6 @@ package code
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"path"
 	"slices"
@@ -18,11 +17,6 @@ import (
 	"github.com/chunkstream/chunkstream/internal/codec"
 	"github.com/chunkstream/chunkstream/internal/tokens"
 )
-
-// ErrNoTreeSitter reports a JavaScript or TypeScript document given to a
-// build without cgo, which has no tree-sitter (see TreeSitter).
-var ErrNoTreeSitter = errors.New("this build has no JavaScript or TypeScript parser: " +
-	"they need tree-sitter, which needs cgo (build with CGO_ENABLED=1 and a C compiler)")
 
 // Config is the code chunker's configuration. Zero is a value like any
 // other: start from DefaultConfig.
@@ -362,8 +356,7 @@ var (
 )
 
 // Baseline names the parse the chunker is built on, the baseline of its
-// benchmarks: the language's scanner (Go, Python) or tree-sitter parse
-// (JavaScript, TypeScript), with no chunking.
+// benchmarks: the language's scanner, with no chunking.
 func (c *Chunker) Baseline() string { return "code-parse" }
 
 // ParseOnly runs only that parse over doc and discards the result.

@@ -105,13 +105,8 @@ func TestSymbols(t *testing.T) {
 		{"pkg/mod.py", "import os\n\n@dec\nclass C:\n    def m(self):\n        pass\n\nasync def run():\n    pass\n",
 			[]string{"pkg.mod", "pkg.mod.C", "pkg.mod.run"}},
 		{"lib/python3.11/json/__init__.py", "def dumps():\n    pass\n", []string{"json.dumps"}},
-	}
-	if code.TreeSitter {
-		tests = append(tests, struct {
-			name, src string
-			want      []string
-		}{"w.ts", "import x from 'x';\nexport class W {\n  m(): void {}\n}\nexport const f = () => 1;\ninterface I {}\n",
-			[]string{"w", "W", "f", "I"}})
+		{"w.ts", "import x from 'x';\nexport class W {\n  m(): void {}\n}\nexport const f = () => 1;\ninterface I {}\n",
+			[]string{"w", "W", "f", "I"}},
 	}
 	c := mustNew(t, code.Config{MaxChar: 10000})
 	for _, tc := range tests {
@@ -152,7 +147,7 @@ func TestTokens(t *testing.T) {
 	defer ctr.Release()
 	for _, tc := range loadCases(t) {
 		lang := code.LanguageOf(tc.name)
-		if lang == "" || !code.TreeSitter && lang != "go" && lang != "python" {
+		if lang == "" {
 			continue
 		}
 		for _, max := range []int{20, 64} {
@@ -194,7 +189,7 @@ func TestConcurrent(t *testing.T) {
 	cases := loadCases(t)
 	var docs []chunking.Document
 	for _, tc := range cases {
-		if lang := code.LanguageOf(tc.name); lang == "go" || lang == "python" || code.TreeSitter && lang != "" {
+		if code.LanguageOf(tc.name) != "" {
 			docs = append(docs, chunking.Document{Path: tc.name, Content: tc.input})
 		}
 	}

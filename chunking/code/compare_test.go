@@ -50,9 +50,6 @@ func TestLangChainSideBySide(t *testing.T) {
 		{"ts", "typescript", "js", 1, []string{".ts", ".tsx"}},
 	} {
 		t.Run(tc.lang, func(t *testing.T) {
-			if !code.TreeSitter && tc.tree != "go" && tc.tree != "python" {
-				t.Skip("a build without cgo has no tree-sitter")
-			}
 			st := tc.step
 			if raceEnabled {
 				st *= 8

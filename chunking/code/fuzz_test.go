@@ -65,12 +65,9 @@ func FuzzPython(f *testing.F) {
 	f.Fuzz(func(t *testing.T, src []byte, maxChar uint16) { fuzzChunk(t, "f.py", "python", src, maxChar) })
 }
 
-// FuzzTreeSitter chunks arbitrary input as JavaScript, TypeScript or
-// TSX: tree-sitter's path.
-func FuzzTreeSitter(f *testing.F) {
-	if !code.TreeSitter {
-		f.Skip("a build without cgo has no tree-sitter")
-	}
+// FuzzJS chunks arbitrary input as JavaScript, TypeScript or TSX: the
+// JavaScript scanner's path, with and without JSX.
+func FuzzJS(f *testing.F) {
 	seeds(f, "javascript", "typescript", "tsx")
 	f.Add([]byte("class A { m() { return `${x}\n` } }"), uint16(4))
 	f.Fuzz(func(t *testing.T, src []byte, maxChar uint16) {

@@ -56,9 +56,6 @@ func TestGolden(t *testing.T) {
 			if lang == "" {
 				lang = code.LanguageOf(tc.name)
 			}
-			if !code.TreeSitter && lang != "go" && lang != "python" {
-				t.Skip("a build without cgo has no tree-sitter")
-			}
 			doc := chunking.Document{Path: tc.name, Content: tc.input}
 			chunks, warns, err := c.Chunk(doc)
 			if err != nil {

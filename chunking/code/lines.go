@@ -16,6 +16,9 @@ type line struct {
 	depth, indent int
 	flags         lineFlag
 	kw            keyword // the first token's keyword, when it matters
+	// scope (JavaScript) is the kind of the innermost bracket open at the
+	// line's start (scopeTop, scopeClass, …).
+	scope byte
 }
 
 type lineFlag uint8
@@ -37,6 +40,10 @@ const (
 	// colon (Python): the logical line starting here ends with ":" (a
 	// compound statement's header).
 	colon
+	// continues (JavaScript): the line's first token continues the line
+	// before (an operator, '.', a call's '(' after a value: no automatic
+	// semicolon there), so no statement starts at it.
+	continues
 )
 
 func (l line) has(f lineFlag) bool { return l.flags&f != 0 }
@@ -103,6 +110,7 @@ type lineOutline struct {
 	src   []byte
 	lines []line
 	py    bool
+	js    bool
 	fits  func(start, end int) bool
 	name  func(o *lineOutline, l int, parent string, group bool) (string, bool)
 	pl    *poll.Poller
@@ -123,7 +131,7 @@ func (o *lineOutline) isStart(l int) bool {
 	if o.py {
 		return ln.has(logical)
 	}
-	return ln.has(code) && !ln.has(inToken)
+	return ln.has(code) && !ln.has(inToken) && !ln.has(continues)
 }
 
 // level is the level a statement starting at line l is on.
@@ -149,8 +157,8 @@ func (o *lineOutline) prevEnds(l, a int) bool {
 		if ln.has(code) {
 			return ln.has(ends)
 		}
-		if ln.has(inToken) {
-			return false // a block comment or raw string runs into it
+		if ln.has(inToken) && !(o.js && ln.has(comment)) {
+			return false // a block comment or raw string runs into it (JavaScript: a doc comment's lines are passed over)
 		}
 	}
 	return true
@@ -222,6 +230,13 @@ func (o *lineOutline) split(a, b int, path string, top, group bool) {
 			}
 			body++
 		}
+		if o.js && o.lines[s].kw == kwDecorator { // past the decorated declaration's first line
+			for body < end && !(o.lines[body].depth == o.lines[s].depth && o.lines[body].has(code) &&
+				!o.lines[body].has(inToken) && o.lines[body].kw != kwDecorator) {
+				body++
+			}
+			body++
+		}
 		switch {
 		case body >= end || o.fits(o.off(from), o.off(end)):
 		case from < s && o.fits(o.off(s), o.off(end)):
@@ -232,7 +247,7 @@ func (o *lineOutline) split(a, b int, path string, top, group bool) {
 				// its header does not fit with the comments above it: cut them off
 				o.cuts = append(o.cuts, cut{at: o.off(s), path: p})
 			}
-			o.split(body, end, p, false, decl && !o.py && o.lines[s].kw != kwFunc && o.groupOpens(s))
+			o.split(body, end, p, false, decl && !o.py && !o.js && o.lines[s].kw != kwFunc && o.groupOpens(s))
 		}
 		o.trailing(end, to, path)
 	}

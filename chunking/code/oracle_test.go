@@ -172,10 +172,11 @@ func pyFacts(t testing.TB, dir string, files []string) []fileFacts {
 
 // lcResult is LangChain's run over a list of files: its RESULT fields and,
 // per file, the byte ranges of its chunks and (JavaScript, TypeScript)
-// the declarations TypeScript's parser finds.
+// the declarations and the tokens spanning lines TypeScript's parser finds.
 type lcResult struct {
 	chunks [][][2]int
 	decls  [][]decl
+	tokens [][][2]int
 	result []string
 }
 
@@ -214,6 +215,7 @@ func runLangChain(t testing.TB, dir string, files []string, lang string, size in
 		var r struct {
 			Chunks [][2]int `json:"chunks"`
 			Decls  [][2]int `json:"decls"`
+			Tokens [][2]int `json:"tokens"`
 		}
 		if err := json.Unmarshal(l, &r); err != nil {
 			t.Fatal(err)
@@ -224,6 +226,7 @@ func runLangChain(t testing.TB, dir string, files []string, lang string, size in
 			ds = append(ds, decl{start: d[0], end: d[1], full: d[0]})
 		}
 		res.decls = append(res.decls, ds)
+		res.tokens = append(res.tokens, r.Tokens)
 	}
 	return res
 }
@@ -243,8 +246,9 @@ func oracleFacts(t testing.TB, tree, dir string, files []string, docs []chunking
 	case "python":
 		facts = pyFacts(t, dir, files)
 	default:
-		for _, ds := range lc().decls {
-			facts = append(facts, fileFacts{ok: true, decls: ds})
+		r := lc()
+		for i, ds := range r.decls {
+			facts = append(facts, fileFacts{ok: true, decls: ds, tokens: r.tokens[i]})
 		}
 	}
 	return facts

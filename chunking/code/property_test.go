@@ -171,9 +171,6 @@ func TestRealTrees(t *testing.T) {
 		{"ts", "tsx", []string{".tsx"}},
 	} {
 		t.Run(tc.lang, func(t *testing.T) {
-			if !code.TreeSitter && tc.tree != "go" && tc.tree != "python" {
-				t.Skip("a build without cgo has no tree-sitter")
-			}
 			dir, files := treeFiles(t, tc.tree, step(t), tc.exts...)
 			docs, total := readDocs(t, dir, files)
 			facts := oracleFacts(t, tc.tree, dir, files, docs, func() lcResult { return runLangChain(t, dir, files, "js", 2048, true) })
@@ -182,7 +179,7 @@ func TestRealTrees(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				var chunks, declsChecked, notUTF8, unparsed, withErrors int
+				var chunks, declsChecked, tokensChecked, notUTF8, unparsed, withErrors int
 				for i, d := range docs {
 					cs, _, err := c.Chunk(d)
 					if errors.Is(err, chunking.ErrNotUTF8) {
@@ -208,6 +205,7 @@ func TestRealTrees(t *testing.T) {
 						continue
 					}
 					declsChecked += len(facts[i].decls)
+					tokensChecked += len(facts[i].tokens)
 					if n, _, first := checkDecls(d.Content, ranges(cs), facts[i].decls, maxChar, true, false); n > 0 {
 						t.Errorf("%s (max_char %d): %d declarations that fit are split, the first %q at bytes %d-%d",
 							d.Path, maxChar, n, first.name, first.full, first.end)
@@ -216,8 +214,8 @@ func TestRealTrees(t *testing.T) {
 						t.Errorf("%s (max_char %d): a chunk starts at byte %d, inside a token", d.Path, maxChar, at)
 					}
 				}
-				t.Logf("max_char %d: %d files (%d bytes), %d chunks, %d declarations checked; %d not UTF-8, %d the oracle cannot parse, %d with parse_errors",
-					maxChar, len(docs), total, chunks, declsChecked, notUTF8, unparsed, withErrors)
+				t.Logf("max_char %d: %d files (%d bytes), %d chunks, %d declarations and %d tokens spanning lines checked; %d not UTF-8, %d the oracle cannot parse, %d with parse_errors",
+					maxChar, len(docs), total, chunks, declsChecked, tokensChecked, notUTF8, unparsed, withErrors)
 			}
 		})
 	}

@@ -157,7 +157,7 @@ func FuzzThreader(f *testing.F) {
 		checkChunks(t, chunks, c.cfg.MaxEmailsPerChunk, c.cfg.MaxChars)
 		// Sharding: a thread threaded and chunked alone gives the same
 		// chunks (except a duplicate whose first copy is elsewhere, which
-		// doc.go documents).
+		// docs/chunkers.md, "Email details", documents).
 		for _, th := range threads {
 			if !selfContainedDups(th) {
 				continue

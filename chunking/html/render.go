@@ -296,6 +296,12 @@ func (r *renderer) reading() bool { return r.skipAt < 0 && (!r.onlyMain || r.mai
 // of <main> elements (and role="main") is read. It stops with false when
 // pl sees its context end.
 func render(text []byte, onlyMain bool, pl *poll.Poller) (rendered, bool) {
+	return renderSkipping(text, onlyMain, pl, minRawSkip)
+}
+
+// renderSkipping is render passing over raw text of at least skip bytes
+// with a search (rawTextEnd); a skip longer than text turns that off.
+func renderSkipping(text []byte, onlyMain bool, pl *poll.Poller, skip int) (rendered, bool) {
 	r := &renderer{src: text, pl: pl, onlyMain: onlyMain, skipAt: -1}
 	r.frames = []*frame{{}}
 	z := xhtml.NewTokenizer(bytes.NewReader(text))
@@ -316,6 +322,20 @@ func render(text []byte, onlyMain bool, pl *poll.Poller) (rendered, bool) {
 			r.textToken(z, raw, start)
 		case xhtml.StartTagToken, xhtml.SelfClosingTagToken:
 			r.startTag(z, tt == xhtml.SelfClosingTagToken, start, pos)
+			if r.reading() || r.inTitle {
+				break
+			}
+			// The text of a script, style and the like, which is not
+			// read, is passed over by a search rather than the
+			// tokenizer's byte-at-a-time read: a new tokenizer starts at
+			// its end tag.
+			if end, ok := rawTextEnd(text, start, pos); ok && end-pos >= skip {
+				if pl.Add(end - pos) {
+					return rendered{}, false
+				}
+				pos = end
+				z = xhtml.NewTokenizer(bytes.NewReader(text[pos:]))
+			}
 		case xhtml.EndTagToken:
 			r.endTag(z, start, pos)
 		}
@@ -327,6 +347,51 @@ func render(text []byte, onlyMain bool, pl *poll.Poller) (rendered, bool) {
 }
 
 func (r *renderer) top() *frame { return r.frames[len(r.frames)-1] }
+
+// minRawSkip is the shortest raw text rawTextEnd's search passes over: a
+// shorter one costs the tokenizer less than a new tokenizer does.
+const minRawSkip = 512
+
+// rawTextEnd returns where the raw text after the start tag text[start:
+// tagEnd] ends, as the tokenizer reads it, when that tag is one whose
+// text the tokenizer reads raw and the renderer never reads (script,
+// style, textarea, iframe, noembed, noframes, noscript): at the first
+// "</" and the tag's name (any case) followed by whitespace, '/' or '>',
+// else at the end of text. A script whose text holds "<!--" before that
+// end tag is left to the tokenizer (its escape states can hide an end
+// tag): ok is false then, and for other tags.
+func rawTextEnd(text []byte, start, tagEnd int) (int, bool) {
+	var nb [16]byte
+	name := tagName(text[start:tagEnd], nb[:0])
+	switch string(name) {
+	case "script", "style", "textarea", "iframe", "noembed", "noframes", "noscript":
+	default:
+		return 0, false
+	}
+	body := text[tagEnd:]
+	for i := 0; ; {
+		j := bytes.Index(body[i:], []byte("</"))
+		if j < 0 {
+			break
+		}
+		at := i + j
+		k := at + 2 + len(name)
+		if k < len(body) && bytes.EqualFold(body[at+2:k], name) {
+			switch body[k] {
+			case ' ', '\n', '\r', '\t', '\f', '/', '>':
+				if string(name) == "script" && bytes.Contains(body[:at], []byte("<!--")) {
+					return 0, false
+				}
+				return tagEnd + at, true
+			}
+		}
+		i = at + 2
+	}
+	if string(name) == "script" && bytes.Contains(body, []byte("<!--")) {
+		return 0, false
+	}
+	return len(text), true
+}
 
 func (r *renderer) textToken(z *xhtml.Tokenizer, raw []byte, start int) {
 	if r.inTitle {

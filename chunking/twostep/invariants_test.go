@@ -178,9 +178,12 @@ func prefixAllowance(c *Chunker, md chunking.Metadata, size func(string) int) in
 		list, _ := hs.([]any)
 		for _, h := range list {
 			s, _ := h.(string)
-			if c.enc != nil || c.target > 0 { // tokens or characters
+			switch {
+			case c.enc != nil: // tokens: each seam may cost one
 				n += size("#"+strings.TrimLeft(s, "#")+"\n") + 2
-			} else {
+			case c.target > 0: // characters: "###Title" is inserted as "### Title\n"
+				n += utf8.RuneCountInString(s) + 2
+			default:
 				n += 1 + sentences.CountWords(s) // "#Title" → "# Title"
 			}
 		}

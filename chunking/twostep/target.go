@@ -182,8 +182,12 @@ func paragraphEnd(src string, a, b unit) bool {
 }
 
 // lineUnits appends the lines of u to dst, each without its surrounding
-// whitespace, blank lines left out.
+// whitespace, blank lines left out. In a table, a row that closes math an
+// earlier row opened ("$$", \[ or \begin{X} left open) joins that row's
+// unit: math is never cut, even across rows.
 func lineUnits(src string, u unit, m measure.Measure, dst []unit) []unit {
+	first := len(dst)
+	var math mathOpen
 	for p := u.start; p < u.end; {
 		q := strings.IndexByte(src[p:u.end], '\n')
 		e := u.end
@@ -191,9 +195,33 @@ func lineUnits(src string, u unit, m measure.Measure, dst []unit) []unit {
 			e = p + q + 1
 		}
 		if a, b := sentences.TrimSpace(src, p, e); a < b {
-			dst = append(dst, unit{start: a, end: b, words: m.LenString(src[a:b])})
+			if math.open() && len(dst) > first {
+				dst[len(dst)-1].end = b
+			} else {
+				dst = append(dst, unit{start: a, end: b})
+			}
+			if u.table {
+				math.add(src[a:b])
+			}
 		}
 		p = e
 	}
+	for i := first; i < len(dst); i++ {
+		dst[i].words = m.LenString(src[dst[i].start:dst[i].end])
+	}
 	return dst
 }
+
+// mathOpen counts the math delimiters of the lines seen so far: "$$"
+// (open while odd), \[ against \], \begin{ against \end{.
+type mathOpen struct{ dollars, brackets, envs int }
+
+// add counts the delimiters of line.
+func (o *mathOpen) add(line string) {
+	o.dollars += strings.Count(line, "$$")
+	o.brackets = max(0, o.brackets+strings.Count(line, `\[`)-strings.Count(line, `\]`))
+	o.envs = max(0, o.envs+strings.Count(line, `\begin{`)-strings.Count(line, `\end{`))
+}
+
+// open reports whether math opened by the lines seen is still open.
+func (o *mathOpen) open() bool { return o.dollars%2 != 0 || o.brackets > 0 || o.envs > 0 }

@@ -42,6 +42,7 @@ type unit struct {
 	words      int  // size: words, or tokens of the unit alone in token mode
 	heading    bool // a heading line: kept with the unit after it
 	lines      bool // a code block or table: target mode may cut it at its line ends
+	table      bool // a table: a cut at its line ends keeps math across rows whole
 }
 
 // piece is a chunk before overlap and add_headers: its own text, which is
@@ -361,7 +362,7 @@ func (sc *scratch) sectionUnits(src string, blocks []mdblocks.Block, dst []unit)
 	}
 	// Atomic units keep the indentation of their first line (indented
 	// code, a fence nested in a list item).
-	addAtomic := func(start, end int, lines bool) {
+	addAtomic := func(start, end int, kind mdblocks.Kind) {
 		from, to := sentences.TrimSpace(src, start, end)
 		if from >= to {
 			return
@@ -369,7 +370,9 @@ func (sc *scratch) sectionUnits(src string, blocks []mdblocks.Block, dst []unit)
 		if ls := strings.LastIndexByte(src[start:from], '\n'); ls >= 0 {
 			start += ls + 1
 		}
-		dst = append(dst, unit{start: start, end: to, words: sc.m.LenString(src[start:to]), lines: lines})
+		dst = append(dst, unit{start: start, end: to, words: sc.m.LenString(src[start:to]),
+			lines: kind == mdblocks.FencedCode || kind == mdblocks.IndentedCode || kind == mdblocks.Table,
+			table: kind == mdblocks.Table})
 	}
 	for i := 0; i < len(blocks) && !sc.pl.Stopped(); {
 		b := blocks[i]
@@ -382,7 +385,7 @@ func (sc *scratch) sectionUnits(src string, blocks []mdblocks.Block, dst []unit)
 			continue
 		}
 		if atomicKind(b.Kind) {
-			addAtomic(b.Start, b.End, b.Kind == mdblocks.FencedCode || b.Kind == mdblocks.IndentedCode || b.Kind == mdblocks.Table)
+			addAtomic(b.Start, b.End, b.Kind)
 			i++
 			continue
 		}
@@ -401,7 +404,7 @@ func (sc *scratch) sectionUnits(src string, blocks []mdblocks.Block, dst []unit)
 			for _, s := range sc.sents {
 				addSentence(s.Start, s.End)
 			}
-			addAtomic(d.Start, d.End, false)
+			addAtomic(d.Start, d.End, mdblocks.Math)
 			from = d.End
 		}
 		sc.sents = sentences.Append(sc.sents[:0], src, from, e, sc.inline, sc.pl)

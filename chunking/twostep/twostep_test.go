@@ -707,6 +707,36 @@ func TestTargetLongUnit(t *testing.T) {
 	}
 }
 
+// TestTargetTableMath: a table cut at its line ends in target mode keeps
+// together the rows between which math one of them opens is open ("$$",
+// \[, \begin{X}), and cuts the table elsewhere at its rows.
+func TestTargetTableMath(t *testing.T) {
+	row := "| `name` | a value | what it means in a few words |\n" // 52 characters
+	head := "# T\n\n| a | b | c |\n| --- | --- | --- |\n" + strings.Repeat(row, 10)
+	tail := strings.Repeat(row, 10)
+	tests := []struct{ name, open, mid, close string }{
+		{"dollars", "| $$ | x |\n", "| y = 1 | z |\n", "| $$ | w |\n"},
+		{"brackets", "| \\[ | x |\n", "| y = 1 | z |\n", "| \\] | w |\n"},
+		{"environment", "| \\begin{align} | x |\n", "| y &= 1 | z |\n", "| \\end{align} | w |\n"},
+	}
+	for _, tc := range tests {
+		math := tc.open + strings.Repeat(tc.mid, 6) + tc.close
+		src := head + math + tail
+		c := mustNew(t, func(c *Config) { c.TargetChar = 200 })
+		doc := chunking.Document{Path: "t.md", Content: []byte(src)}
+		chunks := checkInvariants(t, c, doc)
+		whole := 0
+		for _, ch := range chunks {
+			if strings.Contains(ch.Content(), strings.TrimSuffix(math, "\n")) {
+				whole++
+			}
+		}
+		if whole != 1 || len(chunks) < 4 {
+			t.Errorf("%s: %d chunks, %d holding the math rows whole; want the rows in one chunk and the table cut elsewhere", tc.name, len(chunks), whole)
+		}
+	}
+}
+
 // TestTargetBadInput is TestBadInput in target mode, whose cut choice
 // weighs every place a chunk may end, at a small target and a large one
 // (whose window holds more places), with more inputs of many short

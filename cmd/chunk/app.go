@@ -29,59 +29,72 @@ type app struct {
 	environ map[string]string
 }
 
-const topUsage = `chunk splits documents into chunks, shows how they are chunked, inspects chunk collections, benchmarks chunkers and measures retrieval.
+// verbs are chunk's subcommands, which its synopsis and its dispatch
+// read.
+func (a *app) verbs() envflag.Verbs {
+	verb := func(name, usage string, run func(context.Context, []string) error) envflag.Verb {
+		return envflag.Verb{Name: name, Usage: usage, Run: func(ctx context.Context, args []string) (int, error) {
+			err := run(ctx, args)
+			return exitStatus(err), err
+		}}
+	}
+	return envflag.Verbs{
+		verb("split", "split [-chunker NAME] [chunker flags] [-ext LIST] [-workers N] [-o FILE] PATH...", a.split),
+		verb("inspect", "inspect [-max-depth N] [-max-files N] [-read N | -file PATH | -sample [-seed S]] FILE",
+			func(_ context.Context, args []string) error { return a.inspect(args) }),
+		verb("bench", "bench [-chunker NAME] [chunker flags] [-parse-only] [-ext LIST] DIR", a.bench),
+		verb("view", "view [-chunker NAME] [chunker flags] [-compare OPTIONS] [-root DIR] [-file PATH] [-o FILE] FILE", a.view),
+		verb("eval", "eval -questions FILE [-k LIST] [-json | -misses] [-try FLAGS]... [-chunks FILE]... [chunker flags] DIR", a.eval),
+	}
+}
 
-usage:
-  chunk split   [-chunker NAME] [chunker flags] [-ext LIST] [-workers N] [-o FILE] PATH...
-  chunk inspect [-max-depth N] [-max-files N] [-read N | -file PATH | -sample [-seed S]] FILE
-  chunk bench   [-chunker NAME] [chunker flags] [-parse-only] [-ext LIST] DIR
-  chunk view    [-chunker NAME] [chunker flags] [-compare OPTIONS] [-root DIR] [-file PATH] [-o FILE] FILE
-  chunk eval    -questions FILE [-k LIST] [-json | -misses] [-try FLAGS]... [-chunks FILE]... [chunker flags] DIR
+// usage is chunk's help: what it does, its synopsis, and where the rest is.
+func usage(verbs envflag.Verbs) string {
+	return "chunk splits documents into chunks, shows how they are chunked, inspects chunk collections, benchmarks chunkers and measures retrieval.\n\n" +
+		verbs.Synopsis("chunk") +
+		"\nRun \"chunk <subcommand> -h\" for the flags of each subcommand.\n" +
+		"Exit status: 0 success, 1 a file or the command failed, 2 usage error.\n"
+}
 
-Run "chunk <subcommand> -h" for the flags of each subcommand.
-Exit status: 0 success, 1 a file or the command failed, 2 usage error.
-`
+// exitStatus is the exit status of a subcommand that returned err.
+func exitStatus(err error) int {
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return exitOK
+	case errors.Is(err, envflag.ErrUsage):
+		return exitUsage
+	default:
+		return exitFailure
+	}
+}
 
 // run runs the command line args (without the program name) and returns
 // the exit status.
 func (a *app) run(ctx context.Context, args []string) int {
+	verbs := a.verbs()
 	if len(args) == 0 {
-		fmt.Fprint(a.stderr, topUsage)
+		fmt.Fprint(a.stderr, usage(verbs))
 		return exitUsage
 	}
-	var err error
 	switch args[0] {
-	case "split":
-		err = a.split(ctx, args[1:])
-	case "inspect":
-		err = a.inspect(args[1:])
-	case "bench":
-		err = a.bench(ctx, args[1:])
-	case "view":
-		err = a.view(ctx, args[1:])
-	case "eval":
-		err = a.eval(ctx, args[1:])
 	case "-h", "-help", "--help", "help":
-		fmt.Fprint(a.stdout, topUsage)
+		fmt.Fprint(a.stdout, usage(verbs))
 		return exitOK
-	default:
-		fmt.Fprintf(a.stderr, "chunk: unknown subcommand %q\n\n%s", args[0], topUsage)
+	}
+	v, ok := verbs.Subcommand(args)
+	if !ok {
+		fmt.Fprintf(a.stderr, "chunk: unknown subcommand %q\n\n%s", args[0], usage(verbs))
 		return exitUsage
 	}
+	code, err := v.Run(ctx, args[1:])
 	switch {
-	case err == nil, errors.Is(err, flag.ErrHelp):
-		return exitOK
-	case errors.Is(err, envflag.ErrShown):
-		return exitUsage
+	case err == nil, errors.Is(err, flag.ErrHelp), errors.Is(err, envflag.ErrShown), errors.Is(err, errFilesFailed):
 	case errors.Is(err, envflag.ErrUsage):
 		fmt.Fprintf(a.stderr, "chunk %s: %v\nRun \"chunk %s -h\" for help.\n", args[0], err, args[0])
-		return exitUsage
-	case errors.Is(err, errFilesFailed):
-		return exitFailure
 	default:
 		fmt.Fprintf(a.stderr, "chunk %s: %v\n", args[0], err)
-		return exitFailure
 	}
+	return code
 }
 
 // newFlagSet returns a flag set whose -h prints head's usage lines,

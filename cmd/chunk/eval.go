@@ -118,9 +118,12 @@ func (a *app) eval(ctx context.Context, args []string) error {
 		return envflag.Usagef("DIR %s is not a folder", dir)
 	}
 	corpus := &evalCorpus{dir: dir, files: map[string][]byte{}}
-	questions, err := readEvalQuestions(*qpath, corpus)
+	questions, skipped, err := readEvalQuestions(*qpath, corpus)
 	if err != nil {
 		return err
+	}
+	for _, n := range skipped {
+		fmt.Fprintln(a.stderr, "chunk eval:", n)
 	}
 	for _, s := range settings {
 		if err := a.listEvalJobs(ctx, s, corpus, questions); err != nil {
@@ -149,7 +152,7 @@ func (a *app) eval(ctx context.Context, args []string) error {
 		return slices.Index(order, x.retriever) - slices.Index(order, y.retriever)
 	})
 	if *asJSON {
-		return writeEvalJSON(a.stdout, rows, len(questions))
+		return writeEvalJSON(a.stdout, rows, len(questions), skipped)
 	}
 	writeEvalTable(a.stdout, rows, len(questions))
 	if *misses {
@@ -309,12 +312,14 @@ func (c *evalCorpus) file(name string) ([]byte, error) {
 }
 
 // readEvalQuestions reads the question set at path (Chroma's CSV by the
-// extension .csv, else JSON Lines) and checks every reference against the
-// corpus files.
-func readEvalQuestions(path string, corpus *evalCorpus) ([]eval.Question, error) {
+// extension .csv, else JSON Lines), locates the references given by
+// their content alone (eval.Locate: the questions whose reference is not
+// found exactly once are left out, each with a note) and checks every
+// reference against the corpus files.
+func readEvalQuestions(path string, corpus *evalCorpus) ([]eval.Question, []string, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer f.Close()
 	var qs []eval.Question
@@ -324,22 +329,23 @@ func readEvalQuestions(path string, corpus *evalCorpus) ([]eval.Question, error)
 		qs, err = eval.ReadQuestions(f)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
+	qs, skipped := eval.Locate(qs, corpus.file)
 	if len(qs) == 0 {
-		return nil, fmt.Errorf("%s: %w: no questions", path, eval.ErrQuestions)
+		return nil, skipped, fmt.Errorf("%s: %w: no questions", path, eval.ErrQuestions)
 	}
 	for _, q := range qs {
 		for _, r := range q.References {
 			if _, err := corpus.file(r.File); err != nil {
-				return nil, fmt.Errorf("%s: %w: question %s: %v", path, eval.ErrQuestions, q.ID, err)
+				return nil, skipped, fmt.Errorf("%s: %w: question %s: %v", path, eval.ErrQuestions, q.ID, err)
 			}
 		}
 	}
 	if err := eval.CheckReferences(qs, corpus.files); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, skipped, fmt.Errorf("%s: %w", path, err)
 	}
-	return qs, nil
+	return qs, skipped, nil
 }
 
 // listEvalJobs lists the files a chunking setting reads in the corpus
@@ -556,9 +562,12 @@ func writeColumns(w io.Writer, table [][]string, left int) {
 // The JSON of -json: the table's rows, each with its questions.
 type (
 	evalReport struct {
-		Questions int           `json:"questions"`
-		K         []int         `json:"k"`
-		Rows      []evalRowJSON `json:"rows"`
+		Questions int `json:"questions"`
+		// Skipped are the notes of the questions left out, whose
+		// reference was not found exactly once by its content.
+		Skipped []string      `json:"skipped,omitempty"`
+		K       []int         `json:"k"`
+		Rows    []evalRowJSON `json:"rows"`
 	}
 	evalRowJSON struct {
 		Setting   string         `json:"setting"`
@@ -603,8 +612,8 @@ func (d diff) json() intervalJSON {
 }
 
 // writeEvalJSON prints the rows as one JSON object.
-func writeEvalJSON(w io.Writer, rows []*evalRow, questions int) error {
-	rep := evalReport{Questions: questions, K: rows[0].res.Ks}
+func writeEvalJSON(w io.Writer, rows []*evalRow, questions int, skipped []string) error {
+	rep := evalReport{Questions: questions, Skipped: skipped, K: rows[0].res.Ks}
 	firsts := groupFirst(rows)
 	for i, r := range rows {
 		s := r.setting

@@ -395,6 +395,48 @@ func TestEvalChromaCSV(t *testing.T) {
 	}
 }
 
+// TestEvalLocated: references given by their content alone are found in
+// their files and score as the same references with offsets do; a
+// question whose reference is not found exactly once is left out, with a
+// note on stderr and in the JSON's "skipped".
+func TestEvalLocated(t *testing.T) {
+	dir, questions := evalFixture(t)
+	qs := readQuestions(t, questions)
+	var b bytes.Buffer
+	for _, q := range qs {
+		for i := range q.References {
+			q.References[i].Start, q.References[i].End = 0, 0
+		}
+		line, err := json.Marshal(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Write(append(line, '\n'))
+	}
+	b.WriteString(`{"id":"twice","question":"which team?","references":[{"file":"alpha.md","content":"ledger"}]}` + "\n")
+	b.WriteString(`{"id":"gone","question":"which team?","references":[{"file":"alpha.md","content":"not in the file"}]}` + "\n")
+	located := filepath.Join(t.TempDir(), "located.jsonl")
+	if err := os.WriteFile(located, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep, errOut := evalJSON(t, noEmbedder, "-questions", located, dir)
+	want, _ := evalJSON(t, noEmbedder, "-questions", questions, dir)
+	if rep.Questions != len(qs) || !slices.EqualFunc(rep.Rows[0].Questions, want.Rows[0].Questions, func(a, b evalQuestionJSON) bool {
+		return a.ID == b.ID && slices.Equal(a.Scores, b.Scores)
+	}) {
+		t.Errorf("located references score %+v, want those with offsets %+v", rep.Rows[0].Questions, want.Rows[0].Questions)
+	}
+	notes := []string{"question twice left out: its reference occurs 2 times in alpha.md", "question gone left out: its reference is not in alpha.md"}
+	if !slices.Equal(rep.Skipped, notes) {
+		t.Errorf("skipped %q, want %q", rep.Skipped, notes)
+	}
+	for _, n := range notes {
+		if !strings.Contains(errOut, "chunk eval: "+n+"\n") {
+			t.Errorf("stderr lacks %q:\n%s", n, errOut)
+		}
+	}
+}
+
 // TestEvalDense: with the embedder configured, dense and hybrid rows
 // follow, ranked by the embeddings the endpoint returns.
 func TestEvalDense(t *testing.T) {

@@ -9,7 +9,7 @@
 //	producer status [-json] [-id ID | -failed]   documents by state, backlog
 //
 // docs/cli.md describes its settings, modes and exit statuses. A first
-// argument naming a subcommand (the table commands) runs it instead, so a
+// argument naming a subcommand (the table of commands.go) runs it instead, so a
 // folder named like one is sent as ./dlq. A subcommand's settings are
 // variables and flags; its selections (the dlq filters, -json, -dry-run,
 // -yes, -all, -id, -failed) are flags only, since they belong to one
@@ -68,12 +68,17 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	return code
 }
 
+// runErr runs the subcommand args name, or else sends documents.
 func runErr(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, lookup func(string) (string, bool)) (int, error) {
-	if len(args) > 0 {
-		if cmd, ok := commands[args[0]]; ok {
-			return cmd.run(ctx, args[1:], stdin, stdout, stderr, lookup)
-		}
+	if v, ok := commands(stdin, stdout, stderr, lookup).Subcommand(args); ok {
+		return v.Run(ctx, args[1:])
 	}
+	return send(ctx, args, stdin, stdout, stderr, lookup)
+}
+
+// send sends the documents of the paths, mailboxes or JSON lines args
+// name.
+func send(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, lookup func(string) (string, bool)) (int, error) {
 	var c config
 	if err := loadEnv(&c, lookup); err != nil {
 		return 2, err

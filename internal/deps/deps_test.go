@@ -50,11 +50,8 @@ var allow = map[string]allowed{
 		"chunking", "chunking/internal/fileio", "chunking/internal/mdblocks", "chunking/internal/measure",
 		"chunking/internal/poll", "chunking/internal/sentences", "chunking/internal/srcspan", "internal/codec",
 		"internal/tokens"}},
-	"chunking/code": {
-		module: []string{"chunking", "chunking/internal/fileio", "chunking/internal/measure", "chunking/internal/poll",
-			"chunking/internal/srcspan", "internal/codec", "internal/tokens"},
-		thirdParty: []string{"github.com/smacker/go-tree-sitter"},
-	},
+	"chunking/code": {module: []string{"chunking", "chunking/internal/fileio", "chunking/internal/measure",
+		"chunking/internal/poll", "chunking/internal/srcspan", "internal/codec", "internal/tokens"}},
 	"chunking/email": {
 		module:     []string{"chunking", "chunking/internal/fileio", "chunking/internal/poll"},
 		thirdParty: []string{"github.com/emersion/go-message", "golang.org/x/net"},

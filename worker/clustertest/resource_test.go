@@ -144,9 +144,10 @@ func (sc *scenario) check(name string, ready []readiness, extra string) {
 	sc.t.Helper()
 	causes := sc.deadLetterCauses()
 	chunks, want := sc.streamMsgs(sc.cfg.ChunksStream), sc.expectedChunks()
-	report := fmt.Sprintf("%s: %d docs + %d bad requests, %d workers; dead letters %v; chunk records %d of %d; redelivered %d; worker log lines 'sink down' %d, 'sink up again' %d, 'dead-lettered' %d%s",
+	report := fmt.Sprintf("%s: %d docs + %d bad requests, %d workers; dead letters %v; chunk records %d of %d; redelivered %d; worker log lines 'sink down' %d, 'sink up again' %d, 'dead-lettered' %d, 'put back' %d%s",
 		name, len(sc.docs), badRequests, len(sc.workers), causes, chunks, want, sc.redelivered(),
-		sc.logCount(`"sink down`), sc.logCount(`"sink up again`), sc.logCount(`"dead-lettered`), extra)
+		sc.logCount(`"sink down`), sc.logCount(`"sink up again`), sc.logCount(`"dead-lettered`),
+		sc.logCount(`below the consumer's ack floor`), extra)
 	for i, r := range ready {
 		report += fmt.Sprintf("\n  worker %d during the fault: %s", i+1, r)
 	}

@@ -31,7 +31,7 @@ type item struct {
 }
 
 // newBatcher returns the batcher of the sink's shared upsert requests (see
-// "Shared requests" in the package documentation): a request leaves when
+// "Shared requests" in docs/design.md, "Why it converges"): a request leaves when
 // it holds Config.Batch points (or MaxRequestBytes), or when its oldest
 // point has waited Config.Linger; at most Config.Parallel are in flight;
 // a request holds one collection's points and one version of each
@@ -68,7 +68,7 @@ func (s *Sink) upsert(ctx context.Context, coll string, doc worker.Doc, points [
 // it the outcome: its points upserted, and for each Write whose last point
 // it holds (and that is not a first version) its older points deleted
 // after them, in the same ordered batch update ("One ordered write" in the
-// package documentation). A request refused as invalid (a permanent error)
+// docs/design.md). A request refused as invalid (a permanent error)
 // that holds several Writes' points is sent again per Write, so that only
 // the Write at fault fails.
 func (s *Sink) sendShared(ctx context.Context, b *batch.Batch[item]) ([]struct{}, []error) {
@@ -89,7 +89,7 @@ func (s *Sink) sendShared(ctx context.Context, b *batch.Batch[item]) ([]struct{}
 	deletes := func(calls ...int) []*qdrant.Filter {
 		var out []*qdrant.Filter
 		for _, c := range calls {
-			if last[c] && !docs[c].First { // "First versions" in the package documentation
+			if last[c] && !docs[c].First { // "First versions" in docs/design.md, "Why it converges"
 				out = append(out, olderPoints(*docs[c]))
 			}
 		}
@@ -151,7 +151,7 @@ func (s *Sink) write(ctx context.Context, coll string, filter *qdrant.Filter, po
 
 // updateFilter is the update_filter of a request holding the points of
 // docs, one version of each document: the disjunction of their
-// olderPoints ("Shared requests" in the package documentation).
+// olderPoints ("Shared requests" in docs/design.md, "Why it converges").
 func updateFilter(docs []*worker.Doc) *qdrant.Filter {
 	if len(docs) == 1 {
 		return olderPoints(*docs[0])

@@ -58,7 +58,7 @@ func TestCallsCarryTraceparent(t *testing.T) {
 
 // TestClientDoesNotRetry: a call refused as unavailable reaches Qdrant
 // once: the go-client's retries are off, and the failure is an outage the
-// worker holds and probes (package doc), not a request tried again within
+// worker holds and probes (docs/operations.md), not a request tried again within
 // the Write.
 func TestClientDoesNotRetry(t *testing.T) {
 	srv := qdranttest.Start(t)

@@ -11,29 +11,17 @@
 //     versions, shared requests and reused vectors: docs/design.md, "Why
 //     it converges" (race_test.go, first_test.go and reuse_test.go drive
 //     the interleavings);
-//   - collections, BM25 and the collection's encoding, errors and
-//     outages, upsert requests, one ordered write per document, tenants,
-//     strict mode and the model switch: docs/operations.md, "Qdrant and
-//     the embedder";
+//   - collections, BM25, errors and outages (the go-client does not
+//     retry: a failing Qdrant is fault.Unavailable, which the worker holds
+//     and probes), upsert requests shared by documents and one ordered
+//     write per version (package internal/batch), tenants, strict mode
+//     (requests cut to fit it, batch.Limit) and the model switch:
+//     docs/operations.md, "Qdrant and the embedder";
 //   - the settings: docs/configuration.md, "Qdrant".
 //
-// Decisions:
-//   - A version's upserts are shared with other documents' (package
-//     internal/batch, one version of each document a request), and the
-//     request holding its last point also deletes its older points, after
-//     them, in one ordered batch update: one write request a version.
-//   - Every filter of a write names the document's tenant (or its
-//     absence), and a tenant's point ids are its own: no write of one
-//     tenant's document touches another's.
-//   - The go-client does not retry: a request failing for want of Qdrant
-//     is an outage (fault.Unavailable), which the worker holds and probes,
-//     honouring Retry-After. Every request carries the delivery's
-//     traceparent.
-//   - A collection's strict mode is read when the sink sets it up, and the
-//     requests are cut to fit it (batch.Limit).
-//   - ingest_seq is compared in Qdrant's float64 range, exact up to 2^53;
-//     Write refuses larger sequences as permanent. A single point over
-//     MaxRequestBytes goes alone, and Qdrant's own request limit decides.
-//   - Requests and answers are encoded by package grpccodec (its doc says
-//     why).
+// Decisions found only here: ingest_seq is compared in Qdrant's float64
+// range, exact up to 2^53, and Write refuses larger sequences as
+// permanent; a single point over MaxRequestBytes goes alone, and Qdrant's
+// own request limit decides; requests and answers are encoded by package
+// grpccodec (its doc says why).
 package qdrantsink

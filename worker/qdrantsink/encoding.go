@@ -57,7 +57,7 @@ func (s *Sink) sparse(text string) *qdrant.Vector {
 }
 
 // checkEncoding compares the encoding a collection records with the
-// sink's (see "BM25" in the package documentation).
+// sink's (docs/operations.md, "Changing the BM25 encoding").
 func (s *Sink) checkEncoding(ctx context.Context, name string, info *qdrant.CollectionInfo) error {
 	want := s.Encoding()
 	if v, ok := info.GetConfig().GetMetadata()[MetadataEncoding]; ok {

@@ -125,7 +125,7 @@ const (
 )
 
 // Sink writes chunks into Qdrant following the processing procedure,
-// steps 2 to 4 (see the package documentation). It is safe for
+// steps 2 to 4 (see docs/design.md, "Why it converges"). It is safe for
 // concurrent use by many goroutines.
 type Sink struct {
 	cfg      Config
@@ -161,7 +161,7 @@ func WithNextEmbedder(e Embedder) Option { return func(s *Sink) { s.next = e } }
 
 // New connects to Qdrant, checks its version, probes the embedder (which
 // may be nil: points then carry only the bm25 vector) and sets up the
-// default collection (see the package documentation). logger may be nil.
+// default collection (see docs/design.md, "Why it converges"). logger may be nil.
 func New(ctx context.Context, cfg Config, records worker.Records, embedder Embedder, logger *slog.Logger, options ...Option) (*Sink, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -236,7 +236,7 @@ func Dial(cfg Config) (*qdrant.Client, error) {
 		GrpcOptions: []grpc.DialOption{
 			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20), grpc.ForceCodecV2(grpccodec.Codec{})),
 			grpc.WithChainUnaryInterceptor(traceparent),
-			// Redial within reconnectMax (package doc, "Writing a version").
+			// Redial within reconnectMax (docs/design.md, "Writing a version").
 			grpc.WithConnectParams(grpc.ConnectParams{
 				Backoff:           backoff.Config{BaseDelay: time.Second, Multiplier: 1.6, Jitter: 0.2, MaxDelay: reconnectMax},
 				MinConnectTimeout: 20 * time.Second,
@@ -546,7 +546,7 @@ func (s *Sink) Write(ctx context.Context, doc worker.Doc, chunks []worker.Chunk)
 	s.step(ctx, StepUpserted, doc)
 	// With chunks, the upserts' last request deleted the older points
 	// after them (sendShared); without, only step 3 remains.
-	if len(chunks) == 0 && !doc.First { // "First versions" in the package documentation
+	if len(chunks) == 0 && !doc.First { // "First versions" in docs/design.md, "Why it converges"
 		if err := s.deleteWhere(ctx, coll, olderPoints(doc)); err != nil {
 			return err
 		}
@@ -572,7 +572,7 @@ func (s *Sink) Write(ctx context.Context, doc worker.Doc, chunks []worker.Chunk)
 
 // Superseded removes the points a superseded version of a document may
 // have left: those with doc_id = doc.ID and ingest_seq = doc.Seq (see
-// "Interrupted versions" in the package documentation). It is idempotent
+// "Interrupted versions" in docs/design.md, "Why it converges"). It is idempotent
 // and cheap (one filtered delete).
 func (s *Sink) Superseded(ctx context.Context, doc worker.Doc) error {
 	if doc.ID == "" || !utf8.ValidString(doc.ID) || !utf8.ValidString(doc.Collection) || doc.Seq > 1<<53 {
@@ -818,8 +818,8 @@ const scrollPage = 256
 
 // storedVectors reads the dense vectors of the document's points, of any
 // version, whose text digest is among digests and whose model and
-// dimension are the embedder's, by digest ("Reusing vectors" in the
-// package documentation says why it filters by doc_id alone).
+// dimension are the embedder's, by digest ("Reusing vectors" in
+// docs/design.md says why it filters by doc_id alone).
 func (s *Sink) storedVectors(ctx context.Context, coll string, doc worker.Doc, digests []string) (map[string][]float32, error) {
 	want := make(map[string]bool, len(digests))
 	for _, d := range digests {

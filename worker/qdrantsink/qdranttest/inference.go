@@ -57,7 +57,7 @@ func errInference(version, model string) error {
 }
 
 // encoderFor returns the bm25 encoder of a Document's options, read as
-// the package documentation says; other keys are ignored. s.mu must be
+// docs/development.md ("The Qdrant double") says; other keys are ignored. s.mu must be
 // held.
 func (s *Server) encoderFor(opts map[string]*qdrant.Value) (*bm25.Encoder, error) {
 	if !atLeast(s.version, 1, 15, 3) {
