@@ -30,9 +30,16 @@
 // reference's (the chunk hash is computed as the reference computes it).
 // Beyond that page:
 //
-//   - Fusing counts the joined text incrementally, so that each section
-//     is read about once; the overlap's tokens are counted on its own and
-//     its start found by bisection.
+//   - Each section's text is counted once, into a tokens.Index: fusing
+//     counts the join by scanning only the joint with the group before
+//     it, and a section split into chunks has its paragraphs, lines,
+//     words, chunks and overlaps counted through the index, each span by
+//     scanning its two ends only; the counts are those of each span
+//     counted alone (TestTokenIndexDifferential), and the work is about
+//     1.2 scans per byte of a documentation corpus, against 2.3 when each
+//     span was counted on its own (TestTokenWork). A section of 2 GiB or
+//     more is counted span by span. The overlap's start is found by
+//     bisection.
 //   - Code, table and math parts follow the rules of character mode
 //     (below) with every size in tokens: the word ends of a line too long
 //     for a part are bisected up to a prefix known to be over, and the
