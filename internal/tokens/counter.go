@@ -145,7 +145,12 @@ func (c *Counter) pieceTokens(piece []byte) int {
 	if len(piece) > 16 {
 		return c.slowPiece(piece)
 	}
-	k0, k1 := packKey(piece)
+	var k0, k1 uint64
+	if len(piece) > 8 {
+		k0, k1 = pack(piece[:8]), pack(piece[8:])
+	} else {
+		k0 = pack(piece)
+	}
 	if c.hot == nil {
 		c.hot = make([]hotEntry, 1<<hotBits)
 	}

@@ -83,18 +83,13 @@ func (sc *scanner) read(j int) {
 // the text it returns size 0 and records the look. Invalid UTF-8 bytes
 // are read one at a time as code points of no class (punctuation).
 func (sc *scanner) at(i int) (uint8, int) {
-	if i < len(sc.s) && sc.s[i] < utf8.RuneSelf { // inlined: most text is ASCII
-		sc.reach = max(sc.reach, i+1)
-		return asciiClass[sc.s[i]], 1
-	}
-	return sc.atSlow(i)
-}
-
-// atSlow is at past the end of the text or at a non-ASCII byte.
-func (sc *scanner) atSlow(i int) (uint8, int) {
 	if i >= len(sc.s) {
 		sc.eof, sc.reach = true, len(sc.s)+1
 		return 0, 0
+	}
+	if b := sc.s[i]; b < utf8.RuneSelf {
+		sc.read(i + 1)
+		return asciiClass[b], 1
 	}
 	r, n := utf8.DecodeRune(sc.s[i:])
 	if r == utf8.RuneError && n == 1 {

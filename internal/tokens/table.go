@@ -40,15 +40,9 @@ func packKey(b []byte) (uint64, uint64) {
 	return pack(b), 0
 }
 
-// pack packs up to 8 bytes into a word, little-endian. When the bytes
-// after b in its array can be read (a piece of a longer text), one load
-// and a mask do it.
 func pack(b []byte) uint64 {
 	if len(b) == 8 {
 		return binary.LittleEndian.Uint64(b)
-	}
-	if cap(b) >= 8 {
-		return binary.LittleEndian.Uint64(b[:8]) & (1<<(8*uint(len(b))) - 1)
 	}
 	var k uint64
 	for i := len(b) - 1; i >= 0; i-- {
