@@ -11,9 +11,10 @@ import (
 const shortMax = 16
 
 // table maps tokens to their ranks. Most lookups are of pieces of a few
-// bytes: those go to an open-addressing table keyed by the bytes packed
-// in a word (one probe, no string comparison), two-byte ones to an array,
-// the rest to a map (BenchmarkFastPaths/table and /pairs).
+// bytes: those of up to 16 bytes go to an open-addressing table keyed by
+// the bytes packed in two words (one probe, no string comparison),
+// two-byte ones to an array, the rest to a map (BenchmarkFastPaths/table
+// and /pairs).
 type table struct {
 	slots []slot // power-of-two length
 	shift uint
@@ -55,17 +56,24 @@ func hash(k, k1 uint64, n int) uint64 {
 	return (k ^ k1*0xC2B2AE3D27D4EB4F ^ uint64(n)<<59) * 0x9E3779B97F4A7C15
 }
 
+// newTable builds the table of ranks (each rank once). Tokens go in in
+// rank order, so the layout is the same in every process (the work of a
+// count is reproducible) and the most frequent tokens, merged first, sit
+// nearest their home slots.
 func newTable(ranks map[string]uint32) *table {
 	short := 0
-	for tok := range ranks {
+	byRank := make([]string, len(ranks))
+	for tok, r := range ranks {
 		if len(tok) <= shortMax {
 			short++
 		}
+		byRank[r] = tok
 	}
 	size := 1 << bits.Len(uint(short*2))
 	t := &table{slots: make([]slot, size), shift: uint(64 - bits.Len(uint(size-1))), long: map[string]uint32{}}
 	t.pairs = make([]uint32, 1<<16)
-	for tok, r := range ranks {
+	for r, tok := range byRank {
+		r := uint32(r)
 		t.longest = max(t.longest, len(tok))
 		if len(tok) == 2 {
 			t.pairs[int(tok[0])<<8|int(tok[1])] = r + 1
