@@ -99,3 +99,45 @@ func TestIndexAppendTo(t *testing.T) {
 		c.Release()
 	}
 }
+
+// FuzzIndex: the count of any span through an Index, and a write through
+// it to an Appender, agree with counting alone, for any text (invalid
+// UTF-8 included), span and limit, in both encodings.
+func FuzzIndex(f *testing.F) {
+	for _, s := range handTexts {
+		f.Add(s, uint16(0), uint16(len(s)), uint16(8), false)
+		f.Add(s, uint16(1), uint16(len(s)/2), uint16(3), true)
+	}
+	f.Fuzz(func(t *testing.T, text string, s, e, limit uint16, o200k bool) {
+		name := CL100KBase
+		if o200k {
+			name = O200KBase
+		}
+		enc := mustGet(t, name)
+		c, ref := enc.Counter(), enc.Counter()
+		defer c.Release()
+		defer ref.Release()
+		b := []byte(text)
+		lo := int(s) % (len(b) + 1)
+		hi := lo + int(e)%(len(b)-lo+1)
+		lim := 1 + int(limit)%64
+		var x Index
+		for _, built := range []int{len(b), lim} {
+			x.Build(c, b, built)
+			got, want := x.CountLimit(lo, hi, lim), ref.CountLimit(b[lo:hi], lim)
+			if got != want && (got <= lim || want <= lim) {
+				t.Fatalf("%s: %q built to %d: span [%d:%d] limit %d: %d tokens, counted alone %d", name, text, built, lo, hi, lim, got, want)
+			}
+			var a, w Appender
+			a.Reset(c, lim)
+			w.Reset(ref, lim)
+			a.Write(b[:lo])
+			w.Write(b[:lo])
+			x.AppendTo(&a)
+			w.Write(b)
+			if ga, gw := a.Count(), w.Count(); ga != gw && (ga <= lim || gw <= lim) {
+				t.Fatalf("%s: %q after %q, limit %d: %d tokens through the index, %d written", name, text, b[:lo], lim, ga, gw)
+			}
+		}
+	})
+}
