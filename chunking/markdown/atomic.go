@@ -282,10 +282,10 @@ func (sp *splitter) cutPrefix(text []byte, limit int) (end, next, n int) {
 // fits; without one, among the character offsets the same way.
 func (sp *splitter) cutPrefixTokens(text []byte, limit int) (end, next, n int) {
 	c := sp.m.Counter()
-	if n := c.CountLimit(text, limit); n <= limit {
+	if n := sp.m.LenLimit(text, limit); n <= limit {
 		return len(text), len(text), n
 	}
-	count := func(p int) int { return c.CountLimit(text[:p], limit) }
+	count := func(p int) int { return sp.m.LenLimit(text[:p], limit) }
 	guess := c.Cut(text, limit)
 	// over: a prefix with more than limit tokens (about twice the guess
 	// is), which bounds the search.

@@ -25,4 +25,11 @@
 // chooses each cut as pieces come, over the pieces that fit in the
 // ceiling, so memory stays bounded and each piece is weighed a bounded
 // number of times (TestTargetLinear).
+//
+// In token mode each section's text is counted once, into a tokens.Index,
+// and every later count (the join with the group before it, the
+// paragraphs, lines, words, chunks and overlaps of a split) is taken from
+// it by scanning a span's two ends only: the same counts as each span
+// counted alone (TestTokenIndexDifferential), about 1.2 bytes scanned per
+// input byte against 2.3 (TestTokenWork).
 package markdown

@@ -30,3 +30,20 @@ func WithoutSpans(c *Chunker) *Chunker {
 	d.noSpans = true
 	return &d
 }
+
+// WithoutIndex returns a copy of c that counts tokens without section
+// indexes (each span counted on its own, as before them): the differential
+// tests' reference.
+func WithoutIndex(c *Chunker) *Chunker {
+	d := *c
+	d.noIndex = true
+	return &d
+}
+
+// Scanned returns a copy of c that adds the bytes its token counter scans
+// to *n: the work the counting tests count.
+func Scanned(c *Chunker, n *int) *Chunker {
+	d := *c
+	d.scanned = n
+	return &d
+}

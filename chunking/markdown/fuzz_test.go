@@ -119,4 +119,10 @@ func checkFuzzed(t *testing.T, src []byte, opts markdown.Config) {
 	if err := CheckDocument(doc, chunks, opts); err != nil {
 		t.Fatalf("Chunk(%q, %v): %v", src, opts, err)
 	}
+	if opts.Tokenizer != "" { // counted through section indexes: as without them
+		plain, _, _ := markdown.WithoutIndex(c).Chunk(doc)
+		if err := Equal(plain, chunks); err != nil {
+			t.Fatalf("Chunk(%q, %v) without indexes, then with them: %v", src, opts, err)
+		}
+	}
 }

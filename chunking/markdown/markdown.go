@@ -91,6 +91,8 @@ type Chunker struct {
 	cfg                       Config
 	enc                       *tokens.Encoding // nil: sizes count characters
 	noSpans                   bool             // benchmarks only: chunks without spans
+	noIndex                   bool             // tests only: token counts without section indexes
+	scanned                   *int             // tests only: bytes the token counter scanned are added here
 }
 
 // New returns a Chunker for cfg, or cfg's Validate error. With a
@@ -179,6 +181,9 @@ func (c *Chunker) chunkPolled(pl *poll.Poller, doc chunking.Document, yield func
 	index := 0
 	m, release := measure.ForEncoding(c.enc, measure.OfChars())
 	defer release()
+	if ctr := m.Counter(); c.scanned != nil && ctr != nil {
+		defer func(before int) { *c.scanned += ctr.Scanned() - before }(ctr.Scanned())
+	}
 	warns := c.split(src, m, pl, func(r rawChunk) bool {
 		md := scratch[:0]
 		for lvl := range 3 {

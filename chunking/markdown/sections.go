@@ -61,12 +61,17 @@ type pipeline struct {
 	ghdr    headers
 	sp      splitter
 
-	// Sizes: m measures; in token mode gtok holds the fused group's text
-	// (sections joined by "\n\n") so that a join is counted exactly
-	// without counting the group again, and try is a scratch copy.
-	m    measure.Measure
-	gtok tokens.Appender
-	try  tokens.Appender
+	// Sizes: m measures. In token mode each section is counted once, into
+	// an index of its pieces (ix; gix is the index of the section that
+	// started the group, which the splitter counts its spans through when
+	// it is split); gtok holds the fused group's text (sections joined by
+	// "\n\n") so that a join is counted exactly by scanning only the
+	// joint, and try is a scratch copy.
+	m       measure.Measure
+	ix, gix tokens.Index
+	gixOK   bool // gix indexes the group's first section
+	gtok    tokens.Appender
+	try     tokens.Appender
 }
 
 // split is the pure core: it chunks MDX-cleaned UTF-8 source and calls
@@ -181,10 +186,48 @@ func (p *pipeline) fuse(s section, n int) {
 	}
 }
 
-// pushTokens is push in token mode: the join is counted whole (its tokens
-// are not the sum of its parts'), incrementally, and a section is counted
-// on its own only when it starts a group; counting stops past max_char.
+// pushTokens is push in token mode. The join is counted whole (its tokens
+// are not the sum of its parts'), yet each section's text is counted once:
+// into an index of its pieces, through which the join scans only the
+// joint with the group before it, a fresh group takes the section's count,
+// and the splitter counts the spans of a section too long for one chunk.
+// Counts are exact up to max_char (in target mode, exact).
 func (p *pipeline) pushTokens(s section, text []byte) {
+	if p.c.noIndex || !tokens.Indexable(len(text)) {
+		p.pushTokensPlain(s, text)
+		return
+	}
+	limit := p.c.maxChar
+	if p.c.target > 0 {
+		limit = len(text) // sectionSize needs the exact count
+	}
+	p.ix.Build(p.m.Counter(), text, limit)
+	if len(p.group) > 0 {
+		if p.gchars < p.c.minChar {
+			p.try.CopyFrom(&p.gtok)
+			p.try.WriteString("\n\n")
+			p.ix.AppendTo(&p.try)
+			if n := p.try.Count(); n <= p.c.maxChar {
+				p.gtok, p.try = p.try, p.gtok
+				p.fuse(s, n)
+				return
+			}
+		}
+		p.emit()
+	}
+	p.gtok.Reset(p.m.Counter(), p.c.maxChar)
+	p.ix.AppendTo(&p.gtok)
+	s.chars = p.gtok.Count() // above max_char when the section is to be split
+	p.ix, p.gix = p.gix, p.ix
+	p.gixOK = true
+	p.group = append(p.group[:0], s)
+	p.gchars, p.ghdr = s.chars, s.hdr
+}
+
+// pushTokensPlain is pushTokens without an index, for a section too long
+// to index: it counts the join by writing the section to the group's
+// Appender, and the section again when it starts a group.
+func (p *pipeline) pushTokensPlain(s section, text []byte) {
 	if len(p.group) > 0 {
 		if p.gchars < p.c.minChar {
 			p.try.CopyFrom(&p.gtok)
@@ -200,7 +243,8 @@ func (p *pipeline) pushTokens(s section, text []byte) {
 	}
 	p.gtok.Reset(p.m.Counter(), p.c.maxChar)
 	p.gtok.Write(text)
-	s.chars = p.gtok.Count() // above max_char when the section is to be split
+	s.chars = p.gtok.Count()
+	p.gixOK = false
 	p.group = append(p.group[:0], s)
 	p.gchars, p.ghdr = s.chars, s.hdr
 }
@@ -213,6 +257,10 @@ func (p *pipeline) emit() {
 		return
 	}
 	if len(group) == 1 && group[0].chars > p.c.maxChar {
+		if !p.m.Exact() && p.gixOK {
+			p.sp.m = p.m.WithIndex(&p.gix)
+			defer func() { p.sp.m = p.m }()
+		}
 		if p.c.target > 0 {
 			p.sp.budget = measure.Balanced(p.sectionSize(group[0]), p.c.target)
 		}
@@ -236,10 +284,11 @@ func (p *pipeline) emit() {
 
 // sectionSize returns the size of a section to be split, in the
 // chunker's unit: in token mode the count stopped past max_char, so the
-// section is counted again whole (target mode only).
+// section is counted whole (target mode only; through its index, which
+// target mode builds exact).
 func (p *pipeline) sectionSize(s section) int {
 	if p.m.Exact() {
 		return s.chars
 	}
-	return p.m.Len(p.src[s.start:s.end])
+	return p.sp.m.Len(p.src[s.start:s.end])
 }

@@ -215,7 +215,7 @@ func (sp *splitter) cutTokens(s, e, limit int) (int, int) {
 	c := sp.m.Counter()
 	for k := limit; ; {
 		p := s + c.Cut(sp.src[s:e], k)
-		n := c.CountLimit(sp.src[s:p], limit)
+		n := sp.m.LenLimit(sp.src[s:p], limit)
 		if n <= limit || k == 1 {
 			return p, n
 		}
@@ -396,9 +396,23 @@ func (sp *splitter) flush() {
 	}
 }
 
-// over reports whether content is longer than max.
+// over reports whether content, the text of the chunk being built, is
+// longer than max. Content made of source text alone is counted as the
+// source span it was copied from (in token mode, through the section's
+// index).
 func (sp *splitter) over(content string) bool {
-	return len(content) > sp.max && sp.m.LenStringLimit(content, sp.max) > sp.max
+	if len(content) <= sp.max {
+		return false
+	}
+	ps := sp.cur
+	if sp.m.Exact() || slices.ContainsFunc(ps, func(p piece) bool { return p.kind == pieceSynth }) {
+		return sp.m.LenStringLimit(content, sp.max) > sp.max
+	}
+	s := ps[0].start
+	if sp.ovStart >= 0 {
+		s = sp.ovStart
+	}
+	return sp.m.LenLimit(trimBlank(sp.src[s:ps[len(ps)-1].end]), sp.max) > sp.max
 }
 
 // backOff makes the chunk being built fit when the sum of its pieces'
@@ -424,8 +438,9 @@ func (sp *splitter) backOff(content string) (string, bool, []piece) {
 		all := sp.cur
 		sp.cur = all[:k]
 		content = sp.content()
+		over := sp.over(content)
 		sp.cur = all
-		if !sp.over(content) {
+		if !over {
 			return content, false, sp.carried(k)
 		}
 	}

@@ -8,10 +8,11 @@ import (
 // Counter counts tokens with one encoding, keeping scratch space and a
 // cache of piece counts between calls. It is not safe for concurrent use.
 type Counter struct {
-	enc *Encoding
-	sc  scanner
-	m   bpe
-	hot []hotEntry // direct-mapped cache of short pieces' counts
+	enc     *Encoding
+	sc      scanner
+	m       bpe
+	hot     []hotEntry // direct-mapped cache of short pieces' counts
+	scanned int        // bytes cut into pieces (Scanned)
 }
 
 // hotEntry caches the token count of one piece of at most 16 bytes.
@@ -39,12 +40,21 @@ func (c *Counter) Release() {
 	e.mu.Unlock()
 }
 
+// Scanned returns the bytes c has cut into pieces since it was made,
+// counting every scan (a count, a cut, an index's build and its queries):
+// the work tests count.
+func (c *Counter) Scanned() int { return c.scanned }
+
 // next returns the end of the piece starting at i (< len(c.sc.s)).
 func (c *Counter) next(i int) int {
+	var j int
 	if c.enc.o200k {
-		return c.sc.nextO200K(i)
+		j = c.sc.nextO200K(i)
+	} else {
+		j = c.sc.nextCL100K(i)
 	}
-	return c.sc.nextCL100K(i)
+	c.scanned += j - i
+	return j
 }
 
 // Count returns the number of tokens of text.

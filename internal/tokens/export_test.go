@@ -22,7 +22,11 @@ func (t *table) token(r uint32) (string, bool) {
 			if s.n != 0 {
 				b := make([]byte, s.n)
 				for i := range b {
-					b[i] = byte(s.key >> (8 * i))
+					if i < 8 {
+						b[i] = byte(s.key >> (8 * i))
+					} else {
+						b[i] = byte(s.key1 >> (8 * (i - 8)))
+					}
 				}
 				rev[s.rank] = string(b)
 			}

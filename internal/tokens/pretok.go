@@ -62,10 +62,21 @@ func classOfSlow(r rune) uint8 {
 }
 
 // scanner reads code points of one text and remembers whether a matcher
-// looked past its end.
+// looked past its end, and how far it read.
 type scanner struct {
 	s   []byte
 	eof bool // a read reached the end of s
+	// reach is one past the highest offset read so far (len(s)+1 once a
+	// read looked at the end): a piece whose match read below offset e is
+	// the same piece in s[:e] (Index relies on it).
+	reach int
+}
+
+// read records a read of s[i:j].
+func (sc *scanner) read(j int) {
+	if j > sc.reach {
+		sc.reach = j
+	}
 }
 
 // at returns the class and size of the code point at i; at the end of
@@ -73,19 +84,23 @@ type scanner struct {
 // are read one at a time as code points of no class (punctuation).
 func (sc *scanner) at(i int) (uint8, int) {
 	if i >= len(sc.s) {
-		sc.eof = true
+		sc.eof, sc.reach = true, len(sc.s)+1
 		return 0, 0
 	}
 	if b := sc.s[i]; b < utf8.RuneSelf {
+		sc.read(i + 1)
 		return asciiClass[b], 1
 	}
 	r, n := utf8.DecodeRune(sc.s[i:])
 	if r == utf8.RuneError && n == 1 {
 		if !utf8.FullRune(sc.s[i:]) {
-			sc.eof = true // the end of the text may complete the character
+			sc.eof, sc.reach = true, len(sc.s)+1 // the end of the text may complete the character
+			return 0, 1
 		}
+		sc.read(min(i+utf8.UTFMax, len(sc.s))) // the decoder may have looked that far
 		return 0, 1
 	}
+	sc.read(i + n)
 	return classOfSlow(r), n
 }
 
@@ -107,10 +122,12 @@ func (sc *scanner) run(i int, mask uint8) int {
 	s := sc.s
 	for i < len(s) && s[i] < utf8.RuneSelf {
 		if asciiClass[s[i]]&mask == 0 {
+			sc.read(i + 1)
 			return i
 		}
 		i++
 	}
+	sc.read(i)
 	for {
 		c, n := sc.at(i)
 		if n == 0 || c&mask == 0 {
@@ -126,21 +143,30 @@ func (sc *scanner) run(i int, mask uint8) int {
 func (sc *scanner) contraction(i int) int {
 	s := sc.s
 	if i >= len(s) {
-		sc.eof = true
+		sc.eof, sc.reach = true, len(s)+1
 		return 0
 	}
+	sc.read(i + 1)
 	if s[i] != '\'' {
 		return 0
 	}
 	lower := func(j int) (byte, int) {
 		if j >= len(s) {
-			sc.eof = true
+			sc.eof, sc.reach = true, len(s)+1
 			return 0, 0
 		}
 		b := s[j]
-		if b == 0xC5 && j+1 < len(s) && s[j+1] == 0xBF { // ſ
-			return 's', 2
+		if b == 0xC5 {
+			if j+1 >= len(s) {
+				sc.reach = len(s) + 1 // looked for a second byte
+			} else {
+				sc.read(j + 2)
+			}
+			if j+1 < len(s) && s[j+1] == 0xBF { // ſ
+				return 's', 2
+			}
 		}
+		sc.read(j + 1)
 		if b >= 'A' && b <= 'Z' {
 			b += 'a' - 'A'
 		}

@@ -5,14 +5,16 @@ import (
 	"math/bits"
 )
 
-// shortMax is the longest key the open-addressing table holds; longer
-// tokens live in a map.
-const shortMax = 8
+// shortMax is the longest key the open-addressing table holds (in two
+// words); longer tokens live in a map. Merge candidates of up to 16 bytes
+// are most of those longer than 8, so none of them hashes a string.
+const shortMax = 16
 
 // table maps tokens to their ranks. Most lookups are of pieces of a few
-// bytes: those go to an open-addressing table keyed by the bytes packed
-// in a word (one probe, no string comparison), two-byte ones to an array,
-// the rest to a map (BenchmarkFastPaths/table and /pairs).
+// bytes: those of up to 16 bytes go to an open-addressing table keyed by
+// the bytes packed in two words (one probe, no string comparison),
+// two-byte ones to an array, the rest to a map (BenchmarkFastPaths/table
+// and /pairs).
 type table struct {
 	slots []slot // power-of-two length
 	shift uint
@@ -23,11 +25,20 @@ type table struct {
 	longest int
 }
 
-// slot is one entry of the short table; n = 0 marks it empty.
+// slot is one entry of the short table: the token's bytes packed in two
+// words (key1 holds bytes 8–15); n = 0 marks it empty.
 type slot struct {
-	key  uint64
-	rank uint32
-	n    uint8
+	key, key1 uint64
+	rank      uint32
+	n         uint8
+}
+
+// packKey packs a token of at most shortMax bytes into two words.
+func packKey(b []byte) (uint64, uint64) {
+	if len(b) > 8 {
+		return binary.LittleEndian.Uint64(b), pack(b[8:])
+	}
+	return pack(b), 0
 }
 
 func pack(b []byte) uint64 {
@@ -41,21 +52,28 @@ func pack(b []byte) uint64 {
 	return k
 }
 
-func hash(k uint64, n int) uint64 {
-	return (k ^ uint64(n)<<59) * 0x9E3779B97F4A7C15
+func hash(k, k1 uint64, n int) uint64 {
+	return (k ^ k1*0xC2B2AE3D27D4EB4F ^ uint64(n)<<59) * 0x9E3779B97F4A7C15
 }
 
+// newTable builds the table of ranks (each rank once). Tokens go in in
+// rank order, so the layout is the same in every process (the work of a
+// count is reproducible) and the most frequent tokens, merged first, sit
+// nearest their home slots.
 func newTable(ranks map[string]uint32) *table {
 	short := 0
-	for tok := range ranks {
+	byRank := make([]string, len(ranks))
+	for tok, r := range ranks {
 		if len(tok) <= shortMax {
 			short++
 		}
+		byRank[r] = tok
 	}
 	size := 1 << bits.Len(uint(short*2))
 	t := &table{slots: make([]slot, size), shift: uint(64 - bits.Len(uint(size-1))), long: map[string]uint32{}}
 	t.pairs = make([]uint32, 1<<16)
-	for tok, r := range ranks {
+	for r, tok := range byRank {
+		r := uint32(r)
 		t.longest = max(t.longest, len(tok))
 		if len(tok) == 2 {
 			t.pairs[int(tok[0])<<8|int(tok[1])] = r + 1
@@ -64,12 +82,12 @@ func newTable(ranks map[string]uint32) *table {
 			t.long[tok] = r
 			continue
 		}
-		k := pack([]byte(tok))
-		i := hash(k, len(tok)) >> t.shift
+		k, k1 := packKey([]byte(tok))
+		i := hash(k, k1, len(tok)) >> t.shift
 		for t.slots[i].n != 0 {
 			i = (i + 1) & uint64(size-1)
 		}
-		t.slots[i] = slot{key: k, rank: r, n: uint8(len(tok))}
+		t.slots[i] = slot{key: k, key1: k1, rank: r, n: uint8(len(tok))}
 	}
 	return t
 }
@@ -89,11 +107,12 @@ func (t *table) probe(b []byte) (uint32, bool) {
 		r, ok := t.long[string(b)]
 		return r, ok
 	}
-	k, n := pack(b), uint8(len(b))
+	k, k1 := packKey(b)
+	n := uint8(len(b))
 	mask := uint64(len(t.slots) - 1)
-	for i := hash(k, len(b)) >> t.shift; ; i = (i + 1) & mask {
+	for i := hash(k, k1, len(b)) >> t.shift; ; i = (i + 1) & mask {
 		s := &t.slots[i]
-		if s.n == n && s.key == k {
+		if s.n == n && s.key == k && s.key1 == k1 {
 			return s.rank, true
 		}
 		if s.n == 0 {

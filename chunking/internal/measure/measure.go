@@ -46,6 +46,7 @@ func (u Unit) String() string {
 type Measure struct {
 	unit Unit
 	tok  *tokens.Counter
+	ix   *tokens.Index // spans of its text are counted through it
 }
 
 // OfChars returns the Measure of characters (code points).
@@ -67,6 +68,27 @@ func ForEncoding(enc *tokens.Encoding, other Measure) (Measure, func()) {
 	return OfTokens(ctr), ctr.Release
 }
 
+// WithIndex returns m counting the spans of ix's text through ix (a
+// Measure of tokens, with ix built with its counter): each span is then
+// counted by scanning only its ends. Other text is counted as by m.
+func (m Measure) WithIndex(ix *tokens.Index) Measure {
+	m.ix = ix
+	return m
+}
+
+// indexed counts b through the index when b lies in its text and the
+// index counts exactly up to limit.
+func (m Measure) indexed(b []byte, limit int) (int, bool) {
+	if m.ix == nil || !m.ix.Exact(limit) {
+		return 0, false
+	}
+	off, ok := m.ix.Span(b)
+	if !ok {
+		return 0, false
+	}
+	return m.ix.CountLimit(off, off+len(b), limit), true
+}
+
 // Unit returns what m counts.
 func (m Measure) Unit() Unit { return m.unit }
 
@@ -84,6 +106,9 @@ func (m Measure) Len(b []byte) int {
 		return RuneCount(b)
 	case Words:
 		return sentences.CountWords(unsafe.String(unsafe.SliceData(b), len(b)))
+	}
+	if n, ok := m.indexed(b, len(b)); ok {
+		return n
 	}
 	return m.tok.Count(b)
 }
@@ -103,6 +128,9 @@ func (m Measure) LenString(s string) int {
 // number above limit (tokens stop being counted past limit).
 func (m Measure) LenLimit(b []byte, limit int) int {
 	if m.unit == Tokens {
+		if n, ok := m.indexed(b, limit); ok {
+			return n
+		}
 		return m.tok.CountLimit(b, limit)
 	}
 	return m.Len(b)

@@ -1,0 +1,206 @@
+package tokens
+
+import (
+	"math"
+	"sort"
+	"unsafe"
+)
+
+// checkEvery is the spacing, in bytes, of an Index's checkpoints: a
+// query scans at most about this much again at each of its two ends, and
+// the index takes about 12 bytes per checkpoint (0.4× the text).
+const checkEvery = 32
+
+// Index holds the pieces of one text with their running token counts, so
+// that the tokens of any span of the text are counted exactly by scanning
+// only its two ends: the text is counted once, however many of its spans
+// are asked for (a chunker sizing a section, then its paragraphs, lines
+// and chunks).
+//
+// Why spans can be counted from the whole text's pieces: the patterns look
+// only forward, so a scan of the span that reaches a piece boundary of
+// the whole text's scan goes on with the same pieces (the same bytes
+// follow), and each of those pieces stays the same in the span as long as
+// its match read nothing at or past the span's end (Build records how far
+// the matches read). A query scans from the span's start until it lands
+// on a checkpoint, adds the running counts up to the last checkpoint whose
+// pieces read below the span's end, and scans from there to the end.
+//
+// An Index is reused across texts (Build empties it); it is not safe for
+// concurrent use, and it keeps a reference to the text it indexes.
+type Index struct {
+	c     *Counter
+	text  []byte
+	limit int // counts are exact up to limit (see Build)
+	// Checkpoints, in text order: pos[k] is a piece boundary of the whole
+	// text's scan, cum[k] the tokens of the pieces before it, and
+	// reach[k] one past the highest offset the matches of those pieces
+	// read (len(text)+1 once one looked at the end). The first is 0.
+	pos, cum, reach []int32
+	final           int // the last checkpoint whose pieces never looked at the end
+}
+
+// Build indexes text, counted with c, whose tokens are then exact up to
+// limit: a piece too long to have at most limit tokens (more than
+// limit+1 times the longest token's bytes) is not merged but counted as
+// limit+1 tokens, as CountLimit does. Texts longer than 2 GiB are not
+// supported (Indexable).
+func (x *Index) Build(c *Counter, text []byte, limit int) {
+	x.c, x.text, x.limit = c, text, limit
+	x.pos, x.cum, x.reach = append(x.pos[:0], 0), append(x.cum[:0], 0), append(x.reach[:0], 0)
+	x.final = 0
+	c.sc = scanner{s: text}
+	n, last := 0, 0
+	limit = min(limit, len(text)) // a text has at most a token per byte
+	clip := (limit + 1) * c.enc.ranks.longest
+	for i := 0; i < len(text); {
+		j := c.next(i)
+		if piece := text[i:j]; len(piece) > clip {
+			n += limit + 1
+		} else {
+			n += c.pieceTokens(piece)
+		}
+		i = j
+		if i-last >= checkEvery || i == len(text) {
+			x.pos = append(x.pos, int32(i))
+			x.cum = append(x.cum, int32(min(n, math.MaxInt32)))
+			x.reach = append(x.reach, int32(c.sc.reach))
+			if !c.sc.eof {
+				x.final = len(x.pos) - 1
+			}
+			last = i
+		}
+	}
+	c.sc = scanner{}
+}
+
+// Indexable reports whether a text of n bytes can be indexed.
+func Indexable(n int) bool { return n < math.MaxInt32 }
+
+// Text returns the indexed text.
+func (x *Index) Text() []byte { return x.text }
+
+// Exact reports whether spans are counted exactly up to limit.
+func (x *Index) Exact(limit int) bool { return limit <= x.limit || x.limit >= len(x.text) }
+
+// Total returns the tokens of the whole text when they are at most the
+// limit it was built with, else a number above it.
+func (x *Index) Total() int { return int(x.cum[len(x.cum)-1]) }
+
+// Span returns where b lies in the indexed text, and whether it does
+// (b is a subslice of it; an empty b lies nowhere).
+func (x *Index) Span(b []byte) (int, bool) {
+	if len(b) == 0 || len(x.text) == 0 {
+		return 0, false
+	}
+	off := uintptr(unsafe.Pointer(unsafe.SliceData(b))) - uintptr(unsafe.Pointer(unsafe.SliceData(x.text)))
+	if off > uintptr(len(x.text)) || uintptr(len(b)) > uintptr(len(x.text))-off {
+		return 0, false
+	}
+	return int(off), true
+}
+
+// checkpoint returns the index of the checkpoint at offset i, or -1.
+func (x *Index) checkpoint(i int) int {
+	k := sort.Search(len(x.pos), func(k int) bool { return int(x.pos[k]) >= i })
+	if k < len(x.pos) && int(x.pos[k]) == i {
+		return k
+	}
+	return -1
+}
+
+// CountLimit returns the tokens of text[s:e] when they are at most limit
+// (Exact(limit) must hold), else some number above limit; 0 ≤ s ≤ e ≤
+// len(text).
+func (x *Index) CountLimit(s, e, limit int) int {
+	c, text := x.c, x.text
+	limit = min(limit, e-s)
+	c.sc = scanner{s: text[:e]}
+	defer func() { c.sc = scanner{} }()
+	n, jumped := 0, false
+	next := -1 // the first checkpoint at or after i, found on the first look
+	for i := s; i < e && n <= limit; {
+		if !jumped {
+			if next < 0 {
+				next = sort.Search(len(x.pos), func(k int) bool { return int(x.pos[k]) >= i })
+			}
+			for next < len(x.pos) && int(x.pos[next]) < i {
+				next++
+			}
+			if next < len(x.pos) && int(x.pos[next]) == i {
+				// In step with the whole text's scan: take the pieces up
+				// to the last checkpoint that read nothing at or past e
+				// (all of them when the span runs to the text's end).
+				k := len(x.pos) - 1
+				if e < len(text) {
+					k = sort.Search(len(x.pos), func(k int) bool { return int(x.reach[k]) > e }) - 1
+				}
+				if k > next {
+					n += int(x.cum[k] - x.cum[next])
+					i = int(x.pos[k])
+				}
+				jumped = true
+				continue
+			}
+		}
+		j := c.next(i)
+		if piece := text[i:j]; len(piece) > (limit-n+1)*c.enc.ranks.longest {
+			n = limit + 1
+		} else {
+			n += c.pieceTokens(piece)
+		}
+		i = j
+	}
+	return n
+}
+
+// AppendTo writes the indexed text to a as Write would, scanning only the
+// joint with the text before it.
+func (x *Index) AppendTo(a *Appender) {
+	if a.Over() {
+		return
+	}
+	text := x.text
+	p := len(a.tail)
+	a.tail = append(a.tail, text...)
+	c := a.c
+	c.sc = scanner{s: a.tail}
+	next := 0
+	i := 0
+	for i < len(a.tail) {
+		if i >= p {
+			for next < len(x.pos) && int(x.pos[next])+p < i {
+				next++
+			}
+			if next < len(x.pos) && int(x.pos[next])+p == i {
+				// In step with the text's own scan, whose pieces are
+				// final up to checkpoint final.
+				if next < x.final {
+					a.done += int(x.cum[x.final] - x.cum[next])
+					i = p + int(x.pos[x.final])
+				}
+				next = len(x.pos) // no more jumps
+				if a.Over() {
+					break
+				}
+				continue
+			}
+		}
+		c.sc.eof = false
+		j := c.next(i)
+		if c.sc.eof {
+			break // the piece may still grow or change: keep it
+		}
+		if piece := a.tail[i:j]; len(piece) > (a.limit-a.done+1)*c.enc.ranks.longest {
+			a.done = a.limit + 1
+		} else {
+			a.done += c.pieceTokens(piece)
+		}
+		i = j
+		if a.Over() {
+			break
+		}
+	}
+	c.sc = scanner{}
+	a.tail = a.tail[:copy(a.tail, a.tail[i:])]
+}
