@@ -194,6 +194,24 @@ func (a *Appender) CopyFrom(b *Appender) {
 	a.tail = append(a.tail[:0], b.tail...)
 }
 
+// step counts the piece of the text at i and returns where the next
+// begins; ok is false when the piece ends the text written so far, so it
+// may still grow or change.
+func (a *Appender) step(i int) (j int, ok bool) {
+	c := a.c
+	c.sc.eof = false
+	j = c.next(i)
+	if c.sc.eof {
+		return i, false
+	}
+	if piece := a.tail[i:j]; len(piece) > (a.limit-a.done+1)*c.enc.ranks.longest {
+		a.done = a.limit + 1
+	} else {
+		a.done += c.pieceTokens(piece)
+	}
+	return j, true
+}
+
 // Over reports whether the text written so far is known to have more
 // than limit tokens; once over, writes are ignored.
 func (a *Appender) Over() bool { return a.done > a.limit }
@@ -208,15 +226,9 @@ func (a *Appender) Write(p []byte) {
 	c.sc = scanner{s: a.tail}
 	i := 0
 	for i < len(a.tail) {
-		c.sc.eof = false
-		j := c.next(i)
-		if c.sc.eof {
+		j, ok := a.step(i)
+		if !ok {
 			break // the piece may still grow or change: keep it
-		}
-		if piece := a.tail[i:j]; len(piece) > (a.limit-a.done+1)*c.enc.ranks.longest {
-			a.done = a.limit + 1
-		} else {
-			a.done += c.pieceTokens(piece)
 		}
 		i = j
 		if a.Over() {

@@ -186,15 +186,9 @@ func (x *Index) AppendTo(a *Appender) {
 				continue
 			}
 		}
-		c.sc.eof = false
-		j := c.next(i)
-		if c.sc.eof {
+		j, ok := a.step(i)
+		if !ok {
 			break // the piece may still grow or change: keep it
-		}
-		if piece := a.tail[i:j]; len(piece) > (a.limit-a.done+1)*c.enc.ranks.longest {
-			a.done = a.limit + 1
-		} else {
-			a.done += c.pieceTokens(piece)
 		}
 		i = j
 		if a.Over() {
