@@ -318,26 +318,36 @@ func checkChunks(ctx context.Context, t *testing.T, js jetstream.JetStream, cfg 
 	for _, d := range docs {
 		want += len(d.want)
 	}
-	stream, err := js.Stream(ctx, cfg.ChunksStream)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// Right after a node is killed the stream's leader may still be being
+	// elected ("no responders", "leadership change"): each read waits for
+	// an answer.
+	var stream jetstream.Stream
+	testutil.WaitFor(t, 30*time.Second, "the chunks stream answering", func() (bool, string) {
+		s, err := js.Stream(ctx, cfg.ChunksStream)
+		if err != nil {
+			return false, err.Error()
+		}
+		stream = s
+		return true, ""
+	})
+	total := 0
 	testutil.WaitFor(t, 30*time.Second, "chunk records stored", func() (bool, string) {
 		info, err := stream.Info(ctx)
 		if err != nil {
 			return false, err.Error()
 		}
+		total = int(info.State.Msgs)
 		return info.State.Msgs >= uint64(want), fmt.Sprintf("%d of %d", info.State.Msgs, want)
 	})
-	cons, err := stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, err := stream.Info(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	total := int(info.State.Msgs)
+	var cons jetstream.Consumer
+	testutil.WaitFor(t, 30*time.Second, "an ordered consumer on the chunks stream", func() (bool, string) {
+		c, err := stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{})
+		if err != nil {
+			return false, err.Error()
+		}
+		cons = c
+		return true, ""
+	})
 	type key struct {
 		id  string
 		seq uint64

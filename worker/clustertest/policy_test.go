@@ -139,8 +139,13 @@ func TestEmbedderAnswersProbesButHangsProcesses(t *testing.T) {
 	h := startBatchHanger(t, api)
 	sc.publish()
 	sc.publishBad()
+	// A hung batch is an outage once the embedder's time-out passes; a
+	// worker may need a few of them before one is not made stale by work
+	// that succeeded meanwhile (30 s each by default: seen at 30, 60 and
+	// 90 s), so the workers wait 10 s and the fault, however long it is
+	// held, outlasts several.
 	sc.startWorkers(map[string]string{"CHUNKSTREAM_SINK": "qdrant", "CHUNKSTREAM_QDRANT_ADDR": addr,
-		"CHUNKSTREAM_EMBED_URL": h.srv.URL, "CHUNKSTREAM_EMBED_MODEL": "test-model"})
+		"CHUNKSTREAM_EMBED_URL": h.srv.URL, "CHUNKSTREAM_EMBED_MODEL": "test-model", "CHUNKSTREAM_EMBED_TIMEOUT": "10s"})
 	sc.waitDone(len(sc.docs) / 10)
 	before := sc.sinkDowns()
 	probes, batches := h.probes.Load(), h.batches.Load()
