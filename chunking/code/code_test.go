@@ -146,13 +146,13 @@ func TestTokens(t *testing.T) {
 	ctr := enc.Counter()
 	defer ctr.Release()
 	for _, tc := range loadCases(t) {
-		lang := code.LanguageOf(tc.name)
+		lang := code.LanguageOf(tc.Name)
 		if lang == "" {
 			continue
 		}
 		for _, max := range []int{20, 64} {
 			c := mustNew(t, code.Config{MaxChar: max, Tokenizer: "cl100k_base"})
-			chunks, _, err := c.Chunk(chunking.Document{Path: tc.name, Content: tc.input})
+			chunks, _, err := c.Chunk(chunking.Document{Path: tc.Name, Content: tc.Input})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -161,11 +161,11 @@ func TestTokens(t *testing.T) {
 				all.WriteString(ch.Content())
 				n := ctr.CountString(strings.TrimRight(ch.Content(), " \t\r\n"))
 				if _, over := ch.Metadata().Get("oversize"); n > max && !over {
-					t.Errorf("%s at %d tokens: chunk of %d tokens, not marked oversize: %q", tc.name, max, n, ch.Content())
+					t.Errorf("%s at %d tokens: chunk of %d tokens, not marked oversize: %q", tc.Name, max, n, ch.Content())
 				}
 			}
-			if all.String() != string(tc.input) {
-				t.Errorf("%s at %d tokens: the chunks do not concatenate to the file", tc.name, max)
+			if all.String() != string(tc.Input) {
+				t.Errorf("%s at %d tokens: the chunks do not concatenate to the file", tc.Name, max)
 			}
 		}
 	}
@@ -189,8 +189,8 @@ func TestConcurrent(t *testing.T) {
 	cases := loadCases(t)
 	var docs []chunking.Document
 	for _, tc := range cases {
-		if code.LanguageOf(tc.name) != "" {
-			docs = append(docs, chunking.Document{Path: tc.name, Content: tc.input})
+		if code.LanguageOf(tc.Name) != "" {
+			docs = append(docs, chunking.Document{Path: tc.Name, Content: tc.Input})
 		}
 	}
 	want := make([][]string, len(docs))

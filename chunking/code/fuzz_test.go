@@ -42,9 +42,9 @@ func fuzzChunk(t *testing.T, name, lang string, src []byte, maxChar uint16) {
 // seeds adds the golden inputs of the languages given to f.
 func seeds(f *testing.F, langs ...string) {
 	for _, tc := range loadCases(f) {
-		if slices.Contains(langs, code.LanguageOf(tc.name)) {
-			f.Add(tc.input, uint16(40))
-			f.Add(tc.input, uint16(2048))
+		if slices.Contains(langs, code.LanguageOf(tc.Name)) {
+			f.Add(tc.Input, uint16(40))
+			f.Add(tc.Input, uint16(2048))
 		}
 	}
 }

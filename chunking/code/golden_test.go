@@ -2,8 +2,6 @@ package code_test
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 
@@ -13,28 +11,8 @@ import (
 	"github.com/chunkstream/chunkstream/chunking/registry"
 )
 
-// goldenCase is one hand-written input of testdata/, <name>.in, chunked
-// as the document <name> (so its extension gives the language) with the
-// options of its sidecar.
-type goldenCase struct {
-	name, path string
-	input      []byte
-	raw        map[string]any
-}
-
-func loadCases(t testing.TB) []goldenCase {
-	t.Helper()
-	var cases []goldenCase
-	for _, f := range golden.Inputs(t, "testdata", "*.in") {
-		c := goldenCase{name: filepath.Base(golden.Stem(f)), path: f, raw: golden.Options(t, f)}
-		var err error
-		if c.input, err = os.ReadFile(f); err != nil {
-			t.Fatal(err)
-		}
-		cases = append(cases, c)
-	}
-	return cases
-}
+// loadCases reads testdata's inputs with their sidecars.
+func loadCases(t testing.TB) []golden.Case { return golden.Cases(t, "testdata", "*.in") }
 
 // TestGolden chunks every input with its options, read through the
 // registry as a request's would be, checks the properties of every
@@ -46,29 +24,29 @@ func TestGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tc := range loadCases(t) {
-		t.Run(tc.name, func(t *testing.T) {
-			c, err := entry.New(tc.raw)
+		t.Run(tc.Name, func(t *testing.T) {
+			c, err := entry.New(tc.Options)
 			if err != nil {
 				t.Fatal(err)
 			}
 			cfg := c.(*code.Chunker).Config()
 			lang := cfg.Language
 			if lang == "" {
-				lang = code.LanguageOf(tc.name)
+				lang = code.LanguageOf(tc.Name)
 			}
-			doc := chunking.Document{Path: tc.name, Content: tc.input}
+			doc := chunking.Document{Path: tc.Name, Content: tc.Input}
 			chunks, warns, err := c.Chunk(doc)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := checkChunks(tc.input, chunks, lang, cfg.MaxChar); err != nil {
+			if err := checkChunks(tc.Input, chunks, lang, cfg.MaxChar); err != nil {
 				t.Fatal(err)
 			}
 			again, _, _ := c.Chunk(doc)
 			if !slices.EqualFunc(chunks, again, func(a, b chunking.Chunk) bool { return a.Hash() == b.Hash() && a.Span().Start == b.Span().Start }) {
 				t.Error("a second run gives other chunks")
 			}
-			golden.Check(t, golden.Stem(tc.path)+".golden", golden.Dump(t, chunks, warns, func(ch chunking.Chunk) string {
+			golden.Check(t, golden.Stem(tc.Path)+".golden", golden.Dump(t, chunks, warns, func(ch chunking.Chunk) string {
 				sp := ch.Span()
 				return fmt.Sprintf("%d chars, bytes %d-%d, %s", ch.Len(), sp.Start, sp.End, sp)
 			}))

@@ -14,8 +14,8 @@ import (
 // checkPage's properties and come out the same twice.
 func FuzzChunk(f *testing.F) {
 	for _, tc := range loadCases(f) {
-		f.Add(tc.input, uint16(60), uint16(0), uint16(0))
-		f.Add(tc.input, uint16(2048), uint16(1024), uint16(128))
+		f.Add(tc.Input, uint16(60), uint16(0), uint16(0))
+		f.Add(tc.Input, uint16(2048), uint16(1024), uint16(128))
 	}
 	f.Add([]byte("<pre>\n<code>x</code>"), uint16(10), uint16(0), uint16(0))
 	f.Add([]byte("<table><td><table><td>a<tr>b</table>c<li>d"), uint16(10), uint16(0), uint16(0))

@@ -2,8 +2,6 @@ package html_test
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/chunkstream/chunkstream/chunking"
@@ -12,28 +10,8 @@ import (
 	"github.com/chunkstream/chunkstream/chunking/registry"
 )
 
-// goldenCase is one testdata page with its sidecars.
-type goldenCase struct {
-	name  string
-	path  string
-	input []byte
-	raw   map[string]any
-	extra chunking.Metadata
-}
-
-func loadCases(t testing.TB) []goldenCase {
-	t.Helper()
-	var cases []goldenCase
-	for _, f := range golden.Inputs(t, "testdata", "*.html") {
-		c := goldenCase{name: filepath.Base(f), path: f, raw: golden.Options(t, f), extra: golden.Metadata(t, f)}
-		var err error
-		if c.input, err = os.ReadFile(f); err != nil {
-			t.Fatal(err)
-		}
-		cases = append(cases, c)
-	}
-	return cases
-}
+// loadCases reads testdata's inputs with their sidecars.
+func loadCases(t testing.TB) []golden.Case { return golden.Cases(t, "testdata", "*.html") }
 
 // TestGolden chunks every page in testdata/ with the options of its
 // sidecar, read as the wire reads them, holds checkPage's properties and
@@ -45,20 +23,20 @@ func TestGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tc := range loadCases(t) {
-		t.Run(tc.name, func(t *testing.T) {
+		t.Run(tc.Name, func(t *testing.T) {
 			t.Parallel()
-			built, err := entry.New(tc.raw)
+			built, err := entry.New(tc.Options)
 			if err != nil {
-				t.Fatalf("New(%v): %v", tc.raw, err)
+				t.Fatalf("New(%v): %v", tc.Options, err)
 			}
 			c := built.(*html.Chunker)
-			doc := chunking.Document{Path: tc.name, Content: tc.input, Metadata: tc.extra}
+			doc := chunking.Document{Path: tc.Name, Content: tc.Input, Metadata: tc.Metadata}
 			chunks, warns, err := c.Chunk(doc)
 			if err != nil {
-				t.Fatalf("Chunk(%s): %v", tc.name, err)
+				t.Fatalf("Chunk(%s): %v", tc.Name, err)
 			}
-			if err := html.CheckPage(tc.input, chunks, c.Config()); err != nil {
-				t.Errorf("Chunk(%s): %v", tc.name, err)
+			if err := html.CheckPage(tc.Input, chunks, c.Config()); err != nil {
+				t.Errorf("Chunk(%s): %v", tc.Name, err)
 			}
 			again, _, _ := c.Chunk(doc)
 			if len(again) != len(chunks) {
@@ -69,7 +47,7 @@ func TestGolden(t *testing.T) {
 					t.Errorf("second run: chunk %d differs", i)
 				}
 			}
-			golden.Check(t, golden.Stem(tc.path)+".golden", golden.Dump(t, chunks, warns, func(ch chunking.Chunk) string {
+			golden.Check(t, golden.Stem(tc.Path)+".golden", golden.Dump(t, chunks, warns, func(ch chunking.Chunk) string {
 				sp := ch.Span()
 				v := ", not verbatim"
 				if sp.Verbatim {

@@ -179,21 +179,21 @@ func TestConcurrent(t *testing.T) {
 	c := mustNew(t, html.Config{MaxChar: 100, MinChar: 20, ChunkOverlap: 30})
 	want := make([][]chunking.Chunk, len(cases))
 	for i, tc := range cases {
-		want[i], _, _ = c.Chunk(chunking.Document{Path: tc.name, Content: tc.input})
+		want[i], _, _ = c.Chunk(chunking.Document{Path: tc.Name, Content: tc.Input})
 	}
 	var wg sync.WaitGroup
 	errs := make(chan string, 8*len(cases))
 	for range 8 {
 		wg.Go(func() {
 			for i, tc := range cases {
-				got, _, _ := c.Chunk(chunking.Document{Path: tc.name, Content: tc.input})
+				got, _, _ := c.Chunk(chunking.Document{Path: tc.Name, Content: tc.Input})
 				if len(got) != len(want[i]) {
-					errs <- tc.name + ": chunk count differs"
+					errs <- tc.Name + ": chunk count differs"
 					continue
 				}
 				for k := range got {
 					if got[k].Hash() != want[i][k].Hash() || got[k].Span().String() != want[i][k].Span().String() {
-						errs <- tc.name + ": a chunk differs"
+						errs <- tc.Name + ": a chunk differs"
 					}
 				}
 			}

@@ -14,8 +14,8 @@ import (
 // golden inputs.
 func FuzzChunk(f *testing.F) {
 	for _, tc := range loadCases(f) {
-		f.Add(tc.input, uint16(60), uint16(20), uint16(15), false)
-		f.Add(tc.input, uint16(2048), uint16(1024), uint16(128), true)
+		f.Add(tc.Input, uint16(60), uint16(20), uint16(15), false)
+		f.Add(tc.Input, uint16(2048), uint16(1024), uint16(128), true)
 	}
 	f.Fuzz(func(t *testing.T, src []byte, maxChar, minChar, overlap uint16, mdx bool) {
 		mc := int(maxChar%400) + 1
@@ -53,8 +53,8 @@ func FuzzChunk(f *testing.F) {
 // o200k_base): the invariants hold with sizes counted in tokens.
 func FuzzChunkTokens(f *testing.F) {
 	for _, tc := range loadCases(f) {
-		f.Add(tc.input, uint16(20), uint16(8), uint16(4), false)
-		f.Add(tc.input, uint16(60), uint16(30), uint16(10), true)
+		f.Add(tc.Input, uint16(20), uint16(8), uint16(4), false)
+		f.Add(tc.Input, uint16(60), uint16(30), uint16(10), true)
 	}
 	f.Fuzz(func(t *testing.T, src []byte, maxChar, minChar, overlap uint16, o200k bool) {
 		mc := int(maxChar%200) + 1
@@ -71,9 +71,9 @@ func FuzzChunkTokens(f *testing.F) {
 // unless oversize, atomic blocks that fit are whole, spans are right.
 func FuzzChunkTarget(f *testing.F) {
 	for _, tc := range loadCases(f) {
-		f.Add(tc.input, uint16(40), false)
-		f.Add(tc.input, uint16(300), false)
-		f.Add(tc.input, uint16(12), true)
+		f.Add(tc.Input, uint16(40), false)
+		f.Add(tc.Input, uint16(300), false)
+		f.Add(tc.Input, uint16(12), true)
 	}
 	f.Fuzz(func(t *testing.T, src []byte, n uint16, tokens bool) {
 		opts := target(int(n%400)+1, "")

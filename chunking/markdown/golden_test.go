@@ -2,8 +2,6 @@ package markdown_test
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/chunkstream/chunkstream/chunking"
@@ -12,28 +10,8 @@ import (
 	"github.com/chunkstream/chunkstream/chunking/registry"
 )
 
-// goldenCase is one testdata input with its sidecars.
-type goldenCase struct {
-	name  string // file name, e.g. "crlf.md"
-	path  string // testdata/crlf.md
-	input []byte
-	raw   map[string]any // options, as the wire would send them
-	extra chunking.Metadata
-}
-
-func loadCases(t testing.TB) []goldenCase {
-	t.Helper()
-	var cases []goldenCase
-	for _, f := range golden.Inputs(t, "testdata", "*.md", "*.mdx") {
-		c := goldenCase{name: filepath.Base(f), path: f, raw: golden.Options(t, f), extra: golden.Metadata(t, f)}
-		var err error
-		if c.input, err = os.ReadFile(f); err != nil {
-			t.Fatal(err)
-		}
-		cases = append(cases, c)
-	}
-	return cases
-}
+// loadCases reads testdata's inputs with their sidecars.
+func loadCases(t testing.TB) []golden.Case { return golden.Cases(t, "testdata", "*.md", "*.mdx") }
 
 // dump renders chunks as the golden files hold them; with a tokenizer
 // (name not ""), a chunk's size shows its tokens too.
@@ -56,29 +34,29 @@ func TestGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tc := range loadCases(t) {
-		t.Run(tc.name, func(t *testing.T) {
+		t.Run(tc.Name, func(t *testing.T) {
 			t.Parallel()
-			built, err := entry.New(tc.raw)
+			built, err := entry.New(tc.Options)
 			if err != nil {
-				t.Fatalf("New(%v): %v", tc.raw, err)
+				t.Fatalf("New(%v): %v", tc.Options, err)
 			}
 			c := built.(*markdown.Chunker)
-			doc := chunking.Document{Path: tc.name, Content: tc.input, Metadata: tc.extra}
+			doc := chunking.Document{Path: tc.Name, Content: tc.Input, Metadata: tc.Metadata}
 			chunks, warns, err := c.Chunk(doc)
 			if err != nil {
-				t.Fatalf("Chunk(%s): %v", tc.name, err)
+				t.Fatalf("Chunk(%s): %v", tc.Name, err)
 			}
-			if tc.extra == nil {
+			if tc.Metadata == nil {
 				if err := CheckDocument(doc, chunks, c.Config()); err != nil {
-					t.Errorf("Chunk(%s): invariant: %v", tc.name, err)
+					t.Errorf("Chunk(%s): invariant: %v", tc.Name, err)
 				}
 			}
 			// Idempotency: a second run gives the same output.
 			again, _, _ := c.Chunk(doc)
 			if err := Equal(chunks, again); err != nil {
-				t.Errorf("Chunk(%s) second run: %v", tc.name, err)
+				t.Errorf("Chunk(%s) second run: %v", tc.Name, err)
 			}
-			golden.Check(t, golden.Stem(tc.path)+".golden", dump(t, chunks, warns, c.Config().Tokenizer, sizeOf(t, c)))
+			golden.Check(t, golden.Stem(tc.Path)+".golden", dump(t, chunks, warns, c.Config().Tokenizer, sizeOf(t, c)))
 		})
 	}
 }

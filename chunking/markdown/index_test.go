@@ -84,7 +84,7 @@ func TestTokenIndexDifferential(t *testing.T) {
 	r := rand.New(rand.NewPCG(36, 1))
 	docs := generatedDocs(r, 60)
 	for _, tc := range loadCases(t) {
-		docs = append(docs, tc.input)
+		docs = append(docs, tc.Input)
 	}
 	step := 40
 	if testutil.Enabled(testutil.Full) {

@@ -267,7 +267,7 @@ func checkOffsetMap(src []byte) error {
 // FuzzCleanMDX holds checkOffsetMap on any input.
 func FuzzCleanMDX(f *testing.F) {
 	for _, tc := range loadCases(f) {
-		f.Add(tc.input)
+		f.Add(tc.Input)
 	}
 	f.Add([]byte("a<!-- x -->b\n\n\n\nc<W />d\nimport X from 'y'\nexport const a = 1\n\n<A>\n</A>"))
 	f.Fuzz(func(t *testing.T, src []byte) {
@@ -364,14 +364,14 @@ func TestConcurrent(t *testing.T) {
 	c := mustNew(t, func(c *markdown.Config) { c.MaxChar = 100; c.MinChar = 20; c.ChunkOverlap = 30 })
 	want := make([][]chunking.Chunk, len(cases))
 	for i, tc := range cases {
-		want[i], _, _ = c.Chunk(chunking.Document{Path: tc.name, Content: tc.input})
+		want[i], _, _ = c.Chunk(chunking.Document{Path: tc.Name, Content: tc.Input})
 	}
 	var wg sync.WaitGroup
 	errs := make(chan error, 8*len(cases))
 	for range 8 {
 		wg.Go(func() {
 			for i, tc := range cases {
-				got, _, _ := c.Chunk(chunking.Document{Path: tc.name, Content: tc.input})
+				got, _, _ := c.Chunk(chunking.Document{Path: tc.Name, Content: tc.Input})
 				if err := Equal(want[i], got); err != nil {
 					errs <- err
 				}
@@ -478,7 +478,7 @@ func TestHugeLine(t *testing.T) {
 func TestChunkFunc(t *testing.T) {
 	c := mustNew(t, func(c *markdown.Config) { c.MaxChar = 120; c.MinChar = 40; c.ChunkOverlap = 30 })
 	for _, tc := range loadCases(t) {
-		doc := chunking.Document{Path: tc.name, Content: tc.input, Metadata: tc.extra}
+		doc := chunking.Document{Path: tc.Name, Content: tc.Input, Metadata: tc.Metadata}
 		want, wantWarns, err := c.Chunk(doc)
 		if err != nil {
 			t.Fatal(err)
@@ -489,13 +489,13 @@ func TestChunkFunc(t *testing.T) {
 			t.Fatal(err)
 		}
 		if err := Equal(want, got); err != nil || len(warns) != len(wantWarns) {
-			t.Errorf("ChunkFunc(%s) differs from Chunk: %v (warnings %d, want %d)", tc.name, err, len(warns), len(wantWarns))
+			t.Errorf("ChunkFunc(%s) differs from Chunk: %v (warnings %d, want %d)", tc.Name, err, len(warns), len(wantWarns))
 		}
 		if len(want) > 1 {
 			n := 0
 			_, _ = c.ChunkFunc(context.Background(), doc, func(chunking.Chunk) bool { n++; return false })
 			if n != 1 {
-				t.Errorf("ChunkFunc(%s) went on after yield returned false: %d calls", tc.name, n)
+				t.Errorf("ChunkFunc(%s) went on after yield returned false: %d calls", tc.Name, n)
 			}
 		}
 	}

@@ -24,6 +24,31 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
+// Case is one input of testdata/ with its sidecars.
+type Case struct {
+	Name     string            // the file's name, less an ".in" that marks an input named after the file it stands for ("x.go.in")
+	Path     string            // the input's path, e.g. testdata/crlf.md
+	Input    []byte            // its bytes
+	Options  map[string]any    // <case>.options.json, as the wire would send them
+	Metadata chunking.Metadata // <case>.metadata.json
+}
+
+// Cases reads the inputs of dir matching any of patterns (as Inputs
+// finds them) with their sidecars.
+func Cases(t testing.TB, dir string, patterns ...string) []Case {
+	t.Helper()
+	var cases []Case
+	for _, f := range Inputs(t, dir, patterns...) {
+		input, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cases = append(cases, Case{Name: strings.TrimSuffix(filepath.Base(f), ".in"), Path: f, Input: input,
+			Options: Options(t, f), Metadata: Metadata(t, f)})
+	}
+	return cases
+}
+
 // Inputs returns the files in dir matching any of patterns (filepath.Match
 // syntax), sorted; it fails t when there are none.
 func Inputs(t testing.TB, dir string, patterns ...string) []string {
