@@ -193,20 +193,21 @@ func (p *pipeline) fuse(s section, n int) {
 // and the splitter counts the spans of a section too long for one chunk.
 // Counts are exact up to max_char (in target mode, exact).
 func (p *pipeline) pushTokens(s section, text []byte) {
-	if p.c.noIndex || !tokens.Indexable(len(text)) {
-		p.pushTokensPlain(s, text)
-		return
+	// A section too long to index (or with the index switched off, as
+	// the differential test does) is written to the Appenders whole.
+	indexed := !p.c.noIndex && tokens.Indexable(len(text))
+	if indexed {
+		limit := p.c.maxChar
+		if p.c.target > 0 {
+			limit = len(text) // sectionSize needs the exact count
+		}
+		p.ix.Build(p.m.Counter(), text, limit)
 	}
-	limit := p.c.maxChar
-	if p.c.target > 0 {
-		limit = len(text) // sectionSize needs the exact count
-	}
-	p.ix.Build(p.m.Counter(), text, limit)
 	if len(p.group) > 0 {
 		if p.gchars < p.c.minChar {
 			p.try.CopyFrom(&p.gtok)
 			p.try.WriteString("\n\n")
-			p.ix.AppendTo(&p.try)
+			p.appendSection(&p.try, text, indexed)
 			if n := p.try.Count(); n <= p.c.maxChar {
 				p.gtok, p.try = p.try, p.gtok
 				p.fuse(s, n)
@@ -216,37 +217,24 @@ func (p *pipeline) pushTokens(s section, text []byte) {
 		p.emit()
 	}
 	p.gtok.Reset(p.m.Counter(), p.c.maxChar)
-	p.ix.AppendTo(&p.gtok)
+	p.appendSection(&p.gtok, text, indexed)
 	s.chars = p.gtok.Count() // above max_char when the section is to be split
-	p.ix, p.gix = p.gix, p.ix
-	p.gixOK = true
+	if indexed {
+		p.ix, p.gix = p.gix, p.ix
+	}
+	p.gixOK = indexed
 	p.group = append(p.group[:0], s)
 	p.gchars, p.ghdr = s.chars, s.hdr
 }
 
-// pushTokensPlain is pushTokens without an index, for a section too long
-// to index: it counts the join by writing the section to the group's
-// Appender, and the section again when it starts a group.
-func (p *pipeline) pushTokensPlain(s section, text []byte) {
-	if len(p.group) > 0 {
-		if p.gchars < p.c.minChar {
-			p.try.CopyFrom(&p.gtok)
-			p.try.WriteString("\n\n")
-			p.try.Write(text)
-			if n := p.try.Count(); n <= p.c.maxChar {
-				p.gtok, p.try = p.try, p.gtok
-				p.fuse(s, n)
-				return
-			}
-		}
-		p.emit()
+// appendSection writes the section's text to a: through its index, which
+// scans only the joint, when it has one.
+func (p *pipeline) appendSection(a *tokens.Appender, text []byte, indexed bool) {
+	if indexed {
+		p.ix.AppendTo(a)
+	} else {
+		a.Write(text)
 	}
-	p.gtok.Reset(p.m.Counter(), p.c.maxChar)
-	p.gtok.Write(text)
-	s.chars = p.gtok.Count()
-	p.gixOK = false
-	p.group = append(p.group[:0], s)
-	p.gchars, p.ghdr = s.chars, s.hdr
 }
 
 // emit turns the fused group into chunks.
