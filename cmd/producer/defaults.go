@@ -9,8 +9,6 @@ import (
 	"io"
 	"maps"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/chunkstream/chunkstream/chunking/registry"
 	"github.com/chunkstream/chunkstream/cmd/internal/chunkflags"
 	"github.com/chunkstream/chunkstream/cmd/internal/envflag"
@@ -111,15 +109,11 @@ The chunker's options are flags too (-max-char, -max-chunk-size, ...): -help-all
 		}
 	}
 	log := c.Log.Logger(stderr)
-	nc, err := natsconn.Connect(ctx, c.NATS, "chunkstream-producer-defaults", log)
+	nc, js, err := natsconn.ConnectJetStream(ctx, c.NATS, "chunkstream-producer-defaults", log)
 	if err != nil {
 		return 1, within("defaults", err)
 	}
 	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return 1, within("defaults", err)
-	}
 	if set {
 		old, had, now, err := producer.SetChunkerDefaults(ctx, js, c.Config, nil, d)
 		if err != nil {

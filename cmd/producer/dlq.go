@@ -12,8 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/chunkstream/chunkstream/cmd/internal/envflag"
 	"github.com/chunkstream/chunkstream/cmd/internal/natsconn"
 	"github.com/chunkstream/chunkstream/cmd/internal/otelenv"
@@ -160,15 +158,11 @@ func runDLQ(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 	a.filter.Seqs = seqs
 
 	log := c.Log.Logger(stderr)
-	nc, err := natsconn.Connect(ctx, c.NATS, "chunkstream-producer-dlq", log)
+	nc, js, err := natsconn.ConnectJetStream(ctx, c.NATS, "chunkstream-producer-dlq", log)
 	if err != nil {
 		return 1, within("dlq", err)
 	}
 	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return 1, within("dlq", err)
-	}
 	tp, stopTracing, err := otelenv.Provider(ctx, "chunkstream-producer", lookup)
 	if err != nil {
 		return 2, within("dlq", err)

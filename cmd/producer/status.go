@@ -86,15 +86,11 @@ the fleet's chunker defaults; -id one document's record; -failed the documents t
 		return 2, within("status", err)
 	}
 	log := c.Log.Logger(stderr)
-	nc, err := natsconn.Connect(ctx, c.NATS, "chunkstream-producer-status", log)
+	nc, js, err := natsconn.ConnectJetStream(ctx, c.NATS, "chunkstream-producer-status", log)
 	if err != nil {
 		return 1, within("status", err)
 	}
 	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return 1, within("status", err)
-	}
 	switch {
 	case a.id != "":
 		return statusRecord(ctx, js, c.DocsBucket, a.id, a.json, stdout)

@@ -37,6 +37,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/chunkstream/chunkstream/cmd/internal/envflag"
 )
@@ -125,6 +126,21 @@ func options(name string, c Config, log *slog.Logger) []nats.Option {
 		opts = append(opts, nats.RootCAs(c.TLSCA))
 	}
 	return opts
+}
+
+// ConnectJetStream is Connect with a JetStream context on the
+// connection; the caller closes nc.
+func ConnectJetStream(ctx context.Context, c Config, name string, log *slog.Logger) (*nats.Conn, jetstream.JetStream, error) {
+	nc, err := Connect(ctx, c, name, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		nc.Close()
+		return nil, nil, err
+	}
+	return nc, js, nil
 }
 
 // Connect connects to c.URL as a client called name (with endless
