@@ -41,8 +41,26 @@ type cluster struct {
 func serverLog() bool { return testing.Verbose() && os.Getenv("CHUNKSTREAM_TEST_SERVER_LOG") == "1" }
 
 // newCluster starts n clustered JetStream servers and waits for a meta
-// leader.
+// leader. A node that does not come up (a port picked free taken by
+// another process before the node bound it, or a machine too busy) has
+// the whole cluster started again on other ports, twice at most.
 func newCluster(t *testing.T, n int) *cluster {
+	t.Helper()
+	for attempt := 1; ; attempt++ {
+		c, err := tryCluster(t, n)
+		if err == nil {
+			return c
+		}
+		if attempt == 3 {
+			t.Fatal(err)
+		}
+		t.Logf("%v: starting the cluster again on other ports", err)
+	}
+}
+
+// tryCluster is one attempt of newCluster: on error the nodes it started
+// are shut down.
+func tryCluster(t *testing.T, n int) (*cluster, error) {
 	t.Helper()
 	ports := testutil.FreePorts(t, 2*n)
 	var routes []string
@@ -70,25 +88,40 @@ func newCluster(t *testing.T, n int) *cluster {
 		c.nodes = append(c.nodes, &node{opts: opts})
 	}
 	for _, nd := range c.nodes {
-		c.start(nd)
-	}
-	t.Cleanup(func() {
-		for _, nd := range c.nodes {
-			if nd.srv != nil {
-				nd.srv.Shutdown()
-				nd.srv.WaitForShutdown()
-			}
+		if err := c.tryStart(nd); err != nil {
+			c.shutdown()
+			return nil, err
 		}
-	})
+	}
+	t.Cleanup(c.shutdown)
 	c.waitMetaReady(30 * time.Second)
-	return c
+	return c, nil
 }
 
+// shutdown stops every node that runs.
+func (c *cluster) shutdown() {
+	for _, nd := range c.nodes {
+		if nd.srv != nil {
+			nd.srv.Shutdown()
+			nd.srv.WaitForShutdown()
+		}
+	}
+}
+
+// start starts nd (again, on its own ports) and fails the test when it
+// does not come up.
 func (c *cluster) start(nd *node) {
 	c.t.Helper()
+	if err := c.tryStart(nd); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// tryStart starts nd and waits for it to accept connections.
+func (c *cluster) tryStart(nd *node) error {
 	s, err := server.NewServer(nd.opts)
 	if err != nil {
-		c.t.Fatalf("server %s: %v", nd.opts.ServerName, err)
+		return fmt.Errorf("server %s: %w", nd.opts.ServerName, err)
 	}
 	if serverLog() {
 		s.ConfigureLogger()
@@ -96,9 +129,11 @@ func (c *cluster) start(nd *node) {
 	go s.Start()
 	// A generous bound: a busy machine can take long to start a node.
 	if !s.ReadyForConnections(time.Minute) {
-		c.t.Fatalf("server %s not ready", nd.opts.ServerName)
+		s.Shutdown()
+		return fmt.Errorf("server %s not ready", nd.opts.ServerName)
 	}
 	nd.srv = s
+	return nil
 }
 
 // urls is the comma-separated client URL list of every node.
