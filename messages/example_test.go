@@ -14,12 +14,14 @@ func ExampleChunkID() {
 
 func ExampleIngestMsgID() {
 	content := []byte("# Hello\n")
-	fmt.Println(messages.IngestMsgID("docs/a.md", messages.ContentVersion(content), "run-1"))
-	fmt.Println(messages.DeleteMsgID("docs/b.md", "run-1"))
+	fmt.Println(messages.IngestMsgID("", "docs/a.md", messages.ContentVersion(content), "run-1"))
+	fmt.Println(messages.DeleteMsgID("", "docs/b.md", "run-1"))
+	fmt.Println(messages.DeleteMsgID("acme", "docs/b.md", "run-1"))
 	fmt.Println(messages.ChunkMsgID(messages.ChunkID("docs/a.md", 0), 42))
 	// Output:
 	// docs/a.md@90f8ec5669cd34183b9b0fdf8b94f5efb4c3672876330f4aa76088c2b4ad17be@run-1
 	// docs/b.md@delete@run-1
+	// docs/b.md@delete@run-1:acme
 	// 792eb6ad-d4df-57d5-9e6f-cad1f78b3044@42
 }
 

@@ -241,13 +241,21 @@ func ContentVersion(content []byte) string {
 // IngestMsgID returns the Nats-Msg-Id of an ingest request:
 // "<id>@<version>@<send id>", where version is the sha256 hex of the
 // content (ContentVersion) or "delete" for a delete, and sendID is unique
-// per logical send and reused by its retries.
-func IngestMsgID(docID, version, sendID string) string {
-	return docID + "@" + version + "@" + sendID
+// per logical send and reused by its retries. A tenant's request ends in
+// ":<tenant>" (send ids hold no ":"), so that one send of two tenants'
+// documents of equal ids and content stores both.
+func IngestMsgID(tenant, docID, version, sendID string) string {
+	id := docID + "@" + version + "@" + sendID
+	if tenant != "" {
+		id += ":" + tenant
+	}
+	return id
 }
 
 // DeleteMsgID returns the Nats-Msg-Id of a delete request.
-func DeleteMsgID(docID, sendID string) string { return IngestMsgID(docID, string(OpDelete), sendID) }
+func DeleteMsgID(tenant, docID, sendID string) string {
+	return IngestMsgID(tenant, docID, string(OpDelete), sendID)
+}
 
 // ChunkMsgID returns the Nats-Msg-Id of a chunk record:
 // "<chunk id>@<ingest_seq>".

@@ -575,13 +575,16 @@ func (b *backfill) run(ctx context.Context, docs []source, deletes []string) err
 		return err
 	}
 	for _, id := range deletes {
-		req := &messages.IngestRequest{V: messages.Version, Op: messages.OpDelete, ID: id}
+		// The delete names the document as its sends did: the tenant whose
+		// records were read, the collection the files are sent to.
+		req := &messages.IngestRequest{V: messages.Version, Op: messages.OpDelete, ID: id,
+			Tenant: b.o.Template.Tenant, Collection: b.o.Template.Collection}
 		if b.o.DryRun {
 			b.dry(Planned{ID: id, Op: messages.OpDelete})
 			sent++
 			continue
 		}
-		m, span, err := b.p.tracedMessage(ctx, req, messages.DeleteMsgID(id, b.p.opts.SendID), b.recs[id].subject)
+		m, span, err := b.p.tracedMessage(ctx, req, messages.DeleteMsgID(req.Tenant, id, b.p.opts.SendID), b.recs[id].subject)
 		if err == nil {
 			if err = b.snd.send(ctx, &outgoing{msg: m, id: id, del: true, span: span}); err != nil {
 				endSend(span, nil, err)

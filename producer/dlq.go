@@ -29,6 +29,9 @@ type DLQFilter struct {
 	// it may hold the wildcards "*" and ">".
 	Subject  string
 	IDPrefix string // of the document id
+	// Tenant selects the requests of one tenant; "" selects every
+	// tenant's and the untenanted ones.
+	Tenant string
 	// Seqs selects dead letters by DLQ stream sequence; one the stream
 	// does not hold is reported (NotFound).
 	Seqs []uint64
@@ -45,6 +48,7 @@ func (f DLQFilter) String() string {
 	add("kind", string(f.Kind))
 	add("cause", string(f.Cause))
 	add("subject", f.Subject)
+	add("tenant", f.Tenant)
 	add("id-prefix", f.IDPrefix)
 	if len(f.Seqs) > 0 {
 		seqs := make([]string, len(f.Seqs))
@@ -63,6 +67,7 @@ func (f DLQFilter) match(e *DeadLetterEntry) bool {
 	return (f.Kind == "" || e.Kind == f.Kind) &&
 		(f.Cause == "" || e.Cause == f.Cause) &&
 		(f.Subject == "" || subjectMatches(f.Subject, e.Subject)) &&
+		(f.Tenant == "" || e.DocID != "" && e.Tenant == f.Tenant) &&
 		(f.IDPrefix == "" || e.DocID != "" && strings.HasPrefix(e.DocID, f.IDPrefix))
 }
 
@@ -90,6 +95,9 @@ type DeadLetterEntry struct {
 	Seq   uint64    `json:"seq"`
 	Time  time.Time `json:"time"`
 	DocID string    `json:"doc_id"` // messages.PeekIngestID; empty when the payload shows none
+	// Tenant is the request's tenant ("" for none); a tenant's document
+	// has a record of its own (messages.RecordID).
+	Tenant string `json:"tenant,omitempty"`
 	// Subject is the subject the request was published on.
 	Subject    string        `json:"subject"`
 	Kind       messages.Kind `json:"kind"`
@@ -110,6 +118,7 @@ type DeadLetterEntry struct {
 
 	header nats.Header
 	data   []byte
+	rid    string // the record's name (messages.RecordID); "" when no record is the request's
 }
 
 func newEntry(seq uint64, at time.Time, h nats.Header, data []byte) DeadLetterEntry {
@@ -120,8 +129,13 @@ func newEntry(seq uint64, at time.Time, h nats.Header, data []byte) DeadLetterEn
 	}
 	e.Subject, e.Kind, e.Cause, e.Reason = dl.Subject, dl.Kind, dl.Cause, dl.Reason
 	e.Deliveries, e.StreamSeq, e.IngestSeq = dl.Deliveries, dl.StreamSeq, dl.IngestSeq
-	if id, err := messages.PeekIngestID(h.Get(messages.HeaderContentType), data); err == nil {
+	ct := h.Get(messages.HeaderContentType)
+	if id, err := messages.PeekIngestID(ct, data); err == nil {
 		e.DocID = id
+	}
+	if rid, err := messages.PeekIngestRecordID(ct, data); err == nil && rid != "" {
+		e.rid = rid
+		e.Tenant, _ = messages.SplitRecordID(rid)
 	}
 	return e
 }
@@ -309,17 +323,18 @@ const (
 	// StandingWritten: the record holds this very version, done (only its
 	// ack was lost).
 	StandingWritten Standing = "written"
-	// StandingUnknown: no document id, or the record could not be read.
+	// StandingUnknown: no document id, a tenant that is not valid (no
+	// record is the request's), or the record could not be read.
 	StandingUnknown Standing = "unknown"
 )
 
 // Standing reads e's record and sets e.Standing and e.RecordSeq.
 func (d *DLQ) Standing(ctx context.Context, e *DeadLetterEntry) error {
 	e.Standing = StandingUnknown
-	if e.DocID == "" || e.Problem != "" {
+	if e.rid == "" || e.Problem != "" {
 		return nil
 	}
-	rec, ok, err := ReadRecord(ctx, d.js, d.opts.Topology.DocsBucket, e.DocID)
+	rec, ok, err := ReadRecord(ctx, d.js, d.opts.Topology.DocsBucket, e.rid)
 	if err != nil {
 		return err
 	}
@@ -500,7 +515,7 @@ func (d *DLQ) replayOne(ctx context.Context, stream jetstream.Stream, e DeadLett
 			version = messages.ContentVersion(req.Content)
 		}
 	}
-	r.MsgID = messages.IngestMsgID(id, version, fmt.Sprintf("%s-dlq%d", d.opts.SendID, e.Seq))
+	r.MsgID = messages.IngestMsgID(e.Tenant, id, version, fmt.Sprintf("%s-dlq%d", d.opts.SendID, e.Seq))
 	r.Action = ActionProcess
 	if dryRun {
 		return r, nil
@@ -597,7 +612,7 @@ type PurgeSummary struct {
 
 // IsZero reports whether f selects every dead letter.
 func (f DLQFilter) IsZero() bool {
-	return f.Kind == "" && f.Cause == "" && f.Subject == "" && f.IDPrefix == "" && len(f.Seqs) == 0
+	return f.Kind == "" && f.Cause == "" && f.Subject == "" && f.Tenant == "" && f.IDPrefix == "" && len(f.Seqs) == 0
 }
 
 // Purge deletes, one message at a time, every dead letter f selects that
@@ -660,7 +675,7 @@ func (d *DLQ) Purge(ctx context.Context, f DLQFilter, opts PurgeOptions) (PurgeS
 // dismiss moves e's record from dead-lettered to dismissed when it still
 // holds e's version (compare-and-set).
 func (d *DLQ) dismiss(ctx context.Context, e DeadLetterEntry) error {
-	if e.DocID == "" || e.Problem != "" {
+	if e.rid == "" || e.Problem != "" {
 		return nil
 	}
 	kv, err := d.js.KeyValue(ctx, d.opts.Topology.DocsBucket)
@@ -670,7 +685,7 @@ func (d *DLQ) dismiss(ctx context.Context, e DeadLetterEntry) error {
 	if err != nil {
 		return fmt.Errorf("document records %s: %w", d.opts.Topology.DocsBucket, err)
 	}
-	key := messages.DocRecordKey(e.DocID)
+	key := messages.DocRecordKey(e.rid)
 	for {
 		entry, err := kv.Get(ctx, key)
 		if errors.Is(err, jetstream.ErrKeyNotFound) {

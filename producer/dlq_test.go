@@ -510,3 +510,84 @@ func isSubsequence(sub, seq []uint64) bool {
 	}
 	return i == len(sub)
 }
+
+// TestDLQTenantsApart: two tenants' documents of one id are two documents
+// to the DLQ too. A tenant's dead letter is read against its own record,
+// not against the record of the untenanted document of the same id, which
+// is newer and done: the dead letter stays current and a replay processes
+// it. -tenant selects one tenant's dead letters, and purging them
+// dismisses that tenant's record only.
+func TestDLQTenantsApart(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	p := e.producer(Options{})
+	refused := map[string]any{"heading_aware": true}
+	content := []byte("# Title\n\nSome text worth chunking.\n")
+	send := func(doc Document) uint64 {
+		t.Helper()
+		ack, err := p.Enqueue(ctx, doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ack.Sequence
+	}
+	v1 := send(Document{ID: "same.md", Tenant: "t1", Content: content, Options: refused})
+	send(Document{ID: "other.md", Tenant: "t1", Content: content, Options: refused})
+	send(Document{ID: "other.md", Content: content, Options: refused})
+	if res := e.process(ctx, nil, 3); len(res) != 3 {
+		t.Fatalf("results %+v", res)
+	}
+	send(Document{ID: "same.md", Content: content}) // the untenanted same.md: newer, done
+	if res := e.process(ctx, nil, 1); res[0].Outcome != worker.OutcomeAcked {
+		t.Fatalf("untenanted same.md: %+v", res[0])
+	}
+
+	d := NewDLQ(e.js, DLQOptions{})
+	got := map[string]DeadLetterEntry{}
+	for _, dl := range listDLQ(t, d, DLQFilter{}) {
+		if err := d.Standing(ctx, &dl); err != nil {
+			t.Fatal(err)
+		}
+		got[dl.Tenant+"/"+dl.DocID] = dl
+	}
+	if dl := got["t1/same.md"]; len(got) != 3 || dl.Standing != StandingCurrent || dl.RecordSeq != v1 {
+		t.Fatalf("dead letters %+v; want t1's same.md current against its own record (version %d)", got, v1)
+	}
+	if n := len(listDLQ(t, d, DLQFilter{Tenant: "t2"})); n != 0 {
+		t.Errorf("-tenant t2 selects %d dead letters, want 0", n)
+	}
+	if n := len(listDLQ(t, d, DLQFilter{Tenant: "t1"})); n != 2 {
+		t.Errorf("-tenant t1 selects %d dead letters, want 2", n)
+	}
+
+	// Purging t1's other.md dismisses t1's record, not the untenanted one.
+	sum, err := d.Purge(ctx, DLQFilter{Tenant: "t1", IDPrefix: "other"}, PurgeOptions{})
+	if err != nil || sum.Deleted != 1 {
+		t.Fatalf("Purge = %+v, %v; want 1 deleted", sum, err)
+	}
+	recs := worker.NewKVRecords(e.top.Docs)
+	for rid, want := range map[string]messages.State{
+		messages.RecordID("t1", "other.md"): messages.StateDismissed,
+		"other.md":                          messages.StateDeadLettered,
+	} {
+		rec, _, ok, err := recs.Get(ctx, rid)
+		if err != nil || !ok || rec.State != want {
+			t.Errorf("record %q = %+v, %v, %v; want %s", rid, rec, ok, err, want)
+		}
+	}
+
+	// The replay of t1's same.md processes it; it is not removed as
+	// superseded by the other document.
+	var replayed []Replayed
+	rs, err := d.Replay(ctx, DLQFilter{Tenant: "t1"}, ReplayOptions{OnResult: func(r Replayed) { replayed = append(replayed, r) }})
+	if err != nil || rs.Processed != 1 || len(replayed) != 1 || replayed[0].Action != ActionProcess {
+		t.Fatalf("Replay = %+v, %v, %+v; want t1's same.md processed", rs, err, replayed)
+	}
+	if res := e.process(ctx, newerChunkers(), 1); res[0].Outcome != worker.OutcomeAcked {
+		t.Fatalf("replayed: %+v", res[0])
+	}
+	rec, _, ok, err := recs.Get(ctx, messages.RecordID("t1", "same.md"))
+	if err != nil || !ok || rec.State != messages.StateDone || rec.IngestSeq != v1 {
+		t.Errorf("t1's same.md record = %+v, %v, %v; want done at version %d", rec, ok, err, v1)
+	}
+}

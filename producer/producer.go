@@ -148,7 +148,7 @@ func (p *Producer) request(ctx context.Context, doc Document, s *sender) (*messa
 			req.Content = []byte{}
 		}
 	}
-	return req, messages.IngestMsgID(doc.ID, version, p.opts.SendID), nil
+	return req, messages.IngestMsgID(doc.Tenant, doc.ID, version, p.opts.SendID), nil
 }
 
 // checkSize refuses a document over MaxDocBytes; file, when known, is
@@ -216,13 +216,21 @@ func (p *Producer) Enqueue(ctx context.Context, doc Document) (*jetstream.PubAck
 	return p.publishOne(ctx, s, &o, req, id)
 }
 
-// Delete publishes a delete of the document and waits for its PubAck.
-func (p *Producer) Delete(ctx context.Context, docID string) (*jetstream.PubAck, error) {
+// Delete publishes a delete of the document doc names, doc.ID of
+// doc.Tenant in doc.Collection (its other fields are not read), and waits
+// for its PubAck.
+func (p *Producer) Delete(ctx context.Context, doc Document) (*jetstream.PubAck, error) {
+	if doc.ID == "" {
+		return nil, errors.New("producer: delete without a document id")
+	}
+	if err := messages.ValidateTenant(doc.Tenant); err != nil {
+		return nil, fmt.Errorf("producer: %w", err)
+	}
 	var o *outgoing
 	s := p.sender(ctx, RetryOptions{}, func(done *outgoing) { o = done })
 	defer s.close(ctx)
-	req := &messages.IngestRequest{V: messages.Version, Op: messages.OpDelete, ID: docID}
-	return p.publishOne(ctx, s, &o, req, messages.DeleteMsgID(docID, p.opts.SendID))
+	req := &messages.IngestRequest{V: messages.Version, Op: messages.OpDelete, ID: doc.ID, Tenant: doc.Tenant, Collection: doc.Collection}
+	return p.publishOne(ctx, s, &o, req, messages.DeleteMsgID(doc.Tenant, doc.ID, p.opts.SendID))
 }
 
 // publishOne sends req through s and waits until it settled (into *o).

@@ -65,7 +65,7 @@ func TestRequest(t *testing.T) {
 	if _, _, err := p.Request(ctx, producer.Document{}); err == nil {
 		t.Error("a document without id was accepted")
 	}
-	ack, err := p.Delete(ctx, "a.md")
+	ack, err := p.Delete(ctx, producer.Document{ID: "a.md"})
 	if err != nil {
 		t.Fatal(err)
 	}

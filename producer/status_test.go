@@ -147,7 +147,7 @@ func TestStatus(t *testing.T) {
 	defer cancel()
 	sent := statusRun(t, e)
 	e.runWorker(ctx, 5)
-	if _, err := e.producer(Options{}).Delete(ctx, "ok2.md"); err != nil {
+	if _, err := e.producer(Options{}).Delete(ctx, Document{ID: "ok2.md"}); err != nil {
 		t.Fatal(err)
 	}
 	e.runWorker(ctx, 1)

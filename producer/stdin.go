@@ -117,10 +117,10 @@ func (p *Producer) sendLine(ctx context.Context, bf *backfill, snd *sender, o St
 	var msgID string
 	switch {
 	case req.IsDelete():
-		msgID = messages.DeleteMsgID(req.ID, p.opts.SendID)
+		msgID = messages.DeleteMsgID(req.Tenant, req.ID, p.opts.SendID)
 	case req.ContentRef != nil:
 		// The object is named by the sha256 of its content: its version.
-		msgID = messages.IngestMsgID(req.ID, req.ContentRef.Name, p.opts.SendID)
+		msgID = messages.IngestMsgID(req.Tenant, req.ID, req.ContentRef.Name, p.opts.SendID)
 	}
 	if o.DryRun {
 		op := cmp.Or(req.Op, messages.OpUpsert) // validated: upsert or delete

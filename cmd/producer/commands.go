@@ -29,7 +29,7 @@ func commands(stdin io.Reader, stdout, stderr io.Writer, lookup func(string) (st
 		verb("dlq", "dlq list|replay|purge [flags]", "list, replay or delete dead letters", runDLQ),
 		verb("reembed", "reembed -vector NAME [-model M] | -cut-over -vector NAME | -drop NAME", "switch the embedding model of the live collection", runReembed),
 		verb("search", `search "TEXT" [-k N] [-collection C] [-tenant T] [-vector NAME] [-json]`, "hybrid search of the Qdrant collection", runSearch),
-		verb("status", "status [-json] [-id ID | -failed]", "documents by state, backlog, dead letters, workers", runStatus),
+		verb("status", "status [-json] [-id ID | -failed] [-tenant T]", "documents by state, backlog, dead letters, workers", runStatus),
 	}
 }
 

@@ -62,6 +62,7 @@ func bindDLQFlags(fs *flag.FlagSet, op string, c *dlqConfig, a *dlqArgs) {
 		func(v string) error { a.filter.Cause = fault.Cause(v); return nil })
 	fs.StringVar(&a.filter.Subject, "subject", "", "only requests first published on this subject; wildcards * and > allowed")
 	fs.StringVar(&a.filter.IDPrefix, "id-prefix", "", "only requests whose document id starts with this")
+	fs.StringVar(&a.filter.Tenant, "tenant", "", "only this tenant's requests")
 	fs.StringVar(&a.seqs, "seq", "", "only these dead letters: comma-separated DLQ sequences")
 	switch op {
 	case "list":
@@ -99,7 +100,7 @@ var dlqSummary = map[string]string{
 func runDLQ(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer, lookup func(string) (string, bool)) (int, error) {
 	usage := func() {
 		fmt.Fprintln(stderr, "usage: "+dlqOps["list"]+"\n       "+dlqOps["replay"]+"\n       "+dlqOps["purge"]+
-			"\n\nfilters: -kind K -cause C -subject S -id-prefix P -seq N,…; \"producer dlq OP -h\" helps with one operation")
+			"\n\nfilters: -kind K -cause C -subject S -tenant T -id-prefix P -seq N,…; \"producer dlq OP -h\" helps with one operation")
 	}
 	if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help" || args[0] == "help") {
 		usage()
@@ -121,7 +122,7 @@ func runDLQ(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 	fs := flag.NewFlagSet("producer dlq "+op, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	bindDLQFlags(fs, op, &c, &a)
-	flags := []string{"kind", "cause", "subject", "id-prefix", "seq"}
+	flags := []string{"kind", "cause", "subject", "tenant", "id-prefix", "seq"}
 	switch op {
 	case "list":
 		flags = append(flags, "json")
@@ -150,6 +151,9 @@ func runDLQ(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 	case "", messages.KindPermanent, messages.KindExhausted:
 	default:
 		return 2, fmt.Errorf("%w: dlq: -kind is %s or %s, got %q", envflag.ErrUsage, messages.KindPermanent, messages.KindExhausted, a.filter.Kind)
+	}
+	if a.filter.Tenant != "" && messages.ValidateTenant(a.filter.Tenant) != nil {
+		return 2, fmt.Errorf("%w: dlq: -tenant %q: want 1 to %d ASCII letters, digits, '-' or '_'", envflag.ErrUsage, a.filter.Tenant, messages.MaxTenantLen)
 	}
 	seqs, err := parseSeqs(a.seqs)
 	if err != nil {
@@ -240,7 +244,7 @@ func dlqList(ctx context.Context, d *producer.DLQ, a dlqArgs, stdout, stderr io.
 		if a.json {
 			return enc.Encode(e)
 		}
-		_, err := fmt.Fprintln(stdout, entryLine(e)+"\t"+standingCell(e))
+		_, err := fmt.Fprintln(stdout, entryLine(e)+"\t"+standingCell(e)+"\t"+cell(e.Tenant))
 		return err
 	})
 	if err != nil {
@@ -342,7 +346,7 @@ func dlqPurge(ctx context.Context, d *producer.DLQ, a dlqArgs, stdout, stderr io
 		case a.dryRun:
 			return nil
 		case a.filter.IsZero() && !a.all:
-			return fmt.Errorf("%w: without a filter, purge selects every dead letter (%d now); nothing was deleted: select them with -kind, -cause, -subject, -id-prefix or -seq, or say -all; -dry-run lists them",
+			return fmt.Errorf("%w: without a filter, purge selects every dead letter (%d now); nothing was deleted: select them with -kind, -cause, -subject, -tenant, -id-prefix or -seq, or say -all; -dry-run lists them",
 				envflag.ErrUsage, n)
 		case !a.yes && n > 0:
 			return fmt.Errorf("%w: would delete %d dead letters (%s); nothing was deleted: list them with -dry-run, then run again with -yes to delete them",

@@ -143,8 +143,8 @@ func TestDLQCommand(t *testing.T) {
 		t.Fatalf("dlq list = %d\n%s\n%s", code, out, errOut)
 	}
 	fields := strings.Split(lines[0], "\t")
-	if len(fields) != 9 || fields[0] != "1" || fields[2] != "kb/a.md" || fields[3] != "ingest.docs.kb" || fields[4] != "permanent" ||
-		fields[5] != "unknown_option" || !strings.Contains(fields[6], "heading_aware") || fields[7] != "1" || fields[8] != "current" {
+	if len(fields) != 10 || fields[0] != "1" || fields[2] != "kb/a.md" || fields[3] != "ingest.docs.kb" || fields[4] != "permanent" ||
+		fields[5] != "unknown_option" || !strings.Contains(fields[6], "heading_aware") || fields[7] != "1" || fields[8] != "current" || fields[9] != "-" {
 		t.Errorf("list line = %q", fields)
 	}
 	if _, err := time.Parse(time.RFC3339, fields[1]); err != nil {
@@ -175,7 +175,7 @@ func TestDLQCommand(t *testing.T) {
 		{[]string{"-cause", "unknown_chunker"}, 2, "",
 			"producer: dlq purge: 1 dead letters selected (-cause unknown_chunker)\nproducer: dlq purge: usage: would delete 1 dead letters (-cause unknown_chunker); nothing was deleted: list them with -dry-run, then run again with -yes to delete them\n"},
 		{[]string{"-yes"}, 2, "",
-			"producer: dlq purge: 2 dead letters selected (every dead letter)\nproducer: dlq purge: usage: without a filter, purge selects every dead letter (2 now); nothing was deleted: select them with -kind, -cause, -subject, -id-prefix or -seq, or say -all; -dry-run lists them\n"},
+			"producer: dlq purge: 2 dead letters selected (every dead letter)\nproducer: dlq purge: usage: without a filter, purge selects every dead letter (2 now); nothing was deleted: select them with -kind, -cause, -subject, -tenant, -id-prefix or -seq, or say -all; -dry-run lists them\n"},
 		{[]string{"-cause", "unknown_chunker", "-dry-run"}, 0, "would delete\t2\t",
 			"producer: dlq purge: 1 dead letters selected (-cause unknown_chunker)\nproducer: dlq purge: 1 would be deleted (-cause unknown_chunker); -yes deletes them\n"},
 		{[]string{"-all", "-dry-run"}, 0, "would delete\t1\t", "producer: dlq purge: 2 would be deleted (every dead letter); -yes deletes them\n"},

@@ -6,7 +6,7 @@
 //	producer -chunker email [flags] MAILBOX...   one request per thread
 //	producer -stdin [flags] < requests.jsonl
 //	producer dlq list|replay|purge [flags]       dead letters
-//	producer status [-json] [-id ID | -failed]   documents by state, backlog
+//	producer status [-json] [-id ID | -failed] [-tenant T]   documents by state, backlog
 //
 // docs/cli.md describes its settings, modes and exit statuses. A first
 // argument naming a subcommand (the table of commands.go) runs it instead, so a

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -35,12 +36,12 @@ var statusTopology = map[string]bool{
 	"CHUNKSTREAM_DLQ_STREAM": true,
 }
 
-const statusUsage = "producer status [-json] [-id ID | -failed]"
+const statusUsage = "producer status [-json] [-id ID | -failed] [-tenant T]"
 
 // statusArgs are the selections of `producer status`, flags only.
 type statusArgs struct {
 	json, failed bool
-	id           string
+	id, tenant   string
 }
 
 // bindStatusFlags defines the flags of `producer status`.
@@ -52,6 +53,7 @@ func bindStatusFlags(fs *flag.FlagSet, c *statusConfig, a *statusArgs) {
 	fs.BoolVar(&a.json, "json", false, "print JSON: one object, or one per line with -failed")
 	fs.StringVar(&a.id, "id", "", "show this document's record: version, ingest seq, state, settings fingerprint, chunks, last failure")
 	fs.BoolVar(&a.failed, "failed", false, "list the documents whose newest version was dead-lettered, with the reasons")
+	fs.StringVar(&a.tenant, "tenant", "", "with -id, the document of this tenant; with -failed, only this tenant's documents")
 }
 
 // runStatus is `producer status` (the flags say what it shows).
@@ -68,7 +70,7 @@ func runStatus(ctx context.Context, args []string, _ io.Reader, stdout, stderr i
 		Usage: "usage: " + statusUsage,
 		Summary: `Documents by state, the consumer's backlog, dead letters, the workers (gone ones apart) and
 the fleet's chunker defaults; -id one document's record; -failed the documents that failed.`,
-		Flags: []string{"json", "id", "failed", "nats-url"},
+		Flags: []string{"json", "id", "failed", "tenant", "nats-url"},
 	})
 	if err := envflag.Parse(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -82,6 +84,12 @@ the fleet's chunker defaults; -id one document's record; -failed the documents t
 	if a.id != "" && a.failed {
 		return 2, fmt.Errorf("%w: status: -id and -failed exclude each other", envflag.ErrUsage)
 	}
+	if a.tenant != "" && a.id == "" && !a.failed {
+		return 2, fmt.Errorf("%w: status: -tenant selects with -id or -failed", envflag.ErrUsage)
+	}
+	if messages.ValidateTenant(a.tenant) != nil {
+		return 2, fmt.Errorf("%w: status: -tenant %q: want 1 to %d ASCII letters, digits, '-' or '_'", envflag.ErrUsage, a.tenant, messages.MaxTenantLen)
+	}
 	if err := errors.Join(c.NATS.Validate(), c.Log.Validate(), envflag.Explain(c.Config.Validate(), &c.Config, fs)); err != nil {
 		return 2, within("status", err)
 	}
@@ -93,9 +101,9 @@ the fleet's chunker defaults; -id one document's record; -failed the documents t
 	defer nc.Close()
 	switch {
 	case a.id != "":
-		return statusRecord(ctx, js, c.DocsBucket, a.id, a.json, stdout)
+		return statusRecord(ctx, js, c.DocsBucket, a.tenant, a.id, a.json, stdout)
 	case a.failed:
-		return statusFailed(ctx, js, c.DocsBucket, a.json, stdout)
+		return statusFailed(ctx, js, c.DocsBucket, a.tenant, a.json, stdout)
 	}
 	st, err := producer.ReadStatus(ctx, js, c.Config)
 	if err != nil {
@@ -136,24 +144,32 @@ the fleet's chunker defaults; -id one document's record; -failed the documents t
 
 // recordJSON is a record as status -json prints it, after its id.
 type recordJSON struct {
-	ID string `json:"id"`
+	ID     string `json:"id"`
+	Tenant string `json:"tenant,omitempty"`
 	messages.DocRecord
 }
 
 // statusRecord prints one document's record (status 1 without one).
-func statusRecord(ctx context.Context, js jetstream.JetStream, bucket, id string, asJSON bool, stdout io.Writer) (int, error) {
-	rec, ok, err := producer.ReadRecord(ctx, js, bucket, id)
+func statusRecord(ctx context.Context, js jetstream.JetStream, bucket, tenant, id string, asJSON bool, stdout io.Writer) (int, error) {
+	rec, ok, err := producer.ReadRecord(ctx, js, bucket, messages.RecordID(tenant, id))
 	if err != nil {
 		return 1, within("status", err)
 	}
 	if !ok {
-		return 1, fmt.Errorf("status: no record of %q: no worker has started it (or it is not this id)", id)
+		of := ""
+		if tenant != "" {
+			of = " of tenant " + tenant
+		}
+		return 1, fmt.Errorf("status: no record of %q%s: no worker has started it (or it is not this id)", id, of)
 	}
 	if asJSON {
-		return 0, json.NewEncoder(stdout).Encode(recordJSON{ID: id, DocRecord: rec})
+		return 0, json.NewEncoder(stdout).Encode(recordJSON{ID: id, Tenant: tenant, DocRecord: rec})
 	}
 	row := func(k, v string) { fmt.Fprintf(stdout, "%-12s %s\n", k, v) }
 	row("id", cell(id))
+	if tenant != "" {
+		row("tenant", tenant)
+	}
 	row("state", cell(string(rec.State)))
 	row("op", cell(string(rec.Op)))
 	row("ingest_seq", strconv.FormatUint(rec.IngestSeq, 10))
@@ -174,20 +190,23 @@ func statusRecord(ctx context.Context, js jetstream.JetStream, bucket, id string
 	return 0, nil
 }
 
-// statusFailed lists the dead-lettered documents, sorted by id, one line
-// or JSON object each.
-func statusFailed(ctx context.Context, js jetstream.JetStream, bucket string, asJSON bool, stdout io.Writer) (int, error) {
+// statusFailed lists the dead-lettered documents (of tenant, when it is
+// not ""), sorted by tenant and id, one line or JSON object each.
+func statusFailed(ctx context.Context, js jetstream.JetStream, bucket, tenant string, asJSON bool, stdout io.Writer) (int, error) {
 	var out []recordJSON
-	err := producer.EachRecord(ctx, js, bucket, func(id string, rec messages.DocRecord, ok bool) error {
-		if ok && rec.State == messages.StateDeadLettered {
-			out = append(out, recordJSON{ID: id, DocRecord: rec})
+	err := producer.EachRecord(ctx, js, bucket, func(rid string, rec messages.DocRecord, ok bool) error {
+		t, id := messages.SplitRecordID(rid)
+		if ok && rec.State == messages.StateDeadLettered && (tenant == "" || t == tenant) {
+			out = append(out, recordJSON{ID: id, Tenant: t, DocRecord: rec})
 		}
 		return nil
 	})
 	if err != nil {
 		return 1, within("status", err)
 	}
-	slices.SortFunc(out, func(a, b recordJSON) int { return strings.Compare(a.ID, b.ID) })
+	slices.SortFunc(out, func(a, b recordJSON) int {
+		return cmp.Or(strings.Compare(a.Tenant, b.Tenant), strings.Compare(a.ID, b.ID))
+	})
 	enc := json.NewEncoder(stdout)
 	for _, r := range out {
 		if asJSON {
@@ -198,7 +217,7 @@ func statusFailed(ctx context.Context, js jetstream.JetStream, bucket string, as
 		}
 		f := r.LastFailure
 		fmt.Fprintln(stdout, strings.Join([]string{cell(r.ID), strconv.FormatUint(r.IngestSeq, 10), f.Time.Format(time.RFC3339),
-			cell(string(f.Cause)), cell(messages.OneLine(f.Reason, 4096))}, "\t"))
+			cell(string(f.Cause)), cell(messages.OneLine(f.Reason, 4096)), cell(r.Tenant)}, "\t"))
 	}
 	return 0, nil
 }

@@ -144,9 +144,21 @@ func TestWaitAndStatus(t *testing.T) {
 		t.Errorf("producer status -id a.md -json = %d, %q (%v)", code, out, err)
 	}
 	code, out, _ = producerRun("", "status", "-failed")
-	if fields := strings.Split(strings.TrimSpace(out), "\t"); code != 0 || strings.Count(out, "\n") != 1 || len(fields) != 5 ||
-		fields[0] != "bad.md" || fields[3] != "not_utf8" {
+	if fields := strings.Split(strings.TrimSpace(out), "\t"); code != 0 || strings.Count(out, "\n") != 1 || len(fields) != 6 ||
+		fields[0] != "bad.md" || fields[3] != "not_utf8" || fields[5] != "-" {
 		t.Errorf("producer status -failed = %d, %q", code, out)
+	}
+	// A tenant's documents are apart: a.md of tenant t9 has no record,
+	// and t9 has no failed document.
+	code, out, errOut = producerRun("", "status", "-id", "a.md", "-tenant", "t9")
+	if code != 1 || !strings.Contains(errOut, `no record of "a.md" of tenant t9`) {
+		t.Errorf("producer status -id a.md -tenant t9 = %d, %q, %q", code, out, errOut)
+	}
+	if code, out, _ = producerRun("", "status", "-failed", "-tenant", "t9"); code != 0 || out != "" {
+		t.Errorf("producer status -failed -tenant t9 = %d, %q", code, out)
+	}
+	if code, _, _ = producerRun("", "status", "-tenant", "t9"); code != 2 {
+		t.Errorf("producer status -tenant t9 (without -id or -failed) = %d, want 2", code)
 	}
 	if code, _, errOut := producerRun("", "status", "-id", "never.md"); code != 1 || !strings.Contains(errOut, `no record of "never.md"`) {
 		t.Errorf("producer status -id never.md = %d, %s", code, errOut)

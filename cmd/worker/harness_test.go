@@ -145,7 +145,7 @@ func publishRequest(t testing.TB, js jetstream.JetStream, req messages.IngestReq
 	}
 	m := nats.NewMsg("ingest.docs")
 	m.Data = data
-	m.Header.Set(messages.HeaderMsgID, messages.IngestMsgID(req.ID, messages.ContentVersion(req.Content), "test"))
+	m.Header.Set(messages.HeaderMsgID, messages.IngestMsgID(req.Tenant, req.ID, messages.ContentVersion(req.Content), "test"))
 	if _, err := js.PublishMsg(context.Background(), m); err != nil {
 		t.Fatal(err)
 	}

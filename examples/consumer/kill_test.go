@@ -276,7 +276,7 @@ func publish(ctx context.Context, t *testing.T, js jetstream.JetStream, reqs []r
 		msg := nats.NewMsg("ingest.docs")
 		msg.Data = data
 		msg.Header.Set(messages.HeaderContentType, messages.ContentTypeMsgpack)
-		msg.Header.Set(messages.HeaderMsgID, messages.IngestMsgID(r.id, version, strconv.Itoa(i)))
+		msg.Header.Set(messages.HeaderMsgID, messages.IngestMsgID("", r.id, version, strconv.Itoa(i)))
 		for {
 			_, err := js.PublishMsg(ctx, msg)
 			if err == nil {

@@ -90,7 +90,7 @@ func publishDocs(ctx context.Context, t *testing.T, js jetstream.JetStream, docs
 		}
 		hdr := nats.Header{}
 		hdr.Set(messages.HeaderContentType, messages.ContentTypeMsgpack)
-		hdr.Set(messages.HeaderMsgID, messages.IngestMsgID(d.id, messages.ContentVersion(d.content), "send-1"))
+		hdr.Set(messages.HeaderMsgID, messages.IngestMsgID("", d.id, messages.ContentVersion(d.content), "send-1"))
 		if err := publishRetry(ctx, js, d.subject, data, hdr); err != nil {
 			t.Fatal(err)
 		}

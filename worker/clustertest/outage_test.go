@@ -267,7 +267,7 @@ func (sc *scenario) publish() {
 		}
 		msg := &nats.Msg{Subject: d.subject, Data: data, Header: nats.Header{}}
 		msg.Header.Set(messages.HeaderContentType, messages.ContentTypeMsgpack)
-		msg.Header.Set(messages.HeaderMsgID, messages.IngestMsgID(d.id, messages.ContentVersion(d.content), "outage"))
+		msg.Header.Set(messages.HeaderMsgID, messages.IngestMsgID("", d.id, messages.ContentVersion(d.content), "outage"))
 		// A loaded machine's server can be 512 PubAcks behind: wait for
 		// room rather than fail after the default 200 ms.
 		if _, err := sc.js.PublishMsgAsync(msg, jetstream.WithStallWait(time.Minute)); err != nil {

@@ -180,7 +180,7 @@ func runScaleOut(t testing.TB, natsBin, workerBin string, docs []testDoc, worker
 		}
 		msg := &nats.Msg{Subject: d.subject, Data: data, Header: nats.Header{}}
 		msg.Header.Set(messages.HeaderContentType, messages.ContentTypeMsgpack)
-		msg.Header.Set(messages.HeaderMsgID, messages.IngestMsgID(d.id, messages.ContentVersion(d.content), "bench"))
+		msg.Header.Set(messages.HeaderMsgID, messages.IngestMsgID("", d.id, messages.ContentVersion(d.content), "bench"))
 		if _, err := js.PublishMsgAsync(msg); err != nil {
 			t.Fatal(err)
 		}

@@ -1,0 +1,96 @@
+package producer
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/chunkstream/chunkstream/messages"
+	"github.com/chunkstream/chunkstream/worker"
+)
+
+// TestTenantsApart: one producer sends the documents of two tenants and of
+// none under equal ids and content; each is its own document to every
+// operation. All three requests are stored (none is taken for a retry of
+// another by INGEST's duplicate window); Delete deletes one tenant's only;
+// and a tenant's -delete-missing sends its deletes as that tenant's, in
+// the collection it sends to, leaving the untenanted document of the same
+// id as it was.
+func TestTenantsApart(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	p := e.producer(Options{})
+	content := []byte("# Same\n\nThe same text for everyone.\n")
+	for _, tenant := range []string{"t1", "t2", ""} {
+		if _, err := p.Enqueue(ctx, Document{ID: "a.md", Tenant: tenant, Content: content}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := e.streamCount(e.cfg.IngestStream); n != 3 {
+		t.Fatalf("INGEST holds %d requests after three tenants' sends of a.md, want 3", n)
+	}
+	e.runWorker(ctx, 3)
+	if _, err := p.Delete(ctx, Document{ID: "a.md", Tenant: "t2"}); err != nil {
+		t.Fatal(err)
+	}
+	e.runWorker(ctx, 1)
+
+	// kb/x.md and kb/y.md sent for t1 (collection c1) and for no tenant;
+	// y.md is removed and t1's backfill deletes what is gone.
+	dir := t.TempDir()
+	for _, name := range []string{"x.md", "y.md"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("# "+name+"\n\ntext\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t1 := Document{Tenant: "t1", Collection: "c1"}
+	for _, tmpl := range []Document{t1, {}} {
+		if s, err := p.Backfill(ctx, BackfillOptions{Paths: []string{dir}, IDPrefix: "kb/", Template: tmpl}); err != nil || s.Sent != 2 {
+			t.Fatalf("backfill %+v = %+v, %v", tmpl, s.Stats, err)
+		}
+	}
+	e.runWorker(ctx, 4)
+	if err := os.Remove(filepath.Join(dir, "y.md")); err != nil {
+		t.Fatal(err)
+	}
+	s, err := p.Backfill(ctx, BackfillOptions{Paths: []string{dir}, IDPrefix: "kb/", Template: t1, DeleteMissing: true, ConfirmDeletes: true})
+	if err != nil || s.Deleted != 1 {
+		t.Fatalf("t1's delete-missing = %+v, %v; want 1 delete", s.Stats, err)
+	}
+	// The delete names t1's collection, as its sends did.
+	ingest, err := e.js.Stream(ctx, e.cfg.IngestStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := ingest.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := ingest.GetMsg(ctx, info.State.LastSeq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := messages.DecodeIngest(m.Header.Get(messages.HeaderContentType), m.Data)
+	if err != nil || !req.IsDelete() || req.ID != "kb/y.md" || req.Tenant != "t1" || req.Collection != "c1" {
+		t.Errorf("the delete sent: %+v, %v; want kb/y.md of t1 in c1", req, err)
+		e.runWorker(ctx, 1)
+
+		recs := worker.NewKVRecords(e.top.Docs)
+		for rid, want := range map[string]messages.Op{
+			messages.RecordID("t1", "a.md"):    messages.OpUpsert,
+			messages.RecordID("t2", "a.md"):    messages.OpDelete,
+			"a.md":                             messages.OpUpsert,
+			messages.RecordID("t1", "kb/x.md"): messages.OpUpsert,
+			messages.RecordID("t1", "kb/y.md"): messages.OpDelete,
+			"kb/y.md":                          messages.OpUpsert,
+		} {
+			rec, _, ok, err := recs.Get(ctx, rid)
+			if err != nil || !ok || rec.State != messages.StateDone || rec.Op != want {
+				t.Errorf("record %q = %+v, %v, %v; want %s done", rid, rec, ok, err, want)
+			}
+		}
+	}
+}
