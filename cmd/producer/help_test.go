@@ -42,4 +42,9 @@ func TestHelpIsShort(t *testing.T) {
 			t.Errorf("producer -help-all does not list %s", f)
 		}
 	}
+	// Without -chunker the requests name no chunker (the workers' defaults
+	// choose): -h shows no default for it.
+	if _, usage, _ := strings.Cut(stderr.String(), "  -chunker "); strings.Contains(strings.SplitN(usage, "\n  -", 2)[0], "(default") {
+		t.Errorf("producer -help-all shows a default for -chunker: %q", strings.SplitN(usage, "\n  -", 2)[0])
+	}
 }

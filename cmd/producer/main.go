@@ -17,7 +17,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -86,7 +85,8 @@ func send(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	fs := flag.NewFlagSet("producer", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	bindFlags(fs, &c)
-	chunkers := chunkflags.Register(fs, registry.Default().Entries(), cmp.Or(c.Chunker, "markdown"))
+	chunkers := chunkflags.Register(fs, registry.Default().Entries(), c.Chunker)
+	chunkers.SetUnnamed("markdown") // unnamed, requests name no chunker; the flags and -ext are markdown's
 	envflag.SetHelp(fs, envflag.Help{
 		Usage: usageLines(),
 		Summary: `Sends what changed since the last run (same content and settings are skipped); -delete-missing

@@ -1,6 +1,7 @@
 package chunkflags
 
 import (
+	"cmp"
 	"flag"
 	"fmt"
 	"slices"
@@ -40,9 +41,17 @@ type Set struct {
 	fs      *flag.FlagSet
 	entries []registry.Entry
 	chunker *string
+	unnamed string             // read the flags as this chunker's when -chunker is empty (SetUnnamed)
 	names   []string           // the chunkers' names
 	owners  map[string][]owner // flag name → options behind it
 }
+
+// SetUnnamed makes Chunker read the chunker flags as options of chunker
+// name while -chunker is empty: for a command whose requests may name no
+// chunker (the workers' defaults then choose), so that -h shows no
+// default for -chunker, yet its option flags and extensions have a
+// chunker to belong to.
+func (s *Set) SetUnnamed(name string) { s.unnamed = name }
 
 // Register adds -chunker (default defaultChunker) and every chunker option
 // of entries as flags of fs.
@@ -124,9 +133,10 @@ func formatDefault(v any) string {
 // chunker flags set (package documentation); call it after fs.Parse. An
 // unknown chunker wraps registry.ErrUnknownChunker.
 func (s *Set) Chunker() (registry.Entry, map[string]any, error) {
-	i := slices.IndexFunc(s.entries, func(e registry.Entry) bool { return e.Name == *s.chunker })
+	name := cmp.Or(*s.chunker, s.unnamed)
+	i := slices.IndexFunc(s.entries, func(e registry.Entry) bool { return e.Name == name })
 	if i < 0 {
-		return registry.Entry{}, nil, fmt.Errorf("%w %q (known: %s)", registry.ErrUnknownChunker, *s.chunker, strings.Join(s.names, ", "))
+		return registry.Entry{}, nil, fmt.Errorf("%w %q (known: %s)", registry.ErrUnknownChunker, name, strings.Join(s.names, ", "))
 	}
 	e := s.entries[i]
 	raw := make(map[string]any)
