@@ -11,14 +11,14 @@ import (
 	"github.com/chunkstream/chunkstream/worker"
 )
 
-// TestTenantsApart: one producer sends the documents of two tenants and of
+// TestSendsKeepTenantsApart: one producer sends the documents of two tenants and of
 // none under equal ids and content; each is its own document to every
 // operation. All three requests are stored (none is taken for a retry of
 // another by INGEST's duplicate window); Delete deletes one tenant's only;
 // and a tenant's -delete-missing sends its deletes as that tenant's, in
 // the collection it sends to, leaving the untenanted document of the same
 // id as it was.
-func TestTenantsApart(t *testing.T) {
+func TestSendsKeepTenantsApart(t *testing.T) {
 	e := newEnv(t, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
