@@ -132,7 +132,7 @@ func TestConsumerUnderWorkerKills(t *testing.T) {
 		if err := json.Unmarshal(sc.Bytes(), &v); err != nil {
 			t.Fatalf("consumer line %q: %v", sc.Text(), err)
 		}
-		got[v.DocID] = v
+		got[viewKey(v.Tenant, v.DocID)] = v
 	}
 	if len(got) != len(want) {
 		t.Errorf("consumer shows %d documents, want %d", len(got), len(want))
@@ -173,6 +173,7 @@ func checkJSConsumer(ctx context.Context, t *testing.T, url string, goView map[s
 	}
 	type line struct {
 		DocID     string `json:"doc_id"`
+		Tenant    string `json:"tenant"`
 		IngestSeq uint64 `json:"ingest_seq"`
 		Deleted   bool   `json:"deleted"`
 		Chunks    []struct {
@@ -192,7 +193,7 @@ func checkJSConsumer(ctx context.Context, t *testing.T, url string, goView map[s
 		for _, c := range l.Chunks {
 			hashes = append(hashes, c.Hash)
 		}
-		g := goView[l.DocID]
+		g := goView[viewKey(l.Tenant, l.DocID)]
 		if g.IngestSeq != l.IngestSeq || g.Deleted != l.Deleted || fmt.Sprint(hashes) != fmt.Sprint(recordHashesOrNil(g.Chunks)) {
 			t.Errorf("%s: JavaScript consumer shows version %d (deleted %v, %d chunks), Go %d (deleted %v, %d chunks)",
 				l.DocID, l.IngestSeq, l.Deleted, len(hashes), g.IngestSeq, g.Deleted, len(g.Chunks))

@@ -75,7 +75,7 @@ func run(ctx context.Context, url, stream string, follow bool) error {
 			return fmt.Errorf("record %s: %w", msg.Subject(), err)
 		}
 		if view.Apply(rec) && follow {
-			if err := enc.Encode(view.current[rec.DocID]); err != nil {
+			if err := enc.Encode(view.current[keyOf(rec)]); err != nil {
 				return err
 			}
 		}

@@ -1,15 +1,19 @@
 package main
 
 import (
+	"cmp"
 	"slices"
+	"strings"
 
 	"github.com/chunkstream/chunkstream/messages"
 )
 
 // Version is one complete version of a document: its chunk records in
-// position order, none for a delete or an empty document.
+// position order, none for a delete or an empty document. A document is
+// its tenant and id: two tenants' documents of one id are two documents.
 type Version struct {
 	DocID     string                 `json:"doc_id"`
+	Tenant    string                 `json:"tenant,omitempty"`
 	IngestSeq uint64                 `json:"ingest_seq"`
 	Deleted   bool                   `json:"deleted,omitempty"`
 	Chunks    []messages.ChunkRecord `json:"chunks"`
@@ -28,29 +32,35 @@ type partial struct {
 // guarantees; the current version of a document is its complete version
 // of the highest ingest_seq; records of older versions are dropped.
 type View struct {
-	current map[string]*Version
-	pending map[string]map[uint64]*partial
+	current map[docKey]*Version
+	pending map[docKey]map[uint64]*partial
 }
+
+// docKey names a document: its tenant ("" for none) and its id.
+type docKey struct{ tenant, id string }
+
+func keyOf(r messages.ChunkRecord) docKey { return docKey{r.Tenant, r.DocID} }
 
 // NewView returns an empty view.
 func NewView() *View {
-	return &View{current: map[string]*Version{}, pending: map[string]map[uint64]*partial{}}
+	return &View{current: map[docKey]*Version{}, pending: map[docKey]map[uint64]*partial{}}
 }
 
 // Apply takes the next record of the stream and reports whether it
 // completed a version that is now the document's current one.
 func (v *View) Apply(r messages.ChunkRecord) bool {
-	if cur, ok := v.current[r.DocID]; ok && r.IngestSeq <= cur.IngestSeq {
+	k := keyOf(r)
+	if cur, ok := v.current[k]; ok && r.IngestSeq <= cur.IngestSeq {
 		return false // superseded, or a copy of the current version
 	}
 	if r.Op == messages.OpDelete {
-		v.complete(&Version{DocID: r.DocID, IngestSeq: r.IngestSeq, Deleted: true})
+		v.complete(k, &Version{DocID: r.DocID, Tenant: r.Tenant, IngestSeq: r.IngestSeq, Deleted: true})
 		return true
 	}
-	versions := v.pending[r.DocID]
+	versions := v.pending[k]
 	if versions == nil {
 		versions = map[uint64]*partial{}
-		v.pending[r.DocID] = versions
+		v.pending[k] = versions
 	}
 	p := versions[r.IngestSeq]
 	if p == nil {
@@ -61,43 +71,37 @@ func (v *View) Apply(r messages.ChunkRecord) bool {
 	if len(p.records) < p.count {
 		return false
 	}
-	ver := &Version{DocID: r.DocID, IngestSeq: r.IngestSeq, Chunks: make([]messages.ChunkRecord, 0, p.count)}
+	ver := &Version{DocID: r.DocID, Tenant: r.Tenant, IngestSeq: r.IngestSeq, Chunks: make([]messages.ChunkRecord, 0, p.count)}
 	for pos := range p.count {
 		ver.Chunks = append(ver.Chunks, p.records[pos])
 	}
-	v.complete(ver)
+	v.complete(k, ver)
 	return true
 }
 
-// complete makes ver the document's current version and drops what is
+// complete makes ver the current version of document k and drops what is
 // older.
-func (v *View) complete(ver *Version) {
-	v.current[ver.DocID] = ver
-	for seq := range v.pending[ver.DocID] {
+func (v *View) complete(k docKey, ver *Version) {
+	v.current[k] = ver
+	for seq := range v.pending[k] {
 		if seq <= ver.IngestSeq {
-			delete(v.pending[ver.DocID], seq)
+			delete(v.pending[k], seq)
 		}
 	}
-	if len(v.pending[ver.DocID]) == 0 {
-		delete(v.pending, ver.DocID)
+	if len(v.pending[k]) == 0 {
+		delete(v.pending, k)
 	}
 }
 
 // Current returns the current version of every document that has one, by
-// document id.
+// tenant and document id.
 func (v *View) Current() []*Version {
 	out := make([]*Version, 0, len(v.current))
 	for _, ver := range v.current {
 		out = append(out, ver)
 	}
 	slices.SortFunc(out, func(a, b *Version) int {
-		switch {
-		case a.DocID < b.DocID:
-			return -1
-		case a.DocID > b.DocID:
-			return 1
-		}
-		return 0
+		return cmp.Or(strings.Compare(a.Tenant, b.Tenant), strings.Compare(a.DocID, b.DocID))
 	})
 	return out
 }

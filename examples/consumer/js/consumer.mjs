@@ -14,39 +14,48 @@ const stream = process.argv[3] ?? "CHUNKS";
 
 // View applies the rule: a version is complete once all `count` of its
 // records (or its delete record) were read; the current version of a
-// document is its complete version of the highest ingest_seq.
+// document is its complete version of the highest ingest_seq. A document is
+// its tenant and id: two tenants' documents of one id are two documents.
 class View {
-  current = new Map(); // doc_id -> {doc_id, ingest_seq, deleted, chunks}
-  pending = new Map(); // doc_id -> Map(ingest_seq -> {count, records: Map(position -> record)})
+  current = new Map(); // key -> {doc_id, tenant, ingest_seq, deleted, chunks}
+  pending = new Map(); // key -> Map(ingest_seq -> {count, records: Map(position -> record)})
+
+  // key names a record's document: its tenant ("" for none) and its id
+  // (a tenant name holds no NUL).
+  static key(r) {
+    return `${r.tenant ?? ""}\u0000${r.doc_id}`;
+  }
 
   apply(r) {
     const seq = BigInt(r.ingest_seq);
-    const cur = this.current.get(r.doc_id);
+    const k = View.key(r);
+    const cur = this.current.get(k);
     if (cur && seq <= BigInt(cur.ingest_seq)) return false; // superseded, or a copy
+    const doc = { doc_id: r.doc_id, tenant: r.tenant ?? "", ingest_seq: r.ingest_seq };
     if (r.op === "delete") {
-      this.complete({ doc_id: r.doc_id, ingest_seq: r.ingest_seq, deleted: true, chunks: [] });
+      this.complete(k, { ...doc, deleted: true, chunks: [] });
       return true;
     }
-    let versions = this.pending.get(r.doc_id);
-    if (!versions) this.pending.set(r.doc_id, (versions = new Map()));
+    let versions = this.pending.get(k);
+    if (!versions) this.pending.set(k, (versions = new Map()));
     let p = versions.get(seq);
     if (!p) versions.set(seq, (p = { count: r.count, records: new Map() }));
     p.records.set(r.position, r);
     if (p.records.size < p.count) return false;
     const chunks = [];
     for (let i = 0; i < p.count; i++) chunks.push(p.records.get(i));
-    this.complete({ doc_id: r.doc_id, ingest_seq: r.ingest_seq, chunks });
+    this.complete(k, { ...doc, chunks });
     return true;
   }
 
-  complete(version) {
-    this.current.set(version.doc_id, version);
-    const versions = this.pending.get(version.doc_id);
+  complete(k, version) {
+    this.current.set(k, version);
+    const versions = this.pending.get(k);
     if (!versions) return;
     for (const seq of versions.keys()) {
       if (seq <= BigInt(version.ingest_seq)) versions.delete(seq);
     }
-    if (versions.size === 0) this.pending.delete(version.doc_id);
+    if (versions.size === 0) this.pending.delete(k);
   }
 }
 
@@ -74,10 +83,11 @@ if (left > 0) {
     if (--left === 0) break;
   }
 }
-const ids = [...view.current.keys()].sort();
-for (const id of ids) {
-  const v = view.current.get(id);
+const keys = [...view.current.keys()].sort();
+for (const k of keys) {
+  const v = view.current.get(k);
   const out = { doc_id: v.doc_id, ingest_seq: Number(v.ingest_seq), chunks: v.chunks.map((c) => ({ position: Number(c.position), hash: c.hash })) };
+  if (v.tenant !== "") out.tenant = v.tenant;
   if (v.deleted) out.deleted = true;
   console.log(JSON.stringify(out));
 }
