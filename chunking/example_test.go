@@ -115,3 +115,15 @@ func ExampleChunkerFunc() {
 	// [notes.txt:2: blank line skipped]
 	// true lines: bad.txt: chunking: text is not valid UTF-8
 }
+
+func ExampleExt() {
+	for _, id := range []string{"docs/a.md", "Guide.MDX", "https://docs.example/guide.mdx?v=2", "page.html#intro", "README"} {
+		fmt.Printf("%q\n", chunking.Ext(id))
+	}
+	// Output:
+	// ".md"
+	// ".mdx"
+	// ".mdx"
+	// ".html"
+	// ""
+}

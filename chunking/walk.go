@@ -112,3 +112,16 @@ func WalkFS(ctx context.Context, fsys fs.FS, dir string, exts []string) ([]strin
 	slices.Sort(files)
 	return files, warnings, nil
 }
+
+// Ext returns the extension of a document's path or id, lower case with
+// its dot (".md"), a URI's query or fragment left out
+// ("https://docs.example/guide.MDX?v=2" → ".mdx"); "" without one. The
+// registry and every chunker read a document's extension through it, so
+// that the format the registry infers is the one the chunker reads.
+func Ext(p string) string {
+	ext := path.Ext(p)
+	if i := strings.IndexAny(ext, "?#"); i >= 0 {
+		ext = ext[:i]
+	}
+	return strings.ToLower(ext)
+}

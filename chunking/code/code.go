@@ -73,10 +73,11 @@ func Extensions() []string {
 	return out
 }
 
-// LanguageOf returns the language of a file path by its extension (any
-// case), or "" when no language has it.
+// LanguageOf returns the language of a file path by its extension
+// (chunking.Ext: any case, a URI's query or fragment left out), or ""
+// when no language has it.
 func LanguageOf(p string) string {
-	ext := strings.ToLower(path.Ext(p))
+	ext := chunking.Ext(p)
 	for _, l := range languages {
 		if slices.Contains(l.exts, ext) {
 			return l.name
@@ -204,7 +205,7 @@ func (c *Chunker) languageOf(doc chunking.Document, name string) (language, erro
 		return languages[i], nil
 	}
 	return language{}, fmt.Errorf("code: %s: %w: no language has the extension %q (set the option language to one of %s)",
-		name, chunking.ErrUnsupportedFormat, path.Ext(doc.Path), strings.Join(Languages(), ", "))
+		name, chunking.ErrUnsupportedFormat, chunking.Ext(doc.Path), strings.Join(Languages(), ", "))
 }
 
 // Chunk splits one source file into chunks (see the package

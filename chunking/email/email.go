@@ -5,9 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
-	slashpath "path"
 	"slices"
-	"strings"
 
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/internal/fileio"
@@ -112,9 +110,13 @@ func New(cfg Config) (*Chunker, error) {
 // Config returns the configuration the chunker was built with.
 func (c *Chunker) Config() Config { return c.cfg }
 
-// Extensions returns the file extensions of mail files: .eml, .mbox and
-// .mboxrd (ChunkFolder also reads Maildirs and .mbx files).
-func Extensions() []string { return []string{".eml", ".mbox", ".mboxrd"} }
+// Extensions returns the file extensions of mail files: .eml and the
+// mailboxes' (MboxExtensions); ChunkFolder also reads Maildirs.
+func Extensions() []string { return append([]string{".eml"}, MboxExtensions()...) }
+
+// MboxExtensions returns the extensions of mbox files: .mbox, .mboxrd
+// and .mbx, whatever the variant (mboxrd unless the mboxo option says).
+func MboxExtensions() []string { return []string{".mbox", ".mboxrd", ".mbx"} }
 
 // formatOf returns doc.Format, else the format doc.Path's extension
 // names, else "".
@@ -122,12 +124,12 @@ func formatOf(doc chunking.Document) string {
 	if doc.Format != "" {
 		return doc.Format
 	}
-	switch strings.ToLower(slashpath.Ext(doc.Path)) {
-	case ".mbox", ".mboxrd", ".mbx":
+	switch ext := chunking.Ext(doc.Path); {
+	case slices.Contains(MboxExtensions(), ext):
 		return formatMbox
-	case ".eml":
+	case ext == ".eml":
 		return formatEML
-	case ".json", ".jsonl":
+	case ext == ".json" || ext == ".jsonl":
 		return formatEmailJSON
 	}
 	return ""

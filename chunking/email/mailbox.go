@@ -82,10 +82,10 @@ func ReadMailbox(ctx context.Context, path string, mboxo bool) (*Mailbox, []chun
 		if strings.HasPrefix(name, ".") {
 			return nil
 		}
-		switch strings.ToLower(filepath.Ext(name)) {
-		case ".eml":
+		switch ext := chunking.Ext(name); {
+		case ext == ".eml":
 			return addFile(p, formatEML)
-		case ".mbox", ".mboxrd", ".mbx":
+		case slices.Contains(MboxExtensions(), ext):
 			return addFile(p, formatMbox)
 		}
 		return nil

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"path"
 	"slices"
 	"strings"
 
@@ -132,7 +131,7 @@ func IsMDX(doc chunking.Document) bool {
 	if doc.Format != "" {
 		return strings.EqualFold(doc.Format, "mdx")
 	}
-	return strings.EqualFold(path.Ext(doc.Path), ".mdx")
+	return chunking.Ext(doc.Path) == ".mdx"
 }
 
 // Chunk splits one Markdown (or MDX, see IsMDX) document into chunks. The

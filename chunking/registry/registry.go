@@ -80,7 +80,7 @@ var (
 	Markdown  = Format{Name: "markdown", Extensions: []string{".md", ".markdown"}, Text: true}
 	MDX       = Format{Name: "mdx", Extensions: []string{".mdx"}, Text: true}
 	Text      = Format{Name: "text", Extensions: []string{".txt", ".text"}, Text: true}
-	Mbox      = Format{Name: "mbox", Extensions: []string{".mbox"}}
+	Mbox      = Format{Name: "mbox", Extensions: email.MboxExtensions()}
 	EML       = Format{Name: "eml", Extensions: []string{".eml"}}
 	EmailJSON = Format{Name: "email-json", Extensions: []string{".json", ".jsonl"}}
 	// HTML is decoded by the chunker, by the charset the page declares.

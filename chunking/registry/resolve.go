@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path"
 	"slices"
 	"strings"
 	"sync"
@@ -144,10 +143,7 @@ func (r *Registry) Format(name string) (Format, error) {
 // (any case, a URI's query or fragment ignored), else the first chunker's
 // own format (markdown: plain text is valid Markdown).
 func (r *Registry) InferFormat(id string) Format {
-	ext := strings.ToLower(path.Ext(id))
-	if i := strings.IndexAny(ext, "?#"); i >= 0 {
-		ext = ext[:i]
-	}
+	ext := chunking.Ext(id)
 	for _, f := range r.formats {
 		if slices.Contains(f.Extensions, ext) {
 			return f

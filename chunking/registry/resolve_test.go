@@ -17,6 +17,7 @@ func TestInferFormat(t *testing.T) {
 		"n.txt": "text", "box.mbox": "mbox", "m.eml": "eml", "rows.jsonl": "email-json", "rows.json": "email-json",
 		"https://x/y.mdx?rev=2": "mdx", "inbox#thread1": "markdown", "README": "markdown", "a.pdf": "markdown",
 		"a.go": "code", "lib/x.PY": "code", "app.tsx": "code", "m.mjs": "code",
+		"lists/dev.mboxrd": "mbox", "old.MBX": "mbox", "https://git.example/r/main.go?ref=v2": "code",
 	}
 	for id, want := range tests {
 		if got := r.InferFormat(id).Name; got != want {
@@ -185,5 +186,52 @@ func TestNewRefuses(t *testing.T) {
 	md.Formats = nil
 	if _, err := registry.New(md); err == nil {
 		t.Error("New with an entry that reads no format = nil error")
+	}
+}
+
+// TestChunkersReadTheInferredFormat: a request without a format is
+// chunked, as the worker chunks it (the chunker given only an explicit
+// format, reading the id's extension itself), exactly as when the format
+// the registry infers is named: one reading of the extension, a URI's
+// query or fragment and the extension's case included.
+func TestChunkersReadTheInferredFormat(t *testing.T) {
+	rs, err := registry.Default().Resolver(registry.Defaults{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mbox := "From a@example.com Mon Jan  1 00:00:00 2024\nFrom: a@example.com\nSubject: hello\nMessage-ID: <1@x>\n\nbonjour\n"
+	for _, tc := range []struct{ id, format, content string }{
+		{"https://docs.example/guide.mdx?v=2", "mdx", "import X from './x'\n\n# Guide\n\nSome text.\n"},
+		{"https://git.example/repo/main.go?ref=v2", "code", "package main\n\n// Main runs.\nfunc main() {}\n"},
+		{"notes/A.TXT#top", "text", "Plain text. Two sentences.\n"},
+		{"lists/dev.mboxrd", "mbox", mbox},
+		{"lists/dev.mbx", "mbox", mbox},
+	} {
+		c, err := rs.Choose(registry.Request{ID: tc.id})
+		if err != nil || c.Format.Name != tc.format {
+			t.Fatalf("%s: Choose = %s, %v; want format %s", tc.id, c.Format.Name, err, tc.format)
+		}
+		ch, err := rs.Chunker(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _, err := ch.Chunk(chunking.Document{Path: tc.id, Content: []byte(tc.content)})
+		if err != nil {
+			t.Errorf("%s without a format: %v", tc.id, err)
+			continue
+		}
+		want, _, err := ch.Chunk(chunking.Document{Path: tc.id, Format: tc.format, Content: []byte(tc.content)})
+		if err != nil {
+			t.Fatalf("%s as %s: %v", tc.id, tc.format, err)
+		}
+		hashes := func(cs []chunking.Chunk) (out []string) {
+			for _, c := range cs {
+				out = append(out, c.Hash())
+			}
+			return out
+		}
+		if fmt.Sprint(hashes(got)) != fmt.Sprint(hashes(want)) || len(got) == 0 {
+			t.Errorf("%s: %d chunks without a format, %d as %s; want the same", tc.id, len(got), len(want), tc.format)
+		}
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"path"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -93,7 +92,7 @@ const (
 // formatOf returns the document's format (markdown, mdx or text) and its
 // file_format metadata value.
 func formatOf(doc chunking.Document) (format, fileFormat string, err error) {
-	ext := strings.ToLower(strings.TrimPrefix(path.Ext(doc.Path), "."))
+	ext := strings.TrimPrefix(chunking.Ext(doc.Path), ".")
 	format = doc.Format
 	if format == "" {
 		switch ext {
