@@ -323,3 +323,43 @@ func TestEncodeNamesField(t *testing.T) {
 		}
 	}
 }
+
+// TestEncodeRefusesWhatDecodeRefuses: a request the decoder would refuse
+// is refused by the encoder, in both encodings, so that no producer sends
+// what every worker dead-letters as undecodable; what the encoder takes,
+// the decoder reads back.
+func TestEncodeRefusesWhatDecodeRefuses(t *testing.T) {
+	bad := map[string]IngestRequest{
+		"id not UTF-8":              {ID: "a\xff.md"},
+		"source not UTF-8":          {ID: "a.md", Source: "s\xff"},
+		"collection not UTF-8":      {ID: "a.md", Collection: "c\xff"},
+		"format not UTF-8":          {ID: "a.md", Format: "m\xff"},
+		"metadata key not UTF-8":    {ID: "a.md", Metadata: chunking.Metadata{{Key: "k\xff", Value: 1}}},
+		"metadata value not UTF-8":  {ID: "a.md", Metadata: chunking.Metadata{{Key: "k", Value: []any{"v\xff"}}}},
+		"metadata bytes":            {ID: "a.md", Metadata: chunking.Metadata{{Key: "k", Value: []byte("x")}}},
+		"option key not UTF-8":      {ID: "a.md", Options: map[string]any{"m\xff": 1}},
+		"option value bytes":        {ID: "a.md", Options: map[string]any{"language": []byte("go")}},
+		"nested metadata not UTF-8": {ID: "a.md", Metadata: chunking.Metadata{{Key: "k", Value: chunking.Metadata{{Key: "j", Value: "\xc3"}}}}},
+	}
+	for name, r := range bad {
+		for _, ct := range []string{ContentTypeMsgpack, ContentTypeJSON} {
+			r.Content = []byte("not \xff UTF-8 content is fine: it is bytes")
+			if data, err := EncodeIngest(&r, ct); err == nil {
+				_, derr := DecodeIngest(ct, data)
+				t.Errorf("%s, %s: encoded (the decoder says %v), want an error", name, ct, derr)
+			}
+		}
+	}
+	good := IngestRequest{ID: "dir/a.md", Source: "s", Collection: "c", Tenant: "acme", Content: []byte{0xff, 0},
+		Metadata: chunking.Metadata{{Key: "k", Value: []any{"ü", 1, true}}}, Options: map[string]any{"max_char": 500}}
+	for _, ct := range []string{ContentTypeMsgpack, ContentTypeJSON} {
+		data, err := EncodeIngest(&good, ct)
+		if err != nil {
+			t.Fatalf("%s: %v", ct, err)
+		}
+		back, err := DecodeIngest(ct, data)
+		if err != nil || back.ID != good.ID || string(back.Content) != string(good.Content) {
+			t.Errorf("%s: decoded %+v, %v", ct, back, err)
+		}
+	}
+}

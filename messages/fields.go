@@ -74,12 +74,15 @@ func (fr *fieldReader) mapping(key string) chunking.Metadata {
 	return m
 }
 
+// errBytesInText is a msgpack bin value where the wire holds text.
+var errBytesInText = errors.New("bin value where a string is expected")
+
 // checkNoBytes rejects msgpack bin values outside "content": metadata and
 // options hold text, which JSON can carry.
 func checkNoBytes(v any) error {
 	switch x := v.(type) {
 	case []byte:
-		return &codec.FieldError{Err: errors.New("bin value where a string is expected")}
+		return &codec.FieldError{Err: errBytesInText}
 	case chunking.Metadata:
 		for _, f := range x {
 			if err := checkNoBytes(f.Value); err != nil {

@@ -147,7 +147,11 @@ func readExt(d *msgpack.Decoder) (any, error) {
 }
 
 // writeMsgpackValue encodes a value, which sits at the given level.
-// Values outside the closed set go through codec.Normalize.
+// Values outside the closed set go through codec.Normalize. It refuses
+// what readMsgpackValue and the messages' decoders refuse, so that no
+// message is sent that the workers cannot read: text that is not UTF-8,
+// in keys too, and bytes below a message's top-level fields (only a
+// request's "content" is bytes; metadata and options hold text).
 func writeMsgpackValue(e *msgpack.Encoder, v any, depth int) error {
 	switch x := v.(type) {
 	case nil:
@@ -155,8 +159,14 @@ func writeMsgpackValue(e *msgpack.Encoder, v any, depth int) error {
 	case bool:
 		return e.EncodeBool(x)
 	case string:
+		if err := codec.CheckText(x); err != nil {
+			return &codec.FieldError{Err: err}
+		}
 		return e.EncodeString(x)
 	case []byte:
+		if depth > 1 {
+			return &codec.FieldError{Err: errBytesInText}
+		}
 		return e.EncodeBytes(x)
 	case int:
 		return e.EncodeInt(int64(x))
@@ -199,6 +209,9 @@ func writeMsgpackValue(e *msgpack.Encoder, v any, depth int) error {
 			return err
 		}
 		for _, f := range x {
+			if err := codec.CheckText(f.Key); err != nil {
+				return codec.InKey(err)
+			}
 			if err := e.EncodeString(f.Key); err != nil {
 				return err
 			}
