@@ -297,3 +297,27 @@ func waitRecord(t *testing.T, e *env, id string, ok func(messages.DocRecord) boo
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestStdinChecksUnderFleetDefaults: -stdin checks each line as the
+// workers resolve it, under the fleet's chunker defaults: with twostep
+// and a tokenizer as the defaults, an option twostep does not have is
+// refused before sending (a worker would dead-letter it), and a token
+// target that needs the defaults' tokenizer is sent (a worker takes it).
+func TestStdinChecksUnderFleetDefaults(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if _, _, _, err := SetChunkerDefaults(ctx, e.js, e.cfg.Config, nil, registry.Defaults{Chunker: "twostep", Options: map[string]any{"tokenizer": "cl100k_base"}}); err != nil {
+		t.Fatal(err)
+	}
+	lines := `{"v":1,"id":"a.md","content":"# A\n\ntext\n","options":{"max_char":500}}` + "\n" +
+		`{"v":1,"id":"b.md","content":"# B\n\ntext\n","options":{"target_tokens":200}}` + "\n"
+	var refused []string
+	sum, err := e.producer(Options{}).SendLines(ctx, strings.NewReader(lines), StreamOptions{OnBadLine: func(f Failure) { refused = append(refused, f.ID) }})
+	if err != nil || sum.Sent != 1 || fmt.Sprint(refused) != "[a.md]" {
+		t.Fatalf("SendLines = %+v, %v, refused %v; want b.md sent, a.md refused", sum.Stats, err, refused)
+	}
+	if r := e.runWorker(ctx, 1)["b.md"]; len(r) != 1 || r[0].Outcome != worker.OutcomeAcked {
+		t.Errorf("b.md: %+v, want acked", r)
+	}
+}

@@ -47,12 +47,19 @@ type StreamOptions struct {
 // skipped as unchanged: each is an event.
 func (p *Producer) SendLines(ctx context.Context, r io.Reader, o StreamOptions) (Summary, error) {
 	start := time.Now()
+	// Lines are checked as the workers resolve them: under the fleet's
+	// chunker defaults (zero ones when they do not resolve here).
+	defaults, err := loadDefaults(ctx, p.js, p.opts.Topology)
+	if err != nil {
+		return Summary{}, err
+	}
 	t := &tally{progress: o.OnProgress, sent: o.OnSent}
 	var snd *sender
 	if !o.DryRun {
 		snd = newSender(ctx, p.js, p.opts.MaxPending, o.MaxPendingBytes, o.Rate, o.Retry, t.settle, o.Logger)
 	}
 	bf := &backfill{p: p, t: t, o: BackfillOptions{OnDryRun: o.OnDryRun}}
+	bf.chunkers, _ = p.opts.Chunkers.Resolver(registry.Defaults{Chunker: defaults.Chunker, Options: defaults.Options})
 	br := bufio.NewReaderSize(r, 1<<20)
 	var runErr error
 	var unsent *Failure // counted once the requests in flight have settled
@@ -104,7 +111,7 @@ func (p *Producer) sendLine(ctx context.Context, bf *backfill, snd *sender, o St
 		err = req.Validate()
 	}
 	if err == nil && !req.IsDelete() {
-		err = p.checkChunker(&req)
+		err = bf.checkChunker(&req)
 	}
 	if err == nil {
 		err = p.checkSize(req.ID, "", int64(len(req.Content)))
@@ -178,12 +185,14 @@ func readLine(br *bufio.Reader, max int) (line []byte, tooLong bool, err error) 
 }
 
 // checkChunker checks what the worker would refuse as permanent: an
-// unknown format, chunker or option, or invalid option values.
-func (p *Producer) checkChunker(req *messages.IngestRequest) error {
-	choice, err := p.checks.Choose(registry.Request{ID: req.ID, Format: req.Format, Chunker: req.Chunker, Options: req.Options})
+// unknown format, chunker or option, or invalid option values, under the
+// workers' defaults (b.chunkers), else under none.
+func (b *backfill) checkChunker(req *messages.IngestRequest) error {
+	rs := cmp.Or(b.chunkers, b.p.checks)
+	choice, err := rs.Choose(registry.Request{ID: req.ID, Format: req.Format, Chunker: req.Chunker, Options: req.Options})
 	if err != nil {
 		return err
 	}
-	_, err = p.checks.Chunker(choice)
+	_, err = rs.Chunker(choice)
 	return err
 }
