@@ -586,7 +586,7 @@ func (b *backfill) run(ctx context.Context, docs []source, deletes []string) err
 		}
 		m, span, err := b.p.tracedMessage(ctx, req, messages.DeleteMsgID(req.Tenant, id, b.p.opts.SendID), b.recs[id].subject)
 		if err == nil {
-			if err = b.snd.send(ctx, &outgoing{msg: m, id: id, del: true, span: span}); err != nil {
+			if err = b.snd.send(ctx, &outgoing{msg: m, id: id, tenant: req.Tenant, del: true, span: span}); err != nil {
 				endSend(span, nil, err)
 			}
 		}
@@ -623,7 +623,7 @@ func (b *backfill) publish(ctx context.Context, pr prepared) error {
 		b.countRead(pr)
 	default:
 		b.countRead(pr)
-		err := b.snd.send(ctx, &outgoing{msg: pr.msg, id: pr.id, bytes: pr.bytes, span: pr.span})
+		err := b.snd.send(ctx, &outgoing{msg: pr.msg, id: pr.id, tenant: b.o.Template.Tenant, bytes: pr.bytes, span: pr.span})
 		if err != nil {
 			endSend(pr.span, nil, err)
 		}

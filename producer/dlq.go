@@ -448,7 +448,7 @@ func (d *DLQ) Replay(ctx context.Context, f DLQFilter, opts ReplayOptions) (Repl
 	defer snd.close(ctx)
 	notFound, err := d.List(ctx, f, func(e DeadLetterEntry) error {
 		r, err := d.replayOne(ctx, stream, e, opts.DryRun, func(out *nats.Msg) (*jetstream.PubAck, error) {
-			if err := snd.sendWait(ctx, &outgoing{msg: out, id: e.DocID}); err != nil {
+			if err := snd.sendWait(ctx, &outgoing{msg: out, id: e.DocID, tenant: e.Tenant}); err != nil {
 				return nil, err
 			}
 			if done.err != nil {

@@ -136,7 +136,7 @@ func (f *fastSender) release(seq int) {
 		f.acked++
 		f.failures = 0
 		if f.seq.reported != nil {
-			f.seq.unbounded = append(f.seq.unbounded, Sent{ID: o.id, Bytes: o.bytes, Batched: true, After: f.seq.batchFloor, Version: msgVersion(o.msg)})
+			f.seq.unbounded = append(f.seq.unbounded, Sent{ID: o.id, Tenant: o.tenant, Bytes: o.bytes, Batched: true, After: f.seq.batchFloor, Version: msgVersion(o.msg)})
 		}
 		f.s.finish(o)
 	}

@@ -239,7 +239,7 @@ func (p *Producer) publishOne(ctx context.Context, s *sender, o **outgoing, req 
 	if err != nil {
 		return nil, err
 	}
-	if err := s.sendWait(ctx, &outgoing{msg: m, id: req.ID, span: span, del: req.IsDelete()}); err != nil {
+	if err := s.sendWait(ctx, &outgoing{msg: m, id: req.ID, tenant: req.Tenant, span: span, del: req.IsDelete()}); err != nil {
 		endSend(span, nil, err)
 		return nil, err
 	}
@@ -256,6 +256,7 @@ func (p *Producer) sender(ctx context.Context, retry RetryOptions, settle func(*
 // OnSent callback of a backfill or a stream.
 type Sent struct {
 	ID        string
+	Tenant    string // the document's tenant, "" for none
 	Bytes     int
 	Seq       uint64 // INGEST stream sequence
 	Duplicate bool   // dropped by the duplicate window
@@ -270,7 +271,7 @@ type Sent struct {
 
 // Awaited returns what Wait needs of s.
 func (s Sent) Awaited() Awaited {
-	return Awaited{ID: s.ID, Seq: s.Seq, Batched: s.Batched, After: s.After, Version: s.Version}
+	return Awaited{ID: s.ID, Tenant: s.Tenant, Seq: s.Seq, Batched: s.Batched, After: s.After, Version: s.Version}
 }
 
 // Batch publishes many documents asynchronously, at most MaxPending
@@ -288,7 +289,7 @@ func (p *Producer) Batch(onSent func(Sent)) *Batch {
 	b := &Batch{p: p}
 	b.snd = p.sender(context.Background(), RetryOptions{}, func(o *outgoing) {
 		endSend(o.span, o.ack, o.err)
-		s := Sent{ID: o.id, Bytes: o.bytes, Err: o.err}
+		s := Sent{ID: o.id, Tenant: o.tenant, Bytes: o.bytes, Err: o.err}
 		if o.ack != nil {
 			s.Seq, s.Duplicate = o.ack.Sequence, o.ack.Duplicate
 		}
@@ -312,7 +313,7 @@ func (b *Batch) Add(ctx context.Context, doc Document) error {
 	if err != nil {
 		return err
 	}
-	if err := b.snd.send(ctx, &outgoing{msg: m, id: doc.ID, bytes: len(doc.Content), span: span}); err != nil {
+	if err := b.snd.send(ctx, &outgoing{msg: m, id: doc.ID, tenant: doc.Tenant, bytes: len(doc.Content), span: span}); err != nil {
 		endSend(span, nil, err)
 		return fmt.Errorf("producer: publish %q: %w", doc.ID, err)
 	}

@@ -75,12 +75,14 @@ const byteUnit = 64 << 10
 
 // outgoing is one request on its way, its message reused by every retry.
 type outgoing struct {
-	msg   *nats.Msg
-	span  trace.Span // the send span, ended when settled
-	id    string
-	line  int // stdin line, 0 otherwise
-	bytes int
-	del   bool
+	msg  *nats.Msg
+	span trace.Span // the send span, ended when settled
+	id   string
+	// tenant is the document's tenant ("" for none): with id, its record.
+	tenant string
+	line   int // stdin line, 0 otherwise
+	bytes  int
+	del    bool
 
 	tokens int       // byte budget held while in flight
 	start  time.Time // when the first publish went out

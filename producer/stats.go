@@ -117,7 +117,7 @@ func (t *tally) settle(o *outgoing) {
 			s.Duplicates++
 		}
 		if t.sent != nil && o.ack != nil {
-			t.sent(Sent{ID: o.id, Bytes: o.bytes, Seq: o.ack.Sequence, Duplicate: o.ack.Duplicate})
+			t.sent(Sent{ID: o.id, Tenant: o.tenant, Bytes: o.bytes, Seq: o.ack.Sequence, Duplicate: o.ack.Duplicate})
 		}
 	})
 }

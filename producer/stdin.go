@@ -120,7 +120,7 @@ func (p *Producer) sendLine(ctx context.Context, bf *backfill, snd *sender, o St
 		bad(req.ID, err)
 		return nil
 	}
-	out := &outgoing{id: req.ID, line: n, bytes: len(req.Content), del: req.IsDelete()}
+	out := &outgoing{id: req.ID, tenant: req.Tenant, line: n, bytes: len(req.Content), del: req.IsDelete()}
 	var msgID string
 	switch {
 	case req.IsDelete():

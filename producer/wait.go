@@ -17,10 +17,12 @@ import (
 // ErrWaitTimeout means Wait stopped before every request was processed.
 var ErrWaitTimeout = errors.New("producer: requests still pending")
 
-// Awaited is a published request to wait for: its document id and INGEST
-// sequence, or, for a batched request, the bounds and version of Sent.
+// Awaited is a published request to wait for: its document (tenant and
+// id) and INGEST sequence, or, for a batched request, the bounds and
+// version of Sent.
 type Awaited struct {
 	ID      string `json:"id"`
+	Tenant  string `json:"tenant,omitempty"`
 	Seq     uint64 `json:"ingest_seq"`
 	Batched bool   `json:"batched,omitempty"`
 	After   uint64 `json:"after_seq,omitempty"`
@@ -101,8 +103,6 @@ func (r *WaitResult) OK() bool { return r.Failed == 0 && r.Pending == 0 }
 type WaitOptions struct {
 	// Bucket is the KV bucket of document records.
 	Bucket string
-	// Tenant is the tenant of the awaited documents ("" for none).
-	Tenant string
 	// OnProgress receives the counts whenever a request's outcome is
 	// known, one call at a time.
 	OnProgress func(WaitStats)
@@ -115,10 +115,12 @@ type WaitOptions struct {
 func Wait(ctx context.Context, js jetstream.JetStream, sent []Awaited, o WaitOptions) (WaitResult, error) {
 	start := time.Now()
 	res := WaitResult{WaitStats: WaitStats{Total: len(sent), Pending: len(sent)}}
-	// By document, lowest sequence first; an id sent twice is watched twice.
+	// By document (its record's name: tenant and id), lowest sequence
+	// first; a document sent twice is watched twice.
 	byID := make(map[string][]Awaited, len(sent))
 	for _, a := range sent {
-		byID[a.ID] = append(byID[a.ID], a)
+		rid := messages.RecordID(a.Tenant, a.ID)
+		byID[rid] = append(byID[rid], a)
 	}
 	for _, as := range byID {
 		slices.SortFunc(as, byIDSeq)
@@ -159,9 +161,8 @@ func Wait(ctx context.Context, js jetstream.JetStream, sent []Awaited, o WaitOpt
 	var err error
 	if len(byID) > 0 {
 		err = watchRecords(ctx, js, o.Bucket, func(rid string, rec messages.DocRecord) bool {
-			tenant, id := messages.SplitRecordID(rid)
-			if _, ok := byID[id]; ok && tenant == o.Tenant {
-				apply(id, rec)
+			if _, ok := byID[rid]; ok {
+				apply(rid, rec)
 			}
 			return len(byID) == 0
 		})
@@ -182,9 +183,9 @@ func Wait(ctx context.Context, js jetstream.JetStream, sent []Awaited, o WaitOpt
 	return res, nil
 }
 
-// byIDSeq orders awaited requests by id, then sequence.
+// byIDSeq orders awaited requests by tenant and id, then sequence.
 func byIDSeq(a, b Awaited) int {
-	if c := strings.Compare(a.ID, b.ID); c != 0 {
+	if c := cmp.Or(strings.Compare(a.Tenant, b.Tenant), strings.Compare(a.ID, b.ID)); c != 0 {
 		return c
 	}
 	return cmp.Or(cmp.Compare(a.Seq, b.Seq), cmp.Compare(a.After, b.After))

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -90,5 +91,36 @@ func TestWaitBatchedForce(t *testing.T) {
 	e.runWorker(ctx, 1)
 	if res, err = Wait(ctx, e.js, sent, WaitOptions{Bucket: e.cfg.DocsBucket}); err != nil || res.Done != 1 || !res.OK() {
 		t.Errorf("Wait after the worker = %+v, %v; want 1 done", res.WaitStats, err)
+	}
+}
+
+// TestWaitKeepsTenantsApart: -stdin lines of two tenants and of none
+// under one id are waited for each on its own record: all three done,
+// none taken for another's (superseded, or pending forever).
+func TestWaitKeepsTenantsApart(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	lines := `{"v":1,"id":"a.md","tenant":"acme","content":"# acme\n"}` + "\n" +
+		`{"v":1,"id":"a.md","tenant":"globex","content":"# globex\n"}` + "\n" +
+		`{"v":1,"id":"a.md","content":"# nobody\n"}` + "\n"
+	var sent []Awaited
+	sum, err := e.producer(Options{}).SendLines(ctx, strings.NewReader(lines), StreamOptions{OnSent: func(s Sent) { sent = append(sent, s.Awaited()) }})
+	if err != nil || sum.Sent != 3 || len(sent) != 3 {
+		t.Fatalf("SendLines = %+v, %v (%d sent)", sum.Stats, err, len(sent))
+	}
+	e.runWorker(ctx, 3)
+	wctx, wcancel := context.WithTimeout(ctx, 30*time.Second)
+	defer wcancel()
+	res, err := Wait(wctx, e.js, sent, WaitOptions{Bucket: e.cfg.DocsBucket})
+	if err != nil || res.Done != 3 || !res.OK() {
+		t.Fatalf("Wait = %+v, %v; want the three done", res.WaitStats, err)
+	}
+	tenants := map[string]bool{}
+	for _, a := range sent {
+		tenants[a.Tenant] = true
+	}
+	if len(tenants) != 3 {
+		t.Errorf("awaited tenants %v, want acme, globex and none", tenants)
 	}
 }

@@ -24,7 +24,7 @@ func waitProcessed(ctx context.Context, js jetstream.JetStream, c *config, sent 
 	progressed.Store(time.Now().UnixNano())
 	bar := newProgress(stderr, c.Progress)
 	go watchWait(ctx, js, c, &progressed, bar, func() { cancel(producer.ErrWaitTimeout) })
-	res, err := producer.Wait(ctx, js, sent, producer.WaitOptions{Bucket: c.DocsBucket, Tenant: c.Tenant, OnProgress: func(s producer.WaitStats) {
+	res, err := producer.Wait(ctx, js, sent, producer.WaitOptions{Bucket: c.DocsBucket, OnProgress: func(s producer.WaitStats) {
 		progressed.Store(time.Now().UnixNano())
 		bar.waitUpdate(s)
 	}})
@@ -59,16 +59,24 @@ func printWait(w io.Writer, r *producer.WaitResult) {
 		if cause == "" {
 			cause = "unknown cause"
 		}
-		return fmt.Sprintf("producer: failed: %s (%s): %s: %s", f.ID, seqText(f.Awaited), cause, messages.OneLine(f.Failure.Reason, 1024))
+		return fmt.Sprintf("producer: failed: %s (%s): %s: %s", docText(f.Awaited), seqText(f.Awaited), cause, messages.OneLine(f.Failure.Reason, 1024))
 	})
 	list(len(r.SupersededRequests), "superseded", func(i int) string {
 		a := r.SupersededRequests[i]
-		return fmt.Sprintf("producer: superseded: %s (%s): a newer version was sent since", a.ID, seqText(a))
+		return fmt.Sprintf("producer: superseded: %s (%s): a newer version was sent since", docText(a), seqText(a))
 	})
 	list(len(r.PendingRequests), "pending", func(i int) string {
 		a := r.PendingRequests[i]
-		return fmt.Sprintf("producer: still pending: %s (%s)", a.ID, seqText(a))
+		return fmt.Sprintf("producer: still pending: %s (%s)", docText(a), seqText(a))
 	})
+}
+
+// docText names a request's document: its id, and its tenant if any.
+func docText(a producer.Awaited) string {
+	if a.Tenant == "" {
+		return a.ID
+	}
+	return a.ID + " of tenant " + a.Tenant
 }
 
 // seqText names a request's INGEST sequence, or its bounds when it went
