@@ -202,13 +202,18 @@ func (s *KVRecords) start(ctx context.Context, docID string, rec messages.DocRec
 }
 
 // Finish is step 5: it marks version seq done, with rec's settings
-// fingerprint and chunk count, only if the record still holds seq, and
-// reports whether it did. rev is Start's revision (one write if unchanged).
+// fingerprint, chunk count and warnings, only if the record still holds
+// seq, and reports whether it did. rev is Start's revision (one write if
+// unchanged).
 func (s *KVRecords) Finish(ctx context.Context, docID string, seq uint64, rev uint64, rec messages.DocRecord) (bool, error) {
 	key := messages.DocRecordKey(docID)
-	if rev != 0 {
-		rec.IngestSeq, rec.State = seq, messages.StateDone
-		if val, err := messages.EncodeDocRecord(rec); err == nil {
+	base := rec // at Start's revision the record is rec, less its results
+	for {
+		if rev != 0 {
+			val, err := messages.EncodeDocRecord(finished(base, rec, seq))
+			if err != nil {
+				return false, err
+			}
 			_, err = s.kv.Update(ctx, key, val, rev)
 			if err == nil {
 				return true, nil
@@ -217,9 +222,9 @@ func (s *KVRecords) Finish(ctx context.Context, docID string, seq uint64, rev ui
 				return false, fmt.Errorf("worker: finish record of %q: %w", docID, err)
 			}
 		}
-	}
-	for {
-		cur, rev, ok, err := s.Get(ctx, docID)
+		// Another write came between: finish only if the record still
+		// holds seq and is not done yet.
+		cur, curRev, ok, err := s.Get(ctx, docID)
 		if err != nil {
 			return false, err
 		}
@@ -229,21 +234,17 @@ func (s *KVRecords) Finish(ctx context.Context, docID string, seq uint64, rev ui
 		if cur.State == messages.StateDone {
 			return true, nil
 		}
-		cur.State, cur.LastFailure = messages.StateDone, messages.Failure{}
-		cur.Fingerprint, cur.Chunks = rec.Fingerprint, rec.Chunks
-		val, err := messages.EncodeDocRecord(cur)
-		if err != nil {
-			return false, err
-		}
-		_, err = s.kv.Update(ctx, key, val, rev)
-		if topology.IsCASConflict(err) {
-			continue
-		}
-		if err != nil {
-			return false, fmt.Errorf("worker: finish record of %q: %w", docID, err)
-		}
-		return true, nil
+		base, rev = cur, curRev
 	}
+}
+
+// finished is the done record of version seq: base, the record as
+// written for it, with the results of rec (settings fingerprint, chunk
+// count, warnings) and no failure. Both of Finish's paths write it.
+func finished(base, rec messages.DocRecord, seq uint64) messages.DocRecord {
+	base.IngestSeq, base.State, base.LastFailure = seq, messages.StateDone, messages.Failure{}
+	base.Fingerprint, base.Chunks, base.Warnings = rec.Fingerprint, rec.Chunks, rec.Warnings
+	return base
 }
 
 // Fail records that version rec.IngestSeq of the document was

@@ -446,13 +446,17 @@ func TestRecordsCAS(t *testing.T) {
 	if ok, _ := recs.Finish(ctx, "doc", 19, 0, messages.DocRecord{}); ok {
 		t.Error("Finish(19) succeeded while the record holds 20")
 	}
-	// A stale revision falls back to reading the record.
-	if ok, _ := recs.Finish(ctx, "doc", 20, 1, messages.DocRecord{IngestSeq: 20, Op: worker.OpUpsert}); !ok {
+	// A stale revision falls back to reading the record, and writes the
+	// same done record as the fast path: the results, warnings included.
+	warnings := messages.RecordWarnings([]chunking.Warning{{Kind: chunking.WarnMalformed, Text: "a bad row"}})
+	if ok, _ := recs.Finish(ctx, "doc", 20, 1, messages.DocRecord{IngestSeq: 20, Op: worker.OpUpsert,
+		Fingerprint: "fp", Chunks: 3, Warnings: warnings}); !ok {
 		t.Error("Finish(20) failed")
 	}
 	rec, _, _, _ := recs.Get(ctx, "doc")
-	if rec.State != messages.StateDone {
-		t.Errorf("state = %s, want done", rec.State)
+	if rec.State != messages.StateDone || rec.Fingerprint != "fp" || rec.Chunks != 3 || rec.Op != worker.OpUpsert ||
+		rec.Warnings.Total != 1 || len(rec.Warnings.First) != 1 {
+		t.Errorf("record = %+v, want done with the results and the warning", rec)
 	}
 	found, _, _ := recs.Start(ctx, "doc", messages.DocRecord{IngestSeq: 5})
 	if found.IngestSeq != 20 {
