@@ -230,3 +230,70 @@ func TestConcurrent(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestLongDocComment: a doc comment of line comments longer than
+// max_char is cut between its lines, at its paragraphs first (the pieces
+// packed greedily as ever), so no chunk is oversize; a block comment is
+// one token and is never cut.
+func TestLongDocComment(t *testing.T) {
+	para := func(marker, word string) string { // a paragraph of 4 lines, 4×31 bytes
+		return strings.Repeat(marker+" "+strings.Repeat(word, 7)+"\n", 4)
+	}
+	for _, tc := range []struct {
+		name, path, src string
+		want            []string // each chunk's first line
+		oversize        bool
+	}{
+		{"go paragraphs", "a.go",
+			"package p\n\n" + para("//", "para ") + "//\n" + para("//", "more ") + "//\n" + para("//", "last ") + "func F() {}\n",
+			[]string{"package p", "// more ", "// last "}, false},
+		{"go one paragraph", "a.go",
+			"package p\n\n" + para("//", "line ") + para("//", "next ") + "func F() {}\n",
+			[]string{"package p", "// next "}, false},
+		{"go after code", "a.go",
+			"package p\n\nvar x = 1\n\n" + para("//", "para ") + "//\n" + para("//", "last ") + "type T struct {\n\tA int\n}\n",
+			[]string{"package p", "// last "}, false},
+		{"python", "a.py",
+			"import os\n\n" + para("#", "para ") + "#\n" + para("#", "last ") + "def f():\n    return 1\n",
+			[]string{"import os", "# last "}, false},
+		{"javascript", "a.js",
+			"const a = 1\n\n" + para("//", "para ") + "//\n" + para("//", "last ") + "function f() {\n  return 1\n}\n",
+			[]string{"const a = 1", "// last "}, false},
+		{"block comment", "a.js",
+			"const a = 1\n\n/*\n" + para(" *", "para ") + " *\n" + para(" *", "last ") + " */\nfunction f() {\n  return 1\n}\n",
+			[]string{"const a = 1", "/*", "function f() {"}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := mustNew(t, code.Config{MaxChar: 200})
+			chunks, _, err := c.Chunk(chunking.Document{Path: tc.path, Content: []byte(tc.src)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			var joined strings.Builder
+			over := false
+			for _, ch := range chunks {
+				first, _, _ := strings.Cut(ch.Content(), "\n")
+				got = append(got, first)
+				joined.WriteString(ch.Content())
+				if _, o := ch.Metadata().Get("oversize"); o {
+					over = true
+				}
+			}
+			for i, w := range tc.want {
+				if i >= len(got) || !strings.HasPrefix(got[i], w) {
+					t.Fatalf("chunks start %q, want prefixes %q", got, tc.want)
+				}
+			}
+			if len(got) != len(tc.want) {
+				t.Errorf("%d chunks %q, want %d", len(got), got, len(tc.want))
+			}
+			if over != tc.oversize {
+				t.Errorf("a chunk marked oversize: %v, want %v", over, tc.oversize)
+			}
+			if joined.String() != tc.src {
+				t.Errorf("the chunks do not make up the document")
+			}
+		})
+	}
+}
