@@ -238,84 +238,19 @@ func (o *lineOutline) split(a, b int, path string, top, group bool) {
 			body++
 		}
 		switch {
-		case o.fits(o.off(from), o.off(end)):
-		case body >= end:
-			// one line that does not fit with the comments above it:
-			// cut them, if they are long, where they may be cut
-			o.commentCuts(from, s, end, p)
+		case body >= end || o.fits(o.off(from), o.off(end)):
 		case from < s && o.fits(o.off(s), o.off(end)):
 			// it fits without the comment lines above it: cut them off rather than cut it
-			o.commentCuts(from, s, s, p)
 			o.cuts = append(o.cuts, cut{at: o.off(s), path: p})
 		default:
 			if from < s && !o.fits(o.off(from), o.off(body)) {
 				// its header does not fit with the comments above it: cut them off
-				o.commentCuts(from, s, s, p)
 				o.cuts = append(o.cuts, cut{at: o.off(s), path: p})
 			}
 			o.split(body, end, p, false, decl && !o.py && !o.js && o.lines[s].kw != kwFunc && o.groupOpens(s))
 		}
 		o.trailing(end, to, path)
 	}
-}
-
-// commentCuts emits the cuts inside the comment lines [from, s) above
-// the statement at line s when lines [from, end) do not fit (end is s,
-// or past s when the statement's lines go with its comments): a doc
-// comment longer than max_char is cut between its line comments, never
-// inside a block comment or other token. The cuts fall first before each
-// paragraph (a comment line after a blank line or an empty comment line,
-// "//" or "#" alone), then, in a paragraph that still does not fit,
-// before each of its lines; the packer joins the pieces back up to
-// max_char, so a comment that fits is never cut.
-func (o *lineOutline) commentCuts(from, s, end int, path string) {
-	if from >= s || o.fits(o.off(from), o.off(end)) {
-		return
-	}
-	cuttable := func(l int) bool {
-		ln := o.lines[l]
-		return ln.has(comment) && !ln.has(code) && !ln.has(inToken)
-	}
-	paras := []int{from}
-	for l := from + 1; l < s; l++ {
-		if cuttable(l) && (o.blank(l-1) || o.emptyComment(l-1)) {
-			paras = append(paras, l)
-		}
-	}
-	for i, a := range paras {
-		if i > 0 {
-			o.cuts = append(o.cuts, cut{at: o.off(a), path: path})
-		}
-		b := end
-		if i+1 < len(paras) {
-			b = paras[i+1]
-		}
-		if o.fits(o.off(a), o.off(b)) {
-			continue
-		}
-		for l := a + 1; l < min(b, s); l++ {
-			if cuttable(l) {
-				o.cuts = append(o.cuts, cut{at: o.off(l), path: path})
-			}
-		}
-	}
-}
-
-// blank reports whether line l holds neither code nor a comment.
-func (o *lineOutline) blank(l int) bool {
-	ln := o.lines[l]
-	return !ln.has(code) && !ln.has(comment) && !ln.has(inToken)
-}
-
-// emptyComment reports whether line l is a line comment with no text
-// ("//" or "#" alone).
-func (o *lineOutline) emptyComment(l int) bool {
-	ln := o.lines[l]
-	if !ln.has(comment) || ln.has(code) || ln.has(inToken) {
-		return false
-	}
-	t := strings.TrimSpace(string(o.src[o.off(l):min(o.off(l+1), len(o.src))]))
-	return t == "//" || t == "#"
 }
 
 // trailing emits the cuts of lines [a, b), blank and comment lines after
