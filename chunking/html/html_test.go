@@ -58,12 +58,6 @@ func TestMainContent(t *testing.T) {
 		{"unclosed dropped element", `<p>a</p><nav><p>b`, "a"},
 		{"dropped inline element joins", `<p>a<button>x</button>b</p>`, "ab"},
 		{"dropped block element separates", `<p>a<nav>x</nav>b</p>`, "a\n\nb"},
-		{"table of contents with its heading", `<h1>T</h1><h2>Contents</h2><ul><li><a href="#a">A</a></li><ul><li><a href="#b"><code>b</code></a></li></ul><li><a href="#c">C</a></li></ul><h2 id="a">A</h2><p>x</p>`, "# T\n\n## A\n\nx"},
-		{"table of contents in a section", `<section><h2>On this page</h2><ol><li><a href="#a">A</a><li><a href="#b">B</a><li><a href="#c">C</a></ol></section><p>x</p>`, "x"},
-		{"table of contents after text keeps the heading", `<h2>Parts</h2><p>p</p><ul><li><a href="#a">A</a><li><a href="#b">B</a><li><a href="#c">C</a></ul><p>x</p>`, "## Parts\n\np\n\nx"},
-		{"a list with text is no table of contents", `<ul><li><a href="#a">A</a> and more<li><a href="#b">B</a><li><a href="#c">C</a></ul>`, "- A and more\n\n- B\n\n- C"},
-		{"a list linking other pages is no table of contents", `<ul><li><a href="/a">A</a><li><a href="#b">B</a><li><a href="#c">C</a></ul>`, "- A\n\n- B\n\n- C"},
-		{"two page links are no table of contents", `<ul><li><a href="#a">A</a><li><a href="#b">B</a></ul>`, "- A\n\n- B"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := text(t, tc.page); got != tc.want {

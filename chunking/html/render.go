@@ -279,9 +279,6 @@ type renderer struct {
 	code    *code
 	tables  []*table
 	scratch buf
-	toc     *tocWatch // the outermost list while it may be a table of contents (toc.go)
-	head    outMark   // the document's output before the last heading written to it
-	headEnd int       // and its length after it (-1: none)
 
 	nameBuf   [32]byte
 	title     string
@@ -305,7 +302,7 @@ func render(text []byte, onlyMain bool, pl *poll.Poller) (rendered, bool) {
 // renderSkipping is render passing over raw text of at least skip bytes
 // with a search (rawTextEnd); a skip longer than text turns that off.
 func renderSkipping(text []byte, onlyMain bool, pl *poll.Poller, skip int) (rendered, bool) {
-	r := &renderer{src: text, pl: pl, onlyMain: onlyMain, skipAt: -1, headEnd: -1}
+	r := &renderer{src: text, pl: pl, onlyMain: onlyMain, skipAt: -1}
 	r.frames = []*frame{{}}
 	z := xhtml.NewTokenizer(bytes.NewReader(text))
 	pos := 0
@@ -404,9 +401,6 @@ func (r *renderer) textToken(z *xhtml.Tokenizer, raw []byte, start int) {
 	}
 	if !r.reading() {
 		return
-	}
-	if r.toc != nil && r.nearest(kAnchor) < 0 && !allSpace(string(raw)) {
-		r.notTOC()
 	}
 	switch {
 	case r.pre != nil:
@@ -833,9 +827,6 @@ func (r *renderer) startTag(z *xhtml.Tokenizer, selfClosing bool, start, end int
 		return
 	case atom.Img, atom.Area, atom.Input:
 		if at.altSet && a != atom.Input {
-			if r.toc != nil && r.nearest(kAnchor) < 0 {
-				r.notTOC()
-			}
 			in := &r.para
 			if r.code != nil {
 				in = &r.code.in
@@ -892,9 +883,6 @@ func (r *renderer) startTag(z *xhtml.Tokenizer, selfClosing bool, start, end int
 	case atom.A:
 		if at.anchor && r.code == nil {
 			e.kind, e.n, e.segs, e.flushes = kAnchor, len(r.para.b.b), len(r.para.b.segs), r.flushes
-			if r.toc != nil {
-				r.toc.links++
-			}
 		}
 	case atom.Table:
 		e.kind = kTable
@@ -913,12 +901,6 @@ func (r *renderer) startTag(z *xhtml.Tokenizer, selfClosing bool, start, end int
 func (r *renderer) open(e elem, at attrs) {
 	if e.kind != kInline && e.kind != kCode && e.kind != kAnchor {
 		r.breakBlock(e.start)
-	}
-	switch e.kind {
-	case kList:
-		r.watchList(len(r.stack))
-	case kQuote, kDef, kHeading, kPre, kTable:
-		r.notTOC()
 	}
 	switch e.kind {
 	case kItem:
@@ -1102,16 +1084,19 @@ func (r *renderer) closeTo(i, start, end int) {
 		n := len(r.stack) - 1
 		e := r.stack[n]
 		r.stack = r.stack[:n]
-		switch {
-		case r.skipAt == n:
+		if r.skipAt == n {
 			r.skipAt = -1
-		case e.kind == kMain:
+			continue
+		}
+		if e.kind == kMain {
 			r.mains--
 			r.breakBlock(start)
-		case r.reading():
-			r.close(e, start, end)
+			continue
 		}
-		r.endList(n)
+		if !r.reading() {
+			continue
+		}
+		r.close(e, start, end)
 	}
 }
 
@@ -1236,14 +1221,7 @@ func (r *renderer) writeHeading() {
 		h.add(len(h.b)-1, p.srcAt(j), p.srcAt(j)+1, false)
 		i = j + 1
 	}
-	if len(r.frames) == 1 {
-		r.head = r.mark()
-	}
 	r.writeBlock(h, true, false)
-	r.headEnd = -1
-	if len(r.frames) == 1 {
-		r.headEnd = len(r.frames[0].out.b)
-	}
 }
 
 // pushCtr opens a container in the current frame.
