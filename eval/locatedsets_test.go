@@ -3,26 +3,77 @@ package eval
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/chunkstream/chunkstream/internal/testutil"
 )
 
 // locatedSet is a question set over a source tree read in place (a Go
-// distribution, a Python installation): its references give their
-// content without offsets, found when the set is loaded (Locate).
+// distribution, a Python installation, npm's own files, a public
+// repository's checkout): its references give their content without
+// offsets, found when the set is loaded (Locate).
 type locatedSet struct {
-	// Tree ("go" or "python") and Folder name the corpus
-	// (testutil.SourceTree); Chunker the chunker the set measures.
+	// Tree and Folder name the corpus (sourceTree); Chunker the chunker
+	// the set measures.
 	Tree    string `json:"tree"`
 	Folder  string `json:"folder"`
 	Chunker string `json:"chunker"`
+	// Repo and Commit pin a checkout's tree (Tree "checkout"): the
+	// repository (owner/name) and the commit its files are taken at.
+	Repo   string `json:"repo,omitempty"`
+	Commit string `json:"commit,omitempty"`
+	// Release is the release of the tree the references were taken
+	// from, where nothing else pins it (npm's version).
+	Release string `json:"release,omitempty"`
 }
 
 // locatedSets are the folders of testdata holding such sets, each with a
 // corpus.json (a locatedSet) and questions.jsonl.
-var locatedSets = []string{"gohttp", "pyemail", "gospec"}
+var locatedSets = []string{
+	"gohttp", "pyemail", "gospec",
+	"gotime", "pyhttp", "jsnpm", "tszod", "npmdocs",
+}
+
+// sourceTree returns the folder of set's corpus, skipping t in one line
+// when it is absent: "go" and "python" as testutil.SourceTree finds them;
+// "npm", npm's own package beside node (`npm root -g`); "checkout", the
+// checkout of set.Repo named after the repository (its name without the
+// owner) in the folder CHUNKSTREAM_EVAL_CHECKOUTS names, which the set's
+// README says how to make.
+func sourceTree(t *testing.T, set locatedSet) string {
+	t.Helper()
+	var root string
+	switch set.Tree {
+	case "go", "python":
+		return testutil.SourceTree(t, set.Tree, filepath.FromSlash(set.Folder))
+	case "npm":
+		out, err := exec.Command("npm", "root", "-g").Output()
+		if err != nil {
+			t.Skipf("no npm here: %v", err)
+		}
+		root = filepath.Join(strings.TrimSpace(string(out)), "npm")
+	case "checkout":
+		dir := os.Getenv("CHUNKSTREAM_EVAL_CHECKOUTS")
+		if dir == "" {
+			t.Skipf("CHUNKSTREAM_EVAL_CHECKOUTS is not set (a folder holding a checkout of %s at %.12s)", set.Repo, set.Commit)
+		}
+		_, name, ok := strings.Cut(set.Repo, "/")
+		if !ok || set.Commit == "" {
+			t.Fatalf("a checkout tree wants repo owner/name and commit, got %q and %q", set.Repo, set.Commit)
+		}
+		root = filepath.Join(dir, name)
+	default:
+		t.Fatalf("no source tree %q (want go, python, npm or checkout)", set.Tree)
+	}
+	p := filepath.Join(root, filepath.FromSlash(set.Folder))
+	if fi, err := os.Stat(p); err != nil || !fi.IsDir() {
+		t.Skipf("%s source tree has no folder %s", set.Tree, p)
+	}
+	return p
+}
 
 // maxLeftOut is how many questions of a located set may be left out
 // (their reference not found exactly once in the tree at hand, which
@@ -64,7 +115,7 @@ func TestLocatedSets(t *testing.T) {
 			if len(qs) < 20 {
 				t.Errorf("%d questions, want at least 20", len(qs))
 			}
-			dir := testutil.SourceTree(t, set.Tree, filepath.FromSlash(set.Folder))
+			dir := sourceTree(t, set)
 			located, notes := Locate(qs, func(name string) ([]byte, error) {
 				return os.ReadFile(filepath.Join(dir, filepath.FromSlash(name)))
 			})

@@ -156,6 +156,8 @@ func run(ctx context.Context, args []string, w io.Writer) error {
 			return err
 		}
 		defer os.RemoveAll(c.work)
+	} else if err := os.MkdirAll(c.work, 0o755); err != nil {
+		return fmt.Errorf("-work: %w", err)
 	}
 	entry, err := registry.Default().Lookup(c.chunker)
 	if err != nil {
