@@ -27,7 +27,7 @@ func commands(stdin io.Reader, stdout, stderr io.Writer, lookup func(string) (st
 		verb("", "-stdin [flags] < requests.jsonl", "send JSON lines of ingest requests", send),
 		verb("defaults", "defaults [set -chunker NAME [chunker flags]]", "the fleet's chunker defaults; set them", runDefaults),
 		verb("dlq", "dlq list|replay|purge [flags]", "list, replay or delete dead letters", runDLQ),
-		verb("reembed", "reembed -vector NAME [-model M] | -cut-over -vector NAME | -drop NAME", "switch the embedding model of the live collection", runReembed),
+		verb("reembed", "reembed -vector NAME [-model M] | -cut-over -vector NAME | -drop NAME [-yes]", "switch the embedding model of the live collection", runReembed),
 		verb("search", `search "TEXT" [-k N] [-collection C] [-tenant T] [-vector NAME] [-json]`, "hybrid search of the Qdrant collection", runSearch),
 		verb("status", "status [-json] [-id ID | -failed] [-tenant T]", "documents by state, backlog, dead letters, workers", runStatus),
 	}

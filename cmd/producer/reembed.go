@@ -12,13 +12,13 @@ import (
 	"github.com/chunkstream/chunkstream/worker/qdrantsink"
 )
 
-const reembedUsage = `producer reembed -vector NAME [-model M] [-collection C] [-page N] | -cut-over -vector NAME | -drop NAME`
+const reembedUsage = `producer reembed -vector NAME [-model M] [-collection C] [-page N] | -cut-over -vector NAME | -drop NAME [-yes]`
 
 // reembedArgs are the flags of `producer reembed`.
 type reembedArgs struct {
 	vector, model, collection, drop string
 	page                            int
-	cutOver                         bool
+	cutOver, yes                    bool
 }
 
 // bindReembedFlags defines the flags of `producer reembed`.
@@ -28,7 +28,8 @@ func bindReembedFlags(fs *flag.FlagSet, c *searchConfig, a *reembedArgs) {
 	fs.StringVar(&a.collection, "collection", c.Qdrant.Collection, "the collection (env CHUNKSTREAM_QDRANT_COLLECTION)")
 	fs.IntVar(&a.page, "page", 64, "points read, embedded and written at a time")
 	fs.BoolVar(&a.cutOver, "cut-over", false, "make -vector the one readers search by, once no point lacks it")
-	fs.StringVar(&a.drop, "drop", "", "remove this dense vector from the collection (not the one readers search by)")
+	fs.StringVar(&a.drop, "drop", "", "remove this dense vector from the collection (not the one readers search by); says from how many points first, and needs -yes")
+	fs.BoolVar(&a.yes, "yes", false, "confirm -drop")
 }
 
 // runReembed is `producer reembed`: the steps of a model switch with no
@@ -45,7 +46,7 @@ func runReembed(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 	envflag.SetHelp(fs, envflag.Help{
 		Usage:   "usage: " + reembedUsage,
 		Summary: "Switches the embedding model of a live collection: fills a new dense vector, cuts readers over to it, drops the old one.",
-		Flags:   []string{"vector", "model", "collection", "page", "cut-over", "drop"},
+		Flags:   []string{"vector", "model", "collection", "page", "cut-over", "drop", "yes"},
 	})
 	if err := envflag.Parse(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -58,6 +59,8 @@ func runReembed(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 		return 2, fmt.Errorf("%w: reembed takes no arguments, got %q", envflag.ErrUsage, fs.Arg(0))
 	case a.drop != "" && (a.vector != "" || a.cutOver):
 		return 2, fmt.Errorf("%w: reembed: -drop goes alone", envflag.ErrUsage)
+	case a.yes && a.drop == "":
+		return 2, fmt.Errorf("%w: reembed: -yes confirms -drop", envflag.ErrUsage)
 	case a.drop == "" && a.vector == "":
 		return 2, fmt.Errorf("%w: reembed needs -vector NAME (or -drop NAME)", envflag.ErrUsage)
 	case a.page < 1:
@@ -84,8 +87,15 @@ func runReembed(ctx context.Context, args []string, _ io.Reader, stdout, stderr 
 	defer client.Close()
 	switch {
 	case a.drop != "":
-		if err := qdrantsink.DropVector(ctx, client, a.collection, a.drop); err != nil {
+		// A vector is dropped from every point at once and cannot be
+		// brought back but by embedding again: say how many first.
+		n, err := qdrantsink.DropVector(ctx, client, a.collection, a.drop, !a.yes)
+		if err != nil {
 			return 1, within("reembed", err)
+		}
+		if !a.yes {
+			fmt.Fprintf(stderr, "reembed: -drop %q would remove it from %d points of %s; nothing was dropped: add -yes\n", a.drop, n, a.collection)
+			return 2, nil
 		}
 		fmt.Fprintf(stdout, "reembed: dropped %q from %s\n", a.drop, a.collection)
 		return 0, nil

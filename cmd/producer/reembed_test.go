@@ -46,13 +46,16 @@ func TestReembedCommand(t *testing.T) {
 		}
 		return code, stdout.String(), stderr.String()
 	}
-	for _, args := range [][]string{{}, {"-drop", "dense", "-vector", "x"}, {"-vector", "x", "extra"}, {"-vector", "x", "-page", "0"}} {
+	for _, args := range [][]string{{}, {"-drop", "dense", "-vector", "x"}, {"-vector", "x", "extra"}, {"-vector", "x", "-page", "0"}, {"-vector", "x", "-yes"}} {
 		if code, _, _ := run(args...); code != 2 {
 			t.Errorf("reembed %q = %d, want 2 (usage)", args, code)
 		}
 	}
-	if code, _, errOut := run("-drop", "dense"); code != 1 || !strings.Contains(errOut, "cut over") {
+	if code, _, errOut := run("-drop", "dense", "-yes"); code != 1 || !strings.Contains(errOut, "cut over") {
 		t.Errorf("drop of the searched vector = %d: %s; want 1 naming the cut-over", code, errOut)
+	}
+	if code, _, errOut := run("-drop", "bm25", "-yes"); code != 1 || !strings.Contains(errOut, "not a dense vector") {
+		t.Errorf("drop of bm25 = %d: %s; want 1, not a dense vector", code, errOut)
 	}
 	if code, _, errOut := run("-cut-over", "-vector", "dense_new"); code != 1 || !strings.Contains(errOut, "lack") {
 		t.Errorf("cut-over before the fill = %d: %s; want 1 saying points lack it", code, errOut)
@@ -72,7 +75,10 @@ func TestReembedCommand(t *testing.T) {
 	if code, out, errOut := st.search(t, newModel, "rotate credentials"); code != 0 || !strings.Contains(errOut, "by bm25+dense") || !strings.Contains(out, "ops/rotate.md") {
 		t.Errorf("search after the cut-over = %d: %s%s; want it by dense_new", code, out, errOut)
 	}
-	if code, _, errOut := run("-drop", "dense"); code != 0 {
+	if code, _, errOut := run("-drop", "dense"); code != 2 || !strings.Contains(errOut, `-drop "dense" would remove it from 3 points`) {
+		t.Fatalf("drop without -yes = %d: %s; want 2, the points counted, nothing dropped", code, errOut)
+	}
+	if code, _, errOut := run("-drop", "dense", "-yes"); code != 0 {
 		t.Fatalf("drop of the old vector = %d: %s", code, errOut)
 	}
 	if code, _, errOut := st.search(t, newModel, "rotate credentials"); code != 0 {

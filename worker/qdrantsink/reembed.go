@@ -5,6 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 
 	"github.com/qdrant/go-client/qdrant"
 	"google.golang.org/grpc/codes"
@@ -29,7 +32,24 @@ var (
 	ErrVectorIncomplete = errors.New("qdrantsink: points lack the vector")
 	// ErrVectorInUse reports a drop of the vector readers search by.
 	ErrVectorInUse = errors.New("qdrantsink: readers search by the vector")
+	// ErrNotDenseVector reports a cut-over to, or a drop of, a vector that
+	// is not one of the collection's dense vectors: the sparse bm25
+	// vector is every worker's and every search's, never switched or
+	// dropped.
+	ErrNotDenseVector = errors.New("qdrantsink: not a dense vector of the collection")
 )
+
+// denseVector checks that vector is a dense vector of coll's, given its
+// info.
+func denseVector(info *qdrant.CollectionInfo, coll, vector string) error {
+	dense := info.GetConfig().GetParams().GetVectorsConfig().GetParamsMap().GetMap()
+	if _, ok := dense[vector]; ok {
+		return nil
+	}
+	names := slices.Sorted(maps.Keys(dense))
+	return fmt.Errorf("%w: %q of %q (its dense vectors: %s)", ErrNotDenseVector, vector, coll, strings.Join(names, ", "))
+}
+
 
 // reembedPage is the number of points a reembed reads, embeds and writes
 // at a time unless ReembedOptions.Page says otherwise.
@@ -254,8 +274,17 @@ func setMetadata(ctx context.Context, client *qdrant.Client, coll, key string, v
 
 // CutOver makes vector the one readers search by when they name none
 // (MetadataSearchVector), once no point lacks it (ErrVectorIncomplete
-// otherwise).
+// otherwise); it must be a dense vector (ErrNotDenseVector).
 func CutOver(ctx context.Context, client *qdrant.Client, coll, vector string) error {
+	info, err := client.GetCollectionInfo(ctx, coll)
+	if err != nil {
+		return fmt.Errorf("qdrantsink: cut-over of %q to %q: %w", coll, vector, err)
+	}
+	// The sparse bm25 is never the vector readers switch to; a dense
+	// vector not made yet is one every point lacks (below).
+	if _, sparse := info.GetConfig().GetParams().GetSparseVectorsConfig().GetMap()[vector]; sparse {
+		return denseVector(info, coll, vector)
+	}
 	n, err := client.Count(ctx, &qdrant.CountPoints{CollectionName: coll, Exact: qdrant.PtrOf(true),
 		Filter: &qdrant.Filter{MustNot: []*qdrant.Condition{qdrant.NewHasVector(vector)}}})
 	if err != nil {
@@ -271,19 +300,29 @@ func CutOver(ctx context.Context, client *qdrant.Client, coll, vector string) er
 }
 
 // DropVector removes a dense vector from a live collection (Qdrant 1.18 or
-// later), refusing the one readers search by (ErrVectorInUse).
-func DropVector(ctx context.Context, client *qdrant.Client, coll, vector string) error {
+// later), refusing the one readers search by (ErrVectorInUse) and any
+// vector that is not dense (ErrNotDenseVector: bm25). It returns how many
+// points held the vector; with dryRun it only counts them.
+func DropVector(ctx context.Context, client *qdrant.Client, coll, vector string, dryRun bool) (points uint64, err error) {
 	info, err := client.GetCollectionInfo(ctx, coll)
 	if err != nil {
-		return fmt.Errorf("qdrantsink: drop %q of %q: %w", vector, coll, err)
+		return 0, fmt.Errorf("qdrantsink: drop %q of %q: %w", vector, coll, err)
+	}
+	if err := denseVector(info, coll, vector); err != nil {
+		return 0, err
 	}
 	md := info.GetConfig().GetMetadata()
 	if vector == cmp.Or(md[MetadataSearchVector].GetStringValue(), VectorDense) {
-		return fmt.Errorf("%w: %q of %q; cut over to another vector first", ErrVectorInUse, vector, coll)
+		return 0, fmt.Errorf("%w: %q of %q; cut over to another vector first", ErrVectorInUse, vector, coll)
+	}
+	points, err = client.Count(ctx, &qdrant.CountPoints{CollectionName: coll, Exact: qdrant.PtrOf(true),
+		Filter: &qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewHasVector(vector)}}})
+	if err != nil || dryRun {
+		return points, err
 	}
 	if _, err := client.DeleteVectorName(ctx, &qdrant.DeleteVectorNameRequest{CollectionName: coll, VectorName: vector,
 		Wait: qdrant.PtrOf(true), Ordering: strong()}); err != nil {
-		return fmt.Errorf("qdrantsink: drop %q of %q: %w", vector, coll, err)
+		return points, fmt.Errorf("qdrantsink: drop %q of %q: %w", vector, coll, err)
 	}
 	fields := map[string]any{}
 	for k, v := range md[MetadataVectors].GetStructValue().GetFields() {
@@ -292,7 +331,7 @@ func DropVector(ctx context.Context, client *qdrant.Client, coll, vector string)
 		}
 	}
 	if err := setMetadata(ctx, client, coll, MetadataVectors, fields); err != nil {
-		return fmt.Errorf("qdrantsink: drop %q of %q: %w", vector, coll, err)
+		return points, fmt.Errorf("qdrantsink: drop %q of %q: %w", vector, coll, err)
 	}
-	return nil
+	return points, nil
 }

@@ -132,8 +132,16 @@ func testModelSwitch(t *testing.T, cfg Config, client *qdrant.Client) {
 	}
 
 	// Cut-over: readers search dense_b; the workers then write it alone.
-	if err := DropVector(ctx, client, cfg.Collection, "dense"); !errors.Is(err, ErrVectorInUse) {
+	if _, err := DropVector(ctx, client, cfg.Collection, "dense", false); !errors.Is(err, ErrVectorInUse) {
 		t.Errorf("drop of the searched vector = %v, want ErrVectorInUse", err)
+	}
+	// The sparse bm25 vector is every worker's and every search's: never
+	// cut over to, never dropped.
+	if _, err := DropVector(ctx, client, cfg.Collection, VectorBM25, false); !errors.Is(err, ErrNotDenseVector) {
+		t.Errorf("drop of bm25 = %v, want ErrNotDenseVector", err)
+	}
+	if err := CutOver(ctx, client, cfg.Collection, VectorBM25); !errors.Is(err, ErrNotDenseVector) {
+		t.Errorf("cut-over to bm25 = %v, want ErrNotDenseVector", err)
 	}
 	if err := CutOver(ctx, client, cfg.Collection, "dense_b"); err != nil {
 		t.Fatal(err)
@@ -146,8 +154,17 @@ func testModelSwitch(t *testing.T, cfg Config, client *qdrant.Client) {
 	cfgNew.Vector = "dense_b"
 	write(sink(cfgNew, embB), "d00.md", false)
 	search(embB, SearchHybrid)
-	if err := DropVector(ctx, client, cfg.Collection, "dense"); err != nil {
-		t.Fatal(err)
+	// A dry run counts the points that hold the vector (all but the
+	// rewritten d00.md's) and drops nothing.
+	holding, err := client.Count(ctx, &qdrant.CountPoints{CollectionName: cfg.Collection, Exact: qdrant.PtrOf(true),
+		Filter: &qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewHasVector("dense")}}})
+	if err != nil || holding == 0 || holding >= 70 {
+		t.Fatalf("points with dense = %d, %v; want all but d00.md's", holding, err)
+	}
+	for _, dry := range []bool{true, true, false} {
+		if n, err := DropVector(ctx, client, cfg.Collection, "dense", dry); err != nil || n != holding {
+			t.Fatalf("drop (dry run %v) = %d, %v; want the %d points holding it", dry, n, err, holding)
+		}
 	}
 	search(embB, SearchHybrid)
 	info, err := client.GetCollectionInfo(ctx, cfg.Collection)
