@@ -50,7 +50,6 @@ func denseVector(info *qdrant.CollectionInfo, coll, vector string) error {
 	return fmt.Errorf("%w: %q of %q (its dense vectors: %s)", ErrNotDenseVector, vector, coll, strings.Join(names, ", "))
 }
 
-
 // reembedPage is the number of points a reembed reads, embeds and writes
 // at a time unless ReembedOptions.Page says otherwise.
 const reembedPage = 64
