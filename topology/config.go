@@ -58,8 +58,9 @@ type Config struct {
 	// SetupTimeout bounds Ensure, Objects, StreamForSubject and Retry.
 	SetupTimeout time.Duration `env:"CHUNKSTREAM_SETUP_TIMEOUT" envDefault:"2m" help:"longest wait at start for the streams, buckets and consumer (and Qdrant, with the qdrant sink)"`
 	// AllowDiscardOld lets Ensure accept a stream or the records bucket
-	// whose limits drop data silently (CheckLimits).
-	AllowDiscardOld bool `env:"CHUNKSTREAM_ALLOW_DISCARD_OLD" help:"accept streams whose limits silently remove the oldest messages (discard old)"`
+	// whose limits drop data silently (CheckLimits), and shorten the
+	// chunk age or objects TTL of existing ones (ErrShrink).
+	AllowDiscardOld bool `env:"CHUNKSTREAM_ALLOW_DISCARD_OLD" help:"accept streams whose limits silently remove the oldest messages (discard old), and a shorter chunk age or objects TTL than the existing ones'"`
 	// Storage is where the streams and buckets keep their messages:
 	// file storage (the zero value, and the only one a variable can
 	// ask for), or memory storage for a server that lives as long as

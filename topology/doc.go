@@ -10,7 +10,10 @@
 // Ensure never updates first and retries what a concurrent set-up makes
 // fail, so processes started together converge; an update changes only
 // the settings Ensure decides; limits with discard old are refused
-// (CheckLimits, unless AllowDiscardOld); Retry runs other start-up steps
+// (CheckLimits, unless AllowDiscardOld), and so is anything that would
+// make an existing stream or bucket keep less (ErrShrink: a shorter chunk
+// age or objects TTL, unless AllowDiscardOld; a TTL on the records
+// bucket; a longer records history is kept); Retry runs other start-up steps
 // the same way; Objects only ever creates the objects bucket, whose TTL
 // (ObjectsTTL) is the only thing that deletes objects.
 package topology

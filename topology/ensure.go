@@ -73,7 +73,7 @@ func Ensure(ctx context.Context, js jetstream.JetStream, cfg Config) (*Handles, 
 		return nil, err
 	}
 	if h.Objects, err = converge(ctx, cfg, start, "set up", "object store "+cfg.ObjectsBucket, func(ctx context.Context) (jetstream.ObjectStore, error) {
-		return ensureObjects(ctx, js, cfg.ObjectsBucketConfig(), true)
+		return ensureObjects(ctx, js, cfg.ObjectsBucketConfig(), true, cfg.AllowDiscardOld)
 	}); err != nil {
 		return nil, err
 	}
@@ -95,7 +95,7 @@ func Objects(ctx context.Context, js jetstream.JetStream, cfg Config) (jetstream
 	ctx, cancel := context.WithTimeoutCause(ctx, cfg.SetupTimeout, errSetupTimeout)
 	defer cancel()
 	return converge(ctx, cfg, time.Now(), "set up", "object store "+cfg.ObjectsBucket, func(ctx context.Context) (jetstream.ObjectStore, error) {
-		return ensureObjects(ctx, js, cfg.ObjectsBucketConfig(), false)
+		return ensureObjects(ctx, js, cfg.ObjectsBucketConfig(), false, cfg.AllowDiscardOld)
 	})
 }
 
@@ -239,7 +239,8 @@ func streamOwned(want jetstream.StreamConfig) owned {
 
 // ensureStream looks the stream up, creates it when missing, and updates
 // the settings Ensure decides when they differ. Unless allowDiscardOld,
-// an existing stream whose limits drop data (CheckLimits) is refused.
+// an existing stream whose limits drop data (CheckLimits), or that want
+// would make keep its messages for less time (ErrShrink), is refused.
 func ensureStream(ctx context.Context, js jetstream.JetStream, want jetstream.StreamConfig, allowDiscardOld bool) (jetstream.Stream, error) {
 	s, err := js.Stream(ctx, want.Name)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
@@ -249,8 +250,11 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, want jetstream.St
 		return nil, err
 	}
 	cfg := s.CachedInfo().Config
-	if err := CheckLimits(cfg, 0); err != nil && !allowDiscardOld {
-		return nil, err
+	if !allowDiscardOld {
+		// CHUNKS is the one stream with an age limit.
+		if err := errors.Join(CheckLimits(cfg, 0), noShrink("max age of stream "+cfg.Name, "CHUNKSTREAM_CHUNKS_MAX_AGE", cfg.MaxAge, want.MaxAge)); err != nil {
+			return nil, err
+		}
 	}
 	if !streamOwned(want)(&cfg) {
 		return s, nil
@@ -296,13 +300,22 @@ func ensureKV(ctx context.Context, js jetstream.JetStream, want jetstream.KeyVal
 	}
 	history := int64(max(want.History, 1))
 	if si, ok := st.(statusInfo); ok && si.StreamInfo() != nil && !allowDiscardOld {
-		if err := CheckLimits(si.StreamInfo().Config, history); err != nil {
+		// Records are never removed (the first-version shortcut and the
+		// order of versions rest on it): no age limit.
+		got := si.StreamInfo().Config
+		if err := CheckLimits(got, max(got.MaxMsgsPerSubject, history)); err != nil {
 			return nil, err
 		}
+		if got.MaxAge > 0 {
+			return nil, fmt.Errorf("%w: bucket %s removes records older than %v (a TTL), and the document records must never expire: remove its TTL",
+				ErrShrink, want.Bucket, got.MaxAge)
+		}
 	}
+	// A longer history than the records need is kept: cutting it would
+	// remove the older revisions at once.
 	if err := reconcileBucket(ctx, js, st, func(got *jetstream.StreamConfig) bool {
-		differs := got.Replicas != want.Replicas || got.MaxMsgsPerSubject != history
-		got.Replicas, got.MaxMsgsPerSubject = want.Replicas, history
+		differs := got.Replicas != want.Replicas || got.MaxMsgsPerSubject < history
+		got.Replicas, got.MaxMsgsPerSubject = want.Replicas, max(got.MaxMsgsPerSubject, history)
 		return differs
 	}); err != nil {
 		return nil, err
@@ -312,8 +325,8 @@ func ensureKV(ctx context.Context, js jetstream.JetStream, want jetstream.KeyVal
 
 // ensureObjects looks the object store up and creates it when missing;
 // with update, it brings the replicas and TTL of an existing bucket to
-// want's.
-func ensureObjects(ctx context.Context, js jetstream.JetStream, want jetstream.ObjectStoreConfig, update bool) (jetstream.ObjectStore, error) {
+// want's, refusing a shorter TTL (ErrShrink) unless allowDiscardOld.
+func ensureObjects(ctx context.Context, js jetstream.JetStream, want jetstream.ObjectStoreConfig, update, allowDiscardOld bool) (jetstream.ObjectStore, error) {
 	obs, err := js.ObjectStore(ctx, want.Bucket)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
 		return js.CreateObjectStore(ctx, want) // "exists": the next try looks again
@@ -324,6 +337,11 @@ func ensureObjects(ctx context.Context, js jetstream.JetStream, want jetstream.O
 	st, err := obs.Status(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if si, ok := st.(statusInfo); ok && si.StreamInfo() != nil && !allowDiscardOld {
+		if err := noShrink("TTL of object store "+want.Bucket, "CHUNKSTREAM_OBJECTS_TTL", si.StreamInfo().Config.MaxAge, want.TTL); err != nil {
+			return nil, err
+		}
 	}
 	if err := reconcileBucket(ctx, js, st, func(got *jetstream.StreamConfig) bool {
 		differs := got.Replicas != want.Replicas || got.MaxAge != want.TTL

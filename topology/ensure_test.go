@@ -57,7 +57,7 @@ func TestEnsureCreatesThenChangesNothing(t *testing.T) {
 
 	// An operator's limit on INGEST (discard new: a full stream refuses
 	// requests rather than dropping old ones), then a changed duplicate
-	// window, AckWait and objects TTL.
+	// window, AckWait and a longer objects TTL.
 	st, _ := js.Stream(ctx, "INGEST")
 	sc := st.CachedInfo().Config
 	sc.MaxBytes, sc.Discard = 1<<30, jetstream.DiscardNew
@@ -67,7 +67,7 @@ func TestEnsureCreatesThenChangesNothing(t *testing.T) {
 	writes()
 	cfg.DuplicateWindow = 5 * time.Minute
 	cfg.AckWait = 45 * time.Second
-	cfg.ObjectsTTL = 48 * time.Hour
+	cfg.ObjectsTTL = 14 * 24 * time.Hour
 	if _, err := topology.Ensure(ctx, js, cfg); err != nil {
 		t.Fatal(err)
 	}
@@ -83,8 +83,8 @@ func TestEnsureCreatesThenChangesNothing(t *testing.T) {
 		t.Errorf("consumer AckWait = %v, want 45s", got)
 	}
 	obs, _ := js.ObjectStore(ctx, "CHUNKSTREAM_OBJECTS")
-	if st, err := obs.Status(ctx); err != nil || st.TTL() != 48*time.Hour {
-		t.Errorf("objects TTL = %v (%v), want 48h", st.TTL(), err)
+	if st, err := obs.Status(ctx); err != nil || st.TTL() != 14*24*time.Hour {
+		t.Errorf("objects TTL = %v (%v), want 336h (raised)", st.TTL(), err)
 	}
 }
 

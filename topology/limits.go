@@ -14,6 +14,27 @@ import (
 // without a trace (see CheckLimits).
 var ErrDiscardOld = errors.New("topology: limits with discard old drop data silently")
 
+// ErrShrink reports settings that would make an existing stream or bucket
+// keep less than it keeps: a shorter age or TTL, less history, or an age
+// limit on the document records (see the package documentation).
+var ErrShrink = errors.New("topology: the settings would remove stored data")
+
+// noShrink returns an error wrapping ErrShrink when want would keep
+// messages for less time than got (0: without limit); what names the
+// setting ("max age of stream CHUNKS"), variable the one that sets it.
+func noShrink(what, variable string, got, want time.Duration) error {
+	if want == 0 || got != 0 && want >= got {
+		return nil
+	}
+	keeps := "without limit"
+	if got != 0 {
+		keeps = got.String()
+	}
+	return fmt.Errorf("%w: the %s is %s; %s=%v would remove what is older at once: give the value it has, "+
+		"lower it by hand if that is meant, or accept the loss with CHUNKSTREAM_ALLOW_DISCARD_OLD=true",
+		ErrShrink, what, keeps, variable, want)
+}
+
 // CheckLimits returns an error wrapping ErrDiscardOld when sc has a
 // message, byte or per-subject limit with the discard-old policy (why:
 // package documentation). history is the per-subject limit the stream

@@ -121,3 +121,81 @@ func TestRetry(t *testing.T) {
 		t.Errorf("Retry past SetupTimeout = %v, want ErrNotReady wrapping the last error (JetStream not enabled)", err)
 	}
 }
+
+// TestEnsureNeverShrinks: a worker whose settings would make an existing
+// stream or bucket keep less (a shorter chunk age or object TTL) is
+// refused at once, naming the setting and what it keeps, and changes
+// nothing, unless AllowDiscardOld; a longer age is applied; a records
+// bucket given a TTL is refused; a longer history than the records need
+// is kept.
+func TestEnsureNeverShrinks(t *testing.T) {
+	s := jstest.Start(t, t.TempDir(), -1)
+	_, js := jstest.Connect(t, s.ClientURL())
+	cfg := testConfig()
+	cfg.SetupTimeout = time.Hour // a retry would outlast the test
+	ctx := context.Background()
+	if _, err := topology.Ensure(ctx, js, cfg); err != nil {
+		t.Fatal(err)
+	}
+	maxAge := func(name string) time.Duration {
+		t.Helper()
+		st, err := js.Stream(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.CachedInfo().Config.MaxAge
+	}
+	for _, tc := range []struct {
+		stream, variable string
+		set              func(c *topology.Config, d time.Duration)
+		now              time.Duration
+	}{
+		{cfg.ChunksStream, "CHUNKSTREAM_CHUNKS_MAX_AGE", func(c *topology.Config, d time.Duration) { c.ChunksMaxAge = d }, cfg.ChunksMaxAge},
+		{"OBJ_" + cfg.ObjectsBucket, "CHUNKSTREAM_OBJECTS_TTL", func(c *topology.Config, d time.Duration) { c.ObjectsTTL = d }, cfg.ObjectsTTL},
+	} {
+		shorter := cfg
+		tc.set(&shorter, tc.now/2)
+		_, err := topology.Ensure(ctx, js, shorter)
+		if !errors.Is(err, topology.ErrShrink) || !strings.Contains(err.Error(), tc.variable) || !strings.Contains(err.Error(), tc.now.String()) {
+			t.Errorf("%s: Ensure with half the age = %v, want ErrShrink naming %s and %v", tc.stream, err, tc.variable, tc.now)
+		}
+		if got := maxAge(tc.stream); got != tc.now {
+			t.Errorf("%s: max age %v after the refusal, want %v unchanged", tc.stream, got, tc.now)
+		}
+		longer := cfg
+		tc.set(&longer, tc.now*2)
+		if _, err := topology.Ensure(ctx, js, longer); err != nil || maxAge(tc.stream) != tc.now*2 {
+			t.Errorf("%s: Ensure with twice the age = %v, max age %v", tc.stream, err, maxAge(tc.stream))
+		}
+		shorter.AllowDiscardOld = true
+		if _, err := topology.Ensure(ctx, js, shorter); err != nil || maxAge(tc.stream) != tc.now/2 {
+			t.Errorf("%s: Ensure with half the age, allowed = %v, max age %v", tc.stream, err, maxAge(tc.stream))
+		}
+	}
+
+	// The records bucket: a history of 5 is kept; a TTL is refused.
+	kvStream := "KV_" + cfg.DocsBucket
+	st, err := js.Stream(ctx, kvStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := st.CachedInfo().Config
+	sc.MaxMsgsPerSubject = 5
+	if _, err := js.UpdateStream(ctx, sc); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := topology.Ensure(ctx, js, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if st, err = js.Stream(ctx, kvStream); err != nil || st.CachedInfo().Config.MaxMsgsPerSubject != 5 {
+		t.Errorf("records history after Ensure = %d, %v; want 5 kept", st.CachedInfo().Config.MaxMsgsPerSubject, err)
+	}
+	sc = st.CachedInfo().Config
+	sc.MaxAge = time.Hour
+	if _, err := js.UpdateStream(ctx, sc); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := topology.Ensure(ctx, js, cfg); !errors.Is(err, topology.ErrShrink) || !strings.Contains(err.Error(), cfg.DocsBucket) {
+		t.Errorf("Ensure with a TTL on the records bucket = %v, want ErrShrink naming it", err)
+	}
+}
