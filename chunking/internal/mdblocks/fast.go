@@ -1,0 +1,599 @@
+package mdblocks
+
+import (
+	"bytes"
+
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/parser"
+	"github.com/yuin/goldmark/text"
+)
+
+// The fast scanner reads the top-level blocks it can decide from one line
+// at a time, exactly as goldmark's block parsers decide them (the rules
+// below are theirs, line for line), and hands goldmark every stretch it
+// does not fully handle: lists, block quotes, HTML blocks, display math,
+// setext headings and any paragraph line that might open one of them.
+// goldmark stays the specification: FuzzFastScan and TestFastCorpus hold
+// the two to the same blocks.
+
+// fastStopped is fast's stop value when the poller's context ended.
+const fastStopped = -1
+
+// fast scans body from pos, a line start where no block is open, and
+// appends the blocks it reads to blocks (shifted by off). It stops at the
+// first line start at or after limit where no block is open, at the end of
+// body, or at the start of a block it does not handle (the start of the
+// paragraph, list or block quote a line it does not handle would
+// continue); it returns the blocks, where it stopped and whether goldmark
+// must take over there. It returns stop = fastStopped when sc.pl stopped
+// it.
+func (sc scanner) fast(body []byte, pos, limit, off int, blocks []Block) (_ []Block, stop int, fallback bool) {
+	const (
+		none  = iota
+		para  // a paragraph
+		code  // indented code
+		fence // fenced code
+		list  // a list
+		quote // a block quote
+		html  // an HTML block
+	)
+	state, start := none, 0
+	var fch byte      // fence character
+	var flen int      // fence length
+	var lm listMarker // the list's first marker
+	var offset int    // the column of the list's last item's content
+	var afterBlank bool
+	var htype ast.HTMLBlockType // the HTML block's type
+	var hfirst int              // the end of its first line
+	var hopen htmlOpener
+	since := pos // the work up to since is charged
+	ls := pos
+	for ls < len(body) {
+		if ls-since >= 4<<10 { // charge the work every few kilobytes
+			if sc.charge(ls - since) {
+				return blocks, fastStopped, false
+			}
+			since = ls
+		}
+		le := lineEnd(body, ls)
+		line := body[ls:le]
+		w, p := indentWidth(line)
+		blank := isBlank(line[p:])
+		switch state {
+		case fence:
+			if w < 4 && closesFence(line[p:], fch, flen) {
+				blocks = appendBlock(blocks, body, FencedCode, 0, start, le, off)
+				state = none
+			}
+			ls = le
+			continue
+		case html:
+			if htype >= ast.HTMLBlockType6 {
+				if !blank {
+					ls = le
+					continue
+				}
+				blocks = appendBlock(blocks, body, HTML, 0, start, ls, off)
+				state = none
+				ls = le
+				continue
+			}
+			// Types 2–5 end on the line holding their end condition; a
+			// first line holding it is the whole block.
+			if ls == hfirst && htmlEnds(htype, body[start:hfirst]) {
+				blocks = appendBlock(blocks, body, HTML, 0, start, ls, off)
+				state = none
+				break // this line opens the next block
+			}
+			if htmlEnds(htype, line) {
+				blocks = appendBlock(blocks, body, HTML, 0, start, le, off)
+				state = none
+			}
+			ls = le
+			continue
+		case code:
+			if blank || w >= 4 {
+				ls = le
+				continue
+			}
+			blocks = appendBlock(blocks, body, IndentedCode, 0, start, ls, off)
+			state = none // this line opens the next block
+		case list:
+			if blank {
+				afterBlank = true
+				ls = le
+				continue
+			}
+			if mayHoldEmptyItem(line) {
+				// An empty item before blank lines closes every list
+				// around it at the next line, however indented.
+				return sc.handOver(blocks, start, ls-since)
+			}
+			if w >= offset { // the last item goes on
+				afterBlank = false
+				ls = le
+				continue
+			}
+			if w < 4 {
+				if m := parseMarker(line); m.ok {
+					if m.marker != lm.marker || m.ordered != lm.ordered || m.blank || isThematicBreak(line[m.end-1:]) {
+						return sc.handOver(blocks, start, ls-since) // another list, a break or an empty item
+					}
+					offset = m.offset(line) // the next item
+					afterBlank = false
+					ls = le
+					continue
+				}
+			}
+			// The list closes here, unless the line lazily continues a
+			// paragraph in it, which only a blank line before it or a
+			// block opening on it rules out.
+			if !afterBlank && !(w < 4 && (atxLevel(line[p:]) > 0 || isFence(line[p:]))) {
+				return sc.handOver(blocks, start, ls-since)
+			}
+			blocks = appendBlock(blocks, body, List, 0, start, ls, off)
+			state = none
+		case quote:
+			if w < 4 && p < len(line) && line[p] == '>' {
+				ls = le
+				continue
+			}
+			if blank {
+				blocks = appendBlock(blocks, body, Quote, 0, start, ls, off)
+				state = none
+				ls = le
+				continue
+			}
+			if !(w < 4 && (atxLevel(line[p:]) > 0 || isFence(line[p:]))) {
+				return sc.handOver(blocks, start, ls-since) // maybe a lazy line
+			}
+			blocks = appendBlock(blocks, body, Quote, 0, start, ls, off)
+			state = none
+		case para:
+			if blank {
+				blocks = appendBlock(blocks, body, Paragraph, 0, start, ls, off)
+				state = none
+				ls = le
+				continue
+			}
+			if w >= 4 { // no block opens on an indented line inside a paragraph
+				ls = le
+				continue
+			}
+			switch c := line[p]; c {
+			case '#':
+				if level := atxLevel(line[p:]); level > 0 {
+					blocks = appendBlock(blocks, body, Paragraph, 0, start, ls, off)
+					blocks = appendBlock(blocks, body, Heading, level, ls, le, off)
+					state = none
+				}
+			case '`', '~':
+				if n := fenceOpens(line[p:]); n > 0 {
+					blocks = appendBlock(blocks, body, Paragraph, 0, start, ls, off)
+					state, start, fch, flen = fence, ls, c, n
+				}
+			case '>':
+				blocks = appendBlock(blocks, body, Paragraph, 0, start, ls, off)
+				state, start = quote, ls
+			case '<':
+				// HTML blocks of types 1–6 interrupt a paragraph, type 7
+				// does not.
+				if t := hopen.typ(line); t == ast.HTMLBlockType1 {
+					return sc.handOver(blocks, start, ls-since)
+				} else if t != 0 && t < ast.HTMLBlockType7 {
+					blocks = appendBlock(blocks, body, Paragraph, 0, start, ls, off)
+					state, start, htype, hfirst = html, ls, t, le
+				}
+			default:
+				if mayEndParagraph(line[p:]) {
+					return sc.handOver(blocks, start, ls-since)
+				}
+				// A list item interrupts a paragraph unless it is empty
+				// or numbered other than 1.
+				if m := parseMarker(line); m.ok && !m.blank && (!m.ordered || m.number == 1) {
+					if mayHoldEmptyItem(line) {
+						return sc.handOver(blocks, start, ls-since)
+					}
+					blocks = appendBlock(blocks, body, Paragraph, 0, start, ls, off)
+					state, start, lm, offset, afterBlank = list, ls, m, m.offset(line), false
+				}
+			}
+			ls = le
+			continue
+		}
+		// No block is open: this line starts one, or is blank.
+		if ls >= limit {
+			break
+		}
+		if blank {
+			ls = le
+			continue
+		}
+		if w >= 4 {
+			state, start = code, ls
+			ls = le
+			continue
+		}
+		switch c := line[p]; c {
+		case '#':
+			if level := atxLevel(line[p:]); level > 0 {
+				blocks = appendBlock(blocks, body, Heading, level, ls, le, off)
+				ls = le
+				continue
+			}
+		case '`', '~':
+			if n := fenceOpens(line[p:]); n > 0 {
+				state, start, fch, flen = fence, ls, c, n
+				ls = le
+				continue
+			}
+		case '-', '*', '_', '+', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+			if c != '+' && isThematicBreak(line[p:]) {
+				blocks = appendBlock(blocks, body, ThematicBreak, 0, ls, le, off)
+				ls = le
+				continue
+			}
+			if m := parseMarker(line); m.ok {
+				if m.blank || mayHoldEmptyItem(line) {
+					return sc.handOver(blocks, ls, ls-since)
+				}
+				state, start, lm, offset, afterBlank = list, ls, m, m.offset(line), false
+				ls = le
+				continue
+			}
+		case '>':
+			state, start = quote, ls
+			ls = le
+			continue
+		case '<':
+			if t := hopen.typ(line); t == ast.HTMLBlockType1 {
+				// <script>, <pre>, <style>, <textarea>: goldmark folds
+				// their end tags' case beyond ASCII.
+				return sc.handOver(blocks, ls, ls-since)
+			} else if t != 0 {
+				state, start, htype, hfirst = html, ls, t, le
+				ls = le
+				continue
+			}
+		case '$', '\\':
+			if mathOpener(line[p:]) {
+				return sc.handOver(blocks, ls, ls-since)
+			}
+		}
+		state, start = para, ls
+		ls = le
+	}
+	switch state {
+	case para:
+		blocks = appendBlock(blocks, body, Paragraph, 0, start, len(body), off)
+	case code:
+		blocks = appendBlock(blocks, body, IndentedCode, 0, start, len(body), off)
+	case fence:
+		blocks = appendBlock(blocks, body, FencedCode, 0, start, len(body), off)
+	case list:
+		blocks = appendBlock(blocks, body, List, 0, start, len(body), off)
+	case quote:
+		blocks = appendBlock(blocks, body, Quote, 0, start, len(body), off)
+	case html:
+		blocks = appendBlock(blocks, body, HTML, 0, start, len(body), off)
+	}
+	if sc.charge(ls - since) {
+		return blocks, fastStopped, false
+	}
+	return blocks, ls, false
+}
+
+// handOver returns fast's result when goldmark must take over at stop,
+// charging the work not charged yet.
+func (sc scanner) handOver(blocks []Block, stop, work int) ([]Block, int, bool) {
+	if sc.charge(work) {
+		return blocks, fastStopped, false
+	}
+	return blocks, stop, true
+}
+
+// charge counts n bytes of the fast scanner's work on the test counter and
+// the poller; it reports whether the poller's context has ended.
+func (sc scanner) charge(n int) bool {
+	if sc.peeked != nil {
+		*sc.peeked += n
+	}
+	return sc.pl != nil && sc.pl.Add(n)
+}
+
+// indentWidth returns the width of line's leading spaces and tabs (a tab
+// advances to the next multiple of 4) and the offset after them, as
+// goldmark's util.IndentWidth at the start of a line.
+func indentWidth(line []byte) (w, p int) {
+	for ; p < len(line); p++ {
+		switch line[p] {
+		case ' ':
+			w++
+		case '\t':
+			w += 4 - w%4
+		default:
+			return w, p
+		}
+	}
+	return w, p
+}
+
+// isSpace is goldmark's util.IsSpace: a space, tab, line feed or carriage
+// return.
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// atxLevel returns the level of the ATX heading that s, a line after its
+// indentation of at most 3 columns, opens, or 0 (goldmark's
+// atxHeadingParser.Open).
+func atxLevel(s []byte) int {
+	n := 0
+	for n < len(s) && s[n] == '#' {
+		n++
+	}
+	if n == 0 || n > 6 || n < len(s) && !isSpace(s[n]) {
+		return 0
+	}
+	return n
+}
+
+// fenceOpens returns the length of the code fence that s, a line after
+// its indentation of at most 3 columns, opens, or 0 (goldmark's
+// fencedCodeBlockParser.Open).
+func fenceOpens(s []byte) int {
+	c := s[0]
+	n := 0
+	for n < len(s) && s[n] == c {
+		n++
+	}
+	if n < 3 {
+		return 0
+	}
+	if c == '`' && n < len(s)-1 {
+		rest := s[n:]
+		l, r := 0, len(rest)
+		for l < r && isSpace(rest[l]) {
+			l++
+		}
+		for r > l && isSpace(rest[r-1]) {
+			r--
+		}
+		if bytes.IndexByte(rest[l:r], '`') >= 0 {
+			return 0
+		}
+	}
+	return n
+}
+
+// closesFence reports whether s, a line after its indentation of at most 3
+// columns, closes a fence of n characters c (goldmark's
+// fencedCodeBlockParser.Continue).
+func closesFence(s []byte, c byte, n int) bool {
+	k := 0
+	for k < len(s) && s[k] == c {
+		k++
+	}
+	return k >= n && isBlank(s[k:])
+}
+
+// isThematicBreak reports whether s, a line after its indentation of at
+// most 3 columns, is a thematic break (goldmark's isThematicBreak).
+func isThematicBreak(s []byte) bool {
+	mark, count := byte(0), 0
+	for _, c := range s {
+		switch {
+		case isSpace(c):
+		case mark == 0:
+			if c != '*' && c != '-' && c != '_' {
+				return false
+			}
+			mark, count = c, 1
+		case c != mark:
+			return false
+		default:
+			count++
+		}
+	}
+	return count > 2
+}
+
+// listMarker is a list item marker at the start of a line, as goldmark's
+// parseListItem reads it.
+type listMarker struct {
+	ok      bool
+	ordered bool
+	marker  byte // '-', '+', '*', '.' or ')'
+	end     int  // the offset after the marker
+	number  int  // an ordered item's number
+	blank   bool // nothing but spaces after the marker
+}
+
+// parseMarker reads the list item marker line starts with (goldmark's
+// parseListItem): up to 3 spaces, '-', '+' or '*' or one to nine digits
+// and '.' or ')', then the end of the line or a space or tab.
+func parseMarker(line []byte) (m listMarker) {
+	i := 0
+	for i < len(line) && line[i] == ' ' {
+		i++
+	}
+	if i > 3 || i >= len(line) {
+		return m
+	}
+	switch c := line[i]; {
+	case c == '-' || c == '*' || c == '+':
+		i++
+	case c >= '0' && c <= '9':
+		d := i
+		for i < len(line) && line[i] >= '0' && line[i] <= '9' {
+			m.number = 10*m.number + int(line[i]-'0')
+			i++
+		}
+		if i-d > 9 || i >= len(line) || line[i] != '.' && line[i] != ')' {
+			return m
+		}
+		m.ordered = true
+		i++
+	default:
+		return m
+	}
+	if i < len(line) && line[i] != '\n' && line[i] != ' ' && line[i] != '\t' {
+		return m
+	}
+	m.ok, m.marker, m.end, m.blank = true, line[i-1], i, isBlank(line[i:])
+	return m
+}
+
+// offset returns the column of the content of the item m starts on line
+// (goldmark's ListItem.Offset): the marker's end and the spaces after it,
+// or one space when they are more than 4 (indented code).
+func (m listMarker) offset(line []byte) int {
+	w := 0
+	for i := m.end; i < len(line) && (line[i] == ' ' || line[i] == '\t'); i++ {
+		if line[i] == ' ' {
+			w++
+		} else {
+			w += 4 - (m.end+w)%4
+		}
+	}
+	if w > 4 {
+		w = 1
+	}
+	return m.end + w
+}
+
+// mayHoldEmptyItem reports whether line might hold an empty list item (a
+// marker and nothing after it) at any depth: a list whose last item is
+// empty at a blank line sets a flag in goldmark that closes the lists
+// around it, which the fast scanner leaves to goldmark.
+func mayHoldEmptyItem(line []byte) bool {
+	e := len(line)
+	for e > 0 && isSpace(line[e-1]) {
+		e--
+	}
+	if e == 0 {
+		return false
+	}
+	i := e - 1
+	switch line[i] {
+	case '-', '+', '*':
+	case '.', ')':
+		for i > 0 && line[i-1] >= '0' && line[i-1] <= '9' {
+			i--
+		}
+		if i == e-1 {
+			return false
+		}
+	default:
+		return false
+	}
+	return i == 0 || line[i-1] == ' ' || line[i-1] == '\t' || line[i-1] == '>'
+}
+
+// isFence reports whether s, a line after its indentation of at most 3
+// columns, opens a code fence.
+func isFence(s []byte) bool {
+	return (s[0] == '`' || s[0] == '~') && fenceOpens(s) > 0
+}
+
+// mathOpener reports whether s starts as a display math block does.
+func mathOpener(s []byte) bool {
+	return bytes.HasPrefix(s, []byte("$$")) || bytes.HasPrefix(s, []byte(`\[`)) || bytes.HasPrefix(s, []byte(`\begin{`))
+}
+
+// mayEndParagraph reports whether s, a line after its indentation of at
+// most 3 columns inside a paragraph, might be a setext underline, a
+// thematic break or display math: it may say yes where
+// goldmark would not (goldmark then decides), never no where goldmark
+// would. (ATX headings, code fences, block quotes, list items and HTML
+// blocks are decided by the caller.)
+func mayEndParagraph(s []byte) bool {
+	switch c := s[0]; c {
+	case '-', '*', '=', '_':
+		for _, d := range s { // a setext underline or a thematic break
+			if d != '-' && d != '*' && d != '_' && d != '=' && !isSpace(d) {
+				return false
+			}
+		}
+		return true
+	case '$', '\\':
+		return mathOpener(s)
+	}
+	return false
+}
+
+// nextSafeCut returns the start of the first line after p that follows a
+// blank line and starts at column 0 with a byte that opens no block but a
+// paragraph, an ATX heading or a code fence (no list marker, no
+// indentation, no block quote, HTML or math opener), or len(body). At such
+// a line every container goldmark has open (a list, a block quote, an HTML
+// block of types 6 and 7) and every paragraph has closed; only a
+// top-level fenced code block, HTML block of types 1–5 or display math can
+// still be open, which closedAtEnd checks.
+func nextSafeCut(body []byte, p int) int {
+	if p >= len(body) {
+		return len(body)
+	}
+	p = lineEnd(body, p)
+	prevBlank := isBlank(body[lineStart(body, p-1):p])
+	for p < len(body) {
+		e := lineEnd(body, p)
+		if prevBlank && safeStart(body[p:e]) {
+			return p
+		}
+		prevBlank = isBlank(body[p:e])
+		p = e
+	}
+	return len(body)
+}
+
+// safeStart reports whether line, at column 0, starts with a byte no block
+// parser but the paragraph's, the ATX heading's and the code fence's is
+// triggered by.
+func safeStart(line []byte) bool {
+	switch c := line[0]; {
+	case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80:
+		return true
+	case c == '#' || c == '`' || c == '~' || c == '|' || c == '[' || c == '!' || c == '(' || c == '"' || c == '\'' || c == ':' || c == '@' || c == '&' || c == '{' || c == '}' || c == '/' || c == '.' || c == ',':
+		return true
+	}
+	return false
+}
+
+// htmlOpener asks goldmark's HTML block parser whether a line opens an
+// HTML block, and of which type: its start conditions are seven regular
+// expressions and a list of tags, which the fast scanner does not copy.
+type htmlOpener struct {
+	pc  parser.Context
+	doc ast.Node
+}
+
+// typ returns the type of the HTML block line opens where no paragraph is
+// open, or 0. (Where one is, the same line opens the same block unless it
+// is of type 7, which cannot interrupt a paragraph.)
+func (h *htmlOpener) typ(line []byte) ast.HTMLBlockType {
+	if h.pc == nil {
+		h.pc, h.doc = parser.NewContext(), ast.NewDocument()
+	}
+	n, _ := htmlBlockParser.Open(h.doc, text.NewReader(line), h.pc)
+	if b, ok := n.(*ast.HTMLBlock); ok {
+		return b.HTMLBlockType
+	}
+	return 0
+}
+
+var htmlBlockParser = parser.NewHTMLBlockParser()
+
+// htmlEnds reports whether line holds the end condition of an HTML block
+// of type t, 2 to 5 (goldmark's htmlBlockParser.Continue).
+func htmlEnds(t ast.HTMLBlockType, line []byte) bool {
+	switch t {
+	case ast.HTMLBlockType2:
+		return bytes.Contains(line, []byte("-->"))
+	case ast.HTMLBlockType3:
+		return bytes.Contains(line, []byte("?>"))
+	case ast.HTMLBlockType4:
+		return bytes.Contains(line, []byte(">"))
+	case ast.HTMLBlockType5:
+		return bytes.Contains(line, []byte("]]>"))
+	}
+	return false
+}
