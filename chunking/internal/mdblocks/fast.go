@@ -38,11 +38,12 @@ func (sc scanner) fast(body []byte, pos, limit, off int, blocks []Block) (_ []Bl
 		html  // an HTML block
 	)
 	state, start := none, 0
-	var fch byte      // fence character
-	var flen int      // fence length
-	var lm listMarker // the list's first marker
-	var offset int    // the column of the list's last item's content
-	var afterBlank bool
+	var fch byte                // fence character
+	var flen int                // fence length
+	var lm listMarker           // the list's first marker
+	var offset int              // the column of the list's last item's content
+	var afterBlank bool         // a blank line came last (list)
+	var inPara bool             // a paragraph is surely the innermost open block (list, quote)
 	var htype ast.HTMLBlockType // the HTML block's type
 	var hfirst int              // the end of its first line
 	var hopen htmlOpener
@@ -100,7 +101,7 @@ func (sc scanner) fast(body []byte, pos, limit, off int, blocks []Block) (_ []Bl
 			state = none // this line opens the next block
 		case list:
 			if blank {
-				afterBlank = true
+				afterBlank, inPara = true, false
 				ls = le
 				continue
 			}
@@ -110,7 +111,7 @@ func (sc scanner) fast(body []byte, pos, limit, off int, blocks []Block) (_ []Bl
 				return sc.handOver(blocks, start, ls-since)
 			}
 			if w >= offset { // the last item goes on
-				afterBlank = false
+				afterBlank, inPara = false, inPara && plain(line[p])
 				ls = le
 				continue
 			}
@@ -119,15 +120,20 @@ func (sc scanner) fast(body []byte, pos, limit, off int, blocks []Block) (_ []Bl
 					if m.marker != lm.marker || m.ordered != lm.ordered || m.blank || isThematicBreak(line[m.end-1:]) {
 						return sc.handOver(blocks, start, ls-since) // another list, a break or an empty item
 					}
-					offset = m.offset(line) // the next item
+					offset, inPara = m.offset(line), m.opensParagraph(line) // the next item
 					afterBlank = false
 					ls = le
 					continue
 				}
 			}
 			// The list closes here, unless the line lazily continues a
-			// paragraph in it, which only a blank line before it or a
-			// block opening on it rules out.
+			// paragraph in it: text that opens no block, after a
+			// paragraph line. Only a blank line before it or a block
+			// opening on it surely closes it.
+			if inPara && (w >= 4 || plain(line[p])) {
+				ls = le
+				continue
+			}
 			if !afterBlank && !(w < 4 && (atxLevel(line[p:]) > 0 || isFence(line[p:]))) {
 				return sc.handOver(blocks, start, ls-since)
 			}
@@ -135,12 +141,17 @@ func (sc scanner) fast(body []byte, pos, limit, off int, blocks []Block) (_ []Bl
 			state = none
 		case quote:
 			if w < 4 && p < len(line) && line[p] == '>' {
+				inPara = inPara && quoteParagraph(line[p:])
 				ls = le
 				continue
 			}
 			if blank {
 				blocks = appendBlock(blocks, body, Quote, 0, start, ls, off)
 				state = none
+				ls = le
+				continue
+			}
+			if inPara && (w >= 4 || plain(line[p])) { // a lazy line
 				ls = le
 				continue
 			}
@@ -174,7 +185,7 @@ func (sc scanner) fast(body []byte, pos, limit, off int, blocks []Block) (_ []Bl
 				}
 			case '>':
 				blocks = appendBlock(blocks, body, Paragraph, 0, start, ls, off)
-				state, start = quote, ls
+				state, start, inPara = quote, ls, quoteParagraph(line[p:])
 			case '<':
 				// HTML blocks of types 1–6 interrupt a paragraph, type 7
 				// does not.
@@ -195,7 +206,7 @@ func (sc scanner) fast(body []byte, pos, limit, off int, blocks []Block) (_ []Bl
 						return sc.handOver(blocks, start, ls-since)
 					}
 					blocks = appendBlock(blocks, body, Paragraph, 0, start, ls, off)
-					state, start, lm, offset, afterBlank = list, ls, m, m.offset(line), false
+					state, start, lm, offset, afterBlank, inPara = list, ls, m, m.offset(line), false, m.opensParagraph(line)
 				}
 			}
 			ls = le
@@ -237,12 +248,12 @@ func (sc scanner) fast(body []byte, pos, limit, off int, blocks []Block) (_ []Bl
 				if m.blank || mayHoldEmptyItem(line) {
 					return sc.handOver(blocks, ls, ls-since)
 				}
-				state, start, lm, offset, afterBlank = list, ls, m, m.offset(line), false
+				state, start, lm, offset, afterBlank, inPara = list, ls, m, m.offset(line), false, m.opensParagraph(line)
 				ls = le
 				continue
 			}
 		case '>':
-			state, start = quote, ls
+			state, start, inPara = quote, ls, quoteParagraph(line[p:])
 			ls = le
 			continue
 		case '<':
@@ -460,6 +471,46 @@ func (m listMarker) offset(line []byte) int {
 	return m.end + w
 }
 
+// opensParagraph reports whether the content of the item m starts on line
+// surely opens a paragraph: it is indented less than code and starts with
+// plain text.
+func (m listMarker) opensParagraph(line []byte) bool {
+	i := m.end
+	for i < len(line) && line[i] == ' ' {
+		i++
+	}
+	return i-m.end <= 4 && i < len(line) && plain(line[i])
+}
+
+// quoteParagraph reports whether s, a line from its '>', surely holds a
+// paragraph line of the block quote: '>', at most 4 spaces, plain text. It
+// opens a paragraph or continues one (lazily, when the line closes a
+// container inside the quote).
+func quoteParagraph(s []byte) bool {
+	i := 1
+	for i < len(s) && s[i] == ' ' {
+		i++
+	}
+	return i <= 5 && i < len(s) && plain(s[i])
+}
+
+// plain reports whether a line whose first byte after its indentation is
+// c opens no block but a paragraph, wherever it stands: c triggers none
+// of the block parsers (and is no space or control character).
+func plain(c byte) bool {
+	if c >= 0x80 {
+		return true
+	}
+	if c <= ' ' || c == 0x7f {
+		return false
+	}
+	switch c {
+	case '#', '`', '~', '>', '<', '-', '*', '_', '+', '=', '$', '\\':
+		return false
+	}
+	return c < '0' || c > '9'
+}
+
 // mayHoldEmptyItem reports whether line might hold an empty list item (a
 // marker and nothing after it) at any depth: a list whose last item is
 // empty at a blank line sets a flag in goldmark that closes the lists
@@ -484,6 +535,12 @@ func mayHoldEmptyItem(line []byte) bool {
 		}
 	default:
 		return false
+	}
+	// Only container markers can come before it.
+	for _, c := range line[:i] {
+		if !(c == ' ' || c == '\t' || c == '>' || c == '-' || c == '*' || c == '+' || c == '.' || c == ')' || c >= '0' && c <= '9') {
+			return false
+		}
 	}
 	return i == 0 || line[i-1] == ' ' || line[i-1] == '\t' || line[i-1] == '>'
 }

@@ -83,7 +83,23 @@ var fastCases = []string{
 	"a|b\n-|-\n1|2\n", "a|b\n--|--\n", "x\na | b\n--|--\n",
 }
 
+// deepCases are containers nested past MaxNesting, where goldmark reads
+// the deeper markers as text, followed by lines whose place depends on it.
+func deepCases() [][]byte {
+	var out [][]byte
+	for _, s := range staircases {
+		deep := staircase(MaxNesting+8, s.cont, s.open)
+		for _, tail := range []string{"text\n===\n", "text\n", "\ntext\n", "```\nx\n", "# h\n"} {
+			out = append(out, append(deep[:len(deep):len(deep)], tail...))
+		}
+	}
+	return out
+}
+
 func TestFastCases(t *testing.T) {
+	for _, src := range deepCases() {
+		checkFast(t, src)
+	}
 	for _, s := range fastCases {
 		checkFast(t, []byte(s))
 		// The same after a block the fast scanner reads, and before one.
@@ -97,6 +113,9 @@ func TestFastCases(t *testing.T) {
 func FuzzFastScan(f *testing.F) {
 	for _, s := range fastCases {
 		f.Add([]byte(s))
+	}
+	for _, src := range deepCases() {
+		f.Add(src)
 	}
 	goldens, _ := filepath.Glob(filepath.Join("..", "..", "markdown", "testdata", "*.md"))
 	for _, p := range goldens {
