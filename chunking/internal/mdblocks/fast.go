@@ -111,7 +111,7 @@ func (sc scanner) fast(body []byte, pos, limit, off int, blocks []Block) (_ []Bl
 				return sc.handOver(blocks, start, ls-since)
 			}
 			if w >= offset { // the last item goes on
-				afterBlank, inPara = false, inPara && plain(line[p])
+				afterBlank, inPara = false, inPara && plainText(line[p:])
 				ls = le
 				continue
 			}
@@ -130,7 +130,7 @@ func (sc scanner) fast(body []byte, pos, limit, off int, blocks []Block) (_ []Bl
 			// paragraph in it: text that opens no block, after a
 			// paragraph line. Only a blank line before it or a block
 			// opening on it surely closes it.
-			if inPara && (w >= 4 || plain(line[p])) {
+			if inPara && (w >= 4 || plainText(line[p:])) {
 				ls = le
 				continue
 			}
@@ -151,7 +151,7 @@ func (sc scanner) fast(body []byte, pos, limit, off int, blocks []Block) (_ []Bl
 				ls = le
 				continue
 			}
-			if inPara && (w >= 4 || plain(line[p])) { // a lazy line
+			if inPara && (w >= 4 || plainText(line[p:])) { // a lazy line
 				ls = le
 				continue
 			}
@@ -479,7 +479,7 @@ func (m listMarker) opensParagraph(line []byte) bool {
 	for i < len(line) && line[i] == ' ' {
 		i++
 	}
-	return i-m.end <= 4 && i < len(line) && plain(line[i])
+	return i-m.end <= 4 && i < len(line) && plainText(line[i:])
 }
 
 // quoteParagraph reports whether s, a line from its '>', surely holds a
@@ -491,7 +491,57 @@ func quoteParagraph(s []byte) bool {
 	for i < len(s) && s[i] == ' ' {
 		i++
 	}
-	return i <= 5 && i < len(s) && plain(s[i])
+	return i <= 5 && i < len(s) && plainText(s[i:])
+}
+
+// plainText reports whether s, a line from its first byte after its
+// indentation, surely opens no block but a paragraph, wherever it stands
+// (and so continues one, lazily or not): its first byte triggers no block
+// parser, or the parsers it triggers surely open nothing (an emphasis
+// "**", a number, a "#" without a space).
+func plainText(s []byte) bool {
+	switch c := s[0]; c {
+	case '*', '-', '+':
+		return !markerEnds(s, 1) && !onlyMarks(s)
+	case '_', '=':
+		return !onlyMarks(s)
+	case '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		return !orderedMarker(s)
+	case '#':
+		return atxLevel(s) == 0
+	case '`', '~':
+		return fenceOpens(s) == 0
+	case '$', '\\':
+		return !mathOpener(s)
+	}
+	return plain(s[0])
+}
+
+// onlyMarks reports whether s holds nothing but '-', '*', '_', '=' and
+// spaces: a thematic break or setext underline, or close to one.
+func onlyMarks(s []byte) bool {
+	for _, c := range s {
+		if c != '-' && c != '*' && c != '_' && c != '=' && !isSpace(c) {
+			return false
+		}
+	}
+	return true
+}
+
+// markerEnds reports whether a list marker ending before line[i] could be
+// one: the line ends there or a space follows.
+func markerEnds(line []byte, i int) bool {
+	return i >= len(line) || isSpace(line[i])
+}
+
+// orderedMarker reports whether s could start an ordered list item: one
+// to nine digits, '.' or ')', then the end of the line or a space.
+func orderedMarker(s []byte) bool {
+	n := 0
+	for n < len(s) && s[n] >= '0' && s[n] <= '9' {
+		n++
+	}
+	return n >= 1 && n <= 9 && n < len(s) && (s[n] == '.' || s[n] == ')') && markerEnds(s, n+1)
 }
 
 // plain reports whether a line whose first byte after its indentation is
@@ -565,12 +615,7 @@ func mathOpener(s []byte) bool {
 func mayEndParagraph(s []byte) bool {
 	switch c := s[0]; c {
 	case '-', '*', '=', '_':
-		for _, d := range s { // a setext underline or a thematic break
-			if d != '-' && d != '*' && d != '_' && d != '=' && !isSpace(d) {
-				return false
-			}
-		}
-		return true
+		return onlyMarks(s) // a setext underline or a thematic break
 	case '$', '\\':
 		return mathOpener(s)
 	}

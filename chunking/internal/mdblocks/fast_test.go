@@ -177,7 +177,7 @@ func TestFastCorpus(t *testing.T) {
 }
 
 // minFastShare is the least share of the corpus the fast scanner reads.
-const minFastShare = 0.5
+const minFastShare = 0.85
 
 // firstDifference describes the first block where got and want differ.
 func firstDifference(src []byte, got, want []Block) string {
