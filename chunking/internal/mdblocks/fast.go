@@ -44,6 +44,7 @@ func (sc scanner) fast(body []byte, pos, limit, off int, blocks []Block) (_ []Bl
 	var offset int              // the column of the list's last item's content
 	var afterBlank bool         // a blank line came last (list)
 	var inPara bool             // a paragraph is surely the innermost open block (list, quote)
+	var emptyItem bool          // the last line may hold an empty list item (list)
 	var htype ast.HTMLBlockType // the HTML block's type
 	var hfirst int              // the end of its first line
 	var hopen htmlOpener
@@ -101,14 +102,18 @@ func (sc scanner) fast(body []byte, pos, limit, off int, blocks []Block) (_ []Bl
 			state = none // this line opens the next block
 		case list:
 			if blank {
+				if emptyItem {
+					// An empty item before a blank line sets state in
+					// goldmark that closes every list around it at the
+					// next line, however indented.
+					return sc.handOver(blocks, start, ls-since)
+				}
 				afterBlank, inPara = true, false
 				ls = le
 				continue
 			}
-			if mayHoldEmptyItem(line) {
-				// An empty item before blank lines closes every list
-				// around it at the next line, however indented.
-				return sc.handOver(blocks, start, ls-since)
+			if emptyItem = mayHoldEmptyItem(line); emptyItem && bytes.IndexByte(line, '>') >= 0 {
+				return sc.handOver(blocks, start, ls-since) // and a quote's blank line would not look blank here
 			}
 			if w >= offset { // the last item goes on
 				afterBlank, inPara = false, inPara && plainText(line[p:])
@@ -134,8 +139,17 @@ func (sc scanner) fast(body []byte, pos, limit, off int, blocks []Block) (_ []Bl
 				ls = le
 				continue
 			}
-			if !afterBlank && !(w < 4 && (atxLevel(line[p:]) > 0 || isFence(line[p:]))) {
-				return sc.handOver(blocks, start, ls-since)
+			if !afterBlank {
+				switch closes(line, p, w, &hopen, false) {
+				case lazy:
+					if inPara {
+						ls = le
+						continue
+					}
+					return sc.handOver(blocks, start, ls-since)
+				case unknown:
+					return sc.handOver(blocks, start, ls-since)
+				}
 			}
 			blocks = appendBlock(blocks, body, List, 0, start, ls, off)
 			state = none
@@ -155,7 +169,14 @@ func (sc scanner) fast(body []byte, pos, limit, off int, blocks []Block) (_ []Bl
 				ls = le
 				continue
 			}
-			if !(w < 4 && (atxLevel(line[p:]) > 0 || isFence(line[p:]))) {
+			switch closes(line, p, w, &hopen, true) {
+			case lazy:
+				if inPara {
+					ls = le
+					continue
+				}
+				return sc.handOver(blocks, start, ls-since)
+			case unknown:
 				return sc.handOver(blocks, start, ls-since) // maybe a lazy line
 			}
 			blocks = appendBlock(blocks, body, Quote, 0, start, ls, off)
@@ -202,11 +223,13 @@ func (sc scanner) fast(body []byte, pos, limit, off int, blocks []Block) (_ []Bl
 				// A list item interrupts a paragraph unless it is empty
 				// or numbered other than 1.
 				if m := parseMarker(line); m.ok && !m.blank && (!m.ordered || m.number == 1) {
-					if mayHoldEmptyItem(line) {
+					empty := mayHoldEmptyItem(line)
+					if empty && bytes.IndexByte(line, '>') >= 0 {
 						return sc.handOver(blocks, start, ls-since)
 					}
 					blocks = appendBlock(blocks, body, Paragraph, 0, start, ls, off)
 					state, start, lm, offset, afterBlank, inPara = list, ls, m, m.offset(line), false, m.opensParagraph(line)
+					emptyItem = empty
 				}
 			}
 			ls = le
@@ -245,10 +268,12 @@ func (sc scanner) fast(body []byte, pos, limit, off int, blocks []Block) (_ []Bl
 				continue
 			}
 			if m := parseMarker(line); m.ok {
-				if m.blank || mayHoldEmptyItem(line) {
+				empty := mayHoldEmptyItem(line)
+				if m.blank || empty && bytes.IndexByte(line, '>') >= 0 {
 					return sc.handOver(blocks, ls, ls-since)
 				}
 				state, start, lm, offset, afterBlank, inPara = list, ls, m, m.offset(line), false, m.opensParagraph(line)
+				emptyItem = empty
 				ls = le
 				continue
 			}
@@ -292,6 +317,42 @@ func (sc scanner) fast(body []byte, pos, limit, off int, blocks []Block) (_ []Bl
 		return blocks, fastStopped, false
 	}
 	return blocks, ls, false
+}
+
+// How a line that does not continue a list or block quote as a container
+// ends it.
+const (
+	unknown = iota // it may continue a paragraph inside lazily
+	ends           // a block opens on it, at the top level
+	lazy           // it continues a paragraph inside lazily, if one is open
+)
+
+// closes says how line, not blank, indented w columns (its text from p)
+// and not continuing the list or block quote it follows as a container,
+// ends it: a line that opens an ATX heading, a code fence, a thematic
+// break, a block quote (after a list), a list item (after a block quote)
+// or an HTML block of types 1 to 6 surely closes it, whatever is open in
+// it; a line that can only be an HTML block of type 7 or text, which
+// cannot interrupt a paragraph, continues one lazily if one is open.
+func closes(line []byte, p, w int, h *htmlOpener, inQuote bool) int {
+	if w >= 4 {
+		return unknown
+	}
+	s := line[p:]
+	switch {
+	case atxLevel(s) > 0, isFence(s), isThematicBreak(s):
+		return ends
+	case s[0] == '>':
+		return ends // (a quote's own lines are its container's)
+	case inQuote && parseMarker(line).ok:
+		return ends
+	case s[0] == '<':
+		if t := h.typ(line); t != 0 && t < ast.HTMLBlockType7 {
+			return ends
+		}
+		return lazy
+	}
+	return unknown
 }
 
 // handOver returns fast's result when goldmark must take over at stop,

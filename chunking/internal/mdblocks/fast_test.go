@@ -76,6 +76,9 @@ var fastCases = []string{
 	"- a\n- b\n", "- a\n* b\n", "1. a\n2) b\n", "1. a\n1. b\n\n\n  c\nd\n", "- a\nb\n", "- a\n# b\n", "- a\n```\nb\n```\n",
 	"- a\n  - b\n    -\n\n  c\n", "- a\n\n  -\n\n  b\n", "- a\n- - -\n", "- a\n-\n", "-    a\n     b\n", "-\ta\n  b\n",
 	"10.  a\n    b\n", "- a\n    b\n", "a\n1) b\n", "a\n01. b\n", "a\n+ b\n", "a\n- \n", "a\n2) b\n",
+	"- a\n  -\n\n  b\n", "- a\n  -\n  b\n\nc\n", "- a\n  - \n  x\n\n  y\n", "- a\n  * \n\n  x\n", "- a\n  > -\n  >\n  x\n",
+	"- a\n***\n", "- a\n---\n", "- a\n===\n", "- a\n> b\n", "- a\n<div>\n", "- a\n<span>\n", "- a\n<x>\n", "- ```\n<span>\n",
+	"> a\n- b\n", "> a\n1. b\n", "> a\n2. b\n", "> a\n---\n", "> a\n<div>\n", "> a\n<span>\n", "> ```\n<span>\n", "> - a\n- b\n",
 	"> a\n> b\n", "> a\nb\n", "> a\n# b\n", "> a\n\n> b\n", ">\n ", "a\n>\n ", "> ```\n> a\nb\n",
 	// Line ends and odd bytes.
 	"\r\n", "a\r\n\r\nb", "a\r\n===\r\n", "\f\n", "a\n\f\nb\n", "\v# x\n", "x\n\n\x00\n", "a\rb\n\nc\n",
@@ -197,5 +200,30 @@ func TestFastWork(t *testing.T) {
 	_, w := measure(defaultScanner(), src)
 	if w.peeked < len(src)/2 || w.peeked > 2*len(src) {
 		t.Errorf("work counted for %d bytes read by the fast scanner: %d, want about %d", len(src), w.peeked, len(src))
+	}
+}
+
+// TestTrimBlankLines compares trimBlankLines with the line-by-line
+// definition on every span of inputs mixing blank and other lines.
+func TestTrimBlankLines(t *testing.T) {
+	simple := func(src []byte, start, end int) int {
+		for end > start {
+			ls := max(lineStart(src, end-1), start)
+			if !isBlank(src[ls:end]) {
+				return end
+			}
+			end = ls
+		}
+		return start
+	}
+	for _, s := range []string{"", "\n", "a\n\n \n\t\r\n", " a \n  \n", "\r\n\r\n", "a\r", "x\n \n\ny", "\n\na", "a\n\n\n"} {
+		src := []byte(s)
+		for start := 0; start <= len(src); start++ {
+			for end := start; end <= len(src); end++ {
+				if got, want := trimBlankLines(src, start, end), simple(src, start, end); got != want {
+					t.Errorf("trimBlankLines(%q, %d, %d) = %d, want %d", s, start, end, got, want)
+				}
+			}
+		}
 	}
 }

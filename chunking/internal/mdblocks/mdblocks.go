@@ -641,14 +641,17 @@ func isBlank(line []byte) bool {
 // src[start:end] (start is a line start).
 func trimBlankLines(src []byte, start, end int) int {
 	for end > start {
-		ls := lineStart(src, end-1)
-		if ls < start {
-			ls = start
+		i := end - 1
+		if src[i] == '\n' { // the last line's break
+			i--
 		}
-		if !isBlank(src[ls:end]) {
-			return end
+		for i >= start && (src[i] == ' ' || src[i] == '\t' || src[i] == '\r') {
+			i--
 		}
-		end = ls
+		if i >= start && src[i] != '\n' {
+			return end // the last line holds more than spaces
+		}
+		end = i + 1 // a blank last line
 	}
 	return start
 }
