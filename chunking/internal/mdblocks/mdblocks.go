@@ -135,12 +135,16 @@ func ParseOnly(src []byte) int {
 
 var bom = []byte("\uFEFF")
 
-// SegmentSize is the size above which Scan parses a document in
-// segments, cut before a column-0 ATX heading after a blank line, so that
-// goldmark's tree (several times the text's size) is never built for a
-// whole huge document. A cut is kept only where no fenced code, HTML block
-// (types 1–5) or math block is open, so the blocks are one parse's; else
-// the segment is parsed again twice as long (the work stays linear).
+// SegmentSize is about the size of the segments whose blocks the scan
+// functions hand on at a time. goldmark parses only the stretches the
+// fast scanner hands it, each up to a safe cut, so its tree (several
+// times the text's size) is never built for a whole huge document. (With
+// goldmark alone, the tests' reference, a document longer than
+// SegmentSize is parsed in segments cut before a column-0 ATX heading
+// after a blank line. Either cut is kept only where no fenced code, HTML
+// block of types 1–5 or math block is open, so the blocks are one
+// parse's; else the stretch is parsed again twice as long, and the work
+// stays linear.)
 const SegmentSize = 2 << 20
 
 // Scan returns the top-level blocks of the Markdown document src, in
