@@ -10,11 +10,12 @@ import (
 
 // The fast scanner reads the top-level blocks it can decide from one line
 // at a time, exactly as goldmark's block parsers decide them (the rules
-// below are theirs, line for line), and hands goldmark every stretch it
-// does not fully handle: lists, block quotes, HTML blocks, display math,
-// setext headings and any paragraph line that might open one of them.
-// goldmark stays the specification: FuzzFastScan and TestFastCorpus hold
-// the two to the same blocks.
+// below are theirs, line for line), and hands goldmark, from the start of
+// the block concerned up to the next safe cut (nextSafeCut), whatever it
+// cannot decide for certain: setext headings, display math, HTML blocks
+// of type 1, and the lines of lists and block quotes whose place depends
+// on what is open inside them. goldmark stays the specification:
+// FuzzFastScan and TestFastCorpus hold the two to the same blocks.
 
 // fastStopped is fast's stop value when the poller's context ended.
 const fastStopped = -1
