@@ -85,7 +85,9 @@ func BenchmarkDropParagraphLines(b *testing.B) {
 		return err
 	})
 	fast := defaultScanner()
+	fast.goldmarkOnly = true
 	simple := defaultScanner()
+	simple.goldmarkOnly = true
 	simple.parser = parser.NewParser(parser.WithBlockParsers(
 		append(boundedBlockParsers(MaxNesting), util.Prioritized(mathParser{}, 650))...))
 	var tf, ts time.Duration

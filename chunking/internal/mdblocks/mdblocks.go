@@ -135,12 +135,16 @@ func ParseOnly(src []byte) int {
 
 var bom = []byte("\uFEFF")
 
-// SegmentSize is the size above which Scan parses a document in
-// segments, cut before a column-0 ATX heading after a blank line, so that
-// goldmark's tree (several times the text's size) is never built for a
-// whole huge document. A cut is kept only where no fenced code, HTML block
-// (types 1–5) or math block is open, so the blocks are one parse's; else
-// the segment is parsed again twice as long (the work stays linear).
+// SegmentSize is about the size of the segments whose blocks the scan
+// functions hand on at a time. goldmark parses only the stretches the
+// fast scanner hands it, each up to a safe cut, so its tree (several
+// times the text's size) is never built for a whole huge document. (With
+// goldmark alone, the tests' reference, a document longer than
+// SegmentSize is parsed in segments cut before a column-0 ATX heading
+// after a blank line. Either cut is kept only where no fenced code, HTML
+// block of types 1–5 or math block is open, so the blocks are one
+// parse's; else the stretch is parsed again twice as long, and the work
+// stays linear.)
 const SegmentSize = 2 << 20
 
 // Scan returns the top-level blocks of the Markdown document src, in
@@ -186,12 +190,26 @@ func ScanPolled(src []byte, pl *poll.Poller) []Block {
 type scanner struct {
 	parser      parser.Parser
 	segmentSize int
+	// goldmarkOnly parses every segment with goldmark, the fast scanner
+	// off: the reference the fast scanner is tested against.
+	goldmarkOnly bool
+	// stats, when not nil, counts the bytes each scanner took (tests).
+	stats *scanStats
 	// peeked, when not nil, counts the bytes of every line goldmark's
-	// parsers are handed: the parse's work, which tests count.
+	// parsers are handed and of the lines the fast scanner reads: the
+	// parse's work, which tests count.
 	peeked *int
 	// pl, when not nil, is charged the same work and stops the parse.
 	pl *poll.Poller
 }
+
+// bytesPerBlock is a little under the mean size of a block of
+// documentation (184 bytes in the corpus the benchmarks read).
+const bytesPerBlock = 128
+
+// scanStats counts the bytes of a document's body the fast scanner read
+// blocks from and those goldmark parsed.
+type scanStats struct{ fast, goldmark int }
 
 func defaultScanner() scanner {
 	return scanner{parser: blockParser(), segmentSize: SegmentSize}
@@ -211,11 +229,14 @@ func (sc scanner) scan(src []byte) ([]Block, int) {
 	return blocks, segments
 }
 
-// scanFunc parses src segment by segment and hands each segment's blocks
+// scanFunc scans src segment by segment and hands each segment's blocks
 // to yield (the slice is reused: yield must not keep it). It returns the
-// number of segments parsed.
+// number of segments scanned.
 func (sc scanner) scanFunc(src []byte, yield func([]Block) bool) int {
-	var blocks []Block
+	// Room for a segment's blocks at about the density of documentation,
+	// so that most documents' blocks are gathered without growing the
+	// buffer block by block.
+	blocks := make([]Block, 0, min(len(src), sc.segmentSize)/bytesPerBlock+4)
 	off := 0
 	if bytes.HasPrefix(src, bom) {
 		off = len(bom) // an encoding mark, in no block
@@ -226,6 +247,63 @@ func (sc scanner) scanFunc(src []byte, yield func([]Block) bool) int {
 	}
 	body := src[off:]
 	shared := &lazyMathIndex{doc: body}
+	if sc.goldmarkOnly {
+		return sc.scanGoldmark(body, off, shared, blocks, yield)
+	}
+	segments := 0
+	for pos := 0; pos < len(body); {
+		// A segment: blocks read by the fast scanner and stretches parsed
+		// by goldmark, up to segmentSize bytes or a little more.
+		limit := pos + sc.segmentSize
+		for pos < len(body) && pos < limit {
+			var stop int
+			var fallback bool
+			blocks, stop, fallback = sc.fast(body, pos, limit, off, blocks)
+			if stop == fastStopped {
+				return segments
+			}
+			if sc.stats != nil {
+				sc.stats.fast += stop - pos
+			}
+			pos = stop
+			if !fallback {
+				continue
+			}
+			// goldmark parses from pos to the first safe cut after it
+			// where nothing is left open, trying cuts twice as far each
+			// time (so the work stays linear).
+			end := pos
+			var doc ast.Node
+			for size := 0; ; size = 2 * (end - pos) {
+				end = nextSafeCut(body, max(end, pos+size))
+				if doc = sc.parse(body, pos, end, shared); doc == nil {
+					return segments // stopped: pl's context ended
+				}
+				if end == len(body) || closedAtEnd(body, pos, end, doc.LastChild()) {
+					break
+				}
+			}
+			blocks = appendBlocks(blocks, body, pos, end, doc, off)
+			if sc.stats != nil {
+				sc.stats.goldmark += end - pos
+			}
+			pos = end
+		}
+		segments++
+		if len(blocks) > 0 && !yield(blocks) {
+			return segments
+		}
+		blocks = blocks[:0]
+	}
+	if len(blocks) > 0 {
+		yield(blocks) // front matter alone
+	}
+	return segments
+}
+
+// scanGoldmark is scanFunc with every segment parsed by goldmark, cut
+// before a column-0 ATX heading after a blank line.
+func (sc scanner) scanGoldmark(body []byte, off int, shared *lazyMathIndex, blocks []Block, yield func([]Block) bool) int {
 	segments := 0
 	for pos := 0; pos < len(body); {
 		end := pos
@@ -244,6 +322,9 @@ func (sc scanner) scanFunc(src []byte, yield func([]Block) bool) int {
 			}
 		}
 		blocks = appendBlocks(blocks, body, pos, end, doc, off)
+		if sc.stats != nil {
+			sc.stats.goldmark += end - pos
+		}
 		segments++
 		pos = end
 		if len(blocks) > 0 && !yield(blocks) {
@@ -397,44 +478,6 @@ func appendBlocks(blocks []Block, body []byte, base, end int, doc ast.Node, off 
 	}
 	prevStart := -1
 	var prevNode ast.Node
-	emit := func(n ast.Node, start, stop int) {
-		stop = trimBlankLines(body, start, stop)
-		if stop <= start {
-			return
-		}
-		b := Block{Start: start, End: stop, BodyStart: start, BodyEnd: stop}
-		switch n.Kind() {
-		case ast.KindHeading:
-			b.Kind, b.Level = Heading, n.(*ast.Heading).Level
-			b.Title, b.Setext = headingTitle(body[start:stop])
-		case ast.KindFencedCodeBlock:
-			b.Kind = FencedCode
-			fenceInfo(body, &b)
-		case ast.KindCodeBlock:
-			b.Kind = IndentedCode
-		case ast.KindHTMLBlock:
-			b.Kind = HTML
-		case ast.KindList:
-			b.Kind = List
-		case ast.KindBlockquote:
-			b.Kind = Quote
-		case ast.KindThematicBreak:
-			b.Kind = ThematicBreak
-		case KindMathBlock:
-			b.Kind = Math
-			if first := lineEnd(body, start); first < stop {
-				b.BodyStart, b.BodyEnd = first, lineStart(body, stop-1)
-			}
-		default:
-			b.Kind = Paragraph
-			if split := splitTable(body, &b); split != nil {
-				split.shift(off)
-				blocks = append(blocks, *split)
-			}
-		}
-		b.shift(off)
-		blocks = append(blocks, b)
-	}
 	prev := base
 	for n := doc.FirstChild(); n != nil; n = n.NextSibling() {
 		p := n.Pos()
@@ -447,14 +490,70 @@ func appendBlocks(blocks []Block, body []byte, base, end int, doc ast.Node, off 
 		}
 		p = max(lineStart(body, base+p), prev)
 		if prevNode != nil {
-			emit(prevNode, prevStart, p)
+			blocks = appendNode(blocks, body, prevNode, prevStart, p, off)
 		}
 		prevNode, prevStart, prev = n, p, p
 	}
 	if prevNode != nil {
-		emit(prevNode, prevStart, end)
+		blocks = appendNode(blocks, body, prevNode, prevStart, end, off)
 	}
 	return blocks
+}
+
+// appendNode appends the block of the top-level node n, which spans
+// body[start:stop] with the blank lines that follow it.
+func appendNode(blocks []Block, body []byte, n ast.Node, start, stop, off int) []Block {
+	kind, level := Paragraph, 0
+	switch n.Kind() {
+	case ast.KindHeading:
+		kind, level = Heading, n.(*ast.Heading).Level
+	case ast.KindFencedCodeBlock:
+		kind = FencedCode
+	case ast.KindCodeBlock:
+		kind = IndentedCode
+	case ast.KindHTMLBlock:
+		kind = HTML
+	case ast.KindList:
+		kind = List
+	case ast.KindBlockquote:
+		kind = Quote
+	case ast.KindThematicBreak:
+		kind = ThematicBreak
+	case KindMathBlock:
+		kind = Math
+	}
+	return appendBlock(blocks, body, kind, level, start, stop, off)
+}
+
+// appendBlock appends the top-level block of kind (a heading of level)
+// that spans body[start:stop] with the blank lines that follow it, shifted
+// by off; a paragraph holding a table becomes the table (and the
+// paragraph lines before it). Both scanners, goldmark's and the fast one,
+// report their blocks through it.
+func appendBlock(blocks []Block, body []byte, kind Kind, level, start, stop, off int) []Block {
+	stop = trimBlankLines(body, start, stop)
+	if stop <= start {
+		return blocks
+	}
+	b := Block{Kind: kind, Start: start, End: stop, BodyStart: start, BodyEnd: stop}
+	switch kind {
+	case Heading:
+		b.Level = level
+		b.Title, b.Setext = headingTitle(body[start:stop])
+	case FencedCode:
+		fenceInfo(body, &b)
+	case Math:
+		if first := lineEnd(body, start); first < stop {
+			b.BodyStart, b.BodyEnd = first, lineStart(body, stop-1)
+		}
+	case Paragraph:
+		if split := splitTable(body, &b); split != nil {
+			split.shift(off)
+			blocks = append(blocks, *split)
+		}
+	}
+	b.shift(off)
+	return append(blocks, b)
 }
 
 func (b *Block) shift(d int) {
@@ -529,14 +628,17 @@ func isBlank(line []byte) bool {
 // src[start:end] (start is a line start).
 func trimBlankLines(src []byte, start, end int) int {
 	for end > start {
-		ls := lineStart(src, end-1)
-		if ls < start {
-			ls = start
+		i := end - 1
+		if src[i] == '\n' { // the last line's break
+			i--
 		}
-		if !isBlank(src[ls:end]) {
-			return end
+		for i >= start && (src[i] == ' ' || src[i] == '\t' || src[i] == '\r') {
+			i--
 		}
-		end = ls
+		if i >= start && src[i] != '\n' {
+			return end // the last line holds more than spaces
+		}
+		end = i + 1 // a blank last line
 	}
 	return start
 }

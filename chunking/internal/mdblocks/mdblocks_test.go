@@ -339,8 +339,11 @@ const maxPeekedPerByte = 4*MaxNesting + 8
 // level deeper (the input grows with the square of the depth). Without a
 // bound every line is scanned once for each open container, so the work
 // per byte grows with the depth (the whole parse as depth³); with it the
-// work per byte is bounded and flat.
+// work per byte is bounded and flat. The bound is goldmark's, so goldmark
+// parses alone here (the fast scanner reads such lists line by line).
 func TestNestingWork(t *testing.T) {
+	gm := defaultScanner()
+	gm.goldmarkOnly = true
 	for i, s := range staircases {
 		// The list (the first) is nested 200 to 2,400 deep, the others
 		// less, as they are slower to parse.
@@ -356,7 +359,7 @@ func TestNestingWork(t *testing.T) {
 			allocPerByte := map[int]float64{}
 			for _, d := range depths {
 				src := staircase(d, s.cont, s.open)
-				blocks, w := measure(defaultScanner(), src)
+				blocks, w := measure(gm, src)
 				checkBlocks(t, src, blocks)
 				if len(blocks) != 1 || blocks[0].End != len(src) {
 					t.Fatalf("depth %d: %d blocks, want one container spanning the document", d, len(blocks))
@@ -386,7 +389,7 @@ func TestNestingWork(t *testing.T) {
 // maxPeekedPerByte allows.
 func TestNestingWorkUnbounded(t *testing.T) {
 	sc := defaultScanner()
-	sc.parser = newBlockParser(math.MaxInt)
+	sc.goldmarkOnly, sc.parser = true, newBlockParser(math.MaxInt)
 	src := staircase(300, always("  "), always("- "))
 	_, w := measure(sc, src)
 	if perByte := float64(w.peeked) / float64(len(src)); perByte < 2*maxPeekedPerByte {
@@ -422,7 +425,7 @@ func nestingDepth(src []byte) int {
 func checkBound(t testing.TB, src []byte, maxNesting int) int {
 	t.Helper()
 	bounded := defaultScanner()
-	bounded.parser = newBlockParser(maxNesting)
+	bounded.goldmarkOnly, bounded.parser = true, newBlockParser(maxNesting)
 	got, _ := bounded.scan(src)
 	checkBlocks(t, src, got)
 	depth := nestingDepth(src)
@@ -430,7 +433,7 @@ func checkBound(t testing.TB, src []byte, maxNesting int) int {
 		return depth
 	}
 	unbounded := defaultScanner()
-	unbounded.parser = newBlockParser(math.MaxInt)
+	unbounded.goldmarkOnly, unbounded.parser = true, newBlockParser(math.MaxInt)
 	if want, _ := unbounded.scan(src); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("scan(%q) nested %d deep, bounded to %d:\n%v\nunbounded:\n%v", src, depth, maxNesting, got, want)
 	}
@@ -465,7 +468,7 @@ func TestNestingBound(t *testing.T) {
 	src := []byte("- a\n  - b\n    - ```\ntext\n===\n")
 	want := []span{{kind: List, text: string(src)}}
 	sc := defaultScanner()
-	sc.parser = newBlockParser(2)
+	sc.goldmarkOnly, sc.parser = true, newBlockParser(2)
 	blocks, _ := sc.scan(src)
 	if got := describe(src, blocks); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("scan(%q) bounded to 2 = %+v, want %+v", src, got, want)
@@ -554,7 +557,7 @@ func BenchmarkNesting(b *testing.B) {
 				name = fmt.Sprintf("depth-%d/unbounded", d)
 			}
 			sc := defaultScanner()
-			sc.parser = newBlockParser(bound)
+			sc.goldmarkOnly, sc.parser = true, newBlockParser(bound)
 			b.Run(name, func(b *testing.B) {
 				b.ReportAllocs()
 				b.SetBytes(int64(len(src)))
@@ -585,9 +588,10 @@ func TestScanFunc(t *testing.T) {
 	}
 }
 
-// TestScanPolledStops ends the context part-way through the parse of one
+// TestScanPolledStops ends the context part-way through the scan of one
 // segment (a list nested 600 deep, 1,200 with CHUNKSTREAM_TEST_FULL=1, has
-// no cut, so it is one segment) and
+// no cut, so it is one segment; read by the fast scanner, and by goldmark
+// after an HTML block) and
 // checks that the parse stops within a bounded amount of work after the
 // end, that nothing of the stopped segment is yielded, and that a Poller
 // that never ends gives Scan's blocks.
@@ -596,7 +600,17 @@ func TestScanPolledStops(t *testing.T) {
 	if testutil.Enabled(testutil.Full) {
 		depth = 1200
 	}
-	src := staircase(depth, always("  "), always("- "))
+	list := staircase(depth, always("  "), always("- "))
+	for name, src := range map[string][]byte{
+		"fast":     list,
+		"goldmark": append([]byte("<!-- what follows is goldmark's, up to a cut -->\n"), list...),
+	} {
+		t.Run(name, func(t *testing.T) { checkPolledStops(t, src) })
+	}
+}
+
+// checkPolledStops is TestScanPolledStops on one document.
+func checkPolledStops(t *testing.T, src []byte) {
 	if got, want := ScanPolled(src, &poll.Poller{}), Scan(src); !reflect.DeepEqual(got, want) {
 		t.Fatalf("ScanPolled with a Poller that never ends = %d blocks, want Scan's %d", len(got), len(want))
 	}

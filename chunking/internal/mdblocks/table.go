@@ -31,6 +31,13 @@ func splitTable(src []byte, b *Block) *Block {
 // delimiterCells returns the number of cells of a table delimiter row, or 0
 // when line is not one. A delimiter row needs at least one pipe.
 func delimiterCells(line []byte) int {
+	i := 0
+	for i < len(line) && isSpace(line[i]) { // the bytes Trim takes
+		i++
+	}
+	if i == len(line) || line[i] != '|' && line[i] != '-' && line[i] != ':' {
+		return 0 // most lines: no row of the kind
+	}
 	line = bytes.Trim(line, " \t\r\n")
 	if len(line) == 0 || bytes.IndexByte(line, '|') < 0 {
 		return 0
