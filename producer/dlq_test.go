@@ -591,3 +591,45 @@ func TestDLQTenantsApart(t *testing.T) {
 		t.Errorf("t1's same.md record = %+v, %v, %v; want done at version %d", rec, ok, err, v1)
 	}
 }
+
+// TestObjectRenewedPastHalfItsTTL: a document stored in the Object Store
+// and sent again while its object is younger than half the bucket's TTL
+// reuses it; once older, it is stored again, so that the new request does
+// not name an object about to expire (the clock is moved, not waited on).
+func TestObjectRenewedPastHalfItsTTL(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	content := mdContent(1, 6000)
+	p := e.producer(Options{MaxInline: 4096})
+	objects, err := e.js.ObjectStore(ctx, e.cfg.ObjectsBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := messages.ContentVersion(content)
+	stored := func() time.Time {
+		t.Helper()
+		info, err := objects.GetInfo(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return info.ModTime
+	}
+	send := func(id string) {
+		t.Helper()
+		if _, err := p.Enqueue(ctx, Document{ID: id, Content: content}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send("a.md")
+	first := stored()
+	p.now = func() time.Time { return first.Add(e.cfg.ObjectsTTL/2 - time.Minute) }
+	send("copy-of-a.md")
+	if got := stored(); !got.Equal(first) {
+		t.Errorf("object stored again at %v while younger than half its TTL", got)
+	}
+	p.now = func() time.Time { return first.Add(e.cfg.ObjectsTTL/2 + time.Minute) }
+	send("another-copy.md")
+	if got := stored(); !got.After(first) {
+		t.Errorf("object of %v kept past half its TTL, want it stored again", first)
+	}
+}

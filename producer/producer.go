@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -75,8 +76,12 @@ type Document struct {
 type Producer struct {
 	js      jetstream.JetStream
 	opts    Options
-	objMu   sync.Mutex // guards objects
+	objMu   sync.Mutex // guards objects and objectsTTL
 	objects jetstream.ObjectStore
+	// objectsTTL is the objects bucket's TTL (0: none), read when bound.
+	objectsTTL time.Duration
+	// now is the clock an object's age is read by (time.Now).
+	now func() time.Time
 	// checks resolves requests without the workers' defaults, to refuse
 	// what any worker would.
 	checks *registry.Resolver
@@ -104,7 +109,7 @@ func New(nc *nats.Conn, js jetstream.JetStream, opts Options) *Producer {
 		opts.Chunkers = registry.Default()
 	}
 	checks, _ := opts.Chunkers.Resolver(registry.Defaults{}) // zero defaults always resolve
-	return &Producer{js: js, opts: opts, checks: checks, tracer: tracing.Tracer(opts.TracerProvider)}
+	return &Producer{js: js, opts: opts, checks: checks, tracer: tracing.Tracer(opts.TracerProvider), now: time.Now}
 }
 
 // SendID returns the producer's send id.
@@ -166,6 +171,9 @@ func (p *Producer) checkSize(id, file string, size int64) error {
 
 // putObject stores content under name, once (objects are
 // content-addressed), retried through s's outage machine like a publish.
+// An object stored more than half the bucket's TTL ago is stored again,
+// which renews its age: a request sent now must not name an object about
+// to expire under it (a worker reading the old copy meanwhile retries).
 func (p *Producer) putObject(ctx context.Context, s *sender, name string, content []byte) error {
 	p.objMu.Lock()
 	defer p.objMu.Unlock()
@@ -175,10 +183,16 @@ func (p *Producer) putObject(ctx context.Context, s *sender, name string, conten
 			if err != nil {
 				return err
 			}
-			p.objects = obs
+			st, err := obs.Status(ctx)
+			if err != nil {
+				return err
+			}
+			p.objects, p.objectsTTL = obs, st.TTL()
 		}
-		if _, err := p.objects.GetInfo(ctx, name); err == nil {
-			return nil // content-addressed: already there
+		if info, err := p.objects.GetInfo(ctx, name); err == nil {
+			if p.objectsTTL == 0 || p.now().Sub(info.ModTime) < p.objectsTTL/2 {
+				return nil // content-addressed: already there, and not near its end
+			}
 		} else if !errors.Is(err, jetstream.ErrObjectNotFound) {
 			return err
 		}
