@@ -610,9 +610,10 @@ type PurgeSummary struct {
 	NotFound []uint64
 }
 
-// IsZero reports whether f selects every dead letter.
+// IsZero reports whether f selects every dead letter: no filter, or a
+// subject filter that matches every subject (">").
 func (f DLQFilter) IsZero() bool {
-	return f.Kind == "" && f.Cause == "" && f.Subject == "" && f.Tenant == "" && f.IDPrefix == "" && len(f.Seqs) == 0
+	return f.Kind == "" && f.Cause == "" && (f.Subject == "" || f.Subject == ">") && f.Tenant == "" && f.IDPrefix == "" && len(f.Seqs) == 0
 }
 
 // Purge deletes, one message at a time, every dead letter f selects that

@@ -367,6 +367,10 @@ func TestDLQFilters(t *testing.T) {
 	if !errors.Is(err, ErrPurgeUnscoped) || selected != 6 || ps.Deleted != 0 || e.streamCount(e.cfg.DLQStream) != 6 {
 		t.Fatalf("Purge(no filter) = %+v, %v, %d selected; DLQ holds %d, want ErrPurgeUnscoped, 6 selected, 6 kept", ps, err, selected, e.streamCount(e.cfg.DLQStream))
 	}
+	// A subject filter that matches every subject is no filter either.
+	if ps, err = d.Purge(ctx, DLQFilter{Subject: ">"}, PurgeOptions{}); !errors.Is(err, ErrPurgeUnscoped) || ps.Deleted != 0 || e.streamCount(e.cfg.DLQStream) != 6 {
+		t.Fatalf("Purge(-subject >) = %+v, %v; DLQ holds %d, want ErrPurgeUnscoped, 6 kept", ps, err, e.streamCount(e.cfg.DLQStream))
+	}
 	var purged []uint64
 	ps, err = d.Purge(ctx, DLQFilter{IDPrefix: "kb/", Kind: messages.KindPermanent}, PurgeOptions{OnEntry: func(e DeadLetterEntry) { purged = append(purged, e.Seq) }})
 	if err != nil || ps.Deleted != 3 || !slices.Equal(purged, []uint64{a, b, old}) {
