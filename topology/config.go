@@ -151,10 +151,8 @@ func (c *Config) Validate() error {
 	} else if c.ChunksDuplicateWindow > c.ChunksMaxAge {
 		bad("ChunksDuplicateWindow", "%v is longer than ChunksMaxAge %v", c.ChunksDuplicateWindow, c.ChunksMaxAge)
 	}
-	if c.ObjectsTTL < 2*time.Minute {
-		// The bucket's duplicate window is 2 minutes, and JetStream wants
-		// a max age no shorter than the window.
-		bad("ObjectsTTL", "%v, want at least 2m (nothing else removes objects; the bucket's duplicate window is 2m)", c.ObjectsTTL)
+	if c.ObjectsTTL <= 0 {
+		bad("ObjectsTTL", "%v, want a positive duration (nothing else removes objects)", c.ObjectsTTL)
 	}
 	if c.AckWait < 100*time.Millisecond {
 		bad("AckWait", "%v, want at least 100ms", c.AckWait)

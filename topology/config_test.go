@@ -30,7 +30,6 @@ func TestValidateNamesVariable(t *testing.T) {
 		{func(c *Config) { c.ChunksMaxAge = 0 }, "ChunksMaxAge"},
 		{func(c *Config) { c.ChunksMaxAge = 30 * time.Minute }, "ChunksDuplicateWindow"},
 		{func(c *Config) { c.ObjectsTTL = 0 }, "ObjectsTTL"},
-		{func(c *Config) { c.ObjectsTTL = time.Minute }, "ObjectsTTL"},
 		{func(c *Config) { c.AckWait = time.Millisecond }, "AckWait"},
 		{func(c *Config) { c.MaxDeliver = 0 }, "MaxDeliver"},
 		{func(c *Config) { c.SetupTimeout = 0 }, "SetupTimeout"},
