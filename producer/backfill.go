@@ -39,6 +39,10 @@ var (
 	ErrDeleteUnconfirmed = errors.New("producer: deletes over the threshold")
 	// ErrDeleteSubject: a record names a subject no stream stores.
 	ErrDeleteSubject = errors.New("producer: a delete's subject is stored by no stream")
+	// ErrDeletePrefix: a backfill of files with DeleteMissing under an
+	// IDPrefix that does not end in "/": "kb" also holds "kb2/a.md" and
+	// "kbase/b.md", which another folder's run may have sent.
+	ErrDeletePrefix = errors.New("producer: deletes under an id prefix that is not a folder")
 )
 
 // ConfirmDeletesAbove is the share, in percent of the documents recorded
@@ -69,8 +73,8 @@ type DeletePlan struct {
 }
 
 // DeleteRefusedError is a DeleteMissing backfill refused before it sent
-// anything; it wraps ErrDeleteUnscoped, ErrDeleteUnconfirmed or
-// ErrDeleteSubject.
+// anything; it wraps ErrDeleteUnscoped, ErrDeletePrefix,
+// ErrDeleteUnconfirmed or ErrDeleteSubject.
 type DeleteRefusedError struct {
 	Plan DeletePlan
 	Err  error
@@ -85,6 +89,8 @@ func (e *DeleteRefusedError) Error() string {
 		return fmt.Sprintf("%v: %s (the record of %q names it); nothing was sent", e.Err, e.Subject, e.ID)
 	case errors.Is(e.Err, ErrDeleteUnscoped):
 		return fmt.Sprintf("%v: DeleteMissing would delete %s; set IDPrefix, or DeleteAll; nothing was sent", e.Err, e.Plan.Summary())
+	case errors.Is(e.Err, ErrDeletePrefix):
+		return fmt.Sprintf("%v: DeleteMissing would delete %s; end IDPrefix with \"/\"; nothing was sent", e.Err, e.Plan.Summary())
 	default:
 		return fmt.Sprintf("%v: DeleteMissing would delete %s, more than %d%%; set ConfirmDeletes; nothing was sent", e.Err, e.Plan.Summary(), ConfirmDeletesAbove)
 	}
@@ -421,6 +427,8 @@ func (p *Producer) planDeletes(ctx context.Context, pl *plan, recs map[string]re
 		return d.IDs, nil
 	case d.Unscoped: // even with nothing to delete: the command is wrong
 		return nil, &DeleteRefusedError{Plan: d, Err: ErrDeleteUnscoped}
+	case pl.inputs == nil && o.IDPrefix != "" && !strings.HasSuffix(o.IDPrefix, "/"):
+		return nil, &DeleteRefusedError{Plan: d, Err: ErrDeletePrefix}
 	case d.OverThreshold && !o.ConfirmDeletes:
 		return nil, &DeleteRefusedError{Plan: d, Err: ErrDeleteUnconfirmed}
 	}

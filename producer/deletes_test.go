@@ -103,6 +103,11 @@ func TestDeleteMissingRules(t *testing.T) {
 	if unscoped.err.Error() != want {
 		t.Errorf("no scope:\n%v\nwant\n%s", unscoped.err, want)
 	}
+	// A prefix that is not a folder ("kb" holds "kb2/…" and "kbase/…" too)
+	// is no scope for deletes.
+	if nf := backfill(BackfillOptions{Paths: both, IDPrefix: "kb", ConfirmDeletes: true}); !errors.Is(nf.err, ErrDeletePrefix) || !errors.As(nf.err, &refused) {
+		t.Errorf("-id-prefix kb: %v, want ErrDeletePrefix", nf.err)
+	}
 	all := backfill(BackfillOptions{Paths: both, DeleteAll: true})
 	if !errors.Is(all.err, ErrDeleteUnconfirmed) || len(all.plan.IDs) != 30 {
 		t.Errorf("DeleteAll without ConfirmDeletes: %v (%d ids), want ErrDeleteUnconfirmed", all.err, len(all.plan.IDs))

@@ -307,6 +307,9 @@ func deleteRefusal(e *producer.DeleteRefusedError) error {
 	case errors.Is(e, producer.ErrDeleteUnscoped):
 		return fmt.Errorf("%w: -delete-missing without a scope would delete %s; nothing was sent: give -id-prefix PREFIX (the prefix the documents were sent with) to delete only the gone documents under it, or -all to delete across every id; -dry-run lists them",
 			envflag.ErrUsage, d.Summary())
+	case errors.Is(e, producer.ErrDeletePrefix):
+		return fmt.Errorf("%w: -delete-missing under -id-prefix %q would delete %s; nothing was sent: a prefix not ending in \"/\" also holds other folders' ids (%q, %q): end it with \"/\"",
+			envflag.ErrUsage, d.Scopes[0], d.Summary(), d.Scopes[0]+"2/a.md", d.Scopes[0]+"-old/a.md")
 	case errors.Is(e, producer.ErrDeleteUnconfirmed):
 		return fmt.Errorf("%w: -delete-missing would delete %s, more than %d%%; nothing was sent: list them with -dry-run, then run again with -yes to delete them",
 			envflag.ErrUsage, d.Summary(), producer.ConfirmDeletesAbove)
