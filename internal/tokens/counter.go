@@ -1,6 +1,7 @@
 package tokens
 
 import (
+	"bytes"
 	"encoding/binary"
 	"unicode/utf8"
 	"unsafe"
@@ -12,8 +13,10 @@ type Counter struct {
 	enc     *Encoding
 	sc      scanner
 	m       bpe
-	hot     []hotEntry // two-way set-associative cache of short pieces' counts
-	scanned int        // bytes cut into pieces (Scanned)
+	hot     []hotEntry  // two-way set-associative cache of short pieces' counts
+	long    []longEntry // direct-mapped cache of longer pieces' counts
+	scanned int         // bytes cut into pieces (Scanned)
+	merged  int         // pieces counted without the caches (tests count them)
 }
 
 // hotEntry caches the token count of one piece of 2 to hotMax bytes: k0
@@ -31,6 +34,23 @@ const hotMax = 15
 // hotBits sizes the piece cache: 2^16 entries (1 MiB) in sets of two
 // catch about 24 pieces in 25 of Markdown (BenchmarkFastPaths/cache).
 const hotBits = 16
+
+// longEntry caches the token count of one piece of hotMax+1 to longMax
+// bytes, keeping a copy of its bytes to verify a hit.
+type longEntry struct {
+	hash  uint64
+	count int
+	piece []byte
+}
+
+// longMax is the longest piece the long cache holds, and longBits sizes
+// it: 2^9 entries, at most 1 MiB of pieces. Long pieces are few but each
+// costs a merge, and a chunker counts the same long piece several
+// times (a long unbroken line cut into prefixes).
+const (
+	longMax  = 2048
+	longBits = 9
+)
 
 // Encoding returns the encoding c counts with.
 func (c *Counter) Encoding() *Encoding { return c.enc }
@@ -149,7 +169,7 @@ func (c *Counter) pieceTokens(piece []byte) int {
 		return 1
 	}
 	if len(piece) > hotMax {
-		return c.slowPiece(piece)
+		return c.longPiece(piece)
 	}
 	var k0, k1 uint64
 	if len(piece) > 8 {
@@ -176,8 +196,38 @@ func (c *Counter) pieceTokens(piece []byte) int {
 	return n
 }
 
+// longPiece returns the number of tokens of a piece longer than hotMax.
+func (c *Counter) longPiece(piece []byte) int {
+	if len(piece) > longMax {
+		return c.slowPiece(piece)
+	}
+	if c.long == nil {
+		c.long = make([]longEntry, 1<<longBits)
+	}
+	h := hashBytes(piece)
+	e := &c.long[h>>(64-longBits)]
+	if e.hash == h && bytes.Equal(e.piece, piece) {
+		return e.count
+	}
+	n := c.slowPiece(piece)
+	e.hash, e.count, e.piece = h, n, append(e.piece[:0], piece...)
+	return n
+}
+
+// hashBytes hashes b eight bytes at a time (the same in every process,
+// so that the work of a count is reproducible).
+func hashBytes(b []byte) uint64 {
+	h := uint64(len(b)) * 0x9E3779B97F4A7C15
+	for ; len(b) >= 8; b = b[8:] {
+		h = (h ^ binary.LittleEndian.Uint64(b)) * 0xC2B2AE3D27D4EB4F
+		h ^= h >> 29
+	}
+	return (h ^ pack(b)) * 0x9E3779B97F4A7C15
+}
+
 // slowPiece counts the tokens of a piece without the cache.
 func (c *Counter) slowPiece(piece []byte) int {
+	c.merged++
 	if _, ok := c.enc.ranks.rank(piece); ok {
 		return 1
 	}

@@ -20,6 +20,12 @@ type table struct {
 	shift uint
 	long  map[string]uint32
 	pairs []uint32 // rank+1 of each two-byte token, 0 when none, indexed by its bytes
+	// filter has a bit set for each token of the short table (bits of
+	// its hash other than the slot's): most keys that are no token, half
+	// the candidates of a merge, are turned away by it without a probe of
+	// the much larger table.
+	filter     []uint64
+	filterMask uint64
 	// longest is the length of the longest token: a piece of n bytes has
 	// at least n/longest tokens.
 	longest int
@@ -52,6 +58,9 @@ func pack(b []byte) uint64 {
 	return k
 }
 
+// filterShift picks the hash bits of the filter: below those of the slot.
+const filterShift = 12
+
 func hash(k, k1 uint64, n int) uint64 {
 	return (k ^ k1*0xC2B2AE3D27D4EB4F ^ uint64(n)<<59) * 0x9E3779B97F4A7C15
 }
@@ -72,6 +81,8 @@ func newTable(ranks map[string]uint32) *table {
 	size := 1 << bits.Len(uint(short*2))
 	t := &table{slots: make([]slot, size), shift: uint(64 - bits.Len(uint(size-1))), long: map[string]uint32{}}
 	t.pairs = make([]uint32, 1<<16)
+	fbits := 1 << bits.Len(uint(short*16-1)) // about one false positive in sixteen
+	t.filter, t.filterMask = make([]uint64, fbits/64), uint64(fbits-1)
 	for r, tok := range byRank {
 		r := uint32(r)
 		t.longest = max(t.longest, len(tok))
@@ -83,7 +94,10 @@ func newTable(ranks map[string]uint32) *table {
 			continue
 		}
 		k, k1 := packKey([]byte(tok))
-		i := hash(k, k1, len(tok)) >> t.shift
+		h := hash(k, k1, len(tok))
+		f := h >> filterShift & t.filterMask
+		t.filter[f/64] |= 1 << (f % 64)
+		i := h >> t.shift
 		for t.slots[i].n != 0 {
 			i = (i + 1) & uint64(size-1)
 		}
@@ -110,7 +124,11 @@ func (t *table) probe(b []byte) (uint32, bool) {
 	k, k1 := packKey(b)
 	n := uint8(len(b))
 	mask := uint64(len(t.slots) - 1)
-	for i := hash(k, k1, len(b)) >> t.shift; ; i = (i + 1) & mask {
+	h := hash(k, k1, len(b))
+	if f := h >> filterShift & t.filterMask; t.filter[f/64]&(1<<(f%64)) == 0 {
+		return 0, false
+	}
+	for i := h >> t.shift; ; i = (i + 1) & mask {
 		s := &t.slots[i]
 		if s.n == n && s.key == k && s.key1 == k1 {
 			return s.rank, true
