@@ -168,6 +168,9 @@ func (c *Counter) pieceTokens(piece []byte) int {
 	if len(piece) == 1 {
 		return 1
 	}
+	if len(piece) <= 3 {
+		return c.shortPiece(piece)
+	}
 	if len(piece) > hotMax {
 		return c.longPiece(piece)
 	}
@@ -194,6 +197,28 @@ func (c *Counter) pieceTokens(piece []byte) int {
 	n := c.slowPiece(piece)
 	set[1], set[0] = set[0], hotEntry{k0: k0, k1: k1 | uint64(n)<<56}
 	return n
+}
+
+// shortPiece returns the number of tokens of a piece of two or three
+// bytes without merging: a two-byte piece that is no token is two single
+// bytes, and a three-byte one is two tokens when either of its pairs is
+// one (the merge of the lower-ranked pair cannot be followed by another),
+// else three single bytes.
+func (c *Counter) shortPiece(piece []byte) int {
+	t := c.enc.ranks
+	if len(piece) == 2 {
+		if t.isPair(piece[0], piece[1]) {
+			return 1
+		}
+		return 2
+	}
+	if _, ok := t.probe(piece); ok {
+		return 1
+	}
+	if t.isPair(piece[0], piece[1]) || t.isPair(piece[1], piece[2]) {
+		return 2
+	}
+	return 3
 }
 
 // longPiece returns the number of tokens of a piece longer than hotMax.

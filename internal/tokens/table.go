@@ -20,6 +20,9 @@ type table struct {
 	shift uint
 	long  map[string]uint32
 	pairs []uint32 // rank+1 of each two-byte token, 0 when none, indexed by its bytes
+	// pairSet has the bit of each two-byte token set (8 KiB: the count
+	// of a two- or three-byte piece asks it, not the cache).
+	pairSet []uint64
 	// filter has a bit set for each token of the short table (bits of
 	// its hash other than the slot's): most keys that are no token, half
 	// the candidates of a merge, are turned away by it without a probe of
@@ -81,6 +84,7 @@ func newTable(ranks map[string]uint32) *table {
 	size := 1 << bits.Len(uint(short*2))
 	t := &table{slots: make([]slot, size), shift: uint(64 - bits.Len(uint(size-1))), long: map[string]uint32{}}
 	t.pairs = make([]uint32, 1<<16)
+	t.pairSet = make([]uint64, 1<<16/64)
 	fbits := 1 << bits.Len(uint(short*16-1)) // about one false positive in sixteen
 	t.filter, t.filterMask = make([]uint64, fbits/64), uint64(fbits-1)
 	for r, tok := range byRank {
@@ -88,6 +92,7 @@ func newTable(ranks map[string]uint32) *table {
 		t.longest = max(t.longest, len(tok))
 		if len(tok) == 2 {
 			t.pairs[int(tok[0])<<8|int(tok[1])] = r + 1
+			t.pairSet[int(tok[0])<<2|int(tok[1])>>6] |= 1 << (tok[1] & 63)
 		}
 		if len(tok) > shortMax {
 			t.long[tok] = r
@@ -113,6 +118,11 @@ func (t *table) rank(b []byte) (uint32, bool) {
 		return r - 1, r != 0
 	}
 	return t.probe(b)
+}
+
+// isPair reports whether a, b is a token.
+func (t *table) isPair(a, b byte) bool {
+	return t.pairSet[int(a)<<2|int(b)>>6]&(1<<(b&63)) != 0
 }
 
 // probe returns the rank of token b from the short table or the map.
