@@ -282,6 +282,78 @@ func (sc *scanner) asciiWord(i int, o200k bool) int {
 	return j
 }
 
+// asciiPiece returns the end of the piece at i when it is ASCII and
+// ends at an ASCII byte, as the general scanners would find it, or 0:
+// a word (asciiWord), a run of punctuation with an optional leading
+// space and trailing line breaks, a run of whitespace, or up to three
+// digits. It records the reads the general scanners would. The
+// general scanners take everything else: an apostrophe first, whatever
+// touches a non-ASCII byte or the end of the text.
+func (sc *scanner) asciiPiece(i int, o200k bool) int {
+	if j := sc.asciiWord(i, o200k); j > 0 {
+		return j
+	}
+	s := sc.s
+	b := s[i]
+	if b >= utf8.RuneSelf || b == '\'' || i+1 >= len(s) || s[i+1] >= utf8.RuneSelf {
+		return 0
+	}
+	c, next := asciiClass[b], asciiClass[s[i+1]]
+	if c&cLetter != 0 || c&(cNumber|cNewline) == 0 && next&cLetter != 0 {
+		return 0 // a prefix and a word that asciiWord left
+	}
+	switch {
+	case c&cNumber != 0:
+		k := i + 1
+		for ; k < i+3; k++ {
+			if k >= len(s) || s[k] >= utf8.RuneSelf {
+				return 0 // the end, or perhaps a number
+			}
+			if asciiClass[s[k]]&cNumber == 0 {
+				sc.read(k + 1)
+				return k
+			}
+		}
+		sc.read(k)
+		return k
+	case c&cSpace == 0 || b == ' ' && next&(cLetter|cNumber|cSpace) == 0:
+		// ' ?[^\s\p{L}\p{N}]+' then line breaks (and slashes for o200k).
+		k := i
+		if b == ' ' {
+			k++
+		}
+		for k < len(s) && s[k] < utf8.RuneSelf && asciiClass[s[k]]&(cLetter|cNumber|cSpace) == 0 {
+			k++
+		}
+		for k < len(s) && (s[k] == '\n' || s[k] == '\r' || o200k && s[k] == '/') {
+			k++
+		}
+		if k >= len(s) || s[k] >= utf8.RuneSelf {
+			return 0
+		}
+		sc.read(k + 1)
+		return k
+	}
+	// Whitespace: \s*[\r\n]+|\s+(?!\S)|\s+.
+	lastNL, k := -1, i
+	for ; k < len(s) && s[k] < utf8.RuneSelf && asciiClass[s[k]]&cSpace != 0; k++ {
+		if s[k] == '\n' || s[k] == '\r' {
+			lastNL = k
+		}
+	}
+	if k >= len(s) || s[k] >= utf8.RuneSelf {
+		return 0 // the end, or perhaps more whitespace
+	}
+	sc.read(k + 1)
+	switch {
+	case lastNL >= 0:
+		return lastNL + 1
+	case k-1 > i: // leave the last space to the piece after
+		return k - 1
+	}
+	return k
+}
+
 // asciiRun returns the end of the run from j of bytes b with lo ≤ b|fold
 // ≤ hi (ASCII lo, hi and fold), eight bytes at a time.
 func asciiRun(s []byte, j int, lo, hi, fold byte) int {
@@ -307,7 +379,7 @@ func asciiRun(s []byte, j int, lo, hi, fold byte) int {
 // nextCL100K returns the end of the cl100k_base piece starting at i <
 // len(sc.s).
 func (sc *scanner) nextCL100K(i int) int {
-	if j := sc.asciiWord(i, false); j > 0 {
+	if j := sc.asciiPiece(i, false); j > 0 {
 		return j
 	}
 	if sc.s[i] == '\'' {
@@ -339,7 +411,7 @@ func (sc *scanner) nextCL100K(i int) int {
 // nextO200K returns the end of the o200k_base piece starting at i <
 // len(sc.s).
 func (sc *scanner) nextO200K(i int) int {
-	if j := sc.asciiWord(i, true); j > 0 {
+	if j := sc.asciiPiece(i, true); j > 0 {
 		return j
 	}
 	c, n := sc.at(i)
