@@ -38,7 +38,7 @@ func randomWord(r *rand.Rand, n int) string {
 func TestCacheNeverChangesCount(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	var short, long []string
-	for range 3 << hotBits / 2 {
+	for range 3 << smallBits / 2 {
 		short = append(short, randomWord(r, 2+r.IntN(hotMax)))
 	}
 	for range 3 << longBits {
@@ -60,7 +60,7 @@ func TestCacheNeverChangesCount(t *testing.T) {
 	// One piece each, in both encodings: lower-case letters, some with a
 	// leading space.
 	var pieces []string
-	for _, n := range []int{2, 3, 8, 9, hotMax, hotMax + 1, 100, longMax - 1, longMax, longMax + 1, 3 * longMax} {
+	for _, n := range []int{2, 3, 4, 7, 8, 9, hotMax, hotMax + 1, 100, longMax - 1, longMax, longMax + 1, 3 * longMax} {
 		for i := range 50 {
 			p := []byte(strings.Repeat(" ", i%2) + strings.Repeat("q", n-i%2))
 			for k := i % 2; k < len(p); k++ {
@@ -72,6 +72,11 @@ func TestCacheNeverChangesCount(t *testing.T) {
 	for _, name := range Names() {
 		e := mustGet(t, name)
 		c := e.Counter()
+		for _, w := range short {
+			if got, want := c.CountString(w), len(e.Encode(w)); got != want {
+				t.Fatalf("%s: Count(%q) = %d, want %d (uncached)", name, w, got, want)
+			}
+		}
 		for round := range 2 {
 			for _, text := range texts {
 				if got, want := c.CountString(text), len(e.Encode(text)); got != want {
