@@ -33,15 +33,16 @@ type hotEntry struct {
 const hotMax = 15
 
 // hotBits and smallBits size the piece caches: 2^15 entries of two words
-// for pieces of 8 to 15 bytes and 2^17 of one word for pieces of 4 to 7
-// bytes (1.5 MiB in all), in sets of two. Chunking the Markdown corpus in
-// token mode a second time, 246,000 pieces of 4 to 15 bytes missed them
-// (3.8%), against 364,000 with one cache of 2^16 two-word entries for
-// both; pieces merged in all, 278,000, against 530,000 with the 2^14
-// direct-mapped entries of three words this replaced.
+// for pieces of 8 to 15 bytes and 2^16 of one word for pieces of 4 to 7
+// bytes (1 MiB in all), in sets of two. Chunking the Markdown corpus in
+// token mode a second time, 314,000 pieces of 4 to 15 bytes missed them,
+// against 364,000 with one cache of 2^16 two-word entries for both;
+// pieces merged in all, 346,000, against 530,000 with the 2^14
+// direct-mapped entries of three words this replaced. Twice the entries
+// of one word (1.5 MiB) took that to 278,000, no faster.
 const (
 	hotBits   = 15
-	smallBits = 17
+	smallBits = 16
 )
 
 // longEntry caches the token count of one piece of hotMax+1 to longMax

@@ -19,8 +19,8 @@
 // digits that end at an ASCII byte take a fast path of the scanners
 // (letters eight bytes at a time). A Counter keeps bounded caches of
 // piece counts, its own, so nothing is shared between goroutines: two-way
-// caches of 2^17 pieces of 4 to 7 bytes (entries of one word) and 2^15 of
-// 8 to 15 bytes (two words), 1.5 MiB in all, and 512 entries for pieces of
+// caches of 2^16 pieces of 4 to 7 bytes (entries of one word) and 2^15 of
+// 8 to 15 bytes (two words), 1 MiB in all, and 512 entries for pieces of
 // up to 2 KiB, their bytes kept to verify a hit. Pieces of two or three bytes need no cache: no merge can
 // follow the first, so a set of the two-byte tokens counts them. A filter
 // in front of the rank table turns most keys that are no token away
