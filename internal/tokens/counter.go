@@ -36,10 +36,11 @@ const hotMax = 15
 // for pieces of 8 to 15 bytes and 2^16 of one word for pieces of 4 to 7
 // bytes (1 MiB in all), in sets of two. Chunking the Markdown corpus in
 // token mode a second time, 314,000 pieces of 4 to 15 bytes missed them,
-// against 364,000 with one cache of 2^16 two-word entries for both;
-// pieces merged in all, 346,000, against 530,000 with the 2^14
-// direct-mapped entries of three words this replaced. Twice the entries
-// of one word (1.5 MiB) took that to 278,000, no faster.
+// against 364,000 with one cache of 2^16 two-word entries for both (a
+// simulation had the 2^14 direct-mapped entries of three words before
+// it missing about twice as often); pieces merged in all, 346,000.
+// Twice the entries of one word (1.5 MiB) took that to 278,000, no
+// faster.
 const (
 	hotBits   = 15
 	smallBits = 16
