@@ -26,8 +26,8 @@
 // in front of the rank table turns most keys that are no token away
 // without probing the table, half of a merge's lookups. A cache never
 // changes a count (TestCacheNeverChangesCount). With them the Markdown
-// chunker's token mode takes about 2.3× the CPU of its character mode,
-// from 2.7–2.9× (docs/development.md, the benchmark table): what is left
+// chunker's token mode takes about 2.2× the CPU of its character mode,
+// from 2.6–2.7× (docs/development.md, the benchmark table): what is left
 // is mostly the memory latency of the rank table in merges.
 //
 // The tests hold the counts to OpenAI's tokenizer run for real
