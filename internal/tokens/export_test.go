@@ -14,10 +14,24 @@ func (t *table) token(r uint32) (string, bool) {
 				size = max(size, int(s.rank)+1)
 			}
 		}
+		for _, s := range t.slots8 {
+			if s.n != 0 {
+				size = max(size, int(s.rank)+1)
+			}
+		}
 		for _, rank := range t.long {
 			size = max(size, int(rank)+1)
 		}
 		rev := make([]string, size)
+		for _, s := range t.slots8 {
+			if s.n != 0 {
+				b := make([]byte, s.n)
+				for i := range b {
+					b[i] = byte(s.key >> (8 * i))
+				}
+				rev[s.rank] = string(b)
+			}
+		}
 		for _, s := range t.slots {
 			if s.n != 0 {
 				b := make([]byte, s.n)

@@ -1,6 +1,8 @@
 package tokens
 
 import (
+	"encoding/binary"
+	"math/bits"
 	"unicode"
 	"unicode/utf8"
 )
@@ -247,9 +249,139 @@ func (sc *scanner) punct(i int, trail uint8, slash bool) int {
 	return j
 }
 
+// asciiWord returns the end of an ASCII word at i: an optional prefix
+// byte ([^\r\n\p{L}\p{N}] but not an apostrophe, which may start a
+// contraction) and a run of ASCII letters, upper case then lower case
+// when o200k, ended by an ASCII byte other than an apostrophe; or 0 when
+// the text at i is not one, and the general scanners decide. It records
+// the reads they would (the run and the byte that ends it), and is
+// their fast path for the most common piece of prose and code.
+func (sc *scanner) asciiWord(i int, o200k bool) int {
+	s := sc.s
+	j := i
+	if s[i] >= utf8.RuneSelf {
+		return 0
+	}
+	if c := asciiClass[s[i]]; c&cLetter == 0 {
+		if c&(cNumber|cNewline) != 0 || s[i] == '\'' ||
+			i+1 >= len(s) || s[i+1] >= utf8.RuneSelf || asciiClass[s[i+1]]&cLetter == 0 {
+			return 0
+		}
+		j++
+	}
+	if o200k {
+		j = asciiRun(s, j, 'A', 'Z', 0)
+		j = asciiRun(s, j, 'a', 'z', 0)
+	} else {
+		j = asciiRun(s, j, 'a', 'z', 0x20)
+	}
+	if j >= len(s) || s[j] >= utf8.RuneSelf || s[j] == '\'' {
+		return 0
+	}
+	sc.read(j + 1)
+	return j
+}
+
+// asciiPiece returns the end of the piece at i when it is ASCII and
+// ends at an ASCII byte, as the general scanners would find it, or 0:
+// a word (asciiWord), a run of punctuation with an optional leading
+// space and trailing line breaks, a run of whitespace, or up to three
+// digits. It records the reads the general scanners would. The
+// general scanners take everything else: an apostrophe first, whatever
+// touches a non-ASCII byte or the end of the text.
+func (sc *scanner) asciiPiece(i int, o200k bool) int {
+	if j := sc.asciiWord(i, o200k); j > 0 {
+		return j
+	}
+	s := sc.s
+	b := s[i]
+	if b >= utf8.RuneSelf || b == '\'' || i+1 >= len(s) || s[i+1] >= utf8.RuneSelf {
+		return 0
+	}
+	c, next := asciiClass[b], asciiClass[s[i+1]]
+	if c&cLetter != 0 || c&(cNumber|cNewline) == 0 && next&cLetter != 0 {
+		return 0 // a prefix and a word that asciiWord left
+	}
+	switch {
+	case c&cNumber != 0:
+		k := i + 1
+		for ; k < i+3; k++ {
+			if k >= len(s) || s[k] >= utf8.RuneSelf {
+				return 0 // the end, or perhaps a number
+			}
+			if asciiClass[s[k]]&cNumber == 0 {
+				sc.read(k + 1)
+				return k
+			}
+		}
+		sc.read(k)
+		return k
+	case c&cSpace == 0 || b == ' ' && next&(cLetter|cNumber|cSpace) == 0:
+		// ' ?[^\s\p{L}\p{N}]+' then line breaks (and slashes for o200k).
+		k := i
+		if b == ' ' {
+			k++
+		}
+		for k < len(s) && s[k] < utf8.RuneSelf && asciiClass[s[k]]&(cLetter|cNumber|cSpace) == 0 {
+			k++
+		}
+		for k < len(s) && (s[k] == '\n' || s[k] == '\r' || o200k && s[k] == '/') {
+			k++
+		}
+		if k >= len(s) || s[k] >= utf8.RuneSelf {
+			return 0
+		}
+		sc.read(k + 1)
+		return k
+	}
+	// Whitespace: \s*[\r\n]+|\s+(?!\S)|\s+.
+	lastNL, k := -1, i
+	for ; k < len(s) && s[k] < utf8.RuneSelf && asciiClass[s[k]]&cSpace != 0; k++ {
+		if s[k] == '\n' || s[k] == '\r' {
+			lastNL = k
+		}
+	}
+	if k >= len(s) || s[k] >= utf8.RuneSelf {
+		return 0 // the end, or perhaps more whitespace
+	}
+	sc.read(k + 1)
+	switch {
+	case lastNL >= 0:
+		return lastNL + 1
+	case k-1 > i: // leave the last space to the piece after
+		return k - 1
+	}
+	return k
+}
+
+// asciiRun returns the end of the run from j of bytes b with lo ≤ b|fold
+// ≤ hi (ASCII lo, hi and fold), eight bytes at a time.
+func asciiRun(s []byte, j int, lo, hi, fold byte) int {
+	const ones = 0x0101010101010101
+	for ; j+8 <= len(s); j += 8 {
+		w := binary.LittleEndian.Uint64(s[j:])
+		x := (w | ones*uint64(fold)) & (ones * 0x7F)
+		// A byte's high bit: set in ge when it is ≥ lo, in gt when > hi
+		// (no carries: every byte of x is below 0x80), in w when it is
+		// not ASCII.
+		ge := x + ones*uint64(0x80-lo)
+		gt := x + ones*uint64(0x80-hi-1)
+		if in := ge &^ gt &^ w & (ones * 0x80); in != ones*0x80 {
+			return j + bits.TrailingZeros64(^in&(ones*0x80))/8
+		}
+	}
+	for j < len(s) && s[j]|fold-lo <= hi-lo {
+		j++
+	}
+	return j
+}
+
 // nextCL100K returns the end of the cl100k_base piece starting at i <
 // len(sc.s).
 func (sc *scanner) nextCL100K(i int) int {
+	if j := sc.asciiPiece(i, false); j > 0 {
+		return j
+	}
 	if sc.s[i] == '\'' {
 		if n := sc.contraction(i); n > 0 {
 			return i + n
@@ -279,6 +411,9 @@ func (sc *scanner) nextCL100K(i int) int {
 // nextO200K returns the end of the o200k_base piece starting at i <
 // len(sc.s).
 func (sc *scanner) nextO200K(i int) int {
+	if j := sc.asciiPiece(i, true); j > 0 {
+		return j
+	}
 	c, n := sc.at(i)
 	prefix := isPrefix(c, n)
 	// [^\r\n\p{L}\p{N}]?[upper]*[lower]+(?i:contraction)?

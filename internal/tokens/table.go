@@ -16,10 +16,23 @@ const shortMax = 16
 // two-byte ones to an array, the rest to a map (BenchmarkFastPaths/table
 // and /pairs).
 type table struct {
-	slots []slot // power-of-two length
-	shift uint
-	long  map[string]uint32
-	pairs []uint32 // rank+1 of each two-byte token, 0 when none, indexed by its bytes
+	// Tokens of up to 8 bytes in slots8, of 9 to 16 in slots: each a
+	// power of two long, shift the hash's to a slot.
+	slots8 []slot8
+	shift8 uint
+	slots  []slot
+	shift  uint
+	long   map[string]uint32
+	pairs  []uint32 // rank+1 of each two-byte token, 0 when none, indexed by its bytes
+	// pairSet has the bit of each two-byte token set (8 KiB: the count
+	// of a two- or three-byte piece asks it, not the cache).
+	pairSet []uint64
+	// filter has a bit set for each token of the short table (bits of
+	// its hash other than the slot's): most keys that are no token, half
+	// the candidates of a merge, are turned away by it without a probe of
+	// the much larger table.
+	filter     []uint64
+	filterMask uint64
 	// longest is the length of the longest token: a piece of n bytes has
 	// at least n/longest tokens.
 	longest int
@@ -31,6 +44,15 @@ type slot struct {
 	key, key1 uint64
 	rank      uint32
 	n         uint8
+}
+
+// slot8 is one entry of the table of tokens of up to 8 bytes: its bytes
+// packed in a word (half the size of slot, so more of the most probed
+// table stays in the processor's caches).
+type slot8 struct {
+	key  uint64
+	rank uint32
+	n    uint8
 }
 
 // packKey packs a token of at most shortMax bytes into two words.
@@ -52,6 +74,9 @@ func pack(b []byte) uint64 {
 	return k
 }
 
+// filterShift picks the hash bits of the filter: below those of the slot.
+const filterShift = 12
+
 func hash(k, k1 uint64, n int) uint64 {
 	return (k ^ k1*0xC2B2AE3D27D4EB4F ^ uint64(n)<<59) * 0x9E3779B97F4A7C15
 }
@@ -69,21 +94,46 @@ func newTable(ranks map[string]uint32) *table {
 		}
 		byRank[r] = tok
 	}
-	size := 1 << bits.Len(uint(short*2))
-	t := &table{slots: make([]slot, size), shift: uint(64 - bits.Len(uint(size-1))), long: map[string]uint32{}}
+	short8 := 0
+	for tok := range ranks {
+		if len(tok) <= 8 {
+			short8++
+		}
+	}
+	size8, size := 1<<bits.Len(uint(short8*2)), 1<<bits.Len(uint((short-short8)*2))
+	t := &table{
+		slots8: make([]slot8, size8), shift8: uint(64 - bits.Len(uint(size8-1))),
+		slots: make([]slot, size), shift: uint(64 - bits.Len(uint(size-1))),
+		long: map[string]uint32{},
+	}
 	t.pairs = make([]uint32, 1<<16)
+	t.pairSet = make([]uint64, 1<<16/64)
+	fbits := 1 << bits.Len(uint(short*16-1)) // about one false positive in sixteen
+	t.filter, t.filterMask = make([]uint64, fbits/64), uint64(fbits-1)
 	for r, tok := range byRank {
 		r := uint32(r)
 		t.longest = max(t.longest, len(tok))
 		if len(tok) == 2 {
 			t.pairs[int(tok[0])<<8|int(tok[1])] = r + 1
+			t.pairSet[int(tok[0])<<2|int(tok[1])>>6] |= 1 << (tok[1] & 63)
 		}
 		if len(tok) > shortMax {
 			t.long[tok] = r
 			continue
 		}
 		k, k1 := packKey([]byte(tok))
-		i := hash(k, k1, len(tok)) >> t.shift
+		h := hash(k, k1, len(tok))
+		f := h >> filterShift & t.filterMask
+		t.filter[f/64] |= 1 << (f % 64)
+		if len(tok) <= 8 {
+			i := h >> t.shift8
+			for t.slots8[i].n != 0 {
+				i = (i + 1) & uint64(size8-1)
+			}
+			t.slots8[i] = slot8{key: k, rank: r, n: uint8(len(tok))}
+			continue
+		}
+		i := h >> t.shift
 		for t.slots[i].n != 0 {
 			i = (i + 1) & uint64(size-1)
 		}
@@ -101,6 +151,11 @@ func (t *table) rank(b []byte) (uint32, bool) {
 	return t.probe(b)
 }
 
+// isPair reports whether a, b is a token.
+func (t *table) isPair(a, b byte) bool {
+	return t.pairSet[int(a)<<2|int(b)>>6]&(1<<(b&63)) != 0
+}
+
 // probe returns the rank of token b from the short table or the map.
 func (t *table) probe(b []byte) (uint32, bool) {
 	if len(b) > shortMax {
@@ -109,8 +164,24 @@ func (t *table) probe(b []byte) (uint32, bool) {
 	}
 	k, k1 := packKey(b)
 	n := uint8(len(b))
+	h := hash(k, k1, len(b))
+	if f := h >> filterShift & t.filterMask; t.filter[f/64]&(1<<(f%64)) == 0 {
+		return 0, false
+	}
+	if n <= 8 {
+		mask := uint64(len(t.slots8) - 1)
+		for i := h >> t.shift8; ; i = (i + 1) & mask {
+			s := &t.slots8[i]
+			if s.n == n && s.key == k {
+				return s.rank, true
+			}
+			if s.n == 0 {
+				return 0, false
+			}
+		}
+	}
 	mask := uint64(len(t.slots) - 1)
-	for i := hash(k, k1, len(b)) >> t.shift; ; i = (i + 1) & mask {
+	for i := h >> t.shift; ; i = (i + 1) & mask {
 		s := &t.slots[i]
 		if s.n == n && s.key == k && s.key1 == k1 {
 			return s.rank, true
