@@ -2,6 +2,7 @@ package topology
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -54,6 +55,16 @@ func Ensure(ctx context.Context, js jetstream.JetStream, cfg Config) (*Handles, 
 	start := time.Now()
 	for _, sc := range []jetstream.StreamConfig{cfg.IngestStreamConfig(), cfg.ChunksStreamConfig(), cfg.DLQStreamConfig()} {
 		s, err := converge(ctx, cfg, start, "set up", "stream "+sc.Name, func(ctx context.Context) (jetstream.Stream, error) {
+			if sc.Name == cfg.IngestStream {
+				// A new ingest stream numbers its requests above every
+				// version the records hold, or each would be taken for
+				// an older one (an INGEST deleted and made again).
+				first, err := recordsHighWater(ctx, js, cfg.DocsBucket, sc.Name)
+				if err != nil {
+					return nil, err
+				}
+				sc.FirstSeq = first
+			}
 			return ensureStream(ctx, js, sc, cfg.AllowDiscardOld)
 		})
 		if err != nil {
@@ -234,6 +245,54 @@ func streamOwned(want jetstream.StreamConfig) owned {
 		got.Duplicates, got.MaxAge, got.Replicas, got.AllowDirect = want.Duplicates, want.MaxAge, want.Replicas, want.AllowDirect
 		got.AllowAtomicPublish, got.AllowBatchPublish = want.AllowAtomicPublish, want.AllowBatchPublish
 		return differs
+	}
+}
+
+// recordsHighWater returns, when stream does not exist yet, the first
+// sequence it must number requests from: one above the highest
+// ingest_seq the document records of bucket hold (0: no record, the
+// server's default). It reads every record, which only a new ingest
+// stream beside existing records costs.
+func recordsHighWater(ctx context.Context, js jetstream.JetStream, bucket, stream string) (uint64, error) {
+	if _, err := js.Stream(ctx, stream); !errors.Is(err, jetstream.ErrStreamNotFound) {
+		return 0, err // it exists (nil), or the lookup failed
+	}
+	kv, err := js.KeyValue(ctx, bucket)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	w, err := kv.WatchAll(ctx, jetstream.IgnoreDeletes())
+	if err != nil {
+		return 0, err
+	}
+	defer w.Stop()
+	var high uint64
+	for {
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case e, ok := <-w.Updates():
+			if !ok {
+				return 0, fmt.Errorf("records %s: the watch ended", bucket)
+			}
+			if e == nil { // every current record read
+				if high == 0 {
+					return 0, nil
+				}
+				return high + 1, nil
+			}
+			// A document record is a JSON object with "ingest_seq"
+			// (messages.DocRecord); the bucket's other keys have none.
+			var rec struct {
+				IngestSeq uint64 `json:"ingest_seq"`
+			}
+			if json.Unmarshal(e.Value(), &rec) == nil {
+				high = max(high, rec.IngestSeq)
+			}
+		}
 	}
 }
 

@@ -274,3 +274,53 @@ func TestEnsureAllowsBatchesOnExistingStreams(t *testing.T) {
 		})
 	}
 }
+
+// TestIngestMadeAgainNumbersAboveRecords: an ingest stream deleted and
+// made again by Ensure numbers its requests above every version the
+// document records hold, so none is taken for an older version; the
+// first one ever starts at 1.
+func TestIngestMadeAgainNumbersAboveRecords(t *testing.T) {
+	s := jstest.Start(t, t.TempDir(), -1)
+	_, js := jstest.Connect(t, s.ClientURL())
+	cfg := testConfig()
+	ctx := context.Background()
+	h, err := topology.Ensure(ctx, js, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	publish := func() uint64 {
+		t.Helper()
+		ack, err := js.Publish(ctx, topology.DefaultIngestSubject, []byte("{}"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ack.Sequence
+	}
+	if seq := publish(); seq != 1 {
+		t.Fatalf("first request of a new pipeline at %d, want 1", seq)
+	}
+	for key, val := range map[string]string{
+		"YS5tZA":                 `{"ingest_seq":41,"state":"done"}`,
+		"Yi5tZA":                 `{"ingest_seq":7,"state":"done","last_failure":{"ingest_seq":99}}`,
+		"chunkstream.worker.abc": `{"host":"h"}`,
+	} {
+		if _, err := h.Docs.Put(ctx, key, []byte(val)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := js.DeleteStream(ctx, cfg.IngestStream); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := topology.Ensure(ctx, js, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if seq := publish(); seq != 42 {
+		t.Errorf("first request of INGEST made again at %d, want 42 (above the records' 41)", seq)
+	}
+	if _, err := topology.Ensure(ctx, js, cfg); err != nil { // an existing stream: left as it is
+		t.Fatal(err)
+	}
+	if seq := publish(); seq != 43 {
+		t.Errorf("next request at %d, want 43", seq)
+	}
+}

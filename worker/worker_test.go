@@ -884,3 +884,57 @@ func TestDrainDoesNotWaitForAHungChunker(t *testing.T) {
 		t.Errorf("INGEST holds %d requests, want the hung one kept", n)
 	}
 }
+
+// TestIngestMadeAgainKeepsVersionsNew: INGEST deleted under a running
+// worker is made again by it, numbering requests above the versions the
+// records hold: a new version and a delete sent afterwards are processed,
+// not acked as superseded by the records of the old stream's numbers.
+func TestIngestMadeAgainKeepsVersionsNew(t *testing.T) {
+	cfg := testConfig()
+	e := newEnv(t, cfg)
+	ctx := context.Background()
+	_, res, _ := e.startWorker(worker.Options{})
+	var last uint64
+	for i := range 5 {
+		last = e.publish("ingest.docs", messages.IngestRequest{V: 1, ID: fmt.Sprintf("d%d.md", i), Content: []byte("# old\n\nold text\n")}, "")
+	}
+	testutil.WaitFor(t, 20*time.Second, "the first versions done", func() bool { return len(res.finals()) == 5 })
+	if err := e.js.DeleteStream(ctx, cfg.IngestStream); err != nil {
+		t.Fatal(err)
+	}
+	// Published once INGEST is back (each try its own message id).
+	send := func(req messages.IngestRequest) (seq uint64) {
+		t.Helper()
+		data, err := messages.EncodeIngest(&req, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		testutil.WaitFor(t, 30*time.Second, "INGEST made again", func() bool {
+			pctx, cancel := context.WithTimeout(ctx, time.Second)
+			defer cancel()
+			ack, err := e.js.Publish(pctx, "ingest.docs", data)
+			if err == nil {
+				seq = ack.Sequence
+			}
+			return err == nil
+		})
+		return seq
+	}
+	v2 := send(messages.IngestRequest{V: 1, ID: "d0.md", Content: []byte("# new\n\nnew text\n")})
+	del := send(messages.IngestRequest{V: 1, ID: "d1.md", Op: messages.OpDelete})
+	if v2 <= last {
+		t.Fatalf("the new version numbered %d, at or below the old stream's %d", v2, last)
+	}
+	testutil.WaitFor(t, 20*time.Second, "the new version and the delete", func() bool {
+		f := res.finals()
+		return f[v2].Outcome != "" && f[del].Outcome != ""
+	})
+	for _, seq := range []uint64{v2, del} {
+		if r := res.finals()[seq]; r.Outcome != worker.OutcomeAcked {
+			t.Errorf("request %d: %s (%v), want processed", seq, r.Outcome, r.Err)
+		}
+	}
+	if rec := e.docRecord("d0.md"); rec.IngestSeq != v2 || rec.State != messages.StateDone {
+		t.Errorf("d0.md record %+v, want done at %d", rec, v2)
+	}
+}
