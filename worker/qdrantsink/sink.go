@@ -975,9 +975,16 @@ func (s *Sink) classifyWrite(coll, op string, err error) error {
 // when it is the default one), so the next write sets it up again.
 func (s *Sink) forget(coll string) {
 	s.collMu.Lock()
+	known := s.colls[coll]
 	delete(s.colls, coll)
 	delete(s.tenanted, coll)
 	s.collMu.Unlock()
+	if known {
+		// The points went with it, while the document records still say
+		// done: nothing here can bring them back.
+		s.log.Error("qdrantsink: collection is gone: it is created again empty at the next write; its documents' records still say done, so backfills skip them: send them again with producer -force",
+			"collection", coll)
+	}
 	if coll == s.cfg.Collection {
 		s.ready.Store(false)
 	}

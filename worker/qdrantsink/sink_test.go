@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"math/big"
 	"os"
@@ -721,7 +722,8 @@ func TestProbe(t *testing.T) {
 	// The hang below lasts this long; the probes that must pass have as
 	// long, far more than a loaded machine needs for one call.
 	cfg.Timeout = time.Second
-	s, err := New(context.Background(), cfg, records, nil, nil)
+	var logs testutil.SyncBuffer
+	s, err := New(context.Background(), cfg, records, nil, slog.New(slog.NewTextHandler(&logs, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -749,6 +751,11 @@ func TestProbe(t *testing.T) {
 	}
 	if err := s.Probe(ctx, DependencyQdrant); err != nil {
 		t.Fatalf("Probe = %v without the collection", err)
+	}
+	// Its points are lost, and the records still say done: said at error
+	// level, once.
+	if n := strings.Count(logs.String(), "level=ERROR msg=\"qdrantsink: collection is gone"); n != 1 {
+		t.Errorf("%d error lines on the lost collection, want 1:\n%s", n, logs.String())
 	}
 	doc, chunks := sinktest.Version("p.md", 1, "one")
 	records.Begin(doc.ID, doc.Seq)
