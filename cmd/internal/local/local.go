@@ -32,6 +32,10 @@ import (
 // Subject is the ingest subject local mode publishes on.
 const Subject = "ingest.local"
 
+// ErrStoreInUse means Options.Store holds requests of an earlier run
+// that did not finish: this run would process them with its own.
+var ErrStoreInUse = errors.New("local: the store holds an earlier run's requests")
+
 // Options configure a local run.
 type Options struct {
 	// Dir is the folder (or file) to chunk; Out the output file, JSON
@@ -130,6 +134,18 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 	top, err := worker.Setup(ctx, js, cfg)
 	if err != nil {
 		return sum, err
+	}
+	if o.Store != "" {
+		// A store an interrupted run left holds its requests: this run's
+		// worker would take them too, old text among the new.
+		info, err := top.Ingest.Info(ctx)
+		if err != nil {
+			return sum, err
+		}
+		if n := info.State.Msgs; n > 0 {
+			return sum, fmt.Errorf("%w: the store %s holds %d requests of an earlier run that did not finish: remove the folder (or name another) to run afresh",
+				ErrStoreInUse, o.Store, n)
+		}
 	}
 
 	out, err := os.Create(o.Out)

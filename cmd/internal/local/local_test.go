@@ -2,9 +2,14 @@ package local
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"go.opentelemetry.io/otel/attribute"
 
@@ -146,5 +151,53 @@ func TestInputFits(t *testing.T) {
 		if got := inputFits(context.Background(), tc.o, tc.order, tc.limit); got != tc.want {
 			t.Errorf("%s: inputFits = %v, want %v", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestRunRefusesAStoreInUse: a store folder whose INGEST still holds a
+// request of an earlier run that did not finish is refused before
+// anything is sent (this run's worker would write the old text among the
+// new); a finished run's store is used again.
+func TestRunRefusesAStoreInUse(t *testing.T) {
+	dir, store := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "a.md"), []byte("# a\n\nThe current text.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	md, err := registry.Default().Lookup("markdown")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func() error {
+		_, err := Run(context.Background(), Options{Dir: dir, Out: filepath.Join(t.TempDir(), "out.jsonl"), Store: store,
+			Worker: worker.DefaultConfig(), Chunkers: registry.Default(), Chunker: md})
+		return err
+	}
+	if err := run(); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(); err != nil {
+		t.Fatalf("a finished run's store: %v", err)
+	}
+	// An interrupted run: a request left in the store's INGEST.
+	ns, err := startEmbedded(store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, err := nats.Connect("", nats.InProcessServer(ns))
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.Publish(context.Background(), Subject, []byte(`{"v":1,"id":"a.md","content":"# a\n\nOld text.\n"}`)); err != nil {
+		t.Fatal(err)
+	}
+	nc.Close()
+	ns.Shutdown()
+	ns.WaitForShutdown()
+	if err := run(); !errors.Is(err, ErrStoreInUse) || !strings.Contains(err.Error(), "1 requests") {
+		t.Errorf("a store holding an earlier run's request: %v, want ErrStoreInUse saying how many", err)
 	}
 }
