@@ -178,6 +178,12 @@ func (p *Producer) putObject(ctx context.Context, s *sender, name string, conten
 	p.objMu.Lock()
 	defer p.objMu.Unlock()
 	err := s.do(ctx, nil, func(ctx context.Context) error {
+		// Each try is bounded like a publish's wait for its PubAck, plus a
+		// second a MiB: a Put stuck on a connection that went away is then
+		// an unanswered call, which the outage machine retries, not a
+		// wait without end.
+		ctx, cancel := context.WithTimeout(ctx, s.retry.AckTimeout+time.Duration(len(content)>>20)*time.Second)
+		defer cancel()
 		if p.objects == nil { // bound at the first object, inside the outage machine too
 			obs, err := topology.Objects(ctx, p.js, p.opts.Topology)
 			if err != nil {
