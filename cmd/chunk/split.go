@@ -90,7 +90,9 @@ func (a *app) split(ctx context.Context, args []string) error {
 	}
 	exts := entry.Extensions
 	if fs.Lookup("ext") != nil && *ext != "" {
-		exts = envflag.SplitList(*ext)
+		if exts, err = envflag.Extensions(*ext); err != nil {
+			return err
+		}
 	}
 
 	start := time.Now()

@@ -152,7 +152,9 @@ usage error or a refused -delete-missing.`,
 	}
 	exts := entry.Extensions
 	if c.Ext != "" {
-		exts = envflag.SplitList(c.Ext)
+		if exts, err = envflag.Extensions(c.Ext); err != nil {
+			return 2, err
+		}
 	}
 
 	log := c.Log.Logger(stderr)

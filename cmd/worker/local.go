@@ -76,7 +76,9 @@ func runLocal(ctx context.Context, c *config, lf *localFlags, log *slog.Logger, 
 	o := local.Options{Dir: lf.dir, Out: lf.out, Store: lf.store, Worker: cfg, Chunkers: registry.Default(),
 		Chunker: lf.chunker, Options: opts, Logger: log, TracerProvider: tp}
 	if lf.ext != "" {
-		o.Exts = envflag.SplitList(lf.ext)
+		if o.Exts, err = envflag.Extensions(lf.ext); err != nil {
+			return 2, err
+		}
 	}
 	if !lf.noProgress && tty.Is(stderr) {
 		bar := progressbar.NewOptions(-1, progressbar.OptionSetWriter(stderr), progressbar.OptionSetDescription("chunking"),

@@ -99,6 +99,18 @@ func SplitList(s string) []string {
 	return out
 }
 
+// Extensions reads an -ext value (given, not empty): the extensions it
+// lists, or a usage error when it lists none (",", spaces), which the
+// commands would otherwise read differently (every file, or the
+// chunker's own).
+func Extensions(s string) ([]string, error) {
+	exts := SplitList(s)
+	if len(exts) == 0 {
+		return nil, Usagef("-ext %q names no extension (leave it out for the chunker's)", s)
+	}
+	return exts, nil
+}
+
 // Explain names the variable of every fault.FieldError in err
 // (errors.Join trees included) that refers to a field of settings, a
 // pointer to the struct that was validated, and its flag when fs has

@@ -120,3 +120,17 @@ func TestReport(t *testing.T) {
 		t.Errorf("Report:\n%s\nwant\n%s", b.String(), want)
 	}
 }
+
+// TestExtensions: an -ext value that lists no extension is a usage error,
+// the same for every command (it read as every file in some and as the
+// chunker's own in another).
+func TestExtensions(t *testing.T) {
+	for _, s := range []string{",", " , ", ",,"} {
+		if _, err := Extensions(s); !errors.Is(err, ErrUsage) {
+			t.Errorf("Extensions(%q) = %v, want a usage error", s, err)
+		}
+	}
+	if got, err := Extensions(".md, txt,"); err != nil || len(got) != 2 || got[0] != ".md" || got[1] != "txt" {
+		t.Errorf("Extensions = %q, %v", got, err)
+	}
+}
