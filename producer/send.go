@@ -94,6 +94,9 @@ type outgoing struct {
 	retries int           // re-sends
 	gaveUp  bool          // failed because the run gave up
 	settled chan struct{} // closed once settled (sendWait)
+	// members are the documents of a bulk request (bulk.go), each
+	// settled on its own; nil for a single request.
+	members []member
 }
 
 // publisher is what the sender needs of a JetStream context.

@@ -258,7 +258,19 @@ func (p *processor) finished(ctx context.Context, doc Doc, found messages.DocRec
 func (p *processor) decode(ctx context.Context, msg jetstream.Msg, streamSeq uint64) (v verdict) {
 	_, span := p.step(ctx, SpanDecode)
 	defer func() { endStep(span, v.err) }()
-	req, err := messages.DecodeIngest(msg.Headers().Get(messages.HeaderContentType), msg.Data())
+	ct := msg.Headers().Get(messages.HeaderContentType)
+	var (
+		req messages.IngestRequest
+		err error
+	)
+	if messages.IsBulk(ct) {
+		_, err = messages.DecodeBulk(msg.Data()) // a bulk that decodes was cut into its requests (bulk.go)
+		if err == nil {
+			err = fmt.Errorf("%w: bulk request not cut into its requests", messages.ErrDecode)
+		}
+	} else {
+		req, err = messages.DecodeIngest(ct, msg.Data())
+	}
 	if err != nil {
 		cause := fault.CauseUndecodable
 		if errors.Is(err, messages.ErrVersion) {
@@ -281,6 +293,8 @@ func (p *processor) decode(ctx context.Context, msg jetstream.Msg, streamSeq uin
 	}
 	if v.seq, err = messages.RequestIngestSeq(msg.Headers().Get(messages.HeaderIngestSeq), streamSeq); err != nil {
 		v.err = permanent(fault.CauseInvalidRequest, err)
+	} else if r, ok := msg.(*bulkRequest); ok && r.refused != nil {
+		v.err = permanent(fault.CauseInvalidRequest, r.refused)
 	}
 	return v
 }
