@@ -4,13 +4,16 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/chunkstream/chunkstream/messages"
+	"github.com/chunkstream/chunkstream/worker"
 )
 
 // TestBackfillBulk: with Bulk, small documents go in bulk requests within
@@ -114,5 +117,87 @@ func TestBackfillBulk(t *testing.T) {
 				compareViews(t, e.view(ctx), expected(t, dir, ""))
 			}
 		})
+	}
+}
+
+// TestBulkDeadLetterReplay: a document of a bulk the workers refuse is
+// dead-lettered alone, while the others of its bulk are written; `dlq
+// replay` sends it again on its own, as the version it was, and workers
+// that know its option process it.
+func TestBulkDeadLetterReplay(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	dir := t.TempDir()
+	writeFiles(t, dir, 5, 800)
+	p := e.producer(Options{})
+	s, err := p.Backfill(ctx, BackfillOptions{Paths: []string{dir}, Bulk: true, Force: true})
+	if err != nil || s.Sent != 5 {
+		t.Fatalf("Backfill = %+v, %v", s.Stats, err)
+	}
+	// The same files again with an option today's workers refuse, but one
+	// document only: a bulk of four good ones and one bad.
+	ids := []string{"d00/f00000.md", "d01/f00001.md", "d02/f00002.md", "d03/f00003.md", "d04/f00004.md"}
+	var entries []messages.BulkEntry
+	for i, id := range ids {
+		req := messages.IngestRequest{V: messages.Version, ID: id, Content: mdContent(i+10, 800)}
+		if i == 2 {
+			req.Options = map[string]any{"heading_aware": true}
+		}
+		data, err := messages.EncodeIngest(&req, messages.ContentTypeMsgpack)
+		if err != nil {
+			t.Fatal(err)
+		}
+		entries = append(entries, messages.BulkEntry{MsgID: messages.IngestMsgID(id, messages.ContentVersion(req.Content), "again"),
+			ContentType: messages.ContentTypeMsgpack, Data: data})
+	}
+	data, err := messages.EncodeBulk(entries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := nats.NewMsg("ingest.docs")
+	m.Data = data
+	m.Header.Set(messages.HeaderContentType, messages.ContentTypeBulk)
+	ack, err := e.js.PublishMsg(ctx, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := e.process(ctx, nil, 10)
+	bad := 0
+	for _, r := range res {
+		if r.Outcome == worker.OutcomePermanent {
+			bad++
+			if r.DocID != ids[2] || r.IngestSeq != ack.Sequence {
+				t.Errorf("dead-lettered %s at %d, want %s at %d", r.DocID, r.IngestSeq, ids[2], ack.Sequence)
+			}
+		}
+	}
+	if bad != 1 {
+		t.Fatalf("%d dead letters, want 1: %+v", bad, res)
+	}
+	d := NewDLQ(e.js, DLQOptions{})
+	dls := listDLQ(t, d, DLQFilter{})
+	if len(dls) != 1 || dls[0].DocID != ids[2] || dls[0].IngestSeq != ack.Sequence {
+		t.Fatalf("DLQ holds %+v, want %s's dead letter at %d", dls, ids[2], ack.Sequence)
+	}
+	var got []Replayed
+	sum, err := d.Replay(ctx, DLQFilter{}, ReplayOptions{OnResult: func(r Replayed) { got = append(got, r) }})
+	if err != nil || sum.Processed != 1 || len(got) != 1 || got[0].Action != ActionProcess {
+		t.Fatalf("Replay = %+v, %v, %+v", sum, err, got)
+	}
+	st, _ := e.js.Stream(ctx, e.cfg.IngestStream)
+	rm, err := st.GetMsg(ctx, got[0].StreamSeq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if messages.IsBulk(rm.Header.Get(messages.HeaderContentType)) || rm.Header.Get(messages.HeaderIngestSeq) != strconv.FormatUint(ack.Sequence, 10) {
+		t.Errorf("replayed request: headers %v, want a single request of version %d", rm.Header, ack.Sequence)
+	}
+	fixed := e.process(ctx, newerChunkers(), 1)
+	if fixed[0].Outcome != worker.OutcomeAcked || fixed[0].DocID != ids[2] || fixed[0].IngestSeq != ack.Sequence {
+		t.Errorf("replay: %+v, want %s acked as version %d", fixed[0], ids[2], ack.Sequence)
+	}
+	rec, _, ok, err := worker.NewKVRecords(e.top.Docs).Get(ctx, ids[2])
+	if err != nil || !ok || rec.State != messages.StateDone || rec.IngestSeq != ack.Sequence {
+		t.Errorf("record of %s = %+v, %v, %v; want done at %d", ids[2], rec, ok, err, ack.Sequence)
 	}
 }
