@@ -121,7 +121,7 @@ func (d DeletePlan) Summary() string {
 type BackfillOptions struct {
 	// Bulk packs small documents into bulk requests (docs/wire.md, "Bulk
 	// requests"), one INGEST message for many, which workers older than
-	// them do not read; Rate then paces the messages. Off: one request
+	// them do not read (Rate counts their documents). Off: one request
 	// per message.
 	Bulk bool
 	// Paths are the folders and files to send (ids: docs/cli.md, "Sending documents").

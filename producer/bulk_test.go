@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -200,4 +201,21 @@ func TestBulkDeadLetterReplay(t *testing.T) {
 	if err != nil || !ok || rec.State != messages.StateDone || rec.IngestSeq != ack.Sequence {
 		t.Errorf("record of %s = %+v, %v, %v; want done at %d", ids[2], rec, ok, err, ack.Sequence)
 	}
+}
+
+// TestPacerCountsBulkDocuments: a bulk request of n documents takes n
+// turns of the pacer, so Rate stays documents per second.
+func TestPacerCountsBulkDocuments(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := newPacer(100) // 10 ms a document
+		start := time.Now()
+		for range 3 { // 3 bulks of 10: the third waits for the 20 before it
+			if err := p.wait(context.Background(), 10); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if d := time.Since(start); d != 200*time.Millisecond {
+			t.Errorf("3 bulks of 10 documents at 100/s took %v, want 200ms", d)
+		}
+	})
 }

@@ -91,7 +91,7 @@ func (f *fastSender) send(ctx context.Context, o *outgoing) error {
 	if f.off {
 		return f.recover(ctx, o)
 	}
-	if err := f.pace.wait(ctx); err != nil {
+	if err := f.pace.wait(ctx, len(o.members)); err != nil {
 		return err
 	}
 	if _, err := f.s.out.Await(ctx, false); err != nil {
