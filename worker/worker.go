@@ -29,7 +29,8 @@ type Result struct {
 	DocID string
 	// Subject is the ingest subject.
 	Subject string
-	// StreamSeq is the request's INGEST sequence.
+	// StreamSeq is the request's INGEST sequence; the requests of a bulk
+	// request share its sequence (DocID tells them apart).
 	StreamSeq uint64
 	// IngestSeq is the version's ingest_seq (messages.RequestIngestSeq);
 	// 0 when it was not read.
