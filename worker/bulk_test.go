@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sort"
 	"sync"
 	"testing"
@@ -203,5 +204,48 @@ func TestBulkUndecodable(t *testing.T) {
 	}
 	if f := res.finals()[seq]; f.Outcome != worker.OutcomePermanent {
 		t.Errorf("outcome %q, want %q", f.Outcome, worker.OutcomePermanent)
+	}
+}
+
+// TestObjectDocumentsBounded: with many processors (the subject sink's
+// default), at most max(GOMAXPROCS, Concurrency/4) documents read from
+// the Object Store are in hand at once, as each may be as large as
+// CHUNKSTREAM_MAX_DOC_BYTES; small documents are not held back.
+func TestObjectDocumentsBounded(t *testing.T) {
+	cfg := testConfig()
+	bound := 2 * runtime.GOMAXPROCS(0)
+	cfg.Concurrency = 4 * bound
+	e := newEnv(t, cfg)
+	var mu sync.Mutex
+	inHand, most := 0, 0
+	real := subjectsink.New(e.js, e.cfg.ChunksPrefix, e.cfg.MaxPendingPublishes)
+	sink := worker.SinkFunc(func(ctx context.Context, doc worker.Doc, chunks []worker.Chunk) error {
+		mu.Lock()
+		inHand++
+		most = max(most, inHand)
+		mu.Unlock()
+		time.Sleep(50 * time.Millisecond) // long enough for the others to pile up
+		mu.Lock()
+		inHand--
+		mu.Unlock()
+		return real.Write(ctx, doc, chunks)
+	})
+	objs, err := e.js.ObjectStore(context.Background(), cfg.ObjectsBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := markdownDocs(3 * bound)
+	for id, content := range docs {
+		if _, err := objs.PutBytes(context.Background(), messages.ContentVersion(content), content); err != nil {
+			t.Fatal(err)
+		}
+		e.publish("ingest.docs", messages.IngestRequest{V: 1, ID: id,
+			ContentRef: &messages.ContentRef{Bucket: cfg.ObjectsBucket, Name: messages.ContentVersion(content)}}, "")
+	}
+	e.startWorker(worker.Options{Sink: sink})
+	e.waitEmpty()
+	checkComplete(t, e.records(), docs)
+	if most > bound {
+		t.Errorf("%d documents from the Object Store in hand at once, want at most %d", most, bound)
 	}
 }

@@ -39,7 +39,11 @@ type processor struct {
 	objects  map[string]jetstream.ObjectStore
 	acks     sync.WaitGroup // ack confirmations awaited in the background
 	ackSlots chan struct{}
-	inFlight atomic.Int64
+	// objectSlots bounds the documents read from the Object Store in
+	// hand at once (nil: no bound): processors are many with the subject
+	// sink, and such a document may be as large as MaxDocBytes.
+	objectSlots chan struct{}
+	inFlight    atomic.Int64
 }
 
 // handle processes one delivery and settles it.
@@ -168,6 +172,15 @@ func (p *processor) process(ctx context.Context, msg jetstream.Msg, streamSeq ui
 		return v
 	}
 	var content []byte
+	if doc.Op == OpUpsert && req.ContentRef != nil && p.objectSlots != nil {
+		select {
+		case p.objectSlots <- struct{}{}:
+			defer func() { <-p.objectSlots }()
+		case <-ctx.Done():
+			v.err = fault.WithCause(fault.CauseShutdown, ctx.Err())
+			return v
+		}
+	}
 	if doc.Op == OpUpsert {
 		if content, v.err = p.load(ctx, &req); v.err != nil {
 			return v
