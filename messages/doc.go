@@ -21,6 +21,10 @@
 // chunking.Metadata (a repeated key keeps its first place and its last
 // value, as Python's json.loads does); unordered Go maps encode with
 // sorted keys. A done record keeps at most MaxRecordWarnings warnings.
+// A bulk request (ContentTypeBulk) is msgpack only and decoded with
+// struct tags: it is an envelope of a version and entries whose checks
+// DecodeBulk makes itself, and each entry's payload is an ingest request
+// decoded on its own by the rules above.
 // Which chunker, options and format a request gets is the registry's to
 // say (registry.Resolver.Choose), so the producer computes the
 // fingerprint a worker will record.

@@ -125,6 +125,11 @@ func (d DeletePlan) Summary() string {
 
 // BackfillOptions configure Producer.Backfill.
 type BackfillOptions struct {
+	// Bulk packs small documents into bulk requests (docs/wire.md, "Bulk
+	// requests"), one INGEST message for many, which workers older than
+	// them do not read (Rate counts their documents). Off: one request
+	// per message.
+	Bulk bool
 	// Paths are the folders and files to send (ids: docs/cli.md, "Sending documents").
 	Paths []string
 	// FS is the file system Paths name, slash-separated (fs.ValidPath);
@@ -258,6 +263,9 @@ func (p *Producer) Backfill(ctx context.Context, o BackfillOptions) (Summary, er
 		log.Warn("backfill", "doc_id", w.File, "err", w.Text)
 	}
 	bf := &backfill{p: p, o: o, recs: recs, t: t}
+	if o.Bulk && !o.DryRun {
+		bf.pack = &packer{tenant: o.Template.Tenant}
+	}
 	bf.chunkers, _ = p.opts.Chunkers.Resolver(registry.Defaults{Chunker: defaults.Chunker, Options: defaults.Options})
 	bf.encoding = defaults.Encoding
 	if !o.DryRun {
@@ -480,6 +488,8 @@ type backfill struct {
 	fpMu   sync.Mutex
 	fps    map[string]string // settings fingerprint by resolved format
 	unsent int               // documents not sent when the run gave up
+	pack   *packer           // the bulk being filled (bulk.go); nil: one request per message
+	lost   int               // documents packed whose bulk could not be sent
 
 	// bufs recycles file buffers: a document's bytes are copied into its
 	// encoded request, so the buffer is free once the request is built.
@@ -561,7 +571,10 @@ func (b *backfill) run(ctx context.Context, docs []source, deletes []string) err
 	stop := func(err error) error {
 		cancel()
 		if errors.Is(err, ErrUnavailable) {
-			b.unsent = len(docs) + len(deletes) - sent
+			b.unsent = len(docs) + len(deletes) - sent + b.lost
+		}
+		if b.pack != nil {
+			b.pack.drop(err)
 		}
 		return err
 	}
@@ -580,7 +593,13 @@ func (b *backfill) run(ctx context.Context, docs []source, deletes []string) err
 		sent++
 	}
 	if err := ctx.Err(); err != nil {
+		if b.pack != nil {
+			b.pack.drop(err)
+		}
 		return err
+	}
+	if err := b.sendBulk(ctx); err != nil {
+		return stop(err)
 	}
 	for _, id := range deletes {
 		// The delete names the document as its sends did: the tenant whose
@@ -631,7 +650,18 @@ func (b *backfill) publish(ctx context.Context, pr prepared) error {
 		b.countRead(pr)
 	default:
 		b.countRead(pr)
-		err := b.snd.send(ctx, &outgoing{msg: pr.msg, id: pr.id, tenant: b.o.Template.Tenant, bytes: pr.bytes, span: pr.span})
+		if b.pack != nil && fits(pr) && b.pack.room(pr) {
+			b.pack.add(pr)
+			return nil
+		}
+		err := b.sendBulk(ctx) // a document that does not join it goes after it
+		if err == nil && b.pack != nil && fits(pr) {
+			b.pack.add(pr)
+			return nil
+		}
+		if err == nil {
+			err = b.snd.send(ctx, &outgoing{msg: pr.msg, id: pr.id, tenant: b.o.Template.Tenant, bytes: pr.bytes, span: pr.span})
+		}
 		if err != nil {
 			endSend(pr.span, nil, err)
 		}

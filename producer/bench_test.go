@@ -18,12 +18,13 @@ import (
 	"github.com/chunkstream/chunkstream/topology"
 )
 
-// BenchmarkBackfill4K publishes a folder of 10,000 files of ~4 KB (one
-// backfill per iteration, -force, over TCP to an in-process server with
-// the INGEST stream) and reports documents/s and MB/s. When the nats CLI
+// BenchmarkBackfill4K publishes a folder of 10,000 files of ~4 KB (two
+// backfills per iteration, -force, one request per message and in bulk
+// requests, over TCP to an in-process server with the INGEST stream) and
+// reports documents/s of each and MB/s. When the nats CLI
 // is on PATH (go install github.com/nats-io/natscli/nats@v0.5.0), it
 // also runs `nats bench js pub async` with the same count and message
-// size against the same server, and reports its rate and our share of it.
+// size against the same server, and reports its rate and each backfill's share of it.
 //
 //	go test -run '^$' -bench Backfill4K -benchtime 3x ./producer
 func BenchmarkBackfill4K(b *testing.B) {
@@ -59,7 +60,7 @@ func BenchmarkBackfill4K(b *testing.B) {
 	// Each iteration runs our backfill, then nats bench with the same
 	// count and message size, back to back, so both see the same machine
 	// load; the medians and the median ratio are reported.
-	var ours, mbs, ref, ratio []float64
+	var ours, bulk, mbs, ref, ratio, bulkRatio []float64
 	retries := 0
 	b.SetBytes(int64(n) * size)
 	b.ResetTimer()
@@ -72,6 +73,13 @@ func BenchmarkBackfill4K(b *testing.B) {
 		rate := float64(s.Sent) / s.Elapsed.Seconds()
 		ours = append(ours, rate)
 		mbs = append(mbs, float64(s.Bytes)/1e6/s.Elapsed.Seconds())
+		s, err = New(e.nc, e.js, Options{MaxPending: 1024}).Backfill(ctx, BackfillOptions{Paths: []string{dir}, Force: true, Bulk: true})
+		if err != nil || s.Sent != n {
+			b.Fatalf("Backfill with Bulk = %+v, %v", s.Stats, err)
+		}
+		retries += s.Retries
+		bulkRate := float64(s.Sent) / s.Elapsed.Seconds()
+		bulk = append(bulk, bulkRate)
 		if natsBin == "" {
 			continue
 		}
@@ -80,12 +88,14 @@ func BenchmarkBackfill4K(b *testing.B) {
 		b.StartTimer()
 		ref = append(ref, r)
 		ratio = append(ratio, rate/r)
+		bulkRatio = append(bulkRatio, bulkRate/r)
 		if len(ref) == 1 {
 			b.Logf("nats bench js pub async, %d msgs of %d B:\n%s", n, wire, out)
 		}
 	}
 	b.StopTimer()
 	b.ReportMetric(median(ours), "docs/s")
+	b.ReportMetric(median(bulk), "bulk_docs/s")
 	b.ReportMetric(median(mbs), "MB/s")
 	// Retries on an undisturbed server are publishes presumed lost
 	// (StallTimeout without any PubAck): none is expected.
@@ -93,7 +103,8 @@ func BenchmarkBackfill4K(b *testing.B) {
 	if len(ref) > 0 {
 		b.ReportMetric(median(ref), "natsbench_msgs/s")
 		b.ReportMetric(100*median(ratio), "%_of_natsbench")
-		b.Logf("per run: ours %v docs/s; nats bench %v msgs/s", rounded(ours), rounded(ref))
+		b.ReportMetric(100*median(bulkRatio), "bulk_%_of_natsbench")
+		b.Logf("per run: ours %v docs/s, in bulk requests %v docs/s; nats bench %v msgs/s", rounded(ours), rounded(bulk), rounded(ref))
 	}
 }
 

@@ -91,7 +91,7 @@ func (f *fastSender) send(ctx context.Context, o *outgoing) error {
 	if f.off {
 		return f.recover(ctx, o)
 	}
-	if err := f.pace.wait(ctx); err != nil {
+	if err := f.pace.wait(ctx, len(o.members)); err != nil {
 		return err
 	}
 	if _, err := f.s.out.Await(ctx, false); err != nil {
@@ -135,7 +135,11 @@ func (f *fastSender) release(seq int) {
 		f.bytes -= len(o.msg.Data)
 		f.acked++
 		f.failures = 0
-		if f.seq.reported != nil {
+		if f.seq.reported != nil && o.members != nil {
+			for _, m := range o.members {
+				f.seq.unbounded = append(f.seq.unbounded, Sent{ID: m.id, Tenant: o.tenant, Bytes: m.bytes, Batched: true, After: f.seq.batchFloor, Version: msgIDVersion(m.msgID)})
+			}
+		} else if f.seq.reported != nil {
 			f.seq.unbounded = append(f.seq.unbounded, Sent{ID: o.id, Tenant: o.tenant, Bytes: o.bytes, Batched: true, After: f.seq.batchFloor, Version: msgVersion(o.msg)})
 		}
 		f.s.finish(o)
@@ -261,8 +265,10 @@ func (p *Producer) fastIngestStream(ctx context.Context) (*jetstream.StreamInfo,
 // msgVersion returns the version of an ingest request's Nats-Msg-Id
 // "<id>@<version>@<send id>" (messages.IngestMsgID; the id may hold "@",
 // the version and send id do not).
-func msgVersion(m *nats.Msg) string {
-	v := m.Header.Get(messages.HeaderMsgID)
+func msgVersion(m *nats.Msg) string { return msgIDVersion(m.Header.Get(messages.HeaderMsgID)) }
+
+// msgIDVersion is msgVersion of the Nats-Msg-Id v.
+func msgIDVersion(v string) string {
 	v = v[:max(strings.LastIndexByte(v, '@'), 0)]
 	return v[strings.LastIndexByte(v, '@')+1:]
 }

@@ -14,16 +14,18 @@ import (
 
 // BenchmarkBackfillFastIngest backfills 100,000 documents of 1 KiB held
 // in memory (a split input, as a mailbox's threads are; -force; over TCP to an in-process server with INGEST allowing fast-ingest
-// batches, nothing consuming) three ways in each iteration, back to back:
+// batches, nothing consuming) four ways in each iteration, back to back:
 // through fast-ingest batches, one publish per request (the path taken
-// without allow_batched), and a loop publishing as many messages of the
+// without allow_batched), in bulk requests (BackfillOptions.Bulk) through
+// fast-ingest batches, and a loop publishing as many messages of the
 // request's size on the wire with PublishMsgAsync and a window of
 // MaxPending, each with a Nats-Msg-Id, which is what `nats bench js pub
 // async --dedup` measures. All three publish into INGEST, purged after
 // each, so that they meet the same stream (its duplicate window holds the
-// ids of all three). It reports each rate
-// (documents or messages per second, medians) and the fast rate as a
-// share of the other two (medians of the per-iteration ratios).
+// ids of all four). It reports each rate
+// (documents or messages per second, medians), the fast rate as a share
+// of the classic and loop rates, and the bulk rate as a share of the
+// loop's (medians of the per-iteration ratios).
 //
 //	go test -run '^$' -bench BackfillFastIngest -benchtime 3x ./producer
 func BenchmarkBackfillFastIngest(b *testing.B) {
@@ -61,8 +63,8 @@ func BenchmarkBackfillFastIngest(b *testing.B) {
 		}
 	}
 	retries := 0
-	backfill := func(classic bool) float64 {
-		o := BackfillOptions{Paths: []string{"bench.input"}, Split: split, Force: true}
+	backfill := func(classic, bulk bool) float64 {
+		o := BackfillOptions{Paths: []string{"bench.input"}, Split: split, Force: true, Bulk: bulk}
 		if classic {
 			allowBatches(b, e.js, "INGEST", false)
 			defer allowBatches(b, e.js, "INGEST", true)
@@ -75,19 +77,22 @@ func BenchmarkBackfillFastIngest(b *testing.B) {
 		purge("INGEST")
 		return float64(n) / s.Elapsed.Seconds()
 	}
-	var fast, classic, ref, ofClassic, ofRef []float64
+	var fast, classic, bulk, ref, ofClassic, ofRef, bulkOfRef []float64
 	b.SetBytes(int64(n) * size)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		f := backfill(false)
-		c := backfill(true)
+		f := backfill(false, false)
+		c := backfill(true, false)
+		k := backfill(false, true)
 		r := asyncPublishRate(b, ajs, len(fast), n, wire)
 		purge("INGEST")
-		fast, classic, ref = append(fast, f), append(classic, c), append(ref, r)
-		ofClassic, ofRef = append(ofClassic, f/c), append(ofRef, f/r)
+		fast, classic, bulk, ref = append(fast, f), append(classic, c), append(bulk, k), append(ref, r)
+		ofClassic, ofRef, bulkOfRef = append(ofClassic, f/c), append(ofRef, f/r), append(bulkOfRef, k/r)
 	}
 	b.StopTimer()
+	b.ReportMetric(median(bulk), "bulk_docs/s")
+	b.ReportMetric(median(bulkOfRef), "bulk/async")
 	b.ReportMetric(median(fast), "fast_docs/s")
 	b.ReportMetric(median(classic), "classic_docs/s")
 	b.ReportMetric(median(ref), "async_msgs/s")
@@ -96,7 +101,7 @@ func BenchmarkBackfillFastIngest(b *testing.B) {
 	// Re-sends on an undisturbed server are acknowledgements presumed lost
 	// (StallTimeout without any): a loaded machine can pause that long.
 	b.ReportMetric(float64(retries)/float64(b.N), "retries/op")
-	b.Logf("per run: fast %v docs/s, classic %v docs/s, async publish %v msgs/s of %d B", rounded(fast), rounded(classic), rounded(ref), wire)
+	b.Logf("per run: bulk %v docs/s, fast %v docs/s, classic %v docs/s, async publish %v msgs/s of %d B", rounded(bulk), rounded(fast), rounded(classic), rounded(ref), wire)
 }
 
 // asyncPublishRate publishes n messages of size bytes, each with its own

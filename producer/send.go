@@ -96,6 +96,9 @@ type outgoing struct {
 	retries int           // re-sends
 	gaveUp  bool          // failed because the run gave up
 	settled chan struct{} // closed once settled (sendWait)
+	// members are the documents of a bulk request (bulk.go), each
+	// settled on its own; nil for a single request.
+	members []member
 }
 
 // publisher is what the sender needs of a JetStream context.
@@ -211,7 +214,7 @@ func (s *sender) sendWait(ctx context.Context, o *outgoing) error {
 // publish is one asynchronous publish of o, retried through the outage
 // machine until its PubAck comes.
 func (s *sender) publish(ctx context.Context, o *outgoing) error {
-	if err := s.pace.wait(ctx); err != nil {
+	if err := s.pace.wait(ctx, len(o.members)); err != nil {
 		return err
 	}
 	if s.out.Down() || s.out.Err() != nil {
@@ -477,7 +480,8 @@ func jitter(d time.Duration) time.Duration {
 	return d/2 + rand.N(d/2+1)
 }
 
-// pacer spaces one goroutine's sends to at most rate a second (0: no limit).
+// pacer spaces one goroutine's sends to at most rate documents a second
+// (0: no limit); a bulk request counts its documents.
 type pacer struct {
 	interval time.Duration
 	next     time.Time
@@ -490,7 +494,9 @@ func newPacer(rate float64) pacer {
 	return pacer{interval: time.Duration(float64(time.Second) / rate)}
 }
 
-func (p *pacer) wait(ctx context.Context) error {
+// wait waits for the turn of a send of one document, or of docs[0]
+// documents (a bulk request's).
+func (p *pacer) wait(ctx context.Context, docs ...int) error {
 	if p.interval == 0 {
 		return nil
 	}
@@ -499,7 +505,11 @@ func (p *pacer) wait(ctx context.Context) error {
 		p.next = now
 	}
 	d := p.next.Sub(now)
-	p.next = p.next.Add(p.interval)
+	n := 1
+	if len(docs) > 0 {
+		n = max(docs[0], 1)
+	}
+	p.next = p.next.Add(time.Duration(n) * p.interval)
 	if d <= 0 {
 		return nil
 	}

@@ -96,6 +96,10 @@ func (t *tally) fail(id string, line int, err error) {
 
 // settle counts a request whose publish finished.
 func (t *tally) settle(o *outgoing) {
+	if o.members != nil {
+		t.settleBulk(o)
+		return
+	}
 	endSend(o.span, o.ack, o.err)
 	t.update(func(s *Summary) {
 		s.Retries += o.retries
@@ -118,6 +122,36 @@ func (t *tally) settle(o *outgoing) {
 		}
 		if t.sent != nil && o.ack != nil {
 			t.sent(Sent{ID: o.id, Tenant: o.tenant, Bytes: o.bytes, Seq: o.ack.Sequence, Duplicate: o.ack.Duplicate})
+		}
+	})
+}
+
+// settleBulk counts each document of a bulk request whose publish
+// finished.
+func (t *tally) settleBulk(o *outgoing) {
+	for _, m := range o.members {
+		endSend(m.span, o.ack, o.err)
+	}
+	t.update(func(s *Summary) {
+		s.Retries += o.retries
+		for _, m := range o.members {
+			s.Done++
+			if o.err != nil {
+				s.Failed++
+				if o.gaveUp {
+					s.GaveUp++
+				}
+				s.Failures = append(s.Failures, Failure{ID: m.id, Err: o.err})
+				continue
+			}
+			s.Sent++
+			s.Bytes += int64(m.bytes)
+			if o.ack != nil && o.ack.Duplicate {
+				s.Duplicates++
+			}
+			if t.sent != nil && o.ack != nil {
+				t.sent(Sent{ID: m.id, Tenant: o.tenant, Bytes: m.bytes, Seq: o.ack.Sequence, Duplicate: o.ack.Duplicate})
+			}
 		}
 	})
 }

@@ -20,7 +20,7 @@ type Config struct {
 	topology.Config
 
 	// Concurrency is the number of documents processed at once (0: GOMAXPROCS).
-	Concurrency int `env:"CHUNKSTREAM_CONCURRENCY" help:"documents processed at once (0: GOMAXPROCS; 16 × GOMAXPROCS with the subject sink; with the Qdrant sink, enough to fill its requests)"`
+	Concurrency int `env:"CHUNKSTREAM_CONCURRENCY" help:"documents processed at once (0: GOMAXPROCS; 64 × GOMAXPROCS with the subject sink; a quarter of them, at least GOMAXPROCS, for documents from the Object Store; with the Qdrant sink, enough to fill its requests)"`
 	// BackoffBase and BackoffMax bound the NAK delay after a transient
 	// failure: BackoffBase × 2^(deliveries−1), at most BackoffMax, jittered.
 	BackoffBase time.Duration `env:"CHUNKSTREAM_BACKOFF_BASE" envDefault:"1s" help:"first retry delay"`

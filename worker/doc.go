@@ -7,7 +7,8 @@
 // them.
 //
 // A delivery's way reads forward through the files: pull.go fetches it
-// and hands it to a processor, process.go runs the five steps, decide.go
+// (a bulk request cut into its requests, each a delivery of its own:
+// bulk.go) and hands it to a processor, process.go runs the five steps, decide.go
 // decides what settles it, act.go acks, NAKs or dead-letters it, and
 // hold.go keeps it through an outage (outage.go: the worker's use of
 // package internal/outage). A request the consumer lost goes back into

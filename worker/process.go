@@ -39,7 +39,11 @@ type processor struct {
 	objects  map[string]jetstream.ObjectStore
 	acks     sync.WaitGroup // ack confirmations awaited in the background
 	ackSlots chan struct{}
-	inFlight atomic.Int64
+	// objectSlots bounds the documents read from the Object Store in
+	// hand at once (nil: no bound): processors are many with the subject
+	// sink, and such a document may be as large as MaxDocBytes.
+	objectSlots chan struct{}
+	inFlight    atomic.Int64
 }
 
 // handle processes one delivery and settles it.
@@ -168,6 +172,15 @@ func (p *processor) process(ctx context.Context, msg jetstream.Msg, streamSeq ui
 		return v
 	}
 	var content []byte
+	if doc.Op == OpUpsert && req.ContentRef != nil && p.objectSlots != nil {
+		select {
+		case p.objectSlots <- struct{}{}:
+			defer func() { <-p.objectSlots }()
+		case <-ctx.Done():
+			v.err = fault.WithCause(fault.CauseShutdown, ctx.Err())
+			return v
+		}
+	}
 	if doc.Op == OpUpsert {
 		if content, v.err = p.load(ctx, &req); v.err != nil {
 			return v
@@ -258,7 +271,19 @@ func (p *processor) finished(ctx context.Context, doc Doc, found messages.DocRec
 func (p *processor) decode(ctx context.Context, msg jetstream.Msg, streamSeq uint64) (v verdict) {
 	_, span := p.step(ctx, SpanDecode)
 	defer func() { endStep(span, v.err) }()
-	req, err := messages.DecodeIngest(msg.Headers().Get(messages.HeaderContentType), msg.Data())
+	ct := msg.Headers().Get(messages.HeaderContentType)
+	var (
+		req messages.IngestRequest
+		err error
+	)
+	if messages.IsBulk(ct) {
+		_, err = messages.DecodeBulk(msg.Data()) // a bulk that decodes was cut into its requests (bulk.go)
+		if err == nil {
+			err = fmt.Errorf("%w: bulk request not cut into its requests", messages.ErrDecode)
+		}
+	} else {
+		req, err = messages.DecodeIngest(ct, msg.Data())
+	}
 	if err != nil {
 		cause := fault.CauseUndecodable
 		if errors.Is(err, messages.ErrVersion) {
@@ -281,6 +306,8 @@ func (p *processor) decode(ctx context.Context, msg jetstream.Msg, streamSeq uin
 	}
 	if v.seq, err = messages.RequestIngestSeq(msg.Headers().Get(messages.HeaderIngestSeq), streamSeq); err != nil {
 		v.err = permanent(fault.CauseInvalidRequest, err)
+	} else if r, ok := msg.(*bulkRequest); ok && r.refused != nil {
+		v.err = permanent(fault.CauseInvalidRequest, r.refused)
 	}
 	return v
 }

@@ -52,9 +52,11 @@ type puller struct {
 const fetchWait = 250 * time.Millisecond
 
 // run fetches batches into the processors' queue until ctx ends. It
-// fetches batches of up to 2 × Concurrency (at least 4) into a queue of
-// Concurrency, so the next fetch overlaps the processing, and takes each
-// message as it arrives (those waiting for a processor get in-progress
+// fetches batches of up to 2 × Concurrency (at least 4) requests into a
+// queue of Concurrency, so the next fetch overlaps the processing (after
+// a fetch of bulk requests, cut into their requests as they arrive
+// (bulk.go), as many messages as give about that many requests), and
+// takes each message as it arrives (those waiting for a processor get in-progress
 // acks at once). Fetch, not the library's continuous pull: that depends
 // on status messages reaching a reader that may be waiting for a
 // processor, and stalled for 30 s in measurements. During an outage it
@@ -78,13 +80,23 @@ func (p *puller) run(ctx context.Context, work chan<- *task) {
 		if err == nil {
 			p.ready.Store(true)
 			var queued []*task
+			msgs, requests := 0, 0
 			for msg := range batch.Messages() {
-				t := &task{msg: msg, fetchedAt: time.Now()}
-				p.fetched(t)
-				queued = append(queued, t)
+				msgs++
+				for _, m := range splitBulk(msg) {
+					requests++
+					t := &task{msg: m, fetchedAt: time.Now()}
+					p.fetched(t)
+					queued = append(queued, t)
+				}
 				for len(queued) > 0 && p.offer(ctx, work, queued[0]) {
 					queued = queued[1:]
 				}
+			}
+			// Bulk requests: fetch about as many requests as before.
+			batchSize = max(2*p.cfg.Workers(), 4)
+			if msgs > 0 && requests > msgs {
+				batchSize = max(1, batchSize*msgs/requests)
 			}
 			for _, t := range queued {
 				p.dispatch(ctx, work, t)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -29,7 +30,8 @@ type Result struct {
 	DocID string
 	// Subject is the ingest subject.
 	Subject string
-	// StreamSeq is the request's INGEST sequence.
+	// StreamSeq is the request's INGEST sequence; the requests of a bulk
+	// request share its sequence (DocID tells them apart).
 	StreamSeq uint64
 	// IngestSeq is the version's ingest_seq (messages.RequestIngestSeq);
 	// 0 when it was not read.
@@ -143,7 +145,8 @@ func New(nc *nats.Conn, js jetstream.JetStream, top *topology.Handles, opts Opti
 	w.pull = &puller{cfg: &w.cfg, log: log, m: m, js: js, out: w.out, consumer: top.Consumer, waiting: map[*task]struct{}{}}
 	w.proc = &processor{cfg: &w.cfg, log: log, m: m, js: js, sink: SinkMetrics(m)(opts.Sink), raw: opts.Sink,
 		records: NewKVRecords(top.Docs).WithLeaderReads(nc), fleet: w.fleet, backoff: b, tracer: tracing.Tracer(opts.TracerProvider),
-		objects: map[string]jetstream.ObjectStore{opts.Config.ObjectsBucket: top.Objects}, ackSlots: make(chan struct{}, maxAckConfirmations)}
+		objects: map[string]jetstream.ObjectStore{opts.Config.ObjectsBucket: top.Objects}, ackSlots: make(chan struct{}, maxAckConfirmations),
+		objectSlots: make(chan struct{}, max(runtime.GOMAXPROCS(0), w.cfg.Workers()/4))}
 	return w, nil
 }
 

@@ -71,6 +71,9 @@ type config struct {
 	// more than producer.ConfirmDeletesAbove percent of the scope: flags
 	// only, since a confirmation belongs to one command line.
 	All, Yes bool
+	// Bulk packs small documents into bulk requests (docs/wire.md, "Bulk
+	// requests"), which workers older than them do not read.
+	Bulk bool `env:"CHUNKSTREAM_PRODUCER_BULK"`
 	// ResendStale sends only the documents processed with other settings
 	// than their request would now get.
 	ResendStale bool `env:"CHUNKSTREAM_PRODUCER_RESEND_STALE"`
@@ -154,6 +157,7 @@ func bindFlags(fs *flag.FlagSet, c *config) {
 	fs.BoolVar(&c.DeleteMissing, "delete-missing", c.DeleteMissing, "send deletes for ids under -id-prefix whose file is gone, each on its record's subject; needs -id-prefix or -all (env CHUNKSTREAM_PRODUCER_DELETE_MISSING)")
 	fs.BoolVar(&c.All, "all", false, "with -delete-missing and no -id-prefix: delete across every recorded id")
 	fs.BoolVar(&c.Yes, "yes", false, fmt.Sprintf("with -delete-missing: confirm deleting more than %d%% of the documents under the scope", producer.ConfirmDeletesAbove))
+	fs.BoolVar(&c.Bulk, "bulk", c.Bulk, "pack small documents into bulk requests, up to 256 a message: fewer server operations per document; the workers must be of a release that reads them (env CHUNKSTREAM_PRODUCER_BULK)")
 	fs.BoolVar(&c.ResendStale, "resend-stale", c.ResendStale, "send only the documents whose record holds their content but other settings (after a change of the workers' chunker defaults); nothing new, changed or deleted (env CHUNKSTREAM_PRODUCER_RESEND_STALE)")
 	fs.BoolVar(&c.Wait, "wait", c.Wait, "after publishing, wait until the workers processed every request sent; exit 1 if any was dead-lettered (env CHUNKSTREAM_PRODUCER_WAIT)")
 	fs.DurationVar(&c.WaitTimeout, "wait-timeout", c.WaitTimeout, "give up waiting when no request has finished for this long, listing what is still pending, exit 1; 0: no limit (env CHUNKSTREAM_PRODUCER_WAIT_TIMEOUT)")

@@ -226,7 +226,7 @@ usage error or a refused -delete-missing.`,
 		}
 		sum, err = p.Backfill(ctx, producer.BackfillOptions{
 			Paths: paths, IDPrefix: c.IDPrefix, Exts: exts, Template: tmpl, Split: split,
-			Force: c.Force, SendInvalidText: c.SendInvalidUTF8, DeleteMissing: c.DeleteMissing, ResendStale: c.ResendStale, DryRun: c.DryRun,
+			Force: c.Force, SendInvalidText: c.SendInvalidUTF8, DeleteMissing: c.DeleteMissing, ResendStale: c.ResendStale, DryRun: c.DryRun, Bulk: c.Bulk,
 			DeleteAll: c.All, ConfirmDeletes: c.Yes, OnDeletes: func(d producer.DeletePlan) { printDeletePlan(stderr, d, c.DryRun) },
 			Rate: c.Rate, MaxPendingBytes: c.MaxPendingBytes, Retry: retry, Readers: c.Readers,
 			OnProgress: bar.update, OnDryRun: dry, OnSent: onSent, Logger: log,

@@ -311,3 +311,46 @@ func TestDuplicateWindowWarning(t *testing.T) {
 		}
 	}
 }
+
+// TestBulk: -bulk sends the folder's documents in one bulk request, each
+// with its own id; -stdin with it is a usage error.
+func TestBulk(t *testing.T) {
+	url, ingest := testServer(t)
+	ctx := context.Background()
+	dir := writeTree(t, map[string]string{"a.md": "# A", "sub/b.mdx": "# B", "notes.txt": "t"})
+	var stdout, stderr bytes.Buffer
+	environ := envOf(map[string]string{"NATS_URL": url, "CHUNKSTREAM_PRODUCER_BULK": "true"})
+	if code := run(ctx, []string{"-subject", "ingest.test", "-progress=false", dir, filepath.Join(dir, "notes.txt")}, nil, &stdout, &stderr, environ); code != 0 {
+		t.Fatalf("run = %d, stderr:\n%s", code, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "3 documents: 3 sent") {
+		t.Errorf("summary = %q, want 3 documents sent", stderr.String())
+	}
+	info, _ := ingest.Info(ctx)
+	if info.State.Msgs != 1 {
+		t.Fatalf("INGEST holds %d messages, want 1 bulk request", info.State.Msgs)
+	}
+	m, err := ingest.GetMsg(ctx, info.State.FirstSeq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, err := messages.DecodeBulk(m.Data)
+	if err != nil || !messages.IsBulk(m.Header.Get(messages.HeaderContentType)) || m.Subject != "ingest.test" {
+		t.Fatalf("message: %v, %s on %s", err, m.Header.Get(messages.HeaderContentType), m.Subject)
+	}
+	ids := map[string]bool{}
+	for _, e := range entries {
+		req, err := messages.DecodeIngest(e.ContentType, e.Data)
+		if err != nil || req.Validate() != nil {
+			t.Fatalf("entry %s: %v", e.MsgID, err)
+		}
+		ids[req.ID] = true
+	}
+	if len(ids) != 3 || !ids["a.md"] || !ids["sub/b.mdx"] || !ids["notes.txt"] {
+		t.Errorf("document ids = %v", ids)
+	}
+	stderr.Reset()
+	if code := run(ctx, []string{"-progress=false", "-stdin", "-bulk"}, strings.NewReader(""), &stdout, &stderr, envOf(map[string]string{"NATS_URL": url})); code != 2 {
+		t.Errorf("run(-stdin -bulk) = %d, want 2; stderr %s", code, stderr.String())
+	}
+}

@@ -51,7 +51,7 @@ func flagVariable(f *flag.Flag) string {
 // Flags that shape the requests of a backfill: a stream's lines carry
 // their own.
 var requestFlags = []string{"id-prefix", "ext", "chunker", "options", "format", "source", "collection", "force",
-	"delete-missing", "all", "yes", "resend-stale", "readers"}
+	"delete-missing", "all", "yes", "resend-stale", "readers", "bulk"}
 
 // Flags of publishing, which a dry run does not do.
 var publishFlags = []string{"rate", "max-pending", "max-pending-bytes", "retry-for", "retry-wait", "ack-timeout", "json",

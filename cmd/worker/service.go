@@ -39,8 +39,12 @@ func buildSink(ctx context.Context, c *config, js jetstream.JetStream, records w
 }
 
 // subjectSinkInFlight is the documents in flight per processor the
-// subject sink gets when CHUNKSTREAM_CONCURRENCY is 0.
-const subjectSinkInFlight = 16
+// subject sink gets when CHUNKSTREAM_CONCURRENCY is 0. A document's
+// processor mostly waits (its record writes, its group commit's sync):
+// more of them in flight fill each commit (one worker, documents of 1 to
+// 10 KiB in bulk requests: 1.73× the documents/s of 16 in one run).
+// Bulk requests bring them in without a fetch and an ack each.
+const subjectSinkInFlight = 64
 
 // serve runs the worker service until ctx is cancelled (SIGTERM), then
 // drains and waits for the connection to close.

@@ -86,10 +86,10 @@ func scaleOut(t testing.TB) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := runScaleOut(t, natsBin, workerBin, docs, n)
+		r := runScaleOut(t, natsBin, workerBin, docs, n, true)
 		row("this", n, r)
 		if baseline != "" {
-			b := runScaleOut(t, natsBin, baseline, docs, n)
+			b := runScaleOut(t, natsBin, baseline, docs, n, false)
 			row("baseline", n, b)
 			fmt.Printf("%-9s %-8d records/s this/baseline %.2f×\n", "ratio", n,
 				(float64(r.chunks)/r.wall.Seconds())/(float64(b.chunks)/b.wall.Seconds()))
@@ -146,7 +146,11 @@ type scaleResult struct {
 	yardsticks                 []yardstick
 }
 
-func runScaleOut(t testing.TB, natsBin, workerBin string, docs []testDoc, workers int) scaleResult {
+// runScaleOut runs workers of workerBin over docs, published first as the
+// producer's backfill does: in bulk requests with bulk (within the
+// producer's bounds, messages.MaxBulkRequests and MaxBulkBytes), else one
+// request per message (what a build before bulk requests reads).
+func runScaleOut(t testing.TB, natsBin, workerBin string, docs []testDoc, workers int, bulk bool) scaleResult {
 	t.Helper()
 	port := testutil.FreePort(t)
 	srv := exec.Command(natsBin, "-js", "-sd", t.TempDir(), "-a", "127.0.0.1", "-p", strconv.Itoa(port))
@@ -172,25 +176,53 @@ func runScaleOut(t testing.TB, natsBin, workerBin string, docs []testDoc, worker
 	if _, err := worker.Setup(ctx, js, cfg); err != nil {
 		t.Fatal(err)
 	}
+	var entries []messages.BulkEntry
+	size := 0
+	sendBulk := func() {
+		if len(entries) == 0 {
+			return
+		}
+		data, err := messages.EncodeBulk(entries)
+		if err != nil {
+			t.Fatal(err)
+		}
+		msg := &nats.Msg{Subject: "ingest.bench.bulk", Data: data, Header: nats.Header{}}
+		msg.Header.Set(messages.HeaderContentType, messages.ContentTypeBulk)
+		msg.Header.Set(messages.HeaderMsgID, "bulk@"+entries[0].MsgID)
+		if _, err := js.PublishMsgAsync(msg); err != nil {
+			t.Fatal(err)
+		}
+		entries, size = nil, 0
+	}
 	for _, d := range docs {
 		req := messages.IngestRequest{V: messages.Version, ID: d.id, Content: d.content}
 		data, err := messages.EncodeIngest(&req, messages.ContentTypeMsgpack)
 		if err != nil {
 			t.Fatal(err)
 		}
+		msgID := messages.IngestMsgID("", d.id, messages.ContentVersion(d.content), "bench")
+		if bulk {
+			if len(entries) == messages.MaxBulkRequests || size+len(data)+512 > messages.MaxBulkBytes {
+				sendBulk()
+			}
+			entries = append(entries, messages.BulkEntry{MsgID: msgID, ContentType: messages.ContentTypeMsgpack, Data: data})
+			size += len(data) + 512
+			continue
+		}
 		msg := &nats.Msg{Subject: d.subject, Data: data, Header: nats.Header{}}
 		msg.Header.Set(messages.HeaderContentType, messages.ContentTypeMsgpack)
-		msg.Header.Set(messages.HeaderMsgID, messages.IngestMsgID("", d.id, messages.ContentVersion(d.content), "bench"))
+		msg.Header.Set(messages.HeaderMsgID, msgID)
 		if _, err := js.PublishMsgAsync(msg); err != nil {
 			t.Fatal(err)
 		}
 	}
+	sendBulk()
 	select {
 	case <-js.PublishAsyncComplete():
 	case <-ctx.Done():
 		t.Fatal("publishing timed out")
 	}
-	if info, err := js.Stream(ctx, cfg.IngestStream); err == nil && info.CachedInfo().State.Msgs != uint64(len(docs)) {
+	if info, err := js.Stream(ctx, cfg.IngestStream); err == nil && !bulk && info.CachedInfo().State.Msgs != uint64(len(docs)) {
 		t.Logf("INGEST holds %d requests for %d documents", info.CachedInfo().State.Msgs, len(docs))
 	}
 	serverBefore := procCPU(t, srv.Process.Pid)

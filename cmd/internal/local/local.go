@@ -159,7 +159,7 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 		return sum, err
 	}
 	coll := newCollector(cw, order)
-	tr := &tracker{final: map[uint64]bool{}, coll: coll, progress: o.OnProgress}
+	tr := &tracker{final: map[finalKey]bool{}, coll: coll, progress: o.OnProgress}
 	w, err := worker.New(nc, js, top, worker.Options{
 		Config: cfg, Logger: log, Sink: coll, Chunkers: o.Chunkers, OnResult: tr.onResult, TracerProvider: o.TracerProvider,
 		SetFleetDefaults: true, // its own embedded server: this worker is the fleet
@@ -299,6 +299,7 @@ func send(ctx context.Context, ns *server.Server, o Options, cfg worker.Config, 
 		Template:   producer.Document{Chunker: o.Chunker.Name, Options: o.Options},
 		Split:      o.Chunker.Split,
 		Force:      true, // local mode writes every document, recorded or not
+		Bulk:       true, // its worker is this build's
 		Logger:     log,
 		OnProgress: func(s producer.Stats) { once.Do(func() { tr.setTotal(s.Total) }) },
 	})
@@ -326,11 +327,18 @@ func startEmbedded(dir string) (*server.Server, error) {
 	return ns, nil
 }
 
+// finalKey names a request: its stream sequence, and its document, as
+// the requests of a bulk share the sequence.
+type finalKey struct {
+	seq uint64
+	id  string
+}
+
 // tracker counts the final results, keeps the dead letters and reports
 // progress.
 type tracker struct {
 	mu       sync.Mutex
-	final    map[uint64]bool // stream sequences finished
+	final    map[finalKey]bool // requests finished
 	total    int
 	coll     *collector
 	deadLet  []worker.Result
@@ -343,10 +351,11 @@ func (t *tracker) onResult(r worker.Result) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.final[r.StreamSeq] {
+	key := finalKey{r.StreamSeq, r.DocID}
+	if t.final[key] {
 		return
 	}
-	t.final[r.StreamSeq] = true
+	t.final[key] = true
 	if r.Outcome == worker.OutcomePermanent || r.Outcome == worker.OutcomeExhausted {
 		t.deadLet = append(t.deadLet, r)
 		t.coll.settle(r.DocID)

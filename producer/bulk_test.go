@@ -1,0 +1,221 @@
+package producer
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/chunkstream/chunkstream/messages"
+	"github.com/chunkstream/chunkstream/worker"
+)
+
+// TestBackfillBulk: with Bulk, small documents go in bulk requests within
+// their bounds, a large one alone; every document is reported sent with
+// the sequence of the message that carries it, and the worker chunks each
+// as if it had come alone.
+func TestBackfillBulk(t *testing.T) {
+	for _, fast := range []bool{true, false} {
+		name := "fast-ingest batches"
+		if !fast {
+			name = "single publishes"
+		}
+		t.Run(name, func(t *testing.T) {
+			e := newEnv(t, nil)
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			subject := ""
+			if !fast {
+				if _, err := e.js.CreateStream(ctx, jetstream.StreamConfig{Name: "OLD", Subjects: []string{"old.>"},
+					Storage: jetstream.FileStorage, Duplicates: 2 * time.Minute}); err != nil {
+					t.Fatal(err)
+				}
+				subject = "old.docs"
+			}
+			dir := t.TempDir()
+			n := 600
+			writeFiles(t, dir, n, 1000)
+			big := strings.Repeat("# Big\n\n"+strings.Repeat("word ", 40)+"\n\n", 500) // over maxBulkMember
+			if err := os.WriteFile(filepath.Join(dir, "big.md"), []byte(big), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			n++
+			seqs := map[string]uint64{}
+			p := e.producer(Options{Subject: subject})
+			s, err := p.Backfill(ctx, BackfillOptions{Paths: []string{dir}, Bulk: true,
+				OnSent: func(s Sent) { seqs[s.ID] = s.Seq }})
+			if err != nil || s.Sent != n || s.Failed != 0 {
+				t.Fatalf("Backfill = %+v, %v (%v); want %d sent", s.Stats, err, s.Failures, n)
+			}
+			if len(seqs) != n {
+				t.Fatalf("OnSent reported %d documents, want %d", len(seqs), n)
+			}
+			stream := e.cfg.IngestStream
+			if !fast {
+				stream = "OLD"
+			}
+			st, err := e.js.Stream(ctx, stream)
+			if err != nil {
+				t.Fatal(err)
+			}
+			info, err := st.Info(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			seen := map[string]bool{}
+			for seq := info.State.FirstSeq; seq <= info.State.LastSeq; seq++ {
+				m, err := st.GetMsg(ctx, seq)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !messages.IsBulk(m.Header.Get(messages.HeaderContentType)) {
+					req, err := messages.DecodeIngest(m.Header.Get(messages.HeaderContentType), m.Data)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if req.ID != "big.md" {
+						t.Errorf("%s went alone; only big.md should", req.ID)
+					}
+					seen[req.ID] = true
+					continue
+				}
+				if len(m.Data) > messages.MaxBulkBytes {
+					t.Errorf("bulk %d is %d bytes, over %d", seq, len(m.Data), messages.MaxBulkBytes)
+				}
+				entries, err := messages.DecodeBulk(m.Data)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, en := range entries {
+					req, err := messages.DecodeIngest(en.ContentType, en.Data)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if seen[req.ID] {
+						t.Errorf("%s sent twice", req.ID)
+					}
+					seen[req.ID] = true
+					if seqs[req.ID] != seq && !fast {
+						t.Errorf("%s reported at %d, stored in the bulk at %d", req.ID, seqs[req.ID], seq)
+					}
+					if en.MsgID != messages.IngestMsgID(req.Tenant, req.ID, messages.ContentVersion(req.Content), p.SendID()) {
+						t.Errorf("%s: msg_id %q", req.ID, en.MsgID)
+					}
+				}
+			}
+			if len(seen) != n || info.State.Msgs >= uint64(n)/4 {
+				t.Errorf("INGEST holds %d messages for %d documents, want every document in a few bulks", info.State.Msgs, len(seen))
+			}
+			if fast {
+				e.runWorker(ctx, n)
+				compareViews(t, e.view(ctx), expected(t, dir, ""))
+			}
+		})
+	}
+}
+
+// TestBulkDeadLetterReplay: a document of a bulk the workers refuse is
+// dead-lettered alone, while the others of its bulk are written; `dlq
+// replay` sends it again on its own, as the version it was, and workers
+// that know its option process it.
+func TestBulkDeadLetterReplay(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	dir := t.TempDir()
+	writeFiles(t, dir, 5, 800)
+	p := e.producer(Options{})
+	s, err := p.Backfill(ctx, BackfillOptions{Paths: []string{dir}, Bulk: true, Force: true})
+	if err != nil || s.Sent != 5 {
+		t.Fatalf("Backfill = %+v, %v", s.Stats, err)
+	}
+	// The same files again with an option today's workers refuse, but one
+	// document only: a bulk of four good ones and one bad.
+	ids := []string{"d00/f00000.md", "d01/f00001.md", "d02/f00002.md", "d03/f00003.md", "d04/f00004.md"}
+	var entries []messages.BulkEntry
+	for i, id := range ids {
+		req := messages.IngestRequest{V: messages.Version, ID: id, Content: mdContent(i+10, 800)}
+		if i == 2 {
+			req.Options = map[string]any{"heading_aware": true}
+		}
+		data, err := messages.EncodeIngest(&req, messages.ContentTypeMsgpack)
+		if err != nil {
+			t.Fatal(err)
+		}
+		entries = append(entries, messages.BulkEntry{MsgID: messages.IngestMsgID("", id, messages.ContentVersion(req.Content), "again"),
+			ContentType: messages.ContentTypeMsgpack, Data: data})
+	}
+	data, err := messages.EncodeBulk(entries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := nats.NewMsg("ingest.docs")
+	m.Data = data
+	m.Header.Set(messages.HeaderContentType, messages.ContentTypeBulk)
+	ack, err := e.js.PublishMsg(ctx, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := e.process(ctx, nil, 10)
+	bad := 0
+	for _, r := range res {
+		if r.Outcome == worker.OutcomePermanent {
+			bad++
+			if r.DocID != ids[2] || r.IngestSeq != ack.Sequence {
+				t.Errorf("dead-lettered %s at %d, want %s at %d", r.DocID, r.IngestSeq, ids[2], ack.Sequence)
+			}
+		}
+	}
+	if bad != 1 {
+		t.Fatalf("%d dead letters, want 1: %+v", bad, res)
+	}
+	d := NewDLQ(e.js, DLQOptions{})
+	dls := listDLQ(t, d, DLQFilter{})
+	if len(dls) != 1 || dls[0].DocID != ids[2] || dls[0].IngestSeq != ack.Sequence {
+		t.Fatalf("DLQ holds %+v, want %s's dead letter at %d", dls, ids[2], ack.Sequence)
+	}
+	var got []Replayed
+	sum, err := d.Replay(ctx, DLQFilter{}, ReplayOptions{OnResult: func(r Replayed) { got = append(got, r) }})
+	if err != nil || sum.Processed != 1 || len(got) != 1 || got[0].Action != ActionProcess {
+		t.Fatalf("Replay = %+v, %v, %+v", sum, err, got)
+	}
+	st, _ := e.js.Stream(ctx, e.cfg.IngestStream)
+	rm, err := st.GetMsg(ctx, got[0].StreamSeq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if messages.IsBulk(rm.Header.Get(messages.HeaderContentType)) || rm.Header.Get(messages.HeaderIngestSeq) != strconv.FormatUint(ack.Sequence, 10) {
+		t.Errorf("replayed request: headers %v, want a single request of version %d", rm.Header, ack.Sequence)
+	}
+	fixed := e.process(ctx, newerChunkers(), 1)
+	if fixed[0].Outcome != worker.OutcomeAcked || fixed[0].DocID != ids[2] || fixed[0].IngestSeq != ack.Sequence {
+		t.Errorf("replay: %+v, want %s acked as version %d", fixed[0], ids[2], ack.Sequence)
+	}
+	rec, _, ok, err := worker.NewKVRecords(e.top.Docs).Get(ctx, ids[2])
+	if err != nil || !ok || rec.State != messages.StateDone || rec.IngestSeq != ack.Sequence {
+		t.Errorf("record of %s = %+v, %v, %v; want done at %d", ids[2], rec, ok, err, ack.Sequence)
+	}
+}
+
+// TestPacerCountsBulkDocuments: a bulk request of n documents takes n
+// turns of the pacer, so Rate stays documents per second.
+func TestPacerCountsBulkDocuments(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := newPacer(100) // 10 ms a document
+		start := time.Now()
+		for range 3 { // 3 bulks of 10: the third waits for the 20 before it
+			if err := p.wait(context.Background(), 10); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if d := time.Since(start); d != 200*time.Millisecond {
+			t.Errorf("3 bulks of 10 documents at 100/s took %v, want 200ms", d)
+		}
+	})
+}
