@@ -79,7 +79,7 @@ func (w *Worker) handle(ctx context.Context, t *task) Result {
 	<-hbDone
 
 	res := Result{Subject: msg.Subject(), StreamSeq: meta.Sequence.Stream, IngestSeq: v.seq, Delivery: meta.NumDelivered,
-		Err: v.err, Chunks: v.chunks, Bytes: v.bytes}
+		Err: v.err, Chunks: v.chunks, Bytes: v.bytes, Warnings: v.warnings}
 	if v.req != nil {
 		res.DocID = v.req.ID
 	}

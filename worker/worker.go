@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nuid"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/registry"
 	"github.com/chunkstream/chunkstream/fault"
 	"github.com/chunkstream/chunkstream/internal/outage"
@@ -47,6 +48,9 @@ type Result struct {
 	// Chunks and Bytes are the chunk count and the document size.
 	Chunks int
 	Bytes  int
+	// Warnings are the chunker's for the version chunked (what the
+	// document record keeps the first of).
+	Warnings []chunking.Warning
 }
 
 // Final reports whether the request is finished: acked or dead-lettered

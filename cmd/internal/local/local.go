@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -75,7 +76,8 @@ type Summary struct {
 	// DeadLetters are the requests dead-lettered, by document id.
 	DeadLetters []worker.Result
 	// Failures are the documents the producer could not send, Warnings
-	// what it noticed in the folder.
+	// what it noticed in the folder and then the chunker's, by document
+	// id, as chunk split prints them.
 	Failures []producer.Failure
 	Warnings []chunking.Warning
 	// Memory is true when the embedded server kept the streams and
@@ -159,7 +161,7 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 		return sum, err
 	}
 	coll := newCollector(cw, order)
-	tr := &tracker{final: map[finalKey]bool{}, coll: coll, progress: o.OnProgress}
+	tr := &tracker{final: map[finalKey]bool{}, warnings: map[string][]chunking.Warning{}, coll: coll, progress: o.OnProgress}
 	w, err := worker.New(nc, js, top, worker.Options{
 		Config: cfg, Logger: log, Sink: coll, Chunkers: o.Chunkers, OnResult: tr.onResult, TracerProvider: o.TracerProvider,
 		SetFleetDefaults: true, // its own embedded server: this worker is the fleet
@@ -207,6 +209,7 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 	}
 	sum.Elapsed = time.Since(start)
 	sum.DeadLetters = tr.deadLetters()
+	sum.Warnings = append(sum.Warnings, tr.chunkerWarnings()...)
 	return sum, nil
 }
 
@@ -342,6 +345,7 @@ type tracker struct {
 	total    int
 	coll     *collector
 	deadLet  []worker.Result
+	warnings map[string][]chunking.Warning // the chunker's, by document id
 	progress func(done, total int)
 }
 
@@ -360,6 +364,9 @@ func (t *tracker) onResult(r worker.Result) {
 		t.deadLet = append(t.deadLet, r)
 		t.coll.settle(r.DocID)
 	}
+	if len(r.Warnings) > 0 {
+		t.warnings[r.DocID] = r.Warnings // a redelivery's replace the first's
+	}
 	if t.progress != nil {
 		t.progress(len(t.final), t.total)
 	}
@@ -372,6 +379,17 @@ func (t *tracker) setTotal(n int) {
 	if t.progress != nil {
 		t.progress(len(t.final), n)
 	}
+}
+
+// chunkerWarnings returns the chunker's warnings in document id order.
+func (t *tracker) chunkerWarnings() []chunking.Warning {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []chunking.Warning
+	for _, id := range slices.Sorted(maps.Keys(t.warnings)) {
+		out = append(out, t.warnings[id]...)
+	}
+	return out
 }
 
 // deadLetters returns the dead letters in document id order.

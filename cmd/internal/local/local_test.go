@@ -13,6 +13,7 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 
+	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/registry"
 	"github.com/chunkstream/chunkstream/internal/tracing"
 	"github.com/chunkstream/chunkstream/internal/tracing/tracingtest"
@@ -199,5 +200,30 @@ func TestRunRefusesAStoreInUse(t *testing.T) {
 	ns.WaitForShutdown()
 	if err := run(); !errors.Is(err, ErrStoreInUse) || !strings.Contains(err.Error(), "1 requests") {
 		t.Errorf("a store holding an earlier run's request: %v, want ErrStoreInUse saying how many", err)
+	}
+}
+
+// TestRunKeepsChunkerWarnings: the chunker's warnings of a local run are
+// in its summary, as chunk split prints them and service mode records
+// them (a code fence never closed).
+func TestRunKeepsChunkerWarnings(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "a.md"), []byte("# T\n\n```\ncode never closed\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "b.md"), []byte("# B\n\nFine.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	md, err := registry.Default().Lookup("markdown")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := Run(context.Background(), Options{Dir: dir, Out: filepath.Join(t.TempDir(), "out.jsonl"),
+		Worker: worker.DefaultConfig(), Chunkers: registry.Default(), Chunker: md})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sum.Warnings) != 1 || sum.Warnings[0].File != "a.md" || sum.Warnings[0].Kind != chunking.WarnUnclosed {
+		t.Errorf("warnings %+v, want a.md's unclosed fence", sum.Warnings)
 	}
 }
