@@ -68,22 +68,28 @@ func roundDuration(d time.Duration) time.Duration {
 }
 
 // checkChunkSize refuses a size option the request itself sets below the
-// worker's bound in its unit (docs/operations.md, "Budgets per document"), with an
-// error wrapping chunking.ErrInvalidOptions.
-func (p *processor) checkChunkSize(c registry.Choice) error {
+// worker's bound in its unit: CheckChunkSize.
+func (p *processor) checkChunkSize(c registry.Choice) error { return CheckChunkSize(*p.cfg, c) }
+
+// CheckChunkSize refuses a size option a request sets itself (c.SizeSet)
+// below cfg's bound in its unit (docs/operations.md, "Budgets per
+// document"), with an error wrapping chunking.ErrInvalidOptions. Local
+// mode runs it on its flags at start, as every document would be
+// refused.
+func CheckChunkSize(cfg Config, c registry.Choice) error {
 	if !c.SizeSet {
 		return nil
 	}
-	bound, setting := p.cfg.MinChunkChars, "CHUNKSTREAM_MIN_CHUNK_CHARS"
+	bound, setting := cfg.MinChunkChars, "CHUNKSTREAM_MIN_CHUNK_CHARS"
 	switch c.Unit {
 	case registry.Words:
-		bound, setting = p.cfg.MinChunkWords, "CHUNKSTREAM_MIN_CHUNK_WORDS"
+		bound, setting = cfg.MinChunkWords, "CHUNKSTREAM_MIN_CHUNK_WORDS"
 	case registry.Tokens:
-		bound, setting = p.cfg.MinChunkTokens, "CHUNKSTREAM_MIN_CHUNK_TOKENS"
+		bound, setting = cfg.MinChunkTokens, "CHUNKSTREAM_MIN_CHUNK_TOKENS"
 	}
 	if c.Size >= bound {
 		return nil
 	}
-	return fmt.Errorf("chunker %s: %w: %s %d is below the smallest chunk size this worker accepts, %d %s (%s)",
-		c.Entry.Name, chunking.ErrInvalidOptions, c.SizeOption, c.Size, bound, c.Unit, setting)
+	return fmt.Errorf("%w: chunker %s: %s %d is below the smallest chunk size this worker accepts, %d %s (%s)",
+		chunking.ErrInvalidOptions, c.Entry.Name, c.SizeOption, c.Size, bound, c.Unit, setting)
 }

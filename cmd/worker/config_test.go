@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -159,5 +161,22 @@ func TestConfigErrorsSayTheirPrefixOnce(t *testing.T) {
 		if code != 2 || stderr.String() != tc.want {
 			t.Errorf("worker %q %v = %d\n%s\nwant 2 and\n%s", tc.args, tc.env, code, stderr.String(), tc.want)
 		}
+	}
+}
+
+// TestLocalRefusesASizeItWouldDeadLetter: local mode puts its chunker
+// flags in every request, so a size the worker refuses (below
+// CHUNKSTREAM_MIN_CHUNK_CHARS) is a usage error at start, not a run that
+// dead-letters every document.
+func TestLocalRefusesASizeItWouldDeadLetter(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "a.md"), []byte("# A\n\ntext\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	code := run(context.Background(), []string{"-local", dir, "-out", filepath.Join(t.TempDir(), "out.jsonl"), "-max-char", "20", "-min-char", "10", "-chunk-overlap", "0"},
+		&bytes.Buffer{}, &stderr, func(string) (string, bool) { return "", false })
+	if code != 2 || !strings.Contains(stderr.String(), "max_char 20 is below the smallest chunk size") || strings.Count(stderr.String(), "chunker markdown") != 1 {
+		t.Errorf("worker -local -max-char 20 = %d\n%s\nwant 2, the size refused once", code, stderr.String())
 	}
 }

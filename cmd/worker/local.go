@@ -19,6 +19,7 @@ import (
 	"github.com/chunkstream/chunkstream/cmd/internal/otelenv"
 	"github.com/chunkstream/chunkstream/cmd/internal/tty"
 	"github.com/chunkstream/chunkstream/messages"
+	"github.com/chunkstream/chunkstream/worker"
 )
 
 // localFlags are the flags of local mode.
@@ -55,6 +56,19 @@ func runLocal(ctx context.Context, c *config, lf *localFlags, log *slog.Logger, 
 		cfg.Concurrency = lf.workers
 	}
 	if err := envflag.Explain(cfg.Validate(), &cfg, nil); err != nil {
+		return 2, fmt.Errorf("%w: %v", envflag.ErrUsage, err)
+	}
+	// Every document's request carries the flags: a size the worker
+	// refuses would dead-letter them all, so it is refused here.
+	rs, err := registry.Default().Resolver(registry.Defaults{})
+	if err != nil {
+		return 1, err
+	}
+	choice, err := rs.Choose(registry.Request{Chunker: lf.chunker.Name, Options: opts})
+	if err == nil {
+		err = worker.CheckChunkSize(cfg, choice)
+	}
+	if err != nil {
 		return 2, fmt.Errorf("%w: %v", envflag.ErrUsage, err)
 	}
 	if lf.cpuProfile != "" {
