@@ -90,6 +90,6 @@ func CheckChunkSize(cfg Config, c registry.Choice) error {
 	if c.Size >= bound {
 		return nil
 	}
-	return fmt.Errorf("%w: chunker %s: %s %d is below the smallest chunk size this worker accepts, %d %s (%s)",
-		chunking.ErrInvalidOptions, c.Entry.Name, c.SizeOption, c.Size, bound, c.Unit, setting)
+	return fmt.Errorf("chunker %s: %w: %s %d is below the smallest chunk size this worker accepts, %d %s (%s)",
+		c.Entry.Name, chunking.ErrInvalidOptions, c.SizeOption, c.Size, bound, c.Unit, setting)
 }
