@@ -55,6 +55,11 @@ func sourceTree(t *testing.T, set locatedSet) string {
 			t.Skipf("no npm here: %v", err)
 		}
 		root = filepath.Join(strings.TrimSpace(string(out)), "npm")
+		// Another release moves the references: the set is npm's files
+		// of set.Release.
+		if v, err := exec.Command("npm", "--version").Output(); err != nil || strings.TrimSpace(string(v)) != set.Release {
+			t.Skipf("npm %s here, the set's references are npm %s's (%v)", strings.TrimSpace(string(v)), set.Release, err)
+		}
 	case "checkout":
 		dir := os.Getenv("CHUNKSTREAM_EVAL_CHECKOUTS")
 		if dir == "" {
