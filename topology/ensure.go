@@ -55,17 +55,14 @@ func Ensure(ctx context.Context, js jetstream.JetStream, cfg Config) (*Handles, 
 	start := time.Now()
 	for _, sc := range []jetstream.StreamConfig{cfg.IngestStreamConfig(), cfg.ChunksStreamConfig(), cfg.DLQStreamConfig()} {
 		s, err := converge(ctx, cfg, start, "set up", "stream "+sc.Name, func(ctx context.Context) (jetstream.Stream, error) {
+			var first func(context.Context) (uint64, error)
 			if sc.Name == cfg.IngestStream {
 				// A new ingest stream numbers its requests above every
 				// version the records hold, or each would be taken for
 				// an older one (an INGEST deleted and made again).
-				first, err := recordsHighWater(ctx, js, cfg.DocsBucket, sc.Name)
-				if err != nil {
-					return nil, err
-				}
-				sc.FirstSeq = first
+				first = func(ctx context.Context) (uint64, error) { return recordsHighWater(ctx, js, cfg.DocsBucket) }
 			}
-			return ensureStream(ctx, js, sc, cfg.AllowDiscardOld)
+			return ensureStream(ctx, js, sc, cfg.AllowDiscardOld, first)
 		})
 		if err != nil {
 			return nil, err
@@ -248,15 +245,12 @@ func streamOwned(want jetstream.StreamConfig) owned {
 	}
 }
 
-// recordsHighWater returns, when stream does not exist yet, the first
-// sequence it must number requests from: one above the highest
-// ingest_seq the document records of bucket hold (0: no record, the
-// server's default). It reads every record, which only a new ingest
-// stream beside existing records costs.
-func recordsHighWater(ctx context.Context, js jetstream.JetStream, bucket, stream string) (uint64, error) {
-	if _, err := js.Stream(ctx, stream); !errors.Is(err, jetstream.ErrStreamNotFound) {
-		return 0, err // it exists (nil), or the lookup failed
-	}
+// recordsHighWater returns the first sequence a new ingest stream must
+// number requests from: one above the highest ingest_seq the document
+// records of bucket hold (0: no record, the server's default). It reads
+// every record, which only a new ingest stream beside existing records
+// costs.
+func recordsHighWater(ctx context.Context, js jetstream.JetStream, bucket string) (uint64, error) {
 	kv, err := js.KeyValue(ctx, bucket)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
 		return 0, nil
@@ -300,9 +294,16 @@ func recordsHighWater(ctx context.Context, js jetstream.JetStream, bucket, strea
 // the settings Ensure decides when they differ. Unless allowDiscardOld,
 // an existing stream whose limits drop data (CheckLimits), or that want
 // would make keep its messages for less time (ErrShrink), is refused.
-func ensureStream(ctx context.Context, js jetstream.JetStream, want jetstream.StreamConfig, allowDiscardOld bool) (jetstream.Stream, error) {
+// first, when not nil, gives a stream it creates its first sequence.
+func ensureStream(ctx context.Context, js jetstream.JetStream, want jetstream.StreamConfig, allowDiscardOld bool,
+	first func(context.Context) (uint64, error)) (jetstream.Stream, error) {
 	s, err := js.Stream(ctx, want.Name)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		if first != nil {
+			if want.FirstSeq, err = first(ctx); err != nil {
+				return nil, err
+			}
+		}
 		return js.CreateStream(ctx, want) // "already in use": the next try looks again
 	}
 	if err != nil {
