@@ -130,12 +130,11 @@ func newEntry(seq uint64, at time.Time, h nats.Header, data []byte) DeadLetterEn
 	e.Subject, e.Kind, e.Cause, e.Reason = dl.Subject, dl.Kind, dl.Cause, dl.Reason
 	e.Deliveries, e.StreamSeq, e.IngestSeq = dl.Deliveries, dl.StreamSeq, dl.IngestSeq
 	ct := h.Get(messages.HeaderContentType)
-	if id, err := messages.PeekIngestID(ct, data); err == nil {
-		e.DocID = id
-	}
 	if rid, err := messages.PeekIngestRecordID(ct, data); err == nil && rid != "" {
 		e.rid = rid
-		e.Tenant, _ = messages.SplitRecordID(rid)
+		e.Tenant, e.DocID = messages.SplitRecordID(rid)
+	} else if id, err := messages.PeekIngestID(ct, data); err == nil {
+		e.DocID = id // no record is the request's (no id, or a tenant not valid)
 	}
 	return e
 }
