@@ -193,7 +193,15 @@ type Resolver struct {
 	reg      *Registry
 	defaults Defaults
 	mu       sync.Mutex
-	cache    map[string]chunking.Chunker
+	cache    map[string]*built
+}
+
+// built is a cached chunker, built once even when requests of its
+// configuration arrive together.
+type built struct {
+	once sync.Once
+	ch   chunking.Chunker
+	err  error
 }
 
 // Resolver returns the resolver of requests with defaults d, resolved
@@ -209,7 +217,7 @@ func (r *Registry) Resolver(d Defaults) (*Resolver, error) {
 		}
 		d.Options = opts
 	}
-	return &Resolver{reg: r, defaults: d, cache: map[string]chunking.Chunker{}}, nil
+	return &Resolver{reg: r, defaults: d, cache: map[string]*built{}}, nil
 }
 
 // Registry returns the resolver's registry.
@@ -282,20 +290,24 @@ func (rs *Resolver) Chunker(c Choice) (chunking.Chunker, error) {
 	}
 	k := c.Entry.Name + "\x00" + string(key)
 	rs.mu.Lock()
-	ch, ok := rs.cache[k]
-	rs.mu.Unlock()
-	if ok {
-		return ch, nil
-	}
-	if ch, err = c.Entry.New(c.Options); err != nil {
-		return nil, err
-	}
-	rs.mu.Lock()
-	if len(rs.cache) < maxCachedChunkers {
-		rs.cache[k] = ch
+	b, ok := rs.cache[k]
+	if !ok {
+		b = &built{}
+		if len(rs.cache) < maxCachedChunkers {
+			rs.cache[k] = b
+		}
 	}
 	rs.mu.Unlock()
-	return ch, nil
+	b.once.Do(func() { b.ch, b.err = c.Entry.New(c.Options) })
+	if b.err != nil {
+		rs.mu.Lock()
+		if rs.cache[k] == b {
+			delete(rs.cache, k) // an error is not kept: the next request tries again
+		}
+		rs.mu.Unlock()
+		return nil, b.err
+	}
+	return b.ch, nil
 }
 
 // Made returns the entry of the chunker that made a stored chunk with

@@ -4,10 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/registry"
+	"github.com/chunkstream/chunkstream/internal/testutil"
 )
 
 func TestInferFormat(t *testing.T) {
@@ -175,6 +179,39 @@ func TestResolverCachesChunkers(t *testing.T) {
 	}
 	if built != 2 {
 		t.Errorf("built %d chunkers, want 2 (the default configuration and max_char 300)", built)
+	}
+}
+
+// TestResolverBuildsOnceTogether: requests of one configuration arriving
+// together share one chunker; none waits on another configuration's build.
+func TestResolverBuildsOnceTogether(t *testing.T) {
+	var built atomic.Int64
+	gate := make(chan struct{})
+	md, _ := registry.Default().Lookup("markdown")
+	md = md.Wrap(func(_ map[string]any, c chunking.Chunker) chunking.Chunker { built.Add(1); <-gate; return c })
+	r, err := registry.New(md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, _ := r.Resolver(registry.Defaults{})
+	c, err := rs.Choose(registry.Request{ID: "a.md"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			if _, err := rs.Chunker(c); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	// The first build holds the gate; every other caller waits on it.
+	testutil.WaitFor(t, 10*time.Second, "the first build", func() bool { return built.Load() == 1 })
+	close(gate)
+	wg.Wait()
+	if n := built.Load(); n != 1 {
+		t.Errorf("built %d chunkers for one configuration, want 1", n)
 	}
 }
 
