@@ -69,6 +69,42 @@ type DocRecord struct {
 	// TraceID is the W3C trace id of the delivery that last started,
 	// finished or dead-lettered the version; absent without one.
 	TraceID string `json:"trace_id,omitempty"`
+	// Targets holds, for each place the sink wrote versions of the
+	// document to (a Qdrant collection), the newest version started or
+	// dead-lettered there; the key "" holds versions whose place is not
+	// known (a subject sink's, a request that did not decode, a record
+	// written before the field existed). A version overtaken by one
+	// written elsewhere keeps its chunks (NewestAt). Absent in records
+	// written before it existed: then IngestSeq stands for every place.
+	Targets map[string]uint64 `json:"targets,omitempty"`
+}
+
+// NewestAt returns the newest version started at target: the highest of
+// Targets[target] and Targets[""], or IngestSeq in a record without
+// Targets. A sink removes what an overtaken version wrote at target only
+// when NewestAt(target) is above it.
+func (r DocRecord) NewestAt(target string) uint64 {
+	if r.Targets == nil {
+		return r.IngestSeq
+	}
+	return max(r.Targets[target], r.Targets[""])
+}
+
+// TargetsWith returns the Targets of a record that moves from cur (ok
+// false: there was none) to version seq at target: cur's, with seq at
+// target. A cur without Targets but with a version contributes it under
+// "" (its place unknown), so that nothing it wrote is taken for older
+// than it is. cur's map is not modified.
+func TargetsWith(cur DocRecord, ok bool, target string, seq uint64) map[string]uint64 {
+	out := make(map[string]uint64, len(cur.Targets)+1)
+	for k, v := range cur.Targets {
+		out[k] = v
+	}
+	if ok && cur.Targets == nil && cur.IngestSeq > 0 {
+		out[""] = cur.IngestSeq
+	}
+	out[target] = max(out[target], seq)
+	return out
 }
 
 // Failure is why a version of a document was dead-lettered.

@@ -3,6 +3,7 @@ package messages_test
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"strings"
 	"testing"
@@ -129,4 +130,53 @@ func ExampleDocRecordKey() {
 	// Output:
 	// ZG9jcy9hLm1k
 	// {"ingest_seq":7,"doc_version":"","op":"delete","state":"done"}
+}
+
+// TestNewestAt: a record's newest version at a place is the newest
+// started there or at an unknown place; a record without places stands
+// for every place with its version.
+func TestNewestAt(t *testing.T) {
+	old := messages.DocRecord{IngestSeq: 9}
+	tests := []struct {
+		name   string
+		rec    messages.DocRecord
+		target string
+		want   uint64
+	}{
+		{"no record", messages.DocRecord{}, "a", 0},
+		{"record before places", old, "a", 9},
+		{"record before places, no target", old, "", 9},
+		{"newest elsewhere", messages.DocRecord{IngestSeq: 9, Targets: map[string]uint64{"a": 4, "b": 9}}, "a", 4},
+		{"newest here", messages.DocRecord{IngestSeq: 9, Targets: map[string]uint64{"a": 4, "b": 9}}, "b", 9},
+		{"unknown place counts everywhere", messages.DocRecord{IngestSeq: 9, Targets: map[string]uint64{"a": 4, "": 6, "b": 9}}, "a", 6},
+		{"place never written", messages.DocRecord{IngestSeq: 9, Targets: map[string]uint64{"b": 9}}, "c", 0},
+	}
+	for _, tt := range tests {
+		if got := tt.rec.NewestAt(tt.target); got != tt.want {
+			t.Errorf("%s: NewestAt(%q) = %d, want %d", tt.name, tt.target, got, tt.want)
+		}
+	}
+}
+
+// TestTargetsWith: moving a record to a version at a place adds the place
+// and keeps the others; a record written before places gives its version
+// to the unknown place, and the record moved from is left as it was.
+func TestTargetsWith(t *testing.T) {
+	cur := messages.DocRecord{IngestSeq: 7, Targets: map[string]uint64{"a": 7}}
+	if got := messages.TargetsWith(cur, true, "b", 9); !maps.Equal(got, map[string]uint64{"a": 7, "b": 9}) {
+		t.Errorf("to b: %v", got)
+	}
+	if !maps.Equal(cur.Targets, map[string]uint64{"a": 7}) {
+		t.Errorf("cur changed: %v", cur.Targets)
+	}
+	if got := messages.TargetsWith(messages.DocRecord{IngestSeq: 7}, true, "a", 9); !maps.Equal(got, map[string]uint64{"": 7, "a": 9}) {
+		t.Errorf("from a record before places: %v", got)
+	}
+	if got := messages.TargetsWith(messages.DocRecord{}, false, "a", 1); !maps.Equal(got, map[string]uint64{"a": 1}) {
+		t.Errorf("no record: %v", got)
+	}
+	// A replay of an older version at a place never lowers it.
+	if got := messages.TargetsWith(messages.DocRecord{IngestSeq: 9, Targets: map[string]uint64{"a": 9}}, true, "a", 9); got["a"] != 9 {
+		t.Errorf("replay: %v", got)
+	}
 }

@@ -457,7 +457,7 @@ func TestBackfillResendsDeadLettered(t *testing.T) {
 	recs := worker.NewKVRecords(e.top.Docs)
 	rec := messages.DocRecord{IngestSeq: 1, DocVersion: messages.ContentVersion(content), Op: messages.OpUpsert,
 		LastFailure: messages.Failure{Cause: "sink", Reason: "r", Time: time.Now().UTC(), IngestSeq: 1}}
-	if _, err := recs.Fail(ctx, "a.md", rec); err != nil {
+	if _, err := recs.Fail(ctx, "a.md", "", rec); err != nil {
 		t.Fatal(err)
 	}
 	s, err := e.producer(Options{}).Backfill(ctx, BackfillOptions{Paths: []string{dir}, DryRun: true})

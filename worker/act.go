@@ -140,12 +140,13 @@ func (p *processor) recordFailure(ctx context.Context, req *messages.IngestReque
 	rec := messages.DocRecord{IngestSeq: dl.IngestSeq, Subject: dl.Subject, TraceID: traceID(ctx), LastFailure: messages.Failure{
 		Cause: dl.Cause, Reason: messages.OneLine(dl.Reason, 1024), Time: time.Now().UTC(), IngestSeq: dl.IngestSeq,
 	}}
-	var id string
+	var id, target string
 	if req != nil {
 		if messages.ValidateTenant(req.Tenant) != nil {
 			return nil // no record is a bad tenant's
 		}
 		id, rec.Op = messages.RecordID(req.Tenant, req.ID), messages.OpUpsert
+		target = p.target(Doc{ID: req.ID, Collection: req.Collection, Tenant: req.Tenant, Subject: dl.Subject})
 		switch {
 		case req.IsDelete():
 			rec.Op = messages.OpDelete
@@ -160,7 +161,7 @@ func (p *processor) recordFailure(ctx context.Context, req *messages.IngestReque
 	if id == "" {
 		return nil
 	}
-	_, err := p.records.Fail(ctx, id, rec)
+	_, err := p.records.Fail(ctx, id, target, rec)
 	return err
 }
 

@@ -169,6 +169,51 @@ func TestDeadLetterRecordsFailure(t *testing.T) {
 	}
 }
 
+// TestRecordsKeepPlaces: each step of the record keeps, per place the sink
+// writes (TargetSink), the newest version started there, so that step 4
+// at one place is not misled by a newer version at another.
+func TestRecordsKeepPlaces(t *testing.T) {
+	e := newEnv(t, testConfig())
+	recs := worker.NewKVRecords(e.top.Docs)
+	ctx := context.Background()
+	newest := func(target string) uint64 {
+		t.Helper()
+		n, err := recs.NewestSeq(ctx, "d", target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if _, _, err := recs.Start(ctx, "d", "a", messages.DocRecord{IngestSeq: 5, Op: messages.OpUpsert}); err != nil {
+		t.Fatal(err)
+	}
+	rec := messages.DocRecord{IngestSeq: 7, Op: messages.OpUpsert, Fingerprint: "f"}
+	_, rev, err := recs.Start(ctx, "d", "b", rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.Targets = map[string]uint64{"a": 5, "b": 7} // as the worker carries them to step 5
+	if ok, err := recs.Finish(ctx, "d", 7, rev, rec); !ok || err != nil {
+		t.Fatalf("Finish = %v, %v", ok, err)
+	}
+	if a, b := newest("a"), newest("b"); a != 5 || b != 7 {
+		t.Errorf("after 5 at a and 7 at b: newest at a %d, at b %d", a, b)
+	}
+	if ok, err := recs.Fail(ctx, "d", "a", messages.DocRecord{IngestSeq: 9, Op: messages.OpUpsert}); !ok || err != nil {
+		t.Fatalf("Fail(9) = %v, %v", ok, err)
+	}
+	if a, b := newest("a"), newest("b"); a != 9 || b != 7 {
+		t.Errorf("after 9 dead-lettered at a: newest at a %d, at b %d", a, b)
+	}
+	// A request that did not decode names no place: it counts at every one.
+	if _, err := recs.Fail(ctx, "d", "", messages.DocRecord{IngestSeq: 11}); err != nil {
+		t.Fatal(err)
+	}
+	if a, b := newest("a"), newest("b"); a != 11 || b != 11 {
+		t.Errorf("after 11 dead-lettered without a place: newest at a %d, at b %d", a, b)
+	}
+}
+
 // TestRecordsFail: KVRecords.Fail moves the record only forward and
 // fits the five steps: an older version is still superseded, a newer one
 // still overwrites, a redelivery of the failed version can finish it.
@@ -189,38 +234,38 @@ func TestRecordsFail(t *testing.T) {
 		return rec
 	}
 	// Failed after step 1: the record at 5 keeps its version and op.
-	if _, _, err := recs.Start(ctx, "d", messages.DocRecord{IngestSeq: 5, DocVersion: "v5", Op: messages.OpUpsert}); err != nil {
+	if _, _, err := recs.Start(ctx, "d", "", messages.DocRecord{IngestSeq: 5, DocVersion: "v5", Op: messages.OpUpsert}); err != nil {
 		t.Fatal(err)
 	}
-	if ok, err := recs.Fail(ctx, "d", failure(5, "sink")); !ok || err != nil {
+	if ok, err := recs.Fail(ctx, "d", "", failure(5, "sink")); !ok || err != nil {
 		t.Fatalf("Fail(5) = %v, %v", ok, err)
 	}
 	if r := get(); r.State != messages.StateDeadLettered || r.DocVersion != "v5" || r.LastFailure.Cause != "sink" {
 		t.Errorf("after Fail(5): %+v", r)
 	}
 	// The first failure recorded stays (the DLQ keeps the first dead letter).
-	if ok, _ := recs.Fail(ctx, "d", failure(5, "max_deliveries")); ok {
+	if ok, _ := recs.Fail(ctx, "d", "", failure(5, "max_deliveries")); ok {
 		t.Error("Fail(5) again replaced the first failure")
 	}
 	// An older version's failure, or start, changes nothing.
-	if ok, _ := recs.Fail(ctx, "d", failure(3, "old")); ok || get().IngestSeq != 5 {
+	if ok, _ := recs.Fail(ctx, "d", "", failure(3, "old")); ok || get().IngestSeq != 5 {
 		t.Errorf("Fail(3) over 5 wrote: %+v", get())
 	}
-	if found, _, _ := recs.Start(ctx, "d", messages.DocRecord{IngestSeq: 4}); found.IngestSeq != 5 || get().IngestSeq != 5 {
+	if found, _, _ := recs.Start(ctx, "d", "", messages.DocRecord{IngestSeq: 4}); found.IngestSeq != 5 || get().IngestSeq != 5 {
 		t.Errorf("Start(4) over a dead-lettered 5: found %+v, record %+v; want superseded", found, get())
 	}
 	// Failed before step 1: the record moves to 7, as step 1 would.
-	if ok, err := recs.Fail(ctx, "d", failure(7, "too_large")); !ok || err != nil {
+	if ok, err := recs.Fail(ctx, "d", "", failure(7, "too_large")); !ok || err != nil {
 		t.Fatalf("Fail(7) = %v, %v", ok, err)
 	}
 	if r := get(); r.IngestSeq != 7 || r.State != messages.StateDeadLettered || r.DocVersion != "vtoo_large" || r.LastFailure.IngestSeq != 7 {
 		t.Errorf("after Fail(7): %+v", r)
 	}
-	if n, _ := recs.NewestSeq(ctx, "d"); n != 7 {
+	if n, _ := recs.NewestSeq(ctx, "d", ""); n != 7 {
 		t.Errorf("NewestSeq = %d, want 7 (a sink's step 4 must see it)", n)
 	}
 	// A redelivery of 7 (a lost Term) runs and finishes; the failure goes.
-	found, rev, _ := recs.Start(ctx, "d", messages.DocRecord{IngestSeq: 7})
+	found, rev, _ := recs.Start(ctx, "d", "", messages.DocRecord{IngestSeq: 7})
 	if found.IngestSeq != 7 || found.State == messages.StateDone {
 		t.Errorf("Start(7) found %+v", found)
 	}
@@ -230,21 +275,21 @@ func TestRecordsFail(t *testing.T) {
 	if r := get(); r.State != messages.StateDone || r.LastFailure != (messages.Failure{}) {
 		t.Errorf("after Finish(7): %+v, want done without a failure", r)
 	}
-	if ok, _ := recs.Fail(ctx, "d", failure(7, "late")); ok {
+	if ok, _ := recs.Fail(ctx, "d", "", failure(7, "late")); ok {
 		t.Error("Fail(7) over done(7) wrote")
 	}
 	// A newer version overwrites a dead-lettered record and clears it.
-	if _, err := recs.Fail(ctx, "d", failure(9, "unknown_option")); err != nil {
+	if _, err := recs.Fail(ctx, "d", "", failure(9, "unknown_option")); err != nil {
 		t.Fatal(err)
 	}
-	if found, rev, _ := recs.Start(ctx, "d", messages.DocRecord{IngestSeq: 10, Op: messages.OpUpsert}); found.IngestSeq != 9 || rev == 0 {
+	if found, rev, _ := recs.Start(ctx, "d", "", messages.DocRecord{IngestSeq: 10, Op: messages.OpUpsert}); found.IngestSeq != 9 || rev == 0 {
 		t.Errorf("Start(10) over dead-lettered 9: found %+v, rev %d", found, rev)
 	}
 	if r := get(); r.IngestSeq != 10 || r.State != messages.StatePending || r.LastFailure != (messages.Failure{}) {
 		t.Errorf("after Start(10): %+v", r)
 	}
 	// No record at all: Fail creates one.
-	if ok, err := recs.Fail(ctx, "new", failure(2, "missing_object")); !ok || err != nil {
+	if ok, err := recs.Fail(ctx, "new", "", failure(2, "missing_object")); !ok || err != nil {
 		t.Errorf("Fail on a new document = %v, %v", ok, err)
 	}
 }

@@ -194,13 +194,13 @@ func (p *processor) process(ctx context.Context, msg jetstream.Msg, streamSeq ui
 	// earns its place"), and tells the sink so (Doc.First).
 	rec := messages.DocRecord{IngestSeq: doc.Seq, DocVersion: doc.Version, Op: doc.Op, Subject: doc.Subject, TraceID: traceID(ctx)}
 	sctx, span := p.step(ctx, SpanRecordStart)
-	st, err := p.records.start(sctx, doc.RecordID(), rec, d.n == 1 && doc.Seq == streamSeq)
+	st, err := p.records.start(sctx, doc.RecordID(), p.target(doc), rec, d.n == 1 && doc.Seq == streamSeq)
 	endStep(span, err)
 	if err != nil {
 		v.err = fault.WithCause(fault.CauseRecords, err)
 		return v
 	}
-	doc.First = st.first
+	doc.First, rec.Targets = st.first, st.targets
 	if v.outcome, v.err = p.finished(ctx, doc, st.found, d.n > 1); v.outcome != "" || v.err != nil {
 		return v
 	}
@@ -247,6 +247,15 @@ func (p *processor) process(ctx context.Context, msg jetstream.Msg, streamSeq ui
 	return v
 }
 
+// target is where the sink writes doc (TargetSink), "" when it does not
+// say.
+func (p *processor) target(doc Doc) string {
+	if ts, ok := p.raw.(TargetSink); ok {
+		return ts.Target(doc)
+	}
+	return ""
+}
+
 // finished tells from the record found whether doc's version needs no
 // processing: superseded (a newer version started; a redelivery's sink
 // first removes what an interrupted delivery may have written) or a
@@ -254,7 +263,9 @@ func (p *processor) process(ctx context.Context, msg jetstream.Msg, streamSeq ui
 func (p *processor) finished(ctx context.Context, doc Doc, found messages.DocRecord, redelivery bool) (Outcome, error) {
 	switch {
 	case found.IngestSeq > doc.Seq:
-		if ss, ok := p.raw.(SupersededSink); ok && redelivery {
+		// What this version's earlier delivery wrote stays where no newer
+		// version started: the newer ones went elsewhere (TargetSink).
+		if ss, ok := p.raw.(SupersededSink); ok && redelivery && found.NewestAt(p.target(doc)) > doc.Seq {
 			if err := ss.Superseded(ctx, doc); err != nil {
 				return "", fault.WithCause(fault.CauseSink, fmt.Errorf("remove superseded version %d of %q: %w", doc.Seq, doc.ID, err))
 			}

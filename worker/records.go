@@ -51,12 +51,12 @@ func (s *KVRecords) Get(ctx context.Context, docID string) (rec messages.DocReco
 	return rec, e.Revision(), true, nil
 }
 
-// NewestSeq returns the highest ingest_seq recorded for the document, 0
-// when there is no record.
-func (s *KVRecords) NewestSeq(ctx context.Context, docID string) (uint64, error) {
+// NewestSeq returns the newest version of the document started at target
+// (messages.DocRecord.NewestAt), 0 when there is no record.
+func (s *KVRecords) NewestSeq(ctx context.Context, docID, target string) (uint64, error) {
 	if s.nc == nil {
 		rec, _, _, err := s.Get(ctx, docID)
-		return rec.IngestSeq, err
+		return rec.NewestAt(target), err
 	}
 	data, found, err := s.leaderGet(ctx, messages.DocRecordKey(docID))
 	if err != nil || !found {
@@ -66,7 +66,7 @@ func (s *KVRecords) NewestSeq(ctx context.Context, docID string) (uint64, error)
 	if err != nil {
 		return 0, nil // unparseable reads as absent, as in Get
 	}
-	return rec.IngestSeq, nil
+	return rec.NewestAt(target), nil
 }
 
 // leaderGet reads the last value of key with the stream's (non-direct)
@@ -116,12 +116,15 @@ func (s *KVRecords) leaderGet(ctx context.Context, key string) ([]byte, bool, er
 	return resp.Message.Data, true, nil
 }
 
-// Start is step 1 of processing version rec.IngestSeq: it sets the record
-// to rec (state pending) unless the record already holds a higher
-// sequence, and returns the record found (a higher sequence: superseded;
-// equal: a redelivery) and the revision it wrote (0 if none), for Finish.
-func (s *KVRecords) Start(ctx context.Context, docID string, rec messages.DocRecord) (found messages.DocRecord, rev uint64, err error) {
-	st, err := s.start(ctx, docID, rec, false)
+// Start is step 1 of processing version rec.IngestSeq at target (the
+// place the sink writes it, "" when unknown): it sets the record to rec
+// (state pending, the version at target in its Targets) unless the record
+// already holds a higher sequence, and returns the record found (a higher
+// sequence: superseded; equal: a redelivery) and the revision it wrote (0
+// if none), for Finish, whose rec must carry the Targets written
+// (Started.Targets).
+func (s *KVRecords) Start(ctx context.Context, docID, target string, rec messages.DocRecord) (found messages.DocRecord, rev uint64, err error) {
+	st, err := s.start(ctx, docID, target, rec, false)
 	return st.found, st.rev, err
 }
 
@@ -134,22 +137,26 @@ type started struct {
 	// marker) before Start created it (Doc.First); the create is a
 	// compare-and-set on "no message for the key", so it cannot be stale.
 	first bool
+	// targets are the Targets of the record written (nil when none was).
+	targets map[string]uint64
 }
 
 // start is Start, also telling whether it created the record. With
 // createFirst it first tries to create the record (docs/design.md, "Each
 // record operation earns its place").
-func (s *KVRecords) start(ctx context.Context, docID string, rec messages.DocRecord, createFirst bool) (started, error) {
+func (s *KVRecords) start(ctx context.Context, docID, target string, rec messages.DocRecord, createFirst bool) (started, error) {
 	rec.State = messages.StatePending
 	key := messages.DocRecordKey(docID)
 	if createFirst {
-		val, err := messages.EncodeDocRecord(rec)
+		first := rec
+		first.Targets = messages.TargetsWith(messages.DocRecord{}, false, target, rec.IngestSeq)
+		val, err := messages.EncodeDocRecord(first)
 		if err != nil {
 			return started{}, err
 		}
 		rev, err := s.kv.Update(ctx, key, val, 0)
 		if err == nil {
-			return started{rev: rev, first: true}, nil
+			return started{rev: rev, first: true, targets: first.Targets}, nil
 		}
 		if !topology.IsCASConflict(err) {
 			return started{}, fmt.Errorf("worker: write record of %q: %w", docID, err)
@@ -172,6 +179,7 @@ func (s *KVRecords) start(ctx context.Context, docID string, rec messages.DocRec
 			next = cur
 			next.State, next.LastFailure, next.TraceID = messages.StatePending, messages.Failure{}, rec.TraceID
 		}
+		next.Targets = messages.TargetsWith(cur, ok, target, rec.IngestSeq)
 		val, err := messages.EncodeDocRecord(next)
 		if err != nil {
 			return started{}, err
@@ -197,7 +205,7 @@ func (s *KVRecords) start(ctx context.Context, docID string, rec messages.DocRec
 		if err != nil {
 			return started{}, fmt.Errorf("worker: write record of %q: %w", docID, err)
 		}
-		return started{found: cur, rev: newRev, first: first}, nil
+		return started{found: cur, rev: newRev, first: first, targets: next.Targets}, nil
 	}
 }
 
@@ -247,11 +255,12 @@ func finished(base, rec messages.DocRecord, seq uint64) messages.DocRecord {
 	return base
 }
 
-// Fail records that version rec.IngestSeq of the document was
-// dead-lettered (state messages.StateDeadLettered, rec.LastFailure), by
-// compare-and-set and only forward, by the rule "Fail" of docs/design.md, "The
-// document record". Fail reports whether it wrote.
-func (s *KVRecords) Fail(ctx context.Context, docID string, rec messages.DocRecord) (bool, error) {
+// Fail records that version rec.IngestSeq of the document, meant for
+// target ("" when unknown), was dead-lettered (state
+// messages.StateDeadLettered, rec.LastFailure), by compare-and-set and only
+// forward, by the rule "Fail" of docs/design.md, "The document record".
+// Fail reports whether it wrote.
+func (s *KVRecords) Fail(ctx context.Context, docID, target string, rec messages.DocRecord) (bool, error) {
 	key := messages.DocRecordKey(docID)
 	for {
 		cur, rev, ok, err := s.Get(ctx, docID)
@@ -270,6 +279,7 @@ func (s *KVRecords) Fail(ctx context.Context, docID string, rec messages.DocReco
 			next.LastFailure, next.TraceID = rec.LastFailure, rec.TraceID
 		}
 		next.State = messages.StateDeadLettered
+		next.Targets = messages.TargetsWith(cur, ok, target, rec.IngestSeq)
 		val, err := messages.EncodeDocRecord(next)
 		if err != nil {
 			return false, err

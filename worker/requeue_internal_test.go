@@ -99,7 +99,7 @@ func TestRequeueBelowAckFloor(t *testing.T) {
 	// done.md was processed before its ack was lost: its record is done.
 	recs := NewKVRecords(top.Docs)
 	rec := messages.DocRecord{IngestSeq: done, DocVersion: messages.ContentVersion([]byte(doneText)), Op: messages.OpUpsert, Subject: "ingest.docs"}
-	_, rev, err := recs.Start(ctx, "done.md", rec)
+	_, rev, err := recs.Start(ctx, "done.md", "", rec)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -77,7 +77,8 @@ func (f SinkFunc) Write(ctx context.Context, doc Doc, chunks []Chunk) error {
 // Records reads the document records, for sinks that re-check at step 4
 // whether a version was overtaken.
 type Records interface {
-	// NewestSeq returns the highest ingest_seq recorded for the document
-	// (its messages.RecordID), 0 when there is no record.
-	NewestSeq(ctx context.Context, docID string) (uint64, error)
+	// NewestSeq returns the newest version of the document (its
+	// messages.RecordID) started at target, the place the sink writes it
+	// (TargetSink; messages.DocRecord.NewestAt), 0 when there is none.
+	NewestSeq(ctx context.Context, docID, target string) (uint64, error)
 }

@@ -170,6 +170,17 @@ type EncodingSink interface {
 	Encoding() string
 }
 
+// TargetSink is implemented by sinks that write each document to one of
+// several places (the Qdrant sink: a collection). Target names doc's. The
+// worker records with each version where it went (messages.DocRecord
+// Targets), so that what a version wrote is removed only when a newer
+// version started at the same place: a version overtaken by one sent
+// elsewhere keeps its chunks (docs/design.md, "Versions in several
+// places").
+type TargetSink interface {
+	Target(doc Doc) string
+}
+
 // SupersededSink is implemented by sinks whose writes can outlive an
 // overtaken version (the Qdrant sink): a redelivery found superseded at
 // step 1 is acked only after Superseded removed what it may have written.

@@ -403,7 +403,7 @@ func TestSuperseded(t *testing.T) {
 	newer := e.publish("ingest.docs", messages.IngestRequest{V: 1, ID: "a.md", Content: []byte("# New\n\nnew text")}, "")
 	// A worker started the newer version first.
 	recs := worker.NewKVRecords(e.top.Docs)
-	if _, _, err := recs.Start(context.Background(), "a.md", messages.DocRecord{IngestSeq: newer, Op: worker.OpUpsert}); err != nil {
+	if _, _, err := recs.Start(context.Background(), "a.md", "", messages.DocRecord{IngestSeq: newer, Op: worker.OpUpsert}); err != nil {
 		t.Fatal(err)
 	}
 	w, res, _ := e.startWorker(worker.Options{})
@@ -420,7 +420,7 @@ func TestSuperseded(t *testing.T) {
 	if n := metricValue(t, w.Metrics().Messages.WithLabelValues(string(worker.OutcomeSuperseded))); n != 1 {
 		t.Errorf("superseded count = %v, want 1", n)
 	}
-	got, err := recs.NewestSeq(context.Background(), "a.md")
+	got, err := recs.NewestSeq(context.Background(), "a.md", "")
 	if err != nil || got != newer {
 		t.Errorf("NewestSeq = %d, %v; want %d", got, err, newer)
 	}
@@ -434,13 +434,13 @@ func TestRecordsCAS(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := 1; i <= 20; i++ {
 		wg.Go(func() {
-			if _, _, err := recs.Start(ctx, "doc", messages.DocRecord{IngestSeq: uint64(i), Op: worker.OpUpsert}); err != nil {
+			if _, _, err := recs.Start(ctx, "doc", "", messages.DocRecord{IngestSeq: uint64(i), Op: worker.OpUpsert}); err != nil {
 				t.Error(err)
 			}
 		})
 	}
 	wg.Wait()
-	if got, _ := recs.NewestSeq(ctx, "doc"); got != 20 {
+	if got, _ := recs.NewestSeq(ctx, "doc", ""); got != 20 {
 		t.Errorf("NewestSeq = %d after concurrent starts, want 20", got)
 	}
 	if ok, _ := recs.Finish(ctx, "doc", 19, 0, messages.DocRecord{}); ok {
@@ -458,7 +458,7 @@ func TestRecordsCAS(t *testing.T) {
 		rec.Warnings.Total != 1 || len(rec.Warnings.First) != 1 {
 		t.Errorf("record = %+v, want done with the results and the warning", rec)
 	}
-	found, _, _ := recs.Start(ctx, "doc", messages.DocRecord{IngestSeq: 5})
+	found, _, _ := recs.Start(ctx, "doc", "", messages.DocRecord{IngestSeq: 5})
 	if found.IngestSeq != 20 {
 		t.Errorf("Start(5) found %d, want 20 (never moves back)", found.IngestSeq)
 	}
@@ -524,7 +524,7 @@ func TestPastLastDeliveryProcessed(t *testing.T) {
 	}
 	ctx := context.Background()
 	records := worker.NewKVRecords(e.top.Docs)
-	_, rev, err := records.Start(ctx, "done.md", messages.DocRecord{IngestSeq: seq, Op: messages.OpUpsert})
+	_, rev, err := records.Start(ctx, "done.md", "", messages.DocRecord{IngestSeq: seq, Op: messages.OpUpsert})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -762,6 +762,7 @@ type cleanupSink struct {
 	worker.Sink
 	recs   *worker.KVRecords
 	newer  uint64
+	at     string // the newer version's target
 	mu     sync.Mutex
 	writes int
 	calls  []worker.Doc
@@ -773,7 +774,7 @@ func (s *cleanupSink) Write(ctx context.Context, doc worker.Doc, chunks []worker
 	first := s.writes == 1
 	s.mu.Unlock()
 	if first {
-		if _, _, err := s.recs.Start(ctx, doc.ID, messages.DocRecord{IngestSeq: s.newer, Op: worker.OpUpsert}); err != nil {
+		if _, _, err := s.recs.Start(ctx, doc.ID, s.at, messages.DocRecord{IngestSeq: s.newer, Op: worker.OpUpsert}); err != nil {
 			return err
 		}
 		return errors.New("worker died after its write")
@@ -823,6 +824,45 @@ func TestSupersededRedeliveryCleansUp(t *testing.T) {
 	}
 }
 
+// targetedSink is a cleanupSink that writes every document to one place
+// (worker.TargetSink).
+type targetedSink struct {
+	*cleanupSink
+	target string
+}
+
+func (s targetedSink) Target(worker.Doc) string { return s.target }
+
+// TestSupersededElsewhereKeepsItsChunks: a redelivered version overtaken by
+// a newer one started at another place of the sink (another Qdrant
+// collection, as in a rolling restart onto a new collection) is acked as
+// superseded without removing what it wrote where it went; overtaken at
+// its own place, it is removed.
+func TestSupersededElsewhereKeepsItsChunks(t *testing.T) {
+	for _, tt := range []struct {
+		at    string
+		calls int
+	}{{"chunks_v2", 0}, {"chunks_v1", 1}} {
+		t.Run("newer at "+tt.at, func(t *testing.T) {
+			cfg := testConfig()
+			cfg.BackoffBase = 50 * time.Millisecond
+			e := newEnv(t, cfg)
+			old := e.publish("ingest.docs", messages.IngestRequest{V: 1, ID: "a.md", Content: []byte("# Old\n\nold text")}, "")
+			inner := &cleanupSink{Sink: subjectsink.New(e.js, cfg.ChunksPrefix, 8), recs: worker.NewKVRecords(e.top.Docs), newer: 1 << 20, at: tt.at}
+			_, res, _ := e.startWorker(worker.Options{Sink: targetedSink{inner, "chunks_v1"}})
+			testutil.WaitFor(t, 20*time.Second, "the old version settled", func() bool { _, ok := res.finals()[old]; return ok })
+			if r := res.finals()[old]; r.Outcome != worker.OutcomeSuperseded || r.Delivery != 2 {
+				t.Fatalf("final = %+v, want superseded on delivery 2", r)
+			}
+			inner.mu.Lock()
+			defer inner.mu.Unlock()
+			if len(inner.calls) != tt.calls {
+				t.Errorf("Superseded called %d times, want %d", len(inner.calls), tt.calls)
+			}
+		})
+	}
+}
+
 // TestNewestSeqLeaderRead: the leader read of step 4 agrees with the KV
 // read for present, moved-forward and absent records.
 func TestNewestSeqLeaderRead(t *testing.T) {
@@ -830,24 +870,24 @@ func TestNewestSeqLeaderRead(t *testing.T) {
 	ctx := context.Background()
 	kv := worker.NewKVRecords(e.top.Docs)
 	leader := kv.WithLeaderReads(e.nc)
-	if _, _, err := kv.Start(ctx, "docs/a.md", messages.DocRecord{IngestSeq: 7, Op: worker.OpUpsert}); err != nil {
+	if _, _, err := kv.Start(ctx, "docs/a.md", "", messages.DocRecord{IngestSeq: 7, Op: worker.OpUpsert}); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := kv.Start(ctx, "docs/a.md", messages.DocRecord{IngestSeq: 9, Op: worker.OpDelete}); err != nil {
+	if _, _, err := kv.Start(ctx, "docs/a.md", "", messages.DocRecord{IngestSeq: 9, Op: worker.OpDelete}); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := kv.Start(ctx, "b/ü.md", messages.DocRecord{IngestSeq: 3, Op: worker.OpUpsert}); err != nil {
+	if _, _, err := kv.Start(ctx, "b/ü.md", "", messages.DocRecord{IngestSeq: 3, Op: worker.OpUpsert}); err != nil {
 		t.Fatal(err)
 	}
 	for _, tt := range []struct {
 		id   string
 		want uint64
 	}{{"docs/a.md", 9}, {"b/ü.md", 3}, {"missing.md", 0}} {
-		got, err := leader.NewestSeq(ctx, tt.id)
+		got, err := leader.NewestSeq(ctx, tt.id, "")
 		if err != nil || got != tt.want {
 			t.Errorf("leader NewestSeq(%q) = %d, %v; want %d", tt.id, got, err, tt.want)
 		}
-		viaKV, err := kv.NewestSeq(ctx, tt.id)
+		viaKV, err := kv.NewestSeq(ctx, tt.id, "")
 		if err != nil || viaKV != got {
 			t.Errorf("KV NewestSeq(%q) = %d, %v; leader read %d", tt.id, viaKV, err, got)
 		}

@@ -93,7 +93,7 @@ var allow = map[string]allowed{
 	"worker/qdrantsink/internal/grpccodec": {thirdParty: []string{"google.golang.org/grpc", "google.golang.org/protobuf"}},
 	"worker/embed/embedtest":               {},
 	"worker/sinktest": {
-		module:     []string{"chunking", "fault", "worker"},
+		module:     []string{"chunking", "fault", "messages", "worker"},
 		thirdParty: []string{"github.com/google/uuid"},
 	},
 	"worker/clustertest": {},

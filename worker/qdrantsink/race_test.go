@@ -89,7 +89,7 @@ func newRaceEnv(t *testing.T, emb Embedder, first bool) *raceEnv {
 // tells the version whether it is the first of its document (no record
 // before). The driver calls it one writer at a time.
 func (e *raceEnv) begin(doc *worker.Doc) bool {
-	newest, _ := e.records.NewestSeq(context.Background(), doc.ID)
+	newest, _ := e.records.NewestSeq(context.Background(), doc.ID, "")
 	if !e.records.Begin(doc.ID, doc.Seq) {
 		return false
 	}

@@ -556,7 +556,7 @@ func (s *Sink) Write(ctx context.Context, doc worker.Doc, chunks []worker.Chunk)
 		s.step(ctx, StepRechecked, doc) // nothing of this version to take back
 		return nil
 	}
-	newest, err := s.records.NewestSeq(ctx, doc.RecordID())
+	newest, err := s.records.NewestSeq(ctx, doc.RecordID(), coll)
 	if err != nil {
 		return fmt.Errorf("qdrantsink: re-read record of %q: %w", doc.ID, err)
 	}
@@ -639,6 +639,15 @@ func (s *Sink) Probe(ctx context.Context, dependency string) error {
 		}
 	}
 	return nil
+}
+
+// Target names the collection doc goes to (worker.TargetSink): its own
+// collection, or the sink's default.
+func (s *Sink) Target(doc worker.Doc) string {
+	if doc.Collection == "" {
+		return s.cfg.Collection
+	}
+	return doc.Collection
 }
 
 // collection sets the sink up and returns the collection doc goes to, the

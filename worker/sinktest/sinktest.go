@@ -35,6 +35,7 @@ import (
 
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/fault"
+	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/worker"
 )
 
@@ -65,30 +66,36 @@ type NewSink func(t *testing.T, records worker.Records) (worker.Sink, Reader)
 // like the KV bucket's compare-and-set. It is safe for concurrent use.
 type Records struct {
 	mu   sync.Mutex
-	seqs map[string]uint64
+	recs map[string]messages.DocRecord
 }
 
 // NewRecords returns an empty record store.
-func NewRecords() *Records { return &Records{seqs: map[string]uint64{}} }
+func NewRecords() *Records { return &Records{recs: map[string]messages.DocRecord{}} }
 
-// Begin moves docID's record to seq unless it already holds a higher
-// sequence, reporting whether it did (false = superseded). Equal sequences
-// (a redelivery) begin again.
-func (r *Records) Begin(docID string, seq uint64) bool {
+// Begin moves docID's record to seq, its place unknown, unless it already
+// holds a higher sequence, reporting whether it did (false = superseded).
+// Equal sequences (a redelivery) begin again.
+func (r *Records) Begin(docID string, seq uint64) bool { return r.BeginAt(docID, "", seq) }
+
+// BeginAt is Begin for a version written to target (worker.TargetSink), as
+// the worker's step 1 records it.
+func (r *Records) BeginAt(docID, target string, seq uint64) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.seqs[docID] > seq {
+	cur, ok := r.recs[docID]
+	if cur.IngestSeq > seq {
 		return false
 	}
-	r.seqs[docID] = seq
+	r.recs[docID] = messages.DocRecord{IngestSeq: seq, Targets: messages.TargetsWith(cur, ok, target, seq)}
 	return true
 }
 
-// NewestSeq returns the highest sequence begun for docID, 0 when none.
-func (r *Records) NewestSeq(_ context.Context, docID string) (uint64, error) {
+// NewestSeq returns the newest sequence begun for docID at target
+// (messages.DocRecord.NewestAt), 0 when none.
+func (r *Records) NewestSeq(_ context.Context, docID, target string) (uint64, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.seqs[docID], nil
+	return r.recs[docID].NewestAt(target), nil
 }
 
 // ChunkNamespace is the UUIDv5 namespace of chunk ids (messages.ChunkID).

@@ -64,7 +64,7 @@ func (m *memSink) Write(ctx context.Context, doc worker.Doc, chunks []worker.Chu
 	if m.flaw == skipsRecheck {
 		return nil
 	}
-	newest, err := m.records.NewestSeq(ctx, doc.ID) // step 4
+	newest, err := m.records.NewestSeq(ctx, doc.ID, "") // step 4
 	if err != nil {
 		return err
 	}
@@ -149,7 +149,7 @@ func TestRecordsOnlyMoveForward(t *testing.T) {
 			t.Errorf("Begin(d, %d) = %v, want %v", s.seq, got, s.want)
 		}
 	}
-	if n, _ := r.NewestSeq(context.Background(), "d"); n != 9 {
+	if n, _ := r.NewestSeq(context.Background(), "d", ""); n != 9 {
 		t.Errorf("NewestSeq = %d, want 9", n)
 	}
 }
