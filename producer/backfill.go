@@ -264,7 +264,7 @@ func (p *Producer) Backfill(ctx context.Context, o BackfillOptions) (Summary, er
 	}
 	bf := &backfill{p: p, o: o, recs: recs, t: t}
 	if o.Bulk && !o.DryRun {
-		bf.pack = &packer{tenant: o.Template.Tenant}
+		bf.pack = newPacker(o.Template.Tenant, p.opts.MaxInline)
 	}
 	bf.chunkers, _ = p.opts.Chunkers.Resolver(registry.Defaults{Chunker: defaults.Chunker, Options: defaults.Options})
 	bf.encoding = defaults.Encoding
@@ -585,7 +585,7 @@ func (b *backfill) run(ctx context.Context, docs []source, deletes []string) err
 		case pr = <-ch:
 			taken = nil
 		case <-ctx.Done():
-			return ctx.Err()
+			return stop(ctx.Err())
 		}
 		if err := b.publish(ctx, pr); err != nil {
 			return stop(err)
@@ -650,12 +650,12 @@ func (b *backfill) publish(ctx context.Context, pr prepared) error {
 		b.countRead(pr)
 	default:
 		b.countRead(pr)
-		if b.pack != nil && fits(pr) && b.pack.room(pr) {
+		if b.pack != nil && b.pack.fits(pr) && b.pack.room(pr) {
 			b.pack.add(pr)
 			return nil
 		}
 		err := b.sendBulk(ctx) // a document that does not join it goes after it
-		if err == nil && b.pack != nil && fits(pr) {
+		if err == nil && b.pack != nil && b.pack.fits(pr) {
 			b.pack.add(pr)
 			return nil
 		}

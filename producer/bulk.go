@@ -2,6 +2,8 @@ package producer
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"strconv"
 
@@ -14,15 +16,12 @@ import (
 // A backfill packs its small documents into bulk requests
 // (messages.ContentTypeBulk; docs/wire.md, "Bulk requests"): one INGEST
 // message carries up to messages.MaxBulkRequests of them, at most
-// messages.MaxBulkBytes, each with its own Nats-Msg-Id, Content-Type and
-// user headers (its trace context). A document larger than
-// maxBulkMember, one stored in the Object Store and a delete go alone.
-// A bulk is one outgoing request to the sender (one PubAck, one retry),
-// settled for each of its documents.
-
-// maxBulkMember is the largest request a bulk takes; a larger one is sent
-// alone (its own message costs little next to its size).
-const maxBulkMember = messages.MaxBulkBytes / 4
+// messages.MaxBulkBytes and never more than a document sent inline
+// (Options.MaxInline, below the server's maximum payload), each with its
+// own Nats-Msg-Id, Content-Type and user headers (its trace context). A
+// request larger than a quarter of that, a document stored in the Object
+// Store and a delete go alone. A bulk is one outgoing request to the
+// sender (one PubAck, one retry), settled for each of its documents.
 
 // member is one document of a bulk on its way.
 type member struct {
@@ -35,15 +34,26 @@ type member struct {
 // packer collects the documents of the bulk being filled.
 type packer struct {
 	tenant  string // of every document of the backfill
+	limit   int    // the most payload bytes of a bulk (newPacker)
 	subject string
 	members []member
 	entries []messages.BulkEntry
 	size    int
 }
 
-// fits reports whether pr's request can go in a bulk at all.
-func fits(pr prepared) bool {
-	return !pr.object && len(pr.msg.Data) <= maxBulkMember
+// newPacker returns the packer of a backfill of tenant's documents whose
+// producer sends documents of up to maxInline bytes inline: a bulk holds
+// no more than that (the server refuses a message over its maximum
+// payload, which maxInline stays below) nor messages.MaxBulkBytes.
+func newPacker(tenant string, maxInline int) *packer {
+	return &packer{tenant: tenant, limit: min(messages.MaxBulkBytes, maxInline)}
+}
+
+// fits reports whether pr's request can go in a bulk at all: a request
+// larger than a quarter of a bulk is sent alone (its own message costs
+// little next to its size).
+func (k *packer) fits(pr prepared) bool {
+	return !pr.object && len(pr.msg.Data)+bulkEntryOverhead <= k.limit/4
 }
 
 // add packs pr, for which room said yes.
@@ -68,7 +78,7 @@ const bulkEntryOverhead = 512
 // room reports whether pr can join the bulk being filled.
 func (k *packer) room(pr prepared) bool {
 	return len(k.entries) == 0 || (pr.msg.Subject == k.subject && len(k.entries) < messages.MaxBulkRequests &&
-		k.size+len(pr.msg.Data)+bulkEntryOverhead <= messages.MaxBulkBytes)
+		k.size+len(pr.msg.Data)+bulkEntryOverhead <= k.limit)
 }
 
 // drop ends the send spans of the documents packed and not sent.
@@ -113,11 +123,19 @@ func (k *packer) take() (*outgoing, error) {
 	return o, nil
 }
 
-// bulkMsgID is a bulk's Nats-Msg-Id: its first request's, marked as a
-// bulk's and counted. A backfill sends each document once, so no other
-// bulk of the run starts with the same request; a retry reuses it.
+// bulkMsgID is a bulk's Nats-Msg-Id: "bulk@<count>@" and the sha256 hex
+// of its requests' Nats-Msg-Ids, each of which names its document's
+// content, tenant and send. Two bulks have one id only when they carry the
+// same requests, so the server drops a bulk as a duplicate only when it
+// holds the same versions (a retry reuses it), never one in which a
+// document changed.
 func bulkMsgID(entries []messages.BulkEntry) string {
-	return "bulk@" + strconv.Itoa(len(entries)) + "@" + entries[0].MsgID
+	h := sha256.New()
+	for _, e := range entries {
+		h.Write([]byte(e.MsgID))
+		h.Write([]byte{'\n'}) // a msg id holds no line break
+	}
+	return "bulk@" + strconv.Itoa(len(entries)) + "@" + hex.EncodeToString(h.Sum(nil))
 }
 
 // sendBulk sends the bulk filled so far. On failure its documents' send

@@ -10,6 +10,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -218,4 +219,56 @@ func TestPacerCountsBulkDocuments(t *testing.T) {
 			t.Errorf("3 bulks of 10 documents at 100/s took %v, want 200ms", d)
 		}
 	})
+}
+
+// TestBulkOfChangedDocumentIsStored: one Producer backfills a folder in
+// bulks twice within the server's duplicate window, a document other than
+// the first changed in between: the second bulk is not taken for the
+// first (its id names every version it carries), and the worker stores
+// the new version.
+func TestBulkOfChangedDocumentIsStored(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	writeFiles(t, dir, 3, 800)
+	p := e.producer(Options{})
+	if s, err := p.Backfill(ctx, BackfillOptions{Paths: []string{dir}, Bulk: true}); err != nil || s.Sent != 3 {
+		t.Fatalf("first Backfill = %+v, %v", s.Stats, err)
+	}
+	e.runWorker(ctx, 3)
+	changed := []byte("# Changed\n\nA new version of the second file.\n")
+	if err := os.WriteFile(filepath.Join(dir, "d01", "f00001.md"), changed, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := p.Backfill(ctx, BackfillOptions{Paths: []string{dir}, Bulk: true, Force: true})
+	if err != nil || s.Sent != 3 || s.Duplicates != 0 {
+		t.Fatalf("second Backfill = %+v, %v; want 3 sent, no duplicates", s.Stats, err)
+	}
+	e.runWorker(ctx, 3)
+	en, err := e.top.Docs.Get(ctx, messages.DocRecordKey("d01/f00001.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := messages.DecodeDocRecord(en.Value())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.State != messages.StateDone || rec.DocVersion != messages.ContentVersion(changed) {
+		t.Errorf("record of the changed document = %s %s, want done at its new version", rec.State, rec.DocVersion)
+	}
+}
+
+// TestBulkWithinMaxPayload: on a server whose maximum payload is below a
+// full bulk, bulks stay under it: every document that fits alone is sent.
+func TestBulkWithinMaxPayload(t *testing.T) {
+	e := newEnv(t, func(o *server.Options) { o.MaxPayload = 128 << 10 })
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	writeFiles(t, dir, 60, 10_000)
+	s, err := e.producer(Options{}).Backfill(ctx, BackfillOptions{Paths: []string{dir}, Bulk: true})
+	if err != nil || s.Sent != 60 || s.Failed != 0 {
+		t.Fatalf("Backfill = %+v, %v (%v); want 60 sent", s.Stats, err, s.Failures)
+	}
 }
