@@ -210,10 +210,10 @@ func (r *ChunkRecord) Chunk() chunking.Chunk {
 }
 
 // MsgID returns the record's Nats-Msg-Id: "<id>@<ingest_seq>" for a chunk,
-// "<doc_id>@delete@<ingest_seq>" for a delete record.
+// DeleteRecordMsgID for a delete record.
 func (r *ChunkRecord) MsgID() string {
 	if r.Op == OpDelete {
-		return DeleteRecordMsgID(r.DocID, r.IngestSeq)
+		return DeleteRecordMsgID(r.Tenant, r.DocID, r.IngestSeq)
 	}
 	return ChunkMsgID(r.ID, r.IngestSeq)
 }
@@ -263,11 +263,17 @@ func ChunkMsgID(chunkID string, ingestSeq uint64) string {
 	return chunkID + "@" + strconv.FormatUint(ingestSeq, 10)
 }
 
-// DeleteRecordMsgID returns the Nats-Msg-Id of a delete record:
-// "<doc id>@delete@<ingest_seq>" (chunk ids never contain "@", so it
-// cannot collide with a chunk record's).
-func DeleteRecordMsgID(docID string, ingestSeq uint64) string {
-	return docID + "@" + string(OpDelete) + "@" + strconv.FormatUint(ingestSeq, 10)
+// DeleteRecordMsgID returns the Nats-Msg-Id of a delete record of
+// tenant's document: "<doc id>@delete@<ingest_seq>", followed by
+// ":<tenant>" for a tenant's, so that two tenants' deletes of one id in
+// one bulk request (one ingest_seq) are two messages. Chunk ids never
+// contain "@", so it cannot collide with a chunk record's.
+func DeleteRecordMsgID(tenant, docID string, ingestSeq uint64) string {
+	id := docID + "@" + string(OpDelete) + "@" + strconv.FormatUint(ingestSeq, 10)
+	if tenant != "" {
+		id += ":" + tenant
+	}
+	return id
 }
 
 // ChunkSubject returns the subject of a document's chunk records:

@@ -249,3 +249,28 @@ func TestObjectDocumentsBounded(t *testing.T) {
 		t.Errorf("%d documents from the Object Store in hand at once, want at most %d", most, bound)
 	}
 }
+
+// TestBulkDeletesOfTwoTenants: one bulk deletes the document x.md of two
+// tenants (two documents, one ingest_seq): each gets its delete record on
+// CHUNKS, as when sent alone.
+func TestBulkDeletesOfTwoTenants(t *testing.T) {
+	e := newEnv(t, testConfig())
+	_, _, _ = e.startWorker(worker.Options{})
+	for _, tenant := range []string{"acme", "globex"} {
+		e.publish("ingest.r", messages.IngestRequest{V: 1, ID: "x.md", Tenant: tenant, Content: []byte("# X\n\nsome text\n")}, "")
+	}
+	e.waitEmpty()
+	seq := e.publishBulk("ingest.r",
+		messages.IngestRequest{V: 1, ID: "x.md", Tenant: "acme", Op: messages.OpDelete},
+		messages.IngestRequest{V: 1, ID: "x.md", Tenant: "globex", Op: messages.OpDelete})
+	e.waitEmpty()
+	deleted := map[string]bool{}
+	for _, r := range e.records() {
+		if r.Op == messages.OpDelete && r.IngestSeq == seq {
+			deleted[r.Tenant] = true
+		}
+	}
+	if !deleted["acme"] || !deleted["globex"] || len(deleted) != 2 {
+		t.Errorf("delete records on CHUNKS at %d by tenant: %v, want acme and globex", seq, deleted)
+	}
+}
