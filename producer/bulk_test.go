@@ -272,3 +272,50 @@ func TestBulkWithinMaxPayload(t *testing.T) {
 		t.Fatalf("Backfill = %+v, %v (%v); want 60 sent", s.Stats, err, s.Failures)
 	}
 }
+
+// TestBulkTwiceReplay: a bulk holding two versions of one document
+// dead-letters the second (their versions would share one ingest_seq);
+// its standing is shared, not written, and its replay sends it as a new
+// version, which the worker then writes.
+func TestBulkTwiceReplay(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	v1, v2 := []byte("# One\n\nfirst version\n"), []byte("# Two\n\nsecond version\n")
+	var entries []messages.BulkEntry
+	for i, c := range [][]byte{v1, v2} {
+		req := messages.IngestRequest{V: messages.Version, ID: "a.md", Content: c}
+		data, err := messages.EncodeIngest(&req, messages.ContentTypeMsgpack)
+		if err != nil {
+			t.Fatal(err)
+		}
+		entries = append(entries, messages.BulkEntry{MsgID: messages.IngestMsgID("", "a.md", messages.ContentVersion(c), "s"+strconv.Itoa(i)),
+			ContentType: messages.ContentTypeMsgpack, Data: data})
+	}
+	data, err := messages.EncodeBulk(entries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := nats.NewMsg("ingest.docs")
+	m.Data = data
+	m.Header.Set(messages.HeaderContentType, messages.ContentTypeBulk)
+	if _, err := e.js.PublishMsg(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	e.process(ctx, nil, 2)
+	d := NewDLQ(e.js, DLQOptions{})
+	var got []Replayed
+	sum, err := d.Replay(ctx, DLQFilter{}, ReplayOptions{OnResult: func(r Replayed) { got = append(got, r) }})
+	if err != nil || len(got) != 1 {
+		t.Fatalf("Replay = %+v, %v, %+v", sum, err, got)
+	}
+	if got[0].Action != ActionProcess || got[0].Entry.Standing != StandingShared {
+		t.Fatalf("replay of the refused version: action %q, standing %q; want process, shared", got[0].Action, got[0].Entry.Standing)
+	}
+	if res := e.process(ctx, nil, 1); res[0].Outcome != worker.OutcomeAcked {
+		t.Fatalf("the replayed version: %+v, want acked", res[0])
+	}
+	rec, _, _, _ := worker.NewKVRecords(e.top.Docs).Get(ctx, "a.md")
+	if rec.State != messages.StateDone || rec.DocVersion != messages.ContentVersion(v2) {
+		t.Errorf("record = %s at %.8s, want done at the replayed version", rec.State, rec.DocVersion)
+	}
+}

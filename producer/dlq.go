@@ -322,6 +322,11 @@ const (
 	// StandingWritten: the record holds this very version, done (only its
 	// ack was lost).
 	StandingWritten Standing = "written"
+	// StandingShared: the record holds another version of the document
+	// at this very ingest_seq: a bulk request held the document twice
+	// and refused this version (its versions would have shared one
+	// ingest_seq). A replay sends it as a new version.
+	StandingShared Standing = "shared"
 	// StandingUnknown: no document id, a tenant that is not valid (no
 	// record is the request's), or the record could not be read.
 	StandingUnknown Standing = "unknown"
@@ -342,12 +347,33 @@ func (d *DLQ) Standing(ctx context.Context, e *DeadLetterEntry) error {
 		e.Standing = StandingCurrent
 	case rec.IngestSeq > e.IngestSeq:
 		e.Standing, e.RecordSeq = StandingSuperseded, rec.IngestSeq
+	case rec.IngestSeq == e.IngestSeq && !holdsVersion(rec, e):
+		e.Standing, e.RecordSeq = StandingShared, rec.IngestSeq
 	case rec.IngestSeq == e.IngestSeq && rec.State == messages.StateDone:
 		e.Standing, e.RecordSeq = StandingWritten, rec.IngestSeq
 	default:
 		e.Standing, e.RecordSeq = StandingCurrent, rec.IngestSeq
 	}
 	return nil
+}
+
+// holdsVersion reports whether rec, a record at e's ingest_seq, is of e's
+// own version (same operation and content). Only a bulk request that held
+// the document twice puts another version there. A request that does not
+// decode, or a record that does not say (a failure recorded before its
+// request decoded), counts as holding it.
+func holdsVersion(rec messages.DocRecord, e *DeadLetterEntry) bool {
+	req, err := messages.DecodeIngest(e.header.Get(messages.HeaderContentType), e.data)
+	if err != nil || rec.Op == "" {
+		return true
+	}
+	switch {
+	case req.IsDelete():
+		return rec.Op == messages.OpDelete
+	case req.ContentRef != nil:
+		return rec.Op == messages.OpUpsert && rec.DocVersion == req.ContentRef.Name
+	}
+	return rec.Op == messages.OpUpsert && rec.DocVersion == messages.ContentVersion(req.Content)
 }
 
 // ReplayAction is what a replay did, or would do, with one dead letter.
@@ -523,7 +549,10 @@ func (d *DLQ) replayOne(ctx context.Context, stream jetstream.Stream, e DeadLett
 	out.Data = e.data
 	out.Header = nats.Header(messages.UserHeaders(e.header))
 	out.Header.Set(messages.HeaderMsgID, r.MsgID)
-	out.Header.Set(messages.HeaderIngestSeq, strconv.FormatUint(e.IngestSeq, 10))
+	if r.Entry.Standing != StandingShared {
+		out.Header.Set(messages.HeaderIngestSeq, strconv.FormatUint(e.IngestSeq, 10))
+	} // else a new version: its place in time is taken by another
+
 	_, span := d.startReplay(ctx, e, id, out)
 	ack, err := publish(out)
 	endSend(span, ack, err)
