@@ -15,6 +15,7 @@ import (
 	"github.com/chunkstream/chunkstream/fault"
 	"github.com/chunkstream/chunkstream/internal/testutil"
 	"github.com/chunkstream/chunkstream/messages"
+	"github.com/chunkstream/chunkstream/producer"
 	"github.com/chunkstream/chunkstream/worker"
 	"github.com/chunkstream/chunkstream/worker/subjectsink"
 )
@@ -272,5 +273,56 @@ func TestBulkDeletesOfTwoTenants(t *testing.T) {
 	}
 	if !deleted["acme"] || !deleted["globex"] || len(deleted) != 2 {
 		t.Errorf("delete records on CHUNKS at %d by tenant: %v, want acme and globex", seq, deleted)
+	}
+}
+
+// TestBulkDeadLetterSettled: a request of a bulk dead-lettered on one
+// delivery is not processed again when the bulk is delivered again for
+// another of its requests: alone it would have been terminated. Its dead
+// letter, purged meanwhile, stays purged and its record dismissed.
+func TestBulkDeadLetterSettled(t *testing.T) {
+	e := newEnv(t, testConfig())
+	real := subjectsink.New(e.js, e.cfg.ChunksPrefix, e.cfg.MaxPendingPublishes)
+	release := make(chan struct{})
+	var once sync.Once
+	sink := worker.SinkFunc(func(ctx context.Context, doc worker.Doc, chunks []worker.Chunk) error {
+		if doc.ID == "c.md" {
+			first := false
+			once.Do(func() { first = true })
+			if first {
+				<-release
+				return errors.New("sink hiccup")
+			}
+		}
+		return real.Write(ctx, doc, chunks)
+	})
+	_, res, _ := e.startWorker(worker.Options{Sink: sink})
+	e.publishBulk("ingest.r",
+		messages.IngestRequest{V: 1, ID: "a.md", Content: []byte("# A\n\ntext\n")},
+		messages.IngestRequest{V: 1, ID: "b.md", Options: map[string]any{"bogus": 1}, Content: []byte("# B\n")},
+		messages.IngestRequest{V: 1, ID: "c.md", Content: []byte("# C\n\ntext\n")})
+	outcomes := func(id string) map[worker.Outcome]int {
+		n := map[worker.Outcome]int{}
+		for _, r := range res.snapshot() {
+			if r.DocID == id {
+				n[r.Outcome]++
+			}
+		}
+		return n
+	}
+	testutil.WaitFor(t, 30*time.Second, "b.md dead-lettered", func() bool { return outcomes("b.md")[worker.OutcomePermanent] == 1 })
+	ctx := context.Background()
+	d := producer.NewDLQ(e.js, producer.DLQOptions{})
+	if sum, err := d.Purge(ctx, producer.DLQFilter{IDPrefix: "b.md"}, producer.PurgeOptions{}); err != nil || sum.Deleted != 1 {
+		t.Fatalf("Purge = %+v, %v", sum, err)
+	}
+	close(release)
+	e.waitEmpty()
+	if n := outcomes("c.md")[worker.OutcomeAcked]; n != 1 {
+		t.Fatalf("c.md acked %d times, want once (after the bulk's redelivery)", n)
+	}
+	rec, _, _, _ := worker.NewKVRecords(e.top.Docs).Get(ctx, "b.md")
+	if n := outcomes("b.md"); n[worker.OutcomePermanent] != 1 || n[worker.OutcomeDuplicate] != 1 || rec.State != messages.StateDismissed {
+		t.Errorf("b.md: outcomes %v, record %s; want dead-lettered once, then settled as a duplicate, record dismissed", n, rec.State)
 	}
 }

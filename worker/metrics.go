@@ -19,7 +19,7 @@ type Outcome string
 const (
 	OutcomeAcked      Outcome = "acked"      // written to the sink and acked
 	OutcomeSuperseded Outcome = "superseded" // a newer version was started: acked without writing
-	OutcomeDuplicate  Outcome = "duplicate"  // this version was already done: acked without writing
+	OutcomeDuplicate  Outcome = "duplicate"  // this version was already done (or, in a bulk delivered again, dead-lettered): acked without writing
 	OutcomeRetried    Outcome = "retried"    // transient failure: NAKed with backoff
 	OutcomePermanent  Outcome = "dead_letter_permanent"
 	OutcomeExhausted  Outcome = "dead_letter_exhausted"

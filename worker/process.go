@@ -194,10 +194,21 @@ func (p *processor) process(ctx context.Context, msg jetstream.Msg, streamSeq ui
 	// earns its place"), and tells the sink so (Doc.First).
 	rec := messages.DocRecord{IngestSeq: doc.Seq, DocVersion: doc.Version, Op: doc.Op, Subject: doc.Subject, TraceID: traceID(ctx)}
 	sctx, span := p.step(ctx, SpanRecordStart)
-	st, err := p.records.start(sctx, doc.RecordID(), p.target(doc), rec, d.n == 1 && doc.Seq == streamSeq)
+	// Only a replay (a single request carrying its version's sequence)
+	// processes a dead-lettered version again; a bulk redelivered for
+	// another of its requests leaves it settled.
+	_, member := msg.(*bulkRequest)
+	st, err := p.records.start(sctx, doc.RecordID(), p.target(doc), rec, startOpts{
+		createFirst: d.n == 1 && doc.Seq == streamSeq,
+		replay:      !member && msg.Headers().Get(messages.HeaderIngestSeq) != "",
+	})
 	endStep(span, err)
 	if err != nil {
 		v.err = fault.WithCause(fault.CauseRecords, err)
+		return v
+	}
+	if st.settled {
+		v.outcome = OutcomeDuplicate
 		return v
 	}
 	doc.First, rec.Targets = st.first, st.targets

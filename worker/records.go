@@ -124,8 +124,20 @@ func (s *KVRecords) leaderGet(ctx context.Context, key string) ([]byte, bool, er
 // if none), for Finish, whose rec must carry the Targets written
 // (Started.Targets).
 func (s *KVRecords) Start(ctx context.Context, docID, target string, rec messages.DocRecord) (found messages.DocRecord, rev uint64, err error) {
-	st, err := s.start(ctx, docID, target, rec, false)
+	st, err := s.start(ctx, docID, target, rec, startOpts{replay: true})
 	return st.found, st.rev, err
+}
+
+// startOpts are how step 1 treats a delivery.
+type startOpts struct {
+	// createFirst: try to create the record first (docs/design.md, "Each
+	// record operation earns its place").
+	createFirst bool
+	// replay: the delivery may process again a version recorded
+	// dead-lettered or dismissed (a dlq replay); without it such a record
+	// leaves the version settled (a bulk redelivered for another of its
+	// requests: this one was dead-lettered already).
+	replay bool
 }
 
 // started is what step 1 did: the record found, the revision written (0
@@ -139,15 +151,18 @@ type started struct {
 	first bool
 	// targets are the Targets of the record written (nil when none was).
 	targets map[string]uint64
+	// settled is true when the record holds the version dead-lettered or
+	// dismissed and the delivery is no replay: nothing is to be done.
+	settled bool
 }
 
 // start is Start, also telling whether it created the record. With
 // createFirst it first tries to create the record (docs/design.md, "Each
 // record operation earns its place").
-func (s *KVRecords) start(ctx context.Context, docID, target string, rec messages.DocRecord, createFirst bool) (started, error) {
+func (s *KVRecords) start(ctx context.Context, docID, target string, rec messages.DocRecord, o startOpts) (started, error) {
 	rec.State = messages.StatePending
 	key := messages.DocRecordKey(docID)
-	if createFirst {
+	if o.createFirst {
 		first := rec
 		first.Targets = messages.TargetsWith(messages.DocRecord{}, false, target, rec.IngestSeq)
 		val, err := messages.EncodeDocRecord(first)
@@ -174,6 +189,9 @@ func (s *KVRecords) start(ctx context.Context, docID, target string, rec message
 		if ok && cur.IngestSeq == rec.IngestSeq {
 			if cur.State != messages.StateDeadLettered && cur.State != messages.StateDismissed {
 				return started{found: cur}, nil
+			}
+			if !o.replay {
+				return started{found: cur, settled: true}, nil
 			}
 			// A replay of a dead-lettered version: it is in work again.
 			next = cur
