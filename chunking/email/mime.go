@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/emersion/go-message"
 	_ "github.com/emersion/go-message/charset" // charsets beyond UTF-8 and ASCII
@@ -180,6 +181,14 @@ func parse(file string, line int, raw []byte) (m *Message, warns []chunking.Warn
 	} else {
 		m.Subject = toUTF8(h.Get("Subject"))
 		warn(chunking.WarnMalformed, "subject not fully decoded: %v", err)
+	}
+	// Bytes that are not UTF-8 in a header (8-bit text without a MIME
+	// encoded-word, or one that lies about its charset) are read with
+	// U+FFFD in their place: never silently.
+	for _, key := range []string{"Subject", "From", "To", "Cc"} {
+		if v := h.Get(key); !utf8.ValidString(v) || key == "Subject" && !utf8.ValidString(m.Subject) {
+			warn(chunking.WarnMalformed, "%s header holds bytes that are not UTF-8: read with U+FFFD in their place", key)
+		}
 	}
 	m.Subject = toUTF8(strings.Join(strings.Fields(m.Subject), " "))
 	if v := h.Get("Date"); v != "" {

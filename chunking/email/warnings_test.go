@@ -40,6 +40,10 @@ func TestWarningKinds(t *testing.T) {
 		{"message without Message-ID", "m.eml", msg + "\nbody\n", []chunking.WarningKind{chunking.WarnMissingField}},
 		{"unreadable date", "m.eml", "From: a@x\nMessage-ID: <d@x>\nDate: someday\n\nbody\n", []chunking.WarningKind{chunking.WarnMalformed}},
 		{"MIME nested too deep", "m.eml", nestedMIME(20), []chunking.WarningKind{chunking.WarnTruncated}},
+		{"8-bit subject that is not UTF-8", "m.eml", "From: a@x\nMessage-ID: <l@x>\nSubject: caf\xe9\nDate: Wed, 7 Feb 2024 10:00:00 +0000\n" +
+			"Content-Type: text/plain; charset=iso-8859-1\n\nbody\n", []chunking.WarningKind{chunking.WarnMalformed}},
+		{"8-bit sender name that is not UTF-8", "m.eml", "From: Jos\xe9 <j@x>\nMessage-ID: <n@x>\nSubject: s\nDate: Wed, 7 Feb 2024 10:00:00 +0000\n\nbody\n",
+			[]chunking.WarningKind{chunking.WarnMalformed}},
 		{"duplicate Message-ID", "m.mbox",
 			"From a Wed Feb  7 10:00:00 2024\n" + msg + "Message-ID: <x@y>\n\none\n\nFrom a Wed Feb  7 10:00:00 2024\n" + msg + "Message-ID: <x@y>\n\ntwo\n",
 			[]chunking.WarningKind{chunking.WarnThreading}},
