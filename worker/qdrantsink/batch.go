@@ -57,7 +57,9 @@ func (s *Sink) upsert(ctx context.Context, coll string, doc worker.Doc, points [
 	for i, p := range points {
 		items[i] = item{doc: &doc, p: p, trace: sc}
 	}
-	_, err := s.batch.Do(ctx, batch.Call[item]{Key: coll, Series: doc.ID, Rev: doc.Seq, Items: items})
+	// A series is one document: a tenant's of the same id is another,
+	// which may share a request (point ids are per tenant and document).
+	_, err := s.batch.Do(ctx, batch.Call[item]{Key: coll, Series: doc.RecordID(), Rev: doc.Seq, Items: items})
 	if errors.Is(err, batch.ErrClosed) {
 		return fmt.Errorf("qdrantsink: sink closed: %w", err)
 	}

@@ -87,10 +87,11 @@ func Search(ctx context.Context, client *qdrant.Client, text string, o SearchOpt
 	if info.GetConfig().GetMetadata()[MetadataTenants].GetBoolValue() && o.Tenant == "" {
 		return nil, "", fmt.Errorf("%w: %q", ErrTenantRequired, o.Collection)
 	}
-	var filter *qdrant.Filter
-	if o.Tenant != "" {
-		filter = &qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewMatchKeyword(FieldTenant, o.Tenant)}}
-	}
+	// Without a tenant only untenanted points match, also where the
+	// collection's mark was lost (a collection made again under workers
+	// that had marked the one before): no tenant's point is ever found by
+	// a search that names none.
+	filter := &qdrant.Filter{Must: []*qdrant.Condition{tenantIs(o.Tenant)}}
 	denseName := cmp.Or(o.Vector, info.GetConfig().GetMetadata()[MetadataSearchVector].GetStringValue(), VectorDense)
 	if m := info.GetConfig().GetMetadata()[MetadataVectors].GetStructValue().GetFields()[denseName]; m != nil && o.Embedder != nil &&
 		m.GetStringValue() != o.Embedder.Model() {

@@ -688,11 +688,14 @@ func ownPoints(doc worker.Doc) *qdrant.Filter {
 // tenantOf selects the points of doc's tenant: tenant = T, or for a
 // document without one the points without a tenant, so that no write of
 // a document touches another tenant's document of the same id.
-func tenantOf(doc worker.Doc) *qdrant.Condition {
-	if doc.Tenant == "" {
+func tenantOf(doc worker.Doc) *qdrant.Condition { return tenantIs(doc.Tenant) }
+
+// tenantIs selects the points of tenant, or for "" the points without one.
+func tenantIs(tenant string) *qdrant.Condition {
+	if tenant == "" {
 		return qdrant.NewIsEmpty(FieldTenant)
 	}
-	return qdrant.NewMatchKeyword(FieldTenant, doc.Tenant)
+	return qdrant.NewMatchKeyword(FieldTenant, tenant)
 }
 
 func (s *Sink) step(ctx context.Context, step Step, doc worker.Doc) {

@@ -127,3 +127,42 @@ func testTenantsApart(t *testing.T, cfg Config, client *qdrant.Client) {
 		t.Errorf("%d cross-tenant hits, want 0", crossHits)
 	}
 }
+
+// TestSearchWithoutTenantFindsNoTenant: a search that names no tenant
+// finds no tenant's point, also in a collection whose tenant mark was lost
+// (deleted under two sinks: one made it again for an untenanted document,
+// the other, which had marked the one before, wrote a tenant's into it).
+func TestSearchWithoutTenantFindsNoTenant(t *testing.T) {
+	srv := qdranttest.Start(t)
+	client := srv.Client(t)
+	ctx := context.Background()
+	records := sinktest.NewRecords()
+	a, b := newSink(t, srv, records, nil), newSink(t, srv, records, nil)
+	coll := testConfig(srv).Collection
+	doc, chunks := tenantVersion("acme", "secret.md", 1, "acme payroll zebra")
+	if err := a.Write(ctx, doc, chunks); err != nil {
+		t.Fatal(err)
+	}
+	if err := client.DeleteCollection(ctx, coll); err != nil {
+		t.Fatal(err)
+	}
+	pub, pubChunks := tenantVersion("", "public.md", 2, "public zebra notes")
+	_ = b.Write(ctx, pub, pubChunks) // the collection is gone: b forgets it
+	if err := b.Write(ctx, pub, pubChunks); err != nil {
+		t.Fatal(err)
+	}
+	doc, chunks = tenantVersion("acme", "secret.md", 3, "acme payroll zebra")
+	if err := a.Write(ctx, doc, chunks); err != nil {
+		t.Fatal(err)
+	}
+	hits, _, err := Search(ctx, client, "zebra", SearchOptions{Collection: coll})
+	if errors.Is(err, ErrTenantRequired) {
+		return // refused: as good
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) != 1 || hits[0].DocID != "public.md" || hits[0].Tenant != "" {
+		t.Errorf("untenanted search found %+v, want public.md alone", hits)
+	}
+}
