@@ -77,6 +77,16 @@ func DocRecordKey(recordID string) string {
 	return key
 }
 
+// DocRecordKeys returns the KV key filter that selects exactly tenant's
+// document records: "tenant.<tenant>.*", or for "" the untenanted ones,
+// "*" (their keys hold no "."; the bucket's other keys all do).
+func DocRecordKeys(tenant string) string {
+	if tenant == "" {
+		return "*"
+	}
+	return tenantKeyPrefix + tenant + ".*"
+}
+
 // DocRecordID returns the RecordID of a record key; ok is false when key
 // is not a DocRecordKey.
 func DocRecordID(key string) (recordID string, ok bool) {

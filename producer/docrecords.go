@@ -43,7 +43,7 @@ func (r recordInfo) sameSettings(fp string) bool {
 func loadRecords(ctx context.Context, js jetstream.JetStream, bucket, tenant string) (map[string]recordInfo, error) {
 	out := make(map[string]recordInfo)
 	subjects := make(map[string]string) // one copy of each subject
-	err := EachRecord(ctx, js, bucket, func(rid string, rec messages.DocRecord, ok bool) error {
+	err := EachTenantRecord(ctx, js, bucket, tenant, func(rid string, rec messages.DocRecord, ok bool) error {
 		t, id := messages.SplitRecordID(rid)
 		if !ok || t != tenant {
 			return nil // unreadable: treated as absent, the document is sent

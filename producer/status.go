@@ -153,6 +153,16 @@ func ReadRecord(ctx context.Context, js jetstream.JetStream, bucket, id string) 
 // not parse. Keys that are not document ids are passed over; a missing
 // bucket has no records. An error of fn stops the walk and is returned.
 func EachRecord(ctx context.Context, js jetstream.JetStream, bucket string, fn func(id string, rec messages.DocRecord, ok bool) error) error {
+	return eachRecord(ctx, js, bucket, jetstream.AllKeys, fn)
+}
+
+// EachTenantRecord is EachRecord over tenant's documents alone (the
+// untenanted ones for ""): it reads no other tenant's record.
+func EachTenantRecord(ctx context.Context, js jetstream.JetStream, bucket, tenant string, fn func(id string, rec messages.DocRecord, ok bool) error) error {
+	return eachRecord(ctx, js, bucket, messages.DocRecordKeys(tenant), fn)
+}
+
+func eachRecord(ctx context.Context, js jetstream.JetStream, bucket, keys string, fn func(id string, rec messages.DocRecord, ok bool) error) error {
 	kv, err := js.KeyValue(ctx, bucket)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
 		return nil
@@ -160,16 +170,17 @@ func EachRecord(ctx context.Context, js jetstream.JetStream, bucket string, fn f
 	if err != nil {
 		return fmt.Errorf("producer: document records %s: %w", bucket, err)
 	}
-	return watchKV(ctx, kv, bucket, "read", false, func(id string, rec messages.DocRecord, ok bool) (bool, error) {
+	return watchKV(ctx, kv, bucket, keys, "read", false, func(id string, rec messages.DocRecord, ok bool) (bool, error) {
 		return false, fn(id, rec, ok)
 	})
 }
 
-// watchKV calls fn with every document record of kv (ok false when it
-// does not parse): the current values, then, with follow, every change,
-// until fn returns true or an error. what names the watch in errors.
-func watchKV(ctx context.Context, kv jetstream.KeyValue, bucket, what string, follow bool, fn func(id string, rec messages.DocRecord, ok bool) (bool, error)) error {
-	w, err := kv.WatchAll(ctx, jetstream.IgnoreDeletes())
+// watchKV calls fn with every document record of kv under the key filter
+// keys (ok false when it does not parse): the current values, then, with
+// follow, every change, until fn returns true or an error. what names the
+// watch in errors.
+func watchKV(ctx context.Context, kv jetstream.KeyValue, bucket, keys, what string, follow bool, fn func(id string, rec messages.DocRecord, ok bool) (bool, error)) error {
+	w, err := kv.Watch(ctx, keys, jetstream.IgnoreDeletes())
 	if err != nil {
 		return fmt.Errorf("producer: %s document records %s: %w", what, bucket, err)
 	}

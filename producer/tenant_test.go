@@ -2,10 +2,14 @@ package producer
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/worker"
@@ -91,6 +95,53 @@ func TestSendsKeepTenantsApart(t *testing.T) {
 		rec, _, ok, err := recs.Get(ctx, rid)
 		if err != nil || !ok || rec.State != messages.StateDone || rec.Op != want {
 			t.Errorf("record %q = %+v, %v, %v; want %s done", rid, rec, ok, err, want)
+		}
+	}
+}
+
+// TestTenantReadsItsRecordsAlone: a tenant's run reads its own records
+// only (what it skips, waits for and deletes are its own): with many
+// records of another tenant and of no tenant, loading one tenant's or the
+// untenanted records receives those alone.
+func TestTenantReadsItsRecordsAlone(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	rec, err := messages.EncodeDocRecord(messages.DocRecord{IngestSeq: 1, Op: messages.OpUpsert, State: messages.StateDone})
+	if err != nil {
+		t.Fatal(err)
+	}
+	put := func(tenant, id string) {
+		if _, err := e.top.Docs.Put(ctx, messages.DocRecordKey(messages.RecordID(tenant, id)), rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 300 {
+		put("big", fmt.Sprintf("d%05d.md", i))
+	}
+	put("small", "a.md")
+	put("", "plain.md")
+	put("", "b.c/d.md")
+	nc, err := nats.Connect(e.nc.ConnectedUrl())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		tenant string
+		want   int
+	}{{"small", 1}, {"", 2}} {
+		before := nc.Stats().InMsgs
+		recs, err := loadRecords(ctx, js, e.cfg.DocsBucket, tt.tenant)
+		if err != nil || len(recs) != tt.want {
+			t.Fatalf("loadRecords(%q) = %d records, %v; want %d", tt.tenant, len(recs), err, tt.want)
+		}
+		if got := nc.Stats().InMsgs - before; got > 20 {
+			t.Errorf("loading %q's %d records received %d messages: want its own alone", tt.tenant, tt.want, got)
 		}
 	}
 }

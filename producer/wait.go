@@ -160,7 +160,15 @@ func Wait(ctx context.Context, js jetstream.JetStream, sent []Awaited, o WaitOpt
 	}
 	var err error
 	if len(byID) > 0 {
-		err = watchRecords(ctx, js, o.Bucket, func(rid string, rec messages.DocRecord) bool {
+		// Requests of one tenant watch its records alone.
+		keys := messages.DocRecordKeys(sent[0].Tenant)
+		for _, a := range sent {
+			if a.Tenant != sent[0].Tenant {
+				keys = jetstream.AllKeys
+				break
+			}
+		}
+		err = watchRecords(ctx, js, o.Bucket, keys, func(rid string, rec messages.DocRecord) bool {
 			if _, ok := byID[rid]; ok {
 				apply(rid, rec)
 			}
@@ -194,7 +202,7 @@ func byIDSeq(a, b Awaited) int {
 // watchRecords calls fn with every document record of bucket, the
 // current ones and then every change, until fn returns true (nil error)
 // or ctx ends (ctx's error). A missing bucket is looked for every second.
-func watchRecords(ctx context.Context, js jetstream.JetStream, bucket string, fn func(id string, rec messages.DocRecord) bool) error {
+func watchRecords(ctx context.Context, js jetstream.JetStream, bucket, keys string, fn func(id string, rec messages.DocRecord) bool) error {
 	var kv jetstream.KeyValue
 	for {
 		var err error
@@ -212,7 +220,7 @@ func watchRecords(ctx context.Context, js jetstream.JetStream, bucket string, fn
 			return err
 		}
 	}
-	err := watchKV(ctx, kv, bucket, "watch", true, func(id string, rec messages.DocRecord, ok bool) (bool, error) {
+	err := watchKV(ctx, kv, bucket, keys, "watch", true, func(id string, rec messages.DocRecord, ok bool) (bool, error) {
 		return ok && fn(id, rec), nil
 	})
 	if err != nil && ctx.Err() != nil {

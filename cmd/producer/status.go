@@ -194,7 +194,13 @@ func statusRecord(ctx context.Context, js jetstream.JetStream, bucket, tenant, i
 // not ""), sorted by tenant and id, one line or JSON object each.
 func statusFailed(ctx context.Context, js jetstream.JetStream, bucket, tenant string, asJSON bool, stdout io.Writer) (int, error) {
 	var out []recordJSON
-	err := producer.EachRecord(ctx, js, bucket, func(rid string, rec messages.DocRecord, ok bool) error {
+	each := producer.EachRecord
+	if tenant != "" {
+		each = func(ctx context.Context, js jetstream.JetStream, bucket string, fn func(string, messages.DocRecord, bool) error) error {
+			return producer.EachTenantRecord(ctx, js, bucket, tenant, fn)
+		}
+	}
+	err := each(ctx, js, bucket, func(rid string, rec messages.DocRecord, ok bool) error {
 		t, id := messages.SplitRecordID(rid)
 		if ok && rec.State == messages.StateDeadLettered && (tenant == "" || t == tenant) {
 			out = append(out, recordJSON{ID: id, Tenant: t, DocRecord: rec})
