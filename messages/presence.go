@@ -3,6 +3,7 @@ package messages
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -31,7 +32,28 @@ type WorkerPresence struct {
 	// OwnDefaults are the worker's own chunker defaults when they differ
 	// from the fleet's, which it follows (nil when they agree).
 	OwnDefaults *ChunkerDefaults `json:"own_defaults,omitempty"`
+	// Reads are the kinds of request the worker reads that workers of
+	// earlier builds misread (WorkerReads); absent in a presence written
+	// by such a build.
+	Reads []string `json:"reads,omitempty"`
 }
+
+// Kinds of request a worker's presence says it reads (WorkerPresence.Reads):
+// a producer sends them only when every running worker reads them.
+const (
+	// ReadsBulk: bulk requests (ContentTypeBulk), which a worker of an
+	// earlier build dead-letters as invalid.
+	ReadsBulk = "bulk"
+	// ReadsTenants: requests with a tenant, which a worker of an earlier
+	// build writes as the untenanted document of the same id.
+	ReadsTenants = "tenants"
+)
+
+// WorkerReads returns the kinds of request this build's workers read.
+func WorkerReads() []string { return []string{ReadsBulk, ReadsTenants} }
+
+// ReadsKind reports whether the worker says it reads kind.
+func (p WorkerPresence) ReadsKind(kind string) bool { return slices.Contains(p.Reads, kind) }
 
 // PresenceEvery is how often a running worker writes its presence: its
 // heartbeat.

@@ -240,6 +240,11 @@ func (p *Producer) Backfill(ctx context.Context, o BackfillOptions) (Summary, er
 	if err != nil {
 		return Summary{}, err
 	}
+	if !o.DryRun {
+		if err := p.requireReads(ctx, o.Template.Tenant != "", o.Bulk); err != nil {
+			return Summary{}, err
+		}
+	}
 	var recs map[string]recordInfo
 	var defaults messages.ChunkerDefaults
 	if !o.Force || o.DeleteMissing {
@@ -484,6 +489,9 @@ type backfill struct {
 	encoding string // the workers' advertised sink encoding
 	t        *tally
 	snd      *sender // nil for a dry run
+	// tenantsChecked: the running workers read tenants' requests
+	// (Producer.requireReads), checked at a stream's first one.
+	tenantsChecked bool
 
 	fpMu   sync.Mutex
 	fps    map[string]string // settings fingerprint by resolved format

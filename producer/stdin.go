@@ -120,6 +120,12 @@ func (p *Producer) sendLine(ctx context.Context, bf *backfill, snd *sender, o St
 		bad(req.ID, err)
 		return nil
 	}
+	if req.Tenant != "" && !o.DryRun && !bf.tenantsChecked {
+		if err := p.requireReads(ctx, true, false); err != nil {
+			return &Failure{ID: req.ID, Line: n, Err: err} // stops the stream: no line is sent
+		}
+		bf.tenantsChecked = true
+	}
 	out := &outgoing{id: req.ID, tenant: req.Tenant, line: n, bytes: len(req.Content), del: req.IsDelete()}
 	var msgID string
 	switch {

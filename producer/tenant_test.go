@@ -2,9 +2,11 @@ package producer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -143,5 +145,49 @@ func TestTenantReadsItsRecordsAlone(t *testing.T) {
 		if got := nc.Stats().InMsgs - before; got > 20 {
 			t.Errorf("loading %q's %d records received %d messages: want its own alone", tt.tenant, tt.want, got)
 		}
+	}
+}
+
+// TestWorkersBehindRefused: while a running worker of an earlier build
+// (its presence says nothing of what it reads) is there, a backfill of a
+// tenant's documents or in bulks, and a stream line with a tenant, are
+// refused before anything is sent; untenanted single requests go, and so
+// does everything once the worker says it reads them.
+func TestWorkersBehindRefused(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	writeFiles(t, dir, 3, 500)
+	present := func(reads []string) {
+		now := time.Now().UTC()
+		val, err := messages.EncodeWorkerPresence(messages.WorkerPresence{ID: "w1", Host: "old-host", Started: now, Seen: now, Reads: reads})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.top.Docs.Put(ctx, messages.WorkerKey("w1"), val); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := e.producer(Options{})
+	present(nil)
+	for name, o := range map[string]BackfillOptions{
+		"tenant": {Paths: []string{dir}, Template: Document{Tenant: "acme"}},
+		"bulk":   {Paths: []string{dir}, Bulk: true},
+	} {
+		if s, err := p.Backfill(ctx, o); !errors.Is(err, ErrWorkersBehind) || s.Sent != 0 {
+			t.Errorf("%s backfill beside an old worker = sent %d, %v; want ErrWorkersBehind, nothing sent", name, s.Sent, err)
+		}
+	}
+	line := `{"v":1,"id":"x.md","tenant":"acme","content":"# X\n"}` + "\n"
+	if s, err := p.SendLines(ctx, strings.NewReader(line), StreamOptions{}); !errors.Is(err, ErrWorkersBehind) || s.Sent != 0 {
+		t.Errorf("a tenant's line beside an old worker = sent %d, %v; want ErrWorkersBehind", s.Sent, err)
+	}
+	if s, err := p.Backfill(ctx, BackfillOptions{Paths: []string{dir}}); err != nil || s.Sent != 3 {
+		t.Errorf("untenanted backfill beside an old worker = sent %d, %v; want 3", s.Sent, err)
+	}
+	present(messages.WorkerReads())
+	if s, err := p.Backfill(ctx, BackfillOptions{Paths: []string{dir}, Template: Document{Tenant: "acme"}, Bulk: true}); err != nil || s.Sent != 3 {
+		t.Errorf("a tenant's backfill in bulks beside an upgraded worker = sent %d, %v; want 3", s.Sent, err)
 	}
 }

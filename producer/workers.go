@@ -1,11 +1,13 @@
 package producer
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -42,4 +44,43 @@ func ReadWorkers(ctx context.Context, js jetstream.JetStream, bucket string) ([]
 	}
 	slices.SortFunc(out, func(a, b messages.WorkerPresence) int { return strings.Compare(a.ID, b.ID) })
 	return out, nil
+}
+
+// ErrWorkersBehind means a running worker is of a build that misreads
+// the requests about to be sent (bulk requests, tenants' requests).
+var ErrWorkersBehind = errors.New("a running worker is of an earlier build")
+
+// requireReads refuses, wrapping ErrWorkersBehind, to send tenants'
+// requests or bulk requests while a running worker does not say it reads
+// them (messages.ReadsTenants, messages.ReadsBulk): upgrade the workers
+// first. With no worker running it cannot tell, and lets them go.
+func (p *Producer) requireReads(ctx context.Context, tenants, bulk bool) error {
+	var kinds []string
+	if tenants {
+		kinds = append(kinds, messages.ReadsTenants)
+	}
+	if bulk {
+		kinds = append(kinds, messages.ReadsBulk)
+	}
+	if len(kinds) == 0 {
+		return nil
+	}
+	ws, err := ReadWorkers(ctx, p.js, p.opts.Topology.DocsBucket)
+	if err != nil {
+		return fmt.Errorf("producer: %w", err)
+	}
+	now := time.Now()
+	for _, w := range ws {
+		if w.Gone(now) {
+			continue
+		}
+		for _, kind := range kinds {
+			if w.ReadsKind(kind) {
+				continue
+			}
+			return fmt.Errorf("producer: %w: worker %s on %s does not read %s requests; upgrade every worker before sending them (docs/operations.md, \"Upgrading\")",
+				ErrWorkersBehind, w.ID, cmp.Or(w.Host, "an unknown host"), kind)
+		}
+	}
+	return nil
 }

@@ -15,7 +15,7 @@ import (
 func (w *Worker) present(ctx context.Context, ready bool) {
 	host, _ := os.Hostname()
 	p := messages.WorkerPresence{ID: w.id, Host: host, Started: w.started, Seen: time.Now().UTC(),
-		Ready: ready, InFlight: int(w.proc.inFlight.Load()), OwnDefaults: w.fleet.ownShown()}
+		Ready: ready, InFlight: int(w.proc.inFlight.Load()), OwnDefaults: w.fleet.ownShown(), Reads: messages.WorkerReads()}
 	if n := w.pull.lastPull.Load(); n != 0 {
 		p.LastPull = time.Unix(0, n).UTC()
 	}
