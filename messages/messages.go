@@ -42,6 +42,10 @@ const (
 	// HeaderIngestSeq holds the ingest_seq a replayed request counts as
 	// (RequestIngestSeq), or a dead letter's request's.
 	HeaderIngestSeq = "Chunkstream-Ingest-Seq"
+	// HeaderRequeued marks a request a worker put back at the end of
+	// INGEST that was no replay: its HeaderIngestSeq keeps its place in
+	// time, and does not make it a replay of a dead-lettered version.
+	HeaderRequeued = "Chunkstream-Requeued"
 )
 
 // RequestIngestSeq returns the ingest_seq of the request stored at

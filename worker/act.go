@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -56,7 +57,7 @@ func (w *Worker) act(ctx context.Context, t *task, res Result, v verdict, a acti
 		if a.cause == fault.CauseMaxDeliveries {
 			dl.Deliveries = res.Delivery - 1 // the deliveries it was processed in
 		}
-		dup, err := w.proc.deadLetter(ctx, msg, v.req, dl)
+		dup, err := w.proc.deadLetter(ctx, msg, v.req, dl, errors.Is(v.err, errBulkTwin))
 		if err != nil {
 			return res, err
 		}
@@ -114,7 +115,9 @@ func (p *processor) ack(ctx context.Context, msg jetstream.Msg, res Result) {
 // Nats-Msg-Id names the INGEST message (messages.DeadLetterMsgID), so a
 // second try stores it once. The request's Nats-* headers are not
 // copied: they are the server's, or preconditions the DLQ would refuse.
-func (p *processor) deadLetter(ctx context.Context, msg jetstream.Msg, req *messages.IngestRequest, dl messages.DeadLetter) (dup bool, err error) {
+// A bulk's refused twin (twin) records nothing: the record at its
+// ingest_seq is the other request's.
+func (p *processor) deadLetter(ctx context.Context, msg jetstream.Msg, req *messages.IngestRequest, dl messages.DeadLetter, twin bool) (dup bool, err error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	ctx, span := p.step(ctx, SpanDeadLetter)
@@ -130,13 +133,18 @@ func (p *processor) deadLetter(ctx context.Context, msg jetstream.Msg, req *mess
 	if err != nil {
 		return false, fmt.Errorf("worker: publish dead letter: %w", err)
 	}
-	return ack.Duplicate, p.recordFailure(ctx, req, h, msg.Data(), dl)
+	if twin {
+		return ack.Duplicate, nil
+	}
+	return ack.Duplicate, p.recordFailure(ctx, req, h, msg.Data(), dl, ack.Duplicate)
 }
 
 // recordFailure records the failure of a dead-lettered request in its
 // document record (KVRecords.Fail). A request that did not decode (req
-// nil) is recorded under the id its payload shows, if any.
-func (p *processor) recordFailure(ctx context.Context, req *messages.IngestRequest, h nats.Header, data []byte, dl messages.DeadLetter) error {
+// nil) is recorded under the id its payload shows, if any. A dead letter
+// stored before (dup: a bulk delivered again for another request, a lost
+// Term) leaves a record its purge dismissed as it is.
+func (p *processor) recordFailure(ctx context.Context, req *messages.IngestRequest, h nats.Header, data []byte, dl messages.DeadLetter, dup bool) error {
 	rec := messages.DocRecord{IngestSeq: dl.IngestSeq, Subject: dl.Subject, TraceID: traceID(ctx), LastFailure: messages.Failure{
 		Cause: dl.Cause, Reason: messages.OneLine(dl.Reason, 1024), Time: time.Now().UTC(), IngestSeq: dl.IngestSeq,
 	}}
@@ -161,7 +169,7 @@ func (p *processor) recordFailure(ctx context.Context, req *messages.IngestReque
 	if id == "" {
 		return nil
 	}
-	_, err := p.records.Fail(ctx, id, target, rec)
+	_, err := p.records.fail(ctx, id, target, rec, dup)
 	return err
 }
 

@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -151,6 +152,11 @@ func (b *bulkDelivery) settle(ctx context.Context, kind settleKind, delay time.D
 	return b.msg.Ack()
 }
 
+// errBulkTwin marks the refusal of a document's second request in one
+// bulk: its dead letter leaves the document record alone, which the
+// first request, sharing its ingest_seq, owns.
+var errBulkTwin = errors.New("a document twice in one bulk")
+
 // splitBulk returns the requests of msg when it is a bulk request, one
 // message each, or msg alone: one that is not a bulk, or a bulk that does
 // not decode (decode then dead-letters it whole, saying why).
@@ -181,7 +187,7 @@ func splitBulk(msg jetstream.Msg) []jetstream.Msg {
 		// in one would have two versions the records cannot order.
 		if id, err := messages.PeekIngestRecordID(e.ContentType, e.Data); err == nil && id != "" {
 			if _, dup := seen[id]; dup {
-				r.refused = fmt.Errorf("%w: document %q is in the bulk request more than once (its versions would share one ingest_seq)", messages.ErrInvalid, id)
+				r.refused = fmt.Errorf("%w: %w: document %q is in the bulk request more than once (its versions would share one ingest_seq)", messages.ErrInvalid, errBulkTwin, id)
 			}
 			seen[id] = struct{}{}
 		}

@@ -326,3 +326,106 @@ func TestBulkDeadLetterSettled(t *testing.T) {
 		t.Errorf("b.md: outcomes %v, record %s; want dead-lettered once, then settled as a duplicate, record dismissed", n, rec.State)
 	}
 }
+
+// TestBulkTwinLeavesTheRecord: a bulk holds x.md twice; the second is
+// refused while the first, the accepted one, meets a sink failure. The
+// refusal's dead letter leaves the record (the accepted one's) alone, so
+// the bulk's redelivery writes the accepted version.
+func TestBulkTwinLeavesTheRecord(t *testing.T) {
+	e := newEnv(t, testConfig())
+	real := subjectsink.New(e.js, e.cfg.ChunksPrefix, e.cfg.MaxPendingPublishes)
+	var (
+		once    sync.Once
+		mu      sync.Mutex
+		written []string
+	)
+	sink := worker.SinkFunc(func(ctx context.Context, doc worker.Doc, chunks []worker.Chunk) error {
+		first := false
+		once.Do(func() { first = true })
+		if first {
+			return errors.New("sink hiccup")
+		}
+		if err := real.Write(ctx, doc, chunks); err != nil {
+			return err
+		}
+		mu.Lock()
+		written = append(written, doc.Version)
+		mu.Unlock()
+		return nil
+	})
+	_, _, _ = e.startWorker(worker.Options{Sink: sink})
+	accepted, refused := []byte("# X\n\nthe accepted version\n"), []byte("# X\n\nthe refused one\n")
+	seq := e.publishBulk("ingest.r",
+		messages.IngestRequest{V: 1, ID: "x.md", Content: accepted},
+		messages.IngestRequest{V: 1, ID: "x.md", Content: refused})
+	e.waitEmpty()
+	rec, _, _, _ := worker.NewKVRecords(e.top.Docs).Get(context.Background(), "x.md")
+	mu.Lock()
+	defer mu.Unlock()
+	if len(written) != 1 || written[0] != messages.ContentVersion(accepted) {
+		t.Errorf("written %d versions %v, want the accepted one once", len(written), written)
+	}
+	if rec.State != messages.StateDone || rec.IngestSeq != seq || rec.DocVersion != messages.ContentVersion(accepted) {
+		t.Errorf("record = %s at %d, %.12s; want done at %d with the accepted version", rec.State, rec.IngestSeq, rec.DocVersion, seq)
+	}
+	if n := len(e.deadLetters()); n != 1 {
+		t.Errorf("%d dead letters, want the refused twin's", n)
+	}
+}
+
+// TestBulkInvalidRequestStaysDismissed: a bulk's request refused before
+// step 1 (no content) is dead-lettered, then purged; the bulk comes back
+// for another request: the purged version's record stays dismissed and
+// the DLQ stays empty of it.
+func TestBulkInvalidRequestStaysDismissed(t *testing.T) {
+	e := newEnv(t, testConfig())
+	real := subjectsink.New(e.js, e.cfg.ChunksPrefix, e.cfg.MaxPendingPublishes)
+	release := make(chan struct{})
+	var once sync.Once
+	sink := worker.SinkFunc(func(ctx context.Context, doc worker.Doc, chunks []worker.Chunk) error {
+		if doc.ID == "c.md" {
+			first := false
+			once.Do(func() { first = true })
+			if first {
+				<-release
+				return errors.New("sink hiccup")
+			}
+		}
+		return real.Write(ctx, doc, chunks)
+	})
+	_, res, _ := e.startWorker(worker.Options{Sink: sink})
+	e.publishBulk("ingest.r",
+		messages.IngestRequest{V: 1, ID: "a.md", Content: []byte("# A\n\ntext\n")},
+		messages.IngestRequest{V: 1, ID: "b.md"},
+		messages.IngestRequest{V: 1, ID: "c.md", Content: []byte("# C\n\ntext\n")})
+	testutil.WaitFor(t, 30*time.Second, "b.md dead-lettered", func() bool {
+		for _, r := range res.snapshot() {
+			if r.DocID == "b.md" && r.Outcome == worker.OutcomePermanent {
+				return true
+			}
+		}
+		return false
+	})
+	ctx := context.Background()
+	d := producer.NewDLQ(e.js, producer.DLQOptions{})
+	if sum, err := d.Purge(ctx, producer.DLQFilter{IDPrefix: "b.md"}, producer.PurgeOptions{}); err != nil || sum.Deleted != 1 {
+		t.Fatalf("Purge = %+v, %v", sum, err)
+	}
+	close(release)
+	e.waitEmpty()
+	testutil.WaitFor(t, 30*time.Second, "c.md acked", func() bool {
+		for _, r := range res.snapshot() {
+			if r.DocID == "c.md" && r.Outcome == worker.OutcomeAcked {
+				return true
+			}
+		}
+		return false
+	})
+	rec, _, _, _ := worker.NewKVRecords(e.top.Docs).Get(ctx, "b.md")
+	if rec.State != messages.StateDismissed {
+		t.Errorf("b.md's record = %s after the bulk came back, want dismissed (its dead letter was purged)", rec.State)
+	}
+	if n := len(e.deadLetters()); n != 0 {
+		t.Errorf("%d dead letters after the purge, want 0", n)
+	}
+}

@@ -192,7 +192,6 @@ func TestRecordsKeepPlaces(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec.Targets = map[string]uint64{"a": 5, "b": 7} // as the worker carries them to step 5
 	if ok, err := recs.Finish(ctx, "d", 7, rev, rec); !ok || err != nil {
 		t.Fatalf("Finish = %v, %v", ok, err)
 	}

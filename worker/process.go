@@ -200,7 +200,7 @@ func (p *processor) process(ctx context.Context, msg jetstream.Msg, streamSeq ui
 	_, member := msg.(*bulkRequest)
 	st, err := p.records.start(sctx, doc.RecordID(), p.target(doc), rec, startOpts{
 		createFirst: d.n == 1 && doc.Seq == streamSeq,
-		replay:      !member && msg.Headers().Get(messages.HeaderIngestSeq) != "",
+		replay:      !member && msg.Headers().Get(messages.HeaderIngestSeq) != "" && msg.Headers().Get(messages.HeaderRequeued) == "",
 	})
 	endStep(span, err)
 	if err != nil {

@@ -121,8 +121,7 @@ func (s *KVRecords) leaderGet(ctx context.Context, key string) ([]byte, bool, er
 // (state pending, the version at target in its Targets) unless the record
 // already holds a higher sequence, and returns the record found (a higher
 // sequence: superseded; equal: a redelivery) and the revision it wrote (0
-// if none), for Finish, whose rec must carry the Targets written
-// (Started.Targets).
+// if none), for Finish.
 func (s *KVRecords) Start(ctx context.Context, docID, target string, rec messages.DocRecord) (found messages.DocRecord, rev uint64, err error) {
 	st, err := s.start(ctx, docID, target, rec, startOpts{replay: true})
 	return st.found, st.rev, err
@@ -190,12 +189,17 @@ func (s *KVRecords) start(ctx context.Context, docID, target string, rec message
 			if cur.State != messages.StateDeadLettered && cur.State != messages.StateDismissed {
 				return started{found: cur}, nil
 			}
-			if !o.replay {
+			same := cur.Op == rec.Op && cur.DocVersion == rec.DocVersion
+			if !o.replay && same {
 				return started{found: cur, settled: true}, nil
 			}
-			// A replay of a dead-lettered version: it is in work again.
-			next = cur
-			next.State, next.LastFailure, next.TraceID = messages.StatePending, messages.Failure{}, rec.TraceID
+			// A replay of a dead-lettered version is in work again; a
+			// version whose record another version at its sequence
+			// wrote (a bulk's refused twin) takes the record over.
+			if same {
+				next = cur
+				next.State, next.LastFailure, next.TraceID = messages.StatePending, messages.Failure{}, rec.TraceID
+			}
 		}
 		next.Targets = messages.TargetsWith(cur, ok, target, rec.IngestSeq)
 		val, err := messages.EncodeDocRecord(next)
@@ -234,6 +238,9 @@ func (s *KVRecords) start(ctx context.Context, docID, target string, rec message
 func (s *KVRecords) Finish(ctx context.Context, docID string, seq uint64, rev uint64, rec messages.DocRecord) (bool, error) {
 	key := messages.DocRecordKey(docID)
 	base := rec // at Start's revision the record is rec, less its results
+	if rec.Targets == nil {
+		rev = 0 // without the Targets step 1 wrote, rec cannot stand for the record: read it
+	}
 	for {
 		if rev != 0 {
 			val, err := messages.EncodeDocRecord(finished(base, rec, seq))
@@ -279,6 +286,12 @@ func finished(base, rec messages.DocRecord, seq uint64) messages.DocRecord {
 // forward, by the rule "Fail" of docs/design.md, "The document record".
 // Fail reports whether it wrote.
 func (s *KVRecords) Fail(ctx context.Context, docID, target string, rec messages.DocRecord) (bool, error) {
+	return s.fail(ctx, docID, target, rec, false)
+}
+
+// fail is Fail; with keepDismissed a record of the version dismissed
+// stays so (its dead letter was purged; this one is its duplicate).
+func (s *KVRecords) fail(ctx context.Context, docID, target string, rec messages.DocRecord, keepDismissed bool) (bool, error) {
 	key := messages.DocRecordKey(docID)
 	for {
 		cur, rev, ok, err := s.Get(ctx, docID)
@@ -290,7 +303,8 @@ func (s *KVRecords) Fail(ctx context.Context, docID, target string, rec messages
 			return false, nil
 		}
 		if ok && cur.IngestSeq == rec.IngestSeq {
-			if cur.State == messages.StateDone || cur.State == messages.StateDeadLettered {
+			if cur.State == messages.StateDone || cur.State == messages.StateDeadLettered ||
+				keepDismissed && cur.State == messages.StateDismissed {
 				return false, nil
 			}
 			next = cur

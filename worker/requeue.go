@@ -91,6 +91,9 @@ func (w *Worker) putBack(ctx context.Context, ingest jetstream.Stream, raw *jets
 	out := nats.NewMsg(raw.Subject)
 	out.Data = raw.Data
 	out.Header = nats.Header(messages.UserHeaders(raw.Header))
+	if raw.Header.Get(messages.HeaderIngestSeq) == "" || raw.Header.Get(messages.HeaderRequeued) != "" {
+		out.Header.Set(messages.HeaderRequeued, "true") // no replay: the header below only keeps its place
+	}
 	out.Header.Set(messages.HeaderIngestSeq, strconv.FormatUint(ingestSeqOf(raw.Header, raw.Sequence), 10))
 	out.Header.Set(messages.HeaderMsgID, requeueMsgID(w.cfg.IngestStream, raw.Sequence, raw.Header.Get(messages.HeaderMsgID)))
 	ack, err := w.js.PublishMsg(ctx, out, jetstream.WithExpectStream(w.cfg.IngestStream))

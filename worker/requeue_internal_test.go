@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/chunkstream/chunkstream/fault"
 	"github.com/chunkstream/chunkstream/internal/jstest"
 	"github.com/chunkstream/chunkstream/internal/testutil"
 	"github.com/chunkstream/chunkstream/messages"
@@ -154,5 +156,108 @@ func TestRequeueBelowAckFloor(t *testing.T) {
 	}
 	if s, err := js.Stream(ctx, cfg.DLQStream); err != nil || s.CachedInfo().State.Msgs != 0 {
 		t.Errorf("dead letters: %v, want none", err)
+	}
+}
+
+// refusingSink refuses every document for good, as it did the first time.
+type refusingSink struct{ writtenSink }
+
+func (s *refusingSink) Write(ctx context.Context, doc Doc, c []Chunk) error {
+	_ = s.writtenSink.Write(ctx, doc, c)
+	return fault.Permanent(errors.New("refused again"))
+}
+
+// TestRequeuedDeadLetterIsNoReplay: a single request that was
+// dead-lettered (and one whose dead letter was then purged: dismissed)
+// is still in INGEST below the ack floor; requeue puts it back with
+// Chunkstream-Ingest-Seq, marked requeued. It is no replay: settled, not
+// processed and dead-lettered a second time.
+func TestRequeuedDeadLetterIsNoReplay(t *testing.T) {
+	ns := jstest.Start(t, t.TempDir(), -1)
+	nc, err := nats.Connect(ns.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cfg := DefaultConfig()
+	cfg.MetricsAddr = ""
+	cfg.AckWait = 5 * time.Minute
+	top, err := Setup(ctx, js, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	publish := func(id string) uint64 {
+		t.Helper()
+		req := messages.IngestRequest{V: messages.Version, ID: id, Content: []byte("# T\n\ntext\n")}
+		data, err := messages.EncodeIngest(&req, messages.ContentTypeMsgpack)
+		if err != nil {
+			t.Fatal(err)
+		}
+		msg := nats.NewMsg("ingest.docs")
+		msg.Data = data
+		msg.Header.Set(messages.HeaderContentType, messages.ContentTypeMsgpack)
+		ack, err := js.PublishMsg(ctx, msg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ack.Sequence
+	}
+	dead, dismissed := publish("dead.md"), publish("dismissed.md")
+	recs := NewKVRecords(top.Docs)
+	for id, seq := range map[string]uint64{"dead.md": dead, "dismissed.md": dismissed} {
+		if ok, err := recs.Fail(ctx, id, "", messages.DocRecord{IngestSeq: seq, Op: messages.OpUpsert, Subject: "ingest.docs",
+			DocVersion: messages.ContentVersion([]byte("# T\n\ntext\n")),
+			LastFailure: messages.Failure{Cause: "sink", Reason: "refused", IngestSeq: seq}}); !ok || err != nil {
+			t.Fatal(ok, err)
+		}
+	}
+	rec, _, _, _ := recs.Get(ctx, "dismissed.md")
+	rec.State, rec.LastFailure = messages.StateDismissed, messages.Failure{}
+	val, _ := messages.EncodeDocRecord(rec)
+	if _, err := top.Docs.Put(ctx, messages.DocRecordKey("dismissed.md"), val); err != nil {
+		t.Fatal(err)
+	}
+	batch, err := top.Consumer.FetchNoWait(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range batch.Messages() {
+	}
+	sink := &refusingSink{writtenSink{docs: map[string]uint64{}}}
+	w, err := New(nc, js, top, Options{Config: cfg, Sink: sink})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.pull.consumer = floorConsumer{top.Consumer, dismissed}
+	w.requeueEvery = 50 * time.Millisecond
+	rctx, stop := context.WithCancel(ctx)
+	ran := make(chan error, 1)
+	go func() { ran <- w.Run(rctx) }()
+	defer func() { stop(); <-ran }()
+	testutil.WaitFor(t, time.Minute, "INGEST empty", func() (bool, string) {
+		s, err := js.Stream(ctx, cfg.IngestStream)
+		if err != nil {
+			return false, err.Error()
+		}
+		return s.CachedInfo().State.Msgs == 0, ""
+	})
+	for _, id := range []string{"dead.md", "dismissed.md"} {
+		if got := sink.seq(id); got != 0 {
+			t.Errorf("%s processed again at ingest_seq %d: the requeued copy was taken for a replay", id, got)
+		}
+	}
+	if s, err := js.Stream(ctx, cfg.DLQStream); err != nil || s.CachedInfo().State.Msgs != 0 {
+		t.Errorf("dead letters: %d (err %v), want none: a requeue dead-letters nothing", s.CachedInfo().State.Msgs, err)
+	}
+	for id, want := range map[string]messages.State{"dead.md": messages.StateDeadLettered, "dismissed.md": messages.StateDismissed} {
+		if r, _, _, _ := recs.Get(ctx, id); r.State != want {
+			t.Errorf("%s record = %s, want %s as before", id, r.State, want)
+		}
 	}
 }
