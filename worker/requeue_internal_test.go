@@ -212,7 +212,7 @@ func TestRequeuedDeadLetterIsNoReplay(t *testing.T) {
 	recs := NewKVRecords(top.Docs)
 	for id, seq := range map[string]uint64{"dead.md": dead, "dismissed.md": dismissed} {
 		if ok, err := recs.Fail(ctx, id, "", messages.DocRecord{IngestSeq: seq, Op: messages.OpUpsert, Subject: "ingest.docs",
-			DocVersion: messages.ContentVersion([]byte("# T\n\ntext\n")),
+			DocVersion:  messages.ContentVersion([]byte("# T\n\ntext\n")),
 			LastFailure: messages.Failure{Cause: "sink", Reason: "refused", IngestSeq: seq}}); !ok || err != nil {
 			t.Fatal(ok, err)
 		}
