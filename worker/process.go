@@ -270,13 +270,22 @@ func (p *processor) target(doc Doc) string {
 // finished tells from the record found whether doc's version needs no
 // processing: superseded (a newer version started; a redelivery's sink
 // first removes what an interrupted delivery may have written) or a
-// duplicate (this version is done). "" means it needs processing.
+// duplicate (this version is done). "" means it needs processing: also a
+// redelivery overtaken only by versions sent elsewhere (TargetSink), whose
+// interrupted write at its own place is finished rather than left half
+// done (its step 5 then finds the record moved on).
 func (p *processor) finished(ctx context.Context, doc Doc, found messages.DocRecord, redelivery bool) (Outcome, error) {
 	switch {
 	case found.IngestSeq > doc.Seq:
-		// What this version's earlier delivery wrote stays where no newer
-		// version started: the newer ones went elsewhere (TargetSink).
-		if ss, ok := p.raw.(SupersededSink); ok && redelivery && found.NewestAt(p.target(doc)) > doc.Seq {
+		ss, ok := p.raw.(SupersededSink)
+		if !ok || !redelivery {
+			return OutcomeSuperseded, nil // a first delivery wrote nothing
+		}
+		at := p.target(doc)
+		if found.Targets[at] == doc.Seq && found.NewestAt(at) == doc.Seq {
+			return "", nil // started here, still the newest here
+		}
+		if found.NewestAt(at) > doc.Seq {
 			if err := ss.Superseded(ctx, doc); err != nil {
 				return "", fault.WithCause(fault.CauseSink, fmt.Errorf("remove superseded version %d of %q: %w", doc.Seq, doc.ID, err))
 			}

@@ -835,14 +835,17 @@ func (s targetedSink) Target(worker.Doc) string { return s.target }
 
 // TestSupersededElsewhereKeepsItsChunks: a redelivered version overtaken by
 // a newer one started at another place of the sink (another Qdrant
-// collection, as in a rolling restart onto a new collection) is acked as
-// superseded without removing what it wrote where it went; overtaken at
-// its own place, it is removed.
+// collection, as in a rolling restart onto a new collection) is written
+// again at its own place, so that an interrupted write is not left half
+// done, and nothing is removed; overtaken at its own place, it is acked
+// as superseded and what it wrote removed.
 func TestSupersededElsewhereKeepsItsChunks(t *testing.T) {
 	for _, tt := range []struct {
-		at    string
-		calls int
-	}{{"chunks_v2", 0}, {"chunks_v1", 1}} {
+		at      string
+		outcome worker.Outcome
+		writes  int
+		calls   int
+	}{{"chunks_v2", worker.OutcomeAcked, 2, 0}, {"chunks_v1", worker.OutcomeSuperseded, 1, 1}} {
 		t.Run("newer at "+tt.at, func(t *testing.T) {
 			cfg := testConfig()
 			cfg.BackoffBase = 50 * time.Millisecond
@@ -851,13 +854,13 @@ func TestSupersededElsewhereKeepsItsChunks(t *testing.T) {
 			inner := &cleanupSink{Sink: subjectsink.New(e.js, cfg.ChunksPrefix, 8), recs: worker.NewKVRecords(e.top.Docs), newer: 1 << 20, at: tt.at}
 			_, res, _ := e.startWorker(worker.Options{Sink: targetedSink{inner, "chunks_v1"}})
 			testutil.WaitFor(t, 20*time.Second, "the old version settled", func() bool { _, ok := res.finals()[old]; return ok })
-			if r := res.finals()[old]; r.Outcome != worker.OutcomeSuperseded || r.Delivery != 2 {
-				t.Fatalf("final = %+v, want superseded on delivery 2", r)
+			if r := res.finals()[old]; r.Outcome != tt.outcome || r.Delivery != 2 {
+				t.Fatalf("final = %+v, want %s on delivery 2", r, tt.outcome)
 			}
 			inner.mu.Lock()
 			defer inner.mu.Unlock()
-			if len(inner.calls) != tt.calls {
-				t.Errorf("Superseded called %d times, want %d", len(inner.calls), tt.calls)
+			if len(inner.calls) != tt.calls || inner.writes != tt.writes {
+				t.Errorf("Superseded called %d times, Write %d; want %d and %d", len(inner.calls), inner.writes, tt.calls, tt.writes)
 			}
 		})
 	}
