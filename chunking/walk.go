@@ -9,6 +9,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // WalkFolder lists the files under dir that a folder chunker reads, by the
@@ -124,4 +125,22 @@ func Ext(p string) string {
 		ext = ext[:i]
 	}
 	return strings.ToLower(ext)
+}
+
+// ErrBadName reports a file name that cannot name a document: one that
+// is not valid UTF-8, which a document id and chunk metadata "file"
+// must be.
+var ErrBadName = errors.New("file name is not valid UTF-8")
+
+// CheckName returns an error wrapping ErrBadName when name, a file's
+// path as it would name a document, is not valid UTF-8; the error quotes
+// it with Go escapes ("bad\xffname.md"), so it prints safely. Every path
+// that reads a file as a document checks its name with it before reading
+// (chunk split, the chunkers' ChunkFile and ChunkFolder, the producer),
+// so that file alone fails and the others are still chunked.
+func CheckName(name string) error {
+	if utf8.ValidString(name) {
+		return nil
+	}
+	return fmt.Errorf("%q: %w", name, ErrBadName)
 }

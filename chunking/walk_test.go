@@ -86,3 +86,19 @@ func TestWalkFolderUnreadable(t *testing.T) {
 		t.Errorf("WalkFolder = %q, %v, %v; want [ok.md] and one warning for locked", got, warnings, err)
 	}
 }
+
+func TestCheckName(t *testing.T) {
+	for _, tc := range []struct {
+		name, err string
+	}{
+		{"docs/a.md", ""},
+		{"caf\u00e9/r\u00e9sum\u00e9.md", ""},
+		{"bad\xffname.md", `"bad\xffname.md": file name is not valid UTF-8`},
+		{"d\xe9j\xe0/x.md", `"d\xe9j\xe0/x.md": file name is not valid UTF-8`},
+	} {
+		err := CheckName(tc.name)
+		if tc.err == "" && err != nil || tc.err != "" && (err == nil || err.Error() != tc.err || !errors.Is(err, ErrBadName)) {
+			t.Errorf("CheckName(%q) = %v, want %q", tc.name, err, tc.err)
+		}
+	}
+}

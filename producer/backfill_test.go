@@ -172,3 +172,25 @@ func TestBackfillRefusesInvalidText(t *testing.T) {
 		}
 	}
 }
+
+// TestBackfillRefusesBadName: a file whose name is not valid UTF-8 (which
+// an id must be) fails alone, by that cause and its name quoted; the
+// others are sent.
+func TestBackfillRefusesBadName(t *testing.T) {
+	e := newEnv(t, nil)
+	dir := t.TempDir()
+	for _, name := range []string{"ok.md", "bad\xffname.md"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("# T\n\ntext\n"), 0o644); err != nil {
+			t.Skipf("this file system refuses the name %q: %v", name, err)
+		}
+	}
+	for _, paths := range [][]string{{dir}, {filepath.Join(dir, "bad\xffname.md"), filepath.Join(dir, "ok.md")}} {
+		s, err := e.producer(Options{}).Backfill(context.Background(), BackfillOptions{Paths: paths, DryRun: true})
+		if err != nil || s.Sent != 1 || s.Failed != 1 || len(s.Failures) != 1 {
+			t.Fatalf("Backfill(%q) = %+v, %v; want ok.md sent, one failure", paths, s.Stats, err)
+		}
+		if f := s.Failures[0]; !errors.Is(f.Err, chunking.ErrBadName) || f.Err.Error() != `producer: "bad\xffname.md": file name is not valid UTF-8` {
+			t.Errorf("Backfill(%q): failure %v, want the name quoted and ErrBadName", paths, f.Err)
+		}
+	}
+}

@@ -190,28 +190,41 @@ func TestHelpDocumentsEveryFlag(t *testing.T) {
 	}
 }
 
+// TestSplitFailedFileStillWritesTheRest: a file that fails, by its
+// chunker's error or by a name that is not valid UTF-8 (which chunk
+// metadata "file" cannot hold), is reported by name and the others are
+// still written.
 func TestSplitFailedFileStillWritesTheRest(t *testing.T) {
-	dir := t.TempDir()
-	for name, content := range map[string]string{"a.md": "one\n\ntwo", "b.md": "FAIL here", "c.md": "three"} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	out := filepath.Join(dir, "out.yaml")
-	code, _, errOut := runApp(t, fakeEntries(), "split", "-chunker", "para", "-workers", "3", "-o", out, dir)
-	if code != exitFailure || !strings.Contains(errOut, "b.md") || !strings.Contains(errOut, "1 failed") {
-		t.Fatalf("split with a failing file = %d, stderr %s; want 1 naming b.md", code, errOut)
-	}
-	c, err := chunking.Load(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, ch := range c.Chunks() {
-		got = append(got, ch.Content())
-	}
-	if strings.Join(got, "|") != "one|two|three" {
-		t.Errorf("chunks written = %q, want one, two, three", got)
+	for _, tc := range []struct {
+		name, bad, content, report string
+	}{
+		{"chunker error", "b.md", "FAIL here", "b.md"},
+		{"name not UTF-8", "b\xffname.md", "two", `"b\xffname.md": file name is not valid UTF-8`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for name, content := range map[string]string{"a.md": "one\n\ntwo", tc.bad: tc.content, "c.md": "three"} {
+				if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+					t.Skipf("this file system refuses the name %q: %v", name, err)
+				}
+			}
+			out := filepath.Join(t.TempDir(), "out.yaml")
+			code, _, errOut := runApp(t, fakeEntries(), "split", "-chunker", "para", "-workers", "3", "-o", out, dir)
+			if code != exitFailure || !strings.Contains(errOut, tc.report) || !strings.Contains(errOut, "1 failed") {
+				t.Fatalf("split with a failing file = %d, stderr %s; want 1 saying %s", code, errOut, tc.report)
+			}
+			c, err := chunking.Load(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, ch := range c.Chunks() {
+				got = append(got, ch.Content())
+			}
+			if strings.Join(got, "|") != "one|two|three" {
+				t.Errorf("chunks written = %q, want one, two, three", got)
+			}
+		})
 	}
 }
 

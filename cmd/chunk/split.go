@@ -168,6 +168,9 @@ func chunkJob(ctx context.Context, entry registry.Entry, c chunking.Chunker, j j
 		chunks, warnings, err := entry.ChunkFolder(ctx, c, j.path)
 		return result{chunks: chunks, warnings: warnings, bytes: pathSize(j.path), err: err}
 	}
+	if err := chunking.CheckName(j.name); err != nil {
+		return result{err: err}
+	}
 	content := j.content
 	if content == nil {
 		var err error

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strings"
 
 	"github.com/chunkstream/chunkstream/chunking"
 )
@@ -39,6 +40,9 @@ func File(ctx context.Context, pkg, p string, chunk ChunkFunc) ([]chunking.Chunk
 	if err := ctx.Err(); err != nil {
 		return nil, nil, fmt.Errorf("%s: %s: %w", pkg, p, err)
 	}
+	if err := chunking.CheckName(p); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", pkg, err)
+	}
 	content, err := os.ReadFile(p)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", pkg, err)
@@ -59,6 +63,10 @@ func Folder(ctx context.Context, pkg, dir string, exts []string, chunk ChunkFunc
 	for _, rel := range files {
 		if err := ctx.Err(); err != nil {
 			return out, warns, fmt.Errorf("%s: %s: %w", pkg, dir, err)
+		}
+		if err := chunking.CheckName(rel); err != nil {
+			warns = append(warns, chunking.Warning{Kind: chunking.WarnUnreadable, File: strings.ToValidUTF8(rel, "\uFFFD"), Text: err.Error()})
+			continue
 		}
 		content, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))
 		if err != nil {
