@@ -29,7 +29,8 @@ type Entry struct {
 	// own default.
 	Formats []Format
 	// Extensions are the file extensions a folder walk picks by default
-	// (lower case, with the dot).
+	// (lower case, with the dot), for the chunker's default options:
+	// callers walk with WalkExtensions, which applies the options.
 	Extensions []string
 	// Size is the option that bounds a chunk's size, in Unit; empty when
 	// there is none.
@@ -52,6 +53,9 @@ type Entry struct {
 	Marks []string
 
 	options []Option
+	// walk, when set, returns the extensions a folder walk picks for the
+	// resolved options (code: those of its language option).
+	walk func(resolved map[string]any) []string
 	// build decodes layers of raw options onto the defaults, validates
 	// them and returns the canonical map and, when asked, the chunker.
 	build func(layers []map[string]any, chunker bool) (map[string]any, chunking.Chunker, error)
@@ -268,6 +272,22 @@ func (e Entry) New(layers ...map[string]any) (chunking.Chunker, error) {
 	return c, err
 }
 
+// WalkExtensions returns the file extensions a folder walk picks for the
+// chunker built from layers of raw options, as New decodes them: the
+// chunker reads these, so a folder run sends it only those (code with
+// language python: .py, .pyi and .pyw, not every language's). Its errors
+// are Resolve's.
+func (e Entry) WalkExtensions(layers ...map[string]any) ([]string, error) {
+	if e.walk == nil {
+		return slices.Clone(e.Extensions), nil
+	}
+	resolved, err := e.Resolve(layers...)
+	if err != nil {
+		return nil, err
+	}
+	return e.walk(resolved), nil
+}
+
 // Normalize checks raw options as Resolve does and returns only those raw
 // sets, converted to their kind's Go type: what a client sends on the
 // wire, so that the worker's defaults still apply to the others.
@@ -371,6 +391,10 @@ func Default() *Registry {
 	)
 	cd.Formats = []Format{Code}
 	cd.Extensions = code.Extensions()
+	cd.walk = func(resolved map[string]any) []string {
+		lang, _ := resolved["language"].(string)
+		return code.ExtensionsOf(lang)
+	}
 	cd.Size, cd.Unit = "max_char", Characters
 	cd.Marks = []string{"language", "symbols"}
 

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/chunking/code"
 	"github.com/chunkstream/chunkstream/chunking/markdown"
 )
 
@@ -405,6 +406,33 @@ func TestTargetReplaces(t *testing.T) {
 		_, err := md.Resolve(tc.raw)
 		if !errors.Is(err, chunking.ErrInvalidOptions) || !strings.Contains(err.Error(), tc.msg) {
 			t.Errorf("Resolve(%v) = %v, want ErrInvalidOptions containing %q", tc.raw, err, tc.msg)
+		}
+	}
+}
+
+// TestWalkExtensions: a folder walk picks the extensions the chunker
+// built from the same options reads (code with a language: that
+// language's, as its own ChunkFolder does).
+func TestWalkExtensions(t *testing.T) {
+	for _, tc := range []struct {
+		chunker string
+		options map[string]any
+		want    []string
+		err     error
+	}{
+		{"code", nil, code.Extensions(), nil},
+		{"code", map[string]any{"language": "python"}, []string{".py", ".pyi", ".pyw"}, nil},
+		{"code", map[string]any{"language": "go", "max_char": 500}, []string{".go"}, nil},
+		{"code", map[string]any{"language": "cobol"}, nil, chunking.ErrInvalidOptions},
+		{"html", map[string]any{"max_char": 500}, []string{".html", ".htm"}, nil},
+	} {
+		e, err := Default().Lookup(tc.chunker)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := e.WalkExtensions(tc.options)
+		if !errors.Is(err, tc.err) || !slices.Equal(got, tc.want) {
+			t.Errorf("%s %v: WalkExtensions = %q, %v; want %q, %v", tc.chunker, tc.options, got, err, tc.want, tc.err)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -225,6 +226,47 @@ func TestSplitFailedFileStillWritesTheRest(t *testing.T) {
 				t.Errorf("chunks written = %q, want one, two, three", got)
 			}
 		})
+	}
+}
+
+// TestSplitCodeLanguageWalk: a folder walk picks the files the chunker
+// reads with the options given: with -language python, only Python
+// files (not .go or .js files chunked as Python).
+func TestSplitCodeLanguageWalk(t *testing.T) {
+	dir := t.TempDir()
+	for name, src := range map[string]string{"a.py": "def f():\n    return 1\n", "b.go": "package b\n\nfunc G() {}\n",
+		"c.js": "export function h() {}\n", "d.pyi": "def g() -> int: ...\n"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		args []string
+		want string // file=language of the chunks, in order
+	}{
+		{nil, "a.py=python b.go=go c.js=javascript d.pyi=python"},
+		{[]string{"-language", "python"}, "a.py=python d.pyi=python"},
+		{[]string{"-language", "go"}, "b.go=go"},
+		{[]string{"-language", "go", "-ext", "go,js"}, "b.go=go c.js=go"}, // -ext decides, as asked
+	} {
+		args := append(append([]string{"split", "-chunker", "code"}, tc.args...), dir)
+		code, out, errOut := runApp(t, registry.Default().Entries(), args...)
+		if code != exitOK {
+			t.Fatalf("chunk %s = %d: %s", strings.Join(tc.args, " "), code, errOut)
+		}
+		var got []string
+		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+			var row struct {
+				Metadata struct{ File, Language string }
+			}
+			if err := json.Unmarshal([]byte(line), &row); err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, row.Metadata.File+"="+row.Metadata.Language)
+		}
+		if strings.Join(got, " ") != tc.want {
+			t.Errorf("split -chunker code %s: chunks of %q, want %s", strings.Join(tc.args, " "), got, tc.want)
+		}
 	}
 }
 

@@ -88,7 +88,10 @@ func (a *app) split(ctx context.Context, args []string) error {
 			return envflag.Usagef("-o: %v", err)
 		}
 	}
-	exts := entry.Extensions
+	exts, err := entry.WalkExtensions(raw) // raw built the chunker already
+	if err != nil {
+		return envflag.Usagef("%v", err)
+	}
 	if fs.Lookup("ext") != nil && *ext != "" {
 		if exts, err = envflag.Extensions(*ext); err != nil {
 			return err

@@ -150,7 +150,10 @@ usage error or a refused -delete-missing.`,
 	if err := checkModes(given(fs, lookup), &c, optionFlags, mailbox); err != nil {
 		return 2, err
 	}
-	exts := entry.Extensions
+	exts, err := entry.WalkExtensions(options) // normalized: they resolve
+	if err != nil {
+		return 2, err
+	}
 	if c.Ext != "" {
 		if exts, err = envflag.Extensions(c.Ext); err != nil {
 			return 2, err

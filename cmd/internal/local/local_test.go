@@ -131,7 +131,7 @@ func TestInputFits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := Options{Dir: dir, Chunker: md}
+	o := Options{Dir: dir, Chunker: md, Exts: []string{".md"}} // Run sets Exts before
 	file := Options{Dir: filepath.Join(dir, "c.txt"), Chunker: md}
 	missing := Options{Dir: filepath.Join(dir, "none"), Chunker: md}
 	for _, tc := range []struct {
