@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
 	"path"
 	"slices"
@@ -115,11 +116,23 @@ func WalkFS(ctx context.Context, fsys fs.FS, dir string, exts []string) ([]strin
 }
 
 // Ext returns the extension of a document's path or id, lower case with
-// its dot (".md"), a URI's query or fragment left out
-// ("https://docs.example/guide.MDX?v=2" → ".mdx"); "" without one. The
-// registry and every chunker read a document's extension through it, so
-// that the format the registry infers is the one the chunker reads.
+// its dot (".md"); "" without one. For a URI (an id with a scheme, as
+// net/url parses it) it is the extension of the URI's path, its query and
+// fragment left out whatever they hold
+// ("https://docs.example/guide.MDX?v=1.2" → ".mdx"). In a plain name "?"
+// and "#" are name characters, but the extension ends before one
+// ("page.html#intro" → ".html", "inbox#thread1" → ""). The registry and
+// every chunker read a document's extension through it, so that the
+// format the registry infers is the one the chunker reads.
 func Ext(p string) string {
+	if strings.Contains(p, ":") { // else no scheme: a plain name
+		if u, err := url.Parse(p); err == nil && u.Scheme != "" {
+			p = u.Path
+			if u.Opaque != "" {
+				p = u.Opaque // "urn:docs:guide.md"
+			}
+		}
+	}
 	ext := path.Ext(p)
 	if i := strings.IndexAny(ext, "?#"); i >= 0 {
 		ext = ext[:i]

@@ -22,6 +22,8 @@ func TestInferFormat(t *testing.T) {
 		"https://x/y.mdx?rev=2": "mdx", "inbox#thread1": "markdown", "README": "markdown", "a.pdf": "markdown",
 		"a.go": "code", "lib/x.PY": "code", "app.tsx": "code", "m.mjs": "code",
 		"lists/dev.mboxrd": "mbox", "old.MBX": "mbox", "https://git.example/r/main.go?ref=v2": "code",
+		"https://site.example/page.html?v=1.2": "html", "https://site.example/page.html?next=/home": "html",
+		"https://docs.example/guide.mdx#step-1.2": "mdx", "https://git.example/x.py?ref=v1.2": "code", "h#x.md": "markdown",
 	}
 	for id, want := range tests {
 		if got := r.InferFormat(id).Name; got != want {
