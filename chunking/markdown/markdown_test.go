@@ -318,6 +318,7 @@ func TestChunkFileAndFolder(t *testing.T) {
 	write(".hidden/h.md", "# H\nh")
 	write("a/.h.md", "# H\nh")
 	write("notes.txt", "text")
+	write("table.csv", "a,b")
 	write("bad.md", "\xff")
 	write("bad\xffname.md", "# N\nn") // a name chunk metadata "file" cannot hold
 	c := mustNew(t, nil)
@@ -342,7 +343,7 @@ func TestChunkFileAndFolder(t *testing.T) {
 	for _, ch := range chunks {
 		files = append(files, ch.Get("file", "").(string))
 	}
-	if got, want := strings.Join(files, " "), "a/x.md b.md c/x.mdx"; got != want {
+	if got, want := strings.Join(files, " "), "a/x.md b.md c/x.mdx notes.txt"; got != want {
 		t.Errorf("ChunkFolder files = %q, want %q", got, want)
 	}
 	if strings.Contains(chunks[2].Content(), "import") {

@@ -11,7 +11,10 @@ import (
 
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/code"
+	"github.com/chunkstream/chunkstream/chunking/email"
+	"github.com/chunkstream/chunkstream/chunking/html"
 	"github.com/chunkstream/chunkstream/chunking/markdown"
+	"github.com/chunkstream/chunkstream/chunking/twostep"
 )
 
 func TestEntriesWellFormed(t *testing.T) {
@@ -34,7 +37,11 @@ func TestEntriesWellFormed(t *testing.T) {
 		}); !ok || b.Baseline() == "" || b.ParseOnly(chunking.Document{Path: "a" + e.Formats[0].Extensions[0], Content: []byte("# x\n\ntext")}) != nil {
 			t.Errorf("entry %q: its chunker has no parse-only baseline", e.Name)
 		}
-		for _, x := range e.Extensions {
+		exts, err := e.WalkExtensions()
+		if err != nil || len(exts) == 0 {
+			t.Errorf("entry %q: walks %q, %v", e.Name, exts, err)
+		}
+		for _, x := range exts {
 			if !strings.HasPrefix(x, ".") || strings.ToLower(x) != x {
 				t.Errorf("entry %q: extension %q is not lower case with a dot", e.Name, x)
 			}
@@ -317,7 +324,7 @@ func TestOptionsAreCopies(t *testing.T) {
 
 func TestLookup(t *testing.T) {
 	e, err := Default().Lookup("markdown")
-	if err != nil || e.Name != "markdown" || !slices.Contains(e.Extensions, ".md") {
+	if err != nil || e.Name != "markdown" || e.Formats[0].Name != "markdown" {
 		t.Errorf("Default().Lookup(markdown) = %+v, %v", e, err)
 	}
 	if _, err := Default().Lookup("Markdown"); !errors.Is(err, ErrUnknownChunker) || !strings.Contains(err.Error(), "markdown") {
@@ -425,6 +432,10 @@ func TestWalkExtensions(t *testing.T) {
 		{"code", map[string]any{"language": "go", "max_char": 500}, []string{".go"}, nil},
 		{"code", map[string]any{"language": "cobol"}, nil, chunking.ErrInvalidOptions},
 		{"html", map[string]any{"max_char": 500}, []string{".html", ".htm"}, nil},
+		// Every format the chunker reads, but email-json (NotWalked).
+		{"markdown", nil, []string{".md", ".markdown", ".mdx", ".txt", ".text"}, nil},
+		{"twostep", map[string]any{"word_overlap": 3}, []string{".md", ".markdown", ".mdx", ".txt", ".text"}, nil},
+		{"email", nil, []string{".mbox", ".mboxrd", ".mbx", ".eml"}, nil},
 	} {
 		e, err := Default().Lookup(tc.chunker)
 		if err != nil {
@@ -436,3 +447,29 @@ func TestWalkExtensions(t *testing.T) {
 		}
 	}
 }
+
+// TestWalkExtensionsAreTheFormats: a chunker's folder walk (the
+// commands', the producer's and its own ChunkFolder's) picks exactly the
+// extensions of the formats it reads but those marked NotWalked: what a
+// request with the file's name as its id would route to it.
+func TestWalkExtensionsAreTheFormats(t *testing.T) {
+	own := map[string][]string{"markdown": markdown.Extensions(), "twostep": twostep.Extensions(), "email": email.Extensions(),
+		"html": html.Extensions(), "code": code.Extensions()}
+	for _, e := range Default().Entries() {
+		var want []string
+		for _, f := range e.Formats {
+			if !f.NotWalked {
+				want = append(want, f.Extensions...)
+			}
+		}
+		got, err := e.WalkExtensions()
+		if err != nil || !slices.Equal(sorted(got), sorted(want)) {
+			t.Errorf("%s walks %q, %v; its formats have %q", e.Name, got, err, want)
+		}
+		if !slices.Equal(sorted(own[e.Name]), sorted(got)) {
+			t.Errorf("%s: its ChunkFolder walks %q, the registry %q", e.Name, own[e.Name], got)
+		}
+	}
+}
+
+func sorted(s []string) []string { return slices.Sorted(slices.Values(s)) }

@@ -90,7 +90,7 @@ func fakeEntries() []registry.Entry {
 		f, err := newPara(c)
 		return paraChunker{f}, err
 	})
-	para.Extensions = []string{".md"}
+	para.Formats = []registry.Format{{Name: "para", Extensions: []string{".md"}}}
 
 	empty := func(paraConfig) (chunking.ChunkerFunc, error) {
 		return func(chunking.Document) ([]chunking.Chunk, []chunking.Warning, error) { return nil, nil, nil }, nil
@@ -104,7 +104,7 @@ func fakeEntries() []registry.Entry {
 		f, err := empty(c)
 		return mailboxFake{f}, err
 	})
-	mailbox.Extensions = []string{".md"}
+	mailbox.Formats = para.Formats
 	mailbox.ChunkFolder = whole.ChunkFolder
 	return []registry.Entry{para, whole, mailbox}
 }

@@ -62,7 +62,7 @@ func (a *app) split(ctx context.Context, args []string) error {
 	fs := a.newFlagSet("split", splitHead, `Chunks files and folders; the chunks go to stdout as JSON Lines, or to -o FILE, in input order.
 `+chunkerFlagsNote, "chunker", "ext", "workers", "o")
 	cf := chunkflags.Register(fs, a.entries, "markdown")
-	ext := fs.String("ext", "", "comma-separated extensions picked in folders (default: the chunker's, e.g. .md,.mdx for markdown)")
+	ext := fs.String("ext", "", "comma-separated extensions picked in folders (default: the chunker's, e.g. .md,.markdown,.mdx,.txt,.text for markdown)")
 	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "files chunked in parallel (output order stays the input order)")
 	out := fs.String("o", "", "output file; format by extension: .jsonl, .yaml or .yml (default: JSON Lines on stdout)")
 	if err := envflag.Parse(fs, args); err != nil {

@@ -10,10 +10,29 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/chunkstream/chunkstream/chunking"
 )
+
+// MarkdownExtensions, MDXExtensions and TextExtensions return the file
+// extensions of the text formats the Markdown and two-step chunkers read
+// (markdown, mdx and text): their ChunkFolder walks these, and the
+// registry's formats are these, so a folder run and a request agree.
+func MarkdownExtensions() []string { return []string{".md", ".markdown"} }
+
+// MDXExtensions: see MarkdownExtensions.
+func MDXExtensions() []string { return []string{".mdx"} }
+
+// TextExtensions: see MarkdownExtensions.
+func TextExtensions() []string { return []string{".txt", ".text"} }
+
+// TextFormatExtensions returns MarkdownExtensions, MDXExtensions and
+// TextExtensions, in that order.
+func TextFormatExtensions() []string {
+	return slices.Concat(MarkdownExtensions(), MDXExtensions(), TextExtensions())
+}
 
 // ChunkFunc chunks one document, stopping when ctx ends.
 type ChunkFunc func(ctx context.Context, doc chunking.Document) ([]chunking.Chunk, []chunking.Warning, error)
