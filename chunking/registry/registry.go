@@ -165,8 +165,8 @@ func Define[C Config, K chunking.Chunker](name string, def func() C, build func(
 // replace applies the Replaces rule of specs to one layer before its
 // values are set on cfg: a layer that sets an option with Replaces to a
 // value other than its default (in d, the defaults) and one it replaces
-// is an error; otherwise the side the layer sets resets the other side of
-// cfg to d's values.
+// is an error (unless s Beats them: s wins); otherwise the side the layer
+// sets resets the other side of cfg to d's values.
 func replace[C Config](chunker string, specs []Spec[C], cfg, d *C, layer map[string]any) error {
 	for _, s := range specs {
 		if len(s.replaces) == 0 {
@@ -191,7 +191,7 @@ func replace[C Config](chunker string, specs []Spec[C], cfg, d *C, layer map[str
 				both = append(both, n)
 			}
 		}
-		if len(both) > 0 {
+		if len(both) > 0 && !s.beats {
 			return invalid("chunker %s: %s replaces %s: set %s or %s, not both",
 				chunker, s.opt.Name, strings.Join(s.replaces, ", "), s.opt.Name, strings.Join(both, " and "))
 		}
@@ -368,8 +368,8 @@ func Default() *Registry {
 			func(c *twostep.Config) *int { return &c.MaxChunkSize }),
 		IntOption("chunk_overlap", "characters (tokens with tokenizer) of the previous chunk prefixed to each chunk (starting at a word) (reference two-step chunker chunk_overlap)",
 			func(c *twostep.Config) *int { return &c.ChunkOverlap }),
-		IntOption("word_overlap", "words of the previous chunk prefixed to each chunk (with tokenizer: whole words of at most this many tokens); beats chunk_overlap (reference two-step chunker word_overlap)",
-			func(c *twostep.Config) *int { return &c.WordOverlap }),
+		IntOption("word_overlap", "words of the previous chunk prefixed to each chunk (with tokenizer: whole words of at most this many tokens); above 0 it beats chunk_overlap (reference two-step chunker word_overlap)",
+			func(c *twostep.Config) *int { return &c.WordOverlap }).Beats("chunk_overlap"),
 		BoolOption("add_headers", "start each chunk with the header lines of its hierarchy it lacks (reference two-step chunker add_headers)",
 			func(c *twostep.Config) *bool { return &c.AddHeaders }),
 		BoolOption("merge_small_chunks", "merge consecutive compatible chunks while they fit the budget (reference two-step chunker merge_small_chunks)",

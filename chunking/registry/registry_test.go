@@ -417,6 +417,57 @@ func TestTargetReplaces(t *testing.T) {
 	}
 }
 
+// TestWordOverlapReplaces: twostep's word_overlap above 0 beats
+// chunk_overlap, as a target replaces the sizes (but one layer may set
+// both, as the reference's options may): the resolved map (the settings
+// fingerprint) leaves out what changes nothing, so changing it does not
+// re-send every document; without word_overlap the map is the one of
+// before.
+func TestWordOverlapReplaces(t *testing.T) {
+	ts := mustLookup(t, "twostep")
+	def, err := ts.Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	with := func(kv ...any) map[string]any {
+		m := maps.Clone(def)
+		for i := 0; i < len(kv); i += 2 {
+			if kv[i+1] == nil {
+				delete(m, kv[i].(string))
+			} else {
+				m[kv[i].(string)] = kv[i+1]
+			}
+		}
+		return m
+	}
+	for _, tc := range []struct {
+		name   string
+		layers []map[string]any
+		want   map[string]any
+	}{
+		{"defaults", nil, def},
+		{"chunk_overlap alone", []map[string]any{{"chunk_overlap": 40}}, with("chunk_overlap", 40)},
+		{"word_overlap 0 is off", []map[string]any{{"word_overlap": 0, "chunk_overlap": 40}}, with("chunk_overlap", 40)},
+		{"word_overlap alone", []map[string]any{{"word_overlap": 5}}, with("word_overlap", 5, "chunk_overlap", nil)},
+		{"word_overlap beats chunk_overlap", []map[string]any{{"word_overlap": 5, "chunk_overlap": 100}}, with("word_overlap", 5, "chunk_overlap", nil)},
+		{"request word_overlap over default chunk_overlap", []map[string]any{{"chunk_overlap": 100}, {"word_overlap": 5}},
+			with("word_overlap", 5, "chunk_overlap", nil)},
+		{"request chunk_overlap over default word_overlap", []map[string]any{{"word_overlap": 5}, {"chunk_overlap": 40}},
+			with("chunk_overlap", 40)},
+		{"target over word_overlap", []map[string]any{{"word_overlap": 5}, {"target_char": 800}}, map[string]any{
+			"add_headers": false, "headers_to_split_on": []int{1, 2, 3, 4, 5, 6}, "merge_small_chunks": true, "target_char": 800}},
+	} {
+		got, err := ts.Resolve(tc.layers...)
+		if err != nil || !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: Resolve(%v) = %v, %v; want %v", tc.name, tc.layers, got, err, tc.want)
+			continue
+		}
+		if again, err := ts.Resolve(got); err != nil || !reflect.DeepEqual(again, got) {
+			t.Errorf("%s: Resolve(Resolve()) = %v, %v; want %v", tc.name, again, err, got)
+		}
+	}
+}
+
 // TestWalkExtensions: a folder walk picks the extensions the chunker
 // built from the same options reads (code with a language: that
 // language's, as its own ChunkFolder does).
