@@ -216,7 +216,7 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 	}
 	sum.Elapsed = time.Since(start)
 	sum.DeadLetters = tr.deadLetters()
-	sum.Warnings = append(sum.Warnings, tr.chunkerWarnings()...)
+	sum.Warnings = append(sum.Warnings, unreported(sum.Warnings, tr.chunkerWarnings())...)
 	return sum, nil
 }
 
@@ -386,6 +386,33 @@ func (t *tracker) chunkerWarnings() []chunking.Warning {
 	var out []chunking.Warning
 	for _, id := range slices.Sorted(maps.Keys(t.warnings)) {
 		out = append(out, t.warnings[id]...)
+	}
+	return out
+}
+
+// unreported returns the chunker's warnings but those about a message
+// that the producer's warnings report already: a mailbox's parts are its
+// threads re-rendered, so the worker re-reads what the producer read (a
+// duplicate Message-ID warns again) at a place that is no file (the
+// thread id and a line of the rendering); the producer's warning names
+// the mailbox's file and line.
+func unreported(producer, chunker []chunking.Warning) []chunking.Warning {
+	type key struct {
+		kind      chunking.WarningKind
+		messageID string
+		text      string
+	}
+	seen := map[key]bool{}
+	for _, w := range producer {
+		if w.MessageID != "" {
+			seen[key{w.Kind, w.MessageID, w.Text}] = true
+		}
+	}
+	var out []chunking.Warning
+	for _, w := range chunker {
+		if !seen[key{w.Kind, w.MessageID, w.Text}] {
+			out = append(out, w)
+		}
 	}
 	return out
 }
