@@ -142,6 +142,7 @@ func TestFlagHandling(t *testing.T) {
 		{"split ext", []string{"split", "-chunker", "para", "-ext", "txt", docs}, exitOK, `"file":"notes.txt"`, "1 files, 1 chunks"},
 		{"split file as given", []string{"split", "-chunker", "para", filepath.Join(docs, "sub", "z.md")}, exitOK, `"file":"testdata/docs/sub/z.md"`, ""},
 		{"split openpath", []string{"split", "-chunker", "whole", docs, filepath.Join(docs, "a.md")}, exitOK, `"content":"path a.md"`, "read whole"},
+		{"split openpath -ext", []string{"split", "-chunker", "whole", "-ext", "md", docs}, exitUsage, "", "-ext has no effect with -chunker whole"},
 		{"inspect no file", []string{"inspect"}, exitUsage, "", "exactly one FILE"},
 		{"inspect two modes", []string{"inspect", "-read", "1", "-sample", "x.jsonl"}, exitUsage, "", "exclude each other"},
 		{"inspect missing file", []string{"inspect", "missing.jsonl"}, exitFailure, "", "missing.jsonl"},

@@ -88,14 +88,9 @@ func (a *app) split(ctx context.Context, args []string) error {
 			return envflag.Usagef("-o: %v", err)
 		}
 	}
-	exts, err := entry.WalkExtensions(raw) // raw built the chunker already
+	exts, err := chunkflags.Extensions(entry, *ext, raw)
 	if err != nil {
-		return envflag.Usagef("%v", err)
-	}
-	if fs.Lookup("ext") != nil && *ext != "" {
-		if exts, err = envflag.Extensions(*ext); err != nil {
-			return err
-		}
+		return err
 	}
 
 	start := time.Now()
