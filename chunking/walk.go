@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
 	"path"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // WalkFolder lists the files under dir that a folder chunker reads, by the
@@ -114,14 +116,44 @@ func WalkFS(ctx context.Context, fsys fs.FS, dir string, exts []string) ([]strin
 }
 
 // Ext returns the extension of a document's path or id, lower case with
-// its dot (".md"), a URI's query or fragment left out
-// ("https://docs.example/guide.MDX?v=2" → ".mdx"); "" without one. The
-// registry and every chunker read a document's extension through it, so
-// that the format the registry infers is the one the chunker reads.
+// its dot (".md"); "" without one. For a URI (an id with a scheme, as
+// net/url parses it) it is the extension of the URI's path, its query and
+// fragment left out whatever they hold
+// ("https://docs.example/guide.MDX?v=1.2" → ".mdx"). In a plain name "?"
+// and "#" are name characters, but the extension ends before one
+// ("page.html#intro" → ".html", "inbox#thread1" → ""). The registry and
+// every chunker read a document's extension through it, so that the
+// format the registry infers is the one the chunker reads.
 func Ext(p string) string {
+	if strings.Contains(p, ":") { // else no scheme: a plain name
+		if u, err := url.Parse(p); err == nil && u.Scheme != "" {
+			p = u.Path
+			if u.Opaque != "" {
+				p = u.Opaque // "urn:docs:guide.md"
+			}
+		}
+	}
 	ext := path.Ext(p)
 	if i := strings.IndexAny(ext, "?#"); i >= 0 {
 		ext = ext[:i]
 	}
 	return strings.ToLower(ext)
+}
+
+// ErrBadName reports a file name that cannot name a document: one that
+// is not valid UTF-8, which a document id and chunk metadata "file"
+// must be.
+var ErrBadName = errors.New("file name is not valid UTF-8")
+
+// CheckName returns an error wrapping ErrBadName when name, a file's
+// path as it would name a document, is not valid UTF-8; the error quotes
+// it with Go escapes ("bad\xffname.md"), so it prints safely. Every path
+// that reads a file as a document checks its name with it before reading
+// (chunk split, the chunkers' ChunkFile and ChunkFolder, the producer),
+// so that file alone fails and the others are still chunked.
+func CheckName(name string) error {
+	if utf8.ValidString(name) {
+		return nil
+	}
+	return fmt.Errorf("%q: %w", name, ErrBadName)
 }

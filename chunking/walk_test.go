@@ -86,3 +86,45 @@ func TestWalkFolderUnreadable(t *testing.T) {
 		t.Errorf("WalkFolder = %q, %v, %v; want [ok.md] and one warning for locked", got, warnings, err)
 	}
 }
+
+func TestCheckName(t *testing.T) {
+	for _, tc := range []struct {
+		name, err string
+	}{
+		{"docs/a.md", ""},
+		{"caf\u00e9/r\u00e9sum\u00e9.md", ""},
+		{"bad\xffname.md", `"bad\xffname.md": file name is not valid UTF-8`},
+		{"d\xe9j\xe0/x.md", `"d\xe9j\xe0/x.md": file name is not valid UTF-8`},
+	} {
+		err := CheckName(tc.name)
+		if tc.err == "" && err != nil || tc.err != "" && (err == nil || err.Error() != tc.err || !errors.Is(err, ErrBadName)) {
+			t.Errorf("CheckName(%q) = %v, want %q", tc.name, err, tc.err)
+		}
+	}
+}
+
+func TestExt(t *testing.T) {
+	for id, want := range map[string]string{
+		"docs/a.md": ".md", "Guide.MDX": ".mdx", "README": "", "a.tar.GZ": ".gz", "dir.d/file": "",
+		// A URI: the extension of its path, whatever its query and
+		// fragment hold.
+		"https://docs.example/guide.MDX?v=2":         ".mdx",
+		"https://docs.example/guide.mdx?v=1.2":       ".mdx",
+		"https://site.example/page.html?next=/home":  ".html",
+		"https://site.example/page.html#section-2.1": ".html",
+		"https://docs.example/guide.mdx#step-1.2":    ".mdx",
+		"https://git.example/x.py?ref=v1.2":          ".py",
+		"https://example.org/menu":                   "",
+		"https://example.org/v1.2/":                  "",
+		"s3://bucket/dir/file.TXT":                   ".txt",
+		"urn:docs:guide.md":                          ".md",
+		// A plain name: "?" and "#" are name characters, and the
+		// extension ends before one.
+		"page.html#intro": ".html", "inbox#thread1": "", "h#x.md": ".md", "q?v=1.md": ".md",
+		"a/b:c.md": ".md", // not a URI: a colon in a first path element
+	} {
+		if got := Ext(id); got != want {
+			t.Errorf("Ext(%q) = %q, want %q", id, got, want)
+		}
+	}
+}

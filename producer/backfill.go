@@ -705,6 +705,10 @@ func (b *backfill) dry(pl Planned) {
 // prepare reads, hashes and encodes one document, storing large ones.
 func (b *backfill) prepare(ctx context.Context, s source) prepared {
 	pr := prepared{id: s.id}
+	if err := chunking.CheckName(s.id); err != nil {
+		pr.err = fmt.Errorf("producer: %w", err)
+		return pr
+	}
 	content := s.content
 	if content == nil {
 		bp, _ := b.bufs.Get().(*[]byte)

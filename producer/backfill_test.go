@@ -141,4 +141,56 @@ func TestBackfillRefusesInvalidText(t *testing.T) {
 	if err != nil || s.Sent != 4 || s.Failed != 0 {
 		t.Errorf("Backfill with SendInvalidText = %+v, %v; want all 4 sent", s.Stats, err)
 	}
+	// A chunker named reads its own format whatever the extension implies:
+	// the html chunker decodes a windows-1252 page named menu.php itself,
+	// and twostep reads a page named .html as markdown, which is checked.
+	pages := t.TempDir()
+	page := "<meta charset=\"windows-1252\"><title>Caf\xe9</title><h1>Cr\xe8me \x80 5</h1>"
+	for _, name := range []string{"menu.php", "menu.html"} {
+		if err := os.WriteFile(filepath.Join(pages, name), []byte(page), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		chunker              string
+		exts                 []string
+		sent, failed         int
+		failure, failMessage string
+	}{
+		{"html", []string{".php", ".html"}, 2, 0, "", ""},
+		{"twostep", []string{".php", ".html"}, 0, 2, "menu.html", "menu.html (markdown): invalid UTF-8 at byte 39: not sent"},
+	} {
+		s, err := e.producer(Options{}).Backfill(ctx, BackfillOptions{Paths: []string{pages}, Exts: tc.exts, DryRun: true,
+			Template: Document{Chunker: tc.chunker}})
+		if err != nil || s.Sent != tc.sent || s.Failed != tc.failed {
+			t.Errorf("chunker %s: Backfill = %+v, %v; want %d sent, %d failed", tc.chunker, s.Stats, err, tc.sent, tc.failed)
+		}
+		for _, f := range s.Failures {
+			if f.ID == tc.failure && !strings.Contains(f.Err.Error(), tc.failMessage) {
+				t.Errorf("chunker %s: failure %s: %v; want it to say %q", tc.chunker, f.ID, f.Err, tc.failMessage)
+			}
+		}
+	}
+}
+
+// TestBackfillRefusesBadName: a file whose name is not valid UTF-8 (which
+// an id must be) fails alone, by that cause and its name quoted; the
+// others are sent.
+func TestBackfillRefusesBadName(t *testing.T) {
+	e := newEnv(t, nil)
+	dir := t.TempDir()
+	for _, name := range []string{"ok.md", "bad\xffname.md"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("# T\n\ntext\n"), 0o644); err != nil {
+			t.Skipf("this file system refuses the name %q: %v", name, err)
+		}
+	}
+	for _, paths := range [][]string{{dir}, {filepath.Join(dir, "bad\xffname.md"), filepath.Join(dir, "ok.md")}} {
+		s, err := e.producer(Options{}).Backfill(context.Background(), BackfillOptions{Paths: paths, DryRun: true})
+		if err != nil || s.Sent != 1 || s.Failed != 1 || len(s.Failures) != 1 {
+			t.Fatalf("Backfill(%q) = %+v, %v; want ok.md sent, one failure", paths, s.Stats, err)
+		}
+		if f := s.Failures[0]; !errors.Is(f.Err, chunking.ErrBadName) || f.Err.Error() != `producer: "bad\xffname.md": file name is not valid UTF-8` {
+			t.Errorf("Backfill(%q): failure %v, want the name quoted and ErrBadName", paths, f.Err)
+		}
+	}
 }

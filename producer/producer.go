@@ -357,15 +357,11 @@ func (b *Batch) Wait(ctx context.Context) error {
 // valid UTF-8, which the workers would dead-letter; the error matches
 // chunking.ErrNotUTF8 and ErrTextNotSent.
 func (p *Producer) checkText(doc *Document, file string) error {
-	format := p.opts.Chunkers.InferFormat(doc.ID)
-	if doc.Format != "" {
-		f, err := p.opts.Chunkers.Format(doc.Format)
-		if err != nil {
-			return nil // the workers refuse it, saying why
-		}
-		format = f
+	format, err := p.opts.Chunkers.RequestFormat(registry.Request{ID: doc.ID, Format: doc.Format, Chunker: doc.Chunker})
+	if err != nil {
+		return nil // the workers refuse it, saying why
 	}
-	err := codec.CheckText(doc.Content)
+	err = codec.CheckText(doc.Content)
 	if !format.Text || err == nil {
 		return nil
 	}

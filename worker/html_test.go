@@ -16,7 +16,8 @@ import (
 // TestHTMLRequests sends HTML pages through the worker to the subject
 // sink: one naming format html, one implied by its id's extension, one
 // in a declared legacy charset; their chunks carry header paths, title,
-// lang and spans into the page. A page whose bytes do not decode is
+// lang and spans into the page, also two naming the html chunker for ids
+// without an .html extension. A page whose bytes do not decode is
 // dead-lettered as not_utf8, naming the charset and the byte.
 func TestHTMLRequests(t *testing.T) {
 	e := newEnv(t, testConfig())
@@ -28,9 +29,13 @@ func TestHTMLRequests(t *testing.T) {
 		e.publish("ingest.web", messages.IngestRequest{V: 1, ID: "https://example.org/guide", Format: "html", Content: []byte(page)}, messages.ContentTypeJSON),
 		e.publish("ingest.web", messages.IngestRequest{V: 1, ID: "site/guide.htm", Content: []byte(page)}, ""),
 		e.publish("ingest.web", messages.IngestRequest{V: 1, ID: "site/latin1.html", Content: []byte(latin1)}, ""),
+		// The html chunker named: its page format, whatever the id's
+		// extension implies, so no UTF-8 check of markdown.
+		e.publish("ingest.web", messages.IngestRequest{V: 1, ID: "site/menu.php", Chunker: "html", Content: []byte(latin1)}, ""),
+		e.publish("ingest.web", messages.IngestRequest{V: 1, ID: "https://example.org/menu", Chunker: "html", Content: []byte(latin1)}, ""),
 	}
 	badSeq := e.publish("ingest.web", messages.IngestRequest{V: 1, ID: "site/bad.html", Content: []byte(bad)}, "")
-	testutil.WaitFor(t, 60*time.Second, "every request final", func() bool { return len(res.finals()) == 4 })
+	testutil.WaitFor(t, 60*time.Second, "every request final", func() bool { return len(res.finals()) == 6 })
 	finals := res.finals()
 	for _, s := range good {
 		if finals[s].Outcome != worker.OutcomeAcked {

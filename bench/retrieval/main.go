@@ -275,7 +275,11 @@ func (r row) at(k int) eval.Scores {
 var ks = []int{5, 10}
 
 func (c *config) table(ctx context.Context, w io.Writer, entry registry.Entry, s set, all map[int]*perQuestion) error {
-	cp, err := load(ctx, s, entry.Extensions)
+	exts, err := entry.WalkExtensions(c.options)
+	if err != nil {
+		return err
+	}
+	cp, err := load(ctx, s, exts)
 	if err != nil {
 		return err
 	}
@@ -583,8 +587,12 @@ func (c *config) land(ctx context.Context, w io.Writer, entry registry.Entry) er
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "corpus\tchunker\ttarget\tchunks\tmean\tvs target\tmean, files ≥ target\tvs target\toversize\t")
+	exts, err := entry.WalkExtensions() // the targets' options do not change them
+	if err != nil {
+		return err
+	}
 	for _, dir := range c.landing {
-		names, _, err := chunking.WalkFolder(ctx, dir, entry.Extensions)
+		names, _, err := chunking.WalkFolder(ctx, dir, exts)
 		if err != nil {
 			return err
 		}

@@ -64,11 +64,18 @@ func Languages() []string {
 }
 
 // Extensions returns the file extensions whose language the chunker
-// knows, which ChunkFolder reads.
-func Extensions() []string {
+// knows.
+func Extensions() []string { return ExtensionsOf("") }
+
+// ExtensionsOf returns the file extensions a chunker with the option
+// language reads, which its ChunkFolder walks: the language's own, or
+// every language's when it is "" (unknown: none).
+func ExtensionsOf(language string) []string {
 	var out []string
 	for _, l := range languages {
-		out = append(out, l.exts...)
+		if language == "" || l.name == language {
+			out = append(out, l.exts...)
+		}
 	}
 	return out
 }
@@ -338,16 +345,12 @@ func (c *Chunker) ChunkFile(ctx context.Context, p string) ([]chunking.Chunk, []
 	return fileio.File(ctx, "code", p, fileio.Collect(c.ChunkFunc))
 }
 
-// ChunkFolder chunks every file under dir with one of Extensions, listed
-// by chunking.WalkFolder ("file" relative to dir). A file that cannot be
-// read or chunked becomes a warning; only a failed walk of dir or the end
-// of ctx is an error.
+// ChunkFolder chunks every file under dir with one of the extensions of
+// ExtensionsOf(the chunker's language), listed by chunking.WalkFolder
+// ("file" relative to dir). A file that cannot be read or chunked becomes
+// a warning; only a failed walk of dir or the end of ctx is an error.
 func (c *Chunker) ChunkFolder(ctx context.Context, dir string) ([]chunking.Chunk, []chunking.Warning, error) {
-	exts := Extensions()
-	if c.language != "" {
-		exts = languages[slices.IndexFunc(languages, func(l language) bool { return l.name == c.language })].exts
-	}
-	return fileio.Folder(ctx, "code", dir, exts, fileio.Collect(c.ChunkFunc))
+	return fileio.Folder(ctx, "code", dir, ExtensionsOf(c.language), fileio.Collect(c.ChunkFunc))
 }
 
 // Chunker implements chunking.Chunker.

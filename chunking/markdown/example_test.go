@@ -78,7 +78,7 @@ func ExampleChunker_ChunkFolder() {
 		panic(err)
 	}
 	defer os.RemoveAll(dir)
-	for name, text := range map[string]string{"b.md": "# B\nbee", "a/x.mdx": "import X from 'x'\n\n# X\nex", "notes.txt": "skipped"} {
+	for name, text := range map[string]string{"b.md": "# B\nbee", "a/x.mdx": "import X from 'x'\n\n# X\nex", "notes.csv": "skipped"} {
 		p := filepath.Join(dir, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			panic(err)

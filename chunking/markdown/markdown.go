@@ -121,9 +121,20 @@ func (c *Chunker) Config() Config {
 	return c.cfg
 }
 
-// Extensions returns the file extensions ChunkFolder reads: .md and
-// .mdx.
-func Extensions() []string { return []string{".md", ".mdx"} }
+// Extensions returns the file extensions ChunkFolder reads: those of the
+// formats the chunker reads, Markdown (MarkdownExtensions: .md,
+// .markdown), MDX (MDXExtensions: .mdx) and text (TextExtensions: .txt,
+// .text), which is valid Markdown.
+func Extensions() []string { return fileio.TextFormatExtensions() }
+
+// MarkdownExtensions returns the extensions of the format markdown.
+func MarkdownExtensions() []string { return fileio.MarkdownExtensions() }
+
+// MDXExtensions returns the extensions of the format mdx.
+func MDXExtensions() []string { return fileio.MDXExtensions() }
+
+// TextExtensions returns the extensions of the format text.
+func TextExtensions() []string { return fileio.TextExtensions() }
 
 // IsMDX reports whether doc is MDX: Format "mdx", or no Format and a Path
 // ending in ".mdx".

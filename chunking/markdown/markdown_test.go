@@ -318,7 +318,9 @@ func TestChunkFileAndFolder(t *testing.T) {
 	write(".hidden/h.md", "# H\nh")
 	write("a/.h.md", "# H\nh")
 	write("notes.txt", "text")
+	write("table.csv", "a,b")
 	write("bad.md", "\xff")
+	write("bad\xffname.md", "# N\nn") // a name chunk metadata "file" cannot hold
 	c := mustNew(t, nil)
 	ctx := context.Background()
 
@@ -341,14 +343,18 @@ func TestChunkFileAndFolder(t *testing.T) {
 	for _, ch := range chunks {
 		files = append(files, ch.Get("file", "").(string))
 	}
-	if got, want := strings.Join(files, " "), "a/x.md b.md c/x.mdx"; got != want {
+	if got, want := strings.Join(files, " "), "a/x.md b.md c/x.mdx notes.txt"; got != want {
 		t.Errorf("ChunkFolder files = %q, want %q", got, want)
 	}
 	if strings.Contains(chunks[2].Content(), "import") {
 		t.Errorf("ChunkFolder: .mdx not cleaned: %q", chunks[2].Content())
 	}
-	if len(warns) != 1 || warns[0].File != "bad.md" || !strings.Contains(warns[0].Text, "UTF-8") {
-		t.Errorf("ChunkFolder warnings = %v, want one for bad.md", warns)
+	if len(warns) != 2 || warns[0].File != "bad.md" || !strings.Contains(warns[0].Text, "UTF-8") ||
+		warns[1].File != "bad\uFFFDname.md" || warns[1].Text != `"bad\xffname.md": file name is not valid UTF-8` {
+		t.Errorf("ChunkFolder warnings = %q, want one for bad.md, one for bad\\xffname.md", warns)
+	}
+	if _, _, err := c.ChunkFile(ctx, filepath.Join(dir, "bad\xffname.md")); !errors.Is(err, chunking.ErrBadName) {
+		t.Errorf("ChunkFile(bad name) = %v, want ErrBadName", err)
 	}
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()

@@ -17,7 +17,9 @@
 //
 // A Resolver holds a registry and the workers' Defaults. Choose resolves
 // one request: its format (explicit, else implied by the id's extension,
-// else the first chunker's own), its chunker (named, else the defaults'
+// else the first chunker's own; but a named chunker that does not read
+// the implied format reads the document as its own first format:
+// RequestFormat), its chunker (named, else the defaults'
 // when it reads the format, else the first that does), its options
 // (request over defaults over the chunker's own) and the size it asks
 // for. Chunker builds the chunker, once per configuration.

@@ -64,7 +64,8 @@ type Spec[C any] struct {
 	set         func(c *C, v any) error // v is already of the kind's Go type
 	get         func(c *C) any          // the canonical value
 	omitDefault bool
-	replaces    []string // options this one sets in their place (Replaces)
+	replaces    []string // options this one sets in their place (Replaces, Beats)
+	beats       bool     // Beats: one layer may set both sides
 }
 
 // Replaces returns s as an alternative to the options names: a value
@@ -77,6 +78,16 @@ type Spec[C any] struct {
 // "Decoding").
 func (s Spec[C]) Replaces(names ...string) Spec[C] {
 	s.replaces = append(slices.Clone(s.replaces), names...)
+	return s
+}
+
+// Beats is Replaces but for one rule: one layer may set both s and
+// names, and s wins while it has a value other than its default (the
+// reference's twostep word_overlap beats chunk_overlap so); names are
+// left out of the resolved map all the same.
+func (s Spec[C]) Beats(names ...string) Spec[C] {
+	s = s.Replaces(names...)
+	s.beats = true
 	return s
 }
 

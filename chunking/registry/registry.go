@@ -28,9 +28,6 @@ type Entry struct {
 	// Formats are the document formats the chunker reads, the first its
 	// own default.
 	Formats []Format
-	// Extensions are the file extensions a folder walk picks by default
-	// (lower case, with the dot).
-	Extensions []string
 	// Size is the option that bounds a chunk's size, in Unit; empty when
 	// there is none.
 	Size string
@@ -52,6 +49,10 @@ type Entry struct {
 	Marks []string
 
 	options []Option
+	// walk, when set, returns the extensions a folder walk picks for the
+	// resolved options (code: those of its language option), a part of
+	// its formats' extensions.
+	walk func(resolved map[string]any) []string
 	// build decodes layers of raw options onto the defaults, validates
 	// them and returns the canonical map and, when asked, the chunker.
 	build func(layers []map[string]any, chunker bool) (map[string]any, chunking.Chunker, error)
@@ -73,18 +74,22 @@ type Format struct {
 	Name       string   // on the wire ("markdown")
 	Extensions []string // that imply it, lower case with the dot
 	Text       bool     // must be valid UTF-8
+	// NotWalked keeps the format's extensions out of the folder walks of
+	// the chunkers that read it (Entry.WalkExtensions) unless asked for
+	// (-ext): email-json's .json files are seldom mail.
+	NotWalked bool
 }
 
 // The formats of chunkstream's chunkers.
 var (
-	Markdown  = Format{Name: "markdown", Extensions: []string{".md", ".markdown"}, Text: true}
-	MDX       = Format{Name: "mdx", Extensions: []string{".mdx"}, Text: true}
-	Text      = Format{Name: "text", Extensions: []string{".txt", ".text"}, Text: true}
+	Markdown  = Format{Name: "markdown", Extensions: markdown.MarkdownExtensions(), Text: true}
+	MDX       = Format{Name: "mdx", Extensions: markdown.MDXExtensions(), Text: true}
+	Text      = Format{Name: "text", Extensions: markdown.TextExtensions(), Text: true}
 	Mbox      = Format{Name: "mbox", Extensions: email.MboxExtensions()}
 	EML       = Format{Name: "eml", Extensions: []string{".eml"}}
-	EmailJSON = Format{Name: "email-json", Extensions: []string{".json", ".jsonl"}}
+	EmailJSON = Format{Name: "email-json", Extensions: []string{".json", ".jsonl"}, NotWalked: true}
 	// HTML is decoded by the chunker, by the charset the page declares.
-	HTML = Format{Name: "html", Extensions: []string{".html", ".htm"}}
+	HTML = Format{Name: "html", Extensions: html.Extensions()}
 	Code = Format{Name: "code", Extensions: code.Extensions(), Text: true}
 )
 
@@ -160,8 +165,8 @@ func Define[C Config, K chunking.Chunker](name string, def func() C, build func(
 // replace applies the Replaces rule of specs to one layer before its
 // values are set on cfg: a layer that sets an option with Replaces to a
 // value other than its default (in d, the defaults) and one it replaces
-// is an error; otherwise the side the layer sets resets the other side of
-// cfg to d's values.
+// is an error (unless s Beats them: s wins); otherwise the side the layer
+// sets resets the other side of cfg to d's values.
 func replace[C Config](chunker string, specs []Spec[C], cfg, d *C, layer map[string]any) error {
 	for _, s := range specs {
 		if len(s.replaces) == 0 {
@@ -186,7 +191,7 @@ func replace[C Config](chunker string, specs []Spec[C], cfg, d *C, layer map[str
 				both = append(both, n)
 			}
 		}
-		if len(both) > 0 {
+		if len(both) > 0 && !s.beats {
 			return invalid("chunker %s: %s replaces %s: set %s or %s, not both",
 				chunker, s.opt.Name, strings.Join(s.replaces, ", "), s.opt.Name, strings.Join(both, " and "))
 		}
@@ -268,6 +273,32 @@ func (e Entry) New(layers ...map[string]any) (chunking.Chunker, error) {
 	return c, err
 }
 
+// WalkExtensions returns the file extensions a folder walk picks for the
+// chunker built from layers of raw options, as New decodes them: those of
+// the formats it reads, but for formats marked NotWalked, so that a
+// folder run sends it what a request with the file's id would (markdown:
+// .md, .markdown, .mdx, .txt, .text), narrowed by the options where they
+// narrow what the chunker reads (code with language python: .py, .pyi
+// and .pyw, not every language's). Its errors are Resolve's.
+func (e Entry) WalkExtensions(layers ...map[string]any) ([]string, error) {
+	if e.walk == nil {
+		var exts []string
+		for _, f := range e.Formats {
+			for _, x := range f.Extensions {
+				if !f.NotWalked && !slices.Contains(exts, x) {
+					exts = append(exts, x)
+				}
+			}
+		}
+		return exts, nil
+	}
+	resolved, err := e.Resolve(layers...)
+	if err != nil {
+		return nil, err
+	}
+	return e.walk(resolved), nil
+}
+
 // Normalize checks raw options as Resolve does and returns only those raw
 // sets, converted to their kind's Go type: what a client sends on the
 // wire, so that the worker's defaults still apply to the others.
@@ -302,7 +333,6 @@ func Default() *Registry {
 	}
 	md := Define("markdown", markdown.DefaultConfig, markdown.New, mdSpecs...)
 	md.Formats = []Format{Markdown, MDX, Text}
-	md.Extensions = markdown.Extensions()
 	md.Size, md.Unit = "max_char", Characters
 	md.Targets = []string{"target_char", "target_tokens"}
 
@@ -310,7 +340,6 @@ func Default() *Registry {
 	// the same options size the chunks of the page's Markdown rendering.
 	ht := Define("html", html.DefaultConfig, html.New, mdSpecs...)
 	ht.Formats = []Format{HTML}
-	ht.Extensions = html.Extensions()
 	ht.Size, ht.Unit = "max_char", Characters
 	ht.Targets = md.Targets
 	ht.Marks = []string{"title", "lang"}
@@ -327,7 +356,6 @@ func Default() *Registry {
 			func(c *email.Config) *bool { return &c.Mboxo }),
 	)
 	em.Formats = []Format{Mbox, EML, EmailJSON}
-	em.Extensions = email.Extensions()
 	em.Size, em.Unit = "max_chars", Characters
 	em.ChunkFolder = func(ctx context.Context, c chunking.Chunker, path string) ([]chunking.Chunk, []chunking.Warning, error) {
 		return c.(*email.Chunker).ChunkFolder(ctx, path)
@@ -340,8 +368,8 @@ func Default() *Registry {
 			func(c *twostep.Config) *int { return &c.MaxChunkSize }),
 		IntOption("chunk_overlap", "characters (tokens with tokenizer) of the previous chunk prefixed to each chunk (starting at a word) (reference two-step chunker chunk_overlap)",
 			func(c *twostep.Config) *int { return &c.ChunkOverlap }),
-		IntOption("word_overlap", "words of the previous chunk prefixed to each chunk (with tokenizer: whole words of at most this many tokens); beats chunk_overlap (reference two-step chunker word_overlap)",
-			func(c *twostep.Config) *int { return &c.WordOverlap }),
+		IntOption("word_overlap", "words of the previous chunk prefixed to each chunk (with tokenizer: whole words of at most this many tokens); above 0 it beats chunk_overlap (reference two-step chunker word_overlap)",
+			func(c *twostep.Config) *int { return &c.WordOverlap }).Beats("chunk_overlap"),
 		BoolOption("add_headers", "start each chunk with the header lines of its hierarchy it lacks (reference two-step chunker add_headers)",
 			func(c *twostep.Config) *bool { return &c.AddHeaders }),
 		BoolOption("merge_small_chunks", "merge consecutive compatible chunks while they fit the budget (reference two-step chunker merge_small_chunks)",
@@ -356,7 +384,6 @@ func Default() *Registry {
 			func(c *twostep.Config) *int { return &c.TargetTokens }).OmitDefault().Replaces("max_chunk_size", "chunk_overlap", "word_overlap", "target_char"),
 	)
 	ts.Formats = []Format{Markdown, MDX, Text}
-	ts.Extensions = twostep.Extensions()
 	ts.Size, ts.Unit = "max_chunk_size", Words
 	ts.Targets = []string{"target_char", "target_tokens"}
 	ts.Marks = []string{"headers", "file_format"}
@@ -370,7 +397,10 @@ func Default() *Registry {
 			func(c *code.Config) *string { return &c.Tokenizer }).OmitDefault(),
 	)
 	cd.Formats = []Format{Code}
-	cd.Extensions = code.Extensions()
+	cd.walk = func(resolved map[string]any) []string {
+		lang, _ := resolved["language"].(string)
+		return code.ExtensionsOf(lang)
+	}
 	cd.Size, cd.Unit = "max_char", Characters
 	cd.Marks = []string{"language", "symbols"}
 

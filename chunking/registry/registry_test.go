@@ -10,7 +10,11 @@ import (
 	"testing"
 
 	"github.com/chunkstream/chunkstream/chunking"
+	"github.com/chunkstream/chunkstream/chunking/code"
+	"github.com/chunkstream/chunkstream/chunking/email"
+	"github.com/chunkstream/chunkstream/chunking/html"
 	"github.com/chunkstream/chunkstream/chunking/markdown"
+	"github.com/chunkstream/chunkstream/chunking/twostep"
 )
 
 func TestEntriesWellFormed(t *testing.T) {
@@ -33,7 +37,11 @@ func TestEntriesWellFormed(t *testing.T) {
 		}); !ok || b.Baseline() == "" || b.ParseOnly(chunking.Document{Path: "a" + e.Formats[0].Extensions[0], Content: []byte("# x\n\ntext")}) != nil {
 			t.Errorf("entry %q: its chunker has no parse-only baseline", e.Name)
 		}
-		for _, x := range e.Extensions {
+		exts, err := e.WalkExtensions()
+		if err != nil || len(exts) == 0 {
+			t.Errorf("entry %q: walks %q, %v", e.Name, exts, err)
+		}
+		for _, x := range exts {
 			if !strings.HasPrefix(x, ".") || strings.ToLower(x) != x {
 				t.Errorf("entry %q: extension %q is not lower case with a dot", e.Name, x)
 			}
@@ -316,7 +324,7 @@ func TestOptionsAreCopies(t *testing.T) {
 
 func TestLookup(t *testing.T) {
 	e, err := Default().Lookup("markdown")
-	if err != nil || e.Name != "markdown" || !slices.Contains(e.Extensions, ".md") {
+	if err != nil || e.Name != "markdown" || e.Formats[0].Name != "markdown" {
 		t.Errorf("Default().Lookup(markdown) = %+v, %v", e, err)
 	}
 	if _, err := Default().Lookup("Markdown"); !errors.Is(err, ErrUnknownChunker) || !strings.Contains(err.Error(), "markdown") {
@@ -408,3 +416,111 @@ func TestTargetReplaces(t *testing.T) {
 		}
 	}
 }
+
+// TestWordOverlapReplaces: twostep's word_overlap above 0 beats
+// chunk_overlap, as a target replaces the sizes (but one layer may set
+// both, as the reference's options may): the resolved map (the settings
+// fingerprint) leaves out what changes nothing, so changing it does not
+// re-send every document; without word_overlap the map is the one of
+// before.
+func TestWordOverlapReplaces(t *testing.T) {
+	ts := mustLookup(t, "twostep")
+	def, err := ts.Resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	with := func(kv ...any) map[string]any {
+		m := maps.Clone(def)
+		for i := 0; i < len(kv); i += 2 {
+			if kv[i+1] == nil {
+				delete(m, kv[i].(string))
+			} else {
+				m[kv[i].(string)] = kv[i+1]
+			}
+		}
+		return m
+	}
+	for _, tc := range []struct {
+		name   string
+		layers []map[string]any
+		want   map[string]any
+	}{
+		{"defaults", nil, def},
+		{"chunk_overlap alone", []map[string]any{{"chunk_overlap": 40}}, with("chunk_overlap", 40)},
+		{"word_overlap 0 is off", []map[string]any{{"word_overlap": 0, "chunk_overlap": 40}}, with("chunk_overlap", 40)},
+		{"word_overlap alone", []map[string]any{{"word_overlap": 5}}, with("word_overlap", 5, "chunk_overlap", nil)},
+		{"word_overlap beats chunk_overlap", []map[string]any{{"word_overlap": 5, "chunk_overlap": 100}}, with("word_overlap", 5, "chunk_overlap", nil)},
+		{"request word_overlap over default chunk_overlap", []map[string]any{{"chunk_overlap": 100}, {"word_overlap": 5}},
+			with("word_overlap", 5, "chunk_overlap", nil)},
+		{"request chunk_overlap over default word_overlap", []map[string]any{{"word_overlap": 5}, {"chunk_overlap": 40}},
+			with("chunk_overlap", 40)},
+		{"target over word_overlap", []map[string]any{{"word_overlap": 5}, {"target_char": 800}}, map[string]any{
+			"add_headers": false, "headers_to_split_on": []int{1, 2, 3, 4, 5, 6}, "merge_small_chunks": true, "target_char": 800}},
+	} {
+		got, err := ts.Resolve(tc.layers...)
+		if err != nil || !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: Resolve(%v) = %v, %v; want %v", tc.name, tc.layers, got, err, tc.want)
+			continue
+		}
+		if again, err := ts.Resolve(got); err != nil || !reflect.DeepEqual(again, got) {
+			t.Errorf("%s: Resolve(Resolve()) = %v, %v; want %v", tc.name, again, err, got)
+		}
+	}
+}
+
+// TestWalkExtensions: a folder walk picks the extensions the chunker
+// built from the same options reads (code with a language: that
+// language's, as its own ChunkFolder does).
+func TestWalkExtensions(t *testing.T) {
+	for _, tc := range []struct {
+		chunker string
+		options map[string]any
+		want    []string
+		err     error
+	}{
+		{"code", nil, code.Extensions(), nil},
+		{"code", map[string]any{"language": "python"}, []string{".py", ".pyi", ".pyw"}, nil},
+		{"code", map[string]any{"language": "go", "max_char": 500}, []string{".go"}, nil},
+		{"code", map[string]any{"language": "cobol"}, nil, chunking.ErrInvalidOptions},
+		{"html", map[string]any{"max_char": 500}, []string{".html", ".htm"}, nil},
+		// Every format the chunker reads, but email-json (NotWalked).
+		{"markdown", nil, []string{".md", ".markdown", ".mdx", ".txt", ".text"}, nil},
+		{"twostep", map[string]any{"word_overlap": 3}, []string{".md", ".markdown", ".mdx", ".txt", ".text"}, nil},
+		{"email", nil, []string{".mbox", ".mboxrd", ".mbx", ".eml"}, nil},
+	} {
+		e, err := Default().Lookup(tc.chunker)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := e.WalkExtensions(tc.options)
+		if !errors.Is(err, tc.err) || !slices.Equal(got, tc.want) {
+			t.Errorf("%s %v: WalkExtensions = %q, %v; want %q, %v", tc.chunker, tc.options, got, err, tc.want, tc.err)
+		}
+	}
+}
+
+// TestWalkExtensionsAreTheFormats: a chunker's folder walk (the
+// commands', the producer's and its own ChunkFolder's) picks exactly the
+// extensions of the formats it reads but those marked NotWalked: what a
+// request with the file's name as its id would route to it.
+func TestWalkExtensionsAreTheFormats(t *testing.T) {
+	own := map[string][]string{"markdown": markdown.Extensions(), "twostep": twostep.Extensions(), "email": email.Extensions(),
+		"html": html.Extensions(), "code": code.Extensions()}
+	for _, e := range Default().Entries() {
+		var want []string
+		for _, f := range e.Formats {
+			if !f.NotWalked {
+				want = append(want, f.Extensions...)
+			}
+		}
+		got, err := e.WalkExtensions()
+		if err != nil || !slices.Equal(sorted(got), sorted(want)) {
+			t.Errorf("%s walks %q, %v; its formats have %q", e.Name, got, err, want)
+		}
+		if !slices.Equal(sorted(own[e.Name]), sorted(got)) {
+			t.Errorf("%s: its ChunkFolder walks %q, the registry %q", e.Name, own[e.Name], got)
+		}
+	}
+}
+
+func sorted(s []string) []string { return slices.Sorted(slices.Values(s)) }

@@ -152,6 +152,30 @@ func (r *Registry) InferFormat(id string) Format {
 	return r.formats[0]
 }
 
+// RequestFormat returns the format a request's document is read as: its
+// explicit Format; else the one its id implies (InferFormat), unless the
+// request names a chunker that does not read that one: then the named
+// chunker's own (its first format), which it reads the document as (the
+// html chunker reads "index.php" as a page). An unknown explicit format
+// wraps ErrUnknownFormat; an unknown chunker is left to the caller. The
+// worker's checks (a text format must be UTF-8) and the producer's go
+// through it, so both judge a document by the same format.
+func (r *Registry) RequestFormat(req Request) (Format, error) {
+	if req.Format != "" {
+		return r.Format(req.Format)
+	}
+	format := r.InferFormat(req.ID)
+	if e, err := r.Lookup(req.Chunker); err == nil && !e.reads(format) {
+		return e.Formats[0], nil
+	}
+	return format, nil
+}
+
+// reads reports whether e reads format f.
+func (e Entry) reads(f Format) bool {
+	return slices.ContainsFunc(e.Formats, func(o Format) bool { return o.Name == f.Name })
+}
+
 // Defaults are the chunker of requests that name none (when it reads
 // their format) and options beneath a request's own for that chunker. The
 // zero value applies each format's default chunker with its defaults.
@@ -230,17 +254,11 @@ func (rs *Resolver) Defaults() Defaults { return rs.defaults }
 // "Resolving a request"); errors also wrap ErrUnknownFormat.
 func (rs *Resolver) Choose(req Request) (Choice, error) {
 	r := rs.reg
-	format := r.InferFormat(req.ID)
-	if req.Format != "" {
-		f, err := r.Format(req.Format)
-		if err != nil {
-			return Choice{}, err
-		}
-		format = f
+	format, err := r.RequestFormat(req)
+	if err != nil {
+		return Choice{}, err
 	}
-	reads := func(e Entry) bool {
-		return slices.ContainsFunc(e.Formats, func(f Format) bool { return f.Name == format.Name })
-	}
+	reads := func(e Entry) bool { return e.reads(format) }
 	name := req.Chunker
 	if name == "" {
 		if d, err := r.Lookup(rs.defaults.Chunker); err == nil && reads(d) {

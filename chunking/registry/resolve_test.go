@@ -22,6 +22,8 @@ func TestInferFormat(t *testing.T) {
 		"https://x/y.mdx?rev=2": "mdx", "inbox#thread1": "markdown", "README": "markdown", "a.pdf": "markdown",
 		"a.go": "code", "lib/x.PY": "code", "app.tsx": "code", "m.mjs": "code",
 		"lists/dev.mboxrd": "mbox", "old.MBX": "mbox", "https://git.example/r/main.go?ref=v2": "code",
+		"https://site.example/page.html?v=1.2": "html", "https://site.example/page.html?next=/home": "html",
+		"https://docs.example/guide.mdx#step-1.2": "mdx", "https://git.example/x.py?ref=v1.2": "code", "h#x.md": "markdown",
 	}
 	for id, want := range tests {
 		if got := r.InferFormat(id).Name; got != want {
@@ -65,6 +67,16 @@ func TestChoose(t *testing.T) {
 		{"explicit format decides", ts, registry.Request{ID: "a.md", Format: "mbox"}, "email", "mbox", resolved(t, "email", nil)},
 		{"mail default replaces email", em, registry.Request{ID: "x#t1", Format: "mbox"}, "email", "mbox", resolved(t, "email", em.Options)},
 		{"mail default does not read text", em, registry.Request{ID: "a.txt"}, "markdown", "text", resolved(t, "markdown", nil)},
+		{"a named chunker reads its own format", registry.Defaults{}, registry.Request{ID: "site/index.php", Chunker: "html"}, "html", "html",
+			resolved(t, "html", nil)},
+		{"a named chunker reads its own format, URI without extension", registry.Defaults{}, registry.Request{ID: "https://example.org/menu", Chunker: "html"},
+			"html", "html", resolved(t, "html", nil)},
+		{"a named chunker reads its own format, not the page's", ts, registry.Request{ID: "page.html", Chunker: "twostep"}, "twostep", "markdown",
+			resolved(t, "twostep", ts.Options)},
+		{"a named chunker keeps a format it reads", registry.Defaults{}, registry.Request{ID: "notes.txt", Chunker: "twostep"}, "twostep", "text",
+			resolved(t, "twostep", nil)},
+		{"an explicit format stays", registry.Defaults{}, registry.Request{ID: "page.php", Format: "text", Chunker: "html"}, "html", "text",
+			resolved(t, "html", nil)},
 		{"request's chunker wins", ts, registry.Request{ID: "a.md", Chunker: "markdown"}, "markdown", "markdown", resolved(t, "markdown", nil)},
 		{"request's options win over the defaults'", ts,
 			registry.Request{ID: "a.md", Options: map[string]any{"max_chunk_size": 50}}, "twostep", "markdown",

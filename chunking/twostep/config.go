@@ -165,9 +165,10 @@ func (c *Chunker) Config() Config {
 	return cfg
 }
 
-// Extensions returns the file extensions ChunkFolder reads: .md, .mdx and
-// .txt.
-func Extensions() []string { return []string{".md", ".mdx", ".txt"} }
+// Extensions returns the file extensions ChunkFolder reads: those of the
+// formats the chunker reads, markdown (.md, .markdown), mdx (.mdx) and
+// text (.txt, .text), the Markdown chunker's.
+func Extensions() []string { return fileio.TextFormatExtensions() }
 
 // ChunkFile reads and chunks one file. Chunk metadata "file" is p as
 // given, cleaned, with "/" separators; the format follows the extension.

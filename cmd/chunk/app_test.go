@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -89,7 +90,7 @@ func fakeEntries() []registry.Entry {
 		f, err := newPara(c)
 		return paraChunker{f}, err
 	})
-	para.Extensions = []string{".md"}
+	para.Formats = []registry.Format{{Name: "para", Extensions: []string{".md"}}}
 
 	empty := func(paraConfig) (chunking.ChunkerFunc, error) {
 		return func(chunking.Document) ([]chunking.Chunk, []chunking.Warning, error) { return nil, nil, nil }, nil
@@ -103,7 +104,7 @@ func fakeEntries() []registry.Entry {
 		f, err := empty(c)
 		return mailboxFake{f}, err
 	})
-	mailbox.Extensions = []string{".md"}
+	mailbox.Formats = para.Formats
 	mailbox.ChunkFolder = whole.ChunkFolder
 	return []registry.Entry{para, whole, mailbox}
 }
@@ -141,6 +142,7 @@ func TestFlagHandling(t *testing.T) {
 		{"split ext", []string{"split", "-chunker", "para", "-ext", "txt", docs}, exitOK, `"file":"notes.txt"`, "1 files, 1 chunks"},
 		{"split file as given", []string{"split", "-chunker", "para", filepath.Join(docs, "sub", "z.md")}, exitOK, `"file":"testdata/docs/sub/z.md"`, ""},
 		{"split openpath", []string{"split", "-chunker", "whole", docs, filepath.Join(docs, "a.md")}, exitOK, `"content":"path a.md"`, "read whole"},
+		{"split openpath -ext", []string{"split", "-chunker", "whole", "-ext", "md", docs}, exitUsage, "", "-ext has no effect with -chunker whole"},
 		{"inspect no file", []string{"inspect"}, exitUsage, "", "exactly one FILE"},
 		{"inspect two modes", []string{"inspect", "-read", "1", "-sample", "x.jsonl"}, exitUsage, "", "exclude each other"},
 		{"inspect missing file", []string{"inspect", "missing.jsonl"}, exitFailure, "", "missing.jsonl"},
@@ -190,28 +192,82 @@ func TestHelpDocumentsEveryFlag(t *testing.T) {
 	}
 }
 
+// TestSplitFailedFileStillWritesTheRest: a file that fails, by its
+// chunker's error or by a name that is not valid UTF-8 (which chunk
+// metadata "file" cannot hold), is reported by name and the others are
+// still written.
 func TestSplitFailedFileStillWritesTheRest(t *testing.T) {
+	for _, tc := range []struct {
+		name, bad, content, report string
+	}{
+		{"chunker error", "b.md", "FAIL here", "b.md"},
+		{"name not UTF-8", "b\xffname.md", "two", `"b\xffname.md": file name is not valid UTF-8`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for name, content := range map[string]string{"a.md": "one\n\ntwo", tc.bad: tc.content, "c.md": "three"} {
+				if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+					t.Skipf("this file system refuses the name %q: %v", name, err)
+				}
+			}
+			out := filepath.Join(t.TempDir(), "out.yaml")
+			code, _, errOut := runApp(t, fakeEntries(), "split", "-chunker", "para", "-workers", "3", "-o", out, dir)
+			if code != exitFailure || !strings.Contains(errOut, tc.report) || !strings.Contains(errOut, "1 failed") {
+				t.Fatalf("split with a failing file = %d, stderr %s; want 1 saying %s", code, errOut, tc.report)
+			}
+			c, err := chunking.Load(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, ch := range c.Chunks() {
+				got = append(got, ch.Content())
+			}
+			if strings.Join(got, "|") != "one|two|three" {
+				t.Errorf("chunks written = %q, want one, two, three", got)
+			}
+		})
+	}
+}
+
+// TestSplitCodeLanguageWalk: a folder walk picks the files the chunker
+// reads with the options given: with -language python, only Python
+// files (not .go or .js files chunked as Python).
+func TestSplitCodeLanguageWalk(t *testing.T) {
 	dir := t.TempDir()
-	for name, content := range map[string]string{"a.md": "one\n\ntwo", "b.md": "FAIL here", "c.md": "three"} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+	for name, src := range map[string]string{"a.py": "def f():\n    return 1\n", "b.go": "package b\n\nfunc G() {}\n",
+		"c.js": "export function h() {}\n", "d.pyi": "def g() -> int: ...\n"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	out := filepath.Join(dir, "out.yaml")
-	code, _, errOut := runApp(t, fakeEntries(), "split", "-chunker", "para", "-workers", "3", "-o", out, dir)
-	if code != exitFailure || !strings.Contains(errOut, "b.md") || !strings.Contains(errOut, "1 failed") {
-		t.Fatalf("split with a failing file = %d, stderr %s; want 1 naming b.md", code, errOut)
-	}
-	c, err := chunking.Load(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, ch := range c.Chunks() {
-		got = append(got, ch.Content())
-	}
-	if strings.Join(got, "|") != "one|two|three" {
-		t.Errorf("chunks written = %q, want one, two, three", got)
+	for _, tc := range []struct {
+		args []string
+		want string // file=language of the chunks, in order
+	}{
+		{nil, "a.py=python b.go=go c.js=javascript d.pyi=python"},
+		{[]string{"-language", "python"}, "a.py=python d.pyi=python"},
+		{[]string{"-language", "go"}, "b.go=go"},
+		{[]string{"-language", "go", "-ext", "go,js"}, "b.go=go c.js=go"}, // -ext decides, as asked
+	} {
+		args := append(append([]string{"split", "-chunker", "code"}, tc.args...), dir)
+		code, out, errOut := runApp(t, registry.Default().Entries(), args...)
+		if code != exitOK {
+			t.Fatalf("chunk %s = %d: %s", strings.Join(tc.args, " "), code, errOut)
+		}
+		var got []string
+		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+			var row struct {
+				Metadata struct{ File, Language string }
+			}
+			if err := json.Unmarshal([]byte(line), &row); err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, row.Metadata.File+"="+row.Metadata.Language)
+		}
+		if strings.Join(got, " ") != tc.want {
+			t.Errorf("split -chunker code %s: chunks of %q, want %s", strings.Join(tc.args, " "), got, tc.want)
+		}
 	}
 }
 

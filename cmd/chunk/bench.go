@@ -111,7 +111,9 @@ the format peer benchmark harnesses read.
 	}
 	exts := envflag.SplitList(*ext)
 	if len(exts) == 0 && isMailbox { // a mailbox folder may hold other files
-		exts = slices.Clone(entry.Extensions)
+		if exts, err = entry.WalkExtensions(raw); err != nil {
+			return envflag.Usagef("%v", err)
+		}
 	}
 	docs, bytesIn, err := loadCorpus(ctx, fs.Arg(0), exts)
 	if err != nil {

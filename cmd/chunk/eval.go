@@ -355,7 +355,11 @@ func (a *app) listEvalJobs(ctx context.Context, s *evalSetting, corpus *evalCorp
 	if s.stored != "" {
 		return nil
 	}
-	jobs, err := a.listJobs(ctx, "eval", s.entry, corpus.dir, s.entry.Extensions)
+	exts, err := s.entry.WalkExtensions(s.options)
+	if err != nil {
+		return err
+	}
+	jobs, err := a.listJobs(ctx, "eval", s.entry, corpus.dir, exts)
 	if err != nil {
 		return err
 	}
@@ -370,7 +374,7 @@ func (a *app) listEvalJobs(ctx context.Context, s *evalSetting, corpus *evalCorp
 		for _, r := range q.References {
 			if !names[r.File] {
 				return fmt.Errorf("%w: question %s: %s is not one of the files chunker %s reads in %s (extensions %s)",
-					eval.ErrQuestions, q.ID, r.File, s.entry.Name, corpus.dir, strings.Join(s.entry.Extensions, ", "))
+					eval.ErrQuestions, q.ID, r.File, s.entry.Name, corpus.dir, strings.Join(exts, ", "))
 			}
 		}
 	}

@@ -54,7 +54,7 @@ func notesEntry() registry.Entry {
 	e := registry.Define("notes", func() notesConfig { return notesConfig{Paragraphs: 1} }, newNotes,
 		registry.IntOption("paragraphs", "paragraphs in a chunk", func(c *notesConfig) *int { return &c.Paragraphs }))
 	notes := registry.Format{Name: "notes", Extensions: []string{".notes"}, Text: true}
-	e.Formats, e.Extensions = []registry.Format{notes}, notes.Extensions
+	e.Formats = []registry.Format{notes} // folder walks pick its extensions
 	return e
 }
 

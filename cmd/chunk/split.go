@@ -62,7 +62,7 @@ func (a *app) split(ctx context.Context, args []string) error {
 	fs := a.newFlagSet("split", splitHead, `Chunks files and folders; the chunks go to stdout as JSON Lines, or to -o FILE, in input order.
 `+chunkerFlagsNote, "chunker", "ext", "workers", "o")
 	cf := chunkflags.Register(fs, a.entries, "markdown")
-	ext := fs.String("ext", "", "comma-separated extensions picked in folders (default: the chunker's, e.g. .md,.mdx for markdown)")
+	ext := fs.String("ext", "", "comma-separated extensions picked in folders (default: the chunker's, e.g. .md,.markdown,.mdx,.txt,.text for markdown)")
 	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "files chunked in parallel (output order stays the input order)")
 	out := fs.String("o", "", "output file; format by extension: .jsonl, .yaml or .yml (default: JSON Lines on stdout)")
 	if err := envflag.Parse(fs, args); err != nil {
@@ -88,11 +88,9 @@ func (a *app) split(ctx context.Context, args []string) error {
 			return envflag.Usagef("-o: %v", err)
 		}
 	}
-	exts := entry.Extensions
-	if fs.Lookup("ext") != nil && *ext != "" {
-		if exts, err = envflag.Extensions(*ext); err != nil {
-			return err
-		}
+	exts, err := chunkflags.Extensions(entry, *ext, raw)
+	if err != nil {
+		return err
 	}
 
 	start := time.Now()
@@ -167,6 +165,9 @@ func chunkJob(ctx context.Context, entry registry.Entry, c chunking.Chunker, j j
 	if entry.ChunkFolder != nil {
 		chunks, warnings, err := entry.ChunkFolder(ctx, c, j.path)
 		return result{chunks: chunks, warnings: warnings, bytes: pathSize(j.path), err: err}
+	}
+	if err := chunking.CheckName(j.name); err != nil {
+		return result{err: err}
 	}
 	content := j.content
 	if content == nil {

@@ -145,8 +145,15 @@ Flags may also follow FILE. `+chunkerFlagsNote, "chunker", "compare", "root", "f
 			if err != nil {
 				return pageData{}, "", err
 			}
-			for i := range second.settings {
-				second.settings[i].Changed = second.settings[i].Value != first.settings[i].Value
+			// By name: an option in effect may leave another out of
+			// either panel (target mode, twostep's word_overlap).
+			was := map[string]string{}
+			for _, st := range first.settings {
+				was[st.Name] = st.Value
+			}
+			for i, st := range second.settings {
+				v, ok := was[st.Name]
+				second.settings[i].Changed = !ok || st.Value != v
 			}
 			panels = append(panels, second)
 		}

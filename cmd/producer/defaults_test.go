@@ -73,7 +73,7 @@ func TestDefaultsCommand(t *testing.T) {
 	}
 
 	code, out, errOut := e.producer("defaults", "set", "-chunker", "twostep", "-options", `{"word_overlap":5}`, "-max-chunk-size", "300")
-	if code != 0 || !strings.HasPrefix(out, `fleet chunker defaults: twostep {"add_headers":false,"chunk_overlap":0,"headers_to_split_on":[1,2,3,4,5,6],"max_chunk_size":300,"merge_small_chunks":true,"word_overlap":5} (were markdown {"chunk_overlap":128,"max_char":2048,"min_char":1024})`) ||
+	if code != 0 || !strings.HasPrefix(out, `fleet chunker defaults: twostep {"add_headers":false,"headers_to_split_on":[1,2,3,4,5,6],"max_chunk_size":300,"merge_small_chunks":true,"word_overlap":5} (were markdown {"chunk_overlap":128,"max_char":2048,"min_char":1024})`) ||
 		!strings.Contains(errOut, "every running worker follows them now") {
 		t.Errorf("defaults set = %d\n%s\n%s", code, out, errOut)
 	}

@@ -150,11 +150,9 @@ usage error or a refused -delete-missing.`,
 	if err := checkModes(given(fs, lookup), &c, optionFlags, mailbox); err != nil {
 		return 2, err
 	}
-	exts := entry.Extensions
-	if c.Ext != "" {
-		if exts, err = envflag.Extensions(c.Ext); err != nil {
-			return 2, err
-		}
+	exts, err := chunkflags.Extensions(entry, c.Ext, options) // -ext with a mailbox: a usage error
+	if err != nil {
+		return 2, err
 	}
 
 	log := c.Log.Logger(stderr)

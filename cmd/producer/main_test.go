@@ -69,8 +69,8 @@ func envOf(m map[string]string) func(string) (string, bool) {
 func TestProducer(t *testing.T) {
 	url, ingest := testServer(t)
 	ctx := context.Background()
-	dir := writeTree(t, map[string]string{"a.md": "# A", "sub/b.mdx": "# B", ".hidden/c.md": "x", "notes.txt": "t"})
-	single := filepath.Join(dir, "notes.txt")
+	dir := writeTree(t, map[string]string{"a.md": "# A", "sub/b.mdx": "# B", ".hidden/c.md": "x", "notes.csv": "t"})
+	single := filepath.Join(dir, "notes.csv")
 	var stdout, stderr bytes.Buffer
 	environ := envOf(map[string]string{"NATS_URL": url})
 	if code := run(ctx, []string{"-subject", "ingest.test", "-progress=false", dir, single}, nil, &stdout, &stderr, environ); code != 0 {
@@ -101,7 +101,7 @@ func TestProducer(t *testing.T) {
 		}
 		ids[req.ID] = true
 	}
-	if !ids["a.md"] || !ids["sub/b.mdx"] || !ids["notes.txt"] {
+	if !ids["a.md"] || !ids["sub/b.mdx"] || !ids["notes.csv"] {
 		t.Errorf("document ids = %v", ids)
 	}
 	for _, tc := range []struct {
@@ -131,7 +131,7 @@ func TestProducer(t *testing.T) {
 func TestFlagBeatsVariable(t *testing.T) {
 	url, _ := testServer(t)
 	ctx := context.Background()
-	dir := writeTree(t, map[string]string{"a.md": "# A", "b.txt": "B"})
+	dir := writeTree(t, map[string]string{"a.md": "# A", "b.csv": "B"})
 	for _, tc := range []struct {
 		name string
 		env  map[string]string
@@ -140,7 +140,7 @@ func TestFlagBeatsVariable(t *testing.T) {
 	}{
 		{"variable", map[string]string{"CHUNKSTREAM_PRODUCER_ID_PREFIX": "env/"}, nil, "upsert\tenv/a.md\t3\n"},
 		{"flag beats variable", map[string]string{"CHUNKSTREAM_PRODUCER_ID_PREFIX": "env/"}, []string{"-id-prefix", "flag/"}, "upsert\tflag/a.md\t3\n"},
-		{"ext variable", map[string]string{"CHUNKSTREAM_PRODUCER_EXT": ".txt"}, nil, "upsert\tb.txt\t1\n"},
+		{"ext variable", map[string]string{"CHUNKSTREAM_PRODUCER_EXT": ".csv"}, nil, "upsert\tb.csv\t1\n"},
 		{"dir variable", map[string]string{"CHUNKSTREAM_PRODUCER_DIR": dir, "CHUNKSTREAM_PRODUCER_EXT": "md"}, nil, "upsert\ta.md\t3\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -317,10 +317,10 @@ func TestDuplicateWindowWarning(t *testing.T) {
 func TestBulk(t *testing.T) {
 	url, ingest := testServer(t)
 	ctx := context.Background()
-	dir := writeTree(t, map[string]string{"a.md": "# A", "sub/b.mdx": "# B", "notes.txt": "t"})
+	dir := writeTree(t, map[string]string{"a.md": "# A", "sub/b.mdx": "# B", "notes.csv": "t"})
 	var stdout, stderr bytes.Buffer
 	environ := envOf(map[string]string{"NATS_URL": url, "CHUNKSTREAM_PRODUCER_BULK": "true"})
-	if code := run(ctx, []string{"-subject", "ingest.test", "-progress=false", dir, filepath.Join(dir, "notes.txt")}, nil, &stdout, &stderr, environ); code != 0 {
+	if code := run(ctx, []string{"-subject", "ingest.test", "-progress=false", dir, filepath.Join(dir, "notes.csv")}, nil, &stdout, &stderr, environ); code != 0 {
 		t.Fatalf("run = %d, stderr:\n%s", code, stderr.String())
 	}
 	if !strings.Contains(stderr.String(), "3 documents: 3 sent") {
@@ -346,7 +346,7 @@ func TestBulk(t *testing.T) {
 		}
 		ids[req.ID] = true
 	}
-	if len(ids) != 3 || !ids["a.md"] || !ids["sub/b.mdx"] || !ids["notes.txt"] {
+	if len(ids) != 3 || !ids["a.md"] || !ids["sub/b.mdx"] || !ids["notes.csv"] {
 		t.Errorf("document ids = %v", ids)
 	}
 	stderr.Reset()

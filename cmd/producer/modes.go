@@ -67,7 +67,7 @@ func checkModes(set map[string]bool, c *config, chunkerFlags map[string]bool, ma
 		why   string
 	}{
 		{c.Stdin, slices.Concat(requestFlags, slices.Sorted(maps.Keys(chunkerFlags))), "has no effect with -stdin: each line is a whole request"},
-		{mailbox, []string{"ext", "format"}, "has no effect with -chunker email: each path is one mailbox, sent as format mbox"},
+		{mailbox, []string{"format"}, "has no effect with -chunker email: each path is one mailbox, sent as format mbox"}, // -ext: chunkflags.Extensions
 		{c.DryRun, publishFlags, "has no effect with -dry-run, which publishes nothing"},
 		{!c.Wait, []string{"wait-timeout"}, "has no effect without -wait"},
 		{c.ResendStale, []string{"force", "delete-missing"}, "excludes -resend-stale, which sends only documents whose settings changed"},

@@ -14,6 +14,7 @@ import (
 
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/registry"
+	"github.com/chunkstream/chunkstream/cmd/internal/chunkflags"
 	"github.com/chunkstream/chunkstream/cmd/internal/envflag"
 	"github.com/chunkstream/chunkstream/cmd/internal/local"
 	"github.com/chunkstream/chunkstream/cmd/internal/otelenv"
@@ -89,10 +90,8 @@ func runLocal(ctx context.Context, c *config, lf *localFlags, log *slog.Logger, 
 	defer otelenv.Stop(stopTracing, c.Log.Logger(stderr))
 	o := local.Options{Dir: lf.dir, Out: lf.out, Store: lf.store, Worker: cfg, Chunkers: registry.Default(),
 		Chunker: lf.chunker, Options: opts, Logger: log, TracerProvider: tp}
-	if lf.ext != "" {
-		if o.Exts, err = envflag.Extensions(lf.ext); err != nil {
-			return 2, err
-		}
+	if o.Exts, err = chunkflags.Extensions(lf.chunker, lf.ext, opts); err != nil {
+		return 2, err
 	}
 	if !lf.noProgress && tty.Is(stderr) {
 		bar := progressbar.NewOptions(-1, progressbar.OptionSetWriter(stderr), progressbar.OptionSetDescription("chunking"),

@@ -127,11 +127,12 @@ func TestLocalDeadLetter(t *testing.T) {
 func TestLocalUsage(t *testing.T) {
 	dir := writeTree(t, map[string][]byte{"a.md": []byte("# A")})
 	for _, args := range [][]string{
-		{"-local", dir},                                        // no -out
-		{"-local", dir, "-out", "x.txt"},                       // unknown output format
-		{"-local", dir, "-out", "x.jsonl", "-chunker", "nope"}, // unknown chunker
-		{"-local", dir, "-out", "x.jsonl", "-max-char", "-5"},  // invalid option
-		{"-out", "x.jsonl"},                                    // -out without -local
+		{"-local", dir},                                                         // no -out
+		{"-local", dir, "-out", "x.txt"},                                        // unknown output format
+		{"-local", dir, "-out", "x.jsonl", "-chunker", "nope"},                  // unknown chunker
+		{"-local", dir, "-out", "x.jsonl", "-max-char", "-5"},                   // invalid option
+		{"-local", dir, "-out", "x.jsonl", "-chunker", "email", "-ext", "mbox"}, // -ext with a mailbox
+		{"-out", "x.jsonl"},                                                     // -out without -local
 		{"-no-such-flag"},
 	} {
 		var stderr bytes.Buffer

@@ -10,9 +10,29 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/chunkstream/chunkstream/chunking"
 )
+
+// MarkdownExtensions, MDXExtensions and TextExtensions return the file
+// extensions of the text formats the Markdown and two-step chunkers read
+// (markdown, mdx and text): their ChunkFolder walks these, and the
+// registry's formats are these, so a folder run and a request agree.
+func MarkdownExtensions() []string { return []string{".md", ".markdown"} }
+
+// MDXExtensions: see MarkdownExtensions.
+func MDXExtensions() []string { return []string{".mdx"} }
+
+// TextExtensions: see MarkdownExtensions.
+func TextExtensions() []string { return []string{".txt", ".text"} }
+
+// TextFormatExtensions returns MarkdownExtensions, MDXExtensions and
+// TextExtensions, in that order.
+func TextFormatExtensions() []string {
+	return slices.Concat(MarkdownExtensions(), MDXExtensions(), TextExtensions())
+}
 
 // ChunkFunc chunks one document, stopping when ctx ends.
 type ChunkFunc func(ctx context.Context, doc chunking.Document) ([]chunking.Chunk, []chunking.Warning, error)
@@ -39,6 +59,9 @@ func File(ctx context.Context, pkg, p string, chunk ChunkFunc) ([]chunking.Chunk
 	if err := ctx.Err(); err != nil {
 		return nil, nil, fmt.Errorf("%s: %s: %w", pkg, p, err)
 	}
+	if err := chunking.CheckName(p); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", pkg, err)
+	}
 	content, err := os.ReadFile(p)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", pkg, err)
@@ -59,6 +82,10 @@ func Folder(ctx context.Context, pkg, dir string, exts []string, chunk ChunkFunc
 	for _, rel := range files {
 		if err := ctx.Err(); err != nil {
 			return out, warns, fmt.Errorf("%s: %s: %w", pkg, dir, err)
+		}
+		if err := chunking.CheckName(rel); err != nil {
+			warns = append(warns, chunking.Warning{Kind: chunking.WarnUnreadable, File: strings.ToValidUTF8(rel, "\uFFFD"), Text: err.Error()})
+			continue
 		}
 		content, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))
 		if err != nil {

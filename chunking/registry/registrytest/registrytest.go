@@ -68,7 +68,7 @@ func HeadingAware() registry.Entry {
 		registry.StringOption("tokenizer", "", func(c *headingAware) *string { return &c.Tokenizer }).OmitDefault(),
 		registry.BoolOption("heading_aware", "", func(c *headingAware) *bool { return &c.HeadingAware }).OmitDefault())
 	md, _ := registry.Default().Lookup("markdown")
-	e.Formats, e.Extensions, e.Size, e.Unit = md.Formats, md.Extensions, md.Size, md.Unit
+	e.Formats, e.Size, e.Unit = md.Formats, md.Size, md.Unit
 	return e
 }
 
@@ -112,6 +112,5 @@ func Lines() registry.Entry {
 		},
 		registry.IntOption("per_chunk", "lines in a chunk", func(c *linesConfig) *int { return &c.PerChunk }))
 	e.Formats = []registry.Format{LinesFormat}
-	e.Extensions = LinesFormat.Extensions
 	return e
 }

@@ -163,3 +163,24 @@ func (s *Set) Chunker() (registry.Entry, map[string]any, error) {
 	}
 	return e, raw, nil
 }
+
+// Extensions returns the extensions a folder walk picks for entry built
+// from layers of raw options: those of -ext when given (ext, its value,
+// not empty), else the chunker's for the options
+// (registry.Entry.WalkExtensions). A chunker that reads each PATH whole
+// itself (Split or ChunkFolder: email reads a mailbox) walks nothing, so
+// -ext with it has no effect and is a usage error: chunk split, worker
+// -local and producer share this rule.
+func Extensions(entry registry.Entry, ext string, layers ...map[string]any) ([]string, error) {
+	if ext == "" {
+		exts, err := entry.WalkExtensions(layers...)
+		if err != nil {
+			return nil, envflag.Usagef("%v", err)
+		}
+		return exts, nil
+	}
+	if entry.Split != nil || entry.ChunkFolder != nil {
+		return nil, envflag.Usagef("-ext has no effect with -chunker %s: each path is one mailbox, read whole", entry.Name)
+	}
+	return envflag.Extensions(ext)
+}

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"io"
 	"maps"
+	"slices"
 	"strings"
 	"testing"
 
@@ -96,5 +97,41 @@ func TestSharedFlagUsage(t *testing.T) {
 	}
 	if fs.Lookup("lv") == nil || !strings.Contains(fs.Lookup("lv").Usage, "default 1,2") {
 		t.Errorf("-lv flag missing or without default")
+	}
+}
+
+// TestExtensions: the one rule of the extensions a folder walk picks:
+// -ext when given, else the chunker's for its options; -ext with a
+// chunker that reads each path whole is a usage error.
+func TestExtensions(t *testing.T) {
+	reg := registry.Default()
+	lookup := func(name string) registry.Entry {
+		e, err := reg.Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	for _, tc := range []struct {
+		chunker, ext string
+		options      map[string]any
+		want         []string
+		err          string
+	}{
+		{"markdown", "", nil, []string{".md", ".markdown", ".mdx", ".txt", ".text"}, ""},
+		{"markdown", "md,TXT", nil, []string{"md", "TXT"}, ""},
+		{"markdown", " , ", nil, nil, "names no extension"},
+		{"code", "", map[string]any{"language": "python"}, []string{".py", ".pyi", ".pyw"}, ""},
+		{"code", "", map[string]any{"language": "cobol"}, nil, "language must be empty"},
+		{"email", "", nil, []string{".mbox", ".mboxrd", ".mbx", ".eml"}, ""},
+		{"email", "mbox", nil, nil, "-ext has no effect with -chunker email: each path is one mailbox, read whole"},
+	} {
+		got, err := Extensions(lookup(tc.chunker), tc.ext, tc.options)
+		switch {
+		case tc.err == "" && (err != nil || !slices.Equal(got, tc.want)):
+			t.Errorf("Extensions(%s, %q, %v) = %q, %v; want %q", tc.chunker, tc.ext, tc.options, got, err, tc.want)
+		case tc.err != "" && (!errors.Is(err, envflag.ErrUsage) || !strings.Contains(err.Error(), tc.err)):
+			t.Errorf("Extensions(%s, %q, %v) = %v; want a usage error saying %q", tc.chunker, tc.ext, tc.options, err, tc.err)
+		}
 	}
 }

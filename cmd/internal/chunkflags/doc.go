@@ -14,5 +14,8 @@
 // options (strip_quotes, which also takes "auto", included) are flags that
 // may be set bare.
 // A set flag that the chosen chunker does not have is a usage error
-// (envflag.ErrUsage).
+// (envflag.ErrUsage). Extensions is the one rule of the extensions a
+// folder walk picks (-ext, else the chunker's for its options; -ext with
+// a chunker that reads each path whole is a usage error), for chunk
+// split, worker -local and producer.
 package chunkflags

@@ -93,6 +93,13 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 	if err != nil {
 		return sum, err
 	}
+	if o.Exts == nil && o.Chunker.Split == nil {
+		// The chunker's for its options; none for a chunker that splits
+		// its inputs (it reads them whole) unless given.
+		if o.Exts, err = o.Chunker.WalkExtensions(o.Options); err != nil {
+			return sum, err
+		}
+	}
 	order, err := documentOrder(ctx, o)
 	if err != nil {
 		return sum, err
@@ -209,7 +216,7 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 	}
 	sum.Elapsed = time.Since(start)
 	sum.DeadLetters = tr.deadLetters()
-	sum.Warnings = append(sum.Warnings, tr.chunkerWarnings()...)
+	sum.Warnings = append(sum.Warnings, unreported(sum.Warnings, tr.chunkerWarnings())...)
 	return sum, nil
 }
 
@@ -227,7 +234,7 @@ func documentOrder(ctx context.Context, o Options) ([]string, error) {
 	if !info.IsDir() {
 		return []string{filepath.Base(o.Dir)}, nil
 	}
-	ids, _, err := chunking.WalkFolder(ctx, o.Dir, exts(o))
+	ids, _, err := chunking.WalkFolder(ctx, o.Dir, o.Exts)
 	return ids, err
 }
 
@@ -254,7 +261,7 @@ func inputFits(ctx context.Context, o Options, order []string, limit int64) bool
 		return info.Size() <= limit
 	}
 	if order == nil {
-		if order, _, err = chunking.WalkFolder(ctx, o.Dir, exts(o)); err != nil {
+		if order, _, err = chunking.WalkFolder(ctx, o.Dir, o.Exts); err != nil {
 			return false
 		}
 	}
@@ -269,15 +276,6 @@ func inputFits(ctx context.Context, o Options, order []string, limit int64) bool
 		}
 	}
 	return true
-}
-
-// exts returns the extensions picked in Dir: none for a chunker that
-// splits its inputs (it reads them whole) unless given.
-func exts(o Options) []string {
-	if o.Exts != nil || o.Chunker.Split != nil {
-		return o.Exts
-	}
-	return o.Chunker.Extensions
 }
 
 // send runs the producer over Dir on a connection of its own, so that its
@@ -298,7 +296,7 @@ func send(ctx context.Context, ns *server.Server, o Options, cfg worker.Config, 
 	var once sync.Once
 	sum, err := p.Backfill(ctx, producer.BackfillOptions{
 		Paths:      []string{o.Dir},
-		Exts:       exts(o),
+		Exts:       o.Exts,
 		Template:   producer.Document{Chunker: o.Chunker.Name, Options: o.Options},
 		Split:      o.Chunker.Split,
 		Force:      true, // local mode writes every document, recorded or not
@@ -388,6 +386,33 @@ func (t *tracker) chunkerWarnings() []chunking.Warning {
 	var out []chunking.Warning
 	for _, id := range slices.Sorted(maps.Keys(t.warnings)) {
 		out = append(out, t.warnings[id]...)
+	}
+	return out
+}
+
+// unreported returns the chunker's warnings but those about a message
+// that the producer's warnings report already: a mailbox's parts are its
+// threads re-rendered, so the worker re-reads what the producer read (a
+// duplicate Message-ID warns again) at a place that is no file (the
+// thread id and a line of the rendering); the producer's warning names
+// the mailbox's file and line.
+func unreported(producer, chunker []chunking.Warning) []chunking.Warning {
+	type key struct {
+		kind      chunking.WarningKind
+		messageID string
+		text      string
+	}
+	seen := map[key]bool{}
+	for _, w := range producer {
+		if w.MessageID != "" {
+			seen[key{w.Kind, w.MessageID, w.Text}] = true
+		}
+	}
+	var out []chunking.Warning
+	for _, w := range chunker {
+		if !seen[key{w.Kind, w.MessageID, w.Text}] {
+			out = append(out, w)
+		}
 	}
 	return out
 }

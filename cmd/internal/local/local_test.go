@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -131,7 +132,7 @@ func TestInputFits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := Options{Dir: dir, Chunker: md}
+	o := Options{Dir: dir, Chunker: md, Exts: []string{".md"}} // Run sets Exts before
 	file := Options{Dir: filepath.Join(dir, "c.txt"), Chunker: md}
 	missing := Options{Dir: filepath.Join(dir, "none"), Chunker: md}
 	for _, tc := range []struct {
@@ -205,25 +206,70 @@ func TestRunRefusesAStoreInUse(t *testing.T) {
 
 // TestRunKeepsChunkerWarnings: the chunker's warnings of a local run are
 // in its summary, as chunk split prints them and service mode records
-// them (a code fence never closed).
+// them (a code fence never closed), each once: a mailbox's duplicate
+// Message-ID is reported where the mailbox has it, not again where the
+// worker re-reads the thread the producer rendered.
 func TestRunKeepsChunkerWarnings(t *testing.T) {
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "a.md"), []byte("# T\n\n```\ncode never closed\n"), 0o644); err != nil {
-		t.Fatal(err)
+	const mail = "From: Ann <ann@example.com>\nSubject: Hello\nDate: Mon, 7 Dec 2026 10:00:00 +0000\nMessage-ID: <1@example.com>\n\n"
+	for _, tc := range []struct {
+		chunker string
+		files   map[string]string
+		file    string // the one warning's file, relative to the folder
+		line    int
+		kind    chunking.WarningKind
+	}{
+		{"markdown", map[string]string{"a.md": "# T\n\n```\ncode never closed\n", "b.md": "# B\n\nFine.\n"}, "a.md", 3, chunking.WarnUnclosed},
+		{"email", map[string]string{"a.eml": mail + "Hi Bob.\n", "sub/x.mbox": "From ann@example.com Mon Dec  7 10:00:00 2026\n" + mail + "Another body.\n\n"},
+			"sub/x.mbox", 1, chunking.WarnThreading},
+	} {
+		t.Run(tc.chunker, func(t *testing.T) {
+			dir := t.TempDir()
+			for name, text := range tc.files {
+				p := filepath.Join(dir, filepath.FromSlash(name))
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			entry, err := registry.Default().Lookup(tc.chunker)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sum, err := Run(context.Background(), Options{Dir: dir, Out: filepath.Join(t.TempDir(), "out.jsonl"),
+				Worker: worker.DefaultConfig(), Chunkers: registry.Default(), Chunker: entry})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(sum.Warnings) != 1 || !strings.HasSuffix(sum.Warnings[0].File, tc.file) || sum.Warnings[0].Line != tc.line || sum.Warnings[0].Kind != tc.kind {
+				t.Errorf("warnings %v, want one %s at %s:%d", sum.Warnings, tc.kind, tc.file, tc.line)
+			}
+		})
 	}
-	if err := os.WriteFile(filepath.Join(dir, "b.md"), []byte("# B\n\nFine.\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	md, err := registry.Default().Lookup("markdown")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum, err := Run(context.Background(), Options{Dir: dir, Out: filepath.Join(t.TempDir(), "out.jsonl"),
-		Worker: worker.DefaultConfig(), Chunkers: registry.Default(), Chunker: md})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(sum.Warnings) != 1 || sum.Warnings[0].File != "a.md" || sum.Warnings[0].Kind != chunking.WarnUnclosed {
-		t.Errorf("warnings %+v, want a.md's unclosed fence", sum.Warnings)
+}
+
+// TestUnreported: the worker's warnings about a message the producer's
+// report already (same kind, Message-ID and text) are left out; others,
+// and any without a Message-ID, stay.
+func TestUnreported(t *testing.T) {
+	dup := chunking.Warning{Kind: chunking.WarnThreading, File: "box.mbox", Line: 1, MessageID: "1@x", Text: "duplicate Message-ID with another body: kept as a separate message"}
+	again := dup
+	again.File, again.Line = "box.mbox#1@x", 10
+	other := chunking.Warning{Kind: chunking.WarnOversize, File: "box.mbox#1@x", MessageID: "1@x", Text: "message over max_chars"}
+	noID := chunking.Warning{Kind: chunking.WarnMalformed, File: "t", Text: "bad header"}
+	for _, tc := range []struct {
+		name             string
+		producer, worker []chunking.Warning
+		want             []chunking.Warning
+	}{
+		{"repeated", []chunking.Warning{dup}, []chunking.Warning{again}, nil},
+		{"new to the worker", []chunking.Warning{dup}, []chunking.Warning{again, other}, []chunking.Warning{other}},
+		{"no message id", []chunking.Warning{noID}, []chunking.Warning{noID}, []chunking.Warning{noID}},
+		{"no producer warnings", nil, []chunking.Warning{again}, []chunking.Warning{again}},
+	} {
+		if got := unreported(tc.producer, tc.worker); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: unreported = %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }
