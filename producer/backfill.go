@@ -184,12 +184,22 @@ type BackfillOptions struct {
 	Retry RetryOptions
 	// Readers is how many files are read and hashed at once (default 8).
 	Readers int
+	// Pace, when set, is called in the publish loop before each
+	// document to send is published or packed into a bulk, in order,
+	// with its id and size; it may block, to bound how far the backfill
+	// runs ahead of its consumer (local mode), and its error stops the
+	// backfill. The documents it waits on must not be the ones still
+	// packed: a bulk holds at most messages.MaxBulkRequests documents
+	// and messages.MaxBulkBytes.
+	Pace func(ctx context.Context, id string, bytes int) error
 	// OnProgress (after each document settles), OnDryRun (each planned
-	// request of a dry run, in order) and OnSent (each request the server
-	// accepted: what Wait watches) are called one at a time when set.
+	// request of a dry run, in order), OnSent (each request the server
+	// accepted: what Wait watches) and OnFailure (each document not sent,
+	// as Summary.Failures will list it) are called one at a time when set.
 	OnProgress func(Stats)
 	OnDryRun   func(Planned)
 	OnSent     func(Sent)
+	OnFailure  func(Failure)
 	// Logger receives warnings; nil discards them.
 	Logger *slog.Logger
 }
@@ -256,7 +266,7 @@ func (p *Producer) Backfill(ctx context.Context, o BackfillOptions) (Summary, er
 			return Summary{}, err
 		}
 	}
-	t := &tally{progress: o.OnProgress, sent: o.OnSent}
+	t := &tally{progress: o.OnProgress, sent: o.OnSent, failed: o.OnFailure}
 	t.s.Total = len(pl.docs) + len(deletes)
 	t.s.Warnings = pl.warnings
 	for _, w := range pl.warnings {
@@ -293,7 +303,7 @@ func (p *Producer) Backfill(ctx context.Context, o BackfillOptions) (Summary, er
 			s.Done += n
 			s.Failed += n
 			s.GaveUp += n
-			s.Failures = append(s.Failures, Failure{Err: fmt.Errorf("%d documents not sent: %w", n, err)})
+			t.addFailure(s, Failure{Err: fmt.Errorf("%d documents not sent: %w", n, err)})
 		})
 	}
 	return t.finish(start, bf.snd), err
@@ -649,6 +659,12 @@ func (b *backfill) publish(ctx context.Context, pr prepared) error {
 		b.dry(Planned{ID: pr.id, Op: messages.OpUpsert, Bytes: pr.bytes, Object: pr.object})
 		b.countRead(pr)
 	default:
+		if b.o.Pace != nil {
+			if err := b.o.Pace(ctx, pr.id, pr.bytes); err != nil {
+				endSend(pr.span, nil, err)
+				return err
+			}
+		}
 		b.countRead(pr)
 		if b.pack != nil && fits(pr) && b.pack.room(pr) {
 			b.pack.add(pr)

@@ -31,7 +31,7 @@ type processor struct {
 	js       jetstream.JetStream
 	sink     Sink // decorated with SinkMetrics
 	raw      Sink
-	records  *KVRecords
+	records  recordStore
 	fleet    *fleet // resolves requests with the fleet's chunker defaults
 	backoff  Backoff
 	tracer   trace.Tracer
@@ -276,12 +276,16 @@ func (p *processor) decode(ctx context.Context, msg jetstream.Msg, streamSeq uin
 		req messages.IngestRequest
 		err error
 	)
-	if messages.IsBulk(ct) {
+	bulkReq, isBulkReq := msg.(*bulkRequest)
+	switch {
+	case isBulkReq:
+		req, err = bulkReq.req, bulkReq.err
+	case messages.IsBulk(ct):
 		_, err = messages.DecodeBulk(msg.Data()) // a bulk that decodes was cut into its requests (bulk.go)
 		if err == nil {
 			err = fmt.Errorf("%w: bulk request not cut into its requests", messages.ErrDecode)
 		}
-	} else {
+	default:
 		req, err = messages.DecodeIngest(ct, msg.Data())
 	}
 	if err != nil {
@@ -306,8 +310,8 @@ func (p *processor) decode(ctx context.Context, msg jetstream.Msg, streamSeq uin
 	}
 	if v.seq, err = messages.RequestIngestSeq(msg.Headers().Get(messages.HeaderIngestSeq), streamSeq); err != nil {
 		v.err = permanent(fault.CauseInvalidRequest, err)
-	} else if r, ok := msg.(*bulkRequest); ok && r.refused != nil {
-		v.err = permanent(fault.CauseInvalidRequest, r.refused)
+	} else if isBulkReq && bulkReq.refused != nil {
+		v.err = permanent(fault.CauseInvalidRequest, bulkReq.refused)
 	}
 	return v
 }
