@@ -205,11 +205,13 @@ type BackfillOptions struct {
 }
 
 // source is one document of a backfill: a file to read (name in fsys;
-// file names it in messages), or content already in memory (a mailbox
+// file names it in messages, osPath on the operating system's file
+// system when fsys is its), or content already in memory (a mailbox
 // thread).
 type source struct {
 	id      string
 	fsys    fs.FS
+	osPath  string
 	name    string
 	file    string
 	content []byte
@@ -355,7 +357,11 @@ func (p *Producer) plan(ctx context.Context, o BackfillOptions) (*plan, error) {
 			return nil, fmt.Errorf("producer: backfill: %w", err)
 		}
 		if !st.IsDir() {
-			if err := add(source{id: o.IDPrefix + st.Name(), fsys: fsys, name: name, file: path}, path); err != nil {
+			s := source{id: o.IDPrefix + st.Name(), fsys: fsys, name: name, file: path}
+			if o.FS == nil {
+				s.osPath = path
+			}
+			if err := add(s, path); err != nil {
 				return nil, err
 			}
 			pl.roots = append(pl.roots, root{fsys, pathpkg.Dir(name)})
@@ -376,6 +382,9 @@ func (p *Producer) plan(ctx context.Context, o BackfillOptions) (*plan, error) {
 				file = filepath.Join(path, filepath.FromSlash(rel))
 			}
 			s := source{id: o.IDPrefix + rel, fsys: fsys, name: pathpkg.Join(name, rel), file: file}
+			if o.FS == nil {
+				s.osPath = file
+			}
 			if err := add(s, path); err != nil {
 				return nil, err
 			}
@@ -725,7 +734,12 @@ func (b *backfill) prepare(ctx context.Context, s source) prepared {
 			}
 		}()
 		var err error
-		if *bp, err = readFile(s.fsys, s.name, *bp, b.p.opts.MaxDocBytes); err != nil {
+		if s.osPath != "" {
+			*bp, err = readOSFile(s.osPath, s.fsys, s.name, *bp, b.p.opts.MaxDocBytes)
+		} else {
+			*bp, err = readFile(s.fsys, s.name, *bp, b.p.opts.MaxDocBytes)
+		}
+		if err != nil {
 			var big *overLimitError
 			if errors.As(err, &big) {
 				pr.err = b.p.checkSize(s.id, s.file, big.size)
