@@ -13,7 +13,8 @@ import (
 // system calls: os.Open readies every descriptor for the poller (four
 // fcntl calls and a refused epoll registration for a regular file),
 // which was as costly as the open and the read together over a folder
-// of small files. What is not a regular file goes through fsys.
+// of small files. A file is read in one read when Fstat's size holds.
+// What is not a regular file goes through fsys.
 func readOSFile(path string, fsys fs.FS, name string, buf []byte, limit int64) ([]byte, error) {
 	var fd int
 	err := retryEINTR(func() (err error) {
@@ -53,7 +54,13 @@ func readOSFile(path string, fsys fs.FS, name string, buf []byte, limit int64) (
 		if n <= 0 {
 			return buf, nil
 		}
+		asked := cap(buf) - len(buf)
 		buf = buf[:len(buf)+n]
+		if n < asked && int64(len(buf)) == st.Size {
+			// A short read that ends where Fstat said the file ends is
+			// its end: no read for the zero that would confirm it.
+			return buf, nil
+		}
 	}
 }
 
