@@ -3,6 +3,12 @@
 // over a folder and the real worker with a sink that writes the chunks to
 // a file in document order, and stops when every request is settled. Its
 // output is what `chunk split` writes for the same folder.
+//
+// Without a store folder the run is its own fleet for one run: the
+// server keeps its streams in memory, the worker its document records
+// (worker.Options.MemoryRecords), and the producer is paced to stay a
+// bounded window ahead of the worker (BackfillOptions.Pace), so memory
+// stays bounded whatever the input's size.
 package local
 
 import (
