@@ -376,6 +376,11 @@ func (p *Producer) plan(ctx context.Context, o BackfillOptions) (*plan, error) {
 		}
 		pl.warnings = append(pl.warnings, warns...)
 		pl.roots = append(pl.roots, root{fsys, name})
+		if len(from) == 0 {
+			// The first folder sizes the maps: most backfills have one.
+			from, pl.ids = make(map[string]string, len(rels)), make(map[string]struct{}, len(rels))
+		}
+		pl.docs = slices.Grow(pl.docs, len(rels))
 		for _, rel := range rels {
 			file := pathpkg.Join(path, rel)
 			if o.FS == nil {
