@@ -184,22 +184,34 @@ type BackfillOptions struct {
 	Retry RetryOptions
 	// Readers is how many files are read and hashed at once (default 8).
 	Readers int
+	// Pace, when set, is called in the publish loop before each
+	// document to send is published or packed into a bulk, in order,
+	// with its id and size; it may block, to bound how far the backfill
+	// runs ahead of its consumer (local mode), and its error stops the
+	// backfill. The documents it waits on must not be the ones still
+	// packed: a bulk holds at most messages.MaxBulkRequests documents
+	// and messages.MaxBulkBytes.
+	Pace func(ctx context.Context, id string, bytes int) error
 	// OnProgress (after each document settles), OnDryRun (each planned
-	// request of a dry run, in order) and OnSent (each request the server
-	// accepted: what Wait watches) are called one at a time when set.
+	// request of a dry run, in order), OnSent (each request the server
+	// accepted: what Wait watches) and OnFailure (each document not sent,
+	// as Summary.Failures will list it) are called one at a time when set.
 	OnProgress func(Stats)
 	OnDryRun   func(Planned)
 	OnSent     func(Sent)
+	OnFailure  func(Failure)
 	// Logger receives warnings; nil discards them.
 	Logger *slog.Logger
 }
 
 // source is one document of a backfill: a file to read (name in fsys;
-// file names it in messages), or content already in memory (a mailbox
+// file names it in messages, osPath on the operating system's file
+// system when fsys is its), or content already in memory (a mailbox
 // thread).
 type source struct {
 	id      string
 	fsys    fs.FS
+	osPath  string
 	name    string
 	file    string
 	content []byte
@@ -261,7 +273,7 @@ func (p *Producer) Backfill(ctx context.Context, o BackfillOptions) (Summary, er
 			return Summary{}, err
 		}
 	}
-	t := &tally{progress: o.OnProgress, sent: o.OnSent}
+	t := &tally{progress: o.OnProgress, sent: o.OnSent, failed: o.OnFailure}
 	t.s.Total = len(pl.docs) + len(deletes)
 	t.s.Warnings = pl.warnings
 	for _, w := range pl.warnings {
@@ -298,7 +310,7 @@ func (p *Producer) Backfill(ctx context.Context, o BackfillOptions) (Summary, er
 			s.Done += n
 			s.Failed += n
 			s.GaveUp += n
-			s.Failures = append(s.Failures, Failure{Err: fmt.Errorf("%d documents not sent: %w", n, err)})
+			t.addFailure(s, Failure{Err: fmt.Errorf("%d documents not sent: %w", n, err)})
 		})
 	}
 	return t.finish(start, bf.snd), err
@@ -350,7 +362,11 @@ func (p *Producer) plan(ctx context.Context, o BackfillOptions) (*plan, error) {
 			return nil, fmt.Errorf("producer: backfill: %w", err)
 		}
 		if !st.IsDir() {
-			if err := add(source{id: o.IDPrefix + st.Name(), fsys: fsys, name: name, file: path}, path); err != nil {
+			s := source{id: o.IDPrefix + st.Name(), fsys: fsys, name: name, file: path}
+			if o.FS == nil {
+				s.osPath = path
+			}
+			if err := add(s, path); err != nil {
 				return nil, err
 			}
 			pl.roots = append(pl.roots, root{fsys, pathpkg.Dir(name)})
@@ -365,12 +381,20 @@ func (p *Producer) plan(ctx context.Context, o BackfillOptions) (*plan, error) {
 		}
 		pl.warnings = append(pl.warnings, warns...)
 		pl.roots = append(pl.roots, root{fsys, name})
+		if len(from) == 0 {
+			// The first folder sizes the maps: most backfills have one.
+			from, pl.ids = make(map[string]string, len(rels)), make(map[string]struct{}, len(rels))
+		}
+		pl.docs = slices.Grow(pl.docs, len(rels))
 		for _, rel := range rels {
 			file := pathpkg.Join(path, rel)
 			if o.FS == nil {
 				file = filepath.Join(path, filepath.FromSlash(rel))
 			}
 			s := source{id: o.IDPrefix + rel, fsys: fsys, name: pathpkg.Join(name, rel), file: file}
+			if o.FS == nil {
+				s.osPath = file
+			}
 			if err := add(s, path); err != nil {
 				return nil, err
 			}
@@ -657,6 +681,12 @@ func (b *backfill) publish(ctx context.Context, pr prepared) error {
 		b.dry(Planned{ID: pr.id, Op: messages.OpUpsert, Bytes: pr.bytes, Object: pr.object})
 		b.countRead(pr)
 	default:
+		if b.o.Pace != nil {
+			if err := b.o.Pace(ctx, pr.id, pr.bytes); err != nil {
+				endSend(pr.span, nil, err)
+				return err
+			}
+		}
 		b.countRead(pr)
 		if b.pack != nil && b.pack.fits(pr) && b.pack.room(pr) {
 			b.pack.add(pr)
@@ -721,7 +751,12 @@ func (b *backfill) prepare(ctx context.Context, s source) prepared {
 			}
 		}()
 		var err error
-		if *bp, err = readFile(s.fsys, s.name, *bp, b.p.opts.MaxDocBytes); err != nil {
+		if s.osPath != "" {
+			*bp, err = readOSFile(s.osPath, s.fsys, s.name, *bp, b.p.opts.MaxDocBytes)
+		} else {
+			*bp, err = readFile(s.fsys, s.name, *bp, b.p.opts.MaxDocBytes)
+		}
+		if err != nil {
 			var big *overLimitError
 			if errors.As(err, &big) {
 				pr.err = b.p.checkSize(s.id, s.file, big.size)

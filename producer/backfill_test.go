@@ -194,3 +194,55 @@ func TestBackfillRefusesBadName(t *testing.T) {
 		}
 	}
 }
+
+// TestBackfillPaceAndOnFailure: Pace sees each document to send, in walk
+// order, with its size, before it is published (alone or in a bulk), and
+// its error stops the backfill; OnFailure hears of each document not
+// sent as Summary.Failures lists it.
+func TestBackfillPaceAndOnFailure(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	dir := t.TempDir()
+	files := map[string]string{"a.md": "# A\n", "b.md": "# Bad\n\nab\xffc\n", "c.md": "# C\n\nSome text.\n", "d.md": "# D\n"}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, bulk := range []bool{false, true} {
+		var paced, failed []string
+		s, err := e.producer(Options{}).Backfill(ctx, BackfillOptions{Paths: []string{dir}, Force: true, Bulk: bulk,
+			Pace: func(_ context.Context, id string, bytes int) error {
+				if bytes != len(files[id]) {
+					t.Errorf("Pace(%s, %d), want its %d bytes", id, bytes, len(files[id]))
+				}
+				paced = append(paced, id)
+				return nil
+			},
+			OnFailure: func(f Failure) { failed = append(failed, f.ID) },
+		})
+		if err != nil || s.Sent != 3 || s.Failed != 1 {
+			t.Fatalf("bulk %v: Backfill = %+v, %v; want 3 sent, 1 failed", bulk, s.Stats, err)
+		}
+		if got := strings.Join(paced, " "); got != "a.md c.md d.md" {
+			t.Errorf("bulk %v: paced %s, want a.md c.md d.md", bulk, got)
+		}
+		if got := strings.Join(failed, " "); got != "b.md" || len(s.Failures) != 1 || s.Failures[0].ID != "b.md" {
+			t.Errorf("bulk %v: OnFailure heard %q, Failures %v; want b.md", bulk, got, s.Failures)
+		}
+	}
+	stop := errors.New("stop")
+	sent := 0
+	s, err := e.producer(Options{}).Backfill(ctx, BackfillOptions{Paths: []string{dir}, Force: true,
+		Pace: func(_ context.Context, id string, _ int) error {
+			if id == "c.md" {
+				return stop
+			}
+			return nil
+		},
+		OnSent: func(Sent) { sent++ },
+	})
+	if !errors.Is(err, stop) || sent != 1 {
+		t.Errorf("Pace failing at c.md: Backfill = %+v, %v with %d sent; want the error and a.md sent", s.Stats, err, sent)
+	}
+}

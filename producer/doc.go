@@ -23,7 +23,9 @@
 //     are read from the operating system's.
 //   - Files are read by Readers goroutines up to 64 documents ahead, in
 //     recycled buffers (the encoded request holds a copy); results are
-//     published in walk order.
+//     published in walk order. On Linux and macOS a file of the operating
+//     system's is read with plain system calls (readfile_unix.go), not
+//     through os.Open's poller set-up.
 //   - Settings fingerprints are computed once per format within a
 //     backfill, the only part of a request that varies from document to
 //     document.

@@ -72,6 +72,15 @@ type tally struct {
 	s        Summary
 	progress func(Stats)
 	sent     func(Sent) // each request the server accepted
+	failed   func(Failure)
+}
+
+// addFailure appends f to s's failures and tells failed; t.mu is held.
+func (t *tally) addFailure(s *Summary, f Failure) {
+	s.Failures = append(s.Failures, f)
+	if t.failed != nil {
+		t.failed(f)
+	}
 }
 
 func (t *tally) update(f func(s *Summary)) {
@@ -90,7 +99,7 @@ func (t *tally) fail(id string, line int, err error) {
 		if errors.Is(err, ErrUnavailable) {
 			s.GaveUp++
 		}
-		s.Failures = append(s.Failures, Failure{ID: id, Line: line, Err: err})
+		t.addFailure(s, Failure{ID: id, Line: line, Err: err})
 	})
 }
 
@@ -109,7 +118,7 @@ func (t *tally) settle(o *outgoing) {
 			if o.gaveUp {
 				s.GaveUp++
 			}
-			s.Failures = append(s.Failures, Failure{ID: o.id, Line: o.line, Err: o.err})
+			t.addFailure(s, Failure{ID: o.id, Line: o.line, Err: o.err})
 			return
 		}
 		s.Sent++
@@ -141,7 +150,7 @@ func (t *tally) settleBulk(o *outgoing) {
 				if o.gaveUp {
 					s.GaveUp++
 				}
-				s.Failures = append(s.Failures, Failure{ID: m.id, Err: o.err})
+				t.addFailure(s, Failure{ID: m.id, Err: o.err})
 				continue
 			}
 			s.Sent++

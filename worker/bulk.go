@@ -33,6 +33,10 @@ type bulkRequest struct {
 	bulk          *bulkDelivery
 	data          []byte
 	headers       nats.Header
+	// req and err are the request decoded (messages.DecodeIngest), once,
+	// by splitBulk, for decode.
+	req messages.IngestRequest
+	err error
 	// refused, when set, is why the request is dead-lettered without
 	// processing (decode): a document twice in one bulk.
 	refused error
@@ -183,9 +187,13 @@ func splitBulk(msg jetstream.Msg) []jetstream.Msg {
 			hdr.Set(messages.HeaderIngestSeq, seq) // a bulk put back keeps its ingest_seq
 		}
 		r := &bulkRequest{Msg: msg, bulk: b, data: e.Data, headers: hdr}
+		// Decoded here, once: the record id is needed now, the rest by
+		// the processor (decode).
+		r.req, r.err = messages.DecodeIngest(e.ContentType, e.Data)
 		// The requests of a bulk share its ingest_seq: a document twice
 		// in one would have two versions the records cannot order.
-		if id, err := messages.PeekIngestRecordID(e.ContentType, e.Data); err == nil && id != "" {
+		if r.err == nil && r.req.ID != "" && messages.ValidateTenant(r.req.Tenant) == nil {
+			id := messages.RecordID(r.req.Tenant, r.req.ID)
 			if _, dup := seen[id]; dup {
 				r.refused = fmt.Errorf("%w: %w: document %q is in the bulk request more than once (its versions would share one ingest_seq)", messages.ErrInvalid, errBulkTwin, id)
 			}

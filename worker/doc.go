@@ -47,4 +47,10 @@
 //     worker writes gone (the records bucket included), saying so.
 //   - Metrics live in a private registry (NewMetrics); the sink is
 //     decorated by SinkMetrics.
+//   - A bulk's requests are decoded once, when it is cut: the record ids
+//     that tell a document twice in one bulk come from the decoded
+//     requests, which the processors then take.
+//   - The document records are the records bucket's (KVRecords), or,
+//     with Options.MemoryRecords, a map under one lock by the same rules
+//     (memrecords.go), for a worker that is its whole fleet for one run.
 package worker

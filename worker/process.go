@@ -307,12 +307,16 @@ func (p *processor) decode(ctx context.Context, msg jetstream.Msg, streamSeq uin
 		req messages.IngestRequest
 		err error
 	)
-	if messages.IsBulk(ct) {
+	bulkReq, isBulkReq := msg.(*bulkRequest)
+	switch {
+	case isBulkReq:
+		req, err = bulkReq.req, bulkReq.err
+	case messages.IsBulk(ct):
 		_, err = messages.DecodeBulk(msg.Data()) // a bulk that decodes was cut into its requests (bulk.go)
 		if err == nil {
 			err = fmt.Errorf("%w: bulk request not cut into its requests", messages.ErrDecode)
 		}
-	} else {
+	default:
 		req, err = messages.DecodeIngest(ct, msg.Data())
 	}
 	if err != nil {
@@ -337,8 +341,8 @@ func (p *processor) decode(ctx context.Context, msg jetstream.Msg, streamSeq uin
 	}
 	if v.seq, err = messages.RequestIngestSeq(msg.Headers().Get(messages.HeaderIngestSeq), streamSeq); err != nil {
 		v.err = permanent(fault.CauseInvalidRequest, err)
-	} else if r, ok := msg.(*bulkRequest); ok && r.refused != nil {
-		v.err = permanent(fault.CauseInvalidRequest, r.refused)
+	} else if isBulkReq && bulkReq.refused != nil {
+		v.err = permanent(fault.CauseInvalidRequest, bulkReq.refused)
 	}
 	return v
 }

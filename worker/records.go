@@ -17,7 +17,7 @@ import (
 // KVRecords keeps document records (messages.DocRecord) in a JetStream KV
 // bucket, only forward and never deleted. It implements Records.
 type KVRecords struct {
-	kv jetstream.KeyValue
+	kv recordKV
 	nc *nats.Conn // set by WithLeaderReads
 }
 

@@ -86,6 +86,14 @@ type Options struct {
 	// TracerProvider traces each delivery (spans named Span*); nil means
 	// none, though the trace context a request carries is continued.
 	TracerProvider trace.TracerProvider
+	// MemoryRecords keeps the document records in this process instead
+	// of the records bucket: for a worker that is the whole fleet and
+	// lives for one run with its server (local mode without a store
+	// folder), where nothing else reads them. The records follow the
+	// bucket's rules (only forward, compare-and-set), so versions,
+	// redeliveries and dead letters are told apart as with the bucket;
+	// `producer status`, skips by record and -wait see none of them.
+	MemoryRecords bool
 }
 
 // Worker consumes ingest requests, chunks them and writes them to its
@@ -147,8 +155,12 @@ func New(nc *nats.Conn, js jetstream.JetStream, top *topology.Handles, opts Opti
 	w.out = w.newOutage(opts.Sink)
 	w.fleet = newFleet(w, own, opts.Sink, opts.SetFleetDefaults)
 	w.pull = &puller{cfg: &w.cfg, log: log, m: m, js: js, out: w.out, consumer: top.Consumer, waiting: map[*task]struct{}{}}
+	records := NewKVRecords(top.Docs).WithLeaderReads(nc)
+	if opts.MemoryRecords {
+		records = &KVRecords{kv: newMemKV()} // no leader: NewestSeq reads it
+	}
 	w.proc = &processor{cfg: &w.cfg, log: log, m: m, js: js, sink: SinkMetrics(m)(opts.Sink), raw: opts.Sink,
-		records: NewKVRecords(top.Docs).WithLeaderReads(nc), fleet: w.fleet, backoff: b, tracer: tracing.Tracer(opts.TracerProvider),
+		records: records, fleet: w.fleet, backoff: b, tracer: tracing.Tracer(opts.TracerProvider),
 		objects: map[string]jetstream.ObjectStore{opts.Config.ObjectsBucket: top.Objects}, ackSlots: make(chan struct{}, maxAckConfirmations),
 		objectSlots: make(chan struct{}, max(runtime.GOMAXPROCS(0), w.cfg.Workers()/4))}
 	return w, nil

@@ -92,7 +92,7 @@ func runErr(ctx context.Context, args []string, stdout, stderr io.Writer, lookup
 	fs.StringVar(&lf.dir, "local", "", "local mode: chunk every document under this folder through an embedded server")
 	fs.StringVar(&lf.out, "out", "", "local mode: output file, .jsonl, .yaml or .yml")
 	fs.IntVar(&lf.workers, "workers", 0, "local mode: documents processed in parallel (default: -concurrency)")
-	fs.StringVar(&lf.store, "store", "", "local mode: JetStream store folder, kept (default: memory, or for an input over 256 MiB a temporary folder, removed)")
+	fs.StringVar(&lf.store, "store", "", "local mode: JetStream store folder, kept (default: memory)")
 	fs.StringVar(&lf.ext, "ext", "", "local mode: comma-separated extensions picked in the folder (default: the chunker's)")
 	fs.BoolVar(&lf.noProgress, "no-progress", false, "local mode: no progress bar")
 	fs.StringVar(&lf.cpuProfile, "cpuprofile", "", "local mode: write a CPU profile to this file")

@@ -3,6 +3,12 @@
 // over a folder and the real worker with a sink that writes the chunks to
 // a file in document order, and stops when every request is settled. Its
 // output is what `chunk split` writes for the same folder.
+//
+// Without a store folder the run is its own fleet for one run: the
+// server keeps its streams in memory, the worker its document records
+// (worker.Options.MemoryRecords), and the producer is paced to stay a
+// bounded window ahead of the worker (BackfillOptions.Pace), so memory
+// stays bounded whatever the input's size.
 package local
 
 import (
@@ -45,8 +51,7 @@ type Options struct {
 	// Exts are the extensions picked in Dir; nil means the chunker's.
 	Exts []string
 	// Store is the JetStream store folder, kept; empty means memory
-	// storage when the input is at most MemoryLimit bytes, else a
-	// temporary folder, removed.
+	// storage (and the document records in the worker's memory).
 	Store string
 	// Worker is the worker's configuration (its metrics server is off).
 	Worker worker.Config
@@ -81,7 +86,7 @@ type Summary struct {
 	Failures []producer.Failure
 	Warnings []chunking.Warning
 	// Memory is true when the embedded server kept the streams and
-	// buckets in memory (no Store and an input within MemoryLimit).
+	// buckets in memory (no Store).
 	Memory bool
 }
 
@@ -112,14 +117,16 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 	cfg.MetricsAddr = ""
 	store := o.Store
 	if store == "" {
+		// The server lives for this run: the file store's writes would
+		// buy nothing. The producer keeps at most window documents ahead
+		// of the worker (tracker.pace), so memory stays bounded whatever
+		// the input's size. The server still wants a folder.
 		if store, err = os.MkdirTemp("", "chunkstream-local-"); err != nil {
 			return sum, err
 		}
 		defer os.RemoveAll(store)
-		if inputFits(ctx, o, order, MemoryLimit) {
-			cfg.Storage = jetstream.MemoryStorage
-			sum.Memory = true
-		}
+		cfg.Storage = jetstream.MemoryStorage
+		sum.Memory = true
 	}
 	ns, err := startEmbedded(store)
 	if err != nil {
@@ -168,10 +175,15 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 		return sum, err
 	}
 	coll := newCollector(cw, order)
-	tr := &tracker{final: map[finalKey]bool{}, warnings: map[string][]chunking.Warning{}, coll: coll, progress: o.OnProgress}
+	tr := &tracker{final: map[finalKey]bool{}, warnings: map[string][]chunking.Warning{}, coll: coll, progress: o.OnProgress,
+		ahead: map[string]int{}, wake: make(chan struct{}, 1)}
 	w, err := worker.New(nc, js, top, worker.Options{
 		Config: cfg, Logger: log, Sink: coll, Chunkers: o.Chunkers, OnResult: tr.onResult, TracerProvider: o.TracerProvider,
 		SetFleetDefaults: true, // its own embedded server: this worker is the fleet
+		// Without a store folder the records live for this run and
+		// nothing else reads them: kept in memory, they spare the server
+		// two writes per document.
+		MemoryRecords: o.Store == "",
 	})
 	if err != nil {
 		return sum, err
@@ -186,9 +198,6 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 		return sum, err
 	}
 	sum.Documents, sum.Bytes, sum.Failures, sum.Warnings = sent.Sent, sent.Bytes, sent.Failures, sent.Warnings
-	for _, f := range sent.Failures {
-		coll.settle(f.ID)
-	}
 	// INGEST is a WorkQueue: it is empty once every request was acked or
 	// dead-lettered.
 	for ctx.Err() == nil {
@@ -238,46 +247,6 @@ func documentOrder(ctx context.Context, o Options) ([]string, error) {
 	return ids, err
 }
 
-// MemoryLimit is the largest input, in bytes, that a run without a store
-// folder keeps in memory storage; a larger one, or one whose size is not
-// known, goes through a temporary store folder.
-//
-// Memory storage spares the embedded server the file store's work for
-// each document (a write and a removal of the request, two record
-// writes; about a third of its CPU), which nothing needs when the server
-// lives for one run. The producer publishes faster than the worker
-// chunks, so INGEST may come to hold the whole input: the limit keeps
-// that in bounds on any machine.
-const MemoryLimit = 256 << 20
-
-// inputFits reports whether the files local mode reads from Dir (order,
-// when known, lists them) add up to at most limit bytes.
-func inputFits(ctx context.Context, o Options, order []string, limit int64) bool {
-	info, err := os.Stat(o.Dir)
-	if err != nil {
-		return false
-	}
-	if !info.IsDir() {
-		return info.Size() <= limit
-	}
-	if order == nil {
-		if order, _, err = chunking.WalkFolder(ctx, o.Dir, o.Exts); err != nil {
-			return false
-		}
-	}
-	var total int64
-	for _, name := range order {
-		fi, err := os.Stat(filepath.Join(o.Dir, filepath.FromSlash(name)))
-		if err != nil {
-			return false
-		}
-		if total += fi.Size(); total > limit {
-			return false
-		}
-	}
-	return true
-}
-
 // send runs the producer over Dir on a connection of its own, so that its
 // bulk publishes do not queue in front of the worker's acks and record
 // writes.
@@ -303,6 +272,10 @@ func send(ctx context.Context, ns *server.Server, o Options, cfg worker.Config, 
 		Bulk:       true, // its worker is this build's
 		Logger:     log,
 		OnProgress: func(s producer.Stats) { once.Do(func() { tr.setTotal(s.Total) }) },
+		// A document not sent is settled at once: the collector holds
+		// the documents after it until then.
+		OnFailure: func(f producer.Failure) { tr.unsent(f.ID) },
+		Pace:      tr.pace,
 	})
 	if err != nil {
 		return sum, fmt.Errorf("enqueue: %w", err)
@@ -335,8 +308,17 @@ type finalKey struct {
 	id  string
 }
 
-// tracker counts the final results, keeps the dead letters and reports
-// progress.
+// Local mode's producer keeps at most windowDocs documents, and
+// windowBytes of them, sent and not finished: eight full bulks, more than
+// one holds (256 documents, 256 KiB), so the documents it waits for are
+// never ones it still packs.
+const (
+	windowDocs  = 2048
+	windowBytes = 64 << 20
+)
+
+// tracker counts the final results, keeps the dead letters, reports
+// progress and paces the producer.
 type tracker struct {
 	mu       sync.Mutex
 	final    map[finalKey]bool // requests finished
@@ -345,6 +327,51 @@ type tracker struct {
 	deadLet  []worker.Result
 	warnings map[string][]chunking.Warning // the chunker's, by document id
 	progress func(done, total int)
+	// ahead holds the size of each document sent and not finished,
+	// aheadBytes their sum; wake tells pace that some finished.
+	ahead      map[string]int
+	aheadBytes int
+	wake       chan struct{}
+}
+
+// pace is the producer's Pace: it waits while the documents sent and not
+// finished reach the window, then counts id as sent.
+func (t *tracker) pace(ctx context.Context, id string, bytes int) error {
+	for {
+		t.mu.Lock()
+		if n := len(t.ahead); n == 0 || (n < windowDocs && t.aheadBytes+bytes <= windowBytes) {
+			t.ahead[id] += bytes
+			t.aheadBytes += bytes
+			t.mu.Unlock()
+			return nil
+		}
+		t.mu.Unlock()
+		select {
+		case <-t.wake:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// finishedLocked takes id out of the documents ahead; t.mu is held.
+func (t *tracker) finishedLocked(id string) {
+	if b, ok := t.ahead[id]; ok {
+		delete(t.ahead, id)
+		t.aheadBytes -= b
+		select {
+		case t.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// unsent settles a document the producer could not send.
+func (t *tracker) unsent(id string) {
+	t.mu.Lock()
+	t.finishedLocked(id)
+	t.mu.Unlock()
+	t.coll.settle(id)
 }
 
 func (t *tracker) onResult(r worker.Result) {
@@ -358,6 +385,7 @@ func (t *tracker) onResult(r worker.Result) {
 		return
 	}
 	t.final[key] = true
+	t.finishedLocked(r.DocID)
 	if r.Outcome == worker.OutcomePermanent || r.Outcome == worker.OutcomeExhausted {
 		t.deadLet = append(t.deadLet, r)
 		t.coll.settle(r.DocID)

@@ -3,6 +3,7 @@ package local
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -115,44 +116,6 @@ func TestRunStorage(t *testing.T) {
 	}
 	if string(outs[0]) != string(outs[1]) || len(outs[0]) == 0 {
 		t.Errorf("memory storage wrote\n%s\nthe store folder\n%s", outs[0], outs[1])
-	}
-}
-
-// TestInputFits: the input's size against the limit, for a folder (the
-// files picked, listed or not) and for a file; an input that cannot be
-// read does not fit.
-func TestInputFits(t *testing.T) {
-	dir := t.TempDir()
-	for name, size := range map[string]int{"a.md": 100, "b.md": 50, "c.txt": 1000} {
-		if err := os.WriteFile(filepath.Join(dir, name), make([]byte, size), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	md, err := registry.Default().Lookup("markdown")
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := Options{Dir: dir, Chunker: md, Exts: []string{".md"}} // Run sets Exts before
-	file := Options{Dir: filepath.Join(dir, "c.txt"), Chunker: md}
-	missing := Options{Dir: filepath.Join(dir, "none"), Chunker: md}
-	for _, tc := range []struct {
-		name  string
-		o     Options
-		order []string
-		limit int64
-		want  bool
-	}{
-		{"folder at the limit", o, nil, 150, true},
-		{"folder over it", o, nil, 149, false},
-		{"folder, listed", o, []string{"a.md"}, 100, true},
-		{"listed file gone", o, []string{"gone.md"}, 1 << 20, false},
-		{"file at the limit", file, nil, 1000, true},
-		{"file over it", file, nil, 999, false},
-		{"missing", missing, nil, 1 << 20, false},
-	} {
-		if got := inputFits(context.Background(), tc.o, tc.order, tc.limit); got != tc.want {
-			t.Errorf("%s: inputFits = %v, want %v", tc.name, got, tc.want)
-		}
 	}
 }
 
@@ -271,5 +234,54 @@ func TestUnreported(t *testing.T) {
 		if got := unreported(tc.producer, tc.worker); !slices.Equal(got, tc.want) {
 			t.Errorf("%s: unreported = %v, want %v", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestPace: the producer's Pace lets documents through while fewer than
+// windowDocs and windowBytes of them are sent and not finished, waits
+// otherwise (a cancelled context shows it would, without timing), and
+// lets the next through once one finishes: a final result or a failure
+// to send. A document larger than the window goes alone.
+func TestPace(t *testing.T) {
+	tr := &tracker{final: map[finalKey]bool{}, warnings: map[string][]chunking.Warning{}, coll: newCollector(nil, nil),
+		ahead: map[string]int{}, wake: make(chan struct{}, 1)}
+	ctx := context.Background()
+	waits, cancel := context.WithCancel(ctx)
+	cancel()
+	for i := range windowDocs {
+		if err := tr.pace(ctx, fmt.Sprintf("d%d", i), 10); err != nil {
+			t.Fatalf("document %d of the window: %v", i, err)
+		}
+	}
+	if err := tr.pace(waits, "next", 10); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a full window let a document through: %v", err)
+	}
+	tr.onResult(worker.Result{StreamSeq: 1, DocID: "d0", Outcome: worker.OutcomeAcked})
+	tr.onResult(worker.Result{StreamSeq: 1, DocID: "d1", Outcome: worker.OutcomeRetried}) // not final
+	if err := tr.pace(waits, "next", 10); err != nil {
+		t.Fatalf("after a document finished: %v", err)
+	}
+	if err := tr.pace(waits, "after", 10); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a retried document counted as finished: %v", err)
+	}
+	tr.unsent("d2")
+	if err := tr.pace(waits, "after", 10); err != nil {
+		t.Fatalf("after a document failed to send: %v", err)
+	}
+	// By bytes: the window's bytes in flight, then a document over them
+	// waits until everything finished, and goes alone.
+	tr = &tracker{final: map[finalKey]bool{}, coll: newCollector(nil, nil), ahead: map[string]int{}, wake: make(chan struct{}, 1)}
+	if err := tr.pace(ctx, "half", windowBytes/2); err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.pace(waits, "big", windowBytes+1); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a document over the bytes left went: %v", err)
+	}
+	tr.onResult(worker.Result{StreamSeq: 1, DocID: "half", Outcome: worker.OutcomePermanent})
+	if err := tr.pace(waits, "big", windowBytes+1); err != nil {
+		t.Fatalf("a document over the window, alone: %v", err)
+	}
+	if err := tr.pace(waits, "small", 1); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a document beside one over the window: %v", err)
 	}
 }
