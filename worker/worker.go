@@ -89,10 +89,11 @@ type Options struct {
 	// MemoryRecords keeps the document records in this process instead
 	// of the records bucket: for a worker that is the whole fleet and
 	// lives for one run with its server (local mode without a store
-	// folder), where nothing else reads them. The records follow the
-	// bucket's rules (only forward, compare-and-set), so versions,
-	// redeliveries and dead letters are told apart as with the bucket;
-	// `producer status`, skips by record and -wait see none of them.
+	// folder), where nothing else reads them. The same record code runs
+	// over a key-value store in memory with the bucket's revisions and
+	// compare-and-set, so versions, redeliveries and dead letters are
+	// told apart as with the bucket; `producer status`, skips by record
+	// and -wait see none of them.
 	MemoryRecords bool
 }
 
