@@ -84,11 +84,14 @@ func (c *Counter) Scanned() int { return c.scanned }
 
 // next returns the end of the piece starting at i (< len(c.sc.s)).
 func (c *Counter) next(i int) int {
-	var j int
-	if c.enc.o200k {
-		j = c.sc.nextO200K(i)
-	} else {
-		j = c.sc.nextCL100K(i)
+	o200k := c.enc.o200k
+	j := c.sc.ascii(i, o200k)
+	if j == 0 {
+		if o200k {
+			j = c.sc.nextO200K(i)
+		} else {
+			j = c.sc.nextCL100K(i)
+		}
 	}
 	c.scanned += j - i
 	return j
@@ -287,6 +290,9 @@ func (c *Counter) slowPiece(piece []byte) int {
 	c.merged++
 	if _, ok := c.enc.ranks.rank(piece); ok {
 		return 1
+	}
+	if len(piece) <= shortCount {
+		return c.m.countShort(piece)
 	}
 	return len(c.m.parts(piece)) - 1
 }

@@ -63,15 +63,18 @@ func packKey(b []byte) (uint64, uint64) {
 	return pack(b), 0
 }
 
+// pack returns the bytes of b (at most 8) as a little-endian word,
+// without a loop: two overlapping loads of four bytes, or three of one.
 func pack(b []byte) uint64 {
-	if len(b) == 8 {
+	switch n := len(b); {
+	case n >= 8:
 		return binary.LittleEndian.Uint64(b)
+	case n >= 4:
+		return uint64(binary.LittleEndian.Uint32(b)) | uint64(binary.LittleEndian.Uint32(b[n-4:]))<<(8*(n-4))
+	case n > 0:
+		return uint64(b[0]) | uint64(b[n/2])<<(8*(n/2)) | uint64(b[n-1])<<(8*(n-1))
 	}
-	var k uint64
-	for i := len(b) - 1; i >= 0; i-- {
-		k = k<<8 | uint64(b[i])
-	}
-	return k
+	return 0
 }
 
 // filterShift picks the hash bits of the filter: below those of the slot.
@@ -163,8 +166,14 @@ func (t *table) probe(b []byte) (uint32, bool) {
 		return r, ok
 	}
 	k, k1 := packKey(b)
-	n := uint8(len(b))
-	h := hash(k, k1, len(b))
+	return t.probeKey(k, k1, len(b))
+}
+
+// probeKey returns the rank of the token of length ln (2 < ln ≤
+// shortMax) whose bytes packKey packs to k, k1.
+func (t *table) probeKey(k, k1 uint64, ln int) (uint32, bool) {
+	n := uint8(ln)
+	h := hash(k, k1, ln)
 	if f := h >> filterShift & t.filterMask; t.filter[f/64]&(1<<(f%64)) == 0 {
 		return 0, false
 	}
