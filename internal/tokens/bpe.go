@@ -192,7 +192,7 @@ func down(h []cand, i int) {
 }
 
 // shortCount is the longest piece countShort merges.
-const shortCount = 16
+const shortCount = 32
 
 // countShort returns the number of tokens of piece (not itself a token,
 // 3 ≤ len(piece) ≤ shortCount), merging as parts does with its
@@ -215,6 +215,12 @@ func (m *bpe) countShort(piece []byte) int {
 	rankOf := func(a, b int) uint32 {
 		if b-a == 2 {
 			return t.pairs[int(buf[a])<<8|int(buf[a+1])] - 1 // noRank when none
+		}
+		if b-a > shortMax {
+			if r, ok := t.long[string(buf[a:b])]; ok {
+				return r
+			}
+			return noRank
 		}
 		k, k1 := key(a, b)
 		if r, ok := t.probeKey(k, k1, b-a); ok {

@@ -247,7 +247,7 @@ func (c *Counter) shortPiece(piece []byte) int {
 		}
 		return 2
 	}
-	if _, ok := t.probe(piece); ok {
+	if t.isTriple(piece[0], piece[1], piece[2]) {
 		return 1
 	}
 	if t.isPair(piece[0], piece[1]) || t.isPair(piece[1], piece[2]) {

@@ -54,14 +54,10 @@ func (x *Index) Build(c *Counter, text []byte, limit int) {
 	limit = min(limit, len(text)) // a text has at most a token per byte
 	clip := (limit + 1) * c.enc.ranks.longest
 	for i := 0; i < len(text); {
-		j := c.next(i)
-		if piece := text[i:j]; len(piece) > clip {
-			n += limit + 1
-		} else {
-			n += c.pieceTokens(piece)
-		}
+		j, k := c.countTo(i, last+checkEvery, clip, limit+1)
+		n += k
 		i = j
-		if i-last >= checkEvery || i == len(text) {
+		{
 			x.pos = append(x.pos, int32(i))
 			x.cum = append(x.cum, int32(min(n, math.MaxInt32)))
 			x.reach = append(x.reach, int32(c.sc.reach))
