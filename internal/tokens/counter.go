@@ -108,12 +108,10 @@ func (c *Counter) CountLimit(text []byte, limit int) int {
 	c.sc = scanner{s: text}
 	n := 0
 	for i := 0; i < len(text) && n <= limit; {
-		j := c.next(i)
-		if piece := text[i:j]; len(piece) > (limit-n+1)*c.enc.ranks.longest {
-			n = limit + 1 // too long to fit whatever its tokens: skip the merging
-		} else {
-			n += c.pieceTokens(piece)
-		}
+		// A piece too long to fit whatever its tokens takes the count
+		// over limit without merging.
+		j, k := c.countTo(i, i+1, (limit-n+1)*c.enc.ranks.longest, limit+1-n)
+		n += k
 		i = j
 	}
 	c.sc = scanner{}
@@ -152,9 +150,8 @@ func (c *Counter) Cut(text []byte, n int) int {
 	defer func() { c.sc = scanner{} }()
 	end := len(text)
 	for i := 0; i < len(text); {
-		j := c.next(i)
+		j, k := c.countTo(i, i+1, len(text), 0)
 		piece := text[i:j]
-		k := c.pieceTokens(piece)
 		if k < n {
 			n -= k
 			i = j

@@ -9,7 +9,8 @@ import (
 // countTo counts the pieces of the text being scanned (c.sc.s) from i
 // until one ends at or past stop, or the text ends, and returns where it
 // stopped and the tokens of the pieces: a piece longer than clip counts
-// as over tokens, unmerged. It is the loop of Index.Build, written so
+// as over tokens, unmerged (stop i+1 counts one piece). It is the loop of
+// Index.Build, and the step of every other count but Appender's, written so
 // that the most common pieces take no call: a word of ASCII letters is
 // scanned here (as scanner.ascii does, the same reads recorded; FuzzIndex
 // holds Build's counts to CountLimit's, which takes no such path), and a

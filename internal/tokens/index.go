@@ -139,12 +139,8 @@ func (x *Index) CountLimit(s, e, limit int) int {
 				continue
 			}
 		}
-		j := c.next(i)
-		if piece := text[i:j]; len(piece) > (limit-n+1)*c.enc.ranks.longest {
-			n = limit + 1
-		} else {
-			n += c.pieceTokens(piece)
-		}
+		j, k := c.countTo(i, i+1, (limit-n+1)*c.enc.ranks.longest, limit+1-n)
+		n += k
 		i = j
 	}
 	return n
