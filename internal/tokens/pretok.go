@@ -3,6 +3,7 @@ package tokens
 import (
 	"encoding/binary"
 	"math/bits"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -38,6 +39,26 @@ var asciiClass = func() (t [utf8.RuneSelf]uint8) {
 	}
 	return t
 }()
+
+// bmpClasses returns the classes of the code points of the Basic
+// Multilingual Plane, built on first use (64 KiB): the scanners read a
+// non-ASCII character's class from it rather than from Go's Unicode
+// range tables, a binary search each.
+var bmpClasses = sync.OnceValue(func() *[1 << 16]uint8 {
+	t := new([1 << 16]uint8)
+	for r := range rune(1 << 16) {
+		t[r] = classOfSlow(r)
+	}
+	return t
+})
+
+// classOf returns the classes of code point r.
+func classOf(r rune) uint8 {
+	if r < 1<<16 {
+		return bmpClasses()[r]
+	}
+	return classOfSlow(r)
+}
 
 func classOfSlow(r rune) uint8 {
 	var c uint8
@@ -103,7 +124,7 @@ func (sc *scanner) at(i int) (uint8, int) {
 		return 0, 1
 	}
 	sc.read(i + n)
-	return classOfSlow(r), n
+	return classOf(r), n
 }
 
 // isPrefix reports whether class c is [^\r\n\p{L}\p{N}] (n > 0: a code

@@ -35,3 +35,13 @@ func FuzzASCII(f *testing.F) {
 		}
 	})
 }
+
+// TestClassTable: the table of the Basic Multilingual Plane's classes
+// holds what the Unicode tables say, surrogates and all.
+func TestClassTable(t *testing.T) {
+	for r := range rune(1 << 16) {
+		if got, want := classOf(r), classOfSlow(r); got != want {
+			t.Fatalf("class of %U: %08b, want %08b", r, got, want)
+		}
+	}
+}
