@@ -344,21 +344,7 @@ func (a *Appender) Write(p []byte) {
 		return
 	}
 	a.tail = append(a.tail, p...)
-	c := a.c
-	c.sc = scanner{s: a.tail}
-	i := 0
-	for i < len(a.tail) {
-		j, ok := a.step(i)
-		if !ok {
-			break // the piece may still grow or change: keep it
-		}
-		i = j
-		if a.Over() {
-			break
-		}
-	}
-	c.sc = scanner{}
-	a.tail = a.tail[:copy(a.tail, a.tail[i:])]
+	a.steps()
 }
 
 // WriteString is Write for a string.

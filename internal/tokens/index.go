@@ -146,12 +146,92 @@ func (x *Index) CountLimit(s, e, limit int) int {
 	return n
 }
 
+// jointWindow is how much of an indexed text AppendTo copies after the
+// text before it to find the joint: the first piece boundary in step with
+// the text's own scan, which is nearly always within a few pieces.
+const jointWindow = 4 * checkEvery
+
 // AppendTo writes the indexed text to a as Write would, scanning only the
-// joint with the text before it.
+// joint with the text before it. It copies only the joint and the text
+// after the index's last final piece, unless the joint is not found in
+// the first jointWindow bytes (then all of it, as Write does).
 func (x *Index) AppendTo(a *Appender) {
 	if a.Over() {
 		return
 	}
+	if len(x.text) > 2*jointWindow && x.appendJoint(a) {
+		return
+	}
+	x.appendAll(a)
+}
+
+// appendJoint is AppendTo finding the joint in the text before and the
+// first jointWindow bytes of the indexed text; it reports false, having
+// changed nothing, when the joint is not there.
+func (x *Index) appendJoint(a *Appender) bool {
+	text, c := x.text, a.c
+	p, done := len(a.tail), a.done
+	a.tail = append(a.tail, text[:jointWindow]...)
+	c.sc = scanner{s: a.tail}
+	defer func() { c.sc = scanner{} }()
+	next := 0
+	for i := 0; i < len(a.tail); {
+		if i >= p {
+			for next < len(x.pos) && int(x.pos[next])+p < i {
+				next++
+			}
+			if next < len(x.pos) && int(x.pos[next])+p == i {
+				// In step with the text's own scan, whose pieces are
+				// final up to checkpoint final: go on from there (or
+				// from here) in the rest of the text.
+				k := next
+				if next < x.final {
+					a.done += int(x.cum[x.final] - x.cum[next])
+					k = x.final
+				}
+				a.tail = append(a.tail[:0], text[x.pos[k]:]...)
+				if !a.Over() {
+					a.steps()
+				}
+				return true
+			}
+		}
+		j, ok := a.step(i)
+		if !ok {
+			break // the piece reads past the window: copy all
+		}
+		i = j
+		if a.Over() {
+			a.tail = a.tail[:copy(a.tail, a.tail[i:])]
+			return true
+		}
+	}
+	a.tail, a.done = a.tail[:p], done
+	return false
+}
+
+// steps counts the final pieces of a.tail (with c.sc empty) and keeps the
+// rest, as Write does.
+func (a *Appender) steps() {
+	c := a.c
+	c.sc = scanner{s: a.tail}
+	i := 0
+	for i < len(a.tail) {
+		j, ok := a.step(i)
+		if !ok {
+			break // the piece may still grow or change: keep it
+		}
+		i = j
+		if a.Over() {
+			break
+		}
+	}
+	c.sc = scanner{}
+	a.tail = a.tail[:copy(a.tail, a.tail[i:])]
+}
+
+// appendAll is AppendTo copying all of the indexed text.
+func (x *Index) appendAll(a *Appender) {
 	text := x.text
 	p := len(a.tail)
 	a.tail = append(a.tail, text...)
