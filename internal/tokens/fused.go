@@ -25,14 +25,20 @@ func (c *Counter) countTo(i, stop, clip, over int) (int, int) {
 	n, from := 0, i
 	for i < len(s) {
 		j := 0
-		// A word: an optional prefix byte and ASCII letters (scanner.ascii).
+		// scanner.ascii: a word, an optional prefix byte and ASCII
+		// letters, here; digits, punctuation and whitespace in asciiOther.
 		if b := s[i]; b < utf8.RuneSelf && b != '\'' {
+			cl := asciiClass[b]
 			k := i
-			if asciiClass[b]&cLetter == 0 {
+			if cl&cLetter == 0 {
 				k = -1
-				if cl := asciiClass[b]; cl&(cNumber|cNewline) == 0 && i+1 < len(s) {
-					if nb := s[i+1]; nb < utf8.RuneSelf && asciiClass[nb]&cLetter != 0 {
-						k = i + 1
+				if i+1 < len(s) {
+					if nb := s[i+1]; nb < utf8.RuneSelf {
+						if next := asciiClass[nb]; next&cLetter != 0 && cl&(cNumber|cNewline) == 0 {
+							k = i + 1
+						} else {
+							j = c.sc.asciiOther(i, b, cl, next, o200k)
+						}
 					}
 				}
 			}
@@ -68,14 +74,11 @@ func (c *Counter) countTo(i, stop, clip, over int) (int, int) {
 				}
 			}
 		}
-		if j == 0 {
-			j = c.sc.ascii(i, o200k)
-			if j == 0 {
-				if o200k {
-					j = c.sc.nextO200K(i)
-				} else {
-					j = c.sc.nextCL100K(i)
-				}
+		if j == 0 { // what the fast path leaves
+			if o200k {
+				j = c.sc.nextO200K(i)
+			} else {
+				j = c.sc.nextCL100K(i)
 			}
 		}
 		// The piece's tokens (pieceTokens).
