@@ -41,10 +41,11 @@
 // CPU of its character mode on a busy machine, where the code before
 // took 3.1× (2.13× on a quieter one), and chunks about 49 MB/s of CPU
 // (docs/development.md, the benchmark table): short of the 1.6× target.
-// What is left is the count itself, about 60% of token mode's CPU: the
-// merges of pieces no cache holds (a third of the count: the corpus has
-// about as many distinct pieces that are no token as a pass merges), the
-// caches' lookups, waiting on memory (30%), and the scan (a fifth).
+// In instructions it is within it (1.57×); what is left is memory
+// latency, in the piece caches and in the merges of pieces no cache
+// holds (a third of the count: the corpus has about as many distinct
+// pieces that are no token as a pass merges, and a merge waits on about
+// four rounds of rank-table lookups).
 //
 // The tests hold the counts to OpenAI's tokenizer run for real
 // (js-tiktoken, when Node.js is installed). Where that port differs from
