@@ -159,105 +159,69 @@ func (x *Index) AppendTo(a *Appender) {
 	if a.Over() {
 		return
 	}
-	if len(x.text) > 2*jointWindow && x.appendJoint(a) {
+	if len(x.text) > 2*jointWindow && x.joint(a, jointWindow) {
 		return
 	}
-	x.appendAll(a)
+	x.joint(a, len(x.text))
 }
 
-// appendJoint is AppendTo finding the joint in the text before and the
-// first jointWindow bytes of the indexed text; it reports false, having
-// changed nothing, when the joint is not there.
-func (x *Index) appendJoint(a *Appender) bool {
+// joint writes the first n bytes of the indexed text after a's tail and
+// counts the pieces from there until they are in step with the text's
+// own scan, then goes on from the index's last final piece, copying only
+// the text after it. When n is short of the whole text and the joint is
+// not found in it, joint changes nothing and reports false.
+func (x *Index) joint(a *Appender, n int) bool {
 	text, c := x.text, a.c
 	p, done := len(a.tail), a.done
-	a.tail = append(a.tail, text[:jointWindow]...)
+	a.tail = append(a.tail, text[:n]...)
 	c.sc = scanner{s: a.tail}
-	defer func() { c.sc = scanner{} }()
 	next := 0
-	for i := 0; i < len(a.tail); {
-		if i >= p {
-			for next < len(x.pos) && int(x.pos[next])+p < i {
-				next++
-			}
-			if next < len(x.pos) && int(x.pos[next])+p == i {
-				// In step with the text's own scan, whose pieces are
-				// final up to checkpoint final: go on from there (or
-				// from here) in the rest of the text.
-				k := next
-				if next < x.final {
-					a.done += int(x.cum[x.final] - x.cum[next])
-					k = x.final
-				}
-				a.tail = append(a.tail[:0], text[x.pos[k]:]...)
-				if !a.Over() {
-					a.steps()
-				}
-				return true
-			}
+	i := a.stepUntil(0, func(i int) bool {
+		for i >= p && next < len(x.pos) && int(x.pos[next])+p < i {
+			next++
 		}
-		j, ok := a.step(i)
-		if !ok {
-			break // the piece reads past the window: copy all
+		return i >= p && next < len(x.pos) && int(x.pos[next])+p == i
+	})
+	c.sc = scanner{}
+	if !a.Over() && i < len(a.tail) && next < len(x.pos) && int(x.pos[next])+p == i {
+		// In step with the text's own scan, whose pieces are final up to
+		// checkpoint final: go on from there (or from here) in the rest
+		// of the text.
+		k := next
+		if next < x.final {
+			a.done += int(x.cum[x.final] - x.cum[next])
+			k = x.final
 		}
-		i = j
-		if a.Over() {
-			a.tail = a.tail[:copy(a.tail, a.tail[i:])]
-			return true
-		}
+		a.tail = append(a.tail[:0], text[x.pos[k]:]...)
+		a.steps()
+		return true
 	}
-	a.tail, a.done = a.tail[:p], done
-	return false
+	if n < len(text) && !a.Over() {
+		a.tail, a.done = a.tail[:p], done // a piece read past the window
+		return false
+	}
+	a.tail = a.tail[:copy(a.tail, a.tail[i:])]
+	return true
 }
 
-// steps counts the final pieces of a.tail (with c.sc empty) and keeps the
-// rest, as Write does.
+// steps counts the final pieces of a.tail and keeps the rest, as Write
+// does.
 func (a *Appender) steps() {
+	if a.Over() {
+		return
+	}
 	c := a.c
 	c.sc = scanner{s: a.tail}
-	i := 0
-	for i < len(a.tail) {
-		j, ok := a.step(i)
-		if !ok {
-			break // the piece may still grow or change: keep it
-		}
-		i = j
-		if a.Over() {
-			break
-		}
-	}
+	i := a.stepUntil(0, nil)
 	c.sc = scanner{}
 	a.tail = a.tail[:copy(a.tail, a.tail[i:])]
 }
 
-// appendAll is AppendTo copying all of the indexed text.
-func (x *Index) appendAll(a *Appender) {
-	text := x.text
-	p := len(a.tail)
-	a.tail = append(a.tail, text...)
-	c := a.c
-	c.sc = scanner{s: a.tail}
-	next := 0
-	i := 0
-	for i < len(a.tail) {
-		if i >= p {
-			for next < len(x.pos) && int(x.pos[next])+p < i {
-				next++
-			}
-			if next < len(x.pos) && int(x.pos[next])+p == i {
-				// In step with the text's own scan, whose pieces are
-				// final up to checkpoint final.
-				if next < x.final {
-					a.done += int(x.cum[x.final] - x.cum[next])
-					i = p + int(x.pos[x.final])
-				}
-				next = len(x.pos) // no more jumps
-				if a.Over() {
-					break
-				}
-				continue
-			}
-		}
+// stepUntil counts the pieces of a.tail (which c.sc scans) from i until
+// stop(i) holds (stop may be nil), a piece may still grow or change, or
+// the count is over, and returns where it stopped.
+func (a *Appender) stepUntil(i int, stop func(int) bool) int {
+	for i < len(a.tail) && (stop == nil || !stop(i)) {
 		j, ok := a.step(i)
 		if !ok {
 			break // the piece may still grow or change: keep it
@@ -267,6 +231,5 @@ func (x *Index) appendAll(a *Appender) {
 			break
 		}
 	}
-	c.sc = scanner{}
-	a.tail = a.tail[:copy(a.tail, a.tail[i:])]
+	return i
 }
