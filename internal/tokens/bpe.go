@@ -1,6 +1,9 @@
 package tokens
 
-import "math"
+import (
+	"encoding/binary"
+	"math"
+)
 
 // noRank marks a pair that does not merge.
 const noRank = math.MaxUint32
@@ -186,4 +189,76 @@ func down(h []cand, i int) {
 		h[i], h[c] = h[c], h[i]
 		i = c
 	}
+}
+
+// shortCount is the longest piece countShort merges.
+const shortCount = 32
+
+// countShort returns the number of tokens of piece (not itself a token,
+// 3 ≤ len(piece) ≤ shortCount), merging as parts does with its
+// scratch on the stack and each candidate's key cut from the piece's
+// bytes loaded once.
+func (m *bpe) countShort(piece []byte) int {
+	var buf [shortCount + 8]byte
+	copy(buf[:], piece)
+	n := len(piece)
+	t := m.ranks
+	// key returns the packed key of piece[a:b].
+	key := func(a, b int) (uint64, uint64) {
+		w := binary.LittleEndian.Uint64(buf[a:])
+		if b-a <= 8 {
+			return w & (1<<(8*uint(b-a)) - 1), 0
+		}
+		w1 := binary.LittleEndian.Uint64(buf[a+8:])
+		return w, w1 & (1<<(8*uint(b-a-8)) - 1)
+	}
+	rankOf := func(a, b int) uint32 {
+		if b-a == 2 {
+			return t.pairs[int(buf[a])<<8|int(buf[a+1])] - 1 // noRank when none
+		}
+		if b-a > shortMax {
+			if r, ok := t.long[string(buf[a:b])]; ok {
+				return r
+			}
+			return noRank
+		}
+		k, k1 := key(a, b)
+		if r, ok := t.probeKey(k, k1, b-a); ok {
+			return r
+		}
+		return noRank
+	}
+	var starts [shortCount + 1]uint8
+	var ranks [shortCount]uint32
+	for i := 0; i <= n; i++ {
+		starts[i] = uint8(i)
+	}
+	parts := n
+	for i := 0; i+1 < n; i++ {
+		ranks[i] = rankOf(i, i+2)
+	}
+	for parts > 1 {
+		best, bestRank := -1, uint32(noRank)
+		for k, r := range ranks[:parts-1] {
+			if r < bestRank {
+				best, bestRank = k, r
+			}
+		}
+		if best < 0 {
+			break
+		}
+		// Merge parts best and best+1.
+		copy(starts[best+1:parts], starts[best+2:parts+1])
+		copy(ranks[best+1:parts-1], ranks[best+2:parts])
+		parts--
+		if best+1 < parts {
+			ranks[best] = rankOf(int(starts[best]), int(starts[best+2]))
+		} else {
+			ranks[best] = noRank
+		}
+		if best > 0 {
+			ranks[best-1] = rankOf(int(starts[best-1]), int(starts[best+1]))
+		}
+	}
+	return parts
 }

@@ -124,10 +124,16 @@ func TestCacheCollisions(t *testing.T) {
 }
 
 // TestTableFindsEveryToken: the filter in front of the rank table turns
-// no token away.
+// no token away, and the set of three-byte tokens holds exactly those.
 func TestTableFindsEveryToken(t *testing.T) {
 	for _, name := range Names() {
 		e := mustGet(t, name)
+		triples := 0
+		for _, k := range e.ranks.triples {
+			if k != 0 {
+				triples++
+			}
+		}
 		for r := uint32(0); ; r++ {
 			tok, ok := e.ranks.token(r)
 			if !ok {
@@ -139,6 +145,15 @@ func TestTableFindsEveryToken(t *testing.T) {
 			if got, ok := e.ranks.rank([]byte(tok)); !ok || got != r {
 				t.Fatalf("%s: rank(%q) = %d, %v, want %d", name, tok, got, ok, r)
 			}
+			if len(tok) == 3 {
+				if !e.ranks.isTriple(tok[0], tok[1], tok[2]) {
+					t.Fatalf("%s: three-byte token %q (rank %d) not in the set", name, tok, r)
+				}
+				triples--
+			}
+		}
+		if triples != 0 {
+			t.Fatalf("%s: %d entries of the three-byte set are no token", name, triples)
 		}
 	}
 }

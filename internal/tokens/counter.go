@@ -84,11 +84,14 @@ func (c *Counter) Scanned() int { return c.scanned }
 
 // next returns the end of the piece starting at i (< len(c.sc.s)).
 func (c *Counter) next(i int) int {
-	var j int
-	if c.enc.o200k {
-		j = c.sc.nextO200K(i)
-	} else {
-		j = c.sc.nextCL100K(i)
+	o200k := c.enc.o200k
+	j := c.sc.ascii(i, o200k)
+	if j == 0 {
+		if o200k {
+			j = c.sc.nextO200K(i)
+		} else {
+			j = c.sc.nextCL100K(i)
+		}
 	}
 	c.scanned += j - i
 	return j
@@ -105,12 +108,10 @@ func (c *Counter) CountLimit(text []byte, limit int) int {
 	c.sc = scanner{s: text}
 	n := 0
 	for i := 0; i < len(text) && n <= limit; {
-		j := c.next(i)
-		if piece := text[i:j]; len(piece) > (limit-n+1)*c.enc.ranks.longest {
-			n = limit + 1 // too long to fit whatever its tokens: skip the merging
-		} else {
-			n += c.pieceTokens(piece)
-		}
+		// A piece too long to fit whatever its tokens takes the count
+		// over limit without merging.
+		j, k := c.countTo(i, i+1, (limit-n+1)*c.enc.ranks.longest, limit+1-n)
+		n += k
 		i = j
 	}
 	c.sc = scanner{}
@@ -149,9 +150,8 @@ func (c *Counter) Cut(text []byte, n int) int {
 	defer func() { c.sc = scanner{} }()
 	end := len(text)
 	for i := 0; i < len(text); {
-		j := c.next(i)
+		j, k := c.countTo(i, i+1, len(text), 0)
 		piece := text[i:j]
-		k := c.pieceTokens(piece)
 		if k < n {
 			n -= k
 			i = j
@@ -244,7 +244,7 @@ func (c *Counter) shortPiece(piece []byte) int {
 		}
 		return 2
 	}
-	if _, ok := t.probe(piece); ok {
+	if t.isTriple(piece[0], piece[1], piece[2]) {
 		return 1
 	}
 	if t.isPair(piece[0], piece[1]) || t.isPair(piece[1], piece[2]) {
@@ -287,6 +287,9 @@ func (c *Counter) slowPiece(piece []byte) int {
 	c.merged++
 	if _, ok := c.enc.ranks.rank(piece); ok {
 		return 1
+	}
+	if len(piece) <= shortCount {
+		return c.m.countShort(piece)
 	}
 	return len(c.m.parts(piece)) - 1
 }
@@ -341,21 +344,7 @@ func (a *Appender) Write(p []byte) {
 		return
 	}
 	a.tail = append(a.tail, p...)
-	c := a.c
-	c.sc = scanner{s: a.tail}
-	i := 0
-	for i < len(a.tail) {
-		j, ok := a.step(i)
-		if !ok {
-			break // the piece may still grow or change: keep it
-		}
-		i = j
-		if a.Over() {
-			break
-		}
-	}
-	c.sc = scanner{}
-	a.tail = a.tail[:copy(a.tail, a.tail[i:])]
+	a.steps()
 }
 
 // WriteString is Write for a string.

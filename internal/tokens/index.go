@@ -54,14 +54,10 @@ func (x *Index) Build(c *Counter, text []byte, limit int) {
 	limit = min(limit, len(text)) // a text has at most a token per byte
 	clip := (limit + 1) * c.enc.ranks.longest
 	for i := 0; i < len(text); {
-		j := c.next(i)
-		if piece := text[i:j]; len(piece) > clip {
-			n += limit + 1
-		} else {
-			n += c.pieceTokens(piece)
-		}
+		j, k := c.countTo(i, last+checkEvery, clip, limit+1)
+		n += k
 		i = j
-		if i-last >= checkEvery || i == len(text) {
+		{
 			x.pos = append(x.pos, int32(i))
 			x.cum = append(x.cum, int32(min(n, math.MaxInt32)))
 			x.reach = append(x.reach, int32(c.sc.reach))
@@ -143,49 +139,89 @@ func (x *Index) CountLimit(s, e, limit int) int {
 				continue
 			}
 		}
-		j := c.next(i)
-		if piece := text[i:j]; len(piece) > (limit-n+1)*c.enc.ranks.longest {
-			n = limit + 1
-		} else {
-			n += c.pieceTokens(piece)
-		}
+		j, k := c.countTo(i, i+1, (limit-n+1)*c.enc.ranks.longest, limit+1-n)
+		n += k
 		i = j
 	}
 	return n
 }
 
+// jointWindow is how much of an indexed text AppendTo copies after the
+// text before it to find the joint: the first piece boundary in step with
+// the text's own scan, which is nearly always within a few pieces.
+const jointWindow = 4 * checkEvery
+
 // AppendTo writes the indexed text to a as Write would, scanning only the
-// joint with the text before it.
+// joint with the text before it. It copies only the joint and the text
+// after the index's last final piece, unless the joint is not found in
+// the first jointWindow bytes (then all of it, as Write does).
 func (x *Index) AppendTo(a *Appender) {
 	if a.Over() {
 		return
 	}
-	text := x.text
-	p := len(a.tail)
-	a.tail = append(a.tail, text...)
-	c := a.c
+	if len(x.text) > 2*jointWindow && x.joint(a, jointWindow) {
+		return
+	}
+	x.joint(a, len(x.text))
+}
+
+// joint writes the first n bytes of the indexed text after a's tail and
+// counts the pieces from there until they are in step with the text's
+// own scan, then goes on from the index's last final piece, copying only
+// the text after it. When n is short of the whole text and the joint is
+// not found in it, joint changes nothing and reports false.
+func (x *Index) joint(a *Appender, n int) bool {
+	text, c := x.text, a.c
+	p, done := len(a.tail), a.done
+	a.tail = append(a.tail, text[:n]...)
 	c.sc = scanner{s: a.tail}
 	next := 0
-	i := 0
-	for i < len(a.tail) {
-		if i >= p {
-			for next < len(x.pos) && int(x.pos[next])+p < i {
-				next++
-			}
-			if next < len(x.pos) && int(x.pos[next])+p == i {
-				// In step with the text's own scan, whose pieces are
-				// final up to checkpoint final.
-				if next < x.final {
-					a.done += int(x.cum[x.final] - x.cum[next])
-					i = p + int(x.pos[x.final])
-				}
-				next = len(x.pos) // no more jumps
-				if a.Over() {
-					break
-				}
-				continue
-			}
+	i := a.stepUntil(0, func(i int) bool {
+		for i >= p && next < len(x.pos) && int(x.pos[next])+p < i {
+			next++
 		}
+		return i >= p && next < len(x.pos) && int(x.pos[next])+p == i
+	})
+	c.sc = scanner{}
+	if !a.Over() && i < len(a.tail) && next < len(x.pos) && int(x.pos[next])+p == i {
+		// In step with the text's own scan, whose pieces are final up to
+		// checkpoint final: go on from there (or from here) in the rest
+		// of the text.
+		k := next
+		if next < x.final {
+			a.done += int(x.cum[x.final] - x.cum[next])
+			k = x.final
+		}
+		a.tail = append(a.tail[:0], text[x.pos[k]:]...)
+		a.steps()
+		return true
+	}
+	if n < len(text) && !a.Over() {
+		a.tail, a.done = a.tail[:p], done // a piece read past the window
+		return false
+	}
+	a.tail = a.tail[:copy(a.tail, a.tail[i:])]
+	return true
+}
+
+// steps counts the final pieces of a.tail and keeps the rest, as Write
+// does.
+func (a *Appender) steps() {
+	if a.Over() {
+		return
+	}
+	c := a.c
+	c.sc = scanner{s: a.tail}
+	i := a.stepUntil(0, nil)
+	c.sc = scanner{}
+	a.tail = a.tail[:copy(a.tail, a.tail[i:])]
+}
+
+// stepUntil counts the pieces of a.tail (which c.sc scans) from i until
+// stop(i) holds (stop may be nil), a piece may still grow or change, or
+// the count is over, and returns where it stopped.
+func (a *Appender) stepUntil(i int, stop func(int) bool) int {
+	for i < len(a.tail) && (stop == nil || !stop(i)) {
 		j, ok := a.step(i)
 		if !ok {
 			break // the piece may still grow or change: keep it
@@ -195,6 +231,5 @@ func (x *Index) AppendTo(a *Appender) {
 			break
 		}
 	}
-	c.sc = scanner{}
-	a.tail = a.tail[:copy(a.tail, a.tail[i:])]
+	return i
 }

@@ -3,6 +3,7 @@ package tokens
 import (
 	"encoding/binary"
 	"math/bits"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -38,6 +39,26 @@ var asciiClass = func() (t [utf8.RuneSelf]uint8) {
 	}
 	return t
 }()
+
+// bmpClasses returns the classes of the code points of the Basic
+// Multilingual Plane, built on first use (64 KiB): the scanners read a
+// non-ASCII character's class from it rather than from Go's Unicode
+// range tables, a binary search each.
+var bmpClasses = sync.OnceValue(func() *[1 << 16]uint8 {
+	t := new([1 << 16]uint8)
+	for r := range rune(1 << 16) {
+		t[r] = classOfSlow(r)
+	}
+	return t
+})
+
+// classOf returns the classes of code point r.
+func classOf(r rune) uint8 {
+	if r < 1<<16 {
+		return bmpClasses()[r]
+	}
+	return classOfSlow(r)
+}
 
 func classOfSlow(r rune) uint8 {
 	var c uint8
@@ -103,7 +124,7 @@ func (sc *scanner) at(i int) (uint8, int) {
 		return 0, 1
 	}
 	sc.read(i + n)
-	return classOfSlow(r), n
+	return classOf(r), n
 }
 
 // isPrefix reports whether class c is [^\r\n\p{L}\p{N}] (n > 0: a code
@@ -249,25 +270,38 @@ func (sc *scanner) punct(i int, trail uint8, slash bool) int {
 	return j
 }
 
-// asciiWord returns the end of an ASCII word at i: an optional prefix
-// byte ([^\r\n\p{L}\p{N}] but not an apostrophe, which may start a
-// contraction) and a run of ASCII letters, upper case then lower case
-// when o200k, ended by an ASCII byte other than an apostrophe; or 0 when
-// the text at i is not one, and the general scanners decide. It records
-// the reads they would (the run and the byte that ends it), and is
-// their fast path for the most common piece of prose and code.
-func (sc *scanner) asciiWord(i int, o200k bool) int {
+// ascii returns the end of the piece at i when it is ASCII and ends at
+// an ASCII byte, as the general scanners would find it, or 0: a word (an
+// optional prefix byte, [^\r\n\p{L}\p{N}] but not an apostrophe, which
+// may start a contraction, and a run of letters, upper case then lower
+// case when o200k), a run of punctuation with an optional leading space
+// and trailing line breaks, a run of whitespace, or up to three digits.
+// It records the reads the general scanners would (the run and the byte
+// that ends it). The general scanners take everything else: an
+// apostrophe first, whatever touches a non-ASCII byte or the end of the
+// text. It is one function, the word first, since it finds most pieces
+// (BenchmarkFastPaths/run).
+func (sc *scanner) ascii(i int, o200k bool) int {
 	s := sc.s
-	j := i
-	if s[i] >= utf8.RuneSelf {
+	b := s[i]
+	if b >= utf8.RuneSelf || b == '\'' {
 		return 0
 	}
-	if c := asciiClass[s[i]]; c&cLetter == 0 {
-		if c&(cNumber|cNewline) != 0 || s[i] == '\'' ||
-			i+1 >= len(s) || s[i+1] >= utf8.RuneSelf || asciiClass[s[i+1]]&cLetter == 0 {
+	c := asciiClass[b]
+	j := i
+	if c&cLetter == 0 {
+		if i+1 >= len(s) {
 			return 0
 		}
-		j++
+		nb := s[i+1]
+		if nb >= utf8.RuneSelf {
+			return 0
+		}
+		next := asciiClass[nb]
+		if next&cLetter == 0 || c&(cNumber|cNewline) != 0 {
+			return sc.asciiOther(i, b, c, next, o200k)
+		}
+		j++ // a prefix, then letters
 	}
 	if o200k {
 		j = asciiRun(s, j, 'A', 'Z', 0)
@@ -282,26 +316,10 @@ func (sc *scanner) asciiWord(i int, o200k bool) int {
 	return j
 }
 
-// asciiPiece returns the end of the piece at i when it is ASCII and
-// ends at an ASCII byte, as the general scanners would find it, or 0:
-// a word (asciiWord), a run of punctuation with an optional leading
-// space and trailing line breaks, a run of whitespace, or up to three
-// digits. It records the reads the general scanners would. The
-// general scanners take everything else: an apostrophe first, whatever
-// touches a non-ASCII byte or the end of the text.
-func (sc *scanner) asciiPiece(i int, o200k bool) int {
-	if j := sc.asciiWord(i, o200k); j > 0 {
-		return j
-	}
+// asciiOther is ascii for a piece that is no word: digits, punctuation
+// or whitespace at i, whose byte b and the next have classes c and next.
+func (sc *scanner) asciiOther(i int, b, c, next uint8, o200k bool) int {
 	s := sc.s
-	b := s[i]
-	if b >= utf8.RuneSelf || b == '\'' || i+1 >= len(s) || s[i+1] >= utf8.RuneSelf {
-		return 0
-	}
-	c, next := asciiClass[b], asciiClass[s[i+1]]
-	if c&cLetter != 0 || c&(cNumber|cNewline) == 0 && next&cLetter != 0 {
-		return 0 // a prefix and a word that asciiWord left
-	}
 	switch {
 	case c&cNumber != 0:
 		k := i + 1
@@ -377,11 +395,8 @@ func asciiRun(s []byte, j int, lo, hi, fold byte) int {
 }
 
 // nextCL100K returns the end of the cl100k_base piece starting at i <
-// len(sc.s).
+// len(sc.s), by the general scanners (ascii first is faster).
 func (sc *scanner) nextCL100K(i int) int {
-	if j := sc.asciiPiece(i, false); j > 0 {
-		return j
-	}
 	if sc.s[i] == '\'' {
 		if n := sc.contraction(i); n > 0 {
 			return i + n
@@ -409,11 +424,8 @@ func (sc *scanner) nextCL100K(i int) int {
 }
 
 // nextO200K returns the end of the o200k_base piece starting at i <
-// len(sc.s).
+// len(sc.s), by the general scanners (ascii first is faster).
 func (sc *scanner) nextO200K(i int) int {
-	if j := sc.asciiPiece(i, true); j > 0 {
-		return j
-	}
 	c, n := sc.at(i)
 	prefix := isPrefix(c, n)
 	// [^\r\n\p{L}\p{N}]?[upper]*[lower]+(?i:contraction)?

@@ -27,6 +27,12 @@ type table struct {
 	// pairSet has the bit of each two-byte token set (8 KiB: the count
 	// of a two- or three-byte piece asks it, not the cache).
 	pairSet []uint64
+	// triples holds the three-byte tokens, each as its bytes and a top
+	// bit (0 is empty), in an open-addressing table of 2^15 entries (128
+	// KiB, so that the count of a three-byte piece, one piece in six of
+	// prose, stays in the processor's second-level cache rather than
+	// probing the filter and the short table).
+	triples []uint32
 	// filter has a bit set for each token of the short table (bits of
 	// its hash other than the slot's): most keys that are no token, half
 	// the candidates of a merge, are turned away by it without a probe of
@@ -63,15 +69,18 @@ func packKey(b []byte) (uint64, uint64) {
 	return pack(b), 0
 }
 
+// pack returns the bytes of b (at most 8) as a little-endian word,
+// without a loop: two overlapping loads of four bytes, or three of one.
 func pack(b []byte) uint64 {
-	if len(b) == 8 {
+	switch n := len(b); {
+	case n >= 8:
 		return binary.LittleEndian.Uint64(b)
+	case n >= 4:
+		return uint64(binary.LittleEndian.Uint32(b)) | uint64(binary.LittleEndian.Uint32(b[n-4:]))<<(8*(n-4))
+	case n > 0:
+		return uint64(b[0]) | uint64(b[n/2])<<(8*(n/2)) | uint64(b[n-1])<<(8*(n-1))
 	}
-	var k uint64
-	for i := len(b) - 1; i >= 0; i-- {
-		k = k<<8 | uint64(b[i])
-	}
-	return k
+	return 0
 }
 
 // filterShift picks the hash bits of the filter: below those of the slot.
@@ -106,6 +115,7 @@ func newTable(ranks map[string]uint32) *table {
 		slots: make([]slot, size), shift: uint(64 - bits.Len(uint(size-1))),
 		long: map[string]uint32{},
 	}
+	t.triples = make([]uint32, 1<<triplesBits)
 	t.pairs = make([]uint32, 1<<16)
 	t.pairSet = make([]uint64, 1<<16/64)
 	fbits := 1 << bits.Len(uint(short*16-1)) // about one false positive in sixteen
@@ -116,6 +126,14 @@ func newTable(ranks map[string]uint32) *table {
 		if len(tok) == 2 {
 			t.pairs[int(tok[0])<<8|int(tok[1])] = r + 1
 			t.pairSet[int(tok[0])<<2|int(tok[1])>>6] |= 1 << (tok[1] & 63)
+		}
+		if len(tok) == 3 {
+			k := tripleKey(tok[0], tok[1], tok[2])
+			i := tripleHash(k)
+			for t.triples[i] != 0 {
+				i = (i + 1) & (1<<triplesBits - 1)
+			}
+			t.triples[i] = k
 		}
 		if len(tok) > shortMax {
 			t.long[tok] = r
@@ -151,6 +169,31 @@ func (t *table) rank(b []byte) (uint32, bool) {
 	return t.probe(b)
 }
 
+// triplesBits sizes the table of three-byte tokens (o200k_base has
+// 18,185 of them: the table is at most 56% full).
+const triplesBits = 15
+
+func tripleKey(a, b, c byte) uint32 {
+	return uint32(a) | uint32(b)<<8 | uint32(c)<<16 | 1<<24
+}
+
+func tripleHash(k uint32) uint32 {
+	return k * 0x9E3779B1 >> (32 - triplesBits)
+}
+
+// isTriple reports whether a, b, c is a token.
+func (t *table) isTriple(a, b, c byte) bool {
+	k := tripleKey(a, b, c)
+	for i := tripleHash(k); ; i = (i + 1) & (1<<triplesBits - 1) {
+		switch t.triples[i] {
+		case k:
+			return true
+		case 0:
+			return false
+		}
+	}
+}
+
 // isPair reports whether a, b is a token.
 func (t *table) isPair(a, b byte) bool {
 	return t.pairSet[int(a)<<2|int(b)>>6]&(1<<(b&63)) != 0
@@ -163,8 +206,14 @@ func (t *table) probe(b []byte) (uint32, bool) {
 		return r, ok
 	}
 	k, k1 := packKey(b)
-	n := uint8(len(b))
-	h := hash(k, k1, len(b))
+	return t.probeKey(k, k1, len(b))
+}
+
+// probeKey returns the rank of the token of length ln (2 < ln ≤
+// shortMax) whose bytes packKey packs to k, k1.
+func (t *table) probeKey(k, k1 uint64, ln int) (uint32, bool) {
+	n := uint8(ln)
+	h := hash(k, k1, ln)
 	if f := h >> filterShift & t.filterMask; t.filter[f/64]&(1<<(f%64)) == 0 {
 		return 0, false
 	}
