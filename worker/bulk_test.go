@@ -276,17 +276,12 @@ func TestBulkDeletesOfTwoTenants(t *testing.T) {
 	}
 }
 
-// TestBulkDeadLetterSettled: a request of a bulk dead-lettered on one
-// delivery is not processed again when the bulk is delivered again for
-// another of its requests: alone it would have been terminated. Its dead
-// letter, purged meanwhile, stays purged and its record dismissed.
-func TestBulkDeadLetterSettled(t *testing.T) {
-	e := newEnv(t, testConfig())
-	real := subjectsink.New(e.js, e.cfg.ChunksPrefix, e.cfg.MaxPendingPublishes)
-	release := make(chan struct{})
+// hiccupOnce is sink but for id's first write, which waits for release
+// and fails (a transient error: the bulk holding id comes back).
+func hiccupOnce(sink worker.Sink, id string, release <-chan struct{}) worker.Sink {
 	var once sync.Once
-	sink := worker.SinkFunc(func(ctx context.Context, doc worker.Doc, chunks []worker.Chunk) error {
-		if doc.ID == "c.md" {
+	return worker.SinkFunc(func(ctx context.Context, doc worker.Doc, chunks []worker.Chunk) error {
+		if doc.ID == id {
 			first := false
 			once.Do(func() { first = true })
 			if first {
@@ -294,8 +289,18 @@ func TestBulkDeadLetterSettled(t *testing.T) {
 				return errors.New("sink hiccup")
 			}
 		}
-		return real.Write(ctx, doc, chunks)
+		return sink.Write(ctx, doc, chunks)
 	})
+}
+
+// TestBulkDeadLetterSettled: a request of a bulk dead-lettered on one
+// delivery is not processed again when the bulk is delivered again for
+// another of its requests: alone it would have been terminated. Its dead
+// letter, purged meanwhile, stays purged and its record dismissed.
+func TestBulkDeadLetterSettled(t *testing.T) {
+	e := newEnv(t, testConfig())
+	release := make(chan struct{})
+	sink := hiccupOnce(subjectsink.New(e.js, e.cfg.ChunksPrefix, e.cfg.MaxPendingPublishes), "c.md", release)
 	_, res, _ := e.startWorker(worker.Options{Sink: sink})
 	e.publishBulk("ingest.r",
 		messages.IngestRequest{V: 1, ID: "a.md", Content: []byte("# A\n\ntext\n")},
@@ -379,20 +384,8 @@ func TestBulkTwinLeavesTheRecord(t *testing.T) {
 // the DLQ stays empty of it.
 func TestBulkInvalidRequestStaysDismissed(t *testing.T) {
 	e := newEnv(t, testConfig())
-	real := subjectsink.New(e.js, e.cfg.ChunksPrefix, e.cfg.MaxPendingPublishes)
 	release := make(chan struct{})
-	var once sync.Once
-	sink := worker.SinkFunc(func(ctx context.Context, doc worker.Doc, chunks []worker.Chunk) error {
-		if doc.ID == "c.md" {
-			first := false
-			once.Do(func() { first = true })
-			if first {
-				<-release
-				return errors.New("sink hiccup")
-			}
-		}
-		return real.Write(ctx, doc, chunks)
-	})
+	sink := hiccupOnce(subjectsink.New(e.js, e.cfg.ChunksPrefix, e.cfg.MaxPendingPublishes), "c.md", release)
 	_, res, _ := e.startWorker(worker.Options{Sink: sink})
 	e.publishBulk("ingest.r",
 		messages.IngestRequest{V: 1, ID: "a.md", Content: []byte("# A\n\ntext\n")},

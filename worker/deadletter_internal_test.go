@@ -39,15 +39,7 @@ func TestDeadLetterWrittenTwiceStoredOnce(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			ns := jstest.Start(t, t.TempDir(), -1)
-			nc, err := nats.Connect(ns.ClientURL())
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer nc.Close()
-			js, err := jetstream.New(nc)
-			if err != nil {
-				t.Fatal(err)
-			}
+			nc, js := jstest.Connect(t, ns.ClientURL())
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			cfg := DefaultConfig()

@@ -61,15 +61,7 @@ func (c floorConsumer) Info(ctx context.Context) (*jetstream.ConsumerInfo, error
 // without a second write, and INGEST ends empty with no dead letter.
 func TestRequeueBelowAckFloor(t *testing.T) {
 	ns := jstest.Start(t, t.TempDir(), -1)
-	nc, err := nats.Connect(ns.ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	nc, js := jstest.Connect(t, ns.ClientURL())
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cfg := DefaultConfig()
@@ -174,15 +166,7 @@ func (s *refusingSink) Write(ctx context.Context, doc Doc, c []Chunk) error {
 // processed and dead-lettered a second time.
 func TestRequeuedDeadLetterIsNoReplay(t *testing.T) {
 	ns := jstest.Start(t, t.TempDir(), -1)
-	nc, err := nats.Connect(ns.ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	nc, js := jstest.Connect(t, ns.ClientURL())
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cfg := DefaultConfig()
