@@ -39,16 +39,17 @@ func TestEndToEnd(t *testing.T) {
 	docs := filepath.Join("testdata", "docs")
 	dir := t.TempDir()
 
-	// split to stdout (JSONL) with the real markdown chunker.
+	// split to stdout (JSONL) with the real markdown chunker, which reads
+	// plain text too (notes.txt); hidden files are skipped.
 	code, out, errOut := runBin(t, bin, "split", docs)
-	if code != 0 || !strings.Contains(errOut, "3 files,") {
+	if code != 0 || !strings.Contains(errOut, "4 files,") {
 		t.Fatalf("chunk split = %d\n%s", code, errOut)
 	}
 	c, err := chunking.DecodeJSONL(strings.NewReader(out), "stdout")
 	if err != nil {
 		t.Fatalf("split output does not load: %v", err)
 	}
-	if got, want := c.Files(), []string{"a.md", "sub/b.md", "sub/z.md"}; strings.Join(got, ",") != strings.Join(want, ",") {
+	if got, want := c.Files(), []string{"a.md", "notes.txt", "sub/b.md", "sub/z.md"}; strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Errorf("split files = %q, want %q", got, want)
 	}
 
