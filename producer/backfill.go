@@ -681,6 +681,14 @@ func (b *backfill) publish(ctx context.Context, pr prepared) error {
 		b.dry(Planned{ID: pr.id, Op: messages.OpUpsert, Bytes: pr.bytes, Object: pr.object})
 		b.countRead(pr)
 	default:
+		if b.pack != nil && !(b.pack.fits(pr) && b.pack.room(pr)) {
+			// What is packed goes first: a pacer counts the documents
+			// packed as ahead, and would wait on them for ever.
+			if err := b.sendBulk(ctx); err != nil {
+				endSend(pr.span, nil, err)
+				return err
+			}
+		}
 		if b.o.Pace != nil {
 			if err := b.o.Pace(ctx, pr.id, pr.bytes); err != nil {
 				endSend(pr.span, nil, err)
@@ -826,6 +834,11 @@ func readFile(fsys fs.FS, name string, buf []byte, limit int64) ([]byte, error) 
 		return nil, err
 	}
 	defer f.Close()
+	return readOpen(f, buf, limit)
+}
+
+// readOpen reads the open file f as readFile does.
+func readOpen(f fs.File, buf []byte, limit int64) ([]byte, error) {
 	if st, err := f.Stat(); err == nil {
 		if st.Size() > limit {
 			return nil, &overLimitError{size: st.Size()}

@@ -319,3 +319,48 @@ func TestBulkTwiceReplay(t *testing.T) {
 		t.Errorf("record = %s at %.8s, want done at the replayed version", rec.State, rec.DocVersion)
 	}
 }
+
+// TestBulkSentBeforePacing: a document that does not join the bulk being
+// filled is paced only once that bulk is published, so a pacer waiting
+// for the documents ahead of it to be processed (local mode's) never
+// waits on documents still packed.
+func TestBulkSentBeforePacing(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "a.md"), []byte("# A\n\nsmall\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	big := strings.Repeat("# Big\n\n"+strings.Repeat("word ", 40)+"\n\n", 500) // over a bulk's member size
+	if err := os.WriteFile(filepath.Join(dir, "b.md"), []byte(big), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ingest, err := e.js.Stream(ctx, e.cfg.IngestStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := e.producer(Options{}).Backfill(ctx, BackfillOptions{Paths: []string{dir}, Bulk: true,
+		Pace: func(ctx context.Context, id string, _ int) error {
+			if id != "b.md" {
+				return nil
+			}
+			for { // b.md waits until a.md, ahead of it, is in INGEST for a worker
+				info, err := ingest.Info(ctx)
+				if err != nil {
+					return err
+				}
+				if info.State.Msgs > 0 {
+					return nil
+				}
+				select {
+				case <-ctx.Done():
+					return ctx.Err()
+				case <-time.After(10 * time.Millisecond):
+				}
+			}
+		}})
+	if err != nil || s.Sent != 2 {
+		t.Fatalf("Backfill = %+v, %v; want both sent", s.Stats, err)
+	}
+}

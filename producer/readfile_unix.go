@@ -5,6 +5,7 @@ package producer
 import (
 	"errors"
 	"io/fs"
+	"os"
 	"syscall"
 )
 
@@ -14,7 +15,7 @@ import (
 // fcntl calls and a refused epoll registration for a regular file),
 // which was as costly as the open and the read together over a folder
 // of small files. A file is read in one read when Fstat's size holds.
-// What is not a regular file goes through fsys.
+// What is not a regular file is read through the descriptor opened.
 func readOSFile(path string, fsys fs.FS, name string, buf []byte, limit int64) ([]byte, error) {
 	var fd int
 	err := retryEINTR(func() (err error) {
@@ -24,11 +25,15 @@ func readOSFile(path string, fsys fs.FS, name string, buf []byte, limit int64) (
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
 	}
-	defer syscall.Close(fd)
 	var st syscall.Stat_t
 	if err := retryEINTR(func() error { return syscall.Fstat(fd, &st) }); err != nil || st.Mode&syscall.S_IFMT != syscall.S_IFREG {
-		return readFile(fsys, name, buf, limit)
+		// Read what is open: opening a FIFO again would wait for
+		// another writer.
+		f := os.NewFile(uintptr(fd), path) // named as os.DirFS names it
+		defer f.Close()
+		return readOpen(f, buf, limit)
 	}
+	defer syscall.Close(fd)
 	if st.Size > limit {
 		return nil, &overLimitError{size: st.Size}
 	}
