@@ -7,8 +7,9 @@
 // Without a store folder the run is its own fleet for one run: the
 // server keeps its streams in memory, the worker its document records
 // (worker.Options.MemoryRecords), and the producer is paced to stay a
-// bounded window ahead of the worker (BackfillOptions.Pace), so memory
-// stays bounded whatever the input's size.
+// bounded window ahead of the worker (BackfillOptions.Pace), so the
+// server's memory stays bounded whatever the input's size (a mailbox's
+// chunks wait in the writer until its last thread, for their id order).
 package local
 
 import (
