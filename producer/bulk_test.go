@@ -122,6 +122,34 @@ func TestBackfillBulk(t *testing.T) {
 	}
 }
 
+// publishBulk publishes reqs (msgpack, inline content) as one bulk request
+// on ingest.docs, as a publisher other than the producer would, and
+// returns its PubAck.
+func (e *env) publishBulk(ctx context.Context, reqs ...messages.IngestRequest) *jetstream.PubAck {
+	e.t.Helper()
+	var entries []messages.BulkEntry
+	for _, req := range reqs {
+		data, err := messages.EncodeIngest(&req, messages.ContentTypeMsgpack)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		entries = append(entries, messages.BulkEntry{MsgID: messages.IngestMsgID(req.Tenant, req.ID, messages.ContentVersion(req.Content), "bulk"),
+			ContentType: messages.ContentTypeMsgpack, Data: data})
+	}
+	data, err := messages.EncodeBulk(entries)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	m := nats.NewMsg("ingest.docs")
+	m.Data = data
+	m.Header.Set(messages.HeaderContentType, messages.ContentTypeBulk)
+	ack, err := e.js.PublishMsg(ctx, m)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return ack
+}
+
 // TestBulkDeadLetterReplay: a document of a bulk the workers refuse is
 // dead-lettered alone, while the others of its bulk are written; `dlq
 // replay` sends it again on its own, as the version it was, and workers
@@ -139,30 +167,15 @@ func TestBulkDeadLetterReplay(t *testing.T) {
 	// The same files again with an option today's workers refuse, but one
 	// document only: a bulk of four good ones and one bad.
 	ids := []string{"d00/f00000.md", "d01/f00001.md", "d02/f00002.md", "d03/f00003.md", "d04/f00004.md"}
-	var entries []messages.BulkEntry
+	var reqs []messages.IngestRequest
 	for i, id := range ids {
 		req := messages.IngestRequest{V: messages.Version, ID: id, Content: mdContent(i+10, 800)}
 		if i == 2 {
 			req.Options = map[string]any{"heading_aware": true}
 		}
-		data, err := messages.EncodeIngest(&req, messages.ContentTypeMsgpack)
-		if err != nil {
-			t.Fatal(err)
-		}
-		entries = append(entries, messages.BulkEntry{MsgID: messages.IngestMsgID("", id, messages.ContentVersion(req.Content), "again"),
-			ContentType: messages.ContentTypeMsgpack, Data: data})
+		reqs = append(reqs, req)
 	}
-	data, err := messages.EncodeBulk(entries)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := nats.NewMsg("ingest.docs")
-	m.Data = data
-	m.Header.Set(messages.HeaderContentType, messages.ContentTypeBulk)
-	ack, err := e.js.PublishMsg(ctx, m)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ack := e.publishBulk(ctx, reqs...)
 	res := e.process(ctx, nil, 10)
 	bad := 0
 	for _, r := range res {
@@ -281,26 +294,8 @@ func TestBulkTwiceReplay(t *testing.T) {
 	e := newEnv(t, nil)
 	ctx := context.Background()
 	v1, v2 := []byte("# One\n\nfirst version\n"), []byte("# Two\n\nsecond version\n")
-	var entries []messages.BulkEntry
-	for i, c := range [][]byte{v1, v2} {
-		req := messages.IngestRequest{V: messages.Version, ID: "a.md", Content: c}
-		data, err := messages.EncodeIngest(&req, messages.ContentTypeMsgpack)
-		if err != nil {
-			t.Fatal(err)
-		}
-		entries = append(entries, messages.BulkEntry{MsgID: messages.IngestMsgID("", "a.md", messages.ContentVersion(c), "s"+strconv.Itoa(i)),
-			ContentType: messages.ContentTypeMsgpack, Data: data})
-	}
-	data, err := messages.EncodeBulk(entries)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := nats.NewMsg("ingest.docs")
-	m.Data = data
-	m.Header.Set(messages.HeaderContentType, messages.ContentTypeBulk)
-	if _, err := e.js.PublishMsg(ctx, m); err != nil {
-		t.Fatal(err)
-	}
+	e.publishBulk(ctx, messages.IngestRequest{V: messages.Version, ID: "a.md", Content: v1},
+		messages.IngestRequest{V: messages.Version, ID: "a.md", Content: v2})
 	e.process(ctx, nil, 2)
 	d := NewDLQ(e.js, DLQOptions{})
 	var got []Replayed
