@@ -189,30 +189,33 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 	if err != nil {
 		return sum, err
 	}
-	runCtx, stopRun := context.WithCancel(ctx)
-	defer stopRun()
-	runDone := make(chan error, 1)
-	go func() { runDone <- w.Run(runCtx) }()
-
-	sent, err := send(ctx, ns, o, cfg, log, tr)
-	if err != nil {
+	var sent producer.Summary
+	err = supervise(ctx, w.Run, func(ctx context.Context) error {
+		var err error
+		sent, err = send(ctx, ns, o, cfg, log, tr)
+		return err
+	}, func(ctx context.Context) error {
+		// INGEST is a WorkQueue: it is empty once every request was
+		// acked or dead-lettered.
+		for {
+			info, err := top.Ingest.Info(ctx)
+			if err == nil && info.State.Msgs == 0 {
+				return nil
+			}
+			select {
+			case <-ctx.Done():
+				return context.Cause(ctx)
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	})
+	sum.Documents, sum.Bytes, sum.Failures, sum.Warnings = sent.Sent, sent.Bytes, sent.Failures, sent.Warnings
+	if errors.Is(err, ErrWorkerEnded) {
 		return sum, err
 	}
-	sum.Documents, sum.Bytes, sum.Failures, sum.Warnings = sent.Sent, sent.Bytes, sent.Failures, sent.Warnings
-	// INGEST is a WorkQueue: it is empty once every request was acked or
-	// dead-lettered.
-	for ctx.Err() == nil {
-		info, err := top.Ingest.Info(ctx)
-		if err == nil && info.State.Msgs == 0 {
-			break
-		}
-		select {
-		case <-ctx.Done():
-		case <-time.After(20 * time.Millisecond):
-		}
+	if err != nil && ctx.Err() == nil {
+		return sum, err
 	}
-	stopRun()
-	<-runDone
 	if err := nc.Drain(); err != nil {
 		log.Warn("drain failed", "err", err)
 	}
@@ -228,6 +231,46 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 	sum.DeadLetters = tr.deadLetters()
 	sum.Warnings = append(sum.Warnings, unreported(sum.Warnings, tr.chunkerWarnings())...)
 	return sum, nil
+}
+
+// ErrWorkerEnded means the worker stopped before every request was
+// settled (a set-up step that failed after the start): nothing else would
+// settle the requests the run waits for.
+var ErrWorkerEnded = errors.New("local: the worker stopped before every request was settled")
+
+// supervise runs the worker (run) alongside the producer (send) and then
+// the wait for every request to settle (settled), and stops the worker
+// after them. A worker that ends before it is stopped cancels the send and
+// the wait, which would otherwise wait for it for ever, and supervise
+// returns ErrWorkerEnded with the worker's error.
+func supervise(ctx context.Context, run, send, settled func(context.Context) error) error {
+	runCtx, stopRun := context.WithCancel(ctx)
+	defer stopRun()
+	sendCtx, stopSend := context.WithCancelCause(ctx)
+	defer stopSend(nil)
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		err := run(runCtx)
+		if runCtx.Err() == nil {
+			if err != nil {
+				err = fmt.Errorf("%w: %w", ErrWorkerEnded, err)
+			} else {
+				err = ErrWorkerEnded
+			}
+			stopSend(err)
+		}
+	}()
+	err := send(sendCtx)
+	if err == nil {
+		err = settled(sendCtx)
+	}
+	stopRun()
+	<-ended
+	if cause := context.Cause(sendCtx); errors.Is(cause, ErrWorkerEnded) {
+		return cause
+	}
+	return err
 }
 
 // documentOrder returns the ids of Dir's documents in output order, when

@@ -285,3 +285,44 @@ func TestPace(t *testing.T) {
 		t.Fatalf("a document beside one over the window: %v", err)
 	}
 }
+
+// TestSuperviseWorkerEnded: a worker that ends before it is stopped ends
+// the producer's wait for room and the wait for the queue to empty, with
+// its error; both would otherwise wait for it for ever.
+func TestSuperviseWorkerEnded(t *testing.T) {
+	failed := errors.New("the fleet's defaults: bucket gone")
+	waitForever := func(ctx context.Context) error { <-ctx.Done(); return context.Cause(ctx) }
+	for _, tc := range []struct {
+		name       string
+		run        func(context.Context) error
+		send, wait func(context.Context) error
+		want       []error
+	}{
+		{"error while sending", func(context.Context) error { return failed }, waitForever, nil, []error{ErrWorkerEnded, failed}},
+		{"nil while sending", func(context.Context) error { return nil }, waitForever, nil, []error{ErrWorkerEnded}},
+		{"error while waiting", func(context.Context) error { return failed }, func(context.Context) error { return nil }, waitForever, []error{ErrWorkerEnded, failed}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := supervise(t.Context(), tc.run, tc.send, tc.wait)
+			for _, want := range tc.want {
+				if !errors.Is(err, want) {
+					t.Errorf("supervise = %v, want %v in it", err, want)
+				}
+			}
+		})
+	}
+	// A worker that runs until stopped: the send's error is the result,
+	// and the worker is stopped either way.
+	stopped := make(chan struct{})
+	run := func(ctx context.Context) error { <-ctx.Done(); close(stopped); return nil }
+	sendFailed := errors.New("walk: permission denied")
+	if err := supervise(t.Context(), run, func(context.Context) error { return sendFailed }, waitForever); !errors.Is(err, sendFailed) || errors.Is(err, ErrWorkerEnded) {
+		t.Errorf("supervise = %v, want the send's error", err)
+	}
+	<-stopped
+	stopped = make(chan struct{})
+	if err := supervise(t.Context(), run, func(context.Context) error { return nil }, func(context.Context) error { return nil }); err != nil {
+		t.Errorf("supervise = %v after a run that settled", err)
+	}
+	<-stopped
+}
