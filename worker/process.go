@@ -44,6 +44,9 @@ type processor struct {
 	// sink, and such a document may be as large as MaxDocBytes.
 	objectSlots chan struct{}
 	inFlight    atomic.Int64
+	// resolutions remembers requests' chunkers and fingerprints per
+	// settings key (resolutions.go).
+	resolutions resolutions
 }
 
 // handle processes one delivery and settles it.
@@ -444,32 +447,34 @@ func chunkerCause(err error, otherwise fault.Cause) fault.Cause {
 // pure, so a retry gives the same result.
 func (p *processor) chunk(ctx context.Context, req *messages.IngestRequest, subject string, content []byte) ([]Chunk, string, []chunking.Warning, error) {
 	rs := p.fleet.resolver() // one resolution, though the fleet's defaults may change meanwhile
-	choice, err := rs.Choose(registry.Request{ID: req.ID, Format: req.Format, Chunker: req.Chunker, Options: req.Options})
-	if errors.Is(err, registry.ErrUnknownFormat) {
-		return nil, "", nil, permanent(fault.CauseUnknownFormat, err)
+	rreq := registry.Request{ID: req.ID, Format: req.Format, Chunker: req.Chunker, Options: req.Options}
+	var (
+		buf   [256]byte
+		key   []byte
+		keyed bool
+	)
+	if f, err := rs.Registry().RequestFormat(rreq); err == nil {
+		key, keyed = settingsKey(buf[:0], f.Name, req, subject)
 	}
-	if err == nil && choice.Format.Text && !utf8.Valid(content) {
-		err := fmt.Errorf("document %q (%s): %w", req.ID, choice.Format.Name, codec.AtKey(codec.CheckText(content), "content"))
-		return nil, "", nil, permanent(fault.CauseNotUTF8, err)
+	var r *resolution
+	if keyed {
+		r = p.resolutions.get(rs, key)
 	}
-	if err == nil {
-		err = p.checkChunkSize(choice)
+	if r != nil && r.choice.Format.Text && !utf8.Valid(content) {
+		return nil, "", nil, p.notUTF8(req, r.choice, content)
 	}
-	var ch chunking.Chunker
-	if err == nil {
-		ch, err = rs.Chunker(choice)
+	if r == nil {
+		var err error
+		if r, err = p.resolve(ctx, rs, rreq, req, subject, content); err != nil {
+			return nil, "", nil, err
+		}
+		if keyed && r.fingerprint != "" {
+			p.resolutions.put(rs, key, r)
+		}
 	}
-	if err != nil {
-		return nil, "", nil, permanent(chunkerCause(err, fault.CauseUnknownChunker), err)
-	}
-	settings := messages.Settings{Chunker: choice.Entry.Name, Options: choice.Options, Format: req.Format,
-		Source: req.Source, Metadata: req.Metadata, Subject: subject, Collection: req.Collection, Encoding: p.fleet.encoding}
+	choice, ch, fingerprint := r.choice, r.chunker, r.fingerprint
 	if span := trace.SpanFromContext(ctx); span.IsRecording() {
 		span.SetAttributes(tracing.Chunker.String(choice.Entry.Name))
-	}
-	fingerprint, err := settings.Fingerprint()
-	if err != nil {
-		p.log.WarnContext(ctx, "no settings fingerprint", "doc_id", req.ID, "err", err)
 	}
 	var md chunking.Metadata
 	if req.Source != "" {
@@ -494,8 +499,47 @@ func (p *processor) chunk(ctx context.Context, req *messages.IngestRequest, subj
 		return nil, "", nil, permanent(cause, fmt.Errorf("chunk %q with %s: %w", req.ID, choice.Entry.Name, err))
 	}
 	chunks := make([]Chunk, len(out))
+	ids := messages.TenantChunkIDs(req.Tenant, req.ID, len(out))
 	for i, c := range out {
-		chunks[i] = Chunk{ID: messages.TenantChunkID(req.Tenant, req.ID, i), Position: i, Chunk: c}
+		chunks[i] = Chunk{ID: ids[i], Position: i, Chunk: c}
 	}
 	return chunks, fingerprint, warnings, nil
+}
+
+// resolve chooses the chunker of a request (rreq, of req) with content,
+// builds it and computes its settings fingerprint ("" when it cannot be
+// computed, logged), with the request's refusals: an unknown format, a
+// text format's content not UTF-8, a size below the bounds, a chunker
+// that cannot be built.
+func (p *processor) resolve(ctx context.Context, rs *registry.Resolver, rreq registry.Request, req *messages.IngestRequest, subject string, content []byte) (*resolution, error) {
+	choice, err := rs.Choose(rreq)
+	if errors.Is(err, registry.ErrUnknownFormat) {
+		return nil, permanent(fault.CauseUnknownFormat, err)
+	}
+	if err == nil && choice.Format.Text && !utf8.Valid(content) {
+		return nil, p.notUTF8(req, choice, content)
+	}
+	if err == nil {
+		err = p.checkChunkSize(choice)
+	}
+	var ch chunking.Chunker
+	if err == nil {
+		ch, err = rs.Chunker(choice)
+	}
+	if err != nil {
+		return nil, permanent(chunkerCause(err, fault.CauseUnknownChunker), err)
+	}
+	settings := messages.Settings{Chunker: choice.Entry.Name, Options: choice.Options, Format: req.Format,
+		Source: req.Source, Metadata: req.Metadata, Subject: subject, Collection: req.Collection, Encoding: p.fleet.encoding}
+	fingerprint, err := settings.Fingerprint()
+	if err != nil {
+		p.log.WarnContext(ctx, "no settings fingerprint", "doc_id", req.ID, "err", err)
+	}
+	return &resolution{choice: choice, chunker: ch, fingerprint: fingerprint}, nil
+}
+
+// notUTF8 is the refusal of content that is not UTF-8 in a text format.
+func (p *processor) notUTF8(req *messages.IngestRequest, choice registry.Choice, content []byte) error {
+	err := fmt.Errorf("document %q (%s): %w", req.ID, choice.Format.Name, codec.AtKey(codec.CheckText(content), "content"))
+	return permanent(fault.CauseNotUTF8, err)
 }
