@@ -47,6 +47,9 @@ type processor struct {
 	// resolutions remembers requests' chunkers and fingerprints per
 	// settings key (resolutions.go).
 	resolutions resolutions
+	// msgIDVersions takes inline upserts' versions from their ids
+	// (Options.VersionsFromMsgIDs).
+	msgIDVersions bool
 }
 
 // handle processes one delivery and settles it.
@@ -188,7 +191,7 @@ func (p *processor) process(ctx context.Context, msg jetstream.Msg, streamSeq ui
 		if content, v.err = p.load(ctx, &req); v.err != nil {
 			return v
 		}
-		doc.Version = messages.ContentVersion(content)
+		doc.Version = p.version(msg, &req, content)
 		v.bytes = len(content)
 	}
 
@@ -259,6 +262,17 @@ func (p *processor) process(ctx context.Context, msg jetstream.Msg, streamSeq ui
 	p.reportWarnings(doc.ID, v.warnings)
 	v.outcome = OutcomeAcked
 	return v
+}
+
+// version returns the version of an upsert's content: its sha256, which
+// with msgIDVersions an inline request's Nats-Msg-Id holds.
+func (p *processor) version(msg jetstream.Msg, req *messages.IngestRequest, content []byte) string {
+	if p.msgIDVersions && req.ContentRef == nil {
+		if v, ok := messages.IngestMsgIDVersion(msg.Headers().Get(messages.HeaderMsgID), req.Tenant, req.ID); ok {
+			return v
+		}
+	}
+	return messages.ContentVersion(content)
 }
 
 // target is where the sink writes doc (TargetSink), "" when it does not

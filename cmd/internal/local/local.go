@@ -186,6 +186,9 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 		// nothing else reads them: kept in memory, they spare the server
 		// two writes per document.
 		MemoryRecords: o.Store == "",
+		// Its producer, in this process, hashed each content for its
+		// request's id a moment before.
+		VersionsFromMsgIDs: true,
 	})
 	if err != nil {
 		return sum, err
