@@ -263,13 +263,17 @@ func IngestMsgID(tenant, docID, version, sendID string) string {
 func IngestMsgIDVersion(msgID, tenant, docID string) (version string, ok bool) {
 	const n = 64 // hex digits of a sha256
 	if tenant != "" {
-		var cut bool
-		if msgID, cut = strings.CutSuffix(msgID, ":"+tenant); !cut {
+		cut := len(msgID) - len(tenant) - 1
+		if cut < 0 || msgID[cut] != ':' || msgID[cut+1:] != tenant {
 			return "", false
 		}
+		msgID = msgID[:cut]
 	}
-	rest, cut := strings.CutPrefix(msgID, docID+"@")
-	if !cut || len(rest) < n+2 || rest[n] != '@' || strings.Contains(rest[n+1:], ":") {
+	if !strings.HasPrefix(msgID, docID) || len(msgID) < len(docID)+n+3 || msgID[len(docID)] != '@' {
+		return "", false
+	}
+	rest := msgID[len(docID)+1:]
+	if rest[n] != '@' || strings.IndexByte(rest[n+1:], ':') >= 0 {
 		return "", false
 	}
 	for i := range n {

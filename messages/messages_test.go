@@ -408,7 +408,7 @@ func TestHostileLengths(t *testing.T) {
 // TestIngestMsgIDVersion: the version IngestMsgID put in an id is read
 // back, for ids and send ids with "@" and ":" where the wire allows them;
 // a delete's id, another document's or tenant's, and ids of another form
-// hold none.
+// hold none. It allocates nothing.
 func TestIngestMsgIDVersion(t *testing.T) {
 	version := ContentVersion([]byte("# A\n"))
 	for _, tc := range []struct{ tenant, id, send string }{
@@ -440,5 +440,9 @@ func TestIngestMsgIDVersion(t *testing.T) {
 		if got, ok := IngestMsgIDVersion(tc.msgID, tc.tenant, tc.id); ok {
 			t.Errorf("IngestMsgIDVersion(%q, %q, %q) = %q, want none", tc.msgID, tc.tenant, tc.id, got)
 		}
+	}
+	msgID := IngestMsgID("acme", "docs/a.md", version, "run-1")
+	if allocs := testing.AllocsPerRun(100, func() { IngestMsgIDVersion(msgID, "acme", "docs/a.md") }); allocs != 0 {
+		t.Errorf("IngestMsgIDVersion allocates %v times, want 0 (it runs once per document)", allocs)
 	}
 }
