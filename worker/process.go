@@ -73,16 +73,10 @@ func (w *Worker) handle(ctx context.Context, t *task) Result {
 		w.m.Redeliveries.Inc()
 	}
 	ctx, span := w.proc.startDelivery(ctx, t, meta.Sequence.Stream, meta.NumDelivered)
-	hbCtx, stopHB := context.WithCancel(ctx)
-	hbDone := make(chan struct{})
-	go func() {
-		defer close(hbDone)
-		w.proc.heartbeat(hbCtx, msg)
-	}()
+	hb := w.proc.heartbeat(ctx, msg)
 	d := delivery{n: meta.NumDelivered, max: w.cfg.MaxDeliver, tries: t.tries}
 	v := w.proc.process(ctx, msg, meta.Sequence.Stream, d)
-	stopHB()
-	<-hbDone
+	hb.stop()
 
 	res := Result{Subject: msg.Subject(), StreamSeq: meta.Sequence.Stream, IngestSeq: v.seq, Delivery: meta.NumDelivered,
 		Err: v.err, Chunks: v.chunks, Bytes: v.bytes, Warnings: v.warnings}
@@ -114,21 +108,45 @@ func (w *Worker) handle(ctx context.Context, t *task) Result {
 	return res
 }
 
-// heartbeat sends in-progress acks every AckWait/3 until ctx ends, so the
-// server never redelivers a message a live worker is still on.
-func (p *processor) heartbeat(ctx context.Context, msg jetstream.Msg) {
-	t := time.NewTicker(p.cfg.AckWait / 3)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
+// heartbeat sends in-progress acks every AckWait/3 until stop is called
+// or ctx ends, so the server never redelivers a message a live worker is
+// still on. It is a timer rather than a goroutine of its own: a document
+// is over long before its first beat, and starting and stopping a
+// goroutine, its ticker and its context per document cost a percent of
+// a worker's CPU.
+func (p *processor) heartbeat(ctx context.Context, msg jetstream.Msg) *beats {
+	b := &beats{}
+	every := p.cfg.AckWait / 3
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.t = time.AfterFunc(every, func() {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		if b.stopped || ctx.Err() != nil {
 			return
-		case <-t.C:
-			if err := msg.InProgress(); err != nil {
-				p.log.Warn("in-progress ack failed", "subject", msg.Subject(), "err", err)
-			}
 		}
-	}
+		if err := msg.InProgress(); err != nil {
+			p.log.Warn("in-progress ack failed", "subject", msg.Subject(), "err", err)
+		}
+		b.t.Reset(every)
+	})
+	return b
+}
+
+// beats are the in-progress acks of one delivery (processor.heartbeat).
+type beats struct {
+	mu      sync.Mutex // held while a beat runs
+	stopped bool
+	t       *time.Timer
+}
+
+// stop ends the beats: none is sent once it returns (it waits for one
+// being sent).
+func (b *beats) stop() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.stopped = true
+	b.t.Stop()
 }
 
 // verdict is what processing one delivery found, for settle to act on:
