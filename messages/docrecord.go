@@ -3,6 +3,8 @@ package messages
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strconv"
 	"time"
 
 	"github.com/chunkstream/chunkstream/fault"
@@ -123,7 +125,72 @@ type Failure struct {
 
 // EncodeDocRecord returns r as the record's JSON value.
 func EncodeDocRecord(r DocRecord) ([]byte, error) {
+	if b, ok := appendDocRecord(make([]byte, 0, 256), &r); ok {
+		return b, nil
+	}
 	return json.Marshal(r)
+}
+
+// appendDocRecord appends r as json.Marshal writes it, without its
+// reflection, for the records a worker writes twice per document: ok is
+// false, and EncodeDocRecord marshals, for a record with a failure or
+// warnings, or with a string json.Marshal would escape.
+func appendDocRecord(b []byte, r *DocRecord) ([]byte, bool) {
+	if r.LastFailure != (Failure{}) || r.Warnings.Total != 0 || r.Warnings.First != nil {
+		return b, false
+	}
+	plain := func(s string) bool {
+		for i := 0; i < len(s); i++ {
+			if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+				return false
+			}
+		}
+		return true
+	}
+	str := func(b []byte, key, s string) []byte {
+		b = append(append(b, key...), '"')
+		return append(append(b, s...), '"')
+	}
+	if !plain(r.DocVersion) || !plain(string(r.Op)) || !plain(r.Subject) || !plain(string(r.State)) ||
+		!plain(r.Fingerprint) || !plain(r.TraceID) {
+		return b, false
+	}
+	b = strconv.AppendUint(append(b, `{"ingest_seq":`...), r.IngestSeq, 10)
+	b = str(b, `,"doc_version":`, r.DocVersion)
+	b = str(b, `,"op":`, string(r.Op))
+	if r.Subject != "" {
+		b = str(b, `,"subject":`, r.Subject)
+	}
+	b = str(b, `,"state":`, string(r.State))
+	if r.Fingerprint != "" {
+		b = str(b, `,"fingerprint":`, r.Fingerprint)
+	}
+	if r.Chunks != 0 {
+		b = strconv.AppendInt(append(b, `,"chunks":`...), int64(r.Chunks), 10)
+	}
+	if r.TraceID != "" {
+		b = str(b, `,"trace_id":`, r.TraceID)
+	}
+	if len(r.Targets) > 0 {
+		keys := make([]string, 0, len(r.Targets))
+		for k := range r.Targets {
+			if !plain(k) {
+				return b, false
+			}
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		b = append(b, `,"targets":{`...)
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = str(b, "", k)
+			b = strconv.AppendUint(append(b, ':'), r.Targets[k], 10)
+		}
+		b = append(b, '}')
+	}
+	return append(b, '}'), true
 }
 
 // DecodeDocRecord reads a record's JSON value, ignoring unknown fields; a

@@ -256,6 +256,34 @@ func IngestMsgID(tenant, docID, version, sendID string) string {
 	return id
 }
 
+// IngestMsgIDVersion returns the content version an upsert's Nats-Msg-Id
+// holds when it is IngestMsgID of tenant and docID: 64 lowercase hex
+// digits between "<doc id>@" and "@<send id>". ok is false for any other
+// id (a delete's, another document's, one of another form).
+func IngestMsgIDVersion(msgID, tenant, docID string) (version string, ok bool) {
+	const n = 64 // hex digits of a sha256
+	if tenant != "" {
+		cut := len(msgID) - len(tenant) - 1
+		if cut < 0 || msgID[cut] != ':' || msgID[cut+1:] != tenant {
+			return "", false
+		}
+		msgID = msgID[:cut]
+	}
+	if !strings.HasPrefix(msgID, docID) || len(msgID) < len(docID)+n+3 || msgID[len(docID)] != '@' {
+		return "", false
+	}
+	rest := msgID[len(docID)+1:]
+	if rest[n] != '@' || strings.IndexByte(rest[n+1:], ':') >= 0 {
+		return "", false
+	}
+	for i := range n {
+		if c := rest[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return "", false
+		}
+	}
+	return rest[:n], true
+}
+
 // DeleteMsgID returns the Nats-Msg-Id of a delete request.
 func DeleteMsgID(tenant, docID, sendID string) string {
 	return IngestMsgID(tenant, docID, string(OpDelete), sendID)

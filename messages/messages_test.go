@@ -404,3 +404,45 @@ func TestHostileLengths(t *testing.T) {
 		}
 	}
 }
+
+// TestIngestMsgIDVersion: the version IngestMsgID put in an id is read
+// back, for ids and send ids with "@" and ":" where the wire allows them;
+// a delete's id, another document's or tenant's, and ids of another form
+// hold none. It allocates nothing.
+func TestIngestMsgIDVersion(t *testing.T) {
+	version := ContentVersion([]byte("# A\n"))
+	for _, tc := range []struct{ tenant, id, send string }{
+		{"", "a.md", "run-1"},
+		{"", "mail@example.org#3", "run@2"},
+		{"", "urn:docs:a.md", "r"},
+		{"acme", "a.md", "run-1"},
+		{"acme", "x@y:z", "r@1"},
+	} {
+		msgID := IngestMsgID(tc.tenant, tc.id, version, tc.send)
+		if got, ok := IngestMsgIDVersion(msgID, tc.tenant, tc.id); !ok || got != version {
+			t.Errorf("IngestMsgIDVersion(%q, %q, %q) = %q, %v; want %s", msgID, tc.tenant, tc.id, got, ok, version)
+		}
+	}
+	for _, tc := range []struct{ msgID, tenant, id string }{
+		{DeleteMsgID("", "a.md", "run-1"), "", "a.md"},
+		{IngestMsgID("", "b.md", version, "run-1"), "", "a.md"},
+		{IngestMsgID("acme", "a.md", version, "run-1"), "", "a.md"},
+		{IngestMsgID("", "a.md", version, "run-1"), "acme", "a.md"},
+		{IngestMsgID("other", "a.md", version, "run-1"), "acme", "a.md"},
+		{IngestMsgID("", "a.md", strings.ToUpper(version), "run-1"), "", "a.md"},
+		{IngestMsgID("", "a.md", version[:63], "run-1"), "", "a.md"},
+		{IngestMsgID("", "a.md", version+"0", "run-1"), "", "a.md"},
+		{IngestMsgID("", "a.md", "bucket-object", "run-1"), "", "a.md"},
+		{IngestMsgID("", "a.md", version, ""), "", "a.md"},
+		{"a.md@" + version, "", "a.md"},
+		{"", "", "a.md"},
+	} {
+		if got, ok := IngestMsgIDVersion(tc.msgID, tc.tenant, tc.id); ok {
+			t.Errorf("IngestMsgIDVersion(%q, %q, %q) = %q, want none", tc.msgID, tc.tenant, tc.id, got)
+		}
+	}
+	msgID := IngestMsgID("acme", "docs/a.md", version, "run-1")
+	if allocs := testing.AllocsPerRun(100, func() { IngestMsgIDVersion(msgID, "acme", "docs/a.md") }); allocs != 0 {
+		t.Errorf("IngestMsgIDVersion allocates %v times, want 0 (it runs once per document)", allocs)
+	}
+}

@@ -1,6 +1,7 @@
 package messages
 
 import (
+	"crypto/sha1"
 	"encoding/base64"
 	"fmt"
 	"strconv"
@@ -124,4 +125,28 @@ func TenantChunkID(tenant, docID string, position int) string {
 	name = append(name, '#')
 	name = strconv.AppendInt(name, int64(position), 10)
 	return uuid.NewSHA1(tenantChunkNamespace, name).String()
+}
+
+// TenantChunkIDs returns the ids of the first n chunks of document docID
+// of tenant, TenantChunkID of positions 0 to n-1, with one hash and one
+// name for the document rather than one per chunk.
+func TenantChunkIDs(tenant, docID string, n int) []string {
+	if n == 0 {
+		return nil
+	}
+	space := chunkNamespace
+	name := make([]byte, 0, len(tenant)+len(docID)+12)
+	if tenant != "" {
+		space = tenantChunkNamespace
+		name = append(append(name, tenant...), '/')
+	}
+	name = append(append(name, docID...), '#')
+	prefix := len(name)
+	h := sha1.New()
+	ids := make([]string, n)
+	for i := range ids {
+		name = strconv.AppendInt(name[:prefix], int64(i), 10)
+		ids[i] = uuid.NewHash(h, space, name, 5).String() // version 5: uuid.NewSHA1
+	}
+	return ids
 }

@@ -99,3 +99,36 @@ func TestTenantOnTheWire(t *testing.T) {
 		t.Errorf("PeekIngestRecordID with a bad tenant = %q, %v; want no record", rid, err)
 	}
 }
+
+// TestTenantChunkIDs: the ids of a document's chunks are TenantChunkID of
+// each position, with and without a tenant, for ids of any length and
+// positions past one digit; they take fewer allocations than one
+// TenantChunkID per chunk.
+func TestTenantChunkIDs(t *testing.T) {
+	for _, tenant := range []string{"", "acme"} {
+		for _, id := range []string{"a.md", "docs/guide/intro.md", strings.Repeat("long/", 40) + "x.md", "é#1"} {
+			for _, n := range []int{0, 1, 12} {
+				ids := messages.TenantChunkIDs(tenant, id, n)
+				if len(ids) != n {
+					t.Fatalf("TenantChunkIDs(%q, %q, %d): %d ids", tenant, id, n, len(ids))
+				}
+				for i, got := range ids {
+					if want := messages.TenantChunkID(tenant, id, i); got != want {
+						t.Errorf("TenantChunkIDs(%q, %q, %d)[%d] = %s, want %s", tenant, id, n, i, got, want)
+					}
+				}
+			}
+		}
+	}
+	const n = 20
+	batch := testing.AllocsPerRun(20, func() { messages.TenantChunkIDs("acme", "docs/a.md", n) })
+	one := testing.AllocsPerRun(20, func() {
+		for i := range n {
+			messages.TenantChunkID("acme", "docs/a.md", i)
+		}
+	})
+	if batch >= one {
+		t.Errorf("TenantChunkIDs of %d chunks allocates %v times, one TenantChunkID per chunk %v", n, batch, one)
+	}
+	t.Logf("allocations for %d ids: %v at once, %v one by one", n, batch, one)
+}

@@ -192,6 +192,10 @@ type BackfillOptions struct {
 	// packed: a bulk holds at most messages.MaxBulkRequests documents
 	// and messages.MaxBulkBytes.
 	Pace func(ctx context.Context, id string, bytes int) error
+	// OnPlan, when set, is called once the documents to send are known
+	// (the folders walked, the inputs split), before any is sent, with
+	// their ids in the order they are sent (a slice it may keep).
+	OnPlan func(ids []string)
 	// OnProgress (after each document settles), OnDryRun (each planned
 	// request of a dry run, in order), OnSent (each request the server
 	// accepted: what Wait watches) and OnFailure (each document not sent,
@@ -296,6 +300,13 @@ func (p *Producer) Backfill(ctx context.Context, o BackfillOptions) (Summary, er
 			}
 			bf.snd.batched(p.js, st, p.opts.MaxPending, o.MaxPendingBytes, o.Rate, reported, log)
 		}
+	}
+	if o.OnPlan != nil {
+		ids := make([]string, len(pl.docs))
+		for i, d := range pl.docs {
+			ids[i] = d.id
+		}
+		o.OnPlan(ids)
 	}
 	err = bf.run(ctx, pl.docs, deletes)
 	if bf.snd != nil {

@@ -198,7 +198,8 @@ func TestBackfillRefusesBadName(t *testing.T) {
 // TestBackfillPaceAndOnFailure: Pace sees each document to send, in walk
 // order, with its size, before it is published (alone or in a bulk), and
 // its error stops the backfill; OnFailure hears of each document not
-// sent as Summary.Failures lists it.
+// sent as Summary.Failures lists it. OnPlan has every document planned,
+// in that order, before the first is paced.
 func TestBackfillPaceAndOnFailure(t *testing.T) {
 	e := newEnv(t, nil)
 	ctx := context.Background()
@@ -210,9 +211,18 @@ func TestBackfillPaceAndOnFailure(t *testing.T) {
 		}
 	}
 	for _, bulk := range []bool{false, true} {
-		var paced, failed []string
+		var paced, failed, planned []string
 		s, err := e.producer(Options{}).Backfill(ctx, BackfillOptions{Paths: []string{dir}, Force: true, Bulk: bulk,
+			OnPlan: func(ids []string) {
+				if planned != nil || paced != nil {
+					t.Errorf("bulk %v: OnPlan(%v) after OnPlan(%v) and Pace of %v", bulk, ids, planned, paced)
+				}
+				planned = ids
+			},
 			Pace: func(_ context.Context, id string, bytes int) error {
+				if planned == nil {
+					t.Errorf("bulk %v: Pace(%s) before OnPlan", bulk, id)
+				}
 				if bytes != len(files[id]) {
 					t.Errorf("Pace(%s, %d), want its %d bytes", id, bytes, len(files[id]))
 				}
@@ -223,6 +233,9 @@ func TestBackfillPaceAndOnFailure(t *testing.T) {
 		})
 		if err != nil || s.Sent != 3 || s.Failed != 1 {
 			t.Fatalf("bulk %v: Backfill = %+v, %v; want 3 sent, 1 failed", bulk, s.Stats, err)
+		}
+		if got := strings.Join(planned, " "); got != "a.md b.md c.md d.md" {
+			t.Errorf("bulk %v: OnPlan had %s, want a.md b.md c.md d.md", bulk, got)
 		}
 		if got := strings.Join(paced, " "); got != "a.md c.md d.md" {
 			t.Errorf("bulk %v: paced %s, want a.md c.md d.md", bulk, got)

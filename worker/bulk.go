@@ -176,10 +176,19 @@ func splitBulk(msg jetstream.Msg) []jetstream.Msg {
 	b := &bulkDelivery{msg: msg, left: len(entries)}
 	out := make([]jetstream.Msg, len(entries))
 	seen := make(map[string]struct{}, len(entries))
+	shared := messages.UserHeaders(h) // the bulk's, read once
 	for i, e := range entries {
-		hdr := nats.Header(messages.UserHeaders(h))
-		for name, v := range messages.UserHeaders(e.Headers) {
-			hdr[name] = v
+		// Each request has a map of its own; the values are shared,
+		// clipped so that an Add copies rather than writes into another
+		// request's.
+		hdr := make(nats.Header, len(shared)+len(e.Headers)+3)
+		for name, v := range shared {
+			hdr[name] = v[:len(v):len(v)]
+		}
+		for name, v := range e.Headers {
+			if messages.IsUserHeader(name) {
+				hdr[name] = append([]string(nil), v...)
+			}
 		}
 		hdr.Set(messages.HeaderContentType, e.ContentType)
 		hdr.Set(messages.HeaderMsgID, e.MsgID)

@@ -32,7 +32,10 @@
 //   - Chunker settings are resolved once per request by the registry's
 //     Resolver, which caches the chunkers it builds: the worker never
 //     names a chunker, and a program serves its own by handing the worker
-//     a registry that lists them (Options.Chunkers).
+//     a registry that lists them (Options.Chunkers). The processor
+//     remembers each settings key's resolution, chunker and settings
+//     fingerprint (resolutions.go): a refusal is never remembered, so
+//     every refusal is made, and worded, as without it.
 //   - A chunker runs as a chunking.StreamChunker within the per-document
 //     budgets; one that ignores its context, or is not a StreamChunker,
 //     is waited for (leaving it running would keep its CPU and memory
@@ -53,4 +56,10 @@
 //   - The document records are the records bucket's (KVRecords), or,
 //     with Options.MemoryRecords, a map under one lock by the same rules
 //     (memrecords.go), for a worker that is its whole fleet for one run.
+//   - A version is its content's sha256, hashed by the worker; only with
+//     Options.VersionsFromMsgIDs (local mode, whose producer hashed it in
+//     the same process for the request's Nats-Msg-Id) is it read from
+//     the id.
+//   - A delivery's in-progress acks come from a timer (heartbeat), not
+//     a goroutine per document.
 package worker

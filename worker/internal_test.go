@@ -75,18 +75,15 @@ func testWorker() *Worker {
 }
 
 // TestHeartbeat: in-progress acks every AckWait/3 while work runs, none
-// after it ends.
+// after it ends (stop), none after the worker's context ends.
 func TestHeartbeat(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		w := testWorker()
 		msg := &fakeMsg{}
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
 		start := time.Now()
-		go func() { w.proc.heartbeat(ctx, msg); close(done) }()
+		hb := w.proc.heartbeat(context.Background(), msg)
 		time.Sleep(10*time.Second + time.Millisecond)
-		cancel()
-		<-done
+		hb.stop()
 		time.Sleep(5 * time.Second)
 		if len(msg.inProgress) != 10 {
 			t.Fatalf("%d in-progress acks in 10s with AckWait 3s, want 10", len(msg.inProgress))
@@ -95,6 +92,18 @@ func TestHeartbeat(t *testing.T) {
 			if want := time.Duration(i+1) * time.Second; at.Sub(start) != want {
 				t.Errorf("in-progress ack %d at %v, want %v", i, at.Sub(start), want)
 			}
+		}
+		hb.stop() // a second stop changes nothing
+
+		msg = &fakeMsg{}
+		ctx, cancel := context.WithCancel(context.Background())
+		hb = w.proc.heartbeat(ctx, msg)
+		time.Sleep(3*time.Second + time.Millisecond)
+		cancel()
+		time.Sleep(5 * time.Second)
+		hb.stop()
+		if len(msg.inProgress) != 3 {
+			t.Errorf("%d in-progress acks in 3s and 5s after the context ended, want 3", len(msg.inProgress))
 		}
 	})
 }

@@ -44,6 +44,12 @@ type processor struct {
 	// sink, and such a document may be as large as MaxDocBytes.
 	objectSlots chan struct{}
 	inFlight    atomic.Int64
+	// resolutions remembers requests' chunkers and fingerprints per
+	// settings key (resolutions.go).
+	resolutions resolutions
+	// msgIDVersions takes inline upserts' versions from their ids
+	// (Options.VersionsFromMsgIDs).
+	msgIDVersions bool
 }
 
 // handle processes one delivery and settles it.
@@ -67,16 +73,10 @@ func (w *Worker) handle(ctx context.Context, t *task) Result {
 		w.m.Redeliveries.Inc()
 	}
 	ctx, span := w.proc.startDelivery(ctx, t, meta.Sequence.Stream, meta.NumDelivered)
-	hbCtx, stopHB := context.WithCancel(ctx)
-	hbDone := make(chan struct{})
-	go func() {
-		defer close(hbDone)
-		w.proc.heartbeat(hbCtx, msg)
-	}()
+	hb := w.proc.heartbeat(ctx, msg)
 	d := delivery{n: meta.NumDelivered, max: w.cfg.MaxDeliver, tries: t.tries}
 	v := w.proc.process(ctx, msg, meta.Sequence.Stream, d)
-	stopHB()
-	<-hbDone
+	hb.stop()
 
 	res := Result{Subject: msg.Subject(), StreamSeq: meta.Sequence.Stream, IngestSeq: v.seq, Delivery: meta.NumDelivered,
 		Err: v.err, Chunks: v.chunks, Bytes: v.bytes, Warnings: v.warnings}
@@ -108,21 +108,45 @@ func (w *Worker) handle(ctx context.Context, t *task) Result {
 	return res
 }
 
-// heartbeat sends in-progress acks every AckWait/3 until ctx ends, so the
-// server never redelivers a message a live worker is still on.
-func (p *processor) heartbeat(ctx context.Context, msg jetstream.Msg) {
-	t := time.NewTicker(p.cfg.AckWait / 3)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
+// heartbeat sends in-progress acks every AckWait/3 until stop is called
+// or ctx ends, so the server never redelivers a message a live worker is
+// still on. It is a timer rather than a goroutine of its own: a document
+// is over long before its first beat, and starting and stopping a
+// goroutine, its ticker and its context per document cost a percent of
+// a worker's CPU.
+func (p *processor) heartbeat(ctx context.Context, msg jetstream.Msg) *beats {
+	b := &beats{}
+	every := p.cfg.AckWait / 3
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.t = time.AfterFunc(every, func() {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		if b.stopped || ctx.Err() != nil {
 			return
-		case <-t.C:
-			if err := msg.InProgress(); err != nil {
-				p.log.Warn("in-progress ack failed", "subject", msg.Subject(), "err", err)
-			}
 		}
-	}
+		if err := msg.InProgress(); err != nil {
+			p.log.Warn("in-progress ack failed", "subject", msg.Subject(), "err", err)
+		}
+		b.t.Reset(every)
+	})
+	return b
+}
+
+// beats are the in-progress acks of one delivery (processor.heartbeat).
+type beats struct {
+	mu      sync.Mutex // held while a beat runs
+	stopped bool
+	t       *time.Timer
+}
+
+// stop ends the beats: none is sent once it returns (it waits for one
+// being sent).
+func (b *beats) stop() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.stopped = true
+	b.t.Stop()
 }
 
 // verdict is what processing one delivery found, for settle to act on:
@@ -185,7 +209,7 @@ func (p *processor) process(ctx context.Context, msg jetstream.Msg, streamSeq ui
 		if content, v.err = p.load(ctx, &req); v.err != nil {
 			return v
 		}
-		doc.Version = messages.ContentVersion(content)
+		doc.Version = p.version(msg, &req, content)
 		v.bytes = len(content)
 	}
 
@@ -256,6 +280,17 @@ func (p *processor) process(ctx context.Context, msg jetstream.Msg, streamSeq ui
 	p.reportWarnings(doc.ID, v.warnings)
 	v.outcome = OutcomeAcked
 	return v
+}
+
+// version returns the version of an upsert's content: its sha256, which
+// with msgIDVersions an inline request's Nats-Msg-Id holds.
+func (p *processor) version(msg jetstream.Msg, req *messages.IngestRequest, content []byte) string {
+	if p.msgIDVersions && req.ContentRef == nil {
+		if v, ok := messages.IngestMsgIDVersion(msg.Headers().Get(messages.HeaderMsgID), req.Tenant, req.ID); ok {
+			return v
+		}
+	}
+	return messages.ContentVersion(content)
 }
 
 // target is where the sink writes doc (TargetSink), "" when it does not
@@ -444,32 +479,34 @@ func chunkerCause(err error, otherwise fault.Cause) fault.Cause {
 // pure, so a retry gives the same result.
 func (p *processor) chunk(ctx context.Context, req *messages.IngestRequest, subject string, content []byte) ([]Chunk, string, []chunking.Warning, error) {
 	rs := p.fleet.resolver() // one resolution, though the fleet's defaults may change meanwhile
-	choice, err := rs.Choose(registry.Request{ID: req.ID, Format: req.Format, Chunker: req.Chunker, Options: req.Options})
-	if errors.Is(err, registry.ErrUnknownFormat) {
-		return nil, "", nil, permanent(fault.CauseUnknownFormat, err)
+	rreq := registry.Request{ID: req.ID, Format: req.Format, Chunker: req.Chunker, Options: req.Options}
+	var (
+		buf   [256]byte
+		key   []byte
+		keyed bool
+	)
+	if f, err := rs.Registry().RequestFormat(rreq); err == nil {
+		key, keyed = settingsKey(buf[:0], f.Name, req, subject)
 	}
-	if err == nil && choice.Format.Text && !utf8.Valid(content) {
-		err := fmt.Errorf("document %q (%s): %w", req.ID, choice.Format.Name, codec.AtKey(codec.CheckText(content), "content"))
-		return nil, "", nil, permanent(fault.CauseNotUTF8, err)
+	var r *resolution
+	if keyed {
+		r = p.resolutions.get(rs, key)
 	}
-	if err == nil {
-		err = p.checkChunkSize(choice)
+	if r != nil && r.choice.Format.Text && !utf8.Valid(content) {
+		return nil, "", nil, p.notUTF8(req, r.choice, content)
 	}
-	var ch chunking.Chunker
-	if err == nil {
-		ch, err = rs.Chunker(choice)
+	if r == nil {
+		var err error
+		if r, err = p.resolve(ctx, rs, rreq, req, subject, content); err != nil {
+			return nil, "", nil, err
+		}
+		if keyed && r.fingerprint != "" {
+			p.resolutions.put(rs, key, r)
+		}
 	}
-	if err != nil {
-		return nil, "", nil, permanent(chunkerCause(err, fault.CauseUnknownChunker), err)
-	}
-	settings := messages.Settings{Chunker: choice.Entry.Name, Options: choice.Options, Format: req.Format,
-		Source: req.Source, Metadata: req.Metadata, Subject: subject, Collection: req.Collection, Encoding: p.fleet.encoding}
+	choice, ch, fingerprint := r.choice, r.chunker, r.fingerprint
 	if span := trace.SpanFromContext(ctx); span.IsRecording() {
 		span.SetAttributes(tracing.Chunker.String(choice.Entry.Name))
-	}
-	fingerprint, err := settings.Fingerprint()
-	if err != nil {
-		p.log.WarnContext(ctx, "no settings fingerprint", "doc_id", req.ID, "err", err)
 	}
 	var md chunking.Metadata
 	if req.Source != "" {
@@ -494,8 +531,47 @@ func (p *processor) chunk(ctx context.Context, req *messages.IngestRequest, subj
 		return nil, "", nil, permanent(cause, fmt.Errorf("chunk %q with %s: %w", req.ID, choice.Entry.Name, err))
 	}
 	chunks := make([]Chunk, len(out))
+	ids := messages.TenantChunkIDs(req.Tenant, req.ID, len(out))
 	for i, c := range out {
-		chunks[i] = Chunk{ID: messages.TenantChunkID(req.Tenant, req.ID, i), Position: i, Chunk: c}
+		chunks[i] = Chunk{ID: ids[i], Position: i, Chunk: c}
 	}
 	return chunks, fingerprint, warnings, nil
+}
+
+// resolve chooses the chunker of a request (rreq, of req) with content,
+// builds it and computes its settings fingerprint ("" when it cannot be
+// computed, logged), with the request's refusals: an unknown format, a
+// text format's content not UTF-8, a size below the bounds, a chunker
+// that cannot be built.
+func (p *processor) resolve(ctx context.Context, rs *registry.Resolver, rreq registry.Request, req *messages.IngestRequest, subject string, content []byte) (*resolution, error) {
+	choice, err := rs.Choose(rreq)
+	if errors.Is(err, registry.ErrUnknownFormat) {
+		return nil, permanent(fault.CauseUnknownFormat, err)
+	}
+	if err == nil && choice.Format.Text && !utf8.Valid(content) {
+		return nil, p.notUTF8(req, choice, content)
+	}
+	if err == nil {
+		err = p.checkChunkSize(choice)
+	}
+	var ch chunking.Chunker
+	if err == nil {
+		ch, err = rs.Chunker(choice)
+	}
+	if err != nil {
+		return nil, permanent(chunkerCause(err, fault.CauseUnknownChunker), err)
+	}
+	settings := messages.Settings{Chunker: choice.Entry.Name, Options: choice.Options, Format: req.Format,
+		Source: req.Source, Metadata: req.Metadata, Subject: subject, Collection: req.Collection, Encoding: p.fleet.encoding}
+	fingerprint, err := settings.Fingerprint()
+	if err != nil {
+		p.log.WarnContext(ctx, "no settings fingerprint", "doc_id", req.ID, "err", err)
+	}
+	return &resolution{choice: choice, chunker: ch, fingerprint: fingerprint}, nil
+}
+
+// notUTF8 is the refusal of content that is not UTF-8 in a text format.
+func (p *processor) notUTF8(req *messages.IngestRequest, choice registry.Choice, content []byte) error {
+	err := fmt.Errorf("document %q (%s): %w", req.ID, choice.Format.Name, codec.AtKey(codec.CheckText(content), "content"))
+	return permanent(fault.CauseNotUTF8, err)
 }

@@ -95,6 +95,13 @@ type Options struct {
 	// told apart as with the bucket; `producer status`, skips by record
 	// and -wait see none of them.
 	MemoryRecords bool
+	// VersionsFromMsgIDs takes an inline upsert's version, its content's
+	// sha256 (messages.ContentVersion), from its Nats-Msg-Id when the id
+	// holds it (messages.IngestMsgIDVersion) instead of hashing the
+	// content again: for a worker whose only producer runs in its own
+	// process and hashed the content a moment before (local mode, whose
+	// server listens nowhere). Any other request is hashed.
+	VersionsFromMsgIDs bool
 }
 
 // Worker consumes ingest requests, chunks them and writes them to its
@@ -163,7 +170,8 @@ func New(nc *nats.Conn, js jetstream.JetStream, top *topology.Handles, opts Opti
 	w.proc = &processor{cfg: &w.cfg, log: log, m: m, js: js, sink: SinkMetrics(m)(opts.Sink), raw: opts.Sink,
 		records: records, fleet: w.fleet, backoff: b, tracer: tracing.Tracer(opts.TracerProvider),
 		objects: map[string]jetstream.ObjectStore{opts.Config.ObjectsBucket: top.Objects}, ackSlots: make(chan struct{}, maxAckConfirmations),
-		objectSlots: make(chan struct{}, max(runtime.GOMAXPROCS(0), w.cfg.Workers()/4))}
+		objectSlots:   make(chan struct{}, max(runtime.GOMAXPROCS(0), w.cfg.Workers()/4)),
+		msgIDVersions: opts.VersionsFromMsgIDs}
 	return w, nil
 }
 

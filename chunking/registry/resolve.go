@@ -64,10 +64,19 @@ func (r *Registry) Names() []string {
 // Lookup returns the entry of the chunker called name; an unknown name
 // wraps ErrUnknownChunker.
 func (r *Registry) Lookup(name string) (Entry, error) {
-	if i := slices.IndexFunc(r.entries, func(e Entry) bool { return e.Name == name }); i >= 0 {
-		return r.entries[i], nil
+	if e, ok := r.entry(name); ok {
+		return e, nil
 	}
 	return Entry{}, fmt.Errorf("%w %q (known: %s)", ErrUnknownChunker, name, strings.Join(r.Names(), ", "))
+}
+
+// entry returns the entry called name, without Lookup's error (which
+// costs allocations a request naming no chunker need not pay).
+func (r *Registry) entry(name string) (Entry, bool) {
+	if i := slices.IndexFunc(r.entries, func(e Entry) bool { return e.Name == name }); i >= 0 {
+		return r.entries[i], true
+	}
+	return Entry{}, false
 }
 
 // NewChunker builds the chunker called name with raw options.
@@ -165,7 +174,7 @@ func (r *Registry) RequestFormat(req Request) (Format, error) {
 		return r.Format(req.Format)
 	}
 	format := r.InferFormat(req.ID)
-	if e, err := r.Lookup(req.Chunker); err == nil && !e.reads(format) {
+	if e, ok := r.entry(req.Chunker); ok && !e.reads(format) {
 		return e.Formats[0], nil
 	}
 	return format, nil
@@ -261,7 +270,7 @@ func (rs *Resolver) Choose(req Request) (Choice, error) {
 	reads := func(e Entry) bool { return e.reads(format) }
 	name := req.Chunker
 	if name == "" {
-		if d, err := r.Lookup(rs.defaults.Chunker); err == nil && reads(d) {
+		if d, ok := r.entry(rs.defaults.Chunker); ok && reads(d) {
 			name = d.Name
 		} else if i := slices.IndexFunc(r.entries, reads); i >= 0 {
 			name = r.entries[i].Name

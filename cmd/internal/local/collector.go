@@ -20,7 +20,7 @@ import (
 type collector struct {
 	mu      sync.Mutex
 	cw      chunking.ChunkWriter
-	order   []string             // expected ids, sorted; nil when unknown
+	order   []string             // the ids in the order they are sent (setOrder); nil until known, or when unknown
 	next    int                  // order[next] is the next document to write
 	docs    map[string]collected // finished, not written yet
 	settled map[string]bool      // finished without chunks to write
@@ -34,8 +34,17 @@ type collected struct {
 	chunks []worker.Chunk
 }
 
-func newCollector(cw chunking.ChunkWriter, order []string) *collector {
-	return &collector{cw: cw, order: order, docs: map[string]collected{}, settled: map[string]bool{}, written: map[string]bool{}}
+func newCollector(cw chunking.ChunkWriter) *collector {
+	return &collector{cw: cw, docs: map[string]collected{}, settled: map[string]bool{}, written: map[string]bool{}}
+}
+
+// setOrder gives the ids of the documents in the order to write them,
+// once known and before any of them is written.
+func (c *collector) setOrder(order []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.order = order
+	c.flushLocked()
 }
 
 // Write implements worker.Sink: it keeps the newest version of each

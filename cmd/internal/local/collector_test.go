@@ -11,11 +11,13 @@ import (
 )
 
 // TestCollectorOrder: documents are written in id order as soon as every
-// earlier one is settled; out-of-order ones wait; finish writes the rest.
+// earlier one is settled; out-of-order ones wait, also for the order,
+// which arrives once the producer walked the folder; finish writes the
+// rest.
 func TestCollectorOrder(t *testing.T) {
 	var buf bytes.Buffer
 	cw, _ := chunking.NewChunkWriter(&buf, chunking.JSONL)
-	c := newCollector(cw, []string{"a", "b", "c", "d"})
+	c := newCollector(cw)
 	write := func(id string, seq uint64, texts ...string) {
 		var chunks []worker.Chunk
 		for i := len(texts) - 1; i >= 0; i-- { // positions arrive in any order
@@ -35,6 +37,10 @@ func TestCollectorOrder(t *testing.T) {
 		return strings.Join(got, " ")
 	}
 	write("c", 3, "c0")
+	if got := files(); got != "" {
+		t.Fatalf("wrote %q before the order was known", got)
+	}
+	c.setOrder([]string{"a", "b", "c", "d"})
 	if got := files(); got != "" {
 		t.Fatalf("wrote %q before a and b", got)
 	}

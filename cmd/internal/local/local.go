@@ -20,7 +20,6 @@ import (
 	"log/slog"
 	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -106,8 +105,10 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 			return sum, err
 		}
 	}
-	order, err := documentOrder(ctx, o)
-	if err != nil {
+	// A Dir that is not there is refused before anything starts. The
+	// producer walks it, once: its plan gives the collector the order of
+	// the documents (send, OnPlan).
+	if _, err := os.Stat(o.Dir); err != nil {
 		return sum, err
 	}
 	log := o.Logger
@@ -175,7 +176,7 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 	if err != nil {
 		return sum, err
 	}
-	coll := newCollector(cw, order)
+	coll := newCollector(cw)
 	tr := &tracker{final: map[finalKey]bool{}, warnings: map[string][]chunking.Warning{}, coll: coll, progress: o.OnProgress,
 		ahead: map[string]int{}, wake: make(chan struct{}, 1)}
 	w, err := worker.New(nc, js, top, worker.Options{
@@ -185,6 +186,9 @@ func Run(ctx context.Context, o Options) (Summary, error) {
 		// nothing else reads them: kept in memory, they spare the server
 		// two writes per document.
 		MemoryRecords: o.Store == "",
+		// Its producer, in this process, hashed each content for its
+		// request's id a moment before.
+		VersionsFromMsgIDs: true,
 	})
 	if err != nil {
 		return sum, err
@@ -273,24 +277,6 @@ func supervise(ctx context.Context, run, send, settled func(context.Context) err
 	return err
 }
 
-// documentOrder returns the ids of Dir's documents in output order, when
-// known in advance (the producer walks folders the same way; a file's id
-// is its base name); nil for a chunker that splits its inputs.
-func documentOrder(ctx context.Context, o Options) ([]string, error) {
-	if o.Chunker.Split != nil {
-		return nil, nil
-	}
-	info, err := os.Stat(o.Dir)
-	if err != nil {
-		return nil, err
-	}
-	if !info.IsDir() {
-		return []string{filepath.Base(o.Dir)}, nil
-	}
-	ids, _, err := chunking.WalkFolder(ctx, o.Dir, o.Exts)
-	return ids, err
-}
-
 // send runs the producer over Dir on a connection of its own, so that its
 // bulk publishes do not queue in front of the worker's acks and record
 // writes.
@@ -320,6 +306,16 @@ func send(ctx context.Context, ns *server.Server, o Options, cfg worker.Config, 
 		// the documents after it until then.
 		OnFailure: func(f producer.Failure) { tr.unsent(f.ID) },
 		Pace:      tr.pace,
+		// The ids in the order they are sent, known before any is: the
+		// collector writes each document's chunks as soon as the ones
+		// before it are settled. A chunker that splits its inputs finds
+		// the documents as it reads them: their chunks are written at
+		// the end, in id order.
+		OnPlan: func(ids []string) {
+			if o.Chunker.Split == nil {
+				tr.coll.setOrder(ids)
+			}
+		},
 	})
 	if err != nil {
 		return sum, fmt.Errorf("enqueue: %w", err)

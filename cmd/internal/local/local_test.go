@@ -243,7 +243,7 @@ func TestUnreported(t *testing.T) {
 // lets the next through once one finishes: a final result or a failure
 // to send. A document larger than the window goes alone.
 func TestPace(t *testing.T) {
-	tr := &tracker{final: map[finalKey]bool{}, warnings: map[string][]chunking.Warning{}, coll: newCollector(nil, nil),
+	tr := &tracker{final: map[finalKey]bool{}, warnings: map[string][]chunking.Warning{}, coll: newCollector(nil),
 		ahead: map[string]int{}, wake: make(chan struct{}, 1)}
 	ctx := context.Background()
 	waits, cancel := context.WithCancel(ctx)
@@ -270,7 +270,7 @@ func TestPace(t *testing.T) {
 	}
 	// By bytes: the window's bytes in flight, then a document over them
 	// waits until everything finished, and goes alone.
-	tr = &tracker{final: map[finalKey]bool{}, coll: newCollector(nil, nil), ahead: map[string]int{}, wake: make(chan struct{}, 1)}
+	tr = &tracker{final: map[finalKey]bool{}, coll: newCollector(nil), ahead: map[string]int{}, wake: make(chan struct{}, 1)}
 	if err := tr.pace(ctx, "half", windowBytes/2); err != nil {
 		t.Fatal(err)
 	}
