@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/code"
+	"github.com/chunkstream/chunkstream/chunking/registry"
 	"github.com/chunkstream/chunkstream/internal/tokens"
 )
 
@@ -252,5 +254,34 @@ func TestConcurrent(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Error(err)
+	}
+}
+
+// TestTargetOptions: through the registry, as a request's options are
+// read, target_char replaces max_char: the resolved options of target
+// mode are the target alone, a later layer's max_char turns a target
+// default off, and one layer may not set both.
+func TestTargetOptions(t *testing.T) {
+	entry, err := registry.Default().Lookup("code")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		layers []map[string]any
+		want   map[string]any
+	}{
+		{[]map[string]any{{"target_char": 800}}, map[string]any{"target_char": 800}},
+		{[]map[string]any{{"max_char": 900}, {"target_char": 800}}, map[string]any{"target_char": 800}},
+		{[]map[string]any{{"target_char": 800}, {"max_char": 900}}, map[string]any{"max_char": 900}},
+		{[]map[string]any{{"tokenizer": "cl100k_base", "target_tokens": 200}}, map[string]any{"tokenizer": "cl100k_base", "target_tokens": 200}},
+	} {
+		got, err := entry.Resolve(tc.layers...)
+		if err != nil || !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("Resolve(%v) = %v, %v; want %v", tc.layers, got, err, tc.want)
+		}
+	}
+	_, err = entry.Resolve(map[string]any{"target_char": 800, "max_char": 2048})
+	if !errors.Is(err, chunking.ErrInvalidOptions) || !strings.Contains(err.Error(), "set target_char or max_char, not both") {
+		t.Errorf("Resolve(target_char and max_char) = %v, want ErrInvalidOptions", err)
 	}
 }
