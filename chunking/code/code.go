@@ -140,8 +140,10 @@ type cut struct {
 	at   int
 	path string
 	// depth is how deep inside split statements the cut falls (0: between
-	// top-level statements); detach marks a cut between a statement and
-	// the comment lines above it, or a trailing comment.
+	// top-level statements); detach marks a cut that parts a statement
+	// from the comment lines above it, or parts comment lines after a
+	// statement that do not fit together. Target mode prices cuts by
+	// them (cutCost).
 	depth  int
 	detach bool
 }
