@@ -11,8 +11,8 @@
 //	go run ./bench/retrieval -chunker html -peers lc-html -set gospec=eval/testdata/gospec/questions.jsonl,$(go env GOROOT)/doc
 //
 // For each set and target N it chunks the corpus with -chunker and the
-// option target_char N (a chunker without target mode, such as code: its
-// size option, max_char N), then for each peer searches the peer's chunk-size
+// option target_char N (a chunker without target mode: its size option,
+// max_char N), then for each peer searches the peer's chunk-size
 // parameter until its mean chunk (in characters) is within -tolerance of
 // ours: each LangChain splitter with no overlap and with its common
 // overlap (-overlap, a fraction of its chunk size), chonkie-js's without

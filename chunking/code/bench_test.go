@@ -11,7 +11,8 @@ import (
 // BenchmarkStdlib chunks a sample of the Go and Python standard
 // libraries (every 8th file by path), of the JavaScript tree (every 2nd)
 // and the TypeScript tree (every file, .ts and .tsx) at the default
-// max_char, and runs the parse alone on the same bytes (parse-only).
+// max_char and in target mode (target_char 1000, chunk-target), and runs
+// the parse alone on the same bytes (parse-only).
 // bench/code-splitters runs LangChain.js on the same files.
 func BenchmarkStdlib(b *testing.B) {
 	for _, tc := range []struct {
@@ -33,6 +34,19 @@ func BenchmarkStdlib(b *testing.B) {
 				loopCPU(b, total, func() {
 					for _, d := range docs {
 						_, _, _ = c.Chunk(d)
+					}
+				})
+			})
+			t, err := code.New(code.Config{MaxChar: code.DefaultConfig().MaxChar, TargetChar: 1000})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Run("chunk-target", func(b *testing.B) {
+				b.ReportAllocs()
+				b.SetBytes(total)
+				loopCPU(b, total, func() {
+					for _, d := range docs {
+						_, _, _ = t.Chunk(d)
 					}
 				})
 			})

@@ -32,16 +32,46 @@ type Config struct {
 	// MaxChar counts, "cl100k_base" or "o200k_base"; "" counts
 	// characters.
 	Tokenizer string
+	// TargetChar (target_char, default 0: off; chunkstream's own):
+	// target mode. The mean chunk aims at TargetChar characters, none
+	// longer than the ceiling, 1.5× (measure.Ceiling), unless oversize:
+	// a declaration up to the ceiling is never split, neighbours are
+	// packed into near-equal shares of the target, and a declaration over
+	// the ceiling becomes near-equal pieces of its own. It replaces
+	// MaxChar, which must be left at its default.
+	TargetChar int
+	// TargetTokens (target_tokens, default 0: off): TargetChar in tokens
+	// of Tokenizer, which it needs.
+	TargetTokens int
 }
 
 // DefaultConfig returns the defaults: max_char 2048, the language from
 // the extension, characters.
 func DefaultConfig() Config { return Config{MaxChar: 2048} }
 
-// Validate checks max_char > 0, that language is empty or known and that
-// tokenizer is empty or a known encoding. A violation wraps
+// Validate checks max_char > 0, that language is empty or known, that
+// tokenizer is empty or a known encoding, and the target options: ≥ 0,
+// one at most, target_char without tokenizer, target_tokens with it,
+// max_char left at its default beside either. A violation wraps
 // chunking.ErrInvalidOptions and names the field by its option name.
 func (cfg Config) Validate() error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s", chunking.ErrInvalidOptions, fmt.Sprintf(format, args...))
+	}
+	switch {
+	case cfg.TargetChar < 0:
+		return bad("target_char must be ≥ 0 (0: off), got %d", cfg.TargetChar)
+	case cfg.TargetTokens < 0:
+		return bad("target_tokens must be ≥ 0 (0: off), got %d", cfg.TargetTokens)
+	case cfg.TargetChar > 0 && cfg.TargetTokens > 0:
+		return bad("target_char and target_tokens are one target in two units: set one")
+	case cfg.TargetChar > 0 && cfg.Tokenizer != "":
+		return bad("target_char counts characters, but tokenizer %s counts tokens: use target_tokens", cfg.Tokenizer)
+	case cfg.TargetTokens > 0 && cfg.Tokenizer == "":
+		return bad("target_tokens needs tokenizer (cl100k_base or o200k_base); target_char counts characters")
+	case cfg.target() > 0 && cfg.MaxChar != DefaultConfig().MaxChar:
+		return bad("%s sets max_char itself: leave it out (got max_char %d)", cfg.targetName(), cfg.MaxChar)
+	}
 	switch {
 	case cfg.MaxChar <= 0:
 		return fmt.Errorf("%w: max_char must be > 0, got %d", chunking.ErrInvalidOptions, cfg.MaxChar)
@@ -51,6 +81,17 @@ func (cfg Config) Validate() error {
 		return fmt.Errorf("%w: tokenizer must be empty (characters) or one of %s, got %q", chunking.ErrInvalidOptions, strings.Join(tokens.Names(), ", "), cfg.Tokenizer)
 	}
 	return nil
+}
+
+// target returns the configured target, in either unit, or 0.
+func (cfg Config) target() int { return max(cfg.TargetChar, cfg.TargetTokens) }
+
+// targetName returns the name of the target option set.
+func (cfg Config) targetName() string {
+	if cfg.TargetTokens > 0 {
+		return "target_tokens"
+	}
+	return "target_char"
 }
 
 // Languages returns the languages the chunker reads: go, python,
@@ -98,6 +139,13 @@ func LanguageOf(p string) string {
 type cut struct {
 	at   int
 	path string
+	// depth is how deep inside split statements the cut falls (0: between
+	// top-level statements); detach marks a cut that parts a statement
+	// from the comment lines above it, or parts comment lines after a
+	// statement that do not fit together. Target mode prices cuts by
+	// them (cutCost).
+	depth  int
+	detach bool
 }
 
 // outline is what a language's parser finds in a document: the cuts
@@ -168,6 +216,8 @@ func atZero(cuts []cut, module string) []cut {
 // use.
 type Chunker struct {
 	maxChar  int
+	target   int // target mode's target, in the unit of maxChar; 0: off
+	tokens   bool
 	language string
 	enc      *tokens.Encoding // nil: sizes count characters
 }
@@ -177,7 +227,7 @@ func New(cfg Config) (*Chunker, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	c := &Chunker{maxChar: cfg.MaxChar, language: cfg.Language}
+	c := &Chunker{maxChar: cfg.MaxChar, target: cfg.target(), tokens: cfg.TargetTokens > 0, language: cfg.Language}
 	if cfg.Tokenizer != "" {
 		enc, err := tokens.Get(cfg.Tokenizer)
 		if err != nil {
@@ -193,6 +243,12 @@ func (c *Chunker) Config() Config {
 	cfg := Config{MaxChar: c.maxChar, Language: c.language}
 	if c.enc != nil {
 		cfg.Tokenizer = c.enc.Name()
+	}
+	switch {
+	case c.target > 0 && c.tokens:
+		cfg.TargetTokens = c.target
+	case c.target > 0:
+		cfg.TargetChar = c.target
 	}
 	return cfg
 }
@@ -252,15 +308,16 @@ func (c *Chunker) chunkPolled(ctx context.Context, pl *poll.Poller, doc chunking
 	}
 	m, release := measure.ForEncoding(c.enc, measure.OfChars())
 	defer release()
+	limit := c.limit()
 	fits := func(s, e int) bool {
 		t := trimEnd(src, s, e)
-		if t-s <= c.maxChar {
+		if t-s <= limit {
 			return true // a character is at least one byte
 		}
-		if c.enc == nil && t-s > 4*c.maxChar {
+		if c.enc == nil && t-s > 4*limit {
 			return false // a character is at most four
 		}
-		return m.LenLimit(src[s:t], c.maxChar) <= c.maxChar
+		return m.LenLimit(src[s:t], limit) <= limit
 	}
 	out, err := lang.parse(ctx, src, lang.module(doc.Path), fits, pl)
 	if err != nil {
@@ -286,7 +343,7 @@ func (c *Chunker) chunkPolled(ctx context.Context, pl *poll.Poller, doc chunking
 		if r.oversize {
 			md = append(md, chunking.Field{Key: "oversize", Value: true})
 			warns = append(warns, chunking.Warning{Kind: chunking.WarnOversize, File: doc.Path, Line: lines.At(base + r.start),
-				Text: fmt.Sprintf("%s has no statement boundary to split at: chunk %d is larger than max_char %d", r.symbols[len(r.symbols)-1], index, c.maxChar)})
+				Text: fmt.Sprintf("%s has no statement boundary to split at: chunk %d is larger than %s", r.symbols[len(r.symbols)-1], index, c.limitName())})
 		}
 		var errs []any
 		for errAt < len(out.errs) && (out.errs[errAt].off < r.end || r.end == len(src)) {
@@ -377,4 +434,25 @@ func itoa(n int) string { return strconv.Itoa(n) }
 
 func sortErrs(e []synErr) {
 	slices.SortStableFunc(e, func(a, b synErr) int { return cmp.Compare(a.off, b.off) })
+}
+
+// limit returns the largest chunk not marked oversize: max_char, or in
+// target mode the target's ceiling.
+func (c *Chunker) limit() int {
+	if c.target > 0 {
+		return measure.Ceiling(c.target)
+	}
+	return c.maxChar
+}
+
+// limitName names the limit in a warning.
+func (c *Chunker) limitName() string {
+	if c.target > 0 {
+		name := "target_char"
+		if c.tokens {
+			name = "target_tokens"
+		}
+		return fmt.Sprintf("the ceiling %d of %s %d", c.limit(), name, c.target)
+	}
+	return fmt.Sprintf("max_char %d", c.maxChar)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/code"
+	"github.com/chunkstream/chunkstream/chunking/registry"
 	"github.com/chunkstream/chunkstream/internal/tokens"
 )
 
@@ -31,6 +33,13 @@ func TestValidate(t *testing.T) {
 		{code.Config{MaxChar: 0}, "max_char must be > 0"},
 		{code.Config{MaxChar: 10, Language: "cobol"}, `language must be empty (from the extension) or one of go, python, javascript, typescript, tsx, got "cobol"`},
 		{code.Config{MaxChar: 10, Tokenizer: "gpt2"}, "tokenizer must be empty"},
+		{code.Config{MaxChar: 2048, TargetChar: -1}, "target_char must be ≥ 0 (0: off), got -1"},
+		{code.Config{MaxChar: 2048, TargetTokens: -1}, "target_tokens must be ≥ 0 (0: off), got -1"},
+		{code.Config{MaxChar: 2048, TargetChar: 800, TargetTokens: 200, Tokenizer: "cl100k_base"}, "target_char and target_tokens are one target in two units: set one"},
+		{code.Config{MaxChar: 2048, TargetChar: 800, Tokenizer: "cl100k_base"}, "target_char counts characters, but tokenizer cl100k_base counts tokens: use target_tokens"},
+		{code.Config{MaxChar: 2048, TargetTokens: 200}, "target_tokens needs tokenizer"},
+		{code.Config{MaxChar: 1000, TargetChar: 800}, "target_char sets max_char itself: leave it out (got max_char 1000)"},
+		{code.Config{MaxChar: 1000, TargetTokens: 200, Tokenizer: "o200k_base"}, "target_tokens sets max_char itself"},
 	} {
 		err := tc.cfg.Validate()
 		if !errors.Is(err, chunking.ErrInvalidOptions) || !strings.Contains(err.Error(), tc.want) {
@@ -39,6 +48,15 @@ func TestValidate(t *testing.T) {
 	}
 	if err := code.DefaultConfig().Validate(); err != nil {
 		t.Errorf("DefaultConfig().Validate() = %v", err)
+	}
+	for _, cfg := range []code.Config{
+		{MaxChar: 2048, TargetChar: 800},
+		{MaxChar: 2048, TargetTokens: 200, Tokenizer: "cl100k_base"},
+	} {
+		c := mustNew(t, cfg)
+		if got := c.Config(); got != cfg {
+			t.Errorf("New(%+v).Config() = %+v", cfg, got)
+		}
 	}
 }
 
@@ -137,7 +155,7 @@ func TestSymbols(t *testing.T) {
 }
 
 // TestTokens: with a tokenizer, every chunk not marked oversize has at
-// most max_char tokens.
+// most max_char tokens (target_tokens: its ceiling).
 func TestTokens(t *testing.T) {
 	enc, err := tokens.Get("cl100k_base")
 	if err != nil {
@@ -150,8 +168,16 @@ func TestTokens(t *testing.T) {
 		if lang == "" {
 			continue
 		}
-		for _, max := range []int{20, 64} {
-			c := mustNew(t, code.Config{MaxChar: max, Tokenizer: "cl100k_base"})
+		for _, cfg := range []code.Config{
+			{MaxChar: 20, Tokenizer: "cl100k_base"},
+			{MaxChar: 64, Tokenizer: "cl100k_base"},
+			{MaxChar: 2048, TargetTokens: 40, Tokenizer: "cl100k_base"}, // the ceiling: 60
+		} {
+			c := mustNew(t, cfg)
+			max := cfg.MaxChar
+			if cfg.TargetTokens > 0 {
+				max = cfg.TargetTokens + (cfg.TargetTokens+1)/2
+			}
 			chunks, _, err := c.Chunk(chunking.Document{Path: tc.Name, Content: tc.Input})
 			if err != nil {
 				t.Fatal(err)
@@ -161,7 +187,7 @@ func TestTokens(t *testing.T) {
 				all.WriteString(ch.Content())
 				n := ctr.CountString(strings.TrimRight(ch.Content(), " \t\r\n"))
 				if _, over := ch.Metadata().Get("oversize"); n > max && !over {
-					t.Errorf("%s at %d tokens: chunk of %d tokens, not marked oversize: %q", tc.Name, max, n, ch.Content())
+					t.Errorf("%s at %d tokens (%+v): chunk of %d tokens, not marked oversize: %q", tc.Name, max, cfg, n, ch.Content())
 				}
 			}
 			if all.String() != string(tc.Input) {
@@ -228,5 +254,34 @@ func TestConcurrent(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Error(err)
+	}
+}
+
+// TestTargetOptions: through the registry, as a request's options are
+// read, target_char replaces max_char: the resolved options of target
+// mode are the target alone, a later layer's max_char turns a target
+// default off, and one layer may not set both.
+func TestTargetOptions(t *testing.T) {
+	entry, err := registry.Default().Lookup("code")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		layers []map[string]any
+		want   map[string]any
+	}{
+		{[]map[string]any{{"target_char": 800}}, map[string]any{"target_char": 800}},
+		{[]map[string]any{{"max_char": 900}, {"target_char": 800}}, map[string]any{"target_char": 800}},
+		{[]map[string]any{{"target_char": 800}, {"max_char": 900}}, map[string]any{"max_char": 900}},
+		{[]map[string]any{{"tokenizer": "cl100k_base", "target_tokens": 200}}, map[string]any{"tokenizer": "cl100k_base", "target_tokens": 200}},
+	} {
+		got, err := entry.Resolve(tc.layers...)
+		if err != nil || !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("Resolve(%v) = %v, %v; want %v", tc.layers, got, err, tc.want)
+		}
+	}
+	_, err = entry.Resolve(map[string]any{"target_char": 800, "max_char": 2048})
+	if !errors.Is(err, chunking.ErrInvalidOptions) || !strings.Contains(err.Error(), "set target_char or max_char, not both") {
+		t.Errorf("Resolve(target_char and max_char) = %v, want ErrInvalidOptions", err)
 	}
 }

@@ -7,6 +7,14 @@
 //	c, err := code.New(code.DefaultConfig()) // max_char 2048, language from the extension
 //	chunks, warnings, err := c.Chunk(chunking.Document{Path: "pkg/server.go", Content: src})
 //
+// Target mode (Config.TargetChar, TargetTokens) names the mean chunk
+// instead of the largest: the ceiling, 1.5× the target, takes max_char's
+// place, and the pieces are packed into near-equal shares of the target,
+// each chunk ending at the cheapest boundary (pack.go, packTarget). It
+// is the Markdown chunker's rule carried over to declarations, and it
+// was kept because it retrieved better than greedy packing to max_char
+// at matched sizes (docs/chunkers.md, "Code and HTML").
+//
 // Every language is read by a scanner of its lexical grammar written here
 // (Go, Python, JavaScript, TypeScript and TSX): the package, and every
 // binary, is pure Go.

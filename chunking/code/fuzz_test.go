@@ -10,12 +10,19 @@ import (
 	"github.com/chunkstream/chunkstream/chunking/code"
 )
 
-// fuzzChunk chunks src as the document name at max_char maxChar and holds
-// the properties of every chunking (checkChunks), the same chunks on a
-// second run, and ErrNotUTF8 for text that is not UTF-8.
+// fuzzChunk chunks src as the document name at max_char maxChar (with
+// its high bit set, in target mode: target_char maxChar) and holds the
+// properties of every chunking (checkChunks, within max_char or the
+// target's ceiling), the same chunks on a second run, and ErrNotUTF8 for
+// text that is not UTF-8.
 func fuzzChunk(t *testing.T, name, lang string, src []byte, maxChar uint16) {
 	mc := int(maxChar%600) + 1
-	c, err := code.New(code.Config{MaxChar: mc})
+	cfg := code.Config{MaxChar: mc}
+	if maxChar&0x8000 != 0 {
+		cfg = code.Config{MaxChar: code.DefaultConfig().MaxChar, TargetChar: mc}
+		mc += (mc + 1) / 2 // the ceiling
+	}
+	c, err := code.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,6 +52,7 @@ func seeds(f *testing.F, langs ...string) {
 		if slices.Contains(langs, code.LanguageOf(tc.Name)) {
 			f.Add(tc.Input, uint16(40))
 			f.Add(tc.Input, uint16(2048))
+			f.Add(tc.Input, uint16(0x8000|60)) // target_char 61
 		}
 	}
 }

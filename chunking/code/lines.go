@@ -115,6 +115,7 @@ type lineOutline struct {
 	name  func(o *lineOutline, l int, parent string, group bool) (string, bool)
 	pl    *poll.Poller
 	cuts  []cut
+	depth int // of the statements split is cutting
 }
 
 // off returns the offset of line l's start (len(src) past the last line).
@@ -222,7 +223,7 @@ func (o *lineOutline) split(a, b int, path string, top, group bool) {
 			end--
 		}
 		p, decl := o.name(o, s, path, group)
-		o.cuts = append(o.cuts, cut{at: o.off(from), path: p})
+		o.cuts = append(o.cuts, cut{at: o.off(from), path: p, depth: o.depth})
 		body := s + 1
 		if o.py && o.lines[s].kw == kwDecorator { // past the decorated definition's line
 			for body < end && !(o.lines[body].has(logical) && o.lines[body].kw != kwDecorator) {
@@ -241,13 +242,15 @@ func (o *lineOutline) split(a, b int, path string, top, group bool) {
 		case body >= end || o.fits(o.off(from), o.off(end)):
 		case from < s && o.fits(o.off(s), o.off(end)):
 			// it fits without the comment lines above it: cut them off rather than cut it
-			o.cuts = append(o.cuts, cut{at: o.off(s), path: p})
+			o.cuts = append(o.cuts, cut{at: o.off(s), path: p, depth: o.depth, detach: true})
 		default:
 			if from < s && !o.fits(o.off(from), o.off(body)) {
 				// its header does not fit with the comments above it: cut them off
-				o.cuts = append(o.cuts, cut{at: o.off(s), path: p})
+				o.cuts = append(o.cuts, cut{at: o.off(s), path: p, depth: o.depth, detach: true})
 			}
+			o.depth++
 			o.split(body, end, p, false, decl && !o.py && !o.js && o.lines[s].kw != kwFunc && o.groupOpens(s))
+			o.depth--
 		}
 		o.trailing(end, to, path)
 	}
@@ -263,13 +266,13 @@ func (o *lineOutline) trailing(a, b int, path string) {
 	if a == b || o.lines[a].has(inToken) {
 		return
 	}
-	o.cuts = append(o.cuts, cut{at: o.off(a), path: path})
+	o.cuts = append(o.cuts, cut{at: o.off(a), path: path, depth: o.depth})
 	if o.fits(o.off(a), o.off(b)) {
 		return
 	}
 	for l := a + 1; l < b; l++ {
 		if o.lines[l].has(comment) && !o.lines[l].has(inToken) {
-			o.cuts = append(o.cuts, cut{at: o.off(l), path: path})
+			o.cuts = append(o.cuts, cut{at: o.off(l), path: path, depth: o.depth + 1, detach: true})
 		}
 	}
 }

@@ -154,8 +154,9 @@ func cutsInTokens(chunks []chunking.Chunk, tokens [][2]int) int {
 
 // TestRealTrees chunks the Go and Python standard libraries and real
 // JavaScript and TypeScript trees (a share of each, see step) at two
-// budgets and checks, file by file: checkChunks; every declaration that
-// fits the budget with its doc comment or decorators lies in one chunk
+// budgets and in target mode, and checks, file by file: checkChunks; every declaration that
+// fits the budget (in target mode, the ceiling) with its doc comment or
+// decorators lies in one chunk
 // (Go's declarations from go/parser, Python's from Python's ast, the
 // others' from TypeScript's parser); no chunk starts inside a token
 // that spans lines (Go's scanner, Python's tokenize).
@@ -174,10 +175,14 @@ func TestRealTrees(t *testing.T) {
 			dir, files := treeFiles(t, tc.tree, step(t), tc.exts...)
 			docs, total := readDocs(t, dir, files)
 			facts := oracleFacts(t, tc.tree, dir, files, docs, func() lcResult { return runLangChain(t, dir, files, "js", 2048, true) })
-			for _, maxChar := range []int{2048, 400} {
-				c, err := code.New(code.Config{MaxChar: maxChar})
+			for _, cfg := range []code.Config{{MaxChar: 2048}, {MaxChar: 400}, {MaxChar: 2048, TargetChar: 800}} {
+				c, err := code.New(cfg)
 				if err != nil {
 					t.Fatal(err)
+				}
+				maxChar, mode := cfg.MaxChar, fmt.Sprintf("max_char %d", cfg.MaxChar)
+				if cfg.TargetChar > 0 { // within the ceiling, and no declaration up to it split
+					maxChar, mode = cfg.TargetChar+(cfg.TargetChar+1)/2, fmt.Sprintf("target_char %d", cfg.TargetChar)
 				}
 				var chunks, declsChecked, tokensChecked, notUTF8, unparsed, withErrors int
 				for i, d := range docs {
@@ -191,7 +196,7 @@ func TestRealTrees(t *testing.T) {
 					}
 					chunks += len(cs)
 					if err := checkChunks(d.Content, cs, tc.lang, maxChar); err != nil {
-						t.Errorf("%s (max_char %d): %v", d.Path, maxChar, err)
+						t.Errorf("%s (%s): %v", d.Path, mode, err)
 						continue
 					}
 					for _, ch := range cs {
@@ -207,15 +212,15 @@ func TestRealTrees(t *testing.T) {
 					declsChecked += len(facts[i].decls)
 					tokensChecked += len(facts[i].tokens)
 					if n, _, first := checkDecls(d.Content, ranges(cs), facts[i].decls, maxChar, true, false); n > 0 {
-						t.Errorf("%s (max_char %d): %d declarations that fit are split, the first %q at bytes %d-%d",
-							d.Path, maxChar, n, first.name, first.full, first.end)
+						t.Errorf("%s (%s): %d declarations that fit are split, the first %q at bytes %d-%d",
+							d.Path, mode, n, first.name, first.full, first.end)
 					}
 					if at := cutsInTokens(cs, facts[i].tokens); at >= 0 {
-						t.Errorf("%s (max_char %d): a chunk starts at byte %d, inside a token", d.Path, maxChar, at)
+						t.Errorf("%s (%s): a chunk starts at byte %d, inside a token", d.Path, mode, at)
 					}
 				}
-				t.Logf("max_char %d: %d files (%d bytes), %d chunks, %d declarations and %d tokens spanning lines checked; %d not UTF-8, %d the oracle cannot parse, %d with parse_errors",
-					maxChar, len(docs), total, chunks, declsChecked, tokensChecked, notUTF8, unparsed, withErrors)
+				t.Logf("%s: %d files (%d bytes), %d chunks, %d declarations and %d tokens spanning lines checked; %d not UTF-8, %d the oracle cannot parse, %d with parse_errors",
+					mode, len(docs), total, chunks, declsChecked, tokensChecked, notUTF8, unparsed, withErrors)
 			}
 		})
 	}

@@ -395,6 +395,10 @@ func Default() *Registry {
 			func(c *code.Config) *string { return &c.Language }).OmitDefault(),
 		StringOption("tokenizer", tokenizerUsage("max_char", "characters"),
 			func(c *code.Config) *string { return &c.Tokenizer }).OmitDefault(),
+		IntOption("target_char", "target mode: the mean chunk in characters, none longer than 1.5× (unless oversize); sets max_char itself; 0 (the default) is off (chunkstream's own, not a reference parameter)",
+			func(c *code.Config) *int { return &c.TargetChar }).OmitDefault().Replaces("max_char", "target_tokens"),
+		IntOption("target_tokens", "target_char in tokens of tokenizer, which it needs (chunkstream's own, not a reference parameter)",
+			func(c *code.Config) *int { return &c.TargetTokens }).OmitDefault().Replaces("max_char", "target_char"),
 	)
 	cd.Formats = []Format{Code}
 	cd.walk = func(resolved map[string]any) []string {
@@ -402,6 +406,7 @@ func Default() *Registry {
 		return code.ExtensionsOf(lang)
 	}
 	cd.Size, cd.Unit = "max_char", Characters
+	cd.Targets = []string{"target_char", "target_tokens"}
 	cd.Marks = []string{"language", "symbols"}
 
 	r, err := New(md, em, ts, ht, cd)
