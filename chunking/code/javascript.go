@@ -21,6 +21,9 @@ const (
 	scopeJSXAttr  byte = 'a' // a JSX attribute expression {…}
 	scopeJSXTag   byte = 't' // inside a JSX tag, among its attributes
 	scopeJSX      byte = 'j' // a JSX element's children
+	// scopeAngle: TypeScript's type arguments or parameters <…>, opened
+	// only where the '<' has a matching '>' (angleEnd).
+	scopeAngle byte = '<'
 )
 
 // jsFrame is an open bracket, template substitution or JSX element.
@@ -31,6 +34,7 @@ type jsFrame struct {
 	// statement (a body follows); deco: a decorator's call.
 	ctl, deco bool
 	name      []byte // a JSX element's tag name
+	end       int    // a scopeAngle frame's closing '>'
 }
 
 // Scanner modes: what the bytes at the cursor are.
@@ -52,6 +56,7 @@ const (
 type jsScanner struct {
 	src   []byte
 	jsx   bool
+	ts    bool // TypeScript or TSX: '<' may open type arguments
 	lines []line
 	cur   line
 	errs  errList
@@ -84,11 +89,11 @@ type jsScanner struct {
 }
 
 // scanJS reads JavaScript, TypeScript or TSX source (JSX elements read
-// when jsx is set) and returns its lines and lexical errors: unterminated
-// strings, template literals, regular expressions and comments,
-// unbalanced brackets, unclosed JSX elements.
-func scanJS(src []byte, jsx bool) ([]line, []synErr) {
-	s := &jsScanner{src: src, jsx: jsx, regexOK: true, first: true, bodyAt: -1, decoAt: -1}
+// when jsx is set, type arguments when ts is) and returns its lines and
+// lexical errors: unterminated strings, template literals, regular
+// expressions and comments, unbalanced brackets, unclosed JSX elements.
+func scanJS(src []byte, jsx, ts bool) ([]line, []synErr) {
+	s := &jsScanner{src: src, jsx: jsx, ts: ts, regexOK: true, first: true, bodyAt: -1, decoAt: -1}
 	s.lines = make([]line, 0, bytes.Count(src, []byte{'\n'})+1)
 	s.run()
 	return s.lines, s.errs.list()
@@ -196,6 +201,7 @@ func (s *jsScanner) run() {
 			s.errs.add(f.at, "unclosed <"+string(f.name)+">")
 		case scopeTemplate:
 			s.errs.add(f.at, "unclosed ${")
+		case scopeAngle: // never left open: its '>' was found before it was opened
 		default:
 			s.errs.add(f.at, "unclosed "+string(opener(f.kind)))
 		}
@@ -297,13 +303,27 @@ func (s *jsScanner) code(i int) int {
 			return i + 2
 		}
 		return i + 1
-	case c == '<' && s.jsx && s.regexOK && !s.dot && !s.fn && i+1 < n && (src[i+1] == '>' || isJSXNameStart(src[i+1])):
+	case c == '<' && s.jsx && s.regexOK && !s.dot && !s.fn && s.top() != scopeAngle && i+1 < n && (src[i+1] == '>' || isJSXNameStart(src[i+1])):
 		if j, ok := s.jsxOpen(i); ok {
 			return j
 		}
 		s.startsLine(true)
 		s.token(i, 'o', 'o')
 		s.regexOK = true
+		return i + 1
+	case c == '<' && s.ts && !s.dot:
+		if end := angleEnd(src, i, !s.regexOK); end > 0 { // type arguments or parameters: a bracket
+			s.startsLine(true)
+			s.token(i, 'o', 'o')
+			s.regexOK = true
+			s.push(jsFrame{kind: scopeAngle, at: i, end: end})
+			return i + 1
+		}
+	case c == '>' && s.top() == scopeAngle && s.stack[len(s.stack)-1].end == i:
+		s.stack = s.stack[:len(s.stack)-1]
+		s.startsLine(true)
+		s.token(i, 'e', 'v') // Map<K, V>: a value's end, as ')' is
+		s.regexOK = false
 		return i + 1
 	case c == '(' || c == '[' || c == '{':
 		return s.open(i, c)
@@ -417,6 +437,9 @@ func (s *jsScanner) open(i int, c byte) int {
 
 // close reads the closing bracket c at i.
 func (s *jsScanner) close(i int, c byte) int {
+	for len(s.stack) > 0 && s.top() == scopeAngle { // a '<' read as type arguments whose '>' was not met
+		s.stack = s.stack[:len(s.stack)-1]
+	}
 	if len(s.stack) == 0 {
 		s.errs.add(i, "unexpected "+string(c))
 		s.token(i, 'e', c)
@@ -457,6 +480,143 @@ func (s *jsScanner) close(i int, c byte) int {
 	}
 	s.resume()
 	return i + 1
+}
+
+// maxAngle bounds how far angleEnd looks for the '>' matching a '<', so
+// that a document of comparisons is read in linear time.
+const maxAngle = 4096
+
+// angleEnd returns the offset of the '>' that closes TypeScript type
+// arguments or parameters opened by the '<' at i, or -1 when what
+// follows cannot be a type's (an operator a type has not, such as "&&",
+// "+" or ";" outside braces, a template literal, a bracket closed
+// before, nothing within maxAngle bytes). After a value (expr) the '<'
+// may be a comparison: as TypeScript's parser has it, it opens type
+// arguments only when the token after the '>' cannot start an
+// expression (a name, a literal, a unary operator) on the same line.
+func angleEnd(src []byte, i int, expr bool) int {
+	end := min(len(src), i+maxAngle)
+	depth := 0
+	var br []byte // the brackets open inside
+	for j := i; j < end; j++ {
+		switch c := src[j]; c {
+		case '<':
+			depth++
+		case '>':
+			if depth--; depth == 0 {
+				if len(br) > 0 {
+					return -1
+				}
+				if expr && !typeArgsEnd(src, j+1) {
+					return -1
+				}
+				return j
+			}
+		case '(', '[', '{':
+			br = append(br, c)
+		case ')', ']', '}':
+			if len(br) == 0 || br[len(br)-1] != opener(closerKind(c)) {
+				return -1
+			}
+			br = br[:len(br)-1]
+		case '"', '\'':
+			k := j + 1
+			for k < end && src[k] != c && src[k] != '\n' {
+				if src[k] == '\\' {
+					k++
+				}
+				k++
+			}
+			if k >= end || src[k] != c {
+				return -1
+			}
+			j = k
+		case '/':
+			switch {
+			case j+1 < end && src[j+1] == '/':
+				k := bytes.IndexByte(src[j:end], '\n')
+				if k < 0 {
+					return -1
+				}
+				j += k
+			case j+1 < end && src[j+1] == '*':
+				k := bytes.Index(src[j+2:end], []byte("*/"))
+				if k < 0 {
+					return -1
+				}
+				j += 2 + k + 1
+			default:
+				return -1
+			}
+		case '=':
+			if j+1 < end && src[j+1] == '=' {
+				return -1
+			}
+			if j+1 < end && src[j+1] == '>' { // a function type's "=>"
+				j++
+			}
+		case '&', '|':
+			if j+1 < end && src[j+1] == c {
+				return -1
+			}
+		case ';':
+			if len(br) == 0 || br[len(br)-1] != '{' {
+				return -1
+			}
+		case '-':
+			if j+1 >= end || src[j+1] < '0' || src[j+1] > '9' { // only a negative number's sign
+				return -1
+			}
+		case '`', '+', '*', '%', '^', '!', '~', '@', '#':
+			return -1
+		}
+	}
+	return -1
+}
+
+// closerKind returns the frame kind a closing bracket c closes.
+func closerKind(c byte) byte {
+	switch c {
+	case ')':
+		return scopeParen
+	case ']':
+		return scopeBracket
+	}
+	return scopeBlock
+}
+
+// typeArgsEnd reports whether what follows a '>' at i lets it close type
+// arguments after a value: a line break, the end, punctuation that
+// continues an expression or a declaration ("(", ")", ",", "=", "{",
+// ".", "|", …), or extends, implements, as, satisfies or is; not a
+// name, a literal or a unary operator, which would make the '<' and
+// '>' comparisons.
+func typeArgsEnd(src []byte, i int) bool {
+	i = skipSpace(src, i)
+	if i >= len(src) {
+		return true
+	}
+	switch c := src[i]; {
+	case c == '\n' || c == '\r':
+		return true
+	case c == '/' && i+1 < len(src) && (src[i+1] == '/' || src[i+1] == '*'):
+		return true
+	case isIdentByte(c) || c == '$':
+		j := i
+		for j < len(src) && (isIdentByte(src[j]) || src[j] == '$') {
+			j++
+		}
+		switch string(src[i:j]) {
+		case "extends", "implements", "as", "satisfies", "is":
+			return true
+		}
+		return false
+	case c == '"' || c == '\'' || c == '+' || c == '-' || c == '!' || c == '~' || c == '<':
+		return false
+	case c == '=':
+		return !(i+1 < len(src) && src[i+1] == '=')
+	}
+	return true
 }
 
 // str reads a string literal quoted by q from i; a line break ends it,
@@ -866,9 +1026,9 @@ func (s *jsScanner) elementDone(i int) {
 // parseJS returns the parse of JavaScript, TypeScript or TSX (JSX read
 // in JavaScript and TSX).
 func parseJS(lang string) func(context.Context, []byte, string, func(int, int) bool, *poll.Poller) (outline, error) {
-	jsx := lang != "typescript"
+	jsx, ts := lang != "typescript", lang != "javascript"
 	return func(_ context.Context, src []byte, module string, fits func(int, int) bool, pl *poll.Poller) (outline, error) {
-		lines, errs := scanJS(src, jsx)
+		lines, errs := scanJS(src, jsx, ts)
 		pl.Add(len(src))
 		o := &lineOutline{src: src, lines: lines, fits: fits, name: jsName, pl: pl, js: true}
 		o.split(0, len(lines), "", true, false) // paths are Class.method, without the module

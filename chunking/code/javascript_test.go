@@ -12,7 +12,7 @@ import (
 // src start, as the chunker cuts them when everything fits, and the
 // scanner's errors.
 func jsStarts(src string, jsx bool) ([]int, []string) {
-	lines, errs := scanJS([]byte(src), jsx)
+	lines, errs := scanJS([]byte(src), jsx, true)
 	o := &lineOutline{src: []byte(src), lines: lines, fits: func(int, int) bool { return true }, name: jsName, js: true, pl: new(poll.Poller)}
 	o.split(0, len(lines), "", true, false)
 	var out []int
@@ -60,6 +60,10 @@ func TestJSStatements(t *testing.T) {
 		{"TSX type parameters", "const f = <T,>(x: T) => x\nconst g = function <T>(x: T) { return x }\nlet h = 1\n", true, []int{1, 2, 3}},
 		{"a comparison is no JSX", "if (a < b) {}\nlet c = d <e\nlet f = 1\n", true, []int{1, 2, 3}},
 		{"an arrow body on the next line", "const f = (x) =>\n  x + 1\nf(2)\n", false, []int{1, 3}},
+		{"type arguments closing alone on a line", "type P<T> = Props<\n  T,\n  { d?: boolean }\n>\n\nfunction f(p: P<'div'>) {}\n", false, []int{1, 6}},
+		{"type arguments closing in >> at a line's end", "type R<P, E> = Readonly<P> &\n  Readonly<ToProps<E>>\n\nfunction f() {}\n", false, []int{1, 4}},
+		{"type arguments in a call, a return type, a class header", "const m = f<string>(x)\nfunction g(): Promise<Map<K, V>> {\n  return m\n}\nclass A<T extends { a: 1 }>\n  extends B<T> {}\nlet z = 1\n", false, []int{1, 2, 5, 7}},
+		{"comparisons are no type arguments", "if (a < b && c > d) {}\nlet x = a < b, y = c > d\nfor (let i = 0; i < n; i++) {}\nq = a < b\nr = c > d\n", false, []int{1, 2, 3, 4, 5}},
 		{"a member named like a keyword", "class A {\n  x = 1\n  satisfies(r) {}\n}\n", false, []int{1}},
 	}
 	for _, tc := range tests {
@@ -76,7 +80,7 @@ func TestJSStatements(t *testing.T) {
 // members named Class.member, a decorator going with its member.
 func TestJSMembers(t *testing.T) {
 	src := "class A extends B {\n  static x = 1\n  @dec()\n  get y() { return 1 }\n  satisfies(r) {\n    return r\n  }\n  *gen() {}\n  [Symbol.iterator]() {}\n}\n"
-	lines, _ := scanJS([]byte(src), false)
+	lines, _ := scanJS([]byte(src), false, false)
 	o := &lineOutline{src: []byte(src), lines: lines, fits: func(s, e int) bool { return e-s < 20 }, name: jsName, js: true, pl: new(poll.Poller)}
 	o.split(0, len(lines), "", true, false)
 	var got []string
