@@ -784,6 +784,9 @@ func (s *jsScanner) word(i int) int {
 		return j
 	}
 	k := jsKeywordClass(w)
+	if s.ts && k == jkOperand && string(w) == "void" && voidType(src, j) {
+		k = jkNone // the type void (f(): void), not the operator
+	}
 	// else, catch, as, … continue the line before, but not as a class
 	// member's or an object's method's name (satisfies (x) {…}).
 	s.startsLine(k == jkCont && s.top() != scopeClass && s.top() != scopeObject)
@@ -797,7 +800,9 @@ func (s *jsScanner) word(i int) int {
 	}
 	switch string(w) {
 	case "return", "yield", "default", "typeof", "instanceof", "in", "of", "new", "delete", "void", "throw", "case", "await":
-		prev = 'r' // an expression follows: '{' opens an object literal
+		if k != jkNone {
+			prev = 'r' // an expression follows: '{' opens an object literal
+		}
 	}
 	s.token(i, cl, prev)
 	s.regexOK = k == jkOperand || k == jkCont || k == jkOther || k == jkCtl || string(w) == "return" || string(w) == "yield"
@@ -813,6 +818,17 @@ func (s *jsScanner) word(i int) int {
 		}
 	}
 	return j
+}
+
+// voidType reports whether the word void ending at i is TypeScript's
+// type rather than the operator, which has an operand after it on its
+// line: the line, or the text, ends after it, or punctuation follows
+// that ends or continues a type ("{", ";", ",", ")", "]", "}", "|",
+// "&", ">", "=").
+func voidType(src []byte, i int) bool {
+	i = skipSpace(src, i)
+	return i >= len(src) || bytes.IndexByte([]byte("\r\n{;,)]}|&>="), src[i]) >= 0 ||
+		src[i] == '/' && i+1 < len(src) && (src[i+1] == '/' || src[i+1] == '*')
 }
 
 // followedBy reports whether the first byte after i that is not a space

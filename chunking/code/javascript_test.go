@@ -1,10 +1,12 @@
 package code
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/internal/poll"
 )
 
@@ -91,6 +93,52 @@ func TestJSMembers(t *testing.T) {
 		"*gen() A.gen", "[Symbol.iterator]() A.[Symbol.iterator]", "} A"}
 	if !slices.Equal(got, want) {
 		t.Errorf("cuts %q\nwant %q", got, want)
+	}
+}
+
+// chunkSymbols returns the symbol paths of each chunk of src at maxChar.
+func chunkSymbols(t *testing.T, path, src string, maxChar int) []string {
+	t.Helper()
+	c, err := New(Config{MaxChar: maxChar})
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunks, _, err := c.Chunk(chunking.Document{Path: path, Content: []byte(src)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, ch := range chunks {
+		got = append(got, fmt.Sprint(ch.Get("symbols", nil)))
+	}
+	return got
+}
+
+// TestJSSplitSymbols: the symbol paths of the pieces of split
+// declarations: a declaration without a body (an overload signature,
+// declare function, an abstract method ending in the type void) has no
+// children; a block after case, default or a label is a block, not an
+// object literal whose statements would be methods; a class under a
+// decorator spanning lines is named once.
+func TestJSSplitSymbols(t *testing.T) {
+	tests := []struct {
+		name, path, src string
+		max             int
+		want            []string
+	}{
+		{"an overload signature ending in void", "a.ts", "export function f(a: string): void\nexport function f(a: any) {\n  return a\n}\n", 40,
+			[]string{"[f]", "[f]"}},
+		{"declare function ending in void", "a.ts", "declare function f(a: string): void\n\nclass A {\n  g() {\n    return 1\n  }\n}\n", 40,
+			[]string{"[f]", "[A]"}},
+		{"an abstract method ending in void", "a.ts", "abstract class B {\n  abstract f(): void\n  g() {\n    return 1\n  }\n}\n", 40,
+			[]string{"[B B.f]", "[B.g B]"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := chunkSymbols(t, tc.path, tc.src, tc.max); !slices.Equal(got, tc.want) {
+				t.Errorf("symbols %q, want %q\n%s", got, tc.want, tc.src)
+			}
+		})
 	}
 }
 
