@@ -86,6 +86,9 @@ type jsScanner struct {
 	// fn: the last token was function or async: a '<' here opens type
 	// parameters, not a JSX element.
 	fn bool
+	// subst is the number of template substitutions ${…} open: a line
+	// starting inside one starts inside its template literal.
+	subst int
 }
 
 // scanJS reads JavaScript, TypeScript or TSX source (JSX elements read
@@ -119,6 +122,9 @@ func (s *jsScanner) newline(i int) {
 	}
 	s.lines = append(s.lines, s.cur)
 	s.cur = line{start: i + 1, depth: s.depth(), scope: s.top()}
+	if s.subst > 0 {
+		s.cur.flags |= inToken // no cut inside a template literal
+	}
 	s.last, s.first = 0, true
 }
 
@@ -459,6 +465,9 @@ func (s *jsScanner) close(i int, c byte) int {
 		s.errs.add(i, "unexpected "+string(c)+", expected "+string(want))
 	}
 	s.stack = s.stack[:len(s.stack)-1]
+	if f.kind == scopeTemplate {
+		s.subst--
+	}
 	switch {
 	case f.kind == scopeTemplate && c == '}':
 		s.token(i, 'e', 'v')
@@ -671,6 +680,7 @@ func (s *jsScanner) template(i int) int {
 		case '$':
 			if j+1 < n && src[j+1] == '{' {
 				s.push(jsFrame{kind: scopeTemplate, at: j})
+				s.subst++
 				s.mode = modeCode
 				s.regexOK = true
 				s.prev = 'o'

@@ -142,6 +142,37 @@ func TestJSSplitSymbols(t *testing.T) {
 	}
 }
 
+// TestJSTemplateNotCut: a template literal whose ${} substitution spans
+// lines is not cut inside, even when it does not fit (a comment in the
+// substitution hides nothing).
+func TestJSTemplateNotCut(t *testing.T) {
+	for _, tc := range []struct {
+		src  string
+		want []string
+	}{
+		{"const s = `${\n  a\n}`\nconst g = 2\n", []string{"const s = `${\n  a\n}`\n", "const g = 2\n"}},
+		{"const a = `${b // }`\n}`\nconst g = 2\n", []string{"const a = `${b // }`\n}`\n", "const g = 2\n"}},
+		{"const h = html`<ul>${items.map(\n  (item) => html`<li>${item}</li>`,\n)}</ul>`\nconst g = 2\n",
+			[]string{"const h = html`<ul>${items.map(\n  (item) => html`<li>${item}</li>`,\n)}</ul>`\n", "const g = 2\n"}},
+	} {
+		c, err := New(Config{MaxChar: 8})
+		if err != nil {
+			t.Fatal(err)
+		}
+		chunks, _, err := c.Chunk(chunking.Document{Path: "a.js", Content: []byte(tc.src)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, ch := range chunks {
+			got = append(got, ch.Content())
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("chunks %q, want %q", got, tc.want)
+		}
+	}
+}
+
 // TestJSErrors: what breaks the structure is reported.
 func TestJSErrors(t *testing.T) {
 	tests := []struct {
