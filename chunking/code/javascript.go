@@ -86,6 +86,11 @@ type jsScanner struct {
 	// fn: the last token was function or async: a '<' here opens type
 	// parameters, not a JSX element.
 	fn bool
+	// caseAt is the depth of a case clause whose ':' is to come, or -1;
+	// label: the line's only token so far is a name (a label, when ':'
+	// follows). After either ':' a statement follows: '{' is a block.
+	caseAt int
+	label  bool
 	// subst is the number of template substitutions ${…} open: a line
 	// starting inside one starts inside its template literal.
 	subst int
@@ -96,7 +101,7 @@ type jsScanner struct {
 // lexical errors: unterminated strings, template literals, regular
 // expressions and comments, unbalanced brackets, unclosed JSX elements.
 func scanJS(src []byte, jsx, ts bool) ([]line, []synErr) {
-	s := &jsScanner{src: src, jsx: jsx, ts: ts, regexOK: true, first: true, bodyAt: -1, decoAt: -1}
+	s := &jsScanner{src: src, jsx: jsx, ts: ts, regexOK: true, first: true, bodyAt: -1, decoAt: -1, caseAt: -1}
 	s.lines = make([]line, 0, bytes.Count(src, []byte{'\n'})+1)
 	s.run()
 	return s.lines, s.errs.list()
@@ -147,6 +152,7 @@ func (s *jsScanner) token(i int, c, prev byte) {
 	s.decoEnd = false
 	s.dot = false
 	s.fn = false
+	s.label = false
 }
 
 // startsLine marks the line's first token as continuing the line before
@@ -394,6 +400,12 @@ func (s *jsScanner) code(i int) int {
 		// unary at a statement's start; "!=" continues
 		s.startsLine(i+1 < n && src[i+1] == '=')
 		s.token(i, 'o', 'o')
+		s.regexOK = true
+		return i + 1
+	case c == ':' && (s.label || s.caseAt == s.depth()) && !(i+1 < n && src[i+1] == ':'):
+		// a label's or a case clause's ':': a statement follows
+		s.caseAt = -1
+		s.token(i, 'o', 'k')
 		s.regexOK = true
 		return i + 1
 	case c == '*' && s.top() == scopeClass && s.first:
@@ -814,7 +826,12 @@ func (s *jsScanner) word(i int) int {
 			prev = 'r' // an expression follows: '{' opens an object literal
 		}
 	}
+	first := s.first
 	s.token(i, cl, prev)
+	s.label = first && k == jkNone && (s.top() == scopeTop || s.top() == scopeBlock)
+	if s.top() == scopeBlock && (string(w) == "case" || string(w) == "default" && first && followedBy(src, j, ':')) {
+		s.caseAt = s.depth()
+	}
 	s.regexOK = k == jkOperand || k == jkCont || k == jkOther || k == jkCtl || string(w) == "return" || string(w) == "yield"
 	s.ctlNext = k == jkCtl
 	s.fn = string(w) == "function" || string(w) == "async"

@@ -132,6 +132,14 @@ func TestJSSplitSymbols(t *testing.T) {
 			[]string{"[f]", "[A]"}},
 		{"an abstract method ending in void", "a.ts", "abstract class B {\n  abstract f(): void\n  g() {\n    return 1\n  }\n}\n", 40,
 			[]string{"[B B.f]", "[B.g B]"}},
+		{"a block after case", "a.ts", "function f(x) {\n  switch (x) {\n    case 1: {\n      if (x > 0) {\n        g(x)\n      }\n      return 2\n    }\n  }\n}\n", 40,
+			[]string{"[f]", "[f]", "[f]", "[f]"}},
+		{"a block after default", "a.js", "function f(x) {\n  switch (x) {\n    default: {\n      if (x > 0) {\n        g(x)\n      }\n      return 2\n    }\n  }\n}\n", 40,
+			[]string{"[f]", "[f]", "[f]", "[f]"}},
+		{"a labelled block", "a.js", "function f(x) {\n  outer: {\n    if (x > 0) {\n      g(x)\n    }\n    break outer\n  }\n}\n", 40,
+			[]string{"[f]", "[f]", "[f]"}},
+		{"an object's keys named default and case", "a.js", "const o = {\n  default: {\n    m() {\n      return 1\n    },\n  },\n}\n", 30,
+			[]string{"[o]", "[o.m]", "[o.m o]"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
