@@ -122,8 +122,8 @@ func (s *jsScanner) newline(i int) {
 	if s.last == 'e' && !s.decoEnd {
 		s.cur.flags |= ends
 	}
-	if s.cur.kw == kwDecorator && !s.decoEnd {
-		s.cur.kw = kwNone // not a decorator alone: what it decorates starts here too
+	if s.cur.kw == kwDecorator && !s.decoEnd && !(s.decoAt >= 0 && s.decoAt < len(s.stack) && s.stack[s.decoAt].deco) {
+		s.cur.kw = kwNone // not a decorator alone (nor one whose call goes on): what it decorates starts here too
 	}
 	s.lines = append(s.lines, s.cur)
 	s.cur = line{start: i + 1, depth: s.depth(), scope: s.top()}
