@@ -182,6 +182,12 @@ func (o *lineOutline) cutLine(s, a int) int {
 	return c
 }
 
+// maxSplitLevel is the deepest level split cuts at (bracket depth in Go
+// and JavaScript, indentation column in Python): each level walks the
+// lines below it, so capping the levels keeps the work linear in the
+// document's size; a statement deeper than this is one piece.
+const maxSplitLevel = 512
+
 // split emits the cuts of lines [a, b), the inside of a statement (or,
 // at the top, the whole document) whose path is path: one cut at every
 // statement start of the range's outermost level, and cuts inside each
@@ -198,7 +204,7 @@ func (o *lineOutline) split(a, b int, path string, top, group bool) {
 			lvl = o.level(l)
 		}
 	}
-	if lvl < 0 {
+	if lvl < 0 || lvl > maxSplitLevel {
 		return
 	}
 	var starts []int
