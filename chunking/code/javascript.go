@@ -495,7 +495,7 @@ func (s *jsScanner) close(i int, c byte) int {
 		cl, prev = 'o', 'k' // if (…), for (…), while (…): a body follows
 	}
 	s.token(i, cl, prev)
-	s.regexOK = c == '}' || f.ctl
+	s.regexOK = c == '}' && f.kind != scopeObject || f.ctl // after a block a regular expression may start a statement, not after an object
 	if f.deco {
 		s.decoEnd = true
 	}
