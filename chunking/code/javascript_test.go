@@ -208,4 +208,9 @@ func TestJSErrors(t *testing.T) {
 			t.Errorf("%q: errors %q, want %q", tc.src, errs, tc.want)
 		}
 	}
+	// At most 50 are listed, the last counting the rest.
+	_, errs := jsStarts(strings.Repeat("'\n", 60), false)
+	if len(errs) != maxErrors || errs[maxErrors-1] != "and 11 more syntax errors" {
+		t.Errorf("60 errors: %d listed, the last %q; want %d, the last counting 11 more", len(errs), errs[len(errs)-1], maxErrors)
+	}
 }
