@@ -402,8 +402,8 @@ func (s *jsScanner) code(i int) int {
 		s.token(i, 'o', 'o')
 		s.regexOK = true
 		return i + 1
-	case c == ':' && (s.label || s.caseAt == s.depth()) && !(i+1 < n && src[i+1] == ':'):
-		// a label's or a case clause's ':': a statement follows
+	case c == ':' && !s.first && (s.label || s.caseAt == s.depth()):
+		// a label's or a case clause's ':' (on their line): a statement follows
 		s.caseAt = -1
 		s.token(i, 'o', 'k')
 		s.regexOK = true

@@ -66,6 +66,7 @@ func TestJSStatements(t *testing.T) {
 		{"type arguments closing in >> at a line's end", "type R<P, E> = Readonly<P> &\n  Readonly<ToProps<E>>\n\nfunction f() {}\n", false, []int{1, 4}},
 		{"type arguments in a call, a return type, a class header", "const m = f<string>(x)\nfunction g(): Promise<Map<K, V>> {\n  return m\n}\nclass A<T extends { a: 1 }>\n  extends B<T> {}\nlet z = 1\n", false, []int{1, 2, 5, 7}},
 		{"comparisons are no type arguments", "if (a < b && c > d) {}\nlet x = a < b, y = c > d\nfor (let i = 0; i < n; i++) {}\nq = a < b\nr = c > d\n", false, []int{1, 2, 3, 4, 5}},
+		{"a conditional type's ':' after a name alone on its line", "type C<T> = T extends A\n  ? // c\n    B\n  : T\nlet d = 1\n", false, []int{1, 5}},
 		{"division after an object literal", "let a = {} / 2\nlet b = { x: 1 } / c / d\nif (a) {} /re/.test(b)\n", false, []int{1, 2, 3}},
 		{"a member named like a keyword", "class A {\n  x = 1\n  satisfies(r) {}\n}\n", false, []int{1}},
 	}
