@@ -21,6 +21,9 @@ const (
 	scopeJSXAttr  byte = 'a' // a JSX attribute expression {…}
 	scopeJSXTag   byte = 't' // inside a JSX tag, among its attributes
 	scopeJSX      byte = 'j' // a JSX element's children
+	// scopeAngle: TypeScript's type arguments or parameters <…>, opened
+	// only where the '<' has a matching '>' (angleEnd).
+	scopeAngle byte = '<'
 )
 
 // jsFrame is an open bracket, template substitution or JSX element.
@@ -31,6 +34,7 @@ type jsFrame struct {
 	// statement (a body follows); deco: a decorator's call.
 	ctl, deco bool
 	name      []byte // a JSX element's tag name
+	end       int    // a scopeAngle frame's closing '>'
 }
 
 // Scanner modes: what the bytes at the cursor are.
@@ -52,6 +56,7 @@ const (
 type jsScanner struct {
 	src   []byte
 	jsx   bool
+	ts    bool // TypeScript or TSX: '<' may open type arguments
 	lines []line
 	cur   line
 	errs  errList
@@ -81,14 +86,22 @@ type jsScanner struct {
 	// fn: the last token was function or async: a '<' here opens type
 	// parameters, not a JSX element.
 	fn bool
+	// caseAt is the depth of a case clause whose ':' is to come, or -1;
+	// label: the line's only token so far is a name (a label, when ':'
+	// follows). After either ':' a statement follows: '{' is a block.
+	caseAt int
+	label  bool
+	// subst is the number of template substitutions ${…} open: a line
+	// starting inside one starts inside its template literal.
+	subst int
 }
 
 // scanJS reads JavaScript, TypeScript or TSX source (JSX elements read
-// when jsx is set) and returns its lines and lexical errors: unterminated
-// strings, template literals, regular expressions and comments,
-// unbalanced brackets, unclosed JSX elements.
-func scanJS(src []byte, jsx bool) ([]line, []synErr) {
-	s := &jsScanner{src: src, jsx: jsx, regexOK: true, first: true, bodyAt: -1, decoAt: -1}
+// when jsx is set, type arguments when ts is) and returns its lines and
+// lexical errors: unterminated strings, template literals, regular
+// expressions and comments, unbalanced brackets, unclosed JSX elements.
+func scanJS(src []byte, jsx, ts bool) ([]line, []synErr) {
+	s := &jsScanner{src: src, jsx: jsx, ts: ts, regexOK: true, first: true, bodyAt: -1, decoAt: -1, caseAt: -1}
 	s.lines = make([]line, 0, bytes.Count(src, []byte{'\n'})+1)
 	s.run()
 	return s.lines, s.errs.list()
@@ -109,11 +122,14 @@ func (s *jsScanner) newline(i int) {
 	if s.last == 'e' && !s.decoEnd {
 		s.cur.flags |= ends
 	}
-	if s.cur.kw == kwDecorator && !s.decoEnd {
-		s.cur.kw = kwNone // not a decorator alone: what it decorates starts here too
+	if s.cur.kw == kwDecorator && !s.decoEnd && !(s.decoAt >= 0 && s.decoAt < len(s.stack) && s.stack[s.decoAt].deco) {
+		s.cur.kw = kwNone // not a decorator alone (nor one whose call goes on): what it decorates starts here too
 	}
 	s.lines = append(s.lines, s.cur)
 	s.cur = line{start: i + 1, depth: s.depth(), scope: s.top()}
+	if s.subst > 0 {
+		s.cur.flags |= inToken // no cut inside a template literal
+	}
 	s.last, s.first = 0, true
 }
 
@@ -136,6 +152,7 @@ func (s *jsScanner) token(i int, c, prev byte) {
 	s.decoEnd = false
 	s.dot = false
 	s.fn = false
+	s.label = false
 }
 
 // startsLine marks the line's first token as continuing the line before
@@ -196,6 +213,7 @@ func (s *jsScanner) run() {
 			s.errs.add(f.at, "unclosed <"+string(f.name)+">")
 		case scopeTemplate:
 			s.errs.add(f.at, "unclosed ${")
+		case scopeAngle: // never left open: its '>' was found before it was opened
 		default:
 			s.errs.add(f.at, "unclosed "+string(opener(f.kind)))
 		}
@@ -297,13 +315,27 @@ func (s *jsScanner) code(i int) int {
 			return i + 2
 		}
 		return i + 1
-	case c == '<' && s.jsx && s.regexOK && !s.dot && !s.fn && i+1 < n && (src[i+1] == '>' || isJSXNameStart(src[i+1])):
+	case c == '<' && s.jsx && s.regexOK && !s.dot && !s.fn && s.top() != scopeAngle && i+1 < n && (src[i+1] == '>' || isJSXNameStart(src[i+1])):
 		if j, ok := s.jsxOpen(i); ok {
 			return j
 		}
 		s.startsLine(true)
 		s.token(i, 'o', 'o')
 		s.regexOK = true
+		return i + 1
+	case c == '<' && s.ts && !s.dot:
+		if end := angleEnd(src, i, !s.regexOK); end > 0 { // type arguments or parameters: a bracket
+			s.startsLine(true)
+			s.token(i, 'o', 'o')
+			s.regexOK = true
+			s.push(jsFrame{kind: scopeAngle, at: i, end: end})
+			return i + 1
+		}
+	case c == '>' && s.top() == scopeAngle && s.stack[len(s.stack)-1].end == i:
+		s.stack = s.stack[:len(s.stack)-1]
+		s.startsLine(true)
+		s.token(i, 'e', 'v') // Map<K, V>: a value's end, as ')' is
+		s.regexOK = false
 		return i + 1
 	case c == '(' || c == '[' || c == '{':
 		return s.open(i, c)
@@ -370,6 +402,12 @@ func (s *jsScanner) code(i int) int {
 		s.token(i, 'o', 'o')
 		s.regexOK = true
 		return i + 1
+	case c == ':' && !s.first && (s.label || s.caseAt == s.depth()):
+		// a label's or a case clause's ':' (on their line): a statement follows
+		s.caseAt = -1
+		s.token(i, 'o', 'k')
+		s.regexOK = true
+		return i + 1
 	case c == '*' && s.top() == scopeClass && s.first:
 		s.token(i, 'o', 'o') // a generator method
 		s.regexOK = true
@@ -417,6 +455,9 @@ func (s *jsScanner) open(i int, c byte) int {
 
 // close reads the closing bracket c at i.
 func (s *jsScanner) close(i int, c byte) int {
+	for len(s.stack) > 0 && s.top() == scopeAngle { // a '<' read as type arguments whose '>' was not met
+		s.stack = s.stack[:len(s.stack)-1]
+	}
 	if len(s.stack) == 0 {
 		s.errs.add(i, "unexpected "+string(c))
 		s.token(i, 'e', c)
@@ -436,6 +477,9 @@ func (s *jsScanner) close(i int, c byte) int {
 		s.errs.add(i, "unexpected "+string(c)+", expected "+string(want))
 	}
 	s.stack = s.stack[:len(s.stack)-1]
+	if f.kind == scopeTemplate {
+		s.subst--
+	}
 	switch {
 	case f.kind == scopeTemplate && c == '}':
 		s.token(i, 'e', 'v')
@@ -451,12 +495,149 @@ func (s *jsScanner) close(i int, c byte) int {
 		cl, prev = 'o', 'k' // if (…), for (…), while (…): a body follows
 	}
 	s.token(i, cl, prev)
-	s.regexOK = c == '}' || f.ctl
+	s.regexOK = c == '}' && f.kind != scopeObject || f.ctl // after a block a regular expression may start a statement, not after an object
 	if f.deco {
 		s.decoEnd = true
 	}
 	s.resume()
 	return i + 1
+}
+
+// maxAngle bounds how far angleEnd looks for the '>' matching a '<', so
+// that a document of comparisons is read in linear time.
+const maxAngle = 4096
+
+// angleEnd returns the offset of the '>' that closes TypeScript type
+// arguments or parameters opened by the '<' at i, or -1 when what
+// follows cannot be a type's (an operator a type has not, such as "&&",
+// "+" or ";" outside braces, a template literal, a bracket closed
+// before, nothing within maxAngle bytes). After a value (expr) the '<'
+// may be a comparison: as TypeScript's parser has it, it opens type
+// arguments only when the token after the '>' cannot start an
+// expression (a name, a literal, a unary operator) on the same line.
+func angleEnd(src []byte, i int, expr bool) int {
+	end := min(len(src), i+maxAngle)
+	depth := 0
+	var br []byte // the brackets open inside
+	for j := i; j < end; j++ {
+		switch c := src[j]; c {
+		case '<':
+			depth++
+		case '>':
+			if depth--; depth == 0 {
+				if len(br) > 0 {
+					return -1
+				}
+				if expr && !typeArgsEnd(src, j+1) {
+					return -1
+				}
+				return j
+			}
+		case '(', '[', '{':
+			br = append(br, c)
+		case ')', ']', '}':
+			if len(br) == 0 || br[len(br)-1] != opener(closerKind(c)) {
+				return -1
+			}
+			br = br[:len(br)-1]
+		case '"', '\'':
+			k := j + 1
+			for k < end && src[k] != c && src[k] != '\n' {
+				if src[k] == '\\' {
+					k++
+				}
+				k++
+			}
+			if k >= end || src[k] != c {
+				return -1
+			}
+			j = k
+		case '/':
+			switch {
+			case j+1 < end && src[j+1] == '/':
+				k := bytes.IndexByte(src[j:end], '\n')
+				if k < 0 {
+					return -1
+				}
+				j += k
+			case j+1 < end && src[j+1] == '*':
+				k := bytes.Index(src[j+2:end], []byte("*/"))
+				if k < 0 {
+					return -1
+				}
+				j += 2 + k + 1
+			default:
+				return -1
+			}
+		case '=':
+			if j+1 < end && src[j+1] == '=' {
+				return -1
+			}
+			if j+1 < end && src[j+1] == '>' { // a function type's "=>"
+				j++
+			}
+		case '&', '|':
+			if j+1 < end && src[j+1] == c {
+				return -1
+			}
+		case ';':
+			if len(br) == 0 || br[len(br)-1] != '{' {
+				return -1
+			}
+		case '-':
+			if j+1 >= end || src[j+1] < '0' || src[j+1] > '9' { // only a negative number's sign
+				return -1
+			}
+		case '`', '+', '*', '%', '^', '!', '~', '@', '#':
+			return -1
+		}
+	}
+	return -1
+}
+
+// closerKind returns the frame kind a closing bracket c closes.
+func closerKind(c byte) byte {
+	switch c {
+	case ')':
+		return scopeParen
+	case ']':
+		return scopeBracket
+	}
+	return scopeBlock
+}
+
+// typeArgsEnd reports whether what follows a '>' at i lets it close type
+// arguments after a value: a line break, the end, punctuation that
+// continues an expression or a declaration ("(", ")", ",", "=", "{",
+// ".", "|", …), or extends, implements, as, satisfies or is; not a
+// name, a literal or a unary operator, which would make the '<' and
+// '>' comparisons.
+func typeArgsEnd(src []byte, i int) bool {
+	i = skipSpace(src, i)
+	if i >= len(src) {
+		return true
+	}
+	switch c := src[i]; {
+	case c == '\n' || c == '\r':
+		return true
+	case c == '/' && i+1 < len(src) && (src[i+1] == '/' || src[i+1] == '*'):
+		return true
+	case isIdentByte(c) || c == '$':
+		j := i
+		for j < len(src) && (isIdentByte(src[j]) || src[j] == '$') {
+			j++
+		}
+		switch string(src[i:j]) {
+		case "extends", "implements", "as", "satisfies", "is":
+			return true
+		}
+		return false
+	case c == '"' || c == '\'' || c == '+' || c == '-' || c == '!' || c == '~' || c == '<':
+		return false
+	case c == '=':
+		return !(i+1 < len(src) && src[i+1] == '=')
+	}
+	return true
 }
 
 // str reads a string literal quoted by q from i; a line break ends it,
@@ -511,6 +692,7 @@ func (s *jsScanner) template(i int) int {
 		case '$':
 			if j+1 < n && src[j+1] == '{' {
 				s.push(jsFrame{kind: scopeTemplate, at: j})
+				s.subst++
 				s.mode = modeCode
 				s.regexOK = true
 				s.prev = 'o'
@@ -624,6 +806,9 @@ func (s *jsScanner) word(i int) int {
 		return j
 	}
 	k := jsKeywordClass(w)
+	if s.ts && k == jkOperand && string(w) == "void" && voidType(src, j) {
+		k = jkNone // the type void (f(): void), not the operator
+	}
 	// else, catch, as, … continue the line before, but not as a class
 	// member's or an object's method's name (satisfies (x) {…}).
 	s.startsLine(k == jkCont && s.top() != scopeClass && s.top() != scopeObject)
@@ -637,9 +822,16 @@ func (s *jsScanner) word(i int) int {
 	}
 	switch string(w) {
 	case "return", "yield", "default", "typeof", "instanceof", "in", "of", "new", "delete", "void", "throw", "case", "await":
-		prev = 'r' // an expression follows: '{' opens an object literal
+		if k != jkNone {
+			prev = 'r' // an expression follows: '{' opens an object literal
+		}
 	}
+	first := s.first
 	s.token(i, cl, prev)
+	s.label = first && k == jkNone && (s.top() == scopeTop || s.top() == scopeBlock)
+	if s.top() == scopeBlock && (string(w) == "case" || string(w) == "default" && first && followedBy(src, j, ':')) {
+		s.caseAt = s.depth()
+	}
 	s.regexOK = k == jkOperand || k == jkCont || k == jkOther || k == jkCtl || string(w) == "return" || string(w) == "yield"
 	s.ctlNext = k == jkCtl
 	s.fn = string(w) == "function" || string(w) == "async"
@@ -653,6 +845,17 @@ func (s *jsScanner) word(i int) int {
 		}
 	}
 	return j
+}
+
+// voidType reports whether the word void ending at i is TypeScript's
+// type rather than the operator, which has an operand after it on its
+// line: the line, or the text, ends after it, or punctuation follows
+// that ends or continues a type ("{", ";", ",", ")", "]", "}", "|",
+// "&", ">", "=").
+func voidType(src []byte, i int) bool {
+	i = skipSpace(src, i)
+	return i >= len(src) || bytes.IndexByte([]byte("\r\n{;,)]}|&>="), src[i]) >= 0 ||
+		src[i] == '/' && i+1 < len(src) && (src[i+1] == '/' || src[i+1] == '*')
 }
 
 // followedBy reports whether the first byte after i that is not a space
@@ -866,9 +1069,9 @@ func (s *jsScanner) elementDone(i int) {
 // parseJS returns the parse of JavaScript, TypeScript or TSX (JSX read
 // in JavaScript and TSX).
 func parseJS(lang string) func(context.Context, []byte, string, func(int, int) bool, *poll.Poller) (outline, error) {
-	jsx := lang != "typescript"
+	jsx, ts := lang != "typescript", lang != "javascript"
 	return func(_ context.Context, src []byte, module string, fits func(int, int) bool, pl *poll.Poller) (outline, error) {
-		lines, errs := scanJS(src, jsx)
+		lines, errs := scanJS(src, jsx, ts)
 		pl.Add(len(src))
 		o := &lineOutline{src: src, lines: lines, fits: fits, name: jsName, pl: pl, js: true}
 		o.split(0, len(lines), "", true, false) // paths are Class.method, without the module

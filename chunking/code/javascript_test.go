@@ -1,10 +1,12 @@
 package code
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/internal/poll"
 )
 
@@ -12,7 +14,7 @@ import (
 // src start, as the chunker cuts them when everything fits, and the
 // scanner's errors.
 func jsStarts(src string, jsx bool) ([]int, []string) {
-	lines, errs := scanJS([]byte(src), jsx)
+	lines, errs := scanJS([]byte(src), jsx, true)
 	o := &lineOutline{src: []byte(src), lines: lines, fits: func(int, int) bool { return true }, name: jsName, js: true, pl: new(poll.Poller)}
 	o.split(0, len(lines), "", true, false)
 	var out []int
@@ -60,6 +62,12 @@ func TestJSStatements(t *testing.T) {
 		{"TSX type parameters", "const f = <T,>(x: T) => x\nconst g = function <T>(x: T) { return x }\nlet h = 1\n", true, []int{1, 2, 3}},
 		{"a comparison is no JSX", "if (a < b) {}\nlet c = d <e\nlet f = 1\n", true, []int{1, 2, 3}},
 		{"an arrow body on the next line", "const f = (x) =>\n  x + 1\nf(2)\n", false, []int{1, 3}},
+		{"type arguments closing alone on a line", "type P<T> = Props<\n  T,\n  { d?: boolean }\n>\n\nfunction f(p: P<'div'>) {}\n", false, []int{1, 6}},
+		{"type arguments closing in >> at a line's end", "type R<P, E> = Readonly<P> &\n  Readonly<ToProps<E>>\n\nfunction f() {}\n", false, []int{1, 4}},
+		{"type arguments in a call, a return type, a class header", "const m = f<string>(x)\nfunction g(): Promise<Map<K, V>> {\n  return m\n}\nclass A<T extends { a: 1 }>\n  extends B<T> {}\nlet z = 1\n", false, []int{1, 2, 5, 7}},
+		{"comparisons are no type arguments", "if (a < b && c > d) {}\nlet x = a < b, y = c > d\nfor (let i = 0; i < n; i++) {}\nq = a < b\nr = c > d\n", false, []int{1, 2, 3, 4, 5}},
+		{"a conditional type's ':' after a name alone on its line", "type C<T> = T extends A\n  ? // c\n    B\n  : T\nlet d = 1\n", false, []int{1, 5}},
+		{"division after an object literal", "let a = {} / 2\nlet b = { x: 1 } / c / d\nif (a) {} /re/.test(b)\n", false, []int{1, 2, 3}},
 		{"a member named like a keyword", "class A {\n  x = 1\n  satisfies(r) {}\n}\n", false, []int{1}},
 	}
 	for _, tc := range tests {
@@ -76,7 +84,7 @@ func TestJSStatements(t *testing.T) {
 // members named Class.member, a decorator going with its member.
 func TestJSMembers(t *testing.T) {
 	src := "class A extends B {\n  static x = 1\n  @dec()\n  get y() { return 1 }\n  satisfies(r) {\n    return r\n  }\n  *gen() {}\n  [Symbol.iterator]() {}\n}\n"
-	lines, _ := scanJS([]byte(src), false)
+	lines, _ := scanJS([]byte(src), false, false)
 	o := &lineOutline{src: []byte(src), lines: lines, fits: func(s, e int) bool { return e-s < 20 }, name: jsName, js: true, pl: new(poll.Poller)}
 	o.split(0, len(lines), "", true, false)
 	var got []string
@@ -87,6 +95,95 @@ func TestJSMembers(t *testing.T) {
 		"*gen() A.gen", "[Symbol.iterator]() A.[Symbol.iterator]", "} A"}
 	if !slices.Equal(got, want) {
 		t.Errorf("cuts %q\nwant %q", got, want)
+	}
+}
+
+// chunkSymbols returns the symbol paths of each chunk of src at maxChar.
+func chunkSymbols(t *testing.T, path, src string, maxChar int) []string {
+	t.Helper()
+	c, err := New(Config{MaxChar: maxChar})
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunks, _, err := c.Chunk(chunking.Document{Path: path, Content: []byte(src)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, ch := range chunks {
+		got = append(got, fmt.Sprint(ch.Get("symbols", nil)))
+	}
+	return got
+}
+
+// TestJSSplitSymbols: the symbol paths of the pieces of split
+// declarations: a declaration without a body (an overload signature,
+// declare function, an abstract method ending in the type void) has no
+// children; a block after case, default or a label is a block, not an
+// object literal whose statements would be methods; a class under a
+// decorator spanning lines is named once.
+func TestJSSplitSymbols(t *testing.T) {
+	tests := []struct {
+		name, path, src string
+		max             int
+		want            []string
+	}{
+		{"an overload signature ending in void", "a.ts", "export function f(a: string): void\nexport function f(a: any) {\n  return a\n}\n", 40,
+			[]string{"[f]", "[f]"}},
+		{"declare function ending in void", "a.ts", "declare function f(a: string): void\n\nclass A {\n  g() {\n    return 1\n  }\n}\n", 40,
+			[]string{"[f]", "[A]"}},
+		{"an abstract method ending in void", "a.ts", "abstract class B {\n  abstract f(): void\n  g() {\n    return 1\n  }\n}\n", 40,
+			[]string{"[B B.f]", "[B.g B]"}},
+		{"a class under a decorator spanning lines", "a.ts", "@Component({\n  selector: 'x',\n})\nexport class A {\n  x = 1\n  f() {\n    return 1\n  }\n  g() {\n    return 2\n  }\n}\n", 40,
+			[]string{"[A]", "[A.x A.f]", "[A.g A]"}},
+		{"a member under a decorator spanning lines", "a.ts", "class B {\n  @Input({\n    required: true,\n  })\n  name = 1\n  f() {\n    return 1\n  }\n}\n", 40,
+			[]string{"[B]", "[B.name]", "[B.f B]"}},
+		{"a block after case", "a.ts", "function f(x) {\n  switch (x) {\n    case 1: {\n      if (x > 0) {\n        g(x)\n      }\n      return 2\n    }\n  }\n}\n", 40,
+			[]string{"[f]", "[f]", "[f]", "[f]"}},
+		{"a block after default", "a.js", "function f(x) {\n  switch (x) {\n    default: {\n      if (x > 0) {\n        g(x)\n      }\n      return 2\n    }\n  }\n}\n", 40,
+			[]string{"[f]", "[f]", "[f]", "[f]"}},
+		{"a labelled block", "a.js", "function f(x) {\n  outer: {\n    if (x > 0) {\n      g(x)\n    }\n    break outer\n  }\n}\n", 40,
+			[]string{"[f]", "[f]", "[f]"}},
+		{"an object's keys named default and case", "a.js", "const o = {\n  default: {\n    m() {\n      return 1\n    },\n  },\n}\n", 30,
+			[]string{"[o]", "[o.m]", "[o.m o]"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := chunkSymbols(t, tc.path, tc.src, tc.max); !slices.Equal(got, tc.want) {
+				t.Errorf("symbols %q, want %q\n%s", got, tc.want, tc.src)
+			}
+		})
+	}
+}
+
+// TestJSTemplateNotCut: a template literal whose ${} substitution spans
+// lines is not cut inside, even when it does not fit (a comment in the
+// substitution hides nothing).
+func TestJSTemplateNotCut(t *testing.T) {
+	for _, tc := range []struct {
+		src  string
+		want []string
+	}{
+		{"const s = `${\n  a\n}`\nconst g = 2\n", []string{"const s = `${\n  a\n}`\n", "const g = 2\n"}},
+		{"const a = `${b // }`\n}`\nconst g = 2\n", []string{"const a = `${b // }`\n}`\n", "const g = 2\n"}},
+		{"const h = html`<ul>${items.map(\n  (item) => html`<li>${item}</li>`,\n)}</ul>`\nconst g = 2\n",
+			[]string{"const h = html`<ul>${items.map(\n  (item) => html`<li>${item}</li>`,\n)}</ul>`\n", "const g = 2\n"}},
+	} {
+		c, err := New(Config{MaxChar: 8})
+		if err != nil {
+			t.Fatal(err)
+		}
+		chunks, _, err := c.Chunk(chunking.Document{Path: "a.js", Content: []byte(tc.src)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, ch := range chunks {
+			got = append(got, ch.Content())
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("chunks %q, want %q", got, tc.want)
+		}
 	}
 }
 
@@ -111,5 +208,10 @@ func TestJSErrors(t *testing.T) {
 		if !slices.Equal(errs, tc.want) {
 			t.Errorf("%q: errors %q, want %q", tc.src, errs, tc.want)
 		}
+	}
+	// At most 50 are listed, the last counting the rest.
+	_, errs := jsStarts(strings.Repeat("'\n", 60), false)
+	if len(errs) != maxErrors || errs[maxErrors-1] != "and 11 more syntax errors" {
+		t.Errorf("60 errors: %d listed, the last %q; want %d, the last counting 11 more", len(errs), errs[len(errs)-1], maxErrors)
 	}
 }

@@ -73,8 +73,8 @@ type synErr struct {
 	msg string
 }
 
-// maxErrors bounds the syntax errors kept per document; more are
-// counted in one last error.
+// maxErrors bounds the syntax errors listed per document; when there are
+// more, the last place counts the rest.
 const maxErrors = 50
 
 // errList collects syntax errors up to maxErrors.
@@ -91,13 +91,13 @@ func (e *errList) add(off int, msg string) {
 	e.dropped++
 }
 
-// list returns the errors in offset order, with a last one counting the
-// dropped errors.
+// list returns at most maxErrors errors in offset order, the last one
+// counting the errors not listed when there are more.
 func (e *errList) list() []synErr {
 	out := e.errs
 	if e.dropped > 0 {
-		last := out[len(out)-1].off
-		out = append(out, synErr{last, "and " + itoa(e.dropped) + " more syntax errors"})
+		last := out[maxErrors-1].off
+		out = append(out[:maxErrors-1], synErr{last, "and " + itoa(e.dropped+1) + " more syntax errors"})
 	}
 	sortErrs(out)
 	return out
@@ -183,6 +183,12 @@ func (o *lineOutline) cutLine(s, a int) int {
 	return c
 }
 
+// maxSplitLevel is the deepest level split cuts at (bracket depth in Go
+// and JavaScript, indentation column in Python): each level walks the
+// lines below it, so capping the levels keeps the work linear in the
+// document's size; a statement deeper than this is one piece.
+const maxSplitLevel = 512
+
 // split emits the cuts of lines [a, b), the inside of a statement (or,
 // at the top, the whole document) whose path is path: one cut at every
 // statement start of the range's outermost level, and cuts inside each
@@ -199,7 +205,7 @@ func (o *lineOutline) split(a, b int, path string, top, group bool) {
 			lvl = o.level(l)
 		}
 	}
-	if lvl < 0 {
+	if lvl < 0 || lvl > maxSplitLevel {
 		return
 	}
 	var starts []int

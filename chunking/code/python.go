@@ -411,7 +411,9 @@ func pyName(o *lineOutline, l int, parent string, _ bool) (string, bool) {
 		}
 		return parent, false
 	}
-	b := o.src[ln.start+ln.indent:]
+	// past the indentation: indent is a column (a tab to the next
+	// multiple of 8), not a length
+	b := bytes.TrimLeft(o.src[ln.start:], " \t\f")
 	b = b[bytes.IndexAny(b, " \t")+1:] // after def, class or async
 	b = bytes.TrimLeft(b, " \t")
 	if ln.kw == kwDef && len(b) > 3 && string(b[:3]) == "def" { // async def
