@@ -67,7 +67,8 @@ func (c *resolutions) put(rs *registry.Resolver, key []byte, r *resolution) {
 // under one resolver and sink: their format (as their id implies it when
 // they name none), and their format, chunker, options, source, metadata,
 // subject and collection as sent. Each value is written with its type
-// and length, so no two different settings share a key. ok is false for
+// and length, and each count ends in ';', so every part ends where it
+// says and no two different settings share a key. ok is false for
 // a request whose options or metadata hold a value of a kind the key does
 // not write (a nested object or list, say): it is resolved each time.
 func settingsKey(dst []byte, format string, req *messages.IngestRequest, subject string) (_ []byte, ok bool) {
@@ -80,14 +81,14 @@ func settingsKey(dst []byte, format string, req *messages.IngestRequest, subject
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	dst = strconv.AppendInt(append(dst, 'o'), int64(len(keys)), 10)
+	dst = append(strconv.AppendInt(append(dst, 'o'), int64(len(keys)), 10), ';')
 	for _, k := range keys {
 		dst = appendKeyString(dst, k)
 		if dst, ok = appendKeyValue(dst, req.Options[k]); !ok {
 			return dst, false
 		}
 	}
-	dst = strconv.AppendInt(append(dst, 'm'), int64(len(req.Metadata)), 10)
+	dst = append(strconv.AppendInt(append(dst, 'm'), int64(len(req.Metadata)), 10), ';')
 	for _, f := range req.Metadata {
 		dst = appendKeyString(dst, f.Key)
 		if dst, ok = appendKeyValue(dst, f.Value); !ok {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/chunkstream/chunkstream/chunking"
@@ -204,6 +205,21 @@ func TestSettingsKey(t *testing.T) {
 			t.Errorf("%s has the key of %s: %q", name, other, k)
 		}
 		seen[k] = name
+	}
+	// A count followed by a key's length reads as another count and
+	// length unless the count ends: one field under a key of 250 bytes
+	// against twelve whose first key has 50 ("m1" "250:" and "m12"
+	// "50:"), the rest made byte for byte alike.
+	k50, k155 := strings.Repeat("a", 50), strings.Repeat("z", 155)
+	twelve := chunking.Metadata{{Key: k50, Value: true}}
+	for range 10 {
+		twelve = append(twelve, chunking.Field{Key: "a", Value: true})
+	}
+	twelve = append(twelve, chunking.Field{Key: k155, Value: "x"})
+	one := chunking.Metadata{{Key: k50 + "t" + strings.Repeat("1:at", 10) + "155:" + k155, Value: "x"}}
+	if a, b := key("markdown", messages.IngestRequest{ID: "a.md", Metadata: one}, "s"),
+		key("markdown", messages.IngestRequest{ID: "a.md", Metadata: twelve}, "s"); a == b {
+		t.Errorf("one metadata field and twelve share the key %.40q…", a)
 	}
 	nested := base
 	nested.Metadata = chunking.Metadata{{Key: "m", Value: map[string]any{"a": 1}}}
