@@ -205,3 +205,40 @@ func TestConcurrent(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestPropertiesHold chunks pages that once broke checkPage's properties
+// (a span that left kept text out, or one that overlapped its
+// neighbour's) and holds the properties on their chunks.
+func TestPropertiesHold(t *testing.T) {
+	line := strings.Repeat("word ", 8)
+	for _, tc := range []struct {
+		name string
+		page string
+		cfg  html.Config
+	}{
+		{
+			"a blank line of pre inside blockquote",
+			"<blockquote><pre>" + strings.Repeat(line+"\n", 3) + "\n" + strings.Repeat(line+"\n", 3) + "</pre></blockquote>",
+			html.Config{MaxChar: 140},
+		},
+		{
+			"blank lines of pre inside nested quotes and a list",
+			"<blockquote><ul><li><blockquote><pre>" + strings.Repeat(line+"\n", 3) + "\n\n" + strings.Repeat(line+"\n", 3) + "</pre></blockquote></ul></blockquote>",
+			html.Config{MaxChar: 170},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			chunks, _, err := mustNew(t, tc.cfg).Chunk(chunking.Document{Path: "p.html", Content: []byte(tc.page)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := html.CheckPage([]byte(tc.page), chunks, tc.cfg); err != nil {
+				for i, ch := range chunks {
+					sp := ch.Span()
+					t.Logf("chunk %d [%d,%d) %q", i, sp.Start, sp.End, ch.Content())
+				}
+				t.Fatal(err)
+			}
+		})
+	}
+}

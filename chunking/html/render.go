@@ -1259,6 +1259,7 @@ func (r *renderer) writeBlock(src *buf, structured, escape bool) {
 		}
 		line := src.b[i:j]
 		if len(bytes.TrimSpace(line)) == 0 && !(len(line) > 0 && !escape) {
+			at = src.srcAt(i) // the blank line's own place, not the line before's
 			r.blankPrefix(f, at)
 		} else {
 			at = src.srcAt(i)
