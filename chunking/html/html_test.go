@@ -51,6 +51,8 @@ func TestMainContent(t *testing.T) {
 		{"main only", `<div>menu</div><main><p>a</p></main><div>after</div>`, "a"},
 		{"role main", `<div>menu</div><div role="main"><p>a</p></div><p>after</p>`, "a"},
 		{"two mains", `<main><p>a</p></main><p>x</p><main hidden><p>b</p></main><main><p>c</p></main>`, "a\n\nc"},
+		{"main inside main", `<main><p>a</p><main><p>b</p></main><p>c</p></main><p>outside</p>`, "a\n\nb\n\nc"},
+		{"role main inside main", `<main><p>a</p><div role="main"><p>b</p></div><p>c</p></main><p>outside</p>`, "a\n\nb\n\nc"},
 		{"an empty main reads the page", `<main></main><p>a</p>`, "a"},
 		{"'main' in text is no main", `<p>the main road</p>`, "the main road"},
 		{"main inside a template is no main", `<template><main>t</main></template><p>a</p>`, "a"},

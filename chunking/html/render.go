@@ -894,6 +894,9 @@ func (r *renderer) startTag(z *xhtml.Tokenizer, selfClosing bool, start, end int
 	if at.role == "main" && r.onlyMain {
 		e.kind = kMain
 	}
+	if e.kind == kMain { // a main inside main: closeTo counts it out
+		r.mains++
+	}
 	r.open(e, at)
 }
 
