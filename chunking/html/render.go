@@ -473,9 +473,7 @@ func readAttrs(tag []byte, a atom.Atom) attrs {
 			}
 			lower[i] = c
 		}
-		if bytes.IndexByte(v, '&') >= 0 {
-			v = []byte(xhtml.UnescapeString(string(v)))
-		}
+		v = attrText(v)
 		switch string(lower[:len(k)]) {
 		case "hidden":
 			at.hidden = true
@@ -484,7 +482,7 @@ func readAttrs(tag []byte, a atom.Atom) attrs {
 		case "style":
 			at.hidden = at.hidden || hidingStyle(v)
 		case "role":
-			at.role = strings.ToLower(strings.TrimSpace(string(v)))
+			at.role = firstRole(v)
 		case "class":
 			if bytes.Contains(v, []byte("lang")) || bytes.Contains(v, []byte("highlight")) {
 				at.class = string(v)
@@ -510,6 +508,104 @@ func readAttrs(tag []byte, a atom.Atom) attrs {
 		}
 	}
 	return at
+}
+
+// attrText returns an attribute's raw value with its character
+// references decoded.
+func attrText(v []byte) []byte {
+	if bytes.IndexByte(v, '&') >= 0 {
+		return []byte(xhtml.UnescapeString(string(v)))
+	}
+	return v
+}
+
+// ariaRoles are the roles of WAI-ARIA (1.2, and image of 1.3) an author
+// may give; the abstract roles are not among them.
+var ariaRoles = func() map[string]bool {
+	m := map[string]bool{}
+	for _, r := range strings.Fields(`alert alertdialog application article banner blockquote button
+		caption cell checkbox code columnheader combobox complementary contentinfo definition deletion
+		dialog directory document emphasis feed figure form generic grid gridcell group heading image img
+		insertion link list listbox listitem log main mark marquee math menu menubar menuitem
+		menuitemcheckbox menuitemradio meter navigation none note option paragraph presentation
+		progressbar radio radiogroup region row rowgroup rowheader scrollbar search searchbox separator
+		slider spinbutton status strong subscript superscript switch tab table tablist tabpanel term
+		textbox time timer toolbar tooltip tree treegrid treeitem`) {
+		m[r] = true
+	}
+	return m
+}()
+
+// firstRole returns an element's role by its role attribute's value v:
+// the first of its space-separated tokens that is an ARIA role, in lower
+// case (ARIA's rule: an author lists fallbacks after the role wanted),
+// or "".
+func firstRole(v []byte) string {
+	for len(v) > 0 {
+		i := 0
+		for i < len(v) && isSpace(v[i]) {
+			i++
+		}
+		j := i
+		for j < len(v) && !isSpace(v[j]) {
+			j++
+		}
+		if j > i && j-i <= len("menuitemcheckbox") {
+			var lower [16]byte
+			for k, c := range v[i:j] {
+				if 'A' <= c && c <= 'Z' {
+					c += 'a' - 'A'
+				}
+				lower[k] = c
+			}
+			if ariaRoles[string(lower[:j-i])] {
+				return string(lower[:j-i])
+			}
+		}
+		v = v[j:]
+	}
+	return ""
+}
+
+// isMain reports whether a start tag of a with attributes at opens main
+// content: a main element, or one whose role is main.
+func isMain(a atom.Atom, at *attrs) bool { return a == atom.Main || at.role == "main" }
+
+// mayHoldMain reports whether text may hold a start tag isMain takes,
+// read with the renderer's own readers (tagName, nextAttr, firstRole):
+// each '<' and a letter is read as a start tag up to the next '<', so the
+// work is linear and every main the renderer finds is found (and more,
+// in comments and raw text), unless an attribute value before the role
+// holds a '<' and a quote.
+func mayHoldMain(text []byte) bool {
+	var nb [16]byte
+	for i := bytes.IndexByte(text, '<'); i >= 0; {
+		next := -1
+		if k := bytes.IndexByte(text[i+1:], '<'); k >= 0 {
+			next = i + 1 + k
+		}
+		tag := text[i:]
+		if next >= 0 {
+			tag = text[i:next]
+		}
+		if len(tag) > 1 && tag[1]|0x20 >= 'a' && tag[1]|0x20 <= 'z' {
+			if atom.Lookup(tagName(tag, nb[:0])) == atom.Main {
+				return true
+			}
+			for rest := tagRest(tag); ; {
+				k, v, after, ok := nextAttr(rest)
+				if !ok {
+					break
+				}
+				if bytes.EqualFold(k, []byte("role")) && firstRole(attrText(v)) == "main" {
+					return true
+				}
+				rest = after
+			}
+		}
+		i = next
+	}
+	return false
 }
 
 // tagName returns a tag's name in lower case (in buf when it fits), as
@@ -639,11 +735,22 @@ func attrValue(tag []byte, name string) (int, int, bool) {
 // hidingStyle reports whether a style attribute hides its element
 // (display: none or visibility: hidden).
 func hidingStyle(v []byte) bool {
-	if !bytes.Contains(v, []byte("none")) && !bytes.Contains(v, []byte("hidden")) {
+	if !containsFold(v, "none") && !containsFold(v, "hidden") {
 		return false
 	}
 	s := strings.ToLower(strings.Join(strings.Fields(string(v)), ""))
 	return strings.Contains(s, "display:none") || strings.Contains(s, "visibility:hidden")
+}
+
+// containsFold reports whether s, lower-case ASCII, is in v in any
+// ASCII case (CSS keywords are).
+func containsFold(v []byte, s string) bool {
+	for i := 0; i+len(s) <= len(v); i++ {
+		if v[i]|0x20 == s[0] && bytes.EqualFold(v[i:i+len(s)], []byte(s)) {
+			return true
+		}
+	}
+	return false
 }
 
 // codeLang returns the language a class attribute names: language-X,
@@ -777,7 +884,7 @@ func (r *renderer) startTag(z *xhtml.Tokenizer, selfClosing bool, start, end int
 	if !r.reading() {
 		if r.skipAt < 0 && !void && r.dropped(a, &at) {
 			e.kind = kSkip
-		} else if r.skipAt < 0 && (a == atom.Main || at.role == "main") && !void {
+		} else if r.skipAt < 0 && isMain(a, &at) && !void {
 			e.kind = kMain
 			r.mains++
 		}
@@ -859,10 +966,6 @@ func (r *renderer) startTag(z *xhtml.Tokenizer, selfClosing bool, start, end int
 		return
 	}
 	switch a {
-	case atom.Main:
-		if r.onlyMain {
-			e.kind = kMain
-		}
 	case atom.Ul, atom.Ol, atom.Menu, atom.Dir:
 		e.kind, e.ordered, e.n = kList, a == atom.Ol, 1
 		if n, err := strconv.Atoi(strings.TrimSpace(at.number)); err == nil && a == atom.Ol && n >= 0 && n < 1e9 {
@@ -891,7 +994,7 @@ func (r *renderer) startTag(z *xhtml.Tokenizer, selfClosing bool, start, end int
 	case atom.Td, atom.Th:
 		e.kind = kCell
 	}
-	if at.role == "main" && r.onlyMain {
+	if isMain(a, &at) && r.onlyMain {
 		e.kind = kMain
 	}
 	if e.kind == kMain { // a main inside main: closeTo counts it out
