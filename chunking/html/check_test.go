@@ -12,6 +12,7 @@ import (
 
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/internal/poll"
+	"github.com/chunkstream/chunkstream/chunking/internal/spantest"
 	xhtml "golang.org/x/net/html"
 )
 
@@ -163,7 +164,7 @@ func derivesText(p *page, content []byte, sp chunking.Span, text string) error {
 	}
 	// The edges are compared when the chunk starts (ends) with a letter
 	// or digit: before punctuation, text the rendering dropped may lie.
-	trimmed := strings.TrimFunc(text, unicode.IsSpace)
+	trimmed := strings.TrimFunc(text, spantest.IsSpace)
 	first, _ := utf8.DecodeRuneInString(trimmed)
 	last, _ := utf8.DecodeLastRuneInString(trimmed)
 	startsInTag = startsInTag || !unicode.IsLetter(first) && !unicode.IsDigit(first)
@@ -220,8 +221,8 @@ func keptOnce(p *page, chunks []chunking.Chunk, overlap bool) error {
 			outEnd = segs[k+1].out
 		}
 		for o := s.out; o < outEnd; o++ {
-			if r, _ := utf8.DecodeRune(p.md[o:]); !utf8.RuneStart(p.md[o]) || unicode.IsSpace(r) {
-				continue // the chunker trims Unicode whitespace
+			if r, _ := utf8.DecodeRune(p.md[o:]); !utf8.RuneStart(p.md[o]) || spantest.IsSpace(r) {
+				continue // the chunker trims whitespace as it counts it
 			}
 			at, _ := p.dec.orig(s.src+o-s.out, s.src+o-s.out+1)
 			n, nLetter := 0, 0

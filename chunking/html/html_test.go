@@ -241,6 +241,13 @@ func TestPropertiesHold(t *testing.T) {
 			"<blockquote><ul><li><blockquote><pre>" + strings.Repeat(line+"\n", 3) + "\n\n" + strings.Repeat(line+"\n", 3) + "</pre></blockquote></ul></blockquote>",
 			html.Config{MaxChar: 170},
 		},
+		{
+			// The chunkers' whitespace holds U+001C–U+001F: a code line cut
+			// there drops it, as it drops a space.
+			"a code line cut at an information separator",
+			"<pre>00\x1d000000000000000",
+			html.Config{MinChar: 7, MaxChar: 25, ChunkOverlap: 21},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			chunks, _, err := mustNew(t, tc.cfg).Chunk(chunking.Document{Path: "p.html", Content: []byte(tc.page)})
