@@ -264,3 +264,63 @@ func TestPropertiesHold(t *testing.T) {
 		})
 	}
 }
+
+// TestHeadingIsOneLine holds the heading rule of docs/chunkers.md (HTML
+// details): a block that starts inside a heading after its text ends the
+// heading there, and is read as a block; before the text it is a space.
+func TestHeadingIsOneLine(t *testing.T) {
+	for _, tc := range []struct{ name, page, want, key, heading string }{
+		{"a list inside a heading", `<h2>Setup<ul><li>one<li>two</ul></h2><p>body</p>`, "## Setup\n\n- one\n\n- two\n\nbody", "h2", "Setup"},
+		{"a heading left open ends at the next block", `<h1>Title<p>a</p><p>b</p>`, "# Title\n\na\n\nb", "h1", "Title"},
+		{"a rule after the heading's text", `<h2>Title<hr>after</h2>`, "## Title\n\nafter", "h2", "Title"},
+		{"a wrapper before the heading's text", `<h2><div>Title</div><span> sub</span></h2><p>x`, "## Title sub\n\nx", "h2", "Title sub"},
+		{"a block after the heading's text", `<h2><div>Title</div><div>sub</div></h2><p>x`, "## Title\n\nsub\n\nx", "h2", "Title"},
+		{"inline elements stay in the heading", `<h3>A <em>b</em> <code>c</code><br>d</h3><p>x`, "### A b `c` d\n\nx", "h3", "A b `c` d"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := text(t, tc.page); got != tc.want {
+				t.Errorf("got  %q\nwant %q", got, tc.want)
+			}
+			chunks, _, err := mustNew(t, html.Config{MaxChar: 1000}).Chunk(chunking.Document{Content: []byte(tc.page)})
+			if err != nil || len(chunks) == 0 {
+				t.Fatalf("Chunk = %d chunks, %v", len(chunks), err)
+			}
+			if got := chunks[0].Get(tc.key, nil); got != tc.heading {
+				t.Errorf("%s = %v, want %q", tc.key, got, tc.heading)
+			}
+		})
+	}
+}
+
+// TestOpenHeadingStaysLinear counts the bytes a page left with an open
+// h1 gives (contents and header paths): they grow with the page, not as
+// its square, as they would if the page were all one heading that every
+// chunk carries.
+func TestOpenHeadingStaysLinear(t *testing.T) {
+	c := mustNew(t, html.Config{MaxChar: 200})
+	out := func(n int) (page, got int) {
+		src := "<h1>Title" + strings.Repeat("<p>Some words of a paragraph that goes on for a while, as real ones do.</p>\n", n)
+		chunks, _, err := c.Chunk(chunking.Document{Content: []byte(src)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ch := range chunks {
+			got += len(ch.Content())
+			for _, k := range []string{"h1", "h2", "h3"} {
+				v, _ := ch.Get(k, "").(string)
+				got += len(v)
+			}
+		}
+		return len(src), got
+	}
+	small, smallOut := out(100)
+	large, largeOut := out(800)
+	for _, m := range [][2]int{{small, smallOut}, {large, largeOut}} {
+		if m[1] > 2*m[0] {
+			t.Errorf("a %d-byte page gives %d bytes of chunks and header paths, more than twice its size", m[0], m[1])
+		}
+	}
+	if largeOut*small > 2*smallOut*large {
+		t.Errorf("output grows faster than the page: %d bytes for %d, %d for %d", smallOut, small, largeOut, large)
+	}
+}

@@ -950,18 +950,18 @@ func (r *renderer) startTag(z *xhtml.Tokenizer, selfClosing bool, start, end int
 	}
 	if void {
 		if blockKind(a) == kBlock {
-			r.breakBlock(start)
+			r.blockStart(start)
 		}
 		return
 	}
 	e.kind = blockKind(a)
 	if a == atom.P { // its end is optional: it ends the paragraph and is not kept open
-		r.breakBlock(start)
+		r.blockStart(start)
 		return
 	}
 	if len(r.stack) >= maxDepth { // read as if absent
 		if e.kind == kBlock {
-			r.breakBlock(start)
+			r.blockStart(start)
 		}
 		return
 	}
@@ -1006,7 +1006,7 @@ func (r *renderer) startTag(z *xhtml.Tokenizer, selfClosing bool, start, end int
 // open starts element e.
 func (r *renderer) open(e elem, at attrs) {
 	if e.kind != kInline && e.kind != kCode && e.kind != kAnchor {
-		r.breakBlock(e.start)
+		r.blockStart(e.start)
 	}
 	switch e.kind {
 	case kItem:
@@ -1248,6 +1248,20 @@ func (r *renderer) close(e elem, start, end int) {
 		r.flush()
 		r.closeTable(start, end)
 	}
+}
+
+// blockStart ends the paragraph being read where a block element starts
+// at source offset at. A heading that holds text ends there too (a
+// heading is one line, and HTML would put the block on a line of its
+// own): the block and what follows are read as blocks, not folded into
+// the heading's line. Before the heading's text (a wrapper), the block
+// is a space, as breakBlock has it.
+func (r *renderer) blockStart(at int) {
+	if r.heading > 0 && len(r.para.b.b) > 0 {
+		r.flush()
+		return
+	}
+	r.breakBlock(at)
 }
 
 // breakBlock ends the paragraph being read at source offset at (inside
