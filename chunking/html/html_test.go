@@ -324,3 +324,28 @@ func TestOpenHeadingStaysLinear(t *testing.T) {
 		t.Errorf("output grows faster than the page: %d bytes for %d, %d for %d", smallOut, small, largeOut, large)
 	}
 }
+
+// TestPreLineEndings reads a pre element's line breaks as HTML's input
+// stream has them: "\r\n" and a lone "\r" are "\n" (docs/chunkers.md,
+// HTML details); the chunks' spans still cover the page's bytes.
+func TestPreLineEndings(t *testing.T) {
+	for _, tc := range []struct{ name, page, want string }{
+		{"crlf", "<pre>\r\na\r\nb\r\n\r\nc\r\n</pre>", "```\na\nb\n\nc\n```"},
+		{"lone cr", "<pre>a\rb\r\rc</pre>", "```\na\nb\n\nc\n```"},
+		{"cr and lf in separate text", "<pre>a\r<b>b</b>\nc</pre>", "```\na\nb\nc\n```"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := text(t, tc.page); got != tc.want {
+				t.Errorf("got  %q\nwant %q", got, tc.want)
+			}
+			cfg := html.Config{MaxChar: 8}
+			chunks, _, err := mustNew(t, cfg).Chunk(chunking.Document{Content: []byte(tc.page)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := html.CheckPage([]byte(tc.page), chunks, cfg); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}

@@ -422,16 +422,26 @@ func (r *renderer) textToken(z *xhtml.Tokenizer, raw []byte, start int) {
 }
 
 // preText appends the text of a pre element: whitespace kept, character
-// references decoded.
+// references decoded, and line breaks normalised as HTML's input stream
+// normalises them ("\r\n" and a lone "\r" are "\n"; a "&#13;" stays).
 func preText(b *buf, raw []byte, src int) {
 	for i := 0; i < len(raw); {
-		j := bytes.IndexByte(raw[i:], '&')
+		j := bytes.IndexAny(raw[i:], "&\r")
 		if j < 0 {
 			b.copied(raw[i:], src+i)
 			return
 		}
 		b.copied(raw[i:i+j], src+i)
 		i += j
+		if raw[i] == '\r' {
+			n := 1
+			if i+1 < len(raw) && raw[i+1] == '\n' {
+				n = 2
+			}
+			b.madeByte('\n', src+i, src+i+n)
+			i += n
+			continue
+		}
 		n, repl := entity(raw[i:])
 		if n == 0 {
 			b.copied(raw[i:i+1], src+i)
