@@ -29,6 +29,8 @@ import (
 //   - kept content once: every byte of text the rendering took from the
 //     page lies in the span of a chunk, and, without overlap, in exactly
 //     one;
+//   - main content: mayHoldMain finds every page the renderer finds main
+//     content in;
 //   - header paths: without fusing (min_char 0), a chunk's h1–h3 are the
 //     headings of the page in force where it starts (the heading it
 //     starts with included), or headings inside its span (a section
@@ -40,6 +42,9 @@ func checkPage(content []byte, chunks []chunking.Chunk, cfg Config) error {
 	p, err := parse(content, &poll.Poller{})
 	if err != nil {
 		return err
+	}
+	if m, _ := render(p.dec.text, true, &poll.Poller{}); len(m.md) > 0 && !mayHoldMain(p.dec.text) {
+		return fmt.Errorf("the page has main content, which mayHoldMain misses")
 	}
 	var breaks []int
 	for i, c := range content {

@@ -57,6 +57,7 @@ func TestMainContent(t *testing.T) {
 		{"role attribute in any case", `<div>menu</div><div ROLE="Main"><p>a</p></div><p>after</p>`, "a"},
 		{"spaces around the role's '='", `<div>menu</div><div role = "main"><p>a</p></div><p>after</p>`, "a"},
 		{"a '<' in an attribute before the role", `<div>menu</div><div title="a<b" role="main"><p>a</p></div><p>after</p>`, "a"},
+		{"a quoted '<' before the role", `<div>menu</div><div title="a<b c='x" role="main"><p>a</p></div><p>after</p>`, "a"},
 		{"role main by a character reference", `<div>menu</div><div role="&#109;ain"><p>a</p></div><p>after</p>`, "a"},
 		{"role list: the first recognised role counts", `<div>menu</div><div role="content main note"><p>a</p></div><div role="note main"><p>n</p></div><p>after</p>`, "a"},
 		{"role list: a chrome role first drops", `<div role="navigation main"><p>n</p></div><p>a</p>`, "a"},

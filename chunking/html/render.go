@@ -582,13 +582,15 @@ func firstRole(v []byte) string {
 func isMain(a atom.Atom, at *attrs) bool { return a == atom.Main || at.role == "main" }
 
 // mayHoldMain reports whether text may hold a start tag isMain takes,
-// read with the renderer's own readers (tagName, nextAttr, firstRole):
-// each '<' and a letter is read as a start tag up to the next '<', so the
-// work is linear and every main the renderer finds is found (and more,
-// in comments and raw text), unless an attribute value before the role
-// holds a '<' and a quote.
+// read with the renderer's own readers (tagName, nextAttr, firstRole),
+// so that it finds every main the renderer finds (and more, in comments
+// and raw text). Each '<' and a letter is read as a start tag up to the
+// next '<'; a tag that goes on past that '<' (in a quoted value) is also
+// read whole, unless it starts inside one read whole before. Each byte
+// is read at most twice: the work is linear.
 func mayHoldMain(text []byte) bool {
 	var nb [16]byte
+	whole := 0 // where the last tag read whole ends
 	for i := bytes.IndexByte(text, '<'); i >= 0; {
 		next := -1
 		if k := bytes.IndexByte(text[i+1:], '<'); k >= 0 {
@@ -602,20 +604,43 @@ func mayHoldMain(text []byte) bool {
 			if atom.Lookup(tagName(tag, nb[:0])) == atom.Main {
 				return true
 			}
-			for rest := tagRest(tag); ; {
-				k, v, after, ok := nextAttr(rest)
-				if !ok {
-					break
-				}
-				if bytes.EqualFold(k, []byte("role")) && firstRole(attrText(v)) == "main" {
+			main, end := mainRole(tag)
+			if main {
+				return true
+			}
+			if end == len(tag) && next >= 0 && i >= whole { // the tag goes on past the next '<'
+				main, end = mainRole(text[i:])
+				if main {
 					return true
 				}
-				rest = after
+				whole = i + end
 			}
 		}
 		i = next
 	}
 	return false
+}
+
+// mainRole reads the start tag at the start of tag with the renderer's
+// readers: whether its role is main, and where the read stopped (at the
+// tag's '>', or at the end of tag).
+func mainRole(tag []byte) (main bool, end int) {
+	rest := tagRest(tag)
+	for {
+		k, v, after, ok := nextAttr(rest)
+		if !ok {
+			break
+		}
+		if bytes.EqualFold(k, []byte("role")) && firstRole(attrText(v)) == "main" {
+			return true, 0
+		}
+		rest = after
+	}
+	end = len(tag) - len(rest)
+	for end < len(tag) && (isSpace(tag[end]) || tag[end] == '/') {
+		end++
+	}
+	return false, end
 }
 
 // tagName returns a tag's name in lower case (in buf when it fits), as
