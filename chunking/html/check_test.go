@@ -12,6 +12,7 @@ import (
 
 	"github.com/chunkstream/chunkstream/chunking"
 	"github.com/chunkstream/chunkstream/chunking/internal/poll"
+	"github.com/chunkstream/chunkstream/chunking/internal/spantest"
 	xhtml "golang.org/x/net/html"
 )
 
@@ -28,6 +29,8 @@ import (
 //   - kept content once: every byte of text the rendering took from the
 //     page lies in the span of a chunk, and, without overlap, in exactly
 //     one;
+//   - main content: mayHoldMain finds every page the renderer finds main
+//     content in;
 //   - header paths: without fusing (min_char 0), a chunk's h1–h3 are the
 //     headings of the page in force where it starts (the heading it
 //     starts with included), or headings inside its span (a section
@@ -39,6 +42,9 @@ func checkPage(content []byte, chunks []chunking.Chunk, cfg Config) error {
 	p, err := parse(content, &poll.Poller{})
 	if err != nil {
 		return err
+	}
+	if m, _ := render(p.dec.text, true, &poll.Poller{}); len(m.md) > 0 && !mayHoldMain(p.dec.text) {
+		return fmt.Errorf("the page has main content, which mayHoldMain misses")
 	}
 	var breaks []int
 	for i, c := range content {
@@ -163,7 +169,7 @@ func derivesText(p *page, content []byte, sp chunking.Span, text string) error {
 	}
 	// The edges are compared when the chunk starts (ends) with a letter
 	// or digit: before punctuation, text the rendering dropped may lie.
-	trimmed := strings.TrimFunc(text, unicode.IsSpace)
+	trimmed := strings.TrimFunc(text, spantest.IsSpace)
 	first, _ := utf8.DecodeRuneInString(trimmed)
 	last, _ := utf8.DecodeLastRuneInString(trimmed)
 	startsInTag = startsInTag || !unicode.IsLetter(first) && !unicode.IsDigit(first)
@@ -220,8 +226,8 @@ func keptOnce(p *page, chunks []chunking.Chunk, overlap bool) error {
 			outEnd = segs[k+1].out
 		}
 		for o := s.out; o < outEnd; o++ {
-			if r, _ := utf8.DecodeRune(p.md[o:]); !utf8.RuneStart(p.md[o]) || unicode.IsSpace(r) {
-				continue // the chunker trims Unicode whitespace
+			if r, _ := utf8.DecodeRune(p.md[o:]); !utf8.RuneStart(p.md[o]) || spantest.IsSpace(r) {
+				continue // the chunker trims whitespace as it counts it
 			}
 			at, _ := p.dec.orig(s.src+o-s.out, s.src+o-s.out+1)
 			n, nLetter := 0, 0

@@ -143,6 +143,7 @@ func decodeWith(page []byte, from int, enc encoding.Encoding, name string) (deco
 	if err != nil || bytes.HasPrefix(replacement, []byte("&#")) { // not in enc
 		replacement = nil
 	}
+	c1 := singleByte(name)
 	var out buf
 	out.b = make([]byte, 0, len(page)+len(page)/2)
 	var dst [64]byte
@@ -153,6 +154,9 @@ func decodeWith(page []byte, from int, enc encoding.Encoding, name string) (deco
 			nDst, nSrc, err := dec.Transform(dst[:], page[i:end], end == len(page))
 			if nSrc > 0 {
 				got := dst[:nDst]
+				if c1 && nSrc == 1 && 0x80 <= page[i] && page[i] <= 0x9f && string(got) == "\uFFFD" {
+					got = utf8.AppendRune(dst[:0], rune(page[i])) // the Encoding Standard's C1 control
+				}
 				if bad := bytes.Index(got, []byte("\uFFFD")); bad >= 0 && !bytes.Equal(page[i:i+nSrc], replacement) {
 					return decoded{}, &charsetError{charset: name, offset: i, bytes: page[i:min(len(page), i+max(nSrc, 1), i+4)]}
 				}
@@ -174,4 +178,23 @@ func decodeWith(page []byte, from int, enc encoding.Encoding, name string) (deco
 		return decoded{}, &charsetError{charset: name, offset: 0}
 	}
 	return decoded{text: out.b, charset: name, m: out.mapOf()}, nil
+}
+
+// singleByte reports whether the charset of WHATWG name is one of the
+// Encoding Standard's single-byte encodings. Their indexes map each byte
+// 0x80–0x9F that the encoding leaves to no character to the C1 control
+// of the same number (windows-1252's 0x81, 0x8D, 0x8F, 0x90 and 0x9D,
+// all of the ISO 8859 ones'), where x/text's tables have no character:
+// decodeWith takes the standard's, so that a page every byte of which a
+// browser decodes is decoded.
+func singleByte(name string) bool {
+	switch name {
+	case "ibm866", "iso-8859-2", "iso-8859-3", "iso-8859-4", "iso-8859-5", "iso-8859-6", "iso-8859-7",
+		"iso-8859-8", "iso-8859-8-i", "iso-8859-10", "iso-8859-13", "iso-8859-14", "iso-8859-15",
+		"iso-8859-16", "koi8-r", "koi8-u", "macintosh", "windows-874", "windows-1250", "windows-1251",
+		"windows-1252", "windows-1253", "windows-1254", "windows-1255", "windows-1256", "windows-1257",
+		"windows-1258", "x-mac-cyrillic":
+		return true
+	}
+	return false
 }

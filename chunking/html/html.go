@@ -119,7 +119,7 @@ func parse(content []byte, pl *poll.Poller) (*page, error) {
 	}
 	var rd rendered
 	ok := false
-	if hasMain(d.text) {
+	if mayHoldMain(d.text) {
 		rd, ok = render(d.text, true, pl)
 		ok = ok && len(rd.md) > 0
 	}
@@ -154,27 +154,6 @@ func lineStart(text []byte, n int) int {
 		off += i + 1
 	}
 	return min(off, max(len(text)-1, 0))
-}
-
-// hasMain reports whether text may hold a <main> element or role="main"
-// (found by the renderer, which reads the whole page when it holds
-// none).
-func hasMain(text []byte) bool {
-	for _, s := range [][]byte{[]byte("<main"), []byte("<MAIN"), []byte("<Main")} {
-		if i := bytes.Index(text, s); i >= 0 {
-			return true
-		}
-	}
-	for rest := text; ; {
-		i := bytes.Index(rest, []byte("main"))
-		if i < 0 {
-			return false
-		}
-		if before := rest[:i]; bytes.HasSuffix(before, []byte(`role="`)) || bytes.HasSuffix(before, []byte(`role='`)) || bytes.HasSuffix(before, []byte(`role=`)) {
-			return true
-		}
-		rest = rest[i+4:]
-	}
 }
 
 // ChunkFile reads and chunks one file. Chunk metadata "file" is p as

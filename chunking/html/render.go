@@ -422,16 +422,26 @@ func (r *renderer) textToken(z *xhtml.Tokenizer, raw []byte, start int) {
 }
 
 // preText appends the text of a pre element: whitespace kept, character
-// references decoded.
+// references decoded, and line breaks normalised as HTML's input stream
+// normalises them ("\r\n" and a lone "\r" are "\n"; a "&#13;" stays).
 func preText(b *buf, raw []byte, src int) {
 	for i := 0; i < len(raw); {
-		j := bytes.IndexByte(raw[i:], '&')
+		j := bytes.IndexAny(raw[i:], "&\r")
 		if j < 0 {
 			b.copied(raw[i:], src+i)
 			return
 		}
 		b.copied(raw[i:i+j], src+i)
 		i += j
+		if raw[i] == '\r' {
+			n := 1
+			if i+1 < len(raw) && raw[i+1] == '\n' {
+				n = 2
+			}
+			b.madeByte('\n', src+i, src+i+n)
+			i += n
+			continue
+		}
 		n, repl := entity(raw[i:])
 		if n == 0 {
 			b.copied(raw[i:i+1], src+i)
@@ -473,9 +483,7 @@ func readAttrs(tag []byte, a atom.Atom) attrs {
 			}
 			lower[i] = c
 		}
-		if bytes.IndexByte(v, '&') >= 0 {
-			v = []byte(xhtml.UnescapeString(string(v)))
-		}
+		v = attrText(v)
 		switch string(lower[:len(k)]) {
 		case "hidden":
 			at.hidden = true
@@ -484,7 +492,7 @@ func readAttrs(tag []byte, a atom.Atom) attrs {
 		case "style":
 			at.hidden = at.hidden || hidingStyle(v)
 		case "role":
-			at.role = strings.ToLower(strings.TrimSpace(string(v)))
+			at.role = firstRole(v)
 		case "class":
 			if bytes.Contains(v, []byte("lang")) || bytes.Contains(v, []byte("highlight")) {
 				at.class = string(v)
@@ -510,6 +518,129 @@ func readAttrs(tag []byte, a atom.Atom) attrs {
 		}
 	}
 	return at
+}
+
+// attrText returns an attribute's raw value with its character
+// references decoded.
+func attrText(v []byte) []byte {
+	if bytes.IndexByte(v, '&') >= 0 {
+		return []byte(xhtml.UnescapeString(string(v)))
+	}
+	return v
+}
+
+// ariaRoles are the roles of WAI-ARIA (1.2, and image of 1.3) an author
+// may give; the abstract roles are not among them.
+var ariaRoles = func() map[string]bool {
+	m := map[string]bool{}
+	for _, r := range strings.Fields(`alert alertdialog application article banner blockquote button
+		caption cell checkbox code columnheader combobox complementary contentinfo definition deletion
+		dialog directory document emphasis feed figure form generic grid gridcell group heading image img
+		insertion link list listbox listitem log main mark marquee math menu menubar menuitem
+		menuitemcheckbox menuitemradio meter navigation none note option paragraph presentation
+		progressbar radio radiogroup region row rowgroup rowheader scrollbar search searchbox separator
+		slider spinbutton status strong subscript superscript switch tab table tablist tabpanel term
+		textbox time timer toolbar tooltip tree treegrid treeitem`) {
+		m[r] = true
+	}
+	return m
+}()
+
+// firstRole returns an element's role by its role attribute's value v:
+// the first of its space-separated tokens that is an ARIA role, in lower
+// case (ARIA's rule: an author lists fallbacks after the role wanted),
+// or "".
+func firstRole(v []byte) string {
+	for len(v) > 0 {
+		i := 0
+		for i < len(v) && isSpace(v[i]) {
+			i++
+		}
+		j := i
+		for j < len(v) && !isSpace(v[j]) {
+			j++
+		}
+		if j > i && j-i <= len("menuitemcheckbox") {
+			var lower [16]byte
+			for k, c := range v[i:j] {
+				if 'A' <= c && c <= 'Z' {
+					c += 'a' - 'A'
+				}
+				lower[k] = c
+			}
+			if ariaRoles[string(lower[:j-i])] {
+				return string(lower[:j-i])
+			}
+		}
+		v = v[j:]
+	}
+	return ""
+}
+
+// isMain reports whether a start tag of a with attributes at opens main
+// content: a main element, or one whose role is main.
+func isMain(a atom.Atom, at *attrs) bool { return a == atom.Main || at.role == "main" }
+
+// mayHoldMain reports whether text may hold a start tag isMain takes,
+// read with the renderer's own readers (tagName, nextAttr, firstRole),
+// so that it finds every main the renderer finds (and more, in comments
+// and raw text). Each '<' and a letter is read as a start tag up to the
+// next '<'; a tag that goes on past that '<' (in a quoted value) is also
+// read whole, unless it starts inside one read whole before. Each byte
+// is read at most twice: the work is linear.
+func mayHoldMain(text []byte) bool {
+	var nb [16]byte
+	whole := 0 // where the last tag read whole ends
+	for i := bytes.IndexByte(text, '<'); i >= 0; {
+		next := -1
+		if k := bytes.IndexByte(text[i+1:], '<'); k >= 0 {
+			next = i + 1 + k
+		}
+		tag := text[i:]
+		if next >= 0 {
+			tag = text[i:next]
+		}
+		if len(tag) > 1 && tag[1]|0x20 >= 'a' && tag[1]|0x20 <= 'z' {
+			if atom.Lookup(tagName(tag, nb[:0])) == atom.Main {
+				return true
+			}
+			main, end := mainRole(tag)
+			if main {
+				return true
+			}
+			if end == len(tag) && next >= 0 && i >= whole { // the tag goes on past the next '<'
+				main, end = mainRole(text[i:])
+				if main {
+					return true
+				}
+				whole = i + end
+			}
+		}
+		i = next
+	}
+	return false
+}
+
+// mainRole reads the start tag at the start of tag with the renderer's
+// readers: whether its role is main, and where the read stopped (at the
+// tag's '>', or at the end of tag).
+func mainRole(tag []byte) (main bool, end int) {
+	rest := tagRest(tag)
+	for {
+		k, v, after, ok := nextAttr(rest)
+		if !ok {
+			break
+		}
+		if bytes.EqualFold(k, []byte("role")) && firstRole(attrText(v)) == "main" {
+			return true, 0
+		}
+		rest = after
+	}
+	end = len(tag) - len(rest)
+	for end < len(tag) && (isSpace(tag[end]) || tag[end] == '/') {
+		end++
+	}
+	return false, end
 }
 
 // tagName returns a tag's name in lower case (in buf when it fits), as
@@ -639,11 +770,22 @@ func attrValue(tag []byte, name string) (int, int, bool) {
 // hidingStyle reports whether a style attribute hides its element
 // (display: none or visibility: hidden).
 func hidingStyle(v []byte) bool {
-	if !bytes.Contains(v, []byte("none")) && !bytes.Contains(v, []byte("hidden")) {
+	if !containsFold(v, "none") && !containsFold(v, "hidden") {
 		return false
 	}
 	s := strings.ToLower(strings.Join(strings.Fields(string(v)), ""))
 	return strings.Contains(s, "display:none") || strings.Contains(s, "visibility:hidden")
+}
+
+// containsFold reports whether s, lower-case ASCII, is in v in any
+// ASCII case (CSS keywords are).
+func containsFold(v []byte, s string) bool {
+	for i := 0; i+len(s) <= len(v); i++ {
+		if v[i]|0x20 == s[0] && bytes.EqualFold(v[i:i+len(s)], []byte(s)) {
+			return true
+		}
+	}
+	return false
 }
 
 // codeLang returns the language a class attribute names: language-X,
@@ -777,7 +919,7 @@ func (r *renderer) startTag(z *xhtml.Tokenizer, selfClosing bool, start, end int
 	if !r.reading() {
 		if r.skipAt < 0 && !void && r.dropped(a, &at) {
 			e.kind = kSkip
-		} else if r.skipAt < 0 && (a == atom.Main || at.role == "main") && !void {
+		} else if r.skipAt < 0 && isMain(a, &at) && !void {
 			e.kind = kMain
 			r.mains++
 		}
@@ -843,26 +985,22 @@ func (r *renderer) startTag(z *xhtml.Tokenizer, selfClosing bool, start, end int
 	}
 	if void {
 		if blockKind(a) == kBlock {
-			r.breakBlock(start)
+			r.blockStart(start)
 		}
 		return
 	}
 	e.kind = blockKind(a)
 	if a == atom.P { // its end is optional: it ends the paragraph and is not kept open
-		r.breakBlock(start)
+		r.blockStart(start)
 		return
 	}
 	if len(r.stack) >= maxDepth { // read as if absent
 		if e.kind == kBlock {
-			r.breakBlock(start)
+			r.blockStart(start)
 		}
 		return
 	}
 	switch a {
-	case atom.Main:
-		if r.onlyMain {
-			e.kind = kMain
-		}
 	case atom.Ul, atom.Ol, atom.Menu, atom.Dir:
 		e.kind, e.ordered, e.n = kList, a == atom.Ol, 1
 		if n, err := strconv.Atoi(strings.TrimSpace(at.number)); err == nil && a == atom.Ol && n >= 0 && n < 1e9 {
@@ -891,8 +1029,11 @@ func (r *renderer) startTag(z *xhtml.Tokenizer, selfClosing bool, start, end int
 	case atom.Td, atom.Th:
 		e.kind = kCell
 	}
-	if at.role == "main" && r.onlyMain {
+	if isMain(a, &at) && r.onlyMain {
 		e.kind = kMain
+	}
+	if e.kind == kMain { // a main inside main: closeTo counts it out
+		r.mains++
 	}
 	r.open(e, at)
 }
@@ -900,7 +1041,7 @@ func (r *renderer) startTag(z *xhtml.Tokenizer, selfClosing bool, start, end int
 // open starts element e.
 func (r *renderer) open(e elem, at attrs) {
 	if e.kind != kInline && e.kind != kCode && e.kind != kAnchor {
-		r.breakBlock(e.start)
+		r.blockStart(e.start)
 	}
 	switch e.kind {
 	case kItem:
@@ -1144,6 +1285,20 @@ func (r *renderer) close(e elem, start, end int) {
 	}
 }
 
+// blockStart ends the paragraph being read where a block element starts
+// at source offset at. A heading that holds text ends there too (a
+// heading is one line, and HTML would put the block on a line of its
+// own): the block and what follows are read as blocks, not folded into
+// the heading's line. Before the heading's text (a wrapper), the block
+// is a space, as breakBlock has it.
+func (r *renderer) blockStart(at int) {
+	if r.heading > 0 && len(r.para.b.b) > 0 {
+		r.flush()
+		return
+	}
+	r.breakBlock(at)
+}
+
 // breakBlock ends the paragraph being read at source offset at (inside
 // a heading: a space).
 func (r *renderer) breakBlock(at int) {
@@ -1259,6 +1414,7 @@ func (r *renderer) writeBlock(src *buf, structured, escape bool) {
 		}
 		line := src.b[i:j]
 		if len(bytes.TrimSpace(line)) == 0 && !(len(line) > 0 && !escape) {
+			at = src.srcAt(i) // the blank line's own place, not the line before's
 			r.blankPrefix(f, at)
 		} else {
 			at = src.srcAt(i)
