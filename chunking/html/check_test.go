@@ -159,7 +159,7 @@ func derivesText(p *page, content []byte, sp chunking.Span, text string) error {
 			e += k + 1
 		}
 	}
-	got := []rune(strings.Join(words(pageText(content[s:e])), ""))
+	got := []rune(strings.Join(words(spanText(content[s:e])), ""))
 	w := []rune(strings.Join(want, ""))
 	if len(w) == 0 {
 		return nil
@@ -404,17 +404,32 @@ func headerPaths(p *page, content []byte, chunks []chunking.Chunk, unfused bool)
 
 // elementText returns the text of the element whose start tag begins
 // src, read by the tokenizer: its text up to its end tag.
-func elementText(src []byte) string { return readText(src, true) }
+func elementText(src []byte) string { return readText(src, readElement) }
 
 // pageText returns the text of a piece of a page as the tokenizer reads
 // it.
-func pageText(src []byte) string { return readText(src, false) }
+func pageText(src []byte) string { return readText(src, readPage) }
+
+// spanText reads a span's text as pageText does, but an end tag that
+// closes no element opened in the span closes all of them: its element
+// was opened before the span, around them (the renderer closes them with
+// it). The reading may then hold more text than the rendering, never
+// less, which is what the check that the chunk's text is in it needs.
+func spanText(src []byte) string { return readText(src, readSpan) }
+
+// How readText reads: an element (to its end), a part of a page, or a
+// span of one.
+const (
+	readElement = iota
+	readPage
+	readSpan
+)
 
 // readText reads text tokens and img alt attributes, leaving out raw
 // text (script, style, ...), the elements docs/chunkers.md says are
-// dropped by their name, and hidden ones; with element, it stops at the
-// end of the first element.
-func readText(src []byte, element bool) string {
+// dropped by their name, and hidden ones; reading an element, it stops
+// at the end of the first element.
+func readText(src []byte, mode int) string {
 	z := xhtml.NewTokenizer(bytes.NewReader(src))
 	var sb strings.Builder
 	var open []string // the open elements' names
@@ -470,6 +485,9 @@ func readText(src []byte, element bool) string {
 			k := len(open) - 1
 			for ; k >= 0 && open[k] != string(name); k-- {
 			}
+			if k < 0 && mode == readSpan {
+				k = 0
+			}
 			if k < 0 {
 				continue
 			}
@@ -477,7 +495,7 @@ func readText(src []byte, element bool) string {
 			if skipAt >= k {
 				skipAt = -1
 			}
-			if element && k == 0 {
+			if mode == readElement && k == 0 {
 				return sb.String()
 			}
 		case xhtml.TextToken:
