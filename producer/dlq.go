@@ -701,8 +701,8 @@ func (d *DLQ) Purge(ctx context.Context, f DLQFilter, opts PurgeOptions) (PurgeS
 	return sum, nil
 }
 
-// dismiss moves e's record from dead-lettered to dismissed when it still
-// holds e's version (compare-and-set).
+// dismiss moves e's record from dead-lettered to dismissed when the
+// failure it holds is e's (failureOf), by compare-and-set.
 func (d *DLQ) dismiss(ctx context.Context, e DeadLetterEntry) error {
 	if e.rid == "" || e.Problem != "" {
 		return nil
@@ -724,7 +724,7 @@ func (d *DLQ) dismiss(ctx context.Context, e DeadLetterEntry) error {
 			return fmt.Errorf("record of %q: %w", e.DocID, err)
 		}
 		rec, err := messages.DecodeDocRecord(entry.Value())
-		if err != nil || rec.IngestSeq != e.IngestSeq || rec.State != messages.StateDeadLettered {
+		if err != nil || rec.State != messages.StateDeadLettered || !failureOf(rec, &e) {
 			return nil
 		}
 		rec.State, rec.LastFailure = messages.StateDismissed, messages.Failure{}
@@ -741,4 +741,17 @@ func (d *DLQ) dismiss(ctx context.Context, e DeadLetterEntry) error {
 		}
 		return nil
 	}
+}
+
+// failureOf reports whether the failure rec records is the one e is the
+// dead letter of: the same version (ingest_seq and holdsVersion: a bulk's
+// refused twin shares the ingest_seq, not the version), the same cause,
+// and the same failed delivery (a replay of e that failed again recorded
+// its own dead letter, still to be dealt with). A field the record does
+// not hold (written before it existed) does not count against it.
+func failureOf(rec messages.DocRecord, e *DeadLetterEntry) bool {
+	f := rec.LastFailure
+	return rec.IngestSeq == e.IngestSeq && holdsVersion(rec, e) &&
+		(f.Cause == "" || f.Cause == e.Cause) &&
+		(f.StreamSeq == 0 || f.StreamSeq == e.StreamSeq)
 }
