@@ -458,13 +458,29 @@ func (s ReplaySummary) OK() bool { return s.KeptTotal() == 0 && len(s.NotFound) 
 // is deleted (ActionRemove): the record never moves back, so that verdict
 // cannot go stale. A payload that does not decode gets the sha256 of the
 // payload as its version. Replay returns an error only when it cannot go
-// on (the stream cannot be read, ctx ends).
+// on (the stream cannot be read, ctx ends), or, wrapping
+// ErrWorkersBehind, when it would publish a tenant's request or a whole
+// bulk while a running worker does not read them: then, a dry run
+// excepted, it publishes nothing and keeps every dead letter.
 func (d *DLQ) Replay(ctx context.Context, f DLQFilter, opts ReplayOptions) (ReplaySummary, error) {
 	sum := ReplaySummary{Kept: map[KeepReason]int{}}
 	stream, err := d.stream(ctx)
 	if err != nil || stream == nil {
 		sum.NotFound = f.Seqs
 		return sum, err
+	}
+	asked := f.Seqs
+	var read *listed // the selection, when requireReads had to read it
+	if !opts.DryRun {
+		if read, err = d.requireReads(ctx, f); err != nil || read != nil && len(read.seqs) == 0 {
+			if read != nil {
+				sum.NotFound = read.notFound
+			}
+			return sum, err
+		}
+		if read != nil {
+			f.Seqs = read.seqs
+		}
 	}
 	// Replays go through the producer's one publish path, riding out an
 	// outage like any request (ReplayOptions.Retry).
@@ -499,7 +515,58 @@ func (d *DLQ) Replay(ctx context.Context, f DLQFilter, opts ReplayOptions) (Repl
 		return nil
 	})
 	sum.NotFound = notFound
+	if read != nil {
+		// Of the sequences read first, only those asked for are reported
+		// when gone since (deleted meanwhile, like any dead letter).
+		sum.NotFound = slices.DeleteFunc(notFound, func(seq uint64) bool { return !slices.Contains(asked, seq) })
+		sum.NotFound = slices.Sorted(slices.Values(slices.Concat(read.notFound, sum.NotFound)))
+	}
 	return sum, err
+}
+
+// listed is a selection of dead letters read ahead: their sequences and
+// the sequences asked for that were not found.
+type listed struct{ seqs, notFound []uint64 }
+
+// requireReads refuses, wrapping ErrWorkersBehind, a replay that would
+// publish a tenant's request or a whole bulk (one that did not decode)
+// while a running worker does not read them, as a producer run does
+// (Producer.requireReads): nothing is published, every dead letter kept.
+// Only when some running worker is behind does it read the selection
+// first, and returns it (nil otherwise): the replay then takes exactly
+// those sequences, so that a dead letter stored meanwhile is not replayed
+// unchecked.
+func (d *DLQ) requireReads(ctx context.Context, f DLQFilter) (*listed, error) {
+	bucket := d.opts.Topology.DocsBucket
+	err := requireReads(ctx, d.js, bucket, true, true)
+	if !errors.Is(err, ErrWorkersBehind) {
+		return nil, err // every running worker reads both, or none runs
+	}
+	var (
+		read          listed
+		tenants, bulk bool
+	)
+	read.notFound, err = d.List(ctx, f, func(e DeadLetterEntry) error {
+		read.seqs = append(read.seqs, e.Seq)
+		tenants = tenants || e.hasTenant()
+		bulk = bulk || messages.IsBulk(e.header.Get(messages.HeaderContentType))
+		return nil
+	})
+	if err == nil {
+		err = requireReads(ctx, d.js, bucket, tenants, bulk)
+	}
+	return &read, err
+}
+
+// hasTenant reports whether e's request names a tenant, valid or not
+// (a worker that does not read tenants would take it for the
+// untenanted document).
+func (e *DeadLetterEntry) hasTenant() bool {
+	if e.Tenant != "" {
+		return true
+	}
+	req, err := messages.DecodeIngest(e.header.Get(messages.HeaderContentType), e.data)
+	return err == nil && req.Tenant != ""
 }
 
 func (d *DLQ) replayOne(ctx context.Context, stream jetstream.Stream, e DeadLetterEntry, dryRun bool, publish func(*nats.Msg) (*jetstream.PubAck, error)) (Replayed, error) {
