@@ -314,10 +314,13 @@ func (d *DLQ) scan(ctx context.Context, stream jetstream.Stream, fn func(DeadLet
 type Standing string
 
 const (
-	// StandingCurrent: no newer version recorded; a replay processes it.
+	// StandingCurrent: no newer version recorded, or newer versions only
+	// at other places (collections) than one where this version is still
+	// the newest; a replay processes it.
 	StandingCurrent Standing = "current"
 	// StandingSuperseded: the record holds a newer version, started or
-	// done: a replay would leave the document as it is.
+	// done, at every place this version may have written: a replay would
+	// leave the document as it is.
 	StandingSuperseded Standing = "superseded"
 	// StandingWritten: the record holds this very version, done (only its
 	// ack was lost).
@@ -345,7 +348,7 @@ func (d *DLQ) Standing(ctx context.Context, e *DeadLetterEntry) error {
 	switch {
 	case !ok:
 		e.Standing = StandingCurrent
-	case rec.IngestSeq > e.IngestSeq:
+	case rec.IngestSeq > e.IngestSeq && !newestAtItsPlace(rec, e.IngestSeq):
 		e.Standing, e.RecordSeq = StandingSuperseded, rec.IngestSeq
 	case rec.IngestSeq == e.IngestSeq && !holdsVersion(rec, e):
 		e.Standing, e.RecordSeq = StandingShared, rec.IngestSeq
@@ -355,6 +358,23 @@ func (d *DLQ) Standing(ctx context.Context, e *DeadLetterEntry) error {
 		e.Standing, e.RecordSeq = StandingCurrent, rec.IngestSeq
 	}
 	return nil
+}
+
+// newestAtItsPlace reports whether version seq, overtaken in the record,
+// is still the newest version started at the place it went to (a Qdrant
+// collection: messages.DocRecord.Targets): the newer versions went
+// elsewhere. Its place stays as seq left it (half written, if it failed
+// part way) until seq is processed again, which a worker does for a
+// replay (docs/design.md, "Versions in several collections"), so the
+// dead letter is current, not superseded. The dead letter does not say
+// its place; some place holding seq as its newest is enough.
+func newestAtItsPlace(rec messages.DocRecord, seq uint64) bool {
+	for k, v := range rec.Targets {
+		if v == seq && rec.NewestAt(k) == seq {
+			return true
+		}
+	}
+	return false
 }
 
 // holdsVersion reports whether rec, a record at e's ingest_seq, is of e's

@@ -198,9 +198,10 @@ func (p *processor) process(ctx context.Context, msg jetstream.Msg, streamSeq ui
 	// processes a dead-lettered version again; a bulk redelivered for
 	// another of its requests leaves it settled.
 	_, member := msg.(*bulkRequest)
+	replay := !member && msg.Headers().Get(messages.HeaderIngestSeq) != "" && msg.Headers().Get(messages.HeaderRequeued) == ""
 	st, err := p.records.start(sctx, doc.RecordID(), p.target(doc), rec, startOpts{
 		createFirst: d.n == 1 && doc.Seq == streamSeq,
-		replay:      !member && msg.Headers().Get(messages.HeaderIngestSeq) != "" && msg.Headers().Get(messages.HeaderRequeued) == "",
+		replay:      replay,
 	})
 	endStep(span, err)
 	if err != nil {
@@ -212,7 +213,9 @@ func (p *processor) process(ctx context.Context, msg jetstream.Msg, streamSeq ui
 		return v
 	}
 	doc.First, rec.Targets = st.first, st.targets
-	if v.outcome, v.err = p.finished(ctx, doc, st.found, d.n > 1); v.outcome != "" || v.err != nil {
+	// A replay is a redelivery of its version: a dead-lettered delivery
+	// may have written part of it.
+	if v.outcome, v.err = p.finished(ctx, doc, st.found, d.n > 1 || replay); v.outcome != "" || v.err != nil {
 		return v
 	}
 
