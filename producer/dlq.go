@@ -392,6 +392,8 @@ func holdsVersion(rec messages.DocRecord, e *DeadLetterEntry) bool {
 		return rec.Op == messages.OpDelete
 	case req.ContentRef != nil:
 		return rec.Op == messages.OpUpsert && rec.DocVersion == req.ContentRef.Name
+	case req.Content == nil: // refused for it: its failure recorded no version
+		return rec.Op == messages.OpUpsert && rec.DocVersion == ""
 	}
 	return rec.Op == messages.OpUpsert && rec.DocVersion == messages.ContentVersion(req.Content)
 }

@@ -713,3 +713,38 @@ func TestPurgeDismissesOnlyItsFailure(t *testing.T) {
 		})
 	}
 }
+
+// TestDeadLetterWithoutContentHoldsItsVersion: a request refused for
+// having no content records its failure with no doc_version; its dead
+// letter is of the version the record holds (standing current, not
+// shared with a bulk twin), and purging it dismisses the failure.
+func TestDeadLetterWithoutContentHoldsItsVersion(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	const seq = 5
+	val, err := messages.EncodeDocRecord(messages.DocRecord{IngestSeq: seq, Op: messages.OpUpsert, State: messages.StateDeadLettered,
+		LastFailure: messages.Failure{Cause: "no_content", IngestSeq: seq, StreamSeq: seq}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.top.Docs.Put(ctx, messages.DocRecordKey("a.md"), val); err != nil {
+		t.Fatal(err)
+	}
+	req, err := messages.EncodeIngest(&messages.IngestRequest{V: 1, ID: "a.md"}, messages.ContentTypeJSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.publishDeadLetter(req, messages.ContentTypeJSON, messages.DeadLetter{Reason: "no content", Kind: messages.KindPermanent,
+		Cause: "no_content", Subject: "ingest.docs", StreamSeq: seq, IngestSeq: seq, Deliveries: 1})
+	d := NewDLQ(e.js, DLQOptions{})
+	dl := listDLQ(t, d, DLQFilter{})[0]
+	if err := d.Standing(ctx, &dl); err != nil || dl.Standing != StandingCurrent {
+		t.Errorf("standing %q (%v), want current", dl.Standing, err)
+	}
+	if sum, err := d.Purge(ctx, DLQFilter{IDPrefix: "a.md"}, PurgeOptions{}); err != nil || sum.Deleted != 1 {
+		t.Fatalf("Purge = %+v, %v", sum, err)
+	}
+	if rec, _, _, err := worker.NewKVRecords(e.top.Docs).Get(ctx, "a.md"); err != nil || rec.State != messages.StateDismissed {
+		t.Errorf("record %s (%v) after the purge, want dismissed", rec.State, err)
+	}
+}
