@@ -295,6 +295,15 @@ func (p *processor) finished(ctx context.Context, doc Doc, found messages.DocRec
 		}
 		return OutcomeSuperseded, nil
 	case found.IngestSeq == doc.Seq && found.State == messages.StateDone:
+		if found.Op != "" && (found.Op != doc.Op || found.DocVersion != doc.Version) {
+			// Another version is done at this sequence: a bulk's refused
+			// twin, replayed as that sequence (its record did not exist
+			// yet when the replay read it). Refused as the twin it is: its
+			// dead letter, stored again, then stands shared and a replay
+			// sends it as a new version.
+			return "", permanent(fault.CauseInvalidRequest, fmt.Errorf("%w: %w: document %q holds another version at ingest_seq %d; replay it again to send it as a new version",
+				messages.ErrInvalid, errBulkTwin, doc.ID, doc.Seq))
+		}
 		return OutcomeDuplicate, nil
 	}
 	return "", nil
