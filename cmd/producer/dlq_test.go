@@ -402,3 +402,24 @@ func TestDLQReplayRefusedBesideWorkersBehind(t *testing.T) {
 		t.Errorf("DLQ holds %d, INGEST %d; want the dead letter kept and nothing published", n, m)
 	}
 }
+
+// TestDLQPurgeEmptyFiltersRefused: every spelling of "no filter" (an
+// empty value, -subject >, a -seq list of no sequence, -all=false) is a
+// purge without a filter: refused with status 2, nothing deleted.
+func TestDLQPurgeEmptyFiltersRefused(t *testing.T) {
+	e := newDLQEnv(t)
+	for _, id := range []string{"a.md", "b.md"} {
+		e.publish("ingest.docs", messages.IngestRequest{V: 1, ID: id, Content: []byte("# A\n"), Chunker: "nope"})
+	}
+	e.work(nil, 2)
+	for _, args := range [][]string{
+		{"-yes"}, {"-subject", ">", "-yes"}, {"-id-prefix", "", "-yes"}, {"-seq", "", "-yes"}, {"-seq", ",", "-yes"},
+		{"-seq", " , ", "-yes"}, {"-tenant", "", "-yes"}, {"-kind", "", "-yes"}, {"-cause", "", "-yes"}, {"-subject", "", "-yes"},
+		{"-all"}, {"-all=false", "-yes"},
+	} {
+		code, _, errOut := e.producer(append([]string{"dlq", "purge"}, args...)...)
+		if n := e.count(e.cfg.DLQStream); n != 2 || code != 2 {
+			t.Errorf("dlq purge %q = %d, DLQ holds %d (want 2 and both kept): %s", args, code, n, errOut)
+		}
+	}
+}
