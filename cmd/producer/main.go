@@ -151,7 +151,7 @@ usage error or a refused -delete-missing.`,
 		return 2, err
 	}
 	for _, path := range paths {
-		if err := producer.CheckInputID(c.IDPrefix, path); mailbox && err != nil {
+		if mailbox && producer.CheckInputID(c.IDPrefix, path) != nil {
 			return 2, fmt.Errorf("%w: mailbox %s: its id %q holds '#', which ends a mailbox's name in its threads' ids: rename the mailbox, or give an -id-prefix without '#'",
 				envflag.ErrUsage, path, producer.InputID(c.IDPrefix, path))
 		}
