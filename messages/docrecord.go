@@ -121,6 +121,12 @@ type Failure struct {
 	// IngestSeq is the INGEST stream sequence of the dead-lettered
 	// request.
 	IngestSeq uint64 `json:"ingest_seq"`
+	// StreamSeq is the INGEST sequence of the delivery that failed: its
+	// dead letter's Chunkstream-Stream-Seq (a replay's own sequence, not
+	// its version's). It tells this failure from an earlier one of the
+	// same version; absent (0) in a record written before the field
+	// existed.
+	StreamSeq uint64 `json:"stream_seq,omitempty"`
 }
 
 // EncodeDocRecord returns r as the record's JSON value.

@@ -359,3 +359,48 @@ func TestBulkSentBeforePacing(t *testing.T) {
 		t.Fatalf("Backfill = %+v, %v; want both sent", s.Stats, err)
 	}
 }
+
+// TestBulkTwinReplayedBeforeItsRecord: the replay of a bulk's refused
+// twin read no record (the bulk's other version had not started yet), so
+// it went as the bulk's ingest_seq; the worker finds the other version
+// done at that sequence. It is not a duplicate (its dead letter is gone,
+// the version would be lost): it is dead-lettered again as the twin it is,
+// and the next replay sends it as a new version, which is written.
+func TestBulkTwinReplayedBeforeItsRecord(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	v1, v2 := []byte("# One\n\nfirst version\n"), []byte("# Two\n\nsecond version\n")
+	ack, err := e.producer(Options{}).Enqueue(ctx, Document{ID: "a.md", Content: v1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The twin's replay as the bulk's version, published before v1 started.
+	data, err := messages.EncodeIngest(&messages.IngestRequest{V: messages.Version, ID: "a.md", Content: v2}, messages.ContentTypeJSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := nats.NewMsg("ingest.docs")
+	m.Data = data
+	m.Header.Set(messages.HeaderContentType, messages.ContentTypeJSON)
+	m.Header.Set(messages.HeaderIngestSeq, strconv.FormatUint(ack.Sequence, 10))
+	if _, err := e.js.PublishMsg(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	e.cfg.Concurrency = 1 // v1 first
+	res := e.process(ctx, nil, 2)
+	if res[0].Outcome != worker.OutcomeAcked || res[1].Outcome != worker.OutcomePermanent {
+		t.Fatalf("outcomes %s, %s; want v1 acked, the twin dead-lettered", res[0].Outcome, res[1].Outcome)
+	}
+	var got []Replayed
+	sum, err := NewDLQ(e.js, DLQOptions{}).Replay(ctx, DLQFilter{}, ReplayOptions{OnResult: func(r Replayed) { got = append(got, r) }})
+	if err != nil || len(got) != 1 || got[0].Action != ActionProcess || got[0].Entry.Standing != StandingShared {
+		t.Fatalf("Replay = %+v, %v; want the twin processed as shared", sum, err)
+	}
+	if res := e.process(ctx, nil, 1); res[0].Outcome != worker.OutcomeAcked {
+		t.Fatalf("the twin sent as a new version: %+v, want acked", res[0])
+	}
+	rec, _, _, _ := worker.NewKVRecords(e.top.Docs).Get(ctx, "a.md")
+	if rec.State != messages.StateDone || rec.DocVersion != messages.ContentVersion(v2) || rec.IngestSeq <= ack.Sequence {
+		t.Errorf("record = %s at %d, %.8s; want done at a new version of the twin's content", rec.State, rec.IngestSeq, rec.DocVersion)
+	}
+}

@@ -11,8 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chunkstream/chunkstream/fault"
 	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/worker"
+	"github.com/chunkstream/chunkstream/worker/subjectsink"
 )
 
 // TestDeleteMissingRules: -delete-missing needs a scope, says what it
@@ -207,5 +209,78 @@ func TestDeleteMissingRules(t *testing.T) {
 	}
 	if got := lastSeq(); got != before {
 		t.Errorf("the refused run published: INGEST's last sequence %d, was %d", got, before)
+	}
+}
+
+// refuseDeletes is a sink that fails every delete permanently (one that
+// could not apply it).
+type refuseDeletes struct{ worker.Sink }
+
+func (r refuseDeletes) Write(ctx context.Context, doc worker.Doc, chunks []worker.Chunk) error {
+	if doc.Op == worker.OpDelete {
+		return fault.Permanent(errors.New("sink refused the delete"))
+	}
+	return r.Sink.Write(ctx, doc, chunks)
+}
+
+// TestDeleteMissingResendsDeleteNotDone: a backfill skips only done
+// records (docs/operations.md's runbook: once the cause is fixed, a later
+// backfill re-sends every dead-lettered document), deletes included: the
+// delete of a removed file whose delete was dead-lettered is sent again by
+// the next -delete-missing, and so is it after its dead letter was purged
+// (record dismissed). Once a delete is done, it is not sent again.
+func TestDeleteMissingResendsDeleteNotDone(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	writeFiles(t, dir, 12, 300)
+	const gone = "kb/d00/f00000.md"
+	run := func() Summary {
+		t.Helper()
+		s, err := e.producer(Options{}).Backfill(ctx, BackfillOptions{Paths: []string{dir}, IDPrefix: "kb/", DeleteMissing: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	run()
+	e.runWorker(ctx, 12)
+	if err := os.Remove(filepath.Join(dir, "d00", "f00000.md")); err != nil {
+		t.Fatal(err)
+	}
+	refusing := refuseDeletes{subjectsink.New(e.js, e.cfg.ChunksPrefix, e.cfg.MaxPendingPublishes)}
+	recs := worker.NewKVRecords(e.top.Docs)
+	for _, step := range []struct {
+		name   string
+		before func()
+		state  messages.State // the delete's record when the backfill runs
+	}{
+		{"dead-lettered", func() {}, messages.StateDeadLettered},
+		{"dismissed", func() {
+			// The dead letters of both deletes sent: the runbook's purge.
+			if sum, err := NewDLQ(e.js, DLQOptions{}).Purge(ctx, DLQFilter{IDPrefix: "kb/"}, PurgeOptions{}); err != nil || sum.Deleted != 2 {
+				t.Fatalf("Purge = %+v, %v", sum, err)
+			}
+		}, messages.StateDismissed},
+	} {
+		if s := run(); s.Deleted != 1 {
+			t.Fatalf("before %s: -delete-missing sent %d deletes, want 1", step.name, s.Deleted)
+		}
+		e.runWorkerWith(ctx, refusing, 1) // the delete is dead-lettered
+		step.before()
+		if rec, _, _, err := recs.Get(ctx, gone); err != nil || rec.Op != messages.OpDelete || rec.State != step.state {
+			t.Fatalf("%s: record %+v, %v; want a %s delete", step.name, rec, err, step.state)
+		}
+	}
+	if s := run(); s.Deleted != 1 {
+		t.Fatalf("after the purge: -delete-missing sent %d deletes, want 1", s.Deleted)
+	}
+	e.runWorker(ctx, 1) // the cause is fixed: the delete is done
+	if v := e.view(ctx); len(v[gone]) > 0 {
+		t.Errorf("the removed file's %d chunks are still on CHUNKS", len(v[gone]))
+	}
+	if s := run(); s.Deleted != 0 || s.Sent != 0 {
+		t.Errorf("after the delete was done: %+v; want nothing sent", s.Stats)
 	}
 }

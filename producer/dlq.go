@@ -314,10 +314,13 @@ func (d *DLQ) scan(ctx context.Context, stream jetstream.Stream, fn func(DeadLet
 type Standing string
 
 const (
-	// StandingCurrent: no newer version recorded; a replay processes it.
+	// StandingCurrent: no newer version recorded, or newer versions only
+	// at other places (collections) than one where this version is still
+	// the newest; a replay processes it.
 	StandingCurrent Standing = "current"
 	// StandingSuperseded: the record holds a newer version, started or
-	// done: a replay would leave the document as it is.
+	// done, at every place this version may have written: a replay would
+	// leave the document as it is.
 	StandingSuperseded Standing = "superseded"
 	// StandingWritten: the record holds this very version, done (only its
 	// ack was lost).
@@ -345,7 +348,7 @@ func (d *DLQ) Standing(ctx context.Context, e *DeadLetterEntry) error {
 	switch {
 	case !ok:
 		e.Standing = StandingCurrent
-	case rec.IngestSeq > e.IngestSeq:
+	case rec.IngestSeq > e.IngestSeq && !newestAtItsPlace(rec, e.IngestSeq):
 		e.Standing, e.RecordSeq = StandingSuperseded, rec.IngestSeq
 	case rec.IngestSeq == e.IngestSeq && !holdsVersion(rec, e):
 		e.Standing, e.RecordSeq = StandingShared, rec.IngestSeq
@@ -355,6 +358,23 @@ func (d *DLQ) Standing(ctx context.Context, e *DeadLetterEntry) error {
 		e.Standing, e.RecordSeq = StandingCurrent, rec.IngestSeq
 	}
 	return nil
+}
+
+// newestAtItsPlace reports whether version seq, overtaken in the record,
+// is still the newest version started at the place it went to (a Qdrant
+// collection: messages.DocRecord.Targets): the newer versions went
+// elsewhere. Its place stays as seq left it (half written, if it failed
+// part way) until seq is processed again, which a worker does for a
+// replay (docs/design.md, "Versions in several collections"), so the
+// dead letter is current, not superseded. The dead letter does not say
+// its place; some place holding seq as its newest is enough.
+func newestAtItsPlace(rec messages.DocRecord, seq uint64) bool {
+	for k, v := range rec.Targets {
+		if v == seq && rec.NewestAt(k) == seq {
+			return true
+		}
+	}
+	return false
 }
 
 // holdsVersion reports whether rec, a record at e's ingest_seq, is of e's
@@ -372,6 +392,8 @@ func holdsVersion(rec messages.DocRecord, e *DeadLetterEntry) bool {
 		return rec.Op == messages.OpDelete
 	case req.ContentRef != nil:
 		return rec.Op == messages.OpUpsert && rec.DocVersion == req.ContentRef.Name
+	case req.Content == nil: // refused for it: its failure recorded no version
+		return rec.Op == messages.OpUpsert && rec.DocVersion == ""
 	}
 	return rec.Op == messages.OpUpsert && rec.DocVersion == messages.ContentVersion(req.Content)
 }
@@ -458,13 +480,29 @@ func (s ReplaySummary) OK() bool { return s.KeptTotal() == 0 && len(s.NotFound) 
 // is deleted (ActionRemove): the record never moves back, so that verdict
 // cannot go stale. A payload that does not decode gets the sha256 of the
 // payload as its version. Replay returns an error only when it cannot go
-// on (the stream cannot be read, ctx ends).
+// on (the stream cannot be read, ctx ends), or, wrapping
+// ErrWorkersBehind, when it would publish a tenant's request or a whole
+// bulk while a running worker does not read them: then, a dry run
+// excepted, it publishes nothing and keeps every dead letter.
 func (d *DLQ) Replay(ctx context.Context, f DLQFilter, opts ReplayOptions) (ReplaySummary, error) {
 	sum := ReplaySummary{Kept: map[KeepReason]int{}}
 	stream, err := d.stream(ctx)
 	if err != nil || stream == nil {
 		sum.NotFound = f.Seqs
 		return sum, err
+	}
+	asked := f.Seqs
+	var read *listed // the selection, when requireReads had to read it
+	if !opts.DryRun {
+		if read, err = d.requireReads(ctx, f); err != nil || read != nil && len(read.seqs) == 0 {
+			if read != nil {
+				sum.NotFound = read.notFound
+			}
+			return sum, err
+		}
+		if read != nil {
+			f.Seqs = read.seqs
+		}
 	}
 	// Replays go through the producer's one publish path, riding out an
 	// outage like any request (ReplayOptions.Retry).
@@ -499,7 +537,58 @@ func (d *DLQ) Replay(ctx context.Context, f DLQFilter, opts ReplayOptions) (Repl
 		return nil
 	})
 	sum.NotFound = notFound
+	if read != nil {
+		// Of the sequences read first, only those asked for are reported
+		// when gone since (deleted meanwhile, like any dead letter).
+		sum.NotFound = slices.DeleteFunc(notFound, func(seq uint64) bool { return !slices.Contains(asked, seq) })
+		sum.NotFound = slices.Sorted(slices.Values(slices.Concat(read.notFound, sum.NotFound)))
+	}
 	return sum, err
+}
+
+// listed is a selection of dead letters read ahead: their sequences and
+// the sequences asked for that were not found.
+type listed struct{ seqs, notFound []uint64 }
+
+// requireReads refuses, wrapping ErrWorkersBehind, a replay that would
+// publish a tenant's request or a whole bulk (one that did not decode)
+// while a running worker does not read them, as a producer run does
+// (Producer.requireReads): nothing is published, every dead letter kept.
+// Only when some running worker is behind does it read the selection
+// first, and returns it (nil otherwise): the replay then takes exactly
+// those sequences, so that a dead letter stored meanwhile is not replayed
+// unchecked.
+func (d *DLQ) requireReads(ctx context.Context, f DLQFilter) (*listed, error) {
+	bucket := d.opts.Topology.DocsBucket
+	err := requireReads(ctx, d.js, bucket, true, true)
+	if !errors.Is(err, ErrWorkersBehind) {
+		return nil, err // every running worker reads both, or none runs
+	}
+	var (
+		read          listed
+		tenants, bulk bool
+	)
+	read.notFound, err = d.List(ctx, f, func(e DeadLetterEntry) error {
+		read.seqs = append(read.seqs, e.Seq)
+		tenants = tenants || e.hasTenant()
+		bulk = bulk || messages.IsBulk(e.header.Get(messages.HeaderContentType))
+		return nil
+	})
+	if err == nil {
+		err = requireReads(ctx, d.js, bucket, tenants, bulk)
+	}
+	return &read, err
+}
+
+// hasTenant reports whether e's request names a tenant, valid or not
+// (a worker that does not read tenants would take it for the
+// untenanted document).
+func (e *DeadLetterEntry) hasTenant() bool {
+	if e.Tenant != "" {
+		return true
+	}
+	req, err := messages.DecodeIngest(e.header.Get(messages.HeaderContentType), e.data)
+	return err == nil && req.Tenant != ""
 }
 
 func (d *DLQ) replayOne(ctx context.Context, stream jetstream.Stream, e DeadLetterEntry, dryRun bool, publish func(*nats.Msg) (*jetstream.PubAck, error)) (Replayed, error) {
@@ -701,8 +790,8 @@ func (d *DLQ) Purge(ctx context.Context, f DLQFilter, opts PurgeOptions) (PurgeS
 	return sum, nil
 }
 
-// dismiss moves e's record from dead-lettered to dismissed when it still
-// holds e's version (compare-and-set).
+// dismiss moves e's record from dead-lettered to dismissed when the
+// failure it holds is e's (failureOf), by compare-and-set.
 func (d *DLQ) dismiss(ctx context.Context, e DeadLetterEntry) error {
 	if e.rid == "" || e.Problem != "" {
 		return nil
@@ -724,7 +813,7 @@ func (d *DLQ) dismiss(ctx context.Context, e DeadLetterEntry) error {
 			return fmt.Errorf("record of %q: %w", e.DocID, err)
 		}
 		rec, err := messages.DecodeDocRecord(entry.Value())
-		if err != nil || rec.IngestSeq != e.IngestSeq || rec.State != messages.StateDeadLettered {
+		if err != nil || rec.State != messages.StateDeadLettered || !failureOf(rec, &e) {
 			return nil
 		}
 		rec.State, rec.LastFailure = messages.StateDismissed, messages.Failure{}
@@ -741,4 +830,17 @@ func (d *DLQ) dismiss(ctx context.Context, e DeadLetterEntry) error {
 		}
 		return nil
 	}
+}
+
+// failureOf reports whether the failure rec records is the one e is the
+// dead letter of: the same version (ingest_seq and holdsVersion: a bulk's
+// refused twin shares the ingest_seq, not the version), the same cause,
+// and the same failed delivery (a replay of e that failed again recorded
+// its own dead letter, still to be dealt with). A field the record does
+// not hold (written before it existed) does not count against it.
+func failureOf(rec messages.DocRecord, e *DeadLetterEntry) bool {
+	f := rec.LastFailure
+	return rec.IngestSeq == e.IngestSeq && holdsVersion(rec, e) &&
+		(f.Cause == "" || f.Cause == e.Cause) &&
+		(f.StreamSeq == 0 || f.StreamSeq == e.StreamSeq)
 }

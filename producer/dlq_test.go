@@ -637,3 +637,114 @@ func TestObjectRenewedPastHalfItsTTL(t *testing.T) {
 		t.Errorf("object of %v kept past half its TTL, want it stored again", first)
 	}
 }
+
+// TestPurgeDismissesOnlyItsFailure: purging a dead letter dismisses the
+// record's failure only when that failure is the dead letter's (rule
+// "Purge dismisses", docs/design.md). Purging the dead letter of a bulk's
+// refused twin (same ingest_seq, another version), or the dead letter a
+// crashed replay left behind once that replay failed again (same version,
+// a later failure with a dead letter of its own), leaves the record
+// dead-lettered; purging the record's own dead letter then dismisses it.
+func TestPurgeDismissesOnlyItsFailure(t *testing.T) {
+	refused := map[string]any{"heading_aware": true}
+	for _, tc := range []struct {
+		name string
+		// setup leaves two dead letters of a.md; it returns the sequence
+		// of the one whose failure the record does not hold, then the
+		// record's own.
+		setup func(t *testing.T, e *env, ctx context.Context) (other, own uint64)
+	}{
+		{"bulk twin", func(t *testing.T, e *env, ctx context.Context) (uint64, uint64) {
+			e.publishBulk(ctx,
+				messages.IngestRequest{V: messages.Version, ID: "a.md", Content: []byte("# One\n\nfirst version\n"), Options: refused},
+				messages.IngestRequest{V: messages.Version, ID: "a.md", Content: []byte("# Two\n\nsecond version\n")})
+			e.process(ctx, nil, 2)
+			d := NewDLQ(e.js, DLQOptions{})
+			var other, own uint64
+			for _, dl := range listDLQ(t, d, DLQFilter{}) {
+				if err := d.Standing(ctx, &dl); err != nil {
+					t.Fatal(err)
+				}
+				if dl.Standing == StandingShared {
+					other = dl.Seq
+				} else {
+					own = dl.Seq
+				}
+			}
+			return other, own
+		}},
+		{"replay failed again", func(t *testing.T, e *env, ctx context.Context) (uint64, uint64) {
+			if _, err := e.producer(Options{}).Enqueue(ctx, Document{ID: "a.md", Content: []byte("# A\n\ntext\n"), Options: refused}); err != nil {
+				t.Fatal(err)
+			}
+			e.process(ctx, nil, 1)
+			d := NewDLQ(e.js, DLQOptions{})
+			first := listDLQ(t, d, DLQFilter{})[0].Seq
+			crash := errors.New("killed")
+			d.afterPublish = func(DeadLetterEntry) error { return crash } // published, its dead letter kept
+			if _, err := d.Replay(ctx, DLQFilter{}, ReplayOptions{}); !errors.Is(err, crash) {
+				t.Fatalf("Replay = %v, want the injected crash", err)
+			}
+			e.process(ctx, nil, 1) // the replay fails again: a second dead letter
+			all := listDLQ(t, d, DLQFilter{})
+			return first, all[len(all)-1].Seq
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, nil)
+			ctx := context.Background()
+			other, own := tc.setup(t, e, ctx)
+			if n := e.streamCount(e.cfg.DLQStream); n != 2 || other == 0 || own == 0 || other == own {
+				t.Fatalf("DLQ holds %d, dead letters %d and %d; want two", n, other, own)
+			}
+			d := NewDLQ(e.js, DLQOptions{})
+			recs := worker.NewKVRecords(e.top.Docs)
+			for _, step := range []struct {
+				seq  uint64
+				want messages.State
+			}{{other, messages.StateDeadLettered}, {own, messages.StateDismissed}} {
+				if sum, err := d.Purge(ctx, DLQFilter{Seqs: []uint64{step.seq}}, PurgeOptions{}); err != nil || sum.Deleted != 1 {
+					t.Fatalf("Purge -seq %d = %+v, %v", step.seq, sum, err)
+				}
+				if rec, _, _, err := recs.Get(ctx, "a.md"); err != nil || rec.State != step.want {
+					t.Errorf("after purging dead letter %d the record is %s (%v), want %s", step.seq, rec.State, err, step.want)
+				}
+			}
+		})
+	}
+}
+
+// TestDeadLetterWithoutContentHoldsItsVersion: a request refused for
+// having no content records its failure with no doc_version; its dead
+// letter is of the version the record holds (standing current, not
+// shared with a bulk twin), and purging it dismisses the failure.
+func TestDeadLetterWithoutContentHoldsItsVersion(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := context.Background()
+	const seq = 5
+	val, err := messages.EncodeDocRecord(messages.DocRecord{IngestSeq: seq, Op: messages.OpUpsert, State: messages.StateDeadLettered,
+		LastFailure: messages.Failure{Cause: "no_content", IngestSeq: seq, StreamSeq: seq}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.top.Docs.Put(ctx, messages.DocRecordKey("a.md"), val); err != nil {
+		t.Fatal(err)
+	}
+	req, err := messages.EncodeIngest(&messages.IngestRequest{V: 1, ID: "a.md"}, messages.ContentTypeJSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.publishDeadLetter(req, messages.ContentTypeJSON, messages.DeadLetter{Reason: "no content", Kind: messages.KindPermanent,
+		Cause: "no_content", Subject: "ingest.docs", StreamSeq: seq, IngestSeq: seq, Deliveries: 1})
+	d := NewDLQ(e.js, DLQOptions{})
+	dl := listDLQ(t, d, DLQFilter{})[0]
+	if err := d.Standing(ctx, &dl); err != nil || dl.Standing != StandingCurrent {
+		t.Errorf("standing %q (%v), want current", dl.Standing, err)
+	}
+	if sum, err := d.Purge(ctx, DLQFilter{IDPrefix: "a.md"}, PurgeOptions{}); err != nil || sum.Deleted != 1 {
+		t.Fatalf("Purge = %+v, %v", sum, err)
+	}
+	if rec, _, _, err := worker.NewKVRecords(e.top.Docs).Get(ctx, "a.md"); err != nil || rec.State != messages.StateDismissed {
+		t.Errorf("record %s (%v) after the purge, want dismissed", rec.State, err)
+	}
+}

@@ -18,7 +18,10 @@ type recordInfo struct {
 	version     [32]byte // sha256 of the content; zero when absent or not hex
 	fingerprint [32]byte // the settings fingerprint; zero when absent or not hex
 	done        bool
-	deleted     bool
+	// deleted: the record is a done delete. A delete not done (pending,
+	// dead-lettered, its dead letter purged) is sent again by
+	// DeleteMissing, as any document whose record is not done.
+	deleted bool
 	// subject is the subject the version's request came on ("" when the
 	// record does not say), shared between the records of one subject.
 	subject string
@@ -52,7 +55,7 @@ func loadRecords(ctx context.Context, js jetstream.JetStream, bucket, tenant str
 		decodeSum(&info.version, rec.DocVersion)
 		decodeSum(&info.fingerprint, rec.Fingerprint)
 		info.done = rec.State == messages.StateDone
-		info.deleted = rec.Op == messages.OpDelete
+		info.deleted = info.done && rec.Op == messages.OpDelete
 		if rec.Subject != "" {
 			s, ok := subjects[rec.Subject]
 			if !ok {

@@ -2,7 +2,9 @@ package producer
 
 import (
 	"context"
+	"errors"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -137,5 +139,41 @@ func TestMailboxPerThread(t *testing.T) {
 	t.Logf("%d messages, %d threads, %d chunks; half the mailbox drops %d threads", len(mb.Messages), len(threads), len(whole), len(wantDeletes))
 	if !slices.Equal(deletes, wantDeletes) {
 		t.Errorf("planned %d deletes, want %d", len(deletes), len(wantDeletes))
+	}
+}
+
+// TestSplitInputIDWithHashRefused: a split input (a mailbox) whose id,
+// prefix + base name, holds '#' is refused (ErrInputIDHash) before
+// anything is sent. The scope of a mailbox's DeleteMissing is the ids
+// starting with "<input id>#", and thread ids (Message-IDs) may hold '#':
+// mailbox "team#archive"'s threads would be in mailbox "team"'s scope,
+// deleted by its DeleteMissing as gone from it.
+func TestSplitInputIDWithHashRefused(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	mbox := "From a@example.com Mon Jan  1 00:00:00 2024\nFrom: a@example.com\nMessage-ID: <x#1@example.com>\nSubject: topic\n" +
+		"Date: Mon, 1 Jan 2024 00:00:00 +0000\n\nBody.\n"
+	for _, tc := range []struct {
+		prefix, name string
+		refused      bool
+	}{
+		{"lists/", "team#archive", true},
+		{"lists#/", "team", true},
+		{"lists/", "team", false}, // its thread id "x#1@example.com" holds '#': allowed
+	} {
+		path := filepath.Join(dir, tc.name)
+		if err := os.WriteFile(path, []byte(mbox), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s, err := e.producer(Options{}).Backfill(ctx, BackfillOptions{Paths: []string{path}, Split: email.SplitThreads,
+			Template: Document{Chunker: "email"}, IDPrefix: tc.prefix, DeleteMissing: true})
+		if got := errors.Is(err, ErrInputIDHash); got != tc.refused || tc.refused && s.Sent != 0 || !tc.refused && (err != nil || s.Sent != 1) {
+			t.Errorf("mailbox %s%s: Backfill = %+v, %v; want refused %v", tc.prefix, tc.name, s.Stats, err, tc.refused)
+		}
+	}
+	if n := e.streamCount(e.cfg.IngestStream); n != 1 {
+		t.Errorf("INGEST holds %d, want the one thread of the mailbox allowed", n)
 	}
 }

@@ -2,6 +2,8 @@ package producer
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/chunkstream/chunkstream/fault"
 	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/worker"
 	"github.com/chunkstream/chunkstream/worker/qdrantsink"
@@ -233,5 +236,126 @@ func writeFile(t *testing.T, dir, name string, content []byte) {
 	}
 	if err := os.WriteFile(p, content, 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// halfSink is a Qdrant sink that, for version failSeq, writes the first
+// chunk and then fails permanently (Qdrant took one request, then refused
+// the next as invalid): the version is dead-lettered half written.
+type halfSink struct {
+	*qdrantsink.Sink
+	failSeq uint64
+}
+
+func (h *halfSink) Write(ctx context.Context, doc worker.Doc, chunks []worker.Chunk) error {
+	if doc.Seq == h.failSeq && len(chunks) > 1 {
+		if err := h.Sink.Write(ctx, doc, chunks[:1]); err != nil {
+			return err
+		}
+		return fault.Permanent(errors.New("qdrantsink: request refused as invalid"))
+	}
+	return h.Sink.Write(ctx, doc, chunks)
+}
+
+// TestReplayFinishesVersionOvertakenElsewhere: version S of a document,
+// sent to collection "chunks", is dead-lettered half written; a newer
+// version N goes to collection "other" (a move to a new collection). S is
+// still the newest version started in "chunks" (the record's targets), so
+// its dead letter stands current, not superseded, and its replay is
+// processed as a redelivery of S, finishing S's write there (rule of
+// docs/design.md, "Versions in several collections"): "chunks" holds S
+// whole, "other" N, and the record stays at N.
+func TestReplayFinishesVersionOvertakenElsewhere(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	qd := qdranttest.Start(t)
+	cfg := qdrantsink.DefaultConfig()
+	cfg.Addr = qd.Addr()
+	sink, err := qdrantsink.New(ctx, cfg, worker.NewKVRecords(e.top.Docs), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sink.Close() })
+	p := e.producer(Options{})
+	r, s, n := mdContent(1, 3000), mdContent(2, 4000), mdContent(3, 3000)
+	send := func(content []byte, collection string) uint64 {
+		t.Helper()
+		ack, err := p.Enqueue(ctx, Document{ID: replayDoc, Content: content, Collection: collection})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ack.Sequence
+	}
+	send(r, "")
+	e.runWorkerWith(ctx, sink, 1)
+	sSeq := send(s, "")
+	if res := e.runWorkerWith(ctx, &halfSink{Sink: sink, failSeq: sSeq}, 1)[replayDoc]; res[0].Outcome != worker.OutcomePermanent {
+		t.Fatalf("version S: %+v, want dead-lettered", res)
+	}
+	nSeq := send(n, "other")
+	e.runWorkerWith(ctx, sink, 1)
+	if got, want := points(t, qd, cfg.Collection)[replayDoc], chunkHashes(t, replayDoc, s); len(got) >= len(want) {
+		t.Fatalf("collection %s holds %d points of the document before the replay, want fewer than S's %d (half written)", cfg.Collection, len(got), len(want))
+	}
+
+	var got []string
+	sum, err := NewDLQ(e.js, DLQOptions{}).Replay(ctx, DLQFilter{}, ReplayOptions{OnResult: func(r Replayed) {
+		got = append(got, fmt.Sprintf("%s %s", r.Action, r.Entry.Standing))
+	}})
+	if err != nil || sum.Processed != 1 || !slices.Equal(got, []string{"process current"}) {
+		t.Fatalf("Replay = %+v, %v, %q; want S processed as current", sum, err, got)
+	}
+	if res := e.runWorkerWith(ctx, sink, 1)[replayDoc]; res[0].Outcome != worker.OutcomeAcked {
+		t.Fatalf("the replay of S: %+v, want acked", res)
+	}
+	for coll, content := range map[string][]byte{cfg.Collection: s, "other": n} {
+		if got, want := points(t, qd, coll)[replayDoc], chunkHashes(t, replayDoc, content); !slices.Equal(got, want) {
+			t.Errorf("collection %s holds %v, want %v", coll, got, want)
+		}
+	}
+	if rec, _, err := ReadRecord(ctx, e.js, e.cfg.DocsBucket, replayDoc); err != nil || rec.IngestSeq != nSeq || rec.State != messages.StateDone {
+		t.Errorf("record %+v, %v; want done at N (%d)", rec, err, nSeq)
+	}
+}
+
+// TestStandingAtItsPlace: a dead letter of version S whose record holds a
+// newer version is superseded unless S is still the newest version
+// started at a place it went to (targets): then it is current.
+func TestStandingAtItsPlace(t *testing.T) {
+	const s, n = 10, 20
+	for _, tc := range []struct {
+		name    string
+		targets map[string]uint64
+		want    Standing
+	}{
+		{"no targets (an older record)", nil, StandingSuperseded},
+		{"newer in its collection", map[string]uint64{"chunks": n}, StandingSuperseded},
+		{"newer elsewhere only", map[string]uint64{"chunks": s, "other": n}, StandingCurrent},
+		{"newer of unknown place", map[string]uint64{"chunks": s, "": n}, StandingSuperseded},
+		{"newer here and elsewhere", map[string]uint64{"chunks": n, "other": n}, StandingSuperseded},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, nil)
+			ctx := context.Background()
+			val, err := messages.EncodeDocRecord(messages.DocRecord{IngestSeq: n, Op: messages.OpUpsert, State: messages.StateDone, Targets: tc.targets})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := e.top.Docs.Put(ctx, messages.DocRecordKey("a.md"), val); err != nil {
+				t.Fatal(err)
+			}
+			req, err := messages.EncodeIngest(&messages.IngestRequest{V: 1, ID: "a.md", Content: []byte("# A\n")}, messages.ContentTypeJSON)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.publishDeadLetter(req, messages.ContentTypeJSON, messages.DeadLetter{Reason: "r", Kind: messages.KindPermanent,
+				Cause: "sink", Subject: "ingest.docs", StreamSeq: s, IngestSeq: s, Deliveries: 1})
+			d := NewDLQ(e.js, DLQOptions{})
+			dl := listDLQ(t, d, DLQFilter{})[0]
+			if err := d.Standing(ctx, &dl); err != nil || dl.Standing != tc.want {
+				t.Errorf("standing %q (%v), want %q", dl.Standing, err, tc.want)
+			}
+		})
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -148,6 +149,83 @@ func TestTenantReadsItsRecordsAlone(t *testing.T) {
 	}
 }
 
+// presentWorker writes the presence of a running worker "w1" that says
+// it reads reads (nil: a worker of a build before the field).
+func (e *env) presentWorker(ctx context.Context, reads []string) {
+	e.t.Helper()
+	now := time.Now().UTC()
+	val, err := messages.EncodeWorkerPresence(messages.WorkerPresence{ID: "w1", Host: "old-host", Started: now, Seen: now, Reads: reads})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if _, err := e.top.Docs.Put(ctx, messages.WorkerKey("w1"), val); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// TestReplayRefusedBesideWorkersBehind: a replay that would publish a
+// tenant's request, or a whole bulk, is refused like a producer run
+// (ErrWorkersBehind, docs/operations.md "Upgrading") while a running
+// worker does not read them: nothing is published and every selected
+// dead letter stays, the untenanted one beside it too. A dry run still
+// reports; once the worker reads them, the replay goes through. A replay
+// of untenanted single requests goes through beside the old worker.
+func TestReplayRefusedBesideWorkersBehind(t *testing.T) {
+	dl := messages.DeadLetter{Reason: "r", Kind: messages.KindPermanent, Cause: "unknown_option", Subject: "ingest.docs", StreamSeq: 1, Deliveries: 1}
+	req := func(t *testing.T, tenant string) []byte {
+		b, err := messages.EncodeIngest(&messages.IngestRequest{V: 1, ID: "a.md", Tenant: tenant, Content: []byte("# A\n")}, messages.ContentTypeJSON)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	for _, tc := range []struct {
+		name    string
+		tenant  string // of the second dead letter's request
+		bulk    bool   // the second dead letter is a whole bulk that did not decode
+		refused bool
+	}{
+		{"tenant", "acme", false, true},
+		{"bulk", "", true, true},
+		{"neither", "", false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, nil)
+			ctx := context.Background()
+			e.publishDeadLetter(req(t, ""), messages.ContentTypeJSON, dl)
+			if tc.bulk {
+				e.publishDeadLetter([]byte("not a bulk"), messages.ContentTypeBulk, dl)
+			} else {
+				e.publishDeadLetter(req(t, tc.tenant), messages.ContentTypeJSON, dl)
+			}
+			e.presentWorker(ctx, nil)
+			d := NewDLQ(e.js, DLQOptions{})
+			if !tc.refused {
+				// -seq 99 is not found: reported as by any replay.
+				sum, err := d.Replay(ctx, DLQFilter{Seqs: []uint64{1, 2, 99}}, ReplayOptions{})
+				if err != nil || sum.Processed != 2 || !slices.Equal(sum.NotFound, []uint64{99}) {
+					t.Errorf("Replay of untenanted requests beside an old worker = %+v, %v; want 2 replayed, 99 not found", sum, err)
+				}
+				return
+			}
+			sum, err := d.Replay(ctx, DLQFilter{}, ReplayOptions{})
+			if !errors.Is(err, ErrWorkersBehind) || sum.Processed != 0 {
+				t.Errorf("Replay beside a worker of an earlier build = %+v, %v; want ErrWorkersBehind", sum, err)
+			}
+			if n, m := e.streamCount(e.cfg.DLQStream), e.streamCount(e.cfg.IngestStream); n != 2 || m != 0 {
+				t.Errorf("after the refused replay DLQ holds %d, INGEST %d; want 2 and 0", n, m)
+			}
+			if sum, err := d.Replay(ctx, DLQFilter{}, ReplayOptions{DryRun: true}); err != nil || sum.Processed != 2 {
+				t.Errorf("dry run = %+v, %v; want 2 to be replayed", sum, err)
+			}
+			e.presentWorker(ctx, messages.WorkerReads())
+			if sum, err := d.Replay(ctx, DLQFilter{}, ReplayOptions{}); err != nil || sum.Processed != 2 || !sum.OK() {
+				t.Errorf("Replay beside an upgraded worker = %+v, %v; want 2 replayed", sum, err)
+			}
+		})
+	}
+}
+
 // TestWorkersBehindRefused: while a running worker of an earlier build
 // (its presence says nothing of what it reads) is there, a backfill of a
 // tenant's documents or in bulks, and a stream line with a tenant, are
@@ -159,16 +237,7 @@ func TestWorkersBehindRefused(t *testing.T) {
 	defer cancel()
 	dir := t.TempDir()
 	writeFiles(t, dir, 3, 500)
-	present := func(reads []string) {
-		now := time.Now().UTC()
-		val, err := messages.EncodeWorkerPresence(messages.WorkerPresence{ID: "w1", Host: "old-host", Started: now, Seen: now, Reads: reads})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := e.top.Docs.Put(ctx, messages.WorkerKey("w1"), val); err != nil {
-			t.Fatal(err)
-		}
-	}
+	present := func(reads []string) { e.presentWorker(ctx, reads) }
 	p := e.producer(Options{})
 	present(nil)
 	for name, o := range map[string]BackfillOptions{

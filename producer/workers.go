@@ -55,6 +55,12 @@ var ErrWorkersBehind = errors.New("a running worker is of an earlier build")
 // them (messages.ReadsTenants, messages.ReadsBulk): upgrade the workers
 // first. With no worker running it cannot tell, and lets them go.
 func (p *Producer) requireReads(ctx context.Context, tenants, bulk bool) error {
+	return requireReads(ctx, p.js, p.opts.Topology.DocsBucket, tenants, bulk)
+}
+
+// requireReads is Producer.requireReads over the presences in the
+// records bucket of js.
+func requireReads(ctx context.Context, js jetstream.JetStream, bucket string, tenants, bulk bool) error {
 	var kinds []string
 	if tenants {
 		kinds = append(kinds, messages.ReadsTenants)
@@ -65,7 +71,7 @@ func (p *Producer) requireReads(ctx context.Context, tenants, bulk bool) error {
 	if len(kinds) == 0 {
 		return nil
 	}
-	ws, err := ReadWorkers(ctx, p.js, p.opts.Topology.DocsBucket)
+	ws, err := ReadWorkers(ctx, js, bucket)
 	if err != nil {
 		return fmt.Errorf("producer: %w", err)
 	}

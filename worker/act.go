@@ -146,7 +146,7 @@ func (p *processor) deadLetter(ctx context.Context, msg jetstream.Msg, req *mess
 // Term) leaves a record its purge dismissed as it is.
 func (p *processor) recordFailure(ctx context.Context, req *messages.IngestRequest, h nats.Header, data []byte, dl messages.DeadLetter, dup bool) error {
 	rec := messages.DocRecord{IngestSeq: dl.IngestSeq, Subject: dl.Subject, TraceID: traceID(ctx), LastFailure: messages.Failure{
-		Cause: dl.Cause, Reason: messages.OneLine(dl.Reason, 1024), Time: time.Now().UTC(), IngestSeq: dl.IngestSeq,
+		Cause: dl.Cause, Reason: messages.OneLine(dl.Reason, 1024), Time: time.Now().UTC(), IngestSeq: dl.IngestSeq, StreamSeq: dl.StreamSeq,
 	}}
 	var id, target string
 	if req != nil {

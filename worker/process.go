@@ -222,9 +222,10 @@ func (p *processor) process(ctx context.Context, msg jetstream.Msg, streamSeq ui
 	// processes a dead-lettered version again; a bulk redelivered for
 	// another of its requests leaves it settled.
 	_, member := msg.(*bulkRequest)
+	replay := !member && msg.Headers().Get(messages.HeaderIngestSeq) != "" && msg.Headers().Get(messages.HeaderRequeued) == ""
 	st, err := p.records.start(sctx, doc.RecordID(), p.target(doc), rec, startOpts{
 		createFirst: d.n == 1 && doc.Seq == streamSeq,
-		replay:      !member && msg.Headers().Get(messages.HeaderIngestSeq) != "" && msg.Headers().Get(messages.HeaderRequeued) == "",
+		replay:      replay,
 	})
 	endStep(span, err)
 	if err != nil {
@@ -236,7 +237,9 @@ func (p *processor) process(ctx context.Context, msg jetstream.Msg, streamSeq ui
 		return v
 	}
 	doc.First, rec.Targets = st.first, st.targets
-	if v.outcome, v.err = p.finished(ctx, doc, st.found, d.n > 1); v.outcome != "" || v.err != nil {
+	// A replay is a redelivery of its version: a dead-lettered delivery
+	// may have written part of it.
+	if v.outcome, v.err = p.finished(ctx, doc, st.found, d.n > 1 || replay); v.outcome != "" || v.err != nil {
 		return v
 	}
 
@@ -327,6 +330,15 @@ func (p *processor) finished(ctx context.Context, doc Doc, found messages.DocRec
 		}
 		return OutcomeSuperseded, nil
 	case found.IngestSeq == doc.Seq && found.State == messages.StateDone:
+		if found.Op != "" && (found.Op != doc.Op || found.DocVersion != doc.Version) {
+			// Another version is done at this sequence: a bulk's refused
+			// twin, replayed as that sequence (its record did not exist
+			// yet when the replay read it). Refused as the twin it is: its
+			// dead letter, stored again, then stands shared and a replay
+			// sends it as a new version.
+			return "", permanent(fault.CauseInvalidRequest, fmt.Errorf("%w: %w: document %q holds another version at ingest_seq %d; replay it again to send it as a new version",
+				messages.ErrInvalid, errBulkTwin, doc.ID, doc.Seq))
+		}
 		return OutcomeDuplicate, nil
 	}
 	return "", nil

@@ -55,7 +55,7 @@ type config struct {
 	Source     string `env:"CHUNKSTREAM_PRODUCER_SOURCE"`
 	Collection string `env:"CHUNKSTREAM_PRODUCER_COLLECTION"`
 	// Tenant is the tenant of every document sent from files (a stdin
-	// line names its own), and the one whose records -wait, skipping of
+	// line names its own: with -stdin it is a usage error), and the one whose records -wait, skipping of
 	// unchanged documents and -delete-missing read.
 	Tenant string `env:"CHUNKSTREAM_TENANT"`
 	// Stdin reads ingest requests as JSON lines from standard input.

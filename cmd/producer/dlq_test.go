@@ -376,3 +376,50 @@ func TestDLQFiltersMatchingNothing(t *testing.T) {
 		t.Errorf("DLQ holds %d, want its one dead letter untouched", n)
 	}
 }
+
+// TestDLQReplayRefusedBesideWorkersBehind: `dlq replay` of a tenant's
+// dead letter while a running worker does not read tenants exits 1 with
+// the producer's message (docs/operations.md, "Upgrading") and keeps the
+// dead letter, nothing published.
+func TestDLQReplayRefusedBesideWorkersBehind(t *testing.T) {
+	e := newDLQEnv(t)
+	e.publish("ingest.docs", messages.IngestRequest{V: 1, ID: "a.md", Tenant: "acme", Content: []byte("# A\n"), Chunker: "nope"})
+	e.work(nil, 1)
+	now := time.Now().UTC()
+	val, err := messages.EncodeWorkerPresence(messages.WorkerPresence{ID: "old", Host: "old-host", Started: now, Seen: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.top.Docs.Put(context.Background(), messages.WorkerKey("old"), val); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut := e.producer("dlq", "replay", "-tenant", "acme")
+	want := "producer: a running worker is of an earlier build: worker old on old-host does not read tenants requests"
+	if code != 1 || !strings.Contains(errOut, want) {
+		t.Errorf("dlq replay = %d, %s; want 1 and %q", code, errOut, want)
+	}
+	if n, m := e.count(e.cfg.DLQStream), e.count(e.cfg.IngestStream); n != 1 || m != 0 {
+		t.Errorf("DLQ holds %d, INGEST %d; want the dead letter kept and nothing published", n, m)
+	}
+}
+
+// TestDLQPurgeEmptyFiltersRefused: every spelling of "no filter" (an
+// empty value, -subject >, a -seq list of no sequence, -all=false) is a
+// purge without a filter: refused with status 2, nothing deleted.
+func TestDLQPurgeEmptyFiltersRefused(t *testing.T) {
+	e := newDLQEnv(t)
+	for _, id := range []string{"a.md", "b.md"} {
+		e.publish("ingest.docs", messages.IngestRequest{V: 1, ID: id, Content: []byte("# A\n"), Chunker: "nope"})
+	}
+	e.work(nil, 2)
+	for _, args := range [][]string{
+		{"-yes"}, {"-subject", ">", "-yes"}, {"-id-prefix", "", "-yes"}, {"-seq", "", "-yes"}, {"-seq", ",", "-yes"},
+		{"-seq", " , ", "-yes"}, {"-tenant", "", "-yes"}, {"-kind", "", "-yes"}, {"-cause", "", "-yes"}, {"-subject", "", "-yes"},
+		{"-all"}, {"-all=false", "-yes"},
+	} {
+		code, _, errOut := e.producer(append([]string{"dlq", "purge"}, args...)...)
+		if n := e.count(e.cfg.DLQStream); n != 2 || code != 2 {
+			t.Errorf("dlq purge %q = %d, DLQ holds %d (want 2 and both kept): %s", args, code, n, errOut)
+		}
+	}
+}

@@ -78,3 +78,27 @@ func TestMailbox(t *testing.T) {
 		t.Errorf("INGEST holds %d requests, want 2 threads", info.State.Msgs)
 	}
 }
+
+// TestMailboxIDWithHashRefused: a mailbox whose id (-id-prefix + its name)
+// holds '#' is a usage error before any connection: its threads' ids
+// would fall in the -delete-missing scope of another mailbox ("team#" +
+// "archive#…"), thread ids being Message-IDs, which may hold '#'.
+func TestMailboxIDWithHashRefused(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"team#archive", "team"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(testMbox), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	environ := envOf(map[string]string{"NATS_URL": "nats://127.0.0.1:1", "CHUNKSTREAM_CONNECT_TIMEOUT": "10ms"})
+	for _, args := range [][]string{
+		{"-chunker", "email", "-id-prefix", "lists/", filepath.Join(dir, "team#archive")},
+		{"-chunker", "email", "-id-prefix", "lists#/", filepath.Join(dir, "team")},
+	} {
+		var stderr bytes.Buffer
+		code := run(context.Background(), args, nil, &bytes.Buffer{}, &stderr, environ)
+		if code != 2 || !strings.Contains(stderr.String(), "holds '#', which ends a mailbox's name in its threads' ids") {
+			t.Errorf("producer %q = %d, %q; want 2 and the mailbox's id refused", args, code, stderr.String())
+		}
+	}
+}

@@ -150,6 +150,12 @@ usage error or a refused -delete-missing.`,
 	if err := checkModes(given(fs, lookup), &c, optionFlags, mailbox); err != nil {
 		return 2, err
 	}
+	for _, path := range paths {
+		if mailbox && producer.CheckInputID(c.IDPrefix, path) != nil {
+			return 2, fmt.Errorf("%w: mailbox %s: its id %q holds '#', which ends a mailbox's name in its threads' ids: rename the mailbox, or give an -id-prefix without '#'",
+				envflag.ErrUsage, path, producer.InputID(c.IDPrefix, path))
+		}
+	}
 	exts, err := chunkflags.Extensions(entry, c.Ext, options) // -ext with a mailbox: a usage error
 	if err != nil {
 		return 2, err

@@ -12,9 +12,10 @@ import (
 
 // A setting is given when its flag is on the command line or, for the
 // producer's own settings (CHUNKSTREAM_PRODUCER_*, which configure one
-// run), when its variable is set. The variables shared with the workers
-// (NATS, topology) are set once per deployment for every command, so
-// only their flags count.
+// run, and CHUNKSTREAM_TENANT, whose documents a run sends), when its
+// variable is set. The variables shared with the workers (NATS,
+// topology) are set once per deployment for every command, so only their
+// flags count.
 
 // given reports which settings are given, by flag name.
 func given(fs *flag.FlagSet, lookup func(string) (string, bool)) map[string]bool {
@@ -25,7 +26,7 @@ func given(fs *flag.FlagSet, lookup func(string) (string, bool)) map[string]bool
 		if f.Name == "chunker" {
 			v = "CHUNKSTREAM_PRODUCER_CHUNKER"
 		}
-		if strings.HasPrefix(v, "CHUNKSTREAM_PRODUCER_") {
+		if strings.HasPrefix(v, "CHUNKSTREAM_PRODUCER_") || f.Name == "tenant" {
 			if _, ok := lookup(v); ok {
 				out[f.Name] = true
 			}
@@ -49,8 +50,9 @@ func flagVariable(f *flag.Flag) string {
 }
 
 // Flags that shape the requests of a backfill: a stream's lines carry
-// their own.
-var requestFlags = []string{"id-prefix", "ext", "chunker", "options", "format", "source", "collection", "force",
+// their own (a line without "tenant" is the untenanted document's, so a
+// -tenant that would not reach it is refused, not ignored).
+var requestFlags = []string{"id-prefix", "ext", "chunker", "options", "format", "source", "collection", "tenant", "force",
 	"delete-missing", "all", "yes", "resend-stale", "readers", "bulk"}
 
 // Flags of publishing, which a dry run does not do.

@@ -31,6 +31,10 @@ func TestSettingsWithoutEffect(t *testing.T) {
 		{[]string{"-stdin", "-source", "wiki"}, nil, "-source has no effect with -stdin"},
 		{[]string{"-stdin", "-max-char", "300"}, nil, "-max-char has no effect with -stdin"},
 		{[]string{"-stdin", "-id-prefix", "kb/"}, nil, "-id-prefix has no effect with -stdin"},
+		// A line names its own tenant (none: the untenanted document); a
+		// -tenant or CHUNKSTREAM_TENANT that would not reach it is refused.
+		{[]string{"-stdin", "-tenant", "acme"}, nil, "-tenant has no effect with -stdin"},
+		{[]string{"-stdin"}, map[string]string{"CHUNKSTREAM_TENANT": "acme"}, "-tenant has no effect with -stdin"},
 		{[]string{"-stdin"}, map[string]string{"CHUNKSTREAM_PRODUCER_RESEND_STALE": "true"}, "-resend-stale has no effect with -stdin"},
 		{[]string{"-stdin"}, map[string]string{"CHUNKSTREAM_PRODUCER_CHUNKER": "twostep"}, "-chunker has no effect with -stdin"},
 		{[]string{"-chunker", "email", "-ext", "mbox", dir}, nil, "-ext has no effect with -chunker email"},
