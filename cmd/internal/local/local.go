@@ -271,6 +271,11 @@ func supervise(ctx context.Context, run, send, settled func(context.Context) err
 	}
 	stopRun()
 	<-ended
+	if err == nil {
+		// Every request settled: a worker that ended after that, before
+		// it was stopped, lost nothing.
+		return nil
+	}
 	if cause := context.Cause(sendCtx); errors.Is(cause, ErrWorkerEnded) {
 		return cause
 	}

@@ -325,4 +325,15 @@ func TestSuperviseWorkerEnded(t *testing.T) {
 		t.Errorf("supervise = %v after a run that settled", err)
 	}
 	<-stopped
+	// A worker that ends on its own once every request settled: the
+	// run's output is whole.
+	settledFirst := make(chan struct{})
+	early := func(context.Context) error { <-settledFirst; return nil }
+	if err := supervise(t.Context(), early, func(context.Context) error { return nil }, func(ctx context.Context) error {
+		close(settledFirst)
+		<-ctx.Done() // the worker's end cancels the wait; it had settled
+		return nil
+	}); err != nil {
+		t.Errorf("supervise = %v after every request settled", err)
+	}
 }
