@@ -22,6 +22,17 @@ import (
 // of the workers' dead letter metric.
 const HeaderErrorCause = "Chunkstream-Error-Cause"
 
+// HeaderBulkTwin marks the dead letter of a request a bulk refused
+// because the bulk held its document twice ("true"): the ingest_seq it
+// names is the other version's, whose record and places it does not
+// share.
+const HeaderBulkTwin = "Chunkstream-Bulk-Twin"
+
+// ErrBulkTwin is the refusal of a document's second request in one bulk
+// request (both would share one ingest_seq); a dead letter's reason
+// holds its text.
+var ErrBulkTwin = errors.New("a document twice in one bulk")
+
 // Kind is a dead letter's kind (header Chunkstream-Error-Kind).
 type Kind string
 
@@ -51,6 +62,10 @@ type DeadLetter struct {
 	// ParseDeadLetter reads an absent header as StreamSeq.
 	IngestSeq  uint64
 	Deliveries uint64 // HeaderDeliveries
+	// Twin marks a bulk's refused twin (HeaderBulkTwin). A dead letter
+	// stored before the header existed is read as one when its reason
+	// holds ErrBulkTwin's text.
+	Twin bool
 }
 
 // Apply sets the dead letter headers on h (a nats.Header), replacing any
@@ -72,6 +87,11 @@ func (dl DeadLetter) Apply(h map[string][]string) {
 		delete(h, HeaderIngestSeq)
 	}
 	h[HeaderDeliveries] = []string{strconv.FormatUint(dl.Deliveries, 10)}
+	if dl.Twin {
+		h[HeaderBulkTwin] = []string{"true"}
+	} else {
+		delete(h, HeaderBulkTwin)
+	}
 }
 
 // ParseDeadLetter reads the dead letter headers from h (a nats.Header).
@@ -95,6 +115,7 @@ func ParseDeadLetter(h map[string][]string) (DeadLetter, error) {
 	if dl.Deliveries, err = strconv.ParseUint(first(HeaderDeliveries), 10, 64); err != nil {
 		return dl, fmt.Errorf("messages: dead letter %s: %w", HeaderDeliveries, err)
 	}
+	dl.Twin = first(HeaderBulkTwin) == "true" || dl.Kind == KindPermanent && dl.Cause == fault.CauseInvalidRequest && strings.Contains(dl.Reason, ErrBulkTwin.Error())
 	dl.IngestSeq = dl.StreamSeq
 	if v := first(HeaderIngestSeq); v != "" {
 		if dl.IngestSeq, err = strconv.ParseUint(v, 10, 64); err != nil || dl.IngestSeq == 0 || dl.IngestSeq > dl.StreamSeq {

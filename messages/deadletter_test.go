@@ -37,6 +37,29 @@ func TestDeadLetterCause(t *testing.T) {
 	}
 }
 
+// TestDeadLetterTwin: a bulk's refused twin is marked, and read back;
+// one stored before the header existed is known by its reason; the mark
+// never outlives a dead letter published again over it.
+func TestDeadLetterTwin(t *testing.T) {
+	twin := DeadLetter{Reason: "messages: invalid request: " + ErrBulkTwin.Error() + `: document "a.md" is in the bulk request more than once`,
+		Kind: KindPermanent, Cause: "invalid_request", Subject: "ingest.docs", StreamSeq: 3, IngestSeq: 3, Deliveries: 1, Twin: true}
+	h := map[string][]string{}
+	twin.Apply(h)
+	if got, err := ParseDeadLetter(h); err != nil || got != twin {
+		t.Errorf("ParseDeadLetter = %+v, %v; want %+v", got, err, twin)
+	}
+	delete(h, HeaderBulkTwin)
+	if got, err := ParseDeadLetter(h); err != nil || !got.Twin {
+		t.Errorf("a twin's dead letter without %s: Twin = %v, %v; want true by its reason", HeaderBulkTwin, got.Twin, err)
+	}
+	other := DeadLetter{Reason: "option bogus", Kind: KindPermanent, Cause: "unknown_option", Subject: "ingest.docs", StreamSeq: 3, IngestSeq: 3, Deliveries: 1}
+	twin.Apply(h)
+	other.Apply(h)
+	if got, err := ParseDeadLetter(h); err != nil || got.Twin {
+		t.Errorf("a dead letter applied over a twin's: Twin = %v, %v", got.Twin, err)
+	}
+}
+
 // TestDeadLetterIngestSeq: a replayed request's dead letter keeps the
 // version's ingest_seq beside its own stream sequence; a header that
 // points after the request is refused.

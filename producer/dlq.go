@@ -119,6 +119,7 @@ type DeadLetterEntry struct {
 	header nats.Header
 	data   []byte
 	rid    string // the record's name (messages.RecordID); "" when no record is the request's
+	twin   bool   // a bulk's refused twin (messages.DeadLetter.Twin)
 }
 
 func newEntry(seq uint64, at time.Time, h nats.Header, data []byte) DeadLetterEntry {
@@ -128,7 +129,7 @@ func newEntry(seq uint64, at time.Time, h nats.Header, data []byte) DeadLetterEn
 		e.Problem = err.Error()
 	}
 	e.Subject, e.Kind, e.Cause, e.Reason = dl.Subject, dl.Kind, dl.Cause, dl.Reason
-	e.Deliveries, e.StreamSeq, e.IngestSeq = dl.Deliveries, dl.StreamSeq, dl.IngestSeq
+	e.Deliveries, e.StreamSeq, e.IngestSeq, e.twin = dl.Deliveries, dl.StreamSeq, dl.IngestSeq, dl.Twin
 	ct := h.Get(messages.HeaderContentType)
 	if rid, err := messages.PeekIngestRecordID(ct, data); err == nil && rid != "" {
 		e.rid = rid
@@ -322,6 +323,12 @@ const (
 	// done, at every place this version may have written: a replay would
 	// leave the document as it is.
 	StandingSuperseded Standing = "superseded"
+	// StandingElsewhere: the record holds newer versions, sent to other
+	// places (Qdrant collections) only; at its own place this version is
+	// still the newest and that place holds what it left (half written,
+	// if it failed part way). A replay processes it there. The record
+	// reads as the newer version's, so `status -failed` does not list it.
+	StandingElsewhere Standing = "overtaken_elsewhere"
 	// StandingWritten: the record holds this very version, done (only its
 	// ack was lost).
 	StandingWritten Standing = "written"
@@ -348,7 +355,11 @@ func (d *DLQ) Standing(ctx context.Context, e *DeadLetterEntry) error {
 	switch {
 	case !ok:
 		e.Standing = StandingCurrent
-	case rec.IngestSeq > e.IngestSeq && !newestAtItsPlace(rec, e.IngestSeq):
+	case rec.IngestSeq > e.IngestSeq && !e.twin && newestAtItsPlace(rec, e.IngestSeq):
+		e.Standing, e.RecordSeq = StandingElsewhere, rec.IngestSeq
+	case rec.IngestSeq > e.IngestSeq:
+		// A bulk's twin never went to a place: the places at its
+		// ingest_seq are the other version's.
 		e.Standing, e.RecordSeq = StandingSuperseded, rec.IngestSeq
 	case rec.IngestSeq == e.IngestSeq && !holdsVersion(rec, e):
 		e.Standing, e.RecordSeq = StandingShared, rec.IngestSeq
@@ -366,8 +377,8 @@ func (d *DLQ) Standing(ctx context.Context, e *DeadLetterEntry) error {
 // elsewhere. Its place stays as seq left it (half written, if it failed
 // part way) until seq is processed again, which a worker does for a
 // replay (docs/design.md, "Versions in several collections"), so the
-// dead letter is current, not superseded. The dead letter does not say
-// its place; some place holding seq as its newest is enough.
+// dead letter is overtaken elsewhere, not superseded. The dead letter
+// does not say its place; some place holding seq as its newest is enough.
 func newestAtItsPlace(rec messages.DocRecord, seq uint64) bool {
 	for k, v := range rec.Targets {
 		if v == seq && rec.NewestAt(k) == seq {

@@ -303,8 +303,8 @@ func TestReplayFinishesVersionOvertakenElsewhere(t *testing.T) {
 	sum, err := NewDLQ(e.js, DLQOptions{}).Replay(ctx, DLQFilter{}, ReplayOptions{OnResult: func(r Replayed) {
 		got = append(got, fmt.Sprintf("%s %s", r.Action, r.Entry.Standing))
 	}})
-	if err != nil || sum.Processed != 1 || !slices.Equal(got, []string{"process current"}) {
-		t.Fatalf("Replay = %+v, %v, %q; want S processed as current", sum, err, got)
+	if err != nil || sum.Processed != 1 || !slices.Equal(got, []string{"process overtaken_elsewhere"}) {
+		t.Fatalf("Replay = %+v, %v, %q; want S processed as overtaken elsewhere", sum, err, got)
 	}
 	if res := e.runWorkerWith(ctx, sink, 1)[replayDoc]; res[0].Outcome != worker.OutcomeAcked {
 		t.Fatalf("the replay of S: %+v, want acked", res)
@@ -321,7 +321,8 @@ func TestReplayFinishesVersionOvertakenElsewhere(t *testing.T) {
 
 // TestStandingAtItsPlace: a dead letter of version S whose record holds a
 // newer version is superseded unless S is still the newest version
-// started at a place it went to (targets): then it is current.
+// started at a place it went to (targets): then it is overtaken
+// elsewhere, and replayed.
 func TestStandingAtItsPlace(t *testing.T) {
 	const s, n = 10, 20
 	for _, tc := range []struct {
@@ -331,7 +332,7 @@ func TestStandingAtItsPlace(t *testing.T) {
 	}{
 		{"no targets (an older record)", nil, StandingSuperseded},
 		{"newer in its collection", map[string]uint64{"chunks": n}, StandingSuperseded},
-		{"newer elsewhere only", map[string]uint64{"chunks": s, "other": n}, StandingCurrent},
+		{"newer elsewhere only", map[string]uint64{"chunks": s, "other": n}, StandingElsewhere},
 		{"newer of unknown place", map[string]uint64{"chunks": s, "": n}, StandingSuperseded},
 		{"newer here and elsewhere", map[string]uint64{"chunks": n, "other": n}, StandingSuperseded},
 	} {

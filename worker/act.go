@@ -57,7 +57,8 @@ func (w *Worker) act(ctx context.Context, t *task, res Result, v verdict, a acti
 		if a.cause == fault.CauseMaxDeliveries {
 			dl.Deliveries = res.Delivery - 1 // the deliveries it was processed in
 		}
-		dup, err := w.proc.deadLetter(ctx, msg, v.req, dl, errors.Is(v.err, errBulkTwin))
+		dl.Twin = errors.Is(v.err, errBulkTwin)
+		dup, err := w.proc.deadLetter(ctx, msg, v.req, dl, dl.Twin)
 		if err != nil {
 			return res, err
 		}

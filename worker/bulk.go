@@ -2,7 +2,6 @@ package worker
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -159,7 +158,7 @@ func (b *bulkDelivery) settle(ctx context.Context, kind settleKind, delay time.D
 // errBulkTwin marks the refusal of a document's second request in one
 // bulk: its dead letter leaves the document record alone, which the
 // first request, sharing its ingest_seq, owns.
-var errBulkTwin = errors.New("a document twice in one bulk")
+var errBulkTwin = messages.ErrBulkTwin
 
 // splitBulk returns the requests of msg when it is a bulk request, one
 // message each, or msg alone: one that is not a bulk, or a bulk that does

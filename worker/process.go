@@ -329,16 +329,18 @@ func (p *processor) finished(ctx context.Context, doc Doc, found messages.DocRec
 			}
 		}
 		return OutcomeSuperseded, nil
+	case found.IngestSeq == doc.Seq && found.Op != "" && (found.Op != doc.Op || found.DocVersion != "" && found.DocVersion != doc.Version) &&
+		found.State != messages.StateDeadLettered && found.State != messages.StateDismissed:
+		// Another version is done or in work at this sequence: a bulk's
+		// refused twin, replayed as that sequence (its record did not
+		// exist yet when the replay read it). Refused as the twin it is:
+		// its dead letter, stored again, then stands shared and a replay
+		// sends it as a new version. (A version dead-lettered or dismissed
+		// there left the record to it: start took it over. A record that
+		// does not name its version counts as this one's.)
+		return "", permanent(fault.CauseInvalidRequest, fmt.Errorf("%w: %w: document %q holds another version at ingest_seq %d; replay it again to send it as a new version",
+			messages.ErrInvalid, errBulkTwin, doc.ID, doc.Seq))
 	case found.IngestSeq == doc.Seq && found.State == messages.StateDone:
-		if found.Op != "" && (found.Op != doc.Op || found.DocVersion != doc.Version) {
-			// Another version is done at this sequence: a bulk's refused
-			// twin, replayed as that sequence (its record did not exist
-			// yet when the replay read it). Refused as the twin it is: its
-			// dead letter, stored again, then stands shared and a replay
-			// sends it as a new version.
-			return "", permanent(fault.CauseInvalidRequest, fmt.Errorf("%w: %w: document %q holds another version at ingest_seq %d; replay it again to send it as a new version",
-				messages.ErrInvalid, errBulkTwin, doc.ID, doc.Seq))
-		}
 		return OutcomeDuplicate, nil
 	}
 	return "", nil

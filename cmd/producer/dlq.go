@@ -253,7 +253,7 @@ func dlqList(ctx context.Context, d *producer.DLQ, a dlqArgs, stdout, stderr io.
 	line := fmt.Sprintf("producer: dlq list: %d dead letters (%s)", n, a.filter)
 	if n > 0 {
 		var parts []string
-		for _, st := range []producer.Standing{producer.StandingCurrent, producer.StandingSuperseded, producer.StandingWritten, producer.StandingShared, producer.StandingUnknown} {
+		for _, st := range []producer.Standing{producer.StandingCurrent, producer.StandingElsewhere, producer.StandingSuperseded, producer.StandingWritten, producer.StandingShared, producer.StandingUnknown} {
 			if counts[st] > 0 {
 				parts = append(parts, fmt.Sprintf("%d %s", counts[st], st))
 			}
