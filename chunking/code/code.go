@@ -58,17 +58,10 @@ func (cfg Config) Validate() error {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w: %s", chunking.ErrInvalidOptions, fmt.Sprintf(format, args...))
 	}
+	if opt, problem := chunking.CheckTarget(cfg.TargetChar, cfg.TargetTokens, cfg.Tokenizer); opt != "" {
+		return bad("%s", problem)
+	}
 	switch {
-	case cfg.TargetChar < 0:
-		return bad("target_char must be ≥ 0 (0: off), got %d", cfg.TargetChar)
-	case cfg.TargetTokens < 0:
-		return bad("target_tokens must be ≥ 0 (0: off), got %d", cfg.TargetTokens)
-	case cfg.TargetChar > 0 && cfg.TargetTokens > 0:
-		return bad("target_char and target_tokens are one target in two units: set one")
-	case cfg.TargetChar > 0 && cfg.Tokenizer != "":
-		return bad("target_char counts characters, but tokenizer %s counts tokens: use target_tokens", cfg.Tokenizer)
-	case cfg.TargetTokens > 0 && cfg.Tokenizer == "":
-		return bad("target_tokens needs tokenizer (cl100k_base or o200k_base); target_char counts characters")
 	case cfg.target() > 0 && cfg.MaxChar != DefaultConfig().MaxChar:
 		return bad("%s sets max_char itself: leave it out (got max_char %d)", cfg.targetName(), cfg.MaxChar)
 	}

@@ -206,18 +206,10 @@ func (cfg Config) target() int { return max(cfg.TargetChar, cfg.TargetTokens) }
 
 // validateTarget checks the target options (bad builds the error).
 func (cfg Config) validateTarget(bad func(name, format string, args ...any) error) error {
-	switch {
-	case cfg.TargetChar < 0:
-		return bad("target_char", "must be ≥ 0 (0: off), got %d", cfg.TargetChar)
-	case cfg.TargetTokens < 0:
-		return bad("target_tokens", "must be ≥ 0 (0: off), got %d", cfg.TargetTokens)
-	case cfg.TargetChar > 0 && cfg.TargetTokens > 0:
-		return bad("target_char", "target_char and target_tokens are one target in two units: set one")
-	case cfg.TargetChar > 0 && cfg.Tokenizer != "":
-		return bad("target_char", "counts characters, but tokenizer %s counts tokens: use target_tokens", cfg.Tokenizer)
-	case cfg.TargetTokens > 0 && cfg.Tokenizer == "":
-		return bad("target_tokens", "needs tokenizer (cl100k_base or o200k_base); target_char counts characters")
-	case cfg.target() == 0:
+	if opt, problem := chunking.CheckTarget(cfg.TargetChar, cfg.TargetTokens, cfg.Tokenizer); opt != "" {
+		return fmt.Errorf("%w: %s", chunking.ErrInvalidOptions, problem)
+	}
+	if cfg.target() == 0 {
 		return nil
 	}
 	name := "target_char"
