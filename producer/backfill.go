@@ -850,13 +850,23 @@ func readFile(fsys fs.FS, name string, buf []byte, limit int64) ([]byte, error) 
 
 // readOpen reads the open file f as readFile does.
 func readOpen(f fs.File, buf []byte, limit int64) ([]byte, error) {
-	if st, err := f.Stat(); err == nil {
-		if st.Size() > limit {
-			return nil, &overLimitError{size: st.Size()}
-		}
-		if int64(cap(buf)) < st.Size()+1 {
-			buf = make([]byte, 0, st.Size()+512)
-		}
+	size := int64(-1)
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+		size = st.Size()
+	}
+	return readAll(f, buf, size, limit)
+}
+
+// readAll reads r to its end into buf's storage (grown when too small),
+// as readFile does. size is the file's size when known, else -1: a
+// short read that ends there is its end, with no read for the zero that
+// would confirm it.
+func readAll(r io.Reader, buf []byte, size, limit int64) ([]byte, error) {
+	if size > limit {
+		return nil, &overLimitError{size: size}
+	}
+	if int64(cap(buf)) < size+1 {
+		buf = make([]byte, 0, size+512)
 	}
 	buf = buf[:0]
 	for {
@@ -866,13 +876,17 @@ func readOpen(f fs.File, buf []byte, limit int64) ([]byte, error) {
 		if len(buf) == cap(buf) {
 			buf = append(buf, 0)[:len(buf)]
 		}
-		n, err := f.Read(buf[len(buf):cap(buf)])
+		asked := cap(buf) - len(buf)
+		n, err := r.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
 		if errors.Is(err, io.EOF) {
 			return buf, nil
 		}
 		if err != nil {
 			return nil, err
+		}
+		if n < asked && int64(len(buf)) == size {
+			return buf, nil
 		}
 	}
 }

@@ -4,6 +4,7 @@ package producer
 
 import (
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"syscall"
@@ -34,39 +35,28 @@ func readOSFile(path string, fsys fs.FS, name string, buf []byte, limit int64) (
 		return readOpen(f, buf, limit)
 	}
 	defer syscall.Close(fd)
-	if st.Size > limit {
-		return nil, &overLimitError{size: st.Size}
+	return readAll(fdReader{fd: fd, name: name}, buf, st.Size, limit)
+}
+
+// fdReader reads a descriptor with plain system calls.
+type fdReader struct {
+	fd   int
+	name string // as errors name the file
+}
+
+func (r fdReader) Read(p []byte) (int, error) {
+	var n int
+	err := retryEINTR(func() (err error) {
+		n, err = syscall.Read(r.fd, p)
+		return err
+	})
+	switch {
+	case err != nil:
+		return 0, &fs.PathError{Op: "read", Path: r.name, Err: err}
+	case n == 0 && len(p) > 0:
+		return 0, io.EOF
 	}
-	if int64(cap(buf)) < st.Size+1 {
-		buf = make([]byte, 0, st.Size+512)
-	}
-	buf = buf[:0]
-	for {
-		if int64(len(buf)) > limit {
-			return nil, &overLimitError{size: int64(len(buf))}
-		}
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
-		}
-		var n int
-		err := retryEINTR(func() (err error) {
-			n, err = syscall.Read(fd, buf[len(buf):cap(buf)])
-			return err
-		})
-		if err != nil {
-			return nil, &fs.PathError{Op: "read", Path: name, Err: err}
-		}
-		if n <= 0 {
-			return buf, nil
-		}
-		asked := cap(buf) - len(buf)
-		buf = buf[:len(buf)+n]
-		if n < asked && int64(len(buf)) == st.Size {
-			// A short read that ends where Fstat said the file ends is
-			// its end: no read for the zero that would confirm it.
-			return buf, nil
-		}
-	}
+	return n, nil
 }
 
 // retryEINTR calls f until it fails with something else than EINTR.
