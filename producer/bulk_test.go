@@ -360,6 +360,24 @@ func TestBulkSentBeforePacing(t *testing.T) {
 	}
 }
 
+// publishReplayAs publishes content as document id's version at ingest_seq
+// seq, as a replay of its dead letter does (a bulk's twin replayed before
+// the other version's record existed stands current at that sequence).
+func (e *env) publishReplayAs(ctx context.Context, id string, content []byte, seq uint64) {
+	e.t.Helper()
+	data, err := messages.EncodeIngest(&messages.IngestRequest{V: messages.Version, ID: id, Content: content}, messages.ContentTypeJSON)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	m := nats.NewMsg("ingest.docs")
+	m.Data = data
+	m.Header.Set(messages.HeaderContentType, messages.ContentTypeJSON)
+	m.Header.Set(messages.HeaderIngestSeq, strconv.FormatUint(seq, 10))
+	if _, err := e.js.PublishMsg(ctx, m); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
 // TestBulkTwinReplayedBeforeItsRecord: the replay of a bulk's refused
 // twin read no record (the bulk's other version had not started yet), so
 // it went as the bulk's ingest_seq; the worker finds the other version
@@ -375,17 +393,7 @@ func TestBulkTwinReplayedBeforeItsRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The twin's replay as the bulk's version, published before v1 started.
-	data, err := messages.EncodeIngest(&messages.IngestRequest{V: messages.Version, ID: "a.md", Content: v2}, messages.ContentTypeJSON)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := nats.NewMsg("ingest.docs")
-	m.Data = data
-	m.Header.Set(messages.HeaderContentType, messages.ContentTypeJSON)
-	m.Header.Set(messages.HeaderIngestSeq, strconv.FormatUint(ack.Sequence, 10))
-	if _, err := e.js.PublishMsg(ctx, m); err != nil {
-		t.Fatal(err)
-	}
+	e.publishReplayAs(ctx, "a.md", v2, ack.Sequence)
 	e.cfg.Concurrency = 1 // v1 first
 	res := e.process(ctx, nil, 2)
 	if res[0].Outcome != worker.OutcomeAcked || res[1].Outcome != worker.OutcomePermanent {

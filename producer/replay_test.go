@@ -319,6 +319,28 @@ func TestReplayFinishesVersionOvertakenElsewhere(t *testing.T) {
 	}
 }
 
+// deadLetterOvertaken stores a.md's record done at version n with
+// targets, and a dead letter of its version s, and returns the DLQ and
+// that dead letter as listed.
+func (e *env) deadLetterOvertaken(ctx context.Context, s, n uint64, targets map[string]uint64) (*DLQ, DeadLetterEntry) {
+	e.t.Helper()
+	val, err := messages.EncodeDocRecord(messages.DocRecord{IngestSeq: n, Op: messages.OpUpsert, State: messages.StateDone, Targets: targets})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if _, err := e.top.Docs.Put(ctx, messages.DocRecordKey("a.md"), val); err != nil {
+		e.t.Fatal(err)
+	}
+	req, err := messages.EncodeIngest(&messages.IngestRequest{V: 1, ID: "a.md", Content: []byte("# A\n")}, messages.ContentTypeJSON)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.publishDeadLetter(req, messages.ContentTypeJSON, messages.DeadLetter{Reason: "r", Kind: messages.KindPermanent,
+		Cause: "sink", Subject: "ingest.docs", StreamSeq: s, IngestSeq: s, Deliveries: 1})
+	d := NewDLQ(e.js, DLQOptions{})
+	return d, listDLQ(e.t, d, DLQFilter{})[0]
+}
+
 // TestStandingAtItsPlace: a dead letter of version S whose record holds a
 // newer version is superseded unless S is still the newest version
 // started at a place it went to (targets): then it is overtaken
@@ -339,21 +361,7 @@ func TestStandingAtItsPlace(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t, nil)
 			ctx := context.Background()
-			val, err := messages.EncodeDocRecord(messages.DocRecord{IngestSeq: n, Op: messages.OpUpsert, State: messages.StateDone, Targets: tc.targets})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := e.top.Docs.Put(ctx, messages.DocRecordKey("a.md"), val); err != nil {
-				t.Fatal(err)
-			}
-			req, err := messages.EncodeIngest(&messages.IngestRequest{V: 1, ID: "a.md", Content: []byte("# A\n")}, messages.ContentTypeJSON)
-			if err != nil {
-				t.Fatal(err)
-			}
-			e.publishDeadLetter(req, messages.ContentTypeJSON, messages.DeadLetter{Reason: "r", Kind: messages.KindPermanent,
-				Cause: "sink", Subject: "ingest.docs", StreamSeq: s, IngestSeq: s, Deliveries: 1})
-			d := NewDLQ(e.js, DLQOptions{})
-			dl := listDLQ(t, d, DLQFilter{})[0]
+			d, dl := e.deadLetterOvertaken(ctx, s, n, tc.targets)
 			if err := d.Standing(ctx, &dl); err != nil || dl.Standing != tc.want {
 				t.Errorf("standing %q (%v), want %q", dl.Standing, err, tc.want)
 			}

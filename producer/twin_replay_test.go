@@ -4,12 +4,9 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/nats-io/nats.go"
 
 	"github.com/chunkstream/chunkstream/messages"
 	"github.com/chunkstream/chunkstream/worker"
@@ -69,17 +66,7 @@ func TestTwinReplayWhileOtherVersionPending(t *testing.T) {
 	errc := make(chan error, 1)
 	go func() { errc <- w.Run(rctx) }()
 	<-v1Writing
-	data, err := messages.EncodeIngest(&messages.IngestRequest{V: messages.Version, ID: "a.md", Content: v2}, messages.ContentTypeJSON)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := nats.NewMsg("ingest.docs")
-	m.Data = data
-	m.Header.Set(messages.HeaderContentType, messages.ContentTypeJSON)
-	m.Header.Set(messages.HeaderIngestSeq, strconv.FormatUint(ack.Sequence, 10))
-	if _, err := e.js.PublishMsg(ctx, m); err != nil {
-		t.Fatal(err)
-	}
+	e.publishReplayAs(ctx, "a.md", v2, ack.Sequence)
 	select {
 	case <-done:
 	case <-ctx.Done():
@@ -177,28 +164,13 @@ func TestTwinOvertakenElsewhereIsSuperseded(t *testing.T) {
 
 // TestOvertakenElsewhereIsNotCurrent: docs/cli.md says dlq list's current
 // dead letters are exactly the documents status -failed lists (records
-// dead_lettered). A version overtaken only in another collection stands
-// current while its record is done.
+// dead_lettered). A version overtaken only in another collection, whose
+// record is the newer version's (done), stands overtaken_elsewhere.
 func TestOvertakenElsewhereIsNotCurrent(t *testing.T) {
 	const s, n = 10, 20
 	e := newEnv(t, nil)
 	ctx := context.Background()
-	val, err := messages.EncodeDocRecord(messages.DocRecord{IngestSeq: n, Op: messages.OpUpsert, State: messages.StateDone,
-		Targets: map[string]uint64{"chunks": s, "other": n}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.top.Docs.Put(ctx, messages.DocRecordKey("a.md"), val); err != nil {
-		t.Fatal(err)
-	}
-	req, err := messages.EncodeIngest(&messages.IngestRequest{V: 1, ID: "a.md", Content: []byte("# A\n")}, messages.ContentTypeJSON)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.publishDeadLetter(req, messages.ContentTypeJSON, messages.DeadLetter{Reason: "r", Kind: messages.KindPermanent,
-		Cause: "sink", Subject: "ingest.docs", StreamSeq: s, IngestSeq: s, Deliveries: 1})
-	d := NewDLQ(e.js, DLQOptions{})
-	dl := listDLQ(t, d, DLQFilter{})[0]
+	d, dl := e.deadLetterOvertaken(ctx, s, n, map[string]uint64{"chunks": s, "other": n})
 	if err := d.Standing(ctx, &dl); err != nil {
 		t.Fatal(err)
 	}
